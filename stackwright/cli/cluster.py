@@ -1,0 +1,88 @@
+"""`stackwright cluster …`: the local Kubernetes-compatible cluster."""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated
+
+import typer
+
+from stackwright.localcluster import lifecycle
+
+app = typer.Typer(
+    help="Run a local Kubernetes-compatible cluster in the background.", no_args_is_help=True
+)
+
+Name = Annotated[str, typer.Option("--name", help="Cluster name; its context is stackwright-NAME.")]
+Json = Annotated[bool, typer.Option("--json", help="Print a JSON document instead of text.")]
+
+
+def _emit(data: dict[str, object], as_json: bool, text: str) -> None:
+    typer.echo(json.dumps(data) if as_json else text)
+
+
+@app.command()
+def start(
+    name: Name = lifecycle.DEFAULT_NAME,
+    nodes: Annotated[
+        int | None, typer.Option("--nodes", help="Number of simulated nodes (default 1).")
+    ] = None,
+    port: Annotated[
+        int | None, typer.Option("--port", help="Port on 127.0.0.1 (default: a free one, kept).")
+    ] = None,
+    speed: Annotated[
+        float | None, typer.Option("--speed", help="Simulated time factor; <1 is slower.")
+    ] = None,
+    as_json: Json = False,
+) -> None:
+    """Start a cluster in the background and wait until it answers."""
+    info, started = lifecycle.start(name, nodes=nodes, port=port, speed=speed)
+    if started:
+        text = f"cluster {name} is running at {info.server} (context {info.context}, kubeconfig {info.kubeconfig})"
+    else:
+        text = f"cluster {name} is already running at {info.server} (context {info.context}); nothing to do"
+    _emit({**info.to_dict(), "started": started}, as_json, text)
+
+
+@app.command()
+def stop(name: Name = lifecycle.DEFAULT_NAME, as_json: Json = False) -> None:
+    """Stop a cluster; its objects are kept for the next start."""
+    stopped = lifecycle.stop(name)
+    text = f"cluster {name} stopped" if stopped else f"cluster {name} was not running"
+    _emit({"name": name, "stopped": stopped}, as_json, text)
+
+
+@app.command()
+def status(name: Name = lifecycle.DEFAULT_NAME, as_json: Json = False) -> None:
+    """Say whether a cluster runs, where, and with which kubeconfig."""
+    info = lifecycle.info(name)
+    state = f"running at {info.server} (pid {info.pid})" if info.running else "stopped"
+    _emit(
+        info.to_dict(),
+        as_json,
+        f"cluster {name}: {state}; context {info.context}; kubeconfig {info.kubeconfig}",
+    )
+
+
+@app.command("list")
+def list_(as_json: Json = False) -> None:
+    """List the local clusters on this machine."""
+    clusters = lifecycle.list_clusters()
+    if as_json:
+        typer.echo(json.dumps([c.to_dict() for c in clusters]))
+        return
+    for c in clusters:
+        typer.echo(f"{c.name}\t{'running' if c.running else 'stopped'}\t{c.server}")
+
+
+@app.command()
+def delete(name: Name = lifecycle.DEFAULT_NAME, as_json: Json = False) -> None:
+    """Stop a cluster and delete all of its data."""
+    lifecycle.delete(name)
+    _emit({"name": name, "deleted": True}, as_json, f"cluster {name} deleted")
+
+
+@app.command()
+def kubeconfig(name: Name = lifecycle.DEFAULT_NAME) -> None:
+    """Print the path of the cluster's kubeconfig (use with KUBECONFIG=…)."""
+    typer.echo(str(lifecycle.info(name).kubeconfig))

@@ -1,0 +1,66 @@
+"""The `stackwright` command: parses, calls one function, renders the result.
+
+Errors a user can fix are one line on stderr with exit code 2 (1 for failed
+operations); a traceback is shown only for Stackwright's own bugs.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from stackwright.cli import cluster
+from stackwright.errors import StackwrightError, UsageError
+
+app = typer.Typer(
+    name="stackwright",
+    help="Infrastructure as code for Kubernetes, in Python.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+app.add_typer(cluster.app, name="cluster")
+
+
+@app.callback()
+def _global(
+    cwd: Annotated[
+        Path | None, typer.Option("--cwd", help="Run as if started in DIR.", metavar="DIR")
+    ] = None,
+) -> None:
+    if cwd is not None:
+        if not cwd.is_dir():
+            raise UsageError(f"--cwd {cwd}: no such directory; pass an existing project directory")
+        os.chdir(cwd)
+
+
+def main(argv: list[str] | None = None) -> None:
+    try:
+        app(args=argv, standalone_mode=False)
+    except StackwrightError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        sys.exit(exc.exit_code)
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        sys.exit(130)
+    except typer.Exit as exc:
+        sys.exit(exc.exit_code)
+    except typer.Abort:
+        sys.exit(1)
+    except Exception as exc:
+        import click
+
+        if isinstance(exc, click.exceptions.NoArgsIsHelpError):
+            sys.exit(0)
+        if isinstance(exc, click.ClickException):
+            exc.show()
+            sys.exit(2)
+        raise
+
+
+if __name__ == "__main__":
+    main()

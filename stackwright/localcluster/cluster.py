@@ -1,0 +1,996 @@
+"""The API verbs of the local cluster, with kube-apiserver semantics and no HTTP.
+
+`Cluster` is what a request reaches once the URL is parsed: get, list, watch,
+create, update, patch (JSON, merge, strategic, server-side apply), delete and
+deletecollection, each running the same pipeline a real API server runs —
+decode check, defaulting, admission (name generation, IP allocation, initial
+status), validation, managed fields, generation, resourceVersion — before the
+store commits it. In-process controllers call the same methods, so they are
+subject to the same rules as every client.
+
+Must never: write to the store from anywhere but `_commit` / `_remove`, mutate
+an object it has handed out, or block the event loop on anything but SQLite.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import copy
+import datetime
+import ipaddress
+import random
+import uuid
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+
+from stackwright.localcluster import apply as ssa
+from stackwright.localcluster import defaults, patch, selectors, status, validation
+from stackwright.localcluster.registry import Registry, ResourceType
+from stackwright.localcluster.store import ADDED, DELETED, MODIFIED, Change, Obj, Store, TooOld
+
+Clock = Callable[[], datetime.datetime]
+
+NAMESPACE_TYPE = ("", "namespaces")
+CRD_TYPE = ("apiextensions.k8s.io", "customresourcedefinitions")
+FOREGROUND = "foregroundDeletion"
+ORPHAN = "orphan"
+NAMESPACE_FINALIZER = "kubernetes"
+CRD_CLEANUP_FINALIZER = "customresourcecleanup.apiextensions.k8s.io"
+INITIAL_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
+
+# Characters of generateName suffixes, as apimachinery's rand.String: no vowels,
+# no look-alikes, so generated names never spell words.
+_NAME_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
+
+
+def utc_now() -> datetime.datetime:
+    return datetime.datetime.now(datetime.UTC)
+
+
+def timestamp(moment: datetime.datetime) -> str:
+    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+@dataclass(frozen=True)
+class WriteOptions:
+    dry_run: bool = False
+    field_manager: str | None = None
+    field_validation: str = "Warn"  # Strict / Warn / Ignore, as the query parameter
+    force: bool = False
+    user_agent: str = ""
+
+    def manager(self) -> str:
+        return self.field_manager or ssa.default_manager(self.user_agent)
+
+
+@dataclass(frozen=True)
+class DeleteOptions:
+    dry_run: bool = False
+    propagation: str | None = None  # Foreground / Background / Orphan
+    grace_period_seconds: int | None = None
+    precondition_uid: str | None = None
+    precondition_rv: str | None = None
+
+
+@dataclass
+class Written:
+    obj: Obj
+    created: bool = False
+    warnings: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class ListResult:
+    items: list[Obj]
+    resource_version: str
+    continue_token: str = ""
+    remaining: int | None = None
+
+
+@dataclass(frozen=True)
+class WatchEvent:
+    type: str  # ADDED / MODIFIED / DELETED / BOOKMARK / ERROR
+    obj: Obj
+
+
+class Cluster:
+    """The local cluster's API, over a `Store` and a `Registry`."""
+
+    def __init__(
+        self,
+        store: Store,
+        registry: Registry | None = None,
+        *,
+        clock: Clock = utc_now,
+        service_cidr: str = "10.96.0.0/12",
+        bookmark_interval: float = 5.0,
+    ) -> None:
+        self.store = store
+        self.registry = registry or Registry()
+        self.clock = clock
+        self.bookmark_interval = bookmark_interval
+        self._service_net = ipaddress.ip_network(service_cidr)
+        self._hooks: list[Callable[[Change], None]] = []
+        self._bootstrap()
+
+    # --- bootstrap -----------------------------------------------------------
+
+    def _bootstrap(self) -> None:
+        """The namespaces and the default Service every cluster starts with."""
+        ns_type = self._builtin("", "v1", "namespaces")
+        for name in INITIAL_NAMESPACES:
+            if self.store.get(NAMESPACE_TYPE, "", name) is None:
+                self.create(
+                    ns_type,
+                    "",
+                    {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}},
+                    WriteOptions(field_manager="kube-apiserver"),
+                )
+        svc_type = self._builtin("", "v1", "services")
+        if self.store.get(svc_type.key, "default", "kubernetes") is None:
+            self.create(
+                svc_type,
+                "default",
+                {
+                    "apiVersion": "v1",
+                    "kind": "Service",
+                    "metadata": {
+                        "name": "kubernetes",
+                        "labels": {"component": "apiserver", "provider": "kubernetes"},
+                    },
+                    "spec": {
+                        "clusterIP": str(self._service_net.network_address + 1),
+                        "ports": [
+                            {"name": "https", "port": 443, "protocol": "TCP", "targetPort": 6443}
+                        ],
+                    },
+                },
+                WriteOptions(field_manager="kube-apiserver"),
+            )
+
+    def _builtin(self, group: str, version: str, plural: str) -> ResourceType:
+        rtype = self.registry.by_plural(group, version, plural)
+        assert rtype is not None, plural
+        return rtype
+
+    def type_for(self, group: str, version: str, plural: str) -> ResourceType:
+        rtype = self.registry.by_plural(group, version, plural)
+        if rtype is None:
+            gv = f"{group}/{version}" if group else version
+            raise status.NotFound(
+                f"the server could not find the requested resource ({plural}.{gv})" if group else
+                "the server could not find the requested resource",
+                details={"group": group, "kind": plural},
+            )  # fmt: skip
+        return rtype
+
+    # --- reads -----------------------------------------------------------------
+
+    def get(self, rtype: ResourceType, namespace: str, name: str) -> Obj:
+        obj = self.store.get(rtype.key, namespace if rtype.namespaced else "", name)
+        if obj is None:
+            raise status.not_found(rtype.plural, rtype.group, name)
+        return self._as_version(rtype, obj)
+
+    def list_objects(
+        self,
+        rtype: ResourceType,
+        namespace: str | None,
+        *,
+        label_selector: str = "",
+        field_selector: str = "",
+        limit: int = 0,
+        continue_token: str = "",
+    ) -> ListResult:
+        matches = self._matcher(rtype, label_selector, field_selector)
+        start = ""
+        list_rv = str(self.store.resource_version)
+        if continue_token:
+            start, list_rv = _decode_continue(continue_token)
+        items = self.store.items(rtype.key, namespace if rtype.namespaced else None)
+        selected: list[Obj] = []
+        remaining = 0
+        token = ""
+        for obj in items:
+            meta = obj["metadata"]
+            position = f"{meta.get('namespace', '')}/{meta['name']}"
+            if start and position <= start:
+                continue
+            if not matches(obj):
+                continue
+            if limit and len(selected) == limit:
+                remaining += 1
+                continue
+            selected.append(self._as_version(rtype, obj))
+            token = position
+        if not remaining:
+            token = ""
+        return ListResult(
+            items=selected,
+            resource_version=list_rv,
+            continue_token=_encode_continue(token, list_rv) if token else "",
+            remaining=remaining if remaining else None,
+        )
+
+    def _matcher(
+        self, rtype: ResourceType, label_selector: str, field_selector: str
+    ) -> Callable[[Obj], bool]:
+        labels = selectors.parse_label_selector(label_selector) if label_selector else None
+        fields = selectors.parse_field_selector(field_selector) if field_selector else None
+        if fields is not None:
+            selectors.check_field_selector(
+                fields,
+                rtype.group,
+                rtype.kind,
+                selectable_fields=rtype.selectable_fields if rtype.crd else None,
+                namespaced=rtype.namespaced,
+            )
+
+        def matches(obj: Obj) -> bool:
+            if labels is not None and not labels.matches(obj["metadata"].get("labels")):
+                return False
+            return fields is None or fields.matches(obj)
+
+        return matches
+
+    async def watch(
+        self,
+        rtype: ResourceType,
+        namespace: str | None,
+        *,
+        resource_version: str = "",
+        label_selector: str = "",
+        field_selector: str = "",
+        bookmarks: bool = False,
+        send_initial_events: bool = False,
+        timeout: float | None = None,
+    ) -> AsyncIterator[WatchEvent]:
+        """Events from `resource_version` on; from now (after synthetic ADDEDs) when it is "" or "0"."""
+        matches = self._matcher(rtype, label_selector, field_selector)
+        scope = namespace if rtype.namespaced else None
+
+        def in_scope(obj: Obj | None) -> bool:
+            if obj is None:
+                return False
+            if scope is not None and obj["metadata"].get("namespace", "") != scope:
+                return False
+            return matches(obj)
+
+        subscription = self.store.subscribe(rtype.key)
+        try:
+            backlog: list[Change] = []
+            initial = resource_version in ("", "0") or send_initial_events
+            if initial:
+                since = self.store.resource_version
+                for obj in self.store.items(rtype.key, scope):
+                    if matches(obj):
+                        yield WatchEvent(ADDED, self._as_version(rtype, obj))
+                if send_initial_events:
+                    yield self._bookmark(rtype, since, initial_events_end=True)
+            else:
+                try:
+                    since = int(resource_version)
+                except ValueError:
+                    raise status.BadRequest(
+                        f'invalid resource version "{resource_version}"'
+                    ) from None
+                try:
+                    backlog = self.store.changes_since(since)
+                except TooOld as exc:
+                    yield WatchEvent("ERROR", status.Expired(str(exc)).to_status())
+                    return
+            last = since
+            for change in backlog:
+                event = self._event_for(rtype, change, in_scope)
+                last = change.rv
+                if event:
+                    yield event
+            loop = asyncio.get_running_loop()
+            deadline = loop.time() + timeout if timeout else None
+            while True:
+                wait = self.bookmark_interval if bookmarks else None
+                if deadline is not None:
+                    left = deadline - loop.time()
+                    if left <= 0:
+                        return
+                    wait = left if wait is None else min(wait, left)
+                try:
+                    change = await asyncio.wait_for(subscription.queue.get(), wait)
+                except TimeoutError:
+                    if bookmarks:
+                        yield self._bookmark(rtype, max(last, self.store.resource_version))
+                    continue
+                if change.rv <= last:
+                    continue
+                last = change.rv
+                event = self._event_for(rtype, change, in_scope)
+                if event:
+                    yield event
+        finally:
+            subscription.close()
+
+    def _event_for(
+        self, rtype: ResourceType, change: Change, in_scope: Callable[[Obj | None], bool]
+    ) -> WatchEvent | None:
+        """The event a filtered watcher sees: objects entering or leaving the filter appear or vanish."""
+        now_in = change.type != DELETED and in_scope(change.obj)
+        was_in = in_scope(change.old) if change.type != ADDED else False
+        if change.type == DELETED:
+            return (
+                WatchEvent(DELETED, self._as_version(rtype, change.obj))
+                if in_scope(change.obj)
+                else None
+            )
+        if now_in and was_in:
+            return WatchEvent(MODIFIED, self._as_version(rtype, change.obj))
+        if now_in:
+            return WatchEvent(ADDED, self._as_version(rtype, change.obj))
+        if was_in:
+            return WatchEvent(DELETED, self._as_version(rtype, change.obj))
+        return None
+
+    def _bookmark(
+        self, rtype: ResourceType, rv: int, *, initial_events_end: bool = False
+    ) -> WatchEvent:
+        meta: dict[str, Any] = {"resourceVersion": str(rv)}
+        if initial_events_end:
+            meta["annotations"] = {"k8s.io/initial-events-end": "true"}
+        return WatchEvent(
+            "BOOKMARK", {"kind": rtype.kind, "apiVersion": rtype.api_version, "metadata": meta}
+        )
+
+    def _as_version(self, rtype: ResourceType, obj: Obj) -> Obj:
+        """The object as the requested version shows it (custom kinds convert with strategy None)."""
+        if obj.get("apiVersion") == rtype.api_version:
+            return obj
+        return {**obj, "apiVersion": rtype.api_version}
+
+    # --- create ----------------------------------------------------------------
+
+    def create(self, rtype: ResourceType, namespace: str, body: Any, opts: WriteOptions) -> Written:
+        obj = self._decode(rtype, body)
+        meta = obj.setdefault("metadata", {})
+        self._settle_namespace(rtype, meta, namespace)
+        if not meta.get("name"):
+            prefix = meta.get("generateName")
+            if not prefix:
+                raise status.invalid_object(
+                    rtype.kind,
+                    rtype.group,
+                    "",
+                    [status.required("metadata.name", "name or generateName is required")],
+                )
+            meta["name"] = prefix + "".join(random.choices(_NAME_ALPHABET, k=5))
+        name = meta["name"]
+        if self.store.get(rtype.key, meta.get("namespace", ""), name) is not None:
+            raise status.already_exists(rtype.plural, rtype.group, name)
+        if rtype.namespaced:
+            self._check_namespace_open(meta["namespace"])
+        warnings = self._check_fields(rtype, obj, opts)
+        if "status" in rtype.subresources:
+            obj.pop("status", None)
+        self._admit(rtype, None, obj)
+        now = timestamp(self.clock())
+        meta["uid"] = str(uuid.uuid4())
+        meta["creationTimestamp"] = now
+        meta.pop("resourceVersion", None)
+        meta.pop("deletionTimestamp", None)
+        meta.pop("deletionGracePeriodSeconds", None)
+        if _has_generation(rtype):
+            meta["generation"] = 1
+        else:
+            meta.pop("generation", None)
+        self._validate(rtype, obj, None)
+        ssa.track_update(
+            None, obj, manager=opts.manager(), root=rtype.schema, resolve=rtype.resolve,
+            api_version=rtype.api_version, now=now,
+        )  # fmt: skip
+        return Written(
+            self._commit(rtype, None, obj, opts.dry_run), created=True, warnings=warnings
+        )
+
+    def _settle_namespace(self, rtype: ResourceType, meta: dict[str, Any], namespace: str) -> None:
+        if not rtype.namespaced:
+            meta.pop("namespace", None)
+            return
+        given = meta.get("namespace")
+        if given and namespace and given != namespace:
+            raise status.BadRequest(
+                "the namespace of the provided object does not match the namespace sent on the request"
+            )
+        meta["namespace"] = given or namespace or "default"
+
+    def _check_namespace_open(self, namespace: str) -> None:
+        ns = self.store.get(NAMESPACE_TYPE, "", namespace)
+        if ns is None:
+            raise status.not_found("namespaces", "", namespace)
+        if ns["metadata"].get("deletionTimestamp"):
+            raise status.Forbidden(
+                f"unable to create new content in namespace {namespace} because it is being terminated",
+                details={"name": namespace, "kind": "namespaces"},
+            )
+
+    # --- update ----------------------------------------------------------------
+
+    def update(
+        self,
+        rtype: ResourceType,
+        namespace: str,
+        name: str,
+        body: Any,
+        opts: WriteOptions,
+        subresource: str = "",
+    ) -> Written:
+        obj = self._decode(rtype, body)
+        meta = obj.setdefault("metadata", {})
+        if meta.get("name") and meta["name"] != name:
+            raise status.BadRequest(
+                f"the name of the object ({meta['name']}) does not match the name on the URL ({name})"
+            )
+        meta["name"] = name
+        self._settle_namespace(rtype, meta, namespace)
+        old = self.store.get(rtype.key, meta.get("namespace", ""), name)
+        if old is None:
+            raise status.not_found(rtype.plural, rtype.group, name)
+        given_rv = meta.get("resourceVersion")
+        if given_rv and given_rv != old["metadata"]["resourceVersion"]:
+            raise status.conflict(
+                rtype.plural, rtype.group, name,
+                "the object has been modified; please apply your changes to the latest version and try again",
+            )  # fmt: skip
+        warnings = self._check_fields(rtype, obj, opts)
+        return self._update(rtype, old, obj, opts, subresource, warnings=warnings)
+
+    def _update(
+        self,
+        rtype: ResourceType,
+        old: Obj,
+        new: Obj,
+        opts: WriteOptions,
+        subresource: str,
+        *,
+        operation: str = "Update",
+        warnings: list[str] | None = None,
+    ) -> Written:
+        """The shared tail of update and patch: subresource rules, admission, validation, commit."""
+        new = self._confine_to_subresource(rtype, old, new, subresource)
+        meta = new["metadata"]
+        old_meta = old["metadata"]
+        for preserved in (
+            "uid",
+            "creationTimestamp",
+            "deletionTimestamp",
+            "deletionGracePeriodSeconds",
+            "generation",
+        ):
+            if preserved in old_meta:
+                meta[preserved] = old_meta[preserved]
+            else:
+                meta.pop(preserved, None)
+        if meta.get("namespace", "") != old_meta.get("namespace", ""):
+            raise status.BadRequest("the namespace of the object cannot be changed")
+        self._admit(rtype, old, new)
+        self._validate(rtype, new, old)
+        now = timestamp(self.clock())
+        if operation == "Update":
+            ssa.track_update(
+                old, new, manager=opts.manager(), root=rtype.schema, resolve=rtype.resolve,
+                api_version=rtype.api_version, now=now, subresource=subresource,
+            )  # fmt: skip
+        if _has_generation(rtype) and _spec_changed(old, new):
+            meta["generation"] = int(old_meta.get("generation", 1)) + 1
+        if _same_object(old, new):
+            # A no-op write changes nothing, not even the resourceVersion (as etcd3's
+            # GuaranteedUpdate short-circuits): watchers see nothing.
+            return Written(self._as_version(rtype, old), warnings=warnings or [])
+        if meta.get("deletionTimestamp") and not _held(new):
+            written = self._commit(rtype, old, new, opts.dry_run)
+            if not opts.dry_run:
+                self._remove(rtype, written)
+            return Written(written, warnings=warnings or [])
+        return Written(self._commit(rtype, old, new, opts.dry_run), warnings=warnings or [])
+
+    def _confine_to_subresource(
+        self, rtype: ResourceType, old: Obj, new: Obj, subresource: str
+    ) -> Obj:
+        """A write to /status changes only status; a write to the main resource never does."""
+        if subresource == "status":
+            merged = copy.copy(old)
+            merged["metadata"] = dict(old["metadata"])
+            # Status writers may move resourceVersion forward and edit metadata the
+            # controller owns (as the apiserver lets a status update carry metadata
+            # changes only for managedFields); everything else keeps its old value.
+            if "managedFields" in new["metadata"]:
+                merged["metadata"]["managedFields"] = new["metadata"]["managedFields"]
+            if "status" in new:
+                merged["status"] = new["status"]
+            else:
+                merged.pop("status", None)
+            return merged
+        if subresource == "finalize":
+            # Namespace finalization changes spec.finalizers and nothing else.
+            merged = copy.deepcopy(old)
+            finalizers = (new.get("spec") or {}).get("finalizers")
+            if finalizers:
+                merged.setdefault("spec", {})["finalizers"] = finalizers
+            else:
+                merged.get("spec", {}).pop("finalizers", None)
+            return merged
+        if subresource:
+            raise status.NotFound(
+                f'{rtype.plural} "{old["metadata"]["name"]}" has no subresource {subresource}'
+            )
+        if "status" in rtype.subresources:
+            if "status" in old:
+                new["status"] = old["status"]
+            else:
+                new.pop("status", None)
+        return new
+
+    # --- patch -----------------------------------------------------------------
+
+    def patch(
+        self,
+        rtype: ResourceType,
+        namespace: str,
+        name: str,
+        content_type: str,
+        body: bytes,
+        opts: WriteOptions,
+        subresource: str = "",
+    ) -> Written:
+        ns = namespace if rtype.namespaced else ""
+        old = self.store.get(rtype.key, ns, name)
+        if content_type.startswith("application/apply-patch"):
+            return self._apply(rtype, ns, name, old, body, opts, subresource)
+        if old is None:
+            raise status.not_found(rtype.plural, rtype.group, name)
+        try:
+            document = orjson.loads(body)
+        except orjson.JSONDecodeError as exc:
+            raise status.BadRequest(f"error decoding patch: {exc}") from None
+        patched = patch.apply_patch(
+            content_type, self._as_version(rtype, old), document, rtype.schema, rtype.resolve
+        )
+        if not isinstance(patched, dict):
+            raise status.BadRequest("the patch did not produce an object")
+        meta = patched.setdefault("metadata", {})
+        if meta.get("name", name) != name:
+            raise status.BadRequest(
+                f"the name of the object ({meta.get('name')}) does not match the name on the URL ({name})"
+            )
+        meta["name"] = name
+        given_rv = meta.get("resourceVersion")
+        if given_rv and given_rv != old["metadata"]["resourceVersion"]:
+            raise status.conflict(
+                rtype.plural, rtype.group, name,
+                "the object has been modified; please apply your changes to the latest version and try again",
+            )  # fmt: skip
+        warnings = self._check_fields(rtype, patched, opts)
+        patched = self._decode(rtype, patched)
+        return self._update(rtype, old, patched, opts, subresource, warnings=warnings)
+
+    def _apply(
+        self, rtype: ResourceType, namespace: str, name: str, old: Obj | None, body: bytes,
+        opts: WriteOptions, subresource: str,
+    ) -> Written:  # fmt: skip
+        if not opts.field_manager:
+            raise status.BadRequest("PATCH, fieldManager is required for apply requests")
+        applied = _parse_apply_body(body)
+        applied = self._decode(rtype, applied)
+        meta = applied.setdefault("metadata", {})
+        if meta.get("name") and meta["name"] != name:
+            raise status.BadRequest(
+                f"the name of the object ({meta['name']}) does not match the name on the URL ({name})"
+            )
+        meta["name"] = name
+        if rtype.namespaced:
+            self._settle_namespace(rtype, meta, namespace)
+        warnings = self._check_fields(rtype, applied, opts)
+        if old is not None:
+            given_rv = meta.get("resourceVersion")
+            if given_rv and given_rv != old["metadata"]["resourceVersion"]:
+                raise status.conflict(
+                    rtype.plural, rtype.group, name,
+                    "the object has been modified; please apply your changes to the latest version and try again",
+                )  # fmt: skip
+        meta.pop("resourceVersion", None)
+        if subresource == "status":
+            applied = {
+                k: v
+                for k, v in applied.items()
+                if k in ("apiVersion", "kind", "metadata", "status")
+            }
+            applied["metadata"] = {k: v for k, v in meta.items() if k in ("name", "namespace")}
+        elif "status" in rtype.subresources:
+            applied.pop("status", None)
+        now = timestamp(self.clock())
+        merged = ssa.server_side_apply(
+            self._as_version(rtype, old) if old is not None else None,
+            applied,
+            manager=opts.field_manager,
+            force=opts.force,
+            root=rtype.schema,
+            resolve=rtype.resolve,
+            api_version=rtype.api_version,
+            now=now,
+            subresource=subresource,
+        )
+        if old is None:
+            if subresource:
+                raise status.not_found(rtype.plural, rtype.group, name)
+            written = self._create_applied(rtype, merged, opts)
+            written.warnings[:0] = warnings
+            return written
+        return self._update(
+            rtype, old, merged, opts, subresource, operation="Apply", warnings=warnings
+        )
+
+    def _create_applied(self, rtype: ResourceType, obj: Obj, opts: WriteOptions) -> Written:
+        """Create from a server-side apply: like create, but the managed fields are the apply's."""
+        meta = obj["metadata"]
+        if rtype.namespaced:
+            self._check_namespace_open(meta["namespace"])
+        self._admit(rtype, None, obj)
+        now = timestamp(self.clock())
+        meta["uid"] = str(uuid.uuid4())
+        meta["creationTimestamp"] = now
+        if _has_generation(rtype):
+            meta["generation"] = 1
+        self._validate(rtype, obj, None)
+        return Written(self._commit(rtype, None, obj, opts.dry_run), created=True)
+
+    # --- delete ------------------------------------------------------------------
+
+    def delete(
+        self, rtype: ResourceType, namespace: str, name: str, opts: DeleteOptions
+    ) -> tuple[Obj, bool]:
+        """Delete an object; returns (object, gone) — gone is False while finalizers hold it."""
+        ns = namespace if rtype.namespaced else ""
+        obj = self.store.get(rtype.key, ns, name)
+        if obj is None:
+            raise status.not_found(rtype.plural, rtype.group, name)
+        meta = obj["metadata"]
+        if opts.precondition_uid and opts.precondition_uid != meta.get("uid"):
+            raise status.conflict(
+                rtype.plural, rtype.group, name,
+                f"Precondition failed: UID in precondition: {opts.precondition_uid}, UID in object meta: {meta.get('uid')}",
+            )  # fmt: skip
+        if opts.precondition_rv and opts.precondition_rv != meta.get("resourceVersion"):
+            raise status.conflict(
+                rtype.plural, rtype.group, name,
+                "Precondition failed: ResourceVersion in precondition: "
+                f"{opts.precondition_rv}, ResourceVersion in object meta: {meta.get('resourceVersion')}",
+            )  # fmt: skip
+        if opts.propagation not in (None, "Foreground", "Background", "Orphan"):
+            raise status.invalid_object(
+                "DeleteOptions", "meta.k8s.io", "",
+                [status.not_supported("propagationPolicy", opts.propagation, ["Foreground", "Background", "Orphan"])],
+            )  # fmt: skip
+        finalizers = list(meta.get("finalizers") or [])
+        if opts.propagation == "Foreground" and FOREGROUND not in finalizers:
+            finalizers.append(FOREGROUND)
+        if opts.propagation == "Orphan" and ORPHAN not in finalizers:
+            finalizers.append(ORPHAN)
+        if rtype.key == CRD_TYPE and CRD_CLEANUP_FINALIZER not in finalizers:
+            finalizers.append(CRD_CLEANUP_FINALIZER)
+        marked_finalizers = {**obj, "metadata": {**meta, "finalizers": finalizers}}
+        graceful = _held(marked_finalizers)
+        if opts.dry_run:
+            return self._as_version(rtype, obj), not graceful
+        if not graceful:
+            return self._remove(rtype, obj), True
+        if meta.get("deletionTimestamp") and finalizers == list(meta.get("finalizers") or []):
+            return self._as_version(rtype, obj), False
+        marked = copy.copy(obj)
+        marked["metadata"] = {
+            **meta,
+            "finalizers": finalizers,
+            "deletionTimestamp": meta.get("deletionTimestamp") or timestamp(self.clock()),
+            "deletionGracePeriodSeconds": 0,
+        }
+        if not finalizers:
+            del marked["metadata"]["finalizers"]
+        if rtype.key == NAMESPACE_TYPE:
+            marked["status"] = {**(obj.get("status") or {}), "phase": "Terminating"}
+        return self._commit(rtype, obj, marked, False), False
+
+    def delete_collection(
+        self,
+        rtype: ResourceType,
+        namespace: str | None,
+        opts: DeleteOptions,
+        *,
+        label_selector: str = "",
+        field_selector: str = "",
+    ) -> ListResult:
+        listed = self.list_objects(
+            rtype, namespace, label_selector=label_selector, field_selector=field_selector
+        )
+        for obj in listed.items:
+            meta = obj["metadata"]
+            try:
+                self.delete(rtype, meta.get("namespace", ""), meta["name"], opts)
+            except status.NotFound:
+                continue
+        return listed
+
+    # --- the pipeline's stages ---------------------------------------------------
+
+    def _decode(self, rtype: ResourceType, body: Any) -> Obj:
+        """Check the body is an object of this type; returns a private copy to work on."""
+        if not isinstance(body, dict):
+            raise status.BadRequest(
+                "the body of the request was in an unknown format - accepted media types include: application/json, application/yaml"
+            )
+        api_version, kind = body.get("apiVersion"), body.get("kind")
+        if kind is not None and kind != rtype.kind:
+            raise status.BadRequest(
+                f"the object provided is unrecognized ({kind}) for {rtype.describe()}: expected {rtype.kind}"
+            )
+        if api_version is not None and api_version != rtype.api_version:
+            other = self.registry.by_api_version(str(api_version), rtype.kind)
+            if other is None or other.key != rtype.key:
+                raise status.BadRequest(
+                    f"the API version in the data ({api_version}) does not match the expected API version ({rtype.api_version})"
+                )
+        # A JSON round trip is a deep copy at a fraction of copy.deepcopy's cost.
+        obj: Obj = orjson.loads(orjson.dumps(body))
+        obj["apiVersion"] = rtype.api_version
+        obj["kind"] = rtype.kind
+        if not isinstance(obj.get("metadata", {}), dict):
+            raise status.BadRequest("metadata must be an object")
+        return obj
+
+    def _check_fields(self, rtype: ResourceType, obj: Obj, opts: WriteOptions) -> list[str]:
+        """Type errors stop the request (400); unknown fields per fieldValidation."""
+        if rtype.crd is not None:
+            return self._check_custom_fields(rtype, obj, opts)
+        if rtype.schema is None:
+            return []
+        report = validation.decode_check(obj, rtype.schema, rtype.resolve)
+        if report.type_errors:
+            raise status.BadRequest(report.type_errors[0])
+        if not report.unknown_fields or opts.field_validation == "Ignore":
+            if report.unknown_fields:
+                _replace_contents(obj, validation.drop_unknown(obj, rtype.schema, rtype.resolve))
+            return []
+        if opts.field_validation == "Strict":
+            fields = ", ".join(f'unknown field "{f}"' for f in report.unknown_fields)
+            raise status.BadRequest(f"strict decoding error: {fields}")
+        _replace_contents(obj, validation.drop_unknown(obj, rtype.schema, rtype.resolve))
+        return [f'unknown field "{f}"' for f in report.unknown_fields]
+
+    def _check_custom_fields(self, rtype: ResourceType, obj: Obj, opts: WriteOptions) -> list[str]:
+        if rtype.schema is None:
+            return []
+        pruned = validation.prune_custom(obj, rtype.schema)
+        dropped = _dropped_paths(obj, pruned)
+        if dropped and opts.field_validation == "Strict":
+            fields = ", ".join(f'unknown field "{f}"' for f in dropped)
+            raise status.BadRequest(f"strict decoding error: {fields}")
+        _replace_contents(obj, pruned)
+        validation.default_custom(obj, rtype.schema)
+        return (
+            [] if opts.field_validation == "Ignore" else [f'unknown field "{f}"' for f in dropped]
+        )
+
+    def _admit(self, rtype: ResourceType, old: Obj | None, obj: Obj) -> None:
+        """Defaulting and the built-in admission a real API server runs before validation."""
+        if rtype.crd is None:
+            defaults.apply_defaults(obj, rtype.group, rtype.kind)
+        admit = _ADMISSION.get(rtype.key)
+        if admit is not None:
+            admit(self, old, obj)
+
+    def _validate(self, rtype: ResourceType, obj: Obj, old: Obj | None) -> None:
+        name = obj["metadata"].get("name", "")
+        if rtype.crd is not None:
+            causes = (
+                validation.validate_custom(obj, rtype.schema) if rtype.schema is not None else []
+            )
+            causes = _metadata_causes(obj) + causes
+        elif rtype.key == CRD_TYPE:
+            causes = validation.validate_builtin(
+                obj, old, rtype.group, rtype.kind
+            ) + validation.validate_crd(obj, old)
+        else:
+            causes = validation.validate_builtin(obj, old, rtype.group, rtype.kind)
+        if causes:
+            raise status.invalid_object(rtype.kind, rtype.group, name, causes)
+
+    def _commit(self, rtype: ResourceType, old: Obj | None, obj: Obj, dry_run: bool) -> Obj:
+        if dry_run:
+            return obj
+        obj["metadata"]["resourceVersion"] = str(self.store.next_resource_version())
+        self.store.put(rtype.key, obj, old)
+        return obj
+
+    def _remove(self, rtype: ResourceType, obj: Obj) -> Obj:
+        final = copy.copy(obj)
+        final["metadata"] = {
+            **obj["metadata"],
+            "resourceVersion": str(self.store.next_resource_version()),
+        }
+        self.store.remove(rtype.key, final)
+        return final
+
+    # --- built-in admission -------------------------------------------------------
+
+    def _admit_namespace(self, old: Obj | None, obj: Obj) -> None:
+        if old is None:
+            obj["status"] = {"phase": "Active"}
+            obj.setdefault("spec", {}).setdefault("finalizers", [NAMESPACE_FINALIZER])
+
+    def _admit_service(self, old: Obj | None, obj: Obj) -> None:
+        spec = obj.setdefault("spec", {})
+        if spec.get("type") == "ExternalName":
+            return
+        if old is not None:
+            old_ip = old.get("spec", {}).get("clusterIP")
+            if old_ip and not spec.get("clusterIP"):
+                # An update that leaves the IP out keeps it, as the API server does.
+                spec["clusterIP"] = old_ip
+                spec["clusterIPs"] = old.get("spec", {}).get("clusterIPs", [old_ip])
+            return
+        wanted = spec.get("clusterIP")
+        if wanted == "None":
+            spec["clusterIPs"] = ["None"]
+            return
+        if wanted:
+            self._check_cluster_ip(wanted)
+            spec["clusterIPs"] = [wanted]
+            return
+        spec["clusterIP"] = self._allocate_cluster_ip()
+        spec["clusterIPs"] = [spec["clusterIP"]]
+
+    def _used_cluster_ips(self) -> set[str]:
+        return {s.get("spec", {}).get("clusterIP", "") for s in self.store.items(("", "services"))}
+
+    def _check_cluster_ip(self, wanted: str) -> None:
+        try:
+            address = ipaddress.ip_address(wanted)
+        except ValueError:
+            return  # validation reports the malformed address
+        if address not in self._service_net:
+            raise status.invalid_object(
+                "Service", "", "",
+                [status.invalid("spec.clusterIPs", wanted, f"failed to allocate IP {wanted}: the provided IP ({wanted}) is not in the valid range. The range of valid IPs is {self._service_net}")],
+            )  # fmt: skip
+        if wanted in self._used_cluster_ips():
+            raise status.invalid_object(
+                "Service", "", "",
+                [status.invalid("spec.clusterIPs", [wanted], f"failed to allocate IP {wanted}: provided IP is already allocated")],
+            )  # fmt: skip
+
+    def _allocate_cluster_ip(self) -> str:
+        used = self._used_cluster_ips()
+        net = self._service_net
+        # Start past the apiserver's own (.1) and DNS's conventional (.10) addresses.
+        for offset in range(11, net.num_addresses - 1):
+            candidate = str(net.network_address + offset)
+            if candidate not in used:
+                return candidate
+        raise status.InternalError("failed to allocate a serviceIP: range is full")
+
+
+def _admit_namespace(cluster: Cluster, old: Obj | None, obj: Obj) -> None:
+    cluster._admit_namespace(old, obj)
+
+
+def _admit_service(cluster: Cluster, old: Obj | None, obj: Obj) -> None:
+    cluster._admit_service(old, obj)
+
+
+#: Built-in admission per type: what the API server itself fills in before validation.
+_ADMISSION: dict[tuple[str, str], Callable[[Cluster, Obj | None, Obj], None]] = {
+    NAMESPACE_TYPE: _admit_namespace,  # phase Active and the `kubernetes` finalizer
+    ("", "services"): _admit_service,  # clusterIP allocation from the service CIDR
+}
+
+
+def _parse_apply_body(body: bytes) -> Any:
+    """An apply body is YAML; JSON (what kubectl and lightkube send) takes the fast path."""
+    try:
+        return orjson.loads(body)
+    except orjson.JSONDecodeError:
+        pass
+    import yaml
+
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    try:
+        return yaml.load(body, Loader=loader)  # noqa: S506 - a safe loader
+    except yaml.YAMLError as exc:
+        raise status.BadRequest(f"error decoding YAML: {exc}") from None
+
+
+def _held(obj: Obj) -> bool:
+    """Whether finalizers still hold an object marked for deletion (a namespace's spec ones too)."""
+    if obj["metadata"].get("finalizers"):
+        return True
+    return obj.get("kind") == "Namespace" and bool((obj.get("spec") or {}).get("finalizers"))
+
+
+def _has_generation(rtype: ResourceType) -> bool:
+    """Kinds with a spec track generation; ConfigMaps and the like have none, as on a real server."""
+    if rtype.crd is not None:
+        return True
+    props = rtype.resolve(rtype.schema).get("properties", {}) if rtype.schema else {}
+    return "spec" in props
+
+
+def _spec_changed(old: Obj, new: Obj) -> bool:
+    """Generation counts changes to anything but metadata and status."""
+    keys = (set(old) | set(new)) - {"metadata", "status", "apiVersion", "kind"}
+    return any(old.get(k) != new.get(k) for k in keys)
+
+
+def _same_object(old: Obj, new: Obj) -> bool:
+    """Equal apart from resourceVersion and the times in managedFields."""
+    if old.keys() != new.keys():
+        return False
+    for key in old:
+        if key == "metadata":
+            continue
+        if old[key] != new[key]:
+            return False
+    old_meta, new_meta = old["metadata"], new["metadata"]
+    skip = {"resourceVersion", "managedFields"}
+    if {k: v for k, v in old_meta.items() if k not in skip} != {
+        k: v for k, v in new_meta.items() if k not in skip
+    }:
+        return False
+    return _fields_only(old_meta.get("managedFields")) == _fields_only(
+        new_meta.get("managedFields")
+    )
+
+
+def _fields_only(entries: list[dict[str, Any]] | None) -> list[dict[str, Any]]:
+    return [{k: v for k, v in e.items() if k != "time"} for e in entries or []]
+
+
+def _replace_contents(target: Obj, source: Obj) -> None:
+    target.clear()
+    target.update(source)
+
+
+def _dropped_paths(before: Any, after: Any, path: str = "") -> list[str]:
+    """Dotted paths present in `before` and pruned from `after`."""
+    dropped: list[str] = []
+    if isinstance(before, dict) and isinstance(after, dict):
+        for key, value in before.items():
+            here = f"{path}.{key}" if path else key
+            if key not in after:
+                dropped.append(here)
+            else:
+                dropped.extend(_dropped_paths(value, after[key], here))
+    elif isinstance(before, list) and isinstance(after, list):
+        for index, (b, a) in enumerate(zip(before, after, strict=False)):
+            dropped.extend(_dropped_paths(b, a, f"{path}[{index}]"))
+    return dropped
+
+
+def _metadata_causes(obj: Obj) -> list[status.Cause]:
+    """Name checks every object gets, custom kinds included."""
+    causes: list[status.Cause] = validation.validate_object_meta(obj)
+    return causes
+
+
+def _encode_continue(position: str, list_rv: str) -> str:
+    raw = orjson.dumps({"v": "meta.k8s.io/v1", "rv": int(list_rv), "start": position})
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def _decode_continue(token: str) -> tuple[str, str]:
+    try:
+        padded = token + "=" * (-len(token) % 4)
+        data = orjson.loads(base64.urlsafe_b64decode(padded))
+        return str(data["start"]), str(data["rv"])
+    except (ValueError, KeyError, TypeError):
+        raise status.BadRequest(
+            "continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)"
+        ) from None

@@ -1,0 +1,271 @@
+"""Starting, stopping and finding local clusters on this machine.
+
+A cluster named N lives in `$STACKWRIGHT_HOME/clusters/N/`: its settings
+(`cluster.json`: port, nodes, speed), its store, its credentials, its kubeconfig
+and, while it runs, `server.pid` and `server.log`. `start` launches the server
+as a detached process and returns once it answers `/readyz`; the port chosen at
+first start is kept so a kubeconfig stays valid across restarts.
+
+Must never: leave a half-started server behind on failure, or print the token.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import signal
+import socket
+import ssl
+import subprocess
+import sys
+import time
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+
+from stackwright.errors import StackwrightError, UsageError
+from stackwright.localcluster.credentials import ensure_credentials, write_kubeconfig
+
+DEFAULT_NAME = "local"
+
+
+def home() -> Path:
+    return Path(os.environ.get("STACKWRIGHT_HOME") or Path.home() / ".stackwright")
+
+
+def cluster_dir(name: str) -> Path:
+    return home() / "clusters" / name
+
+
+@dataclass(frozen=True)
+class ClusterInfo:
+    name: str
+    port: int
+    nodes: int
+    speed: float
+    running: bool
+    pid: int | None
+    kubeconfig: Path
+    folder: Path
+
+    @property
+    def context(self) -> str:
+        return f"stackwright-{self.name}"
+
+    @property
+    def server(self) -> str:
+        return f"https://127.0.0.1:{self.port}"
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "name": self.name,
+            "context": self.context,
+            "server": self.server,
+            "running": self.running,
+            "pid": self.pid,
+            "nodes": self.nodes,
+            "speed": self.speed,
+            "kubeconfig": str(self.kubeconfig),
+        }
+
+
+def _check_name(name: str) -> None:
+    import re
+
+    if not re.fullmatch(r"[a-z0-9]([-a-z0-9]{0,38}[a-z0-9])?", name):
+        raise UsageError(
+            f"cluster name {name!r} is not valid: use lower-case letters, digits and '-' (at most 40), "
+            "starting and ending with a letter or digit"
+        )
+
+
+def _settings(name: str) -> dict[str, object] | None:
+    path = cluster_dir(name) / "cluster.json"
+    if not path.exists():
+        return None
+    data: dict[str, object] = json.loads(path.read_text())
+    return data
+
+
+def _pid(name: str) -> int | None:
+    """The server's pid, if that process is alive and is our server."""
+    pid_file = cluster_dir(name) / "server.pid"
+    try:
+        pid = int(pid_file.read_text().strip())
+    except (OSError, ValueError):
+        return None
+    try:
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        try:
+            os.kill(pid, 0)
+        except OSError:
+            return None
+        return pid
+    return pid if b"stackwright.localcluster.server" in cmdline else None
+
+
+def info(name: str = DEFAULT_NAME) -> ClusterInfo:
+    _check_name(name)
+    settings = _settings(name)
+    if settings is None:
+        raise UsageError(
+            f"no local cluster named {name!r}: start one with `stackwright cluster start --name {name}`"
+        )
+    pid = _pid(name)
+    folder = cluster_dir(name)
+    return ClusterInfo(
+        name=name,
+        port=int(str(settings["port"])),
+        nodes=int(str(settings.get("nodes", 1))),
+        speed=float(str(settings.get("speed", 1.0))),
+        running=pid is not None,
+        pid=pid,
+        kubeconfig=folder / "kubeconfig",
+        folder=folder,
+    )
+
+
+def list_clusters() -> list[ClusterInfo]:
+    root = home() / "clusters"
+    if not root.exists():
+        return []
+    return [info(p.name) for p in sorted(root.iterdir()) if (p / "cluster.json").exists()]
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def _port_free(port: int) -> bool:
+    with socket.socket() as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+        return True
+
+
+def start(
+    name: str = DEFAULT_NAME,
+    *,
+    nodes: int | None = None,
+    port: int | None = None,
+    speed: float | None = None,
+    timeout: float = 60.0,
+) -> tuple[ClusterInfo, bool]:
+    """Start cluster `name` in the background; returns (info, started) — started is False if it already ran."""
+    _check_name(name)
+    settings = _settings(name) or {}
+    if _pid(name) is not None:
+        return info(name), False
+    if nodes is not None and nodes < 1:
+        raise UsageError(f"--nodes must be at least 1 (got {nodes})")
+    if speed is not None and speed <= 0:
+        raise UsageError(f"--speed must be greater than 0 (got {speed})")
+    chosen_port = port or int(str(settings.get("port", 0))) or _free_port()
+    if not _port_free(chosen_port):
+        raise UsageError(
+            f"port {chosen_port} on 127.0.0.1 is in use: stop what uses it, or start with `--port` another port"
+        )
+    folder = cluster_dir(name)
+    folder.mkdir(parents=True, exist_ok=True)
+    settings.update(
+        name=name,
+        port=chosen_port,
+        nodes=nodes if nodes is not None else settings.get("nodes", 1),
+        speed=speed if speed is not None else settings.get("speed", 1.0),
+    )
+    (folder / "cluster.json").write_text(json.dumps(settings, indent=2) + "\n")
+    creds = ensure_credentials(folder)
+    write_kubeconfig(folder / "kubeconfig", name=name, port=chosen_port, creds=creds)
+    log_path = folder / "server.log"
+    with open(log_path, "ab") as log:
+        process = subprocess.Popen(
+            [
+                sys.executable, "-m", "stackwright.localcluster.server",
+                "--dir", str(folder), "--port", str(chosen_port),
+                "--nodes", str(settings["nodes"]), "--speed", str(settings["speed"]),
+            ],
+            stdin=subprocess.DEVNULL, stdout=log, stderr=log,
+            start_new_session=True, close_fds=True,
+        )  # fmt: skip
+    (folder / "server.pid").write_text(f"{process.pid}\n")
+    try:
+        _wait_ready(chosen_port, creds.ca_cert, process, timeout)
+    except BaseException:
+        _terminate(process.pid)
+        (folder / "server.pid").unlink(missing_ok=True)
+        raise
+    return info(name), True
+
+
+def _wait_ready(port: int, ca: Path, process: subprocess.Popen[bytes], timeout: float) -> None:
+    context = ssl.create_default_context(cafile=str(ca))
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise StackwrightError(
+                f"the local cluster's server exited with code {process.returncode} while starting; "
+                f"see {ca.parent / 'server.log'}"
+            )
+        try:
+            with urllib.request.urlopen(
+                f"https://127.0.0.1:{port}/readyz", context=context, timeout=1
+            ) as reply:
+                if reply.status == 200:
+                    return
+        except OSError:
+            pass
+        time.sleep(0.05)
+    raise StackwrightError(
+        f"the local cluster did not answer within {timeout:.0f}s; see {ca.parent / 'server.log'}"
+    )
+
+
+def _terminate(pid: int, grace: float = 10.0) -> None:
+    try:
+        os.kill(pid, signal.SIGTERM)
+    except ProcessLookupError:
+        return
+    deadline = time.monotonic() + grace
+    while time.monotonic() < deadline:
+        try:
+            waited, _ = os.waitpid(pid, os.WNOHANG)
+            if waited == pid:
+                return
+        except ChildProcessError:
+            pass
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return
+        time.sleep(0.05)
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGKILL)
+
+
+def stop(name: str = DEFAULT_NAME) -> bool:
+    """Stop cluster `name`; returns False when it was not running. Its data stays."""
+    current = info(name)
+    if current.pid is None:
+        return False
+    _terminate(current.pid)
+    (current.folder / "server.pid").unlink(missing_ok=True)
+    return True
+
+
+def delete(name: str = DEFAULT_NAME) -> None:
+    """Stop cluster `name` and remove every trace of it."""
+    _check_name(name)
+    if _settings(name) is not None:
+        stop(name)
+    folder = cluster_dir(name)
+    if folder.exists():
+        shutil.rmtree(folder)

@@ -1,0 +1,675 @@
+"""The local cluster's HTTPS front: Kubernetes REST paths onto `Cluster` verbs.
+
+An ASGI application (run by uvicorn) that authenticates the bearer token, parses
+`/api/v1/...` and `/apis/G/V/...` paths, serves discovery, OpenAPI and health
+endpoints, and streams watches as newline-delimited JSON. It holds no API
+semantics of its own: every decision about objects is the `Cluster`'s.
+
+Must never: accept a request without the token (health checks aside), or answer
+an error in any shape but a Kubernetes `Status`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import hmac
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs
+
+import orjson
+
+from stackwright.localcluster import status
+from stackwright.localcluster.cluster import Cluster, DeleteOptions, WatchEvent, WriteOptions
+from stackwright.localcluster.registry import ResourceType
+from stackwright.localcluster.schema import KUBERNETES_VERSION
+
+Scope = dict[str, Any]
+Receive = Callable[[], Awaitable[dict[str, Any]]]
+Send = Callable[[dict[str, Any]], Awaitable[None]]
+
+JSON = b"application/json"
+_PUBLIC_PATHS = frozenset({"/healthz", "/livez", "/readyz"})
+
+
+@dataclass
+class Request:
+    method: str
+    path: str
+    query: dict[str, str]
+    headers: dict[str, str]
+    body: bytes
+
+    def flag(self, name: str) -> bool:
+        return self.query.get(name, "").lower() in ("true", "1")
+
+
+@dataclass
+class Response:
+    code: int
+    body: bytes
+    content_type: bytes = JSON
+    headers: list[tuple[bytes, bytes]] | None = None
+
+
+@dataclass(frozen=True)
+class Target:
+    """What a resource path names."""
+
+    rtype: ResourceType
+    namespace: str | None  # None: across all namespaces (or cluster-scoped)
+    name: str | None
+    subresource: str
+    watch_path: bool  # legacy /watch/ prefix
+
+
+class APIServerApp:
+    """The ASGI application."""
+
+    def __init__(self, cluster: Cluster, token: str, *, port: int = 0, openapi: Any = None) -> None:
+        self.cluster = cluster
+        self._token = token.encode()
+        self.port = port
+        self._openapi = openapi
+
+    # --- ASGI plumbing ---------------------------------------------------------
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            await self._lifespan(receive, send)
+            return
+        if scope["type"] != "http":
+            return
+        request = await _read_request(scope, receive)
+        try:
+            self._authenticate(request)
+            result = await self._dispatch(request)
+        except status.APIError as exc:
+            result = Response(
+                exc.code, orjson.dumps(exc.to_status()), headers=_encode_headers(exc.headers)
+            )
+        except Exception as exc:  # an internal error still answers in the Status shape
+            error = status.InternalError(f"Internal error occurred: {type(exc).__name__}: {exc}")
+            result = Response(500, orjson.dumps(error.to_status()))
+        if isinstance(result, Response):
+            await _send_response(send, result)
+        else:
+            await _stream(send, receive, result)
+
+    async def _lifespan(self, receive: Receive, send: Send) -> None:
+        while True:
+            message = await receive()
+            if message["type"] == "lifespan.startup":
+                await send({"type": "lifespan.startup.complete"})
+            elif message["type"] == "lifespan.shutdown":
+                await send({"type": "lifespan.shutdown.complete"})
+                return
+
+    def _authenticate(self, request: Request) -> None:
+        if request.path in _PUBLIC_PATHS:
+            return
+        header = request.headers.get("authorization", "")
+        scheme, _, token = header.partition(" ")
+        if scheme.lower() != "bearer" or not hmac.compare_digest(
+            token.strip().encode(), self._token
+        ):
+            raise status.Unauthorized("Unauthorized")
+
+    # --- routing -----------------------------------------------------------------
+
+    async def _dispatch(self, request: Request) -> Response | AsyncIterator[bytes]:
+        path = request.path.rstrip("/") or "/"
+        if path in _PUBLIC_PATHS or path.startswith(("/healthz/", "/livez/", "/readyz/")):
+            return Response(200, b"ok", b"text/plain; charset=utf-8")
+        if path == "/version":
+            return _json(200, _version())
+        if path.startswith("/openapi"):
+            return self._openapi_response(path, request)
+        parts = [p for p in path.split("/") if p]
+        if not parts or parts[0] not in ("api", "apis"):
+            if path == "/":
+                return _json(
+                    200,
+                    {
+                        "paths": [
+                            "/api",
+                            "/api/v1",
+                            "/apis",
+                            "/healthz",
+                            "/livez",
+                            "/openapi/v2",
+                            "/openapi/v3",
+                            "/readyz",
+                            "/version",
+                        ]
+                    },
+                )
+            raise status.NotFound("the server could not find the requested resource")
+        if parts[0] == "api":
+            if len(parts) == 1:
+                return _json(200, self._api_versions())
+            group, version, rest = "", parts[1], parts[2:]
+            if version != "v1":
+                raise status.NotFound("the server could not find the requested resource")
+        else:
+            if len(parts) == 1:
+                return _json(200, self._api_group_list())
+            if len(parts) == 2:
+                return _json(200, self._api_group(parts[1]))
+            group, version, rest = parts[1], parts[2], parts[3:]
+        if not rest:
+            return _json(200, self._resource_list(group, version))
+        target = self._target(group, version, rest)
+        return await self._serve(request, target)
+
+    def _target(self, group: str, version: str, rest: list[str]) -> Target:
+        watch_path = False
+        if rest[0] == "watch":
+            watch_path, rest = True, rest[1:]
+        namespace: str | None = None
+        if len(rest) >= 3 and rest[0] == "namespaces":
+            candidate = self.cluster.registry.by_plural(group, version, rest[2])
+            if candidate is not None and candidate.namespaced:
+                namespace, rest = rest[1], rest[2:]
+        if not rest:
+            raise status.NotFound("the server could not find the requested resource")
+        rtype = self.cluster.type_for(group, version, rest[0])
+        name = rest[1] if len(rest) > 1 else None
+        subresource = "/".join(rest[2:])
+        if (
+            subresource
+            and subresource not in rtype.subresources
+            and not (rtype.key == ("", "namespaces") and subresource == "finalize")
+        ):
+            raise status.NotFound("the server could not find the requested resource")
+        if rtype.namespaced and namespace is None and name is not None:
+            raise status.NotFound("the server could not find the requested resource")
+        return Target(rtype, namespace, name, subresource, watch_path)
+
+    async def _serve(self, request: Request, target: Target) -> Response | AsyncIterator[bytes]:
+        cluster, rtype, method, q = self.cluster, target.rtype, request.method, request.query
+        ns = target.namespace or ""
+        if target.name is None:
+            if method == "GET":
+                if target.watch_path or request.flag("watch"):
+                    return self._watch(request, target)
+                listed = cluster.list_objects(
+                    rtype, target.namespace,
+                    label_selector=q.get("labelSelector", ""), field_selector=q.get("fieldSelector", ""),
+                    limit=_int(q.get("limit"), "limit"), continue_token=q.get("continue", ""),
+                )  # fmt: skip
+                list_meta: dict[str, Any] = {"resourceVersion": listed.resource_version}
+                if listed.continue_token:
+                    list_meta["continue"] = listed.continue_token
+                if listed.remaining is not None:
+                    list_meta["remainingItemCount"] = listed.remaining
+                if _wants_table(request):
+                    from stackwright.localcluster.tables import render_table
+
+                    return _json(
+                        200,
+                        render_table(
+                            rtype,
+                            listed.items,
+                            list_meta=list_meta,
+                            include_object=q.get("includeObject", "Metadata"),
+                        ),
+                    )
+                return _json(
+                    200,
+                    {
+                        "kind": rtype.list_kind,
+                        "apiVersion": rtype.api_version,
+                        "metadata": list_meta,
+                        "items": listed.items,
+                    },
+                )
+            if method == "POST":
+                written = cluster.create(rtype, ns, _parse_body(request), _write_options(request))
+                return _json(201, written.obj, warnings=written.warnings)
+            if method == "DELETE":
+                listed = cluster.delete_collection(
+                    rtype, target.namespace, _delete_options(request),
+                    label_selector=q.get("labelSelector", ""), field_selector=q.get("fieldSelector", ""),
+                )  # fmt: skip
+                return _json(
+                    200,
+                    {
+                        "kind": rtype.list_kind,
+                        "apiVersion": rtype.api_version,
+                        "metadata": {"resourceVersion": listed.resource_version},
+                        "items": listed.items,
+                    },
+                )
+            raise _not_allowed(method)
+        name = target.name
+        sub = target.subresource
+        if sub == "scale":
+            return await self._scale(request, target)
+        if method == "GET":
+            if target.watch_path:
+                request.query["fieldSelector"] = f"metadata.name={name}"
+                return self._watch(request, target)
+            obj = cluster.get(rtype, ns, name)
+            if _wants_table(request):
+                from stackwright.localcluster.tables import render_table
+
+                return _json(
+                    200,
+                    render_table(
+                        rtype,
+                        [obj],
+                        list_meta={"resourceVersion": obj["metadata"].get("resourceVersion", "")},
+                        include_object=q.get("includeObject", "Metadata"),
+                    ),
+                )
+            return _json(200, obj)
+        if method == "PUT":
+            written = cluster.update(
+                rtype, ns, name, _parse_body(request), _write_options(request), sub
+            )
+            return _json(201 if written.created else 200, written.obj, warnings=written.warnings)
+        if method == "PATCH":
+            content_type = request.headers.get("content-type", "").split(";")[0].strip()
+            written = cluster.patch(
+                rtype, ns, name, content_type, request.body, _write_options(request), sub
+            )
+            return _json(201 if written.created else 200, written.obj, warnings=written.warnings)
+        if method == "DELETE":
+            obj, gone = cluster.delete(rtype, ns, name, _delete_options(request))
+            return _json(200 if gone else 202, obj)
+        raise _not_allowed(method)
+
+    async def _scale(self, request: Request, target: Target) -> Response:
+        from stackwright.localcluster.scale import read_scale, write_scale
+
+        assert target.name is not None
+        ns = target.namespace or ""
+        if request.method == "GET":
+            return _json(200, read_scale(self.cluster, target.rtype, ns, target.name))
+        if request.method in ("PUT", "PATCH"):
+            return _json(
+                200,
+                write_scale(
+                    self.cluster,
+                    target.rtype,
+                    ns,
+                    target.name,
+                    request.method,
+                    request.headers.get("content-type", ""),
+                    request.body,
+                    _write_options(request),
+                ),
+            )
+        raise _not_allowed(request.method)
+
+    def _watch(self, request: Request, target: Target) -> AsyncIterator[bytes]:
+        q = request.query
+        timeout = q.get("timeoutSeconds")
+        events = self.cluster.watch(
+            target.rtype,
+            target.namespace,
+            resource_version=q.get("resourceVersion", ""),
+            label_selector=q.get("labelSelector", ""),
+            field_selector=q.get("fieldSelector", ""),
+            bookmarks=request.flag("allowWatchBookmarks"),
+            send_initial_events=request.flag("sendInitialEvents"),
+            timeout=float(timeout) if timeout else None,
+        )
+        return _encode_events(events)
+
+    # --- discovery ---------------------------------------------------------------
+
+    def _api_versions(self) -> dict[str, Any]:
+        return {
+            "kind": "APIVersions",
+            "versions": ["v1"],
+            "serverAddressByClientCIDRs": [
+                {"clientCIDR": "0.0.0.0/0", "serverAddress": f"127.0.0.1:{self.port}"}
+            ],
+        }
+
+    def _group_entry(self, group: str, versions: list[str]) -> dict[str, Any]:
+        entries = [{"groupVersion": f"{group}/{v}", "version": v} for v in versions]
+        return {"name": group, "versions": entries, "preferredVersion": entries[0]}
+
+    def _api_group_list(self) -> dict[str, Any]:
+        groups = [
+            self._group_entry(group, versions)
+            for group, versions in self.cluster.registry.group_versions().items()
+            if group
+        ]
+        return {"kind": "APIGroupList", "apiVersion": "v1", "groups": groups}
+
+    def _api_group(self, group: str) -> dict[str, Any]:
+        versions = self.cluster.registry.group_versions().get(group)
+        if not versions or not group:
+            raise status.NotFound("the server could not find the requested resource")
+        return {"kind": "APIGroup", "apiVersion": "v1", **self._group_entry(group, versions)}
+
+    def _resource_list(self, group: str, version: str) -> dict[str, Any]:
+        types = self.cluster.registry.in_group_version(group, version)
+        if not types:
+            raise status.NotFound("the server could not find the requested resource")
+        resources: list[dict[str, Any]] = []
+        for rtype in sorted(types, key=lambda t: t.plural):
+            entry: dict[str, Any] = {
+                "name": rtype.plural,
+                "singularName": rtype.singular,
+                "namespaced": rtype.namespaced,
+                "kind": rtype.kind,
+                "verbs": list(rtype.verbs),
+            }
+            if rtype.short_names:
+                entry["shortNames"] = list(rtype.short_names)
+            if rtype.categories:
+                entry["categories"] = list(rtype.categories)
+            resources.append(entry)
+            for sub in sorted(rtype.subresources):
+                sub_entry: dict[str, Any] = {
+                    "name": f"{rtype.plural}/{sub}",
+                    "singularName": "",
+                    "namespaced": rtype.namespaced,
+                    "kind": rtype.kind,
+                    "verbs": ["get", "patch", "update"],
+                }
+                if sub == "scale":
+                    sub_entry.update(group="autoscaling", version="v1", kind="Scale")
+                elif sub in ("log",):
+                    sub_entry.update(kind="Pod", verbs=["get"])
+                elif sub in ("binding", "eviction"):
+                    sub_entry.update(
+                        kind="Binding" if sub == "binding" else "Eviction", verbs=["create"]
+                    )
+                    if sub == "eviction":
+                        sub_entry.update(group="policy", version="v1")
+                resources.append(sub_entry)
+        return {
+            "kind": "APIResourceList",
+            "apiVersion": "v1",
+            "groupVersion": f"{group}/{version}" if group else version,
+            "resources": resources,
+        }
+
+    def _openapi_response(self, path: str, request: Request) -> Response:
+        openapi = self._openapi_doc()
+        if path == "/openapi/v2":
+            return Response(200, openapi.v2())
+        if path == "/openapi/v3":
+            return _json(200, openapi.v3_index())
+        prefix = "/openapi/v3/"
+        if path.startswith(prefix):
+            parts = path[len(prefix) :].split("/")
+            group, version = ("", parts[1]) if parts[0] == "api" and len(parts) == 2 else (
+                (parts[1], parts[2]) if parts[0] == "apis" and len(parts) == 3 else ("", "")
+            )  # fmt: skip
+            if version:
+                document = openapi.v3_document(group, version)
+                if document is not None:
+                    return Response(200, document)
+        raise status.NotFound("the server could not find the requested resource")
+
+    def _openapi_doc(self) -> Any:
+        if self._openapi is None:
+            from stackwright.localcluster.openapi import OpenAPI
+
+            self._openapi = OpenAPI(self.cluster.registry)
+        return self._openapi
+
+    def invalidate_openapi(self) -> None:
+        if self._openapi is not None:
+            self._openapi.invalidate()
+
+
+# --- request and response helpers ----------------------------------------------
+
+
+async def _read_request(scope: Scope, receive: Receive) -> Request:
+    chunks = []
+    more = True
+    while more:
+        message = await receive()
+        chunks.append(message.get("body", b""))
+        more = message.get("more_body", False)
+    raw_query = scope.get("query_string", b"").decode("latin-1")
+    query = {k: v[-1] for k, v in parse_qs(raw_query, keep_blank_values=True).items()}
+    headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+    return Request(scope["method"], scope["path"], query, headers, b"".join(chunks))
+
+
+def _parse_body(request: Request) -> Any:
+    content_type = request.headers.get("content-type", "application/json").split(";")[0].strip()
+    if not request.body:
+        raise status.BadRequest("the body of the request was empty")
+    if content_type in ("application/yaml", "application/x-yaml", "text/yaml"):
+        import yaml
+
+        try:
+            return yaml.safe_load(request.body)
+        except yaml.YAMLError as exc:
+            raise status.BadRequest(f"error decoding YAML: {exc}") from None
+    if content_type.startswith("application/vnd.kubernetes.protobuf"):
+        raise status.UnsupportedMediaType(
+            "the body of the request was in an unknown format - accepted media types include: application/json, application/yaml"
+        )
+    try:
+        return orjson.loads(request.body)
+    except orjson.JSONDecodeError as exc:
+        raise status.BadRequest(
+            f"the body of the request was in an unknown format: {exc}"
+        ) from None
+
+
+def _write_options(request: Request) -> WriteOptions:
+    q = request.query
+    dry_run = q.get("dryRun", "")
+    if dry_run and dry_run != "All":
+        raise status.BadRequest(f'unsupported dry run value "{dry_run}": only "All" is supported')
+    validation = q.get("fieldValidation", "Warn") or "Warn"
+    if validation not in ("Strict", "Warn", "Ignore"):
+        raise status.BadRequest(
+            f'fieldValidation parameter unsupported: {validation}. Valid values are: "Strict", "Warn", "Ignore"'
+        )
+    manager = q.get("fieldManager") or None
+    if manager is not None and len(manager) > 128:
+        raise status.BadRequest(f"fieldManager must not exceed 128 characters (got {len(manager)})")
+    return WriteOptions(
+        dry_run=bool(dry_run),
+        field_manager=manager,
+        field_validation=validation,
+        force=request.flag("force"),
+        user_agent=request.headers.get("user-agent", ""),
+    )
+
+
+def _delete_options(request: Request) -> DeleteOptions:
+    body: dict[str, Any] = {}
+    if request.body:
+        try:
+            parsed = orjson.loads(request.body)
+        except orjson.JSONDecodeError as exc:
+            raise status.BadRequest(f"error decoding DeleteOptions: {exc}") from None
+        if isinstance(parsed, dict):
+            body = parsed
+    q = request.query
+    preconditions = body.get("preconditions") or {}
+    dry_run = body.get("dryRun") or ([q["dryRun"]] if q.get("dryRun") else [])
+    propagation = body.get("propagationPolicy") or q.get("propagationPolicy") or None
+    if body.get("orphanDependents") is True or q.get("orphanDependents") == "true":
+        propagation = "Orphan"
+    grace = body.get("gracePeriodSeconds", q.get("gracePeriodSeconds"))
+    return DeleteOptions(
+        dry_run=dry_run == ["All"],
+        propagation=propagation,
+        grace_period_seconds=int(grace) if grace is not None else None,
+        precondition_uid=preconditions.get("uid"),
+        precondition_rv=preconditions.get("resourceVersion"),
+    )
+
+
+def _int(value: str | None, name: str) -> int:
+    if not value:
+        return 0
+    try:
+        return int(value)
+    except ValueError:
+        raise status.BadRequest(f"invalid {name} parameter: {value!r}") from None
+
+
+def _wants_table(request: Request) -> bool:
+    accept = request.headers.get("accept", "")
+    return "as=Table" in accept
+
+
+def _not_allowed(method: str) -> status.MethodNotAllowed:
+    return status.MethodNotAllowed(
+        "the server does not allow this method on the requested resource"
+    )
+
+
+def _version() -> dict[str, str]:
+    major, minor, _ = KUBERNETES_VERSION.split(".")
+    return {
+        "major": major,
+        "minor": minor,
+        "gitVersion": f"v{KUBERNETES_VERSION}+stackwright",
+        "gitCommit": "0000000000000000000000000000000000000000",
+        "gitTreeState": "clean",
+        "buildDate": "2026-01-01T00:00:00Z",
+        "goVersion": "go1.24.0",
+        "compiler": "gc",
+        "platform": "linux/amd64",
+    }
+
+
+def _encode_headers(headers: dict[str, str]) -> list[tuple[bytes, bytes]]:
+    return [(k.encode(), v.encode()) for k, v in headers.items()]
+
+
+def _json(code: int, body: Any, *, warnings: list[str] | None = None) -> Response:
+    headers = [(b"warning", f'299 - "{w}"'.encode()) for w in (warnings or [])]
+    return Response(code, orjson.dumps(body), headers=headers or None)
+
+
+async def _send_response(send: Send, response: Response) -> None:
+    headers = [
+        (b"content-type", response.content_type),
+        (b"content-length", str(len(response.body)).encode()),
+    ]
+    if response.headers:
+        headers.extend(response.headers)
+    await send({"type": "http.response.start", "status": response.code, "headers": headers})
+    await send({"type": "http.response.body", "body": response.body})
+
+
+async def _encode_events(events: AsyncIterator[WatchEvent]) -> AsyncIterator[bytes]:
+    async for event in events:
+        yield orjson.dumps({"type": event.type, "object": event.obj}) + b"\n"
+
+
+async def _stream(send: Send, receive: Receive, chunks: AsyncIterator[bytes]) -> None:
+    """Stream a watch until it ends or the client goes away."""
+    first: bytes | None = None
+    try:
+        first = await anext(chunks)
+    except StopAsyncIteration:
+        first = None
+    except status.APIError as exc:
+        await _send_response(send, Response(exc.code, orjson.dumps(exc.to_status())))
+        return
+    await send({
+        "type": "http.response.start",
+        "status": 200,
+        "headers": [(b"content-type", JSON), (b"transfer-encoding", b"chunked")],
+    })  # fmt: skip
+
+    async def pump() -> None:
+        if first is not None:
+            await send({"type": "http.response.body", "body": first, "more_body": True})
+            async for chunk in chunks:
+                await send({"type": "http.response.body", "body": chunk, "more_body": True})
+
+    async def disconnected() -> None:
+        while (await receive())["type"] != "http.disconnect":
+            pass
+
+    pumping = asyncio.ensure_future(pump())
+    watching = asyncio.ensure_future(disconnected())
+    done, _ = await asyncio.wait({pumping, watching}, return_when=asyncio.FIRST_COMPLETED)
+    for task in (pumping, watching):
+        task.cancel()
+    await asyncio.gather(pumping, watching, return_exceptions=True)
+    await chunks.aclose()  # type: ignore[attr-defined]
+    if pumping in done:
+        with contextlib.suppress(Exception):  # the client may already be gone
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+
+# --- process entry point ----------------------------------------------------------
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Run a cluster's server in the foreground: `python -m stackwright.localcluster.server`."""
+    parser = argparse.ArgumentParser(prog="stackwright-localcluster")
+    parser.add_argument("--dir", required=True, type=Path)
+    parser.add_argument("--port", required=True, type=int)
+    parser.add_argument("--nodes", type=int, default=1)
+    parser.add_argument("--speed", type=float, default=1.0)
+    parser.add_argument("--watch-history", type=int, default=10_000)
+    args = parser.parse_args(argv)
+    run(args.dir, args.port, nodes=args.nodes, speed=args.speed, watch_history=args.watch_history)
+
+
+def run(
+    folder: Path, port: int, *, nodes: int = 1, speed: float = 1.0, watch_history: int = 10_000
+) -> None:
+    import uvicorn
+
+    from stackwright.localcluster.controllers import start_controllers
+    from stackwright.localcluster.credentials import ensure_credentials
+    from stackwright.localcluster.store import Store
+
+    creds = ensure_credentials(folder)
+    store = Store(folder / "store.db", history=watch_history)
+    cluster = Cluster(store)
+    app = APIServerApp(cluster, creds.token, port=port)
+
+    async def serve() -> None:
+        config = uvicorn.Config(
+            app,
+            host="127.0.0.1",
+            port=port,
+            ssl_certfile=str(creds.server_cert),
+            ssl_keyfile=str(creds.server_key),
+            log_level="warning",
+            access_log=False,
+            lifespan="off",
+            http="httptools",
+            loop="none",
+            timeout_keep_alive=120,
+        )
+        server = uvicorn.Server(config)
+        controllers = start_controllers(cluster, app, nodes=nodes, speed=speed)
+        try:
+            await server.serve()
+        finally:
+            for task in controllers:
+                task.cancel()
+            await asyncio.gather(*controllers, return_exceptions=True)
+            store.close()
+
+    try:
+        import uvloop
+
+        uvloop.install()
+    except ImportError:  # pragma: no cover - uvloop ships with uvicorn[standard]
+        pass
+    asyncio.run(serve())
+
+
+if __name__ == "__main__":
+    main()

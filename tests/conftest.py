@@ -1,0 +1,78 @@
+"""Shared fixtures: a real local cluster per test module, on a free port, in a temporary home."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from stackwright.localcluster import lifecycle
+from stackwright.localcluster.lifecycle import ClusterInfo
+
+
+def _kubectl() -> str:
+    found = shutil.which("kubectl")
+    if found is None:
+        pytest.fail("kubectl is not on PATH; .ci/run installs it")
+    return found
+
+
+class LiveCluster:
+    """A started cluster and the handles tests use to reach it."""
+
+    def __init__(self, info: ClusterInfo, home: Path) -> None:
+        self.info = info
+        self.home = home
+        self.kubeconfig = info.kubeconfig
+        self.server = info.server
+        self.token = (info.folder / "token").read_text().strip()
+        self.ca = info.folder / "ca.crt"
+
+    def kubectl(
+        self, *args: str, input: str | None = None, check: bool = True
+    ) -> subprocess.CompletedProcess[str]:
+        env = {**os.environ, "KUBECONFIG": str(self.kubeconfig)}
+        result = subprocess.run(
+            [_kubectl(), *args], input=input, capture_output=True, text=True, env=env, timeout=120
+        )
+        if check and result.returncode != 0:
+            raise AssertionError(
+                f"kubectl {' '.join(args)} failed ({result.returncode}):\n{result.stderr}"
+            )
+        return result
+
+    def http(self) -> "httpx.Client":  # noqa: F821
+        import httpx
+
+        return httpx.Client(
+            base_url=self.server,
+            verify=str(self.ca),
+            headers={"Authorization": f"Bearer {self.token}"},
+            timeout=30,
+        )
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveCluster]:
+    home = tmp_path_factory.mktemp("swhome")
+    old = os.environ.get("STACKWRIGHT_HOME")
+    os.environ["STACKWRIGHT_HOME"] = str(home)
+    try:
+        info, _ = lifecycle.start("test")
+        try:
+            yield LiveCluster(info, home)
+        finally:
+            lifecycle.stop("test")
+            log = info.folder / "server.log"
+            if log.exists() and log.read_text().strip():
+                sys.stderr.write(f"--- server.log of {info.name} ---\n{log.read_text()[-5000:]}\n")
+    finally:
+        if old is None:
+            os.environ.pop("STACKWRIGHT_HOME", None)
+        else:
+            os.environ["STACKWRIGHT_HOME"] = old

@@ -1,0 +1,91 @@
+"""`stackwright cluster …` end to end: start, restart with persistence, side-by-side clusters."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import httpx
+import pytest
+
+pytestmark = pytest.mark.integration
+
+
+def sw(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "STACKWRIGHT_HOME": str(home)}
+    return subprocess.run(
+        [sys.executable, "-m", "stackwright.cli.main", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+
+
+def client(home: Path, name: str) -> httpx.Client:
+    folder = home / "clusters" / name
+    port = json.loads((folder / "cluster.json").read_text())["port"]
+    token = (folder / "token").read_text().strip()
+    return httpx.Client(
+        base_url=f"https://127.0.0.1:{port}",
+        verify=str(folder / "ca.crt"),
+        headers={"Authorization": f"Bearer {token}"},
+    )
+
+
+def test_start_restart_keeps_objects_and_two_clusters_side_by_side(tmp_path: Path) -> None:
+    try:
+        started = sw(tmp_path, "cluster", "start", "--name", "one", "--json")
+        assert started.returncode == 0, started.stderr
+        info = json.loads(started.stdout)
+        assert info["started"] is True and info["context"] == "stackwright-one"
+
+        again = sw(tmp_path, "cluster", "start", "--name", "one")
+        assert again.returncode == 0 and "already running" in again.stdout
+
+        with client(tmp_path, "one") as api:
+            created = api.post(
+                "/api/v1/namespaces/default/configmaps",
+                json={"metadata": {"name": "kept"}, "data": {"a": "1"}},
+            ).json()
+
+        stopped = sw(tmp_path, "cluster", "stop", "--name", "one")
+        assert stopped.returncode == 0 and "stopped" in stopped.stdout
+        status = json.loads(sw(tmp_path, "cluster", "status", "--name", "one", "--json").stdout)
+        assert status["running"] is False
+
+        assert sw(tmp_path, "cluster", "start", "--name", "one").returncode == 0
+        with client(tmp_path, "one") as api:
+            kept = api.get("/api/v1/namespaces/default/configmaps/kept").json()
+        assert kept["metadata"]["uid"] == created["metadata"]["uid"]
+        assert kept["metadata"]["resourceVersion"] == created["metadata"]["resourceVersion"]
+
+        assert sw(tmp_path, "cluster", "start", "--name", "two").returncode == 0
+        with client(tmp_path, "one") as one, client(tmp_path, "two") as two:
+            assert one.get("/api/v1/namespaces/default/configmaps/kept").status_code == 200
+            assert two.get("/api/v1/namespaces/default/configmaps/kept").status_code == 404
+
+        kubeconfig = sw(tmp_path, "cluster", "kubeconfig", "--name", "two").stdout.strip()
+        result = subprocess.run(
+            ["kubectl", "--kubeconfig", kubeconfig, "config", "current-context"],
+            capture_output=True,
+            text=True,
+        )
+        assert result.stdout.strip() == "stackwright-two"
+        assert oct(Path(kubeconfig).stat().st_mode & 0o777) == "0o600"
+    finally:
+        sw(tmp_path, "cluster", "delete", "--name", "one")
+        sw(tmp_path, "cluster", "delete", "--name", "two")
+    assert not (tmp_path / "clusters" / "one").exists()
+
+
+def test_bad_input_is_one_line_exit_2(tmp_path: Path) -> None:
+    result = sw(tmp_path, "cluster", "status", "--name", "missing")
+    assert result.returncode == 2
+    assert result.stderr.count("\n") == 1 and "no local cluster named 'missing'" in result.stderr
+    assert "Traceback" not in result.stderr
+    bad = sw(tmp_path, "cluster", "start", "--name", "Bad_Name")
+    assert bad.returncode == 2 and "Traceback" not in bad.stderr

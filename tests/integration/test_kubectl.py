@@ -1,0 +1,178 @@
+"""kubectl, the reference client, against the local cluster."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from typing import Any
+
+import pytest
+
+pytestmark = pytest.mark.integration
+
+MANIFEST = textwrap.dedent(
+    """
+    apiVersion: v1
+    kind: Namespace
+    metadata:
+      name: kc
+    ---
+    apiVersion: v1
+    kind: ConfigMap
+    metadata:
+      name: settings
+      namespace: kc
+    data:
+      color: blue
+    ---
+    apiVersion: apps/v1
+    kind: Deployment
+    metadata:
+      name: web
+      namespace: kc
+    spec:
+      replicas: 2
+      selector:
+        matchLabels: {app: web}
+      template:
+        metadata:
+          labels: {app: web}
+        spec:
+          containers:
+          - name: web
+            image: nginx:1.29
+            ports:
+            - containerPort: 80
+    """
+)
+
+
+def test_api_resources(cluster: Any) -> None:
+    out = cluster.kubectl("api-resources").stdout
+    lines = {line.split()[0]: line for line in out.splitlines()[1:]}
+    assert (
+        "deployments" in lines
+        and "deploy" in lines["deployments"]
+        and "apps/v1" in lines["deployments"]
+    )
+    assert "customresourcedefinitions" in lines
+    assert "namespaces" in lines and "false" in lines["namespaces"].lower()
+
+
+def test_get_namespaces(cluster: Any) -> None:
+    out = cluster.kubectl("get", "namespaces").stdout
+    assert out.split()[:3] == ["NAME", "STATUS", "AGE"]
+    assert "default" in out and "kube-system" in out and "Active" in out
+    names = json.loads(cluster.kubectl("get", "ns", "-o", "json").stdout)
+    assert {"default", "kube-system", "kube-public"} <= {
+        i["metadata"]["name"] for i in names["items"]
+    }
+
+
+def test_server_side_apply_then_get_diff_delete(cluster: Any) -> None:
+    out = cluster.kubectl("apply", "--server-side", "-f", "-", input=MANIFEST).stdout
+    assert "namespace/kc serverside-applied" in out
+    assert "deployment.apps/web serverside-applied" in out
+    deployment = json.loads(
+        cluster.kubectl("get", "deploy", "web", "-n", "kc", "-o", "json").stdout
+    )
+    assert deployment["spec"]["replicas"] == 2
+    assert deployment["metadata"]["managedFields"][0]["manager"] == "kubectl"
+    assert deployment["metadata"]["managedFields"][0]["operation"] == "Apply"
+
+    # Re-applying the same manifest changes nothing.
+    rv = deployment["metadata"]["resourceVersion"]
+    cluster.kubectl("apply", "--server-side", "-f", "-", input=MANIFEST)
+    again = json.loads(cluster.kubectl("get", "deploy", "web", "-n", "kc", "-o", "json").stdout)
+    assert again["metadata"]["resourceVersion"] == rv
+
+    changed = MANIFEST.replace("replicas: 2", "replicas: 4")
+    diff = cluster.kubectl("diff", "--server-side", "-f", "-", input=changed, check=False)
+    assert diff.returncode == 1, diff.stderr  # 1 means "differences found"
+    assert "-  replicas: 2" in diff.stdout and "+  replicas: 4" in diff.stdout
+
+    dry = cluster.kubectl("apply", "--dry-run=server", "-f", "-", input=changed).stdout
+    assert "(server dry run)" in dry
+    assert (
+        json.loads(cluster.kubectl("get", "deploy", "web", "-n", "kc", "-o", "json").stdout)[
+            "spec"
+        ]["replicas"]
+        == 2
+    )
+
+    out = cluster.kubectl("delete", "configmap", "settings", "-n", "kc").stdout
+    assert 'configmap "settings" deleted' in out
+    missing = cluster.kubectl("get", "configmap", "settings", "-n", "kc", check=False)
+    assert missing.returncode == 1 and 'configmaps "settings" not found' in missing.stderr
+
+
+def test_client_side_apply_uses_strategic_merge(cluster: Any) -> None:
+    manifest = MANIFEST.replace("name: kc", "name: kc-csa").replace(
+        "namespace: kc", "namespace: kc-csa"
+    )
+    cluster.kubectl("apply", "-f", "-", input=manifest)
+    changed = manifest.replace("image: nginx:1.29", "image: nginx:1.30")
+    out = cluster.kubectl("apply", "-f", "-", input=changed).stdout
+    assert "deployment.apps/web configured" in out
+    image = cluster.kubectl(
+        "get",
+        "deploy",
+        "web",
+        "-n",
+        "kc-csa",
+        "-o",
+        "jsonpath={.spec.template.spec.containers[0].image}",
+    ).stdout
+    assert image == "nginx:1.30"
+
+
+def test_validation_error_reaches_kubectl(cluster: Any) -> None:
+    bad = (
+        MANIFEST.replace("replicas: 2", "replicas: -3")
+        .replace("name: kc", "name: kc-bad")
+        .replace("namespace: kc", "namespace: kc-bad")
+    )
+    result = cluster.kubectl("apply", "--server-side", "-f", "-", input=bad, check=False)
+    assert result.returncode != 0
+    assert "spec.replicas: Invalid value: -3: must be greater than or equal to 0" in result.stderr
+
+
+def test_wait_for_condition_on_crd(cluster: Any) -> None:
+    crd = textwrap.dedent(
+        """
+        apiVersion: apiextensions.k8s.io/v1
+        kind: CustomResourceDefinition
+        metadata:
+          name: gadgets.example.org
+        spec:
+          group: example.org
+          scope: Cluster
+          names: {plural: gadgets, singular: gadget, kind: Gadget}
+          versions:
+          - name: v1
+            served: true
+            storage: true
+            schema:
+              openAPIV3Schema:
+                type: object
+                properties:
+                  spec:
+                    type: object
+                    properties:
+                      size: {type: integer}
+        """
+    )
+    cluster.kubectl("apply", "--server-side", "-f", "-", input=crd)
+    out = cluster.kubectl(
+        "wait", "--for=condition=Established", "crd/gadgets.example.org", "--timeout=30s"
+    ).stdout
+    assert "condition met" in out
+    gadget = "apiVersion: example.org/v1\nkind: Gadget\nmetadata: {name: g1}\nspec: {size: 2}\n"
+    cluster.kubectl("apply", "--server-side", "-f", "-", input=gadget)
+    assert cluster.kubectl("get", "gadgets", "g1", "-o", "jsonpath={.spec.size}").stdout == "2"
+
+
+def test_explain(cluster: Any) -> None:
+    out = cluster.kubectl("explain", "deployment.spec.replicas").stdout
+    assert "KIND:" in out and "Deployment" in out
+    assert "replicas" in out and "integer" in out
