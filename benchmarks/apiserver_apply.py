@@ -21,9 +21,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from rawclient import run_requests  # noqa: E402
+from rawclient import run_requests
 
-from stackwright.localcluster import lifecycle  # noqa: E402
+from stackwright.localcluster import lifecycle
 
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 

@@ -7,6 +7,7 @@ about 3 ms of CPU per request; this needs a fraction of that).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import ssl
 from collections.abc import Sequence
 
@@ -60,10 +61,8 @@ class Connection:
 
     async def close(self) -> None:
         self.writer.close()
-        try:
+        with contextlib.suppress(ConnectionError, ssl.SSLError):
             await self.writer.wait_closed()
-        except (ConnectionError, ssl.SSLError):
-            pass
 
 
 async def run_requests(

@@ -46,7 +46,7 @@ class LiveCluster:
             )
         return result
 
-    def http(self) -> "httpx.Client":  # noqa: F821
+    def http(self) -> httpx.Client:  # noqa: F821
         import httpx
 
         return httpx.Client(

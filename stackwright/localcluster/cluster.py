@@ -36,6 +36,7 @@ Clock = Callable[[], datetime.datetime]
 
 NAMESPACE_TYPE = ("", "namespaces")
 CRD_TYPE = ("apiextensions.k8s.io", "customresourcedefinitions")
+JOB_TYPE = ("batch", "jobs")
 FOREGROUND = "foregroundDeletion"
 ORPHAN = "orphan"
 NAMESPACE_FINALIZER = "kubernetes"
@@ -370,13 +371,16 @@ class Cluster:
             raise status.already_exists(rtype.plural, rtype.group, name)
         if rtype.namespaced:
             self._check_namespace_open(meta["namespace"])
-        warnings = self._check_fields(rtype, obj, opts)
+        obj, warnings = self._check_fields(rtype, obj, opts)
+        meta = obj["metadata"]
         if "status" in rtype.subresources:
             obj.pop("status", None)
         self._admit(rtype, None, obj)
         now = timestamp(self.clock())
         meta["uid"] = str(uuid.uuid4())
         meta["creationTimestamp"] = now
+        if rtype.key == JOB_TYPE:
+            defaults.default_job_selector(obj)  # the generated selector is keyed by the new uid
         meta.pop("resourceVersion", None)
         meta.pop("deletionTimestamp", None)
         meta.pop("deletionGracePeriodSeconds", None)
@@ -442,7 +446,8 @@ class Cluster:
                 rtype.plural, rtype.group, name,
                 "the object has been modified; please apply your changes to the latest version and try again",
             )  # fmt: skip
-        warnings = self._check_fields(rtype, obj, opts)
+        obj, warnings = self._check_fields(rtype, obj, opts)
+        meta = obj["metadata"]
         return self._update(rtype, old, obj, opts, subresource, warnings=warnings)
 
     def _update(
@@ -570,7 +575,7 @@ class Cluster:
                 rtype.plural, rtype.group, name,
                 "the object has been modified; please apply your changes to the latest version and try again",
             )  # fmt: skip
-        warnings = self._check_fields(rtype, patched, opts)
+        patched, warnings = self._check_fields(rtype, patched, opts)
         patched = self._decode(rtype, patched)
         return self._update(rtype, old, patched, opts, subresource, warnings=warnings)
 
@@ -578,8 +583,6 @@ class Cluster:
         self, rtype: ResourceType, namespace: str, name: str, old: Obj | None, body: bytes,
         opts: WriteOptions, subresource: str,
     ) -> Written:  # fmt: skip
-        if not opts.field_manager:
-            raise status.BadRequest("PATCH, fieldManager is required for apply requests")
         applied = _parse_apply_body(body)
         applied = self._decode(rtype, applied)
         meta = applied.setdefault("metadata", {})
@@ -590,7 +593,8 @@ class Cluster:
         meta["name"] = name
         if rtype.namespaced:
             self._settle_namespace(rtype, meta, namespace)
-        warnings = self._check_fields(rtype, applied, opts)
+        applied, warnings = self._check_fields(rtype, applied, opts)
+        meta = applied["metadata"]
         if old is not None:
             given_rv = meta.get("resourceVersion")
             if given_rv and given_rv != old["metadata"]["resourceVersion"]:
@@ -612,7 +616,7 @@ class Cluster:
         merged = ssa.server_side_apply(
             self._as_version(rtype, old) if old is not None else None,
             applied,
-            manager=opts.field_manager,
+            manager=opts.field_manager or "",
             force=opts.force,
             root=rtype.schema,
             resolve=rtype.resolve,
@@ -620,6 +624,9 @@ class Cluster:
             now=now,
             subresource=subresource,
         )
+        # The merge shares unchanged subtrees with the stored object; admission edits
+        # in place, so it gets a private copy.
+        merged = orjson.loads(orjson.dumps(merged))
         if old is None:
             if subresource:
                 raise status.not_found(rtype.plural, rtype.group, name)
@@ -639,6 +646,8 @@ class Cluster:
         now = timestamp(self.clock())
         meta["uid"] = str(uuid.uuid4())
         meta["creationTimestamp"] = now
+        if rtype.key == JOB_TYPE:
+            defaults.default_job_selector(obj)
         if _has_generation(rtype):
             meta["generation"] = 1
         self._validate(rtype, obj, None)
@@ -746,43 +755,42 @@ class Cluster:
             raise status.BadRequest("metadata must be an object")
         return obj
 
-    def _check_fields(self, rtype: ResourceType, obj: Obj, opts: WriteOptions) -> list[str]:
-        """Type errors stop the request (400); unknown fields per fieldValidation."""
-        if rtype.crd is not None:
-            return self._check_custom_fields(rtype, obj, opts)
-        if rtype.schema is None:
-            return []
-        report = validation.decode_check(obj, rtype.schema, rtype.resolve)
-        if report.type_errors:
-            raise status.BadRequest(report.type_errors[0])
-        if not report.unknown_fields or opts.field_validation == "Ignore":
-            if report.unknown_fields:
-                _replace_contents(obj, validation.drop_unknown(obj, rtype.schema, rtype.resolve))
-            return []
-        if opts.field_validation == "Strict":
-            fields = ", ".join(f'unknown field "{f}"' for f in report.unknown_fields)
-            raise status.BadRequest(f"strict decoding error: {fields}")
-        _replace_contents(obj, validation.drop_unknown(obj, rtype.schema, rtype.resolve))
-        return [f'unknown field "{f}"' for f in report.unknown_fields]
+    def _check_fields(
+        self, rtype: ResourceType, obj: Obj, opts: WriteOptions
+    ) -> tuple[Obj, list[str]]:
+        """Type errors stop the request (400); unknown fields per fieldValidation.
 
-    def _check_custom_fields(self, rtype: ResourceType, obj: Obj, opts: WriteOptions) -> list[str]:
+        Returns the object without unknown fields (custom kinds: pruned and defaulted)
+        and the warnings to send.
+        """
         if rtype.schema is None:
-            return []
-        pruned = validation.prune_custom(obj, rtype.schema)
-        dropped = _dropped_paths(obj, pruned)
-        if dropped and opts.field_validation == "Strict":
-            fields = ", ".join(f'unknown field "{f}"' for f in dropped)
+            return obj, []
+        if rtype.crd is not None:
+            pruned = validation.prune_custom(obj, rtype.schema)
+            unknown = _dropped_paths(obj, pruned)
+            obj = pruned
+        else:
+            report = validation.decode_check(obj, rtype.schema, rtype.resolve)
+            if report.type_errors:
+                raise status.BadRequest(report.type_errors[0])
+            unknown = report.unknown_fields
+            if unknown:
+                obj = validation.drop_unknown(obj, rtype.schema, rtype.resolve)
+        if not unknown or opts.field_validation == "Ignore":
+            return obj, []
+        if opts.field_validation == "Strict":
+            fields = ", ".join(f'unknown field "{f}"' for f in unknown)
             raise status.BadRequest(f"strict decoding error: {fields}")
-        _replace_contents(obj, pruned)
-        validation.default_custom(obj, rtype.schema)
-        return (
-            [] if opts.field_validation == "Ignore" else [f'unknown field "{f}"' for f in dropped]
-        )
+        return obj, [f'unknown field "{f}"' for f in unknown]
 
     def _admit(self, rtype: ResourceType, old: Obj | None, obj: Obj) -> None:
         """Defaulting and the built-in admission a real API server runs before validation."""
+        # Defaulting runs on the object about to be stored (after any merge), so an
+        # applier never owns a default it did not send.
         if rtype.crd is None:
             defaults.apply_defaults(obj, rtype.group, rtype.kind)
+        elif rtype.schema is not None:
+            validation.default_custom(obj, rtype.schema)
         admit = _ADMISSION.get(rtype.key)
         if admit is not None:
             admit(self, old, obj)
@@ -829,6 +837,9 @@ class Cluster:
     def _admit_service(self, old: Obj | None, obj: Obj) -> None:
         spec = obj.setdefault("spec", {})
         if spec.get("type") == "ExternalName":
+            # An ExternalName service has no cluster IP; switching to it releases one.
+            for field in ("clusterIP", "clusterIPs", "ipFamilies", "ipFamilyPolicy"):
+                spec.pop(field, None)
             return
         if old is not None:
             old_ip = old.get("spec", {}).get("clusterIP")
@@ -903,7 +914,7 @@ def _parse_apply_body(body: bytes) -> Any:
 
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     try:
-        return yaml.load(body, Loader=loader)  # noqa: S506 - a safe loader
+        return yaml.load(body, Loader=loader)
     except yaml.YAMLError as exc:
         raise status.BadRequest(f"error decoding YAML: {exc}") from None
 
@@ -951,11 +962,6 @@ def _same_object(old: Obj, new: Obj) -> bool:
 
 def _fields_only(entries: list[dict[str, Any]] | None) -> list[dict[str, Any]]:
     return [{k: v for k, v in e.items() if k != "time"} for e in entries or []]
-
-
-def _replace_contents(target: Obj, source: Obj) -> None:
-    target.clear()
-    target.update(source)
 
 
 def _dropped_paths(before: Any, after: Any, path: str = "") -> list[str]:

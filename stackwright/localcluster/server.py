@@ -15,6 +15,7 @@ import argparse
 import asyncio
 import contextlib
 import hmac
+import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,6 +32,8 @@ from stackwright.localcluster.schema import KUBERNETES_VERSION
 Scope = dict[str, Any]
 Receive = Callable[[], Awaitable[dict[str, Any]]]
 Send = Callable[[dict[str, Any]], Awaitable[None]]
+
+log = logging.getLogger("stackwright.localcluster")
 
 JSON = b"application/json"
 _PUBLIC_PATHS = frozenset({"/healthz", "/livez", "/readyz"})
@@ -93,6 +96,7 @@ class APIServerApp:
                 exc.code, orjson.dumps(exc.to_status()), headers=_encode_headers(exc.headers)
             )
         except Exception as exc:  # an internal error still answers in the Status shape
+            log.exception("internal error serving %s %s", request.method, request.path)
             error = status.InternalError(f"Internal error occurred: {type(exc).__name__}: {exc}")
             result = Response(500, orjson.dumps(error.to_status()))
         if isinstance(result, Response):

@@ -16,6 +16,7 @@ reader may hold on to what it was given.
 from __future__ import annotations
 
 import asyncio
+import logging
 import sqlite3
 from collections import deque
 from collections.abc import Callable, Iterator
@@ -30,6 +31,8 @@ Obj = dict[str, Any]
 TypeKey = tuple[str, str]
 #: (namespace, name); namespace is "" for cluster-scoped objects.
 ObjKey = tuple[str, str]
+
+log = logging.getLogger("stackwright.localcluster")
 
 ADDED, MODIFIED, DELETED = "ADDED", "MODIFIED", "DELETED"
 
@@ -192,7 +195,12 @@ class Store:
         for subscription in list(self._subscriptions):
             subscription.offer(change)
         for listener in list(self._listeners):
-            listener(change)
+            try:
+                listener(change)
+            except Exception:  # the write is committed; a listener's bug must not undo its reply
+                log.exception(
+                    "store listener failed on %s %s/%s", change.type, change.namespace, change.name
+                )
         return change
 
     # --- watching ----------------------------------------------------------

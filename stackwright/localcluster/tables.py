@@ -26,6 +26,7 @@ from typing import Any
 
 from stackwright.localcluster import jsonpath
 from stackwright.localcluster.registry import ResourceType
+from stackwright.localcluster.schema import builtin_schemas
 from stackwright.localcluster.selectors import label_selector_from_dict
 from stackwright.localcluster.status import BadRequest, NotAcceptable
 
@@ -189,16 +190,14 @@ _BATCH = "io.k8s.api.batch.v1."
 
 # (name, type, format, description, priority); a description given as a tuple is a
 # (definition, property) reference into the OpenAPI definitions.
-_ColumnSpec = tuple[str, str, str, "str | tuple[str, str]", int]
+_ColumnSpec = tuple[str, str, str, str | tuple[str, str], int]
 
 
 @functools.cache
 def _doc(definition: str, prop: str) -> str:
     try:
-        from stackwright.localcluster.schema import builtin_schemas
-
         node = builtin_schemas().definitions.get(definition, {})
-    except Exception:  # pragma: no cover - definitions missing: descriptions are optional
+    except OSError:  # pragma: no cover - definitions missing: descriptions are optional
         return ""
     return str(_get(node, "properties", prop, "description") or "")
 

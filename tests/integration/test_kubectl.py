@@ -74,7 +74,9 @@ def test_server_side_apply_then_get_diff_delete(cluster: Any) -> None:
     assert "namespace/kc serverside-applied" in out
     assert "deployment.apps/web serverside-applied" in out
     deployment = json.loads(
-        cluster.kubectl("get", "deploy", "web", "-n", "kc", "-o", "json").stdout
+        cluster.kubectl(
+            "get", "deploy", "web", "-n", "kc", "-o", "json", "--show-managed-fields"
+        ).stdout
     )
     assert deployment["spec"]["replicas"] == 2
     assert deployment["metadata"]["managedFields"][0]["manager"] == "kubectl"

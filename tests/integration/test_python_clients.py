@@ -69,15 +69,15 @@ def test_lightkube_sync_watch(cluster: Any) -> None:
         )
         writer_client.delete(ConfigMap, "w1", namespace="lk-watch")
 
+    # The watch resumes from start_rv, so writes made before it connects are replayed.
     thread = threading.Thread(target=writer)
+    thread.start()
+    thread.join()
     seen = []
     for event_type, obj in client.watch(ConfigMap, namespace="lk-watch", resource_version=start_rv):
-        if not seen:
-            thread.start()
         seen.append((event_type, obj.metadata.name))
         if len(seen) == 2:
             break
-    thread.join()
     assert seen == [("ADDED", "w1"), ("DELETED", "w1")]
 
 

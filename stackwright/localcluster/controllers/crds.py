@@ -54,7 +54,9 @@ def resource_types(crd: Obj) -> list[ResourceType]:
                 storage=bool(version.get("storage")),
                 scale_paths=dict(scale) if scale else {},
                 printer_columns=tuple(version.get("additionalPrinterColumns", ())),
-                selectable_fields=tuple(f["jsonPath"].lstrip(".") for f in version.get("selectableFields", ())),
+                selectable_fields=tuple(
+                    f["jsonPath"].lstrip(".") for f in version.get("selectableFields", ())
+                ),
             )
         )
     return out
