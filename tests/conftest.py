@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import ssl
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -51,7 +52,7 @@ class LiveCluster:
 
         return httpx.Client(
             base_url=self.server,
-            verify=str(self.ca),
+            verify=ssl.create_default_context(cafile=str(self.ca)),
             headers={"Authorization": f"Bearer {self.token}"},
             timeout=30,
         )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import ssl
 import time
 from collections.abc import Callable
 from typing import Any
@@ -66,7 +67,10 @@ def deployment(name: str, image: str = "nginx:1.29", replicas: int | None = None
 
 
 def test_request_without_token_is_401_status(cluster: Any) -> None:
-    r = httpx.get(f"{cluster.server}/api/v1/namespaces", verify=str(cluster.ca))
+    r = httpx.get(
+        f"{cluster.server}/api/v1/namespaces",
+        verify=ssl.create_default_context(cafile=str(cluster.ca)),
+    )
     assert r.status_code == 401
     assert r.json() == {
         "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
@@ -76,7 +80,9 @@ def test_request_without_token_is_401_status(cluster: Any) -> None:
 
 def test_wrong_token_is_401(cluster: Any) -> None:
     r = httpx.get(
-        f"{cluster.server}/api", verify=str(cluster.ca), headers={"Authorization": "Bearer nope"}
+        f"{cluster.server}/api",
+        verify=ssl.create_default_context(cafile=str(cluster.ca)),
+        headers={"Authorization": "Bearer nope"},
     )
     assert r.status_code == 401
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import ssl
 import subprocess
 import sys
 from pathlib import Path
@@ -31,7 +32,7 @@ def client(home: Path, name: str) -> httpx.Client:
     token = (folder / "token").read_text().strip()
     return httpx.Client(
         base_url=f"https://127.0.0.1:{port}",
-        verify=str(folder / "ca.crt"),
+        verify=ssl.create_default_context(cafile=str(folder / "ca.crt")),
         headers={"Authorization": f"Bearer {token}"},
     )
 
@@ -62,6 +63,18 @@ def test_start_restart_keeps_objects_and_two_clusters_side_by_side(tmp_path: Pat
             kept = api.get("/api/v1/namespaces/default/configmaps/kept").json()
         assert kept["metadata"]["uid"] == created["metadata"]["uid"]
         assert kept["metadata"]["resourceVersion"] == created["metadata"]["resourceVersion"]
+        # A restarted server cannot replay changes from before it started: 410, as a real
+        # kube-apiserver answers once its watch cache no longer holds a version.
+        with (
+            client(tmp_path, "one") as api,
+            api.stream(
+                "GET", "/api/v1/namespaces/default/configmaps?watch=true&resourceVersion=2"
+            ) as r,
+        ):
+            event = json.loads(next(r.iter_lines()))
+        assert event["type"] == "ERROR"
+        assert event["object"]["code"] == 410 and event["object"]["reason"] == "Expired"
+        assert event["object"]["message"].startswith("too old resource version: 2 (")
 
         assert sw(tmp_path, "cluster", "start", "--name", "two").returncode == 0
         with client(tmp_path, "one") as one, client(tmp_path, "two") as two:

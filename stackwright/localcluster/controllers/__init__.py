@@ -15,12 +15,16 @@ from stackwright.localcluster.controllers.base import Controller
 from stackwright.localcluster.controllers.crds import CRDController
 from stackwright.localcluster.controllers.garbage import GarbageCollector
 from stackwright.localcluster.controllers.namespaces import NamespaceController
+from stackwright.localcluster.controllers.pace import Pace
 
 __all__ = ["start_controllers"]
 
 
-def build_controllers(cluster: Cluster, app: Any = None) -> list[Controller]:
+def build_controllers(
+    cluster: Cluster, app: Any = None, *, nodes: int = 1, pace: Pace | None = None
+) -> list[Controller]:
     """Create the controllers (registering their store listeners) without running them."""
+    pace = pace or Pace()
 
     def types_changed() -> None:
         if app is not None:
@@ -37,4 +41,5 @@ def start_controllers(
     cluster: Cluster, app: Any = None, *, nodes: int = 1, speed: float = 1.0
 ) -> list[asyncio.Task[None]]:
     """Run every controller as a task of the current event loop."""
-    return [asyncio.ensure_future(c.run()) for c in build_controllers(cluster, app)]
+    controllers = build_controllers(cluster, app, nodes=nodes, pace=Pace(speed))
+    return [asyncio.ensure_future(c.run()) for c in controllers]
