@@ -431,21 +431,12 @@ class Cluster:
     ) -> Written:
         obj = self._decode(rtype, body)
         meta = obj.setdefault("metadata", {})
-        if meta.get("name") and meta["name"] != name:
-            raise status.BadRequest(
-                f"the name of the object ({meta['name']}) does not match the name on the URL ({name})"
-            )
-        meta["name"] = name
+        _settle_name(meta, name)
         self._settle_namespace(rtype, meta, namespace)
         old = self.store.get(rtype.key, meta.get("namespace", ""), name)
         if old is None:
             raise status.not_found(rtype.plural, rtype.group, name)
-        given_rv = meta.get("resourceVersion")
-        if given_rv and given_rv != old["metadata"]["resourceVersion"]:
-            raise status.conflict(
-                rtype.plural, rtype.group, name,
-                "the object has been modified; please apply your changes to the latest version and try again",
-            )  # fmt: skip
+        _check_resource_version(rtype, name, meta, old)
         obj, warnings = self._check_fields(rtype, obj, opts)
         meta = obj["metadata"]
         return self._update(rtype, old, obj, opts, subresource, warnings=warnings)
@@ -564,17 +555,8 @@ class Cluster:
         if not isinstance(patched, dict):
             raise status.BadRequest("the patch did not produce an object")
         meta = patched.setdefault("metadata", {})
-        if meta.get("name", name) != name:
-            raise status.BadRequest(
-                f"the name of the object ({meta.get('name')}) does not match the name on the URL ({name})"
-            )
-        meta["name"] = name
-        given_rv = meta.get("resourceVersion")
-        if given_rv and given_rv != old["metadata"]["resourceVersion"]:
-            raise status.conflict(
-                rtype.plural, rtype.group, name,
-                "the object has been modified; please apply your changes to the latest version and try again",
-            )  # fmt: skip
+        _settle_name(meta, name)
+        _check_resource_version(rtype, name, meta, old)
         patched, warnings = self._check_fields(rtype, patched, opts)
         patched = self._decode(rtype, patched)
         return self._update(rtype, old, patched, opts, subresource, warnings=warnings)
@@ -586,22 +568,13 @@ class Cluster:
         applied = _parse_apply_body(body)
         applied = self._decode(rtype, applied)
         meta = applied.setdefault("metadata", {})
-        if meta.get("name") and meta["name"] != name:
-            raise status.BadRequest(
-                f"the name of the object ({meta['name']}) does not match the name on the URL ({name})"
-            )
-        meta["name"] = name
+        _settle_name(meta, name)
         if rtype.namespaced:
             self._settle_namespace(rtype, meta, namespace)
         applied, warnings = self._check_fields(rtype, applied, opts)
         meta = applied["metadata"]
         if old is not None:
-            given_rv = meta.get("resourceVersion")
-            if given_rv and given_rv != old["metadata"]["resourceVersion"]:
-                raise status.conflict(
-                    rtype.plural, rtype.group, name,
-                    "the object has been modified; please apply your changes to the latest version and try again",
-                )  # fmt: skip
+            _check_resource_version(rtype, name, meta, old)
         meta.pop("resourceVersion", None)
         if subresource == "status":
             applied = {
@@ -889,18 +862,10 @@ class Cluster:
         raise status.InternalError("failed to allocate a serviceIP: range is full")
 
 
-def _admit_namespace(cluster: Cluster, old: Obj | None, obj: Obj) -> None:
-    cluster._admit_namespace(old, obj)
-
-
-def _admit_service(cluster: Cluster, old: Obj | None, obj: Obj) -> None:
-    cluster._admit_service(old, obj)
-
-
 #: Built-in admission per type: what the API server itself fills in before validation.
 _ADMISSION: dict[tuple[str, str], Callable[[Cluster, Obj | None, Obj], None]] = {
-    NAMESPACE_TYPE: _admit_namespace,  # phase Active and the `kubernetes` finalizer
-    ("", "services"): _admit_service,  # clusterIP allocation from the service CIDR
+    NAMESPACE_TYPE: Cluster._admit_namespace,  # phase Active and the `kubernetes` finalizer
+    ("", "services"): Cluster._admit_service,  # clusterIP allocation from the service CIDR
 }
 
 
@@ -917,6 +882,24 @@ def _parse_apply_body(body: bytes) -> Any:
         return yaml.load(body, Loader=loader)
     except yaml.YAMLError as exc:
         raise status.BadRequest(f"error decoding YAML: {exc}") from None
+
+
+def _check_resource_version(rtype: ResourceType, name: str, meta: dict[str, Any], old: Obj) -> None:
+    """A write that names a resourceVersion succeeds only against that version (optimistic concurrency)."""
+    given = meta.get("resourceVersion")
+    if given and given != old["metadata"]["resourceVersion"]:
+        raise status.conflict(
+            rtype.plural, rtype.group, name,
+            "the object has been modified; please apply your changes to the latest version and try again",
+        )  # fmt: skip
+
+
+def _settle_name(meta: dict[str, Any], name: str) -> None:
+    if meta.get("name") and meta["name"] != name:
+        raise status.BadRequest(
+            f"the name of the object ({meta['name']}) does not match the name on the URL ({name})"
+        )
+    meta["name"] = name
 
 
 def _held(obj: Obj) -> bool:

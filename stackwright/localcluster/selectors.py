@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from stackwright.localcluster.status import BadRequest
+from stackwright.localcluster.validation import label_value, qualified_name
 
 __all__ = [
     "EVERYTHING",
@@ -60,97 +61,10 @@ _VALID_OPERATORS = (*_BINARY_OPERATORS, EXISTS, DOES_NOT_EXIST)
 
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 
-# --------------------------------------------------------------------------------------
-# Validation of keys and values: k8s.io/apimachinery/pkg/util/validation as of the
-# Kubernetes release the local cluster reports (1.33: "a qualified name", "characters").
-
-_QNAME_FMT = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
-_QNAME_RE = re.compile(_QNAME_FMT)
-_QNAME_ERR = (
-    "must consist of alphanumeric characters, '-', '_' or '.', "
-    "and must start and end with an alphanumeric character"
-)
-_LABEL_VALUE_FMT = f"({_QNAME_FMT})?"
-_LABEL_VALUE_RE = re.compile(_LABEL_VALUE_FMT)
-_LABEL_VALUE_ERR = (
-    "a valid label must be an empty string or consist of alphanumeric characters, "
-    "'-', '_' or '.', and must start and end with an alphanumeric character"
-)
-_DNS1123_LABEL_FMT = "[a-z0-9]([-a-z0-9]*[a-z0-9])?"
-_DNS1123_SUBDOMAIN_FMT = _DNS1123_LABEL_FMT + "(\\." + _DNS1123_LABEL_FMT + ")*"
-_DNS1123_SUBDOMAIN_RE = re.compile(_DNS1123_SUBDOMAIN_FMT)
-_DNS1123_SUBDOMAIN_ERR = (
-    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, "
-    "'-' or '.', and must start and end with an alphanumeric character"
-)
-
-
-def _regex_error(msg: str, fmt: str, *examples: str) -> str:
-    # The doubled space in "'MyName',  or" is the real server's: each example is
-    # followed by "', " and joined with " or ".
-    if not examples:
-        return f"{msg} (regex used for validation is '{fmt}')"
-    shown = " or ".join(f"'{e}', " for e in examples)
-    return f"{msg} (e.g. {shown}regex used for validation is '{fmt}')"
-
-
-def _max_len_error(length: int) -> str:
-    return f"must be no more than {length} characters"
-
-
-def _byte_len(value: str) -> int:
-    # Go measures strings in bytes.
-    return len(value.encode("utf-8", "surrogatepass"))
-
-
-def _dns1123_subdomain_errors(value: str) -> list[str]:
-    errs = []
-    if _byte_len(value) > 253:
-        errs.append(_max_len_error(253))
-    if not _DNS1123_SUBDOMAIN_RE.fullmatch(value):
-        errs.append(_regex_error(_DNS1123_SUBDOMAIN_ERR, _DNS1123_SUBDOMAIN_FMT, "example.com"))
-    return errs
-
-
-def validate_label_key(key: str) -> list[str]:
-    """The problems with a label key (validation.IsQualifiedName); empty when valid."""
-    errs: list[str] = []
-    parts = key.split("/")
-    if len(parts) == 1:
-        name = parts[0]
-    elif len(parts) == 2:
-        prefix, name = parts
-        if not prefix:
-            errs.append("prefix part must be non-empty")
-        else:
-            errs.extend("prefix part " + m for m in _dns1123_subdomain_errors(prefix))
-    else:
-        return [
-            "a qualified name "
-            + _regex_error(_QNAME_ERR, _QNAME_FMT, "MyName", "my.name", "123-abc")
-            + " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"
-        ]
-    if not name:
-        errs.append("name part must be non-empty")
-    elif _byte_len(name) > 63:
-        errs.append("name part " + _max_len_error(63))
-    if not _QNAME_RE.fullmatch(name):
-        errs.append(
-            "name part " + _regex_error(_QNAME_ERR, _QNAME_FMT, "MyName", "my.name", "123-abc")
-        )
-    return errs
-
-
-def validate_label_value(value: str) -> list[str]:
-    """The problems with a label value (validation.IsValidLabelValue); empty when valid."""
-    errs = []
-    if _byte_len(value) > 63:
-        errs.append(_max_len_error(63))
-    if not _LABEL_VALUE_RE.fullmatch(value):
-        errs.append(
-            _regex_error(_LABEL_VALUE_ERR, _LABEL_VALUE_FMT, "MyValue", "my_value", "12345")
-        )
-    return errs
+# Keys and values are checked by apimachinery's util/validation rules, which the
+# validation module implements once for labels, annotations and names alike.
+validate_label_key = qualified_name
+validate_label_value = label_value
 
 
 # --------------------------------------------------------------------------------------

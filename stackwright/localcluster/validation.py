@@ -614,6 +614,11 @@ _DNS1123_LABEL_FMT = "[a-z0-9]([-a-z0-9]*[a-z0-9])?"
 _DNS1123_SUBDOMAIN_FMT = _DNS1123_LABEL_FMT + "(\\." + _DNS1123_LABEL_FMT + ")*"
 _DNS1035_LABEL_FMT = "[a-z]([-a-z0-9]*[a-z0-9])?"
 _QUALIFIED_NAME_FMT = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
+_QUALIFIED_NAME_ERR = (
+    "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an "
+    "alphanumeric character"
+)
+_QUALIFIED_NAME_EXAMPLES = ("MyName", "my.name", "123-abc")
 _LABEL_VALUE_FMT = "(" + _QUALIFIED_NAME_FMT + ")?"
 _CONFIG_KEY_FMT = "[-._a-zA-Z0-9]+"
 _PERCENT_FMT = "[0-9]+%"
@@ -714,14 +719,7 @@ def qualified_name(value: str) -> list[str]:
     else:
         return [
             "a qualified name "
-            + _regex_error(
-                "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an "
-                "alphanumeric character",
-                _QUALIFIED_NAME_FMT,
-                "MyName",
-                "my.name",
-                "123-abc",
-            )
+            + _regex_error(_QUALIFIED_NAME_ERR, _QUALIFIED_NAME_FMT, *_QUALIFIED_NAME_EXAMPLES)
             + " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"
         ]
     if not name:
@@ -731,14 +729,7 @@ def qualified_name(value: str) -> list[str]:
     if not _QUALIFIED_NAME_RE.fullmatch(name):
         errs.append(
             "name part "
-            + _regex_error(
-                "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an "
-                "alphanumeric character",
-                _QUALIFIED_NAME_FMT,
-                "MyName",
-                "my.name",
-                "123-abc",
-            )
+            + _regex_error(_QUALIFIED_NAME_ERR, _QUALIFIED_NAME_FMT, *_QUALIFIED_NAME_EXAMPLES)
         )
     return errs
 
