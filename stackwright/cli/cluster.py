@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import json
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from stackwright.localcluster import lifecycle
+
+if TYPE_CHECKING:
+    from stackwright.localcluster.nodeops import NodeOps
 
 app = typer.Typer(
     help="Run a local Kubernetes-compatible cluster in the background.", no_args_is_help=True
@@ -86,3 +89,96 @@ def delete(name: Name = lifecycle.DEFAULT_NAME, as_json: Json = False) -> None:
 def kubeconfig(name: Name = lifecycle.DEFAULT_NAME) -> None:
     """Print the path of the cluster's kubeconfig (use with KUBECONFIG=…)."""
     typer.echo(str(lifecycle.info(name).kubeconfig))
+
+
+# --- nodes ---------------------------------------------------------------------------------
+
+node_app = typer.Typer(
+    help="Cordon, drain, fail or recover a simulated node (to test disruption).",
+    no_args_is_help=True,
+)
+app.add_typer(node_app, name="node")
+
+NodeName = Annotated[str, typer.Argument(help="The node, e.g. node-1.", metavar="NODE")]
+
+
+def _node_ops(name: str) -> NodeOps:
+    # Imported here: the API client is not needed to start or stop a cluster.
+    from stackwright.localcluster.nodeops import NodeOps
+
+    return NodeOps(lifecycle.info(name))
+
+
+@node_app.command()
+def cordon(node: NodeName, name: Name = lifecycle.DEFAULT_NAME, as_json: Json = False) -> None:
+    """Mark a node unschedulable: new pods go elsewhere, running ones stay."""
+    ops = _node_ops(name)
+    try:
+        ops.cordon(node)
+    finally:
+        ops.close()
+    _emit({"node": node, "cordoned": True}, as_json, f"node/{node} cordoned")
+
+
+@node_app.command()
+def uncordon(node: NodeName, name: Name = lifecycle.DEFAULT_NAME, as_json: Json = False) -> None:
+    """Make a cordoned node schedulable again."""
+    ops = _node_ops(name)
+    try:
+        ops.uncordon(node)
+    finally:
+        ops.close()
+    _emit({"node": node, "cordoned": False}, as_json, f"node/{node} uncordoned")
+
+
+@node_app.command()
+def drain(
+    node: NodeName,
+    name: Name = lifecycle.DEFAULT_NAME,
+    timeout: Annotated[
+        float,
+        typer.Option("--timeout", help="Seconds to keep retrying evictions a budget refuses."),
+    ] = 60.0,
+    as_json: Json = False,
+) -> None:
+    """Cordon a node and evict its pods (not DaemonSet pods), honouring disruption budgets."""
+    ops = _node_ops(name)
+    try:
+        report = ops.drain(
+            node,
+            timeout=timeout,
+            on_evict=None if as_json else (lambda ref: typer.echo(f"evicting pod {ref}")),
+        )
+    finally:
+        ops.close()
+    _emit(
+        {"node": node, "evicted": report.evicted, "skipped": report.skipped},
+        as_json,
+        f"node/{node} drained",
+    )
+
+
+@node_app.command()
+def fail(node: NodeName, name: Name = lifecycle.DEFAULT_NAME, as_json: Json = False) -> None:
+    """Simulate a node failure: NotReady, tainted unreachable, its pods evicted."""
+    ops = _node_ops(name)
+    try:
+        ops.fail(node)
+    finally:
+        ops.close()
+    _emit(
+        {"node": node, "failed": True},
+        as_json,
+        f"node/{node} failed: it stops reporting; its pods are evicted shortly",
+    )
+
+
+@node_app.command()
+def recover(node: NodeName, name: Name = lifecycle.DEFAULT_NAME, as_json: Json = False) -> None:
+    """Bring a failed node back."""
+    ops = _node_ops(name)
+    try:
+        ops.recover(node)
+    finally:
+        ops.close()
+    _emit({"node": node, "failed": False}, as_json, f"node/{node} recovered")

@@ -37,10 +37,14 @@ Clock = Callable[[], datetime.datetime]
 NAMESPACE_TYPE = ("", "namespaces")
 CRD_TYPE = ("apiextensions.k8s.io", "customresourcedefinitions")
 JOB_TYPE = ("batch", "jobs")
+POD_TYPE = ("", "pods")
 FOREGROUND = "foregroundDeletion"
 ORPHAN = "orphan"
 NAMESPACE_FINALIZER = "kubernetes"
 CRD_CLEANUP_FINALIZER = "customresourcecleanup.apiextensions.k8s.io"
+PVC_PROTECTION = "kubernetes.io/pvc-protection"
+DEFAULT_CLASS_ANNOTATION = "storageclass.kubernetes.io/is-default-class"
+NODE_PORT_RANGE = (30000, 32767)
 INITIAL_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 
 # Characters of generateName suffixes, as apimachinery's rand.String: no vowels,
@@ -286,8 +290,10 @@ class Cluster:
                     return
             last = since
             for change in backlog:
-                event = self._event_for(rtype, change, in_scope)
                 last = change.rv
+                if change.key != rtype.key:
+                    continue  # the change log holds every type; this watch wants one
+                event = self._event_for(rtype, change, in_scope)
                 if event:
                     yield event
             loop = asyncio.get_running_loop()
@@ -660,20 +666,33 @@ class Cluster:
             finalizers.append(ORPHAN)
         if rtype.key == CRD_TYPE and CRD_CLEANUP_FINALIZER not in finalizers:
             finalizers.append(CRD_CLEANUP_FINALIZER)
-        marked_finalizers = {**obj, "metadata": {**meta, "finalizers": finalizers}}
+        grace = _pod_grace_period(obj, opts.grace_period_seconds) if rtype.key == POD_TYPE else 0
+        marked_finalizers = {
+            **obj,
+            "metadata": {**meta, "finalizers": finalizers, "deletionGracePeriodSeconds": grace},
+        }
         graceful = _held(marked_finalizers)
         if opts.dry_run:
             return self._as_version(rtype, obj), not graceful
         if not graceful:
             return self._remove(rtype, obj), True
-        if meta.get("deletionTimestamp") and finalizers == list(meta.get("finalizers") or []):
+        if (
+            meta.get("deletionTimestamp")
+            and finalizers == list(meta.get("finalizers") or [])
+            and grace == int(meta.get("deletionGracePeriodSeconds") or 0)
+        ):
             return self._as_version(rtype, obj), False
+        now = self.clock()
+        deletion = meta.get("deletionTimestamp")
+        if grace and (not deletion or grace < int(meta.get("deletionGracePeriodSeconds") or 0)):
+            # The time by which the kubelet must have stopped the pod's containers.
+            deletion = timestamp(now + datetime.timedelta(seconds=grace))
         marked = copy.copy(obj)
         marked["metadata"] = {
             **meta,
             "finalizers": finalizers,
-            "deletionTimestamp": meta.get("deletionTimestamp") or timestamp(self.clock()),
-            "deletionGracePeriodSeconds": 0,
+            "deletionTimestamp": deletion or timestamp(now),
+            "deletionGracePeriodSeconds": grace,
         }
         if not finalizers:
             del marked["metadata"]["finalizers"]
@@ -700,6 +719,72 @@ class Cluster:
             except status.NotFound:
                 continue
         return listed
+
+    # --- pods/binding ----------------------------------------------------------------
+
+    def bind(self, namespace: str, name: str, body: Any, opts: WriteOptions) -> Obj:
+        """POST pods/NAME/binding: assign a pod to a node, as kube-scheduler does.
+
+        The one write that may set `spec.nodeName` of an existing pod (pod updates
+        may not), once, together with the PodScheduled=True condition. Returns the
+        `Status` a real server answers.
+        """
+        rtype = self._builtin("", "v1", "pods")
+        if not isinstance(body, dict):
+            raise status.BadRequest("the body of the request was in an unknown format")
+        target = body.get("target")
+        node = str(target.get("name") or "") if isinstance(target, dict) else ""
+        if not node:
+            raise status.invalid_object("Binding", "", name, [status.required("target.name", "")])
+        given = (body.get("metadata") or {}).get("name")
+        if given and given != name:
+            raise status.BadRequest(
+                f"the name of the object ({given}) does not match the name on the URL ({name})"
+            )
+        pod = self.store.get(rtype.key, namespace, name)
+        if pod is None:
+            raise status.not_found(rtype.plural, rtype.group, name)
+        if pod["metadata"].get("deletionTimestamp"):
+            raise status.conflict(
+                "pods/binding",
+                "",
+                name,
+                f"pod {name} is being deleted, cannot be assigned to a host",
+            )
+        assigned = (pod.get("spec") or {}).get("nodeName")
+        if assigned:
+            raise status.conflict(
+                "pods/binding", "", name, f'pod {name} is already assigned to node "{assigned}"'
+            )
+        bound: Obj = orjson.loads(orjson.dumps(pod))
+        bound["spec"]["nodeName"] = node
+        annotations = (body.get("metadata") or {}).get("annotations")
+        if isinstance(annotations, dict) and annotations:
+            bound["metadata"]["annotations"] = {
+                **(bound["metadata"].get("annotations") or {}),
+                **annotations,
+            }
+        pod_status = bound.setdefault("status", {})
+        conditions = [
+            c for c in pod_status.get("conditions") or [] if c.get("type") != "PodScheduled"
+        ]
+        conditions.append(
+            {
+                "type": "PodScheduled",
+                "status": "True",
+                "lastProbeTime": None,
+                "lastTransitionTime": timestamp(self.clock()),
+            }
+        )
+        pod_status["conditions"] = conditions
+        self._commit(rtype, pod, bound, opts.dry_run)
+        return {
+            "kind": "Status",
+            "apiVersion": "v1",
+            "metadata": {},
+            "status": "Success",
+            "code": 201,
+        }
 
     # --- the pipeline's stages ---------------------------------------------------
 
@@ -808,6 +893,10 @@ class Cluster:
             obj.setdefault("spec", {}).setdefault("finalizers", [NAMESPACE_FINALIZER])
 
     def _admit_service(self, old: Obj | None, obj: Obj) -> None:
+        self._admit_cluster_ip(old, obj)
+        self._admit_node_ports(old, obj)
+
+    def _admit_cluster_ip(self, old: Obj | None, obj: Obj) -> None:
         spec = obj.setdefault("spec", {})
         if spec.get("type") == "ExternalName":
             # An ExternalName service has no cluster IP; switching to it releases one.
@@ -861,11 +950,117 @@ class Cluster:
                 return candidate
         raise status.InternalError("failed to allocate a serviceIP: range is full")
 
+    def _admit_node_ports(self, old: Obj | None, obj: Obj) -> None:
+        """Node ports for NodePort and LoadBalancer services, as the service REST layer
+        allocates them: a port the user asks for must be free and in range; an update
+        that leaves a port's nodePort out keeps the one it had; a service that stops
+        needing node ports gives them back."""
+        spec = obj["spec"]
+        kind = spec.get("type")
+        ports = [p for p in spec.get("ports") or [] if isinstance(p, dict)]
+        old_spec = (old or {}).get("spec") or {}
+        old_ports = {
+            (p.get("port"), p.get("protocol", "TCP")): p.get("nodePort")
+            for p in old_spec.get("ports") or []
+            if isinstance(p, dict) and p.get("nodePort")
+        }
+        needs = kind in ("NodePort", "LoadBalancer") and not (
+            kind == "LoadBalancer" and spec.get("allocateLoadBalancerNodePorts") is False
+        )
+        if not needs:
+            # dropTypeDependentFields: node ports the user did not change go with the type.
+            if old_spec.get("type") in ("NodePort", "LoadBalancer"):
+                for port in ports:
+                    key = (port.get("port"), port.get("protocol", "TCP"))
+                    if port.get("nodePort") and old_ports.get(key) == port["nodePort"]:
+                        del port["nodePort"]
+                if spec.get("healthCheckNodePort") == old_spec.get("healthCheckNodePort"):
+                    spec.pop("healthCheckNodePort", None)
+            return
+        kept = set(old_ports.values())
+        if old_spec.get("healthCheckNodePort"):
+            kept.add(old_spec["healthCheckNodePort"])
+        used = self._used_node_ports(obj) - kept
+        for index, port in enumerate(ports):
+            wanted = port.get("nodePort") or old_ports.get(
+                (port.get("port"), port.get("protocol", "TCP"))
+            )
+            port["nodePort"] = self._node_port(wanted, used, f"spec.ports[{index}].nodePort")
+            used.add(port["nodePort"])
+        if kind == "LoadBalancer" and spec.get("externalTrafficPolicy") == "Local":
+            wanted = spec.get("healthCheckNodePort") or old_spec.get("healthCheckNodePort")
+            spec["healthCheckNodePort"] = self._node_port(wanted, used, "spec.healthCheckNodePort")
+
+    def _used_node_ports(self, obj: Obj) -> set[int]:
+        meta = obj["metadata"]
+        me = (meta.get("namespace", ""), meta.get("name"))
+        used: set[int] = set()
+        for svc in self.store.items(("", "services")):
+            svc_meta = svc["metadata"]
+            if (svc_meta.get("namespace", ""), svc_meta["name"]) == me:
+                continue
+            spec = svc.get("spec") or {}
+            used.update(p["nodePort"] for p in spec.get("ports") or [] if p.get("nodePort"))
+            if spec.get("healthCheckNodePort"):
+                used.add(spec["healthCheckNodePort"])
+        return used
+
+    def _node_port(self, wanted: Any, used: set[int], path: str) -> int:
+        low, high = NODE_PORT_RANGE
+        if wanted:
+            if not isinstance(wanted, int) or not low <= wanted <= high:
+                raise status.invalid_object(
+                    "Service", "", "",
+                    [status.invalid(path, wanted, f"provided port is not in the valid range. The range of valid ports is {low}-{high}")],
+                )  # fmt: skip
+            if wanted in used:
+                raise status.invalid_object(
+                    "Service", "", "",
+                    [status.invalid(path, wanted, "provided port is already allocated")],
+                )  # fmt: skip
+            return wanted
+        free = high - low + 1 - len(used)
+        if free <= 0:
+            raise status.InternalError("failed to allocate a nodePort: range is full")
+        # Random, as the real allocator: a port freed is not handed straight to the next service.
+        while True:
+            candidate = random.randint(low, high)
+            if candidate not in used:
+                return candidate
+
+    def _admit_claim(self, old: Obj | None, obj: Obj) -> None:
+        """DefaultStorageClass and StorageObjectInUseProtection, at create only."""
+        if old is not None:
+            return
+        spec = obj.setdefault("spec", {})
+        if spec.get("storageClassName") is None:
+            default = self._default_storage_class()
+            if default is not None:
+                spec["storageClassName"] = default
+        meta = obj["metadata"]
+        finalizers = list(meta.get("finalizers") or [])
+        if PVC_PROTECTION not in finalizers:
+            meta["finalizers"] = [*finalizers, PVC_PROTECTION]
+
+    def _default_storage_class(self) -> str | None:
+        """The class annotated as default; the newest wins when several are."""
+        best: tuple[str, str] | None = None
+        for sc in self.store.items(("storage.k8s.io", "storageclasses")):
+            meta = sc["metadata"]
+            annotations = meta.get("annotations") or {}
+            if annotations.get(DEFAULT_CLASS_ANNOTATION) != "true":
+                continue
+            rank = (meta.get("creationTimestamp", ""), meta["name"])
+            if best is None or rank > best:
+                best = rank
+        return best[1] if best else None
+
 
 #: Built-in admission per type: what the API server itself fills in before validation.
 _ADMISSION: dict[tuple[str, str], Callable[[Cluster, Obj | None, Obj], None]] = {
     NAMESPACE_TYPE: Cluster._admit_namespace,  # phase Active and the `kubernetes` finalizer
-    ("", "services"): Cluster._admit_service,  # clusterIP allocation from the service CIDR
+    ("", "services"): Cluster._admit_service,  # clusterIP and node port allocation
+    ("", "persistentvolumeclaims"): Cluster._admit_claim,  # default class, in-use protection
 }
 
 
@@ -903,10 +1098,34 @@ def _settle_name(meta: dict[str, Any], name: str) -> None:
 
 
 def _held(obj: Obj) -> bool:
-    """Whether finalizers still hold an object marked for deletion (a namespace's spec ones too)."""
+    """Whether an object marked for deletion must stay: finalizers (a namespace's spec ones
+    too), or a pod's grace period while its kubelet stops the containers."""
     if obj["metadata"].get("finalizers"):
         return True
+    if obj.get("kind") == "Pod" and int(obj["metadata"].get("deletionGracePeriodSeconds") or 0) > 0:
+        return True
     return obj.get("kind") == "Namespace" and bool((obj.get("spec") or {}).get("finalizers"))
+
+
+def _pod_grace_period(pod: Obj, requested: int | None) -> int:
+    """The pod strategy's CheckGracefulDelete: how long the kubelet gets to stop the pod.
+
+    An unscheduled or finished pod has no running containers, so it goes at once;
+    otherwise the request's period, else the pod's terminationGracePeriodSeconds.
+    Grace only ever shortens: a period already under way is never extended.
+    """
+    if not (pod.get("spec") or {}).get("nodeName"):
+        return 0
+    if (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed"):
+        return 0
+    grace = requested
+    if grace is None:
+        grace = int((pod.get("spec") or {}).get("terminationGracePeriodSeconds", 30) or 0)
+    grace = max(grace, 0)
+    current = pod["metadata"].get("deletionGracePeriodSeconds")
+    if pod["metadata"].get("deletionTimestamp") and current is not None:
+        grace = min(grace, int(current))
+    return grace
 
 
 def _has_generation(rtype: ResourceType) -> bool:

@@ -254,6 +254,8 @@ class APIServerApp:
         sub = target.subresource
         if sub == "scale":
             return await self._scale(request, target)
+        if sub in ("log", "binding", "eviction"):
+            return self._pod_subresource(request, target)
         if method == "GET":
             if target.watch_path:
                 request.query["fieldSelector"] = f"metadata.name={name}"
@@ -310,6 +312,37 @@ class APIServerApp:
                 ),
             )
         raise _not_allowed(request.method)
+
+    def _pod_subresource(self, request: Request, target: Target) -> Response:
+        """pods/NAME/log (GET), pods/NAME/binding and pods/NAME/eviction (POST)."""
+        assert target.name is not None
+        ns, name, sub, q = target.namespace or "", target.name, target.subresource, request.query
+        if sub == "log":
+            if request.method != "GET":
+                raise _not_allowed(request.method)
+            from stackwright.localcluster.controllers.kubelet import container_log
+
+            pod = self.cluster.get(target.rtype, ns, name)
+            tail = q.get("tailLines")
+            limit = q.get("limitBytes")
+            text = container_log(
+                pod,
+                q.get("container", ""),
+                previous=request.flag("previous"),
+                tail_lines=_int(tail, "tailLines") if tail else None,
+                timestamps=request.flag("timestamps"),
+                limit_bytes=_int(limit, "limitBytes") if limit else None,
+            )
+            return Response(200, text.encode(), b"text/plain")
+        if request.method != "POST":
+            raise _not_allowed(request.method)
+        if sub == "binding":
+            return _json(
+                201, self.cluster.bind(ns, name, _parse_body(request), _write_options(request))
+            )
+        from stackwright.localcluster.eviction import evict
+
+        return _json(201, evict(self.cluster, ns, name, _parse_body(request)))
 
     def _watch(self, request: Request, target: Target) -> AsyncIterator[bytes]:
         q = request.query
@@ -577,14 +610,24 @@ async def _encode_events(events: AsyncIterator[WatchEvent]) -> AsyncIterator[byt
 
 async def _stream(send: Send, receive: Receive, chunks: AsyncIterator[bytes]) -> None:
     """Stream a watch until it ends or the client goes away."""
-    first: bytes | None = None
-    try:
-        first = await anext(chunks)
-    except StopAsyncIteration:
-        first = None
-    except status.APIError as exc:
-        await _send_response(send, Response(exc.code, orjson.dumps(exc.to_status())))
-        return
+
+    async def first_chunk() -> bytes | None:
+        try:
+            return await anext(chunks)
+        except StopAsyncIteration:
+            return None
+
+    first = asyncio.ensure_future(first_chunk())
+    # A watch that cannot start fails at once, and gets an error response; a watch with
+    # nothing to report yet must still send its headers now, as the API server does —
+    # clients (kubectl wait, informers) block until they arrive.
+    await asyncio.wait({first}, timeout=0.01)
+    if first.done() and first.exception() is not None:
+        exc = first.exception()
+        if isinstance(exc, status.APIError):
+            await _send_response(send, Response(exc.code, orjson.dumps(exc.to_status())))
+            return
+        first.result()  # anything else is the server's bug: raise it
     await send({
         "type": "http.response.start",
         "status": 200,
@@ -592,8 +635,9 @@ async def _stream(send: Send, receive: Receive, chunks: AsyncIterator[bytes]) ->
     })  # fmt: skip
 
     async def pump() -> None:
-        if first is not None:
-            await send({"type": "http.response.body", "body": first, "more_body": True})
+        chunk = await first
+        if chunk is not None:
+            await send({"type": "http.response.body", "body": chunk, "more_body": True})
             async for chunk in chunks:
                 await send({"type": "http.response.body", "body": chunk, "more_body": True})
 
@@ -604,9 +648,9 @@ async def _stream(send: Send, receive: Receive, chunks: AsyncIterator[bytes]) ->
     pumping = asyncio.ensure_future(pump())
     watching = asyncio.ensure_future(disconnected())
     done, _ = await asyncio.wait({pumping, watching}, return_when=asyncio.FIRST_COMPLETED)
-    for task in (pumping, watching):
+    for task in (pumping, watching, first):
         task.cancel()
-    await asyncio.gather(pumping, watching, return_exceptions=True)
+    await asyncio.gather(pumping, watching, first, return_exceptions=True)
     await chunks.aclose()  # type: ignore[attr-defined]
     if pumping in done:
         with contextlib.suppress(Exception):  # the client may already be gone

@@ -16,6 +16,7 @@ server. Field problems travel as `Cause`s, rendered in the API server's wording
     ├── (code 410) Expired (watch too old: reason "Expired", or "Gone")
     ├── (code 415) UnsupportedMediaType
     ├── (code 422) Invalid
+    ├── (code 429) TooManyRequests (an eviction a disruption budget forbids)
     └── (code 500) InternalError
 """
 
@@ -172,6 +173,10 @@ class UnsupportedMediaType(APIError):
 
 class Invalid(APIError):
     code, reason = 422, "Invalid"
+
+
+class TooManyRequests(APIError):
+    code, reason = 429, "TooManyRequests"
 
 
 class InternalError(APIError):

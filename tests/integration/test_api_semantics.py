@@ -253,6 +253,8 @@ def test_immutable_selector(api: httpx.Client) -> None:
     d = api.post("/apis/apps/v1/namespaces/meta/deployments", json=deployment("immutable")).json()
     d["spec"]["selector"] = {"matchLabels": {"app": "other"}}
     d["spec"]["template"]["metadata"]["labels"] = {"app": "other"}
+    # Unconditional: the deployment controller writes status and annotations meanwhile.
+    del d["metadata"]["resourceVersion"]
     r = api.put("/apis/apps/v1/namespaces/meta/deployments/immutable", json=d)
     assert r.status_code == 422
     assert any(

@@ -82,7 +82,11 @@ def test_server_side_apply_then_get_diff_delete(cluster: Any) -> None:
     assert deployment["metadata"]["managedFields"][0]["manager"] == "kubectl"
     assert deployment["metadata"]["managedFields"][0]["operation"] == "Apply"
 
-    # Re-applying the same manifest changes nothing.
+    # Re-applying the same manifest changes nothing (once the controllers are done with it).
+    cluster.kubectl("rollout", "status", "deployment/web", "-n", "kc", "--timeout=30s")
+    deployment = json.loads(
+        cluster.kubectl("get", "deploy", "web", "-n", "kc", "-o", "json").stdout
+    )
     rv = deployment["metadata"]["resourceVersion"]
     cluster.kubectl("apply", "--server-side", "-f", "-", input=MANIFEST)
     again = json.loads(cluster.kubectl("get", "deploy", "web", "-n", "kc", "-o", "json").stdout)

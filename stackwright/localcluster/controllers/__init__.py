@@ -1,8 +1,10 @@
 """The controllers that run inside the local cluster's server process.
 
 API machinery controllers (garbage collection, namespace lifecycle, CRD
-establishment) live here; each reacts to store changes and acts through the
-same `Cluster` verbs clients use.
+establishment), the simulated nodes (registration and lifecycle, scheduler,
+kubelets), the services and storage controllers and the workload controllers
+(Deployment … CronJob, HPA and PDB status) live here; each reacts to store
+changes and acts through the same `Cluster` verbs clients use.
 """
 
 from __future__ import annotations
@@ -11,11 +13,28 @@ import asyncio
 from typing import Any
 
 from stackwright.localcluster.cluster import Cluster
+from stackwright.localcluster.controllers.autoscaling import HorizontalPodAutoscalerController
 from stackwright.localcluster.controllers.base import Controller
 from stackwright.localcluster.controllers.crds import CRDController
+from stackwright.localcluster.controllers.cronjobs import CronJobController
+from stackwright.localcluster.controllers.daemonsets import DaemonSetController
+from stackwright.localcluster.controllers.deployments import DeploymentController
+from stackwright.localcluster.controllers.disruption import DisruptionController
 from stackwright.localcluster.controllers.garbage import GarbageCollector
+from stackwright.localcluster.controllers.jobs import JobController
+from stackwright.localcluster.controllers.kubelet import Kubelet
 from stackwright.localcluster.controllers.namespaces import NamespaceController
+from stackwright.localcluster.controllers.nodes import NodeController
 from stackwright.localcluster.controllers.pace import Pace
+from stackwright.localcluster.controllers.replicasets import (
+    ReplicaSetController,
+    ReplicationControllerController,
+)
+from stackwright.localcluster.controllers.scheduler import Scheduler
+from stackwright.localcluster.controllers.services import ServiceController
+from stackwright.localcluster.controllers.statefulsets import StatefulSetController
+from stackwright.localcluster.controllers.volumes import VolumeController
+from stackwright.localcluster.controllers.workload_common import OwnerIndex
 
 __all__ = ["start_controllers"]
 
@@ -25,6 +44,8 @@ def build_controllers(
 ) -> list[Controller]:
     """Create the controllers (registering their store listeners) without running them."""
     pace = pace or Pace()
+    # Workload objects by owner, kept by the store before any controller hears of a change.
+    owned = OwnerIndex(cluster)
 
     def types_changed() -> None:
         if app is not None:
@@ -34,6 +55,23 @@ def build_controllers(
         CRDController(cluster, types_changed),
         GarbageCollector(cluster),
         NamespaceController(cluster),
+        # Simulated nodes first: the scheduler and the kubelets start from the nodes
+        # (and the default storage classes) registered here.
+        NodeController(cluster, nodes=nodes, pace=pace),
+        VolumeController(cluster, pace),
+        Scheduler(cluster),
+        Kubelet(cluster, pace),
+        ServiceController(cluster, pace),
+        # Workload controllers, as kube-controller-manager runs them.
+        DeploymentController(cluster, owned, pace),
+        ReplicaSetController(cluster, owned, pace),
+        ReplicationControllerController(cluster, owned, pace),
+        StatefulSetController(cluster, owned, pace),
+        DaemonSetController(cluster, owned, pace),
+        JobController(cluster, owned, pace),
+        CronJobController(cluster, owned),
+        HorizontalPodAutoscalerController(cluster, owned, pace),
+        DisruptionController(cluster, owned, pace),
     ]
 
 

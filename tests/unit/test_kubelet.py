@@ -1,0 +1,144 @@
+"""The simulated kubelet's pure parts: image names, durations, phases, logs."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from stackwright.localcluster import status
+from stackwright.localcluster.controllers.kubelet import (
+    ContainerRun,
+    PodRun,
+    behaviour,
+    container_log,
+    go_duration,
+    image_id,
+    image_reference,
+)
+
+
+@pytest.mark.parametrize(
+    ("image", "expected"),
+    [
+        ("nginx:1.29", "docker.io/library/nginx:1.29"),
+        ("nginx", "docker.io/library/nginx:latest"),
+        ("bitnami/redis:7", "docker.io/bitnami/redis:7"),
+        ("ghcr.io/org/app:v1", "ghcr.io/org/app:v1"),
+        ("localhost:5000/app", "localhost:5000/app:latest"),
+        ("nginx@sha256:abc", "docker.io/library/nginx@sha256:abc"),
+    ],
+)
+def test_image_reference(image: str, expected: str) -> None:
+    assert image_reference(image) == expected
+
+
+def test_image_id_is_stable_per_image() -> None:
+    assert image_id("nginx:1.29") == image_id("nginx:1.29")
+    assert image_id("nginx:1.29").startswith("docker.io/library/nginx@sha256:")
+    assert image_id("nginx:1.29") != image_id("nginx:1.28")
+
+
+@pytest.mark.parametrize(
+    ("image", "kind"),
+    [
+        ("example/doesnotexist:1", "doesnotexist"),
+        ("crashloop", "crashloop"),
+        ("my-exit1-job", "exit1"),
+        ("exit0:latest", "exit0"),
+        ("NotReady:2", "notready"),
+        ("nginx:1.29", "healthy"),
+    ],
+)
+def test_behaviour_by_image_name(image: str, kind: str) -> None:
+    assert behaviour(image) == kind
+
+
+@pytest.mark.parametrize(
+    ("seconds", "text"), [(0.15, "150ms"), (1.2, "1.2s"), (2.163, "2.163s"), (3.0, "3s")]
+)
+def test_go_duration(seconds: float, text: str) -> None:
+    assert go_duration(seconds) == text
+
+
+def run_of(policy: str, *states: dict[str, Any]) -> PodRun:
+    containers = []
+    for i, state in enumerate(states):
+        c = ContainerRun(spec={"name": f"c{i}", "image": "x"})
+        c.state = state
+        containers.append(c)
+    return PodRun(("ns", "p"), "uid", "node-1", policy, [], containers)
+
+
+TERMINATED_0 = {"terminated": {"exitCode": 0}}
+TERMINATED_1 = {"terminated": {"exitCode": 1}}
+RUNNING = {"running": {"startedAt": "2026-01-01T00:00:00Z"}}
+CREATING = {"waiting": {"reason": "ContainerCreating"}}
+
+
+@pytest.mark.parametrize(
+    ("policy", "states", "phase"),
+    [
+        ("Always", [CREATING], "Pending"),
+        ("Always", [RUNNING, CREATING], "Pending"),
+        ("Always", [RUNNING], "Running"),
+        ("Never", [TERMINATED_0, TERMINATED_0], "Succeeded"),
+        ("Never", [TERMINATED_0, TERMINATED_1], "Failed"),
+        ("OnFailure", [TERMINATED_1], "Running"),  # it will restart
+        ("OnFailure", [TERMINATED_0], "Succeeded"),
+        ("Always", [TERMINATED_0], "Running"),
+    ],
+)
+def test_phase(policy: str, states: list[dict[str, Any]], phase: str) -> None:
+    assert run_of(policy, *states).phase() == phase
+
+
+def pod(
+    state: dict[str, Any], last: dict[str, Any] | None = None, restarts: int = 0
+) -> dict[str, Any]:
+    return {
+        "metadata": {"name": "web", "namespace": "default"},
+        "spec": {"containers": [{"name": "app", "image": "crashloop:1"}]},
+        "status": {
+            "containerStatuses": [
+                {"name": "app", "state": state, "lastState": last or {}, "restartCount": restarts}
+            ]
+        },
+    }
+
+
+def test_logs_of_a_running_container() -> None:
+    text = container_log(pod({"running": {"startedAt": "2026-01-01T10:00:00Z"}}))
+    lines = text.splitlines()
+    assert (
+        lines[0]
+        == "2026-01-01T10:00:00.000Z INFO starting crashloop:1 (container app of pod default/web, run 1)"
+    )
+    assert lines[-1].endswith("INFO exiting with code 1")
+    assert container_log(pod(RUNNING), tail_lines=1).count("\n") == 1
+    stamped = container_log(pod(RUNNING), tail_lines=1, timestamps=True)
+    assert stamped.startswith("2026-01-01T00:00:00.034000000Z ")
+
+
+def test_logs_of_a_crash_looping_container_are_its_last_run() -> None:
+    waiting = {"waiting": {"reason": "CrashLoopBackOff"}}
+    last = {"terminated": {"exitCode": 1, "startedAt": "2026-01-01T10:00:05Z"}}
+    assert "run 3)" in container_log(pod(waiting, last, restarts=2))
+    assert "run 3)" in container_log(pod(waiting, last, restarts=2), previous=True)
+
+
+@pytest.mark.parametrize(
+    ("state", "kwargs", "message"),
+    [
+        ({"waiting": {"reason": "ContainerCreating"}}, {}, 'container "app" in pod "web" is waiting to start: ContainerCreating'),
+        ({"waiting": {"reason": "ImagePullBackOff"}}, {}, 'container "app" in pod "web" is waiting to start: trying and failing to pull image'),
+        (RUNNING, {"previous": True}, 'previous terminated container "app" in pod "web" not found'),
+        (RUNNING, {"container": "nope"}, "container nope is not valid for pod web"),
+    ],
+)  # fmt: skip
+def test_log_errors_use_the_kubelets_words(
+    state: dict[str, Any], kwargs: dict[str, Any], message: str
+) -> None:
+    with pytest.raises(status.BadRequest) as caught:
+        container_log(pod(state), **kwargs)
+    assert caught.value.message == message
