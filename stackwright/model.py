@@ -1,0 +1,142 @@
+"""The nouns every layer shares: URNs, resource states, steps and their operations.
+
+Plain, immutable data with no I/O, so the engine, the state store, the providers
+and the front ends can all depend on it without depending on each other.
+
+URNs follow the DESIGN contract, `urn:sw:<stack>::<project>::<type>::<name>`,
+where `<type>` is prefixed by the parent component types, joined with `$`, for
+children of components (as Pulumi does): `urn:sw:dev::web::my:Component$kubernetes:apps/v1:Deployment::web`.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from typing import Any
+
+URN_PREFIX = "urn:sw:"
+
+#: The reserved type of the stack's own root resource (parent of top-level resources).
+STACK_TYPE = "stackwright:stack:Stack"
+
+
+def make_urn(stack: str, project: str, type_: str, name: str, parent_types: tuple[str, ...] = ()) -> str:
+    qualified = "$".join((*parent_types, type_))
+    return f"{URN_PREFIX}{stack}::{project}::{qualified}::{name}"
+
+
+@dataclass(frozen=True)
+class URNParts:
+    stack: str
+    project: str
+    qualified_type: str
+    name: str
+
+    @property
+    def type(self) -> str:
+        """The resource's own type (the last segment of the qualified type)."""
+        return self.qualified_type.rsplit("$", 1)[-1]
+
+
+def parse_urn(urn: str) -> URNParts:
+    """Split a URN; raises ValueError naming what is wrong."""
+    if not urn.startswith(URN_PREFIX):
+        raise ValueError(f"{urn!r} is not a Stackwright URN: it must start with {URN_PREFIX!r}")
+    parts = urn[len(URN_PREFIX) :].split("::")
+    if len(parts) < 4:
+        raise ValueError(f"{urn!r} is not a Stackwright URN: expected urn:sw:<stack>::<project>::<type>::<name>")
+    stack, project, qualified = parts[0], parts[1], parts[2]
+    name = "::".join(parts[3:])  # a name may itself contain "::"
+    return URNParts(stack, project, qualified, name)
+
+
+class Op(enum.Enum):
+    """What a step does; its value is the word the display uses."""
+
+    SAME = "same"
+    CREATE = "create"
+    UPDATE = "update"
+    REPLACE = "replace"  # the logical replacement (its halves are the two below)
+    CREATE_REPLACEMENT = "create-replacement"
+    DELETE_REPLACED = "delete-replaced"
+    DELETE = "delete"
+    READ = "read"
+    IMPORT = "import"
+    REFRESH = "refresh"
+
+    @property
+    def mutates(self) -> bool:
+        return self not in (Op.SAME, Op.READ, Op.REFRESH)
+
+
+@dataclass(frozen=True)
+class ResourceState:
+    """What the state store records about one resource after a successful step.
+
+    `inputs` are the desired object exactly as last sent to the provider (after
+    auto-naming); `outputs` the live object the provider returned. `id` names the
+    object in its cluster (`namespace/name`, or `name` when cluster-scoped).
+    """
+
+    urn: str
+    type: str
+    id: str = ""
+    inputs: dict[str, Any] = field(default_factory=dict)
+    outputs: dict[str, Any] = field(default_factory=dict)
+    parent: str = ""
+    dependencies: tuple[str, ...] = ()
+    provider: str = ""  # URN of an explicit provider resource; "" is the stack's default
+    custom: bool = True  # False for components (nothing in a cluster)
+    protect: bool = False
+    retain_on_delete: bool = False
+    #: Paths of `inputs`/`outputs` that hold secrets (`data.password`); shown as [secret].
+    secret_paths: tuple[str, ...] = ()
+    #: Set when a replacement left this old object to delete after its successor was made.
+    delete_pending: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "urn": self.urn,
+            "type": self.type,
+            "id": self.id,
+            "inputs": self.inputs,
+            "outputs": self.outputs,
+            "parent": self.parent,
+            "dependencies": list(self.dependencies),
+            "provider": self.provider,
+            "custom": self.custom,
+            "protect": self.protect,
+            "retainOnDelete": self.retain_on_delete,
+            "secretPaths": list(self.secret_paths),
+            "deletePending": self.delete_pending,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ResourceState:
+        return cls(
+            urn=data["urn"],
+            type=data["type"],
+            id=data.get("id", ""),
+            inputs=data.get("inputs") or {},
+            outputs=data.get("outputs") or {},
+            parent=data.get("parent", ""),
+            dependencies=tuple(data.get("dependencies") or ()),
+            provider=data.get("provider", ""),
+            custom=data.get("custom", True),
+            protect=data.get("protect", False),
+            retain_on_delete=data.get("retainOnDelete", False),
+            secret_paths=tuple(data.get("secretPaths") or ()),
+            delete_pending=data.get("deletePending", False),
+        )
+
+
+@dataclass(frozen=True)
+class PendingOperation:
+    """A step journaled as begun but not yet ended: what a crash may have left half-done.
+
+    `resource` is what the step was about to make true (for a create: the new
+    state with the name it would create; for a delete: the state being deleted).
+    """
+
+    op: Op
+    resource: ResourceState

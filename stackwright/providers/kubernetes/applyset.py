@@ -1,0 +1,264 @@
+"""Which objects belong to a stack: DESIGN's labels, and ApplySets (KEP-3659).
+
+Every object Stackwright manages carries `app.kubernetes.io/managed-by: stackwright`
+and the annotations `stackwright.io/stack` and `stackwright.io/urn` (`managed_labels`).
+
+Each stack also has one ApplySet parent per namespace it uses: a ConfigMap named
+`stackwright-applyset-<stack>` (ConfigMaps and Secrets are the parent kinds the
+KEP lets every tool recognise; a ConfigMap needs no Secret access to read). As the
+KEP and kubectl's implementation specify:
+
+- the parent's label `applyset.kubernetes.io/id` is
+  `applyset-<base64url(sha256("<name>.<namespace>.<kind>.<group>")) without padding>-v1`
+  (kubectl's V1ApplySetIdFormat; the `-v1` suffix is part of the spec's id format);
+- its annotations are `applyset.kubernetes.io/tooling: stackwright/v<version>` and
+  `applyset.kubernetes.io/contains-group-kinds`, the sorted `<Kind>.<group>` list
+  (`ConfigMap,Deployment.apps`), plus `applyset.kubernetes.io/additional-namespaces`;
+- every member carries the label `applyset.kubernetes.io/part-of: <id>`.
+
+So `kubectl` and other tools can see a stack's objects, and pruning lists only the
+recorded kinds with a label selector, never the whole cluster. Members may be in
+the parent's namespace or cluster-scoped. Must never: change an ApplySet parent
+that another tool manages, or accept a manifest that already claims another set.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from importlib import metadata
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+from stackwright.providers.kubernetes.discovery import split_api_version
+from stackwright.providers.kubernetes.errors import InvalidObject, PermanentError
+
+if TYPE_CHECKING:
+    from stackwright.providers.kubernetes.provider import KubernetesProvider
+
+__all__ = [
+    "ADDITIONAL_NAMESPACES",
+    "CONTAINS_GROUP_KINDS",
+    "ID_LABEL",
+    "MANAGED_BY",
+    "PART_OF",
+    "STACK_ANNOTATION",
+    "TOOLING",
+    "TOOLING_VALUE",
+    "URN_ANNOTATION",
+    "ApplySet",
+    "ManagedMetadata",
+    "applyset_id",
+    "check_parent",
+    "ensure_parent",
+    "group_kind",
+    "list_members",
+    "managed_labels",
+    "parent_name",
+    "stamp",
+]
+
+PART_OF = "applyset.kubernetes.io/part-of"
+ID_LABEL = "applyset.kubernetes.io/id"
+TOOLING = "applyset.kubernetes.io/tooling"
+CONTAINS_GROUP_KINDS = "applyset.kubernetes.io/contains-group-kinds"
+ADDITIONAL_NAMESPACES = "applyset.kubernetes.io/additional-namespaces"
+
+MANAGED_BY = "app.kubernetes.io/managed-by"
+STACK_ANNOTATION = "stackwright.io/stack"
+URN_ANNOTATION = "stackwright.io/urn"
+
+
+def _version() -> str:
+    try:
+        return metadata.version("stackwright")
+    except metadata.PackageNotFoundError:  # running from a source tree that is not installed
+        return "0.1.0"
+
+
+TOOLING_VALUE = f"stackwright/v{_version()}"
+
+
+def applyset_id(name: str, namespace: str, kind: str, group: str) -> str:
+    """The id of the ApplySet whose parent is <kind>.<group> <namespace>/<name> (KEP-3659)."""
+    digest = hashlib.sha256(f"{name}.{namespace}.{kind}.{group}".encode()).digest()
+    encoded = base64.urlsafe_b64encode(digest).rstrip(b"=").decode()
+    return f"applyset-{encoded}-v1"
+
+
+def group_kind(api_version: str, kind: str) -> str:
+    """`Deployment.apps`; `ConfigMap` for the core group (the contains-group-kinds spelling)."""
+    group, _ = split_api_version(api_version)
+    return f"{kind}.{group}" if group else kind
+
+
+_INVALID = re.compile(r"[^a-z0-9.-]+")
+
+
+def parent_name(stack: str) -> str:
+    """`stackwright-applyset-<stack>`, made a valid object name whatever the stack is called."""
+    cleaned = _INVALID.sub("-", stack.lower()).strip("-.")
+    name = f"stackwright-applyset-{cleaned}" if cleaned else "stackwright-applyset"
+    if cleaned != stack or len(name) > 253:
+        # Two stack names that clean up to the same text must still get different parents.
+        suffix = hashlib.sha256(stack.encode()).hexdigest()[:8]
+        name = f"{name[: 253 - 9]}-{suffix}"
+    return name
+
+
+@dataclass(frozen=True)
+class ApplySet:
+    """One stack's set of objects in one namespace, and its parent ConfigMap."""
+
+    stack: str
+    namespace: str
+
+    @property
+    def name(self) -> str:
+        return parent_name(self.stack)
+
+    @property
+    def id(self) -> str:
+        return applyset_id(self.name, self.namespace, "ConfigMap", "")
+
+    def member_labels(self) -> dict[str, str]:
+        return {PART_OF: self.id}
+
+    def selector(self) -> str:
+        return f"{PART_OF}={self.id}"
+
+    def parent(
+        self, group_kinds: Iterable[str], additional_namespaces: Iterable[str] = ()
+    ) -> dict[str, Any]:
+        """The parent ConfigMap to server-side apply (no data: membership is in the labels)."""
+        return {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {
+                "name": self.name,
+                "namespace": self.namespace,
+                "labels": {ID_LABEL: self.id, MANAGED_BY: "stackwright"},
+                "annotations": {
+                    TOOLING: TOOLING_VALUE,
+                    CONTAINS_GROUP_KINDS: ",".join(sorted(set(group_kinds))),
+                    ADDITIONAL_NAMESPACES: ",".join(
+                        sorted(set(additional_namespaces) - {self.namespace})
+                    ),
+                    STACK_ANNOTATION: self.stack,
+                },
+            },
+        }
+
+
+class ManagedMetadata(NamedTuple):
+    labels: dict[str, str]
+    annotations: dict[str, str]
+
+
+def managed_labels(stack: str, urn: str) -> ManagedMetadata:
+    """DESIGN's marks for a managed object: the managed-by label, the stack and URN annotations."""
+    return ManagedMetadata(
+        labels={MANAGED_BY: "stackwright"},
+        annotations={STACK_ANNOTATION: stack, URN_ANNOTATION: urn},
+    )
+
+
+def stamp(
+    obj: Mapping[str, Any], *, stack: str, urn: str, applyset: ApplySet | None = None
+) -> dict[str, Any]:
+    """A copy of `obj` with the managed labels / annotations (and ApplySet membership) added.
+
+    Raises InvalidObject when the manifest already claims membership of another ApplySet.
+    """
+    marks = managed_labels(stack, urn)
+    meta = dict(obj.get("metadata") or {})
+    labels = dict(meta.get("labels") or {})
+    annotations = dict(meta.get("annotations") or {})
+    if applyset is not None:
+        claimed = labels.get(PART_OF)
+        if claimed is not None and claimed != applyset.id:
+            raise InvalidObject(
+                f"{meta.get('name', '(unnamed)')}: its label {PART_OF}={claimed} puts it in another "
+                f"ApplySet; remove that label, Stackwright sets it"
+            )
+        labels.update(applyset.member_labels())
+    labels.update(marks.labels)
+    annotations.update(marks.annotations)
+    meta["labels"] = labels
+    meta["annotations"] = annotations
+    return {**obj, "metadata": meta}
+
+
+def check_parent(live: Mapping[str, Any], applyset: ApplySet) -> None:
+    """Refuse a parent another tool manages, or one whose id label does not match its identity."""
+    meta = live.get("metadata") or {}
+    where = f"ConfigMap {applyset.namespace}/{applyset.name}"
+    tooling = str((meta.get("annotations") or {}).get(TOOLING, ""))
+    if tooling and tooling.rsplit("/", 1)[0] != "stackwright":
+        raise PermanentError(
+            f"{where} is an ApplySet parent managed by {tooling}; Stackwright will not change it: "
+            "delete it or rename the stack"
+        )
+    found = (meta.get("labels") or {}).get(ID_LABEL)
+    if found is not None and found != applyset.id:
+        raise PermanentError(
+            f"{where} has {ID_LABEL}={found}, but its identity gives {applyset.id}; "
+            "someone changed the label: delete the ConfigMap so Stackwright recreates it"
+        )
+
+
+def _split(value: str) -> set[str]:
+    return {v for v in value.split(",") if v}
+
+
+async def ensure_parent(
+    provider: KubernetesProvider,
+    applyset: ApplySet,
+    group_kinds: Iterable[str],
+    *,
+    additional_namespaces: Iterable[str] = (),
+    prune: bool = False,
+) -> dict[str, Any]:
+    """Create or update the parent by server-side apply and return it.
+
+    Before members are applied, call with `prune=False`: the recorded kinds become the
+    union of what was there and `group_kinds` (the KEP's superset step, so a crash
+    never leaves a member kind unrecorded). After pruning, call with `prune=True` to
+    record exactly `group_kinds`.
+    """
+    kinds = set(group_kinds)
+    namespaces = set(additional_namespaces)
+    live = await provider.read("v1", "ConfigMap", applyset.namespace, applyset.name)
+    if live is not None:
+        check_parent(live, applyset)
+        if not prune:
+            annotations = (live.get("metadata") or {}).get("annotations") or {}
+            kinds |= _split(str(annotations.get(CONTAINS_GROUP_KINDS, "")))
+            namespaces |= _split(str(annotations.get(ADDITIONAL_NAMESPACES, "")))
+    return await provider.apply(applyset.parent(kinds, namespaces))
+
+
+async def list_members(
+    provider: KubernetesProvider, applyset: ApplySet, group_kinds: Iterable[str] | None = None
+) -> list[dict[str, Any]]:
+    """The set's members, kind by kind with a label selector (the parent's kinds when not given)."""
+    if group_kinds is None:
+        live = await provider.read("v1", "ConfigMap", applyset.namespace, applyset.name)
+        if live is None:
+            return []
+        check_parent(live, applyset)
+        annotations = (live.get("metadata") or {}).get("annotations") or {}
+        group_kinds = _split(str(annotations.get(CONTAINS_GROUP_KINDS, "")))
+    members: list[dict[str, Any]] = []
+    for entry in sorted(set(group_kinds)):
+        kind, _, group = entry.partition(".")
+        info = await provider.resource_info_for_group_kind(group, kind)
+        namespace = applyset.namespace if info.namespaced else None
+        members.extend(
+            await provider.list(
+                info.api_version, kind, namespace, label_selector=applyset.selector()
+            )
+        )
+    return members

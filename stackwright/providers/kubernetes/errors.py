@@ -1,0 +1,152 @@
+"""The Kubernetes provider's errors, split by what the caller does next.
+
+    StackwrightError                      (stackwright.errors)
+    └── ProviderError                     anything the provider reports
+        ├── TransientError                retried with backoff already, still failing: retry later
+        └── PermanentError                retrying will not help: stop and tell the user
+            ├── InvalidObject             the API server (or the provider) rejected the object (400/422)
+            ├── ApplyConflict             another field manager owns fields we set (409)
+            ├── NotFoundError             the object (or its namespace) does not exist (404)
+            ├── UnknownKind               the cluster does not serve this apiVersion/kind
+            ├── AccessDenied              401 / 403: the credentials cannot do this
+            ├── ReadinessFailed           the object will not become ready (cause from its status / pods)
+            ├── ReadinessTimeout          the object did not become ready in time
+            ├── DeleteTimeout             the object is still there (finalizers) after the timeout
+            └── ConfigError               the kubeconfig is unusable (also a UsageError: exit code 2)
+
+Every message is one line for the user: the object, the cause, and how to fix it.
+The original exception (an HTTP error, a YAML error, an OSError) is chained.
+Must never: carry a bearer token or a client key in a message.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from stackwright.errors import StackwrightError, UsageError
+
+__all__ = [
+    "AccessDenied",
+    "ApplyConflict",
+    "Cause",
+    "ConfigError",
+    "DeleteTimeout",
+    "FieldConflict",
+    "InvalidObject",
+    "NotFoundError",
+    "PermanentError",
+    "ProviderError",
+    "ReadinessFailed",
+    "ReadinessTimeout",
+    "TransientError",
+    "UnknownKind",
+]
+
+
+@dataclass(frozen=True)
+class Cause:
+    """One field-level problem from a Kubernetes `Status` (`details.causes[]`)."""
+
+    field: str
+    reason: str
+    message: str
+
+
+@dataclass(frozen=True)
+class FieldConflict:
+    """A field another manager owns: `field` as the API server spells it (`.spec.replicas`)."""
+
+    field: str
+    manager: str
+
+
+class ProviderError(StackwrightError):
+    """Something the Kubernetes provider reports; `status` is the HTTP code when there was one."""
+
+    def __init__(self, message: str, *, status: int | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.status = status
+
+    def __str__(self) -> str:
+        return self.message
+
+
+class TransientError(ProviderError):
+    """The API server or the network failed in a way that may pass (429, 5xx, resets, timeouts).
+
+    The provider has already retried with backoff; the caller may retry the whole step later.
+    """
+
+    def __init__(
+        self, message: str, *, status: int | None = None, retry_after: float | None = None
+    ) -> None:
+        super().__init__(message, status=status)
+        self.retry_after = retry_after
+
+
+class PermanentError(ProviderError):
+    """Retrying the same request will not help."""
+
+
+class InvalidObject(PermanentError):
+    """The object is invalid: the server's message, and its field causes when it gave them."""
+
+    def __init__(
+        self, message: str, *, causes: tuple[Cause, ...] = (), status: int | None = None
+    ) -> None:
+        super().__init__(message, status=status)
+        self.causes = causes
+
+
+class ApplyConflict(PermanentError):
+    """Server-side apply found fields owned by other managers; `force` takes them over."""
+
+    def __init__(
+        self, message: str, *, conflicts: tuple[FieldConflict, ...] = (), status: int | None = 409
+    ) -> None:
+        super().__init__(message, status=status)
+        self.conflicts = conflicts
+
+
+class NotFoundError(PermanentError):
+    """The object, or the namespace it would live in, does not exist."""
+
+
+class UnknownKind(PermanentError):
+    """The cluster serves no such apiVersion/kind (a missing or not yet Established CRD)."""
+
+    def __init__(self, message: str, *, api_version: str, kind: str) -> None:
+        super().__init__(message, status=404)
+        self.api_version = api_version
+        self.kind = kind
+
+
+class AccessDenied(PermanentError):
+    """401 or 403: the credentials were rejected or lack a permission."""
+
+
+class ReadinessFailed(PermanentError):
+    """The object reached a state it will not recover from on its own (or stayed failing)."""
+
+
+class ReadinessTimeout(PermanentError):
+    """The object was still not ready when the timeout ran out; `last_status` is what we saw last."""
+
+    def __init__(self, message: str, *, last_status: str = "") -> None:
+        super().__init__(message)
+        self.last_status = last_status
+
+
+class DeleteTimeout(PermanentError):
+    """The object was still present when the timeout ran out; `finalizers` are what held it."""
+
+    def __init__(self, message: str, *, finalizers: tuple[str, ...] = ()) -> None:
+        super().__init__(message)
+        self.finalizers = finalizers
+
+
+class ConfigError(PermanentError, UsageError):
+    """The kubeconfig (file, context, credentials) is unusable; the user fixes a file or a flag."""
+
+    exit_code = 2

@@ -1,0 +1,341 @@
+"""The Kubernetes provider: apply, preview, read, list, delete and await objects in one cluster.
+
+What the engine calls (`stackwright.engine.ports.Provider`). Objects go in and
+come out as plain dicts in the API's own JSON shape; every write is a server-side
+apply with field manager `stackwright` (forcing conflicts only when asked), so the
+provider never computes a patch and never needs the previous state.
+
+Layering: this module wires the pieces (kubeconfig → transport → ApiClient →
+discovery / waiting) and owns no protocol logic itself. It may import
+`stackwright.model` and `stackwright.errors` and nothing else of Stackwright; the
+engine and the CLI are above it, the local cluster is only a test fixture.
+"""
+
+from __future__ import annotations
+
+import builtins
+import os
+from collections.abc import Callable, Mapping
+from types import TracebackType
+from typing import Any, Literal
+from urllib.parse import quote
+
+import httpx
+import orjson
+
+from stackwright.providers.kubernetes import readiness
+from stackwright.providers.kubernetes.applyset import TOOLING_VALUE
+from stackwright.providers.kubernetes.client import APPLY_PATCH, ApiClient, RetryPolicy
+from stackwright.providers.kubernetes.discovery import Discovery, ResourceInfo
+from stackwright.providers.kubernetes.errors import InvalidObject, UnknownKind
+from stackwright.providers.kubernetes.http import Http1Transport, HttpxTransport, Transport
+from stackwright.providers.kubernetes.informers import Informers
+from stackwright.providers.kubernetes.kubeconfig import ClusterConfig, load_config
+from stackwright.providers.kubernetes.waiting import Waiter
+
+__all__ = ["KubernetesProvider"]
+
+_PROPAGATION = ("Background", "Foreground", "Orphan")
+
+
+def _encode(obj: Mapping[str, Any]) -> bytes:
+    return orjson.dumps(obj, default=_plain)
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return dict(value)
+    if isinstance(value, (set, frozenset)):
+        return sorted(value)
+    raise TypeError(f"{type(value).__name__} cannot be sent to the API server as JSON")
+
+
+class KubernetesProvider:
+    """One cluster, as one user, through one kubeconfig context.
+
+    `kubeconfig` is a path or the kubeconfig's YAML text (None: KUBECONFIG, then
+    ~/.kube/config, then the in-cluster service account); `context` overrides the
+    current context; `namespace` overrides the context's namespace for objects that
+    name none. `timeout` is the default readiness / deletion timeout in seconds.
+
+    Swappable for tests and benchmarks: `config` (a ready `ClusterConfig` instead of
+    a kubeconfig), `transport` (an `httpx.AsyncBaseTransport`, e.g. `httpx.MockTransport`),
+    `http` ("http1", the lean default; "httpx"; "http2", httpx with HTTP/2 offered),
+    `retry` (backoff policy and its sleep), `failure_grace` (how long a retried
+    failure such as ImagePullBackOff may last before the wait fails).
+    """
+
+    def __init__(
+        self,
+        kubeconfig: str | os.PathLike[str] | None = None,
+        context: str | None = None,
+        namespace: str | None = None,
+        *,
+        field_manager: str = "stackwright",
+        timeout: float = 600,
+        config: ClusterConfig | None = None,
+        transport: httpx.AsyncBaseTransport | None = None,
+        http: Literal["http1", "httpx", "http2"] = "http1",
+        retry: RetryPolicy | None = None,
+        failure_grace: float = 5.0,
+        request_timeout: float = 60.0,
+        max_connections: int = 16,
+        environ: Mapping[str, str] | None = None,
+    ) -> None:
+        self.config = config or load_config(kubeconfig, context, environ=environ)
+        self._namespace = namespace or self.config.namespace
+        self.field_manager = field_manager
+        self.timeout = timeout
+        user_agent = TOOLING_VALUE
+        http_transport: Transport
+        if transport is not None or http != "http1" or self.config.proxy:
+            http_transport = HttpxTransport(
+                self.config.server,
+                self.config.ssl_context,
+                transport=transport,
+                proxy=self.config.proxy,
+                http2=http == "http2",
+                max_connections=max_connections,
+                user_agent=user_agent,
+            )
+        else:
+            http_transport = Http1Transport(
+                self.config.server,
+                self.config.ssl_context,
+                tls_server_name=self.config.tls_server_name,
+                max_connections=max_connections,
+                user_agent=user_agent,
+            )
+        self.api = ApiClient(
+            http_transport,
+            self.config.auth,
+            server=self.config.server,
+            cluster=self.config.describe(),
+            retry=retry,
+            request_timeout=request_timeout,
+        )
+        self.discovery = Discovery(self.api, sleep=self.api.retry.sleep)
+        self._informers = Informers(self.api)
+        self._waiter = Waiter(self.api, self._informers, failure_grace=failure_grace)
+        self._apply_query = f"?fieldManager={quote(field_manager, safe='')}"
+
+    # --- identity ------------------------------------------------------------------------
+
+    @property
+    def default_namespace(self) -> str:
+        return self._namespace
+
+    async def resource_info(self, api_version: str, kind: str) -> ResourceInfo:
+        """How the cluster serves `kind`; raises UnknownKind (a CRD may be missing)."""
+        return await self.discovery.resource_info(api_version, kind)
+
+    async def resource_info_for_group_kind(self, group: str, kind: str) -> ResourceInfo:
+        return await self.discovery.for_group_kind(group, kind)
+
+    async def namespaced(self, api_version: str, kind: str) -> bool:
+        return (await self.resource_info(api_version, kind)).namespaced
+
+    async def _locate(
+        self, obj: Mapping[str, Any]
+    ) -> tuple[ResourceInfo, str | None, str, Mapping[str, Any]]:
+        """(info, namespace, name, body): the body drops a namespace a cluster-scoped kind cannot have."""
+        meta = obj.get("metadata") or {}
+        name = meta.get("name")
+        api_version, kind = obj.get("apiVersion"), obj.get("kind")
+        if (
+            not isinstance(api_version, str)
+            or not isinstance(kind, str)
+            or not api_version
+            or not kind
+        ):
+            raise InvalidObject(f"{name or '(unnamed)'}: the object needs apiVersion and kind")
+        if not isinstance(name, str) or not name:
+            raise InvalidObject(
+                f"{kind} without metadata.name: server-side apply needs a name (generateName is not supported)"
+            )
+        cached = self.discovery.cached(api_version, kind)
+        info = cached if cached is not None else await self.resource_info(api_version, kind)
+        if info.namespaced:
+            return info, meta.get("namespace") or self._namespace, name, obj
+        if meta.get("namespace"):
+            # kubectl ignores a namespace on a cluster-scoped object; so do we.
+            body = {**obj, "metadata": {k: v for k, v in meta.items() if k != "namespace"}}
+            return info, None, name, body
+        return info, None, name, obj
+
+    # --- writes ------------------------------------------------------------------------------
+
+    async def apply(self, desired: Mapping[str, Any], *, force: bool = False) -> dict[str, Any]:
+        """Server-side apply; returns the live object. Conflicts raise ApplyConflict unless `force`."""
+        return await self._apply(desired, force=force, dry_run=False)
+
+    async def preview(self, desired: Mapping[str, Any], *, force: bool = False) -> dict[str, Any]:
+        """Server-side dry-run apply: what the server would store, validation and admission included."""
+        try:
+            readiness.check_annotations(desired)
+        except ValueError as exc:
+            name = (desired.get("metadata") or {}).get("name") or "(unnamed)"
+            raise InvalidObject(f"{name}: {exc}") from exc
+        return await self._apply(desired, force=force, dry_run=True)
+
+    async def _apply(
+        self, desired: Mapping[str, Any], *, force: bool, dry_run: bool
+    ) -> dict[str, Any]:
+        info, namespace, name, body = await self._locate(desired)
+        query = self._apply_query
+        if force:
+            query += "&force=true"
+        if dry_run:
+            query += "&dryRun=All"
+        response = await self.api.request(
+            "PATCH",
+            info.path(namespace, name) + query,
+            body=_encode(body),
+            content_type=APPLY_PATCH,
+            what=name,
+        )
+        live: dict[str, Any] = orjson.loads(response.body)
+        return live
+
+    async def delete(
+        self,
+        api_version: str,
+        kind: str,
+        namespace: str | None,
+        name: str,
+        *,
+        wait: bool = True,
+        timeout: float | None = None,
+        propagation: str = "Background",
+    ) -> None:
+        """Delete; NotFound counts as done. With `wait`, return only once the object is gone.
+
+        A kind the cluster no longer serves (its CRD was deleted) counts as done too:
+        no object of it can exist.
+        """
+        if propagation not in _PROPAGATION:
+            raise InvalidObject(
+                f"{name}: propagation must be one of {', '.join(_PROPAGATION)}, got {propagation!r}"
+            )
+        try:
+            info = await self.resource_info(api_version, kind)
+        except UnknownKind:
+            return
+        ns = (namespace or self._namespace) if info.namespaced else None
+        options = {"kind": "DeleteOptions", "apiVersion": "v1", "propagationPolicy": propagation}
+        response = await self.api.request(
+            "DELETE", info.path(ns, name), body=orjson.dumps(options), what=name, ok=(404,)
+        )
+        if response.status == 404 or not wait:
+            return
+        last = orjson.loads(response.body) if response.body else {}
+        if last.get("kind") == "Status":
+            return  # a Status answer means the object is already gone
+        meta = last.get("metadata") or {}
+        if (
+            response.status == 200
+            and not meta.get("deletionTimestamp")
+            and not meta.get("finalizers")
+        ):
+            return  # deleted outright: the answer is the object's last state
+        await self._waiter.wait_deleted(
+            info, ns, name, timeout=timeout or self.timeout, what=name, last=last or None
+        )
+
+    # --- reads ----------------------------------------------------------------------------------
+
+    async def read(
+        self, api_version: str, kind: str, namespace: str | None, name: str
+    ) -> dict[str, Any] | None:
+        """The live object, or None when it does not exist (nor does its kind, any more)."""
+        try:
+            info = await self.resource_info(api_version, kind)
+        except UnknownKind:
+            return None
+        ns = (namespace or self._namespace) if info.namespaced else None
+        response = await self.api.request("GET", info.path(ns, name), what=name, ok=(404,))
+        if response.status == 404:
+            return None
+        live: dict[str, Any] = orjson.loads(response.body)
+        return live
+
+    async def list(
+        self,
+        api_version: str,
+        kind: str,
+        namespace: str | None = None,
+        label_selector: str | None = None,
+    ) -> builtins.list[dict[str, Any]]:
+        """Every object of a kind (in `namespace`, or in all namespaces when None), page by page."""
+        info = await self.resource_info(api_version, kind)
+        base = info.collection(namespace if info.namespaced else None)
+        items: builtins.list[dict[str, Any]] = []
+        token = ""
+        while True:
+            query = "limit=500"
+            if label_selector:
+                query += f"&labelSelector={quote(label_selector, safe='')}"
+            if token:
+                query += f"&continue={quote(token, safe='')}"
+            data = await self.api.json("GET", f"{base}?{query}", what=f"{kind} list")
+            for item in data.get("items") or ():
+                item.setdefault("apiVersion", info.api_version)
+                item.setdefault("kind", kind)
+                items.append(item)
+            token = (data.get("metadata") or {}).get("continue") or ""
+            if not token:
+                return items
+
+    # --- readiness -------------------------------------------------------------------------------
+
+    async def await_ready(
+        self,
+        obj: Mapping[str, Any],
+        *,
+        timeout: float | None = None,
+        on_status: Callable[[str], None] | None = None,
+    ) -> dict[str, Any]:
+        """Wait until `obj` is ready by its kind's rule (readiness.py); returns the live object.
+
+        `stackwright.io/skip-await: "true"` returns at once; `stackwright.io/timeout-seconds`
+        beats `timeout`, which beats the provider's default. Raises ReadinessFailed (within
+        seconds, with the cause) or ReadinessTimeout.
+        """
+        name = (obj.get("metadata") or {}).get("name") or "(unnamed)"
+        if readiness.trivially_ready(obj):
+            if on_status is not None:
+                on_status(f"{name}: ready")
+            return dict(obj)
+        if readiness.skip_await(obj):
+            if on_status is not None:
+                on_status(f"{name}: not waited for ({readiness.SKIP_AWAIT})")
+            return dict(obj)
+        try:
+            annotated = readiness.timeout_seconds(obj)
+            readiness.check_annotations(obj)
+        except ValueError as exc:
+            raise InvalidObject(f"{name}: {exc}") from exc
+        info, namespace, _, _ = await self._locate(obj)
+        meta = obj.get("metadata") or {}
+        if info.namespaced and meta.get("namespace") != namespace:
+            obj = {**obj, "metadata": {**meta, "namespace": namespace}}
+        return await self._waiter.await_ready(
+            obj, info, timeout=annotated or timeout or self.timeout, on_status=on_status
+        )
+
+    # --- lifecycle ----------------------------------------------------------------------------
+
+    async def close(self) -> None:
+        await self._informers.close()
+        await self.api.transport.close()
+
+    async def __aenter__(self) -> KubernetesProvider:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.close()

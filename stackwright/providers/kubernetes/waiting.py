@@ -1,0 +1,361 @@
+"""Waiting on the cluster: until an object is ready, or until a deleted one is gone.
+
+`await_ready` first judges the object it was given (the answer of the apply): kinds
+with nothing to wait for — ConfigMaps, Secrets, RBAC, most of a typical stack —
+return at once, with no request. Otherwise it watches the object and the objects
+its rule reads (informers.py), re-judges on every change with the pure rules of
+readiness.py, reports each new status line through `on_status`, and stops on
+ready, on a terminal failure, on a retried failure that outlasts the grace, or at
+the deadline. When a Pod keeps a wait going without saying why, its Warning
+Events are fetched (at most every few seconds) to name the cause.
+
+`wait_deleted` follows a deleted object with a watch until it is gone and, at the
+deadline, says what holds it (finalizers, a namespace's remaining content).
+Must never: poll in a tight loop, or return "ready" for an object it did not see.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import math
+from collections.abc import Callable, Mapping
+from typing import Any
+from urllib.parse import quote
+
+import orjson
+
+from stackwright.providers.kubernetes import readiness
+from stackwright.providers.kubernetes.client import ApiClient, Expired
+from stackwright.providers.kubernetes.discovery import ResourceInfo
+from stackwright.providers.kubernetes.errors import (
+    DeleteTimeout,
+    ProviderError,
+    ReadinessFailed,
+    ReadinessTimeout,
+)
+from stackwright.providers.kubernetes.informers import Informer, Informers
+from stackwright.providers.kubernetes.readiness import Readiness, Related, State
+
+__all__ = ["Waiter", "format_duration"]
+
+# Built-in collections the rules read, by `Related` field: (api version, kind, path under the namespace).
+_RELATED = {
+    "pods": ("v1", "Pod", "/api/v1/namespaces/{ns}/pods"),
+    "replicasets": ("apps/v1", "ReplicaSet", "/apis/apps/v1/namespaces/{ns}/replicasets"),
+    "endpointslices": (
+        "discovery.k8s.io/v1",
+        "EndpointSlice",
+        "/apis/discovery.k8s.io/v1/namespaces/{ns}/endpointslices",
+    ),
+}
+
+
+#: How long an object may be missing from its watch before a GET settles whether it exists.
+_MISSING_GRACE = 2.0
+
+
+def format_duration(seconds: float) -> str:
+    seconds = max(0, round(seconds))
+    if seconds < 60:
+        return f"{seconds}s"
+    minutes, rest = divmod(seconds, 60)
+    if minutes < 60:
+        return f"{minutes}m{rest}s" if rest else f"{minutes}m"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}h{minutes}m"
+
+
+class Waiter:
+    def __init__(
+        self,
+        api: ApiClient,
+        informers: Informers,
+        *,
+        failure_grace: float = 5.0,
+        events_every: float = 5.0,
+        clock: Callable[[], float] | None = None,
+    ) -> None:
+        self._api = api
+        self._informers = informers
+        self._grace = failure_grace
+        self._events_every = events_every
+        self._clock = clock
+
+    def _now(self) -> float:
+        return self._clock() if self._clock is not None else asyncio.get_running_loop().time()
+
+    async def await_ready(
+        self,
+        obj: Mapping[str, Any],
+        info: ResourceInfo,
+        *,
+        timeout: float,
+        on_status: Callable[[str], None] | None = None,
+    ) -> dict[str, Any]:
+        meta = obj.get("metadata") or {}
+        name = str(meta.get("name", ""))
+        namespace = str(meta.get("namespace") or "") if info.namespaced else None
+        reported: list[str] = []
+
+        def report(message: str) -> None:
+            if on_status is not None and (not reported or reported[-1] != message):
+                reported.append(message)
+                on_status(message)
+
+        first = readiness.evaluate(obj)
+        wanted = readiness.needs(obj)
+        if first.state is State.READY and not wanted:
+            report(first.message)
+            return dict(obj)
+        if first.state is State.FAILED and not wanted:
+            raise ReadinessFailed(first.message)
+
+        started = self._now()
+        deadline = started + timeout
+        wake = asyncio.Event()
+        async with contextlib.AsyncExitStack() as stack:
+            if info.namespaced:
+                primary = await stack.enter_async_context(
+                    self._informers.watching(
+                        info.collection(namespace), api_version=info.api_version, kind=info.kind
+                    )
+                )
+            else:
+                primary = await stack.enter_async_context(
+                    self._informers.watching(
+                        info.collection(None),
+                        api_version=info.api_version,
+                        kind=info.kind,
+                        field_selector=f"metadata.name={name}",
+                    )
+                )
+            related_informers: dict[str, Informer] = {}
+            for field in sorted(wanted & _RELATED.keys()):
+                api_version, kind, path = _RELATED[field]
+                related_informers[field] = await stack.enter_async_context(
+                    self._informers.watching(
+                        path.format(ns=quote(namespace or "", safe="")),
+                        api_version=api_version,
+                        kind=kind,
+                    )
+                )
+            for informer in (primary, *related_informers.values()):
+                informer.listen(wake)
+                stack.callback(informer.unlisten, wake)
+            try:
+                async with asyncio.timeout(max(0.0, deadline - self._now())):
+                    await primary.synced()
+                    for informer in related_informers.values():
+                        # Without Pods (a 403, say) we still wait, only with vaguer messages.
+                        with contextlib.suppress(ProviderError):
+                            await informer.synced()
+            except TimeoutError:
+                raise ReadinessTimeout(
+                    f"{name}: not ready after {format_duration(timeout)} — the API server did not answer the watch",
+                    last_status="",
+                ) from None
+            storage_classes = await self._storage_classes() if "storageclasses" in wanted else []
+            events: list[dict[str, Any]] = []
+            events_at = -math.inf
+            failing_since: float | None = None
+            verdict: Readiness = first
+            known: dict[str, Any] = dict(obj)
+            missing_since: float | None = None
+            while True:
+                wake.clear()
+                live = primary.get(namespace, name)
+                if live is None:
+                    live, missing_since = await self._missing(
+                        primary, info, namespace, name, known, missing_since
+                    )
+                else:
+                    missing_since = None
+                known = live
+                related = Related(
+                    pods=_items(related_informers.get("pods")),
+                    replicasets=_items(related_informers.get("replicasets")),
+                    endpointslices=_items(related_informers.get("endpointslices")),
+                    storageclasses=storage_classes,
+                    events=events,
+                )
+                verdict = readiness.evaluate(live, related)
+                report(verdict.message)
+                now = self._now()
+                if verdict.state is State.READY:
+                    return live
+                if verdict.state is State.FAILED:
+                    raise ReadinessFailed(verdict.message)
+                if verdict.state is State.FAILING:
+                    failing_since = now if failing_since is None else failing_since
+                    if now - failing_since >= self._grace:
+                        raise ReadinessFailed(verdict.message)
+                else:
+                    failing_since = None
+                # A Pod that keeps the wait going without saying why: its Warning Events may.
+                explain = (
+                    verdict.state is State.WAITING and bool(verdict.culprit) and bool(namespace)
+                )
+                next_events = max(events_at + self._events_every, started + self._events_every / 2)
+                if explain and now >= next_events:
+                    events_at = now
+                    fetched = await self._events(namespace or "", verdict.culprit)
+                    if fetched != events:
+                        events = fetched
+                        continue
+                    next_events = now + self._events_every
+                if now >= deadline:
+                    raise _timeout(name, timeout, verdict)
+                wake_at = deadline
+                if missing_since is not None:
+                    wake_at = min(wake_at, missing_since + _MISSING_GRACE)
+                if failing_since is not None:
+                    wake_at = min(wake_at, failing_since + self._grace)
+                if explain:
+                    wake_at = min(wake_at, next_events)
+                with contextlib.suppress(TimeoutError):
+                    async with asyncio.timeout(max(0.01, wake_at - now)):
+                        await wake.wait()
+
+    async def _missing(
+        self,
+        primary: Informer,
+        info: ResourceInfo,
+        namespace: str | None,
+        name: str,
+        known: dict[str, Any],
+        since: float | None,
+    ) -> tuple[dict[str, Any], float | None]:
+        """The object while the watch does not show it: deleted (raise), or not delivered yet.
+
+        A shared watch may not have delivered an object applied a moment ago, so absence
+        alone proves nothing: a DELETED event for its uid does, and so does a 404 once it
+        has been absent for a little while.
+        """
+        if primary.error is not None:
+            raise primary.error
+        uid = str((known.get("metadata") or {}).get("uid") or "")
+        gone = primary.deleted.get(f"{namespace or ''}/{name}")
+        if gone is not None and (not uid or not gone or gone == uid):
+            raise ReadinessFailed(f"{name}: was deleted while waiting for it to become ready")
+        now = self._now()
+        if since is None:
+            return known, now
+        if now - since < _MISSING_GRACE:
+            return known, since
+        response = await self._api.request("GET", info.path(namespace, name), what=name, ok=(404,))
+        if response.status == 404:
+            raise ReadinessFailed(f"{name}: was deleted while waiting for it to become ready")
+        live: dict[str, Any] = orjson.loads(response.body)
+        return live, now
+
+    async def _storage_classes(self) -> list[dict[str, Any]]:
+        with contextlib.suppress(ProviderError):
+            data = await self._api.json(
+                "GET", "/apis/storage.k8s.io/v1/storageclasses", what="StorageClasses"
+            )
+            return list((data or {}).get("items") or ())
+        return []
+
+    async def _events(self, namespace: str, name: str) -> list[dict[str, Any]]:
+        selector = quote(f"involvedObject.name={name}", safe="")
+        with contextlib.suppress(ProviderError):
+            data = await self._api.json(
+                "GET",
+                f"/api/v1/namespaces/{quote(namespace, safe='')}/events?fieldSelector={selector}",
+                what=f"events of {name}",
+            )
+            return list((data or {}).get("items") or ())
+        return []
+
+    async def wait_deleted(
+        self,
+        info: ResourceInfo,
+        namespace: str | None,
+        name: str,
+        *,
+        timeout: float,
+        what: str,
+        last: Mapping[str, Any] | None = None,
+    ) -> None:
+        """Return once `name` is gone; raise DeleteTimeout naming what holds it after `timeout`."""
+        path = info.path(namespace, name)
+        selector = quote(f"metadata.name={name}", safe="")
+        seen: Mapping[str, Any] | None = last
+        deadline = self._now() + timeout
+        try:
+            async with asyncio.timeout(timeout):
+                while True:
+                    response = await self._api.request("GET", path, what=what, ok=(404,))
+                    if response.status == 404:
+                        return
+                    seen = orjson.loads(response.body)
+                    version = str(((seen or {}).get("metadata") or {}).get("resourceVersion") or "")
+                    remaining = max(1, math.ceil(deadline - self._now()))
+                    target = (
+                        f"{info.collection(namespace)}?watch=1&fieldSelector={selector}"
+                        f"&resourceVersion={quote(version, safe='')}&timeoutSeconds={min(remaining, 60)}"
+                    )
+                    with contextlib.suppress(Expired, ConnectionError):
+                        async for event in self._api.watch(target, what=what, idle_timeout=90):
+                            if event.get("type") == "DELETED":
+                                return
+                            if event.get("type") in ("ADDED", "MODIFIED"):
+                                seen = event.get("object") or seen
+        except TimeoutError:
+            raise _delete_timeout(what, info, namespace, name, timeout, seen) from None
+
+
+def _items(informer: Informer | None) -> list[dict[str, Any]]:
+    return list(informer.items.values()) if informer is not None else []
+
+
+def _timeout(name: str, timeout: float, verdict: Readiness) -> ReadinessTimeout:
+    status = verdict.message.removeprefix(f"{name}: ")
+    return ReadinessTimeout(
+        f"{name}: not ready after {format_duration(timeout)} — {status}; to wait longer set the "
+        f"{readiness.TIMEOUT_SECONDS} annotation (or custom timeouts), or set "
+        f'{readiness.SKIP_AWAIT}: "true" to not wait',
+        last_status=verdict.message,
+    )
+
+
+def _delete_timeout(
+    what: str,
+    info: ResourceInfo,
+    namespace: str | None,
+    name: str,
+    timeout: float,
+    obj: Mapping[str, Any] | None,
+) -> DeleteTimeout:
+    meta = (obj or {}).get("metadata") or {}
+    finalizers = tuple(str(f) for f in meta.get("finalizers") or ())
+    head = f"{what}: still present {format_duration(timeout)} after its deletion"
+    where = f" -n {namespace}" if namespace else ""
+    if info.kind == "Namespace":
+        remaining = [
+            str(c.get("message"))
+            for c in ((obj or {}).get("status") or {}).get("conditions") or ()
+            if c.get("status") == "True" and c.get("message")
+        ]
+        detail = "; ".join(remaining) or "its contents are still being deleted"
+        return DeleteTimeout(
+            f"{head} — the namespace is Terminating: {detail}; check the objects left in it "
+            f"(`kubectl api-resources --verbs=list --namespaced -o name | xargs -n1 kubectl get -n {name}`)",
+            finalizers=finalizers,
+        )
+    if finalizers:
+        shown = ", ".join(finalizers)
+        noun = "finalizer" if len(finalizers) == 1 else "finalizers"
+        if "foregroundDeletion" in finalizers:
+            why = "foreground deletion is waiting for its dependents to be deleted"
+        else:
+            why = "the controller that handles them may be missing or failing"
+        return DeleteTimeout(
+            f"{head} — held by {noun} {shown}: {why}; fix that controller, or remove them with "
+            f'`kubectl patch {info.plural} {name}{where} --type=merge -p \'{{"metadata":{{"finalizers":null}}}}\'`',
+            finalizers=finalizers,
+        )
+    return DeleteTimeout(
+        f"{head} — the API server has not removed it yet; check it with `kubectl get {info.plural} {name}{where}`"
+    )

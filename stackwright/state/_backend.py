@@ -1,0 +1,209 @@
+"""The contract every state backend keeps: `Backend` (stacks, locks, loads, edits) and `Operation`.
+
+The engine and the front ends code against these protocols only; SQLite
+implements them today and PostgreSQL / S3 will later. A backend must keep these
+promises, whatever it stores in:
+
+- One operation at a time per stack. `begin_operation` takes the stack's lock
+  (owner, host, pid, kind, start, lease expiry) with a compare-and-set on the lock
+  row, so among racers exactly one wins; a holder whose lease lapsed (its process
+  died) is taken over the same way, and its history entry marked "interrupted".
+  While the operation runs its lease is renewed every third of its length.
+- Write-ahead, linear journal. `Operation.begin` durably records a pending step
+  before the caller touches the cluster; `Operation.end` deletes that record and
+  applies the step's effect (`_journal.effects`) in one transaction. A step writes
+  its own rows only, never a snapshot; `bytes_written` counts the payload bytes.
+- Fencing. Every journal write first checks, inside its transaction, that this
+  operation still holds the lock, and raises `LockLost` (writing nothing) if not.
+- Integrity. `load` refuses a damaged state with `StateCorrupt`, naming what is
+  wrong; `import_` refuses a bad document with `UsageError` and replaces nothing.
+- State edits (`delete_resource`, `unprotect`, `rename_resource`,
+  `move_resource`, `import_`) run in one transaction that finds the stack's lock
+  free (or lapsed) and records a history entry.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from types import TracebackType
+from typing import Any, Protocol, Self
+
+from stackwright.model import Op, PendingOperation, ResourceState
+from stackwright.state._records import HistoryEntry, LockHolder, Snapshot, StackSummary
+
+
+class Operation(Protocol):
+    """One running operation on one stack: holds its lock and journals its steps.
+
+    Misuse (ending a step never begun, beginning one twice, writing after finish)
+    raises ValueError: a bug in the caller, not a user mistake.
+    """
+
+    @property
+    def id(self) -> int:
+        """The operation's history id (also its lock's fencing token)."""
+        ...
+
+    @property
+    def project(self) -> str: ...
+
+    @property
+    def stack(self) -> str: ...
+
+    @property
+    def kind(self) -> str: ...
+
+    @property
+    def took_over(self) -> LockHolder | None:
+        """The holder whose lapsed lease this operation took over: its process died,
+        so the snapshot may hold pending steps it left."""
+        ...
+
+    @property
+    def bytes_written(self) -> int:
+        """Payload bytes of the rows this operation inserted or updated (deletes write none)."""
+        ...
+
+    @property
+    def finished(self) -> bool: ...
+
+    def begin(self, step: int, op: Op, resource: ResourceState) -> None:
+        """Durably record that step `step` is about to do `op` to `resource`.
+
+        Call before sending anything to the cluster; for a create, `resource`
+        carries the name the create will use, so a crash can be settled by a GET.
+        Raises LockLost (recording nothing) when the lock was lost.
+        """
+        ...
+
+    def end(self, step: int, result: ResourceState | None) -> None:
+        """Record that step `step` is done and apply it to the stack's resources.
+
+        `result` is the resource as it now is, or None when it no longer exists
+        (a delete done; a create that failed having made nothing).
+        """
+        ...
+
+    def fail_step(self, step: int) -> None:
+        """Record that step `step` failed having changed nothing."""
+        ...
+
+    def resolve_pending(self, pending: PendingOperation, result: ResourceState | None) -> None:
+        """Settle a step a crashed operation left pending, once the cluster was read.
+
+        `pending` is one of `Snapshot.pending`; `result` is the object as the
+        cluster has it (None when it does not exist). The effect is what `end` of
+        that step with this result would have done. Raises ValueError when no such
+        pending step is recorded (it was already resolved).
+        """
+        ...
+
+    def rename(self, urn: str, new_urn: str) -> None:
+        """Give a recorded resource a new URN (an alias in the program), rewriting references."""
+        ...
+
+    def set_outputs(self, outputs: Mapping[str, Any]) -> None:
+        """Replace the stack's outputs."""
+        ...
+
+    def finish(self, result: str = "succeeded", counts: Mapping[str, int] | None = None) -> None:
+        """Record the operation in history and release the lock.
+
+        `result` is "succeeded", "failed" or "cancelled"; `counts` defaults to the
+        steps ended successfully, by op. Steps begun and not ended stay pending.
+        """
+        ...
+
+    def __enter__(self) -> Self: ...
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        """Finish: "failed" on an exception ("cancelled" on KeyboardInterrupt or
+        task cancellation), "succeeded" otherwise, unless already finished."""
+        ...
+
+
+class Backend(Protocol):
+    """Where stacks of projects keep their state."""
+
+    @property
+    def url(self) -> str:
+        """The backend's URL, as a user would write it."""
+        ...
+
+    def create_stack(self, project: str, stack: str) -> None:
+        """Raises UsageError when the stack exists or the name is not valid."""
+        ...
+
+    def has_stack(self, project: str, stack: str) -> bool: ...
+
+    def list_stacks(self, project: str) -> list[StackSummary]:
+        """The project's stacks, by name."""
+        ...
+
+    def remove_stack(self, project: str, stack: str, *, force: bool = False) -> None:
+        """Forget a stack; refuses while it records resources or pending steps unless
+        `force` (the objects stay in the cluster), and while it is locked."""
+        ...
+
+    def begin_operation(
+        self, project: str, stack: str, *, kind: str, message: str = "", lease_seconds: float = 30.0
+    ) -> Operation:
+        """Take the stack's lock for an operation; raises StackLocked naming the holder."""
+        ...
+
+    def cancel(self, project: str, stack: str) -> bool:
+        """Clear the stack's lock at once; whether one was held. The operation that
+        held it gets LockLost at its next journal write."""
+        ...
+
+    def load(self, project: str, stack: str) -> Snapshot:
+        """The stack's state, checked; raises StateCorrupt saying what is damaged."""
+        ...
+
+    def history(self, project: str, stack: str, *, limit: int | None = None) -> list[HistoryEntry]:
+        """The stack's operations, newest first."""
+        ...
+
+    def export(self, project: str, stack: str) -> dict[str, Any]:
+        """The stack's state as a versioned JSON document (see `_document`)."""
+        ...
+
+    def import_(self, project: str, stack: str, document: Any, *, message: str = "") -> None:
+        """Replace the stack's state with a document from `export` (creating the stack
+        if needed); raises UsageError with the document's first problem."""
+        ...
+
+    def delete_resource(
+        self,
+        project: str,
+        stack: str,
+        urn: str,
+        *,
+        force: bool = False,
+        target_dependents: bool = False,
+    ) -> list[str]:
+        """Forget a resource (the object stays in the cluster); the URNs forgotten.
+
+        Refuses a protected resource unless `force`, and one that others refer to
+        unless `target_dependents` (which forgets them too).
+        """
+        ...
+
+    def unprotect(self, project: str, stack: str, urn: str) -> None: ...
+
+    def rename_resource(self, project: str, stack: str, urn: str, new_name: str) -> str:
+        """Give a resource a new name (the last part of its URN); the new URN."""
+        ...
+
+    def move_resource(
+        self, project: str, src_stack: str, dst_stack: str, urns: Sequence[str]
+    ) -> list[str]:
+        """Move resources and their children to another stack of the project; the new URNs."""
+        ...
+
+    def close(self) -> None: ...

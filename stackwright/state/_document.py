@@ -1,0 +1,102 @@
+"""The versioned JSON document of `stackwright stack export` / `stack import`.
+
+    {"version": 1, "project": "web", "stack": "dev",
+     "resources": [ResourceState.to_dict(), ...],   # in dependency order
+     "outputs": {...},
+     "pending": [{"op": "create", "resource": {...}}, ...]}
+
+Building and checking the document is pure; the backend stores what `parse`
+returns. A document is checked completely before anything is replaced, and a bad
+one is refused with the path of its first problem (`resources[3].dependencies[0]`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Final
+
+from stackwright.errors import UsageError
+from stackwright.model import PendingOperation, ResourceState
+from stackwright.state._codec import (
+    Invalid,
+    pending_from_dict,
+    pending_to_dict,
+    resource_from_dict,
+)
+from stackwright.state._integrity import check_and_order
+from stackwright.state._records import Snapshot
+
+VERSION: Final = 1
+_KEYS: Final = ("version", "project", "stack", "resources", "outputs", "pending")
+
+
+def build(snapshot: Snapshot) -> dict[str, Any]:
+    return {
+        "version": VERSION,
+        "project": snapshot.project,
+        "stack": snapshot.stack,
+        "resources": [state.to_dict() for state in snapshot.resources],
+        "outputs": snapshot.outputs,
+        "pending": [pending_to_dict(p) for p in snapshot.pending],
+    }
+
+
+def parse(
+    document: Any, *, project: str, stack: str
+) -> tuple[list[ResourceState], list[PendingOperation], dict[str, Any]]:
+    """The resources (in dependency order), pending steps and outputs of a document.
+
+    Raises UsageError naming the first problem; nothing is stored by this function.
+    """
+    try:
+        return _parse(document, project=project, stack=stack)
+    except Invalid as invalid:
+        raise UsageError(f"cannot import into stack {stack}: {invalid.problem}") from None
+
+
+def _parse(
+    document: Any, *, project: str, stack: str
+) -> tuple[list[ResourceState], list[PendingOperation], dict[str, Any]]:
+    if not isinstance(document, Mapping):
+        raise Invalid("the document must be a JSON object made by `stackwright stack export`")
+    unknown = [key for key in document if key not in _KEYS]
+    if unknown:
+        raise Invalid(
+            f"the document has an unknown field {unknown[0]!r} (fields: {', '.join(_KEYS)})"
+        )
+    if "version" not in document:
+        raise Invalid(
+            "the document has no 'version'; is it the output of `stackwright stack export`?"
+        )
+    version = document["version"]
+    if version != VERSION or isinstance(version, bool):
+        raise Invalid(
+            f"the document has version {version!r}; this Stackwright reads version {VERSION} "
+            "(a newer version needs a newer Stackwright)"
+        )
+    for key in ("project", "stack"):
+        if not isinstance(document.get(key), str):
+            raise Invalid(f"the document's {key!r} must be a string naming the {key} it came from")
+    if (document["project"], document["stack"]) != (project, stack):
+        raise Invalid(
+            f"the document is the state of stack {document['stack']} of project "
+            f"{document['project']}, not of stack {stack} of project {project}; import it into that stack"
+        )
+    raw_resources = document.get("resources", [])
+    if not isinstance(raw_resources, list):
+        raise Invalid("the document's 'resources' must be a list")
+    raw_pending = document.get("pending", [])
+    if not isinstance(raw_pending, list):
+        raise Invalid("the document's 'pending' must be a list")
+    outputs = document.get("outputs", {})
+    if not isinstance(outputs, Mapping) or not all(isinstance(k, str) for k in outputs):
+        raise Invalid("the document's 'outputs' must be an object")
+    resources = [
+        resource_from_dict(item, f"resources[{i}]", project=project, stack=stack)
+        for i, item in enumerate(raw_resources)
+    ]
+    pending = [
+        pending_from_dict(item, f"pending[{i}]", project=project, stack=stack)
+        for i, item in enumerate(raw_pending)
+    ]
+    return check_and_order(resources, pending), pending, dict(outputs)

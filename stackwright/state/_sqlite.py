@@ -1,0 +1,1364 @@
+"""The SQLite state backend: the default store, one file shared by every `stackwright` process.
+
+Tables (schema version 1):
+
+    meta       key → value                      the schema version
+    stacks     id, project, name, created, updated, version, outputs
+    locks      stack_id → operation_id (NULL when free), kind, owner, host, pid, started, expires
+    resources  rid, stack_id, urn, delete_pending, cluster_id, seq, data
+    pending    id, stack_id, operation_id, step, op, urn, data
+    history    id, stack_id, kind, message, owner, host, pid, started, ended, result, counts
+
+A journaled step is two small transactions: `begin` inserts a `pending` row;
+`end` deletes it and upserts or deletes one `resources` row (moving it last in
+`seq`), so work grows with the steps taken, never with the size of the stack.
+Every transaction is `BEGIN IMMEDIATE` (writers queue on SQLite's write lock with
+a busy timeout instead of failing on an upgrade) and starts by checking that the
+operation still holds its stack's lock (fencing).
+
+Durability: WAL with `synchronous=NORMAL` by default. A commit is then in the WAL
+file (the OS page cache) before `begin` returns, so it survives the engine being
+killed at any instant; what NORMAL gives up is the last commits before a power
+loss or kernel crash (the database stays consistent). `file://PATH?synchronous=full`
+fsyncs every commit for power-loss durability; measured on the 2-core CI machine
+(`benchmarks/state_journal.py`) it halves journal throughput: 1,600-1,900 against
+3,300-4,200 begin+end steps a second.
+
+This module must never decide what a step means (`_journal` does) or how a lock
+message reads (`_records` does), and never holds a transaction open across a call
+to the cluster: each method is one transaction.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import difflib
+import getpass
+import os
+import re
+import socket
+import sqlite3
+import threading
+import time
+import weakref
+from collections import Counter
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Final, Self
+
+import orjson
+
+from stackwright.errors import StackLocked, StackwrightError, UsageError
+from stackwright.model import Op, PendingOperation, ResourceState, parse_urn
+from stackwright.state import _document
+from stackwright.state._codec import (
+    Invalid,
+    decode_resource,
+    encode_json,
+    encode_resource,
+    op_named,
+)
+from stackwright.state._integrity import check_and_order, references
+from stackwright.state._journal import Demote, Effect, Put, Remove, counted, effects
+from stackwright.state._lease import LeaseKeeper
+from stackwright.state._records import (
+    FINISH_RESULTS,
+    IN_PROGRESS,
+    INTERRUPTED,
+    HistoryEntry,
+    LockHolder,
+    Snapshot,
+    StackSummary,
+    timestamp,
+)
+from stackwright.state._secrets import Encrypter, PlaintextEncrypter
+from stackwright.state.errors import LockLost, StateCorrupt
+
+SCHEMA_VERSION: Final = 1
+
+_TABLES: Final = ("meta", "stacks", "locks", "resources", "pending", "history")
+
+_SCHEMA: Final = (
+    "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+    """CREATE TABLE IF NOT EXISTS stacks (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        project TEXT NOT NULL,
+        name TEXT NOT NULL,
+        created REAL NOT NULL,
+        updated REAL NOT NULL,
+        version INTEGER NOT NULL,
+        outputs BLOB NOT NULL,
+        UNIQUE (project, name))""",
+    # One row per stack, created with it; operation_id is NULL while the stack is
+    # free. Taking the lock is a compare-and-set on operation_id, which is also the
+    # fencing token every journal write checks (history ids are never reused).
+    """CREATE TABLE IF NOT EXISTS locks (
+        stack_id INTEGER PRIMARY KEY,
+        operation_id INTEGER,
+        kind TEXT, owner TEXT, host TEXT, pid INTEGER, started REAL, expires REAL)""",
+    # delete_pending and cluster_id are columns (not only payload) so a row can be
+    # found, and an old object demoted after its replacement, without decoding.
+    # One index only: a commit appends every page it touched to the WAL, so each
+    # index costs every step a page (measured: 3 indexes on resources and 2 on
+    # pending made a step 1.5x slower). Uniqueness of live URNs is kept by `_apply`
+    # (an upsert inside the fenced transaction) and checked by `load`; order is
+    # sorted from `seq` at load; pending holds only steps in flight, so it is scanned.
+    """CREATE TABLE IF NOT EXISTS resources (
+        rid INTEGER PRIMARY KEY,
+        stack_id INTEGER NOT NULL,
+        urn TEXT NOT NULL,
+        delete_pending INTEGER NOT NULL,
+        cluster_id TEXT NOT NULL,
+        seq INTEGER NOT NULL,
+        data BLOB NOT NULL)""",
+    "CREATE INDEX IF NOT EXISTS resources_urn ON resources (stack_id, urn, delete_pending, cluster_id)",
+    """CREATE TABLE IF NOT EXISTS pending (
+        id INTEGER PRIMARY KEY,
+        stack_id INTEGER NOT NULL,
+        operation_id INTEGER NOT NULL,
+        step INTEGER NOT NULL,
+        op TEXT NOT NULL,
+        urn TEXT NOT NULL,
+        data BLOB NOT NULL)""",
+    """CREATE TABLE IF NOT EXISTS history (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        stack_id INTEGER NOT NULL,
+        kind TEXT NOT NULL,
+        message TEXT NOT NULL,
+        owner TEXT NOT NULL,
+        host TEXT NOT NULL,
+        pid INTEGER NOT NULL,
+        started REAL NOT NULL,
+        ended REAL,
+        result TEXT NOT NULL,
+        counts BLOB NOT NULL)""",
+    "CREATE INDEX IF NOT EXISTS history_stack ON history (stack_id, id)",
+)
+
+_NAME: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
+_FIX: Final = "the state was edited or damaged — restore it with `stackwright stack import`"
+#: Bytes counted for an integer or real column.
+_NUMBER: Final = 8
+_SYNCHRONOUS: Final = ("normal", "full")
+_RELEASE: Final = (
+    "UPDATE locks SET operation_id = NULL, kind = NULL, owner = NULL, host = NULL, pid = NULL, "
+    "started = NULL, expires = NULL WHERE stack_id = ?"
+)
+#: The operation id of pending steps restored by `import_` (real operations start at 1).
+_IMPORTED: Final = 0
+
+
+def _utf8(text: str) -> int:
+    return len(text.encode())
+
+
+def _resource_row_bytes(urn: str, cluster_id: str, blob: bytes) -> int:
+    # stack_id, delete_pending, seq + the text and payload.
+    return _utf8(urn) + _utf8(cluster_id) + len(blob) + 3 * _NUMBER
+
+
+def _pending_row_bytes(op: str, urn: str, blob: bytes) -> int:
+    # stack_id, operation_id, step + the text and payload.
+    return _utf8(op) + _utf8(urn) + len(blob) + 3 * _NUMBER
+
+
+def _translate(error: sqlite3.Error, path: str, busy_timeout: float) -> StackwrightError:
+    """SQLite's error in the words of a user who never saw the database."""
+    text = str(error)
+    if "locked" in text or "busy" in text:
+        return StackwrightError(
+            f"the state store {path} is busy: another process kept it locked for more "
+            f"than {busy_timeout:g}s; try again"
+        )
+    if "malformed" in text or "not a database" in text or "corrupt" in text:
+        return StateCorrupt(
+            f"the state store {path} is damaged (SQLite: {text}); move it aside and restore "
+            "each stack with `stackwright stack import` from an export"
+        )
+    if "readonly" in text or "unable to open" in text:
+        return StackwrightError(
+            f"cannot write the state store {path} ({text}); check its permissions"
+        )
+    return StackwrightError(f"the state store {path} failed: {text}")
+
+
+def _user() -> str:
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):
+        # A container user with no passwd entry.
+        return f"uid {os.getuid()}"
+
+
+class _Connection:
+    """One SQLite connection, serialized by a mutex, with one-transaction helpers.
+
+    Connections are never shared between an operation, its lease keeper and the
+    backend, so a long load cannot delay a renewal.
+    """
+
+    def __init__(self, path: str, *, synchronous: str, busy_timeout: float) -> None:
+        self.path = path
+        self.busy_timeout = busy_timeout
+        self.mutex = threading.RLock()
+        try:
+            self.db = sqlite3.connect(
+                path, timeout=busy_timeout, isolation_level=None, check_same_thread=False
+            )
+            self.db.execute("PRAGMA journal_mode=WAL")
+            self.db.execute(f"PRAGMA synchronous={synchronous.upper()}")
+        except sqlite3.Error as error:
+            raise _translate(error, path, busy_timeout) from error
+
+    @contextlib.contextmanager
+    def write(self) -> Iterator[sqlite3.Connection]:
+        with self.mutex, self._translated():
+            self.db.execute("BEGIN IMMEDIATE")
+            try:
+                yield self.db
+                self.db.execute("COMMIT")
+            except BaseException:
+                if self.db.in_transaction:
+                    self.db.execute("ROLLBACK")
+                raise
+
+    @contextlib.contextmanager
+    def read(self) -> Iterator[sqlite3.Connection]:
+        # A deferred transaction: every SELECT inside sees the same snapshot.
+        with self.mutex, self._translated():
+            self.db.execute("BEGIN")
+            try:
+                yield self.db
+            finally:
+                if self.db.in_transaction:
+                    self.db.execute("COMMIT")
+
+    @contextlib.contextmanager
+    def _translated(self) -> Iterator[None]:
+        try:
+            yield
+        except sqlite3.Error as error:
+            raise _translate(error, self.path, self.busy_timeout) from error
+
+    def close(self) -> None:
+        with self.mutex:
+            self.db.close()
+
+
+def _validate_name(what: str, name: str) -> None:
+    if not _NAME.fullmatch(name):
+        raise UsageError(
+            f"{what} name {name!r} is not valid: use letters, digits, '-', '_' and '.', "
+            "starting with a letter or digit, at most 100 characters"
+        )
+
+
+def _holder(row: Sequence[Any]) -> LockHolder:
+    operation_id, kind, owner, host, pid, started, expires = row
+    return LockHolder(operation_id, kind, owner, host, pid, timestamp(started), timestamp(expires))
+
+
+def _read_holder(db: sqlite3.Connection, stack_id: int) -> LockHolder | None:
+    row = db.execute(
+        "SELECT operation_id, kind, owner, host, pid, started, expires FROM locks WHERE stack_id = ?",
+        (stack_id,),
+    ).fetchone()
+    if row is None or row[0] is None:
+        return None
+    return _holder(row)
+
+
+def _locked_message(stack: str, holder: LockHolder, now: float) -> str:
+    return (
+        f"stack {stack} is locked by {holder.describe(timestamp(now))}; wait for it to finish, "
+        "or run `stackwright cancel` if it is no longer running"
+    )
+
+
+def _mark_interrupted(db: sqlite3.Connection, operation_id: int, now: float) -> None:
+    db.execute(
+        "UPDATE history SET result = ?, ended = ? WHERE id = ? AND result = ?",
+        (INTERRUPTED, now, operation_id, IN_PROGRESS),
+    )
+
+
+@dataclass
+class _Begun:
+    op: Op
+    resource: ResourceState
+    row: int
+
+
+@dataclass(frozen=True)
+class _Row:
+    rid: int
+    state: ResourceState
+
+
+class SQLiteBackend:
+    """The `Backend` on one SQLite file; safe to use from several threads and processes.
+
+    `clock` (wall-clock seconds) times leases and history; tests pass a fake one.
+    `encrypter` is the secrets seam (see `_secrets`).
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        synchronous: str = "normal",
+        busy_timeout: float = 10.0,
+        clock: Callable[[], float] = time.time,
+        encrypter: Encrypter | None = None,
+    ) -> None:
+        if synchronous.lower() not in _SYNCHRONOUS:
+            raise UsageError(
+                f"synchronous={synchronous!r} is not a SQLite state store option: use normal or full"
+            )
+        self.path = Path(path)
+        self._synchronous = synchronous.lower()
+        self._busy_timeout = busy_timeout
+        self._clock = clock
+        self._encrypter: Encrypter = encrypter or PlaintextEncrypter()
+        self._conn = self._connect()
+        self._init_schema()
+
+    # --- plumbing ----------------------------------------------------------
+
+    @property
+    def url(self) -> str:
+        suffix = "?synchronous=full" if self._synchronous == "full" else ""
+        return f"file://{self.path}{suffix}"
+
+    def _connect(self) -> _Connection:
+        return _Connection(
+            str(self.path), synchronous=self._synchronous, busy_timeout=self._busy_timeout
+        )
+
+    def _init_schema(self) -> None:
+        with self._conn.write() as db:
+            tables = {
+                row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+            }
+            if not tables & set(_TABLES):
+                if tables - {"sqlite_sequence"}:
+                    raise UsageError(
+                        f"{self.path} is a SQLite database but not a Stackwright state store; "
+                        "point the backend URL at another file"
+                    )
+                for statement in _SCHEMA:
+                    db.execute(statement)
+                db.execute(
+                    "INSERT INTO meta (key, value) VALUES ('schema_version', ?)",
+                    (str(SCHEMA_VERSION),),
+                )
+        with self._conn.read() as db:
+            self._check_schema(db)
+
+    def _check_schema(self, db: sqlite3.Connection) -> None:
+        tables = {
+            row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+        }
+        missing = [table for table in _TABLES if table not in tables]
+        if missing:
+            raise StateCorrupt(
+                f"the state store {self.path} has no table {missing[0]!r}; it was edited or damaged — "
+                "move it aside and restore each stack with `stackwright stack import`"
+            )
+        row = db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+        version = row[0] if row else None
+        if version is None or not str(version).isdigit():
+            raise StateCorrupt(
+                f"the state store {self.path} records no schema version (found {version!r}); "
+                "it was edited or damaged — move it aside and restore each stack with "
+                "`stackwright stack import`"
+            )
+        if int(version) > SCHEMA_VERSION:
+            raise StackwrightError(
+                f"the state store {self.path} has schema version {version}, written by a newer "
+                f"Stackwright; this one reads version {SCHEMA_VERSION}: upgrade Stackwright"
+            )
+        if int(version) < SCHEMA_VERSION:
+            raise StateCorrupt(
+                f"the state store {self.path} has schema version {version}, which no Stackwright "
+                f"wrote (the first is {SCHEMA_VERSION}); it was edited or damaged"
+            )
+
+    def _stack_id(self, db: sqlite3.Connection, project: str, stack: str) -> int:
+        row = db.execute(
+            "SELECT id FROM stacks WHERE project = ? AND name = ?", (project, stack)
+        ).fetchone()
+        if row is not None:
+            return int(row[0])
+        names = [
+            r[0]
+            for r in db.execute(
+                "SELECT name FROM stacks WHERE project = ? ORDER BY name", (project,)
+            )
+        ]
+        known = f" (its stacks: {', '.join(names)})" if names else ""
+        raise UsageError(
+            f"no stack {stack} in project {project}{known}; create it with `stackwright stack init {stack}`"
+        )
+
+    def _insert_stack(self, db: sqlite3.Connection, project: str, stack: str) -> int:
+        _validate_name("project", project)
+        _validate_name("stack", stack)
+        now = self._clock()
+        cursor = db.execute(
+            "INSERT INTO stacks (project, name, created, updated, version, outputs) VALUES (?, ?, ?, ?, 0, ?)",
+            (project, stack, now, now, b"{}"),
+        )
+        stack_id = cursor.lastrowid
+        assert stack_id is not None
+        db.execute("INSERT INTO locks (stack_id) VALUES (?)", (stack_id,))
+        return stack_id
+
+    def _history_row(
+        self,
+        db: sqlite3.Connection,
+        stack_id: int,
+        kind: str,
+        message: str,
+        *,
+        result: str,
+        ended: float | None,
+    ) -> int:
+        now = self._clock()
+        cursor = db.execute(
+            "INSERT INTO history (stack_id, kind, message, owner, host, pid, started, ended, result, counts) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                stack_id,
+                kind,
+                message,
+                _user(),
+                socket.gethostname(),
+                os.getpid(),
+                now,
+                ended,
+                result,
+                b"{}",
+            ),
+        )
+        assert cursor.lastrowid is not None
+        return cursor.lastrowid
+
+    def close(self) -> None:
+        self._conn.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # --- stacks ------------------------------------------------------------
+
+    def create_stack(self, project: str, stack: str) -> None:
+        with self._conn.write() as db:
+            exists = db.execute(
+                "SELECT 1 FROM stacks WHERE project = ? AND name = ?", (project, stack)
+            ).fetchone()
+            if exists:
+                raise UsageError(
+                    f"stack {stack} already exists in project {project}; "
+                    f"select it with `stackwright stack select {stack}`"
+                )
+            self._insert_stack(db, project, stack)
+
+    def has_stack(self, project: str, stack: str) -> bool:
+        with self._conn.read() as db:
+            row = db.execute(
+                "SELECT 1 FROM stacks WHERE project = ? AND name = ?", (project, stack)
+            ).fetchone()
+        return row is not None
+
+    def list_stacks(self, project: str) -> list[StackSummary]:
+        now = self._clock()
+        with self._conn.read() as db:
+            rows = db.execute(
+                "SELECT s.name, s.updated, "
+                "(SELECT count(*) FROM resources r WHERE r.stack_id = s.id), "
+                "l.operation_id, l.kind, l.owner, l.host, l.pid, l.started, l.expires "
+                "FROM stacks s LEFT JOIN locks l ON l.stack_id = s.id "
+                "WHERE s.project = ? ORDER BY s.name",
+                (project,),
+            ).fetchall()
+        summaries = []
+        for name, updated, count, *lock in rows:
+            holder = _holder(lock) if lock[0] is not None and lock[6] > now else None
+            summaries.append(StackSummary(project, name, timestamp(updated), count, holder))
+        return summaries
+
+    def remove_stack(self, project: str, stack: str, *, force: bool = False) -> None:
+        with self._conn.write() as db:
+            stack_id = self._stack_id(db, project, stack)
+            now = self._clock()
+            holder = _read_holder(db, stack_id)
+            if holder is not None and holder.expires.timestamp() > now:
+                raise StackLocked(_locked_message(stack, holder, now))
+            (resources,) = db.execute(
+                "SELECT count(*) FROM resources WHERE stack_id = ?", (stack_id,)
+            ).fetchone()
+            (pending,) = db.execute(
+                "SELECT count(*) FROM pending WHERE stack_id = ?", (stack_id,)
+            ).fetchone()
+            if (resources or pending) and not force:
+                what = f"{resources} resource{'s' if resources != 1 else ''}"
+                if pending:
+                    what += f" and {pending} pending step{'s' if pending != 1 else ''}"
+                raise UsageError(
+                    f"stack {stack} still records {what}; run `stackwright destroy` to delete them "
+                    f"first, or `stackwright stack rm {stack} --force` to remove the stack anyway "
+                    "and leave its objects in the cluster"
+                )
+            for table in ("resources", "pending", "history", "locks"):
+                db.execute(f"DELETE FROM {table} WHERE stack_id = ?", (stack_id,))
+            db.execute("DELETE FROM stacks WHERE id = ?", (stack_id,))
+
+    # --- locking -----------------------------------------------------------
+
+    def begin_operation(
+        self, project: str, stack: str, *, kind: str, message: str = "", lease_seconds: float = 30.0
+    ) -> SQLiteOperation:
+        if lease_seconds <= 0:
+            raise ValueError(f"lease_seconds must be positive, got {lease_seconds}")
+        conn = self._connect()
+        try:
+            with conn.write() as db:
+                stack_id = self._stack_id(db, project, stack)
+                now = self._clock()
+                holder = _read_holder(db, stack_id)
+                if holder is not None and holder.expires.timestamp() > now:
+                    raise StackLocked(_locked_message(stack, holder, now))
+                operation_id = self._history_row(
+                    db, stack_id, kind, message, result=IN_PROGRESS, ended=None
+                )
+                # Compare-and-set on the holder observed above: exactly one of several
+                # racers can move the lock from that holder (or from free) to itself.
+                # SQLite's write lock already serializes this transaction; the compare
+                # is what keeps the protocol correct on backends without one.
+                taken = db.execute(
+                    "UPDATE locks SET operation_id = ?, kind = ?, owner = ?, host = ?, pid = ?, "
+                    "started = ?, expires = ? WHERE stack_id = ? AND operation_id IS ?",
+                    (
+                        operation_id,
+                        kind,
+                        _user(),
+                        socket.gethostname(),
+                        os.getpid(),
+                        now,
+                        now + lease_seconds,
+                        stack_id,
+                        holder.operation_id if holder else None,
+                    ),
+                )
+                if taken.rowcount != 1:
+                    raise StackLocked(
+                        f"stack {stack} was locked by another operation at the same moment; try again"
+                    )
+                if holder is not None:
+                    _mark_interrupted(db, holder.operation_id, now)
+                (version,) = db.execute(
+                    "SELECT version FROM stacks WHERE id = ?", (stack_id,)
+                ).fetchone()
+        except BaseException:
+            conn.close()
+            raise
+        return SQLiteOperation(
+            backend=self,
+            conn=conn,
+            stack_id=stack_id,
+            project=project,
+            stack=stack,
+            kind=kind,
+            operation_id=operation_id,
+            lease_seconds=lease_seconds,
+            took_over=holder,
+            version=version,
+        )
+
+    def cancel(self, project: str, stack: str) -> bool:
+        with self._conn.write() as db:
+            stack_id = self._stack_id(db, project, stack)
+            holder = _read_holder(db, stack_id)
+            if holder is None:
+                return False
+            db.execute(_RELEASE, (stack_id,))
+            db.execute(
+                "UPDATE history SET result = 'cancelled', ended = ? WHERE id = ? AND result = ?",
+                (self._clock(), holder.operation_id, IN_PROGRESS),
+            )
+            return True
+
+    # --- reading -----------------------------------------------------------
+
+    def load(self, project: str, stack: str) -> Snapshot:
+        with self._conn.read() as db:
+            self._check_schema(db)
+            self._quick_check(db)
+            stack_id = self._stack_id(db, project, stack)
+            version, outputs_blob = db.execute(
+                "SELECT version, outputs FROM stacks WHERE id = ?", (stack_id,)
+            ).fetchone()
+            rows = db.execute(
+                "SELECT rid, urn, delete_pending, cluster_id, data FROM resources "
+                "WHERE stack_id = ? ORDER BY seq, rid",
+                (stack_id,),
+            ).fetchall()
+            pending_rows = db.execute(
+                "SELECT op, urn, data FROM pending WHERE stack_id = ? ORDER BY id", (stack_id,)
+            ).fetchall()
+        try:
+            resources = [self._decode_row(project, stack, *row[1:]) for row in rows]
+            pending = [self._decode_pending(project, stack, *row) for row in pending_rows]
+            outputs = self._decode_outputs(outputs_blob)
+            ordered = check_and_order(resources, pending)
+        except Invalid as invalid:
+            raise StateCorrupt(f"state of stack {stack}: {invalid.problem}; {_FIX}") from None
+        stored = sum(_resource_row_bytes(row[1], row[3], row[4]) for row in rows)
+        stored += sum(_pending_row_bytes(*row) for row in pending_rows) + len(outputs_blob)
+        unseal = self._encrypter.unseal
+        return Snapshot(
+            project=project,
+            stack=stack,
+            resources=[unseal(stack, state) for state in ordered],
+            pending=[PendingOperation(p.op, unseal(stack, p.resource)) for p in pending],
+            outputs=outputs,
+            version=version,
+            stored_bytes=stored,
+        )
+
+    def _quick_check(self, db: sqlite3.Connection) -> None:
+        """SQLite's own check of its pages and indexes (not of our rows: `load` does that)."""
+        report = "\n".join(row[0] for row in db.execute("PRAGMA quick_check"))
+        if report == "ok":
+            return
+        problems = [line for line in report.splitlines() if line and not line.startswith("***")]
+        first = problems[0] if problems else report
+        more = f", and {len(problems) - 1} more" if len(problems) > 1 else ""
+        raise StateCorrupt(
+            f"the state store {self.path} failed SQLite's integrity check ({first}{more}); "
+            "move it aside and restore each stack with `stackwright stack import` from an export"
+        )
+
+    def _decode_row(
+        self, project: str, stack: str, urn: str, delete_pending: int, cluster_id: str, blob: bytes
+    ) -> ResourceState:
+        where = f"the row of resource {urn}"
+        state = decode_resource(
+            blob, where, project=project, stack=stack, delete_pending=bool(delete_pending)
+        )
+        if state.urn != urn:
+            raise Invalid(f"{where} holds the state of {state.urn}")
+        if state.id != cluster_id:
+            raise Invalid(
+                f"{where} says its object is {state.id!r} but is filed under {cluster_id!r}"
+            )
+        return state
+
+    def _decode_pending(
+        self, project: str, stack: str, op: str, urn: str, blob: bytes
+    ) -> PendingOperation:
+        where = f"the pending {op} of {urn}"
+        state = decode_resource(blob, where, project=project, stack=stack)
+        if state.urn != urn:
+            raise Invalid(f"{where} holds the state of {state.urn}")
+        try:
+            return PendingOperation(op_named(op), state)
+        except Invalid as invalid:
+            raise Invalid(f"{where}: {invalid.problem}") from None
+
+    @staticmethod
+    def _decode_outputs(blob: bytes) -> dict[str, Any]:
+        try:
+            outputs = orjson.loads(blob)
+        except orjson.JSONDecodeError as error:
+            raise Invalid(f"the stack's outputs are not JSON ({error})") from None
+        if not isinstance(outputs, dict):
+            raise Invalid("the stack's outputs are not a JSON object")
+        return outputs
+
+    def history(self, project: str, stack: str, *, limit: int | None = None) -> list[HistoryEntry]:
+        with self._conn.read() as db:
+            stack_id = self._stack_id(db, project, stack)
+            rows = db.execute(
+                "SELECT id, kind, started, ended, result, counts, message, owner, host FROM history "
+                "WHERE stack_id = ? ORDER BY id DESC LIMIT ?",
+                (stack_id, -1 if limit is None else limit),
+            ).fetchall()
+        return [
+            HistoryEntry(
+                id=id_,
+                kind=kind,
+                start=timestamp(started),
+                end=timestamp(ended) if ended is not None else None,
+                result=result,
+                counts=orjson.loads(counts),
+                message=message,
+                owner=owner,
+                host=host,
+            )
+            for id_, kind, started, ended, result, counts, message, owner, host in rows
+        ]
+
+    def export(self, project: str, stack: str) -> dict[str, Any]:
+        return _document.build(self.load(project, stack))
+
+    # --- edits -------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def _edit(
+        self,
+        project: str,
+        stacks: Sequence[str],
+        kind: str,
+        message: str = "",
+        *,
+        create: bool = False,
+    ) -> Iterator[tuple[sqlite3.Connection, list[int], list[int]]]:
+        """One transaction that holds the stacks' locks for its length (it finds them
+        free, or takes over a lapsed lease) and records itself in their histories.
+
+        Yields the connection, the stacks' ids and, per stack, the first sequence
+        number the edit may give a row; the stack's version then moves past every
+        sequence number the edit used.
+        """
+        with self._conn.write() as db:
+            now = self._clock()
+            ids = []
+            for stack in stacks:
+                exists = db.execute(
+                    "SELECT id FROM stacks WHERE project = ? AND name = ?", (project, stack)
+                ).fetchone()
+                stack_id = self._insert_stack(db, project, stack) if create and not exists else None
+                stack_id = stack_id or self._stack_id(db, project, stack)
+                holder = _read_holder(db, stack_id)
+                if holder is not None:
+                    if holder.expires.timestamp() > now:
+                        raise StackLocked(_locked_message(stack, holder, now))
+                    _mark_interrupted(db, holder.operation_id, now)
+                    db.execute(_RELEASE, (stack_id,))
+                ids.append(stack_id)
+            versions = [
+                db.execute("SELECT version FROM stacks WHERE id = ?", (stack_id,)).fetchone()[0] + 1
+                for stack_id in ids
+            ]
+            yield db, ids, versions
+            for stack_id, version in zip(ids, versions, strict=True):
+                self._history_row(
+                    db, stack_id, kind, message, result="succeeded", ended=self._clock()
+                )
+                db.execute(
+                    "UPDATE stacks SET updated = ?, version = max(?, "
+                    "(SELECT coalesce(max(seq), 0) FROM resources WHERE stack_id = ?)) WHERE id = ?",
+                    (self._clock(), version, stack_id, stack_id),
+                )
+
+    def _rows(self, db: sqlite3.Connection, project: str, stack: str, stack_id: int) -> list[_Row]:
+        rows = db.execute(
+            "SELECT rid, urn, delete_pending, cluster_id, data FROM resources WHERE stack_id = ? ORDER BY seq, rid",
+            (stack_id,),
+        ).fetchall()
+        try:
+            return [_Row(row[0], self._decode_row(project, stack, *row[1:])) for row in rows]
+        except Invalid as invalid:
+            raise StateCorrupt(f"state of stack {stack}: {invalid.problem}; {_FIX}") from None
+
+    def _no_resource(self, stack: str, urn: str, rows: Sequence[_Row]) -> UsageError:
+        urns = sorted({row.state.urn for row in rows})
+        close = difflib.get_close_matches(urn, urns, n=1)
+        hint = (
+            f"; did you mean {close[0]}?"
+            if close
+            else "; `stackwright stack export` lists its URNs"
+        )
+        return UsageError(f"no resource {urn} in stack {stack}{hint}")
+
+    def import_(self, project: str, stack: str, document: Any, *, message: str = "") -> None:
+        resources, pending, outputs = _document.parse(document, project=project, stack=stack)
+        outputs_blob = encode_json(outputs, "the document's outputs")
+        with self._edit(project, [stack], "import", message, create=True) as (
+            db,
+            (stack_id,),
+            (seq,),
+        ):
+            db.execute("DELETE FROM resources WHERE stack_id = ?", (stack_id,))
+            db.execute("DELETE FROM pending WHERE stack_id = ?", (stack_id,))
+            for offset, state in enumerate(resources):
+                self._insert_row(db, stack, stack_id, state, seq + offset)
+            for step, item in enumerate(pending):
+                blob = encode_resource(
+                    self._encrypter.seal(stack, item.resource), keep_delete_pending=True
+                )
+                db.execute(
+                    "INSERT INTO pending (stack_id, operation_id, step, op, urn, data) VALUES (?, ?, ?, ?, ?, ?)",
+                    (stack_id, _IMPORTED, step, item.op.value, item.resource.urn, blob),
+                )
+            db.execute("UPDATE stacks SET outputs = ? WHERE id = ?", (outputs_blob, stack_id))
+
+    def _insert_row(
+        self, db: sqlite3.Connection, stack: str, stack_id: int, state: ResourceState, seq: int
+    ) -> int:
+        blob = encode_resource(self._encrypter.seal(stack, state))
+        db.execute(
+            "INSERT INTO resources (stack_id, urn, delete_pending, cluster_id, seq, data) VALUES (?, ?, ?, ?, ?, ?)",
+            (stack_id, state.urn, int(state.delete_pending), state.id, seq, blob),
+        )
+        return _resource_row_bytes(state.urn, state.id, blob)
+
+    def delete_resource(
+        self,
+        project: str,
+        stack: str,
+        urn: str,
+        *,
+        force: bool = False,
+        target_dependents: bool = False,
+    ) -> list[str]:
+        with self._edit(project, [stack], "state delete", urn) as (db, (stack_id,), _):
+            rows = self._rows(db, project, stack, stack_id)
+            if not any(row.state.urn == urn for row in rows):
+                raise self._no_resource(stack, urn, rows)
+            doomed = {urn}
+            if target_dependents:
+                grew = True
+                while grew:
+                    more = {
+                        row.state.urn
+                        for row in rows
+                        if row.state.urn not in doomed
+                        and any(ref in doomed for ref, _ in references(row.state))
+                    }
+                    doomed |= more
+                    grew = bool(more)
+            protected = sorted(
+                {row.state.urn for row in rows if row.state.urn in doomed and row.state.protect}
+            )
+            if protected and not force:
+                if protected == [urn]:
+                    raise UsageError(
+                        f"resource {urn} cannot be deleted because it is protected; to unprotect it, "
+                        "remove `protect` from its options and run `stackwright up`, or run "
+                        f"`stackwright state unprotect '{urn}'`; or pass --force to delete it anyway"
+                    )
+                raise UsageError(
+                    f"resources {', '.join(protected)} cannot be deleted because they are protected; "
+                    "unprotect them with `stackwright state unprotect URN`, or pass --force to delete them anyway"
+                )
+            dependents = [
+                f"{row.state.urn} ({how} it)"
+                for row in rows
+                if row.state.urn not in doomed
+                for ref, how in references(row.state)
+                if ref in doomed
+            ]
+            if dependents:
+                raise UsageError(
+                    f"resource {urn} cannot be deleted because other resources refer to it: "
+                    f"{', '.join(dict.fromkeys(dependents))}; delete them first, or pass "
+                    "--target-dependents to delete them with it"
+                )
+            for row in rows:
+                if row.state.urn in doomed:
+                    db.execute("DELETE FROM resources WHERE rid = ?", (row.rid,))
+            return list(dict.fromkeys(row.state.urn for row in rows if row.state.urn in doomed))
+
+    def unprotect(self, project: str, stack: str, urn: str) -> None:
+        with self._edit(project, [stack], "state unprotect", urn) as (db, (stack_id,), _):
+            rows = self._rows(db, project, stack, stack_id)
+            matching = [row for row in rows if row.state.urn == urn]
+            if not matching:
+                raise self._no_resource(stack, urn, rows)
+            for row in matching:
+                if row.state.protect:
+                    unprotected = self._encrypter.seal(stack, replace(row.state, protect=False))
+                    db.execute(
+                        "UPDATE resources SET data = ? WHERE rid = ?",
+                        (encode_resource(unprotected), row.rid),
+                    )
+
+    def rename_resource(self, project: str, stack: str, urn: str, new_name: str) -> str:
+        with self._edit(project, [stack], "state rename", f"{urn} → {new_name}") as (
+            db,
+            (stack_id,),
+            _,
+        ):
+            rows = self._rows(db, project, stack, stack_id)
+            if not any(row.state.urn == urn for row in rows):
+                raise self._no_resource(stack, urn, rows)
+            new_urn = _renamed(urn, new_name)
+            if any(row.state.urn == new_urn for row in rows):
+                raise UsageError(
+                    f"cannot rename {urn}: stack {stack} already has a resource {new_urn}"
+                )
+            _rewrite_urns(self, db, project, stack, stack_id, {urn: new_urn})
+            return new_urn
+
+    def move_resource(
+        self, project: str, src_stack: str, dst_stack: str, urns: Sequence[str]
+    ) -> list[str]:
+        if src_stack == dst_stack:
+            raise UsageError(
+                f"cannot move resources from stack {src_stack} to itself; name another stack"
+            )
+        message = f"{', '.join(urns)} from {src_stack} to {dst_stack}"
+        with self._edit(project, [src_stack, dst_stack], "state move", message) as (db, ids, seqs):
+            src_id, dst_id = ids
+            rows = self._rows(db, project, src_stack, src_id)
+            for urn in urns:
+                if not any(row.state.urn == urn for row in rows):
+                    raise self._no_resource(src_stack, urn, rows)
+            moving = set(urns)
+            grew = True
+            while grew:  # children move with their parents
+                more = {row.state.urn for row in rows if row.state.parent in moving} - moving
+                moving |= more
+                grew = bool(more)
+            _check_move(src_stack, rows, moving)
+            pending = db.execute("SELECT urn FROM pending WHERE stack_id = ?", (src_id,)).fetchall()
+            stuck = sorted({urn for (urn,) in pending if urn in moving})
+            if stuck:
+                raise UsageError(
+                    f"cannot move {stuck[0]}: stack {src_stack} has a pending step on it that a crash "
+                    f"left; run `stackwright refresh` on stack {src_stack} first"
+                )
+            mapping = {urn: _restacked(urn, dst_stack) for urn in moving}
+            existing = self._rows(db, project, dst_stack, dst_id)
+            taken = sorted({row.state.urn for row in existing} & set(mapping.values()))
+            if taken:
+                raise UsageError(
+                    f"cannot move to stack {dst_stack}: it already has a resource {taken[0]}"
+                )
+            moved = []
+            for offset, row in enumerate(r for r in rows if r.state.urn in moving):
+                state = _rewritten(row.state, mapping, src_stack=src_stack, dst_stack=dst_stack)
+                db.execute("DELETE FROM resources WHERE rid = ?", (row.rid,))
+                self._insert_row(db, dst_stack, dst_id, state, seqs[1] + offset)
+                moved.append(state.urn)
+            return list(dict.fromkeys(moved))
+
+
+def _renamed(urn: str, new_name: str) -> str:
+    if not new_name:
+        raise UsageError("the new name must not be empty")
+    parts = parse_urn(urn)
+    return f"urn:sw:{parts.stack}::{parts.project}::{parts.qualified_type}::{new_name}"
+
+
+def _restacked(urn: str, stack: str) -> str:
+    parts = parse_urn(urn)
+    return f"urn:sw:{stack}::{parts.project}::{parts.qualified_type}::{parts.name}"
+
+
+def _rewritten(
+    state: ResourceState, mapping: Mapping[str, str], *, src_stack: str = "", dst_stack: str = ""
+) -> ResourceState:
+    def new(ref: str) -> str:
+        if ref in mapping:
+            return mapping[ref]
+        if src_stack and ref and parse_urn(ref).stack == src_stack:
+            # The stack's implicit root resource, as a parent (`_check_move` allowed only that).
+            return _restacked(ref, dst_stack)
+        return ref
+
+    return replace(
+        state,
+        urn=mapping.get(state.urn, state.urn),
+        parent=new(state.parent),
+        provider=new(state.provider),
+        dependencies=tuple(new(ref) for ref in state.dependencies),
+    )
+
+
+def _check_move(src_stack: str, rows: Sequence[_Row], moving: set[str]) -> None:
+    """Refuse a move that would leave a reference across stacks, saying which to add."""
+    stored = {row.state.urn for row in rows}
+    for row in rows:
+        state = row.state
+        for ref, how in references(state):
+            if state.urn in moving and ref not in moving and ref in stored:
+                raise UsageError(
+                    f"cannot move {state.urn}: it {how} {ref}, which would stay in stack "
+                    f"{src_stack}; move {ref} too"
+                )
+            if state.urn not in moving and ref in moving:
+                raise UsageError(
+                    f"cannot move {ref}: {state.urn} {how} it and would stay in stack "
+                    f"{src_stack}; move {state.urn} too"
+                )
+
+
+def _rewrite_urns(
+    backend: SQLiteBackend,
+    db: sqlite3.Connection,
+    project: str,
+    stack: str,
+    stack_id: int,
+    mapping: Mapping[str, str],
+) -> int:
+    """Rename URNs in one stack's rows and pending steps, and every reference to them;
+    the payload bytes written."""
+    written = 0
+    for row in backend._rows(db, project, stack, stack_id):
+        state = row.state
+        if state.urn in mapping or any(ref in mapping for ref, _ in references(state)):
+            blob = encode_resource(backend._encrypter.seal(stack, _rewritten(state, mapping)))
+            new_urn = mapping.get(state.urn, state.urn)
+            db.execute(
+                "UPDATE resources SET urn = ?, data = ? WHERE rid = ?", (new_urn, blob, row.rid)
+            )
+            written += _utf8(new_urn) + len(blob)
+    for pending_id, op, urn, blob in db.execute(
+        "SELECT id, op, urn, data FROM pending WHERE stack_id = ?", (stack_id,)
+    ).fetchall():
+        try:
+            pending = backend._decode_pending(project, stack, op, urn, blob)
+        except Invalid as invalid:
+            raise StateCorrupt(f"state of stack {stack}: {invalid.problem}; {_FIX}") from None
+        state = pending.resource
+        if state.urn in mapping or any(ref in mapping for ref, _ in references(state)):
+            new_blob = encode_resource(_rewritten(state, mapping), keep_delete_pending=True)
+            new_urn = mapping.get(state.urn, state.urn)
+            db.execute(
+                "UPDATE pending SET urn = ?, data = ? WHERE id = ?", (new_urn, new_blob, pending_id)
+            )
+            written += _utf8(new_urn) + len(new_blob)
+    return written
+
+
+def _apply(
+    db: sqlite3.Connection,
+    encrypter: Encrypter,
+    stack: str,
+    stack_id: int,
+    changes: Sequence[Effect],
+    seq: int,
+) -> int:
+    """Carry out a step's effects on the resource rows; the payload bytes written."""
+    written = 0
+    for change in changes:
+        if isinstance(change, Demote):
+            db.execute(
+                "UPDATE resources SET delete_pending = 1 WHERE stack_id = ? AND urn = ? AND delete_pending = 0",
+                (stack_id, change.urn),
+            )
+            written += _NUMBER
+            continue
+        target = change.target
+        where = "stack_id = ? AND urn = ? AND delete_pending = ?"
+        args: tuple[Any, ...] = (stack_id, target.urn, int(target.delete_pending))
+        if target.delete_pending:
+            where += " AND cluster_id = ?"
+            args += (target.cluster_id,)
+        if isinstance(change, Remove):
+            db.execute(f"DELETE FROM resources WHERE {where}", args)
+            continue
+        assert isinstance(change, Put)
+        state = replace(change.state, delete_pending=target.delete_pending)
+        blob = encode_resource(encrypter.seal(stack, state))
+        updated = db.execute(
+            f"UPDATE resources SET cluster_id = ?, seq = ?, data = ? WHERE {where}",
+            (state.id, seq, blob, *args),
+        )
+        if updated.rowcount:
+            written += _utf8(state.id) + len(blob) + _NUMBER
+        else:
+            db.execute(
+                "INSERT INTO resources (stack_id, urn, delete_pending, cluster_id, seq, data) "
+                "VALUES (?, ?, ?, ?, ?, ?)",
+                (stack_id, state.urn, int(state.delete_pending), state.id, seq, blob),
+            )
+            written += _resource_row_bytes(state.urn, state.id, blob)
+    return written
+
+
+class SQLiteOperation:
+    """An `Operation` on the SQLite backend: its own connection, its lease keeper, its journal.
+
+    Thread-safe: the engine may journal steps from several threads; each call is one
+    transaction on this operation's connection, serialized by its mutex.
+    """
+
+    def __init__(
+        self,
+        *,
+        backend: SQLiteBackend,
+        conn: _Connection,
+        stack_id: int,
+        project: str,
+        stack: str,
+        kind: str,
+        operation_id: int,
+        lease_seconds: float,
+        took_over: LockHolder | None,
+        version: int,
+    ) -> None:
+        self._backend = backend
+        self._conn = conn
+        self._stack_id = stack_id
+        self._project = project
+        self._stack = stack
+        self._kind = kind
+        self._id = operation_id
+        self._lease = lease_seconds
+        self._took_over = took_over
+        self._version = version
+        self._encrypter = backend._encrypter
+        self._clock = backend._clock
+        self._steps: dict[int, _Begun] = {}
+        self._tally: Counter[str] = Counter()
+        self._bytes = 0
+        self._finished = False
+        self._lost: LockLost | None = None
+        # The keeper writes on its own connection, so a renewal never waits behind
+        # this operation's mutex (a journal write in another thread). It holds the
+        # operation weakly: an operation dropped without `finish` (a bug, in a
+        # long-lived process such as the operator) stops being renewed, and its lock
+        # lapses like a dead process's instead of being held until the process exits.
+        self._keeper_conn = backend._connect()
+        renew = weakref.WeakMethod(self._renew)
+        self._keeper = LeaseKeeper(
+            lambda: (method := renew()) is not None and method(),
+            lease_seconds / 3,
+            name=f"stackwright-lease-{stack}-{operation_id}",
+        )
+
+    # --- identity ----------------------------------------------------------
+
+    @property
+    def id(self) -> int:
+        return self._id
+
+    @property
+    def project(self) -> str:
+        return self._project
+
+    @property
+    def stack(self) -> str:
+        return self._stack
+
+    @property
+    def kind(self) -> str:
+        return self._kind
+
+    @property
+    def took_over(self) -> LockHolder | None:
+        return self._took_over
+
+    @property
+    def bytes_written(self) -> int:
+        return self._bytes
+
+    @property
+    def finished(self) -> bool:
+        return self._finished
+
+    # --- the lock ----------------------------------------------------------
+
+    def _renew(self) -> bool:
+        with self._keeper_conn.write() as db:
+            renewed = db.execute(
+                "UPDATE locks SET expires = ? WHERE stack_id = ? AND operation_id = ?",
+                (self._clock() + self._lease, self._stack_id, self._id),
+            )
+        if renewed.rowcount != 1:
+            return False
+        with self._conn.mutex:
+            self._bytes += _NUMBER
+        return True
+
+    def _fence(self, db: sqlite3.Connection) -> int:
+        """The stack's next version, after checking (in this transaction) the lock is ours."""
+        if self._lost is not None:
+            raise self._lost
+        row = db.execute(
+            "SELECT l.operation_id, s.version FROM stacks s JOIN locks l ON l.stack_id = s.id WHERE s.id = ?",
+            (self._stack_id,),
+        ).fetchone()
+        if row is not None and row[0] == self._id:
+            self._version = max(self._version, row[1]) + 1
+            return self._version
+        self._lost = LockLost(self._lost_message(db, row))
+        raise self._lost
+
+    def _lost_message(self, db: sqlite3.Connection, row: Sequence[Any] | None) -> str:
+        this = f"this `{self._kind}`"
+        after = "; nothing more was recorded, and the next operation settles its pending steps"
+        if row is None:
+            return f"stack {self._stack} was removed while {this} ran{after}"
+        holder = _read_holder(db, self._stack_id)
+        if holder is None:
+            return f"{this} on stack {self._stack} was cancelled (`stackwright cancel` cleared its lock){after}"
+        return (
+            f"{this} on stack {self._stack} lost its lock to {holder.describe(timestamp(self._clock()))}, "
+            f"which took it over after this operation's lease lapsed{after}"
+        )
+
+    def _touch(self, db: sqlite3.Connection, version: int) -> None:
+        db.execute(
+            "UPDATE stacks SET version = ?, updated = ? WHERE id = ?",
+            (version, self._clock(), self._stack_id),
+        )
+        self._bytes += 2 * _NUMBER
+
+    def _check_open(self) -> None:
+        if self._finished:
+            raise ValueError(
+                f"the `{self._kind}` operation on stack {self._stack} already finished"
+            )
+
+    # --- the journal -------------------------------------------------------
+
+    def begin(self, step: int, op: Op, resource: ResourceState) -> None:
+        self._check_open()
+        blob = encode_resource(
+            self._encrypter.seal(self._stack, resource), keep_delete_pending=True
+        )
+        with self._conn.write() as db:
+            if step in self._steps:
+                raise ValueError(
+                    f"step {step} was already begun (for {self._steps[step].resource.urn})"
+                )
+            version = self._fence(db)
+            cursor = db.execute(
+                "INSERT INTO pending (stack_id, operation_id, step, op, urn, data) VALUES (?, ?, ?, ?, ?, ?)",
+                (self._stack_id, self._id, step, op.value, resource.urn, blob),
+            )
+            self._touch(db, version)
+            assert cursor.lastrowid is not None
+            self._steps[step] = _Begun(op, resource, cursor.lastrowid)
+            self._bytes += _pending_row_bytes(op.value, resource.urn, blob)
+
+    def end(self, step: int, result: ResourceState | None) -> None:
+        self._check_open()
+        with self._conn.write() as db:
+            begun = self._steps.get(step)
+            if begun is None:
+                raise ValueError(f"step {step} was never begun, or already ended")
+            changes = effects(begun.op, begun.resource, result)
+            version = self._fence(db)
+            db.execute("DELETE FROM pending WHERE id = ?", (begun.row,))
+            self._bytes += _apply(
+                db, self._encrypter, self._stack, self._stack_id, changes, version
+            )
+            self._touch(db, version)
+            del self._steps[step]
+            if counted(begun.op, result):
+                self._tally[begun.op.value] += 1
+
+    def fail_step(self, step: int) -> None:
+        self._check_open()
+        with self._conn.write() as db:
+            begun = self._steps.get(step)
+            if begun is None:
+                raise ValueError(f"step {step} was never begun, or already ended")
+            version = self._fence(db)
+            db.execute("DELETE FROM pending WHERE id = ?", (begun.row,))
+            self._touch(db, version)
+            del self._steps[step]
+
+    def resolve_pending(self, pending: PendingOperation, result: ResourceState | None) -> None:
+        self._check_open()
+        changes = effects(pending.op, pending.resource, result)
+        with self._conn.write() as db:
+            version = self._fence(db)
+            rows = db.execute(
+                "SELECT id, op, urn, data FROM pending WHERE stack_id = ? AND urn = ? AND op = ? ORDER BY id",
+                (self._stack_id, pending.resource.urn, pending.op.value),
+            ).fetchall()
+            found = None
+            for pending_id, op, urn, blob in rows:
+                try:
+                    recorded = self._backend._decode_pending(
+                        self._project, self._stack, op, urn, blob
+                    )
+                except Invalid:
+                    continue
+                if (
+                    replace(
+                        recorded, resource=self._encrypter.unseal(self._stack, recorded.resource)
+                    )
+                    == pending
+                ):
+                    found = pending_id
+                    break
+            if found is None:
+                raise ValueError(
+                    f"no pending {pending.op.value} of {pending.resource.urn} is recorded in stack "
+                    f"{self._stack}; was it resolved already?"
+                )
+            db.execute("DELETE FROM pending WHERE id = ?", (found,))
+            self._bytes += _apply(
+                db, self._encrypter, self._stack, self._stack_id, changes, version
+            )
+            self._touch(db, version)
+
+    def rename(self, urn: str, new_urn: str) -> None:
+        self._check_open()
+        parts = parse_urn(new_urn)
+        if (parts.stack, parts.project) != (self._stack, self._project):
+            raise ValueError(
+                f"{new_urn} is not a URN of stack {self._stack} of project {self._project}"
+            )
+        with self._conn.write() as db:
+            version = self._fence(db)
+            self._bytes += _rewrite_urns(
+                self._backend, db, self._project, self._stack, self._stack_id, {urn: new_urn}
+            )
+            self._touch(db, version)
+
+    def set_outputs(self, outputs: Mapping[str, Any]) -> None:
+        self._check_open()
+        blob = encode_json(dict(outputs), f"the outputs of stack {self._stack}")
+        with self._conn.write() as db:
+            version = self._fence(db)
+            db.execute("UPDATE stacks SET outputs = ? WHERE id = ?", (blob, self._stack_id))
+            self._touch(db, version)
+            self._bytes += len(blob)
+
+    # --- finishing ---------------------------------------------------------
+
+    def finish(self, result: str = "succeeded", counts: Mapping[str, int] | None = None) -> None:
+        self._check_open()
+        if result not in FINISH_RESULTS:
+            raise ValueError(
+                f"an operation finishes as one of {', '.join(FINISH_RESULTS)}, not {result!r}"
+            )
+        counts_blob = orjson.dumps(dict(self._tally if counts is None else counts))
+        self._keeper.stop(self._backend._busy_timeout + 1)
+        try:
+            with self._conn.write() as db:
+                now = self._clock()
+                # A cancel or a takeover already closed this entry; it keeps what they said.
+                db.execute(
+                    "UPDATE history SET ended = ?, result = ?, counts = ? WHERE id = ? AND result = ?",
+                    (now, result, counts_blob, self._id, IN_PROGRESS),
+                )
+                db.execute(f"{_RELEASE} AND operation_id = ?", (self._stack_id, self._id))
+        finally:
+            self._finished = True
+            self._conn.close()
+            self._keeper_conn.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        if self._finished:
+            return
+        if exc_type is None:
+            self.finish("succeeded")
+        elif issubclass(exc_type, KeyboardInterrupt | asyncio.CancelledError):
+            self.finish("cancelled")
+        else:
+            self.finish("failed")

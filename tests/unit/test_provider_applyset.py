@@ -1,0 +1,140 @@
+"""ApplySet ids, parents and member marks (KEP-3659), and DESIGN's managed labels."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from stackwright.providers.kubernetes.applyset import (
+    ADDITIONAL_NAMESPACES,
+    CONTAINS_GROUP_KINDS,
+    ID_LABEL,
+    PART_OF,
+    TOOLING,
+    TOOLING_VALUE,
+    ApplySet,
+    applyset_id,
+    check_parent,
+    group_kind,
+    managed_labels,
+    parent_name,
+    stamp,
+)
+from stackwright.providers.kubernetes.errors import InvalidObject, PermanentError
+
+
+def test_id_matches_kubectls_worked_example_for_a_secret_parent() -> None:
+    # kubectl's apply_test.go: Secret "my-set" in namespace "test".
+    assert (
+        applyset_id("my-set", "test", "Secret", "")
+        == "applyset-0eFHV8ySqp7XoShsGvyWFQD3s96yqwHmzc4e0HR1dsY-v1"
+    )
+
+
+def test_id_matches_kubectls_worked_example_for_a_cluster_scoped_custom_parent() -> None:
+    # kubectl's apply_test.go: ApplySet.company.com "my-set", cluster-scoped.
+    assert (
+        applyset_id("my-set", "", "ApplySet", "company.com")
+        == "applyset-rhp1a-HVAVT_dFgyEygyA1BEB82HPp2o10UiFTpqtAs-v1"
+    )
+
+
+def test_id_is_a_valid_label_value() -> None:
+    value = ApplySet("a-very-long-stack-name-" * 5, "some-namespace").id
+    assert len(value) <= 63
+    assert value[0].isalnum() and value[-1].isalnum()
+    assert "=" not in value and "+" not in value and "/" not in value
+
+
+def test_group_kind_spelling() -> None:
+    assert group_kind("v1", "ConfigMap") == "ConfigMap"
+    assert group_kind("apps/v1", "Deployment") == "Deployment.apps"
+    assert group_kind("cert-manager.io/v1", "Certificate") == "Certificate.cert-manager.io"
+
+
+def test_parent_configmap_carries_id_tooling_and_sorted_group_kinds() -> None:
+    applyset = ApplySet("dev", "web")
+    parent = applyset.parent(
+        ["Service", "Deployment.apps", "ConfigMap", "Service"], ["web", "jobs", "api"]
+    )
+    assert parent["apiVersion"] == "v1" and parent["kind"] == "ConfigMap"
+    meta = parent["metadata"]
+    assert (meta["name"], meta["namespace"]) == ("stackwright-applyset-dev", "web")
+    assert meta["labels"][ID_LABEL] == applyset_id(
+        "stackwright-applyset-dev", "web", "ConfigMap", ""
+    )
+    assert meta["annotations"][TOOLING] == TOOLING_VALUE
+    assert TOOLING_VALUE.startswith("stackwright/v")
+    assert meta["annotations"][CONTAINS_GROUP_KINDS] == "ConfigMap,Deployment.apps,Service"
+    assert meta["annotations"][ADDITIONAL_NAMESPACES] == "api,jobs"
+    assert applyset.member_labels() == {PART_OF: applyset.id}
+    assert applyset.selector() == f"{PART_OF}={applyset.id}"
+
+
+def test_parent_names_are_valid_and_distinct() -> None:
+    assert parent_name("dev") == "stackwright-applyset-dev"
+    odd = parent_name("Team_A/prod")
+    assert odd.startswith("stackwright-applyset-team-a-prod-") and odd == odd.lower()
+    assert parent_name("team-a-prod") != odd
+    assert len(parent_name("x" * 400)) <= 253
+
+
+def test_managed_labels_follow_design() -> None:
+    marks = managed_labels("dev", "urn:sw:dev::web::kubernetes:v1:ConfigMap::settings")
+    assert marks.labels == {"app.kubernetes.io/managed-by": "stackwright"}
+    assert marks.annotations == {
+        "stackwright.io/stack": "dev",
+        "stackwright.io/urn": "urn:sw:dev::web::kubernetes:v1:ConfigMap::settings",
+    }
+    labels, annotations = marks  # a tuple too
+    assert (labels, annotations) == (marks.labels, marks.annotations)
+
+
+def test_stamp_adds_marks_without_touching_the_input() -> None:
+    desired: dict[str, Any] = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": "settings", "labels": {"app": "web"}, "annotations": {"note": "x"}},
+        "data": {"a": "1"},
+    }
+    applyset = ApplySet("dev", "default")
+    stamped = stamp(
+        desired,
+        stack="dev",
+        urn="urn:sw:dev::web::kubernetes:v1:ConfigMap::settings",
+        applyset=applyset,
+    )
+    assert stamped["metadata"]["labels"] == {
+        "app": "web",
+        PART_OF: applyset.id,
+        "app.kubernetes.io/managed-by": "stackwright",
+    }
+    assert stamped["metadata"]["annotations"]["note"] == "x"
+    assert stamped["metadata"]["annotations"]["stackwright.io/stack"] == "dev"
+    assert desired["metadata"]["labels"] == {"app": "web"}
+    assert stamped["data"] is desired["data"]
+
+
+def test_stamp_refuses_a_manifest_that_claims_another_applyset() -> None:
+    desired = {"metadata": {"name": "settings", "labels": {PART_OF: "applyset-other-v1"}}}
+    with pytest.raises(InvalidObject, match="puts it in another ApplySet; remove that label"):
+        stamp(desired, stack="dev", urn="u", applyset=ApplySet("dev", "default"))
+
+
+def test_check_parent_refuses_other_tools_and_forged_ids() -> None:
+    applyset = ApplySet("dev", "default")
+    mine = applyset.parent(["ConfigMap"])
+    check_parent(mine, applyset)
+    kubectl_owned = {
+        "metadata": {"annotations": {TOOLING: "kubectl/v1.30"}, "labels": {ID_LABEL: applyset.id}}
+    }
+    with pytest.raises(
+        PermanentError, match=r"managed by kubectl/v1\.30; Stackwright will not change it"
+    ):
+        check_parent(kubectl_owned, applyset)
+    forged = {
+        "metadata": {"annotations": {TOOLING: TOOLING_VALUE}, "labels": {ID_LABEL: "applyset-x-v1"}}
+    }
+    with pytest.raises(PermanentError, match="but its identity gives"):
+        check_parent(forged, applyset)

@@ -1,0 +1,560 @@
+"""The provider's requests over a fake transport: request shape, retries with backoff, errors."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable
+from typing import Any
+
+import httpx
+import pytest
+
+from stackwright.providers.kubernetes import (
+    AccessDenied,
+    ApplyConflict,
+    ClusterConfig,
+    FieldConflict,
+    InvalidObject,
+    KubernetesProvider,
+    NotFoundError,
+    RetryPolicy,
+    TransientError,
+    UnknownKind,
+)
+from stackwright.providers.kubernetes.auth import NoAuth, TokenAuth
+
+CORE = {
+    "kind": "APIResourceList",
+    "groupVersion": "v1",
+    "resources": [
+        {"name": "configmaps", "namespaced": True, "kind": "ConfigMap"},
+        {"name": "namespaces", "namespaced": False, "kind": "Namespace"},
+        {"name": "namespaces/status", "namespaced": False, "kind": "Namespace"},
+    ],
+}
+APPS = {
+    "kind": "APIResourceList",
+    "groupVersion": "apps/v1",
+    "resources": [{"name": "deployments", "namespaced": True, "kind": "Deployment"}],
+}
+
+CM = {
+    "apiVersion": "v1",
+    "kind": "ConfigMap",
+    "metadata": {"name": "settings", "namespace": "web"},
+    "data": {"a": "1"},
+}
+
+
+def status(
+    code: int, reason: str, message: str, causes: list[dict[str, str]] | None = None
+) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "kind": "Status",
+        "apiVersion": "v1",
+        "status": "Failure",
+        "code": code,
+        "reason": reason,
+        "message": message,
+    }
+    if causes:
+        body["details"] = {"causes": causes}
+    return body
+
+
+class FakeServer:
+    """Discovery answers, then a scripted list of answers for everything else."""
+
+    def __init__(
+        self, *answers: httpx.Response | Exception | Callable[[httpx.Request], httpx.Response]
+    ) -> None:
+        self.answers = list(answers)
+        self.requests: list[httpx.Request] = []
+        self.discovery: dict[str, dict[str, Any]] = {"/api/v1": CORE, "/apis/apps/v1": APPS}
+
+    def __call__(self, request: httpx.Request) -> httpx.Response:
+        if request.url.path in self.discovery and request.method == "GET" and not request.url.query:
+            return httpx.Response(200, json=self.discovery[request.url.path])
+        if (
+            request.url.path.startswith("/apis/")
+            and request.url.path.count("/") == 3
+            and request.method == "GET"
+        ):
+            return httpx.Response(
+                404,
+                json=status(404, "NotFound", "the server could not find the requested resource"),
+            )
+        self.requests.append(request)
+        answer = self.answers.pop(0) if len(self.answers) > 1 else self.answers[0]
+        if isinstance(answer, Exception):
+            raise answer
+        if callable(answer):
+            return answer(request)
+        return answer
+
+
+def provider(
+    server: FakeServer, sleeps: list[float] | None = None, **kwargs: Any
+) -> KubernetesProvider:
+    async def sleep(seconds: float) -> None:
+        if sleeps is not None:
+            sleeps.append(seconds)
+
+    config = ClusterConfig(
+        server="https://k8s.test",
+        context="test",
+        namespace="team",
+        source="kubeconfig /dev/null",
+        ssl_context=None,
+        auth=kwargs.pop("auth", NoAuth()),
+    )
+    retry = RetryPolicy(attempts=4, base=0.25, cap=2.0, sleep=sleep, random=lambda: 0.5)
+    return KubernetesProvider(
+        config=config, transport=httpx.MockTransport(server), retry=retry, **kwargs
+    )
+
+
+def run(coro: Any) -> Any:
+    return asyncio.run(coro)
+
+
+def echo(request: httpx.Request) -> httpx.Response:
+    return httpx.Response(200, content=request.content)
+
+
+def test_apply_is_a_server_side_apply_patch_with_the_field_manager() -> None:
+    server = FakeServer(echo)
+
+    async def go() -> dict[str, Any]:
+        async with provider(server) as p:
+            return await p.apply(CM)
+
+    live = run(go())
+    assert live == CM
+    (request,) = server.requests
+    assert request.method == "PATCH"
+    assert request.url.path == "/api/v1/namespaces/web/configmaps/settings"
+    assert dict(request.url.params) == {"fieldManager": "stackwright"}
+    assert request.headers["content-type"] == "application/apply-patch+yaml"
+    assert json.loads(request.content) == CM
+
+
+def test_force_and_preview_add_their_query_parameters_only_when_asked() -> None:
+    server = FakeServer(echo)
+
+    async def go() -> None:
+        async with provider(server, field_manager="ci") as p:
+            await p.apply(CM, force=True)
+            await p.preview(CM)
+            await p.preview(CM, force=True)
+
+    run(go())
+    params = [dict(r.url.params) for r in server.requests]
+    assert params == [
+        {"fieldManager": "ci", "force": "true"},
+        {"fieldManager": "ci", "dryRun": "All"},
+        {"fieldManager": "ci", "force": "true", "dryRun": "All"},
+    ]
+
+
+def test_default_namespace_and_cluster_scoped_objects() -> None:
+    server = FakeServer(echo)
+
+    async def go() -> None:
+        async with provider(server) as p:
+            assert p.default_namespace == "team"
+            await p.apply({**CM, "metadata": {"name": "settings"}})
+            await p.apply(
+                {
+                    "apiVersion": "v1",
+                    "kind": "Namespace",
+                    "metadata": {"name": "web", "namespace": "oops"},
+                }
+            )
+
+    run(go())
+    assert server.requests[0].url.path == "/api/v1/namespaces/team/configmaps/settings"
+    assert server.requests[1].url.path == "/api/v1/namespaces/web"
+    assert "namespace" not in json.loads(server.requests[1].content)["metadata"]
+
+
+def test_objects_without_a_name_or_kind_are_invalid_before_any_request() -> None:
+    server = FakeServer(echo)
+
+    async def go(obj: dict[str, Any]) -> None:
+        async with provider(server) as p:
+            await p.apply(obj)
+
+    with pytest.raises(
+        InvalidObject, match=r"ConfigMap without metadata\.name: server-side apply needs a name"
+    ):
+        run(go({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"generateName": "x-"}}))
+    with pytest.raises(InvalidObject, match="needs apiVersion and kind"):
+        run(go({"metadata": {"name": "x"}}))
+    assert server.requests == []
+
+
+def test_transient_answers_are_retried_with_exponential_backoff_and_jitter() -> None:
+    server = FakeServer(
+        httpx.Response(503, json=status(503, "ServiceUnavailable", "etcd is busy")),
+        httpx.Response(500, json=status(500, "InternalError", "try again")),
+        httpx.Response(504, text="gateway timeout"),
+        echo,
+    )
+    sleeps: list[float] = []
+
+    async def go() -> dict[str, Any]:
+        async with provider(server, sleeps) as p:
+            return await p.apply(CM)
+
+    assert run(go()) == CM
+    assert len(server.requests) == 4
+    assert sleeps == [0.125, 0.25, 0.5]  # random()=0.5 of 0.25 * 2**n
+
+
+def test_retry_after_is_honoured_within_the_cap() -> None:
+    server = FakeServer(
+        httpx.Response(
+            429, headers={"Retry-After": "1"}, json=status(429, "TooManyRequests", "slow down")
+        ),
+        httpx.Response(
+            429, headers={"Retry-After": "30"}, json=status(429, "TooManyRequests", "slow down")
+        ),
+        echo,
+    )
+    sleeps: list[float] = []
+
+    async def go() -> None:
+        async with provider(server, sleeps) as p:
+            await p.apply(CM)
+
+    run(go())
+    assert sleeps == [1.0, 2.0]
+
+
+def test_retries_are_bounded_then_transient_error() -> None:
+    server = FakeServer(httpx.Response(503, json=status(503, "ServiceUnavailable", "etcd is busy")))
+    sleeps: list[float] = []
+
+    async def go() -> None:
+        async with provider(server, sleeps) as p:
+            await p.apply(CM)
+
+    with pytest.raises(TransientError) as info:
+        run(go())
+    assert len(server.requests) == 4
+    assert len(sleeps) == 3
+    assert info.value.status == 503
+    assert str(info.value).startswith(
+        "settings: the API server answered 503 ServiceUnavailable 4 times over"
+    )
+    assert str(info.value).endswith(": etcd is busy; try again later")
+
+
+def test_connection_failures_are_retried_then_reported_with_the_server() -> None:
+    server = FakeServer(httpx.ConnectError("connection refused"))
+
+    async def go() -> None:
+        async with provider(server, []) as p:
+            await p.apply(CM)
+
+    with pytest.raises(TransientError) as info:
+        run(go())
+    assert len(server.requests) == 4
+    message = str(info.value)
+    assert message.startswith(
+        "settings: cannot reach the API server at https://k8s.test (context 'test' (kubeconfig /dev/null)): connection refused, 4 attempts"
+    )
+    assert message.endswith("check that the cluster is running and reachable, then retry")
+    assert isinstance(info.value.__cause__, ConnectionError)
+
+
+def test_a_reset_then_success() -> None:
+    server = FakeServer(httpx.ReadError("reset by peer"), echo)
+
+    async def go() -> dict[str, Any]:
+        async with provider(server, []) as p:
+            return await p.apply(CM)
+
+    assert run(go()) == CM
+
+
+def test_conflict_names_fields_and_managers_and_is_not_retried() -> None:
+    causes = [
+        {
+            "reason": "FieldManagerConflict",
+            "message": 'conflict with "kubectl-edit" using apps/v1',
+            "field": ".spec.replicas",
+        },
+    ]
+    server = FakeServer(
+        httpx.Response(409, json=status(409, "Conflict", "Apply failed with 1 conflict", causes))
+    )
+
+    async def go() -> None:
+        async with provider(server, []) as p:
+            await p.apply(
+                {
+                    "apiVersion": "apps/v1",
+                    "kind": "Deployment",
+                    "metadata": {"name": "web"},
+                    "spec": {"replicas": 3},
+                }
+            )
+
+    with pytest.raises(ApplyConflict) as info:
+        run(go())
+    assert str(info.value) == (
+        "web: conflict on .spec.replicas with manager kubectl-edit; re-run with --force-conflicts "
+        "(or set `force` on the resource) to take ownership"
+    )
+    assert info.value.conflicts == (FieldConflict(".spec.replicas", "kubectl-edit"),)
+    assert len(server.requests) == 1
+
+
+def test_several_conflicts_are_listed() -> None:
+    causes = [
+        {"reason": "FieldManagerConflict", "message": 'conflict with "helm"', "field": ".data.a"},
+        {
+            "reason": "FieldManagerConflict",
+            "message": 'conflict with "kubectl" using v1',
+            "field": ".data.b",
+        },
+    ]
+    server = FakeServer(
+        httpx.Response(409, json=status(409, "Conflict", "Apply failed with 2 conflicts", causes))
+    )
+
+    async def go() -> None:
+        async with provider(server, []) as p:
+            await p.apply(CM)
+
+    with pytest.raises(
+        ApplyConflict,
+        match=r"settings: conflicts on \.data\.a \(manager helm\), \.data\.b \(manager kubectl\); re-run",
+    ):
+        run(go())
+
+
+def test_invalid_objects_carry_the_servers_message_and_causes() -> None:
+    causes = [
+        {
+            "reason": "FieldValueInvalid",
+            "message": "Invalid value: -1: must be greater than or equal to 0",
+            "field": "spec.replicas",
+        }
+    ]
+    message = 'Deployment.apps "web" is invalid: spec.replicas: Invalid value: -1: must be greater than or equal to 0'
+    server = FakeServer(httpx.Response(422, json=status(422, "Invalid", message, causes)))
+
+    async def go() -> None:
+        async with provider(server, []) as p:
+            await p.preview(
+                {
+                    "apiVersion": "apps/v1",
+                    "kind": "Deployment",
+                    "metadata": {"name": "web"},
+                    "spec": {"replicas": -1},
+                }
+            )
+
+    with pytest.raises(InvalidObject) as info:
+        run(go())
+    assert str(info.value) == f"web: {message}"
+    assert info.value.causes[0].field == "spec.replicas"
+    assert len(server.requests) == 1
+
+
+def test_a_typed_patch_500_is_the_objects_fault_not_a_transient_one() -> None:
+    server = FakeServer(
+        httpx.Response(
+            500,
+            json=status(
+                500,
+                "InternalError",
+                "failed to create typed patch object (/v1, Kind=ConfigMap): .data.a: expected string, got number",
+            ),
+        )
+    )
+
+    async def go() -> None:
+        async with provider(server, []) as p:
+            await p.apply(CM)
+
+    with pytest.raises(InvalidObject, match="expected string, got number"):
+        run(go())
+    assert len(server.requests) == 1
+
+
+def test_bad_annotations_fail_preview_before_any_request() -> None:
+    server = FakeServer(echo)
+    bad = {
+        **CM,
+        "metadata": {**CM["metadata"], "annotations": {"stackwright.io/timeout-seconds": "soon"}},
+    }
+
+    async def go() -> None:
+        async with provider(server) as p:
+            await p.preview(bad)
+
+    with pytest.raises(
+        InvalidObject,
+        match=r"settings: annotation stackwright\.io/timeout-seconds must be a number",
+    ):
+        run(go())
+    assert server.requests == []
+
+
+def test_401_renews_credentials_once_then_access_denied() -> None:
+    class CountingAuth(TokenAuth):
+        refreshed = 0
+
+        async def refresh(self) -> bool:
+            self.refreshed += 1
+            return True
+
+    auth = CountingAuth("old")
+    server = FakeServer(httpx.Response(401, json=status(401, "Unauthorized", "Unauthorized")))
+
+    async def go() -> None:
+        async with provider(server, [], auth=auth) as p:
+            await p.apply(CM)
+
+    with pytest.raises(
+        AccessDenied,
+        match=r"settings: the API server rejected the credentials of context 'test' .*log in again",
+    ):
+        run(go())
+    assert auth.refreshed == 1
+    assert len(server.requests) == 2
+    assert server.requests[0].headers["authorization"] == "Bearer old"
+
+
+def test_forbidden_is_access_denied_with_the_servers_words() -> None:
+    text = 'configmaps "settings" is forbidden: User "ci" cannot patch resource "configmaps" in the namespace "web"'
+    server = FakeServer(httpx.Response(403, json=status(403, "Forbidden", text)))
+
+    async def go() -> None:
+        async with provider(server, []) as p:
+            await p.apply(CM)
+
+    with pytest.raises(AccessDenied, match='settings: configmaps "settings" is forbidden'):
+        run(go())
+
+
+def test_read_list_and_delete_treat_not_found_as_absence() -> None:
+    missing = httpx.Response(404, json=status(404, "NotFound", 'configmaps "x" not found'))
+    server = FakeServer(missing)
+
+    async def go() -> None:
+        async with provider(server, []) as p:
+            assert await p.read("v1", "ConfigMap", "web", "x") is None
+            await p.delete("v1", "ConfigMap", "web", "x")
+
+    run(go())
+    assert [r.method for r in server.requests] == ["GET", "DELETE"]
+    assert json.loads(server.requests[1].content)["propagationPolicy"] == "Background"
+
+
+def test_list_follows_continue_tokens_and_fills_in_kind() -> None:
+    pages = iter(
+        [
+            {"metadata": {"continue": "next"}, "items": [{"metadata": {"name": "a"}}]},
+            {"metadata": {}, "items": [{"metadata": {"name": "b"}}]},
+        ]
+    )
+    server = FakeServer(lambda request: httpx.Response(200, json=next(pages)))
+
+    async def go() -> list[dict[str, Any]]:
+        async with provider(server) as p:
+            return await p.list("v1", "ConfigMap", "web", label_selector="app=web")
+
+    items = run(go())
+    assert [i["metadata"]["name"] for i in items] == ["a", "b"]
+    assert items[0]["kind"] == "ConfigMap" and items[0]["apiVersion"] == "v1"
+    assert dict(server.requests[0].url.params) == {"limit": "500", "labelSelector": "app=web"}
+    assert server.requests[1].url.params["continue"] == "next"
+
+
+def test_delete_outright_does_not_wait() -> None:
+    server = FakeServer(httpx.Response(200, json=CM))
+
+    async def go() -> None:
+        async with provider(server) as p:
+            await p.delete("v1", "ConfigMap", "web", "settings", propagation="Foreground")
+
+    run(go())
+    assert len(server.requests) == 1
+    assert json.loads(server.requests[0].content)["propagationPolicy"] == "Foreground"
+
+
+def test_unknown_kind_refreshes_discovery_once_then_names_the_missing_crd() -> None:
+    server = FakeServer(echo)
+    sleeps: list[float] = []
+
+    async def go() -> None:
+        async with provider(server, sleeps) as p:
+            await p.apply(
+                {"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w"}}
+            )
+
+    with pytest.raises(UnknownKind) as info:
+        run(go())
+    assert str(info.value) == (
+        "Widget (example.com/v1) is not served by the cluster at https://k8s.test: if it is a custom resource, "
+        "its CustomResourceDefinition may be missing or not yet Established; "
+        "check `kubectl api-resources --api-group=example.com`"
+    )
+    assert sleeps == [0.5]
+
+
+def test_read_and_delete_of_a_kind_no_longer_served_mean_absent() -> None:
+    server = FakeServer(echo)
+
+    async def go() -> None:
+        async with provider(server, []) as p:
+            assert await p.read("example.com/v1", "Widget", "web", "w") is None
+            await p.delete("example.com/v1", "Widget", "web", "w")
+            with pytest.raises(UnknownKind):
+                await p.list("example.com/v1", "Widget")
+
+    run(go())
+    assert server.requests == []
+
+
+def test_a_kind_that_appears_later_is_found_on_a_cache_miss() -> None:
+    server = FakeServer(echo)
+    widgets = {
+        "kind": "APIResourceList",
+        "groupVersion": "example.com/v1",
+        "resources": [{"name": "widgets", "namespaced": True, "kind": "Widget"}],
+    }
+
+    async def go() -> None:
+        async with provider(server, []) as p:
+            assert await p.namespaced("v1", "ConfigMap")
+            with pytest.raises(UnknownKind):
+                await p.resource_info("example.com/v1", "Widget")
+            server.discovery["/apis/example.com/v1"] = widgets  # the CRD got Established
+            info = await p.resource_info("example.com/v1", "Widget")
+            assert (info.plural, info.namespaced, info.group_kind) == (
+                "widgets",
+                True,
+                "Widget.example.com",
+            )
+
+    run(go())
+
+
+def test_not_found_namespace_on_apply() -> None:
+    server = FakeServer(
+        httpx.Response(404, json=status(404, "NotFound", 'namespaces "web" not found'))
+    )
+
+    async def go() -> None:
+        async with provider(server, []) as p:
+            await p.apply(CM)
+
+    with pytest.raises(NotFoundError, match='settings: namespaces "web" not found'):
+        run(go())

@@ -1,0 +1,336 @@
+"""Informers and the waiting loop over a scripted API: resume, 410 re-list, fail fast, timeouts."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections import defaultdict
+from typing import Any
+
+import httpx
+import pytest
+
+from stackwright.providers.kubernetes import (
+    ClusterConfig,
+    KubernetesProvider,
+    ReadinessFailed,
+    ReadinessTimeout,
+    RetryPolicy,
+)
+from stackwright.providers.kubernetes.auth import NoAuth
+from stackwright.providers.kubernetes.informers import Informers
+
+DISCOVERY = {
+    "/api/v1": {
+        "resources": [
+            {"name": "pods", "namespaced": True, "kind": "Pod"},
+            {"name": "configmaps", "namespaced": True, "kind": "ConfigMap"},
+        ]
+    },
+    "/apis/apps/v1": {
+        "resources": [
+            {"name": "deployments", "namespaced": True, "kind": "Deployment"},
+            {"name": "replicasets", "namespaced": True, "kind": "ReplicaSet"},
+        ]
+    },
+}
+
+
+class ScriptedAPI:
+    """Lists from `lists`; each watch of a path serves the next batch of `watches[path]` (then nothing)."""
+
+    def __init__(self) -> None:
+        self.lists: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        self.relists: dict[str, list[dict[str, Any]]] = {}  # served from the second list on
+        self.gates: dict[
+            str, asyncio.Event
+        ] = {}  # a path's first watch answers once its gate opens
+        self.list_versions: dict[str, list[str]] = defaultdict(lambda: ["1"])
+        self.watches: dict[str, list[list[dict[str, Any]]]] = defaultdict(list)
+        self.seen: list[tuple[str, str]] = []  # (path, "list" or the watch's resourceVersion)
+
+    async def __call__(self, request: httpx.Request) -> httpx.Response:
+        path = request.url.path
+        if path in DISCOVERY:
+            return httpx.Response(200, json=DISCOVERY[path])
+        if request.url.params.get("watch"):
+            self.seen.append((path, request.url.params.get("resourceVersion", "")))
+            gate = self.gates.pop(path, None)
+            if gate is not None:
+                await gate.wait()
+            batches = self.watches[path]
+            events = batches.pop(0) if batches else []
+            return httpx.Response(
+                200, content=b"".join(json.dumps(e).encode() + b"\n" for e in events)
+            )
+        items = (
+            self.relists.get(path, self.lists[path])
+            if (path, "list") in self.seen
+            else self.lists[path]
+        )
+        self.seen.append((path, "list"))
+        versions = self.list_versions[path]
+        version = versions.pop(0) if len(versions) > 1 else versions[0]
+        return httpx.Response(200, json={"metadata": {"resourceVersion": version}, "items": items})
+
+
+def provider(api: ScriptedAPI, **kwargs: Any) -> KubernetesProvider:
+    config = ClusterConfig(
+        server="https://k8s.test",
+        context="test",
+        namespace="web",
+        source="test",
+        ssl_context=None,
+        auth=NoAuth(),
+    )
+    retry = RetryPolicy(base=0.01, cap=0.05)
+    return KubernetesProvider(
+        config=config, transport=httpx.MockTransport(api), retry=retry, **kwargs
+    )
+
+
+def obj(kind: str, name: str, version: str, **rest: Any) -> dict[str, Any]:
+    api_version = "apps/v1" if kind in ("Deployment", "ReplicaSet") else "v1"
+    meta = {"name": name, "namespace": "web", "resourceVersion": version, **rest.pop("meta", {})}
+    return {"apiVersion": api_version, "kind": kind, "metadata": meta, **rest}
+
+
+async def eventually(check: Any, timeout: float = 3.0) -> None:
+    async with asyncio.timeout(timeout):
+        while not check():
+            await asyncio.sleep(0.01)
+
+
+def test_informer_resumes_from_the_last_version_and_relists_after_410() -> None:
+    api = ScriptedAPI()
+    path = "/api/v1/namespaces/web/configmaps"
+    api.lists[path] = [obj("ConfigMap", "a", "5")]
+    api.list_versions[path] = ["10", "20"]
+    api.relists[path] = [obj("ConfigMap", "a", "13", data={"x": "2"}), obj("ConfigMap", "b", "14")]
+    api.watches[path] = [
+        [
+            {"type": "ADDED", "object": obj("ConfigMap", "b", "11")},
+            {"type": "MODIFIED", "object": obj("ConfigMap", "a", "12", data={"x": "1"})},
+        ],
+        [
+            {
+                "type": "ERROR",
+                "object": {
+                    "kind": "Status",
+                    "code": 410,
+                    "reason": "Expired",
+                    "message": "too old resource version: 12 (15)",
+                },
+            }
+        ],
+        [
+            {
+                "type": "BOOKMARK",
+                "object": {"kind": "ConfigMap", "metadata": {"resourceVersion": "25"}},
+            },
+            {"type": "DELETED", "object": obj("ConfigMap", "b", "26")},
+        ],
+    ]
+
+    async def go() -> dict[str, Any]:
+        p = provider(api)
+        informers = Informers(p.api, linger=0)
+        async with informers.watching(path, api_version="v1", kind="ConfigMap") as informer:
+            await informer.synced()
+            assert informer.get("web", "a") is not None
+            assert informer.get("web", "a")["kind"] == "ConfigMap"  # filled in for list items
+            await eventually(lambda: (path, "26") in api.seen)
+            items = dict(informer.items)
+        await informers.close()
+        await p.close()
+        return items
+
+    items = asyncio.run(go())
+    watched = [v for p, v in api.seen if p == path]
+    assert watched[:6] == ["list", "10", "12", "list", "20", "26"]
+    assert sorted(items) == ["web/a"]  # b came back with the re-list, then was deleted
+    assert items["web/a"]["data"] == {"x": "2"}
+
+
+def test_informers_are_shared_and_stopped_after_the_last_user() -> None:
+    api = ScriptedAPI()
+    path = "/api/v1/namespaces/web/pods"
+
+    async def go() -> None:
+        p = provider(api)
+        informers = Informers(p.api, linger=0)
+        async with (
+            informers.watching(path, api_version="v1", kind="Pod") as first,
+            informers.watching(path, api_version="v1", kind="Pod") as second,
+        ):
+            assert first is second
+            await first.synced()
+        await asyncio.sleep(0.05)
+        assert informers._by_key == {}
+        await informers.close()
+        await p.close()
+
+    asyncio.run(go())
+    assert [v for _, v in api.seen].count("list") == 1
+
+
+DEPLOY_PATH = "/apis/apps/v1/namespaces/web/deployments"
+RS_PATH = "/apis/apps/v1/namespaces/web/replicasets"
+POD_PATH = "/api/v1/namespaces/web/pods"
+
+
+def deployment(version: str, ready: int) -> dict[str, Any]:
+    return obj(
+        "Deployment",
+        "web",
+        version,
+        meta={
+            "uid": "d",
+            "generation": 1,
+            "annotations": {"deployment.kubernetes.io/revision": "1"},
+        },
+        spec={"replicas": 2, "selector": {"matchLabels": {"app": "web"}}},
+        status={
+            "observedGeneration": 1,
+            "replicas": 2,
+            "updatedReplicas": 2,
+            "readyReplicas": ready,
+            "availableReplicas": ready,
+        },
+    )
+
+
+def scripted_rollout(pod_state: dict[str, Any] | None) -> ScriptedAPI:
+    api = ScriptedAPI()
+    api.lists[DEPLOY_PATH] = [deployment("3", 0)]
+    api.lists[RS_PATH] = [
+        obj(
+            "ReplicaSet",
+            "web-1",
+            "2",
+            meta={
+                "uid": "rs",
+                "ownerReferences": [{"uid": "d"}],
+                "annotations": {"deployment.kubernetes.io/revision": "1"},
+            },
+        )
+    ]
+    api.lists[POD_PATH] = [
+        obj(
+            "Pod",
+            "web-1-a",
+            "4",
+            meta={"ownerReferences": [{"uid": "rs"}]},
+            status={
+                "phase": "Pending",
+                "containerStatuses": [
+                    {"name": "web", "state": {"waiting": {"reason": "ContainerCreating"}}}
+                ],
+            },
+        )
+    ]
+    if pod_state is not None:
+        api.watches[POD_PATH] = [
+            [
+                {
+                    "type": "MODIFIED",
+                    "object": obj(
+                        "Pod",
+                        "web-1-a",
+                        "5",
+                        meta={"ownerReferences": [{"uid": "rs"}]},
+                        status=pod_state,
+                    ),
+                }
+            ]
+        ]
+    return api
+
+
+def test_await_ready_follows_watches_until_ready_and_reports_each_new_status() -> None:
+    api = scripted_rollout(None)
+    api.watches[DEPLOY_PATH] = [[{"type": "MODIFIED", "object": deployment("6", 2)}]]
+    seen: list[str] = []
+
+    async def go() -> dict[str, Any]:
+        api.gates[DEPLOY_PATH] = rollout = asyncio.Event()
+
+        def report(message: str) -> None:
+            seen.append(message)
+            rollout.set()  # the Deployment becomes ready only after the first status was shown
+
+        async with provider(api) as p:
+            return await p.await_ready(deployment("3", 0), timeout=5, on_status=report)
+
+    live = asyncio.run(go())
+    assert live["status"]["readyReplicas"] == 2
+    assert seen[0] == "web: 0/2 ready — pod web-1-a: ContainerCreating"
+    assert seen[-1] == "web: 2/2 ready"
+
+
+def test_await_ready_fails_once_a_failing_state_outlasts_the_grace() -> None:
+    pulling = {
+        "phase": "Pending",
+        "containerStatuses": [
+            {
+                "name": "web",
+                "state": {
+                    "waiting": {
+                        "reason": "ImagePullBackOff",
+                        "message": 'Back-off pulling image "nginx:doesnotexist"',
+                    }
+                },
+            }
+        ],
+    }
+    api = scripted_rollout(pulling)
+
+    async def go() -> float:
+        async with provider(api, failure_grace=0.3) as p:
+            loop = asyncio.get_running_loop()
+            started = loop.time()
+            with pytest.raises(ReadinessFailed) as info:
+                await p.await_ready(deployment("3", 0), timeout=60)
+            assert str(info.value) == (
+                'web: 0/2 ready — pod web-1-a: ImagePullBackOff: Back-off pulling image "nginx:doesnotexist"'
+            )
+            return loop.time() - started
+
+    took = asyncio.run(go())
+    assert 0.3 <= took < 3
+
+
+def test_await_ready_times_out_with_the_last_status() -> None:
+    api = scripted_rollout(
+        {
+            "phase": "Pending",
+            "containerStatuses": [
+                {"name": "web", "state": {"waiting": {"reason": "ContainerCreating"}}}
+            ],
+        }
+    )
+
+    async def go() -> None:
+        async with provider(api) as p:
+            await p.await_ready(deployment("3", 0), timeout=0.5)
+
+    with pytest.raises(ReadinessTimeout) as info:
+        asyncio.run(go())
+    assert str(info.value).startswith(
+        "web: not ready after 0s — 0/2 ready — pod web-1-a: ContainerCreating; to wait longer"
+    )
+    assert info.value.last_status == "web: 0/2 ready — pod web-1-a: ContainerCreating"
+
+
+def test_an_object_deleted_while_waiting_fails() -> None:
+    api = scripted_rollout({"phase": "Pending"})
+    api.watches[DEPLOY_PATH] = [[{"type": "DELETED", "object": deployment("7", 0)}]]
+
+    async def go() -> None:
+        async with provider(api) as p:
+            await p.await_ready(deployment("3", 0), timeout=5)
+
+    with pytest.raises(
+        ReadinessFailed, match="web: was deleted while waiting for it to become ready"
+    ):
+        asyncio.run(go())
