@@ -1,0 +1,35 @@
+"""Stackwright: infrastructure as code for Kubernetes, in Python.
+
+A program imports this package as `sw` for the programming model and
+`stackwright.kubernetes` as `k8s` for the resource classes:
+
+    import stackwright as sw
+    import stackwright.kubernetes as k8s
+
+    cm = k8s.core.v1.ConfigMap("settings", data={"mode": "prod"})
+    sw.export("name", cm.metadata["name"])
+"""
+
+from stackwright.sdk import (
+    UNKNOWN,
+    ComponentResource,
+    Config,
+    CustomResource,
+    CustomTimeouts,
+    Output,
+    Resource,
+    ResourceOptions,
+    export,
+)
+
+__all__ = [
+    "UNKNOWN",
+    "ComponentResource",
+    "Config",
+    "CustomResource",
+    "CustomTimeouts",
+    "Output",
+    "Resource",
+    "ResourceOptions",
+    "export",
+]

@@ -1,0 +1,136 @@
+"""The base of every Kubernetes resource class a program declares.
+
+`KubernetesResource` turns keyword arguments (snake_case top-level fields such as
+`metadata`, `spec`, `string_data`) into the Kubernetes object the provider
+applies, accepting plain dicts in Kubernetes' own camelCase, lightkube model
+objects (the typed args), or Outputs anywhere inside. The per-kind classes
+(`stackwright.kubernetes.apps.v1.Deployment`, …) are generated subclasses that
+only name their kind and fields.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+from stackwright.errors import UsageError
+from stackwright.sdk.output import Output
+from stackwright.sdk.resource import CustomResource, ResourceOptions, _declared_at
+
+#: Type token prefix: `kubernetes:apps/v1:Deployment`, `kubernetes:core/v1:Service`.
+TYPE_PREFIX = "kubernetes"
+
+
+def type_token(api_version: str, kind: str) -> str:
+    group_version = api_version if "/" in api_version else f"core/{api_version}"
+    return f"{TYPE_PREFIX}:{group_version}:{kind}"
+
+
+def to_plain(value: Any) -> Any:
+    """Typed args (lightkube models) to plain dicts in Kubernetes' spelling, field by field,
+    so that an Output anywhere inside stays the same Output; plain values unchanged."""
+    if isinstance(value, Output):
+        return value
+    if isinstance(value, Mapping):
+        return {k: to_plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [to_plain(v) for v in value]
+    fields = _model_fields(type(value))
+    if fields is not None:
+        found = ((key, getattr(value, attribute)) for attribute, key in fields)
+        return {key: to_plain(item) for key, item in found if item is not None}
+    if isinstance(value, datetime.datetime):  # meta/v1 Time, as lightkube writes it
+        return value.isoformat().replace("+00:00", "Z")
+    return value
+
+
+_FIELDS: dict[type, tuple[tuple[str, str], ...] | None] = {}
+
+
+def _model_fields(cls: type) -> tuple[tuple[str, str], ...] | None:
+    if cls not in _FIELDS:
+        _FIELDS[cls] = _read_model_fields(cls)
+    return _FIELDS[cls]
+
+
+def _read_model_fields(cls: type) -> tuple[tuple[str, str], ...] | None:
+    """(attribute, JSON key) of each field of a lightkube model class; None for other classes.
+
+    lightkube's attributes are already camelCase; the exceptions are keys that are not
+    Python names (`continue_` → `continue`, `from_`, `except_`, `not_`, `d_ref` → `$ref`,
+    `x_kubernetes_list_type` → `x-kubernetes-list-type`), which the model records.
+    """
+    # lightkube >= 1.0: msgspec Structs, which list the names they encode to.
+    attributes = getattr(cls, "__struct_fields__", None)
+    if isinstance(attributes, tuple):
+        keys = getattr(cls, "__struct_encode_fields__", attributes)
+        return tuple(zip(attributes, keys, strict=True))
+    # lightkube < 1.0: dataclasses with the JSON key in the field's metadata.
+    if dataclasses.is_dataclass(cls):
+        return tuple((f.name, f.metadata.get("json", f.name)) for f in dataclasses.fields(cls))
+    return None
+
+
+def _camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(part[:1].upper() + part[1:] for part in rest)
+
+
+def _object(api_version: str, kind: str, fields: Mapping[str, Any]) -> dict[str, Any]:
+    """The Kubernetes object for snake_case keyword arguments (`string_data` → `stringData`)."""
+    obj: dict[str, Any] = {"apiVersion": api_version, "kind": kind}
+    for key, value in fields.items():
+        if value is not None:
+            obj[_camel(key)] = to_plain(value)
+    return obj
+
+
+class KubernetesResource(CustomResource):
+    """One Kubernetes object; `props` is the object the provider applies."""
+
+    api_version: ClassVar[str] = ""
+    kind: ClassVar[str] = ""
+
+    def __init__(
+        self,
+        resource_name: str,
+        opts: ResourceOptions | None = None,
+        /,
+        **fields: Any,
+    ) -> None:
+        opts = fields.pop("opts", opts)
+        cls = type(self)
+        obj = _object(cls.api_version, cls.kind, fields)
+        super().__init__(type_token(cls.api_version, cls.kind), resource_name, obj, opts)
+
+
+class CustomObject(KubernetesResource):
+    """An object of any kind, e.g. of a CRD: `CustomObject("w", api_version="example.com/v1", kind="Widget", spec=...)`."""
+
+    def __init__(
+        self, resource_name: str, opts: ResourceOptions | None = None, /, **fields: Any
+    ) -> None:
+        api_version = fields.pop("api_version", None)
+        kind = fields.pop("kind", None)
+        if (
+            not isinstance(api_version, str)
+            or not api_version
+            or not isinstance(kind, str)
+            or not kind
+        ):
+            missing = " and ".join(
+                f"{name}= (e.g. {example})"
+                for name, given, example in (
+                    ("api_version", api_version, '"example.com/v1"'),
+                    ("kind", kind, '"Widget"'),
+                )
+                if not isinstance(given, str) or not given
+            )
+            raise UsageError(
+                f"custom resource {resource_name!r} at {_declared_at()} needs {missing}"
+            )
+        opts = fields.pop("opts", opts)
+        obj = _object(api_version, kind, fields)
+        CustomResource.__init__(self, type_token(api_version, kind), resource_name, obj, opts)

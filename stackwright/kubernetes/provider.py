@@ -1,0 +1,51 @@
+"""`Provider`: which cluster (and default namespace) the resources that name it go to.
+
+A program that targets one cluster needs no Provider: the engine uses the stack's
+default one. A program that targets several declares one Provider per cluster and
+passes it as `ResourceOptions(provider=...)`; the engine recognises the type
+`stackwright:providers:kubernetes` and configures a Kubernetes provider from its
+properties.
+
+Must never: connect to a cluster — declaring a Provider only records its settings.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from stackwright.sdk.output import Output
+from stackwright.sdk.resource import CustomResource
+
+if TYPE_CHECKING:
+    from stackwright.sdk.resource import ResourceOptions
+
+#: The type token the engine treats as a Kubernetes provider (Pulumi's `pulumi:providers:kubernetes`).
+PROVIDER_TYPE = "stackwright:providers:kubernetes"
+
+
+class Provider(CustomResource):
+    """A Kubernetes provider: a kubeconfig, a context in it, and a default namespace.
+
+    `kubeconfig` is the path of a kubeconfig file or its contents (it is kept as a
+    secret, since a kubeconfig holds credentials); `context` picks one of its
+    contexts (default: its current context); `namespace` is where namespaced
+    objects without `metadata.namespace` go (default: the context's namespace).
+    """
+
+    def __init__(
+        self,
+        resource_name: str,
+        opts: ResourceOptions | None = None,
+        *,
+        kubeconfig: str | Output[Any] | None = None,
+        context: str | Output[Any] | None = None,
+        namespace: str | Output[Any] | None = None,
+    ) -> None:
+        settings: dict[str, Any] = {}
+        if kubeconfig is not None:
+            settings["kubeconfig"] = Output.secret(kubeconfig)
+        if context is not None:
+            settings["context"] = context
+        if namespace is not None:
+            settings["namespace"] = namespace
+        super().__init__(PROVIDER_TYPE, resource_name, settings, opts)

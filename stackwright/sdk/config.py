@@ -1,0 +1,159 @@
+"""`Config`: a program's view of its stack's configuration.
+
+Keys are namespaced like Pulumi's: `Config()` reads `<project>:<key>`,
+`Config("kubernetes")` reads `kubernetes:<key>`. Secret values come back as
+secret Outputs from `require_secret` / `get_secret`, so they stay secret in
+everything computed from them. A bad value is a `UsageError` that names the key
+and says how to set it.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+from stackwright.errors import UsageError
+from stackwright.sdk.context import current_program
+from stackwright.sdk.output import Output
+
+_TRUE = frozenset({"true", "1", "yes", "on"})
+_FALSE = frozenset({"false", "0", "no", "off"})
+
+
+class Config:
+    def __init__(self, namespace: str | None = None) -> None:
+        self._program = current_program()
+        self.namespace = namespace or self._program.project
+
+    def full_key(self, key: str) -> str:
+        """`key` as the stack's configuration names it: `<namespace>:<key>`."""
+        return f"{self.namespace}:{key}"
+
+    def _raw(self, key: str) -> Any:
+        return self._program.config.get(self.full_key(key))
+
+    def _cli_key(self, key: str) -> str:
+        # `stackwright config set KEY` puts an unqualified key in the project's namespace.
+        return key if self.namespace == self._program.project else self.full_key(key)
+
+    def _missing(self, key: str) -> UsageError:
+        flag = " --secret" if self.full_key(key) in self._program.secret_keys else ""
+        return UsageError(
+            f"missing required configuration {self.full_key(key)} for stack {self._program.stack}: "
+            f"set it with `stackwright config set{flag} {self._cli_key(key)} VALUE`"
+        )
+
+    def _bad(self, key: str, value: Any, expected: str, example: str) -> UsageError:
+        shown = "[secret]" if self.full_key(key) in self._program.secret_keys else repr(value)
+        return UsageError(
+            f"configuration {self.full_key(key)} must be {expected} (got {shown}); "
+            f"set it with `stackwright config set {self._cli_key(key)} {example}`"
+        )
+
+    # --- strings ---------------------------------------------------------------------
+
+    def get(self, key: str, default: str | None = None) -> str | None:
+        value = self._raw(key)
+        if value is None:
+            return default
+        # Structured values (from `config set --path` or a YAML stack file) read as JSON.
+        return value if isinstance(value, str) else json.dumps(value)
+
+    def require(self, key: str) -> str:
+        value = self.get(key)
+        if value is None:
+            raise self._missing(key)
+        return value
+
+    # --- numbers and flags -----------------------------------------------------------
+
+    def get_int(self, key: str, default: int | None = None) -> int | None:
+        value = self._raw(key)
+        if value is None:
+            return default
+        if isinstance(value, bool):
+            raise self._bad(key, value, "an integer", "3")
+        if isinstance(value, float) and value.is_integer():
+            return int(value)
+        if isinstance(value, int):
+            return value
+        if isinstance(value, str):
+            try:
+                return int(value.strip())
+            except ValueError:
+                pass
+        raise self._bad(key, value, "an integer", "3")
+
+    def require_int(self, key: str) -> int:
+        value = self.get_int(key)
+        if value is None:
+            raise self._missing(key)
+        return value
+
+    def get_float(self, key: str, default: float | None = None) -> float | None:
+        value = self._raw(key)
+        if value is None:
+            return default
+        if not isinstance(value, bool) and isinstance(value, (int, float, str)):
+            try:
+                number = float(value)
+            except ValueError:
+                pass
+            else:
+                if math.isfinite(number):
+                    return number
+        raise self._bad(key, value, "a number", "0.5")
+
+    def require_float(self, key: str) -> float:
+        value = self.get_float(key)
+        if value is None:
+            raise self._missing(key)
+        return value
+
+    def get_bool(self, key: str, default: bool | None = None) -> bool | None:
+        value = self._raw(key)
+        if value is None:
+            return default
+        if isinstance(value, bool):
+            return value
+        text = str(value).strip().lower()
+        if text in _TRUE:
+            return True
+        if text in _FALSE:
+            return False
+        raise self._bad(key, value, "true or false", "true")
+
+    def require_bool(self, key: str) -> bool:
+        value = self.get_bool(key)
+        if value is None:
+            raise self._missing(key)
+        return value
+
+    # --- structured values -----------------------------------------------------------
+
+    def get_object(self, key: str, default: Any = None) -> Any:
+        value = self._raw(key)
+        if value is None:
+            return default
+        if isinstance(value, str):
+            try:
+                return json.loads(value)
+            except json.JSONDecodeError:
+                raise self._bad(key, value, "JSON", """'{"a": 1}'""") from None
+        return value
+
+    def require_object(self, key: str) -> Any:
+        value = self.get_object(key)
+        if value is None:
+            raise self._missing(key)
+        return value
+
+    # --- secrets ---------------------------------------------------------------------
+
+    def get_secret(self, key: str) -> Output[str] | None:
+        value = self.get(key)
+        return None if value is None else Output.secret(value)
+
+    def require_secret(self, key: str) -> Output[str]:
+        return Output.secret(self.require(key))

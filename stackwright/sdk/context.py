@@ -1,0 +1,92 @@
+"""The running program: what it declared, its stack outputs and its configuration.
+
+A `Program` is installed for the duration of one program run (by the engine);
+resource constructors, `export` and `Config` find it through `current_program()`.
+Running a program twice gives two independent `Program`s, so tests and the
+automation API can run programs side by side in one process (one at a time per
+thread).
+
+Must never: apply anything — a program run only declares.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from stackwright.errors import UsageError
+from stackwright.model import make_urn
+
+if TYPE_CHECKING:
+    from stackwright.sdk.resource import Resource
+
+_local = threading.local()
+
+
+@dataclass
+class Program:
+    project: str
+    stack: str
+    #: The stack's configuration, keys as `project:key` or `namespace:key`; secrets decrypted.
+    config: Mapping[str, Any] = field(default_factory=dict)
+    secret_keys: frozenset[str] = frozenset()
+    resources: list[Resource] = field(default_factory=list)
+    by_urn: dict[str, Resource] = field(default_factory=dict)
+    exports: dict[str, Any] = field(default_factory=dict)
+
+    def register(self, resource: Resource) -> str:
+        urn = make_urn(
+            self.stack,
+            self.project,
+            resource.resource_type,
+            resource.resource_name,
+            resource.parent_types(),
+        )
+        parent = resource.opts.parent
+        if parent is not None and self.by_urn.get(getattr(parent, "_urn", "")) is not parent:
+            raise UsageError(
+                f"the parent of {resource.resource_type} {resource.resource_name!r} at "
+                f"{resource.declared_at} was not declared in this program run: "
+                "declare the parent first, in the same program"
+            )
+        existing = self.by_urn.get(urn)
+        if existing is not None:
+            raise UsageError(
+                f"duplicate resource URN {urn}: declared at {existing.declared_at} and again at "
+                f"{resource.declared_at}; give one of them another name"
+            )
+        self.by_urn[urn] = resource
+        self.resources.append(resource)
+        return urn
+
+    def export(self, name: str, value: Any) -> None:
+        self.exports[name] = value
+
+
+def current_program() -> Program:
+    program: Program | None = getattr(_local, "program", None)
+    if program is None:
+        raise UsageError(
+            "resources can only be declared while Stackwright runs a program "
+            "(run it with `stackwright preview` or `stackwright up`)"
+        )
+    return program
+
+
+@contextlib.contextmanager
+def running(program: Program) -> Iterator[Program]:
+    """Install `program` as the current one while a program runs."""
+    previous = getattr(_local, "program", None)
+    _local.program = program
+    try:
+        yield program
+    finally:
+        _local.program = previous
+
+
+def export(name: str, value: Any) -> None:
+    """A stack output: shown after `up`, read with `stackwright stack output NAME`."""
+    current_program().export(name, value)

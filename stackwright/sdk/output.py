@@ -1,0 +1,380 @@
+"""`Output[T]`: a value that may only be known once resources are applied.
+
+A program runs to completion before anything is applied, so an Output is a
+recipe, not a future: it records which resources it depends on and how to compute
+its value from their live state. The engine resolves it when those resources are
+done (during `up`), or finds it unknown (during `preview`, for resources that
+will change) — rendered as `(known after apply)`. Using an Output as a resource
+input creates a dependency edge. Anything computed from a secret is a secret.
+
+The engine's side of the contract:
+
+- `read(resource)` returns the resource's live object, or `UNKNOWN` when its
+  state cannot be known yet. A field missing from a known object is absent, so
+  selecting it gives `None` (as does selecting anything from `None`); only
+  `UNKNOWN` makes a value unknown.
+- `resolve(value, read)` replaces every Output in a structure by its value; a
+  secret value comes back wrapped in `Secret`, which `unwrap_secrets` strips while
+  reporting where it was (dotted paths, as `join_path` writes them).
+
+Must never: run a user callback before the values it needs are known, hand a user
+callback a `Secret` marker, or let a secret value turn into a non-secret one.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast
+
+if TYPE_CHECKING:
+    from stackwright.sdk.resource import Resource
+
+T = TypeVar("T")
+U = TypeVar("U")
+
+
+class Unknown:
+    """The value of an Output that preview cannot know."""
+
+    _instance: Unknown | None = None
+
+    def __new__(cls) -> Unknown:
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __repr__(self) -> str:
+        return "(known after apply)"
+
+
+UNKNOWN = Unknown()
+
+
+class Secret:
+    """A plain value marked secret while it travels through resolution."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+    def __repr__(self) -> str:
+        return "[secret]"
+
+
+#: Reads a resource's live state: (resource) -> its live object, or UNKNOWN.
+StateReader = Callable[["Resource"], Any]
+
+
+class Output(Generic[T]):
+    """A value computed from resources' live state (or a plain value lifted into one).
+
+    Internally `_compute(read)` gives the value, which may hold `UNKNOWN` and
+    `Secret` markers (from secret values nested inside it); `_secret` says the
+    whole value is secret whatever it turns out to be.
+    """
+
+    __slots__ = ("_compute", "_resources", "_secret")
+
+    def __init__(
+        self,
+        compute: Callable[[StateReader], Any],
+        resources: Iterable[Resource] = (),
+        *,
+        secret: bool = False,
+    ) -> None:
+        self._compute = compute
+        self._resources = frozenset(resources)
+        self._secret = secret
+
+    # --- construction --------------------------------------------------------------
+
+    @staticmethod
+    def from_input(value: Any) -> Output[Any]:
+        """Lift a plain value (or an Output, or a structure holding Outputs) into an Output."""
+        if isinstance(value, Output):
+            return value
+        resources = dependencies_of(value)
+        if not resources and not _holds_secret(value):
+            return Output(lambda read: value)
+        return Output(lambda read: resolve(value, read), resources, secret=_holds_secret(value))
+
+    @staticmethod
+    def secret(value: Any) -> Output[Any]:
+        """`value` as an Output whose value is secret, and so is everything computed from it."""
+        inner = Output.from_input(value)
+        return Output(inner._compute, inner._resources, secret=True)
+
+    @staticmethod
+    def all(*values: Any, **named: Any) -> Output[Any]:
+        """An Output of a list of the values (or a dict, given keyword arguments) once all are known."""
+        if values and named:
+            raise TypeError("Output.all takes values or keyword values, not both")
+        if named:
+            keys = list(named)
+            return Output.all(*named.values()).apply(
+                lambda found: dict(zip(keys, found, strict=True))
+            )
+        lifted = [Output.from_input(v) for v in values]
+        return Output(
+            lambda read: [o._compute(read) for o in lifted],
+            frozenset().union(*(o._resources for o in lifted)),
+            secret=any(o._secret for o in lifted),
+        )
+
+    @staticmethod
+    def concat(*parts: Any) -> Output[str]:
+        """The parts joined as strings once all are known: `Output.concat("http://", host, ":80")`."""
+        return Output.all(*parts).apply(lambda values: "".join(str(v) for v in values))
+
+    @staticmethod
+    def format(template: str, *args: Any, **kwargs: Any) -> Output[str]:
+        """`template.format(...)` once the arguments are known."""
+        keys = list(kwargs)
+        count = len(args)
+        return Output.all(*args, *kwargs.values()).apply(
+            lambda values: template.format(
+                *values[:count], **dict(zip(keys, values[count:], strict=True))
+            )
+        )
+
+    # --- use -------------------------------------------------------------------------
+
+    def apply(self, func: Callable[[T], U]) -> Output[U]:
+        """An Output of `func(value)`, run only once the value is known.
+
+        `func` may return an Output; its value is used (and is secret if that Output
+        is). Its resources are not known before `func` runs, so they are not ordered
+        before the resources that use the result: name them in `depends_on`.
+        """
+
+        def compute(read: StateReader) -> Any:
+            value = self._compute(read)
+            if _contains_unknown(value):
+                return UNKNOWN
+            # Strip secret markers (rebuilding the value) only when there are any, so a
+            # callback gets the engine's own objects otherwise.
+            marked = _holds_secret(value)
+            plain = unwrap_secrets(value)[0] if marked else value
+            result: Any = func(cast(T, plain))
+            if isinstance(result, Output):
+                result = result.resolve(read)
+            if marked and not isinstance(result, Secret):
+                result = Secret(result)
+            return result
+
+        return Output(compute, self._resources, secret=self._secret)
+
+    def __getattr__(self, name: str) -> Output[Any]:
+        # `deployment.spec.template`; a snake_case name also finds its camelCase
+        # field (`pod.spec.node_name` → `nodeName`), as top-level fields do.
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return self._selecting(name, attribute=True)
+
+    def __getitem__(self, key: Any) -> Output[Any]:
+        return self._selecting(key, attribute=False)
+
+    def _selecting(self, key: Any, *, attribute: bool) -> Output[Any]:
+        compute = self._compute
+        return Output(
+            lambda read: select(compute(read), key, attribute=attribute),
+            self._resources,
+            secret=self._secret,
+        )
+
+    def __iter__(self) -> Any:
+        raise TypeError(
+            "an Output cannot be iterated: its value is not known while the program runs; "
+            "use .apply(lambda value: ...) to work with the value"
+        )
+
+    def __contains__(self, item: Any) -> bool:
+        raise TypeError(
+            "an Output cannot be searched with `in`: its value is not known while the program runs; "
+            "use .apply(lambda value: item in value)"
+        )
+
+    def __bool__(self) -> bool:
+        raise TypeError(
+            "an Output has no truth value while the program runs; use .apply(...) to branch on its value"
+        )
+
+    def __str__(self) -> str:
+        raise TypeError(
+            "an Output cannot be turned into a string while the program runs; "
+            "use Output.concat / Output.format or .apply(str)"
+        )
+
+    def __repr__(self) -> str:
+        secret = ", secret" if self._secret else ""
+        return f"Output(depends on {len(self._resources)} resource(s){secret})"
+
+    # --- engine side -------------------------------------------------------------
+
+    @property
+    def resources(self) -> frozenset[Resource]:
+        return self._resources
+
+    @property
+    def is_secret(self) -> bool:
+        return self._secret
+
+    def resolve(self, read: StateReader) -> Any:
+        """The value given the resources' state; UNKNOWN where it cannot be known yet."""
+        value = self._compute(read)
+        return Secret(value) if self._secret and not isinstance(value, Secret) else value
+
+
+def select(value: Any, key: Any, *, attribute: bool = False) -> Any:
+    """`value[key]` for a resolved value: UNKNOWN stays unknown, a Secret stays secret,
+    anything absent is None. With `attribute`, a snake_case key also finds its
+    camelCase field (`node_name` → `nodeName`)."""
+    if value is UNKNOWN:
+        return UNKNOWN
+    if isinstance(value, Secret):
+        inner = select(value.value, key, attribute=attribute)
+        return inner if isinstance(inner, Secret) or inner is UNKNOWN else Secret(inner)
+    if isinstance(value, Mapping):
+        if key in value:
+            return value[key]
+        if attribute and isinstance(key, str) and "_" in key:
+            return value.get(_camel(key))
+        return None
+    if isinstance(value, (list, tuple)) and isinstance(key, int) and not isinstance(key, bool):
+        return value[key] if -len(value) <= key < len(value) else None
+    return None
+
+
+def _camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(part[:1].upper() + part[1:] for part in rest)
+
+
+def resolve(value: Any, read: StateReader) -> Any:
+    """Replace every Output inside a structure by its value (or UNKNOWN)."""
+    if isinstance(value, Output):
+        return value.resolve(read)
+    if isinstance(value, Mapping):
+        return {k: resolve(v, read) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [resolve(v, read) for v in value]
+    return value
+
+
+def dependencies_of(value: Any) -> set[Resource]:
+    """Every resource an input structure depends on through Outputs."""
+    found: set[Resource] = set()
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, Output):
+            found |= item.resources
+        elif isinstance(item, Mapping):
+            stack.extend(item.values())
+        elif isinstance(item, (list, tuple)):
+            stack.extend(item)
+    return found
+
+
+def _holds_secret(value: Any) -> bool:
+    if isinstance(value, Output):
+        return value.is_secret
+    if isinstance(value, Secret):
+        return True
+    if isinstance(value, Mapping):
+        return any(_holds_secret(v) for v in value.values())
+    if isinstance(value, (list, tuple)):
+        return any(_holds_secret(v) for v in value)
+    return False
+
+
+def _contains_unknown(value: Any) -> bool:
+    if value is UNKNOWN:
+        return True
+    if isinstance(value, Secret):
+        return _contains_unknown(value.value)
+    if isinstance(value, Mapping):
+        return any(_contains_unknown(v) for v in value.values())
+    if isinstance(value, (list, tuple)):
+        return any(_contains_unknown(v) for v in value)
+    return False
+
+
+def unwrap_secrets(
+    value: Any, path: str = "", found: list[str] | None = None
+) -> tuple[Any, list[str]]:
+    """Strip `Secret` markers from a resolved structure: the plain value and the secret paths.
+
+    Paths are written by `join_path` (`data.password`, `spec.containers[0].env`, `""`
+    for the whole value); a secret inside a secret is reported once, at the outer one.
+    """
+    paths = found if found is not None else []
+    if isinstance(value, Secret):
+        paths.append(path)
+        plain, _ = unwrap_secrets(value.value, path, [])
+        return plain, paths
+    if isinstance(value, Mapping):
+        return {k: unwrap_secrets(v, join_path(path, k), paths)[0] for k, v in value.items()}, paths
+    if isinstance(value, (list, tuple)):
+        return [unwrap_secrets(v, join_path(path, i), paths)[0] for i, v in enumerate(value)], paths
+    return value, paths
+
+
+# --- paths ---------------------------------------------------------------------------
+#
+# Paths the engine writes (field changes, secret paths) are dotted with list indices in
+# brackets — `spec.template.spec.containers[0].image` — and keys as they are, so a key
+# holding dots reads `data.tls.crt`; code that must tell keys apart uses the keys
+# themselves (`FieldChange.keys`). Paths users write (`ignore_changes`,
+# `replace_on_changes`) may also quote a key: `metadata.annotations["example.com/x"]`,
+# and use `[*]` for any index.
+
+
+class _AnyIndex:
+    def __repr__(self) -> str:
+        return "[*]"
+
+
+#: `[*]` in a parsed path: any index of a list (`spec.containers[*].image`).
+ANY_INDEX = _AnyIndex()
+PathKey = str | int | _AnyIndex
+
+_SEGMENT = re.compile(r'\.?([^.\[\]"\s]+)|\[(\d+|\*)\]|\[("(?:[^"\\]|\\.)*")\]')
+
+
+def join_path(path: str, key: str | int) -> str:
+    """`path` extended by a map key (`a.b`) or a list index (`a[0]`)."""
+    if isinstance(key, int) and not isinstance(key, bool):
+        return f"{path}[{key}]"
+    return f"{path}.{key}" if path else str(key)
+
+
+def parse_path(path: str) -> tuple[PathKey, ...]:
+    """The keys of a path a user wrote: dotted names, `[0]` indices, `[*]` for any index and
+    `["quoted.key"]` for a key that holds dots.
+
+    Raises ValueError naming the path when it cannot be read."""
+    parts: list[PathKey] = []
+    position = 0
+    while position < len(path):
+        match = _SEGMENT.match(path, position)
+        dotted = path[position] == "."
+        if match is None or (match.group(1) is not None and dotted == (position == 0)):
+            raise ValueError(
+                f"cannot read the field path {path!r} at character {position + 1}: write it as "
+                'spec.containers[0].image or metadata.annotations["example.com/key"]'
+            )
+        name, index, quoted = match.groups()
+        if name is not None:
+            parts.append(name)
+        elif index is not None:
+            parts.append(ANY_INDEX if index == "*" else int(index))
+        else:
+            parts.append(json.loads(quoted))
+        position = match.end()
+    if not parts:
+        raise ValueError("an empty field path names no field")
+    return tuple(parts)

@@ -1,0 +1,275 @@
+"""Resources as a program declares them: `Resource`, `CustomResource`, `ComponentResource`.
+
+Declaring a resource registers it with the running program's `Program` (see
+`context`); nothing is sent anywhere while the program runs. A resource's
+properties are Outputs that the engine resolves against its live object after it
+is applied, so `deployment.status`, `svc.spec["clusterIP"]` or
+`ns.metadata["name"]` can feed other resources' inputs.
+
+Must never: perform I/O, or let a declaration error escape without naming the
+resource and the program line that declared it.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from types import FrameType
+from typing import Any
+
+from stackwright.errors import UsageError
+from stackwright.sdk.output import Output, StateReader, parse_path, select
+
+
+@dataclass(frozen=True)
+class CustomTimeouts:
+    create: float | None = None
+    update: float | None = None
+    delete: float | None = None
+
+
+@dataclass(frozen=True)
+class ResourceOptions:
+    """How the engine treats a resource, as Pulumi's options of the same names."""
+
+    depends_on: Sequence[Resource] = ()
+    parent: Resource | None = None
+    provider: Resource | None = None
+    protect: bool = False
+    ignore_changes: Sequence[str] = ()
+    replace_on_changes: Sequence[str] = ()
+    delete_before_replace: bool = False
+    retain_on_delete: bool = False
+    custom_timeouts: CustomTimeouts | None = None
+    aliases: Sequence[str] = ()
+    import_: str | None = None
+    #: Take over fields other managers own (server-side apply force).
+    force: bool = False
+
+    def merged_with(self, parent: ResourceOptions | None) -> ResourceOptions:
+        """Children inherit their parent's provider unless they name their own."""
+        if parent is None or self.provider is not None or parent.provider is None:
+            return self
+        return replace(self, provider=parent.provider)
+
+
+@dataclass
+class Declaration:
+    """Where in the program a resource was declared, for messages."""
+
+    file: str
+    line: int
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}"
+
+
+#: Stackwright's own code: frames in here are never the line a user declared something on.
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+
+
+def in_package(filename: str) -> bool:
+    """Whether a code file belongs to the installed `stackwright` package (not a user's project,
+    even one that lives in a folder called `stackwright`)."""
+    return os.path.abspath(filename).startswith(_PACKAGE_DIR)
+
+
+def _declared_at() -> Declaration:
+    """The innermost stack frame outside the stackwright package: the user's declaring line."""
+    frame: FrameType | None = sys._getframe(1)
+    while frame is not None:
+        filename = frame.f_code.co_filename
+        if not in_package(filename):
+            return Declaration(filename, frame.f_lineno)
+        frame = frame.f_back
+    return Declaration("<unknown>", 0)
+
+
+class Resource:
+    """Anything a program declares; the engine identifies it by its URN."""
+
+    def __init__(
+        self,
+        type_: str,
+        name: str,
+        props: Mapping[str, Any] | None = None,
+        opts: ResourceOptions | None = None,
+        *,
+        custom: bool = True,
+    ) -> None:
+        from stackwright.sdk.context import current_program
+
+        declared = _declared_at()
+        if not isinstance(name, str) or not name:
+            raise UsageError(
+                f"a {type_} resource needs a non-empty string name (got {name!r}) at {declared}"
+            )
+        self._type = type_
+        self._name = name
+        self._props: dict[str, Any] = dict(props or {})
+        self._custom = custom
+        self._declared = declared
+        self._children: list[Resource] = []
+        opts = _checked(opts or ResourceOptions(), f"{type_} {name!r} at {declared}")
+        self._opts = opts.merged_with(opts.parent.opts if opts.parent is not None else None)
+        self._urn = current_program().register(self)
+        if self._opts.parent is not None:
+            self._opts.parent._children.append(self)
+
+    # --- identity ----------------------------------------------------------------
+
+    @property
+    def urn(self) -> str:
+        return self._urn
+
+    @property
+    def resource_type(self) -> str:
+        return self._type
+
+    @property
+    def resource_name(self) -> str:
+        return self._name
+
+    @property
+    def props(self) -> dict[str, Any]:
+        return self._props
+
+    @property
+    def opts(self) -> ResourceOptions:
+        """The options as given, with `provider` inherited from the parent when not set."""
+        return self._opts
+
+    @property
+    def custom(self) -> bool:
+        return self._custom
+
+    @property
+    def declared_at(self) -> Declaration:
+        return self._declared
+
+    @property
+    def children(self) -> tuple[Resource, ...]:
+        return tuple(self._children)
+
+    def parent_types(self) -> tuple[str, ...]:
+        """The types of the parent chain, outermost first (they prefix this resource's URN type)."""
+        chain: list[str] = []
+        parent = self._opts.parent
+        while parent is not None:
+            chain.append(parent._type)
+            parent = parent._opts.parent
+        return tuple(reversed(chain))
+
+    # --- outputs -------------------------------------------------------------------
+
+    def output(self, *path: str | int) -> Output[Any]:
+        """An Output of this resource's live state at `path` (all of it when empty)."""
+
+        def compute(read: StateReader) -> Any:
+            value = read(self)
+            for key in path:
+                value = select(value, key)
+            return value
+
+        return Output(compute, {self})
+
+    def __repr__(self) -> str:
+        return f"<{self._type} {self._name!r}>"
+
+    def __hash__(self) -> int:
+        return id(self)
+
+    def __eq__(self, other: object) -> bool:
+        return self is other
+
+
+def _checked(opts: ResourceOptions, what: str) -> ResourceOptions:
+    """The options with forgiving spellings normalised, or a UsageError naming the resource."""
+    if not isinstance(opts, ResourceOptions):
+        raise UsageError(f"opts of {what} must be a ResourceOptions (got {type(opts).__name__})")
+    changes: dict[str, Any] = {}
+    depends_on = opts.depends_on
+    if isinstance(depends_on, Resource):  # `depends_on=db` for `depends_on=[db]`
+        depends_on = changes["depends_on"] = (depends_on,)
+    for item in depends_on:
+        if not isinstance(item, Resource):
+            raise UsageError(
+                f"depends_on of {what} must list resources (got {type(item).__name__}); "
+                "an Output used as an input already adds the dependency"
+            )
+    for option in ("parent", "provider"):
+        value = getattr(opts, option)
+        if value is not None and not isinstance(value, Resource):
+            raise UsageError(f"{option} of {what} must be a resource (got {type(value).__name__})")
+    for option in ("ignore_changes", "replace_on_changes"):
+        paths = getattr(opts, option)
+        if isinstance(paths, str):  # one path for a list of one
+            paths = changes[option] = (paths,)
+        for entry in paths:
+            try:
+                parse_path(entry)
+            except (ValueError, TypeError) as exc:
+                raise UsageError(f"{option} of {what}: {exc}") from None
+    return replace(opts, **changes) if changes else opts
+
+
+class CustomResource(Resource):
+    """A resource a provider manages (one object in a cluster)."""
+
+    def __getattr__(self, name: str) -> Output[Any]:
+        # Live-state access: `deployment.status`, `svc.spec`, `cm.data` — top-level
+        # fields of the live object, in the Kubernetes spelling (`string_data` → stringData).
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return self.output(_camel(name))
+
+
+#: A component's type token: segments of letters, digits and `_ . - /` joined by single colons
+#: (no `$` or `::`, which separate a URN's parts).
+_COMPONENT_TYPE = re.compile(r"[A-Za-z0-9_./-]+(?::[A-Za-z0-9_./-]+)+")
+#: Packages whose types the engine gives a meaning to.
+_RESERVED_PACKAGES = frozenset({"kubernetes", "stackwright"})
+
+
+class ComponentResource(Resource):
+    """A group of resources: its URN prefixes its children's; nothing of its own is applied."""
+
+    def __init__(
+        self,
+        type_: str,
+        name: str,
+        props: Mapping[str, Any] | None = None,
+        opts: ResourceOptions | None = None,
+    ) -> None:
+        if not isinstance(type_, str) or not _COMPONENT_TYPE.fullmatch(type_):
+            raise UsageError(
+                f"component type {type_!r} must look like 'package:Name' or 'package:module:Name' "
+                f"(e.g. 'acme:web:App') at {_declared_at()}"
+            )
+        if type_.split(":", 1)[0] in _RESERVED_PACKAGES:
+            raise UsageError(
+                f"component type {type_!r} uses the reserved package {type_.split(':', 1)[0]!r}: "
+                f"name your own, e.g. 'acme:web:App', at {_declared_at()}"
+            )
+        self._outputs: dict[str, Any] = {}
+        super().__init__(type_, name, props, opts, custom=False)
+
+    def register_outputs(self, outputs: Mapping[str, Any]) -> None:
+        self._outputs = dict(outputs)
+
+    @property
+    def component_outputs(self) -> dict[str, Any]:
+        return self._outputs
+
+
+def _camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(part[:1].upper() + part[1:] for part in rest)
+
+
+@dataclass
+class Exports:
+    values: dict[str, Any] = field(default_factory=dict)

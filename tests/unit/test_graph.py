@@ -1,0 +1,258 @@
+"""The dependency graph: Kubernetes' ordering rules, declared edges, cycles and speed."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import pytest
+
+from stackwright.engine.graph import MATCHES, RULES, Graph, Node, implicit_edges
+from stackwright.errors import UsageError
+
+
+def obj(
+    kind: str, name: str, namespace: str = "", api_version: str = "v1", **extra: Any
+) -> dict[str, Any]:
+    metadata = {"name": name, **({"namespace": namespace} if namespace else {})}
+    return {"apiVersion": api_version, "kind": kind, "metadata": metadata, **extra}
+
+
+def node(urn: str, body: dict[str, Any] | None = None, *needs: str) -> Node:
+    return Node(urn, body or {}, frozenset(needs))
+
+
+def deploy(name: str, namespace: str = "") -> dict[str, Any]:
+    return obj("Deployment", name, namespace, "apps/v1")
+
+
+CRD = obj(
+    "CustomResourceDefinition",
+    "widgets.example.com",
+    api_version="apiextensions.k8s.io/v1",
+    spec={"group": "example.com", "names": {"kind": "Widget", "plural": "widgets"}},
+)
+
+
+def test_rules_are_data_with_reasons() -> None:
+    assert [rule.name for rule in RULES] == [
+        "namespace-first",
+        "crd-before-custom-objects",
+        "config-before-workloads",
+        "rbac-before-workloads",
+        "cluster-rbac-before-workloads",
+        "storageclass-before-claims",
+    ]
+    for rule in RULES:
+        assert rule.reason and rule.match in MATCHES and rule.first
+
+
+def test_namespace_first() -> None:
+    graph = Graph(
+        [
+            node("cm", obj("ConfigMap", "c", "apps")),
+            node("other", obj("ConfigMap", "c", "elsewhere")),
+            node("ns", obj("Namespace", "apps")),
+        ]
+    )
+    assert graph.order == ["other", "ns", "cm"]
+    assert graph.needs == {"cm": {"ns"}, "other": set(), "ns": set()}
+    assert graph.why("cm", "ns") == "namespace-first"
+
+
+def test_crd_before_its_custom_objects_only() -> None:
+    graph = Graph(
+        [
+            node("widget", obj("Widget", "w", "apps", "example.com/v1")),
+            node("gadget", obj("Gadget", "g", "apps", "example.com/v1")),
+            node("other-group", obj("Widget", "w", "apps", "other.com/v1")),
+            node("crd", CRD),
+        ]
+    )
+    assert graph.needs["widget"] == {"crd"}
+    assert graph.needs["gadget"] == set()
+    assert graph.needs["other-group"] == set()
+    assert graph.order == ["gadget", "other-group", "crd", "widget"]
+
+
+def test_config_before_workloads_in_the_same_namespace_only() -> None:
+    graph = Graph(
+        [
+            node("web", deploy("web", "apps")),
+            node("job", obj("Job", "j", "apps", "batch/v1")),
+            node("cm", obj("ConfigMap", "c", "apps")),
+            node("secret", obj("Secret", "s", "apps")),
+            node("sa", obj("ServiceAccount", "sa", "apps")),
+            node("pvc", obj("PersistentVolumeClaim", "data", "apps")),
+            node("other-cm", obj("ConfigMap", "c", "other")),
+            node("svc", obj("Service", "web", "apps")),
+        ]
+    )
+    firsts = {"cm", "secret", "sa", "pvc"}
+    assert graph.needs["web"] == firsts
+    assert graph.needs["job"] == firsts
+    assert graph.needs["svc"] == set()  # a Service does not mount anything
+    assert graph.dependents["other-cm"] == set()
+    assert graph.order == ["cm", "secret", "sa", "pvc", "web", "job", "other-cm", "svc"]
+
+
+def test_default_namespace_objects_are_one_namespace() -> None:
+    graph = Graph([node("web", deploy("web")), node("cm", obj("ConfigMap", "c"))])
+    assert graph.needs["web"] == {"cm"}
+
+
+def test_rbac_before_workloads() -> None:
+    graph = Graph(
+        [
+            node("web", deploy("web", "apps")),
+            node("role", obj("Role", "r", "apps", "rbac.authorization.k8s.io/v1")),
+            node("binding", obj("RoleBinding", "r", "apps", "rbac.authorization.k8s.io/v1")),
+            node("other-role", obj("Role", "r", "other", "rbac.authorization.k8s.io/v1")),
+            node(
+                "cluster-role", obj("ClusterRole", "cr", api_version="rbac.authorization.k8s.io/v1")
+            ),
+            node(
+                "cluster-binding",
+                obj("ClusterRoleBinding", "crb", api_version="rbac.authorization.k8s.io/v1"),
+            ),
+        ]
+    )
+    assert graph.needs["web"] == {"role", "binding", "cluster-role", "cluster-binding"}
+    assert graph.why("web", "cluster-role") == "cluster-rbac-before-workloads"
+    assert graph.order[-1] == "web"
+
+
+def test_storageclass_before_claims() -> None:
+    graph = Graph(
+        [
+            node("pvc", obj("PersistentVolumeClaim", "data", "apps")),
+            node("sc", obj("StorageClass", "fast", api_version="storage.k8s.io/v1")),
+        ]
+    )
+    assert graph.order == ["sc", "pvc"]
+    assert graph.why("pvc", "sc") == "storageclass-before-claims"
+
+
+def test_components_and_unknown_objects_get_no_implicit_edges() -> None:
+    assert implicit_edges([node("comp"), node("ns", obj("Namespace", "apps"))]) == {"ns": set()}
+
+
+def test_explicit_edge_wins_over_an_opposite_rule() -> None:
+    # The ConfigMap uses an Output of the Deployment: the rule "config first" gives way.
+    graph = Graph(
+        [
+            node("web", deploy("web", "apps")),
+            node("cm", obj("ConfigMap", "c", "apps"), "web"),
+        ]
+    )
+    assert graph.needs == {"web": set(), "cm": {"web"}}
+    assert graph.order == ["web", "cm"]
+    assert graph.why("cm", "web") == "declared"
+
+
+def test_explicit_path_wins_over_an_opposite_rule() -> None:
+    # cm -> svc -> web, declared; the rule would make web wait for cm.
+    graph = Graph(
+        [
+            node("web", deploy("web", "apps")),
+            node("svc", obj("Service", "s", "apps"), "web"),
+            node("cm", obj("ConfigMap", "c", "apps"), "svc"),
+        ]
+    )
+    assert graph.order == ["web", "svc", "cm"]
+    assert graph.needs["web"] == set()
+
+
+def test_cycle_is_reported_with_its_path() -> None:
+    with pytest.raises(UsageError) as info:
+        Graph([node("a", None, "b"), node("b", None, "a"), node("c", None, "a")])
+    assert str(info.value) == "dependency cycle: a -> b -> a"
+    with pytest.raises(UsageError) as info:
+        Graph([node("x"), node("a", None, "c"), node("b", None, "a"), node("c", None, "b")])
+    assert str(info.value) == "dependency cycle: a -> c -> b -> a"
+
+
+def test_a_cycle_through_a_rule_names_the_rule() -> None:
+    # The StorageClass was declared to wait for the Deployment; the claim waits for the class
+    # and the Deployment for the claim by Kubernetes' rules.
+    with pytest.raises(UsageError) as info:
+        Graph(
+            [
+                node("sc", obj("StorageClass", "fast", api_version="storage.k8s.io/v1"), "web"),
+                node("pvc", obj("PersistentVolumeClaim", "data", "apps")),
+                node("web", deploy("web", "apps")),
+            ]
+        )
+    assert str(info.value) == (
+        "dependency cycle: sc -> web -> pvc -> sc "
+        "(web waits for pvc by the rule config-before-workloads; "
+        "pvc waits for sc by the rule storageclass-before-claims)"
+    )
+
+
+def test_order_is_stable_by_declaration_order() -> None:
+    nodes = [
+        node("app-cm", obj("ConfigMap", "c", "app")),
+        node("web", deploy("web", "app")),
+        node("comp"),
+        node("db", deploy("db", "data"), "comp"),
+        node("data-secret", obj("Secret", "s", "data")),
+        node("ns-data", obj("Namespace", "data")),
+        node("ns-app", obj("Namespace", "app")),
+        node("late", None, "web"),
+        node("free"),
+    ]
+    graph = Graph(nodes)
+    assert graph.order == [
+        "comp",
+        "ns-data",
+        "data-secret",
+        "db",
+        "ns-app",
+        "app-cm",
+        "web",
+        "late",
+        "free",
+    ]
+    # Same input, same order, every time.
+    assert Graph(nodes).order == graph.order
+
+
+def test_explicit_edges_to_unknown_urns_and_itself_are_ignored() -> None:
+    graph = Graph([node("a", None, "a", "missing")])
+    assert graph.needs == {"a": set()}
+
+
+def test_upstream_and_downstream() -> None:
+    graph = Graph(
+        [
+            node("ns", obj("Namespace", "apps")),
+            node("cm", obj("ConfigMap", "c", "apps")),
+            node("web", deploy("web", "apps")),
+            node("svc", obj("Service", "web", "apps"), "web"),
+            node("other", obj("Namespace", "other")),
+        ]
+    )
+    assert graph.upstream(["web"]) == {"web", "cm", "ns"}
+    assert graph.upstream(["svc", "other"]) == {"svc", "web", "cm", "ns", "other"}
+    assert graph.upstream(["not-there"]) == set()
+    assert graph.downstream(["cm"]) == {"cm", "web", "svc"}
+
+
+def test_implicit_edges_stay_fast() -> None:
+    namespaces = [f"ns{i}" for i in range(10)]
+    nodes = [node(f"namespace/{ns}", obj("Namespace", ns)) for ns in namespaces]
+    nodes += [node(f"cm/{i}", obj("ConfigMap", f"c{i}", namespaces[i % 10])) for i in range(2000)]
+    nodes += [node(f"deploy/{i}", deploy(f"d{i}", namespaces[i % 10])) for i in range(2000)]
+    nodes += [node(f"svc/{i}", obj("Service", f"s{i}", namespaces[i % 10])) for i in range(990)]
+    assert len(nodes) == 5000
+    start = time.perf_counter()
+    graph = Graph(nodes)
+    elapsed = time.perf_counter() - start
+    assert elapsed < 2.0, f"building the graph of 5,000 objects took {elapsed:.2f} s"
+    # Each Deployment waits for its namespace and the 200 ConfigMaps in it, and nothing else.
+    assert len(graph.needs["deploy/7"]) == 201
+    assert graph.needs["deploy/7"] >= {"namespace/ns7", "cm/7", "cm/1997"}
+    assert "cm/8" not in graph.needs["deploy/7"]
+    position = {urn: i for i, urn in enumerate(graph.order)}
+    assert all(position[d] < position[u] for u, deps in graph.needs.items() for d in deps)

@@ -1,0 +1,193 @@
+"""Running a user's Python program: what it declares, and one clear line when it fails."""
+
+from __future__ import annotations
+
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from stackwright.engine.program import run_program
+from stackwright.errors import UsageError
+
+
+def write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(textwrap.dedent(text))
+    return path
+
+
+def run(main: Path, **config: str) -> object:
+    return run_program(
+        main, project="shop", stack="dev", config={f"shop:{k}": v for k, v in config.items()}
+    )
+
+
+def test_a_program_declares_resources_and_exports(tmp_path: Path) -> None:
+    main = write(
+        tmp_path / "__main__.py",
+        """\
+        import stackwright.kubernetes as k8s
+        from stackwright.sdk.config import Config
+        from stackwright.sdk.context import export
+
+        cfg = Config()
+        web = k8s.apps.v1.Deployment("web", spec={"replicas": cfg.get_int("replicas") or 2})
+        export("replicas", web.spec["replicas"])
+        """,
+    )
+    path_before = list(sys.path)
+    program = run_program(tmp_path, project="shop", stack="dev", config={"shop:replicas": "3"})
+    assert [r.urn for r in program.resources] == [
+        "urn:sw:dev::shop::kubernetes:apps/v1:Deployment::web"
+    ]
+    assert program.resources[0].props["spec"] == {"replicas": 3}
+    assert program.resources[0].declared_at.file == str(main)
+    assert set(program.exports) == {"replicas"}
+    assert sys.path == path_before
+
+
+def test_a_failing_program_names_its_file_and_line(tmp_path: Path) -> None:
+    main = write(
+        tmp_path / "main.py",
+        """\
+        import stackwright.kubernetes as k8s
+
+        k8s.core.v1.ConfigMap("c")
+        ratio = 1 / 0
+        """,
+    )
+    with pytest.raises(UsageError) as info:
+        run(main)
+    assert str(info.value) == f"the program failed at {main}:4: ZeroDivisionError: division by zero"
+    assert isinstance(info.value.__cause__, ZeroDivisionError)
+
+
+def test_a_misused_output_names_the_users_line_not_stackwrights(tmp_path: Path) -> None:
+    main = write(
+        tmp_path / "main.py",
+        """\
+        import stackwright.kubernetes as k8s
+
+        svc = k8s.core.v1.Service("web")
+        if svc.spec:
+            pass
+        """,
+    )
+    with pytest.raises(UsageError) as info:
+        run(main)
+    assert str(info.value) == (
+        f"the program failed at {main}:4: TypeError: an Output has no truth value while the "
+        "program runs; use .apply(...) to branch on its value"
+    )
+
+
+def test_a_failure_in_a_helper_module_names_the_helper(tmp_path: Path) -> None:
+    helper = write(
+        tmp_path / "components.py",
+        """\
+        def make():
+            return {}["missing"]
+        """,
+    )
+    main = write(tmp_path / "main.py", "import components\n\ncomponents.make()\n")
+    with pytest.raises(UsageError) as info:
+        run(main)
+    assert str(info.value) == f"the program failed at {helper}:2: KeyError: 'missing'"
+
+
+def test_a_project_in_a_folder_called_stackwright(tmp_path: Path) -> None:
+    # The old check dropped every frame whose file name contained "/stackwright/".
+    main = write(tmp_path / "stackwright" / "main.py", "x = 1\nraise ValueError('bad value')\n")
+    with pytest.raises(UsageError) as info:
+        run(main)
+    assert str(info.value) == f"the program failed at {main}:2: ValueError: bad value"
+
+
+def test_usage_errors_from_declarations_pass_through(tmp_path: Path) -> None:
+    main = write(
+        tmp_path / "main.py",
+        """\
+        import stackwright.kubernetes as k8s
+
+        k8s.core.v1.ConfigMap("c")
+        k8s.core.v1.ConfigMap("c")
+        """,
+    )
+    with pytest.raises(UsageError) as info:
+        run(main)
+    assert str(info.value) == (
+        "duplicate resource URN urn:sw:dev::shop::kubernetes:core/v1:ConfigMap::c: "
+        f"declared at {main}:3 and again at {main}:4; give one of them another name"
+    )
+
+
+def test_exit_zero_is_fine(tmp_path: Path) -> None:
+    main = write(
+        tmp_path / "main.py",
+        """\
+        import sys
+        import stackwright.kubernetes as k8s
+
+        k8s.core.v1.ConfigMap("c")
+        sys.exit(0)
+        k8s.core.v1.ConfigMap("never")
+        """,
+    )
+    program = run_program(main, project="shop", stack="dev")
+    assert [r.resource_name for r in program.resources] == ["c"]
+    write(main, "raise SystemExit\n")
+    assert run_program(main, project="shop", stack="dev").resources == []
+
+
+def test_exit_with_a_status_is_a_usage_error(tmp_path: Path) -> None:
+    main = write(tmp_path / "main.py", "import sys\nsys.exit(3)\n")
+    with pytest.raises(UsageError) as info:
+        run(main)
+    assert str(info.value) == f"the program {main} exited with status 3 before finishing"
+    write(main, "import sys\nsys.exit('no cluster configured')\n")
+    with pytest.raises(UsageError) as info:
+        run(main)
+    assert str(info.value) == (
+        f"the program {main} exited saying 'no cluster configured' before finishing"
+    )
+
+
+def test_a_missing_program_says_how_to_fix_it(tmp_path: Path) -> None:
+    with pytest.raises(UsageError) as info:
+        run(tmp_path / "nope.py")
+    assert str(info.value) == (
+        f"program {tmp_path / 'nope.py'} does not exist: set `main` in Stackwright.yaml to the "
+        "program's file"
+    )
+    with pytest.raises(UsageError, match=r"__main__\.py does not exist"):
+        run(tmp_path)
+
+
+def test_interrupts_are_not_turned_into_usage_errors(tmp_path: Path) -> None:
+    main = write(tmp_path / "main.py", "raise KeyboardInterrupt\n")
+    with pytest.raises(KeyboardInterrupt):
+        run(main)
+
+
+def test_each_run_imports_the_programs_modules_afresh(tmp_path: Path) -> None:
+    first = tmp_path / "first"
+    second = tmp_path / "second"
+    for folder, value in ((first, "one"), (second, "two")):
+        write(folder / "settings.py", f"NAME = {value!r}\n")
+        write(
+            folder / "main.py",
+            """\
+            import settings
+            import stackwright.kubernetes as k8s
+
+            k8s.core.v1.ConfigMap(settings.NAME)
+            """,
+        )
+    names = [
+        run_program(folder / "main.py", project="shop", stack="dev").resources[0].resource_name
+        for folder in (first, second, first)
+    ]
+    assert names == ["one", "two", "one"]
+    assert "settings" not in sys.modules

@@ -1,0 +1,286 @@
+"""Outputs: values known only once resources are applied, and how secrets travel with them."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from stackwright.sdk.context import Program, running
+from stackwright.sdk.output import (
+    ANY_INDEX,
+    UNKNOWN,
+    Output,
+    Secret,
+    dependencies_of,
+    join_path,
+    parse_path,
+    resolve,
+    unwrap_secrets,
+)
+from stackwright.sdk.resource import CustomResource, Resource
+
+
+@pytest.fixture
+def program() -> Iterator[Program]:
+    with running(Program(project="p", stack="dev")) as prog:
+        yield prog
+
+
+def reader(live: dict[Resource, Any]) -> Any:
+    """A state reader over a fixed map; resources not in it are unknown."""
+    return lambda resource: live.get(resource, UNKNOWN)
+
+
+def test_apply_runs_on_the_known_value(program: Program) -> None:
+    svc = CustomResource("kubernetes:core/v1:Service", "web")
+    ip = svc.output("spec").apply(lambda spec: spec["clusterIP"])
+    assert ip.resources == {svc}
+    assert ip.resolve(reader({svc: {"spec": {"clusterIP": "10.0.0.7"}}})) == "10.0.0.7"
+
+
+def test_apply_is_not_run_while_the_value_is_unknown(program: Program) -> None:
+    svc = CustomResource("kubernetes:core/v1:Service", "web")
+    calls: list[Any] = []
+    out = svc.output("spec").apply(lambda spec: calls.append(spec) or "done")
+    assert out.resolve(reader({})) is UNKNOWN
+    # A value with an unknown part inside is not known either.
+    assert out.resolve(reader({svc: {"spec": {"clusterIP": UNKNOWN}}})) is UNKNOWN
+    assert calls == []
+    assert out.resolve(reader({svc: {"spec": {"clusterIP": "10.0.0.7"}}})) == "done"
+    assert calls == [{"clusterIP": "10.0.0.7"}]
+
+
+def test_unknown_propagates_through_every_combinator(program: Program) -> None:
+    a = CustomResource("test:index:A", "a")
+    b = CustomResource("test:index:B", "b")
+    read = reader({a: {"name": "x"}})  # b is unknown
+    assert Output.all(a.name, b.name).apply(lambda v: v).resolve(read) is UNKNOWN
+    assert Output.concat(a.name, "-", b.name).resolve(read) is UNKNOWN
+    assert Output.format("{}-{}", a.name, b.name).resolve(read) is UNKNOWN
+    assert b.output("spec")["x"].resolve(read) is UNKNOWN
+    assert b.spec.replicas.resolve(read) is UNKNOWN
+    # `all` itself keeps the parts (the engine shows which one is unknown).
+    assert Output.all(a.name, b.name).resolve(read) == ["x", UNKNOWN]
+
+
+def test_all_concat_and_format(program: Program) -> None:
+    a = CustomResource("test:index:A", "a")
+    b = CustomResource("test:index:B", "b")
+    read = reader({a: {"host": "db", "port": 5432}, b: {"user": "app"}})
+    assert Output.all(a.host, b.user, 3).resolve(read) == ["db", "app", 3]
+    assert Output.all(host=a.host, user=b.user).resolve(read) == {"host": "db", "user": "app"}
+    url = Output.concat("postgres://", b.user, "@", a.host, ":", a.port)
+    assert url.resolve(read) == "postgres://app@db:5432"
+    assert url.resources == {a, b}
+    text = Output.format("{0}@{host}:{port}", b.user, host=a.host, port=a.port)
+    assert text.resolve(read) == "app@db:5432"
+    assert Output.all().resolve(read) == []
+    with pytest.raises(TypeError, match="not both"):
+        Output.all(a.host, user=b.user)
+
+
+def test_attribute_and_item_access(program: Program) -> None:
+    svc = CustomResource("kubernetes:core/v1:Service", "web")
+    live = {
+        "spec": {"clusterIP": "10.0.0.7", "ports": [{"port": 80}, {"port": 443}]},
+        "status": {"loadBalancer": {}},
+        "metadata": {"name": "web"},
+    }
+    read = reader({svc: live})
+    assert svc.spec["clusterIP"].resolve(read) == "10.0.0.7"
+    assert svc.spec.ports[1]["port"].resolve(read) == 443
+    assert svc.spec.ports[-1].port.resolve(read) == 443
+    assert svc.metadata.name.resolve(read) == "web"
+    # A snake_case attribute finds the camelCase field, as resource attributes do.
+    assert svc.status.load_balancer.resolve(read) == {}
+    # Absent fields of a known object are None, however deep the access goes.
+    assert svc.status["loadBalancer"]["ingress"][0]["ip"].resolve(read) is None
+    assert svc.spec.ports[5].resolve(read) is None
+    with pytest.raises(AttributeError):
+        svc.spec.__deepcopy__  # noqa: B018
+
+
+class Partial(dict[str, Any]):
+    """Like the engine's preview object: fields it does not hold are unknown."""
+
+    def __contains__(self, key: object) -> bool:
+        return True
+
+    def __missing__(self, key: str) -> Any:
+        return UNKNOWN
+
+
+def test_callbacks_and_selection_get_the_engines_own_objects(program: Program) -> None:
+    ns = CustomResource("kubernetes:core/v1:Namespace", "apps")
+    read = reader({ns: Partial(metadata=Partial(name="apps"))})
+    assert ns.metadata["name"].resolve(read) == "apps"
+    assert ns.metadata["uid"].resolve(read) is UNKNOWN
+    assert ns.metadata.apply(lambda m: m["uid"]).resolve(read) is UNKNOWN
+    assert ns.metadata.apply(lambda m: type(m).__name__).resolve(read) == "Partial"
+
+
+def test_apply_may_return_an_output(program: Program) -> None:
+    a = CustomResource("test:index:A", "a")
+    b = CustomResource("test:index:B", "b")
+    read = reader({a: {"use": "b"}, b: {"value": 7}})
+    nested = a.use.apply(lambda _: b.value)
+    assert nested.resolve(read) == 7
+    secret = a.use.apply(lambda _: Output.secret("pw"))
+    resolved = secret.resolve(read)
+    assert isinstance(resolved, Secret) and resolved.value == "pw"
+
+
+def test_from_input_lifts_structures(program: Program) -> None:
+    a = CustomResource("test:index:A", "a")
+    plain = Output.from_input({"x": [1, 2]})
+    assert plain.resources == frozenset()
+    assert plain.resolve(reader({})) == {"x": [1, 2]}
+    mixed = Output.from_input({"name": a.name, "list": (a.name, "b")})
+    assert mixed.resources == {a}
+    assert mixed.resolve(reader({a: {"name": "n"}})) == {"name": "n", "list": ["n", "b"]}
+    assert Output.from_input(mixed) is mixed
+
+
+# --- secrets ---------------------------------------------------------------------------------
+
+
+def test_secretness_propagates(program: Program) -> None:
+    db = CustomResource("test:index:Db", "db")
+    password = Output.secret("hunter2")
+    read = reader({db: {"host": "db"}})
+    derived = [
+        password.apply(str.upper),
+        Output.all(db.host, password),
+        Output.concat(db.host, ":", password),
+        Output.format("{}:{}", db.host, password),
+        Output.from_input({"password": password}),
+        password.apply(lambda p: {"p": p})["p"],
+    ]
+    for output in derived:
+        assert output.is_secret, output
+        assert isinstance(output.resolve(read), Secret), output
+    assert not db.host.is_secret
+    assert db.host.resolve(read) == "db"
+
+
+def test_callbacks_never_see_secret_markers(program: Program) -> None:
+    seen: list[Any] = []
+    wrapped = Output.from_input({"user": "app", "password": Output.secret("pw")})
+    out = wrapped.apply(lambda value: seen.append(value) or "ok")
+    resolved = out.resolve(reader({}))
+    assert seen == [{"user": "app", "password": "pw"}]
+    assert isinstance(resolved, Secret) and resolved.value == "ok"
+
+
+def test_a_secret_read_from_state_stays_secret_when_selected(program: Program) -> None:
+    # An engine that marks a secret field of a live object gets the marker back.
+    s = CustomResource("kubernetes:core/v1:Secret", "s")
+    read = reader({s: {"data": {"password": Secret("pw")}, "type": "Opaque"}})
+    picked = s.data["password"].resolve(read)
+    assert isinstance(picked, Secret) and picked.value == "pw"
+    assert s.type.resolve(read) == "Opaque"
+    upper = s.data["password"].apply(str.upper).resolve(read)
+    assert isinstance(upper, Secret) and upper.value == "PW"
+
+
+def test_unwrap_secrets_reports_paths(program: Program) -> None:
+    props = {
+        "data": {"password": Output.secret("pw"), "user": "app"},
+        "containers": [{"env": [{"value": Output.secret("token")}]}],
+        "metadata": {"annotations": {"example.com/key": Output.secret("k")}},
+    }
+    resolved = resolve(props, reader({}))
+    plain, paths = unwrap_secrets(resolved)
+    assert plain == {
+        "data": {"password": "pw", "user": "app"},
+        "containers": [{"env": [{"value": "token"}]}],
+        "metadata": {"annotations": {"example.com/key": "k"}},
+    }
+    assert paths == [
+        "data.password",
+        "containers[0].env[0].value",
+        "metadata.annotations.example.com/key",
+    ]
+    # A secret holding secrets is reported once, at the outside.
+    assert unwrap_secrets(Secret({"a": Secret(1)})) == ({"a": 1}, [""])
+    assert unwrap_secrets({"a": 1}) == ({"a": 1}, [])
+
+
+# --- dependencies and misuse -------------------------------------------------------------------
+
+
+def test_dependencies_of_collects_resources(program: Program) -> None:
+    a = CustomResource("test:index:A", "a")
+    b = CustomResource("test:index:B", "b")
+    c = CustomResource("test:index:C", "c")
+    value = {"x": [a.name, {"y": (Output.concat(b.name, "!"),)}], "z": "plain"}
+    assert dependencies_of(value) == {a, b}
+    assert dependencies_of(Output.all(a.name, c.name)) == {a, c}
+    assert dependencies_of({"plain": [1, "two"]}) == set()
+
+
+@pytest.mark.parametrize(
+    ("use", "message"),
+    [
+        (bool, "an Output has no truth value while the program runs; use .apply(...)"),
+        (list, "an Output cannot be iterated: its value is not known while the program runs"),
+        (str, "an Output cannot be turned into a string while the program runs; use Output.concat"),
+        (lambda o: f"http://{o}", "an Output cannot be turned into a string"),
+        (lambda o: "x" in o, "an Output cannot be searched with `in`"),
+    ],
+)
+def test_using_an_output_as_a_plain_value_says_what_to_do(
+    program: Program, use: Any, message: str
+) -> None:
+    out = CustomResource("test:index:A", "a").name
+    with pytest.raises(TypeError) as info:
+        use(out)
+    assert str(info.value).startswith(message)
+
+
+def test_repr_says_what_it_is(program: Program) -> None:
+    a = CustomResource("test:index:A", "a")
+    assert repr(a.name) == "Output(depends on 1 resource(s))"
+    assert repr(Output.secret("x")) == "Output(depends on 0 resource(s), secret)"
+    assert repr(UNKNOWN) == "(known after apply)"
+    assert repr(Secret("x")) == "[secret]"
+
+
+# --- paths --------------------------------------------------------------------------------------
+
+
+def test_paths_written_by_the_engine() -> None:
+    def path(*keys: str | int) -> str:
+        text = ""
+        for key in keys:
+            text = join_path(text, key)
+        return text
+
+    assert path("spec", "containers", 0, "image") == "spec.containers[0].image"
+    assert path(0, "a") == "[0].a"
+    # Keys are written as they are (secret paths and change paths compare as text).
+    assert path("data", "tls.crt") == "data.tls.crt"
+
+
+def test_paths_written_by_users() -> None:
+    assert parse_path("spec.template.spec.containers[0].image") == (
+        "spec", "template", "spec", "containers", 0, "image",
+    )  # fmt: skip
+    assert parse_path("spec.containers[*].image") == ("spec", "containers", ANY_INDEX, "image")
+    assert parse_path('metadata.annotations["kubectl.kubernetes.io/restartedAt"]') == (
+        "metadata", "annotations", "kubectl.kubernetes.io/restartedAt",
+    )  # fmt: skip
+    assert parse_path("metadata.labels.app.kubernetes.io/name") == (
+        "metadata", "labels", "app", "kubernetes", "io/name",
+    )  # fmt: skip
+    assert parse_path("x-kubernetes-list-type") == ("x-kubernetes-list-type",)
+    assert parse_path('data["we\\"ird key"]') == ("data", 'we"ird key')
+    assert parse_path("[0]") == (0,)
+
+
+@pytest.mark.parametrize("bad", ["", ".a", "a.", "a..b", "a[0]b", "a[x]", 'a["open'])
+def test_bad_paths_are_refused(bad: str) -> None:
+    with pytest.raises(ValueError):
+        parse_path(bad)

@@ -1,0 +1,257 @@
+"""Declaring resources: registration with the running program, URNs, options and their errors."""
+
+from __future__ import annotations
+
+import runpy
+import sys
+import textwrap
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+import stackwright.kubernetes as k8s
+from stackwright.errors import UsageError
+from stackwright.sdk.context import Program, current_program, export, running
+from stackwright.sdk.output import Output
+from stackwright.sdk.resource import (
+    ComponentResource,
+    CustomResource,
+    Resource,
+    ResourceOptions,
+)
+
+HERE = str(Path(__file__).resolve())
+
+
+def line() -> int:
+    """The caller's line number."""
+    return sys._getframe(1).f_lineno
+
+
+@pytest.fixture
+def program() -> Iterator[Program]:
+    with running(Program(project="shop", stack="dev")) as prog:
+        yield prog
+
+
+def test_declaring_registers_with_the_running_program(program: Program) -> None:
+    a = CustomResource("test:index:Thing", "a", {"size": 1})
+    b = CustomResource("test:index:Thing", "b")
+    assert program.resources == [a, b]
+    assert program.by_urn == {a.urn: a, b.urn: b}
+    assert a.props == {"size": 1}
+    assert a.custom and a.resource_name == "a" and a.resource_type == "test:index:Thing"
+    export("size", a.output("size"))
+    assert set(program.exports) == {"size"}
+
+
+def test_urn_format_and_parent_type_prefix(program: Program) -> None:
+    app = ComponentResource("my:Comp", "app")
+    web = k8s.apps.v1.Deployment("web", opts=ResourceOptions(parent=app))
+    inner = ComponentResource("my:web:Inner", "in", opts=ResourceOptions(parent=app))
+    cm = k8s.core.v1.ConfigMap("cfg", opts=ResourceOptions(parent=inner))
+    assert app.urn == "urn:sw:dev::shop::my:Comp::app"
+    assert web.urn == "urn:sw:dev::shop::my:Comp$kubernetes:apps/v1:Deployment::web"
+    assert cm.urn == "urn:sw:dev::shop::my:Comp$my:web:Inner$kubernetes:core/v1:ConfigMap::cfg"
+    assert cm.parent_types() == ("my:Comp", "my:web:Inner")
+    assert app.children == (web, inner)
+    assert not app.custom
+
+
+def test_same_name_different_type_or_parent_is_fine(program: Program) -> None:
+    parent = ComponentResource("my:Comp", "app")
+    k8s.core.v1.ConfigMap("web")
+    k8s.core.v1.Secret("web")
+    k8s.core.v1.ConfigMap("web", opts=ResourceOptions(parent=parent))
+    assert len(program.resources) == 4
+
+
+def test_duplicate_urn_names_both_declarations(program: Program) -> None:
+    first = line() + 1
+    k8s.core.v1.ConfigMap("web", data={"a": "1"})
+    second = line() + 2
+    with pytest.raises(UsageError) as info:
+        k8s.core.v1.ConfigMap("web", data={"a": "2"})
+    assert str(info.value) == (
+        "duplicate resource URN urn:sw:dev::shop::kubernetes:core/v1:ConfigMap::web: "
+        f"declared at {HERE}:{first} and again at {HERE}:{second}; give one of them another name"
+    )
+    assert len(program.resources) == 1
+
+
+def test_declaration_site_is_the_users_line(program: Program) -> None:
+    here = line() + 1
+    cm = k8s.core.v1.ConfigMap("web")
+    assert (cm.declared_at.file, cm.declared_at.line) == (HERE, here)
+    assert str(cm.declared_at) == f"{HERE}:{here}"
+
+
+def test_a_project_in_a_folder_called_stackwright_is_still_the_users(
+    program: Program, tmp_path: Path
+) -> None:
+    # The old check looked for "/stackwright/sdk/" in the file name.
+    folder = tmp_path / "stackwright" / "sdk"
+    folder.mkdir(parents=True)
+    main = folder / "main.py"
+    main.write_text(
+        textwrap.dedent(
+            """\
+            import stackwright.kubernetes as k8s
+
+            k8s.core.v1.ConfigMap("mine")
+            """
+        )
+    )
+    runpy.run_path(str(main))
+    declared = program.resources[0].declared_at
+    assert (declared.file, declared.line) == (str(main), 3)
+
+
+def test_declaring_outside_a_program_is_a_usage_error() -> None:
+    with pytest.raises(UsageError, match="resources can only be declared while Stackwright runs"):
+        k8s.core.v1.ConfigMap("web")
+    with pytest.raises(UsageError, match="stackwright preview"):
+        current_program()
+
+
+def test_programs_are_per_thread_and_restored() -> None:
+    outer = Program(project="p", stack="a")
+    inner = Program(project="p", stack="b")
+    seen: list[BaseException] = []
+    with running(outer):
+        with running(inner):
+            CustomResource("test:index:T", "x")
+        CustomResource("test:index:T", "x")
+
+        def elsewhere() -> None:
+            try:
+                CustomResource("test:index:T", "y")
+            except UsageError as exc:
+                seen.append(exc)
+
+        thread = threading.Thread(target=elsewhere)
+        thread.start()
+        thread.join()
+    assert [r.urn for r in outer.resources] == ["urn:sw:a::p::test:index:T::x"]
+    assert [r.urn for r in inner.resources] == ["urn:sw:b::p::test:index:T::x"]
+    assert len(seen) == 1
+
+
+@pytest.mark.parametrize(
+    ("type_", "message"),
+    [
+        ("Comp", "component type 'Comp' must look like 'package:Name' or 'package:module:Name'"),
+        ("my::Comp", "component type 'my::Comp' must look like"),
+        ("my:a$b", "component type 'my:a$b' must look like"),
+        ("kubernetes:apps/v1:Deployment", "uses the reserved package 'kubernetes'"),
+        ("stackwright:stack:Stack", "uses the reserved package 'stackwright'"),
+    ],
+)
+def test_component_type_is_checked(program: Program, type_: str, message: str) -> None:
+    here = line() + 2
+    with pytest.raises(UsageError) as info:
+        ComponentResource(type_, "app")
+    assert message in str(info.value)
+    assert str(info.value).endswith(f"{HERE}:{here}")
+    assert program.resources == []
+
+
+def test_a_name_must_be_a_non_empty_string(program: Program) -> None:
+    with pytest.raises(UsageError, match=r"needs a non-empty string name \(got ''\) at .*test_sdk"):
+        k8s.core.v1.ConfigMap("")
+    with pytest.raises(UsageError, match=r"got 3"):
+        CustomResource("test:index:T", 3)  # type: ignore[arg-type]
+
+
+def test_live_state_attributes_use_kubernetes_spelling(program: Program) -> None:
+    secret = k8s.core.v1.Secret("s")
+    raw = CustomResource("test:index:T", "t")
+    read = {secret: {"stringData": {"a": "b"}}, raw: {"someField": 1}}.get
+    assert isinstance(raw.some_field, Output)
+    assert raw.some_field.resources == {raw}
+    assert raw.some_field.resolve(read) == 1
+    assert secret.string_data.resolve(read) == {"a": "b"}
+    assert secret.output("stringData", "a").resolve(read) == "b"
+    with pytest.raises(AttributeError):
+        raw._private  # noqa: B018
+
+
+def test_resources_compare_by_identity(program: Program) -> None:
+    a = CustomResource("test:index:T", "a")
+    b = CustomResource("test:index:T", "b")
+    assert a != b and a == a
+    assert len({a, b, a}) == 2
+    assert repr(a) == "<test:index:T 'a'>"
+
+
+# --- options ------------------------------------------------------------------------------------
+
+
+def test_children_inherit_the_parents_provider(program: Program) -> None:
+    cluster = k8s.Provider("other")
+    mine = k8s.Provider("mine")
+    app = ComponentResource("my:Comp", "app", opts=ResourceOptions(provider=cluster))
+    inherited = k8s.core.v1.ConfigMap("a", opts=ResourceOptions(parent=app))
+    own = k8s.core.v1.ConfigMap("b", opts=ResourceOptions(parent=app, provider=mine))
+    grandchild = k8s.core.v1.ConfigMap(
+        "c",
+        opts=ResourceOptions(
+            parent=ComponentResource("my:Sub", "s", opts=ResourceOptions(parent=app))
+        ),
+    )
+    assert inherited.opts.provider is cluster
+    assert own.opts.provider is mine
+    assert grandchild.opts.provider is cluster
+    assert k8s.core.v1.ConfigMap("d").opts.provider is None
+
+
+def test_forgiving_option_spellings_are_normalised(program: Program) -> None:
+    db = CustomResource("test:index:Db", "db")
+    app = CustomResource(
+        "test:index:App",
+        "app",
+        opts=ResourceOptions(
+            depends_on=db,  # type: ignore[arg-type]
+            ignore_changes="spec.replicas",
+            replace_on_changes="spec.template.spec.containers[*].image",
+        ),
+    )
+    assert tuple(app.opts.depends_on) == (db,)
+    assert tuple(app.opts.ignore_changes) == ("spec.replicas",)
+    assert tuple(app.opts.replace_on_changes) == ("spec.template.spec.containers[*].image",)
+
+
+@pytest.mark.parametrize(
+    ("opts", "message"),
+    [
+        (ResourceOptions(depends_on=["db"]), "depends_on of test:index:App 'app' at "),  # type: ignore[list-item]
+        (ResourceOptions(parent="db"), "parent of test:index:App 'app' at "),  # type: ignore[arg-type]
+        (ResourceOptions(ignore_changes=["spec..x"]), "ignore_changes of test:index:App 'app' at "),
+        ({"protect": True}, "opts of test:index:App 'app' at "),
+    ],
+)
+def test_bad_options_name_the_resource(program: Program, opts: object, message: str) -> None:
+    with pytest.raises(UsageError) as info:
+        CustomResource("test:index:App", "app", opts=opts)  # type: ignore[arg-type]
+    assert str(info.value).startswith(message)
+    assert HERE in str(info.value)
+
+
+def test_a_parent_from_another_program_run_is_refused() -> None:
+    with running(Program(project="p", stack="dev")):
+        old = ComponentResource("my:Comp", "app")
+    with running(Program(project="p", stack="dev")) as second:
+        with pytest.raises(UsageError, match="was not declared in this program run"):
+            CustomResource("test:index:T", "x", opts=ResourceOptions(parent=old))
+        assert second.resources == []
+
+
+def test_component_outputs(program: Program) -> None:
+    app = ComponentResource("my:Comp", "app", {"replicas": 2})
+    web = CustomResource("test:index:T", "web", opts=ResourceOptions(parent=app))
+    app.register_outputs({"url": web.output("url")})
+    assert set(app.component_outputs) == {"url"}
+    assert app.props == {"replicas": 2}
+    assert isinstance(app, Resource) and not isinstance(app, CustomResource)
