@@ -13,7 +13,7 @@ from typing import Annotated
 
 import typer
 
-from stackwright.cli import cluster
+from stackwright.cli import cluster, project
 from stackwright.errors import StackwrightError, UsageError
 
 app = typer.Typer(
@@ -24,6 +24,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 app.add_typer(cluster.app, name="cluster")
+project.register(app)
 
 
 @app.callback()

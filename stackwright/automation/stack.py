@@ -1,0 +1,293 @@
+"""Operations on one stack of a project, as the CLI (and later the operator) call them.
+
+`Workspace.open(cwd, stack)` finds the project, the selected stack, its
+configuration and its state backend; `preview`, `up`, `destroy`, `refresh` and
+`import_object` run the program (when the operation needs it) and hand over to
+the engine. The stack's default cluster comes from its configuration:
+`kubernetes:cluster` names a Stackwright local cluster (started when it is not
+running), else `kubernetes:kubeconfig` / `kubernetes:context` /
+`kubernetes:namespace`, else kubectl's own defaults.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import pprint
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from stackwright.automation.workspace import Project, StackConfig, find_project, selected_stack
+from stackwright.engine import operations
+from stackwright.engine.events import Diagnostic, Listener, Summary
+from stackwright.engine.execute import DEFAULT_PARALLEL, Options, object_ref
+from stackwright.engine.program import run_program
+from stackwright.engine.wiring import kubernetes_providers
+from stackwright.errors import UsageError
+from stackwright.localcluster import lifecycle
+from stackwright.model import Op, ResourceState, make_urn, parse_urn
+from stackwright.sdk.context import Program
+from stackwright.state import Backend, open_backend
+
+
+@dataclass
+class Workspace:
+    project: Project
+    stack: str
+    backend: Backend
+    config: StackConfig = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.config = StackConfig(self.project, self.stack)
+
+    @classmethod
+    def open(cls, cwd: Path, stack: str | None = None) -> Workspace:
+        project = find_project(cwd)
+        return cls(project, selected_stack(project, stack), open_backend(_backend_url(project)))
+
+    # --- the default cluster ---------------------------------------------------------
+
+    def provider_settings(self, listener: Listener | None = None) -> dict[str, Any]:
+        values, _ = self.config.resolved()
+        local = values.get("kubernetes:cluster")
+        settings: dict[str, Any] = {}
+        if local:
+            info, started = lifecycle.start(str(local))
+            if started and listener is not None:
+                listener(Diagnostic("", f"started the local cluster {info.name} at {info.server}", "info"))
+            settings["kubeconfig"] = str(info.kubeconfig)
+            settings["context"] = f"stackwright-{info.name}"
+        for key in ("kubeconfig", "context", "namespace", "timeout"):
+            if values.get(f"kubernetes:{key}") is not None:
+                settings[key] = values[f"kubernetes:{key}"]
+        return settings
+
+    # --- running the program ----------------------------------------------------------
+
+    def run_program(self) -> Program:
+        values, secret_keys = self.config.resolved()
+        return run_program(
+            self.project.main,
+            project=self.project.name,
+            stack=self.stack,
+            config=values,
+            secret_keys=secret_keys,
+        )
+
+    def _run(
+        self, options: Options, listener: Listener, *, program: bool, message: str = ""
+    ) -> Summary:
+        declared = self.run_program() if program else None
+        return operations.run(
+            self.backend,
+            project=self.project.name,
+            stack=self.stack,
+            options=options,
+            program=declared,
+            providers=kubernetes_providers(self.provider_settings(listener)),
+            listener=listener,
+            message=message,
+        )
+
+    def preview(
+        self,
+        listener: Listener,
+        *,
+        refresh: bool = False,
+        targets: tuple[str, ...] = (),
+        parallel: int = DEFAULT_PARALLEL,
+    ) -> Summary:
+        options = Options("up", frozenset(targets), parallel, refresh=refresh, dry_run=True)
+        return self._run(options, listener, program=True)
+
+    def up(
+        self,
+        listener: Listener,
+        *,
+        refresh: bool = False,
+        targets: tuple[str, ...] = (),
+        parallel: int = DEFAULT_PARALLEL,
+        force: bool = False,
+        message: str = "",
+    ) -> Summary:
+        options = Options("up", frozenset(targets), parallel, refresh=refresh, force=force)
+        return self._run(options, listener, program=True, message=message)
+
+    def destroy(
+        self,
+        listener: Listener,
+        *,
+        targets: tuple[str, ...] = (),
+        parallel: int = DEFAULT_PARALLEL,
+        preview: bool = False,
+    ) -> Summary:
+        if preview:
+            options = Options("destroy", frozenset(targets), parallel, dry_run=True)
+            return operations.run(
+                self.backend,
+                project=self.project.name,
+                stack=self.stack,
+                options=options,
+                program=None,
+                providers=kubernetes_providers(self.provider_settings()),
+                listener=listener,
+            )
+        return self._run(Options("destroy", frozenset(targets), parallel), listener, program=False)
+
+    def refresh(
+        self, listener: Listener, *, preview: bool = False, parallel: int = DEFAULT_PARALLEL
+    ) -> Summary:
+        if preview:
+            options = Options("refresh", parallel=parallel, dry_run=True)
+            return operations.run(
+                self.backend,
+                project=self.project.name,
+                stack=self.stack,
+                options=options,
+                program=None,
+                providers=kubernetes_providers(self.provider_settings()),
+                listener=listener,
+            )
+        return self._run(Options("refresh", parallel=parallel), listener, program=False)
+
+    # --- adopting an object --------------------------------------------------------------
+
+    def import_object(self, type_token: str, name: str, object_id: str) -> tuple[str, str]:
+        """Adopt an existing object into the state; returns (its URN, Python code declaring it)."""
+        api_version, kind = _split_type(type_token)
+        urn = make_urn(self.stack, self.project.name, type_token, name)
+        if self.backend.load(self.project.name, self.stack).resource(urn) is not None:
+            raise UsageError(
+                f"{urn} is already in stack {self.stack}: pick another name, or remove it first"
+            )
+        namespace, _, object_name = object_id.rpartition("/")
+        factory = kubernetes_providers(self.provider_settings())
+
+        async def adopt() -> dict[str, Any]:
+            provider = factory(None)
+            try:
+                live = await provider.read(api_version, kind, namespace or None, object_name)
+                if live is None:
+                    raise UsageError(
+                        f"cannot import {object_id}: no {kind} of that name exists in the cluster"
+                    )
+                ns = (live.get("metadata") or {}).get("namespace")
+                marks = provider.stamp(
+                    {
+                        "apiVersion": api_version,
+                        "kind": kind,
+                        "metadata": {"name": object_name, **({"namespace": ns} if ns else {})},
+                    },
+                    stack=self.stack,
+                    urn=urn,
+                    namespace=None,
+                )
+                return await provider.apply(marks)
+            finally:
+                await provider.close()
+
+        with self.backend.begin_operation(
+            self.project.name, self.stack, kind="import"
+        ) as operation:
+            live = asyncio.run(adopt())
+            meta = live.get("metadata") or {}
+            ns = meta.get("namespace")
+            state = ResourceState(
+                urn=urn,
+                type=type_token,
+                id=f"{ns}/{object_name}" if ns else object_name,
+                inputs=declared_fields(live),
+                outputs=live,
+            )
+            operation.begin(1, Op.IMPORT, state)
+            operation.end(1, state)
+        return urn, python_code(type_token, name, state.inputs)
+
+
+def _backend_url(project: Project) -> str | None:
+    from stackwright.state import backend_url
+
+    return backend_url(project.backend)
+
+
+def _split_type(type_token: str) -> tuple[str, str]:
+    parts = type_token.split(":")
+    if len(parts) != 3 or parts[0] != "kubernetes" or "/" not in parts[1]:
+        raise UsageError(
+            f"type {type_token!r} is not a Kubernetes type token: write it as kubernetes:apps/v1:Deployment"
+        )
+    group, _, version = parts[1].partition("/")
+    return (version if group == "core" else f"{group}/{version}"), parts[2]
+
+
+#: Metadata the API server or other tools maintain: never part of what a program declares.
+_SERVER_METADATA = (
+    "uid",
+    "resourceVersion",
+    "generation",
+    "creationTimestamp",
+    "managedFields",
+    "selfLink",
+    "ownerReferences",
+    "finalizers",
+    "deletionTimestamp",
+    "deletionGracePeriodSeconds",
+)
+_TOOL_ANNOTATIONS = (
+    "kubectl.kubernetes.io/last-applied-configuration",
+    "stackwright.io/stack",
+    "stackwright.io/urn",
+    "deployment.kubernetes.io/revision",
+)
+
+
+def declared_fields(live: dict[str, Any]) -> dict[str, Any]:
+    """The part of a live object a program would declare: no status, no server metadata."""
+    out = {k: v for k, v in live.items() if k != "status"}
+    meta = {k: v for k, v in (live.get("metadata") or {}).items() if k not in _SERVER_METADATA}
+    labels = {
+        k: v
+        for k, v in (meta.get("labels") or {}).items()
+        if not k.startswith("applyset.kubernetes.io/") and k != "app.kubernetes.io/managed-by"
+    }
+    annotations = {
+        k: v for k, v in (meta.get("annotations") or {}).items() if k not in _TOOL_ANNOTATIONS
+    }
+    meta.pop("labels", None)
+    meta.pop("annotations", None)
+    if labels:
+        meta["labels"] = labels
+    if annotations:
+        meta["annotations"] = annotations
+    out["metadata"] = meta
+    return out
+
+
+def python_code(type_token: str, name: str, inputs: dict[str, Any]) -> str:
+    """The Python statement that declares an imported object."""
+    api_version, kind = _split_type(type_token)
+    group, _, version = api_version.rpartition("/")
+    module = group.split(".")[0] if group else "core"
+    args = [repr(name)]
+    for key, value in inputs.items():
+        if key in ("apiVersion", "kind"):
+            continue
+        snake = "".join(f"_{c.lower()}" if c.isupper() else c for c in key)
+        args.append(f"{snake}={pprint.pformat(value, indent=4, width=100, sort_dicts=False)}")
+    return f"k8s.{module}.{version}.{kind}(\n    " + ",\n    ".join(args) + ",\n)"
+
+
+def stack_outputs(backend: Backend, project: str, stack: str) -> dict[str, Any]:
+    return backend.load(project, stack).outputs
+
+
+def urn_name(urn: str) -> str:
+    return parse_urn(urn).name
+
+
+def dumps(value: Any) -> str:
+    return json.dumps(value, indent=2, sort_keys=True, default=str)
+
+
+__all__ = ["Workspace", "declared_fields", "object_ref", "python_code"]

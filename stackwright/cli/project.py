@@ -1,0 +1,517 @@
+"""The project commands: new, stack, config, preview, up, destroy, refresh, cancel, import, state.
+
+Each handler parses its options, calls one function of `stackwright.automation`
+and renders the engine's events (`render.make_renderer`). Exit codes follow
+DESIGN.md: 1 when the operation failed, 2 for bad input, 4 for a locked stack.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from stackwright.automation import templates
+from stackwright.automation.stack import Workspace
+from stackwright.automation.workspace import find_project, select_stack, selected_stack
+from stackwright.cli.render import make_renderer
+from stackwright.engine.events import Summary
+from stackwright.errors import StackwrightError, UsageError
+from stackwright.state import open_backend
+
+Stack = Annotated[
+    str | None, typer.Option("--stack", "-s", help="The stack to use (default: the selected one).")
+]
+Json = Annotated[bool, typer.Option("--json", help="One JSON event per line.")]
+Yes = Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")]
+Targets = Annotated[
+    list[str] | None,
+    typer.Option("--target", "-t", help="Only this resource (URN) and what it depends on."),
+]
+Parallel = Annotated[
+    int, typer.Option("--parallel", "-p", help="How many API writes run at once.", min=1)
+]
+
+stack_app = typer.Typer(help="Create, select, list and inspect stacks.", no_args_is_help=True)
+config_app = typer.Typer(help="A stack's configuration.", no_args_is_help=True)
+state_app = typer.Typer(help="Edit a stack's state directly.", no_args_is_help=True)
+
+
+def _workspace(stack: str | None) -> Workspace:
+    return Workspace.open(Path.cwd(), stack)
+
+
+def _finish(summary: Summary) -> None:
+    if not summary.ok:
+        raise typer.Exit(1)
+
+
+def _confirm(kind: str, yes: bool, as_json: bool) -> bool:
+    """Whether to go ahead after the preview; a non-interactive run needs --yes."""
+    if yes:
+        return True
+    if as_json or not sys.stdin.isatty():
+        raise UsageError(
+            f"`stackwright {kind}` asks for confirmation: pass --yes to run it without a terminal"
+        )
+    return typer.confirm(f"Do you want to perform this {kind}?", default=False)
+
+
+# --- new -------------------------------------------------------------------------------------
+
+
+def new(
+    template: Annotated[str, typer.Argument(help="kubernetes-python")],
+    directory: Annotated[Path, typer.Argument(help="Where to create the project.")],
+    name: Annotated[
+        str | None, typer.Option("--name", help="Project name (default: the directory's).")
+    ] = None,
+    stack: Annotated[str, typer.Option("--stack", help="The first stack.")] = "dev",
+) -> None:
+    """Make a new project, with a first stack that deploys to the local cluster."""
+    project_name = templates.create(template, directory, name=name)
+    project = find_project(directory)
+    open_backend(_backend_of(project)).create_stack(project_name, stack)
+    select_stack(project, stack)
+    typer.echo(
+        f"Created project {project_name} in {directory} with stack {stack}.\n"
+        f"Next: cd {directory} && stackwright up --yes"
+    )
+
+
+def _backend_of(project: Any) -> str:
+    from stackwright.state import backend_url
+
+    return backend_url(project.backend)
+
+
+# --- operations ------------------------------------------------------------------------------
+
+
+def preview(
+    stack: Stack = None,
+    diff: Annotated[bool, typer.Option("--diff", help="Show field-level changes.")] = False,
+    refresh: Annotated[
+        bool, typer.Option("--refresh", help="Read the cluster first; show drift as changes.")
+    ] = False,
+    targets: Targets = None,
+    parallel: Parallel = 16,
+    as_json: Json = False,
+) -> None:
+    """Show what `up` would change; changes nothing anywhere."""
+    ws = _workspace(stack)
+    render = make_renderer("preview", json_lines=as_json, show_diff=diff)
+    try:
+        summary = ws.preview(
+            render, refresh=refresh, targets=tuple(targets or ()), parallel=parallel
+        )
+    finally:
+        render.close()
+    _finish(summary)
+
+
+def up(
+    stack: Stack = None,
+    yes: Yes = False,
+    refresh: Annotated[
+        bool, typer.Option("--refresh", help="Read the cluster first; undo drift.")
+    ] = False,
+    targets: Targets = None,
+    parallel: Parallel = 16,
+    diff: Annotated[bool, typer.Option("--diff", help="Show field-level changes.")] = False,
+    force: Annotated[
+        bool, typer.Option("--force-conflicts", help="Take over fields other managers own.")
+    ] = False,
+    message: Annotated[
+        str, typer.Option("--message", "-m", help="Recorded in the stack's history.")
+    ] = "",
+    as_json: Json = False,
+) -> None:
+    """Apply the program: create, update, replace and delete, waiting for each object to be ready."""
+    ws = _workspace(stack)
+    chosen = tuple(targets or ())
+    if not yes:
+        render = make_renderer("preview", json_lines=as_json, show_diff=diff)
+        try:
+            planned = ws.preview(render, refresh=refresh, targets=chosen, parallel=parallel)
+        finally:
+            render.close()
+        if not planned.ok:
+            raise typer.Exit(1)
+        if not _confirm("update", yes, as_json):
+            typer.echo("Cancelled: nothing was changed.")
+            return
+    render = make_renderer("up", json_lines=as_json, show_diff=diff)
+    try:
+        summary = ws.up(
+            render, refresh=refresh, targets=chosen, parallel=parallel, force=force, message=message
+        )
+    finally:
+        render.close()
+    _finish(summary)
+
+
+def destroy(
+    stack: Stack = None,
+    yes: Yes = False,
+    targets: Targets = None,
+    parallel: Parallel = 16,
+    as_json: Json = False,
+) -> None:
+    """Delete every resource of the stack from its cluster, dependents first."""
+    ws = _workspace(stack)
+    chosen = tuple(targets or ())
+    if not yes:
+        render = make_renderer("preview", json_lines=as_json, show_diff=False)
+        try:
+            ws.destroy(render, targets=chosen, parallel=parallel, preview=True)
+        finally:
+            render.close()
+        if not _confirm("destroy", yes, as_json):
+            typer.echo("Cancelled: nothing was changed.")
+            return
+    render = make_renderer("destroy", json_lines=as_json, show_diff=False)
+    try:
+        summary = ws.destroy(render, targets=chosen, parallel=parallel)
+    finally:
+        render.close()
+    _finish(summary)
+
+
+def refresh(
+    stack: Stack = None,
+    yes: Yes = False,
+    preview_only: Annotated[
+        bool, typer.Option("--preview-only", help="Report drift; record nothing.")
+    ] = False,
+    as_json: Json = False,
+) -> None:
+    """Read every object, report drift field by field, and record what the cluster holds."""
+    ws = _workspace(stack)
+    if preview_only or not yes:
+        render = make_renderer("refresh", json_lines=as_json, show_diff=True)
+        try:
+            summary = ws.refresh(render, preview=True)
+        finally:
+            render.close()
+        if preview_only:
+            _finish(summary)
+            return
+        if not _confirm("refresh", yes, as_json):
+            typer.echo("Cancelled: nothing was changed.")
+            return
+    render = make_renderer("refresh", json_lines=as_json, show_diff=True)
+    try:
+        summary = ws.refresh(render)
+    finally:
+        render.close()
+    _finish(summary)
+
+
+def cancel(stack: Stack = None) -> None:
+    """Release the stack's lock at once (the operation holding it is marked cancelled)."""
+    ws = _workspace(stack)
+    released = ws.backend.cancel(ws.project.name, ws.stack)
+    typer.echo(
+        f"stack {ws.stack}: lock released" if released else f"stack {ws.stack} is not locked"
+    )
+
+
+def import_(
+    type_token: Annotated[
+        str, typer.Argument(metavar="TYPE", help="e.g. kubernetes:apps/v1:Deployment")
+    ],
+    name: Annotated[str, typer.Argument(help="The logical name in the program.")],
+    object_id: Annotated[
+        str, typer.Argument(metavar="ID", help="NAMESPACE/NAME, or NAME if cluster-scoped.")
+    ],
+    stack: Stack = None,
+    as_json: Json = False,
+) -> None:
+    """Adopt an existing object into the stack and print the Python code that declares it."""
+    ws = _workspace(stack)
+    urn, code = ws.import_object(type_token, name, object_id)
+    if as_json:
+        typer.echo(json.dumps({"event": "imported", "urn": urn, "code": code}))
+    else:
+        typer.echo(f"Imported {object_id} as {urn}.\nAdd this to your program:\n\n{code}")
+
+
+# --- stacks ------------------------------------------------------------------------------------
+
+
+@stack_app.command("init")
+def stack_init(name: Annotated[str, typer.Argument()]) -> None:
+    """Create a stack and select it."""
+    project = find_project(Path.cwd())
+    select_stack(project, name)
+    open_backend(_backend_of(project)).create_stack(project.name, name)
+    typer.echo(f"Created stack {name} and selected it.")
+
+
+@stack_app.command("select")
+def stack_select(
+    name: Annotated[str, typer.Argument()],
+    create: Annotated[bool, typer.Option("--create", "-c", help="Create it if it does not exist.")] = False,
+) -> None:
+    """Select the stack later commands use."""
+    project = find_project(Path.cwd())
+    backend = open_backend(_backend_of(project))
+    if create and not backend.has_stack(project.name, name):
+        select_stack(project, name)
+        backend.create_stack(project.name, name)
+        typer.echo(f"Created stack {name} and selected it.")
+        return
+    if not backend.has_stack(project.name, name):
+        raise UsageError(
+            f"stack {name} does not exist in project {project.name}: create it with `stackwright stack init {name}`"
+        )
+    select_stack(project, name)
+    typer.echo(f"Selected stack {name}.")
+
+
+@stack_app.command("ls")
+def stack_ls(as_json: Json = False) -> None:
+    """List the project's stacks."""
+    project = find_project(Path.cwd())
+    try:
+        current = selected_stack(project)
+    except UsageError:
+        current = ""
+    rows = open_backend(_backend_of(project)).list_stacks(project.name)
+    if as_json:
+        typer.echo(
+            json.dumps(
+                [
+                    {
+                        "name": r.name,
+                        "current": r.name == current,
+                        "resources": r.resource_count,
+                        "lastUpdate": r.last_update.isoformat(),
+                        "locked": r.locked,
+                    }
+                    for r in rows
+                ]
+            )
+        )
+        return
+    typer.echo(f"{'NAME':<24}{'RESOURCES':>10}  LAST UPDATE")
+    for r in rows:
+        mark = "*" if r.name == current else ""
+        locked = "  (locked)" if r.locked else ""
+        typer.echo(
+            f"{r.name + mark:<24}{r.resource_count:>10}  {r.last_update:%Y-%m-%d %H:%M:%S}{locked}"
+        )
+
+
+@stack_app.command("rm")
+def stack_rm(
+    name: Annotated[str, typer.Argument()],
+    force: Annotated[
+        bool, typer.Option("--force", help="Remove even if it still has resources.")
+    ] = False,
+    yes: Yes = False,
+) -> None:
+    """Remove a stack (and its state) from the backend."""
+    project = find_project(Path.cwd())
+    if not yes and not _confirm("stack removal", yes, False):
+        return
+    open_backend(_backend_of(project)).remove_stack(project.name, name, force=force)
+    config = project.stack_file(name)
+    if config.exists():
+        config.unlink()
+    typer.echo(f"Removed stack {name}.")
+
+
+@stack_app.command("output")
+def stack_output(
+    name: Annotated[str | None, typer.Argument(help="One output (default: all).")] = None,
+    stack: Stack = None,
+    as_json: Json = False,
+) -> None:
+    """Print the stack's outputs."""
+    ws = _workspace(stack)
+    outputs = ws.backend.load(ws.project.name, ws.stack).outputs
+    if name is not None:
+        if name not in outputs:
+            raise UsageError(
+                f"stack {ws.stack} has no output {name!r}; outputs: {', '.join(sorted(outputs)) or '(none)'}"
+            )
+        value = outputs[name]
+        typer.echo(json.dumps(value) if as_json or not isinstance(value, str) else value)
+        return
+    if as_json:
+        typer.echo(json.dumps(outputs, indent=2, sort_keys=True))
+        return
+    for key in sorted(outputs):
+        typer.echo(f"{key}: {json.dumps(outputs[key])}")
+
+
+@stack_app.command("history")
+def stack_history(stack: Stack = None, as_json: Json = False) -> None:
+    """The stack's operations, newest first."""
+    ws = _workspace(stack)
+    entries = ws.backend.history(ws.project.name, ws.stack)
+    if as_json:
+        typer.echo(
+            json.dumps(
+                [
+                    {
+                        "id": e.id,
+                        "kind": e.kind,
+                        "start": e.start.isoformat(),
+                        "end": e.end.isoformat() if e.end else None,
+                        "result": e.result,
+                        "counts": e.counts,
+                        "message": e.message,
+                    }
+                    for e in entries
+                ]
+            )
+        )
+        return
+    for e in entries:
+        counts = ", ".join(f"{v} {k}" for k, v in sorted(e.counts.items()))
+        took = f"{(e.end - e.start).total_seconds():.1f}s" if e.end else "-"
+        typer.echo(
+            f"#{e.id:<4} {e.kind:<8} {e.result:<12} {e.start:%Y-%m-%d %H:%M:%S} {took:>7}  {counts}  {e.message}"
+        )
+
+
+@stack_app.command("export")
+def stack_export(
+    stack: Stack = None,
+    file: Annotated[
+        Path | None, typer.Option("--file", help="Write here instead of stdout.")
+    ] = None,
+) -> None:
+    """The stack's state as a versioned JSON document."""
+    ws = _workspace(stack)
+    text = json.dumps(ws.backend.export(ws.project.name, ws.stack), indent=2, sort_keys=True)
+    if file is None:
+        typer.echo(text)
+    else:
+        file.write_text(text + "\n")
+
+
+@stack_app.command("import")
+def stack_import(
+    file: Annotated[Path, typer.Option("--file", help="A document from `stack export`.")],
+    stack: Stack = None,
+) -> None:
+    """Replace the stack's state with an exported document."""
+    ws = _workspace(stack)
+    try:
+        document = json.loads(file.read_text())
+    except (OSError, ValueError) as exc:
+        raise UsageError(f"{file}: cannot read a JSON document ({exc})") from None
+    ws.backend.import_(ws.project.name, ws.stack, document, message=f"stack import from {file}")
+    typer.echo(f"Imported the state of stack {ws.stack} from {file}.")
+
+
+# --- config ---------------------------------------------------------------------------------------
+
+
+@config_app.command("set")
+def config_set(
+    key: Annotated[str, typer.Argument()],
+    value: Annotated[str, typer.Argument()],
+    secret: Annotated[
+        bool, typer.Option("--secret", help="Encrypt it (needs STACKWRIGHT_CONFIG_PASSPHRASE).")
+    ] = False,
+    stack: Stack = None,
+) -> None:
+    """Set a configuration value (`key` is `[namespace:]name`)."""
+    ws = _workspace(stack)
+    ws.config.set(key, value, secret=secret)
+
+
+@config_app.command("get")
+def config_get(
+    key: Annotated[str, typer.Argument()], stack: Stack = None, as_json: Json = False
+) -> None:
+    """Print a configuration value."""
+    ws = _workspace(stack)
+    value = ws.config.get(key)
+    typer.echo(json.dumps(value) if as_json else value)
+
+
+@config_app.command("rm")
+def config_rm(key: Annotated[str, typer.Argument()], stack: Stack = None) -> None:
+    """Remove a configuration value."""
+    ws = _workspace(stack)
+    if not ws.config.remove(key):
+        raise UsageError(f"configuration {ws.config.full_key(key)} is not set for stack {ws.stack}")
+
+
+@config_app.callback(invoke_without_command=True)
+def config_list(ctx: typer.Context, stack: Stack = None, as_json: Json = False) -> None:
+    """With no subcommand: list the configuration (secrets shown as [secret])."""
+    if ctx.invoked_subcommand is not None:
+        return
+    ws = _workspace(stack)
+    shown = {
+        k: ("[secret]" if ws.config.is_secret(k) else v)
+        for k, v in sorted(ws.config.values.items())
+    }
+    if as_json:
+        typer.echo(json.dumps(shown))
+        return
+    for key, value in shown.items():
+        typer.echo(f"{key}: {value}")
+
+
+# --- state ----------------------------------------------------------------------------------------
+
+
+@state_app.command("delete")
+def state_delete(
+    urn: Annotated[str, typer.Argument()],
+    stack: Stack = None,
+    force: Annotated[
+        bool, typer.Option("--force", help="Even if protected or others depend on it.")
+    ] = False,
+) -> None:
+    """Forget a resource (the object stays in the cluster)."""
+    ws = _workspace(stack)
+    ws.backend.delete_resource(ws.project.name, ws.stack, urn, force=force)
+    typer.echo(f"Removed {urn} from the state of stack {ws.stack}; the object itself is untouched.")
+
+
+@state_app.command("unprotect")
+def state_unprotect(urn: Annotated[str, typer.Argument()], stack: Stack = None) -> None:
+    """Clear a resource's protection so it may be deleted."""
+    ws = _workspace(stack)
+    ws.backend.unprotect(ws.project.name, ws.stack, urn)
+    typer.echo(f"{urn} is no longer protected.")
+
+
+@state_app.command("move")
+def state_move(
+    urns: Annotated[list[str], typer.Argument()],
+    dest: Annotated[str, typer.Option("--dest", help="The stack to move them to.")],
+    stack: Stack = None,
+) -> None:
+    """Move resources to another stack of the project."""
+    ws = _workspace(stack)
+    ws.backend.move_resource(ws.project.name, ws.stack, dest, urns)
+    typer.echo(f"Moved {len(urns)} resource(s) to stack {dest}.")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("new")(new)
+    app.command("preview")(preview)
+    app.command("up")(up)
+    app.command("destroy")(destroy)
+    app.command("refresh")(refresh)
+    app.command("cancel")(cancel)
+    app.command("import")(import_)
+    app.add_typer(stack_app, name="stack")
+    app.add_typer(config_app, name="config")
+    app.add_typer(state_app, name="state")
+
+
+__all__ = ["StackwrightError", "register"]

@@ -1,0 +1,658 @@
+"""How the CLI shows the engine's events: JSON lines, plain lines, or a live terminal display.
+
+Three renderers behind one listener (`make_renderer`): `--json` writes one JSON
+object per event; a pipe or CI log gets one plain line when a step starts and
+one when it ends; a terminal gets a `rich` live tree of the steps in progress.
+They only format what the engine reports: they decide nothing, read no state,
+and never show a value the events have not already masked (field changes go
+through `events.shown_changes`). How each operation looks (symbol, colour,
+verbs) is one table, `OP_DISPLAY`, shared by all three.
+"""
+
+from __future__ import annotations
+
+import abc
+import json
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any, TextIO
+
+from rich.console import Console, Group, RenderableType
+from rich.live import Live
+from rich.text import Text
+from rich.tree import Tree
+
+from stackwright.engine.events import (
+    SECRET_TEXT,
+    UNKNOWN_TEXT,
+    Diagnostic,
+    Drift,
+    Event,
+    StepDone,
+    StepProgress,
+    StepSkipped,
+    StepStarted,
+    Summary,
+    shown,
+    shown_changes,
+)
+from stackwright.engine.plan import FieldChange, Step
+from stackwright.model import STACK_TYPE, Op, parse_urn
+
+__all__ = ["KINDS", "OP_DISPLAY", "OpDisplay", "Renderer", "make_renderer"]
+
+KINDS = ("preview", "up", "destroy", "refresh", "import")
+
+#: Seconds between two progress lines of one resource in plain mode: a rollout
+#: reports every pod transition, and a CI log should not get hundreds of lines.
+PROGRESS_INTERVAL = 1.0
+#: Field values longer than this are cut in diffs and drift lines.
+VALUE_WIDTH = 80
+#: The live display redraws at most this often; more is flicker, not information.
+REFRESH_PER_SECOND = 8
+
+
+@dataclass(frozen=True)
+class OpDisplay:
+    """How one operation looks, wherever it is shown."""
+
+    symbol: str  # "+", "~", "+-" …; "" for unchanged
+    style: str  # rich style of the symbol and verb
+    verb: str  # what the step will do: "create"
+    done: str  # what it did: "created" (also the summary's wording after an up)
+    planned: str  # the summary's wording in a preview: "to create"
+
+
+#: In the order the summary lists the counts (unchanged last, as Pulumi does).
+OP_DISPLAY: dict[Op, OpDisplay] = {
+    Op.CREATE: OpDisplay("+", "green", "create", "created", "to create"),
+    Op.UPDATE: OpDisplay("~", "yellow", "update", "updated", "to update"),
+    Op.REPLACE: OpDisplay("+-", "magenta", "replace", "replaced", "to replace"),
+    Op.CREATE_REPLACEMENT: OpDisplay(
+        "++", "magenta", "create replacement", "created replacement", "to create as replacement"
+    ),
+    Op.DELETE_REPLACED: OpDisplay(
+        "--", "magenta", "delete replaced", "deleted replaced", "to delete after replacement"
+    ),
+    Op.DELETE: OpDisplay("-", "red", "delete", "deleted", "to delete"),
+    Op.IMPORT: OpDisplay("=", "cyan", "import", "imported", "to import"),
+    Op.READ: OpDisplay(">", "cyan", "read", "read", "to read"),
+    Op.REFRESH: OpDisplay("~", "blue", "refresh", "refreshed", "to refresh"),
+    Op.SAME: OpDisplay("", "dim", "same", "unchanged", "unchanged"),
+}
+
+_BY_VALUE: dict[str, OpDisplay] = {op.value: display for op, display in OP_DISPLAY.items()}
+
+#: What the live display's root says while the operation runs.
+_ACTIVITY = {
+    "preview": "previewing",
+    "up": "updating",
+    "destroy": "destroying",
+    "refresh": "refreshing",
+    "import": "importing",
+}
+
+
+class Renderer(abc.ABC):
+    """The engine's listener: shows each event; `close` ends the display."""
+
+    @abc.abstractmethod
+    def __call__(self, event: Event) -> None: ...
+
+    @abc.abstractmethod
+    def close(self) -> None:
+        """Stop any live display and flush; calling it again does nothing."""
+
+
+def make_renderer(
+    kind: str,
+    *,
+    json_lines: bool,
+    show_diff: bool,
+    stream: TextIO | None = None,
+    live: bool | None = None,
+    clock: Callable[[], float] = time.monotonic,
+) -> Renderer:
+    """The renderer for one CLI operation.
+
+    `kind` is the operation (preview / up / destroy / refresh / import).
+    `json_lines` wins over everything else; otherwise `live=None` chooses the
+    live display when `stream` (default: sys.stdout) is a terminal, plain lines
+    when it is not. `clock` is injectable for tests (progress rate limits, ages).
+    """
+    if kind not in KINDS:
+        raise ValueError(f"unknown operation kind {kind!r}; expected one of {', '.join(KINDS)}")
+    out = stream if stream is not None else sys.stdout
+    if json_lines:
+        return JsonLinesRenderer(out)
+    if live is None:
+        isatty = getattr(out, "isatty", None)
+        live = bool(isatty and isatty())
+    if live:
+        console = Console(file=out, force_terminal=True, highlight=False)
+        # Only capture stray prints while the live region owns the real stdout.
+        return LiveRenderer(
+            kind, show_diff=show_diff, console=console, clock=clock, redirect=out is sys.stdout
+        )
+    return PlainRenderer(kind, show_diff=show_diff, stream=out, clock=clock)
+
+
+# ---------------------------------------------------------------------------
+# Formatting shared by the plain and live renderers: each returns rich Text,
+# printed styled on a terminal and as `.plain` elsewhere.
+
+
+def _type_and_name(urn: str) -> tuple[str, str]:
+    try:
+        parts = parse_urn(urn)
+    except ValueError:
+        return "", urn
+    return parts.type, parts.name
+
+
+def _step_type_and_name(step: Step) -> tuple[str, str]:
+    type_, name = _type_and_name(step.urn)
+    return step.type or type_, name
+
+
+def _is_future(kind: str) -> bool:
+    return kind == "preview"
+
+
+def compact(value: Any, width: int | None = VALUE_WIDTH) -> str:
+    """A value on one line: JSON, masked and unknown markers bare, cut at `width`."""
+    if isinstance(value, str) and value in (SECRET_TEXT, UNKNOWN_TEXT):
+        return value
+    try:
+        text = json.dumps(shown(value), ensure_ascii=False, separators=(",", ":"), default=str)
+    except (TypeError, ValueError):  # keys JSON cannot hold, self-references
+        text = str(value)
+    if width is not None and len(text) > width:
+        text = text[: width - 1] + "…"
+    return text
+
+
+def _seconds(elapsed: float, places: int) -> str:
+    if elapsed < 60:
+        return f"{elapsed:.{places}f}s"
+    minutes, seconds = divmod(int(elapsed), 60)
+    return f"{minutes}m{seconds:02d}s"
+
+
+def _symbol(display: OpDisplay) -> str:
+    return f"{display.symbol} " if display.symbol else ""
+
+
+def step_line(step: Step) -> Text:
+    """`+ create  kubernetes:core/v1:ConfigMap  app-config`, with replacement reasons."""
+    display = OP_DISPLAY[step.op]
+    type_, name = _step_type_and_name(step)
+    text = Text.assemble((f"{_symbol(display)}{display.verb}", display.style), f"  {type_}  {name}")
+    if step.replace_reasons:
+        text.append(f" ({'; '.join(step.replace_reasons)})", style=display.style)
+    return text
+
+
+def diff_lines(step: Step) -> list[Text]:
+    """The step's field changes, secrets masked: `+ path: v` / `- path: v` / `~ path: a → b`."""
+    lines = []
+    for change in shown_changes(step):
+        kind = change.kind
+        if kind == "add":
+            lines.append(Text(f"    + {change.path}: {compact(change.new)}", style="green"))
+        elif kind == "delete":
+            lines.append(Text(f"    - {change.path}: {compact(change.old)}", style="red"))
+        else:
+            lines.append(
+                Text(
+                    f"    ~ {change.path}: {compact(change.old)} → {compact(change.new)}",
+                    style="yellow",
+                )
+            )
+    return lines
+
+
+def done_line(step: Step, elapsed: float, *, with_type: bool) -> Text:
+    """`  created  app-config (0.05s)`; the live display adds the symbol and type."""
+    display = OP_DISPLAY[step.op]
+    type_, name = _step_type_and_name(step)
+    if with_type:
+        return Text.assemble(
+            (f"{_symbol(display)}{display.done}", display.style),
+            f"  {type_}  {name} ",
+            (f"({_seconds(elapsed, 2)})", "dim"),
+        )
+    return Text(f"  {display.done}  {name} ({_seconds(elapsed, 2)})")
+
+
+def failed_line(step: Step, error: str, *, with_type: bool) -> Text:
+    type_, name = _step_type_and_name(step)
+    who = f"{type_}  {name}" if with_type and type_ else name
+    # Provider errors often name the object already ("web: 0/3 ready"); say it once.
+    detail = error.removeprefix(f"{name}:").strip() if error else ""
+    return Text(f"! failed  {who}: {detail}" if detail else f"! failed  {who}", style="bold red")
+
+
+def skipped_line(step: Step, reason: str) -> Text:
+    _, name = _step_type_and_name(step)
+    return Text(f"  skipped  {name} ({reason})" if reason else f"  skipped  {name}", style="dim")
+
+
+def drift_lines(drift: Drift) -> list[Text]:
+    """The drifted resource and each field `path: recorded → live (changed by MANAGER)`."""
+    type_, name = _type_and_name(drift.urn)
+    if drift.gone:
+        return [Text(f"- gone  {type_}  {name} (deleted outside Stackwright)", style="red")]
+    lines = [Text.assemble(("~ drifted", "yellow"), f"  {type_}  {name}")]
+    for drifted in drift.fields:
+        by = f" (changed by {drifted.manager})" if drifted.manager else ""
+        lines.append(
+            Text(f"    {drifted.path}: {compact(drifted.recorded)} → {compact(drifted.live)}{by}")
+        )
+    return lines
+
+
+_SEVERITY_STYLE = {"error": "bold red", "warning": "yellow", "info": "dim"}
+
+
+def diagnostic_line(diagnostic: Diagnostic) -> Text:
+    _, name = _type_and_name(diagnostic.urn) if diagnostic.urn else ("", "")
+    where = f"{name}: " if name else ""
+    return Text(
+        f"{diagnostic.severity}: {where}{diagnostic.message}",
+        style=_SEVERITY_STYLE.get(diagnostic.severity, ""),
+    )
+
+
+def summary_lines(summary: Summary, *, future: bool) -> list[Text]:
+    """The closing block: counts per operation, duration, outputs, failures, what was not done."""
+    lines = [Text("Resources:", style="bold")]
+    counts = {key: n for key, n in summary.counts.items() if n}
+    ordered: list[str] = [op.value for op in OP_DISPLAY if op.value in counts]
+    ordered += [key for key in counts if key not in _BY_VALUE]  # counts the table does not know
+    for key in ordered:
+        display = _BY_VALUE.get(key)
+        if display is None:
+            lines.append(Text(f"    {counts[key]} {key}"))
+            continue
+        words = display.planned if future else display.done
+        lines.append(
+            Text(f"    {_symbol(display)}{counts[key]} {words}", style=display.style or "")
+        )
+    if not ordered:
+        lines.append(Text("    no resources", style="dim"))
+    lines.append(Text(f"Duration: {_seconds(summary.elapsed, 1)}"))
+    if summary.outputs:
+        lines.append(Text("Outputs:", style="bold"))
+        lines += [Text(f"    {k}: {compact(v, None)}") for k, v in summary.outputs.items()]
+    if summary.failures:
+        lines.append(Text("Failures:", style="bold red"))
+        lines += [Text(f"    {failure}", style="red") for failure in summary.failures]
+    if summary.not_done:
+        lines.append(Text("Not done (a dependency failed):", style="bold yellow"))
+        lines += [Text(f"    {item}") for item in summary.not_done]
+    return lines
+
+
+# ---------------------------------------------------------------------------
+# JSON lines
+
+
+def _change_json(change: FieldChange) -> dict[str, Any]:
+    """An absent side (the field is added or deleted) is left out, not encoded."""
+    out: dict[str, Any] = {"path": change.path, "kind": change.kind}
+    if change.kind != "add":
+        out["old"] = change.old
+    if change.kind != "delete":
+        out["new"] = change.new
+    return out
+
+
+def _step_json(step: Step) -> dict[str, Any]:
+    type_, name = _step_type_and_name(step)
+    return {"op": step.op.value, "urn": step.urn, "type": type_, "name": name}
+
+
+def event_json(event: Event) -> dict[str, Any]:
+    """One event as a JSON object. A step's changes are always included (masked):
+    a machine reading `--json` should not need to know the display's `--diff` flag."""
+    if isinstance(event, StepStarted):
+        started: dict[str, Any] = {"event": "step-started", **_step_json(event.step)}
+        started["changes"] = [_change_json(c) for c in shown_changes(event.step)]
+        if event.step.replace_reasons:
+            started["replaceReasons"] = list(event.step.replace_reasons)
+        return started
+    if isinstance(event, StepProgress):
+        return {"event": "step-progress", "urn": event.urn, "message": event.message}
+    if isinstance(event, StepDone):
+        return {
+            "event": "step-done",
+            **_step_json(event.step),
+            "ok": event.ok,
+            "elapsed": round(event.elapsed, 3),
+            "error": event.error,
+        }
+    if isinstance(event, StepSkipped):
+        return {"event": "step-skipped", **_step_json(event.step), "reason": event.reason}
+    if isinstance(event, Drift):
+        return {
+            "event": "drift",
+            "urn": event.urn,
+            "gone": event.gone,
+            "fields": [
+                {
+                    "path": f.path,
+                    "recorded": shown(f.recorded),
+                    "live": shown(f.live),
+                    "manager": f.manager,
+                }
+                for f in event.fields
+            ],
+        }
+    if isinstance(event, Diagnostic):
+        return {
+            "event": "diagnostic",
+            "urn": event.urn,
+            "severity": event.severity,
+            "message": event.message,
+        }
+    return {
+        "event": "summary",
+        "kind": event.kind,
+        "ok": event.ok,
+        "counts": dict(event.counts),
+        "outputs": shown(dict(event.outputs)),
+        "elapsed": round(event.elapsed, 3),
+        "failures": list(event.failures),
+        "notDone": list(event.not_done),
+        "dryRun": event.dry_run,
+    }
+
+
+class JsonLinesRenderer(Renderer):
+    """`--json`: one JSON object per line per event, flushed at once."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self._stream = stream
+        self._lock = threading.Lock()
+
+    def __call__(self, event: Event) -> None:
+        line = json.dumps(event_json(event), ensure_ascii=False, separators=(",", ":"), default=str)
+        with self._lock:
+            self._stream.write(line + "\n")
+            self._stream.flush()
+
+    def close(self) -> None:
+        with self._lock:
+            self._stream.flush()
+
+
+# ---------------------------------------------------------------------------
+# Plain lines
+
+
+class PlainRenderer(Renderer):
+    """A line when a step starts, a line when it ends; for pipes and CI logs.
+
+    Unchanged resources are not printed (only counted in the summary), and a
+    resource's progress is printed when it changes, at most once per
+    `PROGRESS_INTERVAL`.
+    """
+
+    def __init__(
+        self,
+        kind: str,
+        *,
+        show_diff: bool,
+        stream: TextIO,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._kind = kind
+        self._show_diff = show_diff
+        self._stream = stream
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._progress: dict[str, tuple[str, float]] = {}  # urn → (last message, printed at)
+        self._printed = False
+
+    def __call__(self, event: Event) -> None:
+        lines = self._lines(event)
+        if not lines:
+            return
+        with self._lock:
+            self._stream.write("".join(line.plain + "\n" for line in lines))
+            self._stream.flush()
+            self._printed = True
+
+    def _lines(self, event: Event) -> list[Text]:
+        if isinstance(event, StepStarted):
+            if event.step.op is Op.SAME:
+                return []
+            return [step_line(event.step), *(diff_lines(event.step) if self._show_diff else ())]
+        if isinstance(event, StepProgress):
+            return self._progress_lines(event)
+        if isinstance(event, StepDone):
+            self._progress.pop(event.step.urn, None)
+            if not event.ok:
+                return [failed_line(event.step, event.error, with_type=False)]
+            if _is_future(self._kind) or event.step.op is Op.SAME:
+                return []  # a preview's line was printed when the step was planned
+            return [done_line(event.step, event.elapsed, with_type=False)]
+        if isinstance(event, StepSkipped):
+            return [] if event.step.op is Op.SAME else [skipped_line(event.step, event.reason)]
+        if isinstance(event, Drift):
+            return drift_lines(event)
+        if isinstance(event, Diagnostic):
+            return [diagnostic_line(event)]
+        block = summary_lines(event, future=_is_future(self._kind) or event.dry_run)
+        return [Text(""), *block] if self._printed else block
+
+    def _progress_lines(self, event: StepProgress) -> list[Text]:
+        now = self._clock()
+        last = self._progress.get(event.urn)
+        if last is not None and (last[0] == event.message or now - last[1] < PROGRESS_INTERVAL):
+            return []
+        self._progress[event.urn] = (event.message, now)
+        _, name = _type_and_name(event.urn)
+        return [Text(f"  {name}: {event.message}")]
+
+    def close(self) -> None:
+        with self._lock:
+            self._stream.flush()
+
+
+# ---------------------------------------------------------------------------
+# Live terminal display
+
+
+@dataclass
+class _Running:
+    step: Step
+    started: float
+    message: str = ""
+
+
+class LiveRenderer(Renderer):
+    """A `rich` live tree of the steps in progress, under their parent components.
+
+    Only running steps live in the redrawn region (plus counts), so a redraw
+    costs the parallelism, not the stack size; a finished step is printed once
+    above the region. The region is transient: after `close` only the printed
+    lines and the summary remain.
+    """
+
+    def __init__(
+        self,
+        kind: str,
+        *,
+        show_diff: bool,
+        console: Console,
+        clock: Callable[[], float] = time.monotonic,
+        redirect: bool = False,
+    ) -> None:
+        self._kind = kind
+        self._show_diff = show_diff
+        self._console = console
+        self._clock = clock
+        self._started = False
+        self._stopped = False
+        # Guards what the refresh thread reads; never held while printing, since
+        # printing takes the Live's lock and the refresh thread holds that first.
+        self._state = threading.Lock()
+        self._running: dict[tuple[str, Op], _Running] = {}
+        self._parents: dict[str, str] = {}  # every step's URN → its parent's URN
+        self._finished = 0
+        self._planned = 0
+        self._began: float | None = None
+        self._root = Text(_ACTIVITY[kind], style="dim")  # until a URN names the stack
+        # Last: Live renders once while it is constructed.
+        self._live = Live(
+            console=console,
+            refresh_per_second=REFRESH_PER_SECOND,
+            transient=True,
+            redirect_stdout=redirect,
+            redirect_stderr=redirect,
+            get_renderable=self._render,
+        )
+
+    # -- events ------------------------------------------------------------
+
+    def __call__(self, event: Event) -> None:
+        if isinstance(event, Summary):
+            self._stop()
+            block = summary_lines(event, future=_is_future(self._kind) or event.dry_run)
+            self._print([Text(""), *block])
+            return
+        self._start()
+        if isinstance(event, StepStarted):
+            self._on_started(event.step)
+        elif isinstance(event, StepProgress):
+            with self._state:
+                for row in self._running.values():
+                    if row.step.urn == event.urn:
+                        row.message = event.message
+        elif isinstance(event, StepDone):
+            self._on_done(event)
+        elif isinstance(event, StepSkipped):
+            if event.step.op is not Op.SAME:
+                self._print([skipped_line(event.step, event.reason)])
+        elif isinstance(event, Drift):
+            self._print(drift_lines(event))
+        else:
+            self._print([diagnostic_line(event)])
+
+    def _on_started(self, step: Step) -> None:
+        state = step.new or step.old
+        with self._state:
+            if not self._parents:
+                self._root = self._root_label(step.urn)
+            self._parents[step.urn] = state.parent if state else ""
+            if step.op is Op.SAME:
+                return
+            if _is_future(self._kind):
+                self._planned += 1
+            else:
+                self._running[(step.urn, step.op)] = _Running(step, self._clock())
+        if _is_future(self._kind) or self._show_diff:
+            self._print([step_line(step), *(diff_lines(step) if self._show_diff else ())])
+
+    def _on_done(self, event: StepDone) -> None:
+        with self._state:
+            self._running.pop((event.step.urn, event.step.op), None)
+            self._finished += 1
+        if not event.ok:
+            self._print([failed_line(event.step, event.error, with_type=True)])
+        elif not _is_future(self._kind) and event.step.op is not Op.SAME:
+            self._print([done_line(event.step, event.elapsed, with_type=True)])
+
+    def _print(self, lines: Iterable[Text]) -> None:
+        for line in lines:
+            self._console.print(line, highlight=False, soft_wrap=True)
+
+    # -- the live region -----------------------------------------------------
+
+    def _root_label(self, urn: str) -> Text:
+        try:
+            parts = parse_urn(urn)
+            stack = f"{parts.project}-{parts.stack}"
+        except ValueError:
+            stack = "stack"
+        return Text.assemble((stack, "bold"), (f"  {_ACTIVITY[self._kind]}", "dim"))
+
+    def _row_label(self, row: _Running, now: float) -> Text:
+        display = OP_DISPLAY[row.step.op]
+        type_, name = _step_type_and_name(row.step)
+        text = Text.assemble(
+            (f"{_symbol(display)}{display.verb}", display.style),
+            "  ",
+            (type_, "dim"),
+            "  ",
+            (name, "bold"),
+        )
+        if row.message:
+            text.append(f"  {row.message}")
+        text.append(f"  {_seconds(now - row.started, 0)}", style="dim")
+        return text
+
+    def _render(self) -> RenderableType:
+        now = self._clock()
+        with self._state:
+            rows = list(self._running.values())
+            tree = Tree(self._root, guide_style="dim")
+            limit = max(5, self._console.size.height - 4)
+            nodes: dict[str, Tree] = {}
+            labelled: set[str] = set()
+            for row in rows[:limit]:
+                node = self._node(row.step.urn, tree, nodes, 0)
+                if row.step.urn in labelled:  # both halves of a replacement at once
+                    node.add(self._row_label(row, now))
+                else:
+                    node.label = self._row_label(row, now)
+                    labelled.add(row.step.urn)
+            began = self._began if self._began is not None else now
+            if _is_future(self._kind):
+                footer = f"{self._planned} planned · {_seconds(now - began, 0)}"
+            else:
+                footer = (
+                    f"{self._finished} done · {len(rows)} in progress · {_seconds(now - began, 0)}"
+                )
+            if len(rows) > limit:
+                footer += f" · {len(rows) - limit} more not shown"
+        return Group(tree, Text(footer, style="dim"))
+
+    def _node(self, urn: str, tree: Tree, nodes: dict[str, Tree], depth: int) -> Tree:
+        """The tree node for `urn`, creating its ancestors (dimmed) as needed."""
+        found = nodes.get(urn)
+        if found is not None:
+            return found
+        parent = self._parents.get(urn, "")
+        # Depth bounds a parent cycle in bad state; the stack itself is the root.
+        if parent and depth < 32 and _type_and_name(parent)[0] != STACK_TYPE:
+            holder = self._node(parent, tree, nodes, depth + 1)
+        else:
+            holder = tree
+        type_, name = _type_and_name(urn)
+        node = holder.add(Text(f"{type_}  {name}", style="dim"))
+        nodes[urn] = node
+        return node
+
+    # -- lifetime --------------------------------------------------------------
+
+    def _start(self) -> None:
+        if not self._started and not self._stopped:
+            self._started = True
+            with self._state:
+                self._began = self._clock()
+            self._live.start()
+
+    def _stop(self) -> None:
+        if self._started and not self._stopped:
+            self._live.stop()
+        self._stopped = True
+
+    def close(self) -> None:
+        self._stop()
+        self._console.file.flush()

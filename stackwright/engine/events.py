@@ -1,0 +1,135 @@
+"""What the engine tells its front ends while it works.
+
+Front ends (the CLI's live display, `--json` lines, the automation API, the
+operator) subscribe with one callback and render these; the engine never prints.
+Values in events are safe to show: secrets are already replaced by `[secret]`
+(`shown_changes`), and stack outputs in `Summary` are masked the same way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from stackwright.engine.plan import FieldChange, Step
+from stackwright.sdk.output import UNKNOWN
+
+SECRET_TEXT = "[secret]"
+UNKNOWN_TEXT = "(known after apply)"
+
+
+@dataclass(frozen=True)
+class StepStarted:
+    """A step begins (in a preview: a step is planned)."""
+
+    step: Step
+
+
+@dataclass(frozen=True)
+class StepProgress:
+    """A live status line for a step in progress: `web: 2/3 ready`."""
+
+    urn: str
+    message: str
+
+
+@dataclass(frozen=True)
+class StepDone:
+    step: Step
+    ok: bool
+    elapsed: float
+    error: str = ""
+
+
+@dataclass(frozen=True)
+class StepSkipped:
+    """A step not taken: a dependency failed, or the resource is outside `--target`."""
+
+    step: Step
+    reason: str
+
+
+@dataclass(frozen=True)
+class DriftedField:
+    path: str
+    recorded: Any  # what Stackwright applied (already masked when secret)
+    live: Any  # what the cluster holds now
+    manager: str = ""  # the field manager that owns the live value, when known
+
+
+@dataclass(frozen=True)
+class Drift:
+    """`refresh` found the live object differing from what Stackwright applied.
+
+    `gone` when the object no longer exists. Fields other managers own that
+    Stackwright never set (controllers, HPAs, webhooks) are not drift and never
+    appear here.
+    """
+
+    urn: str
+    fields: tuple[DriftedField, ...] = ()
+    gone: bool = False
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    urn: str
+    message: str
+    severity: str = "warning"  # warning / error / info
+
+
+@dataclass(frozen=True)
+class Summary:
+    kind: str  # preview / up / destroy / refresh / import
+    ok: bool
+    counts: dict[str, int]
+    outputs: dict[str, Any] = field(default_factory=dict)
+    elapsed: float = 0.0
+    failures: list[str] = field(default_factory=list)
+    dry_run: bool = False
+    #: Operations not carried out because a dependency failed (or the run stopped).
+    not_done: list[str] = field(default_factory=list)
+
+
+Event = StepStarted | StepProgress | StepDone | StepSkipped | Drift | Diagnostic | Summary
+Listener = Callable[[Event], None]
+
+
+def ignore(event: Event) -> None:
+    """A listener that drops every event (tests, the automation API's quiet mode)."""
+
+
+def _is_secret(path: str, secret_paths: Sequence[str]) -> bool:
+    return any(
+        path == p or path.startswith(p + ".") or path.startswith(p + "[") for p in secret_paths
+    )
+
+
+def shown(value: Any) -> Any:
+    """A value as a display shows it: unknowns spelled out, structures copied."""
+    if value is UNKNOWN:
+        return UNKNOWN_TEXT
+    if isinstance(value, dict):
+        return {k: shown(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [shown(v) for v in value]
+    return value
+
+
+def shown_changes(step: Step) -> list[FieldChange]:
+    """The step's field changes with secret values masked and unknowns spelled out."""
+    secrets = tuple(step.old.secret_paths if step.old else ()) + tuple(
+        step.new.secret_paths if step.new else ()
+    )
+    out = []
+    for change in step.changes:
+        if _is_secret(change.path, secrets) or any(
+            p.startswith(change.path + ".") for p in secrets
+        ):
+            old = change.old if change.kind == "add" else SECRET_TEXT
+            new = change.new if change.kind == "delete" else SECRET_TEXT
+            out.append(FieldChange(change.path, old, new))
+        else:
+            out.append(FieldChange(change.path, shown(change.old), shown(change.new)))
+    return out

@@ -1,0 +1,816 @@
+"""Executing a plan: walk the resource graph concurrently, one journaled step per resource.
+
+Each resource waits for what it depends on, then resolves its inputs against the
+live objects of those dependencies, plans its step (`plan.plan`) and carries it
+out through its provider: the step is journaled before the API call and ended
+after it (Pulumi's BeginMutation / End), so a crash at any instant leaves
+pending records the next run settles by reading the cluster (`settle_pending`).
+Deletes come last, in reverse dependency order. A failed step stops its
+dependents; independent work finishes; the summary says what was not done.
+
+A preview walks the same graph with no journal: it asks the API server for a
+dry-run apply of each resource whose inputs changed, and makes no write call.
+
+Must never: send a write the journal has not recorded first, or let one
+resource's failure escape as anything but a failed step.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from stackwright.engine import drift as drift_rules
+from stackwright.engine.events import (
+    Diagnostic,
+    Drift,
+    DriftedField,
+    Listener,
+    StepDone,
+    StepProgress,
+    StepSkipped,
+    StepStarted,
+    Summary,
+    shown,
+)
+from stackwright.engine.graph import Graph, Node
+from stackwright.engine.plan import FieldChange, Intent, Step, diff, plan, plan_delete
+from stackwright.engine.ports import Journal, Provider, ProviderFactory
+from stackwright.errors import UsageError
+from stackwright.kubernetes.provider import PROVIDER_TYPE
+from stackwright.model import Op, PendingOperation, ResourceState
+from stackwright.sdk.context import Program
+from stackwright.sdk.output import UNKNOWN, Secret, dependencies_of, resolve, unwrap_secrets
+from stackwright.sdk.resource import ComponentResource, Resource
+
+#: How many API writes run at once unless `--parallel` says otherwise.
+DEFAULT_PARALLEL = 16
+
+_DONE, _FAILED, _SKIPPED = "done", "failed", "skipped"
+_DELETES = (Op.DELETE, Op.DELETE_REPLACED)
+
+
+@dataclass(frozen=True)
+class Options:
+    kind: str  # up / destroy / refresh
+    targets: frozenset[str] = frozenset()
+    parallel: int = DEFAULT_PARALLEL
+    refresh: bool = False
+    #: Take over fields other field managers own (server-side apply force).
+    force: bool = False
+    #: A preview of `kind`: no write anywhere, dry-run applies only.
+    dry_run: bool = False
+
+
+@dataclass
+class Outcome:
+    """What an operation did, for the summary and the automation API."""
+
+    counts: Counter[str] = field(default_factory=Counter)
+    failures: list[str] = field(default_factory=list)
+    not_done: list[str] = field(default_factory=list)
+    outputs: dict[str, Any] = field(default_factory=dict)
+    drift: dict[str, list[DriftedField]] = field(default_factory=dict)
+
+
+# --- small pure helpers ---------------------------------------------------------------
+
+
+def is_kubernetes(state_or_type: ResourceState | str) -> bool:
+    type_ = state_or_type if isinstance(state_or_type, str) else state_or_type.type
+    return type_.startswith("kubernetes:")
+
+
+def object_ref(state: ResourceState) -> tuple[str, str, str | None, str]:
+    """(apiVersion, kind, namespace or None, name) of the object a state records."""
+    inputs = state.inputs
+    namespace, _, name = state.id.rpartition("/")
+    return str(inputs.get("apiVersion", "")), str(inputs.get("kind", "")), namespace or None, name
+
+
+def _meta(obj: Mapping[str, Any]) -> dict[str, Any]:
+    meta = obj.get("metadata")
+    return dict(meta) if isinstance(meta, Mapping) else {}
+
+
+def auto_name(logical: str, urn: str, previous: str = "") -> str:
+    """`<logical name>-<8 hex digits>`, made a valid DNS-1123 name.
+
+    The suffix is derived from the URN (which holds the stack) and the name it
+    replaces, so a preview shows the name `up` will use, a run that crashed
+    mid-create finds its object under the same name, and a replacement gets a
+    new one.
+    """
+    base = (
+        "".join(c if c.isalnum() or c in "-." else "-" for c in logical.lower()).strip("-.")
+        or "resource"
+    )
+    suffix = hashlib.sha256(f"{urn}\0{previous}".encode()).hexdigest()[:8]
+    return f"{base[:244]}-{suffix}"
+
+
+def _unknown_paths(value: Any, path: str = "") -> list[str]:
+    if value is UNKNOWN:
+        return [path or "(the whole value)"]
+    if isinstance(value, Secret):
+        return _unknown_paths(value.value, path)
+    if isinstance(value, Mapping):
+        return [
+            p
+            for k, v in value.items()
+            for p in _unknown_paths(v, f"{path}.{k}" if path else str(k))
+        ]
+    if isinstance(value, list):
+        return [p for i, v in enumerate(value) for p in _unknown_paths(v, f"{path}[{i}]")]
+    return []
+
+
+def _mask(value: Any, paths: Iterable[str]) -> Any:
+    """A copy of `value` with the values at `paths` (dotted, as unwrap_secrets gives) shown as [secret]."""
+    paths = list(paths)
+    if "" in paths:
+        return "[secret]"
+    if not paths or not isinstance(value, dict):
+        return value
+    out = dict(value)
+    for key in list(out):
+        inner = [
+            p[len(key) + 1 :] if p != key else ""
+            for p in paths
+            if p == key or p.startswith(key + ".")
+        ]
+        if inner:
+            out[key] = _mask(out[key], inner)
+    return out
+
+
+def describe(urn: str) -> str:
+    """A resource as messages name it: its type and logical name."""
+    parts = urn.split("::")
+    return f"{parts[-2].rsplit('$', 1)[-1]} {parts[-1]}" if len(parts) >= 4 else urn
+
+
+def _error_text(exc: BaseException) -> str:
+    text = str(exc).strip() or type(exc).__name__
+    return text.splitlines()[0] if "\n" in text else text
+
+
+# --- the run ------------------------------------------------------------------------------
+
+
+class Run:
+    """One operation over one stack: settle, plan and execute, emitting events."""
+
+    def __init__(
+        self,
+        *,
+        stack: str,
+        options: Options,
+        program: Program | None,
+        resources: list[ResourceState],
+        journal: Journal | None,
+        providers: ProviderFactory,
+        listener: Listener,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.stack = stack
+        self.options = options
+        self.program = program
+        self.journal = journal
+        self.factory = providers
+        self.emit = listener
+        self.clock = clock
+        self.outcome = Outcome()
+        self.old: dict[str, ResourceState] = {r.urn: r for r in resources if not r.delete_pending}
+        self.replaced: list[ResourceState] = [r for r in resources if r.delete_pending]
+        self.all_old = resources
+        self.live: dict[str, Any] = {}
+        self.status: dict[str, str] = {}
+        self.finished: dict[str, asyncio.Event] = {}
+        self.providers: dict[str, Provider] = {}
+        self._applysets: dict[tuple[int, str], asyncio.Task[None]] = {}
+        self._group_kinds: dict[tuple[str, str], set[str]] = {}
+        self._step = 0
+        # What a preview would create that the server cannot dry-run against yet.
+        self._previewed_namespaces: set[str] = set()
+        self._previewed_kinds: dict[tuple[str, str], bool] = {}
+        self._sem = asyncio.Semaphore(max(1, options.parallel))
+
+    # --- providers ----------------------------------------------------------------------
+
+    def provider_for(self, provider_urn: str) -> Provider:
+        found = self.providers.get(provider_urn)
+        if found is not None:
+            return found
+        if provider_urn:
+            recorded = self.old.get(provider_urn)
+            if recorded is None:
+                raise UsageError(
+                    f"provider {provider_urn} is neither declared by the program nor in the state"
+                )
+            made = self.factory(recorded.inputs)
+        else:
+            made = self.factory(None)
+        self.providers[provider_urn] = made
+        return made
+
+    async def close(self) -> None:
+        for provider in self.providers.values():
+            await provider.close()
+
+    def _next_step(self) -> int:
+        self._step += 1
+        return self._step
+
+    # --- settling what a crash left ------------------------------------------------------
+
+    async def settle_pending(self, pending: list[PendingOperation]) -> None:
+        """Resolve steps begun and never ended by reading the cluster; no manual repair."""
+        assert self.journal is not None
+        for item in pending:
+            state = item.resource
+            result: ResourceState | None
+            if not state.custom or state.type == PROVIDER_TYPE:
+                result = None if item.op in _DELETES else state
+            else:
+                api_version, kind, namespace, name = object_ref(state)
+                live = await self.provider_for(state.provider).read(
+                    api_version, kind, namespace, name
+                )
+                if item.op in _DELETES:
+                    result = state if live is not None else None
+                elif live is None:
+                    result = None
+                elif item.op in (Op.CREATE, Op.CREATE_REPLACEMENT):
+                    result = replace(state, outputs=live)
+                else:
+                    # An update or import may or may not have reached the server: keep the
+                    # inputs recorded before it, so the next plan sends it again.
+                    before = self.old.get(state.urn, state)
+                    result = replace(before, outputs=live)
+            self.journal.resolve_pending(item, result)
+            self.emit(
+                Diagnostic(
+                    state.urn,
+                    f"settled an interrupted {item.op.value} of {describe(state.urn)}",
+                    "info",
+                )
+            )
+
+    # --- the program's resources ---------------------------------------------------------
+
+    def _explicit(self, resource: Resource) -> set[str]:
+        deps = {r.urn for r in dependencies_of(resource.props)}
+        deps |= {r.urn for r in resource.opts.depends_on}
+        if resource.opts.parent is not None:
+            deps.add(resource.opts.parent.urn)
+        if resource.opts.provider is not None:
+            deps.add(resource.opts.provider.urn)
+        return deps
+
+    def _graph(self, resources: list[Resource]) -> Graph:
+        nodes = []
+        for resource in resources:
+            static = _static(resource.props) if resource.custom else {}
+            nodes.append(Node(resource.urn, static, frozenset(self._explicit(resource))))
+        return Graph(nodes)
+
+    def read_live(self, resource: Resource) -> Any:
+        return self.live.get(resource.urn, UNKNOWN)
+
+    async def run_program(self) -> None:
+        assert self.program is not None
+        resources = self.program.resources
+        self._apply_aliases(resources)
+        graph = self._graph(resources)
+        allowed = graph.upstream(self.options.targets) if self.options.targets else None
+        for resource in resources:
+            if resource.custom and is_kubernetes(resource.resource_type):
+                props = resource.props
+                self._group_kinds.setdefault((_provider_urn(resource), ""), set()).add(
+                    _group_kind(str(props.get("apiVersion", "")), str(props.get("kind", "")))
+                )
+        by_urn = self.program.by_urn
+        self.finished = {urn: asyncio.Event() for urn in graph.order}
+        tasks = [
+            asyncio.create_task(
+                self._resource(by_urn[urn], graph.needs[urn], allowed is None or urn in allowed)
+            )
+            for urn in graph.order
+        ]
+        await asyncio.gather(*tasks)
+
+    def _apply_aliases(self, resources: list[Resource]) -> None:
+        for resource in resources:
+            if resource.urn in self.old:
+                continue
+            for alias in resource.opts.aliases:
+                old = self.old.pop(alias, None)
+                if old is None:
+                    continue
+                renamed = replace(old, urn=resource.urn)
+                self.old[resource.urn] = renamed
+                if self.journal is not None:
+                    self.journal.rename(alias, resource.urn)
+                self.emit(
+                    Diagnostic(
+                        resource.urn, f"renamed from {alias} (alias): no replacement", "info"
+                    )
+                )
+                break
+
+    async def _resource(self, resource: Resource, needs: set[str], allowed: bool) -> None:
+        urn = resource.urn
+        try:
+            await asyncio.gather(*(self.finished[d].wait() for d in needs))
+            blocked = [d for d in needs if self.status.get(d) != _DONE]
+            old = self.old.get(urn)
+            if not allowed:
+                if old is not None:
+                    self.live[urn] = old.outputs
+                    self.status[urn] = _DONE
+                else:
+                    self.status[urn] = _SKIPPED
+                return
+            if blocked:
+                step = Step(Op.CREATE if old is None else Op.UPDATE, urn, old, old)
+                self.status[urn] = _SKIPPED
+                reason = f"{describe(blocked[0])} failed or was not done"
+                self.outcome.not_done.append(f"{describe(urn)}: {reason}")
+                self.emit(StepSkipped(step, reason))
+                return
+            await self._handle(resource, old)
+        except Exception as exc:  # one resource's failure is a failed step, never the run's
+            self.status[urn] = _FAILED
+            message = f"{describe(urn)}: {_error_text(exc)}"
+            self.outcome.failures.append(message)
+            step = Step(Op.UPDATE if urn in self.old else Op.CREATE, urn, self.old.get(urn), None)
+            self.emit(StepDone(step, False, 0.0, _error_text(exc)))
+        finally:
+            self.status.setdefault(urn, _DONE)
+            self.finished[urn].set()
+
+    def _desired(self, resource: Resource, old: ResourceState | None) -> tuple[ResourceState, bool]:
+        """The resource's desired state (inputs resolved, auto-named) and whether it was auto-named."""
+        resolved = resolve(resource.props, self.read_live)
+        inputs, secret_paths = unwrap_secrets(resolved)
+        unknown = _unknown_paths(inputs)
+        if unknown and not self.options.dry_run:
+            raise UsageError(
+                f"input {unknown[0]} is not known even after its dependencies were applied: "
+                "an Output it reads names a field the live object does not have"
+            )
+        auto = False
+        if resource.custom and is_kubernetes(resource.resource_type):
+            meta = _meta(inputs)
+            if not meta.get("name"):
+                auto = True
+                if old is not None and _meta(old.inputs).get("name"):
+                    meta["name"] = _meta(old.inputs)["name"]
+                elif resource.opts.import_:
+                    meta["name"] = resource.opts.import_.rpartition("/")[2]
+                else:
+                    meta["name"] = auto_name(resource.resource_name, resource.urn)
+                inputs = {**inputs, "metadata": meta}
+        opts = resource.opts
+        state = ResourceState(
+            urn=resource.urn,
+            type=resource.resource_type,
+            inputs=inputs,
+            parent=opts.parent.urn if opts.parent is not None else "",
+            dependencies=tuple(
+                sorted(
+                    {r.urn for r in dependencies_of(resource.props)}
+                    | {r.urn for r in opts.depends_on}
+                )
+            ),
+            provider=_provider_urn(resource),
+            custom=resource.custom,
+            protect=opts.protect,
+            retain_on_delete=opts.retain_on_delete,
+            secret_paths=tuple(secret_paths),
+        )
+        return state, auto
+
+    async def _handle(self, resource: Resource, old: ResourceState | None) -> None:
+        urn = resource.urn
+        desired, auto = self._desired(resource, old)
+        kube = resource.custom and is_kubernetes(resource.resource_type)
+        if kube:
+            provider = self.provider_for(desired.provider)
+            desired = replace(desired, id=await self._object_id(provider, desired))
+        opts = resource.opts
+        intent = Intent(
+            desired,
+            ignore_changes=tuple(opts.ignore_changes),
+            replace_on_changes=tuple(opts.replace_on_changes),
+            delete_before_replace=opts.delete_before_replace,
+            auto_named=auto,
+        )
+        step = plan(intent, old)
+        if (
+            step.op is Op.REPLACE
+            and not opts.delete_before_replace
+            and step.new
+            and step.old
+            and step.new.id != step.old.id
+        ):
+            step = replace(
+                step, delete_before_replace=False
+            )  # another name: the new can come first
+        if step.op is Op.REPLACE and auto and not opts.delete_before_replace:
+            assert step.new is not None
+            renamed = {
+                **step.new.inputs,
+                "metadata": {
+                    **_meta(step.new.inputs),
+                    "name": auto_name(
+                        resource.resource_name, resource.urn, _meta(step.new.inputs).get("name", "")
+                    ),
+                },
+            }
+            new = replace(step.new, inputs=renamed)
+            if kube:
+                new = replace(new, id=await self._object_id(self.provider_for(new.provider), new))
+            step = replace(step, new=new, delete_before_replace=False)
+        if old is None and opts.import_ and kube:
+            step = replace(step, op=Op.IMPORT)
+        drifted = self.outcome.drift.get(urn)
+        force = self.options.force or opts.force
+        if drifted and step.op is Op.SAME:
+            changes = tuple(FieldChange(f.path, f.live, f.recorded) for f in drifted)
+            step = replace(step, op=Op.UPDATE, changes=changes)
+            force = True  # putting the cluster back means taking the drifted fields back
+        if resource.resource_type == PROVIDER_TYPE:
+            self.providers[urn] = self.factory(desired.inputs)
+        if step.op is Op.SAME:
+            assert old is not None
+            self.live[urn] = old.outputs if old.outputs or not kube else old.inputs
+            self.outcome.counts["same"] += 1
+            self.status[urn] = _DONE
+            self.emit(StepStarted(step))
+            return
+        started = self.clock()
+        self.emit(StepStarted(step))
+        if self.options.dry_run:
+            await self._preview(step, kube, force)
+        elif not kube:
+            self._record_only(step)
+        else:
+            await self._execute(step, force, opts.custom_timeouts)
+        self.status[urn] = _DONE
+        self.outcome.counts[step.op.value] += 1
+        self.emit(StepDone(step, True, self.clock() - started))
+
+    async def _object_id(self, provider: Provider, state: ResourceState) -> str:
+        meta = _meta(state.inputs)
+        name = str(meta.get("name", ""))
+        scope = self._previewed_kinds.get(_group_and_kind(state.inputs))
+        if scope is not None:
+            namespaced = scope  # a kind whose CRD this preview would create
+        else:
+            namespaced = await provider.namespaced(
+                str(state.inputs.get("apiVersion")), str(state.inputs.get("kind"))
+            )
+        if not namespaced:
+            return name
+        return f"{meta.get('namespace') or provider.default_namespace}/{name}"
+
+    # --- preview ----------------------------------------------------------------------
+
+    async def _preview(self, step: Step, kube: bool, force: bool) -> None:
+        new = step.new
+        assert new is not None
+        # What dependents may read in a preview: the identity is known, the rest is not.
+        known: dict[str, Any] = {k: new.inputs[k] for k in ("apiVersion", "kind") if k in new.inputs}
+        known["metadata"] = _Partial(_meta(new.inputs))
+        self.live[step.urn] = _Partial(known)
+        if not kube or _unknown_paths(new.inputs):
+            return
+        kind = new.inputs.get("kind")
+        if kind == "Namespace" and step.op is not Op.UPDATE:
+            self._previewed_namespaces.add(str(_meta(new.inputs).get("name")))
+        elif kind == "CustomResourceDefinition":
+            spec = new.inputs.get("spec") or {}
+            served = (str(spec.get("group", "")), str((spec.get("names") or {}).get("kind", "")))
+            self._previewed_kinds[served] = spec.get("scope") != "Cluster"
+        namespace = new.id.rpartition("/")[0] or None
+        if namespace in self._previewed_namespaces or _group_and_kind(new.inputs) in self._previewed_kinds:
+            return  # the server cannot dry-run into a namespace or a kind this run only creates
+        provider = self.provider_for(new.provider)
+        body = provider.stamp(new.inputs, stack=self.stack, urn=new.urn, namespace=namespace)
+        async with self._sem:
+            await provider.preview(body, force=force)
+
+    # --- up -----------------------------------------------------------------------------
+
+    def _record_only(self, step: Step) -> None:
+        """Components and provider resources: nothing in a cluster, only the state."""
+        new = step.new
+        assert new is not None
+        number = self._next_step()
+        assert self.journal is not None
+        self.journal.begin(number, step.op if step.op is not Op.REPLACE else Op.UPDATE, new)
+        self.journal.end(number, new)
+        self.live[step.urn] = new.inputs
+
+    async def _execute(self, step: Step, force: bool, timeouts: Any) -> None:
+        new = step.new
+        assert new is not None and self.journal is not None
+        provider = self.provider_for(new.provider)
+        timeout = None
+        if timeouts is not None:
+            timeout = (
+                timeouts.create
+                if step.op in (Op.CREATE, Op.IMPORT, Op.REPLACE)
+                else timeouts.update
+            )
+        if step.op is Op.IMPORT:
+            api_version, kind, namespace, name = object_ref(new)
+            if await provider.read(api_version, kind, namespace, name) is None:
+                raise UsageError(
+                    f"cannot import {new.id}: no {kind} of that name exists in the cluster"
+                )
+        if step.op is Op.REPLACE and step.delete_before_replace:
+            assert step.old is not None
+            await self._delete_object(step.old, Op.DELETE_REPLACED)
+            journal_op = Op.CREATE
+        elif step.op is Op.REPLACE:
+            journal_op = Op.CREATE_REPLACEMENT
+        else:
+            journal_op = step.op
+        number = self._next_step()
+        self.journal.begin(number, journal_op, new)
+        try:
+            live = await self._apply(provider, new, force)
+        except BaseException:
+            self.journal.fail_step(number)
+            raise
+        try:
+            live = await provider.await_ready(
+                live,
+                timeout=timeout,
+                on_status=lambda message: self.emit(StepProgress(step.urn, message)),
+            )
+        except BaseException:
+            # The object exists: the state must know it even though it never became ready.
+            self.journal.end(number, replace(new, outputs=live))
+            self.live[step.urn] = live
+            raise
+        self.journal.end(number, replace(new, outputs=live))
+        self.live[step.urn] = live
+        if step.op is Op.REPLACE and not step.delete_before_replace:
+            assert step.old is not None
+            self.replaced.append(replace(step.old, delete_pending=True))
+
+    async def _apply(self, provider: Provider, state: ResourceState, force: bool) -> dict[str, Any]:
+        namespace = state.id.rpartition("/")[0] or None
+        if namespace is not None:
+            await self._ensure_applyset(provider, state.provider, namespace)
+        body = provider.stamp(state.inputs, stack=self.stack, urn=state.urn, namespace=namespace)
+        async with self._sem:
+            return await provider.apply(body, force=force)
+
+    async def _ensure_applyset(self, provider: Provider, provider_urn: str, namespace: str) -> None:
+        key = (id(provider), namespace)
+        task = self._applysets.get(key)
+        if task is None:
+            kinds = self._group_kinds.get((provider_urn, ""), set())
+            task = asyncio.ensure_future(provider.ensure_applyset(self.stack, namespace, kinds))
+            self._applysets[key] = task
+        await asyncio.shield(task)
+
+    # --- deletes --------------------------------------------------------------------------
+
+    async def _delete_object(self, state: ResourceState, op: Op) -> None:
+        assert self.journal is not None
+        if state.protect and op is Op.DELETE:
+            raise UsageError(
+                f"resource {state.urn} cannot be deleted because it is protected: remove `protect=True` "
+                f"from its options and run `stackwright up` first, or run `stackwright state unprotect {state.urn}`"
+            )
+        number = self._next_step()
+        self.journal.begin(number, op, state)
+        try:
+            if (
+                state.custom
+                and is_kubernetes(state)
+                and not (state.retain_on_delete and op is Op.DELETE)
+            ):
+                api_version, kind, namespace, name = object_ref(state)
+                async with self._sem:
+                    await self.provider_for(state.provider).delete(
+                        api_version, kind, namespace, name
+                    )
+        except BaseException:
+            self.journal.fail_step(number)
+            raise
+        self.journal.end(number, None)
+
+    async def delete_all(self, states: list[ResourceState], *, blocked: bool = False) -> None:
+        """Delete `states` in reverse dependency order (dependents first), concurrently."""
+        if not states:
+            return
+        steps = {
+            id(s): (
+                plan_delete(s) if not s.delete_pending else Step(Op.DELETE_REPLACED, s.urn, s, None)
+            )
+            for s in states
+        }
+        if blocked or self.options.dry_run:
+            for state in states:
+                step = steps[id(state)]
+                if blocked:
+                    self.outcome.not_done.append(
+                        f"{step.op.value} {describe(state.urn)}: not started after a failure"
+                    )
+                    self.emit(StepSkipped(step, "not started: an earlier step failed"))
+                else:
+                    self.emit(StepStarted(step))
+                    self.outcome.counts[step.op.value] += 1
+                    if state.protect and step.op is Op.DELETE:
+                        self.outcome.failures.append(
+                            f"{describe(state.urn)}: protected; it cannot be deleted"
+                        )
+                        self.emit(
+                            StepDone(
+                                step,
+                                False,
+                                0.0,
+                                "protected: remove `protect` or run `stackwright state unprotect`",
+                            )
+                        )
+            return
+        keys = [f"{s.urn}#{i}" for i, s in enumerate(states)]
+        by_urn: dict[str, list[str]] = {}
+        for key, state in zip(keys, states, strict=True):
+            by_urn.setdefault(state.urn, []).append(key)
+        nodes = []
+        for key, state in zip(keys, states, strict=True):
+            refs = {*state.dependencies, state.parent, state.provider} - {""}
+            explicit = frozenset(k for ref in refs for k in by_urn.get(ref, ()) if k != key)
+            nodes.append(Node(key, state.inputs if state.custom else {}, explicit))
+        graph = Graph(nodes)
+        finished = {key: asyncio.Event() for key in keys}
+        failed: set[str] = set()
+        states_by_key = dict(zip(keys, states, strict=True))
+
+        async def one(key: str) -> None:
+            state = states_by_key[key]
+            step = steps[id(state)]
+            try:
+                await asyncio.gather(*(finished[d].wait() for d in graph.dependents[key]))
+                if any(d in failed for d in graph.dependents[key]):
+                    failed.add(key)
+                    self.outcome.not_done.append(
+                        f"delete {describe(state.urn)}: a dependent could not be deleted"
+                    )
+                    self.emit(
+                        StepSkipped(step, "a resource that depends on it could not be deleted")
+                    )
+                    return
+                started = self.clock()
+                self.emit(StepStarted(step))
+                await self._delete_object(state, step.op)
+                self.outcome.counts[step.op.value] += 1
+                self.emit(StepDone(step, True, self.clock() - started))
+            except Exception as exc:
+                failed.add(key)
+                self.outcome.failures.append(f"{describe(state.urn)}: {_error_text(exc)}")
+                self.emit(StepDone(step, False, 0.0, _error_text(exc)))
+            finally:
+                finished[key].set()
+
+        await asyncio.gather(*(one(key) for key in keys))
+
+    # --- refresh ------------------------------------------------------------------------------
+
+    async def refresh(self, *, record: bool) -> None:
+        """Read every object; report drift; with `record`, write what was read to the state."""
+
+        async def one(state: ResourceState) -> None:
+            if not state.custom or not is_kubernetes(state):
+                return
+            try:
+                api_version, kind, namespace, name = object_ref(state)
+                async with self._sem:
+                    live = await self.provider_for(state.provider).read(
+                        api_version, kind, namespace, name
+                    )
+            except Exception as exc:
+                self.outcome.failures.append(f"{describe(state.urn)}: {_error_text(exc)}")
+                self.emit(Diagnostic(state.urn, f"could not read it: {_error_text(exc)}", "error"))
+                return
+            if live is None:
+                self.emit(Drift(state.urn, gone=True))
+                self.outcome.counts["deleted-outside"] += 1
+                self.old.pop(state.urn, None)
+            else:
+                fields = drift_rules.drifted(state.inputs, live)
+                masked = [
+                    f
+                    if not _secret_path(f.path, state.secret_paths)
+                    else replace(f, recorded="[secret]", live="[secret]")
+                    for f in fields
+                ]
+                if masked:
+                    self.outcome.drift[state.urn] = masked
+                    self.outcome.counts["drifted"] += 1
+                    self.emit(Drift(state.urn, tuple(masked)))
+                else:
+                    self.outcome.counts["in-sync"] += 1
+                self.old[state.urn] = replace(state, outputs=live)
+            if record:
+                assert self.journal is not None
+                number = self._next_step()
+                self.journal.begin(number, Op.REFRESH, state)
+                self.journal.end(number, None if live is None else replace(state, outputs=live))
+
+        await asyncio.gather(*(one(s) for s in list(self.old.values())))
+
+    # --- outputs --------------------------------------------------------------------------------
+
+    def stack_outputs(self) -> tuple[dict[str, Any], dict[str, Any]]:
+        """(stored, shown): the program's exports resolved; secrets masked in both."""
+        if self.program is None:
+            return {}, {}
+        stored: dict[str, Any] = {}
+        for name, value in self.program.exports.items():
+            plain, secret_paths = unwrap_secrets(resolve(value, self.read_live))
+            stored[name] = _mask(plain, secret_paths)
+        return stored, {k: shown(v) for k, v in stored.items()}
+
+    def summary(self, elapsed: float) -> Summary:
+        outcome = self.outcome
+        return Summary(
+            kind="preview"
+            if self.options.dry_run and self.options.kind == "up"
+            else self.options.kind,
+            ok=not outcome.failures and not outcome.not_done,
+            counts=dict(outcome.counts),
+            outputs=outcome.outputs,
+            elapsed=elapsed,
+            failures=list(outcome.failures),
+            dry_run=self.options.dry_run,
+            not_done=list(outcome.not_done),
+        )
+
+
+class _Partial(dict[str, Any]):
+    """A live object a preview can only partly know: any field it does not hold is unknown."""
+
+    def __contains__(self, key: object) -> bool:
+        return True
+
+    def __missing__(self, key: str) -> Any:
+        return UNKNOWN
+
+
+def _secret_path(path: str, secret_paths: Iterable[str]) -> bool:
+    return any(
+        path == p or path.startswith(p + ".") or path.startswith(p + "[") for p in secret_paths
+    )
+
+
+def _group_and_kind(obj: Mapping[str, Any]) -> tuple[str, str]:
+    return str(obj.get("apiVersion", "")).rpartition("/")[0], str(obj.get("kind", ""))
+
+
+def _provider_urn(resource: Resource) -> str:
+    provider = resource.opts.provider
+    parent = resource.opts.parent
+    while provider is None and parent is not None:
+        provider = parent.opts.provider
+        parent = parent.opts.parent
+    return provider.urn if provider is not None else ""
+
+
+def _group_kind(api_version: str, kind: str) -> str:
+    group = api_version.rpartition("/")[0]
+    return f"{kind}.{group}" if group else kind
+
+
+def _static(value: Any) -> Any:
+    """A structure with Outputs replaced by "" (for ordering rules that only read names)."""
+    from stackwright.sdk.output import Output
+
+    if isinstance(value, Output):
+        return ""
+    if isinstance(value, Mapping):
+        return {k: _static(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_static(v) for v in value]
+    return value
+
+
+def changed_paths(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
+    return [c.path for c in diff(old, new)]
+
+
+def is_component(resource: Resource) -> bool:
+    return isinstance(resource, ComponentResource)

@@ -1,0 +1,322 @@
+"""The dependency graph of a program's resources, and the order rules Kubernetes implies.
+
+Edges come from three places: Outputs used as inputs and `depends_on` (what the
+program says), a child on its parent (so a component's URN prefix exists first),
+and Kubernetes' own rules (what the cluster needs even when the program does not
+say it), listed in `RULES` with the reason for each. What the program says wins:
+a rule never adds an edge against the program's own (direct or transitive)
+dependencies. A cycle is reported with its path. Deletes walk the same graph
+backwards.
+
+Planning-time only: no I/O here.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+from collections.abc import Callable, Hashable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from stackwright.errors import UsageError
+
+Obj = Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class Node:
+    urn: str
+    obj: Obj  # the desired object, or {} for components / unknown inputs
+    explicit: frozenset[str]  # URNs this node depends on by Outputs, depends_on or parent
+
+
+def _kind(obj: Obj) -> str:
+    return str(obj.get("kind", ""))
+
+
+def _metadata(obj: Obj, key: str) -> str:
+    meta = obj.get("metadata")
+    value = meta.get(key) if isinstance(meta, Mapping) else None
+    return value if isinstance(value, str) else ""
+
+
+def _group(obj: Obj) -> str:
+    return str(obj.get("apiVersion", "")).rpartition("/")[0]
+
+
+def _defined_kind(crd: Obj) -> tuple[str, str] | None:
+    spec = crd.get("spec")
+    names = spec.get("names") if isinstance(spec, Mapping) else None
+    if not isinstance(spec, Mapping) or not isinstance(names, Mapping):
+        return None
+    return (str(spec.get("group", "")), str(names.get("kind", "")))
+
+
+# --- the rules ---------------------------------------------------------------------------
+#
+# A rule says: objects of the `then` kinds wait for objects of the `first` kinds that
+# `match` pairs them with. Each match is a pair of keys — one computed from the first
+# object, one from the waiting object — and a pair matches when the keys are equal (None
+# matches nothing), so the graph indexes first objects by key and stays linear in the
+# number of objects (plus the edges the rules imply).
+
+_WORKLOADS = frozenset(
+    {"Pod", "Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "Job", "CronJob",
+     "ReplicationController"}
+)  # fmt: skip
+
+Key = Callable[[Obj], Hashable | None]
+
+#: match name → (key of a first object, key of a waiting object)
+MATCHES: dict[str, tuple[Key, Key]] = {
+    # The Namespace named by the object's metadata.namespace.
+    "its-namespace": (
+        lambda first: _metadata(first, "name") or None,
+        lambda then: _metadata(then, "namespace") or None,
+    ),
+    # The CRD whose spec.group and spec.names.kind are the object's group and kind.
+    "its-definition": (_defined_kind, lambda then: (_group(then), _kind(then))),
+    # Anything in the same namespace ("" being the provider's default one).
+    "same-namespace": (
+        lambda first: _metadata(first, "namespace"),
+        lambda then: _metadata(then, "namespace"),
+    ),
+    # Anything, wherever it is.
+    "any": (lambda first: True, lambda then: True),
+}
+
+
+@dataclass(frozen=True)
+class Rule:
+    name: str
+    first: frozenset[str]  # kinds that go first
+    then: frozenset[str] | None  # kinds that wait; None: any kind
+    match: str  # a key of MATCHES
+    reason: str
+
+
+#: Ordered for the reader; every rule applies.
+RULES: tuple[Rule, ...] = (
+    Rule(
+        "namespace-first",
+        frozenset({"Namespace"}),
+        None,
+        "its-namespace",
+        "objects cannot be created in a namespace that does not exist yet",
+    ),
+    Rule(
+        "crd-before-custom-objects",
+        frozenset({"CustomResourceDefinition"}),
+        None,
+        "its-definition",
+        "a custom kind is served only once its CRD is Established",
+    ),
+    Rule(
+        "config-before-workloads",
+        frozenset({"ConfigMap", "Secret", "ServiceAccount", "PersistentVolumeClaim"}),
+        _WORKLOADS,
+        "same-namespace",
+        "pods that mount a ConfigMap/Secret/PVC or run as a ServiceAccount fail or stall "
+        "when it is missing",
+    ),
+    Rule(
+        "rbac-before-workloads",
+        frozenset({"Role", "RoleBinding"}),
+        _WORKLOADS,
+        "same-namespace",
+        "a workload whose permissions are missing crash-loops until they appear",
+    ),
+    Rule(
+        "cluster-rbac-before-workloads",
+        frozenset({"ClusterRole", "ClusterRoleBinding"}),
+        _WORKLOADS,
+        "any",
+        "a workload whose permissions are missing crash-loops until they appear",
+    ),
+    Rule(
+        "storageclass-before-claims",
+        frozenset({"StorageClass"}),
+        frozenset({"PersistentVolumeClaim"}),
+        "any",
+        "a claim naming a class that does not exist stays Pending",
+    ),
+)
+
+
+def rule_between(first: Obj, then: Obj) -> Rule | None:
+    """The first rule that makes `then` wait for `first`, if any."""
+    for rule in RULES:
+        if _kind(first) in rule.first and (rule.then is None or _kind(then) in rule.then):
+            first_key, then_key = MATCHES[rule.match]
+            key = first_key(first)
+            if key is not None and key == then_key(then):
+                return rule
+    return None
+
+
+def implicit_edges(nodes: Iterable[Node]) -> dict[str, set[str]]:
+    """For each URN, the URNs Kubernetes' rules say must come first."""
+    objs = [(n.urn, n.obj) for n in nodes if n.obj]
+    # rule → key → URNs of the first objects with that key
+    index: list[dict[Hashable, list[str]]] = []
+    for rule in RULES:
+        first_key = MATCHES[rule.match][0]
+        by_key: dict[Hashable, list[str]] = {}
+        for urn, obj in objs:
+            if _kind(obj) in rule.first:
+                key = first_key(obj)
+                if key is not None:
+                    by_key.setdefault(key, []).append(urn)
+        index.append(by_key)
+    needs: dict[str, set[str]] = {}
+    for urn, obj in objs:
+        found = needs.setdefault(urn, set())
+        kind = _kind(obj)
+        for rule, by_key in zip(RULES, index, strict=True):
+            if not by_key or (rule.then is not None and kind not in rule.then):
+                continue
+            key = MATCHES[rule.match][1](obj)
+            if key is not None:
+                found.update(by_key.get(key, ()))
+        found.discard(urn)
+    return needs
+
+
+# --- the graph ----------------------------------------------------------------------------
+
+
+class Graph:
+    """Resources and their dependencies; topological order and cycle reports.
+
+    `needs[urn]` are the URNs that must be done before `urn`, `dependents[urn]` the
+    URNs that wait for it, and `order` all URNs in an order that respects `needs`,
+    otherwise following declaration order.
+    """
+
+    def __init__(self, nodes: Iterable[Node]) -> None:
+        self.nodes = {n.urn: n for n in nodes}
+        explicit = {
+            urn: {d for d in node.explicit if d in self.nodes and d != urn}
+            for urn, node in self.nodes.items()
+        }
+        self.needs: dict[str, set[str]] = {urn: set(deps) for urn, deps in explicit.items()}
+        explicit_ancestors = _Ancestors(explicit)
+        for urn, deps in implicit_edges(self.nodes.values()).items():
+            # A rule never overrides what the program said the other way round.
+            self.needs[urn] |= {d for d in deps if urn not in explicit_ancestors(d)}
+        self.dependents: dict[str, set[str]] = {urn: set() for urn in self.nodes}
+        for urn, deps in self.needs.items():
+            for dep in deps:
+                self.dependents[dep].add(urn)
+        self.order = self._topological()
+
+    def _topological(self) -> list[str]:
+        position = {urn: i for i, urn in enumerate(self.nodes)}
+        remaining = {urn: len(deps) for urn, deps in self.needs.items()}
+        ready = [position[u] for u, n in remaining.items() if n == 0]
+        heapq.heapify(ready)
+        declared = list(self.nodes)
+        order: list[str] = []
+        while ready:
+            urn = declared[heapq.heappop(ready)]
+            order.append(urn)
+            for dependent in self.dependents[urn]:
+                remaining[dependent] -= 1
+                if remaining[dependent] == 0:
+                    heapq.heappush(ready, position[dependent])
+        if len(order) != len(self.nodes):
+            done = set(order)
+            cycle = self._cycle([u for u in declared if u not in done], position)
+            raise UsageError(f"dependency cycle: {' -> '.join(cycle)}{self._explain(cycle)}")
+        return order
+
+    def _cycle(self, stuck: list[str], position: Mapping[str, int]) -> list[str]:
+        """One cycle among the resources that never became ready, as a path (each needs the next)."""
+        stuck_set = set(stuck)
+        current = stuck[0]
+        path = [current]
+        seen = {current: 0}
+        while True:
+            # Every stuck resource waits for another stuck one, so this walk must loop.
+            current = min(
+                (d for d in self.needs[current] if d in stuck_set), key=position.__getitem__
+            )
+            if current in seen:
+                return [*path[seen[current] :], current]
+            seen[current] = len(path)
+            path.append(current)
+
+    def _explain(self, cycle: list[str]) -> str:
+        """Which links of a cycle Kubernetes' rules added (the rest the program declared)."""
+        notes = [
+            f"{urn} waits for {dep} by the rule {self.why(urn, dep)}"
+            for urn, dep in itertools.pairwise(cycle)
+            if dep not in self.nodes[urn].explicit
+        ]
+        return f" ({'; '.join(notes)})" if notes else ""
+
+    def why(self, urn: str, dep: str) -> str:
+        """Why `urn` waits for `dep`: "declared" (Output, depends_on or parent) or a rule's name."""
+        if dep in self.nodes[urn].explicit:
+            return "declared"
+        rule = rule_between(self.nodes[dep].obj, self.nodes[urn].obj)
+        return rule.name if rule is not None else ""
+
+    def upstream(self, urns: Iterable[str]) -> set[str]:
+        """The URNs given and everything they depend on (for --target)."""
+        return self._closure(urns, self.needs)
+
+    def downstream(self, urns: Iterable[str]) -> set[str]:
+        """The URNs given and everything that depends on them (for a targeted destroy)."""
+        return self._closure(urns, self.dependents)
+
+    def _closure(self, urns: Iterable[str], edges: Mapping[str, set[str]]) -> set[str]:
+        found: set[str] = set()
+        stack = list(urns)
+        while stack:
+            urn = stack.pop()
+            if urn in found or urn not in self.nodes:
+                continue
+            found.add(urn)
+            stack.extend(edges[urn])
+        return found
+
+
+class _Ancestors:
+    """What a URN depends on, directly or not, through the program's own edges (memoised)."""
+
+    _NONE: frozenset[str] = frozenset()
+
+    def __init__(self, needs: Mapping[str, set[str]]) -> None:
+        self._needs = needs
+        self._known: dict[str, frozenset[str]] = {}
+
+    def __call__(self, urn: str) -> frozenset[str]:
+        known = self._known.get(urn)
+        if known is not None:
+            return known
+        # Iterative depth-first walk, so long chains do not hit the recursion limit;
+        # a cycle among explicit edges is reported later by the topological sort.
+        stack = [urn]
+        visiting: set[str] = set()
+        while stack:
+            top = stack[-1]
+            if top in self._known:
+                stack.pop()
+                continue
+            pending = [d for d in self._needs[top] if d not in self._known and d not in visiting]
+            if top not in visiting and pending:
+                visiting.add(top)
+                stack.extend(pending)
+                continue
+            stack.pop()
+            deps = self._needs[top]
+            if not deps:
+                self._known[top] = self._NONE
+            else:
+                found = set(deps)
+                for d in deps:
+                    found |= self._known.get(d, self._NONE)
+                self._known[top] = frozenset(found)
+        return self._known[urn]

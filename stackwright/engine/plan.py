@@ -1,0 +1,453 @@
+"""Planning: compare a resource's desired object with its recorded state, decide the step.
+
+Pure functions, no I/O: given what the program wants and what the state says, a
+`Step` with one `Op` (create, update, replace, delete, same) and the field-level
+changes that explain it. Which field changes force a replacement is data
+(`IMMUTABLE`), each with the reason the API server gives.
+
+A change's `path` is dotted with list indices in brackets, keys as they are
+(`spec.template.spec.containers[0].image`, `data.tls.crt`), the form secret paths
+take too; its `keys` say exactly which keys. Paths in rules and options may quote a
+key that holds dots (`metadata.annotations["kubectl.kubernetes.io/restartedAt"]`),
+or leave it unquoted, and use `[*]` for any index.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from stackwright.model import Op, ResourceState
+from stackwright.sdk.output import ANY_INDEX, UNKNOWN, PathKey, join_path, parse_path
+
+
+@dataclass(frozen=True)
+class Immutable:
+    """A field the API server refuses to change on update (so the object is replaced),
+    except under the `unless` paths, which it does let change."""
+
+    path: str
+    reason: str
+    unless: tuple[str, ...] = ()
+
+
+_STATEFULSET_MUTABLE = (
+    "spec.replicas", "spec.ordinals", "spec.template", "spec.updateStrategy",
+    "spec.persistentVolumeClaimRetentionPolicy", "spec.minReadySeconds",
+)  # fmt: skip
+_POD_MUTABLE = (
+    "spec.containers[*].image", "spec.initContainers[*].image", "spec.containers[*].resources",
+    "spec.activeDeadlineSeconds", "spec.tolerations", "spec.terminationGracePeriodSeconds",
+    "spec.schedulingGates",
+)  # fmt: skip
+_PV_SOURCES = (
+    "gcePersistentDisk", "awsElasticBlockStore", "hostPath", "glusterfs", "nfs", "rbd", "quobyte",
+    "cinder", "cephfs", "fc", "flocker", "flexVolume", "azureFile", "vsphereVolume",
+    "photonPersistentDisk", "portworxVolume", "azureDisk", "scaleIO", "local", "storageos", "csi",
+    "iscsi",
+)  # fmt: skip
+
+#: (apiVersion group, kind) → fields whose change the API server refuses on update, so
+#: the object must be replaced (kube-apiserver's ValidateXUpdate functions).
+IMMUTABLE: dict[tuple[str, str], tuple[Immutable, ...]] = {
+    ("apps", "Deployment"): (Immutable("spec.selector", "a Deployment's selector is immutable"),),
+    ("apps", "ReplicaSet"): (Immutable("spec.selector", "a ReplicaSet's selector is immutable"),),
+    ("apps", "DaemonSet"): (Immutable("spec.selector", "a DaemonSet's selector is immutable"),),
+    ("apps", "StatefulSet"): (
+        Immutable(
+            "spec",
+            "a StatefulSet's spec is immutable except replicas, ordinals, template, updateStrategy, "
+            "persistentVolumeClaimRetentionPolicy and minReadySeconds",
+            _STATEFULSET_MUTABLE,
+        ),
+    ),
+    ("apps", "ControllerRevision"): (
+        Immutable("data", "a ControllerRevision's data is immutable"),
+    ),
+    ("batch", "Job"): (
+        Immutable("spec.template", "a Job's pod template is immutable"),
+        Immutable("spec.selector", "a Job's selector is immutable"),
+        Immutable("spec.completionMode", "a Job's completionMode is immutable"),
+        Immutable("spec.podFailurePolicy", "a Job's podFailurePolicy is immutable"),
+        Immutable("spec.backoffLimitPerIndex", "a Job's backoffLimitPerIndex is immutable"),
+        Immutable("spec.successPolicy", "a Job's successPolicy is immutable"),
+        Immutable("spec.managedBy", "a Job's managedBy is immutable"),
+    ),
+    ("", "Service"): (
+        Immutable("spec.clusterIP", "a Service's clusterIP cannot change once set"),
+        Immutable("spec.clusterIPs", "a Service's clusterIPs cannot change once set"),
+    ),
+    ("", "PersistentVolumeClaim"): (
+        Immutable(
+            "spec",
+            "a claim's spec is immutable except its storage request and volumeAttributesClassName",
+            ("spec.resources.requests", "spec.volumeAttributesClassName"),
+        ),
+    ),
+    ("", "PersistentVolume"): (
+        *(Immutable(f"spec.{s}", "a volume's source is immutable") for s in _PV_SOURCES),
+        Immutable("spec.volumeMode", "a volume's volumeMode is immutable"),
+    ),
+    ("", "Secret"): (Immutable("type", "a Secret's type is immutable"),),
+    ("", "Pod"): (
+        Immutable(
+            "spec",
+            "a Pod's spec is immutable except container images and resources, "
+            "activeDeadlineSeconds, tolerations and terminationGracePeriodSeconds",
+            _POD_MUTABLE,
+        ),
+    ),
+    ("rbac.authorization.k8s.io", "RoleBinding"): (
+        Immutable("roleRef", "a RoleBinding's roleRef is immutable"),
+    ),
+    ("rbac.authorization.k8s.io", "ClusterRoleBinding"): (
+        Immutable("roleRef", "a ClusterRoleBinding's roleRef is immutable"),
+    ),
+    ("storage.k8s.io", "StorageClass"): (
+        Immutable("provisioner", "a StorageClass's provisioner is immutable"),
+        Immutable("parameters", "a StorageClass's parameters are immutable"),
+        Immutable("reclaimPolicy", "a StorageClass's reclaimPolicy is immutable"),
+        Immutable("volumeBindingMode", "a StorageClass's volumeBindingMode is immutable"),
+    ),
+    ("networking.k8s.io", "IngressClass"): (
+        Immutable("spec.controller", "an IngressClass's controller is immutable"),
+    ),
+    ("discovery.k8s.io", "EndpointSlice"): (
+        Immutable("addressType", "an EndpointSlice's addressType is immutable"),
+    ),
+    ("scheduling.k8s.io", "PriorityClass"): (
+        Immutable("value", "a PriorityClass's value is immutable"),
+        Immutable("preemptionPolicy", "a PriorityClass's preemptionPolicy is immutable"),
+    ),
+    ("apiextensions.k8s.io", "CustomResourceDefinition"): (
+        Immutable("spec.group", "a CRD's group is immutable"),
+        Immutable("spec.scope", "a CRD's scope is immutable once it is established"),
+        Immutable("spec.names.plural", "a CRD's plural name is immutable"),
+        Immutable("spec.names.kind", "a CRD's kind is immutable once it is established"),
+    ),
+}
+
+#: Changing any of these names another object: always a replacement.
+IDENTITY = (
+    Immutable("metadata.name", "the name identifies the object"),
+    Immutable("metadata.namespace", "the namespace identifies the object"),
+)
+
+#: ConfigMaps and Secrets recorded with `immutable: true`: their data cannot change, nor
+#: can they become mutable again.
+_SEALED = {
+    ("", "ConfigMap"): (
+        Immutable("data", "the ConfigMap is immutable (immutable: true)"),
+        Immutable("binaryData", "the ConfigMap is immutable (immutable: true)"),
+        Immutable("immutable", "an immutable ConfigMap cannot be made mutable"),
+    ),
+    ("", "Secret"): (
+        Immutable("data", "the Secret is immutable (immutable: true)"),
+        Immutable("stringData", "the Secret is immutable (immutable: true)"),
+        Immutable("immutable", "an immutable Secret cannot be made mutable"),
+    ),
+}
+
+
+@dataclass(frozen=True)
+class FieldChange:
+    path: str
+    old: Any
+    new: Any
+    #: The keys and indices `path` spells (filled in by `diff`; a key may hold dots).
+    keys: tuple[str | int, ...] = field(default=(), compare=False, repr=False)
+
+    @property
+    def kind(self) -> str:
+        if self.old is _ABSENT:
+            return "add"
+        if self.new is _ABSENT:
+            return "delete"
+        return "update"
+
+
+class _Absent:
+    def __repr__(self) -> str:
+        return "(absent)"
+
+
+#: The `old` of an added field and the `new` of a removed one.
+ABSENT: Any = _Absent()
+_ABSENT = ABSENT
+
+
+@dataclass(frozen=True)
+class Step:
+    """One operation on one resource; `old` is its recorded state, `new` the desired state."""
+
+    op: Op
+    urn: str
+    old: ResourceState | None
+    new: ResourceState | None
+    changes: tuple[FieldChange, ...] = ()
+    replace_reasons: tuple[str, ...] = ()
+    delete_before_replace: bool = False
+
+    @property
+    def type(self) -> str:
+        state = self.new or self.old
+        return state.type if state else ""
+
+
+@dataclass(frozen=True)
+class Intent:
+    """What the program asks for one resource, with the options planning needs."""
+
+    state: ResourceState  # inputs = the desired object; outputs empty
+    ignore_changes: Sequence[str] = ()
+    replace_on_changes: Sequence[str] = ()
+    delete_before_replace: bool = False
+    auto_named: bool = False
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+
+# --- diff -----------------------------------------------------------------------------
+
+
+def diff(old: Any, new: Any, path: str = "") -> list[FieldChange]:
+    """Field-level differences between two JSON-like values.
+
+    Maps are compared key by key (old keys first, then added ones), lists of the same
+    length item by item, anything else as a whole; an UNKNOWN new value is always a
+    change, since it may turn out different.
+    """
+    changes: list[FieldChange] = []
+    _diff(old, new, path, (), changes)
+    return changes
+
+
+def _diff(
+    old: Any, new: Any, path: str, keys: tuple[str | int, ...], out: list[FieldChange]
+) -> None:
+    if isinstance(old, Mapping) and isinstance(new, Mapping):
+        for key in old:
+            if key not in new:
+                out.append(FieldChange(join_path(path, key), old[key], _ABSENT, (*keys, key)))
+            else:
+                _diff(old[key], new[key], join_path(path, key), (*keys, key), out)
+        for key in new:
+            if key not in old:
+                out.append(FieldChange(join_path(path, key), _ABSENT, new[key], (*keys, key)))
+    elif isinstance(old, list) and isinstance(new, list) and len(old) == len(new):
+        for index, (a, b) in enumerate(zip(old, new, strict=True)):
+            _diff(a, b, join_path(path, index), (*keys, index), out)
+    elif new is UNKNOWN or not _same_leaf(old, new):
+        out.append(FieldChange(path, old, new, keys))
+
+
+def _same_leaf(old: Any, new: Any) -> bool:
+    # JSON tells `true` from `1`; Python's == does not.
+    return bool(old == new) and isinstance(old, bool) == isinstance(new, bool)
+
+
+# --- paths ------------------------------------------------------------------------------
+
+
+def _keys(path: str) -> tuple[PathKey, ...]:
+    return parse_path(path) if path else ()
+
+
+def _split(keys: Sequence[PathKey]) -> tuple[PathKey, ...]:
+    """Keys with dotted keys split at their dots, so that `data["tls.crt"]`, `data.tls.crt`
+    and the keys ("data", "tls.crt") compare alike."""
+    return tuple(
+        part for key in keys for part in (key.split(".") if isinstance(key, str) else (key,))
+    )
+
+
+def _change_keys(change: FieldChange) -> tuple[PathKey, ...]:
+    if change.keys or not change.path:
+        return change.keys
+    try:
+        return parse_path(change.path)
+    except ValueError:
+        return (change.path,)
+
+
+def _under(keys: Sequence[PathKey], pattern: Sequence[PathKey]) -> bool:
+    """Whether `keys` is `pattern` or inside it (`[*]` in the pattern matches any index);
+    both split at dots."""
+    if len(keys) < len(pattern):
+        return False
+    return all(
+        p == k or (p is ANY_INDEX and isinstance(k, int))
+        for k, p in zip(keys, pattern, strict=False)
+    )
+
+
+def _has(obj: Any, key: PathKey) -> bool:
+    if isinstance(key, str):
+        return isinstance(obj, Mapping) and key in obj
+    return isinstance(key, int) and isinstance(obj, list) and -len(obj) <= key < len(obj)
+
+
+def _lookup(obj: Any, keys: Sequence[PathKey]) -> Any:
+    for key in keys:
+        if not _has(obj, key):
+            return _ABSENT
+        obj = obj[key]
+    return obj
+
+
+def _expand(obj: Any, pattern: Sequence[PathKey]) -> list[tuple[str | int, ...]]:
+    """The concrete keys in `obj` that a user's `pattern` names: `[*]` over each index
+    present, and unquoted names joined again where `obj` has a key holding dots
+    (`data.tls.crt` → "data", "tls.crt")."""
+    if not pattern:
+        return [()]
+    head = pattern[0]
+    if isinstance(head, str) and isinstance(obj, Mapping) and head not in obj:
+        # The longest run of names that, joined by dots, is a key of `obj`.
+        for end in range(len(pattern), 1, -1):
+            names = pattern[:end]
+            if all(isinstance(n, str) for n in names) and ".".join(map(str, names)) in obj:
+                pattern = (".".join(map(str, names)), *pattern[end:])
+                head = pattern[0]
+                break
+    rest = pattern[1:]
+    if isinstance(head, (str, int)):
+        if not rest:
+            return [(head,)]
+        return [(head, *tail) for tail in _expand(_lookup(obj, (head,)), rest)]
+    if not isinstance(obj, list):
+        return []
+    return [(i, *tail) for i, item in enumerate(obj) for tail in _expand(item, rest)]
+
+
+def _store(obj: dict[str, Any], keys: Sequence[str | int], value: Any) -> None:
+    """Set (or, for ABSENT, remove) the value at `keys`, making the maps on the way."""
+    target: Any = obj
+    for key, next_key in itertools.pairwise(keys):
+        if isinstance(key, str) and isinstance(target, dict) and not _has(target, key):
+            if value is _ABSENT or not isinstance(next_key, str):
+                return  # nothing to remove; or a list item that is not there to set
+            target[key] = {}
+        if not _has(target, key) or not isinstance(target[key], (dict, list)):
+            return
+        target = target[key]
+    last = keys[-1]
+    if value is not _ABSENT and (
+        (isinstance(target, dict) and isinstance(last, str)) or _has(target, last)
+    ):
+        target[last] = value
+    elif value is _ABSENT and isinstance(target, dict):
+        # (A list item cannot be removed without moving the others: the desired one stays.)
+        target.pop(last, None)
+
+
+def _copy(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {k: _copy(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_copy(v) for v in value]
+    return value
+
+
+def with_ignored(
+    desired: Mapping[str, Any], old: Mapping[str, Any], ignore: Sequence[str]
+) -> dict[str, Any]:
+    """The desired object with `ignore_changes` paths kept at their recorded values
+    (removed where the record has none), as Pulumi's `ignoreChanges` does."""
+    result: dict[str, Any] = _copy(desired)
+    for path in ignore:
+        pattern = _keys(path)
+        concrete = dict.fromkeys([*_expand(result, pattern), *_expand(old, pattern)])
+        for keys in concrete:
+            _store(result, keys, _copy(_lookup(old, keys)))
+    return result
+
+
+# --- replacement ----------------------------------------------------------------------------
+
+
+def _group_kind(obj: Mapping[str, Any]) -> tuple[str, str]:
+    return (str(obj.get("apiVersion", "")).rpartition("/")[0], str(obj.get("kind", "")))
+
+
+def _touches(change: FieldChange, rule: Immutable) -> bool:
+    """Whether `change` alters the field `rule` names (and not only what `unless` allows)."""
+    keys, field_keys = _split(_change_keys(change)), _split(_keys(rule.path))
+    if _under(keys, field_keys):
+        return not any(_under(keys, _split(_keys(allowed))) for allowed in rule.unless)
+    if _under(field_keys, keys):
+        # The change is to a whole map or list holding the field: look at the field itself.
+        rest = field_keys[len(keys) :]
+        if any(k is ANY_INDEX for k in rest):
+            return True
+        old, new = (_lookup(v, _expand(v, rest)[0]) for v in (change.old, change.new))
+        return bool(old != new)
+    return False
+
+
+def replacement_reasons(
+    changes: Sequence[FieldChange],
+    obj: Mapping[str, Any],
+    replace_on_changes: Sequence[str],
+    old: Mapping[str, Any] | None = None,
+) -> list[str]:
+    """Why these changes to `obj` (recorded as `old`) need a replacement, one line per field."""
+    group_kind = _group_kind(obj)
+    rules = [
+        *IDENTITY,
+        *IMMUTABLE.get(group_kind, ()),
+        *(_SEALED.get(group_kind, ()) if old is not None and old.get("immutable") is True else ()),
+        *(Immutable(p, "replace_on_changes lists it") for p in replace_on_changes),
+    ]
+    return [
+        f"{rule.path}: {rule.reason}"
+        for rule in rules
+        if any(_touches(change, rule) for change in changes)
+    ]
+
+
+# --- the step ---------------------------------------------------------------------------
+
+
+def plan(intent: Intent, old: ResourceState | None) -> Step:
+    """The step that takes `old` (None: not in the state) to what `intent` asks."""
+    desired = intent.state
+    urn = desired.urn
+    if old is None or old.delete_pending:
+        return Step(Op.CREATE, urn, None, desired, tuple(diff({}, desired.inputs)))
+    if intent.ignore_changes:
+        desired = replace(
+            desired, inputs=with_ignored(desired.inputs, old.inputs, intent.ignore_changes)
+        )
+    changes = diff(old.inputs, desired.inputs)
+    if not changes and _same_options(old, desired):
+        return Step(Op.SAME, urn, old, desired)
+    reasons = replacement_reasons(changes, desired.inputs, intent.replace_on_changes, old.inputs)
+    if reasons:
+        # Create-before-delete needs the two objects to coexist: an auto-named object gets
+        # a new name, and a change of name or namespace makes another object anyway.
+        renamed = any(_touches(change, rule) for change in changes for rule in IDENTITY)
+        return Step(
+            Op.REPLACE, urn, old, desired, tuple(changes), tuple(reasons),
+            delete_before_replace=intent.delete_before_replace
+            or not (intent.auto_named or renamed),
+        )  # fmt: skip
+    return Step(Op.UPDATE, urn, old, desired, tuple(changes))
+
+
+def _same_options(old: ResourceState, new: ResourceState) -> bool:
+    def options(state: ResourceState) -> tuple[Any, ...]:
+        return (
+            state.protect,
+            state.retain_on_delete,
+            state.parent,
+            tuple(sorted(state.dependencies)),
+            state.provider,
+        )
+
+    return options(old) == options(new)
+
+
+def plan_delete(old: ResourceState) -> Step:
+    return Step(Op.DELETE, old.urn, old, None, tuple(diff(old.inputs, {})))

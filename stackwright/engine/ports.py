@@ -1,0 +1,86 @@
+"""What the engine needs from a provider and from the state store, as protocols.
+
+The engine codes against these; its wiring (`engine.wiring`) plugs in the
+Kubernetes provider and the configured state backend, and tests plug in fakes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, Protocol
+
+from stackwright.model import Op, PendingOperation, ResourceState
+
+
+class Provider(Protocol):
+    """One cluster: apply, wait, read and delete objects, and mark what a stack owns."""
+
+    @property
+    def default_namespace(self) -> str: ...
+
+    async def namespaced(self, api_version: str, kind: str) -> bool:
+        """Whether a kind is namespaced; raises when the cluster does not serve it."""
+        ...
+
+    def stamp(
+        self, obj: Mapping[str, Any], *, stack: str, urn: str, namespace: str | None
+    ) -> dict[str, Any]:
+        """`obj` with the marks of a managed object (labels, annotations, ApplySet membership)."""
+        ...
+
+    async def ensure_applyset(
+        self, stack: str, namespace: str, group_kinds: Iterable[str]
+    ) -> None: ...
+
+    async def remove_applyset(self, stack: str, namespace: str) -> None: ...
+
+    async def preview(
+        self, desired: Mapping[str, Any], *, force: bool = False
+    ) -> dict[str, Any]: ...
+
+    async def apply(self, desired: Mapping[str, Any], *, force: bool = False) -> dict[str, Any]: ...
+
+    async def await_ready(
+        self,
+        obj: Mapping[str, Any],
+        *,
+        timeout: float | None = None,
+        on_status: Callable[[str], None] | None = None,
+    ) -> dict[str, Any]: ...
+
+    async def read(
+        self, api_version: str, kind: str, namespace: str | None, name: str
+    ) -> dict[str, Any] | None: ...
+
+    async def delete(
+        self,
+        api_version: str,
+        kind: str,
+        namespace: str | None,
+        name: str,
+        *,
+        timeout: float | None = None,
+    ) -> None: ...
+
+    async def close(self) -> None: ...
+
+
+#: Makes the provider for a provider resource's settings (kubeconfig, context,
+#: namespace); None asks for the stack's default provider.
+ProviderFactory = Callable[[Mapping[str, Any] | None], Provider]
+
+
+class Journal(Protocol):
+    """One operation's write-ahead record in the state store."""
+
+    def begin(self, step: int, op: Op, resource: ResourceState) -> None: ...
+
+    def end(self, step: int, result: ResourceState | None) -> None: ...
+
+    def fail_step(self, step: int) -> None: ...
+
+    def resolve_pending(self, pending: PendingOperation, result: ResourceState | None) -> None: ...
+
+    def rename(self, urn: str, new_urn: str) -> None: ...
+
+    def set_outputs(self, outputs: Mapping[str, Any]) -> None: ...

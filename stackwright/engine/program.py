@@ -1,0 +1,96 @@
+"""Running a user's program: it declares resources; nothing is applied while it runs.
+
+The program's file is executed as `__main__` with its folder on `sys.path`, inside
+a fresh `Program` context. An exception from the program becomes one line naming
+the program file and line, so the user never sees Stackwright's own frames.
+Modules the program imported from its own folder are forgotten afterwards, so a
+second run (of this program or another, in the same process) imports them afresh.
+"""
+
+from __future__ import annotations
+
+import os
+import runpy
+import sys
+import traceback
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from stackwright.errors import StackwrightError, UsageError
+from stackwright.sdk.context import Program, running
+from stackwright.sdk.resource import in_package
+
+
+def run_program(
+    main: Path,
+    *,
+    project: str,
+    stack: str,
+    config: Mapping[str, Any] | None = None,
+    secret_keys: frozenset[str] = frozenset(),
+) -> Program:
+    """Run the Python program at `main` (a file, or a folder with `__main__.py`) and return what it declared."""
+    path = main / "__main__.py" if main.is_dir() else main
+    if not path.is_file():
+        raise UsageError(
+            f"program {path} does not exist: set `main` in Stackwright.yaml to the program's file"
+        )
+    program = Program(
+        project=project, stack=stack, config=dict(config or {}), secret_keys=secret_keys
+    )
+    folder = str(path.parent.resolve())
+    modules_before = set(sys.modules)
+    sys.path.insert(0, folder)
+    try:
+        with running(program):
+            runpy.run_path(str(path), run_name="__main__")
+    except StackwrightError:
+        raise
+    except SystemExit as exc:
+        if exc.code not in (0, None):
+            how = f"with status {exc.code}" if isinstance(exc.code, int) else f"saying {exc.code!r}"
+            raise UsageError(f"the program {path} exited {how} before finishing") from None
+    except Exception as exc:  # the program's own bug: one line, pointing at its code
+        raise UsageError(_describe(exc, path)) from exc
+    finally:
+        if sys.path and sys.path[0] == folder:
+            sys.path.pop(0)
+        _forget_modules(set(sys.modules) - modules_before, folder)
+    return program
+
+
+def _forget_modules(names: set[str], folder: str) -> None:
+    """Drop the modules a run imported from the program's own code."""
+    for name in names:
+        filename = getattr(sys.modules.get(name), "__file__", None)
+        if isinstance(filename, str) and _in_project(filename, folder):
+            del sys.modules[name]
+
+
+def _in_project(filename: str, folder: str) -> bool:
+    """Whether a code file is the user's: under the program's folder, but neither Stackwright
+    nor an installed package (a project may keep its virtualenv inside its folder)."""
+    real = os.path.realpath(filename)
+    return (
+        real.startswith(folder + os.sep)
+        and not in_package(filename)
+        and not any(part in ("site-packages", "dist-packages") for part in Path(real).parts)
+    )
+
+
+def _describe(exc: BaseException, path: Path) -> str:
+    """`the program failed at FILE:LINE: Error: message`, FILE:LINE being the innermost line
+    of the user's own code (in the program's folder), else the innermost outside Stackwright."""
+    frames = traceback.extract_tb(exc.__traceback__)
+    folder = str(path.parent.resolve())
+    outside = [f for f in frames if not in_package(f.filename) and not _is_runpy(f.filename)]
+    user = [f for f in outside if _in_project(f.filename, folder)] or outside
+    where = f"{user[-1].filename}:{user[-1].lineno}" if user else str(path)
+    message = str(exc).strip().splitlines()
+    text = f"{type(exc).__name__}: {message[0]}" if message else type(exc).__name__
+    return f"the program failed at {where}: {text}"
+
+
+def _is_runpy(filename: str) -> bool:
+    return os.path.abspath(filename) == os.path.abspath(runpy.__file__ or "")

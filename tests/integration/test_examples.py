@@ -1,0 +1,121 @@
+"""Every example in examples/ deploys to a real local cluster, reports its outputs and is destroyed."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from stackwright.localcluster import lifecycle
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
+
+def sw(project: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+    result = subprocess.run(
+        [sys.executable, "-m", "stackwright.cli.main", "--cwd", str(project), *args],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        env={**os.environ, "STACKWRIGHT_STACK": "dev"},
+    )
+    if check and result.returncode != 0:
+        raise AssertionError(f"stackwright {' '.join(args)} failed ({result.returncode}):\n{result.stdout}\n{result.stderr}")
+    return result
+
+
+def summary(output: str) -> dict[str, Any]:
+    events = [json.loads(line) for line in output.splitlines() if line.startswith("{")]
+    found = [e for e in events if e["event"] == "summary"]
+    assert found, f"no summary event in:\n{output}"
+    return found[-1]
+
+
+def deploy(tmp_path: Path, name: str, config: dict[str, str]) -> Path:
+    project = tmp_path / name
+    shutil.copytree(EXAMPLES / name, project)
+    lines = "".join(f"  {key}: {json.dumps(value)}\n" for key, value in config.items())
+    (project / "Stackwright.dev.yaml").write_text(f"config:\n{lines}")
+    sw(project, "stack", "init", "dev")
+    return project
+
+
+@pytest.fixture()
+def kubeconfig(cluster: Any) -> str:
+    return str(cluster.kubeconfig)
+
+
+def test_webapp(tmp_path: Path, cluster: Any, kubeconfig: str) -> None:
+    project = deploy(tmp_path, "webapp", {"kubernetes:kubeconfig": kubeconfig})
+    done = summary(sw(project, "up", "--yes", "--json").stdout)
+    assert done["ok"] and done["counts"] == {"create": 6}
+    outputs = done["outputs"]
+    assert outputs["namespace"] == "webapp"
+    assert outputs["ready_replicas"] == 2
+    assert outputs["service_ip"].startswith("10.96.")
+    assert outputs["ingress_address"]["ingress"], "the Ingress got an address once its class existed"
+    deployments = json.loads(cluster.kubectl("get", "deploy", "-n", "webapp", "-o", "json").stdout)["items"]
+    assert [d["status"]["availableReplicas"] for d in deployments] == [2]
+    again = summary(sw(project, "preview", "--json").stdout)
+    assert again["counts"] == {"same": 6}
+    assert summary(sw(project, "destroy", "--yes", "--json").stdout)["ok"]
+    assert cluster.kubectl("get", "namespace", "webapp", check=False).returncode != 0
+
+
+def test_stateful(tmp_path: Path, cluster: Any, kubeconfig: str) -> None:
+    project = deploy(tmp_path, "stateful", {"kubernetes:kubeconfig": kubeconfig})
+    done = summary(sw(project, "up", "--yes", "--json").stdout)
+    assert done["ok"], done
+    assert done["outputs"]["ready_replicas"] == 3
+    assert done["outputs"]["backups_volume"].startswith("pvc-")
+    claims = json.loads(cluster.kubectl("get", "pvc", "-n", "stateful", "-o", "json").stdout)["items"]
+    assert sorted(c["metadata"]["name"] for c in claims) == ["backups", "data-db-0", "data-db-1", "data-db-2"]
+    assert {c["status"]["phase"] for c in claims} == {"Bound"}
+    assert summary(sw(project, "destroy", "--yes", "--json").stdout)["ok"]
+
+
+def test_crd_and_its_objects(tmp_path: Path, cluster: Any, kubeconfig: str) -> None:
+    project = deploy(tmp_path, "crd", {"kubernetes:kubeconfig": kubeconfig})
+    planned = summary(sw(project, "preview", "--json").stdout)
+    assert planned["ok"] and planned["counts"] == {"create": 4}, "a preview of a CRD and its objects does not fail"
+    done = summary(sw(project, "up", "--yes", "--json").stdout)
+    assert done["ok"] and done["outputs"]["widgets"] == ["widget-red", "widget-green", "widget-blue"]
+    widgets = json.loads(cluster.kubectl("get", "widgets", "-n", "default", "-o", "json").stdout)["items"]
+    assert sorted(w["spec"]["size"] for w in widgets) == [1, 2, 3]
+    assert summary(sw(project, "destroy", "--yes", "--json").stdout)["ok"]
+    assert cluster.kubectl("get", "crd", "widgets.example.com", check=False).returncode != 0
+
+
+@pytest.fixture()
+def second_cluster(cluster: Any) -> Iterator[str]:
+    info, _ = lifecycle.start("examples-west")
+    try:
+        yield str(info.kubeconfig)
+    finally:
+        lifecycle.stop("examples-west")
+
+
+def test_two_clusters(tmp_path: Path, cluster: Any, kubeconfig: str, second_cluster: str) -> None:
+    project = deploy(
+        tmp_path,
+        "two-clusters",
+        {"two-clusters:east_kubeconfig": kubeconfig, "two-clusters:west_kubeconfig": second_cluster},
+    )
+    done = summary(sw(project, "up", "--yes", "--json").stdout)
+    assert done["ok"], done
+    assert done["outputs"]["ready"] == {"east": 2, "west": 2}
+    env = {**os.environ, "KUBECONFIG": second_cluster}
+    west = subprocess.run(
+        ["kubectl", "get", "configmaps", "-n", "default", "-o", "json"], capture_output=True, text=True, env=env, check=True
+    )
+    names = [c["metadata"]["name"] for c in json.loads(west.stdout)["items"]]
+    assert any(n.startswith("west-settings-") for n in names)
+    assert not any(n.startswith("east-settings-") for n in names), "each resource lands in its own cluster"
+    assert summary(sw(project, "destroy", "--yes", "--json").stdout)["ok"]

@@ -1,0 +1,572 @@
+"""How the CLI shows engine events: golden plain text, JSON lines, the live display.
+
+Steps are built by hand from `ResourceState`s, fed to a renderer as the engine
+would, and the output compared with the exact text a user sees. Secrets must
+never reach any of the three outputs.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+from typing import Any
+
+import pytest
+from rich.console import Console
+
+from stackwright.cli import render
+from stackwright.cli.render import OP_DISPLAY, make_renderer
+from stackwright.engine.events import (
+    Diagnostic,
+    Drift,
+    DriftedField,
+    Event,
+    StepDone,
+    StepProgress,
+    StepSkipped,
+    StepStarted,
+    Summary,
+)
+from stackwright.engine.plan import _ABSENT, FieldChange, Step
+from stackwright.model import Op, ResourceState, make_urn
+from stackwright.sdk.output import UNKNOWN
+
+CM = "kubernetes:core/v1:ConfigMap"
+SECRET = "kubernetes:core/v1:Secret"
+DEPLOY = "kubernetes:apps/v1:Deployment"
+COMPONENT = "acme:web:App"
+ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+
+
+class Clock:
+    """Seconds the test moves by hand."""
+
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def state(type_: str, name: str, **kw: Any) -> ResourceState:
+    parent_types = kw.pop("parent_types", ())
+    return ResourceState(urn=make_urn("dev", "shop", type_, name, parent_types), type=type_, **kw)
+
+
+def step(op: Op, type_: str, name: str, *changes: FieldChange, **kw: Any) -> Step:
+    reasons = kw.pop("reasons", ())
+    res = state(type_, name, **kw)
+    old = None if op is Op.CREATE else res
+    new = None if op is Op.DELETE else res
+    return Step(op, res.urn, old, new, changes, reasons)
+
+
+def run(
+    kind: str, events: list[Event], *, show_diff: bool = False, clock: Clock | None = None
+) -> str:
+    out = io.StringIO()
+    renderer = make_renderer(
+        kind, json_lines=False, show_diff=show_diff, stream=out, live=False, clock=clock or Clock()
+    )
+    for event in events:
+        renderer(event)
+    renderer.close()
+    return out.getvalue()
+
+
+CREATE = step(Op.CREATE, CM, "app-config")
+UPDATE = step(Op.UPDATE, DEPLOY, "api")
+REPLACE = step(
+    Op.REPLACE, DEPLOY, "web", reasons=("spec.selector: a Deployment's selector is immutable",)
+)
+DELETE = step(Op.DELETE, SECRET, "old")
+SAME = step(Op.SAME, CM, "unchanged")
+BLOCKED = step(Op.CREATE, DEPLOY, "db")
+FAILURE = "web: 0/3 ready — pod web-x: ImagePullBackOff (image nginx:nope not found)"
+
+
+def test_up_prints_a_line_per_start_and_end_and_hides_unchanged() -> None:
+    clock = Clock()
+    out = io.StringIO()
+    renderer = make_renderer(
+        "up", json_lines=False, show_diff=False, stream=out, live=False, clock=clock
+    )
+    # A number moves the clock before the events that follow it.
+    script: tuple[Event | float, ...] = (
+        StepStarted(SAME),
+        StepDone(SAME, True, 0.0),
+        StepStarted(CREATE),
+        StepStarted(UPDATE),
+        StepStarted(REPLACE),
+        StepStarted(DELETE),
+        StepDone(CREATE, True, 0.05),
+        StepProgress(REPLACE.urn, "0/3 ready"),
+        101.5,
+        StepProgress(REPLACE.urn, "0/3 ready"),  # unchanged: not repeated
+        StepProgress(REPLACE.urn, "1/3 ready"),
+        102.0,
+        StepProgress(REPLACE.urn, "2/3 ready"),  # changed, but within a second of the last line
+        103.0,
+        StepProgress(REPLACE.urn, "0/3 ready — pod web-x: ImagePullBackOff"),
+        StepDone(UPDATE, True, 1.5),
+        StepDone(DELETE, True, 0.2),
+        StepDone(REPLACE, False, 3.25, FAILURE),
+        StepSkipped(BLOCKED, "a dependency failed"),
+        Summary(
+            "up",
+            ok=False,
+            counts={"create": 1, "update": 1, "delete": 1, "same": 3, "replace": 0},
+            outputs={"service_ip": "10.96.0.12"},
+            elapsed=2.46,
+            failures=[FAILURE],
+            not_done=[f"+ create  {DEPLOY}  db"],
+        ),
+    )
+    for item in script:
+        if isinstance(item, float):
+            clock.now = item
+        else:
+            renderer(item)
+    renderer.close()
+    renderer.close()  # idempotent
+    assert out.getvalue() == (
+        "+ create  kubernetes:core/v1:ConfigMap  app-config\n"
+        "~ update  kubernetes:apps/v1:Deployment  api\n"
+        "+- replace  kubernetes:apps/v1:Deployment  web (spec.selector: a Deployment's selector is immutable)\n"
+        "- delete  kubernetes:core/v1:Secret  old\n"
+        "  created  app-config (0.05s)\n"
+        "  web: 0/3 ready\n"
+        "  web: 1/3 ready\n"
+        "  web: 0/3 ready — pod web-x: ImagePullBackOff\n"
+        "  updated  api (1.50s)\n"
+        "  deleted  old (0.20s)\n"
+        "! failed  web: 0/3 ready — pod web-x: ImagePullBackOff (image nginx:nope not found)\n"
+        "  skipped  db (a dependency failed)\n"
+        "\n"
+        "Resources:\n"
+        "    + 1 created\n"
+        "    ~ 1 updated\n"
+        "    - 1 deleted\n"
+        "    3 unchanged\n"
+        "Duration: 2.5s\n"
+        "Outputs:\n"
+        '    service_ip: "10.96.0.12"\n'
+        "Failures:\n"
+        "    web: 0/3 ready — pod web-x: ImagePullBackOff (image nginx:nope not found)\n"
+        "Not done (a dependency failed):\n"
+        "    + create  kubernetes:apps/v1:Deployment  db\n"
+    )
+
+
+def test_preview_with_diff_shows_future_verbs_and_each_field_change() -> None:
+    create = step(
+        Op.CREATE,
+        CM,
+        "app-config",
+        FieldChange("metadata.name", _ABSENT, "app-config"),
+        FieldChange("data.long", _ABSENT, "x" * 100),
+        FieldChange("data.ip", _ABSENT, UNKNOWN),
+    )
+    update = step(
+        Op.UPDATE,
+        DEPLOY,
+        "api",
+        FieldChange("spec.replicas", 2, 3),
+        FieldChange("spec.paused", True, _ABSENT),
+        FieldChange("spec.template.spec.containers[0].image", "nginx:1.28", "nginx:1.29"),
+        FieldChange("metadata.labels", _ABSENT, {"app": "api", "tier": "web"}),
+    )
+    text = run(
+        "preview",
+        [
+            StepStarted(create),
+            StepStarted(update),
+            StepStarted(SAME),
+            StepDone(create, True, 0.01),  # a preview's step lines are printed once
+            StepDone(update, True, 0.01),
+            Summary(
+                "preview", True, {"create": 1, "update": 1, "same": 5}, elapsed=0.31, dry_run=True
+            ),
+        ],
+        show_diff=True,
+    )
+    assert text == (
+        "+ create  kubernetes:core/v1:ConfigMap  app-config\n"
+        '    + metadata.name: "app-config"\n'
+        f'    + data.long: "{"x" * 78}…\n'
+        "    + data.ip: (known after apply)\n"
+        "~ update  kubernetes:apps/v1:Deployment  api\n"
+        "    ~ spec.replicas: 2 → 3\n"
+        "    - spec.paused: true\n"
+        '    ~ spec.template.spec.containers[0].image: "nginx:1.28" → "nginx:1.29"\n'
+        '    + metadata.labels: {"app":"api","tier":"web"}\n'
+        "\n"
+        "Resources:\n"
+        "    + 1 to create\n"
+        "    ~ 1 to update\n"
+        "    5 unchanged\n"
+        "Duration: 0.3s\n"
+    )
+
+
+def test_without_diff_no_field_is_printed() -> None:
+    create = step(Op.CREATE, CM, "app-config", FieldChange("data.a", _ABSENT, "b"))
+    assert run("preview", [StepStarted(create)]) == (
+        "+ create  kubernetes:core/v1:ConfigMap  app-config\n"
+    )
+
+
+def test_refresh_prints_drifted_fields_with_their_manager() -> None:
+    web = make_urn("dev", "shop", DEPLOY, "web")
+    text = run(
+        "refresh",
+        [
+            Drift(
+                web,
+                (
+                    DriftedField("spec.replicas", 3, 5, "kubectl-edit"),
+                    DriftedField("metadata.labels.tier", "web", "frontend"),
+                ),
+            ),
+            Drift(make_urn("dev", "shop", CM, "cfg"), gone=True),
+            Diagnostic(web, "the live object has 2 fields set by other managers", "info"),
+            Diagnostic("", "the cluster is slow to answer"),
+            Summary("refresh", True, {"refresh": 2, "same": 1}, elapsed=75.0),
+        ],
+    )
+    assert text == (
+        "~ drifted  kubernetes:apps/v1:Deployment  web\n"
+        "    spec.replicas: 3 → 5 (changed by kubectl-edit)\n"
+        '    metadata.labels.tier: "web" → "frontend"\n'
+        "- gone  kubernetes:core/v1:ConfigMap  cfg (deleted outside Stackwright)\n"
+        "info: web: the live object has 2 fields set by other managers\n"
+        "warning: the cluster is slow to answer\n"
+        "\n"
+        "Resources:\n"
+        "    ~ 2 refreshed\n"
+        "    1 unchanged\n"
+        "Duration: 1m15s\n"
+    )
+
+
+def test_destroy_and_an_empty_summary() -> None:
+    text = run(
+        "destroy",
+        [
+            StepStarted(DELETE),
+            StepDone(DELETE, True, 0.4),
+            Summary("destroy", True, {"delete": 1}, elapsed=0.5),
+        ],
+    )
+    assert text == (
+        "- delete  kubernetes:core/v1:Secret  old\n"
+        "  deleted  old (0.40s)\n"
+        "\n"
+        "Resources:\n"
+        "    - 1 deleted\n"
+        "Duration: 0.5s\n"
+    )
+    assert run("up", [Summary("up", True, {}, elapsed=0.01)]) == (
+        "Resources:\n    no resources\nDuration: 0.0s\n"
+    )
+
+
+def test_one_table_describes_every_operation() -> None:
+    assert set(OP_DISPLAY) == set(Op)
+    assert OP_DISPLAY[Op.CREATE].symbol == "+" and OP_DISPLAY[Op.CREATE].style == "green"
+    assert OP_DISPLAY[Op.REPLACE].symbol == "+-" and OP_DISPLAY[Op.DELETE].style == "red"
+    assert render.__all__ == sorted(render.__all__)
+
+
+def test_an_unknown_kind_is_refused() -> None:
+    with pytest.raises(ValueError, match="unknown operation kind 'apply'"):
+        make_renderer("apply", json_lines=False, show_diff=False, stream=io.StringIO())
+
+
+# --- JSON lines -------------------------------------------------------------------
+
+
+class Opaque:
+    def __str__(self) -> str:
+        return "opaque!"
+
+
+def json_events(events: list[Event]) -> list[dict[str, Any]]:
+    out = io.StringIO()
+    renderer = make_renderer("up", json_lines=True, show_diff=False, stream=out, live=True)
+    for event in events:
+        renderer(event)
+        assert out.getvalue().endswith("\n")  # written (and flushed) per event
+    renderer.close()
+    lines = out.getvalue().splitlines()
+    assert len(lines) == len(events)
+    return [json.loads(line) for line in lines]
+
+
+def test_json_lines_one_object_per_event() -> None:
+    create = step(
+        Op.CREATE,
+        CM,
+        "app-config",
+        FieldChange("data.a", _ABSENT, "b"),
+        FieldChange("data.when", _ABSENT, Opaque()),
+    )
+    update = step(Op.UPDATE, DEPLOY, "api", FieldChange("spec.replicas", 2, 3))
+    delete = step(Op.DELETE, SECRET, "old", FieldChange("type", "Opaque", _ABSENT))
+    web = make_urn("dev", "shop", DEPLOY, "web")
+    started, updated, deleted, progress, done, skipped, drift, diag, summary = json_events(
+        [
+            StepStarted(create),
+            StepStarted(update),
+            StepStarted(delete),
+            StepProgress(update.urn, "1/3 ready"),
+            StepDone(create, True, 0.1234),
+            StepSkipped(BLOCKED, "a dependency failed"),
+            Drift(web, (DriftedField("spec.replicas", 3, 5, "kubectl"),)),
+            Diagnostic(web, "slow", "warning"),
+            Summary(
+                "up",
+                False,
+                {"create": 1},
+                {"ip": "10.0.0.1"},
+                1.5,
+                ["web: failed"],
+                not_done=["+ create db"],
+            ),
+        ]
+    )
+    assert started == {
+        "event": "step-started",
+        "op": "create",
+        "urn": create.urn,
+        "type": CM,
+        "name": "app-config",
+        "changes": [
+            {"path": "data.a", "kind": "add", "new": "b"},  # the absent side is left out
+            {"path": "data.when", "kind": "add", "new": "opaque!"},  # not JSON: str()
+        ],
+    }
+    assert updated["changes"] == [{"path": "spec.replicas", "kind": "update", "old": 2, "new": 3}]
+    assert deleted["changes"] == [{"path": "type", "kind": "delete", "old": "Opaque"}]
+    assert progress == {"event": "step-progress", "urn": update.urn, "message": "1/3 ready"}
+    assert done == {
+        "event": "step-done",
+        "op": "create",
+        "urn": create.urn,
+        "type": CM,
+        "name": "app-config",
+        "ok": True,
+        "elapsed": 0.123,
+        "error": "",
+    }
+    assert skipped["event"] == "step-skipped" and skipped["reason"] == "a dependency failed"
+    assert drift == {
+        "event": "drift",
+        "urn": web,
+        "gone": False,
+        "fields": [{"path": "spec.replicas", "recorded": 3, "live": 5, "manager": "kubectl"}],
+    }
+    assert diag == {"event": "diagnostic", "urn": web, "severity": "warning", "message": "slow"}
+    assert summary == {
+        "event": "summary",
+        "kind": "up",
+        "ok": False,
+        "counts": {"create": 1},
+        "outputs": {"ip": "10.0.0.1"},
+        "elapsed": 1.5,
+        "failures": ["web: failed"],
+        "notDone": ["+ create db"],
+        "dryRun": False,
+    }
+
+
+def test_json_replacement_carries_its_reasons() -> None:
+    (started,) = json_events([StepStarted(REPLACE)])
+    assert started["replaceReasons"] == ["spec.selector: a Deployment's selector is immutable"]
+
+
+# --- secrets ------------------------------------------------------------------------
+
+SECRET_STEPS = (
+    step(
+        Op.CREATE,
+        SECRET,
+        "db-pass",
+        FieldChange("data.password", _ABSENT, "hunter2"),
+        FieldChange("data.user", _ABSENT, "admin"),
+        secret_paths=("data.password",),
+    ),
+    step(
+        Op.UPDATE,
+        SECRET,
+        "db-pass2",
+        FieldChange("data.password", "hunter1", "hunter2"),
+        secret_paths=("data.password",),
+    ),
+    step(
+        Op.UPDATE,
+        SECRET,
+        "db-pass3",
+        FieldChange("data", _ABSENT, {"password": "hunter2"}),  # a parent of the secret path
+        secret_paths=("data.password",),
+    ),
+    step(
+        Op.DELETE,
+        SECRET,
+        "db-pass4",
+        FieldChange("data.password", "hunter2", _ABSENT),
+        secret_paths=("data.password",),
+    ),
+)
+
+
+def secret_events() -> list[Event]:
+    events: list[Event] = []
+    for s in SECRET_STEPS:
+        events += [StepStarted(s), StepDone(s, True, 0.1)]
+    return [*events, Summary("up", True, {"create": 1, "update": 2, "delete": 1})]
+
+
+def test_secrets_are_masked_in_plain_diffs() -> None:
+    text = run("up", secret_events(), show_diff=True)
+    assert "hunter" not in text
+    assert "    + data.password: [secret]\n" in text
+    assert '    + data.user: "admin"\n' in text
+    assert "    ~ data.password: [secret] → [secret]\n" in text
+    assert "    + data: [secret]\n" in text
+    assert "    - data.password: [secret]\n" in text
+
+
+def test_secrets_are_masked_in_json_lines() -> None:
+    out = io.StringIO()
+    renderer = make_renderer("up", json_lines=True, show_diff=False, stream=out)
+    for event in secret_events():
+        renderer(event)
+    renderer.close()
+    assert "hunter" not in out.getvalue()
+    changes = json.loads(out.getvalue().splitlines()[0])["changes"]
+    assert changes[0] == {"path": "data.password", "kind": "add", "new": "[secret]"}
+
+
+def test_secrets_are_masked_in_the_live_display() -> None:
+    out = io.StringIO()
+    renderer = make_renderer("up", json_lines=False, show_diff=True, stream=out, live=True)
+    for event in secret_events():
+        renderer(event)
+    renderer.close()
+    assert "hunter" not in out.getvalue()
+    assert "data.password: [secret]" in ANSI.sub("", out.getvalue())
+
+
+# --- the live display -------------------------------------------------------------------
+
+
+def test_live_display_runs_and_prints_finished_steps_and_the_summary() -> None:
+    out = io.StringIO()
+    renderer = make_renderer("up", json_lines=False, show_diff=False, stream=out, live=True)
+    for event in (
+        StepStarted(SAME),
+        StepStarted(CREATE),
+        StepStarted(REPLACE),
+        StepProgress(REPLACE.urn, "0/3 ready"),
+        StepDone(CREATE, True, 0.05),
+        StepDone(REPLACE, False, 3.2, FAILURE),
+        StepSkipped(BLOCKED, "a dependency failed"),
+        Summary("up", False, {"create": 1, "same": 1}, {"ip": "10.0.0.1"}, 3.3, [FAILURE]),
+    ):
+        renderer(event)
+    renderer.close()
+    renderer.close()
+    raw = out.getvalue()
+    assert "\x1b[" in raw  # styled for a terminal
+    text = ANSI.sub("", raw)
+    assert "+ created  kubernetes:core/v1:ConfigMap  app-config (0.05s)\n" in text
+    assert (
+        "! failed  kubernetes:apps/v1:Deployment  web: 0/3 ready — pod web-x: "
+        "ImagePullBackOff (image nginx:nope not found)\n"
+    ) in text
+    assert "  skipped  db (a dependency failed)\n" in text
+    assert text.endswith(
+        "Resources:\n"
+        "    + 1 created\n"
+        "    1 unchanged\n"
+        "Duration: 3.3s\n"
+        "Outputs:\n"
+        '    ip: "10.0.0.1"\n'
+        "Failures:\n"
+        "    web: 0/3 ready — pod web-x: ImagePullBackOff (image nginx:nope not found)\n"
+    )
+
+
+def test_live_region_nests_children_under_their_component_and_holds_only_running_steps() -> None:
+    clock = Clock()
+    out = io.StringIO()
+    renderer = make_renderer(
+        "up", json_lines=False, show_diff=False, stream=out, live=True, clock=clock
+    )
+    app = state(COMPONENT, "shop", custom=False)
+    app_step = Step(Op.CREATE, app.urn, None, app)
+    children = [
+        Step(Op.CREATE, child.urn, None, child)
+        for child in (
+            state(CM, f"cfg-{i}", parent=app.urn, parent_types=(COMPONENT,)) for i in range(1000)
+        )
+    ]
+    renderer(StepStarted(app_step))
+    for child in children:
+        renderer(StepStarted(child))
+        renderer(StepDone(child, True, 0.01))
+    running = children[0]
+    renderer(StepStarted(running))
+    renderer(StepProgress(running.urn, "waiting for the API"))
+    clock.now += 4
+    # What the live region would draw now (the refresh thread calls the same function).
+    view = Console(file=io.StringIO(), width=120, color_system=None)
+    view.print(renderer._render())  # type: ignore[attr-defined]
+    region = view.file.getvalue()  # type: ignore[attr-defined]
+    renderer.close()
+    assert region.splitlines() == [
+        "shop-dev  updating",
+        "└── + create  acme:web:App  shop  4s",
+        "    └── + create  kubernetes:core/v1:ConfigMap  cfg-0  waiting for the API  4s",
+        "1000 done · 2 in progress · 4s",
+    ]
+    assert ANSI.sub("", out.getvalue()).count("+ created  kubernetes:core/v1:ConfigMap") == 1000
+
+
+def test_live_preview_prints_planned_steps() -> None:
+    out = io.StringIO()
+    renderer = make_renderer("preview", json_lines=False, show_diff=False, stream=out, live=True)
+    renderer(StepStarted(CREATE))
+    renderer(StepStarted(SAME))
+    renderer(Summary("preview", True, {"create": 1, "same": 1}, dry_run=True))
+    renderer.close()
+    text = ANSI.sub("", out.getvalue())
+    assert "+ create  kubernetes:core/v1:ConfigMap  app-config\n" in text
+    assert "unchanged" not in text.split("Resources:")[0]
+    assert "    + 1 to create\n" in text
+
+
+class Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_live_is_chosen_by_whether_the_stream_is_a_terminal() -> None:
+    events: list[Event] = [StepStarted(CREATE), StepDone(CREATE, True, 0.05)]
+    pipe = io.StringIO()
+    renderer = make_renderer("up", json_lines=False, show_diff=False, stream=pipe)
+    for event in events:
+        renderer(event)
+    renderer.close()
+    assert "\x1b[" not in pipe.getvalue()
+    assert pipe.getvalue().startswith("+ create  kubernetes:core/v1:ConfigMap  app-config\n")
+
+    tty = Terminal()
+    renderer = make_renderer("up", json_lines=False, show_diff=False, stream=tty)
+    for event in events:
+        renderer(event)
+    renderer.close()
+    assert "\x1b[" in tty.getvalue()
+    assert "+ created  kubernetes:core/v1:ConfigMap  app-config" in ANSI.sub("", tty.getvalue())
