@@ -20,7 +20,9 @@ URN_PREFIX = "urn:sw:"
 STACK_TYPE = "stackwright:stack:Stack"
 
 
-def make_urn(stack: str, project: str, type_: str, name: str, parent_types: tuple[str, ...] = ()) -> str:
+def make_urn(
+    stack: str, project: str, type_: str, name: str, parent_types: tuple[str, ...] = ()
+) -> str:
     qualified = "$".join((*parent_types, type_))
     return f"{URN_PREFIX}{stack}::{project}::{qualified}::{name}"
 
@@ -44,7 +46,9 @@ def parse_urn(urn: str) -> URNParts:
         raise ValueError(f"{urn!r} is not a Stackwright URN: it must start with {URN_PREFIX!r}")
     parts = urn[len(URN_PREFIX) :].split("::")
     if len(parts) < 4:
-        raise ValueError(f"{urn!r} is not a Stackwright URN: expected urn:sw:<stack>::<project>::<type>::<name>")
+        raise ValueError(
+            f"{urn!r} is not a Stackwright URN: expected urn:sw:<stack>::<project>::<type>::<name>"
+        )
     stack, project, qualified = parts[0], parts[1], parts[2]
     name = "::".join(parts[3:])  # a name may itself contain "::"
     return URNParts(stack, project, qualified, name)
@@ -93,6 +97,9 @@ class ResourceState:
     secret_paths: tuple[str, ...] = ()
     #: Set when a replacement left this old object to delete after its successor was made.
     delete_pending: bool = False
+    #: Why the object never became ready when it was last applied; the next `up`
+    #: applies and waits for it again even when its inputs did not change.
+    init_errors: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -109,6 +116,7 @@ class ResourceState:
             "retainOnDelete": self.retain_on_delete,
             "secretPaths": list(self.secret_paths),
             "deletePending": self.delete_pending,
+            "initErrors": list(self.init_errors),
         }
 
     @classmethod
@@ -127,6 +135,7 @@ class ResourceState:
             retain_on_delete=data.get("retainOnDelete", False),
             secret_paths=tuple(data.get("secretPaths") or ()),
             delete_pending=data.get("deletePending", False),
+            init_errors=tuple(data.get("initErrors") or ()),
         )
 
 

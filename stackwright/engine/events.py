@@ -90,6 +90,9 @@ class Summary:
     dry_run: bool = False
     #: Operations not carried out because a dependency failed (or the run stopped).
     not_done: list[str] = field(default_factory=list)
+    #: Payload bytes the operation wrote to the state store (`Operation.bytes_written`);
+    #: 0 for a preview, which writes nothing.
+    state_bytes_written: int = 0
 
 
 Event = StepStarted | StepProgress | StepDone | StepSkipped | Drift | Diagnostic | Summary

@@ -33,13 +33,23 @@ def _snapshot(backend: Backend, project: str, stack: str) -> Snapshot:
 
 
 def _check_targets(targets: Iterable[str], program: Program | None, snapshot: Snapshot) -> None:
+    targets = set(targets)
     known = {r.urn for r in snapshot.resources} | (set(program.by_urn) if program else set())
-    for target in targets:
+    for target in sorted(targets):
         if target not in known:
             raise UsageError(
                 f"--target {target} names no resource of stack {snapshot.stack}: "
                 "`stackwright stack export` lists the URNs in the state"
             )
+        if program is not None and target not in program.by_urn:
+            # An up deletes a targeted resource the program dropped; a resource left in the
+            # state that still refers to it would make the state unloadable.
+            left = sorted(_with_dependents([target], snapshot.resources) - targets)
+            if left:
+                raise UsageError(
+                    f"--target {target} would delete it, but {left[0]} still refers to it in "
+                    f"the state: target that resource too (`--target {left[0]}`)"
+                )
 
 
 def run(
@@ -57,6 +67,7 @@ def run(
     snapshot = _snapshot(backend, project, stack)
     _check_targets(options.targets, program, snapshot)
     started = time.monotonic()
+    written = 0
     if options.dry_run:
         summary = asyncio.run(_preview(snapshot, options, program, providers, listener))
     else:
@@ -67,7 +78,14 @@ def run(
                 _mutate(backend, operation, snapshot, options, program, providers, listener)
             )
             operation.finish("succeeded" if summary.ok else "failed", counts=summary.counts)
-    summary = Summary(**{**summary.__dict__, "elapsed": time.monotonic() - started})
+        written = operation.bytes_written
+    summary = Summary(
+        **{
+            **summary.__dict__,
+            "elapsed": time.monotonic() - started,
+            "state_bytes_written": written,
+        }
+    )
     listener(summary)
     return summary
 
@@ -120,9 +138,28 @@ def _stale(run_: Run, program: Program, options: Options) -> list[ResourceState]
 
 
 def _targeted(resources: list[ResourceState], options: Options) -> list[ResourceState]:
+    """What a destroy deletes: everything, or the targets and whatever refers to them
+    (a state must never keep a resource whose parent, provider or dependency is gone)."""
     if not options.targets:
         return list(resources)
-    return [s for s in resources if s.urn in options.targets]
+    doomed = _with_dependents(options.targets, resources)
+    return [s for s in resources if s.urn in doomed]
+
+
+def _with_dependents(urns: Iterable[str], resources: list[ResourceState]) -> set[str]:
+    """`urns` and the recorded resources that refer to them, directly or not."""
+    dependents: dict[str, set[str]] = {}
+    for state in resources:
+        for ref in {state.parent, state.provider, *state.dependencies} - {"", state.urn}:
+            dependents.setdefault(ref, set()).add(state.urn)
+    found: set[str] = set()
+    todo = list(urns)
+    while todo:
+        urn = todo.pop()
+        if urn not in found:
+            found.add(urn)
+            todo.extend(dependents.get(urn, ()))
+    return found
 
 
 async def _mutate(

@@ -41,6 +41,7 @@ _FIELDS: Final[dict[str, tuple[str, Any]]] = {
     "retainOnDelete": ("a boolean", False),
     "secretPaths": ("a list of strings", []),
     "deletePending": ("a boolean", False),
+    "initErrors": ("a list of strings", []),
 }
 
 _OPS: Final = {op.value: op for op in Op}

@@ -913,7 +913,7 @@ def edited(**changes: Any) -> dict[str, Any]:
         (
             edited(resources__0__colour="red"),
             "resources[0]: unknown field 'colour' (fields: urn, type, id, inputs, outputs, parent, "
-            "dependencies, provider, custom, protect, retainOnDelete, secretPaths, deletePending)",
+            "dependencies, provider, custom, protect, retainOnDelete, secretPaths, deletePending, initErrors)",
         ),
         (
             edited(resources__0__urn="web/dev/a"),

@@ -1,0 +1,433 @@
+"""Golden text for the engine's plans and ordering, and for how the CLI prints them.
+
+A program of ten resources that exercises every ordering rule (namespace first,
+CRD before its custom objects, configuration and RBAC before workloads) runs
+against the fake cluster with `parallel=1`, so the event order is deterministic;
+the lines are compared with literal text (kapp prints its change graph the same
+way). Update a golden deliberately: read the new text and check each line is
+right before pasting it in.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import io
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import stackwright.kubernetes as k8s
+from stackwright.cli.render import make_renderer
+from stackwright.engine import operations
+from stackwright.engine.events import (
+    Event,
+    Listener,
+    StepDone,
+    StepProgress,
+    StepStarted,
+    Summary,
+)
+from stackwright.engine.execute import Options
+from stackwright.engine.testing import FakeCluster
+from stackwright.sdk.context import Program, running
+from stackwright.sdk.output import Output
+from stackwright.state import Backend, open_backend
+
+PROJECT, STACK = "shop", "dev"
+Declare = Callable[[Program], None]
+
+CRD_SPEC = {
+    "group": "example.com",
+    "scope": "Namespaced",
+    "names": {"kind": "Cache", "plural": "caches", "singular": "cache"},
+    "versions": [
+        {
+            "name": "v1",
+            "served": True,
+            "storage": True,
+            "schema": {
+                "openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
+            },
+        }
+    ],
+}
+
+
+def shop(
+    *,
+    replicas: int = 2,
+    image: str = "nginx:1.29",
+    mode: str = "fast",
+    settings: dict[str, str] | None = None,
+    password: str = "hunter2",
+    role_ref: tuple[str, str] = ("Role", "web"),
+    service: bool = True,
+    extra: bool = False,
+) -> Declare:
+    """The shop's resources, declared in an order the rules must correct: the workload
+    first, its namespace and the CRD last."""
+
+    def declare(p: Program) -> None:
+        meta = {"name": "web", "namespace": "shop"}
+        k8s.apps.v1.Deployment(
+            "web",
+            metadata=meta,
+            spec={
+                "replicas": replicas,
+                "selector": {"matchLabels": {"app": "web"}},
+                "template": {
+                    "metadata": {"labels": {"app": "web"}},
+                    "spec": {
+                        "serviceAccountName": "web",
+                        "containers": [{"name": "web", "image": image}],
+                    },
+                },
+            },
+        )
+        if service:
+            k8s.core.v1.Service(
+                "web", metadata=meta, spec={"selector": {"app": "web"}, "ports": [{"port": 80}]}
+            )
+        k8s.apiextensions.CustomResource(
+            "cache",
+            api_version="example.com/v1",
+            kind="Cache",
+            metadata={"name": "cache", "namespace": "shop"},
+            spec={"size": "1Gi"},
+        )
+        k8s.rbac.v1.RoleBinding(
+            "web",
+            metadata=meta,
+            role_ref={
+                "apiGroup": "rbac.authorization.k8s.io",
+                "kind": role_ref[0],
+                "name": role_ref[1],
+            },
+            subjects=[{"kind": "ServiceAccount", "name": "web", "namespace": "shop"}],
+        )
+        k8s.rbac.v1.Role(
+            "web",
+            metadata=meta,
+            rules=[{"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get"]}],
+        )
+        k8s.core.v1.ServiceAccount("web", metadata=meta)
+        k8s.core.v1.Secret(
+            "db",
+            metadata={"name": "db", "namespace": "shop"},
+            string_data={"password": Output.secret(password)},
+        )
+        k8s.core.v1.ConfigMap(
+            "settings",
+            metadata={"name": "settings", "namespace": "shop"},
+            data=settings if settings is not None else {"mode": mode},
+        )
+        k8s.apiextensions.v1.CustomResourceDefinition(
+            "caches", metadata={"name": "caches.example.com"}, spec=CRD_SPEC
+        )
+        k8s.core.v1.Namespace("shop", metadata={"name": "shop"})
+        if extra:
+            k8s.core.v1.ConfigMap(
+                "extra", metadata={"name": "extra", "namespace": "shop"}, data={"a": "1"}
+            )
+
+    return declare
+
+
+class Stack:
+    def __init__(self, backend: Backend) -> None:
+        self.backend = backend
+        self.fake = FakeCluster()
+
+    def run(
+        self, kind: str, declare: Declare | None, listener: Listener, **options: Any
+    ) -> Summary:
+        program = None
+        if declare is not None:
+            program = Program(project=PROJECT, stack=STACK)
+            with running(program):
+                declare(program)
+        return operations.run(
+            self.backend,
+            project=PROJECT,
+            stack=STACK,
+            options=Options(kind, parallel=1, **options),
+            program=program,
+            providers=self.fake.factory(),
+            listener=listener,
+        )
+
+
+@pytest.fixture
+def stack(tmp_path: Path) -> Iterator[Stack]:
+    backend = open_backend("file://" + str(tmp_path / "state.db"))
+    backend.create_stack(PROJECT, STACK)
+    try:
+        yield Stack(backend)
+    finally:
+        backend.close()
+
+
+def planned(lines: list[str]) -> Listener:
+    def listen(event: Event) -> None:
+        if isinstance(event, StepStarted):
+            lines.append(f"{event.step.op.value} {event.step.urn}")
+
+    return listen
+
+
+def short(urn: str) -> str:
+    """`Deployment web` for a URN."""
+    type_, _, name = urn.rpartition("::")
+    return f"{type_.rpartition(':')[2]} {name}"
+
+
+def steps(lines: list[str]) -> Listener:
+    def listen(event: Event) -> None:
+        if isinstance(event, StepStarted):
+            lines.append(f"start {event.step.op.value} {short(event.step.urn)}")
+        elif isinstance(event, StepDone):
+            lines.append(f"done  {event.step.op.value} {short(event.step.urn)}")
+
+    return listen
+
+
+def golden(text: str) -> str:
+    return text.strip("\n")
+
+
+# --- ordering -------------------------------------------------------------------------------
+
+
+def test_preview_of_a_new_stack_plans_in_the_order_the_cluster_needs(stack: Stack) -> None:
+    lines: list[str] = []
+
+    summary = stack.run("up", shop(), planned(lines), dry_run=True)
+
+    assert summary.ok and summary.counts == {"create": 10}
+    assert "\n".join(lines) == golden("""
+create urn:sw:dev::shop::kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition::caches
+create urn:sw:dev::shop::kubernetes:core/v1:Namespace::shop
+create urn:sw:dev::shop::kubernetes:example.com/v1:Cache::cache
+create urn:sw:dev::shop::kubernetes:core/v1:Service::web
+create urn:sw:dev::shop::kubernetes:rbac.authorization.k8s.io/v1:RoleBinding::web
+create urn:sw:dev::shop::kubernetes:rbac.authorization.k8s.io/v1:Role::web
+create urn:sw:dev::shop::kubernetes:core/v1:ServiceAccount::web
+create urn:sw:dev::shop::kubernetes:core/v1:Secret::db
+create urn:sw:dev::shop::kubernetes:core/v1:ConfigMap::settings
+create urn:sw:dev::shop::kubernetes:apps/v1:Deployment::web
+""")
+    # Everything lives in a namespace (or is of a kind) this run only creates: the
+    # server cannot dry-run any of it, and nothing is written.
+    assert stack.fake.writes() == []
+    assert [c.name for c in stack.fake.calls_to("preview")] == ["caches.example.com", "shop"]
+
+
+def test_up_waits_for_each_dependency_before_starting_a_step(stack: Stack) -> None:
+    lines: list[str] = []
+
+    summary = stack.run("up", shop(), steps(lines))
+
+    assert summary.ok
+    # The CRD and the namespace first; the workload only once its configuration,
+    # service account and RBAC are done; the Service does not wait for the workload.
+    assert "\n".join(lines) == golden("""
+start create CustomResourceDefinition caches
+start create Namespace shop
+done  create CustomResourceDefinition caches
+done  create Namespace shop
+start create Service web
+start create Cache cache
+start create RoleBinding web
+start create Role web
+start create ServiceAccount web
+start create Secret db
+start create ConfigMap settings
+done  create Service web
+done  create Cache cache
+done  create RoleBinding web
+done  create Role web
+done  create ServiceAccount web
+done  create Secret db
+done  create ConfigMap settings
+start create Deployment web
+done  create Deployment web
+""")
+    assert [c.name for c in stack.fake.calls_to("apply")] == [
+        "caches.example.com", "shop", "web", "cache", "web", "web", "web", "db", "settings", "web",
+    ]  # fmt: skip
+
+
+def test_destroy_deletes_dependents_before_what_they_need(stack: Stack) -> None:
+    stack.run("up", shop(), lambda event: None)
+    lines: list[str] = []
+
+    summary = stack.run("destroy", None, steps(lines))
+
+    assert summary.ok and summary.counts == {"delete": 10}
+    # Leaves first (the Service, the custom object, the workload); the CRD once its
+    # objects are gone; what the workload needed once it is gone; the namespace last.
+    assert "\n".join(lines) == golden("""
+start delete Service web
+start delete Cache cache
+start delete Deployment web
+done  delete Service web
+done  delete Cache cache
+start delete CustomResourceDefinition caches
+done  delete Deployment web
+start delete RoleBinding web
+start delete Role web
+start delete ServiceAccount web
+start delete Secret db
+start delete ConfigMap settings
+done  delete CustomResourceDefinition caches
+done  delete RoleBinding web
+done  delete Role web
+done  delete ServiceAccount web
+done  delete Secret db
+done  delete ConfigMap settings
+start delete Namespace shop
+done  delete Namespace shop
+""")
+
+
+# --- what the CLI prints ----------------------------------------------------------------------
+
+
+def rendered(stack: Stack, kind: str, declare: Declare, **options: Any) -> str:
+    """The plain renderer's text for a run; durations zeroed (the only thing a clock decides)."""
+    out = io.StringIO()
+    renderer = make_renderer(kind, json_lines=False, show_diff=True, stream=out, live=False)
+
+    def listen(event: Event) -> None:
+        if isinstance(event, StepDone | Summary):
+            event = dataclasses.replace(event, elapsed=0.0)
+        if isinstance(event, StepProgress):
+            return  # see test_a_progress_line_names_the_resource_once
+        renderer(event)
+
+    stack.run("up", declare, listen, **options)
+    renderer.close()
+    return out.getvalue()
+
+
+V2 = shop(
+    replicas=3,
+    image="nginx:1.30",
+    settings={"mode": "slow", "level": "debug"},
+    password="swordfish",
+    role_ref=("ClusterRole", "view"),
+    service=False,
+    extra=True,
+)
+
+
+def test_the_preview_of_an_update_prints_each_field_change(stack: Stack) -> None:
+    stack.run("up", shop(), lambda event: None)
+    stack.fake.calls.clear()
+
+    text = rendered(stack, "preview", V2, dry_run=True)
+
+    assert (
+        text
+        == golden("""
++- replace  kubernetes:rbac.authorization.k8s.io/v1:RoleBinding  web (roleRef: a RoleBinding's roleRef is immutable)
+    ~ roleRef.kind: "Role" → "ClusterRole"
+    ~ roleRef.name: "web" → "view"
+~ update  kubernetes:core/v1:Secret  db
+    ~ stringData.password: [secret] → [secret]
+~ update  kubernetes:core/v1:ConfigMap  settings
+    ~ data.mode: "fast" → "slow"
+    + data.level: "debug"
++ create  kubernetes:core/v1:ConfigMap  extra
+    + apiVersion: "v1"
+    + kind: "ConfigMap"
+    + metadata: {"name":"extra","namespace":"shop"}
+    + data: {"a":"1"}
+~ update  kubernetes:apps/v1:Deployment  web
+    ~ spec.replicas: 2 → 3
+    ~ spec.template.spec.containers[0].image: "nginx:1.29" → "nginx:1.30"
+- delete  kubernetes:core/v1:Service  web
+    - apiVersion: "v1"
+    - kind: "Service"
+    - metadata: {"name":"web","namespace":"shop"}
+    - spec: {"selector":{"app":"web"},"ports":[{"port":80}]}
+
+Resources:
+    + 1 to create
+    ~ 3 to update
+    +- 1 to replace
+    - 1 to delete
+    5 unchanged
+Duration: 0.0s
+""")
+        + "\n"
+    )
+    assert "swordfish" not in text and "hunter2" not in text
+    assert stack.fake.writes() == []
+
+
+def test_the_up_of_an_update_prints_each_step_as_it_ends(stack: Stack) -> None:
+    stack.run("up", shop(), lambda event: None)
+
+    text = rendered(stack, "up", V2)
+
+    assert (
+        text
+        == golden("""
++- replace  kubernetes:rbac.authorization.k8s.io/v1:RoleBinding  web (roleRef: a RoleBinding's roleRef is immutable)
+    ~ roleRef.kind: "Role" → "ClusterRole"
+    ~ roleRef.name: "web" → "view"
+~ update  kubernetes:core/v1:Secret  db
+    ~ stringData.password: [secret] → [secret]
+~ update  kubernetes:core/v1:ConfigMap  settings
+    ~ data.mode: "fast" → "slow"
+    + data.level: "debug"
++ create  kubernetes:core/v1:ConfigMap  extra
+    + apiVersion: "v1"
+    + kind: "ConfigMap"
+    + metadata: {"name":"extra","namespace":"shop"}
+    + data: {"a":"1"}
+  updated  db (0.00s)
+  updated  settings (0.00s)
+  created  extra (0.00s)
+  replaced  web (0.00s)
+~ update  kubernetes:apps/v1:Deployment  web
+    ~ spec.replicas: 2 → 3
+    ~ spec.template.spec.containers[0].image: "nginx:1.29" → "nginx:1.30"
+  updated  web (0.00s)
+- delete  kubernetes:core/v1:Service  web
+    - apiVersion: "v1"
+    - kind: "Service"
+    - metadata: {"name":"web","namespace":"shop"}
+    - spec: {"selector":{"app":"web"},"ports":[{"port":80}]}
+  deleted  web (0.00s)
+
+Resources:
+    + 1 created
+    ~ 3 updated
+    +- 1 replaced
+    - 1 deleted
+    5 unchanged
+Duration: 0.0s
+""")
+        + "\n"
+    )
+    # The RoleBinding keeps its name, so the old one goes before the new one is made.
+    rolebinding = [
+        (c.method, c.name)
+        for c in stack.fake.calls_to("apply", "delete")
+        if c.kind == "RoleBinding"
+    ]
+    assert rolebinding[-2:] == [("delete", "web"), ("apply", "web")]
+
+
+def test_a_progress_line_names_the_resource_once(stack: Stack) -> None:
+    out = io.StringIO()
+    renderer = make_renderer("up", json_lines=False, show_diff=False, stream=out, live=False)
+
+    stack.run("up", shop(), renderer)
+
+    assert "  settings: ready\n" in out.getvalue()
+    assert "settings: settings:" not in out.getvalue()

@@ -1,0 +1,974 @@
+"""Lifecycle scenarios of the engine: program v1 → up → program v2 → preview → up.
+
+Each scenario runs real programs through `operations.run` against the fake cluster
+(`stackwright.engine.testing.FakeCluster`) and a real SQLite state store, then
+asserts the steps (events), what the cluster was asked to do (the fake's calls)
+and what the state recorded — Pulumi's lifecycletest, which its README calls the
+specification.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import stackwright.kubernetes as k8s
+from stackwright.engine import operations
+from stackwright.engine.events import (
+    Diagnostic,
+    Drift,
+    DriftedField,
+    Event,
+    StepDone,
+    StepProgress,
+    StepSkipped,
+    StepStarted,
+    Summary,
+    shown_changes,
+)
+from stackwright.engine.execute import Options
+from stackwright.engine.plan import FieldChange
+from stackwright.engine.testing import Call, FakeCluster, FakeNotReady
+from stackwright.errors import UsageError
+from stackwright.model import Op, ResourceState, make_urn
+from stackwright.sdk.context import Program, running
+from stackwright.sdk.output import Output
+from stackwright.sdk.resource import ResourceOptions
+from stackwright.state import Backend, Snapshot, open_backend
+
+PROJECT, STACK = "shop", "dev"
+CM = "kubernetes:core/v1:ConfigMap"
+NS = "kubernetes:core/v1:Namespace"
+DEPLOY = "kubernetes:apps/v1:Deployment"
+SVC = "kubernetes:core/v1:Service"
+SECRET = "kubernetes:core/v1:Secret"
+
+Declare = Callable[[Program], None]
+
+
+def urn(type_: str, name: str) -> str:
+    return make_urn(STACK, PROJECT, type_, name)
+
+
+def program(declare: Declare) -> Program:
+    declared = Program(project=PROJECT, stack=STACK)
+    with running(declared):
+        declare(declared)
+    return declared
+
+
+@dataclass
+class Stack:
+    """One stack in a real SQLite store, deployed to a fake cluster."""
+
+    backend: Backend
+    fake: FakeCluster
+    factory: Any = None
+    events: list[Event] = field(default_factory=list)
+
+    def run(self, kind: str, declare: Declare | None, **options: Any) -> Summary:
+        self.events = []
+        return operations.run(
+            self.backend,
+            project=PROJECT,
+            stack=STACK,
+            options=Options(kind, **options),
+            program=program(declare) if declare is not None else None,
+            providers=self.factory or self.fake.factory(),
+            listener=self.events.append,
+        )
+
+    def up(self, declare: Declare, **options: Any) -> Summary:
+        return self.run("up", declare, **options)
+
+    def preview(self, declare: Declare, **options: Any) -> Summary:
+        return self.run("up", declare, dry_run=True, **options)
+
+    def destroy(self, **options: Any) -> Summary:
+        return self.run("destroy", None, **options)
+
+    def refresh(self) -> Summary:
+        return self.run("refresh", None)
+
+    def state(self) -> Snapshot:
+        return self.backend.load(PROJECT, STACK)
+
+    def recorded(self, urn_: str) -> ResourceState:
+        found = self.state().resource(urn_)
+        assert found is not None, f"{urn_} is not in the state"
+        return found
+
+    def started(self) -> list[tuple[str, str]]:
+        """(op, resource name) of each step started, in event order."""
+        return [
+            (e.step.op.value, e.step.urn.rpartition("::")[2])
+            for e in self.events
+            if isinstance(e, StepStarted)
+        ]
+
+    def of(self, kind: type[Any]) -> list[Any]:
+        return [e for e in self.events if isinstance(e, kind)]
+
+    def changes(self, urn_: str) -> list[FieldChange]:
+        (step,) = [e.step for e in self.of(StepStarted) if e.step.urn == urn_]
+        return list(step.changes)
+
+
+@pytest.fixture
+def stack(tmp_path: Path) -> Iterator[Stack]:
+    backend = open_backend("file://" + str(tmp_path / "state.db"))
+    backend.create_stack(PROJECT, STACK)
+    try:
+        yield Stack(backend, FakeCluster())
+    finally:
+        backend.close()
+
+
+def applies_and_deletes(fake: FakeCluster) -> list[tuple[str, str]]:
+    return [(c.method, c.name) for c in fake.calls_to("apply", "delete")]
+
+
+# --- programs -----------------------------------------------------------------------------
+
+
+def settings(mode: str = "fast", **opts: Any) -> Declare:
+    def declare(p: Program) -> None:
+        k8s.core.v1.ConfigMap(
+            "settings",
+            metadata={"name": "settings"},
+            data={"mode": mode},
+            opts=ResourceOptions(**opts),
+        )
+
+    return declare
+
+
+def web_spec(*, app: str = "web", replicas: int = 2, image: str = "nginx:1.29") -> dict[str, Any]:
+    return {
+        "replicas": replicas,
+        "selector": {"matchLabels": {"app": app}},
+        "template": {
+            "metadata": {"labels": {"app": app}},
+            "spec": {"containers": [{"name": "web", "image": image}]},
+        },
+    }
+
+
+def web(*, named: bool = True, **spec: Any) -> Declare:
+    def declare(p: Program) -> None:
+        k8s.apps.v1.Deployment(
+            "web", metadata={"name": "web"} if named else None, spec=web_spec(**spec)
+        )
+
+    return declare
+
+
+def both(*declares: Declare) -> Declare:
+    def declare(p: Program) -> None:
+        for each in declares:
+            each(p)
+
+    return declare
+
+
+# --- create, no-op, update ----------------------------------------------------------------
+
+
+def test_create_records_every_object_and_a_second_up_changes_nothing(stack: Stack) -> None:
+    v1 = both(settings("fast"), web(replicas=2))
+
+    summary = stack.up(v1)
+
+    assert summary.ok and summary.counts == {"create": 2}
+    assert sorted(stack.started()) == [("create", "settings"), ("create", "web")]
+    assert stack.fake.names("ConfigMap") == ["default/settings"]
+    assert stack.fake.names("Deployment") == ["default/web"]
+    state = stack.state()
+    assert [r.urn for r in state.resources] == [urn(CM, "settings"), urn(DEPLOY, "web")]
+    assert not state.pending
+    deployment = stack.recorded(urn(DEPLOY, "web"))
+    assert deployment.id == "default/web"
+    assert deployment.inputs["spec"]["replicas"] == 2
+    # The state holds the live object the cluster returned, with what the server added.
+    live = stack.fake.find("Deployment", "web")
+    assert live is not None
+    assert deployment.outputs == live
+    assert deployment.outputs["metadata"]["uid"]
+    assert deployment.outputs["status"]["readyReplicas"] == 2
+    assert live["metadata"]["annotations"]["stackwright.io/urn"] == urn(DEPLOY, "web")
+    assert live["metadata"]["labels"]["app.kubernetes.io/managed-by"] == "stackwright"
+
+    version = state.version
+    stack.fake.calls.clear()
+    again = stack.up(v1)
+
+    assert again.ok and again.counts == {"same": 2}
+    assert stack.fake.writes() == []
+    assert stack.fake.calls_to("preview", "await_ready", "read") == []
+    assert stack.state().version == version, "a no-op up journaled something"
+
+
+def test_preview_of_an_update_shows_field_changes_and_writes_nothing(stack: Stack) -> None:
+    stack.up(both(settings("fast"), web(replicas=2)))
+    before = stack.state()
+    stack.fake.calls.clear()
+
+    summary = stack.preview(both(settings("slow"), web(replicas=2)))
+
+    assert summary.ok and summary.dry_run and summary.kind == "preview"
+    assert summary.counts == {"update": 1, "same": 1}
+    assert stack.started() == [("update", "settings"), ("same", "web")]
+    assert stack.changes(urn(CM, "settings")) == [FieldChange("data.mode", "fast", "slow")]
+    assert stack.fake.writes() == []
+    assert stack.fake.calls_to("preview") == [Call("preview", "ConfigMap", "settings")]
+    assert stack.fake.applied[-1].dry_run
+    assert stack.fake.find("ConfigMap", "settings")["data"] == {"mode": "fast"}  # type: ignore[index]
+    assert stack.state().version == before.version
+
+
+def test_update_applies_only_what_changed_and_records_the_new_live_object(stack: Stack) -> None:
+    stack.up(both(settings("fast"), web(replicas=2)))
+    stack.fake.calls.clear()
+
+    summary = stack.up(both(settings("fast"), web(replicas=3)))
+
+    assert summary.ok and summary.counts == {"update": 1, "same": 1}
+    assert stack.started() == [("same", "settings"), ("update", "web")]
+    assert stack.changes(urn(DEPLOY, "web")) == [FieldChange("spec.replicas", 2, 3)]
+    assert applies_and_deletes(stack.fake) == [("apply", "web")]
+    recorded = stack.recorded(urn(DEPLOY, "web"))
+    assert recorded.inputs["spec"]["replicas"] == 3
+    assert recorded.outputs["metadata"]["generation"] == 2
+    assert recorded.outputs["status"]["readyReplicas"] == 3
+    done = stack.of(StepDone)
+    assert [(d.step.op, d.ok) for d in done] == [(Op.UPDATE, True)]
+    assert any(isinstance(e, StepProgress) and e.message == "ready" for e in stack.events)
+
+
+# --- replace ----------------------------------------------------------------------------------
+
+
+def test_replacing_an_auto_named_object_creates_the_new_one_before_deleting_the_old(
+    stack: Stack,
+) -> None:
+    stack.up(web(named=False, app="web"))
+    (old_name,) = [n.split("/")[1] for n in stack.fake.names("Deployment")]
+    assert old_name.startswith("web-")
+    stack.fake.calls.clear()
+
+    summary = stack.up(web(named=False, app="web2"))
+
+    assert summary.ok, summary.failures
+    assert summary.counts == {"replace": 1, "delete-replaced": 1}
+    assert stack.started() == [("replace", "web"), ("delete-replaced", "web")]
+    (replace_step,) = [e.step for e in stack.of(StepStarted) if e.step.op is Op.REPLACE]
+    assert replace_step.replace_reasons == ("spec.selector: a Deployment's selector is immutable",)
+    (new_name,) = [n.split("/")[1] for n in stack.fake.names("Deployment")]
+    assert new_name != old_name and new_name.startswith("web-")
+    assert applies_and_deletes(stack.fake) == [("apply", new_name), ("delete", old_name)]
+    state = stack.state()
+    assert [(r.urn, r.id, r.delete_pending) for r in state.resources] == [
+        (urn(DEPLOY, "web"), f"default/{new_name}", False)
+    ]
+
+
+def test_replacing_an_explicitly_named_object_deletes_it_first(stack: Stack) -> None:
+    stack.up(web(named=True, app="web"))
+    first_uid = stack.fake.find("Deployment", "web")["metadata"]["uid"]  # type: ignore[index]
+    stack.fake.calls.clear()
+
+    summary = stack.up(web(named=True, app="web2"))
+
+    assert summary.ok, summary.failures
+    assert summary.counts == {"replace": 1}
+    (step,) = [e.step for e in stack.of(StepStarted)]
+    assert step.op is Op.REPLACE and step.delete_before_replace
+    # The same name cannot exist twice: delete, then create (never an in-place update,
+    # which the fake refuses like the API server does).
+    assert applies_and_deletes(stack.fake) == [("delete", "web"), ("apply", "web")]
+    live = stack.fake.find("Deployment", "web")
+    assert live is not None and live["metadata"]["uid"] != first_uid
+    assert live["spec"]["selector"] == {"matchLabels": {"app": "web2"}}
+    state = stack.state()
+    assert [(r.id, r.delete_pending) for r in state.resources] == [("default/web", False)]
+    assert state.resources[0].outputs["metadata"]["uid"] == live["metadata"]["uid"]
+
+
+# --- delete and destroy ------------------------------------------------------------------------
+
+
+def namespaced_app(p: Program) -> None:
+    ns = k8s.core.v1.Namespace("apps", metadata={"name": "apps"})
+    cfg = k8s.core.v1.ConfigMap(
+        "settings", metadata={"name": "settings", "namespace": "apps"}, data={"mode": "fast"}
+    )
+    k8s.apps.v1.Deployment(
+        "web",
+        metadata={"name": "web", "namespace": ns.metadata["name"]},
+        spec=web_spec(),
+        opts=ResourceOptions(depends_on=[cfg]),
+    )
+    p.export("namespace", ns.metadata["name"])
+
+
+def test_a_resource_dropped_from_the_program_is_deleted(stack: Stack) -> None:
+    stack.up(both(settings(), web()))
+    stack.fake.calls.clear()
+
+    summary = stack.up(settings())
+
+    assert summary.ok and summary.counts == {"same": 1, "delete": 1}
+    assert applies_and_deletes(stack.fake) == [("delete", "web")]
+    assert stack.fake.find("Deployment", "web") is None
+    assert [r.urn for r in stack.state().resources] == [urn(CM, "settings")]
+
+
+def test_destroy_deletes_dependents_first_and_empties_the_state(stack: Stack) -> None:
+    stack.up(namespaced_app)
+    assert stack.state().outputs == {"namespace": "apps"}
+    assert ("dev", "apps") in stack.fake.applysets
+    stack.fake.calls.clear()
+
+    summary = stack.destroy()
+
+    assert summary.ok and summary.counts == {"delete": 3}
+    deletes = [c.name for c in stack.fake.calls_to("delete")]
+    assert deletes.index("web") < deletes.index("settings") < deletes.index("apps")
+    assert stack.fake.names("Namespace") == sorted(
+        ["default", "kube-node-lease", "kube-public", "kube-system"]
+    )
+    assert stack.fake.calls_to("remove_applyset") == [Call("remove_applyset", "ApplySet", "apps")]
+    state = stack.state()
+    assert state.resources == [] and state.pending == [] and state.outputs == {}
+
+
+# --- failures -----------------------------------------------------------------------------
+
+
+def app_with_dependent(p: Program) -> None:
+    cfg = k8s.core.v1.ConfigMap("settings", metadata={"name": "settings"}, data={"mode": "a"})
+    k8s.core.v1.ConfigMap("other", metadata={"name": "other"}, data={"mode": "b"})
+    k8s.apps.v1.Deployment(
+        "web",
+        metadata={"name": "web", "annotations": {"config": cfg.metadata["name"]}},
+        spec=web_spec(),
+    )
+
+
+def test_a_failed_apply_stops_its_dependents_and_independent_work_completes(
+    stack: Stack,
+) -> None:
+    stack.fake.fail_apply["settings"] = 'admission webhook "deny" denied the request'
+
+    summary = stack.up(app_with_dependent)
+
+    assert not summary.ok
+    assert summary.counts == {"create": 1}
+    assert summary.failures == [f'{CM} settings: admission webhook "deny" denied the request']
+    assert summary.not_done == [f"{DEPLOY} web: {CM} settings failed or was not done"]
+    (skipped,) = stack.of(StepSkipped)
+    assert skipped.step.urn == urn(DEPLOY, "web")
+    failed = [e for e in stack.of(StepDone) if not e.ok]
+    assert [e.step.urn for e in failed] == [urn(CM, "settings")]
+    assert [c.name for c in stack.fake.calls_to("apply")] == ["settings", "other"]
+    assert stack.fake.names("ConfigMap") == ["default/other"]
+    state = stack.state()
+    assert [r.urn for r in state.resources] == [urn(CM, "other")]
+    assert state.pending == []
+    assert stack.backend.history(PROJECT, STACK, limit=1)[0].result == "failed"
+
+    stack.fake.fail_apply.clear()
+    retry = stack.up(app_with_dependent)
+    assert retry.ok and retry.counts == {"create": 2, "same": 1}
+
+
+def test_a_readiness_failure_keeps_the_object_in_the_state(stack: Stack) -> None:
+    stack.fake.fail_ready["web"] = "0/3 ready — pod web-x: ImagePullBackOff"
+
+    summary = stack.up(both(settings(), web(named=False)))
+
+    assert not summary.ok
+    assert summary.failures == [f"{DEPLOY} web: 0/3 ready — pod web-x: ImagePullBackOff"]
+    (name,) = [n.split("/")[1] for n in stack.fake.names("Deployment")]
+    # The object exists in the cluster, so the state knows it: nothing is orphaned.
+    recorded = stack.recorded(urn(DEPLOY, "web"))
+    assert recorded.id == f"default/{name}"
+    assert (
+        recorded.outputs["metadata"]["uid"]
+        == stack.fake.find("Deployment", name)["metadata"]["uid"]
+    )  # type: ignore[index]
+    assert stack.state().pending == []
+    progress = [e.message for e in stack.of(StepProgress) if e.urn == urn(DEPLOY, "web")]
+    assert progress == ["0/3 ready — pod web-x: ImagePullBackOff"]
+
+    # A destroy finds it through the state.
+    stack.fake.fail_ready.clear()
+    assert stack.destroy().ok
+    assert stack.fake.names("Deployment") == []
+
+
+def test_an_object_that_never_became_ready_is_awaited_again_on_the_next_up(
+    stack: Stack,
+) -> None:
+    stack.fake.fail_ready["web"] = FakeNotReady("0/2 ready")
+    assert not stack.up(web()).ok
+
+    again = stack.up(web())
+
+    assert not again.ok, "the deployment is still not ready, yet the up succeeded"
+
+
+# --- resource options ----------------------------------------------------------------------------
+
+
+def test_protect_blocks_the_delete_and_says_how_to_unprotect(stack: Stack) -> None:
+    stack.up(both(settings(protect=True), web()))
+    stack.fake.calls.clear()
+
+    planned = stack.preview(web())
+    assert not planned.ok
+    assert planned.failures == [f"{CM} settings: protected; it cannot be deleted"]
+
+    summary = stack.up(web())
+
+    assert not summary.ok
+    (failure,) = summary.failures
+    assert "because it is protected" in failure
+    assert f"stackwright state unprotect {urn(CM, 'settings')}" in failure
+    assert stack.fake.writes() == []
+    assert stack.fake.find("ConfigMap", "settings") is not None
+    assert stack.recorded(urn(CM, "settings")).protect
+
+    destroyed = stack.destroy()
+    assert not destroyed.ok
+    assert [c.name for c in stack.fake.calls_to("delete")] == ["web"]
+    assert [r.urn for r in stack.state().resources] == [urn(CM, "settings")]
+
+
+def test_retain_on_delete_forgets_the_object_without_deleting_it(stack: Stack) -> None:
+    stack.up(both(settings(retain_on_delete=True), web()))
+    stack.fake.calls.clear()
+
+    summary = stack.up(web())
+
+    assert summary.ok and summary.counts == {"delete": 1, "same": 1}
+    assert stack.fake.calls_to("delete") == []
+    assert stack.fake.find("ConfigMap", "settings") is not None
+    assert [r.urn for r in stack.state().resources] == [urn(DEPLOY, "web")]
+
+
+def test_ignore_changes_keeps_the_recorded_value(stack: Stack) -> None:
+    def declare(mode: str, size: str) -> Declare:
+        def program(p: Program) -> None:
+            k8s.core.v1.ConfigMap(
+                "settings",
+                metadata={"name": "settings"},
+                data={"mode": mode, "size": size},
+                opts=ResourceOptions(ignore_changes=["data.mode"]),
+            )
+
+        return program
+
+    stack.up(declare("fast", "s"))
+    stack.fake.calls.clear()
+
+    unchanged = stack.up(declare("slow", "s"))
+    assert unchanged.counts == {"same": 1}
+    assert stack.fake.writes() == []
+
+    changed = stack.up(declare("slow", "m"))
+    assert changed.counts == {"update": 1}
+    assert stack.changes(urn(CM, "settings")) == [FieldChange("data.size", "s", "m")]
+    assert stack.fake.applied[-1].body["data"] == {"mode": "fast", "size": "m"}
+    assert stack.recorded(urn(CM, "settings")).inputs["data"] == {"mode": "fast", "size": "m"}
+
+
+def test_an_alias_renames_without_replacing(stack: Stack) -> None:
+    def named(logical: str, aliases: tuple[str, ...] = ()) -> Declare:
+        def program(p: Program) -> None:
+            k8s.core.v1.ConfigMap(
+                logical, data={"mode": "fast"}, opts=ResourceOptions(aliases=aliases)
+            )
+
+        return program
+
+    stack.up(named("settings"))
+    (name,) = stack.fake.names("ConfigMap")
+    stack.fake.calls.clear()
+
+    summary = stack.up(named("config", (urn(CM, "settings"),)))
+
+    assert summary.ok and summary.counts == {"same": 1}
+    assert stack.fake.writes() == []
+    assert stack.fake.names("ConfigMap") == [name]
+    assert [r.urn for r in stack.state().resources] == [urn(CM, "config")]
+    assert stack.recorded(urn(CM, "config")).id == name
+    renamed = [d.message for d in stack.of(Diagnostic)]
+    assert renamed == [f"renamed from {urn(CM, 'settings')} (alias): no replacement"]
+
+
+def test_targets_limit_the_run_to_the_targets_and_what_they_depend_on(stack: Stack) -> None:
+    def declare(mode: str) -> Declare:
+        def program(p: Program) -> None:
+            cfg = k8s.core.v1.ConfigMap(
+                "settings", metadata={"name": "settings"}, data={"mode": mode}
+            )
+            k8s.core.v1.ConfigMap("other", metadata={"name": "other"}, data={"mode": mode})
+            k8s.core.v1.ConfigMap(
+                "derived", metadata={"name": "derived"}, data={"from": cfg.data["mode"]}
+            )
+
+        return program
+
+    summary = stack.up(declare("a"), targets=frozenset({urn(CM, "derived")}))
+
+    assert summary.ok and summary.counts == {"create": 2}
+    assert [c.name for c in stack.fake.calls_to("apply")] == ["settings", "derived"]
+    assert stack.fake.find("ConfigMap", "other") is None
+    assert {r.urn for r in stack.state().resources} == {urn(CM, "settings"), urn(CM, "derived")}
+
+    stack.up(declare("a"))
+    stack.fake.calls.clear()
+    stack.up(declare("b"), targets=frozenset({urn(CM, "other")}))
+    assert [c.name for c in stack.fake.calls_to("apply")] == ["other"]
+    assert stack.recorded(urn(CM, "settings")).inputs["data"] == {"mode": "a"}
+
+    with pytest.raises(UsageError, match=r"--target .*names no resource of stack dev"):
+        stack.up(declare("b"), targets=frozenset({urn(CM, "nothing")}))
+
+
+def test_parallel_bounds_the_writes_in_flight(stack: Stack) -> None:
+    def many(p: Program) -> None:
+        for i in range(6):
+            k8s.core.v1.ConfigMap(f"c{i}", metadata={"name": f"c{i}"}, data={"i": str(i)})
+
+    stack.fake.latency = 0.01
+    assert stack.up(many, parallel=1).ok
+    assert stack.fake.max_in_flight == 1
+
+    stack.fake.max_in_flight = 0
+    assert stack.destroy(parallel=4).ok
+    assert 1 < stack.fake.max_in_flight <= 4
+
+
+# --- outputs ----------------------------------------------------------------------------------
+
+
+def test_outputs_come_from_live_objects_and_secrets_are_masked(stack: Stack) -> None:
+    def declare(p: Program) -> None:
+        svc = k8s.core.v1.Service("web", metadata={"name": "web"}, spec={"ports": [{"port": 80}]})
+        creds = k8s.core.v1.Secret(
+            "creds",
+            metadata={"name": "creds"},
+            string_data={"password": Output.secret("hunter2"), "user": "admin"},
+        )
+        p.export("ip", svc.spec["clusterIP"])
+        p.export("creds", creds.metadata["name"])
+        p.export("password", Output.secret("hunter2"))
+
+    summary = stack.up(declare)
+
+    live_ip = stack.fake.find("Service", "web")["spec"]["clusterIP"]  # type: ignore[index]
+    assert summary.outputs == {"ip": live_ip, "creds": "creds", "password": "[secret]"}
+    assert stack.state().outputs == summary.outputs
+    assert "hunter2" not in repr(summary)
+    secret = stack.recorded(urn(SECRET, "creds"))
+    assert secret.secret_paths == ("stringData.password",)
+    assert secret.inputs["stringData"]["password"] == "hunter2"  # the store encrypts, not masks
+    (step,) = [e.step for e in stack.of(StepStarted) if e.step.urn == urn(SECRET, "creds")]
+    # A create's changes are top-level fields: the one holding a secret is masked whole.
+    shown = {c.path: c.new for c in shown_changes(step)}
+    assert shown["stringData"] == "[secret]"
+    assert "hunter2" not in repr(shown)
+
+
+# --- several clusters ---------------------------------------------------------------------------
+
+
+def test_a_provider_resource_sends_its_resources_to_another_cluster(tmp_path: Path) -> None:
+    backend = open_backend("file://" + str(tmp_path / "state.db"))
+    backend.create_stack(PROJECT, STACK)
+    home, east = FakeCluster(), FakeCluster(namespace="east-apps", name="east")
+    home.put({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "east-apps"}})
+    east.put({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "east-apps"}})
+    stack = Stack(backend, home, factory=home.factory({"east": east}))
+
+    def declare(p: Program) -> None:
+        provider = k8s.Provider("east", context="east", namespace="east-apps")
+        k8s.core.v1.ConfigMap("here", metadata={"name": "here"}, data={"a": "1"})
+        k8s.core.v1.ConfigMap(
+            "there", metadata={"name": "there"}, data={"a": "1"},
+            opts=ResourceOptions(provider=provider),
+        )  # fmt: skip
+
+    try:
+        assert stack.up(declare).ok
+        assert home.names("ConfigMap") == ["default/here"]
+        assert east.names("ConfigMap") == ["east-apps/there"]
+        assert stack.recorded(urn(CM, "there")).id == "east-apps/there"
+
+        assert stack.destroy().ok
+        assert home.names("ConfigMap") == [] and east.names("ConfigMap") == []
+        assert [c.name for c in east.calls_to("delete")] == ["there"]
+    finally:
+        backend.close()
+
+
+# --- crash recovery ----------------------------------------------------------------------------
+
+
+def pending_create(stack: Stack, mode: str = "fast") -> ResourceState:
+    """Journal the create of `settings` as a crashed `up` would leave it: begun, never ended."""
+    state = ResourceState(
+        urn=urn(CM, "settings"),
+        type=CM,
+        id="default/settings",
+        inputs={
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {"name": "settings"},
+            "data": {"mode": mode},
+        },
+    )
+    with stack.backend.begin_operation(PROJECT, STACK, kind="up") as operation:
+        operation.begin(1, Op.CREATE, state)
+    assert [p.op for p in stack.state().pending] == [Op.CREATE]
+    return state
+
+
+def test_a_crash_after_the_create_reached_the_cluster_is_settled_without_a_second_create(
+    stack: Stack,
+) -> None:
+    pending_create(stack)
+    stack.fake.put(
+        stack.fake.stamp(
+            {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "settings"},
+             "data": {"mode": "fast"}},
+            stack=STACK, urn=urn(CM, "settings"), namespace="default",
+        )
+    )  # fmt: skip
+
+    planned = stack.preview(settings("fast"))
+    assert any("pending" in d.message for d in stack.of(Diagnostic))
+    assert planned.counts == {"create": 1}  # a preview does not settle: it reads no journal
+    assert stack.fake.writes() == []
+    stack.fake.calls.clear()
+
+    summary = stack.up(settings("fast"))
+
+    assert summary.ok and summary.counts == {"same": 1}
+    assert stack.fake.calls_to("apply") == []
+    assert stack.fake.calls_to("read") == [Call("read", "ConfigMap", "settings")]
+    assert [d.message for d in stack.of(Diagnostic)] == [
+        "settled an interrupted create of kubernetes:core/v1:ConfigMap settings"
+    ]
+    state = stack.state()
+    assert state.pending == []
+    assert [r.urn for r in state.resources] == [urn(CM, "settings")]
+    assert state.resources[0].outputs["metadata"]["uid"]
+
+
+def test_a_crash_before_the_create_reached_the_cluster_is_settled_and_created_once(
+    stack: Stack,
+) -> None:
+    pending_create(stack)
+
+    summary = stack.up(settings("fast"))
+
+    assert summary.ok and summary.counts == {"create": 1}
+    assert [c.name for c in stack.fake.calls_to("apply")] == ["settings"]
+    state = stack.state()
+    assert state.pending == []
+    assert [r.urn for r in state.resources] == [urn(CM, "settings")]
+
+
+def test_a_crash_during_a_delete_is_settled_by_reading_the_cluster(stack: Stack) -> None:
+    stack.up(both(settings(), web()))
+    recorded = stack.recorded(urn(DEPLOY, "web"))
+    with stack.backend.begin_operation(PROJECT, STACK, kind="up") as operation:
+        operation.begin(1, Op.DELETE, recorded)
+    stack.fake.remove("Deployment", "web")  # the delete reached the cluster, then the crash
+    stack.fake.calls.clear()
+
+    summary = stack.up(settings())
+
+    assert summary.ok and summary.counts == {"same": 1}
+    assert stack.fake.calls_to("delete") == []
+    state = stack.state()
+    assert state.pending == []
+    assert [r.urn for r in state.resources] == [urn(CM, "settings")]
+
+
+# --- refresh and drift ---------------------------------------------------------------------------
+
+
+def test_refresh_reports_drift_and_up_refresh_takes_the_fields_back(stack: Stack) -> None:
+    stack.up(both(settings("fast"), web(replicas=2)))
+    stack.fake.edit("ConfigMap", "settings", {"data.mode": "edited"})
+    stack.fake.calls.clear()
+
+    # Without --refresh the engine plans against the state: it does not see the drift.
+    blind = stack.up(both(settings("fast"), web(replicas=2)))
+    assert blind.counts == {"same": 2}
+    assert stack.fake.writes() == []
+
+    refreshed = stack.refresh()
+
+    assert refreshed.ok and refreshed.counts == {"drifted": 1, "in-sync": 1}
+    (drift,) = stack.of(Drift)
+    assert drift.urn == urn(CM, "settings") and not drift.gone
+    assert drift.fields == (DriftedField("data.mode", "fast", "edited", "kubectl-edit"),)
+    assert stack.fake.writes() == []
+    assert stack.recorded(urn(CM, "settings")).outputs["data"] == {"mode": "edited"}
+    assert stack.recorded(urn(CM, "settings")).inputs["data"] == {"mode": "fast"}
+
+    stack.fake.calls.clear()
+    summary = stack.up(both(settings("fast"), web(replicas=2)), refresh=True)
+
+    assert summary.ok and summary.counts == {"drifted": 1, "in-sync": 1, "update": 1, "same": 1}
+    assert stack.changes(urn(CM, "settings")) == [FieldChange("data.mode", "edited", "fast")]
+    (applied,) = [a for a in stack.fake.applied if not a.dry_run][-1:]
+    assert applied.body["metadata"]["name"] == "settings" and applied.force
+    assert stack.fake.find("ConfigMap", "settings")["data"] == {"mode": "fast"}  # type: ignore[index]
+    assert stack.recorded(urn(CM, "settings")).outputs["data"] == {"mode": "fast"}
+
+
+def test_an_object_deleted_outside_is_forgotten_by_refresh_and_recreated_by_up(
+    stack: Stack,
+) -> None:
+    stack.up(both(settings(), web()))
+    stack.fake.remove("Deployment", "web")
+
+    refreshed = stack.refresh()
+
+    assert refreshed.counts == {"deleted-outside": 1, "in-sync": 1}
+    assert [d.urn for d in stack.of(Drift) if d.gone] == [urn(DEPLOY, "web")]
+    assert [r.urn for r in stack.state().resources] == [urn(CM, "settings")]
+    stack.fake.calls.clear()
+
+    summary = stack.up(both(settings(), web()))
+
+    assert summary.counts == {"same": 1, "create": 1}
+    assert [c.name for c in stack.fake.calls_to("apply")] == ["web"]
+
+
+# --- more replacements, dependencies and components ---------------------------------------------
+
+
+def test_moving_an_object_to_another_namespace_creates_it_there_before_deleting_it(
+    stack: Stack,
+) -> None:
+    stack.fake.put({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "apps"}})
+
+    def in_namespace(namespace: str) -> Declare:
+        def declare(p: Program) -> None:
+            k8s.core.v1.ConfigMap(
+                "settings", metadata={"name": "settings", "namespace": namespace}, data={"a": "1"}
+            )
+
+        return declare
+
+    stack.up(in_namespace("default"))
+    stack.fake.calls.clear()
+
+    summary = stack.up(in_namespace("apps"))
+
+    assert summary.ok and summary.counts == {"replace": 1, "delete-replaced": 1}
+    assert applies_and_deletes(stack.fake) == [("apply", "settings"), ("delete", "settings")]
+    assert stack.fake.names("ConfigMap") == ["apps/settings"]
+    assert [(r.id, r.delete_pending) for r in stack.state().resources] == [("apps/settings", False)]
+
+
+def test_a_replaced_object_that_could_not_be_deleted_is_deleted_by_the_next_up(
+    stack: Stack,
+) -> None:
+    stack.up(web(named=False, app="a"))
+    (old,) = [n.split("/")[1] for n in stack.fake.names("Deployment")]
+    stack.fake.fail_delete[old] = 'deployments.apps "web" is forbidden'
+
+    summary = stack.up(web(named=False, app="b"))
+
+    assert not summary.ok and summary.counts == {"replace": 1}
+    assert summary.failures == [f'{DEPLOY} web: deployments.apps "web" is forbidden']
+    (new,) = [n.split("/")[1] for n in stack.fake.names("Deployment") if not n.endswith(old)]
+    assert [(r.id, r.delete_pending) for r in stack.state().resources] == [
+        (f"default/{old}", True),
+        (f"default/{new}", False),
+    ]
+
+    stack.fake.fail_delete.clear()
+    stack.fake.calls.clear()
+    again = stack.up(web(named=False, app="b"))
+
+    assert again.ok and again.counts == {"same": 1, "delete-replaced": 1}
+    assert applies_and_deletes(stack.fake) == [("delete", old)]
+    assert [(r.id, r.delete_pending) for r in stack.state().resources] == [
+        (f"default/{new}", False)
+    ]
+
+
+def chain(mode: str) -> Declare:
+    def declare(p: Program) -> None:
+        cfg = k8s.core.v1.ConfigMap("settings", metadata={"name": "settings"}, data={"mode": mode})
+        k8s.core.v1.ConfigMap(
+            "derived", metadata={"name": "derived"}, data={"from": cfg.data["mode"]}
+        )
+
+    return declare
+
+
+def test_a_dependent_reads_the_new_live_value_of_what_it_depends_on(stack: Stack) -> None:
+    stack.up(chain("a"))
+
+    planned = stack.preview(chain("b"))
+
+    assert planned.counts == {"update": 2}
+    (change,) = stack.changes(urn(CM, "derived"))
+    assert (change.path, change.old, repr(change.new)) == ("data.from", "a", "(known after apply)")
+    assert [str(c.new) for c in shown_changes(stack.of(StepStarted)[1].step)] == [
+        "(known after apply)"
+    ]
+
+    summary = stack.up(chain("b"))
+
+    assert summary.counts == {"update": 2}
+    assert stack.started() == [("update", "settings"), ("update", "derived")]
+    assert stack.recorded(urn(CM, "derived")).inputs["data"] == {"from": "b"}
+    assert stack.recorded(urn(CM, "derived")).dependencies == (urn(CM, "settings"),)
+
+
+def test_a_component_is_recorded_with_its_children_and_destroyed_after_them(
+    stack: Stack,
+) -> None:
+    from stackwright.sdk.resource import ComponentResource
+
+    def declare(p: Program) -> None:
+        app = ComponentResource("acme:web:App", "shop")
+        k8s.core.v1.ConfigMap(
+            "settings", metadata={"name": "settings"}, data={"a": "1"},
+            opts=ResourceOptions(parent=app),
+        )  # fmt: skip
+
+    child = make_urn(STACK, PROJECT, CM, "settings", ("acme:web:App",))
+
+    assert stack.up(declare).counts == {"create": 2}
+    state = stack.state()
+    assert [r.urn for r in state.resources] == [urn("acme:web:App", "shop"), child]
+    assert state.resources[1].parent == urn("acme:web:App", "shop")
+    assert stack.fake.calls_to("apply") == [Call("apply", "ConfigMap", "settings")]
+
+    assert stack.up(declare).counts == {"same": 2}
+
+    destroyed = stack.destroy()
+    assert destroyed.ok and stack.started() == [("delete", "settings"), ("delete", "shop")]
+    assert stack.state().resources == []
+
+
+# --- targets that delete ---------------------------------------------------------------------
+
+
+def test_a_targeted_destroy_takes_what_depends_on_the_target_with_it(stack: Stack) -> None:
+    stack.up(app_with_dependent)
+
+    summary = stack.destroy(targets=frozenset({urn(CM, "settings")}))
+
+    assert summary.ok and summary.counts == {"delete": 2}
+    assert [c.name for c in stack.fake.calls_to("delete")] == ["web", "settings"]
+    # The state stays loadable: no resource refers to one that is gone.
+    assert [r.urn for r in stack.state().resources] == [urn(CM, "other")]
+    assert stack.fake.names("ConfigMap") == ["default/other"]
+
+
+def test_a_targeted_up_refuses_to_delete_what_an_untargeted_resource_refers_to(
+    stack: Stack,
+) -> None:
+    stack.up(app_with_dependent)
+
+    def without_settings(p: Program) -> None:
+        k8s.core.v1.ConfigMap("other", metadata={"name": "other"}, data={"mode": "b"})
+        k8s.apps.v1.Deployment("web", metadata={"name": "web"}, spec=web_spec())
+
+    stack.fake.calls.clear()
+    with pytest.raises(UsageError, match=r"would delete it, but .*Deployment::web still refers"):
+        stack.up(without_settings, targets=frozenset({urn(CM, "settings")}))
+    assert stack.fake.writes() == []
+
+    both_targets = frozenset({urn(CM, "settings"), urn(DEPLOY, "web")})
+    summary = stack.up(without_settings, targets=both_targets)
+
+    assert summary.ok and summary.counts == {"same": 1, "update": 1, "delete": 1}
+    assert stack.recorded(urn(DEPLOY, "web")).dependencies == ()
+    assert [r.urn for r in stack.state().resources] == [urn(CM, "other"), urn(DEPLOY, "web")]
+
+
+# --- more crashes ---------------------------------------------------------------------------------
+
+
+def test_a_crash_during_a_create_before_delete_replacement_keeps_the_new_object(
+    stack: Stack,
+) -> None:
+    stack.up(web(named=False, app="a"))
+    old = stack.recorded(urn(DEPLOY, "web"))
+    stack.preview(web(named=False, app="b"))
+    (step,) = [e.step for e in stack.of(StepStarted)]
+    assert step.new is not None and step.new.id != old.id
+    with stack.backend.begin_operation(PROJECT, STACK, kind="up") as operation:
+        operation.begin(1, Op.CREATE_REPLACEMENT, step.new)
+    # The replacement reached the cluster; the old object was never deleted.
+    stack.fake.put(
+        stack.fake.stamp(step.new.inputs, stack=STACK, urn=step.new.urn, namespace="default")
+    )
+    stack.fake.calls.clear()
+
+    summary = stack.up(web(named=False, app="b"))
+
+    assert summary.ok and summary.counts == {"same": 1, "delete-replaced": 1}
+    old_name, new_name = old.id.split("/")[1], step.new.id.split("/")[1]
+    assert applies_and_deletes(stack.fake) == [("delete", old_name)]
+    assert stack.fake.names("Deployment") == [f"default/{new_name}"]
+    assert [(r.id, r.delete_pending) for r in stack.state().resources] == [(step.new.id, False)]
+
+
+def test_a_crash_during_an_update_sends_the_update_again(stack: Stack) -> None:
+    stack.up(settings("a"))
+    recorded = stack.recorded(urn(CM, "settings"))
+    update = ResourceState(
+        urn=recorded.urn, type=recorded.type, id=recorded.id,
+        inputs={**recorded.inputs, "data": {"mode": "b"}},
+    )  # fmt: skip
+    with stack.backend.begin_operation(PROJECT, STACK, kind="up") as operation:
+        operation.begin(1, Op.UPDATE, update)
+    stack.fake.calls.clear()
+
+    summary = stack.up(settings("b"))
+
+    # Whether it reached the cluster is unknown: the recorded inputs stay, so it is sent again.
+    assert summary.ok and summary.counts == {"update": 1}
+    assert applies_and_deletes(stack.fake) == [("apply", "settings")]
+    state = stack.state()
+    assert state.pending == []
+    assert [r.inputs["data"] for r in state.resources] == [{"mode": "b"}]
+
+
+# --- scale ----------------------------------------------------------------------------------------
+
+
+def test_a_no_op_over_a_thousand_resources_writes_nothing_and_is_quick(stack: Stack) -> None:
+    def many(p: Program) -> None:
+        for i in range(1000):
+            k8s.core.v1.ConfigMap(f"c{i}", metadata={"name": f"c{i}"}, data={"i": str(i)})
+
+    assert stack.up(many).counts == {"create": 1000}
+    version = stack.state().version
+    stack.fake.calls.clear()
+
+    for summary in (stack.preview(many), stack.up(many)):
+        assert summary.counts == {"same": 1000}
+        # DESIGN: "well under a second for a thousand resources" (the engine's own time).
+        assert summary.elapsed < 1.0, summary.elapsed
+    assert stack.fake.writes() == [] and stack.fake.calls_to("preview") == []
+    assert stack.state().version == version
