@@ -41,7 +41,10 @@ def _global(
 
 def main(argv: list[str] | None = None) -> None:
     try:
-        app(args=argv, standalone_mode=False)
+        # Outside standalone mode click returns a `typer.Exit(code)` instead of raising it.
+        code = app(args=argv, standalone_mode=False)
+        if isinstance(code, int) and code != 0:
+            sys.exit(code)
     except StackwrightError as exc:
         print(f"error: {exc}", file=sys.stderr)
         sys.exit(exc.exit_code)

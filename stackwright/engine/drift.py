@@ -11,6 +11,7 @@ Pure: takes two objects, returns `DriftedField`s; no I/O.
 
 from __future__ import annotations
 
+import base64
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -62,6 +63,17 @@ def _same(recorded: Any, live: Any) -> bool:
     )
 
 
+def _string_data(live: Mapping[str, Any], key: str | int) -> tuple[bool, Any]:
+    """A Secret's `stringData` is write-only: the server keeps it base64-encoded in `data`."""
+    present, encoded = _at(live, ("data", key))
+    if not present or not isinstance(encoded, str):
+        return present, encoded
+    try:
+        return True, base64.b64decode(encoded, validate=True).decode()
+    except (ValueError, UnicodeDecodeError):
+        return True, encoded
+
+
 def owner(
     live: Mapping[str, Any], path: tuple[str | int, ...], *, ours: str = "stackwright"
 ) -> str:
@@ -89,21 +101,34 @@ def owner(
 
 
 def drifted(
-    recorded: Mapping[str, Any], live: Mapping[str, Any], *, ours: str = "stackwright"
+    recorded: Mapping[str, Any],
+    live: Mapping[str, Any],
+    *,
+    ours: str = "stackwright",
+    ignore: tuple[str, ...] = (),
 ) -> list[DriftedField]:
-    """The fields of `recorded` (what was applied) whose live values differ."""
+    """The fields of `recorded` (what was applied) whose live values differ.
+
+    Paths under `ignore` (a resource's ignore_changes) are never drift: the
+    program said others may change them.
+    """
     out: list[DriftedField] = []
     for path, value in _leaves({k: v for k, v in recorded.items() if k not in _NOT_CONTENT}):
         if not path:
             continue
+        text = _text(path)
+        if any(text == p or text.startswith((p + ".", p + "[")) for p in ignore):
+            continue
         present, current = _at(live, path)
+        if len(path) == 2 and path[0] == "stringData" and recorded.get("kind") == "Secret":
+            present, current = _string_data(live, path[1])
         if present and _same(value, current):
             continue
         if not present and value in (None, {}, [], ""):
             continue  # an empty value the server drops is not a change
         out.append(
             DriftedField(
-                _text(path),
+                text,
                 value,
                 current if present else None,
                 owner(live, path, ours=ours) if present else "",
