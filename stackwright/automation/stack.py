@@ -55,7 +55,11 @@ class Workspace:
         if local:
             info, started = lifecycle.start(str(local))
             if started and listener is not None:
-                listener(Diagnostic("", f"started the local cluster {info.name} at {info.server}", "info"))
+                listener(
+                    Diagnostic(
+                        "", f"started the local cluster {info.name} at {info.server}", "info"
+                    )
+                )
             settings["kubeconfig"] = str(info.kubeconfig)
             settings["context"] = f"stackwright-{info.name}"
         for key in ("kubeconfig", "context", "namespace", "timeout"):
@@ -122,34 +126,15 @@ class Workspace:
         parallel: int = DEFAULT_PARALLEL,
         preview: bool = False,
     ) -> Summary:
-        if preview:
-            options = Options("destroy", frozenset(targets), parallel, dry_run=True)
-            return operations.run(
-                self.backend,
-                project=self.project.name,
-                stack=self.stack,
-                options=options,
-                program=None,
-                providers=kubernetes_providers(self.provider_settings()),
-                listener=listener,
-            )
-        return self._run(Options("destroy", frozenset(targets), parallel), listener, program=False)
+        options = Options("destroy", frozenset(targets), parallel, dry_run=preview)
+        return self._run(options, listener, program=False)
 
     def refresh(
         self, listener: Listener, *, preview: bool = False, parallel: int = DEFAULT_PARALLEL
     ) -> Summary:
-        if preview:
-            options = Options("refresh", parallel=parallel, dry_run=True)
-            return operations.run(
-                self.backend,
-                project=self.project.name,
-                stack=self.stack,
-                options=options,
-                program=None,
-                providers=kubernetes_providers(self.provider_settings()),
-                listener=listener,
-            )
-        return self._run(Options("refresh", parallel=parallel), listener, program=False)
+        return self._run(
+            Options("refresh", parallel=parallel, dry_run=preview), listener, program=False
+        )
 
     # --- adopting an object --------------------------------------------------------------
 

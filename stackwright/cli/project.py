@@ -7,8 +7,10 @@ DESIGN.md: 1 when the operation failed, 2 for bad input, 4 for a locked stack.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -17,7 +19,7 @@ import typer
 from stackwright.automation import templates
 from stackwright.automation.stack import Workspace
 from stackwright.automation.workspace import find_project, select_stack, selected_stack
-from stackwright.cli.render import make_renderer
+from stackwright.cli.render import Renderer, make_renderer
 from stackwright.engine.events import Summary
 from stackwright.errors import StackwrightError, UsageError
 from stackwright.state import open_backend
@@ -42,6 +44,16 @@ state_app = typer.Typer(help="Edit a stack's state directly.", no_args_is_help=T
 
 def _workspace(stack: str | None) -> Workspace:
     return Workspace.open(Path.cwd(), stack)
+
+
+@contextlib.contextmanager
+def _rendering(kind: str, *, json_lines: bool, show_diff: bool) -> Iterator[Renderer]:
+    """The display of one operation, closed (live region stopped) however it ends."""
+    render = make_renderer(kind, json_lines=json_lines, show_diff=show_diff)
+    try:
+        yield render
+    finally:
+        render.close()
 
 
 def _finish(summary: Summary) -> None:
@@ -103,13 +115,10 @@ def preview(
 ) -> None:
     """Show what `up` would change; changes nothing anywhere."""
     ws = _workspace(stack)
-    render = make_renderer("preview", json_lines=as_json, show_diff=diff)
-    try:
+    with _rendering("preview", json_lines=as_json, show_diff=diff) as render:
         summary = ws.preview(
             render, refresh=refresh, targets=tuple(targets or ()), parallel=parallel
         )
-    finally:
-        render.close()
     _finish(summary)
 
 
@@ -134,23 +143,17 @@ def up(
     ws = _workspace(stack)
     chosen = tuple(targets or ())
     if not yes:
-        render = make_renderer("preview", json_lines=as_json, show_diff=diff)
-        try:
+        with _rendering("preview", json_lines=as_json, show_diff=diff) as render:
             planned = ws.preview(render, refresh=refresh, targets=chosen, parallel=parallel)
-        finally:
-            render.close()
         if not planned.ok:
             raise typer.Exit(1)
         if not _confirm("update", yes, as_json):
             typer.echo("Cancelled: nothing was changed.")
             return
-    render = make_renderer("up", json_lines=as_json, show_diff=diff)
-    try:
+    with _rendering("up", json_lines=as_json, show_diff=diff) as render:
         summary = ws.up(
             render, refresh=refresh, targets=chosen, parallel=parallel, force=force, message=message
         )
-    finally:
-        render.close()
     _finish(summary)
 
 
@@ -165,19 +168,13 @@ def destroy(
     ws = _workspace(stack)
     chosen = tuple(targets or ())
     if not yes:
-        render = make_renderer("preview", json_lines=as_json, show_diff=False)
-        try:
+        with _rendering("preview", json_lines=as_json, show_diff=False) as render:
             ws.destroy(render, targets=chosen, parallel=parallel, preview=True)
-        finally:
-            render.close()
         if not _confirm("destroy", yes, as_json):
             typer.echo("Cancelled: nothing was changed.")
             return
-    render = make_renderer("destroy", json_lines=as_json, show_diff=False)
-    try:
+    with _rendering("destroy", json_lines=as_json, show_diff=False) as render:
         summary = ws.destroy(render, targets=chosen, parallel=parallel)
-    finally:
-        render.close()
     _finish(summary)
 
 
@@ -192,22 +189,16 @@ def refresh(
     """Read every object, report drift field by field, and record what the cluster holds."""
     ws = _workspace(stack)
     if preview_only or not yes:
-        render = make_renderer("refresh", json_lines=as_json, show_diff=True)
-        try:
+        with _rendering("refresh", json_lines=as_json, show_diff=True) as render:
             summary = ws.refresh(render, preview=True)
-        finally:
-            render.close()
         if preview_only:
             _finish(summary)
             return
         if not _confirm("refresh", yes, as_json):
             typer.echo("Cancelled: nothing was changed.")
             return
-    render = make_renderer("refresh", json_lines=as_json, show_diff=True)
-    try:
+    with _rendering("refresh", json_lines=as_json, show_diff=True) as render:
         summary = ws.refresh(render)
-    finally:
-        render.close()
     _finish(summary)
 
 
@@ -255,7 +246,9 @@ def stack_init(name: Annotated[str, typer.Argument()]) -> None:
 @stack_app.command("select")
 def stack_select(
     name: Annotated[str, typer.Argument()],
-    create: Annotated[bool, typer.Option("--create", "-c", help="Create it if it does not exist.")] = False,
+    create: Annotated[
+        bool, typer.Option("--create", "-c", help="Create it if it does not exist.")
+    ] = False,
 ) -> None:
     """Select the stack later commands use."""
     project = find_project(Path.cwd())

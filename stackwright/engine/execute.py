@@ -47,6 +47,7 @@ from stackwright.model import Op, PendingOperation, ResourceState
 from stackwright.sdk.context import Program
 from stackwright.sdk.output import UNKNOWN, Secret, dependencies_of, resolve, unwrap_secrets
 from stackwright.sdk.resource import ComponentResource, Resource
+from stackwright.state import Snapshot
 
 #: How many API writes run at once unless `--parallel` says otherwise.
 DEFAULT_PARALLEL = 16
@@ -291,6 +292,27 @@ class Run:
         #: an old record naming one of them must not delete it (a rename back to a name whose
         #: old object still awaited deletion, or a name passed from one resource to another).
         self.held: dict[tuple[str, str, str], str] = {}
+
+    @classmethod
+    def over(
+        cls,
+        snapshot: Snapshot,
+        options: Options,
+        program: Program | None,
+        journal: Journal | None,
+        providers: ProviderFactory,
+        listener: Listener,
+    ) -> Run:
+        """A run over a stack's loaded state."""
+        return cls(
+            stack=snapshot.stack,
+            options=options,
+            program=program,
+            resources=snapshot.resources,
+            journal=journal,
+            providers=providers,
+            listener=listener,
+        )
 
     # --- providers ----------------------------------------------------------------------
 

@@ -106,15 +106,7 @@ async def _preview(
                 "warning",
             )
         )
-    run_ = Run(
-        stack=snapshot.stack,
-        options=options,
-        program=program,
-        resources=snapshot.resources,
-        journal=None,
-        providers=providers,
-        listener=listener,
-    )
+    run_ = Run.over(snapshot, options, program, None, providers, listener)
     try:
         if options.refresh or options.kind == "refresh":
             await run_.refresh(record=False)
@@ -171,30 +163,14 @@ async def _mutate(
     providers: ProviderFactory,
     listener: Listener,
 ) -> Summary:
-    settle = Run(
-        stack=snapshot.stack,
-        options=options,
-        program=None,
-        resources=snapshot.resources,
-        journal=operation,
-        providers=providers,
-        listener=listener,
-    )
+    settle = Run.over(snapshot, options, None, operation, providers, listener)
     try:
         if snapshot.pending:
             await settle.settle_pending(snapshot.pending)
             snapshot = backend.load(snapshot.project, snapshot.stack)
     finally:
         await settle.close()
-    run_ = Run(
-        stack=snapshot.stack,
-        options=options,
-        program=program,
-        resources=snapshot.resources,
-        journal=operation,
-        providers=providers,
-        listener=listener,
-    )
+    run_ = Run.over(snapshot, options, program, operation, providers, listener)
     try:
         if options.kind == "refresh":
             await run_.refresh(record=True)
