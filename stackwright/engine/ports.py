@@ -6,7 +6,7 @@ Kubernetes provider and the configured state backend, and tests plug in fakes.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Protocol
 
 from stackwright.model import Op, PendingOperation, ResourceState
@@ -76,6 +76,14 @@ class Journal(Protocol):
     def begin(self, step: int, op: Op, resource: ResourceState) -> None: ...
 
     def end(self, step: int, result: ResourceState | None) -> None: ...
+
+    def begin_many(self, steps: Sequence[tuple[int, Op, ResourceState]]) -> None:
+        """`begin` of several steps in one transaction (group commit)."""
+        ...
+
+    def end_many(self, steps: Sequence[tuple[int, ResourceState | None]]) -> None:
+        """`end` of several steps in one transaction, in the order given."""
+        ...
 
     def fail_step(self, step: int) -> None: ...
 

@@ -21,12 +21,10 @@ import ssl
 import subprocess
 import sys
 import time
-import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
 from stackwright.errors import StackwrightError, UsageError
-from stackwright.localcluster.credentials import ensure_credentials, write_kubeconfig
 
 DEFAULT_NAME = "local"
 
@@ -183,6 +181,10 @@ def start(
         speed=speed if speed is not None else settings.get("speed", 1.0),
     )
     (folder / "cluster.json").write_text(json.dumps(settings, indent=2) + "\n")
+    # Imported only to start a server: `up` asks start() on every run, and a running
+    # cluster needs no certificates made (cryptography.x509 costs ~30 ms to import).
+    from stackwright.localcluster.credentials import ensure_credentials, write_kubeconfig
+
     creds = ensure_credentials(folder)
     write_kubeconfig(folder / "kubeconfig", name=name, port=chosen_port, creds=creds)
     log_path = folder / "server.log"
@@ -207,6 +209,8 @@ def start(
 
 
 def _wait_ready(port: int, ca: Path, process: subprocess.Popen[bytes], timeout: float) -> None:
+    import urllib.request
+
     context = ssl.create_default_context(cafile=str(ca))
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:

@@ -13,6 +13,8 @@ promises, whatever it stores in:
   before the caller touches the cluster; `Operation.end` deletes that record and
   applies the step's effect (`_journal.effects`) in one transaction. A step writes
   its own rows only, never a snapshot; `bytes_written` counts the payload bytes.
+  `begin_many` / `end_many` do the same for several steps in one transaction
+  (group commit), so a backend pays its per-transaction cost once per batch.
 - Fencing. Every journal write first checks, inside its transaction, that this
   operation still holds the lock, and raises `LockLost` (writing nothing) if not.
 - Integrity. `load` refuses a damaged state with `StateCorrupt`, naming what is
@@ -82,6 +84,14 @@ class Operation(Protocol):
         `result` is the resource as it now is, or None when it no longer exists
         (a delete done; a create that failed having made nothing).
         """
+        ...
+
+    def begin_many(self, steps: Sequence[tuple[int, Op, ResourceState]]) -> None:
+        """`begin` of each (step, op, resource), all in one transaction: all or none."""
+        ...
+
+    def end_many(self, steps: Sequence[tuple[int, ResourceState | None]]) -> None:
+        """`end` of each (step, result), in one transaction, applied in the order given."""
         ...
 
     def fail_step(self, step: int) -> None:

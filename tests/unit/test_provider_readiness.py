@@ -781,6 +781,21 @@ def test_kinds_without_a_rule_are_ready_at_once() -> None:
         }
     )
     assert not trivially_ready(deployment())
+    # The marks of a managed object are not waiting annotations: still ready at once.
+    stamped = {
+        **cm,
+        "metadata": {
+            "name": "x",
+            "annotations": {
+                "stackwright.io/stack": "dev",
+                "stackwright.io/urn": "urn:sw:dev::p::t::x",
+            },
+        },
+    }
+    assert trivially_ready(stamped)
+    assert not trivially_ready(
+        {**cm, "metadata": {"name": "x", "annotations": {"stackwright.io/timeout-seconds": "x"}}}
+    )
 
 
 # --- annotations ------------------------------------------------------------------------------------

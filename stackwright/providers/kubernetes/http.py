@@ -22,10 +22,11 @@ import contextlib
 import ssl
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 from urllib.parse import urlsplit
 
-import httpx
+if TYPE_CHECKING:
+    import httpx  # imported when an HttpxTransport is made: the default path never pays for it
 
 __all__ = ["Http1Transport", "HttpxTransport", "Response", "Stream", "Transport"]
 
@@ -340,6 +341,8 @@ class HttpxTransport:
         max_connections: int = 16,
         user_agent: str = "stackwright",
     ) -> None:
+        import httpx
+
         self._client = httpx.AsyncClient(
             base_url=server.rstrip("/"),
             verify=ssl_context if ssl_context is not None else True,
@@ -361,6 +364,8 @@ class HttpxTransport:
         body: bytes | None,
         timeout: float | None,
     ) -> Response:
+        import httpx
+
         try:
             reply = await self._client.request(
                 method, target, headers=dict(headers), content=body, timeout=timeout
@@ -377,6 +382,8 @@ class HttpxTransport:
     async def stream(
         self, method: str, target: str, headers: Mapping[str, str], timeout: float | None
     ) -> AsyncIterator[Stream]:
+        import httpx
+
         request = self._client.build_request(
             method, target, headers=dict(headers), timeout=httpx.Timeout(30.0, read=timeout)
         )
@@ -400,6 +407,8 @@ class HttpxTransport:
 
 
 async def _httpx_lines(reply: httpx.Response) -> AsyncIterator[bytes]:
+    import httpx
+
     try:
         async for line in reply.aiter_lines():
             if line.strip():

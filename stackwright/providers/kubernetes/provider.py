@@ -17,10 +17,9 @@ import builtins
 import os
 from collections.abc import Callable, Mapping
 from types import TracebackType
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import quote
 
-import httpx
 import orjson
 
 from stackwright.providers.kubernetes import readiness
@@ -32,6 +31,9 @@ from stackwright.providers.kubernetes.http import Http1Transport, HttpxTransport
 from stackwright.providers.kubernetes.informers import Informers
 from stackwright.providers.kubernetes.kubeconfig import ClusterConfig, load_config
 from stackwright.providers.kubernetes.waiting import Waiter
+
+if TYPE_CHECKING:
+    import httpx
 
 __all__ = ["KubernetesProvider"]
 

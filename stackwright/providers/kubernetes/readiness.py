@@ -58,6 +58,8 @@ __all__ = [
 SKIP_AWAIT = "stackwright.io/skip-await"
 TIMEOUT_SECONDS = "stackwright.io/timeout-seconds"
 WAIT_FOR = "stackwright.io/wait-for"
+#: The annotations that change how an object is waited for (validated before any wait).
+_WAIT_ANNOTATIONS = frozenset({SKIP_AWAIT, TIMEOUT_SECONDS, WAIT_FOR})
 
 Obj = Mapping[str, Any]
 
@@ -853,14 +855,17 @@ _NEEDS: dict[tuple[str, str], frozenset[str]] = {
 
 
 def trivially_ready(obj: Obj) -> bool:
-    """True for objects with no status, no rule and no Stackwright annotation (ConfigMaps, RBAC...).
+    """True for objects with no status, no rule and no waiting annotation (ConfigMaps, RBAC...).
 
-    The common case of a big stack, answered without building any message.
+    The common case of a big stack, answered without building any message. The
+    marks every managed object carries (`stackwright.io/stack`, `stackwright.io/urn`)
+    do not count: only the annotations that tune waiting (`_WAIT_ANNOTATIONS`) do,
+    so those still get validated and honoured.
     """
     if "status" in obj:
         return False
     annotations = _annotations(obj)
-    if annotations and any(k.startswith("stackwright.io/") for k in annotations):
+    if annotations and not _WAIT_ANNOTATIONS.isdisjoint(annotations):
         return False
     return (_group(obj), str(obj.get("kind", ""))) not in _RULES
 

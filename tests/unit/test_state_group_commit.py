@@ -1,0 +1,124 @@
+"""Group commit: several journal steps begun or ended in one transaction.
+
+`Operation.begin_many` / `end_many` must leave exactly the state that the same
+`begin` / `end` calls one by one leave, all or nothing; the engine's batcher
+(`execute._GroupCommit`) must still record each begin before the step goes on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from stackwright.engine.execute import _GroupCommit
+from stackwright.model import Op, ResourceState, make_urn
+from stackwright.state import SQLiteBackend
+
+PROJECT, CM = "web", "kubernetes:core/v1:ConfigMap"
+
+
+def res(name: str) -> ResourceState:
+    return ResourceState(
+        urn=make_urn("dev", PROJECT, CM, name),
+        type=CM,
+        id=f"default/{name}",
+        inputs={"apiVersion": "v1", "kind": "ConfigMap", "data": {"key": name}},
+    )
+
+
+def applied(state: ResourceState) -> ResourceState:
+    return replace(state, outputs={**state.inputs, "metadata": {"uid": "u-" + state.id}})
+
+
+@pytest.fixture
+def backend(tmp_path: Path) -> SQLiteBackend:
+    b = SQLiteBackend(tmp_path / "state.db")
+    b.create_stack(PROJECT, "dev")
+    return b
+
+
+def names(backend: SQLiteBackend) -> list[str]:
+    return [s.urn.rsplit("::", 1)[1] for s in backend.load(PROJECT, "dev").resources]
+
+
+def test_a_batch_leaves_what_the_steps_one_by_one_leave(tmp_path: Path) -> None:
+    one, many = SQLiteBackend(tmp_path / "one.db"), SQLiteBackend(tmp_path / "many.db")
+    states = [res(n) for n in ("c", "a", "b")]
+    for b in (one, many):
+        b.create_stack(PROJECT, "dev")
+    with one.begin_operation(PROJECT, "dev", kind="up") as op:
+        for step, state in enumerate(states):
+            op.begin(step, Op.CREATE, state)
+        for step in (2, 0, 1):
+            op.end(step, applied(states[step]))
+    with many.begin_operation(PROJECT, "dev", kind="up") as op:
+        op.begin_many([(step, Op.CREATE, state) for step, state in enumerate(states)])
+        assert len(many.load(PROJECT, "dev").pending) == 3
+        op.end_many([(step, applied(states[step])) for step in (2, 0, 1)])
+    assert names(one) == names(many) == ["b", "c", "a"]  # in the order the steps ended
+    assert one.load(PROJECT, "dev").resources == many.load(PROJECT, "dev").resources
+    assert many.load(PROJECT, "dev").pending == []
+    assert many.history(PROJECT, "dev")[0].counts == {"create": 3}
+
+
+def test_a_bad_batch_records_nothing(backend: SQLiteBackend) -> None:
+    with backend.begin_operation(PROJECT, "dev", kind="up") as op:
+        op.begin(1, Op.CREATE, res("a"))
+        with pytest.raises(ValueError, match="step 1 was already begun"):
+            op.begin_many([(2, Op.CREATE, res("b")), (1, Op.CREATE, res("c"))])
+        with pytest.raises(ValueError, match="step 3 was already begun"):
+            op.begin_many([(3, Op.CREATE, res("b")), (3, Op.CREATE, res("c"))])
+        assert [
+            p.resource.urn.rsplit("::", 1)[1] for p in backend.load(PROJECT, "dev").pending
+        ] == ["a"]
+        with pytest.raises(ValueError, match="step 7 was never begun"):
+            op.end_many([(1, applied(res("a"))), (7, None)])
+        assert names(backend) == []
+        op.begin_many([])
+        op.end_many([])
+        op.end_many([(1, applied(res("a")))])
+    assert names(backend) == ["a"]
+
+
+def test_the_batcher_records_each_begin_before_the_step_goes_on(backend: SQLiteBackend) -> None:
+    seen: list[int] = []
+
+    async def main() -> None:
+        with backend.begin_operation(PROJECT, "dev", kind="up") as op:
+            commits = _GroupCommit(op)
+
+            async def step(number: int) -> None:
+                await commits.begin(number, Op.CREATE, res(f"r{number}"))
+                # What an API call would see: this step's begin is in the state already.
+                pending = {p.resource.urn for p in backend.load(PROJECT, "dev").pending}
+                assert make_urn("dev", PROJECT, CM, f"r{number}") in pending
+                seen.append(number)
+                await commits.end(number, applied(res(f"r{number}")))
+
+            await asyncio.gather(*(step(n) for n in range(20)))
+
+    asyncio.run(main())
+    assert sorted(seen) == list(range(20))
+    snapshot = backend.load(PROJECT, "dev")
+    assert len(snapshot.resources) == 20 and snapshot.pending == []
+
+
+def test_a_failed_batch_fails_each_of_its_steps(backend: SQLiteBackend) -> None:
+    async def main() -> list[BaseException | None]:
+        with backend.begin_operation(PROJECT, "dev", kind="up") as op:
+            commits = _GroupCommit(op)
+            op.begin(5, Op.CREATE, res("taken"))
+            results = await asyncio.gather(
+                commits.begin(4, Op.CREATE, res("x")),
+                commits.begin(5, Op.CREATE, res("y")),  # step 5 is begun already: a bug
+                return_exceptions=True,
+            )
+            op.fail_step(5)
+            return results
+
+    results = asyncio.run(main())
+    assert all(isinstance(r, ValueError) for r in results)
+    assert backend.load(PROJECT, "dev").pending == []
