@@ -55,15 +55,17 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(exc.exit_code)
     except typer.Abort:
         sys.exit(1)
-    except Exception as exc:
-        import click
-
-        if isinstance(exc, click.exceptions.NoArgsIsHelpError):
+    except typer.TyperException as exc:
+        # typer vendors click; its usage errors (a missing option, an unknown command)
+        # derive from TyperException and know how to show themselves.
+        if type(exc).__name__ == "NoArgsIsHelpError":
             sys.exit(0)
-        if isinstance(exc, click.ClickException):
-            exc.show()
-            sys.exit(2)
-        raise
+        show = getattr(exc, "show", None)
+        if callable(show):
+            show()
+        else:
+            print(f"error: {exc}", file=sys.stderr)
+        sys.exit(2)
 
 
 if __name__ == "__main__":

@@ -278,6 +278,33 @@ def _locked_message(stack: str, holder: LockHolder, now: float) -> str:
     )
 
 
+def _died_here(holder: LockHolder) -> bool:
+    """Whether the holder ran on this host and its process is gone (killed, crashed).
+
+    Its lease would lapse on its own; a process on the same host can tell at once,
+    so `up` after a kill -9 need not wait for the lease or a `cancel`. A pid reused
+    by another process only makes the holder look alive: never a wrong takeover.
+    """
+    if holder.host != socket.gethostname() or holder.pid == os.getpid():
+        return False
+    try:
+        os.kill(holder.pid, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False
+    return _is_zombie(holder.pid)
+
+
+def _is_zombie(pid: int) -> bool:
+    """A killed child not yet reaped by its parent still has a pid; it is dead all the same."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rpartition(")")[2].split()[0] == "Z"
+    except OSError:
+        return False
+
+
 def _mark_interrupted(db: sqlite3.Connection, operation_id: int, now: float) -> None:
     db.execute(
         "UPDATE history SET result = ?, ended = ? WHERE id = ? AND result = ?",
@@ -533,7 +560,7 @@ class SQLiteBackend:
                 stack_id = self._stack_id(db, project, stack)
                 now = self._clock()
                 holder = _read_holder(db, stack_id)
-                if holder is not None and holder.expires.timestamp() > now:
+                if holder is not None and holder.expires.timestamp() > now and not _died_here(holder):
                     raise StackLocked(_locked_message(stack, holder, now))
                 operation_id = self._history_row(
                     db, stack_id, kind, message, result=IN_PROGRESS, ended=None

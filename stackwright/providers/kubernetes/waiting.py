@@ -165,6 +165,8 @@ class Waiter:
             while True:
                 wake.clear()
                 live = primary.get(namespace, name)
+                if live is not None and _older(live, known):
+                    live = known  # the shared watch has not delivered our own write yet
                 if live is None:
                     live, missing_since = await self._missing(
                         primary, info, namespace, name, known, missing_since
@@ -304,6 +306,21 @@ class Waiter:
                                 seen = event.get("object") or seen
         except TimeoutError:
             raise _delete_timeout(what, info, namespace, name, timeout, seen) from None
+
+
+def _older(seen: Mapping[str, Any], known: Mapping[str, Any]) -> bool:
+    """Whether a watch's copy of an object predates the version already known (the apply's
+    answer): judging it would call an update ready before the controller saw it, and
+    return the object as it was before the update."""
+    a, b = seen.get("metadata") or {}, known.get("metadata") or {}
+    if a.get("uid") != b.get("uid"):
+        return False  # another incarnation: the watch's word counts
+    if int(a.get("generation") or 0) < int(b.get("generation") or 0):
+        return True
+    # resourceVersions are opaque, but an API server's are increasing integers (etcd
+    # revisions); anything else is compared by generation alone.
+    ra, rb = str(a.get("resourceVersion", "")), str(b.get("resourceVersion", ""))
+    return ra.isdigit() and rb.isdigit() and int(ra) < int(rb)
 
 
 def _items(informer: Informer | None) -> list[dict[str, Any]]:
