@@ -89,7 +89,7 @@ class Workspace:
             stack=self.stack,
             options=options,
             program=declared,
-            providers=kubernetes_providers(self.provider_settings(listener)),
+            providers=kubernetes_providers(self.provider_settings(listener), project=self.project.name),
             listener=listener,
             message=message,
         )
@@ -147,7 +147,7 @@ class Workspace:
                 f"{urn} is already in stack {self.stack}: pick another name, or remove it first"
             )
         namespace, _, object_name = object_id.rpartition("/")
-        factory = kubernetes_providers(self.provider_settings())
+        factory = kubernetes_providers(self.provider_settings(), project=self.project.name)
 
         async def adopt() -> dict[str, Any]:
             provider = factory(None)

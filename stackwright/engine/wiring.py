@@ -19,8 +19,9 @@ from stackwright.providers.kubernetes.applyset import ensure_parent
 class KubernetesCluster:
     """`ports.Provider` over a `KubernetesProvider`, with DESIGN's marks and ApplySets."""
 
-    def __init__(self, provider: KubernetesProvider) -> None:
+    def __init__(self, provider: KubernetesProvider, project: str = "") -> None:
         self.provider = provider
+        self.project = project
 
     @property
     def default_namespace(self) -> str:
@@ -33,14 +34,19 @@ class KubernetesCluster:
         self, obj: Mapping[str, Any], *, stack: str, urn: str, namespace: str | None
     ) -> dict[str, Any]:
         return stamp(
-            obj, stack=stack, urn=urn, applyset=ApplySet(stack, namespace) if namespace else None
+            obj,
+            stack=stack,
+            urn=urn,
+            applyset=ApplySet(stack, namespace, self.project) if namespace else None,
         )
 
     async def ensure_applyset(self, stack: str, namespace: str, group_kinds: Iterable[str]) -> None:
-        await ensure_parent(self.provider, ApplySet(stack, namespace), group_kinds)
+        await ensure_parent(self.provider, ApplySet(stack, namespace, self.project), group_kinds)
 
     async def remove_applyset(self, stack: str, namespace: str) -> None:
-        await self.provider.delete("v1", "ConfigMap", namespace, ApplySet(stack, namespace).name)
+        await self.provider.delete(
+            "v1", "ConfigMap", namespace, ApplySet(stack, namespace, self.project).name
+        )
 
     async def preview(self, desired: Mapping[str, Any], *, force: bool = False) -> dict[str, Any]:
         return await self.provider.preview(desired, force=force)
@@ -78,7 +84,7 @@ class KubernetesCluster:
 
 
 def kubernetes_providers(
-    default: Mapping[str, Any] | None = None, *, timeout: float = 600
+    default: Mapping[str, Any] | None = None, *, timeout: float = 600, project: str = ""
 ) -> ProviderFactory:
     """A factory of providers; `default` holds the stack's kubeconfig / context / namespace settings."""
 
@@ -90,7 +96,8 @@ def kubernetes_providers(
                 chosen.get("context") or None,
                 chosen.get("namespace") or None,
                 timeout=float(chosen.get("timeout") or timeout),
-            )
+            ),
+            project,
         )
 
     return make

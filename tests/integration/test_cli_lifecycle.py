@@ -32,7 +32,6 @@ LiveCluster = Any  # tests/conftest.py's LiveCluster (conftest is not importable
 
 CLI = [sys.executable, "-m", "stackwright.cli.main"]
 STACK = "dev"
-APPLYSET_PARENT = f"stackwright-applyset-{STACK}"
 
 #: What every program starts with: the imports, its namespace, and a Deployment spec maker.
 PRELUDE = """\
@@ -117,6 +116,11 @@ class Project:
 
     def urn(self, type_: str, name: str) -> str:
         return f"urn:sw:{STACK}::{self.name}::{type_}::{name}"
+
+    @property
+    def applyset_parent(self) -> str:
+        """The stack's ApplySet parent ConfigMap in each namespace it uses."""
+        return f"stackwright-applyset-{self.name}.{STACK}"
 
     def program(self, body: str) -> None:
         source = PRELUDE.format(namespace=self.ns) + textwrap.dedent(body)
@@ -280,7 +284,7 @@ def test_create(new_project: Any, cluster: LiveCluster) -> None:
     # `up` waited for the rollout, and the objects belong to the stack's ApplySet.
     dep = get(cluster, "deployment", deployment, p.ns)
     assert dep is not None and dep["status"].get("readyReplicas") == 1
-    parent = get(cluster, "configmap", APPLYSET_PARENT, p.ns)
+    parent = get(cluster, "configmap", p.applyset_parent, p.ns)
     assert parent is not None
     set_id = parent["metadata"]["labels"]["applyset.kubernetes.io/id"]
     assert dep["metadata"]["labels"]["applyset.kubernetes.io/part-of"] == set_id
@@ -302,7 +306,7 @@ def test_noop(new_project: Any, cluster: LiveCluster) -> None:
         ("namespace", p.ns, None),
         ("configmap", "cfg", p.ns),
         ("deployment", "web", p.ns),
-        ("configmap", APPLYSET_PARENT, p.ns),
+        ("configmap", p.applyset_parent, p.ns),
     ]
 
     def versions() -> list[str]:
@@ -480,8 +484,8 @@ def test_destroy(new_project: Any, cluster: LiveCluster) -> None:
         """
     )
     p.up()
-    assert get(cluster, "configmap", APPLYSET_PARENT, shared) is not None
-    assert get(cluster, "configmap", APPLYSET_PARENT, p.ns) is not None
+    assert get(cluster, "configmap", p.applyset_parent, shared) is not None
+    assert get(cluster, "configmap", p.applyset_parent, p.ns) is not None
 
     down = p.sw("destroy", "--yes", "--json")
     assert down.summary["ok"] is True
@@ -493,7 +497,7 @@ def test_destroy(new_project: Any, cluster: LiveCluster) -> None:
     assert all(down.index("step-done", n) < ns_started for n in ("own", "web"))
     assert get(cluster, "namespace", p.ns) is None
     assert get(cluster, "configmap", "guest", shared) is None
-    assert get(cluster, "configmap", APPLYSET_PARENT, shared) is None, "nor its ApplySet parent"
+    assert get(cluster, "configmap", p.applyset_parent, shared) is None, "nor its ApplySet parent"
     assert get(cluster, "namespace", shared) is not None
     state = p.state()
     assert state["resources"] == [] and state["outputs"] == {}
@@ -851,7 +855,7 @@ def test_two_providers(new_project: Any, cluster: LiveCluster) -> None:
             assert done.returncode == 0, done.stderr
             return done.stdout
 
-        assert names(cluster, "configmaps", p.ns) - {APPLYSET_PARENT, "kube-root-ca.crt"} == {
+        assert names(cluster, "configmaps", p.ns) - {p.applyset_parent, "kube-root-ca.crt"} == {
             "here"
         }
         there = json.loads(other("get", "configmap", "there", "-n", p.ns, "-o", "json"))

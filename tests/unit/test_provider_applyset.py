@@ -11,6 +11,7 @@ from stackwright.providers.kubernetes.applyset import (
     CONTAINS_GROUP_KINDS,
     ID_LABEL,
     PART_OF,
+    STACK_ANNOTATION,
     TOOLING,
     TOOLING_VALUE,
     ApplySet,
@@ -138,3 +139,11 @@ def test_check_parent_refuses_other_tools_and_forged_ids() -> None:
     }
     with pytest.raises(PermanentError, match="but its identity gives"):
         check_parent(forged, applyset)
+
+
+def test_two_projects_with_the_same_stack_name_keep_separate_parents() -> None:
+    web = ApplySet("dev", "shared", "web")
+    api = ApplySet("dev", "shared", "api")
+    assert (web.name, api.name) == ("stackwright-applyset-web.dev", "stackwright-applyset-api.dev")
+    assert web.id != api.id
+    assert web.parent([])["metadata"]["annotations"][STACK_ANNOTATION] == "dev"

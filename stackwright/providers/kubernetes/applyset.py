@@ -110,14 +110,19 @@ def parent_name(stack: str) -> str:
 
 @dataclass(frozen=True)
 class ApplySet:
-    """One stack's set of objects in one namespace, and its parent ConfigMap."""
+    """One stack's set of objects in one namespace, and its parent ConfigMap.
+
+    The parent is named after the project and the stack (`stackwright-applyset-web.dev`),
+    so two projects that both have a stack `dev` in one namespace keep separate sets.
+    """
 
     stack: str
     namespace: str
+    project: str = ""
 
     @property
     def name(self) -> str:
-        return parent_name(self.stack)
+        return parent_name(f"{self.project}.{self.stack}" if self.project else self.stack)
 
     @property
     def id(self) -> str:
