@@ -4,7 +4,7 @@ Every object Stackwright manages carries `app.kubernetes.io/managed-by: stackwri
 and the annotations `stackwright.io/stack` and `stackwright.io/urn` (`managed_labels`).
 
 Each stack also has one ApplySet parent per namespace it uses: a ConfigMap named
-`stackwright-applyset-<stack>` (ConfigMaps and Secrets are the parent kinds the
+`stackwright-applyset-<project>.<stack>` (ConfigMaps and Secrets are the parent kinds the
 KEP lets every tool recognise; a ConfigMap needs no Secret access to read). As the
 KEP and kubectl's implementation specify:
 
@@ -98,7 +98,7 @@ _INVALID = re.compile(r"[^a-z0-9.-]+")
 
 
 def parent_name(stack: str) -> str:
-    """`stackwright-applyset-<stack>`, made a valid object name whatever the stack is called."""
+    """`stackwright-applyset-<key>` (key: `<project>.<stack>`), made a valid object name whatever it is."""
     cleaned = _INVALID.sub("-", stack.lower()).strip("-.")
     name = f"stackwright-applyset-{cleaned}" if cleaned else "stackwright-applyset"
     if cleaned != stack or len(name) > 253:
