@@ -38,7 +38,7 @@ from stackwright.engine.events import (
     Summary,
     shown,
 )
-from stackwright.engine.graph import Graph, Node
+from stackwright.engine.graph import DependencyCycle, Graph, Node
 from stackwright.engine.plan import FieldChange, Intent, Step, diff, plan, plan_delete
 from stackwright.engine.ports import Journal, Provider, ProviderFactory
 from stackwright.errors import UsageError
@@ -399,7 +399,14 @@ class Run:
         for resource in resources:
             static = _static(resource.props) if resource.custom else {}
             nodes.append(Node(resource.urn, static, frozenset(self._explicit(resource))))
-        return Graph(nodes)
+        try:
+            return Graph(nodes)
+        except DependencyCycle as cycle:
+            declared = {r.urn: r.declared_at for r in resources}
+            where = ", ".join(
+                f"{describe(urn)} at {declared[urn]}" for urn in dict.fromkeys(cycle.cycle)
+            )
+            raise UsageError(f"{cycle}; declared: {where}") from None
 
     def read_live(self, resource: Resource) -> Any:
         return self.live.get(resource.urn, UNKNOWN)

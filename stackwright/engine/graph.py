@@ -24,6 +24,14 @@ from stackwright.errors import UsageError
 Obj = Mapping[str, Any]
 
 
+class DependencyCycle(UsageError):
+    """The resources depend on each other in a loop; `cycle` is the path, first == last."""
+
+    def __init__(self, message: str, cycle: list[str]) -> None:
+        super().__init__(message)
+        self.cycle = cycle
+
+
 @dataclass(frozen=True)
 class Node:
     urn: str
@@ -228,7 +236,9 @@ class Graph:
         if len(order) != len(self.nodes):
             done = set(order)
             cycle = self._cycle([u for u in declared if u not in done], position)
-            raise UsageError(f"dependency cycle: {' -> '.join(cycle)}{self._explain(cycle)}")
+            raise DependencyCycle(
+                f"dependency cycle: {' -> '.join(cycle)}{self._explain(cycle)}", cycle
+            )
         return order
 
     def _cycle(self, stuck: list[str], position: Mapping[str, int]) -> list[str]:
