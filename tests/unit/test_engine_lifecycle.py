@@ -577,13 +577,33 @@ def test_outputs_come_from_live_objects_and_secrets_are_masked(stack: Stack) -> 
     assert stack.state().outputs == summary.outputs
     assert "hunter2" not in repr(summary)
     secret = stack.recorded(urn(SECRET, "creds"))
-    assert secret.secret_paths == ("stringData.password",)
+    # The program marked one value; a Secret's stringData is secret whatever the program says.
+    assert secret.secret_paths == ("stringData.password", "stringData")
     assert secret.inputs["stringData"]["password"] == "hunter2"  # the store encrypts, not masks
     (step,) = [e.step for e in stack.of(StepStarted) if e.step.urn == urn(SECRET, "creds")]
     # A create's changes are top-level fields: the one holding a secret is masked whole.
     shown = {c.path: c.new for c in shown_changes(step)}
     assert shown["stringData"] == "[secret]"
     assert "hunter2" not in repr(shown)
+
+
+def test_a_secrets_values_are_masked_even_when_the_program_did_not_mark_them(stack: Stack) -> None:
+    def declare(p: Program) -> None:
+        k8s.core.v1.Secret("plain", metadata={"name": "plain"}, string_data={"token": "s3cr3t"})
+
+    stack.up(declare)
+
+    (step,) = [e.step for e in stack.of(StepStarted) if e.step.urn == urn(SECRET, "plain")]
+    assert {c.path: c.new for c in shown_changes(step)}["stringData"] == "[secret]"
+
+    def changed(p: Program) -> None:
+        k8s.core.v1.Secret("plain", metadata={"name": "plain"}, string_data={"token": "n3w"})
+
+    stack.up(changed)
+    (update,) = [e.step for e in stack.of(StepStarted) if e.step.op is Op.UPDATE]
+    assert [(c.path, c.old, c.new) for c in shown_changes(update)] == [
+        ("stringData.token", "[secret]", "[secret]")
+    ]
 
 
 # --- several clusters ---------------------------------------------------------------------------
