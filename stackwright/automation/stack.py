@@ -89,7 +89,9 @@ class Workspace:
             stack=self.stack,
             options=options,
             program=declared,
-            providers=kubernetes_providers(self.provider_settings(listener), project=self.project.name),
+            providers=kubernetes_providers(
+                self.provider_settings(listener), project=self.project.name
+            ),
             listener=listener,
             message=message,
         )

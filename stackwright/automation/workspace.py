@@ -23,9 +23,6 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from cryptography.exceptions import InvalidTag
-from cryptography.hazmat.primitives.ciphers.aead import AESGCM
-from cryptography.hazmat.primitives.kdf.scrypt import Scrypt
 
 from stackwright.errors import UsageError
 from stackwright.state import stackwright_home
@@ -173,11 +170,16 @@ class StackConfig:
             salt_text = base64.b64encode(os.urandom(16)).decode()
             self.data["encryptionsalt"] = salt_text
         salt = base64.b64decode(salt_text)
+        # cryptography (~9 ms to import) only for stacks with secret configuration.
+        from cryptography.hazmat.primitives.kdf.scrypt import Scrypt
+
         return Scrypt(salt=salt, length=32, n=2**14, r=8, p=1).derive(passphrase.encode())
 
     def set(self, key: str, value: Any, *, secret: bool = False) -> None:
         full = self.full_key(key)
         if secret:
+            from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
             nonce = os.urandom(12)
             sealed = AESGCM(self._key()).encrypt(nonce, json.dumps(value).encode(), full.encode())
             self.values[full] = {"secure": base64.b64encode(nonce + sealed).decode()}
@@ -202,6 +204,9 @@ class StackConfig:
 
     def _plain(self, full: str, value: Any) -> Any:
         if isinstance(value, dict) and set(value) == {"secure"}:
+            from cryptography.exceptions import InvalidTag
+            from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
             blob = base64.b64decode(value["secure"])
             try:
                 plain = AESGCM(self._key()).decrypt(blob[:12], blob[12:], full.encode())

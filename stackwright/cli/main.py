@@ -6,6 +6,7 @@ operations); a traceback is shown only for Stackwright's own bugs.
 
 from __future__ import annotations
 
+import gc
 import os
 import sys
 from pathlib import Path
@@ -13,8 +14,10 @@ from typing import Annotated
 
 import typer
 
-from stackwright.cli import cluster, project
+from stackwright.cli import _typer, cluster, project
 from stackwright.errors import StackwrightError, UsageError
+
+_typer.install()
 
 app = typer.Typer(
     name="stackwright",
@@ -39,7 +42,23 @@ def _global(
         os.chdir(cwd)
 
 
+# A command allocates many objects that live until it exits (the program's resources, their
+# states, the engine's tasks); with the default thresholds (700, 10, 10) the cyclic collector
+# runs ~230 times in an `up` of 1,000 resources, repeatedly walking all of them (~40 ms, ~8% of
+# its CPU). Young cycles are still collected, just less often.
+_GC_THRESHOLDS = (10_000, 50, 100)
+
+
 def main(argv: list[str] | None = None) -> None:
+    thresholds = gc.get_threshold()
+    gc.set_threshold(*_GC_THRESHOLDS)
+    try:
+        _main(argv)
+    finally:
+        gc.set_threshold(*thresholds)  # for callers that run commands in-process
+
+
+def _main(argv: list[str] | None) -> None:
     try:
         # Outside standalone mode click returns a `typer.Exit(code)` instead of raising it.
         code = app(args=argv, standalone_mode=False)

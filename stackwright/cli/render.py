@@ -18,13 +18,9 @@ import threading
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 import orjson
-from rich.console import Console, Group, RenderableType
-from rich.live import Live
-from rich.text import Text
-from rich.tree import Tree
 
 from stackwright.engine.events import (
     SECRET_TEXT,
@@ -42,6 +38,23 @@ from stackwright.engine.events import (
 )
 from stackwright.engine.plan import FieldChange, Step
 from stackwright.model import STACK_TYPE, Op, parse_urn
+
+if TYPE_CHECKING:
+    from rich.console import Console, Group, RenderableType
+    from rich.live import Live
+    from rich.text import Text
+    from rich.tree import Tree
+
+
+def _import_rich() -> None:
+    """Bind rich's classes, which only the plain and live renderers use: `--json` (what
+    scripts and benchmarks run) does not pay for importing rich (~13 ms)."""
+    global Console, Group, Live, Text, Tree
+    from rich.console import Console, Group
+    from rich.live import Live
+    from rich.text import Text
+    from rich.tree import Tree
+
 
 __all__ = ["KINDS", "OP_DISPLAY", "OpDisplay", "Renderer", "make_renderer"]
 
@@ -129,6 +142,7 @@ def make_renderer(
     out = stream if stream is not None else sys.stdout
     if json_lines:
         return JsonLinesRenderer(out)
+    _import_rich()
     if live is None:
         isatty = getattr(out, "isatty", None)
         live = bool(isatty and isatty())
@@ -431,6 +445,7 @@ class PlainRenderer(Renderer):
         stream: TextIO,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
+        _import_rich()
         self._kind = kind
         self._show_diff = show_diff
         self._stream = stream
@@ -514,6 +529,7 @@ class LiveRenderer(Renderer):
         clock: Callable[[], float] = time.monotonic,
         redirect: bool = False,
     ) -> None:
+        _import_rich()
         self._kind = kind
         self._show_diff = show_diff
         self._console = console

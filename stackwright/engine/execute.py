@@ -46,6 +46,7 @@ from stackwright.kubernetes.provider import PROVIDER_TYPE
 from stackwright.model import Op, PendingOperation, ResourceState
 from stackwright.sdk.context import Program
 from stackwright.sdk.output import (
+    PLAIN_LEAVES,
     UNKNOWN,
     Output,
     Secret,
@@ -131,6 +132,8 @@ def auto_name(logical: str, urn: str, previous: str = "") -> str:
 def _unknown_paths(value: Any, path: str = "") -> list[str]:
     if value is UNKNOWN:
         return [path or "(the whole value)"]
+    if type(value) in PLAIN_LEAVES:
+        return []
     if isinstance(value, Secret):
         return _unknown_paths(value.value, path)
     if isinstance(value, Mapping):
@@ -999,6 +1002,8 @@ def _group_kind(api_version: str, kind: str) -> str:
 
 def _static(value: Any) -> Any:
     """A structure with Outputs replaced by "" (for ordering rules that only read names)."""
+    if type(value) in PLAIN_LEAVES:
+        return value
     if isinstance(value, Output):
         return ""
     # dict first: the Mapping ABC check is several times slower, and props are dicts.

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from stackwright.errors import UsageError
-from stackwright.sdk.output import Output
+from stackwright.sdk.output import PLAIN_LEAVES, Output
 from stackwright.sdk.resource import CustomResource, ResourceOptions, _declared_at
 
 #: Type token prefix: `kubernetes:apps/v1:Deployment`, `kubernetes:core/v1:Service`.
@@ -31,6 +31,11 @@ def type_token(api_version: str, kind: str) -> str:
 def to_plain(value: Any) -> Any:
     """Typed args (lightkube models) to plain dicts in Kubernetes' spelling, field by field,
     so that an Output anywhere inside stays the same Output; plain values unchanged."""
+    cls = type(value)
+    if cls in PLAIN_LEAVES:
+        return value
+    if cls is dict:
+        return {k: to_plain(v) for k, v in value.items()}
     if isinstance(value, Output):
         return value
     if isinstance(value, Mapping):

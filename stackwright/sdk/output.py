@@ -253,8 +253,19 @@ def _camel(name: str) -> str:
     return head + "".join(part[:1].upper() + part[1:] for part in rest)
 
 
+#: Types of the leaves of plain data: the walkers below return at once for these, before the
+#: `Mapping` check (an ABC check, several times slower than a type test); exact types only,
+#: so a subclass still takes the general path.
+PLAIN_LEAVES: frozenset[type] = frozenset({str, int, float, bool, type(None), bytes})
+
+
 def resolve(value: Any, read: StateReader) -> Any:
     """Replace every Output inside a structure by its value (or UNKNOWN)."""
+    cls = type(value)
+    if cls in PLAIN_LEAVES:
+        return value
+    if cls is dict:
+        return {k: resolve(v, read) for k, v in value.items()}
     if isinstance(value, Output):
         return value.resolve(read)
     if isinstance(value, Mapping):
@@ -270,7 +281,12 @@ def dependencies_of(value: Any) -> set[Resource]:
     stack = [value]
     while stack:
         item = stack.pop()
-        if isinstance(item, Output):
+        cls = type(item)
+        if cls in PLAIN_LEAVES:
+            continue
+        if cls is dict:
+            stack.extend(item.values())
+        elif isinstance(item, Output):
             found |= item.resources
         elif isinstance(item, Mapping):
             stack.extend(item.values())
@@ -280,6 +296,8 @@ def dependencies_of(value: Any) -> set[Resource]:
 
 
 def _holds_secret(value: Any) -> bool:
+    if type(value) in PLAIN_LEAVES:
+        return False
     if isinstance(value, Output):
         return value.is_secret
     if isinstance(value, Secret):
@@ -294,6 +312,8 @@ def _holds_secret(value: Any) -> bool:
 def _contains_unknown(value: Any) -> bool:
     if value is UNKNOWN:
         return True
+    if type(value) in PLAIN_LEAVES:
+        return False
     if isinstance(value, Secret):
         return _contains_unknown(value.value)
     if isinstance(value, Mapping):
@@ -312,6 +332,11 @@ def unwrap_secrets(
     for the whole value); a secret inside a secret is reported once, at the outer one.
     """
     paths = found if found is not None else []
+    cls = type(value)
+    if cls in PLAIN_LEAVES:
+        return value, paths
+    if cls is dict:
+        return {k: unwrap_secrets(v, join_path(path, k), paths)[0] for k, v in value.items()}, paths
     if isinstance(value, Secret):
         paths.append(path)
         plain, _ = unwrap_secrets(value.value, path, [])
@@ -347,6 +372,8 @@ _SEGMENT = re.compile(r'\.?([^.\[\]"\s]+)|\[(\d+|\*)\]|\[("(?:[^"\\]|\\.)*")\]')
 
 def join_path(path: str, key: str | int) -> str:
     """`path` extended by a map key (`a.b`) or a list index (`a[0]`)."""
+    if type(key) is str:
+        return f"{path}.{key}" if path else key
     if isinstance(key, int) and not isinstance(key, bool):
         return f"{path}[{key}]"
     return f"{path}.{key}" if path else str(key)

@@ -71,10 +71,19 @@ class Declaration:
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 
 
+#: `in_package` of absolute code file names, which every declaration asks for its frames.
+_IN_PACKAGE: dict[str, bool] = {}
+
+
 def in_package(filename: str) -> bool:
     """Whether a code file belongs to the installed `stackwright` package (not a user's project,
     even one that lives in a folder called `stackwright`)."""
-    return os.path.abspath(filename).startswith(_PACKAGE_DIR)
+    known = _IN_PACKAGE.get(filename)
+    if known is None:
+        known = os.path.abspath(filename).startswith(_PACKAGE_DIR)
+        if os.path.isabs(filename):  # a relative name's answer depends on the working directory
+            _IN_PACKAGE[filename] = known
+    return known
 
 
 def _declared_at() -> Declaration:

@@ -560,7 +560,11 @@ class SQLiteBackend:
                 stack_id = self._stack_id(db, project, stack)
                 now = self._clock()
                 holder = _read_holder(db, stack_id)
-                if holder is not None and holder.expires.timestamp() > now and not _died_here(holder):
+                if (
+                    holder is not None
+                    and holder.expires.timestamp() > now
+                    and not _died_here(holder)
+                ):
                     raise StackLocked(_locked_message(stack, holder, now))
                 operation_id = self._history_row(
                     db, stack_id, kind, message, result=IN_PROGRESS, ended=None

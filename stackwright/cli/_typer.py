@@ -1,0 +1,72 @@
+"""Keep typer from importing pydantic for values that need no conversion.
+
+typer (0.29) converts every parameter value through a pydantic `TypeAdapter`, built the
+first time the parameter is processed — including a missing option's `None` and an
+option's own default. Importing pydantic and building the adapters is ~50 ms of every
+command, a tenth of a no-op `up`. `install()` wraps typer's runtime conversion so that:
+
+* a missing value (`None`) takes typer's own path, which returns before converting;
+* a `str` value of a plain `str` parameter, and an `int` value of a plain `int` parameter
+  within its `min`/`max`, are returned as they are — what the adapter returns for them;
+* everything else (other types, values to convert, values out of range, custom parsers,
+  files) is converted by typer's adapter, built when first needed, as before.
+
+If typer's internals differ (another version), `install()` leaves typer as it is.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+_installed = False
+
+
+def install() -> None:
+    global _installed
+    if _installed:
+        return
+    _installed = True
+    try:
+        from typer import _coercion, core
+    except ImportError:  # pragma: no cover - another typer version
+        return
+    build: Any = getattr(core, "build_runtime_param", None)
+    base = getattr(_coercion, "RuntimeParam", None)
+    if build is None or base is None or not hasattr(base, "_coerce_value"):
+        return  # pragma: no cover - another typer version
+
+    class DeferredRuntimeParam(base):  # type: ignore[misc, valid-type]
+        """typer's conversion of one parameter, with its adapter built on first need."""
+
+        _descriptor: Any
+        _built: Any
+
+        def __init__(self, descriptor: Any) -> None:
+            super().__init__(
+                parameter_info=descriptor.parameter_info, annotation=descriptor.annotation
+            )
+            object.__setattr__(self, "_descriptor", descriptor)
+            object.__setattr__(self, "_built", None)
+
+        def _coerce_value(self, value: Any, param: Any, ctx: Any) -> Any:
+            info = self.parameter_info
+            if getattr(info, "parser", None) is None and getattr(info, "click_type", None) is None:
+                annotation = self.annotation
+                if annotation is str and type(value) is str:
+                    return value
+                if annotation is int and type(value) is int:
+                    low, high = getattr(info, "min", None), getattr(info, "max", None)
+                    if (low is None or value >= low) and (high is None or value <= high):
+                        return value
+            built = self._built
+            if built is None:
+                built = build(self._descriptor)
+                object.__setattr__(self, "_built", built)
+            return built._coerce_value(value, param=param, ctx=ctx)
+
+    def build_runtime_param(descriptor: Any) -> Any:
+        if descriptor.file_annotation is not None:
+            return build(descriptor)
+        return DeferredRuntimeParam(descriptor)
+
+    core.build_runtime_param = build_runtime_param  # type: ignore[attr-defined]

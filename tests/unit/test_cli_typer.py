@@ -1,0 +1,45 @@
+"""The CLI's shortcut around typer's pydantic conversion keeps typer's behaviour."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from stackwright.cli.main import main
+
+
+def run(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    code = (
+        "import sys\n"
+        "from stackwright.cli.main import main\n"
+        "try:\n"
+        f"    main({list(args)!r})\n"
+        "except SystemExit as exc:\n"
+        "    print('exit', exc.code)\n"
+        "print('pydantic' in sys.modules)\n"
+    )
+    return subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=cwd, timeout=60
+    )
+
+
+def test_a_plain_command_does_not_load_pydantic(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("STACKWRIGHT_HOME", str(tmp_path / "home"))
+    (tmp_path / "Stackwright.yaml").write_text("name: demo\nruntime: python\n")
+    result = run("stack", "ls", "--json", cwd=tmp_path)
+    assert result.stdout.strip().splitlines()[-1] == "False", result.stdout + result.stderr
+
+
+@pytest.mark.parametrize("value", ["0", "x"])
+def test_a_bad_option_value_is_still_refused_by_typer(
+    value: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as caught:
+        main(["--cwd", str(tmp_path), "up", "--parallel", value])
+    assert caught.value.code == 2
+    assert "--parallel" in capsys.readouterr().err
