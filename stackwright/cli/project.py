@@ -38,7 +38,7 @@ Parallel = Annotated[
 ]
 
 stack_app = typer.Typer(help="Create, select, list and inspect stacks.", no_args_is_help=True)
-config_app = typer.Typer(help="A stack's configuration.", no_args_is_help=True)
+config_app = typer.Typer(help="A stack's configuration; with no subcommand, list it.")
 state_app = typer.Typer(help="Edit a stack's state directly.", no_args_is_help=True)
 
 
@@ -417,7 +417,7 @@ def config_set(
     ] = False,
     stack: Stack = None,
 ) -> None:
-    """Set a configuration value (`key` is `[namespace:]name`)."""
+    """Set a configuration value; KEY is NAME (this project's) or NAMESPACE:NAME."""
     ws = _workspace(stack)
     ws.config.set(key, value, secret=secret)
 
