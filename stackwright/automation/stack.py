@@ -82,6 +82,11 @@ class Workspace:
     def _run(
         self, options: Options, listener: Listener, *, program: bool, message: str = ""
     ) -> Summary:
+        if not self.backend.has_stack(self.project.name, self.stack):
+            raise UsageError(
+                f"stack {self.stack} does not exist in project {self.project.name}: "
+                f"create it with `stackwright stack init {self.stack}`"
+            )
         declared = self.run_program() if program else None
         return operations.run(
             self.backend,
