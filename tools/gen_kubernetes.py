@@ -41,7 +41,7 @@ import keyword
 import re
 import sys
 import textwrap
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -455,7 +455,18 @@ def render_group(module: str, group: str, versions: list[str]) -> str:
     return wrap_all("".join(out))
 
 
-def render_package(groups: dict[str, str], modules: dict[tuple[str, str], VersionModule]) -> str:
+#: Hand-written modules of the package that import existing manifests, exposed as attributes
+#: (`k8s.yaml.ConfigFile`, `k8s.kustomize.Directory`, `k8s.helm.Chart`) and loaded lazily like
+#: the groups. One not written yet is left out, so that the package still type-checks; run the
+#: generator again once it exists (`--check` then reports the package out of date).
+IMPORTERS = ("helm", "kustomize", "yaml")
+
+
+def render_package(
+    groups: dict[str, str],
+    modules: dict[tuple[str, str], VersionModule],
+    importers: Sequence[str] = (),
+) -> str:
     names = sorted(groups)
     table = []
     for mod in names:
@@ -479,8 +490,17 @@ def render_package(groups: dict[str, str], modules: dict[tuple[str, str], Versio
         "Modules are named after the API group's first label (see MODULE_NAMES in\n"
         "tools/gen_kubernetes.py for the exceptions):\n\n"
         f"    {'module':<22} {'API group':<32} versions\n" + "\n".join(table) + "\n\n"
-        "Kinds a program cannot manage have no class:\n\n" + excluded + "\n\n"
-        "Groups and versions load on first attribute access; lightkube models are only named\n"
+        "Kinds a program cannot manage have no class:\n\n"
+        + excluded
+        + "\n\n"
+        + (
+            "Existing manifests come in through "
+            + ", ".join(f"`{m}`" for m in sorted(importers))
+            + " (not generated).\n\n"
+            if importers
+            else ""
+        )
+        + "Groups and versions load on first attribute access; lightkube models are only named\n"
         "for type checkers, so importing this package stays cheap.\n"
         '"""\n'
     )
@@ -491,6 +511,7 @@ def render_package(groups: dict[str, str], modules: dict[tuple[str, str], Versio
     out.append("from stackwright.kubernetes.base import CustomObject, KubernetesResource\n")
     out.append("from stackwright.kubernetes.provider import Provider\n")
     out.append("\nif TYPE_CHECKING:\n")
+    names = sorted({*names, *importers})
     for mod in names:
         out.append(f"    from {PACKAGE} import {mod} as {mod}\n")
     exported = ["CustomObject", "KubernetesResource", "Provider", *names]
@@ -512,7 +533,7 @@ def version_key(version: str) -> tuple[int, int, int]:
 # --- writing -------------------------------------------------------------------------------
 
 
-def render(gen: Generator) -> dict[Path, str]:
+def render(gen: Generator, importers: Sequence[str] = ()) -> dict[Path, str]:
     files: dict[Path, str] = {}
     by_module: dict[str, list[str]] = {}
     for (mod, version), vm in sorted(gen.modules.items()):
@@ -520,7 +541,7 @@ def render(gen: Generator) -> dict[Path, str]:
         by_module.setdefault(mod, []).append(version)
     for mod, versions in sorted(by_module.items()):
         files[Path(mod) / "__init__.py"] = render_group(mod, gen.groups[mod], sorted(versions))
-    files[Path("__init__.py")] = render_package(gen.groups, gen.modules)
+    files[Path("__init__.py")] = render_package(gen.groups, gen.modules, importers)
     return files
 
 
@@ -553,7 +574,8 @@ def main(argv: list[str] | None = None) -> int:
     except GenerationError as error:
         print(f"gen_kubernetes: {error}", file=sys.stderr)
         return 2
-    files = render(gen)
+    # Looked up in the package's source folder, not in --out, so that output is the same anywhere.
+    files = render(gen, [m for m in IMPORTERS if (DEFAULT_OUT / f"{m}.py").exists()])
     stale = generated_files(out) - set(files) if out.exists() else set()
     if args.check:
         differ = sorted(

@@ -54,6 +54,8 @@ Kinds a program cannot manage have no class:
     autoscaling/Scale                             served only as the scale subresource of scalable kinds
     policy/Eviction                               served only as the pods/eviction subresource
 
+Existing manifests come in through `helm`, `kustomize`, `yaml` (not generated).
+
 Groups and versions load on first attribute access; lightkube models are only named
 for type checkers, so importing this package stays cheap.
 """
@@ -80,6 +82,8 @@ if TYPE_CHECKING:
     from stackwright.kubernetes import discovery as discovery
     from stackwright.kubernetes import events as events
     from stackwright.kubernetes import flowcontrol as flowcontrol
+    from stackwright.kubernetes import helm as helm
+    from stackwright.kubernetes import kustomize as kustomize
     from stackwright.kubernetes import networking as networking
     from stackwright.kubernetes import node as node
     from stackwright.kubernetes import policy as policy
@@ -88,6 +92,7 @@ if TYPE_CHECKING:
     from stackwright.kubernetes import scheduling as scheduling
     from stackwright.kubernetes import storage as storage
     from stackwright.kubernetes import storagemigration as storagemigration
+    from stackwright.kubernetes import yaml as yaml
 
 __all__ = [
     "CustomObject",
@@ -106,6 +111,8 @@ __all__ = [
     "discovery",
     "events",
     "flowcontrol",
+    "helm",
+    "kustomize",
     "networking",
     "node",
     "policy",
@@ -114,6 +121,7 @@ __all__ = [
     "scheduling",
     "storage",
     "storagemigration",
+    "yaml",
 ]
 _GROUPS = frozenset(__all__[3:])
 

@@ -48,7 +48,8 @@ def all_kind_classes() -> list[type[KubernetesResource]]:
     found = []
     for group in sorted(set(k8s.__all__) - {"CustomObject", "KubernetesResource", "Provider"}):
         package = getattr(k8s, group)
-        for version in package._VERSIONS:
+        # The importers (yaml, kustomize, helm) are modules of the package but not API groups.
+        for version in getattr(package, "_VERSIONS", ()):
             module = getattr(package, version)
             found += [getattr(module, name) for name in module.__all__]
     return found

@@ -1,0 +1,91 @@
+"""A Kustomize directory as Stackwright resources: `Directory`.
+
+    import stackwright.kubernetes as k8s
+
+    staging = k8s.kustomize.Directory("app", directory="deploy/overlays/staging")
+
+The kustomization is built by the real Kustomize engine — a `kustomize` binary on
+PATH, else `kubectl kustomize` (kubectl embeds Kustomize) — never by a Python
+imitation, and each object of the output becomes a child resource exactly as
+`k8s.yaml.ConfigGroup` registers it (same names, transformations, prefix, skip_await).
+
+Building runs a subprocess while the program declares its resources; it must never
+touch a cluster (kustomize does not).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from collections.abc import Sequence
+
+from stackwright.errors import UsageError
+from stackwright.kubernetes.yaml import ManifestComponent, Transformation, parse
+from stackwright.sdk.resource import ResourceOptions
+
+__all__ = ["Directory"]
+
+#: How many lines of the tool's stderr a build failure shows.
+ERROR_LINES = 8
+
+
+def build_command(directory: str) -> list[str]:
+    """The command that builds `directory`: `kustomize build`, else `kubectl kustomize`."""
+    kustomize = shutil.which("kustomize")
+    if kustomize:
+        return [kustomize, "build", directory]
+    kubectl = shutil.which("kubectl")
+    if kubectl:
+        return [kubectl, "kustomize", directory]
+    raise UsageError(
+        f"cannot build the kustomization {directory}: neither `kustomize` nor `kubectl` "
+        "is on PATH; install one of them (kubectl embeds Kustomize as `kubectl kustomize`)"
+    )
+
+
+def build(directory: str) -> str:
+    """The YAML stream `kustomize build DIRECTORY` prints, or a UsageError with its message."""
+    remote = "://" in directory or directory.startswith(("github.com/", "git@"))
+    if not remote and not os.path.isdir(directory):
+        raise UsageError(
+            f"kustomization directory {directory} does not exist "
+            f"(relative paths are from {os.getcwd()})"
+        )
+    command = build_command(directory)
+    try:
+        result = subprocess.run(command, capture_output=True, text=True, timeout=300, check=False)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise UsageError(f"cannot run {' '.join(command[:2])} for {directory}: {exc}") from exc
+    if result.returncode != 0:
+        lines = [line for line in result.stderr.strip().splitlines() if line.strip()]
+        shown = "; ".join(lines[:ERROR_LINES]) or f"exit code {result.returncode}"
+        tool = os.path.basename(command[0])
+        raise UsageError(f"{tool} could not build {directory}: {shown}")
+    return result.stdout
+
+
+class Directory(ManifestComponent):
+    """The objects a kustomization builds to, each a child resource."""
+
+    def __init__(
+        self,
+        name: str,
+        directory: str | os.PathLike[str] | None = None,
+        transformations: Sequence[Transformation] | None = None,
+        resource_prefix: str | None = None,
+        skip_await: bool = False,
+        opts: ResourceOptions | None = None,
+    ) -> None:
+        path = os.fspath(directory if directory is not None else name)
+        text = build(path)
+        source = f"the output of building {path}"
+        documents = parse(text, source)
+        super().__init__("kubernetes:kustomize:Directory", name, {"directory": path}, opts)
+        self.register_documents(
+            documents,
+            texts={source: text},
+            transformations=transformations,
+            resource_prefix=resource_prefix,
+            skip_await=skip_await,
+        )

@@ -1,0 +1,335 @@
+"""Existing Kubernetes YAML as Stackwright resources: `ConfigFile` and `ConfigGroup`.
+
+    import stackwright.kubernetes as k8s
+
+    app = k8s.yaml.ConfigFile("app", file="manifests/app.yaml")
+    more = k8s.yaml.ConfigGroup("more", files=["crds/*.yaml"], yaml=[TEXT], objs=[{...}])
+
+Each document becomes a child resource of its own, named `<kind>:<namespace>/<name>`
+(`<kind>:<name>` when the document names no namespace), so that a change to one
+object updates only that object; the engine orders CRDs and namespaces before what
+depends on them and waits for readiness as for objects written in Python.
+Multi-document files, `List` kinds, empty documents and comments are handled.
+
+`transformations` are called as `fn(obj, opts)` on every object, in order, before it
+is registered (as Pulumi's): mutate `obj` in place; since `ResourceOptions` is
+immutable, return a new one (e.g. `dataclasses.replace(opts, protect=True)`) to change
+the child's options, or None to keep them.
+
+Reading files, fetching URLs and parsing happen while the program declares its
+resources; nothing here talks to a cluster. Bad input is a `UsageError` naming the
+file, the document and the line.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+import yaml
+
+from stackwright.errors import UsageError
+from stackwright.kubernetes.base import CustomObject, type_token
+from stackwright.sdk.resource import (
+    ComponentResource,
+    CustomResource,
+    Resource,
+    ResourceOptions,
+)
+
+__all__ = ["ConfigFile", "ConfigGroup", "Transformation"]
+
+#: `fn(obj, opts)`: mutate the object in place; return new options or None.
+Transformation = Callable[[dict[str, Any], ResourceOptions], "ResourceOptions | None"]
+
+SKIP_AWAIT = "stackwright.io/skip-await"
+
+_BaseLoader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class _Loader(_BaseLoader):  # type: ignore[misc]
+    """The safe loader (libyaml's when built), reading unquoted dates as strings, as
+    Kubernetes does (YAML → JSON): `date: 2025-01-01` stays "2025-01-01", not a date."""
+
+    yaml_implicit_resolvers = {
+        first: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:timestamp"]
+        for first, resolvers in _BaseLoader.yaml_implicit_resolvers.items()
+    }
+
+
+@dataclass(frozen=True)
+class Document:
+    """One parsed object and where it came from, for messages."""
+
+    obj: Any
+    source: str
+    index: int
+
+
+def _open(source: str) -> str:
+    """The text of a file path or an http(s) URL."""
+    if source.startswith(("http://", "https://")):
+        try:
+            with urllib.request.urlopen(source, timeout=30) as response:
+                data: bytes = response.read()
+        except (urllib.error.URLError, OSError) as exc:
+            raise UsageError(f"cannot fetch manifest {source}: {exc}") from exc
+        return data.decode("utf-8")
+    try:
+        with open(source, encoding="utf-8") as handle:
+            return handle.read()
+    except OSError as exc:
+        raise UsageError(
+            f"cannot read manifest file {source}: {exc.strerror or exc} "
+            f"(relative paths are from {os.getcwd()})"
+        ) from exc
+
+
+def parse(text: str, source: str) -> list[Document]:
+    """The documents of a YAML stream, empty ones dropped, `List` kinds expanded."""
+    documents: list[Document] = []
+    count = 0  # load_all yields documents one by one: the failing one is the next
+    try:
+        for obj in yaml.load_all(text, Loader=_Loader):
+            if obj is not None:
+                documents.append(Document(obj, source, count))
+            count += 1
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+        where = f", line {mark.line + 1}" if mark is not None else ""
+        problem = getattr(exc, "problem", None) or str(exc)
+        raise UsageError(
+            f"invalid YAML in {source}, document {count}{where}: {problem}; "
+            "fix the YAML (check indentation and quoting)"
+        ) from exc
+    return documents
+
+
+def _document_starts(text: str) -> list[int]:
+    """The 0-based line each document of `text` starts on (only for messages: slower)."""
+    starts: list[int] = []
+    try:
+        for event in yaml.parse(text, Loader=_Loader):
+            if isinstance(event, yaml.DocumentStartEvent) and event.start_mark is not None:
+                starts.append(event.start_mark.line)
+    except yaml.YAMLError:
+        pass
+    return starts or [0]
+
+
+def expand(documents: Iterable[Document]) -> Iterator[Document]:
+    """Each object, with `List` kinds (`List`, `ConfigMapList`, …) replaced by their items."""
+    for doc in documents:
+        obj = doc.obj
+        kind = obj.get("kind") if isinstance(obj, dict) else None
+        items = obj.get("items") if isinstance(obj, dict) else None
+        if isinstance(kind, str) and kind.endswith("List") and isinstance(items, list):
+            for item in items:
+                if isinstance(item, dict) and kind != "List":
+                    # Items of a typed list may leave out what the list already says.
+                    item.setdefault("apiVersion", obj.get("apiVersion"))
+                    item.setdefault("kind", kind[: -len("List")])
+                yield from expand([Document(item, doc.source, doc.index)])
+        else:
+            yield doc
+
+
+def _check(doc: Document, text: str | None) -> tuple[str, str, str, str | None]:
+    """(apiVersion, kind, name, namespace) of a document, or a UsageError saying what is missing."""
+    obj = doc.obj
+    metadata = obj.get("metadata") if isinstance(obj, dict) else None
+    api_version = obj.get("apiVersion") if isinstance(obj, dict) else None
+    kind = obj.get("kind") if isinstance(obj, dict) else None
+    name = metadata.get("name") if isinstance(metadata, dict) else None
+    namespace = metadata.get("namespace") if isinstance(metadata, dict) else None
+    missing = [
+        field
+        for field, value in (("apiVersion", api_version), ("kind", kind), ("metadata.name", name))
+        if not isinstance(value, str) or not value
+    ]
+    if not isinstance(obj, dict) or missing:
+        line = ""
+        if text is not None:
+            starts = _document_starts(text)
+            if doc.index < len(starts):
+                line = f" (line {starts[doc.index] + 1})"
+        what = "is not a mapping" if not isinstance(obj, dict) else "has no " + ", ".join(missing)
+        raise UsageError(
+            f"document {doc.index} of {doc.source}{line} {what}: every Kubernetes object needs "
+            "apiVersion, kind and metadata.name"
+        )
+    if namespace is not None and not isinstance(namespace, str):
+        raise UsageError(
+            f"document {doc.index} of {doc.source}: metadata.namespace must be a string"
+        )
+    return api_version, kind, name, namespace  # type: ignore[return-value]
+
+
+def child_name(kind: str, name: str, namespace: str | None, prefix: str | None) -> str:
+    base = f"{kind}:{namespace}/{name}" if namespace else f"{kind}:{name}"
+    return f"{prefix}-{base}" if prefix else base
+
+
+class ManifestObject(CustomObject):
+    """One imported object, registered exactly as parsed (no keyword-argument spelling)."""
+
+    def __init__(self, resource_name: str, obj: dict[str, Any], opts: ResourceOptions) -> None:
+        token = type_token(obj["apiVersion"], obj["kind"])
+        CustomResource.__init__(self, token, resource_name, obj, opts)
+
+
+class ManifestComponent(ComponentResource):
+    """The parent of imported objects: `resources` by child name, `get_resource` by kind and name."""
+
+    def __init__(
+        self, type_: str, name: str, props: Mapping[str, Any], opts: ResourceOptions | None
+    ) -> None:
+        # The `kubernetes` package is reserved for Stackwright's own types, which these are;
+        # the component check would refuse it, so register as Resource does.
+        self._outputs: dict[str, Any] = {}
+        Resource.__init__(self, type_, name, props, opts, custom=False)
+        self.resources: dict[str, CustomResource] = {}
+        self._index: dict[tuple[str, str, str, str | None], CustomResource] = {}
+
+    def register_documents(
+        self,
+        documents: Iterable[Document],
+        *,
+        texts: Mapping[str, str] | None = None,
+        transformations: Sequence[Transformation] | None = None,
+        resource_prefix: str | None = None,
+        skip_await: bool = False,
+    ) -> None:
+        """Each object a child: named, annotated, transformed, then registered."""
+        texts = texts or {}
+        docs = list(expand(documents))
+        for doc in docs:  # all checked before any is declared: bad input declares nothing
+            _check(doc, texts.get(doc.source))
+        for doc in docs:
+            obj: dict[str, Any] = doc.obj
+            if skip_await:
+                metadata = obj["metadata"]
+                annotations = metadata.get("annotations")
+                if not isinstance(annotations, dict):
+                    annotations = metadata["annotations"] = {}
+                annotations[SKIP_AWAIT] = "true"
+            opts = ResourceOptions(parent=self)
+            for fn in transformations or ():
+                changed = fn(obj, opts)
+                if isinstance(changed, ResourceOptions):
+                    opts = replace(changed, parent=changed.parent or self)
+            # Named after the transformation, which may rename or move the object.
+            api_version, kind, name, namespace = _check(doc, texts.get(doc.source))
+            child = child_name(kind, name, namespace, resource_prefix)
+            if child in self.resources:
+                raise UsageError(
+                    f"{kind} {name!r}"
+                    + (f" in namespace {namespace!r}" if namespace else "")
+                    + f" is declared twice in {self.resource_name!r} (again in document "
+                    f"{doc.index} of {doc.source}): remove one of them"
+                )
+            resource = ManifestObject(child, obj, opts)
+            self.resources[child] = resource
+            self._index[(api_version, kind, name, namespace)] = resource
+
+    def get_resource(
+        self, kind_or_group_version_kind: str, name: str, namespace: str | None = None
+    ) -> CustomResource:
+        """The child for `"Service"`, `"v1/Service"` or `"apps/v1/Deployment"` with that name."""
+        wanted = kind_or_group_version_kind
+        api_version, _, kind = wanted.rpartition("/")
+        for (av, k, n, ns), resource in self._index.items():
+            if (
+                k == kind
+                and n == name
+                and ns == namespace
+                and (not api_version or av == api_version)
+            ):
+                return resource
+        known = ", ".join(sorted(self.resources)[:10]) or "none"
+        where = f" in namespace {namespace!r}" if namespace else ""
+        raise UsageError(f"{self.resource_name!r} has no {wanted} {name!r}{where}; it has: {known}")
+
+
+class ConfigFile(ManifestComponent):
+    """The objects of one YAML file (a path or an http(s) URL), each a child resource."""
+
+    def __init__(
+        self,
+        name: str,
+        file: str | os.PathLike[str] | None = None,
+        transformations: Sequence[Transformation] | None = None,
+        resource_prefix: str | None = None,
+        skip_await: bool = False,
+        opts: ResourceOptions | None = None,
+    ) -> None:
+        source = os.fspath(file if file is not None else name)
+        text = _open(source)
+        documents = parse(text, source)
+        super().__init__("kubernetes:yaml:ConfigFile", name, {"file": source}, opts)
+        self.register_documents(
+            documents,
+            texts={source: text},
+            transformations=transformations,
+            resource_prefix=resource_prefix,
+            skip_await=skip_await,
+        )
+
+
+def _expand_globs(patterns: Sequence[str | os.PathLike[str]] | str) -> list[str]:
+    if isinstance(patterns, (str, os.PathLike)):
+        patterns = [patterns]
+    found: list[str] = []
+    for pattern in [os.fspath(p) for p in patterns]:
+        if pattern.startswith(("http://", "https://")):
+            found.append(pattern)
+            continue
+        matches = sorted(glob.glob(pattern, recursive=True))
+        if not matches:
+            raise UsageError(
+                f"files pattern {pattern!r} matches no file (relative paths are from {os.getcwd()})"
+            )
+        found.extend(matches)
+    return found
+
+
+class ConfigGroup(ManifestComponent):
+    """Objects from files (globs or URLs), YAML strings and dicts, each a child resource."""
+
+    def __init__(
+        self,
+        name: str,
+        files: Sequence[str | os.PathLike[str]] | str | None = None,
+        yaml: Sequence[str] | str | None = None,
+        objs: Sequence[Mapping[str, Any]] | Mapping[str, Any] | None = None,
+        transformations: Sequence[Transformation] | None = None,
+        resource_prefix: str | None = None,
+        skip_await: bool = False,
+        opts: ResourceOptions | None = None,
+    ) -> None:
+        texts: dict[str, str] = {}
+        documents: list[Document] = []
+        for source in _expand_globs(files or []):
+            texts[source] = _open(source)
+            documents.extend(parse(texts[source], source))
+        strings = [yaml] if isinstance(yaml, str) else list(yaml or [])
+        for i, text in enumerate(strings):
+            source = f"yaml[{i}] of ConfigGroup {name!r}"
+            texts[source] = text
+            documents.extend(parse(text, source))
+        dicts = [objs] if isinstance(objs, Mapping) else list(objs or [])
+        for i, obj in enumerate(dicts):
+            documents.append(Document(dict(obj), f"objs[{i}] of ConfigGroup {name!r}", 0))
+        super().__init__("kubernetes:yaml:ConfigGroup", name, {}, opts)
+        self.register_documents(
+            documents,
+            texts=texts,
+            transformations=transformations,
+            resource_prefix=resource_prefix,
+            skip_await=skip_await,
+        )

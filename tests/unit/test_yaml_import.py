@@ -1,0 +1,254 @@
+"""k8s.yaml.ConfigFile / ConfigGroup: documents to child resources (no cluster)."""
+
+from __future__ import annotations
+
+import dataclasses
+import http.server
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import stackwright.kubernetes as k8s
+from stackwright.errors import UsageError
+from stackwright.sdk.context import Program, running
+from stackwright.sdk.resource import ResourceOptions
+
+APP = """\
+# The app, as a team already keeps it.
+apiVersion: v1
+kind: Namespace
+metadata:
+  name: shop
+---
+# an empty document follows
+---
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: settings
+  namespace: shop
+data:
+  mode: fast   # trailing comment
+---
+apiVersion: v1
+kind: List
+items:
+  - apiVersion: v1
+    kind: Service
+    metadata: {name: web, namespace: shop}
+    spec: {ports: [{port: 80}]}
+  - apiVersion: apps/v1
+    kind: Deployment
+    metadata: {name: web, namespace: shop}
+    spec: {replicas: 1}
+---
+apiVersion: v1
+kind: ConfigMapList
+items:
+  - metadata: {name: extra, namespace: shop}
+    data: {a: "1"}
+...
+"""
+
+
+@pytest.fixture
+def program() -> Iterator[Program]:
+    with running(Program(project="p", stack="dev")) as prog:
+        yield prog
+
+
+def children(program: Program) -> dict[str, Any]:
+    return {r.resource_name: r for r in program.resources if r.custom}
+
+
+def test_each_document_is_a_child_named_by_kind_namespace_and_name(
+    program: Program, tmp_path: Path
+) -> None:
+    (tmp_path / "app.yaml").write_text(APP)
+    app = k8s.yaml.ConfigFile("app", file=str(tmp_path / "app.yaml"))
+    found = children(program)
+    assert list(found) == [
+        "Namespace:shop",
+        "ConfigMap:shop/settings",
+        "Service:shop/web",
+        "Deployment:shop/web",
+        "ConfigMap:shop/extra",
+    ]
+    assert app.urn == "urn:sw:dev::p::kubernetes:yaml:ConfigFile::app"
+    assert found["Deployment:shop/web"].urn == (
+        "urn:sw:dev::p::kubernetes:yaml:ConfigFile$kubernetes:apps/v1:Deployment::Deployment:shop/web"
+    )
+    assert all(r.opts.parent is app for r in found.values())
+    assert not app.custom
+    assert found["ConfigMap:shop/settings"].props == {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": "settings", "namespace": "shop"},
+        "data": {"mode": "fast"},
+    }
+    # Items of a typed list get the list's apiVersion and the item kind.
+    assert found["ConfigMap:shop/extra"].props["apiVersion"] == "v1"
+    assert found["ConfigMap:shop/extra"].resource_type == "kubernetes:core/v1:ConfigMap"
+    assert set(app.resources) == set(found)
+
+
+def test_get_resource_by_kind_or_group_version_kind(program: Program) -> None:
+    app = k8s.yaml.ConfigGroup("app", yaml=[APP])
+    web = app.get_resource("apps/v1/Deployment", "web", "shop")
+    assert web is app.resources["Deployment:shop/web"]
+    assert app.get_resource("Service", "web", namespace="shop") is app.resources["Service:shop/web"]
+    assert app.get_resource("v1/Namespace", "shop") is app.resources["Namespace:shop"]
+    with pytest.raises(UsageError, match="has no v1/Service 'api' in namespace 'shop'"):
+        app.get_resource("v1/Service", "api", "shop")
+    with pytest.raises(UsageError):
+        app.get_resource("apps/v2/Deployment", "web", "shop")
+
+
+def test_group_takes_globs_strings_and_dicts(program: Program, tmp_path: Path) -> None:
+    (tmp_path / "a.yaml").write_text("apiVersion: v1\nkind: Namespace\nmetadata: {name: a}\n")
+    (tmp_path / "b.yaml").write_text("apiVersion: v1\nkind: Namespace\nmetadata: {name: b}\n")
+    group = k8s.yaml.ConfigGroup(
+        "g",
+        files=[str(tmp_path / "*.yaml")],
+        yaml="apiVersion: v1\nkind: Namespace\nmetadata: {name: c}\n",
+        objs=[{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "d"}}],
+    )
+    assert list(group.resources) == ["Namespace:a", "Namespace:b", "Namespace:c", "Namespace:d"]
+    assert group.urn.endswith("::kubernetes:yaml:ConfigGroup::g")
+
+
+def test_transformations_prefix_and_skip_await(program: Program) -> None:
+    def relabel(obj: dict[str, Any], opts: ResourceOptions) -> None:
+        obj["metadata"].setdefault("labels", {})["team"] = "shop"
+
+    def protect_namespaces(obj: dict[str, Any], opts: ResourceOptions) -> ResourceOptions | None:
+        return dataclasses.replace(opts, protect=True) if obj["kind"] == "Namespace" else None
+
+    def rename(obj: dict[str, Any], opts: ResourceOptions) -> None:
+        if obj["kind"] == "Service":
+            obj["metadata"]["name"] = "frontend"
+
+    group = k8s.yaml.ConfigGroup(
+        "g",
+        yaml=[APP],
+        transformations=[relabel, protect_namespaces, rename],
+        resource_prefix="blue",
+        skip_await=True,
+    )
+    found = children(program)
+    assert "blue-Service:shop/frontend" in found, "named after the transformations"
+    assert "blue-Namespace:shop" in found
+    for resource in found.values():
+        metadata = resource.props["metadata"]
+        assert metadata["labels"]["team"] == "shop"
+        assert metadata["annotations"]["stackwright.io/skip-await"] == "true"
+        assert resource.opts.parent is group
+    assert found["blue-Namespace:shop"].opts.protect
+    assert not found["blue-ConfigMap:shop/settings"].opts.protect
+
+
+def test_bad_yaml_names_file_document_and_line(program: Program, tmp_path: Path) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(
+        "apiVersion: v1\nkind: Namespace\nmetadata: {name: ok}\n---\n"
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n data: [unclosed\n"
+    )
+    with pytest.raises(UsageError) as info:
+        k8s.yaml.ConfigFile("bad", file=str(bad))
+    message = str(info.value)
+    assert str(bad) in message
+    assert "document 1" in message
+    assert "line 9" in message
+    assert not program.resources, "nothing declared on bad input"
+
+
+def test_document_without_name_names_file_and_document(program: Program, tmp_path: Path) -> None:
+    path = tmp_path / "noname.yaml"
+    path.write_text(
+        "apiVersion: v1\nkind: Namespace\nmetadata: {name: ok}\n---\n# second\n"
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  labels: {a: b}\n"
+    )
+    with pytest.raises(
+        UsageError, match=r"document 1 of .*noname.yaml \(line 4\) has no metadata.name"
+    ):
+        k8s.yaml.ConfigFile("x", file=str(path))
+    assert not [r for r in program.resources if r.custom], "nothing of a bad file is declared"
+    with pytest.raises(UsageError, match=r"document 0 of yaml\[0\].* has no apiVersion, kind"):
+        k8s.yaml.ConfigGroup("y", yaml=["metadata: {name: a}\n"])
+    with pytest.raises(UsageError, match="is not a mapping"):
+        k8s.yaml.ConfigGroup("z", yaml=["- just\n- a list\n"])
+
+
+def test_missing_file_glob_and_duplicates_are_usage_errors(
+    program: Program, tmp_path: Path
+) -> None:
+    with pytest.raises(UsageError, match=r"cannot read manifest file .*missing\.yaml"):
+        k8s.yaml.ConfigFile("m", file=str(tmp_path / "missing.yaml"))
+    with pytest.raises(UsageError, match="matches no file"):
+        k8s.yaml.ConfigGroup("g", files=[str(tmp_path / "*.yml")])
+    doc = "apiVersion: v1\nkind: Namespace\nmetadata: {name: a}\n"
+    with pytest.raises(UsageError, match="declared twice"):
+        k8s.yaml.ConfigGroup("d", yaml=[doc, doc])
+
+
+def test_file_from_an_http_url(program: Program, tmp_path: Path) -> None:
+    (tmp_path / "app.yaml").write_text(APP)
+
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, directory=str(tmp_path), **kwargs)
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Quiet)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}"
+        app = k8s.yaml.ConfigFile("remote", file=f"{url}/app.yaml")
+        assert "Deployment:shop/web" in app.resources
+        with pytest.raises(UsageError, match=r"cannot fetch manifest .*/nope\.yaml"):
+            k8s.yaml.ConfigFile("nope", file=f"{url}/nope.yaml")
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_kustomize_directory_shares_the_registration(program: Program, tmp_path: Path) -> None:
+    (tmp_path / "kustomization.yaml").write_text(
+        "resources: [cm.yaml]\nnamespace: shop\ncommonLabels: {team: shop}\n"
+    )
+    (tmp_path / "cm.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n")
+    built = k8s.kustomize.Directory("k", directory=str(tmp_path), resource_prefix="x")
+    assert list(built.resources) == ["x-ConfigMap:shop/a"]
+    assert built.urn.endswith("::kubernetes:kustomize:Directory::k")
+    assert built.resources["x-ConfigMap:shop/a"].props["metadata"]["labels"] == {"team": "shop"}
+
+
+def test_kustomize_errors(
+    program: Program, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "kustomization.yaml").write_text("resources: [absent.yaml]\n")
+    with pytest.raises(UsageError, match=r"could not build .*absent\.yaml"):
+        k8s.kustomize.Directory("k", directory=str(tmp_path))
+    with pytest.raises(UsageError, match="does not exist"):
+        k8s.kustomize.Directory("k", directory=str(tmp_path / "nope"))
+    monkeypatch.setenv("PATH", str(tmp_path))
+    with pytest.raises(UsageError, match="neither `kustomize` nor `kubectl`"):
+        k8s.kustomize.Directory("k", directory=str(tmp_path))
+
+
+def test_values_stay_as_kubernetes_reads_them(program: Program) -> None:
+    group = k8s.yaml.ConfigGroup(
+        "g",
+        yaml=[
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n"
+            "data: {released: 2025-01-01, at: '2025-01-01T10:00:00Z', n: '3'}\n"
+        ],
+    )
+    data = group.resources["ConfigMap:a"].props["data"]
+    assert data == {"released": "2025-01-01", "at": "2025-01-01T10:00:00Z", "n": "3"}
