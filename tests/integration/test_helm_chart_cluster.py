@@ -1,0 +1,200 @@
+"""`k8s.helm.Chart` through the CLI on the local cluster: from disk and from an HTTP chart
+repository served on 127.0.0.1 by the test."""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import json
+import os
+import subprocess
+import sys
+import tarfile
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+WEBAPP = Path(__file__).resolve().parents[1] / "data" / "charts" / "webapp"
+
+PROGRAM = """\
+import json
+import os
+
+import stackwright.kubernetes as k8s
+
+k8s.helm.Chart(
+    "demo",
+    chart=os.environ["CHART"],
+    repository_opts=json.loads(os.environ.get("REPOSITORY_OPTS", "null")),
+    version=os.environ.get("CHART_VERSION"),
+    values=json.loads(os.environ["VALUES"]),
+    namespace="helmtest",
+)
+"""
+
+NAMESPACE = """\
+import stackwright.kubernetes as k8s
+
+k8s.core.v1.Namespace("helmtest", metadata={"name": "helmtest"})
+"""
+
+OBJECTS = {
+    "CustomResourceDefinition:widgets.example.com",
+    "Job:helmtest/demo-webapp-migrate",
+    "Service:helmtest/demo-redis",
+    "StatefulSet:helmtest/demo-redis",
+    "ClusterRole:demo-webapp-reader",
+    "ConfigMap:helmtest/demo-webapp-settings",
+    "Deployment:helmtest/demo-webapp",
+    "Service:helmtest/demo-webapp",
+    "Widget:helmtest/demo-webapp",
+}
+
+
+def sw(
+    project: Path, env: dict[str, str], *args: str, check: bool = True
+) -> subprocess.CompletedProcess[str]:
+    result = subprocess.run(
+        [sys.executable, "-m", "stackwright.cli.main", "--cwd", str(project), *args],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        env={**os.environ, "STACKWRIGHT_STACK": "dev", **env},
+    )
+    if check and result.returncode != 0:
+        raise AssertionError(
+            f"stackwright {' '.join(args)} failed ({result.returncode}):\n"
+            f"{result.stdout}\n{result.stderr}"
+        )
+    return result
+
+
+def events(output: str) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in output.splitlines() if line.startswith("{")]
+
+
+def summary(output: str) -> dict[str, Any]:
+    found = [e for e in events(output) if e["event"] == "summary"]
+    assert found, f"no summary event in:\n{output}"
+    return found[-1]
+
+
+def steps(output: str) -> dict[str, str]:
+    """Child name → op of every step event that names a chart object."""
+    found: dict[str, str] = {}
+    for event in events(output):
+        urn = event.get("urn") or ""
+        op = event.get("op")
+        if op and "helm.sh/v4:Chart$" in urn:
+            found[urn.rsplit("::", 1)[1]] = op
+    return found
+
+
+def project(tmp_path: Path, name: str, kubeconfig: str, source: str) -> Path:
+    root = tmp_path / name
+    root.mkdir()
+    (root / "Stackwright.yaml").write_text(f"name: {name}\nruntime: python\nmain: __main__.py\n")
+    (root / "__main__.py").write_text(source)
+    (root / "Stackwright.dev.yaml").write_text(
+        f"config:\n  kubernetes:kubeconfig: {json.dumps(kubeconfig)}\n"
+    )
+    sw(root, {}, "stack", "init", "dev")
+    return root
+
+
+@pytest.fixture(scope="module")
+def namespace(cluster: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    root = project(tmp_path_factory.mktemp("ns"), "ns", str(cluster.kubeconfig), NAMESPACE)
+    sw(root, {}, "up", "--yes", "--json")
+    yield
+    sw(root, {}, "destroy", "--yes", "--json")
+
+
+@pytest.fixture()
+def repository(tmp_path: Path) -> Iterator[str]:
+    """The chart packaged into a .tgz with an index.yaml, served over HTTP on 127.0.0.1."""
+    import helm_python as helm
+
+    served = tmp_path / "repo"
+    served.mkdir()
+    with tarfile.open(served / "webapp-1.2.0.tgz", "w:gz") as tar:
+        tar.add(WEBAPP, arcname="webapp")
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(served))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    url = f"http://127.0.0.1:{server.server_address[1]}"
+    helm.repo_index_generate(served, base_url=url)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield url
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def lifecycle(cluster: Any, root: Path, env: dict[str, str]) -> None:
+    values = {"image": {"tag": "1.29"}}
+    env = {**env, "VALUES": json.dumps(values)}
+    preview = sw(root, env, "preview", "--json").stdout
+    assert summary(preview)["counts"] == {"create": len(OBJECTS) + 1}, preview
+    assert set(steps(preview)) == OBJECTS
+
+    done = summary(sw(root, env, "up", "--yes", "--json").stdout)
+    assert done["ok"] and done["counts"] == {"create": len(OBJECTS) + 1}, done
+    deployment = json.loads(
+        cluster.kubectl("get", "deploy", "demo-webapp", "-n", "helmtest", "-o", "json").stdout
+    )
+    assert deployment["spec"]["template"]["spec"]["containers"][0]["image"] == "nginx:1.29"
+    job = json.loads(
+        cluster.kubectl("get", "job", "demo-webapp-migrate", "-n", "helmtest", "-o", "json").stdout
+    )
+    assert job["metadata"]["creationTimestamp"] <= deployment["metadata"]["creationTimestamp"]
+    widget = cluster.kubectl("get", "widgets.example.com", "demo-webapp", "-n", "helmtest")
+    assert widget.returncode == 0
+    assert cluster.kubectl("get", "clusterrole", "demo-webapp-reader").returncode == 0
+
+    again = summary(sw(root, env, "preview", "--json").stdout)
+    assert again["counts"] == {"same": len(OBJECTS) + 1}
+
+    # One value: only the ConfigMap that renders it changes.
+    env["VALUES"] = json.dumps({**values, "settings": {"LOG_LEVEL": "debug"}})
+    changed = sw(root, env, "up", "--yes", "--json").stdout
+    assert summary(changed)["counts"] == {"same": len(OBJECTS), "update": 1}, changed
+    assert {k for k, op in steps(changed).items() if op == "update"} == {
+        "ConfigMap:helmtest/demo-webapp-settings"
+    }
+    data = json.loads(
+        cluster.kubectl("get", "cm", "demo-webapp-settings", "-n", "helmtest", "-o", "json").stdout
+    )["data"]
+    assert data["LOG_LEVEL"] == "debug"
+
+    assert summary(sw(root, env, "destroy", "--yes", "--json").stdout)["ok"]
+    assert (
+        cluster.kubectl("get", "deploy", "demo-webapp", "-n", "helmtest", check=False).returncode
+        != 0
+    )
+    assert cluster.kubectl("get", "clusterrole", "demo-webapp-reader", check=False).returncode != 0
+    assert cluster.kubectl("get", "crd", "widgets.example.com", check=False).returncode != 0
+
+
+def test_chart_from_disk(tmp_path: Path, cluster: Any, namespace: None) -> None:
+    root = project(tmp_path, "helmdisk", str(cluster.kubeconfig), PROGRAM)
+    lifecycle(cluster, root, {"CHART": str(WEBAPP)})
+
+
+def test_chart_from_an_http_repository(
+    tmp_path: Path, cluster: Any, namespace: None, repository: str
+) -> None:
+    root = project(tmp_path, "helmrepo", str(cluster.kubeconfig), PROGRAM)
+    lifecycle(
+        cluster,
+        root,
+        {
+            "CHART": "webapp",
+            "CHART_VERSION": "1.2.0",
+            "REPOSITORY_OPTS": json.dumps({"repo": repository}),
+        },
+    )

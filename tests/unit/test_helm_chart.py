@@ -1,0 +1,280 @@
+"""`k8s.helm.Chart`: real Helm renders the test chart; each object becomes a child resource."""
+
+from __future__ import annotations
+
+import tarfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from stackwright.errors import UsageError
+from stackwright.kubernetes.helm import Chart
+from stackwright.sdk.context import Program, running
+from stackwright.sdk.output import Output
+from stackwright.sdk.resource import ResourceOptions
+
+WEBAPP = Path(__file__).resolve().parents[1] / "data" / "charts" / "webapp"
+VALUES = {"image": {"tag": "1.29"}}
+
+
+@pytest.fixture
+def program() -> Iterator[Program]:
+    with running(Program(project="shop", stack="dev")) as prog:
+        yield prog
+
+
+def names(chart: Chart) -> list[str]:
+    return list(chart.resources)
+
+
+def test_every_object_becomes_a_child_named_by_kind_namespace_and_name(program: Program) -> None:
+    chart = Chart("demo", chart=WEBAPP, values=VALUES, namespace="shop")
+    assert names(chart) == [
+        "CustomResourceDefinition:widgets.example.com",  # crds/ first
+        "Job:shop/demo-webapp-migrate",  # the pre-install hook
+        "Service:shop/demo-redis",  # the subchart
+        "StatefulSet:shop/demo-redis",
+        "ClusterRole:demo-webapp-reader",  # cluster-scoped: no namespace
+        "ConfigMap:shop/demo-webapp-settings",
+        "Deployment:shop/demo-webapp",
+        "Service:shop/demo-webapp",
+        "Widget:shop/demo-webapp",
+    ]  # the test hook Pod and NOTES.txt are not objects of the release
+    assert all(child.opts.parent is chart for child in chart.resources.values())
+    assert chart.custom is False and chart.resource_type == "kubernetes:helm.sh/v4:Chart"
+    deployment = chart.resources["Deployment:shop/demo-webapp"]
+    assert deployment.resource_type == "kubernetes:apps/v1:Deployment"
+    assert deployment.urn == (
+        "urn:sw:dev::shop::kubernetes:helm.sh/v4:Chart$kubernetes:apps/v1:Deployment"
+        "::Deployment:shop/demo-webapp"
+    )
+    spec = deployment.props["spec"]
+    container = spec["template"]["spec"]["containers"][0]
+    assert container["image"] == "nginx:1.29"  # required value given
+    assert [p["name"] for p in container["ports"]] == ["http", "metrics"]  # range
+    assert container["resources"] == {"limits": {"memory": "128Mi"}}  # toYaml
+    labels = deployment.props["metadata"]["labels"]
+    assert labels["helm.sh/chart"] == "webapp-1.2.0"  # include of _helpers.tpl
+    crd = chart.resources["CustomResourceDefinition:widgets.example.com"]
+    assert "namespace" not in crd.props["metadata"]
+    assert program.resources[0] is chart and len(program.resources) == 10
+
+
+def test_pre_install_hooks_come_first_and_the_objects_depend_on_them(program: Program) -> None:
+    chart = Chart("demo", chart=WEBAPP, values=VALUES, namespace="shop")
+    hook = chart.resources["Job:shop/demo-webapp-migrate"]
+    assert hook.opts.depends_on == ()
+    for name, child in chart.resources.items():
+        if name.startswith("CustomResourceDefinition:"):
+            assert child.opts.depends_on == ()  # crds/ need nothing
+        elif name != "Job:shop/demo-webapp-migrate":
+            assert hook in child.opts.depends_on, name
+
+
+def test_post_hooks_depend_on_the_objects_and_hook_weights_chain(
+    program: Program, tmp_path: Path
+) -> None:
+    chart_dir = tmp_path / "hooks"
+    (chart_dir / "templates").mkdir(parents=True)
+    (chart_dir / "Chart.yaml").write_text("apiVersion: v2\nname: hooks\nversion: 0.1.0\n")
+
+    def cm(name: str, hook: str | None = None, weight: int = 0) -> str:
+        notes = f'  annotations: {{"helm.sh/hook": "{hook}", "helm.sh/hook-weight": "{weight}"}}\n'
+        return f"---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\n" + (
+            notes if hook else ""
+        )
+
+    (chart_dir / "templates" / "all.yaml").write_text(
+        cm("app")
+        + cm("first", "pre-install", -1)
+        + cm("second", "pre-upgrade,pre-install", 3)
+        + cm("after", "post-install")
+        + cm("on-delete", "pre-delete")
+        + cm("check", "test")
+    )
+    chart = Chart("h", chart=chart_dir)
+    r = chart.resources
+    assert list(r) == ["ConfigMap:first", "ConfigMap:second", "ConfigMap:app", "ConfigMap:after"]
+    assert r["ConfigMap:second"].opts.depends_on == (r["ConfigMap:first"],)
+    assert set(r["ConfigMap:app"].opts.depends_on) == {r["ConfigMap:first"], r["ConfigMap:second"]}
+    assert r["ConfigMap:app"] in r["ConfigMap:after"].opts.depends_on
+
+
+def test_values_override_defaults_after_value_files_in_order(
+    program: Program, tmp_path: Path
+) -> None:
+    first = tmp_path / "first.yaml"
+    first.write_text("replicas: 5\nsettings:\n  LOG_LEVEL: debug\n")
+    second = tmp_path / "second.yaml"
+    second.write_text("replicas: 7\n")
+    chart = Chart(
+        "demo",
+        chart=WEBAPP,
+        values={**VALUES, "settings": {"EXTRA": "1"}, "redis": {"enabled": False}},
+        value_files=[first, second],
+        namespace="shop",
+    )
+    assert chart.resources["Deployment:shop/demo-webapp"].props["spec"]["replicas"] == 7
+    assert chart.resources["ConfigMap:shop/demo-webapp-settings"].props["data"] == {
+        "EXTRA": "1",
+        "FEATURE_X": "on",
+        "LOG_LEVEL": "debug",
+    }
+    assert "StatefulSet:shop/demo-redis" not in chart.resources  # subchart condition off
+
+
+def test_skip_crds_prefix_transformations_and_skip_await(program: Program) -> None:
+    marker = Chart("marker", chart=WEBAPP, values=VALUES, resource_prefix="m")
+    seen: list[ResourceOptions] = []
+
+    def drop_widgets(obj: dict[str, Any], opts: ResourceOptions) -> ResourceOptions | None:
+        seen.append(opts)
+        if obj["kind"] == "Widget":
+            obj.clear()
+            return None
+        obj["metadata"].setdefault("labels", {})["team"] = "web"
+        return ResourceOptions(depends_on=[marker])
+
+    chart = Chart(
+        "demo",
+        chart=WEBAPP,
+        values=VALUES,
+        skip_crds=True,
+        transformations=[drop_widgets],
+        resource_prefix="blue",
+        skip_await=True,
+    )
+    assert "blue-Deployment:demo-webapp" in chart.resources
+    assert not any("Widget" in n or "CustomResourceDefinition" in n for n in chart.resources)
+    assert all(isinstance(opts, ResourceOptions) for opts in seen)
+    for child in chart.resources.values():
+        assert child.opts.parent is chart and marker in child.opts.depends_on
+        assert child.props["metadata"]["labels"]["team"] == "web"
+        assert child.props["metadata"]["annotations"]["stackwright.io/skip-await"] == "true"
+
+
+def test_a_tgz_renders_as_the_directory_does(program: Program, tmp_path: Path) -> None:
+    archive = tmp_path / "webapp-1.2.0.tgz"
+    with tarfile.open(archive, "w:gz") as tar:
+        tar.add(WEBAPP, arcname="webapp")
+    chart = Chart("demo", chart=str(archive), values=VALUES, namespace="shop")
+    assert len(chart.resources) == 9
+
+
+def test_config_outputs_and_secrets_in_values(program: Program) -> None:
+    chart = Chart(
+        "demo",
+        chart=WEBAPP,
+        values={"image": {"tag": Output.secret("1.29")}},
+        namespace="shop",
+    )
+    deployment = chart.resources["Deployment:shop/demo-webapp"]
+    spec = deployment.props["spec"]
+    assert isinstance(spec, Output) and spec.is_secret
+
+
+def test_values_from_another_resources_state_are_a_usage_error(program: Program) -> None:
+    other = Chart("other", chart=WEBAPP, values=VALUES, resource_prefix="o")
+    tag = other.resources["o-Deployment:other-webapp"].output("metadata", "name")
+    with pytest.raises(UsageError, match="not known while the program runs"):
+        Chart("demo", chart=WEBAPP, values={"image": {"tag": tag}})
+
+
+def test_a_missing_required_value_is_helms_own_message(program: Program) -> None:
+    with pytest.raises(UsageError) as caught:
+        Chart("demo", chart=WEBAPP, namespace="shop")
+    message = str(caught.value)
+    assert "Helm chart 'demo'" in message
+    assert "webapp/templates/deployment.yaml:19" in message
+    assert "image.tag is required: set values.image.tag" in message
+    assert program.resources == []  # nothing registered
+
+
+def test_missing_chart_and_value_files_name_the_file(program: Program, tmp_path: Path) -> None:
+    with pytest.raises(UsageError, match=r"no chart directory or .tgz at .*nope"):
+        Chart("demo", chart=tmp_path / "nope")
+    with pytest.raises(UsageError, match=r"cannot read value file .*missing.yaml"):
+        Chart("demo", chart=WEBAPP, value_files=[tmp_path / "missing.yaml"])
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("a: [1, 2\n")
+    with pytest.raises(UsageError, match=r"value file .*bad.yaml is not valid YAML"):
+        Chart("demo", chart=WEBAPP, value_files=[bad])
+
+
+def test_bad_rendered_yaml_and_template_errors_name_the_file(
+    program: Program, tmp_path: Path
+) -> None:
+    chart_dir = tmp_path / "broken"
+    (chart_dir / "templates").mkdir(parents=True)
+    (chart_dir / "Chart.yaml").write_text("apiVersion: v2\nname: broken\nversion: 0.1.0\n")
+    (chart_dir / "templates" / "cm.yaml").write_text("kind: ConfigMap\nmetadata: {name: [x\n")
+    with pytest.raises(UsageError, match=r"broken/templates/cm.yaml rendered invalid YAML"):
+        Chart("b", chart=chart_dir)
+    (chart_dir / "templates" / "cm.yaml").write_text("{{ .Values.nope.deeper }}\n")
+    with pytest.raises(UsageError, match=r"Helm chart 'b'.*broken/templates/cm.yaml"):
+        Chart("b", chart=chart_dir)
+    (chart_dir / "templates" / "cm.yaml").write_text("kind: ConfigMap\nmetadata: {name: x}\n")
+    with pytest.raises(
+        UsageError, match=r"document 1 of broken/templates/cm.yaml has no apiVersion"
+    ):
+        Chart("b", chart=chart_dir)
+
+
+def test_chart_options_reach_the_component(program: Program) -> None:
+    parent = Chart("outer", chart=WEBAPP, values=VALUES, resource_prefix="x")
+    chart = Chart("demo", chart=WEBAPP, values=VALUES, opts=ResourceOptions(parent=parent))
+    assert chart.opts.parent is parent
+    assert chart.resources["Deployment:demo-webapp"].parent_types() == (
+        "kubernetes:helm.sh/v4:Chart",
+        "kubernetes:helm.sh/v4:Chart",
+    )
+
+
+@pytest.fixture
+def repository(tmp_path: Path) -> Iterator[str]:
+    """The test chart as a .tgz with an index.yaml, served over HTTP on 127.0.0.1."""
+    import functools
+    import http.server
+    import threading
+
+    import helm_python as helm
+
+    served = tmp_path / "repo"
+    served.mkdir()
+    with tarfile.open(served / "webapp-1.2.0.tgz", "w:gz") as tar:
+        tar.add(WEBAPP, arcname="webapp")
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(served))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    url = f"http://127.0.0.1:{server.server_address[1]}"
+    helm.repo_index_generate(served, base_url=url)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield url
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_a_chart_from_an_http_repository(program: Program, repository: str) -> None:
+    chart = Chart(
+        "demo",
+        chart="webapp",
+        version="1.2.0",
+        repository_opts={"repo": repository},
+        values=VALUES,
+        namespace="shop",
+    )
+    assert len(chart.resources) == 9
+    with pytest.raises(UsageError, match=r"Helm chart 'nope'.*nope"):
+        Chart("nope", chart="nope", repository_opts={"repo": repository})
+    with pytest.raises(UsageError, match="unknown repository_opts"):
+        Chart("demo2", chart="webapp", repository_opts={"repo": repository, "rpeo": 1})
+
+
+def test_secret_values_keep_the_objects_identity_plain(program: Program) -> None:
+    chart = Chart("demo", chart=WEBAPP, values={"image": {"tag": Output.secret("1.29")}})
+    metadata = chart.resources["Deployment:demo-webapp"].props["metadata"]
+    assert metadata["name"] == "demo-webapp"
+    assert isinstance(metadata["labels"], Output) and metadata["labels"].is_secret
