@@ -1,0 +1,106 @@
+"""`Deployment`: a Deployment as a component, and the Service in front of it in one call.
+
+Must never: guess a Service's selector from anything but the Deployment's own
+`spec.selector.matchLabels`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from stackwright.errors import UsageError
+from stackwright.kubernetes.apps.v1 import Deployment as _Deployment
+from stackwright.kubernetes.core.v1 import Service as _Service
+from stackwright.kx._pod import PodBuilder
+from stackwright.sdk.output import Output
+from stackwright.sdk.resource import ComponentResource, CustomResource, ResourceOptions
+
+
+class Deployment(ComponentResource):
+    """`Deployment("web", spec=pod.as_deployment_spec(replicas=2))`, then `.create_service()`."""
+
+    def __init__(
+        self,
+        name: str,
+        spec: Mapping[str, Any] | PodBuilder,
+        *,
+        metadata: Mapping[str, Any] | None = None,
+        opts: ResourceOptions | None = None,
+    ) -> None:
+        super().__init__("kx:apps:Deployment", name, None, opts)
+        if isinstance(spec, PodBuilder):
+            spec = spec.as_deployment_spec()
+        self.spec_given: dict[str, Any] = dict(spec)
+        self._metadata = dict(metadata or {})
+        self.deployment: CustomResource = _Deployment(
+            name,
+            metadata=self._metadata or None,
+            spec=self.spec_given,
+            opts=ResourceOptions(parent=self),
+        )
+        self.service: CustomResource | None = None
+        self.register_outputs({"name": self.deployment.output("metadata", "name")})
+
+    @property
+    def metadata(self) -> Output[Any]:
+        return self.deployment.output("metadata")
+
+    @property
+    def status(self) -> Output[Any]:
+        return self.deployment.output("status")
+
+    def _selector(self) -> Any:
+        selector = self.spec_given.get("selector")
+        labels = selector.get("matchLabels") if isinstance(selector, Mapping) else None
+        if not labels:
+            raise UsageError(
+                f"kx.Deployment {self.resource_name!r} at {self.declared_at}: create_service needs "
+                "spec.selector.matchLabels (PodBuilder.as_deployment_spec sets it)"
+            )
+        return labels
+
+    def _container_ports(self) -> dict[str, Any]:
+        template = self.spec_given.get("template") or {}
+        containers = (template.get("spec") or {}).get("containers") or []
+        return {
+            p["name"]: p["containerPort"]
+            for c in containers
+            for p in c.get("ports") or ()
+            if isinstance(p, Mapping) and "name" in p and "containerPort" in p
+        }
+
+    def create_service(
+        self,
+        type: str = "ClusterIP",
+        ports: Mapping[str, Any] | Sequence[Mapping[str, Any]] | None = None,
+        *,
+        name: str | None = None,
+    ) -> CustomResource:
+        """A Service selecting this Deployment's pods, a port per named container port.
+
+        `ports` maps a port name to the Service's port (`{"http": 80}`), targeting the
+        container port of that name; by default every named container port is exposed
+        on its own number.
+        """
+        if ports is None:
+            named = self._container_ports()
+            if not named:
+                raise UsageError(
+                    f"kx.Deployment {self.resource_name!r} at {self.declared_at}: no named "
+                    "container ports to expose; name them (ports={'http': 80}) or pass ports="
+                )
+            ports = named
+        entries = (
+            [{"name": n, "port": p, "targetPort": n, "protocol": "TCP"} for n, p in ports.items()]
+            if isinstance(ports, Mapping)
+            else [dict(p) for p in ports]
+        )
+        metadata = {k: v for k, v in self._metadata.items() if k == "namespace"}
+        self.service = _Service(
+            name or self.resource_name,
+            metadata=metadata or None,
+            spec={"type": type, "selector": dict(self._selector()), "ports": entries},
+            opts=ResourceOptions(parent=self),
+        )
+        return self.service
