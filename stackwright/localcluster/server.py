@@ -490,9 +490,16 @@ def _parse_body(request: Request) -> Any:
         except yaml.YAMLError as exc:
             raise status.BadRequest(f"error decoding YAML: {exc}") from None
     if content_type.startswith("application/vnd.kubernetes.protobuf"):
-        raise status.UnsupportedMediaType(
-            "the body of the request was in an unknown format - accepted media types include: application/json, application/yaml"
-        )
+        from stackwright.localcluster.protobuf import ProtobufError, decode
+
+        try:
+            return decode(request.body)
+        except ProtobufError as exc:
+            raise status.UnsupportedMediaType(
+                f"the body of the request was in an unknown format: {exc} - accepted media types "
+                "include: application/json, application/yaml, and application/vnd.kubernetes.protobuf "
+                "for the kinds named"
+            ) from None
     try:
         return orjson.loads(request.body)
     except orjson.JSONDecodeError as exc:

@@ -182,3 +182,29 @@ def test_explain(cluster: Any) -> None:
     out = cluster.kubectl("explain", "deployment.spec.replicas").stdout
     assert "KIND:" in out and "Deployment" in out
     assert "replicas" in out and "integer" in out
+
+
+def test_typed_create_subcommands_send_protobuf_and_work(cluster: Any) -> None:
+    # kubectl's `create configmap / secret / namespace / serviceaccount` write protobuf bodies.
+    cluster.kubectl("create", "namespace", "pb")
+    cluster.kubectl("create", "configmap", "settings", "-n", "pb", "--from-literal=mode=prod")
+    cluster.kubectl("create", "secret", "generic", "creds", "-n", "pb", "--from-literal=pw=hunter2")
+    cluster.kubectl("create", "serviceaccount", "runner", "-n", "pb")
+    settings = json.loads(
+        cluster.kubectl("get", "configmap", "settings", "-n", "pb", "-o", "json").stdout
+    )
+    assert (settings["metadata"]["namespace"], settings["data"]) == ("pb", {"mode": "prod"})
+    creds = json.loads(cluster.kubectl("get", "secret", "creds", "-n", "pb", "-o", "json").stdout)
+    assert (creds["type"], creds["data"]) == ("Opaque", {"pw": "aHVudGVyMg=="})
+    namespace = json.loads(cluster.kubectl("get", "namespace", "pb", "-o", "json").stdout)
+    assert namespace["spec"] == {"finalizers": ["kubernetes"]}
+    assert cluster.kubectl(
+        "get", "serviceaccount", "runner", "-n", "pb", "-o", "name"
+    ).stdout.strip() == ("serviceaccount/runner")
+
+
+def test_a_protobuf_body_of_an_unsupported_kind_is_refused_with_415(cluster: Any) -> None:
+    result = cluster.kubectl("create", "deployment", "web", "--image=nginx", check=False)
+    assert result.returncode != 0
+    assert "reads protobuf bodies only for ConfigMap (v1)" in result.stderr
+    assert "not Deployment (apps/v1); send JSON" in result.stderr
