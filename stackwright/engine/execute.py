@@ -42,6 +42,7 @@ from stackwright.engine.graph import DependencyCycle, Graph, Node
 from stackwright.engine.plan import FieldChange, Intent, Step, diff, plan, plan_delete
 from stackwright.engine.ports import Journal, Provider, ProviderFactory
 from stackwright.errors import UsageError
+from stackwright.kubernetes.helm import RELEASE_TYPE
 from stackwright.kubernetes.provider import PROVIDER_TYPE
 from stackwright.model import Op, PendingOperation, ResourceState
 from stackwright.sdk.context import Program
@@ -91,8 +92,21 @@ class Outcome:
 
 
 def is_kubernetes(state_or_type: ResourceState | str) -> bool:
+    """An object the provider applies (a `helm.Release` is not: Helm owns it)."""
     type_ = state_or_type if isinstance(state_or_type, str) else state_or_type.type
-    return type_.startswith("kubernetes:")
+    return type_.startswith("kubernetes:") and type_ != RELEASE_TYPE
+
+
+def is_release(state_or_type: ResourceState | str) -> bool:
+    """A Helm release (`helm.Release`): installed, upgraded and uninstalled through Helm."""
+    type_ = state_or_type if isinstance(state_or_type, str) else state_or_type.type
+    return type_ == RELEASE_TYPE
+
+
+def release_spec(state: ResourceState) -> dict[str, Any]:
+    """A release's inputs with the namespace its id records (`<namespace>/<release name>`)."""
+    namespace, _, name = state.id.rpartition("/")
+    return {**state.inputs, "namespace": namespace, "name": name}
 
 
 def object_ref(state: ResourceState) -> tuple[str, str, str | None, str]:
@@ -361,6 +375,17 @@ class Run:
             result: ResourceState | None
             if not state.custom or state.type == PROVIDER_TYPE:
                 result = None if item.op in _DELETES else state
+            elif is_release(state):
+                found = await self.provider_for(state.provider).release_read(release_spec(state))
+                if item.op in _DELETES:
+                    result = state if found is not None else None
+                elif found is None:
+                    result = None
+                else:
+                    # Helm may or may not have upgraded it: keep the inputs recorded before,
+                    # so the next plan upgrades it again (a no-op upgrade is harmless).
+                    before = state if item.op is Op.CREATE else self.old.get(state.urn, state)
+                    result = replace(before, outputs=found)
             else:
                 api_version, kind, namespace, name = object_ref(state)
                 live = await self.provider_for(state.provider).read(
@@ -542,9 +567,14 @@ class Run:
         urn = resource.urn
         desired, auto = self._desired(resource, old)
         kube = resource.custom and is_kubernetes(resource.resource_type)
+        release = resource.custom and is_release(resource.resource_type)
         if kube:
             provider = self.provider_for(desired.provider)
             desired = replace(desired, id=await self._object_id(provider, desired))
+        elif release:
+            provider = self.provider_for(desired.provider)
+            namespace = desired.inputs.get("namespace") or provider.default_namespace
+            desired = replace(desired, id=f"{namespace}/{desired.inputs.get('name')}")
         opts = resource.opts
         intent = Intent(
             desired,
@@ -617,7 +647,7 @@ class Run:
         if step.op is Op.SAME:
             assert old is not None
             self.live[urn] = old.outputs if old.outputs or not kube else old.inputs
-            if kube:
+            if kube or release:
                 self.held[object_key(old)] = urn
             self.outcome.counts["same"] += 1
             self.status[urn] = _DONE
@@ -628,6 +658,10 @@ class Run:
         self.emit(StepStarted(step))
         if self.options.dry_run:
             await self._preview(step, kube, force)
+        elif release:
+            await self._execute_release(step)
+            assert step.new is not None
+            self.held[object_key(step.new)] = urn
         elif not kube:
             self._record_only(step)
         else:
@@ -755,6 +789,33 @@ class Run:
             assert step.old is not None
             self.replaced.append(replace(step.old, delete_pending=True))
 
+    async def _execute_release(self, step: Step) -> None:
+        """Install or upgrade a Helm release through Helm, journaled like an object's apply."""
+        new = step.new
+        assert new is not None and self.journal is not None and self._commits is not None
+        provider = self.provider_for(new.provider)
+        old = step.old
+        moved = old is not None and old.id != new.id  # another name or namespace
+        if step.op is Op.REPLACE and old is not None and not moved:
+            await self._delete_object(old, Op.DELETE_REPLACED)
+            journal_op = Op.CREATE
+        elif step.op is Op.REPLACE or moved:
+            journal_op = Op.CREATE_REPLACEMENT
+        else:
+            journal_op = step.op
+        number = self._next_step()
+        await self._commits.begin(number, journal_op, new)
+        try:
+            async with self._sem:
+                live = await provider.release_apply(release_spec(new))
+        except BaseException:
+            self.journal.fail_step(number)
+            raise
+        await self._commits.end(number, replace(new, outputs=live))
+        self.live[step.urn] = live
+        if journal_op is Op.CREATE_REPLACEMENT and old is not None:
+            self.replaced.append(replace(old, delete_pending=True))
+
     async def _apply(self, provider: Provider, state: ResourceState, force: bool) -> dict[str, Any]:
         namespace = state.id.rpartition("/")[0] or None
         if namespace is not None:
@@ -798,6 +859,14 @@ class Run:
                     await self.provider_for(state.provider).delete(
                         api_version, kind, namespace, name
                     )
+            elif (
+                state.custom
+                and is_release(state)
+                and not (state.retain_on_delete and op is Op.DELETE)
+                and not keep_object
+            ):
+                async with self._sem:
+                    await self.provider_for(state.provider).release_uninstall(release_spec(state))
         except BaseException:
             self.journal.fail_step(number)
             raise
@@ -895,14 +964,19 @@ class Run:
         """Read every object; report drift; with `record`, write what was read to the state."""
 
         async def one(state: ResourceState) -> None:
-            if not state.custom or not is_kubernetes(state):
+            if not state.custom or not (is_kubernetes(state) or is_release(state)):
                 return
             try:
-                api_version, kind, namespace, name = object_ref(state)
                 async with self._sem:
-                    live = await self.provider_for(state.provider).read(
-                        api_version, kind, namespace, name
-                    )
+                    if is_release(state):
+                        live = await self.provider_for(state.provider).release_read(
+                            release_spec(state)
+                        )
+                    else:
+                        api_version, kind, namespace, name = object_ref(state)
+                        live = await self.provider_for(state.provider).read(
+                            api_version, kind, namespace, name
+                        )
             except Exception as exc:
                 self.outcome.failures.append(f"{describe(state.urn)}: {_error_text(exc)}")
                 self.emit(Diagnostic(state.urn, f"could not read it: {_error_text(exc)}", "error"))
@@ -912,7 +986,8 @@ class Run:
                 self.outcome.counts["deleted-outside"] += 1
                 self.old.pop(state.urn, None)
             else:
-                fields = drift_rules.drifted(state.inputs, live)
+                # A release's live state is Helm's status, not its inputs: no field drift.
+                fields = [] if is_release(state) else drift_rules.drifted(state.inputs, live)
                 masked = [
                     f
                     if not _secret_path(f.path, state.secret_paths)

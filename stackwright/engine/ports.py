@@ -62,6 +62,21 @@ class Provider(Protocol):
         timeout: float | None = None,
     ) -> None: ...
 
+    async def release_apply(self, spec: Mapping[str, Any]) -> dict[str, Any]:
+        """Install a Helm release, or upgrade it if it exists, and wait; its outputs.
+
+        `spec` is a `helm.Release`'s inputs with `namespace` filled in.
+        """
+        ...
+
+    async def release_uninstall(self, spec: Mapping[str, Any]) -> None:
+        """Uninstall a Helm release; nothing when it is not installed."""
+        ...
+
+    async def release_read(self, spec: Mapping[str, Any]) -> dict[str, Any] | None:
+        """A Helm release's outputs, or None when it is not installed."""
+        ...
+
     async def close(self) -> None: ...
 
 

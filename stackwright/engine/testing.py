@@ -310,6 +310,8 @@ class FakeCluster:
         self.served: dict[tuple[str, str], bool] = {}
         self.in_flight = 0
         self.max_in_flight = 0
+        #: Helm releases (`helm.Release`): (namespace, name) → {"spec", "revision", "status"}.
+        self.releases: dict[tuple[str, str], dict[str, Any]] = {}
         #: How many times `close` was called (once per provider a run made).
         self.closed = 0
         self._version = 0
@@ -506,6 +508,44 @@ class FakeCluster:
         self._fail(self.fail_delete, stored or {"metadata": {"name": name}})
         if key is not None and stored is not None:
             self._drop(key)
+
+    async def release_apply(self, spec: Mapping[str, Any]) -> dict[str, Any]:
+        """Install (revision 1) or upgrade (the next revision) a release, in memory."""
+        name, namespace = str(spec["name"]), str(spec["namespace"])
+        self.calls.append(Call("release_apply", "Release", name))
+        await self._pause()
+        self._fail(self.fail_apply, {"kind": "Release", "metadata": {"name": name}})
+        old = self.releases.get((namespace, name))
+        revision = old["revision"] + 1 if old is not None else 1
+        self.releases[(namespace, name)] = {
+            "spec": copy.deepcopy(dict(spec)),
+            "revision": revision,
+            "status": "deployed",
+        }
+        return self._release_outputs(namespace, name)
+
+    async def release_uninstall(self, spec: Mapping[str, Any]) -> None:
+        name, namespace = str(spec["name"]), str(spec["namespace"])
+        self.calls.append(Call("release_uninstall", "Release", name))
+        await self._pause()
+        self._fail(self.fail_delete, {"kind": "Release", "metadata": {"name": name}})
+        self.releases.pop((namespace, name), None)
+
+    async def release_read(self, spec: Mapping[str, Any]) -> dict[str, Any] | None:
+        name, namespace = str(spec["name"]), str(spec["namespace"])
+        self.calls.append(Call("release_read", "Release", name))
+        await asyncio.sleep(0)
+        if (namespace, name) not in self.releases:
+            return None
+        return self._release_outputs(namespace, name)
+
+    def _release_outputs(self, namespace: str, name: str) -> dict[str, Any]:
+        release = self.releases[(namespace, name)]
+        return {
+            "name": name,
+            "namespace": namespace,
+            "status": {"status": release["status"], "revision": release["revision"]},
+        }
 
     async def close(self) -> None:
         self.calls.append(Call("close", "", ""))

@@ -7,6 +7,9 @@ and registers every object it renders as a child resource of its own.
 So each object gets the same preview, ordering, waiting, policy and drift detection as an
 object written in Python, and a change to one value updates only the objects it touches.
 Helm does not own a release here (nothing is stored in the cluster by Helm).
+`k8s.helm.Release` is the alternative where it does: one resource (type `RELEASE_TYPE`)
+that the engine installs, upgrades and uninstalls through the provider's `release_*`
+methods (stackwright/engine/wiring.py runs Helm's blocking calls in a thread).
 
 How helm-python-sdk is used (import name `helm_python`, a ctypes binding of libhelm_c, a
 C ABI over Helm v4's Go SDK, bundled in the wheel; no helm binary, no Go):
@@ -82,12 +85,22 @@ from stackwright.sdk.output import (
     resolve,
     unwrap_secrets,
 )
-from stackwright.sdk.resource import ComponentResource, Resource, ResourceOptions, _declared_at
+from stackwright.sdk.resource import (
+    ComponentResource,
+    CustomResource,
+    Resource,
+    ResourceOptions,
+    _declared_at,
+)
 
-__all__ = ["CLUSTER_SCOPED", "Chart", "render"]
+__all__ = ["CLUSTER_SCOPED", "RELEASE_TYPE", "Chart", "Release", "render"]
 
 #: The component's type token.
 CHART_TYPE = "kubernetes:helm.sh/v4:Chart"
+
+#: A release Helm owns (`Release`): the engine installs, upgrades and uninstalls it through
+#: Helm rather than applying objects.
+RELEASE_TYPE = "kubernetes:helm.sh/v4:Release"
 
 #: Kinds that have no namespace: a chart's object of one of these stays cluster-scoped.
 CLUSTER_SCOPED = frozenset(
@@ -485,3 +498,87 @@ def _hook_weight(what: str, source: str, obj: dict[str, Any]) -> int:
         raise UsageError(
             f"{what}: {source}: helm.sh/hook-weight must be an integer (got {weight!r})"
         ) from None
+
+
+class Release(CustomResource):
+    """A release Helm itself owns: `up` installs it (`helm install`), upgrades it when its
+    inputs change (`helm upgrade`), and removing it or `destroy` uninstalls it; Helm keeps
+    its history in the cluster (`sh.helm.release.v1.<name>.v<revision>` Secrets), so
+    Helm's own tools see it. The engine waits (Helm's watcher) up to `timeout` seconds.
+
+        rel = k8s.helm.Release("web", chart="./charts/webapp", values={"image": {"tag": "1.29"}},
+                               namespace="web", create_namespace=True)
+        export("revision", rel.status["revision"])
+
+    Live outputs: `name`, `namespace` and `status`, a dict of `status` (Helm's: "deployed",
+    "failed", …), `revision`, `chart`, `version` and `app_version`. `chart`,
+    `version`, `repository_opts` and `value_files` are as for `Chart`; `values` may hold
+    Outputs of other resources (the release then waits for them). A local chart's files
+    are hashed into the inputs, so editing the chart upgrades the release.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        chart: str | os.PathLike[str],
+        version: str | None = None,
+        repository_opts: Mapping[str, Any] | None = None,
+        values: Mapping[str, Any] | None = None,
+        value_files: Sequence[str | os.PathLike[str]] | None = None,
+        namespace: str | None = None,
+        create_namespace: bool = False,
+        timeout: int = 300,
+        opts: ResourceOptions | None = None,
+    ) -> None:
+        where = _declared_at()
+        reference = os.fspath(chart)
+        what = f"Helm release {name!r} ({reference}) at {where}"
+        merged = _merge_values(what, value_files or (), values or {})
+        repo_opts = dict(repository_opts or {})
+        unknown = set(repo_opts) - {
+            "repo",
+            "username",
+            "password",
+            "insecure_skip_tls_verify",
+            "plain_http",
+        }
+        if unknown:
+            raise UsageError(
+                f"{what}: unknown repository_opts {sorted(unknown)}; known: repo, username, "
+                "password, insecure_skip_tls_verify, plain_http"
+            )
+        props: dict[str, Any] = {"name": name, "chart": reference}
+        if "repo" not in repo_opts and not reference.startswith("oci://"):
+            path = Path(reference)
+            if not path.exists():
+                raise UsageError(
+                    f"{what}: no chart directory or .tgz at {path.resolve()}; give a local "
+                    'path, an oci:// reference, or a chart name with repository_opts={"repo": URL}'
+                )
+            props["chart"] = str(path.resolve())
+            props["chartDigest"] = _digest(path)
+        for key, value in (
+            ("version", version),
+            ("repositoryOpts", repo_opts or None),
+            ("namespace", namespace),
+        ):
+            if value is not None:
+                props[key] = value
+        props["values"] = merged
+        props["createNamespace"] = bool(create_namespace)
+        props["timeout"] = int(timeout)
+        super().__init__(RELEASE_TYPE, name, props, opts)
+
+
+def _digest(path: Path) -> str:
+    """sha256 over a chart directory's files (names and contents), or of a `.tgz`."""
+    import hashlib
+
+    digest = hashlib.sha256()
+    files = sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]
+    for file in files:
+        digest.update(file.relative_to(path).as_posix().encode() if path.is_dir() else b"")
+        digest.update(b"\0")
+        digest.update(file.read_bytes())
+        digest.update(b"\0")
+    return digest.hexdigest()

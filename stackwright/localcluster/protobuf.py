@@ -93,6 +93,21 @@ SCHEMAS: dict[tuple[str, str], Schema] = {
     },
 }
 
+#: meta/v1 DeleteOptions, the body of a typed client's delete (Helm's uninstall purges its
+#: release Secrets this way); the envelope names it under the client's group version.
+_DELETE_OPTIONS: Schema = {
+    1: ("gracePeriodSeconds", "int64"),
+    2: ("preconditions", {1: ("uid", "string"), 2: ("resourceVersion", "string")}),
+    3: ("orphanDependents", "bool"),
+    4: ("propagationPolicy", "string"),
+    5: ("dryRun", ("repeated", "string")),
+}
+#: Option bodies (not objects, so not in SCHEMAS' list of kinds): (apiVersion, kind) → message.
+OPTIONS: dict[tuple[str, str], Schema] = {
+    ("v1", "DeleteOptions"): _DELETE_OPTIONS,
+    ("meta.k8s.io/v1", "DeleteOptions"): _DELETE_OPTIONS,
+}
+
 _ENVELOPE: Schema = {
     1: ("typeMeta", {1: ("apiVersion", "string"), 2: ("kind", "string")}),
     2: ("raw", "raw"),
@@ -114,7 +129,7 @@ def decode(body: bytes) -> dict[str, Any]:
     api_version, kind = type_meta.get("apiVersion", ""), type_meta.get("kind", "")
     if envelope.get("contentEncoding"):
         raise ProtobufError(f"content encoding {envelope['contentEncoding']!r} is not supported")
-    schema = SCHEMAS.get((api_version, kind))
+    schema = SCHEMAS.get((api_version, kind)) or OPTIONS.get((api_version, kind))
     if schema is None:
         known = ", ".join(f"{k} ({v})" for v, k in sorted(SCHEMAS))
         raise ProtobufError(

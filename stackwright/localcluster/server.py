@@ -532,13 +532,17 @@ def _write_options(request: Request) -> WriteOptions:
 
 def _delete_options(request: Request) -> DeleteOptions:
     body: dict[str, Any] = {}
-    if request.body:
+    content_type = request.headers.get("content-type", "").split(";")[0].strip()
+    parsed: Any = None
+    if request.body and content_type.startswith("application/vnd.kubernetes.protobuf"):
+        parsed = _parse_body(request)  # client-go's typed clients (Helm's release storage)
+    elif request.body:
         try:
             parsed = orjson.loads(request.body)
         except orjson.JSONDecodeError as exc:
             raise status.BadRequest(f"error decoding DeleteOptions: {exc}") from None
-        if isinstance(parsed, dict):
-            body = parsed
+    if isinstance(parsed, dict):
+        body = parsed
     q = request.query
     preconditions = body.get("preconditions") or {}
     dry_run = body.get("dryRun") or ([q["dryRun"]] if q.get("dryRun") else [])

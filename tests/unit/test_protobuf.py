@@ -55,6 +55,19 @@ def test_a_secret_decodes_to_its_json_form() -> None:
     }
 
 
+def test_delete_options_decode_as_a_typed_client_sends_them() -> None:
+    # Helm's uninstall purges its release Secrets with a protobuf DeleteOptions body.
+    raw = field(1, 0) + field(2, field(1, "uid-1")) + field(4, "Background") + field(5, "All")
+    assert decode(envelope("v1", "DeleteOptions", raw)) == {
+        "apiVersion": "v1",
+        "kind": "DeleteOptions",
+        "gracePeriodSeconds": 0,
+        "preconditions": {"uid": "uid-1"},
+        "propagationPolicy": "Background",
+        "dryRun": ["All"],
+    }
+
+
 def test_unknown_fields_are_skipped() -> None:
     raw = field(1, field(1, "cm") + field(99, "ignored")) + entry(2, "a", "b") + field(42, 7)
     assert decode(envelope("v1", "ConfigMap", raw)) == {

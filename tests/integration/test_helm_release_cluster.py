@@ -1,0 +1,124 @@
+"""`k8s.helm.Release` through the CLI on the local cluster: Helm owns the release (its
+history is Helm's own `sh.helm.release.v1.<name>.v<revision>` Secrets); `up` installs it,
+a changed value upgrades it, `destroy` uninstalls it."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+WEBAPP = Path(__file__).resolve().parents[1] / "data" / "charts" / "webapp"
+
+PROGRAM = """\
+import json
+import os
+
+import stackwright.kubernetes as k8s
+from stackwright import export
+
+rel = k8s.helm.Release(
+    "rel",
+    chart=os.environ["CHART"],
+    values=json.loads(os.environ["VALUES"]),
+    namespace="helmrel",
+    create_namespace=True,
+    timeout=60,
+)
+export("status", rel.status["status"])
+export("revision", rel.status["revision"])
+"""
+
+
+def sw(project: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    result = subprocess.run(
+        [sys.executable, "-m", "stackwright.cli.main", "--cwd", str(project), *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "STACKWRIGHT_STACK": "dev", **env},
+    )
+    if result.returncode != 0:
+        raise AssertionError(
+            f"stackwright {' '.join(args)} failed ({result.returncode}):\n"
+            f"{result.stdout}\n{result.stderr}"
+        )
+    return result
+
+
+def summary(output: str) -> dict[str, Any]:
+    found = [
+        event
+        for event in (json.loads(line) for line in output.splitlines() if line.startswith("{"))
+        if event["event"] == "summary"
+    ]
+    assert found, f"no summary event in:\n{output}"
+    return found[-1]
+
+
+def project(tmp_path: Path, kubeconfig: str) -> Path:
+    root = tmp_path / "helmrelease"
+    root.mkdir()
+    (root / "Stackwright.yaml").write_text(
+        "name: helmrelease\nruntime: python\nmain: __main__.py\n"
+    )
+    (root / "__main__.py").write_text(PROGRAM)
+    (root / "Stackwright.dev.yaml").write_text(
+        f"config:\n  kubernetes:kubeconfig: {json.dumps(kubeconfig)}\n"
+    )
+    sw(root, {}, "stack", "init", "dev")
+    return root
+
+
+def release_secrets(cluster: Any) -> set[str]:
+    found = json.loads(
+        cluster.kubectl(
+            "get", "secrets", "-n", "helmrel", "-l", "owner=helm,name=rel", "-o", "json"
+        ).stdout
+    )
+    return {item["metadata"]["name"] for item in found["items"]}
+
+
+def test_release_install_upgrade_uninstall(tmp_path: Path, cluster: Any) -> None:
+    root = project(tmp_path, str(cluster.kubeconfig))
+    env = {"CHART": str(WEBAPP), "VALUES": json.dumps({"image": {"tag": "1.29"}})}
+    try:
+        done = summary(sw(root, env, "up", "--yes", "--json").stdout)
+        assert done["ok"] and done["counts"] == {"create": 1}, done
+        assert done["outputs"] == {"status": "deployed", "revision": 1}
+        assert release_secrets(cluster) == {"sh.helm.release.v1.rel.v1"}
+        deployment = json.loads(
+            cluster.kubectl("get", "deploy", "rel-webapp", "-n", "helmrel", "-o", "json").stdout
+        )
+        assert deployment["spec"]["template"]["spec"]["containers"][0]["image"] == "nginx:1.29"
+
+        again = summary(sw(root, env, "preview", "--json").stdout)
+        assert again["counts"] == {"same": 1}, again
+
+        env["VALUES"] = json.dumps({"image": {"tag": "1.30"}})
+        upgraded = summary(sw(root, env, "up", "--yes", "--json").stdout)
+        assert upgraded["ok"] and upgraded["counts"] == {"update": 1}, upgraded
+        assert upgraded["outputs"] == {"status": "deployed", "revision": 2}
+        assert release_secrets(cluster) == {
+            "sh.helm.release.v1.rel.v1",
+            "sh.helm.release.v1.rel.v2",
+        }
+        image = json.loads(
+            cluster.kubectl("get", "deploy", "rel-webapp", "-n", "helmrel", "-o", "json").stdout
+        )["spec"]["template"]["spec"]["containers"][0]["image"]
+        assert image == "nginx:1.30"
+
+        gone = summary(sw(root, env, "destroy", "--yes", "--json").stdout)
+        assert gone["ok"], gone
+        assert release_secrets(cluster) == set()
+        assert (
+            cluster.kubectl("get", "deploy", "rel-webapp", "-n", "helmrel", check=False).returncode
+            != 0
+        )
+    finally:
+        # Helm keeps a chart's CRDs on uninstall; other tests create this one themselves.
+        cluster.kubectl("delete", "crd", "widgets.example.com", "--ignore-not-found", check=False)
+        cluster.kubectl("delete", "namespace", "helmrel", "--ignore-not-found", check=False)

@@ -1,0 +1,195 @@
+"""`k8s.helm.Release` through the engine against the fake cluster: Helm owns the release,
+so `up` installs or upgrades it through the provider's release methods (journaled like any
+step), `destroy` uninstalls it, `refresh` and crash recovery read it."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import stackwright.kubernetes as k8s
+from stackwright.engine import operations
+from stackwright.engine.events import Diagnostic, Event, Summary
+from stackwright.engine.execute import Options, is_kubernetes, is_release
+from stackwright.engine.testing import Call, FakeCluster
+from stackwright.errors import UsageError
+from stackwright.kubernetes.helm import RELEASE_TYPE
+from stackwright.model import Op, ResourceState, make_urn
+from stackwright.sdk.context import Program, export, running
+from stackwright.state import Backend, open_backend
+
+PROJECT, STACK = "shop", "dev"
+WEBAPP = Path(__file__).resolve().parents[1] / "data" / "charts" / "webapp"
+URN = make_urn(STACK, PROJECT, RELEASE_TYPE, "web")
+
+Declare = Callable[[Program], None]
+
+
+def release(tag: str = "1.29", **kwargs: Any) -> Declare:
+    def declare(p: Program) -> None:
+        rel = k8s.helm.Release(
+            "web", chart=str(WEBAPP), values={"image": {"tag": tag}}, namespace="shop", **kwargs
+        )
+        export("status", rel.status["status"])
+        export("revision", rel.status["revision"])
+
+    return declare
+
+
+class Stack:
+    def __init__(self, backend: Backend) -> None:
+        self.backend = backend
+        self.fake = FakeCluster()
+        self.events: list[Event] = []
+
+    def run(self, kind: str, declare: Declare | None, **options: Any) -> Summary:
+        self.events = []
+        program = None
+        if declare is not None:
+            program = Program(project=PROJECT, stack=STACK)
+            with running(program):
+                declare(program)
+        return operations.run(
+            self.backend,
+            project=PROJECT,
+            stack=STACK,
+            options=Options(kind, **options),
+            program=program,
+            providers=self.fake.factory(),
+            listener=self.events.append,
+        )
+
+    def release_calls(self) -> list[Call]:
+        return [c for c in self.fake.calls if c.method.startswith("release_")]
+
+
+@pytest.fixture
+def stack(tmp_path: Path) -> Iterator[Stack]:
+    backend = open_backend("file://" + str(tmp_path / "state.db"))
+    backend.create_stack(PROJECT, STACK)
+    try:
+        yield Stack(backend)
+    finally:
+        backend.close()
+
+
+def test_a_release_is_not_an_object_the_provider_applies() -> None:
+    assert is_release(RELEASE_TYPE) and not is_kubernetes(RELEASE_TYPE)
+    assert is_kubernetes("kubernetes:core/v1:ConfigMap")
+
+
+def test_up_installs_then_upgrades_on_a_change_and_destroy_uninstalls(stack: Stack) -> None:
+    preview = stack.run("up", release(), dry_run=True)
+    assert preview.counts == {"create": 1} and stack.release_calls() == []
+
+    done = stack.run("up", release())
+    assert done.ok and done.counts == {"create": 1}
+    assert done.outputs == {"status": "deployed", "revision": 1}
+    assert stack.fake.releases[("shop", "web")]["revision"] == 1
+    assert stack.fake.releases[("shop", "web")]["spec"]["values"] == {"image": {"tag": "1.29"}}
+    state = stack.backend.load(PROJECT, STACK)
+    assert state.pending == []
+    (recorded,) = state.resources
+    assert recorded.id == "shop/web" and recorded.outputs["status"]["status"] == "deployed"
+
+    stack.fake.calls.clear()
+    again = stack.run("up", release())
+    assert again.counts == {"same": 1} and stack.release_calls() == []
+
+    upgraded = stack.run("up", release("1.30"))
+    assert upgraded.ok and upgraded.counts == {"update": 1}
+    assert upgraded.outputs == {"status": "deployed", "revision": 2}
+    assert stack.release_calls() == [Call("release_apply", "Release", "web")]
+
+    gone = stack.run("destroy", None)
+    assert gone.ok and gone.counts == {"delete": 1}
+    assert stack.fake.releases == {}
+    assert stack.backend.load(PROJECT, STACK).resources == []
+
+
+def test_a_release_dropped_from_the_program_is_uninstalled(stack: Stack) -> None:
+    stack.run("up", release())
+    summary = stack.run("up", lambda p: None)
+    assert summary.ok and summary.counts == {"delete": 1}
+    assert stack.release_calls()[-1] == Call("release_uninstall", "Release", "web")
+    assert stack.fake.releases == {}
+
+
+def test_refresh_reads_the_release_and_forgets_one_uninstalled_outside(stack: Stack) -> None:
+    stack.run("up", release())
+    stack.fake.releases[("shop", "web")]["status"] = "failed"
+    assert stack.run("refresh", None).counts == {"in-sync": 1}
+    recorded = stack.backend.load(PROJECT, STACK).resources[0]
+    assert recorded.outputs["status"]["status"] == "failed"
+
+    stack.fake.releases.clear()
+    assert stack.run("refresh", None).counts == {"deleted-outside": 1}
+    assert stack.backend.load(PROJECT, STACK).resources == []
+
+
+def test_a_failed_install_fails_its_step_and_leaves_nothing_pending(stack: Stack) -> None:
+    stack.fake.fail_apply["web"] = "chart rendering failed"
+    summary = stack.run("up", release())
+    assert not summary.ok and "chart rendering failed" in summary.failures[0]
+    state = stack.backend.load(PROJECT, STACK)
+    assert state.pending == [] and state.resources == []
+
+
+def pending_install(stack: Stack) -> None:
+    """Journal an install as a crashed `up` leaves it: begun, never ended."""
+    state = ResourceState(
+        urn=URN,
+        type=RELEASE_TYPE,
+        id="shop/web",
+        inputs={"name": "web", "chart": str(WEBAPP), "namespace": "shop"},
+    )
+    with stack.backend.begin_operation(PROJECT, STACK, kind="up") as operation:
+        operation.begin(1, Op.CREATE, state)
+
+
+def test_a_crash_after_helm_installed_is_settled_by_reading_the_release(stack: Stack) -> None:
+    pending_install(stack)
+    stack.fake.releases[("shop", "web")] = {"spec": {}, "revision": 1, "status": "deployed"}
+
+    summary = stack.run("up", release())
+
+    assert summary.ok
+    assert stack.release_calls()[0] == Call("release_read", "Release", "web")
+    assert next(d.message for d in stack.events if isinstance(d, Diagnostic)) == (
+        f"settled an interrupted create of {RELEASE_TYPE} web"
+    )
+    # The recorded inputs were those journaled before the crash: the up upgrades to the program's.
+    assert summary.counts == {"update": 1}
+    assert stack.fake.releases[("shop", "web")]["revision"] == 2
+    assert stack.backend.load(PROJECT, STACK).pending == []
+
+
+def test_a_crash_before_helm_installed_is_settled_and_installed_once(stack: Stack) -> None:
+    pending_install(stack)
+
+    summary = stack.run("up", release())
+
+    assert summary.ok and summary.counts == {"create": 1}
+    assert [c.method for c in stack.release_calls()] == ["release_read", "release_apply"]
+    assert stack.fake.releases[("shop", "web")]["revision"] == 1
+
+
+def test_a_missing_chart_is_a_usage_error_naming_the_release(tmp_path: Path) -> None:
+    with running(Program(project=PROJECT, stack=STACK)), pytest.raises(UsageError) as raised:
+        k8s.helm.Release("web", chart=str(tmp_path / "nope"))
+    assert "Helm release 'web'" in str(raised.value)
+    assert "no chart directory" in str(raised.value)
+
+
+def test_editing_a_local_chart_changes_the_release_inputs(tmp_path: Path) -> None:
+    chart = tmp_path / "chart"
+    chart.mkdir()
+    (chart / "Chart.yaml").write_text("apiVersion: v2\nname: c\nversion: 0.1.0\n")
+    with running(Program(project=PROJECT, stack=STACK)):
+        first = k8s.helm.Release("a", chart=str(chart)).props["chartDigest"]
+        (chart / "values.yaml").write_text("x: 1\n")
+        second = k8s.helm.Release("b", chart=str(chart)).props["chartDigest"]
+    assert first != second
