@@ -656,6 +656,9 @@ class Run:
         started = self.clock()
         self._begun[urn] = (step, started)
         self.emit(StepStarted(step))
+        note = _hook_note(step.new.inputs if step.new is not None else {})
+        if note:
+            self.emit(Diagnostic(urn, note, "info"))
         if self.options.dry_run:
             await self._preview(step, kube, force)
         elif release:
@@ -1045,6 +1048,29 @@ class _Partial(dict[str, Any]):
 
     def __missing__(self, key: str) -> Any:
         return UNKNOWN
+
+
+#: Helm hook phases and where a chart's hook objects run relative to its other objects
+#: (stackwright/kubernetes/helm.py orders them with depends_on; this only says so).
+_HOOK_PLACES = {
+    "pre-install": "before the chart's other objects",
+    "pre-upgrade": "before the chart's other objects",
+    "post-install": "after the chart's other objects",
+    "post-upgrade": "after the chart's other objects",
+}
+
+
+def _hook_note(obj: Mapping[str, Any]) -> str:
+    """A line for the display when an object is a Helm hook: when it runs, and what is ignored."""
+    annotations = _meta(obj).get("annotations") or {}
+    hooks = [h.strip() for h in str(annotations.get("helm.sh/hook", "")).split(",") if h.strip()]
+    places = sorted({_HOOK_PLACES[h] for h in hooks if h in _HOOK_PLACES})
+    if not places:
+        return ""
+    note = f"Helm hook ({', '.join(hooks)}): applied {' and '.join(places)}"
+    if annotations.get("helm.sh/hook-delete-policy"):
+        note += "; its delete policy is not applied, it stays as an ordinary object"
+    return note
 
 
 def _ignored(path: str, ignore_changes: Iterable[str]) -> bool:

@@ -992,3 +992,29 @@ def test_a_no_op_over_a_thousand_resources_writes_nothing_and_is_quick(stack: St
         assert summary.elapsed < 1.0, summary.elapsed
     assert stack.fake.writes() == [] and stack.fake.calls_to("preview") == []
     assert stack.state().version == version
+
+
+def test_a_helm_hook_gets_a_note_saying_when_it_runs(stack: Stack) -> None:
+    def declare(p: Program) -> None:
+        k8s.core.v1.ConfigMap(
+            "migrate",
+            metadata={
+                "name": "migrate",
+                "annotations": {
+                    "helm.sh/hook": "pre-install,pre-upgrade",
+                    "helm.sh/hook-delete-policy": "hook-succeeded",
+                },
+            },
+        )
+        k8s.core.v1.ConfigMap("plain", metadata={"name": "plain"})
+
+    stack.up(declare)
+
+    notes = {(d.urn, d.message) for d in stack.of(Diagnostic)}
+    assert notes == {
+        (
+            urn(CM, "migrate"),
+            "Helm hook (pre-install, pre-upgrade): applied before the chart's other objects; "
+            "its delete policy is not applied, it stays as an ordinary object",
+        )
+    }
