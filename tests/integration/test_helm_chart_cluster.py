@@ -171,6 +171,19 @@ def lifecycle(cluster: Any, root: Path, env: dict[str, str]) -> None:
     )["data"]
     assert data["LOG_LEVEL"] == "debug"
 
+    # Turning the subchart off removes its templates from the render: their objects go.
+    env["VALUES"] = json.dumps(
+        {**values, "settings": {"LOG_LEVEL": "debug"}, "redis": {"enabled": False}}
+    )
+    removed = sw(root, env, "up", "--yes", "--json").stdout
+    assert {k for k, op in steps(removed).items() if op == "delete"} == {
+        "Service:helmtest/demo-redis",
+        "StatefulSet:helmtest/demo-redis",
+    }, removed
+    assert (
+        cluster.kubectl("get", "sts", "demo-redis", "-n", "helmtest", check=False).returncode != 0
+    )
+
     assert summary(sw(root, env, "destroy", "--yes", "--json").stdout)["ok"]
     assert (
         cluster.kubectl("get", "deploy", "demo-webapp", "-n", "helmtest", check=False).returncode
