@@ -38,6 +38,7 @@ from stackwright.engine.events import (
     Summary,
     shown,
 )
+from stackwright.engine.generated import GENERATORS, is_generated
 from stackwright.engine.graph import DependencyCycle, Graph, Node
 from stackwright.engine.plan import FieldChange, Intent, Step, diff, plan, plan_delete
 from stackwright.engine.ports import Journal, Provider, ProviderFactory
@@ -373,7 +374,13 @@ class Run:
         for item in pending:
             state = item.resource
             result: ResourceState | None
-            if not state.custom or state.type == PROVIDER_TYPE:
+            if is_generated(state.type):
+                # Nothing outside the state: a create that did not end made nothing; an
+                # update that did not end leaves the value recorded before it.
+                result = (
+                    None if item.op in _DELETES or item.op is Op.CREATE else self.old.get(state.urn)
+                )
+            elif not state.custom or state.type == PROVIDER_TYPE:
                 result = None if item.op in _DELETES else state
             elif is_release(state):
                 found = await self.provider_for(state.provider).release_read(release_spec(state))
@@ -732,9 +739,18 @@ class Run:
         assert new is not None
         number = self._next_step()
         assert self.journal is not None
+        if is_generated(new.type):
+            generate, secret = GENERATORS[new.type]
+            # New inputs, a new value; an option-only update keeps the recorded one.
+            kept = step.old.outputs if step.old is not None and not step.changes else None
+            new = replace(
+                new,
+                outputs=kept or generate(new.inputs),
+                secret_paths=tuple(dict.fromkeys((*new.secret_paths, *secret))),
+            )
         self.journal.begin(number, step.op if step.op is not Op.REPLACE else Op.UPDATE, new)
         self.journal.end(number, new)
-        self.live[step.urn] = new.inputs
+        self.live[step.urn] = new.outputs if is_generated(new.type) else new.inputs
 
     async def _execute(self, step: Step, force: bool, timeouts: Any) -> None:
         new = step.new

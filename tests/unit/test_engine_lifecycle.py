@@ -1018,3 +1018,27 @@ def test_a_helm_hook_gets_a_note_saying_when_it_runs(stack: Stack) -> None:
             "its delete policy is not applied, it stays as an ordinary object",
         )
     }
+
+
+def test_a_random_password_is_generated_once_and_kept_until_its_inputs_change(stack: Stack) -> None:
+    import stackwright.kx as kx
+
+    def declare(length: int) -> Declare:
+        def program_(p: Program) -> None:
+            p.export("pw", kx.RandomPassword("db", length=length).result)
+
+        return program_
+
+    first = stack.up(declare(16))
+    assert first.outputs == {"pw": "[secret]"}, "never shown"
+    recorded = stack.recorded(urn("stackwright:random:RandomPassword", "db"))
+    value = recorded.outputs["result"]
+    assert len(value) == 16 and value.isalnum() and "result" in recorded.secret_paths
+    assert stack.fake.calls_to("apply", "delete") == [], "nothing in the cluster"
+
+    assert stack.up(declare(16)).counts == {"same": 1}
+    assert stack.recorded(urn("stackwright:random:RandomPassword", "db")).outputs["result"] == value
+
+    stack.up(declare(24))
+    again = stack.recorded(urn("stackwright:random:RandomPassword", "db")).outputs["result"]
+    assert len(again) == 24 and again != value

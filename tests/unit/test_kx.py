@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import string
 from collections.abc import Iterator
 from typing import Any
 
@@ -124,7 +125,10 @@ def test_pod_builder_env_ports_and_mounts(program: Program) -> None:
         {"name": "WORKERS", "value": "4"},
         {"name": "DEBUG", "value": "false"},
         {"name": "IMAGE", "value": "nginx:1.29"},
-        {"name": "GREETING", "valueFrom": {"configMapKeyRef": {"name": cm_name, "key": "GREETING"}}},
+        {
+            "name": "GREETING",
+            "valueFrom": {"configMapKeyRef": {"name": cm_name, "key": "GREETING"}},
+        },
         {"name": "TOKEN", "valueFrom": {"secretKeyRef": {"name": secret_name, "key": "TOKEN"}}},
     ]
     assert web["volumeMounts"] == [
@@ -159,14 +163,18 @@ def test_workload_specs_derive_labels_and_selector(program: Program) -> None:
     spec = job.as_job_spec(backoff_limit=2)
     assert spec["backoffLimit"] == 2 and "selector" not in spec
     assert spec["template"]["spec"]["restartPolicy"] == "Never"
-    assert spec["template"]["spec"]["containers"] == [{"image": "app", "args": ["migrate"], "name": "migrate"}]
+    assert spec["template"]["spec"]["containers"] == [
+        {"image": "app", "args": ["migrate"], "name": "migrate"}
+    ]
     custom = kx.PodBuilder("x", containers=[{"image": "a"}], labels={"tier": "x"})
     assert custom.as_deployment_spec()["selector"] == {"matchLabels": {"tier": "x"}}
 
 
 def test_deployment_is_a_component_with_a_service(program: Program) -> None:
     pod = kx.PodBuilder("web", containers=[{"image": "nginx", "ports": {"http": 8080}}])
-    web = kx.Deployment("web", spec=pod.as_deployment_spec(replicas=2), metadata={"namespace": "apps"})
+    web = kx.Deployment(
+        "web", spec=pod.as_deployment_spec(replicas=2), metadata={"namespace": "apps"}
+    )
     service = web.create_service(type="LoadBalancer")
     assert not web.custom and web.resource_type == "kx:apps:Deployment"
     assert [r.resource_type for r in web.children] == [
@@ -181,7 +189,9 @@ def test_deployment_is_a_component_with_a_service(program: Program) -> None:
         "ports": [{"name": "http", "port": 8080, "targetPort": "http", "protocol": "TCP"}],
     }
     assert web.deployment.props["spec"]["replicas"] == 2
-    other = kx.Deployment("api", spec=kx.PodBuilder("api", containers=[{"image": "a", "ports": {"http": 8080}}]))
+    other = kx.Deployment(
+        "api", spec=kx.PodBuilder("api", containers=[{"image": "a", "ports": {"http": 8080}}])
+    )
     assert other.create_service(ports={"http": 80}).props["spec"]["ports"] == [
         {"name": "http", "port": 80, "targetPort": "http", "protocol": "TCP"}
     ]
@@ -212,24 +222,23 @@ def test_plain_resources_and_kx_mix(program: Program) -> None:
     assert env_from == [{"configMapRef": {"name": child(settings).props["metadata"]["name"]}}]
 
 
-def test_random_password_is_stable_secret_and_needs_a_seed() -> None:
-    def password(stack: str, seed: str, name: str = "db", length: int = 20) -> Any:
-        with running(Program(project="p", stack=stack, config={"kx:seed": seed})):
-            result = kx.RandomPassword(name, length=length).result
-        assert result.is_secret
-        value = resolve(result, live)
-        assert isinstance(value, Secret)
-        return value.value
-
-    first = password("dev", "seed-1")
-    assert len(first) == 20 and first.isalnum()
-    assert password("dev", "seed-1") == first
-    assert password("prod", "seed-1") != first
-    assert password("dev", "seed-2") != first
-    assert password("dev", "seed-1", name="cache") != first
-    assert len(password("dev", "seed-1", length=100)) == 100
-    with running(Program(project="p", stack="dev")), pytest.raises(UsageError, match="kx:seed"):
-        kx.RandomPassword("db")
+def test_random_password_is_a_secret_output_of_a_resource_the_engine_generates() -> None:
+    program = Program(project="p", stack="dev")
+    with running(program):
+        password = kx.RandomPassword("db", length=20)
+    assert password.result.is_secret
+    (declared,) = program.resources
+    assert (declared.resource_type, declared.props) == (
+        "stackwright:random:RandomPassword",
+        {
+            "length": 20,
+            "alphabet": string.ascii_letters + string.digits,
+        },
+    )
+    value = resolve(password.result, lambda r: {"result": "s3cret"})
+    assert isinstance(value, Secret) and value.value == "s3cret"
+    with running(Program(project="p", stack="dev")), pytest.raises(UsageError, match="length"):
+        kx.RandomPassword("db", length=0)
 
 
 def test_components_accept_parent_options(program: Program) -> None:
