@@ -38,12 +38,11 @@ from stackwright.localcluster.controllers.workload_common import (
     BadIntOrPercent,
     OwnerIndex,
     available_in,
-    copy_obj,
+    claim_owned,
     is_ready,
     is_terminating,
     labels_of,
     omit_zero,
-    owner_reference,
     pod_from_template,
     pod_owner_keys,
     safe_encode,
@@ -151,23 +150,7 @@ class DaemonSetController(Controller):
     # --- pods by node ------------------------------------------------------------------------
 
     def _claim_pods(self, ds: Obj) -> None:
-        uid = ds["metadata"]["uid"]
-        sel = selector(ds["spec"].get("selector"))
-        for pod in self.index.owned(POD, uid):
-            if not sel.matches(labels_of(pod)) and not is_terminating(pod):
-                released = copy_obj(pod)
-                released["metadata"]["ownerReferences"] = [
-                    r for r in pod["metadata"].get("ownerReferences") or [] if r.get("uid") != uid
-                ]
-                with contextlib.suppress(api_status.APIError):
-                    self._write_pod(released)
-        for pod in self.index.orphans(POD, ds["metadata"]["namespace"]):
-            if is_terminating(pod) or not sel.matches(labels_of(pod)):
-                continue
-            adopted = copy_obj(pod)
-            adopted["metadata"].setdefault("ownerReferences", []).append(owner_reference(ds))
-            with contextlib.suppress(api_status.APIError):
-                self._write_pod(adopted)
+        claim_owned(self.index, POD, ds, selector(ds["spec"].get("selector")), self._write_pod)
 
     def _write_pod(self, pod: Obj) -> Obj:
         meta = pod["metadata"]

@@ -35,6 +35,7 @@ from stackwright.localcluster.controllers.workload_common import (
     REPLICA_SET,
     BadIntOrPercent,
     OwnerIndex,
+    claim_owned,
     controller_key,
     controller_ref,
     copy_obj,
@@ -195,37 +196,9 @@ class _Sync:
 
     def _claim_replica_sets(self) -> list[Obj]:
         """The Deployment's ReplicaSets: those it controls, adopting orphans its selector matches."""
-        uid = self.d["metadata"]["uid"]
-        sel = selector(self.spec.get("selector"))
-        owned: list[Obj] = []
-        for rs in self.c.index.owned(REPLICA_SET, uid):
-            if sel.matches(labels_of(rs)) or self.d["metadata"].get("deletionTimestamp"):
-                owned.append(rs)
-            else:
-                self._release(rs)
-        if not self.d["metadata"].get("deletionTimestamp"):
-            for rs in self.c.index.orphans(REPLICA_SET, self.key[0]):
-                if rs["metadata"].get("deletionTimestamp") or not sel.matches(labels_of(rs)):
-                    continue
-                adopted = copy_obj(rs)
-                adopted["metadata"].setdefault("ownerReferences", []).append(
-                    owner_reference(self.d)
-                )
-                with contextlib.suppress(api_status.APIError):
-                    owned.append(self._write_rs(adopted))
-        return owned
-
-    def _release(self, rs: Obj) -> None:
-        """A ReplicaSet the selector no longer matches is let go (ownerReference removed)."""
-        released = copy_obj(rs)
-        uid = self.d["metadata"]["uid"]
-        released["metadata"]["ownerReferences"] = [
-            ref for ref in rs["metadata"].get("ownerReferences") or [] if ref.get("uid") != uid
-        ]
-        if not released["metadata"]["ownerReferences"]:
-            del released["metadata"]["ownerReferences"]
-        with contextlib.suppress(api_status.APIError):
-            self._write_rs(released)
+        return claim_owned(
+            self.c.index, REPLICA_SET, self.d, selector(self.spec.get("selector")), self._write_rs
+        )
 
     def _write_rs(self, rs: Obj) -> Obj:
         meta = rs["metadata"]

@@ -35,6 +35,7 @@ from stackwright.localcluster.controllers.workload_common import (
     MANAGER,
     POD,
     OwnerIndex,
+    claim_owned,
     controller_key,
     controller_ref,
     copy_obj,
@@ -44,7 +45,6 @@ from stackwright.localcluster.controllers.workload_common import (
     is_terminal,
     labels_of,
     omit_zero,
-    owner_reference,
     pod_from_template,
     restart_count,
     selector,
@@ -160,19 +160,9 @@ class JobController(Controller):
     # --- pods --------------------------------------------------------------------------------
 
     def _claim_pods(self, job: Obj) -> list[Obj]:
-        uid = job["metadata"]["uid"]
-        pods = self.index.owned(POD, uid)
-        if job["metadata"].get("deletionTimestamp"):
-            return pods
-        sel = selector(job["spec"].get("selector"))
-        for pod in self.index.orphans(POD, job["metadata"]["namespace"]):
-            if pod["metadata"].get("deletionTimestamp") or not sel.matches(labels_of(pod)):
-                continue
-            adopted = copy_obj(pod)
-            adopted["metadata"].setdefault("ownerReferences", []).append(owner_reference(job))
-            with contextlib.suppress(api_status.APIError):
-                pods.append(self._write_pod(adopted))
-        return pods
+        # A Job keeps every pod it owns (its selector is generated and immutable).
+        selected = selector(job["spec"].get("selector"))
+        return claim_owned(self.index, POD, job, selected, self._write_pod, release=False)
 
     def _write_pod(self, pod: Obj) -> Obj:
         meta = pod["metadata"]

@@ -33,7 +33,7 @@ from stackwright.localcluster.controllers.workload_common import (
     REPLICATION_CONTROLLER,
     OwnerIndex,
     available_in,
-    copy_obj,
+    claim_owned,
     deletion_rank,
     is_active,
     is_ready,
@@ -41,7 +41,6 @@ from stackwright.localcluster.controllers.workload_common import (
     map_selector,
     now_text,
     omit_zero,
-    owner_reference,
     pod_from_template,
     pod_owner_keys,
     selector,
@@ -136,35 +135,7 @@ class ReplicaSetController(Controller):
 
     def _claim_pods(self, rs: Obj) -> list[Obj]:
         """ClaimPods: owned pods that still match, plus orphans that match (adopted)."""
-        uid = rs["metadata"]["uid"]
-        sel = self.selector_of(rs)
-        deleting = bool(rs["metadata"].get("deletionTimestamp"))
-        claimed: list[Obj] = []
-        for pod in self.index.owned(POD, uid):
-            if sel.matches(labels_of(pod)) or deleting:
-                claimed.append(pod)
-            elif not pod["metadata"].get("deletionTimestamp"):
-                self._release(pod, uid)
-        if deleting:
-            return claimed
-        for pod in self.index.orphans(POD, rs["metadata"].get("namespace", "")):
-            if pod["metadata"].get("deletionTimestamp") or not sel.matches(labels_of(pod)):
-                continue
-            adopted = copy_obj(pod)
-            adopted["metadata"].setdefault("ownerReferences", []).append(owner_reference(rs))
-            with contextlib.suppress(api_status.APIError):
-                claimed.append(self._write_pod(adopted))
-        return claimed
-
-    def _release(self, pod: Obj, uid: str) -> None:
-        released = copy_obj(pod)
-        refs = [r for r in pod["metadata"].get("ownerReferences") or [] if r.get("uid") != uid]
-        if refs:
-            released["metadata"]["ownerReferences"] = refs
-        else:
-            released["metadata"].pop("ownerReferences", None)
-        with contextlib.suppress(api_status.APIError):
-            self._write_pod(released)
+        return claim_owned(self.index, POD, rs, self.selector_of(rs), self._write_pod)
 
     def _write_pod(self, pod: Obj) -> Obj:
         meta = pod["metadata"]

@@ -40,13 +40,13 @@ from stackwright.localcluster.controllers.workload_common import (
     STATEFUL_SET,
     OwnerIndex,
     available_in,
+    claim_owned,
     copy_obj,
     is_running_and_ready,
     is_terminal,
     is_terminating,
     labels_of,
     omit_zero,
-    owner_reference,
     pod_from_template,
     pod_owner_keys,
     revision_hash,
@@ -116,25 +116,15 @@ class StatefulSetController(Controller):
     # --- pods ----------------------------------------------------------------------------------
 
     def _claim_pods(self, sts: Obj) -> None:
-        uid = sts["metadata"]["uid"]
-        sel = selector(sts["spec"].get("selector"))
-        for pod in self.index.owned(POD, uid):
-            if not sel.matches(labels_of(pod)) and not is_terminating(pod):
-                released = copy_obj(pod)
-                released["metadata"]["ownerReferences"] = [
-                    r for r in pod["metadata"].get("ownerReferences") or [] if r.get("uid") != uid
-                ]
-                with contextlib.suppress(api_status.APIError):
-                    self._write_pod(released)
-        for pod in self.index.orphans(POD, sts["metadata"]["namespace"]):
-            if is_terminating(pod) or not sel.matches(labels_of(pod)):
-                continue
-            if _ordinal(sts, pod) is None:
-                continue  # a pod whose name is not <set>-<n> is not one of ours to adopt
-            adopted = copy_obj(pod)
-            adopted["metadata"].setdefault("ownerReferences", []).append(owner_reference(sts))
-            with contextlib.suppress(api_status.APIError):
-                self._write_pod(adopted)
+        # A pod whose name is not <set>-<n> is not one of ours to adopt.
+        claim_owned(
+            self.index,
+            POD,
+            sts,
+            selector(sts["spec"].get("selector")),
+            self._write_pod,
+            adoptable=lambda pod: _ordinal(sts, pod) is not None,
+        )
 
     def _write_pod(self, pod: Obj) -> Obj:
         meta = pod["metadata"]

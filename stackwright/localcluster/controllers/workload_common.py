@@ -21,13 +21,15 @@ on a hot path.
 
 from __future__ import annotations
 
+import contextlib
 import datetime
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import orjson
 
 from stackwright.localcluster import selectors
+from stackwright.localcluster import status as api_status
 from stackwright.localcluster.cluster import Cluster, timestamp
 from stackwright.localcluster.controllers.kubelet import KUBELET_SECOND
 from stackwright.localcluster.controllers.pace import Pace
@@ -229,6 +231,48 @@ def controller_key(obj: Obj, kind: str) -> tuple[str, str] | None:
 # --- label selectors ---------------------------------------------------------------------
 
 _SELECTORS: dict[bytes, selectors.LabelSelector] = {}
+
+
+def claim_owned(
+    index: OwnerIndex,
+    key: TypeKey,
+    owner: Obj,
+    owner_selector: selectors.LabelSelector,
+    write: Callable[[Obj], Obj],
+    *,
+    release: bool = True,
+    adoptable: Callable[[Obj], bool] = lambda obj: True,
+) -> list[Obj]:
+    """The objects `owner` controls, as kube-controller-manager's ControllerRefManager
+    claims them: owned ones its selector still matches (with `release`, the others are let
+    go), plus orphans in its namespace the selector matches (adopted). An owner being
+    deleted keeps what it owns and adopts nothing. Writes that fail are skipped: the next
+    reconcile tries again."""
+    uid = owner["metadata"]["uid"]
+    deleting = bool(owner["metadata"].get("deletionTimestamp"))
+    claimed: list[Obj] = []
+    for obj in index.owned(key, uid):
+        if deleting or not release or owner_selector.matches(labels_of(obj)):
+            claimed.append(obj)
+        elif not is_terminating(obj):
+            let_go = copy_obj(obj)
+            refs = [r for r in obj["metadata"].get("ownerReferences") or [] if r.get("uid") != uid]
+            if refs:
+                let_go["metadata"]["ownerReferences"] = refs
+            else:
+                let_go["metadata"].pop("ownerReferences", None)
+            with contextlib.suppress(api_status.APIError):
+                write(let_go)
+    if deleting:
+        return claimed
+    for obj in index.orphans(key, owner["metadata"].get("namespace", "")):
+        if is_terminating(obj) or not owner_selector.matches(labels_of(obj)) or not adoptable(obj):
+            continue
+        adopted = copy_obj(obj)
+        adopted["metadata"].setdefault("ownerReferences", []).append(owner_reference(owner))
+        with contextlib.suppress(api_status.APIError):
+            claimed.append(write(adopted))
+    return claimed
 
 
 def pod_owner_keys(
