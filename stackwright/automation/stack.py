@@ -12,7 +12,6 @@ running), else `kubernetes:kubeconfig` / `kubernetes:context` /
 from __future__ import annotations
 
 import asyncio
-import json
 import pprint
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,7 +25,7 @@ from stackwright.engine.program import run_program
 from stackwright.engine.wiring import kubernetes_providers
 from stackwright.errors import UsageError
 from stackwright.localcluster import lifecycle
-from stackwright.model import Op, ResourceState, make_urn, parse_urn
+from stackwright.model import Op, ResourceState, make_urn
 from stackwright.sdk.context import Program
 from stackwright.state import Backend, open_backend
 
@@ -268,18 +267,6 @@ def python_code(type_token: str, name: str, inputs: dict[str, Any]) -> str:
         snake = "".join(f"_{c.lower()}" if c.isupper() else c for c in key)
         args.append(f"{snake}={pprint.pformat(value, indent=4, width=100, sort_dicts=False)}")
     return f"k8s.{module}.{version}.{kind}(\n    " + ",\n    ".join(args) + ",\n)"
-
-
-def stack_outputs(backend: Backend, project: str, stack: str) -> dict[str, Any]:
-    return backend.load(project, stack).outputs
-
-
-def urn_name(urn: str) -> str:
-    return parse_urn(urn).name
-
-
-def dumps(value: Any) -> str:
-    return json.dumps(value, indent=2, sort_keys=True, default=str)
 
 
 __all__ = ["Workspace", "declared_fields", "object_ref", "python_code"]

@@ -15,7 +15,7 @@ import base64
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from stackwright.engine.events import DriftedField
+from stackwright.engine.events import DriftedField, within
 
 #: Fields of our inputs the API server rewrites or that are identity, not content.
 _NOT_CONTENT = frozenset({"apiVersion", "kind", "status"})
@@ -117,7 +117,7 @@ def drifted(
         if not path:
             continue
         text = _text(path)
-        if any(text == p or text.startswith((p + ".", p + "[")) for p in ignore):
+        if within(text, ignore):
             continue
         present, current = _at(live, path)
         if len(path) == 2 and path[0] == "stringData" and recorded.get("kind") == "Secret":

@@ -8,7 +8,7 @@ Values in events are safe to show: secrets are already replaced by `[secret]`
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -103,10 +103,10 @@ def ignore(event: Event) -> None:
     """A listener that drops every event (tests, the automation API's quiet mode)."""
 
 
-def _is_secret(path: str, secret_paths: Sequence[str]) -> bool:
-    return any(
-        path == p or path.startswith(p + ".") or path.startswith(p + "[") for p in secret_paths
-    )
+def within(path: str, prefixes: Iterable[str]) -> bool:
+    """Whether a dotted field path is one of `prefixes` or lies under one (`data.pw` under
+    `data`, `spec.ports[0]` under `spec.ports`): secret paths, ignore_changes."""
+    return any(path == p or path.startswith((p + ".", p + "[")) for p in prefixes)
 
 
 def shown(value: Any) -> Any:
@@ -127,9 +127,7 @@ def shown_changes(step: Step) -> list[FieldChange]:
     )
     out = []
     for change in step.changes:
-        if _is_secret(change.path, secrets) or any(
-            p.startswith(change.path + ".") for p in secrets
-        ):
+        if within(change.path, secrets) or any(p.startswith(change.path + ".") for p in secrets):
             old = change.old if change.kind == "add" else SECRET_TEXT
             new = change.new if change.kind == "delete" else SECRET_TEXT
             out.append(FieldChange(change.path, old, new))

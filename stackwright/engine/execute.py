@@ -37,10 +37,11 @@ from stackwright.engine.events import (
     StepStarted,
     Summary,
     shown,
+    within,
 )
 from stackwright.engine.generated import GENERATORS, is_generated
 from stackwright.engine.graph import DependencyCycle, Graph, Node
-from stackwright.engine.plan import FieldChange, Intent, Step, diff, plan, plan_delete
+from stackwright.engine.plan import FieldChange, Intent, Step, plan, plan_delete
 from stackwright.engine.ports import Journal, Provider, ProviderFactory
 from stackwright.errors import UsageError
 from stackwright.kubernetes.helm import RELEASE_TYPE
@@ -56,7 +57,7 @@ from stackwright.sdk.output import (
     resolve,
     unwrap_secrets,
 )
-from stackwright.sdk.resource import ComponentResource, Resource
+from stackwright.sdk.resource import Resource
 from stackwright.state import Snapshot
 
 #: How many API writes run at once unless `--parallel` says otherwise.
@@ -625,7 +626,7 @@ class Run:
                 f"or run `stackwright state unprotect {urn}`"
             )
         drifted = [
-            f for f in self.outcome.drift.get(urn, ()) if not _ignored(f.path, opts.ignore_changes)
+            f for f in self.outcome.drift.get(urn, ()) if not within(f.path, opts.ignore_changes)
         ] or None
         if drifted is None and step.op is Op.SAME and kube and old is not None and old.outputs:
             # A refresh may have recorded a live object that drifted from what was applied.
@@ -1009,7 +1010,7 @@ class Run:
                 fields = [] if is_release(state) else drift_rules.drifted(state.inputs, live)
                 masked = [
                     f
-                    if not _secret_path(f.path, state.secret_paths)
+                    if not within(f.path, state.secret_paths)
                     else replace(f, recorded="[secret]", live="[secret]")
                     for f in fields
                 ]
@@ -1089,16 +1090,6 @@ def _hook_note(obj: Mapping[str, Any]) -> str:
     return note
 
 
-def _ignored(path: str, ignore_changes: Iterable[str]) -> bool:
-    return any(path == p or path.startswith((p + ".", p + "[")) for p in ignore_changes)
-
-
-def _secret_path(path: str, secret_paths: Iterable[str]) -> bool:
-    return any(
-        path == p or path.startswith(p + ".") or path.startswith(p + "[") for p in secret_paths
-    )
-
-
 def _group_and_kind(obj: Mapping[str, Any]) -> tuple[str, str]:
     return str(obj.get("apiVersion", "")).rpartition("/")[0], str(obj.get("kind", ""))
 
@@ -1129,11 +1120,3 @@ def _static(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return [_static(v) for v in value]
     return value
-
-
-def changed_paths(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
-    return [c.path for c in diff(old, new)]
-
-
-def is_component(resource: Resource) -> bool:
-    return isinstance(resource, ComponentResource)

@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from stackwright.engine.events import Diagnostic, Listener, Summary
-from stackwright.engine.execute import Options, Run, describe, is_kubernetes, object_ref
+from stackwright.engine.execute import Options, Run, is_kubernetes, object_ref
 from stackwright.engine.ports import ProviderFactory
 from stackwright.errors import UsageError
 from stackwright.model import ResourceState
@@ -212,7 +212,3 @@ async def _remove_applysets(run_: Run, states: list[ResourceState]) -> None:
                     "", f"could not remove the ApplySet parent in {namespace}: {exc}", "warning"
                 )
             )
-
-
-def describe_urn(urn: str) -> str:
-    return describe(urn)
