@@ -39,6 +39,13 @@ class Workspace:
 
     def __post_init__(self) -> None:
         self.config = StackConfig(self.project, self.stack)
+        self._resolved: tuple[dict[str, Any], frozenset[str]] | None = None
+
+    def resolved_config(self) -> tuple[dict[str, Any], frozenset[str]]:
+        """The stack's configuration with secrets decrypted, read once per command."""
+        if self._resolved is None:
+            self._resolved = self.config.resolved()
+        return self._resolved
 
     @classmethod
     def open(cls, cwd: Path, stack: str | None = None) -> Workspace:
@@ -48,7 +55,7 @@ class Workspace:
     # --- the default cluster ---------------------------------------------------------
 
     def provider_settings(self, listener: Listener | None = None) -> dict[str, Any]:
-        values, _ = self.config.resolved()
+        values, _ = self.resolved_config()
         local = values.get("kubernetes:cluster")
         settings: dict[str, Any] = {}
         if local:
@@ -69,7 +76,7 @@ class Workspace:
     # --- running the program ----------------------------------------------------------
 
     def run_program(self) -> Program:
-        values, secret_keys = self.config.resolved()
+        values, secret_keys = self.resolved_config()
         return run_program(
             self.project.main,
             project=self.project.name,

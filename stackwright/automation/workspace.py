@@ -155,12 +155,21 @@ class StackConfig:
         if not isinstance(config, dict):
             raise UsageError(f"{self.path}: `config` must be a mapping of keys to values")
         self.values: dict[str, Any] = config
+        self._derived: tuple[str, bytes] | None = None  # (passphrase, key)
 
     def full_key(self, key: str) -> str:
         return key if ":" in key else f"{self.project.name}:{key}"
 
     def _key(self) -> bytes:
+        """The stack's key, derived once (scrypt is deliberately slow) per passphrase."""
         passphrase = os.environ.get(PASSPHRASE_ENV)
+        if passphrase is not None and self._derived is not None and self._derived[0] == passphrase:
+            return self._derived[1]
+        key = self._derive(passphrase)
+        self._derived = (str(passphrase), key)
+        return key
+
+    def _derive(self, passphrase: str | None) -> bytes:
         if passphrase is None:
             raise UsageError(
                 f"stack {self.stack} has secret configuration: set {PASSPHRASE_ENV} to the passphrase that encrypts it"
