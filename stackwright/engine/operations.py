@@ -74,6 +74,9 @@ def run(
         with backend.begin_operation(
             project, stack, kind=options.kind, message=message
         ) as operation:
+            # Plan against the state as it is now that no other operation can change it
+            # (the snapshot above only served to check the input before locking).
+            snapshot = backend.load(project, stack)
             summary = asyncio.run(
                 _mutate(backend, operation, snapshot, options, program, providers, listener)
             )
