@@ -1109,11 +1109,12 @@ def _group_kind(api_version: str, kind: str) -> str:
 
 
 def _static(value: Any) -> Any:
-    """A structure with Outputs replaced by "" (for ordering rules that only read names)."""
+    """A structure with Outputs replaced by their shape, else "" (for ordering rules that
+    only read names)."""
     if type(value) in PLAIN_LEAVES:
         return value
     if isinstance(value, Output):
-        return ""
+        return "" if value.shape is None else _static(value.shape)
     # dict first: the Mapping ABC check is several times slower, and props are dicts.
     if isinstance(value, (dict, Mapping)):
         return {k: _static(v) for k, v in value.items()}

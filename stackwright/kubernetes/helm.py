@@ -53,11 +53,18 @@ What the component does with the rendered objects:
   registered exactly as parsed) and `child_name`.
 - `skip_await=True` annotates every object `stackwright.io/skip-await: "true"`.
 
-Values may hold Outputs that depend on no resource (config values, secrets): they are
-resolved before rendering, and if any is secret, every rendered object is secret. An
-Output that depends on another resource's live state cannot be rendered while the
-program runs (the chart's objects must be known then): that is a `UsageError` naming the
-value; pass a plain value (e.g. from config) instead.
+Values may hold Outputs. Those that depend on no resource (config values, secrets) are
+resolved before rendering, and if any is secret, every rendered object is secret. Those
+that depend on other resources' live state (`db.metadata["name"]`) are not known while
+the program runs, yet the chart's objects must be: the chart is rendered then with a
+placeholder for each such value (`_LiveValues`), which gives the objects, their names and
+their order, and every field of every object becomes an Output that waits for those
+resources. Once they are applied, Helm renders the chart again with the real values and
+each field takes its real value; until then (in a preview) a field shows the
+placeholder rendering with every string that holds a placeholder unknown — so the
+preview shows `(known after apply)` exactly where the values reach. An object's name and
+namespace may not depend on such values, and the real rendering must give the same
+objects as the placeholder one (a `UsageError` naming the difference, at apply time).
 
 Must never: contact a cluster, write outside a temporary directory, or let a Helm or YAML
 error escape without the chart's name.
@@ -65,9 +72,12 @@ error escape without the chart's name.
 
 from __future__ import annotations
 
+import itertools
+import json
 import os
+import secrets
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -169,19 +179,31 @@ class Chart(ComponentResource):
         where = _declared_at()
         what = f"Helm chart {name!r} ({os.fspath(chart)}) at {where}"
         merged = _merge_values(what, value_files or (), values or {})
-        merged, secret = _known_values(what, merged)
-        crds, rendered = render(
-            what,
-            os.fspath(chart),
-            merged,
-            release=name,
-            namespace=namespace,
-            version=version,
-            repository_opts=repository_opts or {},
-        )
         transforms = transformations or ()
-        crd_objects = [] if skip_crds else _prepare(what, crds, namespace, transforms, skip_await)
-        objects = _prepare(what, rendered, namespace, transforms, skip_await)
+
+        def rendered_with(values: dict[str, Any]) -> tuple[list[_Object], list[_Object]]:
+            crds, templates = render(
+                what,
+                os.fspath(chart),
+                values,
+                release=name,
+                namespace=namespace,
+                version=version,
+                repository_opts=repository_opts or {},
+            )
+            return (
+                [] if skip_crds else _prepare(what, crds, namespace, transforms, skip_await),
+                _prepare(what, templates, namespace, transforms, skip_await),
+            )
+
+        live = _LiveValues.of(what, merged, rendered_with)
+        if live is None:
+            known, secret = _known_values(merged)
+            crd_objects, objects = rendered_with(known)
+        else:
+            crd_objects, objects = live.sketch
+            secret = False  # a live value's fields carry its secretness themselves
+        self._live = live
         # The `kubernetes` package is reserved for Stackwright's own types, which this is;
         # the component check would refuse it, so register as Resource does.
         Resource.__init__(
@@ -245,24 +267,148 @@ class Chart(ComponentResource):
                 f"{what}: {source} renders {name} a second time; each object needs its own "
                 "kind, namespace and name"
             )
-        props = _secret_props(obj) if secret else obj
+        if self._live is not None:
+            props = self._live.fields(what, source, obj)
+        elif secret:
+            props = _deferred_props(obj, lambda path, value: Output.secret(value))
+        else:
+            props = obj
         opts = replace(opts, parent=self, depends_on=(*depends_on, *opts.depends_on))
         child = ManifestObject(name, props, opts)
         self.resources[name] = child
         return child
 
 
-def _secret_props(obj: dict[str, Any]) -> dict[str, Any]:
-    """Every field secret but those that identify the object (the engine orders by them)."""
+#: The fields that identify an object: kept plain (the engine names and orders by them).
+_IDENTITY = ("apiVersion", "kind")
+_IDENTITY_METADATA = ("name", "namespace")
+
+
+def _deferred_props(
+    obj: dict[str, Any], field: Callable[[tuple[str, ...], Any], Output[Any]]
+) -> dict[str, Any]:
+    """The object with every field but its identity turned into `field(path, value)`."""
     metadata = obj["metadata"]
     return {
-        **{k: Output.secret(v) for k, v in obj.items()},
-        "apiVersion": obj["apiVersion"],
-        "kind": obj["kind"],
+        **{k: field((k,), v) for k, v in obj.items()},
+        **{k: obj[k] for k in _IDENTITY},
         "metadata": {
-            k: v if k in ("name", "namespace") else Output.secret(v) for k, v in metadata.items()
+            k: v if k in _IDENTITY_METADATA else field(("metadata", k), v)
+            for k, v in metadata.items()
         },
     }
+
+
+def _identity(obj: dict[str, Any]) -> tuple[str, str, str]:
+    metadata = obj["metadata"]
+    return obj["kind"], metadata.get("namespace") or "", metadata["name"]
+
+
+class _LiveValues:
+    """A chart's values that hold Outputs of other resources' live state (see the module
+    docstring): the placeholder rendering made while the program runs, and the real
+    renderings made as the engine resolves the objects' fields (one per set of values)."""
+
+    def __init__(
+        self,
+        what: str,
+        values: dict[str, Any],
+        rendered_with: Callable[[dict[str, Any]], tuple[list[_Object], list[_Object]]],
+    ) -> None:
+        self.what = what
+        self.values = values
+        self.rendered_with = rendered_with
+        self.resources = frozenset(dependencies_of(values))
+        self.secret = _holds_secret(values)
+        # A placeholder no template would write by itself, safe in any YAML scalar.
+        self.marker = f"sw-unknown-{secrets.token_hex(4)}"
+        counter = itertools.count()
+
+        def placeholder(value: Any) -> Any:
+            if value is UNKNOWN:
+                return f"{self.marker}-{next(counter)}"
+            if isinstance(value, dict):
+                return {k: placeholder(v) for k, v in value.items()}
+            if isinstance(value, list):
+                return [placeholder(v) for v in value]
+            return value
+
+        # Every resource reads as unknown: what is left are values the program knows.
+        resolved, _ = unwrap_secrets(resolve(values, lambda resource: UNKNOWN))
+        self.sketch = rendered_with(placeholder(resolved))
+        self.expected = {_identity(obj) for _, obj, _ in itertools.chain(*self.sketch)}
+        self.rendered: dict[str, dict[tuple[str, str, str], dict[str, Any]]] = {}
+
+    @classmethod
+    def of(
+        cls,
+        what: str,
+        values: dict[str, Any],
+        rendered_with: Callable[[dict[str, Any]], tuple[list[_Object], list[_Object]]],
+    ) -> _LiveValues | None:
+        """The live values, or None when every value is known while the program runs."""
+        if not dependencies_of(values):
+            return None
+        return cls(what, values, rendered_with)
+
+    def fields(self, what: str, source: str, obj: dict[str, Any]) -> dict[str, Any]:
+        """The object's props: its identity plain, every other field waiting for the values."""
+        identity = _identity(obj)
+        if any(self.marker in part for part in identity):
+            raise UsageError(
+                f"{what}: {source} names an object after a value that is only known after "
+                "apply; an object's name and namespace must be known while the program runs"
+            )
+
+        def field(path: tuple[str, ...], sketch: Any) -> Output[Any]:
+            def compute(read: Any) -> Any:
+                objects = self.objects(read)
+                if objects is None:
+                    return self.unknown_where_placeheld(sketch)
+                value: Any = objects[identity]
+                for key in path:
+                    value = value.get(key) if isinstance(value, dict) else None
+                return value
+
+            return Output(compute, self.resources, secret=self.secret, shape=sketch)
+
+        return _deferred_props(obj, field)
+
+    def unknown_where_placeheld(self, value: Any) -> Any:
+        if isinstance(value, str):
+            return UNKNOWN if self.marker in value else value
+        if isinstance(value, dict):
+            return {k: self.unknown_where_placeheld(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [self.unknown_where_placeheld(v) for v in value]
+        return value
+
+    def objects(self, read: Any) -> dict[tuple[str, str, str], dict[str, Any]] | None:
+        """The chart's objects rendered with the values' live state; None while unknown."""
+        resolved = resolve(self.values, read)
+        if _contains_unknown(resolved):
+            return None
+        plain, _ = unwrap_secrets(resolved)
+        key = json.dumps(plain, sort_keys=True, default=str)
+        found = self.rendered.get(key)
+        if found is None:
+            crds, objects = self.rendered_with(plain)
+            found = {_identity(obj): obj for _, obj, _ in itertools.chain(crds, objects)}
+            extra = sorted("/".join(filter(None, i)) for i in set(found) - self.expected)
+            missing = sorted("/".join(filter(None, i)) for i in self.expected - set(found))
+            if extra or missing:
+                differences = "; ".join(
+                    f"{verb} {', '.join(items)}"
+                    for verb, items in (("adds", extra), ("drops", missing))
+                    if items
+                )
+                raise UsageError(
+                    f"{self.what}: rendered with the values known after apply, the chart "
+                    f"{differences} compared with the objects it had while the program ran; "
+                    "the set of objects must not depend on values that come from other resources"
+                )
+            self.rendered[key] = found
+        return found
 
 
 def render(
@@ -389,25 +535,14 @@ def _merge(base: Mapping[str, Any], override: Mapping[str, Any]) -> dict[str, An
     return out
 
 
-def _known_values(what: str, values: dict[str, Any]) -> tuple[dict[str, Any], bool]:
-    """The values with Outputs resolved; whether any was secret."""
-    depends = dependencies_of(values)
-    if depends:
-        names = ", ".join(sorted(repr(r) for r in depends))
-        raise UsageError(
-            f"{what}: values depend on the live state of {names}, which is not known while the "
-            "program runs; a chart renders when declared, so pass plain values (e.g. from config)"
-        )
-    secret = _holds_secret(values)
+def _known_values(values: dict[str, Any]) -> tuple[dict[str, Any], bool]:
+    """Values that depend on no resource, with their Outputs resolved; whether any was secret."""
 
     def no_state(resource: Resource) -> Any:  # pragma: no cover - no dependencies, never called
         return UNKNOWN
 
-    resolved = resolve(values, no_state)
-    if _contains_unknown(resolved):  # pragma: no cover - only resource state is ever unknown
-        raise UsageError(f"{what}: some values are unknown until resources are applied")
-    plain, _ = unwrap_secrets(resolved)
-    return plain, secret
+    plain, _ = unwrap_secrets(resolve(values, no_state))
+    return plain, _holds_secret(values)
 
 
 def _prepare(

@@ -73,10 +73,12 @@ class Output(Generic[T]):
 
     Internally `_compute(read)` gives the value, which may hold `UNKNOWN` and
     `Secret` markers (from secret values nested inside it); `_secret` says the
-    whole value is secret whatever it turns out to be.
+    whole value is secret whatever it turns out to be. `shape` is a plain stand-in
+    for the value that the engine's ordering rules may read (the names a workload
+    refers to) before the value is known; None when there is none.
     """
 
-    __slots__ = ("_compute", "_resources", "_secret")
+    __slots__ = ("_compute", "_resources", "_secret", "shape")
 
     def __init__(
         self,
@@ -84,10 +86,12 @@ class Output(Generic[T]):
         resources: Iterable[Resource] = (),
         *,
         secret: bool = False,
+        shape: Any = None,
     ) -> None:
         self._compute = compute
         self._resources = frozenset(resources)
         self._secret = secret
+        self.shape = shape
 
     # --- construction --------------------------------------------------------------
 
@@ -98,14 +102,14 @@ class Output(Generic[T]):
             return value
         resources = dependencies_of(value)
         if not resources and not _holds_secret(value):
-            return Output(lambda read: value)
+            return Output(lambda read: value, shape=value)
         return Output(lambda read: resolve(value, read), resources, secret=_holds_secret(value))
 
     @staticmethod
     def secret(value: Any) -> Output[Any]:
         """`value` as an Output whose value is secret, and so is everything computed from it."""
         inner = Output.from_input(value)
-        return Output(inner._compute, inner._resources, secret=True)
+        return Output(inner._compute, inner._resources, secret=True, shape=inner.shape)
 
     @staticmethod
     def all(*values: Any, **named: Any) -> Output[Any]:

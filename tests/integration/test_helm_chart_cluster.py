@@ -211,3 +211,60 @@ def test_chart_from_an_http_repository(
             "REPOSITORY_OPTS": json.dumps({"repo": repository}),
         },
     )
+
+
+LIVE_VALUES = """\
+import os
+
+import stackwright.kubernetes as k8s
+
+source = k8s.core.v1.ConfigMap(
+    "source", metadata={"namespace": "helmtest"}, data={"version": os.environ["VERSION"]}
+)
+k8s.helm.Chart(
+    "live",
+    chart=os.environ["CHART"],
+    values={
+        "image": {"tag": "1.29"},
+        "settings": {"SOURCE_UID": source.metadata["uid"], "LOG_LEVEL": "info"},
+        "redis": {"enabled": False},
+        "migrations": {"enabled": False},
+    },
+    namespace="helmtest",
+)
+"""
+
+
+def test_chart_values_from_another_resources_live_state(
+    tmp_path: Path, cluster: Any, namespace: None
+) -> None:
+    root = project(tmp_path, "helmlive", str(cluster.kubeconfig), LIVE_VALUES)
+    env = {"CHART": str(WEBAPP), "VERSION": "1"}
+    shown = sw(root, env, "preview", "--diff").stdout
+    blocks = {
+        block.split("\n", 1)[0].rsplit(" ", 1)[-1]: block for block in shown.split("+ create  ")
+    }
+    settings = blocks["ConfigMap:helmtest/live-webapp-settings"]
+    assert '"SOURCE_UID":"(known after apply)"' in settings, shown
+    assert '"LOG_LEVEL":"info"' in settings, shown
+    # Only where the value reaches: every other object is shown as rendered.
+    unknown = [name for name, block in blocks.items() if "(known after apply)" in block]
+    assert unknown == ["ConfigMap:helmtest/live-webapp-settings"], shown
+
+    done = summary(sw(root, env, "up", "--yes", "--json").stdout)
+    assert done["ok"], done
+    uid = json.loads(
+        cluster.kubectl("get", "cm", "-n", "helmtest", "-l", "!helm.sh/chart", "-o", "json").stdout
+    )
+    (source,) = [i for i in uid["items"] if i["metadata"]["name"].startswith("source-")]
+    data = json.loads(
+        cluster.kubectl("get", "cm", "live-webapp-settings", "-n", "helmtest", "-o", "json").stdout
+    )["data"]
+    assert data["SOURCE_UID"] == source["metadata"]["uid"]
+
+    # Changing the source updates it in place (same uid): the chart's objects stay the same.
+    env["VERSION"] = "2"
+    changed = sw(root, env, "up", "--yes", "--json").stdout
+    assert summary(changed)["counts"].get("update") == 1, changed
+    assert set(steps(changed).values()) == {"same"}, changed
+    assert summary(sw(root, env, "destroy", "--yes", "--json").stdout)["ok"]

@@ -1042,3 +1042,82 @@ def test_a_random_password_is_generated_once_and_kept_until_its_inputs_change(st
     stack.up(declare(24))
     again = stack.recorded(urn("stackwright:random:RandomPassword", "db")).outputs["result"]
     assert len(again) == 24 and again != value
+
+
+WEBAPP_CHART = Path(__file__).resolve().parents[1] / "data" / "charts" / "webapp"
+
+
+def chart_fed_by_a_config_map(
+    data: dict[str, str], values: Callable[[Any], dict[str, Any]]
+) -> Declare:
+    """The test chart in namespace shop, its `values(source)` reading a ConfigMap's live state."""
+
+    def declare(p: Program) -> None:
+        from stackwright.kubernetes.helm import Chart
+
+        k8s.core.v1.Namespace("shop", metadata={"name": "shop"})
+        source = k8s.core.v1.ConfigMap("source", data=data)
+        base = {"image": {"tag": "1.29"}, "redis": {"enabled": False}}
+        Chart(
+            "demo",
+            chart=WEBAPP_CHART,
+            namespace="shop",
+            values={**base, "migrations": {"enabled": False}, **values(source)},
+        )
+
+    return declare
+
+
+def uid_in_settings(source: Any) -> dict[str, Any]:
+    """The ConfigMap's uid: unknown until the server assigns it."""
+    return {"settings": {"SOURCE": source.metadata["uid"]}}
+
+
+def test_a_chart_whose_values_come_from_another_resource_renders_once_it_is_applied(
+    stack: Stack,
+) -> None:
+    from stackwright.sdk.output import UNKNOWN
+
+    stack.preview(chart_fed_by_a_config_map({"tag": "a"}, uid_in_settings))
+    planned = {e.step.urn.rpartition("::")[2]: e.step.new for e in stack.of(StepStarted)}
+    settings = planned["ConfigMap:shop/demo-webapp-settings"]
+    assert settings is not None
+    # Unknown exactly where the value reaches; the rest of the chart is shown as rendered.
+    assert settings.inputs["data"] == {"LOG_LEVEL": "info", "FEATURE_X": "on", "SOURCE": UNKNOWN}
+    deployment = planned["Deployment:shop/demo-webapp"]
+    assert deployment is not None and deployment.inputs["spec"]["replicas"] == 2
+    assert stack.fake.writes() == []
+
+    assert stack.up(chart_fed_by_a_config_map({"tag": "a"}, uid_in_settings)).ok
+    source = [c.name for c in stack.fake.calls_to("apply") if c.kind == "ConfigMap"]
+    assert source[0].startswith("source-"), "the value's resource is applied first"
+    uid = stack.recorded(urn(CM, "source")).outputs["metadata"]["uid"]
+    live = stack.fake.find("ConfigMap", "demo-webapp-settings", "shop")
+    assert live is not None and live["data"]["SOURCE"] == uid
+    chart_urn = "kubernetes:helm.sh/v4:Chart$kubernetes:core/v1:ConfigMap"
+    recorded = stack.recorded(
+        make_urn(STACK, PROJECT, chart_urn, "ConfigMap:shop/demo-webapp-settings", ())
+    )
+    assert urn(CM, "source") in recorded.dependencies
+
+    # Unchanged source: the chart renders with the recorded value and nothing changes.
+    declared = chart_fed_by_a_config_map({"tag": "a"}, uid_in_settings)
+    assert set(stack.up(declared).counts) == {"same"}
+
+
+def test_a_chart_whose_objects_change_with_a_live_value_is_refused_at_apply(
+    stack: Stack,
+) -> None:
+    # A placeholder is a non-empty string: the redis subchart is on while the program runs,
+    # and off once the real (empty) value is known.
+    declare = chart_fed_by_a_config_map(
+        {"on": "x"},
+        lambda source: {"redis": {"enabled": source.data["missing"].apply(lambda v: v or False)}},
+    )
+    summary = stack.up(declare)
+    assert not summary.ok
+    assert any(
+        "the set of objects must not depend on values that come from other resources" in f
+        and "drops" in f
+        for f in summary.failures
+    ), summary.failures

@@ -175,11 +175,36 @@ def test_config_outputs_and_secrets_in_values(program: Program) -> None:
     assert isinstance(spec, Output) and spec.is_secret
 
 
-def test_values_from_another_resources_state_are_a_usage_error(program: Program) -> None:
+def test_values_from_another_resources_state_make_every_field_wait_for_it(
+    program: Program,
+) -> None:
     other = Chart("other", chart=WEBAPP, values=VALUES, resource_prefix="o")
-    tag = other.resources["o-Deployment:other-webapp"].output("metadata", "name")
-    with pytest.raises(UsageError, match="not known while the program runs"):
-        Chart("demo", chart=WEBAPP, values={"image": {"tag": tag}})
+    source = other.resources["o-Deployment:other-webapp"]
+    chart = Chart("demo", chart=WEBAPP, values={"image": {"tag": source.output("metadata", "uid")}})
+    assert names(chart) == [n.replace("o-", "").replace("other", "demo") for n in names(other)]
+    deployment = chart.resources["Deployment:demo-webapp"].props
+    # Identity stays plain (the engine names and orders by it); the rest waits for `source`.
+    assert deployment["kind"] == "Deployment" and deployment["metadata"]["name"] == "demo-webapp"
+    spec = deployment["spec"]
+    assert isinstance(spec, Output) and spec.resources == {source} and not spec.is_secret
+    # The placeholder rendering is the shape ordering rules read: the envFrom reference.
+    container = spec.shape["template"]["spec"]["containers"][0]
+    assert container["envFrom"] == [{"configMapRef": {"name": "demo-webapp-settings"}}]
+    assert container["image"].startswith("nginx:sw-unknown-")
+
+
+def test_an_object_named_after_a_live_value_is_a_usage_error(
+    program: Program, tmp_path: Path
+) -> None:
+    (tmp_path / "templates").mkdir()
+    (tmp_path / "Chart.yaml").write_text("apiVersion: v2\nname: named\nversion: 0.1.0\n")
+    (tmp_path / "templates" / "cm.yaml").write_text(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Values.name }}\n"
+    )
+    other = Chart("other", chart=WEBAPP, values=VALUES)
+    uid = other.resources["Deployment:other-webapp"].output("metadata", "uid")
+    with pytest.raises(UsageError, match="name and namespace must be known while the program"):
+        Chart("demo", chart=tmp_path, values={"name": uid})
 
 
 def test_a_missing_required_value_is_helms_own_message(program: Program) -> None:
