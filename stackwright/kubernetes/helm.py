@@ -35,8 +35,11 @@ What the component does with the rendered objects:
 - Child names are `<kind>:<namespace>/<name>` (`<kind>:<name>` without a namespace),
   with `resource_prefix` + `-` in front when given; two charts rendering the same objects
   in one program need different prefixes.
-- Objects without a namespace go into `namespace`, except cluster-scoped kinds
-  (`CLUSTER_SCOPED`, a built-in table: discovery is not reachable while a program runs).
+- Objects without a namespace go into `namespace`, except cluster-scoped kinds: the
+  built-in ones (`CLUSTER_SCOPED`) and those of the CRDs the chart itself brings with
+  `scope: Cluster` (discovery is not reachable while a program runs; for a custom kind
+  whose CRD is already in the cluster, the provider drops the namespace at apply, as
+  kubectl does, by the cluster's discovery).
 - `crds/` are registered first (the engine also orders a CRD before objects of its kind);
   `skip_crds=True` leaves them out.
 - Hooks (`helm.sh/hook`): pre-install / pre-upgrade hooks are applied before every other
@@ -191,9 +194,13 @@ class Chart(ComponentResource):
                 version=version,
                 repository_opts=repository_opts or {},
             )
+            crd_docs, template_docs = _parse(what, crds), _parse(what, templates)
+            cluster = CLUSTER_SCOPED | _cluster_scoped_kinds(crd_docs + template_docs)
             return (
-                [] if skip_crds else _prepare(what, crds, namespace, transforms, skip_await),
-                _prepare(what, templates, namespace, transforms, skip_await),
+                []
+                if skip_crds
+                else _prepare(what, crd_docs, namespace, cluster, transforms, skip_await),
+                _prepare(what, template_docs, namespace, cluster, transforms, skip_await),
             )
 
         live = _LiveValues.of(what, merged, rendered_with)
@@ -545,15 +552,13 @@ def _known_values(values: dict[str, Any]) -> tuple[dict[str, Any], bool]:
     return plain, _holds_secret(values)
 
 
-def _prepare(
-    what: str,
-    documents: list[tuple[str, str]],
-    namespace: str | None,
-    transformations: Sequence[Transformation],
-    skip_await: bool,
-) -> list[_Object]:
-    """Parsed, namespaced and transformed objects, each with its file and options."""
-    out: list[_Object] = []
+#: A parsed document: the file it came from, its index in the file, the object.
+_Document = tuple[str, int, dict[str, Any]]
+
+
+def _parse(what: str, documents: list[tuple[str, str]]) -> list[_Document]:
+    """Every object of the rendered files (List kinds unpacked), checked to be an object."""
+    out: list[_Document] = []
     for source, text in documents:
         try:
             parsed = list(yaml.load_all(text, Loader=_Loader))
@@ -567,24 +572,52 @@ def _prepare(
                         f"(got {type(obj).__name__})"
                     )
                 _check(what, source, index, obj)
-                metadata = obj["metadata"]
-                if obj["kind"] in CLUSTER_SCOPED:
-                    metadata.pop("namespace", None)
-                elif namespace and not metadata.get("namespace"):
-                    metadata["namespace"] = namespace
-                if skip_await:
-                    if not isinstance(metadata.get("annotations"), dict):
-                        metadata["annotations"] = {}
-                    metadata["annotations"][SKIP_AWAIT] = "true"
-                opts = ResourceOptions()
-                for transform in transformations:
-                    changed = transform(obj, opts)
-                    if isinstance(changed, ResourceOptions):
-                        opts = changed
-                if not obj:  # dropped by a transformation
-                    continue
-                _check(what, source, index, obj)
-                out.append((source, obj, opts))
+                out.append((source, index, obj))
+    return out
+
+
+def _cluster_scoped_kinds(documents: list[_Document]) -> frozenset[str]:
+    """The kinds of the chart's own CRDs that are cluster-scoped."""
+    return frozenset(
+        obj["spec"]["names"]["kind"]
+        for _, _, obj in documents
+        if obj["kind"] == "CustomResourceDefinition"
+        and isinstance(obj.get("spec"), dict)
+        and obj["spec"].get("scope") == "Cluster"
+        and isinstance(obj["spec"].get("names"), dict)
+        and isinstance(obj["spec"]["names"].get("kind"), str)
+    )
+
+
+def _prepare(
+    what: str,
+    documents: list[_Document],
+    namespace: str | None,
+    cluster_scoped: frozenset[str],
+    transformations: Sequence[Transformation],
+    skip_await: bool,
+) -> list[_Object]:
+    """Namespaced and transformed objects, each with its file and options."""
+    out: list[_Object] = []
+    for source, index, obj in documents:
+        metadata = obj["metadata"]
+        if obj["kind"] in cluster_scoped:
+            metadata.pop("namespace", None)
+        elif namespace and not metadata.get("namespace"):
+            metadata["namespace"] = namespace
+        if skip_await:
+            if not isinstance(metadata.get("annotations"), dict):
+                metadata["annotations"] = {}
+            metadata["annotations"][SKIP_AWAIT] = "true"
+        opts = ResourceOptions()
+        for transform in transformations:
+            changed = transform(obj, opts)
+            if isinstance(changed, ResourceOptions):
+                opts = changed
+        if not obj:  # dropped by a transformation
+            continue
+        _check(what, source, index, obj)
+        out.append((source, obj, opts))
     return out
 
 

@@ -303,3 +303,39 @@ def test_secret_values_keep_the_objects_identity_plain(program: Program) -> None
     metadata = chart.resources["Deployment:demo-webapp"].props["metadata"]
     assert metadata["name"] == "demo-webapp"
     assert isinstance(metadata["labels"], Output) and metadata["labels"].is_secret
+
+
+def test_objects_of_the_charts_own_cluster_scoped_crds_stay_cluster_scoped(
+    program: Program, tmp_path: Path
+) -> None:
+    (tmp_path / "crds").mkdir()
+    (tmp_path / "templates").mkdir()
+    (tmp_path / "Chart.yaml").write_text("apiVersion: v2\nname: scoped\nversion: 0.1.0\n")
+    crd = """\
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: %(plural)s.example.com}
+spec:
+  group: example.com
+  scope: %(scope)s
+  names: {kind: %(kind)s, plural: %(plural)s}
+  versions: [{name: v1, served: true, storage: true,
+              schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}}]
+"""
+    (tmp_path / "crds" / "crds.yaml").write_text(
+        crd % {"plural": "gateways", "kind": "Gateway", "scope": "Cluster"}
+        + "---\n"
+        + crd % {"plural": "routes", "kind": "Route", "scope": "Namespaced"}
+    )
+    (tmp_path / "templates" / "objects.yaml").write_text(
+        "apiVersion: example.com/v1\nkind: Gateway\nmetadata: {name: edge}\n---\n"
+        "apiVersion: example.com/v1\nkind: Route\nmetadata: {name: web}\n"
+    )
+    chart = Chart("scoped", chart=tmp_path, namespace="shop")
+    assert names(chart) == [
+        "CustomResourceDefinition:gateways.example.com",
+        "CustomResourceDefinition:routes.example.com",
+        "Gateway:edge",
+        "Route:shop/web",
+    ]
+    assert "namespace" not in chart.resources["Gateway:edge"].props["metadata"]
