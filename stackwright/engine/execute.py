@@ -708,7 +708,15 @@ class Run:
         }
         known["metadata"] = _Partial(_meta(new.inputs))
         self.live[step.urn] = _Partial(known)
-        if not kube or _unknown_paths(new.inputs):
+        if _unknown_paths(new.inputs):
+            return
+        if is_release(new) and new.custom:
+            if new.id.rpartition("/")[0] in self._previewed_namespaces:
+                return  # the server cannot dry-run into a namespace this run only creates
+            async with self._sem:  # Helm renders the chart and dry-runs it: template errors now
+                await self.provider_for(new.provider).release_preview(release_spec(new))
+            return
+        if not kube:
             return
         kind = new.inputs.get("kind")
         if kind == "Namespace" and step.op is not Op.UPDATE:

@@ -69,6 +69,10 @@ class Provider(Protocol):
         """
         ...
 
+    async def release_preview(self, spec: Mapping[str, Any]) -> None:
+        """Helm's dry run of `release_apply` (the chart rendered, the cluster asked); no change."""
+        ...
+
     async def release_uninstall(self, spec: Mapping[str, Any]) -> None:
         """Uninstall a Helm release; nothing when it is not installed."""
         ...

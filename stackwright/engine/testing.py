@@ -524,6 +524,12 @@ class FakeCluster:
         }
         return self._release_outputs(namespace, name)
 
+    async def release_preview(self, spec: Mapping[str, Any]) -> None:
+        name = str(spec["name"])
+        self.calls.append(Call("release_preview", "Release", name))
+        await self._pause()
+        self._fail(self.fail_preview, {"kind": "Release", "metadata": {"name": name}})
+
     async def release_uninstall(self, spec: Mapping[str, Any]) -> None:
         name, namespace = str(spec["name"]), str(spec["namespace"])
         self.calls.append(Call("release_uninstall", "Release", name))

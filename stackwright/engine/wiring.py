@@ -98,13 +98,19 @@ class KubernetesCluster:
     async def release_apply(self, spec: Mapping[str, Any]) -> dict[str, Any]:
         return await asyncio.to_thread(self._release_apply, spec)
 
+    async def release_preview(self, spec: Mapping[str, Any]) -> None:
+        await asyncio.to_thread(self._release_apply, spec, dry_run=True)
+
     async def release_uninstall(self, spec: Mapping[str, Any]) -> None:
         await asyncio.to_thread(self._release_uninstall, spec)
 
     async def release_read(self, spec: Mapping[str, Any]) -> dict[str, Any] | None:
         return await asyncio.to_thread(self._release_read, spec)
 
-    def _release_apply(self, spec: Mapping[str, Any]) -> dict[str, Any]:
+    def _release_apply(self, spec: Mapping[str, Any], *, dry_run: bool = False) -> dict[str, Any]:
+        """Install or upgrade; with `dry_run`, Helm's server-side dry run of the same (an
+        install into a namespace this run creates is dry-run on the client: the server
+        would refuse the namespace)."""
         import helm_python
 
         name, namespace = str(spec["name"]), str(spec["namespace"])
@@ -112,7 +118,8 @@ class KubernetesCluster:
         common: dict[str, Any] = {
             "namespace": namespace,
             "timeout": int(spec.get("timeout") or 300),
-            "wait": "watcher",
+            "wait": None if dry_run else "watcher",
+            "rollback_on_failure": bool(spec.get("rollbackOnFailure")),
             "chart_repo_url": repo.get("repo"),
             "chart_version": spec.get("version"),
             "plain_http": bool(repo.get("plain_http")),
@@ -122,7 +129,12 @@ class KubernetesCluster:
             with self._helm(spec) as cfg:
                 if _installed(cfg, name):
                     release = cfg.upgrade(
-                        spec["chart"], name, dict(spec.get("values") or {}), **common
+                        spec["chart"],
+                        name,
+                        dict(spec.get("values") or {}),
+                        max_history=spec.get("maxHistory"),
+                        dry_run="server" if dry_run else None,
+                        **common,
                     )
                 else:
                     release = cfg.install(
@@ -130,6 +142,11 @@ class KubernetesCluster:
                         name,
                         dict(spec.get("values") or {}),
                         create_namespace=bool(spec.get("createNamespace")),
+                        dry_run=(
+                            ("client" if spec.get("createNamespace") else "server")
+                            if dry_run
+                            else None
+                        ),
                         **common,
                     )
                 return release_outputs(release, name, namespace)

@@ -683,6 +683,12 @@ class Release(CustomResource):
     `version`, `repository_opts` and `value_files` are as for `Chart`; `values` may hold
     Outputs of other resources (the release then waits for them). A local chart's files
     are hashed into the inputs, so editing the chart upgrades the release.
+
+    A preview runs Helm's dry run of the install or upgrade, so template and validation
+    errors show before `up`. `rollback_on_failure=True` is Helm's `--rollback-on-failure`
+    (`--atomic` before Helm 4): a failed install is uninstalled, a failed upgrade rolled
+    back to the last deployed revision, and `up` reports the failure. `max_history`
+    bounds the revisions Helm keeps.
     """
 
     def __init__(
@@ -696,6 +702,8 @@ class Release(CustomResource):
         namespace: str | None = None,
         create_namespace: bool = False,
         timeout: int = 300,
+        rollback_on_failure: bool = False,
+        max_history: int | None = None,
         opts: ResourceOptions | None = None,
     ) -> None:
         where = _declared_at()
@@ -729,12 +737,15 @@ class Release(CustomResource):
             ("version", version),
             ("repositoryOpts", repo_opts or None),
             ("namespace", namespace),
+            ("maxHistory", max_history),
         ):
             if value is not None:
                 props[key] = value
         props["values"] = merged
         props["createNamespace"] = bool(create_namespace)
         props["timeout"] = int(timeout)
+        if rollback_on_failure:
+            props["rollbackOnFailure"] = True
         super().__init__(RELEASE_TYPE, name, props, opts)
 
 

@@ -26,14 +26,17 @@ rel = k8s.helm.Release(
     values=json.loads(os.environ["VALUES"]),
     namespace="helmrel",
     create_namespace=True,
-    timeout=60,
+    timeout=int(os.environ.get("TIMEOUT", "60")),
+    rollback_on_failure=bool(os.environ.get("ROLLBACK")),
 )
 export("status", rel.status["status"])
 export("revision", rel.status["revision"])
 """
 
 
-def sw(project: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+def sw(
+    project: Path, env: dict[str, str], *args: str, check: bool = True
+) -> subprocess.CompletedProcess[str]:
     result = subprocess.run(
         [sys.executable, "-m", "stackwright.cli.main", "--cwd", str(project), *args],
         capture_output=True,
@@ -41,7 +44,7 @@ def sw(project: Path, env: dict[str, str], *args: str) -> subprocess.CompletedPr
         timeout=120,
         env={**os.environ, "STACKWRIGHT_STACK": "dev", **env},
     )
-    if result.returncode != 0:
+    if check and result.returncode != 0:
         raise AssertionError(
             f"stackwright {' '.join(args)} failed ({result.returncode}):\n"
             f"{result.stdout}\n{result.stderr}"
@@ -110,6 +113,39 @@ def test_release_install_upgrade_uninstall(tmp_path: Path, cluster: Any) -> None
             cluster.kubectl("get", "deploy", "rel-webapp", "-n", "helmrel", "-o", "json").stdout
         )["spec"]["template"]["spec"]["containers"][0]["image"]
         assert image == "nginx:1.30"
+
+        # The preview runs Helm's dry run: a template error shows before `up`, as Helm's own.
+        env["VALUES"] = json.dumps({"image": {"tag": ""}})
+        refused = sw(root, env, "preview", "--json", check=False)
+        assert refused.returncode == 1, refused.stdout + refused.stderr
+        assert "image.tag is required" in refused.stdout, refused.stdout
+        assert release_secrets(cluster) == {
+            "sh.helm.release.v1.rel.v1",
+            "sh.helm.release.v1.rel.v2",
+        }, "a dry run records no revision"
+
+        # An upgrade that never becomes ready is rolled back by Helm (rollback_on_failure).
+        env.update(
+            VALUES=json.dumps({"image": {"repository": "doesnotexist", "tag": "1"}}),
+            TIMEOUT="3",
+            ROLLBACK="1",
+        )
+        failed = sw(root, env, "up", "--yes", "--json", check=False)
+        assert failed.returncode == 1, failed.stdout + failed.stderr
+        assert not summary(failed.stdout)["ok"]
+        history = {
+            s["metadata"]["labels"]["version"]: s["metadata"]["labels"]["status"]
+            for s in json.loads(
+                cluster.kubectl(
+                    "get", "secrets", "-n", "helmrel", "-l", "owner=helm,name=rel", "-o", "json"
+                ).stdout
+            )["items"]
+        }
+        assert history["3"] == "failed" and history["4"] == "deployed", history
+        image = json.loads(
+            cluster.kubectl("get", "deploy", "rel-webapp", "-n", "helmrel", "-o", "json").stdout
+        )["spec"]["template"]["spec"]["containers"][0]["image"]
+        assert image == "nginx:1.30", "rolled back to the last deployed revision"
 
         gone = summary(sw(root, env, "destroy", "--yes", "--json").stdout)
         assert gone["ok"], gone

@@ -83,7 +83,10 @@ def test_a_release_is_not_an_object_the_provider_applies() -> None:
 
 def test_up_installs_then_upgrades_on_a_change_and_destroy_uninstalls(stack: Stack) -> None:
     preview = stack.run("up", release(), dry_run=True)
-    assert preview.counts == {"create": 1} and stack.release_calls() == []
+    assert preview.counts == {"create": 1}
+    # Helm's dry run catches template errors in the preview; nothing is written.
+    assert stack.release_calls() == [Call("release_preview", "Release", "web")]
+    assert stack.fake.writes() == [] and stack.fake.releases == {}
 
     done = stack.run("up", release())
     assert done.ok and done.counts == {"create": 1}
@@ -193,3 +196,22 @@ def test_editing_a_local_chart_changes_the_release_inputs(tmp_path: Path) -> Non
         (chart / "values.yaml").write_text("x: 1\n")
         second = k8s.helm.Release("b", chart=str(chart)).props["chartDigest"]
     assert first != second
+
+
+def test_a_release_helm_refuses_in_its_dry_run_fails_the_preview(stack: Stack) -> None:
+    stack.fake.fail_preview = {
+        "web": RuntimeError(
+            "Helm release shop/web: execution error at (webapp/templates/deployment.yaml:19:52): "
+            "image.tag is required"
+        )
+    }
+    preview = stack.run("up", release(), dry_run=True)
+    assert not preview.ok
+    assert "image.tag is required" in preview.failures[0]
+    assert stack.fake.releases == {}
+
+
+def test_rollback_on_failure_and_max_history_reach_helm(stack: Stack) -> None:
+    assert stack.run("up", release(rollback_on_failure=True, max_history=3)).ok
+    spec = stack.fake.releases[("shop", "web")]["spec"]
+    assert spec["rollbackOnFailure"] is True and spec["maxHistory"] == 3
