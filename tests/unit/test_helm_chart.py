@@ -339,3 +339,112 @@ spec:
         "Route:shop/web",
     ]
     assert "namespace" not in chart.resources["Gateway:edge"].props["metadata"]
+
+
+@pytest.fixture
+def oci_registry(tmp_path: Path) -> Iterator[str]:
+    """An OCI registry on 127.0.0.1 (the distribution API's read side) holding the test
+    chart as Helm stores it: a manifest whose config is the Chart.yaml as JSON and whose
+    one layer is the chart's .tgz."""
+    import hashlib
+    import http.server
+    import json
+    import threading
+
+    import yaml
+
+    archive = tmp_path / "webapp-1.2.0.tgz"
+    with tarfile.open(archive, "w:gz") as tar:
+        tar.add(WEBAPP, arcname="webapp")
+    chart_blob = archive.read_bytes()
+    config_blob = json.dumps(yaml.safe_load((WEBAPP / "Chart.yaml").read_text())).encode()
+
+    def digest(data: bytes) -> str:
+        return "sha256:" + hashlib.sha256(data).hexdigest()
+
+    manifest = json.dumps(
+        {
+            "schemaVersion": 2,
+            "mediaType": "application/vnd.oci.image.manifest.v1+json",
+            "config": {
+                "mediaType": "application/vnd.cncf.helm.config.v1+json",
+                "digest": digest(config_blob),
+                "size": len(config_blob),
+            },
+            "layers": [
+                {
+                    "mediaType": "application/vnd.cncf.helm.chart.content.v1.tar+gzip",
+                    "digest": digest(chart_blob),
+                    "size": len(chart_blob),
+                }
+            ],
+        }
+    ).encode()
+    blobs = {digest(b): b for b in (chart_blob, config_blob)}
+    requested: list[str] = []
+
+    class Registry(http.server.BaseHTTPRequestHandler):
+        def log_message(self, *args: Any) -> None:
+            pass
+
+        def answer(self, body: bytes, media: str, digest_: str | None = None) -> None:
+            self.send_response(200)
+            self.send_header("Content-Type", media)
+            self.send_header("Content-Length", str(len(body)))
+            if digest_:
+                self.send_header("Docker-Content-Digest", digest_)
+            self.end_headers()
+            if self.command != "HEAD":
+                self.wfile.write(body)
+
+        def do_GET(self) -> None:
+            requested.append(self.path)
+            path = self.path.split("?")[0]
+            if path == "/v2/":
+                self.answer(b"{}", "application/json")
+            elif path == "/v2/charts/webapp/tags/list":
+                self.answer(
+                    json.dumps({"name": "charts/webapp", "tags": ["1.2.0"]}).encode(),
+                    "application/json",
+                )
+            elif path in (
+                "/v2/charts/webapp/manifests/1.2.0",
+                f"/v2/charts/webapp/manifests/{digest(manifest)}",
+            ):
+                self.answer(
+                    manifest, "application/vnd.oci.image.manifest.v1+json", digest(manifest)
+                )
+            elif path.startswith("/v2/charts/webapp/blobs/") and path.rsplit("/", 1)[1] in blobs:
+                found = path.rsplit("/", 1)[1]
+                self.answer(blobs[found], "application/octet-stream", found)
+            else:
+                self.send_response(404)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+        do_HEAD = do_GET
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Registry)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"oci://127.0.0.1:{server.server_address[1]}/charts/webapp"
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert any("/blobs/" + digest(chart_blob) in p for p in requested), requested
+
+
+def test_a_chart_from_an_oci_registry(program: Program, oci_registry: str) -> None:
+    chart = Chart(
+        "demo",
+        chart=oci_registry,
+        version="1.2.0",
+        repository_opts={"plain_http": True},
+        values=VALUES,
+        namespace="shop",
+    )
+    local = Chart("local", chart=WEBAPP, values=VALUES, namespace="shop", resource_prefix="l")
+    assert len(chart.resources) == len(local.resources) == 9
+    deployment = chart.resources["Deployment:shop/demo-webapp"].props
+    assert deployment["spec"]["template"]["spec"]["containers"][0]["image"] == "nginx:1.29"
