@@ -418,6 +418,19 @@ class _LiveValues:
         return found
 
 
+def _cache_path(repo: str | None, chart: str, version: str | None) -> Path | None:
+    """Where a remote chart of a pinned version is kept once pulled
+    (`$STACKWRIGHT_HOME/cache/charts`), so later runs neither download it again nor need
+    the repository; None for an unpinned version, which may move (as Helm's own cache)."""
+    if not version:
+        return None
+    import hashlib
+
+    home = Path(os.environ.get("STACKWRIGHT_HOME") or "~/.stackwright").expanduser()
+    key = hashlib.sha256(f"{repo or ''}\0{chart}\0{version}".encode()).hexdigest()[:32]
+    return home / "cache" / "charts" / f"{key}.tgz"
+
+
 def render(
     what: str,
     chart: str,
@@ -479,6 +492,10 @@ class _loaded:
                 )
             self.handle = helm.Chart.load(path)
             return self.handle
+        cached = _cache_path(repo, self.chart, self.version)
+        if cached is not None and cached.is_file():
+            self.handle = helm.Chart.load(cached)
+            return self.handle
         self.tmp = tempfile.TemporaryDirectory(prefix="stackwright-helm-")
         pulled = helm.pull(
             self.chart,
@@ -490,6 +507,11 @@ class _loaded:
         archives = sorted(Path(self.tmp.name).glob("*.tgz"))
         if not archives:  # pragma: no cover - pull reports its own failures
             raise UsageError(f"{self.what}: Helm pulled no chart archive ({pulled})")
+        if cached is not None:
+            cached.parent.mkdir(parents=True, exist_ok=True)
+            partial = cached.with_name(f"{cached.name}.{os.getpid()}.part")
+            partial.write_bytes(archives[0].read_bytes())
+            os.replace(partial, cached)  # whole or absent, even with two runs pulling at once
         self.handle = helm.Chart.load(archives[0])
         return self.handle
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import tarfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,7 +21,8 @@ VALUES = {"image": {"tag": "1.29"}}
 
 
 @pytest.fixture
-def program() -> Iterator[Program]:
+def program(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Program]:
+    monkeypatch.setenv("STACKWRIGHT_HOME", str(tmp_path / "home"))  # the chart cache
     with running(Program(project="shop", stack="dev")) as prog:
         yield prog
 
@@ -259,6 +261,12 @@ def test_chart_options_reach_the_component(program: Program) -> None:
 
 @pytest.fixture
 def repository(tmp_path: Path) -> Iterator[str]:
+    with serving_repository(tmp_path) as url:
+        yield url
+
+
+@contextlib.contextmanager
+def serving_repository(tmp_path: Path) -> Iterator[str]:
     """The test chart as a .tgz with an index.yaml, served over HTTP on 127.0.0.1."""
     import functools
     import http.server
@@ -296,6 +304,30 @@ def test_a_chart_from_an_http_repository(program: Program, repository: str) -> N
         Chart("nope", chart="nope", repository_opts={"repo": repository})
     with pytest.raises(UsageError, match="unknown repository_opts"):
         Chart("demo2", chart="webapp", repository_opts={"repo": repository, "rpeo": 1})
+
+
+def test_a_pinned_remote_chart_is_pulled_once_and_then_read_from_the_cache(
+    program: Program, tmp_path: Path
+) -> None:
+    with serving_repository(tmp_path) as url:
+        Chart(
+            "first", chart="webapp", version="1.2.0", repository_opts={"repo": url}, values=VALUES
+        )
+    (cached,) = (tmp_path / "home" / "cache" / "charts").glob("*.tgz")
+    # The repository is gone: the pinned version comes from the cache.
+    again = Chart(
+        "again",
+        chart="webapp",
+        version="1.2.0",
+        repository_opts={"repo": url},
+        values=VALUES,
+        skip_crds=True,  # the first chart declared the CRD already
+    )
+    assert len(again.resources) == 8
+    # An unpinned version may move: it is pulled every time, and so fails without the server.
+    with pytest.raises(UsageError, match="Helm chart 'latest'"):
+        Chart("latest", chart="webapp", repository_opts={"repo": url}, values=VALUES)
+    assert list(cached.parent.glob("*.tgz")) == [cached]
 
 
 def test_secret_values_keep_the_objects_identity_plain(program: Program) -> None:
