@@ -511,11 +511,13 @@ class Run:
             await self._handle(resource, old)
         except Exception as exc:  # one resource's failure is a failed step, never the run's
             self.status[urn] = _FAILED
-            message = f"{describe(urn)}: {_error_text(exc)}"
-            self.outcome.failures.append(message)
+            error = _error_text(exc)
+            if resource.origin:  # an imported object: say which file and document to fix
+                error = f"{error} [{resource.origin}]"
+            self.outcome.failures.append(f"{describe(urn)}: {error}")
             step = Step(Op.UPDATE if urn in self.old else Op.CREATE, urn, self.old.get(urn), None)
             step, began = self._begun.get(urn, (step, self.clock()))
-            self.emit(StepDone(step, False, self.clock() - began, _error_text(exc)))
+            self.emit(StepDone(step, False, self.clock() - began, error))
         finally:
             self.status.setdefault(urn, _DONE)
             self.finished[urn].set()

@@ -281,7 +281,7 @@ class Chart(ComponentResource):
         else:
             props = obj
         opts = replace(opts, parent=self, depends_on=(*depends_on, *opts.depends_on))
-        child = ManifestObject(name, props, opts)
+        child = ManifestObject(name, props, opts, origin=f"{source} of {what}")
         self.resources[name] = child
         return child
 

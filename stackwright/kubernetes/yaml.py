@@ -104,7 +104,7 @@ def parse(text: str, source: str) -> list[Document]:
         where = f", line {mark.line + 1}" if mark is not None else ""
         problem = getattr(exc, "problem", None) or str(exc)
         raise UsageError(
-            f"invalid YAML in {source}, document {count}{where}: {problem}; "
+            f"invalid YAML in {source}, document {count + 1}{where}: {problem}; "
             "fix the YAML (check indentation and quoting)"
         ) from exc
     return documents
@@ -139,6 +139,11 @@ def expand(documents: Iterable[Document]) -> Iterator[Document]:
             yield doc
 
 
+def _origin(doc: Document) -> str:
+    """`file (document N)`: where an imported object came from, for failure messages."""
+    return f"{doc.source} (document {doc.index + 1})"
+
+
 def _check(doc: Document, text: str | None) -> tuple[str, str, str, str | None]:
     """(apiVersion, kind, name, namespace) of a document, or a UsageError saying what is missing."""
     obj = doc.obj
@@ -160,12 +165,12 @@ def _check(doc: Document, text: str | None) -> tuple[str, str, str, str | None]:
                 line = f" (line {starts[doc.index] + 1})"
         what = "is not a mapping" if not isinstance(obj, dict) else "has no " + ", ".join(missing)
         raise UsageError(
-            f"document {doc.index} of {doc.source}{line} {what}: every Kubernetes object needs "
+            f"document {doc.index + 1} of {doc.source}{line} {what}: every Kubernetes object needs "
             "apiVersion, kind and metadata.name"
         )
     if namespace is not None and not isinstance(namespace, str):
         raise UsageError(
-            f"document {doc.index} of {doc.source}: metadata.namespace must be a string"
+            f"document {doc.index + 1} of {doc.source}: metadata.namespace must be a string"
         )
     return api_version, kind, name, namespace  # type: ignore[return-value]
 
@@ -178,8 +183,11 @@ def child_name(kind: str, name: str, namespace: str | None, prefix: str | None) 
 class ManifestObject(CustomObject):
     """One imported object, registered exactly as parsed (no keyword-argument spelling)."""
 
-    def __init__(self, resource_name: str, obj: dict[str, Any], opts: ResourceOptions) -> None:
+    def __init__(
+        self, resource_name: str, obj: dict[str, Any], opts: ResourceOptions, origin: str = ""
+    ) -> None:
         token = type_token(obj["apiVersion"], obj["kind"])
+        self._origin = origin  # before registering: failures name the file, not the program
         CustomResource.__init__(self, token, resource_name, obj, opts)
 
 
@@ -231,9 +239,9 @@ class ManifestComponent(ComponentResource):
                     f"{kind} {name!r}"
                     + (f" in namespace {namespace!r}" if namespace else "")
                     + f" is declared twice in {self.resource_name!r} (again in document "
-                    f"{doc.index} of {doc.source}): remove one of them"
+                    f"{doc.index + 1} of {doc.source}): remove one of them"
                 )
-            resource = ManifestObject(child, obj, opts)
+            resource = ManifestObject(child, obj, opts, _origin(doc))
             self.resources[child] = resource
             self._index[(api_version, kind, name, namespace)] = resource
 

@@ -159,6 +159,13 @@ class Resource:
     def declared_at(self) -> Declaration:
         return self._declared
 
+    #: Where an importer read the object from (`app.yaml:12 (document 2)`); "" otherwise.
+    _origin = ""
+
+    @property
+    def origin(self) -> str:
+        return self._origin
+
     @property
     def children(self) -> tuple[Resource, ...]:
         return tuple(self._children)

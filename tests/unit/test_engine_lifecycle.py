@@ -1121,3 +1121,23 @@ def test_a_chart_whose_objects_change_with_a_live_value_is_refused_at_apply(
         and "drops" in f
         for f in summary.failures
     ), summary.failures
+
+
+def test_an_imported_object_the_cluster_cannot_take_names_its_file_and_document(
+    stack: Stack, tmp_path: Path
+) -> None:
+    manifest = tmp_path / "app.yaml"
+    manifest.write_text(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: fine}\n---\n"
+        "apiVersion: example.com/v1\nkind: Gizmo\nmetadata: {name: g1}\n"
+    )
+
+    def declare(p: Program) -> None:
+        k8s.yaml.ConfigFile("app", file=str(manifest))
+
+    summary = stack.preview(declare)
+    assert not summary.ok
+    (failure,) = summary.failures
+    assert failure.startswith("kubernetes:example.com/v1:Gizmo Gizmo:g1: ")
+    assert failure.endswith(f"[{manifest} (document 2)]"), failure
+    assert stack.fake.find("ConfigMap", "fine") is None

@@ -160,7 +160,7 @@ def test_bad_yaml_names_file_document_and_line(program: Program, tmp_path: Path)
         k8s.yaml.ConfigFile("bad", file=str(bad))
     message = str(info.value)
     assert str(bad) in message
-    assert "document 1" in message
+    assert "document 2" in message
     assert "line 9" in message
     assert not program.resources, "nothing declared on bad input"
 
@@ -172,11 +172,11 @@ def test_document_without_name_names_file_and_document(program: Program, tmp_pat
         "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  labels: {a: b}\n"
     )
     with pytest.raises(
-        UsageError, match=r"document 1 of .*noname.yaml \(line 4\) has no metadata.name"
+        UsageError, match=r"document 2 of .*noname.yaml \(line 4\) has no metadata.name"
     ):
         k8s.yaml.ConfigFile("x", file=str(path))
     assert not [r for r in program.resources if r.custom], "nothing of a bad file is declared"
-    with pytest.raises(UsageError, match=r"document 0 of yaml\[0\].* has no apiVersion, kind"):
+    with pytest.raises(UsageError, match=r"document 1 of yaml\[0\].* has no apiVersion, kind"):
         k8s.yaml.ConfigGroup("y", yaml=["metadata: {name: a}\n"])
     with pytest.raises(UsageError, match="is not a mapping"):
         k8s.yaml.ConfigGroup("z", yaml=["- just\n- a list\n"])
