@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from stackwright.errors import StackwrightError, UsageError
+from stackwright.processes import is_zombie
 
 DEFAULT_NAME = "local"
 
@@ -233,16 +234,6 @@ def _wait_ready(port: int, ca: Path, process: subprocess.Popen[bytes], timeout: 
     )
 
 
-def _exited(pid: int) -> bool:
-    """A server that has exited but is not yet reaped (its parent is gone; whoever adopted
-    it reaps when it gets round to it) is a zombie: stopped, whatever `kill -0` says."""
-    try:
-        with open(f"/proc/{pid}/stat") as stat:
-            return stat.read().rpartition(")")[2].split()[:1] == ["Z"]
-    except OSError:
-        return False
-
-
 def _terminate(pid: int, grace: float = 10.0) -> None:
     try:
         os.kill(pid, signal.SIGTERM)
@@ -260,7 +251,7 @@ def _terminate(pid: int, grace: float = 10.0) -> None:
             os.kill(pid, 0)
         except ProcessLookupError:
             return
-        if _exited(pid):
+        if is_zombie(pid):  # exited, not yet reaped (its parent is gone)
             return
         time.sleep(0.05)
     with contextlib.suppress(ProcessLookupError):

@@ -53,6 +53,7 @@ import orjson
 
 from stackwright.errors import StackLocked, StackwrightError, UsageError
 from stackwright.model import Op, PendingOperation, ResourceState, parse_urn
+from stackwright.processes import is_zombie
 from stackwright.state import _document
 from stackwright.state._codec import (
     Invalid,
@@ -293,16 +294,7 @@ def _died_here(holder: LockHolder) -> bool:
         return True
     except PermissionError:
         return False
-    return _is_zombie(holder.pid)
-
-
-def _is_zombie(pid: int) -> bool:
-    """A killed child not yet reaped by its parent still has a pid; it is dead all the same."""
-    try:
-        with open(f"/proc/{pid}/stat") as stat:
-            return stat.read().rpartition(")")[2].split()[0] == "Z"
-    except OSError:
-        return False
+    return is_zombie(holder.pid)
 
 
 def _mark_interrupted(db: sqlite3.Connection, operation_id: int, now: float) -> None:
