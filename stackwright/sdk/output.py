@@ -28,15 +28,13 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast
 
-from stackwright.model import UNKNOWN
+from stackwright.model import UNKNOWN as UNKNOWN
 
 if TYPE_CHECKING:
     from stackwright.sdk.resource import Resource
 
 T = TypeVar("T")
 U = TypeVar("U")
-
-
 
 
 class Secret:
