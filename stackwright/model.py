@@ -16,6 +16,7 @@ from typing import Any
 
 URN_PREFIX = "urn:sw:"
 
+
 class Unknown:
     """The value of an Output that preview cannot know (`stackwright.sdk.output` makes them;
     the engine and the policy evaluator must recognise them, so the marker lives here)."""

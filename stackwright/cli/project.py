@@ -33,6 +33,14 @@ Targets = Annotated[
     list[str] | None,
     typer.Option("--target", "-t", help="Only this resource (URN) and what it depends on."),
 ]
+PolicyPacks = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--policy-pack",
+        help="Also enforce the policy packs of this directory (repeatable).",
+        metavar="DIR",
+    ),
+]
 Parallel = Annotated[
     int, typer.Option("--parallel", "-p", help="How many API writes run at once.", min=1)
 ]
@@ -111,13 +119,18 @@ def preview(
     ] = False,
     targets: Targets = None,
     parallel: Parallel = 16,
+    policy_packs: PolicyPacks = None,
     as_json: Json = False,
 ) -> None:
     """Show what `up` would change; changes nothing anywhere."""
     ws = _workspace(stack)
     with _rendering("preview", json_lines=as_json, show_diff=diff) as render:
         summary = ws.preview(
-            render, refresh=refresh, targets=tuple(targets or ()), parallel=parallel
+            render,
+            refresh=refresh,
+            targets=tuple(targets or ()),
+            parallel=parallel,
+            policy_packs=tuple(policy_packs or ()),
         )
     _finish(summary)
 
@@ -137,14 +150,18 @@ def up(
     message: Annotated[
         str, typer.Option("--message", "-m", help="Recorded in the stack's history.")
     ] = "",
+    policy_packs: PolicyPacks = None,
     as_json: Json = False,
 ) -> None:
     """Apply the program: create, update, replace and delete, waiting for each object to be ready."""
     ws = _workspace(stack)
     chosen = tuple(targets or ())
+    packs = tuple(policy_packs or ())
     if not yes:
         with _rendering("preview", json_lines=as_json, show_diff=diff) as render:
-            planned = ws.preview(render, refresh=refresh, targets=chosen, parallel=parallel)
+            planned = ws.preview(
+                render, refresh=refresh, targets=chosen, parallel=parallel, policy_packs=packs
+            )
         if not planned.ok:
             raise typer.Exit(1)
         if not _confirm("update", yes, as_json):
@@ -152,7 +169,13 @@ def up(
             return
     with _rendering("up", json_lines=as_json, show_diff=diff) as render:
         summary = ws.up(
-            render, refresh=refresh, targets=chosen, parallel=parallel, force=force, message=message
+            render,
+            refresh=refresh,
+            targets=chosen,
+            parallel=parallel,
+            force=force,
+            message=message,
+            policy_packs=packs,
         )
     _finish(summary)
 

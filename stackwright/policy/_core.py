@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from stackwright.errors import UsageError
-from stackwright.model import UNKNOWN
+from stackwright.model import UNKNOWN, parse_urn
 
 
 class Level(enum.Enum):
@@ -192,7 +192,9 @@ class Subject:
         self.kind = _text(obj.get("kind"))
         self.api_version = _text(obj.get("apiVersion"))
         metadata = mapping(obj.get("metadata"))
-        self.name = _text(metadata.get("name"))
+        # An auto-named object has no name until the engine gives it one: messages use the
+        # logical name of its URN instead.
+        self.name = _text(metadata.get("name")) or (_logical_name(urn) if urn else "")
         self.namespace = _text(metadata.get("namespace"))
         self.type = type or _type_token(self.api_version, self.kind)
         self.urn = urn
@@ -268,6 +270,13 @@ class Subject:
             for index, container in enumerate(items(spec.get(group))):
                 if isinstance(container, Mapping):
                     yield f"{path}.{group}[{index}]", container
+
+
+def _logical_name(urn: str) -> str:
+    try:
+        return parse_urn(urn).name
+    except ValueError:
+        return ""
 
 
 def _text(value: Any) -> str:
