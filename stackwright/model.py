@@ -34,6 +34,35 @@ class Unknown:
 
 UNKNOWN = Unknown()
 
+#: Built-in kinds that have no namespace (every other built-in kind is namespaced): a table
+#: because discovery is not reachable everywhere it is needed (a program declaring a Helm
+#: chart, a policy check of files, the fake cluster).
+CLUSTER_SCOPED = frozenset(
+    {
+        "APIService",
+        "CSIDriver",
+        "CSINode",
+        "CertificateSigningRequest",
+        "ClusterRole",
+        "ClusterRoleBinding",
+        "CustomResourceDefinition",
+        "FlowSchema",
+        "IngressClass",
+        "MutatingWebhookConfiguration",
+        "Namespace",
+        "Node",
+        "PersistentVolume",
+        "PriorityClass",
+        "PriorityLevelConfiguration",
+        "RuntimeClass",
+        "StorageClass",
+        "ValidatingAdmissionPolicy",
+        "ValidatingAdmissionPolicyBinding",
+        "ValidatingWebhookConfiguration",
+        "VolumeAttachment",
+    }
+)
+
 #: The reserved type of the stack's own root resource (parent of top-level resources).
 STACK_TYPE = "stackwright:stack:Stack"
 

@@ -76,6 +76,7 @@ import yaml
 
 from stackwright.errors import UsageError
 from stackwright.kubernetes.yaml import SKIP_AWAIT, ManifestObject, Transformation, child_name
+from stackwright.model import CLUSTER_SCOPED
 from stackwright.sdk.output import (
     UNKNOWN,
     Output,
@@ -102,30 +103,6 @@ CHART_TYPE = "kubernetes:helm.sh/v4:Chart"
 #: Helm rather than applying objects.
 RELEASE_TYPE = "kubernetes:helm.sh/v4:Release"
 
-#: Kinds that have no namespace: a chart's object of one of these stays cluster-scoped.
-CLUSTER_SCOPED = frozenset(
-    {
-        "APIService",
-        "CertificateSigningRequest",
-        "ClusterRole",
-        "ClusterRoleBinding",
-        "CustomResourceDefinition",
-        "IngressClass",
-        "MutatingWebhookConfiguration",
-        "Namespace",
-        "Node",
-        "PersistentVolume",
-        "PriorityClass",
-        "RuntimeClass",
-        "StorageClass",
-        "ValidatingAdmissionPolicy",
-        "ValidatingAdmissionPolicyBinding",
-        "ValidatingWebhookConfiguration",
-        "VolumeAttachment",
-        "CSIDriver",
-        "CSINode",
-    }
-)
 
 #: Hook phases that run with an install or upgrade, before or after the chart's objects.
 _PRE_HOOKS = frozenset({"pre-install", "pre-upgrade"})

@@ -22,8 +22,8 @@ beyond loading the pack modules it is pointed at.
 
 from __future__ import annotations
 
+from stackwright.model import CLUSTER_SCOPED
 from stackwright.policy._core import (
-    CLUSTER_SCOPED,
     POD_KINDS,
     Level,
     Policy,

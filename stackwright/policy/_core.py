@@ -103,34 +103,6 @@ def _holds_unknown(value: Any) -> bool:
     return False
 
 
-#: Kinds that live outside namespaces (the rest are namespaced, including custom kinds
-#: unless listed here): a policy on namespaces must not count these as in `default`.
-CLUSTER_SCOPED = frozenset(
-    {
-        "APIService",
-        "CSIDriver",
-        "CSINode",
-        "CertificateSigningRequest",
-        "ClusterRole",
-        "ClusterRoleBinding",
-        "CustomResourceDefinition",
-        "FlowSchema",
-        "IngressClass",
-        "MutatingWebhookConfiguration",
-        "Namespace",
-        "Node",
-        "PersistentVolume",
-        "PriorityClass",
-        "PriorityLevelConfiguration",
-        "RuntimeClass",
-        "StorageClass",
-        "ValidatingAdmissionPolicy",
-        "ValidatingAdmissionPolicyBinding",
-        "ValidatingWebhookConfiguration",
-        "VolumeAttachment",
-    }
-)
-
 #: Where each pod-running kind keeps its pod spec: policies on pods check these
 #: kinds through their templates, and report paths into the template.
 POD_SPEC_PATHS: dict[str, str] = {
@@ -239,30 +211,27 @@ class Subject:
                 return default
         return value
 
-    def pod_spec(self) -> tuple[str, Mapping[str, Any]] | None:
-        """(path, pod spec) of a Pod or of the pod template of a workload; None for other kinds."""
+    def pod_spec(self) -> tuple[str, Mapping[str, Any]]:
+        """(path, pod spec) of a Pod or of the pod template of a workload; ("", {}) for
+        other kinds."""
         path = POD_SPEC_PATHS.get(self.kind)
         if path is None:
-            return None
+            return "", {}
         return path, mapping(self.get(path))
 
     def pod_template_labels(self) -> Mapping[str, Any]:
         """The labels the object's pods get (a Pod's own labels)."""
-        found = self.pod_spec()
-        if found is None:
-            return {}
         if self.kind == "Pod":
             return self.labels
-        template = found[0].rsplit(".spec", 1)[0]
-        return mapping(mapping(self.get(f"{template}.metadata")).get("labels"))
+        path = POD_SPEC_PATHS.get(self.kind)
+        if path is None:
+            return {}
+        return mapping(mapping(self.get(f"{path.rsplit('.spec', 1)[0]}.metadata")).get("labels"))
 
     def containers(self, *, init: bool = True) -> Iterator[tuple[str, Mapping[str, Any]]]:
         """(path, container) of each container of the pod spec; init and ephemeral ones too
         unless `init=False`."""
-        found = self.pod_spec()
-        if found is None:
-            return
-        path, spec = found
+        path, spec = self.pod_spec()
         groups = (
             ("containers", "initContainers", "ephemeralContainers") if init else ("containers",)
         )
@@ -270,6 +239,13 @@ class Subject:
             for index, container in enumerate(items(spec.get(group))):
                 if isinstance(container, Mapping):
                     yield f"{path}.{group}[{index}]", container
+
+    def volumes(self) -> Iterator[tuple[str, Mapping[str, Any]]]:
+        """(path, volume) of each volume of the pod spec."""
+        path, spec = self.pod_spec()
+        for index, volume in enumerate(items(spec.get("volumes"))):
+            if isinstance(volume, Mapping):
+                yield f"{path}.volumes[{index}]", volume
 
 
 def _logical_name(urn: str) -> str:

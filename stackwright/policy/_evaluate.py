@@ -18,8 +18,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from stackwright.model import CLUSTER_SCOPED
 from stackwright.policy._core import (
-    CLUSTER_SCOPED,
     Level,
     Policy,
     PolicyPack,
@@ -310,6 +310,16 @@ class _Evaluation:
             )
         )
 
+    def run(
+        self, enabled: Enabled, argument: Subject | StackSubject, about: Subject | None
+    ) -> list[Violation]:
+        """The policy's violations; none, and a policy error reported, when it raises."""
+        try:
+            return _violations(enabled.policy.check(argument))
+        except Exception as exc:  # a broken policy is reported, never a pass
+            self.error(enabled, exc, about)
+            return []
+
     def resource(self, subject: Subject) -> None:
         annotated = self.exempt_by_annotation(subject)
         if annotated:
@@ -319,23 +329,13 @@ class _Evaluation:
             if (annotated or self.active) and self.exempt(enabled, subject, annotated):
                 continue
             subject.config = enabled.config
-            try:
-                found = _violations(enabled.policy.check(subject))
-            except Exception as exc:  # a broken policy is reported, never a pass
-                self.error(enabled, exc, subject)
-                continue
-            for violation in found:
+            for violation in self.run(enabled, subject, subject):
                 self.add(enabled, violation, subject)
 
     def stack(self, subjects: list[Subject], stack: str) -> None:
         for enabled in self.stack_rules:
             whole = StackSubject(stack, self.settings.tags, subjects, enabled.config)
-            try:
-                found = _violations(enabled.policy.check(whole))
-            except Exception as exc:  # a broken policy is reported, never a pass
-                self.error(enabled, exc, None)
-                continue
-            for violation in found:
+            for violation in self.run(enabled, whole, None):
                 about = violation.resource
                 if about is None:
                     if any(

@@ -20,10 +20,7 @@ def _security(container: Mapping[str, Any]) -> Mapping[str, Any]:
 
 
 def _pod_security(subject: Subject) -> tuple[str, Mapping[str, Any]]:
-    found = subject.pod_spec()
-    if found is None:
-        return "", {}
-    path, spec = found
+    path, spec = subject.pod_spec()
     return f"{path}.securityContext", mapping(spec.get("securityContext"))
 
 
@@ -79,10 +76,7 @@ def run_as_user_not_root(subject: Subject) -> Iterator[Violation]:
 
 
 def host_namespaces(subject: Subject) -> Iterator[Violation]:
-    found = subject.pod_spec()
-    if found is None:
-        return
-    path, spec = found
+    path, spec = subject.pod_spec()
     for field in ("hostNetwork", "hostPID", "hostIPC"):
         if spec.get(field) is True:
             yield Violation(
@@ -92,16 +86,12 @@ def host_namespaces(subject: Subject) -> Iterator[Violation]:
 
 
 def host_path(subject: Subject) -> Iterator[Violation]:
-    found = subject.pod_spec()
-    if found is None:
-        return
-    path, spec = found
-    for index, volume in enumerate(items(spec.get("volumes"))):
-        if mapping(volume).get("hostPath") is not None:
+    for path, volume in subject.volumes():
+        if volume.get("hostPath") is not None:
             yield Violation(
-                f"volume {mapping(volume).get('name')} of {subject.display} mounts a path of "
+                f"volume {volume.get('name')} of {subject.display} mounts a path of "
                 "the node (hostPath)",
-                f"{path}.volumes[{index}].hostPath",
+                f"{path}.hostPath",
             )
 
 

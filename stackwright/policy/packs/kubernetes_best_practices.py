@@ -16,8 +16,8 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from stackwright.model import CLUSTER_SCOPED
 from stackwright.policy._core import (
-    CLUSTER_SCOPED,
     LONG_RUNNING_KINDS,
     POD_KINDS,
     PolicyPack,
@@ -657,13 +657,13 @@ def no_node_port(subject: Subject) -> Violation | None:
     },
 )
 def no_service_account_token(subject: Subject) -> Violation | None:
-    found = subject.pod_spec()
-    if found is None or found[1].get("automountServiceAccountToken") is False:
+    path, spec = subject.pod_spec()
+    if spec.get("automountServiceAccountToken") is False:
         return None
     return Violation(
         f"the pods of {subject.display} mount a service account token "
         "(automountServiceAccountToken is not false)",
-        f"{found[0]}.automountServiceAccountToken",
+        f"{path}.automountServiceAccountToken",
     )
 
 
@@ -772,10 +772,9 @@ def no_deprecated_apis(subject: Subject) -> Violation | None:
 )
 def spread_replicas(subject: Subject) -> Violation | None:
     replicas = _replicas(subject)
-    found = subject.pod_spec()
-    if found is None or replicas is None or replicas < 2:
+    path, spec = subject.pod_spec()
+    if replicas is None or replicas < 2:
         return None
-    path, spec = found
     if items(spec.get("topologySpreadConstraints")):
         return None
     if mapping(spec.get("affinity")).get("podAntiAffinity"):

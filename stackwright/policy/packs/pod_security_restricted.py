@@ -48,10 +48,8 @@ def _control(
 
 def _security_contexts(subject: Subject) -> Iterator[tuple[str, Mapping[str, Any]]]:
     """(path, securityContext) of the pod and of each container."""
-    found = subject.pod_spec()
-    if found is None:
-        return
-    yield f"{found[0]}.securityContext", mapping(found[1].get("securityContext"))
+    path, spec = subject.pod_spec()
+    yield f"{path}.securityContext", mapping(spec.get("securityContext"))
     for path, container in subject.containers():
         yield f"{path}.securityContext", mapping(container.get("securityContext"))
 
@@ -261,10 +259,7 @@ SAFE_SYSCTLS = frozenset(
     Kyverno="restrict-sysctls",
 )
 def sysctls(subject: Subject) -> Iterator[Violation]:
-    found = subject.pod_spec()
-    if found is None:
-        return
-    path, spec = found
+    path, spec = subject.pod_spec()
     for index, sysctl in enumerate(items(mapping(spec.get("securityContext")).get("sysctls"))):
         name = mapping(sysctl).get("name")
         if isinstance(name, str) and name not in SAFE_SYSCTLS:
@@ -298,16 +293,11 @@ RESTRICTED_VOLUMES = frozenset(
     Kyverno="restrict-volume-types",
 )
 def volume_types(subject: Subject) -> Iterator[Violation]:
-    found = subject.pod_spec()
-    if found is None:
-        return
-    path, spec = found
-    for index, volume in enumerate(items(spec.get("volumes"))):
-        volume = mapping(volume)
-        for source in set(volume) - {"name"} - RESTRICTED_VOLUMES:
+    for path, volume in subject.volumes():
+        for source in sorted(set(volume) - {"name"} - RESTRICTED_VOLUMES):
             yield Violation(
                 f"volume {volume.get('name')} of {subject.display} is of type {source}",
-                f"{path}.volumes[{index}].{source}",
+                f"{path}.{source}",
             )
 
 
