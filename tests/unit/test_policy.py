@@ -139,7 +139,7 @@ def test_a_policy_level_overrides_the_pack_and_disabled_is_never_run() -> None:
     ],
 )
 def test_bad_settings_are_one_clear_line(values: dict[str, Any], message: str) -> None:
-    with pytest.raises(UsageError, match="Stackwright.dev.yaml: ") as caught:
+    with pytest.raises(UsageError, match=r"Stackwright\.dev\.yaml: ") as caught:
         Settings.from_config(values, "Stackwright.dev.yaml")
     assert message in str(caught.value) and "\n" not in str(caught.value)
 
@@ -436,3 +436,42 @@ def test_advisory_findings_are_shown_and_the_up_goes_on(backend: Backend) -> Non
     started = [i for i, e in enumerate(events) if isinstance(e, StepStarted)]
     assert len(checked) == 1 and checked[0] < min(started), "policy runs before any step"
     assert len(fake.names("Deployment")) == 1 and len(fake.names("ConfigMap")) == 1
+
+
+# --- renderings of the engine's policy event -----------------------------------------------
+
+
+def _checked() -> PolicyChecked:
+    annotations = {EXEMPT_ANNOTATION: "SW-K8S-016", REASON_ANNOTATION: "a batch worker"}
+    obj = deployment("nginx:latest", annotations=annotations)
+    report = evaluate(subjects(obj), BEST,
+                      Settings.from_config({"policy:policies": {"image-tag": "mandatory"}}, "s"))  # fmt: skip
+    return PolicyChecked(report)
+
+
+@pytest.mark.parametrize("mode", ["plain", "live", "json"])
+def test_policy_findings_in_each_rendering(mode: str) -> None:
+    import io
+    import re
+
+    from stackwright.cli.render import make_renderer
+
+    out = io.StringIO()
+    renderer = make_renderer("preview", json_lines=mode == "json", show_diff=False, stream=out,
+                             live=mode == "live")  # fmt: skip
+    renderer(_checked())
+    renderer.close()
+    text = re.sub(r"\x1b\[[0-9;]*m", "", out.getvalue())
+    if mode == "json":
+        (event,) = [json.loads(line) for line in text.splitlines()]
+        assert event["event"] == "policy" and event["blocked"] is True
+        (finding,) = event["findings"]
+        assert (finding["id"], finding["level"], finding["path"]) == (
+            "SW-K8S-012", "mandatory", "spec.template.spec.containers[0].image")  # fmt: skip
+        assert event["exemptions"][0]["reason"] == "a batch worker"
+        return
+    assert "\x1b[" in out.getvalue() if mode == "live" else "\x1b[" not in out.getvalue()
+    assert "1 violation(s): 1 mandatory, 0 advisory" in text
+    assert "  mandatory SW-K8S-012 image-tag (high)  Deployment shop/web\n" in text
+    assert "            at spec.template.spec.containers[0].image\n" in text
+    assert "  exempt    SW-K8S-016 for Deployment shop/web (annotation): a batch worker" in text

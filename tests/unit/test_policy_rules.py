@@ -179,3 +179,15 @@ def test_a_realistic_chart_with_values(
         f["id"] == "SW-K8S-012" and "nginx:latest with the tag latest" in f["message"]
         for f in latest["findings"]
     )
+
+
+def test_policy_check_on_a_kustomization(capsys: pytest.CaptureFixture[str]) -> None:
+    """Built by the real Kustomize (`kubectl kustomize`): the overlay's namespace and image
+    override are what the policies see."""
+    overlay = Path(__file__).parents[1] / "data" / "kustomize" / "overlays" / "production"
+    found = _check(capsys, str(overlay), "--json")
+    deployments = [f for f in found["findings"] if f["kind"] == "Deployment"]
+    assert deployments and all(f["namespace"] == "catalog-production" for f in deployments)
+    assert all(f["source"] == str(overlay) for f in found["findings"])
+    assert "SW-K8S-012" not in {f["id"] for f in deployments}, "newTag 1.29 pins the image"
+    assert "SW-K8S-004" in {f["id"] for f in deployments}
