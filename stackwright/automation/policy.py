@@ -119,7 +119,7 @@ def _set_values(assignments: Iterable[str]) -> dict[str, Any]:
 
 def _chart(path: Path, options: Options) -> list[Subject]:
     what = f"Helm chart {path}"
-    values = helm._merge_values(what, list(options.values_files), _set_values(options.set_values))
+    values = helm.merge_values(what, list(options.values_files), _set_values(options.set_values))
     crds, templates = helm.render(
         what, str(path), values, release=options.release, namespace=options.namespace
     )

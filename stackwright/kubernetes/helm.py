@@ -94,7 +94,7 @@ from stackwright.sdk.resource import (
     _declared_at,
 )
 
-__all__ = ["CLUSTER_SCOPED", "RELEASE_TYPE", "Chart", "Release", "render"]
+__all__ = ["CLUSTER_SCOPED", "RELEASE_TYPE", "Chart", "Release", "merge_values", "render"]
 
 #: The component's type token.
 CHART_TYPE = "kubernetes:helm.sh/v4:Chart"
@@ -145,7 +145,7 @@ class Chart(ComponentResource):
     ) -> None:
         where = _declared_at()
         what = f"Helm chart {name!r} ({os.fspath(chart)}) at {where}"
-        merged = _merge_values(what, value_files or (), values or {})
+        merged = merge_values(what, value_files or (), values or {})
         merged, secret = _known_values(what, merged)
         crds, rendered = render(
             what,
@@ -325,7 +325,7 @@ class _loaded:
             self.tmp.cleanup()
 
 
-def _merge_values(
+def merge_values(
     what: str, value_files: Sequence[str | os.PathLike[str]], values: Mapping[str, Any]
 ) -> dict[str, Any]:
     """Value files in order, then `values`, each merged over the last (maps deeply)."""
@@ -510,7 +510,7 @@ class Release(CustomResource):
         where = _declared_at()
         reference = os.fspath(chart)
         what = f"Helm release {name!r} ({reference}) at {where}"
-        merged = _merge_values(what, value_files or (), values or {})
+        merged = merge_values(what, value_files or (), values or {})
         repo_opts = dict(repository_opts or {})
         unknown = set(repo_opts) - {
             "repo",
