@@ -191,7 +191,8 @@ def _config_values(config: str | None) -> tuple[dict[str, Any], str]:
 
 
 def _gate(options: Options, values: Mapping[str, Any], where: str) -> PolicyGate:
-    settings = Settings.from_config(values, where)
+    # Objects that name no namespace go where `--namespace` says (Helm's release namespace).
+    settings = Settings.from_config(values, where, default_namespace=options.namespace or "default")
     names: Sequence[str] = options.packs or tuple(settings.packs)
     if not names and not options.pack_dirs:
         names = (DEFAULT_PACK,)

@@ -475,3 +475,31 @@ def test_policy_findings_in_each_rendering(mode: str) -> None:
     assert "  mandatory SW-K8S-012 image-tag (high)  Deployment shop/web\n" in text
     assert "            at spec.template.spec.containers[0].image\n" in text
     assert "  exempt    SW-K8S-016 for Deployment shop/web (annotation): a batch worker" in text
+
+
+def test_a_stack_enforces_its_configured_packs_and_pack_dirs(
+    tmp_path: Path, team_packs: Path
+) -> None:
+    from stackwright.automation.stack import Workspace
+    from stackwright.automation.workspace import Project
+
+    assert team_packs.parent == tmp_path  # the pack directory lies in the project
+    (tmp_path / "Stackwright.yaml").write_text("name: shop\nruntime: python\n")
+    (tmp_path / "Stackwright.dev.yaml").write_text("config: {}\n")
+    with open_backend("file://" + str(tmp_path / "state.db")) as store:
+        bare = Workspace(Project.load(tmp_path), "dev", store)
+        assert bare.policy_gate() is None, "no pack runs until the stack names one"
+        (tmp_path / "Stackwright.dev.yaml").write_text(
+            "config:\n"
+            "  kubernetes:cluster: local\n"
+            "  kubernetes:namespace: shop\n"
+            "  policy:packs: {kubernetes-best-practices: mandatory, acme: advisory}\n"
+            f"  policy:pack-dirs: [{team_packs.name}]\n"
+        )
+        gate = Workspace(Project.load(tmp_path), "dev", store).policy_gate()
+        assert gate is not None
+        assert [p.name for p in gate.packs] == ["kubernetes-best-practices", "acme"]
+        assert gate.cluster == "stackwright-local" and gate.settings.default_namespace == "shop"
+        assert gate.settings.packs["acme"] is Level.ADVISORY
+        with pytest.raises(UsageError, match="no-such-dir: no such directory"):
+            Workspace(Project.load(tmp_path), "dev", store).policy_gate(("no-such-dir",))
