@@ -127,6 +127,20 @@ def test_an_advisory_preview_shows_the_findings_and_goes_on(
     (policy,) = [e for e in events(done) if e["event"] == "policy"]
     assert {"SW-K8S-012", "SW-K8S-018", "SW-K8S-014"} <= {f["id"] for f in policy["findings"]}
     assert policy["blocked"] is False
+    # A team's pack from a directory joins the stack's packs for the run.
+    (root / "packs").mkdir()
+    (root / "packs" / "acme.py").write_text(
+        "from stackwright.policy import Violation, policy\n"
+        "@policy('team-label', description='Workloads name their team', kinds=['Deployment'])\n"
+        "def team(subject):\n"
+        "    if 'team' not in subject.labels:\n"
+        "        yield Violation(f'{subject.display} has no team label', 'metadata.labels')\n"
+    )
+    with_team = sw(root, "preview", "--json", "--policy-pack", "packs", rc=0)
+    (team,) = [e for e in events(with_team) if e["event"] == "policy"]
+    assert [f["message"] for f in team["findings"] if f["policy"] == "team-label"] == [
+        "Deployment policy-advisory/web has no team label"
+    ]
     plain = sw(root, "preview", rc=0).stdout
     assert "advisory  SW-K8S-012 image-tag (high)  Deployment policy-advisory/" in plain
     assert "runs image nginx:latest with the tag latest" in plain
