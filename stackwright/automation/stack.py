@@ -146,9 +146,10 @@ class Workspace:
         targets: tuple[str, ...] = (),
         parallel: int = DEFAULT_PARALLEL,
         policy_packs: tuple[str, ...] = (),
+        policy_level: Level | None = None,
     ) -> Summary:
         options = Options("up", frozenset(targets), parallel, refresh=refresh, dry_run=True)
-        gate = self.policy_gate(policy_packs)
+        gate = self.policy_gate(policy_packs, policy_level)
         return self._run(options, listener, program=True, policy=gate)
 
     def up(
@@ -161,9 +162,10 @@ class Workspace:
         force: bool = False,
         message: str = "",
         policy_packs: tuple[str, ...] = (),
+        policy_level: Level | None = None,
     ) -> Summary:
         options = Options("up", frozenset(targets), parallel, refresh=refresh, force=force)
-        gate = self.policy_gate(policy_packs)
+        gate = self.policy_gate(policy_packs, policy_level)
         return self._run(options, listener, program=True, message=message, policy=gate)
 
     def destroy(

@@ -63,13 +63,10 @@ def _options(
 ) -> policy_runs.Options:
     if output_format not in FORMATS:
         raise UsageError(f"--format {output_format}: use one of {', '.join(FORMATS)}")
-    chosen = Level.parse(level, "--level") if level is not None else None
-    if chosen is Level.DISABLED:
-        raise UsageError("--level disabled: use mandatory or advisory")
     return policy_runs.Options(
         packs=tuple(packs or ()),
         pack_dirs=tuple(policy_packs or ()),
-        level=chosen,
+        level=Level.override(level, "--level"),
         config=config,
         **more,  # type: ignore[arg-type]
     )

@@ -22,6 +22,7 @@ from stackwright.automation.workspace import find_project, select_stack, selecte
 from stackwright.cli.render import Renderer, make_renderer
 from stackwright.engine.events import Summary
 from stackwright.errors import StackwrightError, UsageError
+from stackwright.policy import Level
 from stackwright.state import open_backend
 
 Stack = Annotated[
@@ -39,6 +40,13 @@ PolicyPacks = Annotated[
         "--policy-pack",
         help="Also enforce the policy packs of this directory (repeatable).",
         metavar="DIR",
+    ),
+]
+PolicyLevel = Annotated[
+    str | None,
+    typer.Option(
+        "--policy-level",
+        help="Run every enabled policy at this level for this run: mandatory or advisory.",
     ),
 ]
 Parallel = Annotated[
@@ -120,9 +128,11 @@ def preview(
     targets: Targets = None,
     parallel: Parallel = 16,
     policy_packs: PolicyPacks = None,
+    policy_level: PolicyLevel = None,
     as_json: Json = False,
 ) -> None:
     """Show what `up` would change; changes nothing anywhere."""
+    level = Level.override(policy_level, "--policy-level")
     ws = _workspace(stack)
     with _rendering("preview", json_lines=as_json, show_diff=diff) as render:
         summary = ws.preview(
@@ -131,6 +141,7 @@ def preview(
             targets=tuple(targets or ()),
             parallel=parallel,
             policy_packs=tuple(policy_packs or ()),
+            policy_level=level,
         )
     _finish(summary)
 
@@ -151,16 +162,23 @@ def up(
         str, typer.Option("--message", "-m", help="Recorded in the stack's history.")
     ] = "",
     policy_packs: PolicyPacks = None,
+    policy_level: PolicyLevel = None,
     as_json: Json = False,
 ) -> None:
     """Apply the program: create, update, replace and delete, waiting for each object to be ready."""
+    level = Level.override(policy_level, "--policy-level")
     ws = _workspace(stack)
     chosen = tuple(targets or ())
     packs = tuple(policy_packs or ())
     if not yes:
         with _rendering("preview", json_lines=as_json, show_diff=diff) as render:
             planned = ws.preview(
-                render, refresh=refresh, targets=chosen, parallel=parallel, policy_packs=packs
+                render,
+                refresh=refresh,
+                targets=chosen,
+                parallel=parallel,
+                policy_packs=packs,
+                policy_level=level,
             )
         if not planned.ok:
             raise typer.Exit(1)
@@ -176,6 +194,7 @@ def up(
             force=force,
             message=message,
             policy_packs=packs,
+            policy_level=level,
         )
     _finish(summary)
 

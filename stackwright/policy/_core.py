@@ -36,6 +36,16 @@ class Level(enum.Enum):
             f"{where}: enforcement level {value!r} is not one of advisory, mandatory, disabled"
         )
 
+    @classmethod
+    def override(cls, value: str | None, where: str) -> Level | None:
+        """A run's override of every enabled policy's level (`--level`): mandatory or advisory."""
+        if value is None:
+            return None
+        level = cls.parse(value, where)
+        if level is cls.DISABLED:
+            raise UsageError(f"{where} disabled: use mandatory or advisory")
+        return level
+
 
 class Severity(enum.Enum):
     """How bad a violation is (independent of whether it blocks)."""

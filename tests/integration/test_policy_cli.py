@@ -141,6 +141,14 @@ def test_an_advisory_preview_shows_the_findings_and_goes_on(
     assert [f["message"] for f in team["findings"] if f["policy"] == "team-label"] == [
         "Deployment policy-advisory/web has no team label"
     ]
+    # `--policy-level mandatory` makes every enabled policy block, for this run only.
+    strict = sw(root, "preview", "--json", "--policy-level", "mandatory", rc=3)
+    assert [e["event"] for e in events(strict)] == ["policy"]
+    bad = sw(root, "preview", "--policy-level", "loud", rc=2)
+    assert bad.stderr.strip() == (
+        "error: --policy-level: enforcement level 'loud' is not one of advisory, mandatory, "
+        "disabled"
+    )
     plain = sw(root, "preview", rc=0).stdout
     assert "advisory  SW-K8S-012 image-tag (high)  Deployment policy-advisory/" in plain
     assert "runs image nginx:latest with the tag latest" in plain
