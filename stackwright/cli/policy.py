@@ -14,6 +14,7 @@ from typing import Annotated
 import typer
 
 from stackwright.automation import policy as policy_runs
+from stackwright.cli.project import PolicyPacks
 from stackwright.cli.render import policy_lines
 from stackwright.errors import UsageError
 from stackwright.policy import Level, Report, to_sarif
@@ -25,10 +26,6 @@ app = typer.Typer(
 
 FORMATS = ("text", "json", "sarif")
 
-PolicyPacks = Annotated[
-    list[str] | None,
-    typer.Option("--policy-pack", help="Also run the packs of this directory.", metavar="DIR"),
-]
 Packs = Annotated[
     list[str] | None,
     typer.Option(

@@ -38,7 +38,7 @@ PolicyPacks = Annotated[
     list[str] | None,
     typer.Option(
         "--policy-pack",
-        help="Also enforce the policy packs of this directory (repeatable).",
+        help="Also run the policy packs of this directory (repeatable).",
         metavar="DIR",
     ),
 ]
@@ -549,4 +549,4 @@ def register(app: typer.Typer) -> None:
     app.add_typer(state_app, name="state")
 
 
-__all__ = ["StackwrightError", "register"]
+__all__ = ["PolicyPacks", "StackwrightError", "register"]
