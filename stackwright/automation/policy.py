@@ -1,8 +1,8 @@
 """Policy checks without a stack: manifests on disk (`policy check`) and live clusters (`policy audit`).
 
 `check(paths, …)` reads YAML files, directories of them, Helm charts (rendered by
-real Helm with the given values) and Kustomize directories (built by the real
-engine) into policy subjects that remember their file and line, and evaluates the
+real Helm with the given values), Kustomize directories (built by the real engine)
+and Stackwright projects (their program run, nothing applied) into policy subjects that remember their file and line, and evaluates the
 chosen packs. Settings come from `--config FILE` (a `Stackwright.<stack>.yaml`, or a
 mapping of the same `policy:` keys). `audit` reads a cluster's objects through the
 engine and evaluates the same packs.
@@ -13,18 +13,21 @@ or pack (one line, exit code 2).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from stackwright.engine import wiring
+from stackwright.automation.workspace import PROJECT_FILE, Project
+from stackwright.engine import policy_gate, wiring
 from stackwright.engine.policy_gate import PolicyGate
 from stackwright.engine.policy_gate import audit as audit_objects
+from stackwright.engine.program import run_program
 from stackwright.errors import UsageError
 from stackwright.kubernetes import helm, kustomize
 from stackwright.kubernetes import yaml as manifests
@@ -49,6 +52,9 @@ class Options:
     set_values: tuple[str, ...] = ()
     release: str = "release"
     namespace: str | None = None
+    #: What a program checked without a stack sees: the stack name and its configuration.
+    stack: str = "check"
+    program_config: Mapping[str, Any] = field(default_factory=dict)
 
 
 def _document_lines(text: str) -> list[int]:
@@ -156,13 +162,30 @@ def _directory(path: Path, options: Options) -> list[Subject]:
     return found
 
 
+def _program(folder: Path, options: Options) -> list[Subject]:
+    """The objects a Stackwright program declares, its Outputs unknown as in a preview."""
+    project = Project.load(folder)
+    # As `stackwright --cwd PROJECT up` runs it: relative paths are from the project.
+    with contextlib.chdir(project.folder):
+        declared = run_program(
+            project.main, project=project.name, stack=options.stack, config=options.program_config
+        )
+    found = policy_gate.subjects(declared, PolicyGate(()))
+    for subject in found:
+        subject.source = str(project.main)
+    return found
+
+
 def load(path: Path, options: Options) -> list[Subject]:
-    """The objects of one path: a manifest file, a chart, a kustomization or a directory."""
+    """The objects of one path: a manifest file, a chart, a kustomization, a Stackwright
+    project (its program is run; nothing is applied) or a directory."""
     if not path.exists():
         raise UsageError(
-            f"{path}: no such file or directory; pass YAML files, directories, Helm charts "
-            "or Kustomize directories"
+            f"{path}: no such file or directory; pass YAML files, directories, Helm charts, "
+            "Kustomize directories or Stackwright projects"
         )
+    if path.is_dir() and (path / PROJECT_FILE).is_file():
+        return _program(path, options)
     if _is_chart(path):
         return _chart(path, options)
     if _is_kustomization(path):
@@ -204,6 +227,7 @@ def check(paths: Iterable[str | os.PathLike[str]], options: Options) -> Report:
     """Evaluate the packs over the objects of `paths`, with no cluster and no stack."""
     values, stack = _config_values(options.config)
     gate = _gate(options, values, options.config or "--config")
+    options = replace(options, stack=stack or options.stack, program_config=values)
     subjects = [s for p in paths for s in load(Path(p), options)]
     return evaluate(
         subjects, gate.packs, gate.settings, stack=stack, level=gate.level, today=gate.today

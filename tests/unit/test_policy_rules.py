@@ -191,3 +191,36 @@ def test_policy_check_on_a_kustomization(capsys: pytest.CaptureFixture[str]) -> 
     assert all(f["source"] == str(overlay) for f in found["findings"])
     assert "SW-K8S-012" not in {f["id"] for f in deployments}, "newTag 1.29 pins the image"
     assert "SW-K8S-004" in {f["id"] for f in deployments}
+
+
+def test_policy_check_on_a_program(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A Stackwright project is run (nothing applied, no cluster): its objects, Helm and YAML
+    children included, are checked with the config file's values and stack name."""
+    (tmp_path / "Stackwright.yaml").write_text("name: shop\nruntime: python\n")
+    (tmp_path / "app.yaml").write_text(yaml.safe_dump_all(good("shop")))
+    (tmp_path / "__main__.py").write_text(
+        "import stackwright as sw\n"
+        "import stackwright.kubernetes as k8s\n"
+        "cfg = sw.Config()\n"
+        "cm = k8s.core.v1.ConfigMap('settings', metadata={'namespace': 'shop'})\n"
+        "k8s.yaml.ConfigFile('app', file='app.yaml')\n"
+        "k8s.apps.v1.Deployment('api', metadata={'namespace': 'shop'}, spec={\n"
+        "    'replicas': cfg.get_int('replicas') or 1,\n"
+        "    'selector': {'matchLabels': {'app': 'api'}},\n"
+        "    'template': {'metadata': {'labels': {'app': 'api'}}, 'spec': {'containers': [\n"
+        "        {'name': 'api', 'image': 'nginx:latest',\n"
+        "         'env': [{'name': 'API_TOKEN', 'value': cm.metadata['name']}]}]}}})\n"
+    )
+    config = tmp_path / "Stackwright.prod.yaml"
+    config.write_text(yaml.safe_dump({"config": {"shop:replicas": 1, "policy:env": "production"}}))
+    # Run from elsewhere: the program's relative paths are from its project, as with `up`.
+    found = _check(capsys, str(tmp_path), "--config", str(config), "--json")
+    api = {f["id"]: f for f in found["findings"] if f["name"] == "api"}
+    assert api["SW-K8S-012"]["urn"] == "urn:sw:prod::shop::kubernetes:apps/v1:Deployment::api"
+    assert api["SW-K8S-021"]["message"].endswith(
+        "in production stack prod; at least 2 are required"
+    )
+    assert "SW-K8S-025" not in api, "the token comes from an Output not known yet"
+    web = [f for f in found["findings"] if f["name"] == "web"]
+    assert web == [], "the YAML children are the good objects, and they pass"
+    assert {f["source"] for f in found["findings"]} == {str(tmp_path / "__main__.py")}
