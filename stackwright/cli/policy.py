@@ -3,6 +3,9 @@
 Each handler parses its options, calls one function of `stackwright.automation.policy`
 and prints the report as text, JSON or SARIF. Exit code 3 when a mandatory policy
 failed (or a policy raised), 0 otherwise, 2 for bad input.
+
+Must never: decide what passes (the policy package does) or read sources itself (the
+automation layer does).
 """
 
 from __future__ import annotations

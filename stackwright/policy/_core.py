@@ -139,7 +139,8 @@ class Subject:
     `is_unknown`); `config` is the calling policy's configuration for this stack
     (the evaluator sets it before each call). `source` and `line` say where the
     object was read from when it came from a file; `cluster` names the cluster
-    (kubeconfig context) it is going to, when known.
+    (kubeconfig context) it is going to, when known. `evaluate` sets `stack`, `tags`
+    and (for a namespaced kind that names none) `namespace` before any policy runs.
     """
 
     __slots__ = (
