@@ -16,6 +16,53 @@ from typing import Any
 
 URN_PREFIX = "urn:sw:"
 
+
+class Unknown:
+    """The value of an Output that preview cannot know (`stackwright.sdk.output` makes them;
+    the engine and the policy evaluator must recognise them, so the marker lives here)."""
+
+    _instance: Unknown | None = None
+
+    def __new__(cls) -> Unknown:
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __repr__(self) -> str:
+        return "(known after apply)"
+
+
+UNKNOWN = Unknown()
+
+#: Built-in kinds that have no namespace (every other built-in kind is namespaced): a table
+#: because discovery is not reachable everywhere it is needed (a program declaring a Helm
+#: chart, a policy check of files, the fake cluster).
+CLUSTER_SCOPED = frozenset(
+    {
+        "APIService",
+        "CSIDriver",
+        "CSINode",
+        "CertificateSigningRequest",
+        "ClusterRole",
+        "ClusterRoleBinding",
+        "CustomResourceDefinition",
+        "FlowSchema",
+        "IngressClass",
+        "MutatingWebhookConfiguration",
+        "Namespace",
+        "Node",
+        "PersistentVolume",
+        "PriorityClass",
+        "PriorityLevelConfiguration",
+        "RuntimeClass",
+        "StorageClass",
+        "ValidatingAdmissionPolicy",
+        "ValidatingAdmissionPolicyBinding",
+        "ValidatingWebhookConfiguration",
+        "VolumeAttachment",
+    }
+)
+
 #: The reserved type of the stack's own root resource (parent of top-level resources).
 STACK_TYPE = "stackwright:stack:Stack"
 

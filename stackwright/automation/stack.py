@@ -21,11 +21,13 @@ from stackwright.automation.workspace import Project, StackConfig, find_project,
 from stackwright.engine import operations
 from stackwright.engine.events import Diagnostic, Listener, Summary
 from stackwright.engine.execute import DEFAULT_PARALLEL, Options, object_ref
+from stackwright.engine.policy_gate import PolicyGate
 from stackwright.engine.program import run_program
 from stackwright.engine.wiring import kubernetes_providers
 from stackwright.errors import UsageError
 from stackwright.localcluster import lifecycle
 from stackwright.model import Op, ResourceState, make_urn
+from stackwright.policy import Level, Settings, select_packs
 from stackwright.sdk.context import Program
 from stackwright.state import Backend, open_backend
 
@@ -73,6 +75,28 @@ class Workspace:
                 settings[key] = values[f"kubernetes:{key}"]
         return settings
 
+    # --- policy ---------------------------------------------------------------------------
+
+    def policy_gate(
+        self, pack_dirs: tuple[str, ...] = (), level: Level | None = None
+    ) -> PolicyGate | None:
+        """The packs the stack enforces (`policy:packs`, `policy:pack-dirs` relative to the
+        project, and `--policy-pack` directories) with its settings; None when there are none."""
+        values, _ = self.resolved_config()
+        settings = Settings.from_config(
+            values,
+            str(self.config.path.name),
+            default_namespace=str(values.get("kubernetes:namespace") or "default"),
+        )
+        configured = values.get(PACK_DIRS_KEY) or []
+        if isinstance(configured, str):
+            configured = [d.strip() for d in configured.split(",") if d.strip()]
+        directories = [str(self.project.folder / d) for d in configured] + list(pack_dirs)
+        if not settings.packs and not directories:
+            return None
+        packs = select_packs(settings.packs, directories)
+        return PolicyGate(tuple(packs), settings, level, cluster=_cluster(values))
+
     # --- running the program ----------------------------------------------------------
 
     def run_program(self) -> Program:
@@ -86,7 +110,13 @@ class Workspace:
         )
 
     def _run(
-        self, options: Options, listener: Listener, *, program: bool, message: str = ""
+        self,
+        options: Options,
+        listener: Listener,
+        *,
+        program: bool,
+        message: str = "",
+        policy: PolicyGate | None = None,
     ) -> Summary:
         if not self.backend.has_stack(self.project.name, self.stack):
             raise UsageError(
@@ -105,6 +135,7 @@ class Workspace:
             ),
             listener=listener,
             message=message,
+            policy=policy,
         )
 
     def preview(
@@ -114,9 +145,12 @@ class Workspace:
         refresh: bool = False,
         targets: tuple[str, ...] = (),
         parallel: int = DEFAULT_PARALLEL,
+        policy_packs: tuple[str, ...] = (),
+        policy_level: Level | None = None,
     ) -> Summary:
         options = Options("up", frozenset(targets), parallel, refresh=refresh, dry_run=True)
-        return self._run(options, listener, program=True)
+        gate = self.policy_gate(policy_packs, policy_level)
+        return self._run(options, listener, program=True, policy=gate)
 
     def up(
         self,
@@ -127,9 +161,12 @@ class Workspace:
         parallel: int = DEFAULT_PARALLEL,
         force: bool = False,
         message: str = "",
+        policy_packs: tuple[str, ...] = (),
+        policy_level: Level | None = None,
     ) -> Summary:
         options = Options("up", frozenset(targets), parallel, refresh=refresh, force=force)
-        return self._run(options, listener, program=True, message=message)
+        gate = self.policy_gate(policy_packs, policy_level)
+        return self._run(options, listener, program=True, message=message, policy=gate)
 
     def destroy(
         self,
@@ -201,6 +238,17 @@ class Workspace:
             operation.begin(1, Op.IMPORT, state)
             operation.end(1, state)
         return urn, python_code(type_token, name, state.inputs)
+
+
+#: Directories of the project's own policy packs, relative to the project folder.
+PACK_DIRS_KEY = "policy:pack-dirs"
+
+
+def _cluster(values: dict[str, Any]) -> str:
+    """The kubeconfig context of the stack's default cluster, as its configuration names it."""
+    if values.get("kubernetes:cluster"):
+        return f"stackwright-{values['kubernetes:cluster']}"
+    return str(values.get("kubernetes:context") or "")
 
 
 def _backend_url(project: Project) -> str | None:

@@ -14,7 +14,7 @@ from typing import Annotated
 
 import typer
 
-from stackwright.cli import _typer, cluster, project
+from stackwright.cli import _typer, cluster, policy, project
 from stackwright.errors import StackwrightError, UsageError
 
 _typer.install()
@@ -27,6 +27,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 app.add_typer(cluster.app, name="cluster")
+app.add_typer(policy.app, name="policy")
 project.register(app)
 
 

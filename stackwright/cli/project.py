@@ -22,6 +22,7 @@ from stackwright.automation.workspace import find_project, select_stack, selecte
 from stackwright.cli.render import Renderer, make_renderer
 from stackwright.engine.events import Summary
 from stackwright.errors import StackwrightError, UsageError
+from stackwright.policy import Level
 from stackwright.state import open_backend
 
 Stack = Annotated[
@@ -32,6 +33,21 @@ Yes = Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmat
 Targets = Annotated[
     list[str] | None,
     typer.Option("--target", "-t", help="Only this resource (URN) and what it depends on."),
+]
+PolicyPacks = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--policy-pack",
+        help="Also run the policy packs of this directory (repeatable).",
+        metavar="DIR",
+    ),
+]
+PolicyLevel = Annotated[
+    str | None,
+    typer.Option(
+        "--policy-level",
+        help="Run every enabled policy at this level for this run: mandatory or advisory.",
+    ),
 ]
 Parallel = Annotated[
     int, typer.Option("--parallel", "-p", help="How many API writes run at once.", min=1)
@@ -111,13 +127,21 @@ def preview(
     ] = False,
     targets: Targets = None,
     parallel: Parallel = 16,
+    policy_packs: PolicyPacks = None,
+    policy_level: PolicyLevel = None,
     as_json: Json = False,
 ) -> None:
     """Show what `up` would change; changes nothing anywhere."""
+    level = Level.override(policy_level, "--policy-level")
     ws = _workspace(stack)
     with _rendering("preview", json_lines=as_json, show_diff=diff) as render:
         summary = ws.preview(
-            render, refresh=refresh, targets=tuple(targets or ()), parallel=parallel
+            render,
+            refresh=refresh,
+            targets=tuple(targets or ()),
+            parallel=parallel,
+            policy_packs=tuple(policy_packs or ()),
+            policy_level=level,
         )
     _finish(summary)
 
@@ -137,14 +161,25 @@ def up(
     message: Annotated[
         str, typer.Option("--message", "-m", help="Recorded in the stack's history.")
     ] = "",
+    policy_packs: PolicyPacks = None,
+    policy_level: PolicyLevel = None,
     as_json: Json = False,
 ) -> None:
     """Apply the program: create, update, replace and delete, waiting for each object to be ready."""
+    level = Level.override(policy_level, "--policy-level")
     ws = _workspace(stack)
     chosen = tuple(targets or ())
+    packs = tuple(policy_packs or ())
     if not yes:
         with _rendering("preview", json_lines=as_json, show_diff=diff) as render:
-            planned = ws.preview(render, refresh=refresh, targets=chosen, parallel=parallel)
+            planned = ws.preview(
+                render,
+                refresh=refresh,
+                targets=chosen,
+                parallel=parallel,
+                policy_packs=packs,
+                policy_level=level,
+            )
         if not planned.ok:
             raise typer.Exit(1)
         if not _confirm("update", yes, as_json):
@@ -152,7 +187,14 @@ def up(
             return
     with _rendering("up", json_lines=as_json, show_diff=diff) as render:
         summary = ws.up(
-            render, refresh=refresh, targets=chosen, parallel=parallel, force=force, message=message
+            render,
+            refresh=refresh,
+            targets=chosen,
+            parallel=parallel,
+            force=force,
+            message=message,
+            policy_packs=packs,
+            policy_level=level,
         )
     _finish(summary)
 
@@ -507,4 +549,4 @@ def register(app: typer.Typer) -> None:
     app.add_typer(state_app, name="state")
 
 
-__all__ = ["StackwrightError", "register"]
+__all__ = ["PolicyPacks", "StackwrightError", "register"]

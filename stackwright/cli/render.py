@@ -28,6 +28,7 @@ from stackwright.engine.events import (
     Diagnostic,
     Drift,
     Event,
+    PolicyChecked,
     StepDone,
     StepProgress,
     StepSkipped,
@@ -38,6 +39,7 @@ from stackwright.engine.events import (
 )
 from stackwright.engine.plan import FieldChange, Step
 from stackwright.model import STACK_TYPE, Op, parse_urn
+from stackwright.policy import Finding, Report
 
 if TYPE_CHECKING:
     from rich.console import Console, Group, RenderableType
@@ -56,7 +58,7 @@ def _import_rich() -> None:
     from rich.tree import Tree
 
 
-__all__ = ["KINDS", "OP_DISPLAY", "OpDisplay", "Renderer", "make_renderer"]
+__all__ = ["KINDS", "OP_DISPLAY", "OpDisplay", "Renderer", "make_renderer", "policy_lines"]
 
 KINDS = ("preview", "up", "destroy", "refresh", "import")
 
@@ -282,6 +284,62 @@ def diagnostic_line(diagnostic: Diagnostic) -> Text:
     )
 
 
+def _finding_where(finding: Finding) -> str:
+    resource = finding.resource
+    if resource is None:
+        return "(the stack as a whole)"
+    if resource.source:
+        line = f":{resource.line}" if resource.line else ""
+        return f"{resource.source}{line} {resource.display}"
+    return resource.display
+
+
+def policy_lines(report: Report) -> list[Text]:
+    """The findings of the policy packs, blocking ones first, then the exemptions in force."""
+    _import_rich()
+    packs = ", ".join(sorted({e.pack for e in report.enabled})) or "no packs"
+    blocking = report.blocking
+    errors = sum(1 for f in report.findings if f.error)
+    counts = [
+        f"{len(blocking) - errors} mandatory",
+        f"{len(report.findings) - len(blocking)} advisory",
+    ]
+    if errors:
+        counts.append(f"{errors} policy error(s)")
+    head_style = "bold red" if blocking else ("yellow" if report.findings else "green")
+    lines = [
+        Text(
+            f"Policies ({packs}): {report.checked} object(s) checked, "
+            f"{len(report.findings)} violation(s): {', '.join(counts)}",
+            style=head_style,
+        )
+    ]
+    for finding in sorted(report.findings, key=lambda f: not f.blocking):
+        tag = "error" if finding.error else finding.level.value
+        where = _finding_where(finding)
+        lines.append(
+            Text(
+                f"  {tag:<9} {finding.policy.label} ({finding.severity.value})  {where}",
+                style="bold red" if finding.blocking else "yellow",
+            )
+        )
+        lines.append(Text(f"            {finding.message}"))
+        if finding.path:
+            lines.append(Text(f"            at {finding.path}", style="dim"))
+        if finding.policy.fix and not finding.error:
+            lines.append(Text(f"            fix: {finding.policy.fix}", style="dim"))
+    for exemption in report.exemptions:
+        by = f", owner {exemption.owner}, until {exemption.expires}" if exemption.owner else ""
+        lines.append(
+            Text(
+                f"  exempt    {exemption.policy} for {exemption.resource} "
+                f"({exemption.via}{by}): {exemption.reason}",
+                style="dim",
+            )
+        )
+    return lines
+
+
 def summary_lines(summary: Summary, *, future: bool) -> list[Text]:
     """The closing block: counts per operation, duration, outputs, failures, what was not done."""
     lines = [Text("Resources:", style="bold")]
@@ -367,6 +425,8 @@ def event_json(event: Event) -> dict[str, Any]:
                 for f in event.fields
             ],
         }
+    if isinstance(event, PolicyChecked):
+        return {"event": "policy", **event.report.to_dict()}
     if isinstance(event, Diagnostic):
         return {
             "event": "diagnostic",
@@ -483,6 +543,8 @@ class PlainRenderer(Renderer):
             return drift_lines(event)
         if isinstance(event, Diagnostic):
             return [diagnostic_line(event)]
+        if isinstance(event, PolicyChecked):
+            return policy_lines(event.report)
         block = summary_lines(event, future=_is_future(self._kind) or event.dry_run)
         return [Text(""), *block] if self._printed else block
 
@@ -578,6 +640,8 @@ class LiveRenderer(Renderer):
                 self._print([skipped_line(event.step, event.reason)])
         elif isinstance(event, Drift):
             self._print(drift_lines(event))
+        elif isinstance(event, PolicyChecked):
+            self._print(policy_lines(event.report))
         else:
             self._print([diagnostic_line(event)])
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from stackwright.engine.plan import FieldChange, Step
+from stackwright.policy import Report
 from stackwright.sdk.output import UNKNOWN
 
 SECRET_TEXT = "[secret]"
@@ -80,6 +81,16 @@ class Diagnostic:
 
 
 @dataclass(frozen=True)
+class PolicyChecked:
+    """The policy packs ran over the program's objects, before any API call.
+
+    Advisory findings are warnings and the operation goes on; a blocking one
+    (mandatory, or a policy that raised) stops it right after this event."""
+
+    report: Report
+
+
+@dataclass(frozen=True)
 class Summary:
     kind: str  # preview / up / destroy / refresh / import
     ok: bool
@@ -95,7 +106,16 @@ class Summary:
     state_bytes_written: int = 0
 
 
-Event = StepStarted | StepProgress | StepDone | StepSkipped | Drift | Diagnostic | Summary
+Event = (
+    StepStarted
+    | StepProgress
+    | StepDone
+    | StepSkipped
+    | Drift
+    | Diagnostic
+    | PolicyChecked
+    | Summary
+)
 Listener = Callable[[Event], None]
 
 

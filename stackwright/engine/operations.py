@@ -15,8 +15,10 @@ import time
 from collections.abc import Iterable
 from typing import Any
 
+from stackwright.engine import policy_gate
 from stackwright.engine.events import Diagnostic, Listener, Summary
 from stackwright.engine.execute import Options, Run, is_kubernetes, object_ref
+from stackwright.engine.policy_gate import PolicyGate
 from stackwright.engine.ports import ProviderFactory
 from stackwright.errors import UsageError
 from stackwright.model import ResourceState
@@ -62,10 +64,17 @@ def run(
     providers: ProviderFactory,
     listener: Listener,
     message: str = "",
+    policy: PolicyGate | None = None,
 ) -> Summary:
-    """Carry out `options.kind` on the stack and return its summary (also emitted last)."""
+    """Carry out `options.kind` on the stack and return its summary (also emitted last).
+
+    With a `policy` gate, the program's objects are checked first: a blocking
+    violation raises `PolicyViolation` before the lock is taken or the cluster called."""
     snapshot = _snapshot(backend, project, stack)
     _check_targets(options.targets, program, snapshot)
+    if policy is not None and program is not None:
+        what = "preview" if options.dry_run else options.kind
+        policy_gate.check(policy, program, stack, listener, what)
     started = time.monotonic()
     written = 0
     if options.dry_run:

@@ -33,6 +33,7 @@ from typing import Any, NamedTuple
 from stackwright.engine.plan import diff, replacement_reasons
 from stackwright.engine.ports import Provider, ProviderFactory
 from stackwright.errors import StackwrightError
+from stackwright.model import CLUSTER_SCOPED
 
 __all__ = [
     "CLUSTER_SCOPED",
@@ -45,18 +46,6 @@ __all__ = [
     "FakeNotReady",
     "Key",
 ]
-
-#: Built-in kinds that are not namespaced (the rest of the built-in groups' kinds are).
-CLUSTER_SCOPED = frozenset(
-    {
-        "Namespace", "Node", "PersistentVolume", "ClusterRole", "ClusterRoleBinding",
-        "CustomResourceDefinition", "StorageClass", "CSIDriver", "CSINode", "VolumeAttachment",
-        "PriorityClass", "IngressClass", "RuntimeClass", "APIService",
-        "ValidatingWebhookConfiguration", "MutatingWebhookConfiguration",
-        "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding",
-        "CertificateSigningRequest", "FlowSchema", "PriorityLevelConfiguration",
-    }
-)  # fmt: skip
 
 #: The calls that change the cluster: a no-op run must make none of them.
 WRITES = frozenset({"apply", "delete", "ensure_applyset", "remove_applyset"})

@@ -15,6 +15,7 @@ from typing import Any
 from stackwright.engine.ports import Provider, ProviderFactory
 from stackwright.providers.kubernetes import ApplySet, KubernetesProvider, stamp
 from stackwright.providers.kubernetes.applyset import ensure_parent
+from stackwright.providers.kubernetes.errors import UnknownKind
 
 
 class KubernetesCluster:
@@ -238,3 +239,30 @@ def kubernetes_providers(
         )
 
     return make
+
+
+def live_objects(
+    settings: Mapping[str, Any],
+) -> Callable[[Iterable[tuple[str, str]]], list[dict[str, Any]]]:
+    """A reader of every object of the given (apiVersion, kind)s in the cluster the settings
+    (kubeconfig / context) name, in all namespaces; kinds the cluster does not serve are skipped."""
+
+    def read(kinds: Iterable[tuple[str, str]]) -> list[dict[str, Any]]:
+        async def list_all() -> list[dict[str, Any]]:
+            provider = KubernetesProvider(
+                settings.get("kubeconfig") or None, settings.get("context") or None
+            )
+            found: list[dict[str, Any]] = []
+            try:
+                for api_version, kind in kinds:
+                    try:
+                        found.extend(await provider.list(api_version, kind))
+                    except UnknownKind:
+                        continue
+            finally:
+                await provider.close()
+            return found
+
+        return asyncio.run(list_all())
+
+    return read

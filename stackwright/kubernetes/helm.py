@@ -89,6 +89,7 @@ import yaml
 
 from stackwright.errors import UsageError
 from stackwright.kubernetes.yaml import SKIP_AWAIT, ManifestObject, Transformation, child_name
+from stackwright.model import CLUSTER_SCOPED
 from stackwright.sdk.output import (
     UNKNOWN,
     Output,
@@ -106,7 +107,7 @@ from stackwright.sdk.resource import (
     _declared_at,
 )
 
-__all__ = ["CLUSTER_SCOPED", "RELEASE_TYPE", "Chart", "Release", "render"]
+__all__ = ["CLUSTER_SCOPED", "RELEASE_TYPE", "Chart", "Release", "merge_values", "render"]
 
 #: The component's type token.
 CHART_TYPE = "kubernetes:helm.sh/v4:Chart"
@@ -115,30 +116,6 @@ CHART_TYPE = "kubernetes:helm.sh/v4:Chart"
 #: Helm rather than applying objects.
 RELEASE_TYPE = "kubernetes:helm.sh/v4:Release"
 
-#: Kinds that have no namespace: a chart's object of one of these stays cluster-scoped.
-CLUSTER_SCOPED = frozenset(
-    {
-        "APIService",
-        "CertificateSigningRequest",
-        "ClusterRole",
-        "ClusterRoleBinding",
-        "CustomResourceDefinition",
-        "IngressClass",
-        "MutatingWebhookConfiguration",
-        "Namespace",
-        "Node",
-        "PersistentVolume",
-        "PriorityClass",
-        "RuntimeClass",
-        "StorageClass",
-        "ValidatingAdmissionPolicy",
-        "ValidatingAdmissionPolicyBinding",
-        "ValidatingWebhookConfiguration",
-        "VolumeAttachment",
-        "CSIDriver",
-        "CSINode",
-    }
-)
 
 #: Hook phases that run with an install or upgrade, before or after the chart's objects.
 _PRE_HOOKS = frozenset({"pre-install", "pre-upgrade"})
@@ -181,7 +158,7 @@ class Chart(ComponentResource):
     ) -> None:
         where = _declared_at()
         what = f"Helm chart {name!r} ({os.fspath(chart)}) at {where}"
-        merged = _merge_values(what, value_files or (), values or {})
+        merged = merge_values(what, value_files or (), values or {})
         transforms = transformations or ()
 
         def rendered_with(values: dict[str, Any]) -> tuple[list[_Object], list[_Object]]:
@@ -523,7 +500,7 @@ class _loaded:
             self.tmp.cleanup()
 
 
-def _merge_values(
+def merge_values(
     what: str, value_files: Sequence[str | os.PathLike[str]], values: Mapping[str, Any]
 ) -> dict[str, Any]:
     """Value files in order, then `values`, each merged over the last (maps deeply)."""
@@ -731,7 +708,7 @@ class Release(CustomResource):
         where = _declared_at()
         reference = os.fspath(chart)
         what = f"Helm release {name!r} ({reference}) at {where}"
-        merged = _merge_values(what, value_files or (), values or {})
+        merged = merge_values(what, value_files or (), values or {})
         repo_opts = dict(repository_opts or {})
         unknown = set(repo_opts) - {
             "repo",

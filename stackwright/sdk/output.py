@@ -28,28 +28,13 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast
 
+from stackwright.model import UNKNOWN as UNKNOWN
+
 if TYPE_CHECKING:
     from stackwright.sdk.resource import Resource
 
 T = TypeVar("T")
 U = TypeVar("U")
-
-
-class Unknown:
-    """The value of an Output that preview cannot know."""
-
-    _instance: Unknown | None = None
-
-    def __new__(cls) -> Unknown:
-        if cls._instance is None:
-            cls._instance = super().__new__(cls)
-        return cls._instance
-
-    def __repr__(self) -> str:
-        return "(known after apply)"
-
-
-UNKNOWN = Unknown()
 
 
 class Secret:

@@ -1,0 +1,245 @@
+"""Policy checks without a stack: manifests on disk (`policy check`) and live clusters (`policy audit`).
+
+`check(paths, …)` reads YAML files, directories of them, Helm charts (rendered by
+real Helm with the given values), Kustomize directories (built by the real engine)
+and Stackwright projects (their program run, nothing applied) into policy subjects that remember their file and line, and evaluates the
+chosen packs. Settings come from `--config FILE` (a `Stackwright.<stack>.yaml`, or a
+mapping of the same `policy:` keys). `audit` reads a cluster's objects through the
+engine and evaluates the same packs.
+
+Must never: talk to a cluster in `check`, or show a traceback for a bad path, value
+or pack (one line, exit code 2).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from stackwright.automation.workspace import PROJECT_FILE, Project
+from stackwright.engine import policy_gate, wiring
+from stackwright.engine.policy_gate import PolicyGate
+from stackwright.engine.policy_gate import audit as audit_objects
+from stackwright.engine.program import run_program
+from stackwright.errors import UsageError
+from stackwright.kubernetes import helm, kustomize
+from stackwright.kubernetes import yaml as manifests
+from stackwright.policy import Level, Report, Settings, Subject, evaluate, select_packs
+
+#: The pack `policy check` runs when neither `--pack` nor the config file names one.
+DEFAULT_PACK = "kubernetes-best-practices"
+_KUSTOMIZATIONS = ("kustomization.yaml", "kustomization.yml", "Kustomization")
+_MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
+_SEPARATOR = re.compile(r"^---(\s|$)")
+
+
+@dataclass(frozen=True)
+class Options:
+    """What `policy check` and `policy audit` run: packs, level, settings and chart values."""
+
+    packs: tuple[str, ...] = ()
+    pack_dirs: tuple[str, ...] = ()
+    level: Level | None = None
+    config: str | None = None
+    values_files: tuple[str, ...] = ()
+    set_values: tuple[str, ...] = ()
+    release: str = "release"
+    namespace: str | None = None
+    #: What a program checked without a stack sees: the stack name and its configuration.
+    stack: str = "check"
+    program_config: Mapping[str, Any] = field(default_factory=dict)
+
+
+def _document_lines(text: str) -> list[int]:
+    """The 1-based line where each YAML document of `text` starts (its first content line;
+    0 for an empty one), found by a scan for `---` separators (parsing positions with PyYAML
+    is 10x slower). Indexes match `manifests.parse`'s document numbers."""
+    starts: list[int] = []
+    first = 0  # the first content line of the document being read; 0 while none
+    opened = False  # a separator opened the current document (so it counts even if empty)
+    for number, line in enumerate(text.splitlines(), 1):
+        if _SEPARATOR.match(line):
+            if first or opened:
+                starts.append(first)
+            first, opened = 0, True
+        elif not first and line.strip() and not line.lstrip().startswith("#"):
+            first = number
+    if first or opened:
+        starts.append(first)
+    return starts
+
+
+def _subjects_of_text(text: str, source: str, *, strict: bool, lines: bool = True) -> list[Subject]:
+    documents = manifests.parse(text, source)
+    starts = _document_lines(text) if lines else []
+    found = []
+    for doc in manifests.expand(documents):
+        obj = doc.obj
+        if not isinstance(obj, dict) or not obj.get("kind") or not obj.get("apiVersion"):
+            if strict:
+                raise UsageError(
+                    f"document {doc.index} of {source} is not a Kubernetes object (it needs "
+                    "apiVersion and kind); pass only manifests, charts and kustomizations"
+                )
+            continue
+        line = starts[doc.index] if doc.index < len(starts) else 0
+        found.append(Subject(obj, source=source, line=line))
+    return found
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(f"cannot read {path}: {exc}") from exc
+
+
+def _set_values(assignments: Iterable[str]) -> dict[str, Any]:
+    """`--set a.b=1` as Helm reads it: dotted keys, YAML scalars (true, 3, text)."""
+    values: dict[str, Any] = {}
+    for assignment in assignments:
+        key, equals, raw = assignment.partition("=")
+        if not equals or not key:
+            raise UsageError(f"--set {assignment!r}: write it as key=value (a.b=c for nested keys)")
+        try:
+            value = yaml.safe_load(raw) if raw else ""
+        except yaml.YAMLError:
+            value = raw
+        node = values
+        parts = key.split(".")
+        for part in parts[:-1]:
+            child = node.get(part)
+            if not isinstance(child, dict):
+                child = node[part] = {}
+            node = child
+        node[parts[-1]] = value
+    return values
+
+
+def _chart(path: Path, options: Options) -> list[Subject]:
+    what = f"Helm chart {path}"
+    values = helm.merge_values(what, list(options.values_files), _set_values(options.set_values))
+    crds, templates = helm.render(
+        what, str(path), values, release=options.release, namespace=options.namespace
+    )
+    found = []
+    for rendered, text in [*crds, *templates]:
+        # Helm names a template `<chart name>/templates/x.yaml`: point at the file on disk.
+        inside = rendered.split("/", 1)[1] if "/" in rendered else rendered
+        source = str(path / inside) if path.is_dir() else f"{path}:{rendered}"
+        # Rendered lines are not the template's lines: no line numbers for charts.
+        found.extend(_subjects_of_text(text, source, strict=True, lines=False))
+    return found
+
+
+def _is_chart(path: Path) -> bool:
+    return (path.is_dir() and (path / "Chart.yaml").is_file()) or path.name.endswith(".tgz")
+
+
+def _is_kustomization(path: Path) -> bool:
+    return path.is_dir() and any((path / name).is_file() for name in _KUSTOMIZATIONS)
+
+
+def _directory(path: Path, options: Options) -> list[Subject]:
+    found: list[Subject] = []
+    for entry in sorted(path.iterdir()):
+        if entry.name.startswith("."):
+            continue
+        if _is_chart(entry) or _is_kustomization(entry):
+            found.extend(load(entry, options))
+        elif entry.is_dir():
+            found.extend(_directory(entry, options))
+        elif entry.suffix in _MANIFEST_SUFFIXES:
+            # Files in a directory need not all be manifests (values files, CI config).
+            found.extend(_subjects_of_text(_read(entry), str(entry), strict=False))
+    return found
+
+
+def _program(folder: Path, options: Options) -> list[Subject]:
+    """The objects a Stackwright program declares, its Outputs unknown as in a preview."""
+    project = Project.load(folder)
+    # As `stackwright --cwd PROJECT up` runs it: relative paths are from the project.
+    with contextlib.chdir(project.folder):
+        declared = run_program(
+            project.main, project=project.name, stack=options.stack, config=options.program_config
+        )
+    found = policy_gate.subjects(declared, PolicyGate(()))
+    for subject in found:
+        subject.source = str(project.main)
+    return found
+
+
+def load(path: Path, options: Options) -> list[Subject]:
+    """The objects of one path: a manifest file, a chart, a kustomization, a Stackwright
+    project (its program is run; nothing is applied) or a directory."""
+    if not path.exists():
+        raise UsageError(
+            f"{path}: no such file or directory; pass YAML files, directories, Helm charts, "
+            "Kustomize directories or Stackwright projects"
+        )
+    if path.is_dir() and (path / PROJECT_FILE).is_file():
+        return _program(path, options)
+    if _is_chart(path):
+        return _chart(path, options)
+    if _is_kustomization(path):
+        return _subjects_of_text(kustomize.build(str(path)), str(path), strict=True, lines=False)
+    if path.is_dir():
+        return _directory(path, options)
+    return _subjects_of_text(_read(path), str(path), strict=True)
+
+
+def _config_values(config: str | None) -> tuple[dict[str, Any], str]:
+    """The `policy:` settings of a config file, and the stack its name says (or "")."""
+    if config is None:
+        return {}, ""
+    path = Path(config)
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except OSError as exc:
+        raise UsageError(f"--config {config}: cannot read it: {exc.strerror or exc}") from exc
+    except yaml.YAMLError as exc:
+        raise UsageError(f"--config {config}: not valid YAML: {exc}") from exc
+    if not isinstance(data, dict) or not isinstance(data.get("config", {}), dict):
+        raise UsageError(f"--config {config}: expected a mapping (of `policy:` keys, or `config:`)")
+    values = data.get("config", data)
+    match = re.fullmatch(r"Stackwright\.(.+)\.ya?ml", path.name)
+    return values, match.group(1) if match else ""
+
+
+def _gate(options: Options, values: Mapping[str, Any], where: str) -> PolicyGate:
+    # Objects that name no namespace go where `--namespace` says (Helm's release namespace).
+    settings = Settings.from_config(values, where, default_namespace=options.namespace or "default")
+    names: Sequence[str] = options.packs or tuple(settings.packs)
+    if not names and not options.pack_dirs:
+        names = (DEFAULT_PACK,)
+    packs = select_packs(names, options.pack_dirs)
+    return PolicyGate(tuple(packs), settings, options.level)
+
+
+def check(paths: Iterable[str | os.PathLike[str]], options: Options) -> Report:
+    """Evaluate the packs over the objects of `paths`, with no cluster and no stack."""
+    values, stack = _config_values(options.config)
+    gate = _gate(options, values, options.config or "--config")
+    options = replace(options, stack=stack or options.stack, program_config=values)
+    subjects = [s for p in paths for s in load(Path(p), options)]
+    return evaluate(
+        subjects, gate.packs, gate.settings, stack=stack, level=gate.level, today=gate.today
+    )
+
+
+def audit(
+    options: Options, *, context: str | None, kubeconfig: str | None, namespace: str = ""
+) -> Report:
+    """Evaluate the packs over the objects that exist in a cluster, managed by a stack or not."""
+    values, _ = _config_values(options.config)
+    gate = _gate(options, values, options.config or "--config")
+    gate = PolicyGate(gate.packs, gate.settings, gate.level, cluster=context or "")
+    reader = wiring.live_objects({"kubeconfig": kubeconfig, "context": context})
+    return audit_objects(reader, gate, namespace=namespace)

@@ -1,0 +1,149 @@
+"""`stackwright policy check PATH…` and `stackwright policy audit`: policy packs outside a stack.
+
+Each handler parses its options, calls one function of `stackwright.automation.policy`
+and prints the report as text, JSON or SARIF. Exit code 3 when a mandatory policy
+failed (or a policy raised), 0 otherwise, 2 for bad input.
+
+Must never: decide what passes (the policy package does) or read sources itself (the
+automation layer does).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from stackwright.automation import policy as policy_runs
+from stackwright.cli.project import PolicyPacks
+from stackwright.cli.render import policy_lines
+from stackwright.errors import UsageError
+from stackwright.policy import Level, Report, to_sarif
+
+app = typer.Typer(
+    help="Policy packs: check manifests, charts and kustomizations; audit a live cluster.",
+    no_args_is_help=True,
+)
+
+FORMATS = ("text", "json", "sarif")
+
+Packs = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--pack",
+        help="A built-in pack by name (default: the config's, else kubernetes-best-practices).",
+        metavar="NAME",
+    ),
+]
+LevelOption = Annotated[
+    str | None,
+    typer.Option("--level", help="Run every enabled policy at this level: mandatory or advisory."),
+]
+Format = Annotated[str, typer.Option("--format", help="text, json or sarif.")]
+Json = Annotated[bool, typer.Option("--json", help="The same as --format json.")]
+ConfigFile = Annotated[
+    str | None,
+    typer.Option(
+        "--config",
+        help="Policy settings: a Stackwright.<stack>.yaml, or a mapping of policy: keys.",
+        metavar="FILE",
+    ),
+]
+
+
+def _options(
+    packs: list[str] | None,
+    policy_packs: list[str] | None,
+    level: str | None,
+    config: str | None,
+    output_format: str,
+    **more: object,
+) -> policy_runs.Options:
+    if output_format not in FORMATS:
+        raise UsageError(f"--format {output_format}: use one of {', '.join(FORMATS)}")
+    return policy_runs.Options(
+        packs=tuple(packs or ()),
+        pack_dirs=tuple(policy_packs or ()),
+        level=Level.override(level, "--level"),
+        config=config,
+        **more,  # type: ignore[arg-type]
+    )
+
+
+def _show(report: Report, output_format: str) -> None:
+    if output_format == "json":
+        typer.echo(json.dumps(report.to_dict(), indent=2))
+    elif output_format == "sarif":
+        typer.echo(json.dumps(to_sarif(report), indent=2))
+    else:
+        typer.echo("\n".join(line.plain for line in policy_lines(report)))
+    if report.blocked:
+        raise typer.Exit(3)
+
+
+@app.command("check")
+def check(
+    paths: Annotated[
+        list[Path], typer.Argument(help="YAML files, directories, Helm charts, kustomizations.")
+    ],
+    packs: Packs = None,
+    policy_packs: PolicyPacks = None,
+    level: LevelOption = None,
+    output_format: Format = "text",
+    as_json: Json = False,
+    set_values: Annotated[
+        list[str] | None,
+        typer.Option("--set", help="A Helm value, key=value (a.b=c for nested keys)."),
+    ] = None,
+    values: Annotated[
+        list[str] | None,
+        typer.Option("--values", "-f", help="A Helm values file.", metavar="FILE"),
+    ] = None,
+    config: ConfigFile = None,
+    release: Annotated[str, typer.Option("--release", help="Helm release name.")] = "release",
+    namespace: Annotated[
+        str | None, typer.Option("--namespace", "-n", help="Helm release namespace.")
+    ] = None,
+) -> None:
+    """Run policy packs over manifests, Helm charts and kustomizations; no cluster, no stack."""
+    output_format = "json" if as_json else output_format
+    options = _options(
+        packs,
+        policy_packs,
+        level,
+        config,
+        output_format,
+        values_files=tuple(values or ()),
+        set_values=tuple(set_values or ()),
+        release=release,
+        namespace=namespace,
+    )
+    _show(policy_runs.check(paths, options), output_format)
+
+
+@app.command("audit")
+def audit(
+    context: Annotated[
+        str | None, typer.Option("--context", help="The kubeconfig context of the cluster.")
+    ] = None,
+    kubeconfig: Annotated[
+        str | None, typer.Option("--kubeconfig", help="The kubeconfig file.", metavar="FILE")
+    ] = None,
+    namespace: Annotated[str, typer.Option("--namespace", "-n", help="Only this namespace.")] = "",
+    packs: Packs = None,
+    policy_packs: PolicyPacks = None,
+    level: LevelOption = None,
+    output_format: Format = "text",
+    as_json: Json = False,
+    config: ConfigFile = None,
+) -> None:
+    """Run policy packs over the objects of a live cluster, managed by a stack or not."""
+    output_format = "json" if as_json else output_format
+    options = _options(packs, policy_packs, level, config, output_format)
+    report = policy_runs.audit(options, context=context, kubeconfig=kubeconfig, namespace=namespace)
+    _show(report, output_format)
+
+
+__all__ = ["app"]

@@ -1,0 +1,158 @@
+"""The policy stage of the pipeline: the program's objects checked before any API call.
+
+`check(gate, program, listener)` turns every Kubernetes object the program
+declared (Helm-, YAML- and Kustomize-imported children included) into a policy
+subject — its inputs resolved with every Output unknown, since nothing has been
+applied yet — runs the stack's packs over them, reports a `PolicyChecked` event,
+and raises `PolicyViolation` when a mandatory policy failed or a policy raised:
+the operation stops before it plans, locks or calls the cluster. `audit` runs the
+same packs over the objects that exist in a live cluster.
+
+Must never: call the cluster or write state before the verdict, or let a value not
+known yet fail a policy.
+"""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from stackwright.engine.events import Listener, PolicyChecked
+from stackwright.engine.execute import is_kubernetes
+from stackwright.errors import PolicyViolation
+from stackwright.kubernetes.provider import PROVIDER_TYPE
+from stackwright.policy import (
+    Level,
+    PolicyPack,
+    Report,
+    Settings,
+    Subject,
+    evaluate,
+)
+from stackwright.sdk.context import Program
+from stackwright.sdk.output import UNKNOWN, resolve, unwrap_secrets
+from stackwright.sdk.resource import Resource
+
+
+@dataclass(frozen=True)
+class PolicyGate:
+    """What to enforce on one stack: its packs, its settings, and the run's overrides."""
+
+    packs: tuple[PolicyPack, ...]
+    settings: Settings = field(default_factory=Settings)
+    #: `--level`: every enabled policy at this level for the run.
+    level: Level | None = None
+    #: The kubeconfig context of the stack's default cluster ("" when not known).
+    cluster: str = ""
+    today: datetime.date | None = None
+
+
+def _unknown(resource: Resource) -> Any:
+    return UNKNOWN  # nothing is applied yet: every Output is unknown
+
+
+def _provider_settings(resource: Resource) -> Mapping[str, Any] | None:
+    """The props of the explicit provider a resource (or an ancestor) names, if any."""
+    node: Resource | None = resource
+    while node is not None:
+        if node.opts.provider is not None:
+            props = node.opts.provider.props
+            return props if isinstance(props, Mapping) else {}
+        node = node.opts.parent
+    return None
+
+
+def subjects(program: Program, gate: PolicyGate) -> list[Subject]:
+    """The program's Kubernetes objects as policy subjects, in declaration order."""
+    out = []
+    for resource in program.resources:
+        if not (resource.custom and is_kubernetes(resource.resource_type)):
+            continue
+        if resource.resource_type == PROVIDER_TYPE:
+            continue
+        inputs, _ = unwrap_secrets(resolve(resource.props, _unknown))
+        cluster = gate.cluster
+        explicit = _provider_settings(resource)
+        if explicit is not None:
+            context = explicit.get("context")
+            cluster = context if isinstance(context, str) else ""
+        out.append(Subject(inputs, urn=resource.urn, type=resource.resource_type, cluster=cluster))
+    return out
+
+
+def blocked_message(report: Report, what: str) -> str:
+    """One line for a run a mandatory policy (or a failing policy) stopped."""
+    blocking = report.blocking
+    first = blocking[0]
+    more = f" (and {len(blocking) - 1} more)" if len(blocking) > 1 else ""
+    return (
+        f"{what} blocked by policy: {first.policy.label}: {first.message}{more}; nothing was "
+        "changed. Fix the objects, or exempt them with the policy.stackwright.io/exempt "
+        "annotation and a policy.stackwright.io/reason"
+    )
+
+
+def check(gate: PolicyGate, program: Program, stack: str, listener: Listener, what: str) -> Report:
+    """Evaluate the gate's packs over the program's objects; raise when the run is blocked."""
+    if not gate.packs:
+        return Report()
+    report = evaluate(
+        subjects(program, gate),
+        gate.packs,
+        gate.settings,
+        stack=stack,
+        level=gate.level,
+        today=gate.today,
+    )
+    listener(PolicyChecked(report))
+    if report.blocked:
+        raise PolicyViolation(blocked_message(report, what))
+    return report
+
+
+#: What `audit` reads from a live cluster: the kinds the built-in packs judge. Objects a
+#: controller owns (a Deployment's ReplicaSets and pods) are judged through their owner.
+AUDIT_KINDS = (
+    ("v1", "Namespace"),
+    ("v1", "Pod"),
+    ("v1", "Service"),
+    ("v1", "ReplicationController"),
+    ("apps/v1", "Deployment"),
+    ("apps/v1", "StatefulSet"),
+    ("apps/v1", "DaemonSet"),
+    ("apps/v1", "ReplicaSet"),
+    ("batch/v1", "Job"),
+    ("batch/v1", "CronJob"),
+    ("policy/v1", "PodDisruptionBudget"),
+    ("networking.k8s.io/v1", "NetworkPolicy"),
+)
+
+
+def _owned(obj: Mapping[str, Any]) -> bool:
+    owners = (obj.get("metadata") or {}).get("ownerReferences") or ()
+    return any(isinstance(o, Mapping) and o.get("controller") for o in owners)
+
+
+def audit(
+    list_objects: Callable[[Iterable[tuple[str, str]]], list[dict[str, Any]]],
+    gate: PolicyGate,
+    *,
+    namespace: str = "",
+) -> Report:
+    """The packs over a live cluster's objects (`list_objects` reads them, e.g.
+    `wiring.live_objects`), managed by a stack or not."""
+    found = []
+    for obj in list_objects(AUDIT_KINDS):
+        metadata = obj.get("metadata") or {}
+        if _owned(obj):
+            continue
+        if namespace and namespace not in (
+            metadata.get("namespace"),
+            metadata.get("name") if obj.get("kind") == "Namespace" else None,
+        ):
+            continue
+        urn = (metadata.get("annotations") or {}).get("stackwright.io/urn", "")
+        found.append(Subject(obj, urn=str(urn), cluster=gate.cluster))
+    return evaluate(found, gate.packs, gate.settings, level=gate.level, today=gate.today)

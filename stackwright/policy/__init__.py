@@ -1,0 +1,83 @@
+"""Policy as code: rules in plain Python, checked before anything reaches a cluster.
+
+    from stackwright.policy import PolicyPack, Violation, policy
+
+    @policy("team-label", description="Workloads name their team", kinds=["Deployment"],
+            severity="low", config={"label": "team"})
+    def team_label(subject):
+        if subject.config["label"] not in subject.labels:
+            yield Violation(f"{subject.display} has no team label", "metadata.labels")
+
+    pack = PolicyPack("acme", [team_label], level="mandatory")
+
+`evaluate(subjects, packs, settings)` runs packs over objects and returns a `Report`;
+`select_packs` finds built-in packs by name and a team's packs in a directory;
+`Settings.from_config` reads a stack's `policy:` configuration; `to_sarif` writes a
+report for code-review tools. The engine calls this before any API call (preview,
+up); `stackwright policy check` calls it on files.
+
+Must never: import anything of Stackwright but `model` and `errors`, or do I/O
+beyond loading the pack modules it is pointed at.
+"""
+
+from __future__ import annotations
+
+from stackwright.model import CLUSTER_SCOPED
+from stackwright.policy._core import (
+    POD_KINDS,
+    Level,
+    Policy,
+    PolicyPack,
+    Severity,
+    StackSubject,
+    Subject,
+    Violation,
+    is_unknown,
+    items,
+    mapping,
+    policy,
+    stack_policy,
+)
+from stackwright.policy._evaluate import (
+    EXEMPT_ANNOTATION,
+    REASON_ANNOTATION,
+    Enabled,
+    ExemptionInForce,
+    Finding,
+    Report,
+    evaluate,
+)
+from stackwright.policy._load import load_directory, select_packs
+from stackwright.policy._sarif import to_sarif
+from stackwright.policy._settings import Exemption, Settings
+from stackwright.policy.packs import BUILT_IN as BUILT_IN_PACKS
+
+__all__ = [
+    "BUILT_IN_PACKS",
+    "CLUSTER_SCOPED",
+    "EXEMPT_ANNOTATION",
+    "POD_KINDS",
+    "REASON_ANNOTATION",
+    "Enabled",
+    "Exemption",
+    "ExemptionInForce",
+    "Finding",
+    "Level",
+    "Policy",
+    "PolicyPack",
+    "Report",
+    "Settings",
+    "Severity",
+    "StackSubject",
+    "Subject",
+    "Violation",
+    "evaluate",
+    "is_unknown",
+    "items",
+    "load_directory",
+    "mapping",
+    "policy",
+    "select_packs",
+    "stack_policy",
+    "to_sarif",
+]

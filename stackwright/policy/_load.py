@@ -1,0 +1,91 @@
+"""Finding policy packs: built-in ones by name, a team's own from a directory of Python modules.
+
+A pack module defines one or more `PolicyPack`s at module level; a module that
+defines decorated policies but no pack becomes a pack named after the module.
+Files starting with `_` are helpers, not packs.
+
+Must never: let a broken pack module surface as a traceback (it is bad input: one
+line naming the file and the error).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import sys
+import traceback
+from collections.abc import Iterable
+from pathlib import Path
+
+from stackwright.errors import UsageError
+from stackwright.policy._core import Policy, PolicyPack
+from stackwright.policy.packs import BUILT_IN, built_in
+
+
+def load_directory(path: str | Path) -> list[PolicyPack]:
+    """The packs defined by the Python modules of a directory (or one .py file)."""
+    folder = Path(path)
+    if folder.is_file() and folder.suffix == ".py":
+        files = [folder]
+    elif folder.is_dir():
+        files = sorted(p for p in folder.glob("*.py") if not p.name.startswith("_"))
+    else:
+        raise UsageError(
+            f"--policy-pack {path}: no such directory; pass a directory of policy pack modules"
+        )
+    packs: list[PolicyPack] = []
+    for file in files:
+        packs.extend(_packs_of(file))
+    if not packs:
+        raise UsageError(
+            f"--policy-pack {path}: defines no policy pack; a module must define a "
+            "PolicyPack(...) or @policy functions"
+        )
+    return packs
+
+
+def _packs_of(file: Path) -> list[PolicyPack]:
+    digest = hashlib.sha256(str(file.resolve()).encode()).hexdigest()[:12]
+    module_name = f"stackwright_policy_pack_{file.stem}_{digest}"
+    spec = importlib.util.spec_from_file_location(module_name, file)
+    if spec is None or spec.loader is None:  # pragma: no cover - .py files always have one
+        raise UsageError(f"policy pack {file}: cannot be loaded as a Python module")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[module_name] = module
+    try:
+        spec.loader.exec_module(module)
+    except UsageError as exc:
+        raise UsageError(f"policy pack {file}: {exc}") from exc
+    except Exception as exc:
+        frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == str(file)]
+        line = f", line {frames[-1].lineno}" if frames else ""
+        raise UsageError(
+            f"policy pack {file}{line} failed to load: {type(exc).__name__}: {exc}"
+        ) from exc
+    values = list(vars(module).values())
+    packs = [v for v in values if isinstance(v, PolicyPack)]
+    if packs:
+        return packs
+    policies = [v for v in values if isinstance(v, Policy)]
+    return [PolicyPack(file.stem, policies)] if policies else []
+
+
+def select_packs(names: Iterable[str], directories: Iterable[str | Path] = ()) -> list[PolicyPack]:
+    """Built-in packs by name, then the packs of each directory; names must be known."""
+    chosen: list[PolicyPack] = []
+    from_directories = [p for d in directories for p in load_directory(d)]
+    local = {p.name: p for p in from_directories}
+    for name in names:
+        pack = built_in(name)
+        if pack is None and name not in local:
+            known = ", ".join(sorted({*BUILT_IN, *local}))
+            raise UsageError(f"policy pack {name!r} is not known; the packs are: {known}")
+        if pack is not None:
+            chosen.append(pack)
+    chosen.extend(from_directories)
+    seen: set[str] = set()
+    for pack in chosen:
+        if pack.name in seen:
+            raise UsageError(f"policy pack {pack.name} is given twice; give each pack once")
+        seen.add(pack.name)
+    return chosen

