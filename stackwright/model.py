@@ -54,6 +54,28 @@ def parse_urn(urn: str) -> URNParts:
     return URNParts(stack, project, qualified, name)
 
 
+#: The key of a stored secret's envelope: `{"@secret": "<base64 nonce + AES-GCM ciphertext>"}`.
+#: State rows, stack outputs and export documents hold secrets only in this form.
+SECRET_SIG = "@secret"
+#: How a secret value is shown anywhere a person or a log may see it.
+SECRET_TEXT = "[secret]"
+
+
+def is_sealed(value: Any) -> bool:
+    """Whether `value` is a stored secret's envelope (ciphertext, never the plain value)."""
+    return isinstance(value, dict) and len(value) == 1 and SECRET_SIG in value
+
+
+@dataclass(frozen=True)
+class SecretValue:
+    """A secret stack output (or part of one), decrypted: shown as [secret], stored sealed."""
+
+    value: Any
+
+    def __repr__(self) -> str:
+        return "SecretValue([secret])"
+
+
 class Op(enum.Enum):
     """What a step does; its value is the word the display uses."""
 

@@ -43,10 +43,10 @@ from stackwright.engine.generated import GENERATORS, is_generated
 from stackwright.engine.graph import DependencyCycle, Graph, Node
 from stackwright.engine.plan import FieldChange, Intent, Step, plan, plan_delete
 from stackwright.engine.ports import Journal, Provider, ProviderFactory
-from stackwright.errors import UsageError
+from stackwright.errors import UsageError, redact
 from stackwright.kubernetes.helm import RELEASE_TYPE
 from stackwright.kubernetes.provider import PROVIDER_TYPE
-from stackwright.model import Op, PendingOperation, ResourceState
+from stackwright.model import SECRET_TEXT, Op, PendingOperation, ResourceState, SecretValue
 from stackwright.sdk.context import Program
 from stackwright.sdk.output import (
     PLAIN_LEAVES,
@@ -163,11 +163,14 @@ def _unknown_paths(value: Any, path: str = "") -> list[str]:
     return []
 
 
-def _mask(value: Any, paths: Iterable[str]) -> Any:
-    """A copy of `value` with the values at `paths` (dotted, as unwrap_secrets gives) shown as [secret]."""
+def _mask(
+    value: Any, paths: Iterable[str], secret: Callable[[Any], Any] = lambda _: SECRET_TEXT
+) -> Any:
+    """A copy of `value` with the values at `paths` (dotted, as unwrap_secrets gives)
+    replaced by `secret(value)` ([secret] by default)."""
     paths = list(paths)
     if "" in paths:
-        return "[secret]"
+        return secret(value)
     if not paths or not isinstance(value, dict):
         return value
     out = dict(value)
@@ -178,7 +181,7 @@ def _mask(value: Any, paths: Iterable[str]) -> Any:
             if p == key or p.startswith(key + ".")
         ]
         if inner:
-            out[key] = _mask(out[key], inner)
+            out[key] = _mask(out[key], inner, secret)
     return out
 
 
@@ -189,7 +192,7 @@ def describe(urn: str) -> str:
 
 
 def _error_text(exc: BaseException) -> str:
-    text = str(exc).strip() or type(exc).__name__
+    text = redact(str(exc).strip()) or type(exc).__name__
     return text.splitlines()[0] if "\n" in text else text
 
 
@@ -1032,13 +1035,14 @@ class Run:
     # --- outputs --------------------------------------------------------------------------------
 
     def stack_outputs(self) -> tuple[dict[str, Any], dict[str, Any]]:
-        """(stored, shown): the program's exports resolved; secrets masked in both."""
+        """(stored, shown): the program's exports resolved; secret parts are SecretValues
+        in what is stored (the state store seals them) and [secret] in what is shown."""
         if self.program is None:
             return {}, {}
         stored: dict[str, Any] = {}
         for name, value in self.program.exports.items():
             plain, secret_paths = unwrap_secrets(resolve(value, self.read_live))
-            stored[name] = _mask(plain, secret_paths)
+            stored[name] = _mask(plain, secret_paths, SecretValue)
         return stored, {k: shown(v) for k, v in stored.items()}
 
     def summary(self, elapsed: float) -> Summary:
