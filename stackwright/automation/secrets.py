@@ -151,13 +151,14 @@ def wrapping_key(
     environ: Mapping[str, str],
     *,
     new: bool = False,
+    create: bool = False,
     passphrase: str | None = None,
 ) -> bytes:
     """The key that wraps the data key under the provider `fields` describe.
 
     `new` reads the variables that name a provider being changed to
-    (STACKWRIGHT_NEW_CONFIG_PASSPHRASE, STACKWRIGHT_NEW_SECRETS_KEY) and makes a
-    missing key file; `passphrase` overrides the passphrase variable (a prompt's answer).
+    (STACKWRIGHT_NEW_CONFIG_PASSPHRASE, STACKWRIGHT_NEW_SECRETS_KEY); `create` makes
+    a missing key file; `passphrase` overrides the passphrase variable (a prompt's answer).
     """
     kind = str(fields.get("secretsprovider") or "passphrase")
     if kind == "passphrase":
@@ -179,9 +180,9 @@ def wrapping_key(
             )
         return _key_from_text(text, variable)
     if kind == "local":
-        return _key_file(where.local_key_file(), create=new)
+        return _key_file(where.local_key_file(), create=create)
     if kind.startswith("file:") and kind != "file:":
-        return _key_file(Path(kind[5:]).expanduser(), create=new)
+        return _key_file(Path(kind[5:]).expanduser(), create=create)
     raise UsageError(
         f"stack {where.stack}: unknown secrets provider {kind!r}; use passphrase, env, file:PATH or local"
     )

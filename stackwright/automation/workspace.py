@@ -281,7 +281,7 @@ class StackConfig:
 
     def _make_key(self, fields: dict[str, Any]) -> DataKey:
         key = os.urandom(32)
-        wrapper = secrets.wrapping_key(fields, self.where, self.environ, new=True)
+        wrapper = secrets.wrapping_key(fields, self.where, self.environ, create=True)
         for name in secrets.FIELDS:
             self.data.pop(name, None)
         self.data.update(fields, encryptedkey=secrets.wrap(key, wrapper))
@@ -320,13 +320,46 @@ class StackConfig:
         self.save()
         return new
 
+    def adopt_provider(self, spec: str | None) -> None:
+        """Give a stack without secrets yet a new data key under provider `spec` (None:
+        the one the environment suggests)."""
+        if _holds_secure(self.values):
+            raise UsageError(
+                f"stack {self.stack} already has secrets: use `stackwright stack "
+                "change-secrets-provider` to change how they are kept"
+            )
+        self._key = self._make_key(secrets.choose_provider(spec, self.environ))
+
+    def copy_values_from(self, other: StackConfig) -> None:
+        """Every value of `other`, its secrets encrypted again under this stack's key."""
+        key = self.data_key()
+        for full, value in other.values.items():
+            paths = self._secure_paths(value)
+            plain = other._decrypt_tree(full, value)
+            self.values[full] = self._encrypt_tree(full, plain, paths, key)
+
+    def forget(self) -> None:
+        """Delete the stack file, and the key file a `local` provider made for it."""
+        if self.data.get("secretsprovider") == "local":
+            self.where.local_key_file().unlink(missing_ok=True)
+        self.path.unlink(missing_ok=True)
+
+    def move_to(self, stack: str) -> None:
+        """Rename the stack file (and a `local` provider's key file) for stack `stack`."""
+        new_where = Where(self.project.name, stack)
+        if self.data.get("secretsprovider") == "local" and self.where.local_key_file().exists():
+            self.where.local_key_file().rename(new_where.local_key_file())
+        if self.path.exists():
+            self.path.rename(self.project.stack_file(stack))
+        self.stack, self.path = stack, self.project.stack_file(stack)
+
     def change_secrets_provider(self, spec: str, *, passphrase: str | None = None) -> str:
         """Wrap the stack's data key under another provider (or a new passphrase); the
         ciphertexts stay as they are. Returns the provider's name."""
         key = self.data_key()
         fields = secrets.choose_provider(spec, self.environ)
         wrapper = secrets.wrapping_key(
-            fields, self.where, self.environ, new=True, passphrase=passphrase
+            fields, self.where, self.environ, new=True, create=True, passphrase=passphrase
         )
         for name in secrets.FIELDS:
             self.data.pop(name, None)
