@@ -333,6 +333,7 @@ class StackConfig:
     def copy_values_from(self, other: StackConfig) -> None:
         """Every value of `other`, its secrets encrypted again under this stack's key."""
         key = self.data_key()
+        other._unlocked()
         for full, value in other.values.items():
             paths = self._secure_paths(value)
             plain = other._decrypt_tree(full, value)
@@ -428,7 +429,13 @@ class StackConfig:
     def is_secret(self, key: str) -> bool:
         return _holds_secure(self.values.get(self.full_key(key)))
 
+    def _unlocked(self) -> None:
+        """Unlock before reading stored values: an older file is re-encrypted on unlocking."""
+        if _holds_secure(self.values):
+            self.data_key()
+
     def get(self, key: str, *, path: bool = False) -> Any:
+        self._unlocked()
         top, steps = parse_key(key, self.project.name, path=path)
         found, value = _get_in(self.values, (top, *steps))
         if not found:
@@ -440,6 +447,7 @@ class StackConfig:
 
     def resolved(self) -> tuple[dict[str, Any], frozenset[str]]:
         """Every value, secrets decrypted, and the set of keys holding a secret."""
+        self._unlocked()
         plain = {key: self._decrypt_tree(key, value) for key, value in self.values.items()}
         return plain, frozenset(k for k, v in self.values.items() if _holds_secure(v))
 

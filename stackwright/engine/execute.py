@@ -528,11 +528,9 @@ class Run:
         resolved = resolve(resource.props, self.read_live)
         inputs, secret_paths = unwrap_secrets(resolved)
         if inputs.get("kind") == "Secret" and inputs.get("apiVersion") == "v1":
-            # A Secret's values are secret whether or not the program said so (as in Pulumi).
-            secret_paths = [
-                *secret_paths,
-                *(key for key in ("data", "stringData") if key in inputs),
-            ]
+            # A Secret's values are secret whether or not the program said so (as in Pulumi),
+            # both fields always: the live object returns `stringData` as `data`.
+            secret_paths = [*secret_paths, "data", "stringData"]
         unknown = _unknown_paths(inputs)
         if unknown and not self.options.dry_run:
             raise UsageError(
