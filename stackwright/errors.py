@@ -61,3 +61,8 @@ def redact(text: str) -> str:
         if secret in text:
             text = text.replace(secret, "[secret]")
     return text
+
+
+def forget_secrets() -> None:
+    """Forget every remembered secret (between independent runs in one process, e.g. tests)."""
+    _known_secrets.clear()

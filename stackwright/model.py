@@ -11,6 +11,7 @@ children of components (as Pulumi does): `urn:sw:dev::web::my:Component$kubernet
 from __future__ import annotations
 
 import enum
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -74,6 +75,17 @@ class SecretValue:
 
     def __repr__(self) -> str:
         return "SecretValue([secret])"
+
+
+def map_secrets(value: Any, change: Callable[[SecretValue], Any]) -> Any:
+    """A copy of a JSON-like `value` with each SecretValue in it replaced by `change(it)`."""
+    if isinstance(value, SecretValue):
+        return change(value)
+    if isinstance(value, dict):
+        return {k: map_secrets(v, change) for k, v in value.items()}
+    if isinstance(value, list):
+        return [map_secrets(v, change) for v in value]
+    return value
 
 
 class Op(enum.Enum):

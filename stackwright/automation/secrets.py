@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from stackwright.errors import UsageError, remember_secret
-from stackwright.model import SECRET_SIG, ResourceState, SecretValue, is_sealed
+from stackwright.model import SECRET_SIG, ResourceState, SecretValue, is_sealed, map_secrets
 from stackwright.state import stackwright_home
 
 PASSPHRASE_ENV = "STACKWRIGHT_CONFIG_PASSPHRASE"
@@ -302,16 +302,10 @@ class StateEncrypter:
         return self._each(resource, self._unseal)
 
     def seal_outputs(self, stack: str, outputs: Mapping[str, Any]) -> dict[str, Any]:
-        def walk(value: Any) -> Any:
-            if isinstance(value, SecretValue):
-                return {SECRET_SIG: self._key().encrypt(value.value)}
-            if isinstance(value, dict):
-                return {k: walk(v) for k, v in value.items()}
-            if isinstance(value, list):
-                return [walk(v) for v in value]
-            return value
-
-        return {k: walk(v) for k, v in outputs.items()}
+        return {
+            k: map_secrets(v, lambda secret: {SECRET_SIG: self._key().encrypt(secret.value)})
+            for k, v in outputs.items()
+        }
 
     def unseal_outputs(self, stack: str, outputs: Mapping[str, Any]) -> dict[str, Any]:
         def walk(value: Any) -> Any:

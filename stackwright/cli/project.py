@@ -30,7 +30,7 @@ from stackwright.automation.workspace import (
 from stackwright.cli.render import Renderer, make_renderer
 from stackwright.engine.events import Summary
 from stackwright.errors import StackwrightError, UsageError
-from stackwright.model import SecretValue
+from stackwright.model import SECRET_TEXT, map_secrets
 from stackwright.state import open_backend
 
 Stack = Annotated[
@@ -656,13 +656,7 @@ def typed(value: str, type_: str, key: str) -> Any:
 
 def revealed(value: Any, *, show: bool) -> Any:
     """Stack outputs as shown: secret parts as [secret], or their values with `show`."""
-    if isinstance(value, SecretValue):
-        return revealed(value.value, show=show) if show else "[secret]"
-    if isinstance(value, dict):
-        return {k: revealed(v, show=show) for k, v in value.items()}
-    if isinstance(value, list):
-        return [revealed(v, show=show) for v in value]
-    return value
+    return map_secrets(value, lambda secret: secret.value if show else SECRET_TEXT)
 
 
 # --- state ----------------------------------------------------------------------------------------

@@ -14,28 +14,23 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from stackwright.errors import UsageError
-from stackwright.model import SecretValue
+from stackwright.errors import UsageError, remember_secret
+from stackwright.model import SecretValue, map_secrets
 from stackwright.sdk.context import current_program
 from stackwright.sdk.output import Output
 
 
-def _plain(value: Any) -> tuple[Any, bool]:
-    """The value with SecretValues unwrapped, and whether it held one."""
-    if isinstance(value, SecretValue):
-        return _plain(value.value)[0], True
-    if isinstance(value, dict):
-        items = {k: _plain(v) for k, v in value.items()}
-        return {k: v for k, (v, _) in items.items()}, any(s for _, s in items.values())
-    if isinstance(value, list):
-        parts = [_plain(v) for v in value]
-        return [v for v, _ in parts], any(s for _, s in parts)
-    return value, False
-
-
 def _output(value: Any) -> Output[Any]:
-    plain, secret = _plain(value)
-    return Output.secret(plain) if secret else Output.from_input(plain)
+    """An Output of an output's value: secret when any part of it was."""
+    found: list[SecretValue] = []
+
+    def unwrap(secret: SecretValue) -> Any:
+        found.append(secret)
+        remember_secret(secret.value)  # only the secret parts: the rest may be shown
+        return secret.value
+
+    plain = map_secrets(value, unwrap)
+    return Output(lambda read: plain, secret=True) if found else Output.from_input(plain)
 
 
 class StackReference:

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Protocol
 
-from stackwright.model import SECRET_TEXT, ResourceState, SecretValue
+from stackwright.model import SECRET_TEXT, ResourceState, map_secrets
 
 
 class Encrypter(Protocol):
@@ -31,16 +31,6 @@ class Encrypter(Protocol):
     def unseal_outputs(self, stack: str, outputs: Mapping[str, Any]) -> dict[str, Any]: ...
 
 
-def _masked(value: Any) -> Any:
-    if isinstance(value, SecretValue):
-        return SECRET_TEXT
-    if isinstance(value, dict):
-        return {k: _masked(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_masked(v) for v in value]
-    return value
-
-
 class PlaintextEncrypter:
     """Without a stack's key (engine tests, tools): resource secrets stored as given,
     secret stack outputs stored as `[secret]` (their values are dropped, never written)."""
@@ -52,7 +42,7 @@ class PlaintextEncrypter:
         return resource
 
     def seal_outputs(self, stack: str, outputs: Mapping[str, Any]) -> dict[str, Any]:
-        return {k: _masked(v) for k, v in outputs.items()}
+        return {k: map_secrets(v, lambda _: SECRET_TEXT) for k, v in outputs.items()}
 
     def unseal_outputs(self, stack: str, outputs: Mapping[str, Any]) -> dict[str, Any]:
         return dict(outputs)
