@@ -316,6 +316,9 @@ class Run:
         )
         # What a preview would create that the server cannot dry-run against yet.
         self._previewed_namespaces: set[str] = set()
+        #: Providers whose settings a preview cannot know yet (a kubeconfig another
+        #: resource produces): their resources are planned without asking a cluster.
+        self._unknown_providers: set[str] = set()
         self._previewed_kinds: dict[tuple[str, str], bool] = {}
         self._sem = asyncio.Semaphore(max(1, options.parallel))
         #: The objects the program's resources hold after this run's steps (object_key → URN):
@@ -578,8 +581,7 @@ class Run:
         kube = resource.custom and is_kubernetes(resource.resource_type)
         release = resource.custom and is_release(resource.resource_type)
         if kube:
-            provider = self.provider_for(desired.provider)
-            desired = replace(desired, id=await self._object_id(provider, desired))
+            desired = replace(desired, id=await self._object_id(desired))
         elif release:
             provider = self.provider_for(desired.provider)
             namespace = desired.inputs.get("namespace") or provider.default_namespace
@@ -616,7 +618,7 @@ class Run:
             }
             new = replace(step.new, inputs=renamed)
             if kube:
-                new = replace(new, id=await self._object_id(self.provider_for(new.provider), new))
+                new = replace(new, id=await self._object_id(new))
             step = replace(step, new=new, delete_before_replace=False)
         if old is None and opts.import_ and kube:
             step = replace(step, op=Op.IMPORT)
@@ -652,7 +654,10 @@ class Run:
                 )
             )
         if resource.resource_type == PROVIDER_TYPE:
-            self.providers[urn] = self.factory(desired.inputs)
+            if self.options.dry_run and _unknown_paths(desired.inputs):
+                self._unknown_providers.add(urn)
+            else:
+                self.providers[urn] = self.factory(desired.inputs)
         if step.op is Op.SAME:
             assert old is not None
             self.live[urn] = old.outputs if old.outputs or not kube else old.inputs
@@ -684,9 +689,12 @@ class Run:
         self.outcome.counts[step.op.value] += 1
         self.emit(StepDone(step, True, self.clock() - started))
 
-    async def _object_id(self, provider: Provider, state: ResourceState) -> str:
+    async def _object_id(self, state: ResourceState) -> str:
         meta = _meta(state.inputs)
         name = str(meta.get("name", ""))
+        if state.provider in self._unknown_providers:
+            return f"{meta['namespace']}/{name}" if meta.get("namespace") else name
+        provider = self.provider_for(state.provider)
         scope = self._previewed_kinds.get(_group_and_kind(state.inputs))
         if scope is not None:
             namespaced = scope  # a kind whose CRD this preview would create
@@ -709,7 +717,7 @@ class Run:
         }
         known["metadata"] = _Partial(_meta(new.inputs))
         self.live[step.urn] = _Partial(known)
-        if not kube or _unknown_paths(new.inputs):
+        if not kube or _unknown_paths(new.inputs) or new.provider in self._unknown_providers:
             return
         kind = new.inputs.get("kind")
         if kind == "Namespace" and step.op is not Op.UPDATE:

@@ -309,11 +309,20 @@ def test_a_second_local_cluster_from_a_kubeconfig_string_and_a_context(
             k8s.core.v1.Namespace("ns", metadata={{"name": NS}})
             ns2 = k8s.core.v1.Namespace("ns2", metadata={{"name": NS}},
                                         opts=sw.ResourceOptions(provider=inline))
+            # A kubeconfig that another resource produces: known only once it is applied.
+            holder = k8s.core.v1.ConfigMap("holder", metadata={{"namespace": NS}},
+                                           data={{"kubeconfig": {second.kubeconfig.read_text()!r}}})
+            produced = k8s.Provider("produced", kubeconfig=holder.data["kubeconfig"])
+            k8s.core.v1.ConfigMap("produced-here", metadata={{"name": "produced-here", "namespace": NS}},
+                                  data={{"by": "produced"}},
+                                  opts=sw.ResourceOptions(provider=produced, depends_on=[ns2]))
             k8s.core.v1.ConfigMap("there", metadata={{"name": "there", "namespace": NS}},
                                   data={{"at": "second"}},
                                   opts=sw.ResourceOptions(provider=by_context, depends_on=[ns2]))
             """
         )
+        planned = p.preview()  # the produced provider's kubeconfig is not known yet
+        assert planned.summary["ok"] and "produced-here" in planned.changed()
         up = p.up()
         assert up.summary["ok"]
         env = {**os.environ, "KUBECONFIG": str(second.kubeconfig)}
@@ -325,6 +334,14 @@ def test_a_second_local_cluster_from_a_kubeconfig_string_and_a_context(
             timeout=60,
         )
         assert done.returncode == 0 and json.loads(done.stdout)["data"] == {"at": "second"}
+        done = subprocess.run(
+            ["kubectl", "get", "configmap", "produced-here", "-n", p.ns, "-o", "json"],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=60,
+        )
+        assert done.returncode == 0 and json.loads(done.stdout)["data"] == {"by": "produced"}
         assert get(cluster, "configmap", "there", p.ns) is None
         p.sw("destroy", "--yes")
     finally:
