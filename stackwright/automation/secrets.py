@@ -30,7 +30,15 @@ from pathlib import Path
 from typing import Any
 
 from stackwright.errors import UsageError, remember_secret
-from stackwright.model import SECRET_SIG, ResourceState, SecretValue, is_sealed, map_secrets
+from stackwright.model import (
+    SECRET_SIG,
+    ResourceState,
+    SecretValue,
+    is_sealed,
+    map_secrets,
+    outermost,
+    transform_at,
+)
 from stackwright.state import stackwright_home
 
 PASSPHRASE_ENV = "STACKWRIGHT_CONFIG_PASSPHRASE"
@@ -235,45 +243,6 @@ def unwrap(fields: Mapping[str, Any], where: Where, environ: Mapping[str, str]) 
 # --- secrets in state ---------------------------------------------------------------------
 
 
-def _outermost(paths: tuple[str, ...]) -> list[str]:
-    """Secret paths not inside another one (the outer one seals what is within it)."""
-    unique = list(dict.fromkeys(paths))
-    return [
-        p
-        for p in unique
-        if not any(q != p and (p.startswith((q + ".", q + "[")) or q == "") for q in unique)
-    ]
-
-
-def transform_at(value: Any, path: str, change: Callable[[Any], Any]) -> Any:
-    """A copy of `value` with `change` applied at a dotted path (`data.password`,
-    `spec.containers[0].env[1].value`); keys may hold dots, so the longest key that
-    matches is taken. A path that names nothing leaves `value` as it is."""
-    if path == "":
-        return change(value)
-    if isinstance(value, dict):
-        for key in sorted(value, key=lambda k: len(str(k)), reverse=True):
-            text = str(key)
-            if path == text:
-                return {**value, key: change(value[key])}
-            if path.startswith(text + "."):
-                rest = path[len(text) + 1 :]
-            elif path.startswith(text + "["):
-                rest = path[len(text) :]
-            else:
-                continue
-            return {**value, key: transform_at(value[key], rest, change)}
-        return value
-    if isinstance(value, list) and path.startswith("["):
-        index, _, rest = path[1:].partition("]")
-        rest = rest[1:] if rest.startswith(".") else rest
-        if index.isdigit() and int(index) < len(value):
-            copy = list(value)
-            copy[int(index)] = transform_at(value[int(index)], rest, change)
-            return copy
-    return value
-
-
 class StateEncrypter:
     """`stackwright.state.Encrypter` under a stack's data key (fetched on first use)."""
 
@@ -290,7 +259,7 @@ class StateEncrypter:
         if not resource.secret_paths:
             return resource
         inputs, outputs = resource.inputs, resource.outputs
-        for path in _outermost(resource.secret_paths):
+        for path in outermost(resource.secret_paths):
             inputs = transform_at(inputs, path, change)
             outputs = transform_at(outputs, path, change)
         return replace(resource, inputs=inputs, outputs=outputs)

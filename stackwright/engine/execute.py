@@ -46,7 +46,15 @@ from stackwright.engine.ports import Journal, Provider, ProviderFactory
 from stackwright.errors import UsageError, redact
 from stackwright.kubernetes.helm import RELEASE_TYPE
 from stackwright.kubernetes.provider import PROVIDER_TYPE
-from stackwright.model import SECRET_TEXT, Op, PendingOperation, ResourceState, SecretValue
+from stackwright.model import (
+    SECRET_TEXT,
+    Op,
+    PendingOperation,
+    ResourceState,
+    SecretValue,
+    outermost,
+    transform_at,
+)
 from stackwright.sdk.context import Program
 from stackwright.sdk.output import (
     PLAIN_LEAVES,
@@ -319,6 +327,8 @@ class Run:
         #: Providers whose settings a preview cannot know yet (a kubeconfig another
         #: resource produces): their resources are planned without asking a cluster.
         self._unknown_providers: set[str] = set()
+        #: Each resource's secret paths, which `read_live` marks as secret in its live state.
+        self._secret_paths: dict[str, tuple[str, ...]] = {}
         self._previewed_kinds: dict[tuple[str, str], bool] = {}
         self._sem = asyncio.Semaphore(max(1, options.parallel))
         #: The objects the program's resources hold after this run's steps (object_key → URN):
@@ -451,7 +461,15 @@ class Run:
             raise UsageError(f"{cycle}; declared: {where}") from None
 
     def read_live(self, resource: Resource) -> Any:
-        return self.live.get(resource.urn, UNKNOWN)
+        value = self.live.get(resource.urn, UNKNOWN)
+        paths = self._secret_paths.get(resource.urn)
+        if not paths or not isinstance(value, dict) or isinstance(value, _Partial):
+            return value
+        # What a secret field holds stays secret in what is computed from it (a Secret's
+        # `data` read by another resource, a generated password's `result`).
+        for path in outermost(paths):
+            value = transform_at(value, path, Secret)
+        return value
 
     async def run_program(self) -> None:
         assert self.program is not None
@@ -503,6 +521,7 @@ class Run:
             if not allowed:
                 if old is not None:
                     self.live[urn] = old.outputs
+                    self._secret_paths[urn] = old.secret_paths
                     self.status[urn] = _DONE
                 else:
                     self.status[urn] = _SKIPPED
@@ -578,6 +597,8 @@ class Run:
     async def _handle(self, resource: Resource, old: ResourceState | None) -> None:
         urn = resource.urn
         desired, auto = self._desired(resource, old)
+        generated = GENERATORS[desired.type][1] if is_generated(desired.type) else ()
+        self._secret_paths[urn] = (*desired.secret_paths, *generated)
         kube = resource.custom and is_kubernetes(resource.resource_type)
         release = resource.custom and is_release(resource.resource_type)
         if kube:

@@ -607,6 +607,23 @@ def test_a_secrets_values_are_masked_even_when_the_program_did_not_mark_them(sta
     ]
 
 
+def test_what_is_read_from_a_secrets_live_data_is_secret(stack: Stack) -> None:
+    def declare(p: Program) -> None:
+        creds = k8s.core.v1.Secret("creds", metadata={"name": "creds"}, data={"token": "czNjcjN0"})
+        k8s.core.v1.ConfigMap(
+            "copy", metadata={"name": "copy"}, data={"token": creds.data["token"]}
+        )
+        p.export("token", creds.data.apply(lambda data: data["token"]))
+
+    summary = stack.up(declare)
+
+    # Read from the Secret's live object, the value is secret in the ConfigMap and the output.
+    assert stack.recorded(urn(CM, "copy")).secret_paths == ("data.token",)
+    assert summary.outputs == {"token": "[secret]"}
+    (step,) = [e.step for e in stack.of(StepStarted) if e.step.urn == urn(CM, "copy")]
+    assert "czNjcjN0" not in repr(shown_changes(step))
+
+
 # --- several clusters ---------------------------------------------------------------------------
 
 

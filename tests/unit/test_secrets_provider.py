@@ -10,10 +10,10 @@ import pytest
 import yaml
 
 from stackwright.automation import secrets
-from stackwright.automation.secrets import StateEncrypter, transform_at
+from stackwright.automation.secrets import StateEncrypter
 from stackwright.automation.workspace import Project, StackConfig, parse_key
 from stackwright.errors import UsageError, redact, remember_secret
-from stackwright.model import Op, ResourceState, SecretValue, is_sealed
+from stackwright.model import Op, ResourceState, SecretValue, is_sealed, transform_at
 from stackwright.state import open_backend
 
 PLAIN = "correct-horse-battery"
