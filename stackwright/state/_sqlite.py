@@ -487,10 +487,7 @@ class SQLiteBackend:
 
     def create_stack(self, project: str, stack: str) -> None:
         with self._conn.write() as db:
-            exists = db.execute(
-                "SELECT 1 FROM stacks WHERE project = ? AND name = ?", (project, stack)
-            ).fetchone()
-            if exists:
+            if _stack_exists(db, project, stack):
                 raise UsageError(
                     f"stack {stack} already exists in project {project}; "
                     f"select it with `stackwright stack select {stack}`"
@@ -556,10 +553,7 @@ class SQLiteBackend:
             (stack_id,),
             _,
         ):
-            taken = db.execute(
-                "SELECT 1 FROM stacks WHERE project = ? AND name = ?", (project, new_name)
-            ).fetchone()
-            if taken:
+            if _stack_exists(db, project, new_name):
                 raise UsageError(
                     f"cannot rename stack {stack} to {new_name}: project {project} already has "
                     f"a stack {new_name}; remove it or pick another name"
@@ -1048,6 +1042,13 @@ class SQLiteBackend:
                 self._insert_row(db, dst_stack, dst_id, state, seqs[1] + offset)
                 moved.append(state.urn)
             return list(dict.fromkeys(moved))
+
+
+def _stack_exists(db: sqlite3.Connection, project: str, stack: str) -> bool:
+    found = db.execute(
+        "SELECT 1 FROM stacks WHERE project = ? AND name = ?", (project, stack)
+    ).fetchone()
+    return found is not None
 
 
 def _secrets_key(project: str, stack: str) -> str:

@@ -326,22 +326,15 @@ def test_a_second_local_cluster_from_a_kubeconfig_string_and_a_context(
         up = p.up()
         assert up.summary["ok"]
         env = {**os.environ, "KUBECONFIG": str(second.kubeconfig)}
-        done = subprocess.run(
-            ["kubectl", "get", "configmap", "there", "-n", p.ns, "-o", "json"],
-            capture_output=True,
-            text=True,
-            env=env,
-            timeout=60,
-        )
-        assert done.returncode == 0 and json.loads(done.stdout)["data"] == {"at": "second"}
-        done = subprocess.run(
-            ["kubectl", "get", "configmap", "produced-here", "-n", p.ns, "-o", "json"],
-            capture_output=True,
-            text=True,
-            env=env,
-            timeout=60,
-        )
-        assert done.returncode == 0 and json.loads(done.stdout)["data"] == {"by": "produced"}
+        for name, data in (("there", {"at": "second"}), ("produced-here", {"by": "produced"})):
+            done = subprocess.run(
+                ["kubectl", "get", "configmap", name, "-n", p.ns, "-o", "json"],
+                capture_output=True,
+                text=True,
+                env=env,
+                timeout=60,
+            )
+            assert done.returncode == 0 and json.loads(done.stdout)["data"] == data
         assert get(cluster, "configmap", "there", p.ns) is None
         p.sw("destroy", "--yes")
     finally:
