@@ -68,6 +68,8 @@ class Workspace:
         name = selected_stack(project, stack)
         config = StackConfig(project, name)
         backend = open_backend(_backend_url(project), encrypter=StateEncrypter(config.data_key))
+        if not config.has_key() and backend.has_stack(project.name, name):
+            config.restore_provider(backend.secrets_provider(project.name, name))
         return cls(project, name, backend, config)
 
     # --- secrets ---------------------------------------------------------------------

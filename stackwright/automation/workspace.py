@@ -320,6 +320,20 @@ class StackConfig:
         self.save()
         return new
 
+    def restore_provider(self, recorded: Mapping[str, Any] | None) -> bool:
+        """Put back the provider fields the state store recorded when the stack file has
+        lost them (rewritten, regenerated): a new data key could not read the state's
+        secrets. Whether anything was restored."""
+        if self.has_key() or not recorded or "encryptedkey" not in recorded:
+            return False
+        if self.data.get("encryptionsalt") and _holds_secure(self.values):
+            return False  # an older file: its values are under the passphrase's own key
+        for name in secrets.FIELDS:
+            self.data.pop(name, None)
+        self.data.update({k: recorded[k] for k in secrets.FIELDS if k in recorded})
+        self.save()
+        return True
+
     def adopt_provider(self, spec: str | None) -> None:
         """Give a stack without secrets yet a new data key under provider `spec` (None:
         the one the environment suggests)."""

@@ -178,6 +178,25 @@ def test_wrong_missing_and_rotated_passphrase(
     assert "set STACKWRIGHT_SECRETS_KEY" in one_line(p.sw("up", "--yes", rc=2))
 
 
+def test_a_rewritten_stack_file_gets_its_key_back(new_project: Any, cluster: LiveCluster) -> None:
+    """The state store records how the data key is wrapped (never the key), so a stack file
+    rewritten without it (regenerated, or written by a script) does not orphan the state."""
+    p = new_project()
+    p.program(
+        f"""
+        k8s.core.v1.Namespace("ns", metadata={{"name": NS}})
+        sw.export("token", sw.Output.secret({PLAIN!r}))
+        """
+    )
+    p.up()
+    stack_file = p.root / f"Stackwright.{STACK}.yaml"
+    recorded = yaml.safe_load(stack_file.read_text())
+    stack_file.write_text(yaml.safe_dump({"config": recorded["config"]}))
+    assert set(p.preview().summary["counts"]) == {"same"}
+    assert p.sw("stack", "output", "token", "--show-secrets").out.strip() == PLAIN
+    assert yaml.safe_load(stack_file.read_text())["encryptedkey"] == recorded["encryptedkey"]
+
+
 def test_stacks_init_copy_ls_tags_rename_rm(new_project: Any, cluster: LiveCluster) -> None:
     p = new_project()
     p.sw("config", "set", "--secret", "dbpassword", PLAIN)
