@@ -204,7 +204,15 @@ def test_stacks_init_copy_ls_tags_rename_rm(new_project: Any, cluster: LiveClust
     p.program('k8s.core.v1.Namespace("ns", metadata={"name": NS})\n')
     p.up()
     p.sw("stack", "tag", "set", "env", "dev")
+    p.sw("stack", "tag", "set", "team", "web")
     assert p.sw("stack", "tag", "get", "env").out.strip() == "dev"
+    p.sw("stack", "tag", "rm", "team")
+    assert json.loads(p.sw("stack", "tag", "ls", "--json").out) == {"env": "dev"}
+    assert "no tag 'team'" in one_line(p.sw("stack", "tag", "get", "team", rc=2))
+    assert "not of type int" in one_line(p.sw("config", "set", "n", "three", "--type", "int", rc=2))
+    p.sw("config", "set", "--path", "app:db.host", "db.local")
+    p.sw("config", "rm", "--path", "app:db.host")
+    assert json.loads(p.sw("config", "get", "app:db", "--json").out) == {"port": 5432}
 
     p.sw("stack", "init", "staging", "--copy-config-from", STACK)
     assert p.sw("config", "get", "dbpassword").out.strip() == PLAIN
