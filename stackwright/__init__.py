@@ -19,7 +19,13 @@ from stackwright.sdk import (
     Output,
     Resource,
     ResourceOptions,
+    SecretSource,
+    StackReference,
     export,
+    register_secret_source,
+    secret_from,
+    secret_from_env,
+    secret_from_file,
 )
 
 __all__ = [
@@ -31,5 +37,11 @@ __all__ = [
     "Output",
     "Resource",
     "ResourceOptions",
+    "SecretSource",
+    "StackReference",
     "export",
+    "register_secret_source",
+    "secret_from",
+    "secret_from_env",
+    "secret_from_file",
 ]

@@ -25,3 +25,44 @@ class PolicyViolation(StackwrightError):
 
 class StackLocked(StackwrightError):
     exit_code = 4
+
+
+# --- secret values in messages -----------------------------------------------------------------
+#
+# Every secret this process decrypts or is handed as a secret (`Output.secret`, a secret
+# configuration value, a secret read from the environment or a file) is remembered here, so
+# that an error message that quotes one — a program's own exception, an API server echoing a
+# field — shows [secret] instead. Short values are not remembered: masking "1" everywhere
+# would make messages unreadable, and such values guard nothing.
+
+_known_secrets: set[str] = set()
+_MIN_SECRET = 4
+
+
+def remember_secret(value: object) -> None:
+    """Remember the text values in `value` (a string, or a structure of them) as secrets."""
+    import base64
+
+    if isinstance(value, str):
+        if len(value) >= _MIN_SECRET:
+            _known_secrets.add(value)
+            _known_secrets.add(base64.b64encode(value.encode()).decode())
+    elif isinstance(value, dict):
+        for item in value.values():
+            remember_secret(item)
+    elif isinstance(value, list | tuple):
+        for item in value:
+            remember_secret(item)
+
+
+def redact(text: str) -> str:
+    """`text` with every remembered secret value shown as [secret]."""
+    for secret in sorted(_known_secrets, key=len, reverse=True):
+        if secret in text:
+            text = text.replace(secret, "[secret]")
+    return text
+
+
+def forget_secrets() -> None:
+    """Forget every remembered secret (between independent runs in one process, e.g. tests)."""
+    _known_secrets.clear()

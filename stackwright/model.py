@@ -11,6 +11,7 @@ children of components (as Pulumi does): `urn:sw:dev::web::my:Component$kubernet
 from __future__ import annotations
 
 import enum
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -99,6 +100,78 @@ def parse_urn(urn: str) -> URNParts:
     stack, project, qualified = parts[0], parts[1], parts[2]
     name = "::".join(parts[3:])  # a name may itself contain "::"
     return URNParts(stack, project, qualified, name)
+
+
+#: The key of a stored secret's envelope: `{"@secret": "<base64 nonce + AES-GCM ciphertext>"}`.
+#: State rows, stack outputs and export documents hold secrets only in this form.
+SECRET_SIG = "@secret"
+#: How a secret value is shown anywhere a person or a log may see it.
+SECRET_TEXT = "[secret]"
+
+
+def is_sealed(value: Any) -> bool:
+    """Whether `value` is a stored secret's envelope (ciphertext, never the plain value)."""
+    return isinstance(value, dict) and len(value) == 1 and SECRET_SIG in value
+
+
+@dataclass(frozen=True)
+class SecretValue:
+    """A secret stack output (or part of one), decrypted: shown as [secret], stored sealed."""
+
+    value: Any
+
+    def __repr__(self) -> str:
+        return "SecretValue([secret])"
+
+
+def map_secrets(value: Any, change: Callable[[SecretValue], Any]) -> Any:
+    """A copy of a JSON-like `value` with each SecretValue in it replaced by `change(it)`."""
+    if isinstance(value, SecretValue):
+        return change(value)
+    if isinstance(value, dict):
+        return {k: map_secrets(v, change) for k, v in value.items()}
+    if isinstance(value, list):
+        return [map_secrets(v, change) for v in value]
+    return value
+
+
+def outermost(paths: tuple[str, ...]) -> list[str]:
+    """Secret paths not inside another one (the outer one seals what is within it)."""
+    unique = list(dict.fromkeys(paths))
+    return [
+        p
+        for p in unique
+        if not any(q != p and (p.startswith((q + ".", q + "[")) or q == "") for q in unique)
+    ]
+
+
+def transform_at(value: Any, path: str, change: Callable[[Any], Any]) -> Any:
+    """A copy of `value` with `change` applied at a dotted path (`data.password`,
+    `spec.containers[0].env[1].value`); keys may hold dots, so the longest key that
+    matches is taken. A path that names nothing leaves `value` as it is."""
+    if path == "":
+        return change(value)
+    if isinstance(value, dict):
+        for key in sorted(value, key=lambda k: len(str(k)), reverse=True):
+            text = str(key)
+            if path == text:
+                return {**value, key: change(value[key])}
+            if path.startswith(text + "."):
+                rest = path[len(text) + 1 :]
+            elif path.startswith(text + "["):
+                rest = path[len(text) :]
+            else:
+                continue
+            return {**value, key: transform_at(value[key], rest, change)}
+        return value
+    if isinstance(value, list) and path.startswith("["):
+        index, _, rest = path[1:].partition("]")
+        rest = rest[1:] if rest.startswith(".") else rest
+        if index.isdigit() and int(index) < len(value):
+            copy = list(value)
+            copy[int(index)] = transform_at(value[int(index)], rest, change)
+            return copy
+    return value
 
 
 class Op(enum.Enum):

@@ -77,3 +77,12 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveCluster]:
             os.environ.pop("STACKWRIGHT_HOME", None)
         else:
             os.environ["STACKWRIGHT_HOME"] = old
+
+
+@pytest.fixture(autouse=True)
+def _forget_secrets() -> Iterator[None]:
+    """Secret values a test's programs remember for masking must not mask the next test's text."""
+    from stackwright.errors import forget_secrets
+
+    yield
+    forget_secrets()

@@ -7,29 +7,43 @@ the engine. The stack's default cluster comes from its configuration:
 `kubernetes:cluster` names a Stackwright local cluster (started when it is not
 running), else `kubernetes:kubeconfig` / `kubernetes:context` /
 `kubernetes:namespace`, else kubectl's own defaults.
+
+Secrets: the backend is opened with a `StateEncrypter` under the stack's data key
+(`secrets`), and an operation unlocks that key before anything else, so a missing
+or wrong passphrase is an error before any change. The program reads other stacks
+through `read_stack` (stack references). A stack tagged `env=<name>` refuses a
+cluster context that `stackwright:environments` maps to another environment when
+either of them is `production`, before any change.
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
 import pprint
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from stackwright.automation.secrets import StateEncrypter, Where, unwrap
 from stackwright.automation.workspace import Project, StackConfig, find_project, selected_stack
 from stackwright.engine import operations
 from stackwright.engine.events import Diagnostic, Listener, Summary
 from stackwright.engine.execute import DEFAULT_PARALLEL, Options, object_ref
 from stackwright.engine.policy_gate import PolicyGate
 from stackwright.engine.program import run_program
-from stackwright.engine.wiring import kubernetes_providers
+from stackwright.engine.wiring import cluster_context, kubernetes_providers
 from stackwright.errors import UsageError
+from stackwright.kubernetes.provider import PROVIDER_TYPE
 from stackwright.localcluster import lifecycle
 from stackwright.model import Op, ResourceState, make_urn
 from stackwright.policy import Level, Settings, select_packs
 from stackwright.sdk.context import Program
+from stackwright.sdk.output import dependencies_of, resolve, unwrap_secrets
 from stackwright.state import Backend, open_backend
+
+PRODUCTION = "production"
+ENVIRONMENTS_KEY = "stackwright:environments"
 
 
 @dataclass
@@ -37,10 +51,11 @@ class Workspace:
     project: Project
     stack: str
     backend: Backend
-    config: StackConfig = field(init=False)
+    config: StackConfig = field(default=None)  # type: ignore[assignment]
 
     def __post_init__(self) -> None:
-        self.config = StackConfig(self.project, self.stack)
+        if self.config is None:
+            self.config = StackConfig(self.project, self.stack)
         self._resolved: tuple[dict[str, Any], frozenset[str]] | None = None
 
     def resolved_config(self) -> tuple[dict[str, Any], frozenset[str]]:
@@ -52,7 +67,83 @@ class Workspace:
     @classmethod
     def open(cls, cwd: Path, stack: str | None = None) -> Workspace:
         project = find_project(cwd)
-        return cls(project, selected_stack(project, stack), open_backend(_backend_url(project)))
+        name = selected_stack(project, stack)
+        config = StackConfig(project, name)
+        backend = open_backend(_backend_url(project), encrypter=StateEncrypter(config.data_key))
+        if not config.has_key() and backend.has_stack(project.name, name):
+            config.restore_provider(backend.secrets_provider(project.name, name))
+        return cls(project, name, backend, config)
+
+    # --- secrets ---------------------------------------------------------------------
+
+    def unlock(self) -> None:
+        """Unwrap (or make) the stack's data key now, and record how it is wrapped in the
+        state store, where stack references from other projects find it."""
+        self.config.data_key()
+        fields = self.config.provider_fields()
+        if self.backend.secrets_provider(self.project.name, self.stack) != fields:
+            self.backend.set_secrets_provider(self.project.name, self.stack, fields)
+
+    def read_stack(self, name: str) -> dict[str, Any]:
+        """Another stack's outputs (secrets decrypted as SecretValues), for StackReference."""
+        parts = name.split("/")
+        if len(parts) > 3 or not all(parts):
+            raise UsageError(
+                f"stack reference {name!r} is not valid: write org/project/stack, project/stack or stack"
+            )
+        project = parts[-2] if len(parts) >= 2 else self.project.name
+        stack = parts[-1]
+        if (project, stack) == (self.project.name, self.stack):
+            raise UsageError(
+                f"stack reference {name!r} names this stack itself; name another stack"
+            )
+        if not self.backend.has_stack(project, stack):
+            raise UsageError(
+                f"stack reference {name!r}: the state backend {self.backend.url} has no stack "
+                f"{stack} of project {project}; create it and run `stackwright up` there first"
+            )
+        if project == self.project.name and self.project.stack_file(stack).exists():
+            fields = StackConfig(self.project, stack).provider_fields()
+        else:
+            fields = self.backend.secrets_provider(project, stack) or {}
+        where = Where(project, stack)
+        encrypter = StateEncrypter(lambda: unwrap(fields, where, os.environ))
+        return encrypter.unseal_outputs(stack, self.backend.export(project, stack)["outputs"])
+
+    # --- environments ----------------------------------------------------------------
+
+    def check_context(self, context: str) -> None:
+        """Refuse a cluster context of another environment when either is production."""
+        stack_env = self.config.tags.get("env")
+        mapping = self.resolved_config()[0].get(ENVIRONMENTS_KEY) or {}
+        if not isinstance(mapping, dict):
+            raise UsageError(
+                f"configuration {ENVIRONMENTS_KEY} must map context names to environments: "
+                f"set it with `stackwright config set --path '{ENVIRONMENTS_KEY}.CONTEXT' ENV`"
+            )
+        context_env = mapping.get(context)
+        if not stack_env or context_env is None or str(context_env) == stack_env:
+            return
+        if PRODUCTION in (stack_env, str(context_env)):
+            raise UsageError(
+                f"stack {self.stack} is tagged env={stack_env} but cluster context {context!r} "
+                f"belongs to environment {context_env} ({ENVIRONMENTS_KEY}); production and "
+                "other environments are kept apart: point the stack at a context of its own "
+                "environment, or change the stack's tag with `stackwright stack tag set env ENV`"
+            )
+
+    def _check_environments(self, program: Program | None, listener: Listener | None) -> None:
+        """Every context the operation would use that is known before it starts: the
+        stack's default one and those of providers declared with plain settings."""
+        if not self.config.tags.get("env"):
+            return
+        candidates = [self.provider_settings(listener)]
+        for resource in program.resources if program is not None else ():
+            if resource.resource_type == PROVIDER_TYPE and not dependencies_of(resource.props):
+                settings, _ = unwrap_secrets(resolve(resource.props, _no_state))
+                candidates.append(settings)
+        for settings in candidates:
+            self.check_context(cluster_context(settings))
 
     # --- the default cluster ---------------------------------------------------------
 
@@ -107,6 +198,7 @@ class Workspace:
             stack=self.stack,
             config=values,
             secret_keys=secret_keys,
+            read_stack=self.read_stack,
         )
 
     def _run(
@@ -123,7 +215,9 @@ class Workspace:
                 f"stack {self.stack} does not exist in project {self.project.name}: "
                 f"create it with `stackwright stack init {self.stack}`"
             )
+        self.unlock()
         declared = self.run_program() if program else None
+        self._check_environments(declared, listener)
         return operations.run(
             self.backend,
             project=self.project.name,
@@ -131,7 +225,9 @@ class Workspace:
             options=options,
             program=declared,
             providers=kubernetes_providers(
-                self.provider_settings(listener), project=self.project.name
+                self.provider_settings(listener),
+                project=self.project.name,
+                check_context=self.check_context,
             ),
             listener=listener,
             message=message,
@@ -249,6 +345,10 @@ def _cluster(values: dict[str, Any]) -> str:
     if values.get("kubernetes:cluster"):
         return f"stackwright-{values['kubernetes:cluster']}"
     return str(values.get("kubernetes:context") or "")
+
+
+def _no_state(resource: Any) -> Any:
+    raise AssertionError(f"a provider's plain settings read no state ({resource})")
 
 
 def _backend_url(project: Project) -> str | None:

@@ -2,33 +2,35 @@
 
 `Stackwright.yaml` holds the project's name, runtime (`python`), main program
 and optional backend URL. `Stackwright.<stack>.yaml` holds that stack's
-configuration under `config:`, keys as `<namespace>:<key>`; secret values are
-stored as `{secure: <base64>}`, AES-GCM with a key derived (scrypt) from
-`STACKWRIGHT_CONFIG_PASSPHRASE` and the salt kept in the same file. The
-selected stack lives outside the project, under STACKWRIGHT_HOME, so two
-checkouts can select different stacks.
+configuration under `config:`, keys as `<namespace>:<key>` and values of any
+YAML type; secret values are stored as `{secure: <base64>}`, AES-256-GCM under
+the stack's data key, which the same file keeps wrapped by its secrets provider
+(`secretsprovider`, `encryptionsalt`, `encryptedkey`: see `secrets`). It also
+holds the stack's `tags:`. The selected stack lives outside the project, under
+STACKWRIGHT_HOME, so two checkouts can select different stacks.
 
 Must never: write a secret in plain text, or leave a half-written file.
 """
 
 from __future__ import annotations
 
-import base64
 import hashlib
 import json
 import os
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from stackwright.automation import secrets
+from stackwright.automation.secrets import PASSPHRASE_ENV, DataKey, Where
 from stackwright.errors import UsageError
 from stackwright.state import stackwright_home
 
 PROJECT_FILE = "Stackwright.yaml"
-PASSPHRASE_ENV = "STACKWRIGHT_CONFIG_PASSPHRASE"
 _NAME = re.compile(r"^[A-Za-z0-9_.-]{1,100}$")
 
 
@@ -142,96 +144,350 @@ def select_stack(project: Project, stack: str) -> None:
 
 # --- configuration ----------------------------------------------------------------------------
 
+#: One step of a `--path` key: a mapping key or a list index.
+PathKey = str | int
+_PATH_TOKEN = re.compile(r'\.?([^.\[\]"]+)|\[(\d+)\]|\["((?:[^"\\]|\\.)*)"\]')
+
+
+def parse_key(key: str, project: str, *, path: bool) -> tuple[str, tuple[PathKey, ...]]:
+    """(`namespace:top`, the path below it): `app:db.port` → ("app:db", ("port",)) with
+    `path`, `app:hosts[0]` → ("app:hosts", (0,)); a key without a namespace is the project's."""
+    full = key if ":" in key else f"{project}:{key}"
+    if not path:
+        return full, ()
+    namespace, _, rest = full.partition(":")
+    steps: list[PathKey] = []
+    at = 0
+    while at < len(rest):
+        match = _PATH_TOKEN.match(rest, at)
+        if match is None or match.end() == at:
+            raise UsageError(
+                f"configuration path {key!r} is not valid at {rest[at:]!r}: write keys "
+                'as a.b, list items as a[0], keys holding dots as a["b.c"]'
+            )
+        name, index, quoted = match.groups()
+        steps.append(int(index) if index is not None else (quoted if quoted is not None else name))
+        at = match.end()
+    if not steps or not isinstance(steps[0], str):
+        raise UsageError(f"configuration path {key!r} must start with a key name")
+    return f"{namespace}:{steps[0]}", tuple(steps[1:])
+
+
+def _is_secure(value: Any) -> bool:
+    return isinstance(value, dict) and set(value) == {"secure"}
+
+
+def _holds_secure(value: Any) -> bool:
+    if _is_secure(value):
+        return True
+    if isinstance(value, dict):
+        return any(_holds_secure(v) for v in value.values())
+    if isinstance(value, list):
+        return any(_holds_secure(v) for v in value)
+    return False
+
+
+def _set_in(container: Any, steps: tuple[PathKey, ...], value: Any, where: str) -> Any:
+    """`container` with `value` at `steps`, making mappings and lists on the way."""
+    if not steps:
+        return value
+    head, rest = steps[0], steps[1:]
+    if isinstance(head, int):
+        items = list(container) if isinstance(container, list) else []
+        if container is not None and not isinstance(container, list):
+            raise UsageError(f"configuration {where} is not a list: cannot set item [{head}]")
+        if head > len(items):
+            raise UsageError(
+                f"configuration {where}[{head}]: the list has {len(items)} items; set [{len(items)}] first"
+            )
+        if head == len(items):
+            items.append(None)
+        items[head] = _set_in(items[head], rest, value, f"{where}[{head}]")
+        return items
+    if container is not None and not isinstance(container, dict):
+        raise UsageError(f"configuration {where} is not a mapping: cannot set key {head!r}")
+    out = dict(container or {})
+    out[head] = _set_in(out.get(head), rest, value, f"{where}.{head}")
+    return out
+
+
+def _get_in(container: Any, steps: tuple[PathKey, ...]) -> tuple[bool, Any]:
+    for step in steps:
+        in_list = isinstance(step, int) and isinstance(container, list) and step < len(container)
+        if not in_list and not (isinstance(container, dict) and step in container):
+            return False, None
+        container = container[step]
+    return True, container
+
+
+def _remove_in(container: Any, steps: tuple[PathKey, ...]) -> bool:
+    found, parent = _get_in(container, steps[:-1])
+    last = steps[-1]
+    if found and isinstance(last, int) and isinstance(parent, list) and last < len(parent):
+        del parent[last]
+        return True
+    if found and isinstance(last, str) and isinstance(parent, dict) and last in parent:
+        del parent[last]
+        return True
+    return False
+
 
 class StackConfig:
-    """One stack's configuration file; secrets encrypted with the passphrase."""
+    """One stack's file: configuration (secrets under the stack's data key) and tags."""
 
-    def __init__(self, project: Project, stack: str) -> None:
+    def __init__(
+        self, project: Project, stack: str, environ: Mapping[str, str] | None = None
+    ) -> None:
         self.project = project
         self.stack = stack
         self.path = project.stack_file(stack)
+        self.environ: Mapping[str, str] = os.environ if environ is None else environ
         self.data = _read_yaml(self.path) if self.path.exists() else {}
         config = self.data.get("config") or {}
         if not isinstance(config, dict):
             raise UsageError(f"{self.path}: `config` must be a mapping of keys to values")
         self.values: dict[str, Any] = config
-        self._derived: tuple[str, bytes] | None = None  # (passphrase, key)
+        self._key: DataKey | None = None
+
+    @property
+    def where(self) -> Where:
+        return Where(self.project.name, self.stack)
 
     def full_key(self, key: str) -> str:
         return key if ":" in key else f"{self.project.name}:{key}"
 
-    def _key(self) -> bytes:
-        """The stack's key, derived once (scrypt is deliberately slow) per passphrase."""
-        passphrase = os.environ.get(PASSPHRASE_ENV)
-        if passphrase is not None and self._derived is not None and self._derived[0] == passphrase:
-            return self._derived[1]
-        key = self._derive(passphrase)
-        self._derived = (str(passphrase), key)
-        return key
+    # --- the data key --------------------------------------------------------------
 
-    def _derive(self, passphrase: str | None) -> bytes:
-        if passphrase is None:
-            raise UsageError(
-                f"stack {self.stack} has secret configuration: set {PASSPHRASE_ENV} to the passphrase that encrypts it"
-            )
-        salt_text = self.data.get("encryptionsalt")
-        if not salt_text:
-            salt_text = base64.b64encode(os.urandom(16)).decode()
-            self.data["encryptionsalt"] = salt_text
-        salt = base64.b64decode(salt_text)
-        # cryptography (~9 ms to import) only for stacks with secret configuration.
-        from cryptography.hazmat.primitives.kdf.scrypt import Scrypt
+    def provider_fields(self) -> dict[str, Any]:
+        return {k: self.data[k] for k in secrets.FIELDS if k in self.data}
 
-        return Scrypt(salt=salt, length=32, n=2**14, r=8, p=1).derive(passphrase.encode())
+    def has_key(self) -> bool:
+        return "encryptedkey" in self.data
 
-    def set(self, key: str, value: Any, *, secret: bool = False) -> None:
-        full = self.full_key(key)
-        if secret:
-            from cryptography.hazmat.primitives.ciphers.aead import AESGCM
-
-            nonce = os.urandom(12)
-            sealed = AESGCM(self._key()).encrypt(nonce, json.dumps(value).encode(), full.encode())
-            self.values[full] = {"secure": base64.b64encode(nonce + sealed).decode()}
+    def data_key(self) -> DataKey:
+        """The stack's data key: unwrapped once per command, made (and saved) on first use;
+        a stack file of the older format (values under the passphrase's own key) is
+        re-encrypted under a new data key."""
+        if self._key is not None:
+            return self._key
+        if self.has_key():
+            self._key = secrets.unwrap(self.provider_fields(), self.where, self.environ)
+        elif self.data.get("encryptionsalt") and _holds_secure(self.values):
+            self._key = self._migrate()
         else:
-            self.values[full] = value
+            self._key = self._make_key(secrets.choose_provider(None, self.environ))
+            self.save()
+        return self._key
+
+    def _make_key(self, fields: dict[str, Any]) -> DataKey:
+        key = os.urandom(32)
+        wrapper = secrets.wrapping_key(fields, self.where, self.environ, create=True)
+        for name in secrets.FIELDS:
+            self.data.pop(name, None)
+        self.data.update(fields, encryptedkey=secrets.wrap(key, wrapper))
+        return DataKey(key, self.stack)
+
+    def _migrate(self) -> DataKey:
+        """Values encrypted directly under the passphrase's key (before data keys) are
+        decrypted with it and encrypted again under a new data key, wrapped by the same
+        passphrase."""
+        passphrase = self.environ.get(PASSPHRASE_ENV)
+        if not passphrase:
+            raise UsageError(
+                f"stack {self.stack} has secret configuration: set {PASSPHRASE_ENV} to the "
+                "passphrase that encrypts it"
+            )
+        old = DataKey(secrets.scrypt_key(passphrase, str(self.data["encryptionsalt"])), self.stack)
+        plain = {
+            k: self._decrypt_tree(k, v, old) for k, v in self.values.items() if _holds_secure(v)
+        }
+        fields = {
+            "secretsprovider": "passphrase",
+            "encryptionsalt": str(self.data["encryptionsalt"]),
+        }
+        key = os.urandom(32)
+        self.data.update(
+            fields,
+            encryptedkey=secrets.wrap(
+                key, secrets.wrapping_key(fields, self.where, {PASSPHRASE_ENV: passphrase})
+            ),
+        )
+        new = DataKey(key, self.stack)
+        for full, value in plain.items():
+            self.values[full] = self._encrypt_tree(
+                full, value, self._secure_paths(self.values[full]), new
+            )
+        self.save()
+        return new
+
+    def restore_provider(self, recorded: Mapping[str, Any] | None) -> bool:
+        """Put back the provider fields the state store recorded when the stack file has
+        lost them (rewritten, regenerated): a new data key could not read the state's
+        secrets. Whether anything was restored."""
+        if self.has_key() or not recorded or "encryptedkey" not in recorded:
+            return False
+        if self.data.get("encryptionsalt") and _holds_secure(self.values):
+            return False  # an older file: its values are under the passphrase's own key
+        for name in secrets.FIELDS:
+            self.data.pop(name, None)
+        self.data.update({k: recorded[k] for k in secrets.FIELDS if k in recorded})
+        self.save()
+        return True
+
+    def adopt_provider(self, spec: str | None) -> None:
+        """Give a stack without secrets yet a new data key under provider `spec` (None:
+        the one the environment suggests)."""
+        if _holds_secure(self.values):
+            raise UsageError(
+                f"stack {self.stack} already has secrets: use `stackwright stack "
+                "change-secrets-provider` to change how they are kept"
+            )
+        self._key = self._make_key(secrets.choose_provider(spec, self.environ))
+
+    def copy_values_from(self, other: StackConfig) -> None:
+        """Every value of `other`, its secrets encrypted again under this stack's key."""
+        key = self.data_key()
+        other._unlocked()
+        for full, value in other.values.items():
+            paths = self._secure_paths(value)
+            plain = other._decrypt_tree(full, value)
+            self.values[full] = self._encrypt_tree(full, plain, paths, key)
+
+    def forget(self) -> None:
+        """Delete the stack file, and the key file a `local` provider made for it."""
+        if self.data.get("secretsprovider") == "local":
+            self.where.local_key_file().unlink(missing_ok=True)
+        self.path.unlink(missing_ok=True)
+
+    def move_to(self, stack: str) -> None:
+        """Rename the stack file (and a `local` provider's key file) for stack `stack`."""
+        new_where = Where(self.project.name, stack)
+        if self.data.get("secretsprovider") == "local" and self.where.local_key_file().exists():
+            self.where.local_key_file().rename(new_where.local_key_file())
+        if self.path.exists():
+            self.path.rename(self.project.stack_file(stack))
+        self.stack, self.path = stack, self.project.stack_file(stack)
+
+    def change_secrets_provider(self, spec: str, *, passphrase: str | None = None) -> str:
+        """Wrap the stack's data key under another provider (or a new passphrase); the
+        ciphertexts stay as they are. Returns the provider's name."""
+        key = self.data_key()
+        fields = secrets.choose_provider(spec, self.environ)
+        wrapper = secrets.wrapping_key(
+            fields, self.where, self.environ, new=True, create=True, passphrase=passphrase
+        )
+        for name in secrets.FIELDS:
+            self.data.pop(name, None)
+        self.data.update(fields, encryptedkey=secrets.wrap(key.key, wrapper))
+        self.save()
+        return str(fields["secretsprovider"])
+
+    # --- values ----------------------------------------------------------------------
+
+    def _seal(self, full: str, value: Any, key: DataKey) -> dict[str, str]:
+        return {"secure": key.encrypt(value, full.encode())}
+
+    def _decrypt_tree(self, full: str, value: Any, key: DataKey | None = None) -> Any:
+        if _is_secure(value):
+            return (key or self.data_key()).decrypt(
+                str(value["secure"]), full.encode(), what=f"configuration {full}"
+            )
+        if isinstance(value, dict):
+            return {k: self._decrypt_tree(full, v, key) for k, v in value.items()}
+        if isinstance(value, list):
+            return [self._decrypt_tree(full, v, key) for v in value]
+        return value
+
+    @staticmethod
+    def _secure_paths(value: Any, at: tuple[PathKey, ...] = ()) -> list[tuple[PathKey, ...]]:
+        if _is_secure(value):
+            return [at]
+        if isinstance(value, dict):
+            return [p for k, v in value.items() for p in StackConfig._secure_paths(v, (*at, k))]
+        if isinstance(value, list):
+            return [p for i, v in enumerate(value) for p in StackConfig._secure_paths(v, (*at, i))]
+        return []
+
+    def _encrypt_tree(
+        self, full: str, plain: Any, paths: list[tuple[PathKey, ...]], key: DataKey
+    ) -> Any:
+        for steps in paths:
+            _, value = _get_in(plain, steps)
+            plain = _set_in(plain, steps, self._seal(full, value, key), full)
+        return plain
+
+    def set(self, key: str, value: Any, *, secret: bool = False, path: bool = False) -> None:
+        top, steps = parse_key(key, self.project.name, path=path)
+        stored = self._seal(top, value, self.data_key()) if secret else value
+        if steps:
+            current = self.values.get(top)
+            if _is_secure(current):
+                raise UsageError(
+                    f"configuration {top} is a secret as a whole: set it again without --path"
+                )
+            self.values[top] = _set_in(current, steps, stored, top)
+        else:
+            self.values[top] = stored
         self.save()
 
-    def remove(self, key: str) -> bool:
-        found = self.values.pop(self.full_key(key), None) is not None
-        self.save()
+    def remove(self, key: str, *, path: bool = False) -> bool:
+        top, steps = parse_key(key, self.project.name, path=path)
+        if not steps:
+            found = self.values.pop(top, None) is not None
+        else:
+            found = _remove_in(self.values.get(top), steps)
+        if found:
+            self.save()
         return found
 
     def is_secret(self, key: str) -> bool:
-        value = self.values.get(self.full_key(key))
-        return isinstance(value, dict) and set(value) == {"secure"}
+        return _holds_secure(self.values.get(self.full_key(key)))
 
-    def get(self, key: str) -> Any:
-        full = self.full_key(key)
-        if full not in self.values:
-            raise UsageError(f"configuration {full} is not set for stack {self.stack}")
-        return self._plain(full, self.values[full])
+    def _unlocked(self) -> None:
+        """Unlock before reading stored values: an older file is re-encrypted on unlocking."""
+        if _holds_secure(self.values):
+            self.data_key()
 
-    def _plain(self, full: str, value: Any) -> Any:
-        if isinstance(value, dict) and set(value) == {"secure"}:
-            from cryptography.exceptions import InvalidTag
-            from cryptography.hazmat.primitives.ciphers.aead import AESGCM
-
-            blob = base64.b64decode(value["secure"])
-            try:
-                plain = AESGCM(self._key()).decrypt(blob[:12], blob[12:], full.encode())
-            except InvalidTag:
-                raise UsageError(
-                    f"cannot decrypt {full} of stack {self.stack}: {PASSPHRASE_ENV} is not the passphrase it was set with"
-                ) from None
-            return json.loads(plain)
-        return value
+    def get(self, key: str, *, path: bool = False) -> Any:
+        self._unlocked()
+        top, steps = parse_key(key, self.project.name, path=path)
+        found, value = _get_in(self.values, (top, *steps))
+        if not found:
+            raise UsageError(
+                f"configuration {key if path else top} is not set for stack {self.stack}: "
+                f"set it with `stackwright config set {key} VALUE`"
+            )
+        return self._decrypt_tree(top, value)
 
     def resolved(self) -> tuple[dict[str, Any], frozenset[str]]:
-        """Every value, secrets decrypted, and the set of secret keys."""
-        plain = {key: self._plain(key, value) for key, value in self.values.items()}
-        secrets = frozenset(k for k in self.values if self.is_secret(k))
-        return plain, secrets
+        """Every value, secrets decrypted, and the set of keys holding a secret."""
+        self._unlocked()
+        plain = {key: self._decrypt_tree(key, value) for key, value in self.values.items()}
+        return plain, frozenset(k for k, v in self.values.items() if _holds_secure(v))
+
+    # --- tags ------------------------------------------------------------------------
+
+    @property
+    def tags(self) -> dict[str, str]:
+        tags = self.data.get("tags") or {}
+        if not isinstance(tags, dict):
+            raise UsageError(f"{self.path}: `tags` must be a mapping of names to values")
+        return {str(k): str(v) for k, v in tags.items()}
+
+    def set_tag(self, name: str, value: str) -> None:
+        self.data["tags"] = {**self.tags, check_name("tag", name): value}
+        self.save()
+
+    def remove_tag(self, name: str) -> bool:
+        tags = self.tags
+        found = tags.pop(name, None) is not None
+        self.data["tags"] = tags
+        if found:
+            self.save()
+        return found
 
     def save(self) -> None:
         self.data["config"] = self.values
+        if not self.data.get("tags"):
+            self.data.pop("tags", None)
         _write_atomic(self.path, yaml.safe_dump(self.data, sort_keys=True))

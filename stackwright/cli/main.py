@@ -15,7 +15,7 @@ from typing import Annotated
 import typer
 
 from stackwright.cli import _typer, cluster, policy, project
-from stackwright.errors import StackwrightError, UsageError
+from stackwright.errors import StackwrightError, UsageError, redact
 
 _typer.install()
 
@@ -66,7 +66,7 @@ def _main(argv: list[str] | None) -> None:
         if isinstance(code, int) and code != 0:
             sys.exit(code)
     except StackwrightError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"error: {redact(str(exc))}", file=sys.stderr)
         sys.exit(exc.exit_code)
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,11 +18,19 @@ from typing import Annotated, Any
 import typer
 
 from stackwright.automation import templates
+from stackwright.automation.secrets import NEW_PASSPHRASE_ENV
 from stackwright.automation.stack import Workspace
-from stackwright.automation.workspace import find_project, select_stack, selected_stack
+from stackwright.automation.workspace import (
+    StackConfig,
+    check_name,
+    find_project,
+    select_stack,
+    selected_stack,
+)
 from stackwright.cli.render import Renderer, make_renderer
 from stackwright.engine.events import Summary
 from stackwright.errors import StackwrightError, UsageError
+from stackwright.model import SECRET_TEXT, map_secrets
 from stackwright.policy import Level
 from stackwright.state import open_backend
 
@@ -277,11 +286,40 @@ def import_(
 
 
 @stack_app.command("init")
-def stack_init(name: Annotated[str, typer.Argument()]) -> None:
+def stack_init(
+    name: Annotated[str, typer.Argument()],
+    copy_config_from: Annotated[
+        str | None,
+        typer.Option("--copy-config-from", help="Start with this stack's configuration."),
+    ] = None,
+    secrets_provider: Annotated[
+        str | None,
+        typer.Option(
+            "--secrets-provider",
+            help="passphrase, env, file:PATH or local (default: passphrase if "
+            "STACKWRIGHT_CONFIG_PASSPHRASE is set, env if STACKWRIGHT_SECRETS_KEY is, else local).",
+        ),
+    ] = None,
+) -> None:
     """Create a stack and select it."""
     project = find_project(Path.cwd())
+    backend = open_backend(_backend_of(project))
+    if backend.has_stack(project.name, name):
+        backend.create_stack(project.name, name)  # raises the "already exists" error
+    config = StackConfig(project, check_name("stack", name))
+    source = StackConfig(project, copy_config_from) if copy_config_from else None
+    if source is not None and not source.path.exists():
+        raise UsageError(
+            f"cannot copy configuration from stack {copy_config_from}: {source.path} does not exist"
+        )
+    if secrets_provider is not None or not config.has_key():
+        config.adopt_provider(secrets_provider)
+    if source is not None:
+        config.copy_values_from(source)
+    config.save()
+    backend.create_stack(project.name, name)
+    backend.set_secrets_provider(project.name, name, config.provider_fields())
     select_stack(project, name)
-    open_backend(_backend_of(project)).create_stack(project.name, name)
     typer.echo(f"Created stack {name} and selected it.")
 
 
@@ -317,6 +355,7 @@ def stack_ls(as_json: Json = False) -> None:
     except UsageError:
         current = ""
     rows = open_backend(_backend_of(project)).list_stacks(project.name)
+    tags = {r.name: StackConfig(project, r.name).tags for r in rows}
     if as_json:
         typer.echo(
             json.dumps(
@@ -327,18 +366,21 @@ def stack_ls(as_json: Json = False) -> None:
                         "resources": r.resource_count,
                         "lastUpdate": r.last_update.isoformat(),
                         "locked": r.locked,
+                        "tags": tags[r.name],
                     }
                     for r in rows
                 ]
             )
         )
         return
-    typer.echo(f"{'NAME':<24}{'RESOURCES':>10}  LAST UPDATE")
+    typer.echo(f"{'NAME':<24}{'RESOURCES':>10}  {'LAST UPDATE':<19}  TAGS")
     for r in rows:
         mark = "*" if r.name == current else ""
         locked = "  (locked)" if r.locked else ""
+        shown_tags = ",".join(f"{k}={v}" for k, v in sorted(tags[r.name].items()))
         typer.echo(
-            f"{r.name + mark:<24}{r.resource_count:>10}  {r.last_update:%Y-%m-%d %H:%M:%S}{locked}"
+            f"{r.name + mark:<24}{r.resource_count:>10}  {r.last_update:%Y-%m-%d %H:%M:%S}  "
+            f"{shown_tags}{locked}".rstrip()
         )
 
 
@@ -355,21 +397,113 @@ def stack_rm(
     if not yes and not _confirm("stack removal", yes, False):
         return
     open_backend(_backend_of(project)).remove_stack(project.name, name, force=force)
-    config = project.stack_file(name)
-    if config.exists():
-        config.unlink()
+    StackConfig(project, name).forget()
     typer.echo(f"Removed stack {name}.")
+
+
+@stack_app.command("rename")
+def stack_rename(
+    old: Annotated[str, typer.Argument(help="The stack's name.")],
+    new: Annotated[str, typer.Argument(help="Its new name.")],
+) -> None:
+    """Rename a stack: its state (the stack part of every URN) and its stack file."""
+    project = find_project(Path.cwd())
+    config = StackConfig(project, old)
+    if project.stack_file(new).exists():
+        raise UsageError(
+            f"cannot rename stack {old} to {new}: {project.stack_file(new)} exists; move it away first"
+        )
+    open_backend(_backend_of(project)).rename_stack(project.name, old, check_name("stack", new))
+    config.move_to(new)
+    with contextlib.suppress(UsageError):
+        if selected_stack(project) == old:
+            select_stack(project, new)
+    typer.echo(f"Renamed stack {old} to {new}.")
+
+
+@stack_app.command("change-secrets-provider")
+def stack_change_secrets_provider(
+    provider: Annotated[
+        str, typer.Argument(help="passphrase, env, file:PATH or local.")
+    ] = "passphrase",
+    stack: Stack = None,
+) -> None:
+    """Wrap the stack's data key under another provider or a new passphrase.
+
+    The current provider is unlocked as usual (STACKWRIGHT_CONFIG_PASSPHRASE,
+    STACKWRIGHT_SECRETS_KEY); a new passphrase comes from
+    STACKWRIGHT_NEW_CONFIG_PASSPHRASE (else it is asked for), a new env key from
+    STACKWRIGHT_NEW_SECRETS_KEY (else STACKWRIGHT_SECRETS_KEY).
+    """
+    ws = _workspace(stack)
+    passphrase = None
+    if provider == "passphrase" and not os.environ.get(NEW_PASSPHRASE_ENV):
+        if not sys.stdin.isatty():
+            raise UsageError(
+                f"set {NEW_PASSPHRASE_ENV} to the new passphrase (there is no terminal to ask in)"
+            )
+        passphrase = typer.prompt("New passphrase", hide_input=True, confirmation_prompt=True)
+    name = ws.config.change_secrets_provider(provider, passphrase=passphrase)
+    ws.unlock()
+    typer.echo(f"Stack {ws.stack}'s data key is now wrapped by the {name} secrets provider.")
+
+
+tag_app = typer.Typer(help="A stack's tags (e.g. `env production`).", no_args_is_help=True)
+stack_app.add_typer(tag_app, name="tag")
+
+
+@tag_app.command("set")
+def tag_set(
+    name: Annotated[str, typer.Argument()],
+    value: Annotated[str, typer.Argument()],
+    stack: Stack = None,
+) -> None:
+    """Set a tag of the stack."""
+    _workspace(stack).config.set_tag(name, value)
+
+
+@tag_app.command("get")
+def tag_get(name: Annotated[str, typer.Argument()], stack: Stack = None) -> None:
+    """Print a tag of the stack."""
+    ws = _workspace(stack)
+    if name not in ws.config.tags:
+        raise UsageError(
+            f"stack {ws.stack} has no tag {name!r}: set it with `stackwright stack tag set {name} VALUE`"
+        )
+    typer.echo(ws.config.tags[name])
+
+
+@tag_app.command("rm")
+def tag_rm(name: Annotated[str, typer.Argument()], stack: Stack = None) -> None:
+    """Remove a tag of the stack."""
+    ws = _workspace(stack)
+    if not ws.config.remove_tag(name):
+        raise UsageError(f"stack {ws.stack} has no tag {name!r}")
+
+
+@tag_app.command("ls")
+def tag_ls(stack: Stack = None, as_json: Json = False) -> None:
+    """List the stack's tags."""
+    tags = _workspace(stack).config.tags
+    if as_json:
+        typer.echo(json.dumps(tags, sort_keys=True))
+        return
+    for key in sorted(tags):
+        typer.echo(f"{key}: {tags[key]}")
 
 
 @stack_app.command("output")
 def stack_output(
     name: Annotated[str | None, typer.Argument(help="One output (default: all).")] = None,
     stack: Stack = None,
+    show_secrets: Annotated[
+        bool, typer.Option("--show-secrets", help="Show secret values in plain text.")
+    ] = False,
     as_json: Json = False,
 ) -> None:
-    """Print the stack's outputs."""
+    """Print the stack's outputs (secrets as [secret] unless --show-secrets)."""
     ws = _workspace(stack)
-    outputs = ws.backend.load(ws.project.name, ws.stack).outputs
+    outputs = revealed(ws.backend.load(ws.project.name, ws.stack).outputs, show=show_secrets)
     if name is not None:
         if name not in outputs:
             raise UsageError(
@@ -450,53 +584,121 @@ def stack_import(
 # --- config ---------------------------------------------------------------------------------------
 
 
+PathFlag = Annotated[
+    bool,
+    typer.Option(
+        "--path", help="KEY is a path into a structured value: app:db.port, app:hosts[0]."
+    ),
+]
+
+
 @config_app.command("set")
 def config_set(
     key: Annotated[str, typer.Argument()],
     value: Annotated[str, typer.Argument()],
     secret: Annotated[
-        bool, typer.Option("--secret", help="Encrypt it (needs STACKWRIGHT_CONFIG_PASSPHRASE).")
+        bool, typer.Option("--secret", help="Encrypt it under the stack's data key.")
     ] = False,
+    path: PathFlag = False,
+    type_: Annotated[
+        str,
+        typer.Option("--type", help="string, int, float, bool or json (objects and lists)."),
+    ] = "string",
     stack: Stack = None,
 ) -> None:
     """Set a configuration value; KEY is NAME (this project's) or NAMESPACE:NAME."""
     ws = _workspace(stack)
-    ws.config.set(key, value, secret=secret)
+    ws.config.set(key, typed(value, type_, key), secret=secret, path=path)
 
 
 @config_app.command("get")
 def config_get(
-    key: Annotated[str, typer.Argument()], stack: Stack = None, as_json: Json = False
+    key: Annotated[str, typer.Argument()],
+    path: PathFlag = False,
+    stack: Stack = None,
+    as_json: Json = False,
 ) -> None:
-    """Print a configuration value."""
+    """Print a configuration value (a secret too: you asked for it by name)."""
     ws = _workspace(stack)
-    value = ws.config.get(key)
-    typer.echo(json.dumps(value) if as_json else value)
+    value = ws.config.get(key, path=path)
+    typer.echo(json.dumps(value) if as_json or not isinstance(value, str) else value)
 
 
 @config_app.command("rm")
-def config_rm(key: Annotated[str, typer.Argument()], stack: Stack = None) -> None:
+def config_rm(
+    key: Annotated[str, typer.Argument()], path: PathFlag = False, stack: Stack = None
+) -> None:
     """Remove a configuration value."""
     ws = _workspace(stack)
-    if not ws.config.remove(key):
-        raise UsageError(f"configuration {ws.config.full_key(key)} is not set for stack {ws.stack}")
+    if not ws.config.remove(key, path=path):
+        raise UsageError(f"configuration {key} is not set for stack {ws.stack}")
 
 
-@config_app.callback(invoke_without_command=True)
-def config_list(ctx: typer.Context, stack: Stack = None, as_json: Json = False) -> None:
-    """With no subcommand: list the configuration (secrets shown as [secret])."""
-    if ctx.invoked_subcommand is not None:
-        return
+def _config_list(stack: str | None, as_json: bool, show_secrets: bool) -> None:
     ws = _workspace(stack)
+    plain = ws.config.resolved()[0] if show_secrets else ws.config.values
     shown = {
-        k: ("[secret]" if ws.config.is_secret(k) else v)
-        for k, v in sorted(ws.config.values.items())
+        k: ("[secret]" if ws.config.is_secret(k) and not show_secrets else plain[k])
+        for k in sorted(ws.config.values)
     }
     if as_json:
         typer.echo(json.dumps(shown))
         return
     for key, value in shown.items():
-        typer.echo(f"{key}: {value}")
+        typer.echo(f"{key}: {value if isinstance(value, str) else json.dumps(value)}")
+
+
+ShowSecrets = Annotated[
+    bool, typer.Option("--show-secrets", help="Show secret values in plain text.")
+]
+
+
+@config_app.command("ls")
+def config_ls(
+    stack: Stack = None, show_secrets: ShowSecrets = False, as_json: Json = False
+) -> None:
+    """List the configuration (secrets shown as [secret] unless --show-secrets)."""
+    _config_list(stack, as_json, show_secrets)
+
+
+@config_app.callback(invoke_without_command=True)
+def config_list(
+    ctx: typer.Context,
+    stack: Stack = None,
+    show_secrets: ShowSecrets = False,
+    as_json: Json = False,
+) -> None:
+    """With no subcommand: list the configuration (secrets shown as [secret])."""
+    if ctx.invoked_subcommand is not None:
+        return
+    _config_list(stack, as_json, show_secrets)
+
+
+def typed(value: str, type_: str, key: str) -> Any:
+    """A `config set` value as the type asked for; a clear error when it is not one."""
+    try:
+        if type_ == "string":
+            return value
+        if type_ == "int":
+            return int(value)
+        if type_ == "float":
+            return float(value)
+        if type_ == "bool" and value.lower() in ("true", "false"):
+            return value.lower() == "true"
+        if type_ == "json":
+            return json.loads(value)
+    except ValueError:
+        pass
+    if type_ not in ("string", "int", "float", "bool", "json"):
+        raise UsageError(f"--type {type_!r} is not a type: use string, int, float, bool or json")
+    raise UsageError(
+        f"configuration {key}: the value is not of type {type_}; pass a {type_} or another --type"
+    )
+
+
+def revealed(value: Any, *, show: bool) -> Any:
+    """Stack outputs as shown: secret parts as [secret], or their values with `show`."""
+    return map_secrets(value, lambda secret: secret.value if show else SECRET_TEXT)
 
 
 # --- state ----------------------------------------------------------------------------------------

@@ -13,10 +13,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from stackwright.engine.plan import FieldChange, Step
+from stackwright.model import SECRET_TEXT as SECRET_TEXT  # re-exported for displays
+from stackwright.model import SecretValue
 from stackwright.policy import Report
 from stackwright.sdk.output import UNKNOWN
 
-SECRET_TEXT = "[secret]"
 UNKNOWN_TEXT = "(known after apply)"
 
 
@@ -133,6 +134,8 @@ def shown(value: Any) -> Any:
     """A value as a display shows it: unknowns spelled out, structures copied."""
     if value is UNKNOWN:
         return UNKNOWN_TEXT
+    if isinstance(value, SecretValue):
+        return SECRET_TEXT
     if isinstance(value, dict):
         return {k: shown(v) for k, v in value.items()}
     if isinstance(value, list):

@@ -43,10 +43,18 @@ from stackwright.engine.generated import GENERATORS, is_generated
 from stackwright.engine.graph import DependencyCycle, Graph, Node
 from stackwright.engine.plan import FieldChange, Intent, Step, plan, plan_delete
 from stackwright.engine.ports import Journal, Provider, ProviderFactory
-from stackwright.errors import UsageError
+from stackwright.errors import UsageError, redact
 from stackwright.kubernetes.helm import RELEASE_TYPE
 from stackwright.kubernetes.provider import PROVIDER_TYPE
-from stackwright.model import Op, PendingOperation, ResourceState
+from stackwright.model import (
+    SECRET_TEXT,
+    Op,
+    PendingOperation,
+    ResourceState,
+    SecretValue,
+    outermost,
+    transform_at,
+)
 from stackwright.sdk.context import Program
 from stackwright.sdk.output import (
     PLAIN_LEAVES,
@@ -163,11 +171,14 @@ def _unknown_paths(value: Any, path: str = "") -> list[str]:
     return []
 
 
-def _mask(value: Any, paths: Iterable[str]) -> Any:
-    """A copy of `value` with the values at `paths` (dotted, as unwrap_secrets gives) shown as [secret]."""
+def _mask(
+    value: Any, paths: Iterable[str], secret: Callable[[Any], Any] = lambda _: SECRET_TEXT
+) -> Any:
+    """A copy of `value` with the values at `paths` (dotted, as unwrap_secrets gives)
+    replaced by `secret(value)` ([secret] by default)."""
     paths = list(paths)
     if "" in paths:
-        return "[secret]"
+        return secret(value)
     if not paths or not isinstance(value, dict):
         return value
     out = dict(value)
@@ -178,7 +189,7 @@ def _mask(value: Any, paths: Iterable[str]) -> Any:
             if p == key or p.startswith(key + ".")
         ]
         if inner:
-            out[key] = _mask(out[key], inner)
+            out[key] = _mask(out[key], inner, secret)
     return out
 
 
@@ -189,7 +200,7 @@ def describe(urn: str) -> str:
 
 
 def _error_text(exc: BaseException) -> str:
-    text = str(exc).strip() or type(exc).__name__
+    text = redact(str(exc).strip()) or type(exc).__name__
     return text.splitlines()[0] if "\n" in text else text
 
 
@@ -313,6 +324,11 @@ class Run:
         )
         # What a preview would create that the server cannot dry-run against yet.
         self._previewed_namespaces: set[str] = set()
+        #: Providers whose settings a preview cannot know yet (a kubeconfig another
+        #: resource produces): their resources are planned without asking a cluster.
+        self._unknown_providers: set[str] = set()
+        #: Each resource's secret paths, which `read_live` marks as secret in its live state.
+        self._secret_paths: dict[str, tuple[str, ...]] = {}
         self._previewed_kinds: dict[tuple[str, str], bool] = {}
         self._sem = asyncio.Semaphore(max(1, options.parallel))
         #: The objects the program's resources hold after this run's steps (object_key → URN):
@@ -445,7 +461,15 @@ class Run:
             raise UsageError(f"{cycle}; declared: {where}") from None
 
     def read_live(self, resource: Resource) -> Any:
-        return self.live.get(resource.urn, UNKNOWN)
+        value = self.live.get(resource.urn, UNKNOWN)
+        paths = self._secret_paths.get(resource.urn)
+        if not paths or not isinstance(value, dict) or isinstance(value, _Partial):
+            return value
+        # What a secret field holds stays secret in what is computed from it (a Secret's
+        # `data` read by another resource, a generated password's `result`).
+        for path in outermost(paths):
+            value = transform_at(value, path, Secret)
+        return value
 
     async def run_program(self) -> None:
         assert self.program is not None
@@ -497,6 +521,7 @@ class Run:
             if not allowed:
                 if old is not None:
                     self.live[urn] = old.outputs
+                    self._secret_paths[urn] = old.secret_paths
                     self.status[urn] = _DONE
                 else:
                     self.status[urn] = _SKIPPED
@@ -527,11 +552,9 @@ class Run:
         resolved = resolve(resource.props, self.read_live)
         inputs, secret_paths = unwrap_secrets(resolved)
         if inputs.get("kind") == "Secret" and inputs.get("apiVersion") == "v1":
-            # A Secret's values are secret whether or not the program said so (as in Pulumi).
-            secret_paths = [
-                *secret_paths,
-                *(key for key in ("data", "stringData") if key in inputs),
-            ]
+            # A Secret's values are secret whether or not the program said so (as in Pulumi),
+            # both fields always: the live object returns `stringData` as `data`.
+            secret_paths = [*secret_paths, "data", "stringData"]
         unknown = _unknown_paths(inputs)
         if unknown and not self.options.dry_run:
             raise UsageError(
@@ -576,11 +599,12 @@ class Run:
     async def _handle(self, resource: Resource, old: ResourceState | None) -> None:
         urn = resource.urn
         desired, auto = self._desired(resource, old)
+        generated = GENERATORS[desired.type][1] if is_generated(desired.type) else ()
+        self._secret_paths[urn] = (*desired.secret_paths, *generated)
         kube = resource.custom and is_kubernetes(resource.resource_type)
         release = resource.custom and is_release(resource.resource_type)
         if kube:
-            provider = self.provider_for(desired.provider)
-            desired = replace(desired, id=await self._object_id(provider, desired))
+            desired = replace(desired, id=await self._object_id(desired))
         elif release:
             provider = self.provider_for(desired.provider)
             namespace = desired.inputs.get("namespace") or provider.default_namespace
@@ -617,7 +641,7 @@ class Run:
             }
             new = replace(step.new, inputs=renamed)
             if kube:
-                new = replace(new, id=await self._object_id(self.provider_for(new.provider), new))
+                new = replace(new, id=await self._object_id(new))
             step = replace(step, new=new, delete_before_replace=False)
         if old is None and opts.import_ and kube:
             step = replace(step, op=Op.IMPORT)
@@ -653,7 +677,10 @@ class Run:
                 )
             )
         if resource.resource_type == PROVIDER_TYPE:
-            self.providers[urn] = self.factory(desired.inputs)
+            if self.options.dry_run and _unknown_paths(desired.inputs):
+                self._unknown_providers.add(urn)
+            else:
+                self.providers[urn] = self.factory(desired.inputs)
         if step.op is Op.SAME:
             assert old is not None
             self.live[urn] = old.outputs if old.outputs or not kube else old.inputs
@@ -685,9 +712,12 @@ class Run:
         self.outcome.counts[step.op.value] += 1
         self.emit(StepDone(step, True, self.clock() - started))
 
-    async def _object_id(self, provider: Provider, state: ResourceState) -> str:
+    async def _object_id(self, state: ResourceState) -> str:
         meta = _meta(state.inputs)
         name = str(meta.get("name", ""))
+        if state.provider in self._unknown_providers:
+            return f"{meta['namespace']}/{name}" if meta.get("namespace") else name
+        provider = self.provider_for(state.provider)
         scope = self._previewed_kinds.get(_group_and_kind(state.inputs))
         if scope is not None:
             namespaced = scope  # a kind whose CRD this preview would create
@@ -710,7 +740,7 @@ class Run:
         }
         known["metadata"] = _Partial(_meta(new.inputs))
         self.live[step.urn] = _Partial(known)
-        if _unknown_paths(new.inputs):
+        if _unknown_paths(new.inputs) or new.provider in self._unknown_providers:
             return
         if is_release(new) and new.custom:
             if new.id.rpartition("/")[0] in self._previewed_namespaces:
@@ -1042,13 +1072,14 @@ class Run:
     # --- outputs --------------------------------------------------------------------------------
 
     def stack_outputs(self) -> tuple[dict[str, Any], dict[str, Any]]:
-        """(stored, shown): the program's exports resolved; secrets masked in both."""
+        """(stored, shown): the program's exports resolved; secret parts are SecretValues
+        in what is stored (the state store seals them) and [secret] in what is shown."""
         if self.program is None:
             return {}, {}
         stored: dict[str, Any] = {}
         for name, value in self.program.exports.items():
             plain, secret_paths = unwrap_secrets(resolve(value, self.read_live))
-            stored[name] = _mask(plain, secret_paths)
+            stored[name] = _mask(plain, secret_paths, SecretValue)
         return stored, {k: shown(v) for k, v in stored.items()}
 
     def summary(self, elapsed: float) -> Summary:

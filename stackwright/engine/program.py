@@ -13,11 +13,11 @@ import os
 import runpy
 import sys
 import traceback
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from stackwright.errors import StackwrightError, UsageError
+from stackwright.errors import StackwrightError, UsageError, redact
 from stackwright.sdk.context import Program, running
 from stackwright.sdk.resource import in_package
 
@@ -29,6 +29,7 @@ def run_program(
     stack: str,
     config: Mapping[str, Any] | None = None,
     secret_keys: frozenset[str] = frozenset(),
+    read_stack: Callable[[str], Mapping[str, Any]] | None = None,
 ) -> Program:
     """Run the Python program at `main` (a file, or a folder with `__main__.py`) and return what it declared."""
     path = main / "__main__.py" if main.is_dir() else main
@@ -37,7 +38,11 @@ def run_program(
             f"program {path} does not exist: set `main` in Stackwright.yaml to the program's file"
         )
     program = Program(
-        project=project, stack=stack, config=dict(config or {}), secret_keys=secret_keys
+        project=project,
+        stack=stack,
+        config=dict(config or {}),
+        secret_keys=secret_keys,
+        read_stack=read_stack,
     )
     folder = str(path.parent.resolve())
     modules_before = set(sys.modules)
@@ -87,7 +92,7 @@ def _describe(exc: BaseException, path: Path) -> str:
     outside = [f for f in frames if not in_package(f.filename) and not _is_runpy(f.filename)]
     user = [f for f in outside if _in_project(f.filename, folder)] or outside
     where = f"{user[-1].filename}:{user[-1].lineno}" if user else str(path)
-    message = str(exc).strip().splitlines()
+    message = redact(str(exc)).strip().splitlines()
     text = f"{type(exc).__name__}: {message[0]}" if message else type(exc).__name__
     return f"the program failed at {where}: {text}"
 

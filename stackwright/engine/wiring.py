@@ -219,24 +219,36 @@ def release_outputs(release: Mapping[str, Any], name: str, namespace: str) -> di
     }
 
 
+def cluster_context(settings: Mapping[str, Any]) -> str:
+    """The kubeconfig context a provider with these settings talks to (its `context`, else
+    the kubeconfig's current one), read without connecting."""
+    from stackwright.providers.kubernetes.kubeconfig import load_config
+
+    return load_config(settings.get("kubeconfig") or None, settings.get("context") or None).context
+
+
 def kubernetes_providers(
-    default: Mapping[str, Any] | None = None, *, timeout: float = 600, project: str = ""
+    default: Mapping[str, Any] | None = None,
+    *,
+    timeout: float = 600,
+    project: str = "",
+    check_context: Callable[[str], None] | None = None,
 ) -> ProviderFactory:
-    """A factory of providers; `default` holds the stack's kubeconfig / context / namespace settings."""
+    """A factory of providers; `default` holds the stack's kubeconfig / context / namespace
+    settings; `check_context` may refuse a provider's context (environment separation)."""
 
     def make(settings: Mapping[str, Any] | None) -> Provider:
         chosen = settings if settings is not None else (default or {})
         kubeconfig = chosen.get("kubeconfig") or None
-        return KubernetesCluster(
-            KubernetesProvider(
-                kubeconfig,
-                chosen.get("context") or None,
-                chosen.get("namespace") or None,
-                timeout=float(chosen.get("timeout") or timeout),
-            ),
-            project,
-            str(kubeconfig) if kubeconfig else None,
+        provider = KubernetesProvider(
+            kubeconfig,
+            chosen.get("context") or None,
+            chosen.get("namespace") or None,
+            timeout=float(chosen.get("timeout") or timeout),
         )
+        if check_context is not None:
+            check_context(provider.config.context)
+        return KubernetesCluster(provider, project, str(kubeconfig) if kubeconfig else None)
 
     return make
 

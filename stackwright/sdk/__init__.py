@@ -10,6 +10,14 @@ from stackwright.sdk.resource import (
     Resource,
     ResourceOptions,
 )
+from stackwright.sdk.secret_sources import (
+    SecretSource,
+    register_secret_source,
+    secret_from,
+    secret_from_env,
+    secret_from_file,
+)
+from stackwright.sdk.stack_reference import StackReference
 
 __all__ = [
     "UNKNOWN",
@@ -20,5 +28,11 @@ __all__ = [
     "Output",
     "Resource",
     "ResourceOptions",
+    "SecretSource",
+    "StackReference",
     "export",
+    "register_secret_source",
+    "secret_from",
+    "secret_from_env",
+    "secret_from_file",
 ]

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -36,6 +36,10 @@ class Program:
     resources: list[Resource] = field(default_factory=list)
     by_urn: dict[str, Resource] = field(default_factory=dict)
     exports: dict[str, Any] = field(default_factory=dict)
+    #: Another stack's outputs by its name (`org/project/stack`, `project/stack`, `stack`),
+    #: secret parts as `model.SecretValue`; installed by the automation layer, which owns
+    #: the state store (the SDK never reads state itself).
+    read_stack: Callable[[str], Mapping[str, Any]] | None = None
 
     def register(self, resource: Resource) -> str:
         urn = make_urn(

@@ -28,6 +28,7 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast
 
+from stackwright.errors import remember_secret
 from stackwright.model import UNKNOWN as UNKNOWN
 
 if TYPE_CHECKING:
@@ -93,6 +94,8 @@ class Output(Generic[T]):
     @staticmethod
     def secret(value: Any) -> Output[Any]:
         """`value` as an Output whose value is secret, and so is everything computed from it."""
+        if not isinstance(value, Output):
+            remember_secret(value)
         inner = Output.from_input(value)
         return Output(inner._compute, inner._resources, secret=True, shape=inner.shape)
 
@@ -329,6 +332,7 @@ def unwrap_secrets(
     if isinstance(value, Secret):
         paths.append(path)
         plain, _ = unwrap_secrets(value.value, path, [])
+        remember_secret(plain)  # so an error message quoting it shows [secret]
         return plain, paths
     if isinstance(value, Mapping):
         return {k: unwrap_secrets(v, join_path(path, k), paths)[0] for k, v in value.items()}, paths

@@ -1,10 +1,11 @@
-"""The seam where secrets in state will be encrypted (issue 7); today it stores them as given.
+"""The seam where secrets in state are encrypted.
 
 Every resource passes through an `Encrypter` on its way into a row (`seal`) and
-on its way out (`unseal`), so encrypting the values at `ResourceState.secret_paths`
-needs no change to the store: issue 7 supplies an Encrypter built from the
-stack's passphrase and hands it to `open_backend`. Stack outputs and import /
-export documents do not pass through it yet; issue 7 decides what they carry.
+on its way out (`unseal`), and so do stack outputs (`seal_outputs`, whose secret
+parts are `model.SecretValue`s). The automation layer supplies an Encrypter built
+from the stack's data key (`stackwright.automation.secrets`); sealed values are
+`{"@secret": ciphertext}` envelopes, which `stack export` writes as they are
+stored and `stack import` keeps.
 
 An Encrypter must never change anything but the values at `secret_paths`: the
 store indexes rows by URN and cluster id and checks references between rows.
@@ -12,9 +13,10 @@ store indexes rows by URN and cluster id and checks references between rows.
 
 from __future__ import annotations
 
-from typing import Protocol
+from collections.abc import Mapping
+from typing import Any, Protocol
 
-from stackwright.model import ResourceState
+from stackwright.model import SECRET_TEXT, ResourceState, map_secrets
 
 
 class Encrypter(Protocol):
@@ -24,12 +26,23 @@ class Encrypter(Protocol):
 
     def unseal(self, stack: str, resource: ResourceState) -> ResourceState: ...
 
+    def seal_outputs(self, stack: str, outputs: Mapping[str, Any]) -> dict[str, Any]: ...
+
+    def unseal_outputs(self, stack: str, outputs: Mapping[str, Any]) -> dict[str, Any]: ...
+
 
 class PlaintextEncrypter:
-    """The default until issue 7: secrets are stored as given (and shown as [secret])."""
+    """Without a stack's key (engine tests, tools): resource secrets stored as given,
+    secret stack outputs stored as `[secret]` (their values are dropped, never written)."""
 
     def seal(self, stack: str, resource: ResourceState) -> ResourceState:
         return resource
 
     def unseal(self, stack: str, resource: ResourceState) -> ResourceState:
         return resource
+
+    def seal_outputs(self, stack: str, outputs: Mapping[str, Any]) -> dict[str, Any]:
+        return {k: map_secrets(v, lambda _: SECRET_TEXT) for k, v in outputs.items()}
+
+    def unseal_outputs(self, stack: str, outputs: Mapping[str, Any]) -> dict[str, Any]:
+        return dict(outputs)

@@ -479,10 +479,7 @@ class SQLiteBackend:
 
     def create_stack(self, project: str, stack: str) -> None:
         with self._conn.write() as db:
-            exists = db.execute(
-                "SELECT 1 FROM stacks WHERE project = ? AND name = ?", (project, stack)
-            ).fetchone()
-            if exists:
+            if _stack_exists(db, project, stack):
                 raise UsageError(
                     f"stack {stack} already exists in project {project}; "
                     f"select it with `stackwright stack select {stack}`"
@@ -538,6 +535,53 @@ class SQLiteBackend:
             for table in ("resources", "pending", "history", "locks"):
                 db.execute(f"DELETE FROM {table} WHERE stack_id = ?", (stack_id,))
             db.execute("DELETE FROM stacks WHERE id = ?", (stack_id,))
+            db.execute("DELETE FROM meta WHERE key = ?", (_secrets_key(project, stack),))
+
+    def rename_stack(self, project: str, stack: str, new_name: str) -> None:
+        """Rename a stack: its row, the stack part of every URN in it, its secrets provider."""
+        _validate_name("stack", new_name)
+        with self._edit(project, [stack], "stack rename", f"{stack} → {new_name}") as (
+            db,
+            (stack_id,),
+            _,
+        ):
+            if _stack_exists(db, project, new_name):
+                raise UsageError(
+                    f"cannot rename stack {stack} to {new_name}: project {project} already has "
+                    f"a stack {new_name}; remove it or pick another name"
+                )
+            for row in self._rows(db, project, stack, stack_id):
+                state = _rewritten(
+                    row.state,
+                    {row.state.urn: _restacked(row.state.urn, new_name)},
+                    src_stack=stack,
+                    dst_stack=new_name,
+                )
+                db.execute(
+                    "UPDATE resources SET urn = ?, data = ? WHERE rid = ?",
+                    (state.urn, encode_resource(state), row.rid),
+                )
+            for pending_id, op, urn, blob in db.execute(
+                "SELECT id, op, urn, data FROM pending WHERE stack_id = ?", (stack_id,)
+            ).fetchall():
+                try:
+                    held = self._decode_pending(project, stack, op, urn, blob).resource
+                except Invalid as invalid:
+                    raise StateCorrupt(
+                        f"state of stack {stack}: {invalid.problem}; {_FIX}"
+                    ) from None
+                state = _rewritten(
+                    held, {urn: _restacked(urn, new_name)}, src_stack=stack, dst_stack=new_name
+                )
+                db.execute(
+                    "UPDATE pending SET urn = ?, data = ? WHERE id = ?",
+                    (state.urn, encode_resource(state, keep_delete_pending=True), pending_id),
+                )
+            db.execute("UPDATE stacks SET name = ? WHERE id = ?", (new_name, stack_id))
+            db.execute(
+                "UPDATE meta SET key = ? WHERE key = ?",
+                (_secrets_key(project, new_name), _secrets_key(project, stack)),
+            )
 
     # --- locking -----------------------------------------------------------
 
@@ -621,6 +665,10 @@ class SQLiteBackend:
     # --- reading -----------------------------------------------------------
 
     def load(self, project: str, stack: str) -> Snapshot:
+        return self._load(project, stack, unseal=True)
+
+    def _load(self, project: str, stack: str, *, unseal: bool) -> Snapshot:
+        """The stack's state; with `unseal` False, secrets stay as stored (ciphertext)."""
         with self._conn.read() as db:
             self._check_schema(db)
             self._quick_check(db)
@@ -645,13 +693,15 @@ class SQLiteBackend:
             raise StateCorrupt(f"state of stack {stack}: {invalid.problem}; {_FIX}") from None
         stored = sum(_resource_row_bytes(row[1], row[3], row[4]) for row in rows)
         stored += sum(_pending_row_bytes(*row) for row in pending_rows) + len(outputs_blob)
-        unseal = self._encrypter.unseal
+        if not unseal:
+            return Snapshot(project, stack, ordered, pending, outputs, version, stored)
+        opened = self._encrypter.unseal
         return Snapshot(
             project=project,
             stack=stack,
-            resources=[unseal(stack, state) for state in ordered],
-            pending=[PendingOperation(p.op, unseal(stack, p.resource)) for p in pending],
-            outputs=outputs,
+            resources=[opened(stack, state) for state in ordered],
+            pending=[PendingOperation(p.op, opened(stack, p.resource)) for p in pending],
+            outputs=self._encrypter.unseal_outputs(stack, outputs),
             version=version,
             stored_bytes=stored,
         )
@@ -730,7 +780,25 @@ class SQLiteBackend:
         ]
 
     def export(self, project: str, stack: str) -> dict[str, Any]:
-        return _document.build(self.load(project, stack))
+        # Secrets leave as they are stored: sealed, readable only with the stack's key.
+        return _document.build(self._load(project, stack, unseal=False))
+
+    # --- the stack's secrets provider ------------------------------------------
+
+    def secrets_provider(self, project: str, stack: str) -> dict[str, Any] | None:
+        with self._conn.read() as db:
+            row = db.execute(
+                "SELECT value FROM meta WHERE key = ?", (_secrets_key(project, stack),)
+            ).fetchone()
+        return dict(orjson.loads(row[0])) if row else None
+
+    def set_secrets_provider(self, project: str, stack: str, fields: Mapping[str, Any]) -> None:
+        with self._conn.write() as db:
+            self._stack_id(db, project, stack)
+            db.execute(
+                "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)",
+                (_secrets_key(project, stack), orjson.dumps(dict(fields)).decode()),
+            )
 
     # --- edits -------------------------------------------------------------
 
@@ -804,7 +872,9 @@ class SQLiteBackend:
 
     def import_(self, project: str, stack: str, document: Any, *, message: str = "") -> None:
         resources, pending, outputs = _document.parse(document, project=project, stack=stack)
-        outputs_blob = encode_json(outputs, "the document's outputs")
+        outputs_blob = encode_json(
+            self._encrypter.seal_outputs(stack, outputs), "the document's outputs"
+        )
         with self._edit(project, [stack], "import", message, create=True) as (
             db,
             (stack_id,),
@@ -964,6 +1034,18 @@ class SQLiteBackend:
                 self._insert_row(db, dst_stack, dst_id, state, seqs[1] + offset)
                 moved.append(state.urn)
             return list(dict.fromkeys(moved))
+
+
+def _stack_exists(db: sqlite3.Connection, project: str, stack: str) -> bool:
+    found = db.execute(
+        "SELECT 1 FROM stacks WHERE project = ? AND name = ?", (project, stack)
+    ).fetchone()
+    return found is not None
+
+
+def _secrets_key(project: str, stack: str) -> str:
+    """The `meta` key of a stack's secrets provider (how its data key is wrapped, never the key)."""
+    return f"secrets:{project}/{stack}"
 
 
 def _renamed(urn: str, new_name: str) -> str:
@@ -1383,7 +1465,10 @@ class SQLiteOperation:
 
     def set_outputs(self, outputs: Mapping[str, Any]) -> None:
         self._check_open()
-        blob = encode_json(dict(outputs), f"the outputs of stack {self._stack}")
+        blob = encode_json(
+            self._encrypter.seal_outputs(self._stack, outputs),
+            f"the outputs of stack {self._stack}",
+        )
         with self._conn.write() as db:
             version = self._fence(db)
             db.execute("UPDATE stacks SET outputs = ? WHERE id = ?", (blob, self._stack_id))

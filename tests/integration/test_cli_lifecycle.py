@@ -992,8 +992,8 @@ def test_outputs_history_and_secrets(new_project: Any, cluster: LiveCluster) -> 
         assert p.sw("stack", "output", "secret_name").out.strip() == "creds"
         assert json.loads(p.sw("stack", "output", "--json").out)["derived"] == "[secret]"
         assert json.loads(p.sw("stack", "export").out) == p.state()
-        # (Secrets in resource inputs are stored as given until issue 7 encrypts them.)
-        assert p.state()["outputs"]["password"] == "[secret]"
+        # Secret outputs are stored encrypted (test_secrets_lifecycle follows every path).
+        assert set(p.state()["outputs"]["password"]) == {"@secret"}
 
         p.program('k8s.core.v1.Namespace("ns", metadata={"name": NS})\n')
         p.up("--message", "drop the secret")

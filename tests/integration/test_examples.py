@@ -119,3 +119,47 @@ def test_two_clusters(tmp_path: Path, cluster: Any, kubeconfig: str, second_clus
     assert any(n.startswith("west-settings-") for n in names)
     assert not any(n.startswith("east-settings-") for n in names), "each resource lands in its own cluster"
     assert summary(sw(project, "destroy", "--yes", "--json").stdout)["ok"]
+
+
+def test_platform_and_app_linked_by_a_stack_reference(
+    tmp_path: Path, cluster: Any, kubeconfig: str
+) -> None:
+    platform = deploy(tmp_path, "platform-app/platform", {"kubernetes:kubeconfig": kubeconfig})
+    done = summary(sw(platform, "up", "--yes", "--json").stdout)
+    assert done["ok"], done
+    assert done["outputs"] == {
+        "namespace": "shop",
+        "service_account": "deployer",
+        "kubeconfig": "[secret]",
+    }
+    # The app stack has no cluster settings of its own: all it knows comes from the reference.
+    app = deploy(tmp_path, "platform-app/app", {"app:platform_stack": "platform/dev"})
+    up = sw(app, "up", "--yes", "--json").stdout
+    done = summary(up)
+    assert done["ok"], done
+    assert done["outputs"]["namespace"] == "shop" and done["outputs"]["ready"] == 2
+    assert cluster.token not in up
+    pods = cluster.kubectl("get", "deployments", "-n", "shop", "-o", "name").stdout
+    assert "deployment.apps/shop-" in pods
+    exported = sw(app, "stack", "export").stdout
+    assert cluster.token not in exported and "@secret" in exported
+    assert summary(sw(app, "destroy", "--yes", "--json").stdout)["ok"]
+    assert summary(sw(platform, "destroy", "--yes", "--json").stdout)["ok"]
+
+
+def test_external_secrets(
+    tmp_path: Path, cluster: Any, kubeconfig: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    token = "s.vault-token-from-the-environment"
+    monkeypatch.setenv("VAULT_TOKEN", token)
+    project = deploy(tmp_path, "external-secrets", {"kubernetes:kubeconfig": kubeconfig})
+    up = sw(project, "up", "--yes", "--json").stdout
+    done = summary(up)
+    assert done["ok"], done
+    assert done["outputs"] == {"external_secret": "db-password", "target_secret": "db-password"}
+    found = json.loads(
+        cluster.kubectl("get", "externalsecrets.external-secrets.io", "db-password", "-n", "shop", "-o", "json").stdout
+    )
+    assert found["spec"]["data"][0]["remoteRef"] == {"key": "shop/db", "property": "password"}
+    assert token not in up and token not in sw(project, "stack", "export").stdout
+    assert summary(sw(project, "destroy", "--yes", "--json").stdout)["ok"]

@@ -577,8 +577,9 @@ def test_outputs_come_from_live_objects_and_secrets_are_masked(stack: Stack) -> 
     assert stack.state().outputs == summary.outputs
     assert "hunter2" not in repr(summary)
     secret = stack.recorded(urn(SECRET, "creds"))
-    # The program marked one value; a Secret's stringData is secret whatever the program says.
-    assert secret.secret_paths == ("stringData.password", "stringData")
+    # The program marked one value; a Secret's data and stringData are secret whatever the
+    # program says (the live object returns stringData as data).
+    assert secret.secret_paths == ("stringData.password", "data", "stringData")
     assert secret.inputs["stringData"]["password"] == "hunter2"  # the store encrypts, not masks
     (step,) = [e.step for e in stack.of(StepStarted) if e.step.urn == urn(SECRET, "creds")]
     # A create's changes are top-level fields: the one holding a secret is masked whole.
@@ -604,6 +605,23 @@ def test_a_secrets_values_are_masked_even_when_the_program_did_not_mark_them(sta
     assert [(c.path, c.old, c.new) for c in shown_changes(update)] == [
         ("stringData.token", "[secret]", "[secret]")
     ]
+
+
+def test_what_is_read_from_a_secrets_live_data_is_secret(stack: Stack) -> None:
+    def declare(p: Program) -> None:
+        creds = k8s.core.v1.Secret("creds", metadata={"name": "creds"}, data={"token": "czNjcjN0"})
+        k8s.core.v1.ConfigMap(
+            "copy", metadata={"name": "copy"}, data={"token": creds.data["token"]}
+        )
+        p.export("token", creds.data.apply(lambda data: data["token"]))
+
+    summary = stack.up(declare)
+
+    # Read from the Secret's live object, the value is secret in the ConfigMap and the output.
+    assert stack.recorded(urn(CM, "copy")).secret_paths == ("data.token",)
+    assert summary.outputs == {"token": "[secret]"}
+    (step,) = [e.step for e in stack.of(StepStarted) if e.step.urn == urn(CM, "copy")]
+    assert "czNjcjN0" not in repr(shown_changes(step))
 
 
 # --- several clusters ---------------------------------------------------------------------------

@@ -1,0 +1,289 @@
+"""A stack's secrets provider: its data key, what wraps it, and sealing secrets in state.
+
+Every stack has a random 256-bit data key. Secret configuration values, the values
+at `ResourceState.secret_paths` in state rows, secret stack outputs and `stack
+export` documents are AES-256-GCM under that key. The key itself is kept in the
+stack file (`encryptedkey`), wrapped (AES-256-GCM) by a key taken from
+(`secretsprovider:` in the stack file):
+
+    passphrase   scrypt of STACKWRIGHT_CONFIG_PASSPHRASE with `encryptionsalt`
+                 (chosen when the stack's key is made while that variable is set)
+    env          base64 of 32 bytes in STACKWRIGHT_SECRETS_KEY
+    file:PATH    base64 of 32 bytes in the file PATH
+    local        a key file made for the stack under $STACKWRIGHT_HOME/keys
+                 (chosen when neither variable is set)
+
+`stackwright stack change-secrets-provider` wraps the same data key anew, so no
+stored ciphertext changes. Must never: write a plain secret, or the plain data
+key, anywhere.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from stackwright.errors import UsageError, remember_secret
+from stackwright.model import (
+    SECRET_SIG,
+    ResourceState,
+    SecretValue,
+    is_sealed,
+    map_secrets,
+    outermost,
+    transform_at,
+)
+from stackwright.state import stackwright_home
+
+PASSPHRASE_ENV = "STACKWRIGHT_CONFIG_PASSPHRASE"
+NEW_PASSPHRASE_ENV = "STACKWRIGHT_NEW_CONFIG_PASSPHRASE"
+KEY_ENV = "STACKWRIGHT_SECRETS_KEY"
+NEW_KEY_ENV = "STACKWRIGHT_NEW_SECRETS_KEY"
+
+#: The stack file's fields that describe its secrets provider (also kept in the state store,
+#: so a stack reference from another project can unwrap the key).
+FIELDS = ("secretsprovider", "encryptionsalt", "encryptedkey")
+
+_KEY_AAD = b"stackwright:data-key"
+_STATE_AAD = b"stackwright:state"
+_derived: dict[tuple[str, str], bytes] = {}  # (passphrase, salt) -> key: scrypt is slow on purpose
+
+
+def _aead(key: bytes) -> Any:
+    # cryptography (~9 ms to import) only when a secret is touched.
+    from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
+    return AESGCM(key)
+
+
+def seal_bytes(key: bytes, plain: bytes, aad: bytes) -> str:
+    nonce = os.urandom(12)
+    return base64.b64encode(nonce + _aead(key).encrypt(nonce, plain, aad)).decode()
+
+
+def open_bytes(key: bytes, sealed: str, aad: bytes) -> bytes | None:
+    """The plain bytes, or None when `key` is not the key `sealed` was made with."""
+    from cryptography.exceptions import InvalidTag
+
+    try:
+        blob = base64.b64decode(sealed, validate=True)
+        return bytes(_aead(key).decrypt(blob[:12], blob[12:], aad))
+    except (InvalidTag, binascii.Error, ValueError):
+        return None
+
+
+def scrypt_key(passphrase: str, salt: str) -> bytes:
+    found = _derived.get((passphrase, salt))
+    if found is None:
+        from cryptography.hazmat.primitives.kdf.scrypt import Scrypt
+
+        found = Scrypt(salt=base64.b64decode(salt), length=32, n=2**14, r=8, p=1).derive(
+            passphrase.encode()
+        )
+        _derived[(passphrase, salt)] = found
+    return found
+
+
+@dataclass(frozen=True)
+class DataKey:
+    """A stack's data key: encrypts and decrypts JSON values."""
+
+    key: bytes
+    stack: str
+
+    def encrypt(self, value: Any, aad: bytes = _STATE_AAD) -> str:
+        return seal_bytes(self.key, json.dumps(value).encode(), aad)
+
+    def decrypt(self, sealed: str, aad: bytes = _STATE_AAD, *, what: str = "a secret") -> Any:
+        plain = open_bytes(self.key, sealed, aad)
+        if plain is None:
+            raise UsageError(
+                f"cannot decrypt {what} of stack {self.stack}: it was not encrypted with this "
+                "stack's data key; restore the stack file's `encryptedkey` it was made with"
+            )
+        value = json.loads(plain)
+        remember_secret(value)
+        return value
+
+
+# --- wrapping keys -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Where:
+    """Which stack a provider serves, for key file names and messages."""
+
+    project: str
+    stack: str
+
+    def local_key_file(self) -> Path:
+        return stackwright_home() / "keys" / f"{self.project}.{self.stack}.key"
+
+
+def _key_from_text(text: str, source: str) -> bytes:
+    try:
+        key = base64.b64decode(text.strip(), validate=True)
+    except (binascii.Error, ValueError):
+        key = b""
+    if len(key) != 32:
+        raise UsageError(
+            f"{source} must hold a base64-encoded 32-byte key: make one with "
+            "`python -c 'import base64, os; print(base64.b64encode(os.urandom(32)).decode())'`"
+        )
+    return key
+
+
+def _key_file(path: Path, *, create: bool) -> bytes:
+    if not path.exists():
+        if not create:
+            raise UsageError(
+                f"the secrets key file {path} does not exist: restore it, or point the stack at "
+                "its key with `stackwright stack change-secrets-provider`"
+            )
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w") as out:
+            out.write(base64.b64encode(os.urandom(32)).decode() + "\n")
+    return _key_from_text(path.read_text(), f"the secrets key file {path}")
+
+
+def wrapping_key(
+    fields: Mapping[str, Any],
+    where: Where,
+    environ: Mapping[str, str],
+    *,
+    new: bool = False,
+    create: bool = False,
+    passphrase: str | None = None,
+) -> bytes:
+    """The key that wraps the data key under the provider `fields` describe.
+
+    `new` reads the variables that name a provider being changed to
+    (STACKWRIGHT_NEW_CONFIG_PASSPHRASE, STACKWRIGHT_NEW_SECRETS_KEY); `create` makes
+    a missing key file; `passphrase` overrides the passphrase variable (a prompt's answer).
+    """
+    kind = str(fields.get("secretsprovider") or "passphrase")
+    if kind == "passphrase":
+        variable = NEW_PASSPHRASE_ENV if new else PASSPHRASE_ENV
+        phrase = passphrase if passphrase is not None else environ.get(variable)
+        if not phrase:
+            raise UsageError(
+                f"stack {where.stack} keeps its secrets under a passphrase: set {variable} "
+                "to it (or use `stackwright stack change-secrets-provider` to choose another provider)"
+            )
+        return scrypt_key(phrase, str(fields["encryptionsalt"]))
+    if kind == "env":
+        variable = NEW_KEY_ENV if new and environ.get(NEW_KEY_ENV) else KEY_ENV
+        text = environ.get(variable)
+        if not text:
+            raise UsageError(
+                f"stack {where.stack} keeps its secrets under a key from the environment: set "
+                f"{variable} to that base64-encoded 32-byte key"
+            )
+        return _key_from_text(text, variable)
+    if kind == "local":
+        return _key_file(where.local_key_file(), create=create)
+    if kind.startswith("file:") and kind != "file:":
+        return _key_file(Path(kind[5:]).expanduser(), create=create)
+    raise UsageError(
+        f"stack {where.stack}: unknown secrets provider {kind!r}; use passphrase, env, file:PATH or local"
+    )
+
+
+def choose_provider(spec: str | None, environ: Mapping[str, str]) -> dict[str, Any]:
+    """The fields of a new provider: `spec` (passphrase, env, file:PATH, local), else the one
+    the environment suggests (a passphrase, else a key variable, else a local key file)."""
+    if spec is None:
+        spec = (
+            "passphrase"
+            if environ.get(PASSPHRASE_ENV)
+            else "env"
+            if environ.get(KEY_ENV)
+            else "local"
+        )
+    if spec not in ("passphrase", "env", "local") and not (
+        spec.startswith("file:") and spec != "file:"
+    ):
+        raise UsageError(
+            f"unknown secrets provider {spec!r}: use passphrase, env, file:PATH or local"
+        )
+    fields: dict[str, Any] = {"secretsprovider": spec}
+    if spec == "passphrase":
+        fields["encryptionsalt"] = base64.b64encode(os.urandom(16)).decode()
+    return fields
+
+
+def wrap(data_key: bytes, wrapper: bytes) -> str:
+    return seal_bytes(wrapper, data_key, _KEY_AAD)
+
+
+def unwrap(fields: Mapping[str, Any], where: Where, environ: Mapping[str, str]) -> DataKey:
+    """The stack's data key; a clear error when the wrapping key is missing or wrong."""
+    wrapper = wrapping_key(fields, where, environ)
+    plain = open_bytes(wrapper, str(fields.get("encryptedkey") or ""), _KEY_AAD)
+    if plain is None:
+        kind = str(fields.get("secretsprovider") or "passphrase")
+        what = {
+            "passphrase": f"{PASSPHRASE_ENV} is not the passphrase",
+            "env": f"{KEY_ENV} is not the key",
+        }.get(kind, f"the key file of provider {kind} does not hold the key")
+        raise UsageError(
+            f"cannot unlock the secrets of stack {where.stack}: {what} its secrets were "
+            "encrypted with; set the right one"
+        )
+    return DataKey(plain, where.stack)
+
+
+# --- secrets in state ---------------------------------------------------------------------
+
+
+class StateEncrypter:
+    """`stackwright.state.Encrypter` under a stack's data key (fetched on first use)."""
+
+    def __init__(self, key: Callable[[], DataKey]) -> None:
+        self._key = key
+
+    def _seal(self, value: Any) -> Any:
+        return value if is_sealed(value) else {SECRET_SIG: self._key().encrypt(value)}
+
+    def _unseal(self, value: Any) -> Any:
+        return self._key().decrypt(value[SECRET_SIG]) if is_sealed(value) else value
+
+    def _each(self, resource: ResourceState, change: Callable[[Any], Any]) -> ResourceState:
+        if not resource.secret_paths:
+            return resource
+        inputs, outputs = resource.inputs, resource.outputs
+        for path in outermost(resource.secret_paths):
+            inputs = transform_at(inputs, path, change)
+            outputs = transform_at(outputs, path, change)
+        return replace(resource, inputs=inputs, outputs=outputs)
+
+    def seal(self, stack: str, resource: ResourceState) -> ResourceState:
+        return self._each(resource, self._seal)
+
+    def unseal(self, stack: str, resource: ResourceState) -> ResourceState:
+        return self._each(resource, self._unseal)
+
+    def seal_outputs(self, stack: str, outputs: Mapping[str, Any]) -> dict[str, Any]:
+        return {
+            k: map_secrets(v, lambda secret: {SECRET_SIG: self._key().encrypt(secret.value)})
+            for k, v in outputs.items()
+        }
+
+    def unseal_outputs(self, stack: str, outputs: Mapping[str, Any]) -> dict[str, Any]:
+        def walk(value: Any) -> Any:
+            if is_sealed(value):
+                return SecretValue(self._key().decrypt(value[SECRET_SIG]))
+            if isinstance(value, dict):
+                return {k: walk(v) for k, v in value.items()}
+            if isinstance(value, list):
+                return [walk(v) for v in value]
+            return value
+
+        return {k: walk(v) for k, v in outputs.items()}

@@ -1,0 +1,368 @@
+"""Secrets, stacks, stack references and environments end to end: the real CLI, a real cluster.
+
+After every step of a secret's life the plain value is looked for everywhere it must
+never be — the state store's bytes (database and WAL), the stack files, the
+command's stdout and stderr, the history — by one helper, `assert_nowhere`.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from test_cli_lifecycle import (  # the CLI-running helpers of the lifecycle tests
+    STACK,
+    LiveCluster,
+    Project,
+    Result,
+    get,
+    new_project,
+    one_line,
+)
+
+from stackwright.localcluster import lifecycle
+
+pytestmark = pytest.mark.integration
+__all__ = ["new_project"]  # a fixture, used by name
+
+PLAIN = "Tr0ub4dor-and-3"
+ROTATED = "hunter2-but-longer"
+
+
+@pytest.fixture
+def passphrase(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    monkeypatch.setenv("STACKWRIGHT_CONFIG_PASSPHRASE", "first passphrase")
+    yield "first passphrase"
+
+
+def assert_nowhere(p: Project, cluster: LiveCluster, plain: str, *results: Result) -> None:
+    """The plain value (or its base64, as a Secret's data holds it) is in none of: the
+    state store's files, the stack files, the results' stdout and stderr, the history."""
+    forms = [plain, base64.b64encode(plain.encode()).decode()]
+    places: dict[str, str] = {}
+    for path in cluster.home.glob("state.db*"):
+        places[str(path)] = path.read_bytes().decode("latin-1")
+    for path in p.root.glob("Stackwright*.yaml"):
+        places[str(path)] = path.read_text()
+    for result in results:
+        places[f"stdout of {' '.join(result.args)}"] = result.out
+        places[f"stderr of {' '.join(result.args)}"] = result.err
+    places["history"] = json.dumps(p.history()) + p.sw("stack", "history", "--json").out
+    for where, text in places.items():
+        for form in forms:
+            assert form not in text, f"the secret appears in {where}"
+
+
+SECRET_PROGRAM = """
+cfg = sw.Config()
+password = cfg.require_secret("dbpassword")
+k8s.core.v1.Namespace("ns", metadata={"name": NS})
+creds = k8s.core.v1.Secret("creds", metadata={"name": "creds", "namespace": NS},
+                           string_data={"password": password})
+spec = app_spec("web")
+spec["template"]["spec"]["containers"][0]["env"] = [{"name": "DB_PASSWORD", "value": password}]
+k8s.apps.v1.Deployment("web", metadata={"name": "web", "namespace": NS}, spec=spec)
+sw.export("password", password)
+sw.export("shout", password.apply(lambda s: s.upper()))
+sw.export("secret_name", creds.metadata["name"])
+"""
+
+
+def test_every_secret_path(new_project: Any, cluster: LiveCluster, passphrase: str) -> None:
+    p = new_project()
+    set_ = p.sw("config", "set", "--secret", "dbpassword", PLAIN)
+    assert_nowhere(p, cluster, PLAIN, set_, p.sw("config"), p.sw("config", "ls", "--json"))
+    p.program(SECRET_PROGRAM)
+
+    planned = p.preview()
+    diff = p.sw("preview", "--diff")
+    assert "[secret]" in planned.out and "[secret]" in diff.out
+    assert_nowhere(p, cluster, PLAIN, planned, diff)
+
+    up = p.up()
+    assert up.summary["outputs"] == {
+        "password": "[secret]",
+        "shout": "[secret]",
+        "secret_name": "creds",
+    }
+    assert_nowhere(p, cluster, PLAIN, up)
+    assert_nowhere(p, cluster, PLAIN.upper(), up)
+    # The cluster has the values; the state has ciphertext envelopes where they were.
+    deployment = get(cluster, "deployment", "web", p.ns)
+    assert deployment is not None
+    assert deployment["spec"]["template"]["spec"]["containers"][0]["env"][0]["value"] == PLAIN
+    state = p.resources()
+    assert set(state["creds"]["inputs"]["stringData"]) == {"@secret"}
+    assert set(state["creds"]["outputs"]["data"]) == {"@secret"}
+    env = state["web"]["inputs"]["spec"]["template"]["spec"]["containers"][0]["env"][0]
+    assert set(env["value"]) == {"@secret"}
+
+    # A change of the secret: a diff, an update with the diff shown.
+    p.sw("config", "set", "--secret", "dbpassword", ROTATED)
+    diff = p.sw("preview", "--diff")
+    assert "~" in diff.out or "update" in diff.out
+    updated = p.sw("up", "--yes", "--diff")
+    for value in (PLAIN, ROTATED):
+        assert_nowhere(p, cluster, value, diff, updated)
+    history = p.sw("stack", "history")
+    outputs = p.sw("stack", "output")
+    outputs_json = p.sw("stack", "output", "--json")
+    assert json.loads(outputs_json.out)["password"] == "[secret]"
+    assert_nowhere(p, cluster, ROTATED, history, outputs, outputs_json)
+    # Only --show-secrets shows it.
+    shown = p.sw("stack", "output", "password", "--show-secrets")
+    assert shown.out.strip() == ROTATED
+
+    # Export keeps ciphertext; import accepts it; nothing changes after.
+    exported = p.sw("stack", "export", "--file", str(p.root / "exported.json"))
+    document = (p.root / "exported.json").read_text()
+    assert ROTATED not in document and "@secret" in document
+    imported = p.sw("stack", "import", "--file", str(p.root / "exported.json"))
+    again = p.up()
+    assert set(again.summary["counts"]) == {"same"}
+    assert_nowhere(p, cluster, ROTATED, exported, imported, again)
+
+    # A program that raises holding the secret: [secret] in its one-line error.
+    p.program(
+        SECRET_PROGRAM + 'raise RuntimeError("cannot log in with " + cfg.require("dbpassword"))\n'
+    )
+    failed = p.sw("up", "--yes", "--json", rc=2)
+    assert "cannot log in with [secret]" in one_line(failed)
+    assert_nowhere(p, cluster, ROTATED, failed)
+
+
+def test_wrong_missing_and_rotated_passphrase(
+    new_project: Any, cluster: LiveCluster, passphrase: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    p = new_project()
+    p.sw("config", "set", "--secret", "dbpassword", PLAIN)
+    p.program(SECRET_PROGRAM)
+    assert (
+        yaml.safe_load(p.root.joinpath(f"Stackwright.{STACK}.yaml").read_text())["secretsprovider"]
+        == "passphrase"
+    )
+
+    monkeypatch.setenv("STACKWRIGHT_CONFIG_PASSPHRASE", "not it")
+    wrong = p.sw("up", "--yes", rc=2)
+    assert "is not the passphrase" in one_line(wrong)
+    monkeypatch.delenv("STACKWRIGHT_CONFIG_PASSPHRASE")
+    missing = p.sw("preview", rc=2)
+    assert "set STACKWRIGHT_CONFIG_PASSPHRASE" in one_line(missing)
+    assert get(cluster, "namespace", p.ns) is None and p.history() == []
+
+    monkeypatch.setenv("STACKWRIGHT_CONFIG_PASSPHRASE", passphrase)
+    p.up()
+    monkeypatch.setenv("STACKWRIGHT_NEW_CONFIG_PASSPHRASE", "second passphrase")
+    p.sw("stack", "change-secrets-provider", "passphrase")
+    monkeypatch.delenv("STACKWRIGHT_NEW_CONFIG_PASSPHRASE")
+    old = p.sw("preview", rc=2)
+    assert "is not the passphrase" in one_line(old)
+    monkeypatch.setenv("STACKWRIGHT_CONFIG_PASSPHRASE", "second passphrase")
+    assert set(p.preview().summary["counts"]) == {"same"}
+    assert p.sw("stack", "output", "password", "--show-secrets").out.strip() == PLAIN
+
+    # An environment key instead: missing is a clear error, present works.
+    key = base64.b64encode(os.urandom(32)).decode()
+    monkeypatch.setenv("STACKWRIGHT_SECRETS_KEY", key)
+    p.sw("stack", "change-secrets-provider", "env")
+    monkeypatch.delenv("STACKWRIGHT_CONFIG_PASSPHRASE")
+    assert set(p.up().summary["counts"]) == {"same"}
+    monkeypatch.delenv("STACKWRIGHT_SECRETS_KEY")
+    assert "set STACKWRIGHT_SECRETS_KEY" in one_line(p.sw("up", "--yes", rc=2))
+
+
+def test_a_rewritten_stack_file_gets_its_key_back(new_project: Any, cluster: LiveCluster) -> None:
+    """The state store records how the data key is wrapped (never the key), so a stack file
+    rewritten without it (regenerated, or written by a script) does not orphan the state."""
+    p = new_project()
+    p.program(
+        f"""
+        k8s.core.v1.Namespace("ns", metadata={{"name": NS}})
+        sw.export("token", sw.Output.secret({PLAIN!r}))
+        """
+    )
+    p.up()
+    stack_file = p.root / f"Stackwright.{STACK}.yaml"
+    recorded = yaml.safe_load(stack_file.read_text())
+    stack_file.write_text(yaml.safe_dump({"config": recorded["config"]}))
+    assert set(p.preview().summary["counts"]) == {"same"}
+    assert p.sw("stack", "output", "token", "--show-secrets").out.strip() == PLAIN
+    assert yaml.safe_load(stack_file.read_text())["encryptedkey"] == recorded["encryptedkey"]
+
+
+def test_stacks_init_copy_ls_tags_rename_rm(new_project: Any, cluster: LiveCluster) -> None:
+    p = new_project()
+    p.sw("config", "set", "--secret", "dbpassword", PLAIN)
+    p.sw("config", "set", "--path", "app:db.port", "5432", "--type", "int")
+    p.program('k8s.core.v1.Namespace("ns", metadata={"name": NS})\n')
+    p.up()
+    p.sw("stack", "tag", "set", "env", "dev")
+    p.sw("stack", "tag", "set", "team", "web")
+    assert p.sw("stack", "tag", "get", "env").out.strip() == "dev"
+    p.sw("stack", "tag", "rm", "team")
+    assert json.loads(p.sw("stack", "tag", "ls", "--json").out) == {"env": "dev"}
+    assert "no tag 'team'" in one_line(p.sw("stack", "tag", "get", "team", rc=2))
+    assert "not of type int" in one_line(p.sw("config", "set", "n", "three", "--type", "int", rc=2))
+    p.sw("config", "set", "--path", "app:db.host", "db.local")
+    p.sw("config", "rm", "--path", "app:db.host")
+    assert json.loads(p.sw("config", "get", "app:db", "--json").out) == {"port": 5432}
+
+    p.sw("stack", "init", "staging", "--copy-config-from", STACK)
+    assert p.sw("config", "get", "dbpassword").out.strip() == PLAIN
+    assert json.loads(p.sw("config", "get", "--path", "app:db.port", "--json").out) == 5432
+    listed = {row["name"]: row for row in json.loads(p.sw("stack", "ls", "--json").out)}
+    assert listed[STACK]["resources"] >= 1 and listed[STACK]["tags"] == {"env": "dev"}
+    assert listed["staging"]["current"] and listed["staging"]["resources"] == 0
+    assert "LAST UPDATE" in p.sw("stack", "ls").out
+
+    p.sw("stack", "rename", "staging", "qa")
+    assert (p.root / "Stackwright.qa.yaml").exists()
+    assert not (p.root / "Stackwright.staging.yaml").exists()
+    assert p.sw("config", "get", "dbpassword").out.strip() == PLAIN  # selected, key moved
+
+    refused = p.sw("stack", "rm", STACK, "--yes", rc=2)
+    assert "--force" in one_line(refused)
+    p.sw("stack", "rm", "qa", "--yes")
+    assert {r["name"] for r in json.loads(p.sw("stack", "ls", "--json").out)} == {STACK}
+
+    # Renaming a stack with resources rewrites its URNs; `up` then changes nothing.
+    p.sw("stack", "select", STACK)
+    p.sw("stack", "rename", STACK, "renamed")
+    (resource,) = json.loads(p.sw("stack", "export").out)["resources"]
+    assert resource["urn"].startswith("urn:sw:renamed::")
+    assert set(p.sw("up", "--yes", "--json").events[-1]["counts"]) == {"same"}
+
+
+def test_production_stack_refuses_a_dev_context(new_project: Any, cluster: LiveCluster) -> None:
+    context = "stackwright-test"
+    p = new_project({"kubernetes:kubeconfig": str(cluster.kubeconfig)})
+    p.sw("config", "set", "--path", f'stackwright:environments["{context}"]', "dev")
+    p.sw("stack", "tag", "set", "env", "production")
+    p.program('k8s.core.v1.Namespace("ns", metadata={"name": NS})\n')
+    refused = p.up(rc=2)
+    message = one_line(refused)
+    assert "env=production" in message and context in message
+    assert get(cluster, "namespace", p.ns) is None and p.history() == []
+    # An explicit provider on that context is refused too, before any change.
+    p.sw("stack", "tag", "set", "env", "dev")
+    p.sw("config", "set", "--path", 'stackwright:environments["prod-ctx"]', "production")
+    kubeconfig = yaml.safe_load(cluster.kubeconfig.read_text())
+    kubeconfig["contexts"].append(
+        {"name": "prod-ctx", "context": kubeconfig["contexts"][0]["context"]}
+    )
+    p.program(
+        f"""
+        prod = k8s.Provider("prod", kubeconfig={yaml.safe_dump(kubeconfig)!r}, context="prod-ctx")
+        k8s.core.v1.Namespace("ns", metadata={{"name": NS}})
+        k8s.core.v1.ConfigMap("c", metadata={{"namespace": NS}}, opts=sw.ResourceOptions(provider=prod))
+        """
+    )
+    assert "prod-ctx" in one_line(p.up(rc=2))
+    assert get(cluster, "namespace", p.ns) is None
+    # The same stack on its own environment's context works.
+    p.program('k8s.core.v1.Namespace("ns", metadata={"name": NS})\n')
+    assert p.up().summary["counts"] == {"create": 1}
+
+
+def test_stack_reference_between_two_projects(
+    tmp_path: Path, cluster: LiveCluster, passphrase: str
+) -> None:
+    # The platform team's stack exports a namespace and a kubeconfig (secret).
+    platform = Project(tmp_path / "platform", "platform", "lc-platform-ref", {})
+    platform.sw("config", "set", "--secret", "kubeconfig", cluster.kubeconfig.read_text())
+    platform.program(
+        """
+        cfg = sw.Config()
+        k8s.core.v1.Namespace("ns", metadata={"name": NS})
+        sw.export("namespace", NS)
+        sw.export("kubeconfig", cfg.require_secret("kubeconfig"))
+        """
+    )
+    platform.sw("config", "set", "kubernetes:kubeconfig", str(cluster.kubeconfig))
+    platform.up()
+
+    app = Project(
+        tmp_path / "app", "app", "unused", {"kubernetes:kubeconfig": str(cluster.kubeconfig)}
+    )
+    app.program(
+        """
+        platform = sw.StackReference("acme/platform/dev")
+        cluster = k8s.Provider("platform", kubeconfig=platform.require_output("kubeconfig"),
+                               namespace=platform.require_output("namespace"))
+        cm = k8s.core.v1.ConfigMap("settings", data={"mode": "app"},
+                                   opts=sw.ResourceOptions(provider=cluster))
+        sw.export("where", platform.get_output("namespace"))
+        sw.export("kubeconfig_again", platform.get_output("kubeconfig"))
+        """
+    )
+    up = app.up()
+    assert up.summary["outputs"] == {"where": "lc-platform-ref", "kubeconfig_again": "[secret]"}
+    # The ConfigMap went to the namespace the reference named, through its kubeconfig.
+    assert any(name.startswith("settings-") for name in _names(cluster, "lc-platform-ref"))
+    token = cluster.token
+    assert token not in up.out and token not in up.err
+    assert token not in json.dumps(app.state())
+
+    app.program('sw.StackReference("platform/nope")\n')
+    assert "no stack nope of project platform" in one_line(app.preview(rc=2))
+    app.program('sw.StackReference("platform/dev").require_output("missing")\n')
+    message = one_line(app.preview(rc=2))
+    assert "'missing'" in message and "kubeconfig" in message
+
+
+def _names(cluster: LiveCluster, ns: str) -> list[str]:
+    out = cluster.kubectl("get", "configmaps", "-n", ns, "-o", "name").stdout.split()
+    return [line.rpartition("/")[2] for line in out]
+
+
+def test_a_second_local_cluster_from_a_kubeconfig_string_and_a_context(
+    new_project: Any, cluster: LiveCluster
+) -> None:
+    second, _ = lifecycle.start("second-ctx")
+    try:
+        p = new_project()
+        p.program(
+            f"""
+            inline = k8s.Provider("inline", kubeconfig={second.kubeconfig.read_text()!r})
+            by_context = k8s.Provider("by-context", kubeconfig={str(second.kubeconfig)!r},
+                                      context="stackwright-second-ctx")
+            k8s.core.v1.Namespace("ns", metadata={{"name": NS}})
+            ns2 = k8s.core.v1.Namespace("ns2", metadata={{"name": NS}},
+                                        opts=sw.ResourceOptions(provider=inline))
+            # A kubeconfig that another resource produces: known only once it is applied.
+            holder = k8s.core.v1.ConfigMap("holder", metadata={{"namespace": NS}},
+                                           data={{"kubeconfig": {second.kubeconfig.read_text()!r}}})
+            produced = k8s.Provider("produced", kubeconfig=holder.data["kubeconfig"])
+            k8s.core.v1.ConfigMap("produced-here", metadata={{"name": "produced-here", "namespace": NS}},
+                                  data={{"by": "produced"}},
+                                  opts=sw.ResourceOptions(provider=produced, depends_on=[ns2]))
+            k8s.core.v1.ConfigMap("there", metadata={{"name": "there", "namespace": NS}},
+                                  data={{"at": "second"}},
+                                  opts=sw.ResourceOptions(provider=by_context, depends_on=[ns2]))
+            """
+        )
+        planned = p.preview()  # the produced provider's kubeconfig is not known yet
+        assert planned.summary["ok"] and "produced-here" in planned.changed()
+        up = p.up()
+        assert up.summary["ok"]
+        env = {**os.environ, "KUBECONFIG": str(second.kubeconfig)}
+        for name, data in (("there", {"at": "second"}), ("produced-here", {"by": "produced"})):
+            done = subprocess.run(
+                ["kubectl", "get", "configmap", name, "-n", p.ns, "-o", "json"],
+                capture_output=True,
+                text=True,
+                env=env,
+                timeout=60,
+            )
+            assert done.returncode == 0 and json.loads(done.stdout)["data"] == data
+        assert get(cluster, "configmap", "there", p.ns) is None
+        p.sw("destroy", "--yes")
+    finally:
+        lifecycle.stop("second-ctx")
