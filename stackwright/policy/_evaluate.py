@@ -18,6 +18,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from stackwright.errors import redact
 from stackwright.model import CLUSTER_SCOPED
 from stackwright.policy._core import (
     Level,
@@ -289,7 +290,7 @@ class _Evaluation:
                 enabled.pack,
                 enabled.policy,
                 enabled.level,
-                violation.message,
+                redact(violation.message),  # a team's policy may quote a secret value
                 violation.path,
                 subject,
             )
@@ -302,7 +303,7 @@ class _Evaluation:
                 enabled.pack,
                 enabled.policy,
                 enabled.level,
-                f"policy {enabled.policy.label} failed{on}: {_error_text(exc)}; "
+                f"policy {enabled.policy.label} failed{on}: {redact(_error_text(exc))}; "
                 "this is not a pass: fix the policy",
                 "",
                 subject,

@@ -34,6 +34,7 @@ from stackwright.policy import (
     Settings,
     StackSubject,
     Subject,
+    Violation,
     evaluate,
     load_directory,
     policy,
@@ -285,6 +286,26 @@ def test_a_policy_that_raises_is_an_error_never_a_pass() -> None:
         "this is not a pass: fix the policy"
     )
     assert second.message.startswith("policy fragile-stack failed: ZeroDivisionError")
+
+
+def test_a_secret_value_a_policy_quotes_is_shown_as_secret() -> None:
+    from stackwright.errors import remember_secret
+
+    remember_secret("hunter2-db-password")
+
+    @policy("quoting", description="quotes an env value", kinds=["Deployment"], level="advisory")
+    def quoting(subject: Subject) -> Violation:
+        return Violation("DB_PASSWORD is hunter2-db-password in plain text", "spec")
+
+    @policy("leaky", description="raises with the value", kinds=["Deployment"], level="advisory")
+    def leaky(subject: Subject) -> None:
+        raise ValueError("cannot parse hunter2-db-password")
+
+    report = evaluate([Subject(deployment())], [PolicyPack("p", [quoting, leaky])])
+    messages = [f.message for f in report.findings]
+    assert messages[0] == "DB_PASSWORD is [secret] in plain text"
+    assert "cannot parse [secret]" in messages[1]
+    assert not any("hunter2" in m for m in messages)
 
 
 def test_values_not_known_yet_never_fail_a_policy() -> None:
