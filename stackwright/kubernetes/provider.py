@@ -26,8 +26,8 @@ PROVIDER_TYPE = "stackwright:providers:kubernetes"
 class Provider(CustomResource):
     """A Kubernetes provider: a kubeconfig, a context in it, and a default namespace.
 
-    `kubeconfig` is the path of a kubeconfig file or its contents (it is kept as a
-    secret, since a kubeconfig holds credentials); `context` picks one of its
+    `kubeconfig` is the path of a kubeconfig file or its contents (contents are kept
+    secret, since a kubeconfig holds credentials; a path is not); `context` picks one of its
     contexts (default: its current context); `namespace` is where namespaced
     objects without `metadata.namespace` go (default: the context's namespace).
     """
@@ -42,8 +42,14 @@ class Provider(CustomResource):
         namespace: str | Output[Any] | None = None,
     ) -> None:
         settings: dict[str, Any] = {}
-        if kubeconfig is not None:
-            settings["kubeconfig"] = Output.secret(kubeconfig)
+        if (
+            isinstance(kubeconfig, str)
+            and "\n" not in kubeconfig
+            and not kubeconfig.startswith("{")
+        ):
+            settings["kubeconfig"] = kubeconfig  # a file's path: no credentials, say it in messages
+        elif kubeconfig is not None:
+            settings["kubeconfig"] = Output.secret(kubeconfig)  # contents: credentials
         if context is not None:
             settings["context"] = context
         if namespace is not None:

@@ -263,7 +263,9 @@ def test_custom_resource_and_provider(program: Program) -> None:
     )
     assert provider.resource_type == "stackwright:providers:kubernetes"
     assert set(provider.props) == {"kubeconfig", "context", "namespace"}
-    assert provider.props["kubeconfig"].is_secret
+    assert provider.props["kubeconfig"] == "/tmp/kubeconfig", "a path holds no credentials"
+    contents = k8s.Provider("inline", kubeconfig="apiVersion: v1\nkind: Config\n")
+    assert contents.props["kubeconfig"].is_secret, "contents hold credentials"
     assert provider.props["context"] == "kind-other"
     assert k8s.Provider("default").props == {}
     config = k8s.core.v1.ConfigMap("c", ResourceOptions(provider=provider), data={"k": "v"})
