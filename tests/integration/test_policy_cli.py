@@ -101,6 +101,16 @@ def test_every_rule_in_one_preview(tmp_path: Path, cluster: LiveCluster) -> None
     assert done.stderr.startswith("error: preview blocked by policy: ")
     assert len(done.stderr.strip().splitlines()) == 1
 
+    # The passing variant of every case (the separation case's: the cluster is production's)
+    # and the same mandatory packs find nothing.
+    key = "policy:policies.production-separation.clusters.stackwright-test"
+    sw(root, "config", "set", "--path", key, "production", rc=0)
+    passing = all_objects(cases, violating=False)
+    (root / "cases.yaml").write_text(yaml.safe_dump_all(passing, sort_keys=False))
+    clean = sw(root, "preview", "--json", rc=0)
+    (policy,) = [e for e in events(clean) if e["event"] == "policy"]
+    assert policy["findings"] == [] and policy["checked"] == len(passing), policy
+
 
 def test_an_advisory_preview_shows_the_findings_and_goes_on(
     tmp_path: Path, cluster: LiveCluster
