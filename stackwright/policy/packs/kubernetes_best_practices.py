@@ -64,6 +64,7 @@ def no_naked_pods(subject: Subject) -> Violation | None:
         "Kyverno": "disallow-privileged-containers",
         "Gatekeeper": "K8sPSPPrivilegedContainer",
         "Checkov": "CKV_K8S_16",
+        "kube-score": "container-security-context-privileged",
         "Polaris": "runAsPrivileged",
     },
 )
@@ -102,7 +103,6 @@ def no_privilege_escalation(subject: Subject) -> Iterator[Violation]:
         "Kyverno": "require-run-as-nonroot",
         "Gatekeeper": "K8sPSPAllowedUsers",
         "Checkov": "CKV_K8S_23",
-        "kube-score": "container-security-context-user-group-id",
         "Polaris": "runAsRootAllowed",
     },
 )
@@ -146,7 +146,7 @@ def read_only_root_filesystem(subject: Subject) -> Iterator[Violation]:
     rationale="the runtime's default capabilities (NET_RAW, CHOWN, …) are more than most apps need",
     fix="set securityContext.capabilities.drop: [ALL] and add back only what the app needs",
     references={
-        "Kyverno": "require-drop-all",
+        "Kyverno": "drop-all-capabilities",
         "Gatekeeper": "K8sPSPCapabilities",
         "Checkov": "CKV_K8S_37",
     },
@@ -218,8 +218,8 @@ def no_host_path(subject: Subject) -> Iterator[Violation]:
     references={
         "Kyverno": "disallow-host-namespaces",
         "Gatekeeper": "K8sPSPHostNamespace",
-        "Checkov": "CKV_K8S_19",
-        "Polaris": "hostNetworkSet",
+        "Checkov": "CKV_K8S_17, CKV_K8S_18, CKV_K8S_19",
+        "Polaris": "hostIPCSet, hostNetworkSet, hostPIDSet",
     },
 )
 def no_host_namespaces(subject: Subject) -> Iterator[Violation]:
@@ -364,9 +364,9 @@ def _missing_resources(subject: Subject, which: str) -> Iterator[Violation]:
     references={
         "Kyverno": "require-requests-limits",
         "Gatekeeper": "K8sContainerRequests",
-        "Checkov": "CKV_K8S_10",
+        "Checkov": "CKV_K8S_10, CKV_K8S_12",
         "kube-score": "container-resources",
-        "Polaris": "cpuRequestsMissing",
+        "Polaris": "cpuRequestsMissing, memoryRequestsMissing",
     },
 )
 def resource_requests(subject: Subject) -> Iterator[Violation]:
@@ -384,9 +384,9 @@ def resource_requests(subject: Subject) -> Iterator[Violation]:
     references={
         "Kyverno": "require-requests-limits",
         "Gatekeeper": "K8sContainerLimits",
-        "Checkov": "CKV_K8S_11",
+        "Checkov": "CKV_K8S_11, CKV_K8S_13",
         "kube-score": "container-resources",
-        "Polaris": "cpuLimitsMissing",
+        "Polaris": "cpuLimitsMissing, memoryLimitsMissing",
     },
 )
 def resource_limits(subject: Subject) -> Iterator[Violation]:
@@ -404,9 +404,9 @@ def resource_limits(subject: Subject) -> Iterator[Violation]:
     references={
         "Kyverno": "require-pod-probes",
         "Gatekeeper": "K8sRequiredProbes",
-        "Checkov": "CKV_K8S_8",
+        "Checkov": "CKV_K8S_8, CKV_K8S_9",
         "kube-score": "pod-probes",
-        "Polaris": "livenessProbeMissing",
+        "Polaris": "livenessProbeMissing, readinessProbeMissing",
     },
 )
 def probes(subject: Subject) -> Iterator[Violation]:
@@ -513,8 +513,7 @@ def _pdbs_for(workload: Subject, pdbs: list[Subject]) -> list[Subject]:
     rationale="without a budget a node drain may evict every replica at once",
     fix="declare a PodDisruptionBudget selecting the workload's pods (e.g. maxUnavailable: 1)",
     references={
-        "Gatekeeper": "K8sPodDisruptionBudget",
-        "kube-score": "deployment-has-poddisruptionbudget",
+        "kube-score": "deployment-has-poddisruptionbudget, statefulset-has-poddisruptionbudget",
         "Polaris": "missingPodDisruptionBudget",
     },
 )
@@ -550,7 +549,7 @@ def _blocks_disruption(pdb: Subject, replicas: int) -> str:
     severity="medium",
     rationale="a budget that allows no eviction blocks node drains and cluster upgrades",
     fix="lower minAvailable below the replica count, or set maxUnavailable to 1 or more",
-    references={"Polaris": "pdbDisruptionsIsZero"},
+    references={"Gatekeeper": "K8sPodDisruptionBudget", "Polaris": "pdbDisruptionsIsZero"},
 )
 def pdb_allows_disruption(stack: StackSubject) -> Iterator[Violation]:
     pdbs = [r for r in stack.resources if r.kind == "PodDisruptionBudget"]
@@ -766,7 +765,7 @@ def no_deprecated_apis(subject: Subject) -> Violation | None:
     rationale="replicas the scheduler puts on one node all go down with it",
     fix="add spec.template.spec.topologySpreadConstraints (or a podAntiAffinity) over hostnames",
     references={
-        "kube-score": "deployment-has-host-podantiaffinity",
+        "kube-score": "deployment-has-host-podantiaffinity, statefulset-has-host-podantiaffinity",
         "Polaris": "topologySpreadConstraint",
     },
 )
