@@ -230,14 +230,20 @@ class Subject:
             return "", {}
         return path, mapping(self.get(path))
 
-    def pod_template_labels(self) -> Mapping[str, Any]:
-        """The labels the object's pods get (a Pod's own labels)."""
+    def pod_metadata(self) -> tuple[str, Mapping[str, Any]]:
+        """(path, metadata) the object's pods get: a Pod's own, a workload's pod template's;
+        ("", {}) for other kinds."""
         if self.kind == "Pod":
-            return self.labels
+            return "metadata", self.metadata
         path = POD_SPEC_PATHS.get(self.kind)
         if path is None:
-            return {}
-        return mapping(mapping(self.get(f"{path.rsplit('.spec', 1)[0]}.metadata")).get("labels"))
+            return "", {}
+        meta = f"{path.rsplit('.spec', 1)[0]}.metadata"
+        return meta, mapping(self.get(meta))
+
+    def pod_template_labels(self) -> Mapping[str, Any]:
+        """The labels the object's pods get (a Pod's own labels)."""
+        return mapping(self.pod_metadata()[1].get("labels"))
 
     def containers(self, *, init: bool = True) -> Iterator[tuple[str, Mapping[str, Any]]]:
         """(path, container) of each container of the pod spec; init and ephemeral ones too

@@ -127,6 +127,14 @@ def security(objs: Objects) -> dict[str, Any]:
     return context
 
 
+APPARMOR_WEB = "container.apparmor.security.beta.kubernetes.io/web"
+
+
+def pod_template_metadata(objs: Objects) -> dict[str, Any]:
+    metadata: dict[str, Any] = objs[DEPLOY]["spec"]["template"]["metadata"]
+    return metadata
+
+
 def pod_security(objs: Objects) -> dict[str, Any]:
     context: dict[str, Any] = pod(objs)["securityContext"]
     return context
@@ -408,6 +416,13 @@ CASES: list[Case] = [
          "Deployment", f"{C0}.securityContext.appArmorProfile.type",
          "sets AppArmor profile Unconfined", "high",
          _set(security, "appArmorProfile", {"type": "RuntimeDefault"})),
+    # The annotation older clusters read, on a workload's pod template (Pod Security
+    # admission judges the pods the Deployment makes).
+    Case("SW-PSS-007/apparmor-annotation",
+         _set(pod_template_metadata, "annotations", {APPARMOR_WEB: "unconfined"}),
+         "Deployment", f"spec.template.metadata.annotations.{APPARMOR_WEB}",
+         "sets AppArmor profile unconfined by annotation", "high",
+         _set(pod_template_metadata, "annotations", {APPARMOR_WEB: "runtime/default"})),
     Case("SW-PSS-008/selinux", _set(pod_security, "seLinuxOptions", {"type": "spc_t"}),
          "Deployment", f"{POD}.securityContext.seLinuxOptions.type", "sets SELinux type spc_t",
          "high", _set(pod_security, "seLinuxOptions", {"type": "container_t", "level": "s0"})),

@@ -164,15 +164,16 @@ def apparmor(subject: Subject) -> Iterator[Violation]:
             yield Violation(
                 f"{subject.display} sets AppArmor profile {kind}", f"{path}.appArmorProfile.type"
             )
-    template = "metadata" if subject.kind == "Pod" else None
-    annotations = subject.annotations if template else {}
-    for key, value in annotations.items():
+    # The annotations older clusters read, on the pods the object makes (a workload's
+    # template too: Pod Security admission judges the pods it creates).
+    path, metadata = subject.pod_metadata()
+    for key, value in mapping(metadata.get("annotations")).items():
         if key.startswith("container.apparmor.security.beta.kubernetes.io/") and not (
             value == "runtime/default" or str(value).startswith("localhost/")
         ):
             yield Violation(
                 f"{subject.display} sets AppArmor profile {value} by annotation",
-                f"metadata.annotations.{key}",
+                f"{path}.annotations.{key}",
             )
 
 
