@@ -10,6 +10,8 @@ Messages are written for the user: what, where, how to fix, on one line.
 
 from __future__ import annotations
 
+import json
+
 
 class StackwrightError(Exception):
     exit_code = 1
@@ -45,8 +47,13 @@ def remember_secret(value: object) -> None:
 
     if isinstance(value, str):
         if len(value) >= _MIN_SECRET:
+            # As given, base64-encoded (a Secret's data), and escaped as JSON and Go quote
+            # strings (an API server echoing the value, a --json line carrying a message).
             _known_secrets.add(value)
             _known_secrets.add(base64.b64encode(value.encode()).decode())
+            _known_secrets.add(json.dumps(value)[1:-1])
+            _known_secrets.add(json.dumps(value, ensure_ascii=False)[1:-1])
+            _known_secrets.add(json.dumps(json.dumps(value))[3:-3])  # escaped twice
     elif isinstance(value, dict):
         for item in value.values():
             remember_secret(item)
@@ -57,6 +64,8 @@ def remember_secret(value: object) -> None:
 
 def redact(text: str) -> str:
     """`text` with every remembered secret value shown as [secret]."""
+    if not _known_secrets:
+        return text
     for secret in sorted(_known_secrets, key=len, reverse=True):
         if secret in text:
             text = text.replace(secret, "[secret]")

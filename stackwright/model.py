@@ -11,7 +11,7 @@ children of components (as Pulumi does): `urn:sw:dev::web::my:Component$kubernet
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -107,6 +107,15 @@ def parse_urn(urn: str) -> URNParts:
 SECRET_SIG = "@secret"
 #: How a secret value is shown anywhere a person or a log may see it.
 SECRET_TEXT = "[secret]"
+
+
+def always_secret(obj: Mapping[str, Any]) -> tuple[str, ...]:
+    """The fields of an object that are secret whatever a program says (as in Pulumi): a
+    v1 Secret's `data` and `stringData`, both (the live object returns `stringData` as
+    `data`)."""
+    if obj.get("kind") == "Secret" and obj.get("apiVersion") == "v1":
+        return ("data", "stringData")
+    return ()
 
 
 def is_sealed(value: Any) -> bool:

@@ -164,7 +164,7 @@ def _directory(path: Path, options: Options) -> list[Subject]:
 
 def _program(folder: Path, options: Options) -> list[Subject]:
     """The objects a Stackwright program declares, its Outputs unknown as in a preview."""
-    project = Project.load(folder)
+    project = Project.load(folder.resolve())  # absolute: the program runs from its folder
     # As `stackwright --cwd PROJECT up` runs it: relative paths are from the project.
     with contextlib.chdir(project.folder):
         declared = run_program(

@@ -24,6 +24,7 @@ import base64
 import binascii
 import json
 import os
+import stat
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -146,11 +147,36 @@ def _key_file(path: Path, *, create: bool) -> bytes:
                 f"the secrets key file {path} does not exist: restore it, or point the stack at "
                 "its key with `stackwright stack change-secrets-provider`"
             )
-        path.parent.mkdir(parents=True, exist_ok=True)
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         with os.fdopen(fd, "w") as out:
             out.write(base64.b64encode(os.urandom(32)).decode() + "\n")
+    _check_private(path)
     return _key_from_text(path.read_text(), f"the secrets key file {path}")
+
+
+def _check_private(path: Path) -> None:
+    """Refuse a key file (or its folder) that another user could write, or read: a key
+    someone else planted, or can read, protects nothing."""
+    for item in (path, path.parent):
+        info = item.stat()
+        if info.st_uid != os.getuid():
+            raise UsageError(
+                f"the secrets key {'file' if item == path else 'folder'} {item} belongs to "
+                "another user: only yours can hold your stack's key"
+            )
+        # A folder others may write to could have the file swapped (unless sticky, as /tmp).
+        loose = (
+            info.st_mode & 0o077
+            if item == path
+            else info.st_mode & 0o022 and not info.st_mode & stat.S_ISVTX
+        )
+        if loose:
+            raise UsageError(
+                f"the secrets key {'file' if item == path else 'folder'} {item} is open to other "
+                f"users (mode {info.st_mode & 0o777:o}): `chmod {'600' if item == path else '700'} "
+                f"{item}`"
+            )
 
 
 def wrapping_key(

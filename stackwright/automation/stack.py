@@ -36,7 +36,7 @@ from stackwright.engine.wiring import cluster_context, kubernetes_providers
 from stackwright.errors import UsageError
 from stackwright.kubernetes.provider import PROVIDER_TYPE
 from stackwright.localcluster import lifecycle
-from stackwright.model import Op, ResourceState, make_urn
+from stackwright.model import Op, ResourceState, always_secret, make_urn
 from stackwright.policy import Level, Settings, select_packs
 from stackwright.sdk.context import Program
 from stackwright.sdk.output import dependencies_of, resolve, unwrap_secrets
@@ -330,10 +330,11 @@ class Workspace:
                 id=f"{ns}/{object_name}" if ns else object_name,
                 inputs=declared_fields(live),
                 outputs=live,
+                secret_paths=always_secret(live),
             )
             operation.begin(1, Op.IMPORT, state)
             operation.end(1, state)
-        return urn, python_code(type_token, name, state.inputs)
+        return urn, python_code(type_token, name, state.inputs, state.secret_paths)
 
 
 #: Directories of the project's own policy packs, relative to the project folder.
@@ -410,18 +411,37 @@ def declared_fields(live: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def python_code(type_token: str, name: str, inputs: dict[str, Any]) -> str:
-    """The Python statement that declares an imported object."""
+def python_code(
+    type_token: str, name: str, inputs: dict[str, Any], secret_paths: tuple[str, ...] = ()
+) -> str:
+    """The Python statement that declares an imported object. A secret field's values are
+    not printed: each is read from the stack's configuration (`<name>-<key>`), which the
+    comment above the statement says how to set."""
     api_version, kind = _split_type(type_token)
     group, _, version = api_version.rpartition("/")
     module = group.split(".")[0] if group else "core"
     args = [repr(name)]
+    keys: list[str] = []
     for key, value in inputs.items():
         if key in ("apiVersion", "kind"):
             continue
         snake = "".join(f"_{c.lower()}" if c.isupper() else c for c in key)
-        args.append(f"{snake}={pprint.pformat(value, indent=4, width=100, sort_dicts=False)}")
-    return f"k8s.{module}.{version}.{kind}(\n    " + ",\n    ".join(args) + ",\n)"
+        if key in secret_paths and isinstance(value, dict):
+            entries = []
+            for item in value:
+                keys.append(f"{name}-{item}")
+                entries.append(f"{item!r}: cfg.require_secret({f'{name}-{item}'!r})")
+            # Plain values from config as stringData: the cluster keeps them base64 in data.
+            snake = "string_data" if key == "data" else snake
+            args.append(f"{snake}={{" + ", ".join(entries) + "}")
+        else:
+            args.append(f"{snake}={pprint.pformat(value, indent=4, width=100, sort_dicts=False)}")
+    statement = f"k8s.{module}.{version}.{kind}(\n    " + ",\n    ".join(args) + ",\n)"
+    if not keys:
+        return statement
+    how = "\n".join(f"#   stackwright config set --secret {k} <plain value>" for k in keys)
+    note = "# Secret values are not printed: set each in the stack's configuration first:\n" + how
+    return f"{note}\ncfg = sw.Config()\n{statement}"
 
 
 __all__ = ["Workspace", "declared_fields", "object_ref", "python_code"]

@@ -38,6 +38,7 @@ from stackwright.engine.events import (
     shown_changes,
 )
 from stackwright.engine.plan import FieldChange, Step
+from stackwright.errors import redact
 from stackwright.model import STACK_TYPE, Op, parse_urn
 from stackwright.policy import Finding, Report
 
@@ -467,6 +468,16 @@ def _json_line(document: dict[str, Any]) -> str:
         return json.dumps(document, ensure_ascii=False, separators=(",", ":"), default=str)
 
 
+def _redacted(line: Text) -> Text:
+    """The line with every secret value this process has seen shown as [secret] (styles
+    dropped where one was found). The engine masks secret fields itself; this catches what
+    reaches a display by another road (a list an element of which is secret, a value an
+    API server echoes escaped)."""
+    plain = line.plain
+    clean = redact(plain)
+    return line if clean == plain else Text(clean)
+
+
 class JsonLinesRenderer(Renderer):
     """`--json`: one JSON object per line per event, flushed at once."""
 
@@ -475,7 +486,7 @@ class JsonLinesRenderer(Renderer):
         self._lock = threading.Lock()
 
     def __call__(self, event: Event) -> None:
-        line = _json_line(event_json(event))
+        line = redact(_json_line(event_json(event)))  # the last guard: see `_redacted`
         with self._lock:
             self._stream.write(line + "\n")
             self._stream.flush()
@@ -519,7 +530,7 @@ class PlainRenderer(Renderer):
         if not lines:
             return
         with self._lock:
-            self._stream.write("".join(line.plain + "\n" for line in lines))
+            self._stream.write("".join(redact(line.plain) + "\n" for line in lines))
             self._stream.flush()
             self._printed = True
 
@@ -671,7 +682,7 @@ class LiveRenderer(Renderer):
 
     def _print(self, lines: Iterable[Text]) -> None:
         for line in lines:
-            self._console.print(line, highlight=False, soft_wrap=True)
+            self._console.print(_redacted(line), highlight=False, soft_wrap=True)
 
     # -- the live region -----------------------------------------------------
 

@@ -143,17 +143,69 @@ def shown(value: Any) -> Any:
     return value
 
 
+def masked(
+    value: Any, paths: Iterable[str], secret: Callable[[Any], Any] = lambda _: SECRET_TEXT
+) -> Any:
+    """A copy of `value` with what lies at `paths` — relative paths as `join_path` writes
+    them (`data.pw`, `env[1].value`, "" for the value itself) — replaced by `secret(it)`."""
+    paths = list(paths)
+    if "" in paths:
+        return secret(value)
+    if not paths:
+        return value
+    if isinstance(value, dict):
+        out: dict[str, Any] = dict(value)
+        for key in out:
+            inner = _below(paths, key)
+            if inner:
+                out[key] = masked(out[key], inner, secret)
+        return out
+    if isinstance(value, list):
+        return [
+            masked(item, inner, secret) if (inner := _below(paths, f"[{index}]")) else item
+            for index, item in enumerate(value)
+        ]
+    return value
+
+
+def _below(paths: list[str], head: str) -> list[str]:
+    """The paths that start with the segment `head` (a key or `[i]`), relative to it."""
+    out = []
+    for path in paths:
+        if path == head:
+            out.append("")
+        elif path.startswith(head) and path[len(head)] in ".[":
+            rest = path[len(head) :]
+            out.append(rest[1:] if rest[0] == "." else rest)
+    return out
+
+
 def shown_changes(step: Step) -> list[FieldChange]:
-    """The step's field changes with secret values masked and unknowns spelled out."""
+    """The step's field changes with secret values masked and unknowns spelled out.
+
+    A change to a structure that holds a secret (a list whose length changed is one change
+    at the list's path) shows the structure with the secret parts masked. Positions in a
+    list may differ between the old and new values: each side is masked at both sides'
+    secret positions."""
     secrets = tuple(step.old.secret_paths if step.old else ()) + tuple(
         step.new.secret_paths if step.new else ()
     )
     out = []
     for change in step.changes:
-        if within(change.path, secrets) or any(p.startswith(change.path + ".") for p in secrets):
+        if within(change.path, secrets):
             old = change.old if change.kind == "add" else SECRET_TEXT
             new = change.new if change.kind == "delete" else SECRET_TEXT
             out.append(FieldChange(change.path, old, new))
-        else:
-            out.append(FieldChange(change.path, shown(change.old), shown(change.new)))
+            continue
+        old, new = (mask_at(change.path, v, secrets) for v in (change.old, change.new))
+        out.append(FieldChange(change.path, shown(old), shown(new)))
     return out
+
+
+def mask_at(path: str, value: Any, secret_paths: Iterable[str]) -> Any:
+    """The value found at `path` as a display may show it: [secret] when the path is (or
+    lies under) a secret path, else with the secret paths below it masked."""
+    paths = list(secret_paths)
+    if within(path, paths):
+        return SECRET_TEXT
+    return masked(value, _below(paths, path) if path else paths)

@@ -21,7 +21,7 @@ import asyncio
 import hashlib
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -36,6 +36,8 @@ from stackwright.engine.events import (
     StepSkipped,
     StepStarted,
     Summary,
+    mask_at,
+    masked,
     shown,
     within,
 )
@@ -47,11 +49,11 @@ from stackwright.errors import UsageError, redact
 from stackwright.kubernetes.helm import RELEASE_TYPE
 from stackwright.kubernetes.provider import PROVIDER_TYPE
 from stackwright.model import (
-    SECRET_TEXT,
     Op,
     PendingOperation,
     ResourceState,
     SecretValue,
+    always_secret,
     outermost,
     transform_at,
 )
@@ -62,6 +64,7 @@ from stackwright.sdk.output import (
     Output,
     Secret,
     dependencies_of,
+    join_path,
     resolve,
     unwrap_secrets,
 )
@@ -171,26 +174,34 @@ def _unknown_paths(value: Any, path: str = "") -> list[str]:
     return []
 
 
-def _mask(
-    value: Any, paths: Iterable[str], secret: Callable[[Any], Any] = lambda _: SECRET_TEXT
-) -> Any:
-    """A copy of `value` with the values at `paths` (dotted, as unwrap_secrets gives)
-    replaced by `secret(value)` ([secret] by default)."""
-    paths = list(paths)
-    if "" in paths:
-        return secret(value)
-    if not paths or not isinstance(value, dict):
-        return value
-    out = dict(value)
-    for key in list(out):
-        inner = [
-            p[len(key) + 1 :] if p != key else ""
-            for p in paths
-            if p == key or p.startswith(key + ".")
-        ]
-        if inner:
-            out[key] = _mask(out[key], inner, secret)
-    return out
+def with_outputs(state: ResourceState, live: dict[str, Any]) -> ResourceState:
+    """`state` with `live` as its outputs. A secret value found at another place of the live
+    object — a list the cluster or a webhook reordered, a field a controller copied it to —
+    makes that place a secret path too: secret paths are positions, values are what must
+    never be stored or shown in plain text."""
+    state = replace(state, outputs=live)
+    if not state.secret_paths:
+        return state
+    paths = state.secret_paths
+    values = {text for path, text in _string_leaves(state.inputs) if within(path, paths)}
+    if not values:
+        return state
+    found = [p for p, text in _string_leaves(live) if text in values and not within(p, paths)]
+    if not found:
+        return state
+    return replace(state, secret_paths=(*state.secret_paths, *found))
+
+
+def _string_leaves(value: Any, path: str = "") -> Iterator[tuple[str, str]]:
+    """(path, text) of every string leaf of a structure."""
+    if isinstance(value, str):
+        yield path, value
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield from _string_leaves(item, join_path(path, key))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from _string_leaves(item, join_path(path, index))
 
 
 def describe(urn: str) -> str:
@@ -409,7 +420,7 @@ class Run:
                     # Helm may or may not have upgraded it: keep the inputs recorded before,
                     # so the next plan upgrades it again (a no-op upgrade is harmless).
                     before = state if item.op is Op.CREATE else self.old.get(state.urn, state)
-                    result = replace(before, outputs=found)
+                    result = with_outputs(before, found)
             else:
                 api_version, kind, namespace, name = object_ref(state)
                 live = await self.provider_for(state.provider).read(
@@ -420,12 +431,12 @@ class Run:
                 elif live is None:
                     result = None
                 elif item.op in (Op.CREATE, Op.CREATE_REPLACEMENT):
-                    result = replace(state, outputs=live)
+                    result = with_outputs(state, live)
                 else:
                     # An update or import may or may not have reached the server: keep the
                     # inputs recorded before it, so the next plan sends it again.
                     before = self.old.get(state.urn, state)
-                    result = replace(before, outputs=live)
+                    result = with_outputs(before, live)
             self.journal.resolve_pending(item, result)
             self.emit(
                 Diagnostic(
@@ -551,10 +562,7 @@ class Run:
         """The resource's desired state (inputs resolved, auto-named) and whether it was auto-named."""
         resolved = resolve(resource.props, self.read_live)
         inputs, secret_paths = unwrap_secrets(resolved)
-        if inputs.get("kind") == "Secret" and inputs.get("apiVersion") == "v1":
-            # A Secret's values are secret whether or not the program said so (as in Pulumi),
-            # both fields always: the live object returns `stringData` as `data`.
-            secret_paths = [*secret_paths, "data", "stringData"]
+        secret_paths = [*secret_paths, *always_secret(inputs)]
         unknown = _unknown_paths(inputs)
         if unknown and not self.options.dry_run:
             raise UsageError(
@@ -839,11 +847,11 @@ class Run:
         except BaseException as exc:
             # The object exists: the state must know it even though it never became ready,
             # and the next `up` must wait for it again.
-            failed = replace(new, outputs=live, init_errors=(_error_text(exc),))
+            failed = replace(with_outputs(new, live), init_errors=(_error_text(exc),))
             self.journal.end(number, failed)
             self.live[step.urn] = live
             raise
-        await self._commits.end(number, replace(new, outputs=live))
+        await self._commits.end(number, with_outputs(new, live))
         self.live[step.urn] = live
         if step.op is Op.REPLACE and not step.delete_before_replace:
             assert step.old is not None
@@ -871,7 +879,7 @@ class Run:
         except BaseException:
             self.journal.fail_step(number)
             raise
-        await self._commits.end(number, replace(new, outputs=live))
+        await self._commits.end(number, with_outputs(new, live))
         self.live[step.urn] = live
         if journal_op is Op.CREATE_REPLACEMENT and old is not None:
             self.replaced.append(replace(old, delete_pending=True))
@@ -1048,24 +1056,27 @@ class Run:
             else:
                 # A release's live state is Helm's status, not its inputs: no field drift.
                 fields = [] if is_release(state) else drift_rules.drifted(state.inputs, live)
-                masked = [
-                    f
-                    if not within(f.path, state.secret_paths)
-                    else replace(f, recorded="[secret]", live="[secret]")
+                paths = state.secret_paths
+                hidden = [
+                    replace(
+                        f,
+                        recorded=mask_at(f.path, f.recorded, paths),
+                        live=mask_at(f.path, f.live, paths),
+                    )
                     for f in fields
                 ]
-                if masked:
-                    self.outcome.drift[state.urn] = masked
+                if hidden:
+                    self.outcome.drift[state.urn] = hidden
                     self.outcome.counts["drifted"] += 1
-                    self.emit(Drift(state.urn, tuple(masked)))
+                    self.emit(Drift(state.urn, tuple(hidden)))
                 else:
                     self.outcome.counts["in-sync"] += 1
-                self.old[state.urn] = replace(state, outputs=live)
+                self.old[state.urn] = with_outputs(state, live)
             if record:
                 assert self.journal is not None
                 number = self._next_step()
                 self.journal.begin(number, Op.REFRESH, state)
-                self.journal.end(number, None if live is None else replace(state, outputs=live))
+                self.journal.end(number, None if live is None else with_outputs(state, live))
 
         await asyncio.gather(*(one(s) for s in list(self.old.values())))
 
@@ -1079,7 +1090,7 @@ class Run:
         stored: dict[str, Any] = {}
         for name, value in self.program.exports.items():
             plain, secret_paths = unwrap_secrets(resolve(value, self.read_live))
-            stored[name] = _mask(plain, secret_paths, SecretValue)
+            stored[name] = masked(plain, secret_paths, SecretValue)
         return stored, {k: shown(v) for k, v in stored.items()}
 
     def summary(self, elapsed: float) -> Summary:

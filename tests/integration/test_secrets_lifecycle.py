@@ -45,7 +45,12 @@ def passphrase(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
 def assert_nowhere(p: Project, cluster: LiveCluster, plain: str, *results: Result) -> None:
     """The plain value (or its base64, as a Secret's data holds it) is in none of: the
     state store's files, the stack files, the results' stdout and stderr, the history."""
-    forms = [plain, base64.b64encode(plain.encode()).decode()]
+    forms = [
+        plain,
+        base64.b64encode(plain.encode()).decode(),
+        json.dumps(plain)[1:-1],  # as an API server's message or a JSON line escapes it
+        json.dumps(plain, ensure_ascii=False)[1:-1],
+    ]
     places: dict[str, str] = {}
     for path in cluster.home.glob("state.db*"):
         places[str(path)] = path.read_bytes().decode("latin-1")
@@ -58,6 +63,76 @@ def assert_nowhere(p: Project, cluster: LiveCluster, plain: str, *results: Resul
     for where, text in places.items():
         for form in forms:
             assert form not in text, f"the secret appears in {where}"
+
+
+LIST_PROGRAM = """
+cfg = sw.Config()
+password = cfg.require_secret("dbpassword")
+k8s.core.v1.Namespace("ns", metadata={"name": NS})
+spec = app_spec("web")
+env = [{"name": "A", "value": "a"}, {"name": "DB_PASSWORD", "value": password}]
+spec["template"]["spec"]["containers"][0]["env"] = env + EXTRA
+k8s.apps.v1.Deployment("web", metadata={"name": "web", "namespace": NS}, spec=spec)
+sw.export("pwlist", [password])
+sw.export("pwnested", {"a": [{"b": password}]})
+"""
+
+
+def test_secrets_in_lists_reordered_echoed_and_imported(
+    new_project: Any, cluster: LiveCluster, passphrase: str
+) -> None:
+    """The leaks a review found: a secret in a list of a stack output, in a list whose
+    length changes (one diff at the list's path), in a list the cluster reorders (secret
+    paths are positions), echoed escaped by the API server, and an imported Secret."""
+    p = new_project()
+    p.sw("config", "set", "--secret", "dbpassword", PLAIN)
+    p.program("EXTRA = []\n" + LIST_PROGRAM)
+    up = p.sw("up", "--yes", "--diff")
+    done = p.up()
+    assert done.summary["outputs"] == {
+        "pwlist": ["[secret]"],
+        "pwnested": {"a": [{"b": "[secret]"}]},
+    }
+    assert_nowhere(p, cluster, PLAIN, up, done, p.sw("stack", "output"), p.sw("stack", "export"))
+    assert p.sw("stack", "output", "pwlist", "--show-secrets").out.strip() == f'["{PLAIN}"]'
+
+    # The list grows: one change at the list's path, its secret element masked.
+    p.program('EXTRA = [{"name": "B", "value": "b"}]\n' + LIST_PROGRAM)
+    grown = p.sw("preview", "--diff")
+    grown_json = p.preview("--diff")
+    applied = p.sw("up", "--yes", "--diff")
+    assert "[secret]" in grown.out
+    assert_nowhere(p, cluster, PLAIN, grown, grown_json, applied)
+
+    # Something in the cluster puts an entry first: the secret moves to another position.
+    patch = '[{"op":"add","path":"/spec/template/spec/containers/0/env/0","value":{"name":"Z","value":"z"}}]'
+    cluster.kubectl("patch", "deployment", "web", "-n", p.ns, "--type=json", "-p", patch)
+    refreshed = p.sw("refresh", "--yes")
+    assert_nowhere(p, cluster, PLAIN, refreshed)
+
+    # An API server echoing an invalid value escapes it: masked all the same.
+    odd = 'Zq7"Sec ret/P\u00e442x'
+    p.sw("config", "set", "--secret", "label", odd)
+    p.program(
+        "EXTRA = []\n"
+        + LIST_PROGRAM
+        + 'k8s.core.v1.ConfigMap("bad", metadata={"name": "bad", "namespace": NS, '
+        '"labels": {"x": cfg.require_secret("label")}})\n'
+    )
+    refused = p.up(rc=1)
+    refused_plain = p.sw("up", "--yes", rc=1)
+    assert "[secret]" in refused.out
+    assert_nowhere(p, cluster, odd, refused, refused_plain)
+
+    # Importing a Secret: its data is secret in the state and not printed in the code.
+    imported_value = "Imp0rted-Secret-55"
+    cluster.kubectl(
+        "create", "secret", "generic", "impsec", "-n", p.ns, f"--from-literal=pw={imported_value}"
+    )
+    imported = p.sw("import", "kubernetes:core/v1:Secret", "impsec", f"{p.ns}/impsec")
+    assert "cfg.require_secret('impsec-pw')" in imported.out
+    assert "stackwright config set --secret impsec-pw" in imported.out
+    assert_nowhere(p, cluster, imported_value, imported)
 
 
 SECRET_PROGRAM = """

@@ -224,3 +224,20 @@ def test_policy_check_on_a_program(tmp_path: Path, capsys: pytest.CaptureFixture
     web = [f for f in found["findings"] if f["name"] == "web"]
     assert web == [], "the YAML children are the good objects, and they pass"
     assert {f["source"] for f in found["findings"]} == {str(tmp_path / "__main__.py")}
+
+
+def test_policy_check_on_a_program_given_a_relative_path(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    project = tmp_path / "p1"
+    project.mkdir()
+    (project / "Stackwright.yaml").write_text("name: p1\nruntime: python\n")
+    (project / "__main__.py").write_text(
+        "import stackwright.kubernetes as k8s\n"
+        "k8s.core.v1.Service('web', metadata={'namespace': 'shop'}, spec={'type': 'NodePort',"
+        " 'selector': {'app': 'web'}, 'ports': [{'port': 80}]})\n"
+    )
+    monkeypatch.chdir(tmp_path)
+    found = _check(capsys, "p1", "--json")
+    assert found["checked"] == 1
+    assert {f["id"] for f in found["findings"]} >= {"SW-K8S-023"}

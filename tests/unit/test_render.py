@@ -434,7 +434,8 @@ def test_secrets_are_masked_in_plain_diffs() -> None:
     assert "    + data.password: [secret]\n" in text
     assert '    + data.user: "admin"\n' in text
     assert "    ~ data.password: [secret] → [secret]\n" in text
-    assert "    + data: [secret]\n" in text
+    # A structure that holds a secret is shown with only the secret part masked.
+    assert '    + data: {"password":"[secret]"}\n' in text
     assert "    - data.password: [secret]\n" in text
 
 

@@ -66,7 +66,7 @@ def test_stack_reference_outputs_keep_their_secrecy() -> None:
         assert kubeconfig.is_secret and value_of(kubeconfig) == ("apiVersion: v1", [""])
         assert ref.outputs.is_secret  # one secret output makes the whole map secret
         assert value_of(ref.get_output("missing"))[0] is None
-        with pytest.raises(UsageError, match="no output 'missing'.*kubeconfig, n, namespace"):
+        with pytest.raises(UsageError, match=r"no output 'missing'.*kubeconfig, n, namespace"):
             ref.require_output("missing")
         assert value_of(ref.get_secret_output("n")) == (3, [""])
     with running(Program("app", "dev")), pytest.raises(UsageError, match="needs the state store"):

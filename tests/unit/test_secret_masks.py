@@ -1,0 +1,90 @@
+"""Where secrets are found by position and by value: masks for displays, secret paths that
+follow a value the cluster moved, code printed for an imported Secret, key files."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from stackwright.automation.secrets import _key_file
+from stackwright.automation.stack import python_code
+from stackwright.engine.events import SECRET_TEXT, mask_at, masked
+from stackwright.engine.execute import with_outputs
+from stackwright.errors import UsageError, forget_secrets, redact, remember_secret
+from stackwright.model import ResourceState, always_secret
+
+
+def test_masked_walks_maps_and_lists() -> None:
+    value = {"a": [{"b": "x", "c": "keep"}], "d": "y", "e": {"f": "z"}}
+    assert masked(value, ["a[0].b", "d", "e"]) == {
+        "a": [{"b": SECRET_TEXT, "c": "keep"}],
+        "d": SECRET_TEXT,
+        "e": SECRET_TEXT,
+    }
+    assert masked(["p", "q"], ["[1]"]) == ["p", SECRET_TEXT]
+    assert masked("whole", [""]) == SECRET_TEXT
+
+
+def test_a_change_at_a_list_path_masks_its_secret_elements() -> None:
+    env = [{"name": "A", "value": "a"}, {"name": "DB", "value": "pw"}]
+    path = "spec.template.spec.containers[0].env"
+    shown = mask_at(path, env, [f"{path}[1].value"])
+    assert shown == [{"name": "A", "value": "a"}, {"name": "DB", "value": SECRET_TEXT}]
+    assert mask_at(f"{path}[1].value", "pw", [f"{path}[1].value"]) == SECRET_TEXT
+
+
+def test_a_secret_the_cluster_moved_gets_a_secret_path_where_it_now_is() -> None:
+    env = [{"name": "A", "value": "a"}, {"name": "DB", "value": "pw-value"}]
+    state = ResourceState(
+        urn="urn:sw:dev::p::kubernetes:apps/v1:Deployment::web",
+        type="kubernetes:apps/v1:Deployment",
+        inputs={"spec": {"env": env}},
+        secret_paths=("spec.env[1].value",),
+    )
+    live = {"spec": {"env": [{"name": "Z", "value": "z"}, *env]}}
+    recorded = with_outputs(state, live)
+    assert recorded.outputs == live
+    assert recorded.secret_paths == ("spec.env[1].value", "spec.env[2].value")
+    plain = with_outputs(state, {"spec": {"env": env}})
+    assert plain.secret_paths == state.secret_paths, "nothing moved: nothing added"
+
+
+def test_an_imported_secret_is_secret_and_its_code_prints_no_value() -> None:
+    live = {"apiVersion": "v1", "kind": "Secret", "data": {"pw": "c2VjcmV0"}, "type": "Opaque"}
+    paths = always_secret(live)
+    assert paths == ("data", "stringData")
+    code = python_code("kubernetes:core/v1:Secret", "imp", live, paths)
+    assert "c2VjcmV0" not in code
+    assert "string_data={'pw': cfg.require_secret('imp-pw')}" in code
+    assert "#   stackwright config set --secret imp-pw <plain value>" in code
+    assert "type='Opaque'" in code, "the rest is printed as it is"
+
+
+def test_redact_finds_a_secret_escaped_as_json_or_go_quote_strings() -> None:
+    odd = 'Zq7"Sec ret/P\u00e442x'
+    remember_secret(odd)
+    try:
+        assert redact(f'Invalid value: "{odd}"') == 'Invalid value: "[secret]"'
+        assert redact('Invalid value: "Zq7\\"Sec ret/P\\u00e442x"') == 'Invalid value: "[secret]"'
+        assert redact('"Zq7\\"Sec ret/Pä42x"') == '"[secret]"'
+    finally:
+        forget_secrets()
+
+
+def test_a_key_file_others_can_read_or_write_is_refused(tmp_path: Path) -> None:
+    folder = tmp_path / "keys"
+    key = folder / "p.dev.key"
+    made = _key_file(key, create=True)
+    assert len(made) == 32
+    assert (key.stat().st_mode & 0o777, folder.stat().st_mode & 0o777) == (0o600, 0o700)
+    os.chmod(key, 0o644)
+    with pytest.raises(UsageError, match=r"is open to other users \(mode 644\): `chmod 600"):
+        _key_file(key, create=False)
+    os.chmod(key, 0o600)
+    os.chmod(folder, 0o777)
+    with pytest.raises(UsageError, match=r"folder .* is open to other users"):
+        _key_file(key, create=False)
+    os.chmod(folder, 0o700)
+    assert _key_file(key, create=False) == made
