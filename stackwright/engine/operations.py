@@ -72,6 +72,8 @@ def run(
     violation raises `PolicyViolation` before the lock is taken or the cluster called."""
     snapshot = _snapshot(backend, project, stack)
     _check_targets(options.targets, program, snapshot)
+    for note in program.notes if program is not None else ():
+        listener(Diagnostic("", note, "warning"))
     if policy is not None and program is not None:
         what = "preview" if options.dry_run else options.kind
         policy_gate.check(policy, program, stack, listener, what)

@@ -13,7 +13,7 @@ import json
 import math
 from typing import Any
 
-from stackwright.errors import UsageError
+from stackwright.errors import UsageError, remember_secret
 from stackwright.sdk.context import current_program
 from stackwright.sdk.output import Output
 
@@ -30,8 +30,19 @@ class Config:
         """`key` as the stack's configuration names it: `<namespace>:<key>`."""
         return f"{self.namespace}:{key}"
 
-    def _raw(self, key: str) -> Any:
-        return self._program.config.get(self.full_key(key))
+    def _raw(self, key: str, *, as_secret: bool = False) -> Any:
+        full = self.full_key(key)
+        value = self._program.config.get(full)
+        if value is not None and not as_secret and full in self._program.secret_keys:
+            # As Pulumi does: the plain value is handed out, with a warning, since nothing
+            # computed from it is kept secret. Messages still show it as [secret].
+            remember_secret(value)
+            self._program.note(
+                f"configuration {full} is a secret, but the program reads it as a plain value "
+                "(Config.get / require / get_int …): what is computed from it is not kept "
+                "secret; read it with get_secret / require_secret"
+            )
+        return value
 
     def _cli_key(self, key: str) -> str:
         # `stackwright config set KEY` puts an unqualified key in the project's namespace.
@@ -54,7 +65,10 @@ class Config:
     # --- strings ---------------------------------------------------------------------
 
     def get(self, key: str, default: str | None = None) -> str | None:
-        value = self._raw(key)
+        return self._text(key, default)
+
+    def _text(self, key: str, default: str | None = None, *, as_secret: bool = False) -> str | None:
+        value = self._raw(key, as_secret=as_secret)
         if value is None:
             return default
         # Structured values (from `config set --path` or a YAML stack file) read as JSON.
@@ -152,8 +166,11 @@ class Config:
     # --- secrets ---------------------------------------------------------------------
 
     def get_secret(self, key: str) -> Output[str] | None:
-        value = self.get(key)
+        value = self._text(key, as_secret=True)
         return None if value is None else Output.secret(value)
 
     def require_secret(self, key: str) -> Output[str]:
-        return Output.secret(self.require(key))
+        value = self._text(key, as_secret=True)
+        if value is None:
+            raise self._missing(key)
+        return Output.secret(value)

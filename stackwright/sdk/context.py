@@ -36,6 +36,12 @@ class Program:
     resources: list[Resource] = field(default_factory=list)
     by_urn: dict[str, Resource] = field(default_factory=dict)
     exports: dict[str, Any] = field(default_factory=dict)
+    #: Warnings about how the program is written, shown before the operation's steps.
+    notes: list[str] = field(default_factory=list)
+
+    def note(self, text: str) -> None:
+        if text not in self.notes:
+            self.notes.append(text)
     #: Another stack's outputs by its name (`org/project/stack`, `project/stack`, `stack`),
     #: secret parts as `model.SecretValue`; installed by the automation layer, which owns
     #: the state store (the SDK never reads state itself).

@@ -1159,3 +1159,15 @@ def test_an_imported_object_the_cluster_cannot_take_names_its_file_and_document(
     assert failure.startswith("kubernetes:example.com/v1:Gizmo Gizmo:g1: ")
     assert failure.endswith(f"[{manifest} (document 2)]"), failure
     assert stack.fake.find("ConfigMap", "fine") is None
+
+
+def test_what_the_program_notes_is_a_warning_before_any_step(stack: Stack) -> None:
+    def declare(p: Program) -> None:
+        p.note("configuration shop:pw is a secret, but the program reads it as a plain value")
+        settings()(p)
+
+    stack.preview(declare)
+    first = stack.events[0]
+    assert isinstance(first, Diagnostic) and first.severity == "warning"
+    assert first.message.startswith("configuration shop:pw is a secret")
+    assert isinstance(stack.events[1], StepStarted)

@@ -170,3 +170,16 @@ def test_a_missing_secret_says_to_set_it_as_a_secret() -> None:
 def test_config_outside_a_program_is_a_usage_error() -> None:
     with pytest.raises(UsageError, match="while Stackwright runs a program"):
         Config()
+
+
+def test_reading_a_secret_as_plain_warns_and_reading_it_as_secret_does_not(
+    program: Program,
+) -> None:
+    cfg = Config()
+    assert cfg.require_secret("password").is_secret and cfg.get_secret("password") is not None
+    assert program.notes == []
+    assert cfg.get("password") == "hunter2", "handed out plain, as Pulumi does"
+    assert cfg.require("password") == "hunter2"
+    (note,) = program.notes  # once, however often it is read
+    assert note.startswith("configuration shop:password is a secret, but the program reads it")
+    assert "require_secret" in note
