@@ -77,9 +77,17 @@ class Workspace:
     # --- secrets ---------------------------------------------------------------------
 
     def unlock(self) -> None:
-        """Unwrap (or make) the stack's data key now, and record how it is wrapped in the
-        state store, where stack references from other projects find it."""
-        self.config.data_key()
+        """Unwrap the stack's data key now (a wrong passphrase stops the command before any
+        change), and record how it is wrapped in the state store, where stack references
+        from other projects find it. A stack without one gets it when it first needs it."""
+        if self.config.has_key() or self.config.holds_secrets():
+            self.config.data_key()
+        self.record_provider()
+
+    def record_provider(self) -> None:
+        """Record in the state store how the stack's data key is wrapped (never the key)."""
+        if not self.config.has_key():
+            return
         fields = self.config.provider_fields()
         if self.backend.secrets_provider(self.project.name, self.stack) != fields:
             self.backend.set_secrets_provider(self.project.name, self.stack, fields)
@@ -218,21 +226,24 @@ class Workspace:
         self.unlock()
         declared = self.run_program() if program else None
         self._check_environments(declared, listener)
-        return operations.run(
-            self.backend,
-            project=self.project.name,
-            stack=self.stack,
-            options=options,
-            program=declared,
-            providers=kubernetes_providers(
-                self.provider_settings(listener),
+        try:
+            return operations.run(
+                self.backend,
                 project=self.project.name,
-                check_context=self.check_context,
-            ),
-            listener=listener,
-            message=message,
-            policy=policy,
-        )
+                stack=self.stack,
+                options=options,
+                program=declared,
+                providers=kubernetes_providers(
+                    self.provider_settings(listener),
+                    project=self.project.name,
+                    check_context=self.check_context,
+                ),
+                listener=listener,
+                message=message,
+                policy=policy,
+            )
+        finally:
+            self.record_provider()  # a key first made during the run (to seal a secret)
 
     def preview(
         self,

@@ -264,6 +264,10 @@ class StackConfig:
     def has_key(self) -> bool:
         return "encryptedkey" in self.data
 
+    def holds_secrets(self) -> bool:
+        """Whether any configuration value is (or holds) an encrypted secret."""
+        return _holds_secure(self.values)
+
     def data_key(self) -> DataKey:
         """The stack's data key: unwrapped once per command, made (and saved) on first use;
         a stack file of the older format (values under the passphrase's own key) is

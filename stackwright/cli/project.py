@@ -312,13 +312,17 @@ def stack_init(
         raise UsageError(
             f"cannot copy configuration from stack {copy_config_from}: {source.path} does not exist"
         )
-    if secrets_provider is not None or not config.has_key():
+    # A data key is made when the stack first needs one (a secret set or stored), unless
+    # a provider is asked for: a stack without secrets leaves its stack file as it was.
+    if secrets_provider is not None:
         config.adopt_provider(secrets_provider)
     if source is not None:
         config.copy_values_from(source)
-    config.save()
+    if config.data or config.path.exists():
+        config.save()
     backend.create_stack(project.name, name)
-    backend.set_secrets_provider(project.name, name, config.provider_fields())
+    if config.has_key():
+        backend.set_secrets_provider(project.name, name, config.provider_fields())
     select_stack(project, name)
     typer.echo(f"Created stack {name} and selected it.")
 
