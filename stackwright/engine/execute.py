@@ -186,22 +186,28 @@ def with_outputs(state: ResourceState, live: dict[str, Any]) -> ResourceState:
     values = {text for path, text in _string_leaves(state.inputs) if within(path, paths)}
     if not values:
         return state
-    found = [p for p, text in _string_leaves(live) if text in values and not within(p, paths)]
+
+    def elsewhere(path: str) -> bool:  # what need not be searched: already secret, or names
+        return path == "metadata.managedFields" or within(path, paths)
+
+    found = [p for p, text in _string_leaves(live, prune=elsewhere) if text in values]
     if not found:
         return state
     return replace(state, secret_paths=(*state.secret_paths, *found))
 
 
-def _string_leaves(value: Any, path: str = "") -> Iterator[tuple[str, str]]:
-    """(path, text) of every string leaf of a structure."""
+def _string_leaves(
+    value: Any, path: str = "", prune: Callable[[str], bool] | None = None
+) -> Iterator[tuple[str, str]]:
+    """(path, text) of every string leaf of a structure, but under the paths `prune` names."""
     if isinstance(value, str):
         yield path, value
-    elif isinstance(value, dict):
-        for key, item in value.items():
-            yield from _string_leaves(item, join_path(path, key))
-    elif isinstance(value, list):
-        for index, item in enumerate(value):
-            yield from _string_leaves(item, join_path(path, index))
+    elif isinstance(value, dict | list):
+        items = value.items() if isinstance(value, dict) else enumerate(value)
+        for key, item in items:
+            inner = join_path(path, key)
+            if prune is None or not prune(inner):
+                yield from _string_leaves(item, inner, prune)
 
 
 def describe(urn: str) -> str:
