@@ -18,6 +18,7 @@ import hashlib
 import json
 import os
 import re
+import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -248,6 +249,9 @@ class StackConfig:
             raise UsageError(f"{self.path}: `config` must be a mapping of keys to values")
         self.values: dict[str, Any] = config
         self._key: DataKey | None = None
+        # The state store may seal from its commit thread while the engine runs: two first
+        # uses at once must not make two keys.
+        self._key_lock = threading.RLock()
 
     @property
     def where(self) -> Where:
@@ -272,6 +276,10 @@ class StackConfig:
         """The stack's data key: unwrapped once per command, made (and saved) on first use;
         a stack file of the older format (values under the passphrase's own key) is
         re-encrypted under a new data key."""
+        with self._key_lock:
+            return self._data_key()
+
+    def _data_key(self) -> DataKey:
         if self._key is not None:
             return self._key
         if self.has_key():
