@@ -49,7 +49,7 @@ def remember_secret(value: object) -> None:
         if len(value) >= _MIN_SECRET:
             # As given, base64-encoded (a Secret's data), and escaped as JSON and Go quote
             # strings (an API server echoing the value, a --json line carrying a message).
-            _known_secrets.add(value)
+            _known_secrets.update((value, value.upper(), value.lower()))
             _known_secrets.add(base64.b64encode(value.encode()).decode())
             _known_secrets.add(json.dumps(value)[1:-1])
             _known_secrets.add(json.dumps(value, ensure_ascii=False)[1:-1])

@@ -29,7 +29,7 @@ from stackwright.automation.secrets import StateEncrypter, Where, unwrap
 from stackwright.automation.workspace import Project, StackConfig, find_project, selected_stack
 from stackwright.engine import operations
 from stackwright.engine.events import Diagnostic, Listener, Summary
-from stackwright.engine.execute import DEFAULT_PARALLEL, Options, object_ref
+from stackwright.engine.execute import DEFAULT_PARALLEL, Options, object_ref, with_outputs
 from stackwright.engine.policy_gate import PolicyGate
 from stackwright.engine.program import run_program
 from stackwright.engine.wiring import cluster_context, kubernetes_providers
@@ -335,14 +335,16 @@ class Workspace:
             live = asyncio.run(adopt())
             meta = live.get("metadata") or {}
             ns = meta.get("namespace")
-            state = ResourceState(
+            declared = ResourceState(
                 urn=urn,
                 type=type_token,
                 id=f"{ns}/{object_name}" if ns else object_name,
                 inputs=declared_fields(live),
-                outputs=live,
                 secret_paths=always_secret(live),
             )
+            # Its secret values wherever else the live object holds them (kubectl's
+            # last-applied annotation) are secret too.
+            state = with_outputs(declared, live)
             operation.begin(1, Op.IMPORT, state)
             operation.end(1, state)
         return urn, python_code(type_token, name, state.inputs, state.secret_paths)

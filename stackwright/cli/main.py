@@ -86,6 +86,11 @@ def _main(argv: list[str] | None) -> None:
         else:
             print(f"error: {exc}", file=sys.stderr)
         sys.exit(2)
+    except Exception:  # a bug of Stackwright's: the traceback helps, its secrets must not show
+        import traceback
+
+        print(redact(traceback.format_exc()), file=sys.stderr, end="")
+        sys.exit(1)
 
 
 if __name__ == "__main__":

@@ -705,7 +705,7 @@ class LiveRenderer(Renderer):
             (name, "bold"),
         )
         if row.message:
-            text.append(f"  {row.message}")
+            text.append(f"  {redact(row.message)}")
         text.append(f"  {_seconds(now - row.started, 0)}", style="dim")
         return text
 

@@ -18,6 +18,7 @@ resource's failure escape as anything but a failed step.
 from __future__ import annotations
 
 import asyncio
+import base64
 import hashlib
 import time
 from collections import Counter
@@ -174,6 +175,10 @@ def _unknown_paths(value: Any, path: str = "") -> list[str]:
     return []
 
 
+#: The shortest secret value searched for inside longer texts of a live object.
+_MIN_SECRET_PART = 4
+
+
 def with_outputs(state: ResourceState, live: dict[str, Any]) -> ResourceState:
     """`state` with `live` as its outputs. A secret value found at another place of the live
     object — a list the cluster or a webhook reordered, a field a controller copied it to —
@@ -186,14 +191,37 @@ def with_outputs(state: ResourceState, live: dict[str, Any]) -> ResourceState:
     values = {text for path, text in _string_leaves(state.inputs) if within(path, paths)}
     if not values:
         return state
+    # Inside a longer text too (kubectl's last-applied annotation, a status message quoting
+    # an image name made from a secret), as itself or base64-encoded; short values only
+    # whole, or every text holding "a" would be secret.
+    parts = {v for v in values if len(v) >= _MIN_SECRET_PART}
+    parts |= {base64.b64encode(v.encode()).decode() for v in parts} | _decoded(parts)
 
     def elsewhere(path: str) -> bool:  # what need not be searched: already secret, or names
         return path == "metadata.managedFields" or within(path, paths)
 
-    found = [p for p, text in _string_leaves(live, prune=elsewhere) if text in values]
+    found = [
+        p
+        for p, text in _string_leaves(live, prune=elsewhere)
+        if text in values or any(part in text for part in parts)
+    ]
     if not found:
         return state
     return replace(state, secret_paths=(*state.secret_paths, *found))
+
+
+def _decoded(values: set[str]) -> set[str]:
+    """The texts the base64 values among `values` encode (a Secret's data, which kubectl's
+    last-applied annotation may hold as plain stringData)."""
+    found = set()
+    for value in values:
+        try:
+            text = base64.b64decode(value, validate=True).decode()
+        except (ValueError, UnicodeDecodeError):
+            continue
+        if len(text) >= _MIN_SECRET_PART:
+            found.add(text)
+    return found
 
 
 def _string_leaves(
@@ -1095,7 +1123,11 @@ class Run:
             return {}, {}
         stored: dict[str, Any] = {}
         for name, value in self.program.exports.items():
-            plain, secret_paths = unwrap_secrets(resolve(value, self.read_live))
+            try:
+                plain, secret_paths = unwrap_secrets(resolve(value, self.read_live))
+            except Exception as exc:  # the program's callback: a failed output, not a crash
+                self.outcome.failures.append(f"stack output {name}: {_error_text(exc)}")
+                continue
             stored[name] = masked(plain, secret_paths, SecretValue)
         return stored, {k: shown(v) for k, v in stored.items()}
 

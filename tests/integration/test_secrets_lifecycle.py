@@ -134,6 +134,18 @@ def test_secrets_in_lists_reordered_echoed_and_imported(
     assert "stackwright config set --secret impsec-pw" in imported.out
     assert_nowhere(p, cluster, imported_value, imported)
 
+    # One made by `kubectl apply` also holds its data in the last-applied annotation.
+    applied_value = "Appl1ed-Secret-77"
+    manifest = {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": {"name": "appsec", "namespace": p.ns},
+        "stringData": {"pw": applied_value},
+    }
+    cluster.kubectl("apply", "-f", "-", input=json.dumps(manifest))
+    adopted = p.sw("import", "kubernetes:core/v1:Secret", "appsec", f"{p.ns}/appsec")
+    assert_nowhere(p, cluster, applied_value, adopted, p.sw("stack", "export"))
+
 
 SECRET_PROGRAM = """
 cfg = sw.Config()

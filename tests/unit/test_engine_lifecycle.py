@@ -1171,3 +1171,25 @@ def test_what_the_program_notes_is_a_warning_before_any_step(stack: Stack) -> No
     assert isinstance(first, Diagnostic) and first.severity == "warning"
     assert first.message.startswith("configuration shop:pw is a secret")
     assert isinstance(stack.events[1], StepStarted)
+
+
+def test_a_stack_output_whose_callback_raises_is_a_failure_naming_it_never_a_crash(
+    stack: Stack,
+) -> None:
+    from stackwright.errors import forget_secrets, remember_secret
+
+    def declare(p: Program) -> None:
+        settings()(p)
+        p.export("bad", Output.secret("Xq9-not-a-number").apply(lambda s: int(s)))
+        p.export("good", "fine")
+
+    remember_secret("Xq9-not-a-number")
+    try:
+        summary = stack.up(declare)
+    finally:
+        forget_secrets()
+    assert not summary.ok
+    (failure,) = summary.failures
+    assert failure.startswith("stack output bad: invalid literal for int() with base 10")
+    assert "Xq9" not in failure and "[secret]" in failure
+    assert summary.outputs == {"good": "fine"}

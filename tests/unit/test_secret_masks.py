@@ -69,6 +69,9 @@ def test_redact_finds_a_secret_escaped_as_json_or_go_quote_strings() -> None:
         assert redact(f'Invalid value: "{odd}"') == 'Invalid value: "[secret]"'
         assert redact('Invalid value: "Zq7\\"Sec ret/P\\u00e442x"') == 'Invalid value: "[secret]"'
         assert redact('"Zq7\\"Sec ret/Pä42x"') == '"[secret]"'
+        assert redact(f"shouted {odd.upper()}, whispered {odd.lower()}") == (
+            "shouted [secret], whispered [secret]"
+        )
     finally:
         forget_secrets()
 
@@ -88,3 +91,46 @@ def test_a_key_file_others_can_read_or_write_is_refused(tmp_path: Path) -> None:
         _key_file(key, create=False)
     os.chmod(folder, 0o700)
     assert _key_file(key, create=False) == made
+
+
+def test_a_secret_inside_a_longer_live_text_makes_that_text_secret() -> None:
+    state = ResourceState(
+        urn="urn:sw:dev::p::kubernetes:core/v1:Pod::pod",
+        type="kubernetes:core/v1:Pod",
+        inputs={"spec": {"containers": [{"image": "reg.example.com/app-s3cret-tag:1"}]}},
+        secret_paths=("spec.containers[0].image",),
+    )
+    last_applied = (
+        '{"kind":"Pod","spec":{"containers":[{"image":"reg.example.com/app-s3cret-tag:1"}]}}'
+    )
+    live = {
+        "metadata": {
+            "annotations": {"kubectl.kubernetes.io/last-applied-configuration": last_applied}
+        },
+        "spec": {"containers": [{"image": "reg.example.com/app-s3cret-tag:1"}]},
+        "status": {
+            "containerStatuses": [
+                {
+                    "state": {
+                        "waiting": {
+                            "message": 'Back-off pulling image "reg.example.com/app-s3cret-tag:1"'
+                        }
+                    }
+                }
+            ]
+        },
+    }
+    recorded = with_outputs(state, live)
+    assert set(recorded.secret_paths) == {
+        "spec.containers[0].image",
+        "metadata.annotations.kubectl.kubernetes.io/last-applied-configuration",
+        "status.containerStatuses[0].state.waiting.message",
+    }
+
+
+def test_a_server_url_in_messages_has_no_credentials() -> None:
+    from stackwright.providers.kubernetes.client import _without_userinfo
+
+    assert _without_userinfo("https://user:tok3n@10.0.0.1:6443/api") == "https://10.0.0.1:6443/api"
+    assert _without_userinfo("https://10.0.0.1:6443") == "https://10.0.0.1:6443"
+    assert _without_userinfo("not a url") == "not a url"

@@ -122,7 +122,8 @@ class ApiClient:
     ) -> None:
         self.transport = transport
         self.auth = auth
-        self.server = server
+        # For messages: a server URL may carry credentials (https://user:token@host).
+        self.server = _without_userinfo(server)
         self.cluster = cluster  # `context "x" (kubeconfig y)`, for messages
         self.retry = retry or RetryPolicy()
         self.request_timeout = request_timeout
@@ -306,3 +307,12 @@ def _network_reason(exc: BaseException) -> str:
 
 def json_body(obj: Mapping[str, Any]) -> bytes:
     return orjson.dumps(obj)
+
+
+def _without_userinfo(url: str) -> str:
+    """`url` without the `user:password@` part its authority may have."""
+    scheme, sep, rest = url.partition("://")
+    if not sep:
+        return url
+    authority, slash, path = rest.partition("/")
+    return f"{scheme}://{authority.rpartition('@')[2]}{slash}{path}"
