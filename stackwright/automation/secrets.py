@@ -272,14 +272,33 @@ def unwrap(fields: Mapping[str, Any], where: Where, environ: Mapping[str, str]) 
 class StateEncrypter:
     """`stackwright.state.Encrypter` under a stack's data key (fetched on first use)."""
 
-    def __init__(self, key: Callable[[], DataKey]) -> None:
+    def __init__(
+        self,
+        key: Callable[[], DataKey],
+        *,
+        stack: str | None = None,
+        others: Callable[[str], DataKey] | None = None,
+    ) -> None:
+        """`key` is stack `stack`'s data key (any stack's when `stack` is None); `others`
+        gives another stack's, for moving resources between stacks."""
         self._key = key
+        self._stack = stack
+        self._others = others
 
-    def _seal(self, value: Any) -> Any:
-        return value if is_sealed(value) else {SECRET_SIG: self._key().encrypt(value)}
+    def _key_of(self, stack: str) -> DataKey:
+        if self._stack is None or stack == self._stack or self._others is None:
+            return self._key()
+        return self._others(stack)
 
-    def _unseal(self, value: Any) -> Any:
-        return self._key().decrypt(value[SECRET_SIG]) if is_sealed(value) else value
+    def _sealer(self, stack: str) -> Callable[[Any], Any]:
+        return lambda value: (
+            value if is_sealed(value) else {SECRET_SIG: self._key_of(stack).encrypt(value)}
+        )
+
+    def _unsealer(self, stack: str) -> Callable[[Any], Any]:
+        return lambda value: (
+            self._key_of(stack).decrypt(value[SECRET_SIG]) if is_sealed(value) else value
+        )
 
     def _each(self, resource: ResourceState, change: Callable[[Any], Any]) -> ResourceState:
         if not resource.secret_paths:
@@ -291,21 +310,23 @@ class StateEncrypter:
         return replace(resource, inputs=inputs, outputs=outputs)
 
     def seal(self, stack: str, resource: ResourceState) -> ResourceState:
-        return self._each(resource, self._seal)
+        return self._each(resource, self._sealer(stack))
 
     def unseal(self, stack: str, resource: ResourceState) -> ResourceState:
-        return self._each(resource, self._unseal)
+        return self._each(resource, self._unsealer(stack))
 
     def seal_outputs(self, stack: str, outputs: Mapping[str, Any]) -> dict[str, Any]:
         return {
-            k: map_secrets(v, lambda secret: {SECRET_SIG: self._key().encrypt(secret.value)})
+            k: map_secrets(
+                v, lambda secret: {SECRET_SIG: self._key_of(stack).encrypt(secret.value)}
+            )
             for k, v in outputs.items()
         }
 
     def unseal_outputs(self, stack: str, outputs: Mapping[str, Any]) -> dict[str, Any]:
         def walk(value: Any) -> Any:
             if is_sealed(value):
-                return SecretValue(self._key().decrypt(value[SECRET_SIG]))
+                return SecretValue(self._key_of(stack).decrypt(value[SECRET_SIG]))
             if isinstance(value, dict):
                 return {k: walk(v) for k, v in value.items()}
             if isinstance(value, list):

@@ -69,7 +69,12 @@ class Workspace:
         project = find_project(cwd)
         name = selected_stack(project, stack)
         config = StackConfig(project, name)
-        backend = open_backend(_backend_url(project), encrypter=StateEncrypter(config.data_key))
+        encrypter = StateEncrypter(
+            config.data_key,
+            stack=name,
+            others=lambda other: StackConfig(project, other).data_key(),  # `state move`
+        )
+        backend = open_backend(_backend_url(project), encrypter=encrypter)
         if not config.has_key() and backend.has_stack(project.name, name):
             config.restore_provider(backend.secrets_provider(project.name, name))
         return cls(project, name, backend, config)

@@ -586,6 +586,8 @@ class Run:
                 error = f"{error} [{resource.origin}]"
             self.outcome.failures.append(f"{describe(urn)}: {error}")
             step = Step(Op.UPDATE if urn in self.old else Op.CREATE, urn, self.old.get(urn), None)
+            if urn not in self._begun:  # it failed before its step began (e.g. its provider)
+                self.emit(StepStarted(step))
             step, began = self._begun.get(urn, (step, self.clock()))
             self.emit(StepDone(step, False, self.clock() - began, error))
         finally:

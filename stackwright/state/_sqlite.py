@@ -1029,7 +1029,9 @@ class SQLiteBackend:
                 )
             moved = []
             for offset, row in enumerate(r for r in rows if r.state.urn in moving):
-                state = _rewritten(row.state, mapping, src_stack=src_stack, dst_stack=dst_stack)
+                # Secrets leave under the source stack's key and arrive under the target's.
+                plain = self._encrypter.unseal(src_stack, row.state)
+                state = _rewritten(plain, mapping, src_stack=src_stack, dst_stack=dst_stack)
                 db.execute("DELETE FROM resources WHERE rid = ?", (row.rid,))
                 self._insert_row(db, dst_stack, dst_id, state, seqs[1] + offset)
                 moved.append(state.urn)

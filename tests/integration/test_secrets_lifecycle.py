@@ -284,6 +284,36 @@ def test_a_rewritten_stack_file_gets_its_key_back(new_project: Any, cluster: Liv
     assert yaml.safe_load(stack_file.read_text())["encryptedkey"] == recorded["encryptedkey"]
 
 
+def test_state_move_reseals_secrets_under_the_target_stacks_key(
+    new_project: Any, cluster: LiveCluster
+) -> None:
+    p = new_project()
+    p.sw("config", "set", "--secret", "dbpassword", PLAIN)
+    p.program(
+        'k8s.core.v1.Namespace("ns", metadata={"name": NS})\n'
+        'k8s.core.v1.Secret("creds", metadata={"name": "creds", "namespace": NS},\n'
+        '                   string_data={"pw": sw.Config().require_secret("dbpassword")})\n'
+    )
+    p.up()
+    p.sw("stack", "init", "other")  # no secrets yet: no data key yet
+    other_file = p.root / "Stackwright.other.yaml"
+    assert not other_file.exists() or "encryptedkey" not in other_file.read_text()
+    creds = p.urn("kubernetes:core/v1:Secret", "creds")
+    moved = p.sw("state", "move", creds, "--dest", "other", "--stack", STACK)
+    exported = p.sw("stack", "export", "--stack", "other")
+    document = json.loads(exported.out)
+    (row,) = document["resources"]
+    assert set(row["inputs"]["stringData"]) == {"@secret"}
+    assert "encryptedkey" in other_file.read_text(), "the target got its key to seal them"
+    # The target stack reads it with its own key (a wrong one is "cannot decrypt …", exit 2):
+    # the Secret is unchanged there; only the namespace, left in the source stack, is new.
+    p.sw("config", "set", "--secret", "dbpassword", PLAIN, "--stack", "other")
+    p.sw("config", "set", "kubernetes:kubeconfig", str(cluster.kubeconfig), "--stack", "other")
+    planned = p.sw("preview", "--stack", "other", "--json")
+    assert planned.summary["counts"] == {"create": 1, "same": 1}, planned.summary
+    assert_nowhere(p, cluster, PLAIN, moved, exported, planned)
+
+
 def test_stacks_init_copy_ls_tags_rename_rm(new_project: Any, cluster: LiveCluster) -> None:
     p = new_project()
     p.sw("config", "set", "--secret", "dbpassword", PLAIN)
