@@ -26,9 +26,34 @@ from stackwright.sdk.output import Output, StateReader, parse_path, select
 
 @dataclass(frozen=True)
 class CustomTimeouts:
-    create: float | None = None
-    update: float | None = None
-    delete: float | None = None
+    """How long to wait for a create, update or delete: seconds, or a duration as Pulumi
+    writes it (`"5m"`, `"1h30m"`, `"45s"`); None keeps the default."""
+
+    create: float | str | None = None
+    update: float | str | None = None
+    delete: float | str | None = None
+
+
+_DURATION = re.compile(r"(?:(\d+(?:\.\d+)?)h)?(?:(\d+(?:\.\d+)?)m)?(?:(\d+(?:\.\d+)?)s)?")
+
+
+def _seconds(value: Any, what: str) -> float | None:
+    """A timeout in seconds from a number or a duration string; a UsageError otherwise."""
+    if value is None:
+        return None
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0:
+        return float(value)
+    if isinstance(value, str) and value.strip():
+        found = _DURATION.fullmatch(value.strip())
+        if found and any(found.groups()):
+            hours, minutes, seconds = (float(g) if g else 0.0 for g in found.groups())
+            total = hours * 3600 + minutes * 60 + seconds
+            if total > 0:
+                return total
+    raise UsageError(
+        f"{what} must be a positive number of seconds or a duration like \"5m\" or "
+        f"\"1h30m\" (got {value!r})"
+    )
 
 
 @dataclass(frozen=True)
@@ -220,6 +245,26 @@ def _checked(opts: ResourceOptions, what: str) -> ResourceOptions:
         value = getattr(opts, option)
         if value is not None and not isinstance(value, Resource):
             raise UsageError(f"{option} of {what} must be a resource (got {type(value).__name__})")
+    timeouts = opts.custom_timeouts
+    if timeouts is not None:
+        if isinstance(timeouts, dict):  # `custom_timeouts={"create": "5m"}`
+            unknown = set(timeouts) - {"create", "update", "delete"}
+            if unknown:
+                raise UsageError(
+                    f"custom_timeouts of {what} has unknown keys {sorted(unknown)}; "
+                    "known: create, update, delete"
+                )
+            timeouts = CustomTimeouts(**timeouts)
+        if not isinstance(timeouts, CustomTimeouts):
+            raise UsageError(
+                f"custom_timeouts of {what} must be a CustomTimeouts (got {type(timeouts).__name__})"
+            )
+        changes["custom_timeouts"] = CustomTimeouts(
+            **{
+                kind: _seconds(getattr(timeouts, kind), f"custom_timeouts.{kind} of {what}")
+                for kind in ("create", "update", "delete")
+            }
+        )
     for option in ("ignore_changes", "replace_on_changes"):
         paths = getattr(opts, option)
         if isinstance(paths, str):  # one path for a list of one

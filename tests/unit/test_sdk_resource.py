@@ -255,3 +255,23 @@ def test_component_outputs(program: Program) -> None:
     assert set(app.component_outputs) == {"url"}
     assert app.props == {"replicas": 2}
     assert isinstance(app, Resource) and not isinstance(app, CustomResource)
+
+
+def test_custom_timeouts_take_seconds_or_durations_and_refuse_the_rest(program: Program) -> None:
+    from stackwright.sdk.resource import CustomTimeouts
+
+    def timeouts(value: object) -> CustomTimeouts | None:
+        opts = ResourceOptions(custom_timeouts=value)  # type: ignore[arg-type]
+        return k8s.core.v1.ConfigMap(f"c{len(program.resources)}", opts=opts).opts.custom_timeouts
+
+    assert timeouts(CustomTimeouts(create="5m", update=30)) == CustomTimeouts(300.0, 30.0, None)
+    assert timeouts({"delete": "1h30m"}) == CustomTimeouts(None, None, 5400.0)
+    assert timeouts(CustomTimeouts(create="45s")) == CustomTimeouts(45.0, None, None)
+    for bad, message in (
+        (CustomTimeouts(create="5 minutes"), r"custom_timeouts.create of .* \(got '5 minutes'\)"),
+        (CustomTimeouts(update=-1), r"custom_timeouts.update of .* positive number"),
+        ({"craete": 5}, r"unknown keys \['craete'\]"),
+        (5, r"must be a CustomTimeouts \(got int\)"),
+    ):
+        with pytest.raises(UsageError, match=message):
+            timeouts(bad)
