@@ -49,8 +49,12 @@ class ScriptedAPI:
         self.watches: dict[str, list[list[dict[str, Any]]]] = defaultdict(list)
         self.seen: list[tuple[str, str]] = []  # (path, "list" or the watch's resourceVersion)
 
+    down = False  # when set, nothing answers: the cluster has gone away
+
     async def __call__(self, request: httpx.Request) -> httpx.Response:
         path = request.url.path
+        if self.down:
+            raise httpx.ConnectError("[Errno 111] Connection refused", request=request)
         if path in DISCOVERY:
             return httpx.Response(200, json=DISCOVERY[path])
         if request.url.params.get("watch"):
@@ -334,3 +338,25 @@ def test_an_object_deleted_while_waiting_fails() -> None:
         ReadinessFailed, match="web: was deleted while waiting for it to become ready"
     ):
         asyncio.run(go())
+
+
+def test_a_wait_says_when_the_api_server_stops_answering_and_gives_up_in_the_end() -> None:
+    api = scripted_rollout(None)
+    gate = api.gates[DEPLOY_PATH] = asyncio.Event()  # the first watch hangs until the fall
+    messages: list[str] = []
+
+    async def go() -> None:
+        async with provider(api, unreachable_limit=4.5) as p:
+            waiting = asyncio.ensure_future(
+                p.await_ready(deployment("3", 0), timeout=60, on_status=messages.append)
+            )
+            await eventually(lambda: bool(messages))
+            api.down = True
+            gate.set()  # the hanging watch ends; every request after it is refused
+            await waiting
+
+    with pytest.raises(ReadinessFailed) as info:
+        asyncio.run(go())
+    assert str(info.value).startswith("web: the API server has not answered for ")
+    assert "Connection refused" in str(info.value) and "is the cluster running?" in str(info.value)
+    assert any("(the API server is not answering: " in m for m in messages), messages

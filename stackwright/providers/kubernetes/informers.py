@@ -55,6 +55,10 @@ class Informer:
         #: deletion, where mere absence may only mean the watch has not delivered them yet.
         self.deleted: dict[str, str] = {}
         self.error: ProviderError | None = None
+        #: Since when (event-loop time) the API server has not answered this informer's list
+        #: or watch, and why; None while it answers. Waiters say so, and give up in the end.
+        self.failing_since: float | None = None
+        self.failure = ""
         self.users = 0
         self._synced = asyncio.Event()
         self._listeners: set[asyncio.Event] = set()
@@ -134,8 +138,12 @@ class Informer:
                 OSError,
                 ssl.SSLError,
                 ValueError,
-            ):
+            ) as exc:
                 failures += 1
+                if self.failing_since is None:
+                    self.failing_since = loop.time()
+                self.failure = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+                self._notify()
                 await self._api.retry.sleep(self._api.retry.delay(min(failures, 5)))
 
     async def _list(self) -> str:
@@ -155,6 +163,7 @@ class Informer:
                 break
         self.items = items
         self.deleted = {}
+        self.failing_since, self.failure = None, ""
         self._synced.set()
         self._notify()
         return version
@@ -167,6 +176,7 @@ class Informer:
             self._query(query), what=self.what, idle_timeout=_WATCH_SECONDS + 60
         ):
             self._events += 1
+            self.failing_since = None
             obj = event.get("object") or {}
             version = str((obj.get("metadata") or {}).get("resourceVersion") or version)
             kind = event.get("type")

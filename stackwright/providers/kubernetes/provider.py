@@ -64,7 +64,8 @@ class KubernetesProvider:
     a kubeconfig), `transport` (an `httpx.AsyncBaseTransport`, e.g. `httpx.MockTransport`),
     `http` ("http1", the lean default; "httpx"; "http2", httpx with HTTP/2 offered),
     `retry` (backoff policy and its sleep), `failure_grace` (how long a retried
-    failure such as ImagePullBackOff may last before the wait fails).
+    failure such as ImagePullBackOff may last before the wait fails),
+    `unreachable_limit` (how long the API server may not answer a wait's watch).
     """
 
     def __init__(
@@ -80,6 +81,7 @@ class KubernetesProvider:
         http: Literal["http1", "httpx", "http2"] = "http1",
         retry: RetryPolicy | None = None,
         failure_grace: float = 5.0,
+        unreachable_limit: float = 60.0,
         request_timeout: float = 60.0,
         max_connections: int = 16,
         environ: Mapping[str, str] | None = None,
@@ -118,7 +120,12 @@ class KubernetesProvider:
         )
         self.discovery = Discovery(self.api, sleep=self.api.retry.sleep)
         self._informers = Informers(self.api)
-        self._waiter = Waiter(self.api, self._informers, failure_grace=failure_grace)
+        self._waiter = Waiter(
+            self.api,
+            self._informers,
+            failure_grace=failure_grace,
+            unreachable_limit=unreachable_limit,
+        )
         self._apply_query = f"?fieldManager={quote(field_manager, safe='')}"
 
     # --- identity ------------------------------------------------------------------------

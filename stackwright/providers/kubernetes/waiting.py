@@ -75,10 +75,13 @@ class Waiter:
         failure_grace: float = 5.0,
         events_every: float = 5.0,
         clock: Callable[[], float] | None = None,
+        unreachable_limit: float = 60.0,
     ) -> None:
         self._api = api
         self._informers = informers
         self._grace = failure_grace
+        #: How long the API server may not answer a wait's watch before the wait fails.
+        self._unreachable_limit = unreachable_limit
         self._events_every = events_every
         self._clock = clock
 
@@ -182,7 +185,18 @@ class Waiter:
                     events=events,
                 )
                 verdict = readiness.evaluate(live, related)
-                report(verdict.message)
+                silent = _silence(primary)
+                if silent is not None and silent[0] >= _UNREACHABLE_NOTE:
+                    seconds, why = silent
+                    if seconds >= self._unreachable_limit:
+                        raise ReadinessFailed(
+                            f"{name}: the API server has not answered for {seconds:.0f}s "
+                            f"({why}); is the cluster running? (last status: "
+                            f"{verdict.message.removeprefix(f'{name}: ')})"
+                        )
+                    report(f"{verdict.message} (the API server is not answering: {why}; retrying)")
+                else:
+                    report(verdict.message)
                 now = self._now()
                 if verdict.state is State.READY:
                     return live
@@ -215,6 +229,8 @@ class Waiter:
                     wake_at = min(wake_at, failing_since + self._grace)
                 if explain:
                     wake_at = min(wake_at, next_events)
+                if silent is not None:  # look again soon: to say so, or to give up
+                    wake_at = min(wake_at, now + 1.0)
                 with contextlib.suppress(TimeoutError):
                     async with asyncio.timeout(max(0.01, wake_at - now)):
                         await wake.wait()
@@ -325,6 +341,17 @@ def _older(seen: Mapping[str, Any], known: Mapping[str, Any]) -> bool:
 
 def _items(informer: Informer | None) -> list[dict[str, Any]]:
     return list(informer.items.values()) if informer is not None else []
+
+
+#: After how long without an answer a wait's progress says the API server is silent.
+_UNREACHABLE_NOTE = 3.0
+
+
+def _silence(informer: Informer) -> tuple[float, str] | None:
+    """(seconds, why) the API server has not answered the informer; None while it does."""
+    if informer.failing_since is None:
+        return None
+    return asyncio.get_running_loop().time() - informer.failing_since, informer.failure
 
 
 def _timeout(name: str, timeout: float, verdict: Readiness) -> ReadinessTimeout:
