@@ -62,11 +62,19 @@ def remember_secret(value: object) -> None:
             remember_secret(item)
 
 
+#: The remembered secrets, longest first (a secret inside another is replaced after it),
+#: kept until the set changes: sorting on every call cost more than the search.
+_ordered: list[str] = []
+
+
 def redact(text: str) -> str:
     """`text` with every remembered secret value shown as [secret]."""
+    global _ordered
     if not _known_secrets:
         return text
-    for secret in sorted(_known_secrets, key=len, reverse=True):
+    if len(_ordered) != len(_known_secrets):  # the set only grows, or is cleared
+        _ordered = sorted(_known_secrets, key=len, reverse=True)
+    for secret in _ordered:
         if secret in text:
             text = text.replace(secret, "[secret]")
     return text
@@ -74,4 +82,6 @@ def redact(text: str) -> str:
 
 def forget_secrets() -> None:
     """Forget every remembered secret (between independent runs in one process, e.g. tests)."""
+    global _ordered
     _known_secrets.clear()
+    _ordered = []

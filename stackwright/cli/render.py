@@ -468,6 +468,17 @@ def _json_line(document: dict[str, Any]) -> str:
         return json.dumps(document, ensure_ascii=False, separators=(",", ":"), default=str)
 
 
+def _may_quote(event: Event) -> bool:
+    """Whether an event carries text beyond names: field changes, messages, errors. The
+    many that do not (an unchanged resource, a step done) skip the search for secrets,
+    whose cost grows with the secrets a run has seen."""
+    if isinstance(event, StepStarted):
+        return bool(event.step.changes)
+    if isinstance(event, StepDone):
+        return not event.ok
+    return True
+
+
 def _redacted(line: Text) -> Text:
     """The line with every secret value this process has seen shown as [secret] (styles
     dropped where one was found). The engine masks secret fields itself; this catches what
@@ -486,7 +497,9 @@ class JsonLinesRenderer(Renderer):
         self._lock = threading.Lock()
 
     def __call__(self, event: Event) -> None:
-        line = redact(_json_line(event_json(event)))  # the last guard: see `_redacted`
+        line = _json_line(event_json(event))
+        if _may_quote(event):
+            line = redact(line)  # the last guard: see `_redacted`
         with self._lock:
             self._stream.write(line + "\n")
             self._stream.flush()
@@ -529,8 +542,9 @@ class PlainRenderer(Renderer):
         lines = self._lines(event)
         if not lines:
             return
+        guard = redact if _may_quote(event) else str
         with self._lock:
-            self._stream.write("".join(redact(line.plain) + "\n" for line in lines))
+            self._stream.write("".join(guard(line.plain) + "\n" for line in lines))
             self._stream.flush()
             self._printed = True
 
