@@ -10,6 +10,7 @@ Messages are written for the user: what, where, how to fix, on one line.
 
 from __future__ import annotations
 
+import base64
 import json
 
 
@@ -43,8 +44,6 @@ _MIN_SECRET = 4
 
 def remember_secret(value: object) -> None:
     """Remember the text values in `value` (a string, or a structure of them) as secrets."""
-    import base64
-
     if isinstance(value, str):
         if len(value) >= _MIN_SECRET:
             # As given, base64-encoded (a Secret's data), and escaped as JSON and Go quote

@@ -395,6 +395,30 @@ class _LiveValues:
         return found
 
 
+#: What `repository_opts` may hold.
+_REPOSITORY_OPTS = ("repo", "username", "password", "insecure_skip_tls_verify", "plain_http")
+
+
+def _local_chart(what: str, chart: str, repository_opts: Mapping[str, Any]) -> Path | None:
+    """The local chart directory or .tgz `chart` names; None for a repository's chart or an
+    OCI reference. A UsageError for unknown `repository_opts` or a missing local chart."""
+    unknown = set(repository_opts) - set(_REPOSITORY_OPTS)
+    if unknown:
+        raise UsageError(
+            f"{what}: unknown repository_opts {sorted(unknown)}; known: "
+            + ", ".join(_REPOSITORY_OPTS)
+        )
+    if "repo" in repository_opts or chart.startswith("oci://"):
+        return None
+    path = Path(chart)
+    if not path.exists():
+        raise UsageError(
+            f"{what}: no chart directory or .tgz at {path.resolve()}; give a local "
+            'path, an oci:// reference, or a chart name with repository_opts={"repo": URL}'
+        )
+    return path
+
+
 def _cache_path(repo: str | None, chart: str, version: str | None) -> Path | None:
     """Where a remote chart of a pinned version is kept once pulled
     (`$STACKWRIGHT_HOME/cache/charts`), so later runs neither download it again nor need
@@ -448,25 +472,9 @@ class _loaded:
     def __enter__(self) -> Any:
         import helm_python as helm
 
+        path = _local_chart(self.what, self.chart, self.opts)
         repo = self.opts.pop("repo", None)
-        unknown = set(self.opts) - {
-            "username",
-            "password",
-            "insecure_skip_tls_verify",
-            "plain_http",
-        }
-        if unknown:
-            raise UsageError(
-                f"{self.what}: unknown repository_opts {sorted(unknown)}; known: repo, username, "
-                "password, insecure_skip_tls_verify, plain_http"
-            )
-        if repo is None and not self.chart.startswith("oci://"):
-            path = Path(self.chart)
-            if not path.exists():
-                raise UsageError(
-                    f"{self.what}: no chart directory or .tgz at {path.resolve()}; give a local "
-                    'path, an oci:// reference, or a chart name with repository_opts={"repo": URL}'
-                )
+        if path is not None:
             self.handle = helm.Chart.load(path)
             return self.handle
         cached = _cache_path(repo, self.chart, self.version)
@@ -710,26 +718,9 @@ class Release(CustomResource):
         what = f"Helm release {name!r} ({reference}) at {where}"
         merged = merge_values(what, value_files or (), values or {})
         repo_opts = dict(repository_opts or {})
-        unknown = set(repo_opts) - {
-            "repo",
-            "username",
-            "password",
-            "insecure_skip_tls_verify",
-            "plain_http",
-        }
-        if unknown:
-            raise UsageError(
-                f"{what}: unknown repository_opts {sorted(unknown)}; known: repo, username, "
-                "password, insecure_skip_tls_verify, plain_http"
-            )
         props: dict[str, Any] = {"name": name, "chart": reference}
-        if "repo" not in repo_opts and not reference.startswith("oci://"):
-            path = Path(reference)
-            if not path.exists():
-                raise UsageError(
-                    f"{what}: no chart directory or .tgz at {path.resolve()}; give a local "
-                    'path, an oci:// reference, or a chart name with repository_opts={"repo": URL}'
-                )
+        path = _local_chart(what, reference, repo_opts)
+        if path is not None:
             props["chart"] = str(path.resolve())
             props["chartDigest"] = _digest(path)
         for key, value in (
