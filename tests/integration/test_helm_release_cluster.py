@@ -5,13 +5,10 @@ a changed value upgrades it, `destroy` uninstalls it."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
-WEBAPP = Path(__file__).resolve().parents[1] / "data" / "charts" / "webapp"
+from test_helm_chart_cluster import WEBAPP, project, summary, sw  # the CLI-running helpers
 
 PROGRAM = """\
 import json
@@ -34,48 +31,6 @@ export("revision", rel.status["revision"])
 """
 
 
-def sw(
-    project: Path, env: dict[str, str], *args: str, check: bool = True
-) -> subprocess.CompletedProcess[str]:
-    result = subprocess.run(
-        [sys.executable, "-m", "stackwright.cli.main", "--cwd", str(project), *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={**os.environ, "STACKWRIGHT_STACK": "dev", **env},
-    )
-    if check and result.returncode != 0:
-        raise AssertionError(
-            f"stackwright {' '.join(args)} failed ({result.returncode}):\n"
-            f"{result.stdout}\n{result.stderr}"
-        )
-    return result
-
-
-def summary(output: str) -> dict[str, Any]:
-    found = [
-        event
-        for event in (json.loads(line) for line in output.splitlines() if line.startswith("{"))
-        if event["event"] == "summary"
-    ]
-    assert found, f"no summary event in:\n{output}"
-    return found[-1]
-
-
-def project(tmp_path: Path, kubeconfig: str) -> Path:
-    root = tmp_path / "helmrelease"
-    root.mkdir()
-    (root / "Stackwright.yaml").write_text(
-        "name: helmrelease\nruntime: python\nmain: __main__.py\n"
-    )
-    (root / "__main__.py").write_text(PROGRAM)
-    (root / "Stackwright.dev.yaml").write_text(
-        f"config:\n  kubernetes:kubeconfig: {json.dumps(kubeconfig)}\n"
-    )
-    sw(root, {}, "stack", "init", "dev")
-    return root
-
-
 def release_secrets(cluster: Any) -> set[str]:
     found = json.loads(
         cluster.kubectl(
@@ -86,7 +41,7 @@ def release_secrets(cluster: Any) -> set[str]:
 
 
 def test_release_install_upgrade_uninstall(tmp_path: Path, cluster: Any) -> None:
-    root = project(tmp_path, str(cluster.kubeconfig))
+    root = project(tmp_path, "helmrelease", str(cluster.kubeconfig), PROGRAM)
     env = {"CHART": str(WEBAPP), "VALUES": json.dumps({"image": {"tag": "1.29"}})}
     try:
         done = summary(sw(root, env, "up", "--yes", "--json").stdout)
