@@ -47,8 +47,7 @@ from stackwright.engine.graph import DependencyCycle, Graph, Node
 from stackwright.engine.plan import FieldChange, Intent, Step, plan, plan_delete
 from stackwright.engine.ports import Journal, Provider, ProviderFactory
 from stackwright.errors import UsageError, redact
-from stackwright.kubernetes.helm import RELEASE_TYPE
-from stackwright.kubernetes.provider import PROVIDER_TYPE
+from stackwright.kubernetes.provider import PROVIDER_TYPE, RELEASE_TYPE
 from stackwright.model import (
     Op,
     PendingOperation,

@@ -88,6 +88,7 @@ from typing import Any
 import yaml
 
 from stackwright.errors import UsageError
+from stackwright.kubernetes.provider import RELEASE_TYPE
 from stackwright.kubernetes.yaml import SKIP_AWAIT, ManifestObject, Transformation, child_name
 from stackwright.model import CLUSTER_SCOPED
 from stackwright.sdk.output import (
@@ -111,11 +112,6 @@ __all__ = ["CLUSTER_SCOPED", "RELEASE_TYPE", "Chart", "Release", "merge_values",
 
 #: The component's type token.
 CHART_TYPE = "kubernetes:helm.sh/v4:Chart"
-
-#: A release Helm owns (`Release`): the engine installs, upgrades and uninstalls it through
-#: Helm rather than applying objects.
-RELEASE_TYPE = "kubernetes:helm.sh/v4:Release"
-
 
 #: Hook phases that run with an install or upgrade, before or after the chart's objects.
 _PRE_HOOKS = frozenset({"pre-install", "pre-upgrade"})

@@ -22,6 +22,11 @@ if TYPE_CHECKING:
 #: The type token the engine treats as a Kubernetes provider (Pulumi's `pulumi:providers:kubernetes`).
 PROVIDER_TYPE = "stackwright:providers:kubernetes"
 
+#: A release Helm owns (`helm.Release`): the engine installs, upgrades and uninstalls it
+#: through Helm rather than applying objects. (Here rather than in `helm`, so the engine
+#: can tell a release apart without importing Helm's half of the package.)
+RELEASE_TYPE = "kubernetes:helm.sh/v4:Release"
+
 
 class Provider(CustomResource):
     """A Kubernetes provider: a kubeconfig, a context in it, and a default namespace.

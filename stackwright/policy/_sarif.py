@@ -13,6 +13,7 @@ from typing import Any
 
 from stackwright.policy._core import Level, Policy
 from stackwright.policy._evaluate import Report
+from stackwright.version import VERSION
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 INFORMATION_URI = "https://github.com/stackwright/stackwright#policy"
@@ -49,7 +50,7 @@ def _rule(pack: str, rule: Policy, level: Level) -> dict[str, Any]:
     }
 
 
-def to_sarif(report: Report, *, version: str = "0.1.0") -> dict[str, Any]:
+def to_sarif(report: Report, *, version: str = VERSION) -> dict[str, Any]:
     """The report as a SARIF 2.1.0 log (a dict ready for `json.dumps`)."""
     rules: list[dict[str, Any]] = []
     index: dict[str, int] = {}

@@ -29,11 +29,11 @@ import hashlib
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from importlib import metadata
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from stackwright.providers.kubernetes.discovery import split_api_version
 from stackwright.providers.kubernetes.errors import InvalidObject, PermanentError
+from stackwright.version import VERSION
 
 if TYPE_CHECKING:
     from stackwright.providers.kubernetes.provider import KubernetesProvider
@@ -71,14 +71,7 @@ STACK_ANNOTATION = "stackwright.io/stack"
 URN_ANNOTATION = "stackwright.io/urn"
 
 
-def _version() -> str:
-    try:
-        return metadata.version("stackwright")
-    except metadata.PackageNotFoundError:  # running from a source tree that is not installed
-        return "0.1.0"
-
-
-TOOLING_VALUE = f"stackwright/v{_version()}"
+TOOLING_VALUE = f"stackwright/v{VERSION}"
 
 
 def applyset_id(name: str, namespace: str, kind: str, group: str) -> str:
