@@ -38,7 +38,7 @@ import orjson
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from rawclient import run_requests
+from rawclient import path_of, run_requests
 
 from stackwright.localcluster import lifecycle
 from stackwright.localcluster.lifecycle import ClusterInfo
@@ -94,25 +94,6 @@ def manifests(prefix: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
                 },
             ]
     return namespaces, objects
-
-
-_PLURALS = {
-    "ConfigMap": "configmaps",
-    "Secret": "secrets",
-    "ServiceAccount": "serviceaccounts",
-    "Role": "roles",
-    "Namespace": "namespaces",
-}
-
-
-def path_of(obj: dict[str, Any]) -> str:
-    api = obj["apiVersion"]
-    base = f"/api/{api}" if "/" not in api else f"/apis/{api}"
-    plural = _PLURALS[obj["kind"]]
-    meta = obj["metadata"]
-    if obj["kind"] == "Namespace":
-        return f"{base}/{plural}/{meta['name']}"
-    return f"{base}/namespaces/{meta['namespace']}/{plural}/{meta['name']}"
 
 
 async def bounded(

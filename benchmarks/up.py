@@ -14,7 +14,9 @@ requests) and a fresh state store:
        file, Namespaces first), and
    (b) the raw reference: a bare asyncio HTTP/1.1 client (benchmarks/rawclient.py)
        server-side-applying the same objects, Namespaces first, then the rest at
-       concurrency 8; connection setup included.
+       concurrency 8; connection setup included. Timed in this process (the issue's
+       reference), and again as a process of its own (`python rawclient.py`: interpreter
+       start and its imports included, as they are in `up`'s time).
 2. A no-op `preview` and a no-op `up` of the same program (whole process wall time,
    and the engine's own time from the summary event).
 3. Bytes written to the state store during the first `up`: the operation's payload
@@ -61,7 +63,7 @@ import yaml
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from rawclient import Connection, run_requests
+from rawclient import Connection, apply_all
 
 from stackwright.localcluster import lifecycle
 from stackwright.localcluster.lifecycle import ClusterInfo
@@ -73,15 +75,6 @@ REPLICAS = 3
 STACKWRIGHT = [str(Path(sys.executable).with_name("stackwright"))]
 if not Path(STACKWRIGHT[0]).exists():
     STACKWRIGHT = [sys.executable, "-m", "stackwright.cli.main"]
-
-_PLURALS = {
-    "ConfigMap": "configmaps",
-    "Secret": "secrets",
-    "ServiceAccount": "serviceaccounts",
-    "Role": "roles",
-    "Namespace": "namespaces",
-    "Deployment": "deployments",
-}
 
 # The program: declares every manifest of objects.json with the SDK's classes, as a
 # user's loop would. Reading the manifests from JSON keeps the three contenders'
@@ -163,25 +156,6 @@ def deployments(count: int) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]
             }
         )
     return namespaces, objects
-
-
-def path_of(obj: dict[str, Any]) -> str:
-    api = obj["apiVersion"]
-    base = f"/api/{api}" if "/" not in api else f"/apis/{api}"
-    plural = _PLURALS[obj["kind"]]
-    meta = obj["metadata"]
-    if obj["kind"] == "Namespace":
-        return f"{base}/{plural}/{meta['name']}"
-    return f"{base}/namespaces/{meta['namespace']}/{plural}/{meta['name']}"
-
-
-def apply_request(obj: dict[str, Any]) -> tuple[str, str, bytes, str]:
-    return (
-        "PATCH",
-        path_of(obj) + "?fieldManager=bench",
-        orjson.dumps(obj),
-        "application/apply-patch+yaml",
-    )
 
 
 # --- processes and clusters ----------------------------------------------------------------
@@ -266,12 +240,7 @@ async def raw_apply(
     info: ClusterInfo, namespaces: list[dict[str, Any]], objects: list[dict[str, Any]]
 ) -> None:
     token, ca = credentials(info)
-    codes = await run_requests(
-        "127.0.0.1", info.port, ca, token, [apply_request(n) for n in namespaces], 1
-    )
-    codes += await run_requests(
-        "127.0.0.1", info.port, ca, token, [apply_request(o) for o in objects], CONCURRENCY
-    )
+    codes = await apply_all("127.0.0.1", info.port, ca, token, namespaces, objects, CONCURRENCY)
     bad = [c for c in codes if c not in (200, 201)]
     assert not bad, f"raw: {len(bad)} applies failed, e.g. HTTP {bad[0]}"
 
@@ -309,6 +278,7 @@ def final_state_bytes(folder: Path) -> int:
 @dataclass
 class Results:
     raw: list[float] = field(default_factory=list)
+    raw_process: list[float] = field(default_factory=list)
     kubectl: list[float] = field(default_factory=list)
     up: list[Child] = field(default_factory=list)
     up_engine: list[float] = field(default_factory=list)
@@ -333,6 +303,17 @@ def round_small(work: Path, results: Results, order: list[str]) -> None:
                 started = time.perf_counter()
                 asyncio.run(raw_apply(info, namespaces, objects))
                 results.raw.append(time.perf_counter() - started)
+            elif contender == "raw-process":
+                manifests = work / f"manifests-{info.name}.json"
+                manifests.write_text(json.dumps({"first": namespaces, "rest": objects}))
+                token, ca = info.folder / "token", info.folder / "ca.crt"
+                child = run_child(
+                    [sys.executable, str(Path(__file__).with_name("rawclient.py")),
+                     "127.0.0.1", str(info.port), str(ca), str(token), str(manifests),
+                     str(CONCURRENCY)],
+                    work,
+                )  # fmt: skip
+                results.raw_process.append(child.wall)
             elif contender == "kubectl":
                 manifest = work / f"manifests-{info.name}.yaml"
                 manifest.write_text(yaml.safe_dump_all([*namespaces, *objects]))
@@ -425,6 +406,7 @@ def mb(n: float) -> str:
 def report(results: Results, args: argparse.Namespace) -> None:
     count = NAMESPACES + NAMESPACES * PER_KIND * 4
     raw, kubectl = median(results.raw), median(results.kubectl)
+    raw_process = median(results.raw_process)
     rows: list[tuple[str, str, str]] = []
     if results.up:
         up = median([c.wall for c in results.up])
@@ -438,8 +420,10 @@ def report(results: Results, args: argparse.Namespace) -> None:
         rows += [
             (f"up of {count:,} objects (whole process)", f"{up:.2f} s (in the engine {engine:.2f} s)", ""),
             ("raw reference (async SSA, concurrency 8)", f"{raw:.2f} s", ""),
+            ("the same bare client as a whole process", f"{raw_process:.2f} s", ""),
             ("kubectl apply --server-side -f", f"{kubectl:.2f} s", ""),
             ("up / raw", f"{up / raw:.2f}x (in the engine {engine / raw:.2f}x)", "<= 1.25x"),
+            ("up / the bare client's process", f"{up / raw_process:.2f}x", ""),
             ("up / kubectl", f"{up / kubectl:.2f}x", ""),
             ("no-op preview (whole process)", f"{preview:.2f} s (in the engine {median(results.noop_preview_engine):.2f} s)", "< 1 s"),
             ("no-op up (whole process)", f"{noop_up:.2f} s (in the engine {median(results.noop_up_engine):.2f} s)", "< 1 s"),
@@ -459,6 +443,7 @@ def report(results: Results, args: argparse.Namespace) -> None:
     elif results.raw or results.kubectl:
         rows += [
             ("raw reference (async SSA, concurrency 8)", f"{raw:.2f} s", ""),
+            ("the same bare client as a whole process", f"{raw_process:.2f} s", ""),
             ("kubectl apply --server-side -f", f"{kubectl:.2f} s", ""),
         ]
     if results.deploy_up or results.deploy_raw:
@@ -540,7 +525,13 @@ def main() -> None:
         compile_bytecode(home)
         work = Path(home) / "work"
         work.mkdir()
-        small = [p for p in parts if p != "deployments"]
+        # "raw" times the bare client twice: in this process, and as a process of its own.
+        small = [
+            c
+            for p in parts
+            if p != "deployments"
+            for c in ([p, "raw-process"] if p == "raw" else [p])
+        ]
         for round_ in range(args.rounds):
             # Alternate the order, so no contender always runs first (or last) in a round.
             if small:
