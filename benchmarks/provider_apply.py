@@ -38,7 +38,7 @@ import orjson
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from rawclient import path_of, run_requests
+from rawclient import apply_all, path_of
 
 from stackwright.localcluster import lifecycle
 from stackwright.localcluster.lifecycle import ClusterInfo
@@ -117,20 +117,7 @@ async def run_raw(
     token = (info.folder / "token").read_text().strip()
     ca = str(info.folder / "ca.crt")
 
-    def request(obj: dict[str, Any]) -> tuple[str, str, bytes, str]:
-        return (
-            "PATCH",
-            path_of(obj) + "?fieldManager=bench",
-            orjson.dumps(obj),
-            "application/apply-patch+yaml",
-        )
-
-    codes = await run_requests(
-        "127.0.0.1", info.port, ca, token, [request(n) for n in namespaces], 1
-    )
-    codes += await run_requests(
-        "127.0.0.1", info.port, ca, token, [request(o) for o in objects], CONCURRENCY
-    )
+    codes = await apply_all("127.0.0.1", info.port, ca, token, namespaces, objects, CONCURRENCY)
     bad = [c for c in codes if c not in (200, 201)]
     assert not bad, f"raw: {len(bad)} applies failed, e.g. HTTP {bad[0]}"
     return "HTTP/1.1"
