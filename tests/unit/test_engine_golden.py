@@ -12,15 +12,13 @@ from __future__ import annotations
 
 import dataclasses
 import io
-from collections.abc import Callable, Iterator
-from pathlib import Path
 from typing import Any
 
-import pytest
+from engine_stack import Declare, Stack
+from engine_stack import stack as stack  # the fixture
 
 import stackwright.kubernetes as k8s
 from stackwright.cli.render import make_renderer
-from stackwright.engine import operations
 from stackwright.engine.events import (
     Event,
     Listener,
@@ -29,14 +27,8 @@ from stackwright.engine.events import (
     StepStarted,
     Summary,
 )
-from stackwright.engine.execute import Options
-from stackwright.engine.testing import FakeCluster
-from stackwright.sdk.context import Program, running
+from stackwright.sdk.context import Program
 from stackwright.sdk.output import Output
-from stackwright.state import Backend, open_backend
-
-PROJECT, STACK = "shop", "dev"
-Declare = Callable[[Program], None]
 
 CRD_SPEC = {
     "group": "example.com",
@@ -135,40 +127,6 @@ def shop(
     return declare
 
 
-class Stack:
-    def __init__(self, backend: Backend) -> None:
-        self.backend = backend
-        self.fake = FakeCluster()
-
-    def run(
-        self, kind: str, declare: Declare | None, listener: Listener, **options: Any
-    ) -> Summary:
-        program = None
-        if declare is not None:
-            program = Program(project=PROJECT, stack=STACK)
-            with running(program):
-                declare(program)
-        return operations.run(
-            self.backend,
-            project=PROJECT,
-            stack=STACK,
-            options=Options(kind, parallel=1, **options),
-            program=program,
-            providers=self.fake.factory(),
-            listener=listener,
-        )
-
-
-@pytest.fixture
-def stack(tmp_path: Path) -> Iterator[Stack]:
-    backend = open_backend("file://" + str(tmp_path / "state.db"))
-    backend.create_stack(PROJECT, STACK)
-    try:
-        yield Stack(backend)
-    finally:
-        backend.close()
-
-
 def planned(lines: list[str]) -> Listener:
     def listen(event: Event) -> None:
         if isinstance(event, StepStarted):
@@ -203,7 +161,7 @@ def golden(text: str) -> str:
 def test_preview_of_a_new_stack_plans_in_the_order_the_cluster_needs(stack: Stack) -> None:
     lines: list[str] = []
 
-    summary = stack.run("up", shop(), planned(lines), dry_run=True)
+    summary = stack.run("up", shop(), planned(lines), dry_run=True, parallel=1)
 
     assert summary.ok and summary.counts == {"create": 10}
     assert "\n".join(lines) == golden("""
@@ -227,7 +185,7 @@ create urn:sw:dev::shop::kubernetes:apps/v1:Deployment::web
 def test_up_waits_for_each_dependency_before_starting_a_step(stack: Stack) -> None:
     lines: list[str] = []
 
-    summary = stack.run("up", shop(), steps(lines))
+    summary = stack.run("up", shop(), steps(lines), parallel=1)
 
     assert summary.ok
     # The CRD and the namespace first; the workload only once its configuration,
@@ -260,10 +218,10 @@ done  create Deployment web
 
 
 def test_destroy_deletes_dependents_before_what_they_need(stack: Stack) -> None:
-    stack.run("up", shop(), lambda event: None)
+    stack.run("up", shop(), lambda event: None, parallel=1)
     lines: list[str] = []
 
-    summary = stack.run("destroy", None, steps(lines))
+    summary = stack.run("destroy", None, steps(lines), parallel=1)
 
     assert summary.ok and summary.counts == {"delete": 10}
     # Leaves first (the Service, the custom object, the workload); the CRD once its
@@ -320,7 +278,7 @@ def rendered(stack: Stack, kind: str, declare: Declare, **options: Any) -> str:
             return  # see test_a_progress_line_names_the_resource_once
         renderer(event)
 
-    stack.run("up", declare, listen, **options)
+    stack.run("up", declare, listen, **{"parallel": 1, **options})
     renderer.close()
     return out.getvalue()
 
@@ -337,7 +295,7 @@ V2 = shop(
 
 
 def test_the_preview_of_an_update_prints_each_field_change(stack: Stack) -> None:
-    stack.run("up", shop(), lambda event: None)
+    stack.run("up", shop(), lambda event: None, parallel=1)
     stack.fake.calls.clear()
 
     text = rendered(stack, "preview", V2, dry_run=True)
@@ -382,7 +340,7 @@ Duration: 0.0s
 
 
 def test_the_up_of_an_update_prints_each_step_as_it_ends(stack: Stack) -> None:
-    stack.run("up", shop(), lambda event: None)
+    stack.run("up", shop(), lambda event: None, parallel=1)
 
     text = rendered(stack, "up", V2)
 
@@ -440,7 +398,7 @@ def test_a_progress_line_names_the_resource_once(stack: Stack) -> None:
     out = io.StringIO()
     renderer = make_renderer("up", json_lines=False, show_diff=False, stream=out, live=False)
 
-    stack.run("up", shop(), renderer)
+    stack.run("up", shop(), renderer, parallel=1)
 
     assert "  settings: ready\n" in out.getvalue()
     assert "settings: settings:" not in out.getvalue()

@@ -4,28 +4,24 @@ step), `destroy` uninstalls it, `refresh` and crash recovery read it."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from engine_stack import PROJECT, STACK, Declare, Stack
+from engine_stack import stack as stack  # the fixture
 
 import stackwright.kubernetes as k8s
-from stackwright.engine import operations
-from stackwright.engine.events import Diagnostic, Event, Summary
-from stackwright.engine.execute import Options, is_kubernetes, is_release
-from stackwright.engine.testing import Call, FakeCluster
+from stackwright.engine.events import Diagnostic
+from stackwright.engine.execute import is_kubernetes, is_release
+from stackwright.engine.testing import Call
 from stackwright.errors import UsageError
 from stackwright.kubernetes.helm import RELEASE_TYPE
 from stackwright.model import Op, ResourceState, make_urn
 from stackwright.sdk.context import Program, export, running
-from stackwright.state import Backend, open_backend
 
-PROJECT, STACK = "shop", "dev"
 WEBAPP = Path(__file__).resolve().parents[1] / "data" / "charts" / "webapp"
 URN = make_urn(STACK, PROJECT, RELEASE_TYPE, "web")
-
-Declare = Callable[[Program], None]
 
 
 def release(tag: str = "1.29", **kwargs: Any) -> Declare:
@@ -39,41 +35,8 @@ def release(tag: str = "1.29", **kwargs: Any) -> Declare:
     return declare
 
 
-class Stack:
-    def __init__(self, backend: Backend) -> None:
-        self.backend = backend
-        self.fake = FakeCluster()
-        self.events: list[Event] = []
-
-    def run(self, kind: str, declare: Declare | None, **options: Any) -> Summary:
-        self.events = []
-        program = None
-        if declare is not None:
-            program = Program(project=PROJECT, stack=STACK)
-            with running(program):
-                declare(program)
-        return operations.run(
-            self.backend,
-            project=PROJECT,
-            stack=STACK,
-            options=Options(kind, **options),
-            program=program,
-            providers=self.fake.factory(),
-            listener=self.events.append,
-        )
-
-    def release_calls(self) -> list[Call]:
-        return [c for c in self.fake.calls if c.method.startswith("release_")]
-
-
-@pytest.fixture
-def stack(tmp_path: Path) -> Iterator[Stack]:
-    backend = open_backend("file://" + str(tmp_path / "state.db"))
-    backend.create_stack(PROJECT, STACK)
-    try:
-        yield Stack(backend)
-    finally:
-        backend.close()
+def release_calls(stack: Stack) -> list[Call]:
+    return [c for c in stack.fake.calls if c.method.startswith("release_")]
 
 
 def test_a_release_is_not_an_object_the_provider_applies() -> None:
@@ -85,7 +48,7 @@ def test_up_installs_then_upgrades_on_a_change_and_destroy_uninstalls(stack: Sta
     preview = stack.run("up", release(), dry_run=True)
     assert preview.counts == {"create": 1}
     # Helm's dry run catches template errors in the preview; nothing is written.
-    assert stack.release_calls() == [Call("release_preview", "Release", "web")]
+    assert release_calls(stack) == [Call("release_preview", "Release", "web")]
     assert stack.fake.writes() == [] and stack.fake.releases == {}
 
     done = stack.run("up", release())
@@ -100,12 +63,12 @@ def test_up_installs_then_upgrades_on_a_change_and_destroy_uninstalls(stack: Sta
 
     stack.fake.calls.clear()
     again = stack.run("up", release())
-    assert again.counts == {"same": 1} and stack.release_calls() == []
+    assert again.counts == {"same": 1} and release_calls(stack) == []
 
     upgraded = stack.run("up", release("1.30"))
     assert upgraded.ok and upgraded.counts == {"update": 1}
     assert upgraded.outputs == {"status": "deployed", "revision": 2}
-    assert stack.release_calls() == [Call("release_apply", "Release", "web")]
+    assert release_calls(stack) == [Call("release_apply", "Release", "web")]
 
     gone = stack.run("destroy", None)
     assert gone.ok and gone.counts == {"delete": 1}
@@ -117,7 +80,7 @@ def test_a_release_dropped_from_the_program_is_uninstalled(stack: Stack) -> None
     stack.run("up", release())
     summary = stack.run("up", lambda p: None)
     assert summary.ok and summary.counts == {"delete": 1}
-    assert stack.release_calls()[-1] == Call("release_uninstall", "Release", "web")
+    assert release_calls(stack)[-1] == Call("release_uninstall", "Release", "web")
     assert stack.fake.releases == {}
 
 
@@ -160,7 +123,7 @@ def test_a_crash_after_helm_installed_is_settled_by_reading_the_release(stack: S
     summary = stack.run("up", release())
 
     assert summary.ok
-    assert stack.release_calls()[0] == Call("release_read", "Release", "web")
+    assert release_calls(stack)[0] == Call("release_read", "Release", "web")
     assert next(d.message for d in stack.events if isinstance(d, Diagnostic)) == (
         f"settled an interrupted create of {RELEASE_TYPE} web"
     )
@@ -176,7 +139,7 @@ def test_a_crash_before_helm_installed_is_settled_and_installed_once(stack: Stac
     summary = stack.run("up", release())
 
     assert summary.ok and summary.counts == {"create": 1}
-    assert [c.method for c in stack.release_calls()] == ["release_read", "release_apply"]
+    assert [c.method for c in release_calls(stack)] == ["release_read", "release_apply"]
     assert stack.fake.releases[("shop", "web")]["revision"] == 1
 
 
