@@ -42,6 +42,7 @@ class Program:
     def note(self, text: str) -> None:
         if text not in self.notes:
             self.notes.append(text)
+
     #: Another stack's outputs by its name (`org/project/stack`, `project/stack`, `stack`),
     #: secret parts as `model.SecretValue`; installed by the automation layer, which owns
     #: the state store (the SDK never reads state itself).

@@ -51,8 +51,8 @@ def _seconds(value: Any, what: str) -> float | None:
             if total > 0:
                 return total
     raise UsageError(
-        f"{what} must be a positive number of seconds or a duration like \"5m\" or "
-        f"\"1h30m\" (got {value!r})"
+        f'{what} must be a positive number of seconds or a duration like "5m" or '
+        f'"1h30m" (got {value!r})'
     )
 
 
