@@ -46,6 +46,37 @@ PRODUCTION = "production"
 ENVIRONMENTS_KEY = "stackwright:environments"
 
 
+@dataclass(frozen=True)
+class Selection:
+    """Which resources an operation may touch, and which it must replace (Pulumi's flags).
+
+    `targets`: only these and what they depend on (`target_dependents`: and what depends
+    on them); `excludes`: everything but these (`exclude_dependents`: nor what depends on
+    them); `replace`: replace these even if unchanged (with targets, they are targets too).
+    """
+
+    targets: tuple[str, ...] = ()
+    target_dependents: bool = False
+    excludes: tuple[str, ...] = ()
+    exclude_dependents: bool = False
+    replace: tuple[str, ...] = ()
+
+    def options(self, kind: str, parallel: int, **more: bool) -> Options:
+        targets = frozenset(self.targets)
+        if targets:
+            targets |= frozenset(self.replace)
+        return Options(
+            kind,
+            targets,
+            parallel,
+            target_dependents=self.target_dependents,
+            excludes=frozenset(self.excludes),
+            exclude_dependents=self.exclude_dependents,
+            replace=frozenset(self.replace),
+            **more,
+        )
+
+
 @dataclass
 class Workspace:
     project: Project
@@ -255,12 +286,12 @@ class Workspace:
         listener: Listener,
         *,
         refresh: bool = False,
-        targets: tuple[str, ...] = (),
+        select: Selection = Selection(),
         parallel: int = DEFAULT_PARALLEL,
         policy_packs: tuple[str, ...] = (),
         policy_level: Level | None = None,
     ) -> Summary:
-        options = Options("up", frozenset(targets), parallel, refresh=refresh, dry_run=True)
+        options = select.options("up", parallel, refresh=refresh, dry_run=True)
         gate = self.policy_gate(policy_packs, policy_level)
         return self._run(options, listener, program=True, policy=gate)
 
@@ -269,14 +300,14 @@ class Workspace:
         listener: Listener,
         *,
         refresh: bool = False,
-        targets: tuple[str, ...] = (),
+        select: Selection = Selection(),
         parallel: int = DEFAULT_PARALLEL,
         force: bool = False,
         message: str = "",
         policy_packs: tuple[str, ...] = (),
         policy_level: Level | None = None,
     ) -> Summary:
-        options = Options("up", frozenset(targets), parallel, refresh=refresh, force=force)
+        options = select.options("up", parallel, refresh=refresh, force=force)
         gate = self.policy_gate(policy_packs, policy_level)
         return self._run(options, listener, program=True, message=message, policy=gate)
 
@@ -284,11 +315,11 @@ class Workspace:
         self,
         listener: Listener,
         *,
-        targets: tuple[str, ...] = (),
+        select: Selection = Selection(),
         parallel: int = DEFAULT_PARALLEL,
         preview: bool = False,
     ) -> Summary:
-        options = Options("destroy", frozenset(targets), parallel, dry_run=preview)
+        options = select.options("destroy", parallel, dry_run=preview)
         return self._run(options, listener, program=False)
 
     def refresh(

@@ -19,7 +19,7 @@ import typer
 
 from stackwright.automation import templates
 from stackwright.automation.secrets import NEW_PASSPHRASE_ENV
-from stackwright.automation.stack import Workspace
+from stackwright.automation.stack import Selection, Workspace
 from stackwright.automation.workspace import (
     StackConfig,
     check_name,
@@ -42,6 +42,32 @@ Yes = Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmat
 Targets = Annotated[
     list[str] | None,
     typer.Option("--target", "-t", help="Only this resource (URN) and what it depends on."),
+]
+TargetDependents = Annotated[
+    bool,
+    typer.Option("--target-dependents", help="With --target: what depends on the targets too."),
+]
+Excludes = Annotated[
+    list[str] | None,
+    typer.Option("--exclude", help="Everything but this resource (URN)."),
+]
+ExcludeDependents = Annotated[
+    bool,
+    typer.Option("--exclude-dependents", help="With --exclude: nor what depends on it."),
+]
+Replaces = Annotated[
+    list[str] | None,
+    typer.Option("--replace", help="Replace this resource (URN) even if unchanged."),
+]
+TargetReplaces = Annotated[
+    list[str] | None,
+    typer.Option("--target-replace", help="Replace this resource (URN), and only it."),
+]
+ExpectNoChanges = Annotated[
+    bool,
+    typer.Option(
+        "--expect-no-changes", help="Fail (exit 1), changing nothing, if any would change."
+    ),
 ]
 PolicyPacks = Annotated[
     list[str] | None,
@@ -83,6 +109,36 @@ def _rendering(kind: str, *, json_lines: bool, show_diff: bool) -> Iterator[Rend
 
 def _finish(summary: Summary) -> None:
     if not summary.ok:
+        raise typer.Exit(1)
+
+
+def _selection(
+    targets: list[str] | None,
+    target_dependents: bool,
+    excludes: list[str] | None = None,
+    exclude_dependents: bool = False,
+    replace: list[str] | None = None,
+    target_replace: list[str] | None = None,
+) -> Selection:
+    if target_dependents and not (targets or target_replace):
+        raise UsageError("--target-dependents needs a --target: add the resources to start from")
+    if exclude_dependents and not excludes:
+        raise UsageError("--exclude-dependents needs an --exclude: add the resources to leave out")
+    return Selection(
+        targets=(*(targets or ()), *(target_replace or ())),
+        target_dependents=target_dependents,
+        excludes=tuple(excludes or ()),
+        exclude_dependents=exclude_dependents,
+        replace=(*(replace or ()), *(target_replace or ())),
+    )
+
+
+def _expect_no_changes(summary: Summary, what: str) -> None:
+    """With --expect-no-changes: exit 1 when `summary` counts any change."""
+    changes = {op: n for op, n in summary.counts.items() if op != "same" and n}
+    if summary.ok and changes:
+        listed = ", ".join(f"{n} to {op}" for op, n in sorted(changes.items()))
+        typer.echo(f"error: --expect-no-changes: {what} ({listed})", err=True)
         raise typer.Exit(1)
 
 
@@ -135,6 +191,12 @@ def preview(
         bool, typer.Option("--refresh", help="Read the cluster first; show drift as changes.")
     ] = False,
     targets: Targets = None,
+    target_dependents: TargetDependents = False,
+    excludes: Excludes = None,
+    exclude_dependents: ExcludeDependents = False,
+    replace: Replaces = None,
+    target_replace: TargetReplaces = None,
+    expect_no_changes: ExpectNoChanges = False,
     parallel: Parallel = 16,
     policy_packs: PolicyPacks = None,
     policy_level: PolicyLevel = None,
@@ -142,17 +204,22 @@ def preview(
 ) -> None:
     """Show what `up` would change; changes nothing anywhere."""
     level = Level.override(policy_level, "--policy-level")
+    select = _selection(
+        targets, target_dependents, excludes, exclude_dependents, replace, target_replace
+    )
     ws = _workspace(stack)
     with _rendering("preview", json_lines=as_json, show_diff=diff) as render:
         summary = ws.preview(
             render,
             refresh=refresh,
-            targets=tuple(targets or ()),
+            select=select,
             parallel=parallel,
             policy_packs=tuple(policy_packs or ()),
             policy_level=level,
         )
     _finish(summary)
+    if expect_no_changes:
+        _expect_no_changes(summary, "the preview shows changes")
 
 
 def up(
@@ -162,6 +229,12 @@ def up(
         bool, typer.Option("--refresh", help="Read the cluster first; undo drift.")
     ] = False,
     targets: Targets = None,
+    target_dependents: TargetDependents = False,
+    excludes: Excludes = None,
+    exclude_dependents: ExcludeDependents = False,
+    replace: Replaces = None,
+    target_replace: TargetReplaces = None,
+    expect_no_changes: ExpectNoChanges = False,
     parallel: Parallel = 16,
     diff: Annotated[bool, typer.Option("--diff", help="Show field-level changes.")] = False,
     force: Annotated[
@@ -176,21 +249,25 @@ def up(
 ) -> None:
     """Apply the program: create, update, replace and delete, waiting for each object to be ready."""
     level = Level.override(policy_level, "--policy-level")
+    select = _selection(
+        targets, target_dependents, excludes, exclude_dependents, replace, target_replace
+    )
     ws = _workspace(stack)
-    chosen = tuple(targets or ())
     packs = tuple(policy_packs or ())
-    if not yes:
+    if not yes or expect_no_changes:
         with _rendering("preview", json_lines=as_json, show_diff=diff) as render:
             planned = ws.preview(
                 render,
                 refresh=refresh,
-                targets=chosen,
+                select=select,
                 parallel=parallel,
                 policy_packs=packs,
                 policy_level=level,
             )
         if not planned.ok:
             raise typer.Exit(1)
+        if expect_no_changes:
+            _expect_no_changes(planned, "the preview shows changes; nothing was changed")
         if not _confirm("update", yes, as_json):
             typer.echo("Cancelled: nothing was changed.")
             return
@@ -198,7 +275,7 @@ def up(
         summary = ws.up(
             render,
             refresh=refresh,
-            targets=chosen,
+            select=select,
             parallel=parallel,
             force=force,
             message=message,
@@ -206,26 +283,31 @@ def up(
             policy_level=level,
         )
     _finish(summary)
+    if expect_no_changes:  # the cluster or the state changed between the preview and the up
+        _expect_no_changes(summary, "the update changed the stack after a preview without changes")
 
 
 def destroy(
     stack: Stack = None,
     yes: Yes = False,
     targets: Targets = None,
+    excludes: Excludes = None,
     parallel: Parallel = 16,
     as_json: Json = False,
 ) -> None:
     """Delete every resource of the stack from its cluster, dependents first."""
+    # A targeted destroy always takes the targets' dependents (a state keeps no resource
+    # whose dependency is gone), and an excluded resource keeps what it depends on.
+    select = _selection(targets, False, excludes)
     ws = _workspace(stack)
-    chosen = tuple(targets or ())
     if not yes:
         with _rendering("preview", json_lines=as_json, show_diff=False) as render:
-            ws.destroy(render, targets=chosen, parallel=parallel, preview=True)
+            ws.destroy(render, select=select, parallel=parallel, preview=True)
         if not _confirm("destroy", yes, as_json):
             typer.echo("Cancelled: nothing was changed.")
             return
     with _rendering("destroy", json_lines=as_json, show_diff=False) as render:
-        summary = ws.destroy(render, targets=chosen, parallel=parallel)
+        summary = ws.destroy(render, select=select, parallel=parallel)
     _finish(summary)
 
 

@@ -22,7 +22,7 @@ import base64
 import hashlib
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -81,6 +81,7 @@ _DELETES = (Op.DELETE, Op.DELETE_REPLACED)
 @dataclass(frozen=True)
 class Options:
     kind: str  # up / destroy / refresh
+    #: Only these resources and what they depend on (`--target`; see `target_dependents`).
     targets: frozenset[str] = frozenset()
     parallel: int = DEFAULT_PARALLEL
     refresh: bool = False
@@ -88,6 +89,14 @@ class Options:
     force: bool = False
     #: A preview of `kind`: no write anywhere, dry-run applies only.
     dry_run: bool = False
+    #: The targets' dependents too (`--target-dependents`).
+    target_dependents: bool = False
+    #: Everything but these (`--exclude`; see `exclude_dependents`).
+    excludes: frozenset[str] = frozenset()
+    #: Nor what depends on the excluded (`--exclude-dependents`).
+    exclude_dependents: bool = False
+    #: Replace these even if nothing about them changed (`--replace`).
+    replace: frozenset[str] = frozenset()
 
 
 @dataclass
@@ -237,6 +246,23 @@ def _string_leaves(
                 yield from _string_leaves(item, inner, prune)
 
 
+def recorded_graph(states: Sequence[ResourceState]) -> tuple[Graph, list[str]]:
+    """The graph of recorded resources — their parents, providers and dependencies, and
+    Kubernetes' own rules over their inputs (a namespace before what is in it, ...) — and
+    each state's key in it, `URN#index` (a URN is recorded twice while a replaced
+    object awaits deletion)."""
+    keys = [f"{s.urn}#{i}" for i, s in enumerate(states)]
+    by_urn: dict[str, list[str]] = {}
+    for key, state in zip(keys, states, strict=True):
+        by_urn.setdefault(state.urn, []).append(key)
+    nodes = []
+    for key, state in zip(keys, states, strict=True):
+        refs = {*state.dependencies, state.parent, state.provider} - {""}
+        explicit = frozenset(k for ref in refs for k in by_urn.get(ref, ()) if k != key)
+        nodes.append(Node(key, state.inputs if state.custom else {}, explicit))
+    return Graph(nodes), keys
+
+
 def describe(urn: str) -> str:
     """A resource as messages name it: its type and logical name."""
     parts = urn.split("::")
@@ -379,6 +405,8 @@ class Run:
         #: an old record naming one of them must not delete it (a rename back to a name whose
         #: old object still awaited deletion, or a name passed from one resource to another).
         self.held: dict[tuple[str, str, str], str] = {}
+        #: The program's resources `--exclude` keeps this run from touching.
+        self.excluded: set[str] = set()
 
     @classmethod
     def over(
@@ -520,7 +548,7 @@ class Run:
         resources = self.program.resources
         self._apply_aliases(resources)
         graph = self._graph(resources)
-        allowed = graph.upstream(self.options.targets) if self.options.targets else None
+        allowed = self._allowed(graph)
         for resource in resources:
             if resource.custom and is_kubernetes(resource.resource_type):
                 props = resource.props
@@ -536,6 +564,26 @@ class Run:
             for urn in graph.order
         ]
         await asyncio.gather(*tasks)
+
+    def _allowed(self, graph: Graph) -> set[str] | None:
+        """What the program's run may change: None for everything; else what `--target`
+        names and what it depends on (and what depends on it, with `--target-dependents`),
+        less what `--exclude` names (and what depends on that, with `--exclude-dependents`)."""
+        options = self.options
+        allowed = None
+        if options.targets:
+            chosen = (
+                graph.downstream(options.targets) if options.target_dependents else options.targets
+            )
+            allowed = graph.upstream(chosen)
+        if options.excludes:
+            self.excluded = (
+                graph.downstream(options.excludes)
+                if options.exclude_dependents
+                else set(options.excludes)
+            )
+            allowed = (set(graph.order) if allowed is None else allowed) - self.excluded
+        return allowed
 
     def _apply_aliases(self, resources: list[Resource]) -> None:
         for resource in resources:
@@ -574,6 +622,11 @@ class Run:
                 step = Step(Op.CREATE if old is None else Op.UPDATE, urn, old, old)
                 self.status[urn] = _SKIPPED
                 reason = f"{describe(blocked[0])} failed or was not done"
+                if blocked[0] in self.excluded:
+                    reason = (
+                        f"it needs {describe(blocked[0])}, which is excluded and not created yet "
+                        "(exclude this one too, or add --exclude-dependents)"
+                    )
                 self.outcome.not_done.append(f"{describe(urn)}: {reason}")
                 self.emit(StepSkipped(step, reason))
                 return
@@ -659,6 +712,7 @@ class Run:
             replace_on_changes=tuple(opts.replace_on_changes),
             delete_before_replace=opts.delete_before_replace,
             auto_named=auto,
+            force_replace=urn in self.options.replace,
         )
         step = plan(intent, old)
         if (
@@ -825,8 +879,12 @@ class Run:
         assert self.journal is not None
         if is_generated(new.type):
             generate, secret = GENERATORS[new.type]
-            # New inputs, a new value; an option-only update keeps the recorded one.
-            kept = step.old.outputs if step.old is not None and not step.changes else None
+            # New inputs (or `--replace`), a new value; an option-only update keeps the old one.
+            kept = (
+                step.old.outputs
+                if step.old is not None and not step.changes and step.op is not Op.REPLACE
+                else None
+            )
             new = replace(
                 new,
                 outputs=kept or generate(new.inputs),
@@ -1009,16 +1067,7 @@ class Run:
                             )
                         )
             return
-        keys = [f"{s.urn}#{i}" for i, s in enumerate(states)]
-        by_urn: dict[str, list[str]] = {}
-        for key, state in zip(keys, states, strict=True):
-            by_urn.setdefault(state.urn, []).append(key)
-        nodes = []
-        for key, state in zip(keys, states, strict=True):
-            refs = {*state.dependencies, state.parent, state.provider} - {""}
-            explicit = frozenset(k for ref in refs for k in by_urn.get(ref, ()) if k != key)
-            nodes.append(Node(key, state.inputs if state.custom else {}, explicit))
-        graph = Graph(nodes)
+        graph, keys = recorded_graph(states)
         finished = {key: asyncio.Event() for key in keys}
         failed: set[str] = set()
         states_by_key = dict(zip(keys, states, strict=True))

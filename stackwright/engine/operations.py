@@ -17,10 +17,11 @@ from typing import Any
 
 from stackwright.engine import policy_gate
 from stackwright.engine.events import Diagnostic, Listener, Summary
-from stackwright.engine.execute import Options, Run, is_kubernetes, object_ref
+from stackwright.engine.execute import Options, Run, is_kubernetes, object_ref, recorded_graph
 from stackwright.engine.policy_gate import PolicyGate
 from stackwright.engine.ports import ProviderFactory
 from stackwright.errors import UsageError
+from stackwright.kubernetes.provider import PROVIDER_TYPE
 from stackwright.model import ResourceState
 from stackwright.sdk.context import Program
 from stackwright.state import Backend, Snapshot
@@ -34,24 +35,48 @@ def _snapshot(backend: Backend, project: str, stack: str) -> Snapshot:
     return backend.load(project, stack)
 
 
-def _check_targets(targets: Iterable[str], program: Program | None, snapshot: Snapshot) -> None:
-    targets = set(targets)
+def _check_targets(options: Options, program: Program | None, snapshot: Snapshot) -> None:
+    targets = set(options.targets)
     known = {r.urn for r in snapshot.resources} | (set(program.by_urn) if program else set())
+    for flag, urns in (("--target", targets), ("--exclude", options.excludes)):
+        for urn in sorted(urns):
+            if urn not in known:
+                raise UsageError(
+                    f"{flag} {urn} names no resource of stack {snapshot.stack}: "
+                    "`stackwright stack export` lists the URNs in the state"
+                )
     for target in sorted(targets):
-        if target not in known:
-            raise UsageError(
-                f"--target {target} names no resource of stack {snapshot.stack}: "
-                "`stackwright stack export` lists the URNs in the state"
-            )
-        if program is not None and target not in program.by_urn:
+        if program is not None and target not in program.by_urn and not options.target_dependents:
             # An up deletes a targeted resource the program dropped; a resource left in the
             # state that still refers to it would make the state unloadable.
             left = sorted(_with_dependents([target], snapshot.resources) - targets)
             if left:
                 raise UsageError(
                     f"--target {target} would delete it, but {left[0]} still refers to it in "
-                    f"the state: target that resource too (`--target {left[0]}`)"
+                    f"the state: target that resource too (`--target {left[0]}`), "
+                    "or add --target-dependents"
                 )
+    _check_replace(options, program)
+
+
+def _check_replace(options: Options, program: Program | None) -> None:
+    for urn in sorted(options.replace):
+        declared = program.by_urn.get(urn) if program is not None else None
+        if declared is None:
+            raise UsageError(
+                f"--replace {urn} names no resource the program declares: "
+                "`stackwright preview` lists them (a resource the program dropped is deleted anyway)"
+            )
+        if not declared.custom or declared.resource_type == PROVIDER_TYPE:
+            what = "a component" if not declared.custom else "a provider"
+            raise UsageError(
+                f"--replace {urn}: it is {what}, with no object of its own to replace; "
+                "name the resources it holds instead"
+            )
+        if urn in options.excludes:
+            raise UsageError(
+                f"--replace {urn}: it is also excluded (--exclude); drop one of the two"
+            )
 
 
 def run(
@@ -71,7 +96,7 @@ def run(
     With a `policy` gate, the program's objects are checked first: a blocking
     violation raises `PolicyViolation` before the lock is taken or the cluster called."""
     snapshot = _snapshot(backend, project, stack)
-    _check_targets(options.targets, program, snapshot)
+    _check_targets(options, program, snapshot)
     for note in program.notes if program is not None else ():
         listener(Diagnostic("", note, "warning"))
     if policy is not None and program is not None:
@@ -137,35 +162,65 @@ async def _preview(
 
 def _stale(run_: Run, program: Program, options: Options) -> list[ResourceState]:
     """What the state holds and the program no longer declares, plus replaced objects awaiting deletion."""
-    gone = [s for s in run_.old.values() if s.urn not in program.by_urn]
+    recorded = list(run_.old.values())
+    gone = [s for s in recorded if s.urn not in program.by_urn]
     if options.targets:
-        gone = [s for s in gone if s.urn in options.targets]
-    return [*run_.replaced, *gone]
+        chosen = (
+            _with_dependents(options.targets, recorded)
+            if options.target_dependents
+            else options.targets
+        )
+        gone = [s for s in gone if s.urn in chosen]
+    kept = _kept(options, recorded)
+    return [*run_.replaced, *(s for s in gone if s.urn not in kept)]
+
+
+def _kept(options: Options, resources: list[ResourceState]) -> set[str]:
+    """The recorded resources `--exclude` keeps: the excluded ones (and their dependents,
+    with `--exclude-dependents`) and what they refer to, which must stay for them."""
+    if not options.excludes:
+        return set()
+    excluded: Iterable[str] = options.excludes
+    if options.exclude_dependents:
+        excluded = _with_dependents(excluded, resources)
+    return _closure(excluded, resources, upward=True)
 
 
 def _targeted(resources: list[ResourceState], options: Options) -> list[ResourceState]:
     """What a destroy deletes: everything, or the targets and whatever refers to them
-    (a state must never keep a resource whose parent, provider or dependency is gone)."""
-    if not options.targets:
-        return list(resources)
-    doomed = _with_dependents(options.targets, resources)
-    return [s for s in resources if s.urn in doomed]
+    (a state must never keep a resource whose parent, provider or dependency is gone),
+    less what `--exclude` keeps."""
+    doomed = (
+        _with_dependents(options.targets, resources)
+        if options.targets
+        else {s.urn for s in resources}
+    )
+    kept = _kept(options, resources)
+    clash = sorted(set(options.targets) & kept)
+    if clash:
+        raise UsageError(
+            f"--target {clash[0]} cannot be deleted: an excluded resource refers to it "
+            "(its parent, provider or a dependency); drop that --exclude or this --target"
+        )
+    return [s for s in resources if s.urn in doomed and s.urn not in kept]
 
 
 def _with_dependents(urns: Iterable[str], resources: list[ResourceState]) -> set[str]:
     """`urns` and the recorded resources that refer to them, directly or not."""
-    dependents: dict[str, set[str]] = {}
-    for state in resources:
-        for ref in {state.parent, state.provider, *state.dependencies} - {"", state.urn}:
-            dependents.setdefault(ref, set()).add(state.urn)
-    found: set[str] = set()
-    todo = list(urns)
-    while todo:
-        urn = todo.pop()
-        if urn not in found:
-            found.add(urn)
-            todo.extend(dependents.get(urn, ()))
-    return found
+    return _closure(urns, resources, upward=False)
+
+
+def _closure(urns: Iterable[str], resources: list[ResourceState], *, upward: bool) -> set[str]:
+    """`urns` and the recorded resources they need (`upward`: parents, providers,
+    dependencies, and what Kubernetes' rules put first, such as their namespace), or
+    that need them, directly or not."""
+    graph, keys = recorded_graph(resources)
+    by_urn: dict[str, list[str]] = {}
+    for key, state in zip(keys, resources, strict=True):
+        by_urn.setdefault(state.urn, []).append(key)
+    start = [key for urn in urns for key in by_urn.get(urn, ())]
+    found = graph.upstream(start) if upward else graph.downstream(start)
+    return {key.rpartition("#")[0] for key in found} | set(urns)
 
 
 async def _mutate(
@@ -194,7 +249,7 @@ async def _mutate(
         if options.kind == "destroy":
             doomed = _targeted(snapshot.resources, options)
             await run_.delete_all(doomed)
-            if not run_.outcome.failures and not options.targets:
+            if not run_.outcome.failures and not options.targets and not options.excludes:
                 await _remove_applysets(run_, doomed)
                 operation.set_outputs({})
             return run_.summary(0.0)

@@ -205,6 +205,8 @@ class Intent:
     replace_on_changes: Sequence[str] = ()
     delete_before_replace: bool = False
     auto_named: bool = False
+    #: Replace even without a change that needs it (`--replace`).
+    force_replace: bool = False
     extra: Mapping[str, Any] = field(default_factory=dict)
 
 
@@ -410,6 +412,10 @@ def replacement_reasons(
 # --- the step ---------------------------------------------------------------------------
 
 
+#: The replace reason of a resource named by `--replace`.
+FORCED_REPLACE = "asked for by --replace"
+
+
 def plan(intent: Intent, old: ResourceState | None) -> Step:
     """The step that takes `old` (None: not in the state) to what `intent` asks."""
     desired = intent.state
@@ -421,9 +427,11 @@ def plan(intent: Intent, old: ResourceState | None) -> Step:
             desired, inputs=with_ignored(desired.inputs, old.inputs, intent.ignore_changes)
         )
     changes = diff(old.inputs, desired.inputs)
-    if not changes and _same_options(old, desired):
+    if not changes and _same_options(old, desired) and not intent.force_replace:
         return Step(Op.SAME, urn, old, desired)
     reasons = replacement_reasons(changes, desired.inputs, intent.replace_on_changes, old.inputs)
+    if intent.force_replace:
+        reasons.append(FORCED_REPLACE)
     if reasons:
         # Create-before-delete needs the two objects to coexist: an auto-named object gets
         # a new name, and a change of name or namespace makes another object anyway.

@@ -724,6 +724,65 @@ def test_targets(new_project: Any, cluster: LiveCluster) -> None:
     assert p.preview().changed() == {"b": "update", "other": "create"}
 
 
+def test_replace_exclude_target_dependents_and_expect_no_changes(
+    new_project: Any, cluster: LiveCluster
+) -> None:
+    p = new_project()
+    body = """
+        k8s.core.v1.Namespace("ns", metadata={"name": NS})
+        base = k8s.core.v1.ConfigMap("base", metadata={"name": "base", "namespace": NS},
+                                     data={"v": V})
+        k8s.core.v1.ConfigMap("top", metadata={"name": "top", "namespace": NS},
+                              data={"base": base.data["v"]})
+        k8s.core.v1.ConfigMap("other", metadata={"name": "other", "namespace": NS}, data={"v": V})
+        """
+    p.program('V = "1"\n' + textwrap.dedent(body))
+    p.up()
+    base, top = (p.urn("kubernetes:core/v1:ConfigMap", n) for n in ("base", "top"))
+
+    # Nothing to do: the CI gate passes, and `up` with it runs.
+    p.preview("--expect-no-changes")
+    gated = p.up("--expect-no-changes")  # a preview, then the up
+    assert [e["counts"] for e in gated.of("summary")] == [{"same": 4}, {"same": 4}]
+
+    # --replace: a new object under the same name, though nothing about it changed.
+    uid = live(cluster, "configmap", "base", p.ns)["metadata"]["uid"]
+    replaced = p.up("--replace", base)
+    assert replaced.ops() == {"base": "replace"}
+    (started,) = [e for e in replaced.of("step-started") if e["name"] == "base"]
+    assert started["replaceReasons"] == ["asked for by --replace"]
+    assert live(cluster, "configmap", "base", p.ns)["metadata"]["uid"] != uid
+
+    # A change: the gate fails (exit 1) and `up` with it changes nothing.
+    p.program('V = "2"\n' + textwrap.dedent(body))
+    gate = p.sw("preview", "--expect-no-changes", rc=1)
+    assert one_line(gate).startswith("error: --expect-no-changes: the preview shows changes")
+    refused = p.up("--expect-no-changes", rc=1)
+    assert "nothing was changed" in refused.err and refused.of("summary")[0]["dryRun"]
+    assert live(cluster, "configmap", "other", p.ns)["data"] == {"v": "1"}
+
+    # --exclude with its dependents: only `other` changes.
+    assert p.up("--exclude", base, "--exclude-dependents").ops() == {"other": "update"}
+    assert live(cluster, "configmap", "top", p.ns)["data"] == {"base": "1"}
+    # --target with its dependents: base and what reads it.
+    assert p.up("--target", base, "--target-dependents").ops() == {
+        "base": "update",
+        "top": "update",
+    }
+    assert live(cluster, "configmap", "top", p.ns)["data"] == {"base": "2"}
+
+    # destroy --exclude: top stays, with base (it reads base) and the namespace it lives in.
+    gone = p.sw("destroy", "--yes", "--json", "--exclude", top)
+    assert gone.ops() == {"other": "delete"}
+    assert set(p.resources()) == {"ns", "base", "top"}
+    assert names(cluster, "configmaps", p.ns) >= {"base", "top"}
+
+    bad = p.sw("up", "--yes", "--exclude-dependents", rc=2)
+    assert one_line(bad) == (
+        "error: --exclude-dependents needs an --exclude: add the resources to leave out"
+    )
+
+
 # --- failures ------------------------------------------------------------------------------------
 
 
