@@ -41,7 +41,7 @@ Json = Annotated[bool, typer.Option("--json", help="One JSON event per line.")]
 Yes = Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")]
 Targets = Annotated[
     list[str] | None,
-    typer.Option("--target", "-t", help="Only this resource (URN) and what it depends on."),
+    typer.Option("--target", "-t", help="Only this resource (URN; * and ** match) and what it depends on."),
 ]
 TargetDependents = Annotated[
     bool,
@@ -49,7 +49,7 @@ TargetDependents = Annotated[
 ]
 Excludes = Annotated[
     list[str] | None,
-    typer.Option("--exclude", help="Everything but this resource (URN)."),
+    typer.Option("--exclude", help="Everything but this resource (URN; * and ** match)."),
 ]
 ExcludeDependents = Annotated[
     bool,
@@ -57,7 +57,7 @@ ExcludeDependents = Annotated[
 ]
 Replaces = Annotated[
     list[str] | None,
-    typer.Option("--replace", help="Replace this resource (URN) even if unchanged."),
+    typer.Option("--replace", help="Replace this resource (URN; * and ** match) even if unchanged."),
 ]
 TargetReplaces = Annotated[
     list[str] | None,

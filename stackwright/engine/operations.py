@@ -11,6 +11,8 @@ Front ends call these and render the events; they hold no orchestration.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import re
 import time
 from collections.abc import Iterable
 from typing import Any
@@ -33,6 +35,43 @@ def _snapshot(backend: Backend, project: str, stack: str) -> Snapshot:
             f"stack {stack} does not exist in project {project}: create it with `stackwright stack init {stack}`"
         )
     return backend.load(project, stack)
+
+
+def _pattern(glob: str) -> re.Pattern[str]:
+    """A URN pattern as Pulumi's flags take it: `**` any text, `*` any text within one
+    `:`-separated part, `?` one character of it."""
+    parts = re.split(r"(\*\*|\*|\?)", glob)
+    wild = {"**": ".*", "*": "[^:]*", "?": "[^:]"}
+    return re.compile("".join(wild.get(part) or re.escape(part) for part in parts))
+
+
+def _expanded(options: Options, program: Program | None, snapshot: Snapshot) -> Options:
+    """`options` with every URN pattern of its flags replaced by the URNs it matches
+    (the program's and the state's; the program's alone for `--replace`)."""
+    declared = list(program.by_urn) if program is not None else []
+    known = sorted({*declared, *(r.urn for r in snapshot.resources)})
+
+    def expand(flag: str, urns: frozenset[str], among: list[str]) -> frozenset[str]:
+        found: set[str] = set()
+        for urn in urns:
+            if not any(c in urn for c in "*?"):
+                found.add(urn)
+                continue
+            matched = [u for u in among if _pattern(urn).fullmatch(u)]
+            if not matched:
+                raise UsageError(
+                    f"{flag} {urn} matches no resource of stack {snapshot.stack}: "
+                    "`stackwright preview` and `stackwright stack export` show the URNs"
+                )
+            found.update(matched)
+        return frozenset(found)
+
+    return dataclasses.replace(
+        options,
+        targets=expand("--target", options.targets, known),
+        excludes=expand("--exclude", options.excludes, known),
+        replace=expand("--replace", options.replace, declared),
+    )
 
 
 def _check_targets(options: Options, program: Program | None, snapshot: Snapshot) -> None:
@@ -96,6 +135,7 @@ def run(
     With a `policy` gate, the program's objects are checked first: a blocking
     violation raises `PolicyViolation` before the lock is taken or the cluster called."""
     snapshot = _snapshot(backend, project, stack)
+    options = _expanded(options, program, snapshot)
     _check_targets(options, program, snapshot)
     for note in program.notes if program is not None else ():
         listener(Diagnostic("", note, "warning"))

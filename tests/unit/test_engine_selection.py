@@ -258,3 +258,28 @@ def test_a_targeted_destroy_of_a_namespace_takes_the_objects_in_it(stack: Stack)
     # The state keeps nothing the namespace's deletion removes from the cluster.
     assert summary.ok and summary.counts == {"delete": 2}
     assert [r.urn.rpartition("::")[2] for r in stack.state().resources] == ["gone"]
+
+
+# --- URN patterns -------------------------------------------------------------------------------
+
+
+def test_flags_take_urn_patterns_as_pulumi_does(stack: Stack) -> None:
+    stack.up(chain("a"))
+    stack.fake.calls.clear()
+
+    # `*` stays within one `:`-separated part; `**` crosses them.
+    summary = stack.up(chain("b"), targets=frozenset({"**::kubernetes:core/v1:ConfigMap::*r"}))
+    assert summary.counts == {"update": 1}  # other (derived reads settings: not matched)
+    assert applied(stack) == ["other"]
+
+    stack.fake.calls.clear()
+    summary = stack.up(chain("b"), excludes=frozenset({"**::settings"}), exclude_dependents=True)
+    assert summary.ok and summary.counts == {"same": 1} and stack.fake.writes() == []
+
+    summary = stack.up(chain("a"), replace=frozenset({"**ConfigMap::?ther"}))
+    assert summary.counts == {"replace": 1, "same": 2}
+
+    with pytest.raises(UsageError, match=r"--target \*\*::nothing\* matches no resource"):
+        stack.up(chain("a"), targets=frozenset({"**::nothing*"}))
+    with pytest.raises(UsageError, match=r"--replace \*::settings matches no resource"):
+        stack.up(chain("a"), replace=frozenset({"*::settings"}))
