@@ -41,7 +41,9 @@ Json = Annotated[bool, typer.Option("--json", help="One JSON event per line.")]
 Yes = Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")]
 Targets = Annotated[
     list[str] | None,
-    typer.Option("--target", "-t", help="Only this resource (URN; * and ** match) and what it depends on."),
+    typer.Option(
+        "--target", "-t", help="Only this resource (URN; * and ** match) and what it depends on."
+    ),
 ]
 TargetDependents = Annotated[
     bool,
@@ -57,7 +59,9 @@ ExcludeDependents = Annotated[
 ]
 Replaces = Annotated[
     list[str] | None,
-    typer.Option("--replace", help="Replace this resource (URN; * and ** match) even if unchanged."),
+    typer.Option(
+        "--replace", help="Replace this resource (URN; * and ** match) even if unchanged."
+    ),
 ]
 TargetReplaces = Annotated[
     list[str] | None,
