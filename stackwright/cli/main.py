@@ -16,6 +16,7 @@ import typer
 
 from stackwright.cli import _typer, cluster, policy, project
 from stackwright.errors import StackwrightError, UsageError, redact
+from stackwright.version import VERSION
 
 _typer.install()
 
@@ -31,11 +32,23 @@ app.add_typer(policy.app, name="policy")
 project.register(app)
 
 
+def _show_version(value: bool) -> None:
+    if value:
+        typer.echo(f"stackwright {VERSION} (Python {sys.version.split()[0]})")
+        raise typer.Exit()
+
+
 @app.callback()
 def _global(
     cwd: Annotated[
         Path | None, typer.Option("--cwd", help="Run as if started in DIR.", metavar="DIR")
     ] = None,
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", help="Show the version and exit.", callback=_show_version, is_eager=True
+        ),
+    ] = False,
 ) -> None:
     if cwd is not None:
         if not cwd.is_dir():

@@ -43,3 +43,10 @@ def test_a_bad_option_value_is_still_refused_by_typer(
         main(["--cwd", str(tmp_path), "up", "--parallel", value])
     assert caught.value.code == 2
     assert "--parallel" in capsys.readouterr().err
+
+
+def test_version_prints_the_package_version(capsys: pytest.CaptureFixture[str]) -> None:
+    from importlib import metadata
+
+    main(["--version", "up"])  # eager: nothing else runs
+    assert capsys.readouterr().out.startswith(f"stackwright {metadata.version('stackwright')} (")
