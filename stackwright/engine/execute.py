@@ -22,7 +22,7 @@ import base64
 import hashlib
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -261,6 +261,21 @@ def recorded_graph(states: Sequence[ResourceState]) -> tuple[Graph, list[str]]:
         explicit = frozenset(k for ref in refs for k in by_urn.get(ref, ()) if k != key)
         nodes.append(Node(key, state.inputs if state.custom else {}, explicit))
     return Graph(nodes), keys
+
+
+def recorded_closure(
+    urns: Iterable[str], states: Sequence[ResourceState], *, upward: bool
+) -> set[str]:
+    """`urns` and the recorded resources they need (`upward`: parents, providers,
+    dependencies, and what Kubernetes' rules put first, such as their namespace), or
+    that need them, directly or not."""
+    graph, keys = recorded_graph(states)
+    by_urn: dict[str, list[str]] = {}
+    for key, state in zip(keys, states, strict=True):
+        by_urn.setdefault(state.urn, []).append(key)
+    start = [key for urn in urns for key in by_urn.get(urn, ())]
+    found = graph.upstream(start) if upward else graph.downstream(start)
+    return {key.rpartition("#")[0] for key in found} | set(urns)
 
 
 def describe(urn: str) -> str:
@@ -572,9 +587,10 @@ class Run:
         options = self.options
         allowed = None
         if options.targets:
-            chosen = (
-                graph.downstream(options.targets) if options.target_dependents else options.targets
-            )
+            chosen = set(options.targets)
+            if options.target_dependents:  # what the program or the state says depends on them
+                recorded = recorded_closure(chosen, list(self.old.values()), upward=False)
+                chosen = graph.downstream(chosen | recorded) | chosen
             allowed = graph.upstream(chosen)
         if options.excludes:
             self.excluded = (

@@ -19,7 +19,7 @@ from typing import Any
 
 from stackwright.engine import policy_gate
 from stackwright.engine.events import Diagnostic, Listener, Summary
-from stackwright.engine.execute import Options, Run, is_kubernetes, object_ref, recorded_graph
+from stackwright.engine.execute import Options, Run, is_kubernetes, object_ref, recorded_closure
 from stackwright.engine.policy_gate import PolicyGate
 from stackwright.engine.ports import ProviderFactory
 from stackwright.errors import UsageError
@@ -223,7 +223,7 @@ def _kept(options: Options, resources: list[ResourceState]) -> set[str]:
     excluded: Iterable[str] = options.excludes
     if options.exclude_dependents:
         excluded = _with_dependents(excluded, resources)
-    return _closure(excluded, resources, upward=True)
+    return recorded_closure(excluded, resources, upward=True)
 
 
 def _targeted(resources: list[ResourceState], options: Options) -> list[ResourceState]:
@@ -247,20 +247,7 @@ def _targeted(resources: list[ResourceState], options: Options) -> list[Resource
 
 def _with_dependents(urns: Iterable[str], resources: list[ResourceState]) -> set[str]:
     """`urns` and the recorded resources that refer to them, directly or not."""
-    return _closure(urns, resources, upward=False)
-
-
-def _closure(urns: Iterable[str], resources: list[ResourceState], *, upward: bool) -> set[str]:
-    """`urns` and the recorded resources they need (`upward`: parents, providers,
-    dependencies, and what Kubernetes' rules put first, such as their namespace), or
-    that need them, directly or not."""
-    graph, keys = recorded_graph(resources)
-    by_urn: dict[str, list[str]] = {}
-    for key, state in zip(keys, resources, strict=True):
-        by_urn.setdefault(state.urn, []).append(key)
-    start = [key for urn in urns for key in by_urn.get(urn, ())]
-    found = graph.upstream(start) if upward else graph.downstream(start)
-    return {key.rpartition("#")[0] for key in found} | set(urns)
+    return recorded_closure(urns, resources, upward=False)
 
 
 async def _mutate(

@@ -153,6 +153,28 @@ def test_target_dependents_takes_what_depends_on_the_targets_too(stack: Stack) -
     assert stack.recorded(urn(CM, "other")).inputs["data"] == {"mode": "a"}
 
 
+def test_target_dependents_of_a_dropped_resource_takes_what_the_state_says_needs_it(
+    stack: Stack,
+) -> None:
+    stack.up(chain("a"))
+
+    def without_settings(p: Program) -> None:
+        k8s.core.v1.ConfigMap("derived", metadata={"name": "derived"}, data={"from": "a"})
+        k8s.core.v1.ConfigMap("other", metadata={"name": "other"}, data={"mode": "a"})
+
+    with pytest.raises(UsageError, match=r"or add --target-dependents"):
+        stack.up(without_settings, targets=frozenset({urn(CM, "settings")}))
+
+    summary = stack.up(
+        without_settings, targets=frozenset({urn(CM, "settings")}), target_dependents=True
+    )
+
+    # derived no longer reads settings: its record drops the dependency before it goes.
+    assert summary.ok and summary.counts == {"update": 1, "delete": 1}
+    assert stack.recorded(urn(CM, "derived")).dependencies == ()
+    assert {r.urn.rpartition("::")[2] for r in stack.state().resources} == {"derived", "other"}
+
+
 # --- --exclude ----------------------------------------------------------------------------------
 
 
