@@ -36,7 +36,7 @@ from stackwright.engine.wiring import cluster_context, kubernetes_providers
 from stackwright.errors import UsageError
 from stackwright.kubernetes.provider import PROVIDER_TYPE
 from stackwright.localcluster import lifecycle
-from stackwright.model import Op, ResourceState, always_secret, make_urn
+from stackwright.model import Op, ResourceState, always_secret, make_urn, parse_urn
 from stackwright.policy import Level, Settings, select_packs
 from stackwright.sdk.context import Program
 from stackwright.sdk.output import dependencies_of, resolve, unwrap_secrets
@@ -350,16 +350,13 @@ class Workspace:
                     raise UsageError(
                         f"cannot import {object_id}: no {kind} of that name exists in the cluster"
                     )
-                ns = (live.get("metadata") or {}).get("namespace")
+                _check_unmanaged(self.backend, live, object_id, urn)
+                # Stackwright takes over the fields the object has (what the printed code
+                # declares), with its labels and annotations; values stay as they are. An
+                # apply of less (the identity alone) would drop whatever Stackwright's field
+                # manager applied to it before.
                 marks = provider.stamp(
-                    {
-                        "apiVersion": api_version,
-                        "kind": kind,
-                        "metadata": {"name": object_name, **({"namespace": ns} if ns else {})},
-                    },
-                    stack=self.stack,
-                    urn=urn,
-                    namespace=None,
+                    declared_fields(live), stack=self.stack, urn=urn, namespace=None
                 )
                 return await provider.apply(marks)
             finally:
@@ -436,6 +433,29 @@ _TOOL_ANNOTATIONS = (
     "stackwright.io/urn",
     "deployment.kubernetes.io/revision",
 )
+
+
+def _check_unmanaged(backend: Backend, live: dict[str, Any], object_id: str, urn: str) -> None:
+    """Refuse an object another resource of a stack manages (both would own its fields):
+    one whose `stackwright.io/urn` names a resource a stack of this backend still holds,
+    or a stack this backend does not have. A mark a `state delete` left is no owner."""
+    owner = ((live.get("metadata") or {}).get("annotations") or {}).get("stackwright.io/urn")
+    if not owner or owner == urn:
+        return
+    try:
+        parts = parse_urn(owner)
+    except ValueError:
+        return  # not a mark Stackwright wrote
+    if backend.has_stack(parts.project, parts.stack):
+        if backend.load(parts.project, parts.stack).resource(owner) is None:
+            return
+        where = f"stack {parts.stack} of project {parts.project} manages it as {owner}"
+    else:
+        where = f"it is marked as {owner}, of a stack this state backend does not have"
+    raise UsageError(
+        f"cannot import {object_id}: {where}; remove it from that stack first "
+        f"(`stackwright state delete {owner}` there keeps the object)"
+    )
 
 
 def declared_fields(live: dict[str, Any]) -> dict[str, Any]:

@@ -596,6 +596,19 @@ def test_import_command(new_project: Any, cluster: LiveCluster) -> None:
     again = p.sw("import", "kubernetes:core/v1:ConfigMap", "legacy", f"{p.ns}/legacy", rc=2)
     assert "already" in one_line(again)
 
+    # An object another resource manages is refused, and left as it is.
+    twice = p.sw("import", "kubernetes:core/v1:ConfigMap", "copy", f"{p.ns}/legacy", rc=2)
+    assert one_line(twice) == (
+        f"error: cannot import {p.ns}/legacy: stack dev of project {p.name} manages it as "
+        f"{urn}; remove it from that stack first (`stackwright state delete {urn}` there "
+        "keeps the object)"
+    )
+    assert live(cluster, "configmap", "legacy", p.ns)["data"] == {"k": "v"}
+    # Once out of the state it can be adopted again; what Stackwright applied before stays.
+    p.sw("state", "delete", urn)
+    p.sw("import", "kubernetes:core/v1:ConfigMap", "adopted", f"{p.ns}/legacy")
+    assert live(cluster, "configmap", "legacy", p.ns)["data"] == {"k": "v"}
+
 
 def test_import_option(new_project: Any, cluster: LiveCluster) -> None:
     p = new_project()
