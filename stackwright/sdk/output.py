@@ -150,7 +150,12 @@ class Output(Generic[T]):
             # callback gets the engine's own objects otherwise.
             marked = _holds_secret(value)
             plain = unwrap_secrets(value)[0] if marked else value
-            result: Any = func(cast(T, plain))
+            try:
+                result: Any = func(cast(T, plain))
+            except SystemExit as exc:  # not the end of the whole command: this value failed
+                raise RuntimeError(
+                    f"an apply callback called sys.exit({exc.code!r}); return a value instead"
+                ) from None
             if isinstance(result, Output):
                 result = result.resolve(read)
             if marked and not isinstance(result, Secret):

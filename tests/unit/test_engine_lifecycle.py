@@ -1109,3 +1109,22 @@ def test_a_stack_output_whose_callback_raises_is_a_failure_naming_it_never_a_cra
     assert failure.startswith("stack output bad: invalid literal for int() with base 10")
     assert "Xq9" not in failure and "[secret]" in failure
     assert summary.outputs == {"good": "fine"}
+
+
+def test_a_callback_that_calls_sys_exit_fails_its_resource_not_the_command(stack: Stack) -> None:
+    import sys
+
+    def declare(p: Program) -> None:
+        cfg = k8s.core.v1.ConfigMap("settings", metadata={"name": "settings"}, data={"a": "1"})
+        k8s.core.v1.ConfigMap(
+            "reader",
+            metadata={"name": "reader"},
+            data={"a": cfg.metadata["name"].apply(lambda name: sys.exit(7))},
+        )
+        k8s.core.v1.ConfigMap("other", metadata={"name": "other"}, data={"a": "1"})
+
+    summary = stack.up(declare)
+
+    assert not summary.ok and summary.counts == {"create": 2}
+    (failure,) = summary.failures
+    assert failure == (f"{CM} reader: an apply callback called sys.exit(7); return a value instead")
