@@ -187,18 +187,19 @@ def _unknown_paths(value: Any, path: str = "") -> list[str]:
 _MIN_SECRET_PART = 4
 
 
-def with_outputs(state: ResourceState, live: dict[str, Any]) -> ResourceState:
+def with_outputs(
+    state: ResourceState, live: dict[str, Any], others: frozenset[str] = frozenset()
+) -> ResourceState:
     """`state` with `live` as its outputs. A secret value found at another place of the live
     object — a list the cluster or a webhook reordered, a field a controller copied it to —
     makes that place a secret path too: secret paths are positions, values are what must
-    never be stored or shown in plain text."""
+    never be stored or shown in plain text. `others`: more secret values to look for (a
+    refresh looks for every resource's, as anyone may have copied one into any object)."""
     state = replace(state, outputs=live)
-    if not state.secret_paths:
-        return state
-    paths = state.secret_paths
-    values = {text for path, text in _string_leaves(state.inputs) if within(path, paths)}
+    values = secret_texts(state) | others
     if not values:
         return state
+    paths = state.secret_paths
     # Inside a longer text too (kubectl's last-applied annotation, a status message quoting
     # an image name made from a secret), as itself or base64-encoded; short values only
     # whole, or every text holding "a" would be secret.
@@ -208,14 +209,25 @@ def with_outputs(state: ResourceState, live: dict[str, Any]) -> ResourceState:
     def elsewhere(path: str) -> bool:  # what need not be searched: already secret, or names
         return path == "metadata.managedFields" or within(path, paths)
 
-    found = [
-        p
-        for p, text in _string_leaves(live, prune=elsewhere)
-        if text in values or any(part in text for part in parts)
-    ]
+    leaves = list(_string_leaves(live, prune=elsewhere))
+    # One pass over all the texts first: most objects hold none of the values.
+    every = "\0".join(text for _, text in leaves)
+    present = [part for part in parts if part in every]
+    whole = {v for v in values if v in every}
+    if not present and not whole:
+        return state
+    found = [p for p, text in leaves if text in whole or any(part in text for part in present)]
     if not found:
         return state
     return replace(state, secret_paths=(*state.secret_paths, *found))
+
+
+def secret_texts(state: ResourceState) -> frozenset[str]:
+    """The texts at a state's secret paths of its inputs (what it must never show)."""
+    paths = state.secret_paths
+    if not paths:
+        return frozenset()
+    return frozenset(text for path, text in _string_leaves(state.inputs) if within(path, paths))
 
 
 def _decoded(values: set[str]) -> set[str]:
@@ -1171,14 +1183,23 @@ class Run:
                     self.emit(Drift(state.urn, tuple(hidden)))
                 else:
                     self.outcome.counts["in-sync"] += 1
-                self.old[state.urn] = with_outputs(state, live)
+                self.old[state.urn] = with_outputs(state, live, every_secret)
             if record:
                 assert self.journal is not None
                 number = self._next_step()
                 self.journal.begin(number, Op.REFRESH, state)
-                self.journal.end(number, None if live is None else with_outputs(state, live))
+                self.journal.end(
+                    number, None if live is None else with_outputs(state, live, every_secret)
+                )
 
-        await asyncio.gather(*(one(s) for s in list(self.old.values())))
+        states = list(self.old.values())
+        every_secret = frozenset(
+            text
+            for state in states
+            for text in secret_texts(state)
+            if len(text) >= _MIN_SECRET_PART  # a short one only where it was put
+        )
+        await asyncio.gather(*(one(s) for s in states))
 
     # --- outputs --------------------------------------------------------------------------------
 

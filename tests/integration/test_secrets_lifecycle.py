@@ -191,6 +191,14 @@ def test_every_secret_path(new_project: Any, cluster: LiveCluster, passphrase: s
     env = state["web"]["inputs"]["spec"]["template"]["spec"]["containers"][0]["env"][0]
     assert set(env["value"]) == {"@secret"}
 
+    # Someone copies the value into another object: a refresh records it encrypted.
+    cluster.kubectl("annotate", "namespace", p.ns, f"copied={PLAIN}")
+    refreshed = p.sw("refresh", "--yes")
+    namespace = p.resources()["ns"]["outputs"]["metadata"]["annotations"]
+    assert set(namespace["copied"]) == {"@secret"}
+    assert_nowhere(p, cluster, PLAIN, refreshed)
+    cluster.kubectl("annotate", "namespace", p.ns, "copied-")
+
     # A change of the secret: a diff, an update with the diff shown.
     p.sw("config", "set", "--secret", "dbpassword", ROTATED)
     diff = p.sw("preview", "--diff")

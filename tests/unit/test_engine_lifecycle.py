@@ -1128,3 +1128,24 @@ def test_a_callback_that_calls_sys_exit_fails_its_resource_not_the_command(stack
     assert not summary.ok and summary.counts == {"create": 2}
     (failure,) = summary.failures
     assert failure == (f"{CM} reader: an apply callback called sys.exit(7); return a value instead")
+
+
+def test_a_refresh_keeps_a_secret_someone_copied_into_another_object_encrypted(
+    stack: Stack,
+) -> None:
+    def declare(p: Program) -> None:
+        k8s.core.v1.Secret(
+            "creds", metadata={"name": "creds"}, string_data={"token": "Copied-S3cret"}
+        )
+        k8s.core.v1.ConfigMap("settings", metadata={"name": "settings"}, data={"a": "b"})
+
+    stack.up(declare)
+    stack.fake.edit("ConfigMap", "settings", {"data.copied": "Copied-S3cret", "data.c": "b"})
+
+    refreshed = stack.refresh()
+
+    assert refreshed.counts == {"in-sync": 1, "drifted": 1}
+    settings_ = stack.recorded(urn(CM, "settings"))
+    assert settings_.outputs["data"]["copied"] == "Copied-S3cret"  # in memory, unsealed
+    # A secret path: what the state store seals (tests/integration/test_secrets_lifecycle.py).
+    assert "data.copied" in settings_.secret_paths and "data.c" not in settings_.secret_paths
