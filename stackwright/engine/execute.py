@@ -579,7 +579,7 @@ class Run:
         for resource in resources:
             if resource.custom and is_kubernetes(resource.resource_type):
                 props = resource.props
-                self._group_kinds.setdefault((_provider_urn(resource), ""), set()).add(
+                self._group_kinds.setdefault((provider_urn(resource), ""), set()).add(
                     _group_kind(str(props.get("apiVersion", "")), str(props.get("kind", "")))
                 )
         by_urn = self.program.by_urn
@@ -712,7 +712,7 @@ class Run:
                     | {r.urn for r in opts.depends_on}
                 )
             ),
-            provider=_provider_urn(resource),
+            provider=provider_urn(resource),
             custom=resource.custom,
             protect=opts.protect,
             retain_on_delete=opts.retain_on_delete,
@@ -1271,7 +1271,9 @@ def _group_and_kind(obj: Mapping[str, Any]) -> tuple[str, str]:
     return str(obj.get("apiVersion", "")).rpartition("/")[0], str(obj.get("kind", ""))
 
 
-def _provider_urn(resource: Resource) -> str:
+def provider_urn(resource: Resource) -> str:
+    """The URN of the provider a resource uses: its own, else its nearest parent's; "" for
+    the stack's default provider."""
     provider = resource.opts.provider
     parent = resource.opts.parent
     while provider is None and parent is not None:

@@ -19,7 +19,14 @@ from typing import Any
 
 from stackwright.engine import policy_gate
 from stackwright.engine.events import Diagnostic, Listener, Summary
-from stackwright.engine.execute import Options, Run, is_kubernetes, object_ref, recorded_closure
+from stackwright.engine.execute import (
+    Options,
+    Run,
+    is_kubernetes,
+    object_ref,
+    provider_urn,
+    recorded_closure,
+)
 from stackwright.engine.policy_gate import PolicyGate
 from stackwright.engine.ports import ProviderFactory
 from stackwright.errors import UsageError
@@ -98,6 +105,20 @@ def _check_targets(options: Options, program: Program | None, snapshot: Snapshot
     _check_replace(options, program)
 
 
+def _check_default_cluster(
+    providers: ProviderFactory, program: Program | None, snapshot: Snapshot
+) -> None:
+    """The stack's own cluster settings, checked before anything runs when a resource uses
+    them: a kubeconfig that is not there or a context it lacks is one line (exit 2), not a
+    failure of every resource."""
+    declared = program.resources if program is not None else []
+    if any(
+        r.custom and is_kubernetes(r.resource_type) and not provider_urn(r) for r in declared
+    ) or any(s.custom and is_kubernetes(s) and not s.provider for s in snapshot.resources):
+        provider = providers(None)  # raises the settings' error; opens no connection
+        asyncio.run(provider.close())
+
+
 def _check_replace(options: Options, program: Program | None) -> None:
     for urn in sorted(options.replace):
         declared = program.by_urn.get(urn) if program is not None else None
@@ -137,6 +158,7 @@ def run(
     snapshot = _snapshot(backend, project, stack)
     options = _expanded(options, program, snapshot)
     _check_targets(options, program, snapshot)
+    _check_default_cluster(providers, program, snapshot)
     for note in program.notes if program is not None else ():
         listener(Diagnostic("", note, "warning"))
     if policy is not None and program is not None:
@@ -299,9 +321,9 @@ async def _remove_applysets(run_: Run, states: list[ResourceState]) -> None:
             namespace = object_ref(state)[2]
             if namespace:
                 used.add((state.provider, namespace))
-    for provider_urn, namespace in sorted(used):
+    for provider, namespace in sorted(used):
         try:
-            await run_.provider_for(provider_urn).remove_applyset(run_.stack, namespace)
+            await run_.provider_for(provider).remove_applyset(run_.stack, namespace)
         except Exception as exc:  # the namespace went with the stack: nothing left to remove
             run_.emit(
                 Diagnostic(

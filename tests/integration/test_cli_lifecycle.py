@@ -999,6 +999,24 @@ def test_unknown_target(new_project: Any, cluster: LiveCluster) -> None:
     assert p.history() == []
 
 
+def test_a_missing_kubeconfig_or_context_is_one_line_before_anything_runs(
+    new_project: Any, cluster: LiveCluster, tmp_path: Path
+) -> None:
+    missing = tmp_path / "no-such-kubeconfig"
+    p = new_project({"kubernetes:kubeconfig": str(missing)})
+    p.program(
+        'k8s.core.v1.Namespace("ns", metadata={"name": NS})\n'
+        'k8s.core.v1.ConfigMap("a", metadata={"name": "a", "namespace": NS})\n'
+    )
+    for command in (("preview",), ("up", "--yes")):
+        failed = p.sw(*command, rc=2)
+        assert str(missing) in one_line(failed)
+    p.sw("config", "set", "kubernetes:kubeconfig", str(cluster.kubeconfig))
+    p.sw("config", "set", "kubernetes:context", "no-such-context")
+    assert "no-such-context" in one_line(p.sw("up", "--yes", rc=2))
+    assert get(cluster, "namespace", p.ns) is None and p.history() == []
+
+
 def test_locked_stack(new_project: Any, cluster: LiveCluster) -> None:
     p = new_project()
     p.program('k8s.core.v1.Namespace("ns", metadata={"name": NS})\n')
