@@ -895,7 +895,7 @@ class Run:
         provider = self.provider_for(new.provider)
         body = provider.stamp(new.inputs, stack=self.stack, urn=new.urn, namespace=namespace)
         async with self._sem:
-            await provider.preview(body, force=force)
+            await provider.preview(body, force=force, warn=self._warner(new.urn))
 
     # --- up -----------------------------------------------------------------------------
 
@@ -1011,7 +1011,11 @@ class Run:
             await self._ensure_applyset(provider, state.provider, namespace)
         body = provider.stamp(state.inputs, stack=self.stack, urn=state.urn, namespace=namespace)
         async with self._sem:
-            return await provider.apply(body, force=force)
+            return await provider.apply(body, force=force, warn=self._warner(state.urn))
+
+    def _warner(self, urn: str) -> Callable[[str], None]:
+        """What the API server warns of while applying a resource, as that resource's warning."""
+        return lambda text: self.emit(Diagnostic(urn, f"the API server warns: {text}", "warning"))
 
     async def _ensure_applyset(self, provider: Provider, provider_urn: str, namespace: str) -> None:
         key = (id(provider), namespace)

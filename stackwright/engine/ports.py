@@ -35,10 +35,23 @@ class Provider(Protocol):
     async def remove_applyset(self, stack: str, namespace: str) -> None: ...
 
     async def preview(
-        self, desired: Mapping[str, Any], *, force: bool = False
+        self,
+        desired: Mapping[str, Any],
+        *,
+        force: bool = False,
+        warn: Callable[[str], None] | None = None,
     ) -> dict[str, Any]: ...
 
-    async def apply(self, desired: Mapping[str, Any], *, force: bool = False) -> dict[str, Any]: ...
+    async def apply(
+        self,
+        desired: Mapping[str, Any],
+        *,
+        force: bool = False,
+        warn: Callable[[str], None] | None = None,
+    ) -> dict[str, Any]:
+        """Server-side apply; `warn` gets each warning the API server sends back (an
+        unknown field it dropped, a deprecated API)."""
+        ...
 
     async def await_ready(
         self,

@@ -287,6 +287,8 @@ class FakeCluster:
         self.fail_ready: Failures = dict(fail_ready or {})
         self.fail_read: Failures = dict(fail_read or {})
         self.fail_delete: Failures = dict(fail_delete or {})
+        #: Object name → the warnings the "API server" sends back with its applies.
+        self.warnings: dict[str, list[str]] = {}
         self.latency = latency
         self.clock = clock
         self.objects: dict[Key, Obj] = {}
@@ -353,6 +355,11 @@ class FakeCluster:
         )
 
     # --- what tests do behind the engine's back -----------------------------------------------
+
+    def _warn(self, desired: Mapping[str, Any], warn: Callable[[str], None] | None) -> None:
+        for text in self.warnings.get(_meta(desired).get("name", ""), ()):
+            if warn is not None:
+                warn(text)
 
     def put(self, obj: Mapping[str, Any], *, manager: str = _MANAGER) -> Obj:
         """Store an object as if `manager` had applied it (not recorded as a call)."""
@@ -422,7 +429,14 @@ class FakeCluster:
         await asyncio.sleep(self.latency)
         self.applysets.discard((stack, namespace))
 
-    async def preview(self, desired: Mapping[str, Any], *, force: bool = False) -> dict[str, Any]:
+    async def preview(
+        self,
+        desired: Mapping[str, Any],
+        *,
+        force: bool = False,
+        warn: Callable[[str], None] | None = None,
+    ) -> dict[str, Any]:
+        self._warn(desired, warn)
         body = copy.deepcopy(dict(desired))
         self.calls.append(Call("preview", str(body.get("kind", "")), _meta(body).get("name", "")))
         self.applied.append(Applied(body, force, True))
@@ -436,7 +450,14 @@ class FakeCluster:
             self._version, self._uids, self._cluster_ips = counters
         return live
 
-    async def apply(self, desired: Mapping[str, Any], *, force: bool = False) -> dict[str, Any]:
+    async def apply(
+        self,
+        desired: Mapping[str, Any],
+        *,
+        force: bool = False,
+        warn: Callable[[str], None] | None = None,
+    ) -> dict[str, Any]:
+        self._warn(desired, warn)
         body = copy.deepcopy(dict(desired))
         self.calls.append(Call("apply", str(body.get("kind", "")), _meta(body).get("name", "")))
         self.applied.append(Applied(body, force, False))

@@ -54,11 +54,23 @@ class KubernetesCluster:
             "v1", "ConfigMap", namespace, ApplySet(stack, namespace, self.project).name
         )
 
-    async def preview(self, desired: Mapping[str, Any], *, force: bool = False) -> dict[str, Any]:
-        return await self.provider.preview(desired, force=force)
+    async def preview(
+        self,
+        desired: Mapping[str, Any],
+        *,
+        force: bool = False,
+        warn: Callable[[str], None] | None = None,
+    ) -> dict[str, Any]:
+        return await self.provider.preview(desired, force=force, warn=warn)
 
-    async def apply(self, desired: Mapping[str, Any], *, force: bool = False) -> dict[str, Any]:
-        return await self.provider.apply(desired, force=force)
+    async def apply(
+        self,
+        desired: Mapping[str, Any],
+        *,
+        force: bool = False,
+        warn: Callable[[str], None] | None = None,
+    ) -> dict[str, Any]:
+        return await self.provider.apply(desired, force=force, warn=warn)
 
     async def await_ready(
         self,

@@ -598,8 +598,14 @@ def _encode_headers(headers: dict[str, str]) -> list[tuple[bytes, bytes]]:
     return [(k.encode(), v.encode()) for k, v in headers.items()]
 
 
+def _quoted(text: str) -> str:
+    return text.replace("\\", "\\\\").replace('"', '\\"')
+
+
 def _json(code: int, body: Any, *, warnings: list[str] | None = None) -> Response:
-    headers = [(b"warning", f'299 - "{w}"'.encode()) for w in (warnings or [])]
+    # As the API server writes them (RFC 7234): the text quoted, its quotes and backslashes
+    # escaped, so a client can tell where each warning ends.
+    headers = [(b"warning", f'299 - "{_quoted(w)}"'.encode()) for w in (warnings or [])]
     return Response(code, orjson.dumps(body), headers=headers or None)
 
 

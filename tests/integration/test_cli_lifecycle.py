@@ -1017,6 +1017,26 @@ def test_a_missing_kubeconfig_or_context_is_one_line_before_anything_runs(
     assert get(cluster, "namespace", p.ns) is None and p.history() == []
 
 
+def test_an_unknown_field_is_shown_as_the_api_servers_warning(
+    new_project: Any, cluster: LiveCluster
+) -> None:
+    p = new_project()
+    p.program('k8s.core.v1.Namespace("ns", metadata={"name": NS})\n')
+    p.up()  # a preview dry-runs only into namespaces that exist
+    p.program(
+        'k8s.core.v1.Namespace("ns", metadata={"name": NS})\n'
+        'spec = app_spec("web")\n'
+        'spec["replica"] = 2  # a typo of replicas\n'
+        'k8s.apps.v1.Deployment("web", metadata={"name": "web", "namespace": NS}, spec=spec)\n'
+    )
+    for result in (p.preview(), p.up()):
+        (warning,) = [e for e in result.of("diagnostic") if e["severity"] == "warning"]
+        assert warning["urn"] == p.urn("kubernetes:apps/v1:Deployment", "web")
+        assert warning["message"] == 'the API server warns: unknown field "spec.replica"'
+    plain = p.sw("preview", "--diff")
+    assert 'unknown field "spec.replica"' in plain.out + plain.err
+
+
 def test_locked_stack(new_project: Any, cluster: LiveCluster) -> None:
     p = new_project()
     p.program('k8s.core.v1.Namespace("ns", metadata={"name": NS})\n')

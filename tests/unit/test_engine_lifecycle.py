@@ -1149,3 +1149,15 @@ def test_a_refresh_keeps_a_secret_someone_copied_into_another_object_encrypted(
     assert settings_.outputs["data"]["copied"] == "Copied-S3cret"  # in memory, unsealed
     # A secret path: what the state store seals (tests/integration/test_secrets_lifecycle.py).
     assert "data.copied" in settings_.secret_paths and "data.c" not in settings_.secret_paths
+
+
+def test_the_api_servers_warnings_are_the_resources_warnings(stack: Stack) -> None:
+    stack.fake.warnings["settings"] = ['unknown field "data2"']
+
+    stack.preview(settings("fast"))
+    previewed = [(d.urn, d.message, d.severity) for d in stack.of(Diagnostic)]
+    stack.up(settings("fast"))
+    applied = [(d.urn, d.message, d.severity) for d in stack.of(Diagnostic)]
+
+    expected = [(urn(CM, "settings"), 'the API server warns: unknown field "data2"', "warning")]
+    assert previewed == applied == expected

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import re
 import ssl
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
@@ -38,6 +39,16 @@ class Response:
     status: int
     headers: Mapping[str, str]  # lower-case names
     body: bytes
+
+
+#: One warning of a `Warning` header (RFC 7234: code, agent, quoted text), as the API
+#: server sends them ("299 - ..."); repeated headers arrive joined by ", ".
+_WARNING = re.compile(r'\d{3} \S+ "((?:[^"\\]|\\.)*)"')
+
+
+def api_warnings(headers: Mapping[str, str]) -> list[str]:
+    """The texts of a response's `Warning` headers."""
+    return [re.sub(r"\\(.)", r"\1", text) for text in _WARNING.findall(headers.get("warning", ""))]
 
 
 @dataclass

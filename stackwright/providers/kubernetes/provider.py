@@ -27,7 +27,12 @@ from stackwright.providers.kubernetes.applyset import TOOLING_VALUE
 from stackwright.providers.kubernetes.client import APPLY_PATCH, ApiClient, RetryPolicy
 from stackwright.providers.kubernetes.discovery import Discovery, ResourceInfo
 from stackwright.providers.kubernetes.errors import InvalidObject, UnknownKind
-from stackwright.providers.kubernetes.http import Http1Transport, HttpxTransport, Transport
+from stackwright.providers.kubernetes.http import (
+    Http1Transport,
+    HttpxTransport,
+    Transport,
+    api_warnings,
+)
 from stackwright.providers.kubernetes.informers import Informers
 from stackwright.providers.kubernetes.kubeconfig import ClusterConfig, load_config
 from stackwright.providers.kubernetes.waiting import Waiter
@@ -174,21 +179,39 @@ class KubernetesProvider:
 
     # --- writes ------------------------------------------------------------------------------
 
-    async def apply(self, desired: Mapping[str, Any], *, force: bool = False) -> dict[str, Any]:
-        """Server-side apply; returns the live object. Conflicts raise ApplyConflict unless `force`."""
-        return await self._apply(desired, force=force, dry_run=False)
+    async def apply(
+        self,
+        desired: Mapping[str, Any],
+        *,
+        force: bool = False,
+        warn: Callable[[str], None] | None = None,
+    ) -> dict[str, Any]:
+        """Server-side apply; returns the live object. Conflicts raise ApplyConflict unless
+        `force`. `warn` gets each of the API server's warnings (an unknown field it dropped)."""
+        return await self._apply(desired, force=force, dry_run=False, warn=warn)
 
-    async def preview(self, desired: Mapping[str, Any], *, force: bool = False) -> dict[str, Any]:
+    async def preview(
+        self,
+        desired: Mapping[str, Any],
+        *,
+        force: bool = False,
+        warn: Callable[[str], None] | None = None,
+    ) -> dict[str, Any]:
         """Server-side dry-run apply: what the server would store, validation and admission included."""
         try:
             readiness.check_annotations(desired)
         except ValueError as exc:
             name = (desired.get("metadata") or {}).get("name") or "(unnamed)"
             raise InvalidObject(f"{name}: {exc}") from exc
-        return await self._apply(desired, force=force, dry_run=True)
+        return await self._apply(desired, force=force, dry_run=True, warn=warn)
 
     async def _apply(
-        self, desired: Mapping[str, Any], *, force: bool, dry_run: bool
+        self,
+        desired: Mapping[str, Any],
+        *,
+        force: bool,
+        dry_run: bool,
+        warn: Callable[[str], None] | None,
     ) -> dict[str, Any]:
         info, namespace, name, body = await self._locate(desired)
         query = self._apply_query
@@ -203,6 +226,9 @@ class KubernetesProvider:
             content_type=APPLY_PATCH,
             what=name,
         )
+        if warn is not None:
+            for text in api_warnings(response.headers):
+                warn(text)
         live: dict[str, Any] = orjson.loads(response.body)
         return live
 
