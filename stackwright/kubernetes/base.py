@@ -16,7 +16,8 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from stackwright.errors import UsageError
-from stackwright.sdk.output import PLAIN_LEAVES, Output
+from stackwright.model import Unknown
+from stackwright.sdk.output import PLAIN_LEAVES, Output, Secret
 from stackwright.sdk.resource import CustomResource, ResourceOptions, _declared_at
 
 #: Type token prefix: `kubernetes:apps/v1:Deployment`, `kubernetes:core/v1:Service`.
@@ -83,12 +84,25 @@ def _camel(name: str) -> str:
     return head + "".join(part[:1].upper() + part[1:] for part in rest)
 
 
-def _object(api_version: str, kind: str, fields: Mapping[str, Any]) -> dict[str, Any]:
+#: Fields that are objects in every kind that has them.
+_OBJECT_FIELDS = ("metadata", "spec", "data", "stringData", "binaryData")
+
+
+def _object(
+    api_version: str, kind: str, fields: Mapping[str, Any], name: str = ""
+) -> dict[str, Any]:
     """The Kubernetes object for snake_case keyword arguments (`string_data` → `stringData`)."""
     obj: dict[str, Any] = {"apiVersion": api_version, "kind": kind}
     for key, value in fields.items():
         if value is not None:
             obj[_camel(key)] = to_plain(value)
+    for field in _OBJECT_FIELDS:
+        value = obj.get(field)
+        if value is not None and not isinstance(value, Mapping | Output | Secret | Unknown):
+            raise UsageError(
+                f"{kind} {name!r} at {_declared_at()}: {field} must be a dict (or an Output of "
+                f"one), not {type(value).__name__} {value!r:.40}"
+            )
     return obj
 
 
@@ -107,7 +121,7 @@ class KubernetesResource(CustomResource):
     ) -> None:
         opts = fields.pop("opts", opts)
         cls = type(self)
-        obj = _object(cls.api_version, cls.kind, fields)
+        obj = _object(cls.api_version, cls.kind, fields, resource_name)
         super().__init__(type_token(cls.api_version, cls.kind), resource_name, obj, opts)
 
 
@@ -137,5 +151,5 @@ class CustomObject(KubernetesResource):
                 f"custom resource {resource_name!r} at {_declared_at()} needs {missing}"
             )
         opts = fields.pop("opts", opts)
-        obj = _object(api_version, kind, fields)
+        obj = _object(api_version, kind, fields, resource_name)
         CustomResource.__init__(self, type_token(api_version, kind), resource_name, obj, opts)

@@ -10,6 +10,7 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from lightkube.models.apps_v1 import DeploymentSpec
@@ -392,3 +393,21 @@ def test_module_getattr_loads_lazily() -> None:
         "assert 'stackwright.kubernetes.core' not in sys.modules"
     )
     subprocess.run([sys.executable, "-c", code], check=True, cwd=REPO)
+
+
+@pytest.mark.parametrize(
+    ("fields", "said"),
+    [
+        ({"spec": "nope"}, "spec must be a dict (or an Output of one), not str 'nope'"),
+        ({"metadata": ["x"]}, "metadata must be a dict (or an Output of one), not list ['x']"),
+    ],
+)
+def test_an_object_field_that_is_not_a_dict_is_refused_where_it_is_declared(
+    fields: dict[str, Any], said: str
+) -> None:
+    program = Program(project="p", stack="s")
+    with running(program), pytest.raises(UsageError) as caught:
+        k8s.apps.v1.Deployment("web", **fields)
+    message = str(caught.value)
+    assert message.startswith("Deployment 'web' at ") and message.endswith(said)
+    assert "test_kubernetes_kinds.py:" in message
