@@ -158,12 +158,12 @@ def run(
     snapshot = _snapshot(backend, project, stack)
     options = _expanded(options, program, snapshot)
     _check_targets(options, program, snapshot)
-    _check_default_cluster(providers, program, snapshot)
     for note in program.notes if program is not None else ():
         listener(Diagnostic("", note, "warning"))
     if policy is not None and program is not None:
         what = "preview" if options.dry_run else options.kind
         policy_gate.check(policy, program, stack, listener, what)
+    _check_default_cluster(providers, program, snapshot)
     started = time.monotonic()
     written = 0
     if options.dry_run:
