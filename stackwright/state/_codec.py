@@ -102,8 +102,10 @@ def resource_from_dict(data: Any, where: str, *, project: str, stack: str) -> Re
             f"{where}: {urn} belongs to stack {parts.stack} of project {parts.project}, "
             f"not to stack {stack} of project {project}"
         )
-    if not data["type"]:
-        raise Invalid(f"{where}: field 'type' must not be empty")
+    if data["type"] != parts.type:
+        raise Invalid(
+            f"{where}: field 'type' is {data['type']!r}, but its URN says {parts.type!r}"
+        )
     for key in ("parent", "provider"):
         ref = data.get(key, "")
         if ref:

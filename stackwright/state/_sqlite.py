@@ -872,6 +872,12 @@ class SQLiteBackend:
 
     def import_(self, project: str, stack: str, document: Any, *, message: str = "") -> None:
         resources, pending, outputs = _document.parse(document, project=project, stack=stack)
+        # Every secret must open with this stack's key: a document sealed under another
+        # (an export of a stack since removed and made anew) would leave a stack no
+        # command can load.
+        for state in [*resources, *(item.resource for item in pending)]:
+            self._encrypter.unseal(stack, state)
+        self._encrypter.unseal_outputs(stack, outputs)
         outputs_blob = encode_json(
             self._encrypter.seal_outputs(stack, outputs), "the document's outputs"
         )

@@ -232,6 +232,14 @@ def test_every_secret_path(new_project: Any, cluster: LiveCluster, passphrase: s
     assert "cannot log in with [secret]" in one_line(failed)
     assert_nowhere(p, cluster, ROTATED, failed)
 
+    # A stack made anew has a new key: the old export's secrets cannot open with it, so
+    # importing it is refused (it would leave a stack no command can load).
+    p.sw("stack", "rm", STACK, "--force", "--yes")
+    p.sw("stack", "init", STACK)
+    refused = p.sw("stack", "import", "--file", str(p.root / "exported.json"), rc=2)
+    assert "cannot decrypt" in one_line(refused)
+    assert p.resources() == {}
+
 
 def test_wrong_missing_and_rotated_passphrase(
     new_project: Any, cluster: LiveCluster, passphrase: str, monkeypatch: pytest.MonkeyPatch

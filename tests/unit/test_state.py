@@ -926,6 +926,10 @@ def edited(**changes: Any) -> dict[str, Any]:
             "stack dev of project web",
         ),
         (
+            edited(resources__0__type="garbage"),
+            f"resources[0]: field 'type' is 'garbage', but its URN says '{res('a').type}'",
+        ),
+        (
             edited(resources__0__urn=urn("z")),
             f"resource {urn('b')} depends on {urn('a')} which is not in the state",
         ),
