@@ -7,6 +7,7 @@ operations); a traceback is shown only for Stackwright's own bugs.
 from __future__ import annotations
 
 import gc
+import json
 import os
 import sys
 from pathlib import Path
@@ -79,7 +80,12 @@ def _main(argv: list[str] | None) -> None:
         if isinstance(code, int) and code != 0:
             sys.exit(code)
     except StackwrightError as exc:
-        print(f"error: {redact(str(exc))}", file=sys.stderr)
+        message = redact(str(exc))
+        print(f"error: {message}", file=sys.stderr)
+        if "--json" in (sys.argv[1:] if argv is None else argv):
+            # A machine reading the event lines learns why there are no more.
+            event = {"event": "error", "message": message, "exitCode": exc.exit_code}
+            print(json.dumps(event), flush=True)
         sys.exit(exc.exit_code)
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)

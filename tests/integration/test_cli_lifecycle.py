@@ -993,6 +993,9 @@ def test_unknown_target(new_project: Any, cluster: LiveCluster) -> None:
     nowhere = p.urn("kubernetes:core/v1:ConfigMap", "nowhere")
     failed = p.up("--target", nowhere, rc=2)
     assert nowhere in one_line(failed)
+    # --json readers get the same line as the last event.
+    (error,) = failed.events
+    assert error == {"event": "error", "message": one_line(failed)[7:], "exitCode": 2}
     # Without a terminal to ask in, `up` needs --yes.
     assert "--yes" in one_line(p.sw("up", rc=2))
     assert get(cluster, "namespace", p.ns) is None

@@ -86,7 +86,8 @@ def test_every_rule_in_one_preview(tmp_path: Path, cluster: LiveCluster) -> None
     (root / "cases.yaml").write_text(yaml.safe_dump_all(objects, sort_keys=False))
     done = sw(root, "preview", "--json", rc=3)
     (policy,) = [e for e in events(done) if e["event"] == "policy"]
-    assert [e["event"] for e in events(done)] == ["policy"], "blocked before any step"
+    assert [e["event"] for e in events(done)] == ["policy", "error"], "blocked before any step"
+    assert events(done)[-1]["exitCode"] == 3
     expected = evaluate(
         [Subject(o, cluster=CONTEXT) for o in objects],
         select_packs(PACKS),
@@ -153,7 +154,7 @@ def test_an_advisory_preview_shows_the_findings_and_goes_on(
     ]
     # `--policy-level mandatory` makes every enabled policy block, for this run only.
     strict = sw(root, "preview", "--json", "--policy-level", "mandatory", rc=3)
-    assert [e["event"] for e in events(strict)] == ["policy"]
+    assert [e["event"] for e in events(strict)] == ["policy", "error"]
     bad = sw(root, "preview", "--policy-level", "loud", rc=2)
     assert bad.stderr.strip() == (
         "error: --policy-level: enforcement level 'loud' is not one of advisory, mandatory, "
