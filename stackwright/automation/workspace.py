@@ -28,7 +28,7 @@ import yaml
 
 from stackwright.automation import secrets
 from stackwright.automation.secrets import PASSPHRASE_ENV, DataKey, Where
-from stackwright.errors import UsageError
+from stackwright.errors import UsageError, not_utf8, yaml_problem
 from stackwright.state import stackwright_home
 
 PROJECT_FILE = "Stackwright.yaml"
@@ -51,13 +51,11 @@ def _write_atomic(path: Path, text: str) -> None:
 
 def _read_yaml(path: Path) -> dict[str, Any]:
     try:
-        data = yaml.safe_load(path.read_text()) or {}
+        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except UnicodeDecodeError as exc:
+        raise not_utf8(str(path), exc) from None
     except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"{path}:{mark.line + 1}" if mark is not None else str(path)
-        raise UsageError(
-            f"{where}: not valid YAML ({getattr(exc, 'problem', exc)}); fix the file"
-        ) from None
+        raise UsageError(f"{path}: not valid YAML at {yaml_problem(exc)}; fix the file") from None
     if not isinstance(data, dict):
         raise UsageError(
             f"{path}: expected a mapping at the top level, found {type(data).__name__}"

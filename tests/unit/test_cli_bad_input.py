@@ -1,0 +1,61 @@
+"""Bad input to the project commands: one line on stderr, exit code 2, nothing changed."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from stackwright.cli.main import main
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A project with one stack, `dev`, selected; STACKWRIGHT_HOME in the test's folder."""
+    monkeypatch.setenv("STACKWRIGHT_HOME", str(tmp_path / "home"))
+    for name in ("STACKWRIGHT_BACKEND_URL", "STACKWRIGHT_STACK", "STACKWRIGHT_CONFIG_PASSPHRASE"):
+        monkeypatch.delenv(name, raising=False)
+    folder = tmp_path / "proj"
+    folder.mkdir()
+    (folder / "Stackwright.yaml").write_text("name: shop\nruntime: python\n")
+    (folder / "__main__.py").write_text("")
+    monkeypatch.chdir(folder)
+    main(["stack", "init", "dev"])
+    return folder
+
+
+def files(folder: Path) -> dict[str, bytes]:
+    return {str(p): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+Refuse = Callable[..., str]
+
+
+@pytest.fixture
+def refuse(project: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Refuse:
+    """Run a command that must be refused: exit code 2, one line, no file changed; the
+    line without its `error: `."""
+    capsys.readouterr()
+
+    def run(*args: str) -> str:
+        before = files(tmp_path)
+        with pytest.raises(SystemExit) as caught:
+            main(list(args))
+        err = capsys.readouterr().err
+        assert caught.value.code == 2, err
+        assert err.count("\n") == 1 and err.startswith("error: "), err
+        assert files(tmp_path) == before, "a refused command changed files"
+        return err.removeprefix("error: ").strip()
+
+    return run
+
+
+@pytest.mark.parametrize("file", ["Stackwright.yaml", "Stackwright.dev.yaml"])
+def test_a_project_or_stack_file_that_is_not_utf8_names_the_file(
+    file: str, project: Path, refuse: Refuse
+) -> None:
+    (project / file).write_bytes(b"\xff\xfe name: shop\n")
+    assert refuse("config", "get", "x") == (
+        f"{project / file} is not UTF-8 text (byte 0xff at offset 0): save it as UTF-8"
+    )
