@@ -381,11 +381,13 @@ class StackConfig:
     def change_secrets_provider(self, spec: str, *, passphrase: str | None = None) -> str:
         """Wrap the stack's data key under another provider (or a new passphrase); the
         ciphertexts stay as they are. Returns the provider's name."""
-        key = self.data_key()
         fields = secrets.choose_provider(spec, self.environ)
+        if self.has_key():
+            self.data_key()  # a wrong current passphrase stops here, before a new key file
         wrapper = secrets.wrapping_key(
             fields, self.where, self.environ, new=True, create=True, passphrase=passphrase
         )
+        key = self.data_key()  # a stack without one gets it once the new provider works
         for name in secrets.FIELDS:
             self.data.pop(name, None)
         self.data.update(fields, encryptedkey=secrets.wrap(key.key, wrapper))

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from stackwright.cli.main import main
+from stackwright.state import open_backend
 
 
 @pytest.fixture
@@ -26,7 +27,17 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def files(folder: Path) -> dict[str, bytes]:
-    return {str(p): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+    """Every file below `folder` but the state store's (SQLite changes them as it opens: a
+    test asks the store what it holds)."""
+    return {
+        str(p): p.read_bytes()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file() and not p.name.startswith("state.db")
+    }
+
+
+def stacks() -> list[str]:
+    return [row.name for row in open_backend().list_stacks("shop")]
 
 
 Refuse = Callable[..., str]
@@ -59,3 +70,31 @@ def test_a_project_or_stack_file_that_is_not_utf8_names_the_file(
     assert refuse("config", "get", "x") == (
         f"{project / file} is not UTF-8 text (byte 0xff at offset 0): save it as UTF-8"
     )
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        (
+            "file:/proc/nope/key",
+            "cannot make the secrets key file /proc/nope/key: No such file or directory; "
+            "name a file in a folder you can write to",
+        ),
+        (
+            "file:{folder}",
+            "the secrets key file {folder} is a directory: name a file in it, e.g. "
+            "file:{folder}/stack.key",
+        ),
+    ],
+)
+@pytest.mark.parametrize(
+    "command", [["stack", "change-secrets-provider"], ["stack", "init", "q1", "--secrets-provider"]]
+)
+def test_a_key_file_that_cannot_be_made_or_is_a_folder(
+    spec: str, message: str, command: list[str], tmp_path: Path, refuse: Refuse
+) -> None:
+    folder = tmp_path / "keys"
+    folder.mkdir(mode=0o700)
+    assert refuse(*command, spec.format(folder=folder)) == message.format(folder=folder)
+    assert stacks() == ["dev"]
+
