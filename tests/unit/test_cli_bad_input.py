@@ -98,3 +98,25 @@ def test_a_key_file_that_cannot_be_made_or_is_a_folder(
     assert refuse(*command, spec.format(folder=folder)) == message.format(folder=folder)
     assert stacks() == ["dev"]
 
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["config", "set", "foo", "bar"],
+        ["config", "set", "--secret", "foo", "bar"],
+        ["config", "get", "foo"],
+        ["config", "rm", "foo"],
+        ["config", "ls"],
+        ["stack", "tag", "set", "a", "b"],
+        ["stack", "tag", "ls"],
+    ],
+)
+def test_a_stack_that_does_not_exist_is_refused_before_anything_is_written(
+    command: list[str], project: Path, refuse: Refuse
+) -> None:
+    assert refuse(*command, "--stack", "nope") == (
+        "stack nope does not exist in project shop: create it with `stackwright stack init nope`"
+    )
+    assert not (project / "Stackwright.nope.yaml").exists()
+    assert stacks() == ["dev"]
+
