@@ -150,11 +150,13 @@ _PATH_TOKEN = re.compile(r'\.?([^.\[\]"]+)|\[(\d+)\]|\["((?:[^"\\]|\\.)*)"\]')
 
 def parse_key(key: str, project: str, *, path: bool) -> tuple[str, tuple[PathKey, ...]]:
     """(`namespace:top`, the path below it): `app:db.port` → ("app:db", ("port",)) with
-    `path`, `app:hosts[0]` → ("app:hosts", (0,)); a key without a namespace is the project's."""
+    `path`, `app:hosts[0]` → ("app:hosts", (0,)); a key without a namespace is the project's.
+    Refuses a key that is not `[namespace:]name` with non-empty parts (`a:b:c`, `:x`, `x:`)."""
     full = key if ":" in key else f"{project}:{key}"
-    if not path:
-        return full, ()
     namespace, _, rest = full.partition(":")
+    if not path:
+        _check_key(key, namespace, rest, project)
+        return full, ()
     steps: list[PathKey] = []
     at = 0
     while at < len(rest):
@@ -168,8 +170,18 @@ def parse_key(key: str, project: str, *, path: bool) -> tuple[str, tuple[PathKey
         steps.append(int(index) if index is not None else (quoted if quoted is not None else name))
         at = match.end()
     if not steps or not isinstance(steps[0], str):
+        _check_key(key, namespace, rest, project)  # `x:` is a malformed key, not a bad path
         raise UsageError(f"configuration path {key!r} must start with a key name")
+    _check_key(key, namespace, steps[0], project)
     return f"{namespace}:{steps[0]}", tuple(steps[1:])
+
+
+def _check_key(key: str, namespace: str, name: str, project: str) -> None:
+    if not namespace or not name or ":" in name:
+        raise UsageError(
+            f"configuration key {key!r} is not valid: write NAME or NAMESPACE:NAME, each part "
+            f"non-empty and without ':' (e.g. replicas, {project}:replicas, kubernetes:kubeconfig)"
+        )
 
 
 def _is_secure(value: Any) -> bool:
@@ -256,7 +268,7 @@ class StackConfig:
         return Where(self.project.name, self.stack)
 
     def full_key(self, key: str) -> str:
-        return key if ":" in key else f"{self.project.name}:{key}"
+        return parse_key(key, self.project.name, path=False)[0]
 
     # --- the data key --------------------------------------------------------------
 

@@ -6,6 +6,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+import yaml
 
 from stackwright.cli.main import main
 from stackwright.state import open_backend
@@ -120,3 +121,32 @@ def test_a_stack_that_does_not_exist_is_refused_before_anything_is_written(
     assert not (project / "Stackwright.nope.yaml").exists()
     assert stacks() == ["dev"]
 
+
+@pytest.mark.parametrize("key", ["a:b:c", ":x", "x:", "", ":", "app:db:x.port"])
+@pytest.mark.parametrize("path", [[], ["--path"]])
+def test_a_malformed_configuration_key_is_refused(
+    key: str, path: list[str], refuse: Refuse
+) -> None:
+    assert refuse("config", "set", *path, key, "1") == (
+        f"configuration key {key!r} is not valid: write NAME or NAMESPACE:NAME, each part "
+        "non-empty and without ':' (e.g. replicas, shop:replicas, kubernetes:kubeconfig)"
+    )
+
+
+@pytest.mark.parametrize(
+    ("key", "path", "stored"),
+    [
+        ("replicas", [], {"shop:replicas": "1"}),
+        ("kubernetes:kubeconfig", [], {"kubernetes:kubeconfig": "1"}),
+        ("app:db.port", ["--path"], {"app:db": {"port": "1"}}),
+        ("app:hosts[0]", ["--path"], {"app:hosts": ["1"]}),
+        ('app:labels["a:b"]', ["--path"], {"app:labels": {"a:b": "1"}}),
+        ('app:["a.b"].c', ["--path"], {"app:a.b": {"c": "1"}}),
+    ],
+)
+def test_well_formed_configuration_keys_are_set(
+    key: str, path: list[str], stored: dict[str, object], project: Path
+) -> None:
+    main(["config", "set", *path, key, "1"])
+    config = yaml.safe_load((project / "Stackwright.dev.yaml").read_text())["config"]
+    assert {k: v for k, v in config.items() if k != "kubernetes:cluster"} == stored
