@@ -150,3 +150,15 @@ def test_well_formed_configuration_keys_are_set(
     main(["config", "set", *path, key, "1"])
     config = yaml.safe_load((project / "Stackwright.dev.yaml").read_text())["config"]
     assert {k: v for k, v in config.items() if k != "kubernetes:cluster"} == stored
+
+
+def test_a_backend_url_whose_folder_does_not_exist_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, refuse: Refuse
+) -> None:
+    url = f"file://{tmp_path}/nonexistent/dir/state.db"
+    monkeypatch.setenv("STACKWRIGHT_BACKEND_URL", url)
+    assert refuse("preview") == (
+        f"the folder {tmp_path}/nonexistent/dir of state backend {url!r} does not exist: "
+        "create it (mkdir -p), or fix the URL"
+    )
+    assert not (tmp_path / "nonexistent").exists()
