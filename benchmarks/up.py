@@ -249,7 +249,7 @@ async def raw_apply(
 
 
 def make_project(folder: Path, info: ClusterInfo, objects: list[dict[str, Any]]) -> Path:
-    folder.mkdir(parents=True)
+    (folder / "state").mkdir(parents=True)  # a backend's folder must exist
     (folder / "Stackwright.yaml").write_text(
         f"name: bench\nruntime: python\nmain: __main__.py\nbackend: file://{folder / 'state'}/\n"
     )

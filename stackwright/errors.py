@@ -30,6 +30,39 @@ class StackLocked(StackwrightError):
     exit_code = 4
 
 
+# --- the user's files ---------------------------------------------------------------------------
+
+
+def yaml_problem(exc: Exception) -> str:
+    """A PyYAML error on one line, `line 2, column 1: expected ',' or ']' (while parsing a flow
+    sequence from line 1, column 4)`; PyYAML's own text spans several lines and quotes the
+    source. The caller names the file."""
+    problem = getattr(exc, "problem", None)
+    if not problem:
+        return " ".join(str(exc).split())
+    text = f"{_yaml_at(getattr(exc, 'problem_mark', None))}{problem}"
+    context = getattr(exc, "context", None)
+    if context:
+        start = _yaml_at(getattr(exc, "context_mark", None)).removesuffix(": ")
+        text += f" ({context}{' from ' + start if start else ''})"
+    return text
+
+
+def _yaml_at(mark: object) -> str:
+    line, column = getattr(mark, "line", None), getattr(mark, "column", None)
+    if not isinstance(line, int):
+        return ""
+    return f"line {line + 1}, column {column + 1}: " if isinstance(column, int) else f"line {line + 1}: "
+
+
+def not_utf8(what: str, exc: UnicodeDecodeError) -> UsageError:
+    """The error for a file of the user's that is not UTF-8 text; `what` names the file."""
+    return UsageError(
+        f"{what} is not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at offset {exc.start}): "
+        "save it as UTF-8"
+    )
+
+
 # --- secret values in messages -----------------------------------------------------------------
 #
 # Every secret this process decrypts or is handed as a secret (`Output.secret`, a secret

@@ -28,7 +28,7 @@ from stackwright.engine import policy_gate, wiring
 from stackwright.engine.policy_gate import PolicyGate
 from stackwright.engine.policy_gate import audit as audit_objects
 from stackwright.engine.program import run_program
-from stackwright.errors import UsageError
+from stackwright.errors import UsageError, not_utf8, yaml_problem
 from stackwright.kubernetes import helm, kustomize
 from stackwright.kubernetes import yaml as manifests
 from stackwright.policy import Level, Report, Settings, Subject, evaluate, select_packs
@@ -97,8 +97,10 @@ def _subjects_of_text(text: str, source: str, *, strict: bool, lines: bool = Tru
 def _read(path: Path) -> str:
     try:
         return path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UsageError(f"cannot read {path}: {exc}") from exc
+    except UnicodeDecodeError as exc:
+        raise not_utf8(str(path), exc) from exc
+    except OSError as exc:
+        raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from exc
 
 
 def _set_values(assignments: Iterable[str]) -> dict[str, Any]:
@@ -202,10 +204,12 @@ def _config_values(config: str | None) -> tuple[dict[str, Any], str]:
     path = Path(config)
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except UnicodeDecodeError as exc:
+        raise not_utf8(f"--config {config}", exc) from exc
     except OSError as exc:
         raise UsageError(f"--config {config}: cannot read it: {exc.strerror or exc}") from exc
     except yaml.YAMLError as exc:
-        raise UsageError(f"--config {config}: not valid YAML: {exc}") from exc
+        raise UsageError(f"--config {config}: not valid YAML at {yaml_problem(exc)}") from exc
     if not isinstance(data, dict) or not isinstance(data.get("config", {}), dict):
         raise UsageError(f"--config {config}: expected a mapping (of `policy:` keys, or `config:`)")
     values = data.get("config", data)

@@ -141,6 +141,21 @@ def _key_from_text(text: str, source: str) -> bytes:
 
 
 def _key_file(path: Path, *, create: bool) -> bytes:
+    if path.is_dir():
+        raise UsageError(
+            f"the secrets key file {path} is a directory: name a file in it, e.g. "
+            f"file:{path / 'stack.key'}"
+        )
+    try:
+        return _read_key_file(path, create=create)
+    except OSError as exc:
+        raise UsageError(
+            f"cannot {'read' if path.exists() else 'make'} the secrets key file {path}: "
+            f"{exc.strerror or exc}; name a file in a folder you can write to"
+        ) from exc
+
+
+def _read_key_file(path: Path, *, create: bool) -> bytes:
     if not path.exists():
         if not create:
             raise UsageError(
@@ -152,7 +167,8 @@ def _key_file(path: Path, *, create: bool) -> bytes:
         with os.fdopen(fd, "w") as out:
             out.write(base64.b64encode(os.urandom(32)).decode() + "\n")
     _check_private(path)
-    return _key_from_text(path.read_text(), f"the secrets key file {path}")
+    text = path.read_text(encoding="utf-8", errors="replace")  # not UTF-8: not a key either
+    return _key_from_text(text, f"the secrets key file {path}")
 
 
 def _check_private(path: Path) -> None:

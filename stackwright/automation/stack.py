@@ -110,6 +110,15 @@ class Workspace:
             config.restore_provider(backend.secrets_provider(project.name, name))
         return cls(project, name, backend, config)
 
+    def require_stack(self) -> None:
+        """Refuse a stack the state store does not have (a typo in --stack), before its
+        stack file, or a key file, is written."""
+        if not self.backend.has_stack(self.project.name, self.stack):
+            raise UsageError(
+                f"stack {self.stack} does not exist in project {self.project.name}: "
+                f"create it with `stackwright stack init {self.stack}`"
+            )
+
     # --- secrets ---------------------------------------------------------------------
 
     def unlock(self) -> None:
@@ -254,11 +263,7 @@ class Workspace:
         message: str = "",
         policy: PolicyGate | None = None,
     ) -> Summary:
-        if not self.backend.has_stack(self.project.name, self.stack):
-            raise UsageError(
-                f"stack {self.stack} does not exist in project {self.project.name}: "
-                f"create it with `stackwright stack init {self.stack}`"
-            )
+        self.require_stack()
         self.unlock()
         declared = self.run_program() if program else None
         self._check_environments(declared, listener)

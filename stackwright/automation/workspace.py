@@ -28,7 +28,7 @@ import yaml
 
 from stackwright.automation import secrets
 from stackwright.automation.secrets import PASSPHRASE_ENV, DataKey, Where
-from stackwright.errors import UsageError
+from stackwright.errors import UsageError, not_utf8, yaml_problem
 from stackwright.state import stackwright_home
 
 PROJECT_FILE = "Stackwright.yaml"
@@ -51,13 +51,11 @@ def _write_atomic(path: Path, text: str) -> None:
 
 def _read_yaml(path: Path) -> dict[str, Any]:
     try:
-        data = yaml.safe_load(path.read_text()) or {}
+        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except UnicodeDecodeError as exc:
+        raise not_utf8(str(path), exc) from None
     except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"{path}:{mark.line + 1}" if mark is not None else str(path)
-        raise UsageError(
-            f"{where}: not valid YAML ({getattr(exc, 'problem', exc)}); fix the file"
-        ) from None
+        raise UsageError(f"{path}: not valid YAML at {yaml_problem(exc)}; fix the file") from None
     if not isinstance(data, dict):
         raise UsageError(
             f"{path}: expected a mapping at the top level, found {type(data).__name__}"
@@ -152,11 +150,13 @@ _PATH_TOKEN = re.compile(r'\.?([^.\[\]"]+)|\[(\d+)\]|\["((?:[^"\\]|\\.)*)"\]')
 
 def parse_key(key: str, project: str, *, path: bool) -> tuple[str, tuple[PathKey, ...]]:
     """(`namespace:top`, the path below it): `app:db.port` → ("app:db", ("port",)) with
-    `path`, `app:hosts[0]` → ("app:hosts", (0,)); a key without a namespace is the project's."""
+    `path`, `app:hosts[0]` → ("app:hosts", (0,)); a key without a namespace is the project's.
+    Refuses a key that is not `[namespace:]name` with non-empty parts (`a:b:c`, `:x`, `x:`)."""
     full = key if ":" in key else f"{project}:{key}"
-    if not path:
-        return full, ()
     namespace, _, rest = full.partition(":")
+    if not path:
+        _check_key(key, namespace, rest, project)
+        return full, ()
     steps: list[PathKey] = []
     at = 0
     while at < len(rest):
@@ -170,8 +170,18 @@ def parse_key(key: str, project: str, *, path: bool) -> tuple[str, tuple[PathKey
         steps.append(int(index) if index is not None else (quoted if quoted is not None else name))
         at = match.end()
     if not steps or not isinstance(steps[0], str):
+        _check_key(key, namespace, rest, project)  # `x:` is a malformed key, not a bad path
         raise UsageError(f"configuration path {key!r} must start with a key name")
+    _check_key(key, namespace, steps[0], project)
     return f"{namespace}:{steps[0]}", tuple(steps[1:])
+
+
+def _check_key(key: str, namespace: str, name: str, project: str) -> None:
+    if not namespace or not name or ":" in name:
+        raise UsageError(
+            f"configuration key {key!r} is not valid: write NAME or NAMESPACE:NAME, each part "
+            f"non-empty and without ':' (e.g. replicas, {project}:replicas, kubernetes:kubeconfig)"
+        )
 
 
 def _is_secure(value: Any) -> bool:
@@ -258,7 +268,7 @@ class StackConfig:
         return Where(self.project.name, self.stack)
 
     def full_key(self, key: str) -> str:
-        return key if ":" in key else f"{self.project.name}:{key}"
+        return parse_key(key, self.project.name, path=False)[0]
 
     # --- the data key --------------------------------------------------------------
 
@@ -383,11 +393,13 @@ class StackConfig:
     def change_secrets_provider(self, spec: str, *, passphrase: str | None = None) -> str:
         """Wrap the stack's data key under another provider (or a new passphrase); the
         ciphertexts stay as they are. Returns the provider's name."""
-        key = self.data_key()
         fields = secrets.choose_provider(spec, self.environ)
+        if self.has_key():
+            self.data_key()  # a wrong current passphrase stops here, before a new key file
         wrapper = secrets.wrapping_key(
             fields, self.where, self.environ, new=True, create=True, passphrase=passphrase
         )
+        key = self.data_key()  # a stack without one gets it once the new provider works
         for name in secrets.FIELDS:
             self.data.pop(name, None)
         self.data.update(fields, encryptedkey=secrets.wrap(key.key, wrapper))

@@ -76,7 +76,7 @@ def main(argv: list[str] | None = None) -> None:
 def _main(argv: list[str] | None) -> None:
     try:
         # Outside standalone mode click returns a `typer.Exit(code)` instead of raising it.
-        code = app(args=argv, standalone_mode=False)
+        code = app(args=argv, prog_name="stackwright", standalone_mode=False)
         if isinstance(code, int) and code != 0:
             sys.exit(code)
     except StackwrightError as exc:
@@ -99,17 +99,24 @@ def _main(argv: list[str] | None) -> None:
         # derive from TyperException and know how to show themselves.
         if type(exc).__name__ == "NoArgsIsHelpError":
             sys.exit(0)
-        show = getattr(exc, "show", None)
-        if callable(show):
-            show()
-        else:
-            print(f"error: {exc}", file=sys.stderr)
+        print(f"error: {_usage_message(exc)}", file=sys.stderr)
         sys.exit(2)
     except Exception:  # a bug of Stackwright's: the traceback helps, its secrets must not show
         import traceback
 
         print(redact(traceback.format_exc()), file=sys.stderr, end="")
         sys.exit(1)
+
+
+def _usage_message(exc: Exception) -> str:
+    """click's message on one line, pointing at the command's help (click itself prints
+    three: the usage, a hint and the error)."""
+    format_message = getattr(exc, "format_message", None)
+    text = format_message() if callable(format_message) else str(exc)
+    text = " ".join(str(text).split()).rstrip(".")
+    ctx = getattr(exc, "ctx", None)
+    command = getattr(ctx, "command_path", None) or "stackwright"
+    return f"{text}; see `{command} --help`"
 
 
 if __name__ == "__main__":

@@ -97,8 +97,13 @@ config_app = typer.Typer(help="A stack's configuration; with no subcommand, list
 state_app = typer.Typer(help="Edit a stack's state directly.", no_args_is_help=True)
 
 
-def _workspace(stack: str | None) -> Workspace:
-    return Workspace.open(Path.cwd(), stack)
+def _workspace(stack: str | None, *, existing: bool = True) -> Workspace:
+    """The workspace of the stack; one the state store does not have is refused unless
+    not `existing` (`stack import` creates it)."""
+    ws = Workspace.open(Path.cwd(), stack)
+    if existing:
+        ws.require_stack()
+    return ws
 
 
 @contextlib.contextmanager
@@ -662,7 +667,7 @@ def stack_import(
     stack: Stack = None,
 ) -> None:
     """Replace the stack's state with an exported document."""
-    ws = _workspace(stack)
+    ws = _workspace(stack, existing=False)
     try:
         document = json.loads(file.read_text())
     except (OSError, ValueError) as exc:

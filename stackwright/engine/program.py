@@ -89,13 +89,19 @@ def _describe(exc: BaseException, path: Path) -> str:
     of the user's own code (in the program's folder), else the innermost outside Stackwright."""
     frames = traceback.extract_tb(exc.__traceback__)
     folder = str(path.parent.resolve())
-    outside = [f for f in frames if not in_package(f.filename) and not _is_runpy(f.filename)]
+    outside = [f for f in frames if not in_package(f.filename) and not _is_python(f.filename)]
     user = [f for f in outside if _in_project(f.filename, folder)] or outside
     where = f"{user[-1].filename}:{user[-1].lineno}" if user else str(path)
     message = redact(str(exc)).strip().splitlines()
+    if isinstance(exc, SyntaxError) and exc.filename and exc.lineno:
+        # The code that failed to compile is not in the traceback: the error says where it is.
+        where, message = f"{exc.filename}:{exc.lineno}", [redact(str(exc.msg))]
     text = f"{type(exc).__name__}: {message[0]}" if message else type(exc).__name__
     return f"the program failed at {where}: {text}"
 
 
-def _is_runpy(filename: str) -> bool:
-    return os.path.abspath(filename) == os.path.abspath(runpy.__file__ or "")
+def _is_python(filename: str) -> bool:
+    """Whether a frame is Python's own machinery (runpy, the import system, codecs)."""
+    return filename.startswith("<frozen ") or os.path.abspath(filename) == os.path.abspath(
+        runpy.__file__ or ""
+    )

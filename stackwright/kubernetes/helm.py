@@ -87,7 +87,7 @@ from typing import Any
 
 import yaml
 
-from stackwright.errors import UsageError
+from stackwright.errors import UsageError, not_utf8, yaml_problem
 from stackwright.kubernetes.provider import RELEASE_TYPE
 from stackwright.kubernetes.yaml import SKIP_AWAIT, ManifestObject, Transformation, child_name
 from stackwright.model import CLUSTER_SCOPED
@@ -516,7 +516,9 @@ def merge_values(
     for file in value_files:
         path = Path(file)
         try:
-            text = path.read_text()
+            text = path.read_text(encoding="utf-8")
+        except UnicodeDecodeError as exc:
+            raise not_utf8(f"{what}: value file {path}", exc) from exc
         except OSError as exc:
             raise UsageError(
                 f"{what}: cannot read value file {path}: {exc.strerror or exc}"
@@ -566,7 +568,9 @@ def _parse(what: str, documents: list[tuple[str, str]]) -> list[_Document]:
         try:
             parsed = list(yaml.load_all(text, Loader=_Loader))
         except yaml.YAMLError as exc:
-            raise UsageError(f"{what}: {source} rendered invalid YAML: {exc}") from exc
+            raise UsageError(
+                f"{what}: {source} rendered invalid YAML at {yaml_problem(exc)}; fix the template"
+            ) from exc
         for index, doc in enumerate(parsed):
             for obj in _items(doc):
                 if not isinstance(obj, dict):

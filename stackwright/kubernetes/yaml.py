@@ -31,7 +31,7 @@ from typing import Any
 
 import yaml
 
-from stackwright.errors import UsageError
+from stackwright.errors import UsageError, not_utf8, yaml_problem
 from stackwright.kubernetes.base import CustomObject, type_token
 from stackwright.sdk.resource import (
     ComponentResource,
@@ -79,10 +79,15 @@ def _open(source: str) -> str:
                 data: bytes = response.read()
         except OSError as exc:  # urllib.error.URLError is one
             raise UsageError(f"cannot fetch manifest {source}: {exc}") from exc
-        return data.decode("utf-8")
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise not_utf8(f"manifest {source}", exc) from exc
     try:
         with open(source, encoding="utf-8") as handle:
             return handle.read()
+    except UnicodeDecodeError as exc:
+        raise not_utf8(f"manifest file {source}", exc) from exc
     except OSError as exc:
         raise UsageError(
             f"cannot read manifest file {source}: {exc.strerror or exc} "
@@ -100,11 +105,8 @@ def parse(text: str, source: str) -> list[Document]:
                 documents.append(Document(obj, source, count))
             count += 1
     except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
-        where = f", line {mark.line + 1}" if mark is not None else ""
-        problem = getattr(exc, "problem", None) or str(exc)
         raise UsageError(
-            f"invalid YAML in {source}, document {count + 1}{where}: {problem}; "
+            f"invalid YAML in {source}, document {count + 1}, {yaml_problem(exc)}; "
             "fix the YAML (check indentation and quoting)"
         ) from exc
     return documents

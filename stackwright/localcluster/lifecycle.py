@@ -134,6 +134,9 @@ def list_clusters() -> list[ClusterInfo]:
     return [info(p.name) for p in sorted(root.iterdir()) if (p / "cluster.json").exists()]
 
 
+_MAX_PORT = 65535
+
+
 def _free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -168,6 +171,10 @@ def start(
         raise UsageError(f"--nodes must be at least 1 (got {nodes})")
     if speed is not None and speed <= 0:
         raise UsageError(f"--speed must be greater than 0 (got {speed})")
+    if port is not None and not 0 <= port <= _MAX_PORT:
+        raise UsageError(
+            f"--port must be from 1 to {_MAX_PORT}, or 0 for a free one (got {port})"
+        )
     chosen_port = port or int(str(settings.get("port", 0))) or _free_port()
     if not _port_free(chosen_port):
         raise UsageError(

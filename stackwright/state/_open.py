@@ -5,7 +5,8 @@
     file://PATH?synchronous=full the same, fsyncing every commit (survives power loss, not only kill -9)
 
 `file:///abs/path` is absolute; `file://rel/path` and `file://~/path` are relative
-to the working directory and the home directory. Only URL parsing and choosing
+to the working directory and the home directory. The folder must exist, but for
+STACKWRIGHT_HOME's own, which is made on first use. Only URL parsing and choosing
 the backend class happen here: this module never reads or writes state.
 """
 
@@ -73,10 +74,18 @@ def open_backend(
     path = Path(location).expanduser()
     if path.is_dir() or location.endswith("/"):
         path = path / "state.db"
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as error:
-        raise UsageError(f"cannot create the folder of state backend {url!r}: {error}") from error
+    if path.parent.resolve() == stackwright_home().resolve():
+        # The default home is made on first use; any other folder is the user's to make: a
+        # typo in a URL would otherwise start an empty store where no stack exists.
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as error:
+            raise UsageError(f"cannot create the folder of state backend {url!r}: {error}") from error
+    elif not path.parent.is_dir():
+        raise UsageError(
+            f"the folder {path.parent} of state backend {url!r} does not exist: create it "
+            "(mkdir -p), or fix the URL"
+        )
     return SQLiteBackend(
         path,
         synchronous=options.get("synchronous", "normal"),

@@ -102,3 +102,11 @@ def test_bad_input_is_one_line_exit_2(tmp_path: Path) -> None:
     assert "Traceback" not in result.stderr
     bad = sw(tmp_path, "cluster", "start", "--name", "Bad_Name")
     assert bad.returncode == 2 and "Traceback" not in bad.stderr
+
+
+@pytest.mark.parametrize("port", ["99999", "-1"])
+def test_a_port_out_of_range_is_one_line_exit_2(tmp_path: Path, port: str) -> None:
+    result = sw(tmp_path, "cluster", "start", "--name", "x", "--port", port)
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.count("\n") == 1 and "--port must be from 1 to 65535" in result.stderr
+    assert not (tmp_path / "clusters" / "x").exists()

@@ -45,6 +45,30 @@ def test_a_bad_option_value_is_still_refused_by_typer(
     assert "--parallel" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize(
+    ("args", "line"),
+    [
+        (
+            ["up", "--parallel", "0"],
+            "error: Invalid value for '--parallel' / '-p': Input should be greater than or "
+            "equal to 1; see `stackwright up --help`",
+        ),
+        (
+            ["state", "delete"],
+            "error: Missing argument 'urn'; see `stackwright state delete --help`",
+        ),
+        (["nosuch"], "error: No such command 'nosuch'; see `stackwright --help`"),
+    ],
+)
+def test_a_usage_error_is_one_line(
+    args: list[str], line: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as caught:
+        main(["--cwd", str(tmp_path), *args])
+    assert caught.value.code == 2
+    assert capsys.readouterr().err == line + "\n"
+
+
 def test_version_prints_the_package_version(capsys: pytest.CaptureFixture[str]) -> None:
     from importlib import metadata
 

@@ -228,6 +228,13 @@ def test_missing_chart_and_value_files_name_the_file(program: Program, tmp_path:
     bad.write_text("a: [1, 2\n")
     with pytest.raises(UsageError, match=r"value file .*bad.yaml is not valid YAML"):
         Chart("demo", chart=WEBAPP, value_files=[bad])
+    binary = tmp_path / "bin.yaml"
+    binary.write_bytes(b"\xff\xfe a: 1\n")
+    with pytest.raises(UsageError) as caught:
+        Chart("demo", chart=WEBAPP, value_files=[binary])
+    assert str(caught.value).endswith(
+        f": value file {binary} is not UTF-8 text (byte 0xff at offset 0): save it as UTF-8"
+    )
 
 
 def test_bad_rendered_yaml_and_template_errors_name_the_file(
@@ -237,8 +244,14 @@ def test_bad_rendered_yaml_and_template_errors_name_the_file(
     (chart_dir / "templates").mkdir(parents=True)
     (chart_dir / "Chart.yaml").write_text("apiVersion: v2\nname: broken\nversion: 0.1.0\n")
     (chart_dir / "templates" / "cm.yaml").write_text("kind: ConfigMap\nmetadata: {name: [x\n")
-    with pytest.raises(UsageError, match=r"broken/templates/cm.yaml rendered invalid YAML"):
+    with pytest.raises(UsageError) as caught:
         Chart("b", chart=chart_dir)
+    message = str(caught.value)  # libyaml's wording differs from PyYAML's: not asserted
+    assert "\n" not in message
+    assert ": broken/templates/cm.yaml rendered invalid YAML at line 3, column 1: " in message
+    assert message.endswith(
+        "(while parsing a flow sequence from line 2, column 18); fix the template"
+    )
     (chart_dir / "templates" / "cm.yaml").write_text("{{ .Values.nope.deeper }}\n")
     with pytest.raises(UsageError, match=r"Helm chart 'b'.*broken/templates/cm.yaml"):
         Chart("b", chart=chart_dir)

@@ -387,6 +387,32 @@ def test_bad_check_input_is_exit_2_with_one_line(
     assert message in err and len(err.splitlines()) == 1 and "Traceback" not in err
 
 
+
+@pytest.mark.parametrize(
+    ("flag", "content", "message"),
+    [
+        ("--values", b"\xff\xfe a: 1\n", "in.yaml is not UTF-8 text (byte 0xff at offset 0)"),
+        ("--config", b"\xff\xfe a: 1\n", "--config {file} is not UTF-8 text (byte 0xff"),
+        (
+            "--config",
+            b"a: [1\n",
+            "--config {file}: not valid YAML at line 2, column 1: expected ',' or ']', but got "
+            "'<stream end>' (while parsing a flow sequence from line 1, column 4)",
+        ),
+    ],
+)
+def test_a_bad_values_or_config_file_is_exit_2_with_one_line(
+    flag: str, content: bytes, message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    chart = Path(__file__).parents[1] / "data" / "charts" / "policy-objects"
+    file = tmp_path / "in.yaml"
+    file.write_bytes(content)
+    with pytest.raises(SystemExit) as caught:
+        main(["policy", "check", str(chart), flag, str(file)])
+    assert caught.value.code == 2
+    err = capsys.readouterr().err.strip()
+    assert message.format(file=file) in err and len(err.splitlines()) == 1, err
+
 # --- the engine's gate ---------------------------------------------------------------------
 
 

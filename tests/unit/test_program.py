@@ -97,6 +97,30 @@ def test_a_failure_in_a_helper_module_names_the_helper(tmp_path: Path) -> None:
     assert str(info.value) == f"the program failed at {helper}:2: KeyError: 'missing'"
 
 
+@pytest.mark.parametrize(
+    ("text", "line", "message"),
+    [
+        ("x = 1\ny = (\n", 2, "SyntaxError: '(' was never closed"),
+        ("x = 1\n  y = 2\n", 2, "IndentationError: unexpected indent"),
+    ],
+)
+def test_a_syntax_error_names_the_users_file_and_line(
+    tmp_path: Path, text: str, line: int, message: str
+) -> None:
+    main = write(tmp_path / "main.py", text)
+    with pytest.raises(UsageError) as info:
+        run(main)
+    assert str(info.value) == f"the program failed at {main}:{line}: {message}"
+
+
+def test_a_syntax_error_in_a_helper_module_names_the_helper(tmp_path: Path) -> None:
+    helper = write(tmp_path / "components.py", "def make(:\n    pass\n")
+    main = write(tmp_path / "main.py", "import components\n")
+    with pytest.raises(UsageError) as info:
+        run(main)
+    assert str(info.value) == f"the program failed at {helper}:1: SyntaxError: invalid syntax"
+
+
 def test_a_project_in_a_folder_called_stackwright(tmp_path: Path) -> None:
     # The old check dropped every frame whose file name contained "/stackwright/".
     main = write(tmp_path / "stackwright" / "main.py", "x = 1\nraise ValueError('bad value')\n")

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 import yaml
+from hypothesis import given
+from hypothesis import strategies as st
 
 from stackwright.automation import secrets
 from stackwright.automation.secrets import StateEncrypter
@@ -194,3 +196,15 @@ def test_known_secrets_are_redacted_from_messages() -> None:
     assert redact("failed: s3cr3t-value rejected") == "failed: [secret] rejected"
     encoded = base64.b64encode(b"s3cr3t-value").decode()
     assert redact(f"data {encoded}") == "data [secret]"
+
+
+_PART = st.text(st.characters(blacklist_characters=':.[]"\n'), min_size=1, max_size=8)
+
+
+@given(namespace=_PART, name=_PART, path=st.booleans())
+def test_a_key_is_a_namespace_and_a_name(namespace: str, name: str, path: bool) -> None:
+    assert parse_key(f"{namespace}:{name}", "demo", path=path) == (f"{namespace}:{name}", ())
+    assert parse_key(name, "demo", path=path) == (f"demo:{name}", ())
+    for bad in (f"{namespace}:{name}:{name}", f":{name}", f"{namespace}:", ""):
+        with pytest.raises(UsageError, match="is not valid: write NAME or NAMESPACE:NAME"):
+            parse_key(bad, "demo", path=path)

@@ -170,8 +170,24 @@ def test_file_url_names_a_file_or_a_directory(tmp_path: Path) -> None:
     assert isinstance(a, SQLiteBackend) and a.path == tmp_path / "a.db"
     d = open_backend(f"file://{tmp_path}")
     assert isinstance(d, SQLiteBackend) and d.path == tmp_path / "state.db"
+    (tmp_path / "new" / "folder").mkdir(parents=True)
     nested = open_backend(f"file://{tmp_path}/new/folder/")
     assert isinstance(nested, SQLiteBackend) and nested.path == tmp_path / "new/folder/state.db"
+
+
+@pytest.mark.parametrize("url", ["file://{tmp}/nonexistent/dir/state.db", "file://{tmp}/new/"])
+def test_a_backend_folder_that_does_not_exist_is_refused_and_not_made(
+    url: str, tmp_path: Path
+) -> None:
+    url = url.format(tmp=tmp_path)
+    folder = tmp_path / ("new" if url.endswith("/") else "nonexistent/dir")
+    with pytest.raises(UsageError) as caught:
+        open_backend(url)
+    assert str(caught.value) == (
+        f"the folder {folder} of state backend {url!r} does not exist: create it (mkdir -p), "
+        "or fix the URL"
+    )
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_synchronous_full_is_an_option_of_the_url(tmp_path: Path) -> None:

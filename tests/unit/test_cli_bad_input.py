@@ -1,0 +1,164 @@
+"""Bad input to the project commands: one line on stderr, exit code 2, nothing changed."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+import yaml
+
+from stackwright.cli.main import main
+from stackwright.state import open_backend
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A project with one stack, `dev`, selected; STACKWRIGHT_HOME in the test's folder."""
+    monkeypatch.setenv("STACKWRIGHT_HOME", str(tmp_path / "home"))
+    for name in ("STACKWRIGHT_BACKEND_URL", "STACKWRIGHT_STACK", "STACKWRIGHT_CONFIG_PASSPHRASE"):
+        monkeypatch.delenv(name, raising=False)
+    folder = tmp_path / "proj"
+    folder.mkdir()
+    (folder / "Stackwright.yaml").write_text("name: shop\nruntime: python\n")
+    (folder / "__main__.py").write_text("")
+    monkeypatch.chdir(folder)
+    main(["stack", "init", "dev"])
+    return folder
+
+
+def files(folder: Path) -> dict[str, bytes]:
+    """Every file below `folder` but the state store's (SQLite changes them as it opens: a
+    test asks the store what it holds)."""
+    return {
+        str(p): p.read_bytes()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file() and not p.name.startswith("state.db")
+    }
+
+
+def stacks() -> list[str]:
+    return [row.name for row in open_backend().list_stacks("shop")]
+
+
+Refuse = Callable[..., str]
+
+
+@pytest.fixture
+def refuse(project: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Refuse:
+    """Run a command that must be refused: exit code 2, one line, no file changed; the
+    line without its `error: `."""
+    capsys.readouterr()
+
+    def run(*args: str) -> str:
+        before = files(tmp_path)
+        with pytest.raises(SystemExit) as caught:
+            main(list(args))
+        err = capsys.readouterr().err
+        assert caught.value.code == 2, err
+        assert err.count("\n") == 1 and err.startswith("error: "), err
+        assert files(tmp_path) == before, "a refused command changed files"
+        return err.removeprefix("error: ").strip()
+
+    return run
+
+
+@pytest.mark.parametrize("file", ["Stackwright.yaml", "Stackwright.dev.yaml"])
+def test_a_project_or_stack_file_that_is_not_utf8_names_the_file(
+    file: str, project: Path, refuse: Refuse
+) -> None:
+    (project / file).write_bytes(b"\xff\xfe name: shop\n")
+    assert refuse("config", "get", "x") == (
+        f"{project / file} is not UTF-8 text (byte 0xff at offset 0): save it as UTF-8"
+    )
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        (
+            "file:/proc/nope/key",
+            "cannot make the secrets key file /proc/nope/key: No such file or directory; "
+            "name a file in a folder you can write to",
+        ),
+        (
+            "file:{folder}",
+            "the secrets key file {folder} is a directory: name a file in it, e.g. "
+            "file:{folder}/stack.key",
+        ),
+    ],
+)
+@pytest.mark.parametrize(
+    "command", [["stack", "change-secrets-provider"], ["stack", "init", "q1", "--secrets-provider"]]
+)
+def test_a_key_file_that_cannot_be_made_or_is_a_folder(
+    spec: str, message: str, command: list[str], tmp_path: Path, refuse: Refuse
+) -> None:
+    folder = tmp_path / "keys"
+    folder.mkdir(mode=0o700)
+    assert refuse(*command, spec.format(folder=folder)) == message.format(folder=folder)
+    assert stacks() == ["dev"]
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["config", "set", "foo", "bar"],
+        ["config", "set", "--secret", "foo", "bar"],
+        ["config", "get", "foo"],
+        ["config", "rm", "foo"],
+        ["config", "ls"],
+        ["stack", "tag", "set", "a", "b"],
+        ["stack", "tag", "ls"],
+    ],
+)
+def test_a_stack_that_does_not_exist_is_refused_before_anything_is_written(
+    command: list[str], project: Path, refuse: Refuse
+) -> None:
+    assert refuse(*command, "--stack", "nope") == (
+        "stack nope does not exist in project shop: create it with `stackwright stack init nope`"
+    )
+    assert not (project / "Stackwright.nope.yaml").exists()
+    assert stacks() == ["dev"]
+
+
+@pytest.mark.parametrize("key", ["a:b:c", ":x", "x:", "", ":", "app:db:x.port"])
+@pytest.mark.parametrize("path", [[], ["--path"]])
+def test_a_malformed_configuration_key_is_refused(
+    key: str, path: list[str], refuse: Refuse
+) -> None:
+    assert refuse("config", "set", *path, key, "1") == (
+        f"configuration key {key!r} is not valid: write NAME or NAMESPACE:NAME, each part "
+        "non-empty and without ':' (e.g. replicas, shop:replicas, kubernetes:kubeconfig)"
+    )
+
+
+@pytest.mark.parametrize(
+    ("key", "path", "stored"),
+    [
+        ("replicas", [], {"shop:replicas": "1"}),
+        ("kubernetes:kubeconfig", [], {"kubernetes:kubeconfig": "1"}),
+        ("app:db.port", ["--path"], {"app:db": {"port": "1"}}),
+        ("app:hosts[0]", ["--path"], {"app:hosts": ["1"]}),
+        ('app:labels["a:b"]', ["--path"], {"app:labels": {"a:b": "1"}}),
+        ('app:["a.b"].c', ["--path"], {"app:a.b": {"c": "1"}}),
+    ],
+)
+def test_well_formed_configuration_keys_are_set(
+    key: str, path: list[str], stored: dict[str, object], project: Path
+) -> None:
+    main(["config", "set", *path, key, "1"])
+    config = yaml.safe_load((project / "Stackwright.dev.yaml").read_text())["config"]
+    assert {k: v for k, v in config.items() if k != "kubernetes:cluster"} == stored
+
+
+def test_a_backend_url_whose_folder_does_not_exist_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, refuse: Refuse
+) -> None:
+    url = f"file://{tmp_path}/nonexistent/dir/state.db"
+    monkeypatch.setenv("STACKWRIGHT_BACKEND_URL", url)
+    assert refuse("preview") == (
+        f"the folder {tmp_path}/nonexistent/dir of state backend {url!r} does not exist: "
+        "create it (mkdir -p), or fix the URL"
+    )
+    assert not (tmp_path / "nonexistent").exists()
