@@ -13,12 +13,13 @@ Must never: report a policy error as a pass, or do I/O.
 from __future__ import annotations
 
 import datetime
+import difflib
 import fnmatch
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from stackwright.errors import redact
+from stackwright.errors import UsageError, redact
 from stackwright.model import CLUSTER_SCOPED
 from stackwright.policy._core import (
     Level,
@@ -31,6 +32,7 @@ from stackwright.policy._core import (
     touches_unknown,
 )
 from stackwright.policy._settings import Exemption, Settings
+from stackwright.policy.packs import BUILT_IN, built_in
 
 EXEMPT_ANNOTATION = "policy.stackwright.io/exempt"
 REASON_ANNOTATION = "policy.stackwright.io/reason"
@@ -138,6 +140,22 @@ def _level_of(pack: PolicyPack, rule: Policy, settings: Settings, override: Leve
     return override
 
 
+def _check_named(packs: list[PolicyPack], settings: Settings) -> None:
+    """Every policy `policy:policies` names must exist: a misspelt name would leave the
+    policy at its pack's level (advisory where it was meant to block)."""
+    named = {*settings.levels, *settings.config}
+    known = {name for pack in packs for rule in pack.policies for name in rule.names()}
+    if named - known:  # perhaps of a built-in pack this run does not use
+        others = [p for p in map(built_in, sorted(BUILT_IN)) if p is not None]
+        known |= {name for pack in others for rule in pack.policies for name in rule.names()}
+    for name in sorted(named - known):
+        close = difflib.get_close_matches(name, sorted(known), n=1)
+        hint = f"did you mean {close[0]}?" if close else "see `stackwright policy check --help`"
+        raise UsageError(
+            f"policy:policies names {name!r}, which no policy pack in use has: {hint}"
+        )
+
+
 def _config_of(rule: Policy, settings: Settings) -> dict[str, Any]:
     config = dict(rule.config)
     for name in (rule.id, rule.name):
@@ -182,6 +200,7 @@ class _Evaluation:
         override: Level | None,
         today: datetime.date,
     ) -> None:
+        packs = list(packs)
         self.settings = settings
         self.today = today
         self.report = Report()
@@ -198,6 +217,7 @@ class _Evaluation:
                 self.report.enabled.append(enabled)
                 for name in rule.names():
                     self.names[name] = enabled
+        _check_named(packs, settings)
         for enabled in self.report.enabled:
             if enabled.policy.stack:
                 self.stack_rules.append(enabled)

@@ -122,6 +122,19 @@ def test_a_policy_level_overrides_the_pack_and_disabled_is_never_run() -> None:
     assert "SW-K8S-013" not in {e.policy.id for e in report.enabled}
 
 
+def test_a_misspelt_policy_name_is_refused_rather_than_left_at_its_packs_level() -> None:
+    settings = Settings.from_config({"policy:policies": {"image-tags": "mandatory"}}, "s")
+    with pytest.raises(UsageError) as caught:
+        evaluate(subjects(deployment("nginx:latest")), BEST, settings)
+    assert str(caught.value) == (
+        "policy:policies names 'image-tags', which no policy pack in use has: "
+        "did you mean image-tag?"
+    )
+    # A policy of a built-in pack this run does not use is no mistake.
+    other = Settings.from_config({"policy:policies": {"SW-PSS-001": "disabled"}}, "s")
+    assert evaluate(subjects(deployment("nginx:1.29")), BEST, other).findings == []
+
+
 @pytest.mark.parametrize(
     ("values", "message"),
     [
