@@ -151,13 +151,14 @@ def _expect_no_changes(summary: Summary, what: str) -> None:
         raise typer.Exit(1)
 
 
-def _confirm(kind: str, yes: bool, as_json: bool) -> bool:
+def _confirm(kind: str, yes: bool, as_json: bool, command: str = "") -> bool:
     """Whether to go ahead after the preview; a non-interactive run needs --yes."""
     if yes:
         return True
     if as_json or not sys.stdin.isatty():
         raise UsageError(
-            f"`stackwright {kind}` asks for confirmation: pass --yes to run it without a terminal"
+            f"`stackwright {command or kind}` asks for confirmation: pass --yes to run it "
+            "without a terminal"
         )
     return typer.confirm(f"Do you want to perform this {kind}?", default=False)
 
@@ -277,7 +278,7 @@ def up(
             raise typer.Exit(1)
         if expect_no_changes:
             _expect_no_changes(planned, "the preview shows changes; nothing was changed")
-        if not _confirm("update", yes, as_json):
+        if not _confirm("update", yes, as_json, "up"):
             typer.echo("Cancelled: nothing was changed.")
             return
     with _rendering("up", json_lines=as_json, show_diff=diff) as render:
@@ -489,7 +490,7 @@ def stack_rm(
 ) -> None:
     """Remove a stack (and its state) from the backend."""
     project = find_project(Path.cwd())
-    if not yes and not _confirm("stack removal", yes, False):
+    if not yes and not _confirm("stack removal", yes, False, "stack rm"):
         return
     open_backend(_backend_of(project)).remove_stack(project.name, name, force=force)
     StackConfig(project, name).forget()

@@ -357,7 +357,8 @@ def summary_lines(summary: Summary, *, future: bool) -> list[Text]:
             Text(f"    {_symbol(display)}{counts[key]} {words}", style=display.style or "")
         )
     if not ordered:
-        lines.append(Text("    no resources", style="dim"))
+        nothing = "none done" if summary.failures or summary.not_done else "no resources"
+        lines.append(Text(f"    {nothing}", style="dim"))
     lines.append(Text(f"Duration: {_seconds(summary.elapsed, 1)}"))
     if summary.outputs:
         lines.append(Text("Outputs:", style="bold"))

@@ -270,6 +270,8 @@ def test_destroy_and_an_empty_summary() -> None:
     assert run("up", [Summary("up", True, {}, elapsed=0.01)]) == (
         "Resources:\n    no resources\nDuration: 0.0s\n"
     )
+    failed = Summary("up", False, {}, elapsed=0.01, failures=["Deployment web: not ready"])
+    assert run("up", [failed]).startswith("Resources:\n    none done\nDuration: 0.0s\nFailures:")
 
 
 def test_one_table_describes_every_operation() -> None:

@@ -123,8 +123,9 @@ def load_config(
                 if _in_cluster_available(env, service_account_dir):
                     return _in_cluster(env, service_account_dir, context)
                 raise ConfigError(
-                    f"no kubeconfig found: set KUBECONFIG, create {default}, or pass kubeconfig= "
-                    "(`stackwright cluster start` makes one for a local cluster)"
+                    f"no kubeconfig found: set KUBECONFIG, create {default}, or name one "
+                    "(`--kubeconfig FILE`, the stack's `kubernetes:kubeconfig`, or a provider's "
+                    "kubeconfig=); `stackwright cluster start` makes one for a local cluster"
                 )
             documents.append((_read(default), default))
             source = f"kubeconfig {default}"
