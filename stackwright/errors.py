@@ -52,7 +52,11 @@ def _yaml_at(mark: object) -> str:
     line, column = getattr(mark, "line", None), getattr(mark, "column", None)
     if not isinstance(line, int):
         return ""
-    return f"line {line + 1}, column {column + 1}: " if isinstance(column, int) else f"line {line + 1}: "
+    return (
+        f"line {line + 1}, column {column + 1}: "
+        if isinstance(column, int)
+        else f"line {line + 1}: "
+    )
 
 
 def not_utf8(what: str, exc: UnicodeDecodeError) -> UsageError:

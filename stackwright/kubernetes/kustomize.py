@@ -16,6 +16,7 @@ touch a cluster (kustomize does not).
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 from collections.abc import Sequence
@@ -28,6 +29,19 @@ __all__ = ["Directory"]
 
 #: How many lines of the tool's stderr a build failure shows.
 ERROR_LINES = 8
+
+#: kubectl's log-line prefix (`E1123 19:53:48.847745   20158 run.go:72] "command failed" err=...`).
+_KLOG = re.compile(r"[IWEF]\d{4} \d\d:\d\d:\d\d\.\d+\s+\d+ \S+:\d+\] ")
+_KLOG_ERR = re.compile(r'err="((?:[^"\\]|\\.)*)"')
+
+
+def _without_klog(line: str) -> str:
+    """A kubectl log line as its error alone; any other line as it is."""
+    if not _KLOG.match(line):
+        return line
+    found = _KLOG_ERR.search(line)
+    text = found.group(1) if found else _KLOG.sub("", line)
+    return re.sub(r"\\(.)", r"\1", text)
 
 
 def build_command(directory: str) -> list[str]:
@@ -58,7 +72,11 @@ def build(directory: str) -> str:
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise UsageError(f"cannot run {' '.join(command[:2])} for {directory}: {exc}") from exc
     if result.returncode != 0:
-        lines = [line for line in result.stderr.strip().splitlines() if line.strip()]
+        lines = list(
+            dict.fromkeys(
+                _without_klog(line) for line in result.stderr.strip().splitlines() if line.strip()
+            )
+        )
         shown = "; ".join(lines[:ERROR_LINES]) or f"exit code {result.returncode}"
         tool = os.path.basename(command[0])
         raise UsageError(f"{tool} could not build {directory}: {shown}")

@@ -172,9 +172,7 @@ def start(
     if speed is not None and speed <= 0:
         raise UsageError(f"--speed must be greater than 0 (got {speed})")
     if port is not None and not 0 <= port <= _MAX_PORT:
-        raise UsageError(
-            f"--port must be from 1 to {_MAX_PORT}, or 0 for a free one (got {port})"
-        )
+        raise UsageError(f"--port must be from 1 to {_MAX_PORT}, or 0 for a free one (got {port})")
     chosen_port = port or int(str(settings.get("port", 0))) or _free_port()
     if not _port_free(chosen_port):
         raise UsageError(

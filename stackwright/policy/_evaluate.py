@@ -151,9 +151,7 @@ def _check_named(packs: list[PolicyPack], settings: Settings) -> None:
     for name in sorted(named - known):
         close = difflib.get_close_matches(name, sorted(known), n=1)
         hint = f"did you mean {close[0]}?" if close else "see `stackwright policy check --help`"
-        raise UsageError(
-            f"policy:policies names {name!r}, which no policy pack in use has: {hint}"
-        )
+        raise UsageError(f"policy:policies names {name!r}, which no policy pack in use has: {hint}")
 
 
 def _config_of(rule: Policy, settings: Settings) -> dict[str, Any]:

@@ -103,9 +103,7 @@ def resource_from_dict(data: Any, where: str, *, project: str, stack: str) -> Re
             f"not to stack {stack} of project {project}"
         )
     if data["type"] != parts.type:
-        raise Invalid(
-            f"{where}: field 'type' is {data['type']!r}, but its URN says {parts.type!r}"
-        )
+        raise Invalid(f"{where}: field 'type' is {data['type']!r}, but its URN says {parts.type!r}")
     for key in ("parent", "provider"):
         ref = data.get(key, "")
         if ref:

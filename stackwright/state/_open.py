@@ -80,7 +80,9 @@ def open_backend(
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as error:
-            raise UsageError(f"cannot create the folder of state backend {url!r}: {error}") from error
+            raise UsageError(
+                f"cannot create the folder of state backend {url!r}: {error}"
+            ) from error
     elif not path.parent.is_dir():
         raise UsageError(
             f"the folder {path.parent} of state backend {url!r} does not exist: create it "
