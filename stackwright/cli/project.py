@@ -45,6 +45,12 @@ Targets = Annotated[
         "--target", "-t", help="Only this resource (URN; * and ** match) and what it depends on."
     ),
 ]
+DestroyTargets = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--target", "-t", help="Only this resource (URN; * and ** match) and what depends on it."
+    ),
+]
 TargetDependents = Annotated[
     bool,
     typer.Option("--target-dependents", help="With --target: what depends on the targets too."),
@@ -300,7 +306,7 @@ def up(
 def destroy(
     stack: Stack = None,
     yes: Yes = False,
-    targets: Targets = None,
+    targets: DestroyTargets = None,
     excludes: Excludes = None,
     parallel: Parallel = 16,
     as_json: Json = False,

@@ -102,6 +102,10 @@ class Rule:
     then: frozenset[str] | None  # kinds that wait; None: any kind
     match: str  # a key of MATCHES
     reason: str
+    #: The first object holds the waiting ones: deleting it deletes them (a namespace its
+    #: objects, a CRD its custom objects). Only these rules join resources when a run
+    #: selects some (`--target`, `--exclude`); the others only order them.
+    holds: bool = False
 
 
 #: Ordered for the reader; every rule applies.
@@ -112,6 +116,7 @@ RULES: tuple[Rule, ...] = (
         None,
         "its-namespace",
         "objects cannot be created in a namespace that does not exist yet",
+        holds=True,
     ),
     Rule(
         "crd-before-custom-objects",
@@ -119,6 +124,7 @@ RULES: tuple[Rule, ...] = (
         None,
         "its-definition",
         "a custom kind is served only once its CRD is Established",
+        holds=True,
     ),
     Rule(
         "config-before-workloads",
@@ -163,12 +169,12 @@ def rule_between(first: Obj, then: Obj) -> Rule | None:
     return None
 
 
-def implicit_edges(nodes: Iterable[Node]) -> dict[str, set[str]]:
-    """For each URN, the URNs Kubernetes' rules say must come first."""
+def implicit_edges(nodes: Iterable[Node], rules: tuple[Rule, ...] = RULES) -> dict[str, set[str]]:
+    """For each URN, the URNs Kubernetes' rules (`rules`) say must come first."""
     objs = [(n.urn, n.obj) for n in nodes if n.obj]
     # rule → key → URNs of the first objects with that key
     index: list[dict[Hashable, list[str]]] = []
-    for rule in RULES:
+    for rule in rules:
         first_key = MATCHES[rule.match][0]
         by_key: dict[Hashable, list[str]] = {}
         for urn, obj in objs:
@@ -181,7 +187,7 @@ def implicit_edges(nodes: Iterable[Node]) -> dict[str, set[str]]:
     for urn, obj in objs:
         found = needs.setdefault(urn, set())
         kind = _kind(obj)
-        for rule, by_key in zip(RULES, index, strict=True):
+        for rule, by_key in zip(rules, index, strict=True):
             if not by_key or (rule.then is not None and kind not in rule.then):
                 continue
             key = MATCHES[rule.match][1](obj)
@@ -210,13 +216,23 @@ class Graph:
         }
         self.needs: dict[str, set[str]] = {urn: set(deps) for urn, deps in explicit.items()}
         explicit_ancestors = _Ancestors(explicit)
-        for urn, deps in implicit_edges(self.nodes.values()).items():
+        implicit = implicit_edges(self.nodes.values())
+        holding = implicit_edges(self.nodes.values(), tuple(r for r in RULES if r.holds))
+        #: What selection follows: the program's edges and the rules that hold objects.
+        self._held: dict[str, set[str]] = {urn: set(deps) for urn, deps in explicit.items()}
+        for urn, deps in implicit.items():
             # A rule never overrides what the program said the other way round.
-            self.needs[urn] |= {d for d in deps if urn not in explicit_ancestors(d)}
+            kept = {d for d in deps if urn not in explicit_ancestors(d)}
+            self.needs[urn] |= kept
+            self._held[urn] |= kept & holding.get(urn, set())
         self.dependents: dict[str, set[str]] = {urn: set() for urn in self.nodes}
+        self._holders: dict[str, set[str]] = {urn: set() for urn in self.nodes}
         for urn, deps in self.needs.items():
             for dep in deps:
                 self.dependents[dep].add(urn)
+        for urn, deps in self._held.items():
+            for dep in deps:
+                self._holders[dep].add(urn)
         self.order = self._topological()
 
     def _topological(self) -> list[str]:
@@ -274,12 +290,14 @@ class Graph:
         return rule.name if rule is not None else ""
 
     def upstream(self, urns: Iterable[str]) -> set[str]:
-        """The URNs given and everything they depend on (for --target)."""
-        return self._closure(urns, self.needs)
+        """The URNs given and everything they depend on (for --target): by the program's
+        edges, and the namespace / CRD that holds them — not the rules that only order."""
+        return self._closure(urns, self._held)
 
     def downstream(self, urns: Iterable[str]) -> set[str]:
-        """The URNs given and everything that depends on them (for a targeted destroy)."""
-        return self._closure(urns, self.dependents)
+        """The URNs given and everything that depends on them, by the same edges (for a
+        targeted destroy: a namespace takes the objects in it, a ConfigMap no workload)."""
+        return self._closure(urns, self._holders)
 
     def _closure(self, urns: Iterable[str], edges: Mapping[str, set[str]]) -> set[str]:
         found: set[str] = set()

@@ -305,3 +305,28 @@ def test_flags_take_urn_patterns_as_pulumi_does(stack: Stack) -> None:
         stack.up(chain("a"), targets=frozenset({"**::nothing*"}))
     with pytest.raises(UsageError, match=r"--replace \*::settings matches no resource"):
         stack.up(chain("a"), replace=frozenset({"*::settings"}))
+
+
+def test_a_targeted_destroy_takes_no_workload_that_only_an_ordering_rule_ties_to_it(
+    stack: Stack,
+) -> None:
+    def shop(p: Program) -> None:
+        k8s.core.v1.Namespace("shop", metadata={"name": "shop"})
+        k8s.core.v1.ConfigMap("base", metadata={"name": "base", "namespace": "shop"})
+        k8s.apps.v1.Deployment(
+            "web",
+            metadata={"name": "web", "namespace": "shop"},
+            spec={
+                "selector": {"matchLabels": {"app": "web"}},
+                "template": {
+                    "metadata": {"labels": {"app": "web"}},
+                    "spec": {"containers": [{"name": "web", "image": "nginx:1.29"}]},
+                },
+            },
+        )
+
+    stack.up(shop)
+    # ConfigMaps go before the workloads of their namespace, but web does not use base.
+    summary = stack.destroy(targets=frozenset({urn(CM, "base")}))
+
+    assert summary.ok and [c.name for c in stack.fake.calls_to("delete")] == ["base"]

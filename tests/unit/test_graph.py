@@ -233,10 +233,14 @@ def test_upstream_and_downstream() -> None:
             node("other", obj("Namespace", "other")),
         ]
     )
-    assert graph.upstream(["web"]) == {"web", "cm", "ns"}
-    assert graph.upstream(["svc", "other"]) == {"svc", "web", "cm", "ns", "other"}
+    # Selection follows the program's edges and what holds an object (its namespace), not
+    # the rules that only order (a ConfigMap before the workloads of its namespace).
+    assert graph.needs["web"] == {"cm", "ns"}
+    assert graph.upstream(["web"]) == {"web", "ns"}
+    assert graph.upstream(["svc", "other"]) == {"svc", "web", "ns", "other"}
     assert graph.upstream(["not-there"]) == set()
-    assert graph.downstream(["cm"]) == {"cm", "web", "svc"}
+    assert graph.downstream(["cm"]) == {"cm"}
+    assert graph.downstream(["ns"]) == {"ns", "cm", "web", "svc"}
 
 
 def test_implicit_edges_stay_fast() -> None:
