@@ -102,6 +102,11 @@ def parse_urn(urn: str) -> URNParts:
     return URNParts(stack, project, qualified, name)
 
 
+#: The annotations Stackwright puts on every object it applies: which stack, which resource.
+STACK_ANNOTATION = "stackwright.io/stack"
+URN_ANNOTATION = "stackwright.io/urn"
+
+
 #: The key of a stored secret's envelope: `{"@secret": "<base64 nonce + AES-GCM ciphertext>"}`.
 #: State rows, stack outputs and export documents hold secrets only in this form.
 SECRET_SIG = "@secret"

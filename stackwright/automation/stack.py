@@ -36,7 +36,15 @@ from stackwright.engine.wiring import cluster_context, kubernetes_providers
 from stackwright.errors import UsageError
 from stackwright.kubernetes.provider import PROVIDER_TYPE
 from stackwright.localcluster import lifecycle
-from stackwright.model import Op, ResourceState, always_secret, make_urn, parse_urn
+from stackwright.model import (
+    STACK_ANNOTATION,
+    URN_ANNOTATION,
+    Op,
+    ResourceState,
+    always_secret,
+    make_urn,
+    parse_urn,
+)
 from stackwright.policy import Level, Settings, select_packs
 from stackwright.sdk.context import Program
 from stackwright.sdk.output import dependencies_of, resolve, unwrap_secrets
@@ -434,8 +442,8 @@ _SERVER_METADATA = (
 )
 _TOOL_ANNOTATIONS = (
     "kubectl.kubernetes.io/last-applied-configuration",
-    "stackwright.io/stack",
-    "stackwright.io/urn",
+    STACK_ANNOTATION,
+    URN_ANNOTATION,
     "deployment.kubernetes.io/revision",
 )
 
@@ -444,7 +452,7 @@ def _check_unmanaged(backend: Backend, live: dict[str, Any], object_id: str, urn
     """Refuse an object another resource of a stack manages (both would own its fields):
     one whose `stackwright.io/urn` names a resource a stack of this backend still holds,
     or a stack this backend does not have. A mark a `state delete` left is no owner."""
-    owner = ((live.get("metadata") or {}).get("annotations") or {}).get("stackwright.io/urn")
+    owner = ((live.get("metadata") or {}).get("annotations") or {}).get(URN_ANNOTATION)
     if not owner or owner == urn:
         return
     try:

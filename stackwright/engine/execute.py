@@ -49,6 +49,7 @@ from stackwright.engine.ports import Journal, Provider, ProviderFactory
 from stackwright.errors import UsageError, redact
 from stackwright.kubernetes.provider import PROVIDER_TYPE, RELEASE_TYPE
 from stackwright.model import (
+    URN_ANNOTATION,
     Op,
     PendingOperation,
     ResourceState,
@@ -434,6 +435,8 @@ class Run:
         self.held: dict[tuple[str, str, str], str] = {}
         #: The program's resources `--exclude` keeps this run from touching.
         self.excluded: set[str] = set()
+        #: Namespaces this run created (per provider): nothing else can be in them yet.
+        self._new_namespaces: set[tuple[str, str]] = set()
 
     @classmethod
     def over(
@@ -947,6 +950,8 @@ class Run:
             journal_op = Op.CREATE_REPLACEMENT
         else:
             journal_op = step.op
+        if step.op is Op.CREATE:
+            await self._check_free(provider, new)
         # The provider names the object in its status lines; the display names the resource.
         prefix = f"{_meta(new.inputs).get('name')}: "
         number = self._next_step()
@@ -974,9 +979,33 @@ class Run:
             raise
         await self._commits.end(number, with_outputs(new, live))
         self.live[step.urn] = live
+        if new.inputs.get("kind") == "Namespace" and step.op is Op.CREATE:
+            self._new_namespaces.add((new.provider, new.id))
         if step.op is Op.REPLACE and not step.delete_before_replace:
             assert step.old is not None
             self.replaced.append(replace(step.old, delete_pending=True))
+
+    async def _check_free(self, provider: Provider, new: ResourceState) -> None:
+        """Refuse to create over an object that already exists and is not this stack's: server-
+        side apply would merge into it silently, and a later delete would remove it (as
+        Pulumi's provider refuses unless asked to upsert). An object marked as one of this
+        stack's resources (a crashed run's, or one passed from a renamed resource) is ours."""
+        api_version, kind, namespace, name = object_ref(new)
+        if namespace is not None and (new.provider, namespace) in self._new_namespaces:
+            return  # in a namespace this run made
+        async with self._sem:
+            live = await provider.read(api_version, kind, namespace, name)
+        if live is None:
+            return
+        owner = str(((live.get("metadata") or {}).get("annotations") or {}).get(URN_ANNOTATION, ""))
+        if owner == new.urn or owner in self.old:
+            return
+        whose = f"resource {owner} manages it" if owner else "it was made outside this stack"
+        raise UsageError(
+            f"{kind} {new.id} already exists ({whose}): adopt it with "
+            f"ResourceOptions(import_={new.id!r}) or `stackwright import`, or give this "
+            "resource another name"
+        )
 
     async def _execute_release(self, step: Step) -> None:
         """Install or upgrade a Helm release through Helm, journaled like an object's apply."""

@@ -33,7 +33,7 @@ from typing import Any, NamedTuple
 from stackwright.engine.plan import diff, replacement_reasons
 from stackwright.engine.ports import Provider, ProviderFactory
 from stackwright.errors import StackwrightError
-from stackwright.model import CLUSTER_SCOPED
+from stackwright.model import CLUSTER_SCOPED, STACK_ANNOTATION, URN_ANNOTATION
 
 __all__ = [
     "CLUSTER_SCOPED",
@@ -54,8 +54,6 @@ WRITES = frozenset({"apply", "delete", "ensure_applyset", "remove_applyset"})
 _INITIAL_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 
 _MANAGER = "stackwright"
-_URN_ANNOTATION = "stackwright.io/urn"
-_STACK_ANNOTATION = "stackwright.io/stack"
 _MANAGED_BY = "app.kubernetes.io/managed-by"
 #: Fields of an object the server, not the applier, owns.
 _SERVER_META = ("uid", "resourceVersion", "generation", "creationTimestamp", "managedFields")
@@ -413,8 +411,8 @@ class FakeCluster:
         meta["labels"] = {**(meta.get("labels") or {}), _MANAGED_BY: "stackwright"}
         meta["annotations"] = {
             **(meta.get("annotations") or {}),
-            _STACK_ANNOTATION: stack,
-            _URN_ANNOTATION: urn,
+            STACK_ANNOTATION: stack,
+            URN_ANNOTATION: urn,
         }
         return {**obj, "metadata": meta}
 
@@ -583,7 +581,7 @@ class FakeCluster:
             return None
         meta = _meta(obj)
         name = str(meta.get("name", ""))
-        urn = str((meta.get("annotations") or {}).get(_URN_ANNOTATION, ""))
+        urn = str((meta.get("annotations") or {}).get(URN_ANNOTATION, ""))
         logical = urn.rpartition("::")[2] if urn else ""
         for candidate in (name, logical):
             if candidate and candidate in failures:

@@ -1040,6 +1040,38 @@ def test_an_unknown_field_is_shown_as_the_api_servers_warning(
     assert 'unknown field "spec.replica"' in plain.out + plain.err
 
 
+def test_a_stack_does_not_take_over_an_object_that_exists(
+    new_project: Any, cluster: LiveCluster, tmp_path: Path
+) -> None:
+    first = new_project()
+    first.program(
+        'k8s.core.v1.Namespace("ns", metadata={"name": NS})\n'
+        'k8s.core.v1.ConfigMap("shared", metadata={"name": "shared", "namespace": NS},\n'
+        '                      data={"owner": "first"})\n'
+    )
+    first.up()
+    create(cluster, "ConfigMap", "byhand", first.ns, data={"a": "1"})
+    kubeconfig = {"kubernetes:kubeconfig": str(cluster.kubeconfig)}
+    second = Project(tmp_path / "second", "second", first.ns, kubeconfig)
+    second.program(
+        'k8s.core.v1.ConfigMap("shared", metadata={"name": "shared", "namespace": NS},\n'
+        '                      data={"owner": "second"})\n'
+        'k8s.core.v1.ConfigMap("byhand", metadata={"name": "byhand", "namespace": NS},\n'
+        '                      data={"b": "2"})\n'
+    )
+    failed = second.up(rc=1)
+    assert sorted(f.split(" already exists")[0] for f in failed.summary["failures"]) == [
+        f"kubernetes:core/v1:ConfigMap byhand: ConfigMap {first.ns}/byhand",
+        f"kubernetes:core/v1:ConfigMap shared: ConfigMap {first.ns}/shared",
+    ]
+    assert live(cluster, "configmap", "shared", first.ns)["data"] == {"owner": "first"}
+    assert live(cluster, "configmap", "byhand", first.ns)["data"] == {"a": "1"}
+    assert second.resources() == {}
+    # So its destroy deletes nothing of theirs.
+    second.sw("destroy", "--yes")
+    assert names(cluster, "configmaps", first.ns) >= {"shared", "byhand"}
+
+
 def test_locked_stack(new_project: Any, cluster: LiveCluster) -> None:
     p = new_project()
     p.program('k8s.core.v1.Namespace("ns", metadata={"name": NS})\n')

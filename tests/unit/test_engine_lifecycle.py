@@ -1161,3 +1161,44 @@ def test_the_api_servers_warnings_are_the_resources_warnings(stack: Stack) -> No
 
     expected = [(urn(CM, "settings"), 'the API server warns: unknown field "data2"', "warning")]
     assert previewed == applied == expected
+
+
+def test_a_create_over_an_object_that_is_not_this_stacks_fails_and_leaves_it(
+    stack: Stack,
+) -> None:
+    stack.fake.put({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "settings"},
+                    "data": {"owner": "someone"}}, manager="kubectl")  # fmt: skip
+    other = "urn:sw:prod::other::kubernetes:core/v1:ConfigMap::web"
+    stack.fake.put({"apiVersion": "v1", "kind": "ConfigMap",
+                    "metadata": {"name": "web", "annotations": {"stackwright.io/urn": other}},
+                    "data": {"owner": "other"}})  # fmt: skip
+
+    def declare(p: Program) -> None:
+        settings()(p)
+        k8s.core.v1.ConfigMap("web", metadata={"name": "web"}, data={"mode": "mine"})
+
+    summary = stack.up(declare)
+
+    assert not summary.ok and summary.counts == {}
+    assert sorted(summary.failures) == [
+        f"{CM} settings: ConfigMap default/settings already exists (it was made outside this "
+        "stack): adopt it with ResourceOptions(import_='default/settings') or `stackwright "
+        "import`, or give this resource another name",
+        f"{CM} web: ConfigMap default/web already exists (resource {other} manages it): adopt "
+        "it with ResourceOptions(import_='default/web') or `stackwright import`, or give this "
+        "resource another name",
+    ]
+    assert stack.fake.writes() == [] and stack.state().resources == []
+    found = stack.fake.find("ConfigMap", "settings")
+    assert found is not None and found["data"] == {"owner": "someone"}
+
+    # Adopting it is asked for: it is imported, then managed.
+    def adopted(p: Program) -> None:
+        k8s.core.v1.ConfigMap(
+            "settings",
+            metadata={"name": "settings"},
+            data={"owner": "someone"},
+            opts=ResourceOptions(import_="default/settings"),
+        )
+
+    assert stack.up(adopted).counts == {"import": 1}

@@ -31,6 +31,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from stackwright.model import STACK_ANNOTATION, URN_ANNOTATION
 from stackwright.providers.kubernetes.discovery import split_api_version
 from stackwright.providers.kubernetes.errors import InvalidObject, PermanentError
 from stackwright.version import VERSION
@@ -67,8 +68,6 @@ CONTAINS_GROUP_KINDS = "applyset.kubernetes.io/contains-group-kinds"
 ADDITIONAL_NAMESPACES = "applyset.kubernetes.io/additional-namespaces"
 
 MANAGED_BY = "app.kubernetes.io/managed-by"
-STACK_ANNOTATION = "stackwright.io/stack"
-URN_ANNOTATION = "stackwright.io/urn"
 
 
 TOOLING_VALUE = f"stackwright/v{VERSION}"
