@@ -49,6 +49,7 @@ from stackwright.engine.ports import Journal, Provider, ProviderFactory
 from stackwright.errors import UsageError, redact
 from stackwright.kubernetes.provider import PROVIDER_TYPE, RELEASE_TYPE
 from stackwright.model import (
+    STACK_ANNOTATION,
     URN_ANNOTATION,
     Op,
     PendingOperation,
@@ -793,6 +794,13 @@ class Run:
             changes = tuple(FieldChange(f.path, f.live, f.recorded) for f in drifted)
             step = replace(step, op=Op.UPDATE, changes=changes)
             force = True  # putting the cluster back means taking the drifted fields back
+        if step.op is Op.SAME and kube and old is not None and self._marked_elsewhere(old):
+            # Renamed (an alias), moved between stacks or its stack renamed: the object still
+            # carries the old marks, which would let another stack claim it.
+            step = replace(step, op=Op.UPDATE)
+            self.emit(
+                Diagnostic(urn, "its object carries an older URN or stack: marking it", "info")
+            )
         if step.op is Op.SAME and old is not None and old.init_errors and kube:
             # It never became ready last time: apply it again and wait (as Pulumi retries
             # a resource with initialization errors).
@@ -839,6 +847,12 @@ class Run:
         self.status[urn] = _DONE
         self.outcome.counts[step.op.value] += 1
         self.emit(StepDone(step, True, self.clock() - started))
+
+    def _marked_elsewhere(self, old: ResourceState) -> bool:
+        """Whether the recorded live object names another URN or stack than this one."""
+        annotations = _meta(old.outputs).get("annotations") or {}
+        urn, stack = annotations.get(URN_ANNOTATION), annotations.get(STACK_ANNOTATION)
+        return bool(urn and stack) and (urn != old.urn or stack != self.stack)
 
     async def _object_id(self, state: ResourceState) -> str:
         meta = _meta(state.inputs)

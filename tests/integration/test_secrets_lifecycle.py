@@ -322,11 +322,12 @@ def test_state_move_reseals_secrets_under_the_target_stacks_key(
     assert set(row["inputs"]["stringData"]) == {"@secret"}
     assert "encryptedkey" in other_file.read_text(), "the target got its key to seal them"
     # The target stack reads it with its own key (a wrong one is "cannot decrypt …", exit 2):
-    # the Secret is unchanged there; only the namespace, left in the source stack, is new.
+    # the Secret is unchanged there but for its marks (the object still names the source
+    # stack: an update re-marks it); only the namespace, left in the source stack, is new.
     p.sw("config", "set", "--secret", "dbpassword", PLAIN, "--stack", "other")
     p.sw("config", "set", "kubernetes:kubeconfig", str(cluster.kubeconfig), "--stack", "other")
     planned = p.sw("preview", "--stack", "other", "--json")
-    assert planned.summary["counts"] == {"create": 1, "same": 1}, planned.summary
+    assert planned.summary["counts"] == {"create": 1, "update": 1}, planned.summary
     assert_nowhere(p, cluster, PLAIN, moved, exported, planned)
 
 
@@ -365,11 +366,16 @@ def test_stacks_init_copy_ls_tags_rename_rm(new_project: Any, cluster: LiveClust
     p.sw("stack", "rm", "qa", "--yes")
     assert {r["name"] for r in json.loads(p.sw("stack", "ls", "--json").out)} == {STACK}
 
-    # Renaming a stack with resources rewrites its URNs; `up` then changes nothing.
+    # Renaming a stack with resources rewrites its URNs; the next `up` marks each object
+    # with its new URN and stack (else another stack could claim it), then nothing changes.
     p.sw("stack", "select", STACK)
     p.sw("stack", "rename", STACK, "renamed")
     (resource,) = json.loads(p.sw("stack", "export").out)["resources"]
     assert resource["urn"].startswith("urn:sw:renamed::")
+    assert p.sw("up", "--yes", "--json").events[-1]["counts"] == {"update": 1}
+    marks = get(cluster, "namespace", p.ns)
+    assert marks is not None
+    assert marks["metadata"]["annotations"]["stackwright.io/stack"] == "renamed"
     assert set(p.sw("up", "--yes", "--json").events[-1]["counts"]) == {"same"}
 
 

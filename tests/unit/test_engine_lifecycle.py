@@ -418,13 +418,21 @@ def test_an_alias_renames_without_replacing(stack: Stack) -> None:
 
     summary = stack.up(named("config", (urn(CM, "settings"),)))
 
-    assert summary.ok and summary.counts == {"same": 1}
-    assert stack.fake.writes() == []
+    # No replacement: the same object, applied once more to carry its new URN (the old
+    # mark would let another stack claim it).
+    assert summary.ok and summary.counts == {"update": 1}
+    assert [c.method for c in stack.fake.calls_to("apply", "delete")] == ["apply"]
     assert stack.fake.names("ConfigMap") == [name]
     assert [r.urn for r in stack.state().resources] == [urn(CM, "config")]
     assert stack.recorded(urn(CM, "config")).id == name
+    annotations = stack.recorded(urn(CM, "config")).outputs["metadata"]["annotations"]
+    assert annotations["stackwright.io/urn"] == urn(CM, "config")
     renamed = [d.message for d in stack.of(Diagnostic)]
-    assert renamed == [f"renamed from {urn(CM, 'settings')} (alias): no replacement"]
+    assert renamed == [
+        f"renamed from {urn(CM, 'settings')} (alias): no replacement",
+        "its object carries an older URN or stack: marking it",
+    ]
+    assert stack.up(named("config", (urn(CM, "settings"),))).counts == {"same": 1}
 
 
 def test_targets_limit_the_run_to_the_targets_and_what_they_depend_on(stack: Stack) -> None:
