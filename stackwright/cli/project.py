@@ -810,14 +810,21 @@ def revealed(value: Any, *, show: bool) -> Any:
 def state_delete(
     urn: Annotated[str, typer.Argument()],
     stack: Stack = None,
-    force: Annotated[
-        bool, typer.Option("--force", help="Even if protected or others depend on it.")
+    force: Annotated[bool, typer.Option("--force", help="Even if protected.")] = False,
+    target_dependents: Annotated[
+        bool,
+        typer.Option("--target-dependents", help="With what refers to it (children, dependents)."),
     ] = False,
 ) -> None:
     """Forget a resource (the object stays in the cluster)."""
     ws = _workspace(stack)
-    ws.backend.delete_resource(ws.project.name, ws.stack, urn, force=force)
-    typer.echo(f"Removed {urn} from the state of stack {ws.stack}; the object itself is untouched.")
+    removed = ws.backend.delete_resource(
+        ws.project.name, ws.stack, urn, force=force, target_dependents=target_dependents
+    )
+    for each in removed:
+        typer.echo(
+            f"Removed {each} from the state of stack {ws.stack}; the object itself is untouched."
+        )
 
 
 @state_app.command("unprotect")

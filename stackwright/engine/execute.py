@@ -298,7 +298,13 @@ def describe(urn: str) -> str:
     return f"{parts[-2].rsplit('$', 1)[-1]} {parts[-1]}" if len(parts) >= 4 else urn
 
 
+#: Why a resource is waited for again after its run stopped (a kill, Ctrl-C, a cancel).
+_INTERRUPTED = "the run applying it stopped before it was ready"
+
+
 def _error_text(exc: BaseException) -> str:
+    if isinstance(exc, asyncio.CancelledError | KeyboardInterrupt):
+        return _INTERRUPTED
     text = redact(str(exc).strip()) or type(exc).__name__
     return text.splitlines()[0] if "\n" in text else text
 
@@ -523,7 +529,8 @@ class Run:
                 elif live is None:
                     result = None
                 elif item.op in (Op.CREATE, Op.CREATE_REPLACEMENT):
-                    result = with_outputs(state, live)
+                    # Made, but never seen ready: the next run waits for it again.
+                    result = replace(with_outputs(state, live), init_errors=(_INTERRUPTED,))
                 else:
                     # An update or import may or may not have reached the server: keep the
                     # inputs recorded before it, so the next plan sends it again.

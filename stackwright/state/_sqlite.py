@@ -949,8 +949,9 @@ class SQLiteBackend:
                     f"resources {', '.join(protected)} cannot be deleted because they are protected; "
                     "unprotect them with `stackwright state unprotect URN`, or pass --force to delete them anyway"
                 )
+            said = {"has parent": "its child", "uses provider": "uses it as its provider"}
             dependents = [
-                f"{row.state.urn} ({how} it)"
+                f"{row.state.urn} ({said.get(how, f'{how} it')})"
                 for row in rows
                 if row.state.urn not in doomed
                 for ref, how in references(row.state)

@@ -736,6 +736,14 @@ def test_targets(new_project: Any, cluster: LiveCluster) -> None:
     # What the targeted run left out is still to do.
     assert p.preview().changed() == {"b": "update", "other": "create"}
 
+    # Forgetting base alone would leave top referring to nothing; with its dependents it goes.
+    base = p.urn("kubernetes:core/v1:ConfigMap", "base")
+    refused = p.sw("state", "delete", base, rc=2)
+    assert f"{top} (depends on it)" in one_line(refused)
+    forgot = p.sw("state", "delete", base, "--target-dependents")
+    assert forgot.out.count("Removed ") == 2 and not {"base", "top"} & set(p.resources())
+    assert live(cluster, "configmap", "top", p.ns)  # the objects themselves stay
+
 
 def test_replace_exclude_target_dependents_and_expect_no_changes(
     new_project: Any, cluster: LiveCluster

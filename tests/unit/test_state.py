@@ -1068,7 +1068,7 @@ def test_delete_resource_refuses_one_others_refer_to(backend: SQLiteBackend) -> 
         backend.delete_resource(PROJECT, "dev", urn("a"))
     assert str(caught.value) == (
         f"resource {urn('a')} cannot be deleted because other resources refer to it: "
-        f"{urn('b')} (depends on it), {urn('c')} (has parent it); delete them first, or pass "
+        f"{urn('b')} (depends on it), {urn('c')} (its child); delete them first, or pass "
         "--target-dependents to delete them with it"
     )
     deleted = backend.delete_resource(PROJECT, "dev", urn("a"), target_dependents=True)
