@@ -91,6 +91,9 @@ def _check_targets(options: Options, program: Program | None, snapshot: Snapshot
                     f"{flag} {urn} names no resource of stack {snapshot.stack}: "
                     "`stackwright stack export` lists the URNs in the state"
                 )
+    both = sorted(targets & options.excludes)
+    if both:
+        raise UsageError(f"{both[0]} is both a --target and an --exclude: drop one of the two")
     for target in sorted(targets):
         if program is not None and target not in program.by_urn and not options.target_dependents:
             # An up deletes a targeted resource the program dropped; a resource left in the

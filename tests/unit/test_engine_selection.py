@@ -254,6 +254,8 @@ def test_a_destroy_with_exclude_keeps_the_excluded_and_what_they_refer_to(stack:
         )
     with pytest.raises(UsageError, match=r"--exclude .*::nothing names no resource"):
         stack.destroy(excludes=frozenset({urn(CM, "nothing")}))
+    with pytest.raises(UsageError, match=r"::derived is both a --target and an --exclude"):
+        stack.destroy(targets=frozenset({urn(CM, "derived")}), excludes=frozenset({"**ived"}))
 
 
 def in_namespace(p: Program) -> None:
