@@ -1102,6 +1102,14 @@ class Run:
                     await self.provider_for(state.provider).delete(
                         api_version, kind, namespace, name
                     )
+            elif state.custom and is_kubernetes(state) and not keep_object:
+                # Retained: left in the cluster, but no longer marked as the stack's (an
+                # ApplySet prune would otherwise still count it a member).
+                api_version, kind, namespace, name = object_ref(state)
+                async with self._sem:
+                    await self.provider_for(state.provider).unmark(
+                        api_version, kind, namespace, name
+                    )
             elif (
                 state.custom
                 and is_release(state)

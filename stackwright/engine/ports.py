@@ -75,6 +75,12 @@ class Provider(Protocol):
         timeout: float | None = None,
     ) -> None: ...
 
+    async def unmark(self, api_version: str, kind: str, namespace: str | None, name: str) -> None:
+        """Take Stackwright's labels and annotations off an object it leaves behind (a
+        resource with `retain_on_delete`), so no tool counts it as the stack's any more;
+        an object that is gone is done."""
+        ...
+
     async def release_apply(self, spec: Mapping[str, Any]) -> dict[str, Any]:
         """Install a Helm release, or upgrade it if it exists, and wait; its outputs.
 

@@ -48,13 +48,15 @@ __all__ = [
 ]
 
 #: The calls that change the cluster: a no-op run must make none of them.
-WRITES = frozenset({"apply", "delete", "ensure_applyset", "remove_applyset"})
+WRITES = frozenset({"apply", "delete", "ensure_applyset", "remove_applyset", "unmark"})
 
 #: Namespaces a new cluster already has.
 _INITIAL_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 
 _MANAGER = "stackwright"
 _MANAGED_BY = "app.kubernetes.io/managed-by"
+#: The labels and annotations `unmark` takes off (the real provider's MARK_LABELS / _ANNOTATIONS).
+_MARKS = (("applyset.kubernetes.io/part-of", _MANAGED_BY), (STACK_ANNOTATION, URN_ANNOTATION))
 #: Fields of an object the server, not the applier, owns.
 _SERVER_META = ("uid", "resourceVersion", "generation", "creationTimestamp", "managedFields")
 #: A fixed creation time, so that live objects (and goldens showing them) are stable.
@@ -353,6 +355,16 @@ class FakeCluster:
         )
 
     # --- what tests do behind the engine's back -----------------------------------------------
+
+    async def unmark(self, api_version: str, kind: str, namespace: str | None, name: str) -> None:
+        self.calls.append(Call("unmark", kind, name))
+        key = self._existing_key(api_version, kind, namespace, name)
+        found = self.objects.get(key) if key is not None else None
+        if found is not None:
+            meta = found.setdefault("metadata", {})
+            for field, keys in (("labels", _MARKS[0]), ("annotations", _MARKS[1])):
+                for mark in keys:
+                    (meta.get(field) or {}).pop(mark, None)
 
     def _warn(self, desired: Mapping[str, Any], warn: Callable[[str], None] | None) -> None:
         for text in self.warnings.get(_meta(desired).get("name", ""), ()):

@@ -72,6 +72,9 @@ class KubernetesCluster:
     ) -> dict[str, Any]:
         return await self.provider.apply(desired, force=force, warn=warn)
 
+    async def unmark(self, api_version: str, kind: str, namespace: str | None, name: str) -> None:
+        await self.provider.unmark(api_version, kind, namespace, name)
+
     async def await_ready(
         self,
         obj: Mapping[str, Any],

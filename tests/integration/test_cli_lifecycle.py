@@ -1080,6 +1080,27 @@ def test_a_stack_does_not_take_over_an_object_that_exists(
     assert names(cluster, "configmaps", first.ns) >= {"shared", "byhand"}
 
 
+def test_a_retained_object_stays_unmarked(new_project: Any, cluster: LiveCluster) -> None:
+    p = new_project()
+    p.program(
+        'k8s.core.v1.Namespace("ns", metadata={"name": NS})\n'
+        'k8s.core.v1.ConfigMap("kept", metadata={"name": "kept", "namespace": NS},\n'
+        '    data={"a": "1"}, opts=sw.ResourceOptions(retain_on_delete=True))\n'
+    )
+    p.up()
+    assert "stackwright.io/urn" in live(cluster, "configmap", "kept", p.ns)["metadata"]["annotations"]
+    p.program('k8s.core.v1.Namespace("ns", metadata={"name": NS})\n')
+    assert p.up().ops() == {"kept": "delete"}
+    kept = live(cluster, "configmap", "kept", p.ns)
+    assert kept["data"] == {"a": "1"}
+    assert not {"stackwright.io/urn", "stackwright.io/stack"} & set(
+        kept["metadata"].get("annotations") or {}
+    )
+    assert not {"applyset.kubernetes.io/part-of", "app.kubernetes.io/managed-by"} & set(
+        kept["metadata"].get("labels") or {}
+    )
+
+
 def test_locked_stack(new_project: Any, cluster: LiveCluster) -> None:
     p = new_project()
     p.program('k8s.core.v1.Namespace("ns", metadata={"name": NS})\n')

@@ -373,7 +373,11 @@ def test_retain_on_delete_forgets_the_object_without_deleting_it(stack: Stack) -
 
     assert summary.ok and summary.counts == {"delete": 1, "same": 1}
     assert stack.fake.calls_to("delete") == []
-    assert stack.fake.find("ConfigMap", "settings") is not None
+    left = stack.fake.find("ConfigMap", "settings")
+    assert left is not None and left["data"] == {"mode": "fast"}
+    # No longer marked as the stack's: no ApplySet prune or import check counts it so.
+    assert "stackwright.io/urn" not in left["metadata"].get("annotations", {})
+    assert "applyset.kubernetes.io/part-of" not in left["metadata"].get("labels", {})
     assert [r.urn for r in stack.state().resources] == [urn(DEPLOY, "web")]
 
 

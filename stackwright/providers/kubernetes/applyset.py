@@ -44,6 +44,8 @@ __all__ = [
     "CONTAINS_GROUP_KINDS",
     "ID_LABEL",
     "MANAGED_BY",
+    "MARK_ANNOTATIONS",
+    "MARK_LABELS",
     "PART_OF",
     "STACK_ANNOTATION",
     "TOOLING",
@@ -68,6 +70,10 @@ CONTAINS_GROUP_KINDS = "applyset.kubernetes.io/contains-group-kinds"
 ADDITIONAL_NAMESPACES = "applyset.kubernetes.io/additional-namespaces"
 
 MANAGED_BY = "app.kubernetes.io/managed-by"
+
+#: What marks an object as a stack's (taken off an object a stack leaves behind).
+MARK_LABELS = (PART_OF, MANAGED_BY)
+MARK_ANNOTATIONS = (STACK_ANNOTATION, URN_ANNOTATION)
 
 
 TOOLING_VALUE = f"stackwright/v{VERSION}"

@@ -23,7 +23,7 @@ from urllib.parse import quote
 import orjson
 
 from stackwright.providers.kubernetes import readiness
-from stackwright.providers.kubernetes.applyset import TOOLING_VALUE
+from stackwright.providers.kubernetes.applyset import MARK_ANNOTATIONS, MARK_LABELS, TOOLING_VALUE
 from stackwright.providers.kubernetes.client import APPLY_PATCH, ApiClient, RetryPolicy
 from stackwright.providers.kubernetes.discovery import Discovery, ResourceInfo
 from stackwright.providers.kubernetes.errors import InvalidObject, UnknownKind
@@ -231,6 +231,29 @@ class KubernetesProvider:
                 warn(text)
         live: dict[str, Any] = orjson.loads(response.body)
         return live
+
+    async def unmark(self, api_version: str, kind: str, namespace: str | None, name: str) -> None:
+        """Remove Stackwright's labels and annotations (stack, URN, ApplySet membership) from
+        an object left in the cluster; NotFound and an unserved kind count as done."""
+        try:
+            info = await self.resource_info(api_version, kind)
+        except UnknownKind:
+            return
+        ns = (namespace or self._namespace) if info.namespaced else None
+        patch = {
+            "metadata": {
+                "labels": dict.fromkeys(MARK_LABELS),
+                "annotations": dict.fromkeys(MARK_ANNOTATIONS),
+            }
+        }
+        await self.api.request(
+            "PATCH",
+            info.path(ns, name) + f"?fieldManager={quote(self.field_manager)}",
+            body=orjson.dumps(patch),
+            content_type="application/merge-patch+json",
+            what=name,
+            ok=(404,),
+        )
 
     async def delete(
         self,
