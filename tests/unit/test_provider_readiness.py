@@ -176,6 +176,13 @@ def test_deployment_waits_for_old_replicas_to_go() -> None:
     assert verdict.message == "web: 3/3 ready — 1 old replica pending termination"
 
 
+def test_deployment_scaling_down_says_so_rather_than_more_than_all_ready() -> None:
+    verdict = evaluate(deployment(replicas=2, ready=5, updated=5, available=5, total=5))
+    # Done, as `kubectl rollout status` has it (a scale-down is not a rollout to wait for).
+    assert verdict.state is State.READY
+    assert verdict.message == "web: 5 ready, scaling down to 2"
+
+
 def test_deployment_image_pull_backoff_is_failing_with_the_pod_and_message() -> None:
     related = Related(
         replicasets=[replicaset("web-old", "rs-old", "1"), replicaset("web-7c9f", "rs-new", "2")],

@@ -438,6 +438,13 @@ def _event_note(events: Sequence[Obj], name: str) -> str:
     return _reason_message(latest)
 
 
+def _ready_text(name: str, ready: int, want: int) -> str:
+    """`web: 2/3 ready`; while scaling down, `web: 5 ready, scaling down to 2`."""
+    if ready > want:
+        return f"{name}: {ready} ready, scaling down to {want}"
+    return f"{name}: {ready}/{want} ready"
+
+
 def _with_pod(head: str, pod: _PodView | None) -> str:
     return f"{head} — pod {pod.name}: {pod.text}" if pod is not None else head
 
@@ -459,7 +466,7 @@ def _deployment(obj: Obj, related: Related) -> Readiness:
     want = _int(spec.get("replicas"), 1)
     ready, updated = _int(status.get("readyReplicas")), _int(status.get("updatedReplicas"))
     replicas, available = _int(status.get("replicas")), _int(status.get("availableReplicas"))
-    summary = f"{name}: {ready}/{want} ready"
+    summary = _ready_text(name, ready, want)
     conditions = _conditions(obj)
     pod = _worst(_new_pods(obj, related), related, replaced_when_failed=True)
     culprit = pod.name if pod is not None else ""
@@ -536,7 +543,7 @@ def _statefulset(obj: Obj, related: Related) -> Readiness:
         )
     want = _int(spec.get("replicas"), 1)
     ready, updated = _int(status.get("readyReplicas")), _int(status.get("updatedReplicas"))
-    summary = f"{name}: {ready}/{want} ready"
+    summary = _ready_text(name, ready, want)
     pod = _worst(_pods_of(obj, related), related, replaced_when_failed=True)
     culprit = pod.name if pod is not None else ""
     if pod is not None and pod.state in (State.FAILED, State.FAILING):
@@ -599,7 +606,7 @@ def _replicaset(obj: Obj, related: Related) -> Readiness:
         )
     want = _int(spec.get("replicas"), 1)
     ready, available = _int(status.get("readyReplicas")), _int(status.get("availableReplicas"))
-    summary = f"{name}: {ready}/{want} ready"
+    summary = _ready_text(name, ready, want)
     pod = _worst(_pods_of(obj, related), related, replaced_when_failed=True)
     culprit = pod.name if pod is not None else ""
     if pod is not None and pod.state in (State.FAILED, State.FAILING):
