@@ -356,8 +356,10 @@ def summary_lines(summary: Summary, *, future: bool) -> list[Text]:
         lines.append(
             Text(f"    {_symbol(display)}{counts[key]} {words}", style=display.style or "")
         )
-    if not ordered:
-        nothing = "none done" if summary.failures or summary.not_done else "no resources"
+    if summary.failures:
+        lines.append(Text(f"    ! {len(summary.failures)} failed", style="bold red"))
+    elif not ordered:
+        nothing = "none done" if summary.not_done else "no resources"
         lines.append(Text(f"    {nothing}", style="dim"))
     lines.append(Text(f"Duration: {_seconds(summary.elapsed, 1)}"))
     if summary.outputs:

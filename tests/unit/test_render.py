@@ -149,6 +149,7 @@ def test_up_prints_a_line_per_start_and_end_and_hides_unchanged() -> None:
         "    ~ 1 updated\n"
         "    - 1 deleted\n"
         "    3 unchanged\n"
+        "    ! 1 failed\n"
         "Duration: 2.5s\n"
         "Outputs:\n"
         '    service_ip: "10.96.0.12"\n'
@@ -271,7 +272,9 @@ def test_destroy_and_an_empty_summary() -> None:
         "Resources:\n    no resources\nDuration: 0.0s\n"
     )
     failed = Summary("up", False, {}, elapsed=0.01, failures=["Deployment web: not ready"])
-    assert run("up", [failed]).startswith("Resources:\n    none done\nDuration: 0.0s\nFailures:")
+    assert run("up", [failed]).startswith("Resources:\n    ! 1 failed\nDuration: 0.0s\nFailures:")
+    stopped = Summary("up", False, {}, elapsed=0.01, not_done=["Deployment web: ..."])
+    assert run("up", [stopped]).startswith("Resources:\n    none done\nDuration: 0.0s\n")
 
 
 def test_one_table_describes_every_operation() -> None:
@@ -494,6 +497,7 @@ def test_live_display_runs_and_prints_finished_steps_and_the_summary() -> None:
         "Resources:\n"
         "    + 1 created\n"
         "    1 unchanged\n"
+        "    ! 1 failed\n"
         "Duration: 3.3s\n"
         "Outputs:\n"
         '    ip: "10.0.0.1"\n'
