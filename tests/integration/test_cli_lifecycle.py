@@ -1088,7 +1088,9 @@ def test_a_retained_object_stays_unmarked(new_project: Any, cluster: LiveCluster
         '    data={"a": "1"}, opts=sw.ResourceOptions(retain_on_delete=True))\n'
     )
     p.up()
-    assert "stackwright.io/urn" in live(cluster, "configmap", "kept", p.ns)["metadata"]["annotations"]
+    assert (
+        "stackwright.io/urn" in live(cluster, "configmap", "kept", p.ns)["metadata"]["annotations"]
+    )
     p.program('k8s.core.v1.Namespace("ns", metadata={"name": NS})\n')
     assert p.up().ops() == {"kept": "delete"}
     kept = live(cluster, "configmap", "kept", p.ns)

@@ -27,7 +27,9 @@ def sw(project: Path, *args: str, check: bool = True) -> subprocess.CompletedPro
         env={**os.environ, "STACKWRIGHT_STACK": "dev"},
     )
     if check and result.returncode != 0:
-        raise AssertionError(f"stackwright {' '.join(args)} failed ({result.returncode}):\n{result.stdout}\n{result.stderr}")
+        raise AssertionError(
+            f"stackwright {' '.join(args)} failed ({result.returncode}):\n{result.stdout}\n{result.stderr}"
+        )
     return result
 
 
@@ -60,8 +62,12 @@ def test_webapp(tmp_path: Path, cluster: Any, kubeconfig: str) -> None:
     assert outputs["namespace"] == "webapp"
     assert outputs["ready_replicas"] == 2
     assert outputs["service_ip"].startswith("10.96.")
-    assert outputs["ingress_address"]["ingress"], "the Ingress got an address once its class existed"
-    deployments = json.loads(cluster.kubectl("get", "deploy", "-n", "webapp", "-o", "json").stdout)["items"]
+    assert outputs["ingress_address"]["ingress"], (
+        "the Ingress got an address once its class existed"
+    )
+    deployments = json.loads(cluster.kubectl("get", "deploy", "-n", "webapp", "-o", "json").stdout)[
+        "items"
+    ]
     assert [d["status"]["availableReplicas"] for d in deployments] == [2]
     again = summary(sw(project, "preview", "--json").stdout)
     assert again["counts"] == {"same": 6}
@@ -75,8 +81,15 @@ def test_stateful(tmp_path: Path, cluster: Any, kubeconfig: str) -> None:
     assert done["ok"], done
     assert done["outputs"]["ready_replicas"] == 3
     assert done["outputs"]["backups_volume"].startswith("pvc-")
-    claims = json.loads(cluster.kubectl("get", "pvc", "-n", "stateful", "-o", "json").stdout)["items"]
-    assert sorted(c["metadata"]["name"] for c in claims) == ["backups", "data-db-0", "data-db-1", "data-db-2"]
+    claims = json.loads(cluster.kubectl("get", "pvc", "-n", "stateful", "-o", "json").stdout)[
+        "items"
+    ]
+    assert sorted(c["metadata"]["name"] for c in claims) == [
+        "backups",
+        "data-db-0",
+        "data-db-1",
+        "data-db-2",
+    ]
     assert {c["status"]["phase"] for c in claims} == {"Bound"}
     assert summary(sw(project, "destroy", "--yes", "--json").stdout)["ok"]
 
@@ -84,10 +97,18 @@ def test_stateful(tmp_path: Path, cluster: Any, kubeconfig: str) -> None:
 def test_crd_and_its_objects(tmp_path: Path, cluster: Any, kubeconfig: str) -> None:
     project = deploy(tmp_path, "crd", {"kubernetes:kubeconfig": kubeconfig})
     planned = summary(sw(project, "preview", "--json").stdout)
-    assert planned["ok"] and planned["counts"] == {"create": 4}, "a preview of a CRD and its objects does not fail"
+    assert planned["ok"] and planned["counts"] == {"create": 4}, (
+        "a preview of a CRD and its objects does not fail"
+    )
     done = summary(sw(project, "up", "--yes", "--json").stdout)
-    assert done["ok"] and done["outputs"]["widgets"] == ["widget-red", "widget-green", "widget-blue"]
-    widgets = json.loads(cluster.kubectl("get", "widgets", "-n", "default", "-o", "json").stdout)["items"]
+    assert done["ok"] and done["outputs"]["widgets"] == [
+        "widget-red",
+        "widget-green",
+        "widget-blue",
+    ]
+    widgets = json.loads(cluster.kubectl("get", "widgets", "-n", "default", "-o", "json").stdout)[
+        "items"
+    ]
     assert sorted(w["spec"]["size"] for w in widgets) == [1, 2, 3]
     assert summary(sw(project, "destroy", "--yes", "--json").stdout)["ok"]
     assert cluster.kubectl("get", "crd", "widgets.example.com", check=False).returncode != 0
@@ -106,18 +127,27 @@ def test_two_clusters(tmp_path: Path, cluster: Any, kubeconfig: str, second_clus
     project = deploy(
         tmp_path,
         "two-clusters",
-        {"two-clusters:east_kubeconfig": kubeconfig, "two-clusters:west_kubeconfig": second_cluster},
+        {
+            "two-clusters:east_kubeconfig": kubeconfig,
+            "two-clusters:west_kubeconfig": second_cluster,
+        },
     )
     done = summary(sw(project, "up", "--yes", "--json").stdout)
     assert done["ok"], done
     assert done["outputs"]["ready"] == {"east": 2, "west": 2}
     env = {**os.environ, "KUBECONFIG": second_cluster}
     west = subprocess.run(
-        ["kubectl", "get", "configmaps", "-n", "default", "-o", "json"], capture_output=True, text=True, env=env, check=True
+        ["kubectl", "get", "configmaps", "-n", "default", "-o", "json"],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=True,
     )
     names = [c["metadata"]["name"] for c in json.loads(west.stdout)["items"]]
     assert any(n.startswith("west-settings-") for n in names)
-    assert not any(n.startswith("east-settings-") for n in names), "each resource lands in its own cluster"
+    assert not any(n.startswith("east-settings-") for n in names), (
+        "each resource lands in its own cluster"
+    )
     assert summary(sw(project, "destroy", "--yes", "--json").stdout)["ok"]
 
 
@@ -158,7 +188,9 @@ def test_external_secrets(
     assert done["ok"], done
     assert done["outputs"] == {"external_secret": "db-password", "target_secret": "db-password"}
     found = json.loads(
-        cluster.kubectl("get", "externalsecrets.external-secrets.io", "db-password", "-n", "shop", "-o", "json").stdout
+        cluster.kubectl(
+            "get", "externalsecrets.external-secrets.io", "db-password", "-n", "shop", "-o", "json"
+        ).stdout
     )
     assert found["spec"]["data"][0]["remoteRef"] == {"key": "shop/db", "property": "password"}
     assert token not in up and token not in sw(project, "stack", "export").stdout

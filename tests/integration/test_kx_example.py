@@ -22,7 +22,9 @@ def sw(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
         env={**os.environ, "STACKWRIGHT_STACK": "dev"},
     )
     if result.returncode != 0:
-        raise AssertionError(f"stackwright {' '.join(args)} failed ({result.returncode}):\n{result.stdout}\n{result.stderr}")
+        raise AssertionError(
+            f"stackwright {' '.join(args)} failed ({result.returncode}):\n{result.stdout}\n{result.stderr}"
+        )
     return result
 
 
@@ -40,7 +42,9 @@ def configure(project: Path, kubeconfig: str, greeting: str) -> None:
 
 
 def items(cluster: Any, kind: str) -> list[dict[str, Any]]:
-    found: list[dict[str, Any]] = json.loads(cluster.kubectl("get", kind, "-o", "json").stdout)["items"]
+    found: list[dict[str, Any]] = json.loads(cluster.kubectl("get", kind, "-o", "json").stdout)[
+        "items"
+    ]
     return [i for i in found if "stackwright.io/urn" in (i["metadata"].get("annotations") or {})]
 
 
@@ -77,7 +81,9 @@ def test_kx_webapp_up_roll_and_destroy(tmp_path: Path, cluster: Any) -> None:
     assert rolled["counts"] == {"replace": 1, "update": 1, "delete-replaced": 1, "same": 7}, rolled
     second = rolled["outputs"]["config_map"]
     assert second != first
-    assert [c["metadata"]["name"] for c in items(cluster, "configmap")] == [second], "the old ConfigMap is gone"
+    assert [c["metadata"]["name"] for c in items(cluster, "configmap")] == [second], (
+        "the old ConfigMap is gone"
+    )
     (deployment,) = items(cluster, "deployment")
     assert deployment["metadata"]["generation"] > generation
     env = deployment["spec"]["template"]["spec"]["containers"][0]["env"]

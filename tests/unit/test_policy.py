@@ -400,7 +400,6 @@ def test_bad_check_input_is_exit_2_with_one_line(
     assert message in err and len(err.splitlines()) == 1 and "Traceback" not in err
 
 
-
 @pytest.mark.parametrize(
     ("flag", "content", "message"),
     [
@@ -425,6 +424,7 @@ def test_a_bad_values_or_config_file_is_exit_2_with_one_line(
     assert caught.value.code == 2
     err = capsys.readouterr().err.strip()
     assert message.format(file=file) in err and len(err.splitlines()) == 1, err
+
 
 # --- the engine's gate ---------------------------------------------------------------------
 

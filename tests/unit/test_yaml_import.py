@@ -165,7 +165,6 @@ def test_bad_yaml_names_file_document_and_line(program: Program, tmp_path: Path)
     assert not program.resources, "nothing declared on bad input"
 
 
-
 def test_a_file_that_is_not_utf8_names_the_file(program: Program, tmp_path: Path) -> None:
     binary = tmp_path / "bin.yaml"
     binary.write_bytes(b"\xff\xfe name: x\n")
@@ -174,6 +173,7 @@ def test_a_file_that_is_not_utf8_names_the_file(program: Program, tmp_path: Path
     assert str(info.value) == (
         f"manifest file {binary} is not UTF-8 text (byte 0xff at offset 0): save it as UTF-8"
     )
+
 
 def test_document_without_name_names_file_and_document(program: Program, tmp_path: Path) -> None:
     path = tmp_path / "noname.yaml"
