@@ -197,7 +197,7 @@ def with_outputs(
     makes that place a secret path too: secret paths are positions, values are what must
     never be stored or shown in plain text. `others`: more secret values to look for (a
     refresh looks for every resource's, as anyone may have copied one into any object)."""
-    state = replace(state, outputs=live)
+    state = replace(state, outputs=live_outputs(state, live))
     values = secret_texts(state) | others
     if not values:
         return state
@@ -222,6 +222,20 @@ def with_outputs(
     if not found:
         return state
     return replace(state, secret_paths=(*state.secret_paths, *found))
+
+
+def live_outputs(state: ResourceState, live: dict[str, Any]) -> dict[str, Any]:
+    """What a resource's outputs hold of its live object: the object, and for a Secret the
+    `stringData` the program gave (write-only: the server keeps only `data`), so an
+    Output reading it gets the value (secret), as Pulumi's does."""
+    given = state.inputs.get("stringData")
+    if given is None or "stringData" in live or not _is_secret_kind(state.inputs):
+        return live
+    return {**live, "stringData": given}
+
+
+def _is_secret_kind(obj: Mapping[str, Any]) -> bool:
+    return obj.get("kind") == "Secret" and obj.get("apiVersion") == "v1"
 
 
 def secret_texts(state: ResourceState) -> frozenset[str]:
@@ -996,10 +1010,10 @@ class Run:
             # and the next `up` must wait for it again.
             failed = replace(with_outputs(new, live), init_errors=(_error_text(exc),))
             self.journal.end(number, failed)
-            self.live[step.urn] = live
+            self.live[step.urn] = live_outputs(new, live)
             raise
         await self._commits.end(number, with_outputs(new, live))
-        self.live[step.urn] = live
+        self.live[step.urn] = live_outputs(new, live)
         if new.inputs.get("kind") == "Namespace" and step.op is Op.CREATE:
             self._new_namespaces.add((new.provider, new.id))
         if step.op is Op.REPLACE and not step.delete_before_replace:

@@ -241,6 +241,28 @@ def test_every_secret_path(new_project: Any, cluster: LiveCluster, passphrase: s
     assert p.resources() == {}
 
 
+def test_a_secrets_string_data_output_is_its_value_kept_secret(
+    new_project: Any, cluster: LiveCluster
+) -> None:
+    p = new_project()
+    p.sw("config", "set", "--secret", "dbpassword", PLAIN)
+    p.program(
+        'k8s.core.v1.Namespace("ns", metadata={"name": NS})\n'
+        'creds = k8s.core.v1.Secret("creds", metadata={"name": "creds", "namespace": NS},\n'
+        '    string_data={"pw": sw.Config().require_secret("dbpassword")})\n'
+        'k8s.core.v1.ConfigMap("copy", metadata={"name": "copy", "namespace": NS},\n'
+        '    data={"pw": creds.string_data["pw"]})\n'
+        'sw.export("pw", creds.string_data["pw"])\n'
+    )
+    up = p.up()
+    assert up.summary["outputs"] == {"pw": "[secret]"}
+    copy = get(cluster, "configmap", "copy", p.ns)
+    assert copy is not None and copy["data"] == {"pw": PLAIN}
+    again = p.up()
+    assert set(again.summary["counts"]) == {"same"}
+    assert_nowhere(p, cluster, PLAIN, up, again)
+
+
 def test_wrong_missing_and_rotated_passphrase(
     new_project: Any, cluster: LiveCluster, passphrase: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -1219,3 +1219,21 @@ def test_a_create_over_an_object_that_is_not_this_stacks_fails_and_leaves_it(
         )
 
     assert stack.up(adopted).counts == {"import": 1}
+
+
+def test_a_secrets_string_data_is_readable_as_an_output_and_stays_secret(stack: Stack) -> None:
+    def declare(p: Program) -> None:
+        creds = k8s.core.v1.Secret(
+            "creds", metadata={"name": "creds"}, string_data={"pw": "s3cr3t-x"}
+        )
+        k8s.core.v1.ConfigMap(
+            "copy", metadata={"name": "copy"}, data={"pw": creds.string_data["pw"]}
+        )
+
+    assert stack.up(declare).ok
+    # The server keeps only `data`; the output still has what the program gave.
+    creds = stack.recorded(urn(SECRET, "creds"))
+    assert creds.outputs["stringData"] == {"pw": "s3cr3t-x"}
+    assert "stringData" in creds.secret_paths
+    copy = stack.recorded(urn(CM, "copy"))
+    assert copy.inputs["data"] == {"pw": "s3cr3t-x"} and "data.pw" in copy.secret_paths
