@@ -540,6 +540,9 @@ class PlainRenderer(Renderer):
         self._lock = threading.Lock()
         self._progress: dict[str, tuple[str, float]] = {}  # urn → (last message, printed at)
         self._printed = False
+        #: Resource name → the types of the steps started under it: a name two resources
+        #: share (a Deployment and a Service `web`) gets its type on its end lines.
+        self._types: dict[str, set[str]] = {}
 
     def __call__(self, event: Event) -> None:
         lines = self._lines(event)
@@ -555,16 +558,19 @@ class PlainRenderer(Renderer):
         if isinstance(event, StepStarted):
             if event.step.op is Op.SAME:
                 return []
+            type_, name = _step_type_and_name(event.step)
+            self._types.setdefault(name, set()).add(type_)
             return [step_line(event.step), *(diff_lines(event.step) if self._show_diff else ())]
         if isinstance(event, StepProgress):
             return self._progress_lines(event)
         if isinstance(event, StepDone):
             self._progress.pop(event.step.urn, None)
+            shared = len(self._types.get(_step_type_and_name(event.step)[1], ())) > 1
             if not event.ok:
-                return [failed_line(event.step, event.error, with_type=False)]
+                return [failed_line(event.step, event.error, with_type=shared)]
             if _is_future(self._kind) or event.step.op is Op.SAME:
                 return []  # a preview's line was printed when the step was planned
-            return [done_line(event.step, event.elapsed, with_type=False)]
+            return [done_line(event.step, event.elapsed, with_type=shared)]
         if isinstance(event, StepSkipped):
             return [] if event.step.op is Op.SAME else [skipped_line(event.step, event.reason)]
         if isinstance(event, Drift):
