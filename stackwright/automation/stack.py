@@ -517,7 +517,9 @@ def python_code(
             snake = "string_data" if key == "data" else snake
             args.append(f"{snake}={{" + ", ".join(entries) + "}")
         else:
-            args.append(f"{snake}={pprint.pformat(value, indent=4, width=100, sort_dicts=False)}")
+            shown = pprint.pformat(value, width=92 - len(snake), sort_dicts=False)
+            # Continuation lines line up under the argument's first.
+            args.append(f"{snake}=" + shown.replace("\n", "\n" + " " * (5 + len(snake))))
     statement = f"k8s.{module}.{version}.{kind}(\n    " + ",\n    ".join(args) + ",\n)"
     if not keys:
         return statement
