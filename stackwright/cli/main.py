@@ -64,6 +64,12 @@ def _global(
 _GC_THRESHOLDS = (10_000, 50, 100)
 
 
+_INTERRUPTED = (
+    "interrupted: the next operation picks up what was under way (it reads the cluster and "
+    "waits again for what was not ready)"
+)
+
+
 def main(argv: list[str] | None = None) -> None:
     thresholds = gc.get_threshold()
     gc.set_threshold(*_GC_THRESHOLDS)
@@ -77,6 +83,8 @@ def _main(argv: list[str] | None) -> None:
     try:
         # Outside standalone mode click returns a `typer.Exit(code)` instead of raising it.
         code = app(args=argv, prog_name="stackwright", standalone_mode=False)
+        if code == 130:  # typer turns Ctrl-C (KeyboardInterrupt) into this code, silently
+            print(_INTERRUPTED, file=sys.stderr)
         if isinstance(code, int) and code != 0:
             sys.exit(code)
     except StackwrightError as exc:
@@ -88,7 +96,7 @@ def _main(argv: list[str] | None) -> None:
             print(json.dumps(event), flush=True)
         sys.exit(exc.exit_code)
     except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
+        print(_INTERRUPTED, file=sys.stderr)
         sys.exit(130)
     except typer.Exit as exc:
         sys.exit(exc.exit_code)

@@ -74,3 +74,18 @@ def test_version_prints_the_package_version(capsys: pytest.CaptureFixture[str]) 
 
     main(["--version", "up"])  # eager: nothing else runs
     assert capsys.readouterr().out.startswith(f"stackwright {metadata.version('stackwright')} (")
+
+
+def test_ctrl_c_says_interrupted_and_exits_130(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import stackwright.cli.project as project
+
+    def interrupted(*args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(project, "_workspace", interrupted)
+    with pytest.raises(SystemExit) as caught:
+        main(["up", "--yes"])
+    assert caught.value.code == 130
+    assert capsys.readouterr().err.startswith("interrupted: the next operation picks up")
