@@ -241,16 +241,22 @@ def test_every_secret_path(new_project: Any, cluster: LiveCluster, passphrase: s
     assert p.resources() == {}
 
 
+#: A namespace and a Secret `creds` holding the secret config value `dbpassword` as `pw`.
+CREDS_PROGRAM = (
+    'k8s.core.v1.Namespace("ns", metadata={"name": NS})\n'
+    'creds = k8s.core.v1.Secret("creds", metadata={"name": "creds", "namespace": NS},\n'
+    '    string_data={"pw": sw.Config().require_secret("dbpassword")})\n'
+)
+
+
 def test_a_secrets_string_data_output_is_its_value_kept_secret(
     new_project: Any, cluster: LiveCluster
 ) -> None:
     p = new_project()
     p.sw("config", "set", "--secret", "dbpassword", PLAIN)
     p.program(
-        'k8s.core.v1.Namespace("ns", metadata={"name": NS})\n'
-        'creds = k8s.core.v1.Secret("creds", metadata={"name": "creds", "namespace": NS},\n'
-        '    string_data={"pw": sw.Config().require_secret("dbpassword")})\n'
-        'k8s.core.v1.ConfigMap("copy", metadata={"name": "copy", "namespace": NS},\n'
+        CREDS_PROGRAM
+        + 'k8s.core.v1.ConfigMap("copy", metadata={"name": "copy", "namespace": NS},\n'
         '    data={"pw": creds.string_data["pw"]})\n'
         'sw.export("pw", creds.string_data["pw"])\n'
     )
@@ -327,11 +333,7 @@ def test_state_move_reseals_secrets_under_the_target_stacks_key(
 ) -> None:
     p = new_project()
     p.sw("config", "set", "--secret", "dbpassword", PLAIN)
-    p.program(
-        'k8s.core.v1.Namespace("ns", metadata={"name": NS})\n'
-        'k8s.core.v1.Secret("creds", metadata={"name": "creds", "namespace": NS},\n'
-        '                   string_data={"pw": sw.Config().require_secret("dbpassword")})\n'
-    )
+    p.program(CREDS_PROGRAM)
     p.up()
     p.sw("stack", "init", "other")  # no secrets yet: no data key yet
     other_file = p.root / "Stackwright.other.yaml"
