@@ -224,6 +224,11 @@ def with_outputs(
     return replace(state, secret_paths=(*state.secret_paths, *found))
 
 
+def _mark_of(obj: Mapping[str, Any]) -> str:
+    """The URN an object is marked with, "" if none."""
+    return str((_meta(obj).get("annotations") or {}).get(URN_ANNOTATION, ""))
+
+
 def live_outputs(state: ResourceState, live: dict[str, Any]) -> dict[str, Any]:
     """What a resource's outputs hold of its live object: the object, and for a Secret the
     `stringData` the program gave (write-only: the server keeps only `data`), so an
@@ -458,6 +463,11 @@ class Run:
         self.excluded: set[str] = set()
         #: Namespaces this run created (per provider): nothing else can be in them yet.
         self._new_namespaces: set[tuple[str, str]] = set()
+        #: (provider URN, apiVersion, kind, namespace) → name → the URN its object is marked
+        #: with ("" for none): one LIST per kind and namespace for the creates' checks.
+        self._marks: dict[
+            tuple[str, str, str, str | None], asyncio.Task[dict[str, str] | None]
+        ] = {}
 
     @classmethod
     def over(
@@ -931,6 +941,8 @@ class Run:
             # object would fail on the very immutable fields that force the replacement.
             return
         provider = self.provider_for(new.provider)
+        if step.op is Op.CREATE:  # an object in the way fails the preview as it would the up
+            await self._check_free(provider, new)
         body = provider.stamp(new.inputs, stack=self.stack, urn=new.urn, namespace=namespace)
         async with self._sem:
             await provider.preview(body, force=force, warn=self._warner(new.urn))
@@ -1028,11 +1040,22 @@ class Run:
         api_version, kind, namespace, name = object_ref(new)
         if namespace is not None and (new.provider, namespace) in self._new_namespaces:
             return  # in a namespace this run made
-        async with self._sem:
-            live = await provider.read(api_version, kind, namespace, name)
-        if live is None:
+        key = (new.provider, api_version, kind, namespace)
+        task = self._marks.get(key)
+        if task is None:
+            task = asyncio.ensure_future(self._list_marks(provider, api_version, kind, namespace))
+            self._marks[key] = task
+        marks = await asyncio.shield(task)
+        if marks is None:  # the kind could not be listed: ask for the one object
+            async with self._sem:
+                live = await provider.read(api_version, kind, namespace, name)
+            if live is None:
+                return
+            owner = _mark_of(live)
+        elif name not in marks:
             return
-        owner = str(((live.get("metadata") or {}).get("annotations") or {}).get(URN_ANNOTATION, ""))
+        else:
+            owner = marks[name]
         if owner == new.urn or owner in self.old:
             return
         whose = f"resource {owner} manages it" if owner else "it was made outside this stack"
@@ -1041,6 +1064,18 @@ class Run:
             f"ResourceOptions(import_={new.id!r}) or `stackwright import`, or give this "
             "resource another name"
         )
+
+    async def _list_marks(
+        self, provider: Provider, api_version: str, kind: str, namespace: str | None
+    ) -> dict[str, str] | None:
+        """Name → URN mark of each object of a kind in a namespace; None if it cannot be
+        listed (a kind not served yet, a user who may get but not list)."""
+        try:
+            async with self._sem:
+                found = await provider.list(api_version, kind, namespace)
+        except Exception:
+            return None
+        return {str(_meta(obj).get("name", "")): _mark_of(obj) for obj in found}
 
     async def _execute_release(self, step: Step) -> None:
         """Install or upgrade a Helm release through Helm, journaled like an object's apply."""

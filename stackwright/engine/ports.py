@@ -65,6 +65,12 @@ class Provider(Protocol):
         self, api_version: str, kind: str, namespace: str | None, name: str
     ) -> dict[str, Any] | None: ...
 
+    async def list(
+        self, api_version: str, kind: str, namespace: str | None
+    ) -> list[dict[str, Any]]:
+        """Every object of a kind in `namespace` (the cluster's, for a cluster-scoped kind)."""
+        ...
+
     async def delete(
         self,
         api_version: str,

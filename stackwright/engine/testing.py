@@ -512,6 +512,21 @@ class FakeCluster:
         self._fail(self.fail_read, stored or {"metadata": {"name": name}})
         return copy.deepcopy(stored) if stored is not None else None
 
+    async def list(
+        self, api_version: str, kind: str, namespace: str | None
+    ) -> list[dict[str, Any]]:
+        self.calls.append(Call("list", kind, namespace or ""))
+        await asyncio.sleep(0)
+        if not self._scope(api_version, kind):
+            namespace = None
+        elif namespace is None:
+            namespace = self._namespace
+        return [
+            copy.deepcopy(obj)
+            for key, obj in self.objects.items()
+            if (key.api_version, key.kind, key.namespace) == (api_version, kind, namespace)
+        ]
+
     async def delete(
         self,
         api_version: str,

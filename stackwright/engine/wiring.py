@@ -89,6 +89,11 @@ class KubernetesCluster:
     ) -> dict[str, Any] | None:
         return await self.provider.read(api_version, kind, namespace, name)
 
+    async def list(
+        self, api_version: str, kind: str, namespace: str | None
+    ) -> list[dict[str, Any]]:
+        return await self.provider.list(api_version, kind, namespace)
+
     async def delete(
         self,
         api_version: str,

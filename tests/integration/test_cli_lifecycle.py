@@ -1067,6 +1067,7 @@ def test_a_stack_does_not_take_over_an_object_that_exists(
         'k8s.core.v1.ConfigMap("byhand", metadata={"name": "byhand", "namespace": NS},\n'
         '                      data={"b": "2"})\n'
     )
+    assert len(second.preview(rc=1).summary["failures"]) == 2  # the preview says so too
     failed = second.up(rc=1)
     assert sorted(f.split(" already exists")[0] for f in failed.summary["failures"]) == [
         f"kubernetes:core/v1:ConfigMap byhand: ConfigMap {first.ns}/byhand",

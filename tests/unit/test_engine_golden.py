@@ -360,10 +360,10 @@ def test_the_up_of_an_update_prints_each_step_as_it_ends(stack: Stack) -> None:
     + kind: "ConfigMap"
     + metadata: {"name":"extra","namespace":"shop"}
     + data: {"a":"1"}
-  created  extra (0.00s)
   updated  db (0.00s)
   updated  settings (0.00s)
   replaced  web (0.00s)
+  created  extra (0.00s)
 ~ update  kubernetes:apps/v1:Deployment  web
     ~ spec.replicas: 2 → 3
     ~ spec.template.spec.containers[0].image: "nginx:1.29" → "nginx:1.30"

@@ -1194,6 +1194,12 @@ def test_a_create_over_an_object_that_is_not_this_stacks_fails_and_leaves_it(
         settings()(p)
         k8s.core.v1.ConfigMap("web", metadata={"name": "web"}, data={"mode": "mine"})
 
+    previewed = stack.preview(declare)  # the preview says so already, with one LIST
+    assert not previewed.ok and len(previewed.failures) == 2
+    assert [c for c in stack.fake.calls if c.method == "list"] == [
+        Call("list", "ConfigMap", "default")
+    ]
+
     summary = stack.up(declare)
 
     assert not summary.ok and summary.counts == {}
