@@ -339,19 +339,22 @@ def test_state_move_reseals_secrets_under_the_target_stacks_key(
     other_file = p.root / "Stackwright.other.yaml"
     assert not other_file.exists() or "encryptedkey" not in other_file.read_text()
     creds = p.urn("kubernetes:core/v1:Secret", "creds")
-    moved = p.sw("state", "move", creds, "--dest", "other", "--stack", STACK)
+    ns = p.urn("kubernetes:core/v1:Namespace", "ns")
+    moved = p.sw("state", "move", creds, ns, "--dest", "other", "--stack", STACK)
     exported = p.sw("stack", "export", "--stack", "other")
     document = json.loads(exported.out)
-    (row,) = document["resources"]
+    rows = {r["urn"]: r for r in document["resources"]}
+    assert set(rows) == {creds.replace(":dev::", ":other::"), ns.replace(":dev::", ":other::")}
+    row = rows[creds.replace(":dev::", ":other::")]
     assert set(row["inputs"]["stringData"]) == {"@secret"}
     assert "encryptedkey" in other_file.read_text(), "the target got its key to seal them"
     # The target stack reads it with its own key (a wrong one is "cannot decrypt …", exit 2):
-    # the Secret is unchanged there but for its marks (the object still names the source
-    # stack: an update re-marks it); only the namespace, left in the source stack, is new.
+    # both objects are unchanged there but for their marks (they still name the source
+    # stack: an update re-marks each).
     p.sw("config", "set", "--secret", "dbpassword", PLAIN, "--stack", "other")
     p.sw("config", "set", "kubernetes:kubeconfig", str(cluster.kubeconfig), "--stack", "other")
     planned = p.sw("preview", "--stack", "other", "--json")
-    assert planned.summary["counts"] == {"create": 1, "update": 1}, planned.summary
+    assert planned.summary["counts"] == {"update": 2}, planned.summary
     assert_nowhere(p, cluster, PLAIN, moved, exported, planned)
 
 
