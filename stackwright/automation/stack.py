@@ -29,7 +29,13 @@ from stackwright.automation.secrets import StateEncrypter, Where, unwrap
 from stackwright.automation.workspace import Project, StackConfig, find_project, selected_stack
 from stackwright.engine import operations
 from stackwright.engine.events import Diagnostic, Listener, Summary
-from stackwright.engine.execute import DEFAULT_PARALLEL, Options, object_ref, with_outputs
+from stackwright.engine.execute import (
+    DEFAULT_PARALLEL,
+    Options,
+    mark_of,
+    object_ref,
+    with_outputs,
+)
 from stackwright.engine.policy_gate import PolicyGate
 from stackwright.engine.program import run_program
 from stackwright.engine.wiring import cluster_context, kubernetes_providers
@@ -452,7 +458,7 @@ def _check_unmanaged(backend: Backend, live: dict[str, Any], object_id: str, urn
     """Refuse an object another resource of a stack manages (both would own its fields):
     one whose `stackwright.io/urn` names a resource a stack of this backend still holds,
     or a stack this backend does not have. A mark a `state delete` left is no owner."""
-    owner = ((live.get("metadata") or {}).get("annotations") or {}).get(URN_ANNOTATION)
+    owner = mark_of(live)
     if not owner or owner == urn:
         return
     try:

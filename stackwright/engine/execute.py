@@ -197,7 +197,7 @@ def with_outputs(
     makes that place a secret path too: secret paths are positions, values are what must
     never be stored or shown in plain text. `others`: more secret values to look for (a
     refresh looks for every resource's, as anyone may have copied one into any object)."""
-    state = replace(state, outputs=live_outputs(state, live))
+    state = replace(state, outputs=_live_outputs(state, live))
     values = secret_texts(state) | others
     if not values:
         return state
@@ -224,12 +224,12 @@ def with_outputs(
     return replace(state, secret_paths=(*state.secret_paths, *found))
 
 
-def _mark_of(obj: Mapping[str, Any]) -> str:
+def mark_of(obj: Mapping[str, Any]) -> str:
     """The URN an object is marked with, "" if none."""
     return str((_meta(obj).get("annotations") or {}).get(URN_ANNOTATION, ""))
 
 
-def live_outputs(state: ResourceState, live: dict[str, Any]) -> dict[str, Any]:
+def _live_outputs(state: ResourceState, live: dict[str, Any]) -> dict[str, Any]:
     """What a resource's outputs hold of its live object: the object, and for a Secret the
     `stringData` the program gave (write-only: the server keeps only `data`), so an
     Output reading it gets the value (secret), as Pulumi's does."""
@@ -279,11 +279,13 @@ def _string_leaves(
                 yield from _string_leaves(item, inner, prune)
 
 
-def recorded_graph(states: Sequence[ResourceState]) -> tuple[Graph, list[str]]:
+def recorded_graph(
+    states: Sequence[ResourceState],
+) -> tuple[Graph, list[str], dict[str, list[str]]]:
     """The graph of recorded resources — their parents, providers and dependencies, and
-    Kubernetes' own rules over their inputs (a namespace before what is in it, ...) — and
+    Kubernetes' own rules over their inputs (a namespace before what is in it, ...) —,
     each state's key in it, `URN#index` (a URN is recorded twice while a replaced
-    object awaits deletion)."""
+    object awaits deletion), and the keys of each URN."""
     keys = [f"{s.urn}#{i}" for i, s in enumerate(states)]
     by_urn: dict[str, list[str]] = {}
     for key, state in zip(keys, states, strict=True):
@@ -293,7 +295,7 @@ def recorded_graph(states: Sequence[ResourceState]) -> tuple[Graph, list[str]]:
         refs = {*state.dependencies, state.parent, state.provider} - {""}
         explicit = frozenset(k for ref in refs for k in by_urn.get(ref, ()) if k != key)
         nodes.append(Node(key, state.inputs if state.custom else {}, explicit))
-    return Graph(nodes), keys
+    return Graph(nodes), keys, by_urn
 
 
 def recorded_closure(
@@ -302,10 +304,7 @@ def recorded_closure(
     """`urns` and the recorded resources they need (`upward`: parents, providers,
     dependencies, and what Kubernetes' rules put first, such as their namespace), or
     that need them, directly or not."""
-    graph, keys = recorded_graph(states)
-    by_urn: dict[str, list[str]] = {}
-    for key, state in zip(keys, states, strict=True):
-        by_urn.setdefault(state.urn, []).append(key)
+    graph, _, by_urn = recorded_graph(states)
     start = [key for urn in urns for key in by_urn.get(urn, ())]
     found = graph.upstream(start) if upward else graph.downstream(start)
     return {key.rpartition("#")[0] for key in found} | set(urns)
@@ -881,8 +880,8 @@ class Run:
 
     def _marked_elsewhere(self, old: ResourceState) -> bool:
         """Whether the recorded live object names another URN or stack than this one."""
-        annotations = _meta(old.outputs).get("annotations") or {}
-        urn, stack = annotations.get(URN_ANNOTATION), annotations.get(STACK_ANNOTATION)
+        urn = mark_of(old.outputs)
+        stack = (_meta(old.outputs).get("annotations") or {}).get(STACK_ANNOTATION)
         return bool(urn and stack) and (urn != old.urn or stack != self.stack)
 
     async def _object_id(self, state: ResourceState) -> str:
@@ -1022,10 +1021,11 @@ class Run:
             # and the next `up` must wait for it again.
             failed = replace(with_outputs(new, live), init_errors=(_error_text(exc),))
             self.journal.end(number, failed)
-            self.live[step.urn] = live_outputs(new, live)
+            self.live[step.urn] = failed.outputs
             raise
-        await self._commits.end(number, with_outputs(new, live))
-        self.live[step.urn] = live_outputs(new, live)
+        recorded = with_outputs(new, live)
+        await self._commits.end(number, recorded)
+        self.live[step.urn] = recorded.outputs
         if new.inputs.get("kind") == "Namespace" and step.op is Op.CREATE:
             self._new_namespaces.add((new.provider, new.id))
         if step.op is Op.REPLACE and not step.delete_before_replace:
@@ -1051,7 +1051,7 @@ class Run:
                 live = await provider.read(api_version, kind, namespace, name)
             if live is None:
                 return
-            owner = _mark_of(live)
+            owner = mark_of(live)
         elif name not in marks:
             return
         else:
@@ -1075,7 +1075,7 @@ class Run:
                 found = await provider.list(api_version, kind, namespace)
         except Exception:
             return None
-        return {str(_meta(obj).get("name", "")): _mark_of(obj) for obj in found}
+        return {str(_meta(obj).get("name", "")): mark_of(obj) for obj in found}
 
     async def _execute_release(self, step: Step) -> None:
         """Install or upgrade a Helm release through Helm, journaled like an object's apply."""
@@ -1206,7 +1206,7 @@ class Run:
                             )
                         )
             return
-        graph, keys = recorded_graph(states)
+        graph, keys, _ = recorded_graph(states)
         finished = {key: asyncio.Event() for key in keys}
         failed: set[str] = set()
         states_by_key = dict(zip(keys, states, strict=True))

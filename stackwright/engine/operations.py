@@ -64,7 +64,8 @@ def _expanded(options: Options, program: Program | None, snapshot: Snapshot) -> 
             if not any(c in urn for c in "*?"):
                 found.add(urn)
                 continue
-            matched = [u for u in among if _pattern(urn).fullmatch(u)]
+            pattern = _pattern(urn)
+            matched = [u for u in among if pattern.fullmatch(u)]
             if not matched:
                 raise UsageError(
                     f"{flag} {urn} matches no resource of stack {snapshot.stack}: "

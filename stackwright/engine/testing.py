@@ -366,10 +366,26 @@ class FakeCluster:
                 for mark in keys:
                     (meta.get(field) or {}).pop(mark, None)
 
-    def _warn(self, desired: Mapping[str, Any], warn: Callable[[str], None] | None) -> None:
-        for text in self.warnings.get(_meta(desired).get("name", ""), ()):
+    async def _received(
+        self,
+        desired: Mapping[str, Any],
+        force: bool,
+        warn: Callable[[str], None] | None,
+        *,
+        dry_run: bool,
+    ) -> tuple[Key, Obj]:
+        """An apply or its dry run, as far as both go: recorded, warned of, checked."""
+        body = copy.deepcopy(dict(desired))
+        name = _meta(body).get("name", "")
+        for text in self.warnings.get(name, ()):
             if warn is not None:
                 warn(text)
+        method = "preview" if dry_run else "apply"
+        self.calls.append(Call(method, str(body.get("kind", "")), name))
+        self.applied.append(Applied(body, force, dry_run))
+        await self._pause()
+        self._fail(self.fail_preview if dry_run else self.fail_apply, body)
+        return self._validate(body), body
 
     def put(self, obj: Mapping[str, Any], *, manager: str = _MANAGER) -> Obj:
         """Store an object as if `manager` had applied it (not recorded as a call)."""
@@ -446,13 +462,7 @@ class FakeCluster:
         force: bool = False,
         warn: Callable[[str], None] | None = None,
     ) -> dict[str, Any]:
-        self._warn(desired, warn)
-        body = copy.deepcopy(dict(desired))
-        self.calls.append(Call("preview", str(body.get("kind", "")), _meta(body).get("name", "")))
-        self.applied.append(Applied(body, force, True))
-        await self._pause()
-        self._fail(self.fail_preview, body)
-        key = self._validate(body)
+        key, body = await self._received(desired, force, warn, dry_run=True)
         counters = (self._version, self._uids, self._cluster_ips)
         try:
             live, _ = self._merge(key, body, manager=_MANAGER, force=force)
@@ -467,13 +477,7 @@ class FakeCluster:
         force: bool = False,
         warn: Callable[[str], None] | None = None,
     ) -> dict[str, Any]:
-        self._warn(desired, warn)
-        body = copy.deepcopy(dict(desired))
-        self.calls.append(Call("apply", str(body.get("kind", "")), _meta(body).get("name", "")))
-        self.applied.append(Applied(body, force, False))
-        await self._pause()
-        self._fail(self.fail_apply, body)
-        key = self._validate(body)
+        key, body = await self._received(desired, force, warn, dry_run=False)
         live, owners = self._merge(key, body, manager=_MANAGER, force=force)
         self._store(key, live, owners)
         return copy.deepcopy(live)
