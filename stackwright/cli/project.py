@@ -603,7 +603,7 @@ def stack_output(
     ] = False,
     as_json: Json = False,
 ) -> None:
-    """Print the stack's outputs (secrets as [secret] unless --show-secrets)."""
+    """Print the stack's outputs (secret values masked unless --show-secrets)."""
     ws = _workspace(stack)
     outputs = revealed(ws.backend.load(ws.project.name, ws.stack).outputs, show=show_secrets)
     if name is not None:
@@ -759,7 +759,7 @@ ShowSecrets = Annotated[
 def config_ls(
     stack: Stack = None, show_secrets: ShowSecrets = False, as_json: Json = False
 ) -> None:
-    """List the configuration (secrets shown as [secret] unless --show-secrets)."""
+    """List the configuration (secret values masked unless --show-secrets)."""
     _config_list(stack, as_json, show_secrets)
 
 
@@ -770,7 +770,7 @@ def config_list(
     show_secrets: ShowSecrets = False,
     as_json: Json = False,
 ) -> None:
-    """With no subcommand: list the configuration (secrets shown as [secret])."""
+    """With no subcommand: list the configuration (secret values masked)."""
     if ctx.invoked_subcommand is not None:
         return
     _config_list(stack, as_json, show_secrets)

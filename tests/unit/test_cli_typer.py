@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+import typer
 
-from stackwright.cli.main import main
+from stackwright.cli.main import app, main
 
 
 def run(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
@@ -89,3 +91,20 @@ def test_ctrl_c_says_interrupted_and_exits_130(
         main(["up", "--yes"])
     assert caught.value.code == 130
     assert capsys.readouterr().err.startswith("interrupted: the next operation picks up")
+
+
+def test_no_help_text_loses_words_to_rich_markup() -> None:
+    """typer renders help through rich, which takes `[word]` for a style tag and drops it
+    (`secrets as [secret]` showed as `secrets as  unless`)."""
+    tag = re.compile(r"(?<!\\)\[[a-zA-Z#/@][^\[\]]*\]")
+    lost = []
+
+    def walk(command: object, path: str) -> None:
+        texts = [getattr(command, "help", None) or ""]
+        texts += [getattr(p, "help", None) or "" for p in getattr(command, "params", [])]
+        lost.extend(f"{path}: {m.group(0)}" for t in texts for m in tag.finditer(t))
+        for name, sub in (getattr(command, "commands", None) or {}).items():
+            walk(sub, f"{path} {name}")
+
+    walk(typer.main.get_command(app), "stackwright")
+    assert not lost, lost
