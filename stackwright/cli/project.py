@@ -13,7 +13,7 @@ import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -30,9 +30,12 @@ from stackwright.automation.workspace import (
 from stackwright.cli.render import Renderer, make_renderer
 from stackwright.engine.events import Summary
 from stackwright.errors import StackwrightError, UsageError
-from stackwright.model import SECRET_TEXT, map_secrets
+from stackwright.model import SECRET_TEXT, ResourceState, map_secrets
 from stackwright.policy import Level
-from stackwright.state import open_backend
+from stackwright.state import HistoryEntry, open_backend
+
+if TYPE_CHECKING:
+    from stackwright.engine.execute import Edge
 
 Stack = Annotated[
     str | None, typer.Option("--stack", "-s", help="The stack to use (default: the selected one).")
@@ -98,7 +101,9 @@ Parallel = Annotated[
     int, typer.Option("--parallel", "-p", help="How many API writes run at once.", min=1)
 ]
 
-stack_app = typer.Typer(help="Create, select, list and inspect stacks.", no_args_is_help=True)
+stack_app = typer.Typer(
+    help="Create, select, list and inspect stacks; with no subcommand, show the current one."
+)
 config_app = typer.Typer(help="A stack's configuration; with no subcommand, list it.")
 state_app = typer.Typer(help="Edit a stack's state directly.", no_args_is_help=True)
 
@@ -627,29 +632,208 @@ def stack_history(stack: Stack = None, as_json: Json = False) -> None:
     ws = _workspace(stack)
     entries = ws.backend.history(ws.project.name, ws.stack)
     if as_json:
+        typer.echo(json.dumps([_history_json(e) for e in entries]))
+        return
+    for e in entries:
+        typer.echo(f"#{e.id:<4} {_history_line(e)}")
+
+
+def _history_json(e: HistoryEntry) -> dict[str, Any]:
+    return {
+        "id": e.id,
+        "kind": e.kind,
+        "start": e.start.isoformat(),
+        "end": e.end.isoformat() if e.end else None,
+        "result": e.result,
+        "counts": e.counts,
+        "message": e.message,
+    }
+
+
+def _history_line(e: HistoryEntry) -> str:
+    counts = ", ".join(f"{v} {k}" for k, v in sorted(e.counts.items()))
+    took = f"{(e.end - e.start).total_seconds():.1f}s" if e.end else "-"
+    return (
+        f"{e.kind:<8} {e.result:<12} {e.start:%Y-%m-%d %H:%M:%S} {took:>7}  {counts}  {e.message}"
+    )
+
+
+@stack_app.callback(invoke_without_command=True)
+def stack_show(
+    ctx: typer.Context,
+    stack: Stack = None,
+    show_urns: Annotated[
+        bool, typer.Option("--show-urns", "-u", help="Show each resource's URN.")
+    ] = False,
+    show_secrets: ShowSecrets = False,
+    as_json: Json = False,
+) -> None:
+    """With no subcommand: the stack's last operation, resources and outputs (from its
+    state; the cluster is not read)."""
+    if ctx.invoked_subcommand is not None:
+        return
+    ws = _workspace(stack)
+    snapshot = ws.backend.load(ws.project.name, ws.stack)
+    history = ws.backend.history(ws.project.name, ws.stack)
+    last = history[0] if history else None
+    outputs = revealed(snapshot.outputs, show=show_secrets)
+    if as_json:
         typer.echo(
             json.dumps(
-                [
-                    {
-                        "id": e.id,
-                        "kind": e.kind,
-                        "start": e.start.isoformat(),
-                        "end": e.end.isoformat() if e.end else None,
-                        "result": e.result,
-                        "counts": e.counts,
-                        "message": e.message,
-                    }
-                    for e in entries
-                ]
+                {
+                    "project": ws.project.name,
+                    "stack": ws.stack,
+                    "lastOperation": _history_json(last) if last else None,
+                    "pendingOperations": len(snapshot.pending),
+                    "resources": [_resource_json(r) for r in snapshot.resources],
+                    "outputs": outputs,
+                },
+                indent=2,
             )
         )
         return
-    for e in entries:
-        counts = ", ".join(f"{v} {k}" for k, v in sorted(e.counts.items()))
-        took = f"{(e.end - e.start).total_seconds():.1f}s" if e.end else "-"
+    typer.echo(f"Current stack is {ws.stack} (project {ws.project.name}):")
+    if last is None:
+        typer.echo("    Last operation: none yet (run `stackwright up`)")
+    else:
+        took = f", took {(last.end - last.start).total_seconds():.1f}s" if last.end else ""
+        counts = ", ".join(f"{v} {k}" for k, v in sorted(last.counts.items()))
         typer.echo(
-            f"#{e.id:<4} {e.kind:<8} {e.result:<12} {e.start:%Y-%m-%d %H:%M:%S} {took:>7}  {counts}  {e.message}"
+            f"    Last operation: {last.kind} {last.result}, {last.start:%Y-%m-%d %H:%M:%S}"
+            f"{took}{f' ({counts})' if counts else ''}"
         )
+    if snapshot.pending:
+        typer.echo(
+            f"    Pending operations: {len(snapshot.pending)} (a run stopped mid-step; the next "
+            "`stackwright up` or `refresh` settles them by reading the cluster)"
+        )
+    typer.echo("")
+    typer.echo(f"Resources ({len(snapshot.resources)}):")
+    if snapshot.resources:
+        rows = [("TYPE", "NAME", "ID", "")] + [
+            (r.type, _resource_name(r.urn), r.id, _resource_notes(r)) for r in snapshot.resources
+        ]
+        widths = [max(len(row[i]) for row in rows) for i in range(3)]
+        for index, row in enumerate(rows):
+            cells = [cell.ljust(width) for cell, width in zip(row, widths, strict=False)]
+            typer.echo(f"    {'  '.join([*cells, row[3]]).rstrip()}")
+            if show_urns and index:
+                typer.echo(f"        {snapshot.resources[index - 1].urn}")
+    typer.echo("")
+    typer.echo(f"Outputs ({len(outputs)}):")
+    for key in sorted(outputs):
+        typer.echo(f"    {key}: {json.dumps(outputs[key])}")
+
+
+def _resource_name(urn: str) -> str:
+    return urn.rpartition("::")[2]
+
+
+def _resource_notes(state: ResourceState) -> str:
+    notes = []
+    if state.protect:
+        notes.append("protected")
+    if state.retain_on_delete:
+        notes.append("retained on delete")
+    if state.delete_pending:
+        notes.append("replaced, to delete")
+    if state.init_errors:
+        notes.append(f"not ready: {state.init_errors[0]}")
+    return f"({'; '.join(notes)})" if notes else ""
+
+
+def _resource_json(state: ResourceState) -> dict[str, Any]:
+    return {
+        "urn": state.urn,
+        "type": state.type,
+        "name": _resource_name(state.urn),
+        "id": state.id,
+        "parent": state.parent or None,
+        "protect": state.protect,
+        "retainOnDelete": state.retain_on_delete,
+        "deletePending": state.delete_pending,
+        "initErrors": list(state.init_errors),
+    }
+
+
+@stack_app.command("graph")
+def stack_graph(
+    file: Annotated[
+        Path | None,
+        typer.Argument(help="Write the DOT graph here (default: standard output).", dir_okay=False),
+    ] = None,
+    stack: Stack = None,
+    ignore_parent_edges: Annotated[
+        bool, typer.Option("--ignore-parent-edges", help="Leave out parent-child edges.")
+    ] = False,
+    ignore_dependency_edges: Annotated[
+        bool,
+        typer.Option(
+            "--ignore-dependency-edges",
+            help="Leave out dependency edges (declared, provider and Kubernetes' rules).",
+        ),
+    ] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Nodes and edges as JSON.")] = False,
+) -> None:
+    """The stack's resources and the order `up` and `destroy` follow, as a Graphviz DOT
+    graph (`dot -Tsvg`): an arrow points from a resource to one it needs first."""
+    from stackwright.engine.execute import recorded_edges
+
+    ws = _workspace(stack)
+    resources = ws.backend.load(ws.project.name, ws.stack).resources
+    edges = [
+        e
+        for e in recorded_edges(resources)
+        if not (ignore_parent_edges and e.why == "parent")
+        and not (ignore_dependency_edges and e.why != "parent")
+    ]
+    nodes = list({r.urn: r for r in resources}.values())
+    if as_json:
+        text = json.dumps(
+            {
+                "nodes": [
+                    {"urn": r.urn, "type": r.type, "name": _resource_name(r.urn), "id": r.id}
+                    for r in nodes
+                ],
+                "edges": [{"from": e.dependent, "to": e.dependency, "why": e.why} for e in edges],
+            },
+            indent=2,
+        )
+    else:
+        text = _dot(f"{ws.project.name}/{ws.stack}", nodes, edges)
+    if file is None:
+        typer.echo(text, nl=False)
+    else:
+        file.write_text(text)
+        typer.echo(f"wrote {file}: {len(nodes)} resources, {len(edges)} edges", err=True)
+
+
+#: Edge styles by kind: parents as Pulumi draws them, Kubernetes' rules dashed and named.
+_DOT_EDGE = {"parent": 'color="#AA6639", style=dotted', "provider": 'color="#5F5F5F"'}
+
+
+def _dot(title: str, nodes: list[ResourceState], edges: list[Edge]) -> str:
+    def quoted(text: str) -> str:
+        escaped = text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+        return f'"{escaped}"'
+
+    lines = [
+        f"strict digraph {quoted(title)} {{",
+        "    // An arrow points from a resource to one it needs first (applied before it,",
+        "    // deleted after it); a dashed arrow is one of Kubernetes' rules, named.",
+        "    node [shape=box, fontname=Helvetica];",
+    ]
+    for state in nodes:
+        label = f"{_resource_name(state.urn)}\n{state.type}"
+        lines.append(f"    {quoted(state.urn)} [label={quoted(label)}];")
+    for edge in edges:
+        style = _DOT_EDGE.get(edge.why)
+        if style is None and edge.why != "declared":
+            style = f'color="#246C60", style=dashed, label={quoted(edge.why)}'
+        attributes = f" [{style}]" if style else ""
+        lines.append(f"    {quoted(edge.dependent)} -> {quoted(edge.dependency)}{attributes};")
+    lines.append("}")
+    return "\n".join(lines) + "\n"
 
 
 @stack_app.command("export")

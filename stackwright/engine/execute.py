@@ -310,6 +310,36 @@ def recorded_closure(
     return {key.rpartition("#")[0] for key in found} | set(urns)
 
 
+@dataclass(frozen=True)
+class Edge:
+    """`dependent` is applied after `dependency` (and deleted before it), because of `why`:
+    "parent", "provider", "declared" (an Output it reads or `depends_on`), or the name of
+    the Kubernetes rule that orders them (`namespace-first`, ...)."""
+
+    dependent: str
+    dependency: str
+    why: str
+
+
+def recorded_edges(states: Sequence[ResourceState]) -> list[Edge]:
+    """Every ordering edge between recorded resources, as `up` and `destroy` follow them
+    (`stack graph`); one per pair of URNs, in the order the resources were recorded."""
+    graph, keys, _ = recorded_graph(states)
+    edges: dict[tuple[str, str], Edge] = {}
+    for key, state in zip(keys, states, strict=True):
+        for needed in sorted(graph.needs[key]):
+            dependency = needed.rpartition("#")[0]
+            if dependency == state.urn or (state.urn, dependency) in edges:
+                continue
+            why = graph.why(key, needed)
+            if why == "declared" and dependency == state.parent:
+                why = "parent"
+            elif why == "declared" and dependency == state.provider:
+                why = "provider"
+            edges[state.urn, dependency] = Edge(state.urn, dependency, why)
+    return list(edges.values())
+
+
 def describe(urn: str) -> str:
     """A resource as messages name it: its type and logical name."""
     parts = urn.split("::")

@@ -958,6 +958,64 @@ def test_two_providers(new_project: Any, cluster: LiveCluster) -> None:
 # --- bad input and locks -------------------------------------------------------------------------------
 
 
+def test_stack_show_and_graph(new_project: Any, cluster: LiveCluster) -> None:
+    """`stackwright stack` lists what the state holds and `stack graph` draws the order
+    `up` follows, Kubernetes' own rules included (as `pulumi stack` / `stack graph`)."""
+    p = new_project()
+    p.program(
+        """
+        ns = k8s.core.v1.Namespace("ns", metadata={"name": NS})
+        app = sw.ComponentResource("acme:web:App", "shop")
+        cfg = k8s.core.v1.ConfigMap("cfg", metadata={"name": "cfg", "namespace": NS},
+                                    data={"a": "1"}, opts=sw.ResourceOptions(parent=app))
+        k8s.core.v1.ConfigMap("reader", metadata={"name": "reader", "namespace": NS},
+                              data={"from": cfg.metadata["name"]},
+                              opts=sw.ResourceOptions(parent=app, protect=True))
+        sw.export("token", sw.Output.secret("s3cr3t-value"))
+        """
+    )
+    shown = p.sw("stack").out
+    assert "Last operation: none yet" in shown and "Resources (0):" in shown
+    p.up()
+    shown = p.sw("stack").out
+    assert "Last operation: up succeeded" in shown and "(4 create)" in shown
+    rows = {line.split()[1]: line for line in shown.splitlines() if "kubernetes:" in line}
+    assert set(rows) == {"ns", "cfg", "reader"}
+    assert f"{p.ns}/reader" in rows["reader"] and "(protected)" in rows["reader"]
+    assert "acme:web:App" in shown and 'token: "[secret]"' in shown
+    assert "s3cr3t-value" not in shown
+    assert "s3cr3t-value" in p.sw("stack", "--show-secrets").out
+    urns = p.sw("stack", "--show-urns").out
+    reader = p.urn("acme:web:App$kubernetes:core/v1:ConfigMap", "reader")
+    assert reader in urns
+    listed = json.loads(p.sw("stack", "--json").out)
+    assert listed["lastOperation"]["counts"] == {"create": 4}
+    assert {r["name"]: r["protect"] for r in listed["resources"]}["reader"] is True
+    assert listed["outputs"] == {"token": "[secret]"}
+
+    graph = json.loads(p.sw("stack", "graph", "--json").out)
+    edges = {
+        (e["from"].rsplit("::", 1)[1], e["to"].rsplit("::", 1)[1], e["why"]) for e in graph["edges"]
+    }
+    assert edges == {
+        ("cfg", "shop", "parent"),
+        ("reader", "shop", "parent"),
+        ("reader", "cfg", "declared"),
+        ("cfg", "ns", "namespace-first"),
+        ("reader", "ns", "namespace-first"),
+    }
+    assert len(graph["nodes"]) == 4
+    only = json.loads(p.sw("stack", "graph", "--json", "--ignore-parent-edges").out)
+    assert {e["why"] for e in only["edges"]} == {"declared", "namespace-first"}
+    dot_file = p.root / "graph.dot"
+    p.sw("stack", "graph", str(dot_file))
+    dot = dot_file.read_text()
+    assert dot.startswith(f'strict digraph "{p.name}/dev" {{') and dot.rstrip().endswith("}")
+    assert f'"{reader}" [label="reader\\nkubernetes:core/v1:ConfigMap"];' in dot
+    assert 'style=dashed, label="namespace-first"' in dot
+    assert dot.count(" -> ") == 5
+
+
 def test_program_that_raises_changes_nothing(new_project: Any, cluster: LiveCluster) -> None:
     p = new_project()
     p.program('k8s.core.v1.Namespace("ns", metadata={"name": NS})\n')

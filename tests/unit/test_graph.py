@@ -260,3 +260,30 @@ def test_implicit_edges_stay_fast() -> None:
     assert "cm/8" not in graph.needs["deploy/7"]
     position = {urn: i for i, urn in enumerate(graph.order)}
     assert all(position[d] < position[u] for u, deps in graph.needs.items() for d in deps)
+
+
+def test_recorded_edges_name_why_and_count_a_replaced_object_once() -> None:
+    from stackwright.engine.execute import recorded_edges
+    from stackwright.model import ResourceState
+
+    def state(name: str, body: dict[str, Any], **fields: Any) -> ResourceState:
+        return ResourceState(urn=f"urn:{name}", type=f"t:{name}", inputs=body, **fields)
+
+    states = [
+        state("provider", {}, custom=False),
+        state("app", {}, custom=False),
+        state("ns", obj("Namespace", "shop")),
+        state("cfg", obj("ConfigMap", "cfg", "shop"), parent="urn:app", provider="urn:provider"),
+        # A replaced Deployment awaiting deletion is recorded beside its successor.
+        state("web", deploy("web-1", "shop"), dependencies=("urn:cfg",), delete_pending=True),
+        state("web", deploy("web-2", "shop"), dependencies=("urn:cfg",)),
+    ]
+    edges = {(e.dependent, e.dependency, e.why) for e in recorded_edges(states)}
+    assert edges == {
+        ("urn:cfg", "urn:app", "parent"),
+        ("urn:cfg", "urn:provider", "provider"),
+        ("urn:cfg", "urn:ns", "namespace-first"),
+        ("urn:web", "urn:cfg", "declared"),
+        ("urn:web", "urn:ns", "namespace-first"),
+    }
+    assert len(recorded_edges(states)) == len(edges)
