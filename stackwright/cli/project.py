@@ -1019,6 +1019,19 @@ def state_unprotect(urn: Annotated[str, typer.Argument()], stack: Stack = None) 
     typer.echo(f"{urn} is no longer protected.")
 
 
+@state_app.command("rename")
+def state_rename(
+    urn: Annotated[str, typer.Argument()],
+    new_name: Annotated[str, typer.Argument(help="The resource's new logical name.")],
+    stack: Stack = None,
+) -> None:
+    """Give a resource another logical name in the state (after renaming it in the program,
+    instead of an alias); what refers to it follows. The object itself is untouched."""
+    ws = _workspace(stack)
+    renamed = ws.backend.rename_resource(ws.project.name, ws.stack, urn, new_name)
+    typer.echo(f"Renamed {urn} to {renamed}.")
+
+
 @state_app.command("move")
 def state_move(
     urns: Annotated[list[str], typer.Argument()],

@@ -1016,6 +1016,47 @@ def test_stack_show_and_graph(new_project: Any, cluster: LiveCluster) -> None:
     assert dot.count(" -> ") == 5
 
 
+def test_state_rename_follows_a_rename_in_the_program(
+    new_project: Any, cluster: LiveCluster
+) -> None:
+    """`state rename` instead of an alias (as `pulumi state rename`): the renamed resource
+    keeps its object, what reads it follows, and the next `up` only re-marks the object."""
+    p = new_project()
+    body = """
+        k8s.core.v1.Namespace("ns", metadata={{"name": NS}})
+        first = k8s.core.v1.ConfigMap("{name}", metadata={{"name": "cfg", "namespace": NS}},
+                                      data={{"a": "1"}})
+        k8s.core.v1.ConfigMap("reader", metadata={{"name": "reader", "namespace": NS}},
+                              data={{"from": first.metadata["name"]}})
+        """
+    p.program(body.format(name="settings"))
+    p.up()
+    uid = live(cluster, "configmap", "cfg", p.ns)["metadata"]["uid"]
+    p.program(body.format(name="config"))
+    # Without help the rename is a create and a delete (and a new dependency for the reader).
+    assert p.preview().changed() == {"config": "create", "settings": "delete", "reader": "update"}
+
+    old = p.urn("kubernetes:core/v1:ConfigMap", "settings")
+    missing = one_line(p.sw("state", "rename", old + "x", "config", rc=2))
+    assert f"no resource {old}x in stack dev; did you mean {old}?" in missing
+    taken = one_line(p.sw("state", "rename", old, "reader", rc=2))
+    assert "already has a resource" in taken and taken.endswith("::reader")
+    renamed = p.sw("state", "rename", old, "config").out
+    assert p.urn("kubernetes:core/v1:ConfigMap", "config") in renamed
+
+    assert p.resources()["reader"]["dependencies"] == [
+        p.urn("kubernetes:core/v1:ConfigMap", "config")
+    ]
+    assert p.preview().changed() == {"config": "update"}  # its URN mark only
+    p.up()
+    cm = live(cluster, "configmap", "cfg", p.ns)
+    assert cm["metadata"]["uid"] == uid
+    assert cm["metadata"]["annotations"]["stackwright.io/urn"] == p.urn(
+        "kubernetes:core/v1:ConfigMap", "config"
+    )
+    assert set(p.resources()) == {"ns", "config", "reader"}
+
+
 def test_program_that_raises_changes_nothing(new_project: Any, cluster: LiveCluster) -> None:
     p = new_project()
     p.program('k8s.core.v1.Namespace("ns", metadata={"name": NS})\n')
