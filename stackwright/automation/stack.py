@@ -34,6 +34,7 @@ from stackwright.engine.execute import (
     Options,
     mark_of,
     object_ref,
+    refused,
     with_outputs,
 )
 from stackwright.engine.policy_gate import PolicyGate
@@ -54,7 +55,7 @@ from stackwright.model import (
 from stackwright.policy import Level, Settings, select_packs
 from stackwright.sdk.context import Program
 from stackwright.sdk.output import dependencies_of, resolve, unwrap_secrets
-from stackwright.state import Backend, open_backend
+from stackwright.state import Backend, Operation, open_backend
 
 PRODUCTION = "production"
 ENVIRONMENTS_KEY = "stackwright:environments"
@@ -361,30 +362,7 @@ class Workspace:
         namespace, _, object_name = object_id.rpartition("/")
         factory = kubernetes_providers(self.provider_settings(), project=self.project.name)
 
-        async def adopt() -> dict[str, Any]:
-            provider = factory(None)
-            try:
-                live = await provider.read(api_version, kind, namespace or None, object_name)
-                if live is None:
-                    raise UsageError(
-                        f"cannot import {object_id}: no {kind} of that name exists in the cluster"
-                    )
-                _check_unmanaged(self.backend, live, object_id, urn)
-                # Stackwright takes over the fields the object has (what the printed code
-                # declares), with its labels and annotations; values stay as they are. An
-                # apply of less (the identity alone) would drop whatever Stackwright's field
-                # manager applied to it before.
-                marks = provider.stamp(
-                    declared_fields(live), stack=self.stack, urn=urn, namespace=None
-                )
-                return await provider.apply(marks)
-            finally:
-                await provider.close()
-
-        with self.backend.begin_operation(
-            self.project.name, self.stack, kind="import"
-        ) as operation:
-            live = asyncio.run(adopt())
+        def recorded(live: dict[str, Any]) -> ResourceState:
             meta = live.get("metadata") or {}
             ns = meta.get("namespace")
             declared = ResourceState(
@@ -396,8 +374,40 @@ class Workspace:
             )
             # Its secret values wherever else the live object holds them (kubectl's
             # last-applied annotation) are secret too.
-            state = with_outputs(declared, live)
-            operation.begin(1, Op.IMPORT, state)
+            return with_outputs(declared, live)
+
+        async def adopt(operation: Operation) -> ResourceState:
+            provider = factory(None)
+            try:
+                live = await provider.read(api_version, kind, namespace or None, object_name)
+                if live is None:
+                    raise UsageError(
+                        f"cannot import {object_id}: no {kind} of that name exists in the cluster"
+                    )
+                _check_unmanaged(self.backend, live, object_id, urn)
+                # Journaled before the object is marked as the stack's: were the run to stop
+                # mid-apply, the next one finds the step pending and reads the object.
+                operation.begin(1, Op.IMPORT, recorded(live))
+                # Stackwright takes over the fields the object has (what the printed code
+                # declares), with its labels and annotations; values stay as they are. An
+                # apply of less (the identity alone) would drop whatever Stackwright's field
+                # manager applied to it before.
+                marks = provider.stamp(
+                    declared_fields(live), stack=self.stack, urn=urn, namespace=None
+                )
+                try:
+                    return recorded(await provider.apply(marks))
+                except BaseException as exc:
+                    if refused(exc):
+                        operation.fail_step(1)
+                    raise
+            finally:
+                await provider.close()
+
+        with self.backend.begin_operation(
+            self.project.name, self.stack, kind="import"
+        ) as operation:
+            state = asyncio.run(adopt(operation))
             operation.end(1, state)
         return urn, python_code(type_token, name, state.inputs, state.secret_paths)
 

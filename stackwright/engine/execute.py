@@ -340,6 +340,16 @@ def recorded_edges(states: Sequence[ResourceState]) -> list[Edge]:
     return list(edges.values())
 
 
+def refused(exc: BaseException) -> bool:
+    """Whether a write that raised was refused by the server (a 4xx answer), so nothing
+    changed and its journaled step can be dropped. After anything else — a timeout, a
+    reset connection, a 5xx after the retries, Ctrl-C — the write may have landed: the
+    step stays pending and the next run settles it by reading the cluster, as after a
+    crash, so an object made then is neither forgotten nor left marked as the stack's."""
+    status = getattr(exc, "status", None)
+    return isinstance(status, int) and 400 <= status < 500
+
+
 def describe(urn: str) -> str:
     """A resource as messages name it: its type and logical name."""
     parts = urn.split("::")
@@ -1035,8 +1045,8 @@ class Run:
         await self._commits.begin(number, journal_op, new)
         try:
             live = await self._apply(provider, new, force)
-        except BaseException:
-            self.journal.fail_step(number)
+        except BaseException as exc:
+            self._failed_write(number, exc)
             raise
         try:
             live = await provider.await_ready(
@@ -1061,6 +1071,11 @@ class Run:
         if step.op is Op.REPLACE and not step.delete_before_replace:
             assert step.old is not None
             self.replaced.append(replace(step.old, delete_pending=True))
+
+    def _failed_write(self, number: int, exc: BaseException) -> None:
+        assert self.journal is not None
+        if refused(exc):
+            self.journal.fail_step(number)
 
     async def _check_free(self, provider: Provider, new: ResourceState) -> None:
         """Refuse to create over an object that already exists and is not this stack's: server-
@@ -1126,8 +1141,8 @@ class Run:
         try:
             async with self._sem:
                 live = await provider.release_apply(release_spec(new))
-        except BaseException:
-            self.journal.fail_step(number)
+        except BaseException as exc:
+            self._failed_write(number, exc)
             raise
         await self._commits.end(number, with_outputs(new, live))
         self.live[step.urn] = live
@@ -1197,8 +1212,8 @@ class Run:
             ):
                 async with self._sem:
                     await self.provider_for(state.provider).release_uninstall(release_spec(state))
-        except BaseException:
-            self.journal.fail_step(number)
+        except BaseException as exc:
+            self._failed_write(number, exc)
             raise
         await self._commits.end(number, None)
 

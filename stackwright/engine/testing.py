@@ -8,8 +8,9 @@ state recorded. It behaves like an API server where the engine's correctness
 depends on it — a simplified server-side apply (field ownership, conflicts,
 generation and resourceVersion bumps, immutable fields refused), namespaces
 that must exist, kinds served only once their CRD is applied — and lets a test
-inject a failure into any call (`fail_apply`, `fail_ready`, …) or change an
-object behind the engine's back (`edit`, `remove`, `put`).
+inject a failure into any call (`fail_apply`, `fail_ready`, …), let a write land
+and then fail as if its reply were lost (`lose_reply`), or change an object behind
+the engine's back (`edit`, `remove`, `put`).
 
 Failure maps are keyed by the object's name or by the resource's logical name
 (the last part of the URN the engine stamps), so an auto-named object can be
@@ -272,6 +273,7 @@ class FakeCluster:
         fail_ready: Mapping[str, BaseException | str] | None = None,
         fail_read: Mapping[str, BaseException | str] | None = None,
         fail_delete: Mapping[str, BaseException | str] | None = None,
+        lose_reply: Mapping[str, BaseException | str] | None = None,
         latency: float = 0.0,
         clock: Callable[[], float] = lambda: _EPOCH,
         name: str = "fake",
@@ -287,6 +289,9 @@ class FakeCluster:
         self.fail_ready: Failures = dict(fail_ready or {})
         self.fail_read: Failures = dict(fail_read or {})
         self.fail_delete: Failures = dict(fail_delete or {})
+        #: An apply or delete that lands, then fails as if its reply were lost (a reset
+        #: connection, a timeout, Ctrl-C): the caller cannot tell whether it happened.
+        self.lose_reply: Failures = dict(lose_reply or {})
         #: Object name → the warnings the "API server" sends back with its applies.
         self.warnings: dict[str, list[str]] = {}
         self.latency = latency
@@ -480,6 +485,7 @@ class FakeCluster:
         key, body = await self._received(desired, force, warn, dry_run=False)
         live, owners = self._merge(key, body, manager=_MANAGER, force=force)
         self._store(key, live, owners)
+        self._fail(self.lose_reply, body)
         return copy.deepcopy(live)
 
     async def await_ready(
@@ -547,6 +553,7 @@ class FakeCluster:
         self._fail(self.fail_delete, stored or {"metadata": {"name": name}})
         if key is not None and stored is not None:
             self._drop(key)
+        self._fail(self.lose_reply, stored or {"metadata": {"name": name}})
 
     async def release_apply(self, spec: Mapping[str, Any]) -> dict[str, Any]:
         """Install (revision 1) or upgrade (the next revision) a release, in memory."""

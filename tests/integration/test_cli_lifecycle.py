@@ -610,6 +610,40 @@ def test_import_command(new_project: Any, cluster: LiveCluster) -> None:
     assert live(cluster, "configmap", "legacy", p.ns)["data"] == {"k": "v"}
 
 
+def test_an_import_whose_reply_is_lost_is_settled_by_the_next_run(
+    new_project: Any, cluster: LiveCluster, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The import is journaled before the object is marked as the stack's: when the apply
+    lands but its answer is lost, the next run reads the object and records it."""
+    from stackwright.automation.stack import Workspace
+    from stackwright.providers.kubernetes.provider import KubernetesProvider
+
+    p = new_project()
+    p.program('k8s.core.v1.Namespace("ns", metadata={"name": NS})\n')
+    p.up()
+    create(cluster, "ConfigMap", "legacy", p.ns, data={"k": "v"})
+    real = KubernetesProvider.apply
+
+    async def lands_then_resets(self: Any, desired: Any, **options: Any) -> Any:
+        await real(self, desired, **options)
+        raise ConnectionResetError("connection reset by peer")
+
+    monkeypatch.setattr(KubernetesProvider, "apply", lands_then_resets)
+    with pytest.raises(ConnectionResetError):
+        Workspace.open(p.root, STACK).import_object(
+            "kubernetes:core/v1:ConfigMap", "legacy", f"{p.ns}/legacy"
+        )
+    monkeypatch.undo()
+    urn = p.urn("kubernetes:core/v1:ConfigMap", "legacy")
+    marked = live(cluster, "configmap", "legacy", p.ns)
+    assert marked["metadata"]["annotations"]["stackwright.io/urn"] == urn
+    assert [(x["op"], x["resource"]["urn"]) for x in p.state()["pending"]] == [("import", urn)]
+
+    p.sw("refresh", "--yes", "--json")
+    assert p.state()["pending"] == []
+    assert p.resources()["legacy"]["id"] == f"{p.ns}/legacy"
+
+
 def test_import_option(new_project: Any, cluster: LiveCluster) -> None:
     p = new_project()
     create(cluster, "Namespace", p.ns)

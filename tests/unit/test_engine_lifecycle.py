@@ -302,6 +302,42 @@ def test_a_failed_apply_stops_its_dependents_and_independent_work_completes(
     assert retry.ok and retry.counts == {"create": 2, "same": 1}
 
 
+def test_a_write_whose_reply_is_lost_stays_pending_and_the_next_run_settles_it(
+    stack: Stack,
+) -> None:
+    """A create or delete whose answer never came (a reset connection, a timeout, Ctrl-C)
+    may have landed: unlike the server's refusal above, its step stays pending, and the
+    next run reads the cluster, so the object is neither forgotten nor left marked."""
+    stack.fake.lose_reply["settings"] = ConnectionResetError("connection reset by peer")
+
+    summary = stack.up(app_with_dependent)
+
+    assert not summary.ok
+    assert stack.fake.names("ConfigMap") == ["default/other", "default/settings"]
+    state = stack.state()
+    assert [r.urn for r in state.resources] == [urn(CM, "other")]
+    assert [(p.op, p.resource.urn) for p in state.pending] == [(Op.CREATE, urn(CM, "settings"))]
+
+    # The program no longer declares it: the next run records it, then deletes it.
+    stack.fake.lose_reply.clear()
+    later = stack.up(
+        lambda p: k8s.core.v1.ConfigMap("other", metadata={"name": "other"}, data={"mode": "b"})
+    )
+    assert later.ok, later.failures
+    assert later.counts == {"same": 1, "delete": 1}
+    assert stack.fake.names("ConfigMap") == ["default/other"]
+    assert stack.state().pending == []
+
+    # A delete whose reply is lost: pending until a run finds the object gone.
+    stack.fake.lose_reply["other"] = TimeoutError("read timed out")
+    assert not stack.destroy().ok
+    assert stack.fake.names("ConfigMap") == []
+    assert [p.op for p in stack.state().pending] == [Op.DELETE]
+    stack.fake.lose_reply.clear()
+    assert stack.destroy().ok
+    assert stack.state().resources == [] and stack.state().pending == []
+
+
 def test_a_readiness_failure_keeps_the_object_in_the_state(stack: Stack) -> None:
     stack.fake.fail_ready["web"] = "0/3 ready — pod web-x: ImagePullBackOff"
 
