@@ -32,7 +32,11 @@ class Provider(Protocol):
         self, stack: str, namespace: str, group_kinds: Iterable[str]
     ) -> None: ...
 
-    async def remove_applyset(self, stack: str, namespace: str) -> None: ...
+    async def remove_applyset(self, stack: str, namespace: str) -> None:
+        """Delete the stack's ApplySet parent in `namespace` once its set has no members;
+        nothing when it is gone. Raises, deleting nothing, when the object of that name is
+        not the stack's parent (a user's ConfigMap) or objects still carry the set's mark."""
+        ...
 
     async def preview(
         self,
