@@ -140,6 +140,15 @@ def object_ref(state: ResourceState) -> tuple[str, str, str | None, str]:
     return str(inputs.get("apiVersion", "")), str(inputs.get("kind", "")), namespace or None, name
 
 
+def applyset_of(state: ResourceState) -> tuple[str, str] | None:
+    """(provider URN, namespace) of the ApplySet a state's object is a member of; None for
+    a cluster-scoped object, a Helm release (Helm owns it) or a resource with no object."""
+    if not (state.custom and is_kubernetes(state)):
+        return None
+    namespace = object_ref(state)[2]
+    return (state.provider, namespace) if namespace else None
+
+
 def object_key(state: ResourceState) -> tuple[str, str, str]:
     """(provider URN, kind.group, namespace/name): which cluster object a state records."""
     api_version = str(state.inputs.get("apiVersion", ""))
@@ -498,6 +507,8 @@ class Run:
         #: an old record naming one of them must not delete it (a rename back to a name whose
         #: old object still awaited deletion, or a name passed from one resource to another).
         self.held: dict[tuple[str, str, str], str] = {}
+        #: (provider URN, namespace) of each ApplySet the objects in `held` are members of.
+        self.members: set[tuple[str, str]] = set()
         #: The program's resources `--exclude` keeps this run from touching.
         self.excluded: set[str] = set()
         #: Namespaces this run created (per provider): nothing else can be in them yet.
@@ -891,7 +902,7 @@ class Run:
             assert old is not None
             self.live[urn] = old.outputs if old.outputs or not kube else old.inputs
             if kube or release:
-                self.held[object_key(old)] = urn
+                self._hold(old, urn)
             self.outcome.counts["same"] += 1
             self.status[urn] = _DONE
             self.emit(StepStarted(step))
@@ -907,16 +918,23 @@ class Run:
         elif release:
             await self._execute_release(step)
             assert step.new is not None
-            self.held[object_key(step.new)] = urn
+            self._hold(step.new, urn)
         elif not kube:
             self._record_only(step)
         else:
             await self._execute(step, force, opts.custom_timeouts)
             assert step.new is not None
-            self.held[object_key(step.new)] = urn
+            self._hold(step.new, urn)
         self.status[urn] = _DONE
         self.outcome.counts[step.op.value] += 1
         self.emit(StepDone(step, True, self.clock() - started))
+
+    def _hold(self, state: ResourceState, urn: str) -> None:
+        """`urn` holds the object `state` records after this run."""
+        self.held[object_key(state)] = urn
+        member = applyset_of(state)
+        if member is not None:
+            self.members.add(member)
 
     def _marked_elsewhere(self, old: ResourceState) -> bool:
         """Whether the recorded live object names another URN or stack than this one."""

@@ -22,8 +22,8 @@ from stackwright.engine.events import Diagnostic, Listener, Summary
 from stackwright.engine.execute import (
     Options,
     Run,
+    applyset_of,
     is_kubernetes,
-    object_ref,
     provider_urn,
     recorded_closure,
 )
@@ -303,7 +303,11 @@ async def _mutate(
             doomed = _targeted(snapshot.resources, options)
             await run_.delete_all(doomed)
             if not run_.outcome.failures and not options.targets and not options.excludes:
-                await _remove_applysets(run_, doomed)
+                await _remove_applysets(
+                    run_,
+                    snapshot.former_names,
+                    left_applysets(run_.stack, snapshot.former_names, doomed, set()),
+                )
                 operation.set_outputs({})
             return run_.summary(0.0)
         assert program is not None
@@ -313,24 +317,60 @@ async def _mutate(
         stored, run_.outcome.outputs = run_.stack_outputs()
         if not failed and stored != snapshot.outputs:
             operation.set_outputs(stored)
+        outcome = run_.outcome
+        if not (outcome.failures or outcome.not_done or options.targets or options.excludes):
+            # Only a run that did all the program asks knows which sets it left empty.
+            await _remove_applysets(
+                run_,
+                snapshot.former_names,
+                left_applysets(run_.stack, snapshot.former_names, snapshot.resources, run_.members),
+            )
         return run_.summary(0.0)
     finally:
         await run_.close()
 
 
-async def _remove_applysets(run_: Run, states: list[ResourceState]) -> None:
-    used: set[tuple[str, str]] = set()
-    for state in states:
-        if state.custom and is_kubernetes(state):
-            namespace = object_ref(state)[2]
-            if namespace:
-                used.add((state.provider, namespace))
-    for provider, namespace in sorted(used):
+def _applysets(states: Iterable[ResourceState]) -> set[tuple[str, str]]:
+    """(provider URN, namespace) of each ApplySet the states' objects are members of."""
+    return {member for state in states if (member := applyset_of(state)) is not None}
+
+
+def left_applysets(
+    stack: str,
+    former_names: Iterable[str],
+    before: Iterable[ResourceState],
+    after: set[tuple[str, str]],
+) -> list[tuple[str, str, str]]:
+    """The ApplySet parents an `up` that did all it planned leaves with no member, as
+    (stack name, provider URN, namespace), given the state it started from and the sets
+    its objects are members of now: the stack's own where it had members and has none,
+    and each former name's wherever it had members (the `up` marked them all anew)."""
+    had = _applysets(before)
+    left = [(stack, *used) for used in had - after]
+    left += [(name, *used) for name in former_names for used in had]
+    return sorted(left)
+
+
+async def _remove_applysets(
+    run_: Run, former_names: tuple[str, ...], parents: list[tuple[str, str, str]]
+) -> None:
+    """Remove each (stack name, provider URN, namespace) parent; one that cannot be is a
+    warning, and a former name keeps being recorded until all its parents are gone."""
+    kept: set[str] = set()
+    for name, provider, namespace in parents:
         try:
-            await run_.provider_for(provider).remove_applyset(run_.stack, namespace)
-        except Exception as exc:  # the namespace went with the stack: nothing left to remove
+            await run_.provider_for(provider).remove_applyset(name, namespace)
+        except Exception as exc:  # the objects are done with: only the bookkeeping is left
+            kept.add(name)
+            whose = "" if name == run_.stack else f" of the stack's former name {name}"
             run_.emit(
                 Diagnostic(
-                    "", f"could not remove the ApplySet parent in {namespace}: {exc}", "warning"
+                    "",
+                    f"could not remove the ApplySet parent{whose} in {namespace}: {exc}",
+                    "warning",
                 )
             )
+    remaining = [name for name in former_names if name in kept]
+    if len(remaining) < len(former_names):
+        assert run_.journal is not None
+        run_.journal.set_former_names(remaining)

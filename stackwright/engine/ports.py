@@ -32,7 +32,11 @@ class Provider(Protocol):
         self, stack: str, namespace: str, group_kinds: Iterable[str]
     ) -> None: ...
 
-    async def remove_applyset(self, stack: str, namespace: str) -> None: ...
+    async def remove_applyset(self, stack: str, namespace: str) -> None:
+        """Delete the stack's ApplySet parent in `namespace` once its set has no members;
+        nothing when it is gone. Raises, deleting nothing, when the object of that name is
+        not the stack's parent (a user's ConfigMap) or objects still carry the set's mark."""
+        ...
 
     async def preview(
         self,
@@ -136,3 +140,8 @@ class Journal(Protocol):
     def rename(self, urn: str, new_urn: str) -> None: ...
 
     def set_outputs(self, outputs: Mapping[str, Any]) -> None: ...
+
+    def set_former_names(self, names: Sequence[str]) -> None:
+        """Keep only these of the stack's former names: the ones whose ApplySet parents
+        could not be removed yet."""
+        ...

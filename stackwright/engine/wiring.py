@@ -14,7 +14,7 @@ from typing import Any
 
 from stackwright.engine.ports import Provider, ProviderFactory
 from stackwright.providers.kubernetes import ApplySet, KubernetesProvider, stamp
-from stackwright.providers.kubernetes.applyset import ensure_parent
+from stackwright.providers.kubernetes.applyset import ensure_parent, remove_parent
 from stackwright.providers.kubernetes.errors import UnknownKind
 
 
@@ -50,9 +50,7 @@ class KubernetesCluster:
         await ensure_parent(self.provider, ApplySet(stack, namespace, self.project), group_kinds)
 
     async def remove_applyset(self, stack: str, namespace: str) -> None:
-        await self.provider.delete(
-            "v1", "ConfigMap", namespace, ApplySet(stack, namespace, self.project).name
-        )
+        await remove_parent(self.provider, ApplySet(stack, namespace, self.project))
 
     async def preview(
         self,

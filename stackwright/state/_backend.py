@@ -116,6 +116,10 @@ class Operation(Protocol):
         """Replace the stack's outputs."""
         ...
 
+    def set_former_names(self, names: Sequence[str]) -> None:
+        """Replace the stack's former names (`Snapshot.former_names`); empty forgets them."""
+        ...
+
     def finish(self, result: str = "succeeded", counts: Mapping[str, int] | None = None) -> None:
         """Record the operation in history and release the lock.
 

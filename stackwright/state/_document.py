@@ -3,7 +3,12 @@
     {"version": 1, "project": "web", "stack": "dev",
      "resources": [ResourceState.to_dict(), ...],   # in dependency order
      "outputs": {...},
-     "pending": [{"op": "create", "resource": {...}}, ...]}
+     "pending": [{"op": "create", "resource": {...}}, ...],
+     "formerNames": ["staging"]}                     # only when there are any
+
+`formerNames` are the names the stack had before `stack rename` whose ApplySet
+parents the next `up` removes. It is written only when the stack has some, so the
+export of any other stack is the same document an older Stackwright wrote and reads.
 
 Building and checking the document is pure; the backend stores what `parse`
 returns. A document is checked completely before anything is replaced, and a bad
@@ -27,11 +32,11 @@ from stackwright.state._integrity import check_and_order
 from stackwright.state._records import Snapshot
 
 VERSION: Final = 1
-_KEYS: Final = ("version", "project", "stack", "resources", "outputs", "pending")
+_KEYS: Final = ("version", "project", "stack", "resources", "outputs", "pending", "formerNames")
 
 
 def build(snapshot: Snapshot) -> dict[str, Any]:
-    return {
+    document: dict[str, Any] = {
         "version": VERSION,
         "project": snapshot.project,
         "stack": snapshot.stack,
@@ -39,12 +44,15 @@ def build(snapshot: Snapshot) -> dict[str, Any]:
         "outputs": snapshot.outputs,
         "pending": [pending_to_dict(p) for p in snapshot.pending],
     }
+    if snapshot.former_names:
+        document["formerNames"] = list(snapshot.former_names)
+    return document
 
 
 def parse(
     document: Any, *, project: str, stack: str
-) -> tuple[list[ResourceState], list[PendingOperation], dict[str, Any]]:
-    """The resources (in dependency order), pending steps and outputs of a document.
+) -> tuple[list[ResourceState], list[PendingOperation], dict[str, Any], tuple[str, ...]]:
+    """The resources (in dependency order), pending steps, outputs and former names of a document.
 
     Raises UsageError naming the first problem; nothing is stored by this function.
     """
@@ -56,7 +64,7 @@ def parse(
 
 def _parse(
     document: Any, *, project: str, stack: str
-) -> tuple[list[ResourceState], list[PendingOperation], dict[str, Any]]:
+) -> tuple[list[ResourceState], list[PendingOperation], dict[str, Any], tuple[str, ...]]:
     if not isinstance(document, Mapping):
         raise Invalid("the document must be a JSON object made by `stackwright stack export`")
     unknown = [key for key in document if key not in _KEYS]
@@ -91,6 +99,9 @@ def _parse(
     outputs = document.get("outputs", {})
     if not isinstance(outputs, Mapping) or not all(isinstance(k, str) for k in outputs):
         raise Invalid("the document's 'outputs' must be an object")
+    former = document.get("formerNames", [])
+    if not isinstance(former, list) or not all(isinstance(n, str) and n for n in former):
+        raise Invalid("the document's 'formerNames' must be a list of stack names")
     resources = [
         resource_from_dict(item, f"resources[{i}]", project=project, stack=stack)
         for i, item in enumerate(raw_resources)
@@ -99,4 +110,4 @@ def _parse(
         pending_from_dict(item, f"pending[{i}]", project=project, stack=stack)
         for i, item in enumerate(raw_pending)
     ]
-    return check_and_order(resources, pending), pending, dict(outputs)
+    return check_and_order(resources, pending), pending, dict(outputs), tuple(former)

@@ -101,6 +101,9 @@ class Snapshot:
     #: The payload bytes of the rows this snapshot was read from, counted as
     #: `Operation.bytes_written` counts them, so the two can be compared.
     stored_bytes: int = 0
+    #: The names the stack had before `stack rename`, oldest first: its objects may still
+    #: be members of those names' ApplySets until an `up` marks them anew.
+    former_names: tuple[str, ...] = ()
 
     def resource(self, urn: str) -> ResourceState | None:
         """The live (not replaced) resource with this URN, if any."""

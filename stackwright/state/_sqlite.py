@@ -2,7 +2,8 @@
 
 Tables (schema version 1):
 
-    meta       key → value                      the schema version
+    meta       key → value                      the schema version; per stack, its secrets
+                                                provider and its former names
     stacks     id, project, name, created, updated, version, outputs
     locks      stack_id → operation_id (NULL when free), kind, owner, host, pid, started, expires
     resources  rid, stack_id, urn, delete_pending, cluster_id, seq, data
@@ -536,9 +537,14 @@ class SQLiteBackend:
                 db.execute(f"DELETE FROM {table} WHERE stack_id = ?", (stack_id,))
             db.execute("DELETE FROM stacks WHERE id = ?", (stack_id,))
             db.execute("DELETE FROM meta WHERE key = ?", (_secrets_key(project, stack),))
+            _write_former(db, project, stack, ())
 
     def rename_stack(self, project: str, stack: str, new_name: str) -> None:
-        """Rename a stack: its row, the stack part of every URN in it, its secrets provider."""
+        """Rename a stack: its row, the stack part of every URN in it, its secrets provider.
+
+        The old name joins the stack's former names: its objects are still marked as
+        members of the old name's ApplySets until the next `up` marks them anew and
+        removes those parents."""
         _validate_name("stack", new_name)
         with self._edit(project, [stack], "stack rename", f"{stack} → {new_name}") as (
             db,
@@ -581,6 +587,11 @@ class SQLiteBackend:
             db.execute(
                 "UPDATE meta SET key = ? WHERE key = ?",
                 (_secrets_key(project, new_name), _secrets_key(project, stack)),
+            )
+            former = [*_read_former(db, project, stack), stack]
+            _write_former(db, project, stack, ())
+            _write_former(
+                db, project, new_name, [n for n in dict.fromkeys(former) if n != new_name]
             )
 
     # --- locking -----------------------------------------------------------
@@ -684,6 +695,7 @@ class SQLiteBackend:
             pending_rows = db.execute(
                 "SELECT op, urn, data FROM pending WHERE stack_id = ? ORDER BY id", (stack_id,)
             ).fetchall()
+            former = _read_former(db, project, stack)
         try:
             resources = [self._decode_row(project, stack, *row[1:]) for row in rows]
             pending = [self._decode_pending(project, stack, *row) for row in pending_rows]
@@ -694,7 +706,7 @@ class SQLiteBackend:
         stored = sum(_resource_row_bytes(row[1], row[3], row[4]) for row in rows)
         stored += sum(_pending_row_bytes(*row) for row in pending_rows) + len(outputs_blob)
         if not unseal:
-            return Snapshot(project, stack, ordered, pending, outputs, version, stored)
+            return Snapshot(project, stack, ordered, pending, outputs, version, stored, former)
         opened = self._encrypter.unseal
         return Snapshot(
             project=project,
@@ -704,6 +716,7 @@ class SQLiteBackend:
             outputs=self._encrypter.unseal_outputs(stack, outputs),
             version=version,
             stored_bytes=stored,
+            former_names=former,
         )
 
     def _quick_check(self, db: sqlite3.Connection) -> None:
@@ -871,7 +884,9 @@ class SQLiteBackend:
         return UsageError(f"no resource {urn} in stack {stack}{hint}")
 
     def import_(self, project: str, stack: str, document: Any, *, message: str = "") -> None:
-        resources, pending, outputs = _document.parse(document, project=project, stack=stack)
+        resources, pending, outputs, former = _document.parse(
+            document, project=project, stack=stack
+        )
         # Every secret must open with this stack's key: a document sealed under another
         # (an export of a stack since removed and made anew) would leave a stack no
         # command can load.
@@ -899,6 +914,7 @@ class SQLiteBackend:
                     (stack_id, _IMPORTED, step, item.op.value, item.resource.urn, blob),
                 )
             db.execute("UPDATE stacks SET outputs = ? WHERE id = ?", (outputs_blob, stack_id))
+            _write_former(db, project, stack, former)
 
     def _insert_row(
         self, db: sqlite3.Connection, stack: str, stack_id: int, state: ResourceState, seq: int
@@ -1055,6 +1071,34 @@ def _stack_exists(db: sqlite3.Connection, project: str, stack: str) -> bool:
 def _secrets_key(project: str, stack: str) -> str:
     """The `meta` key of a stack's secrets provider (how its data key is wrapped, never the key)."""
     return f"secrets:{project}/{stack}"
+
+
+def _former_key(project: str, stack: str) -> str:
+    """The `meta` key of the names a stack had before `stack rename`, whose ApplySet parents
+    the next `up` removes (kept beside the row, not in it: no schema change for one list)."""
+    return f"former-names:{project}/{stack}"
+
+
+def _read_former(db: sqlite3.Connection, project: str, stack: str) -> tuple[str, ...]:
+    key = _former_key(project, stack)
+    row = db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+    if row is None:
+        return ()
+    names = orjson.loads(row[0])
+    if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+        raise StateCorrupt(f"the state's {key!r} is not a list of stack names; {_FIX}")
+    return tuple(names)
+
+
+def _write_former(db: sqlite3.Connection, project: str, stack: str, names: Sequence[str]) -> None:
+    key = _former_key(project, stack)
+    if names:
+        db.execute(
+            "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)",
+            (key, orjson.dumps(list(names)).decode()),
+        )
+    else:
+        db.execute("DELETE FROM meta WHERE key = ?", (key,))
 
 
 def _renamed(urn: str, new_name: str) -> str:
@@ -1483,6 +1527,13 @@ class SQLiteOperation:
             db.execute("UPDATE stacks SET outputs = ? WHERE id = ?", (blob, self._stack_id))
             self._touch(db, version)
             self._bytes += len(blob)
+
+    def set_former_names(self, names: Sequence[str]) -> None:
+        self._check_open()
+        with self._conn.write() as db:
+            version = self._fence(db)
+            _write_former(db, self._project, self._stack, names)
+            self._touch(db, version)
 
     # --- finishing ---------------------------------------------------------
 

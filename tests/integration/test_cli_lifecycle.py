@@ -504,6 +504,77 @@ def test_destroy(new_project: Any, cluster: LiveCluster) -> None:
     assert p.history()[0]["kind"] == "destroy"
 
 
+def warnings(result: Result) -> list[str]:
+    return [e["message"] for e in result.of("diagnostic") if e["severity"] != "info"]
+
+
+def assert_members(cluster: LiveCluster, parent: str, ns: str, *members: str) -> None:
+    """The ApplySet parent `parent` is in `ns` and the named ConfigMaps are in its set."""
+    set_id = live(cluster, "configmap", parent, ns)["metadata"]["labels"][
+        "applyset.kubernetes.io/id"
+    ]
+    for name in members:
+        labels = live(cluster, "configmap", name, ns)["metadata"]["labels"]
+        assert labels["applyset.kubernetes.io/part-of"] == set_id, name
+
+
+def test_an_up_that_leaves_a_namespace_removes_its_applyset_parent(
+    new_project: Any, cluster: LiveCluster
+) -> None:
+    p = new_project()
+    shared = f"{p.ns}-shared"  # a namespace the stack uses but does not own: it stays
+    create(cluster, "Namespace", shared)
+    own = """
+        k8s.core.v1.Namespace("ns", metadata={"name": NS})
+        k8s.core.v1.ConfigMap("own", metadata={"name": "own", "namespace": NS}, data={"a": "1"})
+        """
+    guest = f"""
+        k8s.core.v1.ConfigMap("guest", metadata={{"name": "guest", "namespace": {shared!r}}},
+                              data={{"a": "1"}})
+        """
+    p.program(own + guest)
+    p.up()
+    assert_members(cluster, p.applyset_parent, shared, "guest")
+
+    p.program(own)
+    up = p.up()
+
+    assert up.ops() == {"guest": "delete"} and warnings(up) == []
+    assert get(cluster, "configmap", p.applyset_parent, shared) is None
+    assert get(cluster, "namespace", shared) is not None
+    assert_members(cluster, p.applyset_parent, p.ns, "own")
+
+
+def test_up_after_a_stack_rename_removes_the_former_names_applyset_parents(
+    new_project: Any, cluster: LiveCluster
+) -> None:
+    p = new_project()
+    shared = f"{p.ns}-shared"
+    create(cluster, "Namespace", shared)
+    p.program(
+        f"""
+        k8s.core.v1.Namespace("ns", metadata={{"name": NS}})
+        k8s.core.v1.ConfigMap("own", metadata={{"name": "own", "namespace": NS}}, data={{"a": "1"}})
+        k8s.core.v1.ConfigMap("guest", metadata={{"name": "guest", "namespace": {shared!r}}},
+                              data={{"a": "1"}})
+        """
+    )
+    p.up()
+    former = p.applyset_parent
+    renamed = f"stackwright-applyset-{p.name}.renamed"
+
+    p.sw("stack", "rename", STACK, "renamed")
+    assert json.loads(p.sw("stack", "export").out)["formerNames"] == [STACK]
+    up = p.up()
+
+    assert up.summary["counts"] == {"update": 3} and warnings(up) == []
+    for ns, member in ((p.ns, "own"), (shared, "guest")):
+        assert get(cluster, "configmap", former, ns) is None, ns
+        assert_members(cluster, renamed, ns, member)
+    assert "formerNames" not in json.loads(p.sw("stack", "export").out)
+    assert set(p.up().summary["counts"]) == {"same"}
+
+
 # --- refresh and drift --------------------------------------------------------------------------
 
 

@@ -18,12 +18,19 @@ from stackwright.providers.kubernetes import (
     DeleteTimeout,
     InvalidObject,
     KubernetesProvider,
+    PermanentError,
     ReadinessFailed,
     ReadinessTimeout,
     applyset_id,
     stamp,
 )
-from stackwright.providers.kubernetes.applyset import ID_LABEL, PART_OF, ensure_parent, list_members
+from stackwright.providers.kubernetes.applyset import (
+    ID_LABEL,
+    PART_OF,
+    ensure_parent,
+    list_members,
+    remove_parent,
+)
 
 pytestmark = pytest.mark.integration
 
@@ -416,6 +423,31 @@ def test_applyset_parent_members_and_kubectl_agree_on_the_id(
     expected = applyset_id("kset", "prov-set", "Secret", "")
     assert secret["metadata"]["labels"][ID_LABEL] == expected
     assert member["metadata"]["labels"][PART_OF] == expected
+
+
+def test_only_an_empty_parent_of_the_stack_is_removed(cluster: LiveCluster) -> None:
+    async def body(p: KubernetesProvider) -> None:
+        await namespace(p, "prov-unset")
+        users = ApplySet("users", "prov-unset")
+        await p.apply(configmap("prov-unset", users.name, {"mine": "yes"}))  # a user's, same name
+        with pytest.raises(PermanentError, match="is not the ApplySet parent of stack users"):
+            await remove_parent(p, users)
+        assert await p.read("v1", "ConfigMap", "prov-unset", users.name) is not None
+
+        applyset = ApplySet("dev", "prov-unset")
+        await ensure_parent(p, applyset, ["ConfigMap", "Gadget.gone.example.com"])
+        urn = "urn:sw:dev::demo::kubernetes:core/v1:ConfigMap::member"
+        member = stamp(configmap("prov-unset", "m", {}), stack="dev", urn=urn, applyset=applyset)
+        await p.apply(member)
+        with pytest.raises(PermanentError, match="still has 1 member"):
+            await remove_parent(p, applyset)
+        await p.delete("v1", "ConfigMap", "prov-unset", "m")
+        await remove_parent(p, applyset)  # a kind the cluster does not serve has no members
+        assert await p.read("v1", "ConfigMap", "prov-unset", applyset.name) is None
+        await remove_parent(p, applyset)  # gone already: nothing to do
+        await remove_parent(p, ApplySet("dev", "prov-no-such-namespace"))
+
+    with_provider(cluster, body)
 
 
 # --- workloads: these need the local cluster's simulated nodes, kubelet and controllers ----------

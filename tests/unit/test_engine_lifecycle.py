@@ -28,6 +28,7 @@ from stackwright.engine.events import (
     StepStarted,
     shown_changes,
 )
+from stackwright.engine.operations import left_applysets
 from stackwright.engine.plan import FieldChange
 from stackwright.engine.testing import Call, FakeCluster, FakeNotReady
 from stackwright.errors import UsageError
@@ -260,6 +261,70 @@ def test_destroy_deletes_dependents_first_and_empties_the_state(stack: Stack) ->
     assert stack.fake.calls_to("remove_applyset") == [Call("remove_applyset", "ApplySet", "apps")]
     state = stack.state()
     assert state.resources == [] and state.pending == [] and state.outputs == {}
+
+
+def test_an_up_that_leaves_a_namespace_removes_the_applyset_parent_there(stack: Stack) -> None:
+    def app(guest: bool, mode: str = "a") -> Declare:
+        def declare(p: Program) -> None:
+            namespaced_app(p)
+            if guest:  # in a namespace the stack uses but does not own
+                k8s.core.v1.ConfigMap("guest", metadata={"name": "guest"}, data={"a": "1"})
+            k8s.core.v1.ConfigMap(
+                "extra", metadata={"name": "extra", "namespace": "apps"}, data={"mode": mode}
+            )
+
+        return declare
+
+    stack.up(app(guest=True))
+    assert stack.fake.applysets == {(STACK, "apps"), (STACK, "default")}
+    stack.fake.calls.clear()
+
+    # A run that fails does not know what it leaves: every parent stays.
+    stack.fake.fail_apply["extra"] = "denied"
+    assert not stack.up(app(guest=False, mode="b")).ok
+    assert stack.fake.calls_to("remove_applyset") == []
+
+    stack.fake.fail_apply.clear()
+    summary = stack.up(app(guest=False, mode="b"))
+
+    assert summary.ok and summary.counts["delete"] == 1
+    assert stack.fake.calls_to("remove_applyset") == [
+        Call("remove_applyset", "ApplySet", "default")
+    ]
+    assert stack.fake.applysets == {(STACK, "apps")}
+    assert stack.fake.find("Namespace", "default") is not None
+
+
+def test_which_applyset_parents_an_up_leaves_without_members() -> None:
+    def member(name: str, namespace: str, provider: str = "") -> ResourceState:
+        return ResourceState(
+            urn=urn(CM, name),
+            type=CM,
+            id=f"{namespace}/{name}" if namespace else name,
+            inputs={"apiVersion": "v1", "kind": "ConfigMap"},
+            provider=provider,
+        )
+
+    before = [
+        member("a", "apps"),
+        member("b", "jobs"),
+        member("c", "apps", provider="urn:p"),
+        member("d", ""),  # cluster-scoped: no ApplySet
+        ResourceState(urn=urn("sw:Component", "e"), type="sw:Component", custom=False),
+    ]
+    after = {("", "apps"), ("urn:p", "apps")}
+
+    assert left_applysets("dev", (), before, after) == [("dev", "", "jobs")]
+    assert left_applysets("dev", ("old", "older"), before, after) == [
+        ("dev", "", "jobs"),
+        ("old", "", "apps"),
+        ("old", "", "jobs"),
+        ("old", "urn:p", "apps"),
+        ("older", "", "apps"),
+        ("older", "", "jobs"),
+        ("older", "urn:p", "apps"),
+    ]
+    assert left_applysets("dev", (), [], set()) == []
 
 
 # --- failures -----------------------------------------------------------------------------

@@ -863,6 +863,33 @@ def test_import_creates_a_missing_stack(tmp_path: Path, backend: SQLiteBackend) 
     assert elsewhere.export(PROJECT, "dev") == document
 
 
+def test_a_renamed_stack_keeps_its_former_names_until_an_operation_forgets_them(
+    tmp_path: Path, backend: SQLiteBackend
+) -> None:
+    up(backend, res("a"))
+    backend.rename_stack(PROJECT, "dev", "qa")
+    backend.rename_stack(PROJECT, "qa", "prod")
+    assert backend.load(PROJECT, "prod").former_names == ("dev", "qa")
+    # They travel with an export, so the next `up` wherever it is imported still knows them.
+    document = backend.export(PROJECT, "prod")
+    assert document["formerNames"] == ["dev", "qa"]
+    elsewhere = SQLiteBackend(tmp_path / "elsewhere.db")
+    elsewhere.import_(PROJECT, "prod", document)
+    assert elsewhere.load(PROJECT, "prod").former_names == ("dev", "qa")
+    elsewhere.close()
+    # Back to a former name: that one is the stack's own again.
+    backend.rename_stack(PROJECT, "prod", "dev")
+    assert backend.load(PROJECT, "dev").former_names == ("qa", "prod")
+
+    with backend.begin_operation(PROJECT, "dev", kind="up") as op:
+        op.set_former_names(["prod"])
+    assert backend.load(PROJECT, "dev").former_names == ("prod",)
+    with backend.begin_operation(PROJECT, "dev", kind="up") as op:
+        op.set_former_names([])
+    assert backend.load(PROJECT, "dev").former_names == ()
+    assert "formerNames" not in backend.export(PROJECT, "dev")
+
+
 def test_import_takes_the_lock(backend: SQLiteBackend) -> None:
     document = backend.export(PROJECT, "dev")
     op = backend.begin_operation(PROJECT, "dev", kind="up")
@@ -909,7 +936,11 @@ def edited(**changes: Any) -> dict[str, Any]:
         (
             edited(extra=1),
             "the document has an unknown field 'extra' "
-            "(fields: version, project, stack, resources, outputs, pending)",
+            "(fields: version, project, stack, resources, outputs, pending, formerNames)",
+        ),
+        (
+            edited(formerNames="qa"),
+            "the document's 'formerNames' must be a list of stack names",
         ),
         (
             edited(stack="prod"),

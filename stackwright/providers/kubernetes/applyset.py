@@ -19,7 +19,8 @@ KEP and kubectl's implementation specify:
 So `kubectl` and other tools can see a stack's objects, and pruning lists only the
 recorded kinds with a label selector, never the whole cluster. Members may be in
 the parent's namespace or cluster-scoped. Must never: change an ApplySet parent
-that another tool manages, or accept a manifest that already claims another set.
+that another tool manages, accept a manifest that already claims another set, or
+delete a ConfigMap that is not the stack's parent or a parent whose set has members.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from stackwright.model import STACK_ANNOTATION, URN_ANNOTATION
 from stackwright.providers.kubernetes.discovery import split_api_version
-from stackwright.providers.kubernetes.errors import InvalidObject, PermanentError
+from stackwright.providers.kubernetes.errors import InvalidObject, PermanentError, UnknownKind
 from stackwright.version import VERSION
 
 if TYPE_CHECKING:
@@ -60,6 +61,7 @@ __all__ = [
     "list_members",
     "managed_labels",
     "parent_name",
+    "remove_parent",
     "stamp",
 ]
 
@@ -257,7 +259,10 @@ async def list_members(
     members: list[dict[str, Any]] = []
     for entry in sorted(set(group_kinds)):
         kind, _, group = entry.partition(".")
-        info = await provider.resource_info_for_group_kind(group, kind)
+        try:
+            info = await provider.resource_info_for_group_kind(group, kind)
+        except UnknownKind:
+            continue  # its CRD is gone, and every object of it with it
         namespace = applyset.namespace if info.namespaced else None
         members.extend(
             await provider.list(
@@ -265,3 +270,38 @@ async def list_members(
             )
         )
     return members
+
+
+async def remove_parent(provider: KubernetesProvider, applyset: ApplySet) -> None:
+    """Delete the parent of a set that has no members left; nothing when it is gone.
+
+    Raises PermanentError, deleting nothing, when the ConfigMap of that name is not this
+    stack's parent (a user's, another tool's, or one whose id label does not match), or
+    when objects still carry the set's label: tools would lose track of them.
+    """
+    live = await provider.read("v1", "ConfigMap", applyset.namespace, applyset.name)
+    if live is None:
+        return
+    meta = live.get("metadata") or {}
+    annotations = meta.get("annotations") or {}
+    where = f"ConfigMap {applyset.namespace}/{applyset.name}"
+    found = {
+        ID_LABEL: (meta.get("labels") or {}).get(ID_LABEL),
+        TOOLING: str(annotations.get(TOOLING, "")).rsplit("/", 1)[0],
+        STACK_ANNOTATION: annotations.get(STACK_ANNOTATION),
+    }
+    expected = {ID_LABEL: applyset.id, TOOLING: "stackwright", STACK_ANNOTATION: applyset.stack}
+    differ = [key for key in expected if found[key] != expected[key]]
+    if differ:
+        raise PermanentError(
+            f"{where} is not the ApplySet parent of stack {applyset.stack} (its {differ[0]} is "
+            f"{found[differ[0]]!r}, expected {expected[differ[0]]!r}); Stackwright leaves it alone"
+        )
+    members = await list_members(provider, applyset)
+    if members:
+        first = members[0].get("metadata") or {}
+        raise PermanentError(
+            f"{where} still has {len(members)} member(s), such as {members[0].get('kind')} "
+            f"{first.get('name')}; Stackwright keeps the parent so that tools still find them"
+        )
+    await provider.delete("v1", "ConfigMap", applyset.namespace, applyset.name)
