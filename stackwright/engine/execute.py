@@ -44,7 +44,7 @@ from stackwright.engine.events import (
 )
 from stackwright.engine.generated import GENERATORS, is_generated
 from stackwright.engine.graph import DependencyCycle, Graph, Node
-from stackwright.engine.plan import FieldChange, Intent, Step, plan, plan_delete
+from stackwright.engine.plan import FieldChange, Intent, Step, option_changes, plan, plan_delete
 from stackwright.engine.ports import Journal, Provider, ProviderFactory
 from stackwright.errors import UsageError, redact
 from stackwright.kubernetes.provider import PROVIDER_TYPE, RELEASE_TYPE
@@ -875,6 +875,10 @@ class Run:
             changes = tuple(FieldChange(f.path, f.live, f.recorded) for f in drifted)
             step = replace(step, op=Op.UPDATE, changes=changes)
             force = True  # putting the cluster back means taking the drifted fields back
+        if step.op is Op.UPDATE and not step.changes and old is not None and step.new is not None:
+            notes = option_changes(old, step.new)
+            if notes:
+                self.emit(Diagnostic(urn, f"only its options change: {'; '.join(notes)}", "info"))
         if step.op is Op.SAME and kube and old is not None and self._marked_elsewhere(old):
             # Renamed (an alias), moved between stacks or its stack renamed: the object still
             # carries the old marks, which would let another stack claim it.

@@ -457,5 +457,31 @@ def _same_options(old: ResourceState, new: ResourceState) -> bool:
     return options(old) == options(new)
 
 
+def option_changes(old: ResourceState, new: ResourceState) -> list[str]:
+    """What differs in a resource's options (no field of its object), each as a note: why
+    an update with no field change happens."""
+
+    def named(urn: str, default: str = "(none)") -> str:
+        return urn.rpartition("::")[2] if urn else default
+
+    notes = [
+        f"{option} {getattr(old, option)} → {getattr(new, option)}"
+        for option in ("protect", "retain_on_delete")
+        if getattr(old, option) != getattr(new, option)
+    ]
+    if old.parent != new.parent:
+        notes.append(f"parent {named(old.parent)} → {named(new.parent)}")
+    if old.provider != new.provider:
+        notes.append(
+            f"provider {named(old.provider, 'default')} → {named(new.provider, 'default')}"
+        )
+    before, after = set(old.dependencies), set(new.dependencies)
+    if after - before:
+        notes.append(f"now depends on {', '.join(sorted(map(named, after - before)))}")
+    if before - after:
+        notes.append(f"no longer depends on {', '.join(sorted(map(named, before - after)))}")
+    return notes
+
+
 def plan_delete(old: ResourceState) -> Step:
     return Step(Op.DELETE, old.urn, old, None, tuple(diff(old.inputs, {})))

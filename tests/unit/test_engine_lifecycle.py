@@ -403,6 +403,31 @@ def test_a_write_whose_reply_is_lost_stays_pending_and_the_next_run_settles_it(
     assert stack.state().resources == [] and stack.state().pending == []
 
 
+def test_an_update_of_options_alone_says_which_changed(stack: Stack) -> None:
+    """No field of the object changes, so the step shows no diff: a note says why."""
+
+    def program(protect: bool, after: bool) -> Declare:
+        def declare(p: Program) -> None:
+            first = k8s.core.v1.ConfigMap("first", metadata={"name": "first"}, data={"a": "1"})
+            k8s.core.v1.ConfigMap(
+                "second",
+                metadata={"name": "second"},
+                opts=ResourceOptions(protect=protect, depends_on=[first] if after else []),
+            )
+
+        return declare
+
+    assert stack.up(program(False, False)).ok
+    assert stack.up(program(True, True)).counts == {"same": 1, "update": 1}
+    notes = [e.message for e in stack.of(Diagnostic) if e.urn == urn(CM, "second")]
+    assert notes == ["only its options change: protect False → True; now depends on first"]
+    stack.up(program(True, False))
+    notes = [e.message for e in stack.of(Diagnostic) if e.urn == urn(CM, "second")]
+    assert notes == ["only its options change: no longer depends on first"]
+    assert stack.up(program(True, False)).counts == {"same": 2}
+    assert not stack.of(Diagnostic)
+
+
 def test_a_readiness_failure_keeps_the_object_in_the_state(stack: Stack) -> None:
     stack.fake.fail_ready["web"] = "0/3 ready — pod web-x: ImagePullBackOff"
 
