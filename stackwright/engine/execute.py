@@ -852,7 +852,11 @@ class Run:
             new = replace(step.new, inputs=renamed)
             if kube:
                 new = replace(new, id=await self._object_id(new))
-            step = replace(step, new=new, delete_before_replace=False)
+            # The new name is part of what changes (and known already: a preview shows it).
+            was, now = _meta(step.new.inputs).get("name", ""), renamed["metadata"]["name"]
+            named = FieldChange("metadata.name", was, now, ("metadata", "name"))
+            changes = (named, *(c for c in step.changes if c.path != "metadata.name"))
+            step = replace(step, new=new, changes=changes, delete_before_replace=False)
         if old is None and opts.import_ and kube:
             step = replace(step, op=Op.IMPORT)
         if step.op is Op.REPLACE and old is not None and old.protect:

@@ -402,3 +402,43 @@ def test_a_progress_line_names_the_resource_once(stack: Stack) -> None:
 
     assert "  settings: ready\n" in out.getvalue()
     assert "settings: settings:" not in out.getvalue()
+
+
+def test_the_preview_of_an_auto_named_replacement_shows_its_new_name(stack: Stack) -> None:
+    def app(label: str) -> Declare:
+        def declare(p: Program) -> None:
+            k8s.apps.v1.Deployment(
+                "web",
+                spec={
+                    "selector": {"matchLabels": {"app": label}},
+                    "template": {
+                        "metadata": {"labels": {"app": label}},
+                        "spec": {"containers": [{"name": "web", "image": "nginx:1.29"}]},
+                    },
+                },
+            )
+
+        return declare
+
+    stack.run("up", app("web"), lambda event: None)
+    (before,) = stack.fake.names("Deployment")
+
+    text = rendered(stack, "preview", app("shop"), dry_run=True)
+
+    assert before == "default/web-eb15a585"
+    assert (
+        text
+        == golden("""
++- replace  kubernetes:apps/v1:Deployment  web (spec.selector: a Deployment's selector is immutable)
+    ~ metadata.name: "web-eb15a585" → "web-f11f3d19"
+    ~ spec.selector.matchLabels.app: "web" → "shop"
+    ~ spec.template.metadata.labels.app: "web" → "shop"
+
+Resources:
+    +- 1 to replace
+Duration: 0.0s
+""")
+        + "\n"
+    )
+    stack.run("up", app("shop"), lambda event: None)
+    assert stack.fake.names("Deployment") == ["default/web-f11f3d19"]
