@@ -571,8 +571,7 @@ class Run:
     # --- the program's resources ---------------------------------------------------------
 
     def _explicit(self, resource: Resource) -> set[str]:
-        deps = {r.urn for r in dependencies_of(resource.props)}
-        deps |= {r.urn for r in resource.opts.depends_on}
+        deps = _declared_dependencies(resource)
         if resource.opts.parent is not None:
             deps.add(resource.opts.parent.urn)
         if resource.opts.provider is not None:
@@ -740,12 +739,7 @@ class Run:
             type=resource.resource_type,
             inputs=inputs,
             parent=opts.parent.urn if opts.parent is not None else "",
-            dependencies=tuple(
-                sorted(
-                    {r.urn for r in dependencies_of(resource.props)}
-                    | {r.urn for r in opts.depends_on}
-                )
-            ),
+            dependencies=tuple(sorted(_declared_dependencies(resource))),
             provider=provider_urn(resource),
             custom=resource.custom,
             protect=opts.protect,
@@ -1380,6 +1374,30 @@ def _hook_note(obj: Mapping[str, Any]) -> str:
 
 def _group_and_kind(obj: Mapping[str, Any]) -> tuple[str, str]:
     return str(obj.get("apiVersion", "")).rpartition("/")[0], str(obj.get("kind", ""))
+
+
+def _declared_dependencies(resource: Resource) -> set[str]:
+    """The URNs `resource` names through its inputs' Outputs and `depends_on`.
+
+    As in Pulumi, depending on a component is depending on everything under it: a
+    component is done at once, its children are what take time. The resource itself and
+    what it holds are left out, so a child naming its own component is no cycle.
+    """
+    deps = {r.urn for r in dependencies_of(resource.props)}
+    own = {id(r) for r in _subtree(resource)}
+    for named in resource.opts.depends_on:
+        deps.update(r.urn for r in _subtree(named) if id(r) not in own)
+    return deps
+
+
+def _subtree(resource: Resource) -> list[Resource]:
+    """`resource` and its children, theirs, and so on."""
+    found, pending = [], [resource]
+    while pending:
+        item = pending.pop()
+        found.append(item)
+        pending.extend(item.children)
+    return found
 
 
 def provider_urn(resource: Resource) -> str:
