@@ -11,8 +11,11 @@ from engine_stack import stack as stack  # the fixture
 
 import stackwright.kubernetes as k8s
 from stackwright.cli.main import main
+from stackwright.errors import UsageError
 from stackwright.model import make_urn
-from stackwright.sdk.context import Program
+from stackwright.sdk.config import Config
+from stackwright.sdk.context import Program, running
+from stackwright.sdk.output import Secret
 from stackwright.sdk.resource import ComponentResource, ResourceOptions
 
 CM = "kubernetes:core/v1:ConfigMap"
@@ -83,3 +86,41 @@ def test_what_a_program_prints_stays_off_the_json_lines(
     events = [json.loads(line) for line in out.splitlines()]
     assert events[-1]["event"] == "summary" and events[-1]["outputs"] == {"x": 1}
     assert "hello from the program" in err and "in apply" in err
+
+
+# --- configuration -------------------------------------------------------------------------
+
+
+def test_require_secret_of_a_missing_key_says_to_set_it_as_a_secret() -> None:
+    with running(Program(project="shop", stack="dev")), pytest.raises(UsageError) as info:
+        Config().require_secret("db_password")
+    assert str(info.value) == (
+        "missing required configuration shop:db_password for stack dev: "
+        "set it with `stackwright config set --secret db_password VALUE`"
+    )
+
+
+def test_typed_secret_getters_as_in_pulumi() -> None:
+    config = {"shop:port": "5432", "shop:tls": "true", "shop:ratio": "0.5", "shop:db": '{"a": 1}'}
+    prog = Program(project="shop", stack="dev", config=config, secret_keys=frozenset(config))
+    with running(prog):
+        cfg = Config()
+        found = {
+            "port": cfg.require_secret_int("port"),
+            "tls": cfg.get_secret_bool("tls"),
+            "ratio": cfg.require_secret_float("ratio"),
+            "db": cfg.get_secret_object("db"),
+        }
+        assert cfg.get_secret_int("absent") is None
+        with pytest.raises(UsageError, match="--secret absent"):
+            cfg.require_secret_object("absent")
+        with pytest.raises(UsageError, match=r"shop:tls must be an integer \(got \[secret\]\)"):
+            cfg.get_secret_int("tls")
+    assert prog.notes == []  # read as secrets: no warning about reading them as plain values
+    for output in found.values():
+        assert output is not None and output.is_secret
+    values = {k: v.resolve(lambda r: None) for k, v in found.items() if v is not None}
+    assert all(isinstance(v, Secret) for v in values.values())
+    assert {k: v.value for k, v in values.items()} == {
+        "port": 5432, "tls": True, "ratio": 0.5, "db": {"a": 1},
+    }  # fmt: skip
