@@ -124,3 +124,19 @@ def test_typed_secret_getters_as_in_pulumi() -> None:
     assert {k: v.value for k, v in values.items()} == {
         "port": 5432, "tls": True, "ratio": 0.5, "db": {"a": 1},
     }  # fmt: skip
+
+
+# --- typing -------------------------------------------------------------------------------
+
+
+def test_the_package_is_marked_typed_so_mypy_checks_programs_against_it() -> None:
+    # PEP 561: without the marker (installed with the package), mypy reports `import stackwright`
+    # as "missing library stubs or py.typed marker" and checks no typed args of a program.
+    import tomllib
+
+    import stackwright
+
+    package = Path(stackwright.__file__).parent
+    assert (package / "py.typed").is_file()
+    pyproject = tomllib.loads((package.parent / "pyproject.toml").read_text())
+    assert "py.typed" in pyproject["tool"]["setuptools"]["package-data"]["stackwright"]
