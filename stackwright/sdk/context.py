@@ -79,6 +79,14 @@ class Program:
 
 def current_program() -> Program:
     program: Program | None = getattr(_local, "program", None)
+    if program is None and getattr(_local, "callback", False):
+        # Pulumi allows this, but then no preview shows the resource; here the program has
+        # finished declaring before any callback runs.
+        raise UsageError(
+            "nothing can be declared inside an apply callback (a resource, a Config, a stack "
+            "output): callbacks run after the program has finished; declare it in the program "
+            "and pass the Output as its input (e.g. data={'name': other.metadata['name']})"
+        )
     if program is None:
         raise UsageError(
             "resources can only be declared while Stackwright runs a program "
@@ -96,6 +104,17 @@ def running(program: Program) -> Iterator[Program]:
         yield program
     finally:
         _local.program = previous
+
+
+@contextlib.contextmanager
+def callback() -> Iterator[None]:
+    """While an apply callback runs, so that declaring from it is refused saying why."""
+    previous = getattr(_local, "callback", False)
+    _local.callback = True
+    try:
+        yield
+    finally:
+        _local.callback = previous
 
 
 def export(name: str, value: Any) -> None:

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast
 
 from stackwright.errors import remember_secret
 from stackwright.model import UNKNOWN as UNKNOWN
+from stackwright.sdk.context import callback
 
 if TYPE_CHECKING:
     from stackwright.sdk.resource import Resource
@@ -151,7 +152,8 @@ class Output(Generic[T]):
             marked = _holds_secret(value)
             plain = unwrap_secrets(value)[0] if marked else value
             try:
-                result: Any = func(cast(T, plain))
+                with callback():
+                    result: Any = func(cast(T, plain))
             except SystemExit as exc:  # not the end of the whole command: this value failed
                 raise RuntimeError(
                     f"an apply callback called sys.exit({exc.code!r}); return a value instead"

@@ -9,6 +9,7 @@ import pytest
 from engine_stack import Stack, urn
 from engine_stack import stack as stack  # the fixture
 
+import stackwright as sw
 import stackwright.kubernetes as k8s
 from stackwright.cli.main import main
 from stackwright.errors import UsageError
@@ -140,3 +141,19 @@ def test_the_package_is_marked_typed_so_mypy_checks_programs_against_it() -> Non
     assert (package / "py.typed").is_file()
     pyproject = tomllib.loads((package.parent / "pyproject.toml").read_text())
     assert "py.typed" in pyproject["tool"]["setuptools"]["package-data"]["stackwright"]
+
+
+def test_a_resource_declared_in_an_apply_callback_is_refused_saying_why(stack: Stack) -> None:
+    def declare(p: Program) -> None:
+        settings = k8s.core.v1.ConfigMap("settings", metadata={"name": "settings"}, data={"a": "1"})
+        made = settings.metadata["name"].apply(
+            lambda name: k8s.core.v1.ConfigMap("inner", data={"of": name})
+        )
+        sw.export("made", made.apply(lambda _: "made"))
+
+    summary = stack.up(declare)
+
+    assert not summary.ok
+    (failure,) = summary.failures
+    assert failure.startswith("stack output made: ")
+    assert "inside an apply callback" in failure and "declare it in the program" in failure
