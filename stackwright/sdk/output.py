@@ -230,7 +230,7 @@ class Output(Generic[T]):
 def select(value: Any, key: Any, *, attribute: bool = False) -> Any:
     """`value[key]` for a resolved value: UNKNOWN stays unknown, a Secret stays secret,
     anything absent is None. With `attribute`, a snake_case key also finds its
-    camelCase field (`node_name` → `nodeName`)."""
+    camelCase field (`node_name` → `nodeName`, `cluster_ip` → `clusterIP`)."""
     if value is UNKNOWN:
         return UNKNOWN
     if isinstance(value, Secret):
@@ -240,7 +240,15 @@ def select(value: Any, key: Any, *, attribute: bool = False) -> Any:
         if key in value:
             return value[key]
         if attribute and isinstance(key, str) and "_" in key:
-            return value.get(_camel(key))
+            camel = _camel(key)
+            if camel in value:
+                return value[camel]
+            # Kubernetes writes acronyms in capitals (`clusterIP`, `podIPs`), which Pulumi's
+            # Python names fold (`cluster_ip`, `pod_ips`): match ignoring case.
+            folded = key.replace("_", "").lower()
+            for name, item in value.items():
+                if isinstance(name, str) and name.lower() == folded:
+                    return item
         return None
     if isinstance(value, (list, tuple)) and isinstance(key, int) and not isinstance(key, bool):
         return value[key] if -len(value) <= key < len(value) else None

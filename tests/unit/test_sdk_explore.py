@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from engine_stack import Stack, urn
@@ -157,3 +158,28 @@ def test_a_resource_declared_in_an_apply_callback_is_refused_saying_why(stack: S
     (failure,) = summary.failures
     assert failure.startswith("stack output made: ")
     assert "inside an apply callback" in failure and "declare it in the program" in failure
+
+
+def test_snake_case_attributes_find_fields_spelled_with_acronyms() -> None:
+    from stackwright.sdk.output import UNKNOWN
+
+    with running(Program(project="p", stack="dev")):
+        svc = k8s.core.v1.Service("web", spec={"ports": [{"port": 80}]})
+        pod = k8s.core.v1.Pod("pod", spec={"containers": [{"name": "c", "image": "nginx"}]})
+    live = {
+        svc: {
+            "spec": {"clusterIP": "10.0.0.7", "clusterIPs": ["10.0.0.7"], "ipFamilies": ["IPv4"]}
+        },
+        pod: {"status": {"podIP": "10.1.0.3", "hostIP": "192.168.0.2", "qosClass": "BestEffort"}},
+    }
+
+    def read(resource: Any) -> Any:
+        return live.get(resource, UNKNOWN)
+
+    assert svc.spec.cluster_ip.resolve(read) == "10.0.0.7"
+    assert svc.spec.cluster_ips.resolve(read) == ["10.0.0.7"]
+    assert svc.spec.ip_families.resolve(read) == ["IPv4"]
+    assert pod.status.pod_ip.resolve(read) == "10.1.0.3"
+    assert pod.status.host_ip.resolve(read) == "192.168.0.2"
+    assert pod.status.qos_class.resolve(read) == "BestEffort"
+    assert pod.status.no_such_field.resolve(read) is None
