@@ -12,6 +12,7 @@ A program imports this package as `sw` for the programming model and
 
 from stackwright.sdk import (
     UNKNOWN,
+    Alias,
     ComponentResource,
     Config,
     CustomResource,
@@ -30,6 +31,7 @@ from stackwright.sdk import (
 
 __all__ = [
     "UNKNOWN",
+    "Alias",
     "ComponentResource",
     "Config",
     "CustomResource",

@@ -650,11 +650,11 @@ class Run:
         for resource in resources:
             if resource.urn in self.old:
                 continue
-            for alias in resource.opts.aliases:
+            for alias in resource.alias_urns():
                 old = self.old.pop(alias, None)
                 if old is None:
                     continue
-                renamed = replace(old, urn=resource.urn)
+                renamed = replace(old, urn=resource.urn, type=resource.resource_type)
                 self.old[resource.urn] = renamed
                 if self.journal is not None:
                     self.journal.rename(alias, resource.urn)

@@ -4,6 +4,7 @@ from stackwright.sdk.config import Config
 from stackwright.sdk.context import export
 from stackwright.sdk.output import UNKNOWN, Output
 from stackwright.sdk.resource import (
+    Alias,
     ComponentResource,
     CustomResource,
     CustomTimeouts,
@@ -21,6 +22,7 @@ from stackwright.sdk.stack_reference import StackReference
 
 __all__ = [
     "UNKNOWN",
+    "Alias",
     "ComponentResource",
     "Config",
     "CustomResource",

@@ -17,10 +17,11 @@ import re
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from types import FrameType
+from types import EllipsisType, FrameType
 from typing import Any
 
 from stackwright.errors import UsageError
+from stackwright.model import make_urn, parse_urn
 from stackwright.sdk.output import Output, StateReader, parse_path, select
 
 
@@ -57,6 +58,19 @@ def _seconds(value: Any, what: str) -> float | None:
 
 
 @dataclass(frozen=True)
+class Alias:
+    """A URN the resource had before, as Pulumi's `Alias`: what changed is given, the rest is
+    the resource's own. `parent=None` means it had no parent; left out, the parent it has now.
+    A component's aliases carry its children along (their URNs hold its type)."""
+
+    name: str | None = None
+    type_: str | None = None
+    parent: Resource | str | EllipsisType | None = ...
+    stack: str | None = None
+    project: str | None = None
+
+
+@dataclass(frozen=True)
 class ResourceOptions:
     """How the engine treats a resource, as Pulumi's options of the same names."""
 
@@ -69,7 +83,7 @@ class ResourceOptions:
     delete_before_replace: bool = False
     retain_on_delete: bool = False
     custom_timeouts: CustomTimeouts | None = None
-    aliases: Sequence[str] = ()
+    aliases: Sequence[str | Alias] = ()
     import_: str | None = None
     #: Take over fields other managers own (server-side apply force).
     force: bool = False
@@ -204,6 +218,32 @@ class Resource:
             parent = parent._opts.parent
         return tuple(reversed(chain))
 
+    def alias_urns(self) -> list[str]:
+        """The URNs this resource may have had: its aliases, and its own URN under each URN
+        its parent may have had (as Pulumi's children inherit their parent's aliases)."""
+        parent = self._opts.parent
+        if not self._opts.aliases and parent is None:
+            return []
+        own = parse_urn(self._urn)
+        found = [
+            make_urn(
+                alias.stack or own.stack,
+                alias.project or own.project,
+                alias.type_ or own.type,
+                alias.name or self._name,
+                self.parent_types() if alias.parent is ... else _types_of(alias.parent),
+            )
+            if isinstance(alias, Alias)
+            else alias
+            for alias in self._opts.aliases
+        ]
+        if parent is not None:
+            for old in parent.alias_urns():
+                was = parse_urn(old)
+                qualified = tuple(was.qualified_type.split("$"))
+                found.append(make_urn(was.stack, was.project, own.type, self._name, qualified))
+        return list(dict.fromkeys(u for u in found if u != self._urn))
+
     # --- outputs -------------------------------------------------------------------
 
     def output(self, *path: str | int) -> Output[Any]:
@@ -225,6 +265,15 @@ class Resource:
 
     def __eq__(self, other: object) -> bool:
         return self is other
+
+
+def _types_of(parent: Resource | str | None) -> tuple[str, ...]:
+    """The types that prefix a child's URN type under `parent` (a resource or its URN)."""
+    if parent is None:
+        return ()
+    if isinstance(parent, str):
+        return tuple(parse_urn(parent).qualified_type.split("$"))
+    return (*parent.parent_types(), parent.resource_type)
 
 
 def _checked(opts: ResourceOptions, what: str) -> ResourceOptions:
@@ -265,6 +314,25 @@ def _checked(opts: ResourceOptions, what: str) -> ResourceOptions:
                 for kind in ("create", "update", "delete")
             }
         )
+    aliases = opts.aliases
+    if isinstance(aliases, str | Alias):  # one alias for a list of one
+        aliases = changes["aliases"] = (aliases,)
+    for alias in aliases:
+        if isinstance(alias, str):
+            try:
+                parse_urn(alias)
+            except ValueError as exc:
+                raise UsageError(f"aliases of {what}: {exc}") from None
+        elif not isinstance(alias, Alias):
+            raise UsageError(
+                f"aliases of {what} must be URNs or sw.Alias(name=..., type_=..., parent=...) "
+                f"(got {type(alias).__name__})"
+            )
+        elif alias.parent is not ... and not isinstance(alias.parent, Resource | str | None):
+            raise UsageError(
+                f"the alias parent of {what} must be a resource, a URN or None "
+                f"(got {type(alias.parent).__name__})"
+            )
     for option in ("ignore_changes", "replace_on_changes"):
         paths = getattr(opts, option)
         if isinstance(paths, str):  # one path for a list of one

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from engine_stack import Stack, urn
+from engine_stack import Declare, Stack, urn
 from engine_stack import stack as stack  # the fixture
 
 import stackwright as sw
@@ -183,3 +183,58 @@ def test_snake_case_attributes_find_fields_spelled_with_acronyms() -> None:
     assert pod.status.host_ip.resolve(read) == "192.168.0.2"
     assert pod.status.qos_class.resolve(read) == "BestEffort"
     assert pod.status.no_such_field.resolve(read) is None
+
+
+# --- aliases ------------------------------------------------------------------------------
+
+
+def site(component_type: str, *, aliases: tuple[Any, ...] = (), under: str = "") -> Declare:
+    """A component holding a ConfigMap (auto-named, so a replacement would rename it)."""
+
+    def declare(p: Program) -> None:
+        app = ComponentResource(component_type, "shop", opts=ResourceOptions(aliases=aliases))
+        holder = ComponentResource("acme:web:Part", "part") if under else None
+        k8s.core.v1.ConfigMap(
+            "settings", data={"a": "1"},
+            opts=ResourceOptions(
+                parent=holder if under else app,
+                aliases=(sw.Alias(parent=app),) if under else (),
+            ),
+        )  # fmt: skip
+
+    return declare
+
+
+def test_a_component_whose_type_changes_takes_its_children_along(stack: Stack) -> None:
+    stack.up(site("acme:web:App"))
+    (name,) = stack.fake.names("ConfigMap")
+    stack.fake.calls.clear()
+
+    summary = stack.up(site("acme:web:Site", aliases=(sw.Alias(type_="acme:web:App"),)))
+
+    assert summary.ok and "create" not in summary.counts and "replace" not in summary.counts
+    assert stack.fake.calls_to("delete") == []
+    assert stack.fake.names("ConfigMap") == [name]
+    child = make_urn("dev", "shop", CM, "settings", ("acme:web:Site",))
+    assert stack.recorded(child).id == name
+
+
+def test_an_alias_naming_the_old_parent_moves_a_child_without_replacing_it(stack: Stack) -> None:
+    stack.up(site("acme:web:App"))
+    (name,) = stack.fake.names("ConfigMap")
+    stack.fake.calls.clear()
+
+    summary = stack.up(site("acme:web:App", under="part"))
+
+    assert summary.ok and stack.fake.calls_to("delete") == []
+    assert stack.fake.names("ConfigMap") == [name]
+    child = make_urn("dev", "shop", CM, "settings", ("acme:web:Part",))
+    assert stack.recorded(child).id == name
+
+
+def test_an_alias_that_is_neither_a_urn_nor_an_alias_is_refused() -> None:
+    with running(Program(project="shop", stack="dev")):
+        with pytest.raises(UsageError, match=r"aliases of .* must be URNs or sw.Alias"):
+            k8s.core.v1.ConfigMap("a", opts=ResourceOptions(aliases=[{"name": "old"}]))  # type: ignore[list-item]
+        with pytest.raises(UsageError, match="is not a Stackwright URN"):
+            k8s.core.v1.ConfigMap("b", opts=ResourceOptions(aliases=["old-name"]))
