@@ -219,24 +219,28 @@ class Resource:
         return tuple(reversed(chain))
 
     def alias_urns(self) -> list[str]:
-        """The URNs this resource may have had: its aliases, and its own URN under each URN
-        its parent may have had (as Pulumi's children inherit their parent's aliases)."""
+        """The URNs this resource may have had: its aliases (under any URN their parent may
+        have had), and its own URN under each URN its parent may have had — Pulumi's
+        children inherit their parent's aliases."""
         parent = self._opts.parent
         if not self._opts.aliases and parent is None:
             return []
         own = parse_urn(self._urn)
-        found = [
-            make_urn(
-                alias.stack or own.stack,
-                alias.project or own.project,
-                alias.type_ or own.type,
-                alias.name or self._name,
-                self.parent_types() if alias.parent is ... else _types_of(alias.parent),
-            )
-            if isinstance(alias, Alias)
-            else alias
-            for alias in self._opts.aliases
-        ]
+        found: list[str] = []
+        for alias in self._opts.aliases:
+            if isinstance(alias, str):
+                found.append(alias)
+                continue
+            for prefix in _prefixes(parent if alias.parent is ... else alias.parent):
+                found.append(
+                    make_urn(
+                        alias.stack or own.stack,
+                        alias.project or own.project,
+                        alias.type_ or own.type,
+                        alias.name or self._name,
+                        prefix,
+                    )
+                )
         if parent is not None:
             for old in parent.alias_urns():
                 was = parse_urn(old)
@@ -267,13 +271,17 @@ class Resource:
         return self is other
 
 
-def _types_of(parent: Resource | str | None) -> tuple[str, ...]:
-    """The types that prefix a child's URN type under `parent` (a resource or its URN)."""
+def _prefixes(parent: Resource | str | None) -> list[tuple[str, ...]]:
+    """The type prefixes a child's URN had under `parent` (a resource, its URN, or None for
+    no parent): a resource's own, and those of the URNs its aliases say it had."""
     if parent is None:
-        return ()
+        return [()]
     if isinstance(parent, str):
-        return tuple(parse_urn(parent).qualified_type.split("$"))
-    return (*parent.parent_types(), parent.resource_type)
+        return [tuple(parse_urn(parent).qualified_type.split("$"))]
+    return [
+        (*parent.parent_types(), parent.resource_type),
+        *(tuple(parse_urn(u).qualified_type.split("$")) for u in parent.alias_urns()),
+    ]
 
 
 def _checked(opts: ResourceOptions, what: str) -> ResourceOptions:

@@ -238,3 +238,21 @@ def test_an_alias_that_is_neither_a_urn_nor_an_alias_is_refused() -> None:
             k8s.core.v1.ConfigMap("a", opts=ResourceOptions(aliases=[{"name": "old"}]))  # type: ignore[list-item]
         with pytest.raises(UsageError, match="is not a Stackwright URN"):
             k8s.core.v1.ConfigMap("b", opts=ResourceOptions(aliases=["old-name"]))
+
+
+def test_a_child_moved_under_a_sibling_while_their_component_is_retyped(stack: Stack) -> None:
+    stack.up(site("acme:web:App"))
+    (name,) = stack.fake.names("ConfigMap")
+
+    def moved(p: Program) -> None:
+        app = ComponentResource(
+            "acme:web:Site", "shop", opts=ResourceOptions(aliases=[sw.Alias(type_="acme:web:App")])
+        )
+        part = ComponentResource("acme:web:Part", "part", opts=ResourceOptions(parent=app))
+        k8s.core.v1.ConfigMap(
+            "settings", data={"a": "1"},
+            opts=ResourceOptions(parent=part, aliases=[sw.Alias(parent=app)]),
+        )  # fmt: skip
+
+    assert stack.up(moved).ok
+    assert stack.fake.calls_to("delete") == [] and stack.fake.names("ConfigMap") == [name]
