@@ -807,7 +807,8 @@ class Run:
         drifted = [
             f for f in self.outcome.drift.get(urn, ()) if not within(f.path, opts.ignore_changes)
         ] or None
-        if drifted is None and step.op is Op.SAME and kube and old is not None and old.outputs:
+        in_place = step.op in (Op.SAME, Op.UPDATE)
+        if drifted is None and in_place and kube and old is not None and old.outputs:
             # A refresh may have recorded a live object that drifted from what was applied.
             drifted = (
                 drift_rules.drifted(old.inputs, old.outputs, ignore=tuple(opts.ignore_changes))
@@ -818,6 +819,14 @@ class Run:
             changes = tuple(FieldChange(f.path, f.live, f.recorded) for f in drifted)
             step = replace(step, op=Op.UPDATE, changes=changes)
             force = True  # putting the cluster back means taking the drifted fields back
+        elif drifted and step.op is Op.UPDATE:
+            # The update sends the drifted fields too: it takes them back in the same way.
+            changed = {change.path for change in step.changes}
+            taken = [
+                FieldChange(f.path, f.live, f.recorded) for f in drifted if f.path not in changed
+            ]
+            step = replace(step, changes=(*step.changes, *taken))
+            force = True
         if step.op is Op.SAME and kube and old is not None and self._marked_elsewhere(old):
             # Renamed (an alias), moved between stacks or its stack renamed: the object still
             # carries the old marks, which would let another stack claim it.

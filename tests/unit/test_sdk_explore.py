@@ -13,6 +13,7 @@ from engine_stack import stack as stack  # the fixture
 import stackwright as sw
 import stackwright.kubernetes as k8s
 from stackwright.cli.main import main
+from stackwright.engine.plan import ABSENT, FieldChange
 from stackwright.errors import UsageError
 from stackwright.model import make_urn
 from stackwright.sdk.config import Config
@@ -256,3 +257,30 @@ def test_a_child_moved_under_a_sibling_while_their_component_is_retyped(stack: S
 
     assert stack.up(moved).ok
     assert stack.fake.calls_to("delete") == [] and stack.fake.names("ConfigMap") == [name]
+
+
+# --- drift ----------------------------------------------------------------------------------
+
+
+def settings(**data: str) -> Declare:
+    def declare(p: Program) -> None:
+        k8s.core.v1.ConfigMap("settings", metadata={"name": "settings"}, data=data)
+
+    return declare
+
+
+def test_an_update_after_a_refresh_takes_the_drifted_fields_back_too(stack: Stack) -> None:
+    stack.up(settings(mode="fast"))
+    stack.fake.edit("ConfigMap", "settings", {"data.mode": "edited"})
+    assert stack.refresh().counts == {"drifted": 1}
+
+    # The program changes another field as well: one update, which also takes `mode` back
+    # (as a `same` step with drift does) instead of conflicting with kubectl-edit over it.
+    summary = stack.up(settings(mode="fast", level="3"))
+
+    assert summary.ok, summary.failures
+    assert stack.fake.find("ConfigMap", "settings")["data"] == {"mode": "fast", "level": "3"}  # type: ignore[index]
+    assert stack.changes(urn(CM, "settings")) == [
+        FieldChange("data.level", ABSENT, "3"),
+        FieldChange("data.mode", "edited", "fast"),
+    ]
