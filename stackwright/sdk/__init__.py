@@ -1,8 +1,8 @@
 """The programming model: resources, options, Outputs, configuration and stack outputs."""
 
 from stackwright.sdk.config import Config
-from stackwright.sdk.context import export
-from stackwright.sdk.output import UNKNOWN, Output
+from stackwright.sdk.context import export, get_project, get_stack
+from stackwright.sdk.output import UNKNOWN, Input, Inputs, Output
 from stackwright.sdk.resource import (
     Alias,
     ComponentResource,
@@ -27,12 +27,16 @@ __all__ = [
     "Config",
     "CustomResource",
     "CustomTimeouts",
+    "Input",
+    "Inputs",
     "Output",
     "Resource",
     "ResourceOptions",
     "SecretSource",
     "StackReference",
     "export",
+    "get_project",
+    "get_stack",
     "register_secret_source",
     "secret_from",
     "secret_from_env",

@@ -117,6 +117,16 @@ def callback() -> Iterator[None]:
         _local.callback = previous
 
 
+def get_stack() -> str:
+    """The name of the stack the program runs for (Pulumi's `get_stack`)."""
+    return current_program().stack
+
+
+def get_project() -> str:
+    """The name of the program's project (Pulumi's `get_project`)."""
+    return current_program().project
+
+
 def export(name: str, value: Any) -> None:
     """A stack output: shown after `up`, read with `stackwright stack output NAME`."""
     current_program().export(name, value)

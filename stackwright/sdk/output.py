@@ -26,7 +26,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Iterable, Mapping
-from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Generic, TypeAlias, TypeVar, cast
 
 from stackwright.errors import remember_secret
 from stackwright.model import UNKNOWN as UNKNOWN
@@ -133,6 +133,16 @@ class Output(Generic[T]):
             )
         )
 
+    @staticmethod
+    def json_dumps(value: Any, **kwargs: Any) -> Output[str]:
+        """`json.dumps` of a value that may hold Outputs, once they are known (secret if any is)."""
+        return Output.from_input(value).apply(lambda plain: json.dumps(plain, **kwargs))
+
+    @staticmethod
+    def json_loads(value: Any, **kwargs: Any) -> Output[Any]:
+        """`json.loads` of a string, or of an Output of one, once it is known."""
+        return Output.from_input(value).apply(lambda text: json.loads(text, **kwargs))
+
     # --- use -------------------------------------------------------------------------
 
     def apply(self, func: Callable[[T], U]) -> Output[U]:
@@ -225,6 +235,12 @@ class Output(Generic[T]):
         """The value given the resources' state; UNKNOWN where it cannot be known yet."""
         value = self._compute(read)
         return Secret(value) if self._secret and not isinstance(value, Secret) else value
+
+
+#: A resource input as Pulumi's typed programs write it: a value, or an Output of one.
+Input: TypeAlias = T | Output[T]
+#: Inputs by name (a component's args).
+Inputs: TypeAlias = Mapping[str, Input[Any]]
 
 
 def select(value: Any, key: Any, *, attribute: bool = False) -> Any:

@@ -16,7 +16,7 @@ import os
 import re
 import sys
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from types import EllipsisType, FrameType
 from typing import Any
 
@@ -88,11 +88,36 @@ class ResourceOptions:
     #: Take over fields other managers own (server-side apply force).
     force: bool = False
 
+    @staticmethod
+    def merge(first: ResourceOptions | None, second: ResourceOptions | None) -> ResourceOptions:
+        """Pulumi's `ResourceOptions.merge`, as components use it: the lists of both
+        (`depends_on`, `aliases`, `ignore_changes`, `replace_on_changes`), and every other
+        option from `second` where it is set (not left at its default), else from `first`."""
+        if first is None or second is None:
+            return first or second or ResourceOptions()
+        changes: dict[str, Any] = {}
+        for option in fields(ResourceOptions):
+            early, late = getattr(first, option.name), getattr(second, option.name)
+            if option.name in _LIST_OPTIONS:
+                changes[option.name] = tuple(dict.fromkeys((*_listed(early), *_listed(late))))
+            elif late != option.default:
+                changes[option.name] = late
+        return replace(first, **changes)
+
     def merged_with(self, parent: ResourceOptions | None) -> ResourceOptions:
         """Children inherit their parent's provider unless they name their own."""
         if parent is None or self.provider is not None or parent.provider is None:
             return self
         return replace(self, provider=parent.provider)
+
+
+#: Options that hold lists, which `ResourceOptions.merge` joins.
+_LIST_OPTIONS = frozenset({"depends_on", "aliases", "ignore_changes", "replace_on_changes"})
+
+
+def _listed(value: Any) -> tuple[Any, ...]:
+    """A list option as a tuple; one item given alone (`depends_on=db`) as a tuple of one."""
+    return (value,) if isinstance(value, str | Resource | Alias) else tuple(value)
 
 
 @dataclass

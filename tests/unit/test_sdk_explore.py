@@ -18,7 +18,7 @@ from stackwright.errors import UsageError
 from stackwright.model import make_urn
 from stackwright.sdk.config import Config
 from stackwright.sdk.context import Program, running
-from stackwright.sdk.output import Secret
+from stackwright.sdk.output import Output, Secret
 from stackwright.sdk.resource import ComponentResource, ResourceOptions
 
 CM = "kubernetes:core/v1:ConfigMap"
@@ -284,3 +284,47 @@ def test_an_update_after_a_refresh_takes_the_drifted_fields_back_too(stack: Stac
         FieldChange("data.level", ABSENT, "3"),
         FieldChange("data.mode", "edited", "fast"),
     ]
+
+
+# --- what Pulumi programs call -------------------------------------------------------------
+
+
+def test_get_stack_and_get_project_name_the_running_program() -> None:
+    with running(Program(project="shop", stack="prod")):
+        assert (sw.get_stack(), sw.get_project()) == ("prod", "shop")
+
+
+def test_resource_options_merge_as_pulumi_components_use_it() -> None:
+    with running(Program(project="shop", stack="dev")):
+        a = k8s.core.v1.ConfigMap("a")
+        b = k8s.core.v1.ConfigMap("b")
+        parent = ComponentResource("acme:web:App", "app")
+    given = ResourceOptions(depends_on=[a], protect=True, ignore_changes=["data.x"])
+    merged = ResourceOptions.merge(
+        given, ResourceOptions(parent=parent, depends_on=[b], ignore_changes=["data.y"])
+    )
+    assert merged.parent is parent and merged.protect
+    assert list(merged.depends_on) == [a, b]
+    assert list(merged.ignore_changes) == ["data.x", "data.y"]
+    assert ResourceOptions.merge(None, given) == given
+    assert ResourceOptions.merge(given, None) == given
+    # A later value that is set wins; one left at its default does not undo an earlier one.
+    assert ResourceOptions.merge(given, ResourceOptions(protect=False)).protect
+
+
+def test_output_json_dumps_keeps_outputs_and_secrets_inside() -> None:
+    with running(Program(project="shop", stack="dev")):
+        svc = k8s.core.v1.Service("web", spec={"ports": [{"port": 80}]})
+        doc = Output.json_dumps({"ip": svc.spec["clusterIP"], "port": 80})
+        secret_doc = Output.json_dumps({"password": Output.secret("hunter22")})
+    live = {"spec": {"clusterIP": "10.0.0.7"}}
+    assert doc.resolve(lambda r: live) == '{"ip": "10.0.0.7", "port": 80}'
+    resolved = secret_doc.resolve(lambda r: live)
+    assert isinstance(resolved, Secret) and resolved.value == '{"password": "hunter22"}'
+    parsed = Output.json_loads(doc).resolve(lambda r: live)
+    assert parsed == {"ip": "10.0.0.7", "port": 80}
+
+    def typed(name: sw.Input[str], labels: sw.Inputs) -> sw.Input[str]:
+        return name
+
+    assert typed("a", {"b": doc}) == "a"
