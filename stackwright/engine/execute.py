@@ -595,13 +595,15 @@ class Run:
     def read_live(self, resource: Resource) -> Any:
         value = self.live.get(resource.urn, UNKNOWN)
         paths = self._secret_paths.get(resource.urn)
-        if not paths or not isinstance(value, dict) or isinstance(value, _Partial):
+        if not paths or not isinstance(value, dict):
             return value
         # What a secret field holds stays secret in what is computed from it (a Secret's
         # `data` read by another resource, a generated password's `result`).
+        marked = value
         for path in outermost(paths):
-            value = transform_at(value, path, Secret)
-        return value
+            marked = transform_at(marked, path, Secret)
+        # A preview's partly known object stays one: what it does not hold is unknown.
+        return _Partial(marked) if isinstance(value, _Partial) and type(marked) is dict else marked
 
     async def run_program(self) -> None:
         assert self.program is not None
@@ -947,7 +949,12 @@ class Run:
             await self._check_free(provider, new)
         body = provider.stamp(new.inputs, stack=self.stack, urn=new.urn, namespace=namespace)
         async with self._sem:
-            await provider.preview(body, force=force, warn=self._warner(new.urn))
+            previewed = await provider.preview(body, force=force, warn=self._warner(new.urn))
+        if step.op is Op.UPDATE and isinstance(previewed, dict):
+            # The server's dry run of an update is the object as the update leaves it (a
+            # Service keeps its clusterIP): dependents read that, as Pulumi's preview does,
+            # rather than finding it unknown. Its status is the controllers' to change yet.
+            self.live[step.urn] = _Partial({k: v for k, v in previewed.items() if k != "status"})
 
     # --- up -----------------------------------------------------------------------------
 

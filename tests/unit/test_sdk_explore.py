@@ -13,6 +13,7 @@ from engine_stack import stack as stack  # the fixture
 import stackwright as sw
 import stackwright.kubernetes as k8s
 from stackwright.cli.main import main
+from stackwright.engine.events import UNKNOWN_TEXT, StepStarted, shown_changes
 from stackwright.engine.plan import ABSENT, FieldChange
 from stackwright.errors import UsageError
 from stackwright.model import make_urn
@@ -22,6 +23,8 @@ from stackwright.sdk.output import Output, Secret
 from stackwright.sdk.resource import ComponentResource, ResourceOptions
 
 CM = "kubernetes:core/v1:ConfigMap"
+SVC = "kubernetes:core/v1:Service"
+SECRET = "kubernetes:core/v1:Secret"
 
 
 def app_and_dependent(p: Program) -> None:
@@ -328,3 +331,49 @@ def test_output_json_dumps_keeps_outputs_and_secrets_inside() -> None:
         return name
 
     assert typed("a", {"b": doc}) == "a"
+
+
+# --- preview of an update ------------------------------------------------------------------
+
+
+def service_and_reader(label: str, secret_value: str = "hunter22") -> Declare:
+    def declare(p: Program) -> None:
+        svc = k8s.core.v1.Service(
+            "web", metadata={"name": "web", "labels": {"v": label}},
+            spec={"selector": {"app": "web"}, "ports": [{"port": 80}]},
+        )  # fmt: skip
+        token = k8s.core.v1.Secret(
+            "token", metadata={"name": "token", "labels": {"v": label}},
+            string_data={"token": secret_value},
+        )  # fmt: skip
+        k8s.core.v1.ConfigMap(
+            "reader", metadata={"name": "reader"},
+            data={"ip": svc.spec.cluster_ip, "token": token.string_data["token"]},
+        )  # fmt: skip
+        sw.export("ip", svc.spec["clusterIP"])
+        sw.export("status", svc.status)
+
+    return declare
+
+
+def test_a_preview_of_an_update_knows_what_the_servers_dry_run_says(stack: Stack) -> None:
+    assert stack.up(service_and_reader("1")).ok
+    ip = stack.recorded(urn(SVC, "web")).outputs["spec"]["clusterIP"]
+
+    summary = stack.preview(service_and_reader("2"))
+
+    # The Service's update does not touch its clusterIP: its reader is unchanged, as in
+    # Pulumi, whose preview of an update takes the server's dry run for its outputs.
+    assert summary.ok
+    assert {e.step.urn: e.step.op.value for e in stack.of(StepStarted)} == {
+        urn(SVC, "web"): "update", urn(SECRET, "token"): "update", urn(CM, "reader"): "same",
+    }  # fmt: skip
+    assert summary.outputs["ip"] == ip
+    assert summary.outputs["status"] == UNKNOWN_TEXT  # status is the controllers' to change
+
+    # A secret read from an updated object stays secret.
+    secret = stack.preview(service_and_reader("3", secret_value="changed-token"))
+    reader = [e.step for e in stack.of(StepStarted) if e.step.urn == urn(CM, "reader")]
+    assert secret.ok and reader[0].op.value == "update"
+    assert reader[0].new is not None and "data.token" in reader[0].new.secret_paths
+    assert "changed-token" not in repr(shown_changes(reader[0]))
