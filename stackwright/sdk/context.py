@@ -128,5 +128,22 @@ def get_project() -> str:
 
 
 def export(name: str, value: Any) -> None:
-    """A stack output: shown after `up`, read with `stackwright stack output NAME`."""
-    current_program().export(name, value)
+    """A stack output: shown after `up`, read with `stackwright stack output NAME`.
+
+    A resource in it stands for its live object (a component for what it registered with
+    `register_outputs`), as Pulumi exports a resource's outputs."""
+    current_program().export(name, _exported(value))
+
+
+def _exported(value: Any) -> Any:
+    from stackwright.sdk.resource import ComponentResource, Resource
+
+    if isinstance(value, ComponentResource):
+        return _exported(value.component_outputs)
+    if isinstance(value, Resource):
+        return value.output()
+    if isinstance(value, Mapping):
+        return {k: _exported(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_exported(v) for v in value]
+    return value

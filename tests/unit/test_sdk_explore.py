@@ -377,3 +377,20 @@ def test_a_preview_of_an_update_knows_what_the_servers_dry_run_says(stack: Stack
     assert secret.ok and reader[0].op.value == "update"
     assert reader[0].new is not None and "data.token" in reader[0].new.secret_paths
     assert "changed-token" not in repr(shown_changes(reader[0]))
+
+
+def test_exporting_a_resource_exports_its_live_object(stack: Stack) -> None:
+    def declare(p: Program) -> None:
+        cm = k8s.core.v1.ConfigMap("settings", metadata={"name": "settings"}, data={"a": "1"})
+        app = ComponentResource("acme:web:App", "app")
+        app.register_outputs({"name": cm.metadata["name"]})
+        sw.export("cm", cm)
+        sw.export("both", {"app": app, "list": [cm]})
+
+    summary = stack.up(declare)
+
+    assert summary.ok, summary.failures
+    assert summary.outputs["cm"]["data"] == {"a": "1"}
+    assert summary.outputs["cm"]["metadata"]["name"] == "settings"
+    assert summary.outputs["both"]["app"] == {"name": "settings"}
+    assert summary.outputs["both"]["list"][0]["kind"] == "ConfigMap"
