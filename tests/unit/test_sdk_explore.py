@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 from engine_stack import Declare, Stack, urn
 from engine_stack import stack as stack  # the fixture
+from test_cli_bad_input import project as project  # the fixture
 
 import stackwright as sw
 import stackwright.kubernetes as k8s
@@ -60,20 +61,6 @@ def test_depends_on_a_component_waits_for_all_its_children(stack: Stack) -> None
 
 
 # --- the command line --------------------------------------------------------------------
-
-
-@pytest.fixture
-def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A project with one stack, `dev`, selected; STACKWRIGHT_HOME in the test's folder."""
-    monkeypatch.setenv("STACKWRIGHT_HOME", str(tmp_path / "home"))
-    for name in ("STACKWRIGHT_BACKEND_URL", "STACKWRIGHT_STACK", "STACKWRIGHT_CONFIG_PASSPHRASE"):
-        monkeypatch.delenv(name, raising=False)
-    folder = tmp_path / "proj"
-    folder.mkdir()
-    (folder / "Stackwright.yaml").write_text("name: shop\nruntime: python\n")
-    monkeypatch.chdir(folder)
-    main(["stack", "init", "dev"])
-    return folder
 
 
 def test_what_a_program_prints_stays_off_the_json_lines(
