@@ -381,3 +381,20 @@ def test_exporting_a_resource_exports_its_live_object(stack: Stack) -> None:
     assert summary.outputs["cm"]["metadata"]["name"] == "settings"
     assert summary.outputs["both"]["app"] == {"name": "settings"}
     assert summary.outputs["both"]["list"][0]["kind"] == "ConfigMap"
+
+
+def test_what_a_program_prints_stays_off_a_policy_checks_json_report(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (project / "__main__.py").write_text(
+        "import stackwright.kubernetes as k8s\n"
+        "print('hello from the program')\n"
+        "k8s.core.v1.ConfigMap('settings', data={'a': '1'})\n"
+    )
+    capsys.readouterr()
+
+    main(["policy", "check", str(project), "--format", "json"])
+
+    out, err = capsys.readouterr()
+    assert json.loads(out)["checked"] == 1
+    assert "hello from the program" in err
