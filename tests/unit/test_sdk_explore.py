@@ -398,3 +398,22 @@ def test_what_a_program_prints_stays_off_a_policy_checks_json_report(
     out, err = capsys.readouterr()
     assert json.loads(out)["checked"] == 1
     assert "hello from the program" in err
+
+
+def test_a_kubernetes_resources_id_is_namespace_slash_name_as_in_pulumi(stack: Stack) -> None:
+    def declare(p: Program) -> None:
+        ns = k8s.core.v1.Namespace("apps", metadata={"name": "apps"})
+        cm = k8s.core.v1.ConfigMap("settings", metadata={"name": "settings"}, data={"a": "1"})
+        placed = k8s.core.v1.ConfigMap(
+            "placed", metadata={"name": "placed", "namespace": ns.metadata["name"]}
+        )
+        sw.export("ids", [ns.id, cm.id, placed.id])
+
+    planned = stack.preview(declare)
+    # Whether the server puts an object in a namespace is known after apply.
+    assert planned.outputs["ids"] == [UNKNOWN_TEXT, UNKNOWN_TEXT, "apps/placed"]
+
+    summary = stack.up(declare)
+
+    assert summary.outputs["ids"] == ["apps", "default/settings", "apps/placed"]
+    assert stack.recorded(urn(CM, "settings")).id == "default/settings"
