@@ -124,6 +124,22 @@ class KubernetesResource(CustomResource):
         obj = _object(cls.api_version, cls.kind, fields, resource_name)
         super().__init__(type_token(cls.api_version, cls.kind), resource_name, obj, opts)
 
+    def __getattr__(self, name: str) -> Output[Any]:
+        # A built-in kind has a property per field: any other name is a mistake (`svc.sepc`),
+        # which Pulumi's classes also refuse, rather than a field that reads as null.
+        cls = type(self)
+        if cls.kind and not name.startswith("_"):
+            fields = sorted(
+                attr
+                for klass in cls.__mro__[: cls.__mro__.index(KubernetesResource)]
+                for attr, value in vars(klass).items()
+                if isinstance(value, property)
+            )
+            raise AttributeError(
+                f"{cls.kind} has no field {name!r}; its fields: {', '.join(fields)}"
+            )
+        return super().__getattr__(name)
+
     @property
     def id(self) -> Output[str]:
         """The object's ID as Pulumi's Kubernetes provider gives it: `namespace/name`, or the

@@ -417,3 +417,18 @@ def test_a_kubernetes_resources_id_is_namespace_slash_name_as_in_pulumi(stack: S
 
     assert summary.outputs["ids"] == ["apps", "default/settings", "apps/placed"]
     assert stack.recorded(urn(CM, "settings")).id == "default/settings"
+
+
+def test_a_field_a_built_in_kind_does_not_have_is_an_attribute_error() -> None:
+    with running(Program(project="shop", stack="dev")):
+        svc = k8s.core.v1.Service("web", spec={"ports": [{"port": 80}]})
+        widget = k8s.apiextensions.CustomResource(
+            "w", api_version="example.com/v1", kind="Widget", spec={"size": 1}
+        )
+    with pytest.raises(
+        AttributeError, match=r"Service has no field 'sepc'.*metadata, spec, status"
+    ):
+        svc.sepc  # noqa: B018
+    assert not hasattr(svc, "cluster_ip")
+    # A custom kind's fields are its CRD's: any name reads the live object.
+    assert widget.size is not None  # type: ignore[attr-defined]
