@@ -248,7 +248,8 @@ class Resource:
         have had), and its own URN under each URN its parent may have had — Pulumi's
         children inherit their parent's aliases."""
         parent = self._opts.parent
-        if not self._opts.aliases and parent is None:
+        inherited = parent.alias_urns() if parent is not None else []
+        if not self._opts.aliases and not inherited:
             return []
         own = parse_urn(self._urn)
         found: list[str] = []
@@ -266,11 +267,10 @@ class Resource:
                         prefix,
                     )
                 )
-        if parent is not None:
-            for old in parent.alias_urns():
-                was = parse_urn(old)
-                qualified = tuple(was.qualified_type.split("$"))
-                found.append(make_urn(was.stack, was.project, own.type, self._name, qualified))
+        for old in inherited:
+            was = parse_urn(old)
+            qualified = tuple(was.qualified_type.split("$"))
+            found.append(make_urn(was.stack, was.project, own.type, self._name, qualified))
         return list(dict.fromkeys(u for u in found if u != self._urn))
 
     # --- outputs -------------------------------------------------------------------
@@ -366,6 +366,11 @@ def _checked(opts: ResourceOptions, what: str) -> ResourceOptions:
                 f"the alias parent of {what} must be a resource, a URN or None "
                 f"(got {type(alias.parent).__name__})"
             )
+        elif isinstance(alias.parent, str):
+            try:
+                parse_urn(alias.parent)
+            except ValueError as exc:
+                raise UsageError(f"the alias parent of {what}: {exc}") from None
     for option in ("ignore_changes", "replace_on_changes"):
         paths = getattr(opts, option)
         if isinstance(paths, str):  # one path for a list of one

@@ -229,6 +229,8 @@ def test_an_alias_that_is_neither_a_urn_nor_an_alias_is_refused() -> None:
             k8s.core.v1.ConfigMap("a", opts=ResourceOptions(aliases=[{"name": "old"}]))  # type: ignore[list-item]
         with pytest.raises(UsageError, match="is not a Stackwright URN"):
             k8s.core.v1.ConfigMap("b", opts=ResourceOptions(aliases=["old-name"]))
+        with pytest.raises(UsageError, match=r"alias parent of .* is not a Stackwright URN"):
+            k8s.core.v1.ConfigMap("c", opts=ResourceOptions(aliases=[sw.Alias(parent="app")]))
 
 
 def test_a_child_moved_under_a_sibling_while_their_component_is_retyped(stack: Stack) -> None:
