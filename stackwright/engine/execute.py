@@ -954,7 +954,8 @@ class Run:
             # The server's dry run of an update is the object as the update leaves it (a
             # Service keeps its clusterIP): dependents read that, as Pulumi's preview does,
             # rather than finding it unknown. Its status is the controllers' to change yet.
-            self.live[step.urn] = _Partial({k: v for k, v in previewed.items() if k != "status"})
+            known = _live_outputs(new, previewed)  # with a Secret's write-only stringData
+            self.live[step.urn] = _Partial({k: v for k, v in known.items() if k != "status"})
 
     # --- up -----------------------------------------------------------------------------
 

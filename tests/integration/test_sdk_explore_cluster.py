@@ -27,8 +27,13 @@ def test_a_services_cluster_ip_feeds_a_config_map_and_a_relabel_leaves_it_alone(
                       "annotations": {{"stackwright.io/skip-await": "true"}}}},
             spec={{"selector": {{"app": "web"}}, "ports": [{{"port": 80}}]}},
         )
+        token = k8s.core.v1.Secret(
+            "token", metadata={{"namespace": ns.metadata["name"], "labels": {{"v": "{v}"}}}},
+            string_data={{"token": "s3cret-token"}},
+        )
         k8s.core.v1.ConfigMap("reader", metadata={{"name": "reader", "namespace": NS}},
-                              data={{"ip": svc.spec.cluster_ip}})
+                              data={{"ip": svc.spec.cluster_ip,
+                                    "token": token.string_data["token"]}})
         sw.export("id", svc.id)
     """
     p.program(body.format(v="1"))
@@ -37,11 +42,12 @@ def test_a_services_cluster_ip_feeds_a_config_map_and_a_relabel_leaves_it_alone(
         "clusterIP"
     ]
     assert up.summary["outputs"]["id"].startswith(f"{p.ns}/web-")
-    assert live(cluster, "configmap", "reader", p.ns)["data"] == {"ip": ip}
+    assert live(cluster, "configmap", "reader", p.ns)["data"] == {"ip": ip, "token": "s3cret-token"}
 
     p.program(body.format(v="2"))
     planned = p.preview()
 
-    assert planned.changed() == {"web": "update"}  # the reader reads the same clusterIP
-    assert p.up().changed() == {"web": "update"}
+    # The reader reads the same clusterIP and token from the server's dry runs.
+    assert planned.changed() == {"web": "update", "token": "update"}
+    assert p.up().changed() == {"web": "update", "token": "update"}
     p.sw("destroy", "--yes")
