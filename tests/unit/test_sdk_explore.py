@@ -63,15 +63,21 @@ def test_depends_on_a_component_waits_for_all_its_children(stack: Stack) -> None
 # --- the command line --------------------------------------------------------------------
 
 
+def printing(project: Path, capsys: pytest.CaptureFixture[str], *lines: str) -> None:
+    """The project's program: it prints, then `lines`."""
+    body = ["import stackwright as sw", "print('hello from the program')", *lines]
+    (project / "__main__.py").write_text("\n".join(body) + "\n")
+    capsys.readouterr()
+
+
 def test_what_a_program_prints_stays_off_the_json_lines(
     project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    (project / "__main__.py").write_text(
-        "import stackwright as sw\n"
-        "print('hello from the program')\n"
-        "sw.export('x', sw.Output.from_input(1).apply(lambda v: print('in apply') or v))\n"
+    printing(
+        project,
+        capsys,
+        "sw.export('x', sw.Output.from_input(1).apply(lambda v: print('in apply') or v))",
     )
-    capsys.readouterr()
 
     main(["preview", "--json"])
 
@@ -388,12 +394,12 @@ def test_exporting_a_resource_exports_its_live_object(stack: Stack) -> None:
 def test_what_a_program_prints_stays_off_a_policy_checks_json_report(
     project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    (project / "__main__.py").write_text(
-        "import stackwright.kubernetes as k8s\n"
-        "print('hello from the program')\n"
-        "k8s.core.v1.ConfigMap('settings', data={'a': '1'})\n"
+    printing(
+        project,
+        capsys,
+        "import stackwright.kubernetes as k8s",
+        "k8s.core.v1.ConfigMap('settings', data={'a': '1'})",
     )
-    capsys.readouterr()
 
     main(["policy", "check", str(project), "--format", "json"])
 
