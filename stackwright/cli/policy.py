@@ -10,7 +10,9 @@ automation layer does).
 
 from __future__ import annotations
 
+import contextlib
 import json
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -128,7 +130,11 @@ def check(
     )
     from stackwright.automation import policy as policy_runs
 
-    _show(policy_runs.check(paths, options), output_format)
+    # A report in json or sarif is all that stdout holds: what a program prints goes to stderr.
+    machine = output_format != "text"
+    with contextlib.redirect_stdout(sys.stderr) if machine else contextlib.nullcontext():
+        report = policy_runs.check(paths, options)
+    _show(report, output_format)
 
 
 @app.command("audit")

@@ -121,8 +121,12 @@ def _workspace(stack: str | None, *, existing: bool = True) -> Workspace:
 def _rendering(kind: str, *, json_lines: bool, show_diff: bool) -> Iterator[Renderer]:
     """The display of one operation, closed (live region stopped) however it ends."""
     render = make_renderer(kind, json_lines=json_lines, show_diff=show_diff)
+    # `--json` promises nothing but events on stdout: what the program and its callbacks
+    # print goes to stderr (Pulumi makes it diagnostics), the events to the real stdout.
+    stray = contextlib.redirect_stdout(sys.stderr) if json_lines else contextlib.nullcontext()
     try:
-        yield render
+        with stray:
+            yield render
     finally:
         render.close()
 

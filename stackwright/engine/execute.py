@@ -622,8 +622,7 @@ class Run:
     # --- the program's resources ---------------------------------------------------------
 
     def _explicit(self, resource: Resource) -> set[str]:
-        deps = {r.urn for r in dependencies_of(resource.props)}
-        deps |= {r.urn for r in resource.opts.depends_on}
+        deps = _declared_dependencies(resource)
         if resource.opts.parent is not None:
             deps.add(resource.opts.parent.urn)
         if resource.opts.provider is not None:
@@ -647,13 +646,15 @@ class Run:
     def read_live(self, resource: Resource) -> Any:
         value = self.live.get(resource.urn, UNKNOWN)
         paths = self._secret_paths.get(resource.urn)
-        if not paths or not isinstance(value, dict) or isinstance(value, _Partial):
+        if not paths or not isinstance(value, dict):
             return value
         # What a secret field holds stays secret in what is computed from it (a Secret's
         # `data` read by another resource, a generated password's `result`).
+        marked = value
         for path in outermost(paths):
-            value = transform_at(value, path, Secret)
-        return value
+            marked = transform_at(marked, path, Secret)
+        # A preview's partly known object stays one: what it does not hold is unknown.
+        return _Partial(marked) if isinstance(value, _Partial) and type(marked) is dict else marked
 
     async def run_program(self) -> None:
         assert self.program is not None
@@ -702,11 +703,11 @@ class Run:
         for resource in resources:
             if resource.urn in self.old:
                 continue
-            for alias in resource.opts.aliases:
+            for alias in resource.alias_urns():
                 old = self.old.pop(alias, None)
                 if old is None:
                     continue
-                renamed = replace(old, urn=resource.urn)
+                renamed = replace(old, urn=resource.urn, type=resource.resource_type)
                 self.old[resource.urn] = renamed
                 if self.journal is not None:
                     self.journal.rename(alias, resource.urn)
@@ -791,12 +792,7 @@ class Run:
             type=resource.resource_type,
             inputs=inputs,
             parent=opts.parent.urn if opts.parent is not None else "",
-            dependencies=tuple(
-                sorted(
-                    {r.urn for r in dependencies_of(resource.props)}
-                    | {r.urn for r in opts.depends_on}
-                )
-            ),
+            dependencies=tuple(sorted(_declared_dependencies(resource))),
             provider=provider_urn(resource),
             custom=resource.custom,
             protect=opts.protect,
@@ -868,7 +864,8 @@ class Run:
         drifted = [
             f for f in self.outcome.drift.get(urn, ()) if not within(f.path, opts.ignore_changes)
         ] or None
-        if drifted is None and step.op is Op.SAME and kube and old is not None and old.outputs:
+        in_place = step.op in (Op.SAME, Op.UPDATE)
+        if drifted is None and in_place and kube and old is not None and old.outputs:
             # A refresh may have recorded a live object that drifted from what was applied.
             drifted = (
                 drift_rules.drifted(old.inputs, old.outputs, ignore=tuple(opts.ignore_changes))
@@ -879,6 +876,14 @@ class Run:
             changes = tuple(FieldChange(f.path, f.live, f.recorded) for f in drifted)
             step = replace(step, op=Op.UPDATE, changes=changes)
             force = True  # putting the cluster back means taking the drifted fields back
+        elif drifted and step.op is Op.UPDATE:
+            # The update sends the drifted fields too: it takes them back in the same way.
+            changed = {change.path for change in step.changes}
+            taken = [
+                FieldChange(f.path, f.live, f.recorded) for f in drifted if f.path not in changed
+            ]
+            step = replace(step, changes=(*step.changes, *taken))
+            force = True
         if step.op is Op.UPDATE and not step.changes and old is not None and step.new is not None:
             notes = option_changes(old, step.new)
             if notes:
@@ -1010,7 +1015,13 @@ class Run:
             await self._check_free(provider, new)
         body = provider.stamp(new.inputs, stack=self.stack, urn=new.urn, namespace=namespace)
         async with self._sem:
-            await provider.preview(body, force=force, warn=self._warner(new.urn))
+            previewed = await provider.preview(body, force=force, warn=self._warner(new.urn))
+        if step.op is Op.UPDATE and isinstance(previewed, dict):
+            # The server's dry run of an update is the object as the update leaves it (a
+            # Service keeps its clusterIP): dependents read that, as Pulumi's preview does,
+            # rather than finding it unknown. Its status is the controllers' to change yet.
+            known = _live_outputs(new, previewed)  # with a Secret's write-only stringData
+            self.live[step.urn] = _Partial({k: v for k, v in known.items() if k != "status"})
 
     # --- up -----------------------------------------------------------------------------
 
@@ -1451,6 +1462,30 @@ def _hook_note(obj: Mapping[str, Any]) -> str:
 
 def _group_and_kind(obj: Mapping[str, Any]) -> tuple[str, str]:
     return str(obj.get("apiVersion", "")).rpartition("/")[0], str(obj.get("kind", ""))
+
+
+def _declared_dependencies(resource: Resource) -> set[str]:
+    """The URNs `resource` names through its inputs' Outputs and `depends_on`.
+
+    As in Pulumi, depending on a component is depending on everything under it: a
+    component is done at once, its children are what take time. The resource itself and
+    what it holds are left out, so a child naming its own component is no cycle.
+    """
+    deps = {r.urn for r in dependencies_of(resource.props)}
+    own = {id(r) for r in _subtree(resource)}
+    for named in resource.opts.depends_on:
+        deps.update(r.urn for r in _subtree(named) if id(r) not in own)
+    return deps
+
+
+def _subtree(resource: Resource) -> list[Resource]:
+    """`resource` and its children, theirs, and so on."""
+    found, pending = [], [resource]
+    while pending:
+        item = pending.pop()
+        found.append(item)
+        pending.extend(item.children)
+    return found
 
 
 def provider_urn(resource: Resource) -> str:

@@ -124,6 +124,31 @@ class KubernetesResource(CustomResource):
         obj = _object(cls.api_version, cls.kind, fields, resource_name)
         super().__init__(type_token(cls.api_version, cls.kind), resource_name, obj, opts)
 
+    def __getattr__(self, name: str) -> Output[Any]:
+        # A built-in kind has a property per field: any other name is a mistake (`svc.sepc`),
+        # which Pulumi's classes also refuse, rather than a field that reads as null.
+        cls = type(self)
+        if cls.kind and not name.startswith("_"):
+            fields = sorted(
+                attr
+                for klass in cls.__mro__[: cls.__mro__.index(KubernetesResource)]
+                for attr, value in vars(klass).items()
+                if isinstance(value, property)
+            )
+            raise AttributeError(
+                f"{cls.kind} has no field {name!r}; its fields: {', '.join(fields)}"
+            )
+        return super().__getattr__(name)
+
+    @property
+    def id(self) -> Output[str]:
+        """The object's ID as Pulumi's Kubernetes provider gives it: `namespace/name`, or the
+        name of a cluster-scoped object. In a preview, unknown until the namespace is known
+        (one the server fills in is known after apply)."""
+        return Output.all(
+            self.output("metadata", "namespace"), self.output("metadata", "name")
+        ).apply(lambda found: f"{found[0]}/{found[1]}" if found[0] else str(found[1]))
+
 
 class CustomObject(KubernetesResource):
     """An object of any kind, e.g. of a CRD: `CustomObject("w", api_version="example.com/v1", kind="Widget", spec=...)`."""

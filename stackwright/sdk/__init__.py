@@ -1,9 +1,10 @@
 """The programming model: resources, options, Outputs, configuration and stack outputs."""
 
 from stackwright.sdk.config import Config
-from stackwright.sdk.context import export
-from stackwright.sdk.output import UNKNOWN, Output
+from stackwright.sdk.context import export, get_project, get_stack
+from stackwright.sdk.output import UNKNOWN, Input, Inputs, Output
 from stackwright.sdk.resource import (
+    Alias,
     ComponentResource,
     CustomResource,
     CustomTimeouts,
@@ -21,16 +22,21 @@ from stackwright.sdk.stack_reference import StackReference
 
 __all__ = [
     "UNKNOWN",
+    "Alias",
     "ComponentResource",
     "Config",
     "CustomResource",
     "CustomTimeouts",
+    "Input",
+    "Inputs",
     "Output",
     "Resource",
     "ResourceOptions",
     "SecretSource",
     "StackReference",
     "export",
+    "get_project",
+    "get_stack",
     "register_secret_source",
     "secret_from",
     "secret_from_env",

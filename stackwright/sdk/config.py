@@ -11,11 +11,14 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from stackwright.errors import UsageError, remember_secret
 from stackwright.sdk.context import current_program
 from stackwright.sdk.output import Output
+
+T = TypeVar("T")
 
 _TRUE = frozenset({"true", "1", "yes", "on"})
 _FALSE = frozenset({"false", "0", "no", "off"})
@@ -48,8 +51,9 @@ class Config:
         # `stackwright config set KEY` puts an unqualified key in the project's namespace.
         return key if self.namespace == self._program.project else self.full_key(key)
 
-    def _missing(self, key: str) -> UsageError:
-        flag = " --secret" if self.full_key(key) in self._program.secret_keys else ""
+    def _missing(self, key: str, *, secret: bool = False) -> UsageError:
+        # A required secret is set as one, so its value is never written out in plain text.
+        flag = " --secret" if secret or self.full_key(key) in self._program.secret_keys else ""
         return UsageError(
             f"missing required configuration {self.full_key(key)} for stack {self._program.stack}: "
             f"set it with `stackwright config set{flag} {self._cli_key(key)} VALUE`"
@@ -84,8 +88,9 @@ class Config:
 
     def get_int(self, key: str, default: int | None = None) -> int | None:
         value = self._raw(key)
-        if value is None:
-            return default
+        return default if value is None else self._int(key, value)
+
+    def _int(self, key: str, value: Any) -> int:
         if isinstance(value, bool):
             raise self._bad(key, value, "an integer", "3")
         if isinstance(value, float) and value.is_integer():
@@ -107,8 +112,9 @@ class Config:
 
     def get_float(self, key: str, default: float | None = None) -> float | None:
         value = self._raw(key)
-        if value is None:
-            return default
+        return default if value is None else self._float(key, value)
+
+    def _float(self, key: str, value: Any) -> float:
         if not isinstance(value, bool) and isinstance(value, (int, float, str)):
             try:
                 number = float(value)
@@ -127,8 +133,9 @@ class Config:
 
     def get_bool(self, key: str, default: bool | None = None) -> bool | None:
         value = self._raw(key)
-        if value is None:
-            return default
+        return default if value is None else self._bool(key, value)
+
+    def _bool(self, key: str, value: Any) -> bool:
         if isinstance(value, bool):
             return value
         text = str(value).strip().lower()
@@ -148,8 +155,9 @@ class Config:
 
     def get_object(self, key: str, default: Any = None) -> Any:
         value = self._raw(key)
-        if value is None:
-            return default
+        return default if value is None else self._object(key, value)
+
+    def _object(self, key: str, value: Any) -> Any:
         if isinstance(value, str):
             try:
                 return json.loads(value)
@@ -172,5 +180,42 @@ class Config:
     def require_secret(self, key: str) -> Output[str]:
         value = self._text(key, as_secret=True)
         if value is None:
-            raise self._missing(key)
+            raise self._missing(key, secret=True)
         return Output.secret(value)
+
+    # Typed secrets, as Pulumi's `get_secret_int`, `require_secret_object`, …: the value is
+    # read and checked as its plain getter does, and comes back as a secret Output.
+
+    def _secret(self, key: str, parse: Callable[[str, Any], T]) -> Output[T] | None:
+        value = self._raw(key, as_secret=True)
+        return None if value is None else Output.secret(parse(key, value))
+
+    def _required_secret(self, key: str, parse: Callable[[str, Any], T]) -> Output[T]:
+        found = self._secret(key, parse)
+        if found is None:
+            raise self._missing(key, secret=True)
+        return found
+
+    def get_secret_int(self, key: str) -> Output[int] | None:
+        return self._secret(key, self._int)
+
+    def require_secret_int(self, key: str) -> Output[int]:
+        return self._required_secret(key, self._int)
+
+    def get_secret_float(self, key: str) -> Output[float] | None:
+        return self._secret(key, self._float)
+
+    def require_secret_float(self, key: str) -> Output[float]:
+        return self._required_secret(key, self._float)
+
+    def get_secret_bool(self, key: str) -> Output[bool] | None:
+        return self._secret(key, self._bool)
+
+    def require_secret_bool(self, key: str) -> Output[bool]:
+        return self._required_secret(key, self._bool)
+
+    def get_secret_object(self, key: str) -> Output[Any] | None:
+        return self._secret(key, self._object)
+
+    def require_secret_object(self, key: str) -> Output[Any]:
+        return self._required_secret(key, self._object)

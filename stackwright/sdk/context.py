@@ -79,6 +79,14 @@ class Program:
 
 def current_program() -> Program:
     program: Program | None = getattr(_local, "program", None)
+    if program is None and getattr(_local, "callback", False):
+        # Pulumi allows this, but then no preview shows the resource; here the program has
+        # finished declaring before any callback runs.
+        raise UsageError(
+            "nothing can be declared inside an apply callback (a resource, a Config, a stack "
+            "output): callbacks run after the program has finished; declare it in the program "
+            "and pass the Output as its input (e.g. data={'name': other.metadata['name']})"
+        )
     if program is None:
         raise UsageError(
             "resources can only be declared while Stackwright runs a program "
@@ -98,6 +106,44 @@ def running(program: Program) -> Iterator[Program]:
         _local.program = previous
 
 
+@contextlib.contextmanager
+def callback() -> Iterator[None]:
+    """While an apply callback runs, so that declaring from it is refused saying why."""
+    previous = getattr(_local, "callback", False)
+    _local.callback = True
+    try:
+        yield
+    finally:
+        _local.callback = previous
+
+
+def get_stack() -> str:
+    """The name of the stack the program runs for (Pulumi's `get_stack`)."""
+    return current_program().stack
+
+
+def get_project() -> str:
+    """The name of the program's project (Pulumi's `get_project`)."""
+    return current_program().project
+
+
 def export(name: str, value: Any) -> None:
-    """A stack output: shown after `up`, read with `stackwright stack output NAME`."""
-    current_program().export(name, value)
+    """A stack output: shown after `up`, read with `stackwright stack output NAME`.
+
+    A resource in it stands for its live object (a component for what it registered with
+    `register_outputs`), as Pulumi exports a resource's outputs."""
+    current_program().export(name, _exported(value))
+
+
+def _exported(value: Any) -> Any:
+    from stackwright.sdk.resource import ComponentResource, Resource
+
+    if isinstance(value, ComponentResource):
+        return _exported(value.component_outputs)
+    if isinstance(value, Resource):
+        return value.output()
+    if isinstance(value, Mapping):
+        return {k: _exported(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_exported(v) for v in value]
+    return value

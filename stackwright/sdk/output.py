@@ -26,10 +26,11 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Iterable, Mapping
-from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Generic, TypeAlias, TypeVar, cast
 
 from stackwright.errors import remember_secret
 from stackwright.model import UNKNOWN as UNKNOWN
+from stackwright.sdk.context import callback
 
 if TYPE_CHECKING:
     from stackwright.sdk.resource import Resource
@@ -132,6 +133,16 @@ class Output(Generic[T]):
             )
         )
 
+    @staticmethod
+    def json_dumps(value: Any, **kwargs: Any) -> Output[str]:
+        """`json.dumps` of a value that may hold Outputs, once they are known (secret if any is)."""
+        return Output.from_input(value).apply(lambda plain: json.dumps(plain, **kwargs))
+
+    @staticmethod
+    def json_loads(value: Any, **kwargs: Any) -> Output[Any]:
+        """`json.loads` of a string, or of an Output of one, once it is known."""
+        return Output.from_input(value).apply(lambda text: json.loads(text, **kwargs))
+
     # --- use -------------------------------------------------------------------------
 
     def apply(self, func: Callable[[T], U]) -> Output[U]:
@@ -151,7 +162,8 @@ class Output(Generic[T]):
             marked = _holds_secret(value)
             plain = unwrap_secrets(value)[0] if marked else value
             try:
-                result: Any = func(cast(T, plain))
+                with callback():
+                    result: Any = func(cast(T, plain))
             except SystemExit as exc:  # not the end of the whole command: this value failed
                 raise RuntimeError(
                     f"an apply callback called sys.exit({exc.code!r}); return a value instead"
@@ -225,10 +237,16 @@ class Output(Generic[T]):
         return Secret(value) if self._secret and not isinstance(value, Secret) else value
 
 
+#: A resource input as Pulumi's typed programs write it: a value, or an Output of one.
+Input: TypeAlias = T | Output[T]
+#: Inputs by name (a component's args).
+Inputs: TypeAlias = Mapping[str, Input[Any]]
+
+
 def select(value: Any, key: Any, *, attribute: bool = False) -> Any:
     """`value[key]` for a resolved value: UNKNOWN stays unknown, a Secret stays secret,
     anything absent is None. With `attribute`, a snake_case key also finds its
-    camelCase field (`node_name` → `nodeName`)."""
+    camelCase field (`node_name` → `nodeName`, `cluster_ip` → `clusterIP`)."""
     if value is UNKNOWN:
         return UNKNOWN
     if isinstance(value, Secret):
@@ -238,7 +256,15 @@ def select(value: Any, key: Any, *, attribute: bool = False) -> Any:
         if key in value:
             return value[key]
         if attribute and isinstance(key, str) and "_" in key:
-            return value.get(_camel(key))
+            camel = _camel(key)
+            if camel in value:
+                return value[camel]
+            # Kubernetes writes acronyms in capitals (`clusterIP`, `podIPs`), which Pulumi's
+            # Python names fold (`cluster_ip`, `pod_ips`): match ignoring case.
+            folded = key.replace("_", "").lower()
+            for name, item in value.items():
+                if isinstance(name, str) and name.lower() == folded:
+                    return item
         return None
     if isinstance(value, (list, tuple)) and isinstance(key, int) and not isinstance(key, bool):
         return value[key] if -len(value) <= key < len(value) else None

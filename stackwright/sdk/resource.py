@@ -16,11 +16,12 @@ import os
 import re
 import sys
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
-from types import FrameType
+from dataclasses import dataclass, field, fields, replace
+from types import EllipsisType, FrameType
 from typing import Any
 
 from stackwright.errors import UsageError
+from stackwright.model import make_urn, parse_urn
 from stackwright.sdk.output import Output, StateReader, parse_path, select
 
 
@@ -57,6 +58,19 @@ def _seconds(value: Any, what: str) -> float | None:
 
 
 @dataclass(frozen=True)
+class Alias:
+    """A URN the resource had before, as Pulumi's `Alias`: what changed is given, the rest is
+    the resource's own. `parent=None` means it had no parent; left out, the parent it has now.
+    A component's aliases carry its children along (their URNs hold its type)."""
+
+    name: str | None = None
+    type_: str | None = None
+    parent: Resource | str | EllipsisType | None = ...
+    stack: str | None = None
+    project: str | None = None
+
+
+@dataclass(frozen=True)
 class ResourceOptions:
     """How the engine treats a resource, as Pulumi's options of the same names."""
 
@@ -69,16 +83,41 @@ class ResourceOptions:
     delete_before_replace: bool = False
     retain_on_delete: bool = False
     custom_timeouts: CustomTimeouts | None = None
-    aliases: Sequence[str] = ()
+    aliases: Sequence[str | Alias] = ()
     import_: str | None = None
     #: Take over fields other managers own (server-side apply force).
     force: bool = False
+
+    @staticmethod
+    def merge(first: ResourceOptions | None, second: ResourceOptions | None) -> ResourceOptions:
+        """Pulumi's `ResourceOptions.merge`, as components use it: the lists of both
+        (`depends_on`, `aliases`, `ignore_changes`, `replace_on_changes`), and every other
+        option from `second` where it is set (not left at its default), else from `first`."""
+        if first is None or second is None:
+            return first or second or ResourceOptions()
+        changes: dict[str, Any] = {}
+        for option in fields(ResourceOptions):
+            early, late = getattr(first, option.name), getattr(second, option.name)
+            if option.name in _LIST_OPTIONS:
+                changes[option.name] = tuple(dict.fromkeys((*_listed(early), *_listed(late))))
+            elif late != option.default:
+                changes[option.name] = late
+        return replace(first, **changes)
 
     def merged_with(self, parent: ResourceOptions | None) -> ResourceOptions:
         """Children inherit their parent's provider unless they name their own."""
         if parent is None or self.provider is not None or parent.provider is None:
             return self
         return replace(self, provider=parent.provider)
+
+
+#: Options that hold lists, which `ResourceOptions.merge` joins.
+_LIST_OPTIONS = frozenset({"depends_on", "aliases", "ignore_changes", "replace_on_changes"})
+
+
+def _listed(value: Any) -> tuple[Any, ...]:
+    """A list option as a tuple; one item given alone (`depends_on=db`) as a tuple of one."""
+    return (value,) if isinstance(value, str | Resource | Alias) else tuple(value)
 
 
 @dataclass
@@ -204,6 +243,36 @@ class Resource:
             parent = parent._opts.parent
         return tuple(reversed(chain))
 
+    def alias_urns(self) -> list[str]:
+        """The URNs this resource may have had: its aliases (under any URN their parent may
+        have had), and its own URN under each URN its parent may have had — Pulumi's
+        children inherit their parent's aliases."""
+        parent = self._opts.parent
+        inherited = parent.alias_urns() if parent is not None else []
+        if not self._opts.aliases and not inherited:
+            return []
+        own = parse_urn(self._urn)
+        found: list[str] = []
+        for alias in self._opts.aliases:
+            if isinstance(alias, str):
+                found.append(alias)
+                continue
+            for prefix in _prefixes(parent if alias.parent is ... else alias.parent):
+                found.append(
+                    make_urn(
+                        alias.stack or own.stack,
+                        alias.project or own.project,
+                        alias.type_ or own.type,
+                        alias.name or self._name,
+                        prefix,
+                    )
+                )
+        for old in inherited:
+            was = parse_urn(old)
+            qualified = tuple(was.qualified_type.split("$"))
+            found.append(make_urn(was.stack, was.project, own.type, self._name, qualified))
+        return list(dict.fromkeys(u for u in found if u != self._urn))
+
     # --- outputs -------------------------------------------------------------------
 
     def output(self, *path: str | int) -> Output[Any]:
@@ -225,6 +294,19 @@ class Resource:
 
     def __eq__(self, other: object) -> bool:
         return self is other
+
+
+def _prefixes(parent: Resource | str | None) -> list[tuple[str, ...]]:
+    """The type prefixes a child's URN had under `parent` (a resource, its URN, or None for
+    no parent): a resource's own, and those of the URNs its aliases say it had."""
+    if parent is None:
+        return [()]
+    if isinstance(parent, str):
+        return [tuple(parse_urn(parent).qualified_type.split("$"))]
+    return [
+        (*parent.parent_types(), parent.resource_type),
+        *(tuple(parse_urn(u).qualified_type.split("$")) for u in parent.alias_urns()),
+    ]
 
 
 def _checked(opts: ResourceOptions, what: str) -> ResourceOptions:
@@ -265,6 +347,30 @@ def _checked(opts: ResourceOptions, what: str) -> ResourceOptions:
                 for kind in ("create", "update", "delete")
             }
         )
+    aliases = opts.aliases
+    if isinstance(aliases, str | Alias):  # one alias for a list of one
+        aliases = changes["aliases"] = (aliases,)
+    for alias in aliases:
+        if isinstance(alias, str):
+            try:
+                parse_urn(alias)
+            except ValueError as exc:
+                raise UsageError(f"aliases of {what}: {exc}") from None
+        elif not isinstance(alias, Alias):
+            raise UsageError(
+                f"aliases of {what} must be URNs or sw.Alias(name=..., type_=..., parent=...) "
+                f"(got {type(alias).__name__})"
+            )
+        elif alias.parent is not ... and not isinstance(alias.parent, Resource | str | None):
+            raise UsageError(
+                f"the alias parent of {what} must be a resource, a URN or None "
+                f"(got {type(alias.parent).__name__})"
+            )
+        elif isinstance(alias.parent, str):
+            try:
+                parse_urn(alias.parent)
+            except ValueError as exc:
+                raise UsageError(f"the alias parent of {what}: {exc}") from None
     for option in ("ignore_changes", "replace_on_changes"):
         paths = getattr(opts, option)
         if isinstance(paths, str):  # one path for a list of one

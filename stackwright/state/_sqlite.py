@@ -1124,9 +1124,13 @@ def _rewritten(
             return _restacked(ref, dst_stack)
         return ref
 
+    urn = mapping.get(state.urn, state.urn)
     return replace(
         state,
-        urn=mapping.get(state.urn, state.urn),
+        urn=urn,
+        # An alias may change the type (a component's, or a kind's API version): the row's
+        # type follows its URN's.
+        type=parse_urn(urn).type if urn != state.urn else state.type,
         parent=new(state.parent),
         provider=new(state.provider),
         dependencies=tuple(new(ref) for ref in state.dependencies),
