@@ -258,9 +258,33 @@ def _validate_name(what: str, name: str) -> None:
         )
 
 
-def _holder(row: Sequence[Any]) -> LockHolder:
-    operation_id, kind, owner, host, pid, started, expires = row
-    return LockHolder(operation_id, kind, owner, host, pid, timestamp(started), timestamp(expires))
+#: The columns of a held lock, with the type each must have.
+_LOCK_COLUMNS: Final = (
+    ("operation_id", int),
+    ("kind", str),
+    ("owner", str),
+    ("host", str),
+    ("pid", int),
+    ("started", float),
+    ("expires", float),
+)
+#: The times a message can show (datetime's years 1970 to 9999).
+_LAST_TIME: Final = 253402300800.0
+
+
+def _holder(db: sqlite3.Connection, stack_id: int, row: Sequence[Any]) -> LockHolder:
+    """The holder a held lock row names; StateCorrupt naming the column an edit broke
+    (`cancel` clears such a row without reading it)."""
+    for (column, kind), value in zip(_LOCK_COLUMNS, row, strict=True):
+        fits = isinstance(value, kind) or (kind is float and isinstance(value, int))
+        if not fits or (kind is float and not 0 <= value < _LAST_TIME):
+            (stack,) = db.execute("SELECT name FROM stacks WHERE id = ?", (stack_id,)).fetchone()
+            raise StateCorrupt(
+                f"the lock of stack {stack} is damaged ({column} is {value!r}); the state store "
+                "was edited — run `stackwright cancel` to clear it"
+            )
+    operation_id, kind_, owner, host, pid, started, expires = row
+    return LockHolder(operation_id, kind_, owner, host, pid, timestamp(started), timestamp(expires))
 
 
 def _read_holder(db: sqlite3.Connection, stack_id: int) -> LockHolder | None:
@@ -270,7 +294,7 @@ def _read_holder(db: sqlite3.Connection, stack_id: int) -> LockHolder | None:
     ).fetchone()
     if row is None or row[0] is None:
         return None
-    return _holder(row)
+    return _holder(db, stack_id, row)
 
 
 def _locked_message(stack: str, holder: LockHolder, now: float) -> str:
@@ -499,16 +523,22 @@ class SQLiteBackend:
         with self._conn.read() as db:
             rows = db.execute(
                 "SELECT s.name, s.updated, "
-                "(SELECT count(*) FROM resources r WHERE r.stack_id = s.id), "
+                "(SELECT count(*) FROM resources r WHERE r.stack_id = s.id), s.id, "
                 "l.operation_id, l.kind, l.owner, l.host, l.pid, l.started, l.expires "
                 "FROM stacks s LEFT JOIN locks l ON l.stack_id = s.id "
                 "WHERE s.project = ? ORDER BY s.name",
                 (project,),
             ).fetchall()
+            holders = {
+                name: _holder(db, stack_id, lock)
+                for name, _, _, stack_id, *lock in rows
+                if lock[0] is not None
+            }
         summaries = []
-        for name, updated, count, *lock in rows:
-            holder = _holder(lock) if lock[0] is not None and lock[6] > now else None
-            summaries.append(StackSummary(project, name, timestamp(updated), count, holder))
+        for name, updated, count, _, *_ in rows:
+            holder = holders.get(name)
+            live = holder if holder is not None and holder.expires.timestamp() > now else None
+            summaries.append(StackSummary(project, name, timestamp(updated), count, live))
         return summaries
 
     def remove_stack(self, project: str, stack: str, *, force: bool = False) -> None:
@@ -605,6 +635,9 @@ class SQLiteBackend:
         try:
             with conn.write() as db:
                 stack_id = self._stack_id(db, project, stack)
+                # A lock row lost to an edit of the file is made anew: it only says who
+                # holds the stack, and without it no operation could ever take the lock.
+                db.execute("INSERT OR IGNORE INTO locks (stack_id) VALUES (?)", (stack_id,))
                 now = self._clock()
                 holder = _read_holder(db, stack_id)
                 if (
@@ -663,13 +696,16 @@ class SQLiteBackend:
     def cancel(self, project: str, stack: str) -> bool:
         with self._conn.write() as db:
             stack_id = self._stack_id(db, project, stack)
-            holder = _read_holder(db, stack_id)
-            if holder is None:
+            # Only the holder's id is read: a lock row an edit damaged is cleared too.
+            row = db.execute(
+                "SELECT operation_id FROM locks WHERE stack_id = ?", (stack_id,)
+            ).fetchone()
+            if row is None or row[0] is None:
                 return False
             db.execute(_RELEASE, (stack_id,))
             db.execute(
                 "UPDATE history SET result = 'cancelled', ended = ? WHERE id = ? AND result = ?",
-                (self._clock(), holder.operation_id, IN_PROGRESS),
+                (self._clock(), row[0], IN_PROGRESS),
             )
             return True
 
@@ -784,7 +820,7 @@ class SQLiteBackend:
                 start=timestamp(started),
                 end=timestamp(ended) if ended is not None else None,
                 result=result,
-                counts=orjson.loads(counts),
+                counts=_history_counts(stack, id_, counts),
                 message=message,
                 owner=owner,
                 host=host,
@@ -803,7 +839,14 @@ class SQLiteBackend:
             row = db.execute(
                 "SELECT value FROM meta WHERE key = ?", (_secrets_key(project, stack),)
             ).fetchone()
-        return dict(orjson.loads(row[0])) if row else None
+        if row is None:
+            return None
+        fields = _meta_json(_secrets_key(project, stack), row[0])
+        if not isinstance(fields, dict):
+            raise StateCorrupt(
+                f"the state's {_secrets_key(project, stack)!r} is not a JSON object; {_FIX}"
+            )
+        return fields
 
     def set_secrets_provider(self, project: str, stack: str, fields: Mapping[str, Any]) -> None:
         with self._conn.write() as db:
@@ -1084,10 +1127,32 @@ def _read_former(db: sqlite3.Connection, project: str, stack: str) -> tuple[str,
     row = db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
     if row is None:
         return ()
-    names = orjson.loads(row[0])
+    names = _meta_json(key, row[0])
     if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
         raise StateCorrupt(f"the state's {key!r} is not a list of stack names; {_FIX}")
     return tuple(names)
+
+
+def _meta_json(key: str, value: str) -> Any:
+    """A `meta` value decoded; StateCorrupt naming the key when an edit left it unreadable."""
+    try:
+        return orjson.loads(value)
+    except orjson.JSONDecodeError as error:
+        raise StateCorrupt(f"the state's {key!r} is not JSON ({error}); {_FIX}") from None
+
+
+def _history_counts(stack: str, operation_id: int, blob: bytes) -> dict[str, int]:
+    try:
+        counts = orjson.loads(blob)
+    except orjson.JSONDecodeError as error:
+        counts = error
+    if not isinstance(counts, dict):
+        why = f" ({counts})" if isinstance(counts, Exception) else ""
+        raise StateCorrupt(
+            f"the history of stack {stack} is damaged: operation {operation_id} has counts "
+            f"that are not a JSON object{why}; the state store was edited"
+        )
+    return counts
 
 
 def _write_former(db: sqlite3.Connection, project: str, stack: str, names: Sequence[str]) -> None:
@@ -1353,7 +1418,10 @@ class SQLiteOperation:
         after = "; nothing more was recorded, and the next operation settles its pending steps"
         if row is None:
             return f"stack {self._stack} was removed while {this} ran{after}"
-        holder = _read_holder(db, self._stack_id)
+        try:
+            holder = _read_holder(db, self._stack_id)
+        except StateCorrupt:
+            return f"the lock of stack {self._stack} was damaged while {this} ran{after}"
         if holder is None:
             return f"{this} on stack {self._stack} was cancelled (`stackwright cancel` cleared its lock){after}"
         return (

@@ -281,3 +281,77 @@ def test_damaged_pages_fail_the_integrity_check(path: Path) -> None:
     assert message.endswith(
         "move it aside and restore each stack with `stackwright stack import` from an export"
     )
+
+
+# --- the bookkeeping beside the resources: locks, history, meta ---------------------------
+
+
+def test_a_missing_lock_row_is_made_anew_by_the_next_operation(path: Path) -> None:
+    # The row only says who holds the stack; without it every `up` was refused as
+    # "locked by another operation at the same moment", for ever.
+    with edit(path) as db:
+        db.execute("DELETE FROM locks")
+    backend = SQLiteBackend(path)
+    with backend.begin_operation(PROJECT, "dev", kind="up") as op:
+        op.set_outputs({"ok": True})
+    assert backend.load(PROJECT, "dev").outputs == {"ok": True}
+    with (
+        backend.begin_operation(PROJECT, "dev", kind="up"),
+        pytest.raises(StackwrightError, match="is locked by"),
+    ):
+        backend.begin_operation(PROJECT, "dev", kind="up")
+
+
+@pytest.mark.parametrize(
+    ("column", "value"),
+    [("expires", "soon"), ("expires", 1e15), ("started", None), ("pid", "x")],
+)
+def test_a_damaged_lock_row_is_named_and_cancel_clears_it(
+    path: Path, column: str, value: object
+) -> None:
+    with edit(path) as db:
+        db.execute(
+            "UPDATE locks SET operation_id = 99, kind = 'up', owner = 'ann', host = 'h', pid = 7, "
+            "started = 1.0, expires = 2e9"
+        )
+        db.execute(f"UPDATE locks SET {column} = ?", (value,))
+    backend = SQLiteBackend(path)
+    for attempt in (
+        lambda: backend.begin_operation(PROJECT, "dev", kind="up"),
+        lambda: backend.list_stacks(PROJECT),
+        lambda: backend.unprotect(PROJECT, "dev", urn("a")),
+    ):
+        with pytest.raises(StateCorrupt) as caught:
+            attempt()
+        assert str(caught.value).startswith("the lock of stack dev is damaged (")
+        assert str(caught.value).endswith(
+            "); the state store was edited — run `stackwright cancel` to clear it"
+        )
+    assert backend.cancel(PROJECT, "dev")
+    with backend.begin_operation(PROJECT, "dev", kind="up"):
+        pass
+
+
+def test_history_counts_that_are_not_json(path: Path) -> None:
+    with edit(path) as db:
+        db.execute("UPDATE history SET counts = 'xx'")
+    with pytest.raises(StateCorrupt) as caught:
+        SQLiteBackend(path).history(PROJECT, "dev")
+    assert str(caught.value).startswith(
+        "the history of stack dev is damaged: operation 1 has counts that are not a JSON object ("
+    )
+
+
+@pytest.mark.parametrize(
+    ("key", "read"),
+    [
+        ("former-names:web/dev", lambda b: b.load(PROJECT, "dev")),
+        ("secrets:web/dev", lambda b: b.secrets_provider(PROJECT, "dev")),
+    ],
+)
+def test_meta_values_that_are_not_json(path: Path, key: str, read: object) -> None:
+    with edit(path) as db:
+        db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, 'xx')", (key,))
+    with pytest.raises(StateCorrupt) as caught:
+        read(SQLiteBackend(path))  # type: ignore[operator]
+    assert str(caught.value).startswith(f"the state's {key!r} is not JSON (")
