@@ -15,6 +15,7 @@ import dataclasses
 import re
 import time
 from collections.abc import Iterable
+from datetime import UTC, datetime
 from typing import Any
 
 from stackwright.engine import policy_gate
@@ -33,7 +34,7 @@ from stackwright.errors import UsageError
 from stackwright.kubernetes.provider import PROVIDER_TYPE
 from stackwright.model import ResourceState
 from stackwright.sdk.context import Program
-from stackwright.state import Backend, Snapshot
+from stackwright.state import Backend, LockHolder, Snapshot
 
 
 def _snapshot(backend: Backend, project: str, stack: str) -> Snapshot:
@@ -176,6 +177,8 @@ def run(
         with backend.begin_operation(
             project, stack, kind=options.kind, message=message
         ) as operation:
+            if operation.took_over is not None:
+                listener(Diagnostic("", _took_over(operation.took_over), "warning"))
             # Plan against the state as it is now that no other operation can change it
             # (the snapshot above only served to check the input before locking).
             snapshot = backend.load(project, stack)
@@ -193,6 +196,18 @@ def run(
     )
     listener(summary)
     return summary
+
+
+def _took_over(holder: LockHolder) -> str:
+    """Whose lock this operation took over, and why it could: what it settles next is
+    what that operation left under way."""
+    now = datetime.now(UTC)
+    why = (
+        "its process is gone"
+        if holder.expires > now
+        else "its lease lapsed, so it is no longer running"
+    )
+    return f"took over the lock of {holder.describe(now)}: {why}"
 
 
 async def _preview(
