@@ -1422,8 +1422,17 @@ class SQLiteOperation:
             holder = _read_holder(db, self._stack_id)
         except StateCorrupt:
             return f"the lock of stack {self._stack} was damaged while {this} ran{after}"
+        cancelled = (
+            f"{this} on stack {self._stack} was cancelled (`stackwright cancel` cleared its lock)"
+        )
         if holder is None:
-            return f"{this} on stack {self._stack} was cancelled (`stackwright cancel` cleared its lock){after}"
+            return f"{cancelled}{after}"
+        (result,) = db.execute(
+            "SELECT result FROM history WHERE id = ?", (self._id,)
+        ).fetchone() or (None,)
+        if result == "cancelled":
+            now = timestamp(self._clock())
+            return f"{cancelled}, and {holder.describe(now)} has taken the lock since{after}"
         return (
             f"{this} on stack {self._stack} lost its lock to {holder.describe(timestamp(self._clock()))}, "
             f"which took it over after this operation's lease lapsed{after}"

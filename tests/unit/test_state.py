@@ -443,6 +443,24 @@ def test_cancel_clears_the_lock_at_once(backend: SQLiteBackend) -> None:
     assert backend.load(PROJECT, "dev").pending == []
 
 
+def test_a_cancelled_operation_says_so_even_once_another_took_the_lock(
+    backend: SQLiteBackend,
+) -> None:
+    # Not "lost its lock ... after this operation's lease lapsed": the lease never lapsed.
+    op = backend.begin_operation(PROJECT, "dev", kind="up")
+    backend.cancel(PROJECT, "dev")
+    other = backend.begin_operation(PROJECT, "dev", kind="destroy")
+    with pytest.raises(LockLost) as caught:
+        op.begin(0, Op.CREATE, res("a"))
+    assert str(caught.value) == (
+        "this `up` on stack dev was cancelled (`stackwright cancel` cleared its lock), and "
+        f"{holder_text('destroy')} has taken the lock since; nothing more was recorded, and the "
+        "next operation settles its pending steps"
+    )
+    op.finish("failed")
+    other.finish()
+
+
 def test_an_operation_is_a_context_manager(backend: SQLiteBackend) -> None:
     with pytest.raises(RuntimeError), backend.begin_operation(PROJECT, "dev", kind="up") as op:
         op.begin(0, Op.CREATE, res("a"))
