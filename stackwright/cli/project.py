@@ -21,6 +21,7 @@ from stackwright.automation import templates
 from stackwright.automation.secrets import NEW_PASSPHRASE_ENV
 from stackwright.automation.stack import Selection, Workspace
 from stackwright.automation.workspace import (
+    Project,
     StackConfig,
     check_name,
     find_project,
@@ -32,7 +33,7 @@ from stackwright.engine.events import Summary
 from stackwright.errors import StackwrightError, UsageError
 from stackwright.model import SECRET_TEXT, ResourceState, map_secrets
 from stackwright.policy import Level
-from stackwright.state import HistoryEntry, open_backend
+from stackwright.state import Backend, HistoryEntry, open_backend
 
 if TYPE_CHECKING:
     from stackwright.engine.execute import Edge
@@ -520,16 +521,31 @@ def stack_rename(
     """Rename a stack: its state (the stack part of every URN) and its stack file."""
     project = find_project(Path.cwd())
     config = StackConfig(project, old)
-    if project.stack_file(new).exists():
-        raise UsageError(
-            f"cannot rename stack {old} to {new}: {project.stack_file(new)} exists; move it away first"
-        )
-    open_backend(_backend_of(project)).rename_stack(project.name, old, check_name("stack", new))
+    backend = open_backend(_backend_of(project))
+    if not _renamed_before(backend, project, old, new):
+        if project.stack_file(new).exists():
+            raise UsageError(
+                f"cannot rename stack {old} to {new}: {project.stack_file(new)} exists; move it away first"
+            )
+        backend.rename_stack(project.name, old, check_name("stack", new))
     config.move_to(new)
     with contextlib.suppress(UsageError):
         if selected_stack(project) == old:
             select_stack(project, new)
     typer.echo(f"Renamed stack {old} to {new}.")
+
+
+def _renamed_before(backend: Backend, project: Project, old: str, new: str) -> bool:
+    """Whether a `stack rename old new` stopped after renaming the state and before moving
+    the stack file (killed, or the move failed): the state has only `new`, which was `old`,
+    and the file is still `old`'s. Running the command again then only moves the file."""
+    return (
+        not backend.has_stack(project.name, old)
+        and backend.has_stack(project.name, new)
+        and project.stack_file(old).exists()
+        and not project.stack_file(new).exists()
+        and old in backend.load(project.name, new).former_names
+    )
 
 
 @stack_app.command("change-secrets-provider")
