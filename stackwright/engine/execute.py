@@ -470,8 +470,12 @@ class Run:
         providers: ProviderFactory,
         listener: Listener,
         clock: Callable[[], float] = time.monotonic,
+        recorded_elsewhere: Callable[[str, str], list[str]] | None = None,
     ) -> None:
         self.stack = stack
+        #: (URN, object id) → the other stacks that record that object still marked as
+        #: this stack's URN (`Backend.recorded_elsewhere`).
+        self.recorded_elsewhere = recorded_elsewhere
         self.options = options
         self.program = program
         self.journal = journal
@@ -528,6 +532,7 @@ class Run:
         journal: Journal | None,
         providers: ProviderFactory,
         listener: Listener,
+        recorded_elsewhere: Callable[[str, str], list[str]] | None = None,
     ) -> Run:
         """A run over a stack's loaded state."""
         return cls(
@@ -538,6 +543,7 @@ class Run:
             journal=journal,
             providers=providers,
             listener=listener,
+            recorded_elsewhere=recorded_elsewhere,
         )
 
     # --- providers ----------------------------------------------------------------------
@@ -1138,6 +1144,16 @@ class Run:
             return
         else:
             owner = marks[name]
+        if owner == new.urn and self.recorded_elsewhere is not None:
+            # Marked as this resource, yet another stack records it: a `state move` gave
+            # it away, and only that stack's next `up` marks it as its own.
+            holders = self.recorded_elsewhere(new.urn, new.id)
+            if holders:
+                raise UsageError(
+                    f"{kind} {new.id} already exists: stack {holders[0]} records it (a "
+                    "`stackwright state move` gave it there); remove this resource from the "
+                    "program, or give it another name"
+                )
         if owner == new.urn or owner in self.old:
             return
         whose = f"resource {owner} manages it" if owner else "it was made outside this stack"

@@ -14,7 +14,7 @@ import asyncio
 import dataclasses
 import re
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 from typing import Any
 
@@ -172,7 +172,9 @@ def run(
     started = time.monotonic()
     written = 0
     if options.dry_run:
-        summary = asyncio.run(_preview(snapshot, options, program, providers, listener))
+        summary = asyncio.run(
+            _preview(snapshot, options, program, providers, listener, _elsewhere(backend, snapshot))
+        )
     else:
         with backend.begin_operation(
             project, stack, kind=options.kind, message=message
@@ -198,6 +200,13 @@ def run(
     return summary
 
 
+def _elsewhere(backend: Backend, snapshot: Snapshot) -> Callable[[str, str], list[str]]:
+    """`Run.recorded_elsewhere` for the snapshot's stack."""
+    return lambda urn, object_id: backend.recorded_elsewhere(
+        snapshot.project, snapshot.stack, urn, object_id
+    )
+
+
 def _took_over(holder: LockHolder) -> str:
     """Whose lock this operation took over, and why it could: what it settles next is
     what that operation left under way."""
@@ -216,6 +225,7 @@ async def _preview(
     program: Program | None,
     providers: ProviderFactory,
     listener: Listener,
+    elsewhere: Callable[[str, str], list[str]],
 ) -> Summary:
     if snapshot.pending:
         listener(
@@ -226,7 +236,7 @@ async def _preview(
                 "warning",
             )
         )
-    run_ = Run.over(snapshot, options, program, None, providers, listener)
+    run_ = Run.over(snapshot, options, program, None, providers, listener, elsewhere)
     try:
         if options.refresh or options.kind == "refresh":
             await run_.refresh(record=False)
@@ -307,7 +317,9 @@ async def _mutate(
             snapshot = backend.load(snapshot.project, snapshot.stack)
     finally:
         await settle.close()
-    run_ = Run.over(snapshot, options, program, operation, providers, listener)
+    run_ = Run.over(
+        snapshot, options, program, operation, providers, listener, _elsewhere(backend, snapshot)
+    )
     try:
         if options.kind == "refresh":
             await run_.refresh(record=True)

@@ -220,6 +220,12 @@ class Backend(Protocol):
         """Move resources and their children to another stack of the project; the new URNs."""
         ...
 
+    def recorded_elsewhere(self, project: str, stack: str, urn: str, object_id: str) -> list[str]:
+        """The other stacks of `project` that record the object `object_id` as last seen
+        marked with `urn`, a resource of `stack`: `move_resource` gave it to them, and the
+        object keeps the old marks until their next operation applies it."""
+        ...
+
     def rename_stack(self, project: str, stack: str, new_name: str) -> None:
         """Rename a stack, rewriting the stack part of its URNs; refuses a name in use."""
         ...

@@ -53,7 +53,7 @@ from typing import Any, Final, Self
 import orjson
 
 from stackwright.errors import StackLocked, StackwrightError, UsageError
-from stackwright.model import Op, PendingOperation, ResourceState, parse_urn
+from stackwright.model import URN_ANNOTATION, Op, PendingOperation, ResourceState, parse_urn
 from stackwright.processes import is_zombie
 from stackwright.state import _document
 from stackwright.state._codec import (
@@ -827,6 +827,27 @@ class SQLiteBackend:
             )
             for id_, kind, started, ended, result, counts, message, owner, host in rows
         ]
+
+    def recorded_elsewhere(self, project: str, stack: str, urn: str, object_id: str) -> list[str]:
+        # Asked only for an object marked as this stack's that its state does not hold, so
+        # a scan of the rows filed under that cluster id is cheap enough.
+        with self._conn.read() as db:
+            rows = db.execute(
+                "SELECT s.name, r.urn, r.delete_pending, r.cluster_id, r.data FROM resources r "
+                "JOIN stacks s ON s.id = r.stack_id WHERE s.project = ? AND s.name != ? "
+                "AND r.cluster_id = ? ORDER BY s.name",
+                (project, stack, object_id),
+            ).fetchall()
+        holders = []
+        for name, *row in rows:
+            try:
+                state = self._decode_row(project, name, *row)
+            except Invalid:
+                continue  # its stack's own load says what is wrong with it
+            annotations = (state.outputs.get("metadata") or {}).get("annotations") or {}
+            if annotations.get(URN_ANNOTATION) == urn:
+                holders.append(name)
+        return list(dict.fromkeys(holders))
 
     def export(self, project: str, stack: str) -> dict[str, Any]:
         # Secrets leave as they are stored: sealed, readable only with the stack's key.

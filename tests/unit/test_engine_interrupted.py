@@ -14,7 +14,14 @@ from engine_stack import stack as stack  # the fixture
 
 import stackwright.kubernetes as k8s
 from stackwright.engine.events import Diagnostic
+from stackwright.model import make_urn
 from stackwright.sdk.context import Program
+
+CM = "kubernetes:core/v1:ConfigMap"
+
+
+def urn(type_: str, name: str, stack: str = STACK) -> str:
+    return make_urn(stack, PROJECT, type_, name)
 
 
 def one_config_map(p: Program) -> None:
@@ -35,3 +42,34 @@ def test_taking_over_a_dead_holders_lock_names_it(stack: Stack) -> None:
     assert len(took) == 1, notes
     assert "a `destroy` started" in took[0] and f"(pid {os.getpid()})" in took[0]
     assert took[0].endswith(": its lease lapsed, so it is no longer running")
+
+
+def test_after_a_state_move_the_source_stack_does_not_take_the_object_back(
+    stack: Stack,
+) -> None:
+    """`state move` hands a resource to another stack, but its object keeps the marks of
+    the source stack's URN until the destination's next `up`. Meanwhile an `up` of the
+    source, whose program still declares the resource, found an object marked as its own
+    under the same (URN-derived) name and adopted it: two stacks recorded one object, and
+    destroying either deleted the other's."""
+
+    def settings(p: Program) -> None:
+        k8s.core.v1.ConfigMap("b", data={"n": "b"})  # auto-named from its URN
+
+    assert stack.up(settings).ok
+    (name,) = stack.fake.names("ConfigMap")
+    stack.backend.create_stack(PROJECT, "prod")
+    stack.backend.move_resource(PROJECT, STACK, "prod", [urn(CM, "b")])
+
+    for run in (stack.preview, stack.up):
+        summary = run(settings)
+        assert not summary.ok
+        (failure,) = summary.failures
+        assert (
+            f"ConfigMap {name} already exists: stack prod records it (a `stackwright state "
+            "move` gave it there)" in failure
+        ), failure
+    assert stack.fake.names("ConfigMap") == [name]
+    assert stack.state().resources == []
+    moved = stack.backend.load(PROJECT, "prod").resources
+    assert [(r.urn, r.id) for r in moved] == [(urn(CM, "b", "prod"), name)]
