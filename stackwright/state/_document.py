@@ -72,10 +72,13 @@ def _parse(
         raise Invalid(
             f"the document has an unknown field {unknown[0]!r} (fields: {', '.join(_KEYS)})"
         )
-    if "version" not in document:
-        raise Invalid(
-            "the document has no 'version'; is it the output of `stackwright stack export`?"
-        )
+    # What an export always writes: a document missing resources or pending steps (cut
+    # short, or edited) would empty the stack and forget objects a crash left under way.
+    for key in ("version", "resources", "pending"):
+        if key not in document:
+            raise Invalid(
+                f"the document has no {key!r}; is it the output of `stackwright stack export`?"
+            )
     version = document["version"]
     if version != VERSION or isinstance(version, bool):
         raise Invalid(
@@ -90,10 +93,10 @@ def _parse(
             f"the document is the state of stack {document['stack']} of project "
             f"{document['project']}, not of stack {stack} of project {project}; import it into that stack"
         )
-    raw_resources = document.get("resources", [])
+    raw_resources = document["resources"]
     if not isinstance(raw_resources, list):
         raise Invalid("the document's 'resources' must be a list")
-    raw_pending = document.get("pending", [])
+    raw_pending = document["pending"]
     if not isinstance(raw_pending, list):
         raise Invalid("the document's 'pending' must be a list")
     outputs = document.get("outputs", {})
@@ -110,4 +113,26 @@ def _parse(
         pending_from_dict(item, f"pending[{i}]", project=project, stack=stack)
         for i, item in enumerate(raw_pending)
     ]
-    return check_and_order(resources, pending), pending, dict(outputs), tuple(former)
+    ordered = check_and_order(resources, pending)
+    _one_object_each(ordered)
+    return ordered, pending, dict(outputs), tuple(former)
+
+
+def _one_object_each(resources: list[ResourceState]) -> None:
+    """Refuse two live resources recording one object (the same type, provider and id).
+
+    Checked on import only: a document is edited by hand, and a copied resource whose id
+    was kept would leave its own object untracked and delete the other's with it. A run
+    passing a name between two resources may leave that briefly, so `load` allows it.
+    """
+    seen: dict[tuple[str, str, str], str] = {}
+    for state in resources:
+        if state.delete_pending or not state.custom or not state.id:
+            continue
+        key = (state.type, state.provider, state.id)
+        if key in seen:
+            raise Invalid(
+                f"resources {seen[key]} and {state.urn} both record the object {state.id}; "
+                "each must record its own (its namespace/name)"
+            )
+        seen[key] = state.urn

@@ -966,6 +966,23 @@ def edited(**changes: Any) -> dict[str, Any]:
             "project web; import it into that stack",
         ),
         (edited(resources={}), "the document's 'resources' must be a list"),
+        # Without them the import emptied the stack: every object forgotten, and a step a
+        # crash left pending (an object perhaps made) never settled.
+        (
+            {k: v for k, v in good_document().items() if k != "resources"},
+            "the document has no 'resources'; is it the output of `stackwright stack export`?",
+        ),
+        (
+            {k: v for k, v in good_document().items() if k != "pending"},
+            "the document has no 'pending'; is it the output of `stackwright stack export`?",
+        ),
+        # Two resources recording one object: the other's own object was no longer tracked,
+        # and deleting either resource deleted the object the other still declares.
+        (
+            edited(resources__1__id=res("a").id),
+            f"resources {urn('a')} and {urn('b')} both record the object {res('a').id}; "
+            "each must record its own (its namespace/name)",
+        ),
         (edited(outputs=[]), "the document's 'outputs' must be an object"),
         (
             edited(resources__1__dependencies=[3]),
@@ -1048,7 +1065,8 @@ def stack_states(draw: st.DrawFn) -> list[ResourceState]:
             ResourceState(
                 urn=make_urn("dev", PROJECT, type_, name),
                 type=type_,
-                id=draw(st.text(max_size=20)),
+                # Unique: an import refuses two resources recording one object.
+                id=draw(st.text(max_size=20)) + f"#{len(states)}",
                 inputs=draw(objects),
                 outputs=draw(objects),
                 parent=draw(st.sampled_from(["", *earlier])),
