@@ -883,6 +883,10 @@ def stack_import(
         document = json.loads(file.read_text())
     except (OSError, ValueError) as exc:
         raise UsageError(f"{file}: cannot read a JSON document ({exc})") from None
+    except RecursionError:
+        raise UsageError(
+            f"{file}: cannot read a JSON document (it is nested too deeply to be a state)"
+        ) from None
     ws.backend.import_(ws.project.name, ws.stack, document, message=f"stack import from {file}")
     typer.echo(f"Imported the state of stack {ws.stack} from {file}.")
 

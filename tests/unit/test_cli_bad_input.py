@@ -162,3 +162,11 @@ def test_a_backend_url_whose_folder_does_not_exist_is_refused(
         "create it (mkdir -p), or fix the URL"
     )
     assert not (tmp_path / "nonexistent").exists()
+
+
+def test_a_state_document_nested_too_deeply_is_one_line(project: Path, refuse: Refuse) -> None:
+    deep = project / "deep.json"
+    deep.write_text('{"a":' * 100_000 + "1" + "}" * 100_000)
+    assert refuse("stack", "import", "--file", str(deep)) == (
+        f"{deep}: cannot read a JSON document (it is nested too deeply to be a state)"
+    )
