@@ -608,6 +608,11 @@ class Run:
                     result = state if live is not None else None
                 elif live is None:
                     result = None
+                elif item.op in (Op.CREATE, Op.CREATE_REPLACEMENT) and mark_of(live) != state.urn:
+                    # Every create marks its object: one without this URN's mark was made by
+                    # someone else after this create failed to land (`_check_free` had found
+                    # the name free), and is not the stack's to update or delete.
+                    result = None
                 elif item.op in (Op.CREATE, Op.CREATE_REPLACEMENT):
                     # Made, but never seen ready: the next run waits for it again.
                     result = replace(with_outputs(state, live), init_errors=(_INTERRUPTED,))

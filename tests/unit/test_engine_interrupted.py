@@ -14,7 +14,7 @@ from engine_stack import stack as stack  # the fixture
 
 import stackwright.kubernetes as k8s
 from stackwright.engine.events import Diagnostic
-from stackwright.model import make_urn
+from stackwright.model import Op, make_urn
 from stackwright.sdk.context import Program
 
 CM = "kubernetes:core/v1:ConfigMap"
@@ -73,3 +73,33 @@ def test_after_a_state_move_the_source_stack_does_not_take_the_object_back(
     assert stack.state().resources == []
     moved = stack.backend.load(PROJECT, "prod").resources
     assert [(r.urn, r.id) for r in moved] == [(urn(CM, "b", "prod"), name)]
+
+
+def test_a_create_that_never_landed_does_not_adopt_an_object_made_since_by_someone_else(
+    stack: Stack,
+) -> None:
+    """A create whose answer never came stays pending (it may have landed). If it did not,
+    and someone else made an object of that name meanwhile, settling the step by reading
+    the cluster took that object for the stack's own: the next `up` updated it, and once
+    the program dropped the resource, deleted it. Only an object marked with the step's URN
+    is the create's."""
+    stack.fake.fail_apply["settings"] = ConnectionResetError("connection reset by peer")
+    assert not stack.up(one_config_map).ok
+    assert [p.op for p in stack.state().pending] == [Op.CREATE]
+    assert stack.fake.names("ConfigMap") == []
+    stack.fake.fail_apply.clear()
+    theirs = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": "settings", "namespace": "default"},
+        "data": {"owner": "someone else"},
+    }
+    stack.fake.put(theirs)
+    stack.fake.calls.clear()
+
+    summary = stack.up(lambda p: None)
+
+    assert summary.ok, summary.failures
+    assert stack.state().pending == [] and stack.state().resources == []
+    assert stack.fake.names("ConfigMap") == ["default/settings"]
+    assert [c for c in stack.fake.calls_to("apply", "delete") if c.name == "settings"] == []
