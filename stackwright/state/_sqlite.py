@@ -1043,6 +1043,9 @@ class SQLiteBackend:
                     f"{', '.join(dict.fromkeys(dependents))}; delete them first, or pass "
                     "--target-dependents to delete them with it"
                 )
+            # Settling a pending step records its resource again, and an `up` whose program
+            # no longer declares it would then delete the object this promised to leave.
+            _check_settled(db, stack, stack_id, doomed, "delete {urn} from the state")
             for row in rows:
                 if row.state.urn in doomed:
                     db.execute("DELETE FROM resources WHERE rid = ?", (row.rid,))
@@ -1100,13 +1103,7 @@ class SQLiteBackend:
                 moving |= more
                 grew = bool(more)
             _check_move(src_stack, rows, moving)
-            pending = db.execute("SELECT urn FROM pending WHERE stack_id = ?", (src_id,)).fetchall()
-            stuck = sorted({urn for (urn,) in pending if urn in moving})
-            if stuck:
-                raise UsageError(
-                    f"cannot move {stuck[0]}: stack {src_stack} has a pending step on it that a crash "
-                    f"left; run `stackwright refresh` on stack {src_stack} first"
-                )
+            _check_settled(db, src_stack, src_id, moving, "move {urn}")
             mapping = {urn: _restacked(urn, dst_stack) for urn in moving}
             existing = self._rows(db, project, dst_stack, dst_id)
             taken = sorted({row.state.urn for row in existing} & set(mapping.values()))
@@ -1221,6 +1218,20 @@ def _rewritten(
         provider=new(state.provider),
         dependencies=tuple(new(ref) for ref in state.dependencies),
     )
+
+
+def _check_settled(
+    db: sqlite3.Connection, stack: str, stack_id: int, urns: set[str], doing: str
+) -> None:
+    """Refuse an edit of resources that have steps a crash left pending (`doing` says what
+    the edit would do, with `{urn}`): the next run settles those by reading the cluster."""
+    pending = db.execute("SELECT urn FROM pending WHERE stack_id = ?", (stack_id,)).fetchall()
+    stuck = sorted({urn for (urn,) in pending if urn in urns})
+    if stuck:
+        raise UsageError(
+            f"cannot {doing.format(urn=stuck[0])}: stack {stack} has a pending step on it that "
+            f"a crash left; run `stackwright refresh` on stack {stack} first"
+        )
 
 
 def _check_move(src_stack: str, rows: Sequence[_Row], moving: set[str]) -> None:

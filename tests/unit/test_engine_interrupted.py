@@ -8,12 +8,15 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable
 
+import pytest
 from engine_stack import PROJECT, STACK, Stack
 from engine_stack import stack as stack  # the fixture
 
 import stackwright.kubernetes as k8s
 from stackwright.engine.events import Diagnostic
+from stackwright.errors import UsageError
 from stackwright.model import Op, make_urn
 from stackwright.sdk.context import Program
 
@@ -103,3 +106,30 @@ def test_a_create_that_never_landed_does_not_adopt_an_object_made_since_by_someo
     assert stack.state().pending == [] and stack.state().resources == []
     assert stack.fake.names("ConfigMap") == ["default/settings"]
     assert [c for c in stack.fake.calls_to("apply", "delete") if c.name == "settings"] == []
+
+
+def test_state_delete_of_a_resource_with_a_pending_step_is_refused(stack: Stack) -> None:
+    """`state delete` promises to forget a resource and leave its object alone. With a
+    step a crash left pending on it, the next run settled that step and so recorded the
+    resource again, and an `up` whose program no longer declared it deleted the object."""
+
+    def settings(mode: str) -> Callable[[Program], None]:
+        def declare(p: Program) -> None:
+            k8s.core.v1.ConfigMap("settings", metadata={"name": "settings"}, data={"mode": mode})
+
+        return declare
+
+    assert stack.up(settings("fast")).ok
+    stack.fake.lose_reply["settings"] = TimeoutError("read timed out")
+    assert not stack.up(settings("slow")).ok
+    assert [p.op for p in stack.state().pending] == [Op.UPDATE]
+    stack.fake.lose_reply.clear()
+
+    with pytest.raises(UsageError) as caught:
+        stack.backend.delete_resource(PROJECT, STACK, urn(CM, "settings"))
+    assert str(caught.value) == (
+        f"cannot delete {urn(CM, 'settings')} from the state: stack dev has a pending step on "
+        "it that a crash left; run `stackwright refresh` on stack dev first"
+    )
+    assert stack.up(lambda p: None).ok  # the program dropped it: deleted, as it should be
+    assert stack.fake.names("ConfigMap") == []
