@@ -604,6 +604,8 @@ class Run:
                 live = await self.provider_for(state.provider).read(
                     api_version, kind, namespace, name
                 )
+                if live is not None and _replaced_since(item.op, state, live):
+                    live = None  # the recorded object is gone; the one there is not the stack's
                 if item.op in _DELETES:
                     result = state if live is not None else None
                 elif live is None:
@@ -1466,6 +1468,18 @@ _HOOK_PLACES = {
     "post-install": "after the chart's other objects",
     "post-upgrade": "after the chart's other objects",
 }
+
+
+def _replaced_since(op: Op, state: ResourceState, live: Mapping[str, Any]) -> bool:
+    """Whether the object of a step a crash left pending is another than the one its state
+    records (another uid under that name): a delete that landed, then someone else's create.
+
+    A create's step records no uid yet: its object is told by its URN's mark instead."""
+    if op in (Op.CREATE, Op.CREATE_REPLACEMENT):
+        return False
+    recorded = _meta(state.outputs).get("uid")
+    found = _meta(live).get("uid")
+    return bool(recorded and found and recorded != found)
 
 
 def _hook_note(obj: Mapping[str, Any]) -> str:

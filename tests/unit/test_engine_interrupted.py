@@ -133,3 +133,35 @@ def test_state_delete_of_a_resource_with_a_pending_step_is_refused(stack: Stack)
     )
     assert stack.up(lambda p: None).ok  # the program dropped it: deleted, as it should be
     assert stack.fake.names("ConfigMap") == []
+
+
+def test_a_delete_that_landed_does_not_keep_an_object_made_since_by_someone_else(
+    stack: Stack,
+) -> None:
+    """A delete whose answer never came stays pending. If it landed and someone else then
+    made an object of that name, settling the step found "the object" still there and kept
+    the resource: the next `destroy` deleted their object. The object recorded is told
+    apart from a new one of the same name by its uid."""
+    assert stack.up(one_config_map).ok
+    recorded_uid = stack.recorded(urn(CM, "settings")).outputs["metadata"]["uid"]
+    stack.fake.lose_reply["settings"] = TimeoutError("read timed out")
+    assert not stack.destroy().ok
+    assert [p.op for p in stack.state().pending] == [Op.DELETE]
+    stack.fake.lose_reply.clear()
+    theirs = stack.fake.put(
+        {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {"name": "settings", "namespace": "default"},
+            "data": {"owner": "someone else"},
+        }
+    )
+    assert theirs["metadata"]["uid"] != recorded_uid
+    stack.fake.calls.clear()
+
+    summary = stack.destroy()
+
+    assert summary.ok, summary.failures
+    assert stack.state().pending == [] and stack.state().resources == []
+    assert stack.fake.names("ConfigMap") == ["default/settings"]
+    assert stack.fake.calls_to("delete") == []
