@@ -604,7 +604,7 @@ class Run:
                 live = await self.provider_for(state.provider).read(
                     api_version, kind, namespace, name
                 )
-                if live is not None and _replaced_since(item.op, state, live):
+                if live is not None and _replaced_since(item, self.old.get(state.urn), live):
                     live = None  # the recorded object is gone; the one there is not the stack's
                 if item.op in _DELETES:
                     result = state if live is not None else None
@@ -1470,14 +1470,19 @@ _HOOK_PLACES = {
 }
 
 
-def _replaced_since(op: Op, state: ResourceState, live: Mapping[str, Any]) -> bool:
-    """Whether the object of a step a crash left pending is another than the one its state
-    records (another uid under that name): a delete that landed, then someone else's create.
+def _replaced_since(
+    item: PendingOperation, before: ResourceState | None, live: Mapping[str, Any]
+) -> bool:
+    """Whether the object of a step a crash left pending is another than the one recorded
+    (another uid under that name): a delete that landed, then someone else's create.
 
-    A create's step records no uid yet: its object is told by its URN's mark instead."""
-    if op in (Op.CREATE, Op.CREATE_REPLACEMENT):
+    An update's step holds the desired state (no uid): the uid is the state's before it. A
+    create's object has no uid recorded yet: it is told by its URN's mark instead."""
+    if item.op in (Op.CREATE, Op.CREATE_REPLACEMENT):
         return False
-    recorded = _meta(state.outputs).get("uid")
+    recorded = _meta(item.resource.outputs).get("uid") or (
+        _meta(before.outputs).get("uid") if before is not None else None
+    )
     found = _meta(live).get("uid")
     return bool(recorded and found and recorded != found)
 

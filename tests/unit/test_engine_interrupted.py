@@ -165,3 +165,40 @@ def test_a_delete_that_landed_does_not_keep_an_object_made_since_by_someone_else
     assert stack.state().pending == [] and stack.state().resources == []
     assert stack.fake.names("ConfigMap") == ["default/settings"]
     assert stack.fake.calls_to("delete") == []
+
+
+def test_an_update_whose_object_was_replaced_by_someone_else_is_not_adopted(
+    stack: Stack,
+) -> None:
+    """The same for an update a crash left pending: its object deleted and another made
+    under its name, settling recorded theirs as the stack's and the next `up` applied over
+    it. Now the resource is found gone, and its create refuses to take over their object."""
+
+    def settings(mode: str) -> Callable[[Program], None]:
+        def declare(p: Program) -> None:
+            k8s.core.v1.ConfigMap("settings", metadata={"name": "settings"}, data={"mode": mode})
+
+        return declare
+
+    assert stack.up(settings("fast")).ok
+    stack.fake.lose_reply["settings"] = TimeoutError("read timed out")
+    assert not stack.up(settings("slow")).ok
+    stack.fake.lose_reply.clear()
+    del stack.fake.objects[stack.fake._find_key("ConfigMap", "settings", "default")]
+    stack.fake.put(
+        {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {"name": "settings", "namespace": "default"},
+            "data": {"owner": "someone else"},
+        }
+    )
+    stack.fake.calls.clear()
+
+    summary = stack.up(settings("slow"))
+
+    assert not summary.ok
+    (failure,) = summary.failures
+    assert "ConfigMap default/settings already exists (it was made outside this stack)" in failure
+    assert stack.fake.calls_to("apply") == []
+    assert stack.state().resources == [] and stack.state().pending == []
