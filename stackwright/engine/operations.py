@@ -310,6 +310,9 @@ async def _mutate(
     providers: ProviderFactory,
     listener: Listener,
 ) -> Summary:
+    # What the stack had before settling: a step a crash left pending may have made or
+    # removed an object, and its ApplySet parent is one to remove once the set is empty.
+    had = [*snapshot.resources, *(item.resource for item in snapshot.pending)]
     settle = Run.over(snapshot, options, None, operation, providers, listener)
     try:
         if snapshot.pending:
@@ -333,7 +336,7 @@ async def _mutate(
                 await _remove_applysets(
                     run_,
                     snapshot.former_names,
-                    left_applysets(run_.stack, snapshot.former_names, doomed, set()),
+                    left_applysets(run_.stack, snapshot.former_names, had, set()),
                 )
                 operation.set_outputs({})
             return run_.summary(0.0)
@@ -350,7 +353,7 @@ async def _mutate(
             await _remove_applysets(
                 run_,
                 snapshot.former_names,
-                left_applysets(run_.stack, snapshot.former_names, snapshot.resources, run_.members),
+                left_applysets(run_.stack, snapshot.former_names, had, run_.members),
             )
         return run_.summary(0.0)
     finally:

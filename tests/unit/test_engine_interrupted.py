@@ -202,3 +202,21 @@ def test_an_update_whose_object_was_replaced_by_someone_else_is_not_adopted(
     assert "ConfigMap default/settings already exists (it was made outside this stack)" in failure
     assert stack.fake.calls_to("apply") == []
     assert stack.state().resources == [] and stack.state().pending == []
+
+
+def test_a_destroy_after_an_interrupted_one_removes_the_applyset_parent(stack: Stack) -> None:
+    """A destroy stopped with its last delete pending left the stack's ApplySet parent: the
+    next destroy settled that delete (the object was gone), found nothing left to delete
+    and so no namespace whose parent to remove. The parent stayed for good, a ConfigMap
+    labelled as Stackwright's that no state records."""
+    assert stack.up(one_config_map).ok
+    assert stack.fake.applysets == {(STACK, "default")}
+    stack.fake.lose_reply["settings"] = TimeoutError("read timed out")
+    assert not stack.destroy().ok
+    assert [p.op for p in stack.state().pending] == [Op.DELETE]
+    stack.fake.lose_reply.clear()
+
+    assert stack.destroy().ok
+
+    assert stack.state().resources == [] and stack.state().pending == []
+    assert stack.fake.applysets == set()
