@@ -333,10 +333,9 @@ async def _mutate(
             doomed = _targeted(snapshot.resources, options)
             await run_.delete_all(doomed)
             if not run_.outcome.failures and not options.targets and not options.excludes:
+                left = left_applysets(run_.stack, snapshot.former_names, had, set())
                 await _remove_applysets(
-                    run_,
-                    snapshot.former_names,
-                    left_applysets(run_.stack, snapshot.former_names, had, set()),
+                    run_, snapshot.former_names, sorted({*left, *await _found_applysets(run_)})
                 )
                 operation.set_outputs({})
             return run_.summary(0.0)
@@ -379,6 +378,17 @@ def left_applysets(
     left = [(stack, *used) for used in had - after]
     left += [(name, *used) for name in former_names for used in had]
     return sorted(left)
+
+
+async def _found_applysets(run_: Run) -> list[tuple[str, str, str]]:
+    """The parents of the stack the default cluster has, as (stack name, "", namespace):
+    a destroy killed once its last delete ended left them with nothing in the state to
+    say where they are. Best effort: a stack without a default cluster has none to find."""
+    try:
+        found = await run_.provider_for("").applyset_namespaces(run_.stack)
+    except Exception:
+        return []
+    return [(run_.stack, "", namespace) for namespace in found]
 
 
 async def _remove_applysets(

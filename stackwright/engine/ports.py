@@ -32,6 +32,11 @@ class Provider(Protocol):
         self, stack: str, namespace: str, group_kinds: Iterable[str]
     ) -> None: ...
 
+    async def applyset_namespaces(self, stack: str) -> list[str]:
+        """The namespaces where the stack has an ApplySet parent (one read, no write): what a
+        destroy killed before removing them left, which no state records any more."""
+        ...
+
     async def remove_applyset(self, stack: str, namespace: str) -> None:
         """Delete the stack's ApplySet parent in `namespace` once its set has no members;
         nothing when it is gone. Raises, deleting nothing, when the object of that name is

@@ -455,6 +455,10 @@ class FakeCluster:
         self._require_namespace(namespace, "the ApplySet parent")
         self.applysets.add((stack, namespace))
 
+    async def applyset_namespaces(self, stack: str) -> list[str]:
+        await asyncio.sleep(self.latency)
+        return sorted(ns for name, ns in self.applysets if name == stack)
+
     async def remove_applyset(self, stack: str, namespace: str) -> None:
         self.calls.append(Call("remove_applyset", "ApplySet", namespace))
         await asyncio.sleep(self.latency)

@@ -14,7 +14,12 @@ from typing import Any
 
 from stackwright.engine.ports import Provider, ProviderFactory
 from stackwright.providers.kubernetes import ApplySet, KubernetesProvider, stamp
-from stackwright.providers.kubernetes.applyset import ensure_parent, remove_parent
+from stackwright.providers.kubernetes.applyset import (
+    ID_LABEL,
+    MANAGED_BY,
+    ensure_parent,
+    remove_parent,
+)
 from stackwright.providers.kubernetes.errors import UnknownKind
 
 
@@ -48,6 +53,17 @@ class KubernetesCluster:
 
     async def ensure_applyset(self, stack: str, namespace: str, group_kinds: Iterable[str]) -> None:
         await ensure_parent(self.provider, ApplySet(stack, namespace, self.project), group_kinds)
+
+    async def applyset_namespaces(self, stack: str) -> list[str]:
+        name = ApplySet(stack, "", self.project).name
+        parents = await self.provider.list(
+            "v1", "ConfigMap", None, label_selector=f"{MANAGED_BY}=stackwright,{ID_LABEL}"
+        )
+        return sorted(
+            str(meta.get("namespace"))
+            for meta in (parent.get("metadata") or {} for parent in parents)
+            if meta.get("name") == name
+        )
 
     async def remove_applyset(self, stack: str, namespace: str) -> None:
         await remove_parent(self.provider, ApplySet(stack, namespace, self.project))

@@ -16,6 +16,7 @@ from engine_stack import stack as stack  # the fixture
 
 import stackwright.kubernetes as k8s
 from stackwright.engine.events import Diagnostic
+from stackwright.engine.testing import Call
 from stackwright.errors import UsageError
 from stackwright.model import Op, make_urn
 from stackwright.sdk.context import Program
@@ -220,3 +221,23 @@ def test_a_destroy_after_an_interrupted_one_removes_the_applyset_parent(stack: S
 
     assert stack.state().resources == [] and stack.state().pending == []
     assert stack.fake.applysets == set()
+
+
+def test_a_destroy_finds_a_parent_left_once_every_delete_had_ended(stack: Stack) -> None:
+    """Killed after its last delete ended and before it removed the ApplySet parent, a
+    destroy left a state with nothing in it: the next destroy had nothing to tell where
+    the stack had parents. A full destroy now asks the cluster where the stack's parents
+    are, and removes those with no members."""
+    assert stack.up(one_config_map).ok
+    stack.fake.applysets.add(("another-stack", "default"))
+    stack.fake.calls.clear()
+    del stack.fake.objects[stack.fake._find_key("ConfigMap", "settings", "default")]
+    stack.backend.delete_resource(PROJECT, STACK, urn(CM, "settings"))  # as its delete ended
+    assert stack.state().resources == []
+
+    assert stack.destroy().ok
+
+    assert stack.fake.applysets == {("another-stack", "default")}
+    assert stack.fake.calls_to("remove_applyset") == [
+        Call("remove_applyset", "ApplySet", "default")
+    ]
