@@ -32,6 +32,21 @@ def one_config_map(p: Program) -> None:
     k8s.core.v1.ConfigMap("settings", metadata={"name": "settings"}, data={"mode": "fast"})
 
 
+def settings(mode: str) -> Callable[[Program], None]:
+    def declare(p: Program) -> None:
+        k8s.core.v1.ConfigMap("settings", metadata={"name": "settings"}, data={"mode": mode})
+
+    return declare
+
+
+def update_with_lost_reply(stack: Stack) -> None:
+    """Create `settings`, then update it with an answer that never comes: the update
+    landed, and its step stays pending."""
+    assert stack.up(settings("fast")).ok
+    stack.fake.lose_reply["settings"] = TimeoutError("read timed out")
+    assert not stack.up(settings("slow")).ok
+
+
 def test_taking_over_a_dead_holders_lock_names_it(stack: Stack) -> None:
     """An `up` killed while holding the lock leaves a lease that lapses; the next
     operation takes it over and says whose it was, so the user knows why steps are
@@ -114,15 +129,7 @@ def test_state_delete_of_a_resource_with_a_pending_step_is_refused(stack: Stack)
     step a crash left pending on it, the next run settled that step and so recorded the
     resource again, and an `up` whose program no longer declared it deleted the object."""
 
-    def settings(mode: str) -> Callable[[Program], None]:
-        def declare(p: Program) -> None:
-            k8s.core.v1.ConfigMap("settings", metadata={"name": "settings"}, data={"mode": mode})
-
-        return declare
-
-    assert stack.up(settings("fast")).ok
-    stack.fake.lose_reply["settings"] = TimeoutError("read timed out")
-    assert not stack.up(settings("slow")).ok
+    update_with_lost_reply(stack)
     assert [p.op for p in stack.state().pending] == [Op.UPDATE]
     stack.fake.lose_reply.clear()
 
@@ -175,15 +182,7 @@ def test_an_update_whose_object_was_replaced_by_someone_else_is_not_adopted(
     under its name, settling recorded theirs as the stack's and the next `up` applied over
     it. Now the resource is found gone, and its create refuses to take over their object."""
 
-    def settings(mode: str) -> Callable[[Program], None]:
-        def declare(p: Program) -> None:
-            k8s.core.v1.ConfigMap("settings", metadata={"name": "settings"}, data={"mode": mode})
-
-        return declare
-
-    assert stack.up(settings("fast")).ok
-    stack.fake.lose_reply["settings"] = TimeoutError("read timed out")
-    assert not stack.up(settings("slow")).ok
+    update_with_lost_reply(stack)
     stack.fake.lose_reply.clear()
     del stack.fake.objects[stack.fake._find_key("ConfigMap", "settings", "default")]
     stack.fake.put(
