@@ -456,6 +456,7 @@ class FakeCluster:
         self.applysets.add((stack, namespace))
 
     async def applyset_namespaces(self, stack: str) -> list[str]:
+        self.calls.append(Call("applyset_namespaces", "ApplySet", ""))
         await asyncio.sleep(self.latency)
         return sorted(ns for name, ns in self.applysets if name == stack)
 
