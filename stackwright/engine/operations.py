@@ -334,9 +334,14 @@ async def _mutate(
             await run_.delete_all(doomed)
             if not run_.outcome.failures and not options.targets and not options.excludes:
                 left = left_applysets(run_.stack, snapshot.former_names, had, set())
-                await _remove_applysets(
-                    run_, snapshot.former_names, sorted({*left, *await _found_applysets(run_)})
-                )
+                if operation.took_over is not None or any(
+                    s.custom and is_kubernetes(s) and not s.provider for s in had
+                ):
+                    # A destroy killed once its last delete had ended left parents the state
+                    # no longer places; look for them where the stack's objects were, or
+                    # after such a run (not on every destroy of an empty stack).
+                    left += await _found_applysets(run_)
+                await _remove_applysets(run_, snapshot.former_names, sorted(set(left)))
                 operation.set_outputs({})
             return run_.summary(0.0)
         assert program is not None

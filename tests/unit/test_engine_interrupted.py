@@ -47,13 +47,18 @@ def update_with_lost_reply(stack: Stack) -> None:
     assert not stack.up(settings("slow")).ok
 
 
+def dead_holder(stack: Stack, kind: str) -> None:
+    """Leave the stack locked by an operation of `kind` whose process died: its lease lapses."""
+    dead = stack.backend.begin_operation(PROJECT, STACK, kind=kind, lease_seconds=0.05)
+    dead._keeper.stop(1.0)  # type: ignore[attr-defined]  # no renewal any more
+    time.sleep(0.1)
+
+
 def test_taking_over_a_dead_holders_lock_names_it(stack: Stack) -> None:
     """An `up` killed while holding the lock leaves a lease that lapses; the next
     operation takes it over and says whose it was, so the user knows why steps are
     being settled (and that the other run really is gone)."""
-    dead = stack.backend.begin_operation(PROJECT, STACK, kind="destroy", lease_seconds=0.05)
-    dead._keeper.stop(1.0)  # type: ignore[attr-defined]  # the process died: no renewal
-    time.sleep(0.1)
+    dead_holder(stack, "destroy")
 
     assert stack.up(one_config_map).ok
     notes = [e.message for e in stack.of(Diagnostic)]
@@ -225,14 +230,17 @@ def test_a_destroy_after_an_interrupted_one_removes_the_applyset_parent(stack: S
 def test_a_destroy_finds_a_parent_left_once_every_delete_had_ended(stack: Stack) -> None:
     """Killed after its last delete ended and before it removed the ApplySet parent, a
     destroy left a state with nothing in it: the next destroy had nothing to tell where
-    the stack had parents. A full destroy now asks the cluster where the stack's parents
-    are, and removes those with no members."""
+    the stack had parents. A destroy that takes over a dead holder's lock now asks the
+    cluster where the stack's parents are, and removes those with no members."""
     assert stack.up(one_config_map).ok
     stack.fake.applysets.add(("another-stack", "default"))
     stack.fake.calls.clear()
     del stack.fake.objects[stack.fake._find_key("ConfigMap", "settings", "default")]
     stack.backend.delete_resource(PROJECT, STACK, urn(CM, "settings"))  # as its delete ended
     assert stack.state().resources == []
+    assert stack.destroy().ok  # a destroy of an empty stack asks the cluster nothing
+    assert stack.fake.calls == []
+    dead_holder(stack, "destroy")  # killed before it removed the parent
 
     assert stack.destroy().ok
 
