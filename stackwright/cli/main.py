@@ -9,8 +9,11 @@ from __future__ import annotations
 import gc
 import json
 import os
+import signal
 import sys
+import threading
 from pathlib import Path
+from types import FrameType
 from typing import Annotated
 
 import typer
@@ -70,13 +73,48 @@ _INTERRUPTED = (
 )
 
 
+#: Exit code after SIGTERM (128 + 15), as a shell reports a process it terminated.
+_TERMINATED_CODE = 143
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM — a CI job cancelled, `kill`, a container stopping — handled as Ctrl-C is:
+    the operation stops, what was under way stays pending for the next one to settle, the
+    history says cancelled and the lock is released (not left to lapse, as after kill -9)."""
+
+
+class _Signals:
+    terminated = False
+
+
+def _on_sigterm(signum: int, frame: FrameType | None) -> None:
+    _Signals.terminated = True
+    raise Terminated
+
+
 def main(argv: list[str] | None = None) -> None:
     thresholds = gc.get_threshold()
     gc.set_threshold(*_GC_THRESHOLDS)
+    # Only from the main thread, and never over a handler the embedding program set.
+    handle = (
+        threading.current_thread() is threading.main_thread()
+        and signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
+    )
+    if handle:
+        signal.signal(signal.SIGTERM, _on_sigterm)
+    _Signals.terminated = False
     try:
         _main(argv)
     finally:
         gc.set_threshold(*thresholds)  # for callers that run commands in-process
+        if handle:
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
+def _interrupted() -> None:
+    """Say so, and exit as a shell expects after Ctrl-C (130) or SIGTERM (143)."""
+    print(_INTERRUPTED, file=sys.stderr)
+    sys.exit(_TERMINATED_CODE if _Signals.terminated else 130)
 
 
 def _main(argv: list[str] | None) -> None:
@@ -84,7 +122,7 @@ def _main(argv: list[str] | None) -> None:
         # Outside standalone mode click returns a `typer.Exit(code)` instead of raising it.
         code = app(args=argv, prog_name="stackwright", standalone_mode=False)
         if code == 130:  # typer turns Ctrl-C (KeyboardInterrupt) into this code, silently
-            print(_INTERRUPTED, file=sys.stderr)
+            _interrupted()
         if isinstance(code, int) and code != 0:
             sys.exit(code)
     except StackwrightError as exc:
@@ -96,8 +134,7 @@ def _main(argv: list[str] | None) -> None:
             print(json.dumps(event), flush=True)
         sys.exit(exc.exit_code)
     except KeyboardInterrupt:
-        print(_INTERRUPTED, file=sys.stderr)
-        sys.exit(130)
+        _interrupted()
     except typer.Exit as exc:
         sys.exit(exc.exit_code)
     except typer.Abort:

@@ -1308,6 +1308,44 @@ def test_a_retained_object_stays_unmarked(new_project: Any, cluster: LiveCluster
     )
 
 
+def test_sigterm_stops_an_up_as_ctrl_c_does(new_project: Any, cluster: LiveCluster) -> None:
+    """A cancelled CI job sends SIGTERM: the up stops at once (exit 143), says what the next
+    operation does, records the operation as cancelled and releases the lock — not left to
+    lapse as after kill -9 — and the next up converges."""
+    p = new_project()
+    probe = {"tcpSocket": {"port": 80}, "initialDelaySeconds": 3}
+    p.program(
+        f"""
+        k8s.core.v1.Namespace("ns", metadata={{"name": NS}})
+        spec = app_spec("web")
+        spec["template"]["spec"]["containers"][0]["readinessProbe"] = {probe!r}
+        k8s.apps.v1.Deployment("web", metadata={{"name": "web", "namespace": NS}}, spec=spec)
+        """
+    )
+    child = subprocess.Popen(
+        [*CLI, "up", "--yes"],
+        cwd=p.root,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "NO_COLOR": "1"},
+    )
+    deadline = time.monotonic() + 30
+    while get(cluster, "deployment", "web", p.ns) is None:  # waiting for it to be ready
+        assert time.monotonic() < deadline and child.poll() is None
+        time.sleep(0.1)
+    child.terminate()
+    out, err = child.communicate(timeout=30)
+    assert child.returncode == 143, out + err
+    assert "interrupted: the next operation picks up what was under way" in err
+    assert "Traceback" not in err
+    assert p.history()[0]["result"] == "cancelled"
+    assert p.preview().summary["ok"]  # not locked: the lock was released
+    p.up()
+    assert set(p.resources()) == {"ns", "web"}
+    assert p.state()["pending"] == []
+
+
 def test_locked_stack(new_project: Any, cluster: LiveCluster) -> None:
     p = new_project()
     p.program('k8s.core.v1.Namespace("ns", metadata={"name": NS})\n')
