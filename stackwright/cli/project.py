@@ -981,8 +981,10 @@ def typed(value: str, type_: str, key: str) -> Any:
         pass
     if type_ not in ("string", "int", "float", "bool", "json"):
         raise UsageError(f"--type {type_!r} is not a type: use string, int, float, bool or json")
+    article = "an" if type_ == "int" else "a"
     raise UsageError(
-        f"configuration {key}: the value is not of type {type_}; pass a {type_} or another --type"
+        f"configuration {key}: the value is not of type {type_}; "
+        f"pass {article} {type_} or another --type"
     )
 
 
