@@ -728,8 +728,12 @@ def stack_show(
             typer.echo(f"    {'  '.join([*cells, row[3]]).rstrip()}")
             if show_urns and index:
                 typer.echo(f"        {snapshot.resources[index - 1].urn}")
+    else:
+        typer.echo("    none in this stack")
     typer.echo("")
     typer.echo(f"Outputs ({len(outputs)}):")
+    if not outputs:
+        typer.echo("    none in this stack")
     for key in sorted(outputs):
         typer.echo(f"    {key}: {json.dumps(outputs[key])}")
 

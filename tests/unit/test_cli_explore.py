@@ -40,3 +40,14 @@ def test_times_are_shown_in_local_time(
         main(command)
         out = capsys.readouterr().out
         assert local in out and utc not in out, (command, out)
+
+
+def test_a_stack_with_nothing_says_so_under_each_heading(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # As `pulumi stack` does; an empty heading read as if the listing had been cut off.
+    capsys.readouterr()
+    main(["stack"])
+    out = capsys.readouterr().out
+    assert "Resources (0):\n    none in this stack\n" in out
+    assert out.endswith("Outputs (0):\n    none in this stack\n")
