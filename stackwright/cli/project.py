@@ -36,6 +36,8 @@ from stackwright.policy import Level
 from stackwright.state import Backend, HistoryEntry, open_backend
 
 if TYPE_CHECKING:
+    from datetime import datetime
+
     from stackwright.engine.execute import Edge
 
 Stack = Annotated[
@@ -491,7 +493,7 @@ def stack_ls(as_json: Json = False) -> None:
         locked = "  (locked)" if r.locked else ""
         shown_tags = ",".join(f"{k}={v}" for k, v in sorted(tags[r.name].items()))
         typer.echo(
-            f"{r.name + mark:<24}{r.resource_count:>10}  {r.last_update:%Y-%m-%d %H:%M:%S}  "
+            f"{r.name + mark:<24}{r.resource_count:>10}  {_local(r.last_update)}  "
             f"{shown_tags}{locked}".rstrip()
         )
 
@@ -670,12 +672,15 @@ def _history_json(e: HistoryEntry) -> dict[str, Any]:
     }
 
 
+def _local(when: datetime) -> str:
+    """A recorded time (UTC) as the user's clock reads it, as `ls -l` and Pulumi show times."""
+    return f"{when.astimezone():%Y-%m-%d %H:%M:%S}"
+
+
 def _history_line(e: HistoryEntry) -> str:
     counts = ", ".join(f"{v} {k}" for k, v in sorted(e.counts.items()))
     took = f"{(e.end - e.start).total_seconds():.1f}s" if e.end else "-"
-    return (
-        f"{e.kind:<8} {e.result:<12} {e.start:%Y-%m-%d %H:%M:%S} {took:>7}  {counts}  {e.message}"
-    )
+    return f"{e.kind:<8} {e.result:<12} {_local(e.start)} {took:>7}  {counts}  {e.message}"
 
 
 @stack_app.callback(invoke_without_command=True)
@@ -719,7 +724,7 @@ def stack_show(
         took = f", took {(last.end - last.start).total_seconds():.1f}s" if last.end else ""
         counts = ", ".join(f"{v} {k}" for k, v in sorted(last.counts.items()))
         typer.echo(
-            f"    Last operation: {last.kind} {last.result}, {last.start:%Y-%m-%d %H:%M:%S}"
+            f"    Last operation: {last.kind} {last.result}, {_local(last.start)}"
             f"{took}{f' ({counts})' if counts else ''}"
         )
     if snapshot.pending:
@@ -739,8 +744,12 @@ def stack_show(
             typer.echo(f"    {'  '.join([*cells, row[3]]).rstrip()}")
             if show_urns and index:
                 typer.echo(f"        {snapshot.resources[index - 1].urn}")
+    else:
+        typer.echo("    none in this stack")
     typer.echo("")
     typer.echo(f"Outputs ({len(outputs)}):")
+    if not outputs:
+        typer.echo("    none in this stack")
     for key in sorted(outputs):
         typer.echo(f"    {key}: {json.dumps(outputs[key])}")
 
@@ -1001,8 +1010,10 @@ def typed(value: str, type_: str, key: str) -> Any:
         pass
     if type_ not in ("string", "int", "float", "bool", "json"):
         raise UsageError(f"--type {type_!r} is not a type: use string, int, float, bool or json")
+    article = "an" if type_ == "int" else "a"
     raise UsageError(
-        f"configuration {key}: the value is not of type {type_}; pass a {type_} or another --type"
+        f"configuration {key}: the value is not of type {type_}; "
+        f"pass {article} {type_} or another --type"
     )
 
 

@@ -369,7 +369,8 @@ def summary_lines(summary: Summary, *, future: bool) -> list[Text]:
         lines.append(Text("Failures:", style="bold red"))
         lines += [Text(f"    {failure}", style="red") for failure in summary.failures]
     if summary.not_done:
-        lines.append(Text("Not done (a dependency failed):", style="bold yellow"))
+        # Each item says why (a dependency failed, or the run stopped after a failure).
+        lines.append(Text("Not done:", style="bold yellow"))
         lines += [Text(f"    {item}") for item in summary.not_done]
     return lines
 

@@ -134,6 +134,18 @@ def test_a_malformed_configuration_key_is_refused(
 
 
 @pytest.mark.parametrize(
+    ("type_", "value", "article"), [("int", "abc", "an"), ("float", "x", "a"), ("bool", "2", "a")]
+)
+def test_a_value_not_of_its_type_is_refused_in_plain_words(
+    type_: str, value: str, article: str, refuse: Refuse
+) -> None:
+    assert refuse("config", "set", "--type", type_, "replicas", value) == (
+        f"configuration replicas: the value is not of type {type_}; "
+        f"pass {article} {type_} or another --type"
+    )
+
+
+@pytest.mark.parametrize(
     ("key", "path", "stored"),
     [
         ("replicas", [], {"shop:replicas": "1"}),

@@ -155,7 +155,7 @@ def test_up_prints_a_line_per_start_and_end_and_hides_unchanged() -> None:
         '    service_ip: "10.96.0.12"\n'
         "Failures:\n"
         "    web: 0/3 ready — pod web-x: ImagePullBackOff (image nginx:nope not found)\n"
-        "Not done (a dependency failed):\n"
+        "Not done:\n"
         "    + create  kubernetes:apps/v1:Deployment  db\n"
     )
 
@@ -577,3 +577,19 @@ def test_live_is_chosen_by_whether_the_stream_is_a_terminal() -> None:
     renderer.close()
     assert "\x1b[" in tty.getvalue()
     assert "+ created  kubernetes:core/v1:ConfigMap  app-config" in ANSI.sub("", tty.getvalue())
+
+
+def test_not_done_steps_are_headed_without_claiming_a_dependency_failed() -> None:
+    # A replacement's delete is not started after any failure, dependency or not: each item
+    # says why, so the heading claims no cause (it said "a dependency failed" for both).
+    stopped = Summary(
+        "up",
+        False,
+        {"replace": 1},
+        elapsed=0.4,
+        failures=[f"{DEPLOY} bad: 0/1 ready"],
+        not_done=["delete-replaced kubernetes:batch/v1:Job job: not started after a failure"],
+    )
+    assert run("up", [stopped]).endswith(
+        "Not done:\n    delete-replaced kubernetes:batch/v1:Job job: not started after a failure\n"
+    )

@@ -1,0 +1,53 @@
+"""What a kubectl / Pulumi user expects of the stack commands' text, without a cluster."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from datetime import datetime
+from pathlib import Path
+
+import pytest
+from test_cli_bad_input import project as project  # the fixture
+
+from stackwright.cli.main import main
+
+
+@pytest.fixture
+def tokyo(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """The process's local time zone is UTC+9 (no daylight saving), as a user's may be."""
+    monkeypatch.setenv("TZ", "Asia/Tokyo")
+    time.tzset()
+    yield
+    monkeypatch.undo()
+    time.tzset()
+
+
+def test_times_are_shown_in_local_time(
+    project: Path, tokyo: None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # History records UTC; `stack`, `stack history` and `stack ls` show it as the user's
+    # clock reads (they showed UTC with no zone, nine hours off here).
+    main(["destroy", "--yes"])
+    capsys.readouterr()
+    main(["stack", "history", "--json"])
+    (entry,) = json.loads(capsys.readouterr().out)
+    local = f"{datetime.fromisoformat(entry['start']).astimezone():%Y-%m-%d %H:%M:%S}"
+    utc = f"{datetime.fromisoformat(entry['start']):%Y-%m-%d %H:%M:%S}"
+    assert local != utc
+    for command in (["stack", "history"], ["stack"], ["stack", "ls"]):
+        main(command)
+        out = capsys.readouterr().out
+        assert local in out and utc not in out, (command, out)
+
+
+def test_a_stack_with_nothing_says_so_under_each_heading(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # As `pulumi stack` does; an empty heading read as if the listing had been cut off.
+    capsys.readouterr()
+    main(["stack"])
+    out = capsys.readouterr().out
+    assert "Resources (0):\n    none in this stack\n" in out
+    assert out.endswith("Outputs (0):\n    none in this stack\n")
