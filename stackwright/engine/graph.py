@@ -64,10 +64,11 @@ def _defined_kind(crd: Obj) -> tuple[str, str] | None:
 # --- the rules ---------------------------------------------------------------------------
 #
 # A rule says: objects of the `then` kinds wait for objects of the `first` kinds that
-# `match` pairs them with. Each match is a pair of keys — one computed from the first
-# object, one from the waiting object — and a pair matches when the keys are equal (None
-# matches nothing), so the graph indexes first objects by key and stays linear in the
-# number of objects (plus the edges the rules imply).
+# `match` pairs them with. A match computes a key from the first object and the keys of
+# the waiting one (none, one, or several: the names a pod template refers to); a pair
+# matches when the first object's key is among the waiting one's (None matches nothing),
+# so the graph indexes first objects by key and stays linear in the number of objects
+# (plus the edges the rules imply).
 
 _WORKLOADS = frozenset(
     {"Pod", "Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "Job", "CronJob",
@@ -75,23 +76,99 @@ _WORKLOADS = frozenset(
 )  # fmt: skip
 
 Key = Callable[[Obj], Hashable | None]
+Keys = Callable[[Obj], Iterable[Hashable]]
 
-#: match name → (key of a first object, key of a waiting object)
-MATCHES: dict[str, tuple[Key, Key]] = {
+
+def _one(key: Key) -> Keys:
+    def keys(obj: Obj) -> tuple[Hashable, ...]:
+        found = key(obj)
+        return () if found is None else (found,)
+
+    return keys
+
+
+def _pod_spec(obj: Obj) -> Obj:
+    """The pod spec a workload runs (a Pod's own, a template's, a CronJob's job's)."""
+    spec = obj.get("spec")
+    spec = spec if isinstance(spec, Mapping) else {}
+    kind = _kind(obj)
+    if kind == "Pod":
+        return spec
+    if kind == "CronJob":
+        job = spec.get("jobTemplate")
+        spec = job.get("spec") if isinstance(job, Mapping) else None
+        spec = spec if isinstance(spec, Mapping) else {}
+    template = spec.get("template")
+    inner = template.get("spec") if isinstance(template, Mapping) else None
+    return inner if isinstance(inner, Mapping) else {}
+
+
+def _dicts(value: Any) -> list[Mapping[str, Any]]:
+    return [v for v in value if isinstance(v, Mapping)] if isinstance(value, list) else []
+
+
+def _name_at(obj: Any, *path: str) -> str:
+    """The text at `path` of nested mappings; "" when anything is missing."""
+    for key in path:
+        obj = obj.get(key) if isinstance(obj, Mapping) else None
+    return obj if isinstance(obj, str) else ""
+
+
+def _sources(volume: Mapping[str, Any]) -> Any:
+    projected = volume.get("projected")
+    return projected.get("sources") if isinstance(projected, Mapping) else None
+
+
+def _referenced(then: Obj) -> set[Hashable]:
+    """(namespace, kind, name) of each ConfigMap, Secret, ServiceAccount and claim a
+    workload's pods refer to by name: volumes (projected ones too), env and envFrom, the
+    service account and image pull secrets."""
+    spec = _pod_spec(then)
+    refs: set[tuple[str, str]] = set()
+    account = spec.get("serviceAccountName") or spec.get("serviceAccount")
+    if isinstance(account, str) and account:
+        refs.add(("ServiceAccount", account))
+    refs.update(("Secret", _name_at(s, "name")) for s in _dicts(spec.get("imagePullSecrets")))
+    for volume in _dicts(spec.get("volumes")):
+        refs.add(("ConfigMap", _name_at(volume, "configMap", "name")))
+        refs.add(("Secret", _name_at(volume, "secret", "secretName")))
+        refs.add(("PersistentVolumeClaim", _name_at(volume, "persistentVolumeClaim", "claimName")))
+        for source in _dicts(_sources(volume)):
+            refs.add(("ConfigMap", _name_at(source, "configMap", "name")))
+            refs.add(("Secret", _name_at(source, "secret", "name")))
+    containers = [*_dicts(spec.get("containers")), *_dicts(spec.get("initContainers"))]
+    for container in containers:
+        for source in _dicts(container.get("envFrom")):
+            refs.add(("ConfigMap", _name_at(source, "configMapRef", "name")))
+            refs.add(("Secret", _name_at(source, "secretRef", "name")))
+        for env in _dicts(container.get("env")):
+            refs.add(("ConfigMap", _name_at(env, "valueFrom", "configMapKeyRef", "name")))
+            refs.add(("Secret", _name_at(env, "valueFrom", "secretKeyRef", "name")))
+    namespace = _metadata(then, "namespace")
+    return {(namespace, kind, name) for kind, name in refs if name}
+
+
+#: match name → (key of a first object, keys of a waiting object)
+MATCHES: dict[str, tuple[Key, Keys]] = {
     # The Namespace named by the object's metadata.namespace.
     "its-namespace": (
         lambda first: _metadata(first, "name") or None,
-        lambda then: _metadata(then, "namespace") or None,
+        _one(lambda then: _metadata(then, "namespace") or None),
     ),
     # The CRD whose spec.group and spec.names.kind are the object's group and kind.
-    "its-definition": (_defined_kind, lambda then: (_group(then), _kind(then))),
+    "its-definition": (_defined_kind, _one(lambda then: (_group(then), _kind(then)))),
+    # What the workload's pods name ("" being the provider's default namespace).
+    "its-pods-refer-to": (
+        lambda first: (_metadata(first, "namespace"), _kind(first), _metadata(first, "name")),
+        _referenced,
+    ),
     # Anything in the same namespace ("" being the provider's default one).
     "same-namespace": (
         lambda first: _metadata(first, "namespace"),
-        lambda then: _metadata(then, "namespace"),
+        _one(lambda then: _metadata(then, "namespace")),
     ),
     # Anything, wherever it is.
-    "any": (lambda first: True, lambda then: True),
+    "any": (lambda first: True, _one(lambda then: True)),
 }
 
 
@@ -130,7 +207,7 @@ RULES: tuple[Rule, ...] = (
         "config-before-workloads",
         frozenset({"ConfigMap", "Secret", "ServiceAccount", "PersistentVolumeClaim"}),
         _WORKLOADS,
-        "same-namespace",
+        "its-pods-refer-to",
         "pods that mount a ConfigMap/Secret/PVC or run as a ServiceAccount fail or stall "
         "when it is missing",
     ),
@@ -162,9 +239,9 @@ def rule_between(first: Obj, then: Obj) -> Rule | None:
     """The first rule that makes `then` wait for `first`, if any."""
     for rule in RULES:
         if _kind(first) in rule.first and (rule.then is None or _kind(then) in rule.then):
-            first_key, then_key = MATCHES[rule.match]
+            first_key, then_keys = MATCHES[rule.match]
             key = first_key(first)
-            if key is not None and key == then_key(then):
+            if key is not None and key in set(then_keys(then)):
                 return rule
     return None
 
@@ -190,8 +267,7 @@ def implicit_edges(nodes: Iterable[Node], rules: tuple[Rule, ...] = RULES) -> di
         for rule, by_key in zip(rules, index, strict=True):
             if not by_key or (rule.then is not None and kind not in rule.then):
                 continue
-            key = MATCHES[rule.match][1](obj)
-            if key is not None:
+            for key in MATCHES[rule.match][1](obj):
                 found.update(by_key.get(key, ()))
         found.discard(urn)
     return needs

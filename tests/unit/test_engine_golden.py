@@ -224,14 +224,17 @@ def test_destroy_deletes_dependents_before_what_they_need(stack: Stack) -> None:
     summary = stack.run("destroy", None, steps(lines), parallel=1)
 
     assert summary.ok and summary.counts == {"delete": 10}
-    # Leaves first (the Service, the custom object, the workload); the CRD once its
-    # objects are gone; what the workload needed once it is gone; the namespace last.
+    # Leaves first (the Service, the custom object, the workload, and the Secret and
+    # ConfigMap its pods do not name); the CRD once its objects are gone; what the workload
+    # needed (its ServiceAccount, the RBAC) once it is gone; the namespace last.
     # Deletes run concurrently, so which of two independent steps the event loop
     # reports first is not part of the contract: the waves and the waits are.
     first_done = next(i for i, line in enumerate(lines) if line.startswith("done"))
     assert sorted(lines[:first_done]) == [
         "start delete Cache cache",
+        "start delete ConfigMap settings",
         "start delete Deployment web",
+        "start delete Secret db",
         "start delete Service web",
     ]
     position = {line: i for i, line in enumerate(lines)}
@@ -240,8 +243,6 @@ def test_destroy_deletes_dependents_before_what_they_need(stack: Stack) -> None:
         "RoleBinding web": ["Deployment web"],
         "Role web": ["Deployment web"],
         "ServiceAccount web": ["Deployment web"],
-        "Secret db": ["Deployment web"],
-        "ConfigMap settings": ["Deployment web"],
         "Namespace shop": [
             "Service web",
             "Cache cache",

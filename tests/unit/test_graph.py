@@ -22,8 +22,21 @@ def node(urn: str, body: dict[str, Any] | None = None, *needs: str) -> Node:
     return Node(urn, body or {}, frozenset(needs))
 
 
-def deploy(name: str, namespace: str = "") -> dict[str, Any]:
-    return obj("Deployment", name, namespace, "apps/v1")
+def deploy(name: str, namespace: str = "", **pod: Any) -> dict[str, Any]:
+    """A Deployment whose pods have the spec `pod` (volumes, containers, ...)."""
+    spec = {"template": {"spec": pod}} if pod else {}
+    return obj("Deployment", name, namespace, "apps/v1", **({"spec": spec} if spec else {}))
+
+
+#: A pod spec naming a ConfigMap, a Secret, a ServiceAccount and a claim.
+REFERS = {
+    "serviceAccountName": "sa",
+    "volumes": [
+        {"name": "c", "configMap": {"name": "c"}},
+        {"name": "d", "persistentVolumeClaim": {"claimName": "data"}},
+    ],
+    "containers": [{"name": "app", "envFrom": [{"secretRef": {"name": "s"}}]}],
+}
 
 
 CRD = obj(
@@ -75,29 +88,68 @@ def test_crd_before_its_custom_objects_only() -> None:
     assert graph.order == ["gadget", "other-group", "crd", "widget"]
 
 
-def test_config_before_workloads_in_the_same_namespace_only() -> None:
+def test_config_before_the_workloads_whose_pods_refer_to_it() -> None:
     graph = Graph(
         [
-            node("web", deploy("web", "apps")),
+            node("web", deploy("web", "apps", **REFERS)),
             node("job", obj("Job", "j", "apps", "batch/v1")),
             node("cm", obj("ConfigMap", "c", "apps")),
             node("secret", obj("Secret", "s", "apps")),
             node("sa", obj("ServiceAccount", "sa", "apps")),
             node("pvc", obj("PersistentVolumeClaim", "data", "apps")),
+            node("unused", obj("ConfigMap", "unused", "apps")),
             node("other-cm", obj("ConfigMap", "c", "other")),
             node("svc", obj("Service", "web", "apps")),
         ]
     )
-    firsts = {"cm", "secret", "sa", "pvc"}
-    assert graph.needs["web"] == firsts
-    assert graph.needs["job"] == firsts
+    assert graph.needs["web"] == {"cm", "secret", "sa", "pvc"}
+    # A workload waits only for what its pods name (not for every ConfigMap beside it, which
+    # could itself wait for something slow), and only in its own namespace.
+    assert graph.needs["job"] == set()
     assert graph.needs["svc"] == set()  # a Service does not mount anything
-    assert graph.dependents["other-cm"] == set()
-    assert graph.order == ["cm", "secret", "sa", "pvc", "web", "job", "other-cm", "svc"]
+    assert graph.dependents["unused"] == graph.dependents["other-cm"] == set()
+    assert graph.why("web", "pvc") == "config-before-workloads"
+    assert graph.order == [
+        "job", "cm", "secret", "sa", "pvc", "web", "unused", "other-cm", "svc"
+    ]  # fmt: skip
+
+
+def test_every_place_a_pod_names_config_counts() -> None:
+    pod = {
+        "imagePullSecrets": [{"name": "pull"}],
+        "volumes": [
+            {"name": "s", "secret": {"secretName": "mounted"}},
+            {"name": "p", "projected": {"sources": [
+                {"configMap": {"name": "projected-cm"}}, {"secret": {"name": "projected-s"}}
+            ]}},
+        ],
+        "initContainers": [{"name": "init", "env": [
+            {"name": "A", "valueFrom": {"configMapKeyRef": {"name": "env-cm", "key": "a"}}},
+            {"name": "B", "valueFrom": {"secretKeyRef": {"name": "env-s", "key": "b"}}},
+        ]}],
+        "containers": [{"name": "app", "envFrom": [{"configMapRef": {"name": "from-cm"}}]}],
+        "serviceAccount": "legacy-sa",
+    }  # fmt: skip
+    named = {
+        "pull": "Secret", "mounted": "Secret", "projected-cm": "ConfigMap",
+        "projected-s": "Secret", "env-cm": "ConfigMap", "env-s": "Secret",
+        "from-cm": "ConfigMap", "legacy-sa": "ServiceAccount",
+    }  # fmt: skip
+    cron = obj(
+        "CronJob", "nightly", "apps", "batch/v1",
+        spec={"jobTemplate": {"spec": {"template": {"spec": pod}}}},
+    )  # fmt: skip
+    for workload in (obj("Pod", "p", "apps", spec=pod), cron):
+        graph = Graph(
+            [node("w", workload)]
+            + [node(name, obj(kind, name, "apps")) for name, kind in named.items()]
+        )
+        assert graph.needs["w"] == set(named), workload["kind"]
 
 
 def test_default_namespace_objects_are_one_namespace() -> None:
-    graph = Graph([node("web", deploy("web")), node("cm", obj("ConfigMap", "c"))])
+    pod = {"volumes": [{"name": "c", "configMap": {"name": "c"}}]}
+    graph = Graph([node("web", deploy("web", **pod)), node("cm", obj("ConfigMap", "c"))])
     assert graph.needs["web"] == {"cm"}
 
 
@@ -180,7 +232,7 @@ def test_a_cycle_through_a_rule_names_the_rule() -> None:
             [
                 node("sc", obj("StorageClass", "fast", api_version="storage.k8s.io/v1"), "web"),
                 node("pvc", obj("PersistentVolumeClaim", "data", "apps")),
-                node("web", deploy("web", "apps")),
+                node("web", deploy("web", "apps", **REFERS)),
             ]
         )
     assert str(info.value) == (
@@ -193,9 +245,9 @@ def test_a_cycle_through_a_rule_names_the_rule() -> None:
 def test_order_is_stable_by_declaration_order() -> None:
     nodes = [
         node("app-cm", obj("ConfigMap", "c", "app")),
-        node("web", deploy("web", "app")),
+        node("web", deploy("web", "app", **REFERS)),
         node("comp"),
-        node("db", deploy("db", "data"), "comp"),
+        node("db", deploy("db", "data", **REFERS), "comp"),
         node("data-secret", obj("Secret", "s", "data")),
         node("ns-data", obj("Namespace", "data")),
         node("ns-app", obj("Namespace", "app")),
@@ -228,13 +280,13 @@ def test_upstream_and_downstream() -> None:
         [
             node("ns", obj("Namespace", "apps")),
             node("cm", obj("ConfigMap", "c", "apps")),
-            node("web", deploy("web", "apps")),
+            node("web", deploy("web", "apps", **REFERS)),
             node("svc", obj("Service", "web", "apps"), "web"),
             node("other", obj("Namespace", "other")),
         ]
     )
     # Selection follows the program's edges and what holds an object (its namespace), not
-    # the rules that only order (a ConfigMap before the workloads of its namespace).
+    # the rules that only order (a ConfigMap before the workloads whose pods mount it).
     assert graph.needs["web"] == {"cm", "ns"}
     assert graph.upstream(["web"]) == {"web", "ns"}
     assert graph.upstream(["svc", "other"]) == {"svc", "web", "ns", "other"}
@@ -247,7 +299,15 @@ def test_implicit_edges_stay_fast() -> None:
     namespaces = [f"ns{i}" for i in range(10)]
     nodes = [node(f"namespace/{ns}", obj("Namespace", ns)) for ns in namespaces]
     nodes += [node(f"cm/{i}", obj("ConfigMap", f"c{i}", namespaces[i % 10])) for i in range(2000)]
-    nodes += [node(f"deploy/{i}", deploy(f"d{i}", namespaces[i % 10])) for i in range(2000)]
+    # Each Deployment's pods mount the 200 ConfigMaps of its namespace.
+    mounts = [
+        {"volumes": [{"name": f"v{j}", "configMap": {"name": f"c{j}"}} for j in range(n, 2000, 10)]}
+        for n in range(10)
+    ]
+    nodes += [
+        node(f"deploy/{i}", deploy(f"d{i}", namespaces[i % 10], **mounts[i % 10]))
+        for i in range(2000)
+    ]
     nodes += [node(f"svc/{i}", obj("Service", f"s{i}", namespaces[i % 10])) for i in range(990)]
     assert len(nodes) == 5000
     start = time.perf_counter()
