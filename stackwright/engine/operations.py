@@ -14,7 +14,7 @@ import asyncio
 import dataclasses
 import re
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Coroutine, Iterable
 from datetime import UTC, datetime
 from typing import Any
 
@@ -34,7 +34,7 @@ from stackwright.errors import UsageError
 from stackwright.kubernetes.provider import PROVIDER_TYPE
 from stackwright.model import ResourceState
 from stackwright.sdk.context import Program
-from stackwright.state import Backend, LockHolder, Snapshot
+from stackwright.state import Backend, LockHolder, LockLost, Operation, Snapshot
 
 
 def _snapshot(backend: Backend, project: str, stack: str) -> Snapshot:
@@ -185,7 +185,10 @@ def run(
             # (the snapshot above only served to check the input before locking).
             snapshot = backend.load(project, stack)
             summary = asyncio.run(
-                _mutate(backend, operation, snapshot, options, program, providers, listener)
+                _watching_lock(
+                    operation,
+                    _mutate(backend, operation, snapshot, options, program, providers, listener),
+                )
             )
             operation.finish("succeeded" if summary.ok else "failed", counts=summary.counts)
         written = operation.bytes_written
@@ -299,6 +302,43 @@ def _targeted(resources: list[ResourceState], options: Options) -> list[Resource
 def _with_dependents(urns: Iterable[str], resources: list[ResourceState]) -> set[str]:
     """`urns` and the recorded resources that refer to them, directly or not."""
     return recorded_closure(urns, resources, upward=False)
+
+
+#: How often a running operation checks that its lock is still its own (one read).
+LOCK_CHECK_SECONDS = 1.0
+
+
+async def _watching_lock(operation: Operation, work: Coroutine[Any, Any, Summary]) -> Summary:
+    """Run `work`, stopping it once the operation's lock is taken (`stackwright cancel`, or
+    a takeover after its lease lapsed): its journal writes would fail anyway, but a
+    readiness wait can go on for minutes with nothing to record it. Stopped, its steps
+    under way stay pending, as after Ctrl-C, and the LockLost error says why."""
+    main = asyncio.current_task()
+    assert main is not None
+    lost: list[LockLost] = []
+
+    async def watch() -> None:
+        while True:
+            await asyncio.sleep(LOCK_CHECK_SECONDS)
+            try:
+                operation.check_held()
+            except LockLost as exc:
+                lost.append(exc)
+                main.cancel()
+                return
+            except Exception:  # a busy database: the next check tries again
+                continue
+
+    watcher = asyncio.create_task(watch())
+    try:
+        return await work
+    except asyncio.CancelledError:
+        if not lost:
+            raise
+        main.uncancel()
+        raise lost[0] from None
+    finally:
+        watcher.cancel()
 
 
 async def _mutate(

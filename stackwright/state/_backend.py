@@ -69,6 +69,11 @@ class Operation(Protocol):
     @property
     def finished(self) -> bool: ...
 
+    def check_held(self) -> None:
+        """Raise LockLost when the stack's lock is no longer this operation's (a `cancel`,
+        a takeover after its lease lapsed); one read, nothing written."""
+        ...
+
     def begin(self, step: int, op: Op, resource: ResourceState) -> None:
         """Durably record that step `step` is about to do `op` to `resource`.
 

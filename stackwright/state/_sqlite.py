@@ -1431,6 +1431,19 @@ class SQLiteOperation:
             self._bytes += _NUMBER
         return True
 
+    def check_held(self) -> None:
+        self._check_open()
+        if self._lost is not None:
+            raise self._lost
+        with self._conn.read() as db:
+            row = db.execute(
+                "SELECT l.operation_id, s.version FROM stacks s JOIN locks l ON l.stack_id = s.id WHERE s.id = ?",
+                (self._stack_id,),
+            ).fetchone()
+            if row is None or row[0] != self._id:
+                self._lost = LockLost(self._lost_message(db, row))
+                raise self._lost
+
     def _fence(self, db: sqlite3.Connection) -> int:
         """The stack's next version, after checking (in this transaction) the lock is ours."""
         if self._lost is not None:

@@ -248,3 +248,29 @@ def test_a_destroy_finds_a_parent_left_once_every_delete_had_ended(stack: Stack)
     assert stack.fake.calls_to("remove_applyset") == [
         Call("remove_applyset", "ApplySet", "default")
     ]
+
+
+def test_a_cancel_stops_a_running_up_at_once(stack: Stack, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`stackwright cancel` while an `up` waits (here: an apply that takes 30 s): the run
+    stops within a lock check, not when its wait ends, its step stays pending, and the
+    next run settles it (as Pulumi's cancel stops a running update)."""
+    import threading
+
+    from stackwright.engine import operations
+    from stackwright.state import LockLost
+
+    monkeypatch.setattr(operations, "LOCK_CHECK_SECONDS", 0.05)
+    stack.fake.latency = 30.0
+    timer = threading.Timer(0.3, lambda: stack.backend.cancel(PROJECT, STACK))
+    timer.start()
+    started = time.monotonic()
+    with pytest.raises(LockLost, match="was cancelled"):
+        stack.up(one_config_map)
+    assert time.monotonic() - started < 5
+    timer.join()
+    assert [p.op for p in stack.state().pending] == [Op.CREATE]
+    assert stack.backend.history(PROJECT, STACK, limit=1)[0].result == "cancelled"
+
+    stack.fake.latency = 0.0
+    assert stack.up(one_config_map).ok
+    assert stack.state().pending == [] and stack.fake.names("ConfigMap") == ["default/settings"]
