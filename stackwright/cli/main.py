@@ -77,19 +77,21 @@ _INTERRUPTED = (
 _TERMINATED_CODE = 143
 
 
-class Terminated(KeyboardInterrupt):
-    """SIGTERM — a CI job cancelled, `kill`, a container stopping — handled as Ctrl-C is:
-    the operation stops, what was under way stays pending for the next one to settle, the
-    history says cancelled and the lock is released (not left to lapse, as after kill -9)."""
-
-
 class _Signals:
+    """SIGTERM — a CI job cancelled, `kill`, a container stopping — is handled as Ctrl-C
+    is: the operation stops, what was under way stays pending for the next one to settle,
+    the history says cancelled and the lock is released (not left to lapse, as after
+    kill -9); only the exit code tells the two apart."""
+
     terminated = False
 
 
 def _on_sigterm(signum: int, frame: FrameType | None) -> None:
     _Signals.terminated = True
-    raise Terminated
+    # Delivered as Ctrl-C is: inside `asyncio.run`, its SIGINT handler cancels the running
+    # work in order (a KeyboardInterrupt raised into a task instead would leave a "Task
+    # exception was never retrieved" traceback); elsewhere SIGINT raises KeyboardInterrupt.
+    signal.raise_signal(signal.SIGINT)
 
 
 def main(argv: list[str] | None = None) -> None:

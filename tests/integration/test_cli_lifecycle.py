@@ -1308,12 +1308,10 @@ def test_a_retained_object_stays_unmarked(new_project: Any, cluster: LiveCluster
     )
 
 
-def test_sigterm_stops_an_up_as_ctrl_c_does(new_project: Any, cluster: LiveCluster) -> None:
-    """A cancelled CI job sends SIGTERM: the up stops at once (exit 143), says what the next
-    operation does, records the operation as cancelled and releases the lock — not left to
-    lapse as after kill -9 — and the next up converges."""
-    p = new_project()
-    probe = {"tcpSocket": {"port": 80}, "initialDelaySeconds": 3}
+def _slow_up(p: Project, cluster: LiveCluster) -> subprocess.Popen[str]:
+    """An `up` started in the background, returned once it waits for a Deployment to be
+    ready (its pod's readiness probe starts after 10 s)."""
+    probe = {"tcpSocket": {"port": 80}, "initialDelaySeconds": 10}
     p.program(
         f"""
         k8s.core.v1.Namespace("ns", metadata={{"name": NS}})
@@ -1334,13 +1332,39 @@ def test_sigterm_stops_an_up_as_ctrl_c_does(new_project: Any, cluster: LiveClust
     while get(cluster, "deployment", "web", p.ns) is None:  # waiting for it to be ready
         assert time.monotonic() < deadline and child.poll() is None
         time.sleep(0.1)
+    return child
+
+
+def test_sigterm_stops_an_up_as_ctrl_c_does(new_project: Any, cluster: LiveCluster) -> None:
+    """A cancelled CI job sends SIGTERM: the up stops at once (exit 143), says what the next
+    operation does, records the operation as cancelled and releases the lock — not left to
+    lapse as after kill -9 — and the next up converges."""
+    p = new_project()
+    child = _slow_up(p, cluster)
     child.terminate()
     out, err = child.communicate(timeout=30)
     assert child.returncode == 143, out + err
     assert "interrupted: the next operation picks up what was under way" in err
-    assert "Traceback" not in err
+    assert "Traceback" not in err, err
     assert p.history()[0]["result"] == "cancelled"
     assert p.preview().summary["ok"]  # not locked: the lock was released
+    p.up()
+    assert set(p.resources()) == {"ns", "web"}
+    assert p.state()["pending"] == []
+
+
+def test_cancel_stops_a_running_up(new_project: Any, cluster: LiveCluster) -> None:
+    """`stackwright cancel` while an up waits for readiness: the up stops within a second,
+    saying it was cancelled (exit 4), instead of waiting on with nothing to record it."""
+    p = new_project()
+    child = _slow_up(p, cluster)
+    started = time.monotonic()
+    assert "lock released" in p.sw("cancel").out
+    out, err = child.communicate(timeout=30)
+    assert time.monotonic() - started < 2.5, "the up went on after its lock was cleared"
+    # The step it was waiting for fails saying why (or, between steps, the whole run does).
+    assert child.returncode in (1, 4), out + err
+    assert "was cancelled (`stackwright cancel` cleared its lock)" in out + err
     p.up()
     assert set(p.resources()) == {"ns", "web"}
     assert p.state()["pending"] == []
