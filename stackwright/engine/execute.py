@@ -513,6 +513,8 @@ class Run:
         self.held: dict[tuple[str, str, str], str] = {}
         #: (provider URN, namespace) of each ApplySet the objects in `held` are members of.
         self.members: set[tuple[str, str]] = set()
+        #: Each program resource's URN → the URNs its inputs and `depends_on` name.
+        self._declared_of: dict[str, frozenset[str]] = {}
         #: The program's resources `--exclude` keeps this run from touching.
         self.excluded: set[str] = set()
         #: Namespaces this run created (per provider): nothing else can be in them yet.
@@ -634,8 +636,16 @@ class Run:
 
     # --- the program's resources ---------------------------------------------------------
 
+    def _declared(self, resource: Resource) -> frozenset[str]:
+        """`_declared_dependencies`, worked out once per resource (the graph and the
+        recorded state both need it)."""
+        found = self._declared_of.get(resource.urn)
+        if found is None:
+            found = self._declared_of[resource.urn] = frozenset(_declared_dependencies(resource))
+        return found
+
     def _explicit(self, resource: Resource) -> set[str]:
-        deps = _declared_dependencies(resource)
+        deps = set(self._declared(resource))
         if resource.opts.parent is not None:
             deps.add(resource.opts.parent.urn)
         if resource.opts.provider is not None:
@@ -805,7 +815,7 @@ class Run:
             type=resource.resource_type,
             inputs=inputs,
             parent=opts.parent.urn if opts.parent is not None else "",
-            dependencies=tuple(sorted(_declared_dependencies(resource))),
+            dependencies=tuple(sorted(self._declared(resource))),
             provider=provider_urn(resource),
             custom=resource.custom,
             protect=opts.protect,
@@ -1512,6 +1522,8 @@ def _declared_dependencies(resource: Resource) -> set[str]:
     what it holds are left out, so a child naming its own component is no cycle.
     """
     deps = {r.urn for r in dependencies_of(resource.props)}
+    if not resource.opts.depends_on:
+        return deps
     own = {id(r) for r in _subtree(resource)}
     for named in resource.opts.depends_on:
         deps.update(r.urn for r in _subtree(named) if id(r) not in own)

@@ -107,16 +107,33 @@ def _dicts(value: Any) -> list[Mapping[str, Any]]:
     return [v for v in value if isinstance(v, Mapping)] if isinstance(value, list) else []
 
 
-def _name_at(obj: Any, *path: str) -> str:
-    """The text at `path` of nested mappings; "" when anything is missing."""
-    for key in path:
-        obj = obj.get(key) if isinstance(obj, Mapping) else None
-    return obj if isinstance(obj, str) else ""
-
-
 def _sources(volume: Mapping[str, Any]) -> Any:
     projected = volume.get("projected")
     return projected.get("sources") if isinstance(projected, Mapping) else None
+
+
+#: Where a pod spec's parts name objects: (the key holding the reference, the kind it
+#: names, the key of the name in it). Volumes, projected sources, envFrom and env's
+#: valueFrom each hold at most one of these.
+_VOLUME_REFS = (
+    ("configMap", "ConfigMap", "name"),
+    ("secret", "Secret", "secretName"),
+    ("persistentVolumeClaim", "PersistentVolumeClaim", "claimName"),
+)
+_PROJECTED_REFS = (("configMap", "ConfigMap", "name"), ("secret", "Secret", "name"))
+_ENV_FROM_REFS = (("configMapRef", "ConfigMap", "name"), ("secretRef", "Secret", "name"))
+_VALUE_FROM_REFS = (("configMapKeyRef", "ConfigMap", "name"), ("secretKeyRef", "Secret", "name"))
+
+
+def _named(items: Any, refs: tuple[tuple[str, str, str], ...], found: set[tuple[str, str]]) -> None:
+    """Add (kind, name) of what each of `items` names through one of `refs`."""
+    for item in _dicts(items):
+        for key, kind, name_key in refs:
+            ref = item.get(key)
+            if isinstance(ref, Mapping):
+                name = ref.get(name_key)
+                if isinstance(name, str) and name:
+                    found.add((kind, name))
 
 
 def _referenced(then: Obj) -> set[Hashable]:
@@ -124,28 +141,22 @@ def _referenced(then: Obj) -> set[Hashable]:
     workload's pods refer to by name: volumes (projected ones too), env and envFrom, the
     service account and image pull secrets."""
     spec = _pod_spec(then)
-    refs: set[tuple[str, str]] = set()
+    found: set[tuple[str, str]] = set()
     account = spec.get("serviceAccountName") or spec.get("serviceAccount")
     if isinstance(account, str) and account:
-        refs.add(("ServiceAccount", account))
-    refs.update(("Secret", _name_at(s, "name")) for s in _dicts(spec.get("imagePullSecrets")))
-    for volume in _dicts(spec.get("volumes")):
-        refs.add(("ConfigMap", _name_at(volume, "configMap", "name")))
-        refs.add(("Secret", _name_at(volume, "secret", "secretName")))
-        refs.add(("PersistentVolumeClaim", _name_at(volume, "persistentVolumeClaim", "claimName")))
-        for source in _dicts(_sources(volume)):
-            refs.add(("ConfigMap", _name_at(source, "configMap", "name")))
-            refs.add(("Secret", _name_at(source, "secret", "name")))
-    containers = [*_dicts(spec.get("containers")), *_dicts(spec.get("initContainers"))]
-    for container in containers:
-        for source in _dicts(container.get("envFrom")):
-            refs.add(("ConfigMap", _name_at(source, "configMapRef", "name")))
-            refs.add(("Secret", _name_at(source, "secretRef", "name")))
-        for env in _dicts(container.get("env")):
-            refs.add(("ConfigMap", _name_at(env, "valueFrom", "configMapKeyRef", "name")))
-            refs.add(("Secret", _name_at(env, "valueFrom", "secretKeyRef", "name")))
+        found.add(("ServiceAccount", account))
+    pulls = _dicts(spec.get("imagePullSecrets"))
+    found.update(("Secret", s["name"]) for s in pulls if isinstance(s.get("name"), str))
+    volumes = _dicts(spec.get("volumes"))
+    _named(volumes, _VOLUME_REFS, found)
+    for volume in volumes:
+        if "projected" in volume:
+            _named(_sources(volume), _PROJECTED_REFS, found)
+    for container in [*_dicts(spec.get("containers")), *_dicts(spec.get("initContainers"))]:
+        _named(container.get("envFrom"), _ENV_FROM_REFS, found)
+        _named([e.get("valueFrom") for e in _dicts(container.get("env"))], _VALUE_FROM_REFS, found)
     namespace = _metadata(then, "namespace")
-    return {(namespace, kind, name) for kind, name in refs if name}
+    return {(namespace, kind, name) for kind, name in found if name}
 
 
 #: match name → (key of a first object, keys of a waiting object)

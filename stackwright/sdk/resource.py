@@ -269,8 +269,7 @@ class Resource:
                 )
         for old in inherited:
             was = parse_urn(old)
-            qualified = tuple(was.qualified_type.split("$"))
-            found.append(make_urn(was.stack, was.project, own.type, self._name, qualified))
+            found.append(make_urn(was.stack, was.project, own.type, self._name, _prefix_of(old)))
         return list(dict.fromkeys(u for u in found if u != self._urn))
 
     # --- outputs -------------------------------------------------------------------
@@ -296,16 +295,22 @@ class Resource:
         return self is other
 
 
+def _prefix_of(urn: str) -> tuple[str, ...]:
+    """The types a URN's resource is under and its own (`acme:App`, `kubernetes:...`), as a
+    child's URN would carry them as its prefix."""
+    return tuple(parse_urn(urn).qualified_type.split("$"))
+
+
 def _prefixes(parent: Resource | str | None) -> list[tuple[str, ...]]:
     """The type prefixes a child's URN had under `parent` (a resource, its URN, or None for
     no parent): a resource's own, and those of the URNs its aliases say it had."""
     if parent is None:
         return [()]
     if isinstance(parent, str):
-        return [tuple(parse_urn(parent).qualified_type.split("$"))]
+        return [_prefix_of(parent)]
     return [
         (*parent.parent_types(), parent.resource_type),
-        *(tuple(parse_urn(u).qualified_type.split("$")) for u in parent.alias_urns()),
+        *(_prefix_of(urn) for urn in parent.alias_urns()),
     ]
 
 

@@ -1433,19 +1433,17 @@ class SQLiteOperation:
 
     def check_held(self) -> None:
         self._check_open()
-        if self._lost is not None:
-            raise self._lost
         with self._conn.read() as db:
-            row = db.execute(
-                "SELECT l.operation_id, s.version FROM stacks s JOIN locks l ON l.stack_id = s.id WHERE s.id = ?",
-                (self._stack_id,),
-            ).fetchone()
-            if row is None or row[0] != self._id:
-                self._lost = LockLost(self._lost_message(db, row))
-                raise self._lost
+            self._held_version(db)
 
     def _fence(self, db: sqlite3.Connection) -> int:
         """The stack's next version, after checking (in this transaction) the lock is ours."""
+        self._version = max(self._version, self._held_version(db)) + 1
+        return self._version
+
+    def _held_version(self, db: sqlite3.Connection) -> int:
+        """The stack's version while its lock is this operation's; else LockLost (kept, so
+        every later write raises it too)."""
         if self._lost is not None:
             raise self._lost
         row = db.execute(
@@ -1453,8 +1451,7 @@ class SQLiteOperation:
             (self._stack_id,),
         ).fetchone()
         if row is not None and row[0] == self._id:
-            self._version = max(self._version, row[1]) + 1
-            return self._version
+            return int(row[1])
         self._lost = LockLost(self._lost_message(db, row))
         raise self._lost
 
