@@ -677,10 +677,15 @@ def _local(when: datetime) -> str:
     return f"{when.astimezone():%Y-%m-%d %H:%M:%S}"
 
 
+def _took_and_counts(e: HistoryEntry) -> tuple[str, str]:
+    """How long an operation took ("" while it runs) and what it did (`3 create, 1 same`)."""
+    took = f"{(e.end - e.start).total_seconds():.1f}s" if e.end else ""
+    return took, ", ".join(f"{v} {k}" for k, v in sorted(e.counts.items()))
+
+
 def _history_line(e: HistoryEntry) -> str:
-    counts = ", ".join(f"{v} {k}" for k, v in sorted(e.counts.items()))
-    took = f"{(e.end - e.start).total_seconds():.1f}s" if e.end else "-"
-    return f"{e.kind:<8} {e.result:<12} {_local(e.start)} {took:>7}  {counts}  {e.message}"
+    took, counts = _took_and_counts(e)
+    return f"{e.kind:<8} {e.result:<12} {_local(e.start)} {took or '-':>7}  {counts}  {e.message}"
 
 
 @stack_app.callback(invoke_without_command=True)
@@ -721,11 +726,10 @@ def stack_show(
     if last is None:
         typer.echo("    Last operation: none yet (run `stackwright up`)")
     else:
-        took = f", took {(last.end - last.start).total_seconds():.1f}s" if last.end else ""
-        counts = ", ".join(f"{v} {k}" for k, v in sorted(last.counts.items()))
+        took, counts = _took_and_counts(last)
         typer.echo(
             f"    Last operation: {last.kind} {last.result}, {_local(last.start)}"
-            f"{took}{f' ({counts})' if counts else ''}"
+            f"{f', took {took}' if took else ''}{f' ({counts})' if counts else ''}"
         )
     if snapshot.pending:
         typer.echo(
