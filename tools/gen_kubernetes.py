@@ -105,8 +105,11 @@ MODULE_NAMES: Mapping[str, str] = {
     "internal.apiserver.k8s.io": "apiserverinternal",
 }
 
-#: Hand-written modules of the package that no group may shadow.
-HAND_WRITTEN = frozenset({"base", "provider"})
+#: The generated package of TypedDicts (`inputs/core_v1.py`, …), which no group may shadow.
+INPUTS = "inputs"
+
+#: Hand-written modules of the package that no group may shadow, and the inputs package.
+HAND_WRITTEN = frozenset({"base", "provider", INPUTS})
 
 #: Referenced definitions that are not structs, as the Python types a program passes.
 SCALAR_DEFINITIONS: Mapping[str, str] = {
@@ -165,6 +168,40 @@ class VersionModule:
     aliases: dict[str, str] = field(default_factory=dict)
     alias_sources: dict[str, str] = field(default_factory=dict)
     model_modules: set[str] = field(default_factory=set)
+    #: `stackwright.kubernetes.inputs` modules the aliases name.
+    inputs_modules: set[str] = field(default_factory=set)
+
+    @property
+    def inputs(self) -> str:
+        """The inputs module of this group version's own definitions (`apps_v1`)."""
+        return f"{self.module}_{self.version}"
+
+
+@dataclass
+class DictKey:
+    key: str  # as Kubernetes spells it
+    annotation: str
+    summary: str
+
+
+@dataclass
+class TypedDictDef:
+    name: str  # `ContainerDict`
+    description: str
+    keys: list[DictKey] = field(default_factory=list)
+
+
+@dataclass
+class InputsModule:
+    """`stackwright/kubernetes/inputs/<package>_<version>.py`: a TypedDict per definition."""
+
+    name: str  # `core_v1`, after the definition's Go package as lightkube names its models
+    dicts: dict[str, TypedDictDef] = field(default_factory=dict)
+    inputs_modules: set[str] = field(default_factory=set)  # other inputs modules named
+    model_modules: set[str] = field(default_factory=set)
+
+
+Scope = VersionModule | InputsModule
 
 
 class GenerationError(Exception):
@@ -194,10 +231,16 @@ def first_sentence(text: str) -> str:
     return paragraph if end is None else paragraph[: end.start() + 1]
 
 
+def package_of(definition: str) -> str:
+    """`io.k8s.api.apps.v1.DeploymentSpec` → `apps_v1`: its Go package and version, which
+    name lightkube's model module and Stackwright's inputs module alike."""
+    parts = definition.split(".")
+    return f"{parts[-3]}_{parts[-2]}"
+
+
 def lightkube_model(definition: str) -> str | None:
     """`io.k8s.api.apps.v1.DeploymentSpec` → `apps_v1.DeploymentSpec` when lightkube has it."""
-    parts = definition.split(".")
-    module, name = f"{parts[-3]}_{parts[-2]}", parts[-1]
+    module, name = package_of(definition), definition.rsplit(".", 1)[1]
     qualified = f"lightkube.models.{module}"
     if importlib.util.find_spec(qualified) is None:
         return None
@@ -213,6 +256,7 @@ class Generator:
         self.definitions: Mapping[str, Mapping[str, Any]] = self.schemas.definitions
         self.modules: dict[tuple[str, str], VersionModule] = {}
         self.groups: dict[str, str] = {}  # module name → group
+        self.inputs: dict[str, InputsModule] = {}
 
     # --- selection -------------------------------------------------------------------------
 
@@ -275,49 +319,79 @@ class Generator:
 
     # --- types -------------------------------------------------------------------------------
 
-    def _annotation(self, vm: VersionModule, node: Mapping[str, Any]) -> str:
+    def _annotation(self, scope: Scope, node: Mapping[str, Any]) -> str:
         """The type a program passes for `node`: also an Output (`| None` is the caller's)."""
-        inner = self._type(vm, node)
-        return inner if inner.endswith("Arg") or inner == "Any" else f"{inner} | Output[Any]"
+        inner = self._type(scope, node)
+        if inner == "Any" or inner.endswith(("Arg", "Output[Any]")):
+            return inner
+        return f"{inner} | Output[Any]"
 
-    def _type(self, vm: VersionModule, node: Mapping[str, Any]) -> str:
+    def _type(self, scope: Scope, node: Mapping[str, Any]) -> str:
         ref = node.get("$ref")
         if ref is None and len(node.get("allOf") or ()) == 1:
             ref = node["allOf"][0].get("$ref")
         if ref is not None:
-            return self._referenced(vm, ref[len(REF_PREFIX) :])
+            return self._referenced(scope, ref[len(REF_PREFIX) :])
         types = node.get("type")
         declared = {types} if isinstance(types, str) else set(types or ()) - {"null"}
         if declared == {"array"}:
-            return f"Sequence[{self._annotation(vm, node.get('items') or {})}]"
+            return f"Sequence[{self._annotation(scope, node.get('items') or {})}]"
         if declared == {"object"}:
             extra = node.get("additionalProperties")
             if isinstance(extra, Mapping):
-                return f"Mapping[str, {self._annotation(vm, extra)}]"
+                return f"Mapping[str, {self._annotation(scope, extra)}]"
             return "Mapping[str, Any]"
         if len(declared) == 1 and next(iter(declared)) in JSON_TYPES:
             return JSON_TYPES[next(iter(declared))]
         return "Any"
 
-    def _referenced(self, vm: VersionModule, definition: str) -> str:
+    def _referenced(self, scope: Scope, definition: str) -> str:
+        """A struct as a TypedDict of its keys, a lightkube model or an Output (in a kind's
+        module, through an alias `<Name>Arg`); other definitions as the type they stand for."""
         if definition in SCALAR_DEFINITIONS:
             return SCALAR_DEFINITIONS[definition]
         target = self.definitions[definition]
         if "properties" not in target:
-            return self._type(vm, {k: v for k, v in target.items() if k != "description"})
+            return self._type(scope, {k: v for k, v in target.items() if k != "description"})
+        module, name = self._typed_dict(definition)
+        model = lightkube_model(definition)
+        if isinstance(scope, InputsModule):
+            choices = [name]
+            if module != scope.name:
+                scope.inputs_modules.add(module)
+                choices = [f"{module}.{name}"]
+            if model is not None:
+                scope.model_modules.add(model.split(".")[0])
+                choices.append(f"models_{model}")
+            return " | ".join([*choices, "Output[Any]"])
         alias = definition.rsplit(".", 1)[1] + "Arg"
-        source = vm.alias_sources.setdefault(alias, definition)
+        source = scope.alias_sources.setdefault(alias, definition)
         if source != definition:
             raise GenerationError(
-                f"{vm.module}/{vm.version}: {alias} would name both {source} and {definition}"
+                f"{scope.module}/{scope.version}: {alias} would name both {source} and {definition}"
             )
-        model = lightkube_model(definition)
+        scope.inputs_modules.add(module)
+        choices = [f"{module}_inputs.{name}"]
         if model is not None:
-            vm.model_modules.add(model.split(".")[0])
-            vm.aliases[alias] = f"Mapping[str, Any] | {model} | Output[Any]"
-        else:
-            vm.aliases[alias] = "Mapping[str, Any] | Output[Any]"
+            scope.model_modules.add(model.split(".")[0])
+            choices.append(model)
+        scope.aliases[alias] = " | ".join([*choices, "Output[Any]"])
         return alias
+
+    def _typed_dict(self, definition: str) -> tuple[str, str]:
+        """The inputs module and TypedDict of a struct definition, made on first use."""
+        module = package_of(definition)
+        name = definition.rsplit(".", 1)[1] + "Dict"
+        inputs = self.inputs.setdefault(module, InputsModule(module))
+        if name in inputs.dicts:
+            return module, name
+        node = self.definitions[definition]
+        made = TypedDictDef(name, first_paragraph(node.get("description", "")))
+        inputs.dicts[name] = made  # before its keys: a definition may refer to itself
+        for key, prop in sorted(node["properties"].items()):
+            summary = first_sentence(prop.get("description", ""))
+            made.keys.append(DictKey(key, self._annotation(inputs, prop), summary))
+        return module, name
 
 
 # --- rendering -----------------------------------------------------------------------------
@@ -334,7 +408,7 @@ def header() -> str:
 
 
 def docstring(text: str, indent: str) -> str:
-    text = text.replace("\\", "\\\\").replace('"""', '\\"\\"\\"').strip()
+    text = text.replace("\\", "\\\\").replace('"""', '\\"\\"\\"').replace("’", "'").strip()
     if text.endswith('"'):
         text += " "
     one_line = f'{indent}"""{text}"""'
@@ -378,7 +452,9 @@ def render_kind(kind: Kind) -> str:
     return "".join(out)
 
 
-def render_version(vm: VersionModule) -> str:
+def render_version(vm: VersionModule, own_inputs: bool) -> str:
+    """The kinds of one group version; with `own_inputs`, its definitions' TypedDicts are
+    names of the module too (`k8s.apps.v1.DeploymentSpecDict`), loaded on first use."""
     kinds = sorted(vm.kinds, key=lambda k: k.kind)
     label = f"`{vm.group}/{vm.version}`" if vm.group else f"core `{vm.version}`"
     aliases = "".join(render_alias(alias, vm.aliases[alias]) for alias in sorted(vm.aliases))
@@ -387,6 +463,8 @@ def render_version(vm: VersionModule) -> str:
     out = [header()]
     out.append(docstring(f"The Kubernetes {label} kinds, one class each (see `__all__`).", ""))
     out.append("\nfrom __future__ import annotations\n\n")
+    if own_inputs:
+        out.append("from importlib import import_module\n")
     out.append("from typing import TYPE_CHECKING\n\n")
     out.append("from stackwright.kubernetes.base import KubernetesResource\n\n")
     out.append("if TYPE_CHECKING:\n")
@@ -395,12 +473,91 @@ def render_version(vm: VersionModule) -> str:
     out.append("    from typing import Any, TypeAlias\n\n")
     if vm.model_modules:
         out.append(f"    from lightkube.models import {', '.join(sorted(vm.model_modules))}\n\n")
+    for module in sorted(vm.inputs_modules):
+        out.append(import_as(f"{PACKAGE}.{INPUTS}", module, f"{module}_inputs"))
+    if own_inputs:
+        out.append(f"    from {PACKAGE}.{INPUTS}.{vm.inputs} import *  # noqa: F403\n")
     out.append("    from stackwright.sdk.output import Output\n")
     out.append("    from stackwright.sdk.resource import ResourceOptions\n\n")
     out.append("__all__ = [" + ", ".join(f'"{k.kind}"' for k in kinds) + "]\n\n")
     out.append(aliases)
     out.append(classes)
+    if own_inputs:
+        out.append(
+            "\n\nif not TYPE_CHECKING:\n\n"
+            "    def __getattr__(name: str) -> Any:\n"
+            "        # The TypedDicts of nested objects (`DeploymentSpecDict`), which type checkers\n"
+            "        # see through the import above, load only when a program asks for one.\n"
+            '        if name.endswith("Dict"):\n'
+            f'            inputs = import_module("{PACKAGE}.{INPUTS}.{vm.inputs}")\n'
+            "            if name in inputs.__all__:\n"
+            "                return getattr(inputs, name)\n"
+            '        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")\n'
+        )
     return wrap_all("".join(out))
+
+
+def render_inputs(module: InputsModule) -> str:
+    dicts = [module.dicts[name] for name in sorted(module.dicts)]
+    body = "".join("\n\n" + render_typed_dict(d) for d in dicts)
+    abc = [name for name in ("Mapping", "Sequence") if f"{name}[" in body]
+    package, version = module.name.rsplit("_", 1)
+    out = [header()]
+    out.append(
+        docstring(
+            f"What a program may write in the nested objects of Kubernetes' `{package}` "
+            f"`{version}` definitions, key by key: a TypedDict each (`{dicts[0].name}`, …), so "
+            "that an editor completes the keys and mypy checks them. Loaded only by type "
+            "checkers, unless a program imports one to annotate its own values.",
+            "",
+        )
+    )
+    out.append("\nfrom __future__ import annotations\n\n")
+    out.append("from typing import TYPE_CHECKING, Any, TypedDict\n\n")
+    out.append("if TYPE_CHECKING:\n")
+    if abc:
+        out.append(f"    from collections.abc import {', '.join(abc)}\n\n")
+    for model in sorted(module.model_modules):
+        out.append(import_as("lightkube.models", model, f"models_{model}"))
+    if module.model_modules:
+        out.append("\n")
+    if module.inputs_modules:
+        out.append(
+            f"    from {PACKAGE}.{INPUTS} import {', '.join(sorted(module.inputs_modules))}\n"
+        )
+    out.append("    from stackwright.sdk.output import Output\n\n")
+    out.append("__all__ = [" + ", ".join(f'"{d.name}"' for d in dicts) + "]\n")
+    out.append(body)
+    return wrap_all("".join(out))
+
+
+def import_as(package: str, module: str, alias: str) -> str:
+    """`from package import module as alias` inside `if TYPE_CHECKING:`, wrapped as ruff would."""
+    line = f"    from {package} import {module} as {alias}\n"
+    if len(line) <= 101:
+        return line
+    return f"    from {package} import (\n        {module} as {alias},\n    )\n"
+
+
+def render_typed_dict(made: TypedDictDef) -> str:
+    if all(k.key.isidentifier() and not keyword.iskeyword(k.key) for k in made.keys):
+        out = [f"class {made.name}(TypedDict, total=False):\n"]
+        out.append(docstring(made.description or made.name, "    "))
+        for key in made.keys:
+            out.append(f"\n    {key.key}: {key.annotation}\n")
+            if key.summary:
+                out.append(docstring(key.summary, "    "))
+        return "".join(out)
+    # Keys that are not Python names (`$ref`, `x-kubernetes-list-type`, `from`) need the
+    # functional form, which has no room for the keys' docstrings.
+    keys = "".join(f'        "{k.key}": "{k.annotation}",\n' for k in made.keys)
+    return (
+        f"{made.name} = TypedDict(\n"
+        f'    "{made.name}",\n'
+        f"    {{\n{keys}    }},\n"
+        "    total=False,\n"
+        ")\n"
+    )
 
 
 def render_alias(alias: str, expression: str) -> str:
@@ -537,12 +694,25 @@ def render(gen: Generator, importers: Sequence[str] = ()) -> dict[Path, str]:
     files: dict[Path, str] = {}
     by_module: dict[str, list[str]] = {}
     for (mod, version), vm in sorted(gen.modules.items()):
-        files[Path(mod) / f"{version}.py"] = render_version(vm)
+        files[Path(mod) / f"{version}.py"] = render_version(vm, vm.inputs in gen.inputs)
         by_module.setdefault(mod, []).append(version)
     for mod, versions in sorted(by_module.items()):
         files[Path(mod) / "__init__.py"] = render_group(mod, gen.groups[mod], sorted(versions))
     files[Path("__init__.py")] = render_package(gen.groups, gen.modules, importers)
+    for name, module in sorted(gen.inputs.items()):
+        files[Path(INPUTS) / f"{name}.py"] = render_inputs(module)
+    files[Path(INPUTS) / "__init__.py"] = render_inputs_package(sorted(gen.inputs))
     return files
+
+
+def render_inputs_package(modules: Sequence[str]) -> str:
+    listed = ", ".join(f"`{m}`" for m in modules)
+    return header() + docstring(
+        "TypedDicts of the nested objects of every built-in kind, one module per API package "
+        f"and version: {listed}. Each kind's module names its own too "
+        "(`stackwright.kubernetes.apps.v1.DeploymentSpecDict`).",
+        "",
+    )
 
 
 def generated_files(out: Path) -> set[Path]:

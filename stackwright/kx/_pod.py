@@ -6,17 +6,24 @@ by name (`{"http": 80}`), and `volume_mounts` as `Mount`s (`pvc.mount("/data")`)
 whose volumes are added to the pod once each. The workload specs derive the
 selector and the pod labels from the name (`app: <name>`).
 
-Must never: declare a resource — a builder only returns plain spec dicts.
+Must never: declare a resource — a builder only returns plain spec dicts (typed as the
+kinds' TypedDicts, so that a program passing them on type-checks; what the containers
+hold is the program's and the server checks it).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from stackwright.errors import UsageError
 from stackwright.kx._volumes import Mount
 from stackwright.sdk.output import Output
+
+if TYPE_CHECKING:
+    from stackwright.kubernetes.inputs.apps_v1 import DeploymentSpecDict, StatefulSetSpecDict
+    from stackwright.kubernetes.inputs.batch_v1 import JobSpecDict
+    from stackwright.kubernetes.inputs.core_v1 import PodSpecDict, PodTemplateSpecDict
 
 
 def env_entries(env: Mapping[str, Any] | Sequence[Any]) -> list[Any]:
@@ -116,43 +123,53 @@ class PodBuilder:
             if isinstance(p, Mapping) and "name" in p and "containerPort" in p
         }
 
-    def as_pod_spec(self) -> dict[str, Any]:
+    def as_pod_spec(self) -> PodSpecDict:
+        return cast("PodSpecDict", self._pod_spec())
+
+    def _pod_spec(self) -> dict[str, Any]:
         spec: dict[str, Any] = {"containers": [dict(c) for c in self.containers]}
         if self._volumes:
             spec["volumes"] = list(self._volumes.values())
         spec.update(self.pod_spec_extra)
         return spec
 
-    def as_pod_template(self) -> dict[str, Any]:
-        return {"metadata": {"labels": dict(self.labels)}, "spec": self.as_pod_spec()}
+    def as_pod_template(self) -> PodTemplateSpecDict:
+        return cast("PodTemplateSpecDict", self._pod_template())
 
-    def as_deployment_spec(self, replicas: int | Output[Any] = 1, **extra: Any) -> dict[str, Any]:
+    def _pod_template(self) -> dict[str, Any]:
+        return {"metadata": {"labels": dict(self.labels)}, "spec": self._pod_spec()}
+
+    def as_deployment_spec(
+        self, replicas: int | Output[Any] = 1, **extra: Any
+    ) -> DeploymentSpecDict:
         """A Deployment's spec; `extra` adds fields in Kubernetes' spelling (e.g. `strategy`)."""
+        return cast("DeploymentSpecDict", self._deployment_spec(replicas, extra))
+
+    def _deployment_spec(
+        self, replicas: int | Output[Any], extra: Mapping[str, Any]
+    ) -> dict[str, Any]:
         return {
             "replicas": replicas,
             "selector": {"matchLabels": dict(self.labels)},
-            "template": self.as_pod_template(),
+            "template": self._pod_template(),
             **extra,
         }
 
     def as_stateful_set_spec(
         self, service_name: str | Output[Any], replicas: int | Output[Any] = 1, **extra: Any
-    ) -> dict[str, Any]:
+    ) -> StatefulSetSpecDict:
         """A StatefulSet's spec, its pods named through the headless Service `service_name`."""
-        return {
-            "serviceName": service_name,
-            **self.as_deployment_spec(replicas),
-            **extra,
-        }
+        spec = {"serviceName": service_name, **self._deployment_spec(replicas, extra)}
+        return cast("StatefulSetSpecDict", spec)
 
     def as_job_spec(
         self, backoff_limit: int | None = None, restart_policy: str = "Never", **extra: Any
-    ) -> dict[str, Any]:
+    ) -> JobSpecDict:
         """A Job's spec; the server picks the selector, as Kubernetes requires by default."""
-        template = self.as_pod_template()
+        template = self._pod_template()
         template["spec"].setdefault("restartPolicy", restart_policy)
         spec: dict[str, Any] = {"template": template}
         if backoff_limit is not None:
             spec["backoffLimit"] = backoff_limit
         spec.update(extra)
-        return spec
+        return cast("JobSpecDict", spec)

@@ -18,13 +18,17 @@ import json
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from stackwright.kubernetes.core.v1 import ConfigMap as _ConfigMap
 from stackwright.kubernetes.core.v1 import PersistentVolumeClaim as _PersistentVolumeClaim
 from stackwright.kubernetes.core.v1 import Secret as _Secret
 from stackwright.sdk.output import UNKNOWN, Output, StateReader, resolve, unwrap_secrets
 from stackwright.sdk.resource import ComponentResource, CustomResource, ResourceOptions
+
+if TYPE_CHECKING:
+    from stackwright.kubernetes.inputs.core_v1 import PersistentVolumeClaimSpecDict
+    from stackwright.kubernetes.inputs.meta_v1 import ObjectMetaDict
 
 #: Hex digits of the data's digest in a hashed name (as many as Kustomize's generators use).
 HASH_LENGTH = 10
@@ -134,7 +138,7 @@ class _Referenced(ComponentResource):
         return Mount(self.as_volume(), path, sub_path, read_only)
 
 
-def _metadata(metadata: Mapping[str, Any] | None, name: str | Output[str]) -> dict[str, Any]:
+def _metadata(metadata: ObjectMetaDict | None, name: str | Output[str]) -> ObjectMetaDict:
     return {**(metadata or {}), "name": name}
 
 
@@ -147,7 +151,7 @@ class ConfigMap(_Referenced):
         data: Mapping[str, Any] | None = None,
         *,
         binary_data: Mapping[str, Any] | None = None,
-        metadata: Mapping[str, Any] | None = None,
+        metadata: ObjectMetaDict | None = None,
         opts: ResourceOptions | None = None,
     ) -> None:
         super().__init__("kx:core:ConfigMap", name, None, opts)
@@ -188,7 +192,7 @@ class Secret(_Referenced):
         *,
         data: Mapping[str, Any] | None = None,
         type: str | None = None,
-        metadata: Mapping[str, Any] | None = None,
+        metadata: ObjectMetaDict | None = None,
         opts: ResourceOptions | None = None,
     ) -> None:
         super().__init__("kx:core:Secret", name, None, opts)
@@ -230,11 +234,11 @@ class PersistentVolumeClaim(_Referenced):
         *,
         access_modes: Sequence[str] = ("ReadWriteOnce",),
         storage_class: str | None = None,
-        metadata: Mapping[str, Any] | None = None,
+        metadata: ObjectMetaDict | None = None,
         opts: ResourceOptions | None = None,
     ) -> None:
         super().__init__("kx:core:PersistentVolumeClaim", name, None, opts)
-        spec: dict[str, Any] = {
+        spec: PersistentVolumeClaimSpecDict = {
             "accessModes": list(access_modes),
             "resources": {"requests": {"storage": size}},
         }
@@ -242,7 +246,7 @@ class PersistentVolumeClaim(_Referenced):
             spec["storageClassName"] = storage_class
         self._object = _PersistentVolumeClaim(
             name,
-            metadata=dict(metadata) if metadata else None,
+            metadata=metadata or None,
             spec=spec,
             opts=ResourceOptions(parent=self),
         )

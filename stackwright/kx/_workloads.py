@@ -7,7 +7,7 @@ Must never: guess a Service's selector from anything but the Deployment's own
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from stackwright.errors import UsageError
 from stackwright.kubernetes.apps.v1 import Deployment as _Deployment
@@ -16,6 +16,11 @@ from stackwright.kx._pod import PodBuilder
 from stackwright.sdk.output import Output
 from stackwright.sdk.resource import ComponentResource, CustomResource, ResourceOptions
 
+if TYPE_CHECKING:
+    from stackwright.kubernetes.inputs.apps_v1 import DeploymentSpecDict
+    from stackwright.kubernetes.inputs.core_v1 import ServicePortDict
+    from stackwright.kubernetes.inputs.meta_v1 import ObjectMetaDict
+
 
 class Deployment(ComponentResource):
     """`Deployment("web", spec=pod.as_deployment_spec(replicas=2))`, then `.create_service()`."""
@@ -23,20 +28,20 @@ class Deployment(ComponentResource):
     def __init__(
         self,
         name: str,
-        spec: Mapping[str, Any] | PodBuilder,
+        spec: DeploymentSpecDict | PodBuilder,
         *,
-        metadata: Mapping[str, Any] | None = None,
+        metadata: ObjectMetaDict | None = None,
         opts: ResourceOptions | None = None,
     ) -> None:
         super().__init__("kx:apps:Deployment", name, None, opts)
         if isinstance(spec, PodBuilder):
             spec = spec.as_deployment_spec()
         self.spec_given: dict[str, Any] = dict(spec)
-        self._metadata = dict(metadata or {})
+        self._metadata = metadata or {}
         self.deployment: CustomResource = _Deployment(
             name,
-            metadata=self._metadata or None,
-            spec=self.spec_given,
+            metadata=metadata or None,
+            spec=spec,
             opts=ResourceOptions(parent=self),
         )
         self.service: CustomResource | None = None
@@ -73,7 +78,7 @@ class Deployment(ComponentResource):
     def create_service(
         self,
         type: str = "ClusterIP",
-        ports: Mapping[str, Any] | Sequence[Mapping[str, Any]] | None = None,
+        ports: Mapping[str, Any] | Sequence[ServicePortDict] | None = None,
         *,
         name: str | None = None,
     ) -> CustomResource:
@@ -91,12 +96,13 @@ class Deployment(ComponentResource):
                     "container ports to expose; name them (ports={'http': 80}) or pass ports="
                 )
             ports = named
-        entries = (
+        entries: list[ServicePortDict] = (
             [{"name": n, "port": p, "targetPort": n, "protocol": "TCP"} for n, p in ports.items()]
             if isinstance(ports, Mapping)
-            else [dict(p) for p in ports]
+            else list(ports)
         )
-        metadata = {k: v for k, v in self._metadata.items() if k == "namespace"}
+        namespace = self._metadata.get("namespace")
+        metadata: ObjectMetaDict = {} if namespace is None else {"namespace": namespace}
         self.service = _Service(
             name or self.resource_name,
             metadata=metadata or None,

@@ -5,16 +5,22 @@
 
 from __future__ import annotations
 
+from importlib import import_module
 from typing import TYPE_CHECKING
 
 from stackwright.kubernetes.base import KubernetesResource
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
+    from collections.abc import Sequence
     from typing import Any, TypeAlias
 
     from lightkube.models import admissionregistration_v1, meta_v1
 
+    from stackwright.kubernetes.inputs import (
+        admissionregistration_v1 as admissionregistration_v1_inputs,
+    )
+    from stackwright.kubernetes.inputs import meta_v1 as meta_v1_inputs
+    from stackwright.kubernetes.inputs.admissionregistration_v1 import *  # noqa: F403
     from stackwright.sdk.output import Output
     from stackwright.sdk.resource import ResourceOptions
 
@@ -25,17 +31,11 @@ __all__ = [
     "ValidatingWebhookConfiguration",
 ]
 
-MutatingWebhookArg: TypeAlias = (
-    "Mapping[str, Any] | admissionregistration_v1.MutatingWebhook | Output[Any]"
-)
-ObjectMetaArg: TypeAlias = "Mapping[str, Any] | meta_v1.ObjectMeta | Output[Any]"
-ValidatingAdmissionPolicyBindingSpecArg: TypeAlias = "Mapping[str, Any] | admissionregistration_v1.ValidatingAdmissionPolicyBindingSpec | Output[Any]"
-ValidatingAdmissionPolicySpecArg: TypeAlias = (
-    "Mapping[str, Any] | admissionregistration_v1.ValidatingAdmissionPolicySpec | Output[Any]"
-)
-ValidatingWebhookArg: TypeAlias = (
-    "Mapping[str, Any] | admissionregistration_v1.ValidatingWebhook | Output[Any]"
-)
+MutatingWebhookArg: TypeAlias = "admissionregistration_v1_inputs.MutatingWebhookDict | admissionregistration_v1.MutatingWebhook | Output[Any]"
+ObjectMetaArg: TypeAlias = "meta_v1_inputs.ObjectMetaDict | meta_v1.ObjectMeta | Output[Any]"
+ValidatingAdmissionPolicyBindingSpecArg: TypeAlias = "admissionregistration_v1_inputs.ValidatingAdmissionPolicyBindingSpecDict | admissionregistration_v1.ValidatingAdmissionPolicyBindingSpec | Output[Any]"
+ValidatingAdmissionPolicySpecArg: TypeAlias = "admissionregistration_v1_inputs.ValidatingAdmissionPolicySpecDict | admissionregistration_v1.ValidatingAdmissionPolicySpec | Output[Any]"
+ValidatingWebhookArg: TypeAlias = "admissionregistration_v1_inputs.ValidatingWebhookDict | admissionregistration_v1.ValidatingWebhook | Output[Any]"
 
 
 class MutatingWebhookConfiguration(KubernetesResource):
@@ -174,3 +174,15 @@ class ValidatingWebhookConfiguration(KubernetesResource):
         operations.
         """
         return self.output("webhooks")
+
+
+if not TYPE_CHECKING:
+
+    def __getattr__(name: str) -> Any:
+        # The TypedDicts of nested objects (`DeploymentSpecDict`), which type checkers
+        # see through the import above, load only when a program asks for one.
+        if name.endswith("Dict"):
+            inputs = import_module("stackwright.kubernetes.inputs.admissionregistration_v1")
+            if name in inputs.__all__:
+                return getattr(inputs, name)
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -5,26 +5,29 @@
 
 from __future__ import annotations
 
+from importlib import import_module
 from typing import TYPE_CHECKING
 
 from stackwright.kubernetes.base import KubernetesResource
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
     from typing import Any, TypeAlias
 
     from lightkube.models import admissionregistration_v1alpha1, meta_v1
 
+    from stackwright.kubernetes.inputs import (
+        admissionregistration_v1alpha1 as admissionregistration_v1alpha1_inputs,
+    )
+    from stackwright.kubernetes.inputs import meta_v1 as meta_v1_inputs
+    from stackwright.kubernetes.inputs.admissionregistration_v1alpha1 import *  # noqa: F403
     from stackwright.sdk.output import Output
     from stackwright.sdk.resource import ResourceOptions
 
 __all__ = ["MutatingAdmissionPolicy", "MutatingAdmissionPolicyBinding"]
 
-MutatingAdmissionPolicyBindingSpecArg: TypeAlias = "Mapping[str, Any] | admissionregistration_v1alpha1.MutatingAdmissionPolicyBindingSpec | Output[Any]"
-MutatingAdmissionPolicySpecArg: TypeAlias = (
-    "Mapping[str, Any] | admissionregistration_v1alpha1.MutatingAdmissionPolicySpec | Output[Any]"
-)
-ObjectMetaArg: TypeAlias = "Mapping[str, Any] | meta_v1.ObjectMeta | Output[Any]"
+MutatingAdmissionPolicyBindingSpecArg: TypeAlias = "admissionregistration_v1alpha1_inputs.MutatingAdmissionPolicyBindingSpecDict | admissionregistration_v1alpha1.MutatingAdmissionPolicyBindingSpec | Output[Any]"
+MutatingAdmissionPolicySpecArg: TypeAlias = "admissionregistration_v1alpha1_inputs.MutatingAdmissionPolicySpecDict | admissionregistration_v1alpha1.MutatingAdmissionPolicySpec | Output[Any]"
+ObjectMetaArg: TypeAlias = "meta_v1_inputs.ObjectMetaDict | meta_v1.ObjectMeta | Output[Any]"
 
 
 class MutatingAdmissionPolicy(KubernetesResource):
@@ -90,3 +93,15 @@ class MutatingAdmissionPolicyBinding(KubernetesResource):
         MutatingAdmissionPolicyBinding.
         """
         return self.output("spec")
+
+
+if not TYPE_CHECKING:
+
+    def __getattr__(name: str) -> Any:
+        # The TypedDicts of nested objects (`DeploymentSpecDict`), which type checkers
+        # see through the import above, load only when a program asks for one.
+        if name.endswith("Dict"):
+            inputs = import_module("stackwright.kubernetes.inputs.admissionregistration_v1alpha1")
+            if name in inputs.__all__:
+                return getattr(inputs, name)
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -5,24 +5,33 @@
 
 from __future__ import annotations
 
+from importlib import import_module
 from typing import TYPE_CHECKING
 
 from stackwright.kubernetes.base import KubernetesResource
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
     from typing import Any, TypeAlias
 
     from lightkube.models import meta_v1
 
+    from stackwright.kubernetes.inputs import (
+        admissionregistration_v1beta1 as admissionregistration_v1beta1_inputs,
+    )
+    from stackwright.kubernetes.inputs import meta_v1 as meta_v1_inputs
+    from stackwright.kubernetes.inputs.admissionregistration_v1beta1 import *  # noqa: F403
     from stackwright.sdk.output import Output
     from stackwright.sdk.resource import ResourceOptions
 
 __all__ = ["ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding"]
 
-ObjectMetaArg: TypeAlias = "Mapping[str, Any] | meta_v1.ObjectMeta | Output[Any]"
-ValidatingAdmissionPolicyBindingSpecArg: TypeAlias = "Mapping[str, Any] | Output[Any]"
-ValidatingAdmissionPolicySpecArg: TypeAlias = "Mapping[str, Any] | Output[Any]"
+ObjectMetaArg: TypeAlias = "meta_v1_inputs.ObjectMetaDict | meta_v1.ObjectMeta | Output[Any]"
+ValidatingAdmissionPolicyBindingSpecArg: TypeAlias = (
+    "admissionregistration_v1beta1_inputs.ValidatingAdmissionPolicyBindingSpecDict | Output[Any]"
+)
+ValidatingAdmissionPolicySpecArg: TypeAlias = (
+    "admissionregistration_v1beta1_inputs.ValidatingAdmissionPolicySpecDict | Output[Any]"
+)
 
 
 class ValidatingAdmissionPolicy(KubernetesResource):
@@ -95,3 +104,15 @@ class ValidatingAdmissionPolicyBinding(KubernetesResource):
         ValidatingAdmissionPolicyBinding.
         """
         return self.output("spec")
+
+
+if not TYPE_CHECKING:
+
+    def __getattr__(name: str) -> Any:
+        # The TypedDicts of nested objects (`DeploymentSpecDict`), which type checkers
+        # see through the import above, load only when a program asks for one.
+        if name.endswith("Dict"):
+            inputs = import_module("stackwright.kubernetes.inputs.admissionregistration_v1beta1")
+            if name in inputs.__all__:
+                return getattr(inputs, name)
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -5,25 +5,26 @@
 
 from __future__ import annotations
 
+from importlib import import_module
 from typing import TYPE_CHECKING
 
 from stackwright.kubernetes.base import KubernetesResource
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
     from typing import Any, TypeAlias
 
     from lightkube.models import apiextensions_v1, meta_v1
 
+    from stackwright.kubernetes.inputs import apiextensions_v1 as apiextensions_v1_inputs
+    from stackwright.kubernetes.inputs import meta_v1 as meta_v1_inputs
+    from stackwright.kubernetes.inputs.apiextensions_v1 import *  # noqa: F403
     from stackwright.sdk.output import Output
     from stackwright.sdk.resource import ResourceOptions
 
 __all__ = ["CustomResourceDefinition"]
 
-CustomResourceDefinitionSpecArg: TypeAlias = (
-    "Mapping[str, Any] | apiextensions_v1.CustomResourceDefinitionSpec | Output[Any]"
-)
-ObjectMetaArg: TypeAlias = "Mapping[str, Any] | meta_v1.ObjectMeta | Output[Any]"
+CustomResourceDefinitionSpecArg: TypeAlias = "apiextensions_v1_inputs.CustomResourceDefinitionSpecDict | apiextensions_v1.CustomResourceDefinitionSpec | Output[Any]"
+ObjectMetaArg: TypeAlias = "meta_v1_inputs.ObjectMetaDict | meta_v1.ObjectMeta | Output[Any]"
 
 
 class CustomResourceDefinition(KubernetesResource):
@@ -60,3 +61,15 @@ class CustomResourceDefinition(KubernetesResource):
     def status(self) -> Output[Any]:
         """Live `status`: status indicates the actual state of the CustomResourceDefinition"""
         return self.output("status")
+
+
+if not TYPE_CHECKING:
+
+    def __getattr__(name: str) -> Any:
+        # The TypedDicts of nested objects (`DeploymentSpecDict`), which type checkers
+        # see through the import above, load only when a program asks for one.
+        if name.endswith("Dict"):
+            inputs = import_module("stackwright.kubernetes.inputs.apiextensions_v1")
+            if name in inputs.__all__:
+                return getattr(inputs, name)
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

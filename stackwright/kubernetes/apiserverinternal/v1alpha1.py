@@ -15,12 +15,13 @@ if TYPE_CHECKING:
 
     from lightkube.models import meta_v1
 
+    from stackwright.kubernetes.inputs import meta_v1 as meta_v1_inputs
     from stackwright.sdk.output import Output
     from stackwright.sdk.resource import ResourceOptions
 
 __all__ = ["StorageVersion"]
 
-ObjectMetaArg: TypeAlias = "Mapping[str, Any] | meta_v1.ObjectMeta | Output[Any]"
+ObjectMetaArg: TypeAlias = "meta_v1_inputs.ObjectMetaDict | meta_v1.ObjectMeta | Output[Any]"
 
 
 class StorageVersion(KubernetesResource):

@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+from importlib import import_module
 from typing import TYPE_CHECKING
 
 from stackwright.kubernetes.base import KubernetesResource
@@ -15,16 +16,27 @@ if TYPE_CHECKING:
 
     from lightkube.models import apps_v1, meta_v1
 
+    from stackwright.kubernetes.inputs import apps_v1 as apps_v1_inputs
+    from stackwright.kubernetes.inputs import meta_v1 as meta_v1_inputs
+    from stackwright.kubernetes.inputs.apps_v1 import *  # noqa: F403
     from stackwright.sdk.output import Output
     from stackwright.sdk.resource import ResourceOptions
 
 __all__ = ["ControllerRevision", "DaemonSet", "Deployment", "ReplicaSet", "StatefulSet"]
 
-DaemonSetSpecArg: TypeAlias = "Mapping[str, Any] | apps_v1.DaemonSetSpec | Output[Any]"
-DeploymentSpecArg: TypeAlias = "Mapping[str, Any] | apps_v1.DeploymentSpec | Output[Any]"
-ObjectMetaArg: TypeAlias = "Mapping[str, Any] | meta_v1.ObjectMeta | Output[Any]"
-ReplicaSetSpecArg: TypeAlias = "Mapping[str, Any] | apps_v1.ReplicaSetSpec | Output[Any]"
-StatefulSetSpecArg: TypeAlias = "Mapping[str, Any] | apps_v1.StatefulSetSpec | Output[Any]"
+DaemonSetSpecArg: TypeAlias = (
+    "apps_v1_inputs.DaemonSetSpecDict | apps_v1.DaemonSetSpec | Output[Any]"
+)
+DeploymentSpecArg: TypeAlias = (
+    "apps_v1_inputs.DeploymentSpecDict | apps_v1.DeploymentSpec | Output[Any]"
+)
+ObjectMetaArg: TypeAlias = "meta_v1_inputs.ObjectMetaDict | meta_v1.ObjectMeta | Output[Any]"
+ReplicaSetSpecArg: TypeAlias = (
+    "apps_v1_inputs.ReplicaSetSpecDict | apps_v1.ReplicaSetSpec | Output[Any]"
+)
+StatefulSetSpecArg: TypeAlias = (
+    "apps_v1_inputs.StatefulSetSpecDict | apps_v1.StatefulSetSpec | Output[Any]"
+)
 
 
 class ControllerRevision(KubernetesResource):
@@ -198,3 +210,15 @@ class StatefulSet(KubernetesResource):
     def status(self) -> Output[Any]:
         """Live `status`: Status is the current status of Pods in this StatefulSet."""
         return self.output("status")
+
+
+if not TYPE_CHECKING:
+
+    def __getattr__(name: str) -> Any:
+        # The TypedDicts of nested objects (`DeploymentSpecDict`), which type checkers
+        # see through the import above, load only when a program asks for one.
+        if name.endswith("Dict"):
+            inputs = import_module("stackwright.kubernetes.inputs.apps_v1")
+            if name in inputs.__all__:
+                return getattr(inputs, name)
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

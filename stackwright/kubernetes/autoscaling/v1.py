@@ -5,25 +5,26 @@
 
 from __future__ import annotations
 
+from importlib import import_module
 from typing import TYPE_CHECKING
 
 from stackwright.kubernetes.base import KubernetesResource
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
     from typing import Any, TypeAlias
 
     from lightkube.models import autoscaling_v1, meta_v1
 
+    from stackwright.kubernetes.inputs import autoscaling_v1 as autoscaling_v1_inputs
+    from stackwright.kubernetes.inputs import meta_v1 as meta_v1_inputs
+    from stackwright.kubernetes.inputs.autoscaling_v1 import *  # noqa: F403
     from stackwright.sdk.output import Output
     from stackwright.sdk.resource import ResourceOptions
 
 __all__ = ["HorizontalPodAutoscaler"]
 
-HorizontalPodAutoscalerSpecArg: TypeAlias = (
-    "Mapping[str, Any] | autoscaling_v1.HorizontalPodAutoscalerSpec | Output[Any]"
-)
-ObjectMetaArg: TypeAlias = "Mapping[str, Any] | meta_v1.ObjectMeta | Output[Any]"
+HorizontalPodAutoscalerSpecArg: TypeAlias = "autoscaling_v1_inputs.HorizontalPodAutoscalerSpecDict | autoscaling_v1.HorizontalPodAutoscalerSpec | Output[Any]"
+ObjectMetaArg: TypeAlias = "meta_v1_inputs.ObjectMetaDict | meta_v1.ObjectMeta | Output[Any]"
 
 
 class HorizontalPodAutoscaler(KubernetesResource):
@@ -56,3 +57,15 @@ class HorizontalPodAutoscaler(KubernetesResource):
     def status(self) -> Output[Any]:
         """Live `status`: status is the current information about the autoscaler."""
         return self.output("status")
+
+
+if not TYPE_CHECKING:
+
+    def __getattr__(name: str) -> Any:
+        # The TypedDicts of nested objects (`DeploymentSpecDict`), which type checkers
+        # see through the import above, load only when a program asks for one.
+        if name.endswith("Dict"):
+            inputs = import_module("stackwright.kubernetes.inputs.autoscaling_v1")
+            if name in inputs.__all__:
+                return getattr(inputs, name)
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -5,25 +5,26 @@
 
 from __future__ import annotations
 
+from importlib import import_module
 from typing import TYPE_CHECKING
 
 from stackwright.kubernetes.base import KubernetesResource
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
     from typing import Any, TypeAlias
 
     from lightkube.models import certificates_v1, meta_v1
 
+    from stackwright.kubernetes.inputs import certificates_v1 as certificates_v1_inputs
+    from stackwright.kubernetes.inputs import meta_v1 as meta_v1_inputs
+    from stackwright.kubernetes.inputs.certificates_v1 import *  # noqa: F403
     from stackwright.sdk.output import Output
     from stackwright.sdk.resource import ResourceOptions
 
 __all__ = ["CertificateSigningRequest"]
 
-CertificateSigningRequestSpecArg: TypeAlias = (
-    "Mapping[str, Any] | certificates_v1.CertificateSigningRequestSpec | Output[Any]"
-)
-ObjectMetaArg: TypeAlias = "Mapping[str, Any] | meta_v1.ObjectMeta | Output[Any]"
+CertificateSigningRequestSpecArg: TypeAlias = "certificates_v1_inputs.CertificateSigningRequestSpecDict | certificates_v1.CertificateSigningRequestSpec | Output[Any]"
+ObjectMetaArg: TypeAlias = "meta_v1_inputs.ObjectMetaDict | meta_v1.ObjectMeta | Output[Any]"
 
 
 class CertificateSigningRequest(KubernetesResource):
@@ -61,3 +62,15 @@ class CertificateSigningRequest(KubernetesResource):
         signer failure.
         """
         return self.output("status")
+
+
+if not TYPE_CHECKING:
+
+    def __getattr__(name: str) -> Any:
+        # The TypedDicts of nested objects (`DeploymentSpecDict`), which type checkers
+        # see through the import above, load only when a program asks for one.
+        if name.endswith("Dict"):
+            inputs = import_module("stackwright.kubernetes.inputs.certificates_v1")
+            if name in inputs.__all__:
+                return getattr(inputs, name)
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

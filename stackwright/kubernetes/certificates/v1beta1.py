@@ -5,25 +5,26 @@
 
 from __future__ import annotations
 
+from importlib import import_module
 from typing import TYPE_CHECKING
 
 from stackwright.kubernetes.base import KubernetesResource
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
     from typing import Any, TypeAlias
 
     from lightkube.models import certificates_v1beta1, meta_v1
 
+    from stackwright.kubernetes.inputs import certificates_v1beta1 as certificates_v1beta1_inputs
+    from stackwright.kubernetes.inputs import meta_v1 as meta_v1_inputs
+    from stackwright.kubernetes.inputs.certificates_v1beta1 import *  # noqa: F403
     from stackwright.sdk.output import Output
     from stackwright.sdk.resource import ResourceOptions
 
 __all__ = ["ClusterTrustBundle"]
 
-ClusterTrustBundleSpecArg: TypeAlias = (
-    "Mapping[str, Any] | certificates_v1beta1.ClusterTrustBundleSpec | Output[Any]"
-)
-ObjectMetaArg: TypeAlias = "Mapping[str, Any] | meta_v1.ObjectMeta | Output[Any]"
+ClusterTrustBundleSpecArg: TypeAlias = "certificates_v1beta1_inputs.ClusterTrustBundleSpecDict | certificates_v1beta1.ClusterTrustBundleSpec | Output[Any]"
+ObjectMetaArg: TypeAlias = "meta_v1_inputs.ObjectMetaDict | meta_v1.ObjectMeta | Output[Any]"
 
 
 class ClusterTrustBundle(KubernetesResource):
@@ -53,3 +54,15 @@ class ClusterTrustBundle(KubernetesResource):
     def spec(self) -> Output[Any]:
         """Live `spec`: spec contains the signer (if any) and trust anchors."""
         return self.output("spec")
+
+
+if not TYPE_CHECKING:
+
+    def __getattr__(name: str) -> Any:
+        # The TypedDicts of nested objects (`DeploymentSpecDict`), which type checkers
+        # see through the import above, load only when a program asks for one.
+        if name.endswith("Dict"):
+            inputs = import_module("stackwright.kubernetes.inputs.certificates_v1beta1")
+            if name in inputs.__all__:
+                return getattr(inputs, name)
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

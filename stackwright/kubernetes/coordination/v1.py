@@ -5,23 +5,28 @@
 
 from __future__ import annotations
 
+from importlib import import_module
 from typing import TYPE_CHECKING
 
 from stackwright.kubernetes.base import KubernetesResource
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
     from typing import Any, TypeAlias
 
     from lightkube.models import coordination_v1, meta_v1
 
+    from stackwright.kubernetes.inputs import coordination_v1 as coordination_v1_inputs
+    from stackwright.kubernetes.inputs import meta_v1 as meta_v1_inputs
+    from stackwright.kubernetes.inputs.coordination_v1 import *  # noqa: F403
     from stackwright.sdk.output import Output
     from stackwright.sdk.resource import ResourceOptions
 
 __all__ = ["Lease"]
 
-LeaseSpecArg: TypeAlias = "Mapping[str, Any] | coordination_v1.LeaseSpec | Output[Any]"
-ObjectMetaArg: TypeAlias = "Mapping[str, Any] | meta_v1.ObjectMeta | Output[Any]"
+LeaseSpecArg: TypeAlias = (
+    "coordination_v1_inputs.LeaseSpecDict | coordination_v1.LeaseSpec | Output[Any]"
+)
+ObjectMetaArg: TypeAlias = "meta_v1_inputs.ObjectMetaDict | meta_v1.ObjectMeta | Output[Any]"
 
 
 class Lease(KubernetesResource):
@@ -51,3 +56,15 @@ class Lease(KubernetesResource):
     def spec(self) -> Output[Any]:
         """Live `spec`: spec contains the specification of the Lease."""
         return self.output("spec")
+
+
+if not TYPE_CHECKING:
+
+    def __getattr__(name: str) -> Any:
+        # The TypedDicts of nested objects (`DeploymentSpecDict`), which type checkers
+        # see through the import above, load only when a program asks for one.
+        if name.endswith("Dict"):
+            inputs = import_module("stackwright.kubernetes.inputs.coordination_v1")
+            if name in inputs.__all__:
+                return getattr(inputs, name)
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

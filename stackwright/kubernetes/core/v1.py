@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+from importlib import import_module
 from typing import TYPE_CHECKING
 
 from stackwright.kubernetes.base import KubernetesResource
@@ -15,6 +16,9 @@ if TYPE_CHECKING:
 
     from lightkube.models import core_v1, meta_v1
 
+    from stackwright.kubernetes.inputs import core_v1 as core_v1_inputs
+    from stackwright.kubernetes.inputs import meta_v1 as meta_v1_inputs
+    from stackwright.kubernetes.inputs.core_v1 import *  # noqa: F403
     from stackwright.sdk.output import Output
     from stackwright.sdk.resource import ResourceOptions
 
@@ -36,30 +40,42 @@ __all__ = [
     "ServiceAccount",
 ]
 
-EndpointSubsetArg: TypeAlias = "Mapping[str, Any] | core_v1.EndpointSubset | Output[Any]"
-EventSeriesArg: TypeAlias = "Mapping[str, Any] | core_v1.EventSeries | Output[Any]"
-EventSourceArg: TypeAlias = "Mapping[str, Any] | core_v1.EventSource | Output[Any]"
-LimitRangeSpecArg: TypeAlias = "Mapping[str, Any] | core_v1.LimitRangeSpec | Output[Any]"
-LocalObjectReferenceArg: TypeAlias = (
-    "Mapping[str, Any] | core_v1.LocalObjectReference | Output[Any]"
+EndpointSubsetArg: TypeAlias = (
+    "core_v1_inputs.EndpointSubsetDict | core_v1.EndpointSubset | Output[Any]"
 )
-NamespaceSpecArg: TypeAlias = "Mapping[str, Any] | core_v1.NamespaceSpec | Output[Any]"
-NodeSpecArg: TypeAlias = "Mapping[str, Any] | core_v1.NodeSpec | Output[Any]"
-ObjectMetaArg: TypeAlias = "Mapping[str, Any] | meta_v1.ObjectMeta | Output[Any]"
-ObjectReferenceArg: TypeAlias = "Mapping[str, Any] | core_v1.ObjectReference | Output[Any]"
+EventSeriesArg: TypeAlias = "core_v1_inputs.EventSeriesDict | core_v1.EventSeries | Output[Any]"
+EventSourceArg: TypeAlias = "core_v1_inputs.EventSourceDict | core_v1.EventSource | Output[Any]"
+LimitRangeSpecArg: TypeAlias = (
+    "core_v1_inputs.LimitRangeSpecDict | core_v1.LimitRangeSpec | Output[Any]"
+)
+LocalObjectReferenceArg: TypeAlias = (
+    "core_v1_inputs.LocalObjectReferenceDict | core_v1.LocalObjectReference | Output[Any]"
+)
+NamespaceSpecArg: TypeAlias = (
+    "core_v1_inputs.NamespaceSpecDict | core_v1.NamespaceSpec | Output[Any]"
+)
+NodeSpecArg: TypeAlias = "core_v1_inputs.NodeSpecDict | core_v1.NodeSpec | Output[Any]"
+ObjectMetaArg: TypeAlias = "meta_v1_inputs.ObjectMetaDict | meta_v1.ObjectMeta | Output[Any]"
+ObjectReferenceArg: TypeAlias = (
+    "core_v1_inputs.ObjectReferenceDict | core_v1.ObjectReference | Output[Any]"
+)
 PersistentVolumeClaimSpecArg: TypeAlias = (
-    "Mapping[str, Any] | core_v1.PersistentVolumeClaimSpec | Output[Any]"
+    "core_v1_inputs.PersistentVolumeClaimSpecDict | core_v1.PersistentVolumeClaimSpec | Output[Any]"
 )
 PersistentVolumeSpecArg: TypeAlias = (
-    "Mapping[str, Any] | core_v1.PersistentVolumeSpec | Output[Any]"
+    "core_v1_inputs.PersistentVolumeSpecDict | core_v1.PersistentVolumeSpec | Output[Any]"
 )
-PodSpecArg: TypeAlias = "Mapping[str, Any] | core_v1.PodSpec | Output[Any]"
-PodTemplateSpecArg: TypeAlias = "Mapping[str, Any] | core_v1.PodTemplateSpec | Output[Any]"
+PodSpecArg: TypeAlias = "core_v1_inputs.PodSpecDict | core_v1.PodSpec | Output[Any]"
+PodTemplateSpecArg: TypeAlias = (
+    "core_v1_inputs.PodTemplateSpecDict | core_v1.PodTemplateSpec | Output[Any]"
+)
 ReplicationControllerSpecArg: TypeAlias = (
-    "Mapping[str, Any] | core_v1.ReplicationControllerSpec | Output[Any]"
+    "core_v1_inputs.ReplicationControllerSpecDict | core_v1.ReplicationControllerSpec | Output[Any]"
 )
-ResourceQuotaSpecArg: TypeAlias = "Mapping[str, Any] | core_v1.ResourceQuotaSpec | Output[Any]"
-ServiceSpecArg: TypeAlias = "Mapping[str, Any] | core_v1.ServiceSpec | Output[Any]"
+ResourceQuotaSpecArg: TypeAlias = (
+    "core_v1_inputs.ResourceQuotaSpecDict | core_v1.ResourceQuotaSpec | Output[Any]"
+)
+ServiceSpecArg: TypeAlias = "core_v1_inputs.ServiceSpecDict | core_v1.ServiceSpec | Output[Any]"
 
 
 class ConfigMap(KubernetesResource):
@@ -728,3 +744,15 @@ class ServiceAccount(KubernetesResource):
         using this ServiceAccount are allowed to use.
         """
         return self.output("secrets")
+
+
+if not TYPE_CHECKING:
+
+    def __getattr__(name: str) -> Any:
+        # The TypedDicts of nested objects (`DeploymentSpecDict`), which type checkers
+        # see through the import above, load only when a program asks for one.
+        if name.endswith("Dict"):
+            inputs = import_module("stackwright.kubernetes.inputs.core_v1")
+            if name in inputs.__all__:
+                return getattr(inputs, name)
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -5,24 +5,30 @@
 
 from __future__ import annotations
 
+from importlib import import_module
 from typing import TYPE_CHECKING
 
 from stackwright.kubernetes.base import KubernetesResource
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
+    from collections.abc import Sequence
     from typing import Any, TypeAlias
 
     from lightkube.models import discovery_v1, meta_v1
 
+    from stackwright.kubernetes.inputs import discovery_v1 as discovery_v1_inputs
+    from stackwright.kubernetes.inputs import meta_v1 as meta_v1_inputs
+    from stackwright.kubernetes.inputs.discovery_v1 import *  # noqa: F403
     from stackwright.sdk.output import Output
     from stackwright.sdk.resource import ResourceOptions
 
 __all__ = ["EndpointSlice"]
 
-EndpointArg: TypeAlias = "Mapping[str, Any] | discovery_v1.Endpoint | Output[Any]"
-EndpointPortArg: TypeAlias = "Mapping[str, Any] | discovery_v1.EndpointPort | Output[Any]"
-ObjectMetaArg: TypeAlias = "Mapping[str, Any] | meta_v1.ObjectMeta | Output[Any]"
+EndpointArg: TypeAlias = "discovery_v1_inputs.EndpointDict | discovery_v1.Endpoint | Output[Any]"
+EndpointPortArg: TypeAlias = (
+    "discovery_v1_inputs.EndpointPortDict | discovery_v1.EndpointPort | Output[Any]"
+)
+ObjectMetaArg: TypeAlias = "meta_v1_inputs.ObjectMetaDict | meta_v1.ObjectMeta | Output[Any]"
 
 
 class EndpointSlice(KubernetesResource):
@@ -79,3 +85,15 @@ class EndpointSlice(KubernetesResource):
         slice.
         """
         return self.output("ports")
+
+
+if not TYPE_CHECKING:
+
+    def __getattr__(name: str) -> Any:
+        # The TypedDicts of nested objects (`DeploymentSpecDict`), which type checkers
+        # see through the import above, load only when a program asks for one.
+        if name.endswith("Dict"):
+            inputs = import_module("stackwright.kubernetes.inputs.discovery_v1")
+            if name in inputs.__all__:
+                return getattr(inputs, name)
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

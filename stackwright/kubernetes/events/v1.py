@@ -5,25 +5,31 @@
 
 from __future__ import annotations
 
+from importlib import import_module
 from typing import TYPE_CHECKING
 
 from stackwright.kubernetes.base import KubernetesResource
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
     from typing import Any, TypeAlias
 
     from lightkube.models import core_v1, events_v1, meta_v1
 
+    from stackwright.kubernetes.inputs import core_v1 as core_v1_inputs
+    from stackwright.kubernetes.inputs import events_v1 as events_v1_inputs
+    from stackwright.kubernetes.inputs import meta_v1 as meta_v1_inputs
+    from stackwright.kubernetes.inputs.events_v1 import *  # noqa: F403
     from stackwright.sdk.output import Output
     from stackwright.sdk.resource import ResourceOptions
 
 __all__ = ["Event"]
 
-EventSeriesArg: TypeAlias = "Mapping[str, Any] | events_v1.EventSeries | Output[Any]"
-EventSourceArg: TypeAlias = "Mapping[str, Any] | core_v1.EventSource | Output[Any]"
-ObjectMetaArg: TypeAlias = "Mapping[str, Any] | meta_v1.ObjectMeta | Output[Any]"
-ObjectReferenceArg: TypeAlias = "Mapping[str, Any] | core_v1.ObjectReference | Output[Any]"
+EventSeriesArg: TypeAlias = "events_v1_inputs.EventSeriesDict | events_v1.EventSeries | Output[Any]"
+EventSourceArg: TypeAlias = "core_v1_inputs.EventSourceDict | core_v1.EventSource | Output[Any]"
+ObjectMetaArg: TypeAlias = "meta_v1_inputs.ObjectMetaDict | meta_v1.ObjectMeta | Output[Any]"
+ObjectReferenceArg: TypeAlias = (
+    "core_v1_inputs.ObjectReferenceDict | core_v1.ObjectReference | Output[Any]"
+)
 
 
 class Event(KubernetesResource):
@@ -168,3 +174,15 @@ class Event(KubernetesResource):
         in the future.
         """
         return self.output("type")
+
+
+if not TYPE_CHECKING:
+
+    def __getattr__(name: str) -> Any:
+        # The TypedDicts of nested objects (`DeploymentSpecDict`), which type checkers
+        # see through the import above, load only when a program asks for one.
+        if name.endswith("Dict"):
+            inputs = import_module("stackwright.kubernetes.inputs.events_v1")
+            if name in inputs.__all__:
+                return getattr(inputs, name)
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -5,26 +5,29 @@
 
 from __future__ import annotations
 
+from importlib import import_module
 from typing import TYPE_CHECKING
 
 from stackwright.kubernetes.base import KubernetesResource
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
     from typing import Any, TypeAlias
 
     from lightkube.models import flowcontrol_v1, meta_v1
 
+    from stackwright.kubernetes.inputs import flowcontrol_v1 as flowcontrol_v1_inputs
+    from stackwright.kubernetes.inputs import meta_v1 as meta_v1_inputs
+    from stackwright.kubernetes.inputs.flowcontrol_v1 import *  # noqa: F403
     from stackwright.sdk.output import Output
     from stackwright.sdk.resource import ResourceOptions
 
 __all__ = ["FlowSchema", "PriorityLevelConfiguration"]
 
-FlowSchemaSpecArg: TypeAlias = "Mapping[str, Any] | flowcontrol_v1.FlowSchemaSpec | Output[Any]"
-ObjectMetaArg: TypeAlias = "Mapping[str, Any] | meta_v1.ObjectMeta | Output[Any]"
-PriorityLevelConfigurationSpecArg: TypeAlias = (
-    "Mapping[str, Any] | flowcontrol_v1.PriorityLevelConfigurationSpec | Output[Any]"
+FlowSchemaSpecArg: TypeAlias = (
+    "flowcontrol_v1_inputs.FlowSchemaSpecDict | flowcontrol_v1.FlowSchemaSpec | Output[Any]"
 )
+ObjectMetaArg: TypeAlias = "meta_v1_inputs.ObjectMetaDict | meta_v1.ObjectMeta | Output[Any]"
+PriorityLevelConfigurationSpecArg: TypeAlias = "flowcontrol_v1_inputs.PriorityLevelConfigurationSpecDict | flowcontrol_v1.PriorityLevelConfigurationSpec | Output[Any]"
 
 
 class FlowSchema(KubernetesResource):
@@ -94,3 +97,15 @@ class PriorityLevelConfiguration(KubernetesResource):
     def status(self) -> Output[Any]:
         """Live `status`: `status` is the current status of a "request-priority"."""
         return self.output("status")
+
+
+if not TYPE_CHECKING:
+
+    def __getattr__(name: str) -> Any:
+        # The TypedDicts of nested objects (`DeploymentSpecDict`), which type checkers
+        # see through the import above, load only when a program asks for one.
+        if name.endswith("Dict"):
+            inputs = import_module("stackwright.kubernetes.inputs.flowcontrol_v1")
+            if name in inputs.__all__:
+                return getattr(inputs, name)
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -5,29 +5,40 @@
 
 from __future__ import annotations
 
+from importlib import import_module
 from typing import TYPE_CHECKING
 
 from stackwright.kubernetes.base import KubernetesResource
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
     from typing import Any, TypeAlias
 
     from lightkube.models import meta_v1, networking_v1
 
+    from stackwright.kubernetes.inputs import meta_v1 as meta_v1_inputs
+    from stackwright.kubernetes.inputs import networking_v1 as networking_v1_inputs
+    from stackwright.kubernetes.inputs.networking_v1 import *  # noqa: F403
     from stackwright.sdk.output import Output
     from stackwright.sdk.resource import ResourceOptions
 
 __all__ = ["IPAddress", "Ingress", "IngressClass", "NetworkPolicy", "ServiceCIDR"]
 
-IPAddressSpecArg: TypeAlias = "Mapping[str, Any] | networking_v1.IPAddressSpec | Output[Any]"
-IngressClassSpecArg: TypeAlias = "Mapping[str, Any] | networking_v1.IngressClassSpec | Output[Any]"
-IngressSpecArg: TypeAlias = "Mapping[str, Any] | networking_v1.IngressSpec | Output[Any]"
-NetworkPolicySpecArg: TypeAlias = (
-    "Mapping[str, Any] | networking_v1.NetworkPolicySpec | Output[Any]"
+IPAddressSpecArg: TypeAlias = (
+    "networking_v1_inputs.IPAddressSpecDict | networking_v1.IPAddressSpec | Output[Any]"
 )
-ObjectMetaArg: TypeAlias = "Mapping[str, Any] | meta_v1.ObjectMeta | Output[Any]"
-ServiceCIDRSpecArg: TypeAlias = "Mapping[str, Any] | networking_v1.ServiceCIDRSpec | Output[Any]"
+IngressClassSpecArg: TypeAlias = (
+    "networking_v1_inputs.IngressClassSpecDict | networking_v1.IngressClassSpec | Output[Any]"
+)
+IngressSpecArg: TypeAlias = (
+    "networking_v1_inputs.IngressSpecDict | networking_v1.IngressSpec | Output[Any]"
+)
+NetworkPolicySpecArg: TypeAlias = (
+    "networking_v1_inputs.NetworkPolicySpecDict | networking_v1.NetworkPolicySpec | Output[Any]"
+)
+ObjectMetaArg: TypeAlias = "meta_v1_inputs.ObjectMetaDict | meta_v1.ObjectMeta | Output[Any]"
+ServiceCIDRSpecArg: TypeAlias = (
+    "networking_v1_inputs.ServiceCIDRSpecDict | networking_v1.ServiceCIDRSpec | Output[Any]"
+)
 
 
 class IPAddress(KubernetesResource):
@@ -192,3 +203,15 @@ class ServiceCIDR(KubernetesResource):
     def status(self) -> Output[Any]:
         """Live `status`: status represents the current state of the ServiceCIDR."""
         return self.output("status")
+
+
+if not TYPE_CHECKING:
+
+    def __getattr__(name: str) -> Any:
+        # The TypedDicts of nested objects (`DeploymentSpecDict`), which type checkers
+        # see through the import above, load only when a program asks for one.
+        if name.endswith("Dict"):
+            inputs = import_module("stackwright.kubernetes.inputs.networking_v1")
+            if name in inputs.__all__:
+                return getattr(inputs, name)
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -5,24 +5,27 @@
 
 from __future__ import annotations
 
+from importlib import import_module
 from typing import TYPE_CHECKING
 
 from stackwright.kubernetes.base import KubernetesResource
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
     from typing import Any, TypeAlias
 
     from lightkube.models import meta_v1
 
+    from stackwright.kubernetes.inputs import meta_v1 as meta_v1_inputs
+    from stackwright.kubernetes.inputs import networking_v1beta1 as networking_v1beta1_inputs
+    from stackwright.kubernetes.inputs.networking_v1beta1 import *  # noqa: F403
     from stackwright.sdk.output import Output
     from stackwright.sdk.resource import ResourceOptions
 
 __all__ = ["IPAddress", "ServiceCIDR"]
 
-IPAddressSpecArg: TypeAlias = "Mapping[str, Any] | Output[Any]"
-ObjectMetaArg: TypeAlias = "Mapping[str, Any] | meta_v1.ObjectMeta | Output[Any]"
-ServiceCIDRSpecArg: TypeAlias = "Mapping[str, Any] | Output[Any]"
+IPAddressSpecArg: TypeAlias = "networking_v1beta1_inputs.IPAddressSpecDict | Output[Any]"
+ObjectMetaArg: TypeAlias = "meta_v1_inputs.ObjectMetaDict | meta_v1.ObjectMeta | Output[Any]"
+ServiceCIDRSpecArg: TypeAlias = "networking_v1beta1_inputs.ServiceCIDRSpecDict | Output[Any]"
 
 
 class IPAddress(KubernetesResource):
@@ -91,3 +94,15 @@ class ServiceCIDR(KubernetesResource):
     def status(self) -> Output[Any]:
         """Live `status`: status represents the current state of the ServiceCIDR."""
         return self.output("status")
+
+
+if not TYPE_CHECKING:
+
+    def __getattr__(name: str) -> Any:
+        # The TypedDicts of nested objects (`DeploymentSpecDict`), which type checkers
+        # see through the import above, load only when a program asks for one.
+        if name.endswith("Dict"):
+            inputs = import_module("stackwright.kubernetes.inputs.networking_v1beta1")
+            if name in inputs.__all__:
+                return getattr(inputs, name)
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -5,24 +5,27 @@
 
 from __future__ import annotations
 
+from importlib import import_module
 from typing import TYPE_CHECKING
 
 from stackwright.kubernetes.base import KubernetesResource
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
     from typing import Any, TypeAlias
 
     from lightkube.models import meta_v1, node_v1
 
+    from stackwright.kubernetes.inputs import meta_v1 as meta_v1_inputs
+    from stackwright.kubernetes.inputs import node_v1 as node_v1_inputs
+    from stackwright.kubernetes.inputs.node_v1 import *  # noqa: F403
     from stackwright.sdk.output import Output
     from stackwright.sdk.resource import ResourceOptions
 
 __all__ = ["RuntimeClass"]
 
-ObjectMetaArg: TypeAlias = "Mapping[str, Any] | meta_v1.ObjectMeta | Output[Any]"
-OverheadArg: TypeAlias = "Mapping[str, Any] | node_v1.Overhead | Output[Any]"
-SchedulingArg: TypeAlias = "Mapping[str, Any] | node_v1.Scheduling | Output[Any]"
+ObjectMetaArg: TypeAlias = "meta_v1_inputs.ObjectMetaDict | meta_v1.ObjectMeta | Output[Any]"
+OverheadArg: TypeAlias = "node_v1_inputs.OverheadDict | node_v1.Overhead | Output[Any]"
+SchedulingArg: TypeAlias = "node_v1_inputs.SchedulingDict | node_v1.Scheduling | Output[Any]"
 
 
 class RuntimeClass(KubernetesResource):
@@ -83,3 +86,15 @@ class RuntimeClass(KubernetesResource):
         running with this RuntimeClass are scheduled to nodes that support it.
         """
         return self.output("scheduling")
+
+
+if not TYPE_CHECKING:
+
+    def __getattr__(name: str) -> Any:
+        # The TypedDicts of nested objects (`DeploymentSpecDict`), which type checkers
+        # see through the import above, load only when a program asks for one.
+        if name.endswith("Dict"):
+            inputs = import_module("stackwright.kubernetes.inputs.node_v1")
+            if name in inputs.__all__:
+                return getattr(inputs, name)
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

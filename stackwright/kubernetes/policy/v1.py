@@ -5,24 +5,27 @@
 
 from __future__ import annotations
 
+from importlib import import_module
 from typing import TYPE_CHECKING
 
 from stackwright.kubernetes.base import KubernetesResource
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
     from typing import Any, TypeAlias
 
     from lightkube.models import meta_v1, policy_v1
 
+    from stackwright.kubernetes.inputs import meta_v1 as meta_v1_inputs
+    from stackwright.kubernetes.inputs import policy_v1 as policy_v1_inputs
+    from stackwright.kubernetes.inputs.policy_v1 import *  # noqa: F403
     from stackwright.sdk.output import Output
     from stackwright.sdk.resource import ResourceOptions
 
 __all__ = ["PodDisruptionBudget"]
 
-ObjectMetaArg: TypeAlias = "Mapping[str, Any] | meta_v1.ObjectMeta | Output[Any]"
+ObjectMetaArg: TypeAlias = "meta_v1_inputs.ObjectMetaDict | meta_v1.ObjectMeta | Output[Any]"
 PodDisruptionBudgetSpecArg: TypeAlias = (
-    "Mapping[str, Any] | policy_v1.PodDisruptionBudgetSpec | Output[Any]"
+    "policy_v1_inputs.PodDisruptionBudgetSpecDict | policy_v1.PodDisruptionBudgetSpec | Output[Any]"
 )
 
 
@@ -58,3 +61,15 @@ class PodDisruptionBudget(KubernetesResource):
     def status(self) -> Output[Any]:
         """Live `status`: Most recently observed status of the PodDisruptionBudget."""
         return self.output("status")
+
+
+if not TYPE_CHECKING:
+
+    def __getattr__(name: str) -> Any:
+        # The TypedDicts of nested objects (`DeploymentSpecDict`), which type checkers
+        # see through the import above, load only when a program asks for one.
+        if name.endswith("Dict"):
+            inputs = import_module("stackwright.kubernetes.inputs.policy_v1")
+            if name in inputs.__all__:
+                return getattr(inputs, name)
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

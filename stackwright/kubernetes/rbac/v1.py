@@ -5,26 +5,32 @@
 
 from __future__ import annotations
 
+from importlib import import_module
 from typing import TYPE_CHECKING
 
 from stackwright.kubernetes.base import KubernetesResource
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
+    from collections.abc import Sequence
     from typing import Any, TypeAlias
 
     from lightkube.models import meta_v1, rbac_v1
 
+    from stackwright.kubernetes.inputs import meta_v1 as meta_v1_inputs
+    from stackwright.kubernetes.inputs import rbac_v1 as rbac_v1_inputs
+    from stackwright.kubernetes.inputs.rbac_v1 import *  # noqa: F403
     from stackwright.sdk.output import Output
     from stackwright.sdk.resource import ResourceOptions
 
 __all__ = ["ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding"]
 
-AggregationRuleArg: TypeAlias = "Mapping[str, Any] | rbac_v1.AggregationRule | Output[Any]"
-ObjectMetaArg: TypeAlias = "Mapping[str, Any] | meta_v1.ObjectMeta | Output[Any]"
-PolicyRuleArg: TypeAlias = "Mapping[str, Any] | rbac_v1.PolicyRule | Output[Any]"
-RoleRefArg: TypeAlias = "Mapping[str, Any] | rbac_v1.RoleRef | Output[Any]"
-SubjectArg: TypeAlias = "Mapping[str, Any] | rbac_v1.Subject | Output[Any]"
+AggregationRuleArg: TypeAlias = (
+    "rbac_v1_inputs.AggregationRuleDict | rbac_v1.AggregationRule | Output[Any]"
+)
+ObjectMetaArg: TypeAlias = "meta_v1_inputs.ObjectMetaDict | meta_v1.ObjectMeta | Output[Any]"
+PolicyRuleArg: TypeAlias = "rbac_v1_inputs.PolicyRuleDict | rbac_v1.PolicyRule | Output[Any]"
+RoleRefArg: TypeAlias = "rbac_v1_inputs.RoleRefDict | rbac_v1.RoleRef | Output[Any]"
+SubjectArg: TypeAlias = "rbac_v1_inputs.SubjectDict | rbac_v1.Subject | Output[Any]"
 
 
 class ClusterRole(KubernetesResource):
@@ -183,3 +189,15 @@ class RoleBinding(KubernetesResource):
     def subjects(self) -> Output[Any]:
         """Live `subjects`: Subjects holds references to the objects the role applies to."""
         return self.output("subjects")
+
+
+if not TYPE_CHECKING:
+
+    def __getattr__(name: str) -> Any:
+        # The TypedDicts of nested objects (`DeploymentSpecDict`), which type checkers
+        # see through the import above, load only when a program asks for one.
+        if name.endswith("Dict"):
+            inputs = import_module("stackwright.kubernetes.inputs.rbac_v1")
+            if name in inputs.__all__:
+                return getattr(inputs, name)
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -5,16 +5,19 @@
 
 from __future__ import annotations
 
+from importlib import import_module
 from typing import TYPE_CHECKING
 
 from stackwright.kubernetes.base import KubernetesResource
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
     from typing import Any, TypeAlias
 
     from lightkube.models import meta_v1, resource_v1alpha3
 
+    from stackwright.kubernetes.inputs import meta_v1 as meta_v1_inputs
+    from stackwright.kubernetes.inputs import resource_v1alpha3 as resource_v1alpha3_inputs
+    from stackwright.kubernetes.inputs.resource_v1alpha3 import *  # noqa: F403
     from stackwright.sdk.output import Output
     from stackwright.sdk.resource import ResourceOptions
 
@@ -26,14 +29,14 @@ __all__ = [
     "ResourceSlice",
 ]
 
-DeviceClassSpecArg: TypeAlias = "Mapping[str, Any] | Output[Any]"
-DeviceTaintRuleSpecArg: TypeAlias = (
-    "Mapping[str, Any] | resource_v1alpha3.DeviceTaintRuleSpec | Output[Any]"
+DeviceClassSpecArg: TypeAlias = "resource_v1alpha3_inputs.DeviceClassSpecDict | Output[Any]"
+DeviceTaintRuleSpecArg: TypeAlias = "resource_v1alpha3_inputs.DeviceTaintRuleSpecDict | resource_v1alpha3.DeviceTaintRuleSpec | Output[Any]"
+ObjectMetaArg: TypeAlias = "meta_v1_inputs.ObjectMetaDict | meta_v1.ObjectMeta | Output[Any]"
+ResourceClaimSpecArg: TypeAlias = "resource_v1alpha3_inputs.ResourceClaimSpecDict | Output[Any]"
+ResourceClaimTemplateSpecArg: TypeAlias = (
+    "resource_v1alpha3_inputs.ResourceClaimTemplateSpecDict | Output[Any]"
 )
-ObjectMetaArg: TypeAlias = "Mapping[str, Any] | meta_v1.ObjectMeta | Output[Any]"
-ResourceClaimSpecArg: TypeAlias = "Mapping[str, Any] | Output[Any]"
-ResourceClaimTemplateSpecArg: TypeAlias = "Mapping[str, Any] | Output[Any]"
-ResourceSliceSpecArg: TypeAlias = "Mapping[str, Any] | Output[Any]"
+ResourceSliceSpecArg: TypeAlias = "resource_v1alpha3_inputs.ResourceSliceSpecDict | Output[Any]"
 
 
 class DeviceClass(KubernetesResource):
@@ -188,3 +191,15 @@ class ResourceSlice(KubernetesResource):
     def spec(self) -> Output[Any]:
         """Live `spec`: Contains the information published by the driver."""
         return self.output("spec")
+
+
+if not TYPE_CHECKING:
+
+    def __getattr__(name: str) -> Any:
+        # The TypedDicts of nested objects (`DeploymentSpecDict`), which type checkers
+        # see through the import above, load only when a program asks for one.
+        if name.endswith("Dict"):
+            inputs = import_module("stackwright.kubernetes.inputs.resource_v1alpha3")
+            if name in inputs.__all__:
+                return getattr(inputs, name)
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -5,32 +5,31 @@
 
 from __future__ import annotations
 
+from importlib import import_module
 from typing import TYPE_CHECKING
 
 from stackwright.kubernetes.base import KubernetesResource
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
     from typing import Any, TypeAlias
 
     from lightkube.models import meta_v1, resource_v1beta1
 
+    from stackwright.kubernetes.inputs import meta_v1 as meta_v1_inputs
+    from stackwright.kubernetes.inputs import resource_v1beta1 as resource_v1beta1_inputs
+    from stackwright.kubernetes.inputs.resource_v1beta1 import *  # noqa: F403
     from stackwright.sdk.output import Output
     from stackwright.sdk.resource import ResourceOptions
 
 __all__ = ["DeviceClass", "ResourceClaim", "ResourceClaimTemplate", "ResourceSlice"]
 
-DeviceClassSpecArg: TypeAlias = "Mapping[str, Any] | resource_v1beta1.DeviceClassSpec | Output[Any]"
-ObjectMetaArg: TypeAlias = "Mapping[str, Any] | meta_v1.ObjectMeta | Output[Any]"
-ResourceClaimSpecArg: TypeAlias = (
-    "Mapping[str, Any] | resource_v1beta1.ResourceClaimSpec | Output[Any]"
+DeviceClassSpecArg: TypeAlias = (
+    "resource_v1beta1_inputs.DeviceClassSpecDict | resource_v1beta1.DeviceClassSpec | Output[Any]"
 )
-ResourceClaimTemplateSpecArg: TypeAlias = (
-    "Mapping[str, Any] | resource_v1beta1.ResourceClaimTemplateSpec | Output[Any]"
-)
-ResourceSliceSpecArg: TypeAlias = (
-    "Mapping[str, Any] | resource_v1beta1.ResourceSliceSpec | Output[Any]"
-)
+ObjectMetaArg: TypeAlias = "meta_v1_inputs.ObjectMetaDict | meta_v1.ObjectMeta | Output[Any]"
+ResourceClaimSpecArg: TypeAlias = "resource_v1beta1_inputs.ResourceClaimSpecDict | resource_v1beta1.ResourceClaimSpec | Output[Any]"
+ResourceClaimTemplateSpecArg: TypeAlias = "resource_v1beta1_inputs.ResourceClaimTemplateSpecDict | resource_v1beta1.ResourceClaimTemplateSpec | Output[Any]"
+ResourceSliceSpecArg: TypeAlias = "resource_v1beta1_inputs.ResourceSliceSpecDict | resource_v1beta1.ResourceSliceSpec | Output[Any]"
 
 
 class DeviceClass(KubernetesResource):
@@ -156,3 +155,15 @@ class ResourceSlice(KubernetesResource):
     def spec(self) -> Output[Any]:
         """Live `spec`: Contains the information published by the driver."""
         return self.output("spec")
+
+
+if not TYPE_CHECKING:
+
+    def __getattr__(name: str) -> Any:
+        # The TypedDicts of nested objects (`DeploymentSpecDict`), which type checkers
+        # see through the import above, load only when a program asks for one.
+        if name.endswith("Dict"):
+            inputs = import_module("stackwright.kubernetes.inputs.resource_v1beta1")
+            if name in inputs.__all__:
+                return getattr(inputs, name)
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

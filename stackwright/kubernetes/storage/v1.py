@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+from importlib import import_module
 from typing import TYPE_CHECKING
 
 from stackwright.kubernetes.base import KubernetesResource
@@ -15,20 +16,30 @@ if TYPE_CHECKING:
 
     from lightkube.models import core_v1, meta_v1, storage_v1
 
+    from stackwright.kubernetes.inputs import core_v1 as core_v1_inputs
+    from stackwright.kubernetes.inputs import meta_v1 as meta_v1_inputs
+    from stackwright.kubernetes.inputs import storage_v1 as storage_v1_inputs
+    from stackwright.kubernetes.inputs.storage_v1 import *  # noqa: F403
     from stackwright.sdk.output import Output
     from stackwright.sdk.resource import ResourceOptions
 
 __all__ = ["CSIDriver", "CSINode", "CSIStorageCapacity", "StorageClass", "VolumeAttachment"]
 
-CSIDriverSpecArg: TypeAlias = "Mapping[str, Any] | storage_v1.CSIDriverSpec | Output[Any]"
-CSINodeSpecArg: TypeAlias = "Mapping[str, Any] | storage_v1.CSINodeSpec | Output[Any]"
-LabelSelectorArg: TypeAlias = "Mapping[str, Any] | meta_v1.LabelSelector | Output[Any]"
-ObjectMetaArg: TypeAlias = "Mapping[str, Any] | meta_v1.ObjectMeta | Output[Any]"
+CSIDriverSpecArg: TypeAlias = (
+    "storage_v1_inputs.CSIDriverSpecDict | storage_v1.CSIDriverSpec | Output[Any]"
+)
+CSINodeSpecArg: TypeAlias = (
+    "storage_v1_inputs.CSINodeSpecDict | storage_v1.CSINodeSpec | Output[Any]"
+)
+LabelSelectorArg: TypeAlias = (
+    "meta_v1_inputs.LabelSelectorDict | meta_v1.LabelSelector | Output[Any]"
+)
+ObjectMetaArg: TypeAlias = "meta_v1_inputs.ObjectMetaDict | meta_v1.ObjectMeta | Output[Any]"
 TopologySelectorTermArg: TypeAlias = (
-    "Mapping[str, Any] | core_v1.TopologySelectorTerm | Output[Any]"
+    "core_v1_inputs.TopologySelectorTermDict | core_v1.TopologySelectorTerm | Output[Any]"
 )
 VolumeAttachmentSpecArg: TypeAlias = (
-    "Mapping[str, Any] | storage_v1.VolumeAttachmentSpec | Output[Any]"
+    "storage_v1_inputs.VolumeAttachmentSpecDict | storage_v1.VolumeAttachmentSpec | Output[Any]"
 )
 
 
@@ -288,3 +299,15 @@ class VolumeAttachment(KubernetesResource):
     def status(self) -> Output[Any]:
         """Live `status`: status represents status of the VolumeAttachment request."""
         return self.output("status")
+
+
+if not TYPE_CHECKING:
+
+    def __getattr__(name: str) -> Any:
+        # The TypedDicts of nested objects (`DeploymentSpecDict`), which type checkers
+        # see through the import above, load only when a program asks for one.
+        if name.endswith("Dict"):
+            inputs = import_module("stackwright.kubernetes.inputs.storage_v1")
+            if name in inputs.__all__:
+                return getattr(inputs, name)
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -5,23 +5,30 @@
 
 from __future__ import annotations
 
+from importlib import import_module
 from typing import TYPE_CHECKING
 
 from stackwright.kubernetes.base import KubernetesResource
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
     from typing import Any, TypeAlias
 
     from lightkube.models import meta_v1
 
+    from stackwright.kubernetes.inputs import meta_v1 as meta_v1_inputs
+    from stackwright.kubernetes.inputs import (
+        storagemigration_v1alpha1 as storagemigration_v1alpha1_inputs,
+    )
+    from stackwright.kubernetes.inputs.storagemigration_v1alpha1 import *  # noqa: F403
     from stackwright.sdk.output import Output
     from stackwright.sdk.resource import ResourceOptions
 
 __all__ = ["StorageVersionMigration"]
 
-ObjectMetaArg: TypeAlias = "Mapping[str, Any] | meta_v1.ObjectMeta | Output[Any]"
-StorageVersionMigrationSpecArg: TypeAlias = "Mapping[str, Any] | Output[Any]"
+ObjectMetaArg: TypeAlias = "meta_v1_inputs.ObjectMetaDict | meta_v1.ObjectMeta | Output[Any]"
+StorageVersionMigrationSpecArg: TypeAlias = (
+    "storagemigration_v1alpha1_inputs.StorageVersionMigrationSpecDict | Output[Any]"
+)
 
 
 class StorageVersionMigration(KubernetesResource):
@@ -54,3 +61,15 @@ class StorageVersionMigration(KubernetesResource):
     def status(self) -> Output[Any]:
         """Live `status`: Status of the migration."""
         return self.output("status")
+
+
+if not TYPE_CHECKING:
+
+    def __getattr__(name: str) -> Any:
+        # The TypedDicts of nested objects (`DeploymentSpecDict`), which type checkers
+        # see through the import above, load only when a program asks for one.
+        if name.endswith("Dict"):
+            inputs = import_module("stackwright.kubernetes.inputs.storagemigration_v1alpha1")
+            if name in inputs.__all__:
+                return getattr(inputs, name)
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
