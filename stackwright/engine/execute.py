@@ -44,7 +44,15 @@ from stackwright.engine.events import (
 )
 from stackwright.engine.generated import GENERATORS, is_generated
 from stackwright.engine.graph import DependencyCycle, Graph, Node
-from stackwright.engine.plan import FieldChange, Intent, Step, option_changes, plan, plan_delete
+from stackwright.engine.plan import (
+    FieldChange,
+    Intent,
+    Step,
+    option_changes,
+    plan,
+    plan_delete,
+    recorded_options,
+)
 from stackwright.engine.ports import Journal, Provider, ProviderFactory
 from stackwright.errors import UsageError, redact
 from stackwright.kubernetes.provider import PROVIDER_TYPE, RELEASE_TYPE
@@ -936,6 +944,20 @@ class Run:
                 self.providers[urn] = self.factory(desired.inputs)
         if step.op is Op.SAME:
             assert old is not None
+            recorded = recorded_options(step)
+            if recorded is not None:
+                # New dependencies or options, the same object: no API call, only the
+                # state learns them (a later destroy orders by the new dependencies).
+                recording = "; ".join(option_changes(old, recorded))
+                self.emit(
+                    Diagnostic(
+                        urn,
+                        f"no change to its object; recorded in the state only: {recording}",
+                        "info",
+                    )
+                )
+                if not self.options.dry_run:
+                    await self._record_same(recorded)
             self.live[urn] = old.outputs if old.outputs or not kube else old.inputs
             if kube or release:
                 self._hold(old, urn)
@@ -1070,6 +1092,13 @@ class Run:
         self.journal.begin(number, step.op if step.op is not Op.REPLACE else Op.UPDATE, new)
         self.journal.end(number, new)
         self.live[step.urn] = new.outputs if is_generated(new.type) else new.inputs
+
+    async def _record_same(self, recorded: ResourceState) -> None:
+        """Journal a same step's new options: its record rewritten, nothing sent anywhere."""
+        assert self._commits is not None
+        number = self._next_step()
+        await self._commits.begin(number, Op.SAME, recorded)
+        await self._commits.end(number, recorded)
 
     async def _execute(self, step: Step, force: bool, timeouts: Any) -> None:
         new = step.new

@@ -427,7 +427,9 @@ def plan(intent: Intent, old: ResourceState | None) -> Step:
             desired, inputs=with_ignored(desired.inputs, old.inputs, intent.ignore_changes)
         )
     changes = diff(old.inputs, desired.inputs)
-    if not changes and _same_options(old, desired) and not intent.force_replace:
+    if not changes and old.provider == desired.provider and not intent.force_replace:
+        # Options only the state keeps (dependencies, protect, …) change nothing in the
+        # cluster: as in Pulumi, a same step, which records them (`recorded_options`).
         return Step(Op.SAME, urn, old, desired)
     reasons = replacement_reasons(changes, desired.inputs, intent.replace_on_changes, old.inputs)
     if intent.force_replace:
@@ -444,22 +446,30 @@ def plan(intent: Intent, old: ResourceState | None) -> Step:
     return Step(Op.UPDATE, urn, old, desired, tuple(changes))
 
 
-def _same_options(old: ResourceState, new: ResourceState) -> bool:
-    def options(state: ResourceState) -> tuple[Any, ...]:
-        return (
-            state.protect,
-            state.retain_on_delete,
-            state.parent,
-            tuple(sorted(state.dependencies)),
-            state.provider,
-        )
+#: The options only the state keeps: no object carries them, so a change of these alone
+#: is recorded without an API call (a provider names another cluster: an update).
+STATE_OPTIONS = ("protect", "retain_on_delete", "parent", "dependencies")
 
-    return options(old) == options(new)
+
+def recorded_options(step: Step) -> ResourceState | None:
+    """For a same step whose state-only options changed, its recorded state with the new
+    options (the object and its outputs as they were); else None: nothing to record."""
+    if step.op is not Op.SAME or step.old is None or step.new is None:
+        return None
+    old, new = step.old, step.new
+    if _state_options(old) == _state_options(new):
+        return None
+    return replace(old, **{option: getattr(new, option) for option in STATE_OPTIONS})
+
+
+def _state_options(state: ResourceState) -> tuple[Any, ...]:
+    # Dependencies are compared as a set: their order says nothing.
+    return (state.protect, state.retain_on_delete, state.parent, frozenset(state.dependencies))
 
 
 def option_changes(old: ResourceState, new: ResourceState) -> list[str]:
     """What differs in a resource's options (no field of its object), each as a note: why
-    an update with no field change happens."""
+    an update with no field change happens, or what a same step records."""
 
     def named(urn: str, default: str = "(none)") -> str:
         return urn.rpartition("::")[2] if urn else default

@@ -403,8 +403,13 @@ def test_a_write_whose_reply_is_lost_stays_pending_and_the_next_run_settles_it(
     assert stack.state().resources == [] and stack.state().pending == []
 
 
-def test_an_update_of_options_alone_says_which_changed(stack: Stack) -> None:
-    """No field of the object changes, so the step shows no diff: a note says why."""
+#: How a same step whose dependencies or options changed says so.
+ONLY_RECORDED = "no change to its object; recorded in the state only: "
+
+
+def test_options_alone_are_recorded_without_a_write_and_a_note_says_which(stack: Stack) -> None:
+    """Protect and depends_on live only in the state: a change of them alone is a same
+    step (as in Pulumi) that writes no object; a note says what the state records."""
 
     def program(protect: bool, after: bool) -> Declare:
         def declare(p: Program) -> None:
@@ -418,14 +423,78 @@ def test_an_update_of_options_alone_says_which_changed(stack: Stack) -> None:
         return declare
 
     assert stack.up(program(False, False)).ok
-    assert stack.up(program(True, True)).counts == {"same": 1, "update": 1}
+    stack.fake.calls.clear()
+    assert stack.up(program(True, True)).counts == {"same": 2}
+    assert stack.fake.writes() == []
     notes = [e.message for e in stack.of(Diagnostic) if e.urn == urn(CM, "second")]
-    assert notes == ["only its options change: protect False → True; now depends on first"]
+    assert notes == [ONLY_RECORDED + "protect False → True; now depends on first"]
+    recorded = stack.recorded(urn(CM, "second"))
+    assert recorded.protect and recorded.dependencies == (urn(CM, "first"),)
     stack.up(program(True, False))
     notes = [e.message for e in stack.of(Diagnostic) if e.urn == urn(CM, "second")]
-    assert notes == ["only its options change: no longer depends on first"]
+    assert notes == [ONLY_RECORDED + "no longer depends on first"]
+    assert stack.recorded(urn(CM, "second")).dependencies == ()
+    version = stack.state().version
     assert stack.up(program(True, False)).counts == {"same": 2}
     assert not stack.of(Diagnostic)
+    assert stack.state().version == version, "a no-op up journaled something"
+    assert stack.fake.writes() == []
+
+
+def test_a_new_dependency_alone_is_a_same_step_recorded_for_destroy(stack: Stack) -> None:
+    """Inputs as recorded, dependencies new (an Output edge, a depends_on): the preview
+    and the up show a same step and send nothing; the up records the dependencies, so
+    a destroy deletes the dependent first."""
+
+    def program(linked: bool) -> Declare:
+        def declare(p: Program) -> None:
+            first = k8s.core.v1.ConfigMap("first", metadata={"name": "first"}, data={"a": "1"})
+            # The same value either way: read from `first` (an edge) or written out.
+            value = first.data.apply(lambda d: d["a"]) if linked else "1"
+            k8s.core.v1.ConfigMap("second", metadata={"name": "second"}, data={"copy": value})
+            k8s.core.v1.ConfigMap(
+                "third",
+                metadata={"name": "third"},
+                data={"b": "2"},
+                opts=ResourceOptions(depends_on=[first] if linked else []),
+            )
+
+        return declare
+
+    assert stack.up(program(False)).ok
+    before = stack.state()
+    stack.fake.calls.clear()
+
+    preview = stack.preview(program(True))
+    assert preview.ok and preview.counts == {"same": 3}
+    assert sorted(stack.started()) == [("same", "first"), ("same", "second"), ("same", "third")]
+    assert all(e.step.changes == () for e in stack.of(StepStarted))
+    notes = {e.urn: e.message for e in stack.of(Diagnostic)}
+    assert notes == {
+        urn(CM, "second"): ONLY_RECORDED + "now depends on first",
+        urn(CM, "third"): ONLY_RECORDED + "now depends on first",
+    }
+    assert stack.fake.writes() == [] and stack.fake.calls_to("preview") == []
+    assert stack.state().version == before.version
+
+    summary = stack.up(program(True))
+    assert summary.ok and summary.counts == {"same": 3}
+    assert stack.fake.writes() == []
+    assert stack.fake.calls_to("preview", "await_ready") == []
+    for name in ("second", "third"):
+        recorded = stack.recorded(urn(CM, name))
+        assert recorded.dependencies == (urn(CM, "first"),)
+        assert recorded.outputs == before.resource(urn(CM, name)).outputs  # type: ignore[union-attr]
+    assert stack.state().pending == []
+
+    # The recorded edges order the destroy: what cannot delete its dependents stays.
+    stack.fake.fail_delete["second"] = "the API server refused"
+    destroyed = stack.destroy()
+    assert not destroyed.ok
+    assert [c.name for c in stack.fake.calls_to("delete")].count("first") == 0
+    assert stack.fake.names("ConfigMap") == ["default/first", "default/second"]
+    skipped = [(e.step.urn, e.reason) for e in stack.of(StepSkipped)]
+    assert skipped == [(urn(CM, "first"), "a resource that depends on it could not be deleted")]
 
 
 def test_a_readiness_failure_keeps_the_object_in_the_state(stack: Stack) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -15,6 +16,7 @@ from stackwright.engine.plan import (
     diff,
     plan,
     plan_delete,
+    recorded_options,
     replacement_reasons,
     with_ignored,
 )
@@ -97,24 +99,37 @@ def test_update_for_a_mutable_field() -> None:
     assert step.replace_reasons == ()
 
 
-def test_option_only_changes_are_an_update() -> None:
-    protected = plan(Intent(state(DEPLOYMENT, protect=True)), state(DEPLOYMENT))
-    assert protected.op is Op.UPDATE
-    assert protected.changes == ()
+def test_options_only_the_state_keeps_are_a_same_step_that_records_them() -> None:
+    """No object carries dependencies, protect, retain_on_delete or parent: a change of
+    them alone sends nothing (Pulumi's same step) and `recorded_options` gives the old
+    record with the new options; another provider is another cluster: an update."""
+    old = replace(state(DEPLOYMENT), outputs={"metadata": {"uid": "u1"}})
     for option in (
+        {"protect": True},
         {"retain_on_delete": True},
         {"parent": "urn:sw:dev::p::my:Comp::app"},
         {"dependencies": ("urn:sw:dev::p::x:y:Z::db",)},
-        {"provider": "urn:sw:dev::p::stackwright:providers:kubernetes::other"},
     ):
-        assert plan(Intent(state(DEPLOYMENT, **option)), state(DEPLOYMENT)).op is Op.UPDATE
-    # Dependencies are compared as a set.
+        step = plan(Intent(state(DEPLOYMENT, **option)), old)
+        assert step.op is Op.SAME and step.changes == ()
+        assert recorded_options(step) == replace(old, **option)
+    moved = plan(
+        Intent(state(DEPLOYMENT, provider="urn:sw:dev::p::stackwright:providers:kubernetes::b")),
+        old,
+    )
+    assert moved.op is Op.UPDATE and moved.changes == ()
+    assert recorded_options(moved) is None
+    # Nothing new to record: a plain same step. Dependencies are compared as a set.
+    assert recorded_options(plan(Intent(state(DEPLOYMENT)), old)) is None
     deps = ("urn:a", "urn:b")
     same = plan(
         Intent(state(DEPLOYMENT, dependencies=deps)),
         state(DEPLOYMENT, dependencies=deps[::-1]),
     )
-    assert same.op is Op.SAME
+    assert same.op is Op.SAME and recorded_options(same) is None
+    # A field change with new options is an update, which records the options anyway.
+    updated = plan(Intent(state(changed(DEPLOYMENT, "spec.replicas", 3), protect=True)), old)
+    assert updated.op is Op.UPDATE and recorded_options(updated) is None
 
 
 @pytest.mark.parametrize(
