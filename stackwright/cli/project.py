@@ -29,7 +29,7 @@ from stackwright.automation.workspace import (
     selected_stack,
 )
 from stackwright.cli.render import Renderer, make_renderer
-from stackwright.engine.events import Summary
+from stackwright.engine.events import Summary, masked
 from stackwright.errors import StackwrightError, UsageError
 from stackwright.model import SECRET_TEXT, ResourceState, map_secrets
 from stackwright.policy import Level
@@ -715,7 +715,7 @@ def stack_show(
                     "stack": ws.stack,
                     "lastOperation": _history_json(last) if last else None,
                     "pendingOperations": len(snapshot.pending),
-                    "resources": [_resource_json(r) for r in snapshot.resources],
+                    "resources": [_resource_json(r, show_secrets) for r in snapshot.resources],
                     "outputs": outputs,
                 },
                 indent=2,
@@ -746,8 +746,14 @@ def stack_show(
         for index, row in enumerate(rows):
             cells = [cell.ljust(width) for cell, width in zip(row, widths, strict=False)]
             typer.echo(f"    {'  '.join([*cells, row[3]]).rstrip()}")
-            if show_urns and index:
-                typer.echo(f"        {snapshot.resources[index - 1].urn}")
+            if not index:
+                continue
+            resource = snapshot.resources[index - 1]
+            if show_urns:
+                typer.echo(f"        {resource.urn}")
+            registered = _component_outputs(resource, show_secrets)
+            if registered:
+                typer.echo(f"        outputs: {json.dumps(registered)}")
     else:
         typer.echo("    none in this stack")
     typer.echo("")
@@ -775,7 +781,16 @@ def _resource_notes(state: ResourceState) -> str:
     return f"({'; '.join(notes)})" if notes else ""
 
 
-def _resource_json(state: ResourceState) -> dict[str, Any]:
+def _component_outputs(state: ResourceState, show_secrets: bool) -> dict[str, Any]:
+    """What a component registered with `register_outputs` (a custom resource's outputs
+    are its whole live object: not shown here), secret parts as [secret] unless shown."""
+    if state.custom or not state.outputs:
+        return {}
+    return dict(state.outputs) if show_secrets else masked(state.outputs, state.secret_paths)
+
+
+def _resource_json(state: ResourceState, show_secrets: bool = False) -> dict[str, Any]:
+    registered = _component_outputs(state, show_secrets)
     return {
         "urn": state.urn,
         "type": state.type,
@@ -786,6 +801,7 @@ def _resource_json(state: ResourceState) -> dict[str, Any]:
         "retainOnDelete": state.retain_on_delete,
         "deletePending": state.delete_pending,
         "initErrors": list(state.init_errors),
+        **({"outputs": registered} if registered else {}),
     }
 
 

@@ -78,7 +78,7 @@ from stackwright.sdk.output import (
     resolve,
     unwrap_secrets,
 )
-from stackwright.sdk.resource import Resource
+from stackwright.sdk.resource import ComponentResource, Resource
 from stackwright.state import Snapshot
 
 #: How many API writes run at once unless `--parallel` says otherwise.
@@ -521,6 +521,8 @@ class Run:
         self.held: dict[tuple[str, str, str], str] = {}
         #: (provider URN, namespace) of each ApplySet the objects in `held` are members of.
         self.members: set[tuple[str, str]] = set()
+        #: Each component's record as this run left it (`record_component_outputs`).
+        self._components: dict[str, ResourceState] = {}
         #: Each program resource's URN → the URNs its inputs and `depends_on` name.
         self._declared_of: dict[str, frozenset[str]] = {}
         #: The program's resources `--exclude` keeps this run from touching.
@@ -708,6 +710,39 @@ class Run:
             for urn in graph.order
         ]
         await asyncio.gather(*tasks)
+        if not self.options.dry_run:
+            await self._record_component_outputs(
+                [r for r in resources if allowed is None or r.urn in allowed]
+            )
+
+    async def _record_component_outputs(self, resources: list[Resource]) -> None:
+        """Record what each component registered with `register_outputs` as its outputs,
+        once its children are done (Pulumi's RegisterResourceOutputs): resolved, with
+        secret parts at its secret paths, which the state store seals as a resource's.
+        A component whose outputs are not all known (a child failed) keeps its old ones."""
+        changed: list[ResourceState] = []
+        for resource in resources:
+            record = self._components.get(resource.urn)
+            if record is None or not isinstance(resource, ComponentResource):
+                continue
+            try:
+                resolved = resolve(resource.component_outputs, self.read_live)
+            except Exception as exc:  # the program's callback: a failed output, not a crash
+                self.outcome.failures.append(
+                    f"{describe(resource.urn)}: its registered outputs: {_error_text(exc)}"
+                )
+                continue
+            outputs, secret_paths = unwrap_secrets(resolved)
+            if _unknown_paths(outputs):
+                continue
+            paths = (*self._secret_paths.get(resource.urn, ()), *secret_paths)
+            recorded = replace(record, outputs=outputs, secret_paths=tuple(dict.fromkeys(paths)))
+            if (recorded.outputs, set(recorded.secret_paths)) != (
+                record.outputs,
+                set(record.secret_paths),
+            ):
+                changed.append(recorded)
+        await asyncio.gather(*(self._record_same(state) for state in changed))
 
     def _allowed(self, graph: Graph) -> set[str] | None:
         """What the program's run may change: None for everything; else what `--target`
@@ -958,6 +993,8 @@ class Run:
                 )
                 if not self.options.dry_run:
                     await self._record_same(recorded)
+            if not resource.custom:
+                self._components[urn] = recorded or old
             self.live[urn] = old.outputs if old.outputs or not kube else old.inputs
             if kube or release:
                 self._hold(old, urn)
@@ -1091,6 +1128,8 @@ class Run:
             )
         self.journal.begin(number, step.op if step.op is not Op.REPLACE else Op.UPDATE, new)
         self.journal.end(number, new)
+        if not new.custom:
+            self._components[step.urn] = new
         self.live[step.urn] = new.outputs if is_generated(new.type) else new.inputs
 
     async def _record_same(self, recorded: ResourceState) -> None:

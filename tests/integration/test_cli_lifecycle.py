@@ -1076,6 +1076,7 @@ def test_stack_show_and_graph(new_project: Any, cluster: LiveCluster) -> None:
         k8s.core.v1.ConfigMap("reader", metadata={"name": "reader", "namespace": NS},
                               data={"from": cfg.metadata["name"]},
                               opts=sw.ResourceOptions(parent=app, protect=True))
+        app.register_outputs({"config": cfg.metadata["name"], "key": sw.Output.secret("c0mp-key")})
         sw.export("token", sw.Output.secret("s3cr3t-value"))
         """
     )
@@ -1097,6 +1098,18 @@ def test_stack_show_and_graph(new_project: Any, cluster: LiveCluster) -> None:
     assert listed["lastOperation"]["counts"] == {"create": 4}
     assert {r["name"]: r["protect"] for r in listed["resources"]}["reader"] is True
     assert listed["outputs"] == {"token": "[secret]"}
+    # A component shows what it registered (register_outputs), its secret sealed in the
+    # state and its export.
+    shop = {r["name"]: r for r in listed["resources"]}["shop"]
+    assert shop["outputs"] == {"config": "cfg", "key": "[secret]"}
+    assert "outputs" not in {r["name"]: r for r in listed["resources"]}["cfg"]
+    assert 'outputs: {"config": "cfg", "key": "[secret]"}' in shown
+    revealed = json.loads(p.sw("stack", "--json", "--show-secrets").out)
+    assert {r["name"]: r for r in revealed["resources"]}["shop"]["outputs"]["key"] == "c0mp-key"
+    exported = p.sw("stack", "export").out
+    (component,) = [r for r in json.loads(exported)["resources"] if r["type"] == "acme:web:App"]
+    assert component["outputs"]["config"] == "cfg" and "@secret" in component["outputs"]["key"]
+    assert "c0mp-key" not in exported and "c0mp-key" not in shown
 
     graph = json.loads(p.sw("stack", "graph", "--json").out)
     edges = {

@@ -1033,6 +1033,86 @@ def test_a_component_is_recorded_with_its_children_and_destroyed_after_them(
     assert stack.state().resources == []
 
 
+def component_with_outputs(mode: str = "a", *, fail: bool = False) -> Declare:
+    """A component registering a child's live field, a plain value and a secret."""
+
+    def declare(p: Program) -> None:
+        from stackwright.sdk.resource import ComponentResource
+
+        app = ComponentResource("acme:web:App", "shop")
+        cfg = k8s.core.v1.ConfigMap(
+            "settings", metadata={"name": "settings"}, data={"mode": mode},
+            opts=ResourceOptions(parent=app),
+        )  # fmt: skip
+        app.register_outputs(
+            {
+                "mode": cfg.data.apply(lambda d: d["mode"]),
+                "uid": cfg.metadata["uid"],
+                "port": 8080,
+                "token": Output.secret(f"s3cr3t-{mode}"),
+            }
+        )
+
+    return declare
+
+
+def test_a_components_registered_outputs_are_recorded_once_its_children_are_done(
+    stack: Stack,
+) -> None:
+    """As Pulumi's RegisterResourceOutputs: resolved against the children's live objects,
+    the secret one at a secret path; a run that changes nothing records nothing."""
+    app = urn("acme:web:App", "shop")
+    assert stack.up(component_with_outputs("a")).ok
+    recorded = stack.recorded(app)
+    uid = stack.fake.find("ConfigMap", "settings")["metadata"]["uid"]  # type: ignore[index]
+    assert recorded.outputs == {"mode": "a", "uid": uid, "port": 8080, "token": "s3cr3t-a"}
+    assert recorded.secret_paths == ("token",)
+
+    version = stack.state().version
+    assert stack.up(component_with_outputs("a")).counts == {"same": 2}
+    assert stack.state().version == version, "a no-op up journaled something"
+
+    # A preview records nothing; the up records what the updated child gives.
+    assert stack.preview(component_with_outputs("b")).ok
+    assert stack.recorded(app).outputs["mode"] == "a"
+    assert stack.up(component_with_outputs("b")).counts == {"same": 1, "update": 1}
+    assert stack.recorded(app).outputs == {
+        "mode": "b", "uid": uid, "port": 8080, "token": "s3cr3t-b"
+    }  # fmt: skip
+
+    # A child that failed leaves what it would give unknown: the old outputs stay.
+    stack.fake.fail_apply["settings"] = "the API server refused"
+    assert not stack.up(component_with_outputs("c")).ok
+    assert stack.recorded(app).outputs["token"] == "s3cr3t-b"
+
+
+def test_a_components_secret_outputs_are_sealed_in_the_state_and_its_export(
+    tmp_path: Path,
+) -> None:
+    import os
+
+    from stackwright.automation.secrets import DataKey, StateEncrypter
+    from stackwright.model import is_sealed
+
+    key = DataKey(os.urandom(32), STACK)
+    backend = open_backend(f"file://{tmp_path}/state.db", encrypter=StateEncrypter(lambda: key))
+    backend.create_stack(PROJECT, STACK)
+    try:
+        stack = Stack(backend)
+        assert stack.up(component_with_outputs("a")).ok
+        assert stack.recorded(urn("acme:web:App", "shop")).outputs["token"] == "s3cr3t-a"
+        (exported,) = [
+            r for r in backend.export(PROJECT, STACK)["resources"] if r["type"] == "acme:web:App"
+        ]
+        assert exported["outputs"]["mode"] == "a" and exported["outputs"]["port"] == 8080
+        assert is_sealed(exported["outputs"]["token"])
+        assert "s3cr3t-a" not in str(backend.export(PROJECT, STACK))
+    finally:
+        backend.close()
+    raw = b"".join(p.read_bytes() for p in tmp_path.glob("state.db*"))
+    assert b"s3cr3t-a" not in raw
+
+
 # --- targets that delete ---------------------------------------------------------------------
 
 
