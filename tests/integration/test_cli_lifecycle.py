@@ -1298,6 +1298,47 @@ def test_a_stack_does_not_take_over_an_object_that_exists(
     assert names(cluster, "configmaps", first.ns) >= {"shared", "byhand"}
 
 
+def test_a_users_configmap_with_the_applyset_parents_name_is_left_alone(
+    new_project: Any, cluster: LiveCluster
+) -> None:
+    """Only that namespace fails, with one line naming the ConfigMap and the fix; the
+    user's ConfigMap is not changed, and once it is out of the way the up goes through."""
+    p = new_project()
+    create(cluster, "Namespace", p.ns)
+    create(cluster, "ConfigMap", p.applyset_parent, p.ns, data={"mine": "yes"})
+    before = live(cluster, "configmap", p.applyset_parent, p.ns)
+    p.program(
+        """
+        k8s.core.v1.ConfigMap("cfg", metadata={"name": "cfg", "namespace": NS}, data={"a": "1"})
+        other = k8s.core.v1.Namespace("other", metadata={"name": NS + "-b"})
+        k8s.core.v1.ConfigMap("elsewhere", data={"a": "1"},
+                              metadata={"name": "elsewhere", "namespace": other.metadata["name"]})
+        """
+    )
+    failed = p.up(rc=1)
+    where = f"ConfigMap {p.ns}/{p.applyset_parent}"
+    assert failed.summary["failures"] == [
+        f"kubernetes:core/v1:ConfigMap cfg: {where} is in the way: stack dev keeps its ApplySet "
+        "parent under that name, and this ConfigMap (no applyset.kubernetes.io/id label) is not "
+        "one; Stackwright will not change it: rename or delete it, then run the command again"
+    ]
+    assert failed.ops() == {"cfg": "create", "other": "create", "elsewhere": "create"}
+    assert live(cluster, "configmap", "elsewhere", f"{p.ns}-b")["data"] == {"a": "1"}
+    assert get(cluster, "configmap", "cfg", p.ns) is None
+    after = live(cluster, "configmap", p.applyset_parent, p.ns)
+    assert after["metadata"]["resourceVersion"] == before["metadata"]["resourceVersion"]
+    assert after["data"] == {"mine": "yes"} and "labels" not in after["metadata"]
+    text = p.sw("up", "--yes", rc=1)
+    assert "Traceback" not in text.err and f"{where} is in the way" in text.out
+
+    cluster.kubectl("delete", "configmap", p.applyset_parent, "-n", p.ns)
+    assert p.up().summary["ok"]
+    parent = live(cluster, "configmap", p.applyset_parent, p.ns)
+    assert "applyset.kubernetes.io/id" in parent["metadata"]["labels"]
+    assert live(cluster, "configmap", "cfg", p.ns)["data"] == {"a": "1"}
+    p.sw("destroy", "--yes")
+
+
 def test_a_retained_object_stays_unmarked(new_project: Any, cluster: LiveCluster) -> None:
     p = new_project()
     p.program(

@@ -425,6 +425,33 @@ def test_applyset_parent_members_and_kubectl_agree_on_the_id(
     assert member["metadata"]["labels"][PART_OF] == expected
 
 
+def test_a_users_configmap_with_the_parents_name_is_not_taken_over(cluster: LiveCluster) -> None:
+    async def body(p: KubernetesProvider) -> None:
+        await namespace(p, "prov-taken")
+        applyset = ApplySet("dev", "prov-taken", "shop")
+        users = await p.apply(configmap("prov-taken", applyset.name, {"mine": "yes"}))
+        with pytest.raises(
+            PermanentError, match=f"ConfigMap prov-taken/{applyset.name} is in the way"
+        ):
+            await ensure_parent(p, applyset, ["ConfigMap"])
+        after = await p.read("v1", "ConfigMap", "prov-taken", applyset.name)
+        assert after is not None
+        assert after["metadata"]["resourceVersion"] == users["metadata"]["resourceVersion"]
+        assert after["data"] == {"mine": "yes"} and ID_LABEL not in after["metadata"].get(
+            "labels", {}
+        )
+
+        # Once the user's is gone, the parent is made; made, it is the stack's to update.
+        await p.delete("v1", "ConfigMap", "prov-taken", applyset.name)
+        made = await ensure_parent(p, applyset, ["ConfigMap"])
+        assert made["metadata"]["labels"][ID_LABEL] == applyset.id
+        again = await ensure_parent(p, applyset, ["Secret"])
+        kinds = again["metadata"]["annotations"]["applyset.kubernetes.io/contains-group-kinds"]
+        assert kinds == "ConfigMap,Secret"
+
+    with_provider(cluster, body)
+
+
 def test_only_an_empty_parent_of_the_stack_is_removed(cluster: LiveCluster) -> None:
     async def body(p: KubernetesProvider) -> None:
         await namespace(p, "prov-unset")

@@ -141,6 +141,25 @@ def test_check_parent_refuses_other_tools_and_forged_ids() -> None:
         check_parent(forged, applyset)
 
 
+def test_check_parent_refuses_a_users_configmap_of_the_parents_name() -> None:
+    """A ConfigMap with no id label is not a parent Stackwright made (it writes the label
+    with the parent, in one apply): it is in the way, and the message says how to clear it."""
+    applyset = ApplySet("dev", "web", "shop")
+    users = {"metadata": {"name": applyset.name, "labels": {"team": "a"}}, "data": {"k": "v"}}
+    with pytest.raises(PermanentError) as refused:
+        check_parent(users, applyset)
+    assert str(refused.value) == (
+        "ConfigMap web/stackwright-applyset-shop.dev is in the way: stack dev keeps its "
+        f"ApplySet parent under that name, and this ConfigMap (no {ID_LABEL} label) is not "
+        "one; Stackwright will not change it: rename or delete it, then run the command again"
+    )
+    # One of Stackwright's whose label someone removed: recreate it.
+    unlabelled = {"metadata": {"annotations": {TOOLING: TOOLING_VALUE}, "labels": {}}}
+    with pytest.raises(PermanentError, match=r"has lost its .* label .* delete the ConfigMap"):
+        check_parent(unlabelled, applyset)
+    check_parent(applyset.parent(["ConfigMap"]), applyset)  # its own parent passes
+
+
 def test_two_projects_with_the_same_stack_name_keep_separate_parents() -> None:
     web = ApplySet("dev", "shared", "web")
     api = ApplySet("dev", "shared", "api")

@@ -19,8 +19,9 @@ KEP and kubectl's implementation specify:
 So `kubectl` and other tools can see a stack's objects, and pruning lists only the
 recorded kinds with a label selector, never the whole cluster. Members may be in
 the parent's namespace or cluster-scoped. Must never: change an ApplySet parent
-that another tool manages, accept a manifest that already claims another set, or
-delete a ConfigMap that is not the stack's parent or a parent whose set has members.
+that another tool manages or a ConfigMap of the parent's name that is not a parent
+(a user's), accept a manifest that already claims another set, or delete a ConfigMap
+that is not the stack's parent or a parent whose set has members.
 """
 
 from __future__ import annotations
@@ -197,7 +198,10 @@ def stamp(
 
 
 def check_parent(live: Mapping[str, Any], applyset: ApplySet) -> None:
-    """Refuse a parent another tool manages, or one whose id label does not match its identity."""
+    """Refuse what is not this set's parent: one another tool manages, one whose id label
+    does not match its identity, or a ConfigMap with no id label (a user's that has the
+    parent's name). Stackwright makes its parent with the label in one apply, so a parent
+    of its own never lacks it."""
     meta = live.get("metadata") or {}
     where = f"ConfigMap {applyset.namespace}/{applyset.name}"
     tooling = str((meta.get("annotations") or {}).get(TOOLING, ""))
@@ -207,7 +211,18 @@ def check_parent(live: Mapping[str, Any], applyset: ApplySet) -> None:
             "delete it or rename the stack"
         )
     found = (meta.get("labels") or {}).get(ID_LABEL)
-    if found is not None and found != applyset.id:
+    if found is None and tooling:
+        raise PermanentError(
+            f"{where} has lost its {ID_LABEL} label (someone removed it); "
+            "delete the ConfigMap so Stackwright recreates it"
+        )
+    if found is None:
+        raise PermanentError(
+            f"{where} is in the way: stack {applyset.stack} keeps its ApplySet parent under that "
+            f"name, and this ConfigMap (no {ID_LABEL} label) is not one; Stackwright will not "
+            "change it: rename or delete it, then run the command again"
+        )
+    if found != applyset.id:
         raise PermanentError(
             f"{where} has {ID_LABEL}={found}, but its identity gives {applyset.id}; "
             "someone changed the label: delete the ConfigMap so Stackwright recreates it"
