@@ -1095,6 +1095,8 @@ class Run:
         provider = self.provider_for(new.provider)
         if step.op is Op.CREATE:  # an object in the way fails the preview as it would the up
             await self._check_free(provider, new)
+        if namespace is not None:  # and so does a ConfigMap in the way of the set's parent
+            await self._ensure_applyset(provider, new.provider, namespace)
         body = provider.stamp(new.inputs, stack=self.stack, urn=new.urn, namespace=namespace)
         async with self._sem:
             previewed = await provider.preview(body, force=force, warn=self._warner(new.urn))
@@ -1300,11 +1302,17 @@ class Run:
         return lambda text: self.emit(Diagnostic(urn, f"the API server warns: {text}", "warning"))
 
     async def _ensure_applyset(self, provider: Provider, provider_urn: str, namespace: str) -> None:
+        """The stack's ApplySet parent in `namespace`, made once per run before its first
+        member is applied; a preview only checks that nothing else has its name."""
         key = (id(provider), namespace)
         task = self._applysets.get(key)
         if task is None:
             kinds = self._group_kinds.get((provider_urn, ""), set())
-            task = asyncio.ensure_future(provider.ensure_applyset(self.stack, namespace, kinds))
+            task = asyncio.ensure_future(
+                provider.check_applyset(self.stack, namespace)
+                if self.options.dry_run
+                else provider.ensure_applyset(self.stack, namespace, kinds)
+            )
             self._applysets[key] = task
         await asyncio.shield(task)
 

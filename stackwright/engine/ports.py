@@ -32,6 +32,11 @@ class Provider(Protocol):
         self, stack: str, namespace: str, group_kinds: Iterable[str]
     ) -> None: ...
 
+    async def check_applyset(self, stack: str, namespace: str) -> None:
+        """Fail as `ensure_applyset` would if what has the parent's name is not the stack's
+        parent (a preview's check: one read, no write)."""
+        ...
+
     async def applyset_namespaces(self, stack: str) -> list[str]:
         """The namespaces where the stack has an ApplySet parent (one read, no write): what a
         destroy killed before removing them left, which no state records any more."""

@@ -455,6 +455,10 @@ class FakeCluster:
         self._require_namespace(namespace, "the ApplySet parent")
         self.applysets.add((stack, namespace))
 
+    async def check_applyset(self, stack: str, namespace: str) -> None:
+        self.calls.append(Call("check_applyset", "ApplySet", namespace))
+        await asyncio.sleep(self.latency)
+
     async def applyset_namespaces(self, stack: str) -> list[str]:
         self.calls.append(Call("applyset_namespaces", "ApplySet", ""))
         await asyncio.sleep(self.latency)

@@ -18,6 +18,7 @@ from stackwright.providers.kubernetes.applyset import (
     ID_LABEL,
     MANAGED_BY,
     ensure_parent,
+    read_parent,
     remove_parent,
 )
 from stackwright.providers.kubernetes.errors import UnknownKind
@@ -53,6 +54,9 @@ class KubernetesCluster:
 
     async def ensure_applyset(self, stack: str, namespace: str, group_kinds: Iterable[str]) -> None:
         await ensure_parent(self.provider, ApplySet(stack, namespace, self.project), group_kinds)
+
+    async def check_applyset(self, stack: str, namespace: str) -> None:
+        await read_parent(self.provider, ApplySet(stack, namespace, self.project))
 
     async def applyset_namespaces(self, stack: str) -> list[str]:
         name = ApplySet(stack, "", self.project).name

@@ -1304,8 +1304,9 @@ def test_a_stack_does_not_take_over_an_object_that_exists(
 def test_a_users_configmap_with_the_applyset_parents_name_is_left_alone(
     new_project: Any, cluster: LiveCluster
 ) -> None:
-    """Only that namespace fails, with one line naming the ConfigMap and the fix; the
-    user's ConfigMap is not changed, and once it is out of the way the up goes through."""
+    """Only that namespace fails, with one line naming the ConfigMap and the fix (in the
+    preview already); the user's ConfigMap is not changed, and once it is out of the way
+    the up goes through."""
     p = new_project()
     create(cluster, "Namespace", p.ns)
     create(cluster, "ConfigMap", p.applyset_parent, p.ns, data={"mine": "yes"})
@@ -1318,8 +1319,10 @@ def test_a_users_configmap_with_the_applyset_parents_name_is_left_alone(
                               metadata={"name": "elsewhere", "namespace": other.metadata["name"]})
         """
     )
-    failed = p.up(rc=1)
     where = f"ConfigMap {p.ns}/{p.applyset_parent}"
+    previewed = p.sw("preview", rc=1)  # the preview finds it already, writing nothing
+    assert f"{where} is in the way" in previewed.out and "Traceback" not in previewed.err
+    failed = p.up(rc=1)
     assert failed.summary["failures"] == [
         f"kubernetes:core/v1:ConfigMap cfg: {where} is in the way: stack dev keeps its ApplySet "
         "parent under that name, and this ConfigMap (no applyset.kubernetes.io/id label) is not "

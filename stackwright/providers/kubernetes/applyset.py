@@ -62,6 +62,7 @@ __all__ = [
     "list_members",
     "managed_labels",
     "parent_name",
+    "read_parent",
     "remove_parent",
     "stamp",
 ]
@@ -233,6 +234,15 @@ def _split(value: str) -> set[str]:
     return {v for v in value.split(",") if v}
 
 
+async def read_parent(provider: KubernetesProvider, applyset: ApplySet) -> dict[str, Any] | None:
+    """The set's parent as the cluster has it (None: not made yet), refused by `check_parent`
+    when what has its name is not this set's parent; a preview's check, writing nothing."""
+    live = await provider.read("v1", "ConfigMap", applyset.namespace, applyset.name)
+    if live is not None:
+        check_parent(live, applyset)
+    return live
+
+
 async def ensure_parent(
     provider: KubernetesProvider,
     applyset: ApplySet,
@@ -250,13 +260,11 @@ async def ensure_parent(
     """
     kinds = set(group_kinds)
     namespaces = set(additional_namespaces)
-    live = await provider.read("v1", "ConfigMap", applyset.namespace, applyset.name)
-    if live is not None:
-        check_parent(live, applyset)
-        if not prune:
-            annotations = (live.get("metadata") or {}).get("annotations") or {}
-            kinds |= _split(str(annotations.get(CONTAINS_GROUP_KINDS, "")))
-            namespaces |= _split(str(annotations.get(ADDITIONAL_NAMESPACES, "")))
+    live = await read_parent(provider, applyset)
+    if live is not None and not prune:
+        annotations = (live.get("metadata") or {}).get("annotations") or {}
+        kinds |= _split(str(annotations.get(CONTAINS_GROUP_KINDS, "")))
+        namespaces |= _split(str(annotations.get(ADDITIONAL_NAMESPACES, "")))
     return await provider.apply(applyset.parent(kinds, namespaces))
 
 
@@ -265,10 +273,9 @@ async def list_members(
 ) -> list[dict[str, Any]]:
     """The set's members, kind by kind with a label selector (the parent's kinds when not given)."""
     if group_kinds is None:
-        live = await provider.read("v1", "ConfigMap", applyset.namespace, applyset.name)
+        live = await read_parent(provider, applyset)
         if live is None:
             return []
-        check_parent(live, applyset)
         annotations = (live.get("metadata") or {}).get("annotations") or {}
         group_kinds = _split(str(annotations.get(CONTAINS_GROUP_KINDS, "")))
     members: list[dict[str, Any]] = []
