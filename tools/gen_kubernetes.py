@@ -388,9 +388,13 @@ class Generator:
         node = self.definitions[definition]
         made = TypedDictDef(name, first_paragraph(node.get("description", "")))
         inputs.dicts[name] = made  # before its keys: a definition may refer to itself
+        required = set(node.get("required") or ())
         for key, prop in sorted(node["properties"].items()):
             summary = first_sentence(prop.get("description", ""))
-            made.keys.append(DictKey(key, self._annotation(inputs, prop), summary))
+            annotation = self._annotation(inputs, prop)
+            if key in required:  # as Pulumi's ArgsDicts: the schema's required keys
+                annotation = f"Required[{annotation}]"
+            made.keys.append(DictKey(key, annotation, summary))
         return module, name
 
 
@@ -513,7 +517,8 @@ def render_inputs(module: InputsModule) -> str:
         )
     )
     out.append("\nfrom __future__ import annotations\n\n")
-    out.append("from typing import TYPE_CHECKING, Any, TypedDict\n\n")
+    required = ", Required" if "Required[" in body else ""
+    out.append(f"from typing import TYPE_CHECKING, Any{required}, TypedDict\n\n")
     out.append("if TYPE_CHECKING:\n")
     if abc:
         out.append(f"    from collections.abc import {', '.join(abc)}\n\n")

@@ -115,6 +115,10 @@ port: k8s.core.v1.ContainerPortDict = {"containerPort": "http"}  # mistake
 from stackwright.kubernetes.inputs.apiextensions_v1 import JSONSchemaPropsDict
 schema: JSONSchemaPropsDict = {"x-kubernetes-list-type": 3}  # mistake
 """,
+    "missing_required_key": """
+import stackwright.kubernetes as k8s
+k8s.core.v1.Pod("web", spec={"containers": [{"image": "nginx"}]})  # mistake
+""",
     "unknown_top_level_field": """
 import stackwright.kubernetes as k8s
 k8s.core.v1.ConfigMap("c", dta={"a": "b"})  # mistake

@@ -9,7 +9,7 @@ one to annotate its own values.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, TypedDict
+from typing import TYPE_CHECKING, Any, Required, TypedDict
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -42,10 +42,10 @@ __all__ = [
 class AuditAnnotationDict(TypedDict, total=False):
     """AuditAnnotation describes how to produce an audit annotation for an API request."""
 
-    key: str | Output[Any]
+    key: Required[str | Output[Any]]
     """key specifies the audit annotation key."""
 
-    valueExpression: str | Output[Any]
+    valueExpression: Required[str | Output[Any]]
     """valueExpression represents the expression which is evaluated by CEL to produce an audit
     annotation value.
     """
@@ -56,10 +56,10 @@ class MatchConditionDict(TypedDict, total=False):
     webhook.
     """
 
-    expression: str | Output[Any]
+    expression: Required[str | Output[Any]]
     """Expression represents the expression which will be evaluated by CEL."""
 
-    name: str | Output[Any]
+    name: Required[str | Output[Any]]
     """Name is an identifier for this match condition, used for strategic merging of
     MatchConditions, as well as providing an identifier for logging purposes.
     """
@@ -102,12 +102,12 @@ class MutatingWebhookDict(TypedDict, total=False):
     to.
     """
 
-    admissionReviewVersions: Sequence[str | Output[Any]] | Output[Any]
+    admissionReviewVersions: Required[Sequence[str | Output[Any]] | Output[Any]]
     """AdmissionReviewVersions is an ordered list of preferred `AdmissionReview` versions the
     Webhook expects.
     """
 
-    clientConfig: WebhookClientConfigDict | models_admissionregistration_v1.WebhookClientConfig | Output[Any]
+    clientConfig: Required[WebhookClientConfigDict | models_admissionregistration_v1.WebhookClientConfig | Output[Any]]
     """ClientConfig defines how to communicate with the hook."""
 
     failurePolicy: str | Output[Any]
@@ -123,7 +123,7 @@ class MutatingWebhookDict(TypedDict, total=False):
     matchPolicy: str | Output[Any]
     """matchPolicy defines how the "rules" list is used to match incoming requests."""
 
-    name: str | Output[Any]
+    name: Required[str | Output[Any]]
     """The name of the admission webhook."""
 
     namespaceSelector: meta_v1.LabelSelectorDict | models_meta_v1.LabelSelector | Output[Any]
@@ -145,7 +145,7 @@ class MutatingWebhookDict(TypedDict, total=False):
     rules: Sequence[RuleWithOperationsDict | models_admissionregistration_v1.RuleWithOperations | Output[Any]] | Output[Any]
     """Rules describes what operations on what resources/subresources the webhook cares about."""
 
-    sideEffects: str | Output[Any]
+    sideEffects: Required[str | Output[Any]]
     """SideEffects states whether this webhook has side effects."""
 
     timeoutSeconds: int | Output[Any]
@@ -232,10 +232,10 @@ class RuleWithOperationsDict(TypedDict, total=False):
 class ServiceReferenceDict(TypedDict, total=False):
     """ServiceReference holds a reference to Service.legacy.k8s.io"""
 
-    name: str | Output[Any]
+    name: Required[str | Output[Any]]
     """`name` is the name of the service."""
 
-    namespace: str | Output[Any]
+    namespace: Required[str | Output[Any]]
     """`namespace` is the namespace of the service."""
 
     path: str | Output[Any]
@@ -304,12 +304,12 @@ class ValidatingWebhookDict(TypedDict, total=False):
     to.
     """
 
-    admissionReviewVersions: Sequence[str | Output[Any]] | Output[Any]
+    admissionReviewVersions: Required[Sequence[str | Output[Any]] | Output[Any]]
     """AdmissionReviewVersions is an ordered list of preferred `AdmissionReview` versions the
     Webhook expects.
     """
 
-    clientConfig: WebhookClientConfigDict | models_admissionregistration_v1.WebhookClientConfig | Output[Any]
+    clientConfig: Required[WebhookClientConfigDict | models_admissionregistration_v1.WebhookClientConfig | Output[Any]]
     """ClientConfig defines how to communicate with the hook."""
 
     failurePolicy: str | Output[Any]
@@ -325,7 +325,7 @@ class ValidatingWebhookDict(TypedDict, total=False):
     matchPolicy: str | Output[Any]
     """matchPolicy defines how the "rules" list is used to match incoming requests."""
 
-    name: str | Output[Any]
+    name: Required[str | Output[Any]]
     """The name of the admission webhook."""
 
     namespaceSelector: meta_v1.LabelSelectorDict | models_meta_v1.LabelSelector | Output[Any]
@@ -342,7 +342,7 @@ class ValidatingWebhookDict(TypedDict, total=False):
     rules: Sequence[RuleWithOperationsDict | models_admissionregistration_v1.RuleWithOperations | Output[Any]] | Output[Any]
     """Rules describes what operations on what resources/subresources the webhook cares about."""
 
-    sideEffects: str | Output[Any]
+    sideEffects: Required[str | Output[Any]]
     """SideEffects states whether this webhook has side effects."""
 
     timeoutSeconds: int | Output[Any]
@@ -352,7 +352,7 @@ class ValidatingWebhookDict(TypedDict, total=False):
 class ValidationDict(TypedDict, total=False):
     """Validation specifies the CEL expression which is used to apply the validation."""
 
-    expression: str | Output[Any]
+    expression: Required[str | Output[Any]]
     """Expression represents the expression which will be evaluated by CEL. ref:
     https://github.com/google/cel-spec CEL expressions have access to the contents of the API
     request/response, organized into CEL variables as well as some other useful variables:
@@ -375,10 +375,10 @@ class VariableDict(TypedDict, total=False):
     as a named expression.
     """
 
-    expression: str | Output[Any]
+    expression: Required[str | Output[Any]]
     """Expression is the expression that will be evaluated as the value of the variable."""
 
-    name: str | Output[Any]
+    name: Required[str | Output[Any]]
     """Name is the name of the variable."""
 
 

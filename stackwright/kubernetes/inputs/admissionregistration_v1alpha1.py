@@ -9,7 +9,7 @@ one to annotate its own values.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, TypedDict
+from typing import TYPE_CHECKING, Any, Required, TypedDict
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -58,10 +58,10 @@ class JSONPatchDict(TypedDict, total=False):
 class MatchConditionDict(TypedDict, total=False):
     """MatchConditionDict"""
 
-    expression: str | Output[Any]
+    expression: Required[str | Output[Any]]
     """Expression represents the expression which will be evaluated by CEL."""
 
-    name: str | Output[Any]
+    name: Required[str | Output[Any]]
     """Name is an identifier for this match condition, used for strategic merging of
     MatchConditions, as well as providing an identifier for logging purposes.
     """
@@ -161,7 +161,7 @@ class MutationDict(TypedDict, total=False):
     the object.
     """
 
-    patchType: str | Output[Any]
+    patchType: Required[str | Output[Any]]
     """patchType indicates the patch strategy used."""
 
 
@@ -222,8 +222,8 @@ class ParamRefDict(TypedDict, total=False):
 class VariableDict(TypedDict, total=False):
     """Variable is the definition of a variable that is used for composition."""
 
-    expression: str | Output[Any]
+    expression: Required[str | Output[Any]]
     """Expression is the expression that will be evaluated as the value of the variable."""
 
-    name: str | Output[Any]
+    name: Required[str | Output[Any]]
     """Name is the name of the variable."""

@@ -9,7 +9,7 @@ one to annotate its own values.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, TypedDict
+from typing import TYPE_CHECKING, Any, Required, TypedDict
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -39,10 +39,10 @@ __all__ = [
 class AuditAnnotationDict(TypedDict, total=False):
     """AuditAnnotation describes how to produce an audit annotation for an API request."""
 
-    key: str | Output[Any]
+    key: Required[str | Output[Any]]
     """key specifies the audit annotation key."""
 
-    valueExpression: str | Output[Any]
+    valueExpression: Required[str | Output[Any]]
     """valueExpression represents the expression which is evaluated by CEL to produce an audit
     annotation value.
     """
@@ -53,10 +53,10 @@ class MatchConditionDict(TypedDict, total=False):
     webhook.
     """
 
-    expression: str | Output[Any]
+    expression: Required[str | Output[Any]]
     """Expression represents the expression which will be evaluated by CEL."""
 
-    name: str | Output[Any]
+    name: Required[str | Output[Any]]
     """Name is an identifier for this match condition, used for strategic merging of
     MatchConditions, as well as providing an identifier for logging purposes.
     """
@@ -205,7 +205,7 @@ class ValidatingAdmissionPolicySpecDict(TypedDict, total=False):
 class ValidationDict(TypedDict, total=False):
     """Validation specifies the CEL expression which is used to apply the validation."""
 
-    expression: str | Output[Any]
+    expression: Required[str | Output[Any]]
     """Expression represents the expression which will be evaluated by CEL. ref:
     https://github.com/google/cel-spec CEL expressions have access to the contents of the API
     request/response, organized into CEL variables as well as some other useful variables:
@@ -228,8 +228,8 @@ class VariableDict(TypedDict, total=False):
     as a named expression.
     """
 
-    expression: str | Output[Any]
+    expression: Required[str | Output[Any]]
     """Expression is the expression that will be evaluated as the value of the variable."""
 
-    name: str | Output[Any]
+    name: Required[str | Output[Any]]
     """Name is the name of the variable."""

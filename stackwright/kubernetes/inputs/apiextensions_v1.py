@@ -9,7 +9,7 @@ one to annotate its own values.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, TypedDict
+from typing import TYPE_CHECKING, Any, Required, TypedDict
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -46,25 +46,25 @@ class CustomResourceColumnDefinitionDict(TypedDict, total=False):
     format: str | Output[Any]
     """format is an optional OpenAPI type definition for this column."""
 
-    jsonPath: str | Output[Any]
+    jsonPath: Required[str | Output[Any]]
     """jsonPath is a simple JSON path (i.e. with array notation) which is evaluated against each
     custom resource to produce the value for this column.
     """
 
-    name: str | Output[Any]
+    name: Required[str | Output[Any]]
     """name is a human readable name for the column."""
 
     priority: int | Output[Any]
     """priority is an integer defining the relative importance of this column compared to others."""
 
-    type: str | Output[Any]
+    type: Required[str | Output[Any]]
     """type is an OpenAPI type definition for this column."""
 
 
 class CustomResourceConversionDict(TypedDict, total=False):
     """CustomResourceConversion describes how to convert different versions of a CR."""
 
-    strategy: str | Output[Any]
+    strategy: Required[str | Output[Any]]
     """strategy specifies how custom resources are converted between versions."""
 
     webhook: WebhookConversionDict | models_apiextensions_v1.WebhookConversion | Output[Any]
@@ -77,13 +77,13 @@ class CustomResourceDefinitionNamesDict(TypedDict, total=False):
     categories: Sequence[str | Output[Any]] | Output[Any]
     """categories is a list of grouped resources this custom resource belongs to (e.g. 'all')."""
 
-    kind: str | Output[Any]
+    kind: Required[str | Output[Any]]
     """kind is the serialized kind of the resource."""
 
     listKind: str | Output[Any]
     """listKind is the serialized kind of the list for this resource."""
 
-    plural: str | Output[Any]
+    plural: Required[str | Output[Any]]
     """plural is the plural name of the resource to serve."""
 
     shortNames: Sequence[str | Output[Any]] | Output[Any]
@@ -101,10 +101,10 @@ class CustomResourceDefinitionSpecDict(TypedDict, total=False):
     conversion: CustomResourceConversionDict | models_apiextensions_v1.CustomResourceConversion | Output[Any]
     """conversion defines conversion settings for the CRD."""
 
-    group: str | Output[Any]
+    group: Required[str | Output[Any]]
     """group is the API group of the defined custom resource."""
 
-    names: CustomResourceDefinitionNamesDict | models_apiextensions_v1.CustomResourceDefinitionNames | Output[Any]
+    names: Required[CustomResourceDefinitionNamesDict | models_apiextensions_v1.CustomResourceDefinitionNames | Output[Any]]
     """names specify the resource and kind names for the custom resource."""
 
     preserveUnknownFields: bool | Output[Any]
@@ -113,10 +113,10 @@ class CustomResourceDefinitionSpecDict(TypedDict, total=False):
     fields inside metadata are always preserved.
     """
 
-    scope: str | Output[Any]
+    scope: Required[str | Output[Any]]
     """scope indicates whether the defined custom resource is cluster- or namespace-scoped."""
 
-    versions: Sequence[CustomResourceDefinitionVersionDict | models_apiextensions_v1.CustomResourceDefinitionVersion | Output[Any]] | Output[Any]
+    versions: Required[Sequence[CustomResourceDefinitionVersionDict | models_apiextensions_v1.CustomResourceDefinitionVersion | Output[Any]] | Output[Any]]
     """versions is the list of all API versions of the defined custom resource."""
 
 
@@ -132,7 +132,7 @@ class CustomResourceDefinitionVersionDict(TypedDict, total=False):
     deprecationWarning: str | Output[Any]
     """deprecationWarning overrides the default warning returned to API clients."""
 
-    name: str | Output[Any]
+    name: Required[str | Output[Any]]
     """name is the version name, e.g. “v1”, “v2beta1”, etc."""
 
     schema: CustomResourceValidationDict | models_apiextensions_v1.CustomResourceValidation | Output[Any]
@@ -143,10 +143,10 @@ class CustomResourceDefinitionVersionDict(TypedDict, total=False):
     selectableFields: Sequence[SelectableFieldDict | models_apiextensions_v1.SelectableField | Output[Any]] | Output[Any]
     """selectableFields specifies paths to fields that may be used as field selectors."""
 
-    served: bool | Output[Any]
+    served: Required[bool | Output[Any]]
     """served is a flag enabling/disabling this version from being served via REST APIs"""
 
-    storage: bool | Output[Any]
+    storage: Required[bool | Output[Any]]
     """storage indicates this version should be used when persisting custom resources to storage."""
 
     subresources: CustomResourceSubresourcesDict | models_apiextensions_v1.CustomResourceSubresources | Output[Any]
@@ -163,12 +163,12 @@ class CustomResourceSubresourceScaleDict(TypedDict, total=False):
     Scale `status.selector`.
     """
 
-    specReplicasPath: str | Output[Any]
+    specReplicasPath: Required[str | Output[Any]]
     """specReplicasPath defines the JSON path inside of a custom resource that corresponds to Scale
     `spec.replicas`.
     """
 
-    statusReplicasPath: str | Output[Any]
+    statusReplicasPath: Required[str | Output[Any]]
     """statusReplicasPath defines the JSON path inside of a custom resource that corresponds to
     Scale `status.replicas`.
     """
@@ -256,7 +256,7 @@ JSONSchemaPropsDict = TypedDict(
 class SelectableFieldDict(TypedDict, total=False):
     """SelectableField specifies the JSON path of a field that may be used with field selectors."""
 
-    jsonPath: str | Output[Any]
+    jsonPath: Required[str | Output[Any]]
     """jsonPath is a simple JSON path which is evaluated against each custom resource to produce a
     field selector value.
     """
@@ -265,10 +265,10 @@ class SelectableFieldDict(TypedDict, total=False):
 class ServiceReferenceDict(TypedDict, total=False):
     """ServiceReference holds a reference to Service.legacy.k8s.io"""
 
-    name: str | Output[Any]
+    name: Required[str | Output[Any]]
     """name is the name of the service."""
 
-    namespace: str | Output[Any]
+    namespace: Required[str | Output[Any]]
     """namespace is the namespace of the service."""
 
     path: str | Output[Any]
@@ -304,7 +304,7 @@ class ValidationRuleDict(TypedDict, total=False):
     when a request fails this validation rule.
     """
 
-    rule: str | Output[Any]
+    rule: Required[str | Output[Any]]
     """Rule represents the expression which will be evaluated by CEL. ref:
     https://github.com/google/cel-spec The Rule is scoped to the location of the
     x-kubernetes-validations extension in the schema.
@@ -332,7 +332,7 @@ class WebhookConversionDict(TypedDict, total=False):
     clientConfig: WebhookClientConfigDict | models_apiextensions_v1.WebhookClientConfig | Output[Any]
     """clientConfig is the instructions for how to call the webhook if strategy is `Webhook`."""
 
-    conversionReviewVersions: Sequence[str | Output[Any]] | Output[Any]
+    conversionReviewVersions: Required[Sequence[str | Output[Any]] | Output[Any]]
     """conversionReviewVersions is an ordered list of preferred `ConversionReview` versions the
     Webhook expects.
     """

@@ -9,7 +9,7 @@ annotate its own values.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, TypedDict
+from typing import TYPE_CHECKING, Any, Required, TypedDict
 
 if TYPE_CHECKING:
     from lightkube.models import apiregistration_v1 as models_apiregistration_v1
@@ -32,7 +32,7 @@ class APIServiceSpecDict(TypedDict, total=False):
     group: str | Output[Any]
     """Group is the API group name this server hosts"""
 
-    groupPriorityMinimum: int | Output[Any]
+    groupPriorityMinimum: Required[int | Output[Any]]
     """GroupPriorityMinimum is the priority this group should have at least."""
 
     insecureSkipTLSVerify: bool | Output[Any]
@@ -46,7 +46,7 @@ class APIServiceSpecDict(TypedDict, total=False):
     version: str | Output[Any]
     """Version is the API version this server hosts."""
 
-    versionPriority: int | Output[Any]
+    versionPriority: Required[int | Output[Any]]
     """VersionPriority controls the ordering of this API version inside of its group."""
 
 

@@ -9,7 +9,7 @@ values.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, TypedDict
+from typing import TYPE_CHECKING, Any, Required, TypedDict
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -48,10 +48,10 @@ class DaemonSetSpecDict(TypedDict, total=False):
     revisionHistoryLimit: int | Output[Any]
     """The number of old history to retain to allow rollback."""
 
-    selector: meta_v1.LabelSelectorDict | models_meta_v1.LabelSelector | Output[Any]
+    selector: Required[meta_v1.LabelSelectorDict | models_meta_v1.LabelSelector | Output[Any]]
     """A label query over pods that are managed by the daemon set."""
 
-    template: core_v1.PodTemplateSpecDict | models_core_v1.PodTemplateSpec | Output[Any]
+    template: Required[core_v1.PodTemplateSpecDict | models_core_v1.PodTemplateSpec | Output[Any]]
     """An object that describes the pod that will be created."""
 
     updateStrategy: DaemonSetUpdateStrategyDict | models_apps_v1.DaemonSetUpdateStrategy | Output[Any]
@@ -90,13 +90,13 @@ class DeploymentSpecDict(TypedDict, total=False):
     revisionHistoryLimit: int | Output[Any]
     """The number of old ReplicaSets to retain to allow rollback."""
 
-    selector: meta_v1.LabelSelectorDict | models_meta_v1.LabelSelector | Output[Any]
+    selector: Required[meta_v1.LabelSelectorDict | models_meta_v1.LabelSelector | Output[Any]]
     """Label selector for pods."""
 
     strategy: DeploymentStrategyDict | models_apps_v1.DeploymentStrategy | Output[Any]
     """The deployment strategy to use to replace existing pods with new ones."""
 
-    template: core_v1.PodTemplateSpecDict | models_core_v1.PodTemplateSpec | Output[Any]
+    template: Required[core_v1.PodTemplateSpecDict | models_core_v1.PodTemplateSpec | Output[Any]]
     """Template describes the pods that will be created."""
 
 
@@ -121,7 +121,7 @@ class ReplicaSetSpecDict(TypedDict, total=False):
     replicas: int | Output[Any]
     """Replicas is the number of desired pods."""
 
-    selector: meta_v1.LabelSelectorDict | models_meta_v1.LabelSelector | Output[Any]
+    selector: Required[meta_v1.LabelSelectorDict | models_meta_v1.LabelSelector | Output[Any]]
     """Selector is a label query over pods that should match the replica count."""
 
     template: core_v1.PodTemplateSpecDict | models_core_v1.PodTemplateSpec | Output[Any]
@@ -218,13 +218,13 @@ class StatefulSetSpecDict(TypedDict, total=False):
     StatefulSet's revision history.
     """
 
-    selector: meta_v1.LabelSelectorDict | models_meta_v1.LabelSelector | Output[Any]
+    selector: Required[meta_v1.LabelSelectorDict | models_meta_v1.LabelSelector | Output[Any]]
     """selector is a label query over pods that should match the replica count."""
 
     serviceName: str | Output[Any]
     """serviceName is the name of the service that governs this StatefulSet."""
 
-    template: core_v1.PodTemplateSpecDict | models_core_v1.PodTemplateSpec | Output[Any]
+    template: Required[core_v1.PodTemplateSpecDict | models_core_v1.PodTemplateSpec | Output[Any]]
     """template is the object that describes the pod that will be created if insufficient replicas
     are detected.
     """

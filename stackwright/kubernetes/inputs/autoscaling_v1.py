@@ -9,7 +9,7 @@ annotate its own values.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, TypedDict
+from typing import TYPE_CHECKING, Any, Required, TypedDict
 
 if TYPE_CHECKING:
     from lightkube.models import autoscaling_v1 as models_autoscaling_v1
@@ -27,12 +27,12 @@ class CrossVersionObjectReferenceDict(TypedDict, total=False):
     apiVersion: str | Output[Any]
     """apiVersion is the API version of the referent"""
 
-    kind: str | Output[Any]
+    kind: Required[str | Output[Any]]
     """kind is the kind of the referent; More info:
     https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
     """
 
-    name: str | Output[Any]
+    name: Required[str | Output[Any]]
     """name is the name of the referent; More info:
     https://kubernetes.io/docs/concepts/overview/working-with-objects/names/#names
     """
@@ -41,7 +41,7 @@ class CrossVersionObjectReferenceDict(TypedDict, total=False):
 class HorizontalPodAutoscalerSpecDict(TypedDict, total=False):
     """specification of a horizontal pod autoscaler."""
 
-    maxReplicas: int | Output[Any]
+    maxReplicas: Required[int | Output[Any]]
     """maxReplicas is the upper limit for the number of pods that can be set by the autoscaler;
     cannot be smaller than MinReplicas.
     """
@@ -51,7 +51,7 @@ class HorizontalPodAutoscalerSpecDict(TypedDict, total=False):
     down.
     """
 
-    scaleTargetRef: CrossVersionObjectReferenceDict | models_autoscaling_v1.CrossVersionObjectReference | Output[Any]
+    scaleTargetRef: Required[CrossVersionObjectReferenceDict | models_autoscaling_v1.CrossVersionObjectReference | Output[Any]]
     """reference to scaled resource; horizontal pod autoscaler will learn the current resource
     consumption and will set the desired number of pods by using its Scale subresource.
     """

@@ -9,7 +9,7 @@ one to annotate its own values.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, TypedDict
+from typing import TYPE_CHECKING, Any, Required, TypedDict
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -46,13 +46,13 @@ class ContainerResourceMetricSourceDict(TypedDict, total=False):
     should be set.
     """
 
-    container: str | Output[Any]
+    container: Required[str | Output[Any]]
     """container is the name of the container in the pods of the scaling target"""
 
-    name: str | Output[Any]
+    name: Required[str | Output[Any]]
     """name is the name of the resource in question."""
 
-    target: MetricTargetDict | models_autoscaling_v2.MetricTarget | Output[Any]
+    target: Required[MetricTargetDict | models_autoscaling_v2.MetricTarget | Output[Any]]
     """target specifies the target value for the given metric"""
 
 
@@ -64,12 +64,12 @@ class CrossVersionObjectReferenceDict(TypedDict, total=False):
     apiVersion: str | Output[Any]
     """apiVersion is the API version of the referent"""
 
-    kind: str | Output[Any]
+    kind: Required[str | Output[Any]]
     """kind is the kind of the referent; More info:
     https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
     """
 
-    name: str | Output[Any]
+    name: Required[str | Output[Any]]
     """name is the name of the referent; More info:
     https://kubernetes.io/docs/concepts/overview/working-with-objects/names/#names
     """
@@ -81,23 +81,23 @@ class ExternalMetricSourceDict(TypedDict, total=False):
     running outside of cluster).
     """
 
-    metric: MetricIdentifierDict | models_autoscaling_v2.MetricIdentifier | Output[Any]
+    metric: Required[MetricIdentifierDict | models_autoscaling_v2.MetricIdentifier | Output[Any]]
     """metric identifies the target metric by name and selector"""
 
-    target: MetricTargetDict | models_autoscaling_v2.MetricTarget | Output[Any]
+    target: Required[MetricTargetDict | models_autoscaling_v2.MetricTarget | Output[Any]]
     """target specifies the target value for the given metric"""
 
 
 class HPAScalingPolicyDict(TypedDict, total=False):
     """HPAScalingPolicy is a single policy which must hold true for a specified past interval."""
 
-    periodSeconds: int | Output[Any]
+    periodSeconds: Required[int | Output[Any]]
     """periodSeconds specifies the window of time for which the policy should hold true."""
 
-    type: str | Output[Any]
+    type: Required[str | Output[Any]]
     """type is used to specify the scaling policy."""
 
-    value: int | Output[Any]
+    value: Required[int | Output[Any]]
     """value contains the amount of change which is permitted by the policy."""
 
 
@@ -145,7 +145,7 @@ class HorizontalPodAutoscalerSpecDict(TypedDict, total=False):
     (scaleUp and scaleDown fields respectively).
     """
 
-    maxReplicas: int | Output[Any]
+    maxReplicas: Required[int | Output[Any]]
     """maxReplicas is the upper limit for the number of replicas to which the autoscaler can scale
     up.
     """
@@ -160,7 +160,7 @@ class HorizontalPodAutoscalerSpecDict(TypedDict, total=False):
     down.
     """
 
-    scaleTargetRef: CrossVersionObjectReferenceDict | models_autoscaling_v2.CrossVersionObjectReference | Output[Any]
+    scaleTargetRef: Required[CrossVersionObjectReferenceDict | models_autoscaling_v2.CrossVersionObjectReference | Output[Any]]
     """scaleTargetRef points to the target resource to scale, and is used to the pods for which
     metrics should be collected, as well as to actually change the replica count.
     """
@@ -169,7 +169,7 @@ class HorizontalPodAutoscalerSpecDict(TypedDict, total=False):
 class MetricIdentifierDict(TypedDict, total=False):
     """MetricIdentifier defines the name and optionally selector for a metric"""
 
-    name: str | Output[Any]
+    name: Required[str | Output[Any]]
     """name is the name of the given metric"""
 
     selector: meta_v1.LabelSelectorDict | models_meta_v1.LabelSelector | Output[Any]
@@ -208,7 +208,7 @@ class MetricSpecDict(TypedDict, total=False):
     to Kubernetes describing each pod in the current scale target (e.g. CPU or memory).
     """
 
-    type: str | Output[Any]
+    type: Required[str | Output[Any]]
     """type is the type of metric source."""
 
 
@@ -228,7 +228,7 @@ class MetricTargetDict(TypedDict, total=False):
     quantity)
     """
 
-    type: str | Output[Any]
+    type: Required[str | Output[Any]]
     """type represents whether the metric type is Utilization, Value, or AverageValue"""
 
     value: str | int | float | Output[Any]
@@ -240,13 +240,13 @@ class ObjectMetricSourceDict(TypedDict, total=False):
     example, hits-per-second on an Ingress object).
     """
 
-    describedObject: CrossVersionObjectReferenceDict | models_autoscaling_v2.CrossVersionObjectReference | Output[Any]
+    describedObject: Required[CrossVersionObjectReferenceDict | models_autoscaling_v2.CrossVersionObjectReference | Output[Any]]
     """describedObject specifies the descriptions of a object,such as kind,name apiVersion"""
 
-    metric: MetricIdentifierDict | models_autoscaling_v2.MetricIdentifier | Output[Any]
+    metric: Required[MetricIdentifierDict | models_autoscaling_v2.MetricIdentifier | Output[Any]]
     """metric identifies the target metric by name and selector"""
 
-    target: MetricTargetDict | models_autoscaling_v2.MetricTarget | Output[Any]
+    target: Required[MetricTargetDict | models_autoscaling_v2.MetricTarget | Output[Any]]
     """target specifies the target value for the given metric"""
 
 
@@ -256,10 +256,10 @@ class PodsMetricSourceDict(TypedDict, total=False):
     together before being compared to the target value.
     """
 
-    metric: MetricIdentifierDict | models_autoscaling_v2.MetricIdentifier | Output[Any]
+    metric: Required[MetricIdentifierDict | models_autoscaling_v2.MetricIdentifier | Output[Any]]
     """metric identifies the target metric by name and selector"""
 
-    target: MetricTargetDict | models_autoscaling_v2.MetricTarget | Output[Any]
+    target: Required[MetricTargetDict | models_autoscaling_v2.MetricTarget | Output[Any]]
     """target specifies the target value for the given metric"""
 
 
@@ -272,8 +272,8 @@ class ResourceMetricSourceDict(TypedDict, total=False):
     be set.
     """
 
-    name: str | Output[Any]
+    name: Required[str | Output[Any]]
     """name is the name of the resource in question."""
 
-    target: MetricTargetDict | models_autoscaling_v2.MetricTarget | Output[Any]
+    target: Required[MetricTargetDict | models_autoscaling_v2.MetricTarget | Output[Any]]
     """target specifies the target value for the given metric"""

@@ -9,7 +9,7 @@ values.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, TypedDict
+from typing import TYPE_CHECKING, Any, Required, TypedDict
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -43,10 +43,10 @@ class CronJobSpecDict(TypedDict, total=False):
     failedJobsHistoryLimit: int | Output[Any]
     """The number of failed finished jobs to retain."""
 
-    jobTemplate: JobTemplateSpecDict | models_batch_v1.JobTemplateSpec | Output[Any]
+    jobTemplate: Required[JobTemplateSpecDict | models_batch_v1.JobTemplateSpec | Output[Any]]
     """Specifies the job that will be created when executing a CronJob."""
 
-    schedule: str | Output[Any]
+    schedule: Required[str | Output[Any]]
     """The schedule in Cron format, see https://en.wikipedia.org/wiki/Cron."""
 
     startingDeadlineSeconds: int | Output[Any]
@@ -119,7 +119,7 @@ class JobSpecDict(TypedDict, total=False):
     suspend: bool | Output[Any]
     """suspend specifies whether the Job controller should create Pods or not."""
 
-    template: core_v1.PodTemplateSpecDict | models_core_v1.PodTemplateSpec | Output[Any]
+    template: Required[core_v1.PodTemplateSpecDict | models_core_v1.PodTemplateSpec | Output[Any]]
     """Describes the pod that will be created when executing a job."""
 
     ttlSecondsAfterFinished: int | Output[Any]
@@ -141,7 +141,7 @@ class JobTemplateSpecDict(TypedDict, total=False):
 class PodFailurePolicyDict(TypedDict, total=False):
     """PodFailurePolicy describes how failed pods influence the backoffLimit."""
 
-    rules: Sequence[PodFailurePolicyRuleDict | models_batch_v1.PodFailurePolicyRule | Output[Any]] | Output[Any]
+    rules: Required[Sequence[PodFailurePolicyRuleDict | models_batch_v1.PodFailurePolicyRule | Output[Any]] | Output[Any]]
     """A list of pod failure policy rules."""
 
 
@@ -157,10 +157,10 @@ class PodFailurePolicyOnExitCodesRequirementDict(TypedDict, total=False):
     containerName: str | Output[Any]
     """Restricts the check for exit codes to the container with the specified name."""
 
-    operator: str | Output[Any]
+    operator: Required[str | Output[Any]]
     """Represents the relationship between the container exit code(s) and the specified values."""
 
-    values: Sequence[int | Output[Any]] | Output[Any]
+    values: Required[Sequence[int | Output[Any]] | Output[Any]]
     """Specifies the set of values."""
 
 
@@ -169,10 +169,10 @@ class PodFailurePolicyOnPodConditionsPatternDict(TypedDict, total=False):
     condition type.
     """
 
-    status: str | Output[Any]
+    status: Required[str | Output[Any]]
     """Specifies the required Pod condition status."""
 
-    type: str | Output[Any]
+    type: Required[str | Output[Any]]
     """Specifies the required Pod condition type."""
 
 
@@ -181,7 +181,7 @@ class PodFailurePolicyRuleDict(TypedDict, total=False):
     One of onExitCodes and onPodConditions, but not both, can be used in each rule.
     """
 
-    action: str | Output[Any]
+    action: Required[str | Output[Any]]
     """Specifies the action taken on a pod failure when the requirements are satisfied."""
 
     onExitCodes: PodFailurePolicyOnExitCodesRequirementDict | models_batch_v1.PodFailurePolicyOnExitCodesRequirement | Output[Any]
@@ -196,7 +196,7 @@ class SuccessPolicyDict(TypedDict, total=False):
     indexes.
     """
 
-    rules: Sequence[SuccessPolicyRuleDict | models_batch_v1.SuccessPolicyRule | Output[Any]] | Output[Any]
+    rules: Required[Sequence[SuccessPolicyRuleDict | models_batch_v1.SuccessPolicyRule | Output[Any]] | Output[Any]]
     """rules represents the list of alternative rules for the declaring the Jobs as successful
     before `.status.succeeded >= .spec.completions`.
     """

@@ -9,7 +9,7 @@ one to annotate its own values.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, TypedDict
+from typing import TYPE_CHECKING, Any, Required, TypedDict
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -31,12 +31,12 @@ class CertificateSigningRequestSpecDict(TypedDict, total=False):
     groups: Sequence[str | Output[Any]] | Output[Any]
     """groups contains group membership of the user that created the CertificateSigningRequest."""
 
-    request: str | Output[Any]
+    request: Required[str | Output[Any]]
     """request contains an x509 certificate signing request encoded in a "CERTIFICATE REQUEST" PEM
     block.
     """
 
-    signerName: str | Output[Any]
+    signerName: Required[str | Output[Any]]
     """signerName indicates the requested signer, and is a qualified name."""
 
     uid: str | Output[Any]

@@ -9,7 +9,7 @@ one to annotate its own values.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, TypedDict
+from typing import TYPE_CHECKING, Any, Required, TypedDict
 
 if TYPE_CHECKING:
     from stackwright.sdk.output import Output
@@ -23,7 +23,7 @@ class ClusterTrustBundleSpecDict(TypedDict, total=False):
     signerName: str | Output[Any]
     """signerName indicates the associated signer, if any."""
 
-    trustBundle: str | Output[Any]
+    trustBundle: Required[str | Output[Any]]
     """trustBundle contains the individual X.509 trust anchors for this bundle, as PEM bundle of
     PEM-wrapped, DER-formatted X.509 certificates.
     """

@@ -9,7 +9,7 @@ one to annotate its own values.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, TypedDict
+from typing import TYPE_CHECKING, Any, Required, TypedDict
 
 if TYPE_CHECKING:
     from stackwright.sdk.output import Output
@@ -20,13 +20,13 @@ __all__ = ["LeaseCandidateSpecDict"]
 class LeaseCandidateSpecDict(TypedDict, total=False):
     """LeaseCandidateSpec is a specification of a Lease."""
 
-    binaryVersion: str | Output[Any]
+    binaryVersion: Required[str | Output[Any]]
     """BinaryVersion is the binary version."""
 
     emulationVersion: str | Output[Any]
     """EmulationVersion is the emulation version."""
 
-    leaseName: str | Output[Any]
+    leaseName: Required[str | Output[Any]]
     """LeaseName is the name of the lease for which this candidate is contending."""
 
     pingTime: str | Output[Any]
@@ -35,5 +35,5 @@ class LeaseCandidateSpecDict(TypedDict, total=False):
     renewTime: str | Output[Any]
     """RenewTime is the time that the LeaseCandidate was last updated."""
 
-    strategy: str | Output[Any]
+    strategy: Required[str | Output[Any]]
     """Strategy is the strategy that coordinated leader election will use for picking the leader."""

@@ -9,7 +9,7 @@ annotate its own values.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, TypedDict
+from typing import TYPE_CHECKING, Any, Required, TypedDict
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -177,7 +177,7 @@ class AWSElasticBlockStoreVolumeSourceDict(TypedDict, total=False):
     readOnly: bool | Output[Any]
     """readOnly value true will force the readOnly setting in VolumeMounts."""
 
-    volumeID: str | Output[Any]
+    volumeID: Required[str | Output[Any]]
     """volumeID is unique ID of the persistent disk resource in AWS (Amazon EBS volume)."""
 
 
@@ -204,7 +204,7 @@ class AppArmorProfileDict(TypedDict, total=False):
     localhostProfile: str | Output[Any]
     """localhostProfile indicates a profile loaded on the node that should be used."""
 
-    type: str | Output[Any]
+    type: Required[str | Output[Any]]
     """type indicates which kind of AppArmor profile will be applied."""
 
 
@@ -214,10 +214,10 @@ class AzureDiskVolumeSourceDict(TypedDict, total=False):
     cachingMode: str | Output[Any]
     """cachingMode is the Host Caching mode: None, Read Only, Read Write."""
 
-    diskName: str | Output[Any]
+    diskName: Required[str | Output[Any]]
     """diskName is the Name of the data disk in the blob storage"""
 
-    diskURI: str | Output[Any]
+    diskURI: Required[str | Output[Any]]
     """diskURI is the URI of data disk in the blob storage"""
 
     fsType: str | Output[Any]
@@ -239,7 +239,7 @@ class AzureFilePersistentVolumeSourceDict(TypedDict, total=False):
     readOnly: bool | Output[Any]
     """readOnly defaults to false (read/write)."""
 
-    secretName: str | Output[Any]
+    secretName: Required[str | Output[Any]]
     """secretName is the name of secret that contains Azure Storage Account Name and Key"""
 
     secretNamespace: str | Output[Any]
@@ -247,7 +247,7 @@ class AzureFilePersistentVolumeSourceDict(TypedDict, total=False):
     Key default is the same as the Pod
     """
 
-    shareName: str | Output[Any]
+    shareName: Required[str | Output[Any]]
     """shareName is the azure Share Name"""
 
 
@@ -257,10 +257,10 @@ class AzureFileVolumeSourceDict(TypedDict, total=False):
     readOnly: bool | Output[Any]
     """readOnly defaults to false (read/write)."""
 
-    secretName: str | Output[Any]
+    secretName: Required[str | Output[Any]]
     """secretName is the name of secret that contains Azure Storage Account Name and Key"""
 
-    shareName: str | Output[Any]
+    shareName: Required[str | Output[Any]]
     """shareName is the azure share Name"""
 
 
@@ -278,7 +278,7 @@ class CSIPersistentVolumeSourceDict(TypedDict, total=False):
     ControllerUnpublishVolume calls.
     """
 
-    driver: str | Output[Any]
+    driver: Required[str | Output[Any]]
     """driver is the name of the driver to use for this volume."""
 
     fsType: str | Output[Any]
@@ -306,7 +306,7 @@ class CSIPersistentVolumeSourceDict(TypedDict, total=False):
     volumeAttributes: Mapping[str, str | Output[Any]] | Output[Any]
     """volumeAttributes of the volume to publish."""
 
-    volumeHandle: str | Output[Any]
+    volumeHandle: Required[str | Output[Any]]
     """volumeHandle is the unique volume name returned by the CSI volume plugin's CreateVolume to
     refer to the volume on all subsequent calls.
     """
@@ -315,7 +315,7 @@ class CSIPersistentVolumeSourceDict(TypedDict, total=False):
 class CSIVolumeSourceDict(TypedDict, total=False):
     """Represents a source location of a volume to mount, managed by an external CSI driver"""
 
-    driver: str | Output[Any]
+    driver: Required[str | Output[Any]]
     """driver is the name of the CSI driver that handles this volume."""
 
     fsType: str | Output[Any]
@@ -348,7 +348,7 @@ class CephFSPersistentVolumeSourceDict(TypedDict, total=False):
     support ownership management or SELinux relabeling.
     """
 
-    monitors: Sequence[str | Output[Any]] | Output[Any]
+    monitors: Required[Sequence[str | Output[Any]] | Output[Any]]
     """monitors is Required: Monitors is a collection of Ceph monitors More info:
     https://examples.k8s.io/volumes/cephfs/README.md#how-to-use-it
     """
@@ -381,7 +381,7 @@ class CephFSVolumeSourceDict(TypedDict, total=False):
     support ownership management or SELinux relabeling.
     """
 
-    monitors: Sequence[str | Output[Any]] | Output[Any]
+    monitors: Required[Sequence[str | Output[Any]] | Output[Any]]
     """monitors is Required: Monitors is a collection of Ceph monitors More info:
     https://examples.k8s.io/volumes/cephfs/README.md#how-to-use-it
     """
@@ -426,7 +426,7 @@ class CinderPersistentVolumeSourceDict(TypedDict, total=False):
     OpenStack.
     """
 
-    volumeID: str | Output[Any]
+    volumeID: Required[str | Output[Any]]
     """volumeID used to identify the volume in cinder."""
 
 
@@ -447,7 +447,7 @@ class CinderVolumeSourceDict(TypedDict, total=False):
     OpenStack.
     """
 
-    volumeID: str | Output[Any]
+    volumeID: Required[str | Output[Any]]
     """volumeID used to identify the volume in cinder."""
 
 
@@ -472,7 +472,7 @@ class ClusterTrustBundleProjectionDict(TypedDict, total=False):
     optional: bool | Output[Any]
     """If true, don't block pod startup if the referenced ClusterTrustBundle(s) aren't available."""
 
-    path: str | Output[Any]
+    path: Required[str | Output[Any]]
     """Relative path from the volume root to write the bundle."""
 
     signerName: str | Output[Any]
@@ -492,7 +492,7 @@ class ConfigMapEnvSourceDict(TypedDict, total=False):
 class ConfigMapKeySelectorDict(TypedDict, total=False):
     """Selects a key from a ConfigMap."""
 
-    key: str | Output[Any]
+    key: Required[str | Output[Any]]
     """The key to select."""
 
     name: str | Output[Any]
@@ -508,15 +508,15 @@ class ConfigMapNodeConfigSourceDict(TypedDict, total=False):
     https://git.k8s.io/enhancements/keps/sig-node/281-dynamic-kubelet-configuration
     """
 
-    kubeletConfigKey: str | Output[Any]
+    kubeletConfigKey: Required[str | Output[Any]]
     """KubeletConfigKey declares which key of the referenced ConfigMap corresponds to the
     KubeletConfiguration structure This field is required in all cases.
     """
 
-    name: str | Output[Any]
+    name: Required[str | Output[Any]]
     """Name is the metadata.name of the referenced ConfigMap."""
 
-    namespace: str | Output[Any]
+    namespace: Required[str | Output[Any]]
     """Namespace is the metadata.namespace of the referenced ConfigMap."""
 
     resourceVersion: str | Output[Any]
@@ -586,7 +586,7 @@ class ContainerDict(TypedDict, total=False):
     livenessProbe: ProbeDict | models_core_v1.Probe | Output[Any]
     """Periodic probe of container liveness."""
 
-    name: str | Output[Any]
+    name: Required[str | Output[Any]]
     """Name of the container specified as a DNS_LABEL."""
 
     ports: Sequence[ContainerPortDict | models_core_v1.ContainerPort | Output[Any]] | Output[Any]
@@ -642,7 +642,7 @@ class ContainerDict(TypedDict, total=False):
 class ContainerPortDict(TypedDict, total=False):
     """ContainerPort represents a network port in a single container."""
 
-    containerPort: int | Output[Any]
+    containerPort: Required[int | Output[Any]]
     """Number of port to expose on the pod's IP address."""
 
     hostIP: str | Output[Any]
@@ -661,10 +661,10 @@ class ContainerPortDict(TypedDict, total=False):
 class ContainerResizePolicyDict(TypedDict, total=False):
     """ContainerResizePolicy represents resource resize policy for the container."""
 
-    resourceName: str | Output[Any]
+    resourceName: Required[str | Output[Any]]
     """Name of the resource to which this resource resize policy applies."""
 
-    restartPolicy: str | Output[Any]
+    restartPolicy: Required[str | Output[Any]]
     """Restart policy to apply when specified resource is resized."""
 
 
@@ -690,7 +690,7 @@ class DownwardAPIVolumeFileDict(TypedDict, total=False):
     0000 and 0777 or a decimal value between 0 and 511.
     """
 
-    path: str | Output[Any]
+    path: Required[str | Output[Any]]
     """Required: Path is the relative path name of the file to be created."""
 
     resourceFieldRef: ResourceFieldSelectorDict | models_core_v1.ResourceFieldSelector | Output[Any]
@@ -731,7 +731,7 @@ class EndpointAddressDict(TypedDict, total=False):
     hostname: str | Output[Any]
     """The Hostname of this endpoint"""
 
-    ip: str | Output[Any]
+    ip: Required[str | Output[Any]]
     """The IP of this endpoint."""
 
     nodeName: str | Output[Any]
@@ -752,7 +752,7 @@ class EndpointPortDict(TypedDict, total=False):
     name: str | Output[Any]
     """The name of this port."""
 
-    port: int | Output[Any]
+    port: Required[int | Output[Any]]
     """The port number of the endpoint."""
 
     protocol: str | Output[Any]
@@ -793,7 +793,7 @@ class EnvFromSourceDict(TypedDict, total=False):
 class EnvVarDict(TypedDict, total=False):
     """EnvVar represents an environment variable present in a Container."""
 
-    name: str | Output[Any]
+    name: Required[str | Output[Any]]
     """Name of the environment variable."""
 
     value: str | Output[Any]
@@ -859,7 +859,7 @@ class EphemeralContainerDict(TypedDict, total=False):
     livenessProbe: ProbeDict | models_core_v1.Probe | Output[Any]
     """Probes are not allowed for ephemeral containers."""
 
-    name: str | Output[Any]
+    name: Required[str | Output[Any]]
     """Name of the ephemeral container specified as a DNS_LABEL."""
 
     ports: Sequence[ContainerPortDict | models_core_v1.ContainerPort | Output[Any]] | Output[Any]
@@ -985,7 +985,7 @@ class FlexPersistentVolumeSourceDict(TypedDict, total=False):
     provisioned/attached using an exec based plugin.
     """
 
-    driver: str | Output[Any]
+    driver: Required[str | Output[Any]]
     """driver is the name of the driver to use for this volume."""
 
     fsType: str | Output[Any]
@@ -1008,7 +1008,7 @@ class FlexVolumeSourceDict(TypedDict, total=False):
     based plugin.
     """
 
-    driver: str | Output[Any]
+    driver: Required[str | Output[Any]]
     """driver is the name of the driver to use for this volume."""
 
     fsType: str | Output[Any]
@@ -1050,7 +1050,7 @@ class GCEPersistentDiskVolumeSourceDict(TypedDict, total=False):
     partition: int | Output[Any]
     """partition is the partition in the volume that you want to mount."""
 
-    pdName: str | Output[Any]
+    pdName: Required[str | Output[Any]]
     """pdName is unique name of the PD resource in GCE."""
 
     readOnly: bool | Output[Any]
@@ -1060,7 +1060,7 @@ class GCEPersistentDiskVolumeSourceDict(TypedDict, total=False):
 class GRPCActionDict(TypedDict, total=False):
     """GRPCAction specifies an action involving a GRPC service."""
 
-    port: int | Output[Any]
+    port: Required[int | Output[Any]]
     """Port number of the gRPC service."""
 
     service: str | Output[Any]
@@ -1077,7 +1077,7 @@ class GitRepoVolumeSourceDict(TypedDict, total=False):
     directory: str | Output[Any]
     """directory is the target directory name."""
 
-    repository: str | Output[Any]
+    repository: Required[str | Output[Any]]
     """repository is the URL"""
 
     revision: str | Output[Any]
@@ -1089,13 +1089,13 @@ class GlusterfsPersistentVolumeSourceDict(TypedDict, total=False):
     support ownership management or SELinux relabeling.
     """
 
-    endpoints: str | Output[Any]
+    endpoints: Required[str | Output[Any]]
     """endpoints is the endpoint name that details Glusterfs topology."""
 
     endpointsNamespace: str | Output[Any]
     """endpointsNamespace is the namespace that contains Glusterfs endpoint."""
 
-    path: str | Output[Any]
+    path: Required[str | Output[Any]]
     """path is the Glusterfs volume path."""
 
     readOnly: bool | Output[Any]
@@ -1107,10 +1107,10 @@ class GlusterfsVolumeSourceDict(TypedDict, total=False):
     support ownership management or SELinux relabeling.
     """
 
-    endpoints: str | Output[Any]
+    endpoints: Required[str | Output[Any]]
     """endpoints is the endpoint name that details Glusterfs topology."""
 
-    path: str | Output[Any]
+    path: Required[str | Output[Any]]
     """path is the Glusterfs volume path."""
 
     readOnly: bool | Output[Any]
@@ -1129,7 +1129,7 @@ class HTTPGetActionDict(TypedDict, total=False):
     path: str | Output[Any]
     """Path to access on the HTTP server."""
 
-    port: int | str | Output[Any]
+    port: Required[int | str | Output[Any]]
     """Name or number of the port to access on the container."""
 
     scheme: str | Output[Any]
@@ -1139,10 +1139,10 @@ class HTTPGetActionDict(TypedDict, total=False):
 class HTTPHeaderDict(TypedDict, total=False):
     """HTTPHeader describes a custom header to be used in HTTP probes"""
 
-    name: str | Output[Any]
+    name: Required[str | Output[Any]]
     """The header field name."""
 
-    value: str | Output[Any]
+    value: Required[str | Output[Any]]
     """The header field value"""
 
 
@@ -1154,7 +1154,7 @@ class HostAliasDict(TypedDict, total=False):
     hostnames: Sequence[str | Output[Any]] | Output[Any]
     """Hostnames for the above IP address."""
 
-    ip: str | Output[Any]
+    ip: Required[str | Output[Any]]
     """IP address of the host file entry."""
 
 
@@ -1163,7 +1163,7 @@ class HostPathVolumeSourceDict(TypedDict, total=False):
     management or SELinux relabeling.
     """
 
-    path: str | Output[Any]
+    path: Required[str | Output[Any]]
     """path of the directory on the host."""
 
     type: str | Output[Any]
@@ -1189,13 +1189,13 @@ class ISCSIPersistentVolumeSourceDict(TypedDict, total=False):
     initiatorName: str | Output[Any]
     """initiatorName is the custom iSCSI Initiator Name."""
 
-    iqn: str | Output[Any]
+    iqn: Required[str | Output[Any]]
     """iqn is Target iSCSI Qualified Name."""
 
     iscsiInterface: str | Output[Any]
     """iscsiInterface is the interface Name that uses an iSCSI transport."""
 
-    lun: int | Output[Any]
+    lun: Required[int | Output[Any]]
     """lun is iSCSI Target Lun number."""
 
     portals: Sequence[str | Output[Any]] | Output[Any]
@@ -1207,7 +1207,7 @@ class ISCSIPersistentVolumeSourceDict(TypedDict, total=False):
     secretRef: SecretReferenceDict | models_core_v1.SecretReference | Output[Any]
     """secretRef is the CHAP Secret for iSCSI target and initiator authentication"""
 
-    targetPortal: str | Output[Any]
+    targetPortal: Required[str | Output[Any]]
     """targetPortal is iSCSI Target Portal."""
 
 
@@ -1228,13 +1228,13 @@ class ISCSIVolumeSourceDict(TypedDict, total=False):
     initiatorName: str | Output[Any]
     """initiatorName is the custom iSCSI Initiator Name."""
 
-    iqn: str | Output[Any]
+    iqn: Required[str | Output[Any]]
     """iqn is the target iSCSI Qualified Name."""
 
     iscsiInterface: str | Output[Any]
     """iscsiInterface is the interface Name that uses an iSCSI transport."""
 
-    lun: int | Output[Any]
+    lun: Required[int | Output[Any]]
     """lun represents iSCSI Target Lun number."""
 
     portals: Sequence[str | Output[Any]] | Output[Any]
@@ -1246,7 +1246,7 @@ class ISCSIVolumeSourceDict(TypedDict, total=False):
     secretRef: LocalObjectReferenceDict | models_core_v1.LocalObjectReference | Output[Any]
     """secretRef is the CHAP Secret for iSCSI target and initiator authentication"""
 
-    targetPortal: str | Output[Any]
+    targetPortal: Required[str | Output[Any]]
     """targetPortal is iSCSI Target Portal."""
 
 
@@ -1263,13 +1263,13 @@ class ImageVolumeSourceDict(TypedDict, total=False):
 class KeyToPathDict(TypedDict, total=False):
     """Maps a string key to a path within a volume."""
 
-    key: str | Output[Any]
+    key: Required[str | Output[Any]]
     """key is the key to project."""
 
     mode: int | Output[Any]
     """mode is Optional: mode bits used to set permissions on this file."""
 
-    path: str | Output[Any]
+    path: Required[str | Output[Any]]
     """path is the relative path of the file to map the key to."""
 
 
@@ -1334,14 +1334,14 @@ class LimitRangeItemDict(TypedDict, total=False):
     min: Mapping[str, str | int | float | Output[Any]] | Output[Any]
     """Min usage constraints on this kind by resource name."""
 
-    type: str | Output[Any]
+    type: Required[str | Output[Any]]
     """Type of resource that this limit applies to."""
 
 
 class LimitRangeSpecDict(TypedDict, total=False):
     """LimitRangeSpec defines a min/max usage limit for resources that match on kind."""
 
-    limits: Sequence[LimitRangeItemDict | models_core_v1.LimitRangeItem | Output[Any]] | Output[Any]
+    limits: Required[Sequence[LimitRangeItemDict | models_core_v1.LimitRangeItem | Output[Any]] | Output[Any]]
     """Limits is the list of LimitRangeItem objects that are enforced."""
 
 
@@ -1360,14 +1360,14 @@ class LocalVolumeSourceDict(TypedDict, total=False):
     fsType: str | Output[Any]
     """fsType is the filesystem type to mount."""
 
-    path: str | Output[Any]
+    path: Required[str | Output[Any]]
     """path of the full path to the volume on the node."""
 
 
 class ModifyVolumeStatusDict(TypedDict, total=False):
     """ModifyVolumeStatus represents the status object of ControllerModifyVolume operation"""
 
-    status: str | Output[Any]
+    status: Required[str | Output[Any]]
     """status is the status of the ControllerModifyVolume operation."""
 
     targetVolumeAttributesClassName: str | Output[Any]
@@ -1381,13 +1381,13 @@ class NFSVolumeSourceDict(TypedDict, total=False):
     ownership management or SELinux relabeling.
     """
 
-    path: str | Output[Any]
+    path: Required[str | Output[Any]]
     """path that is exported by the NFS server."""
 
     readOnly: bool | Output[Any]
     """readOnly here will force the NFS export to be mounted with read-only permissions."""
 
-    server: str | Output[Any]
+    server: Required[str | Output[Any]]
     """server is the hostname or IP address of the NFS server."""
 
 
@@ -1430,7 +1430,7 @@ class NodeSelectorDict(TypedDict, total=False):
     terms.
     """
 
-    nodeSelectorTerms: Sequence[NodeSelectorTermDict | models_core_v1.NodeSelectorTerm | Output[Any]] | Output[Any]
+    nodeSelectorTerms: Required[Sequence[NodeSelectorTermDict | models_core_v1.NodeSelectorTerm | Output[Any]] | Output[Any]]
     """Required."""
 
 
@@ -1439,10 +1439,10 @@ class NodeSelectorRequirementDict(TypedDict, total=False):
     relates the key and values.
     """
 
-    key: str | Output[Any]
+    key: Required[str | Output[Any]]
     """The label key that the selector applies to."""
 
-    operator: str | Output[Any]
+    operator: Required[str | Output[Any]]
     """Represents a key's relationship to a set of values."""
 
     values: Sequence[str | Output[Any]] | Output[Any]
@@ -1496,7 +1496,7 @@ class ObjectFieldSelectorDict(TypedDict, total=False):
     apiVersion: str | Output[Any]
     """Version of the schema the FieldPath is written in terms of, defaults to "v1"."""
 
-    fieldPath: str | Output[Any]
+    fieldPath: Required[str | Output[Any]]
     """Path of the field to select in the specified API version."""
 
 
@@ -1546,10 +1546,10 @@ class PersistentVolumeClaimConditionDict(TypedDict, total=False):
     reason for condition's last transition.
     """
 
-    status: str | Output[Any]
+    status: Required[str | Output[Any]]
     """Status is the status of the condition."""
 
-    type: str | Output[Any]
+    type: Required[str | Output[Any]]
     """Type is the type of the condition."""
 
 
@@ -1649,7 +1649,7 @@ class PersistentVolumeClaimTemplateDict(TypedDict, total=False):
     metadata: meta_v1.ObjectMetaDict | models_meta_v1.ObjectMeta | Output[Any]
     """May contain labels and annotations that will be copied into the PVC when creating it."""
 
-    spec: PersistentVolumeClaimSpecDict | models_core_v1.PersistentVolumeClaimSpec | Output[Any]
+    spec: Required[PersistentVolumeClaimSpecDict | models_core_v1.PersistentVolumeClaimSpec | Output[Any]]
     """The specification for the PersistentVolumeClaim."""
 
 
@@ -1660,7 +1660,7 @@ class PersistentVolumeClaimVolumeSourceDict(TypedDict, total=False):
     that is owned by someone else (the system).
     """
 
-    claimName: str | Output[Any]
+    claimName: Required[str | Output[Any]]
     """claimName is the name of a PersistentVolumeClaim in the same namespace as the pod using this
     volume.
     """
@@ -1794,7 +1794,7 @@ class PhotonPersistentDiskVolumeSourceDict(TypedDict, total=False):
     fsType: str | Output[Any]
     """fsType is the filesystem type to mount."""
 
-    pdID: str | Output[Any]
+    pdID: Required[str | Output[Any]]
     """pdID is the ID that identifies Photon Controller persistent disk"""
 
 
@@ -1840,7 +1840,7 @@ class PodAffinityTermDict(TypedDict, total=False):
     namespaces: Sequence[str | Output[Any]] | Output[Any]
     """namespaces specifies a static list of namespace names that the term applies to."""
 
-    topologyKey: str | Output[Any]
+    topologyKey: Required[str | Output[Any]]
     """This pod should be co-located (affinity) or not co-located (anti-affinity) with the pods
     matching the labelSelector in the specified namespaces, where co-located is defined as
     running on a node whose value of the label with key topologyKey matches that of any node on
@@ -1891,14 +1891,14 @@ class PodDNSConfigOptionDict(TypedDict, total=False):
 class PodOSDict(TypedDict, total=False):
     """PodOS defines the OS parameters of a pod."""
 
-    name: str | Output[Any]
+    name: Required[str | Output[Any]]
     """Name is the name of the operating system."""
 
 
 class PodReadinessGateDict(TypedDict, total=False):
     """PodReadinessGate contains the reference to a pod condition"""
 
-    conditionType: str | Output[Any]
+    conditionType: Required[str | Output[Any]]
     """ConditionType refers to a condition in the pod's condition list with matching type."""
 
 
@@ -1907,7 +1907,7 @@ class PodResourceClaimDict(TypedDict, total=False):
     ResourceClaimTemplate which is then turned into a ResourceClaim for the pod.
     """
 
-    name: str | Output[Any]
+    name: Required[str | Output[Any]]
     """Name uniquely identifies this resource claim inside the pod."""
 
     resourceClaimName: str | Output[Any]
@@ -1922,7 +1922,7 @@ class PodResourceClaimDict(TypedDict, total=False):
 class PodSchedulingGateDict(TypedDict, total=False):
     """PodSchedulingGate is associated to a Pod to guard its scheduling."""
 
-    name: str | Output[Any]
+    name: Required[str | Output[Any]]
     """Name of the scheduling gate."""
 
 
@@ -1994,7 +1994,7 @@ class PodSpecDict(TypedDict, total=False):
     automatically mounted.
     """
 
-    containers: Sequence[ContainerDict | models_core_v1.Container | Output[Any]] | Output[Any]
+    containers: Required[Sequence[ContainerDict | models_core_v1.Container | Output[Any]] | Output[Any]]
     """List of containers belonging to the pod."""
 
     dnsConfig: PodDNSConfigDict | models_core_v1.PodDNSConfig | Output[Any]
@@ -2152,7 +2152,7 @@ class PortworxVolumeSourceDict(TypedDict, total=False):
     readOnly: bool | Output[Any]
     """readOnly defaults to false (read/write)."""
 
-    volumeID: str | Output[Any]
+    volumeID: Required[str | Output[Any]]
     """volumeID uniquely identifies a Portworx volume"""
 
 
@@ -2161,10 +2161,10 @@ class PreferredSchedulingTermDict(TypedDict, total=False):
     no-op). A null preferred scheduling term matches no objects (i.e. is also a no-op).
     """
 
-    preference: NodeSelectorTermDict | models_core_v1.NodeSelectorTerm | Output[Any]
+    preference: Required[NodeSelectorTermDict | models_core_v1.NodeSelectorTerm | Output[Any]]
     """A node selector term, associated with the corresponding weight."""
 
-    weight: int | Output[Any]
+    weight: Required[int | Output[Any]]
     """Weight associated with matching the corresponding nodeSelectorTerm, in the range 1-100."""
 
 
@@ -2225,7 +2225,7 @@ class QuobyteVolumeSourceDict(TypedDict, total=False):
     readOnly: bool | Output[Any]
     """readOnly here will force the Quobyte volume to be mounted with read-only permissions."""
 
-    registry: str | Output[Any]
+    registry: Required[str | Output[Any]]
     """registry represents a single or multiple Quobyte Registry services specified as a string as
     host:port pair (multiple entries are separated with commas) which acts as the central
     registry for volumes
@@ -2239,7 +2239,7 @@ class QuobyteVolumeSourceDict(TypedDict, total=False):
     user: str | Output[Any]
     """user to map volume access to Defaults to serivceaccount user"""
 
-    volume: str | Output[Any]
+    volume: Required[str | Output[Any]]
     """volume is a string that references an already created Quobyte volume by name."""
 
 
@@ -2251,13 +2251,13 @@ class RBDPersistentVolumeSourceDict(TypedDict, total=False):
     fsType: str | Output[Any]
     """fsType is the filesystem type of the volume that you want to mount."""
 
-    image: str | Output[Any]
+    image: Required[str | Output[Any]]
     """image is the rados image name."""
 
     keyring: str | Output[Any]
     """keyring is the path to key ring for RBDUser."""
 
-    monitors: Sequence[str | Output[Any]] | Output[Any]
+    monitors: Required[Sequence[str | Output[Any]] | Output[Any]]
     """monitors is a collection of Ceph monitors."""
 
     pool: str | Output[Any]
@@ -2281,13 +2281,13 @@ class RBDVolumeSourceDict(TypedDict, total=False):
     fsType: str | Output[Any]
     """fsType is the filesystem type of the volume that you want to mount."""
 
-    image: str | Output[Any]
+    image: Required[str | Output[Any]]
     """image is the rados image name."""
 
     keyring: str | Output[Any]
     """keyring is the path to key ring for RBDUser."""
 
-    monitors: Sequence[str | Output[Any]] | Output[Any]
+    monitors: Required[Sequence[str | Output[Any]] | Output[Any]]
     """monitors is a collection of Ceph monitors."""
 
     pool: str | Output[Any]
@@ -2326,7 +2326,7 @@ class ReplicationControllerSpecDict(TypedDict, total=False):
 class ResourceClaimDict(TypedDict, total=False):
     """ResourceClaim references one entry in PodSpec.ResourceClaims."""
 
-    name: str | Output[Any]
+    name: Required[str | Output[Any]]
     """Name must match the name of one entry in pod.spec.resourceClaims of the Pod where this field
     is used.
     """
@@ -2344,7 +2344,7 @@ class ResourceFieldSelectorDict(TypedDict, total=False):
     divisor: str | int | float | Output[Any]
     """Specifies the output format of the exposed resources, defaults to "1" """
 
-    resource: str | Output[Any]
+    resource: Required[str | Output[Any]]
     """Required: resource to select"""
 
 
@@ -2401,7 +2401,7 @@ class ScaleIOPersistentVolumeSourceDict(TypedDict, total=False):
     fsType: str | Output[Any]
     """fsType is the filesystem type to mount."""
 
-    gateway: str | Output[Any]
+    gateway: Required[str | Output[Any]]
     """gateway is the host address of the ScaleIO API Gateway."""
 
     protectionDomain: str | Output[Any]
@@ -2410,7 +2410,7 @@ class ScaleIOPersistentVolumeSourceDict(TypedDict, total=False):
     readOnly: bool | Output[Any]
     """readOnly defaults to false (read/write)."""
 
-    secretRef: SecretReferenceDict | models_core_v1.SecretReference | Output[Any]
+    secretRef: Required[SecretReferenceDict | models_core_v1.SecretReference | Output[Any]]
     """secretRef references to the secret for ScaleIO user and other sensitive information."""
 
     sslEnabled: bool | Output[Any]
@@ -2424,7 +2424,7 @@ class ScaleIOPersistentVolumeSourceDict(TypedDict, total=False):
     storagePool: str | Output[Any]
     """storagePool is the ScaleIO Storage Pool associated with the protection domain."""
 
-    system: str | Output[Any]
+    system: Required[str | Output[Any]]
     """system is the name of the storage system as configured in ScaleIO."""
 
     volumeName: str | Output[Any]
@@ -2439,7 +2439,7 @@ class ScaleIOVolumeSourceDict(TypedDict, total=False):
     fsType: str | Output[Any]
     """fsType is the filesystem type to mount."""
 
-    gateway: str | Output[Any]
+    gateway: Required[str | Output[Any]]
     """gateway is the host address of the ScaleIO API Gateway."""
 
     protectionDomain: str | Output[Any]
@@ -2448,7 +2448,7 @@ class ScaleIOVolumeSourceDict(TypedDict, total=False):
     readOnly: bool | Output[Any]
     """readOnly Defaults to false (read/write)."""
 
-    secretRef: LocalObjectReferenceDict | models_core_v1.LocalObjectReference | Output[Any]
+    secretRef: Required[LocalObjectReferenceDict | models_core_v1.LocalObjectReference | Output[Any]]
     """secretRef references to the secret for ScaleIO user and other sensitive information."""
 
     sslEnabled: bool | Output[Any]
@@ -2462,7 +2462,7 @@ class ScaleIOVolumeSourceDict(TypedDict, total=False):
     storagePool: str | Output[Any]
     """storagePool is the ScaleIO Storage Pool associated with the protection domain."""
 
-    system: str | Output[Any]
+    system: Required[str | Output[Any]]
     """system is the name of the storage system as configured in ScaleIO."""
 
     volumeName: str | Output[Any]
@@ -2485,10 +2485,10 @@ class ScopedResourceSelectorRequirementDict(TypedDict, total=False):
     an operator that relates the scope name and values.
     """
 
-    operator: str | Output[Any]
+    operator: Required[str | Output[Any]]
     """Represents a scope's relationship to a set of values."""
 
-    scopeName: str | Output[Any]
+    scopeName: Required[str | Output[Any]]
     """The name of the scope that the selector applies to."""
 
     values: Sequence[str | Output[Any]] | Output[Any]
@@ -2503,7 +2503,7 @@ class SeccompProfileDict(TypedDict, total=False):
     localhostProfile: str | Output[Any]
     """localhostProfile indicates a profile defined in a file on the node should be used."""
 
-    type: str | Output[Any]
+    type: Required[str | Output[Any]]
     """type indicates which kind of seccomp profile will be applied."""
 
 
@@ -2520,7 +2520,7 @@ class SecretEnvSourceDict(TypedDict, total=False):
 class SecretKeySelectorDict(TypedDict, total=False):
     """SecretKeySelector selects a key of a Secret."""
 
-    key: str | Output[Any]
+    key: Required[str | Output[Any]]
     """The key of the secret to select from."""
 
     name: str | Output[Any]
@@ -2632,7 +2632,7 @@ class ServiceAccountTokenProjectionDict(TypedDict, total=False):
     expirationSeconds: int | Output[Any]
     """expirationSeconds is the requested duration of validity of the service account token."""
 
-    path: str | Output[Any]
+    path: Required[str | Output[Any]]
     """path is the path relative to the mount point of the file to project the token into."""
 
 
@@ -2650,7 +2650,7 @@ class ServicePortDict(TypedDict, total=False):
     LoadBalancer.
     """
 
-    port: int | Output[Any]
+    port: Required[int | Output[Any]]
     """The port that will be exposed by this service."""
 
     protocol: str | Output[Any]
@@ -2752,7 +2752,7 @@ class SessionAffinityConfigDict(TypedDict, total=False):
 class SleepActionDict(TypedDict, total=False):
     """SleepAction describes a "sleep" action."""
 
-    seconds: int | Output[Any]
+    seconds: Required[int | Output[Any]]
     """Seconds is the number of seconds to sleep."""
 
 
@@ -2797,10 +2797,10 @@ class StorageOSVolumeSourceDict(TypedDict, total=False):
 class SysctlDict(TypedDict, total=False):
     """Sysctl defines a kernel parameter to be set"""
 
-    name: str | Output[Any]
+    name: Required[str | Output[Any]]
     """Name of a property to set"""
 
-    value: str | Output[Any]
+    value: Required[str | Output[Any]]
     """Value of a property to set"""
 
 
@@ -2810,7 +2810,7 @@ class TCPSocketActionDict(TypedDict, total=False):
     host: str | Output[Any]
     """Optional: Host name to connect to, defaults to the pod IP."""
 
-    port: int | str | Output[Any]
+    port: Required[int | str | Output[Any]]
     """Number or name of the port to access on the container."""
 
 
@@ -2819,10 +2819,10 @@ class TaintDict(TypedDict, total=False):
     Taint.
     """
 
-    effect: str | Output[Any]
+    effect: Required[str | Output[Any]]
     """Required."""
 
-    key: str | Output[Any]
+    key: Required[str | Output[Any]]
     """Required."""
 
     timeAdded: str | Output[Any]
@@ -2860,10 +2860,10 @@ class TopologySelectorLabelRequirementDict(TypedDict, total=False):
     feature and may change in the future.
     """
 
-    key: str | Output[Any]
+    key: Required[str | Output[Any]]
     """The label key that the selector applies to."""
 
-    values: Sequence[str | Output[Any]] | Output[Any]
+    values: Required[Sequence[str | Output[Any]] | Output[Any]]
     """An array of string values."""
 
 
@@ -2888,7 +2888,7 @@ class TopologySpreadConstraintDict(TypedDict, total=False):
     calculated.
     """
 
-    maxSkew: int | Output[Any]
+    maxSkew: Required[int | Output[Any]]
     """MaxSkew describes the degree to which pods may be unevenly distributed."""
 
     minDomains: int | Output[Any]
@@ -2904,10 +2904,10 @@ class TopologySpreadConstraintDict(TypedDict, total=False):
     spread skew.
     """
 
-    topologyKey: str | Output[Any]
+    topologyKey: Required[str | Output[Any]]
     """TopologyKey is the key of node labels."""
 
-    whenUnsatisfiable: str | Output[Any]
+    whenUnsatisfiable: Required[str | Output[Any]]
     """WhenUnsatisfiable indicates how to deal with a pod if it doesn't satisfy the spread
     constraint. - DoNotSchedule (default) tells the scheduler not to schedule it. -
     ScheduleAnyway tells the scheduler to schedule the pod in any location, but giving higher
@@ -2923,10 +2923,10 @@ class TypedLocalObjectReferenceDict(TypedDict, total=False):
     apiGroup: str | Output[Any]
     """APIGroup is the group for the resource being referenced."""
 
-    kind: str | Output[Any]
+    kind: Required[str | Output[Any]]
     """Kind is the type of resource being referenced"""
 
-    name: str | Output[Any]
+    name: Required[str | Output[Any]]
     """Name is the name of resource being referenced"""
 
 
@@ -2938,10 +2938,10 @@ class TypedObjectReferenceDict(TypedDict, total=False):
     apiGroup: str | Output[Any]
     """APIGroup is the group for the resource being referenced."""
 
-    kind: str | Output[Any]
+    kind: Required[str | Output[Any]]
     """Kind is the type of resource being referenced"""
 
-    name: str | Output[Any]
+    name: Required[str | Output[Any]]
     """Name is the name of resource being referenced"""
 
     namespace: str | Output[Any]
@@ -2954,10 +2954,10 @@ class TypedObjectReferenceDict(TypedDict, total=False):
 class VolumeDeviceDict(TypedDict, total=False):
     """volumeDevice describes a mapping of a raw block device within a container."""
 
-    devicePath: str | Output[Any]
+    devicePath: Required[str | Output[Any]]
     """devicePath is the path inside of the container that the device will be mapped to."""
 
-    name: str | Output[Any]
+    name: Required[str | Output[Any]]
     """name must match the name of a persistentVolumeClaim in the pod"""
 
 
@@ -3037,7 +3037,7 @@ class VolumeDict(TypedDict, total=False):
     then exposed to the pod.
     """
 
-    name: str | Output[Any]
+    name: Required[str | Output[Any]]
     """name of the volume."""
 
     nfs: NFSVolumeSourceDict | models_core_v1.NFSVolumeSource | Output[Any]
@@ -3083,7 +3083,7 @@ class VolumeDict(TypedDict, total=False):
 class VolumeMountDict(TypedDict, total=False):
     """VolumeMount describes a mounting of a Volume within a container."""
 
-    mountPath: str | Output[Any]
+    mountPath: Required[str | Output[Any]]
     """Path within the container at which the volume should be mounted."""
 
     mountPropagation: str | Output[Any]
@@ -3091,7 +3091,7 @@ class VolumeMountDict(TypedDict, total=False):
     other way around.
     """
 
-    name: str | Output[Any]
+    name: Required[str | Output[Any]]
     """This must match the Name of a Volume."""
 
     readOnly: bool | Output[Any]
@@ -3163,7 +3163,7 @@ class VsphereVirtualDiskVolumeSourceDict(TypedDict, total=False):
     storagePolicyName: str | Output[Any]
     """storagePolicyName is the storage Policy Based Management (SPBM) profile name."""
 
-    volumePath: str | Output[Any]
+    volumePath: Required[str | Output[Any]]
     """volumePath is the path that identifies vSphere volume vmdk"""
 
 
@@ -3172,10 +3172,10 @@ class WeightedPodAffinityTermDict(TypedDict, total=False):
     the most preferred node(s)
     """
 
-    podAffinityTerm: PodAffinityTermDict | models_core_v1.PodAffinityTerm | Output[Any]
+    podAffinityTerm: Required[PodAffinityTermDict | models_core_v1.PodAffinityTerm | Output[Any]]
     """Required."""
 
-    weight: int | Output[Any]
+    weight: Required[int | Output[Any]]
     """weight associated with matching the corresponding podAffinityTerm, in the range 1-100."""
 
 

@@ -9,7 +9,7 @@ values.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, TypedDict
+from typing import TYPE_CHECKING, Any, Required, TypedDict
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -50,7 +50,7 @@ class EndpointConditionsDict(TypedDict, total=False):
 class EndpointDict(TypedDict, total=False):
     """Endpoint represents a single logical "backend" implementing a service."""
 
-    addresses: Sequence[str | Output[Any]] | Output[Any]
+    addresses: Required[Sequence[str | Output[Any]] | Output[Any]]
     """addresses of this endpoint."""
 
     conditions: EndpointConditionsDict | models_discovery_v1.EndpointConditions | Output[Any]
@@ -108,12 +108,12 @@ class EndpointPortDict(TypedDict, total=False):
 class ForNodeDict(TypedDict, total=False):
     """ForNode provides information about which nodes should consume this endpoint."""
 
-    name: str | Output[Any]
+    name: Required[str | Output[Any]]
     """name represents the name of the node."""
 
 
 class ForZoneDict(TypedDict, total=False):
     """ForZone provides information about which zones should consume this endpoint."""
 
-    name: str | Output[Any]
+    name: Required[str | Output[Any]]
     """name represents the name of the zone."""

@@ -9,7 +9,7 @@ values.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, TypedDict
+from typing import TYPE_CHECKING, Any, Required, TypedDict
 
 if TYPE_CHECKING:
     from stackwright.sdk.output import Output
@@ -25,8 +25,8 @@ class EventSeriesDict(TypedDict, total=False):
     heartbeats and can guide customized reporter implementations.
     """
 
-    count: int | Output[Any]
+    count: Required[int | Output[Any]]
     """count is the number of occurrences in this series up to the last heartbeat time."""
 
-    lastObservedTime: str | Output[Any]
+    lastObservedTime: Required[str | Output[Any]]
     """lastObservedTime is the time when last Event from the series was seen before last heartbeat."""

@@ -9,7 +9,7 @@ one to annotate its own values.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, TypedDict
+from typing import TYPE_CHECKING, Any, Required, TypedDict
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -57,7 +57,7 @@ class ExemptPriorityLevelConfigurationDict(TypedDict, total=False):
 class FlowDistinguisherMethodDict(TypedDict, total=False):
     """FlowDistinguisherMethod specifies the method of a flow distinguisher."""
 
-    type: str | Output[Any]
+    type: Required[str | Output[Any]]
     """`type` is the type of flow distinguisher method The supported types are "ByUser" and
     "ByNamespace".
     """
@@ -75,7 +75,7 @@ class FlowSchemaSpecDict(TypedDict, total=False):
     matchingPrecedence: int | Output[Any]
     """`matchingPrecedence` is used to choose among the FlowSchemas that match a given request."""
 
-    priorityLevelConfiguration: PriorityLevelConfigurationReferenceDict | models_flowcontrol_v1.PriorityLevelConfigurationReference | Output[Any]
+    priorityLevelConfiguration: Required[PriorityLevelConfigurationReferenceDict | models_flowcontrol_v1.PriorityLevelConfigurationReference | Output[Any]]
     """`priorityLevelConfiguration` should reference a PriorityLevelConfiguration in the cluster."""
 
     rules: Sequence[PolicyRulesWithSubjectsDict | models_flowcontrol_v1.PolicyRulesWithSubjects | Output[Any]] | Output[Any]
@@ -85,7 +85,7 @@ class FlowSchemaSpecDict(TypedDict, total=False):
 class GroupSubjectDict(TypedDict, total=False):
     """GroupSubject holds detailed information for group-kind subject."""
 
-    name: str | Output[Any]
+    name: Required[str | Output[Any]]
     """name is the user group that matches, or "*" to match all user groups."""
 
 
@@ -95,7 +95,7 @@ class LimitResponseDict(TypedDict, total=False):
     queuing: QueuingConfigurationDict | models_flowcontrol_v1.QueuingConfiguration | Output[Any]
     """`queuing` holds the configuration parameters for queuing."""
 
-    type: str | Output[Any]
+    type: Required[str | Output[Any]]
     """`type` is "Queue" or "Reject". "Queue" means that requests that can not be executed upon
     arrival are held in a queue until they can be executed or a queuing limit is reached.
     "Reject" means that requests that can not be executed upon arrival are rejected.
@@ -134,12 +134,12 @@ class NonResourcePolicyRuleDict(TypedDict, total=False):
     nonResourceURLs matches the request.
     """
 
-    nonResourceURLs: Sequence[str | Output[Any]] | Output[Any]
+    nonResourceURLs: Required[Sequence[str | Output[Any]] | Output[Any]]
     """`nonResourceURLs` is a set of url prefixes that a user should have access to and may not be
     empty.
     """
 
-    verbs: Sequence[str | Output[Any]] | Output[Any]
+    verbs: Required[Sequence[str | Output[Any]] | Output[Any]]
     """`verbs` is a list of matching verbs and may not be empty. "*" matches all verbs."""
 
 
@@ -161,7 +161,7 @@ class PolicyRulesWithSubjectsDict(TypedDict, total=False):
     to their verb and the target resource.
     """
 
-    subjects: Sequence[SubjectDict | models_flowcontrol_v1.Subject | Output[Any]] | Output[Any]
+    subjects: Required[Sequence[SubjectDict | models_flowcontrol_v1.Subject | Output[Any]] | Output[Any]]
     """subjects is the list of normal user, serviceaccount, or group that this rule cares about."""
 
 
@@ -170,7 +170,7 @@ class PriorityLevelConfigurationReferenceDict(TypedDict, total=False):
     "request-priority" being used.
     """
 
-    name: str | Output[Any]
+    name: Required[str | Output[Any]]
     """`name` is the name of the priority level configuration being referenced Required."""
 
 
@@ -183,7 +183,7 @@ class PriorityLevelConfigurationSpecDict(TypedDict, total=False):
     limited: LimitedPriorityLevelConfigurationDict | models_flowcontrol_v1.LimitedPriorityLevelConfiguration | Output[Any]
     """`limited` specifies how requests are handled for a Limited priority level."""
 
-    type: str | Output[Any]
+    type: Required[str | Output[Any]]
     """`type` indicates whether this priority level is subject to limitation on request execution."""
 
 
@@ -214,7 +214,7 @@ class ResourcePolicyRuleDict(TypedDict, total=False):
     namespaces matches the request's namespace.
     """
 
-    apiGroups: Sequence[str | Output[Any]] | Output[Any]
+    apiGroups: Required[Sequence[str | Output[Any]] | Output[Any]]
     """`apiGroups` is a list of matching API groups and may not be empty. "*" matches all API
     groups and, if present, must be the only entry.
     """
@@ -228,12 +228,12 @@ class ResourcePolicyRuleDict(TypedDict, total=False):
     namespaces: Sequence[str | Output[Any]] | Output[Any]
     """`namespaces` is a list of target namespaces that restricts matches."""
 
-    resources: Sequence[str | Output[Any]] | Output[Any]
+    resources: Required[Sequence[str | Output[Any]] | Output[Any]]
     """`resources` is a list of matching resources (i.e., lowercase and plural) with, if desired,
     subresource.
     """
 
-    verbs: Sequence[str | Output[Any]] | Output[Any]
+    verbs: Required[Sequence[str | Output[Any]] | Output[Any]]
     """`verbs` is a list of matching verbs and may not be empty. "*" matches all verbs and, if
     present, must be the only entry.
     """
@@ -242,10 +242,10 @@ class ResourcePolicyRuleDict(TypedDict, total=False):
 class ServiceAccountSubjectDict(TypedDict, total=False):
     """ServiceAccountSubject holds detailed information for service-account-kind subject."""
 
-    name: str | Output[Any]
+    name: Required[str | Output[Any]]
     """`name` is the name of matching ServiceAccount objects, or "*" to match regardless of name."""
 
-    namespace: str | Output[Any]
+    namespace: Required[str | Output[Any]]
     """`namespace` is the namespace of matching ServiceAccount objects."""
 
 
@@ -257,7 +257,7 @@ class SubjectDict(TypedDict, total=False):
     group: GroupSubjectDict | models_flowcontrol_v1.GroupSubject | Output[Any]
     """`group` matches based on user group name."""
 
-    kind: str | Output[Any]
+    kind: Required[str | Output[Any]]
     """`kind` indicates which one of the other fields is non-empty."""
 
     serviceAccount: ServiceAccountSubjectDict | models_flowcontrol_v1.ServiceAccountSubject | Output[Any]
@@ -270,5 +270,5 @@ class SubjectDict(TypedDict, total=False):
 class UserSubjectDict(TypedDict, total=False):
     """UserSubject holds detailed information for user-kind subject."""
 
-    name: str | Output[Any]
+    name: Required[str | Output[Any]]
     """`name` is the username that matches, or "*" to match all usernames."""

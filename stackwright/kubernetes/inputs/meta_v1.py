@@ -9,7 +9,7 @@ values.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, TypedDict
+from typing import TYPE_CHECKING, Any, Required, TypedDict
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -45,10 +45,10 @@ class LabelSelectorRequirementDict(TypedDict, total=False):
     relates the key and values.
     """
 
-    key: str | Output[Any]
+    key: Required[str | Output[Any]]
     """key is the label key that the selector applies to."""
 
-    operator: str | Output[Any]
+    operator: Required[str | Output[Any]]
     """operator represents a key's relationship to a set of values."""
 
     values: Sequence[str | Output[Any]] | Output[Any]
@@ -153,7 +153,7 @@ class OwnerReferenceDict(TypedDict, total=False):
     namespace field.
     """
 
-    apiVersion: str | Output[Any]
+    apiVersion: Required[str | Output[Any]]
     """API version of the referent."""
 
     blockOwnerDeletion: bool | Output[Any]
@@ -164,11 +164,11 @@ class OwnerReferenceDict(TypedDict, total=False):
     controller: bool | Output[Any]
     """If true, this reference points to the managing controller."""
 
-    kind: str | Output[Any]
+    kind: Required[str | Output[Any]]
     """Kind of the referent."""
 
-    name: str | Output[Any]
+    name: Required[str | Output[Any]]
     """Name of the referent."""
 
-    uid: str | Output[Any]
+    uid: Required[str | Output[Any]]
     """UID of the referent."""

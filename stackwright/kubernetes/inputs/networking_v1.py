@@ -9,7 +9,7 @@ values.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, TypedDict
+from typing import TYPE_CHECKING, Any, Required, TypedDict
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -49,13 +49,13 @@ class HTTPIngressPathDict(TypedDict, total=False):
     forwarded to the backend.
     """
 
-    backend: IngressBackendDict | models_networking_v1.IngressBackend | Output[Any]
+    backend: Required[IngressBackendDict | models_networking_v1.IngressBackend | Output[Any]]
     """backend defines the referenced service endpoint to which the traffic will be forwarded to."""
 
     path: str | Output[Any]
     """path is matched against the path of an incoming request."""
 
-    pathType: str | Output[Any]
+    pathType: Required[str | Output[Any]]
     """pathType determines the interpretation of the path matching."""
 
 
@@ -66,21 +66,21 @@ class HTTPIngressRuleValueDict(TypedDict, total=False):
     the first '?' or '#'.
     """
 
-    paths: Sequence[HTTPIngressPathDict | models_networking_v1.HTTPIngressPath | Output[Any]] | Output[Any]
+    paths: Required[Sequence[HTTPIngressPathDict | models_networking_v1.HTTPIngressPath | Output[Any]] | Output[Any]]
     """paths is a collection of paths that map requests to backends."""
 
 
 class IPAddressSpecDict(TypedDict, total=False):
     """IPAddressSpec describe the attributes in an IP Address."""
 
-    parentRef: ParentReferenceDict | models_networking_v1.ParentReference | Output[Any]
+    parentRef: Required[ParentReferenceDict | models_networking_v1.ParentReference | Output[Any]]
     """ParentRef references the resource that an IPAddress is attached to."""
 
 
 IPBlockDict = TypedDict(
     "IPBlockDict",
     {
-        "cidr": "str | Output[Any]",
+        "cidr": "Required[str | Output[Any]]",
         "except": "Sequence[str | Output[Any]] | Output[Any]",
     },
     total=False,
@@ -107,10 +107,10 @@ class IngressClassParametersReferenceDict(TypedDict, total=False):
     apiGroup: str | Output[Any]
     """apiGroup is the group for the resource being referenced."""
 
-    kind: str | Output[Any]
+    kind: Required[str | Output[Any]]
     """kind is the type of resource being referenced."""
 
-    name: str | Output[Any]
+    name: Required[str | Output[Any]]
     """name is the name of resource being referenced."""
 
     namespace: str | Output[Any]
@@ -147,7 +147,7 @@ class IngressRuleDict(TypedDict, total=False):
 class IngressServiceBackendDict(TypedDict, total=False):
     """IngressServiceBackend references a Kubernetes Service as a Backend."""
 
-    name: str | Output[Any]
+    name: Required[str | Output[Any]]
     """name is the referenced service."""
 
     port: ServiceBackendPortDict | models_networking_v1.ServiceBackendPort | Output[Any]
@@ -242,7 +242,7 @@ class NetworkPolicySpecDict(TypedDict, total=False):
     ingress: Sequence[NetworkPolicyIngressRuleDict | models_networking_v1.NetworkPolicyIngressRule | Output[Any]] | Output[Any]
     """ingress is a list of ingress rules to be applied to the selected pods."""
 
-    podSelector: meta_v1.LabelSelectorDict | models_meta_v1.LabelSelector | Output[Any]
+    podSelector: Required[meta_v1.LabelSelectorDict | models_meta_v1.LabelSelector | Output[Any]]
     """podSelector selects the pods to which this NetworkPolicy object applies."""
 
     policyTypes: Sequence[str | Output[Any]] | Output[Any]
@@ -255,13 +255,13 @@ class ParentReferenceDict(TypedDict, total=False):
     group: str | Output[Any]
     """Group is the group of the object being referenced."""
 
-    name: str | Output[Any]
+    name: Required[str | Output[Any]]
     """Name is the name of the object being referenced."""
 
     namespace: str | Output[Any]
     """Namespace is the namespace of the object being referenced."""
 
-    resource: str | Output[Any]
+    resource: Required[str | Output[Any]]
     """Resource is the resource of the object being referenced."""
 
 

@@ -9,7 +9,7 @@ annotate its own values.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, TypedDict
+from typing import TYPE_CHECKING, Any, Required, TypedDict
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -22,7 +22,7 @@ __all__ = ["IPAddressSpecDict", "ParentReferenceDict", "ServiceCIDRSpecDict"]
 class IPAddressSpecDict(TypedDict, total=False):
     """IPAddressSpec describe the attributes in an IP Address."""
 
-    parentRef: ParentReferenceDict | Output[Any]
+    parentRef: Required[ParentReferenceDict | Output[Any]]
     """ParentRef references the resource that an IPAddress is attached to."""
 
 
@@ -32,13 +32,13 @@ class ParentReferenceDict(TypedDict, total=False):
     group: str | Output[Any]
     """Group is the group of the object being referenced."""
 
-    name: str | Output[Any]
+    name: Required[str | Output[Any]]
     """Name is the name of the object being referenced."""
 
     namespace: str | Output[Any]
     """Namespace is the namespace of the object being referenced."""
 
-    resource: str | Output[Any]
+    resource: Required[str | Output[Any]]
     """Resource is the resource of the object being referenced."""
 
 

@@ -9,7 +9,7 @@ values.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, TypedDict
+from typing import TYPE_CHECKING, Any, Required, TypedDict
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -51,7 +51,7 @@ class PolicyRuleDict(TypedDict, total=False):
     resources: Sequence[str | Output[Any]] | Output[Any]
     """Resources is a list of resources this rule applies to. '*' represents all resources."""
 
-    verbs: Sequence[str | Output[Any]] | Output[Any]
+    verbs: Required[Sequence[str | Output[Any]] | Output[Any]]
     """Verbs is a list of Verbs that apply to ALL the ResourceKinds contained in this rule. '*'
     represents all verbs.
     """
@@ -60,13 +60,13 @@ class PolicyRuleDict(TypedDict, total=False):
 class RoleRefDict(TypedDict, total=False):
     """RoleRef contains information that points to the role being used"""
 
-    apiGroup: str | Output[Any]
+    apiGroup: Required[str | Output[Any]]
     """APIGroup is the group for the resource being referenced"""
 
-    kind: str | Output[Any]
+    kind: Required[str | Output[Any]]
     """Kind is the type of resource being referenced"""
 
-    name: str | Output[Any]
+    name: Required[str | Output[Any]]
     """Name is the name of resource being referenced"""
 
 
@@ -79,10 +79,10 @@ class SubjectDict(TypedDict, total=False):
     apiGroup: str | Output[Any]
     """APIGroup holds the API group of the referenced subject."""
 
-    kind: str | Output[Any]
+    kind: Required[str | Output[Any]]
     """Kind of object being referenced."""
 
-    name: str | Output[Any]
+    name: Required[str | Output[Any]]
     """Name of the object being referenced."""
 
     namespace: str | Output[Any]

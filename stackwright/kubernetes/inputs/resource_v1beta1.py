@@ -9,7 +9,7 @@ values.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, TypedDict
+from typing import TYPE_CHECKING, Any, Required, TypedDict
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -78,14 +78,14 @@ class BasicDeviceDict(TypedDict, total=False):
 class CELDeviceSelectorDict(TypedDict, total=False):
     """CELDeviceSelector contains a CEL expression for selecting a device."""
 
-    expression: str | Output[Any]
+    expression: Required[str | Output[Any]]
     """Expression is a CEL expression which evaluates a single device."""
 
 
 class CounterDict(TypedDict, total=False):
     """Counter describes a quantity associated with a device."""
 
-    value: str | int | float | Output[Any]
+    value: Required[str | int | float | Output[Any]]
     """Value defines how much of a certain device counter is available."""
 
 
@@ -94,12 +94,12 @@ class CounterSetDict(TypedDict, total=False):
     in the ResourceSlice.
     """
 
-    counters: Mapping[str, CounterDict | models_resource_v1beta1.Counter | Output[Any]] | Output[Any]
+    counters: Required[Mapping[str, CounterDict | models_resource_v1beta1.Counter | Output[Any]] | Output[Any]]
     """Counters defines the set of counters for this CounterSet The name of each counter must be
     unique in that set and must be a DNS label.
     """
 
-    name: str | Output[Any]
+    name: Required[str | Output[Any]]
     """Name defines the name of the counter set."""
 
 
@@ -122,7 +122,7 @@ class DeviceAttributeDict(TypedDict, total=False):
 class DeviceCapacityDict(TypedDict, total=False):
     """DeviceCapacity describes a quantity associated with a device."""
 
-    value: str | int | float | Output[Any]
+    value: Required[str | int | float | Output[Any]]
     """Value defines how much of a certain device capacity is available."""
 
 
@@ -191,10 +191,10 @@ class DeviceCounterConsumptionDict(TypedDict, total=False):
     CounterSet.
     """
 
-    counterSet: str | Output[Any]
+    counterSet: Required[str | Output[Any]]
     """CounterSet is the name of the set from which the counters defined will be consumed."""
 
-    counters: Mapping[str, CounterDict | models_resource_v1beta1.Counter | Output[Any]] | Output[Any]
+    counters: Required[Mapping[str, CounterDict | models_resource_v1beta1.Counter | Output[Any]] | Output[Any]]
     """Counters defines the counters that will be consumed by the device."""
 
 
@@ -206,7 +206,7 @@ class DeviceDict(TypedDict, total=False):
     basic: BasicDeviceDict | models_resource_v1beta1.BasicDevice | Output[Any]
     """Basic defines one device instance."""
 
-    name: str | Output[Any]
+    name: Required[str | Output[Any]]
     """Name is unique identifier among all devices managed by the driver in the pool."""
 
 
@@ -236,7 +236,7 @@ class DeviceRequestDict(TypedDict, total=False):
     to satisfy this request.
     """
 
-    name: str | Output[Any]
+    name: Required[str | Output[Any]]
     """Name can be used to reference this request in a pod.spec.containers[].resources.claims entry
     and in a constraint of the claim.
     """
@@ -271,12 +271,12 @@ class DeviceSubRequestDict(TypedDict, total=False):
     count: int | Output[Any]
     """Count is used only when the count mode is "ExactCount"."""
 
-    deviceClassName: str | Output[Any]
+    deviceClassName: Required[str | Output[Any]]
     """DeviceClassName references a specific DeviceClass, which can define additional configuration
     and selectors to be inherited by this subrequest.
     """
 
-    name: str | Output[Any]
+    name: Required[str | Output[Any]]
     """Name can be used to reference this subrequest in the list of constraints or the list of
     configurations for the claim.
     """
@@ -295,12 +295,12 @@ class DeviceTaintDict(TypedDict, total=False):
     the taint and, through the claim, to pods using the claim.
     """
 
-    effect: str | Output[Any]
+    effect: Required[str | Output[Any]]
     """The effect of the taint on claims that do not tolerate the taint and through such claims on
     the pods using them.
     """
 
-    key: str | Output[Any]
+    key: Required[str | Output[Any]]
     """The taint key to be applied to a device."""
 
     timeAdded: str | Output[Any]
@@ -338,12 +338,12 @@ class OpaqueDeviceConfigurationDict(TypedDict, total=False):
     by the driver vendor.
     """
 
-    driver: str | Output[Any]
+    driver: Required[str | Output[Any]]
     """Driver is used to determine which kubelet plugin needs to be passed these configuration
     parameters.
     """
 
-    parameters: Mapping[str, Any] | Output[Any]
+    parameters: Required[Mapping[str, Any] | Output[Any]]
     """Parameters can contain arbitrary data."""
 
 
@@ -364,20 +364,20 @@ class ResourceClaimTemplateSpecDict(TypedDict, total=False):
     when creating it.
     """
 
-    spec: ResourceClaimSpecDict | models_resource_v1beta1.ResourceClaimSpec | Output[Any]
+    spec: Required[ResourceClaimSpecDict | models_resource_v1beta1.ResourceClaimSpec | Output[Any]]
     """Spec for the ResourceClaim."""
 
 
 class ResourcePoolDict(TypedDict, total=False):
     """ResourcePool describes the pool that ResourceSlices belong to."""
 
-    generation: int | Output[Any]
+    generation: Required[int | Output[Any]]
     """Generation tracks the change in a pool over time."""
 
-    name: str | Output[Any]
+    name: Required[str | Output[Any]]
     """Name is used to identify the pool."""
 
-    resourceSliceCount: int | Output[Any]
+    resourceSliceCount: Required[int | Output[Any]]
     """ResourceSliceCount is the total number of ResourceSlices in the pool at this generation
     number.
     """
@@ -392,7 +392,7 @@ class ResourceSliceSpecDict(TypedDict, total=False):
     devices: Sequence[DeviceDict | models_resource_v1beta1.Device | Output[Any]] | Output[Any]
     """Devices lists some or all of the devices in this pool."""
 
-    driver: str | Output[Any]
+    driver: Required[str | Output[Any]]
     """Driver identifies the DRA driver providing the capacity information."""
 
     nodeName: str | Output[Any]
@@ -408,7 +408,7 @@ class ResourceSliceSpecDict(TypedDict, total=False):
     on the ResourceSlice level or on each device.
     """
 
-    pool: ResourcePoolDict | models_resource_v1beta1.ResourcePool | Output[Any]
+    pool: Required[ResourcePoolDict | models_resource_v1beta1.ResourcePool | Output[Any]]
     """Pool describes the pool that this ResourceSlice belongs to."""
 
     sharedCounters: Sequence[CounterSetDict | models_resource_v1beta1.CounterSet | Output[Any]] | Output[Any]

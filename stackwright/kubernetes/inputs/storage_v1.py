@@ -9,7 +9,7 @@ values.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, TypedDict
+from typing import TYPE_CHECKING, Any, Required, TypedDict
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -87,10 +87,10 @@ class CSINodeDriverDict(TypedDict, total=False):
     allocatable: VolumeNodeResourcesDict | models_storage_v1.VolumeNodeResources | Output[Any]
     """allocatable represents the volume resources of a node that are available for scheduling."""
 
-    name: str | Output[Any]
+    name: Required[str | Output[Any]]
     """name represents the name of the CSI driver that this object refers to."""
 
-    nodeID: str | Output[Any]
+    nodeID: Required[str | Output[Any]]
     """nodeID of the node from the driver point of view."""
 
     topologyKeys: Sequence[str | Output[Any]] | Output[Any]
@@ -100,14 +100,14 @@ class CSINodeDriverDict(TypedDict, total=False):
 class CSINodeSpecDict(TypedDict, total=False):
     """CSINodeSpec holds information about the specification of all CSI drivers installed on a node"""
 
-    drivers: Sequence[CSINodeDriverDict | models_storage_v1.CSINodeDriver | Output[Any]] | Output[Any]
+    drivers: Required[Sequence[CSINodeDriverDict | models_storage_v1.CSINodeDriver | Output[Any]] | Output[Any]]
     """drivers is a list of information of all CSI Drivers existing on a node."""
 
 
 class TokenRequestDict(TypedDict, total=False):
     """TokenRequest contains parameters of a service account token."""
 
-    audience: str | Output[Any]
+    audience: Required[str | Output[Any]]
     """audience is the intended audience of the token in "TokenRequestSpec"."""
 
     expirationSeconds: int | Output[Any]
@@ -132,13 +132,13 @@ class VolumeAttachmentSourceDict(TypedDict, total=False):
 class VolumeAttachmentSpecDict(TypedDict, total=False):
     """VolumeAttachmentSpec is the specification of a VolumeAttachment request."""
 
-    attacher: str | Output[Any]
+    attacher: Required[str | Output[Any]]
     """attacher indicates the name of the volume driver that MUST handle this request."""
 
-    nodeName: str | Output[Any]
+    nodeName: Required[str | Output[Any]]
     """nodeName represents the node that the volume should be attached to."""
 
-    source: VolumeAttachmentSourceDict | models_storage_v1.VolumeAttachmentSource | Output[Any]
+    source: Required[VolumeAttachmentSourceDict | models_storage_v1.VolumeAttachmentSource | Output[Any]]
     """source represents the volume that should be attached."""
 
 

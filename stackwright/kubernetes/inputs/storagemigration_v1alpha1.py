@@ -9,7 +9,7 @@ one to annotate its own values.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, TypedDict
+from typing import TYPE_CHECKING, Any, Required, TypedDict
 
 if TYPE_CHECKING:
     from stackwright.sdk.output import Output
@@ -36,5 +36,5 @@ class StorageVersionMigrationSpecDict(TypedDict, total=False):
     continueToken: str | Output[Any]
     """The token used in the list options to get the next chunk of objects to migrate."""
 
-    resource: GroupVersionResourceDict | Output[Any]
+    resource: Required[GroupVersionResourceDict | Output[Any]]
     """The resource that is being migrated."""
