@@ -1,6 +1,6 @@
 """A project on disk: `Stackwright.yaml`, its stacks' `Stackwright.<stack>.yaml`, the selected stack.
 
-`Stackwright.yaml` holds the project's name, runtime (`python`), main program
+`Stackwright.yaml` holds the project's name, runtime (`python`, or `yaml`: a YAML program, in the same file unless `main` names one), main program
 and optional backend URL. `Stackwright.<stack>.yaml` holds that stack's
 configuration under `config:`, keys as `<namespace>:<key>` and values of any
 YAML type; secret values are stored as `{secure: <base64>}`, AES-256-GCM under
@@ -82,11 +82,13 @@ class Project:
         runtime = data.get("runtime", "python")
         if isinstance(runtime, dict):
             runtime = runtime.get("name", "python")
-        if runtime != "python":
+        if runtime not in ("python", "yaml"):
             raise UsageError(
-                f"{path}: runtime {runtime!r} is not supported yet; use `runtime: python`"
+                f"{path}: runtime {runtime!r} is not supported; use `runtime: python` or "
+                "`runtime: yaml`"
             )
-        main = data.get("main", "__main__.py")
+        # A YAML program is in Stackwright.yaml itself unless `main` names another file.
+        main = data.get("main", "__main__.py" if runtime == "python" else PROJECT_FILE)
         backend = data.get("backend")
         if isinstance(backend, dict):
             backend = backend.get("url")

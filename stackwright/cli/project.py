@@ -185,7 +185,7 @@ def _confirm(kind: str, yes: bool, as_json: bool, command: str = "") -> bool:
 
 
 def new(
-    template: Annotated[str, typer.Argument(help="kubernetes-python")],
+    template: Annotated[str, typer.Argument(help="kubernetes-python or kubernetes-yaml")],
     directory: Annotated[Path, typer.Argument(help="Where to create the project.")],
     name: Annotated[
         str | None, typer.Option("--name", help="Project name (default: the directory's).")

@@ -31,7 +31,8 @@ def run_program(
     secret_keys: frozenset[str] = frozenset(),
     read_stack: Callable[[str], Mapping[str, Any]] | None = None,
 ) -> Program:
-    """Run the Python program at `main` (a file, or a folder with `__main__.py`) and return what it declared."""
+    """Run the program at `main` (a Python file, a folder with `__main__.py`, or a YAML
+    program) and return what it declared."""
     path = main / "__main__.py" if main.is_dir() else main
     if not path.is_file():
         raise UsageError(
@@ -44,6 +45,12 @@ def run_program(
         secret_keys=secret_keys,
         read_stack=read_stack,
     )
+    if path.suffix in (".yaml", ".yml"):
+        from stackwright.engine.yaml_program import run_yaml_program  # only YAML projects pay
+
+        with running(program):
+            run_yaml_program(path)
+        return program
     folder = str(path.parent.resolve())
     modules_before = set(sys.modules)
     sys.path.insert(0, folder)

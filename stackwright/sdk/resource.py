@@ -12,10 +12,12 @@ resource and the program line that declared it.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import sys
-from collections.abc import Mapping, Sequence
+import threading
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from types import EllipsisType, FrameType
 from typing import Any
@@ -150,8 +152,26 @@ def in_package(filename: str) -> bool:
     return known
 
 
+_declaring = threading.local()
+
+
+@contextlib.contextmanager
+def declaring_at(where: Declaration) -> Iterator[None]:
+    """Resources declared meanwhile were declared at `where`: a program that is not Python
+    (a YAML program's line), which no stack frame shows."""
+    previous = getattr(_declaring, "where", None)
+    _declaring.where = where
+    try:
+        yield
+    finally:
+        _declaring.where = previous
+
+
 def _declared_at() -> Declaration:
     """The innermost stack frame outside the stackwright package: the user's declaring line."""
+    where: Declaration | None = getattr(_declaring, "where", None)
+    if where is not None:
+        return where
     frame: FrameType | None = sys._getframe(1)
     while frame is not None:
         filename = frame.f_code.co_filename

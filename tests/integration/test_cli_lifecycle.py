@@ -114,6 +114,13 @@ class Project:
         (root / f"Stackwright.{STACK}.yaml").write_text(yaml.safe_dump({"config": config}))
         assert "Created stack dev" in self.sw("stack", "init", STACK).out
 
+    @classmethod
+    def made_by_new(cls, root: Path, name: str, namespace: str) -> Project:
+        """A project `stackwright new` made (its stack too), files left as they are."""
+        made = cls.__new__(cls)
+        made.root, made.name, made.ns = root, name, namespace
+        return made
+
     def urn(self, type_: str, name: str) -> str:
         return f"urn:sw:{STACK}::{self.name}::{type_}::{name}"
 
@@ -1515,3 +1522,55 @@ def test_outputs_history_and_secrets(new_project: Any, cluster: LiveCluster) -> 
         assert p.sw("stack", "output").out.strip() == ""
     finally:
         os.environ.pop("STACKWRIGHT_CONFIG_PASSPHRASE", None)
+
+
+# --- YAML programs ---------------------------------------------------------------------------
+
+
+def test_a_yaml_program_made_by_new_goes_up_changes_with_its_config_and_goes_down(
+    tmp_path: Path, cluster: LiveCluster
+) -> None:
+    """`stackwright new kubernetes-yaml`: Pulumi YAML's shape, in Stackwright.yaml itself."""
+    folder = tmp_path / "yaml-web"
+    made = subprocess.run(
+        [*CLI, "new", "kubernetes-yaml", str(folder), "--name", "yaml-web"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert "Created project yaml-web" in made.stdout
+    assert not (folder / "__main__.py").exists()
+    assert "runtime: yaml" in (folder / "Stackwright.yaml").read_text()
+    p = Project.made_by_new(folder, "yaml-web", "default")  # pointed at the test cluster:
+    (folder / f"Stackwright.{STACK}.yaml").write_text(
+        yaml.safe_dump({"config": {"kubernetes:kubeconfig": str(cluster.kubeconfig)}})
+    )
+
+    up = p.up()
+    assert up.summary["ok"] and up.summary["counts"] == {"create": 3}
+    outputs = up.summary["outputs"]
+    deployment = live(cluster, "deployment", outputs["deployment"], "default")
+    assert deployment["spec"]["replicas"] == 2 and outputs["ready_replicas"] == 2
+    page = next(v["configMap"]["name"] for v in deployment["spec"]["template"]["spec"]["volumes"])
+    assert live(cluster, "configmap", page, "default")["data"]["index.html"].startswith("<h1>")
+    assert re.fullmatch(r"10\.96\.\d+\.\d+", outputs["service_ip"])
+    assert p.preview().changed() == {}
+
+    p.sw("config", "set", "replicas", "3")
+    diff = p.sw("preview", "--diff").out
+    assert "spec.replicas: 2 → 3" in diff
+    assert p.up().changed() == {"web": "update"}
+    assert live(cluster, "deployment", outputs["deployment"], "default")["spec"]["replicas"] == 3
+
+    program = (folder / "Stackwright.yaml").read_text()
+    (folder / "Stackwright.yaml").write_text(program.replace("${labels}", "${lables}", 1))
+    bad = p.sw("preview", rc=2)
+    assert bad.out.count("\n") + bad.err.count("\n") <= 2 and "Traceback" not in bad.err
+    assert (
+        "Stackwright.yaml:" in bad.err + bad.out and "did you mean 'labels'?" in bad.err + bad.out
+    )
+    (folder / "Stackwright.yaml").write_text(program)
+
+    down = p.sw("destroy", "--yes", "--json")
+    assert get(cluster, "deployment", outputs["deployment"], "default") is None
+    assert down.rc == 0

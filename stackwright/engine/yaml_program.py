@@ -1,0 +1,811 @@
+"""YAML programs: a project with `runtime: yaml` declares its resources in YAML, as a
+Pulumi YAML program does.
+
+    name: shop
+    runtime: yaml
+    config:
+      replicas: {type: integer, default: 2}
+    variables:
+      labels: {app: web}
+    resources:
+      web:
+        type: kubernetes:apps/v1:Deployment
+        properties:
+          spec:
+            replicas: ${replicas}
+            selector: {matchLabels: "${labels}"}
+            ...
+        options: {protect: true}
+    outputs:
+      name: ${web.metadata.name}
+
+`${name.path}` refers to a resource's live object (`${svc.spec.clusterIP}`), a
+variable, a configuration value or `${stackwright.stack}` / `.project` / `.cwd` (also
+spelled `pulumi.`); inside a longer string it is interpolated, alone it keeps its
+type; `$${` is a literal `${`. `fn::join`, `fn::split`, `fn::select`, `fn::toJSON`,
+`fn::fromJSON`, `fn::toBase64`, `fn::fromBase64`, `fn::secret` and `fn::readFile`
+compute values. Variables and resources may appear in any order: each is evaluated
+after what it refers to, so a reference is also a dependency, as in Python.
+
+Must never: run code from the file (it is data: no tags, no eval), or let a mistake
+through without its file and line.
+"""
+
+from __future__ import annotations
+
+import base64
+import difflib
+import importlib
+import json
+import re
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from stackwright.errors import UsageError
+from stackwright.kubernetes.base import CustomObject, KubernetesResource, _camel
+from stackwright.kubernetes.provider import PROVIDER_TYPE, Provider
+from stackwright.sdk.config import Config
+from stackwright.sdk.context import current_program, export
+from stackwright.sdk.output import Output, parse_path, select
+from stackwright.sdk.resource import (
+    Alias,
+    CustomTimeouts,
+    Declaration,
+    Resource,
+    ResourceOptions,
+    declaring_at,
+)
+
+#: The sections a YAML program may have (the project's own keys included).
+SECTIONS = frozenset(
+    {
+        "name",
+        "runtime",
+        "description",
+        "main",
+        "backend",
+        "config",
+        "variables",
+        "resources",
+        "outputs",
+    }
+)
+#: Names a reference may start with for the run itself.
+BUILTINS = ("stackwright", "pulumi")
+
+_REFERENCE = re.compile(r"\$\$\{|\$\{([^}]*)\}")
+
+
+# --- the file as data, each value knowing its line ----------------------------------------
+
+
+@dataclass(frozen=True)
+class Reference:
+    """`${root.path…}`: what it names is looked up when the program is evaluated."""
+
+    root: str
+    path: tuple[str | int, ...]
+    text: str
+    line: int
+
+
+@dataclass(frozen=True)
+class Template:
+    """A string with references: parts are literal strings and References."""
+
+    parts: tuple[str | Reference, ...]
+    line: int
+
+
+@dataclass(frozen=True)
+class Call:
+    """`fn::NAME: ARGS`."""
+
+    name: str
+    args: Any
+    line: int
+
+
+@dataclass(frozen=True)
+class Entry:
+    """A named item of `variables` or `resources`, and the line it is declared on."""
+
+    name: str
+    body: Any
+    line: int
+
+
+class _Problem(Exception):
+    def __init__(self, line: int, text: str) -> None:
+        super().__init__(text)
+        self.line = line
+        self.text = text
+
+
+def _parse_reference(text: str, line: int) -> Reference:
+    inner = text.strip()
+    root, _, rest = inner.partition(".")
+    if "[" in root:
+        root, bracket, tail = root.partition("[")
+        rest = bracket + tail + ("." + rest if rest else "")
+    if not root:
+        raise _Problem(
+            line, f"${{{text}}} names nothing: write ${{resource.field}} or ${{variable}}"
+        )
+    try:
+        path = parse_path(rest) if rest else ()
+    except ValueError as error:
+        raise _Problem(line, f"${{{text}}}: {error}") from None
+    return Reference(root, tuple(k for k in path if isinstance(k, (str, int))), text, line)
+
+
+def _template(text: str, line: int) -> str | Template:
+    parts: list[str | Reference] = []
+    position = 0
+    for match in _REFERENCE.finditer(text):
+        parts.append(text[position : match.start()])
+        if match.group(1) is None:  # `$${`: a literal `${`
+            parts.append("${")
+        else:
+            parts.append(_parse_reference(match.group(1), line))
+        position = match.end()
+    parts.append(text[position:])
+    kept = tuple(p for p in parts if p != "")
+    if all(isinstance(p, str) for p in kept):
+        return "".join(p for p in kept if isinstance(p, str))
+    return Template(kept, line)
+
+
+#: The tags plain YAML data has (what a safe loader resolves untagged values to).
+PLAIN_TAGS = frozenset(
+    f"tag:yaml.org,2002:{name}"
+    for name in ("map", "seq", "str", "int", "float", "bool", "null", "timestamp")
+)
+
+
+def _data(node: yaml.Node) -> Any:
+    """The node as Python values, with Template / Call where the program computes."""
+    line = node.start_mark.line + 1
+    if node.tag not in PLAIN_TAGS:
+        shown = node.tag.removeprefix("tag:yaml.org,2002:")
+        raise _Problem(line, f"tag {shown} is not supported: YAML programs are plain data")
+    if isinstance(node, yaml.MappingNode):
+        result: dict[str, Any] = {}
+        for key_node, value_node in node.value:
+            if not isinstance(key_node, yaml.ScalarNode):
+                raise _Problem(key_node.start_mark.line + 1, "a key must be a plain string")
+            key = str(key_node.value)
+            if key in result:
+                raise _Problem(key_node.start_mark.line + 1, f"{key!r} is given twice")
+            result[key] = _data(value_node)
+        if len(result) == 1:
+            (key,) = result
+            if key.startswith("fn::"):
+                return Call(key[4:], result[key], line)
+        return result
+    if isinstance(node, yaml.SequenceNode):
+        return [_data(item) for item in node.value]
+    assert isinstance(node, yaml.ScalarNode)
+    if node.tag == "tag:yaml.org,2002:timestamp":  # a date stays the text it is written as
+        value: Any = str(node.value)
+    else:
+        value = yaml.SafeLoader("").construct_object(node)
+    return _template(value, line) if isinstance(value, str) and "${" in value else value
+
+
+def _entries(section: Any, node: yaml.MappingNode | None, what: str) -> list[Entry]:
+    if section is None:
+        return []
+    if not isinstance(section, dict) or node is None:
+        raise _Problem(
+            1 if node is None else node.start_mark.line + 1, f"`{what}` must be a mapping of names"
+        )
+    lines = {str(k.value): k.start_mark.line + 1 for k, _ in node.value}
+    return [Entry(name, body, lines[name]) for name, body in section.items()]
+
+
+@dataclass
+class Document:
+    path: Path
+    config: list[Entry]
+    variables: list[Entry]
+    resources: list[Entry]
+    outputs: list[Entry]
+
+
+def load(path: Path) -> Document:
+    try:
+        root = yaml.compose(path.read_text(encoding="utf-8"), Loader=yaml.SafeLoader)
+    except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None)
+        line = f":{mark.line + 1}" if mark is not None else ""
+        problem = getattr(error, "problem", None) or str(error)
+        raise UsageError(f"{path}{line}: not valid YAML: {problem}") from None
+    if not isinstance(root, yaml.MappingNode):
+        raise UsageError(
+            f"{path}: a YAML program is a mapping with `resources:` (and `outputs:`, …)"
+        )
+    nodes = {str(k.value): (k, v) for k, v in root.value}
+    try:
+        data = _data(root)
+        unknown = sorted(set(data) - SECTIONS)
+        if unknown:
+            key = nodes[unknown[0]][0]
+            raise _Problem(
+                key.start_mark.line + 1,
+                f"unknown section {unknown[0]!r}; a YAML program has {', '.join(sorted(SECTIONS))}",
+            )
+
+        def entries(what: str) -> list[Entry]:
+            node = nodes.get(what, (None, None))[1]
+            mapping = node if isinstance(node, yaml.MappingNode) else None
+            return _entries(data.get(what), mapping, what)
+
+        return Document(
+            path, entries("config"), entries("variables"), entries("resources"), entries("outputs")
+        )
+    except _Problem as problem:
+        raise UsageError(f"{path}:{problem.line}: {problem.text}") from None
+
+
+# --- evaluation -------------------------------------------------------------------------
+
+
+def references(value: Any) -> Iterator[Reference]:
+    if isinstance(value, Reference):
+        yield value
+    elif isinstance(value, Template):
+        for part in value.parts:
+            if isinstance(part, Reference):
+                yield part
+    elif isinstance(value, Call):
+        yield from references(value.args)
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from references(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from references(item)
+
+
+def _has_output(value: Any) -> bool:
+    if isinstance(value, Output):
+        return True
+    if isinstance(value, Mapping):
+        return any(_has_output(v) for v in value.values())
+    if isinstance(value, (list, tuple)):
+        return any(_has_output(v) for v in value)
+    return False
+
+
+def _lift(compute: Callable[..., Any], *args: Any) -> Any:
+    """`compute(*args)` now when every argument is known, else an Output of it."""
+    if any(_has_output(a) for a in args):
+        return Output.all(*args).apply(lambda values: compute(*values))
+    return compute(*args)
+
+
+class Evaluator:
+    def __init__(self, document: Document) -> None:
+        self.document = document
+        self.folder = document.path.parent
+        self.program = current_program()
+        self.values: dict[str, Any] = {}
+        self.resources: dict[str, Resource] = {}
+        self.declared: dict[str, Entry] = {}
+        for kind in ("config", "variables", "resources"):
+            for entry in getattr(document, kind):
+                other = self.declared.get(entry.name)
+                if other is not None or entry.name in BUILTINS:
+                    raise _Problem(
+                        entry.line,
+                        f"the name {entry.name!r} is declared twice"
+                        + (f" (first on line {other.line})" if other else " (it is built in)"),
+                    )
+                self.declared[entry.name] = entry
+
+    def run(self) -> None:
+        for entry in self.document.config:
+            self.values[entry.name] = self._config(entry)
+        entries = {e.name: e for e in (*self.document.variables, *self.document.resources)}
+        resources = {e.name for e in self.document.resources}
+        needs: dict[str, list[str]] = {}
+        for entry in entries.values():
+            for ref in references(entry.body):
+                self._check_name(ref)
+            needs[entry.name] = [r.root for r in references(entry.body) if r.root in entries]
+        done: set[str] = set()
+        visiting: list[str] = []
+
+        def declare(name: str) -> None:
+            # In the file's order, each after what it refers to (a depth-first walk).
+            if name in done:
+                return
+            if name in visiting:
+                cycle = [*visiting[visiting.index(name) :], name]
+                raise _Problem(
+                    entries[cycle[0]].line,
+                    f"{' → '.join(cycle)} refer to each other: a cycle has no order",
+                )
+            visiting.append(name)
+            for needed in needs[name]:
+                declare(needed)
+            visiting.pop()
+            entry = entries[name]
+            if name in resources:
+                self.resources[name] = self._resource(entry)
+            else:
+                self.values[name] = self.evaluate(entry.body)
+            done.add(name)
+
+        for name in entries:
+            declare(name)
+        for entry in self.document.outputs:
+            for ref in references(entry.body):
+                self._check_name(ref)
+            export(entry.name, self.evaluate(entry.body))
+
+    def _check_name(self, ref: Reference) -> None:
+        if ref.root in self.declared or ref.root in BUILTINS or ":" in ref.root:
+            return
+        close = difflib.get_close_matches(ref.root, list(self.declared), n=1)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        names = ", ".join(sorted(self.declared)) or "none"
+        raise _Problem(
+            ref.line, f"${{{ref.text}}}: nothing is named {ref.root!r}{hint} (declared: {names})"
+        )
+
+    # --- values ---------------------------------------------------------------------------
+
+    def evaluate(self, value: Any) -> Any:
+        if isinstance(value, Reference):
+            return self._lookup(value)
+        if isinstance(value, Template):
+            if len(value.parts) == 1 and isinstance(value.parts[0], Reference):
+                return self._lookup(value.parts[0])
+            parts: list[Any] = []
+            for part in value.parts:
+                found = self._lookup(part) if isinstance(part, Reference) else part
+                if isinstance(part, Reference) and (found is None or isinstance(found, Resource)):
+                    what = "nothing (it is not set)" if found is None else "a whole resource"
+                    raise _Problem(value.line, f"${{{part.text}}} inside a string is {what}")
+                parts.append(found)
+            return _lift(lambda *found: "".join(_text(v) for v in found), *parts)
+        if isinstance(value, Call):
+            return self._call(value)
+        if isinstance(value, dict):
+            return {k: self.evaluate(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [self.evaluate(v) for v in value]
+        return value
+
+    def _lookup(self, ref: Reference) -> Any:
+        if ref.root in BUILTINS:
+            facts = {
+                "stack": self.program.stack,
+                "project": self.program.project,
+                "cwd": str(Path.cwd()),
+            }
+            if len(ref.path) != 1 or ref.path[0] not in facts:
+                raise _Problem(
+                    ref.line, f"${{{ref.text}}}: {ref.root} has {', '.join(sorted(facts))}"
+                )
+            return facts[str(ref.path[0])]
+        if ":" in ref.root:  # another namespace's configuration: `${kubernetes:cluster}`
+            namespace, _, key = ref.root.partition(":")
+            return _select(Config(namespace).get(key), ref.path)
+        resource = self.resources.get(ref.root)
+        if resource is not None:
+            return resource.output(*ref.path) if ref.path else resource
+        return _select(self.values[ref.root], ref.path)
+
+    def _call(self, call: Call) -> Any:
+        function = FUNCTIONS.get(call.name)
+        if function is None:
+            close = difflib.get_close_matches(call.name, list(FUNCTIONS), n=1)
+            hint = f"did you mean fn::{close[0]}? " if close else ""
+            raise _Problem(
+                call.line,
+                f"unknown function fn::{call.name}; {hint}functions: "
+                + ", ".join(f"fn::{n}" for n in sorted(FUNCTIONS)),
+            )
+        args = self.evaluate(call.args)
+        try:
+            return function(self, args)
+        except _Problem:
+            raise
+        except (TypeError, ValueError, IndexError, KeyError, OSError) as error:
+            raise _Problem(call.line, f"fn::{call.name}: {error}") from None
+
+    def _config(self, entry: Entry) -> Any:
+        spec = entry.body if isinstance(entry.body, dict) else {"default": entry.body}
+        kind = str(spec.get("type", "string"))
+        default = spec.get("default")
+        config = Config()
+        getters: dict[str, tuple[Callable[[str], Any], Callable[[str], Any]]] = {
+            "string": (config.get, config.get_secret),
+            "integer": (config.get_int, config.get_secret_int),
+            "number": (config.get_float, config.get_secret_float),
+            "boolean": (config.get_bool, config.get_secret_bool),
+        }
+        plain, secret = getters.get(kind, (config.get_object, config.get_secret_object))
+        if kind not in getters and not (kind.startswith("List") or kind == "object"):
+            raise _Problem(
+                entry.line,
+                f"config {entry.name}: type {kind!r} is not one of string, integer, number, "
+                "boolean, object, List<…>",
+            )
+        hidden = bool(spec.get("secret")) or config.full_key(entry.name) in self.program.secret_keys
+        found = (secret if hidden else plain)(entry.name)
+        if found is None and default is not None:
+            return Output.secret(default) if hidden else default
+        if found is None:
+            raise UsageError(
+                f"{self.document.path}:{entry.line}: missing required configuration "
+                f"{config.full_key(entry.name)} for stack {self.program.stack}: set it with "
+                f"`stackwright config set{' --secret' if hidden else ''} {entry.name} VALUE` "
+                "or give the config a `default:`"
+            )
+        return found
+
+    # --- resources ------------------------------------------------------------------------
+
+    def _resource(self, entry: Entry) -> Resource:
+        body = entry.body
+        if not isinstance(body, dict):
+            raise _Problem(entry.line, f"resource {entry.name}: give it `type:` and `properties:`")
+        unknown = sorted(set(body) - {"type", "properties", "options"})
+        if unknown:
+            raise _Problem(
+                entry.line,
+                f"resource {entry.name}: unknown key {unknown[0]!r} (a resource has type, "
+                "properties, options)",
+            )
+        token = body.get("type")
+        if not isinstance(token, str) or not token:
+            raise _Problem(
+                entry.line,
+                f"resource {entry.name}: `type:` is missing (e.g. kubernetes:apps/v1:Deployment)",
+            )
+        properties = self.evaluate(body.get("properties") or {})
+        if not isinstance(properties, dict):
+            raise _Problem(entry.line, f"resource {entry.name}: `properties:` must be a mapping")
+        opts = self._options(entry, self.evaluate(body.get("options") or {}))
+        with declaring_at(Declaration(str(self.document.path), entry.line)):
+            return self._declare(entry, token, properties, opts)
+
+    def _declare(
+        self, entry: Entry, token: str, properties: dict[str, Any], opts: ResourceOptions
+    ) -> Resource:
+        component = COMPONENTS.get(token)
+        if component is not None:
+            return component.declare(self, entry, properties, opts)
+        if token in (PROVIDER_TYPE, "pulumi:providers:kubernetes"):
+            return Provider(entry.name, opts, **_keywords(entry, properties, PROVIDER_KEYS))
+        package, _, rest = token.partition(":")
+        group_version, _, kind = rest.partition(":")
+        if package != "kubernetes" or not group_version or not kind:
+            raise _Problem(
+                entry.line,
+                f"resource {entry.name}: type {token!r} is not a Kubernetes type "
+                "(kubernetes:<group>/<version>:<Kind>, e.g. kubernetes:apps/v1:Deployment), "
+                f"{PROVIDER_TYPE} or one of {', '.join(sorted(COMPONENTS))}",
+            )
+        group, _, version = group_version.rpartition("/")
+        api_version = version if group in ("", "core") else group_version
+        fields = _builtin_fields(group, version, kind, entry)
+        for key in ("apiVersion", "kind"):
+            given = properties.pop(key, None)
+            expected = api_version if key == "apiVersion" else kind
+            if given is not None and given != expected:
+                raise _Problem(
+                    entry.line,
+                    f"resource {entry.name}: {key} {given!r} differs from its type's {expected!r}",
+                )
+        if fields is not None:
+            unknown = sorted(set(properties) - fields)
+            if unknown:
+                close = difflib.get_close_matches(unknown[0], sorted(fields), n=1)
+                hint = f"did you mean {close[0]!r}? " if close else ""
+                raise _Problem(
+                    entry.line,
+                    f"resource {entry.name}: {kind} has no field {unknown[0]!r}; {hint}"
+                    f"its fields: {', '.join(sorted(fields))}",
+                )
+        return CustomObject(entry.name, opts, api_version=api_version, kind=kind, **properties)
+
+    def _options(self, entry: Entry, given: Any) -> ResourceOptions:
+        if not isinstance(given, dict):
+            raise _Problem(entry.line, f"resource {entry.name}: `options:` must be a mapping")
+        unknown = sorted(set(given) - set(OPTIONS))
+        if unknown:
+            raise _Problem(
+                entry.line,
+                f"resource {entry.name}: unknown option {unknown[0]!r}; options: "
+                + ", ".join(sorted(OPTIONS)),
+            )
+        chosen: dict[str, Any] = {}
+        for key, value in given.items():
+            chosen[OPTIONS[key]] = self._option(entry, key, value)
+        return ResourceOptions(**chosen)
+
+    def _option(self, entry: Entry, key: str, value: Any) -> Any:
+        where = f"resource {entry.name}: option {key}"
+        if key in ("parent", "provider"):
+            if not isinstance(value, Resource):
+                raise _Problem(entry.line, f"{where} must be a resource: ${{name}}")
+            return value
+        if key == "dependsOn":
+            items = value if isinstance(value, list) else [value]
+            if not all(isinstance(v, Resource) for v in items):
+                raise _Problem(entry.line, f"{where} must list resources: [${{a}}, ${{b}}]")
+            return items
+        if key in ("protect", "deleteBeforeReplace", "retainOnDelete"):
+            if not isinstance(value, bool):
+                raise _Problem(entry.line, f"{where} must be true or false")
+            return value
+        if key in ("ignoreChanges", "replaceOnChanges"):
+            if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+                raise _Problem(entry.line, f"{where} must list field paths: [spec.replicas]")
+            return value
+        if key == "import":
+            if not isinstance(value, str):
+                raise _Problem(entry.line, f"{where} must be the object's NAME or NAMESPACE/NAME")
+            return value
+        if key == "customTimeouts":
+            if not isinstance(value, dict) or set(value) - {"create", "update", "delete"}:
+                raise _Problem(entry.line, f"{where} takes create, update and delete (e.g. 5m)")
+            return CustomTimeouts(**value)
+        assert key == "aliases"
+        aliases: list[str | Alias] = []
+        for alias in value if isinstance(value, list) else [value]:
+            if isinstance(alias, str):
+                aliases.append(alias)
+            elif isinstance(alias, dict) and not set(alias) - {
+                "name",
+                "type",
+                "parent",
+                "noParent",
+            }:
+                parent: Any = None if alias.get("noParent") else alias.get("parent", ...)
+                aliases.append(
+                    Alias(name=alias.get("name"), type_=alias.get("type"), parent=parent)
+                )
+            else:
+                raise _Problem(
+                    entry.line,
+                    f"{where}: an alias is a URN or a mapping of name, type, parent, noParent",
+                )
+        return aliases
+
+
+#: YAML option → ResourceOptions field.
+OPTIONS: Mapping[str, str] = {
+    "dependsOn": "depends_on",
+    "parent": "parent",
+    "provider": "provider",
+    "protect": "protect",
+    "ignoreChanges": "ignore_changes",
+    "replaceOnChanges": "replace_on_changes",
+    "deleteBeforeReplace": "delete_before_replace",
+    "retainOnDelete": "retain_on_delete",
+    "customTimeouts": "custom_timeouts",
+    "aliases": "aliases",
+    "import": "import_",
+}
+
+PROVIDER_KEYS: Mapping[str, str] = {
+    "kubeconfig": "kubeconfig",
+    "context": "context",
+    "namespace": "namespace",
+}
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (dict, list)):
+        return json.dumps(value)
+    return str(value)
+
+
+def _select(value: Any, path: Sequence[str | int]) -> Any:
+    for key in path:
+        value = value[key] if isinstance(value, Output) else select(value, key)
+    return value
+
+
+def _keywords(
+    entry: Entry, properties: Mapping[str, Any], known: Mapping[str, str]
+) -> dict[str, Any]:
+    unknown = sorted(set(properties) - set(known))
+    if unknown:
+        raise _Problem(
+            entry.line,
+            f"resource {entry.name}: unknown property {unknown[0]!r}; it takes "
+            + ", ".join(sorted(known)),
+        )
+    return {known[k]: v for k, v in properties.items()}
+
+
+def _builtin_fields(group: str, version: str, kind: str, entry: Entry) -> frozenset[str] | None:
+    """The top-level fields of a built-in kind; None for a kind of no built-in group version
+    (a CRD's), which the server checks."""
+    if group in ("", "core"):
+        module_name = "core"
+    elif group == "internal.apiserver.k8s.io":
+        module_name = "apiserverinternal"
+    else:
+        module_name = group.split(".")[0]
+    try:
+        module = importlib.import_module(f"stackwright.kubernetes.{module_name}.{version}")
+    except ImportError:
+        return None
+    if not _is_group(module, group):
+        return None
+    cls = getattr(module, kind, None) if kind in getattr(module, "__all__", ()) else None
+    if cls is None:
+        kinds = list(getattr(module, "__all__", ()))
+        close = difflib.get_close_matches(kind, kinds, n=1)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        raise _Problem(
+            entry.line,
+            f"resource {entry.name}: {group or 'core'}/{version} has no kind {kind!r}{hint}",
+        )
+    own = cls.__mro__[: cls.__mro__.index(KubernetesResource)]
+    return frozenset(
+        _camel(name)
+        for klass in own
+        for name, value in vars(klass).items()
+        if isinstance(value, property) and name != "status"
+    )
+
+
+def _is_group(module: Any, group: str) -> bool:
+    """Whether a generated module is the given group's (`networking.k8s.io`, not a CRD group
+    `networking.example.com` whose first label matches)."""
+    kinds = getattr(module, "__all__", ())
+    if not kinds:
+        return False
+    api_version = getattr(getattr(module, kinds[0]), "api_version", "")
+    found = api_version.rpartition("/")[0]
+    return found == ("" if group in ("", "core") else group)
+
+
+# --- functions ----------------------------------------------------------------------------
+
+
+Function = Callable[["Evaluator", Any], Any]
+
+
+def _unary(compute: Callable[[Any], Any]) -> Function:
+    return lambda _, args: _lift(compute, args)
+
+
+def _binary(compute: Callable[[Any, Any], Any], shape: str) -> Function:
+    def call(_: Evaluator, args: Any) -> Any:
+        if not isinstance(args, list) or len(args) != 2:
+            raise ValueError(f"takes a list of two: [{shape}]")
+        return _lift(compute, *args)
+
+    return call
+
+
+def _read_file(evaluator: Evaluator, args: Any) -> Any:
+    if not isinstance(args, str):
+        raise ValueError("takes a path (relative to the program's folder)")
+    return (evaluator.folder / args).read_text(encoding="utf-8")
+
+
+FUNCTIONS: Mapping[str, Function] = {
+    "join": _binary(lambda sep, items: str(sep).join(map(_text, items)), "separator, [values]"),
+    "split": _binary(lambda sep, text: str(text).split(str(sep)), "separator, text"),
+    "select": _binary(lambda index, items: items[int(index)], "index, [values]"),
+    "toJSON": _unary(lambda value: json.dumps(value, separators=(",", ":"))),
+    "fromJSON": _unary(json.loads),
+    "toBase64": _unary(lambda text: base64.b64encode(str(text).encode()).decode()),
+    "fromBase64": _unary(lambda text: base64.b64decode(str(text)).decode()),
+    "secret": lambda _, args: Output.secret(args),
+    "readFile": _read_file,
+}
+
+
+# --- manifests and charts -------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Component:
+    """A type that is a Stackwright class taking keyword arguments (loaded on first use)."""
+
+    module: str
+    name: str
+    #: YAML property → keyword argument.
+    keys: Mapping[str, str]
+    #: Keywords that hold file paths (relative to the program's folder), and the one that
+    #: may hold a path or a chart reference (`./charts/web` or `bitnami/nginx`).
+    paths: frozenset[str] = frozenset()
+    chart: str | None = None
+
+    def declare(
+        self, evaluator: Evaluator, entry: Entry, props: Mapping[str, Any], opts: ResourceOptions
+    ) -> Resource:
+        keywords = _keywords(entry, props, self.keys)
+        for key in self.paths & set(keywords):
+            keywords[key] = _paths(evaluator, keywords[key])
+        chart = keywords.get(self.chart or "")
+        if isinstance(chart, str) and chart.startswith((".", "/")):
+            keywords["chart"] = _paths(evaluator, chart)
+        cls = getattr(importlib.import_module(self.module), self.name)
+        made: Resource = cls(entry.name, opts=opts, **keywords)
+        return made
+
+
+def _paths(evaluator: Evaluator, value: Any) -> Any:
+    if isinstance(value, list):
+        return [_paths(evaluator, v) for v in value]
+    return str(evaluator.folder / value) if isinstance(value, str) else value
+
+
+_MANIFESTS = {"resourcePrefix": "resource_prefix", "skipAwait": "skip_await"}
+_CHARTS = {
+    "chart": "chart",
+    "version": "version",
+    "repositoryOpts": "repository_opts",
+    "values": "values",
+    "valueYamlFiles": "value_files",
+    "namespace": "namespace",
+}
+
+COMPONENTS: Mapping[str, Component] = {
+    "kubernetes:yaml/v2:ConfigFile": Component(
+        "stackwright.kubernetes.yaml",
+        "ConfigFile",
+        {"file": "file", **_MANIFESTS},
+        frozenset({"file"}),
+    ),
+    "kubernetes:yaml/v2:ConfigGroup": Component(
+        "stackwright.kubernetes.yaml",
+        "ConfigGroup",
+        {"files": "files", "yaml": "yaml", "objs": "objs", **_MANIFESTS},
+        frozenset({"files"}),
+    ),
+    "kubernetes:kustomize/v2:Directory": Component(
+        "stackwright.kubernetes.kustomize",
+        "Directory",
+        {"directory": "directory", **_MANIFESTS},
+        frozenset({"directory"}),
+    ),
+    "kubernetes:helm.sh/v4:Chart": Component(
+        "stackwright.kubernetes.helm",
+        "Chart",
+        {**_CHARTS, "skipCrds": "skip_crds", **_MANIFESTS},
+        frozenset({"value_files"}),
+        chart="chart",
+    ),
+    "kubernetes:helm.sh/v3:Release": Component(
+        "stackwright.kubernetes.helm",
+        "Release",
+        {
+            **_CHARTS,
+            "createNamespace": "create_namespace",
+            "timeout": "timeout",
+            "rollbackOnFailure": "rollback_on_failure",
+            "maxHistory": "max_history",
+        },
+        frozenset({"value_files"}),
+        chart="chart",
+    ),
+}
+
+
+def run_yaml_program(path: Path) -> None:
+    """Declare what the YAML program at `path` declares, in the current program run."""
+    document = load(path)
+    try:
+        Evaluator(document).run()
+    except _Problem as problem:
+        raise UsageError(f"{path}:{problem.line}: {problem.text}") from None

@@ -1,0 +1,347 @@
+"""YAML programs (`runtime: yaml`), as Pulumi YAML: sections, references, functions,
+options, and every mistake as one line with the file and line."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+from engine_stack import PROJECT, STACK, Stack
+from engine_stack import stack as stack  # the fixture
+
+from stackwright.engine.program import run_program
+from stackwright.errors import UsageError
+from stackwright.kubernetes.provider import PROVIDER_TYPE
+from stackwright.sdk.context import Program
+from stackwright.sdk.output import Output, Secret
+from stackwright.sdk.resource import Alias, CustomTimeouts, Resource
+
+WEB = """
+name: shop
+runtime: yaml
+config:
+  replicas:
+    type: integer
+    default: 2
+  greeting: hello
+  token:
+    type: string
+    secret: true
+    default: s3cret
+variables:
+  # used before it is declared below: order comes from references
+  image: ${registry}/web:${tag}
+  registry: registry.example.com
+  tag: "1.2"
+  labels:
+    app: web
+resources:
+  web:
+    type: kubernetes:apps/v1:Deployment
+    properties:
+      metadata:
+        namespace: ${ns.metadata.name}
+        annotations:
+          greeting: ${greeting}-${stackwright.stack}
+          literal: $${not-a-reference}
+      spec:
+        replicas: ${replicas}
+        selector:
+          matchLabels: ${labels}
+        template:
+          metadata:
+            labels: ${labels}
+          spec:
+            containers:
+              - name: web
+                image: ${image}
+                env:
+                  - name: SETTINGS
+                    value:
+                      fn::toJSON: ${labels}
+                  - name: TOKEN
+                    value: ${token}
+    options:
+      protect: true
+      ignoreChanges: [spec.replicas]
+      customTimeouts:
+        create: 5m
+      aliases:
+        - name: old-web
+  ns:
+    type: kubernetes:core/v1:Namespace
+    properties:
+      metadata:
+        name: shop
+  other:
+    type: stackwright:providers:kubernetes
+    properties:
+      context: elsewhere
+  widget:
+    type: kubernetes:example.com/v1:Widget
+    properties:
+      spec:
+        size: {fn::select: [1, [s, m, l]]}
+        parts: {fn::split: [",", "a,b"]}
+    options:
+      provider: ${other}
+      dependsOn:
+        - ${web}
+      import: shop/widget
+outputs:
+  ns: ${ns.metadata.name}
+  joined: {fn::join: ["-", [a, "${greeting}", 3]]}
+  encoded: {fn::toBase64: hi}
+"""
+
+
+def _run(tmp_path: Path, text: str, config: dict[str, Any] | None = None) -> Program:
+    path = tmp_path / "Stackwright.yaml"
+    path.write_text(textwrap.dedent(text).lstrip())
+    return run_program(path, project=PROJECT, stack=STACK, config=config or {})
+
+
+def _line_of(text: str, at: str) -> int:
+    """The line of the program file (as `_run` writes it) where `at` is."""
+    written = textwrap.dedent(text).lstrip()
+    return written[: written.index(at)].count("\n") + 1
+
+
+def _by_name(program: Program) -> dict[str, Resource]:
+    return {r.resource_name: r for r in program.resources}
+
+
+def test_a_yaml_program_declares_its_resources_with_options_and_outputs(tmp_path: Path) -> None:
+    program = _run(tmp_path, WEB, {"shop:replicas": 4})
+    found = _by_name(program)
+    assert list(found) == ["ns", "web", "other", "widget"]  # by their references, not the file
+    web = found["web"]
+    assert web.resource_type == "kubernetes:apps/v1:Deployment"
+    assert str(web.declared_at) == f"{tmp_path / 'Stackwright.yaml'}:{_line_of(WEB, '  web:')}"
+    spec = web.props["spec"]
+    assert spec["replicas"] == 4 and spec["selector"] == {"matchLabels": {"app": "web"}}
+    container = spec["template"]["spec"]["containers"][0]
+    assert container["image"] == "registry.example.com/web:1.2"
+    assert container["env"][0]["value"] == '{"app":"web"}'
+    token = container["env"][1]["value"]
+    assert isinstance(token, Output) and token.is_secret
+    annotations = web.props["metadata"]["annotations"]
+    assert annotations == {"greeting": "hello-dev", "literal": "${not-a-reference}"}
+    namespace = web.props["metadata"]["namespace"]
+    assert isinstance(namespace, Output) and namespace.resources == {found["ns"]}
+    opts = web.opts
+    assert opts.protect and list(opts.ignore_changes) == ["spec.replicas"]
+    assert opts.custom_timeouts == CustomTimeouts(create=300.0)  # "5m"
+    assert list(opts.aliases) == [Alias(name="old-web")]
+
+    widget = found["widget"]
+    assert widget.props["apiVersion"] == "example.com/v1" and widget.props["kind"] == "Widget"
+    assert widget.props["spec"] == {"size": "m", "parts": ["a", "b"]}
+    assert widget.opts.provider is found["other"] and list(widget.opts.depends_on) == [web]
+    assert widget.opts.import_ == "shop/widget"
+    assert found["other"].resource_type == PROVIDER_TYPE
+
+    assert program.exports["joined"] == "a-hello-3"
+    assert program.exports["encoded"] == "aGk="
+    assert isinstance(program.exports["ns"], Output)
+
+
+def test_config_takes_the_stack_value_typed_or_the_default_and_keeps_secrets_secret(
+    tmp_path: Path,
+) -> None:
+    text = """
+    name: shop
+    runtime: yaml
+    config:
+      replicas: {type: integer, default: 2}
+      debug: {type: boolean}
+      password: {type: string}
+    outputs:
+      replicas: ${replicas}
+      debug: ${debug}
+      password: ${password}
+    """
+    program = Program(project=PROJECT, stack=STACK)
+    del program
+    path = tmp_path / "Stackwright.yaml"
+    path.write_text(textwrap.dedent(text).lstrip())
+    declared = run_program(
+        path,
+        project=PROJECT,
+        stack=STACK,
+        config={"shop:debug": "true", "shop:password": "pw"},
+        secret_keys=frozenset({"shop:password"}),
+    )
+    assert declared.exports["replicas"] == 2 and declared.exports["debug"] is True
+    password = declared.exports["password"]
+    assert isinstance(password, Output) and password.is_secret
+    assert isinstance(password.resolve(lambda r: None), Secret)
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "at", "said"),
+    [
+        (
+            "${ns.metadata.name}",
+            "${nss.metadata.name}",
+            "${nss",
+            "${nss.metadata.name}: nothing is named 'nss'; did you mean 'ns'?",
+        ),
+        (
+            "kubernetes:apps/v1:Deployment",
+            "kubernetes:apps/v1:Deploymnt",
+            "  web:",
+            "resource web: apps/v1 has no kind 'Deploymnt'; did you mean 'Deployment'?",
+        ),
+        (
+            "      metadata:\n        namespace",
+            "      metdata:\n        namespace",
+            "  web:",
+            "resource web: Deployment has no field 'metdata'; did you mean 'metadata'? "
+            "its fields: metadata, spec",
+        ),
+        ("protect: true", "protec: true", "  web:", "resource web: unknown option 'protec'"),
+        (
+            "fn::toJSON",
+            "fn::toJSN",
+            "fn::toJSN",
+            "unknown function fn::toJSN; did you mean fn::toJSON?",
+        ),
+        (
+            "        - ${web}",
+            "        - ${web}\n        - ${image}",
+            "  widget:",
+            "resource widget: option dependsOn must list resources",
+        ),
+        ("type: integer", "type: int", "  replicas:", "config replicas: type 'int' is not one of"),
+        ("resources:", "resourcs:", "resourcs:", "unknown section 'resourcs'"),
+        ("  ns:\n", "  ns:\n    get: {}\n", "  ns:", "resource ns: unknown key 'get'"),
+        ("  registry: reg", "  image: reg", "  image: reg", "'image' is given twice"),
+        ("  registry: reg", "  ns: reg", "  ns:\n", "the name 'ns' is declared twice (first on"),
+        (
+            "        size: {fn::select",
+            "        size: !!python/name:os.system {fn::select",
+            "        size:",
+            "tag python/name:os.system is not supported: YAML programs are plain data",
+        ),
+        (
+            "        name: shop",
+            "        name: ${widget.metadata.name}",
+            "  web:",
+            "web → ns → widget → web refer to each other",
+        ),
+        ("        size:", "       size:", "        parts:", "not valid YAML"),
+    ],
+)
+def test_a_mistake_is_one_line_naming_the_file_and_line(
+    tmp_path: Path, old: str, new: str, at: str, said: str
+) -> None:
+    assert old in WEB
+    edited = WEB.replace(old, new, 1)
+    with pytest.raises(UsageError) as caught:
+        _run(tmp_path, edited)
+    message = str(caught.value)
+    assert "\n" not in message
+    assert message.startswith(f"{tmp_path / 'Stackwright.yaml'}:{_line_of(edited, at)}: "), message
+    assert said in message
+
+
+def test_a_missing_config_without_a_default_says_how_to_set_it(tmp_path: Path) -> None:
+    text = """
+    name: shop
+    runtime: yaml
+    config:
+      domain: {type: string}
+    """
+    with pytest.raises(
+        UsageError,
+        match=r"Stackwright.yaml:4: missing required configuration "
+        r"shop:domain for stack dev: set it with `stackwright config set domain",
+    ):
+        _run(tmp_path, text)
+
+
+def test_a_yaml_program_goes_through_the_engine_with_references_resolved(
+    tmp_path: Path, stack: Stack
+) -> None:
+    path = tmp_path / "Stackwright.yaml"
+    path.write_text(
+        textwrap.dedent(
+            """
+            name: shop
+            runtime: yaml
+            resources:
+              settings:
+                type: kubernetes:core/v1:ConfigMap
+                properties:
+                  data: {mode: fast}
+              reader:
+                type: kubernetes:core/v1:ConfigMap
+                properties:
+                  data:
+                    from: ${settings.metadata.name}
+                    mode: mode-${settings.data.mode}
+            outputs:
+              name: ${reader.metadata.name}
+            """
+        ).lstrip()
+    )
+    from stackwright.engine.yaml_program import run_yaml_program
+
+    summary = stack.up(lambda p: run_yaml_program(path))
+    assert summary.ok, summary.failures
+    reader = next(r for r in stack.state().resources if r.urn.endswith("::reader"))
+    settings = next(r for r in stack.state().resources if r.urn.endswith("::settings"))
+    assert reader.inputs["data"] == {
+        "from": settings.inputs["metadata"]["name"],
+        "mode": "mode-fast",
+    }
+    assert settings.urn in reader.dependencies
+    assert summary.outputs["name"] == reader.inputs["metadata"]["name"]
+
+
+def test_the_readmes_yaml_program_declares_what_it_says(tmp_path: Path) -> None:
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    section = readme.split("## YAML programs", 1)[1]
+    text = section.split("```yaml\n", 1)[1].split("```", 1)[0]
+    program = _run(tmp_path, text)
+    (web,) = program.resources
+    spec = web.props["spec"]
+    assert spec["replicas"] == 2 and spec["selector"] == {"matchLabels": {"app": "web"}}
+    env = spec["template"]["spec"]["containers"][0]["env"]
+    assert env == [{"name": "SETTINGS", "value": '{"app":"web"}'}]
+    assert web.opts.protect and list(web.opts.ignore_changes) == ["spec.replicas"]
+    assert isinstance(program.exports["name"], Output)
+
+
+def test_manifests_and_charts_are_declared_from_paths_relative_to_the_program(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "app.yaml").write_text(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: from-file}\ndata: {a: '1'}\n"
+    )
+    chart = Path(__file__).resolve().parents[1] / "data" / "charts" / "webapp"
+    text = f"""
+    name: shop
+    runtime: yaml
+    resources:
+      manifests:
+        type: kubernetes:yaml/v2:ConfigFile
+        properties:
+          file: app.yaml
+      chart:
+        type: kubernetes:helm.sh/v4:Chart
+        properties:
+          chart: {chart}
+          namespace: apps
+          values:
+            image: {{tag: "1.0"}}
+    """
+    program = _run(tmp_path, text)
+    types = [r.resource_type for r in program.resources]
+    assert types[0] == "kubernetes:yaml:ConfigFile" and "kubernetes:helm.sh/v4:Chart" in types
+    from_file = next(r for r in program.resources if r.props.get("data") == {"a": "1"})
+    assert from_file.props["metadata"]["name"] == "from-file"
+    assert sum(t == "kubernetes:helm.sh/v4:Chart" for t in types) == 1 and len(types) > 3
