@@ -25,6 +25,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from stackwright.automation.secrets import StateEncrypter, Where, unwrap
 from stackwright.automation.workspace import Project, StackConfig, find_project, selected_stack
 from stackwright.engine import operations
@@ -409,7 +411,8 @@ class Workspace:
         ) as operation:
             state = asyncio.run(adopt(operation))
             operation.end(1, state)
-        return urn, python_code(type_token, name, state.inputs, state.secret_paths)
+        code = yaml_code if self.project.runtime == "yaml" else python_code
+        return urn, code(type_token, name, state.inputs, state.secret_paths)
 
 
 #: Directories of the project's own policy packs, relative to the project folder.
@@ -544,4 +547,35 @@ def python_code(
     return f"{note}\ncfg = sw.Config()\n{statement}"
 
 
-__all__ = ["Workspace", "declared_fields", "object_ref", "python_code"]
+def yaml_code(
+    type_token: str, name: str, inputs: dict[str, Any], secret_paths: tuple[str, ...] = ()
+) -> str:
+    """The entry of a YAML program's `resources:` that declares an imported object; a secret
+    field's values are read from configuration, as `python_code` does."""
+    properties: dict[str, Any] = {}
+    keys: list[str] = []
+    for key, value in inputs.items():
+        if key in ("apiVersion", "kind"):
+            continue
+        if key in secret_paths and isinstance(value, dict):
+            keys.extend(f"{name}-{item}" for item in value)
+            # Plain values from config as stringData: the cluster keeps them base64 in data.
+            properties["stringData" if key == "data" else key] = {
+                item: f"${{{name}-{item}}}" for item in value
+            }
+        else:
+            properties[key] = value
+    entry = {name: {"type": type_token, "properties": properties}}
+    text = yaml.safe_dump(entry, sort_keys=False, default_flow_style=False, width=92)
+    if not keys:
+        return text.rstrip("\n")
+    how = "\n".join(f"#   stackwright config set --secret {k} <plain value>" for k in keys)
+    declared = ", ".join(f"{k}: {{type: string, secret: true}}" for k in keys)
+    note = (
+        "# Secret values are not printed: set each in the stack's configuration first:\n"
+        f"{how}\n# and declare them under `config:` ({declared})"
+    )
+    return f"{note}\n{text.rstrip()}"
+
+
+__all__ = ["Workspace", "declared_fields", "object_ref", "python_code", "yaml_code"]

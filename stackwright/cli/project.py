@@ -383,13 +383,15 @@ def import_(
     stack: Stack = None,
     as_json: Json = False,
 ) -> None:
-    """Adopt an existing object into the stack and print the Python code that declares it."""
+    """Adopt an existing object into the stack and print the code that declares it (Python, or
+    YAML in a YAML project)."""
     ws = _workspace(stack)
     urn, code = ws.import_object(type_token, name, object_id)
     if as_json:
         typer.echo(json.dumps({"event": "imported", "urn": urn, "code": code}))
     else:
-        typer.echo(f"Imported {object_id} as {urn}.\nAdd this to your program:\n\n{code}")
+        where = "under `resources:` in" if ws.project.runtime == "yaml" else "to"
+        typer.echo(f"Imported {object_id} as {urn}.\nAdd this {where} your program:\n\n{code}")
 
 
 # --- stacks ------------------------------------------------------------------------------------

@@ -1574,3 +1574,33 @@ def test_a_yaml_program_made_by_new_goes_up_changes_with_its_config_and_goes_dow
     down = p.sw("destroy", "--yes", "--json")
     assert get(cluster, "deployment", outputs["deployment"], "default") is None
     assert down.rc == 0
+
+
+def test_import_in_a_yaml_project_prints_the_yaml_that_declares_the_object(
+    new_project: Any, cluster: LiveCluster
+) -> None:
+    p = new_project()
+    program = textwrap.dedent(
+        f"""
+        name: {p.name}
+        runtime: yaml
+        resources:
+          ns:
+            type: kubernetes:core/v1:Namespace
+            properties:
+              metadata: {{name: {p.ns}}}
+        """
+    ).lstrip()
+    (p.root / "Stackwright.yaml").write_text(program)
+    p.up()
+    create(cluster, "ConfigMap", "legacy", p.ns, data={"k": "v"})
+
+    done = p.sw("import", "kubernetes:core/v1:ConfigMap", "legacy", f"{p.ns}/legacy")
+    code = done.out.split("Add this under `resources:` in your program:", 1)[1].strip()
+    entry = yaml.safe_load(code)
+    assert entry["legacy"]["type"] == "kubernetes:core/v1:ConfigMap"
+    assert entry["legacy"]["properties"]["data"] == {"k": "v"}
+    # Pasted under `resources:`, it declares exactly what was adopted.
+    (p.root / "Stackwright.yaml").write_text(program + textwrap.indent(code, "  ") + "\n")
+    assert p.preview().changed() == {}
+    assert p.up().summary["counts"] == {"same": 2}

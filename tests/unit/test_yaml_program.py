@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from engine_stack import PROJECT, STACK, Stack
 from engine_stack import stack as stack  # the fixture
 
@@ -345,3 +346,34 @@ def test_manifests_and_charts_are_declared_from_paths_relative_to_the_program(
     from_file = next(r for r in program.resources if r.props.get("data") == {"a": "1"})
     assert from_file.props["metadata"]["name"] == "from-file"
     assert sum(t == "kubernetes:helm.sh/v4:Chart" for t in types) == 1 and len(types) > 3
+
+
+def test_imported_secret_values_are_read_from_configuration_not_printed(tmp_path: Path) -> None:
+    from stackwright.automation.stack import yaml_code
+
+    inputs = {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": {"name": "creds"},
+        "data": {"password": "aHVudGVyMg=="},
+    }
+    code = yaml_code("kubernetes:core/v1:Secret", "creds", inputs, ("data",))
+    assert "aHVudGVyMg==" not in code and "hunter2" not in code
+    assert "#   stackwright config set --secret creds-password <plain value>" in code
+    entry = yaml.safe_load(code)
+    assert entry == {
+        "creds": {
+            "type": "kubernetes:core/v1:Secret",
+            "properties": {
+                "metadata": {"name": "creds"},
+                "stringData": {"password": "${creds-password}"},
+            },
+        }
+    }
+    program = (
+        "name: shop\nruntime: yaml\nconfig:\n  creds-password: {type: string, secret: true}\n"
+        "resources:\n" + textwrap.indent(code, "  ") + "\n"
+    )
+    declared = _run(tmp_path, program, {"shop:creds-password": "hunter2"})
+    (secret,) = declared.resources
+    assert secret.props["stringData"]["password"].is_secret
