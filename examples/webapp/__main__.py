@@ -1,8 +1,8 @@
 """A web app: its namespace, a ConfigMap of settings, a Deployment, a Service and an Ingress.
 
-The Deployment mounts the ConfigMap by the name Stackwright gave it (an Output), so
-the ConfigMap is created first and a change to it rolls the Deployment with a new
-name: `stackwright up` replaces the ConfigMap before it deletes the old one.
+The Deployment reads the ConfigMap by the name Stackwright gave it (an Output), so
+the ConfigMap is created first; a change to its data replaces it (`replace_on_changes`:
+a new one under a new name, then the old one deleted), which rolls the Deployment.
 """
 
 import stackwright as sw
@@ -20,6 +20,7 @@ settings = k8s.core.v1.ConfigMap(
     "web-settings",
     metadata={"namespace": namespace},
     data={"index.html": "<h1>Hello from Stackwright</h1>", "GREETING": cfg.get("greeting") or "hello"},
+    opts=sw.ResourceOptions(replace_on_changes=["data"]),
 )
 
 web = k8s.apps.v1.Deployment(

@@ -75,6 +75,32 @@ def test_webapp(tmp_path: Path, cluster: Any, kubeconfig: str) -> None:
     assert cluster.kubectl("get", "namespace", "webapp", check=False).returncode != 0
 
 
+def test_yaml_webapp(tmp_path: Path, cluster: Any, kubeconfig: str) -> None:
+    project = deploy(tmp_path, "yaml-webapp", {"kubernetes:kubeconfig": kubeconfig})
+    done = summary(sw(project, "up", "--yes", "--json").stdout)
+    assert done["ok"] and done["counts"] == {"create": 6}
+    outputs = done["outputs"]
+    assert outputs["namespace"] == "yaml-webapp" and outputs["ready_replicas"] == 2
+    assert outputs["service_ip"].startswith("10.96.")
+    assert outputs["url"] == "http://web.example.test/"
+    maps = json.loads(
+        cluster.kubectl("get", "configmap", "-n", "yaml-webapp", "-o", "json").stdout
+    )["items"]
+    page = [m["data"]["index.html"] for m in maps if "index.html" in (m.get("data") or {})]
+    assert page == ["<h1>Hello from Stackwright, in YAML</h1>\n"]
+    assert summary(sw(project, "preview", "--json").stdout)["counts"] == {"same": 6}
+    sw(project, "config", "set", "greeting", "hi")
+    changed = summary(sw(project, "up", "--yes", "--json").stdout)
+    assert changed["ok"] and changed["counts"] == {
+        "replace": 1,
+        "update": 1,
+        "same": 4,
+        "delete-replaced": 1,
+    }
+    assert summary(sw(project, "destroy", "--yes", "--json").stdout)["ok"]
+    assert cluster.kubectl("get", "namespace", "yaml-webapp", check=False).returncode != 0
+
+
 def test_stateful(tmp_path: Path, cluster: Any, kubeconfig: str) -> None:
     project = deploy(tmp_path, "stateful", {"kubernetes:kubeconfig": kubeconfig})
     done = summary(sw(project, "up", "--yes", "--json").stdout)
