@@ -59,6 +59,7 @@ from stackwright.sdk.resource import (
     ResourceOptions,
     declaring_at,
 )
+from stackwright.sdk.stack_reference import StackReference
 
 #: The sections a YAML program may have (the project's own keys included).
 SECTIONS = frozenset(
@@ -74,6 +75,8 @@ SECTIONS = frozenset(
         "outputs",
     }
 )
+#: The types of another stack's outputs, read by name (Pulumi YAML's and Stackwright's).
+STACK_REFERENCE_TYPES = ("pulumi:pulumi:StackReference", "stackwright:stack:StackReference")
 #: Names a reference may start with for the run itself.
 BUILTINS = ("stackwright", "pulumi")
 
@@ -337,7 +340,11 @@ class Evaluator:
             visiting.pop()
             entry = entries[name]
             if name in resources:
-                self.resources[name] = self._resource(entry)
+                declared = self._resource(entry)
+                if isinstance(declared, StackReference):
+                    self.values[name] = declared
+                else:
+                    self.resources[name] = declared
             else:
                 self.values[name] = self.evaluate(entry.body)
             done.add(name)
@@ -401,7 +408,15 @@ class Evaluator:
         resource = self.resources.get(ref.root)
         if resource is not None:
             return resource.output(*ref.path) if ref.path else resource
-        return _select(self.values[ref.root], ref.path)
+        value = self.values[ref.root]
+        if isinstance(value, StackReference):
+            if len(ref.path) < 2 or ref.path[0] != "outputs":
+                raise _Problem(
+                    ref.line,
+                    f"${{{ref.text}}}: read a stack's output as ${{{ref.root}.outputs.NAME}}",
+                )
+            return _select(value.require_output(str(ref.path[1])), ref.path[2:])
+        return _select(value, ref.path)
 
     def _call(self, call: Call) -> Any:
         function = FUNCTIONS.get(call.name)
@@ -454,7 +469,7 @@ class Evaluator:
 
     # --- resources ------------------------------------------------------------------------
 
-    def _resource(self, entry: Entry) -> Resource:
+    def _resource(self, entry: Entry) -> Resource | StackReference:
         body = entry.body
         if not isinstance(body, dict):
             raise _Problem(entry.line, f"resource {entry.name}: give it `type:` and `properties:`")
@@ -480,7 +495,9 @@ class Evaluator:
 
     def _declare(
         self, entry: Entry, token: str, properties: dict[str, Any], opts: ResourceOptions
-    ) -> Resource:
+    ) -> Resource | StackReference:
+        if token in STACK_REFERENCE_TYPES:  # another stack's outputs: `${ref.outputs.key}`
+            return StackReference(**_keywords(entry, properties, {"name": "name"}))
         component = COMPONENTS.get(token)
         if component is not None:
             return component.declare(self, entry, properties, opts)

@@ -377,3 +377,43 @@ def test_imported_secret_values_are_read_from_configuration_not_printed(tmp_path
     declared = _run(tmp_path, program, {"shop:creds-password": "hunter2"})
     (secret,) = declared.resources
     assert secret.props["stringData"]["password"].is_secret
+
+
+def test_another_stacks_outputs_are_read_through_a_stack_reference(tmp_path: Path) -> None:
+    from stackwright.model import SecretValue
+
+    text = """
+    name: app
+    runtime: yaml
+    resources:
+      platform:
+        type: pulumi:pulumi:StackReference
+        properties:
+          name: platform/prod
+      settings:
+        type: kubernetes:core/v1:ConfigMap
+        properties:
+          metadata: {namespace: "${platform.outputs.namespace}"}
+          data: {token: "${platform.outputs.token}"}
+    """
+    path = tmp_path / "Stackwright.yaml"
+    path.write_text(textwrap.dedent(text).lstrip())
+    asked: list[str] = []
+
+    def read_stack(name: str) -> dict[str, Any]:
+        asked.append(name)
+        return {"namespace": "apps", "token": SecretValue("t0ken")}
+
+    declared = run_program(path, project="app", stack=STACK, read_stack=read_stack)
+    (settings,) = declared.resources
+    assert asked == ["platform/prod"]
+    namespace = settings.props["metadata"]["namespace"]
+    assert namespace.resolve(lambda r: None) == "apps"
+    assert settings.props["data"]["token"].is_secret
+
+    path.write_text(textwrap.dedent(text).lstrip().replace("outputs.token", "outputs.nope"))
+    with pytest.raises(UsageError, match="nope"):
+        run_program(path, project="app", stack=STACK, read_stack=read_stack)
+    path.write_text(textwrap.dedent(text).lstrip().replace("outputs.token", "token"))
+    with pytest.raises(UsageError, match=r"Stackwright.yaml:\d+: .*platform.outputs.NAME"):
+        run_program(path, project="app", stack=STACK, read_stack=read_stack)
