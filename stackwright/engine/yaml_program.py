@@ -143,7 +143,10 @@ def _parse_reference(text: str, line: int) -> Reference:
         path = parse_path(rest) if rest else ()
     except ValueError as error:
         raise _Problem(line, f"${{{text}}}: {error}") from None
-    return Reference(root, tuple(k for k in path if isinstance(k, (str, int))), text, line)
+    keys = tuple(k for k in path if isinstance(k, (str, int)))
+    if len(keys) != len(path):
+        raise _Problem(line, f"${{{text}}}: [*] names no one item; give its index")
+    return Reference(root, keys, text, line)
 
 
 def _template(text: str, line: int) -> str | Template:
@@ -170,8 +173,9 @@ PLAIN_TAGS = frozenset(
 )
 
 
-def _data(node: yaml.Node) -> Any:
-    """The node as Python values, with Template / Call where the program computes."""
+def _data(node: yaml.Node, loader: yaml.SafeLoader) -> Any:
+    """The node as Python values, with Template / Call where the program computes
+    (`loader` types the plain scalars: numbers, booleans, null)."""
     line = node.start_mark.line + 1
     if node.tag not in PLAIN_TAGS:
         shown = node.tag.removeprefix("tag:yaml.org,2002:")
@@ -184,19 +188,19 @@ def _data(node: yaml.Node) -> Any:
             key = str(key_node.value)
             if key in result:
                 raise _Problem(key_node.start_mark.line + 1, f"{key!r} is given twice")
-            result[key] = _data(value_node)
+            result[key] = _data(value_node, loader)
         if len(result) == 1:
             (key,) = result
             if key.startswith("fn::"):
                 return Call(key[4:], result[key], line)
         return result
     if isinstance(node, yaml.SequenceNode):
-        return [_data(item) for item in node.value]
+        return [_data(item, loader) for item in node.value]
     assert isinstance(node, yaml.ScalarNode)
     if node.tag == "tag:yaml.org,2002:timestamp":  # a date stays the text it is written as
         value: Any = str(node.value)
     else:
-        value = yaml.SafeLoader("").construct_object(node)
+        value = loader.construct_object(node)
     return _template(value, line) if isinstance(value, str) and "${" in value else value
 
 
@@ -222,7 +226,9 @@ class Document:
 
 def load(path: Path) -> Document:
     try:
-        root = yaml.compose(path.read_text(encoding="utf-8"), Loader=yaml.SafeLoader)
+        # libyaml's parser when the installed PyYAML has it: the same nodes, several times faster.
+        loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+        root = yaml.compose(path.read_text(encoding="utf-8"), Loader=loader)
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None)
         line = f":{mark.line + 1}" if mark is not None else ""
@@ -234,7 +240,7 @@ def load(path: Path) -> Document:
         )
     nodes = {str(k.value): (k, v) for k, v in root.value}
     try:
-        data = _data(root)
+        data = _data(root, yaml.SafeLoader(""))
         unknown = sorted(set(data) - SECTIONS)
         if unknown:
             key = nodes[unknown[0]][0]
