@@ -31,7 +31,7 @@ from stackwright.automation.workspace import (
 from stackwright.cli.render import Renderer, make_renderer
 from stackwright.engine.events import Summary, masked
 from stackwright.errors import StackwrightError, UsageError
-from stackwright.model import SECRET_TEXT, ResourceState, map_secrets
+from stackwright.model import SECRET_TEXT, Op, ResourceState, map_secrets
 from stackwright.policy import Level
 from stackwright.state import Backend, HistoryEntry, open_backend
 
@@ -161,8 +161,11 @@ def _selection(
 
 
 def _expect_no_changes(summary: Summary, what: str) -> None:
-    """With --expect-no-changes: exit 1 when `summary` counts any change."""
-    changes = {op: n for op, n in summary.counts.items() if op != "same" and n}
+    """With --expect-no-changes: exit 1 when `summary` counts any change. A refresh's
+    counts (`in-sync`, `drifted`, `deleted-outside`) are what it read, not changes: drift
+    the update would undo is counted by its own step."""
+    steps = {op.value for op in Op if op.mutates}
+    changes = {op: n for op, n in summary.counts.items() if op in steps and n}
     if summary.ok and changes:
         listed = ", ".join(f"{n} to {op}" for op, n in sorted(changes.items()))
         typer.echo(f"error: --expect-no-changes: {what} ({listed})", err=True)

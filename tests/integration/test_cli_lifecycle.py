@@ -624,6 +624,11 @@ def test_refresh_with_drift(new_project: Any, cluster: LiveCluster) -> None:
     assert cm["metadata"]["labels"]["team"] == "ops", "a field we never set is left alone"
     assert p.sw("refresh", "--preview-only", "--json").of("drift") == []
     assert p.preview("--refresh").changed() == {}
+    # The CI drift gate: objects read and found in sync are no change.
+    p.preview("--refresh", "--expect-no-changes")
+    cluster.kubectl("patch", "configmap", "cfg", "-n", p.ns, "-p", '{"data":{"mode":"c"}}')
+    gate = p.sw("preview", "--refresh", "--expect-no-changes", rc=1)
+    assert one_line(gate) == "error: --expect-no-changes: the preview shows changes (1 to update)"
 
 
 def test_refresh_then_up_restores_the_program(new_project: Any, cluster: LiveCluster) -> None:
