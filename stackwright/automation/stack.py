@@ -356,6 +356,17 @@ class Workspace:
     def import_object(self, type_token: str, name: str, object_id: str) -> tuple[str, str]:
         """Adopt an existing object into the state; returns (its URN, Python code declaring it)."""
         api_version, kind = _split_type(type_token)
+        if not name or "::" in name:
+            raise UsageError(
+                f"import {type_token}: NAME {name!r} is not a resource name: give the logical "
+                "name the program will declare it under, e.g. `web`"
+            )
+        parts = object_id.split("/")
+        if len(parts) > 2 or not all(parts):
+            raise UsageError(
+                f"import {type_token}: ID {object_id!r} names no object: write it as "
+                "NAMESPACE/NAME, or NAME for a cluster-scoped kind"
+            )
         urn = make_urn(self.stack, self.project.name, type_token, name)
         if self.backend.load(self.project.name, self.stack).resource(urn) is not None:
             raise UsageError(

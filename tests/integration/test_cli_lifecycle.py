@@ -687,6 +687,19 @@ def test_import_command(new_project: Any, cluster: LiveCluster) -> None:
         "keeps the object)"
     )
     assert live(cluster, "configmap", "legacy", p.ns)["data"] == {"k": "v"}
+    # A malformed name or ID is bad input: one line, exit 2, nothing journaled.
+    operations = len(p.history())
+    for name, object_id, says in (
+        ("", f"{p.ns}/other", "NAME"),
+        ("x", "", "ID"),
+        ("x", f"{p.ns}/", "ID"),
+        ("x", "a/b/c", "ID"),
+    ):
+        bad = p.sw("import", "kubernetes:core/v1:ConfigMap", name, object_id, rc=2)
+        assert one_line(bad).startswith("error: import"), bad.err
+        assert says in bad.err
+        assert p.state()["pending"] == []
+    assert len(p.history()) == operations, "no operation was started"
     # Once out of the state it can be adopted again; what Stackwright applied before stays.
     p.sw("state", "delete", urn)
     p.sw("import", "kubernetes:core/v1:ConfigMap", "adopted", f"{p.ns}/legacy")
