@@ -52,7 +52,6 @@ from stackwright.model import (
     ResourceState,
     always_secret,
     make_urn,
-    parse_urn,
 )
 from stackwright.policy import Level, Settings, select_packs
 from stackwright.sdk.context import Program
@@ -479,26 +478,15 @@ _TOOL_ANNOTATIONS = (
 
 
 def _check_unmanaged(backend: Backend, live: dict[str, Any], object_id: str, urn: str) -> None:
-    """Refuse an object another resource of a stack manages (both would own its fields):
-    one whose `stackwright.io/urn` names a resource a stack of this backend still holds,
-    or a stack this backend does not have. A mark a `state delete` left is no owner."""
+    """Refuse an object another resource of a stack manages (both would own its fields),
+    as `operations.manager_of` tells it; the engine refuses the same for `import_`."""
     owner = mark_of(live)
-    if not owner or owner == urn:
-        return
-    try:
-        parts = parse_urn(owner)
-    except ValueError:
-        return  # not a mark Stackwright wrote
-    if backend.has_stack(parts.project, parts.stack):
-        if backend.load(parts.project, parts.stack).resource(owner) is None:
-            return
-        where = f"stack {parts.stack} of project {parts.project} manages it as {owner}"
-    else:
-        where = f"it is marked as {owner}, of a stack this state backend does not have"
-    raise UsageError(
-        f"cannot import {object_id}: {where}; remove it from that stack first "
-        f"(`stackwright state delete {owner}` there keeps the object)"
-    )
+    where = operations.manager_of(backend, owner) if owner and owner != urn else ""
+    if where:
+        raise UsageError(
+            f"cannot import {object_id}: {where}; remove it from that stack first "
+            f"(`stackwright state delete {owner}` there keeps the object)"
+        )
 
 
 def declared_fields(live: dict[str, Any]) -> dict[str, Any]:

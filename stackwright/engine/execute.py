@@ -479,11 +479,14 @@ class Run:
         listener: Listener,
         clock: Callable[[], float] = time.monotonic,
         recorded_elsewhere: Callable[[str, str], list[str]] | None = None,
+        managed_by: Callable[[str], str] | None = None,
     ) -> None:
         self.stack = stack
         #: (URN, object id) → the other stacks that record that object still marked as
         #: this stack's URN (`Backend.recorded_elsewhere`).
         self.recorded_elsewhere = recorded_elsewhere
+        #: An object's URN mark → who manages it, in words, or "" (`operations.manager_of`).
+        self.managed_by = managed_by
         self.options = options
         self.program = program
         self.journal = journal
@@ -545,6 +548,7 @@ class Run:
         providers: ProviderFactory,
         listener: Listener,
         recorded_elsewhere: Callable[[str, str], list[str]] | None = None,
+        managed_by: Callable[[str], str] | None = None,
     ) -> Run:
         """A run over a stack's loaded state."""
         return cls(
@@ -556,6 +560,7 @@ class Run:
             providers=providers,
             listener=listener,
             recorded_elsewhere=recorded_elsewhere,
+            managed_by=managed_by,
         )
 
     # --- providers ----------------------------------------------------------------------
@@ -1095,6 +1100,8 @@ class Run:
         provider = self.provider_for(new.provider)
         if step.op is Op.CREATE:  # an object in the way fails the preview as it would the up
             await self._check_free(provider, new)
+        elif step.op is Op.IMPORT:
+            await self._check_importable(provider, new)
         if namespace is not None:  # and so does a ConfigMap in the way of the set's parent
             await self._ensure_applyset(provider, new.provider, namespace)
         body = provider.stamp(new.inputs, stack=self.stack, urn=new.urn, namespace=namespace)
@@ -1153,11 +1160,7 @@ class Run:
                 else timeouts.update
             )
         if step.op is Op.IMPORT:
-            api_version, kind, namespace, name = object_ref(new)
-            if await provider.read(api_version, kind, namespace, name) is None:
-                raise UsageError(
-                    f"cannot import {new.id}: no {kind} of that name exists in the cluster"
-                )
+            await self._check_importable(provider, new)
         if step.op is Op.REPLACE and step.delete_before_replace:
             assert step.old is not None
             await self._delete_object(step.old, Op.DELETE_REPLACED)
@@ -1249,6 +1252,25 @@ class Run:
             f"ResourceOptions(import_={new.id!r}) or `stackwright import`, or give this "
             "resource another name"
         )
+
+    async def _check_importable(self, provider: Provider, new: ResourceState) -> None:
+        """Refuse to adopt (`import_`) an object that is not there, or that another stack's
+        resource manages: both stacks would own its fields and undo each other's applies.
+        `stackwright import` refuses the same."""
+        api_version, kind, namespace, name = object_ref(new)
+        async with self._sem:
+            live = await provider.read(api_version, kind, namespace, name)
+        if live is None:
+            raise UsageError(
+                f"cannot import {new.id}: no {kind} of that name exists in the cluster"
+            )
+        owner = mark_of(live)
+        where = self.managed_by(owner) if owner and owner != new.urn and self.managed_by else ""
+        if where:
+            raise UsageError(
+                f"cannot import {new.id}: {where}; remove it from that stack first "
+                f"(`stackwright state delete {owner}` there keeps the object)"
+            )
 
     async def _list_marks(
         self, provider: Provider, api_version: str, kind: str, namespace: str | None

@@ -32,7 +32,7 @@ from stackwright.engine.policy_gate import PolicyGate
 from stackwright.engine.ports import ProviderFactory
 from stackwright.errors import UsageError
 from stackwright.kubernetes.provider import PROVIDER_TYPE
-from stackwright.model import ResourceState
+from stackwright.model import ResourceState, parse_urn
 from stackwright.sdk.context import Program
 from stackwright.state import Backend, LockHolder, LockLost, Operation, Snapshot
 
@@ -173,7 +173,15 @@ def run(
     written = 0
     if options.dry_run:
         summary = asyncio.run(
-            _preview(snapshot, options, program, providers, listener, _elsewhere(backend, snapshot))
+            _preview(
+                snapshot,
+                options,
+                program,
+                providers,
+                listener,
+                _elsewhere(backend, snapshot),
+                lambda mark: manager_of(backend, mark),
+            )
         )
     else:
         with backend.begin_operation(
@@ -210,6 +218,22 @@ def _elsewhere(backend: Backend, snapshot: Snapshot) -> Callable[[str, str], lis
     )
 
 
+def manager_of(backend: Backend, mark: str) -> str:
+    """Who manages an object marked with the URN `mark`, in words ("" for no one): a resource
+    a stack of this backend still holds, or a stack this backend does not have. A mark a
+    `state delete` left (the stack no longer holds that resource) is no owner, nor is text
+    Stackwright did not write."""
+    try:
+        parts = parse_urn(mark)
+    except ValueError:
+        return ""
+    if not backend.has_stack(parts.project, parts.stack):
+        return f"it is marked as {mark}, of a stack this state backend does not have"
+    if backend.load(parts.project, parts.stack).resource(mark) is None:
+        return ""
+    return f"stack {parts.stack} of project {parts.project} manages it as {mark}"
+
+
 def _took_over(holder: LockHolder) -> str:
     """Whose lock this operation took over, and why it could: what it settles next is
     what that operation left under way."""
@@ -229,6 +253,7 @@ async def _preview(
     providers: ProviderFactory,
     listener: Listener,
     elsewhere: Callable[[str, str], list[str]],
+    managed_by: Callable[[str], str],
 ) -> Summary:
     if snapshot.pending:
         listener(
@@ -239,7 +264,7 @@ async def _preview(
                 "warning",
             )
         )
-    run_ = Run.over(snapshot, options, program, None, providers, listener, elsewhere)
+    run_ = Run.over(snapshot, options, program, None, providers, listener, elsewhere, managed_by)
     try:
         if options.refresh or options.kind == "refresh":
             await run_.refresh(record=False)
@@ -361,7 +386,14 @@ async def _mutate(
     finally:
         await settle.close()
     run_ = Run.over(
-        snapshot, options, program, operation, providers, listener, _elsewhere(backend, snapshot)
+        snapshot,
+        options,
+        program,
+        operation,
+        providers,
+        listener,
+        _elsewhere(backend, snapshot),
+        lambda mark: manager_of(backend, mark),
     )
     try:
         if options.kind == "refresh":

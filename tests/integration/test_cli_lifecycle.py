@@ -775,6 +775,65 @@ def test_import_option(new_project: Any, cluster: LiveCluster) -> None:
     assert get(cluster, "configmap", "ghost", p.ns) is None
 
 
+def test_import_option_checks_the_object_first(
+    new_project: Any, cluster: LiveCluster, tmp_path: Path
+) -> None:
+    """`import_` adopts what `stackwright import` would: an object that exists and no other
+    stack's resource manages. Its preview says so already, as the up would."""
+    p = new_project()
+    p.program('k8s.core.v1.Namespace("ns", metadata={"name": NS})\n')
+    p.up()
+    other = Project(
+        tmp_path / "other", "other", p.ns, {"kubernetes:kubeconfig": str(cluster.kubeconfig)}
+    )
+    other.program('k8s.core.v1.ConfigMap("theirs", metadata={"name": "theirs", "namespace": NS})\n')
+    other.up()
+    theirs = other.urn("kubernetes:core/v1:ConfigMap", "theirs")
+
+    p.program(
+        """
+        k8s.core.v1.Namespace("ns", metadata={"name": NS})
+        k8s.core.v1.ConfigMap("mine", metadata={"name": "theirs", "namespace": NS},
+                              opts=sw.ResourceOptions(import_=f"{NS}/theirs"))
+        """
+    )
+    refusal = (
+        f"cannot import {p.ns}/theirs: stack dev of project other manages it as {theirs}; "
+        f"remove it from that stack first (`stackwright state delete {theirs}` there keeps "
+        "the object)"
+    )
+    for result in (p.preview(rc=1), p.up(rc=1)):
+        assert [f.split(": ", 1)[1] for f in result.summary["failures"]] == [refusal]
+    cm = live(cluster, "configmap", "theirs", p.ns)
+    assert cm["metadata"]["annotations"]["stackwright.io/urn"] == theirs, "left as it was"
+    assert "mine" not in p.resources()
+
+    # An object that is not there: the preview fails as the up does.
+    p.program(
+        """
+        k8s.core.v1.Namespace("ns", metadata={"name": NS})
+        k8s.core.v1.ConfigMap("ghost", metadata={"name": "ghost", "namespace": NS},
+                              opts=sw.ResourceOptions(import_=f"{NS}/ghost"))
+        """
+    )
+    (failure,) = p.preview(rc=1).summary["failures"]
+    assert failure.endswith(
+        f"cannot import {p.ns}/ghost: no ConfigMap of that name exists in the cluster"
+    )
+
+    # Once the other stack lets go of it (`state delete` keeps the object), it can be adopted.
+    other.sw("state", "delete", theirs)
+    p.program(
+        """
+        k8s.core.v1.Namespace("ns", metadata={"name": NS})
+        k8s.core.v1.ConfigMap("mine", metadata={"name": "theirs", "namespace": NS},
+                              opts=sw.ResourceOptions(import_=f"{NS}/theirs"))
+        """
+    )
+    assert p.up().ops() == {"mine": "import"}
+    assert p.resources()["mine"]["id"] == f"{p.ns}/theirs"
+
+
 # --- resource options ------------------------------------------------------------------------------
 
 
