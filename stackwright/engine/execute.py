@@ -1485,6 +1485,16 @@ class Run:
                 self.outcome.failures.append(f"{describe(state.urn)}: {_error_text(exc)}")
                 self.emit(Diagnostic(state.urn, f"could not read it: {_error_text(exc)}", "error"))
                 return
+            if live is not None and _made_again(state, live):
+                self.emit(
+                    Diagnostic(
+                        state.urn,
+                        f"the object named {state.id} now is another one, made outside this "
+                        f"stack: adopt it with ResourceOptions(import_={state.id!r}) to manage it",
+                        "warning",
+                    )
+                )
+                live = None
             if live is None:
                 self.emit(Drift(state.urn, gone=True))
                 self.outcome.counts["deleted-outside"] += 1
@@ -1576,6 +1586,16 @@ _HOOK_PLACES = {
     "post-install": "after the chart's other objects",
     "post-upgrade": "after the chart's other objects",
 }
+
+
+def _made_again(state: ResourceState, live: Mapping[str, Any]) -> bool:
+    """Whether the object under a resource's name is another than the one recorded (another
+    uid) and not marked as this resource: the recorded one was deleted and someone made
+    one again by hand. One that carries the resource's mark (applied again from a copy,
+    restored from a backup) is still its object."""
+    recorded = _meta(state.outputs).get("uid")
+    found = _meta(live).get("uid")
+    return bool(recorded and found and recorded != found) and mark_of(live) != state.urn
 
 
 def _replaced_since(

@@ -631,6 +631,45 @@ def test_refresh_with_drift(new_project: Any, cluster: LiveCluster) -> None:
     assert one_line(gate) == "error: --expect-no-changes: the preview shows changes (1 to update)"
 
 
+def test_refresh_of_an_object_made_again_outside(new_project: Any, cluster: LiveCluster) -> None:
+    """An object deleted and made again by hand under its name is another object (another
+    uid, none of the stack's marks): refresh finds the stack's object gone, and the stack
+    does not take the new one over unless the program adopts it."""
+    p = new_project()
+    body = """
+        k8s.core.v1.Namespace("ns", metadata={"name": NS})
+        k8s.core.v1.ConfigMap("cfg", metadata={"name": "cfg", "namespace": NS}, data={"a": "1"}%s)
+        """
+    p.program(body % "")
+    p.up()
+    # Deleted and applied again from a copy that keeps its marks: still the stack's object.
+    copy = live(cluster, "configmap", "cfg", p.ns)
+    copy["metadata"] = {
+        k: v
+        for k, v in copy["metadata"].items()
+        if k in ("name", "namespace", "labels", "annotations")
+    }
+    cluster.kubectl("delete", "configmap", "cfg", "-n", p.ns)
+    cluster.kubectl("create", "-f", "-", input=json.dumps(copy))
+    assert p.sw("refresh", "--preview-only", "--json").summary["counts"] == {"in-sync": 2}
+
+    cluster.kubectl("delete", "configmap", "cfg", "-n", p.ns)
+    create(cluster, "ConfigMap", "cfg", p.ns, data={"b": "2"})
+    seen = p.sw("refresh", "--preview-only", "--json")
+    assert [(e["urn"], e["gone"]) for e in seen.of("drift")] == [
+        (p.urn("kubernetes:core/v1:ConfigMap", "cfg"), True)
+    ]
+    refused = p.up("--refresh", rc=1)
+    assert "already exists (it was made outside this stack)" in refused.summary["failures"][0]
+    cm = live(cluster, "configmap", "cfg", p.ns)
+    assert cm["data"] == {"b": "2"} and "annotations" not in cm["metadata"], "left as it is"
+    assert "cfg" not in p.resources()
+
+    p.program(body % f", opts=sw.ResourceOptions(import_=f'{{NS}}/cfg')")
+    assert p.up().ops() == {"cfg": "import"}
+    assert live(cluster, "configmap", "cfg", p.ns)["data"] == {"a": "1", "b": "2"}
+
+
 def test_refresh_then_up_restores_the_program(new_project: Any, cluster: LiveCluster) -> None:
     p = new_project()
     p.program(
