@@ -42,7 +42,7 @@ from stackwright.engine.execute import (
 from stackwright.engine.policy_gate import PolicyGate
 from stackwright.engine.program import run_program
 from stackwright.engine.wiring import cluster_context, kubernetes_providers
-from stackwright.errors import UsageError
+from stackwright.errors import StackwrightError, UsageError
 from stackwright.kubernetes.provider import PROVIDER_TYPE
 from stackwright.localcluster import lifecycle
 from stackwright.model import (
@@ -393,6 +393,10 @@ class Workspace:
             try:
                 live = await provider.read(api_version, kind, namespace or None, object_name)
                 if live is None:
+                    try:  # a misspelt kind reads as no object: say which it is
+                        await provider.namespaced(api_version, kind)
+                    except StackwrightError as exc:
+                        raise UsageError(f"cannot import {object_id}: {exc}") from exc
                     raise UsageError(
                         f"cannot import {object_id}: no {kind} of that name exists in the cluster"
                     )

@@ -739,6 +739,11 @@ def test_import_command(new_project: Any, cluster: LiveCluster) -> None:
         assert says in bad.err
         assert p.state()["pending"] == []
     assert len(p.history()) == operations, "no operation was started"
+    # A kind the cluster does not serve is named as such, not as a missing object.
+    unknown = p.sw("import", "kubernetes:apps/v1:Deploymnt", "x", f"{p.ns}/legacy", rc=2)
+    assert one_line(unknown).startswith(
+        f"error: cannot import {p.ns}/legacy: Deploymnt (apps/v1) is not served by the cluster"
+    )
     # Once out of the state it can be adopted again; what Stackwright applied before stays.
     p.sw("state", "delete", urn)
     p.sw("import", "kubernetes:core/v1:ConfigMap", "adopted", f"{p.ns}/legacy")
