@@ -120,8 +120,10 @@ def drifted(
         if within(text, ignore):
             continue
         present, current = _at(live, path)
+        held_at = path
         if len(path) == 2 and path[0] == "stringData" and recorded.get("kind") == "Secret":
             present, current = _string_data(live, path[1])
+            held_at = ("data", path[1])  # where the server keeps it, and who wrote it there
         if present and _same(value, current):
             continue
         if not present and value in (None, {}, [], ""):
@@ -131,7 +133,7 @@ def drifted(
                 text,
                 value,
                 current if present else None,
-                owner(live, path, ours=ours) if present else "",
+                owner(live, held_at, ours=ours) if present else "",
             )
         )
     return out
