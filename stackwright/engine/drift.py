@@ -34,14 +34,41 @@ def _leaves(
         yield path, value
 
 
-def _at(obj: Any, path: tuple[str | int, ...]) -> tuple[bool, Any]:
+#: The key that names an item of a list of objects, in the order tried: Kubernetes merges
+#: such lists by key (containers, env and volumes by name, volumeMounts by mountPath, ports
+#: by containerPort / port), and another manager may add items anywhere in them (a sidecar,
+#: an env var: a strategic merge patch puts them first). A recorded item is found by its key;
+#: one with none of these, by its position.
+_ITEM_KEYS = ("name", "mountPath", "containerPort", "port", "devicePath", "ip")
+
+
+def _item(recorded: Mapping[str, Any], live: list[Any], index: int) -> tuple[bool, Any]:
+    """The live item that is the recorded one (at `index` in the program's list)."""
+    key = next((k for k in _ITEM_KEYS if k in recorded), None)
+    if key is None:
+        return (True, live[index]) if index < len(live) else (False, None)
+    found = [i for i in live if isinstance(i, Mapping) and _same(recorded[key], i.get(key))]
+    if "protocol" in recorded or len(found) > 1:  # port 53 TCP and port 53 UDP
+        protocol = recorded.get("protocol", "TCP")
+        found = [i for i in found if i.get("protocol", "TCP") == protocol]
+    return (True, found[0]) if found else (False, None)
+
+
+def _at(obj: Any, path: tuple[str | int, ...], recorded: Mapping[str, Any]) -> tuple[bool, Any]:
+    """The live value at the recorded `path`, following list items by their keys."""
+    mine: Any = recorded
     for part in path:
         if isinstance(part, int):
-            if not isinstance(obj, list) or part >= len(obj):
+            if not isinstance(obj, list):
                 return False, None
-        elif not isinstance(obj, Mapping) or part not in obj:
+            mine = mine[part]
+            present, obj = _item(mine, obj, part)
+            if not present:
+                return False, None
+            continue
+        if not isinstance(obj, Mapping) or part not in obj:
             return False, None
-        obj = obj[part]
+        obj, mine = obj[part], mine[part]
     return True, obj
 
 
@@ -65,9 +92,12 @@ def _same(recorded: Any, live: Any) -> bool:
 
 def _string_data(live: Mapping[str, Any], key: str | int) -> tuple[bool, Any]:
     """A Secret's `stringData` is write-only: the server keeps it base64-encoded in `data`."""
-    present, encoded = _at(live, ("data", key))
-    if not present or not isinstance(encoded, str):
-        return present, encoded
+    data = live.get("data")
+    if not isinstance(data, Mapping) or key not in data:
+        return False, None
+    encoded = data[key]
+    if not isinstance(encoded, str):
+        return True, encoded
     try:
         return True, base64.b64decode(encoded, validate=True).decode()
     except (ValueError, UnicodeDecodeError):
@@ -119,7 +149,7 @@ def drifted(
         text = _text(path)
         if within(text, ignore):
             continue
-        present, current = _at(live, path)
+        present, current = _at(live, path, recorded)
         held_at = path
         if len(path) == 2 and path[0] == "stringData" and recorded.get("kind") == "Secret":
             present, current = _string_data(live, path[1])

@@ -43,3 +43,49 @@ def test_another_managers_field_is_named_and_ignored_paths_are_not_drift() -> No
     }
     assert drifted(recorded, live) == [DriftedField("data.a", "1", "2", "kubectl-edit")]
     assert drifted(recorded, live, ignore=("data.a",)) == []
+
+
+def test_items_another_manager_adds_to_a_list_are_not_drift_wherever_they_go() -> None:
+    """A sidecar container, an env var or a port another manager adds (a strategic merge
+    patch puts it first) shifts the program's items: they are found by their keys."""
+    container = {
+        "name": "web",
+        "image": "nginx:1.29",
+        "env": [{"name": "A", "value": "1"}],
+        "ports": [{"containerPort": 80}, {"containerPort": 53, "protocol": "UDP"}],
+        "volumeMounts": [{"name": "page", "mountPath": "/html"}],
+    }
+    recorded = {"kind": "Deployment", "spec": {"template": {"spec": {"containers": [container]}}}}
+    live_container = {
+        **container,
+        "env": [{"name": "INJECTED", "value": "x"}, {"name": "A", "value": "1"}],
+        "ports": [
+            {"containerPort": 53, "protocol": "TCP"},
+            {"containerPort": 53, "protocol": "UDP"},
+            {"containerPort": 80, "protocol": "TCP"},
+        ],
+        "volumeMounts": [
+            {"name": "tmp", "mountPath": "/tmp"},
+            {"name": "page", "mountPath": "/html"},
+        ],
+    }
+    sidecar = {"name": "sidecar", "image": "busybox:1.36"}
+    live = {
+        "kind": "Deployment",
+        "spec": {"template": {"spec": {"containers": [sidecar, live_container]}}},
+    }
+    assert drifted(recorded, live) == []
+
+    # A change to the program's own item is still drift, at the program's index.
+    changed = {**live_container, "image": "nginx:1.30", "env": [{"name": "A", "value": "2"}]}
+    live["spec"]["template"]["spec"]["containers"] = [sidecar, changed]
+    assert drifted(recorded, live) == [
+        DriftedField("spec.template.spec.containers[0].image", "nginx:1.29", "nginx:1.30"),
+        DriftedField("spec.template.spec.containers[0].env[0].value", "1", "2"),
+    ]
+    # The program's container gone: each of its fields is.
+    live["spec"]["template"]["spec"]["containers"] = [sidecar]
+    assert {f.path for f in drifted(recorded, live) if f.live is None} >= {
+        "spec.template.spec.containers[0].name",
+        "spec.template.spec.containers[0].image",
+    }
