@@ -12,7 +12,9 @@ Pure: takes two objects, returns `DriftedField`s; no I/O.
 from __future__ import annotations
 
 import base64
+import re
 from collections.abc import Iterator, Mapping
+from fractions import Fraction
 from typing import Any
 
 from stackwright.engine.events import DriftedField, within
@@ -90,6 +92,49 @@ def _same(recorded: Any, live: Any) -> bool:
     )
 
 
+#: Maps whose values are quantities (resources' limits and requests, a quota's hard, a
+#: LimitRange's bounds, a claim's capacity), and fields that are one (an emptyDir's size).
+_QUANTITY_MAPS = frozenset(
+    {
+        *("limits", "requests", "overhead"),  # a container's, a pod's
+        *("hard", "capacity"),  # a ResourceQuota's, a claim's or volume's
+        *("min", "max", "default", "defaultRequest", "maxLimitRequestRatio"),  # a LimitRange's
+    }
+)
+_QUANTITY_FIELDS = frozenset({"sizeLimit"})
+#: A suffix's power of 10 (decimal SI) or of 2 (binary SI).
+_DECIMAL = {"n": -9, "u": -6, "m": -3, "": 0, "k": 3, "M": 6, "G": 9, "T": 12, "P": 15, "E": 18}
+_BINARY = {"Ki": 10, "Mi": 20, "Gi": 30, "Ti": 40, "Pi": 50, "Ei": 60}
+_QUANTITY = re.compile(r"([+-]?(?:\d+\.?\d*|\.\d+))(?:([eE][+-]?\d+)|([a-zA-Z]*))")
+
+
+def _amount(value: Any) -> Fraction | None:
+    """A Kubernetes quantity's amount (`"500m"`, `0.5`, `"1Gi"`, `"1e9"`), or None."""
+    if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+        return None
+    found = _QUANTITY.fullmatch(str(value).strip())
+    if found is None:
+        return None
+    number, exponent, suffix = found.groups()
+    if exponent:
+        return Fraction(number) * Fraction(10) ** int(exponent[1:])
+    suffix = suffix or ""
+    if suffix in _DECIMAL:
+        return Fraction(number) * Fraction(10) ** _DECIMAL[suffix]
+    if suffix in _BINARY:
+        return Fraction(number) * Fraction(2) ** _BINARY[suffix]
+    return None
+
+
+def _same_quantity(path: tuple[str | int, ...], recorded: Any, live: Any) -> bool:
+    """Whether two spellings of a quantity field are one amount: the API server keeps its
+    canonical form (0.5 → "500m", "1024Mi" → "1Gi")."""
+    if not (path[-1] in _QUANTITY_FIELDS or (len(path) > 1 and path[-2] in _QUANTITY_MAPS)):
+        return False
+    amount = _amount(recorded)
+    return amount is not None and amount == _amount(live)
+
+
 def _string_data(live: Mapping[str, Any], key: str | int) -> tuple[bool, Any]:
     """A Secret's `stringData` is write-only: the server keeps it base64-encoded in `data`."""
     data = live.get("data")
@@ -154,7 +199,7 @@ def drifted(
         if len(path) == 2 and path[0] == "stringData" and recorded.get("kind") == "Secret":
             present, current = _string_data(live, path[1])
             held_at = ("data", path[1])  # where the server keeps it, and who wrote it there
-        if present and _same(value, current):
+        if present and (_same(value, current) or _same_quantity(path, value, current)):
             continue
         if not present and value in (None, {}, [], ""):
             continue  # an empty value the server drops is not a change

@@ -89,3 +89,44 @@ def test_items_another_manager_adds_to_a_list_are_not_drift_wherever_they_go() -
         "spec.template.spec.containers[0].name",
         "spec.template.spec.containers[0].image",
     }
+
+
+def test_quantities_the_server_writes_its_own_way_are_not_drift() -> None:
+    """The API server keeps a quantity in canonical form (0.5 → 500m, 1024Mi → 1Gi)."""
+    recorded = {
+        "kind": "Pod",
+        "spec": {
+            "containers": [
+                {
+                    "name": "c",
+                    "resources": {
+                        "limits": {"cpu": "0.5", "memory": "1024Mi"},
+                        "requests": {"cpu": 0.1, "memory": "1e9", "ephemeral-storage": 2},
+                    },
+                }
+            ],
+            "volumes": [{"name": "v", "emptyDir": {"sizeLimit": "1.5Gi"}}],
+        },
+    }
+    live = {
+        "kind": "Pod",
+        "spec": {
+            "containers": [
+                {
+                    "name": "c",
+                    "resources": {
+                        "limits": {"cpu": "500m", "memory": "1Gi"},
+                        "requests": {"cpu": "100m", "memory": "1G", "ephemeral-storage": "2"},
+                    },
+                }
+            ],
+            "volumes": [{"name": "v", "emptyDir": {"sizeLimit": "1536Mi"}}],
+        },
+    }
+    assert drifted(recorded, live) == []
+    live["spec"]["containers"][0]["resources"]["limits"]["cpu"] = "2"
+    assert drifted(recorded, live) == [
+        DriftedField("spec.containers[0].resources.limits.cpu", "0.5", "2")
+    ]
+    # Elsewhere a string is a string: "0.5" and "500m" in a ConfigMap differ.
+    assert drifted({"kind": "ConfigMap", "data": {"limits": "0.5"}}, {"data": {"limits": "500m"}})
