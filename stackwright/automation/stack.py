@@ -344,11 +344,16 @@ class Workspace:
         return self._run(options, listener, program=False)
 
     def refresh(
-        self, listener: Listener, *, preview: bool = False, parallel: int = DEFAULT_PARALLEL
+        self,
+        listener: Listener,
+        *,
+        select: Selection = Selection(),
+        preview: bool = False,
+        parallel: int = DEFAULT_PARALLEL,
     ) -> Summary:
-        return self._run(
-            Options("refresh", parallel=parallel, dry_run=preview), listener, program=False
-        )
+        """Read the stack's objects (only `select`'s targets, none of its excludes)."""
+        options = select.options("refresh", parallel, dry_run=preview)
+        return self._run(options, listener, program=False)
 
     # --- adopting an object --------------------------------------------------------------
 

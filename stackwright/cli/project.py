@@ -51,6 +51,10 @@ Targets = Annotated[
         "--target", "-t", help="Only this resource (URN; * and ** match) and what it depends on."
     ),
 ]
+RefreshTargets = Annotated[
+    list[str] | None,
+    typer.Option("--target", "-t", help="Only this resource (URN; * and ** match)."),
+]
 DestroyTargets = Annotated[
     list[str] | None,
     typer.Option(
@@ -348,13 +352,16 @@ def refresh(
     preview_only: Annotated[
         bool, typer.Option("--preview-only", help="Report drift; record nothing.")
     ] = False,
+    targets: RefreshTargets = None,
+    excludes: Excludes = None,
     as_json: Json = False,
 ) -> None:
     """Read every object, report drift field by field, and record what the cluster holds."""
+    select = _selection(targets, False, excludes)
     ws = _workspace(stack)
     if preview_only or not yes:
         with _rendering("refresh", json_lines=as_json, show_diff=True) as render:
-            summary = ws.refresh(render, preview=True)
+            summary = ws.refresh(render, select=select, preview=True)
         if preview_only:
             _finish(summary)
             return
@@ -362,7 +369,7 @@ def refresh(
             typer.echo("Cancelled: nothing was changed.")
             return
     with _rendering("refresh", json_lines=as_json, show_diff=True) as render:
-        summary = ws.refresh(render)
+        summary = ws.refresh(render, select=select)
     _finish(summary)
 
 

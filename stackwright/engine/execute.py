@@ -1533,6 +1533,13 @@ class Run:
             for text in secret_texts(state)
             if len(text) >= _MIN_SECRET_PART  # a short one only where it was put
         )
+        opts = self.options
+        if opts.kind == "refresh":  # `refresh --target / --exclude` read only those, as Pulumi's
+            states = [
+                s
+                for s in states
+                if (not opts.targets or s.urn in opts.targets) and s.urn not in opts.excludes
+            ]
         await asyncio.gather(*(one(s) for s in states))
 
     # --- outputs --------------------------------------------------------------------------------

@@ -670,6 +670,32 @@ def test_refresh_of_an_object_made_again_outside(new_project: Any, cluster: Live
     assert live(cluster, "configmap", "cfg", p.ns)["data"] == {"a": "1", "b": "2"}
 
 
+def test_refresh_selection(new_project: Any, cluster: LiveCluster) -> None:
+    """`refresh --target` reads only the targets, `--exclude` all but those (Pulumi's flags)."""
+    p = new_project()
+    p.program(
+        """
+        k8s.core.v1.Namespace("ns", metadata={"name": NS})
+        for name in ("a", "b"):
+            k8s.core.v1.ConfigMap(name, metadata={"name": name, "namespace": NS}, data={"k": "1"})
+        """
+    )
+    p.up()
+    for name in ("a", "b"):
+        cluster.kubectl("patch", "configmap", name, "-n", p.ns, "-p", '{"data":{"k":"2"}}')
+    a, b = (p.urn("kubernetes:core/v1:ConfigMap", n) for n in ("a", "b"))
+
+    seen = p.sw("refresh", "--preview-only", "--json", "--exclude", a)
+    assert [e["urn"] for e in seen.of("drift")] == [b]
+    assert seen.summary["counts"] == {"in-sync": 1, "drifted": 1}
+    recorded = p.sw("refresh", "--yes", "--json", "--target", "**::a")
+    assert [e["urn"] for e in recorded.of("drift")] == [a]
+    assert p.resources()["a"]["outputs"]["data"] == {"k": "2"}
+    assert p.resources()["b"]["outputs"]["data"] == {"k": "1"}, "not a target: not read"
+    missing = p.sw("refresh", "--yes", "--target", "**::nope", rc=2)
+    assert "--target **::nope matches no resource" in one_line(missing)
+
+
 def test_refresh_then_up_restores_the_program(new_project: Any, cluster: LiveCluster) -> None:
     p = new_project()
     p.program(
