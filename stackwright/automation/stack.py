@@ -19,6 +19,7 @@ either of them is `production`, before any change.
 from __future__ import annotations
 
 import asyncio
+import base64
 import os
 import pprint
 from dataclasses import dataclass, field
@@ -386,7 +387,7 @@ class Workspace:
                 urn=urn,
                 type=type_token,
                 id=f"{ns}/{object_name}" if ns else object_name,
-                inputs=declared_fields(live),
+                inputs=_as_string_data(declared_fields(live)),
                 secret_paths=always_secret(live),
             )
             # Its secret values wherever else the live object holds them (kubectl's
@@ -520,6 +521,23 @@ def declared_fields(live: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _as_string_data(fields: dict[str, Any]) -> dict[str, Any]:
+    """A Secret's fields with its text `data` as `stringData`, as the printed code declares
+    it (plain values from the configuration): recorded so, the pasted code is no change.
+    Binary values stay `data`, base64 as the cluster holds them."""
+    data = fields.get("data")
+    if not always_secret(fields) or not isinstance(data, dict) or "stringData" in fields:
+        return fields
+    try:
+        text = {k: base64.b64decode(v, validate=True).decode() for k, v in data.items()}
+    except (TypeError, ValueError, UnicodeDecodeError):
+        return fields
+    return {
+        ("stringData" if k == "data" else k): (text if k == "data" else v)
+        for k, v in fields.items()
+    }
+
+
 def python_code(
     type_token: str, name: str, inputs: dict[str, Any], secret_paths: tuple[str, ...] = ()
 ) -> str:
@@ -530,18 +548,17 @@ def python_code(
     group, _, version = api_version.rpartition("/")
     module = group.split(".")[0] if group else "core"
     args = [repr(name)]
-    keys: list[str] = []
-    for key, value in inputs.items():
+    keys: list[tuple[str, str]] = []  # (config key, what its value is)
+    for key, value in _as_string_data(inputs).items():
         if key in ("apiVersion", "kind"):
             continue
         snake = "".join(f"_{c.lower()}" if c.isupper() else c for c in key)
         if key in secret_paths and isinstance(value, dict):
             entries = []
             for item in value:
-                keys.append(f"{name}-{item}")
+                # stringData's values are plain text; data's (binary) are base64.
+                keys.append((f"{name}-{item}", "base64 value" if key == "data" else "plain value"))
                 entries.append(f"{item!r}: cfg.require_secret({f'{name}-{item}'!r})")
-            # Plain values from config as stringData: the cluster keeps them base64 in data.
-            snake = "string_data" if key == "data" else snake
             args.append(f"{snake}={{" + ", ".join(entries) + "}")
         else:
             shown = pprint.pformat(value, width=92 - len(snake), sort_dicts=False)
@@ -550,7 +567,7 @@ def python_code(
     statement = f"k8s.{module}.{version}.{kind}(\n    " + ",\n    ".join(args) + ",\n)"
     if not keys:
         return statement
-    how = "\n".join(f"#   stackwright config set --secret {k} <plain value>" for k in keys)
+    how = "\n".join(f"#   stackwright config set --secret {k} -- <{what}>" for k, what in keys)
     note = "# Secret values are not printed: set each in the stack's configuration first:\n" + how
     return f"{note}\ncfg = sw.Config()\n{statement}"
 

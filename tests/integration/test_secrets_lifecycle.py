@@ -147,6 +147,35 @@ def test_secrets_in_lists_reordered_echoed_and_imported(
     assert_nowhere(p, cluster, applied_value, adopted, p.sw("stack", "export"))
 
 
+def test_an_imported_secrets_printed_code_declares_what_was_adopted(
+    new_project: Any, cluster: LiveCluster, passphrase: str
+) -> None:
+    """The code `import` prints for a Secret, pasted into the program with its values set
+    in the configuration as it says, is what was adopted: no change, no drift."""
+    p = new_project()
+    p.program('k8s.core.v1.Namespace("ns", metadata={"name": NS})\n')
+    p.up()
+    b64 = {"tls.crt": "-----CERT-----\nAbc\n", "tls.key": "K3y-Imp0rted-91"}
+    manifest = {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": {"name": "tls", "namespace": p.ns},
+        "type": "kubernetes.io/tls",
+        "data": {k: base64.b64encode(v.encode()).decode() for k, v in b64.items()},
+    }
+    cluster.kubectl("create", "-f", "-", input=json.dumps(manifest))
+    imported = p.sw("import", "kubernetes:core/v1:Secret", "tls", f"{p.ns}/tls")
+    code = imported.out.split("Add this to your program:", 1)[1].strip()
+    assert "string_data={'tls.crt': cfg.require_secret('tls-tls.crt')," in code
+    for key, value in b64.items():
+        p.sw("config", "set", "--secret", f"tls-{key}", "--", value)
+    p.program('k8s.core.v1.Namespace("ns", metadata={"name": NS})\n' + code + "\n")
+    assert p.preview().changed() == {}
+    assert p.up().summary["counts"] == {"same": 2}
+    assert p.sw("refresh", "--preview-only", "--json").of("drift") == []
+    assert_nowhere(p, cluster, b64["tls.key"], imported)
+
+
 SECRET_PROGRAM = """
 cfg = sw.Config()
 password = cfg.require_secret("dbpassword")

@@ -58,8 +58,14 @@ def test_an_imported_secret_is_secret_and_its_code_prints_no_value() -> None:
     code = python_code("kubernetes:core/v1:Secret", "imp", live, paths)
     assert "c2VjcmV0" not in code
     assert "string_data={'pw': cfg.require_secret('imp-pw')}" in code
-    assert "#   stackwright config set --secret imp-pw <plain value>" in code
+    assert "#   stackwright config set --secret imp-pw -- <plain value>" in code
     assert "type='Opaque'" in code, "the rest is printed as it is"
+    # A binary value cannot be stringData: it stays data, set base64.
+    binary = {**live, "data": {"pw": "c2VjcmV0", "bin": "AP8="}}
+    code = python_code("kubernetes:core/v1:Secret", "imp", binary, paths)
+    assert "data={'pw': cfg.require_secret('imp-pw'), 'bin': cfg.require_secret('imp-bin')}" in code
+    assert "string_data" not in code
+    assert "#   stackwright config set --secret imp-bin -- <base64 value>" in code
 
 
 def test_redact_finds_a_secret_escaped_as_json_or_go_quote_strings() -> None:
