@@ -1541,6 +1541,32 @@ class Run:
                 if (not opts.targets or s.urn in opts.targets) and s.urn not in opts.excludes
             ]
         await asyncio.gather(*(one(s) for s in states))
+        self._forget_gone({s.urn: s for s in states if s.urn not in self.old}, record=record)
+
+    def _forget_gone(self, gone: dict[str, ResourceState], *, record: bool) -> None:
+        """Drop the references to resources a refresh found deleted from what refers to them
+        (a dependency, a parent: the gone one's own parent takes its place), as Pulumi's
+        refresh does: a state whose resource names one it lacks does not load."""
+
+        def parent_of(urn: str) -> str:
+            while urn in gone:
+                urn = gone[urn].parent
+            return urn
+
+        for urn, state in list(self.old.items()):
+            if state.parent not in gone and not gone.keys() & set(state.dependencies):
+                continue
+            kept = replace(
+                state,
+                parent=parent_of(state.parent),
+                dependencies=tuple(d for d in state.dependencies if d not in gone),
+            )
+            self.old[urn] = kept
+            if record:
+                assert self.journal is not None
+                number = self._next_step()
+                self.journal.begin(number, Op.REFRESH, state)
+                self.journal.end(number, kept)
 
     # --- outputs --------------------------------------------------------------------------------
 

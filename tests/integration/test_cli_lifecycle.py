@@ -696,6 +696,36 @@ def test_refresh_selection(new_project: Any, cluster: LiveCluster) -> None:
     assert "--target **::nope matches no resource" in one_line(missing)
 
 
+def test_refresh_of_an_object_others_refer_to_that_was_deleted(
+    new_project: Any, cluster: LiveCluster
+) -> None:
+    """A resource that refresh finds gone leaves the state; what refers to it stays, with
+    the reference dropped (as Pulumi's refresh does): the state still loads."""
+    p = new_project()
+    p.program(
+        """
+        k8s.core.v1.Namespace("ns", metadata={"name": NS})
+        other = k8s.core.v1.Namespace("other", metadata={"name": NS + "-other"})
+        k8s.core.v1.ConfigMap("refers", metadata={"name": "refers", "namespace": NS},
+                              data={"ns": other.metadata["name"]})
+        k8s.core.v1.ConfigMap("child", metadata={"name": "child", "namespace": NS},
+                              opts=sw.ResourceOptions(parent=other))
+        """
+    )
+    p.up()
+    cluster.kubectl("delete", "namespace", p.ns + "-other")
+    p.sw("refresh", "--yes", "--json")
+    resources = p.resources()  # loads: no reference to a resource the state lacks
+    assert "other" not in resources
+    assert resources["refers"]["dependencies"] == []
+    assert resources["child"]["parent"] == ""
+    # The program declares them again: `other` is made again, the references put back.
+    assert p.preview().changed()["other"] == "create"
+    p.up()
+    assert p.resources()["child"]["parent"] == p.urn("kubernetes:core/v1:Namespace", "other")
+    assert p.preview().changed() == {}
+
+
 def test_refresh_then_up_restores_the_program(new_project: Any, cluster: LiveCluster) -> None:
     p = new_project()
     p.program(
