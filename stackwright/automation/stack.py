@@ -35,7 +35,6 @@ from stackwright.engine.events import Diagnostic, Listener, Summary
 from stackwright.engine.execute import (
     DEFAULT_PARALLEL,
     Options,
-    mark_of,
     object_ref,
     refused,
     with_outputs,
@@ -490,13 +489,9 @@ _TOOL_ANNOTATIONS = (
 def _check_unmanaged(backend: Backend, live: dict[str, Any], object_id: str, urn: str) -> None:
     """Refuse an object another resource of a stack manages (both would own its fields),
     as `operations.manager_of` tells it; the engine refuses the same for `import_`."""
-    owner = mark_of(live)
-    where = operations.manager_of(backend, owner) if owner and owner != urn else ""
-    if where:
-        raise UsageError(
-            f"cannot import {object_id}: {where}; remove it from that stack first "
-            f"(`stackwright state delete {owner}` there keeps the object)"
-        )
+    refused = operations.manager_of(backend, live, urn)
+    if refused:
+        raise UsageError(f"cannot import {object_id}: {refused}")
 
 
 def declared_fields(live: dict[str, Any]) -> dict[str, Any]:

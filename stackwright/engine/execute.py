@@ -479,13 +479,13 @@ class Run:
         listener: Listener,
         clock: Callable[[], float] = time.monotonic,
         recorded_elsewhere: Callable[[str, str], list[str]] | None = None,
-        managed_by: Callable[[str], str] | None = None,
+        managed_by: Callable[[Mapping[str, Any], str], str] | None = None,
     ) -> None:
         self.stack = stack
         #: (URN, object id) → the other stacks that record that object still marked as
         #: this stack's URN (`Backend.recorded_elsewhere`).
         self.recorded_elsewhere = recorded_elsewhere
-        #: An object's URN mark → who manages it, in words, or "" (`operations.manager_of`).
+        #: (live object, URN) → why that resource may not adopt it, or "" (`operations.manager_of`).
         self.managed_by = managed_by
         self.options = options
         self.program = program
@@ -548,7 +548,7 @@ class Run:
         providers: ProviderFactory,
         listener: Listener,
         recorded_elsewhere: Callable[[str, str], list[str]] | None = None,
-        managed_by: Callable[[str], str] | None = None,
+        managed_by: Callable[[Mapping[str, Any], str], str] | None = None,
     ) -> Run:
         """A run over a stack's loaded state."""
         return cls(
@@ -1264,13 +1264,9 @@ class Run:
             raise UsageError(
                 f"cannot import {new.id}: no {kind} of that name exists in the cluster"
             )
-        owner = mark_of(live)
-        where = self.managed_by(owner) if owner and owner != new.urn and self.managed_by else ""
-        if where:
-            raise UsageError(
-                f"cannot import {new.id}: {where}; remove it from that stack first "
-                f"(`stackwright state delete {owner}` there keeps the object)"
-            )
+        refused = self.managed_by(live, new.urn) if self.managed_by is not None else ""
+        if refused:
+            raise UsageError(f"cannot import {new.id}: {refused}")
 
     async def _list_marks(
         self, provider: Provider, api_version: str, kind: str, namespace: str | None

@@ -14,7 +14,7 @@ import asyncio
 import dataclasses
 import re
 import time
-from collections.abc import Callable, Coroutine, Iterable
+from collections.abc import Callable, Coroutine, Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
@@ -25,6 +25,7 @@ from stackwright.engine.execute import (
     Run,
     applyset_of,
     is_kubernetes,
+    mark_of,
     provider_urn,
     recorded_closure,
 )
@@ -32,7 +33,7 @@ from stackwright.engine.policy_gate import PolicyGate
 from stackwright.engine.ports import ProviderFactory
 from stackwright.errors import UsageError
 from stackwright.kubernetes.provider import PROVIDER_TYPE
-from stackwright.model import ResourceState, parse_urn
+from stackwright.model import URN_ANNOTATION, ResourceState, parse_urn
 from stackwright.sdk.context import Program
 from stackwright.state import Backend, LockHolder, LockLost, Operation, Snapshot
 
@@ -180,7 +181,7 @@ def run(
                 providers,
                 listener,
                 _elsewhere(backend, snapshot),
-                lambda mark: manager_of(backend, mark),
+                lambda live, urn: manager_of(backend, live, urn),
             )
         )
     else:
@@ -218,20 +219,35 @@ def _elsewhere(backend: Backend, snapshot: Snapshot) -> Callable[[str, str], lis
     )
 
 
-def manager_of(backend: Backend, mark: str) -> str:
-    """Who manages an object marked with the URN `mark`, in words ("" for no one): a resource
-    a stack of this backend still holds, or a stack this backend does not have. A mark a
-    `state delete` left (the stack no longer holds that resource) is no owner, nor is text
-    Stackwright did not write."""
+def manager_of(backend: Backend, live: Mapping[str, Any], urn: str) -> str:
+    """Why `urn` may not adopt the object `live`, in words with the fix ("" if it may): a
+    resource of a stack of this backend still holds it, or its mark names a stack this
+    backend does not have (another backend's, or one `stack rm --force` removed, leaving
+    its objects). A mark a `state delete` left (the stack no longer holds that resource)
+    is no owner, nor is text Stackwright did not write."""
+    mark = mark_of(live)
     try:
         parts = parse_urn(mark)
     except ValueError:
         return ""
+    if mark == urn:
+        return ""
+    release = f"`stackwright state delete {mark}` there keeps the object"
     if not backend.has_stack(parts.project, parts.stack):
-        return f"it is marked as {mark}, of a stack this state backend does not have"
+        meta = live.get("metadata") or {}
+        where = f" -n {meta['namespace']}" if meta.get("namespace") else ""
+        unmark = f"kubectl annotate {str(live.get('kind', '')).lower()} {meta.get('name')}{where}"
+        return (
+            f"it is marked as {mark}, of a stack this state backend does not have; remove it "
+            f"from that stack first ({release}), or if that stack is gone, drop the mark: "
+            f"`{unmark} {URN_ANNOTATION}-`"
+        )
     if backend.load(parts.project, parts.stack).resource(mark) is None:
         return ""
-    return f"stack {parts.stack} of project {parts.project} manages it as {mark}"
+    return (
+        f"stack {parts.stack} of project {parts.project} manages it as {mark}; remove it "
+        f"from that stack first ({release})"
+    )
 
 
 def _took_over(holder: LockHolder) -> str:
@@ -253,7 +269,7 @@ async def _preview(
     providers: ProviderFactory,
     listener: Listener,
     elsewhere: Callable[[str, str], list[str]],
-    managed_by: Callable[[str], str],
+    managed_by: Callable[[Mapping[str, Any], str], str],
 ) -> Summary:
     if snapshot.pending:
         listener(
@@ -393,7 +409,7 @@ async def _mutate(
         providers,
         listener,
         _elsewhere(backend, snapshot),
-        lambda mark: manager_of(backend, mark),
+        lambda live, urn: manager_of(backend, live, urn),
     )
     try:
         if options.kind == "refresh":

@@ -800,6 +800,19 @@ def test_import_command(new_project: Any, cluster: LiveCluster) -> None:
     assert one_line(unknown).startswith(
         f"error: cannot import {p.ns}/legacy: Deploymnt (apps/v1) is not served by the cluster"
     )
+    # A stack removed with --force leaves its objects marked as its own: the refusal says
+    # how to free one, and once freed it is adopted.
+    gone = Project(
+        p.root.parent / "gone", "gone", p.ns, {"kubernetes:kubeconfig": str(cluster.kubeconfig)}
+    )
+    gone.program('k8s.core.v1.ConfigMap("left", metadata={"name": "left", "namespace": NS})\n')
+    gone.up()
+    gone.sw("stack", "rm", STACK, "--force", "--yes")
+    refused = p.sw("import", "kubernetes:core/v1:ConfigMap", "left", f"{p.ns}/left", rc=2)
+    hint = f"kubectl annotate configmap left -n {p.ns} stackwright.io/urn-"
+    assert f"`{hint}`" in one_line(refused)
+    cluster.kubectl(*hint.split()[1:])
+    p.sw("import", "kubernetes:core/v1:ConfigMap", "left", f"{p.ns}/left")
     # Once out of the state it can be adopted again; what Stackwright applied before stays.
     p.sw("state", "delete", urn)
     p.sw("import", "kubernetes:core/v1:ConfigMap", "adopted", f"{p.ns}/legacy")
