@@ -48,10 +48,12 @@ from stackwright.engine.plan import (
     FieldChange,
     Intent,
     Step,
+    diff,
     option_changes,
     plan,
     plan_delete,
     recorded_options,
+    with_ignored,
 )
 from stackwright.engine.ports import Journal, Provider, ProviderFactory
 from stackwright.errors import UsageError, redact
@@ -926,6 +928,8 @@ class Run:
             step = replace(step, new=new, changes=changes, delete_before_replace=False)
         if old is None and opts.import_ and kube:
             step = replace(step, op=Op.IMPORT)
+            if opts.ignore_changes and desired.provider not in self._unknown_providers:
+                step = await self._import_ignoring(step, tuple(opts.ignore_changes))
         if step.op is Op.REPLACE and old is not None and old.protect:
             raise UsageError(
                 f"resource {urn} cannot be replaced because it is protected "
@@ -1252,6 +1256,20 @@ class Run:
             f"ResourceOptions(import_={new.id!r}) or `stackwright import`, or give this "
             "resource another name"
         )
+
+    async def _import_ignoring(self, step: Step, ignore: tuple[str, ...]) -> Step:
+        """An import_ takes its `ignore_changes` fields from the object it adopts, as
+        Pulumi's does: the program may differ from the object there, and applying its
+        values would change the object or conflict with the manager that set them."""
+        new = step.new
+        assert new is not None
+        api_version, kind, namespace, name = object_ref(new)
+        async with self._sem:
+            live = await self.provider_for(new.provider).read(api_version, kind, namespace, name)
+        if live is None:
+            return step  # `_check_importable` says it is not there
+        inputs = with_ignored(new.inputs, live, ignore)
+        return replace(step, new=replace(new, inputs=inputs), changes=tuple(diff({}, inputs)))
 
     async def _check_importable(self, provider: Provider, new: ResourceState) -> None:
         """Refuse to adopt (`import_`) an object that is not there, or that another stack's

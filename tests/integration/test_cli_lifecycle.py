@@ -946,6 +946,24 @@ def test_import_option_checks_the_object_first(
     assert p.up().ops() == {"mine": "import"}
     assert p.resources()["mine"]["id"] == f"{p.ns}/theirs"
 
+    # A field the program may differ in (`ignore_changes`) is taken as the object has it,
+    # as Pulumi's import does: no conflict with the manager that set it, nothing changed.
+    create(cluster, "ConfigMap", "hand", p.ns, data={"a": "live", "b": "1"})
+    p.program(
+        """
+        k8s.core.v1.Namespace("ns", metadata={"name": NS})
+        k8s.core.v1.ConfigMap("mine", metadata={"name": "theirs", "namespace": NS})
+        k8s.core.v1.ConfigMap("hand", metadata={"name": "hand", "namespace": NS},
+                              data={"a": "program", "b": "1"},
+                              opts=sw.ResourceOptions(import_=f"{NS}/hand",
+                                                      ignore_changes=["data.a"]))
+        """
+    )
+    assert p.preview().changed() == {"hand": "import"}
+    assert p.up().ops() == {"hand": "import"}
+    assert live(cluster, "configmap", "hand", p.ns)["data"] == {"a": "live", "b": "1"}
+    assert p.preview().changed() == {}
+
 
 # --- resource options ------------------------------------------------------------------------------
 
