@@ -967,9 +967,9 @@ class Run:
             # Renamed (an alias), moved between stacks or its stack renamed: the object still
             # carries the old marks, which would let another stack claim it.
             step = replace(step, op=Op.UPDATE)
-            self.emit(
-                Diagnostic(urn, "its object carries an older URN or stack: marking it", "info")
-            )
+            marked = mark_of(old.outputs)
+            why = "carries an older URN or stack" if marked else "lost its marks"
+            self.emit(Diagnostic(urn, f"its object {why}: marking it", "info"))
         if step.op is Op.SAME and old is not None and old.init_errors and kube:
             # It never became ready last time: apply it again and wait (as Pulumi retries
             # a resource with initialization errors).
@@ -1041,10 +1041,14 @@ class Run:
             self.members.add(member)
 
     def _marked_elsewhere(self, old: ResourceState) -> bool:
-        """Whether the recorded live object names another URN or stack than this one."""
+        """Whether the recorded live object names another URN or stack than this one, or
+        none: its marks were removed by hand (a refresh recorded it so), and it would pass
+        for no stack's object, free for another to adopt."""
+        if not _meta(old.outputs):
+            return False  # no live object recorded
         urn = mark_of(old.outputs)
         stack = (_meta(old.outputs).get("annotations") or {}).get(STACK_ANNOTATION)
-        return bool(urn and stack) and (urn != old.urn or stack != self.stack)
+        return urn != old.urn or stack != self.stack
 
     async def _object_id(self, state: ResourceState) -> str:
         meta = _meta(state.inputs)

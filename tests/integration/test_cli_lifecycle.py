@@ -726,6 +726,29 @@ def test_refresh_of_an_object_others_refer_to_that_was_deleted(
     assert p.preview().changed() == {}
 
 
+def test_marks_removed_by_hand_are_put_back(new_project: Any, cluster: LiveCluster) -> None:
+    """An object whose marks someone removed looks like no stack's (another could adopt
+    it): once a refresh has seen that, the next up marks it again."""
+    p = new_project()
+    p.program(
+        """
+        k8s.core.v1.Namespace("ns", metadata={"name": NS})
+        k8s.core.v1.ConfigMap("cfg", metadata={"name": "cfg", "namespace": NS}, data={"a": "1"})
+        """
+    )
+    p.up()
+    cluster.kubectl(
+        "annotate", "configmap", "cfg", "-n", p.ns, "stackwright.io/urn-", "stackwright.io/stack-"
+    )
+    cluster.kubectl("label", "configmap", "cfg", "-n", p.ns, "app.kubernetes.io/managed-by-")
+    assert p.preview("--refresh").changed() == {"cfg": "update"}
+    p.up("--refresh")
+    meta = live(cluster, "configmap", "cfg", p.ns)["metadata"]
+    assert meta["annotations"]["stackwright.io/urn"] == p.urn("kubernetes:core/v1:ConfigMap", "cfg")
+    assert meta["labels"]["app.kubernetes.io/managed-by"] == "stackwright"
+    assert p.preview("--refresh").changed() == {}
+
+
 def test_refresh_then_up_restores_the_program(new_project: Any, cluster: LiveCluster) -> None:
     p = new_project()
     p.program(
