@@ -928,8 +928,13 @@ class Run:
             step = replace(step, new=new, changes=changes, delete_before_replace=False)
         if old is None and opts.import_ and kube:
             step = replace(step, op=Op.IMPORT)
-            if opts.ignore_changes and desired.provider not in self._unknown_providers:
-                step = await self._import_ignoring(step, tuple(opts.ignore_changes))
+        if (
+            step.op in (Op.IMPORT, Op.UPDATE)
+            and opts.ignore_changes
+            and kube
+            and desired.provider not in self._unknown_providers
+        ):
+            step = await self._ignored_from_live(step, tuple(opts.ignore_changes))
         if step.op is Op.REPLACE and old is not None and old.protect:
             raise UsageError(
                 f"resource {urn} cannot be replaced because it is protected "
@@ -1261,19 +1266,21 @@ class Run:
             "resource another name"
         )
 
-    async def _import_ignoring(self, step: Step, ignore: tuple[str, ...]) -> Step:
-        """An import_ takes its `ignore_changes` fields from the object it adopts, as
-        Pulumi's does: the program may differ from the object there, and applying its
-        values would change the object or conflict with the manager that set them."""
+    async def _ignored_from_live(self, step: Step, ignore: tuple[str, ...]) -> Step:
+        """An import or update sends its `ignore_changes` fields as the object has them:
+        another manager may own them now (an HPA's replicas, `kubectl scale`), and sending
+        the program's or the recorded value would conflict with it or undo its change. An
+        import_ takes them from the object it adopts, as Pulumi's does."""
         new = step.new
         assert new is not None
         api_version, kind, namespace, name = object_ref(new)
         async with self._sem:
             live = await self.provider_for(new.provider).read(api_version, kind, namespace, name)
         if live is None:
-            return step  # `_check_importable` says it is not there
+            return step  # not there: the import says so; an update makes it again
         inputs = with_ignored(new.inputs, live, ignore)
-        return replace(step, new=replace(new, inputs=inputs), changes=tuple(diff({}, inputs)))
+        changes = tuple(diff({}, inputs)) if step.op is Op.IMPORT else step.changes
+        return replace(step, new=replace(new, inputs=inputs), changes=changes)
 
     async def _check_importable(self, provider: Provider, new: ResourceState) -> None:
         """Refuse to adopt (`import_`) an object that is not there, or that another stack's

@@ -1045,6 +1045,30 @@ def test_ignore_changes(new_project: Any, cluster: LiveCluster) -> None:
     p.up()
     assert live(cluster, "configmap", "cfg", p.ns)["data"] == {"a": "1", "b": "2"}
 
+    # What ignore_changes is for: another manager owns the field now (kubectl scale, an
+    # HPA). An update of another field leaves it as that manager set it, no conflict.
+    scaled = """
+        k8s.apps.v1.Deployment("web", metadata={"name": "web", "namespace": NS},
+                               spec=app_spec("web", image=IMAGE, replicas=2),
+                               opts=sw.ResourceOptions(ignore_changes=["spec.replicas"]))
+        """
+    p.program(
+        'A, B, IMAGE = "3", "2", "nginx:1.29"\n' + textwrap.dedent(body) + textwrap.dedent(scaled)
+    )
+    p.up()
+    cluster.kubectl("scale", "deployment", "web", "-n", p.ns, "--replicas=3")
+    p.program(
+        'A, B, IMAGE = "3", "2", "nginx:1.30"\n' + textwrap.dedent(body) + textwrap.dedent(scaled)
+    )
+    assert p.preview().changed() == {"web": "update"}
+    assert p.up().ops()["web"] == "update"
+    spec = live(cluster, "deployment", "web", p.ns)["spec"]
+    assert (spec["replicas"], spec["template"]["spec"]["containers"][0]["image"]) == (
+        3,
+        "nginx:1.30",
+    )
+    assert p.preview().changed() == {}
+
 
 def test_targets(new_project: Any, cluster: LiveCluster) -> None:
     p = new_project()
@@ -1187,7 +1211,7 @@ def test_failed_rollout_reports_its_cause(new_project: Any, cluster: LiveCluster
 
     # Fixing the program finishes the job: the failed object is updated, not re-created.
     uid = live(cluster, "deployment", "broken", p.ns)["metadata"]["uid"]
-    p.program('IMAGE = "nginx:1.29"\n' + textwrap.dedent(body))
+    p.program('A, B, IMAGE = "3", "2", "nginx:1.29"\n' + textwrap.dedent(body))
     fixed = p.up()
     assert fixed.ops() == {"broken": "update", "dependent": "create"}
     assert live(cluster, "deployment", "broken", p.ns)["metadata"]["uid"] == uid
