@@ -219,12 +219,29 @@ def _elsewhere(backend: Backend, snapshot: Snapshot) -> Callable[[str, str], lis
     )
 
 
+#: What marks an ApplySet parent (KEP-3659) and the name Stackwright gives its own: a
+#: stack's bookkeeping, which the provider keeps; adopting it would let another stack
+#: delete or rewrite it.
+_APPLYSET_TOOLING = "applyset.kubernetes.io/tooling"
+_APPLYSET_ID = "applyset.kubernetes.io/id"
+_APPLYSET_PARENT = "stackwright-applyset-"
+
+
 def manager_of(backend: Backend, live: Mapping[str, Any], urn: str) -> str:
-    """Why `urn` may not adopt the object `live`, in words with the fix ("" if it may): a
-    resource of a stack of this backend still holds it, or its mark names a stack this
+    """Why `urn` may not adopt the object `live`, in words with the fix ("" if it may): it
+    is a stack's ApplySet parent, a resource of a stack of this backend still holds it, or
+    its mark names a stack this
     backend does not have (another backend's, or one `stack rm --force` removed, leaving
     its objects). A mark a `state delete` left (the stack no longer holds that resource)
     is no owner, nor is text Stackwright did not write."""
+    meta = live.get("metadata") or {}
+    tooling = str((meta.get("annotations") or {}).get(_APPLYSET_TOOLING, ""))
+    if tooling.startswith("stackwright/") and _APPLYSET_ID in (meta.get("labels") or {}):
+        project, _, stack = str(meta.get("name")).removeprefix(_APPLYSET_PARENT).rpartition(".")
+        return (
+            f"it is the ApplySet parent Stackwright keeps for stack {stack} of project "
+            f"{project} (how kubectl finds the stack's objects); no program manages it"
+        )
     mark = mark_of(live)
     try:
         parts = parse_urn(mark)
@@ -234,7 +251,6 @@ def manager_of(backend: Backend, live: Mapping[str, Any], urn: str) -> str:
         return ""
     release = f"`stackwright state delete {mark}` there keeps the object"
     if not backend.has_stack(parts.project, parts.stack):
-        meta = live.get("metadata") or {}
         where = f" -n {meta['namespace']}" if meta.get("namespace") else ""
         unmark = f"kubectl annotate {str(live.get('kind', '')).lower()} {meta.get('name')}{where}"
         return (

@@ -942,6 +942,14 @@ def test_import_option_checks_the_object_first(
         assert [f.split(": ", 1)[1] for f in result.summary["failures"]] == [refusal]
     cm = live(cluster, "configmap", "theirs", p.ns)
     assert cm["metadata"]["annotations"]["stackwright.io/urn"] == theirs, "left as it was"
+    # Its ApplySet parent is that stack's bookkeeping, not an object to adopt.
+    parent = f"{p.ns}/{other.applyset_parent}"
+    bookkeeping = p.sw("import", "kubernetes:core/v1:ConfigMap", "parent", parent, rc=2)
+    assert one_line(bookkeeping) == (
+        f"error: cannot import {parent}: it is the ApplySet parent Stackwright keeps for "
+        "stack dev of project other (how kubectl finds the stack's objects); no program "
+        "manages it"
+    )
     assert "mine" not in p.resources()
 
     # An object that is not there: the preview fails as the up does.
