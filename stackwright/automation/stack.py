@@ -413,8 +413,15 @@ class Workspace:
                 # declares), with its labels and annotations; values stay as they are. An
                 # apply of less (the identity alone) would drop whatever Stackwright's field
                 # manager applied to it before.
+                # A member of the stack's ApplySet in its namespace, as what `up` applies
+                # is (the parent first, listing its kind, as the KEP orders it).
+                ns = (live.get("metadata") or {}).get("namespace") or None
+                if ns is not None:
+                    group = api_version.rpartition("/")[0]
+                    kinds = {f"{kind}.{group}" if group else kind}
+                    await provider.ensure_applyset(self.stack, ns, kinds)
                 marks = provider.stamp(
-                    declared_fields(live), stack=self.stack, urn=urn, namespace=None
+                    declared_fields(live), stack=self.stack, urn=urn, namespace=ns
                 )
                 try:
                     return recorded(await provider.apply(marks))

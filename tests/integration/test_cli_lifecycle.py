@@ -788,6 +788,8 @@ def test_import_command(new_project: Any, cluster: LiveCluster) -> None:
     cm = get(cluster, "configmap", "legacy", p.ns)
     assert cm is not None and cm["metadata"]["uid"] == uid
     assert cm["metadata"]["labels"]["app.kubernetes.io/managed-by"] == "stackwright"
+    # A member of the stack's ApplySet, as what the stack creates is: kubectl lists it.
+    assert_members(cluster, p.applyset_parent, p.ns, "legacy")
 
     # The printed code, added to the program, declares exactly what was adopted.
     p.program('k8s.core.v1.Namespace("ns", metadata={"name": NS})\n' + code + "\n")
@@ -857,7 +859,9 @@ def test_an_import_whose_reply_is_lost_is_settled_by_the_next_run(
     real = KubernetesProvider.apply
 
     async def lands_then_resets(self: Any, desired: Any, **options: Any) -> Any:
-        await real(self, desired, **options)
+        applied = await real(self, desired, **options)
+        if desired["metadata"]["name"] != "legacy":
+            return applied  # the stack's ApplySet parent, applied first
         raise ConnectionResetError("connection reset by peer")
 
     monkeypatch.setattr(KubernetesProvider, "apply", lands_then_resets)
