@@ -540,6 +540,11 @@ def _as_string_data(fields: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def _secret_fields(secret_paths: tuple[str, ...]) -> set[str]:
+    """The secret top-level fields; a Secret's `data` printed as `stringData` stays secret."""
+    return {*secret_paths, *(("stringData",) if "data" in secret_paths else ())}
+
+
 def python_code(
     type_token: str, name: str, inputs: dict[str, Any], secret_paths: tuple[str, ...] = ()
 ) -> str:
@@ -551,11 +556,12 @@ def python_code(
     module = group.split(".")[0] if group else "core"
     args = [repr(name)]
     keys: list[tuple[str, str]] = []  # (config key, what its value is)
+    secret = _secret_fields(secret_paths)
     for key, value in _as_string_data(inputs).items():
         if key in ("apiVersion", "kind"):
             continue
         snake = "".join(f"_{c.lower()}" if c.isupper() else c for c in key)
-        if key in secret_paths and isinstance(value, dict):
+        if key in secret and isinstance(value, dict):
             entries = []
             for item in value:
                 # stringData's values are plain text; data's (binary) are base64.
@@ -580,24 +586,24 @@ def yaml_code(
     """The entry of a YAML program's `resources:` that declares an imported object; a secret
     field's values are read from configuration, as `python_code` does."""
     properties: dict[str, Any] = {}
-    keys: list[str] = []
-    for key, value in inputs.items():
+    keys: list[tuple[str, str]] = []  # (config key, what its value is)
+    secret = _secret_fields(secret_paths)
+    for key, value in _as_string_data(inputs).items():
         if key in ("apiVersion", "kind"):
             continue
-        if key in secret_paths and isinstance(value, dict):
-            keys.extend(f"{name}-{item}" for item in value)
-            # Plain values from config as stringData: the cluster keeps them base64 in data.
-            properties["stringData" if key == "data" else key] = {
-                item: f"${{{name}-{item}}}" for item in value
-            }
+        if key in secret and isinstance(value, dict):
+            # stringData's values are plain text; data's (binary) are base64.
+            what = "base64 value" if key == "data" else "plain value"
+            keys.extend((f"{name}-{item}", what) for item in value)
+            properties[key] = {item: f"${{{name}-{item}}}" for item in value}
         else:
             properties[key] = value
     entry = {name: {"type": type_token, "properties": properties}}
     text = yaml.safe_dump(entry, sort_keys=False, default_flow_style=False, width=92)
     if not keys:
         return text.rstrip("\n")
-    how = "\n".join(f"#   stackwright config set --secret {k} <plain value>" for k in keys)
-    declared = ", ".join(f"{k}: {{type: string, secret: true}}" for k in keys)
+    how = "\n".join(f"#   stackwright config set --secret {k} -- <{what}>" for k, what in keys)
+    declared = ", ".join(f"{k}: {{type: string, secret: true}}" for k, _ in keys)
     note = (
         "# Secret values are not printed: set each in the stack's configuration first:\n"
         f"{how}\n# and declare them under `config:` ({declared})"

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from stackwright.automation.secrets import _key_file
-from stackwright.automation.stack import python_code
+from stackwright.automation.stack import python_code, yaml_code
 from stackwright.engine.events import SECRET_TEXT, mask_at, masked
 from stackwright.engine.execute import with_outputs
 from stackwright.errors import UsageError, forget_secrets, redact, remember_secret
@@ -66,6 +66,11 @@ def test_an_imported_secret_is_secret_and_its_code_prints_no_value() -> None:
     assert "data={'pw': cfg.require_secret('imp-pw'), 'bin': cfg.require_secret('imp-bin')}" in code
     assert "string_data" not in code
     assert "#   stackwright config set --secret imp-bin -- <base64 value>" in code
+    # Told only that data is secret, its values printed as stringData are not shown either.
+    plain = {**live, "data": {"pw": "UGw0MW5WNGx1ZQ=="}}  # Pl41nV4lue
+    for printer in (python_code, yaml_code):
+        code = printer("kubernetes:core/v1:Secret", "imp", plain, ("data",))
+        assert "Pl41nV4lue" not in code and "UGw0MW5WNGx1ZQ" not in code
 
 
 def test_redact_finds_a_secret_escaped_as_json_or_go_quote_strings() -> None:

@@ -359,7 +359,7 @@ def test_imported_secret_values_are_read_from_configuration_not_printed(tmp_path
     }
     code = yaml_code("kubernetes:core/v1:Secret", "creds", inputs, ("data",))
     assert "aHVudGVyMg==" not in code and "hunter2" not in code
-    assert "#   stackwright config set --secret creds-password <plain value>" in code
+    assert "#   stackwright config set --secret creds-password -- <plain value>" in code
     entry = yaml.safe_load(code)
     assert entry == {
         "creds": {
