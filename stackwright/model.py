@@ -199,6 +199,9 @@ class Op(enum.Enum):
     DELETE_REPLACED = "delete-replaced"
     DELETE = "delete"
     READ = "read"
+    #: A read resource leaving the state (dropped from the program, or a destroy): the
+    #: record goes, its object stays in the cluster (Pulumi's "discard").
+    DISCARD = "discard"
     IMPORT = "import"
     REFRESH = "refresh"
 
@@ -234,6 +237,9 @@ class ResourceState:
     #: Why the object never became ready when it was last applied; the next `up`
     #: applies and waits for it again even when its inputs did not change.
     init_errors: tuple[str, ...] = ()
+    #: Read, not managed (`ResourceOptions(id=...)`, Pulumi's `get`): the object is
+    #: someone else's; the stack records what it read and never writes or deletes it.
+    external: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -251,6 +257,7 @@ class ResourceState:
             "secretPaths": list(self.secret_paths),
             "deletePending": self.delete_pending,
             "initErrors": list(self.init_errors),
+            "external": self.external,
         }
 
     @classmethod
@@ -270,6 +277,7 @@ class ResourceState:
             secret_paths=tuple(data.get("secretPaths") or ()),
             delete_pending=data.get("deletePending", False),
             init_errors=tuple(data.get("initErrors") or ()),
+            external=data.get("external", False),
         )
 
 

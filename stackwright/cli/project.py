@@ -782,6 +782,8 @@ def _resource_name(urn: str) -> str:
 
 def _resource_notes(state: ResourceState) -> str:
     notes = []
+    if state.external:
+        notes.append("read, not managed")
     if state.protect:
         notes.append("protected")
     if state.retain_on_delete:
@@ -813,6 +815,7 @@ def _resource_json(state: ResourceState, show_secrets: bool = False) -> dict[str
         "retainOnDelete": state.retain_on_delete,
         "deletePending": state.delete_pending,
         "initErrors": list(state.init_errors),
+        "external": state.external,
         **({"outputs": registered} if registered else {}),
     }
 

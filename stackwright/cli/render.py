@@ -97,6 +97,7 @@ OP_DISPLAY: dict[Op, OpDisplay] = {
     Op.DELETE: OpDisplay("-", "red", "delete", "deleted", "to delete"),
     Op.IMPORT: OpDisplay("=", "cyan", "import", "imported", "to import"),
     Op.READ: OpDisplay(">", "cyan", "read", "read", "to read"),
+    Op.DISCARD: OpDisplay("<", "dim", "discard", "discarded", "to discard"),
     Op.REFRESH: OpDisplay("~", "blue", "refresh", "refreshed", "to refresh"),
     Op.SAME: OpDisplay("", "dim", "same", "unchanged", "unchanged"),
 }

@@ -42,6 +42,7 @@ _FIELDS: Final[dict[str, tuple[str, Any]]] = {
     "secretPaths": ("a list of strings", []),
     "deletePending": ("a boolean", False),
     "initErrors": ("a list of strings", []),
+    "external": ("a boolean", False),
 }
 
 _OPS: Final = {op.value: op for op in Op}

@@ -127,8 +127,8 @@ def _one_object_each(resources: list[ResourceState]) -> None:
     """
     seen: dict[tuple[str, str, str], str] = {}
     for state in resources:
-        if state.delete_pending or not state.custom or not state.id:
-            continue
+        if state.delete_pending or not state.custom or not state.id or state.external:
+            continue  # a read object may also be managed (here or elsewhere): no clash
         key = (state.type, state.provider, state.id)
         if key in seen:
             raise Invalid(

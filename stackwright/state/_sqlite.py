@@ -844,6 +844,8 @@ class SQLiteBackend:
                 state = self._decode_row(project, name, *row)
             except Invalid:
                 continue  # its stack's own load says what is wrong with it
+            if state.external:
+                continue  # read there (its outputs show the marks of whoever manages it)
             annotations = (state.outputs.get("metadata") or {}).get("annotations") or {}
             if annotations.get(URN_ANNOTATION) == urn:
                 holders.append(name)

@@ -995,7 +995,7 @@ def edited(**changes: Any) -> dict[str, Any]:
         (
             edited(resources__0__colour="red"),
             "resources[0]: unknown field 'colour' (fields: urn, type, id, inputs, outputs, parent, "
-            "dependencies, provider, custom, protect, retainOnDelete, secretPaths, deletePending, initErrors)",
+            "dependencies, provider, custom, protect, retainOnDelete, secretPaths, deletePending, initErrors, external)",
         ),
         (
             edited(resources__0__urn="web/dev/a"),
@@ -1026,7 +1026,7 @@ def edited(**changes: Any) -> dict[str, Any]:
         (
             edited(pending=[{"op": "explode", "resource": res("c").to_dict()}]),
             "pending[0]: field 'op' must be one of same, create, update, replace, "
-            "create-replacement, delete-replaced, delete, read, import, refresh, got 'explode'",
+            "create-replacement, delete-replaced, delete, read, discard, import, refresh, got 'explode'",
         ),
     ],
 )
