@@ -13,7 +13,7 @@ from __future__ import annotations
 import dataclasses
 import datetime
 from collections.abc import Mapping
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Self
 
 from stackwright.errors import UsageError
 from stackwright.model import Unknown
@@ -121,8 +121,20 @@ class KubernetesResource(CustomResource):
     ) -> None:
         opts = fields.pop("opts", opts)
         cls = type(self)
+        _nothing_declared(cls.kind, resource_name, opts, fields)
         obj = _object(cls.api_version, cls.kind, fields, resource_name)
         super().__init__(type_token(cls.api_version, cls.kind), resource_name, obj, opts)
+
+    _readable = True
+
+    @classmethod
+    def get(cls, resource_name: str, id: str, opts: ResourceOptions | None = None) -> Self:
+        """The existing object `id` (`namespace/name`, or `name` for a cluster-scoped kind or
+        one in the provider's default namespace), read, not managed — Pulumi's `get`:
+        `k8s.core.v1.Service.get("dns", "kube-system/kube-dns").spec["clusterIP"]`. Each
+        preview and up reads it again; nothing is written to it, and dropping it from the
+        program (or a destroy) only forgets it."""
+        return cls(resource_name, ResourceOptions.merge(opts, ResourceOptions(id=id)))
 
     def __getattr__(self, name: str) -> Output[Any]:
         # A built-in kind has a property per field: any other name is a mistake (`svc.sepc`),
@@ -148,6 +160,19 @@ class KubernetesResource(CustomResource):
         return Output.all(
             self.output("metadata", "namespace"), self.output("metadata", "name")
         ).apply(lambda found: f"{found[0]}/{found[1]}" if found[0] else str(found[1]))
+
+
+def _nothing_declared(
+    kind: str, name: str, opts: ResourceOptions | None, fields: Mapping[str, Any]
+) -> None:
+    """A read (`id=`) declares no field: what it has is the live object's."""
+    read = opts.id if isinstance(opts, ResourceOptions) else None
+    given = [key for key, value in fields.items() if value is not None]
+    if read is not None and given:
+        raise UsageError(
+            f"{kind} {name!r} at {_declared_at()} is read (id={read!r}), so it declares "
+            f"nothing: drop {given[0]}= (or drop id= to manage the object)"
+        )
 
 
 class CustomObject(KubernetesResource):
@@ -176,5 +201,25 @@ class CustomObject(KubernetesResource):
                 f"custom resource {resource_name!r} at {_declared_at()} needs {missing}"
             )
         opts = fields.pop("opts", opts)
+        _nothing_declared(kind, resource_name, opts, fields)
         obj = _object(api_version, kind, fields, resource_name)
         CustomResource.__init__(self, type_token(api_version, kind), resource_name, obj, opts)
+
+    @classmethod
+    def get(
+        cls,
+        resource_name: str,
+        id: str,
+        opts: ResourceOptions | None = None,
+        *,
+        api_version: str = "",
+        kind: str = "",
+    ) -> Self:
+        """The existing object `id` of any kind (a CRD's), read, not managed:
+        `CustomObject.get("w", "default/w1", api_version="example.com/v1", kind="Widget")`."""
+        return cls(
+            resource_name,
+            ResourceOptions.merge(opts, ResourceOptions(id=id)),
+            api_version=api_version,
+            kind=kind,
+        )

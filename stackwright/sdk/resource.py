@@ -89,6 +89,10 @@ class ResourceOptions:
     import_: str | None = None
     #: Take over fields other managers own (server-side apply force).
     force: bool = False
+    #: Read the existing object of this ID (`namespace/name`, or `name`) instead of managing
+    #: one, as Pulumi's option of that name (`Kind.get(name, id)` sets it): nothing is
+    #: declared, written or deleted; its outputs are the live object.
+    id: str | None = None
 
     @staticmethod
     def merge(first: ResourceOptions | None, second: ResourceOptions | None) -> ResourceOptions:
@@ -207,6 +211,11 @@ class Resource:
         self._declared = declared
         self._children: list[Resource] = []
         opts = _checked(opts or ResourceOptions(), f"{type_} {name!r} at {declared}")
+        if opts.id is not None and not self._readable:
+            raise UsageError(
+                f"{type_} {name!r} at {declared} cannot be read with id=: only Kubernetes "
+                "objects can (e.g. k8s.core.v1.Service.get(name, 'kube-system/kube-dns'))"
+            )
         self._opts = opts.merged_with(opts.parent.opts if opts.parent is not None else None)
         self._urn = current_program().register(self)
         if self._opts.parent is not None:
@@ -242,6 +251,14 @@ class Resource:
     @property
     def declared_at(self) -> Declaration:
         return self._declared
+
+    #: Whether `ResourceOptions(id=...)` may read this kind of resource (Kubernetes objects).
+    _readable = False
+
+    @property
+    def is_read(self) -> bool:
+        """Declared with `ResourceOptions(id=...)`: an existing object read, not managed."""
+        return self._opts.id is not None
 
     #: Where an importer read the object from (`app.yaml:12 (document 2)`); "" otherwise.
     _origin = ""
@@ -396,6 +413,8 @@ def _checked(opts: ResourceOptions, what: str) -> ResourceOptions:
                 parse_urn(alias.parent)
             except ValueError as exc:
                 raise UsageError(f"the alias parent of {what}: {exc}") from None
+    if opts.id is not None:
+        _check_read(opts, what)
     for option in ("ignore_changes", "replace_on_changes"):
         paths = getattr(opts, option)
         if isinstance(paths, str):  # one path for a list of one
@@ -406,6 +425,40 @@ def _checked(opts: ResourceOptions, what: str) -> ResourceOptions:
             except (ValueError, TypeError) as exc:
                 raise UsageError(f"{option} of {what}: {exc}") from None
     return replace(opts, **changes) if changes else opts
+
+
+#: Options that say how to write or delete an object: a read (`id=`) does neither.
+_NOT_FOR_READS = (
+    ("import_", "adopts an object to manage it"),
+    ("protect", "guards a managed object against deletion"),
+    ("retain_on_delete", "keeps a managed object when it is deleted"),
+    ("ignore_changes", "keeps fields of a managed object as they were"),
+    ("replace_on_changes", "replaces a managed object"),
+    ("delete_before_replace", "orders a managed object's replacement"),
+    ("force", "takes over fields when applying"),
+    ("custom_timeouts", "bounds the wait for an applied object"),
+)
+
+
+def _check_read(opts: ResourceOptions, what: str) -> None:
+    """A read's `id` is `namespace/name` or `name`, with no option that only a managed
+    object has; else a UsageError naming the resource."""
+    given = opts.id
+    if not isinstance(given, str) or not _READ_ID.fullmatch(given):
+        raise UsageError(
+            f"id of {what} must be the object's NAME or NAMESPACE/NAME, e.g. "
+            f"'kube-system/kube-dns' (got {given!r})"
+        )
+    for option, meaning in _NOT_FOR_READS:
+        if getattr(opts, option) not in (None, False, ()):
+            raise UsageError(
+                f"{what} is read (id={given!r}), so {option} does not apply to it: {option} "
+                f"{meaning}, and a read never writes its object; drop one of the two"
+            )
+
+
+#: `name` or `namespace/name`, each part non-empty and without spaces.
+_READ_ID = re.compile(r"(?:[^/\s]+/)?[^/\s]+")
 
 
 class CustomResource(Resource):

@@ -275,3 +275,80 @@ def test_custom_timeouts_take_seconds_or_durations_and_refuse_the_rest(program: 
     ):
         with pytest.raises(UsageError, match=message):
             timeouts(bad)
+
+
+# --- reads: Pulumi's `get` / `ResourceOptions(id=...)` ------------------------------------------
+
+
+def test_get_declares_a_read_of_the_object_with_that_id(program: Program) -> None:
+    dns = k8s.core.v1.Service.get("dns", "kube-system/kube-dns")
+    widget = k8s.CustomObject.get("w", "w1", api_version="example.com/v1", kind="Widget")
+    same = k8s.core.v1.ConfigMap("cm", ResourceOptions(id="settings"))
+
+    assert isinstance(dns, k8s.core.v1.Service) and isinstance(widget, k8s.CustomObject)
+    assert dns.is_read and dns.opts.id == "kube-system/kube-dns"
+    assert dns.urn == "urn:sw:dev::shop::kubernetes:core/v1:Service::dns"
+    # Nothing is declared: the outputs are the live object's.
+    assert dns.props == {"apiVersion": "v1", "kind": "Service"}
+    assert isinstance(dns.spec["clusterIP"], Output)
+    assert widget.props == {"apiVersion": "example.com/v1", "kind": "Widget"}
+    assert same.is_read and not k8s.core.v1.ConfigMap("managed").is_read
+    # Other options go along: a parent, a provider, dependencies.
+    parent = ComponentResource("acme:x:App", "app")
+    child = k8s.core.v1.Secret.get("s", "ns/s", ResourceOptions(parent=parent))
+    assert child.opts.parent is parent and child.opts.id == "ns/s"
+
+
+@pytest.mark.parametrize(
+    ("declare", "message"),
+    [
+        (
+            lambda: k8s.core.v1.Service("a", spec={"ports": []}, opts=ResourceOptions(id="x")),
+            "is read (id='x'), so it declares nothing: drop spec= (or drop id= to manage",
+        ),
+        (
+            lambda: k8s.CustomObject(
+                "c", ResourceOptions(id="x"), api_version="v1", kind="ConfigMap", data={}
+            ),
+            "is read (id='x'), so it declares nothing: drop data=",
+        ),
+        (
+            lambda: k8s.core.v1.Service.get("d", "a/b", ResourceOptions(import_="a/b")),
+            "is read (id='a/b'), so import_ does not apply to it: import_ adopts an object",
+        ),
+        (
+            lambda: k8s.core.v1.Service.get("e", "a/b", ResourceOptions(protect=True)),
+            "so protect does not apply to it",
+        ),
+        (
+            lambda: k8s.core.v1.Service.get("f", "a/b", ResourceOptions(retain_on_delete=True)),
+            "so retain_on_delete does not apply to it",
+        ),
+        (
+            lambda: k8s.core.v1.Service.get("g", "a/b", ResourceOptions(ignore_changes=["spec"])),
+            "so ignore_changes does not apply to it",
+        ),
+        (
+            lambda: k8s.core.v1.Service.get("h", "a/b/c"),
+            "must be the object's NAME or NAMESPACE/NAME",
+        ),
+        (lambda: k8s.core.v1.Service.get("i", ""), "(got '')"),
+        (lambda: k8s.core.v1.Service.get("j", 3), "(got 3)"),  # type: ignore[arg-type]
+        (
+            lambda: ComponentResource("acme:x:App", "k", opts=ResourceOptions(id="x")),
+            "cannot be read with id=: only Kubernetes objects can",
+        ),
+        (
+            lambda: k8s.Provider("l", ResourceOptions(id="x")),
+            "cannot be read with id=: only Kubernetes objects can",
+        ),
+    ],
+)
+def test_a_read_with_something_only_a_managed_object_has_is_one_line(
+    program: Program, declare: object, message: str
+) -> None:
+    with pytest.raises(UsageError) as caught:
+        declare()  # type: ignore[operator]
+    text = str(caught.value)
+    assert message in text and "\n" not in text
+    assert f"{HERE}:" in text  # the program's line that declared it
