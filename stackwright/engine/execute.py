@@ -152,8 +152,9 @@ def object_ref(state: ResourceState) -> tuple[str, str, str | None, str]:
 
 def applyset_of(state: ResourceState) -> tuple[str, str] | None:
     """(provider URN, namespace) of the ApplySet a state's object is a member of; None for
-    a cluster-scoped object, a Helm release (Helm owns it) or a resource with no object."""
-    if not (state.custom and is_kubernetes(state)):
+    a cluster-scoped object, a Helm release (Helm owns it), an object only read or a
+    resource with no object."""
+    if not (state.custom and is_kubernetes(state)) or state.external:
         return None
     namespace = object_ref(state)[2]
     return (state.provider, namespace) if namespace else None
@@ -703,7 +704,7 @@ class Run:
         graph = self._graph(resources)
         allowed = self._allowed(graph)
         for resource in resources:
-            if resource.custom and is_kubernetes(resource.resource_type):
+            if resource.custom and is_kubernetes(resource.resource_type) and not resource.is_read:
                 props = resource.props
                 self._group_kinds.setdefault((provider_urn(resource), ""), set()).add(
                     _group_kind(str(props.get("apiVersion", "")), str(props.get("kind", "")))
@@ -806,7 +807,8 @@ class Run:
                     self.status[urn] = _SKIPPED
                 return
             if blocked:
-                step = Step(Op.CREATE if old is None else Op.UPDATE, urn, old, old)
+                op = Op.READ if resource.is_read else Op.CREATE if old is None else Op.UPDATE
+                step = Step(op, urn, old, old)
                 self.status[urn] = _SKIPPED
                 reason = f"{describe(blocked[0])} failed or was not done"
                 if blocked[0] in self.excluded:
@@ -876,6 +878,13 @@ class Run:
 
     async def _handle(self, resource: Resource, old: ResourceState | None) -> None:
         urn = resource.urn
+        if resource.is_read:
+            await self._read(resource, old)
+            return
+        if old is not None and old.external:
+            # Only read until now: managing it starts as a create (which refuses an object
+            # that is not the stack's, unless the program imports it), as in Pulumi.
+            old = None
         desired, auto = self._desired(resource, old)
         generated = GENERATORS[desired.type][1] if is_generated(desired.type) else ()
         self._secret_paths[urn] = (*desired.secret_paths, *generated)
@@ -1071,6 +1080,86 @@ class Run:
         if not namespaced:
             return name
         return f"{meta.get('namespace') or provider.default_namespace}/{name}"
+
+    # --- reads ------------------------------------------------------------------------
+
+    async def _read(self, resource: Resource, old: ResourceState | None) -> None:
+        """A resource declared with `id=` (Pulumi's `get`): GET its object through its
+        provider, in a preview too; its outputs are the live object. Nothing is written to
+        the cluster: no apply, no marks, no ApplySet membership, and the state records it
+        as external, so that dropping it only forgets it."""
+        urn = resource.urn
+        api_version = str(resource.props.get("apiVersion", ""))
+        kind = str(resource.props.get("kind", ""))
+        given = str(resource.opts.id)
+        namespace, _, name = given.rpartition("/")
+        provider_ref = provider_urn(resource)
+        ahead = provider_ref in self._unknown_providers or (
+            self.options.dry_run
+            and (
+                namespace in self._previewed_namespaces
+                or (api_version.rpartition("/")[0], kind) in self._previewed_kinds
+            )
+        )  # a preview cannot read what its provider, namespace or kind only come to be
+        object_id = given
+        if not ahead:
+            provider = self.provider_for(provider_ref)
+            namespaced = await provider.namespaced(api_version, kind)
+            if not namespaced and namespace:
+                raise UsageError(
+                    f"{kind} is cluster-scoped: read it with id={name!r}, not {given!r}"
+                )
+            if namespaced and not namespace:
+                namespace = provider.default_namespace
+            object_id = f"{namespace}/{name}" if namespace else name
+        metadata = {"name": name, **({"namespace": namespace} if namespace else {})}
+        opts = resource.opts
+        new = ResourceState(
+            urn=urn,
+            type=resource.resource_type,
+            id=object_id,
+            inputs={"apiVersion": api_version, "kind": kind, "metadata": metadata},
+            parent=opts.parent.urn if opts.parent is not None else "",
+            dependencies=tuple(sorted(self._declared(resource))),
+            provider=provider_ref,
+            secret_paths=always_secret(resource.props),
+            external=True,
+        )
+        step = Step(Op.READ, urn, old, new)
+        started = self.clock()
+        self._begun[urn] = (step, started)
+        self.emit(StepStarted(step))
+        if old is not None and not old.external:
+            raise UsageError(
+                f"this stack manages it, so it cannot become a read of "
+                f"{given}: give the read another name (the managed object is then deleted "
+                f"unless retain_on_delete), or run `stackwright state delete '{urn}'` first "
+                "to stop managing it and keep the object"
+            )
+        self._secret_paths[urn] = new.secret_paths
+        if ahead:
+            self.live[urn] = _Partial({**new.inputs, "metadata": _Partial(metadata)})
+        else:
+            async with self._sem:
+                live = await provider.read(api_version, kind, namespace or None, name)
+            if live is None:
+                raise UsageError(
+                    f"{kind} {object_id} does not exist: a read (id={given!r}) only reads an "
+                    "existing object; create it first, or drop id= to have this stack manage it"
+                )
+            recorded = with_outputs(new, live)
+            self._secret_paths[urn] = recorded.secret_paths
+            self.live[urn] = recorded.outputs
+            if not self.options.dry_run and recorded != old:
+                # Recorded for outputs and `stack`; no write-ahead needed (nothing is sent),
+                # and an object read as it was recorded journals nothing.
+                assert self._commits is not None
+                number = self._next_step()
+                await self._commits.begin(number, Op.READ, recorded)
+                await self._commits.end(number, recorded)
+        self.status[urn] = _DONE
+        self.outcome.counts[Op.READ.value] += 1
+        self.emit(StepDone(step, True, self.clock() - started))
 
     # --- preview ----------------------------------------------------------------------
 
@@ -1369,6 +1458,7 @@ class Run:
         self, state: ResourceState, op: Op, *, keep_object: bool = False
     ) -> None:
         assert self.journal is not None
+        keep_object = keep_object or state.external  # read, never managed: never deleted
         if state.protect and op is Op.DELETE:
             raise UsageError(
                 f"resource {state.urn} cannot be deleted because it is protected: remove `protect=True` "
@@ -1465,7 +1555,11 @@ class Run:
                     return
                 started = self.clock()
                 self.emit(StepStarted(step))
-                holder = self.held.get(object_key(state)) if state.custom else None
+                holder = (
+                    self.held.get(object_key(state))
+                    if state.custom and not state.external
+                    else None
+                )
                 if holder is not None:
                     self.emit(
                         Diagnostic(
@@ -1525,8 +1619,13 @@ class Run:
                 self.outcome.counts["deleted-outside"] += 1
                 self.old.pop(state.urn, None)
             else:
-                # A release's live state is Helm's status, not its inputs: no field drift.
-                fields = [] if is_release(state) else drift_rules.drifted(state.inputs, live)
+                # A release's live state is Helm's status, not its inputs, and an object
+                # only read has no inputs of its own: no field drift.
+                fields = (
+                    []
+                    if is_release(state) or state.external
+                    else drift_rules.drifted(state.inputs, live)
+                )
                 paths = state.secret_paths
                 hidden = [
                     replace(

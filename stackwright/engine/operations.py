@@ -133,8 +133,14 @@ def _check_replace(options: Options, program: Program | None) -> None:
                 f"--replace {urn} names no resource the program declares: "
                 "`stackwright preview` lists them (a resource the program dropped is deleted anyway)"
             )
-        if not declared.custom or declared.resource_type == PROVIDER_TYPE:
-            what = "a component" if not declared.custom else "a provider"
+        if not declared.custom or declared.resource_type == PROVIDER_TYPE or declared.is_read:
+            what = (
+                "a component"
+                if not declared.custom
+                else "a read (id=) of someone else's object"
+                if declared.is_read
+                else "a provider"
+            )
             raise UsageError(
                 f"--replace {urn}: it is {what}, with no object of its own to replace; "
                 "name the resources it holds instead"

@@ -1,7 +1,8 @@
 """Planning: compare a resource's desired object with its recorded state, decide the step.
 
 Pure functions, no I/O: given what the program wants and what the state says, a
-`Step` with one `Op` (create, update, replace, delete, same) and the field-level
+`Step` with one `Op` (create, update, replace, delete, same; discard for a record
+of an object only read) and the field-level
 changes that explain it. Which field changes force a replacement is data
 (`IMMUTABLE`), each with the reason the API server gives.
 
@@ -494,4 +495,6 @@ def option_changes(old: ResourceState, new: ResourceState) -> list[str]:
 
 
 def plan_delete(old: ResourceState) -> Step:
+    if old.external:  # read, not managed: only the record goes (Pulumi's discard)
+        return Step(Op.DISCARD, old.urn, old, None)
     return Step(Op.DELETE, old.urn, old, None, tuple(diff(old.inputs, {})))

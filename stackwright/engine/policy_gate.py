@@ -70,8 +70,8 @@ def subjects(program: Program, gate: PolicyGate) -> list[Subject]:
     for resource in program.resources:
         if not (resource.custom and is_kubernetes(resource.resource_type)):
             continue
-        if resource.resource_type == PROVIDER_TYPE:
-            continue
+        if resource.resource_type == PROVIDER_TYPE or resource.is_read:
+            continue  # a provider has no object; a read declares none (it is someone else's)
         inputs, _ = unwrap_secrets(resolve(resource.props, _unknown))
         cluster = gate.cluster
         explicit = _provider_settings(resource)
