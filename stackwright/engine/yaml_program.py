@@ -19,6 +19,8 @@ Pulumi YAML program does.
     outputs:
       name: ${web.metadata.name}
 
+A resource with `get: {id: kube-system/kube-dns}` and no `properties:` reads that
+existing object instead of managing it (Pulumi YAML's `get`, Python's `Kind.get`).
 `${name.path}` refers to a resource's live object (`${svc.spec.clusterIP}`), a
 variable, a configuration value or `${stackwright.stack}` / `.project` / `.cwd` (also
 spelled `pulumi.`); inside a longer string it is interpolated, alone it keeps its
@@ -39,7 +41,7 @@ import importlib
 import json
 import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -479,12 +481,12 @@ class Evaluator:
         body = entry.body
         if not isinstance(body, dict):
             raise _Problem(entry.line, f"resource {entry.name}: give it `type:` and `properties:`")
-        unknown = sorted(set(body) - {"type", "properties", "options"})
+        unknown = sorted(set(body) - {"type", "properties", "options", "get"})
         if unknown:
             raise _Problem(
                 entry.line,
                 f"resource {entry.name}: unknown key {unknown[0]!r} (a resource has type, "
-                "properties, options)",
+                "properties, options, get)",
             )
         token = body.get("type")
         if not isinstance(token, str) or not token:
@@ -496,8 +498,36 @@ class Evaluator:
         if not isinstance(properties, dict):
             raise _Problem(entry.line, f"resource {entry.name}: `properties:` must be a mapping")
         opts = self._options(entry, self.evaluate(body.get("options") or {}))
+        if "get" in body:
+            opts = replace(opts, id=self._get(entry, token, body))
         with declaring_at(Declaration(str(self.document.path), entry.line)):
             return self._declare(entry, token, properties, opts)
+
+    def _get(self, entry: Entry, token: str, body: Mapping[str, Any]) -> str:
+        """The id of `get: {id: NAMESPACE/NAME}`: the resource reads that existing object
+        (Pulumi YAML's `get`, Python's `Kind.get`) and declares nothing."""
+        where = f"resource {entry.name}: `get:`"
+        if "properties" in body:
+            raise _Problem(
+                entry.line,
+                f"{where} reads an existing object, which declares no `properties:`; drop one "
+                "of the two",
+            )
+        if token in STACK_REFERENCE_TYPES or token in COMPONENTS or token in _PROVIDER_TYPES:
+            raise _Problem(entry.line, f"{where} reads Kubernetes objects only, not {token}")
+        given = self.evaluate(body["get"])
+        if not isinstance(given, dict) or set(given) != {"id"}:
+            raise _Problem(
+                entry.line, f"{where} takes the object's id: get: {{id: NAMESPACE/NAME}}"
+            )
+        found = given["id"]
+        if not isinstance(found, str):
+            raise _Problem(
+                entry.line,
+                f"{where} id must be a plain NAME or NAMESPACE/NAME (configuration and variables "
+                "are fine; another resource's outputs are not known when it is read)",
+            )
+        return found
 
     def _declare(
         self, entry: Entry, token: str, properties: dict[str, Any], opts: ResourceOptions
@@ -507,7 +537,7 @@ class Evaluator:
         component = COMPONENTS.get(token)
         if component is not None:
             return component.declare(self, entry, properties, opts)
-        if token in (PROVIDER_TYPE, "pulumi:providers:kubernetes"):
+        if token in _PROVIDER_TYPES:
             return Provider(entry.name, opts, **_keywords(entry, properties, PROVIDER_KEYS))
         package, _, rest = token.partition(":")
         group_version, _, kind = rest.partition(":")
@@ -605,6 +635,9 @@ class Evaluator:
                 )
         return aliases
 
+
+#: The types of a Kubernetes provider resource (Pulumi's spelling too).
+_PROVIDER_TYPES = (PROVIDER_TYPE, "pulumi:providers:kubernetes")
 
 #: YAML option → ResourceOptions field.
 OPTIONS: Mapping[str, str] = {

@@ -218,7 +218,20 @@ def test_config_takes_the_stack_value_typed_or_the_default_and_keeps_secrets_sec
         ),
         ("type: integer", "type: int", "  replicas:", "config replicas: type 'int' is not one of"),
         ("resources:", "resourcs:", "resourcs:", "unknown section 'resourcs'"),
-        ("  ns:\n", "  ns:\n    get: {}\n", "  ns:", "resource ns: unknown key 'get'"),
+        ("  ns:\n", "  ns:\n    gett: {}\n", "  ns:", "resource ns: unknown key 'gett'"),
+        (
+            "  ns:\n",
+            "  ns:\n    get: {id: shop}\n",
+            "  ns:",
+            "resource ns: `get:` reads an existing object, which declares no `properties:`",
+        ),
+        (
+            "  other:\n    type: stackwright:providers:kubernetes\n    properties:\n"
+            "      context: elsewhere\n",
+            "  other:\n    type: stackwright:providers:kubernetes\n    get: {id: x}\n",
+            "  other:",
+            "resource other: `get:` reads Kubernetes objects only, not stackwright:providers",
+        ),
         ("  registry: reg", "  image: reg", "  image: reg", "'image' is given twice"),
         ("  registry: reg", "  ns: reg", "  ns:\n", "the name 'ns' is declared twice (first on"),
         (
@@ -417,3 +430,78 @@ def test_another_stacks_outputs_are_read_through_a_stack_reference(tmp_path: Pat
     path.write_text(textwrap.dedent(text).lstrip().replace("outputs.token", "token"))
     with pytest.raises(UsageError, match=r"Stackwright.yaml:\d+: .*platform.outputs.NAME"):
         run_program(path, project="app", stack=STACK, read_stack=read_stack)
+
+
+READ = """
+name: shop
+runtime: yaml
+config:
+  dnsNamespace: kube-system
+resources:
+  dns:
+    type: kubernetes:core/v1:Service
+    get:
+      id: ${dnsNamespace}/kube-dns
+  resolver:
+    type: kubernetes:core/v1:ConfigMap
+    properties:
+      metadata: {name: resolver}
+      data:
+        ip: ${dns.spec.clusterIP}
+outputs:
+  dnsIp: ${dns.spec.clusterIP}
+"""
+
+
+def test_get_reads_an_existing_object_as_pulumi_yaml_does(tmp_path: Path, stack: Stack) -> None:
+    stack.fake.put(
+        {
+            "apiVersion": "v1",
+            "kind": "Service",
+            "metadata": {"name": "kube-dns", "namespace": "kube-system"},
+            "spec": {"clusterIP": "10.96.0.10"},
+        },
+        manager="kube-addon-manager",
+    )
+    path = tmp_path / "Stackwright.yaml"
+    path.write_text(textwrap.dedent(READ).lstrip())
+    from stackwright.engine.yaml_program import run_yaml_program
+
+    summary = stack.up(lambda p: run_yaml_program(path))
+
+    assert summary.ok, summary.failures
+    assert summary.counts == {"read": 1, "create": 1}
+    assert summary.outputs == {"dnsIp": "10.96.0.10"}
+    dns = next(r for r in stack.state().resources if r.urn.endswith("::dns"))
+    assert dns.external and dns.id == "kube-system/kube-dns"
+    assert [c.method for c in stack.fake.calls if c.name == "kube-dns"] == ["read"]
+
+
+@pytest.mark.parametrize(
+    ("get", "said"),
+    [
+        ("get: {name: kube-dns}", "`get:` takes the object's id: get: {id: NAMESPACE/NAME}"),
+        ("get: kube-dns", "`get:` takes the object's id"),
+        (
+            'get: {id: "${made.metadata.name}"}\n'
+            "  made:\n    type: kubernetes:core/v1:ConfigMap\n    properties: {data: {a: b}}",
+            "id must be a plain NAME or NAMESPACE/NAME",
+        ),
+        ("get: {id: a/b/c}", "must be the object's NAME or NAMESPACE/NAME"),
+        (
+            "get: {id: a/b}\n    options: {protect: true}",
+            "is read (id='a/b'), so protect does not apply to it",
+        ),
+    ],
+)
+def test_a_mistaken_get_is_one_line_naming_the_file_and_line(
+    tmp_path: Path, get: str, said: str
+) -> None:
+    edited = READ.replace("get:\n      id: ${dnsNamespace}/kube-dns", get)
+    assert edited != READ
+    with pytest.raises(UsageError) as caught:
+        _run(tmp_path, edited)
+    message = str(caught.value)
+    assert "\n" not in message and said in message, message
+    line = _line_of(edited, "  dns:")
+    assert f"{tmp_path / 'Stackwright.yaml'}:{line}" in message, message
