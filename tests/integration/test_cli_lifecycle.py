@@ -1871,3 +1871,51 @@ def test_import_in_a_yaml_project_prints_the_yaml_that_declares_the_object(
     (p.root / "Stackwright.yaml").write_text(program + textwrap.indent(code, "  ") + "\n")
     assert p.preview().changed() == {}
     assert p.up().summary["counts"] == {"same": 2}
+
+
+def test_reading_objects_the_stack_does_not_manage(new_project: Any, cluster: LiveCluster) -> None:
+    """`Kind.get(name, id)`, as Pulumi's get: read in preview and up, outputs usable,
+    nothing written to the objects read, and a destroy forgets them without deleting."""
+    p = new_project()
+    create(cluster, "Namespace", p.ns)
+    create(cluster, "ConfigMap", "operator-made", p.ns, data={"mode": "fast"})
+    api_before = live(cluster, "service", "kubernetes", "default")
+    made_before = live(cluster, "configmap", "operator-made", p.ns)
+    p.program(
+        """
+        api = k8s.core.v1.Service.get("api", "default/kubernetes")
+        made = k8s.core.v1.ConfigMap.get("made", NS + "/operator-made")
+        k8s.core.v1.ConfigMap("copy", metadata={"name": "copy", "namespace": NS},
+                              data={"ip": api.spec["clusterIP"], "mode": made.data["mode"]})
+        sw.export("api_ip", api.spec["clusterIP"])
+        """
+    )
+    planned = p.preview()
+    assert planned.changed() == {"api": "read", "made": "read", "copy": "create"}
+    assert planned.summary["counts"] == {"read": 2, "create": 1}
+    assert planned.summary["outputs"] == {"api_ip": api_before["spec"]["clusterIP"]}
+
+    up = p.up()
+    assert up.summary["counts"] == {"read": 2, "create": 1}
+    assert up.ops() == {"api": "read", "made": "read", "copy": "create"}
+    assert up.summary["outputs"] == {"api_ip": api_before["spec"]["clusterIP"]}
+    copy = live(cluster, "configmap", "copy", p.ns)
+    assert copy["data"] == {"ip": api_before["spec"]["clusterIP"], "mode": "fast"}
+    # The objects read are as they were: not applied, marked or made ApplySet members.
+    assert live(cluster, "service", "kubernetes", "default") == api_before
+    assert live(cluster, "configmap", "operator-made", p.ns) == made_before
+    assert get(cluster, "configmap", p.applyset_parent, "default") is None
+    state = p.resources()
+    assert state["api"]["external"] is True and state["api"]["id"] == "default/kubernetes"
+    assert state["made"]["outputs"]["data"] == {"mode": "fast"}
+    assert "read, not managed" in p.sw("stack").out
+
+    again = p.up()
+    assert again.summary["counts"] == {"read": 2, "same": 1}
+
+    destroyed = p.sw("destroy", "--yes", "--json")
+    assert destroyed.summary["counts"] == {"discard": 2, "delete": 1}
+    assert get(cluster, "configmap", "copy", p.ns) is None
+    assert live(cluster, "service", "kubernetes", "default") == api_before
+    assert live(cluster, "configmap", "operator-made", p.ns) == made_before
+    assert p.resources() == {}
