@@ -1101,6 +1101,28 @@ class Run:
                 or (api_version.rpartition("/")[0], kind) in self._previewed_kinds
             )
         )  # a preview cannot read what its provider, namespace or kind only come to be
+        opts = resource.opts
+        new = ResourceState(
+            urn=urn,
+            type=resource.resource_type,
+            id=given,
+            parent=opts.parent.urn if opts.parent is not None else "",
+            dependencies=tuple(sorted(self._declared(resource))),
+            provider=provider_ref,
+            secret_paths=always_secret(resource.props),
+            external=True,
+        )
+        step = Step(Op.READ, urn, old, new)
+        started = self.clock()
+        self._begun[urn] = (step, started)  # a failure from here on ends this step
+        self.emit(StepStarted(step))
+        if old is not None and not old.external:
+            raise UsageError(
+                f"this stack manages it, so it cannot become a read of {given}: give the "
+                "read another name (the managed object is then deleted "
+                f"unless retain_on_delete), or run `stackwright state delete '{urn}'` first "
+                "to stop managing it and keep the object"
+            )
         object_id = given
         if not ahead:
             provider = self.provider_for(provider_ref)
@@ -1113,29 +1135,10 @@ class Run:
                 namespace = provider.default_namespace
             object_id = f"{namespace}/{name}" if namespace else name
         metadata = {"name": name, **({"namespace": namespace} if namespace else {})}
-        opts = resource.opts
-        new = ResourceState(
-            urn=urn,
-            type=resource.resource_type,
-            id=object_id,
-            inputs={"apiVersion": api_version, "kind": kind, "metadata": metadata},
-            parent=opts.parent.urn if opts.parent is not None else "",
-            dependencies=tuple(sorted(self._declared(resource))),
-            provider=provider_ref,
-            secret_paths=always_secret(resource.props),
-            external=True,
-        )
-        step = Step(Op.READ, urn, old, new)
-        started = self.clock()
+        identity = {"apiVersion": api_version, "kind": kind, "metadata": metadata}
+        new = replace(new, id=object_id, inputs=identity)
+        step = replace(step, new=new)
         self._begun[urn] = (step, started)
-        self.emit(StepStarted(step))
-        if old is not None and not old.external:
-            raise UsageError(
-                f"this stack manages it, so it cannot become a read of "
-                f"{given}: give the read another name (the managed object is then deleted "
-                f"unless retain_on_delete), or run `stackwright state delete '{urn}'` first "
-                "to stop managing it and keep the object"
-            )
         self._secret_paths[urn] = new.secret_paths
         if ahead:
             self.live[urn] = _Partial({**new.inputs, "metadata": _Partial(metadata)})

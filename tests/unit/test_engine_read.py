@@ -343,3 +343,21 @@ def test_replace_of_a_read_is_refused_in_one_line(stack: Stack) -> None:
     with pytest.raises(UsageError, match=r"it is a read \(id=\) of someone else's object"):
         stack.up(resolver(), replace=frozenset({urn(SVC, "dns")}))
     assert stack.fake.calls == []
+
+
+def test_a_cluster_scoped_kind_is_read_by_its_name_alone(stack: Stack) -> None:
+    def declare(p: Program) -> None:
+        system = k8s.core.v1.Namespace.get("system", "kube-system")
+        k8s.core.v1.Namespace.get("wrong", "default/kube-system")
+        export("uid", system.metadata["uid"])
+
+    summary = stack.up(declare)
+
+    assert summary.failures == [
+        "kubernetes:core/v1:Namespace wrong: Namespace is cluster-scoped: read it with "
+        "id='kube-system', not 'default/kube-system'"
+    ]
+    (failed,) = [e for e in stack.of(StepDone) if not e.ok]
+    assert failed.step.op is Op.READ
+    assert stack.recorded(urn("kubernetes:core/v1:Namespace", "system")).id == "kube-system"
+    assert stack.fake.writes() == []
