@@ -15,12 +15,14 @@ from engine_stack import PROJECT, STACK, Declare, Stack, program, urn
 from engine_stack import stack as stack  # the fixture
 
 import stackwright.kubernetes as k8s
+from stackwright.engine import operations
 from stackwright.engine.events import Drift, StepDone, StepSkipped
+from stackwright.engine.execute import Options
 from stackwright.engine.policy_gate import PolicyGate, subjects
 from stackwright.engine.testing import Call, FakeCluster
 from stackwright.errors import UsageError
 from stackwright.model import Op
-from stackwright.sdk.context import Program, export
+from stackwright.sdk.context import Program, export, running
 from stackwright.sdk.resource import ResourceOptions
 from stackwright.state import open_backend
 
@@ -361,3 +363,34 @@ def test_a_cluster_scoped_kind_is_read_by_its_name_alone(stack: Stack) -> None:
     assert failed.step.op is Op.READ
     assert stack.recorded(urn("kubernetes:core/v1:Namespace", "system")).id == "kube-system"
     assert stack.fake.writes() == []
+
+
+def test_another_stack_reading_an_object_is_not_taken_for_its_manager(stack: Stack) -> None:
+    def managed(p: Program) -> None:
+        k8s.core.v1.ConfigMap("settings", metadata={"name": "settings"}, data={"a": "1"})
+
+    assert stack.up(managed).ok
+    # Stack prod of the project reads the object stack dev manages (its outputs carry
+    # dev's marks).
+    stack.backend.create_stack(PROJECT, "prod")
+    reader = Program(project=PROJECT, stack="prod")
+    with running(reader):
+        k8s.core.v1.ConfigMap.get("settings", "default/settings")
+    read = operations.run(
+        stack.backend,
+        project=PROJECT,
+        stack="prod",
+        options=Options("up"),
+        program=reader,
+        providers=stack.fake.factory(),
+        listener=lambda event: None,
+    )
+    assert read.ok and read.counts == {"read": 1}
+    # Dev forgets its record (`state delete`) and declares the object again: it is still
+    # marked as dev's resource, and prod's read of it is no claim on it.
+    stack.backend.delete_resource(PROJECT, STACK, urn(CM, "settings"))
+
+    again = stack.up(managed)
+
+    assert again.ok, again.failures
+    assert again.counts == {"create": 1}
