@@ -249,3 +249,42 @@ def test_a_server_url_path_prefix_is_kept() -> None:
 def test_invalid_server_urls_are_rejected() -> None:
     with pytest.raises(ValueError, match="must be http"):
         Http1Transport("ftp://x", None)
+
+
+def test_a_body_cut_short_by_the_server_raises_connection_error() -> None:
+    """The API server going away mid-answer (stopped, restarted, a proxy cutting it) is
+    network trouble: ConnectionError, which callers retry and watches report, not EOFError."""
+
+    async def cut_watch(
+        reader: asyncio.StreamReader, writer: asyncio.StreamWriter, request: bytes
+    ) -> bool:
+        writer.write(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n")
+        piece = b'{"type":"ADDED"}\n'
+        writer.write(f"{len(piece):x}\r\n".encode() + piece + b"\r\n")
+        await writer.drain()
+        return False  # hang up without the last chunk
+
+    async def cut_answer(
+        reader: asyncio.StreamReader, writer: asyncio.StreamWriter, request: bytes
+    ) -> bool:
+        writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n{")
+        await writer.drain()
+        return False  # hang up 99 bytes early
+
+    async def go() -> list[bytes]:
+        lines: list[bytes] = []
+        async with Server(cut_watch) as url:
+            transport = Http1Transport(url, None)
+            with pytest.raises(ConnectionError):
+                async with transport.stream("GET", "/w?watch=1", {}, 5) as stream:
+                    async for line in stream.lines:
+                        lines.append(line)
+            await transport.close()
+        async with Server(cut_answer) as url:
+            transport = Http1Transport(url, None)
+            with pytest.raises(ConnectionError):
+                await transport.request("GET", "/x", {}, None, 5)
+            await transport.close()
+        return lines
+
+    assert asyncio.run(go()) == [b'{"type":"ADDED"}']

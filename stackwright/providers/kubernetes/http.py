@@ -137,6 +137,18 @@ class _Connection:
         keep = version == "HTTP/1.1" and headers.get("connection", "").lower() != "close"
         return status, headers, keep
 
+    async def _read_exactly(self, size: int) -> bytes:
+        try:
+            return await self.reader.readexactly(size)
+        except asyncio.IncompleteReadError as exc:
+            raise _cut_short() from exc
+
+    async def _read_line(self) -> bytes:
+        try:
+            return await self.reader.readuntil(b"\r\n")
+        except asyncio.IncompleteReadError as exc:
+            raise _cut_short() from exc
+
     async def read_body(self, status: int, headers: Mapping[str, str], method: str) -> bytes | None:
         """The whole body; None when its end is the connection's end (no reuse)."""
         if method == "HEAD" or status in (204, 304) or 100 <= status < 200:
@@ -148,20 +160,25 @@ class _Connection:
             return b"".join(parts)
         length = headers.get("content-length")
         if length is not None:
-            return await self.reader.readexactly(int(length))
+            return await self._read_exactly(int(length))
         return None
 
     async def chunks(self) -> AsyncIterator[bytes]:
         while True:
-            size_line = await self.reader.readuntil(b"\r\n")
+            size_line = await self._read_line()
             size = int(size_line.split(b";", 1)[0].strip(), 16)
             if size == 0:
                 # Trailers (none expected) end with an empty line.
-                while (await self.reader.readuntil(b"\r\n")) != b"\r\n":
+                while (await self._read_line()) != b"\r\n":
                     pass
                 return
-            data = await self.reader.readexactly(size + 2)
+            data = await self._read_exactly(size + 2)
             yield data[:-2]
+
+
+def _cut_short() -> ConnectionResetError:
+    # asyncio says IncompleteReadError (an EOFError); callers retry on ConnectionError.
+    return ConnectionResetError("the API server closed the connection in the middle of an answer")
 
 
 class Http1Transport:
