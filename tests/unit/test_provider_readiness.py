@@ -436,6 +436,20 @@ def test_pod_states() -> None:
     assert evaluate(pod("p")).message == "p: Pending"
 
 
+def test_unschedulable_pod_says_the_scheduler_message_once() -> None:
+    """A lone Pod, like a Deployment's, does not repeat the FailedScheduling event that only
+    restates its PodScheduled condition; an event that says more is still added."""
+    message = "0/1 nodes are available: 1 node(s) didn't match Pod's node affinity/selector."
+    obj = pod("p", scheduled=("Unschedulable", message))
+    scheduling = event("p", "FailedScheduling", message, when="2025-01-01T00:00:00Z")
+    verdict = evaluate(obj, Related(events=[scheduling]))
+    assert (verdict.state, verdict.message) == (State.WAITING, f"p: Unschedulable: {message}")
+    mount = event("p", "FailedMount", "volume data not found", when="2025-01-01T00:01:00Z")
+    assert evaluate(obj, Related(events=[scheduling, mount])).message == (
+        f"p: Unschedulable: {message}; FailedMount: volume data not found"
+    )
+
+
 def test_pod_status_init_containers_and_config_errors() -> None:
     obj = pod("p")
     obj["status"]["initContainerStatuses"] = [

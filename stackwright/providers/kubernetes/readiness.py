@@ -406,11 +406,17 @@ def _worst(pods: Iterable[Obj], related: Related, *, replaced_when_failed: bool)
     # Worst state first; then a Pod whose status says why; then by name, for stable messages.
     worst = min(views, key=lambda v: (-v.state.rank, _informative(v.text), v.name), default=None)
     if worst is not None and worst.state is State.WAITING:
-        note = _event_note(related.events, worst.name)
-        # The scheduler's event repeats the PodScheduled message; say it once.
-        if note and note.partition(": ")[2] not in worst.text:
-            worst = _PodView(worst.state, worst.name, f"{worst.text}; {note}")
+        worst = _PodView(worst.state, worst.name, _explained(worst.text, related, worst.name))
     return worst
+
+
+def _explained(text: str, related: Related, name: str) -> str:
+    """`text` with the latest Warning event about `name` added, unless it only repeats it
+    (the scheduler's FailedScheduling event restates the PodScheduled message)."""
+    note = _event_note(related.events, name)
+    if note and note.partition(": ")[2] not in text:
+        return f"{text}; {note}"
+    return text
 
 
 def _informative(text: str) -> int:
@@ -628,9 +634,7 @@ def _pod(obj: Obj, related: Related) -> Readiness:
     if state is State.FAILED:
         return Readiness(State.FAILED, f"{name}: failed — {text}", name)
     if state is State.WAITING:
-        note = _event_note(related.events, name)
-        if note:
-            text = f"{text}; {note}"
+        text = _explained(text, related, name)
     return Readiness(state, f"{name}: {text}", name)
 
 
