@@ -867,6 +867,27 @@ def test_wait_for_condition_with_status_and_stale_generation() -> None:
     assert evaluate(obj).ready
 
 
+def test_wait_for_condition_falls_back_to_the_status_observed_generation() -> None:
+    """As `kubectl wait --for=condition=...`: a condition without its own observedGeneration
+    is as old as `status.observedGeneration`, so an update is not ready on the old Ready=True."""
+    wanted = {"stackwright.io/wait-for": "condition=Ready"}
+    obj = annotated(
+        wanted, {"observedGeneration": 1, "conditions": [{"type": "Ready", "status": "True"}]}
+    )
+    obj["metadata"]["generation"] = 2
+    stale = evaluate(obj)
+    assert (stale.state, stale.message) == (
+        State.WAITING,
+        "w: waiting for condition=Ready (now Ready=True for an older generation)",
+    )
+    obj["status"]["observedGeneration"] = 2
+    assert evaluate(obj).ready
+    # A condition's own observedGeneration is the one that counts.
+    obj["status"]["observedGeneration"] = 1
+    obj["status"]["conditions"][0]["observedGeneration"] = 2
+    assert evaluate(obj).ready
+
+
 def test_wait_for_jsonpath_value_and_existence() -> None:
     wanted = {"stackwright.io/wait-for": "jsonpath={.status.phase}=Running"}
     assert evaluate(annotated(wanted, {"phase": "Pending"})).message == (

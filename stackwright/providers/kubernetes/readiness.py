@@ -925,7 +925,10 @@ def _check(obj: Obj, wanted: WaitCondition) -> tuple[bool, str]:
             if str(cond.get("type", "")).lower() != wanted.condition.lower():
                 continue
             status = str(cond.get("status", ""))
+            # kubectl wait's rule: the condition's own observedGeneration, else the status's.
             observed = cond.get("observedGeneration")
+            if not isinstance(observed, int):
+                observed = _map(obj.get("status")).get("observedGeneration")
             if isinstance(observed, int) and isinstance(generation, int) and observed < generation:
                 return False, f"{cond.get('type')}={status} for an older generation"
             return status.lower() == wanted.status.lower(), f"{cond.get('type')}={status}"
