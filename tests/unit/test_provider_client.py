@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -14,6 +15,7 @@ from stackwright.providers.kubernetes import (
     AccessDenied,
     ApplyConflict,
     ClusterConfig,
+    ConfigError,
     FieldConflict,
     InvalidObject,
     KubernetesProvider,
@@ -558,3 +560,30 @@ def test_not_found_namespace_on_apply() -> None:
 
     with pytest.raises(NotFoundError, match='settings: namespaces "web" not found'):
         run(go())
+
+
+def test_a_proxy_that_cannot_be_used_is_one_config_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    """kubectl takes proxy-url socks5://; without the socksio package, or for a scheme no
+    client speaks, the user gets one line naming the fix, not an ImportError traceback, and
+    never the proxy's password."""
+    monkeypatch.setitem(sys.modules, "socksio", None)  # as where it is not installed
+
+    def config(proxy: str) -> ClusterConfig:
+        return ClusterConfig(
+            server="https://k8s.test",
+            context="test",
+            namespace="team",
+            source="kubeconfig /dev/null",
+            ssl_context=None,
+            auth=NoAuth(),
+            proxy=proxy,
+        )
+
+    with pytest.raises(ConfigError) as socks:
+        KubernetesProvider(config=config("socks5://me:s3cret@proxy:1080"))
+    assert "pip install 'httpx[socks]'" in str(socks.value)
+    assert "context 'test'" in str(socks.value)
+    with pytest.raises(ConfigError) as ftp:
+        KubernetesProvider(config=config("ftp://me:s3cret@proxy:21"))
+    assert "http, https or socks5" in str(ftp.value)
+    assert "s3cret" not in str(socks.value) + str(ftp.value)

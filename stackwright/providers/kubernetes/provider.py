@@ -26,7 +26,7 @@ from stackwright.providers.kubernetes import readiness
 from stackwright.providers.kubernetes.applyset import MARK_ANNOTATIONS, MARK_LABELS, TOOLING_VALUE
 from stackwright.providers.kubernetes.client import APPLY_PATCH, ApiClient, RetryPolicy
 from stackwright.providers.kubernetes.discovery import Discovery, ResourceInfo
-from stackwright.providers.kubernetes.errors import InvalidObject, UnknownKind
+from stackwright.providers.kubernetes.errors import ConfigError, InvalidObject, UnknownKind
 from stackwright.providers.kubernetes.http import (
     Http1Transport,
     HttpxTransport,
@@ -55,6 +55,21 @@ def _plain(value: Any) -> Any:
     if isinstance(value, (set, frozenset)):
         return sorted(value)
     raise TypeError(f"{type(value).__name__} cannot be sent to the API server as JSON")
+
+
+def _proxy_error(config: ClusterConfig) -> ConfigError:
+    """httpx refused the proxy: SOCKS without the socksio package, or an unknown scheme.
+    The message names the scheme only: a proxy URL may carry a password."""
+    scheme, sep, _ = (config.proxy or "").partition("://")
+    where = f"the proxy ({scheme.lower()}://…)" if sep else "the proxy"
+    where += f" of {config.describe()}"
+    if sep and scheme.lower() == "socks5":
+        return ConfigError(
+            f"{where} needs SOCKS support: pip install 'httpx[socks]' (the socksio package)"
+        )
+    return ConfigError(
+        f"{where} cannot be used: write proxy-url (or HTTPS_PROXY) as an http, https or socks5 URL"
+    )
 
 
 class KubernetesProvider:
@@ -98,15 +113,20 @@ class KubernetesProvider:
         user_agent = TOOLING_VALUE
         http_transport: Transport
         if transport is not None or http != "http1" or self.config.proxy:
-            http_transport = HttpxTransport(
-                self.config.server,
-                self.config.ssl_context,
-                transport=transport,
-                proxy=self.config.proxy,
-                http2=http == "http2",
-                max_connections=max_connections,
-                user_agent=user_agent,
-            )
+            try:
+                http_transport = HttpxTransport(
+                    self.config.server,
+                    self.config.ssl_context,
+                    transport=transport,
+                    proxy=self.config.proxy,
+                    http2=http == "http2",
+                    max_connections=max_connections,
+                    user_agent=user_agent,
+                )
+            except (ImportError, ValueError) as exc:
+                if not self.config.proxy:
+                    raise
+                raise _proxy_error(self.config) from exc
         else:
             http_transport = Http1Transport(
                 self.config.server,
