@@ -390,6 +390,25 @@ print(json.dumps({{"apiVersion": info["apiVersion"], "kind": "ExecCredential",
     assert counter.read_text() == "x"  # cached until it expires
 
 
+def test_exec_plugin_cluster_info_carries_a_ca_given_as_a_file(tmp_path: Path, ca: Path) -> None:
+    """client-go fills spec.cluster.certificate-authority-data from certificate-authority too:
+    a plugin that talks to the cluster (Pinniped's, say) needs the CA either way."""
+    script = exec_script(
+        tmp_path,
+        """
+info = json.loads(os.environ["KUBERNETES_EXEC_INFO"])
+print(json.dumps({"kind": "ExecCredential",
+                  "status": {"token": info["spec"]["cluster"].get("certificate-authority-data", "none")}}))
+""",
+    )
+    path = exec_config(tmp_path, str(script))
+    data = yaml.safe_load(path.read_text())
+    data["clusters"][0]["cluster"]["certificate-authority"] = ca.name  # relative to the file
+    write(path, data)
+    auth = load_config(path, environ={}).auth
+    assert headers(auth) == {"Authorization": f"Bearer {b64(ca.read_bytes())}"}
+
+
 def test_exec_plugin_token_is_renewed_when_expired_and_after_a_401(tmp_path: Path) -> None:
     counter = tmp_path / "runs"
     script = exec_script(

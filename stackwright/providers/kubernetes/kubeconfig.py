@@ -540,6 +540,16 @@ def _auth(
         ):
             if key in raw_cluster:
                 cluster_info[key] = raw_cluster[key]
+        ca_file = raw_cluster.get("certificate-authority")
+        if (
+            raw_exec.get("provideClusterInfo")
+            and ca_file
+            and "certificate-authority-data" not in cluster_info
+        ):
+            # client-go sends the CA's bytes whichever way the kubeconfig gives them.
+            with contextlib.suppress(OSError, TypeError):
+                ca = Path(ca_file).read_bytes()
+                cluster_info["certificate-authority-data"] = base64.b64encode(ca).decode()
         for extension in raw_cluster.get("extensions") or []:
             if isinstance(extension, dict) and extension.get("name") == _EXEC_EXTENSION:
                 cluster_info["config"] = extension.get("extension")
