@@ -577,6 +577,24 @@ def test_service_with_selector_waits_for_a_ready_endpoint() -> None:
     assert (ready.state, ready.message) == (State.READY, "web: 1 ready endpoint")
 
 
+def test_service_whose_selected_pods_fail_fails_with_their_cause() -> None:
+    """Deployment + Service with a bad image: the Service says why within the grace,
+    as its Deployment does, instead of waiting out its whole timeout."""
+    obj = service({"selector": {"app": "web"}, "ports": [{"port": 80}]})
+    pulling = evaluate(obj, Related(pods=[pod("web-a", waiting=PULL_BACKOFF), pod("web-b")]))
+    assert (pulling.state, pulling.message, pulling.culprit) == (
+        State.FAILING,
+        "web: no ready endpoints — 0/2 selected Pods ready — pod web-a: "
+        'ImagePullBackOff: Back-off pulling image "nginx:doesnotexist"',
+        "web-a",
+    )
+    invalid = evaluate(obj, Related(pods=[pod("web-a", waiting=("InvalidImageName", ""))]))
+    assert invalid.state is State.FAILED
+    # A failed Pod of a controller is replaced: only a reason to wait.
+    replaced = evaluate(obj, Related(pods=[pod("web-a", phase="Failed", terminated=("Error", 1))]))
+    assert replaced.state is State.WAITING
+
+
 def test_service_reads_legacy_endpoints_when_there_are_no_slices() -> None:
     obj = service({"selector": {"app": "web"}})
     endpoints = {

@@ -705,7 +705,11 @@ def _service(obj: Obj, related: Related) -> Readiness:
     ready = sum(1 for p in selected if pod_status(p)[0] is State.READY)
     pod = _worst(selected, related, replaced_when_failed=True)
     head = f"{name}: no ready endpoints — {ready}/{len(selected)} selected Pods ready"
-    return Readiness(State.WAITING, _with_pod(head, pod), pod.name if pod is not None else "")
+    state = State.WAITING
+    if ready == 0 and pod is not None and pod.state in (State.FAILING, State.FAILED):
+        # No endpoint will come without a fix: say why now, as the Pods' workload does.
+        state = pod.state
+    return Readiness(state, _with_pod(head, pod), pod.name if pod is not None else "")
 
 
 def _ready_endpoints(service: str, related: Related) -> int:
