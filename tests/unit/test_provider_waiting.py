@@ -360,3 +360,30 @@ def test_a_wait_says_when_the_api_server_stops_answering_and_gives_up_in_the_end
     assert str(info.value).startswith("web: the API server has not answered for ")
     assert "Connection refused" in str(info.value) and "is the cluster running?" in str(info.value)
     assert any("(the API server is not answering: " in m for m in messages), messages
+
+
+def test_a_delete_wait_whose_watch_cannot_connect_looks_again_rather_than_timing_out() -> None:
+    """A watch that times out connecting (an API server busy for a moment) is network
+    trouble, not the deletion's deadline: the wait looks again and sees the object gone."""
+    held = obj("ConfigMap", "cfg", "5", meta={"finalizers": ["example.com/hold"]})
+    gets: list[int] = []
+
+    async def api(request: httpx.Request) -> httpx.Response:
+        if request.url.path in DISCOVERY:
+            return httpx.Response(200, json=DISCOVERY[request.url.path])
+        if request.method == "DELETE":
+            deleting = {**held, "metadata": {**held["metadata"], "deletionTimestamp": "x"}}
+            return httpx.Response(200, json=deleting)
+        if request.url.params.get("watch"):
+            raise httpx.ConnectTimeout("timed out", request=request)
+        gets.append(1)
+        if len(gets) == 1:
+            return httpx.Response(200, json=held)
+        return httpx.Response(404, json={"kind": "Status", "code": 404, "reason": "NotFound"})
+
+    async def go() -> None:
+        async with provider(api) as p:  # type: ignore[arg-type]
+            await p.delete("v1", "ConfigMap", "web", "cfg", timeout=30)
+
+    asyncio.run(go())
+    assert len(gets) == 2

@@ -301,6 +301,7 @@ class Waiter:
         selector = quote(f"metadata.name={name}", safe="")
         seen: Mapping[str, Any] | None = last
         deadline = self._now() + timeout
+        failures = 0
         try:
             async with asyncio.timeout(timeout):
                 while True:
@@ -314,12 +315,20 @@ class Waiter:
                         f"{info.collection(namespace)}?watch=1&fieldSelector={selector}"
                         f"&resourceVersion={quote(version, safe='')}&timeoutSeconds={min(remaining, 60)}"
                     )
-                    with contextlib.suppress(Expired, ConnectionError):
+                    try:
                         async for event in self._api.watch(target, what=what, idle_timeout=90):
                             if event.get("type") == "DELETED":
                                 return
                             if event.get("type") in ("ADDED", "MODIFIED"):
                                 seen = event.get("object") or seen
+                        failures = 0
+                    except Expired:
+                        pass
+                    except (ConnectionError, TimeoutError, OSError):
+                        # Network trouble, not the deadline (that one cancels us): look again
+                        # after a backoff; the GET's own retries decide when to give up.
+                        failures += 1
+                        await self._api.retry.sleep(self._api.retry.delay(min(failures, 5)))
         except TimeoutError:
             raise _delete_timeout(what, info, namespace, name, timeout, seen) from None
 
