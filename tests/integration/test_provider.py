@@ -577,3 +577,49 @@ def test_pvc_waiting_for_its_first_consumer_does_not_block(cluster: LiveCluster)
     assert with_provider(cluster, body) == (
         "data: Pending until its first consumer is scheduled (StorageClass standard-wffc binds on first consumer)"
     )
+
+
+def test_delete_timeout_of_a_claim_in_use_names_the_pod_that_uses_it(
+    cluster: LiveCluster,
+) -> None:
+    """kubernetes.io/pvc-protection is not a missing controller: a Pod mounts the claim.
+    The message names the Pod and does not advise removing the protection."""
+
+    async def body(p: KubernetesProvider) -> None:
+        await namespace(p, "prov-inuse")
+        claim = await p.apply(
+            {
+                "apiVersion": "v1",
+                "kind": "PersistentVolumeClaim",
+                "metadata": {"name": "data", "namespace": "prov-inuse"},
+                "spec": {
+                    "accessModes": ["ReadWriteOnce"],
+                    "resources": {"requests": {"storage": "1Gi"}},
+                },
+            }
+        )
+        await p.await_ready(claim, timeout=30)
+        pod = await p.apply(
+            {
+                "apiVersion": "v1",
+                "kind": "Pod",
+                "metadata": {"name": "db", "namespace": "prov-inuse"},
+                "spec": {
+                    "containers": [{"name": "db", "image": "postgres"}],
+                    "volumes": [{"name": "d", "persistentVolumeClaim": {"claimName": "data"}}],
+                },
+            }
+        )
+        await p.await_ready(pod, timeout=30)
+        with pytest.raises(DeleteTimeout) as info:
+            await p.delete("v1", "PersistentVolumeClaim", "prov-inuse", "data", timeout=1)
+        message = str(info.value)
+        assert message == (
+            "data: still present 1s after its deletion — held by finalizer "
+            "kubernetes.io/pvc-protection: Pod db still uses the claim; it goes once no Pod "
+            "mounts it (delete or change Pod db first)"
+        ), message
+        await p.delete("v1", "Pod", "prov-inuse", "db", timeout=30)
+        await p.delete("v1", "PersistentVolumeClaim", "prov-inuse", "data", timeout=30)
+
+    with_provider(cluster, body)

@@ -330,7 +330,31 @@ class Waiter:
                         failures += 1
                         await self._api.retry.sleep(self._api.retry.delay(min(failures, 5)))
         except TimeoutError:
-            raise _delete_timeout(what, info, namespace, name, timeout, seen) from None
+            users = None
+            if info.kind == "PersistentVolumeClaim" and _PVC_PROTECTION in _finalizers(seen):
+                users = await self._claim_users(namespace or "", name)
+            raise _delete_timeout(what, info, namespace, name, timeout, seen, users) from None
+
+    async def _claim_users(self, namespace: str, claim: str) -> list[str] | None:
+        """The Pods that mount `claim` (what its pvc-protection finalizer waits for); None if unknown."""
+        with contextlib.suppress(ProviderError, TimeoutError):
+            async with asyncio.timeout(5):
+                data = await self._api.json(
+                    "GET",
+                    f"/api/v1/namespaces/{quote(namespace, safe='')}/pods",
+                    what=f"Pods using {claim}",
+                )
+            users = []
+            for pod in (data or {}).get("items") or ():
+                phase = (pod.get("status") or {}).get("phase")
+                volumes = (pod.get("spec") or {}).get("volumes") or ()
+                if phase not in ("Succeeded", "Failed") and any(
+                    (v.get("persistentVolumeClaim") or {}).get("claimName") == claim
+                    for v in volumes
+                ):
+                    users.append(str((pod.get("metadata") or {}).get("name", "")))
+            return sorted(users) or None
+        return None
 
 
 def _older(seen: Mapping[str, Any], known: Mapping[str, Any]) -> bool:
@@ -373,6 +397,15 @@ def _timeout(name: str, timeout: float, verdict: Readiness) -> ReadinessTimeout:
     )
 
 
+#: The finalizer that keeps a claim while a Pod mounts it (kube-controller-manager's).
+_PVC_PROTECTION = "kubernetes.io/pvc-protection"
+
+
+def _finalizers(obj: Mapping[str, Any] | None) -> tuple[str, ...]:
+    meta = (obj or {}).get("metadata") or {}
+    return tuple(str(f) for f in meta.get("finalizers") or ())
+
+
 def _delete_timeout(
     what: str,
     info: ResourceInfo,
@@ -380,9 +413,9 @@ def _delete_timeout(
     name: str,
     timeout: float,
     obj: Mapping[str, Any] | None,
+    claim_users: list[str] | None = None,
 ) -> DeleteTimeout:
-    meta = (obj or {}).get("metadata") or {}
-    finalizers = tuple(str(f) for f in meta.get("finalizers") or ())
+    finalizers = _finalizers(obj)
     head = f"{what}: still present {format_duration(timeout)} after its deletion"
     where = f" -n {namespace}" if namespace else ""
     if info.kind == "Namespace":
@@ -395,6 +428,23 @@ def _delete_timeout(
         return DeleteTimeout(
             f"{head} — the namespace is Terminating: {detail}; check the objects left in it "
             f"(`kubectl api-resources --verbs=list --namespaced -o name | xargs -n1 kubectl get -n {name}`)",
+            finalizers=finalizers,
+        )
+    if finalizers == (_PVC_PROTECTION,):
+        # Not a missing controller: the claim is in use, and removing the finalizer by
+        # hand would pull the volume from under a running Pod.
+        if claim_users:
+            pods = ", ".join(claim_users)
+            who = f"Pod {pods} still uses" if len(claim_users) == 1 else f"Pods {pods} still use"
+            fix = (
+                f"delete or change {'Pod ' + pods if len(claim_users) == 1 else 'those Pods'} first"
+            )
+        else:
+            who = "a Pod still uses"
+            fix = f"`kubectl describe pvc {name}{where}` names it under Used By"
+        return DeleteTimeout(
+            f"{head} — held by finalizer {_PVC_PROTECTION}: {who} the claim; it goes once no "
+            f"Pod mounts it ({fix})",
             finalizers=finalizers,
         )
     if finalizers:
