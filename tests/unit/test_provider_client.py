@@ -408,6 +408,27 @@ def test_bad_annotations_fail_preview_before_any_request() -> None:
     assert server.requests == []
 
 
+def test_bad_annotations_fail_apply_before_any_request() -> None:
+    """`up --yes` applies without a preview first: a malformed wait-for must not reach the
+    cluster and only then fail the wait."""
+    server = FakeServer(echo)
+    bad = {
+        **CM,
+        "metadata": {
+            **CM["metadata"],
+            "annotations": {"stackwright.io/wait-for": "jsonpath={.status.ready=2"},
+        },
+    }
+
+    async def go() -> None:
+        async with provider(server) as p:
+            await p.apply(bad)
+
+    with pytest.raises(InvalidObject, match=r"settings: annotation stackwright\.io/wait-for"):
+        run(go())
+    assert server.requests == []
+
+
 def test_401_renews_credentials_once_then_access_denied() -> None:
     class CountingAuth(TokenAuth):
         refreshed = 0

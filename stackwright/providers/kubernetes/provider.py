@@ -218,11 +218,6 @@ class KubernetesProvider:
         warn: Callable[[str], None] | None = None,
     ) -> dict[str, Any]:
         """Server-side dry-run apply: what the server would store, validation and admission included."""
-        try:
-            readiness.check_annotations(desired)
-        except ValueError as exc:
-            name = (desired.get("metadata") or {}).get("name") or "(unnamed)"
-            raise InvalidObject(f"{name}: {exc}") from exc
         return await self._apply(desired, force=force, dry_run=True, warn=warn)
 
     async def _apply(
@@ -233,6 +228,13 @@ class KubernetesProvider:
         dry_run: bool,
         warn: Callable[[str], None] | None,
     ) -> dict[str, Any]:
+        # A malformed waiting annotation is bad input: refused before anything is written,
+        # not found by the wait after the object changed.
+        try:
+            readiness.check_annotations(desired)
+        except ValueError as exc:
+            name = (desired.get("metadata") or {}).get("name") or "(unnamed)"
+            raise InvalidObject(f"{name}: {exc}") from exc
         info, namespace, name, body = await self._locate(desired)
         query = self._apply_query
         if force:
