@@ -533,6 +533,9 @@ class Run:
         self._declared_of: dict[str, frozenset[str]] = {}
         #: The program's resources `--exclude` keeps this run from touching.
         self.excluded: set[str] = set()
+        #: Resources the program dropped, deleted early (before the delete-before-replace of
+        #: what they depend on) by the task that did it; the run's last deletes skip them.
+        self.deleted_first: dict[str, asyncio.Future[set[str]]] = {}
         #: Namespaces this run created (per provider): nothing else can be in them yet.
         self._new_namespaces: set[tuple[str, str]] = set()
         #: (provider URN, apiVersion, kind, namespace) → name → the URN its object is marked
@@ -1268,6 +1271,7 @@ class Run:
             await self._check_importable(provider, new)
         if step.op is Op.REPLACE and step.delete_before_replace:
             assert step.old is not None
+            await self._delete_dropped_dependents(step.old)
             await self._delete_object(step.old, Op.DELETE_REPLACED)
             journal_op = Op.CREATE
         elif step.op is Op.REPLACE:
@@ -1503,10 +1507,11 @@ class Run:
             raise
         await self._commits.end(number, None)
 
-    async def delete_all(self, states: list[ResourceState], *, blocked: bool = False) -> None:
-        """Delete `states` in reverse dependency order (dependents first), concurrently."""
+    async def delete_all(self, states: list[ResourceState], *, blocked: bool = False) -> set[str]:
+        """Delete `states` in reverse dependency order (dependents first), concurrently;
+        returns the URNs that were not deleted."""
         if not states:
-            return
+            return set()
         steps = {
             id(s): (
                 plan_delete(s) if not s.delete_pending else Step(Op.DELETE_REPLACED, s.urn, s, None)
@@ -1536,7 +1541,7 @@ class Run:
                                 "protected: remove `protect` or run `stackwright state unprotect`",
                             )
                         )
-            return
+            return {s.urn for s in states} if blocked else set()
         graph, keys, _ = recorded_graph(states)
         finished = {key: asyncio.Event() for key in keys}
         failed: set[str] = set()
@@ -1583,6 +1588,30 @@ class Run:
                 finished[key].set()
 
         await asyncio.gather(*(one(key) for key in keys))
+        return {key.rpartition("#")[0] for key in failed}
+
+    async def _delete_dropped_dependents(self, old: ResourceState) -> None:
+        """Before the old object of a delete-before-replace goes, delete what the program
+        dropped that depends on it, as Pulumi does: left to the end of the run, a dropped
+        Deployment still mounting an old claim would hold the claim's deletion for good."""
+        assert self.program is not None
+        dropped = [s for s in self.old.values() if s.urn not in self.program.by_urn]
+        if not dropped:
+            return
+        needing = recorded_closure([old.urn], [old, *dropped], upward=False) - {old.urn}
+        waits = [self.deleted_first[s.urn] for s in dropped if s.urn in self.deleted_first]
+        doomed = [s for s in dropped if s.urn in needing and s.urn not in self.deleted_first]
+        if doomed:
+            task = asyncio.ensure_future(self.delete_all(doomed))
+            for state in doomed:
+                self.deleted_first[state.urn] = task
+            waits.append(task)
+        left = set().union(*(await asyncio.gather(*waits))) & needing
+        if left:
+            raise UsageError(
+                f"not deleted first, {', '.join(sorted(map(describe, left)))} still "
+                "depends on it: its old object stays until that goes"
+            )
 
     # --- refresh ------------------------------------------------------------------------------
 

@@ -318,7 +318,8 @@ async def _preview(
 
 
 def _stale(run_: Run, program: Program, options: Options) -> list[ResourceState]:
-    """What the state holds and the program no longer declares, plus replaced objects awaiting deletion."""
+    """What the state holds and the program no longer declares (but what a delete-before-
+    replace deleted first), plus replaced objects awaiting deletion."""
     recorded = list(run_.old.values())
     gone = [s for s in recorded if s.urn not in program.by_urn]
     if options.targets:
@@ -328,7 +329,7 @@ def _stale(run_: Run, program: Program, options: Options) -> list[ResourceState]
             else options.targets
         )
         gone = [s for s in gone if s.urn in chosen]
-    kept = _kept(options, recorded)
+    kept = {*_kept(options, recorded), *run_.deleted_first}
     return [*run_.replaced, *(s for s in gone if s.urn not in kept)]
 
 

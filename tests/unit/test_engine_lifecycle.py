@@ -43,6 +43,7 @@ NS = "kubernetes:core/v1:Namespace"
 DEPLOY = "kubernetes:apps/v1:Deployment"
 SVC = "kubernetes:core/v1:Service"
 SECRET = "kubernetes:core/v1:Secret"
+PVC = "kubernetes:core/v1:PersistentVolumeClaim"
 
 
 def applies_and_deletes(fake: FakeCluster) -> list[tuple[str, str]]:
@@ -213,6 +214,50 @@ def test_replacing_an_explicitly_named_object_deletes_it_first(stack: Stack) -> 
     state = stack.state()
     assert [(r.id, r.delete_pending) for r in state.resources] == [("default/web", False)]
     assert state.resources[0].outputs["metadata"]["uid"] == live["metadata"]["uid"]
+
+
+def test_what_the_program_dropped_goes_before_the_delete_before_replace_it_depends_on(
+    stack: Stack,
+) -> None:
+    """A fixed-name claim replaced (delete first) while the Deployment mounting it is
+    dropped: the Deployment is deleted first, as Pulumi does; left to the end of the run,
+    its pods would hold the claim (pvc-protection) and its deletion would wait for good."""
+
+    def claim(storage_class: str) -> Declare:
+        def declare(p: Program) -> k8s.core.v1.PersistentVolumeClaim:
+            return k8s.core.v1.PersistentVolumeClaim(
+                "data",
+                metadata={"name": "data"},
+                spec={
+                    "accessModes": ["ReadWriteOnce"],
+                    "storageClassName": storage_class,
+                    "resources": {"requests": {"storage": "1Gi"}},
+                },
+            )
+
+        return declare
+
+    def with_consumer(p: Program) -> None:
+        data = claim("fast")(p)
+        spec = web_spec()
+        spec["template"]["spec"]["volumes"] = [
+            {"name": "data", "persistentVolumeClaim": {"claimName": data.metadata["name"]}}
+        ]
+        k8s.apps.v1.Deployment("web", metadata={"name": "web"}, spec=spec)
+
+    stack.up(with_consumer)
+    stack.fake.calls.clear()
+
+    summary = stack.up(claim("slow"))
+
+    assert summary.ok, summary.failures
+    assert summary.counts == {"replace": 1, "delete": 1}
+    assert applies_and_deletes(stack.fake) == [
+        ("delete", "web"),
+        ("delete", "data"),
+        ("apply", "data"),
+    ]
+    assert [r.urn for r in stack.state().resources] == [urn(PVC, "data")]
 
 
 # --- delete and destroy ------------------------------------------------------------------------
