@@ -88,6 +88,8 @@ DEFAULT_PARALLEL = 16
 
 _DONE, _FAILED, _SKIPPED = "done", "failed", "skipped"
 _DELETES = (Op.DELETE, Op.DELETE_REPLACED)
+#: Steps that, settled as having made nothing, leave no record to remove.
+_MADE = (Op.CREATE, Op.CREATE_REPLACEMENT, Op.IMPORT)
 
 
 @dataclass(frozen=True)
@@ -646,6 +648,9 @@ class Run:
                     # inputs recorded before it, so the next plan sends it again.
                     before = self.old.get(state.urn, state)
                     result = with_outputs(before, live)
+            if result is None and item.op not in _MADE and not state.delete_pending:
+                # Its record goes: what still refers to it stops doing so first.
+                self._forget_gone({state.urn: state}, record=True)
             self.journal.resolve_pending(item, result)
             self.emit(
                 Diagnostic(
@@ -1272,6 +1277,9 @@ class Run:
         if step.op is Op.REPLACE and step.delete_before_replace:
             assert step.old is not None
             await self._delete_dropped_dependents(step.old)
+            # Its record goes with its object; what still refers to it stops doing so first,
+            # so that a replacement the server refuses leaves a state that loads.
+            self._forget_gone({step.old.urn: step.old}, record=True)
             await self._delete_object(step.old, Op.DELETE_REPLACED)
             journal_op = Op.CREATE
         elif step.op is Op.REPLACE:
@@ -1700,9 +1708,10 @@ class Run:
         self._forget_gone({s.urn: s for s in states if s.urn not in self.old}, record=record)
 
     def _forget_gone(self, gone: dict[str, ResourceState], *, record: bool) -> None:
-        """Drop the references to resources a refresh found deleted from what refers to them
-        (a dependency, a parent: the gone one's own parent takes its place), as Pulumi's
-        refresh does: a state whose resource names one it lacks does not load."""
+        """Drop the references to resources whose records go (found deleted by a refresh,
+        settled as gone, deleted to be replaced) from what refers to them (a dependency, a
+        parent: the gone one's own parent takes its place), as Pulumi's refresh does: a
+        state whose resource names one it lacks does not load."""
 
         def parent_of(urn: str) -> str:
             while urn in gone:
@@ -1712,6 +1721,8 @@ class Run:
         for urn, state in list(self.old.items()):
             if state.parent not in gone and not gone.keys() & set(state.dependencies):
                 continue
+            if urn in self.deleted_first or urn in gone:
+                continue  # no record any more (or none after this)
             kept = replace(
                 state,
                 parent=parent_of(state.parent),

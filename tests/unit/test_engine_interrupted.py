@@ -274,3 +274,40 @@ def test_a_cancel_stops_a_running_up_at_once(stack: Stack, monkeypatch: pytest.M
     stack.fake.latency = 0.0
     assert stack.up(one_config_map).ok
     assert stack.state().pending == [] and stack.fake.names("ConfigMap") == ["default/settings"]
+
+
+def test_an_interrupted_update_whose_object_is_gone_leaves_no_reference_behind(
+    stack: Stack,
+) -> None:
+    """The update's reply was lost, then the object was deleted outside: settling drops the
+    resource, and what refers to it stops naming it first, so the state loads (it failed
+    with 'the state was edited or damaged' for good) and the up makes the object again."""
+
+    def app(mode: str) -> Callable[[Program], None]:
+        def declare(p: Program) -> None:
+            cfg = k8s.core.v1.ConfigMap(
+                "settings", metadata={"name": "settings"}, data={"mode": mode}
+            )
+            k8s.core.v1.ConfigMap(
+                "reader", metadata={"name": "reader"}, data={"of": cfg.metadata["name"]}
+            )
+
+        return declare
+
+    assert stack.up(app("fast")).ok
+    stack.fake.lose_reply["settings"] = TimeoutError("read timed out")
+    assert not stack.up(app("slow")).ok
+    del stack.fake.lose_reply["settings"]
+    assert [p.resource.urn for p in stack.state().pending] == [urn(CM, "settings")]
+    (gone,) = [key for key in stack.fake.objects if key[-1] == "settings"]
+    del stack.fake.objects[gone]
+
+    summary = stack.up(app("slow"))
+
+    assert summary.ok, summary.failures
+    assert summary.counts == {"create": 1, "same": 1}
+    state = stack.state()
+    assert not state.pending
+    reader = state.resource(urn(CM, "reader"))
+    assert reader is not None and reader.dependencies == (urn(CM, "settings"),)
+    assert stack.fake.find("ConfigMap", "settings") is not None

@@ -260,6 +260,46 @@ def test_what_the_program_dropped_goes_before_the_delete_before_replace_it_depen
     assert [r.urn for r in stack.state().resources] == [urn(PVC, "data")]
 
 
+def test_a_delete_before_replace_whose_new_object_is_refused_leaves_a_state_that_loads(
+    stack: Stack,
+) -> None:
+    """The old object is deleted, then the server refuses the new one (an admission
+    webhook): the resource has no object and no record, and what refers to it no longer
+    names it, so the state still loads and the next up makes the object and records the
+    dependency again. It used to leave a dependency on a URN the state lacked: every later
+    command of the stack failed with 'the state was edited or damaged'."""
+
+    def app(selector: str) -> Declare:
+        def declare(p: Program) -> None:
+            web = k8s.apps.v1.Deployment(
+                "web", metadata={"name": "web"}, spec=web_spec(app=selector)
+            )
+            k8s.core.v1.ConfigMap(
+                "reader", metadata={"name": "reader"}, data={"of": web.metadata["name"]}
+            )
+
+        return declare
+
+    stack.up(app("web"))
+    stack.fake.fail_apply["web"] = "admission webhook denied the request"
+
+    failed = stack.up(app("web2"))
+
+    assert not failed.ok
+    assert failed.failures == [
+        "kubernetes:apps/v1:Deployment web: admission webhook denied the request"
+    ]
+    state = stack.state()  # loads: nothing names a URN it lacks
+    assert [(r.urn, r.dependencies) for r in state.resources] == [(urn(CM, "reader"), ())]
+
+    del stack.fake.fail_apply["web"]
+    again = stack.up(app("web2"))
+    assert again.ok, again.failures
+    assert again.counts == {"create": 1, "same": 1}
+    reader = stack.state().resource(urn(CM, "reader"))
+    assert reader is not None and reader.dependencies == (urn(DEPLOY, "web"),)
+
+
 # --- delete and destroy ------------------------------------------------------------------------
 
 
