@@ -250,7 +250,10 @@ def release_outputs(release: Mapping[str, Any], name: str, namespace: str) -> di
         "status": {
             "status": str(status) if status is not None else None,
             "revision": int(revision) if revision is not None else None,
-            "chart": meta.get("name") or (release.get("chart") if not chart else None),
+            # helm-python-sdk's summary says `chart_name`; Helm's release object, chart.metadata.
+            "chart": meta.get("name")
+            or release.get("chart_name")
+            or (release.get("chart") if not chart else None),
             "version": meta.get("version") or release.get("chart_version"),
             "app_version": meta.get("appVersion") or release.get("app_version"),
         },

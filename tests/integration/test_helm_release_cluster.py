@@ -28,6 +28,7 @@ rel = k8s.helm.Release(
 )
 export("status", rel.status["status"])
 export("revision", rel.status["revision"])
+export("chart", rel.status["chart"])
 """
 
 
@@ -46,7 +47,7 @@ def test_release_install_upgrade_uninstall(tmp_path: Path, cluster: Any) -> None
     try:
         done = summary(sw(root, env, "up", "--yes", "--json").stdout)
         assert done["ok"] and done["counts"] == {"create": 1}, done
-        assert done["outputs"] == {"status": "deployed", "revision": 1}
+        assert done["outputs"] == {"status": "deployed", "revision": 1, "chart": "webapp"}
         assert release_secrets(cluster) == {"sh.helm.release.v1.rel.v1"}
         deployment = json.loads(
             cluster.kubectl("get", "deploy", "rel-webapp", "-n", "helmrel", "-o", "json").stdout
@@ -59,7 +60,7 @@ def test_release_install_upgrade_uninstall(tmp_path: Path, cluster: Any) -> None
         env["VALUES"] = json.dumps({"image": {"tag": "1.30"}})
         upgraded = summary(sw(root, env, "up", "--yes", "--json").stdout)
         assert upgraded["ok"] and upgraded["counts"] == {"update": 1}, upgraded
-        assert upgraded["outputs"] == {"status": "deployed", "revision": 2}
+        assert upgraded["outputs"] == {"status": "deployed", "revision": 2, "chart": "webapp"}
         assert release_secrets(cluster) == {
             "sh.helm.release.v1.rel.v1",
             "sh.helm.release.v1.rel.v2",
