@@ -50,7 +50,8 @@ What the component does with the rendered objects:
   Hook delete policies are not applied: a hook is an ordinary, kept object.
 - `transformations=[fn]` follow `k8s.yaml`'s contract: `fn(obj, opts)` changes the
   object in place and may return new `ResourceOptions` (their `depends_on` is added to
-  the hook ordering); emptying the object (`obj.clear()`) drops it. They run after the
+  the hook ordering); emptying the object (`obj.clear()`) or making it an empty `List`
+  drops it. They run after the
   namespace is filled in and before the child is named.
 - Shared with `k8s.yaml` (stackwright/kubernetes/yaml.py): `ManifestObject` (an object
   registered exactly as parsed) and `child_name`.
@@ -89,7 +90,13 @@ import yaml
 
 from stackwright.errors import UsageError, not_utf8, yaml_problem
 from stackwright.kubernetes.provider import RELEASE_TYPE
-from stackwright.kubernetes.yaml import SKIP_AWAIT, ManifestObject, Transformation, child_name
+from stackwright.kubernetes.yaml import (
+    SKIP_AWAIT,
+    ManifestObject,
+    Transformation,
+    child_name,
+    dropped,
+)
 from stackwright.model import CLUSTER_SCOPED
 from stackwright.sdk.output import (
     UNKNOWN,
@@ -621,7 +628,7 @@ def _prepare(
             changed = transform(obj, opts)
             if isinstance(changed, ResourceOptions):
                 opts = changed
-        if not obj:  # dropped by a transformation
+        if dropped(obj):
             continue
         _check(what, source, index, obj)
         out.append((source, obj, opts))

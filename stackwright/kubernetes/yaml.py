@@ -14,7 +14,8 @@ Multi-document files, `List` kinds, empty documents and comments are handled.
 `transformations` are called as `fn(obj, opts)` on every object, in order, before it
 is registered (as Pulumi's): mutate `obj` in place; since `ResourceOptions` is
 immutable, return a new one (e.g. `dataclasses.replace(opts, protect=True)`) to change
-the child's options, or None to keep them.
+the child's options, or None to keep them. Emptying the object (`obj.clear()`) or making
+it an empty `List` (Pulumi's way) drops it.
 
 Reading files, fetching URLs and parsing happen while the program declares its
 resources; nothing here talks to a cluster. Bad input is a `UsageError` naming the
@@ -177,6 +178,15 @@ def _check(doc: Document, text: str | None) -> tuple[str, str, str, str | None]:
     return api_version, kind, name, namespace  # type: ignore[return-value]
 
 
+def dropped(obj: Any) -> bool:
+    """Whether transformations dropped the object: emptied it (`obj.clear()`), or made it an
+    empty `List`, as Pulumi's documentation writes it (`obj["kind"] = "List"`)."""
+    if not obj:
+        return True
+    kind = obj.get("kind") if isinstance(obj, dict) else None
+    return isinstance(kind, str) and kind.endswith("List") and not obj.get("items")
+
+
 def child_name(kind: str, name: str, namespace: str | None, prefix: str | None) -> str:
     base = f"{kind}:{namespace}/{name}" if namespace else f"{kind}:{name}"
     return f"{prefix}-{base}" if prefix else base
@@ -233,6 +243,8 @@ class ManifestComponent(ComponentResource):
                 changed = fn(obj, opts)
                 if isinstance(changed, ResourceOptions):
                     opts = replace(changed, parent=changed.parent or self)
+            if dropped(obj):
+                continue
             # Named after the transformation, which may rename or move the object.
             api_version, kind, name, namespace = _check(doc, texts.get(doc.source))
             child = child_name(kind, name, namespace, resource_prefix)

@@ -157,6 +157,16 @@ def test_skip_crds_prefix_transformations_and_skip_await(program: Program) -> No
         assert child.props["metadata"]["annotations"]["stackwright.io/skip-await"] == "true"
 
 
+def test_a_transformation_may_drop_an_object_as_pulumi_writes_it(program: Program) -> None:
+    def omit_services(obj: dict[str, Any], opts: ResourceOptions) -> None:
+        if obj["kind"] == "Service":
+            obj["apiVersion"], obj["kind"] = "v1", "List"
+
+    chart = Chart("demo", chart=WEBAPP, values=VALUES, transformations=[omit_services])
+    assert "Deployment:demo-webapp" in chart.resources
+    assert not any(name.startswith(("Service:", "List:")) for name in chart.resources)
+
+
 def test_a_tgz_renders_as_the_directory_does(program: Program, tmp_path: Path) -> None:
     archive = tmp_path / "webapp-1.2.0.tgz"
     with tarfile.open(archive, "w:gz") as tar:

@@ -150,6 +150,26 @@ def test_transformations_prefix_and_skip_await(program: Program) -> None:
     assert not found["blue-ConfigMap:shop/settings"].opts.protect
 
 
+def test_a_transformation_drops_an_object(program: Program, tmp_path: Path) -> None:
+    # As a Chart's transformations do (`obj.clear()`), and as Pulumi's documentation
+    # writes it for ConfigFile (turn the object into an empty `List`).
+    def clear_services(obj: dict[str, Any], opts: ResourceOptions) -> None:
+        if obj["kind"] == "Service":
+            obj.clear()
+
+    def omit_settings(obj: dict[str, Any], opts: ResourceOptions) -> None:
+        if obj.get("kind") == "ConfigMap" and obj["metadata"]["name"] == "settings":
+            obj["apiVersion"] = "v1"
+            obj["kind"] = "List"
+
+    (tmp_path / "app.yaml").write_text(APP)
+    app = k8s.yaml.ConfigFile(
+        "app", file=str(tmp_path / "app.yaml"), transformations=[clear_services, omit_settings]
+    )
+    assert list(app.resources) == ["Namespace:shop", "Deployment:shop/web", "ConfigMap:shop/extra"]
+    assert list(children(program)) == list(app.resources)
+
+
 def test_bad_yaml_names_file_document_and_line(program: Program, tmp_path: Path) -> None:
     bad = tmp_path / "bad.yaml"
     bad.write_text(
