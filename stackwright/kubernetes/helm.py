@@ -20,7 +20,8 @@ C ABI over Helm v4's Go SDK, bundled in the wheel; no helm binary, no Go):
 - `chart.render(values, name=, namespace=, is_install=True)` is `helm template`: Helm's
   engine with the chart's defaults coalesced under `values`; no cluster and no kubeconfig
   (`lookup` returns nothing). It returns `{template path: manifest}` for the chart and
-  its subcharts, `NOTES.txt` included and `crds/` excluded.
+  its subcharts, `NOTES.txt` included and `crds/` excluded; as Helm's install, every
+  template but NOTES.txt and `_` partials is a manifest, whatever its extension.
 - `chart.crds` lists `crds/` of the chart and its subcharts as `[{name, filename, data}]`.
 - `helm_python.pull(name, repo_url=, version=, destination=)` downloads from an HTTP(S)
   chart repository through its index.yaml, and `pull("oci://host/path/name", ...)` from
@@ -457,10 +458,14 @@ def render(
             )
     except helm.HelmError as exc:
         raise UsageError(f"{what}: {exc.detail}") from exc
+    # As Helm's install (releaseutil.SortManifests): every template is a manifest, whatever
+    # its extension, but NOTES.txt (of any chart) and `_`-prefixed partials.
     templates = [
         (path, text)
         for path, text in sorted(manifests.items())
-        if path.endswith((".yaml", ".yml", ".json")) and text.strip()
+        if not path.endswith("NOTES.txt")
+        and not path.rpartition("/")[2].startswith("_")
+        and text.strip()
     ]
     return crds, templates
 

@@ -167,6 +167,23 @@ def test_a_transformation_may_drop_an_object_as_pulumi_writes_it(program: Progra
     assert not any(name.startswith(("Service:", "List:")) for name in chart.resources)
 
 
+def test_every_template_but_partials_and_notes_is_rendered_as_helm_does(
+    program: Program, tmp_path: Path
+) -> None:
+    # Helm installs what any template renders, whatever its extension; only `_`-prefixed
+    # partials and NOTES.txt are not manifests (`helm template` prints the same).
+    chart = tmp_path / "tpl"
+    (chart / "templates").mkdir(parents=True)
+    (chart / "Chart.yaml").write_text("apiVersion: v2\nname: tpl\nversion: 0.1.0\n")
+    config_map = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {}\n"
+    (chart / "templates" / "settings.tpl").write_text(config_map.format("from-tpl"))
+    (chart / "templates" / "more.txt").write_text(config_map.format("from-txt"))
+    (chart / "templates" / "_helpers.tpl").write_text('{{- define "x" }}y{{ end }}')
+    (chart / "templates" / "NOTES.txt").write_text("Thanks for installing {{ .Release.Name }}")
+    rendered = Chart("demo", chart=chart, namespace="shop")
+    assert names(rendered) == ["ConfigMap:shop/from-txt", "ConfigMap:shop/from-tpl"]
+
+
 def test_a_tgz_renders_as_the_directory_does(program: Program, tmp_path: Path) -> None:
     archive = tmp_path / "webapp-1.2.0.tgz"
     with tarfile.open(archive, "w:gz") as tar:
