@@ -59,7 +59,9 @@ What the component does with the rendered objects:
 - `skip_await=True` annotates every object `stackwright.io/skip-await: "true"`.
 
 Values may hold Outputs. Those that depend on no resource (config values, secrets) are
-resolved before rendering, and if any is secret, every rendered object is secret. Those
+resolved before rendering; if any is secret, the chart is rendered a second time with
+each secret value replaced by a different one, and the fields that differ are secret
+(every field of every object when that rendering fails or gives other objects). Those
 that depend on other resources' live state (`db.metadata["name"]`) are not known while
 the program runs, yet the chart's objects must be: the chart is rendered then with a
 placeholder for each such value (`_LiveValues`), which gives the objects, their names and
@@ -102,6 +104,7 @@ from stackwright.model import CLUSTER_SCOPED
 from stackwright.sdk.output import (
     UNKNOWN,
     Output,
+    Secret,
     _contains_unknown,
     _holds_secret,
     dependencies_of,
@@ -185,9 +188,14 @@ class Chart(ComponentResource):
             )
 
         live = _LiveValues.of(what, merged, rendered_with)
+        self._secret_props: dict[tuple[str, str, str], dict[str, Any]] | None = None
         if live is None:
             known, secret = _known_values(merged)
             crd_objects, objects = rendered_with(known)
+            if secret:
+                self._secret_props = _secret_where_reached(
+                    merged, rendered_with, crd_objects + objects
+                )
         else:
             crd_objects, objects = live.sketch
             secret = False  # a live value's fields carry its secretness themselves
@@ -257,6 +265,8 @@ class Chart(ComponentResource):
             )
         if self._live is not None:
             props = self._live.fields(what, source, obj)
+        elif self._secret_props is not None:
+            props = self._secret_props[_identity(obj)]
         elif secret:
             props = _deferred_props(obj, lambda path, value: Output.secret(value))
         else:
@@ -285,6 +295,79 @@ def _deferred_props(
             for k, v in metadata.items()
         },
     }
+
+
+def _secret_where_reached(
+    values: dict[str, Any],
+    rendered_with: Callable[[dict[str, Any]], tuple[list[_Object], list[_Object]]],
+    objects: list[_Object],
+) -> dict[tuple[str, str, str], dict[str, Any]] | None:
+    """Each object with secret exactly the fields the values' secrets reach: those that
+    change when the chart is rendered again with every secret value replaced by a
+    different one of its shape. None when that rendering fails or names other objects (the
+    caller then makes every field secret). Every field secret would also remember each of
+    their strings ("true", the namespace, the objects' names) as a secret to mask in every
+    message and line of the display."""
+
+    def no_state(resource: Resource) -> Any:  # pragma: no cover - no dependencies, never called
+        return UNKNOWN
+
+    try:
+        stand_in = _stand_ins(resolve(values, no_state))
+        crds, templates = rendered_with(stand_in)
+    except UsageError:
+        return None
+    other = {_identity(obj): obj for _, obj, _ in itertools.chain(crds, templates)}
+    found: dict[tuple[str, str, str], dict[str, Any]] = {}
+    for _, obj, _ in objects:
+        key = _identity(obj)
+        if key not in other or other[key].get("apiVersion") != obj.get("apiVersion"):
+            return None
+        found[key] = _secret_where_different(obj, other[key])
+    return found if len(other) == len(found) else None
+
+
+def _stand_ins(value: Any) -> Any:
+    """`value` (resolved, with Secret markers) with each secret leaf another of its kind."""
+    if isinstance(value, Secret):
+        return _different(unwrap_secrets(value.value)[0])
+    if isinstance(value, dict):
+        return {k: _stand_ins(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_stand_ins(v) for v in value]
+    return value
+
+
+def _different(plain: Any) -> Any:
+    """A value of the same shape that differs in every letter and digit (so that even a
+    template's `trunc 3` of it differs), and so most likely passes the same checks."""
+    if isinstance(plain, bool):
+        return not plain
+    if isinstance(plain, int | float):
+        return plain + 1
+    if isinstance(plain, str):
+        return plain.translate(_SHIFT)
+    if isinstance(plain, dict):
+        return {k: _different(v) for k, v in plain.items()}
+    if isinstance(plain, list):
+        return [_different(v) for v in plain]
+    return plain
+
+
+_LOWER, _UPPER, _DIGITS = "abcdefghijklmnopqrstuvwxyz", "ABCDEFGHIJKLMNOPQRSTUVWXYZ", "0123456789"
+_SHIFT = str.maketrans(
+    _LOWER + _UPPER + _DIGITS, _LOWER[1:] + "a" + _UPPER[1:] + "A" + _DIGITS[1:] + "0"
+)
+
+
+def _secret_where_different(value: Any, other: Any) -> Any:
+    if value == other:
+        return value
+    if isinstance(value, dict) and isinstance(other, dict) and value.keys() == other.keys():
+        return {k: _secret_where_different(v, other[k]) for k, v in value.items()}
+    if isinstance(value, list) and isinstance(other, list) and len(value) == len(other):
+        return [_secret_where_different(v, o) for v, o in zip(value, other, strict=True)]
+    return Output.secret(value)
 
 
 def _identity(obj: dict[str, Any]) -> tuple[str, str, str]:

@@ -196,12 +196,34 @@ def test_config_outputs_and_secrets_in_values(program: Program) -> None:
     chart = Chart(
         "demo",
         chart=WEBAPP,
-        values={"image": {"tag": Output.secret("1.29")}},
+        values={"image": {"tag": Output.secret("1.29")}, "settings": {"TOKEN": "visible"}},
         namespace="shop",
     )
     deployment = chart.resources["Deployment:shop/demo-webapp"]
-    spec = deployment.props["spec"]
-    assert isinstance(spec, Output) and spec.is_secret
+    image = deployment.props["spec"]["template"]["spec"]["containers"][0]["image"]
+    assert isinstance(image, Output) and image.is_secret
+    assert deployment.props["spec"]["replicas"] == 2
+
+
+def test_a_secret_value_makes_secret_only_what_it_reaches(program: Program) -> None:
+    # Every field of every object secret would remember each of their strings ("shop",
+    # "true", "ConfigMap", the objects' names) as a secret, and every message and line of
+    # the display would show them as [secret].
+    from stackwright.errors import _known_secrets
+
+    chart = Chart(
+        "demo",
+        chart=WEBAPP,
+        values={"image": {"tag": Output.secret("s3cr3t-tag")}, "settings": {"A": "visible"}},
+        namespace="shop",
+    )
+    deployment = chart.resources["Deployment:shop/demo-webapp"].props
+    image = deployment["spec"]["template"]["spec"]["containers"][0]["image"]
+    assert isinstance(image, Output) and image.is_secret
+    settings = chart.resources["ConfigMap:shop/demo-webapp-settings"].props
+    assert settings["data"]["A"] == "visible"
+    assert {"shop", "visible", "ConfigMap", "demo-webapp", "nginx"}.isdisjoint(_known_secrets)
+    assert "nginx:s3cr3t-tag" in _known_secrets  # what the secret reached is masked too
 
 
 def test_values_from_another_resources_state_make_every_field_wait_for_it(
@@ -374,7 +396,16 @@ def test_secret_values_keep_the_objects_identity_plain(program: Program) -> None
     chart = Chart("demo", chart=WEBAPP, values={"image": {"tag": Output.secret("1.29")}})
     metadata = chart.resources["Deployment:demo-webapp"].props["metadata"]
     assert metadata["name"] == "demo-webapp"
-    assert isinstance(metadata["labels"], Output) and metadata["labels"].is_secret
+    assert metadata["labels"]["app.kubernetes.io/instance"] == "demo"  # not reached
+
+
+def test_a_secret_that_changes_the_objects_makes_every_field_secret(program: Program) -> None:
+    chart = Chart(
+        "demo", chart=WEBAPP, values={**VALUES, "redis": {"enabled": Output.secret(True)}}
+    )
+    redis = chart.resources["StatefulSet:demo-redis"].props
+    assert redis["metadata"]["name"] == "demo-redis"
+    assert isinstance(redis["spec"], Output) and redis["spec"].is_secret
 
 
 def test_objects_of_the_charts_own_cluster_scoped_crds_stay_cluster_scoped(
