@@ -57,6 +57,8 @@ What the component does with the rendered objects:
 - Shared with `k8s.yaml` (stackwright/kubernetes/yaml.py): `ManifestObject` (an object
   registered exactly as parsed) and `child_name`.
 - `skip_await=True` annotates every object `stackwright.io/skip-await: "true"`.
+- `helm.sh/resource-policy: keep` is `retain_on_delete`: `destroy`, or an upgrade that no
+  longer renders the object, leaves it in the cluster, as Helm does (and Pulumi's Chart).
 
 Values may hold Outputs. Those that depend on no resource (config values, secrets) are
 resolved before rendering; if any is secret, the chart is rendered a second time with
@@ -123,6 +125,9 @@ __all__ = ["CLUSTER_SCOPED", "RELEASE_TYPE", "Chart", "Release", "merge_values",
 
 #: The component's type token.
 CHART_TYPE = "kubernetes:helm.sh/v4:Chart"
+
+#: The annotation by which Helm keeps an object when uninstalling (`keep`).
+_RESOURCE_POLICY = "helm.sh/resource-policy"
 
 #: Hook phases that run with an install or upgrade, before or after the chart's objects.
 _PRE_HOOKS = frozenset({"pre-install", "pre-upgrade"})
@@ -711,7 +716,10 @@ def _prepare(
             if not isinstance(metadata.get("annotations"), dict):
                 metadata["annotations"] = {}
             metadata["annotations"][SKIP_AWAIT] = "true"
-        opts = ResourceOptions()
+        annotations = metadata.get("annotations")
+        policy = annotations.get(_RESOURCE_POLICY) if isinstance(annotations, dict) else None
+        # Helm leaves such an object when uninstalling, or when an upgrade drops it.
+        opts = ResourceOptions(retain_on_delete=str(policy).strip().lower() == "keep")
         for transform in transformations:
             changed = transform(obj, opts)
             if isinstance(changed, ResourceOptions):

@@ -184,6 +184,23 @@ def test_every_template_but_partials_and_notes_is_rendered_as_helm_does(
     assert names(rendered) == ["ConfigMap:shop/from-txt", "ConfigMap:shop/from-tpl"]
 
 
+def test_resource_policy_keep_retains_the_object_as_helm_uninstall_does(
+    program: Program, tmp_path: Path
+) -> None:
+    chart = tmp_path / "keep"
+    (chart / "templates").mkdir(parents=True)
+    (chart / "Chart.yaml").write_text("apiVersion: v2\nname: keep\nversion: 0.1.0\n")
+    (chart / "templates" / "objects.yaml").write_text(
+        "apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata:\n  name: data\n"
+        '  annotations: {"helm.sh/resource-policy": keep}\n'
+        "spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 1Gi}}}\n"
+        "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings}\n"
+    )
+    rendered = Chart("demo", chart=chart, namespace="shop")
+    assert rendered.resources["PersistentVolumeClaim:shop/data"].opts.retain_on_delete
+    assert not rendered.resources["ConfigMap:shop/settings"].opts.retain_on_delete
+
+
 def test_a_tgz_renders_as_the_directory_does(program: Program, tmp_path: Path) -> None:
     archive = tmp_path / "webapp-1.2.0.tgz"
     with tarfile.open(archive, "w:gz") as tar:
