@@ -545,7 +545,8 @@ def render(
                 values, name=release, namespace=namespace or "default", is_install=True
             )
     except helm.HelmError as exc:
-        raise UsageError(f"{what}: {exc.detail}") from exc
+        # Helm's own text may run over several indented lines (a nil pointer's); one line.
+        raise UsageError(f"{what}: {' '.join(str(exc.detail).split())}") from exc
     # As Helm's install (releaseutil.SortManifests): every template is a manifest, whatever
     # its extension, but NOTES.txt (of any chart) and `_`-prefixed partials.
     templates = [

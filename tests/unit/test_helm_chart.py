@@ -568,3 +568,18 @@ def test_a_chart_from_an_oci_registry(program: Program, oci_registry: str) -> No
     assert len(chart.resources) == len(local.resources) == 9
     deployment = chart.resources["Deployment:shop/demo-webapp"].props
     assert deployment["spec"]["template"]["spec"]["containers"][0]["image"] == "nginx:1.29"
+
+
+def test_a_template_error_over_several_lines_is_one_line(program: Program, tmp_path: Path) -> None:
+    chart = tmp_path / "nil"
+    (chart / "templates").mkdir(parents=True)
+    (chart / "Chart.yaml").write_text("apiVersion: v2\nname: nil\nversion: 0.1.0\n")
+    (chart / "templates" / "cm.yaml").write_text(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n"
+        "data: {a: {{ .Values.missing.deeper.key | quote }}}\n"
+    )
+    with pytest.raises(UsageError) as caught:
+        Chart("demo", chart=chart, namespace="shop")
+    message = str(caught.value)
+    assert "\n" not in message and "nil pointer" in message, message
+    assert "nil/templates/cm.yaml" in message
