@@ -574,17 +574,11 @@ class Evaluator:
     def _options(self, entry: Entry, given: Any) -> ResourceOptions:
         if not isinstance(given, dict):
             raise _Problem(entry.line, f"resource {entry.name}: `options:` must be a mapping")
-        unknown = sorted(set(given) - set(OPTIONS))
-        if unknown:
-            raise _Problem(
-                entry.line,
-                f"resource {entry.name}: unknown option {unknown[0]!r}; options: "
-                + ", ".join(sorted(OPTIONS)),
-            )
-        chosen: dict[str, Any] = {}
-        for key, value in given.items():
-            chosen[OPTIONS[key]] = self._option(entry, key, value)
-        return ResourceOptions(**chosen)
+        chosen = _keywords(entry, given, OPTIONS, "option")
+        named = {field: key for key, field in OPTIONS.items()}
+        return ResourceOptions(
+            **{field: self._option(entry, named[field], v) for field, v in chosen.items()}
+        )
 
     def _option(self, entry: Entry, key: str, value: Any) -> Any:
         where = f"resource {entry.name}: option {key}"
@@ -676,16 +670,17 @@ def _select(value: Any, path: Sequence[str | int]) -> Any:
 
 
 def _keywords(
-    entry: Entry, properties: Mapping[str, Any], known: Mapping[str, str]
+    entry: Entry, given: Mapping[str, Any], known: Mapping[str, str], what: str = "property"
 ) -> dict[str, Any]:
-    unknown = sorted(set(properties) - set(known))
+    """`given` under the names `known` maps its keys to; an unknown key is one line."""
+    unknown = sorted(set(given) - set(known))
     if unknown:
         raise _Problem(
             entry.line,
-            f"resource {entry.name}: unknown property {unknown[0]!r}; it takes "
+            f"resource {entry.name}: unknown {what} {unknown[0]!r}; it takes "
             + ", ".join(sorted(known)),
         )
-    return {known[k]: v for k, v in properties.items()}
+    return {known[k]: v for k, v in given.items()}
 
 
 def _builtin_fields(group: str, version: str, kind: str, entry: Entry) -> frozenset[str] | None:
