@@ -415,7 +415,16 @@ class Evaluator:
             return _select(Config(namespace).get(key), ref.path)
         resource = self.resources.get(ref.root)
         if resource is not None:
-            return resource.output(*ref.path) if ref.path else resource
+            if not ref.path:
+                return resource
+            # As Pulumi YAML's `${res.id}` / `${res.urn}`: no Kubernetes object has a
+            # top-level field of either name, so neither hides one.
+            head, rest = ref.path[0], ref.path[1:]
+            if head == "urn":
+                return _select(resource.urn, rest)
+            if head == "id" and isinstance(resource, KubernetesResource):
+                return _select(resource.id, rest)
+            return resource.output(*ref.path)
         value = self.values[ref.root]
         if isinstance(value, StackReference):
             if len(ref.path) < 2 or ref.path[0] != "outputs":

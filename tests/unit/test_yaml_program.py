@@ -505,3 +505,43 @@ def test_a_mistaken_get_is_one_line_naming_the_file_and_line(
     assert "\n" not in message and said in message, message
     line = _line_of(edited, "  dns:")
     assert f"{tmp_path / 'Stackwright.yaml'}:{line}" in message, message
+
+
+def test_a_resources_id_and_urn_are_read_as_pulumi_yaml_reads_them(
+    tmp_path: Path, stack: Stack
+) -> None:
+    # `${res.id}` is the first output Pulumi YAML's documentation shows; it was null.
+    path = tmp_path / "Stackwright.yaml"
+    path.write_text(
+        textwrap.dedent(
+            """
+            name: shop
+            runtime: yaml
+            resources:
+              ns:
+                type: kubernetes:core/v1:Namespace
+                properties:
+                  metadata: {name: shop}
+              settings:
+                type: kubernetes:core/v1:ConfigMap
+                properties:
+                  metadata: {name: settings, namespace: "${ns.metadata.name}"}
+                  data: {owner: "${ns.id}"}
+            outputs:
+              id: ${settings.id}
+              urn: ${settings.urn}
+              text: "id=${settings.id}"
+            """
+        ).lstrip()
+    )
+    from stackwright.engine.yaml_program import run_yaml_program
+
+    summary = stack.up(lambda p: run_yaml_program(path))
+    assert summary.ok, summary.failures
+    settings = next(r for r in stack.state().resources if r.urn.endswith("::settings"))
+    assert summary.outputs == {
+        "id": "shop/settings",
+        "urn": settings.urn,
+        "text": "id=shop/settings",
+    }
+    assert settings.inputs["data"] == {"owner": "shop"}
