@@ -464,12 +464,16 @@ class Evaluator:
             "number": (config.get_float, config.get_secret_float),
             "boolean": (config.get_bool, config.get_secret_bool),
         }
-        plain, secret = getters.get(kind, (config.get_object, config.get_secret_object))
-        if kind not in getters and not (kind.startswith("List") or kind == "object"):
+        # Pulumi YAML spells the types String, Number, Boolean, List<String>; its project
+        # configuration string, integer, boolean, array: either is taken.
+        plain, secret = getters.get(kind.lower(), (config.get_object, config.get_secret_object))
+        if kind.lower() not in getters and not (
+            kind.lower().startswith("list<") or kind.lower() in ("object", "array")
+        ):
             raise _Problem(
                 entry.line,
                 f"config {entry.name}: type {kind!r} is not one of string, integer, number, "
-                "boolean, object, List<…>",
+                "boolean, object, array, List<…>",
             )
         hidden = bool(spec.get("secret")) or config.full_key(entry.name) in self.program.secret_keys
         found = (secret if hidden else plain)(entry.name)

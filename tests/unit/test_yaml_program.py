@@ -545,3 +545,30 @@ def test_a_resources_id_and_urn_are_read_as_pulumi_yaml_reads_them(
         "text": "id=shop/settings",
     }
     assert settings.inputs["data"] == {"owner": "shop"}
+
+
+@pytest.mark.parametrize(
+    ("kind", "given", "expected"),
+    [
+        ("String", "abc", "abc"),
+        ("Number", "1.5", 1.5),
+        ("Boolean", "true", True),
+        ("List<String>", '["a", "b"]', ["a", "b"]),
+        ("List<Number>", "[1, 2]", [1, 2]),
+        ("Integer", "3", 3),
+    ],
+)
+def test_config_types_are_taken_as_pulumi_yaml_spells_them(
+    tmp_path: Path, kind: str, given: str, expected: Any
+) -> None:
+    # Pulumi YAML's reference gives the types as String, Number, List<Number>, List<String>.
+    text = f"""
+    name: shop
+    runtime: yaml
+    config:
+      value: {{type: "{kind}"}}
+    outputs:
+      value: ${{value}}
+    """
+    declared = _run(tmp_path, text, {"shop:value": given})
+    assert declared.exports["value"] == expected
