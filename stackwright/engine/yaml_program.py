@@ -410,7 +410,7 @@ class Evaluator:
                     ref.line, f"${{{ref.text}}}: {ref.root} has {', '.join(sorted(facts))}"
                 )
             return facts[str(ref.path[0])]
-        if ":" in ref.root:  # another namespace's configuration: `${kubernetes:cluster}`
+        if ":" in ref.root and ref.root not in self.values:  # undeclared: `${kubernetes:cluster}`
             namespace, _, key = ref.root.partition(":")
             return _select(Config(namespace).get(key), ref.path)
         resource = self.resources.get(ref.root)
@@ -457,7 +457,9 @@ class Evaluator:
         spec = entry.body if isinstance(entry.body, dict) else {"default": entry.body}
         kind = str(spec.get("type", "string"))
         default = spec.get("default")
-        config = Config()
+        # `name` is the project's key; `ns:name` another namespace's (or the project's, spelt out).
+        namespace, _, key = entry.name.rpartition(":")
+        config = Config(namespace or None)
         getters: dict[str, tuple[Callable[[str], Any], Callable[[str], Any]]] = {
             "string": (config.get, config.get_secret),
             "integer": (config.get_int, config.get_secret_int),
@@ -475,14 +477,14 @@ class Evaluator:
                 f"config {entry.name}: type {kind!r} is not one of string, integer, number, "
                 "boolean, object, array, List<…>",
             )
-        hidden = bool(spec.get("secret")) or config.full_key(entry.name) in self.program.secret_keys
-        found = (secret if hidden else plain)(entry.name)
+        hidden = bool(spec.get("secret")) or config.full_key(key) in self.program.secret_keys
+        found = (secret if hidden else plain)(key)
         if found is None and default is not None:
             return Output.secret(default) if hidden else default
         if found is None:
             raise UsageError(
                 f"{self.document.path}:{entry.line}: missing required configuration "
-                f"{config.full_key(entry.name)} for stack {self.program.stack}: set it with "
+                f"{config.full_key(key)} for stack {self.program.stack}: set it with "
                 f"`stackwright config set{' --secret' if hidden else ''} {entry.name} VALUE` "
                 "or give the config a `default:`"
             )

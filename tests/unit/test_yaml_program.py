@@ -572,3 +572,23 @@ def test_config_types_are_taken_as_pulumi_yaml_spells_them(
     """
     declared = _run(tmp_path, text, {"shop:value": given})
     assert declared.exports["value"] == expected
+
+
+def test_a_config_declared_with_its_namespace_is_read_by_that_key_with_its_default(
+    tmp_path: Path,
+) -> None:
+    # `shop:greeting` declared with a default read null (its default skipped), and a value
+    # set for it was looked for under `shop:shop:greeting`.
+    text = """
+    name: shop
+    runtime: yaml
+    config:
+      shop:greeting: {type: string, default: hi}
+      other:size: {type: integer, default: 1}
+    outputs:
+      greeting: ${shop:greeting}
+      size: ${other:size}
+    """
+    assert _run(tmp_path, text).exports == {"greeting": "hi", "size": 1}
+    given = _run(tmp_path, text, {"shop:greeting": "yo", "other:size": "3"})
+    assert given.exports == {"greeting": "yo", "size": 3}
