@@ -89,6 +89,8 @@ class Project:
             )
         # A YAML program is in Stackwright.yaml itself unless `main` names another file.
         main = data.get("main", "__main__.py" if runtime == "python" else PROJECT_FILE)
+        if runtime == "yaml" and (folder / str(main)).is_dir():
+            main = Path(str(main)) / "Main.yaml"  # as Pulumi YAML: a folder's program is Main.yaml
         backend = data.get("backend")
         if isinstance(backend, dict):
             backend = backend.get("url")

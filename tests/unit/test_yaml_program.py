@@ -592,3 +592,18 @@ def test_a_config_declared_with_its_namespace_is_read_by_that_key_with_its_defau
     assert _run(tmp_path, text).exports == {"greeting": "hi", "size": 1}
     given = _run(tmp_path, text, {"shop:greeting": "yo", "other:size": "3"})
     assert given.exports == {"greeting": "yo", "size": 3}
+
+
+def test_main_naming_a_folder_runs_the_main_yaml_in_it_as_pulumi_yaml_does(tmp_path: Path) -> None:
+    from stackwright.automation.workspace import Project
+
+    (tmp_path / "Stackwright.yaml").write_text("name: shop\nruntime: yaml\nmain: app/\n")
+    (tmp_path / "app").mkdir()
+    (tmp_path / "app" / "Main.yaml").write_text(
+        "resources:\n  cm:\n    type: kubernetes:core/v1:ConfigMap\n"
+        "    properties: {data: {a: b}}\n"
+    )
+    project = Project.load(tmp_path)
+    assert project.main == tmp_path / "app" / "Main.yaml"
+    declared = run_program(project.main, project="shop", stack=STACK)
+    assert [r.resource_name for r in declared.resources] == ["cm"]
