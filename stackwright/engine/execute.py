@@ -266,11 +266,13 @@ def _is_secret_kind(obj: Mapping[str, Any]) -> bool:
 
 
 def secret_texts(state: ResourceState) -> frozenset[str]:
-    """The texts at a state's secret paths of its inputs (what it must never show)."""
+    """The texts at a state's secret paths of its inputs (what it must never show); of its
+    outputs for an object only read, whose inputs name it and hold nothing else."""
     paths = state.secret_paths
     if not paths:
         return frozenset()
-    return frozenset(text for path, text in _string_leaves(state.inputs) if within(path, paths))
+    given = state.outputs if state.external else state.inputs
+    return frozenset(text for path, text in _string_leaves(given) if within(path, paths))
 
 
 def _decoded(values: set[str]) -> set[str]:

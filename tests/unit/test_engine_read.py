@@ -266,6 +266,42 @@ def test_a_read_secret_is_secret(stack: Stack) -> None:
     assert "data" in stack.recorded(urn(SECRET, "creds")).secret_paths
 
 
+LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
+
+
+def test_a_read_secrets_values_are_secret_wherever_else_the_object_holds_them(
+    stack: Stack,
+) -> None:
+    # `kubectl apply -f` of a Secret with stringData leaves the plain value in its
+    # last-applied annotation: a managed Secret's values (its inputs) are searched for
+    # there, and a read one's (its live data) must be too.
+    applied = '{"stringData":{"password":"hunter2"}}'
+    stack.fake.put(
+        {
+            "apiVersion": "v1",
+            "kind": "Secret",
+            "metadata": {
+                "name": "db-credentials",
+                "namespace": "default",
+                "annotations": {LAST_APPLIED: applied},
+            },
+            "data": {"password": "aHVudGVyMg=="},
+        },
+        manager="kubectl-client-side-apply",
+    )
+
+    def declare(p: Program) -> None:
+        creds = k8s.core.v1.Secret.get("creds", "db-credentials")
+        export("applied", creds.metadata["annotations"][LAST_APPLIED])
+
+    summary = stack.up(declare)
+
+    assert summary.ok and summary.outputs == {"applied": "[secret]"}
+    assert (
+        f"metadata.annotations.{LAST_APPLIED}" in stack.recorded(urn(SECRET, "creds")).secret_paths
+    )
+
+
 def test_a_read_goes_through_its_explicit_provider(stack: Stack) -> None:
     other = FakeCluster(name="other")
     with_dns(other)
