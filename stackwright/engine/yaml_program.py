@@ -307,6 +307,8 @@ class Evaluator:
         self.program = current_program()
         self.values: dict[str, Any] = {}
         self.resources: dict[str, Resource] = {}
+        #: A built-in kind's resource → its kind and top-level fields (to check references).
+        self.fields: dict[str, tuple[str, frozenset[str]]] = {}
         self.declared: dict[str, Entry] = {}
         for kind in ("config", "variables", "resources"):
             for entry in getattr(document, kind):
@@ -424,6 +426,11 @@ class Evaluator:
                 return _select(resource.urn, rest)
             if head == "id" and isinstance(resource, KubernetesResource):
                 return _select(resource.id, rest)
+            kind, fields = self.fields.get(ref.root, ("", None))
+            if fields is not None and head not in fields | LIVE_FIELDS:
+                close = difflib.get_close_matches(str(head), sorted(fields | LIVE_FIELDS), n=1)
+                hint = f"; did you mean {close[0]!r}?" if close else ""
+                raise _Problem(ref.line, f"${{{ref.text}}}: {kind} has no field {head!r}{hint}")
             return resource.output(*ref.path)
         value = self.values[ref.root]
         if isinstance(value, StackReference):
@@ -575,6 +582,7 @@ class Evaluator:
                     f"resource {entry.name}: {key} {given!r} differs from its type's {expected!r}",
                 )
         if fields is not None:
+            self.fields[entry.name] = (kind, fields)
             unknown = sorted(set(properties) - fields)
             if unknown:
                 close = difflib.get_close_matches(unknown[0], sorted(fields), n=1)
@@ -644,6 +652,9 @@ class Evaluator:
                 )
         return aliases
 
+
+#: What every live object has besides its kind's own fields (and `${res.id}`, `${res.urn}`).
+LIVE_FIELDS = frozenset({"apiVersion", "kind", "metadata", "status", "id", "urn"})
 
 #: The types of a Kubernetes provider resource (Pulumi's spelling too).
 _PROVIDER_TYPES = (PROVIDER_TYPE, "pulumi:providers:kubernetes")

@@ -607,3 +607,34 @@ def test_main_naming_a_folder_runs_the_main_yaml_in_it_as_pulumi_yaml_does(tmp_p
     assert project.main == tmp_path / "app" / "Main.yaml"
     declared = run_program(project.main, project="shop", stack=STACK)
     assert [r.resource_name for r in declared.resources] == ["cm"]
+
+
+@pytest.mark.parametrize(
+    ("reference", "said"),
+    [
+        ("${cm.metdata.name}", "ConfigMap has no field 'metdata'; did you mean 'metadata'?"),
+        ("${cm.spec}", "ConfigMap has no field 'spec'"),
+        ("x-${cm.dta.a}", "ConfigMap has no field 'dta'; did you mean 'data'?"),
+    ],
+)
+def test_a_misspelt_field_of_a_built_in_kind_in_a_reference_is_one_line(
+    tmp_path: Path, reference: str, said: str
+) -> None:
+    # It read null, silently, as a field the server had not filled in would.
+    text = f"""
+    name: shop
+    runtime: yaml
+    resources:
+      cm:
+        type: kubernetes:core/v1:ConfigMap
+        properties: {{data: {{a: b}}}}
+    outputs:
+      fine: ${{cm.status}}
+      kind: ${{cm.kind}}
+      bad: "{reference}"
+    """
+    with pytest.raises(UsageError) as caught:
+        _run(tmp_path, text)
+    message = str(caught.value)
+    assert message.startswith(f"{tmp_path / 'Stackwright.yaml'}:{_line_of(text, 'bad:')}: ")
+    assert said in message and "\n" not in message
