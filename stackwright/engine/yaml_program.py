@@ -52,7 +52,7 @@ from stackwright.kubernetes.base import CustomObject, KubernetesResource, _camel
 from stackwright.kubernetes.provider import PROVIDER_TYPE, Provider
 from stackwright.sdk.config import Config
 from stackwright.sdk.context import current_program, export
-from stackwright.sdk.output import Output, parse_path, select
+from stackwright.sdk.output import Output, join_path, parse_path, select
 from stackwright.sdk.resource import (
     Alias,
     CustomTimeouts,
@@ -440,7 +440,7 @@ class Evaluator:
                     f"${{{ref.text}}}: read a stack's output as ${{{ref.root}.outputs.NAME}}",
                 )
             return _select(value.require_output(str(ref.path[1])), ref.path[2:])
-        return _select(value, ref.path)
+        return _known(value, ref)
 
     def _call(self, call: Call) -> Any:
         function = FUNCTIONS.get(call.name)
@@ -693,6 +693,38 @@ def _select(value: Any, path: Sequence[str | int]) -> Any:
     for key in path:
         value = value[key] if isinstance(value, Output) else select(value, key)
     return value
+
+
+def _known(value: Any, ref: Reference) -> Any:
+    """A variable's or configuration's value at `ref.path`: a key or item it does not have
+    is a mistake (as Pulumi YAML says), not null; inside an Output, it is looked up later."""
+    walked = ref.root
+    for index, key in enumerate(ref.path):
+        if isinstance(value, Output):
+            return _select(value, ref.path[index:])
+        where = f"${{{ref.text}}}: {walked}"
+        if isinstance(value, Mapping):
+            if isinstance(key, int):
+                raise _Problem(ref.line, f"{where} is a mapping: write {walked}.KEY")
+            if key not in value:
+                keys = ", ".join(sorted(map(str, value))) or "none"
+                raise _Problem(ref.line, f"{where} has no key {key!r} (its keys: {keys})")
+        elif isinstance(value, list):
+            if not isinstance(key, int):
+                raise _Problem(ref.line, f"{where} is a list: write {walked}[INDEX]")
+            if not -len(value) <= key < len(value):
+                raise _Problem(ref.line, f"{where} has no item {key} (it has {len(value)})")
+        else:
+            shown = (
+                "nothing (null)" if value is None else f"a {_TYPE_NAMES.get(type(value), 'value')}"
+            )
+            raise _Problem(ref.line, f"{where} is {shown}, not a mapping or list")
+        value = value[key]
+        walked = join_path(walked, key)
+    return value
+
+
+_TYPE_NAMES: Mapping[type, str] = {str: "string", int: "number", float: "number", bool: "boolean"}
 
 
 def _keywords(

@@ -638,3 +638,33 @@ def test_a_misspelt_field_of_a_built_in_kind_in_a_reference_is_one_line(
     message = str(caught.value)
     assert message.startswith(f"{tmp_path / 'Stackwright.yaml'}:{_line_of(text, 'bad:')}: ")
     assert said in message and "\n" not in message
+
+
+@pytest.mark.parametrize(
+    ("reference", "said"),
+    [
+        ("${labels.nope}", "${labels.nope}: labels has no key 'nope' (its keys: app, tier)"),
+        ("${labels.tier.x}", "${labels.tier.x}: labels.tier is a string, not a mapping or list"),
+        ("${ports[2]}", "${ports[2]}: ports has no item 2 (it has 2)"),
+        ("${labels[0]}", "${labels[0]}: labels is a mapping: write labels.KEY"),
+    ],
+)
+def test_a_key_a_known_value_does_not_have_is_one_line(
+    tmp_path: Path, reference: str, said: str
+) -> None:
+    # It read null, silently; Pulumi YAML says the property does not exist.
+    text = f"""
+    name: shop
+    runtime: yaml
+    variables:
+      labels: {{app: web, tier: front}}
+      ports: [80, 443]
+    outputs:
+      fine: "${{labels.app}}-${{ports[1]}}"
+      bad: "{reference}"
+    """
+    with pytest.raises(UsageError) as caught:
+        _run(tmp_path, text)
+    message = str(caught.value)
+    assert message.startswith(f"{tmp_path / 'Stackwright.yaml'}:{_line_of(text, 'bad:')}: ")
+    assert said in message and "\n" not in message
