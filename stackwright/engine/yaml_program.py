@@ -484,6 +484,10 @@ class Evaluator:
                 f"config {entry.name}: type {kind!r} is not one of string, integer, number, "
                 "boolean, object, array, List<…>",
             )
+        if "type" in spec and default is not None and not _fits(kind.lower(), default):
+            raise _Problem(
+                entry.line, f"config {entry.name}: default {default!r} is not of type {kind}"
+            )
         hidden = bool(spec.get("secret")) or config.full_key(key) in self.program.secret_keys
         found = (secret if hidden else plain)(key)
         if found is None and default is not None:
@@ -693,6 +697,22 @@ def _select(value: Any, path: Sequence[str | int]) -> Any:
     for key in path:
         value = value[key] if isinstance(value, Output) else select(value, key)
     return value
+
+
+def _fits(kind: str, value: Any) -> bool:
+    """Whether a config's `default:` is of its (lower-cased) type."""
+    if kind.startswith("list<") and kind.endswith(">"):
+        return isinstance(value, list) and all(_fits(kind[5:-1].strip(), v) for v in value)
+    number = isinstance(value, (int, float)) and not isinstance(value, bool)
+    checks = {
+        "string": isinstance(value, str),
+        "integer": number and float(value).is_integer(),
+        "number": number,
+        "boolean": isinstance(value, bool),
+        "object": isinstance(value, dict),
+        "array": isinstance(value, list),
+    }
+    return checks.get(kind, True)
 
 
 def _known(value: Any, ref: Reference) -> Any:

@@ -668,3 +668,66 @@ def test_a_key_a_known_value_does_not_have_is_one_line(
     message = str(caught.value)
     assert message.startswith(f"{tmp_path / 'Stackwright.yaml'}:{_line_of(text, 'bad:')}: ")
     assert said in message and "\n" not in message
+
+
+@pytest.mark.parametrize(
+    ("kind", "default"),
+    [
+        ("integer", "abc"),
+        ("integer", "true"),
+        ("Number", '"1.5"'),
+        ("boolean", "yes please"),
+        ("string", "[a]"),
+        ("List<String>", "a"),
+        ("object", "[a]"),
+    ],
+)
+def test_a_default_not_of_its_configs_type_is_one_line(
+    tmp_path: Path, kind: str, default: str
+) -> None:
+    # It was handed out as it was, whatever the type said.
+    text = f"""
+    name: shop
+    runtime: yaml
+    config:
+      value:
+        type: {kind}
+        default: {default}
+    outputs:
+      value: ${{value}}
+    """
+    with pytest.raises(UsageError) as caught:
+        _run(tmp_path, text)
+    message = str(caught.value)
+    assert message.startswith(f"{tmp_path / 'Stackwright.yaml'}:{_line_of(text, 'value:')}: ")
+    assert "config value: default " in message and f"is not of type {kind}" in message
+    assert "\n" not in message
+
+
+def test_a_default_of_its_configs_type_is_taken(tmp_path: Path) -> None:
+    text = """
+    name: shop
+    runtime: yaml
+    config:
+      a: {type: integer, default: 2}
+      b: {type: number, default: 2}
+      c: {type: List<Number>, default: [1, 2.5]}
+      d: {type: object, default: {x: 1}}
+      e: {type: boolean, default: false}
+    outputs:
+      all: ["${a}", "${b}", "${c}", "${d}", "${e}"]
+    """
+    assert _run(tmp_path, text).exports["all"] == [2, 2, [1, 2.5], {"x": 1}, False]
+
+
+def test_a_config_given_only_a_value_takes_it_as_its_default(tmp_path: Path) -> None:
+    text = """
+    name: shop
+    runtime: yaml
+    config:
+      port: 8080
+      names: [a, b]
+    outputs:
+      all: ["${port}", "${names}"]
+    """
+    assert _run(tmp_path, text).exports["all"] == [8080, ["a", "b"]]
