@@ -462,8 +462,8 @@ class Evaluator:
 
     def _config(self, entry: Entry) -> Any:
         spec = entry.body if isinstance(entry.body, dict) else {"default": entry.body}
-        kind = str(spec.get("type", "string"))
         default = spec.get("default")
+        kind = str(spec.get("type", _type_of(default)))
         # `name` is the project's key; `ns:name` another namespace's (or the project's, spelt out).
         namespace, _, key = entry.name.rpartition(":")
         config = Config(namespace or None)
@@ -697,6 +697,17 @@ def _select(value: Any, path: Sequence[str | int]) -> Any:
     for key in path:
         value = value[key] if isinstance(value, Output) else select(value, key)
     return value
+
+
+def _type_of(default: Any) -> str:
+    """A config's type when it names none: its default's (as Pulumi infers it)."""
+    if isinstance(default, bool):
+        return "boolean"
+    if isinstance(default, int):
+        return "integer"
+    if isinstance(default, float):
+        return "number"
+    return "object" if isinstance(default, (dict, list)) else "string"
 
 
 def _fits(kind: str, value: Any) -> bool:

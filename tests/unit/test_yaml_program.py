@@ -731,3 +731,22 @@ def test_a_config_given_only_a_value_takes_it_as_its_default(tmp_path: Path) -> 
       all: ["${port}", "${names}"]
     """
     assert _run(tmp_path, text).exports["all"] == [8080, ["a", "b"]]
+
+
+def test_a_config_without_a_type_takes_its_defaults_type_for_a_stacks_value(
+    tmp_path: Path,
+) -> None:
+    # `port: 8080` set to 9090 on the stack read the string "9090".
+    text = """
+    name: shop
+    runtime: yaml
+    config:
+      port: 8080
+      debug: {default: false}
+      ratio: 0.5
+      names: [a, b]
+    outputs:
+      all: ["${port}", "${debug}", "${ratio}", "${names}"]
+    """
+    given = {"shop:port": "9090", "shop:debug": "true", "shop:ratio": "1.5", "shop:names": '["c"]'}
+    assert _run(tmp_path, text, given).exports["all"] == [9090, True, 1.5, ["c"]]
