@@ -133,18 +133,22 @@ class _Problem(Exception):
 
 def _parse_reference(text: str, line: int) -> Reference:
     inner = text.strip()
-    root, _, rest = inner.partition(".")
+    # `${["a name with a ."].field}` quotes its root, as Pulumi YAML lets it.
+    quoted = inner.startswith("[")
+    root, _, rest = ("", "", inner) if quoted else inner.partition(".")
     if "[" in root:
         root, bracket, tail = root.partition("[")
         rest = bracket + tail + ("." + rest if rest else "")
-    if not root:
-        raise _Problem(
-            line, f"${{{text}}} names nothing: write ${{resource.field}} or ${{variable}}"
-        )
     try:
         path = parse_path(rest) if rest else ()
     except ValueError as error:
         raise _Problem(line, f"${{{text}}}: {error}") from None
+    if quoted and path and isinstance(path[0], str):
+        root, path = path[0], path[1:]
+    if not root:
+        raise _Problem(
+            line, f"${{{text}}} names nothing: write ${{resource.field}} or ${{variable}}"
+        )
     keys = tuple(k for k in path if isinstance(k, (str, int)))
     if len(keys) != len(path):
         raise _Problem(line, f"${{{text}}}: [*] names no one item; give its index")

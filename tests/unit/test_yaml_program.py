@@ -750,3 +750,31 @@ def test_a_config_without_a_type_takes_its_defaults_type_for_a_stacks_value(
     """
     given = {"shop:port": "9090", "shop:debug": "true", "shop:ratio": "1.5", "shop:names": '["c"]'}
     assert _run(tmp_path, text, given).exports["all"] == [9090, True, 1.5, ["c"]]
+
+
+def test_a_name_with_a_dot_is_referred_to_in_brackets_as_pulumi_yaml_does(
+    tmp_path: Path,
+) -> None:
+    text = """
+    name: shop
+    runtime: yaml
+    variables:
+      index.html: {title: home}
+    resources:
+      site.config:
+        type: kubernetes:core/v1:ConfigMap
+        properties:
+          metadata: {name: site}
+          data: {title: '${["index.html"].title}'}
+    outputs:
+      title: ${["index.html"]["title"]}
+      name: ${["site.config"].metadata.name}
+    """
+    program = _run(tmp_path, text)
+    (site,) = program.resources
+    assert site.props["data"] == {"title": "home"}
+    assert program.exports["title"] == "home"
+    assert isinstance(program.exports["name"], Output)
+    assert program.exports["name"].resources == {site}
+    with pytest.raises(UsageError, match=r":12: .*names nothing"):
+        _run(tmp_path, text.replace('${["index.html"]["title"]}', "${[0].x}"))
