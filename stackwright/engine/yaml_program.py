@@ -55,6 +55,7 @@ from stackwright.sdk.context import current_program, export
 from stackwright.sdk.output import Output, join_path, parse_path, select
 from stackwright.sdk.resource import (
     Alias,
+    ComponentResource,
     CustomTimeouts,
     Declaration,
     Resource,
@@ -421,21 +422,11 @@ class Evaluator:
             return _select(Config(namespace).get(key), ref.path)
         resource = self.resources.get(ref.root)
         if resource is not None:
-            if not ref.path:
-                return resource
-            # As Pulumi YAML's `${res.id}` / `${res.urn}`: no Kubernetes object has a
-            # top-level field of either name, so neither hides one.
-            head, rest = ref.path[0], ref.path[1:]
-            if head == "urn":
-                return _select(resource.urn, rest)
-            if head == "id" and isinstance(resource, KubernetesResource):
-                return _select(resource.id, rest)
+            children = getattr(resource, "resources", None)
+            if ref.path and isinstance(resource, ComponentResource) and isinstance(children, dict):
+                return self._child(ref, children)
             kind, fields = self.fields.get(ref.root, ("", None))
-            if fields is not None and head not in fields | LIVE_FIELDS:
-                close = difflib.get_close_matches(str(head), sorted(fields | LIVE_FIELDS), n=1)
-                hint = f"; did you mean {close[0]!r}?" if close else ""
-                raise _Problem(ref.line, f"${{{ref.text}}}: {kind} has no field {head!r}{hint}")
-            return resource.output(*ref.path)
+            return _field(ref, resource, ref.path, kind, fields)
         value = self.values[ref.root]
         if isinstance(value, StackReference):
             if len(ref.path) < 2 or ref.path[0] != "outputs":
@@ -445,6 +436,29 @@ class Evaluator:
                 )
             return _select(value.require_output(str(ref.path[1])), ref.path[2:])
         return _known(value, ref)
+
+    def _child(self, ref: Reference, children: Mapping[str, Resource]) -> Any:
+        """`${files.resources}` (its objects, e.g. for dependsOn) or
+        `${files.resources["Kind:namespace/name"].field}`: a manifest component has no live
+        object of its own."""
+        names = sorted(children)
+        if ref.path == ("resources",):
+            return [children[n] for n in names]
+        if len(ref.path) < 2 or ref.path[0] != "resources":
+            example = names[0] if names else "Kind:namespace/name"
+            raise _Problem(
+                ref.line,
+                f"${{{ref.text}}}: {ref.root} is a component of objects: read one as "
+                f'${{{ref.root}.resources["{example}"].FIELD}}',
+            )
+        child = children.get(str(ref.path[1]))
+        if child is None:
+            raise _Problem(
+                ref.line,
+                f"${{{ref.text}}}: {ref.root} has no object {ref.path[1]!r}; it has "
+                + (", ".join(names[:10]) or "none"),
+            )
+        return _field(ref, child, ref.path[2:], "", None)
 
     def _call(self, call: Call) -> Any:
         function = FUNCTIONS.get(call.name)
@@ -728,6 +742,30 @@ def _fits(kind: str, value: Any) -> bool:
         "array": isinstance(value, list),
     }
     return checks.get(kind, True)
+
+
+def _field(
+    ref: Reference,
+    resource: Resource,
+    path: tuple[str | int, ...],
+    kind: str,
+    fields: frozenset[str] | None,
+) -> Any:
+    """A resource's live object at `path` (itself when empty); `fields`: its built-in kind's."""
+    if not path:
+        return resource
+    # As Pulumi YAML's `${res.id}` / `${res.urn}`: no Kubernetes object has a top-level
+    # field of either name, so neither hides one.
+    head, rest = path[0], path[1:]
+    if head == "urn":
+        return _select(resource.urn, rest)
+    if head == "id" and isinstance(resource, KubernetesResource):
+        return _select(resource.id, rest)
+    if fields is not None and head not in fields | LIVE_FIELDS:
+        close = difflib.get_close_matches(str(head), sorted(fields | LIVE_FIELDS), n=1)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        raise _Problem(ref.line, f"${{{ref.text}}}: {kind} has no field {head!r}{hint}")
+    return resource.output(*path)
 
 
 def _known(value: Any, ref: Reference) -> Any:

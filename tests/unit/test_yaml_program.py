@@ -778,3 +778,41 @@ def test_a_name_with_a_dot_is_referred_to_in_brackets_as_pulumi_yaml_does(
     assert program.exports["name"].resources == {site}
     with pytest.raises(UsageError, match=r":12: .*names nothing"):
         _run(tmp_path, text.replace('${["index.html"]["title"]}', "${[0].x}"))
+
+
+def test_an_object_of_a_manifest_component_is_read_through_its_resources(
+    tmp_path: Path,
+) -> None:
+    # `${files.resources}` read null (a component has no live object of its own).
+    (tmp_path / "cm.yaml").write_text(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: fc, namespace: apps}\ndata: {x: '1'}\n"
+    )
+    text = """
+    name: shop
+    runtime: yaml
+    resources:
+      files:
+        type: kubernetes:yaml/v2:ConfigFile
+        properties: {file: cm.yaml}
+      after:
+        type: kubernetes:core/v1:ConfigMap
+        properties:
+          data: {x: '${files.resources["ConfigMap:apps/fc"].data.x}'}
+        options: {dependsOn: "${files.resources}"}
+    outputs:
+      bad: ${files.spec}
+    """
+    with pytest.raises(UsageError) as caught:
+        _run(tmp_path, text)
+    message = str(caught.value)
+    assert f"Stackwright.yaml:{_line_of(text, 'bad:')}: ${{files.spec}}: files is a" in message
+    assert 'resources["ConfigMap:apps/fc"]' in message and "\n" not in message
+
+    program = _run(tmp_path, text.replace("      bad: ${files.spec}\n", ""))
+    found = _by_name(program)
+    child = found["ConfigMap:apps/fc"]
+    after = found["after"]
+    assert after.props["data"]["x"].resources == {child}
+    assert list(after.opts.depends_on) == [child]
+    with pytest.raises(UsageError, match=r"has no object 'ConfigMap:fc'"):
+        _run(tmp_path, text.replace("ConfigMap:apps/fc", "ConfigMap:fc"))
