@@ -595,6 +595,8 @@ class Evaluator:
         group, _, version = group_version.rpartition("/")
         api_version = version if group in ("", "core") else group_version
         fields = _builtin_fields(group, version, kind, entry)
+        if fields is None:
+            _check_custom(entry, token, group, group_version)
         for key in ("apiVersion", "kind"):
             given = properties.pop(key, None)
             expected = api_version if key == "apiVersion" else kind
@@ -845,6 +847,27 @@ def _builtin_fields(group: str, version: str, kind: str, entry: Entry) -> frozen
         for name, value in vars(klass).items()
         if isinstance(value, property) and name != "status"
     )
+
+
+def _check_custom(entry: Entry, token: str, group: str, group_version: str) -> None:
+    """A type of no built-in group version is a custom resource's, whose group has a dot
+    (as a CRD's must); a misspelt manifest or chart type is not taken for one."""
+    ours = sorted(t for t in COMPONENTS if t.split(":")[1] == group_version)
+    if ours:
+        close = difflib.get_close_matches(token, ours, n=1)
+        hint = f"did you mean {close[0]}? " if close else ""
+        raise _Problem(
+            entry.line,
+            f"resource {entry.name}: {group_version} has no type {token!r}; {hint}"
+            f"it has {', '.join(ours)}",
+        )
+    if "." not in group:
+        raise _Problem(
+            entry.line,
+            f"resource {entry.name}: {group_version or '(none)'} is not a group version "
+            "Kubernetes has (core/v1, apps/v1, batch/v1, …), and a custom resource's group "
+            "has a dot (example.com/v1)",
+        )
 
 
 def _is_group(module: Any, group: str) -> bool:

@@ -816,3 +816,29 @@ def test_an_object_of_a_manifest_component_is_read_through_its_resources(
     assert list(after.opts.depends_on) == [child]
     with pytest.raises(UsageError, match=r"has no object 'ConfigMap:fc'"):
         _run(tmp_path, text.replace("ConfigMap:apps/fc", "ConfigMap:fc"))
+
+
+@pytest.mark.parametrize(
+    ("token", "said"),
+    [
+        ("kubernetes:yaml/v2:ConfigFiel", "did you mean kubernetes:yaml/v2:ConfigFile?"),
+        ("kubernetes:helm.sh/v4:Chrt", "did you mean kubernetes:helm.sh/v4:Chart?"),
+        ("kubernetes:apps/v3:Deployment", "apps/v3 is not a group version"),
+        ("kubernetes:widgets/v1:Widget", "widgets/v1 is not a group version"),
+    ],
+)
+def test_a_type_no_cluster_can_serve_is_one_line(tmp_path: Path, token: str, said: str) -> None:
+    # Each was taken for a custom resource's kind, and failed at the cluster (exit 1).
+    text = f"""
+    name: shop
+    runtime: yaml
+    resources:
+      files:
+        type: {token}
+        properties: {{file: cm.yaml}}
+    """
+    with pytest.raises(UsageError) as caught:
+        _run(tmp_path, text)
+    message = str(caught.value)
+    assert message.startswith(f"{tmp_path / 'Stackwright.yaml'}:{_line_of(text, 'files:')}: ")
+    assert said in message and "\n" not in message, message
