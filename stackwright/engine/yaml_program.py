@@ -698,6 +698,13 @@ OPTIONS: Mapping[str, str] = {
     "import": "import_",
 }
 
+#: Pulumi YAML's options that Stackwright has not, and what to do instead.
+PULUMI_ONLY_OPTIONS: Mapping[str, str] = {
+    "version": "pins a Pulumi provider plugin; Stackwright has none: drop it",
+    "pluginDownloadURL": "locates a Pulumi provider plugin; Stackwright has none: drop it",
+    "providers": "maps packages to providers; Stackwright has one: give provider: ${name}",
+}
+
 PROVIDER_KEYS: Mapping[str, str] = {
     "kubeconfig": "kubeconfig",
     "context": "context",
@@ -808,9 +815,14 @@ def _keywords(
     """`given` under the names `known` maps its keys to; an unknown key is one line."""
     unknown = sorted(set(given) - set(known))
     if unknown:
+        why = PULUMI_ONLY_OPTIONS.get(unknown[0]) if what == "option" else None
+        if why:
+            raise _Problem(entry.line, f"resource {entry.name}: option {unknown[0]!r} {why}")
+        close = difflib.get_close_matches(unknown[0], list(known), n=1)
+        hint = f"did you mean {close[0]!r}? " if close else ""
         raise _Problem(
             entry.line,
-            f"resource {entry.name}: unknown {what} {unknown[0]!r}; it takes "
+            f"resource {entry.name}: unknown {what} {unknown[0]!r}; {hint}it takes "
             + ", ".join(sorted(known)),
         )
     return {known[k]: v for k, v in given.items()}

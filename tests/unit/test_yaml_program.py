@@ -842,3 +842,33 @@ def test_a_type_no_cluster_can_serve_is_one_line(tmp_path: Path, token: str, sai
     message = str(caught.value)
     assert message.startswith(f"{tmp_path / 'Stackwright.yaml'}:{_line_of(text, 'files:')}: ")
     assert said in message and "\n" not in message, message
+
+
+@pytest.mark.parametrize(
+    ("option", "said"),
+    [
+        ("version: 4.18.0", "option 'version' pins a Pulumi provider plugin; Stackwright has none"),
+        (
+            "providers: {kubernetes: x}",
+            "option 'providers' maps packages to providers; Stackwright has one: give provider: ${name}",
+        ),
+        ("protec: true", "unknown option 'protec'; did you mean 'protect'?"),
+    ],
+)
+def test_a_pulumi_option_stackwright_has_not_says_what_to_do(
+    tmp_path: Path, option: str, said: str
+) -> None:
+    text = f"""
+    name: shop
+    runtime: yaml
+    resources:
+      cm:
+        type: kubernetes:core/v1:ConfigMap
+        properties: {{data: {{a: b}}}}
+        options: {{{option}}}
+    """
+    with pytest.raises(UsageError) as caught:
+        _run(tmp_path, text)
+    message = str(caught.value)
+    assert message.startswith(f"{tmp_path / 'Stackwright.yaml'}:{_line_of(text, 'cm:')}: ")
+    assert f"resource cm: {said}" in message and "\n" not in message, message
