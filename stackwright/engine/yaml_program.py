@@ -946,11 +946,23 @@ class Component:
     #: may hold a path or a chart reference (`./charts/web` or `bitnami/nginx`).
     paths: frozenset[str] = frozenset()
     chart: str | None = None
+    #: Whether it is rendered or read when declared (a manifest, a chart), so that only
+    #: the objects' own fields (values, yaml, objs) may wait for another resource.
+    rendered: bool = True
 
     def declare(
         self, evaluator: Evaluator, entry: Entry, props: Mapping[str, Any], opts: ResourceOptions
     ) -> Resource:
         keywords = _keywords(entry, props, self.keys)
+        for key, value in props.items():
+            # Rendered or read when declared: only the objects' own fields may wait.
+            if self.rendered and key not in ("values", "yaml", "objs") and _has_output(value):
+                raise _Problem(
+                    entry.line,
+                    f"resource {entry.name}: {key} must be known when the program runs (a "
+                    "literal, configuration or variable), not another resource's output; "
+                    "write it out, with dependsOn for the order",
+                )
         for key in self.paths & set(keywords):
             keywords[key] = _paths(evaluator, keywords[key])
         chart = keywords.get(self.chart or "")
@@ -1015,6 +1027,7 @@ COMPONENTS: Mapping[str, Component] = {
         },
         frozenset({"value_files"}),
         chart="chart",
+        rendered=False,  # a release is installed when applied, with its inputs then known
     ),
 }
 

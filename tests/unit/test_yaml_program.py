@@ -872,3 +872,38 @@ def test_a_pulumi_option_stackwright_has_not_says_what_to_do(
     message = str(caught.value)
     assert message.startswith(f"{tmp_path / 'Stackwright.yaml'}:{_line_of(text, 'cm:')}: ")
     assert f"resource cm: {said}" in message and "\n" not in message, message
+
+
+@pytest.mark.parametrize(
+    ("type_", "properties", "key"),
+    [
+        (
+            "kubernetes:helm.sh/v4:Chart",
+            "{chart: CHART, namespace: '${ns.metadata.name}'}",
+            "namespace",
+        ),
+        ("kubernetes:yaml/v2:ConfigFile", "{file: '${ns.metadata.name}'}", "file"),
+    ],
+)
+def test_what_a_chart_or_manifest_is_made_from_must_be_known_when_it_is_declared(
+    tmp_path: Path, type_: str, properties: str, key: str
+) -> None:
+    # A chart's namespace from another resource's output was a TypeError traceback.
+    chart = Path(__file__).resolve().parents[1] / "data" / "charts" / "webapp"
+    text = f"""
+    name: shop
+    runtime: yaml
+    resources:
+      ns:
+        type: kubernetes:core/v1:Namespace
+        properties: {{metadata: {{name: apps}}}}
+      made:
+        type: {type_}
+        properties: {properties.replace("CHART", str(chart))}
+    """
+    with pytest.raises(UsageError) as caught:
+        _run(tmp_path, text)
+    message = str(caught.value)
+    assert message.startswith(f"{tmp_path / 'Stackwright.yaml'}:{_line_of(text, 'made:')}: ")
+    assert f"resource made: {key} must be known when the program runs" in message
+    assert "\n" not in message
