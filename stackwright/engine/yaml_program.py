@@ -955,6 +955,9 @@ class Component:
     ) -> Resource:
         keywords = _keywords(entry, props, self.keys)
         for key, value in props.items():
+            shape = PROPERTY_SHAPES.get(key)
+            if shape is not None and not isinstance(value, Output) and not shape[0](value):
+                raise _Problem(entry.line, f"resource {entry.name}: {key} must be {shape[1]}")
             # Rendered or read when declared: only the objects' own fields may wait.
             if self.rendered and key not in ("values", "yaml", "objs") and _has_output(value):
                 raise _Problem(
@@ -978,6 +981,42 @@ def _paths(evaluator: Evaluator, value: Any) -> Any:
         return [_paths(evaluator, v) for v in value]
     return str(evaluator.folder / value) if isinstance(value, str) else value
 
+
+def _texts(value: Any) -> bool:
+    return isinstance(value, str) or (
+        isinstance(value, list) and all(isinstance(v, (str, Output)) for v in value)
+    )
+
+
+def _objects(value: Any) -> bool:
+    return isinstance(value, dict) or (
+        isinstance(value, list) and all(isinstance(v, (dict, Output)) for v in value)
+    )
+
+
+_TEXT = (lambda v: isinstance(v, str), "a text")
+_FLAG = (lambda v: isinstance(v, bool), "true or false")
+#: What each property of a manifest or chart type takes (checked before its class sees it).
+PROPERTY_SHAPES: Mapping[str, tuple[Callable[[Any], bool], str]] = {
+    "file": _TEXT,
+    "directory": _TEXT,
+    "chart": _TEXT,
+    "version": _TEXT,
+    "namespace": _TEXT,
+    "resourcePrefix": _TEXT,
+    "files": (_texts, "a text or a list of texts"),
+    "yaml": (_texts, "a text or a list of texts"),
+    "valueYamlFiles": (_texts, "a text or a list of texts"),
+    "objs": (_objects, "a mapping or a list of mappings (Kubernetes objects)"),
+    "values": (lambda v: isinstance(v, dict), "a mapping"),
+    "repositoryOpts": (lambda v: isinstance(v, dict), "a mapping (repo, username, password, …)"),
+    "timeout": (lambda v: type(v) is int, "a whole number of seconds"),
+    "maxHistory": (lambda v: type(v) is int, "a whole number"),
+    "skipAwait": _FLAG,
+    "skipCrds": _FLAG,
+    "createNamespace": _FLAG,
+    "rollbackOnFailure": _FLAG,
+}
 
 _MANIFESTS = {"resourcePrefix": "resource_prefix", "skipAwait": "skip_await"}
 _CHARTS = {

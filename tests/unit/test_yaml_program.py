@@ -907,3 +907,35 @@ def test_what_a_chart_or_manifest_is_made_from_must_be_known_when_it_is_declared
     assert message.startswith(f"{tmp_path / 'Stackwright.yaml'}:{_line_of(text, 'made:')}: ")
     assert f"resource made: {key} must be known when the program runs" in message
     assert "\n" not in message
+
+
+@pytest.mark.parametrize(
+    ("type_", "properties", "said"),
+    [
+        ("kubernetes:yaml/v2:ConfigGroup", "{objs: 5}", "objs must be a mapping or a list"),
+        ("kubernetes:yaml/v2:ConfigGroup", "{objs: [5]}", "objs must be a mapping or a list"),
+        ("kubernetes:yaml/v2:ConfigGroup", "{files: 5}", "files must be a text or a list"),
+        ("kubernetes:yaml/v2:ConfigFile", "{file: [a]}", "file must be a text"),
+        ("kubernetes:helm.sh/v4:Chart", "{chart: 5}", "chart must be a text"),
+        ("kubernetes:helm.sh/v4:Chart", "{chart: c, repositoryOpts: x}", "repositoryOpts must be"),
+        ("kubernetes:helm.sh/v4:Chart", "{chart: c, skipCrds: 1}", "skipCrds must be true or"),
+        ("kubernetes:helm.sh/v3:Release", "{chart: c, timeout: 5m}", "timeout must be a whole"),
+    ],
+)
+def test_a_manifest_or_chart_property_of_the_wrong_type_is_one_line(
+    tmp_path: Path, type_: str, properties: str, said: str
+) -> None:
+    # Each was a TypeError or ValueError traceback, exit 1.
+    text = f"""
+    name: shop
+    runtime: yaml
+    resources:
+      made:
+        type: {type_}
+        properties: {properties}
+    """
+    with pytest.raises(UsageError) as caught:
+        _run(tmp_path, text)
+    message = str(caught.value)
+    assert message.startswith(f"{tmp_path / 'Stackwright.yaml'}:{_line_of(text, 'made:')}: ")
+    assert f"resource made: {said}" in message and "\n" not in message, message
