@@ -577,7 +577,13 @@ class Evaluator:
         self, entry: Entry, token: str, properties: dict[str, Any], opts: ResourceOptions
     ) -> Resource | StackReference:
         if token in STACK_REFERENCE_TYPES:  # another stack's outputs: `${ref.outputs.key}`
-            return StackReference(**_keywords(entry, properties, {"name": "name"}))
+            keywords = _keywords(entry, properties, {"name": "name"})
+            if not isinstance(keywords.get("name"), str):
+                raise _Problem(
+                    entry.line,
+                    f"resource {entry.name}: name must be a text: PROJECT/STACK or STACK",
+                )
+            return StackReference(**keywords)
         component = COMPONENTS.get(token)
         if component is not None:
             return component.declare(self, entry, properties, opts)

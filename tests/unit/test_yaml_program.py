@@ -939,3 +939,20 @@ def test_a_manifest_or_chart_property_of_the_wrong_type_is_one_line(
     message = str(caught.value)
     assert message.startswith(f"{tmp_path / 'Stackwright.yaml'}:{_line_of(text, 'made:')}: ")
     assert f"resource made: {said}" in message and "\n" not in message, message
+
+
+def test_a_stack_reference_name_that_is_not_a_text_is_one_line(tmp_path: Path) -> None:
+    # `name: 5` was an AttributeError traceback.
+    text = """
+    name: shop
+    runtime: yaml
+    resources:
+      platform:
+        type: pulumi:pulumi:StackReference
+        properties: {name: 5}
+    """
+    with pytest.raises(UsageError) as caught:
+        _run(tmp_path, text)
+    message = str(caught.value)
+    assert message.startswith(f"{tmp_path / 'Stackwright.yaml'}:{_line_of(text, 'platform:')}: ")
+    assert "resource platform: name must be a text: PROJECT/STACK or STACK" in message
