@@ -931,7 +931,7 @@ FUNCTIONS: Mapping[str, Function] = {
     "toJSON": _unary(lambda value: json.dumps(value, separators=(",", ":"))),
     "fromJSON": _unary(json.loads),
     "toBase64": _unary(lambda text: base64.b64encode(str(text).encode()).decode()),
-    "fromBase64": _unary(lambda text: base64.b64decode(str(text)).decode()),
+    "fromBase64": _unary(lambda text: base64.b64decode(str(text), validate=True).decode()),
     "secret": lambda _, args: Output.secret(args),
     "readFile": _read_file,
 }

@@ -956,3 +956,16 @@ def test_a_stack_reference_name_that_is_not_a_text_is_one_line(tmp_path: Path) -
     message = str(caught.value)
     assert message.startswith(f"{tmp_path / 'Stackwright.yaml'}:{_line_of(text, 'platform:')}: ")
     assert "resource platform: name must be a text: PROJECT/STACK or STACK" in message
+
+
+def test_from_base64_of_what_is_not_base64_is_one_line(tmp_path: Path) -> None:
+    # It decoded to "" (the characters that are not base64 dropped), silently.
+    text = """
+    name: shop
+    runtime: yaml
+    outputs:
+      x: {fn::fromBase64: "%%%"}
+    """
+    with pytest.raises(UsageError, match=r"Stackwright.yaml:4: fn::fromBase64: "):
+        _run(tmp_path, text)
+    assert _run(tmp_path, text.replace("%%%", "aGk=")).exports["x"] == "hi"
