@@ -470,8 +470,9 @@ class SQLiteBackend:
         *,
         result: str,
         ended: float | None,
+        started: float | None = None,
     ) -> int:
-        now = self._clock()
+        now = self._clock() if started is None else started
         cursor = db.execute(
             "INSERT INTO history (stack_id, kind, message, owner, host, pid, started, ended, result, counts) "
             "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -921,7 +922,13 @@ class SQLiteBackend:
             yield db, ids, versions
             for stack_id, version in zip(ids, versions, strict=True):
                 self._history_row(
-                    db, stack_id, kind, message, result="succeeded", ended=self._clock()
+                    db,
+                    stack_id,
+                    kind,
+                    message,
+                    result="succeeded",
+                    ended=self._clock(),
+                    started=now,
                 )
                 db.execute(
                     "UPDATE stacks SET updated = ?, version = max(?, "

@@ -1225,3 +1225,21 @@ def test_move_refuses_to_split_a_dependency(backend: SQLiteBackend) -> None:
     ]
     with pytest.raises(UsageError, match="to itself"):
         backend.move_resource(PROJECT, "prod", "prod", [urn("a", "prod")])
+
+
+def test_an_edit_ends_no_earlier_than_it_started(tmp_path: Path) -> None:
+    """`stack history` read '-0.0s' for a stack rename: its end was read off the clock
+    before its start was."""
+
+    class Ticking(Clock):
+        def __call__(self) -> float:
+            self.now += 0.001
+            return self.now
+
+    backend = SQLiteBackend(tmp_path / "state.db", clock=Ticking())
+    backend.create_stack(PROJECT, "dev")
+    backend.rename_stack(PROJECT, "dev", "qa")
+    entry = backend.history(PROJECT, "qa")[0]
+    assert entry.kind == "stack rename"
+    assert entry.end is not None and entry.end >= entry.start
+    backend.close()
