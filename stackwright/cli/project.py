@@ -949,7 +949,10 @@ PathFlag = Annotated[
 @config_app.command("set")
 def config_set(
     key: Annotated[str, typer.Argument()],
-    value: Annotated[str, typer.Argument()],
+    value: Annotated[
+        str | None,
+        typer.Argument(help="Left out: asked for in a terminal, else read from stdin."),
+    ] = None,
     secret: Annotated[
         bool, typer.Option("--secret", help="Encrypt it under the stack's data key.")
     ] = False,
@@ -962,7 +965,19 @@ def config_set(
 ) -> None:
     """Set a configuration value; KEY is NAME (this project's) or NAMESPACE:NAME."""
     ws = _workspace(stack)
+    if value is None:
+        value = _value_from_stdin(secret)
     ws.config.set(key, typed(value, type_, key), secret=secret, path=path)
+
+
+def _value_from_stdin(secret: bool) -> str:
+    """A value not on the command line (so not in the shell's history), as Pulumi takes it:
+    asked for in a terminal (not echoed when secret), else all of stdin less the one
+    newline that ends it (`cat key.pem | stackwright config set --secret tls:key`)."""
+    if sys.stdin.isatty():
+        return str(typer.prompt("value", hide_input=secret))
+    text = sys.stdin.read()
+    return text[:-2] if text.endswith("\r\n") else text.removesuffix("\n")
 
 
 @config_app.command("get")
