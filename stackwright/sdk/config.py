@@ -173,8 +173,8 @@ class Config:
 
     # --- secrets ---------------------------------------------------------------------
 
-    def get_secret(self, key: str) -> Output[str] | None:
-        value = self._text(key, as_secret=True)
+    def get_secret(self, key: str, default: str | None = None) -> Output[str] | None:
+        value = self._text(key, default, as_secret=True)
         return None if value is None else Output.secret(value)
 
     def require_secret(self, key: str) -> Output[str]:
@@ -184,11 +184,16 @@ class Config:
         return Output.secret(value)
 
     # Typed secrets, as Pulumi's `get_secret_int`, `require_secret_object`, …: the value is
-    # read and checked as its plain getter does, and comes back as a secret Output.
+    # read and checked as its plain getter does, and comes back as a secret Output; so does
+    # a default given for a key that is not set.
 
-    def _secret(self, key: str, parse: Callable[[str, Any], T]) -> Output[T] | None:
+    def _secret(
+        self, key: str, parse: Callable[[str, Any], T], default: T | None = None
+    ) -> Output[T] | None:
         value = self._raw(key, as_secret=True)
-        return None if value is None else Output.secret(parse(key, value))
+        if value is None:
+            return None if default is None else Output.secret(default)
+        return Output.secret(parse(key, value))
 
     def _required_secret(self, key: str, parse: Callable[[str, Any], T]) -> Output[T]:
         found = self._secret(key, parse)
@@ -196,26 +201,26 @@ class Config:
             raise self._missing(key, secret=True)
         return found
 
-    def get_secret_int(self, key: str) -> Output[int] | None:
-        return self._secret(key, self._int)
+    def get_secret_int(self, key: str, default: int | None = None) -> Output[int] | None:
+        return self._secret(key, self._int, default)
 
     def require_secret_int(self, key: str) -> Output[int]:
         return self._required_secret(key, self._int)
 
-    def get_secret_float(self, key: str) -> Output[float] | None:
-        return self._secret(key, self._float)
+    def get_secret_float(self, key: str, default: float | None = None) -> Output[float] | None:
+        return self._secret(key, self._float, default)
 
     def require_secret_float(self, key: str) -> Output[float]:
         return self._required_secret(key, self._float)
 
-    def get_secret_bool(self, key: str) -> Output[bool] | None:
-        return self._secret(key, self._bool)
+    def get_secret_bool(self, key: str, default: bool | None = None) -> Output[bool] | None:
+        return self._secret(key, self._bool, default)
 
     def require_secret_bool(self, key: str) -> Output[bool]:
         return self._required_secret(key, self._bool)
 
-    def get_secret_object(self, key: str) -> Output[Any] | None:
-        return self._secret(key, self._object)
+    def get_secret_object(self, key: str, default: Any | None = None) -> Output[Any] | None:
+        return self._secret(key, self._object, default)
 
     def require_secret_object(self, key: str) -> Output[Any]:
         return self._required_secret(key, self._object)

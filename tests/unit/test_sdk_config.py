@@ -95,6 +95,26 @@ def test_secrets_come_back_as_secret_outputs(program: Program) -> None:
     assert cfg.get_secret("absent") is None
 
 
+def test_secret_getters_take_a_default_as_pulumis_do(program: Program) -> None:
+    """`cfg.get_secret("token", "dev-token")` as in Pulumi's Python SDK: the default comes
+    back as a secret Output when the key is not set (it was a TypeError)."""
+    cfg = Config()
+
+    def value(out: Any) -> Any:
+        resolved = out.resolve(lambda resource: None)
+        assert out.is_secret and isinstance(resolved, Secret)
+        return resolved.value
+
+    assert value(cfg.get_secret("absent", "fallback")) == "fallback"
+    assert value(cfg.get_secret("password", "fallback")) == "hunter2"
+    assert value(cfg.get_secret_int("absent", 5)) == 5
+    assert value(cfg.get_secret_int("replicas", 5)) == 3
+    assert value(cfg.get_secret_float("absent", 0.5)) == 0.5
+    assert value(cfg.get_secret_bool("absent", False)) is False
+    assert value(cfg.get_secret_object("absent", {"a": 1})) == {"a": 1}
+    assert cfg.get_secret_int("absent") is None
+
+
 @pytest.mark.parametrize(
     ("call", "message"),
     [
