@@ -370,14 +370,35 @@ class StackConfig:
             )
         self._key = self._make_key(secrets.choose_provider(spec, self.environ))
 
-    def copy_values_from(self, other: StackConfig) -> None:
-        """Every value of `other`, its secrets encrypted again under this stack's key."""
-        key = self.data_key()
+    def copy_values_from(
+        self, other: StackConfig, key: str | None = None, *, path: bool = False
+    ) -> None:
+        """Every value of `other` (or the one at `key`), its secrets encrypted again under
+        this stack's key (made only if a secret is copied)."""
         other._unlocked()
-        for full, value in other.values.items():
+        if key is None:
+            copies: list[tuple[str, tuple[PathKey, ...], Any]] = [
+                (full, (), value) for full, value in other.values.items()
+            ]
+        else:
+            top, steps = parse_key(key, self.project.name, path=path)
+            found, value = _get_in(other.values, (top, *steps))
+            if not found:
+                shown = key if path else top
+                raise UsageError(f"configuration {shown} is not set for stack {other.stack}")
+            if steps and _is_secure(self.values.get(top)):
+                raise UsageError(
+                    f"configuration {top} is a secret as a whole in stack {self.stack}: "
+                    "copy it without --path"
+                )
+            copies = [(top, steps, value)]
+        for top, steps, value in copies:
             paths = self._secure_paths(value)
-            plain = other._decrypt_tree(full, value)
-            self.values[full] = self._encrypt_tree(full, plain, paths, key)
+            plain = other._decrypt_tree(top, value)
+            sealed = self._encrypt_tree(top, plain, paths, self.data_key()) if paths else plain
+            self.values[top] = (
+                _set_in(self.values.get(top), steps, sealed, top) if steps else sealed
+            )
 
     def forget(self) -> None:
         """Delete the stack file, and the key file a `local` provider made for it."""

@@ -1003,6 +1003,24 @@ def config_rm(
         raise UsageError(f"configuration {key} is not set for stack {ws.stack}")
 
 
+@config_app.command("cp")
+def config_cp(
+    key: Annotated[str | None, typer.Argument(help="Only this key (default: all).")] = None,
+    dest: Annotated[
+        str, typer.Option("--dest", "-d", help="The stack to copy to.", show_default=False)
+    ] = "",
+    path: PathFlag = False,
+    stack: Stack = None,
+) -> None:
+    """Copy configuration to another stack, as `pulumi config cp` does (secrets encrypted
+    again under its key)."""
+    if not dest:
+        raise UsageError("config cp needs --dest STACK: the stack to copy to")
+    source, target = _workspace(stack), _workspace(dest)
+    target.config.copy_values_from(source.config, key, path=path)
+    target.config.save()
+
+
 def _config_list(stack: str | None, as_json: bool, show_secrets: bool) -> None:
     ws = _workspace(stack)
     plain = ws.config.resolved()[0] if show_secrets else ws.config.values

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import io
+import json
 from pathlib import Path
 
 import pytest
+import yaml
 
 from stackwright.cli.main import main
 
@@ -52,3 +54,57 @@ def test_a_value_left_out_is_read_from_stdin(
     main(["config", "set", "--secret", "cert"])
     assert "S3cr3t" not in (project / "Stackwright.dev.yaml").read_text()
     assert get("cert", capsys) == kept + "\n"
+
+
+def test_config_cp_copies_values_to_another_stack_secrets_under_its_key(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`pulumi config cp --dest prod [KEY] [--path]`: every value, or one, into another
+    stack; a secret stays a secret, encrypted under the destination's own data key."""
+    main(["config", "set", "replicas", "3", "--type", "int"])
+    main(["config", "set", "--secret", "password", "hunter2-pw"])
+    main(["config", "set", "--path", "app:db.port", "5432", "--type", "int"])
+    main(["config", "set", "--path", "--secret", "app:db.pw", "nested-pw"])
+    main(["stack", "init", "prod"])
+    main(["stack", "init", "qa"])
+    main(["stack", "select", "dev"])
+
+    main(["config", "cp", "--dest", "prod"])
+    prod = (project / "Stackwright.prod.yaml").read_text()
+    assert "hunter2" not in prod and "nested-pw" not in prod
+    dev_cipher = yaml.safe_load((project / "Stackwright.dev.yaml").read_text())["config"]
+    assert yaml.safe_load(prod)["config"]["shop:password"] != dev_cipher["shop:password"]
+    capsys.readouterr()
+    main(["config", "ls", "--stack", "prod", "--show-secrets", "--json"])
+    assert json.loads(capsys.readouterr().out) == {
+        "app:db": {"port": 5432, "pw": "nested-pw"},
+        "shop:password": "hunter2-pw",
+        "shop:replicas": 3,
+    }
+    main(["config", "ls", "--stack", "prod", "--json"])
+    assert json.loads(capsys.readouterr().out)["shop:password"] == "[secret]"
+
+    main(["config", "cp", "password", "--dest", "qa"])
+    main(["config", "cp", "--path", "app:db.pw", "-d", "qa"])
+    main(["config", "ls", "--stack", "qa", "--show-secrets", "--json"])
+    assert json.loads(capsys.readouterr().out) == {
+        "app:db": {"pw": "nested-pw"},
+        "shop:password": "hunter2-pw",
+    }
+    main(["config", "ls", "--stack", "qa", "--json"])
+    assert json.loads(capsys.readouterr().out)["shop:password"] == "[secret]"
+
+
+def test_config_cp_of_a_key_not_set_or_to_no_stack_is_one_line(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    main(["stack", "init", "prod"])
+    capsys.readouterr()
+    for args, message in [
+        (["nope", "--dest", "dev"], "configuration shop:nope is not set for stack prod"),
+        (["--dest", "nowhere"], "stack nowhere does not exist in project shop"),
+    ]:
+        with pytest.raises(SystemExit) as caught:
+            main(["config", "cp", *args])
+        err = capsys.readouterr().err
+        assert caught.value.code == 2 and err.count("\n") == 1 and message in err, err
