@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import os
 import sys
 from collections.abc import Iterator
@@ -1068,12 +1069,12 @@ def typed(value: str, type_: str, key: str) -> Any:
             return value
         if type_ == "int":
             return int(value)
-        if type_ == "float":
-            return float(value)
+        if type_ == "float" and math.isfinite(number := float(value)):
+            return number  # nan and inf are no JSON, and Config.get_float refuses them
         if type_ == "bool" and value.lower() in ("true", "false"):
             return value.lower() == "true"
         if type_ == "json":
-            return json.loads(value)
+            return json.loads(value, parse_constant=_not_json)
     except ValueError:
         pass
     if type_ not in ("string", "int", "float", "bool", "json"):
@@ -1083,6 +1084,11 @@ def typed(value: str, type_: str, key: str) -> Any:
         f"configuration {key}: the value is not of type {type_}; "
         f"pass {article} {type_} or another --type"
     )
+
+
+def _not_json(constant: str) -> Any:
+    """Python's json reads NaN and Infinity; JSON has no such values."""
+    raise ValueError(constant)
 
 
 def revealed(value: Any, *, show: bool) -> Any:

@@ -134,7 +134,17 @@ def test_a_malformed_configuration_key_is_refused(
 
 
 @pytest.mark.parametrize(
-    ("type_", "value", "article"), [("int", "abc", "an"), ("float", "x", "a"), ("bool", "2", "a")]
+    ("type_", "value", "article"),
+    [
+        ("int", "abc", "an"),
+        ("float", "x", "a"),
+        ("bool", "2", "a"),
+        # Not JSON (`config ls --json` printed NaN) and refused by Config.get_float anyway.
+        ("float", "nan", "a"),
+        ("float", "1e999", "a"),
+        ("json", '{"ratio": NaN}', "a"),
+        ("json", "[Infinity]", "a"),
+    ],
 )
 def test_a_value_not_of_its_type_is_refused_in_plain_words(
     type_: str, value: str, article: str, refuse: Refuse
