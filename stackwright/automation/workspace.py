@@ -498,9 +498,13 @@ class StackConfig:
             self.data_key()
 
     def get(self, key: str, *, path: bool = False) -> Any:
-        self._unlocked()
         top, steps = parse_key(key, self.project.name, path=path)
         found, value = _get_in(self.values, (top, *steps))
+        if _holds_secure(value):
+            # Only a secret needs the key, as with `pulumi config get`; unlocking may
+            # re-encrypt an older file, so the value is read again after it.
+            self._unlocked()
+            found, value = _get_in(self.values, (top, *steps))
         if not found:
             raise UsageError(
                 f"configuration {key if path else top} is not set for stack {self.stack}: "

@@ -108,3 +108,20 @@ def test_config_cp_of_a_key_not_set_or_to_no_stack_is_one_line(
             main(["config", "cp", *args])
         err = capsys.readouterr().err
         assert caught.value.code == 2 and err.count("\n") == 1 and message in err, err
+
+
+def test_config_get_of_a_plain_value_needs_no_passphrase(
+    project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """As `pulumi config get` does, a value that is not secret is read without unlocking
+    the stack's secrets: a CI job reads `kubernetes:context` without the passphrase."""
+    monkeypatch.setenv("STACKWRIGHT_CONFIG_PASSPHRASE", "correct horse")
+    main(["stack", "init", "prod", "--secrets-provider", "passphrase"])
+    main(["config", "set", "kubernetes:context", "prod-ctx"])
+    main(["config", "set", "--secret", "password", "hunter2-pw"])
+    monkeypatch.delenv("STACKWRIGHT_CONFIG_PASSPHRASE")
+    assert get("kubernetes:context", capsys) == "prod-ctx\n"
+    with pytest.raises(SystemExit) as caught:
+        main(["config", "get", "password"])
+    err = capsys.readouterr().err
+    assert caught.value.code == 2 and "STACKWRIGHT_CONFIG_PASSPHRASE" in err, err
