@@ -32,7 +32,7 @@ from stackwright.automation.workspace import (
 from stackwright.cli.render import Renderer, make_renderer
 from stackwright.engine.events import Summary, masked
 from stackwright.errors import StackwrightError, UsageError
-from stackwright.model import SECRET_TEXT, Op, ResourceState, map_secrets
+from stackwright.model import SECRET_TEXT, Op, ResourceState, is_sealed, map_secrets
 from stackwright.policy import Level
 from stackwright.state import Backend, HistoryEntry, open_backend
 
@@ -645,7 +645,12 @@ def stack_output(
 ) -> None:
     """Print the stack's outputs (secret values masked unless --show-secrets)."""
     ws = _workspace(stack)
-    outputs = revealed(ws.backend.load(ws.project.name, ws.stack).outputs, show=show_secrets)
+    if show_secrets:
+        outputs = revealed(ws.backend.load(ws.project.name, ws.stack).outputs, show=True)
+    else:
+        # Masked, the secrets stay sealed, as exported: a CI job reads `service_ip`
+        # without the stack's passphrase or key.
+        outputs = _sealed_masked(ws.backend.export(ws.project.name, ws.stack)["outputs"])
     if name is not None:
         if name not in outputs:
             raise UsageError(
@@ -659,6 +664,17 @@ def stack_output(
         return
     for key in sorted(outputs):
         typer.echo(f"{key}: {json.dumps(outputs[key])}")
+
+
+def _sealed_masked(value: Any) -> Any:
+    """A copy of exported outputs with each sealed secret shown as [secret]."""
+    if is_sealed(value):
+        return SECRET_TEXT
+    if isinstance(value, dict):
+        return {k: _sealed_masked(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_sealed_masked(v) for v in value]
+    return value
 
 
 @stack_app.command("history")

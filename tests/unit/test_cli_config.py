@@ -1,4 +1,5 @@
-"""`stackwright config` as a Pulumi user drives it: values from stdin, nothing in plain text."""
+"""`stackwright config` and `stack output` as a Pulumi user drives them: values from stdin,
+secrets unlocked only when shown, nothing in plain text."""
 
 from __future__ import annotations
 
@@ -123,5 +124,35 @@ def test_config_get_of_a_plain_value_needs_no_passphrase(
     assert get("kubernetes:context", capsys) == "prod-ctx\n"
     with pytest.raises(SystemExit) as caught:
         main(["config", "get", "password"])
+    err = capsys.readouterr().err
+    assert caught.value.code == 2 and "STACKWRIGHT_CONFIG_PASSPHRASE" in err, err
+
+
+def test_stack_output_masked_needs_no_passphrase(
+    project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Outputs shown with secrets masked are read without unlocking them: a CI job reads a
+    stack's `service_ip` without its passphrase; --show-secrets still needs it."""
+    monkeypatch.setenv("STACKWRIGHT_CONFIG_PASSPHRASE", "correct horse")
+    main(["stack", "init", "prod", "--secrets-provider", "passphrase"])
+    (project / "__main__.py").write_text(
+        "import stackwright as sw\n"
+        'sw.export("ip", "10.0.0.1")\n'
+        'sw.export("pw", sw.Output.secret("hunter2-pw"))\n'
+        'sw.export("nested", {"a": sw.Output.secret("deep-pw"), "b": 1})\n'
+    )
+    main(["up", "--yes"])
+    monkeypatch.delenv("STACKWRIGHT_CONFIG_PASSPHRASE")
+    capsys.readouterr()
+    main(["stack", "output", "ip"])
+    assert capsys.readouterr().out == "10.0.0.1\n"
+    main(["stack", "output", "--json"])
+    assert json.loads(capsys.readouterr().out) == {
+        "ip": "10.0.0.1",
+        "nested": {"a": "[secret]", "b": 1},
+        "pw": "[secret]",
+    }
+    with pytest.raises(SystemExit) as caught:
+        main(["stack", "output", "--show-secrets"])
     err = capsys.readouterr().err
     assert caught.value.code == 2 and "STACKWRIGHT_CONFIG_PASSPHRASE" in err, err
