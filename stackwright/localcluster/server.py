@@ -718,7 +718,9 @@ def run(
             timeout_keep_alive=120,
         )
         server = uvicorn.Server(config)
-        controllers = start_controllers(cluster, app, nodes=nodes, speed=speed)
+        controllers = start_controllers(
+            cluster, app, nodes=nodes, speed=speed, root_ca=creds.ca_cert.read_text()
+        )
         try:
             await server.serve()
         finally:

@@ -117,6 +117,43 @@ def test_initial_namespaces_exist(api: httpx.Client) -> None:
     assert default["status"]["phase"] == "Active"
 
 
+def test_every_namespace_gets_default_service_account_and_root_ca(
+    api: httpx.Client, cluster: Any
+) -> None:
+    # kube-controller-manager's serviceaccount and root-ca-cert-publisher controllers.
+    create_ns(api, "seeded")
+    for ns in ("default", "kube-system", "seeded"):
+        sa_path = f"/api/v1/namespaces/{ns}/serviceaccounts/default"
+        ca_path = f"/api/v1/namespaces/{ns}/configmaps/kube-root-ca.crt"
+        eventually(lambda: api.get(sa_path).status_code == 200)  # noqa: B023
+        eventually(lambda: api.get(ca_path).status_code == 200)  # noqa: B023
+        ca = api.get(ca_path).json()
+        assert ca["data"] == {"ca.crt": cluster.ca.read_text()}
+        assert ca["metadata"]["annotations"]["kubernetes.io/description"].startswith(
+            "Contains a CA bundle that can be used to verify the kube-apiserver"
+        )
+    # Deleted, both come back; edited, the CA bundle is put back.
+    assert api.delete("/api/v1/namespaces/seeded/serviceaccounts/default").status_code == 200
+    assert api.delete("/api/v1/namespaces/seeded/configmaps/kube-root-ca.crt").status_code == 200
+    eventually(
+        lambda: api.get("/api/v1/namespaces/seeded/serviceaccounts/default").status_code == 200
+    )
+    eventually(
+        lambda: api.get("/api/v1/namespaces/seeded/configmaps/kube-root-ca.crt").status_code == 200
+    )
+    api.patch(
+        "/api/v1/namespaces/seeded/configmaps/kube-root-ca.crt",
+        json={"data": {"ca.crt": "forged"}},
+        headers={"Content-Type": "application/merge-patch+json"},
+    )
+    eventually(
+        lambda: (
+            api.get("/api/v1/namespaces/seeded/configmaps/kube-root-ca.crt").json()["data"]
+            == {"ca.crt": cluster.ca.read_text()}
+        )
+    )
+
+
 def test_unknown_resource_is_404_status(api: httpx.Client) -> None:
     r = api.get("/api/v1/widgets")
     assert r.status_code == 404
@@ -542,7 +579,7 @@ def test_deletecollection_with_selector(api: httpx.Client) -> None:
     left = [
         c["metadata"]["name"] for c in api.get("/api/v1/namespaces/coll/configmaps").json()["items"]
     ]
-    assert left == ["c1", "c3"]
+    assert [n for n in left if n != "kube-root-ca.crt"] == ["c1", "c3"]  # it is in every namespace
 
 
 # --- list: selectors and paging -----------------------------------------------------------------
@@ -561,6 +598,7 @@ def test_label_and_field_selectors(api: httpx.Client) -> None:
         return [
             i["metadata"]["name"]
             for i in api.get(f"/api/v1/namespaces/sel/configmaps?{query}").json()["items"]
+            if i["metadata"]["name"] != "kube-root-ca.crt"  # in every namespace
         ]
 
     assert names("labelSelector=env%3Dprod") == ["a"]
@@ -577,18 +615,22 @@ def test_label_and_field_selectors(api: httpx.Client) -> None:
 
 def test_paging_with_limit_and_continue(api: httpx.Client) -> None:
     create_ns(api, "pages")
+    # kube-root-ca.crt is in every namespace; it sorts after the a* pages.
+    eventually(
+        lambda: api.get("/api/v1/namespaces/pages/configmaps/kube-root-ca.crt").status_code == 200
+    )
     for i in range(5):
-        api.post("/api/v1/namespaces/pages/configmaps", json=cm(f"p{i}", {}))
+        api.post("/api/v1/namespaces/pages/configmaps", json=cm(f"a{i}", {}))
     first = api.get("/api/v1/namespaces/pages/configmaps?limit=2").json()
-    assert [i["metadata"]["name"] for i in first["items"]] == ["p0", "p1"]
-    assert first["metadata"]["remainingItemCount"] == 3
+    assert [i["metadata"]["name"] for i in first["items"]] == ["a0", "a1"]
+    assert first["metadata"]["remainingItemCount"] == 4
     token = first["metadata"]["continue"]
     second = api.get(f"/api/v1/namespaces/pages/configmaps?limit=2&continue={token}").json()
-    assert [i["metadata"]["name"] for i in second["items"]] == ["p2", "p3"]
+    assert [i["metadata"]["name"] for i in second["items"]] == ["a2", "a3"]
     third = api.get(
         f"/api/v1/namespaces/pages/configmaps?limit=2&continue={second['metadata']['continue']}"
     ).json()
-    assert [i["metadata"]["name"] for i in third["items"]] == ["p4"]
+    assert [i["metadata"]["name"] for i in third["items"]] == ["a4", "kube-root-ca.crt"]
     assert "continue" not in third["metadata"]
 
 

@@ -1,7 +1,7 @@
 """The controllers that run inside the local cluster's server process.
 
-API machinery controllers (garbage collection, namespace lifecycle, CRD
-establishment), the simulated nodes (registration and lifecycle, scheduler,
+API machinery controllers (garbage collection, namespace lifecycle, each
+namespace's default ServiceAccount and root CA ConfigMap, CRD establishment), the simulated nodes (registration and lifecycle, scheduler,
 kubelets), the services and storage controllers and the workload controllers
 (Deployment … CronJob, HPA and PDB status) live here; each reacts to store
 changes and acts through the same `Cluster` verbs clients use.
@@ -31,6 +31,7 @@ from stackwright.localcluster.controllers.replicasets import (
     ReplicationControllerController,
 )
 from stackwright.localcluster.controllers.scheduler import Scheduler
+from stackwright.localcluster.controllers.serviceaccounts import ServiceAccountController
 from stackwright.localcluster.controllers.services import ServiceController
 from stackwright.localcluster.controllers.statefulsets import StatefulSetController
 from stackwright.localcluster.controllers.volumes import VolumeController
@@ -40,9 +41,17 @@ __all__ = ["start_controllers"]
 
 
 def build_controllers(
-    cluster: Cluster, app: Any = None, *, nodes: int = 1, pace: Pace | None = None
+    cluster: Cluster,
+    app: Any = None,
+    *,
+    nodes: int = 1,
+    pace: Pace | None = None,
+    root_ca: str = "",
 ) -> list[Controller]:
-    """Create the controllers (registering their store listeners) without running them."""
+    """Create the controllers (registering their store listeners) without running them.
+
+    `root_ca` (PEM) is what every namespace's `kube-root-ca.crt` ConfigMap publishes.
+    """
     pace = pace or Pace()
     # Workload objects by owner, kept by the store before any controller hears of a change.
     owned = OwnerIndex(cluster)
@@ -55,6 +64,7 @@ def build_controllers(
         CRDController(cluster, types_changed),
         GarbageCollector(cluster),
         NamespaceController(cluster),
+        ServiceAccountController(cluster, root_ca),
         # Simulated nodes first: the scheduler and the kubelets start from the nodes
         # (and the default storage classes) registered here.
         NodeController(cluster, nodes=nodes, pace=pace),
@@ -76,8 +86,8 @@ def build_controllers(
 
 
 def start_controllers(
-    cluster: Cluster, app: Any = None, *, nodes: int = 1, speed: float = 1.0
+    cluster: Cluster, app: Any = None, *, nodes: int = 1, speed: float = 1.0, root_ca: str = ""
 ) -> list[asyncio.Task[None]]:
     """Run every controller as a task of the current event loop."""
-    controllers = build_controllers(cluster, app, nodes=nodes, pace=Pace(speed))
+    controllers = build_controllers(cluster, app, nodes=nodes, pace=Pace(speed), root_ca=root_ca)
     return [asyncio.ensure_future(c.run()) for c in controllers]
