@@ -43,6 +43,7 @@ ORPHAN = "orphan"
 NAMESPACE_FINALIZER = "kubernetes"
 CRD_CLEANUP_FINALIZER = "customresourcecleanup.apiextensions.k8s.io"
 PVC_PROTECTION = "kubernetes.io/pvc-protection"
+SERVICE_ACCOUNT_MOUNT = "/var/run/secrets/kubernetes.io/serviceaccount"
 DEFAULT_CLASS_ANNOTATION = "storageclass.kubernetes.io/is-default-class"
 NODE_PORT_RANGE = (30000, 32767)
 INITIAL_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
@@ -892,6 +893,65 @@ class Cluster:
             obj["status"] = {"phase": "Active"}
             obj.setdefault("spec", {}).setdefault("finalizers", [NAMESPACE_FINALIZER])
 
+    def _admit_pod(self, old: Obj | None, obj: Obj) -> None:
+        """The ServiceAccount admission plugin: the `default` account when none is named, an
+        existing account required, and the API access token volume mounted everywhere."""
+        if old is not None:
+            return
+        spec = obj.setdefault("spec", {})
+        account_name = spec.get("serviceAccountName") or "default"
+        spec["serviceAccountName"] = spec["serviceAccount"] = account_name
+        meta = obj["metadata"]
+        namespace = meta.get("namespace", "")
+        account = self.store.get(("", "serviceaccounts"), namespace, account_name)
+        # A real server waits a moment for the service account controller to create
+        # `default`; the local one creates it as the namespace appears.
+        if account is None and account_name != "default":
+            raise status.Forbidden(
+                f'pods "{meta.get("name", "")}" is forbidden: error looking up service account '
+                f'{namespace}/{account_name}: serviceaccount "{account_name}" not found',
+                details={"name": meta.get("name", ""), "kind": "pods"},
+            )
+        automount = spec.get("automountServiceAccountToken")
+        if automount is None:
+            automount = (account or {}).get("automountServiceAccountToken", True)
+        if not automount:
+            return
+        containers = [
+            c
+            for key in ("initContainers", "containers")
+            for c in spec.get(key) or []
+            if isinstance(c, dict)
+        ]
+        if any(
+            m.get("mountPath") == SERVICE_ACCOUNT_MOUNT
+            for c in containers
+            for m in c.get("volumeMounts") or []
+            if isinstance(m, dict)
+        ):
+            return  # the pod mounts its own credentials there
+        volume = "kube-api-access-" + "".join(random.choices(_NAME_ALPHABET, k=5))
+        spec.setdefault("volumes", []).append(
+            {
+                "name": volume,
+                "projected": {
+                    "defaultMode": 420,
+                    "sources": [
+                        {"serviceAccountToken": {"expirationSeconds": 3607, "path": "token"}},
+                        {"configMap": {"name": "kube-root-ca.crt",
+                                       "items": [{"key": "ca.crt", "path": "ca.crt"}]}},
+                        {"downwardAPI": {"items": [{"fieldRef": {"apiVersion": "v1",
+                                                                 "fieldPath": "metadata.namespace"},
+                                                    "path": "namespace"}]}},
+                    ],
+                },
+            }
+        )  # fmt: skip
+        for container in containers:
+            container.setdefault("volumeMounts", []).append(
+                {"name": volume, "readOnly": True, "mountPath": SERVICE_ACCOUNT_MOUNT}
+            )
+
     def _admit_service(self, old: Obj | None, obj: Obj) -> None:
         self._admit_cluster_ip(old, obj)
         self._admit_node_ports(old, obj)
@@ -1059,6 +1119,7 @@ class Cluster:
 #: Built-in admission per type: what the API server itself fills in before validation.
 _ADMISSION: dict[tuple[str, str], Callable[[Cluster, Obj | None, Obj], None]] = {
     NAMESPACE_TYPE: Cluster._admit_namespace,  # phase Active and the `kubernetes` finalizer
+    ("", "pods"): Cluster._admit_pod,  # service account and its token volume
     ("", "services"): Cluster._admit_service,  # clusterIP and node port allocation
     ("", "persistentvolumeclaims"): Cluster._admit_claim,  # default class, in-use protection
 }

@@ -933,3 +933,49 @@ def test_a_failed_node_marks_and_loses_its_pods_then_recovers(
         what="node Ready again",
     )
     assert not node["spec"].get("taints")
+
+
+def test_service_account_admission(api: httpx.Client) -> None:
+    """As the ServiceAccount admission plugin: the `default` account, an existing account
+    required, and the API access token volume mounted into every container."""
+    ns = new_ns(api)
+    pod = create_pod(api, ns, pod_body("sa-default"))
+    spec = pod["spec"]
+    assert spec["serviceAccountName"] == "default" and spec["serviceAccount"] == "default"
+    (volume,) = spec["volumes"]
+    assert volume["name"].startswith("kube-api-access-") and len(volume["name"]) == 21
+    assert volume["projected"] == {
+        "defaultMode": 420,
+        "sources": [
+            {"serviceAccountToken": {"expirationSeconds": 3607, "path": "token"}},
+            {"configMap": {"name": "kube-root-ca.crt",
+                           "items": [{"key": "ca.crt", "path": "ca.crt"}]}},
+            {"downwardAPI": {"items": [{"fieldRef": {"apiVersion": "v1",
+                                                     "fieldPath": "metadata.namespace"},
+                                        "path": "namespace"}]}},
+        ],
+    }  # fmt: skip
+    assert spec["containers"][0]["volumeMounts"] == [
+        {"name": volume["name"], "readOnly": True,
+         "mountPath": "/var/run/secrets/kubernetes.io/serviceaccount"}
+    ]  # fmt: skip
+    wait_pod(api, ns, "sa-default", is_ready)
+
+    opted_out = create_pod(api, ns, pod_body("sa-none", automountServiceAccountToken=False))
+    assert "volumes" not in opted_out["spec"]
+    assert "volumeMounts" not in opted_out["spec"]["containers"][0]
+
+    r = api.post(
+        f"/api/v1/namespaces/{ns}/pods", json=pod_body("sa-missing", serviceAccountName="ghost")
+    )
+    assert r.status_code == 403, r.text
+    assert r.json()["message"] == (
+        f'pods "sa-missing" is forbidden: error looking up service account {ns}/ghost: '
+        'serviceaccount "ghost" not found'
+    )
+    api.post(
+        f"/api/v1/namespaces/{ns}/serviceaccounts",
+        json={"metadata": {"name": "quiet"}, "automountServiceAccountToken": False},
+    )
+    quiet = create_pod(api, ns, pod_body("sa-quiet", serviceAccountName="quiet"))
+    assert quiet["spec"]["serviceAccountName"] == "quiet" and "volumes" not in quiet["spec"]
