@@ -66,6 +66,28 @@ _OBJECT_REFERENCE: Schema = {
     7: ("fieldPath", "string"),
 }
 
+_SELECTOR_REQUIREMENT: Schema = {
+    1: ("key", "string"),
+    2: ("operator", "string"),
+    3: ("values", ("repeated", "string")),
+}
+_SELECTOR_ATTRIBUTES: Schema = {
+    1: ("rawSelector", "string"),
+    2: ("requirements", ("repeated", _SELECTOR_REQUIREMENT)),
+}
+_ACCESS_REVIEW_SPEC: Schema = {  # authorization/v1 (Self)SubjectAccessReviewSpec
+    1: ("resourceAttributes", {
+        1: ("namespace", "string"), 2: ("verb", "string"), 3: ("group", "string"),
+        4: ("version", "string"), 5: ("resource", "string"), 6: ("subresource", "string"),
+        7: ("name", "string"), 8: ("fieldSelector", _SELECTOR_ATTRIBUTES),
+        9: ("labelSelector", _SELECTOR_ATTRIBUTES),
+    }),
+    2: ("nonResourceAttributes", {1: ("path", "string"), 2: ("verb", "string")}),
+    3: ("user", "string"),
+    4: ("groups", ("repeated", "string")),
+    6: ("uid", "string"),
+}  # fmt: skip
+
 #: (apiVersion, kind) → the object's message.
 SCHEMAS: dict[tuple[str, str], Schema] = {
     ("v1", "ConfigMap"): {
@@ -91,6 +113,24 @@ SCHEMAS: dict[tuple[str, str], Schema] = {
         3: ("imagePullSecrets", ("repeated", _LOCAL_OBJECT_REFERENCE)),
         4: ("automountServiceAccountToken", "bool"),
     },
+    # What `kubectl auth can-i` and `kubectl auth whoami` post.
+    ("authorization.k8s.io/v1", "SelfSubjectAccessReview"): {
+        1: ("metadata", _OBJECT_META),
+        2: ("spec", _ACCESS_REVIEW_SPEC),
+    },
+    ("authorization.k8s.io/v1", "SubjectAccessReview"): {
+        1: ("metadata", _OBJECT_META),
+        2: ("spec", _ACCESS_REVIEW_SPEC),
+    },
+    ("authorization.k8s.io/v1", "LocalSubjectAccessReview"): {
+        1: ("metadata", _OBJECT_META),
+        2: ("spec", _ACCESS_REVIEW_SPEC),
+    },
+    ("authorization.k8s.io/v1", "SelfSubjectRulesReview"): {
+        1: ("metadata", _OBJECT_META),
+        2: ("spec", {1: ("namespace", "string")}),
+    },
+    ("authentication.k8s.io/v1", "SelfSubjectReview"): {1: ("metadata", _OBJECT_META)},
 }
 
 #: meta/v1 DeleteOptions, the body of a typed client's delete (Helm's uninstall purges its
@@ -131,7 +171,8 @@ def decode(body: bytes) -> dict[str, Any]:
         raise ProtobufError(f"content encoding {envelope['contentEncoding']!r} is not supported")
     schema = SCHEMAS.get((api_version, kind)) or OPTIONS.get((api_version, kind))
     if schema is None:
-        known = ", ".join(f"{k} ({v})" for v, k in sorted(SCHEMAS))
+        core_first = sorted(SCHEMAS, key=lambda vk: ("/" in vk[0], vk))
+        known = ", ".join(f"{k} ({v})" for v, k in core_first)
         raise ProtobufError(
             f"this server reads protobuf bodies only for {known}, not {kind} ({api_version}); send JSON"
         )

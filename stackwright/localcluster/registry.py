@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from stackwright.localcluster.reviews import REVIEW_TYPES
 from stackwright.localcluster.schema import Node, builtin_schemas, resolve_inline
 
 Resolver = Callable[[Node | None], Node]
@@ -127,6 +128,19 @@ def builtin_types() -> list[ResourceType]:
                 categories=categories,
                 subresources=frozenset(subs),
                 schema=root,
+                resolve=schemas.resolve,
+            )
+        )
+    for group, version, kind, plural, namespaced in REVIEW_TYPES:
+        types.append(
+            ResourceType(
+                group=group,
+                version=version,
+                kind=kind,
+                plural=plural,
+                namespaced=namespaced,
+                verbs=("create",),
+                schema=schemas.root(group, version, kind),
                 resolve=schemas.resolve,
             )
         )

@@ -197,6 +197,12 @@ class APIServerApp:
     async def _serve(self, request: Request, target: Target) -> Response | AsyncIterator[bytes]:
         cluster, rtype, method, q = self.cluster, target.rtype, request.method, request.query
         ns = target.namespace or ""
+        if rtype.verbs == ("create",):  # the review APIs: answered, never stored
+            if method != "POST" or target.name is not None or target.watch_path:
+                raise _not_allowed(method)
+            from stackwright.localcluster.reviews import answer
+
+            return _json(201, answer(rtype.kind, rtype.api_version, ns, _parse_body(request)))
         if target.name is None:
             if method == "GET":
                 if target.watch_path or request.flag("watch"):

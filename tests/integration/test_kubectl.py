@@ -208,3 +208,27 @@ def test_a_protobuf_body_of_an_unsupported_kind_is_refused_with_415(cluster: Any
     assert result.returncode != 0
     assert "reads protobuf bodies only for ConfigMap (v1)" in result.stderr
     assert "not Deployment (apps/v1); send JSON" in result.stderr
+
+
+def test_auth_can_i_and_whoami(cluster: Any) -> None:
+    # The local cluster's one credential is a cluster administrator (system:masters).
+    assert cluster.kubectl("auth", "can-i", "create", "pods").stdout.strip() == "yes"
+    assert cluster.kubectl("auth", "can-i", "delete", "nodes", "-A").stdout.strip() == "yes"
+    listed = cluster.kubectl("auth", "can-i", "--list").stdout.splitlines()
+    assert listed[0].split() == ["Resources", "Non-Resource", "URLs", "Resource", "Names", "Verbs"]
+    assert listed[1].split() == ["*.*", "[]", "[]", "[*]"]
+    who = json.loads(cluster.kubectl("auth", "whoami", "-o", "json").stdout)
+    assert who["kind"] == "SelfSubjectReview"
+    assert who["status"]["userInfo"]["groups"] == ["system:masters", "system:authenticated"]
+    with cluster.http() as api:
+        review = {
+            "apiVersion": "authorization.k8s.io/v1",
+            "kind": "SelfSubjectAccessReview",
+            "spec": {"resourceAttributes": {"verb": "get", "resource": "secrets"}},
+        }
+        r = api.post("/apis/authorization.k8s.io/v1/selfsubjectaccessreviews", json=review)
+        assert r.status_code == 201
+        assert r.json()["status"] == {"allowed": True}
+        assert r.json()["spec"] == review["spec"]
+        listing = api.get("/apis/authorization.k8s.io/v1/selfsubjectaccessreviews")
+        assert listing.status_code == 405
