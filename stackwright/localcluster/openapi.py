@@ -556,7 +556,7 @@ def _paths(rtype: ResourceType, names: _Names) -> list[_Path]:
             on_sub = (ops.read(sub),)
         elif sub in ("binding", "eviction"):
             on_sub = (ops.create(sub),)
-        else:  # no other subresource is served
+        else:  # no other subresource is served (exec, attach, portforward are refused)
             continue
         name_of = _SUBRESOURCE_KINDS[sub][2] if sub in _SUBRESOURCE_KINDS else rtype.kind
         out.append(_Path(f"{item}/{sub}", (_name_param(name_of), *scope, _PRETTY), on_sub))

@@ -262,6 +262,14 @@ class APIServerApp:
             return await self._scale(request, target)
         if sub in ("log", "binding", "eviction"):
             return self._pod_subresource(request, target)
+        if sub in _STREAMS:
+            if method not in ("GET", "POST"):
+                raise _not_allowed(method)
+            cluster.get(rtype, ns, name)  # a missing pod is 404, as it is for a real server
+            raise status.BadRequest(
+                f'cannot {_STREAMS[sub]} pod "{name}": the local cluster\'s pods are simulated: '
+                "no container process runs"
+            )
         if method == "GET":
             if target.watch_path:
                 request.query["fieldSelector"] = f"metadata.name={name}"
@@ -424,6 +432,11 @@ class APIServerApp:
                     sub_entry.update(group="autoscaling", version="v1", kind="Scale")
                 elif sub in ("log",):
                     sub_entry.update(kind="Pod", verbs=["get"])
+                elif sub in _STREAMS:
+                    options = {"exec": "PodExecOptions", "attach": "PodAttachOptions"}
+                    sub_entry.update(
+                        kind=options.get(sub, "PodPortForwardOptions"), verbs=["create", "get"]
+                    )
                 elif sub in ("binding", "eviction"):
                     sub_entry.update(
                         kind="Binding" if sub == "binding" else "Eviction", verbs=["create"]
@@ -577,6 +590,10 @@ def _int(value: str | None, name: str) -> int:
 def _wants_table(request: Request) -> bool:
     accept = request.headers.get("accept", "")
     return "as=Table" in accept
+
+
+#: The streaming pod subresources (exec, attach, port-forward) → how a refusal names the act.
+_STREAMS = {"exec": "exec in", "attach": "attach to", "portforward": "port-forward to"}
 
 
 def _not_allowed(method: str) -> status.MethodNotAllowed:

@@ -232,3 +232,26 @@ def test_auth_can_i_and_whoami(cluster: Any) -> None:
         assert r.json()["spec"] == review["spec"]
         listing = api.get("/apis/authorization.k8s.io/v1/selfsubjectaccessreviews")
         assert listing.status_code == 405
+
+
+def test_exec_attach_and_port_forward_fail_at_once_with_a_clear_message(cluster: Any) -> None:
+    # Simulated pods run no processes: these fail fast, saying why (and never hang).
+    cluster.kubectl("run", "shell", "--image=nginx:1.29")
+    cluster.kubectl("wait", "--for=condition=Ready", "pod/shell", "--timeout=30s")
+    reason = "the local cluster's pods are simulated: no container process runs"
+    execd = cluster.kubectl("exec", "shell", "--", "ls", check=False)
+    assert execd.returncode != 0
+    assert f'Error from server (BadRequest): cannot exec in pod "shell": {reason}' in execd.stderr
+    forwarded = cluster.kubectl("port-forward", "pod/shell", "0:80", check=False)
+    assert forwarded.returncode != 0
+    assert f'cannot port-forward to pod "shell": {reason}' in forwarded.stderr
+    attached = cluster.kubectl("attach", "shell", check=False)
+    assert attached.returncode != 0 and "cannot attach to pod" in attached.stderr
+    missing = cluster.kubectl("exec", "nobody", "--", "ls", check=False)
+    assert 'pods "nobody" not found' in missing.stderr
+    pods = {
+        r["name"]: r
+        for r in json.loads(cluster.kubectl("get", "--raw", "/api/v1").stdout)["resources"]
+    }
+    assert pods["pods/exec"]["verbs"] == ["create", "get"]
+    assert pods["pods/portforward"]["verbs"] == ["create", "get"]
