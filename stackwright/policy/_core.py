@@ -87,10 +87,15 @@ def parse_path(path: str) -> list[str | int]:
 
 
 def touches_unknown(obj: Any, path: str) -> bool:
-    """Whether the value at `path`, or any value on the way to it, is not known yet."""
+    """Whether the value at `path`, or any value on the way to it, is not known yet.
+
+    An empty path (a violation about the object as a whole) runs through no value: an
+    unknown value somewhere inside the object does not touch it."""
     value = obj
     if is_unknown(value):
         return True
+    if not path:
+        return False
     for part in parse_path(path):
         if isinstance(part, int):
             value = value[part] if isinstance(value, list) and part < len(value) else None

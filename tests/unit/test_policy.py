@@ -338,6 +338,16 @@ def test_values_not_known_yet_never_fail_a_policy() -> None:
     assert {"SW-K8S-012", "SW-K8S-002"} <= set(ids(evaluate(subjects(obj), all_packs)))
 
 
+def test_an_unknown_value_elsewhere_in_an_object_does_not_drop_its_stack_violations() -> None:
+    # A violation about the object as a whole (path "") runs through no unknown value: an
+    # Output in a volume's ConfigMap name must not hide the namespace's missing NetworkPolicy.
+    obj = deployment()
+    obj["spec"]["template"]["spec"]["volumes"] = [{"name": "page", "configMap": {"name": UNKNOWN}}]
+    alone = [s for s in subjects(obj) if s.kind not in ("Namespace", "NetworkPolicy")]
+    report = evaluate(alone, BEST)
+    assert "SW-K8S-018" in ids(report)
+
+
 # --- SARIF ---------------------------------------------------------------------------------
 
 
