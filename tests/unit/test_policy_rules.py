@@ -241,3 +241,27 @@ def test_policy_check_on_a_program_given_a_relative_path(
     found = _check(capsys, "p1", "--json")
     assert found["checked"] == 1
     assert {f["id"] for f in found["findings"]} >= {"SW-K8S-023"}
+
+
+# --- pod-security-restricted against Pod Security admission's own checks ---------------------
+
+PSS = select_packs(["pod-security-restricted"])
+
+
+def _pss(change: Any) -> list[tuple[str, str]]:
+    """The SW-PSS findings of good()'s Deployment after `change(pod_spec, container)`."""
+    objects = good("shop")
+    deployment = objects[2]
+    pod = deployment["spec"]["template"]["spec"]
+    change(pod, pod["containers"][0])
+    report = evaluate([Subject(o) for o in objects], PSS)
+    return [(f.policy.id, f.path) for f in report.findings]
+
+
+def test_pss_a_pod_level_run_as_non_root_false_fails_even_when_every_container_sets_true() -> None:
+    # Pod Security admission's runAsNonRoot check: "pod must not set runAsNonRoot=false".
+    def change(pod: dict[str, Any], container: dict[str, Any]) -> None:
+        pod["securityContext"]["runAsNonRoot"] = False
+        container["securityContext"]["runAsNonRoot"] = True
+
+    assert ("SW-PSS-014", "spec.template.spec.securityContext.runAsNonRoot") in _pss(change)

@@ -45,6 +45,13 @@ def privilege_escalation(subject: Subject) -> Iterator[Violation]:
 
 def run_as_non_root(subject: Subject) -> Iterator[Violation]:
     pod_path, pod = _pod_security(subject)
+    if pod.get("runAsNonRoot") is False:
+        # Pod Security admission refuses an explicit false on the pod even when every
+        # container sets true (its containers only override what the pod says).
+        yield Violation(
+            f"the pods of {subject.display} set runAsNonRoot: false",
+            f"{pod_path}.runAsNonRoot",
+        )
     for path, container in subject.containers():
         own = _security(container).get("runAsNonRoot")
         if own is True or (own is None and pod.get("runAsNonRoot") is True):
