@@ -265,3 +265,21 @@ def test_pss_a_pod_level_run_as_non_root_false_fails_even_when_every_container_s
         container["securityContext"]["runAsNonRoot"] = True
 
     assert ("SW-PSS-014", "spec.template.spec.securityContext.runAsNonRoot") in _pss(change)
+
+
+def test_pss_a_windows_pod_is_not_asked_for_linux_only_fields() -> None:
+    # Since Kubernetes 1.25 Pod Security admission lets pods with spec.os.name: windows leave
+    # out allowPrivilegeEscalation, seccompProfile and capabilities — the API server refuses
+    # those fields on Windows pods, so a finding could never be fixed.
+    def change(pod: dict[str, Any], container: dict[str, Any]) -> None:
+        pod["os"] = {"name": "windows"}
+        del pod["securityContext"]["seccompProfile"]
+        del pod["securityContext"]["runAsUser"]
+        del container["securityContext"]["allowPrivilegeEscalation"]
+        del container["securityContext"]["capabilities"]
+
+    assert _pss(change) == []
+    # A Linux pod (os.name linux, or no os) without them still fails.
+    assert {"SW-PSS-013", "SW-PSS-016", "SW-PSS-017"} <= {
+        id for id, _ in _pss(lambda pod, c: change(pod, c) or pod.update(os={"name": "linux"}))
+    }

@@ -24,6 +24,13 @@ def _pod_security(subject: Subject) -> tuple[str, Mapping[str, Any]]:
     return f"{path}.securityContext", mapping(spec.get("securityContext"))
 
 
+def _windows(subject: Subject) -> bool:
+    """Whether the pods are Windows pods (spec.os.name), on which the API server refuses
+    the Linux-only fields (allowPrivilegeEscalation, seccompProfile, capabilities, …) and
+    Pod Security admission does not ask for them (since Kubernetes 1.25)."""
+    return mapping(subject.pod_spec()[1].get("os")).get("name") == "windows"
+
+
 def privileged(subject: Subject) -> Iterator[Violation]:
     for path, container in subject.containers():
         if _security(container).get("privileged") is True:
@@ -34,6 +41,8 @@ def privileged(subject: Subject) -> Iterator[Violation]:
 
 
 def privilege_escalation(subject: Subject) -> Iterator[Violation]:
+    if _windows(subject):
+        return
     for path, container in subject.containers():
         if _security(container).get("allowPrivilegeEscalation") is not False:
             yield Violation(
@@ -117,6 +126,8 @@ def host_ports(subject: Subject) -> Iterator[Violation]:
 def seccomp(subject: Subject, allowed: Iterable[str]) -> Iterator[Violation]:
     """Every container's effective seccomp profile type is one of `allowed` (an empty
     string standing for "not set")."""
+    if _windows(subject):
+        return
     allowed = tuple(allowed)
     pod_path, pod = _pod_security(subject)
     pod_type = mapping(pod.get("seccompProfile")).get("type", "")
@@ -143,6 +154,8 @@ def seccomp(subject: Subject, allowed: Iterable[str]) -> Iterator[Violation]:
 
 
 def capabilities_dropped(subject: Subject) -> Iterator[Violation]:
+    if _windows(subject):
+        return
     for path, container in subject.containers():
         dropped = items(mapping(_security(container).get("capabilities")).get("drop"))
         if "ALL" not in dropped:
