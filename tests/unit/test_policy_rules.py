@@ -283,3 +283,15 @@ def test_pss_a_windows_pod_is_not_asked_for_linux_only_fields() -> None:
     assert {"SW-PSS-013", "SW-PSS-016", "SW-PSS-017"} <= {
         id for id, _ in _pss(lambda pod, c: change(pod, c) or pod.update(os={"name": "linux"}))
     }
+
+
+def test_pss_sysctls_follow_the_newest_safe_set() -> None:
+    # Kubernetes 1.32 added net.ipv4.tcp_rmem and net.ipv4.tcp_wmem to the safe sysctls.
+    def change(pod: dict[str, Any], container: dict[str, Any]) -> None:
+        pod["securityContext"]["sysctls"] = [
+            {"name": "net.ipv4.tcp_rmem", "value": "4096 87380 16777216"},
+            {"name": "net.ipv4.tcp_wmem", "value": "4096 87380 16777216"},
+            {"name": "net.core.somaxconn", "value": "1024"},
+        ]
+
+    assert _pss(change) == [("SW-PSS-011", "spec.template.spec.securityContext.sysctls[2].name")]

@@ -234,7 +234,7 @@ def seccomp_baseline(subject: Subject) -> Iterator[Violation]:
     return _pods.seccomp(subject, ("", "RuntimeDefault", "Localhost"))
 
 
-#: The "safe" sysctls of the baseline profile.
+#: The "safe" sysctls of the baseline profile (the newest Kubernetes version's set).
 SAFE_SYSCTLS = frozenset(
     {
         "kernel.shm_rmid_forced",
@@ -247,6 +247,8 @@ SAFE_SYSCTLS = frozenset(
         "net.ipv4.tcp_fin_timeout",
         "net.ipv4.tcp_keepalive_intvl",
         "net.ipv4.tcp_keepalive_probes",
+        "net.ipv4.tcp_rmem",  # safe since Kubernetes 1.32
+        "net.ipv4.tcp_wmem",  # safe since Kubernetes 1.32
     }
 )
 
