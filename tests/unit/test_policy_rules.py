@@ -246,6 +246,7 @@ def test_policy_check_on_a_program_given_a_relative_path(
 # --- pod-security-restricted against Pod Security admission's own checks ---------------------
 
 PSS = select_packs(["pod-security-restricted"])
+POD_C0 = "spec.template.spec.containers[0]"
 
 
 def _pss(change: Any) -> list[tuple[str, str]]:
@@ -295,3 +296,20 @@ def test_pss_sysctls_follow_the_newest_safe_set() -> None:
         ]
 
     assert _pss(change) == [("SW-PSS-011", "spec.template.spec.securityContext.sysctls[2].name")]
+
+
+def test_pss_capabilities_are_matched_as_pod_security_admission_matches_them() -> None:
+    # Admission compares the names exactly: "CAP_CHOWN" or "net_bind_service" is not one of
+    # the allowed capabilities, and drop: [all] does not drop ALL.
+    def change(pod: dict[str, Any], container: dict[str, Any]) -> None:
+        container["securityContext"]["capabilities"] = {
+            "drop": ["all"],
+            "add": ["CAP_CHOWN", "net_bind_service"],
+        }
+
+    found = _pss(change)
+    caps = f"{POD_C0}.securityContext.capabilities"
+    assert ("SW-PSS-004", f"{caps}.add[0]") in found
+    assert ("SW-PSS-004", f"{caps}.add[1]") in found
+    assert ("SW-PSS-017", f"{caps}.drop") in found
+    assert ("SW-PSS-017", f"{caps}.add[1]") in found

@@ -169,16 +169,18 @@ def capabilities_dropped(subject: Subject) -> Iterator[Violation]:
 def capabilities_added(
     subject: Subject, *, forbidden: Iterable[str] = (), allowed: Iterable[str] | None = None
 ) -> Iterator[Violation]:
-    """Added capabilities that are `forbidden`, or not `allowed` when an allow-list is given."""
+    """Added capabilities that are `forbidden` (in any spelling: sys_admin, CAP_SYS_ADMIN),
+    or not `allowed` when an allow-list is given (spelt exactly so, as Pod Security
+    admission compares them)."""
     forbidden = {c.upper().removeprefix("CAP_") for c in forbidden}
-    allow = None if allowed is None else {c.upper().removeprefix("CAP_") for c in allowed}
+    allow = None if allowed is None else set(allowed)
     for path, container in subject.containers():
         added = items(mapping(_security(container).get("capabilities")).get("add"))
         for index, capability in enumerate(added):
             if not isinstance(capability, str):
                 continue
             bare = capability.upper().removeprefix("CAP_")
-            if bare in forbidden or (allow is not None and bare not in allow):
+            if bare in forbidden or (allow is not None and capability not in allow):
                 yield Violation(
                     f"container {container.get('name')} of {subject.display} adds capability "
                     f"{capability}",
