@@ -103,25 +103,39 @@ def _read(path: Path) -> str:
         raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from exc
 
 
+def _helm_scalar(raw: str) -> Any:
+    """A `--set` value typed as Helm types it: true / false / null, integers without a
+    leading zero; everything else (1.10, 0123, yes) stays text."""
+    lowered = raw.lower()
+    if lowered in ("true", "false"):
+        return lowered == "true"
+    if lowered == "null":
+        return None
+    if raw == "0" or (raw[:1] != "0" and re.fullmatch(r"[+-]?\d+", raw)):
+        return int(raw)
+    return raw
+
+
 def _set_values(assignments: Iterable[str]) -> dict[str, Any]:
-    """`--set a.b=1` as Helm reads it: dotted keys, YAML scalars (true, 3, text)."""
+    """`--set a.b=1,c=x` as Helm reads it: comma-separated (`\\,` for a comma in a value),
+    dotted keys, values typed as Helm types them."""
     values: dict[str, Any] = {}
-    for assignment in assignments:
-        key, equals, raw = assignment.partition("=")
-        if not equals or not key:
-            raise UsageError(f"--set {assignment!r}: write it as key=value (a.b=c for nested keys)")
-        try:
-            value = yaml.safe_load(raw) if raw else ""
-        except yaml.YAMLError:
-            value = raw
-        node = values
-        parts = key.split(".")
-        for part in parts[:-1]:
-            child = node.get(part)
-            if not isinstance(child, dict):
-                child = node[part] = {}
-            node = child
-        node[parts[-1]] = value
+    for argument in assignments:
+        for assignment in re.split(r"(?<!\\),", argument):
+            key, equals, raw = assignment.partition("=")
+            if not equals or not key:
+                raise UsageError(
+                    f"--set {argument!r}: write it as key=value (a.b=c for nested keys)"
+                )
+            value = _helm_scalar(raw.replace("\\,", ","))
+            node = values
+            parts = key.split(".")
+            for part in parts[:-1]:
+                child = node.get(part)
+                if not isinstance(child, dict):
+                    child = node[part] = {}
+                node = child
+            node[parts[-1]] = value
     return values
 
 

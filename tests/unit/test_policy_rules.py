@@ -313,3 +313,25 @@ def test_pss_capabilities_are_matched_as_pod_security_admission_matches_them() -
     assert ("SW-PSS-004", f"{caps}.add[1]") in found
     assert ("SW-PSS-017", f"{caps}.drop") in found
     assert ("SW-PSS-017", f"{caps}.add[1]") in found
+
+
+def test_set_values_are_typed_and_split_as_helm_does() -> None:
+    # Helm's --set keeps 1.10, 0123 and yes as text (only integers without a leading zero,
+    # true / false / null are typed) and splits on commas: an image tag 1.10 must not become
+    # the number 1.1, nor a Git SHA of digits an octal number.
+    from stackwright.automation.policy import _set_values
+
+    assert _set_values(["image.tag=1.10", "sha=0123456", "on=yes", "n=3", "b=true", "z=0"]) == {
+        "image": {"tag": "1.10"},
+        "sha": "0123456",
+        "on": "yes",
+        "n": 3,
+        "b": True,
+        "z": 0,
+    }
+    assert _set_values(["a=1,b.c=x", r"list=x\,y", "empty="]) == {
+        "a": 1,
+        "b": {"c": "x"},
+        "list": "x,y",
+        "empty": "",
+    }
