@@ -69,7 +69,12 @@ def _document_lines(text: str) -> list[int]:
             if first or opened:
                 starts.append(first)
             first, opened = 0, True
-        elif not first and line.strip() and not line.lstrip().startswith("#"):
+        elif (
+            not first
+            and line.strip()
+            and not line.lstrip().startswith("#")
+            and not line.startswith("%")  # a directive of the document its `---` opens
+        ):
             first = number
     if first or opened:
         starts.append(first)

@@ -573,3 +573,12 @@ def test_a_stack_enforces_its_configured_packs_and_pack_dirs(
         assert gate.settings.packs["acme"] is Level.ADVISORY
         with pytest.raises(UsageError, match="no-such-dir: no such directory"):
             Workspace(Project.load(tmp_path), "dev", store).policy_gate(("no-such-dir",))
+
+
+def test_document_lines_skip_yaml_directives() -> None:
+    # A %YAML / %TAG directive belongs to the document its `---` opens: it is not a document
+    # of its own, and the lines of the findings after it must not shift by one document.
+    from stackwright.automation.policy import _document_lines
+
+    text = "%YAML 1.1\n---\napiVersion: v1\nkind: A\n---\n# b\napiVersion: v1\nkind: B\n"
+    assert _document_lines(text) == [3, 7]
