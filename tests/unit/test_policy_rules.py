@@ -335,3 +335,19 @@ def test_set_values_are_typed_and_split_as_helm_does() -> None:
         "list": "x,y",
         "empty": "",
     }
+
+
+def test_pss_an_empty_apparmor_annotation_is_allowed_as_admission_allows_it() -> None:
+    objects = good("shop")
+    template = objects[2]["spec"]["template"]
+    template["metadata"]["annotations"] = {
+        "container.apparmor.security.beta.kubernetes.io/web": "",
+        "container.apparmor.security.beta.kubernetes.io/other": "unconfined",
+    }
+    report = evaluate([Subject(o) for o in objects], PSS)
+    assert [(f.policy.id, f.path) for f in report.findings] == [
+        (
+            "SW-PSS-007",
+            "spec.template.metadata.annotations.container.apparmor.security.beta.kubernetes.io/other",
+        )
+    ]

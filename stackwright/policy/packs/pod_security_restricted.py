@@ -169,7 +169,7 @@ def apparmor(subject: Subject) -> Iterator[Violation]:
     path, metadata = subject.pod_metadata()
     for key, value in mapping(metadata.get("annotations")).items():
         if key.startswith("container.apparmor.security.beta.kubernetes.io/") and not (
-            value == "runtime/default" or str(value).startswith("localhost/")
+            value in ("", "runtime/default") or str(value).startswith("localhost/")
         ):
             yield Violation(
                 f"{subject.display} sets AppArmor profile {value} by annotation",
