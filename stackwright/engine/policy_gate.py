@@ -130,6 +130,17 @@ AUDIT_KINDS = (
 )
 
 
+def _api_server_own(obj: Mapping[str, Any]) -> bool:
+    """Service default/kubernetes, which the API server makes and keeps in every cluster:
+    nothing a user could change about it."""
+    metadata = obj.get("metadata") or {}
+    return (
+        obj.get("kind") == "Service"
+        and metadata.get("namespace") == "default"
+        and metadata.get("name") == "kubernetes"
+    )
+
+
 def _owned(obj: Mapping[str, Any]) -> bool:
     owners = (obj.get("metadata") or {}).get("ownerReferences") or ()
     return any(isinstance(o, Mapping) and o.get("controller") for o in owners)
@@ -146,7 +157,7 @@ def audit(
     found = []
     for obj in list_objects(AUDIT_KINDS):
         metadata = obj.get("metadata") or {}
-        if _owned(obj):
+        if _owned(obj) or _api_server_own(obj):
             continue
         if namespace and namespace not in (
             metadata.get("namespace"),

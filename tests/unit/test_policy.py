@@ -582,3 +582,23 @@ def test_document_lines_skip_yaml_directives() -> None:
 
     text = "%YAML 1.1\n---\napiVersion: v1\nkind: A\n---\n# b\napiVersion: v1\nkind: B\n"
     assert _document_lines(text) == [3, 7]
+
+
+def test_an_audit_does_not_judge_the_api_servers_own_service() -> None:
+    # Every cluster has Service default/kubernetes, made and kept by the API server: no one
+    # can move it out of the default namespace or relabel it, so findings on it are noise.
+    from stackwright.engine.policy_gate import audit
+
+    api_service = {
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": {
+            "name": "kubernetes",
+            "namespace": "default",
+            "labels": {"component": "apiserver", "provider": "kubernetes"},
+        },
+        "spec": {"type": "ClusterIP", "ports": [{"name": "https", "port": 443}]},
+    }
+    mine = {**api_service, "metadata": {"name": "web", "namespace": "default"}}
+    report = audit(lambda kinds: [api_service, mine], PolicyGate(tuple(BEST), Settings()))
+    assert {f.resource.name for f in report.findings if f.resource} == {"web"}
