@@ -456,6 +456,11 @@ CASES: list[Case] = [
     Case("SW-PSS-017/add", _caps(add=["CHOWN"]), "Deployment",
          f"{C0}.securityContext.capabilities.add[0]", "adds capability CHOWN", "high",
          _caps(add=["NET_BIND_SERVICE"])),
+    Case("SW-PSS-018/probe-host",
+         lambda o: container(o)["livenessProbe"]["httpGet"].update(host="10.0.0.1"),
+         "Deployment", f"{C0}.livenessProbe.httpGet.host",
+         "points its livenessProbe at host 10.0.0.1", "high",
+         lambda o: container(o)["livenessProbe"]["httpGet"].update(host="")),
 ]  # fmt: skip
 
 #: Every rule ID of the built-in packs (a case must exist for each).

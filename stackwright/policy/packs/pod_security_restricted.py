@@ -10,6 +10,7 @@ Must never: be stricter or looser than the standard without saying so in the rul
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
@@ -35,7 +36,7 @@ def _control(
 ) -> Callable[[Check], Policy]:
     """The decorator of one control: every rule of this pack is mandatory-worthy (high)."""
     return policy(
-        control.lower().replace(" ", "-").replace("/", "").replace("(", "").replace(")", ""),
+        re.sub(r"[^a-z0-9]+", "-", control.lower()).strip("-"),
         id=id,
         description=f"Pod Security Standards, {profile}: {control} — {description}",
         severity="high",
@@ -175,6 +176,33 @@ def apparmor(subject: Subject) -> Iterator[Violation]:
                 f"{subject.display} sets AppArmor profile {value} by annotation",
                 f"{path}.annotations.{key}",
             )
+
+
+_PROBES = ("livenessProbe", "readinessProbe", "startupProbe")
+_HOOKS = ("postStart", "preStop")
+
+
+@_control(
+    "SW-PSS-018",
+    "Host Probes / Lifecycle Hooks",
+    "baseline",
+    "no host in probes and lifecycle hooks (Kubernetes 1.34+)",
+    "remove httpGet.host / tcpSocket.host: a probe or hook then reaches the pod's own IP",
+)
+def host_probes(subject: Subject) -> Iterator[Violation]:
+    for path, container in subject.containers():
+        handlers = [(p, mapping(container.get(p))) for p in _PROBES]
+        lifecycle = mapping(container.get("lifecycle"))
+        handlers += [(f"lifecycle.{h}", mapping(lifecycle.get(h))) for h in _HOOKS]
+        for where, handler in handlers:
+            for action in ("httpGet", "tcpSocket"):
+                host = mapping(handler.get(action)).get("host")
+                if host not in (None, ""):
+                    yield Violation(
+                        f"container {container.get('name')} of {subject.display} points its "
+                        f"{where} at host {host}",
+                        f"{path}.{where}.{action}.host",
+                    )
 
 
 _SELINUX_TYPES = ("", "container_t", "container_init_t", "container_kvm_t", "container_engine_t")
@@ -374,6 +402,7 @@ PACK = PolicyPack(
         capabilities_baseline,
         host_path,
         host_ports,
+        host_probes,
         apparmor,
         selinux,
         proc_mount,
