@@ -351,3 +351,23 @@ def test_pss_an_empty_apparmor_annotation_is_allowed_as_admission_allows_it() ->
             "spec.template.metadata.annotations.container.apparmor.security.beta.kubernetes.io/other",
         )
     ]
+
+
+def test_allowed_registries_know_docker_hubs_official_images_live_under_library() -> None:
+    # `nginx` is docker.io/library/nginx: allowing docker.io/library allows it, and only it.
+    settings = Settings.from_config(
+        {"policy:policies": {"allowed-registries": {"registries": ["docker.io/library"]}}}, "t"
+    )
+    best = select_packs(["kubernetes-best-practices"])
+
+    def flagged(image: str) -> bool:
+        objects = good("shop")
+        objects[2]["spec"]["template"]["spec"]["containers"][0]["image"] = image
+        report = evaluate([Subject(o) for o in objects], best, settings)
+        return any(f.policy.id == "SW-K8S-013" for f in report.findings)
+
+    assert not flagged("nginx:1.29")
+    assert not flagged("docker.io/library/nginx:1.29")
+    assert not flagged("docker.io/nginx:1.29")
+    assert flagged("bitnami/nginx:1.29")
+    assert flagged("ghcr.io/library/nginx:1.29")

@@ -330,6 +330,8 @@ def allowed_registries(subject: Subject) -> Iterator[Violation]:
         if not isinstance(image, str):
             continue
         registry, repository, _ = _image_parts(image)
+        if registry == "docker.io" and "/" not in repository:
+            repository = f"library/{repository}"  # Docker Hub's official images: nginx
         full = f"{registry}/{repository}"
         if not any(full == a or full.startswith(a + "/") or registry == a for a in allowed):
             yield Violation(
