@@ -192,8 +192,12 @@ def _program(folder: Path, options: Options) -> list[Subject]:
             project.main, project=project.name, stack=options.stack, config=options.program_config
         )
     found = policy_gate.subjects(declared, PolicyGate(()))
+    # Named as the user named the project (relative stays relative), like a manifest.
+    main = project.main
+    if main.is_relative_to(project.folder):
+        main = folder / main.relative_to(project.folder)
     for subject in found:
-        subject.source = str(project.main)
+        subject.source = str(main)
     return found
 
 

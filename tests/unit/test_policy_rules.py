@@ -241,6 +241,9 @@ def test_policy_check_on_a_program_given_a_relative_path(
     found = _check(capsys, "p1", "--json")
     assert found["checked"] == 1
     assert {f["id"] for f in found["findings"]} >= {"SW-K8S-023"}
+    # Findings point at the program as it was named, like a manifest's: a relative path, which
+    # SARIF consumers (GitHub code scanning) resolve against the checkout.
+    assert {f["source"] for f in found["findings"]} == {str(Path("p1") / "__main__.py")}
 
 
 # --- pod-security-restricted against Pod Security admission's own checks ---------------------
