@@ -94,7 +94,8 @@ PolicyPacks = Annotated[
     list[str] | None,
     typer.Option(
         "--policy-pack",
-        help="Also run the policy packs of this directory (repeatable).",
+        help="Run the policy packs of this directory (repeatable); the built-in pack then "
+        "runs only if --pack or the stack's policy.packs names it.",
         metavar="DIR",
     ),
 ]
