@@ -243,9 +243,9 @@ def _config_values(config: str | None) -> tuple[dict[str, Any], str]:
 def _gate(options: Options, values: Mapping[str, Any], where: str) -> PolicyGate:
     # Objects that name no namespace go where `--namespace` says (Helm's release namespace).
     settings = Settings.from_config(values, where, default_namespace=options.namespace or "default")
-    names: Sequence[str] = options.packs or tuple(settings.packs)
-    if not names and not options.pack_dirs:
-        names = (DEFAULT_PACK,)
+    # As `--policy-pack` says: a team's packs run as well as the built-in one (or those
+    # `--pack` / the config's policy.packs name).
+    names: Sequence[str] = options.packs or tuple(settings.packs) or (DEFAULT_PACK,)
     packs = select_packs(names, options.pack_dirs)
     return PolicyGate(tuple(packs), settings, options.level)
 

@@ -94,8 +94,7 @@ PolicyPacks = Annotated[
     list[str] | None,
     typer.Option(
         "--policy-pack",
-        help="Run the policy packs of this directory (repeatable); the built-in pack then "
-        "runs only if --pack or the stack's policy.packs names it.",
+        help="Also run the policy packs of this directory (repeatable).",
         metavar="DIR",
     ),
 ]

@@ -602,3 +602,21 @@ def test_an_audit_does_not_judge_the_api_servers_own_service() -> None:
     mine = {**api_service, "metadata": {"name": "web", "namespace": "default"}}
     report = audit(lambda kinds: [api_service, mine], PolicyGate(tuple(BEST), Settings()))
     assert {f.resource.name for f in report.findings if f.resource} == {"web"}
+
+
+def test_a_team_pack_runs_as_well_as_the_default_pack(team_packs: Path, tmp_path: Path) -> None:
+    """`--policy-pack DIR` says "also run": the default pack keeps running beside the
+    team's (it was dropped, so adding a team's rules silently switched off the built-in ones);
+    `--pack` names the built-in packs to run instead of the default."""
+    from stackwright.automation.policy import Options, check
+
+    manifest = tmp_path / "web.yaml"
+    manifest.write_text(json.dumps(deployment()))
+    both = check([manifest], Options(pack_dirs=(str(team_packs),)))
+    names = {f.policy.name for f in both.findings}
+    assert "team-label" in names and "pod-disruption-budget" in names, names
+    chosen = check(
+        [manifest], Options(packs=("pod-security-restricted",), pack_dirs=(str(team_packs),))
+    )
+    assert "pod-disruption-budget" not in {f.policy.name for f in chosen.findings}
+    assert "team-label" in {f.policy.name for f in chosen.findings}
