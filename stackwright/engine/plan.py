@@ -416,6 +416,9 @@ def replacement_reasons(
 #: The replace reason of a resource named by `--replace`.
 FORCED_REPLACE = "asked for by --replace"
 
+#: The replace reason of a resource whose provider changed.
+PROVIDER_CHANGED = "its provider changed (another cluster, perhaps)"
+
 
 def plan(intent: Intent, old: ResourceState | None) -> Step:
     """The step that takes `old` (None: not in the state) to what `intent` asks."""
@@ -435,20 +438,28 @@ def plan(intent: Intent, old: ResourceState | None) -> Step:
     reasons = replacement_reasons(changes, desired.inputs, intent.replace_on_changes, old.inputs)
     if intent.force_replace:
         reasons.append(FORCED_REPLACE)
+    moved = old.provider != desired.provider
+    if moved:
+        # Another provider may be another cluster: applying through it alone would leave
+        # the old object behind, untracked (Pulumi replaces too).
+        reasons.append(PROVIDER_CHANGED)
     if reasons:
         # Create-before-delete needs the two objects to coexist: an auto-named object gets
         # a new name, and a change of name or namespace makes another object anyway.
         renamed = any(_touches(change, rule) for change in changes for rule in IDENTITY)
         return Step(
             Op.REPLACE, urn, old, desired, tuple(changes), tuple(reasons),
+            # Delete first when moved: both providers may reach one cluster, where the
+            # create would be the old object and the delete would then remove it.
             delete_before_replace=intent.delete_before_replace
+            or moved
             or not (intent.auto_named or renamed),
         )  # fmt: skip
     return Step(Op.UPDATE, urn, old, desired, tuple(changes))
 
 
 #: The options only the state keeps: no object carries them, so a change of these alone
-#: is recorded without an API call (a provider names another cluster: an update).
+#: is recorded without an API call (another provider is a replacement: see `plan`).
 STATE_OPTIONS = ("protect", "retain_on_delete", "parent", "dependencies")
 
 

@@ -864,6 +864,39 @@ def test_a_provider_resource_sends_its_resources_to_another_cluster(tmp_path: Pa
         backend.close()
 
 
+def test_a_resource_moved_to_another_provider_is_replaced_and_leaves_the_old_cluster(
+    tmp_path: Path,
+) -> None:
+    """As in Pulumi, another provider is a replacement: the object is deleted where it was
+    (first: the two providers may reach one cluster) and created through the new one."""
+    backend = open_backend("file://" + str(tmp_path / "state.db"))
+    backend.create_stack(PROJECT, STACK)
+    home, east = FakeCluster(), FakeCluster(name="east")
+    stack = Stack(backend, home, factory=home.factory({"east": east}))
+
+    def declare(moved: bool) -> Declare:
+        def program(p: Program) -> None:
+            opts = ResourceOptions(provider=k8s.Provider("east", context="east")) if moved else None
+            k8s.core.v1.ConfigMap("cm", metadata={"name": "cm"}, data={"a": "1"}, opts=opts)
+
+        return program
+
+    try:
+        assert stack.up(declare(False)).ok
+        assert stack.preview(declare(True)).ok
+        assert ("replace", "cm") in stack.started()
+        assert home.names("ConfigMap") == ["default/cm"] and east.names("ConfigMap") == []
+
+        assert stack.up(declare(True)).ok
+        assert home.names("ConfigMap") == [] and east.names("ConfigMap") == ["default/cm"]
+        assert stack.recorded(urn(CM, "cm")).provider.endswith("::east")
+
+        assert stack.destroy().ok
+        assert east.names("ConfigMap") == []
+    finally:
+        backend.close()
+
+
 # --- crash recovery ----------------------------------------------------------------------------
 
 

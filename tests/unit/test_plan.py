@@ -102,7 +102,8 @@ def test_update_for_a_mutable_field() -> None:
 def test_options_only_the_state_keeps_are_a_same_step_that_records_them() -> None:
     """No object carries dependencies, protect, retain_on_delete or parent: a change of
     them alone sends nothing (Pulumi's same step) and `recorded_options` gives the old
-    record with the new options; another provider is another cluster: an update."""
+    record with the new options; another provider (perhaps another cluster) is a replace,
+    deleting first."""
     old = replace(state(DEPLOYMENT), outputs={"metadata": {"uid": "u1"}})
     for option in (
         {"protect": True},
@@ -117,7 +118,8 @@ def test_options_only_the_state_keeps_are_a_same_step_that_records_them() -> Non
         Intent(state(DEPLOYMENT, provider="urn:sw:dev::p::stackwright:providers:kubernetes::b")),
         old,
     )
-    assert moved.op is Op.UPDATE and moved.changes == ()
+    assert moved.op is Op.REPLACE and moved.changes == () and moved.delete_before_replace
+    assert moved.replace_reasons == ("its provider changed (another cluster, perhaps)",)
     assert recorded_options(moved) is None
     # Nothing new to record: a plain same step. Dependencies are compared as a set.
     assert recorded_options(plan(Intent(state(DEPLOYMENT)), old)) is None
