@@ -90,6 +90,9 @@ _DONE, _FAILED, _SKIPPED = "done", "failed", "skipped"
 _DELETES = (Op.DELETE, Op.DELETE_REPLACED)
 #: Steps that, settled as having made nothing, leave no record to remove.
 _MADE = (Op.CREATE, Op.CREATE_REPLACEMENT, Op.IMPORT)
+#: A provider's settings that, changed, name another cluster: its objects are replaced.
+#: Not the kubeconfig: new contents are as often new credentials for the same cluster.
+CLUSTER_SETTINGS = ("context",)
 
 
 @dataclass(frozen=True)
@@ -521,6 +524,9 @@ class Run:
         #: Providers whose settings a preview cannot know yet (a kubeconfig another
         #: resource produces): their resources are planned without asking a cluster.
         self._unknown_providers: set[str] = set()
+        #: Providers whose settings now name another cluster: the provider made from their
+        #: recorded settings, which still reaches the objects their resources recorded.
+        self._former_providers: dict[str, Provider] = {}
         #: Each resource's secret paths, which `read_live` marks as secret in its live state.
         self._secret_paths: dict[str, tuple[str, ...]] = {}
         self._previewed_kinds: dict[tuple[str, str], bool] = {}
@@ -592,7 +598,7 @@ class Run:
         return made
 
     async def close(self) -> None:
-        for provider in self.providers.values():
+        for provider in (*self.providers.values(), *self._former_providers.values()):
             await provider.close()
 
     def _next_step(self) -> int:
@@ -1010,6 +1016,24 @@ class Run:
                 self._unknown_providers.add(urn)
             else:
                 self.providers[urn] = self.factory(desired.inputs)
+                if old is not None and any(
+                    old.inputs.get(key) != desired.inputs.get(key) for key in CLUSTER_SETTINGS
+                ):
+                    self._former_providers[urn] = self.factory(old.inputs)
+        if (
+            kube
+            and old is not None
+            and desired.provider in self._former_providers
+            and step.op in (Op.SAME, Op.UPDATE)
+        ):
+            # Its provider reaches another cluster now: as in Pulumi, the object is replaced
+            # there, and deleted first through the provider's former settings.
+            step = replace(
+                step,
+                op=Op.REPLACE,
+                replace_reasons=(*step.replace_reasons, "its provider names another cluster"),
+                delete_before_replace=True,
+            )
         if step.op is Op.SAME:
             assert old is not None
             recorded = recorded_options(step)
@@ -1493,9 +1517,9 @@ class Run:
             ):
                 api_version, kind, namespace, name = object_ref(state)
                 async with self._sem:
-                    await self.provider_for(state.provider).delete(
-                        api_version, kind, namespace, name
-                    )
+                    await self._former_providers.get(
+                        state.provider, self.provider_for(state.provider)
+                    ).delete(api_version, kind, namespace, name)
             elif state.custom and is_kubernetes(state) and not keep_object:
                 # Retained: left in the cluster, but no longer marked as the stack's (an
                 # ApplySet prune would otherwise still count it a member).

@@ -897,6 +897,35 @@ def test_a_resource_moved_to_another_provider_is_replaced_and_leaves_the_old_clu
         backend.close()
 
 
+def test_a_provider_switched_to_another_context_replaces_its_objects_there(
+    tmp_path: Path,
+) -> None:
+    """Pulumi replaces a provider's resources when it names another cluster: each object is
+    deleted from the cluster it was in (through the former settings) and created anew."""
+    backend = open_backend("file://" + str(tmp_path / "state.db"))
+    backend.create_stack(PROJECT, STACK)
+    home, east, west = FakeCluster(), FakeCluster(name="east"), FakeCluster(name="west")
+    stack = Stack(backend, home, factory=home.factory({"east": east, "west": west}))
+
+    def declare(context: str) -> Declare:
+        def program(p: Program) -> None:
+            opts = ResourceOptions(provider=k8s.Provider("region", context=context))
+            k8s.core.v1.ConfigMap("cm", metadata={"name": "cm"}, data={"a": "1"}, opts=opts)
+
+        return program
+
+    try:
+        assert stack.up(declare("east")).ok
+        assert stack.up(declare("west")).ok
+        assert ("replace", "cm") in stack.started()
+        assert east.names("ConfigMap") == [] and west.names("ConfigMap") == ["default/cm"]
+
+        assert stack.up(declare("west")).ok
+        assert ("same", "cm") in stack.started()
+    finally:
+        backend.close()
+
+
 # --- crash recovery ----------------------------------------------------------------------------
 
 
