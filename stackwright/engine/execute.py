@@ -90,8 +90,9 @@ _DONE, _FAILED, _SKIPPED = "done", "failed", "skipped"
 _DELETES = (Op.DELETE, Op.DELETE_REPLACED)
 #: Steps that, settled as having made nothing, leave no record to remove.
 _MADE = (Op.CREATE, Op.CREATE_REPLACEMENT, Op.IMPORT)
-#: A provider's settings that, changed, name another cluster: its objects are replaced.
-#: Not the kubeconfig: new contents are as often new credentials for the same cluster.
+#: A provider's settings that, changed, may name another cluster: its objects are replaced
+#: unless both settings reach the same API server (`Provider.cluster`). Not the kubeconfig:
+#: new contents are as often new credentials for the same cluster.
 CLUSTER_SETTINGS = ("context",)
 
 
@@ -597,6 +598,17 @@ class Run:
         self.providers[provider_urn] = made
         return made
 
+    def _same_cluster(self, one: str, other: str) -> bool:
+        """Whether two providers (by URN; "" the stack's default) reach one cluster; False
+        when either cannot be made or named yet (a preview's unknown settings)."""
+        if one in self._unknown_providers or other in self._unknown_providers:
+            return False
+        try:
+            found = {self.provider_for(urn).cluster for urn in (one, other)}
+        except Exception:
+            return False
+        return len(found) == 1 and "" not in found
+
     async def close(self) -> None:
         for provider in (*self.providers.values(), *self._former_providers.values()):
             await provider.close()
@@ -920,6 +932,12 @@ class Run:
             delete_before_replace=opts.delete_before_replace,
             auto_named=auto,
             force_replace=urn in self.options.replace,
+            same_cluster=(
+                kube
+                and old is not None
+                and old.provider != desired.provider
+                and self._same_cluster(old.provider, desired.provider)
+            ),
         )
         step = plan(intent, old)
         if (
@@ -1019,7 +1037,11 @@ class Run:
                 if old is not None and any(
                     old.inputs.get(key) != desired.inputs.get(key) for key in CLUSTER_SETTINGS
                 ):
-                    self._former_providers[urn] = self.factory(old.inputs)
+                    former = self.factory(old.inputs)
+                    if former.cluster != self.providers[urn].cluster:
+                        self._former_providers[urn] = former
+                    else:  # another context name for the same cluster: nothing moves
+                        await former.close()
         if (
             kube
             and old is not None

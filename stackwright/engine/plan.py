@@ -208,6 +208,9 @@ class Intent:
     auto_named: bool = False
     #: Replace even without a change that needs it (`--replace`).
     force_replace: bool = False
+    #: Its provider changed, and the new one reaches the cluster the old one did: the
+    #: object stays (an update through the new provider), nothing is replaced.
+    same_cluster: bool = False
     extra: Mapping[str, Any] = field(default_factory=dict)
 
 
@@ -438,7 +441,7 @@ def plan(intent: Intent, old: ResourceState | None) -> Step:
     reasons = replacement_reasons(changes, desired.inputs, intent.replace_on_changes, old.inputs)
     if intent.force_replace:
         reasons.append(FORCED_REPLACE)
-    moved = old.provider != desired.provider
+    moved = old.provider != desired.provider and not intent.same_cluster
     if moved:
         # Another provider may be another cluster: applying through it alone would leave
         # the old object behind, untracked (Pulumi replaces too).

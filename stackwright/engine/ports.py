@@ -18,6 +18,12 @@ class Provider(Protocol):
     @property
     def default_namespace(self) -> str: ...
 
+    @property
+    def cluster(self) -> str:
+        """Which cluster it reaches (its API server): two providers that name the same one
+        manage the same objects, so moving a resource between them replaces nothing."""
+        ...
+
     async def namespaced(self, api_version: str, kind: str) -> bool:
         """Whether a kind is namespaced; raises when the cluster does not serve it."""
         ...

@@ -432,6 +432,10 @@ class FakeCluster:
     def default_namespace(self) -> str:
         return self._namespace
 
+    @property
+    def cluster(self) -> str:
+        return self.name
+
     async def namespaced(self, api_version: str, kind: str) -> bool:
         self.calls.append(Call("namespaced", kind, ""))
         await asyncio.sleep(0)

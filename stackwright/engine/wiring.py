@@ -39,6 +39,10 @@ class KubernetesCluster:
     def default_namespace(self) -> str:
         return self.provider.default_namespace
 
+    @property
+    def cluster(self) -> str:
+        return self.provider.config.server
+
     async def namespaced(self, api_version: str, kind: str) -> bool:
         return await self.provider.namespaced(api_version, kind)
 

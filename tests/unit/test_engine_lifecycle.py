@@ -1664,3 +1664,35 @@ def test_a_secrets_string_data_is_readable_as_an_output_and_stays_secret(stack: 
     assert "stringData" in creds.secret_paths
     copy = stack.recorded(urn(CM, "copy"))
     assert copy.inputs["data"] == {"pw": "s3cr3t-x"} and "data.pw" in copy.secret_paths
+
+
+def test_a_provider_that_reaches_the_same_cluster_replaces_nothing(tmp_path: Path) -> None:
+    """Moving a resource from the stack's default provider to an explicit one for the same
+    cluster, or naming that cluster by another context, keeps the object (an update
+    through the new provider at most), as Pulumi's provider does when the cluster is the
+    same: a replacement would delete it first, taking it down for nothing."""
+    backend = open_backend("file://" + str(tmp_path / "state.db"))
+    backend.create_stack(PROJECT, STACK)
+    home = FakeCluster(name="home")
+    stack = Stack(backend, home, factory=home.factory({"home-admin": home, "home-ci": home}))
+
+    def declare(context: str | None) -> Declare:
+        def program(p: Program) -> None:
+            provider = k8s.Provider("explicit", context=context) if context else None
+            opts = ResourceOptions(provider=provider)
+            k8s.core.v1.ConfigMap("cm", metadata={"name": "cm"}, data={"a": "1"}, opts=opts)
+
+        return program
+
+    try:
+        assert stack.up(declare(None)).ok
+        uid = home.find("ConfigMap", "cm")["metadata"]["uid"]  # type: ignore[index]
+        for context in ("home-admin", "home-ci"):
+            summary = stack.up(declare(context))
+            assert summary.ok, summary.failures
+            assert not any(op in ("replace", "delete") for op, _ in stack.started())
+            assert home.calls_to("delete") == []
+        assert home.find("ConfigMap", "cm")["metadata"]["uid"] == uid  # type: ignore[index]
+        assert ("same", "cm") in stack.started() or ("update", "cm") in stack.started()
+    finally:
+        backend.close()
