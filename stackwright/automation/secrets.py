@@ -158,9 +158,17 @@ def _key_file(path: Path, *, create: bool) -> bytes:
 def _read_key_file(path: Path, *, create: bool) -> bytes:
     if not path.exists():
         if not create:
+            # `stack rm` sets a stack's key aside rather than deleting it (see StackConfig.forget).
+            set_aside = sorted(path.parent.glob(f"removed/{path.stem}.*.key"))
+            hint = (
+                f"`stack rm` of a stack of that name set its key aside as {set_aside[-1]}: if "
+                "this stack used it, move it back; else "
+                if set_aside
+                else ""
+            )
             raise UsageError(
-                f"the secrets key file {path} does not exist: restore it, or point the stack at "
-                "its key with `stackwright stack change-secrets-provider`"
+                f"the secrets key file {path} does not exist: {hint}restore it, or point the "
+                "stack at its key with `stackwright stack change-secrets-provider`"
             )
         path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)

@@ -21,6 +21,7 @@ import re
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -401,9 +402,15 @@ class StackConfig:
             )
 
     def forget(self) -> None:
-        """Delete the stack file, and the key file a `local` provider made for it."""
-        if self.data.get("secretsprovider") == "local":
-            self.where.local_key_file().unlink(missing_ok=True)
+        """Delete the stack file, and set aside the key file a `local` provider made for it:
+        the same project and stack name on another backend (another checkout) finds the key
+        under the same name, so deleting it could lose that stack's secrets for good."""
+        key = self.where.local_key_file()
+        if self.data.get("secretsprovider") == "local" and key.exists():
+            removed = key.parent / "removed"
+            removed.mkdir(mode=0o700, exist_ok=True)
+            stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+            key.rename(removed / f"{key.stem}.{stamp}.key")
         self.path.unlink(missing_ok=True)
 
     def move_to(self, stack: str) -> None:

@@ -208,3 +208,32 @@ def test_a_key_is_a_namespace_and_a_name(namespace: str, name: str, path: bool) 
     for bad in (f"{namespace}:{name}:{name}", f":{name}", f"{namespace}:", ""):
         with pytest.raises(UsageError, match="is not valid: write NAME or NAMESPACE:NAME"):
             parse_key(bad, "demo", path=path)
+
+
+def test_stack_rm_sets_a_local_key_aside_for_another_checkout_that_shares_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two checkouts of one project, each with its own backend, both with a stack `dev`:
+    their `local` provider finds one key file by the same name. `stack rm` in one used to
+    delete it, and the other's secrets were lost for good; it is set aside, and the other
+    checkout is told where."""
+    monkeypatch.setenv("STACKWRIGHT_HOME", str(tmp_path / "home"))
+    checkouts = []
+    for folder in ("a", "b"):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "Stackwright.yaml").write_text("name: demo\n")
+        checkouts.append(Project.load(tmp_path / folder))
+    first, second = (StackConfig(project, "dev", {}) for project in checkouts)
+    first.set("password", PLAIN, secret=True)
+    second.set("token", "t0ken", secret=True)
+    assert yaml.safe_load(second.path.read_text())["secretsprovider"] == "local"
+
+    second.forget()
+
+    (aside,) = (tmp_path / "home" / "keys" / "removed").iterdir()
+    assert aside.name.startswith("demo.dev.") and aside.stat().st_mode & 0o077 == 0
+    with pytest.raises(UsageError) as caught:
+        StackConfig(checkouts[0], "dev", {}).get("password")
+    assert f"set its key aside as {aside}: if this stack used it, move it back" in str(caught.value)
+    aside.rename(tmp_path / "home" / "keys" / "demo.dev.key")
+    assert StackConfig(checkouts[0], "dev", {}).get("password") == PLAIN
