@@ -547,6 +547,10 @@ class Run:
         #: Resources the program dropped, deleted early (before the delete-before-replace of
         #: what they depend on) by the task that did it; the run's last deletes skip them.
         self.deleted_first: dict[str, asyncio.Future[set[str]]] = {}
+        #: The recorded URNs the program no longer declares, found at the first
+        #: delete-before-replace (`_delete_dropped_dependents`); the run adds none after its
+        #: aliases are applied, so each later one looks them up instead of scanning the state.
+        self._dropped: tuple[str, ...] | None = None
         #: Namespaces this run created (per provider): nothing else can be in them yet.
         self._new_namespaces: set[tuple[str, str]] = set()
         #: (provider URN, apiVersion, kind, namespace) → name → the URN its object is marked
@@ -1651,7 +1655,10 @@ class Run:
         dropped that depends on it, as Pulumi does: left to the end of the run, a dropped
         Deployment still mounting an old claim would hold the claim's deletion for good."""
         assert self.program is not None
-        dropped = [s for s in self.old.values() if s.urn not in self.program.by_urn]
+        if self._dropped is None:
+            by_urn = self.program.by_urn
+            self._dropped = tuple(urn for urn in self.old if urn not in by_urn)
+        dropped = [self.old[urn] for urn in self._dropped if urn in self.old]
         if not dropped:
             return
         needing = recorded_closure([old.urn], [old, *dropped], upward=False) - {old.urn}
