@@ -1768,13 +1768,16 @@ class Run:
         parent: the gone one's own parent takes its place), as Pulumi's refresh does: a
         state whose resource names one it lacks does not load."""
 
+        if not gone:
+            return  # a refresh that found everything: nothing refers to a gone one
+
         def parent_of(urn: str) -> str:
             while urn in gone:
                 urn = gone[urn].parent
             return urn
 
         for urn, state in list(self.old.items()):
-            if state.parent not in gone and not gone.keys() & set(state.dependencies):
+            if state.parent not in gone and not any(d in gone for d in state.dependencies):
                 continue
             if urn in self.deleted_first or urn in gone:
                 continue  # no record any more (or none after this)
