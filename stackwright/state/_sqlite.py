@@ -530,16 +530,11 @@ class SQLiteBackend:
                 "WHERE s.project = ? ORDER BY s.name",
                 (project,),
             ).fetchall()
-            holders = {
-                name: _holder(db, stack_id, lock)
-                for name, _, _, stack_id, *lock in rows
-                if lock[0] is not None
-            }
-        summaries = []
-        for name, updated, count, _, *_ in rows:
-            holder = holders.get(name)
-            live = holder if holder is not None and holder.expires.timestamp() > now else None
-            summaries.append(StackSummary(project, name, timestamp(updated), count, live))
+            summaries = []
+            for name, updated, count, stack_id, *lock in rows:
+                holder = _holder(db, stack_id, lock) if lock[0] is not None else None
+                live = holder if holder is not None and holder.expires.timestamp() > now else None
+                summaries.append(StackSummary(project, name, timestamp(updated), count, live))
         return summaries
 
     def remove_stack(self, project: str, stack: str, *, force: bool = False) -> None:
