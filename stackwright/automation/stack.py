@@ -545,6 +545,35 @@ def _secret_fields(secret_paths: tuple[str, ...]) -> set[str]:
     return {*secret_paths, *(("stringData",) if "data" in secret_paths else ())}
 
 
+def _code_fields(
+    name: str, inputs: dict[str, Any], secret_paths: tuple[str, ...]
+) -> tuple[list[tuple[str, Any, bool]], list[tuple[str, str]]]:
+    """What printed code declares of an imported object: its fields (not apiVersion and
+    kind) as (field, value, secret?), a secret field's value mapping each item to the
+    configuration key (`<name>-<item>`) it is read from; and those keys, each with what
+    its value is, for the note that says how to set them."""
+    fields: list[tuple[str, Any, bool]] = []
+    keys: list[tuple[str, str]] = []  # (config key, what its value is)
+    secret = _secret_fields(secret_paths)
+    for key, value in _as_string_data(inputs).items():
+        if key in ("apiVersion", "kind"):
+            continue
+        if key in secret and isinstance(value, dict):
+            # stringData's values are plain text; data's (binary) are base64.
+            what = "base64 value" if key == "data" else "plain value"
+            config = {item: f"{name}-{item}" for item in value}
+            keys.extend((k, what) for k in config.values())
+            fields.append((key, config, True))
+        else:
+            fields.append((key, value, False))
+    return fields, keys
+
+
+def _secrets_note(keys: list[tuple[str, str]]) -> str:
+    how = "\n".join(f"#   stackwright config set --secret {k} -- <{what}>" for k, what in keys)
+    return "# Secret values are not printed: set each in the stack's configuration first:\n" + how
+
+
 def python_code(
     type_token: str, name: str, inputs: dict[str, Any], secret_paths: tuple[str, ...] = ()
 ) -> str:
@@ -555,18 +584,11 @@ def python_code(
     group, _, version = api_version.rpartition("/")
     module = group.split(".")[0] if group else "core"
     args = [repr(name)]
-    keys: list[tuple[str, str]] = []  # (config key, what its value is)
-    secret = _secret_fields(secret_paths)
-    for key, value in _as_string_data(inputs).items():
-        if key in ("apiVersion", "kind"):
-            continue
+    fields, keys = _code_fields(name, inputs, secret_paths)
+    for key, value, secret in fields:
         snake = "".join(f"_{c.lower()}" if c.isupper() else c for c in key)
-        if key in secret and isinstance(value, dict):
-            entries = []
-            for item in value:
-                # stringData's values are plain text; data's (binary) are base64.
-                keys.append((f"{name}-{item}", "base64 value" if key == "data" else "plain value"))
-                entries.append(f"{item!r}: cfg.require_secret({f'{name}-{item}'!r})")
+        if secret:
+            entries = [f"{item!r}: cfg.require_secret({k!r})" for item, k in value.items()]
             args.append(f"{snake}={{" + ", ".join(entries) + "}")
         else:
             shown = pprint.pformat(value, width=92 - len(snake), sort_dicts=False)
@@ -575,9 +597,7 @@ def python_code(
     statement = f"k8s.{module}.{version}.{kind}(\n    " + ",\n    ".join(args) + ",\n)"
     if not keys:
         return statement
-    how = "\n".join(f"#   stackwright config set --secret {k} -- <{what}>" for k, what in keys)
-    note = "# Secret values are not printed: set each in the stack's configuration first:\n" + how
-    return f"{note}\ncfg = sw.Config()\n{statement}"
+    return f"{_secrets_note(keys)}\ncfg = sw.Config()\n{statement}"
 
 
 def yaml_code(
@@ -585,29 +605,17 @@ def yaml_code(
 ) -> str:
     """The entry of a YAML program's `resources:` that declares an imported object; a secret
     field's values are read from configuration, as `python_code` does."""
-    properties: dict[str, Any] = {}
-    keys: list[tuple[str, str]] = []  # (config key, what its value is)
-    secret = _secret_fields(secret_paths)
-    for key, value in _as_string_data(inputs).items():
-        if key in ("apiVersion", "kind"):
-            continue
-        if key in secret and isinstance(value, dict):
-            # stringData's values are plain text; data's (binary) are base64.
-            what = "base64 value" if key == "data" else "plain value"
-            keys.extend((f"{name}-{item}", what) for item in value)
-            properties[key] = {item: f"${{{name}-{item}}}" for item in value}
-        else:
-            properties[key] = value
+    fields, keys = _code_fields(name, inputs, secret_paths)
+    properties = {
+        key: {item: f"${{{k}}}" for item, k in value.items()} if secret else value
+        for key, value, secret in fields
+    }
     entry = {name: {"type": type_token, "properties": properties}}
     text = yaml.safe_dump(entry, sort_keys=False, default_flow_style=False, width=92)
     if not keys:
         return text.rstrip("\n")
-    how = "\n".join(f"#   stackwright config set --secret {k} -- <{what}>" for k, what in keys)
     declared = ", ".join(f"{k}: {{type: string, secret: true}}" for k, _ in keys)
-    note = (
-        "# Secret values are not printed: set each in the stack's configuration first:\n"
-        f"{how}\n# and declare them under `config:` ({declared})"
-    )
+    note = f"{_secrets_note(keys)}\n# and declare them under `config:` ({declared})"
     return f"{note}\n{text.rstrip()}"
 
 
