@@ -1164,12 +1164,12 @@ def _meta_json(key: str, value: str) -> Any:
 
 
 def _history_counts(stack: str, operation_id: int, blob: bytes) -> dict[str, int]:
+    why = ""
     try:
         counts = orjson.loads(blob)
     except orjson.JSONDecodeError as error:
-        counts = error
+        counts, why = None, f" ({error})"
     if not isinstance(counts, dict):
-        why = f" ({counts})" if isinstance(counts, Exception) else ""
         raise StateCorrupt(
             f"the history of stack {stack} is damaged: operation {operation_id} has counts "
             f"that are not a JSON object{why}; the state store was edited"
