@@ -319,7 +319,9 @@ async def remove_parent(provider: KubernetesProvider, applyset: ApplySet) -> Non
             f"{where} is not the ApplySet parent of stack {applyset.stack} (its {differ[0]} is "
             f"{found[differ[0]]!r}, expected {expected[differ[0]]!r}); Stackwright leaves it alone"
         )
-    members = await list_members(provider, applyset)
+    # The parent just read and checked names the kinds: no second read of it.
+    kinds = _split(str(annotations.get(CONTAINS_GROUP_KINDS, "")))
+    members = await list_members(provider, applyset, kinds)
     if members:
         first = members[0].get("metadata") or {}
         raise PermanentError(
