@@ -333,9 +333,10 @@ class Evaluator:
         resources = {e.name for e in self.document.resources}
         needs: dict[str, list[str]] = {}
         for entry in entries.values():
-            for ref in references(entry.body):
+            refs = list(references(entry.body))
+            for ref in refs:
                 self._check_name(ref)
-            needs[entry.name] = [r.root for r in references(entry.body) if r.root in entries]
+            needs[entry.name] = [r.root for r in refs if r.root in entries]
         done: set[str] = set()
         visiting: list[str] = []
 
