@@ -224,6 +224,37 @@ def test_policy_check_on_a_program(tmp_path: Path, capsys: pytest.CaptureFixture
     web = [f for f in found["findings"] if f["name"] == "web"]
     assert web == [], "the YAML children are the good objects, and they pass"
     assert {f["source"] for f in found["findings"]} == {str(tmp_path / "__main__.py")}
+    # Each finding points at the line that declared its object.
+    assert {f["line"] for f in api.values()} == {6}
+
+
+def test_policy_check_on_a_yaml_program_points_at_its_entries(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A YAML program's findings name the program file and the line of each resource entry,
+    as a manifest's do, so SARIF consumers annotate the right line."""
+    (tmp_path / "Stackwright.yaml").write_text(
+        "name: shop\n"
+        "runtime: yaml\n"
+        "resources:\n"
+        "  settings:\n"
+        "    type: kubernetes:core/v1:ConfigMap\n"
+        "    properties: {metadata: {namespace: shop}, data: {a: b}}\n"
+        "  api:\n"
+        "    type: kubernetes:apps/v1:Deployment\n"
+        "    properties:\n"
+        "      metadata: {namespace: shop}\n"
+        "      spec:\n"
+        "        selector: {matchLabels: {app: api}}\n"
+        "        template:\n"
+        "          metadata: {labels: {app: api}}\n"
+        "          spec: {containers: [{name: api, image: 'nginx:latest'}]}\n"
+    )
+    found = _check(capsys, str(tmp_path), "--json")
+    api = [f for f in found["findings"] if f["name"] == "api"]
+    assert api and {(f["source"], f["line"]) for f in api} == {
+        (str(tmp_path / "Stackwright.yaml"), 7)
+    }
 
 
 def test_policy_check_on_a_program_given_a_relative_path(
