@@ -2,8 +2,8 @@
 
 `check(gate, program, listener)` turns every Kubernetes object the program
 declared (Helm-, YAML- and Kustomize-imported children included) into a policy
-subject — its inputs resolved with every Output unknown, since nothing has been
-applied yet — runs the stack's packs over them, reports a `PolicyChecked` event,
+subject — its inputs resolved with the Outputs known from inputs (a Namespace's given
+name) and every other one unknown, since nothing has been applied yet — runs the stack's packs over them, reports a `PolicyChecked` event,
 and raises `PolicyViolation` when a mandatory policy failed or a policy raised:
 the operation stops before it plans, locks or calls the cluster. `audit` runs the
 same packs over the objects that exist in a live cluster.
@@ -32,7 +32,7 @@ from stackwright.policy import (
     evaluate,
 )
 from stackwright.sdk.context import Program
-from stackwright.sdk.output import UNKNOWN, resolve, unwrap_secrets
+from stackwright.sdk.output import UNKNOWN, StateReader, resolve, unwrap_secrets
 from stackwright.sdk.resource import Resource
 
 
@@ -49,8 +49,40 @@ class PolicyGate:
     today: datetime.date | None = None
 
 
-def _unknown(resource: Resource) -> Any:
-    return UNKNOWN  # nothing is applied yet: every Output is unknown
+class _Planned(dict[str, Any]):
+    """Part of a resource's outputs before it exists: the values its inputs give, every
+    other key unknown (not absent), as a selection from the live object would find it."""
+
+    def __contains__(self, key: object) -> bool:
+        return True
+
+    def __missing__(self, key: str) -> Any:
+        return UNKNOWN
+
+
+def _planned(value: Any) -> Any:
+    if type(value) is dict:
+        return _Planned({k: _planned(v) for k, v in value.items()})
+    if type(value) is list:
+        return [_planned(v) for v in value]
+    return value
+
+
+def _planned_reader() -> StateReader:
+    """Outputs as Pulumi's preview knows them before anything is applied: what a resource's
+    own inputs say (a Namespace's given name, so its objects' namespace is known), unknown
+    elsewhere (an auto-name, a Service's clusterIP, any status, anything read)."""
+    planned: dict[int, Any] = {}
+
+    def read(resource: Resource) -> Any:
+        if not resource.custom or resource.is_read:
+            return UNKNOWN
+        found = planned.get(id(resource))
+        if found is None:
+            found = planned[id(resource)] = _planned(resolve(resource.props, read))
+        return found
+
+    return read
 
 
 def _provider_settings(resource: Resource) -> Mapping[str, Any] | None:
@@ -67,12 +99,13 @@ def _provider_settings(resource: Resource) -> Mapping[str, Any] | None:
 def subjects(program: Program, gate: PolicyGate) -> list[Subject]:
     """The program's Kubernetes objects as policy subjects, in declaration order."""
     out = []
+    read = _planned_reader()
     for resource in program.resources:
         if not (resource.custom and is_kubernetes(resource.resource_type)):
             continue
         if resource.resource_type == PROVIDER_TYPE or resource.is_read:
             continue  # a provider has no object; a read declares none (it is someone else's)
-        inputs, _ = unwrap_secrets(resolve(resource.props, _unknown))
+        inputs, _ = unwrap_secrets(resolve(resource.props, read))
         cluster = gate.cluster
         explicit = _provider_settings(resource)
         if explicit is not None:

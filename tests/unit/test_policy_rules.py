@@ -228,6 +228,40 @@ def test_policy_check_on_a_program(tmp_path: Path, capsys: pytest.CaptureFixture
     assert {f["line"] for f in api.values()} == {6}
 
 
+def test_policy_check_knows_outputs_the_inputs_give(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """As in Pulumi's preview, an Output of a value the program gave (a Namespace's name) is
+    known before anything exists: objects put in that namespace are judged and named in it,
+    not in `default`; what only the server will say (an auto-name) stays unknown."""
+    (tmp_path / "Stackwright.yaml").write_text("name: shop\nruntime: python\n")
+    (tmp_path / "__main__.py").write_text(
+        "import stackwright.kubernetes as k8s\n"
+        "ns = k8s.core.v1.Namespace('ns', metadata={'name': 'shop'})\n"
+        "auto = k8s.core.v1.Namespace('auto')\n"
+        "def web(name, namespace):\n"
+        "    k8s.apps.v1.Deployment(name, metadata={'namespace': namespace}, spec={\n"
+        "        'selector': {'matchLabels': {'app': name}},\n"
+        "        'template': {'metadata': {'labels': {'app': name}},\n"
+        "                     'spec': {'containers': [{'name': 'c', 'image': 'nginx:latest'}]}}})\n"
+        "web('given', ns.metadata['name'])\n"
+        "web('derived', ns.metadata['name'].apply(lambda n: n + '-2'))\n"
+        "web('later', auto.metadata['name'])\n"
+    )
+    found = _check(capsys, str(tmp_path), "--json")
+    latest = {f["name"]: f for f in found["findings"] if f["id"] == "SW-K8S-012"}
+    assert {n: f["namespace"] for n, f in latest.items()} == {
+        "given": "shop",
+        "derived": "shop-2",
+        "later": "default",  # not known: the evaluator's default, as before
+    }
+    assert {f["line"] for f in latest.values()} == {5}, (
+        "the line in the user's code that declared them"
+    )
+    in_default = {f["name"] for f in found["findings"] if f["id"] == "SW-K8S-017"}
+    assert in_default == set(), "none is in the default namespace; `later`'s is not known"
+
+
 def test_policy_check_on_a_yaml_program_points_at_its_entries(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
