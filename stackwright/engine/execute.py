@@ -74,6 +74,7 @@ from stackwright.sdk.output import (
     PLAIN_LEAVES,
     UNKNOWN,
     Output,
+    Partial,
     Secret,
     dependencies_of,
     join_path,
@@ -727,7 +728,7 @@ class Run:
         for path in outermost(paths):
             marked = transform_at(marked, path, Secret)
         # A preview's partly known object stays one: what it does not hold is unknown.
-        return _Partial(marked) if isinstance(value, _Partial) and type(marked) is dict else marked
+        return Partial(marked) if isinstance(value, Partial) and type(marked) is dict else marked
 
     async def run_program(self) -> None:
         assert self.program is not None
@@ -1201,7 +1202,7 @@ class Run:
         self._begun[urn] = (step, started)
         self._secret_paths[urn] = new.secret_paths
         if ahead:
-            self.live[urn] = _Partial({**new.inputs, "metadata": _Partial(metadata)})
+            self.live[urn] = Partial({**new.inputs, "metadata": Partial(metadata)})
         else:
             async with self._sem:
                 live = await provider.read(api_version, kind, namespace or None, name)
@@ -1233,8 +1234,8 @@ class Run:
         known: dict[str, Any] = {
             k: new.inputs[k] for k in ("apiVersion", "kind") if k in new.inputs
         }
-        known["metadata"] = _Partial(_meta(new.inputs))
-        self.live[step.urn] = _Partial(known)
+        known["metadata"] = Partial(_meta(new.inputs))
+        self.live[step.urn] = Partial(known)
         if _unknown_paths(new.inputs) or new.provider in self._unknown_providers:
             return
         if is_release(new) and new.custom:
@@ -1277,7 +1278,7 @@ class Run:
             # Service keeps its clusterIP): dependents read that, as Pulumi's preview does,
             # rather than finding it unknown. Its status is the controllers' to change yet.
             known = _live_outputs(new, previewed)  # with a Secret's write-only stringData
-            self.live[step.urn] = _Partial({k: v for k, v in known.items() if k != "status"})
+            self.live[step.urn] = Partial({k: v for k, v in known.items() if k != "status"})
 
     # --- up -----------------------------------------------------------------------------
 
@@ -1824,16 +1825,6 @@ class Run:
             dry_run=self.options.dry_run,
             not_done=list(outcome.not_done),
         )
-
-
-class _Partial(dict[str, Any]):
-    """A live object a preview can only partly know: any field it does not hold is unknown."""
-
-    def __contains__(self, key: object) -> bool:
-        return True
-
-    def __missing__(self, key: str) -> Any:
-        return UNKNOWN
 
 
 #: Helm hook phases and where a chart's hook objects run relative to its other objects

@@ -32,7 +32,7 @@ from stackwright.policy import (
     evaluate,
 )
 from stackwright.sdk.context import Program
-from stackwright.sdk.output import UNKNOWN, StateReader, resolve, unwrap_secrets
+from stackwright.sdk.output import UNKNOWN, Partial, StateReader, resolve, unwrap_secrets
 from stackwright.sdk.resource import Resource
 
 
@@ -49,20 +49,9 @@ class PolicyGate:
     today: datetime.date | None = None
 
 
-class _Planned(dict[str, Any]):
-    """Part of a resource's outputs before it exists: the values its inputs give, every
-    other key unknown (not absent), as a selection from the live object would find it."""
-
-    def __contains__(self, key: object) -> bool:
-        return True
-
-    def __missing__(self, key: str) -> Any:
-        return UNKNOWN
-
-
 def _planned(value: Any) -> Any:
     if type(value) is dict:
-        return _Planned({k: _planned(v) for k, v in value.items()})
+        return Partial({k: _planned(v) for k, v in value.items()})
     if type(value) is list:
         return [_planned(v) for v in value]
     return value

@@ -51,6 +51,17 @@ class Secret:
         return "[secret]"
 
 
+class Partial(dict[str, Any]):
+    """A live object only partly known before it exists (in a preview, or from the inputs that
+    make it): any field it does not hold is unknown, not absent, to `select`."""
+
+    def __contains__(self, key: object) -> bool:
+        return True
+
+    def __missing__(self, key: str) -> Any:
+        return UNKNOWN
+
+
 #: Reads a resource's live state: (resource) -> its live object, or UNKNOWN.
 StateReader = Callable[["Resource"], Any]
 
