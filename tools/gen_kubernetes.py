@@ -21,7 +21,8 @@ client store and apply.
 Module names are the API group's first label (`apps`, `networking.k8s.io` →
 `networking`), with the exceptions in `MODULE_NAMES`; two groups mapping to one
 module name, or a module name that is a Python keyword or a hand-written module of
-the package, stop the generator.
+the package, stop the generator. `groups.py` records the map, so that code finding a
+kind's class from its group reads it rather than repeating the rule.
 
 The output is deterministic: everything is sorted, nothing depends on time, hash
 seeds or the machine. It does depend on the installed kubernetes-validate and
@@ -108,8 +109,13 @@ MODULE_NAMES: Mapping[str, str] = {
 #: The generated package of TypedDicts (`inputs/core_v1.py`, …), which no group may shadow.
 INPUTS = "inputs"
 
-#: Hand-written modules of the package that no group may shadow, and the inputs package.
-HAND_WRITTEN = frozenset({"base", "provider", INPUTS})
+#: The generated module that maps each group to its module name and versions, for code that
+#: finds a kind's class from its type token (the YAML program, `import`); no group may shadow it.
+GROUPS = "groups"
+
+#: Hand-written modules of the package that no group may shadow, and the generated ones that
+#: are not groups (the inputs package, the group map).
+HAND_WRITTEN = frozenset({"base", "provider", INPUTS, GROUPS})
 
 #: Referenced definitions that are not structs, as the Python types a program passes.
 SCALAR_DEFINITIONS: Mapping[str, str] = {
@@ -704,10 +710,43 @@ def render(gen: Generator, importers: Sequence[str] = ()) -> dict[Path, str]:
     for mod, versions in sorted(by_module.items()):
         files[Path(mod) / "__init__.py"] = render_group(mod, gen.groups[mod], sorted(versions))
     files[Path("__init__.py")] = render_package(gen.groups, gen.modules, importers)
+    files[Path(f"{GROUPS}.py")] = render_groups(gen.groups, gen.modules)
     for name, module in sorted(gen.inputs.items()):
         files[Path(INPUTS) / f"{name}.py"] = render_inputs(module)
     files[Path(INPUTS) / "__init__.py"] = render_inputs_package(sorted(gen.inputs))
     return files
+
+
+def render_groups(
+    groups: Mapping[str, str], modules: Mapping[tuple[str, str], VersionModule]
+) -> str:
+    """`groups.py`: each built-in API group's module and versions, so that no reader guesses
+    the naming rule or tries imports."""
+    out = [header()]
+    out.append(
+        docstring(
+            "The module of `stackwright.kubernetes` that holds each built-in API group's kinds "
+            '(`networking.k8s.io` → `networking`; the core group is `""`), as '
+            "tools/gen_kubernetes.py names them: code that finds a kind's class from a type token "
+            "looks the group up here rather than guessing the rule.",
+            "",
+        )
+    )
+    out.append("\nfrom __future__ import annotations\n\n")
+    out.append("from collections.abc import Mapping\n\n")
+    out.append("#: API group → module name; a group not listed is no built-in one (a CRD's).\n")
+    out.append("MODULES: Mapping[str, str] = {\n")
+    for group, mod in sorted((group, mod) for mod, group in groups.items()):
+        out.append(f'    "{group}": "{mod}",\n')
+    out.append("}\n\n")
+    out.append("#: API group → its versions that have kinds, oldest first.\n")
+    out.append("VERSIONS: Mapping[str, tuple[str, ...]] = {\n")
+    for group, mod in sorted((group, mod) for mod, group in groups.items()):
+        versions = sorted((v for (m, v) in modules if m == mod), key=version_key)
+        listed = ", ".join(f'"{v}"' for v in versions) + ("," if len(versions) == 1 else "")
+        out.append(f'    "{group}": ({listed}),\n')
+    out.append("}\n")
+    return "".join(out)
 
 
 def render_inputs_package(modules: Sequence[str]) -> str:

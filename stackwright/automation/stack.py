@@ -43,6 +43,8 @@ from stackwright.engine.policy_gate import PolicyGate
 from stackwright.engine.program import run_program
 from stackwright.engine.wiring import cluster_context, kubernetes_providers
 from stackwright.errors import StackwrightError, UsageError
+from stackwright.kubernetes.base import TypeToken, parse_type_token
+from stackwright.kubernetes.groups import MODULES
 from stackwright.kubernetes.provider import PROVIDER_TYPE
 from stackwright.localcluster import lifecycle
 from stackwright.model import (
@@ -359,7 +361,8 @@ class Workspace:
 
     def import_object(self, type_token: str, name: str, object_id: str) -> tuple[str, str]:
         """Adopt an existing object into the state; returns (its URN, Python code declaring it)."""
-        api_version, kind = _split_type(type_token)
+        parsed = _split_type(type_token)
+        api_version, kind = parsed.api_version, parsed.kind
         if not name or "::" in name:
             raise UsageError(
                 f"import {type_token}: NAME {name!r} is not a resource name: give the logical "
@@ -462,14 +465,15 @@ def _backend_url(project: Project) -> str | None:
     return backend_url(project.backend)
 
 
-def _split_type(type_token: str) -> tuple[str, str]:
-    parts = type_token.split(":")
-    if len(parts) != 3 or parts[0] != "kubernetes" or "/" not in parts[1]:
+def _split_type(type_token: str) -> TypeToken:
+    parsed = parse_type_token(type_token)
+    # The URN keeps the token as given, so it must be the spelling a program declares
+    # (`core/v1`, never the bare `v1` a YAML program may write).
+    if parsed is None or "/" not in parsed.group_version:
         raise UsageError(
             f"type {type_token!r} is not a Kubernetes type token: write it as kubernetes:apps/v1:Deployment"
         )
-    group, _, version = parts[1].partition("/")
-    return (version if group == "core" else f"{group}/{version}"), parts[2]
+    return parsed
 
 
 #: Metadata the API server or other tools maintain: never part of what a program declares.
@@ -580,9 +584,9 @@ def python_code(
     """The Python statement that declares an imported object. A secret field's values are
     not printed: each is read from the stack's configuration (`<name>-<key>`), which the
     comment above the statement says how to set."""
-    api_version, kind = _split_type(type_token)
-    group, _, version = api_version.rpartition("/")
-    module = group.split(".")[0] if group else "core"
+    parsed = _split_type(type_token)
+    group, version, kind = parsed.group, parsed.version, parsed.kind
+    module = MODULES.get(group) or group.split(".")[0]
     args = [repr(name)]
     fields, keys = _code_fields(name, inputs, secret_paths)
     for key, value, secret in fields:

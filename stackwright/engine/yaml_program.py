@@ -37,18 +37,27 @@ from __future__ import annotations
 
 import base64
 import difflib
+import functools
 import importlib
 import json
 import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import yaml
 
 from stackwright.errors import UsageError
-from stackwright.kubernetes.base import CustomObject, KubernetesResource, _camel
+from stackwright.kubernetes.base import (
+    CustomObject,
+    KubernetesResource,
+    TypeToken,
+    _camel,
+    parse_type_token,
+)
+from stackwright.kubernetes.groups import MODULES, VERSIONS
 from stackwright.kubernetes.provider import PROVIDER_TYPE, Provider
 from stackwright.sdk.config import Config
 from stackwright.sdk.context import current_program, export
@@ -590,20 +599,18 @@ class Evaluator:
             return component.declare(self, entry, properties, opts)
         if token in _PROVIDER_TYPES:
             return Provider(entry.name, opts, **_keywords(entry, properties, PROVIDER_KEYS))
-        package, _, rest = token.partition(":")
-        group_version, _, kind = rest.partition(":")
-        if package != "kubernetes" or not group_version or not kind:
+        parsed = parse_type_token(token)
+        if parsed is None:
             raise _Problem(
                 entry.line,
                 f"resource {entry.name}: type {token!r} is not a Kubernetes type "
                 "(kubernetes:<group>/<version>:<Kind>, e.g. kubernetes:apps/v1:Deployment), "
                 f"{PROVIDER_TYPE} or one of {', '.join(sorted(COMPONENTS))}",
             )
-        group, _, version = group_version.rpartition("/")
-        api_version = version if group in ("", "core") else group_version
-        fields = _builtin_fields(group, version, kind, entry)
+        api_version, kind = parsed.api_version, parsed.kind
+        fields = _builtin_fields(parsed, entry)
         if fields is None:
-            _check_custom(entry, token, group, group_version)
+            _check_custom(entry, token, parsed)
         for key in ("apiVersion", "kind"):
             given = properties.pop(key, None)
             expected = api_version if key == "apiVersion" else kind
@@ -835,30 +842,37 @@ def _keywords(
     return {known[k]: v for k, v in given.items()}
 
 
-def _builtin_fields(group: str, version: str, kind: str, entry: Entry) -> frozenset[str] | None:
+def _builtin_fields(parsed: TypeToken, entry: Entry) -> frozenset[str] | None:
     """The top-level fields of a built-in kind; None for a kind of no built-in group version
     (a CRD's), which the server checks."""
-    if group in ("", "core"):
-        module_name = "core"
-    elif group == "internal.apiserver.k8s.io":
-        module_name = "apiserverinternal"
-    else:
-        module_name = group.split(".")[0]
-    try:
-        module = importlib.import_module(f"stackwright.kubernetes.{module_name}.{version}")
-    except ImportError:
+    group, version, kind = parsed.group, parsed.version, parsed.kind
+    if version not in VERSIONS.get(group, ()):
         return None
-    if not _is_group(module, group):
-        return None
-    cls = getattr(module, kind, None) if kind in getattr(module, "__all__", ()) else None
-    if cls is None:
-        kinds = list(getattr(module, "__all__", ()))
+    fields = _kind_fields(group, version, kind)
+    if fields is None:
+        kinds = list(_version_module(group, version).__all__)
         close = difflib.get_close_matches(kind, kinds, n=1)
         hint = f"; did you mean {close[0]!r}?" if close else ""
         raise _Problem(
             entry.line,
             f"resource {entry.name}: {group or 'core'}/{version} has no kind {kind!r}{hint}",
         )
+    return fields
+
+
+def _version_module(group: str, version: str) -> ModuleType:
+    """The generated module of a built-in group version (`stackwright.kubernetes.apps.v1`)."""
+    return importlib.import_module(f"stackwright.kubernetes.{MODULES[group]}.{version}")
+
+
+@functools.cache
+def _kind_fields(group: str, version: str, kind: str) -> frozenset[str] | None:
+    """The top-level fields (camelCase, status left out) of a built-in group version's kind;
+    None when it has no such kind. Computed once per kind, not per resource."""
+    module = _version_module(group, version)
+    if kind not in module.__all__:
+        return None
+    cls = getattr(module, kind)
     own = cls.__mro__[: cls.__mro__.index(KubernetesResource)]
     return frozenset(
         _camel(name)
@@ -868,10 +882,13 @@ def _builtin_fields(group: str, version: str, kind: str, entry: Entry) -> frozen
     )
 
 
-def _check_custom(entry: Entry, token: str, group: str, group_version: str) -> None:
+def _check_custom(entry: Entry, token: str, parsed: TypeToken) -> None:
     """A type of no built-in group version is a custom resource's, whose group has a dot
     (as a CRD's must); a misspelt manifest or chart type is not taken for one."""
-    ours = sorted(t for t in COMPONENTS if t.split(":")[1] == group_version)
+    group_version = parsed.group_version
+    ours = sorted(
+        t for t in COMPONENTS if (of := parse_type_token(t)) and of.group_version == group_version
+    )
     if ours:
         close = difflib.get_close_matches(token, ours, n=1)
         hint = f"did you mean {close[0]}? " if close else ""
@@ -880,24 +897,13 @@ def _check_custom(entry: Entry, token: str, group: str, group_version: str) -> N
             f"resource {entry.name}: {group_version} has no type {token!r}; {hint}"
             f"it has {', '.join(ours)}",
         )
-    if "." not in group:
+    if "." not in parsed.group:
         raise _Problem(
             entry.line,
             f"resource {entry.name}: {group_version or '(none)'} is not a group version "
             "Kubernetes has (core/v1, apps/v1, batch/v1, …), and a custom resource's group "
             "has a dot (example.com/v1)",
         )
-
-
-def _is_group(module: Any, group: str) -> bool:
-    """Whether a generated module is the given group's (`networking.k8s.io`, not a CRD group
-    `networking.example.com` whose first label matches)."""
-    kinds = getattr(module, "__all__", ())
-    if not kinds:
-        return False
-    api_version = getattr(getattr(module, kinds[0]), "api_version", "")
-    found = api_version.rpartition("/")[0]
-    return found == ("" if group in ("", "core") else group)
 
 
 # --- functions ----------------------------------------------------------------------------

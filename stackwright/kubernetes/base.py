@@ -29,6 +29,42 @@ def type_token(api_version: str, kind: str) -> str:
     return f"{TYPE_PREFIX}:{group_version}:{kind}"
 
 
+@dataclasses.dataclass(frozen=True)
+class TypeToken:
+    """A Kubernetes type token taken apart: `kubernetes:apps/v1:Deployment`."""
+
+    #: As the token spells it: `apps/v1`, `core/v1` (or `v1`).
+    group_version: str
+    kind: str
+
+    @property
+    def group(self) -> str:
+        """The API group; `""` for the core group, spelt `core` or left out."""
+        group = self.group_version.rpartition("/")[0]
+        return "" if group == "core" else group
+
+    @property
+    def version(self) -> str:
+        return self.group_version.rpartition("/")[2]
+
+    @property
+    def api_version(self) -> str:
+        """The objects' `apiVersion`: `apps/v1`, and `v1` for the core group."""
+        return f"{self.group}/{self.version}" if self.group else self.version
+
+
+def parse_type_token(token: str) -> TypeToken | None:
+    """The inverse of `type_token`; None for a token that is not
+    `kubernetes:<group>/<version>:<Kind>` (a component's, a provider's, a misspelling). The
+    core group may also be left out, as in an apiVersion (`kubernetes:v1:Pod`), which YAML
+    programs have always been allowed to write."""
+    package, _, rest = token.partition(":")
+    group_version, _, kind = rest.partition(":")
+    if package != TYPE_PREFIX or not group_version or not kind or ":" in kind:
+        return None
+    return TypeToken(group_version, kind)
+
+
 def to_plain(value: Any) -> Any:
     """Typed args (lightkube models) to plain dicts in Kubernetes' spelling, field by field,
     so that an Output anywhere inside stays the same Output; plain values unchanged."""

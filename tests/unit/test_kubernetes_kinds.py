@@ -13,13 +13,22 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from lightkube.models.apps_v1 import DeploymentSpec
 from lightkube.models.core_v1 import Container, PodSpec, PodTemplateSpec
 from lightkube.models.meta_v1 import LabelSelector, ObjectMeta
 
 import stackwright.kubernetes as k8s
 from stackwright.errors import UsageError
-from stackwright.kubernetes.base import CustomObject, KubernetesResource, _camel
+from stackwright.kubernetes.base import (
+    CustomObject,
+    KubernetesResource,
+    _camel,
+    parse_type_token,
+    type_token,
+)
+from stackwright.kubernetes.groups import MODULES, VERSIONS
 from stackwright.localcluster.schema import builtin_schemas
 from stackwright.sdk.context import Program, running
 from stackwright.sdk.output import Output, dependencies_of
@@ -95,6 +104,55 @@ def test_type_tokens_and_urn(program: Program) -> None:
     assert web.urn == "urn:sw:dev::p::kubernetes:apps/v1:Deployment::web"
     assert svc.urn == "urn:sw:dev::p::kubernetes:core/v1:Service::web"
     assert program.resources == [web, svc, ingress]
+
+
+api_versions = st.one_of(
+    st.from_regex(r"v[0-9][a-z0-9]{0,6}", fullmatch=True),
+    st.from_regex(r"[a-z][a-z0-9.-]{0,20}/v[0-9][a-z0-9]{0,6}", fullmatch=True),
+)
+
+
+@given(api_versions, st.from_regex(r"[A-Z][A-Za-z0-9]{0,20}", fullmatch=True))
+def test_a_type_token_parses_back_to_its_api_version_and_kind(api_version: str, kind: str) -> None:
+    parsed = parse_type_token(type_token(api_version, kind))
+    assert parsed is not None
+    assert (parsed.api_version, parsed.kind) == (api_version, kind)
+    group, _, version = api_version.rpartition("/")
+    assert (parsed.group, parsed.version) == (group, version)
+
+
+@pytest.mark.parametrize(
+    ("token", "parts"),
+    [
+        ("kubernetes:apps/v1:Deployment", ("apps/v1", "apps", "v1", "apps/v1", "Deployment")),
+        ("kubernetes:core/v1:Service", ("core/v1", "", "v1", "v1", "Service")),
+        ("kubernetes:v1:Pod", ("v1", "", "v1", "v1", "Pod")),
+        ("kubernetes:example.com/v1:Widget", ("example.com/v1", "example.com", "v1", "example.com/v1", "Widget")),
+        ("kubernetes:apps/v1", None),
+        ("kubernetes::Deployment", None),
+        ("kubernetes:apps/v1:", None),
+        ("kubernetes:apps/v1:Deploy:ment", None),
+        ("pulumi:providers:kubernetes", None),
+        ("acme:web:App", None),
+    ],
+)  # fmt: skip
+def test_parse_type_token(token: str, parts: tuple[str, ...] | None) -> None:
+    parsed = parse_type_token(token)
+    found = None if parsed is None else (
+        parsed.group_version, parsed.group, parsed.version, parsed.api_version, parsed.kind
+    )  # fmt: skip
+    assert found == parts
+
+
+def test_the_group_map_names_each_kinds_module_and_version() -> None:
+    listed = set()
+    for cls in all_kind_classes():
+        group, _, version = cls.api_version.rpartition("/")
+        assert version in VERSIONS[group], cls
+        assert getattr(getattr(getattr(k8s, MODULES[group]), version), cls.kind) is cls
+        listed.add((group, version))
+    assert listed == {(group, v) for group, versions in VERSIONS.items() for v in versions}
+    assert set(MODULES) == set(VERSIONS)
 
 
 def test_snake_case_arguments_become_kubernetes_fields(program: Program) -> None:
