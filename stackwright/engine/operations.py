@@ -31,6 +31,11 @@ from stackwright.engine.execute import (
 )
 from stackwright.engine.policy_gate import PolicyGate
 from stackwright.engine.ports import ProviderFactory
+from stackwright.engine.wiring import (
+    APPLYSET_ID_LABEL,
+    APPLYSET_PARENT_PREFIX,
+    APPLYSET_TOOLING,
+)
 from stackwright.errors import UsageError
 from stackwright.kubernetes.provider import PROVIDER_TYPE
 from stackwright.model import URN_ANNOTATION, ResourceState, parse_urn
@@ -225,14 +230,6 @@ def _elsewhere(backend: Backend, snapshot: Snapshot) -> Callable[[str, str], lis
     )
 
 
-#: What marks an ApplySet parent (KEP-3659) and the name Stackwright gives its own: a
-#: stack's bookkeeping, which the provider keeps; adopting it would let another stack
-#: delete or rewrite it.
-_APPLYSET_TOOLING = "applyset.kubernetes.io/tooling"
-_APPLYSET_ID = "applyset.kubernetes.io/id"
-_APPLYSET_PARENT = "stackwright-applyset-"
-
-
 def manager_of(backend: Backend, live: Mapping[str, Any], urn: str) -> str:
     """Why `urn` may not adopt the object `live`, in words with the fix ("" if it may): it
     is a stack's ApplySet parent, a resource of a stack of this backend still holds it, or
@@ -241,9 +238,12 @@ def manager_of(backend: Backend, live: Mapping[str, Any], urn: str) -> str:
     its objects). A mark a `state delete` left (the stack no longer holds that resource)
     is no owner, nor is text Stackwright did not write."""
     meta = live.get("metadata") or {}
-    tooling = str((meta.get("annotations") or {}).get(_APPLYSET_TOOLING, ""))
-    if tooling.startswith("stackwright/") and _APPLYSET_ID in (meta.get("labels") or {}):
-        project, _, stack = str(meta.get("name")).removeprefix(_APPLYSET_PARENT).rpartition(".")
+    # An ApplySet parent is a stack's bookkeeping, which the provider keeps; adopting it
+    # would let another stack delete or rewrite it.
+    tooling = str((meta.get("annotations") or {}).get(APPLYSET_TOOLING, ""))
+    if tooling.startswith("stackwright/") and APPLYSET_ID_LABEL in (meta.get("labels") or {}):
+        name = str(meta.get("name")).removeprefix(APPLYSET_PARENT_PREFIX)
+        project, _, stack = name.rpartition(".")
         return (
             f"it is the ApplySet parent Stackwright keeps for stack {stack} of project "
             f"{project} (how kubectl finds the stack's objects); no program manages it"

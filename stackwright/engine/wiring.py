@@ -17,11 +17,19 @@ from stackwright.providers.kubernetes import ApplySet, KubernetesProvider, stamp
 from stackwright.providers.kubernetes.applyset import (
     ID_LABEL,
     MANAGED_BY,
+    PARENT_PREFIX,
+    TOOLING,
     ensure_parent,
     read_parent,
     remove_parent,
 )
 from stackwright.providers.kubernetes.errors import UnknownKind
+
+#: What marks an ApplySet parent (KEP-3659) and how Stackwright names its own, for the rest
+#: of the engine, which reaches the provider only through this module.
+APPLYSET_TOOLING = TOOLING
+APPLYSET_ID_LABEL = ID_LABEL
+APPLYSET_PARENT_PREFIX = PARENT_PREFIX
 
 
 class KubernetesCluster:

@@ -48,6 +48,7 @@ __all__ = [
     "MANAGED_BY",
     "MARK_ANNOTATIONS",
     "MARK_LABELS",
+    "PARENT_PREFIX",
     "PART_OF",
     "STACK_ANNOTATION",
     "TOOLING",
@@ -98,11 +99,14 @@ def group_kind(api_version: str, kind: str) -> str:
 
 _INVALID = re.compile(r"[^a-z0-9.-]+")
 
+#: How the name of every parent Stackwright keeps starts; `<project>.<stack>` follows.
+PARENT_PREFIX = "stackwright-applyset-"
+
 
 def parent_name(stack: str) -> str:
     """`stackwright-applyset-<key>` (key: `<project>.<stack>`), made a valid object name whatever it is."""
     cleaned = _INVALID.sub("-", stack.lower()).strip("-.")
-    name = f"stackwright-applyset-{cleaned}" if cleaned else "stackwright-applyset"
+    name = f"{PARENT_PREFIX}{cleaned}" if cleaned else PARENT_PREFIX.rstrip("-")
     if cleaned != stack or len(name) > 253:
         # Two stack names that clean up to the same text must still get different parents.
         suffix = hashlib.sha256(stack.encode()).hexdigest()[:8]
