@@ -102,6 +102,13 @@ def parse_urn(urn: str) -> URNParts:
     return URNParts(stack, project, qualified, name)
 
 
+def urn_name(urn: str) -> str:
+    """The resource's logical name in a URN, `web` in `urn:sw:dev::p::<type>::web` (all that
+    follows the type: a name may itself contain "::"); the text after the last "::" of
+    anything else, and the whole text when it has none."""
+    return urn.split("::", 3)[-1]
+
+
 #: The annotations Stackwright puts on every object it applies: which stack, which resource.
 STACK_ANNOTATION = "stackwright.io/stack"
 URN_ANNOTATION = "stackwright.io/urn"

@@ -32,7 +32,7 @@ from stackwright.automation.workspace import (
 from stackwright.cli.render import Renderer, make_renderer
 from stackwright.engine.events import Summary, masked
 from stackwright.errors import StackwrightError, UsageError
-from stackwright.model import SECRET_TEXT, Op, ResourceState, is_sealed, map_secrets
+from stackwright.model import SECRET_TEXT, Op, ResourceState, is_sealed, map_secrets, urn_name
 from stackwright.policy import Level
 from stackwright.state import Backend, HistoryEntry, open_backend
 
@@ -769,7 +769,7 @@ def stack_show(
     typer.echo(f"Resources ({len(snapshot.resources)}):")
     if snapshot.resources:
         rows = [("TYPE", "NAME", "ID", "")] + [
-            (r.type, _resource_name(r.urn), r.id, _resource_notes(r)) for r in snapshot.resources
+            (r.type, urn_name(r.urn), r.id, _resource_notes(r)) for r in snapshot.resources
         ]
         widths = [max(len(row[i]) for row in rows) for i in range(3)]
         for index, row in enumerate(rows):
@@ -791,10 +791,6 @@ def stack_show(
         typer.echo("    none in this stack")
     for key in sorted(outputs):
         typer.echo(f"    {key}: {json.dumps(outputs[key])}")
-
-
-def _resource_name(urn: str) -> str:
-    return urn.rpartition("::")[2]
 
 
 def _resource_notes(state: ResourceState) -> str:
@@ -825,7 +821,7 @@ def _resource_json(state: ResourceState, show_secrets: bool = False) -> dict[str
     return {
         "urn": state.urn,
         "type": state.type,
-        "name": _resource_name(state.urn),
+        "name": urn_name(state.urn),
         "id": state.id,
         "parent": state.parent or None,
         "protect": state.protect,
@@ -873,7 +869,7 @@ def stack_graph(
         text = json.dumps(
             {
                 "nodes": [
-                    {"urn": r.urn, "type": r.type, "name": _resource_name(r.urn), "id": r.id}
+                    {"urn": r.urn, "type": r.type, "name": urn_name(r.urn), "id": r.id}
                     for r in nodes
                 ],
                 "edges": [{"from": e.dependent, "to": e.dependency, "why": e.why} for e in edges],
@@ -905,7 +901,7 @@ def _dot(title: str, nodes: list[ResourceState], edges: list[Edge]) -> str:
         "    node [shape=box, fontname=Helvetica];",
     ]
     for state in nodes:
-        label = f"{_resource_name(state.urn)}\n{state.type}"
+        label = f"{urn_name(state.urn)}\n{state.type}"
         lines.append(f"    {quoted(state.urn)} [label={quoted(label)}];")
     for edge in edges:
         style = _DOT_EDGE.get(edge.why)

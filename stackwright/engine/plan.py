@@ -20,7 +20,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from stackwright.model import Op, ResourceState
+from stackwright.model import Op, ResourceState, urn_name
 from stackwright.sdk.output import ANY_INDEX, UNKNOWN, PathKey, join_path, parse_path
 
 
@@ -487,7 +487,7 @@ def option_changes(old: ResourceState, new: ResourceState) -> list[str]:
     an update with no field change happens, or what a same step records."""
 
     def named(urn: str, default: str = "(none)") -> str:
-        return urn.rpartition("::")[2] if urn else default
+        return urn_name(urn) if urn else default
 
     notes = [
         f"{option} {getattr(old, option)} → {getattr(new, option)}"

@@ -34,7 +34,7 @@ from typing import Any, NamedTuple
 from stackwright.engine.plan import diff, replacement_reasons
 from stackwright.engine.ports import Provider, ProviderFactory
 from stackwright.errors import StackwrightError
-from stackwright.model import CLUSTER_SCOPED, STACK_ANNOTATION, URN_ANNOTATION
+from stackwright.model import CLUSTER_SCOPED, STACK_ANNOTATION, URN_ANNOTATION, urn_name
 
 __all__ = [
     "CLUSTER_SCOPED",
@@ -633,7 +633,7 @@ class FakeCluster:
         meta = _meta(obj)
         name = str(meta.get("name", ""))
         urn = str((meta.get("annotations") or {}).get(URN_ANNOTATION, ""))
-        logical = urn.rpartition("::")[2] if urn else ""
+        logical = urn_name(urn)
         for candidate in (name, logical):
             if candidate and candidate in failures:
                 return failures[candidate]

@@ -13,6 +13,7 @@ import pytest
 
 import stackwright.kubernetes as k8s
 from stackwright.errors import UsageError
+from stackwright.model import parse_urn, urn_name
 from stackwright.sdk.context import Program, current_program, export, running
 from stackwright.sdk.output import Output
 from stackwright.sdk.resource import (
@@ -58,6 +59,21 @@ def test_urn_format_and_parent_type_prefix(program: Program) -> None:
     assert cm.parent_types() == ("my:Comp", "my:web:Inner")
     assert app.children == (web, inner)
     assert not app.custom
+
+
+@pytest.mark.parametrize(
+    ("urn", "name"),
+    [
+        ("urn:sw:dev::shop::my:Comp$kubernetes:apps/v1:Deployment::web", "web"),
+        ("urn:sw:dev::shop::my:Comp::a::b", "a::b"),  # as parse_urn: all after the type
+        ("not-a-urn", "not-a-urn"),
+        ("", ""),
+    ],
+)
+def test_urn_name_is_the_logical_name(urn: str, name: str) -> None:
+    assert urn_name(urn) == name
+    if urn.startswith("urn:sw:"):
+        assert parse_urn(urn).name == name
 
 
 def test_same_name_different_type_or_parent_is_fine(program: Program) -> None:
