@@ -160,6 +160,28 @@ def test_check_parent_refuses_a_users_configmap_of_the_parents_name() -> None:
     check_parent(applyset.parent(["ConfigMap"]), applyset)  # its own parent passes
 
 
+def test_a_parent_is_removed_only_with_all_its_marks() -> None:
+    """Deleting is not undone by the next apply: a parent whose id label is right but whose
+    tooling or stack annotation is not as Stackwright writes it is left alone."""
+    applyset = ApplySet("dev", "web", "shop")
+    mine = applyset.parent(["ConfigMap"])
+    check_parent(mine, applyset, removing=True)
+    annotations = mine["metadata"]["annotations"]
+    untooled = {"metadata": {**mine["metadata"], "annotations": {**annotations, TOOLING: ""}}}
+    check_parent(untooled, applyset)  # its id label is proof enough to update it
+    with pytest.raises(PermanentError, match=f"its {TOOLING} is '', expected 'stackwright'"):
+        check_parent(untooled, applyset, removing=True)
+    other = {
+        "metadata": {**mine["metadata"], "annotations": {**annotations, STACK_ANNOTATION: "x"}}
+    }
+    with pytest.raises(
+        PermanentError,
+        match=r"^ConfigMap web/stackwright-applyset-shop\.dev is not the ApplySet parent of "
+        rf"stack dev \(its {STACK_ANNOTATION} is 'x', expected 'dev'\); Stackwright leaves it alone$",
+    ):
+        check_parent(other, applyset, removing=True)
+
+
 def test_two_projects_with_the_same_stack_name_keep_separate_parents() -> None:
     web = ApplySet("dev", "shared", "web")
     api = ApplySet("dev", "shared", "api")

@@ -202,34 +202,53 @@ def stamp(
     return {**obj, "metadata": meta}
 
 
-def check_parent(live: Mapping[str, Any], applyset: ApplySet) -> None:
+def check_parent(live: Mapping[str, Any], applyset: ApplySet, *, removing: bool = False) -> None:
     """Refuse what is not this set's parent: one another tool manages, one whose id label
     does not match its identity, or a ConfigMap with no id label (a user's that has the
     parent's name). Stackwright makes its parent with the label in one apply, so a parent
-    of its own never lacks it."""
+    of its own never lacks it.
+
+    To be `removing` it, which no later apply undoes, all of the parent's marks must be as
+    Stackwright writes them (the tooling and stack annotations too), and any that is not
+    leaves it alone."""
     meta = live.get("metadata") or {}
+    annotations = meta.get("annotations") or {}
     where = f"ConfigMap {applyset.namespace}/{applyset.name}"
-    tooling = str((meta.get("annotations") or {}).get(TOOLING, ""))
-    if tooling and tooling.rsplit("/", 1)[0] != "stackwright":
+    tooling = str(annotations.get(TOOLING, ""))
+    found = {
+        ID_LABEL: (meta.get("labels") or {}).get(ID_LABEL),
+        TOOLING: tooling.rsplit("/", 1)[0],
+        STACK_ANNOTATION: annotations.get(STACK_ANNOTATION),
+    }
+    expected = {ID_LABEL: applyset.id, TOOLING: "stackwright", STACK_ANNOTATION: applyset.stack}
+    if removing:
+        differ = [key for key in expected if found[key] != expected[key]]
+        if differ:
+            raise PermanentError(
+                f"{where} is not the ApplySet parent of stack {applyset.stack} (its {differ[0]} "
+                f"is {found[differ[0]]!r}, expected {expected[differ[0]]!r}); Stackwright leaves "
+                "it alone"
+            )
+        return
+    if tooling and found[TOOLING] != expected[TOOLING]:
         raise PermanentError(
             f"{where} is an ApplySet parent managed by {tooling}; Stackwright will not change it: "
             "delete it or rename the stack"
         )
-    found = (meta.get("labels") or {}).get(ID_LABEL)
-    if found is None and tooling:
+    if found[ID_LABEL] is None and tooling:
         raise PermanentError(
             f"{where} has lost its {ID_LABEL} label (someone removed it); "
             "delete the ConfigMap so Stackwright recreates it"
         )
-    if found is None:
+    if found[ID_LABEL] is None:
         raise PermanentError(
             f"{where} is in the way: stack {applyset.stack} keeps its ApplySet parent under that "
             f"name, and this ConfigMap (no {ID_LABEL} label) is not one; Stackwright will not "
             "change it: rename or delete it, then run the command again"
         )
-    if found != applyset.id:
+    if found[ID_LABEL] != expected[ID_LABEL]:
         raise PermanentError(
-            f"{where} has {ID_LABEL}={found}, but its identity gives {applyset.id}; "
+            f"{where} has {ID_LABEL}={found[ID_LABEL]}, but its identity gives {applyset.id}; "
             "someone changed the label: delete the ConfigMap so Stackwright recreates it"
         )
 
@@ -308,23 +327,11 @@ async def remove_parent(provider: KubernetesProvider, applyset: ApplySet) -> Non
     live = await provider.read("v1", "ConfigMap", applyset.namespace, applyset.name)
     if live is None:
         return
-    meta = live.get("metadata") or {}
-    annotations = meta.get("annotations") or {}
-    where = f"ConfigMap {applyset.namespace}/{applyset.name}"
-    found = {
-        ID_LABEL: (meta.get("labels") or {}).get(ID_LABEL),
-        TOOLING: str(annotations.get(TOOLING, "")).rsplit("/", 1)[0],
-        STACK_ANNOTATION: annotations.get(STACK_ANNOTATION),
-    }
-    expected = {ID_LABEL: applyset.id, TOOLING: "stackwright", STACK_ANNOTATION: applyset.stack}
-    differ = [key for key in expected if found[key] != expected[key]]
-    if differ:
-        raise PermanentError(
-            f"{where} is not the ApplySet parent of stack {applyset.stack} (its {differ[0]} is "
-            f"{found[differ[0]]!r}, expected {expected[differ[0]]!r}); Stackwright leaves it alone"
-        )
+    check_parent(live, applyset, removing=True)
     # The parent just read and checked names the kinds: no second read of it.
+    annotations = (live.get("metadata") or {}).get("annotations") or {}
     kinds = _split(str(annotations.get(CONTAINS_GROUP_KINDS, "")))
+    where = f"ConfigMap {applyset.namespace}/{applyset.name}"
     members = await list_members(provider, applyset, kinds)
     if members:
         first = members[0].get("metadata") or {}
