@@ -22,6 +22,7 @@ import asyncio
 import base64
 import os
 import pprint
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -41,7 +42,7 @@ from stackwright.engine.execute import (
 )
 from stackwright.engine.policy_gate import PolicyGate
 from stackwright.engine.program import run_program
-from stackwright.engine.wiring import cluster_context, kubernetes_providers
+from stackwright.engine.wiring import cluster_context, default_namespace, kubernetes_providers
 from stackwright.errors import StackwrightError, UsageError
 from stackwright.kubernetes.base import TypeToken, parse_type_token
 from stackwright.kubernetes.groups import MODULES
@@ -218,11 +219,18 @@ class Workspace:
 
     # --- the default cluster ---------------------------------------------------------
 
-    def provider_settings(self, listener: Listener | None = None) -> dict[str, Any]:
+    def provider_settings(
+        self, listener: Listener | None = None, *, start: bool = True
+    ) -> dict[str, Any]:
+        """The stack's default provider's settings; the local cluster it names is started
+        unless `start` is False (its kubeconfig is then named whether it exists or not)."""
         values, _ = self.resolved_config()
         local = values.get("kubernetes:cluster")
         settings: dict[str, Any] = {}
-        if local:
+        if local and not start:
+            settings["kubeconfig"] = str(lifecycle.cluster_dir(str(local)) / "kubeconfig")
+            settings["context"] = f"stackwright-{local}"
+        elif local:
             info, started = lifecycle.start(str(local))
             if started and listener is not None:
                 listener(
@@ -270,6 +278,15 @@ class Workspace:
             config=values,
             secret_keys=secret_keys,
             read_stack=self.read_stack,
+            provider_namespace=self.provider_namespace,
+        )
+
+    def provider_namespace(self, settings: Mapping[str, Any] | None) -> str | None:
+        """Where a provider with these plain settings (None: the stack's default one) puts
+        objects without a namespace, read from the kubeconfig without connecting or
+        starting a local cluster; None when the kubeconfig cannot be read."""
+        return default_namespace(
+            self.provider_settings(start=False) if settings is None else settings
         )
 
     def _run(

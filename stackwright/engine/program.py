@@ -30,6 +30,7 @@ def run_program(
     config: Mapping[str, Any] | None = None,
     secret_keys: frozenset[str] = frozenset(),
     read_stack: Callable[[str], Mapping[str, Any]] | None = None,
+    provider_namespace: Callable[[Mapping[str, Any] | None], str | None] | None = None,
 ) -> Program:
     """Run the program at `main` (a Python file, a folder with `__main__.py`, or a YAML
     program) and return what it declared."""
@@ -44,6 +45,7 @@ def run_program(
         config=dict(config or {}),
         secret_keys=secret_keys,
         read_stack=read_stack,
+        provider_namespace=provider_namespace,
     )
     if path.suffix in (".yaml", ".yml"):
         from stackwright.engine.yaml_program import run_yaml_program  # only YAML projects pay

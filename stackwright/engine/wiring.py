@@ -280,6 +280,23 @@ def cluster_context(settings: Mapping[str, Any]) -> str:
     return load_config(settings.get("kubeconfig") or None, settings.get("context") or None).context
 
 
+def default_namespace(settings: Mapping[str, Any]) -> str | None:
+    """The namespace a provider with these settings puts objects without one in (its
+    `namespace`, else its context's, as `KubernetesProvider` decides), read without
+    connecting; None when the kubeconfig cannot be read (the operation then says why)."""
+    from stackwright.providers.kubernetes.errors import ConfigError
+    from stackwright.providers.kubernetes.kubeconfig import load_config
+
+    if settings.get("namespace"):
+        return str(settings["namespace"])
+    try:
+        return load_config(
+            settings.get("kubeconfig") or None, settings.get("context") or None
+        ).namespace
+    except ConfigError:
+        return None
+
+
 def kubernetes_providers(
     default: Mapping[str, Any] | None = None,
     *,

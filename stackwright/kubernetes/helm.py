@@ -36,6 +36,11 @@ What the component does with the rendered objects:
 - Child names are `<kind>:<namespace>/<name>` (`<kind>:<name>` without a namespace),
   with `resource_prefix` + `-` in front when given; two charts rendering the same objects
   in one program need different prefixes.
+- `.Release.Namespace` is where the objects land, as in Helm's install: `namespace`, else
+  the provider's default namespace (`kubernetes.provider.provider_namespace`: a provider's
+  plain `namespace`, else its kubeconfig context's; the stack's `kubernetes:namespace`
+  for its default provider). Without `namespace`, objects keep none of their own: the
+  provider puts them in that same namespace at apply, and the children's names stay.
 - Objects without a namespace go into `namespace`, except cluster-scoped kinds: the
   built-in ones (`CLUSTER_SCOPED`) and those of the CRDs the chart itself brings with
   `scope: Cluster` (discovery is not reachable while a program runs; for a custom kind
@@ -94,7 +99,7 @@ from typing import Any
 import yaml
 
 from stackwright.errors import UsageError, not_utf8, yaml_problem
-from stackwright.kubernetes.provider import RELEASE_TYPE
+from stackwright.kubernetes.provider import RELEASE_TYPE, provider_namespace
 from stackwright.kubernetes.yaml import (
     SKIP_AWAIT,
     ManifestObject,
@@ -172,6 +177,8 @@ class Chart(ComponentResource):
         what = f"Helm chart {name!r} ({os.fspath(chart)}) at {where}"
         merged = merge_values(what, value_files or (), values or {})
         transforms = transformations or ()
+        # What Helm's own install would give `.Release.Namespace`: where the objects land.
+        release_namespace = namespace or provider_namespace(what, opts)
 
         def rendered_with(values: dict[str, Any]) -> tuple[list[_Object], list[_Object]]:
             crds, templates = render(
@@ -179,7 +186,7 @@ class Chart(ComponentResource):
                 os.fspath(chart),
                 values,
                 release=name,
-                namespace=namespace,
+                namespace=release_namespace,
                 version=version,
                 repository_opts=repository_opts or {},
             )
@@ -788,6 +795,9 @@ class Release(CustomResource):
         rel = k8s.helm.Release("web", chart="./charts/webapp", values={"image": {"tag": "1.29"}},
                                namespace="web", create_namespace=True)
         export("revision", rel.status["revision"])
+
+    Without `namespace` the release goes into its provider's default namespace (its
+    kubeconfig context's unless set), as `helm install` without `--namespace` does.
 
     Live outputs: `name`, `namespace` and `status`, a dict of `status` (Helm's: "deployed",
     "failed", …), `revision`, `chart`, `version` and `app_version`. `chart`,

@@ -11,13 +11,12 @@ Must never: connect to a cluster — declaring a Provider only records its setti
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from stackwright.sdk.output import Output
-from stackwright.sdk.resource import CustomResource
-
-if TYPE_CHECKING:
-    from stackwright.sdk.resource import ResourceOptions
+from stackwright.errors import UsageError
+from stackwright.sdk.context import current_program
+from stackwright.sdk.output import Output, dependencies_of, resolve, unwrap_secrets
+from stackwright.sdk.resource import CustomResource, Resource, ResourceOptions
 
 #: The type token the engine treats as a Kubernetes provider (Pulumi's `pulumi:providers:kubernetes`).
 PROVIDER_TYPE = "stackwright:providers:kubernetes"
@@ -60,3 +59,51 @@ class Provider(CustomResource):
         if namespace is not None:
             settings["namespace"] = namespace
         super().__init__(PROVIDER_TYPE, resource_name, settings, opts)
+
+
+#: Settings that choose a provider's default namespace: its own, else its context's.
+_NAMESPACE_SETTINGS = ("kubeconfig", "context", "namespace")
+
+#: What a kubeconfig's context without a namespace means (kubectl's default).
+DEFAULT_NAMESPACE = "default"
+
+
+def provider_namespace(what: str, opts: ResourceOptions | None) -> str:
+    """The namespace that the provider the options name (their own, else the parent's,
+    else the stack's default one) puts objects without a namespace in, as far as it is
+    known while the program runs: a provider's plain `namespace`, else its kubeconfig
+    context's; for the stack's default provider, `kubernetes:namespace`, else its
+    kubeconfig context's. A kubeconfig or context that is not known until another
+    resource is applied gives `default` (the namespace a context names when it names
+    none). A `namespace` not known until then is a UsageError naming `what`: nothing
+    that runs in the program could know it."""
+    given = opts if isinstance(opts, ResourceOptions) else ResourceOptions()
+    parent = given.parent.opts if isinstance(given.parent, Resource) else None
+    provider = given.merged_with(parent).provider
+    program = current_program()
+    settings: dict[str, Any] | None = None
+    if isinstance(provider, Resource):
+        props = {k: v for k, v in provider.props.items() if k in _NAMESPACE_SETTINGS}
+        waits_for = sorted(r.resource_name for r in dependencies_of(props.get("namespace")))
+        if waits_for:
+            raise UsageError(
+                f"{what}: the namespace of its provider {provider.resource_name!r} is not "
+                f"known until {waits_for[0]!r} is applied, but the objects' "
+                "namespace is needed while the program runs: give it namespace= as a plain "
+                "value (or the provider a plain namespace)"
+            )
+        if any(dependencies_of(value) for value in props.values()):
+            return DEFAULT_NAMESPACE
+        settings, _ = unwrap_secrets(resolve(props, _no_state))
+        if settings.get("namespace"):
+            return str(settings["namespace"])
+    found = program.provider_namespace(settings) if program.provider_namespace else None
+    if found:
+        return found
+    if settings is None and program.config.get("kubernetes:namespace"):
+        return str(program.config["kubernetes:namespace"])
+    return DEFAULT_NAMESPACE
+
+
+def _no_state(resource: Resource) -> Any:  # pragma: no cover - no dependencies, never called
+    raise AssertionError(f"plain settings read no state ({resource.resource_name})")

@@ -48,6 +48,12 @@ class Program:
     #: the state store (the SDK never reads state itself).
     read_stack: Callable[[str], Mapping[str, Any]] | None = None
 
+    #: The namespace a Kubernetes provider puts objects without one in, given its plain
+    #: settings (`kubeconfig`, `context`, `namespace`; None for the stack's default
+    #: provider), read from its kubeconfig without connecting; None when that cannot be
+    #: read. Installed by the automation layer, which may read kubeconfigs (the SDK may not).
+    provider_namespace: Callable[[Mapping[str, Any] | None], str | None] | None = None
+
     def register(self, resource: Resource) -> str:
         urn = make_urn(
             self.stack,
