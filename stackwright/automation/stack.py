@@ -45,7 +45,7 @@ from stackwright.engine.program import run_program
 from stackwright.engine.wiring import cluster_context, default_namespace, kubernetes_providers
 from stackwright.errors import StackwrightError, UsageError
 from stackwright.kubernetes.base import TypeToken, parse_type_token
-from stackwright.kubernetes.groups import MODULES
+from stackwright.kubernetes.groups import MODULES, VERSIONS
 from stackwright.kubernetes.provider import PROVIDER_TYPE
 from stackwright.localcluster import lifecycle
 from stackwright.model import (
@@ -603,8 +603,12 @@ def python_code(
     comment above the statement says how to set."""
     parsed = _split_type(type_token)
     group, version, kind = parsed.group, parsed.version, parsed.kind
-    module = MODULES.get(group) or group.split(".")[0]
     args = [repr(name)]
+    if version in VERSIONS.get(group, ()):
+        constructor = f"k8s.{MODULES[group]}.{version}.{kind}"
+    else:  # a CRD's kind (no built-in group version): the SDK's class for objects of any kind
+        constructor = "k8s.apiextensions.CustomResource"
+        args += [f"api_version={f'{group}/{version}'!r}", f"kind={kind!r}"]
     fields, keys = _code_fields(name, inputs, secret_paths)
     for key, value, secret in fields:
         snake = "".join(f"_{c.lower()}" if c.isupper() else c for c in key)
@@ -615,7 +619,7 @@ def python_code(
             shown = pprint.pformat(value, width=92 - len(snake), sort_dicts=False)
             # Continuation lines line up under the argument's first.
             args.append(f"{snake}=" + shown.replace("\n", "\n" + " " * (5 + len(snake))))
-    statement = f"k8s.{module}.{version}.{kind}(\n    " + ",\n    ".join(args) + ",\n)"
+    statement = f"{constructor}(\n    " + ",\n    ".join(args) + ",\n)"
     if not keys:
         return statement
     return f"{_secrets_note(keys)}\ncfg = sw.Config()\n{statement}"
