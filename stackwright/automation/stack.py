@@ -107,6 +107,8 @@ class Workspace:
         if self.config is None:
             self.config = StackConfig(self.project, self.stack)
         self._resolved: tuple[dict[str, Any], frozenset[str]] | None = None
+        #: `provider_namespace` by settings: reading a kubeconfig takes ~20 ms (its TLS set-up).
+        self._namespaces: dict[str, str | None] = {}
 
     def resolved_config(self) -> tuple[dict[str, Any], frozenset[str]]:
         """The stack's configuration with secrets decrypted, read once per command."""
@@ -285,9 +287,12 @@ class Workspace:
         """Where a provider with these plain settings (None: the stack's default one) puts
         objects without a namespace, read from the kubeconfig without connecting or
         starting a local cluster; None when the kubeconfig cannot be read."""
-        return default_namespace(
-            self.provider_settings(start=False) if settings is None else settings
-        )
+        key = repr(sorted(settings.items())) if settings is not None else ""
+        if key not in self._namespaces:
+            self._namespaces[key] = default_namespace(
+                self.provider_settings(start=False) if settings is None else settings
+            )
+        return self._namespaces[key]
 
     def _run(
         self,
