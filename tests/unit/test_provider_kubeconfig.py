@@ -436,16 +436,16 @@ print(json.dumps({{"kind": "ExecCredential", "status": {{"token": f"t{{n}}", "ex
 
 
 def test_exec_plugin_missing_failing_or_speaking_nonsense(tmp_path: Path) -> None:
-    missing = load_config(
-        exec_config(tmp_path, "definitely-not-installed-plugin", installHint="brew install it"),
-        environ={},
-    )
+    # Not installed: found when the kubeconfig is read, before any request.
     with pytest.raises(ConfigError) as info:
-        asyncio.run(missing.auth.headers())
+        load_config(
+            exec_config(tmp_path, "definitely-not-installed-plugin", installHint="brew install it"),
+            environ={},
+        )
     assert str(info.value) == (
         "exec plugin 'definitely-not-installed-plugin' of user 'eks' "
-        f"(kubeconfig {tmp_path / 'config'}) was not found: install it or fix users[].user.exec.command "
-        "in the kubeconfig. brew install it"
+        f"(kubeconfig {tmp_path / 'config'}) was not found on PATH: install it or fix "
+        "users[].user.exec.command in the kubeconfig. brew install it"
     )
     failing = exec_script(tmp_path, 'sys.stderr.write("token expired, run login\\n"); sys.exit(3)')
     auth = load_config(exec_config(tmp_path, str(failing)), environ={}).auth

@@ -16,6 +16,7 @@ import asyncio
 import base64
 import datetime
 import os
+import shutil
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -140,6 +141,21 @@ class ExecAuth:
         self._headers: dict[str, str] | None = None
         self._expires: float | None = None
         self._lock = asyncio.Lock()
+        named_path = os.sep in plugin.command
+        if not (os.path.exists if named_path else shutil.which)(plugin.command):
+            # Found now, when the kubeconfig is read, not at the first request: a plugin that
+            # is not installed is the user's to fix before anything runs (client-go looks it
+            # up on PATH the same way).
+            raise self._missing()
+
+    def _missing(self) -> ConfigError:
+        plugin = self._plugin
+        hint = f" {plugin.install_hint.strip()}" if plugin.install_hint.strip() else ""
+        where = "" if os.sep in plugin.command else " on PATH"
+        return ConfigError(
+            f"{self._where()} was not found{where}: install it or fix users[].user.exec.command "
+            f"in the kubeconfig.{hint}"
+        )
 
     def _where(self) -> str:
         where = f"exec plugin {self._plugin.command!r}"
@@ -192,10 +208,7 @@ class ExecAuth:
                 env=env,
             )
         except FileNotFoundError as exc:
-            hint = f" {plugin.install_hint.strip()}" if plugin.install_hint.strip() else ""
-            raise ConfigError(
-                f"{self._where()} was not found: install it or fix users[].user.exec.command in the kubeconfig.{hint}"
-            ) from exc
+            raise self._missing() from exc
         except PermissionError as exc:
             raise ConfigError(f"{self._where()} is not executable: {exc.strerror}") from exc
         stdout, stderr = await process.communicate()
