@@ -95,6 +95,13 @@ _MADE = (Op.CREATE, Op.CREATE_REPLACEMENT, Op.IMPORT)
 #: unless both settings reach the same API server (`Provider.cluster`). Not the kubeconfig:
 #: new contents are as often new credentials for the same cluster.
 CLUSTER_SETTINGS = ("context",)
+#: The output of a provider resource that records the API server it reached: its objects
+#: are there. Settings reaching another one replace them (the recorded settings still
+#: reach the former) or are refused (they do not: a kubeconfig file now says otherwise).
+CLUSTER_OUTPUT = "cluster"
+#: How many of the objects the state records for the stack's default provider are read
+#: to tell that it still reaches their cluster (any one found, the same uid, is enough).
+_PROBED = 3
 
 
 @dataclass(frozen=True)
@@ -474,6 +481,119 @@ def _settle(batch: list[tuple[Any, asyncio.Future[None]]], write: Callable[[], N
         for _, future in batch:
             if not future.done():
                 future.set_result(None)
+
+
+def check_clusters(
+    factory: ProviderFactory, program: Program | None, snapshot: Snapshot, options: Options
+) -> None:
+    """Refuse, before anything runs (one line, exit 2), a run whose providers no longer
+    reach the cluster the state's objects are in, with no way left to the former one: the
+    objects would be written anew elsewhere, or deleted by name there, and the state would
+    lose track of the ones it records. A refresh is the way out (it reads what the cluster
+    now holds), so a refresh is not checked. Each declared provider whose settings are
+    known before the run is made here too: bad settings are bad input, not failed steps."""
+    if options.kind == "refresh" or options.refresh:
+        return
+    asyncio.run(_check_clusters(factory, program, snapshot))
+
+
+async def _check_clusters(
+    factory: ProviderFactory, program: Program | None, snapshot: Snapshot
+) -> None:
+    resources = snapshot.resources
+    recorded = {s.urn: s for s in resources if s.type == PROVIDER_TYPE}
+    used = {s.provider for s in resources if s.custom and (is_kubernetes(s) or is_release(s))}
+    settings: dict[str, Mapping[str, Any]] = {
+        urn: state.inputs for urn, state in recorded.items() if urn in used
+    }
+    for resource in program.resources if program is not None else ():
+        if resource.resource_type == PROVIDER_TYPE:
+            inputs, _ = unwrap_secrets(resolve(resource.props, lambda _: UNKNOWN))
+            if _unknown_paths(inputs) or _declared_dependencies(resource):
+                # Known, or usable (a kubeconfig file another resource writes), only during
+                # the run: checked when it is made (`_provider_step`).
+                settings.pop(resource.urn, None)
+            else:
+                settings[resource.urn] = inputs
+    for urn, chosen in settings.items():
+        made = factory(chosen)
+        try:
+            old = recorded.get(urn)
+            former = old.outputs.get(CLUSTER_OUTPUT) if old is not None else None
+            if urn not in used or former in (None, made.cluster):
+                continue
+            assert old is not None
+            through = factory(old.inputs)  # the settings its objects are deleted through
+            await through.close()
+            if through.cluster != former:
+                raise UsageError(_unreachable(old, former, made))
+        finally:
+            await made.close()
+    if "" in used:
+        pending = {item.resource.urn for item in snapshot.pending}
+        await _check_default_cluster(factory(None), resources, pending)
+
+
+async def _check_default_cluster(
+    provider: Provider, resources: Sequence[ResourceState], pending: set[str]
+) -> None:
+    """The stack's default provider (ambient kubeconfig, `kubernetes:kubeconfig` /
+    `kubernetes:context`) records no settings of its own: whether it still reaches the
+    cluster its objects were applied to is told by reading a few of them (one read when it
+    does), their uid compared with the one recorded. Not those a crash left under way (the
+    run settles them first) nor objects only read (someone else's to delete)."""
+    probed = [
+        state
+        for state in resources
+        if state.custom
+        and is_kubernetes(state)
+        and not state.provider
+        and not state.delete_pending
+        and not state.external
+        and state.urn not in pending
+        and _meta(state.outputs).get("uid")
+    ][:_PROBED]
+
+    async def found(state: ResourceState) -> bool:
+        try:
+            live = await provider.read(*object_ref(state))
+        except UsageError:
+            raise  # its settings are unusable: bad input, said now
+        except Exception:
+            return True  # not reachable now: the run says so itself
+        return live is not None and not _made_again(state, live)
+
+    try:
+        for state in probed:  # the first found ends it: one read in the usual case
+            if await found(state):
+                return
+    finally:
+        await provider.close()
+    if probed:
+        example = ", ".join(describe(s.urn) for s in probed)
+        raise UsageError(
+            f"the cluster the stack's default provider reaches ({provider.cluster}) holds none "
+            f"of the objects the state records for it ({example}): if its kubeconfig's current "
+            "context, or the stack's kubernetes:kubeconfig / kubernetes:context, changed since "
+            "they were applied, switch back to the cluster they are in; to go on without them "
+            "(deleted, or left in the other cluster), run `stackwright refresh` to forget them"
+        )
+
+
+def _unreachable(old: ResourceState, former: str, made: Provider) -> str:
+    """Why a provider whose objects are in `former` cannot move them: its recorded settings
+    reach another server now too (a kubeconfig file rewritten), and how to go on."""
+    kubeconfig = old.inputs.get("kubeconfig")
+    path = isinstance(kubeconfig, str) and kubeconfig and "\n" not in kubeconfig
+    back = f"in {kubeconfig}" if path else "in its settings"
+    name = old.urn.rpartition("::")[2]
+    return (
+        f"provider {name} applied its objects to the cluster at {former}, but its settings "
+        f"now reach {made.cluster}, and what the state records for it does too, so "
+        f"the objects cannot be moved: put the former kubeconfig back {back} (to move them, "
+        "then give the provider the new one under another path or inline: they are replaced "
+        "there), or run `stackwright refresh` to forget what the new cluster lacks"
+    )
 
 
 class Run:
@@ -945,6 +1065,8 @@ class Run:
             ),
         )
         step = plan(intent, old)
+        if kube and old is not None and step.op in (Op.SAME, Op.UPDATE):
+            step = self._moved(step, old)
         if (
             step.op is Op.REPLACE
             and not opts.delete_before_replace
@@ -1038,15 +1160,7 @@ class Run:
             if self.options.dry_run and _unknown_paths(desired.inputs):
                 self._unknown_providers.add(urn)
             else:
-                self.providers[urn] = self.factory(desired.inputs)
-                if old is not None and any(
-                    old.inputs.get(key) != desired.inputs.get(key) for key in CLUSTER_SETTINGS
-                ):
-                    former = self.factory(old.inputs)
-                    if former.cluster != self.providers[urn].cluster:
-                        self._former_providers[urn] = former
-                    else:  # another context name for the same cluster: nothing moves
-                        await former.close()
+                step = await self._provider_step(step, old)
         if (
             kube
             and old is not None
@@ -1107,6 +1221,48 @@ class Run:
         self.status[urn] = _DONE
         self.outcome.counts[step.op.value] += 1
         self.emit(StepDone(step, True, self.clock() - started))
+
+    def _moved(self, step: Step, old: ResourceState) -> Step:
+        """An object that names no namespace of its own is in its provider's: that provider's
+        namespace changed, it is another object (as in Pulumi: created there, the old one
+        deleted), else the state would keep the former id and leave the object behind."""
+        assert step.new is not None
+        if not old.id or step.new.id == old.id or old.provider in self._unknown_providers:
+            return step
+        reason = f"its provider's namespace changed ({old.id} → {step.new.id})"
+        return replace(step, op=Op.REPLACE, replace_reasons=(*step.replace_reasons, reason))
+
+    async def _provider_step(self, step: Step, old: ResourceState | None) -> Step:
+        """Make a provider resource's provider; record the API server it reaches, and when
+        that is another than the recorded one, keep the provider its recorded settings make
+        (`_former_providers`): its objects are replaced, deleted through it."""
+        urn, new = step.urn, step.new
+        assert new is not None
+        made = self.providers[urn] = self.factory(new.inputs)
+        step = replace(step, new=replace(new, outputs={CLUSTER_OUTPUT: made.cluster}))
+        if old is None:
+            return step
+        recorded = old.outputs.get(CLUSTER_OUTPUT)
+        if recorded is None and not any(
+            old.inputs.get(key) != new.inputs.get(key) for key in CLUSTER_SETTINGS
+        ):
+            recorded = made.cluster  # recorded before clusters were: as before, unmoved
+        if recorded != made.cluster:
+            former = self.factory(old.inputs)
+            if former.cluster == made.cluster:  # another context name for the same cluster
+                await former.close()
+            elif recorded is None or former.cluster == recorded:
+                self._former_providers[urn] = former
+            else:  # settings known only now (an Output) that `check_clusters` could not read
+                await former.close()
+                raise UsageError(_unreachable(old, recorded, made))
+        outputs = {CLUSTER_OUTPUT: made.cluster}
+        if step.op is Op.SAME and old.outputs != outputs and not self.options.dry_run:
+            # The same settings, the server they reach not recorded yet (an older state).
+            old = replace(old, outputs=outputs)
+            await self._record_same(old)
+            step = replace(step, old=old)
+        return step
 
     def _hold(self, state: ResourceState, urn: str) -> None:
         """`urn` holds the object `state` records after this run."""
@@ -1683,6 +1839,9 @@ class Run:
         """Read every object; report drift; with `record`, write what was read to the state."""
 
         async def one(state: ResourceState) -> None:
+            if state.type == PROVIDER_TYPE:
+                self._refresh_provider(state, record=record)
+                return
             if not state.custom or not (is_kubernetes(state) or is_release(state)):
                 return
             try:
@@ -1762,6 +1921,26 @@ class Run:
             ]
         await asyncio.gather(*(one(s) for s in states))
         self._forget_gone({s.urn: s for s in states if s.urn not in self.old}, record=record)
+
+    def _refresh_provider(self, state: ResourceState, *, record: bool) -> None:
+        """A provider whose recorded settings reach another cluster than recorded (a
+        kubeconfig file rewritten): a refresh reads its objects there, so that one is
+        recorded, and the next run plans against it."""
+        recorded = state.outputs.get(CLUSTER_OUTPUT)
+        cluster = self.provider_for(state.urn).cluster
+        if recorded is None or recorded == cluster:
+            return
+        now = self.old[state.urn] = replace(state, outputs={CLUSTER_OUTPUT: cluster})
+        self.emit(
+            Diagnostic(
+                state.urn, f"its settings reach {cluster} now, no longer {recorded}", "warning"
+            )
+        )
+        if record:
+            assert self.journal is not None
+            number = self._next_step()
+            self.journal.begin(number, Op.REFRESH, state)
+            self.journal.end(number, now)
 
     def _forget_gone(self, gone: dict[str, ResourceState], *, record: bool) -> None:
         """Drop the references to resources whose records go (found deleted by a refresh,

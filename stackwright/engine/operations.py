@@ -24,6 +24,7 @@ from stackwright.engine.execute import (
     Options,
     Run,
     applyset_of,
+    check_clusters,
     is_kubernetes,
     mark_of,
     provider_urn,
@@ -181,6 +182,7 @@ def run(
         what = "preview" if options.dry_run else options.kind
         policy_gate.check(policy, program, stack, listener, what)
     _check_default_cluster(providers, program, snapshot)
+    check_clusters(providers, program, snapshot, options)
     started = time.monotonic()
     written = 0
     if options.dry_run:
