@@ -68,6 +68,7 @@ from stackwright.model import (
     always_secret,
     outermost,
     transform_at,
+    urn_name,
 )
 from stackwright.sdk.context import Program
 from stackwright.sdk.output import (
@@ -586,9 +587,8 @@ def _unreachable(old: ResourceState, former: str, made: Provider) -> str:
     kubeconfig = old.inputs.get("kubeconfig")
     path = isinstance(kubeconfig, str) and kubeconfig and "\n" not in kubeconfig
     back = f"in {kubeconfig}" if path else "in its settings"
-    name = old.urn.rpartition("::")[2]
     return (
-        f"provider {name} applied its objects to the cluster at {former}, but its settings "
+        f"provider {urn_name(old.urn)} applied its objects to the cluster at {former}, but its settings "
         f"now reach {made.cluster}, and what the state records for it does too, so "
         f"the objects cannot be moved: put the former kubeconfig back {back} (to move them, "
         "then give the provider the new one under another path or inline: they are replaced "

@@ -32,6 +32,7 @@ from stackwright.engine.operations import left_applysets
 from stackwright.engine.plan import FieldChange
 from stackwright.engine.testing import Call, FakeCluster, FakeNotReady
 from stackwright.errors import UsageError
+from stackwright.kubernetes.provider import PROVIDER_TYPE
 from stackwright.model import Op, ResourceState, make_urn
 from stackwright.sdk.context import Program
 from stackwright.sdk.output import Output
@@ -39,6 +40,7 @@ from stackwright.sdk.resource import ResourceOptions
 from stackwright.state import open_backend
 
 CM = "kubernetes:core/v1:ConfigMap"
+PROVIDER = PROVIDER_TYPE
 NS = "kubernetes:core/v1:Namespace"
 DEPLOY = "kubernetes:apps/v1:Deployment"
 SVC = "kubernetes:core/v1:Service"
@@ -925,6 +927,101 @@ def test_a_provider_switched_to_another_context_replaces_its_objects_there(
 
         assert stack.up(declare("west")).ok
         assert ("same", "cm") in stack.started()
+    finally:
+        backend.close()
+
+
+def kubeconfig_program(kubeconfig: str) -> Declare:
+    def program(p: Program) -> None:
+        opts = ResourceOptions(provider=k8s.Provider("region", kubeconfig=kubeconfig))
+        k8s.core.v1.ConfigMap("cm", metadata={"name": "cm"}, data={"a": "1"}, opts=opts)
+
+    return program
+
+
+def test_a_provider_whose_new_kubeconfig_names_another_server_replaces_its_objects_there(
+    tmp_path: Path,
+) -> None:
+    """The provider records the server it reached; new kubeconfig contents that reach
+    another are a move (as Pulumi's DiffConfig has it), the former contents still reach
+    the old server, through which each object is deleted."""
+    backend = open_backend("file://" + str(tmp_path / "state.db"))
+    backend.create_stack(PROJECT, STACK)
+    home, east, west = FakeCluster(), FakeCluster(name="east"), FakeCluster(name="west")
+    clusters = {"east-config": east, "east-rotated": east, "west-config": west}
+    stack = Stack(backend, home, factory=home.factory(clusters, key="kubeconfig"))
+    try:
+        assert stack.up(kubeconfig_program("east-config")).ok
+        assert stack.recorded(urn(PROVIDER, "region")).outputs == {"cluster": "east"}
+        # New credentials for the same server: nothing moves.
+        assert stack.up(kubeconfig_program("east-rotated")).ok
+        assert ("same", "cm") in stack.started()
+
+        assert stack.up(kubeconfig_program("west-config")).ok
+        assert ("replace", "cm") in stack.started()
+        assert east.names("ConfigMap") == [] and west.names("ConfigMap") == ["default/cm"]
+        assert stack.recorded(urn(PROVIDER, "region")).outputs == {"cluster": "west"}
+    finally:
+        backend.close()
+
+
+def test_a_kubeconfig_file_rewritten_to_another_server_is_refused_until_a_refresh(
+    tmp_path: Path,
+) -> None:
+    """The same path now reaches another server: the state's settings cannot reach the
+    objects' server any more, so nothing runs (neither up nor destroy) until the former
+    file is back, or a refresh forgets what the new server lacks."""
+    backend = open_backend("file://" + str(tmp_path / "state.db"))
+    backend.create_stack(PROJECT, STACK)
+    home, east, west = FakeCluster(), FakeCluster(name="east"), FakeCluster(name="west")
+    file = {"path": east}
+
+    def factory(settings: Any) -> Any:
+        return file["path"] if settings is not None else home
+
+    stack = Stack(backend, home, factory=factory)
+    try:
+        assert stack.up(kubeconfig_program("path")).ok
+        east.calls.clear()
+        file["path"] = west
+        version = stack.state().version
+        for run in (lambda: stack.up(kubeconfig_program("path")), stack.destroy):
+            with pytest.raises(UsageError, match="provider region applied its objects to the "
+                               "cluster at east, but its settings now reach west"):  # fmt: skip
+                run()
+        assert west.writes() == [] and east.writes() == []
+        assert stack.state().version == version
+
+        assert stack.refresh().ok
+        assert stack.recorded(urn(PROVIDER, "region")).outputs == {"cluster": "west"}
+        assert stack.state().resource(urn(CM, "cm")) is None
+        assert stack.up(kubeconfig_program("path")).ok
+        assert west.names("ConfigMap") == ["default/cm"] and east.names("ConfigMap") == [
+            "default/cm"
+        ]
+    finally:
+        backend.close()
+
+
+def test_the_default_provider_switched_to_another_cluster_is_refused(tmp_path: Path) -> None:
+    """No settings of its own are recorded: a read of its first object tells the cluster it
+    reaches now holds none of them (another uid, or none), before any change."""
+    backend = open_backend("file://" + str(tmp_path / "state.db"))
+    backend.create_stack(PROJECT, STACK)
+    home, other = FakeCluster(), FakeCluster(name="other")
+    current = {"default": home}
+    stack = Stack(backend, home, factory=lambda settings: current["default"])
+    try:
+        assert stack.up(settings("fast")).ok
+        home.calls.clear()
+        current["default"] = other
+        for run in (lambda: stack.preview(settings("fast")), stack.destroy):
+            with pytest.raises(UsageError, match=r"the cluster the stack's default provider "
+                               r"reaches \(other\) holds none of the objects"):  # fmt: skip
+                run()
+        assert other.writes() == [] and home.writes() == []
+        current["default"] = home
+        assert stack.preview(settings("fast")).counts == {"same": 1}
     finally:
         backend.close()
 
