@@ -487,27 +487,29 @@ def _settle(batch: list[tuple[Any, asyncio.Future[None]]], write: Callable[[], N
 def check_clusters(
     factory: ProviderFactory, program: Program | None, snapshot: Snapshot, options: Options
 ) -> None:
-    """Refuse, before anything runs (one line, exit 2), a run whose providers no longer
-    reach the cluster the state's objects are in, with no way left to the former one: the
-    objects would be written anew elsewhere, or deleted by name there, and the state would
-    lose track of the ones it records. A refresh is the way out (it reads what the cluster
-    now holds), so a refresh is not checked. Each declared provider whose settings are
-    known before the run is made here too: bad settings are bad input, not failed steps."""
-    if options.kind == "refresh" or options.refresh:
-        return
-    asyncio.run(_check_clusters(factory, program, snapshot))
+    """Refuse, before anything runs (one line, exit 2), a run whose providers' settings are
+    unusable (a kubeconfig that is not there, a context it lacks) or no longer reach the
+    cluster the state's objects are in, with no way left to the former one: the objects
+    would be written anew elsewhere, or deleted by name there, and the state would lose
+    track of the ones it records. A refresh is the way out (it reads what the cluster now
+    holds), so a refresh is checked for usable settings only. Each declared provider whose
+    settings are known before the run is made here: bad settings are bad input, not
+    failed steps."""
+    moved = not (options.kind == "refresh" or options.refresh)
+    asyncio.run(_check_clusters(factory, program, snapshot, moved=moved))
 
 
 async def _check_clusters(
-    factory: ProviderFactory, program: Program | None, snapshot: Snapshot
+    factory: ProviderFactory, program: Program | None, snapshot: Snapshot, *, moved: bool
 ) -> None:
     resources = snapshot.resources
+    declared = program.resources if program is not None else ()
     recorded = {s.urn: s for s in resources if s.type == PROVIDER_TYPE}
     used = {s.provider for s in resources if s.custom and (is_kubernetes(s) or is_release(s))}
     settings: dict[str, Mapping[str, Any]] = {
         urn: state.inputs for urn, state in recorded.items() if urn in used
     }
-    for resource in program.resources if program is not None else ():
+    for resource in declared:
         if resource.resource_type == PROVIDER_TYPE:
             inputs, _ = unwrap_secrets(resolve(resource.props, lambda _: UNKNOWN))
             if _unknown_paths(inputs) or _declared_dependencies(resource):
@@ -521,7 +523,7 @@ async def _check_clusters(
         try:
             old = recorded.get(urn)
             former = old.outputs.get(CLUSTER_OUTPUT) if old is not None else None
-            if urn not in used or former in (None, made.cluster):
+            if not moved or urn not in used or former in (None, made.cluster):
                 continue
             assert old is not None
             through = factory(old.inputs)  # the settings its objects are deleted through
@@ -530,9 +532,15 @@ async def _check_clusters(
                 raise UsageError(_unreachable(old, former, made))
         finally:
             await made.close()
-    if "" in used:
-        pending = {item.resource.urn for item in snapshot.pending}
-        await _check_default_cluster(factory(None), resources, pending)
+    if "" in used or any(
+        r.custom and is_kubernetes(r.resource_type) and not provider_urn(r) for r in declared
+    ):
+        default = factory(None)  # raises the stack's settings' error; opens no connection
+        if moved and "" in used:
+            pending = {item.resource.urn for item in snapshot.pending}
+            await _check_default_cluster(default, resources, pending)
+        else:
+            await default.close()
 
 
 async def _check_default_cluster(

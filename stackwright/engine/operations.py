@@ -27,7 +27,6 @@ from stackwright.engine.execute import (
     check_clusters,
     is_kubernetes,
     mark_of,
-    provider_urn,
     recorded_closure,
 )
 from stackwright.engine.policy_gate import PolicyGate
@@ -117,20 +116,6 @@ def _check_targets(options: Options, program: Program | None, snapshot: Snapshot
     _check_replace(options, program)
 
 
-def _check_default_cluster(
-    providers: ProviderFactory, program: Program | None, snapshot: Snapshot
-) -> None:
-    """The stack's own cluster settings, checked before anything runs when a resource uses
-    them: a kubeconfig that is not there or a context it lacks is one line (exit 2), not a
-    failure of every resource."""
-    declared = program.resources if program is not None else []
-    if any(
-        r.custom and is_kubernetes(r.resource_type) and not provider_urn(r) for r in declared
-    ) or any(s.custom and is_kubernetes(s) and not s.provider for s in snapshot.resources):
-        provider = providers(None)  # raises the settings' error; opens no connection
-        asyncio.run(provider.close())
-
-
 def _check_replace(options: Options, program: Program | None) -> None:
     for urn in sorted(options.replace):
         declared = program.by_urn.get(urn) if program is not None else None
@@ -181,7 +166,6 @@ def run(
     if policy is not None and program is not None:
         what = "preview" if options.dry_run else options.kind
         policy_gate.check(policy, program, stack, listener, what)
-    _check_default_cluster(providers, program, snapshot)
     check_clusters(providers, program, snapshot, options)
     started = time.monotonic()
     written = 0
