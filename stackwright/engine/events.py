@@ -187,9 +187,10 @@ def shown_changes(step: Step) -> list[FieldChange]:
     at the list's path) shows the structure with the secret parts masked. Positions in a
     list may differ between the old and new values: each side is masked at both sides'
     secret positions."""
-    secrets = tuple(step.old.secret_paths if step.old else ()) + tuple(
-        step.new.secret_paths if step.new else ()
-    )
+    secrets = [
+        *(step.old.secret_paths if step.old else ()),
+        *(step.new.secret_paths if step.new else ()),
+    ]
     out = []
     for change in step.changes:
         if within(change.path, secrets):
@@ -197,7 +198,9 @@ def shown_changes(step: Step) -> list[FieldChange]:
             new = change.new if change.kind == "delete" else SECRET_TEXT
             out.append(FieldChange(change.path, old, new))
             continue
-        old, new = (mask_at(change.path, v, secrets) for v in (change.old, change.new))
+        # The secret paths below this change, found once for both of its sides.
+        below = _below(secrets, change.path) if change.path else secrets
+        old, new = masked(change.old, below), masked(change.new, below)
         out.append(FieldChange(change.path, shown(old), shown(new)))
     return out
 
