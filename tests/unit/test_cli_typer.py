@@ -108,3 +108,27 @@ def test_no_help_text_loses_words_to_rich_markup() -> None:
 
     walk(typer.main.get_command(app), "stackwright")
     assert not lost, lost
+
+
+def test_building_the_cli_evaluates_each_command_signature_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """typer asks for a command's parameters twice in a row (its options, its callback);
+    each evaluation of the annotations costs, on every command, `up` included."""
+    import inspect
+    from collections import Counter
+
+    import stackwright.cli.project as project
+
+    evaluated: Counter[object] = Counter()
+    signature = inspect.signature
+
+    def counting(obj: object, *args: object, **kwargs: object) -> inspect.Signature:
+        if kwargs.get("eval_str"):
+            evaluated[obj] += 1
+        return signature(obj, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(inspect, "signature", counting)
+    typer.main.get_command(app)
+    assert evaluated[project.up] == 1
+    assert evaluated[project.preview] == 1
