@@ -34,9 +34,6 @@ from typing import Any
 
 import orjson
 
-from stackwright.providers.kubernetes.jsonpath import compile_path, format_value
-from stackwright.providers.kubernetes.jsonpath import evaluate as jsonpath_evaluate
-
 __all__ = [
     "SKIP_AWAIT",
     "TIMEOUT_SECONDS",
@@ -194,6 +191,9 @@ def _parse_one(text: str) -> WaitCondition:
         expression, tail = rest[: end + 1], rest[end + 1 :]
         if tail and not tail.startswith("="):
             raise ValueError(f"annotation {WAIT_FOR} value {text!r}: expected = after the path")
+        # JSONPath (~2 ms to import) only for an object that waits on one.
+        from stackwright.providers.kubernetes.jsonpath import compile_path
+
         try:
             path = compile_path(expression)
         except ValueError as exc:
@@ -937,7 +937,9 @@ def _check(obj: Obj, wanted: WaitCondition) -> tuple[bool, str]:
                 return False, f"{cond.get('type')}={status} for an older generation"
             return status.lower() == wanted.status.lower(), f"{cond.get('type')}={status}"
         return False, f"no {wanted.condition} condition"
-    values = jsonpath_evaluate(wanted.path, obj)
+    from stackwright.providers.kubernetes.jsonpath import evaluate, format_value
+
+    values = evaluate(wanted.path, obj)
     shown = ",".join(format_value(v) for v in values) or "nothing"
     if wanted.value is None:
         return bool(values) and all(v not in (None, "", [], {}) for v in values), shown
