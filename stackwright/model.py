@@ -237,6 +237,8 @@ class ResourceState:
     custom: bool = True  # False for components (nothing in a cluster)
     protect: bool = False
     retain_on_delete: bool = False
+    #: The URN of the resource whose deletion removes this one's object (`deleted_with`).
+    deleted_with: str = ""
     #: Paths of `inputs`/`outputs` that hold secrets (`data.password`); shown as [secret].
     secret_paths: tuple[str, ...] = ()
     #: Set when a replacement left this old object to delete after its successor was made.
@@ -261,6 +263,7 @@ class ResourceState:
             "custom": self.custom,
             "protect": self.protect,
             "retainOnDelete": self.retain_on_delete,
+            "deletedWith": self.deleted_with,
             "secretPaths": list(self.secret_paths),
             "deletePending": self.delete_pending,
             "initErrors": list(self.init_errors),
@@ -281,6 +284,7 @@ class ResourceState:
             custom=data.get("custom", True),
             protect=data.get("protect", False),
             retain_on_delete=data.get("retainOnDelete", False),
+            deleted_with=data.get("deletedWith", ""),
             secret_paths=tuple(data.get("secretPaths") or ()),
             delete_pending=data.get("deletePending", False),
             init_errors=tuple(data.get("initErrors") or ()),

@@ -39,6 +39,7 @@ _FIELDS: Final[dict[str, tuple[str, Any]]] = {
     "custom": ("a boolean", True),
     "protect": ("a boolean", False),
     "retainOnDelete": ("a boolean", False),
+    "deletedWith": ("a string", ""),
     "secretPaths": ("a list of strings", []),
     "deletePending": ("a boolean", False),
     "initErrors": ("a list of strings", []),
@@ -105,7 +106,7 @@ def resource_from_dict(data: Any, where: str, *, project: str, stack: str) -> Re
         )
     if data["type"] != parts.type:
         raise Invalid(f"{where}: field 'type' is {data['type']!r}, but its URN says {parts.type!r}")
-    for key in ("parent", "provider"):
+    for key in ("parent", "provider", "deletedWith"):
         ref = data.get(key, "")
         if ref:
             try:
