@@ -22,11 +22,12 @@ import base64
 import hashlib
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from stackwright.engine import drift as drift_rules
+from stackwright.engine.deleted_with import Milestone, carriers, waits
 from stackwright.engine.events import (
     Diagnostic,
     Drift,
@@ -1000,7 +1001,11 @@ class Run:
         """The resource's desired state (inputs resolved, auto-named) and whether it was auto-named."""
         resolved = resolve(resource.props, self.read_live)
         inputs, secret_paths = unwrap_secrets(resolved)
-        secret_paths = [*secret_paths, *always_secret(inputs)]
+        secret_paths = [
+            *secret_paths,
+            *always_secret(inputs),
+            *resource.opts.additional_secret_outputs,
+        ]
         unknown = _unknown_paths(inputs)
         if unknown and not self.options.dry_run:
             raise UsageError(
@@ -1033,6 +1038,7 @@ class Run:
             custom=resource.custom,
             protect=opts.protect,
             retain_on_delete=opts.retain_on_delete,
+            deleted_with=opts.deleted_with.urn if opts.deleted_with is not None else "",
             secret_paths=tuple(secret_paths),
         )
         return state, auto
@@ -1334,7 +1340,7 @@ class Run:
             parent=opts.parent.urn if opts.parent is not None else "",
             dependencies=tuple(sorted(self._declared(resource))),
             provider=provider_ref,
-            secret_paths=always_secret(resource.props),
+            secret_paths=(*always_secret(resource.props), *opts.additional_secret_outputs),
             external=True,
         )
         step = Step(Op.READ, urn, old, new)
@@ -1687,8 +1693,15 @@ class Run:
     # --- deletes --------------------------------------------------------------------------
 
     async def _delete_object(
-        self, state: ResourceState, op: Op, *, keep_object: bool = False
+        self,
+        state: ResourceState,
+        op: Op,
+        *,
+        keep_object: bool = False,
+        when_gone: Callable[[], Awaitable[None]] | None = None,
     ) -> None:
+        """Delete a state's object (unless kept) and then its record; `when_gone` runs in
+        between (a carrier's riders' records go before the carrier's)."""
         assert self.journal is not None
         keep_object = keep_object or state.external  # read, never managed: never deleted
         if state.protect and op is Op.DELETE:
@@ -1730,6 +1743,8 @@ class Run:
         except BaseException as exc:
             self._failed_write(number, exc)
             raise
+        if when_gone is not None:
+            await when_gone()
         await self._commits.end(number, None)
 
     async def delete_all(self, states: list[ResourceState], *, blocked: bool = False) -> set[str]:
@@ -1744,6 +1759,17 @@ class Run:
             for s in states
         }
         if blocked or self.options.dry_run:
+            if not blocked:  # a preview says which deletes would ride on another's
+                graph, keys, _ = recorded_graph(states)
+                for rider, carrier in self._riders(states, keys, graph).items():
+                    self.emit(
+                        Diagnostic(
+                            rider.rpartition("#")[0],
+                            f"deleted with {describe(carrier.rpartition('#')[0])}: "
+                            "no delete call of its own",
+                            "info",
+                        )
+                    )
             for state in states:
                 step = steps[id(state)]
                 if blocked:
@@ -1768,16 +1794,33 @@ class Run:
                         )
             return {s.urn for s in states} if blocked else set()
         graph, keys, _ = recorded_graph(states)
-        finished = {key: asyncio.Event() for key in keys}
+        riding = self._riders(states, keys, graph)
+        edges = waits(riding, graph)
+        events: dict[Milestone, asyncio.Event] = {}
+        for key in keys:
+            events["ready", key] = asyncio.Event()
+            events["done", key] = (
+                events["ready", key]
+                if edges["ready", key] is edges["done", key]
+                else asyncio.Event()
+            )
+            if ("gone", key) in edges:
+                events["gone", key] = asyncio.Event()
         failed: set[str] = set()
+        gone: set[str] = set()  # carriers whose object is gone
         states_by_key = dict(zip(keys, states, strict=True))
+
+        async def reached(milestones: list[Milestone]) -> bool:
+            """Wait for `milestones`; whether none of their deletes failed."""
+            await asyncio.gather(*(events[m].wait() for m in milestones))
+            return not any(key in failed for what, key in milestones if what != "gone")
 
         async def one(key: str) -> None:
             state = states_by_key[key]
             step = steps[id(state)]
+            carrier = riding.get(key)
             try:
-                await asyncio.gather(*(finished[d].wait() for d in graph.dependents[key]))
-                if any(d in failed for d in graph.dependents[key]):
+                if not await reached(edges["ready", key]):
                     failed.add(key)
                     self.outcome.not_done.append(
                         f"delete {describe(state.urn)}: a dependent could not be deleted"
@@ -1788,6 +1831,15 @@ class Run:
                     return
                 started = self.clock()
                 self.emit(StepStarted(step))
+                if carrier is not None:
+                    events["ready", key].set()
+                    fellows = await reached(edges["done", key][1:])  # its carrier's, theirs
+                    if not fellows and carrier not in gone:
+                        raise UsageError("a resource that depends on it could not be deleted")
+                    await self._delete_rider(state, step, states_by_key[carrier], carrier in gone)
+                    self.outcome.counts[step.op.value] += 1
+                    self.emit(StepDone(step, True, self.clock() - started))
+                    return
                 holder = (
                     self.held.get(object_key(state))
                     if state.custom and not state.external
@@ -1802,7 +1854,18 @@ class Run:
                             "info",
                         )
                     )
-                await self._delete_object(state, step.op, keep_object=holder is not None)
+
+                async def when_gone() -> None:  # a carrier: its riders' records go first
+                    gone.add(key)
+                    events["gone", key].set()
+                    await reached(edges["done", key][1:])
+
+                await self._delete_object(
+                    state,
+                    step.op,
+                    keep_object=holder is not None,
+                    when_gone=when_gone if ("gone", key) in events else None,
+                )
                 self.outcome.counts[step.op.value] += 1
                 self.emit(StepDone(step, True, self.clock() - started))
             except Exception as exc:
@@ -1810,10 +1873,43 @@ class Run:
                 self.outcome.failures.append(f"{describe(state.urn)}: {_error_text(exc)}")
                 self.emit(StepDone(step, False, 0.0, _error_text(exc)))
             finally:
-                finished[key].set()
+                for what in ("ready", "gone", "done"):
+                    if (what, key) in events:
+                        events[what, key].set()
 
         await asyncio.gather(*(one(key) for key in keys))
         return {key.rpartition("#")[0] for key in failed}
+
+    def _riders(self, states: list[ResourceState], keys: list[str], graph: Graph) -> dict[str, str]:
+        """The deletes that ride on another's (`deleted_with`): rider key → carrier key."""
+        if not any(state.deleted_with for state in states):
+            return {}
+
+        def deletes_object(state: ResourceState) -> bool:
+            op = Op.DELETE_REPLACED if state.delete_pending else Op.DELETE
+            return (
+                state.custom
+                and is_kubernetes(state)
+                and not state.external
+                and not ((state.protect or state.retain_on_delete) and op is Op.DELETE)
+                and object_key(state) not in self.held
+            )
+
+        return carriers(states, keys, graph, deletes_object)
+
+    async def _delete_rider(
+        self, state: ResourceState, step: Step, carrier: ResourceState, carried: bool
+    ) -> None:
+        """Remove the record of a resource deleted with `carrier`, whose object went with the
+        carrier's (`carried`); else delete it on its own, as without `deleted_with`."""
+        if carried:
+            why = (
+                f"deleted with {describe(carrier.urn)}: its object went with it, no call of its own"
+            )
+        else:
+            why = f"{describe(carrier.urn)} was not deleted: deleting it on its own"
+        self.emit(Diagnostic(state.urn, why, "info"))
+        await self._delete_object(state, step.op, keep_object=carried)
 
     async def _delete_dropped_dependents(self, old: ResourceState) -> None:
         """Before the old object of a delete-before-replace goes, delete what the program

@@ -463,23 +463,41 @@ def plan(intent: Intent, old: ResourceState | None) -> Step:
 
 #: The options only the state keeps: no object carries them, so a change of these alone
 #: is recorded without an API call (another provider is a replacement: see `plan`).
-STATE_OPTIONS = ("protect", "retain_on_delete", "parent", "dependencies")
+STATE_OPTIONS = ("protect", "retain_on_delete", "deleted_with", "parent", "dependencies")
 
 
 def recorded_options(step: Step) -> ResourceState | None:
     """For a same step whose state-only options changed, its recorded state with the new
-    options (the object and its outputs as they were); else None: nothing to record."""
+    options (the object and its outputs as they were); else None: nothing to record. Secret
+    paths the program adds (`additional_secret_outputs`) are recorded too, so that the
+    state encrypts what they name from now on."""
     if step.op is not Op.SAME or step.old is None or step.new is None:
         return None
     old, new = step.old, step.new
-    if _state_options(old) == _state_options(new):
+    added = _added_secrets(old, new)
+    if _state_options(old) == _state_options(new) and not added:
         return None
-    return replace(old, **{option: getattr(new, option) for option in STATE_OPTIONS})
+    return replace(
+        old,
+        secret_paths=(*old.secret_paths, *added),
+        **{option: getattr(new, option) for option in STATE_OPTIONS},
+    )
+
+
+def _added_secrets(old: ResourceState, new: ResourceState) -> tuple[str, ...]:
+    """The secret paths `new` has that `old` does not (a found one `old` has stays)."""
+    return tuple(p for p in dict.fromkeys(new.secret_paths) if p not in old.secret_paths)
 
 
 def _state_options(state: ResourceState) -> tuple[Any, ...]:
     # Dependencies are compared as a set: their order says nothing.
-    return (state.protect, state.retain_on_delete, state.parent, frozenset(state.dependencies))
+    return (
+        state.protect,
+        state.retain_on_delete,
+        state.deleted_with,
+        state.parent,
+        frozenset(state.dependencies),
+    )
 
 
 def option_changes(old: ResourceState, new: ResourceState) -> list[str]:
@@ -494,6 +512,11 @@ def option_changes(old: ResourceState, new: ResourceState) -> list[str]:
         for option in ("protect", "retain_on_delete")
         if getattr(old, option) != getattr(new, option)
     ]
+    if old.deleted_with != new.deleted_with:
+        notes.append(f"deleted_with {named(old.deleted_with)} → {named(new.deleted_with)}")
+    added = _added_secrets(old, new)
+    if added:
+        notes.append(f"secret now: {', '.join(added)}")
     if old.parent != new.parent:
         notes.append(f"parent {named(old.parent)} → {named(new.parent)}")
     if old.provider != new.provider:

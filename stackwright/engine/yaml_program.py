@@ -643,7 +643,7 @@ class Evaluator:
 
     def _option(self, entry: Entry, key: str, value: Any) -> Any:
         where = f"resource {entry.name}: option {key}"
-        if key in ("parent", "provider"):
+        if key in ("parent", "provider", "deletedWith"):
             if not isinstance(value, Resource):
                 raise _Problem(entry.line, f"{where} must be a resource: ${{name}}")
             return value
@@ -659,6 +659,10 @@ class Evaluator:
         if key in ("ignoreChanges", "replaceOnChanges"):
             if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
                 raise _Problem(entry.line, f"{where} must list field paths: [spec.replicas]")
+            return value
+        if key == "additionalSecretOutputs":
+            if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+                raise _Problem(entry.line, f"{where} must list top-level fields: [data]")
             return value
         if key == "import":
             if not isinstance(value, str):
@@ -710,6 +714,8 @@ OPTIONS: Mapping[str, str] = {
     "customTimeouts": "custom_timeouts",
     "aliases": "aliases",
     "import": "import_",
+    "additionalSecretOutputs": "additional_secret_outputs",
+    "deletedWith": "deleted_with",
 }
 
 #: Pulumi YAML's options that Stackwright has not, and what to do instead.

@@ -93,6 +93,13 @@ class ResourceOptions:
     #: one, as Pulumi's option of that name (`Kind.get(name, id)` sets it): nothing is
     #: declared, written or deleted; its outputs are the live object.
     id: str | None = None
+    #: Top-level fields (`data`, `spec`, `status`) whose values are secret, as those of a
+    #: secret input are: `[secret]` wherever shown, encrypted in the state.
+    additional_secret_outputs: Sequence[str] = ()
+    #: Deleted together with this resource (its Namespace, or the CRD of its kind), the
+    #: object goes with it: no delete call of its own, only its record is removed, once
+    #: that resource's object is gone.
+    deleted_with: Resource | None = None
 
     @staticmethod
     def merge(first: ResourceOptions | None, second: ResourceOptions | None) -> ResourceOptions:
@@ -118,12 +125,22 @@ class ResourceOptions:
 
 
 #: Options that hold lists, which `ResourceOptions.merge` joins.
-_LIST_OPTIONS = frozenset({"depends_on", "aliases", "ignore_changes", "replace_on_changes"})
+_LIST_OPTIONS = frozenset(
+    {
+        "depends_on",
+        "aliases",
+        "ignore_changes",
+        "replace_on_changes",
+        "additional_secret_outputs",
+    }
+)
 
 
 def _listed(value: Any) -> tuple[Any, ...]:
     """A list option as a tuple; one item given alone (`depends_on=db`) as a tuple of one."""
-    return (value,) if isinstance(value, str | Resource | Alias) else tuple(value)
+    return (
+        (value,) if isinstance(value, str | Resource | Alias) or callable(value) else tuple(value)
+    )
 
 
 @dataclass
@@ -206,10 +223,10 @@ class Resource:
             )
         self._type = type_
         self._name = name
-        self._props: dict[str, Any] = dict(props or {})
         self._custom = custom
         self._declared = declared
         self._children: list[Resource] = []
+        self._props: dict[str, Any] = dict(props or {})
         opts = _checked(opts or ResourceOptions(), f"{type_} {name!r} at {declared}")
         if opts.id is not None and not self._readable:
             raise UsageError(
@@ -365,7 +382,7 @@ def _checked(opts: ResourceOptions, what: str) -> ResourceOptions:
                 f"depends_on of {what} must list resources (got {type(item).__name__}); "
                 "an Output used as an input already adds the dependency"
             )
-    for option in ("parent", "provider"):
+    for option in ("parent", "provider", "deleted_with"):
         value = getattr(opts, option)
         if value is not None and not isinstance(value, Resource):
             raise UsageError(f"{option} of {what} must be a resource (got {type(value).__name__})")
@@ -413,6 +430,11 @@ def _checked(opts: ResourceOptions, what: str) -> ResourceOptions:
                 parse_urn(alias.parent)
             except ValueError as exc:
                 raise UsageError(f"the alias parent of {what}: {exc}") from None
+    secret = opts.additional_secret_outputs
+    if isinstance(secret, str):  # one field for a list of one
+        secret = (secret,)
+    if secret:
+        changes["additional_secret_outputs"] = tuple(_secret_field(f, what) for f in secret)
     if opts.id is not None:
         _check_read(opts, what)
     for option in ("ignore_changes", "replace_on_changes"):
@@ -427,6 +449,17 @@ def _checked(opts: ResourceOptions, what: str) -> ResourceOptions:
     return replace(opts, **changes) if changes else opts
 
 
+def _secret_field(field: Any, what: str) -> str:
+    """An `additional_secret_outputs` entry in the Kubernetes spelling (`string_data` →
+    `stringData`), or a UsageError: only a top-level field can be named, as in Pulumi."""
+    if not isinstance(field, str) or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", field):
+        raise UsageError(
+            f"additional_secret_outputs of {what} must name top-level fields such as 'data' "
+            f"or 'spec' (got {field!r}); a nested value is secret with the field holding it"
+        )
+    return _camel(field)
+
+
 #: Options that say how to write or delete an object: a read (`id=`) does neither.
 _NOT_FOR_READS = (
     ("import_", "adopts an object to manage it"),
@@ -437,6 +470,7 @@ _NOT_FOR_READS = (
     ("delete_before_replace", "orders a managed object's replacement"),
     ("force", "takes over fields when applying"),
     ("custom_timeouts", "bounds the wait for an applied object"),
+    ("deleted_with", "skips deleting a managed object"),
 )
 
 

@@ -1,0 +1,157 @@
+"""`additional_secret_outputs` and `deleted_with` end to end: the real CLI, a
+real local cluster, Python and YAML programs.
+
+Each test checks the steps (`--json` events), the state and the cluster, as the
+lifecycle tests do; secrets are looked for everywhere they must never be by
+`assert_nowhere` of the secrets lifecycle tests.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from typing import Any
+
+import pytest
+from test_cli_lifecycle import LiveCluster, Project, Result, get, live, new_project
+from test_secrets_lifecycle import assert_nowhere, passphrase
+
+pytestmark = pytest.mark.integration
+__all__ = ["new_project", "passphrase"]  # fixtures, used by name
+
+PLAIN = "s3cr3t-t0ken-value"
+
+
+def carried(result: Result) -> set[str]:
+    """The resources a run said were deleted with another (no delete call of their own)."""
+    return {
+        e["urn"].rpartition("::")[2]
+        for e in result.of("diagnostic")
+        if e["message"].startswith("deleted with ")
+    }
+
+
+def yaml_project(p: Project, resources: str, outputs: str = "") -> None:
+    """Make `p` a YAML project of these `resources:` (and `outputs:`)."""
+    text = f"name: {p.name}\nruntime: yaml\nresources:\n"
+    text += textwrap.indent(textwrap.dedent(resources).strip("\n"), "  ") + "\n"
+    if outputs:
+        text += "outputs:\n" + textwrap.indent(textwrap.dedent(outputs).strip("\n"), "  ") + "\n"
+    (p.root / "Stackwright.yaml").write_text(text)
+
+
+def test_deleted_with_its_namespace_destroy_makes_one_delete_call(
+    new_project: Any, cluster: LiveCluster
+) -> None:
+    p = new_project()
+    program = """
+        ns = k8s.core.v1.Namespace("ns", metadata={"name": NS})
+        with_ns = sw.ResourceOptions(deleted_with=ns)
+        for i in range(COUNT):
+            k8s.core.v1.ConfigMap(f"cm{i}", metadata={"name": f"cm{i}", "namespace": NS},
+                                  data={"i": str(i)}, opts=with_ns)
+        k8s.apps.v1.Deployment("web", metadata={"name": "web", "namespace": NS},
+                               spec=app_spec("web"), opts=with_ns)
+        k8s.core.v1.ConfigMap("own", metadata={"name": "own", "namespace": NS})
+        """
+    p.program("COUNT = 3\n" + textwrap.dedent(program))
+    p.up()
+    assert p.resources()["cm0"]["deletedWith"] == p.urn("kubernetes:core/v1:Namespace", "ns")
+    assert live(cluster, "configmap", p.applyset_parent, p.ns)
+
+    # Dropped alone, a rider is deleted on its own.
+    p.program("COUNT = 2\n" + textwrap.dedent(program))
+    alone = p.up()
+    assert alone.changed() == {"cm2": "delete"} and carried(alone) == set()
+    assert get(cluster, "configmap", "cm2", p.ns) is None
+
+    down = p.sw("destroy", "--yes", "--json")
+    assert down.summary["counts"] == {"delete": 5}
+    assert carried(down) == {"cm0", "cm1", "web"}
+    assert not [e for e in down.of("diagnostic") if e["severity"] == "warning"]
+    assert get(cluster, "namespace", p.ns) is None
+    assert get(cluster, "deployment", "web", p.ns) is None
+    assert p.resources() == {}
+
+
+def test_deleted_with_and_additional_secret_outputs_in_a_yaml_program(
+    new_project: Any, cluster: LiveCluster, passphrase: str
+) -> None:
+    p = new_project()
+    (p.root / "token.txt").write_text(PLAIN)  # not in the program: it is not a secret input
+    yaml_project(
+        p,
+        f"""
+        ns:
+          type: kubernetes:core/v1:Namespace
+          properties:
+            metadata: {{name: {p.ns}}}
+        token:
+          type: kubernetes:core/v1:ConfigMap
+          properties:
+            metadata: {{name: token, namespace: {p.ns}}}
+            data:
+              token: {{fn::readFile: token.txt}}
+          options:
+            deletedWith: ${{ns}}
+            additionalSecretOutputs: [data]
+        """,
+        "token: ${token.data.token}",
+    )
+    shown = p.sw("up", "--yes", "--diff")
+    done = p.up()
+    assert done.summary["outputs"] == {"token": "[secret]"}
+    assert "data" in p.resources()["token"]["secretPaths"]
+    assert live(cluster, "configmap", "token", p.ns)["data"] == {"token": PLAIN}
+    assert_nowhere(p, cluster, PLAIN, shown, done, p.sw("stack", "output"))
+    assert p.sw("stack", "output", "token", "--show-secrets").out.strip() == PLAIN
+
+    down = p.sw("destroy", "--yes", "--json")
+    assert carried(down) == {"token"}
+    assert get(cluster, "namespace", p.ns) is None
+    assert p.resources() == {}
+
+    yaml_project(
+        p,
+        """
+        cm:
+          type: kubernetes:core/v1:ConfigMap
+          options:
+            additionalSecretOutputs: data
+        """,
+    )
+    refused = p.sw("preview", rc=2)
+    assert "additionalSecretOutputs must list top-level fields" in refused.err
+
+
+def test_additional_secret_outputs_in_a_python_program(
+    new_project: Any, cluster: LiveCluster, passphrase: str
+) -> None:
+    p = new_project()
+    p.program(
+        f"""
+        ns = k8s.core.v1.Namespace("ns", metadata={{"name": NS}})
+        cm = k8s.core.v1.ConfigMap("token", metadata={{"name": "token", "namespace": NS}},
+                                   data={{"token": {PLAIN!r}}})
+        sw.export("token", cm.data["token"])
+        """
+    )
+    first = p.up()
+    assert first.summary["outputs"] == {"token": PLAIN}
+
+    p.program(
+        f"""
+        ns = k8s.core.v1.Namespace("ns", metadata={{"name": NS}})
+        cm = k8s.core.v1.ConfigMap("token", metadata={{"name": "token", "namespace": NS}},
+                                   data={{"token": {PLAIN!r}}},
+                                   opts=sw.ResourceOptions(additional_secret_outputs=["data"]))
+        sw.export("token", cm.data["token"])
+        sw.export("whole", cm.data)
+        """
+    )
+    preview = p.sw("preview", "--diff")
+    secret = p.up()
+    assert secret.summary["counts"] == {"same": 2}  # the state learns it; no API call
+    assert secret.summary["outputs"] == {"token": "[secret]", "whole": "[secret]"}
+    again = p.sw("up", "--yes", "--diff")
+    assert "data" in p.resources()["token"]["secretPaths"]
+    assert_nowhere(p, cluster, PLAIN, preview, secret, again, p.sw("stack", "output"))

@@ -1,0 +1,223 @@
+"""`additional_secret_outputs` and `deleted_with` through the engine (fake cluster).
+
+Lifecycle scenarios as in test_engine_lifecycle: real programs through `operations.run`,
+a real state store; asserted are the delete calls the fake cluster received, the state
+and the events.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from engine_stack import Declare, Stack, program, urn
+from engine_stack import stack as stack  # the fixture
+
+import stackwright as sw
+import stackwright.kubernetes as k8s
+from stackwright.engine.events import Diagnostic
+from stackwright.errors import UsageError
+from stackwright.sdk.context import Program
+
+NS = "kubernetes:core/v1:Namespace"
+CM = "kubernetes:core/v1:ConfigMap"
+DEPLOY = "kubernetes:apps/v1:Deployment"
+
+
+def deletes(stack: Stack) -> list[str]:
+    return [c.name for c in stack.fake.calls_to("delete")]
+
+
+def app(
+    *, riders: tuple[str, ...] = ("a", "b", "c"), alone: tuple[str, ...] = ("own",), **opts: Any
+) -> Declare:
+    """Namespace `apps`, ConfigMaps deleted with it (`riders`) and not (`alone`)."""
+
+    def declare(p: Program) -> None:
+        ns = k8s.core.v1.Namespace("apps", metadata={"name": "apps"})
+        for name in riders:
+            k8s.core.v1.ConfigMap(
+                name,
+                metadata={"name": name, "namespace": "apps"},
+                data={"k": name},
+                opts=sw.ResourceOptions(deleted_with=ns, **opts),
+            )
+        for name in alone:
+            k8s.core.v1.ConfigMap(
+                name, metadata={"name": name, "namespace": "apps"}, data={"k": name}
+            )
+
+    return declare
+
+
+# --- deleted_with ---------------------------------------------------------------------------
+
+
+def test_destroy_skips_the_delete_calls_of_what_goes_with_the_namespace(stack: Stack) -> None:
+    stack.up(app())
+    assert stack.recorded(urn(CM, "a")).deleted_with == urn(NS, "apps")
+    stack.fake.calls.clear()
+
+    previewed = stack.run("destroy", None, dry_run=True)
+    assert previewed.counts == {"delete": 5}
+    said = {e.urn.rpartition("::")[2] for e in stack.of(Diagnostic) if "deleted with" in e.message}
+    assert said == {"a", "b", "c"}
+
+    done = stack.destroy()
+    assert done.ok and done.counts == {"delete": 5}
+    # One call for the namespace, one for the object not deleted with it: none for the rest.
+    assert deletes(stack) == ["own", "apps"]
+    assert stack.state().resources == []
+    assert stack.fake.find("ConfigMap", "a", "apps") is None
+
+
+def test_dropping_both_from_the_program_skips_the_riders_delete_calls(stack: Stack) -> None:
+    stack.up(app())
+    stack.fake.calls.clear()
+    done = stack.up(lambda p: None)
+    assert done.ok and done.counts == {"delete": 5}
+    assert deletes(stack) == ["own", "apps"]
+    assert stack.state().resources == []
+
+
+def test_dropped_alone_it_is_deleted_on_its_own(stack: Stack) -> None:
+    stack.up(app())
+    stack.fake.calls.clear()
+    done = stack.up(app(riders=("a", "b")))
+    assert done.ok and done.counts == {"delete": 1, "same": 4}
+    assert deletes(stack) == ["c"]
+    assert stack.fake.find("ConfigMap", "c", "apps") is None
+
+
+def test_a_namespace_that_fails_to_go_leaves_its_riders_recorded_then_deletes_them(
+    stack: Stack,
+) -> None:
+    """The riders' records go only once their carrier's object is gone: a carrier whose
+    delete fails loses track of nothing, and its riders are deleted on their own."""
+    stack.up(app(alone=()))
+    stack.fake.calls.clear()
+    stack.fake.fail_delete = {"apps": "the API server is on fire"}
+
+    done = stack.destroy()
+    assert not done.ok
+    assert sorted(deletes(stack)) == ["a", "apps", "b", "c"]
+    assert [r.urn for r in stack.state().resources] == [urn(NS, "apps")]
+    assert stack.fake.find("ConfigMap", "a", "apps") is None
+
+
+def test_protected_or_retained_riders_do_not_ride(stack: Stack) -> None:
+    stack.up(app(riders=("kept",), alone=(), retain_on_delete=True))
+    stack.fake.calls.clear()
+    done = stack.destroy()
+    assert done.ok
+    assert deletes(stack) == ["apps"]
+    assert [c.name for c in stack.fake.calls_to("unmark")] == ["kept"]  # retained: as before
+
+    stack.up(app(riders=("guarded",), alone=(), protect=True))
+    stack.fake.calls.clear()
+    refused = stack.destroy()
+    assert not refused.ok
+    assert deletes(stack) == []  # the protected one fails, so its namespace stays
+    assert {r.urn for r in stack.state().resources} == {urn(NS, "apps"), urn(CM, "guarded")}
+
+
+def test_an_object_in_another_namespace_is_deleted_on_its_own(stack: Stack) -> None:
+    def declare(p: Program) -> None:
+        ns = k8s.core.v1.Namespace("apps", metadata={"name": "apps"})
+        k8s.core.v1.ConfigMap(
+            "elsewhere",
+            metadata={"name": "elsewhere", "namespace": "default"},
+            opts=sw.ResourceOptions(deleted_with=ns),
+        )
+
+    stack.up(declare)
+    stack.fake.calls.clear()
+    assert stack.destroy().ok
+    assert sorted(deletes(stack)) == ["apps", "elsewhere"]
+
+
+def test_a_rider_using_what_its_namespace_waits_for_does_not_deadlock(stack: Stack) -> None:
+    """The Deployment rides; the ConfigMap it mounts does not, and must go after it while
+    the namespace goes after the ConfigMap: the Deployment is deleted on its own."""
+
+    def declare(p: Program) -> None:
+        ns = k8s.core.v1.Namespace("apps", metadata={"name": "apps"})
+        k8s.core.v1.ConfigMap("conf", metadata={"name": "conf", "namespace": "apps"})
+        template = {
+            "metadata": {"labels": {"app": "web"}},
+            "spec": {
+                "containers": [{"name": "web", "image": "nginx:1.29"}],
+                "volumes": [{"name": "c", "configMap": {"name": "conf"}}],
+            },
+        }
+        k8s.apps.v1.Deployment(
+            "web",
+            metadata={"name": "web", "namespace": "apps"},
+            spec={"selector": {"matchLabels": {"app": "web"}}, "template": template},
+            opts=sw.ResourceOptions(deleted_with=ns),
+        )
+        k8s.core.v1.ConfigMap(
+            "rider",
+            metadata={"name": "rider", "namespace": "apps"},
+            opts=sw.ResourceOptions(deleted_with=ns),
+        )
+
+    stack.up(declare)
+    stack.fake.calls.clear()
+    done = stack.destroy()
+    assert done.ok
+    assert deletes(stack) == ["web", "conf", "apps"]
+    assert stack.state().resources == []
+
+
+def test_deleted_with_recorded_alone_is_a_state_only_change(stack: Stack) -> None:
+    stack.up(app(riders=(), alone=("a",)))
+    stack.fake.calls.clear()
+    changed = stack.up(app(riders=("a",), alone=()))
+    assert changed.counts == {"same": 2}
+    assert stack.fake.writes() == []
+    assert stack.recorded(urn(CM, "a")).deleted_with == urn(NS, "apps")
+
+
+# --- additional_secret_outputs ---------------------------------------------------------------
+
+
+def test_additional_secret_outputs_make_top_level_fields_secret(stack: Stack) -> None:
+    def declare(secret: tuple[str, ...]) -> Declare:
+        def program(p: Program) -> None:
+            cm = k8s.core.v1.ConfigMap(
+                "settings",
+                metadata={"name": "settings"},
+                data={"token": "plain-value"},
+                opts=sw.ResourceOptions(additional_secret_outputs=secret),
+            )
+            sw.export("token", cm.data["token"])
+
+        return program
+
+    plain = stack.up(declare(()))
+    assert plain.outputs == {"token": "plain-value"}
+
+    # Added to a resource that does not change otherwise: the state learns it, no API call.
+    stack.fake.calls.clear()
+    secret = stack.up(declare(("data",)))
+    assert secret.counts == {"same": 1} and stack.fake.writes() == []
+    assert secret.outputs == {"token": "[secret]"}
+    assert "data" in stack.recorded(urn(CM, "settings")).secret_paths
+
+
+def test_additional_secret_outputs_take_snake_case_and_refuse_nested_paths() -> None:
+    def declare(secret: Any) -> Declare:
+        def program(p: Program) -> None:
+            k8s.core.v1.Secret(
+                "s",
+                string_data={"a": "b"},
+                opts=sw.ResourceOptions(additional_secret_outputs=secret),
+            )
+
+        return program
+
+    made = program(declare("string_data"))
+    assert made.resources[0].opts.additional_secret_outputs == ("stringData",)
+    with pytest.raises(UsageError, match="must name top-level fields"):
+        program(declare(["data.password"]))
