@@ -38,6 +38,8 @@ class Program:
     exports: dict[str, Any] = field(default_factory=dict)
     #: Warnings about how the program is written, shown before the operation's steps.
     notes: list[str] = field(default_factory=list)
+    #: `register_resource_transform`'s transforms, applied to each resource declared after.
+    transforms: list[Callable[[Any], Any]] = field(default_factory=list)
 
     def note(self, text: str) -> None:
         if text not in self.notes:

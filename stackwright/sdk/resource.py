@@ -17,7 +17,7 @@ import os
 import re
 import sys
 import threading
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from types import EllipsisType, FrameType
 from typing import Any
@@ -100,6 +100,9 @@ class ResourceOptions:
     #: object goes with it: no delete call of its own, only its record is removed, once
     #: that resource's object is gone.
     deleted_with: Resource | None = None
+    #: Callables that may change this resource's properties and options, and its
+    #: children's, before it is registered (Pulumi's `transforms`).
+    transforms: Sequence[ResourceTransform] = ()
 
     @staticmethod
     def merge(first: ResourceOptions | None, second: ResourceOptions | None) -> ResourceOptions:
@@ -132,6 +135,7 @@ _LIST_OPTIONS = frozenset(
         "ignore_changes",
         "replace_on_changes",
         "additional_secret_outputs",
+        "transforms",
     }
 )
 
@@ -141,6 +145,90 @@ def _listed(value: Any) -> tuple[Any, ...]:
     return (
         (value,) if isinstance(value, str | Resource | Alias) or callable(value) else tuple(value)
     )
+
+
+@dataclass(frozen=True)
+class ResourceTransformArgs:
+    """What a transform is given (Pulumi's of that name): the resource's kind of resource,
+    type token, name, properties (a Kubernetes object: `apiVersion`, `kind`, `metadata`, …)
+    and options."""
+
+    custom: bool
+    type_: str
+    name: str
+    props: dict[str, Any]
+    opts: ResourceOptions
+
+
+@dataclass(frozen=True)
+class ResourceTransformResult:
+    """What a transform returns to change a resource: its new properties and options."""
+
+    props: Mapping[str, Any]
+    opts: ResourceOptions
+
+
+#: A transform: None leaves the resource as it is.
+ResourceTransform = Callable[[ResourceTransformArgs], ResourceTransformResult | None]
+
+
+def register_resource_transform(transform: ResourceTransform) -> None:
+    """Apply `transform` to every resource the program declares after this call (Pulumi's
+    `pulumi.runtime.register_resource_transform`), after the resources' own transforms and
+    their parents'."""
+    from stackwright.sdk.context import current_program
+
+    if not callable(transform):
+        raise UsageError(
+            f"register_resource_transform takes a function of one ResourceTransformArgs "
+            f"(got {type(transform).__name__}) at {_declared_at()}"
+        )
+    current_program().transforms.append(transform)
+
+
+def _transformed(
+    custom: bool,
+    type_: str,
+    name: str,
+    props: dict[str, Any],
+    opts: ResourceOptions,
+    declared: Declaration,
+) -> tuple[dict[str, Any], ResourceOptions]:
+    """`props` and `opts` through the resource's transforms, then its parents' (nearest
+    first), then the stack's, as in Pulumi; each sees what the one before it returned."""
+    from stackwright.sdk.context import current_program
+
+    if not isinstance(opts, ResourceOptions):
+        return props, opts  # `_checked` says what is wrong
+    own = opts.transforms
+    chain: list[Any] = list(own) if isinstance(own, Sequence) else [own]  # one given alone
+    parent = opts.parent
+    while isinstance(parent, Resource):
+        chain.extend(parent._opts.transforms)
+        parent = parent._opts.parent
+    chain.extend(current_program().transforms)
+    for transform in chain:
+        what = f"transform {getattr(transform, '__name__', transform)!r} of {type_} {name!r}"
+        if not callable(transform):
+            raise UsageError(
+                f"transforms of {type_} {name!r} at {declared} must be functions "
+                f"(got {type(transform).__name__})"
+            )
+        result = transform(ResourceTransformArgs(custom, type_, name, props, opts))
+        if result is None:
+            continue
+        if not isinstance(result, ResourceTransformResult) or not isinstance(result.props, Mapping):
+            raise UsageError(
+                f"{what} at {declared} returned {type(result).__name__}: return None or "
+                "sw.ResourceTransformResult(props=..., opts=...)"
+            )
+        props, opts = dict(result.props), result.opts
+        if not isinstance(opts, ResourceOptions):
+            raise UsageError(
+                f"{what} at {declared} returned opts of type {type(opts).__name__}: "
+                "return a ResourceOptions (e.g. the args.opts it was given)"
+            )
+    return props, opts
 
 
 @dataclass
@@ -226,8 +314,11 @@ class Resource:
         self._custom = custom
         self._declared = declared
         self._children: list[Resource] = []
-        self._props: dict[str, Any] = dict(props or {})
-        opts = _checked(opts or ResourceOptions(), f"{type_} {name!r} at {declared}")
+        given, opts = _transformed(
+            custom, type_, name, dict(props or {}), opts or ResourceOptions(), declared
+        )
+        self._props: dict[str, Any] = given
+        opts = _checked(opts, f"{type_} {name!r} at {declared}")
         if opts.id is not None and not self._readable:
             raise UsageError(
                 f"{type_} {name!r} at {declared} cannot be read with id=: only Kubernetes "
@@ -435,6 +526,15 @@ def _checked(opts: ResourceOptions, what: str) -> ResourceOptions:
         secret = (secret,)
     if secret:
         changes["additional_secret_outputs"] = tuple(_secret_field(f, what) for f in secret)
+    transforms = opts.transforms
+    if not isinstance(transforms, Sequence):  # one transform for a list of one
+        transforms = changes["transforms"] = (transforms,)
+    for transform in transforms:
+        if not callable(transform):
+            raise UsageError(
+                f"transforms of {what} must be functions of one ResourceTransformArgs "
+                f"(got {type(transform).__name__})"
+            )
     if opts.id is not None:
         _check_read(opts, what)
     for option in ("ignore_changes", "replace_on_changes"):

@@ -1,4 +1,4 @@
-"""`additional_secret_outputs` and `deleted_with` end to end: the real CLI, a
+"""`additional_secret_outputs`, `deleted_with` and transforms end to end: the real CLI, a
 real local cluster, Python and YAML programs.
 
 Each test checks the steps (`--json` events), the state and the cluster, as the
@@ -155,3 +155,58 @@ def test_additional_secret_outputs_in_a_python_program(
     again = p.sw("up", "--yes", "--diff")
     assert "data" in p.resources()["token"]["secretPaths"]
     assert_nowhere(p, cluster, PLAIN, preview, secret, again, p.sw("stack", "output"))
+
+
+def test_transforms_label_every_object_and_set_their_namespace(
+    new_project: Any, cluster: LiveCluster
+) -> None:
+    p = new_project()
+    p.program(
+        """
+        def into_namespace(args):
+            if args.custom and args.props.get("kind") != "Namespace":
+                meta = {**(args.props.get("metadata") or {}), "namespace": NS}
+                return sw.ResourceTransformResult({**args.props, "metadata": meta}, args.opts)
+            return None
+
+
+        def labelled(key, value):
+            def transform(args):
+                if not args.custom:
+                    return None
+                meta = dict(args.props.get("metadata") or {})
+                meta["labels"] = {**(meta.get("labels") or {}), key: value}
+                return sw.ResourceTransformResult({**args.props, "metadata": meta}, args.opts)
+            return transform
+
+
+        sw.register_resource_transform(labelled("team", "shop"))
+        sw.register_resource_transform(into_namespace)
+        k8s.core.v1.Namespace("ns", metadata={"name": NS})
+
+
+        class App(sw.ComponentResource):
+            def __init__(self, name, opts=None):
+                super().__init__("acme:web:App", name, None, opts)
+                k8s.core.v1.ConfigMap(f"{name}-conf", metadata={"name": f"{name}-conf"},
+                                      opts=sw.ResourceOptions(parent=self))
+                k8s.apps.v1.Deployment(name, metadata={"name": name}, spec=app_spec(name),
+                                       opts=sw.ResourceOptions(parent=self))
+
+
+        App("web", opts=sw.ResourceOptions(transforms=[labelled("tier", "front")]))
+        k8s.core.v1.ConfigMap("plain", metadata={"name": "plain"})
+        """
+    )
+    p.up()
+    for kind, name, tier in (
+        ("configmap", "web-conf", "front"),
+        ("deployment", "web", "front"),
+        ("configmap", "plain", None),
+    ):
+        labels = live(cluster, kind, name, p.ns)["metadata"]["labels"]
+        assert labels["team"] == "shop", (kind, name)
+        assert labels.get("tier") == tier, (kind, name)
+    assert live(cluster, "namespace", p.ns)["metadata"]["labels"]["team"] == "shop"
+    assert get(cluster, "configmap", "plain", "default") is None
+    assert p.preview().changed() == {}

@@ -1,4 +1,4 @@
-"""`additional_secret_outputs` and `deleted_with` through the engine (fake cluster).
+"""`additional_secret_outputs`, `deleted_with` and transforms through the engine (fake cluster).
 
 Lifecycle scenarios as in test_engine_lifecycle: real programs through `operations.run`,
 a real state store; asserted are the delete calls the fake cluster received, the state
@@ -221,3 +221,89 @@ def test_additional_secret_outputs_take_snake_case_and_refuse_nested_paths() -> 
     assert made.resources[0].opts.additional_secret_outputs == ("stringData",)
     with pytest.raises(UsageError, match="must name top-level fields"):
         program(declare(["data.password"]))
+
+
+# --- transforms ------------------------------------------------------------------------------
+
+
+def labelled(key: str, value: str) -> Any:
+    def transform(args: sw.ResourceTransformArgs) -> sw.ResourceTransformResult | None:
+        if not args.custom:
+            return None
+        meta = dict(args.props.get("metadata") or {})
+        meta["labels"] = {**(meta.get("labels") or {}), key: value}
+        return sw.ResourceTransformResult({**args.props, "metadata": meta}, args.opts)
+
+    return transform
+
+
+def test_transforms_apply_to_the_resource_its_children_and_the_stack(stack: Stack) -> None:
+    seen: list[tuple[str, str]] = []
+
+    def spy(args: sw.ResourceTransformArgs) -> None:
+        seen.append((args.type_, args.name))
+
+    def declare(p: Program) -> None:
+        k8s.core.v1.ConfigMap("before", metadata={"name": "before"})
+        sw.register_resource_transform(labelled("team", "shop"))
+        sw.register_resource_transform(spy)
+        group = sw.ComponentResource(
+            "acme:App", "group", opts=sw.ResourceOptions(transforms=[labelled("tier", "web")])
+        )
+        k8s.core.v1.ConfigMap(
+            "child",
+            metadata={"name": "child", "labels": {"tier": "own"}},
+            opts=sw.ResourceOptions(
+                parent=group, transforms=[labelled("own", "yes"), labelled("tier", "mine")]
+            ),
+        )
+        k8s.core.v1.ConfigMap("after", metadata={"name": "after"})
+
+    assert stack.up(declare).ok
+    labels = {
+        name: (stack.fake.find("ConfigMap", name, "default") or {})["metadata"].get("labels", {})
+        for name in ("before", "child", "after")
+    }
+    assert "team" not in labels["before"]  # registered after it was declared
+    assert labels["after"]["team"] == "shop"
+    # Its own transforms first, then its parent's (which win here), then the stack's.
+    assert labels["child"]["own"] == "yes"
+    assert labels["child"]["tier"] == "web"
+    assert labels["child"]["team"] == "shop"
+    assert seen == [("acme:App", "group"), (CM, "child"), (CM, "after")]
+
+
+def test_a_transform_may_change_options(stack: Stack) -> None:
+    def protect(args: sw.ResourceTransformArgs) -> sw.ResourceTransformResult:
+        return sw.ResourceTransformResult(
+            args.props, sw.ResourceOptions.merge(args.opts, sw.ResourceOptions(protect=True))
+        )
+
+    def declare(p: Program) -> None:
+        sw.register_resource_transform(protect)
+        k8s.core.v1.ConfigMap("settings", metadata={"name": "settings"})
+
+    stack.up(declare)
+    assert stack.recorded(urn(CM, "settings")).protect
+
+
+def test_a_transform_returning_something_else_is_one_clear_error() -> None:
+    def wrong(args: sw.ResourceTransformArgs) -> Any:
+        return args.props
+
+    def declare(p: Program) -> None:
+        k8s.core.v1.ConfigMap("settings", opts=sw.ResourceOptions(transforms=[wrong]))
+
+    with pytest.raises(
+        UsageError, match=r"transform 'wrong' of .*ConfigMap 'settings'.*returned dict"
+    ):
+        program(declare)
+    with pytest.raises(UsageError, match="must be functions"):
+        program(lambda p: k8s.core.v1.ConfigMap("x", opts=sw.ResourceOptions(transforms=[1])))  # type: ignore[list-item]
+    with pytest.raises(UsageError, match="must be functions"):
+        program(lambda p: k8s.core.v1.ConfigMap("x", opts=sw.ResourceOptions(transforms=1)))  # type: ignore[arg-type]
+
+
+def test_the_new_names_are_exported() -> None:
+    for name in ("ResourceTransformArgs", "ResourceTransformResult", "register_resource_transform"):
+        assert name in sw.__all__ and hasattr(sw, name)
