@@ -105,6 +105,22 @@ def test_a_namespace_that_fails_to_go_leaves_its_riders_recorded_then_deletes_th
     assert stack.fake.find("ConfigMap", "a", "apps") is None
 
 
+def test_a_namespace_delete_whose_reply_is_lost_loses_track_of_nothing(stack: Stack) -> None:
+    """The namespace's delete lands but its reply never comes: whether it went is unknown,
+    so its riders are deleted on their own (already gone: nothing to do), its step stays
+    pending, and the next run settles it by reading the cluster."""
+    stack.up(app(alone=()))
+    stack.fake.lose_reply["apps"] = TimeoutError("read timed out")
+    assert not stack.destroy().ok
+    assert stack.fake.find("Namespace", "apps") is None
+    assert [p.resource.urn for p in stack.state().pending] == [urn(NS, "apps")]
+    assert {r.urn for r in stack.state().resources} == {urn(NS, "apps")}
+
+    stack.fake.lose_reply.clear()
+    assert stack.destroy().ok
+    assert stack.state().resources == [] and stack.state().pending == []
+
+
 def test_protected_or_retained_riders_do_not_ride(stack: Stack) -> None:
     stack.up(app(riders=("kept",), alone=(), retain_on_delete=True))
     stack.fake.calls.clear()
