@@ -69,6 +69,11 @@ def _planned_reader() -> StateReader:
         found = planned.get(id(resource))
         if found is None:
             found = planned[id(resource)] = _planned(resolve(resource.props, read))
+            metadata = found.get("metadata")
+            if isinstance(metadata, dict) and metadata.get("name") in (None, ""):
+                # Auto-named at apply: its name is unknown, not absent, also to a callback
+                # given the whole metadata (`m.get("name")`), which runs only once it is known.
+                metadata["name"] = UNKNOWN
         return found
 
     return read

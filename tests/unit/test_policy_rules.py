@@ -262,6 +262,24 @@ def test_policy_check_knows_outputs_the_inputs_give(
     assert in_default == set(), "none is in the default namespace; `later`'s is not known"
 
 
+def test_policy_check_leaves_an_auto_name_unknown_to_callbacks(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A resource named by the server (an auto-name) has no known name before it exists, also
+    to an apply callback reading its metadata: `m.get('name')` must not find it absent, which
+    put the objects in `default` and failed SW-K8S-017 on a namespace not known yet."""
+    (tmp_path / "Stackwright.yaml").write_text("name: shop\nruntime: python\n")
+    (tmp_path / "__main__.py").write_text(
+        "import stackwright.kubernetes as k8s\n"
+        "auto = k8s.core.v1.Namespace('auto', metadata={'labels': {'team': 'a'}})\n"
+        "k8s.core.v1.ConfigMap('later', data={'a': 'b'},\n"
+        "    metadata={'namespace': auto.metadata.apply(lambda m: m.get('name'))})\n"
+    )
+    found = _check(capsys, str(tmp_path), "--json")
+    in_default = {f["name"] for f in found["findings"] if f["id"] == "SW-K8S-017"}
+    assert in_default == set(), "its namespace is not known: not judged as in `default`"
+
+
 def test_policy_check_on_a_yaml_program_points_at_its_entries(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
