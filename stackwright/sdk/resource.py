@@ -222,13 +222,23 @@ def _transformed(
                 f"{what} at {declared} returned {type(result).__name__}: return None or "
                 "sw.ResourceTransformResult(props=..., opts=...)"
             )
-        props, opts = dict(result.props), result.opts
+        given, props, opts = props, dict(result.props), result.opts
         if not isinstance(opts, ResourceOptions):
             raise UsageError(
                 f"{what} at {declared} returned opts of type {type(opts).__name__}: "
                 "return a ResourceOptions (e.g. the args.opts it was given)"
             )
+        for key in _IDENTITY:  # the type token (URN, state) names them
+            if key in given and props.get(key) != given[key]:
+                raise UsageError(
+                    f"{what} at {declared} changed its {key} to {props.get(key)!r}: its type "
+                    f"is {type_}; declare an object of the other kind instead"
+                )
     return props, opts
+
+
+#: A Kubernetes object's props that its type token spells: no transform may change them.
+_IDENTITY = ("apiVersion", "kind")
 
 
 @dataclass

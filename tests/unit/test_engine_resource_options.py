@@ -320,6 +320,23 @@ def test_a_transform_returning_something_else_is_one_clear_error() -> None:
         program(lambda p: k8s.core.v1.ConfigMap("x", opts=sw.ResourceOptions(transforms=1)))  # type: ignore[arg-type]
 
 
+def test_a_transform_cannot_change_what_kind_of_object_it_is() -> None:
+    """The type token (in the URN and the state) names the object's apiVersion and kind: a
+    transform that changes them would record a Deployment for a StatefulSet."""
+
+    def other_kind(args: sw.ResourceTransformArgs) -> sw.ResourceTransformResult:
+        return sw.ResourceTransformResult({**args.props, "kind": "StatefulSet"}, args.opts)
+
+    def declare(p: Program) -> None:
+        k8s.apps.v1.Deployment("web", opts=sw.ResourceOptions(transforms=[other_kind]))
+
+    with pytest.raises(
+        UsageError,
+        match=r"transform 'other_kind' of .*Deployment 'web'.*changed its kind to 'StatefulSet'",
+    ):
+        program(declare)
+
+
 def test_the_new_names_are_exported() -> None:
     for name in ("ResourceTransformArgs", "ResourceTransformResult", "register_resource_transform"):
         assert name in sw.__all__ and hasattr(sw, name)
