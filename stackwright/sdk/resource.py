@@ -200,8 +200,7 @@ def _transformed(
 
     if not isinstance(opts, ResourceOptions):
         return props, opts  # `_checked` says what is wrong
-    own = opts.transforms
-    chain: list[Any] = list(own) if isinstance(own, Sequence) else [own]  # one given alone
+    chain = list(_transform_list(opts.transforms, f"{type_} {name!r} at {declared}"))
     parent = opts.parent
     while isinstance(parent, Resource):
         chain.extend(parent._opts.transforms)
@@ -209,11 +208,6 @@ def _transformed(
     chain.extend(current_program().transforms)
     for transform in chain:
         what = f"transform {getattr(transform, '__name__', transform)!r} of {type_} {name!r}"
-        if not callable(transform):
-            raise UsageError(
-                f"transforms of {type_} {name!r} at {declared} must be functions "
-                f"(got {type(transform).__name__})"
-            )
         result = transform(ResourceTransformArgs(custom, type_, name, props, opts))
         if result is None:
             continue
@@ -235,6 +229,19 @@ def _transformed(
                     f"is {type_}; declare an object of the other kind instead"
                 )
     return props, opts
+
+
+def _transform_list(transforms: Any, what: str) -> Sequence[ResourceTransform]:
+    """The `transforms` option as a sequence (one given alone as a list of one), or a
+    UsageError naming `what` when one is not a function."""
+    listed = transforms if isinstance(transforms, Sequence) else (transforms,)
+    for transform in listed:
+        if not callable(transform):
+            raise UsageError(
+                f"transforms of {what} must be functions of one ResourceTransformArgs "
+                f"(got {type(transform).__name__})"
+            )
+    return listed
 
 
 #: A Kubernetes object's props that its type token spells: no transform may change them.
@@ -536,15 +543,9 @@ def _checked(opts: ResourceOptions, what: str) -> ResourceOptions:
         secret = (secret,)
     if secret:
         changes["additional_secret_outputs"] = tuple(_secret_field(f, what) for f in secret)
-    transforms = opts.transforms
-    if not isinstance(transforms, Sequence):  # one transform for a list of one
-        transforms = changes["transforms"] = (transforms,)
-    for transform in transforms:
-        if not callable(transform):
-            raise UsageError(
-                f"transforms of {what} must be functions of one ResourceTransformArgs "
-                f"(got {type(transform).__name__})"
-            )
+    transforms = _transform_list(opts.transforms, what)
+    if transforms is not opts.transforms:
+        changes["transforms"] = transforms
     if opts.id is not None:
         _check_read(opts, what)
     for option in ("ignore_changes", "replace_on_changes"):
