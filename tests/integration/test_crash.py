@@ -17,33 +17,32 @@ Set STACKWRIGHT_CRASH_SEED to replay a failing sequence (the seed is printed).
 
 from __future__ import annotations
 
-import json
 import os
 import random
-import re
-import shutil
-import signal
 import statistics
-import subprocess
-import sys
 import time
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import pytest
+from crash_run import (
+    AUTO_NAME,
+    LiveCluster,
+    Project,
+    Run,
+    check_agrees,
+    check_no_changes,
+    live_objects,
+    started,
+)
 
 pytestmark = pytest.mark.integration
-
-LiveCluster = Any  # tests/conftest.py's LiveCluster (conftest is not importable as a module)
 
 SEED = int(os.environ.get("STACKWRIGHT_CRASH_SEED", "20261123"))
 KILLS = 30
 PROJECT, STACK = "crash", "dev"
 NAMESPACES = ("crash-a", "crash-b")
-MANAGED = "app.kubernetes.io/managed-by=stackwright"
-URN_ANNOTATION = "stackwright.io/urn"
 
 PROGRAM = """
 import stackwright as sw
@@ -139,16 +138,6 @@ TYPES = {
     "Service": "kubernetes:core/v1:Service",
     "Deployment": "kubernetes:apps/v1:Deployment",
 }
-#: Where to list each kind the program uses (cluster-wide: stricter than per namespace).
-LIST_PATHS = {
-    "Namespace": "/api/v1/namespaces",
-    "ConfigMap": "/api/v1/configmaps",
-    "Secret": "/api/v1/secrets",
-    "ServiceAccount": "/api/v1/serviceaccounts",
-    "Service": "/api/v1/services",
-    "Deployment": "/apis/apps/v1/deployments",
-}
-AUTO_NAME = re.compile(r"^(?P<logical>.+)-[0-9a-f]{8}$")
 
 
 @dataclass(frozen=True)
@@ -190,212 +179,12 @@ def declared(gen: int) -> dict[str, Wanted]:
     return out
 
 
-# --- running the CLI -------------------------------------------------------------------
-
-
-def _cli() -> str:
-    beside = Path(sys.executable).with_name("stackwright")
-    found = str(beside) if beside.exists() else shutil.which("stackwright")
-    if found is None:
-        pytest.fail("the stackwright command is not installed next to this Python")
-    return found
-
-
-@dataclass
-class Run:
-    """One `stackwright up --json` run: how it ended and the events it printed."""
-
-    gen: int
-    killed: bool
-    returncode: int | None
-    elapsed: float
-    events: list[dict[str, Any]] = field(default_factory=list)
-    stderr: str = ""
-
-    def in_flight(self) -> list[str]:
-        """The mutating steps started and not done when the run ended, as `op`."""
-        open_steps: dict[tuple[str, str], str] = {}
-        for event in self.events:
-            key = (event.get("urn", ""), event.get("op", ""))
-            if event["event"] == "step-started" and event["op"] != "same":
-                open_steps[key] = event["op"]
-            elif event["event"] in ("step-done", "step-skipped"):
-                open_steps.pop(key, None)
-        return sorted(open_steps.values())
-
-    def phase(self) -> str:
-        """Where a kill landed: in which steps, or before / between them."""
-        if not self.events:
-            return "startup (program / plan, nothing applied)"
-        if any(e["event"] == "summary" for e in self.events):
-            return "after the summary"
-        flying = self.in_flight()
-        if flying:
-            return "in " + "+".join(sorted(set(flying)))
-        if not any(e["event"] == "step-done" for e in self.events):
-            return "settling / planning (no step done yet)"
-        return "between steps"
-
-    def settled(self) -> list[str]:
-        """The interrupted steps this run settled, as `op` (from its diagnostics)."""
-        found = []
-        for event in self.events:
-            if event["event"] == "diagnostic":
-                match = re.match(r"settled an interrupted (\S+) of", event.get("message", ""))
-                if match:
-                    found.append(match.group(1))
-        return found
-
-
-class Project:
-    def __init__(self, folder: Path, cluster: LiveCluster) -> None:
-        self.folder = folder
-        self.cluster = cluster
-        self.cli = _cli()
-        self.env = {**os.environ, "STACKWRIGHT_HOME": str(cluster.home)}
-        self.env.pop("STACKWRIGHT_BACKEND_URL", None)
-        self.runs = 0
-        folder.mkdir(parents=True, exist_ok=True)
-        (folder / "Stackwright.yaml").write_text(
-            f"name: {PROJECT}\nruntime: python\nmain: __main__.py\n"
-        )
-        (folder / "__main__.py").write_text(PROGRAM)
-        self.set_gen(0)
-
-    def set_gen(self, gen: int) -> None:
-        (self.folder / f"Stackwright.{STACK}.yaml").write_text(
-            f"config:\n  kubernetes:kubeconfig: {self.cluster.kubeconfig}\n  {PROJECT}:gen: {gen}\n"
-        )
-
-    def sw(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-        result = subprocess.run(
-            [self.cli, "--cwd", str(self.folder), *args],
-            capture_output=True,
-            text=True,
-            env=self.env,
-            timeout=120,
-        )
-        if check and result.returncode != 0:
-            raise AssertionError(
-                f"stackwright {' '.join(args)} exited {result.returncode}:\n"
-                f"{result.stdout[-3000:]}\n{result.stderr[-3000:]}"
-            )
-        return result
-
-    def up(
-        self,
-        gen: int,
-        *,
-        kill_after: float | None = None,
-        kill_on: tuple[tuple[str, ...], float] | None = None,
-    ) -> Run:
-        """Run `up` (its own process group); SIGKILL the group after `kill_after` seconds, or,
-        with `kill_on` = (ops, extra), `extra` seconds after the first step of one of `ops`
-        starts: deletes come last and take milliseconds, creates are few after the first
-        `up`, so a timer alone seldom lands in them."""
-        self.set_gen(gen)
-        self.runs += 1
-        out_path = self.folder / f"up-{self.runs}.jsonl"
-        err_path = self.folder / f"up-{self.runs}.err"
-        with out_path.open("w") as out, err_path.open("w") as err, out_path.open() as watch:
-            started = time.monotonic()
-            process = subprocess.Popen(
-                [self.cli, "--cwd", str(self.folder), "up", "--yes", "--json"],
-                stdout=out,
-                stderr=err,
-                env=self.env,
-                start_new_session=True,
-            )
-            killed = False
-            try:
-                if kill_after is not None:
-                    deadline, seen = started + kill_after, ""
-                    while process.poll() is None:
-                        if kill_on is not None:
-                            seen += watch.read()
-                            ops, extra = kill_on
-                            if any(f'"event":"step-started","op":"{op}"' in seen for op in ops):
-                                deadline = min(deadline, time.monotonic() + extra)
-                                kill_on = None
-                        if time.monotonic() >= deadline:
-                            os.killpg(process.pid, signal.SIGKILL)
-                            killed = True
-                            break
-                        time.sleep(0.0005)
-                returncode = process.wait(timeout=120)
-            finally:
-                if process.poll() is None:
-                    os.killpg(process.pid, signal.SIGKILL)
-                    process.wait()
-            elapsed = time.monotonic() - started
-        events = [json.loads(line) for line in out_path.read_text().splitlines() if line.strip()]
-        return Run(
-            gen, killed, None if killed else returncode, elapsed, events, err_path.read_text()
-        )
-
-
 # --- checking convergence ----------------------------------------------------------------
 
 
-def live_objects(cluster: LiveCluster) -> list[tuple[str, str | None, str, str, int]]:
-    """(kind, namespace, name, urn annotation, generation) of every object labelled as
-    managed by Stackwright."""
-    found = []
-    with cluster.http() as http:
-        for kind, path in LIST_PATHS.items():
-            response = http.get(path, params={"labelSelector": MANAGED})
-            assert response.status_code == 200, f"listing {path}: {response.text}"
-            for item in response.json()["items"]:
-                meta = item["metadata"]
-                if kind == "ConfigMap" and meta["name"].startswith("stackwright-applyset-"):
-                    continue  # the ApplySet parent: not a resource
-                urn = (meta.get("annotations") or {}).get(URN_ANNOTATION, "")
-                found.append(
-                    (kind, meta.get("namespace"), meta["name"], urn, meta.get("generation", 0))
-                )
-    return found
-
-
 def check_converged(project: Project, gen: int, where: str) -> None:
-    exported = project.sw("stack", "export").stdout
-    (project.folder / "checked-state.json").write_text(exported)  # for a post-mortem
-    state = json.loads(exported)
-    assert state["pending"] == [], f"{where}: steps still pending after a completed up"
-    rows = [r for r in state["resources"] if r["custom"] and r["type"].startswith("kubernetes:")]
-    assert not [r["urn"] for r in rows if r["deletePending"]], (
-        f"{where}: replaced objects still await deletion"
-    )
-    by_object: dict[tuple[str, str | None, str], str] = {}
-    by_urn = Counter(r["urn"] for r in rows)
-    recorded_rows = {r["urn"]: r for r in rows}
-    assert [u for u, n in by_urn.items() if n > 1] == [], f"{where}: a URN recorded twice"
-    for row in rows:
-        namespace, _, name = row["id"].rpartition("/")
-        by_object[(row["inputs"]["kind"], namespace or None, name)] = row["urn"]
-
-    live = live_objects(project.cluster)
-    orphans = [obj for obj in live if by_object.get(obj[:3]) != obj[3]]
-    assert orphans == [], f"{where}: orphans (managed objects the state does not record): {orphans}"
-    per_urn = Counter(obj[3] for obj in live)
-    duplicates = {urn: n for urn, n in per_urn.items() if n > 1}
-    assert duplicates == {}, f"{where}: duplicates (several objects of one URN): {duplicates}"
-    live_keys = {obj[:3] for obj in live}
-    generations = {obj[:3]: obj[4] for obj in live}
-    # What the state recorded after each step is the object as that step left it, not an
-    # older copy (a spec changed since would be a generation the state never saw).
-    stale = []
-    for key, urn in by_object.items():
-        seen = (recorded_rows[urn]["outputs"].get("metadata") or {}).get("generation", 0)
-        if key in generations and seen != generations[key]:
-            stale.append((urn.rsplit("::", 1)[1], seen, generations[key]))
-    assert stale == [], f"{where}: recorded outputs older than the live objects: {stale}"
-    missing_live = [key for key in by_object if key not in live_keys]
-    assert missing_live == [], (
-        f"{where}: recorded in state, absent from the cluster: {missing_live}"
-    )
-
+    recorded, live_keys = check_agrees(project, where)
     wanted = declared(gen)
-    recorded = {row["urn"]: row for row in rows}
     assert set(recorded) == set(wanted), (
         f"{where}: state and program differ: missing {sorted(set(wanted) - set(recorded))}, "
         f"extra {sorted(set(recorded) - set(wanted))}"
@@ -417,20 +206,7 @@ def check_converged(project: Project, gen: int, where: str) -> None:
             )
         assert (want.kind, want.namespace, name) in live_keys, f"{where}: {urn} not in the cluster"
 
-    preview = project.sw("preview", "--json")
-    (project.folder / "checked-preview.jsonl").write_text(preview.stdout)
-    events = [json.loads(line) for line in preview.stdout.splitlines() if line.strip()]
-    summary = events[-1]
-    changed = [
-        (e["op"], e["urn"].rsplit("::", 1)[1], e.get("changes"))
-        for e in events
-        if e["event"] == "step-started" and e["op"] != "same"
-    ]
-    assert changed == [], f"{where}: a preview after convergence still plans changes: {changed}"
-    assert summary["event"] == "summary" and summary["ok"], f"{where}: preview: {summary}"
-    assert summary["counts"] == {"same": len(wanted)}, (
-        f"{where}: a preview after convergence still plans changes: {summary['counts']}"
-    )
+    check_no_changes(project, where, len(wanted))
 
 
 # --- the test ---------------------------------------------------------------------------------
@@ -439,7 +215,7 @@ def check_converged(project: Project, gen: int, where: str) -> None:
 def test_kill_9_at_random_instants_then_up_converges(cluster: LiveCluster, tmp_path: Path) -> None:
     rng = random.Random(SEED)
     print(f"\ncrash test seed: {SEED} (replay with STACKWRIGHT_CRASH_SEED={SEED})")
-    project = Project(tmp_path / "crash", cluster)
+    project = Project(tmp_path / "crash", cluster, name=PROJECT, stack=STACK, program=PROGRAM)
     project.sw("stack", "init", STACK)
     began = time.monotonic()
 
@@ -478,7 +254,8 @@ def test_kill_9_at_random_instants_then_up_converges(cluster: LiveCluster, tmp_p
         else:
             return project.up(gen, kill_after=wait), f"after {wait:.2f}s"
         how = f"{extra * 1000:.1f}ms after its first {ops[0]} began"
-        return project.up(gen, kill_after=wait + 1.0, kill_on=(ops, extra)), how
+        markers = tuple(started(op) for op in ops)
+        return project.up(gen, kill_after=wait + 1.0, kill_on=(markers, extra)), how
 
     def measure(run: Run) -> None:
         summary = run.events[-1]
@@ -517,8 +294,7 @@ def test_kill_9_at_random_instants_then_up_converges(cluster: LiveCluster, tmp_p
             settled.update(recovery.settled())
             assert recovery.returncode == 0, (
                 f"gen {gen}: the up after kill {len(kills)} failed (seed {SEED}):\n"
-                f"{[e for e in recovery.events if e['event'] in ('step-done', 'summary') and not e.get('ok', True)]}\n"
-                f"{recovery.stderr[-3000:]}"
+                f"{recovery.failure()}"
             )
             measure(recovery)
         check_converged(project, gen, f"seed {SEED}, after kill {len(kills)} (gen {gen})")
