@@ -284,6 +284,45 @@ def check_agrees(project: Project, where: str) -> tuple[dict[str, dict[str, Any]
     return recorded, live_keys
 
 
+@dataclass(frozen=True)
+class Wanted:
+    """Where a program puts a resource's object."""
+
+    kind: str
+    namespace: str | None
+    name: str | None  # None: auto-named
+
+
+def check_converged(
+    project: Project, wanted: dict[str, Wanted], where: str, providers: int = 0
+) -> None:
+    """The state and the cluster agree (`check_agrees`), the state records what the program
+    declares (`wanted`, by URN) where it puts it, and a preview changes nothing (the
+    program's `providers` are unchanged too)."""
+    recorded, live_keys = check_agrees(project, where)
+    assert set(recorded) == set(wanted), (
+        f"{where}: state and program differ: missing {sorted(set(wanted) - set(recorded))}, "
+        f"extra {sorted(set(recorded) - set(wanted))}"
+    )
+    for urn, want in wanted.items():
+        row = recorded[urn]
+        namespace, _, name = row["id"].rpartition("/")
+        assert row["inputs"]["kind"] == want.kind and (namespace or None) == want.namespace, (
+            f"{where}: {urn} is recorded as {row['inputs']['kind']} {row['id']}"
+        )
+        if want.name is not None:
+            assert name == want.name, (
+                f"{where}: {urn} is named {name}, the program says {want.name}"
+            )
+        else:
+            match = AUTO_NAME.match(name)
+            assert match and match["logical"] == urn.rsplit("::", 1)[1], (
+                f"{where}: {urn} has the auto-name {name}"
+            )
+        assert (want.kind, want.namespace, name) in live_keys, f"{where}: {urn} not in the cluster"
+    check_no_changes(project, where, len(wanted) + providers)
+
+
 def check_no_changes(project: Project, where: str, count: int) -> None:
     """A preview after convergence plans nothing: `count` resources, all the same."""
     preview = project.sw("preview", "--json")

@@ -22,17 +22,15 @@ import random
 import statistics
 import time
 from collections import Counter
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 from crash_run import (
-    AUTO_NAME,
     LiveCluster,
     Project,
     Run,
-    check_agrees,
-    check_no_changes,
+    Wanted,
+    check_converged,
     live_objects,
     started,
 )
@@ -140,13 +138,6 @@ TYPES = {
 }
 
 
-@dataclass(frozen=True)
-class Wanted:
-    kind: str
-    namespace: str | None
-    name: str | None  # None: auto-named
-
-
 def declared(gen: int) -> dict[str, Wanted]:
     """URN → what the program of generation `gen` declares (mirrors PROGRAM)."""
     out: dict[str, Wanted] = {}
@@ -177,36 +168,6 @@ def declared(gen: int) -> dict[str, Wanted]:
         for i in range(2):
             add("Service", f"svc-{j}-{i}", ns, None)
     return out
-
-
-# --- checking convergence ----------------------------------------------------------------
-
-
-def check_converged(project: Project, gen: int, where: str) -> None:
-    recorded, live_keys = check_agrees(project, where)
-    wanted = declared(gen)
-    assert set(recorded) == set(wanted), (
-        f"{where}: state and program differ: missing {sorted(set(wanted) - set(recorded))}, "
-        f"extra {sorted(set(recorded) - set(wanted))}"
-    )
-    for urn, want in wanted.items():
-        row = recorded[urn]
-        namespace, _, name = row["id"].rpartition("/")
-        assert row["inputs"]["kind"] == want.kind and (namespace or None) == want.namespace, (
-            f"{where}: {urn} is recorded as {row['inputs']['kind']} {row['id']}"
-        )
-        if want.name is not None:
-            assert name == want.name, (
-                f"{where}: {urn} is named {name}, the program says {want.name}"
-            )
-        else:
-            match = AUTO_NAME.match(name)
-            assert match and match["logical"] == urn.rsplit("::", 1)[1], (
-                f"{where}: {urn} has the auto-name {name}"
-            )
-        assert (want.kind, want.namespace, name) in live_keys, f"{where}: {urn} not in the cluster"
-
-    check_no_changes(project, where, len(wanted))
 
 
 # --- the test ---------------------------------------------------------------------------------
@@ -297,7 +258,7 @@ def test_kill_9_at_random_instants_then_up_converges(cluster: LiveCluster, tmp_p
                 f"{recovery.failure()}"
             )
             measure(recovery)
-        check_converged(project, gen, f"seed {SEED}, after kill {len(kills)} (gen {gen})")
+        check_converged(project, declared(gen), f"seed {SEED}, after kill {len(kills)} (gen {gen})")
         converged += 1
         gen += 1
 
