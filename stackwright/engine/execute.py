@@ -27,7 +27,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from stackwright.engine import drift as drift_rules
-from stackwright.engine.deleted_with import Milestone, carriers, waits
+from stackwright.engine.deleted_with import Milestone, carriers, holds, waits
 from stackwright.engine.events import (
     Diagnostic,
     Drift,
@@ -561,6 +561,7 @@ async def _check_default_cluster(
         and not state.delete_pending
         and not state.external
         and state.urn not in pending
+        and state.deleted_with not in pending  # its carrier's delete may have taken it
         and _meta(state.outputs).get("uid")
     ][:_PROBED]
 
@@ -802,6 +803,8 @@ class Run:
                     # inputs recorded before it, so the next plan sends it again.
                     before = self.old.get(state.urn, state)
                     result = with_outputs(before, live)
+            if result is None and item.op in _DELETES and state.custom and is_kubernetes(state):
+                self._forget_carried(state)
             if result is None and item.op not in _MADE and not state.delete_pending:
                 # Its record goes: what still refers to it stops doing so first.
                 self._forget_gone({state.urn: state}, record=True)
@@ -810,6 +813,37 @@ class Run:
                 Diagnostic(
                     state.urn,
                     f"settled an interrupted {item.op.value} of {describe(state.urn)}",
+                    "info",
+                )
+            )
+
+    def _forget_carried(self, carrier: ResourceState) -> None:
+        """Remove the records of the riders of a carrier whose interrupted delete is settled
+        as done: their objects went with its object, and their records go only after it is
+        gone (`delete_all`), so a crash in between leaves them recorded; kept, a plan would
+        take them for there. Before the carrier's own record goes: a crash in here leaves
+        the carrier's step pending, and the next run does this again."""
+        assert self.journal is not None
+        riders = {
+            urn: state
+            for urn, state in self.old.items()
+            if state.deleted_with == carrier.urn
+            and state.provider == carrier.provider
+            and holds(carrier, state)
+        }
+        if not riders:
+            return
+        self._forget_gone(riders, record=True)
+        steps = [(self._next_step(), state) for state in riders.values()]
+        self.journal.begin_many([(number, Op.DELETE, state) for number, state in steps])
+        self.journal.end_many([(number, None) for number, _ in steps])
+        for urn in riders:
+            del self.old[urn]
+            self.emit(
+                Diagnostic(
+                    urn,
+                    f"its object went with {describe(carrier.urn)}'s, whose delete was "
+                    "interrupted: record removed",
                     "info",
                 )
             )
