@@ -182,6 +182,24 @@ class Killer:
             self.measure(run)
         return run
 
+    def recover(self, launch: Callable[..., Run], where: str) -> Run:
+        """The run after a kill, let finish; sometimes killed too first, early (in settling
+        what the kill left, or in its first steps), as a user's next try may be."""
+        while len(self.kills) < KILLS and self.rng.random() < 0.3:
+            extra = self.rng.uniform(0.0, 0.01)
+            markers = ('"event":"diagnostic"', '"event":"step-started"')
+            run = launch(kill_after=self.total + 5.0, kill_on=(markers, extra))
+            if not run.killed:
+                assert run.returncode == 0, f"{where}: {run.failure()}"
+                self.settled(run)
+                return run
+            self.kills.append(("a recovery", run))
+            print(f"kill {len(self.kills):2} {extra * 1000:.1f}ms into a recovery: {run.phase()}")
+        run = launch()
+        assert run.returncode == 0, f"{where}: {run.failure()}"
+        self.settled(run)
+        return run
+
     def settled(self, recovery: Run) -> None:
         """Count what a recovery run settled: interrupted steps, and riders whose carrier's
         interrupted delete had taken their objects."""
@@ -234,18 +252,14 @@ def test_kill_9_during_a_destroy_of_riders(cluster: LiveCluster, tmp_path: Path,
         if not run.killed:
             check_destroyed(project, where)
         elif then == "destroy":
-            recovery = project.destroy()
-            assert recovery.returncode == 0, f"{where}: {recovery.failure()}"
-            killer.settled(recovery)
+            killer.recover(project.destroy, where)
             check_destroyed(project, where)
         else:
-            recovery = project.up(0)
-            assert recovery.returncode == 0, f"{where}: {recovery.failure()}"
-            killer.settled(recovery)
+            killer.recover(lambda **kill: project.up(0, **kill), where)
             check_converged(project, riding_declared(project, 0), where)
             continue
-        recovery = project.up(0)
-        assert recovery.returncode == 0, f"{where}: {recovery.failure()}"
+        again = project.up(0)  # the stack back, for the next kill
+        assert again.returncode == 0, f"{where}: {again.failure()}"
     killer.report(began)
     assert project.destroy().returncode == 0
 
@@ -271,9 +285,7 @@ def test_kill_9_during_an_up_that_drops_riders(cluster: LiveCluster, tmp_path: P
     while len(killer.kills) < KILLS:
         where = f"seed {SEED}, kill {len(killer.kills) + 1}"
         if killer.run(lambda **kill: project.up(1, **kill)).killed:
-            recovery = project.up(1)
-            assert recovery.returncode == 0, f"{where}: {recovery.failure()}"
-            killer.settled(recovery)
+            killer.recover(lambda **kill: project.up(1, **kill), where)
         check_converged(project, riding_declared(project, 1), where)
         again = project.up(0)  # the Namespace and its riders back, for the next kill
         assert again.returncode == 0, f"{where}: {again.failure()}"
@@ -299,9 +311,7 @@ def test_kill_9_during_a_move_to_the_providers_new_namespace(
         gen += 1
         where = f"seed {SEED}, kill {len(killer.kills) + 1} (gen {gen})"
         if killer.run(lambda **kill: project.up(gen, **kill)).killed:  # noqa: B023
-            recovery = project.up(gen)
-            assert recovery.returncode == 0, f"{where}: {recovery.failure()}"
-            killer.settled(recovery)
+            killer.recover(lambda **kill: project.up(gen, **kill), where)  # noqa: B023
         check_converged(project, moving_declared(project, gen), where, providers=1)
     killer.report(began)
     assert project.destroy().returncode == 0
