@@ -786,6 +786,18 @@ class Run:
                 )
                 if live is not None and _replaced_since(item, self.old.get(state.urn), live):
                     live = None  # the recorded object is gone; the one there is not the stack's
+                if (
+                    item.op in _DELETES
+                    and live is not None
+                    and _meta(live).get("deletionTimestamp")
+                ):
+                    # Being deleted (a Namespace Terminating, an object held by finalizers):
+                    # gone soon, so wait for it as its delete step would; kept, its record
+                    # (and its riders') would claim an object the cluster is removing.
+                    await self.provider_for(state.provider).await_deleted(
+                        api_version, kind, namespace, name
+                    )
+                    live = None
                 if item.op in _DELETES:
                     result = state if live is not None else None
                 elif live is None:

@@ -101,6 +101,19 @@ class Provider(Protocol):
         timeout: float | None = None,
     ) -> None: ...
 
+    async def await_deleted(
+        self,
+        api_version: str,
+        kind: str,
+        namespace: str | None,
+        name: str,
+        *,
+        timeout: float | None = None,
+    ) -> None:
+        """Return once an object being deleted is gone, sending no delete; raises as
+        `delete`'s wait does after `timeout`."""
+        ...
+
     async def unmark(self, api_version: str, kind: str, namespace: str | None, name: str) -> None:
         """Take Stackwright's labels and annotations off an object it leaves behind (a
         resource with `retain_on_delete`), so no tool counts it as the stack's any more;

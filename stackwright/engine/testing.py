@@ -568,6 +568,19 @@ class FakeCluster:
             self._drop(key)
         self._fail(self.lose_reply, stored or {"metadata": {"name": name}})
 
+    async def await_deleted(
+        self,
+        api_version: str,
+        kind: str,
+        namespace: str | None,
+        name: str,
+        *,
+        timeout: float | None = None,
+    ) -> None:
+        """Nothing to wait for: a delete here removes its object at once."""
+        self.calls.append(Call("await_deleted", kind, name))
+        await asyncio.sleep(0)
+
     async def release_apply(self, spec: Mapping[str, Any]) -> dict[str, Any]:
         """Install (revision 1) or upgrade (the next revision) a release, in memory."""
         name, namespace = str(spec["name"]), str(spec["namespace"])

@@ -135,6 +135,17 @@ class KubernetesCluster:
     ) -> None:
         await self.provider.delete(api_version, kind, namespace, name, timeout=timeout)
 
+    async def await_deleted(
+        self,
+        api_version: str,
+        kind: str,
+        namespace: str | None,
+        name: str,
+        *,
+        timeout: float | None = None,
+    ) -> None:
+        await self.provider.await_deleted(api_version, kind, namespace, name, timeout=timeout)
+
     # --- Helm releases (`helm.Release`): Helm's blocking calls run in a thread ---------
 
     def _helm(self, spec: Mapping[str, Any]) -> Any:

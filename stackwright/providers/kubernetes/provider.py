@@ -322,6 +322,25 @@ class KubernetesProvider:
             info, ns, name, timeout=timeout or self.timeout, what=name, last=last or None
         )
 
+    async def await_deleted(
+        self,
+        api_version: str,
+        kind: str,
+        namespace: str | None,
+        name: str,
+        *,
+        timeout: float | None = None,
+    ) -> None:
+        """Return once an object being deleted (by an earlier delete) is gone, waiting as
+        `delete` does, without sending a delete: a second one is refused for a Terminating
+        Namespace (409)."""
+        try:
+            info = await self.resource_info(api_version, kind)
+        except UnknownKind:
+            return
+        ns = (namespace or self._namespace) if info.namespaced else None
+        await self._waiter.wait_deleted(info, ns, name, timeout=timeout or self.timeout, what=name)
+
     # --- reads ----------------------------------------------------------------------------------
 
     async def read(
