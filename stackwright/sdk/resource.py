@@ -17,12 +17,13 @@ import os
 import re
 import sys
 import threading
+import traceback
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from types import EllipsisType, FrameType
 from typing import Any
 
-from stackwright.errors import UsageError
+from stackwright.errors import StackwrightError, UsageError
 from stackwright.model import make_urn, parse_urn
 from stackwright.sdk.output import Output, StateReader, parse_path, select
 
@@ -208,7 +209,12 @@ def _transformed(
     chain.extend(current_program().transforms)
     for transform in chain:
         what = f"transform {getattr(transform, '__name__', transform)!r} of {type_} {name!r}"
-        result = transform(ResourceTransformArgs(custom, type_, name, props, opts))
+        try:
+            result = transform(ResourceTransformArgs(custom, type_, name, props, opts))
+        except StackwrightError:
+            raise
+        except Exception as exc:  # the user's transform: one line naming it and the resource
+            raise UsageError(f"{what} at {declared} {_raised(exc)}") from exc
         if result is None:
             continue
         if not isinstance(result, ResourceTransformResult) or not isinstance(result.props, Mapping):
@@ -229,6 +235,15 @@ def _transformed(
                     f"is {type_}; declare an object of the other kind instead"
                 )
     return props, opts
+
+
+def _raised(exc: Exception) -> str:
+    """`failed at FILE:LINE: Error: message`, FILE:LINE being the innermost line outside
+    Stackwright where `exc` was raised."""
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if not in_package(f.filename)]
+    where = f" at {frames[-1].filename}:{frames[-1].lineno}" if frames else ""
+    message = str(exc).strip().splitlines()
+    return f"failed{where}: {type(exc).__name__}" + (f": {message[0]}" if message else "")
 
 
 def _transform_list(transforms: Any, what: str) -> Sequence[ResourceTransform]:

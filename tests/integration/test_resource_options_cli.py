@@ -12,7 +12,7 @@ import textwrap
 from typing import Any
 
 import pytest
-from test_cli_lifecycle import LiveCluster, Project, Result, get, live, new_project
+from test_cli_lifecycle import LiveCluster, Project, Result, get, live, new_project, one_line
 from test_secrets_lifecycle import assert_nowhere, passphrase
 
 pytestmark = pytest.mark.integration
@@ -210,3 +210,33 @@ def test_transforms_label_every_object_and_set_their_namespace(
     assert live(cluster, "namespace", p.ns)["metadata"]["labels"]["team"] == "shop"
     assert get(cluster, "configmap", "plain", "default") is None
     assert p.preview().changed() == {}
+
+
+def test_a_transform_that_raises_is_one_line_naming_it_and_the_resource(
+    new_project: Any, cluster: LiveCluster
+) -> None:
+    p = new_project()
+    program = """
+        def stamped(args):
+            if args.name == "web":
+                raise ValueError("no owner label for web")
+            return None
+
+
+        TRANSFORMS
+        k8s.core.v1.Namespace("ns", metadata={"name": NS})
+        k8s.core.v1.ConfigMap("web", metadata={"name": "web", "namespace": NS})
+        """
+    p.program(textwrap.dedent(program).replace("TRANSFORMS", ""))
+    p.up()
+    before = p.state()["resources"]
+
+    p.program(
+        textwrap.dedent(program).replace("TRANSFORMS", "sw.register_resource_transform(stamped)")
+    )
+    for command in ("preview", "up"):
+        failed = p.sw(command, *(("--yes",) if command == "up" else ()), rc=2)
+        line = one_line(failed)
+        assert "transform 'stamped' of kubernetes:core/v1:ConfigMap 'web' at " in line, line
+        assert "__main__.py:" in line and "ValueError: no owner label for web" in line, line
+    assert p.state()["resources"] == before
