@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import base64
 import json
+from typing import Any
 
 
 class StackwrightError(Exception):
@@ -114,6 +115,22 @@ def redact(text: str) -> str:
         if secret in text:
             text = text.replace(secret, "[secret]")
     return text
+
+
+def redact_within(value: Any) -> Any:
+    """A JSON-like `value` with every remembered secret in its strings (keys too) shown as
+    [secret]: a document stays a document even when a secret is `true` or `1234`, which
+    redacting its serialized text would turn into `"ok":[secret]`. Anything else is
+    written as its text, as the JSON writers' `default=str` does."""
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, dict):
+        return {redact_within(k): redact_within(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [redact_within(v) for v in value]
+    if value is None or isinstance(value, bool | int | float):
+        return value
+    return redact(str(value))
 
 
 def forget_secrets() -> None:

@@ -38,7 +38,7 @@ from stackwright.engine.events import (
     shown_changes,
 )
 from stackwright.engine.plan import FieldChange, Step
-from stackwright.errors import redact
+from stackwright.errors import redact, redact_within
 from stackwright.model import STACK_TYPE, Op, parse_urn
 from stackwright.policy import Finding, Report
 
@@ -502,9 +502,10 @@ class JsonLinesRenderer(Renderer):
         self._lock = threading.Lock()
 
     def __call__(self, event: Event) -> None:
-        line = _json_line(event_json(event))
-        if _may_quote(event):
-            line = redact(line)  # the last guard: see `_redacted`
+        document = event_json(event)
+        line = _json_line(document)
+        if _may_quote(event) and redact(line) != line:  # the last guard: see `_redacted`
+            line = _json_line(redact_within(document))
         with self._lock:
             self._stream.write(line + "\n")
             self._stream.flush()

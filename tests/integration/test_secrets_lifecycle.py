@@ -561,3 +561,25 @@ def test_a_second_local_cluster_from_a_kubeconfig_string_and_a_context(
         p.sw("destroy", "--yes")
     finally:
         lifecycle.stop("second-ctx")
+
+
+def test_json_events_stay_json_when_a_secret_spells_a_json_word(
+    new_project: Any, cluster: LiveCluster
+) -> None:
+    """A secret `true` (a feature flag) is masked in the events' strings, not in their
+    syntax: `"ok":true` stays a boolean, each line stays one JSON object."""
+    p = new_project()
+    p.sw("config", "set", "--secret", "flag", "true")
+    p.program(
+        """
+        cfg = sw.Config()
+        k8s.core.v1.Namespace("ns", metadata={"name": NS})
+        k8s.core.v1.ConfigMap("flags", metadata={"name": "flags", "namespace": NS},
+                              data={"flag": cfg.require_secret("flag"), "note": "true or not"})
+        """
+    )
+    for result in (p.preview(), p.up()):
+        assert result.summary["ok"] is True and result.summary["dryRun"] is (
+            result.args[0] == "preview"
+        )
+        assert "[secret] or not" in result.out  # still masked inside strings
