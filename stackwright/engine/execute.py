@@ -83,7 +83,7 @@ from stackwright.sdk.output import (
     resolve,
     unwrap_secrets,
 )
-from stackwright.sdk.resource import ComponentResource, Resource
+from stackwright.sdk.resource import ComponentResource, Resource, remember_secret_fields
 from stackwright.state import Snapshot
 
 #: How many API writes run at once unless `--parallel` says otherwise.
@@ -1047,6 +1047,7 @@ class Run:
         """The resource's desired state (inputs resolved, auto-named) and whether it was auto-named."""
         resolved = resolve(resource.props, self.read_live)
         inputs, secret_paths = unwrap_secrets(resolved)
+        remember_secret_fields(inputs, resource.opts)  # values Outputs only now gave them
         secret_paths = [
             *secret_paths,
             *always_secret(inputs),

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field, fields, replace
 from types import EllipsisType, FrameType
 from typing import Any
 
-from stackwright.errors import StackwrightError, UsageError
+from stackwright.errors import StackwrightError, UsageError, remember_secret
 from stackwright.model import make_urn, parse_urn
 from stackwright.sdk.output import Output, StateReader, parse_path, select
 
@@ -237,6 +237,15 @@ def _transformed(
     return props, opts
 
 
+def remember_secret_fields(props: Mapping[str, Any], opts: ResourceOptions) -> None:
+    """Remember the plain values of the fields `additional_secret_outputs` names, as a
+    secret input's are: a message quoting one (an API server's error, a policy's finding)
+    shows [secret]. Not a Secret's data: manifests fill it with short common words (a
+    username `shop`) that every line of output would then lose."""
+    for name in opts.additional_secret_outputs:
+        remember_secret(props.get(name))
+
+
 def _raised(exc: Exception) -> str:
     """`failed at FILE:LINE: Error: message`, FILE:LINE being the innermost line outside
     Stackwright where `exc` was raised."""
@@ -357,6 +366,7 @@ class Resource:
                 "objects can (e.g. k8s.core.v1.Service.get(name, 'kube-system/kube-dns'))"
             )
         self._opts = opts.merged_with(opts.parent.opts if opts.parent is not None else None)
+        remember_secret_fields(given, opts)
         self._urn = current_program().register(self)
         if self._opts.parent is not None:
             self._opts.parent._children.append(self)

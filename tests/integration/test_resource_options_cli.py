@@ -240,3 +240,40 @@ def test_a_transform_that_raises_is_one_line_naming_it_and_the_resource(
         assert "transform 'stamped' of kubernetes:core/v1:ConfigMap 'web' at " in line, line
         assert "__main__.py:" in line and "ValueError: no owner label for web" in line, line
     assert p.state()["resources"] == before
+
+
+def test_additional_secret_outputs_are_masked_in_policy_findings_and_api_errors(
+    new_project: Any, cluster: LiveCluster
+) -> None:
+    """A secret field's values, given plain (the image) or by an Output (the strategy,
+    known once the Namespace exists), never show in a policy finding or an API server's
+    error quoting them."""
+    p = new_project()
+    yaml_project(
+        p,
+        f"""
+        ns:
+          type: kubernetes:core/v1:Namespace
+          properties:
+            metadata: {{name: {p.ns}}}
+        web:
+          type: kubernetes:apps/v1:Deployment
+          properties:
+            metadata: {{name: web, namespace: {p.ns}}}
+            spec:
+              selector: {{matchLabels: {{app: web}}}}
+              strategy: {{type: "{PLAIN}-${{ns.metadata.name}}"}}
+              template:
+                metadata: {{labels: {{app: web}}}}
+                spec:
+                  containers: [{{name: web, image: "{PLAIN}:latest"}}]
+          options:
+            additionalSecretOutputs: [spec]
+        """,
+    )
+    checked = p.sw("policy", "check", ".")
+    assert "runs image [secret] with the tag latest" in checked.out
+    failed = p.up(rc=1)
+    assert "Unsupported value" in failed.summary["failures"][0]
+    for result in (checked, failed):  # (the program itself holds it: assert_nowhere would look)
+        assert PLAIN not in result.out + result.err, result.args
