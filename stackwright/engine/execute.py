@@ -106,6 +106,14 @@ CLUSTER_OUTPUT = "cluster"
 _PROBED = 3
 
 
+def protected(urn: str) -> str:
+    """Why a protected resource's delete fails, and the two ways out (Pulumi's words)."""
+    return (
+        f"resource {urn} cannot be deleted because it is protected: remove `protect=True` "
+        f"from its options and run `stackwright up` first, or run `stackwright state unprotect {urn}`"
+    )
+
+
 @dataclass(frozen=True)
 class Options:
     kind: str  # up / destroy / refresh
@@ -1752,10 +1760,7 @@ class Run:
         assert self.journal is not None
         keep_object = keep_object or state.external  # read, never managed: never deleted
         if state.protect and op is Op.DELETE:
-            raise UsageError(
-                f"resource {state.urn} cannot be deleted because it is protected: remove `protect=True` "
-                f"from its options and run `stackwright up` first, or run `stackwright state unprotect {state.urn}`"
-            )
+            raise UsageError(protected(state.urn))
         number = self._next_step()
         assert self._commits is not None
         await self._commits.begin(number, op, state)
@@ -1828,17 +1833,11 @@ class Run:
                     self.emit(StepStarted(step))
                     self.outcome.counts[step.op.value] += 1
                     if state.protect and step.op is Op.DELETE:
+                        # The words the real delete fails with (preview shows what up does).
                         self.outcome.failures.append(
-                            f"{describe(state.urn)}: protected; it cannot be deleted"
+                            f"{describe(state.urn)}: {protected(state.urn)}"
                         )
-                        self.emit(
-                            StepDone(
-                                step,
-                                False,
-                                0.0,
-                                "protected: remove `protect` or run `stackwright state unprotect`",
-                            )
-                        )
+                        self.emit(StepDone(step, False, 0.0, protected(state.urn)))
             return {s.urn for s in states} if blocked else set()
         graph, keys, _ = recorded_graph(states)
         riding = self._riders(states, keys, graph)
