@@ -208,6 +208,8 @@ def drifted(
             continue
         if not present and value in (None, {}, [], ""):
             continue  # an empty value the server drops is not a change
+        if not present and path == ("metadata", "namespace"):
+            continue  # a cluster-scoped object given one: the server drops it (as kubectl)
         out.append(
             DriftedField(
                 text,
