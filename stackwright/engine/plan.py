@@ -438,7 +438,11 @@ def plan(intent: Intent, old: ResourceState | None) -> Step:
         # Options only the state keeps (dependencies, protect, …) change nothing in the
         # cluster: as in Pulumi, a same step, which records them (`recorded_options`).
         return Step(Op.SAME, urn, old, desired)
-    reasons = replacement_reasons(changes, desired.inputs, intent.replace_on_changes, old.inputs)
+    # A namespace written out that the object was in anyway (the provider's default) names
+    # the same object, as its id says: no replacement (Pulumi takes "" as "default" too).
+    same_object = bool(old.id) and old.id == desired.id
+    renaming = [c for c in changes if not same_object or c.path != "metadata.namespace"]
+    reasons = replacement_reasons(renaming, desired.inputs, intent.replace_on_changes, old.inputs)
     if intent.force_replace:
         reasons.append(FORCED_REPLACE)
     moved = old.provider != desired.provider and not intent.same_cluster

@@ -282,3 +282,42 @@ def test_additional_secret_outputs_are_masked_in_policy_findings_and_api_errors(
     assert "Unsupported value" in failed.summary["failures"][0]
     for result in (checked, failed):  # (the program itself holds it: assert_nowhere would look)
         assert PLAIN not in result.out + result.err, result.args
+
+
+def test_a_transform_writing_out_the_namespace_objects_are_in_replaces_nothing(
+    new_project: Any, cluster: LiveCluster
+) -> None:
+    """Objects placed in the provider's namespace, then given that namespace explicitly by
+    a transform added to the stack: the same objects, updated (not replaced, not renamed)."""
+    p = new_project({"kubernetes:kubeconfig": str(cluster.kubeconfig)})
+    p.sw("config", "set", "kubernetes:namespace", p.ns)
+    program = """
+        TRANSFORM
+        k8s.core.v1.Namespace("ns", metadata={"name": NS})
+        k8s.core.v1.ConfigMap("auto", data={"k": "v"})
+        k8s.core.v1.ConfigMap("named", metadata={"name": "named"}, data={"k": "v"})
+        """
+    p.program(textwrap.dedent(program).replace("TRANSFORM", ""))
+    p.up()
+    before = {name: r["id"] for name, r in p.resources().items()}
+    uids = {n: live(cluster, "configmap", i.partition("/")[2], p.ns)["metadata"]["uid"]
+            for n, i in before.items() if n != "ns"}  # fmt: skip
+
+    explicit = """
+        def placed(args):
+            if args.props.get("kind") != "ConfigMap":
+                return None
+            meta = {**(args.props.get("metadata") or {}), "namespace": NS}
+            return sw.ResourceTransformResult({**args.props, "metadata": meta}, args.opts)
+
+
+        sw.register_resource_transform(placed)
+        """
+    p.program(textwrap.dedent(program).replace("TRANSFORM", textwrap.dedent(explicit)))
+    assert p.preview().changed() == {"auto": "update", "named": "update"}
+    p.up()
+    assert {name: r["id"] for name, r in p.resources().items()} == before
+    for name, uid in uids.items():
+        found = live(cluster, "configmap", before[name].partition("/")[2], p.ns)
+        assert found["metadata"]["uid"] == uid, name
+    assert p.preview().changed() == {}

@@ -411,3 +411,17 @@ def test_plan_delete() -> None:
     assert paths(step) == ["apiVersion", "kind", "metadata", "spec"]
     assert all(c.kind == "delete" for c in step.changes)
     assert step.type == "Service"
+
+
+def test_a_namespace_written_out_that_names_the_same_object_is_an_update() -> None:
+    """The object's id (namespace/name) says which object it is: a namespace now written
+    where the provider placed it anyway changes no identity."""
+    implicit = copy.deepcopy(DEPLOYMENT)
+    del implicit["metadata"]["namespace"]
+    old = replace(state(implicit), id="apps/web")
+    same = plan(Intent(replace(state(DEPLOYMENT), id="apps/web")), old)
+    assert same.op is Op.UPDATE and not same.replace_reasons
+    moved = replace(state(changed(DEPLOYMENT, "metadata.namespace", "o")), id="o/web")
+    assert plan(Intent(moved), old).replace_reasons == (
+        "metadata.namespace: the namespace identifies the object",
+    )
