@@ -177,8 +177,11 @@ class Chart(ComponentResource):
         what = f"Helm chart {name!r} ({os.fspath(chart)}) at {where}"
         merged = merge_values(what, value_files or (), values or {})
         transforms = transformations or ()
-        # What Helm's own install would give `.Release.Namespace`: where the objects land.
-        release_namespace = namespace or provider_namespace(what, opts)
+        props = {"chart": os.fspath(chart), "version": version, "namespace": namespace}
+        self._prepare(CHART_TYPE, name, props, opts, custom=False)
+        # What Helm's own install would give `.Release.Namespace`: where the objects land,
+        # through the provider its options name once transforms have had their say.
+        release_namespace = namespace or provider_namespace(what, self.opts)
 
         def rendered_with(values: dict[str, Any]) -> tuple[list[_Object], list[_Object]]:
             crds, templates = render(
@@ -213,15 +216,8 @@ class Chart(ComponentResource):
             secret = False  # a live value's fields carry its secretness themselves
         self._live = live
         # The `kubernetes` package is reserved for Stackwright's own types, which this is;
-        # the component check would refuse it, so register as Resource does.
-        Resource.__init__(
-            self,
-            CHART_TYPE,
-            name,
-            {"chart": os.fspath(chart), "version": version, "namespace": namespace},
-            opts,
-            custom=False,
-        )
+        # the component check would refuse it, so register as Resource does (once rendered).
+        self._enroll()
         self._outputs: dict[str, Any] = {}
         self.resources: dict[str, ManifestObject] = {}
         for source, obj, child_opts in crd_objects:

@@ -343,8 +343,20 @@ class Resource:
         *,
         custom: bool = True,
     ) -> None:
-        from stackwright.sdk.context import current_program
+        self._prepare(type_, name, props, opts, custom=custom)
+        self._enroll()
 
+    def _prepare(
+        self,
+        type_: str,
+        name: str,
+        props: Mapping[str, Any] | None,
+        opts: ResourceOptions | None,
+        *,
+        custom: bool,
+    ) -> None:
+        """Everything but registering: checked, transformed, its options final (a Helm
+        chart renders with them, and registers only once that succeeded)."""
         declared = _declared_at()
         if not isinstance(name, str) or not name:
             raise UsageError(
@@ -367,6 +379,11 @@ class Resource:
             )
         self._opts = opts.merged_with(opts.parent.opts if opts.parent is not None else None)
         remember_secret_fields(given, opts)
+
+    def _enroll(self) -> None:
+        """Register with the running program: its URN, its place among its parent's children."""
+        from stackwright.sdk.context import current_program
+
         self._urn = current_program().register(self)
         if self._opts.parent is not None:
             self._opts.parent._children.append(self)

@@ -4,12 +4,14 @@ land in, as the provider decides it (Helm's CLI takes the kubeconfig context's).
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 
+import stackwright as sw
 import stackwright.kubernetes as k8s
 from stackwright.engine.wiring import default_namespace
 from stackwright.errors import UsageError
@@ -59,6 +61,23 @@ def test_a_plain_provider_namespace_is_the_release_namespace(chart: Path) -> Non
         # The chart's own namespace wins.
         given = Chart("e", chart=chart, namespace="mine", opts=ResourceOptions(provider=provider))
         assert rendered(given) == "mine"
+
+
+def test_a_provider_a_transform_gives_the_chart_is_the_release_namespace(chart: Path) -> None:
+    """The chart renders with its options as transforms leave them, as its objects are
+    placed: a provider given by the stack's transform or a parent's sets the namespace."""
+    with program():
+        provider = k8s.Provider("east", context="east", namespace="east-apps")
+
+        def through_east(args: sw.ResourceTransformArgs) -> sw.ResourceTransformResult:
+            return sw.ResourceTransformResult(args.props, replace(args.opts, provider=provider))
+
+        parent = ComponentResource(
+            "acme:App", "app", opts=ResourceOptions(transforms=[through_east])
+        )
+        assert rendered(Chart("c", chart=chart, opts=ResourceOptions(parent=parent))) == "east-apps"
+        sw.register_resource_transform(through_east)
+        assert rendered(Chart("d", chart=chart)) == "east-apps"
 
 
 def test_the_default_provider_takes_the_stacks_configuration(chart: Path) -> None:
