@@ -175,6 +175,13 @@ class Chart(ComponentResource):
     ) -> None:
         where = _declared_at()
         what = f"Helm chart {name!r} ({os.fspath(chart)}) at {where}"
+        for key, given in (("namespace", namespace), ("version", version)):
+            if isinstance(given, Output):  # as Pulumi's Chart takes them: say why not here
+                raise UsageError(
+                    f"{what}: {key} must be a plain string while the program runs, not "
+                    "another resource's Output (Helm renders the chart then): write it out, "
+                    "with depends_on for the order"
+                )
         merged = merge_values(what, value_files or (), values or {})
         transforms = transformations or ()
         props = {"chart": os.fspath(chart), "version": version, "namespace": namespace}

@@ -156,3 +156,12 @@ def test_default_namespace_is_the_providers_rule(tmp_path: Path) -> None:
 def _home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     monkeypatch.setenv("STACKWRIGHT_HOME", str(tmp_path / "home"))
     yield
+
+
+def test_a_namespace_given_as_an_output_is_one_clear_line(chart: Path) -> None:
+    """Pulumi's Chart takes `namespace=ns.metadata.name`; here Helm renders while the
+    program runs, so the line says to write it out instead of a TypeError about truth."""
+    with program():
+        ns = k8s.core.v1.Namespace("ns", metadata={"name": "apps"})
+        with pytest.raises(UsageError, match=r"Helm chart 'c' .*namespace must be a plain"):
+            Chart("c", chart=chart, namespace=ns.metadata["name"])  # type: ignore[arg-type]
