@@ -953,6 +953,7 @@ class Cluster:
             )
 
     def _admit_service(self, old: Obj | None, obj: Obj) -> None:
+        _drop_type_dependent_fields(old, obj)
         self._admit_cluster_ip(old, obj)
         self._admit_node_ports(old, obj)
 
@@ -1117,6 +1118,38 @@ class Cluster:
 
 
 #: Built-in admission per type: what the API server itself fills in before validation.
+
+
+def _drop_type_dependent_fields(old: Obj | None, obj: Obj) -> None:
+    """The service REST layer's dropTypeDependentFields for what defaulting filled in: a
+    Service leaving LoadBalancer (or external access) loses the fields only that type
+    takes and its load balancer status, unless the update itself changed them (then
+    validation speaks). Without it, applying a LoadBalancer Service as ClusterIP failed on
+    its defaulted allocateLoadBalancerNodePorts and externalTrafficPolicy."""
+    if old is None:
+        return
+    spec, before = obj.setdefault("spec", {}), old.get("spec") or {}
+    if before.get("type") == "LoadBalancer" and spec.get("type") != "LoadBalancer":
+        for key in ("allocateLoadBalancerNodePorts", "loadBalancerClass"):
+            if key in spec and spec[key] == before.get(key):
+                del spec[key]
+        if isinstance(obj.get("status"), dict):
+            obj["status"]["loadBalancer"] = {}
+    if (
+        _externally_accessible(before)
+        and not _externally_accessible(spec)
+        and spec.get("externalTrafficPolicy") == before.get("externalTrafficPolicy")
+    ):
+        spec.pop("externalTrafficPolicy", None)
+
+
+def _externally_accessible(spec: Obj) -> bool:
+    kind = spec.get("type")
+    return kind in ("LoadBalancer", "NodePort") or (
+        kind == "ClusterIP" and bool(spec.get("externalIPs"))
+    )
+
+
 _ADMISSION: dict[tuple[str, str], Callable[[Cluster, Obj | None, Obj], None]] = {
     NAMESPACE_TYPE: Cluster._admit_namespace,  # phase Active and the `kubernetes` finalizer
     ("", "pods"): Cluster._admit_pod,  # service account and its token volume

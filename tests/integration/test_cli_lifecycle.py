@@ -376,6 +376,30 @@ def test_update_in_place(new_project: Any, cluster: LiveCluster) -> None:
     assert p.resources()["cfg"]["inputs"]["data"] == {"a": "2", "b": "3"}
 
 
+def test_a_load_balancer_service_made_cluster_ip_is_updated(
+    new_project: Any, cluster: LiveCluster
+) -> None:
+    """The API server drops what defaulting gave the LoadBalancer type
+    (allocateLoadBalancerNodePorts, externalTrafficPolicy, node ports) when the type goes:
+    the update is accepted, as on a real cluster."""
+    p = new_project()
+    program = """
+        k8s.core.v1.Namespace("ns", metadata={"name": NS})
+        k8s.core.v1.Service("web", metadata={"name": "web", "namespace": NS},
+                            spec={TYPE"ports": [{"port": 80}]})
+        """
+    p.program(textwrap.dedent(program).replace("TYPE", '"type": "LoadBalancer", '))
+    p.up()
+    uid = live(cluster, "service", "web", p.ns)["metadata"]["uid"]
+
+    p.program(textwrap.dedent(program).replace("TYPE", ""))
+    assert p.up().ops() == {"web": "update"}
+    spec = live(cluster, "service", "web", p.ns)["spec"]
+    assert spec["type"] == "ClusterIP" and "nodePort" not in spec["ports"][0]
+    assert "allocateLoadBalancerNodePorts" not in spec and "externalTrafficPolicy" not in spec
+    assert live(cluster, "service", "web", p.ns)["metadata"]["uid"] == uid
+
+
 # --- replacements ------------------------------------------------------------------------------
 
 
