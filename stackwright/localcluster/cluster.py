@@ -80,6 +80,8 @@ class DeleteOptions:
     grace_period_seconds: int | None = None
     precondition_uid: str | None = None
     precondition_rv: str | None = None
+    # The deprecated `orphanDependents: false`; the one case a real server answers 202.
+    cascade_requested: bool = False
 
 
 @dataclass

@@ -300,8 +300,13 @@ class APIServerApp:
             )
             return _json(201 if written.created else 200, written.obj, warnings=written.warnings)
         if method == "DELETE":
-            obj, gone = cluster.delete(rtype, ns, name, _delete_options(request))
-            return _json(200 if gone else 202, obj)
+            options = _delete_options(request)
+            obj, gone = cluster.delete(rtype, ns, name, options)
+            # As kube-apiserver's DELETE handler: 200 with the object, whether it went or is
+            # still being deleted (a Terminating Namespace, an object held by finalizers,
+            # again or for the first time); 202 only when an object not yet gone was deleted
+            # with `orphanDependents: false`.
+            return _json(202 if options.cascade_requested and not gone else 200, obj)
         raise _not_allowed(method)
 
     async def _scale(self, request: Request, target: Target) -> Response:
@@ -566,8 +571,11 @@ def _delete_options(request: Request) -> DeleteOptions:
     preconditions = body.get("preconditions") or {}
     dry_run = body.get("dryRun") or ([q["dryRun"]] if q.get("dryRun") else [])
     propagation = body.get("propagationPolicy") or q.get("propagationPolicy") or None
-    if body.get("orphanDependents") is True or q.get("orphanDependents") == "true":
+    orphan = body.get("orphanDependents", q.get("orphanDependents"))
+    if orphan in (True, "true"):
         propagation = "Orphan"
+    elif orphan in (False, "false"):
+        propagation = "Foreground"
     grace = body.get("gracePeriodSeconds", q.get("gracePeriodSeconds"))
     return DeleteOptions(
         dry_run=dry_run == ["All"],
@@ -575,6 +583,7 @@ def _delete_options(request: Request) -> DeleteOptions:
         grace_period_seconds=int(grace) if grace is not None else None,
         precondition_uid=preconditions.get("uid"),
         precondition_rv=preconditions.get("resourceVersion"),
+        cascade_requested=orphan in (False, "false"),
     )
 
 
