@@ -332,8 +332,9 @@ class KubernetesProvider:
         timeout: float | None = None,
     ) -> None:
         """Return once an object being deleted (by an earlier delete) is gone, waiting as
-        `delete` does, without sending a delete: a second one is refused for a Terminating
-        Namespace (409)."""
+        `delete` does, without sending a delete: none is needed (a second one would only be
+        answered 200 with the object, a Terminating Namespace included, since Kubernetes
+        1.17; 409 Conflict before)."""
         try:
             info = await self.resource_info(api_version, kind)
         except UnknownKind:
