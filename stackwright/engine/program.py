@@ -19,7 +19,7 @@ from typing import Any
 
 from stackwright.errors import StackwrightError, UsageError, redact
 from stackwright.sdk.context import Program, running
-from stackwright.sdk.resource import in_package
+from stackwright.sdk.resource import error_text, in_package
 
 
 def run_program(
@@ -101,11 +101,13 @@ def _describe(exc: BaseException, path: Path) -> str:
     outside = [f for f in frames if not in_package(f.filename) and not _is_python(f.filename)]
     user = [f for f in outside if _in_project(f.filename, folder)] or outside
     where = f"{user[-1].filename}:{user[-1].lineno}" if user else str(path)
-    message = redact(str(exc)).strip().splitlines()
+    text = error_text(exc)
     if isinstance(exc, SyntaxError) and exc.filename and exc.lineno:
         # The code that failed to compile is not in the traceback: the error says where it is.
-        where, message = f"{exc.filename}:{exc.lineno}", [redact(str(exc.msg))]
-    text = f"{type(exc).__name__}: {message[0]}" if message else type(exc).__name__
+        where, text = (
+            f"{exc.filename}:{exc.lineno}",
+            f"{type(exc).__name__}: {redact(str(exc.msg))}",
+        )
     return f"the program failed at {where}: {text}"
 
 

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field, fields, replace
 from types import EllipsisType, FrameType
 from typing import Any
 
-from stackwright.errors import StackwrightError, UsageError, remember_secret
+from stackwright.errors import StackwrightError, UsageError, redact, remember_secret
 from stackwright.model import make_urn, parse_urn
 from stackwright.sdk.output import Output, StateReader, parse_path, select
 
@@ -251,8 +251,14 @@ def _raised(exc: Exception) -> str:
     Stackwright where `exc` was raised."""
     frames = [f for f in traceback.extract_tb(exc.__traceback__) if not in_package(f.filename)]
     where = f" at {frames[-1].filename}:{frames[-1].lineno}" if frames else ""
-    message = str(exc).strip().splitlines()
-    return f"failed{where}: {type(exc).__name__}" + (f": {message[0]}" if message else "")
+    return f"failed{where}: {error_text(exc)}"
+
+
+def error_text(exc: BaseException) -> str:
+    """`Error: message` for one line naming a user's exception: its message's first line,
+    secrets masked (the line reaches automation callers, not only the CLI, which masks)."""
+    message = redact(str(exc)).strip().splitlines()
+    return f"{type(exc).__name__}: {message[0]}" if message else type(exc).__name__
 
 
 def _transform_list(transforms: Any, what: str) -> Sequence[ResourceTransform]:

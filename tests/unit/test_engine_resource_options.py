@@ -320,6 +320,27 @@ def test_a_transform_returning_something_else_is_one_clear_error() -> None:
         program(lambda p: k8s.core.v1.ConfigMap("x", opts=sw.ResourceOptions(transforms=1)))  # type: ignore[arg-type]
 
 
+def test_a_transform_that_raises_quoting_a_secret_shows_it_masked() -> None:
+    """The one line a raising transform becomes masks secrets as the program's own
+    failure does: the message reaches automation callers, not only the CLI."""
+
+    def checked(args: sw.ResourceTransformArgs) -> None:
+        raise ValueError(f"refusing password {args.props['data']['password']}")
+
+    def declare(p: Program) -> None:
+        sw.Output.secret("hunter2-password")
+        k8s.core.v1.ConfigMap(
+            "settings",
+            data={"password": "hunter2-password"},
+            opts=sw.ResourceOptions(transforms=[checked]),
+        )
+
+    with pytest.raises(UsageError) as raised:
+        program(declare)
+    assert "transform 'checked' of" in str(raised.value)
+    assert "hunter2" not in str(raised.value) and "[secret]" in str(raised.value)
+
+
 def test_a_transform_cannot_change_what_kind_of_object_it_is() -> None:
     """The type token (in the URN and the state) names the object's apiVersion and kind: a
     transform that changes them would record a Deployment for a StatefulSet."""
