@@ -777,52 +777,9 @@ class Run:
             elif not state.custom or state.type == PROVIDER_TYPE:
                 result = None if item.op in _DELETES else state
             elif is_release(state):
-                found = await self.provider_for(state.provider).release_read(release_spec(state))
-                if item.op in _DELETES:
-                    result = state if found is not None else None
-                elif found is None:
-                    result = None
-                else:
-                    # Helm may or may not have upgraded it: keep the inputs recorded before,
-                    # so the next plan upgrades it again (a no-op upgrade is harmless).
-                    before = state if item.op is Op.CREATE else self.old.get(state.urn, state)
-                    result = with_outputs(before, found)
+                result = await self._settled_release(item)
             else:
-                api_version, kind, namespace, name = object_ref(state)
-                live = await self.provider_for(state.provider).read(
-                    api_version, kind, namespace, name
-                )
-                if live is not None and _replaced_since(item, self.old.get(state.urn), live):
-                    live = None  # the recorded object is gone; the one there is not the stack's
-                if (
-                    item.op in _DELETES
-                    and live is not None
-                    and _meta(live).get("deletionTimestamp")
-                ):
-                    # Being deleted (a Namespace Terminating, an object held by finalizers):
-                    # gone soon, so wait for it as its delete step would; kept, its record
-                    # (and its riders') would claim an object the cluster is removing.
-                    await self.provider_for(state.provider).await_deleted(
-                        api_version, kind, namespace, name
-                    )
-                    live = None
-                if item.op in _DELETES:
-                    result = state if live is not None else None
-                elif live is None:
-                    result = None
-                elif item.op in (Op.CREATE, Op.CREATE_REPLACEMENT) and mark_of(live) != state.urn:
-                    # Every create marks its object: one without this URN's mark was made by
-                    # someone else after this create failed to land (`_check_free` had found
-                    # the name free), and is not the stack's to update or delete.
-                    result = None
-                elif item.op in (Op.CREATE, Op.CREATE_REPLACEMENT):
-                    # Made, but never seen ready: the next run waits for it again.
-                    result = replace(with_outputs(state, live), init_errors=(_INTERRUPTED,))
-                else:
-                    # An update or import may or may not have reached the server: keep the
-                    # inputs recorded before it, so the next plan sends it again.
-                    before = self.old.get(state.urn, state)
-                    result = with_outputs(before, live)
+                result = await self._settled_object(item)
             if result is None and item.op in _DELETES and state.custom and is_kubernetes(state):
                 self._forget_carried(state)
             if result is None and item.op not in _MADE and not state.delete_pending:
@@ -836,6 +793,51 @@ class Run:
                     "info",
                 )
             )
+
+    async def _settled_release(self, item: PendingOperation) -> ResourceState | None:
+        """What an interrupted step of a Helm release leaves recorded, read from the cluster."""
+        state = item.resource
+        found = await self.provider_for(state.provider).release_read(release_spec(state))
+        if item.op in _DELETES:
+            return state if found is not None else None
+        if found is None:
+            return None
+        # Helm may or may not have upgraded it: keep the inputs recorded before, so the
+        # next plan upgrades it again (a no-op upgrade is harmless).
+        before = state if item.op is Op.CREATE else self.old.get(state.urn, state)
+        return with_outputs(before, found)
+
+    async def _settled_object(self, item: PendingOperation) -> ResourceState | None:
+        """What an interrupted step of a Kubernetes object leaves recorded, read from the
+        cluster (None: no record)."""
+        state = item.resource
+        api_version, kind, namespace, name = object_ref(state)
+        live = await self.provider_for(state.provider).read(api_version, kind, namespace, name)
+        if live is not None and _replaced_since(item, self.old.get(state.urn), live):
+            live = None  # the recorded object is gone; the one there is not the stack's
+        if item.op in _DELETES and live is not None and _meta(live).get("deletionTimestamp"):
+            # Being deleted (a Namespace Terminating, an object held by finalizers):
+            # gone soon, so wait for it as its delete step would; kept, its record
+            # (and its riders') would claim an object the cluster is removing.
+            await self.provider_for(state.provider).await_deleted(
+                api_version, kind, namespace, name
+            )
+            live = None
+        if item.op in _DELETES:
+            return state if live is not None else None
+        if live is None:
+            return None
+        if item.op in (Op.CREATE, Op.CREATE_REPLACEMENT) and mark_of(live) != state.urn:
+            # Every create marks its object: one without this URN's mark was made by someone
+            # else after this create failed to land (`_check_free` had found the name free),
+            # and is not the stack's to update or delete.
+            return None
+        if item.op in (Op.CREATE, Op.CREATE_REPLACEMENT):
+            # Made, but never seen ready: the next run waits for it again.
+            return replace(with_outputs(state, live), init_errors=(_INTERRUPTED,))
+        # An update or import may or may not have reached the server: keep the inputs
+        # recorded before it, so the next plan sends it again.
+        return with_outputs(self.old.get(state.urn, state), live)
 
     def _forget_carried(self, carrier: ResourceState) -> None:
         """Remove the records of the riders of a carrier whose interrupted delete is settled
