@@ -1119,9 +1119,6 @@ class Cluster:
         return best[1] if best else None
 
 
-#: Built-in admission per type: what the API server itself fills in before validation.
-
-
 def _drop_type_dependent_fields(old: Obj | None, obj: Obj) -> None:
     """The service REST layer's dropTypeDependentFields for what defaulting filled in: a
     Service leaving LoadBalancer (or external access) loses the fields only that type
@@ -1152,6 +1149,7 @@ def _externally_accessible(spec: Obj) -> bool:
     )
 
 
+#: Built-in admission per type: what the API server itself fills in before validation.
 _ADMISSION: dict[tuple[str, str], Callable[[Cluster, Obj | None, Obj], None]] = {
     NAMESPACE_TYPE: Cluster._admit_namespace,  # phase Active and the `kubernetes` finalizer
     ("", "pods"): Cluster._admit_pod,  # service account and its token volume
