@@ -7,16 +7,18 @@ and the events.
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import pytest
-from engine_stack import Declare, Stack, program, urn
+from engine_stack import PROJECT, STACK, Declare, Stack, program, urn
 from engine_stack import stack as stack  # the fixture
 
 import stackwright as sw
 import stackwright.kubernetes as k8s
 from stackwright.engine.events import Diagnostic
 from stackwright.errors import UsageError
+from stackwright.model import Op
 from stackwright.sdk.context import Program
 
 NS = "kubernetes:core/v1:Namespace"
@@ -119,6 +121,28 @@ def test_a_namespace_delete_whose_reply_is_lost_loses_track_of_nothing(stack: St
     stack.fake.lose_reply.clear()
     assert stack.destroy().ok
     assert stack.state().resources == [] and stack.state().pending == []
+
+
+def test_a_crash_after_the_namespace_went_settles_its_riders_records_as_gone(
+    stack: Stack,
+) -> None:
+    """Killed between the namespace's delete and its riders' records (which go only once it
+    is gone): the next run settles the namespace's delete as done and removes the riders'
+    records with it, so the program declaring them again creates them; kept, they were
+    planned as unchanged while their objects had gone with the namespace."""
+    stack.up(app(alone=()))
+    carrier = stack.recorded(urn(NS, "apps"))
+    with stack.backend.begin_operation(PROJECT, STACK, kind="destroy") as operation:
+        operation.begin(1, Op.DELETE, carrier)  # begun, never ended: the kill
+    asyncio.run(stack.fake.delete("v1", "Namespace", None, "apps"))
+    assert stack.fake.find("ConfigMap", "a", "apps") is None  # gone with it
+
+    done = stack.up(app(alone=()))
+
+    assert done.ok and done.counts == {"create": 4}, (done.counts, done.failures)
+    assert stack.fake.find("ConfigMap", "a", "apps") is not None
+    said = {e.urn.rpartition("::")[2] for e in stack.of(Diagnostic) if "went with" in e.message}
+    assert said == {"a", "b", "c"}
 
 
 def test_protected_or_retained_riders_do_not_ride(stack: Stack) -> None:
