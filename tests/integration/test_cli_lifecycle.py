@@ -689,7 +689,7 @@ def test_refresh_of_an_object_made_again_outside(new_project: Any, cluster: Live
     assert cm["data"] == {"b": "2"} and "annotations" not in cm["metadata"], "left as it is"
     assert "cfg" not in p.resources()
 
-    p.program(body % f", opts=sw.ResourceOptions(import_=f'{{NS}}/cfg')")
+    p.program(body % ", opts=sw.ResourceOptions(import_=f'{NS}/cfg')")
     assert p.up().ops() == {"cfg": "import"}
     assert live(cluster, "configmap", "cfg", p.ns)["data"] == {"a": "1", "b": "2"}
 
