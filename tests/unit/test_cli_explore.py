@@ -9,7 +9,6 @@ from datetime import datetime
 from pathlib import Path
 
 import pytest
-from test_cli_bad_input import project as project  # the fixture
 
 from stackwright.cli.main import main
 

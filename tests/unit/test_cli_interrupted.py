@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from test_cli_bad_input import project as project  # the fixture
 
 from stackwright.automation.workspace import StackConfig
 from stackwright.cli.main import main

@@ -9,7 +9,6 @@ from typing import Any
 import pytest
 from engine_stack import Declare, Stack, urn
 from engine_stack import stack as stack  # the fixture
-from test_cli_bad_input import project as project  # the fixture
 
 import stackwright as sw
 import stackwright.kubernetes as k8s

@@ -98,10 +98,15 @@ outputs:
 """
 
 
-def _run(tmp_path: Path, text: str, config: dict[str, Any] | None = None) -> Program:
+def _write(tmp_path: Path, text: str) -> Path:
+    """The program file of `text` (dedented) in `tmp_path`."""
     path = tmp_path / "Stackwright.yaml"
     path.write_text(textwrap.dedent(text).lstrip())
-    return run_program(path, project=PROJECT, stack=STACK, config=config or {})
+    return path
+
+
+def _run(tmp_path: Path, text: str, config: dict[str, Any] | None = None) -> Program:
+    return run_program(_write(tmp_path, text), project=PROJECT, stack=STACK, config=config or {})
 
 
 def _line_of(text: str, at: str) -> int:
@@ -166,8 +171,7 @@ def test_config_takes_the_stack_value_typed_or_the_default_and_keeps_secrets_sec
     """
     program = Program(project=PROJECT, stack=STACK)
     del program
-    path = tmp_path / "Stackwright.yaml"
-    path.write_text(textwrap.dedent(text).lstrip())
+    path = _write(tmp_path, text)
     declared = run_program(
         path,
         project=PROJECT,
@@ -280,10 +284,9 @@ def test_a_missing_config_without_a_default_says_how_to_set_it(tmp_path: Path) -
 def test_a_yaml_program_goes_through_the_engine_with_references_resolved(
     tmp_path: Path, stack: Stack
 ) -> None:
-    path = tmp_path / "Stackwright.yaml"
-    path.write_text(
-        textwrap.dedent(
-            """
+    path = _write(
+        tmp_path,
+        """
             name: shop
             runtime: yaml
             resources:
@@ -299,8 +302,7 @@ def test_a_yaml_program_goes_through_the_engine_with_references_resolved(
                     mode: mode-${settings.data.mode}
             outputs:
               name: ${reader.metadata.name}
-            """
-        ).lstrip()
+        """,
     )
     from stackwright.engine.yaml_program import run_yaml_program
 
@@ -409,8 +411,7 @@ def test_another_stacks_outputs_are_read_through_a_stack_reference(tmp_path: Pat
           metadata: {namespace: "${platform.outputs.namespace}"}
           data: {token: "${platform.outputs.token}"}
     """
-    path = tmp_path / "Stackwright.yaml"
-    path.write_text(textwrap.dedent(text).lstrip())
+    path = _write(tmp_path, text)
     asked: list[str] = []
 
     def read_stack(name: str) -> dict[str, Any]:
@@ -463,8 +464,7 @@ def test_get_reads_an_existing_object_as_pulumi_yaml_does(tmp_path: Path, stack:
         },
         manager="kube-addon-manager",
     )
-    path = tmp_path / "Stackwright.yaml"
-    path.write_text(textwrap.dedent(READ).lstrip())
+    path = _write(tmp_path, READ)
     from stackwright.engine.yaml_program import run_yaml_program
 
     summary = stack.up(lambda p: run_yaml_program(path))
@@ -511,10 +511,9 @@ def test_a_resources_id_and_urn_are_read_as_pulumi_yaml_reads_them(
     tmp_path: Path, stack: Stack
 ) -> None:
     # `${res.id}` is the first output Pulumi YAML's documentation shows; it was null.
-    path = tmp_path / "Stackwright.yaml"
-    path.write_text(
-        textwrap.dedent(
-            """
+    path = _write(
+        tmp_path,
+        """
             name: shop
             runtime: yaml
             resources:
@@ -531,8 +530,7 @@ def test_a_resources_id_and_urn_are_read_as_pulumi_yaml_reads_them(
               id: ${settings.id}
               urn: ${settings.urn}
               text: "id=${settings.id}"
-            """
-        ).lstrip()
+        """,
     )
     from stackwright.engine.yaml_program import run_yaml_program
 
