@@ -188,3 +188,18 @@ def test_two_projects_with_the_same_stack_name_keep_separate_parents() -> None:
     assert (web.name, api.name) == ("stackwright-applyset-web.dev", "stackwright-applyset-api.dev")
     assert web.id != api.id
     assert web.parent([])["metadata"]["annotations"][STACK_ANNOTATION] == "dev"
+
+
+def test_a_parent_shared_by_dotted_names_is_refused() -> None:
+    """Project `a.b` / stack `c` and project `a` / stack `b.c` name the same parent (and
+    id); the second to come may not take the first's set, or each stack's objects would
+    be members of the other's."""
+    first, second = ApplySet("c", "shared", "a.b"), ApplySet("b.c", "shared", "a")
+    assert (first.name, first.id) == (second.name, second.id)
+    with pytest.raises(
+        PermanentError,
+        match=r"^ConfigMap shared/stackwright-applyset-a\.b\.c is the ApplySet parent of stack c "
+        r"of another project .* project a and stack b\.c\); Stackwright will not share it",
+    ):
+        check_parent(first.parent(["ConfigMap"]), second)
+    check_parent(second.parent(["ConfigMap"]), second)

@@ -251,6 +251,16 @@ def check_parent(live: Mapping[str, Any], applyset: ApplySet, *, removing: bool 
             f"{where} has {ID_LABEL}={found[ID_LABEL]}, but its identity gives {applyset.id}; "
             "someone changed the label: delete the ConfigMap so Stackwright recreates it"
         )
+    owner = found[STACK_ANNOTATION]
+    if owner is not None and owner != applyset.stack:
+        # Project `a.b` with stack `c` and project `a` with stack `b.c` name one parent (and
+        # so one id): sharing it would make each stack's objects members of the other's set.
+        raise PermanentError(
+            f"{where} is the ApplySet parent of stack {owner} of another project (its project "
+            f"and stack names joined by a dot give the same name as project {applyset.project} "
+            f"and stack {applyset.stack}); Stackwright will not share it: rename this stack "
+            "(`stackwright stack rename`) or the project"
+        )
 
 
 def _split(value: str) -> set[str]:
