@@ -12,13 +12,16 @@ resource and the program line that declared it.
 
 from __future__ import annotations
 
+import asyncio
+import concurrent.futures
 import contextlib
+import inspect
 import os
 import re
 import sys
 import threading
 import traceback
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from types import EllipsisType, FrameType
 from typing import Any
@@ -169,8 +172,11 @@ class ResourceTransformResult:
     opts: ResourceOptions
 
 
-#: A transform: None leaves the resource as it is.
-ResourceTransform = Callable[[ResourceTransformArgs], ResourceTransformResult | None]
+#: A transform (a plain or an `async def` function): None leaves the resource as it is.
+ResourceTransform = Callable[
+    [ResourceTransformArgs],
+    ResourceTransformResult | Awaitable[ResourceTransformResult | None] | None,
+]
 
 
 def register_resource_transform(transform: ResourceTransform) -> None:
@@ -211,6 +217,8 @@ def _transformed(
         what = f"transform {getattr(transform, '__name__', transform)!r} of {type_} {name!r}"
         try:
             result = transform(ResourceTransformArgs(custom, type_, name, props, opts))
+            if inspect.isawaitable(result):  # an `async def` transform, as Pulumi allows
+                result = _awaited(result)
         except StackwrightError:
             raise
         except Exception as exc:  # the user's transform: one line naming it and the resource
@@ -235,6 +243,22 @@ def _transformed(
                     f"is {type_}; declare an object of the other kind instead"
                 )
     return props, opts
+
+
+def _awaited(awaitable: Awaitable[Any]) -> Any:
+    """What an `async def` transform returns, awaited where the program is declared: in an
+    event loop of its own, or, when this thread already runs one (a program declared
+    inside a coroutine), in a thread of its own, since a running loop cannot be re-entered."""
+
+    async def result() -> Any:
+        return await awaitable
+
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(result())
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, result()).result()
 
 
 def remember_secret_fields(props: Mapping[str, Any], opts: ResourceOptions) -> None:

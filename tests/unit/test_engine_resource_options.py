@@ -327,6 +327,38 @@ def test_a_transform_may_change_options(stack: Stack) -> None:
     assert stack.recorded(urn(CM, "settings")).protect
 
 
+def test_an_async_transform_is_awaited(stack: Stack) -> None:
+    """Pulumi's Python SDK takes `async def` transforms too, and a failure inside one is
+    the same one line as a plain transform's."""
+
+    async def protect(args: sw.ResourceTransformArgs) -> sw.ResourceTransformResult:
+        await asyncio.sleep(0)
+        return sw.ResourceTransformResult(
+            args.props, sw.ResourceOptions.merge(args.opts, sw.ResourceOptions(protect=True))
+        )
+
+    async def failing(args: sw.ResourceTransformArgs) -> None:
+        await asyncio.sleep(0)
+        raise ValueError("no labels")
+
+    def declare(p: Program) -> None:
+        sw.register_resource_transform(protect)
+        k8s.core.v1.ConfigMap("settings", metadata={"name": "settings"})
+
+    stack.up(declare)
+    assert stack.recorded(urn(CM, "settings")).protect
+
+    async def inside_a_loop() -> Program:  # a program declared from a coroutine
+        return program(declare)
+
+    declared = asyncio.run(inside_a_loop())
+    assert [r.opts.protect for r in declared.resources] == [True]
+    with pytest.raises(
+        UsageError, match=r"transform 'failing' of .*ConfigMap 'x'.*ValueError: no labels"
+    ):
+        program(lambda p: k8s.core.v1.ConfigMap("x", opts=sw.ResourceOptions(transforms=[failing])))
+
+
 def test_a_transform_returning_something_else_is_one_clear_error() -> None:
     def wrong(args: sw.ResourceTransformArgs) -> Any:
         return args.props
