@@ -801,6 +801,8 @@ def _resource_notes(state: ResourceState) -> str:
         notes.append("protected")
     if state.retain_on_delete:
         notes.append("retained on delete")
+    if state.deleted_with:
+        notes.append(f"deleted with {urn_name(state.deleted_with)}")
     if state.delete_pending:
         notes.append("replaced, to delete")
     if state.init_errors:
@@ -826,6 +828,7 @@ def _resource_json(state: ResourceState, show_secrets: bool = False) -> dict[str
         "parent": state.parent or None,
         "protect": state.protect,
         "retainOnDelete": state.retain_on_delete,
+        "deletedWith": state.deleted_with or None,
         "deletePending": state.delete_pending,
         "initErrors": list(state.init_errors),
         "external": state.external,

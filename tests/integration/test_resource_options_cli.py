@@ -8,6 +8,7 @@ lifecycle tests do; secrets are looked for everywhere they must never be by
 
 from __future__ import annotations
 
+import json
 import textwrap
 from typing import Any
 
@@ -57,6 +58,13 @@ def test_deleted_with_its_namespace_destroy_makes_one_delete_call(
     p.up()
     assert p.resources()["cm0"]["deletedWith"] == p.urn("kubernetes:core/v1:Namespace", "ns")
     assert live(cluster, "configmap", p.applyset_parent, p.ns)
+    shown = {
+        line.split()[1]: line for line in p.sw("stack").out.splitlines() if "kubernetes:" in line
+    }
+    assert shown["cm0"].endswith("(deleted with ns)") and "deleted with" not in shown["own"]
+    listed = {r["name"]: r for r in json.loads(p.sw("stack", "--json").out)["resources"]}
+    assert listed["cm0"]["deletedWith"] == p.urn("kubernetes:core/v1:Namespace", "ns")
+    assert listed["own"]["deletedWith"] is None
 
     # Dropped alone, a rider is deleted on its own.
     p.program("COUNT = 2\n" + textwrap.dedent(program))
