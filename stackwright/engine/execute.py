@@ -479,6 +479,18 @@ class _GroupCommit:
             _settle(ends, lambda: self._journal.end_many([item for item, _ in ends]))
 
 
+def _deletes_object(state: ResourceState, op: Op, *, keep_object: bool) -> bool:
+    """Whether deleting `state` in `op` sends a delete of its Kubernetes object: not of one
+    kept (read, never managed; or another resource holds it now), nor of one retained."""
+    return (
+        state.custom
+        and is_kubernetes(state)
+        and not state.external
+        and not keep_object
+        and not (state.retain_on_delete and op is Op.DELETE)
+    )
+
+
 def _settle(batch: list[tuple[Any, asyncio.Future[None]]], write: Callable[[], None]) -> None:
     """Run `write`, then wake every step of the batch with its outcome."""
     try:
@@ -1767,12 +1779,7 @@ class Run:
         assert self._commits is not None
         await self._commits.begin(number, op, state)
         try:
-            if (
-                state.custom
-                and is_kubernetes(state)
-                and not (state.retain_on_delete and op is Op.DELETE)
-                and not keep_object
-            ):
+            if _deletes_object(state, op, keep_object=keep_object):
                 api_version, kind, namespace, name = object_ref(state)
                 async with self._sem:
                     await self._former_providers.get(
@@ -1935,13 +1942,10 @@ class Run:
 
         def deletes_object(state: ResourceState) -> bool:
             op = Op.DELETE_REPLACED if state.delete_pending else Op.DELETE
-            return (
-                state.custom
-                and is_kubernetes(state)
-                and not state.external
-                and not ((state.protect or state.retain_on_delete) and op is Op.DELETE)
-                and object_key(state) not in self.held
-            )
+            if state.protect and op is Op.DELETE:
+                return False  # its delete fails (`_delete_object`): nothing may ride on it
+            held = state.custom and object_key(state) in self.held
+            return _deletes_object(state, op, keep_object=held)
 
         return carriers(states, keys, graph, deletes_object)
 
