@@ -1819,35 +1819,17 @@ class Run:
             )
             for s in states
         }
-        if blocked or self.options.dry_run:
-            if not blocked:  # a preview says which deletes would ride on another's
-                graph, keys, _ = recorded_graph(states)
-                for rider, carrier in self._riders(states, keys, graph).items():
-                    self.emit(
-                        Diagnostic(
-                            rider.rpartition("#")[0],
-                            f"deleted with {describe(carrier.rpartition('#')[0])}: "
-                            "no delete call of its own",
-                            "info",
-                        )
-                    )
+        if blocked:
             for state in states:
                 step = steps[id(state)]
-                if blocked:
-                    self.outcome.not_done.append(
-                        f"{step.op.value} {describe(state.urn)}: not started after a failure"
-                    )
-                    self.emit(StepSkipped(step, "not started: an earlier step failed"))
-                else:
-                    self.emit(StepStarted(step))
-                    self.outcome.counts[step.op.value] += 1
-                    if state.protect and step.op is Op.DELETE:
-                        # The words the real delete fails with (preview shows what up does).
-                        self.outcome.failures.append(
-                            f"{describe(state.urn)}: {protected(state.urn)}"
-                        )
-                        self.emit(StepDone(step, False, 0.0, protected(state.urn)))
-            return {s.urn for s in states} if blocked else set()
+                self.outcome.not_done.append(
+                    f"{step.op.value} {describe(state.urn)}: not started after a failure"
+                )
+                self.emit(StepSkipped(step, "not started: an earlier step failed"))
+            return {s.urn for s in states}
+        if self.options.dry_run:
+            self._preview_deletes(states, [steps[id(s)] for s in states])
+            return set()
         graph, keys, _ = recorded_graph(states)
         riding = self._riders(states, keys, graph)
         edges = waits(riding, graph)
@@ -1934,6 +1916,26 @@ class Run:
 
         await asyncio.gather(*(one(key) for key in keys))
         return {key.rpartition("#")[0] for key in failed}
+
+    def _preview_deletes(self, states: list[ResourceState], steps: list[Step]) -> None:
+        """What a preview says of `states`' deletes: which ride on another's, and, in the
+        words the real delete fails with, which are protected."""
+        graph, keys, _ = recorded_graph(states)
+        for rider, carrier in self._riders(states, keys, graph).items():
+            self.emit(
+                Diagnostic(
+                    rider.rpartition("#")[0],
+                    f"deleted with {describe(carrier.rpartition('#')[0])}: "
+                    "no delete call of its own",
+                    "info",
+                )
+            )
+        for state, step in zip(states, steps, strict=True):
+            self.emit(StepStarted(step))
+            self.outcome.counts[step.op.value] += 1
+            if state.protect and step.op is Op.DELETE:
+                self.outcome.failures.append(f"{describe(state.urn)}: {protected(state.urn)}")
+                self.emit(StepDone(step, False, 0.0, protected(state.urn)))
 
     def _riders(self, states: list[ResourceState], keys: list[str], graph: Graph) -> dict[str, str]:
         """The deletes that ride on another's (`deleted_with`): rider key → carrier key."""
