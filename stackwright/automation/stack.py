@@ -44,8 +44,8 @@ from stackwright.engine.policy_gate import PolicyGate
 from stackwright.engine.program import run_program
 from stackwright.engine.wiring import cluster_context, default_namespace, kubernetes_providers
 from stackwright.errors import StackwrightError, UsageError
-from stackwright.kubernetes.base import TypeToken, parse_type_token
-from stackwright.kubernetes.groups import MODULES, VERSIONS
+from stackwright.kubernetes.base import TypeToken, builtin_module, parse_type_token
+from stackwright.kubernetes.groups import MODULES
 from stackwright.kubernetes.provider import PROVIDER_TYPE
 from stackwright.localcluster import lifecycle
 from stackwright.model import (
@@ -609,11 +609,12 @@ def python_code(
     parsed = _split_type(type_token)
     group, version, kind = parsed.group, parsed.version, parsed.kind
     args = [repr(name)]
-    if version in VERSIONS.get(group, ()):
+    module = builtin_module(group, version)
+    if module is not None and kind in module.__all__:
         constructor = f"k8s.{MODULES[group]}.{version}.{kind}"
-    else:  # a CRD's kind (no built-in group version): the SDK's class for objects of any kind
+    else:  # a CRD's kind, or one newer than the generated classes: the class for any kind
         constructor = "k8s.apiextensions.CustomResource"
-        args += [f"api_version={f'{group}/{version}'!r}", f"kind={kind!r}"]
+        args += [f"api_version={parsed.api_version!r}", f"kind={kind!r}"]
     fields, keys = _code_fields(name, inputs, secret_paths)
     for key, value, secret in fields:
         snake = "".join(f"_{c.lower()}" if c.isupper() else c for c in key)

@@ -44,7 +44,6 @@ import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import yaml
@@ -55,9 +54,9 @@ from stackwright.kubernetes.base import (
     KubernetesResource,
     TypeToken,
     _camel,
+    builtin_module,
     parse_type_token,
 )
-from stackwright.kubernetes.groups import MODULES, VERSIONS
 from stackwright.kubernetes.provider import PROVIDER_TYPE, Provider
 from stackwright.sdk.config import Config
 from stackwright.sdk.context import current_program, export
@@ -852,11 +851,12 @@ def _builtin_fields(parsed: TypeToken, entry: Entry) -> frozenset[str] | None:
     """The top-level fields of a built-in kind; None for a kind of no built-in group version
     (a CRD's), which the server checks."""
     group, version, kind = parsed.group, parsed.version, parsed.kind
-    if version not in VERSIONS.get(group, ()):
+    module = builtin_module(group, version)
+    if module is None:
         return None
     fields = _kind_fields(group, version, kind)
     if fields is None:
-        kinds = list(_version_module(group, version).__all__)
+        kinds = list(module.__all__)
         close = difflib.get_close_matches(kind, kinds, n=1)
         hint = f"; did you mean {close[0]!r}?" if close else ""
         raise _Problem(
@@ -866,17 +866,12 @@ def _builtin_fields(parsed: TypeToken, entry: Entry) -> frozenset[str] | None:
     return fields
 
 
-def _version_module(group: str, version: str) -> ModuleType:
-    """The generated module of a built-in group version (`stackwright.kubernetes.apps.v1`)."""
-    return importlib.import_module(f"stackwright.kubernetes.{MODULES[group]}.{version}")
-
-
 @functools.cache
 def _kind_fields(group: str, version: str, kind: str) -> frozenset[str] | None:
     """The top-level fields (camelCase, status left out) of a built-in group version's kind;
     None when it has no such kind. Computed once per kind, not per resource."""
-    module = _version_module(group, version)
-    if kind not in module.__all__:
+    module = builtin_module(group, version)
+    if module is None or kind not in module.__all__:
         return None
     cls = getattr(module, kind)
     own = cls.__mro__[: cls.__mro__.index(KubernetesResource)]

@@ -12,10 +12,13 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
+import importlib
 from collections.abc import Mapping
+from types import ModuleType
 from typing import Any, ClassVar, Self
 
 from stackwright.errors import UsageError
+from stackwright.kubernetes.groups import MODULES, VERSIONS
 from stackwright.model import Unknown
 from stackwright.sdk.output import PLAIN_LEAVES, Output, Secret
 from stackwright.sdk.resource import CustomResource, ResourceOptions, _declared_at
@@ -63,6 +66,14 @@ def parse_type_token(token: str) -> TypeToken | None:
     if package != TYPE_PREFIX or not group_version or not kind or ":" in kind:
         return None
     return TypeToken(group_version, kind)
+
+
+def builtin_module(group: str, version: str) -> ModuleType | None:
+    """The generated module of a built-in group version (`stackwright.kubernetes.apps.v1`),
+    whose `__all__` names its kinds; None for a group version no built-in kind has (a CRD's)."""
+    if version not in VERSIONS.get(group, ()):
+        return None
+    return importlib.import_module(f"stackwright.kubernetes.{MODULES[group]}.{version}")
 
 
 def to_plain(value: Any) -> Any:

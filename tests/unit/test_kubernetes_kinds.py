@@ -469,3 +469,19 @@ def test_an_object_field_that_is_not_a_dict_is_refused_where_it_is_declared(
     message = str(caught.value)
     assert message.startswith("Deployment 'web' at ") and message.endswith(said)
     assert "test_kubernetes_kinds.py:" in message
+
+
+def test_imported_code_names_a_generated_class_only_when_there_is_one() -> None:
+    """`stackwright import` of a kind the cluster serves in a built-in group version but
+    the generated 1.33 classes lack (a newer Kubernetes') prints the class for any kind:
+    it printed `k8s.core.v1.<Kind>`, which does not exist."""
+    from stackwright.automation.stack import python_code
+
+    assert python_code("kubernetes:apps/v1:Deployment", "web", {"spec": {}}).startswith(
+        "k8s.apps.v1.Deployment(\n    'web',\n    spec={},"
+    )
+    newer = python_code("kubernetes:core/v1:PodCertificateRequest", "pcr", {"spec": {"a": 1}})
+    assert newer.startswith(
+        "k8s.apiextensions.CustomResource(\n    'pcr',\n    api_version='v1',\n"
+        "    kind='PodCertificateRequest',\n    spec={'a': 1},"
+    )
