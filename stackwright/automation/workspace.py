@@ -14,6 +14,7 @@ Must never: write a secret in plain text, or leave a half-written file.
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import json
 import os
@@ -33,6 +34,9 @@ from stackwright.errors import UsageError, not_utf8, yaml_problem
 from stackwright.state import stackwright_home
 
 PROJECT_FILE = "Stackwright.yaml"
+#: The keys of Stackwright.yaml (a YAML program in it adds its own sections, which its parser
+#: checks); Pulumi.yaml's others (`template`, `plugins`, …) have no meaning here.
+PROJECT_KEYS = ("name", "runtime", "description", "main", "backend")
 _NAME = re.compile(r"^[A-Za-z0-9_.-]{1,100}$")
 
 
@@ -92,6 +96,8 @@ class Project:
         main = data.get("main", "__main__.py" if runtime == "python" else PROJECT_FILE)
         if runtime == "yaml" and (folder / str(main)).is_dir():
             main = Path(str(main)) / "Main.yaml"  # as Pulumi YAML: a folder's program is Main.yaml
+        if not (runtime == "yaml" and main == PROJECT_FILE):
+            _check_keys(path, data)
         backend = data.get("backend")
         if isinstance(backend, dict):
             backend = backend.get("url")
@@ -101,6 +107,19 @@ class Project:
 
     def stack_file(self, stack: str) -> Path:
         return self.folder / f"Stackwright.{stack}.yaml"
+
+
+def _check_keys(path: Path, data: Mapping[str, Any]) -> None:
+    """Refuse a key Stackwright.yaml does not have: a misspelt `main` or `runtime` would
+    otherwise run the default silently."""
+    unknown = sorted(str(key) for key in data if key not in PROJECT_KEYS)
+    if unknown:
+        close = difflib.get_close_matches(unknown[0], PROJECT_KEYS, n=1)
+        hint = f"did you mean {close[0]!r}? " if close else ""
+        raise UsageError(
+            f"{path}: unknown key {unknown[0]!r}; {hint}a project file has "
+            f"{', '.join(PROJECT_KEYS)}"
+        )
 
 
 def find_project(cwd: Path) -> Project:

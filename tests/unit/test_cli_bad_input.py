@@ -177,3 +177,14 @@ def test_a_state_document_nested_too_deeply_is_one_line(project: Path, refuse: R
     assert refuse("stack", "import", "--file", str(deep)) == (
         f"{deep}: cannot read a JSON document (it is nested too deeply to be a state)"
     )
+
+
+def test_a_misspelt_key_in_the_project_file_is_refused_not_ignored(
+    project: Path, refuse: Refuse
+) -> None:
+    # `mian` ignored would run the default __main__.py, not the program the user named.
+    (project / "Stackwright.yaml").write_text("name: shop\nruntime: python\nmian: app.py\n")
+    assert refuse("config", "get", "x") == (
+        f"{project / 'Stackwright.yaml'}: unknown key 'mian'; did you mean 'main'? "
+        "a project file has name, runtime, description, main, backend"
+    )
