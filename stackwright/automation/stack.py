@@ -381,8 +381,13 @@ class Workspace:
 
     # --- adopting an object --------------------------------------------------------------
 
-    def import_object(self, type_token: str, name: str, object_id: str) -> tuple[str, str]:
-        """Adopt an existing object into the state; returns (its URN, Python code declaring it)."""
+    def import_object(
+        self, type_token: str, name: str, object_id: str, *, protect: bool = True
+    ) -> tuple[str, str]:
+        """Adopt an existing object into the state; returns (its URN, Python code declaring it).
+
+        Protected unless told otherwise, as `pulumi import` does: until the program declares
+        it, an `up` would otherwise delete an object that was never the stack's to make."""
         parsed = _split_type(type_token)
         api_version, kind = parsed.api_version, parsed.kind
         if not name or "::" in name:
@@ -413,6 +418,7 @@ class Workspace:
                 id=f"{ns}/{object_name}" if ns else object_name,
                 inputs=_as_string_data(declared_fields(live)),
                 secret_paths=always_secret(live),
+                protect=protect,
             )
             # Its secret values wherever else the live object holds them (kubectl's
             # last-applied annotation) are secret too.
@@ -463,7 +469,7 @@ class Workspace:
             state = asyncio.run(adopt(operation))
             operation.end(1, state)
         code = yaml_code if self.project.runtime == "yaml" else python_code
-        return urn, code(type_token, name, state.inputs, state.secret_paths)
+        return urn, code(type_token, name, state.inputs, state.secret_paths, protect=protect)
 
 
 #: Directories of the project's own policy packs, relative to the project folder.
@@ -601,11 +607,16 @@ def _secrets_note(keys: list[tuple[str, str]]) -> str:
 
 
 def python_code(
-    type_token: str, name: str, inputs: dict[str, Any], secret_paths: tuple[str, ...] = ()
+    type_token: str,
+    name: str,
+    inputs: dict[str, Any],
+    secret_paths: tuple[str, ...] = (),
+    *,
+    protect: bool = False,
 ) -> str:
-    """The Python statement that declares an imported object. A secret field's values are
-    not printed: each is read from the stack's configuration (`<name>-<key>`), which the
-    comment above the statement says how to set."""
+    """The Python statement that declares an imported object (with `protect` when the import
+    protected it). A secret field's values are not printed: each is read from the stack's
+    configuration (`<name>-<key>`), which the comment above the statement says how to set."""
     parsed = _split_type(type_token)
     group, version, kind = parsed.group, parsed.version, parsed.kind
     args = [repr(name)]
@@ -625,6 +636,8 @@ def python_code(
             shown = pprint.pformat(value, width=92 - len(snake), sort_dicts=False)
             # Continuation lines line up under the argument's first.
             args.append(f"{snake}=" + shown.replace("\n", "\n" + " " * (5 + len(snake))))
+    if protect:
+        args.append("opts=sw.ResourceOptions(protect=True)")
     statement = f"{constructor}(\n    " + ",\n    ".join(args) + ",\n)"
     if not keys:
         return statement
@@ -632,16 +645,25 @@ def python_code(
 
 
 def yaml_code(
-    type_token: str, name: str, inputs: dict[str, Any], secret_paths: tuple[str, ...] = ()
+    type_token: str,
+    name: str,
+    inputs: dict[str, Any],
+    secret_paths: tuple[str, ...] = (),
+    *,
+    protect: bool = False,
 ) -> str:
-    """The entry of a YAML program's `resources:` that declares an imported object; a secret
-    field's values are read from configuration, as `python_code` does."""
+    """The entry of a YAML program's `resources:` that declares an imported object (with
+    `protect` as `python_code`); a secret field's values are read from configuration, as
+    `python_code` does."""
     fields, keys = _code_fields(name, inputs, secret_paths)
     properties = {
         key: {item: f"${{{k}}}" for item, k in value.items()} if secret else value
         for key, value, secret in fields
     }
-    entry = {name: {"type": type_token, "properties": properties}}
+    body: dict[str, Any] = {"type": type_token, "properties": properties}
+    if protect:
+        body["options"] = {"protect": True}
+    entry = {name: body}
     text = yaml.safe_dump(entry, sort_keys=False, default_flow_style=False, width=92)
     if not keys:
         return text.rstrip("\n")

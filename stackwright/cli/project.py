@@ -391,13 +391,20 @@ def import_(
     object_id: Annotated[
         str, typer.Argument(metavar="ID", help="NAMESPACE/NAME, or NAME if cluster-scoped.")
     ],
+    protect: Annotated[
+        bool,
+        typer.Option(
+            "--protect/--no-protect",
+            help="Protect it from deletion until the program says otherwise (as `pulumi import`).",
+        ),
+    ] = True,
     stack: Stack = None,
     as_json: Json = False,
 ) -> None:
     """Adopt an existing object into the stack and print the code that declares it (Python, or
     YAML in a YAML project)."""
     ws = _workspace(stack)
-    urn, code = ws.import_object(type_token, name, object_id)
+    urn, code = ws.import_object(type_token, name, object_id, protect=protect)
     if as_json:
         typer.echo(json.dumps({"event": "imported", "urn": urn, "code": code}))
     else:

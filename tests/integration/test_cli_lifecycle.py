@@ -809,6 +809,13 @@ def test_import_command(new_project: Any, cluster: LiveCluster) -> None:
     compile(code, "imported", "exec")
     legacy = p.resources()["legacy"]
     assert legacy["id"] == f"{p.ns}/legacy" and legacy["urn"] == urn
+    # Protected, as `pulumi import` does: an `up` before the code is in the program does not
+    # delete an object the stack never made; the printed code keeps it so.
+    assert legacy["protect"] is True
+    assert code.endswith("    opts=sw.ResourceOptions(protect=True),\n)")
+    refused = p.up(rc=1)
+    assert "cannot be deleted because it is protected" in refused.out + refused.err
+    assert live(cluster, "configmap", "legacy", p.ns)["data"] == {"k": "v"}
     cm = get(cluster, "configmap", "legacy", p.ns)
     assert cm is not None and cm["metadata"]["uid"] == uid
     assert cm["metadata"]["labels"]["app.kubernetes.io/managed-by"] == "stackwright"
@@ -863,8 +870,11 @@ def test_import_command(new_project: Any, cluster: LiveCluster) -> None:
     cluster.kubectl(*hint.split()[1:])
     p.sw("import", "kubernetes:core/v1:ConfigMap", "left", f"{p.ns}/left")
     # Once out of the state it can be adopted again; what Stackwright applied before stays.
-    p.sw("state", "delete", urn)
-    p.sw("import", "kubernetes:core/v1:ConfigMap", "adopted", f"{p.ns}/legacy")
+    p.sw("state", "delete", urn, "--force")
+    unprotected = p.sw(
+        "import", "kubernetes:core/v1:ConfigMap", "adopted", f"{p.ns}/legacy", "--no-protect"
+    )
+    assert "protect" not in unprotected.out and p.resources()["adopted"]["protect"] is False
     assert live(cluster, "configmap", "legacy", p.ns)["data"] == {"k": "v"}
 
 
