@@ -941,21 +941,31 @@ def stack_export(
 
 @stack_app.command("import")
 def stack_import(
-    file: Annotated[Path, typer.Option("--file", help="A document from `stack export`.")],
+    file: Annotated[
+        Path | None,
+        typer.Option("--file", help="A document from `stack export` (default: stdin)."),
+    ] = None,
     stack: Stack = None,
 ) -> None:
-    """Replace the stack's state with an exported document."""
+    """Replace the stack's state with an exported document (`stack export | … | stack import`,
+    as Pulumi's reads stdin without --file)."""
     ws = _workspace(stack, existing=False)
+    source = str(file) if file is not None else "stdin"
+    if file is None and sys.stdin.isatty():
+        raise UsageError(
+            "stackwright stack import reads the document from stdin: pipe it in "
+            "(`stackwright stack export | stackwright stack import`) or pass --file FILE"
+        )
     try:
-        document = json.loads(file.read_text())
+        document = json.loads(file.read_text() if file is not None else sys.stdin.read())
     except (OSError, ValueError) as exc:
-        raise UsageError(f"{file}: cannot read a JSON document ({exc})") from None
+        raise UsageError(f"{source}: cannot read a JSON document ({exc})") from None
     except RecursionError:
         raise UsageError(
-            f"{file}: cannot read a JSON document (it is nested too deeply to be a state)"
+            f"{source}: cannot read a JSON document (it is nested too deeply to be a state)"
         ) from None
-    ws.backend.import_(ws.project.name, ws.stack, document, message=f"stack import from {file}")
-    typer.echo(f"Imported the state of stack {ws.stack} from {file}.")
+    ws.backend.import_(ws.project.name, ws.stack, document, message=f"stack import from {source}")
+    typer.echo(f"Imported the state of stack {ws.stack} from {source}.")
 
 
 # --- config ---------------------------------------------------------------------------------------

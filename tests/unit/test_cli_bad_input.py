@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 from collections.abc import Callable
 from pathlib import Path
 
@@ -187,4 +188,18 @@ def test_a_misspelt_key_in_the_project_file_is_refused_not_ignored(
     assert refuse("config", "get", "x") == (
         f"{project / 'Stackwright.yaml'}: unknown key 'mian'; did you mean 'main'? "
         "a project file has name, runtime, description, main, backend"
+    )
+
+
+def test_stack_import_with_no_file_from_a_terminal_says_how_to_give_one(
+    project: Path, refuse: Refuse, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    monkeypatch.setattr("sys.stdin", Terminal())  # waiting on a terminal would hang
+    assert refuse("stack", "import") == (
+        "stackwright stack import reads the document from stdin: pipe it in "
+        "(`stackwright stack export | stackwright stack import`) or pass --file FILE"
     )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import time
 from collections.abc import Iterator
@@ -50,3 +51,20 @@ def test_a_stack_with_nothing_says_so_under_each_heading(
     out = capsys.readouterr().out
     assert "Resources (0):\n    none in this stack\n" in out
     assert out.endswith("Outputs (0):\n    none in this stack\n")
+
+
+def test_stack_import_reads_stdin_without_file(
+    project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # `pulumi stack export | … | pulumi stack import` pipes the document; --file was required.
+    main(["destroy", "--yes"])
+    capsys.readouterr()
+    main(["stack", "export"])
+    exported = capsys.readouterr().out
+    monkeypatch.setattr("sys.stdin", io.StringIO(exported))
+    main(["stack", "import"])
+    assert capsys.readouterr().out == "Imported the state of stack dev from stdin.\n"
+    main(["stack", "history", "--json"])
+    assert json.loads(capsys.readouterr().out)[0]["message"] == "stack import from stdin"
+    main(["stack", "export"])
+    assert capsys.readouterr().out == exported
