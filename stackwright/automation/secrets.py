@@ -122,6 +122,8 @@ class Where:
 
     project: str
     stack: str
+    #: Read through a stack reference: its provider is that stack's to change, not the caller's.
+    referenced: bool = False
 
     def local_key_file(self) -> Path:
         return stackwright_home() / "keys" / f"{self.project}.{self.stack}.key"
@@ -223,9 +225,10 @@ def wrapping_key(
         variable = NEW_PASSPHRASE_ENV if new else PASSPHRASE_ENV
         phrase = passphrase if passphrase is not None else environ.get(variable)
         if not phrase:
+            change = "`stackwright stack change-secrets-provider` to choose another provider"
             raise UsageError(
                 f"stack {where.stack} keeps its secrets under a passphrase: set {variable} "
-                "to it (or use `stackwright stack change-secrets-provider` to choose another provider)"
+                "to it" + ("" if where.referenced else f" (or use {change})")
             )
         return scrypt_key(phrase, str(fields["encryptionsalt"]))
     if kind == "env":

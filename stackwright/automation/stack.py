@@ -180,9 +180,12 @@ class Workspace:
             fields = StackConfig(self.project, stack).provider_fields()
         else:
             fields = self.backend.secrets_provider(project, stack) or {}
-        where = Where(project, stack)
+        where = Where(project, stack, referenced=True)
         encrypter = StateEncrypter(lambda: unwrap(fields, where, os.environ))
-        return encrypter.unseal_outputs(stack, self.backend.export(project, stack)["outputs"])
+        try:
+            return encrypter.unseal_outputs(stack, self.backend.export(project, stack)["outputs"])
+        except UsageError as exc:  # its key, not this stack's: say which stack it is
+            raise UsageError(f"stack reference {name!r}: {exc}") from exc
 
     # --- environments ----------------------------------------------------------------
 

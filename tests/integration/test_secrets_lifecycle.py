@@ -467,7 +467,7 @@ def test_production_stack_refuses_a_dev_context(new_project: Any, cluster: LiveC
 
 
 def test_stack_reference_between_two_projects(
-    tmp_path: Path, cluster: LiveCluster, passphrase: str
+    tmp_path: Path, cluster: LiveCluster, passphrase: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # The platform team's stack exports a namespace and a kubeconfig (secret).
     platform = Project(tmp_path / "platform", "platform", "lc-platform-ref", {})
@@ -510,6 +510,17 @@ def test_stack_reference_between_two_projects(
     app.program('sw.StackReference("platform/dev").require_output("missing")\n')
     message = one_line(app.preview(rc=2))
     assert "'missing'" in message and "kubeconfig" in message
+    # A stack of its own key reads the platform's only with its passphrase: the line says
+    # it is the reference's key (both stacks are `dev`), not the viewer's own.
+    monkeypatch.delenv("STACKWRIGHT_CONFIG_PASSPHRASE")
+    viewer = Project(
+        tmp_path / "viewer", "viewer", "unused", {"kubernetes:kubeconfig": str(cluster.kubeconfig)}
+    )
+    viewer.program('sw.StackReference("platform/dev")\n')
+    assert one_line(viewer.preview(rc=2)) == (
+        "error: stack reference 'platform/dev': stack dev keeps its secrets under a passphrase: "
+        "set STACKWRIGHT_CONFIG_PASSPHRASE to it"
+    )
 
 
 def _names(cluster: LiveCluster, ns: str) -> list[str]:
