@@ -264,8 +264,15 @@ def test_kubeconfig_list_with_no_existing_file(tmp_path: Path) -> None:
 
 
 def test_default_file_under_home_and_nothing_found(tmp_path: Path) -> None:
-    with pytest.raises(ConfigError, match="no kubeconfig found: set KUBECONFIG, create"):
+    with pytest.raises(ConfigError, match="no kubeconfig found: set KUBECONFIG, create") as e:
         load_config(environ={}, home=tmp_path, service_account_dir=tmp_path / "sa")
+    # `cluster start` makes no ~/.kube/config: the line says how a stack names a local one
+    # (it said `cluster start` makes one, and named an `up --kubeconfig` there is not).
+    assert str(e.value).endswith(
+        "for a local cluster, `stackwright config set kubernetes:cluster NAME` "
+        "(after `stackwright cluster start --name NAME`)"
+    )
+    assert "(`--kubeconfig FILE`" not in str(e.value)
     (tmp_path / ".kube").mkdir()
     write(
         tmp_path / ".kube" / "config",

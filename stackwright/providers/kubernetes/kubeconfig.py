@@ -122,10 +122,13 @@ def load_config(
             if not default.is_file():
                 if _in_cluster_available(env, service_account_dir):
                     return _in_cluster(env, service_account_dir, context)
+                # `cluster start` writes its own kubeconfig, not ~/.kube/config: a stack
+                # reaches a local cluster by naming it.
                 raise ConfigError(
                     f"no kubeconfig found: set KUBECONFIG, create {default}, or name one "
-                    "(`--kubeconfig FILE`, the stack's `kubernetes:kubeconfig`, or a provider's "
-                    "kubeconfig=); `stackwright cluster start` makes one for a local cluster"
+                    "(the stack's `kubernetes:kubeconfig`, a provider's kubeconfig=, `policy "
+                    "audit --kubeconfig FILE`); for a local cluster, `stackwright config set "
+                    "kubernetes:cluster NAME` (after `stackwright cluster start --name NAME`)"
                 )
             documents.append((_read(default), default))
             source = f"kubeconfig {default}"
