@@ -117,6 +117,7 @@ class Snapshot:
 class HistoryEntry:
     """One operation in `stackwright stack history`."""
 
+    #: Its number within the stack: 1 for the stack's first operation.
     id: int
     kind: str
     start: datetime

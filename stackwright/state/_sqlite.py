@@ -804,9 +804,12 @@ class SQLiteBackend:
     def history(self, project: str, stack: str, *, limit: int | None = None) -> list[HistoryEntry]:
         with self._conn.read() as db:
             stack_id = self._stack_id(db, project, stack)
+            # Numbered within the stack (1, 2, 3 …, as Pulumi's update versions), not by
+            # the table's id that every stack of the store shares.
             rows = db.execute(
-                "SELECT id, kind, started, ended, result, counts, message, owner, host FROM history "
-                "WHERE stack_id = ? ORDER BY id DESC LIMIT ?",
+                "SELECT version, kind, started, ended, result, counts, message, owner, host FROM ("
+                "SELECT ROW_NUMBER() OVER (ORDER BY id) AS version, * FROM history "
+                "WHERE stack_id = ?) ORDER BY version DESC LIMIT ?",
                 (stack_id, -1 if limit is None else limit),
             ).fetchall()
         return [

@@ -825,6 +825,17 @@ def test_history_is_newest_first_with_kind_times_result_counts_and_message(
     assert len(backend.history(PROJECT, "dev", limit=1)) == 1
 
 
+def test_history_is_numbered_within_each_stack(backend: SQLiteBackend) -> None:
+    # As Pulumi's update versions: another stack's operations leave no gaps (`#10` came
+    # right after `#5` when the store's shared row ids were shown).
+    backend.create_stack(PROJECT, "prod")
+    for stack in ("dev", "prod", "prod", "dev"):
+        with backend.begin_operation(PROJECT, stack, kind="up"):
+            pass
+    assert [e.id for e in backend.history(PROJECT, "dev")] == [2, 1]
+    assert [e.id for e in backend.history(PROJECT, "prod", limit=1)] == [2]
+
+
 def test_a_running_operation_shows_in_history_as_in_progress(backend: SQLiteBackend) -> None:
     op = backend.begin_operation(PROJECT, "dev", kind="up")
     (entry,) = backend.history(PROJECT, "dev")
