@@ -580,7 +580,7 @@ class Cluster:
         _settle_name(meta, name)
         if rtype.namespaced:
             self._settle_namespace(rtype, meta, namespace)
-        applied, warnings = self._check_fields(rtype, applied, opts)
+        applied, warnings = self._check_fields(rtype, applied, opts, apply=True)
         meta = applied["metadata"]
         if old is not None:
             _check_resource_version(rtype, name, meta, old)
@@ -817,24 +817,30 @@ class Cluster:
         return obj
 
     def _check_fields(
-        self, rtype: ResourceType, obj: Obj, opts: WriteOptions
+        self, rtype: ResourceType, obj: Obj, opts: WriteOptions, *, apply: bool = False
     ) -> tuple[Obj, list[str]]:
         """Type errors stop the request (400); unknown fields per fieldValidation.
 
         Returns the object without unknown fields (custom kinds: pruned and defaulted)
-        and the warnings to send.
+        and the warnings to send. A server-side `apply` keeps them, whatever fieldValidation
+        says: typing the patch refuses them (a 500 naming the field), as a real API server's
+        structured merge does.
         """
         if rtype.schema is None:
             return obj, []
         if rtype.crd is not None:
             pruned = validation.prune_custom(obj, rtype.schema)
             unknown = _dropped_paths(obj, pruned)
+            if apply and unknown:
+                return obj, []
             obj = pruned
         else:
             report = validation.decode_check(obj, rtype.schema, rtype.resolve)
             if report.type_errors:
                 raise status.BadRequest(report.type_errors[0])
             unknown = report.unknown_fields
+            if apply and unknown:
+                return obj, []
             if unknown:
                 obj = validation.drop_unknown(obj, rtype.schema, rtype.resolve)
         if not unknown or opts.field_validation == "Ignore":

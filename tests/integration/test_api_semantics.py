@@ -318,6 +318,31 @@ def test_unknown_fields_strict_warn_ignore(api: httpx.Client) -> None:
     assert "spex" not in warned.json()
 
 
+@pytest.mark.parametrize("validation", ["", "?fieldValidation=Warn", "?fieldValidation=Ignore"])
+def test_server_side_apply_refuses_unknown_fields_whatever_the_validation(
+    api: httpx.Client, validation: str
+) -> None:
+    # A real API server types an apply patch before anything else: a field the schema does
+    # not declare fails it (a 500), where a create or update only warns and drops it. This
+    # server dropped it with a warning, so a typo in a program was applied without it.
+    body = deployment("typo")
+    body["spec"]["replicaz"] = 2
+    body["spec"]["template"]["spec"]["containers"][0]["imagee"] = "x"
+    url = f"/apis/apps/v1/namespaces/meta/deployments/typo{validation}"
+    params = "&" if validation else "?"
+    r = api.patch(f"{url}{params}fieldManager=t", headers=APPLY, content=json.dumps(body))
+    assert r.status_code == 500
+    head, *errors = r.json()["message"].split("\n")
+    assert (
+        head == "failed to create typed patch object (meta/typo; apps/v1, Kind=Deployment): errors:"
+    )
+    assert sorted(errors) == [
+        "  .spec.replicaz: field not declared in schema",
+        '  .spec.template.spec.containers[name="web"].imagee: field not declared in schema',
+    ]
+    assert api.get("/apis/apps/v1/namespaces/meta/deployments/typo").status_code == 404
+
+
 def test_wrong_type_is_400(api: httpx.Client) -> None:
     body = deployment("typed")
     body["spec"]["replicas"] = "three"
