@@ -18,6 +18,7 @@ from stackwright.providers.kubernetes import (
     DeleteTimeout,
     InvalidObject,
     KubernetesProvider,
+    NotFoundError,
     PermanentError,
     ReadinessFailed,
     ReadinessTimeout,
@@ -181,6 +182,22 @@ def test_invalid_object_carries_the_servers_message(cluster: LiveCluster) -> Non
             assert "spec.replicas: Invalid value: -1: must be greater than or equal to 0" in message
             assert any(c.field == "spec.replicas" for c in info.value.causes)
         assert await p.read("apps/v1", "Deployment", "prov-invalid", "web") is None
+
+    with_provider(cluster, body)
+
+
+def test_a_namespace_that_does_not_exist_is_named_with_the_fix(cluster: LiveCluster) -> None:
+    # The server says only `namespaces "x" not found` (and `up` met it first at the stack's
+    # ApplySet parent, a ConfigMap the user never declared).
+    async def body(p: KubernetesProvider) -> None:
+        for attempt in (p.preview, p.apply):
+            with pytest.raises(NotFoundError) as info:
+                await attempt(configmap("prov-no-such-ns", "settings", {"a": "1"}))
+            assert str(info.value) == (
+                'settings: namespaces "prov-no-such-ns" not found: declare namespace '
+                "prov-no-such-ns in the program (a Namespace resource is applied before what "
+                "goes in it) or create it, or put the object in a namespace that exists"
+            )
 
     with_provider(cluster, body)
 

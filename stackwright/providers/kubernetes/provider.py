@@ -26,7 +26,12 @@ from stackwright.providers.kubernetes import readiness
 from stackwright.providers.kubernetes.applyset import MARK_ANNOTATIONS, MARK_LABELS, TOOLING_VALUE
 from stackwright.providers.kubernetes.client import APPLY_PATCH, ApiClient, RetryPolicy
 from stackwright.providers.kubernetes.discovery import Discovery, ResourceInfo
-from stackwright.providers.kubernetes.errors import ConfigError, InvalidObject, UnknownKind
+from stackwright.providers.kubernetes.errors import (
+    ConfigError,
+    InvalidObject,
+    NotFoundError,
+    UnknownKind,
+)
 from stackwright.providers.kubernetes.http import (
     Http1Transport,
     HttpxTransport,
@@ -207,7 +212,7 @@ class KubernetesProvider:
         warn: Callable[[str], None] | None = None,
     ) -> dict[str, Any]:
         """Server-side apply; returns the live object. Conflicts raise ApplyConflict unless
-        `force`. `warn` gets each of the API server's warnings (an unknown field it dropped)."""
+        `force`. `warn` gets each of the API server's warnings (a deprecated version, say)."""
         return await self._apply(desired, force=force, dry_run=False, warn=warn)
 
     async def preview(
@@ -241,13 +246,23 @@ class KubernetesProvider:
             query += "&force=true"
         if dry_run:
             query += "&dryRun=All"
-        response = await self.api.request(
-            "PATCH",
-            info.path(namespace, name) + query,
-            body=_encode(body),
-            content_type=APPLY_PATCH,
-            what=name,
-        )
+        try:
+            response = await self.api.request(
+                "PATCH",
+                info.path(namespace, name) + query,
+                body=_encode(body),
+                content_type=APPLY_PATCH,
+                what=name,
+            )
+        except NotFoundError as exc:
+            if namespace and f'namespaces "{namespace}" not found' in str(exc):
+                raise NotFoundError(
+                    f"{exc}: declare namespace {namespace} in the program (a Namespace "
+                    "resource is applied before what goes in it) or create it, or put the "
+                    "object in a namespace that exists",
+                    status=404,
+                ) from exc
+            raise
         if warn is not None:
             for text in api_warnings(response.headers):
                 warn(text)
