@@ -155,12 +155,24 @@ def _main(argv: list[str] | None) -> None:
         sys.exit(1)
 
 
+#: Flags a Pulumi user's scripts pass that Stackwright has no use for, and what to do instead.
+PULUMI_ONLY_FLAGS = {
+    "--skip-preview": "`--yes` already applies without a preview first",
+    "--non-interactive": "Stackwright asks only in a terminal; pass --yes where a command asks",
+    "--color": "output to a pipe or file is plain already; NO_COLOR=1 turns colour off",
+    "--plaintext": "a value is plain unless --secret is given",
+}
+
+
 def _usage_message(exc: Exception) -> str:
     """click's message on one line, pointing at the command's help (click itself prints
     three: the usage, a hint and the error)."""
     format_message = getattr(exc, "format_message", None)
     text = format_message() if callable(format_message) else str(exc)
     text = " ".join(str(text).split()).rstrip(".")
+    instead = PULUMI_ONLY_FLAGS.get(str(getattr(exc, "option_name", "")))
+    if instead is not None and text.startswith("No such option"):
+        text += f" (a Pulumi flag: {instead})"
     ctx = getattr(exc, "ctx", None)
     command = getattr(ctx, "command_path", None) or "stackwright"
     return f"{text}; see `{command} --help`"

@@ -203,3 +203,19 @@ def test_stack_import_with_no_file_from_a_terminal_says_how_to_give_one(
         "stackwright stack import reads the document from stdin: pipe it in "
         "(`stackwright stack export | stackwright stack import`) or pass --file FILE"
     )
+
+
+@pytest.mark.parametrize(
+    ("args", "instead"),
+    [
+        (["up", "--skip-preview"], "`--yes` already applies without a preview first"),
+        (["destroy", "--non-interactive"], "Stackwright asks only in a terminal; pass --yes"),
+        (["config", "set", "k", "v", "--plaintext"], "a value is plain unless --secret"),
+    ],
+)
+def test_a_pulumi_only_flag_says_what_to_do_instead(
+    args: list[str], instead: str, project: Path, refuse: Refuse
+) -> None:
+    # A Pulumi user's CI script passes these; "No such option" alone leaves them guessing.
+    message = refuse(*args)
+    assert message.startswith(f"No such option: {args[-1]} (a Pulumi flag: {instead}")
