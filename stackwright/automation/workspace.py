@@ -165,6 +165,14 @@ def select_stack(project: Project, stack: str) -> None:
     )
 
 
+def unselect_stack(project: Project, stack: str) -> None:
+    """Forget the selection when it names `stack` (removed): what comes next then says no
+    stack is selected, not that the removed one does not exist."""
+    path = _selection_file(project)
+    if path.exists() and json.loads(path.read_text()).get("stack") == stack:
+        path.unlink()
+
+
 # --- configuration ----------------------------------------------------------------------------
 
 #: One step of a `--path` key: a mapping key or a list index.

@@ -28,6 +28,7 @@ from stackwright.automation.workspace import (
     find_project,
     select_stack,
     selected_stack,
+    unselect_stack,
 )
 from stackwright.cli.render import Renderer, make_renderer
 from stackwright.engine.events import Summary, masked
@@ -532,6 +533,7 @@ def stack_rm(
         return
     open_backend(_backend_of(project)).remove_stack(project.name, name, force=force)
     StackConfig(project, name).forget()
+    unselect_stack(project, name)
     typer.echo(f"Removed stack {name}.")
 
 

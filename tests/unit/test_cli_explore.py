@@ -68,3 +68,25 @@ def test_stack_import_reads_stdin_without_file(
     assert json.loads(capsys.readouterr().out)[0]["message"] == "stack import from stdin"
     main(["stack", "export"])
     assert capsys.readouterr().out == exported
+
+
+def test_removing_the_selected_stack_leaves_none_selected(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # As after `pulumi stack rm`: the next command says no stack is selected (it said the
+    # removed stack does not exist and offered to create it again).
+    main(["stack", "init", "other"])
+    main(["stack", "select", "dev"])
+    main(["stack", "rm", "other", "--yes"])  # another stack: dev stays selected
+    capsys.readouterr()
+    main(["stack"])
+    assert capsys.readouterr().out.startswith("Current stack is dev")
+    main(["stack", "init", "scratch"])
+    main(["stack", "rm", "scratch", "--yes"])
+    capsys.readouterr()
+    with pytest.raises(SystemExit):
+        main(["stack"])
+    assert capsys.readouterr().err == (
+        "error: no stack is selected: run `stackwright stack init NAME` or "
+        "`stackwright stack select NAME`\n"
+    )
