@@ -131,6 +131,9 @@ class ResourceOptions:
         return replace(self, provider=parent.provider)
 
 
+#: Options that are True or False.
+_BOOL_OPTIONS = ("protect", "delete_before_replace", "retain_on_delete", "force")
+
 #: Options that hold lists, which `ResourceOptions.merge` joins.
 _LIST_OPTIONS = frozenset(
     {
@@ -566,6 +569,13 @@ def _checked(opts: ResourceOptions, what: str) -> ResourceOptions:
         value = getattr(opts, option)
         if value is not None and not isinstance(value, Resource):
             raise UsageError(f"{option} of {what} must be a resource (got {type(value).__name__})")
+    for option in _BOOL_OPTIONS:  # a string is truthy: protect="false" would protect
+        value = getattr(opts, option)
+        if not isinstance(value, bool):
+            raise UsageError(
+                f"{option} of {what} must be True or False (got {value!r}); read a "
+                "configuration value as one with `Config().get_bool`"
+            )
     timeouts = opts.custom_timeouts
     if timeouts is not None:
         if isinstance(timeouts, dict):  # `custom_timeouts={"create": "5m"}`

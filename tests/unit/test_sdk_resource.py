@@ -97,6 +97,23 @@ def test_duplicate_urn_names_both_declarations(program: Program) -> None:
     assert len(program.resources) == 1
 
 
+@pytest.mark.parametrize(
+    "option", ["protect", "retain_on_delete", "delete_before_replace", "force"]
+)
+def test_a_yes_or_no_option_given_a_string_is_refused_at_the_users_line(
+    option: str, program: Program
+) -> None:
+    # "false" (a configuration value read with `get`) is truthy: it protected the resource.
+    where = line() + 2
+    with pytest.raises(UsageError) as info:
+        k8s.core.v1.ConfigMap("web", opts=ResourceOptions(**{option: "false"}))
+    assert str(info.value) == (
+        f"{option} of kubernetes:core/v1:ConfigMap 'web' at {HERE}:{where} must be True or "
+        "False (got 'false'); read a configuration value as one with `Config().get_bool`"
+    )
+    assert program.resources == []
+
+
 def test_declaration_site_is_the_users_line(program: Program) -> None:
     here = line() + 1
     cm = k8s.core.v1.ConfigMap("web")
