@@ -26,6 +26,8 @@ from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Se
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+import orjson
+
 from stackwright.engine import drift as drift_rules
 from stackwright.engine.deleted_with import Milestone, carriers, holds, waits
 from stackwright.engine.events import (
@@ -66,6 +68,7 @@ from stackwright.model import (
     PendingOperation,
     ResourceState,
     SecretValue,
+    Unknown,
     always_secret,
     outermost,
     transform_at,
@@ -2145,6 +2148,14 @@ class Run:
             except Exception as exc:  # the program's callback: a failed output, not a crash
                 self.outcome.failures.append(f"stack output {name}: {_error_text(exc)}")
                 continue
+            try:  # found now, not when the state cannot record it after everything applied
+                orjson.dumps(plain, default=_unknown_as_null)
+            except orjson.JSONEncodeError as exc:
+                self.outcome.failures.append(
+                    f"stack output {name}: {exc}; export JSON values (dicts, lists, strings, "
+                    "numbers, booleans, None)"
+                )
+                continue
             stored[name] = masked(plain, secret_paths, SecretValue)
         return stored, {k: shown(v) for k, v in stored.items()}
 
@@ -2162,6 +2173,13 @@ class Run:
             dry_run=self.options.dry_run,
             not_done=list(outcome.not_done),
         )
+
+
+def _unknown_as_null(value: Any) -> None:
+    """A preview's value not known until applied passes the JSON check; nothing else does."""
+    if isinstance(value, Unknown):
+        return None
+    raise TypeError(f"Type is not JSON serializable: {type(value).__name__}")
 
 
 #: Helm hook phases and where a chart's hook objects run relative to its other objects

@@ -1648,6 +1648,24 @@ def test_a_stack_output_whose_callback_raises_is_a_failure_naming_it_never_a_cra
     assert summary.outputs == {"good": "fine"}
 
 
+def test_a_stack_output_that_is_not_json_is_a_failure_naming_it(stack: Stack) -> None:
+    # A set was shown as "{1, 2}" by the preview, and `up` applied everything, then ended
+    # with exit 2 as the state could not record the outputs, naming none of them.
+    def declare(p: Program) -> None:
+        settings()(p)
+        p.export("ports", {80, 443})
+        p.export("good", "fine")
+
+    for run in (stack.preview, stack.up):
+        summary = run(declare)
+        assert summary.failures == [
+            "stack output ports: Type is not JSON serializable: set; export JSON values "
+            "(dicts, lists, strings, numbers, booleans, None)"
+        ]
+        assert summary.outputs == {"good": "fine"}
+    assert stack.recorded(urn(CM, "settings")) is not None
+
+
 def test_a_callback_that_calls_sys_exit_fails_its_resource_not_the_command(stack: Stack) -> None:
     import sys
 
