@@ -608,9 +608,11 @@ async def _check_default_cluster(
         raise UsageError(
             f"the cluster the stack's default provider reaches ({provider.cluster}) holds none "
             f"of the objects the state records for it ({example}): if its kubeconfig's current "
-            "context, or the stack's kubernetes:kubeconfig / kubernetes:context, changed since "
-            "they were applied, switch back to the cluster they are in; to go on without them "
-            "(deleted, or left in the other cluster), run `stackwright refresh` to forget them"
+            "context, or the stack's kubernetes:cluster / kubernetes:kubeconfig / "
+            "kubernetes:context, changed since they were applied, switch back to the cluster "
+            "they are in; to go on without them (deleted, left in the other cluster, or gone "
+            "with a local cluster deleted and started again), run `stackwright refresh` to "
+            "forget them"
         )
 
 

@@ -1016,8 +1016,12 @@ def test_the_default_provider_switched_to_another_cluster_is_refused(tmp_path: P
         current["default"] = other
         for run in (lambda: stack.preview(settings("fast")), stack.destroy):
             with pytest.raises(UsageError, match=r"the cluster the stack's default provider "
-                               r"reaches \(other\) holds none of the objects"):  # fmt: skip
+                               r"reaches \(other\) holds none of the objects") as e:  # fmt: skip
                 run()
+            # A local cluster is named by kubernetes:cluster, and one deleted and started
+            # again is empty: the line named neither.
+            assert "the stack's kubernetes:cluster / kubernetes:kubeconfig /" in str(e.value)
+            assert "gone with a local cluster deleted and started again" in str(e.value)
         assert other.writes() == [] and home.writes() == []
         current["default"] = home
         assert stack.preview(settings("fast")).counts == {"same": 1}
