@@ -51,19 +51,22 @@ class Config:
         # `stackwright config set KEY` puts an unqualified key in the project's namespace.
         return key if self.namespace == self._program.project else self.full_key(key)
 
-    def _missing(self, key: str, *, secret: bool = False) -> UsageError:
-        # A required secret is set as one, so its value is never written out in plain text.
+    def _set_command(self, key: str, value: str, *, secret: bool = False) -> str:
+        # A secret is set as one again, so the command shown never stores it in plain text.
         flag = " --secret" if secret or self.full_key(key) in self._program.secret_keys else ""
+        return f"`stackwright config set{flag} {self._cli_key(key)} {value}`"
+
+    def _missing(self, key: str, *, secret: bool = False) -> UsageError:
         return UsageError(
             f"missing required configuration {self.full_key(key)} for stack {self._program.stack}: "
-            f"set it with `stackwright config set{flag} {self._cli_key(key)} VALUE`"
+            f"set it with {self._set_command(key, 'VALUE', secret=secret)}"
         )
 
     def _bad(self, key: str, value: Any, expected: str, example: str) -> UsageError:
         shown = "[secret]" if self.full_key(key) in self._program.secret_keys else repr(value)
         return UsageError(
             f"configuration {self.full_key(key)} must be {expected} (got {shown}); "
-            f"set it with `stackwright config set {self._cli_key(key)} {example}`"
+            f"set it with {self._set_command(key, example)}"
         )
 
     # --- strings ---------------------------------------------------------------------

@@ -164,10 +164,11 @@ def test_secret_getters_take_a_default_as_pulumis_do(program: Program) -> None:
             """set it with `stackwright config set bad_json '{"a": 1}'`""",
         ),
         (
-            # A secret's value is never shown, even in an error.
+            # A secret's value is never shown, even in an error, and the command that fixes
+            # it keeps it secret (it said `config set password 3`: stored in plain text).
             lambda cfg: cfg.get_int("password"),
             "configuration shop:password must be an integer (got [secret]); "
-            "set it with `stackwright config set password 3`",
+            "set it with `stackwright config set --secret password 3`",
         ),
     ],
 )
