@@ -499,7 +499,18 @@ class StackConfig:
             plain = _set_in(plain, steps, self._seal(full, value, key), full)
         return plain
 
-    def set(self, key: str, value: Any, *, secret: bool = False, path: bool = False) -> None:
+    def set(
+        self,
+        key: str,
+        value: Any,
+        *,
+        secret: bool = False,
+        path: bool = False,
+        plaintext: bool = False,
+    ) -> None:
+        """Set a value; a secret is replaced by a plain one only when `plaintext` says so."""
+        if not secret and not plaintext:
+            self.check_plain(key, path=path)
         top, steps = parse_key(key, self.project.name, path=path)
         stored = self._seal(top, value, self.data_key()) if secret else value
         if steps:
@@ -522,6 +533,16 @@ class StackConfig:
         if found:
             self.save()
         return found
+
+    def check_plain(self, key: str, *, path: bool = False) -> None:
+        """Refuse to store a plain value where a secret is: a `config set` without --secret
+        would otherwise write the new value of a password in plain text, silently."""
+        top, steps = parse_key(key, self.project.name, path=path)
+        if _holds_secure(_get_in(self.values, (top, *steps))[1]):
+            raise UsageError(
+                f"configuration {key if path else top} is a secret: set it with --secret to "
+                "keep it encrypted, or with --plaintext to store the new value in plain text"
+            )
 
     def is_secret(self, key: str) -> bool:
         return _holds_secure(self.values.get(self.full_key(key)))

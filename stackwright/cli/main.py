@@ -160,7 +160,6 @@ PULUMI_ONLY_FLAGS = {
     "--skip-preview": "`--yes` already applies without a preview first",
     "--non-interactive": "Stackwright asks only in a terminal; pass --yes where a command asks",
     "--color": "output to a pipe or file is plain already; NO_COLOR=1 turns colour off",
-    "--plaintext": "a value is plain unless --secret is given",
 }
 
 

@@ -991,6 +991,10 @@ def config_set(
     secret: Annotated[
         bool, typer.Option("--secret", help="Encrypt it under the stack's data key.")
     ] = False,
+    plaintext: Annotated[
+        bool,
+        typer.Option("--plaintext", help="Store it in plain text, even where a secret was."),
+    ] = False,
     path: PathFlag = False,
     type_: Annotated[
         str,
@@ -999,10 +1003,14 @@ def config_set(
     stack: Stack = None,
 ) -> None:
     """Set a configuration value; KEY is NAME (this project's) or NAMESPACE:NAME."""
+    if secret and plaintext:
+        raise UsageError("config set takes --secret or --plaintext, not both")
     ws = _workspace(stack)
+    if not secret and not plaintext:
+        ws.config.check_plain(key, path=path)  # before a prompt that would echo it
     if value is None:
         value = _value_from_stdin(secret)
-    ws.config.set(key, typed(value, type_, key), secret=secret, path=path)
+    ws.config.set(key, typed(value, type_, key), secret=secret, path=path, plaintext=plaintext)
 
 
 def _value_from_stdin(secret: bool) -> str:

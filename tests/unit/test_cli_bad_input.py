@@ -210,7 +210,6 @@ def test_stack_import_with_no_file_from_a_terminal_says_how_to_give_one(
     [
         (["up", "--skip-preview"], "`--yes` already applies without a preview first"),
         (["destroy", "--non-interactive"], "Stackwright asks only in a terminal; pass --yes"),
-        (["config", "set", "k", "v", "--plaintext"], "a value is plain unless --secret"),
     ],
 )
 def test_a_pulumi_only_flag_says_what_to_do_instead(
@@ -219,3 +218,24 @@ def test_a_pulumi_only_flag_says_what_to_do_instead(
     # A Pulumi user's CI script passes these; "No such option" alone leaves them guessing.
     message = refuse(*args)
     assert message.startswith(f"No such option: {args[-1]} (a Pulumi flag: {instead}")
+
+
+def test_config_set_of_a_secret_without_secret_is_refused(
+    project: Path, refuse: Refuse, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # It stored the new password in plain text, silently (Pulumi's --plaintext says so).
+    main(["config", "set", "--secret", "pw", "S3cr3t-old"])
+    main(["config", "set", "--path", "--secret", "db.password", "S3cr3t-db"])
+    says = "is a secret: set it with --secret to keep it encrypted, or with --plaintext to store"
+    assert refuse("config", "set", "pw", "S3cr3t-new").startswith(f"configuration shop:pw {says}")
+    assert refuse("config", "set", "--path", "db.password", "x").startswith(
+        f"configuration db.password {says}"
+    )
+    assert refuse("config", "set", "pw", "x", "--secret", "--plaintext") == (
+        "config set takes --secret or --plaintext, not both"
+    )
+    main(["config", "set", "pw", "now-plain", "--plaintext"])
+    main(["config", "set", "--path", "db.port", "5432"])  # beside a secret: plain is fine
+    capsys.readouterr()
+    main(["config", "get", "pw"])
+    assert capsys.readouterr().out == "now-plain\n"
