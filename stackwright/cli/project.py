@@ -521,7 +521,9 @@ def stack_ls(as_json: Json = False) -> None:
 
 @stack_app.command("rm")
 def stack_rm(
-    name: Annotated[str, typer.Argument()],
+    name: Annotated[
+        str | None, typer.Argument(help="The stack (default: the selected one, as Pulumi's).")
+    ] = None,
     force: Annotated[
         bool, typer.Option("--force", help="Remove even if it still has resources.")
     ] = False,
@@ -529,7 +531,8 @@ def stack_rm(
 ) -> None:
     """Remove a stack (and its state) from the backend."""
     project = find_project(Path.cwd())
-    if not yes and not _confirm("stack removal", yes, False, "stack rm"):
+    name = name or selected_stack(project)
+    if not yes and not _confirm(f"removal of stack {name}", yes, False, "stack rm"):
         return
     open_backend(_backend_of(project)).remove_stack(project.name, name, force=force)
     StackConfig(project, name).forget()

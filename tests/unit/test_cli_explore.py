@@ -82,8 +82,8 @@ def test_removing_the_selected_stack_leaves_none_selected(
     main(["stack"])
     assert capsys.readouterr().out.startswith("Current stack is dev")
     main(["stack", "init", "scratch"])
-    main(["stack", "rm", "scratch", "--yes"])
-    capsys.readouterr()
+    main(["stack", "rm", "--yes"])  # no name: the selected one, as `pulumi stack rm`
+    assert capsys.readouterr().out.endswith("Removed stack scratch.\n")
     with pytest.raises(SystemExit):
         main(["stack"])
     assert capsys.readouterr().err == (
