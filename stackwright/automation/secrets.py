@@ -224,6 +224,11 @@ def wrapping_key(
     if kind == "passphrase":
         variable = NEW_PASSPHRASE_ENV if new else PASSPHRASE_ENV
         phrase = passphrase if passphrase is not None else environ.get(variable)
+        if not phrase and create and not new:  # its key is being made: nothing to change yet
+            raise UsageError(
+                f"stack {where.stack} is to keep its secrets under a passphrase: set {variable} "
+                "to the passphrase to use"
+            )
         if not phrase:
             change = "`stackwright stack change-secrets-provider` to choose another provider"
             raise UsageError(

@@ -239,3 +239,15 @@ def test_config_set_of_a_secret_without_secret_is_refused(
     capsys.readouterr()
     main(["config", "get", "pw"])
     assert capsys.readouterr().out == "now-plain\n"
+
+
+def test_a_passphrase_stack_made_without_the_passphrase_says_to_set_it(
+    project: Path, refuse: Refuse
+) -> None:
+    # It said the stack "keeps" its secrets under a passphrase and offered
+    # change-secrets-provider, for a stack that does not exist yet.
+    assert refuse("stack", "init", "p2", "--secrets-provider", "passphrase") == (
+        "stack p2 is to keep its secrets under a passphrase: set STACKWRIGHT_CONFIG_PASSPHRASE "
+        "to the passphrase to use"
+    )
+    assert stacks() == ["dev"]
