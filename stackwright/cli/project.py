@@ -499,7 +499,7 @@ def stack_ls(as_json: Json = False) -> None:
                         "name": r.name,
                         "current": r.name == current,
                         "resources": r.resource_count,
-                        "lastUpdate": r.last_update.isoformat(),
+                        "lastUpdate": r.last_update.isoformat() if r.last_update else None,
                         "locked": r.locked,
                         "tags": tags[r.name],
                     }
@@ -514,7 +514,8 @@ def stack_ls(as_json: Json = False) -> None:
         locked = "  (locked)" if r.locked else ""
         shown_tags = ",".join(f"{k}={v}" for k, v in sorted(tags[r.name].items()))
         typer.echo(
-            f"{r.name + mark:<24}{r.resource_count:>10}  {_local(r.last_update)}  "
+            f"{r.name + mark:<24}{r.resource_count:>10}  "
+            f"{_local(r.last_update) if r.last_update else 'n/a':<19}  "
             f"{shown_tags}{locked}".rstrip()
         )
 

@@ -69,7 +69,8 @@ class StackSummary:
 
     project: str
     name: str
-    last_update: datetime
+    #: When an operation last changed it; None when none has run on it yet.
+    last_update: datetime | None
     resource_count: int
     #: The holder of a live lock; None when the stack is free (or its lease lapsed).
     lock: LockHolder | None = None

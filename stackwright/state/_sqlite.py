@@ -524,6 +524,7 @@ class SQLiteBackend:
         with self._conn.read() as db:
             rows = db.execute(
                 "SELECT s.name, s.updated, "
+                "EXISTS (SELECT 1 FROM history h WHERE h.stack_id = s.id), "
                 "(SELECT count(*) FROM resources r WHERE r.stack_id = s.id), s.id, "
                 "l.operation_id, l.kind, l.owner, l.host, l.pid, l.started, l.expires "
                 "FROM stacks s LEFT JOIN locks l ON l.stack_id = s.id "
@@ -531,10 +532,12 @@ class SQLiteBackend:
                 (project,),
             ).fetchall()
             summaries = []
-            for name, updated, count, stack_id, *lock in rows:
+            for name, updated, ran, count, stack_id, *lock in rows:
                 holder = _holder(db, stack_id, lock) if lock[0] is not None else None
                 live = holder if holder is not None and holder.expires.timestamp() > now else None
-                summaries.append(StackSummary(project, name, timestamp(updated), count, live))
+                # A stack no operation has run on has not been updated (Pulumi's "n/a").
+                last = timestamp(updated) if ran else None
+                summaries.append(StackSummary(project, name, last, count, live))
         return summaries
 
     def remove_stack(self, project: str, stack: str, *, force: bool = False) -> None:

@@ -290,12 +290,16 @@ def test_stack_summary_counts_resources_and_shows_the_lock(
 ) -> None:
     up(backend, res("a"), res("b"))
     clock.advance(5)
-    (summary,) = backend.list_stacks(PROJECT)
+    backend.create_stack(PROJECT, "fresh")
+    summary, fresh = backend.list_stacks(PROJECT)
     assert summary.resource_count == 2
+    assert summary.last_update is not None
     assert summary.last_update.timestamp() == pytest.approx(clock.now - 5)
+    # No operation has run on it: not updated (it showed the time it was made).
+    assert (fresh.name, fresh.last_update) == ("fresh", None)
     assert not summary.locked
     op = backend.begin_operation(PROJECT, "dev", kind="destroy")
-    (summary,) = backend.list_stacks(PROJECT)
+    summary, _ = backend.list_stacks(PROJECT)
     assert summary.locked and summary.lock is not None
     assert summary.lock.kind == "destroy" and summary.lock.pid == os.getpid()
     op.finish()
