@@ -160,6 +160,8 @@ PULUMI_ONLY_FLAGS = {
     "--skip-preview": "`--yes` already applies without a preview first",
     "--non-interactive": "Stackwright asks only in a terminal; pass --yes where a command asks",
     "--color": "output to a pipe or file is plain already; NO_COLOR=1 turns colour off",
+    "--yes": "this command does not ask for confirmation: leave it out",
+    "-y": "this command does not ask for confirmation: leave it out",
 }
 
 
@@ -169,9 +171,11 @@ def _usage_message(exc: Exception) -> str:
     format_message = getattr(exc, "format_message", None)
     text = format_message() if callable(format_message) else str(exc)
     text = " ".join(str(text).split()).rstrip(".")
-    instead = PULUMI_ONLY_FLAGS.get(str(getattr(exc, "option_name", "")))
+    option = str(getattr(exc, "option_name", ""))
+    instead = PULUMI_ONLY_FLAGS.get(option)
     if instead is not None and text.startswith("No such option"):
-        text += f" (a Pulumi flag: {instead})"
+        # click's "Possible options" guess (--type for --yes) would only mislead here.
+        text = f"No such option: {option} (a Pulumi flag: {instead})"
     ctx = getattr(exc, "ctx", None)
     command = getattr(ctx, "command_path", None) or "stackwright"
     return f"{text}; see `{command} --help`"
