@@ -596,6 +596,31 @@ def test_pvc_waiting_for_its_first_consumer_does_not_block(cluster: LiveCluster)
     )
 
 
+def test_pvc_of_a_missing_storage_class_fails_within_seconds(cluster: LiveCluster) -> None:
+    async def body(p: KubernetesProvider) -> tuple[str, float]:
+        await namespace(p, "prov-pvc-nope")
+        claim = await p.apply(
+            {
+                "apiVersion": "v1",
+                "kind": "PersistentVolumeClaim",
+                "metadata": {"name": "data", "namespace": "prov-pvc-nope"},
+                "spec": {
+                    "storageClassName": "nope",
+                    "accessModes": ["ReadWriteOnce"],
+                    "resources": {"requests": {"storage": "1Gi"}},
+                },
+            }
+        )
+        started = time.monotonic()
+        with pytest.raises(ReadinessFailed) as info:
+            await p.await_ready(claim, timeout=40)
+        return str(info.value), time.monotonic() - started
+
+    message, elapsed = with_provider(cluster, body)
+    assert message.startswith("data: Pending — StorageClass nope does not exist"), message
+    assert elapsed < 30
+
+
 def test_delete_timeout_of_a_claim_in_use_names_the_pod_that_uses_it(
     cluster: LiveCluster,
 ) -> None:

@@ -688,6 +688,18 @@ def test_pvc_pending_is_explained_by_a_provisioning_event() -> None:
     assert verdict.message == "data: Pending — ProvisioningFailed: no volume plugin"
 
 
+def test_pvc_naming_a_storage_class_that_does_not_exist_is_failing() -> None:
+    classes = [storage_class("standard", "Immediate", default=True)]
+    verdict = evaluate(pvc("Pending", "nope"), Related(storageclasses=classes))
+    assert verdict.state is State.FAILING
+    assert verdict.message == (
+        "data: Pending — StorageClass nope does not exist (the cluster has standard); "
+        "create it or fix spec.storageClassName"
+    )
+    # The classes could not be listed: no verdict on them, only the wait.
+    assert evaluate(pvc("Pending", "nope")).state is State.WAITING
+
+
 def crd(conditions: list[dict[str, Any]]) -> dict[str, Any]:
     return {
         "apiVersion": "apiextensions.k8s.io/v1",

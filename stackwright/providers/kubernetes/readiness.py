@@ -10,7 +10,8 @@ States, and what the waiting loop does with them:
     ready     done
     waiting   keep watching; the message says what for
     failing   a failure the cluster keeps retrying (ImagePullBackOff, CrashLoopBackOff,
-              CreateContainerConfigError, ReplicaFailure...): fail if it lasts a short grace
+              CreateContainerConfigError, ReplicaFailure, a claim's missing StorageClass...):
+              fail if it lasts a short grace
     failed    will not recover by itself (Job Failed, Pod Failed, ProgressDeadlineExceeded,
               InvalidImageName, a CRD whose names were refused): fail now
 
@@ -765,6 +766,17 @@ def _pvc(obj: Obj, related: Related) -> Readiness:
             f"(StorageClass {_name(cls)} binds on first consumer)",
         )
     note = _event_note(related.events, name)
+    wanted = _map(obj.get("spec")).get("storageClassName")
+    if cls is None and wanted and related.storageclasses:
+        # The PV controller retries, so a class made a moment later still binds it: "failing",
+        # with grace, not a ten-minute wait for a class that may never come.
+        return Readiness(
+            State.FAILING,
+            f"{name}: {phase} — StorageClass {wanted} does not exist (the cluster has "
+            f"{', '.join(sorted(_name(c) for c in related.storageclasses))}); create it or fix "
+            "spec.storageClassName",
+            name,
+        )
     return Readiness(State.WAITING, f"{name}: {phase}" + (f" — {note}" if note else ""), name)
 
 
