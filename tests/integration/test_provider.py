@@ -65,6 +65,22 @@ def configmap(ns: str, name: str, data: dict[str, str], **meta: Any) -> dict[str
     }
 
 
+def volume_claim(name: str, ns: str, storage_class: str | None = None) -> dict[str, Any]:
+    """A 1Gi claim; without a class, the cluster's default class provisions it."""
+    spec: dict[str, Any] = {
+        "accessModes": ["ReadWriteOnce"],
+        "resources": {"requests": {"storage": "1Gi"}},
+    }
+    if storage_class is not None:
+        spec["storageClassName"] = storage_class
+    return {
+        "apiVersion": "v1",
+        "kind": "PersistentVolumeClaim",
+        "metadata": {"name": name, "namespace": ns},
+        "spec": spec,
+    }
+
+
 def deployment(ns: str, name: str, image: str, replicas: int = 2) -> dict[str, Any]:
     labels = {"app": name}
     return {
@@ -575,18 +591,7 @@ def test_pvc_waiting_for_its_first_consumer_does_not_block(cluster: LiveCluster)
     async def body(p: KubernetesProvider) -> str:
         seen: list[str] = []
         await namespace(p, "prov-pvc")
-        claim = await p.apply(
-            {
-                "apiVersion": "v1",
-                "kind": "PersistentVolumeClaim",
-                "metadata": {"name": "data", "namespace": "prov-pvc"},
-                "spec": {
-                    "storageClassName": "standard-wffc",
-                    "accessModes": ["ReadWriteOnce"],
-                    "resources": {"requests": {"storage": "1Gi"}},
-                },
-            }
-        )
+        claim = await p.apply(volume_claim("data", "prov-pvc", "standard-wffc"))
         ready = await p.await_ready(claim, timeout=30, on_status=seen.append)
         assert ready["status"]["phase"] == "Pending"
         return seen[-1]
@@ -599,18 +604,7 @@ def test_pvc_waiting_for_its_first_consumer_does_not_block(cluster: LiveCluster)
 def test_pvc_of_a_missing_storage_class_fails_within_seconds(cluster: LiveCluster) -> None:
     async def body(p: KubernetesProvider) -> tuple[str, float]:
         await namespace(p, "prov-pvc-nope")
-        claim = await p.apply(
-            {
-                "apiVersion": "v1",
-                "kind": "PersistentVolumeClaim",
-                "metadata": {"name": "data", "namespace": "prov-pvc-nope"},
-                "spec": {
-                    "storageClassName": "nope",
-                    "accessModes": ["ReadWriteOnce"],
-                    "resources": {"requests": {"storage": "1Gi"}},
-                },
-            }
-        )
+        claim = await p.apply(volume_claim("data", "prov-pvc-nope", "nope"))
         started = time.monotonic()
         with pytest.raises(ReadinessFailed) as info:
             await p.await_ready(claim, timeout=40)
@@ -629,17 +623,7 @@ def test_delete_timeout_of_a_claim_in_use_names_the_pod_that_uses_it(
 
     async def body(p: KubernetesProvider) -> None:
         await namespace(p, "prov-inuse")
-        claim = await p.apply(
-            {
-                "apiVersion": "v1",
-                "kind": "PersistentVolumeClaim",
-                "metadata": {"name": "data", "namespace": "prov-inuse"},
-                "spec": {
-                    "accessModes": ["ReadWriteOnce"],
-                    "resources": {"requests": {"storage": "1Gi"}},
-                },
-            }
-        )
+        claim = await p.apply(volume_claim("data", "prov-inuse"))
         await p.await_ready(claim, timeout=30)
         pod = await p.apply(
             {
