@@ -208,6 +208,11 @@ def drifted(
             continue
         if not present and value in (None, {}, [], ""):
             continue  # an empty value the server drops is not a change
+        if present and value == {} and isinstance(current, Mapping):
+            # An empty map applied claims none of its keys (server-side apply owns a map
+            # key by key): the marks Stackwright adds to `annotations: {}`, or keys another
+            # manager adds, are not drift.
+            continue
         if not present and path == ("metadata", "namespace"):
             continue  # a cluster-scoped object given one: the server drops it (as kubectl)
         out.append(

@@ -45,6 +45,24 @@ def test_another_managers_field_is_named_and_ignored_paths_are_not_drift() -> No
     assert drifted(recorded, live, ignore=("data.a",)) == []
 
 
+def test_an_empty_map_applied_claims_none_of_the_keys_the_live_map_has() -> None:
+    """`annotations: {}` in a program: the marks Stackwright adds and the Deployment
+    controller's revision are live keys the program never set."""
+    recorded = {"kind": "Deployment", "metadata": {"name": "web", "annotations": {}}}
+    live = {
+        "kind": "Deployment",
+        "metadata": {
+            "name": "web",
+            "annotations": {
+                "stackwright.io/urn": "urn:sw:dev::app::kubernetes:apps/v1:Deployment::web",
+                "deployment.kubernetes.io/revision": "1",
+            },
+        },
+    }
+    assert drifted(recorded, live) == []
+    assert drifted(recorded, {"kind": "Deployment", "metadata": {"name": "web"}}) == []
+
+
 def test_items_another_manager_adds_to_a_list_are_not_drift_wherever_they_go() -> None:
     """A sidecar container, an env var or a port another manager adds (a strategic merge
     patch puts it first) shifts the program's items: they are found by their keys."""
