@@ -51,6 +51,12 @@ class Request:
         return self.query.get(name, "").lower() in ("true", "1")
 
 
+#: The media type kubectl (client-go's discovery) asks /openapi/v2 for.
+_OPENAPI_V2_PROTOBUF = "application/com.github.proto-openapi.spec.v2@v1.0+protobuf"
+#: ...and the type kube-openapi answers with (Go's mime parser refuses the "@").
+_OPENAPI_V2_PROTOBUF_ANSWER = b"application/com.github.proto-openapi.spec.v2.v1.0+protobuf"
+
+
 @dataclass
 class Response:
     code: int
@@ -459,6 +465,13 @@ class APIServerApp:
     def _openapi_response(self, path: str, request: Request) -> Response:
         openapi = self._openapi_doc()
         if path == "/openapi/v2":
+            accept = request.headers.get("accept", "")
+            if _OPENAPI_V2_PROTOBUF in accept and "json" not in accept and "*/*" not in accept:
+                # kubectl asks for this (and only this) for a kind /openapi/v3 does not
+                # serve, then finds no schema and lets the server answer (`no matches for
+                # kind ... ensure CRDs are installed first`). A gnostic Document holding
+                # `swagger: "2.0"` alone (field 1): the definitions are served as JSON only.
+                return Response(200, b"\x0a\x032.0", _OPENAPI_V2_PROTOBUF_ANSWER)
             return Response(200, openapi.v2())
         if path == "/openapi/v3":
             return _json(200, openapi.v3_index())

@@ -143,6 +143,16 @@ def test_validation_error_reaches_kubectl(cluster: Any) -> None:
     assert "spec.replicas: Invalid value: -3: must be greater than or equal to 0" in result.stderr
 
 
+def test_a_kind_no_crd_defines_gets_kubectls_own_message(cluster: Any) -> None:
+    """kubectl falls back to /openapi/v2 in protobuf for a kind /openapi/v3 lacks (a custom
+    object applied in one file with its CRD), then leaves the answer to the server."""
+    thing = "apiVersion: nope.example.com/v1\nkind: Thing\nmetadata:\n  name: x\n"
+    result = cluster.kubectl("apply", "-f", "-", input=thing, check=False)
+    assert result.returncode != 0
+    assert 'no matches for kind "Thing" in version "nope.example.com/v1"' in result.stderr
+    assert "ensure CRDs are installed first" in result.stderr
+
+
 def test_wait_for_condition_on_crd(cluster: Any) -> None:
     crd = textwrap.dedent(
         """
