@@ -709,6 +709,8 @@ class Run:
         self._dropped: tuple[str, ...] | None = None
         #: Namespaces this run created (per provider): nothing else can be in them yet.
         self._new_namespaces: set[tuple[str, str]] = set()
+        #: Objects of a file, chart or kustomization: their options come from a transformation.
+        self._from_manifests: set[str] = set()
         #: (provider URN, apiVersion, kind, namespace) → name → the URN its object is marked
         #: with ("" for none): one LIST per kind and namespace for the creates' checks.
         self._marks: dict[
@@ -1126,6 +1128,8 @@ class Run:
             # Only read until now: managing it starts as a create (which refuses an object
             # that is not the stack's, unless the program imports it), as in Pulumi.
             old = None
+        if resource.origin:
+            self._from_manifests.add(urn)
         desired, auto = self._desired(resource, old)
         generated = GENERATORS[desired.type][1] if is_generated(desired.type) else ()
         self._secret_paths[urn] = (*desired.secret_paths, *generated)
@@ -1661,9 +1665,12 @@ class Run:
         if owner == new.urn or owner in self.old:
             return
         whose = f"resource {owner} manages it" if owner else "it was made outside this stack"
+        adopt = f"ResourceOptions(import_={new.id!r}) or `stackwright import`"
+        if new.urn in self._from_manifests:
+            # Its options are not written in the program: a transformation gives them.
+            adopt = f"a transformation that returns ResourceOptions(import_={new.id!r})"
         raise UsageError(
-            f"{kind} {new.id} already exists ({whose}): adopt it with "
-            f"ResourceOptions(import_={new.id!r}) or `stackwright import`, or give this "
+            f"{kind} {new.id} already exists ({whose}): adopt it with {adopt}, or give this "
             "resource another name"
         )
 

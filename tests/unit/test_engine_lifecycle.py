@@ -1769,6 +1769,31 @@ def test_a_create_over_an_object_that_is_not_this_stacks_fails_and_leaves_it(
     assert stack.up(adopted).counts == {"import": 1}
 
 
+def test_an_object_of_a_file_in_the_way_is_adopted_with_a_transformation_as_its_failure_says(
+    stack: Stack, tmp_path: Path
+) -> None:
+    stack.fake.put({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "settings"},
+                    "data": {"a": "1"}}, manager="kubectl")  # fmt: skip
+    manifest = tmp_path / "app.yaml"
+    manifest.write_text(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings}\ndata: {a: '1'}\n"
+    )
+
+    def adopt(obj: dict[str, Any], opts: ResourceOptions) -> ResourceOptions:
+        return ResourceOptions(import_=f"default/{obj['metadata']['name']}")
+
+    def declare(p: Program, transformations: list[Any]) -> None:
+        k8s.yaml.ConfigFile("app", file=str(manifest), transformations=transformations)
+
+    (failure,) = stack.preview(lambda p: declare(p, [])).failures
+    assert (
+        "ConfigMap default/settings already exists (it was made outside this stack): adopt it "
+        "with a transformation that returns ResourceOptions(import_='default/settings'), or give "
+        "this resource another name"
+    ) in failure
+    assert stack.up(lambda p: declare(p, [adopt])).counts == {"create": 1, "import": 1}
+
+
 def test_a_secrets_string_data_is_readable_as_an_output_and_stays_secret(stack: Stack) -> None:
     def declare(p: Program) -> None:
         creds = k8s.core.v1.Secret(
