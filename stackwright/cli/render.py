@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 import orjson
 
+from stackwright.engine.drift import ITEM_KEYS
 from stackwright.engine.events import (
     SECRET_TEXT,
     UNKNOWN_TEXT,
@@ -37,7 +38,7 @@ from stackwright.engine.events import (
     shown,
     shown_changes,
 )
-from stackwright.engine.plan import FieldChange, Step
+from stackwright.engine.plan import ABSENT, FieldChange, Step, diff
 from stackwright.errors import redact, redact_within
 from stackwright.model import STACK_TYPE, Op, parse_urn
 from stackwright.policy import Finding, Report
@@ -216,22 +217,77 @@ def step_line(step: Step) -> Text:
 
 
 def diff_lines(step: Step) -> list[Text]:
-    """The step's field changes, secrets masked: `+ path: v` / `- path: v` / `~ path: a → b`."""
+    """The step's field changes, secrets masked: `+ path: v` / `- path: v` / `~ path: a → b`;
+    a list of objects by item, a multi-line string line by line (as `kubectl diff` reads)."""
     lines = []
     for change in shown_changes(step):
-        kind = change.kind
-        if kind == "add":
-            lines.append(Text(f"    + {change.path}: {compact(change.new)}", style="green"))
-        elif kind == "delete":
-            lines.append(Text(f"    - {change.path}: {compact(change.old)}", style="red"))
-        else:
-            lines.append(
-                Text(
-                    f"    ~ {change.path}: {compact(change.old)} → {compact(change.new)}",
-                    style="yellow",
-                )
-            )
+        for part in _by_item(change):
+            lines += _change_lines(part)
     return lines
+
+
+def _change_lines(change: FieldChange) -> list[Text]:
+    kind, old, new = change.kind, change.old, change.new
+    if kind == "add":
+        return [Text(f"    + {change.path}: {compact(new)}", style="green")]
+    if kind == "delete":
+        return [Text(f"    - {change.path}: {compact(old)}", style="red")]
+    if isinstance(old, str) and isinstance(new, str) and ("\n" in old or "\n" in new):
+        return [Text(f"    ~ {change.path}:", style="yellow"), *_text_lines(old, new)]
+    return [Text(f"    ~ {change.path}: {compact(old)} → {compact(new)}", style="yellow")]
+
+
+def _text_lines(old: str, new: str) -> list[Text]:
+    """A unified diff of two texts' lines, three lines of context, hunks headed `@@`."""
+    import difflib
+
+    styles = {"+": "green", "-": "red", "@": "dim"}
+    lines = []
+    for line in difflib.unified_diff(old.splitlines(), new.splitlines(), lineterm="", n=3):
+        if line.startswith(("---", "+++")):
+            continue
+        sign = line[:1]
+        text = line if sign == "@" else f"{sign or ' '} {line[1:]}"
+        lines.append(Text(f"        {text}", style=styles.get(sign, "")))
+    return lines
+
+
+def _by_item(change: FieldChange) -> list[FieldChange]:
+    """A list of objects whose length changed (one change to the plan), item by item, each
+    found by its key as Kubernetes merges it: `env[name=A].value: "1" → "2"`,
+    `+ env[name=NEW]: {…}`. Anything else, or a list holding a secret, as it is."""
+    old, new = change.old, change.new
+    if change.kind != "update" or not (isinstance(old, list) and isinstance(new, list)):
+        return [change]
+    key = _item_key([*old, *new])
+    if key is None or SECRET_TEXT in compact([old, new], None):
+        return [change]
+    before = {item[key]: item for item in old}
+    after = {item[key]: item for item in new}
+    if len(before) != len(old) or len(after) != len(new):
+        return [change]  # a key twice: pairing by it would hide an item
+    parts: list[FieldChange] = []
+    for value, item in before.items():
+        path = f"{change.path}[{key}={value}]"
+        parts += (
+            diff(item, after[value], path) if value in after else [FieldChange(path, item, ABSENT)]
+        )
+    parts += [
+        FieldChange(f"{change.path}[{key}={value}]", ABSENT, item)
+        for value, item in after.items()
+        if value not in before
+    ]
+    return parts or [change]
+
+
+def _item_key(items: list[Any]) -> str | None:
+    """The merge key every item has (a scalar), as drift finds items: name, mountPath, …"""
+    if not items or not all(isinstance(item, dict) for item in items):
+        return None
+    return next(
+        (key for key in ITEM_KEYS if all(isinstance(item.get(key), str | int) for item in items)),
+        None,
+    )
 
 
 def done_line(step: Step, elapsed: float, *, with_type: bool) -> Text:

@@ -43,12 +43,12 @@ def _leaves(
 #: by containerPort / port), and another manager may add items anywhere in them (a sidecar,
 #: an env var: a strategic merge patch puts them first). A recorded item is found by its key;
 #: one with none of these, by its position.
-_ITEM_KEYS = ("name", "mountPath", "containerPort", "port", "devicePath", "ip")
+ITEM_KEYS = ("name", "mountPath", "containerPort", "port", "devicePath", "ip")
 
 
 def _item(recorded: Mapping[str, Any], live: list[Any], index: int) -> tuple[bool, Any]:
     """The live item that is the recorded one (at `index` in the program's list)."""
-    key = next((k for k in _ITEM_KEYS if k in recorded), None)
+    key = next((k for k in ITEM_KEYS if k in recorded), None)
     if key is None:
         return (True, live[index]) if index < len(live) else (False, None)
     found = [i for i in live if isinstance(i, Mapping) and _same(recorded[key], i.get(key))]

@@ -211,6 +211,55 @@ def test_preview_with_diff_shows_future_verbs_and_each_field_change() -> None:
     )
 
 
+def test_a_diff_shows_a_list_of_objects_by_item_and_a_text_by_line() -> None:
+    """What `kubectl diff` makes readable: an env list that grew, a ConfigMap's file."""
+    env = "spec.template.spec.containers[0].env"
+    old_env = [
+        {"name": "A", "value": "1"},
+        {"name": "GONE", "value": "g"},
+        {"name": "B", "value": "b"},
+    ]
+    new_env = [{"name": "A", "value": "2"}, {"name": "NEW", "value": "x"}]
+    update = step(
+        Op.UPDATE,
+        DEPLOY,
+        "api",
+        FieldChange(env, old_env, new_env),
+        FieldChange("data.conf", "line1\nline2\nline3\n", "line1\nline2 changed\nline3\nline4\n"),
+        # No key to pair the items by: the list as it is.
+        FieldChange("spec.args", ["a"], ["a", "b"]),
+    )
+    text = run("preview", [StepStarted(update)], show_diff=True)
+    assert text == (
+        "~ update  kubernetes:apps/v1:Deployment  api\n"
+        f'    ~ {env}[name=A].value: "1" → "2"\n'
+        f'    - {env}[name=GONE]: {{"name":"GONE","value":"g"}}\n'
+        f'    - {env}[name=B]: {{"name":"B","value":"b"}}\n'
+        f'    + {env}[name=NEW]: {{"name":"NEW","value":"x"}}\n'
+        "    ~ data.conf:\n"
+        "        @@ -1,3 +1,4 @@\n"
+        "          line1\n"
+        "        - line2\n"
+        "        + line2 changed\n"
+        "          line3\n"
+        "        + line4\n"
+        '    ~ spec.args: ["a"] → ["a","b"]\n'
+    )
+    # A list holding a secret: whole, masked, as before.
+    masked = step(
+        Op.UPDATE,
+        DEPLOY,
+        "api",
+        FieldChange(env, old_env, new_env),
+        secret_paths=(f"{env}[0].value",),
+    )
+    text = run("preview", [StepStarted(masked)], show_diff=True)
+    assert text.splitlines()[1] == (
+        f'    ~ {env}: [{{"name":"A","value":"[secret]"}},{{"name":"GONE","value":"g"}},'
+        '{"name":"B","value… → [{"name":"A","value":"[secret]"},{"name":"NEW","value":"x"}]'
+    )
+
+
 def test_without_diff_no_field_is_printed() -> None:
     create = step(Op.CREATE, CM, "app-config", FieldChange("data.a", _ABSENT, "b"))
     assert run("preview", [StepStarted(create)]) == (
