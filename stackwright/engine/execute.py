@@ -1062,7 +1062,10 @@ class Run:
             error = _error_text(exc)
             if resource.origin:  # an imported object: say which file and document to fix
                 error = f"{error} [{resource.origin}]"
-            self.outcome.failures.append(f"{describe(urn)}: {error}")
+            # Provider errors often start with the object's name ("web: 0/3 ready"), which
+            # `describe` has just said when it is the resource's: say it once.
+            said = error.removeprefix(f"{resource.resource_name}: ")
+            self.outcome.failures.append(f"{describe(urn)}: {said}")
             step = Step(Op.UPDATE if urn in self.old else Op.CREATE, urn, self.old.get(urn), None)
             if urn not in self._begun:  # it failed before its step began (e.g. its provider)
                 self.emit(StepStarted(step))

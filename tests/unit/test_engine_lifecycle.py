@@ -587,6 +587,14 @@ def test_a_new_dependency_alone_is_a_same_step_recorded_for_destroy(stack: Stack
     assert skipped == [(urn(CM, "first"), "a resource that depends on it could not be deleted")]
 
 
+def test_a_failure_that_names_its_object_names_it_once(stack: Stack) -> None:
+    stack.fake.fail_ready["web"] = "web: 0/3 ready — pod web-x: ImagePullBackOff"
+
+    summary = stack.up(web())
+
+    assert summary.failures == [f"{DEPLOY} web: 0/3 ready — pod web-x: ImagePullBackOff"]
+
+
 def test_a_readiness_failure_keeps_the_object_in_the_state(stack: Stack) -> None:
     stack.fake.fail_ready["web"] = "0/3 ready — pod web-x: ImagePullBackOff"
 
