@@ -365,26 +365,28 @@ class Cluster:
         obj = self._decode(rtype, body)
         meta = obj.setdefault("metadata", {})
         self._settle_namespace(rtype, meta, namespace)
-        if not meta.get("name"):
-            prefix = meta.get("generateName")
-            if not prefix:
-                raise status.invalid_object(
-                    rtype.kind,
-                    rtype.group,
-                    "",
-                    [status.required("metadata.name", "name or generateName is required")],
-                )
-            meta["name"] = prefix + "".join(random.choices(_NAME_ALPHABET, k=5))
-        name = meta["name"]
-        if self.store.get(rtype.key, meta.get("namespace", ""), name) is not None:
-            raise status.already_exists(rtype.plural, rtype.group, name)
+        prefix = "" if meta.get("name") else meta.get("generateName")
+        if not meta.get("name") and not prefix:
+            raise status.invalid_object(
+                rtype.kind,
+                rtype.group,
+                "",
+                [status.required("metadata.name", "name or generateName is required")],
+            )
+        if not prefix:
+            self._check_absent(rtype, meta)
         if rtype.namespaced:
             self._check_namespace_open(meta["namespace"])
         obj, warnings = self._check_fields(rtype, obj, opts)
         meta = obj["metadata"]
         if "status" in rtype.subresources:
             obj.pop("status", None)
+        # Admission runs before the name is generated, as the API server's does: its
+        # refusals name the object by its generateName (`pods "web-6c8f-" is forbidden`).
         self._admit(rtype, None, obj)
+        if prefix:
+            meta["name"] = prefix + "".join(random.choices(_NAME_ALPHABET, k=5))
+            self._check_absent(rtype, meta)
         now = timestamp(self.clock())
         meta["uid"] = str(uuid.uuid4())
         meta["creationTimestamp"] = now
@@ -405,6 +407,10 @@ class Cluster:
         return Written(
             self._commit(rtype, None, obj, opts.dry_run), created=True, warnings=warnings
         )
+
+    def _check_absent(self, rtype: ResourceType, meta: dict[str, Any]) -> None:
+        if self.store.get(rtype.key, meta.get("namespace", ""), meta["name"]) is not None:
+            raise status.already_exists(rtype.plural, rtype.group, meta["name"])
 
     def _settle_namespace(self, rtype: ResourceType, meta: dict[str, Any], namespace: str) -> None:
         if not rtype.namespaced:
@@ -915,10 +921,11 @@ class Cluster:
         # A real server waits a moment for the service account controller to create
         # `default`; the local one creates it as the namespace appears.
         if account is None and account_name != "default":
+            shown = meta.get("name") or meta.get("generateName") or ""
             raise status.Forbidden(
-                f'pods "{meta.get("name", "")}" is forbidden: error looking up service account '
+                f'pods "{shown}" is forbidden: error looking up service account '
                 f'{namespace}/{account_name}: serviceaccount "{account_name}" not found',
-                details={"name": meta.get("name", ""), "kind": "pods"},
+                details={"name": shown, "kind": "pods"},
             )
         automount = spec.get("automountServiceAccountToken")
         if automount is None:

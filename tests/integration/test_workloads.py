@@ -261,6 +261,37 @@ def test_deployment_becomes_available_with_owned_replica_set_and_pods(
     )
 
 
+def test_pods_admission_refuses_are_retried_with_one_event_not_in_a_tight_loop(
+    api: httpx.Client,
+) -> None:
+    """A template naming a missing ServiceAccount: kube-controller-manager keeps one
+    FailedCreate event (its count rising) naming the pod by its generateName, and retries
+    with a back-off. Each refusal named a new pod once, so each made a new event, a new
+    ReplicaFailure message and at once another try: hundreds of thousands of events."""
+    ns = new_ns(api)
+    body = deployment("nosa", replicas=1)
+    body["spec"]["template"]["spec"]["serviceAccountName"] = "ghost"
+    create(api, f"{APPS}/{ns}/deployments", body)
+    [rs] = eventually(lambda: items(api, f"{APPS}/{ns}/replicasets"), what="a ReplicaSet")
+    refused = (
+        f'pods "{rs["metadata"]["name"]}-" is forbidden: error looking up service account '
+        f'{ns}/ghost: serviceaccount "ghost" not found'
+    )
+    failure = eventually(
+        lambda: condition(
+            get(api, f"{APPS}/{ns}/replicasets/{rs['metadata']['name']}"), "ReplicaFailure"
+        ),
+        what="ReplicaFailure",
+    )
+    assert failure["message"] == refused
+    time.sleep(1.5)
+    events = [
+        e for e in items(api, f"/api/v1/namespaces/{ns}/events") if e["reason"] == "FailedCreate"
+    ]
+    assert [e["message"] for e in events] == [f"Error creating: {refused}"]
+    assert 1 < events[0]["count"] < 20
+
+
 def test_rolling_update_never_drops_below_replicas_minus_max_unavailable(
     api: httpx.Client, cluster: Any
 ) -> None:
