@@ -362,6 +362,31 @@ def test_a_wait_says_when_the_api_server_stops_answering_and_gives_up_in_the_end
     assert any("(the API server is not answering: " in m for m in messages), messages
 
 
+def test_a_wait_whose_first_list_never_answers_gives_up_at_the_silence_limit() -> None:
+    """An API server that hangs (a TLS handshake that never ends) before the watch has its
+    first list: the wait fails after the silence limit, not at its own deadline."""
+    scripted = scripted_rollout(None)
+    hang = asyncio.Event()
+
+    async def api(request: httpx.Request) -> httpx.Response:
+        if request.url.path == DEPLOY_PATH and not request.url.params.get("watch"):
+            await hang.wait()
+        return await scripted(request)
+
+    async def go() -> float:
+        loop = asyncio.get_running_loop()
+        started = loop.time()
+        async with provider(api, unreachable_limit=0.5) as p:  # type: ignore[arg-type]
+            with pytest.raises(ReadinessFailed) as info:
+                await p.await_ready(deployment("3", 0), timeout=30)
+        assert str(info.value) == (
+            "web: the API server has not answered its watch for 0s; is the cluster running?"
+        )
+        return loop.time() - started
+
+    assert asyncio.run(go()) < 5
+
+
 def test_a_delete_wait_whose_watch_cannot_connect_looks_again_rather_than_timing_out() -> None:
     """A watch that times out connecting (an API server busy for a moment) is network
     trouble, not the deletion's deadline: the wait looks again and sees the object gone."""

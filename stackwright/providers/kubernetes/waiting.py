@@ -146,14 +146,24 @@ class Waiter:
             for informer in (primary, *related_informers.values()):
                 informer.listen(wake)
                 stack.callback(informer.unlisten, wake)
+            # An API server that does not answer the first list is as silent as one that
+            # stops answering later: the same limit, not the whole wait, before giving up.
+            limited = self._unreachable_limit < deadline - self._now()
+            silent_for = self._unreachable_limit if limited else deadline - self._now()
             try:
-                async with asyncio.timeout(max(0.0, deadline - self._now())):
+                async with asyncio.timeout(max(0.0, silent_for)):
                     await primary.synced()
                     for informer in related_informers.values():
                         # Without Pods (a 403, say) we still wait, only with vaguer messages.
                         with contextlib.suppress(ProviderError):
                             await informer.synced()
             except TimeoutError:
+                if limited:
+                    why = f" ({primary.failure})" if primary.failure else ""
+                    raise ReadinessFailed(
+                        f"{name}: the API server has not answered its watch for "
+                        f"{silent_for:.0f}s{why}; is the cluster running?"
+                    ) from None
                 raise ReadinessTimeout(
                     f"{name}: not ready after {format_duration(timeout)} — the API server did not answer the watch",
                     last_status="",
