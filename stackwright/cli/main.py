@@ -88,6 +88,10 @@ class _Signals:
 
 def _on_sigterm(signum: int, frame: FrameType | None) -> None:
     _Signals.terminated = True
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        # Started with Ctrl-C ignored (in the background of a script, `cmd &`): a SIGINT
+        # would be dropped, and SIGTERM with it.
+        raise KeyboardInterrupt
     # Delivered as Ctrl-C is: inside `asyncio.run`, its SIGINT handler cancels the running
     # work in order (a KeyboardInterrupt raised into a task instead would leave a "Task
     # exception was never retrieved" traceback); elsewhere SIGINT raises KeyboardInterrupt.

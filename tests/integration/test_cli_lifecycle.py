@@ -12,6 +12,7 @@ import contextlib
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 import textwrap
@@ -1677,9 +1678,12 @@ def test_a_retained_object_stays_unmarked(new_project: Any, cluster: LiveCluster
     )
 
 
-def _slow_up(p: Project, cluster: LiveCluster) -> subprocess.Popen[str]:
+def _slow_up(
+    p: Project, cluster: LiveCluster, *, sigint_ignored: bool = False
+) -> subprocess.Popen[str]:
     """An `up` started in the background, returned once it waits for a Deployment to be
-    ready (its pod's readiness probe starts after 10 s)."""
+    ready (its pod's readiness probe starts after 10 s); `sigint_ignored` as a shell starts
+    `cmd &` in a script."""
     probe = {"tcpSocket": {"port": 80}, "initialDelaySeconds": 10}
     p.program(
         f"""
@@ -1696,6 +1700,9 @@ def _slow_up(p: Project, cluster: LiveCluster) -> subprocess.Popen[str]:
         stderr=subprocess.PIPE,
         text=True,
         env={**os.environ, "NO_COLOR": "1"},
+        preexec_fn=(lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
+        if sigint_ignored
+        else None,
     )
     deadline = time.monotonic() + 30
     while get(cluster, "deployment", "web", p.ns) is None:  # waiting for it to be ready
@@ -1704,12 +1711,16 @@ def _slow_up(p: Project, cluster: LiveCluster) -> subprocess.Popen[str]:
     return child
 
 
-def test_sigterm_stops_an_up_as_ctrl_c_does(new_project: Any, cluster: LiveCluster) -> None:
+@pytest.mark.parametrize("sigint_ignored", [False, True], ids=["", "in-the-background"])
+def test_sigterm_stops_an_up_as_ctrl_c_does(
+    new_project: Any, cluster: LiveCluster, sigint_ignored: bool
+) -> None:
     """A cancelled CI job sends SIGTERM: the up stops at once (exit 143), says what the next
     operation does, records the operation as cancelled and releases the lock — not left to
-    lapse as after kill -9 — and the next up converges."""
+    lapse as after kill -9 — and the next up converges. So too for an up a script started
+    in the background, where Ctrl-C (SIGINT) is ignored."""
     p = new_project()
-    child = _slow_up(p, cluster)
+    child = _slow_up(p, cluster, sigint_ignored=sigint_ignored)
     child.terminate()
     out, err = child.communicate(timeout=30)
     assert child.returncode == 143, out + err
