@@ -311,6 +311,14 @@ def failed_line(step: Step, error: str, *, with_type: bool) -> Text:
     return Text(f"! failed  {who}: {detail}" if detail else f"! failed  {who}", style="bold red")
 
 
+def stopped_line(step: Step, status: str, elapsed: float) -> Text:
+    """`  stopped  kubernetes:apps/v1:Deployment  web after 3s: 0/3 ready`: under way when
+    the command ended, so the next operation settles it."""
+    type_, name = _step_type_and_name(step)
+    where = f": {status}" if status else ""
+    return Text(f"  stopped  {type_}  {name} after {_seconds(elapsed, 0)}{where}", style="yellow")
+
+
 def skipped_line(step: Step, reason: str) -> Text:
     _, name = _step_type_and_name(step)
     return Text(f"  skipped  {name} ({reason})" if reason else f"  skipped  {name}", style="dim")
@@ -715,6 +723,7 @@ class LiveRenderer(Renderer):
     def __call__(self, event: Event) -> None:
         if isinstance(event, Summary):
             self._stop()
+            self._running.clear()  # a run that ended: nothing was left under way
             block = summary_lines(event, future=_is_future(self._kind) or event.dry_run)
             self._print([Text(""), *block])
             return
@@ -849,4 +858,11 @@ class LiveRenderer(Renderer):
 
     def close(self) -> None:
         self._stop()
+        # Closed with steps under way (Ctrl-C, a cancel, an error that ended the command):
+        # the transient region that showed them is gone, so say where each one stood.
+        now = self._clock()
+        with self._state:
+            rows = list(self._running.values())
+            self._running.clear()
+        self._print([stopped_line(row.step, row.message, now - row.started) for row in rows])
         self._console.file.flush()

@@ -591,6 +591,27 @@ def test_live_region_nests_children_under_their_component_and_holds_only_running
     assert ANSI.sub("", out.getvalue()).count("+ created  kubernetes:core/v1:ConfigMap") == 1000
 
 
+def test_live_display_closed_mid_run_says_where_each_step_under_way_stood() -> None:
+    """Ctrl-C: the transient region goes, so its steps would vanish without a word."""
+    clock = Clock()
+    out = io.StringIO()
+    renderer = make_renderer(
+        "up", json_lines=False, show_diff=False, stream=out, live=True, clock=clock
+    )
+    renderer(StepStarted(CREATE))
+    renderer(StepStarted(REPLACE))
+    renderer(StepProgress(REPLACE.urn, "0/3 ready — pod web-x: Running, not ready"))
+    renderer(StepDone(CREATE, True, 0.05))
+    clock.now += 3
+    renderer.close()
+    text = ANSI.sub("", out.getvalue())
+    assert "+ created  kubernetes:core/v1:ConfigMap  app-config (0.05s)\n" in text
+    assert text.endswith(
+        "\r  stopped  kubernetes:apps/v1:Deployment  web after 3s: 0/3 ready — pod web-x: "
+        "Running, not ready\n"
+    )
+
+
 def test_live_preview_prints_planned_steps() -> None:
     out = io.StringIO()
     renderer = make_renderer("preview", json_lines=False, show_diff=False, stream=out, live=True)
