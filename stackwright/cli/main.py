@@ -117,10 +117,18 @@ def main(argv: list[str] | None = None) -> None:
             signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
-def _interrupted() -> None:
+def _interrupted(argv: list[str] | None) -> None:
     """Say so, and exit as a shell expects after Ctrl-C (130) or SIGTERM (143)."""
-    print(_INTERRUPTED, file=sys.stderr)
-    sys.exit(_TERMINATED_CODE if _Signals.terminated else 130)
+    _fail(_INTERRUPTED, _TERMINATED_CODE if _Signals.terminated else 130, argv, prefix="")
+
+
+def _fail(message: str, code: int, argv: list[str] | None, *, prefix: str = "error: ") -> None:
+    """The one line on stderr; with --json also the last event line, so a machine reading
+    the events learns why there are no more."""
+    print(f"{prefix}{message}", file=sys.stderr)
+    if "--json" in (sys.argv[1:] if argv is None else argv):
+        print(json.dumps({"event": "error", "message": message, "exitCode": code}), flush=True)
+    sys.exit(code)
 
 
 def _main(argv: list[str] | None) -> None:
@@ -128,19 +136,13 @@ def _main(argv: list[str] | None) -> None:
         # Outside standalone mode click returns a `typer.Exit(code)` instead of raising it.
         code = app(args=argv, prog_name="stackwright", standalone_mode=False)
         if code == 130:  # typer turns Ctrl-C (KeyboardInterrupt) into this code, silently
-            _interrupted()
+            _interrupted(argv)
         if isinstance(code, int) and code != 0:
             sys.exit(code)
     except StackwrightError as exc:
-        message = redact(str(exc))
-        print(f"error: {message}", file=sys.stderr)
-        if "--json" in (sys.argv[1:] if argv is None else argv):
-            # A machine reading the event lines learns why there are no more.
-            event = {"event": "error", "message": message, "exitCode": exc.exit_code}
-            print(json.dumps(event), flush=True)
-        sys.exit(exc.exit_code)
+        _fail(redact(str(exc)), exc.exit_code, argv)
     except KeyboardInterrupt:
-        _interrupted()
+        _interrupted(argv)
     except typer.Exit as exc:
         sys.exit(exc.exit_code)
     except typer.Abort:

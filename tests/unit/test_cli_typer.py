@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import sys
@@ -91,6 +92,12 @@ def test_ctrl_c_says_interrupted_and_exits_130(
         main(["up", "--yes"])
     assert caught.value.code == 130
     assert capsys.readouterr().err.startswith("interrupted: the next operation picks up")
+    # With --json the last event line says so too, as for any error that ends the command.
+    with pytest.raises(SystemExit):
+        main(["up", "--yes", "--json"])
+    last = json.loads(capsys.readouterr().out.splitlines()[-1])
+    assert last["event"] == "error" and last["exitCode"] == 130
+    assert last["message"].startswith("interrupted: the next operation picks up")
 
 
 def test_no_help_text_loses_words_to_rich_markup() -> None:
