@@ -25,6 +25,7 @@ from stackwright.engine.execute import (
     Run,
     applyset_of,
     check_clusters,
+    describe,
     is_kubernetes,
     mark_of,
     recorded_closure,
@@ -35,6 +36,7 @@ from stackwright.engine.wiring import (
     APPLYSET_ID_LABEL,
     APPLYSET_PARENT_PREFIX,
     APPLYSET_TOOLING,
+    check_marks,
 )
 from stackwright.errors import UsageError
 from stackwright.kubernetes.provider import PROVIDER_TYPE
@@ -87,6 +89,29 @@ def _expanded(options: Options, program: Program | None, snapshot: Snapshot) -> 
         excludes=expand("--exclude", options.excludes, known),
         replace=expand("--replace", options.replace, declared),
     )
+
+
+def _check_marks(program: Program | None) -> None:
+    """Refuse, before anything runs (one line naming the resource and its line, exit 2), an
+    object whose Stackwright annotations cannot be read (`timeout-seconds: "abc"`): found
+    at its apply, it failed that step alone (exit 1) while the rest of the run went on.
+    Values only known once applied (Outputs) are checked then."""
+    for resource in program.resources if program is not None else ():
+        meta = resource.props.get("metadata") if resource.custom else None
+        annotations = meta.get("annotations") if isinstance(meta, dict) else None
+        if not isinstance(annotations, dict) or not any(
+            isinstance(key, str) and key.startswith(MARK_PREFIX) for key in annotations
+        ):
+            continue
+        known = {k: v for k, v in annotations.items() if isinstance(v, str | int | float)}
+        try:
+            check_marks({"metadata": {"annotations": known}})
+        except ValueError as exc:
+            raise UsageError(f"{resource.declared_at}: {describe(resource.urn)}: {exc}") from None
+
+
+#: What Stackwright's own annotations start with (`stackwright.io/timeout-seconds`, …).
+MARK_PREFIX = "stackwright.io/"
 
 
 def _check_targets(options: Options, program: Program | None, snapshot: Snapshot) -> None:
@@ -161,6 +186,7 @@ def run(
     snapshot = _snapshot(backend, project, stack)
     options = _expanded(options, program, snapshot)
     _check_targets(options, program, snapshot)
+    _check_marks(program)
     for note in program.notes if program is not None else ():
         listener(Diagnostic("", note, "warning"))
     if policy is not None and program is not None:

@@ -24,6 +24,7 @@ from stackwright.providers.kubernetes.applyset import (
     remove_parent,
 )
 from stackwright.providers.kubernetes.errors import UnknownKind
+from stackwright.providers.kubernetes.readiness import check_annotations
 
 #: What marks an ApplySet parent (KEP-3659) and how Stackwright names its own, for the rest
 #: of the engine, which reaches the provider only through this module.
@@ -306,6 +307,12 @@ def default_namespace(settings: Mapping[str, Any]) -> str | None:
         ).namespace
     except ConfigError:
         return None
+
+
+def check_marks(obj: Mapping[str, Any]) -> None:
+    """Raise ValueError when one of Stackwright's annotations on `obj` (`timeout-seconds`,
+    `wait-for`) is malformed, so a run refuses it before any change, not at its apply."""
+    check_annotations(obj)
 
 
 def kubernetes_providers(

@@ -761,6 +761,39 @@ def test_targets_limit_the_run_to_the_targets_and_what_they_depend_on(stack: Sta
         stack.up(declare("b"), targets=frozenset({urn(CM, "nothing")}))
 
 
+def test_a_malformed_stackwright_annotation_is_refused_before_any_change(stack: Stack) -> None:
+    """`stackwright.io/timeout-seconds: "abc"` or a `wait-for` it cannot read is bad input:
+    one line naming the resource and its program line, nothing applied (found at the
+    object's apply, it failed that step while the rest of the run went on). A value only
+    known once applied is checked then."""
+
+    def declare(value: Any) -> Declare:
+        def program(p: Program) -> None:
+            k8s.core.v1.ConfigMap("fine", metadata={"name": "fine"})
+            k8s.core.v1.ConfigMap(
+                "slow",
+                metadata={"name": "slow", "annotations": {"stackwright.io/timeout-seconds": value}},
+            )
+
+        return program
+
+    for bad, why in (("abc", "must be a number of seconds, got 'abc'"), ("0", "greater than 0")):
+        for run in (stack.preview, stack.up):
+            with pytest.raises(
+                UsageError, match=rf"test_engine_lifecycle\.py:\d+: .*ConfigMap slow: .*{why}"
+            ):
+                run(declare(bad))
+    with pytest.raises(UsageError, match=r"ConfigMap slow: annotation stackwright\.io/wait-for"):
+        stack.up(
+            lambda p: k8s.core.v1.ConfigMap(
+                "slow", metadata={"annotations": {"stackwright.io/wait-for": "soon"}}
+            )
+        )
+    assert stack.fake.calls == [] and not stack.state().resources
+    assert stack.up(declare("30")).ok
+    assert stack.up(declare(Output.from_input("30"))).ok
+
+
 def test_parallel_bounds_the_writes_in_flight(stack: Stack) -> None:
     def many(p: Program) -> None:
         for i in range(6):
