@@ -33,15 +33,10 @@ from stackwright.automation.secrets import StateEncrypter, Where, unwrap
 from stackwright.automation.workspace import Project, StackConfig, find_project, selected_stack
 from stackwright.engine import operations
 from stackwright.engine.events import Diagnostic, Listener, Summary
-from stackwright.engine.execute import (
-    DEFAULT_PARALLEL,
-    Options,
-    object_ref,
-    refused,
-    with_outputs,
-)
+from stackwright.engine.execute import DEFAULT_PARALLEL, Options
 from stackwright.engine.policy_gate import PolicyGate
 from stackwright.engine.program import run_program
+from stackwright.engine.records import object_ref, refused, with_outputs
 from stackwright.engine.wiring import cluster_context, default_namespace, kubernetes_providers
 from stackwright.errors import StackwrightError, UsageError
 from stackwright.kubernetes.base import TypeToken, builtin_module, parse_type_token

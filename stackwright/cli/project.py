@@ -40,7 +40,7 @@ from stackwright.state import Backend, HistoryEntry, open_backend
 if TYPE_CHECKING:
     from datetime import datetime
 
-    from stackwright.engine.execute import Edge
+    from stackwright.engine.records import Edge
 
 Stack = Annotated[
     str | None, typer.Option("--stack", "-s", help="The stack to use (default: the selected one).")
@@ -870,7 +870,7 @@ def stack_graph(
 ) -> None:
     """The stack's resources and the order `up` and `destroy` follow, as a Graphviz DOT
     graph (`dot -Tsvg`): an arrow points from a resource to one it needs first."""
-    from stackwright.engine.execute import recorded_edges
+    from stackwright.engine.records import recorded_edges
 
     ws = _workspace(stack)
     resources = ws.backend.load(ws.project.name, ws.stack).resources

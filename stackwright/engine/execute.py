@@ -11,6 +11,10 @@ dependents; independent work finishes; the summary says what was not done.
 A preview walks the same graph with no journal: it asks the API server for a
 dry-run apply of each resource whose inputs changed, and makes no write call.
 
+Beside it: `records` (what a recorded resource names, read without I/O), `commits` (the
+journal's group commit) and `clusters` (the pre-run check that providers still reach the
+clusters their objects are in).
+
 Must never: send a write the journal has not recorded first, or let one
 resource's failure escape as anything but a failed step.
 """
@@ -18,17 +22,17 @@ resource's failure escape as anything but a failed step.
 from __future__ import annotations
 
 import asyncio
-import base64
-import hashlib
 import time
 from collections import Counter
-from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 import orjson
 
 from stackwright.engine import drift as drift_rules
+from stackwright.engine.clusters import CLUSTER_OUTPUT, CLUSTER_SETTINGS, unreachable
+from stackwright.engine.commits import GroupCommit
 from stackwright.engine.deleted_with import Milestone, carriers, holds, waits
 from stackwright.engine.events import (
     Diagnostic,
@@ -59,11 +63,36 @@ from stackwright.engine.plan import (
     with_ignored,
 )
 from stackwright.engine.ports import Journal, Provider, ProviderFactory
+from stackwright.engine.records import (
+    MIN_SECRET_PART,
+    applyset_of,
+    auto_name,
+    declared_dependencies,
+    describe,
+    group_kind,
+    is_kubernetes,
+    is_release,
+    live_outputs,
+    made_again,
+    mark_of,
+    metadata_of,
+    object_key,
+    object_ref,
+    protected,
+    provider_urn,
+    recorded_closure,
+    recorded_graph,
+    refused,
+    release_spec,
+    replaced_since,
+    secret_texts,
+    unknown_paths,
+    with_outputs,
+)
 from stackwright.errors import UsageError, redact
-from stackwright.kubernetes.provider import PROVIDER_TYPE, RELEASE_TYPE
+from stackwright.kubernetes.provider import PROVIDER_TYPE
 from stackwright.model import (
     STACK_ANNOTATION,
-    URN_ANNOTATION,
     Op,
     PendingOperation,
     ResourceState,
@@ -72,7 +101,6 @@ from stackwright.model import (
     always_secret,
     outermost,
     transform_at,
-    urn_name,
 )
 from stackwright.sdk.context import Program
 from stackwright.sdk.output import (
@@ -81,8 +109,6 @@ from stackwright.sdk.output import (
     Output,
     Partial,
     Secret,
-    dependencies_of,
-    join_path,
     resolve,
     unwrap_secrets,
 )
@@ -96,25 +122,6 @@ _DONE, _FAILED, _SKIPPED = "done", "failed", "skipped"
 _DELETES = (Op.DELETE, Op.DELETE_REPLACED)
 #: Steps that, settled as having made nothing, leave no record to remove.
 _MADE = (Op.CREATE, Op.CREATE_REPLACEMENT, Op.IMPORT)
-#: A provider's settings that, changed, may name another cluster: its objects are replaced
-#: unless both settings reach the same API server (`Provider.cluster`). Not the kubeconfig:
-#: new contents are as often new credentials for the same cluster.
-CLUSTER_SETTINGS = ("context",)
-#: The output of a provider resource that records the API server it reached: its objects
-#: are there. Settings reaching another one replace them (the recorded settings still
-#: reach the former) or are refused (they do not: a kubeconfig file now says otherwise).
-CLUSTER_OUTPUT = "cluster"
-#: How many of the objects the state records for the stack's default provider are read
-#: to tell that it still reaches their cluster (any one found, the same uid, is enough).
-_PROBED = 3
-
-
-def protected(urn: str) -> str:
-    """Why a protected resource's delete fails, and the two ways out (Pulumi's words)."""
-    return (
-        f"resource {urn} cannot be deleted because it is protected: remove `protect=True` "
-        f"from its options and run `stackwright up` first, or run `stackwright state unprotect {urn}`"
-    )
 
 
 @dataclass(frozen=True)
@@ -152,259 +159,6 @@ class Outcome:
 # --- small pure helpers ---------------------------------------------------------------
 
 
-def is_kubernetes(state_or_type: ResourceState | str) -> bool:
-    """An object the provider applies (a `helm.Release` is not: Helm owns it)."""
-    type_ = state_or_type if isinstance(state_or_type, str) else state_or_type.type
-    return type_.startswith("kubernetes:") and type_ != RELEASE_TYPE
-
-
-def is_release(state_or_type: ResourceState | str) -> bool:
-    """A Helm release (`helm.Release`): installed, upgraded and uninstalled through Helm."""
-    type_ = state_or_type if isinstance(state_or_type, str) else state_or_type.type
-    return type_ == RELEASE_TYPE
-
-
-def release_spec(state: ResourceState) -> dict[str, Any]:
-    """A release's inputs with the namespace its id records (`<namespace>/<release name>`)."""
-    namespace, _, name = state.id.rpartition("/")
-    return {**state.inputs, "namespace": namespace, "name": name}
-
-
-def object_ref(state: ResourceState) -> tuple[str, str, str | None, str]:
-    """(apiVersion, kind, namespace or None, name) of the object a state records."""
-    inputs = state.inputs
-    namespace, _, name = state.id.rpartition("/")
-    return str(inputs.get("apiVersion", "")), str(inputs.get("kind", "")), namespace or None, name
-
-
-def applyset_of(state: ResourceState) -> tuple[str, str] | None:
-    """(provider URN, namespace) of the ApplySet a state's object is a member of; None for
-    a cluster-scoped object, a Helm release (Helm owns it), an object only read or a
-    resource with no object."""
-    if not (state.custom and is_kubernetes(state)) or state.external:
-        return None
-    namespace = object_ref(state)[2]
-    return (state.provider, namespace) if namespace else None
-
-
-def object_key(state: ResourceState) -> tuple[str, str, str]:
-    """(provider URN, kind.group, namespace/name): which cluster object a state records."""
-    api_version = str(state.inputs.get("apiVersion", ""))
-    return state.provider, _group_kind(api_version, str(state.inputs.get("kind", ""))), state.id
-
-
-def _meta(obj: Mapping[str, Any]) -> dict[str, Any]:
-    meta = obj.get("metadata")
-    return dict(meta) if isinstance(meta, Mapping) else {}
-
-
-def auto_name(logical: str, urn: str, previous: str = "") -> str:
-    """`<logical name>-<8 hex digits>`, made a valid DNS-1123 name.
-
-    The suffix is derived from the URN (which holds the stack) and the name it
-    replaces, so a preview shows the name `up` will use, a run that crashed
-    mid-create finds its object under the same name, and a replacement gets a
-    new one.
-    """
-    base = (
-        "".join(c if c.isalnum() or c in "-." else "-" for c in logical.lower()).strip("-.")
-        or "resource"
-    )
-    suffix = hashlib.sha256(f"{urn}\0{previous}".encode()).hexdigest()[:8]
-    return f"{base[:244]}-{suffix}"
-
-
-def _unknown_paths(value: Any, path: str = "") -> list[str]:
-    if value is UNKNOWN:
-        return [path or "(the whole value)"]
-    if type(value) in PLAIN_LEAVES:
-        return []
-    if isinstance(value, Secret):
-        return _unknown_paths(value.value, path)
-    if isinstance(value, Mapping):
-        return [
-            p
-            for k, v in value.items()
-            for p in _unknown_paths(v, f"{path}.{k}" if path else str(k))
-        ]
-    if isinstance(value, list):
-        return [p for i, v in enumerate(value) for p in _unknown_paths(v, f"{path}[{i}]")]
-    return []
-
-
-#: The shortest secret value searched for inside longer texts of a live object.
-_MIN_SECRET_PART = 4
-
-
-def with_outputs(
-    state: ResourceState, live: dict[str, Any], others: frozenset[str] = frozenset()
-) -> ResourceState:
-    """`state` with `live` as its outputs. A secret value found at another place of the live
-    object — a list the cluster or a webhook reordered, a field a controller copied it to —
-    makes that place a secret path too: secret paths are positions, values are what must
-    never be stored or shown in plain text. `others`: more secret values to look for (a
-    refresh looks for every resource's, as anyone may have copied one into any object)."""
-    state = replace(state, outputs=_live_outputs(state, live))
-    values = secret_texts(state) | others
-    if not values:
-        return state
-    paths = state.secret_paths
-    # Inside a longer text too (kubectl's last-applied annotation, a status message quoting
-    # an image name made from a secret), as itself or base64-encoded; short values only
-    # whole, or every text holding "a" would be secret.
-    parts = {v for v in values if len(v) >= _MIN_SECRET_PART}
-    parts |= {base64.b64encode(v.encode()).decode() for v in parts} | _decoded(parts)
-
-    def elsewhere(path: str) -> bool:  # what need not be searched: already secret, or names
-        return path == "metadata.managedFields" or within(path, paths)
-
-    leaves = list(_string_leaves(live, prune=elsewhere))
-    # One pass over all the texts first: most objects hold none of the values.
-    every = "\0".join(text for _, text in leaves)
-    present = [part for part in parts if part in every]
-    whole = {v for v in values if v in every}
-    if not present and not whole:
-        return state
-    found = [p for p, text in leaves if text in whole or any(part in text for part in present)]
-    if not found:
-        return state
-    return replace(state, secret_paths=(*state.secret_paths, *found))
-
-
-def mark_of(obj: Mapping[str, Any]) -> str:
-    """The URN an object is marked with, "" if none."""
-    return str((_meta(obj).get("annotations") or {}).get(URN_ANNOTATION, ""))
-
-
-def _live_outputs(state: ResourceState, live: dict[str, Any]) -> dict[str, Any]:
-    """What a resource's outputs hold of its live object: the object, and for a Secret the
-    `stringData` the program gave (write-only: the server keeps only `data`), so an
-    Output reading it gets the value (secret), as Pulumi's does."""
-    given = state.inputs.get("stringData")
-    if given is None or "stringData" in live or not _is_secret_kind(state.inputs):
-        return live
-    return {**live, "stringData": given}
-
-
-def _is_secret_kind(obj: Mapping[str, Any]) -> bool:
-    return obj.get("kind") == "Secret" and obj.get("apiVersion") == "v1"
-
-
-def secret_texts(state: ResourceState) -> frozenset[str]:
-    """The texts at a state's secret paths of its inputs (what it must never show); of its
-    outputs for an object only read, whose inputs name it and hold nothing else."""
-    paths = state.secret_paths
-    if not paths:
-        return frozenset()
-    given = state.outputs if state.external else state.inputs
-    return frozenset(text for path, text in _string_leaves(given) if within(path, paths))
-
-
-def _decoded(values: set[str]) -> set[str]:
-    """The texts the base64 values among `values` encode (a Secret's data, which kubectl's
-    last-applied annotation may hold as plain stringData)."""
-    found = set()
-    for value in values:
-        try:
-            text = base64.b64decode(value, validate=True).decode()
-        except (ValueError, UnicodeDecodeError):
-            continue
-        if len(text) >= _MIN_SECRET_PART:
-            found.add(text)
-    return found
-
-
-def _string_leaves(
-    value: Any, path: str = "", prune: Callable[[str], bool] | None = None
-) -> Iterator[tuple[str, str]]:
-    """(path, text) of every string leaf of a structure, but under the paths `prune` names."""
-    if isinstance(value, str):
-        yield path, value
-    elif isinstance(value, dict | list):
-        items = value.items() if isinstance(value, dict) else enumerate(value)
-        for key, item in items:
-            inner = join_path(path, key)
-            if prune is None or not prune(inner):
-                yield from _string_leaves(item, inner, prune)
-
-
-def recorded_graph(
-    states: Sequence[ResourceState],
-) -> tuple[Graph, list[str], dict[str, list[str]]]:
-    """The graph of recorded resources — their parents, providers and dependencies, and
-    Kubernetes' own rules over their inputs (a namespace before what is in it, ...) —,
-    each state's key in it, `URN#index` (a URN is recorded twice while a replaced
-    object awaits deletion), and the keys of each URN."""
-    keys = [f"{s.urn}#{i}" for i, s in enumerate(states)]
-    by_urn: dict[str, list[str]] = {}
-    for key, state in zip(keys, states, strict=True):
-        by_urn.setdefault(state.urn, []).append(key)
-    nodes = []
-    for key, state in zip(keys, states, strict=True):
-        refs = {*state.dependencies, state.parent, state.provider} - {""}
-        explicit = frozenset(k for ref in refs for k in by_urn.get(ref, ()) if k != key)
-        nodes.append(Node(key, state.inputs if state.custom else {}, explicit))
-    return Graph(nodes), keys, by_urn
-
-
-def recorded_closure(
-    urns: Iterable[str], states: Sequence[ResourceState], *, upward: bool
-) -> set[str]:
-    """`urns` and the recorded resources they need (`upward`: parents, providers,
-    dependencies, and what Kubernetes' rules put first, such as their namespace), or
-    that need them, directly or not."""
-    graph, _, by_urn = recorded_graph(states)
-    start = [key for urn in urns for key in by_urn.get(urn, ())]
-    found = graph.upstream(start) if upward else graph.downstream(start)
-    return {key.rpartition("#")[0] for key in found} | set(urns)
-
-
-@dataclass(frozen=True)
-class Edge:
-    """`dependent` is applied after `dependency` (and deleted before it), because of `why`:
-    "parent", "provider", "declared" (an Output it reads or `depends_on`), or the name of
-    the Kubernetes rule that orders them (`namespace-first`, ...)."""
-
-    dependent: str
-    dependency: str
-    why: str
-
-
-def recorded_edges(states: Sequence[ResourceState]) -> list[Edge]:
-    """Every ordering edge between recorded resources, as `up` and `destroy` follow them
-    (`stack graph`); one per pair of URNs, in the order the resources were recorded."""
-    graph, keys, _ = recorded_graph(states)
-    edges: dict[tuple[str, str], Edge] = {}
-    for key, state in zip(keys, states, strict=True):
-        for needed in sorted(graph.needs[key]):
-            dependency = needed.rpartition("#")[0]
-            if dependency == state.urn or (state.urn, dependency) in edges:
-                continue
-            why = graph.why(key, needed)
-            if why == "declared" and dependency == state.parent:
-                why = "parent"
-            elif why == "declared" and dependency == state.provider:
-                why = "provider"
-            edges[state.urn, dependency] = Edge(state.urn, dependency, why)
-    return list(edges.values())
-
-
-def refused(exc: BaseException) -> bool:
-    """Whether a write that raised was refused by the server (a 4xx answer), so nothing
-    changed and its journaled step can be dropped. After anything else — a timeout, a
-    reset connection, a 5xx after the retries, Ctrl-C — the write may have landed: the
-    step stays pending and the next run settles it by reading the cluster, as after a
-    crash, so an object made then is neither forgotten nor left marked as the stack's."""
-    status = getattr(exc, "status", None)
-    return isinstance(status, int) and 400 <= status < 500
-
-
-def describe(urn: str) -> str:
-    """A resource as messages name it: its type and logical name."""
-    parts = urn.split("::")
-    return f"{parts[-2].rsplit('$', 1)[-1]} {parts[-1]}" if len(parts) >= 4 else urn
-
-
 #: Why a resource is waited for again after its run stopped (a kill, Ctrl-C, a cancel).
 _INTERRUPTED = "the run applying it stopped before it was ready"
 
@@ -414,72 +168,6 @@ def _error_text(exc: BaseException) -> str:
         return _INTERRUPTED
     text = redact(str(exc).strip()) or type(exc).__name__
     return text.splitlines()[0] if "\n" in text else text
-
-
-# --- the run ------------------------------------------------------------------------------
-
-
-class _GroupCommit:
-    """A journal's begins and ends written in batches: one transaction per batch.
-
-    Begins queued in the same turn of the event loop share one `begin_many`, written
-    at the next turn: a step still awaits its own begin before its API call is sent,
-    so the write-ahead promise holds. Ends wait up to `END_WINDOW` for company (the
-    object is already applied; its end only records the outcome, and a crash before
-    it leaves a pending step the next run settles by reading the cluster), so the
-    answers of a burst of applies share one `end_many`. Measured on a 1,000-object
-    `up` (benchmarks/up.py): 2,020 transactions become about 120, SQLite's file
-    writes drop from 38 MB to under 10 MB, and the journal's time from ~150 ms to
-    ~55 ms.
-    """
-
-    #: How long an end may wait for others to share its transaction.
-    END_WINDOW = 0.002
-
-    def __init__(self, journal: Journal, *, batch: bool = True) -> None:
-        self._journal = journal
-        # Without `batch` (`--parallel 1`: one step at a time) every write is its own
-        # transaction, made at once: the order of events stays strictly sequential.
-        self._batch = batch
-        self._begins: list[tuple[tuple[int, Op, ResourceState], asyncio.Future[None]]] = []
-        self._ends: list[tuple[tuple[int, ResourceState | None], asyncio.Future[None]]] = []
-        self._soon = False  # a flush at the next turn of the loop is scheduled
-        self._timer: asyncio.TimerHandle | None = None  # a flush of waiting ends is
-
-    async def begin(self, step: int, op: Op, resource: ResourceState) -> None:
-        if not self._batch:
-            self._journal.begin(step, op, resource)
-            return
-        loop = asyncio.get_running_loop()
-        future = loop.create_future()
-        self._begins.append(((step, op, resource), future))
-        if not self._soon:
-            self._soon = True
-            loop.call_soon(self._flush)
-        await future
-
-    async def end(self, step: int, result: ResourceState | None) -> None:
-        if not self._batch:
-            self._journal.end(step, result)
-            return
-        loop = asyncio.get_running_loop()
-        future = loop.create_future()
-        self._ends.append(((step, result), future))
-        if not self._soon and self._timer is None:
-            self._timer = loop.call_later(self.END_WINDOW, self._flush)
-        await future
-
-    def _flush(self) -> None:
-        self._soon = False
-        if self._timer is not None:
-            self._timer.cancel()
-            self._timer = None
-        begins, self._begins = self._begins, []
-        ends, self._ends = self._ends, []
-        if begins:
-            _settle(begins, lambda: self._journal.begin_many([item for item, _ in begins]))
-        if ends:
-            _settle(ends, lambda: self._journal.end_many([item for item, _ in ends]))
 
 
 def _deletes_object(state: ResourceState, op: Op, *, keep_object: bool) -> bool:
@@ -494,141 +182,7 @@ def _deletes_object(state: ResourceState, op: Op, *, keep_object: bool) -> bool:
     )
 
 
-def _settle(batch: list[tuple[Any, asyncio.Future[None]]], write: Callable[[], None]) -> None:
-    """Run `write`, then wake every step of the batch with its outcome."""
-    try:
-        write()
-    except Exception as exc:  # each step of the batch fails with it, as it would alone
-        for _, future in batch:
-            if not future.done():
-                future.set_exception(exc)
-    else:
-        for _, future in batch:
-            if not future.done():
-                future.set_result(None)
-
-
-def check_clusters(
-    factory: ProviderFactory, program: Program | None, snapshot: Snapshot, options: Options
-) -> None:
-    """Refuse, before anything runs (one line, exit 2), a run whose providers' settings are
-    unusable (a kubeconfig that is not there, a context it lacks) or no longer reach the
-    cluster the state's objects are in, with no way left to the former one: the objects
-    would be written anew elsewhere, or deleted by name there, and the state would lose
-    track of the ones it records. A refresh is the way out (it reads what the cluster now
-    holds), so a refresh is checked for usable settings only. Each declared provider whose
-    settings are known before the run is made here: bad settings are bad input, not
-    failed steps."""
-    moved = not (options.kind == "refresh" or options.refresh)
-    asyncio.run(_check_clusters(factory, program, snapshot, moved=moved))
-
-
-async def _check_clusters(
-    factory: ProviderFactory, program: Program | None, snapshot: Snapshot, *, moved: bool
-) -> None:
-    resources = snapshot.resources
-    declared = program.resources if program is not None else ()
-    recorded = {s.urn: s for s in resources if s.type == PROVIDER_TYPE}
-    used = {s.provider for s in resources if s.custom and (is_kubernetes(s) or is_release(s))}
-    settings: dict[str, Mapping[str, Any]] = {
-        urn: state.inputs for urn, state in recorded.items() if urn in used
-    }
-    for resource in declared:
-        if resource.resource_type == PROVIDER_TYPE:
-            inputs, _ = unwrap_secrets(resolve(resource.props, lambda _: UNKNOWN))
-            if _unknown_paths(inputs) or _declared_dependencies(resource):
-                # Known, or usable (a kubeconfig file another resource writes), only during
-                # the run: checked when it is made (`_provider_step`).
-                settings.pop(resource.urn, None)
-            else:
-                settings[resource.urn] = inputs
-    for urn, chosen in settings.items():
-        made = factory(chosen)
-        try:
-            old = recorded.get(urn)
-            former = old.outputs.get(CLUSTER_OUTPUT) if old is not None else None
-            if not moved or urn not in used or former in (None, made.cluster):
-                continue
-            assert old is not None
-            through = factory(old.inputs)  # the settings its objects are deleted through
-            await through.close()
-            if through.cluster != former:
-                raise UsageError(_unreachable(old, former, made))
-        finally:
-            await made.close()
-    if "" in used or any(
-        r.custom and is_kubernetes(r.resource_type) and not provider_urn(r) for r in declared
-    ):
-        default = factory(None)  # raises the stack's settings' error; opens no connection
-        if moved and "" in used:
-            pending = {item.resource.urn for item in snapshot.pending}
-            await _check_default_cluster(default, resources, pending)
-        else:
-            await default.close()
-
-
-async def _check_default_cluster(
-    provider: Provider, resources: Sequence[ResourceState], pending: set[str]
-) -> None:
-    """The stack's default provider (ambient kubeconfig, `kubernetes:kubeconfig` /
-    `kubernetes:context`) records no settings of its own: whether it still reaches the
-    cluster its objects were applied to is told by reading a few of them (one read when it
-    does), their uid compared with the one recorded. Not those a crash left under way (the
-    run settles them first) nor objects only read (someone else's to delete)."""
-    probed = [
-        state
-        for state in resources
-        if state.custom
-        and is_kubernetes(state)
-        and not state.provider
-        and not state.delete_pending
-        and not state.external
-        and state.urn not in pending
-        and state.deleted_with not in pending  # its carrier's delete may have taken it
-        and _meta(state.outputs).get("uid")
-    ][:_PROBED]
-
-    async def found(state: ResourceState) -> bool:
-        try:
-            live = await provider.read(*object_ref(state))
-        except UsageError:
-            raise  # its settings are unusable: bad input, said now
-        except Exception:
-            return True  # not reachable now: the run says so itself
-        return live is not None and not _made_again(state, live)
-
-    try:
-        for state in probed:  # the first found ends it: one read in the usual case
-            if await found(state):
-                return
-    finally:
-        await provider.close()
-    if probed:
-        example = ", ".join(describe(s.urn) for s in probed)
-        raise UsageError(
-            f"the cluster the stack's default provider reaches ({provider.cluster}) holds none "
-            f"of the objects the state records for it ({example}): if its kubeconfig's current "
-            "context, or the stack's kubernetes:cluster / kubernetes:kubeconfig / "
-            "kubernetes:context, changed since they were applied, switch back to the cluster "
-            "they are in; to go on without them (deleted, left in the other cluster, or gone "
-            "with a local cluster deleted and started again), run `stackwright refresh` to "
-            "forget them"
-        )
-
-
-def _unreachable(old: ResourceState, former: str, made: Provider) -> str:
-    """Why a provider whose objects are in `former` cannot move them: its recorded settings
-    reach another server now too (a kubeconfig file rewritten), and how to go on."""
-    kubeconfig = old.inputs.get("kubeconfig")
-    path = isinstance(kubeconfig, str) and kubeconfig and "\n" not in kubeconfig
-    back = f"in {kubeconfig}" if path else "in its settings"
-    return (
-        f"provider {urn_name(old.urn)} applied its objects to the cluster at {former}, but its settings "
-        f"now reach {made.cluster}, and what the state records for it does too, so "
-        f"the objects cannot be moved: put the former kubeconfig back {back} (to move them, "
-        "then give the provider the new one under another path or inline: they are replaced "
-        "there), or run `stackwright refresh` to forget what the new cluster lacks"
-    )
+# --- the run ------------------------------------------------------------------------------
 
 
 class Run:
@@ -674,7 +228,7 @@ class Run:
         #: Each resource's step once started, and when: a failure ends that same step.
         self._begun: dict[str, tuple[Step, float]] = {}
         self._commits = (
-            _GroupCommit(journal, batch=options.parallel > 1) if journal is not None else None
+            GroupCommit(journal, batch=options.parallel > 1) if journal is not None else None
         )
         # What a preview would create that the server cannot dry-run against yet.
         self._previewed_namespaces: set[str] = set()
@@ -832,9 +386,9 @@ class Run:
         state = item.resource
         api_version, kind, namespace, name = object_ref(state)
         live = await self.provider_for(state.provider).read(api_version, kind, namespace, name)
-        if live is not None and _replaced_since(item, self.old.get(state.urn), live):
+        if live is not None and replaced_since(item, self.old.get(state.urn), live):
             live = None  # the recorded object is gone; the one there is not the stack's
-        if item.op in _DELETES and live is not None and _meta(live).get("deletionTimestamp"):
+        if item.op in _DELETES and live is not None and metadata_of(live).get("deletionTimestamp"):
             # Being deleted (a Namespace Terminating, an object held by finalizers):
             # gone soon, so wait for it as its delete step would; kept, its record
             # (and its riders') would claim an object the cluster is removing.
@@ -892,11 +446,11 @@ class Run:
     # --- the program's resources ---------------------------------------------------------
 
     def _declared(self, resource: Resource) -> frozenset[str]:
-        """`_declared_dependencies`, worked out once per resource (the graph and the
+        """`declared_dependencies`, worked out once per resource (the graph and the
         recorded state both need it)."""
         found = self._declared_of.get(resource.urn)
         if found is None:
-            found = self._declared_of[resource.urn] = frozenset(_declared_dependencies(resource))
+            found = self._declared_of[resource.urn] = frozenset(declared_dependencies(resource))
         return found
 
     def _explicit(self, resource: Resource) -> set[str]:
@@ -944,7 +498,7 @@ class Run:
             if resource.custom and is_kubernetes(resource.resource_type) and not resource.is_read:
                 props = resource.props
                 self._group_kinds.setdefault((provider_urn(resource), ""), set()).add(
-                    _group_kind(str(props.get("apiVersion", "")), str(props.get("kind", "")))
+                    group_kind(str(props.get("apiVersion", "")), str(props.get("kind", "")))
                 )
         by_urn = self.program.by_urn
         self.finished = {urn: asyncio.Event() for urn in graph.order}
@@ -978,7 +532,7 @@ class Run:
                 )
                 continue
             outputs, secret_paths = unwrap_secrets(resolved)
-            if _unknown_paths(outputs):
+            if unknown_paths(outputs):
                 continue
             paths = (*self._secret_paths.get(resource.urn, ()), *secret_paths)
             recorded = replace(record, outputs=outputs, secret_paths=tuple(dict.fromkeys(paths)))
@@ -1085,7 +639,7 @@ class Run:
             *always_secret(inputs),
             *resource.opts.additional_secret_outputs,
         ]
-        unknown = _unknown_paths(inputs)
+        unknown = unknown_paths(inputs)
         if unknown and not self.options.dry_run:
             raise UsageError(
                 f"input {unknown[0]} is not known even after its dependencies were applied: "
@@ -1093,11 +647,11 @@ class Run:
             )
         auto = False
         if resource.custom and is_kubernetes(resource.resource_type):
-            meta = _meta(inputs)
+            meta = metadata_of(inputs)
             if not meta.get("name"):
                 auto = True
-                if old is not None and _meta(old.inputs).get("name"):
-                    meta["name"] = _meta(old.inputs)["name"]
+                if old is not None and metadata_of(old.inputs).get("name"):
+                    meta["name"] = metadata_of(old.inputs)["name"]
                 elif resource.opts.import_:
                     meta["name"] = resource.opts.import_.rpartition("/")[2]
                 else:
@@ -1177,9 +731,11 @@ class Run:
             renamed = {
                 **step.new.inputs,
                 "metadata": {
-                    **_meta(step.new.inputs),
+                    **metadata_of(step.new.inputs),
                     "name": auto_name(
-                        resource.resource_name, resource.urn, _meta(step.new.inputs).get("name", "")
+                        resource.resource_name,
+                        resource.urn,
+                        metadata_of(step.new.inputs).get("name", ""),
                     ),
                 },
             }
@@ -1187,7 +743,7 @@ class Run:
             if kube:
                 new = replace(new, id=await self._object_id(new))
             # The new name is part of what changes (and known already: a preview shows it).
-            was, now = _meta(step.new.inputs).get("name", ""), renamed["metadata"]["name"]
+            was, now = metadata_of(step.new.inputs).get("name", ""), renamed["metadata"]["name"]
             named = FieldChange("metadata.name", was, now, ("metadata", "name"))
             changes = (named, *(c for c in step.changes if c.path != "metadata.name"))
             step = replace(step, new=new, changes=changes, delete_before_replace=False)
@@ -1252,7 +808,7 @@ class Run:
                 )
             )
         if resource.resource_type == PROVIDER_TYPE:
-            if self.options.dry_run and _unknown_paths(desired.inputs):
+            if self.options.dry_run and unknown_paths(desired.inputs):
                 self._unknown_providers.add(urn)
             else:
                 step = await self._provider_step(step, old)
@@ -1350,7 +906,7 @@ class Run:
                 self._former_providers[urn] = former
             else:  # settings known only now (an Output) that `check_clusters` could not read
                 await former.close()
-                raise UsageError(_unreachable(old, recorded, made))
+                raise UsageError(unreachable(old, recorded, made))
         outputs = {CLUSTER_OUTPUT: made.cluster}
         if step.op is Op.SAME and old.outputs != outputs and not self.options.dry_run:
             # The same settings, the server they reach not recorded yet (an older state).
@@ -1370,14 +926,14 @@ class Run:
         """Whether the recorded live object names another URN or stack than this one, or
         none: its marks were removed by hand (a refresh recorded it so), and it would pass
         for no stack's object, free for another to adopt."""
-        if not _meta(old.outputs):
+        if not metadata_of(old.outputs):
             return False  # no live object recorded
         urn = mark_of(old.outputs)
-        stack = (_meta(old.outputs).get("annotations") or {}).get(STACK_ANNOTATION)
+        stack = (metadata_of(old.outputs).get("annotations") or {}).get(STACK_ANNOTATION)
         return urn != old.urn or stack != self.stack
 
     async def _object_id(self, state: ResourceState) -> str:
-        meta = _meta(state.inputs)
+        meta = metadata_of(state.inputs)
         name = str(meta.get("name", ""))
         if state.provider in self._unknown_providers:
             return f"{meta['namespace']}/{name}" if meta.get("namespace") else name
@@ -1485,9 +1041,9 @@ class Run:
         known: dict[str, Any] = {
             k: new.inputs[k] for k in ("apiVersion", "kind") if k in new.inputs
         }
-        known["metadata"] = Partial(_meta(new.inputs))
+        known["metadata"] = Partial(metadata_of(new.inputs))
         self.live[step.urn] = Partial(known)
-        if _unknown_paths(new.inputs) or new.provider in self._unknown_providers:
+        if unknown_paths(new.inputs) or new.provider in self._unknown_providers:
             return
         if is_release(new) and new.custom:
             if new.id.rpartition("/")[0] in self._previewed_namespaces:
@@ -1499,7 +1055,7 @@ class Run:
             return
         kind = new.inputs.get("kind")
         if kind == "Namespace" and step.op is not Op.UPDATE:
-            self._previewed_namespaces.add(str(_meta(new.inputs).get("name")))
+            self._previewed_namespaces.add(str(metadata_of(new.inputs).get("name")))
         elif kind == "CustomResourceDefinition":
             spec = new.inputs.get("spec") or {}
             served = (str(spec.get("group", "")), str((spec.get("names") or {}).get("kind", "")))
@@ -1528,7 +1084,7 @@ class Run:
             # The server's dry run of an update is the object as the update leaves it (a
             # Service keeps its clusterIP): dependents read that, as Pulumi's preview does,
             # rather than finding it unknown. Its status is the controllers' to change yet.
-            known = _live_outputs(new, previewed)  # with a Secret's write-only stringData
+            known = live_outputs(new, previewed)  # with a Secret's write-only stringData
             self.live[step.urn] = Partial({k: v for k, v in known.items() if k != "status"})
 
     # --- up -----------------------------------------------------------------------------
@@ -1593,7 +1149,7 @@ class Run:
         if step.op is Op.CREATE:
             await self._check_free(provider, new)
         # The provider names the object in its status lines; the display names the resource.
-        prefix = f"{_meta(new.inputs).get('name')}: "
+        prefix = f"{metadata_of(new.inputs).get('name')}: "
         number = self._next_step()
         assert self._commits is not None
         await self._commits.begin(number, journal_op, new)
@@ -1718,7 +1274,7 @@ class Run:
                 found = await provider.list(api_version, kind, namespace)
         except Exception:
             return None
-        return {str(_meta(obj).get("name", "")): mark_of(obj) for obj in found}
+        return {str(metadata_of(obj).get("name", "")): mark_of(obj) for obj in found}
 
     async def _execute_release(self, step: Step) -> None:
         """Install or upgrade a Helm release through Helm, journaled like an object's apply."""
@@ -2032,7 +1588,7 @@ class Run:
                 self.outcome.failures.append(f"{describe(state.urn)}: {_error_text(exc)}")
                 self.emit(Diagnostic(state.urn, f"could not read it: {_error_text(exc)}", "error"))
                 return
-            if live is not None and _made_again(state, live):
+            if live is not None and made_again(state, live):
                 self.emit(
                     Diagnostic(
                         state.urn,
@@ -2083,7 +1639,7 @@ class Run:
             text
             for state in states
             for text in secret_texts(state)
-            if len(text) >= _MIN_SECRET_PART  # a short one only where it was put
+            if len(text) >= MIN_SECRET_PART  # a short one only where it was put
         )
         opts = self.options
         if opts.kind == "refresh":  # `refresh --target / --exclude` read only those, as Pulumi's
@@ -2204,36 +1760,9 @@ _HOOK_PLACES = {
 }
 
 
-def _made_again(state: ResourceState, live: Mapping[str, Any]) -> bool:
-    """Whether the object under a resource's name is another than the one recorded (another
-    uid) and not marked as this resource: the recorded one was deleted and someone made
-    one again by hand. One that carries the resource's mark (applied again from a copy,
-    restored from a backup) is still its object."""
-    recorded = _meta(state.outputs).get("uid")
-    found = _meta(live).get("uid")
-    return bool(recorded and found and recorded != found) and mark_of(live) != state.urn
-
-
-def _replaced_since(
-    item: PendingOperation, before: ResourceState | None, live: Mapping[str, Any]
-) -> bool:
-    """Whether the object of a step a crash left pending is another than the one recorded
-    (another uid under that name): a delete that landed, then someone else's create.
-
-    An update's step holds the desired state (no uid): the uid is the state's before it. A
-    create's object has no uid recorded yet: it is told by its URN's mark instead."""
-    if item.op in (Op.CREATE, Op.CREATE_REPLACEMENT):
-        return False
-    recorded = _meta(item.resource.outputs).get("uid") or (
-        _meta(before.outputs).get("uid") if before is not None else None
-    )
-    found = _meta(live).get("uid")
-    return bool(recorded and found and recorded != found)
-
-
 def _hook_note(obj: Mapping[str, Any]) -> str:
     """A line for the display when an object is a Helm hook: when it runs, and what is ignored."""
-    annotations = _meta(obj).get("annotations") or {}
+    annotations = metadata_of(obj).get("annotations") or {}
     hooks = [h.strip() for h in str(annotations.get("helm.sh/hook", "")).split(",") if h.strip()]
     places = sorted({_HOOK_PLACES[h] for h in hooks if h in _HOOK_PLACES})
     if not places:
@@ -2246,48 +1775,6 @@ def _hook_note(obj: Mapping[str, Any]) -> str:
 
 def _group_and_kind(obj: Mapping[str, Any]) -> tuple[str, str]:
     return str(obj.get("apiVersion", "")).rpartition("/")[0], str(obj.get("kind", ""))
-
-
-def _declared_dependencies(resource: Resource) -> set[str]:
-    """The URNs `resource` names through its inputs' Outputs and `depends_on`.
-
-    As in Pulumi, depending on a component is depending on everything under it: a
-    component is done at once, its children are what take time. The resource itself and
-    what it holds are left out, so a child naming its own component is no cycle.
-    """
-    deps = {r.urn for r in dependencies_of(resource.props)}
-    if not resource.opts.depends_on:
-        return deps
-    own = {id(r) for r in _subtree(resource)}
-    for named in resource.opts.depends_on:
-        deps.update(r.urn for r in _subtree(named) if id(r) not in own)
-    return deps
-
-
-def _subtree(resource: Resource) -> list[Resource]:
-    """`resource` and its children, theirs, and so on."""
-    found, pending = [], [resource]
-    while pending:
-        item = pending.pop()
-        found.append(item)
-        pending.extend(item.children)
-    return found
-
-
-def provider_urn(resource: Resource) -> str:
-    """The URN of the provider a resource uses: its own, else its nearest parent's; "" for
-    the stack's default provider."""
-    provider = resource.opts.provider
-    parent = resource.opts.parent
-    while provider is None and parent is not None:
-        provider = parent.opts.provider
-        parent = parent.opts.parent
-    return provider.urn if provider is not None else ""
-
-
-def _group_kind(api_version: str, kind: str) -> str:
-    group = api_version.rpartition("/")[0]
-    return f"{kind}.{group}" if group else kind
 
 
 def _static(value: Any) -> Any:

@@ -19,19 +19,18 @@ from datetime import UTC, datetime
 from typing import Any
 
 from stackwright.engine import policy_gate
+from stackwright.engine.clusters import check_clusters
 from stackwright.engine.events import Diagnostic, Listener, Summary
-from stackwright.engine.execute import (
-    Options,
-    Run,
+from stackwright.engine.execute import Options, Run
+from stackwright.engine.policy_gate import PolicyGate
+from stackwright.engine.ports import ProviderFactory
+from stackwright.engine.records import (
     applyset_of,
-    check_clusters,
     describe,
     is_kubernetes,
     mark_of,
     recorded_closure,
 )
-from stackwright.engine.policy_gate import PolicyGate
-from stackwright.engine.ports import ProviderFactory
 from stackwright.engine.wiring import (
     APPLYSET_ID_LABEL,
     APPLYSET_PARENT_PREFIX,

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from stackwright.engine.events import Listener, PolicyChecked
-from stackwright.engine.execute import is_kubernetes
+from stackwright.engine.records import is_kubernetes
 from stackwright.errors import PolicyViolation
 from stackwright.kubernetes.provider import PROVIDER_TYPE
 from stackwright.policy import (

@@ -323,7 +323,7 @@ def test_implicit_edges_stay_fast() -> None:
 
 
 def test_recorded_edges_name_why_and_count_a_replaced_object_once() -> None:
-    from stackwright.engine.execute import recorded_edges
+    from stackwright.engine.records import recorded_edges
     from stackwright.model import ResourceState
 
     def state(name: str, body: dict[str, Any], **fields: Any) -> ResourceState:

@@ -13,7 +13,7 @@ from engine_stack import stack as stack  # the fixture
 
 import stackwright.kubernetes as k8s
 from stackwright.engine.events import Diagnostic
-from stackwright.engine.execute import is_kubernetes, is_release
+from stackwright.engine.records import is_kubernetes, is_release
 from stackwright.engine.testing import Call
 from stackwright.errors import UsageError
 from stackwright.kubernetes.helm import RELEASE_TYPE

@@ -11,7 +11,7 @@ import pytest
 from stackwright.automation.secrets import _key_file
 from stackwright.automation.stack import python_code, yaml_code
 from stackwright.engine.events import SECRET_TEXT, mask_at, masked
-from stackwright.engine.execute import with_outputs
+from stackwright.engine.records import with_outputs
 from stackwright.errors import UsageError, forget_secrets, redact, remember_secret
 from stackwright.model import ResourceState, always_secret
 

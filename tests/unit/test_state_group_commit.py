@@ -2,7 +2,7 @@
 
 `Operation.begin_many` / `end_many` must leave exactly the state that the same
 `begin` / `end` calls one by one leave, all or nothing; the engine's batcher
-(`execute._GroupCommit`) must still record each begin before the step goes on.
+(`commits.GroupCommit`) must still record each begin before the step goes on.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from stackwright.engine.execute import _GroupCommit
+from stackwright.engine.commits import GroupCommit
 from stackwright.model import Op, ResourceState, make_urn
 from stackwright.state import SQLiteBackend
 
@@ -88,7 +88,7 @@ def test_the_batcher_records_each_begin_before_the_step_goes_on(backend: SQLiteB
 
     async def main() -> None:
         with backend.begin_operation(PROJECT, "dev", kind="up") as op:
-            commits = _GroupCommit(op)
+            commits = GroupCommit(op)
 
             async def step(number: int) -> None:
                 await commits.begin(number, Op.CREATE, res(f"r{number}"))
@@ -109,7 +109,7 @@ def test_the_batcher_records_each_begin_before_the_step_goes_on(backend: SQLiteB
 def test_a_failed_batch_fails_each_of_its_steps(backend: SQLiteBackend) -> None:
     async def main() -> list[BaseException | None]:
         with backend.begin_operation(PROJECT, "dev", kind="up") as op:
-            commits = _GroupCommit(op)
+            commits = GroupCommit(op)
             op.begin(5, Op.CREATE, res("taken"))
             results = await asyncio.gather(
                 commits.begin(4, Op.CREATE, res("x")),

@@ -1,0 +1,363 @@
+"""What the state records of a resource, read without I/O: which cluster object it is
+and in which ApplySet, the graph of recorded resources, how messages name it, and which
+places of its live object hold its secrets.
+
+Must never: call a provider or write anything (the engine's steps do that).
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from stackwright.engine.events import within
+from stackwright.engine.graph import Graph, Node
+from stackwright.kubernetes.provider import RELEASE_TYPE
+from stackwright.model import (
+    URN_ANNOTATION,
+    Op,
+    PendingOperation,
+    ResourceState,
+)
+from stackwright.sdk.output import (
+    PLAIN_LEAVES,
+    UNKNOWN,
+    Secret,
+    dependencies_of,
+    join_path,
+)
+from stackwright.sdk.resource import Resource
+
+
+def protected(urn: str) -> str:
+    """Why a protected resource's delete fails, and the two ways out (Pulumi's words)."""
+    return (
+        f"resource {urn} cannot be deleted because it is protected: remove `protect=True` "
+        f"from its options and run `stackwright up` first, or run `stackwright state unprotect {urn}`"
+    )
+
+
+def is_kubernetes(state_or_type: ResourceState | str) -> bool:
+    """An object the provider applies (a `helm.Release` is not: Helm owns it)."""
+    type_ = state_or_type if isinstance(state_or_type, str) else state_or_type.type
+    return type_.startswith("kubernetes:") and type_ != RELEASE_TYPE
+
+
+def is_release(state_or_type: ResourceState | str) -> bool:
+    """A Helm release (`helm.Release`): installed, upgraded and uninstalled through Helm."""
+    type_ = state_or_type if isinstance(state_or_type, str) else state_or_type.type
+    return type_ == RELEASE_TYPE
+
+
+def release_spec(state: ResourceState) -> dict[str, Any]:
+    """A release's inputs with the namespace its id records (`<namespace>/<release name>`)."""
+    namespace, _, name = state.id.rpartition("/")
+    return {**state.inputs, "namespace": namespace, "name": name}
+
+
+def object_ref(state: ResourceState) -> tuple[str, str, str | None, str]:
+    """(apiVersion, kind, namespace or None, name) of the object a state records."""
+    inputs = state.inputs
+    namespace, _, name = state.id.rpartition("/")
+    return str(inputs.get("apiVersion", "")), str(inputs.get("kind", "")), namespace or None, name
+
+
+def applyset_of(state: ResourceState) -> tuple[str, str] | None:
+    """(provider URN, namespace) of the ApplySet a state's object is a member of; None for
+    a cluster-scoped object, a Helm release (Helm owns it), an object only read or a
+    resource with no object."""
+    if not (state.custom and is_kubernetes(state)) or state.external:
+        return None
+    namespace = object_ref(state)[2]
+    return (state.provider, namespace) if namespace else None
+
+
+def object_key(state: ResourceState) -> tuple[str, str, str]:
+    """(provider URN, kind.group, namespace/name): which cluster object a state records."""
+    api_version = str(state.inputs.get("apiVersion", ""))
+    return state.provider, group_kind(api_version, str(state.inputs.get("kind", ""))), state.id
+
+
+def metadata_of(obj: Mapping[str, Any]) -> dict[str, Any]:
+    meta = obj.get("metadata")
+    return dict(meta) if isinstance(meta, Mapping) else {}
+
+
+def auto_name(logical: str, urn: str, previous: str = "") -> str:
+    """`<logical name>-<8 hex digits>`, made a valid DNS-1123 name.
+
+    The suffix is derived from the URN (which holds the stack) and the name it
+    replaces, so a preview shows the name `up` will use, a run that crashed
+    mid-create finds its object under the same name, and a replacement gets a
+    new one.
+    """
+    base = (
+        "".join(c if c.isalnum() or c in "-." else "-" for c in logical.lower()).strip("-.")
+        or "resource"
+    )
+    suffix = hashlib.sha256(f"{urn}\0{previous}".encode()).hexdigest()[:8]
+    return f"{base[:244]}-{suffix}"
+
+
+def unknown_paths(value: Any, path: str = "") -> list[str]:
+    if value is UNKNOWN:
+        return [path or "(the whole value)"]
+    if type(value) in PLAIN_LEAVES:
+        return []
+    if isinstance(value, Secret):
+        return unknown_paths(value.value, path)
+    if isinstance(value, Mapping):
+        return [
+            p for k, v in value.items() for p in unknown_paths(v, f"{path}.{k}" if path else str(k))
+        ]
+    if isinstance(value, list):
+        return [p for i, v in enumerate(value) for p in unknown_paths(v, f"{path}[{i}]")]
+    return []
+
+
+#: The shortest secret value searched for inside longer texts of a live object.
+MIN_SECRET_PART = 4
+
+
+def with_outputs(
+    state: ResourceState, live: dict[str, Any], others: frozenset[str] = frozenset()
+) -> ResourceState:
+    """`state` with `live` as its outputs. A secret value found at another place of the live
+    object — a list the cluster or a webhook reordered, a field a controller copied it to —
+    makes that place a secret path too: secret paths are positions, values are what must
+    never be stored or shown in plain text. `others`: more secret values to look for (a
+    refresh looks for every resource's, as anyone may have copied one into any object)."""
+    state = replace(state, outputs=live_outputs(state, live))
+    values = secret_texts(state) | others
+    if not values:
+        return state
+    paths = state.secret_paths
+    # Inside a longer text too (kubectl's last-applied annotation, a status message quoting
+    # an image name made from a secret), as itself or base64-encoded; short values only
+    # whole, or every text holding "a" would be secret.
+    parts = {v for v in values if len(v) >= MIN_SECRET_PART}
+    parts |= {base64.b64encode(v.encode()).decode() for v in parts} | _decoded(parts)
+
+    def elsewhere(path: str) -> bool:  # what need not be searched: already secret, or names
+        return path == "metadata.managedFields" or within(path, paths)
+
+    leaves = list(_string_leaves(live, prune=elsewhere))
+    # One pass over all the texts first: most objects hold none of the values.
+    every = "\0".join(text for _, text in leaves)
+    present = [part for part in parts if part in every]
+    whole = {v for v in values if v in every}
+    if not present and not whole:
+        return state
+    found = [p for p, text in leaves if text in whole or any(part in text for part in present)]
+    if not found:
+        return state
+    return replace(state, secret_paths=(*state.secret_paths, *found))
+
+
+def mark_of(obj: Mapping[str, Any]) -> str:
+    """The URN an object is marked with, "" if none."""
+    return str((metadata_of(obj).get("annotations") or {}).get(URN_ANNOTATION, ""))
+
+
+def live_outputs(state: ResourceState, live: dict[str, Any]) -> dict[str, Any]:
+    """What a resource's outputs hold of its live object: the object, and for a Secret the
+    `stringData` the program gave (write-only: the server keeps only `data`), so an
+    Output reading it gets the value (secret), as Pulumi's does."""
+    given = state.inputs.get("stringData")
+    if given is None or "stringData" in live or not _is_secret_kind(state.inputs):
+        return live
+    return {**live, "stringData": given}
+
+
+def _is_secret_kind(obj: Mapping[str, Any]) -> bool:
+    return obj.get("kind") == "Secret" and obj.get("apiVersion") == "v1"
+
+
+def secret_texts(state: ResourceState) -> frozenset[str]:
+    """The texts at a state's secret paths of its inputs (what it must never show); of its
+    outputs for an object only read, whose inputs name it and hold nothing else."""
+    paths = state.secret_paths
+    if not paths:
+        return frozenset()
+    given = state.outputs if state.external else state.inputs
+    return frozenset(text for path, text in _string_leaves(given) if within(path, paths))
+
+
+def _decoded(values: set[str]) -> set[str]:
+    """The texts the base64 values among `values` encode (a Secret's data, which kubectl's
+    last-applied annotation may hold as plain stringData)."""
+    found = set()
+    for value in values:
+        try:
+            text = base64.b64decode(value, validate=True).decode()
+        except (ValueError, UnicodeDecodeError):
+            continue
+        if len(text) >= MIN_SECRET_PART:
+            found.add(text)
+    return found
+
+
+def _string_leaves(
+    value: Any, path: str = "", prune: Callable[[str], bool] | None = None
+) -> Iterator[tuple[str, str]]:
+    """(path, text) of every string leaf of a structure, but under the paths `prune` names."""
+    if isinstance(value, str):
+        yield path, value
+    elif isinstance(value, dict | list):
+        items = value.items() if isinstance(value, dict) else enumerate(value)
+        for key, item in items:
+            inner = join_path(path, key)
+            if prune is None or not prune(inner):
+                yield from _string_leaves(item, inner, prune)
+
+
+def recorded_graph(
+    states: Sequence[ResourceState],
+) -> tuple[Graph, list[str], dict[str, list[str]]]:
+    """The graph of recorded resources — their parents, providers and dependencies, and
+    Kubernetes' own rules over their inputs (a namespace before what is in it, ...) —,
+    each state's key in it, `URN#index` (a URN is recorded twice while a replaced
+    object awaits deletion), and the keys of each URN."""
+    keys = [f"{s.urn}#{i}" for i, s in enumerate(states)]
+    by_urn: dict[str, list[str]] = {}
+    for key, state in zip(keys, states, strict=True):
+        by_urn.setdefault(state.urn, []).append(key)
+    nodes = []
+    for key, state in zip(keys, states, strict=True):
+        refs = {*state.dependencies, state.parent, state.provider} - {""}
+        explicit = frozenset(k for ref in refs for k in by_urn.get(ref, ()) if k != key)
+        nodes.append(Node(key, state.inputs if state.custom else {}, explicit))
+    return Graph(nodes), keys, by_urn
+
+
+def recorded_closure(
+    urns: Iterable[str], states: Sequence[ResourceState], *, upward: bool
+) -> set[str]:
+    """`urns` and the recorded resources they need (`upward`: parents, providers,
+    dependencies, and what Kubernetes' rules put first, such as their namespace), or
+    that need them, directly or not."""
+    graph, _, by_urn = recorded_graph(states)
+    start = [key for urn in urns for key in by_urn.get(urn, ())]
+    found = graph.upstream(start) if upward else graph.downstream(start)
+    return {key.rpartition("#")[0] for key in found} | set(urns)
+
+
+@dataclass(frozen=True)
+class Edge:
+    """`dependent` is applied after `dependency` (and deleted before it), because of `why`:
+    "parent", "provider", "declared" (an Output it reads or `depends_on`), or the name of
+    the Kubernetes rule that orders them (`namespace-first`, ...)."""
+
+    dependent: str
+    dependency: str
+    why: str
+
+
+def recorded_edges(states: Sequence[ResourceState]) -> list[Edge]:
+    """Every ordering edge between recorded resources, as `up` and `destroy` follow them
+    (`stack graph`); one per pair of URNs, in the order the resources were recorded."""
+    graph, keys, _ = recorded_graph(states)
+    edges: dict[tuple[str, str], Edge] = {}
+    for key, state in zip(keys, states, strict=True):
+        for needed in sorted(graph.needs[key]):
+            dependency = needed.rpartition("#")[0]
+            if dependency == state.urn or (state.urn, dependency) in edges:
+                continue
+            why = graph.why(key, needed)
+            if why == "declared" and dependency == state.parent:
+                why = "parent"
+            elif why == "declared" and dependency == state.provider:
+                why = "provider"
+            edges[state.urn, dependency] = Edge(state.urn, dependency, why)
+    return list(edges.values())
+
+
+def refused(exc: BaseException) -> bool:
+    """Whether a write that raised was refused by the server (a 4xx answer), so nothing
+    changed and its journaled step can be dropped. After anything else — a timeout, a
+    reset connection, a 5xx after the retries, Ctrl-C — the write may have landed: the
+    step stays pending and the next run settles it by reading the cluster, as after a
+    crash, so an object made then is neither forgotten nor left marked as the stack's."""
+    status = getattr(exc, "status", None)
+    return isinstance(status, int) and 400 <= status < 500
+
+
+def describe(urn: str) -> str:
+    """A resource as messages name it: its type and logical name."""
+    parts = urn.split("::")
+    return f"{parts[-2].rsplit('$', 1)[-1]} {parts[-1]}" if len(parts) >= 4 else urn
+
+
+def made_again(state: ResourceState, live: Mapping[str, Any]) -> bool:
+    """Whether the object under a resource's name is another than the one recorded (another
+    uid) and not marked as this resource: the recorded one was deleted and someone made
+    one again by hand. One that carries the resource's mark (applied again from a copy,
+    restored from a backup) is still its object."""
+    recorded = metadata_of(state.outputs).get("uid")
+    found = metadata_of(live).get("uid")
+    return bool(recorded and found and recorded != found) and mark_of(live) != state.urn
+
+
+def replaced_since(
+    item: PendingOperation, before: ResourceState | None, live: Mapping[str, Any]
+) -> bool:
+    """Whether the object of a step a crash left pending is another than the one recorded
+    (another uid under that name): a delete that landed, then someone else's create.
+
+    An update's step holds the desired state (no uid): the uid is the state's before it. A
+    create's object has no uid recorded yet: it is told by its URN's mark instead."""
+    if item.op in (Op.CREATE, Op.CREATE_REPLACEMENT):
+        return False
+    recorded = metadata_of(item.resource.outputs).get("uid") or (
+        metadata_of(before.outputs).get("uid") if before is not None else None
+    )
+    found = metadata_of(live).get("uid")
+    return bool(recorded and found and recorded != found)
+
+
+def group_kind(api_version: str, kind: str) -> str:
+    group = api_version.rpartition("/")[0]
+    return f"{kind}.{group}" if group else kind
+
+
+# --- declared resources ------------------------------------------------------------------
+
+
+def declared_dependencies(resource: Resource) -> set[str]:
+    """The URNs `resource` names through its inputs' Outputs and `depends_on`.
+
+    As in Pulumi, depending on a component is depending on everything under it: a
+    component is done at once, its children are what take time. The resource itself and
+    what it holds are left out, so a child naming its own component is no cycle.
+    """
+    deps = {r.urn for r in dependencies_of(resource.props)}
+    if not resource.opts.depends_on:
+        return deps
+    own = {id(r) for r in _subtree(resource)}
+    for named in resource.opts.depends_on:
+        deps.update(r.urn for r in _subtree(named) if id(r) not in own)
+    return deps
+
+
+def _subtree(resource: Resource) -> list[Resource]:
+    """`resource` and its children, theirs, and so on."""
+    found, pending = [], [resource]
+    while pending:
+        item = pending.pop()
+        found.append(item)
+        pending.extend(item.children)
+    return found
+
+
+def provider_urn(resource: Resource) -> str:
+    """The URN of the provider a resource uses: its own, else its nearest parent's; "" for
+    the stack's default provider."""
+    provider = resource.opts.provider
+    parent = resource.opts.parent
+    while provider is None and parent is not None:
+        provider = parent.opts.provider
+        parent = parent.opts.parent
+    return provider.urn if provider is not None else ""
