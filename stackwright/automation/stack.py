@@ -74,6 +74,8 @@ class Selection:
     excludes: tuple[str, ...] = ()
     exclude_dependents: bool = False
     replace: tuple[str, ...] = ()
+    #: Every protected resource is excluded too (`destroy --exclude-protected`).
+    exclude_protected: bool = False
 
     def options(self, kind: str, parallel: int, **more: bool) -> Options:
         targets = frozenset(self.targets)
@@ -86,6 +88,7 @@ class Selection:
             target_dependents=self.target_dependents,
             excludes=frozenset(self.excludes),
             exclude_dependents=self.exclude_dependents,
+            exclude_protected=self.exclude_protected,
             replace=frozenset(self.replace),
             **more,
         )

@@ -152,6 +152,8 @@ def _selection(
     exclude_dependents: bool = False,
     replace: list[str] | None = None,
     target_replace: list[str] | None = None,
+    *,
+    exclude_protected: bool = False,
 ) -> Selection:
     if target_dependents and not (targets or target_replace):
         raise UsageError("--target-dependents needs a --target: add the resources to start from")
@@ -163,6 +165,7 @@ def _selection(
         excludes=tuple(excludes or ()),
         exclude_dependents=exclude_dependents,
         replace=(*(replace or ()), *(target_replace or ())),
+        exclude_protected=exclude_protected,
     )
 
 
@@ -329,13 +332,21 @@ def destroy(
     yes: Yes = False,
     targets: DestroyTargets = None,
     excludes: Excludes = None,
+    exclude_protected: Annotated[
+        bool,
+        typer.Option(
+            "--exclude-protected",
+            help="Keep every protected resource (and what it needs) and destroy the rest, "
+            "instead of failing on them.",
+        ),
+    ] = False,
     parallel: Parallel = 16,
     as_json: Json = False,
 ) -> None:
     """Delete every resource of the stack from its cluster, dependents first."""
     # A targeted destroy always takes the targets' dependents (a state keeps no resource
     # whose dependency is gone), and an excluded resource keeps what it depends on.
-    select = _selection(targets, False, excludes)
+    select = _selection(targets, False, excludes, exclude_protected=exclude_protected)
     ws = _workspace(stack)
     if not yes:
         with _rendering("preview", json_lines=as_json, show_diff=False) as render:

@@ -141,6 +141,9 @@ class Options:
     excludes: frozenset[str] = frozenset()
     #: Nor what depends on the excluded (`--exclude-dependents`).
     exclude_dependents: bool = False
+    #: Leave out every protected resource too, and what it needs (`destroy
+    #: --exclude-protected`): a destroy of the rest that does not fail on them.
+    exclude_protected: bool = False
     #: Replace these even if nothing about them changed (`--replace`).
     replace: frozenset[str] = frozenset()
 

@@ -82,10 +82,13 @@ def _expanded(options: Options, program: Program | None, snapshot: Snapshot) -> 
             found.update(matched)
         return frozenset(found)
 
+    excludes = expand("--exclude", options.excludes, known)
+    if options.exclude_protected:
+        excludes |= {r.urn for r in snapshot.resources if r.protect}
     return dataclasses.replace(
         options,
         targets=expand("--target", options.targets, known),
-        excludes=expand("--exclude", options.excludes, known),
+        excludes=excludes,
         replace=expand("--replace", options.replace, declared),
     )
 

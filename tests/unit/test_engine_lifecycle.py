@@ -657,6 +657,31 @@ def test_protect_blocks_the_delete_and_says_how_to_unprotect(stack: Stack) -> No
     assert [r.urn for r in stack.state().resources] == [urn(CM, "settings")]
 
 
+def test_destroy_excluding_the_protected_keeps_them_and_what_they_need(stack: Stack) -> None:
+    """`destroy --exclude-protected` (Pulumi's): the protected resources stay, and so does
+    what they need (their namespace); everything else goes, and the destroy succeeds."""
+
+    def declare(p: Program) -> None:
+        ns = k8s.core.v1.Namespace("apps", metadata={"name": "apps"})
+        k8s.core.v1.ConfigMap(
+            "keep",
+            metadata={"name": "keep", "namespace": ns.metadata["name"]},
+            opts=ResourceOptions(protect=True),
+        )
+        k8s.core.v1.ConfigMap("beside", metadata={"name": "beside", "namespace": "apps"})
+        k8s.core.v1.ConfigMap("elsewhere", metadata={"name": "elsewhere"})
+
+    stack.up(declare)
+    stack.fake.calls.clear()
+    assert not stack.destroy(dry_run=True).ok  # without it, as without the flag in Pulumi
+    planned = stack.destroy(dry_run=True, exclude_protected=True)
+    assert planned.ok and planned.counts == {"delete": 2}
+    destroyed = stack.destroy(exclude_protected=True)
+    assert destroyed.ok and destroyed.counts == {"delete": 2}
+    assert sorted(c.name for c in stack.fake.calls_to("delete")) == ["beside", "elsewhere"]
+    assert {r.urn for r in stack.state().resources} == {urn(NS, "apps"), urn(CM, "keep")}
+
+
 def test_retain_on_delete_forgets_the_object_without_deleting_it(stack: Stack) -> None:
     stack.up(both(settings(retain_on_delete=True), web()))
     stack.fake.calls.clear()
