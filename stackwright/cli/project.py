@@ -181,8 +181,9 @@ def _expect_no_changes(summary: Summary, what: str) -> None:
         raise typer.Exit(1)
 
 
-def _confirm(kind: str, yes: bool, as_json: bool, command: str = "") -> bool:
-    """Whether to go ahead after the preview; a non-interactive run needs --yes."""
+def _confirm(kind: str, yes: bool, as_json: bool, command: str = "", warning: str = "") -> bool:
+    """Whether to go ahead after the preview (`warning` said first, in a terminal); a
+    non-interactive run needs --yes."""
     if yes:
         return True
     if as_json or not sys.stdin.isatty():
@@ -190,7 +191,18 @@ def _confirm(kind: str, yes: bool, as_json: bool, command: str = "") -> bool:
             f"`stackwright {command or kind}` asks for confirmation: pass --yes to run it "
             "without a terminal"
         )
+    if warning:
+        typer.echo(warning)
     return typer.confirm(f"Do you want to perform this {kind}?", default=False)
+
+
+def _confirm_state_edit(ws: Workspace, command: str, what: str, yes: bool) -> bool:
+    """As `pulumi state …` asks: an edit of the state bypasses the program and the engine."""
+    warning = f"This command will edit stack {ws.stack}'s state directly: {what}."
+    if _confirm("state edit", yes, False, command, warning):
+        return True
+    typer.echo("Cancelled: nothing was changed.")
+    return False
 
 
 # --- new -------------------------------------------------------------------------------------
@@ -1165,9 +1177,17 @@ def state_delete(
         bool,
         typer.Option("--target-dependents", help="With what refers to it (children, dependents)."),
     ] = False,
+    yes: Yes = False,
 ) -> None:
     """Forget a resource (the object stays in the cluster)."""
     ws = _workspace(stack)
+    what = (
+        f"forget {urn} and what refers to it (the objects stay in the cluster)"
+        if target_dependents
+        else f"forget {urn} (the object stays in the cluster)"
+    )
+    if not _confirm_state_edit(ws, "state delete", what, yes):
+        return
     removed = ws.backend.delete_resource(
         ws.project.name, ws.stack, urn, force=force, target_dependents=target_dependents
     )
@@ -1178,9 +1198,13 @@ def state_delete(
 
 
 @state_app.command("unprotect")
-def state_unprotect(urn: Annotated[str, typer.Argument()], stack: Stack = None) -> None:
+def state_unprotect(
+    urn: Annotated[str, typer.Argument()], stack: Stack = None, yes: Yes = False
+) -> None:
     """Clear a resource's protection so it may be deleted."""
     ws = _workspace(stack)
+    if not _confirm_state_edit(ws, "state unprotect", f"unprotect {urn}", yes):
+        return
     ws.backend.unprotect(ws.project.name, ws.stack, urn)
     typer.echo(f"{urn} is no longer protected.")
 
@@ -1203,9 +1227,13 @@ def state_move(
     urns: Annotated[list[str], typer.Argument()],
     dest: Annotated[str, typer.Option("--dest", help="The stack to move them to.")],
     stack: Stack = None,
+    yes: Yes = False,
 ) -> None:
     """Move resources to another stack of the project."""
     ws = _workspace(stack)
+    what = f"move {', '.join(urns)} (and their children) to stack {dest}"
+    if not _confirm_state_edit(ws, "state move", what, yes):
+        return
     ws.backend.move_resource(ws.project.name, ws.stack, dest, urns)
     typer.echo(f"Moved {len(urns)} resource(s) to stack {dest}.")
 

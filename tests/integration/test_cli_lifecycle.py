@@ -871,7 +871,7 @@ def test_import_command(new_project: Any, cluster: LiveCluster) -> None:
     cluster.kubectl(*hint.split()[1:])
     p.sw("import", "kubernetes:core/v1:ConfigMap", "left", f"{p.ns}/left")
     # Once out of the state it can be adopted again; what Stackwright applied before stays.
-    p.sw("state", "delete", urn, "--force")
+    p.sw("state", "delete", "--yes", urn, "--force")
     unprotected = p.sw(
         "import", "kubernetes:core/v1:ConfigMap", "adopted", f"{p.ns}/legacy", "--no-protect"
     )
@@ -1005,7 +1005,7 @@ def test_import_option_checks_the_object_first(
     )
 
     # Once the other stack lets go of it (`state delete` keeps the object), it can be adopted.
-    other.sw("state", "delete", theirs)
+    other.sw("state", "delete", "--yes", theirs)
     p.program(
         """
         k8s.core.v1.Namespace("ns", metadata={"name": NS})
@@ -1058,7 +1058,7 @@ def test_protect(new_project: Any, cluster: LiveCluster) -> None:
     assert get(cluster, "configmap", "vault", p.ns) is not None
     assert "vault" in p.resources()
 
-    p.sw("state", "unprotect", urn)
+    p.sw("state", "unprotect", "--yes", urn)
     assert p.resources()["vault"]["protect"] is False
     up = p.up()
     assert up.ops() == {"vault": "delete"}
@@ -1152,9 +1152,9 @@ def test_targets(new_project: Any, cluster: LiveCluster) -> None:
 
     # Forgetting base alone would leave top referring to nothing; with its dependents it goes.
     base = p.urn("kubernetes:core/v1:ConfigMap", "base")
-    refused = p.sw("state", "delete", base, rc=2)
+    refused = p.sw("state", "delete", "--yes", base, rc=2)
     assert f"{top} (depends on it)" in one_line(refused)
-    forgot = p.sw("state", "delete", base, "--target-dependents")
+    forgot = p.sw("state", "delete", "--yes", base, "--target-dependents")
     assert forgot.out.count("Removed ") == 2 and not {"base", "top"} & set(p.resources())
     assert live(cluster, "configmap", "top", p.ns)  # the objects themselves stay
 

@@ -72,6 +72,6 @@ def test_the_printed_code_of_an_imported_custom_object_runs_unchanged(
     assert adopted["metadata"]["uid"] == uid
     assert adopted["spec"] == gadget["spec"]
     # Protected by the import and by the printed code: unprotected to be destroyed.
-    p.sw("state", "unprotect", p.urn("kubernetes:imports.example.com/v1:Gadget", "g1"))
+    p.sw("state", "unprotect", "--yes", p.urn("kubernetes:imports.example.com/v1:Gadget", "g1"))
     p.sw("destroy", "--yes")
     cluster.kubectl("delete", "crd", "gadgets.imports.example.com", "--wait=false", check=False)

@@ -369,7 +369,7 @@ def test_state_move_reseals_secrets_under_the_target_stacks_key(
     assert not other_file.exists() or "encryptedkey" not in other_file.read_text()
     creds = p.urn("kubernetes:core/v1:Secret", "creds")
     ns = p.urn("kubernetes:core/v1:Namespace", "ns")
-    moved = p.sw("state", "move", creds, ns, "--dest", "other", "--stack", STACK)
+    moved = p.sw("state", "move", "--yes", creds, ns, "--dest", "other", "--stack", STACK)
     exported = p.sw("stack", "export", "--stack", "other")
     document = json.loads(exported.out)
     rows = {r["urn"]: r for r in document["resources"]}

@@ -36,7 +36,7 @@ def test_a_moved_object_stays_with_the_stack_it_moved_to(
     name = row["id"].rpartition("/")[2]
     dev_urn, prod_urn = p.urn(CM, "b"), p.urn(CM, "b").replace("urn:sw:dev::", "urn:sw:prod::")
 
-    p.sw("state", "move", dev_urn, "--dest", "prod")
+    p.sw("state", "move", "--yes", dev_urn, "--dest", "prod")
 
     # dev's program still declares it: its name (derived from dev's URN) is taken by an
     # object marked as dev's own, which prod now records.
@@ -53,4 +53,6 @@ def test_a_moved_object_stays_with_the_stack_it_moved_to(
     assert get(cluster, "configmap", name, p.ns) is not None
     p.sw("destroy", "--yes", "--stack", "prod")
     assert get(cluster, "configmap", name, p.ns) is None
-    assert one_line(p.sw("state", "delete", dev_urn, rc=2)).startswith("error: no resource")
+    assert one_line(p.sw("state", "delete", "--yes", dev_urn, rc=2)).startswith(
+        "error: no resource"
+    )

@@ -210,7 +210,7 @@ def test_stack_import_with_no_file_from_a_terminal_says_how_to_give_one(
     [
         (["up", "--skip-preview"], "`--yes` already applies without a preview first"),
         (["destroy", "--non-interactive"], "Stackwright asks only in a terminal; pass --yes"),
-        (["state", "delete", "urn", "--yes"], "this command does not ask for confirmation"),
+        (["config", "rm", "k", "--yes"], "this command does not ask for confirmation"),
         (["config", "set", "k", "v", "-y"], "this command does not ask for confirmation"),
     ],
 )

@@ -1,0 +1,98 @@
+"""`state delete / unprotect / move` ask before they edit the state, as `pulumi state …`
+does: in a terminal a question (`--yes` skips it), without one a refusal unless --yes."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import pytest
+
+from stackwright.cli.main import main
+from stackwright.model import ResourceState, make_urn
+from stackwright.state import open_backend
+
+CM = "kubernetes:core/v1:ConfigMap"
+
+
+class Terminal(io.StringIO):
+    """A terminal, where the user types what it holds."""
+
+    def isatty(self) -> bool:
+        return True
+
+
+def _with_resources(project: Path, capsys: pytest.CaptureFixture[str]) -> list[str]:
+    """Stack dev holds two ConfigMaps (one protected); stack prod exists, empty."""
+    urns = [make_urn("dev", "shop", CM, name) for name in ("a", "b")]
+    resources = [
+        ResourceState(urn=urns[0], type=CM, id="default/a", protect=True).to_dict(),
+        ResourceState(urn=urns[1], type=CM, id="default/b").to_dict(),
+    ]
+    document = {"version": 1, "project": "shop", "stack": "dev", "resources": resources}
+    (project / "doc.json").write_text(json.dumps({**document, "outputs": {}, "pending": []}))
+    main(["stack", "import", "--file", str(project / "doc.json")])
+    main(["stack", "init", "prod"])
+    main(["stack", "select", "dev"])
+    capsys.readouterr()
+    return urns
+
+
+def _state(stack: str = "dev") -> list[tuple[str, bool]]:
+    return [(r.urn, r.protect) for r in open_backend().load("shop", stack).resources]
+
+
+@pytest.fixture(params=["delete", "unprotect", "move"])
+def command(
+    request: pytest.FixtureRequest, project: Path, capsys: pytest.CaptureFixture[str]
+) -> list[str]:
+    """A state edit of stack dev's resources."""
+    urns = _with_resources(project, capsys)
+    return {
+        "delete": ["state", "delete", urns[1]],
+        "unprotect": ["state", "unprotect", urns[0]],
+        "move": ["state", "move", urns[1], "--dest", "prod"],
+    }[request.param]
+
+
+def test_without_a_terminal_a_state_edit_needs_yes(
+    command: list[str], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    before = _state()
+    monkeypatch.setattr("sys.stdin", io.StringIO(""))
+    with pytest.raises(SystemExit) as caught:
+        main(command)
+    assert caught.value.code == 2
+    assert capsys.readouterr().err == (
+        f"error: `stackwright {' '.join(command[:2])}` asks for confirmation: pass --yes to "
+        "run it without a terminal\n"
+    )
+    assert _state() == before
+    main([*command, "--yes"])
+    assert _state() != before
+
+
+def test_in_a_terminal_a_state_edit_asks_first(
+    command: list[str], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    before = _state()
+    monkeypatch.setattr("sys.stdin", Terminal("n\n"))
+    main(command)
+    out = capsys.readouterr().out
+    assert out.startswith("This command will edit stack dev's state directly: ")
+    assert "Do you want to perform this state edit? [y/N]: " in out
+    assert out.endswith("Cancelled: nothing was changed.\n")
+    assert _state() == before
+    monkeypatch.setattr("sys.stdin", Terminal("y\n"))
+    main(command)
+    assert _state() != before
+
+
+def test_yes_on_a_state_edit_is_not_called_a_pulumi_only_flag(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    urns = _with_resources(project, capsys)
+    main(["state", "delete", urns[1], "-y"])
+    assert _state() == [(urns[0], True)]
+    assert "Removed" in capsys.readouterr().out
