@@ -383,12 +383,19 @@ class Workspace:
     # --- adopting an object --------------------------------------------------------------
 
     def import_object(
-        self, type_token: str, name: str, object_id: str, *, protect: bool = True
+        self,
+        type_token: str,
+        name: str,
+        object_id: str,
+        *,
+        protect: bool = True,
+        preview: bool = False,
     ) -> tuple[str, str]:
         """Adopt an existing object into the state; returns (its URN, Python code declaring it).
 
         Protected unless told otherwise, as `pulumi import` does: until the program declares
-        it, an `up` would otherwise delete an object that was never the stack's to make."""
+        it, an `up` would otherwise delete an object that was never the stack's to make.
+        With `preview`, the object is read and every check made, and nothing is changed."""
         parsed = _split_type(type_token)
         api_version, kind = parsed.api_version, parsed.kind
         if not name or "::" in name:
@@ -425,7 +432,7 @@ class Workspace:
             # last-applied annotation) are secret too.
             return with_outputs(declared, live)
 
-        async def adopt(operation: Operation) -> ResourceState:
+        async def adopt(operation: Operation | None) -> ResourceState:
             provider = factory(None)
             try:
                 live = await provider.read(api_version, kind, namespace or None, object_name)
@@ -438,6 +445,8 @@ class Workspace:
                         f"cannot import {object_id}: no {kind} of that name exists in the cluster"
                     )
                 _check_unmanaged(self.backend, live, object_id, urn)
+                if operation is None:  # a preview: what would be recorded, nothing written
+                    return recorded(live)
                 # Journaled before the object is marked as the stack's: were the run to stop
                 # mid-apply, the next one finds the step pending and reads the object.
                 operation.begin(1, Op.IMPORT, recorded(live))
@@ -464,11 +473,14 @@ class Workspace:
             finally:
                 await provider.close()
 
-        with self.backend.begin_operation(
-            self.project.name, self.stack, kind="import"
-        ) as operation:
-            state = asyncio.run(adopt(operation))
-            operation.end(1, state)
+        if preview:
+            state = asyncio.run(adopt(None))
+        else:
+            with self.backend.begin_operation(
+                self.project.name, self.stack, kind="import"
+            ) as operation:
+                state = asyncio.run(adopt(operation))
+                operation.end(1, state)
         code = yaml_code if self.project.runtime == "yaml" else python_code
         return urn, code(type_token, name, state.inputs, state.secret_paths, protect=protect)
 

@@ -423,11 +423,21 @@ def import_(
         ),
     ] = True,
     stack: Stack = None,
+    yes: Yes = False,
     as_json: Json = False,
 ) -> None:
     """Adopt an existing object into the stack and print the code that declares it (Python, or
-    YAML in a YAML project)."""
+    YAML in a YAML project); shows what it will import and asks first, unless --yes."""
     ws = _workspace(stack)
+    if not yes:
+        urn, _ = ws.import_object(type_token, name, object_id, protect=protect, preview=True)
+        plan = (
+            f"Previewing import into stack {ws.stack}:\n    = import {object_id} as {urn}"
+            f"{' (protected)' if protect else ''}"
+        )
+        if not _confirm("import", yes, as_json, warning=plan):
+            typer.echo("Cancelled: nothing was changed.")
+            return
     urn, code = ws.import_object(type_token, name, object_id, protect=protect)
     if as_json:
         typer.echo(json.dumps({"event": "imported", "urn": urn, "code": code}))

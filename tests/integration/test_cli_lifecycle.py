@@ -801,7 +801,7 @@ def test_import_command(new_project: Any, cluster: LiveCluster) -> None:
     create(cluster, "ConfigMap", "legacy", p.ns, data={"k": "v"})
     uid = live(cluster, "configmap", "legacy", p.ns)["metadata"]["uid"]
 
-    done = p.sw("import", "kubernetes:core/v1:ConfigMap", "legacy", f"{p.ns}/legacy")
+    done = p.sw("import", "--yes", "kubernetes:core/v1:ConfigMap", "legacy", f"{p.ns}/legacy")
     urn = p.urn("kubernetes:core/v1:ConfigMap", "legacy")
     assert urn in done.out
     code = done.out.split("Add this to your program:", 1)[1].strip()
@@ -828,11 +828,13 @@ def test_import_command(new_project: Any, cluster: LiveCluster) -> None:
     assert p.preview().changed() == {}
     assert p.up().summary["counts"] == {"same": 2}
     assert live(cluster, "configmap", "legacy", p.ns)["metadata"]["uid"] == uid
-    again = p.sw("import", "kubernetes:core/v1:ConfigMap", "legacy", f"{p.ns}/legacy", rc=2)
+    again = p.sw(
+        "import", "--yes", "kubernetes:core/v1:ConfigMap", "legacy", f"{p.ns}/legacy", rc=2
+    )
     assert "already" in one_line(again)
 
     # An object another resource manages is refused, and left as it is.
-    twice = p.sw("import", "kubernetes:core/v1:ConfigMap", "copy", f"{p.ns}/legacy", rc=2)
+    twice = p.sw("import", "--yes", "kubernetes:core/v1:ConfigMap", "copy", f"{p.ns}/legacy", rc=2)
     assert one_line(twice) == (
         f"error: cannot import {p.ns}/legacy: stack dev of project {p.name} manages it as "
         f"{urn}; remove it from that stack first (`stackwright state delete {urn}` there "
@@ -847,13 +849,13 @@ def test_import_command(new_project: Any, cluster: LiveCluster) -> None:
         ("x", f"{p.ns}/", "ID"),
         ("x", "a/b/c", "ID"),
     ):
-        bad = p.sw("import", "kubernetes:core/v1:ConfigMap", name, object_id, rc=2)
+        bad = p.sw("import", "--yes", "kubernetes:core/v1:ConfigMap", name, object_id, rc=2)
         assert one_line(bad).startswith("error: import"), bad.err
         assert says in bad.err
         assert p.state()["pending"] == []
     assert len(p.history()) == operations, "no operation was started"
     # A kind the cluster does not serve is named as such, not as a missing object.
-    unknown = p.sw("import", "kubernetes:apps/v1:Deploymnt", "x", f"{p.ns}/legacy", rc=2)
+    unknown = p.sw("import", "--yes", "kubernetes:apps/v1:Deploymnt", "x", f"{p.ns}/legacy", rc=2)
     assert one_line(unknown).startswith(
         f"error: cannot import {p.ns}/legacy: Deploymnt (apps/v1) is not served by the cluster"
     )
@@ -865,18 +867,74 @@ def test_import_command(new_project: Any, cluster: LiveCluster) -> None:
     gone.program('k8s.core.v1.ConfigMap("left", metadata={"name": "left", "namespace": NS})\n')
     gone.up()
     gone.sw("stack", "rm", STACK, "--force", "--yes")
-    refused = p.sw("import", "kubernetes:core/v1:ConfigMap", "left", f"{p.ns}/left", rc=2)
+    refused = p.sw("import", "--yes", "kubernetes:core/v1:ConfigMap", "left", f"{p.ns}/left", rc=2)
     hint = f"kubectl annotate configmap left -n {p.ns} stackwright.io/urn-"
     assert f"`{hint}`" in one_line(refused)
     cluster.kubectl(*hint.split()[1:])
-    p.sw("import", "kubernetes:core/v1:ConfigMap", "left", f"{p.ns}/left")
+    p.sw("import", "--yes", "kubernetes:core/v1:ConfigMap", "left", f"{p.ns}/left")
     # Once out of the state it can be adopted again; what Stackwright applied before stays.
     p.sw("state", "delete", "--yes", urn, "--force")
     unprotected = p.sw(
-        "import", "kubernetes:core/v1:ConfigMap", "adopted", f"{p.ns}/legacy", "--no-protect"
+        "import",
+        "--yes",
+        "kubernetes:core/v1:ConfigMap",
+        "adopted",
+        f"{p.ns}/legacy",
+        "--no-protect",
     )
     assert "protect" not in unprotected.out and p.resources()["adopted"]["protect"] is False
     assert live(cluster, "configmap", "legacy", p.ns)["data"] == {"k": "v"}
+
+
+def test_import_shows_what_it_imports_and_asks_first(
+    new_project: Any,
+    cluster: LiveCluster,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """As `pulumi import`: a preview of the import, then a question (--yes skips it);
+    without a terminal and without --yes, a refusal that changes nothing."""
+    import io
+
+    from stackwright.cli.main import main
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    p = new_project()
+    p.program('k8s.core.v1.Namespace("ns", metadata={"name": NS})\n')
+    p.up()
+    create(cluster, "ConfigMap", "legacy", p.ns, data={"k": "v"})
+    urn = p.urn("kubernetes:core/v1:ConfigMap", "legacy")
+    operations = len(p.history())
+    monkeypatch.chdir(p.root)
+    args = ["import", "kubernetes:core/v1:ConfigMap", "legacy", f"{p.ns}/legacy"]
+    capsys.readouterr()
+
+    monkeypatch.setattr("sys.stdin", io.StringIO(""))
+    with pytest.raises(SystemExit) as caught:
+        main(args)
+    assert caught.value.code == 2
+    assert capsys.readouterr().err == (
+        "error: `stackwright import` asks for confirmation: pass --yes to run it without a "
+        "terminal\n"
+    )
+    monkeypatch.setattr("sys.stdin", Terminal("n\n"))
+    main(args)
+    out = capsys.readouterr().out
+    assert out.startswith(
+        f"Previewing import into stack {STACK}:\n    = import {p.ns}/legacy as {urn} (protected)\n"
+        "Do you want to perform this import? [y/N]: "
+    )
+    assert out.endswith("Cancelled: nothing was changed.\n")
+    assert "legacy" not in p.resources() and len(p.history()) == operations
+    assert "labels" not in live(cluster, "configmap", "legacy", p.ns)["metadata"]
+
+    monkeypatch.setattr("sys.stdin", Terminal("y\n"))
+    main(args)
+    assert f"Imported {p.ns}/legacy as {urn}." in capsys.readouterr().out
+    assert p.resources()["legacy"]["protect"] is True
 
 
 def test_an_import_whose_reply_is_lost_is_settled_by_the_next_run(
@@ -983,7 +1041,7 @@ def test_import_option_checks_the_object_first(
     assert cm["metadata"]["annotations"]["stackwright.io/urn"] == theirs, "left as it was"
     # Its ApplySet parent is that stack's bookkeeping, not an object to adopt.
     parent = f"{p.ns}/{other.applyset_parent}"
-    bookkeeping = p.sw("import", "kubernetes:core/v1:ConfigMap", "parent", parent, rc=2)
+    bookkeeping = p.sw("import", "--yes", "kubernetes:core/v1:ConfigMap", "parent", parent, rc=2)
     assert one_line(bookkeeping) == (
         f"error: cannot import {parent}: it is the ApplySet parent Stackwright keeps for "
         "stack dev of project other (how kubectl finds the stack's objects); no program "
@@ -1908,7 +1966,7 @@ def test_import_in_a_yaml_project_prints_the_yaml_that_declares_the_object(
     p.up()
     create(cluster, "ConfigMap", "legacy", p.ns, data={"k": "v"})
 
-    done = p.sw("import", "kubernetes:core/v1:ConfigMap", "legacy", f"{p.ns}/legacy")
+    done = p.sw("import", "--yes", "kubernetes:core/v1:ConfigMap", "legacy", f"{p.ns}/legacy")
     code = done.out.split("Add this under `resources:` in your program:", 1)[1].strip()
     entry = yaml.safe_load(code)
     assert entry["legacy"]["type"] == "kubernetes:core/v1:ConfigMap"

@@ -57,7 +57,7 @@ def test_the_printed_code_of_an_imported_custom_object_runs_unchanged(
     cluster.kubectl("create", "-f", "-", input=json.dumps(gadget))
     uid = live(cluster, "gadgets.imports.example.com", "g1", p.ns)["metadata"]["uid"]
 
-    done = p.sw("import", "kubernetes:imports.example.com/v1:Gadget", "g1", f"{p.ns}/g1")
+    done = p.sw("import", "--yes", "kubernetes:imports.example.com/v1:Gadget", "g1", f"{p.ns}/g1")
     code = done.out.split("Add this to your program:", 1)[1].strip()
     assert code.startswith(
         "k8s.apiextensions.CustomResource(\n    'g1',\n"

@@ -129,7 +129,7 @@ def test_secrets_in_lists_reordered_echoed_and_imported(
     cluster.kubectl(
         "create", "secret", "generic", "impsec", "-n", p.ns, f"--from-literal=pw={imported_value}"
     )
-    imported = p.sw("import", "kubernetes:core/v1:Secret", "impsec", f"{p.ns}/impsec")
+    imported = p.sw("import", "--yes", "kubernetes:core/v1:Secret", "impsec", f"{p.ns}/impsec")
     assert "cfg.require_secret('impsec-pw')" in imported.out
     assert "stackwright config set --secret impsec-pw" in imported.out
     assert_nowhere(p, cluster, imported_value, imported)
@@ -143,7 +143,7 @@ def test_secrets_in_lists_reordered_echoed_and_imported(
         "stringData": {"pw": applied_value},
     }
     cluster.kubectl("apply", "-f", "-", input=json.dumps(manifest))
-    adopted = p.sw("import", "kubernetes:core/v1:Secret", "appsec", f"{p.ns}/appsec")
+    adopted = p.sw("import", "--yes", "kubernetes:core/v1:Secret", "appsec", f"{p.ns}/appsec")
     assert_nowhere(p, cluster, applied_value, adopted, p.sw("stack", "export"))
 
 
@@ -164,7 +164,7 @@ def test_an_imported_secrets_printed_code_declares_what_was_adopted(
         "data": {k: base64.b64encode(v.encode()).decode() for k, v in b64.items()},
     }
     cluster.kubectl("create", "-f", "-", input=json.dumps(manifest))
-    imported = p.sw("import", "kubernetes:core/v1:Secret", "tls", f"{p.ns}/tls")
+    imported = p.sw("import", "--yes", "kubernetes:core/v1:Secret", "tls", f"{p.ns}/tls")
     code = imported.out.split("Add this to your program:", 1)[1].strip()
     assert "string_data={'tls.crt': cfg.require_secret('tls-tls.crt')," in code
     for key, value in b64.items():
