@@ -9,7 +9,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from stackwright.automation.workspace import check_name, find_project, select_stack
 from stackwright.errors import UsageError
+from stackwright.state import backend_url, open_backend
 
 _PROGRAM = '''"""{name}: a small web app on Kubernetes, declared with Stackwright."""
 
@@ -115,18 +117,41 @@ _GITIGNORE = "__pycache__/\n*.pyc\n.venv/\n"
 TEMPLATES = ("kubernetes-python", "kubernetes-yaml")
 
 
-def create(template: str, folder: Path, *, name: str | None = None) -> str:
-    """Write the template's files into `folder`; returns the project name."""
+def new_project(
+    template: str, folder: Path, *, name: str | None = None, stack: str, force: bool = False
+) -> str:
+    """Make a project from `template` in `folder` with a first stack, selected; returns the
+    project name. A folder that is not empty needs `force`, which writes the template's
+    files over any of the same name and leaves every other file as it is (`pulumi new
+    --force`)."""
     if template not in TEMPLATES:
         raise UsageError(f"unknown template {template!r}: templates are {', '.join(TEMPLATES)}")
-    if folder.exists() and any(folder.iterdir()):
-        raise UsageError(f"{folder} is not empty: pick a new or empty directory")
-    folder.mkdir(parents=True, exist_ok=True)
+    if folder.exists() and not folder.is_dir():
+        raise UsageError(f"{folder} is a file: pick a new or empty directory")
+    if not force and folder.exists() and any(folder.iterdir()):
+        raise UsageError(
+            f"{folder} is not empty: pick a new or empty directory, or pass --force to write "
+            "the template's files into it (other files are kept)"
+        )
     project = (
         name
         or "".join(c if c.isalnum() or c in "-_" else "-" for c in folder.resolve().name)
         or "app"
     )
+    backend = open_backend(backend_url())  # the template names no backend
+    if backend.has_stack(project, check_name("stack", stack)):  # before a file is written
+        raise UsageError(
+            f"stack {stack} of project {project} already exists in the state store: "
+            "pick another --stack or --name"
+        )
+    _write(template, folder, project)
+    backend.create_stack(project, stack)
+    select_stack(find_project(folder), stack)
+    return project
+
+
+def _write(template: str, folder: Path, project: str) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
     if template == "kubernetes-yaml":
         (folder / "Stackwright.yaml").write_text(_YAML_PROGRAM.format(name=project))
     else:
@@ -136,4 +161,3 @@ def create(template: str, folder: Path, *, name: str | None = None) -> str:
         (folder / "__main__.py").write_text(_PROGRAM.format(name=project))
         (folder / ".gitignore").write_text(_GITIGNORE)
     (folder / "Stackwright.dev.yaml").write_text("config:\n  kubernetes:cluster: local\n")
-    return project

@@ -215,12 +215,15 @@ def new(
         str | None, typer.Option("--name", help="Project name (default: the directory's).")
     ] = None,
     stack: Annotated[str, typer.Option("--stack", help="The first stack.")] = "dev",
+    force: Annotated[
+        bool,
+        typer.Option(
+            "--force", help="Into a folder that is not empty (the template's files replaced)."
+        ),
+    ] = False,
 ) -> None:
     """Make a new project, with a first stack that deploys to the local cluster."""
-    project_name = templates.create(template, directory, name=name)
-    project = find_project(directory)
-    open_backend(_backend_of(project)).create_stack(project_name, stack)
-    select_stack(project, stack)
+    project_name = templates.new_project(template, directory, name=name, stack=stack, force=force)
     typer.echo(
         f"Created project {project_name} in {directory} with stack {stack}.\n"
         f"Next: cd {directory} && stackwright up --yes"

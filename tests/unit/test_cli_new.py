@@ -1,0 +1,69 @@
+"""`stackwright new` into a folder that is not empty: refused unless --force, which writes
+the template's files and keeps every other file (as `pulumi new --force`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from stackwright.cli.main import main
+from stackwright.state import open_backend
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("STACKWRIGHT_HOME", str(tmp_path / "home"))
+    for name in ("STACKWRIGHT_BACKEND_URL", "STACKWRIGHT_STACK", "STACKWRIGHT_CONFIG_PASSPHRASE"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def _files(folder: Path) -> dict[str, str]:
+    return {p.name: p.read_text() for p in folder.iterdir() if p.is_file()}
+
+
+def _refused(args: list[str], capsys: pytest.CaptureFixture[str]) -> str:
+    with pytest.raises(SystemExit) as caught:
+        main(args)
+    err = capsys.readouterr().err
+    assert caught.value.code == 2 and err.count("\n") == 1, err
+    return err.removeprefix("error: ").strip()
+
+
+def test_new_into_a_folder_that_is_not_empty_needs_force(
+    home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = home / "hello"
+    folder.mkdir()
+    (folder / "__main__.py").write_text("print('mine')\n")
+    (folder / "notes.txt").write_text("keep me\n")
+    before = _files(folder)
+    assert _refused(["new", "kubernetes-python", str(folder)], capsys) == (
+        f"{folder} is not empty: pick a new or empty directory, or pass --force to write the "
+        "template's files into it (other files are kept)"
+    )
+    assert _files(folder) == before and not open_backend().list_stacks("hello")
+
+    main(["new", "kubernetes-python", str(folder), "--force"])
+    after = _files(folder)
+    assert after["notes.txt"] == "keep me\n"
+    assert after["__main__.py"].startswith('"""hello: a small web app on Kubernetes')
+    assert {"Stackwright.yaml", "Stackwright.dev.yaml", ".gitignore"} <= set(after)
+    assert [s.name for s in open_backend().list_stacks("hello")] == ["dev"]
+
+    # Again: the stack exists, so nothing is written over (the stack file keeps its config).
+    (folder / "Stackwright.dev.yaml").write_text("config:\n  hello:replicas: '3'\n")
+    before = _files(folder)
+    assert _refused(["new", "kubernetes-yaml", str(folder), "--force"], capsys) == (
+        "stack dev of project hello already exists in the state store: pick another --stack "
+        "or --name"
+    )
+    assert _files(folder) == before
+
+
+def test_new_into_a_file_is_refused(home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (home / "taken").write_text("x")
+    message = _refused(["new", "kubernetes-python", str(home / "taken"), "--force"], capsys)
+    assert message == f"{home / 'taken'} is a file: pick a new or empty directory"
