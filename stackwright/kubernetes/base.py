@@ -20,7 +20,7 @@ from typing import Any, ClassVar, Self
 from stackwright.errors import UsageError
 from stackwright.kubernetes.groups import MODULES, VERSIONS
 from stackwright.model import Unknown
-from stackwright.sdk.output import PLAIN_LEAVES, Output, Secret
+from stackwright.sdk.output import PLAIN_LEAVES, Output, Secret, join_path
 from stackwright.sdk.resource import CustomResource, ResourceOptions, _declared_at
 
 #: Type token prefix: `kubernetes:apps/v1:Deployment`, `kubernetes:core/v1:Service`.
@@ -76,9 +76,19 @@ def builtin_module(group: str, version: str) -> ModuleType | None:
     return importlib.import_module(f"stackwright.kubernetes.{MODULES[group]}.{version}")
 
 
+class _NotJson(Exception):
+    """A value no JSON document can hold (`object()`, a file, a class), found by `to_plain`."""
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+
 def to_plain(value: Any) -> Any:
     """Typed args (lightkube models) to plain dicts in Kubernetes' spelling, field by field,
-    so that an Output anywhere inside stays the same Output; plain values unchanged."""
+    so that an Output anywhere inside stays the same Output; plain values unchanged.
+
+    Raises `_NotJson` for a value that could not be sent to the API server: `_object`
+    says where it is, at the declaring line, rather than the apply failing later."""
     cls = type(value)
     if cls in PLAIN_LEAVES:
         return value
@@ -96,7 +106,43 @@ def to_plain(value: Any) -> Any:
         return {key: to_plain(item) for key, item in found if item is not None}
     if isinstance(value, datetime.datetime):  # meta/v1 Time, as lightkube writes it
         return value.isoformat().replace("+00:00", "Z")
+    if not _json_leaf(value):
+        raise _NotJson(value)
     return value
+
+
+def _json_leaf(value: Any) -> bool:
+    """Whether a leaf that is not one of the plain types is still JSON when applied (a
+    `str` enum, a `uuid`), or one of the SDK's markers. Only unusual leaves reach here."""
+    if isinstance(value, Secret | Unknown):
+        return True
+    import orjson  # what the state and the API request are written with
+
+    try:
+        orjson.dumps(value)
+    except TypeError:
+        return False
+    return True
+
+
+def _path_to(value: Any, leaf: Any, path: str) -> str | None:
+    """The path of `leaf` inside `value`, walked as `to_plain` walks it (on an error only)."""
+    if value is leaf:
+        return path
+    items: Any
+    if isinstance(value, Mapping):
+        items = value.items()
+    elif isinstance(value, list | tuple):
+        items = enumerate(value)
+    elif (fields := _model_fields(type(value))) is not None:
+        items = ((key, getattr(value, attribute)) for attribute, key in fields)
+    else:
+        return None
+    for key, item in items:
+        found = _path_to(item, leaf, join_path(path, key))
+        if found is not None:
+            return found
+    return None
 
 
 _FIELDS: dict[type, tuple[tuple[str, str], ...] | None] = {}
@@ -141,8 +187,19 @@ def _object(
     """The Kubernetes object for snake_case keyword arguments (`string_data` → `stringData`)."""
     obj: dict[str, Any] = {"apiVersion": api_version, "kind": kind}
     for key, value in fields.items():
-        if value is not None:
+        if value is None:
+            continue
+        try:
             obj[_camel(key)] = to_plain(value)
+        except _NotJson as bad:
+            path = _path_to(value, bad.value, key) or key
+            what = type(bad.value).__name__
+            article = "an" if what[:1].lower() in "aeiou" else "a"
+            raise UsageError(
+                f"{kind} {name!r} at {_declared_at()}: {path} holds {article} {what}, which is "
+                "not JSON; pass a str, number, bool, None, list or dict there (or an Output of "
+                "one)"
+            ) from None
     for field in _OBJECT_FIELDS:
         value = obj.get(field)
         if value is not None and not isinstance(value, Mapping | Output | Secret | Unknown):

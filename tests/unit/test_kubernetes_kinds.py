@@ -471,6 +471,54 @@ def test_an_object_field_that_is_not_a_dict_is_refused_where_it_is_declared(
     assert "test_kubernetes_kinds.py:" in message
 
 
+class Handle:
+    """Something a program might pass by mistake (a client, a file, a resource)."""
+
+
+@pytest.mark.parametrize(
+    ("cls", "fields", "said"),
+    [
+        (k8s.core.v1.ConfigMap, {"data": {"k": object()}}, "data.k holds an object"),
+        (
+            k8s.apps.v1.Deployment,
+            {"spec": {"template": {"spec": {"containers": [{"name": "a"}, {"env": Handle()}]}}}},
+            "spec.template.spec.containers[1].env holds a Handle",
+        ),
+        (k8s.core.v1.Secret, {"string_data": {"pw": {1, 2}}}, "string_data.pw holds a set"),
+    ],
+)
+def test_a_value_that_is_not_json_is_refused_where_it_is_declared(
+    cls: Any, fields: dict[str, Any], said: str
+) -> None:
+    # It failed at apply, after other changes were made, with "Type is not JSON
+    # serializable: object" and neither the resource nor the field named.
+    program = Program(project="p", stack="s")
+    with running(program), pytest.raises(UsageError) as caught:
+        cls("c", **fields)
+    message = str(caught.value)
+    assert message.startswith(f"{cls.kind} 'c' at ") and "test_kubernetes_kinds.py:" in message
+    assert message.endswith(
+        f": {said}, which is not JSON; pass a str, number, bool, None, list or dict there "
+        "(or an Output of one)"
+    )
+
+
+def test_json_values_of_other_types_are_kept_as_they_are() -> None:
+    """A `str` enum, an `int` enum, a uuid are JSON when applied: not refused."""
+    import enum
+    import uuid
+
+    class Tier(enum.StrEnum):
+        WEB = "web"
+
+    program = Program(project="p", stack="s")
+    with running(program):
+        cm = k8s.core.v1.ConfigMap(
+            "c", data={"tier": Tier.WEB, "id": uuid.UUID(int=1)}, metadata={"generation": 3.0}
+        )
+    assert cm.props["data"]["tier"] is Tier.WEB
+
+
 def test_imported_code_names_a_generated_class_only_when_there_is_one() -> None:
     """`stackwright import` of a kind the cluster serves in a built-in group version but
     the generated 1.33 classes lack (a newer Kubernetes') prints the class for any kind:
