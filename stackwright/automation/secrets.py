@@ -356,13 +356,49 @@ class StateEncrypter:
         }
 
     def unseal_outputs(self, stack: str, outputs: Mapping[str, Any]) -> dict[str, Any]:
-        def walk(value: Any) -> Any:
-            if is_sealed(value):
-                return SecretValue(self._key_of(stack).decrypt(value[SECRET_SIG]))
-            if isinstance(value, dict):
-                return {k: walk(v) for k, v in value.items()}
-            if isinstance(value, list):
-                return [walk(v) for v in value]
-            return value
+        def opened(sealed: Any) -> SecretValue:
+            return SecretValue(self._key_of(stack).decrypt(sealed[SECRET_SIG]))
 
-        return {k: walk(v) for k, v in outputs.items()}
+        return {k: map_envelopes(v, is_sealed, opened) for k, v in outputs.items()}
+
+
+# --- secrets in an exported document ----------------------------------------------------
+
+#: How `stack export --show-secrets` writes a secret: `{"@plaintext": value}` in place of
+#: its sealed envelope (as Pulumi's export writes `plaintext`); `stack import` seals each
+#: one again under the importing stack's key before the document goes anywhere else.
+PLAIN_SIG = "@plaintext"
+
+
+def _is_plain(value: Any) -> bool:
+    return isinstance(value, dict) and len(value) == 1 and PLAIN_SIG in value
+
+
+def map_envelopes(value: Any, found: Callable[[Any], bool], change: Callable[[Any], Any]) -> Any:
+    """A copy of a JSON document with each envelope `found` recognises replaced by `change(it)`."""
+    if found(value):
+        return change(value)
+    if isinstance(value, dict):
+        return {k: map_envelopes(v, found, change) for k, v in value.items()}
+    if isinstance(value, list):
+        return [map_envelopes(v, found, change) for v in value]
+    return value
+
+
+def reveal_document(document: Any, key: Callable[[], DataKey]) -> Any:
+    """An exported document with each secret decrypted, as `{"@plaintext": value}`; the
+    stack's key is unwrapped only if it holds a secret."""
+    return map_envelopes(
+        document, is_sealed, lambda sealed: {PLAIN_SIG: key().decrypt(sealed[SECRET_SIG])}
+    )
+
+
+def seal_document(document: Any, key: Callable[[], DataKey]) -> Any:
+    """A document to import with each `{"@plaintext": value}` encrypted under `key` (made
+    only if the document holds one and the stack has no key yet)."""
+
+    def seal(plain: dict[str, Any]) -> dict[str, str]:
+        remember_secret(plain[PLAIN_SIG])  # an error quoting it shows [secret]
+        return {SECRET_SIG: key().encrypt(plain[PLAIN_SIG])}
+
+    return map_envelopes(document, _is_plain, seal)

@@ -29,7 +29,13 @@ from typing import Any
 
 import yaml
 
-from stackwright.automation.secrets import StateEncrypter, Where, unwrap
+from stackwright.automation.secrets import (
+    StateEncrypter,
+    Where,
+    reveal_document,
+    seal_document,
+    unwrap,
+)
 from stackwright.automation.workspace import Project, StackConfig, find_project, selected_stack
 from stackwright.engine import operations
 from stackwright.engine.events import Diagnostic, Listener, Summary
@@ -379,6 +385,25 @@ class Workspace:
         """Read the stack's objects (only `select`'s targets, none of its excludes)."""
         options = select.options("refresh", parallel, dry_run=preview)
         return self._run(options, listener, program=False)
+
+    # --- the state as a document -----------------------------------------------------------
+
+    def export_state(self, *, show_secrets: bool = False) -> dict[str, Any]:
+        """The stack's state as a versioned JSON document: secrets sealed as stored, or with
+        `show_secrets` decrypted (`{"@plaintext": value}`), as `pulumi stack export
+        --show-secrets` writes them."""
+        document = self.backend.export(self.project.name, self.stack)
+        if show_secrets:
+            document = reveal_document(document, self.config.data_key)
+        return document
+
+    def import_state(self, document: Any, *, message: str = "") -> None:
+        """Replace the stack's state with an exported document, its plain secrets (from
+        `export_state(show_secrets=True)`) encrypted under this stack's key first, so that
+        no plain value reaches the state store."""
+        sealed = seal_document(document, self.config.data_key)
+        self.backend.import_(self.project.name, self.stack, sealed, message=message)
+        self.record_provider()  # how a key made to seal them is wrapped
 
     # --- adopting an object --------------------------------------------------------------
 

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from stackwright.automation import templates
-from stackwright.automation.secrets import NEW_PASSPHRASE_ENV
+from stackwright.automation.secrets import NEW_PASSPHRASE_ENV, map_envelopes
 from stackwright.automation.stack import Selection, Workspace
 from stackwright.automation.workspace import (
     Project,
@@ -717,13 +717,7 @@ def stack_output(
 
 def _sealed_masked(value: Any) -> Any:
     """A copy of exported outputs with each sealed secret shown as [secret]."""
-    if is_sealed(value):
-        return SECRET_TEXT
-    if isinstance(value, dict):
-        return {k: _sealed_masked(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_sealed_masked(v) for v in value]
-    return value
+    return map_envelopes(value, is_sealed, lambda _: SECRET_TEXT)
 
 
 @stack_app.command("history")
@@ -971,10 +965,18 @@ def stack_export(
     file: Annotated[
         Path | None, typer.Option("--file", help="Write here instead of stdout.")
     ] = None,
+    show_secrets: Annotated[
+        bool,
+        typer.Option(
+            "--show-secrets",
+            help='Write secrets decrypted, as {"@plaintext": value} (`stack import` encrypts them).',
+        ),
+    ] = False,
 ) -> None:
-    """The stack's state as a versioned JSON document."""
+    """The stack's state as a versioned JSON document (secrets encrypted unless --show-secrets)."""
     ws = _workspace(stack)
-    text = json.dumps(ws.backend.export(ws.project.name, ws.stack), indent=2, sort_keys=True)
+    document = ws.export_state(show_secrets=show_secrets)
+    text = json.dumps(document, indent=2, sort_keys=True)
     if file is None:
         typer.echo(text)
     else:
@@ -990,7 +992,8 @@ def stack_import(
     stack: Stack = None,
 ) -> None:
     """Replace the stack's state with an exported document (`stack export | … | stack import`,
-    as Pulumi's reads stdin without --file)."""
+    as Pulumi's reads stdin without --file); plain secrets in it are encrypted under the
+    stack's key."""
     ws = _workspace(stack, existing=False)
     source = str(file) if file is not None else "stdin"
     if file is None and sys.stdin.isatty():
@@ -1006,7 +1009,7 @@ def stack_import(
         raise UsageError(
             f"{source}: cannot read a JSON document (it is nested too deeply to be a state)"
         ) from None
-    ws.backend.import_(ws.project.name, ws.stack, document, message=f"stack import from {source}")
+    ws.import_state(document, message=f"stack import from {source}")
     typer.echo(f"Imported the state of stack {ws.stack} from {source}.")
 
 
