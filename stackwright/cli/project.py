@@ -1230,10 +1230,14 @@ def state_rename(
     urn: Annotated[str, typer.Argument()],
     new_name: Annotated[str, typer.Argument(help="The resource's new logical name.")],
     stack: Stack = None,
+    yes: Yes = False,
 ) -> None:
     """Give a resource another logical name in the state (after renaming it in the program,
     instead of an alias); what refers to it follows. The object itself is untouched."""
     ws = _workspace(stack)
+    what = f"rename {urn} to {new_name} (what refers to it follows; the object is untouched)"
+    if not _confirm_state_edit(ws, "state rename", what, yes):
+        return
     renamed = ws.backend.rename_resource(ws.project.name, ws.stack, urn, new_name)
     typer.echo(f"Renamed {urn} to {renamed}.")
 

@@ -1525,11 +1525,11 @@ def test_state_rename_follows_a_rename_in_the_program(
     assert planned.ops("step-started")["reader"] == "same"
 
     old = p.urn("kubernetes:core/v1:ConfigMap", "settings")
-    missing = one_line(p.sw("state", "rename", old + "x", "config", rc=2))
+    missing = one_line(p.sw("state", "rename", old + "x", "config", "--yes", rc=2))
     assert f"no resource {old}x in stack dev; did you mean {old}?" in missing
-    taken = one_line(p.sw("state", "rename", old, "reader", rc=2))
+    taken = one_line(p.sw("state", "rename", old, "reader", "--yes", rc=2))
     assert "already has a resource" in taken and taken.endswith("::reader")
-    renamed = p.sw("state", "rename", old, "config").out
+    renamed = p.sw("state", "rename", old, "config", "--yes").out
     assert p.urn("kubernetes:core/v1:ConfigMap", "config") in renamed
 
     assert p.resources()["reader"]["dependencies"] == [

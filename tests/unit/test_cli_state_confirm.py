@@ -1,4 +1,4 @@
-"""`state delete / unprotect / move` ask before they edit the state, as `pulumi state …`
+"""`state delete / unprotect / move / rename` ask before they edit the state, as `pulumi state …`
 does: in a terminal a question (`--yes` skips it), without one a refusal unless --yes."""
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ def _state(stack: str = "dev") -> list[tuple[str, bool]]:
     return [(r.urn, r.protect) for r in open_backend().load("shop", stack).resources]
 
 
-@pytest.fixture(params=["delete", "unprotect", "move"])
+@pytest.fixture(params=["delete", "unprotect", "move", "rename"])
 def command(
     request: pytest.FixtureRequest, project: Path, capsys: pytest.CaptureFixture[str]
 ) -> list[str]:
@@ -53,6 +53,7 @@ def command(
         "delete": ["state", "delete", urns[1]],
         "unprotect": ["state", "unprotect", urns[0]],
         "move": ["state", "move", urns[1], "--dest", "prod"],
+        "rename": ["state", "rename", urns[1], "renamed"],
     }[request.param]
 
 
