@@ -144,13 +144,13 @@ def new_project(
             f"stack {stack} of project {project} already exists in the state store: "
             "pick another --stack or --name"
         )
-    _write(template, folder, project)
+    _write(template, folder, project, stack)
     backend.create_stack(project, stack)
     select_stack(find_project(folder), stack)
     return project
 
 
-def _write(template: str, folder: Path, project: str) -> None:
+def _write(template: str, folder: Path, project: str, stack: str) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     if template == "kubernetes-yaml":
         (folder / "Stackwright.yaml").write_text(_YAML_PROGRAM.format(name=project))
@@ -160,4 +160,5 @@ def _write(template: str, folder: Path, project: str) -> None:
         )
         (folder / "__main__.py").write_text(_PROGRAM.format(name=project))
         (folder / ".gitignore").write_text(_GITIGNORE)
-    (folder / "Stackwright.dev.yaml").write_text("config:\n  kubernetes:cluster: local\n")
+    # The first stack's configuration: the local cluster (`up` starts it).
+    (folder / f"Stackwright.{stack}.yaml").write_text("config:\n  kubernetes:cluster: local\n")

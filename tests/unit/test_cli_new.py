@@ -67,3 +67,15 @@ def test_new_into_a_file_is_refused(home: Path, capsys: pytest.CaptureFixture[st
     (home / "taken").write_text("x")
     message = _refused(["new", "kubernetes-python", str(home / "taken"), "--force"], capsys)
     assert message == f"{home / 'taken'} is a file: pick a new or empty directory"
+
+
+def test_new_with_another_first_stack_writes_that_stacks_file(
+    home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`--stack prod`: the configuration the template gives (the local cluster) is prod's;
+    it was written to Stackwright.dev.yaml, a file of a stack that does not exist."""
+    folder = home / "shop"
+    main(["new", "kubernetes-yaml", str(folder), "--stack", "prod"])
+    assert "Stackwright.dev.yaml" not in _files(folder)
+    assert _files(folder)["Stackwright.prod.yaml"] == "config:\n  kubernetes:cluster: local\n"
+    assert [s.name for s in open_backend().list_stacks("shop")] == ["prod"]
