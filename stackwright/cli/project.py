@@ -181,6 +181,19 @@ def _expect_no_changes(summary: Summary, what: str) -> None:
         raise typer.Exit(1)
 
 
+def _expect_no_drift(summary: Summary) -> None:
+    """`refresh --expect-no-changes`: exit 1, recording nothing, when the refresh found
+    objects changed or deleted outside the stack (a CI drift gate, as Pulumi's flag)."""
+    found = {what: summary.counts.get(what, 0) for what in ("drifted", "deleted-outside")}
+    if summary.ok and any(found.values()):
+        listed = ", ".join(f"{n} {what}" for what, n in found.items() if n)
+        typer.echo(
+            f"error: --expect-no-changes: the refresh finds drift ({listed}); nothing was recorded",
+            err=True,
+        )
+        raise typer.Exit(1)
+
+
 def _confirm(kind: str, yes: bool, as_json: bool, command: str = "", warning: str = "") -> bool:
     """Whether to go ahead after the preview (`warning` said first, in a terminal); a
     non-interactive run needs --yes."""
@@ -382,14 +395,23 @@ def refresh(
     ] = False,
     targets: RefreshTargets = None,
     excludes: Excludes = None,
+    expect_no_changes: Annotated[
+        bool,
+        typer.Option(
+            "--expect-no-changes",
+            help="Fail (exit 1), recording nothing, if any object drifted or was deleted.",
+        ),
+    ] = False,
     as_json: Json = False,
 ) -> None:
     """Read every object, report drift field by field, and record what the cluster holds."""
     select = _selection(targets, False, excludes)
     ws = _workspace(stack)
-    if preview_only or not yes:
+    if preview_only or not yes or expect_no_changes:
         with _rendering("refresh", json_lines=as_json, show_diff=True) as render:
             summary = ws.refresh(render, select=select, preview=True)
+        if expect_no_changes:
+            _expect_no_drift(summary)
         if preview_only:
             _finish(summary)
             return

@@ -654,6 +654,14 @@ def test_refresh_with_drift(new_project: Any, cluster: LiveCluster) -> None:
     cluster.kubectl("patch", "configmap", "cfg", "-n", p.ns, "-p", '{"data":{"mode":"c"}}')
     gate = p.sw("preview", "--refresh", "--expect-no-changes", rc=1)
     assert one_line(gate) == "error: --expect-no-changes: the preview shows changes (1 to update)"
+    # The same gate on refresh (Pulumi's `refresh --expect-no-changes`): nothing recorded.
+    drifted = p.sw("refresh", "--yes", "--expect-no-changes", rc=1)
+    assert one_line(drifted) == (
+        "error: --expect-no-changes: the refresh finds drift (1 drifted); nothing was recorded"
+    )
+    assert p.resources()["cfg"]["outputs"]["data"]["mode"] == "a"
+    p.up("--refresh")
+    p.sw("refresh", "--yes", "--expect-no-changes")
 
 
 def test_refresh_of_an_object_made_again_outside(new_project: Any, cluster: LiveCluster) -> None:
