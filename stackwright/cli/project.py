@@ -368,6 +368,12 @@ def destroy(
             "instead of failing on them.",
         ),
     ] = False,
+    remove: Annotated[
+        bool,
+        typer.Option(
+            "--remove", help="Then remove the stack and its configuration file, as `stack rm`."
+        ),
+    ] = False,
     parallel: Parallel = 16,
     as_json: Json = False,
 ) -> None:
@@ -385,6 +391,8 @@ def destroy(
     with _rendering("destroy", json_lines=as_json, show_diff=False) as render:
         summary = ws.destroy(render, select=select, parallel=parallel)
     _finish(summary)
+    if remove:  # refused (exit 2, naming them) while resources are left: excluded, targeted
+        _remove_stack(ws.project, ws.stack, force=False, quiet=as_json)
 
 
 def refresh(
@@ -593,10 +601,16 @@ def stack_rm(
     name = name or selected_stack(project)
     if not yes and not _confirm(f"removal of stack {name}", yes, False, "stack rm"):
         return
+    _remove_stack(project, name, force=force)
+
+
+def _remove_stack(project: Project, name: str, *, force: bool, quiet: bool = False) -> None:
+    """Remove stack `name` from the backend, its configuration file, and its selection."""
     open_backend(_backend_of(project)).remove_stack(project.name, name, force=force)
     StackConfig(project, name).forget()
     unselect_stack(project, name)
-    typer.echo(f"Removed stack {name}.")
+    if not quiet:
+        typer.echo(f"Removed stack {name}.")
 
 
 @stack_app.command("rename")

@@ -535,6 +535,16 @@ def test_destroy(new_project: Any, cluster: LiveCluster) -> None:
     assert state["resources"] == [] and state["outputs"] == {}
     assert p.history()[0]["kind"] == "destroy"
 
+    # `destroy --remove` (Pulumi's): then the stack goes, its file and selection with it;
+    # not while resources are left (here an excluded one), which `stack rm` refuses too.
+    p.up()
+    kept = p.urn("kubernetes:core/v1:ConfigMap", "guest")
+    left = p.sw("destroy", "--yes", "--remove", "--exclude", kept, rc=2)
+    assert f"stack {STACK} still records 1 resource" in one_line(left)
+    assert p.sw("destroy", "--yes", "--remove").out.rstrip().endswith(f"Removed stack {STACK}.")
+    assert json.loads(p.sw("stack", "ls", "--json").out) == []
+    assert not (p.root / f"Stackwright.{STACK}.yaml").exists()
+
 
 def warnings(result: Result) -> list[str]:
     return [e["message"] for e in result.of("diagnostic") if e["severity"] != "info"]
