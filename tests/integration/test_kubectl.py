@@ -214,10 +214,20 @@ def test_typed_create_subcommands_send_protobuf_and_work(cluster: Any) -> None:
 
 
 def test_a_protobuf_body_of_an_unsupported_kind_is_refused_with_415(cluster: Any) -> None:
-    result = cluster.kubectl("create", "deployment", "web", "--image=nginx", check=False)
-    assert result.returncode != 0
-    assert "reads protobuf bodies only for ConfigMap (v1)" in result.stderr
-    assert "not Deployment (apps/v1); send JSON" in result.stderr
+    # No kubectl command sends a CustomResourceDefinition as protobuf; a Go client could.
+    def field(number: int, data: bytes) -> bytes:  # a length-delimited field, short data
+        return bytes([number << 3 | 2, len(data)]) + data
+
+    type_meta = field(1, b"apiextensions.k8s.io/v1") + field(2, b"CustomResourceDefinition")
+    with cluster.http() as api:
+        r = api.post(
+            "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
+            content=b"k8s\x00" + field(1, type_meta) + field(2, b""),
+            headers={"Content-Type": "application/vnd.kubernetes.protobuf"},
+        )
+    assert r.status_code == 415
+    assert "only for the built-in kinds of v1, apps/v1" in r.json()["message"]
+    assert "not CustomResourceDefinition (apiextensions.k8s.io/v1); send JSON" in r.json()["message"]
 
 
 def test_auth_can_i_and_whoami(cluster: Any) -> None:
