@@ -68,6 +68,8 @@ SPECIAL: Mapping[str, str] = {
 #: Scalar fields whose zero value Go's JSON prints: pointers (`*int32`, `*bool`, `*string`),
 #: whose zero the client sets on purpose, and fields without `omitempty`. Every other zero
 #: scalar is one Go's protobuf writer sends only because the field is not a pointer.
+#: A list or map field here is one without `omitempty`, which Go's JSON prints as null
+#: when nil, as it is when the protobuf body has none of its entries.
 #: These were read off kubectl's Go types (`set env / selector / subject --local`), and
 #: tests/integration/test_protobuf_zero_values.py checks them there for every workload kind,
 #: Service and the role bindings (but for list-entry merge keys such as a container's
@@ -107,9 +109,13 @@ _SEEN_IN_KUBECTL: Mapping[str, frozenset[str]] = {
             "ttlSecondsAfterFinished",
         }
     ),
-    "batch.v1.PodFailurePolicyOnExitCodesRequirement": frozenset({"containerName", "operator"}),
+    "batch.v1.PodFailurePolicy": frozenset({"rules"}),
+    "batch.v1.PodFailurePolicyOnExitCodesRequirement": frozenset(
+        {"containerName", "operator", "values"}
+    ),
     "batch.v1.PodFailurePolicyOnPodConditionsPattern": frozenset({"type"}),
     "batch.v1.PodFailurePolicyRule": frozenset({"action"}),
+    "batch.v1.SuccessPolicy": frozenset({"rules"}),
     "batch.v1.SuccessPolicyRule": frozenset({"succeededCount", "succeededIndexes"}),
     "core.v1.AWSElasticBlockStoreVolumeSource": frozenset({"volumeID"}),
     "core.v1.AppArmorProfile": frozenset({"localhostProfile", "type"}),
@@ -118,6 +124,7 @@ _SEEN_IN_KUBECTL: Mapping[str, frozenset[str]] = {
     ),
     "core.v1.AzureFileVolumeSource": frozenset({"secretName", "shareName"}),
     "core.v1.CSIVolumeSource": frozenset({"driver", "fsType", "readOnly"}),
+    "core.v1.CephFSVolumeSource": frozenset({"monitors"}),
     "core.v1.CinderVolumeSource": frozenset({"volumeID"}),
     "core.v1.ClientIPConfig": frozenset({"timeoutSeconds"}),
     "core.v1.ClusterTrustBundleProjection": frozenset({"optional", "path", "signerName"}),
@@ -142,6 +149,7 @@ _SEEN_IN_KUBECTL: Mapping[str, frozenset[str]] = {
     "core.v1.ISCSIVolumeSource": frozenset({"initiatorName", "iqn", "lun", "targetPortal"}),
     "core.v1.KeyToPath": frozenset({"key", "mode", "path"}),
     "core.v1.NFSVolumeSource": frozenset({"path", "server"}),
+    "core.v1.NodeSelector": frozenset({"nodeSelectorTerms"}),
     "core.v1.NodeSelectorRequirement": frozenset({"key", "operator"}),
     "core.v1.ObjectFieldSelector": frozenset({"fieldPath"}),
     "core.v1.PersistentVolumeClaimSpec": frozenset(
@@ -183,7 +191,7 @@ _SEEN_IN_KUBECTL: Mapping[str, frozenset[str]] = {
     "core.v1.Probe": frozenset({"terminationGracePeriodSeconds"}),
     "core.v1.ProjectedVolumeSource": frozenset({"defaultMode"}),
     "core.v1.QuobyteVolumeSource": frozenset({"registry", "volume"}),
-    "core.v1.RBDVolumeSource": frozenset({"image"}),
+    "core.v1.RBDVolumeSource": frozenset({"image", "monitors"}),
     "core.v1.ReplicationControllerSpec": frozenset({"replicas"}),
     "core.v1.ResourceFieldSelector": frozenset({"resource"}),
     "core.v1.ScaleIOVolumeSource": frozenset({"gateway", "system"}),
@@ -236,7 +244,7 @@ _SEEN_IN_KUBECTL: Mapping[str, frozenset[str]] = {
 #: of their Go types (k8s.io/api types.go): pointers, and fields without `omitempty`.
 _FROM_GO_TAGS: Mapping[str, frozenset[str]] = {
     "apps.v1.ControllerRevision": frozenset({"revision"}),
-    "authentication.v1.TokenRequestSpec": frozenset({"expirationSeconds"}),
+    "authentication.v1.TokenRequestSpec": frozenset({"audiences", "expirationSeconds"}),
     "authorization.v1.FieldSelectorRequirement": frozenset({"key", "operator"}),
     "autoscaling.v1.CrossVersionObjectReference": frozenset({"kind", "name"}),
     "autoscaling.v1.HorizontalPodAutoscalerSpec": frozenset(
@@ -244,6 +252,7 @@ _FROM_GO_TAGS: Mapping[str, frozenset[str]] = {
     ),
     "core.v1.ConfigMap": frozenset({"immutable"}),
     "core.v1.LimitRangeItem": frozenset({"type"}),
+    "core.v1.LimitRangeSpec": frozenset({"limits"}),
     "core.v1.ScopedResourceSelectorRequirement": frozenset({"operator", "scopeName"}),
     "core.v1.Secret": frozenset({"immutable"}),
     "core.v1.ServiceAccount": frozenset({"automountServiceAccountToken"}),
@@ -256,6 +265,7 @@ _FROM_GO_TAGS: Mapping[str, frozenset[str]] = {
     ),
     "meta.v1.Preconditions": frozenset({"resourceVersion", "uid"}),
     "networking.v1.HTTPIngressPath": frozenset({"pathType"}),
+    "networking.v1.HTTPIngressRuleValue": frozenset({"paths"}),
     "networking.v1.IPBlock": frozenset({"cidr"}),
     "networking.v1.IngressClassParametersReference": frozenset(
         {"apiGroup", "kind", "name", "namespace", "scope"}
@@ -264,6 +274,9 @@ _FROM_GO_TAGS: Mapping[str, frozenset[str]] = {
     "networking.v1.IngressSpec": frozenset({"ingressClassName"}),
     "networking.v1.NetworkPolicyPort": frozenset({"endPort", "protocol"}),
     "policy.v1.PodDisruptionBudgetSpec": frozenset({"unhealthyPodEvictionPolicy"}),
+    "rbac.v1.ClusterRole": frozenset({"rules"}),
+    "rbac.v1.PolicyRule": frozenset({"verbs"}),
+    "rbac.v1.Role": frozenset({"rules"}),
     "scheduling.v1.PriorityClass": frozenset({"preemptionPolicy", "value"}),
 }
 KEEP_ZERO: Mapping[str, frozenset[str]] = {**_SEEN_IN_KUBECTL, **_FROM_GO_TAGS}

@@ -120,7 +120,7 @@ MESSAGES: Final[dict[str, dict[int, tuple[str, str, str, bool]]]] = {
         2: ("spec", "one", "authentication.v1.TokenRequestSpec", False),
     },
     "authentication.v1.TokenRequestSpec": {
-        1: ("audiences", "repeated", "string", False),
+        1: ("audiences", "repeated", "string", True),
         3: ("boundObjectRef", "one", "authentication.v1.BoundObjectReference", False),
         4: ("expirationSeconds", "one", "int64", True),
     },
@@ -254,12 +254,12 @@ MESSAGES: Final[dict[str, dict[int, tuple[str, str, str, bool]]]] = {
         2: ("spec", "one", "batch.v1.JobSpec", False),
     },
     "batch.v1.PodFailurePolicy": {
-        1: ("rules", "repeated", "batch.v1.PodFailurePolicyRule", False),
+        1: ("rules", "repeated", "batch.v1.PodFailurePolicyRule", True),
     },
     "batch.v1.PodFailurePolicyOnExitCodesRequirement": {
         1: ("containerName", "one", "string", True),
         2: ("operator", "one", "string", True),
-        3: ("values", "repeated", "int32", False),
+        3: ("values", "repeated", "int32", True),
     },
     "batch.v1.PodFailurePolicyOnPodConditionsPattern": {
         1: ("type", "one", "string", True),
@@ -276,7 +276,7 @@ MESSAGES: Final[dict[str, dict[int, tuple[str, str, str, bool]]]] = {
         ),
     },
     "batch.v1.SuccessPolicy": {
-        1: ("rules", "repeated", "batch.v1.SuccessPolicyRule", False),
+        1: ("rules", "repeated", "batch.v1.SuccessPolicyRule", True),
     },
     "batch.v1.SuccessPolicyRule": {
         1: ("succeededIndexes", "one", "string", True),
@@ -326,7 +326,7 @@ MESSAGES: Final[dict[str, dict[int, tuple[str, str, str, bool]]]] = {
         2: ("drop", "repeated", "string", False),
     },
     "core.v1.CephFSVolumeSource": {
-        1: ("monitors", "repeated", "string", False),
+        1: ("monitors", "repeated", "string", True),
         2: ("path", "one", "string", False),
         3: ("user", "one", "string", False),
         4: ("secretFile", "one", "string", False),
@@ -601,7 +601,7 @@ MESSAGES: Final[dict[str, dict[int, tuple[str, str, str, bool]]]] = {
         6: ("maxLimitRequestRatio", "map", "quantity", False),
     },
     "core.v1.LimitRangeSpec": {
-        1: ("limits", "repeated", "core.v1.LimitRangeItem", False),
+        1: ("limits", "repeated", "core.v1.LimitRangeItem", True),
     },
     "core.v1.LocalObjectReference": {
         1: ("name", "one", "string", False),
@@ -644,7 +644,7 @@ MESSAGES: Final[dict[str, dict[int, tuple[str, str, str, bool]]]] = {
         ),
     },
     "core.v1.NodeSelector": {
-        1: ("nodeSelectorTerms", "repeated", "core.v1.NodeSelectorTerm", False),
+        1: ("nodeSelectorTerms", "repeated", "core.v1.NodeSelectorTerm", True),
     },
     "core.v1.NodeSelectorRequirement": {
         1: ("key", "one", "string", True),
@@ -890,7 +890,7 @@ MESSAGES: Final[dict[str, dict[int, tuple[str, str, str, bool]]]] = {
         6: ("tenant", "one", "string", False),
     },
     "core.v1.RBDVolumeSource": {
-        1: ("monitors", "repeated", "string", False),
+        1: ("monitors", "repeated", "string", True),
         2: ("image", "one", "string", True),
         3: ("fsType", "one", "string", False),
         4: ("pool", "one", "string", False),
@@ -1262,7 +1262,7 @@ MESSAGES: Final[dict[str, dict[int, tuple[str, str, str, bool]]]] = {
         3: ("pathType", "one", "string", True),
     },
     "networking.v1.HTTPIngressRuleValue": {
-        1: ("paths", "repeated", "networking.v1.HTTPIngressPath", False),
+        1: ("paths", "repeated", "networking.v1.HTTPIngressPath", True),
     },
     "networking.v1.IPBlock": {
         1: ("cidr", "one", "string", True),
@@ -1363,7 +1363,7 @@ MESSAGES: Final[dict[str, dict[int, tuple[str, str, str, bool]]]] = {
     },
     "rbac.v1.ClusterRole": {
         1: ("metadata", "one", "meta.v1.ObjectMeta", False),
-        2: ("rules", "repeated", "rbac.v1.PolicyRule", False),
+        2: ("rules", "repeated", "rbac.v1.PolicyRule", True),
         3: ("aggregationRule", "one", "rbac.v1.AggregationRule", False),
     },
     "rbac.v1.ClusterRoleBinding": {
@@ -1372,7 +1372,7 @@ MESSAGES: Final[dict[str, dict[int, tuple[str, str, str, bool]]]] = {
         3: ("roleRef", "one", "rbac.v1.RoleRef", False),
     },
     "rbac.v1.PolicyRule": {
-        1: ("verbs", "repeated", "string", False),
+        1: ("verbs", "repeated", "string", True),
         2: ("apiGroups", "repeated", "string", False),
         3: ("resources", "repeated", "string", False),
         4: ("resourceNames", "repeated", "string", False),
@@ -1380,7 +1380,7 @@ MESSAGES: Final[dict[str, dict[int, tuple[str, str, str, bool]]]] = {
     },
     "rbac.v1.Role": {
         1: ("metadata", "one", "meta.v1.ObjectMeta", False),
-        2: ("rules", "repeated", "rbac.v1.PolicyRule", False),
+        2: ("rules", "repeated", "rbac.v1.PolicyRule", True),
     },
     "rbac.v1.RoleBinding": {
         1: ("metadata", "one", "meta.v1.ObjectMeta", False),

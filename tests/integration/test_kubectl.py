@@ -227,7 +227,9 @@ def test_a_protobuf_body_of_an_unsupported_kind_is_refused_with_415(cluster: Any
         )
     assert r.status_code == 415
     assert "only for the built-in kinds of v1, apps/v1" in r.json()["message"]
-    assert "not CustomResourceDefinition (apiextensions.k8s.io/v1); send JSON" in r.json()["message"]
+    assert (
+        "not CustomResourceDefinition (apiextensions.k8s.io/v1); send JSON" in r.json()["message"]
+    )
 
 
 def test_auth_can_i_and_whoami(cluster: Any) -> None:

@@ -6,7 +6,6 @@ import json
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -107,14 +106,6 @@ def test_what_it_cannot_read_is_refused(body: bytes, message: str) -> None:
         decode(body)
 
 
-def without_nulls(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: without_nulls(v) for k, v in value.items() if v is not None}
-    if isinstance(value, list):
-        return [without_nulls(v) for v in value]
-    return value
-
-
 @pytest.mark.parametrize("name", sorted(p.stem for p in CAPTURED.glob("*.bin")))
 def test_kubectls_own_bodies_decode_to_its_dry_run_json(name: str) -> None:
     # The bytes kubectl 1.32 sent (its -v=9 log) for `create deployment --replicas=0`,
@@ -124,7 +115,7 @@ def test_kubectls_own_bodies_decode_to_its_dry_run_json(name: str) -> None:
     # false dropped), IntOrString, embedded structs and nested messages at once.
     want = json.loads((CAPTURED / f"{name}.json").read_text())
     want.pop("status")  # servers write it; the decoder skips it
-    assert decode((CAPTURED / f"{name}.bin").read_bytes()) == without_nulls(want)
+    assert decode((CAPTURED / f"{name}.bin").read_bytes()) == want
 
 
 def test_special_types_embedded_fields_and_zeros() -> None:
@@ -146,7 +137,12 @@ def test_special_types_embedded_fields_and_zeros() -> None:
     assert pod == {
         "apiVersion": "v1",
         "kind": "Pod",
-        "metadata": {"name": "web", "creationTimestamp": "2023-11-14T22:13:20Z"},
+        # deletionTimestamp came empty: a zero time, null as in Go's JSON
+        "metadata": {
+            "name": "web",
+            "creationTimestamp": "2023-11-14T22:13:20Z",
+            "deletionTimestamp": None,
+        },
         "spec": {
             "containers": [
                 {
@@ -206,3 +202,14 @@ def test_the_generator_refuses_proto_text_it_cannot_read() -> None:
             "  optional string b = 1;\n}\n",
             "x",
         )
+
+
+def test_a_nil_list_without_omitempty_is_null_as_go_prints_it() -> None:
+    # `kubectl create clusterrole --aggregation-rule=…` sends no rules; Go's JSON of that
+    # ClusterRole says "rules": null (the field has no omitempty), PolicyRule verbs alike.
+    selector = field(1, entry(1, "team", "a"))
+    role = decode(envelope("rbac.authorization.k8s.io/v1", "ClusterRole", field(3, selector)))
+    assert role["rules"] is None
+    assert role["aggregationRule"] == {"clusterRoleSelectors": [{"matchLabels": {"team": "a"}}]}
+    rule = decode(envelope("rbac.authorization.k8s.io/v1", "Role", field(2, field(2, ""))))
+    assert rule["rules"] == [{"verbs": None, "apiGroups": [""]}]
