@@ -82,6 +82,9 @@ class APIServerApp:
     def __init__(self, cluster: Cluster, token: str, *, port: int = 0, openapi: Any = None) -> None:
         self.cluster = cluster
         self._token = token.encode()
+        from stackwright.localcluster.tokens import signing_key
+
+        self._token_key = signing_key(self._token)
         self.port = port
         self._openapi = openapi
 
@@ -124,9 +127,13 @@ class APIServerApp:
             return
         header = request.headers.get("authorization", "")
         scheme, _, token = header.partition(" ")
-        if scheme.lower() != "bearer" or not hmac.compare_digest(
-            token.strip().encode(), self._token
-        ):
+        if scheme.lower() != "bearer":
+            raise status.Unauthorized("Unauthorized")
+        if hmac.compare_digest(token.strip().encode(), self._token):
+            return
+        from stackwright.localcluster.tokens import accepts  # a service account's token
+
+        if not accepts(self.cluster, self._token_key, token.strip()):
             raise status.Unauthorized("Unauthorized")
 
     # --- routing -----------------------------------------------------------------
@@ -268,6 +275,12 @@ class APIServerApp:
             return await self._scale(request, target)
         if sub in ("log", "binding", "eviction"):
             return self._pod_subresource(request, target)
+        if sub == "token":
+            if method != "POST":
+                raise _not_allowed(method)
+            from stackwright.localcluster.tokens import issue
+
+            return _json(201, issue(cluster, self._token_key, ns, name, _parse_body(request)))
         if sub in _STREAMS:
             if method not in ("GET", "POST"):
                 raise _not_allowed(method)
@@ -447,6 +460,13 @@ class APIServerApp:
                     options = {"exec": "PodExecOptions", "attach": "PodAttachOptions"}
                     sub_entry.update(
                         kind=options.get(sub, "PodPortForwardOptions"), verbs=["create", "get"]
+                    )
+                elif sub == "token":
+                    sub_entry.update(
+                        group="authentication.k8s.io",
+                        version="v1",
+                        kind="TokenRequest",
+                        verbs=["create"],
                     )
                 elif sub in ("binding", "eviction"):
                     sub_entry.update(

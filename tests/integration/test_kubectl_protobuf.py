@@ -8,6 +8,7 @@ them equals the one it stores from that JSON, sent by `kubectl create -f`.
 
 from __future__ import annotations
 
+import base64
 import copy
 import datetime
 import json
@@ -166,3 +167,57 @@ def test_typed_commands_send_protobuf_that_stores_what_their_json_would(
         json_scope = [] if what.startswith(CLUSTER_SCOPED) else ["-n", JSON_NS]
         from_json = json.loads(cluster.kubectl(*json_scope, "get", json_what, "-o", "json").stdout)
         assert _comparable(stored) == _comparable(from_json), what
+
+
+def _claims(token: str) -> dict[str, Any]:
+    payload = token.split(".")[1]
+    return dict(json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4))))
+
+
+def test_create_token_issues_a_token_the_server_accepts_until_its_account_goes(
+    cluster: Any,
+) -> None:
+    cluster.kubectl("create", "namespace", "tok")
+    cluster.kubectl("-n", "tok", "create", "serviceaccount", "robot")
+    cluster.kubectl("-n", "tok", "run", "holder", "--image=nginx")
+    args = ["-n", "tok", "create", "token", "robot", "--duration=15m", "--audience=vault"]
+    bound = ["--bound-object-kind=Pod", "--bound-object-name=holder"]
+    sent = cluster.kubectl(*args, *bound, "-v=9")
+    assert _logged_body(sent.stderr)[0] == "application/vnd.kubernetes.protobuf"
+    token = sent.stdout.strip()
+    claims = _claims(token)
+    robot = json.loads(cluster.kubectl("-n", "tok", "get", "sa", "robot", "-o", "json").stdout)
+    assert claims["sub"] == "system:serviceaccount:tok:robot"
+    assert claims["aud"] == ["vault"]
+    assert claims["exp"] - claims["iat"] == 900
+    assert claims["kubernetes.io"]["serviceaccount"]["uid"] == robot["metadata"]["uid"]
+    assert claims["kubernetes.io"]["pod"]["name"] == "holder"
+    assert cluster.kubectl(
+        "--token", token, "-n", "tok", "get", "sa", "robot", "-o", "name"
+    ).stdout.strip() == ("serviceaccount/robot")
+    tampered = token[:-2] + ("AA" if not token.endswith("AA") else "BB")
+    assert "Unauthorized" in cluster.kubectl("--token", tampered, "get", "ns", check=False).stderr
+    short = cluster.kubectl(*args[:5], "--duration=5m", check=False)
+    assert (
+        "spec.expirationSeconds: Invalid value: 300: may not specify a duration less than 10 minutes"
+        in short.stderr
+    )
+    missing = cluster.kubectl("-n", "tok", "create", "token", "nobody", check=False)
+    assert 'serviceaccounts "nobody" not found' in missing.stderr
+    cluster.kubectl("-n", "tok", "delete", "sa", "robot")
+    assert "Unauthorized" in cluster.kubectl("--token", token, "get", "ns", check=False).stderr
+
+
+def test_drain_evicts_through_protobuf_evictions(cluster: Any) -> None:
+    cluster.kubectl("create", "namespace", "drain")
+    cluster.kubectl("-n", "drain", "create", "deployment", "app", "--image=nginx")
+    cluster.kubectl("-n", "drain", "rollout", "status", "deployment/app", "--timeout=60s")
+    (before,) = cluster.kubectl("-n", "drain", "get", "pods", "-o", "name").stdout.split()
+    try:
+        drained = cluster.kubectl(
+            "drain", "node-1", "--ignore-daemonsets", "--force", "--timeout=60s", "-v=9"
+        )
+        assert f"{before} evicted" in drained.stdout
+        assert "application/vnd.kubernetes.protobuf" in drained.stderr
+    finally:
+        cluster.kubectl("uncordon", "node-1")

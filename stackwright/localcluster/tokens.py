@@ -1,0 +1,167 @@
+"""`POST serviceaccounts/NAME/token`: the TokenRequest `kubectl create token` sends.
+
+As the API server's TokenRequest REST (pkg/registry/core/serviceaccount/storage/token.go):
+the service account must exist; `expirationSeconds` defaults to an hour and may not be
+under ten minutes; `audiences` default to the API server's own; a `boundObjectRef` names a
+Pod, Secret or Node that must exist (and has the uid given, if one is). The answer is the
+request with its defaults and a `status` holding the token and its expiry; nothing is
+stored.
+
+The token is a JWT with the claims a real one carries (`sub`
+`system:serviceaccount:NS:NAME`, `kubernetes.io` service account and bound object), signed
+with HMAC-SHA256 under a key derived from the cluster's credential. The server accepts it
+as a bearer token while it has not expired and its service account (same uid) exists.
+
+Must never: put the cluster's credential in a token, issue one for a service account that
+does not exist, or accept one whose signature, expiry or service account does not hold.
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime
+import hashlib
+import hmac
+from typing import Any
+
+import orjson
+
+from stackwright.localcluster import status
+from stackwright.localcluster.cluster import Cluster, timestamp
+
+#: The API server's audience and issuer, as a kubeadm cluster's.
+AUDIENCE = "https://kubernetes.default.svc.cluster.local"
+DEFAULT_SECONDS = 3600
+MIN_SECONDS = 600
+#: Kinds a token may be bound to → their (group, plural) and whether namespaced.
+BINDABLE = {
+    "Pod": (("", "pods"), True),
+    "Secret": (("", "secrets"), True),
+    "Node": (("", "nodes"), False),
+}
+_SERVICE_ACCOUNTS = ("", "serviceaccounts")
+_HEADER = {"alg": "HS256", "typ": "JWT"}
+
+
+def signing_key(credential: bytes) -> bytes:
+    """The token key: derived from, and never revealing, the cluster's credential."""
+    return hashlib.sha256(b"stackwright service account tokens\x00" + credential).digest()
+
+
+def _b64(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+
+def _unb64(text: str) -> bytes:
+    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+
+
+def issue(cluster: Cluster, key: bytes, namespace: str, name: str, body: Any) -> dict[str, Any]:
+    """The TokenRequest `body` for service account `namespace/name`, answered."""
+    if not isinstance(body, dict):
+        raise status.BadRequest("the body of a TokenRequest must be an object")
+    account = cluster.store.get(_SERVICE_ACCOUNTS, namespace, name)
+    if account is None:
+        raise status.not_found("serviceaccounts", "", name)
+    spec = dict(body.get("spec") or {})
+    seconds = spec.get("expirationSeconds")
+    seconds = DEFAULT_SECONDS if seconds is None else seconds
+    if not isinstance(seconds, int) or seconds < MIN_SECONDS:
+        raise status.invalid_object(
+            "TokenRequest",
+            "authentication.k8s.io",
+            name,
+            [
+                status.invalid(
+                    "spec.expirationSeconds",
+                    seconds,
+                    "may not specify a duration less than 10 minutes",
+                )
+            ],
+        )
+    audiences = spec.get("audiences") or [AUDIENCE]
+    now = cluster.clock()
+    expiry = now + datetime.timedelta(seconds=seconds)
+    claims: dict[str, Any] = {
+        "aud": audiences,
+        "exp": int(expiry.timestamp()),
+        "iat": int(now.timestamp()),
+        "iss": AUDIENCE,
+        "nbf": int(now.timestamp()),
+        "sub": f"system:serviceaccount:{namespace}:{name}",
+        "kubernetes.io": {
+            "namespace": namespace,
+            "serviceaccount": {"name": name, "uid": account["metadata"]["uid"]},
+        },
+    }
+    bound = spec.get("boundObjectRef")
+    if bound:
+        claims["kubernetes.io"][str(bound.get("kind", "")).lower()] = _bound(
+            cluster, namespace, bound
+        )
+    signed = f"{_b64(orjson.dumps(_HEADER))}.{_b64(orjson.dumps(claims))}"
+    signature = hmac.new(key, signed.encode(), hashlib.sha256).digest()
+    meta = {k: v for k, v in (body.get("metadata") or {}).items() if k != "namespace"}
+    return {
+        "kind": "TokenRequest",
+        "apiVersion": "authentication.k8s.io/v1",
+        "metadata": {
+            **meta,
+            "name": name,
+            "namespace": namespace,
+            "creationTimestamp": timestamp(now),
+        },
+        "spec": {
+            **spec,
+            "audiences": audiences,
+            "expirationSeconds": seconds,
+            "boundObjectRef": bound or None,
+        },
+        "status": {
+            "token": f"{signed}.{_b64(signature)}",
+            "expirationTimestamp": timestamp(expiry),
+        },
+    }
+
+
+def _bound(cluster: Cluster, namespace: str, ref: dict[str, Any]) -> dict[str, str]:
+    kind, name, uid = ref.get("kind"), ref.get("name", ""), ref.get("uid", "")
+    if kind not in BINDABLE:
+        raise status.invalid_object(
+            "TokenRequest",
+            "authentication.k8s.io",
+            name,
+            [status.not_supported("spec.boundObjectRef.kind", kind, list(BINDABLE))],
+        )
+    key, namespaced = BINDABLE[kind]
+    obj = cluster.store.get(key, namespace if namespaced else "", name)
+    if obj is None:
+        raise status.not_found(key[1], "", name)
+    if uid and obj["metadata"]["uid"] != uid:
+        raise status.Conflict(
+            f"the UID in the bound object reference ({uid}) does not match the UID in record. The object might have been deleted and then recreated"
+        )
+    return {"name": name, "uid": obj["metadata"]["uid"]}
+
+
+def accepts(cluster: Cluster, key: bytes, token: str) -> bool:
+    """Whether `token` is one this cluster issued, unexpired, for a service account it has."""
+    parts = token.split(".")
+    if len(parts) != 3:
+        return False
+    expected = hmac.new(key, f"{parts[0]}.{parts[1]}".encode(), hashlib.sha256).digest()
+    try:
+        if not hmac.compare_digest(_unb64(parts[2]), expected):
+            return False
+        claims = orjson.loads(_unb64(parts[1]))
+        account = claims["kubernetes.io"]
+        namespace, name = account["namespace"], account["serviceaccount"]["name"]
+        expired = claims["exp"] <= cluster.clock().timestamp()
+    except (ValueError, KeyError, TypeError):
+        return False
+    found = cluster.store.get(_SERVICE_ACCOUNTS, namespace, name)
+    return (
+        not expired
+        and found is not None
+        and found["metadata"]["uid"] == account["serviceaccount"]["uid"]
+    )
