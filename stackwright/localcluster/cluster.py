@@ -580,7 +580,7 @@ class Cluster:
         self, rtype: ResourceType, namespace: str, name: str, old: Obj | None, body: bytes,
         opts: WriteOptions, subresource: str,
     ) -> Written:  # fmt: skip
-        applied = _parse_apply_body(body)
+        applied = parse_apply_body(body)
         applied = self._decode(rtype, applied)
         meta = applied.setdefault("metadata", {})
         _settle_name(meta, name)
@@ -1171,7 +1171,7 @@ _ADMISSION: dict[tuple[str, str], Callable[[Cluster, Obj | None, Obj], None]] = 
 }
 
 
-def _parse_apply_body(body: bytes) -> Any:
+def parse_apply_body(body: bytes) -> Any:
     """An apply body is YAML; JSON (what kubectl and lightkube send) takes the fast path."""
     try:
         return orjson.loads(body)

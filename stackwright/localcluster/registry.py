@@ -99,6 +99,7 @@ _BUILTINS: tuple[tuple[str, str, str, str, bool, tuple[str, ...], tuple[str, ...
     ("rbac.authorization.k8s.io", "v1", "ClusterRoleBinding", "clusterrolebindings", False, (), (), ()),
     ("policy", "v1", "PodDisruptionBudget", "poddisruptionbudgets", True, ("pdb",), (), ("status",)),
     ("autoscaling", "v2", "HorizontalPodAutoscaler", "horizontalpodautoscalers", True, ("hpa",), ("all",), ("status",)),
+    ("autoscaling", "v1", "HorizontalPodAutoscaler", "horizontalpodautoscalers", True, ("hpa",), ("all",), ("status",)),
     ("storage.k8s.io", "v1", "StorageClass", "storageclasses", False, ("sc",), (), ()),
     ("coordination.k8s.io", "v1", "Lease", "leases", True, (), (), ()),
     ("discovery.k8s.io", "v1", "EndpointSlice", "endpointslices", True, (), (), ()),
@@ -108,6 +109,9 @@ _BUILTINS: tuple[tuple[str, str, str, str, bool, tuple[str, ...], tuple[str, ...
 
 #: The version each group prefers in discovery, where a group serves several.
 PREFERRED: dict[str, str] = {"autoscaling": "v2"}
+
+#: Versions served by conversion (stackwright/localcluster/versions.py), not stored.
+CONVERTED_VERSIONS = frozenset({("autoscaling", "v1", "HorizontalPodAutoscaler")})
 
 
 def builtin_types() -> list[ResourceType]:
@@ -129,6 +133,7 @@ def builtin_types() -> list[ResourceType]:
                 subresources=frozenset(subs),
                 schema=root,
                 resolve=schemas.resolve,
+                storage=(group, version, kind) not in CONVERTED_VERSIONS,
             )
         )
     for group, version, kind, plural, namespaced in REVIEW_TYPES:

@@ -17,7 +17,7 @@ import contextlib
 import hmac
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs
@@ -25,7 +25,13 @@ from urllib.parse import parse_qs
 import orjson
 
 from stackwright.localcluster import status
-from stackwright.localcluster.cluster import Cluster, DeleteOptions, WatchEvent, WriteOptions
+from stackwright.localcluster.cluster import (
+    Cluster,
+    DeleteOptions,
+    WatchEvent,
+    WriteOptions,
+    parse_apply_body,
+)
 from stackwright.localcluster.registry import ResourceType
 from stackwright.localcluster.schema import KUBERNETES_VERSION
 
@@ -208,6 +214,8 @@ class APIServerApp:
         return Target(rtype, namespace, name, subresource, watch_path)
 
     async def _serve(self, request: Request, target: Target) -> Response | AsyncIterator[bytes]:
+        if not target.rtype.storage and target.rtype.crd is None:
+            return await self._serve_converted(request, target)
         cluster, rtype, method, q = self.cluster, target.rtype, request.method, request.query
         ns = target.namespace or ""
         if rtype.verbs == ("create",):  # the review APIs: answered, never stored
@@ -327,6 +335,56 @@ class APIServerApp:
             # with `orphanDependents: false`.
             return _json(202 if options.cascade_requested and not gone else 200, obj)
         raise _not_allowed(method)
+
+    async def _serve_converted(
+        self, request: Request, target: Target
+    ) -> Response | AsyncIterator[bytes]:
+        """A built-in kind in a version it is not stored in: converted at the door."""
+        from stackwright.localcluster import patch
+        from stackwright.localcluster.versions import CONVERTED
+
+        rtype = target.rtype
+        stored_version, to_storage, to_served = CONVERTED[
+            (rtype.group, rtype.version, rtype.plural)
+        ]
+        stored = replace(
+            target, rtype=self.cluster.type_for(rtype.group, stored_version, rtype.plural)
+        )
+        content_type = request.headers.get("content-type", "").split(";")[0].strip()
+        body = request.body
+        if request.method in ("POST", "PUT") or content_type.startswith("application/apply-patch"):
+            served = _parse_body(request) if request.method != "PATCH" else parse_apply_body(body)
+            old = self._stored_or_none(stored) if request.method == "PUT" else None
+            body = orjson.dumps(to_storage(served, old))
+        elif request.method == "PATCH":
+            assert target.name is not None
+            current = to_served(self.cluster.get(stored.rtype, target.namespace or "", target.name))
+            try:
+                document = orjson.loads(body)
+            except orjson.JSONDecodeError as exc:
+                raise status.BadRequest(f"error decoding patch: {exc}") from None
+            patched = patch.apply_patch(
+                content_type, current, document, rtype.schema, rtype.resolve
+            )
+            old = self.cluster.get(stored.rtype, target.namespace or "", target.name)
+            body = orjson.dumps(to_storage(patched, old))
+            request = replace(request, method="PUT")
+        if body is not request.body:
+            kept = content_type if content_type.startswith("application/apply-patch") else None
+            headers = {**request.headers, "content-type": kept or "application/json"}
+            request = replace(request, body=body, headers=headers)
+        answer = await self._serve(request, stored)
+        if isinstance(answer, Response):
+            if answer.content_type == JSON and answer.body:
+                answer = replace(answer, body=orjson.dumps(to_served(orjson.loads(answer.body))))
+            return answer
+        return _map_lines(answer, lambda line: orjson.dumps(to_served(orjson.loads(line))) + b"\n")
+
+    def _stored_or_none(self, target: Target) -> dict[str, Any] | None:
+        try:
+            return self.cluster.get(target.rtype, target.namespace or "", target.name or "")
+        except status.APIError:
+            return None
 
     async def _scale(self, request: Request, target: Target) -> Response:
         from stackwright.localcluster.scale import read_scale, write_scale
@@ -683,6 +741,13 @@ async def _send_response(send: Send, response: Response) -> None:
         headers.extend(response.headers)
     await send({"type": "http.response.start", "status": response.code, "headers": headers})
     await send({"type": "http.response.body", "body": response.body})
+
+
+async def _map_lines(
+    chunks: AsyncIterator[bytes], convert: Callable[[bytes], bytes]
+) -> AsyncIterator[bytes]:
+    async for chunk in chunks:
+        yield b"".join(convert(line) for line in chunk.splitlines() if line.strip())
 
 
 async def _encode_events(events: AsyncIterator[WatchEvent]) -> AsyncIterator[bytes]:

@@ -10,19 +10,18 @@ from __future__ import annotations
 
 import base64
 import copy
-import datetime
 import json
 import re
+import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
-from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec
-from cryptography.x509.oid import NameOID
 
 from stackwright.localcluster.protobuf import decode
+
+sys.path.insert(0, str(Path(__file__).parents[1] / "unit"))
+from test_provider_kubeconfig import pem_pair
 
 pytestmark = pytest.mark.integration
 
@@ -101,27 +100,9 @@ def _comparable(obj: dict[str, Any]) -> dict[str, Any]:
 @pytest.fixture(scope="module")
 def tls_files(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     folder = tmp_path_factory.mktemp("tls")
-    key = ec.generate_private_key(ec.SECP256R1())
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "shop.example.com")])
-    now = datetime.datetime.now(datetime.UTC)
-    cert = (
-        x509.CertificateBuilder()
-        .subject_name(name)
-        .issuer_name(name)
-        .public_key(key.public_key())
-        .serial_number(1)
-        .not_valid_before(now)
-        .not_valid_after(now + datetime.timedelta(days=1))
-        .sign(key, hashes.SHA256())
-    )
-    (folder / "tls.crt").write_bytes(cert.public_bytes(serialization.Encoding.PEM))
-    (folder / "tls.key").write_bytes(
-        key.private_bytes(
-            serialization.Encoding.PEM,
-            serialization.PrivateFormat.PKCS8,
-            serialization.NoEncryption(),
-        )
-    )
+    cert, key = pem_pair("shop.example.com")
+    (folder / "tls.crt").write_bytes(cert)
+    (folder / "tls.key").write_bytes(key)
     return folder / "tls.crt", folder / "tls.key"
 
 
@@ -221,3 +202,43 @@ def test_drain_evicts_through_protobuf_evictions(cluster: Any) -> None:
         assert "application/vnd.kubernetes.protobuf" in drained.stderr
     finally:
         cluster.kubectl("uncordon", "node-1")
+
+
+def test_autoscale_creates_an_autoscaling_v1_hpa_served_from_v2_storage(cluster: Any) -> None:
+    cluster.kubectl("create", "namespace", "hpa")
+    cluster.kubectl("-n", "hpa", "create", "deployment", "web", "--image=nginx")
+    args = ["-n", "hpa", "autoscale", "deployment", "web", "--min=2", "--max=5", "--cpu-percent=60"]
+    sent = cluster.kubectl(*args, "-v=9")
+    assert _logged_body(sent.stderr)[0] == "application/vnd.kubernetes.protobuf"
+    v1 = "horizontalpodautoscalers.v1.autoscaling"
+    served = json.loads(cluster.kubectl("-n", "hpa", "get", v1, "web", "-o", "json").stdout)
+    assert served["apiVersion"] == "autoscaling/v1"
+    assert served["spec"] == {
+        "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
+        "minReplicas": 2,
+        "maxReplicas": 5,
+        "targetCPUUtilizationPercentage": 60,
+    }
+    stored = json.loads(cluster.kubectl("-n", "hpa", "get", "hpa", "web", "-o", "json").stdout)
+    assert stored["apiVersion"] == "autoscaling/v2"
+    cpu = {"name": "cpu", "target": {"type": "Utilization", "averageUtilization": 60}}
+    assert stored["spec"]["metrics"] == [{"type": "Resource", "resource": cpu}]
+    # A v2-only metric and behavior survive a v1 patch, which sees neither.
+    memory = {"name": "memory", "target": {"type": "AverageValue", "averageValue": "1Gi"}}
+    behavior = {"scaleDown": {"stabilizationWindowSeconds": 60}}
+    cluster.kubectl(
+        "-n", "hpa", "patch", "hpa", "web", "--type=merge",
+        "-p", json.dumps({"spec": {"metrics": [stored["spec"]["metrics"][0], {"type": "Resource", "resource": memory}], "behavior": behavior}}),
+    )  # fmt: skip
+    patch = {"spec": {"targetCPUUtilizationPercentage": 75}}
+    cluster.kubectl("-n", "hpa", "patch", v1, "web", "--type=merge", "-p", json.dumps(patch))
+    stored = json.loads(cluster.kubectl("-n", "hpa", "get", "hpa", "web", "-o", "json").stdout)
+    cpu["target"]["averageUtilization"] = 75
+    assert stored["spec"]["metrics"] == [
+        {"type": "Resource", "resource": cpu},
+        {"type": "Resource", "resource": memory},
+    ]
+    assert stored["spec"]["behavior"]["scaleDown"]["stabilizationWindowSeconds"] == 60
+    listed = json.loads(cluster.kubectl("-n", "hpa", "get", v1, "-o", "json").stdout)
+    assert [i["apiVersion"] for i in listed["items"]] == ["autoscaling/v1"]
+    assert "metrics" not in listed["items"][0]["spec"]

@@ -1,0 +1,118 @@
+"""Built-in kinds served in a version other than the one they are stored in: autoscaling/v1 HPAs.
+
+The cluster stores HorizontalPodAutoscalers as autoscaling/v2, which its controller and
+defaults read; `kubectl autoscale` (and any client of the older API) speaks
+autoscaling/v1. The server converts at the door, as the API server converts between the
+two (k8s.io/kubernetes pkg/apis/autoscaling/v1/conversion.go): v1's one
+`targetCPUUtilizationPercentage` is v2's `Resource` metric on `cpu` with a `Utilization`
+target, and `currentCPUUtilizationPercentage` that metric's current value. What v1 cannot
+say (other metrics, `behavior`, status conditions) a v1 write keeps from the stored
+object, where the API server keeps it in annotations.
+
+Must never: lose a v2-only field through a v1 write, or show a v1 client a v2 field.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+from typing import Any
+
+Obj = dict[str, Any]
+
+HPA = "HorizontalPodAutoscaler"
+
+
+def _is_cpu_utilization(metric: Any) -> bool:
+    resource = metric.get("resource") or {} if isinstance(metric, dict) else {}
+    return (
+        isinstance(metric, dict)
+        and metric.get("type") == "Resource"
+        and resource.get("name") == "cpu"
+        and (resource.get("target") or {}).get("type") == "Utilization"
+    )
+
+
+def hpa_to_v1(obj: Obj) -> Obj:
+    """A stored (v2) HorizontalPodAutoscaler as autoscaling/v1 shows it."""
+    out = {k: v for k, v in obj.items() if k not in ("spec", "status")}
+    out["apiVersion"] = "autoscaling/v1"
+    if "spec" in obj:
+        spec = obj["spec"] or {}
+        out["spec"] = {
+            k: spec[k] for k in ("scaleTargetRef", "minReplicas", "maxReplicas") if k in spec
+        }
+        cpu = next((m for m in spec.get("metrics") or [] if _is_cpu_utilization(m)), None)
+        if cpu is not None and "averageUtilization" in cpu["resource"]["target"]:
+            out["spec"]["targetCPUUtilizationPercentage"] = cpu["resource"]["target"][
+                "averageUtilization"
+            ]
+    if "status" in obj:
+        status = obj["status"] or {}
+        keys = ("observedGeneration", "lastScaleTime", "currentReplicas", "desiredReplicas")
+        out["status"] = {k: status[k] for k in keys if k in status}
+        for metric in status.get("currentMetrics") or []:
+            current = (metric.get("resource") or {}).get("current") or {}
+            if (metric.get("resource") or {}).get("name") == "cpu" and (
+                "averageUtilization" in current
+            ):
+                out["status"]["currentCPUUtilizationPercentage"] = current["averageUtilization"]
+                break
+        out["status"].setdefault("currentReplicas", 0)
+        out["status"].setdefault("desiredReplicas", 0)
+    return out
+
+
+def hpa_to_v2(obj: Obj, stored: Obj | None = None) -> Obj:
+    """A v1 HorizontalPodAutoscaler (whole, or the fields an apply names) as v2 stores it.
+
+    `stored` is the object the write replaces: its v2-only fields carry over.
+    """
+    out = {k: v for k, v in obj.items() if k not in ("spec", "status")}
+    out["apiVersion"] = "autoscaling/v2"
+    if "spec" in obj:
+        spec = dict(obj["spec"] or {})
+        target = spec.pop("targetCPUUtilizationPercentage", None)
+        kept = copy.deepcopy((stored or {}).get("spec") or {})
+        metrics = [m for m in kept.get("metrics") or [] if not _is_cpu_utilization(m)]
+        if target is not None:
+            cpu = {"name": "cpu", "target": {"type": "Utilization", "averageUtilization": target}}
+            metrics.insert(0, {"type": "Resource", "resource": cpu})
+        if metrics:
+            spec["metrics"] = metrics
+        if "behavior" in kept:
+            spec["behavior"] = kept["behavior"]
+        out["spec"] = spec
+    if stored is not None and "status" in stored:
+        out["status"] = stored["status"]  # v1 clients write spec; status is the controller's
+    return out
+
+
+def hpa_response_to_v1(doc: Any) -> Any:
+    """A response body (object, list, Table, watch event or Status) as a v1 client sees it."""
+    if not isinstance(doc, dict):
+        return doc
+    kind = doc.get("kind")
+    if kind == HPA:
+        return hpa_to_v1(doc)
+    if kind == f"{HPA}List":
+        return {
+            **doc,
+            "apiVersion": "autoscaling/v1",
+            "items": [hpa_to_v1(i) for i in doc.get("items") or []],
+        }
+    if kind == "Table":
+        rows = [
+            {**row, "object": hpa_response_to_v1(row["object"])} if "object" in row else row
+            for row in doc.get("rows") or []
+        ]
+        return {**doc, "rows": rows}
+    if "type" in doc and isinstance(doc.get("object"), dict):  # a watch event
+        return {**doc, "object": hpa_response_to_v1(doc["object"])}
+    return doc
+
+
+#: (group, served version, plural) → (stored version, request converter, response converter).
+CONVERTED: dict[tuple[str, str, str], tuple[str, Callable[..., Obj], Callable[[Any], Any]]] = {
+    ("autoscaling", "v1", "horizontalpodautoscalers"): ("v2", hpa_to_v2, hpa_response_to_v1),
+}
