@@ -109,10 +109,17 @@ from stackwright.sdk.output import (
     Output,
     Partial,
     Secret,
+    rearm,
     resolve,
+    unrun,
     unwrap_secrets,
 )
-from stackwright.sdk.resource import ComponentResource, Resource, remember_secret_fields
+from stackwright.sdk.resource import (
+    ComponentResource,
+    Resource,
+    failed_at,
+    remember_secret_fields,
+)
 from stackwright.state import Snapshot
 
 #: How many API writes run at once unless `--parallel` says otherwise.
@@ -494,6 +501,7 @@ class Run:
     async def run_program(self) -> None:
         assert self.program is not None
         resources = self.program.resources
+        rearm(self.program.applies)  # a policy check or an earlier run may have run some
         self._apply_aliases(resources)
         graph = self._graph(resources)
         allowed = self._allowed(graph)
@@ -1729,6 +1737,21 @@ class Run:
                 continue
             stored[name] = masked(plain, secret_paths, SecretValue)
         return stored, {k: shown(v) for k, v in stored.items()}
+
+    def run_unused_applies(self) -> None:
+        """Run the program's apply callbacks nothing made run (one that prints or logs, its
+        result unused), as Pulumi runs every apply once its inputs are known: with what this
+        run left (in a preview, only those whose inputs are known), not over a resource that
+        failed or was not done. One that raises fails the run, with the line it raised at."""
+        if self.program is None:
+            return
+        for output in unrun(self.program.applies):
+            if any(self.status.get(r.urn) != _DONE for r in output.resources):
+                continue
+            try:
+                output.resolve(self.read_live)
+            except Exception as exc:  # the program's callback: a failed run, not a crash
+                self.outcome.failures.append(f"an apply callback {failed_at(exc)}")
 
     def summary(self, elapsed: float) -> Summary:
         outcome = self.outcome

@@ -326,6 +326,8 @@ async def _preview(
             await run_.run_program()
             await run_.delete_all(_stale(run_, program, options))
         _, run_.outcome.outputs = run_.stack_outputs()
+        if options.kind != "destroy":  # a destroy runs no program
+            run_.run_unused_applies()
         return run_.summary(0.0)
     finally:
         await run_.close()
@@ -484,6 +486,7 @@ async def _mutate(
                 snapshot.former_names,
                 left_applysets(run_.stack, snapshot.former_names, had, run_.members),
             )
+        run_.run_unused_applies()  # last, so that one that raises leaves the rest done
         return run_.summary(0.0)
     finally:
         await run_.close()

@@ -21,6 +21,7 @@ from stackwright.errors import UsageError
 from stackwright.model import make_urn
 
 if TYPE_CHECKING:
+    from stackwright.sdk.output import Output
     from stackwright.sdk.resource import Resource
 
 _local = threading.local()
@@ -40,6 +41,9 @@ class Program:
     notes: list[str] = field(default_factory=list)
     #: `register_resource_transform`'s transforms, applied to each resource declared after.
     transforms: list[Callable[[Any], Any]] = field(default_factory=list)
+    #: Every Output `apply` made while the program ran, in order: the engine runs the ones
+    #: nothing made run (a callback that prints or logs), as Pulumi runs every apply.
+    applies: list[Output[Any]] = field(default_factory=list)
 
     def note(self, text: str) -> None:
         if text not in self.notes:
@@ -112,6 +116,14 @@ def running(program: Program) -> Iterator[Program]:
         yield program
     finally:
         _local.program = previous
+
+
+def record_apply(output: Output[Any]) -> None:
+    """Record an Output `apply` made with the running program (none outside a run: a
+    callback's own applies are consumed by it, or by nothing that could run them)."""
+    program: Program | None = getattr(_local, "program", None)
+    if program is not None:
+        program.applies.append(output)
 
 
 @contextlib.contextmanager

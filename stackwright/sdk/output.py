@@ -25,12 +25,12 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Generic, TypeAlias, TypeVar, cast
 
 from stackwright.errors import remember_secret
 from stackwright.model import UNKNOWN as UNKNOWN
-from stackwright.sdk.context import callback
+from stackwright.sdk.context import callback, record_apply
 
 if TYPE_CHECKING:
     from stackwright.sdk.resource import Resource
@@ -76,7 +76,7 @@ class Output(Generic[T]):
     refers to) before the value is known; None when there is none.
     """
 
-    __slots__ = ("_compute", "_resources", "_secret", "shape")
+    __slots__ = ("_compute", "_ran", "_resources", "_secret", "shape")
 
     def __init__(
         self,
@@ -90,6 +90,8 @@ class Output(Generic[T]):
         self._resources = frozenset(resources)
         self._secret = secret
         self.shape = shape
+        #: An apply's: its callback ran since `rearm` (`unrun` leaves it out).
+        self._ran = False
 
     # --- construction --------------------------------------------------------------
 
@@ -168,6 +170,7 @@ class Output(Generic[T]):
             value = self._compute(read)
             if _contains_unknown(value):
                 return UNKNOWN
+            made._ran = True  # before it runs: one that raised is not run again by `unrun`
             # Strip secret markers (rebuilding the value) only when there are any, so a
             # callback gets the engine's own objects otherwise.
             marked = _holds_secret(value)
@@ -185,7 +188,9 @@ class Output(Generic[T]):
                 result = Secret(result)
             return result
 
-        return Output(compute, self._resources, secret=self._secret)
+        made: Output[U] = Output(compute, self._resources, secret=self._secret)
+        record_apply(made)
+        return made
 
     def __getattr__(self, name: str) -> Output[Any]:
         # `deployment.spec.template`; a snake_case name also finds its camelCase
@@ -246,6 +251,20 @@ class Output(Generic[T]):
         """The value given the resources' state; UNKNOWN where it cannot be known yet."""
         value = self._compute(read)
         return Secret(value) if self._secret and not isinstance(value, Secret) else value
+
+
+def rearm(applies: Iterable[Output[Any]]) -> None:
+    """Forget which of these apply Outputs' callbacks ran (a new engine run starts)."""
+    for output in applies:
+        output._ran = False
+
+
+def unrun(applies: Sequence[Output[Any]]) -> Iterator[Output[Any]]:
+    """The apply Outputs whose callbacks have not run since `rearm`, latest first and checked
+    as each is reached: resolving one runs what it consumes, which is then left out."""
+    for output in reversed(applies):
+        if not output._ran:
+            yield output
 
 
 #: A resource input as Pulumi's typed programs write it: a value, or an Output of one.

@@ -225,7 +225,7 @@ def _transformed(
         except StackwrightError:
             raise
         except Exception as exc:  # the user's transform: one line naming it and the resource
-            raise UsageError(f"{what} at {declared} {_raised(exc)}") from exc
+            raise UsageError(f"{what} at {declared} {failed_at(exc)}") from exc
         if result is None:
             continue
         if not isinstance(result, ResourceTransformResult) or not isinstance(result.props, Mapping):
@@ -273,7 +273,7 @@ def remember_secret_fields(props: Mapping[str, Any], opts: ResourceOptions) -> N
         remember_secret(props.get(name))
 
 
-def _raised(exc: Exception) -> str:
+def failed_at(exc: Exception) -> str:
     """`failed at FILE:LINE: Error: message`, FILE:LINE being the innermost line outside
     Stackwright where `exc` was raised."""
     frames = [f for f in traceback.extract_tb(exc.__traceback__) if not in_package(f.filename)]

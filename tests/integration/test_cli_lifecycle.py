@@ -1585,6 +1585,40 @@ def test_program_that_raises_changes_nothing(new_project: Any, cluster: LiveClus
     assert set(p.resources()) == {"ns"}
 
 
+def test_an_apply_nothing_uses_prints_in_up_and_one_that_raises_fails_it(
+    new_project: Any, cluster: LiveCluster
+) -> None:
+    p = new_project()
+    p.program(
+        """
+        k8s.core.v1.Namespace("ns", metadata={"name": NS})
+        cfg = k8s.core.v1.ConfigMap("cfg", metadata={"name": "cfg", "namespace": NS})
+        cfg.metadata["uid"].apply(lambda uid: print("cfg has uid", uid))
+        """
+    )
+    assert "cfg has uid" not in p.sw("preview").out  # not known before it is created
+    up = p.sw("up", "--yes")
+    uid = live(cluster, "configmap", "cfg", p.ns)["metadata"]["uid"]
+    assert up.out.count("cfg has uid") == 1 and f"cfg has uid {uid}" in up.out, up.out
+
+    p.program(
+        """
+        k8s.core.v1.Namespace("ns", metadata={"name": NS})
+        cfg = k8s.core.v1.ConfigMap("cfg", metadata={"name": "cfg", "namespace": NS},
+                                    data={"a": "1"})
+        cfg.data.apply(lambda data: data["missing"])
+        """
+    )
+    failed = p.up(rc=1)
+    line = PRELUDE_LINES + 5  # textwrap.dedent keeps the leading blank line
+    assert failed.summary["failures"] == [
+        f"an apply callback failed at {p.root / '__main__.py'}:{line}: KeyError: 'missing'"
+    ]
+    # What was applied before the callback ran is in the cluster and the state.
+    assert live(cluster, "configmap", "cfg", p.ns)["data"] == {"a": "1"}
+    assert p.resources()["cfg"]["inputs"]["data"] == {"a": "1"}
+
+
 def test_duplicate_resource_names(new_project: Any, cluster: LiveCluster) -> None:
     p = new_project()
     p.program(
