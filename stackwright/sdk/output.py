@@ -28,6 +28,8 @@ import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Generic, TypeAlias, TypeVar, cast
 
+import orjson
+
 from stackwright.errors import remember_secret
 from stackwright.model import UNKNOWN as UNKNOWN
 from stackwright.sdk.context import callback, record_apply
@@ -76,7 +78,7 @@ class Output(Generic[T]):
     refers to) before the value is known; None when there is none.
     """
 
-    __slots__ = ("_compute", "_ran", "_resources", "_secret", "shape")
+    __slots__ = ("_compute", "_resources", "_runs", "_secret", "shape")
 
     def __init__(
         self,
@@ -90,8 +92,8 @@ class Output(Generic[T]):
         self._resources = frozenset(resources)
         self._secret = secret
         self.shape = shape
-        #: An apply's: its callback ran since `rearm` (`unrun` leaves it out).
-        self._ran = False
+        #: An apply's `_Runs` (None for any other Output).
+        self._runs: _Runs | None = None
 
     # --- construction --------------------------------------------------------------
 
@@ -164,24 +166,34 @@ class Output(Generic[T]):
         `func` may return an Output; its value is used (and is secret if that Output
         is). Its resources are not known before `func` runs, so they are not ordered
         before the resources that use the result: name them in `depends_on`.
+
+        The value is resolved several times in one command (the policy check, planning,
+        the apply, the stack outputs): `func` runs once per value, as Pulumi runs it once,
+        for a value of plain data (its last value and result are kept).
         """
+        runs = _Runs()
 
         def compute(read: StateReader) -> Any:
             value = self._compute(read)
             if _contains_unknown(value):
                 return UNKNOWN
-            made._ran = True  # before it runs: one that raised is not run again by `unrun`
+            runs.ran = True  # before it runs: one that raised is not run again by `unrun`
             # Strip secret markers (rebuilding the value) only when there are any, so a
             # callback gets the engine's own objects otherwise.
             marked = _holds_secret(value)
             plain = unwrap_secrets(value)[0] if marked else value
-            try:
-                with callback():
-                    result: Any = func(cast(T, plain))
-            except SystemExit as exc:  # not the end of the whole command: this value failed
-                raise RuntimeError(
-                    f"an apply callback called sys.exit({exc.code!r}); return a value instead"
-                ) from None
+            key = _run_key(plain)
+            if key is not None and runs.key == key:
+                result: Any = runs.result
+            else:
+                try:
+                    with callback():
+                        result = func(cast(T, plain))
+                except SystemExit as exc:  # not the end of the whole command: this value failed
+                    raise RuntimeError(
+                        f"an apply callback called sys.exit({exc.code!r}); return a value instead"
+                    ) from None
+                runs.key, runs.result = key, result
             if isinstance(result, Output):
                 result = result.resolve(read)
             if marked and not isinstance(result, Secret):
@@ -189,6 +201,7 @@ class Output(Generic[T]):
             return result
 
         made: Output[U] = Output(compute, self._resources, secret=self._secret)
+        made._runs = runs  # not read by `compute`, which would make a cycle to collect
         record_apply(made)
         return made
 
@@ -253,18 +266,51 @@ class Output(Generic[T]):
         return Secret(value) if self._secret and not isinstance(value, Secret) else value
 
 
+def _run_key(value: Any) -> Any:
+    """What tells a callback's input from another for running it once per value: the value
+    itself for a leaf (with its type: 1 is not True), the JSON text of plain data (immutable,
+    so a callback changing its input changes nothing here); None (run it again) for
+    anything else: an object of the user's, or a preview's partly known object, which reads
+    differently from the whole object however alike it looks."""
+    cls = type(value)
+    if cls in PLAIN_LEAVES:
+        return (cls, value)
+    try:
+        return orjson.dumps(
+            value,
+            option=orjson.OPT_PASSTHROUGH_SUBCLASS
+            | orjson.OPT_PASSTHROUGH_DATACLASS
+            | orjson.OPT_PASSTHROUGH_DATETIME,
+        )
+    except TypeError:  # orjson.JSONEncodeError: not plain data
+        return None
+
+
 def rearm(applies: Iterable[Output[Any]]) -> None:
     """Forget which of these apply Outputs' callbacks ran (a new engine run starts)."""
     for output in applies:
-        output._ran = False
+        if output._runs is not None:
+            output._runs.ran = False
 
 
 def unrun(applies: Sequence[Output[Any]]) -> Iterator[Output[Any]]:
     """The apply Outputs whose callbacks have not run since `rearm`, latest first and checked
     as each is reached: resolving one runs what it consumes, which is then left out."""
     for output in reversed(applies):
-        if not output._ran:
+        if output._runs is not None and not output._runs.ran:
             yield output
+
+
+class _Runs:
+    """An apply callback's runs: whether it ran since `rearm`, and the key of the value it
+    last ran on (`_run_key`) with its result."""
+
+    __slots__ = ("key", "ran", "result")
+
+    def __init__(self) -> None:
+        self.ran = False
+        self.key: Any = None
+        self.result: Any = None
 
 
 #: A resource input as Pulumi's typed programs write it: a value, or an Output of one.

@@ -1,16 +1,23 @@
 """Apply callbacks whose results nothing uses run as Pulumi runs them: once their inputs are
 known (after everything is applied in `up`; in `preview` only if known), and one that raises
-fails the run naming its line (against the fake cluster, as test_engine_lifecycle)."""
+fails the run naming its line; a callback runs once per value in one command, though the
+policy check, the preview and the apply each resolve it (against the fake cluster, as
+test_engine_lifecycle)."""
 
 from __future__ import annotations
 
 import sys
 from typing import Any
 
-from engine_stack import Stack, urn
+from engine_stack import PROJECT, STACK, Stack, program, urn
 from engine_stack import stack as stack  # the fixture
 
 import stackwright.kubernetes as k8s
+from stackwright.engine import operations
+from stackwright.engine.events import Summary
+from stackwright.engine.execute import Options
+from stackwright.engine.policy_gate import PolicyGate
+from stackwright.policy import select_packs
 from stackwright.sdk.context import Program
 
 CM = "kubernetes:core/v1:ConfigMap"
@@ -76,3 +83,36 @@ def test_an_unused_apply_that_raises_fails_the_run_naming_its_line(stack: Stack)
     # Everything was applied and recorded before the callback ran.
     assert stack.recorded(urn(CM, "settings")).inputs["data"] == {"mode": "fast"}
     assert stack.fake.find("ConfigMap", "settings") is not None
+
+
+def checked(stack: Stack, declare: Any, *, dry_run: bool) -> Summary:
+    """An up (or its preview) with the best-practice policy pack, as `up` runs it."""
+    return operations.run(
+        stack.backend,
+        project=PROJECT,
+        stack=STACK,
+        options=Options("up", dry_run=dry_run),
+        program=program(declare),
+        providers=stack.fake.factory(),
+        listener=stack.events.append,
+        policy=PolicyGate(packs=tuple(select_packs(["kubernetes-best-practices"]))),
+    )
+
+
+def test_a_used_apply_runs_once_though_the_policy_check_and_the_apply_resolve_it(
+    stack: Stack,
+) -> None:
+    calls: list[Any] = []
+
+    def declare(p: Program) -> None:
+        settings = k8s.core.v1.ConfigMap(
+            "settings", metadata={"name": "settings"}, data={"mode": "fast"}
+        )
+        upper = settings.data["mode"].apply(lambda mode: calls.append(mode) or mode.upper())
+        k8s.core.v1.ConfigMap("derived", metadata={"name": "derived"}, data={"mode": upper})
+
+    for dry_run in (True, False):
+        calls.clear()
+        assert checked(stack, declare, dry_run=dry_run).ok
+        assert calls == ["fast"]
+    assert stack.recorded(urn(CM, "derived")).inputs["data"] == {"mode": "FAST"}

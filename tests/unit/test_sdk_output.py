@@ -284,3 +284,51 @@ def test_paths_written_by_users() -> None:
 def test_bad_paths_are_refused(bad: str) -> None:
     with pytest.raises(ValueError):
         parse_path(bad)
+
+
+def test_a_callback_runs_once_per_value_however_often_it_is_resolved(program: Program) -> None:
+    cm = CustomResource("kubernetes:core/v1:ConfigMap", "settings")
+    other = CustomResource("test:index:B", "b")
+    calls: list[Any] = []
+
+    def use(data: dict[str, Any]) -> Output[Any]:
+        calls.append(dict(data))
+        data.clear()  # a callback changing its input does not fool the check
+        return other.value
+
+    out = cm.data.apply(use)
+    # Planning, the policy check, the apply, the outputs: each resolve reads an equal value.
+    assert out.resolve(reader({cm: {"data": {"a": "1"}}, other: {"value": 7}})) == 7
+    # What the callback returned is resolved afresh: its resources may have changed.
+    assert out.resolve(reader({cm: {"data": {"a": "1"}}, other: {"value": 8}})) == 8
+    assert calls == [{"a": "1"}]
+    # Another value runs it again.
+    assert out.resolve(reader({cm: {"data": {"a": "2"}}, other: {"value": 8}})) == 8
+    assert calls == [{"a": "1"}, {"a": "2"}]
+    # A leaf is its value and type: 1 is not True.
+    seen: list[Any] = []
+    flag = cm.data["on"].apply(seen.append)
+    for value in (1, 1, True, True):
+        flag.resolve(reader({cm: {"data": {"on": value}}}))
+    assert seen == [1, True]
+
+
+def test_a_callback_on_a_partly_known_object_or_a_users_object_runs_each_time(
+    program: Program,
+) -> None:
+    ns = CustomResource("kubernetes:core/v1:Namespace", "apps")
+    calls: list[Any] = []
+    meta = ns.metadata.apply(calls.append)
+    # A preview's object: `m.get("uid")` reads unknown there, absent in the whole object.
+    for _ in range(2):
+        meta.resolve(reader({ns: {"metadata": Partial(name="apps")}}))
+    assert len(calls) == 2
+
+    class Box:
+        def __eq__(self, other: object) -> bool:
+            return True
+
+    lifted = Output.from_input(Box()).apply(calls.append)
+    lifted.resolve(reader({}))
+    lifted.resolve(reader({}))
+    assert len(calls) == 4
