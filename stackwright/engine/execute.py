@@ -1742,8 +1742,10 @@ class Run:
         """Run the program's apply callbacks nothing made run (one that prints or logs, its
         result unused), as Pulumi runs every apply once its inputs are known: with what this
         run left (in a preview, only those whose inputs are known), not over a resource that
-        failed or was not done. One that raises fails the run, with the line it raised at."""
-        if self.program is None:
+        failed or was not done. One that raises fails the run, with the line it raised at.
+        Not after a failure: a callback that raised then (feeding an output, say) would run
+        again here and say it twice, and Pulumi stops a program at its first error."""
+        if self.program is None or self.outcome.failures:
             return
         for output in unrun(self.program.applies):
             if any(self.status.get(r.urn) != _DONE for r in output.resources):
