@@ -192,16 +192,14 @@ def _program(folder: Path, options: Options) -> list[Subject]:
             project.main, project=project.name, stack=options.stack, config=options.program_config
         )
     found = policy_gate.subjects(declared, PolicyGate(()))
-    # Each finding points at the line that declared its object (a ConfigFile's or a chart's
-    # for their children), in the file it is on (a module the program imports, a YAML
-    # program), named as the user named the project: relative stays relative, like a manifest.
-    declared_at = {resource.urn: resource.declared_at for resource in declared.resources}
+    # Each finding points at the file its object was declared in (a module the program
+    # imports, a YAML program), named as the user named the project: relative stays
+    # relative, like a manifest.
     for subject in found:
-        where = declared_at[subject.urn]
-        file = Path(where.file) if where.line else project.main
+        file = Path(subject.source) if subject.source else project.main
         if file.is_relative_to(project.folder):
             file = folder / file.relative_to(project.folder)
-        subject.source, subject.line = str(file), where.line
+        subject.source = str(file)
     return found
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import abc
 import json
+import os
 import sys
 import threading
 import time
@@ -350,13 +351,26 @@ def diagnostic_line(diagnostic: Diagnostic) -> Text:
     )
 
 
+def _near(path: str) -> str:
+    """A path under the working directory as a relative one (a program's file, which the
+    engine names absolutely), so the finding's line stays short; others as they are."""
+    if os.path.isabs(path):
+        try:
+            relative = os.path.relpath(path)
+        except ValueError:  # another drive (Windows)
+            return path
+        if not relative.startswith(os.pardir):
+            return relative
+    return path
+
+
 def _finding_where(finding: Finding) -> str:
     resource = finding.resource
     if resource is None:
         return "(the stack as a whole)"
     if resource.source:
         line = f":{resource.line}" if resource.line else ""
-        return f"{resource.source}{line} {resource.display}"
+        return f"{_near(resource.source)}{line} {resource.display}"
     return resource.display
 
 

@@ -91,7 +91,9 @@ def _provider_settings(resource: Resource) -> Mapping[str, Any] | None:
 
 
 def subjects(program: Program, gate: PolicyGate) -> list[Subject]:
-    """The program's Kubernetes objects as policy subjects, in declaration order."""
+    """The program's Kubernetes objects as policy subjects, in declaration order, each
+    pointing at the program line that declared it (a ConfigFile's or a chart's for their
+    children), as a finding should."""
     out = []
     read = _planned_reader()
     for resource in program.resources:
@@ -105,7 +107,17 @@ def subjects(program: Program, gate: PolicyGate) -> list[Subject]:
         if explicit is not None:
             context = explicit.get("context")
             cluster = context if isinstance(context, str) else ""
-        out.append(Subject(inputs, urn=resource.urn, type=resource.resource_type, cluster=cluster))
+        where = resource.declared_at
+        out.append(
+            Subject(
+                inputs,
+                urn=resource.urn,
+                type=resource.resource_type,
+                cluster=cluster,
+                source=where.file if where.line else "",
+                line=where.line,
+            )
+        )
     return out
 
 
@@ -114,8 +126,11 @@ def blocked_message(report: Report, what: str) -> str:
     blocking = report.blocking
     first = blocking[0]
     more = f" (and {len(blocking) - 1} more)" if len(blocking) > 1 else ""
+    about = first.resource
+    where = f" at {about.source}:{about.line}" if about is not None and about.line else ""
     return (
-        f"{what} blocked by policy: {first.policy.label}: {first.message}{more}; nothing was "
+        f"{what} blocked by policy: {first.policy.label}: {first.message}{where}{more}; "
+        "nothing was "
         "changed. Fix the objects, or exempt them with the policy.stackwright.io/exempt "
         "annotation and a policy.stackwright.io/reason"
     )

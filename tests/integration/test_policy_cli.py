@@ -161,7 +161,10 @@ def test_an_advisory_preview_shows_the_findings_and_goes_on(
         "disabled"
     )
     plain = sw(root, "preview", rc=0).stdout
-    assert "advisory  SW-K8S-012 image-tag (high)  Deployment policy-advisory/" in plain
+    # The line that declared the object, named from the project folder (where sw runs).
+    assert (
+        "advisory  SW-K8S-012 image-tag (high)  __main__.py:4 Deployment policy-advisory/" in plain
+    )
     assert "runs image nginx:latest with the tag latest" in plain
     assert "at spec.template.spec.containers[0].image" in plain
 
@@ -244,7 +247,8 @@ def test_an_up_blocked_by_a_mandatory_policy_makes_no_api_call(
     done = sw(root, "up", "--yes", "--json", rc=3)
     assert done.stderr.strip() == (
         "error: up blocked by policy: SW-K8S-012 image-tag: container web of Deployment "
-        "policy-blocked/web runs image nginx:latest with the tag latest; nothing was changed. "
+        f"policy-blocked/web runs image nginx:latest with the tag latest at {root}/__main__.py:4; "
+        "nothing was changed. "
         "Fix the objects, or exempt them with the policy.stackwright.io/exempt annotation and "
         "a policy.stackwright.io/reason"
     )

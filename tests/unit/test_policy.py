@@ -498,6 +498,26 @@ def test_an_up_blocked_by_a_mandatory_policy_makes_no_call_and_changes_nothing(
     assert [e for e in events if isinstance(e, StepStarted)] == []
 
 
+def test_a_blocked_up_points_at_the_program_line_that_declared_the_object(
+    backend: Backend,
+) -> None:
+    # CrossGuard names only the URN; a finding here names the file and line as well, in the
+    # report (text, JSON) and in the one-line error, as `policy check` of a program does.
+    gate = PolicyGate(tuple(BEST), Settings.from_config({}, "s"), Level.MANDATORY)
+    events: list[Event] = []
+    with pytest.raises(PolicyViolation) as caught:
+        operations.run(backend, project="shop", stack="dev", options=Options("up"),
+                       program=_program(), providers=FakeCluster().factory(),
+                       listener=events.append, policy=gate)  # fmt: skip
+    source = Path(__file__).read_text().splitlines()
+    line = 1 + next(i for i, text in enumerate(source) if 'k8s.apps.v1.Deployment("web"' in text)
+    (checked,) = [e for e in events if isinstance(e, PolicyChecked)]
+    (tag,) = [f for f in checked.report.findings if f.policy.name == "image-tag"]
+    assert tag.resource is not None
+    assert (tag.resource.source, tag.resource.line) == (__file__, line)
+    assert f"with the tag latest at {__file__}:{line} (and " in str(caught.value)
+
+
 def test_advisory_findings_are_shown_and_the_up_goes_on(backend: Backend) -> None:
     fake = FakeCluster()
     gate = PolicyGate(tuple(BEST), Settings.from_config({}, "s"))
