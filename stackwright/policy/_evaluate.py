@@ -152,6 +152,26 @@ def _check_named(packs: list[PolicyPack], settings: Settings) -> None:
         close = difflib.get_close_matches(name, sorted(known), n=1)
         hint = f"did you mean {close[0]}?" if close else "see `stackwright policy check --help`"
         raise UsageError(f"policy:policies names {name!r}, which no policy pack in use has: {hint}")
+    # A misspelt setting would leave the policy at its default (`maxx: 5` under a `max` of 1):
+    # a policy's settings are the keys of its declared default configuration.
+    rules = {name: rule for pack in packs for rule in pack.policies for name in rule.names()}
+    for name, given in settings.config.items():
+        rule = rules.get(name)
+        if rule is None:
+            continue  # of a built-in pack this run does not use
+        for key in sorted(set(given) - set(rule.config)):
+            if not rule.config:
+                raise UsageError(
+                    f"policy:policies {name}: {key!r} is not a setting of {rule.label}, which "
+                    "takes none (a pack's author declares settings with config= of @policy)"
+                )
+            close = difflib.get_close_matches(key, sorted(rule.config), n=1)
+            hint = (
+                f"did you mean {close[0]}?" if close else f"its settings: {', '.join(rule.config)}"
+            )
+            raise UsageError(
+                f"policy:policies {name}: {key!r} is not a setting of {rule.label}: {hint}"
+            )
 
 
 def _config_of(rule: Policy, settings: Settings) -> dict[str, Any]:

@@ -135,6 +135,38 @@ def test_a_misspelt_policy_name_is_refused_rather_than_left_at_its_packs_level()
     assert evaluate(subjects(deployment("nginx:1.29")), BEST, other).findings == []
 
 
+def test_a_misspelt_policy_setting_is_refused_rather_than_left_at_its_default() -> None:
+    # `production-replicas: {minimun: 3}` would leave the minimum at 2, silently.
+    def refused(policies: dict[str, Any], packs: list[PolicyPack]) -> str:
+        settings = Settings.from_config({"policy:policies": policies}, "s")
+        with pytest.raises(UsageError) as caught:
+            evaluate(subjects(deployment("nginx:1.29")), packs, settings)
+        return str(caught.value)
+
+    assert refused({"production-replicas": {"minimun": 3}}, BEST) == (
+        "policy:policies production-replicas: 'minimun' is not a setting of "
+        "SW-K8S-021 production-replicas: did you mean minimum?"
+    )
+    assert refused({"SW-K8S-013": {"level": "mandatory", "repos": ["ghcr.io"]}}, BEST) == (
+        "policy:policies SW-K8S-013: 'repos' is not a setting of SW-K8S-013 allowed-registries: "
+        "its settings: registries"
+    )
+
+    @policy("team-label", description="Workloads name their team")
+    def team(subject: Subject) -> Iterator[Violation]:
+        yield from ()
+
+    assert refused({"team-label": {"label": "team"}}, [PolicyPack("acme", [team])]) == (
+        "policy:policies team-label: 'label' is not a setting of team-label, which takes none "
+        "(a pack's author declares settings with config= of @policy)"
+    )
+    # Declared settings, and `level`, are accepted.
+    good = Settings.from_config(
+        {"policy:policies": {"production-replicas": {"minimum": 3, "level": "mandatory"}}}, "s"
+    )
+    assert evaluate(subjects(deployment("nginx:1.29")), BEST, good).blocked is False
+
+
 @pytest.mark.parametrize(
     ("values", "message"),
     [
