@@ -31,6 +31,7 @@ from stackwright.engine.program import run_program
 from stackwright.errors import UsageError, not_utf8, yaml_problem
 from stackwright.kubernetes import helm, kustomize
 from stackwright.kubernetes import yaml as manifests
+from stackwright.localcluster import lifecycle
 from stackwright.policy import Level, Report, Settings, Subject, evaluate, select_packs
 
 #: The pack `policy check` runs when neither `--pack` nor the config file names one.
@@ -264,9 +265,28 @@ def check(paths: Iterable[str | os.PathLike[str]], options: Options) -> Report:
 
 
 def audit(
-    options: Options, *, context: str | None, kubeconfig: str | None, namespace: str = ""
+    options: Options,
+    *,
+    context: str | None,
+    kubeconfig: str | None,
+    namespace: str = "",
+    cluster: str | None = None,
 ) -> Report:
-    """Evaluate the packs over the objects that exist in a cluster, managed by a stack or not."""
+    """Evaluate the packs over the objects that exist in a cluster, managed by a stack or not
+    (`cluster`: a Stackwright local cluster by name, as a stack's `kubernetes:cluster`)."""
+    if cluster:
+        if context or kubeconfig:
+            raise UsageError(
+                "--cluster names a local cluster, which has its own kubeconfig and context: "
+                "pass --cluster alone, or --context / --kubeconfig alone"
+            )
+        local = lifecycle.info(cluster)
+        if not local.running:
+            raise UsageError(
+                f"local cluster {cluster} is not running: start it with `stackwright cluster "
+                f"start --name {cluster}`"
+            )
+        kubeconfig, context = str(local.kubeconfig), local.context
     values, _ = _config_values(options.config)
     gate = _gate(options, values, options.config or "--config")
     gate = PolicyGate(gate.packs, gate.settings, gate.level, cluster=context or "")

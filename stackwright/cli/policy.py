@@ -145,6 +145,12 @@ def audit(
     kubeconfig: Annotated[
         str | None, typer.Option("--kubeconfig", help="The kubeconfig file.", metavar="FILE")
     ] = None,
+    cluster: Annotated[
+        str | None,
+        typer.Option(
+            "--cluster", help="A local cluster by name (`stackwright cluster start --name N`)."
+        ),
+    ] = None,
     namespace: Annotated[str, typer.Option("--namespace", "-n", help="Only this namespace.")] = "",
     packs: Packs = None,
     policy_packs: PolicyPacks = None,
@@ -158,7 +164,9 @@ def audit(
     options = _options(packs, policy_packs, level, config, output_format)
     from stackwright.automation import policy as policy_runs
 
-    report = policy_runs.audit(options, context=context, kubeconfig=kubeconfig, namespace=namespace)
+    report = policy_runs.audit(
+        options, context=context, kubeconfig=kubeconfig, namespace=namespace, cluster=cluster
+    )
     _show(report, output_format)
 
 

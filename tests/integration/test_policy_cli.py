@@ -292,3 +292,12 @@ def test_policy_audit_of_a_live_cluster(tmp_path: Path, cluster: LiveCluster) ->
     assert all(f["namespace"] in ("policy-audit", "") for f in report["findings"])
     blocked = sw(tmp_path, *args, "--level", "mandatory", rc=3)
     assert json.loads(blocked.stdout)["blocked"] is True
+    # A local cluster by its name, as a stack's kubernetes:cluster names it: no kubeconfig
+    # to look up (`cluster start` writes its own, not ~/.kube/config).
+    local = ["policy", "audit", "--cluster", cluster.info.name, "--namespace", "policy-audit"]
+    assert json.loads(sw(tmp_path, *local, "--json", rc=0).stdout) == report
+    missing = sw(tmp_path, "policy", "audit", "--cluster", "nosuch", rc=2)
+    assert missing.stderr.strip() == (
+        "error: no local cluster named 'nosuch': start one with "
+        "`stackwright cluster start --name nosuch`"
+    )

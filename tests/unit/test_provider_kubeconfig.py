@@ -270,7 +270,7 @@ def test_default_file_under_home_and_nothing_found(tmp_path: Path) -> None:
     # (it said `cluster start` makes one, and named an `up --kubeconfig` there is not).
     assert str(e.value).endswith(
         "for a local cluster, `stackwright config set kubernetes:cluster NAME` "
-        "(after `stackwright cluster start --name NAME`)"
+        "(after `stackwright cluster start --name NAME`) or `policy audit --cluster NAME`"
     )
     assert "(`--kubeconfig FILE`" not in str(e.value)
     (tmp_path / ".kube").mkdir()

@@ -128,7 +128,8 @@ def load_config(
                     f"no kubeconfig found: set KUBECONFIG, create {default}, or name one "
                     "(the stack's `kubernetes:kubeconfig`, a provider's kubeconfig=, `policy "
                     "audit --kubeconfig FILE`); for a local cluster, `stackwright config set "
-                    "kubernetes:cluster NAME` (after `stackwright cluster start --name NAME`)"
+                    "kubernetes:cluster NAME` (after `stackwright cluster start --name NAME`) "
+                    "or `policy audit --cluster NAME`"
                 )
             documents.append((_read(default), default))
             source = f"kubeconfig {default}"
