@@ -152,8 +152,7 @@ def _main(argv: list[str] | None) -> None:
         # derive from TyperException and know how to show themselves.
         if type(exc).__name__ == "NoArgsIsHelpError":
             sys.exit(0)
-        print(f"error: {_usage_message(exc)}", file=sys.stderr)
-        sys.exit(2)
+        _fail(_usage_message(exc), 2, argv)
     except Exception:  # a bug of Stackwright's: the traceback helps, its secrets must not show
         import traceback
 

@@ -177,8 +177,9 @@ def _expect_no_changes(summary: Summary, what: str) -> None:
     changes = {op: n for op, n in summary.counts.items() if op in steps and n}
     if summary.ok and changes:
         listed = ", ".join(f"{n} to {op}" for op, n in sorted(changes.items()))
-        typer.echo(f"error: --expect-no-changes: {what} ({listed})", err=True)
-        raise typer.Exit(1)
+        # An error, not a bare exit: with --json it is also the last event line, so a CI
+        # script reading the events sees why the run failed after an ok summary.
+        raise StackwrightError(f"--expect-no-changes: {what} ({listed})")
 
 
 def _expect_no_drift(summary: Summary) -> None:
@@ -187,11 +188,9 @@ def _expect_no_drift(summary: Summary) -> None:
     found = {what: summary.counts.get(what, 0) for what in ("drifted", "deleted-outside")}
     if summary.ok and any(found.values()):
         listed = ", ".join(f"{n} {what}" for what, n in found.items() if n)
-        typer.echo(
-            f"error: --expect-no-changes: the refresh finds drift ({listed}); nothing was recorded",
-            err=True,
+        raise StackwrightError(
+            f"--expect-no-changes: the refresh finds drift ({listed}); nothing was recorded"
         )
-        raise typer.Exit(1)
 
 
 def _confirm(kind: str, yes: bool, as_json: bool, command: str = "", warning: str = "") -> bool:

@@ -664,12 +664,25 @@ def test_refresh_with_drift(new_project: Any, cluster: LiveCluster) -> None:
     cluster.kubectl("patch", "configmap", "cfg", "-n", p.ns, "-p", '{"data":{"mode":"c"}}')
     gate = p.sw("preview", "--refresh", "--expect-no-changes", rc=1)
     assert one_line(gate) == "error: --expect-no-changes: the preview shows changes (1 to update)"
+    # A CI script reading the events sees why the gate failed after an ok summary: the
+    # error is the last event, as for every error that ends a command.
+    gated = p.sw("preview", "--refresh", "--expect-no-changes", "--json", rc=1)
+    assert gated.events[-2]["event"] == "summary" and gated.summary["ok"] is True
+    assert gated.events[-1] == {
+        "event": "error",
+        "message": "--expect-no-changes: the preview shows changes (1 to update)",
+        "exitCode": 1,
+    }
     # The same gate on refresh (Pulumi's `refresh --expect-no-changes`): nothing recorded.
     drifted = p.sw("refresh", "--yes", "--expect-no-changes", rc=1)
     assert one_line(drifted) == (
         "error: --expect-no-changes: the refresh finds drift (1 drifted); nothing was recorded"
     )
     assert p.resources()["cfg"]["outputs"]["data"]["mode"] == "a"
+    as_events = p.sw("refresh", "--yes", "--expect-no-changes", "--json", rc=1)
+    assert as_events.events[-1]["message"] == (
+        "--expect-no-changes: the refresh finds drift (1 drifted); nothing was recorded"
+    )
     p.up("--refresh")
     p.sw("refresh", "--yes", "--expect-no-changes")
 

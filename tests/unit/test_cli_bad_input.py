@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import json
 from collections.abc import Callable
 from pathlib import Path
 
@@ -220,6 +221,24 @@ def test_a_pulumi_only_flag_says_what_to_do_instead(
     # A Pulumi user's CI script passes these; "No such option" alone leaves them guessing.
     message = refuse(*args)
     assert message.startswith(f"No such option: {args[-1]} (a Pulumi flag: {instead}")
+
+
+def test_a_usage_error_with_json_is_also_the_last_event_line(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A script reading `preview --json` got nothing on stdout for a mistyped flag.
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as caught:
+        main(["preview", "--json", "--refesh"])
+    assert caught.value.code == 2
+    out, err = capsys.readouterr()
+    message = (
+        "No such option: --refesh (Possible options: --refresh); see `stackwright preview --help`"
+    )
+    assert err == f"error: {message}\n"
+    assert [json.loads(line) for line in out.splitlines()] == [
+        {"event": "error", "message": message, "exitCode": 2}
+    ]
 
 
 def test_config_set_of_a_secret_without_secret_is_refused(
