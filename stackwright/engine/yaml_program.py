@@ -489,6 +489,16 @@ class Evaluator:
 
     def _config(self, entry: Entry) -> Any:
         spec = entry.body if isinstance(entry.body, dict) else {"default": entry.body}
+        unknown = sorted(set(spec) - set(_CONFIG_KEYS))
+        if unknown:
+            # A misspelt `secret:` would leave the value in plain text, `type:` unchecked.
+            close = difflib.get_close_matches(unknown[0], _CONFIG_KEYS, n=1)
+            hint = f"did you mean {close[0]!r}? " if close else ""
+            raise _Problem(
+                entry.line,
+                f"config {entry.name}: unknown key {unknown[0]!r}; {hint}a config entry has "
+                + ", ".join(_CONFIG_KEYS),
+            )
         default = spec.get("default")
         kind = str(spec.get("type", _type_of(default)))
         # `name` is the project's key; `ns:name` another namespace's (or the project's, spelt out).
@@ -931,6 +941,9 @@ def _read_file(evaluator: Evaluator, args: Any) -> Any:
         raise ValueError("takes a path (relative to the program's folder)")
     return (evaluator.folder / args).read_text(encoding="utf-8")
 
+
+#: The keys of a `config:` entry, as Pulumi YAML's (`description` and `items` are for people).
+_CONFIG_KEYS = ("default", "description", "items", "secret", "type")
 
 FUNCTIONS: Mapping[str, Function] = {
     "join": _binary(lambda sep, items: str(sep).join(map(_text, items)), "separator, [values]"),

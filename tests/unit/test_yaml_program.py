@@ -221,6 +221,14 @@ def test_config_takes_the_stack_value_typed_or_the_default_and_keeps_secrets_sec
             "resource widget: option dependsOn must list resources",
         ),
         ("type: integer", "type: int", "  replicas:", "config replicas: type 'int' is not one of"),
+        (
+            # Ignored, it left the token's value unmarked: a secret in plain text.
+            "    secret: true",
+            "    secrte: true",
+            "  token:",
+            "config token: unknown key 'secrte'; did you mean 'secret'? a config entry has "
+            "default, description, items, secret, type",
+        ),
         ("resources:", "resourcs:", "resourcs:", "unknown section 'resourcs'"),
         ("  ns:\n", "  ns:\n    gett: {}\n", "  ns:", "resource ns: unknown key 'gett'"),
         (
