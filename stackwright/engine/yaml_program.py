@@ -939,7 +939,29 @@ def _binary(compute: Callable[[Any, Any], Any], shape: str) -> Function:
 def _read_file(evaluator: Evaluator, args: Any) -> Any:
     if not isinstance(args, str):
         raise ValueError("takes a path (relative to the program's folder)")
-    return (evaluator.folder / args).read_text(encoding="utf-8")
+    path = evaluator.folder / args
+    try:
+        return path.read_text(encoding="utf-8")
+    except OSError as error:  # Python's `[Errno 2] No such file or directory: '…'`, in words
+        why = "no such file" if isinstance(error, FileNotFoundError) else error.strerror
+        raise ValueError(
+            f"cannot read {path}: {(why or str(error)).lower()}; the path is relative to the "
+            "program's folder"
+        ) from None
+
+
+def _select_item(index: Any, items: Any) -> Any:
+    if not isinstance(items, list):
+        raise ValueError(f"takes [index, [values]]; {_text(items)!r} is not a list")
+    try:
+        position = int(index) if not isinstance(index, bool) else None
+    except (TypeError, ValueError):
+        position = None
+    if position is None:
+        raise ValueError(f"the index {_text(index)!r} is not a whole number")
+    if not -len(items) <= position < len(items):
+        raise ValueError(f"index {position} is out of range: the list has {len(items)} value(s)")
+    return items[position]
 
 
 #: The keys of a `config:` entry, as Pulumi YAML's (`description` and `items` are for people).
@@ -948,7 +970,7 @@ _CONFIG_KEYS = ("default", "description", "items", "secret", "type")
 FUNCTIONS: Mapping[str, Function] = {
     "join": _binary(lambda sep, items: str(sep).join(map(_text, items)), "separator, [values]"),
     "split": _binary(lambda sep, text: str(text).split(str(sep)), "separator, text"),
-    "select": _binary(lambda index, items: items[int(index)], "index, [values]"),
+    "select": _binary(_select_item, "index, [values]"),
     "toJSON": _unary(lambda value: json.dumps(value, separators=(",", ":"))),
     "fromJSON": _unary(json.loads),
     "toBase64": _unary(lambda text: base64.b64encode(str(text).encode()).decode()),

@@ -259,6 +259,26 @@ def test_config_takes_the_stack_value_typed_or_the_default_and_keeps_secrets_sec
             "web → ns → widget → web refer to each other",
         ),
         ("        size:", "       size:", "        parts:", "not valid YAML"),
+        # Function arguments that do not fit: in words, not Python's IndexError / OSError.
+        (
+            "{fn::select: [1, [s, m, l]]}",
+            "{fn::select: [3, [s, m, l]]}",
+            "        size:",
+            "fn::select: index 3 is out of range: the list has 3 value(s)",
+        ),
+        (
+            "{fn::select: [1, [s, m, l]]}",
+            "{fn::select: [one, [s, m, l]]}",
+            "        size:",
+            "fn::select: the index 'one' is not a whole number",
+        ),
+        (
+            "{fn::select: [1, [s, m, l]]}",
+            "{fn::readFile: ./missing.txt}",
+            "        size:",
+            "fn::readFile: cannot read {tmp}/missing.txt: no such file; the path is relative "
+            "to the program's folder",
+        ),
     ],
 )
 def test_a_mistake_is_one_line_naming_the_file_and_line(
@@ -271,7 +291,7 @@ def test_a_mistake_is_one_line_naming_the_file_and_line(
     message = str(caught.value)
     assert "\n" not in message
     assert message.startswith(f"{tmp_path / 'Stackwright.yaml'}:{_line_of(edited, at)}: "), message
-    assert said in message
+    assert said.replace("{tmp}", str(tmp_path)) in message
 
 
 def test_a_missing_config_without_a_default_says_how_to_set_it(tmp_path: Path) -> None:
