@@ -18,6 +18,7 @@ from stackwright.errors import UsageError, remember_secret
 from stackwright.model import SecretValue, map_secrets
 from stackwright.sdk.context import current_program
 from stackwright.sdk.output import Output
+from stackwright.sdk.resource import _declared_at
 
 
 def _output(value: Any) -> Output[Any]:
@@ -58,11 +59,17 @@ class StackReference:
     def require_output(self, name: str) -> Output[Any]:
         """The output `name`; a UsageError naming the outputs there are when it is missing."""
         if name not in self._outputs:
-            known = ", ".join(sorted(self._outputs)) or "(none)"
+            where = _declared_at()
+            if not self._outputs:  # destroyed, or never updated: no typo to look for
+                raise UsageError(
+                    f"stack reference {self.name!r} at {where} has no outputs at all (destroyed, "
+                    f"or never updated), so not {name!r}: run `stackwright up` on that stack first"
+                )
+            known = ", ".join(sorted(self._outputs))
             raise UsageError(
-                f"stack reference {self.name!r} has no output {name!r} (its outputs: {known}); "
-                f"export it from that stack's program with `sw.export({name!r}, ...)` and run "
-                "`stackwright up` there"
+                f"stack reference {self.name!r} at {where} has no output {name!r} (its outputs: "
+                f"{known}); export it from that stack's program with `sw.export({name!r}, ...)` "
+                "and run `stackwright up` there"
             )
         return _output(self._outputs[name])
 
