@@ -127,7 +127,9 @@ def blocked_message(report: Report, what: str) -> str:
     first = blocking[0]
     more = f" (and {len(blocking) - 1} more)" if len(blocking) > 1 else ""
     about = first.resource
-    where = f" at {about.source}:{about.line}" if about is not None and about.line else ""
+    # Where the object was declared; a policy that failed names its own line instead.
+    declared = about is not None and about.line and not first.error
+    where = f" (declared at {about.source}:{about.line})" if about and declared else ""
     return (
         f"{what} blocked by policy: {first.policy.label}: {first.message}{where}{more}; "
         "nothing was "

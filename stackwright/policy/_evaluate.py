@@ -15,6 +15,8 @@ from __future__ import annotations
 import datetime
 import difflib
 import fnmatch
+import os
+import traceback
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -207,7 +209,22 @@ def _violations(result: Iterable[Violation] | Violation | None) -> list[Violatio
 def _error_text(exc: BaseException) -> str:
     text = str(exc).strip()
     first = text.splitlines()[0] if text else ""
-    return f"{type(exc).__name__}: {first}" if first else type(exc).__name__
+    said = f"{type(exc).__name__}: {first}" if first else type(exc).__name__
+    return f"{said} at {where}" if (where := _raised_at(exc)) else said
+
+
+#: Stackwright's own code: a team's policy failing inside a helper it called (`containers()`)
+#: is reported at the policy's own line.
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+
+
+def _raised_at(exc: BaseException) -> str:
+    """The line of the policy that raised (file:line), as a traceback's last frame would
+    show it: the innermost frame outside Stackwright, or the innermost (a built-in pack)."""
+    frames = traceback.extract_tb(exc.__traceback__)
+    theirs = [f for f in frames if not os.path.abspath(f.filename).startswith(_PACKAGE)]
+    chosen = theirs or frames[-1:]
+    return f"{chosen[-1].filename}:{chosen[-1].lineno}" if chosen else ""
 
 
 class _Evaluation:

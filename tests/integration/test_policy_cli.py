@@ -247,7 +247,8 @@ def test_an_up_blocked_by_a_mandatory_policy_makes_no_api_call(
     done = sw(root, "up", "--yes", "--json", rc=3)
     assert done.stderr.strip() == (
         "error: up blocked by policy: SW-K8S-012 image-tag: container web of Deployment "
-        f"policy-blocked/web runs image nginx:latest with the tag latest at {root}/__main__.py:4; "
+        f"policy-blocked/web runs image nginx:latest with the tag latest (declared at "
+        f"{root}/__main__.py:4); "
         "nothing was changed. "
         "Fix the objects, or exempt them with the policy.stackwright.io/exempt annotation and "
         "a policy.stackwright.io/reason"

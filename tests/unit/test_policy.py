@@ -317,7 +317,12 @@ def test_a_policy_that_raises_is_an_error_never_a_pass() -> None:
     @policy("fragile", description="reads a field that is not there", kinds=["Deployment"],
             level="advisory")  # fmt: skip
     def fragile(subject: Subject) -> None:
-        subject.object["spec"]["missing"]["field"]
+        subject.object["spec"]["missing"]["field"]  # the line the finding names
+
+    raised = 1 + next(
+        i for i, text in enumerate(Path(__file__).read_text().splitlines())
+        if "# the line the finding names" in text
+    )  # fmt: skip
 
     @stack_policy("fragile-stack", description="divides by zero", level="advisory")
     def fragile_stack(stack: StackSubject) -> None:
@@ -327,8 +332,8 @@ def test_a_policy_that_raises_is_an_error_never_a_pass() -> None:
     first, second = report.findings
     assert first.error and second.error and report.blocked
     assert first.message == (
-        "policy fragile failed on Deployment shop/web: KeyError: 'missing'; "
-        "this is not a pass: fix the policy"
+        f"policy fragile failed on Deployment shop/web: KeyError: 'missing' at "
+        f"{__file__}:{raised}; this is not a pass: fix the policy"
     )
     assert second.message.startswith("policy fragile-stack failed: ZeroDivisionError")
 
@@ -547,7 +552,7 @@ def test_a_blocked_up_points_at_the_program_line_that_declared_the_object(
     (tag,) = [f for f in checked.report.findings if f.policy.name == "image-tag"]
     assert tag.resource is not None
     assert (tag.resource.source, tag.resource.line) == (__file__, line)
-    assert f"with the tag latest at {__file__}:{line} (and " in str(caught.value)
+    assert f"with the tag latest (declared at {__file__}:{line}) (and " in str(caught.value)
 
 
 def test_advisory_findings_are_shown_and_the_up_goes_on(backend: Backend) -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -77,22 +76,21 @@ def test_stack_reference_outputs_keep_their_secrecy() -> None:
 def test_a_missing_stack_reference_output_names_the_program_line() -> None:
     # Pulumi points at the line through a stack trace; here the one line says where.
     stacks = {"platform/dev": {"namespace": "shop"}, "platform/gone": {}}
+
+    def refused(stack: str, output: str) -> str:
+        with pytest.raises(UsageError) as caught:
+            sw.StackReference(stack).require_output(output)  # the line the message names
+        return str(caught.value)
+
+    at = f"{__file__}:{refused.__code__.co_firstlineno + 2}"
     with running(Program("app", "dev", read_stack=stacks.__getitem__)):
-        ref, gone = sw.StackReference("platform/dev"), sw.StackReference("platform/gone")
-        with pytest.raises(UsageError) as typo:
-            line = sys._getframe().f_lineno + 1
-            ref.require_output("namespac")
-        assert str(typo.value) == (
-            f"stack reference 'platform/dev' at {__file__}:{line} has no output 'namespac' (its "
-            "outputs: namespace); export it from that stack's program with "
-            "`sw.export('namespac', ...)` and run `stackwright up` there"
+        assert refused("platform/dev", "namespac") == (
+            f"stack reference 'platform/dev' at {at} has no output 'namespac' (its outputs: "
+            "namespace); export it from that stack's program with `sw.export('namespac', ...)` "
+            "and run `stackwright up` there"
         )
         # A destroyed stack has no outputs: no export to add, no typo to look for.
-        with pytest.raises(UsageError) as destroyed:
-            line = sys._getframe().f_lineno + 1
-            gone.require_output("namespace")
-        assert str(destroyed.value) == (
-            f"stack reference 'platform/gone' at {__file__}:{line} has no outputs at all "
-            "(destroyed, or never updated), so not 'namespace': run `stackwright up` on that "
-            "stack first"
+        assert refused("platform/gone", "namespace") == (
+            f"stack reference 'platform/gone' at {at} has no outputs at all (destroyed, or never "
+            "updated), so not 'namespace': run `stackwright up` on that stack first"
         )
