@@ -443,7 +443,9 @@ class Evaluator:
                     ref.line,
                     f"${{{ref.text}}}: read a stack's output as ${{{ref.root}.outputs.NAME}}",
                 )
-            return _select(value.require_output(str(ref.path[1])), ref.path[2:])
+            with declaring_at(Declaration(str(self.document.path), ref.line)):  # its message's
+                output = value.require_output(str(ref.path[1]))
+            return _select(output, ref.path[2:])
         return _known(value, ref)
 
     def _child(self, ref: Reference, children: Mapping[str, Resource]) -> Any:

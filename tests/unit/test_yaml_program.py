@@ -454,8 +454,13 @@ def test_another_stacks_outputs_are_read_through_a_stack_reference(tmp_path: Pat
     assert settings.props["data"]["token"].is_secret
 
     path.write_text(textwrap.dedent(text).lstrip().replace("outputs.token", "outputs.nope"))
-    with pytest.raises(UsageError, match="nope"):
+    with pytest.raises(UsageError) as missing:
         run_program(path, project="app", stack=STACK, read_stack=read_stack)
+    # The line that reads the output, not a frame of whatever ran the program.
+    assert str(missing.value).startswith(
+        f"stack reference 'platform/prod' at {path}:{_line_of(text, 'data: {token')} has no "
+        "output 'nope' (its outputs: namespace, token)"
+    )
     path.write_text(textwrap.dedent(text).lstrip().replace("outputs.token", "token"))
     with pytest.raises(UsageError, match=r"Stackwright.yaml:\d+: .*platform.outputs.NAME"):
         run_program(path, project="app", stack=STACK, read_stack=read_stack)
