@@ -131,10 +131,30 @@ def _fail(message: str, code: int, argv: list[str] | None, *, prefix: str = "err
     sys.exit(code)
 
 
+def _cwd_first(argv: list[str]) -> list[str]:
+    """`--cwd DIR` moved before the command wherever it was given, as Pulumi's `--cwd`
+    works anywhere (`pulumi stack output --cwd infra` in CI scripts); click takes a
+    group's options only before the subcommand. Nothing after `--` is touched."""
+    end = argv.index("--") if "--" in argv else len(argv)
+    lifted: list[str] = []
+    rest: list[str] = []
+    index = 0
+    while index < end:
+        arg = argv[index]
+        if arg == "--cwd" and index + 1 < end:
+            lifted += argv[index : index + 2]
+            index += 2
+            continue
+        (lifted if arg.startswith("--cwd=") else rest).append(arg)
+        index += 1
+    return [*lifted, *rest, *argv[end:]]
+
+
 def _main(argv: list[str] | None) -> None:
     try:
+        args = _cwd_first(sys.argv[1:] if argv is None else argv)
         # Outside standalone mode click returns a `typer.Exit(code)` instead of raising it.
-        code = app(args=argv, prog_name="stackwright", standalone_mode=False)
+        code = app(args=args, prog_name="stackwright", standalone_mode=False)
         if code == 130:  # typer turns Ctrl-C (KeyboardInterrupt) into this code, silently
             _interrupted(argv)
         if isinstance(code, int) and code != 0:

@@ -139,3 +139,16 @@ def test_building_the_cli_evaluates_each_command_signature_once(
     typer.main.get_command(app)
     assert evaluated[project.up] == 1
     assert evaluated[project.preview] == 1
+
+
+@pytest.mark.parametrize("where", [["--cwd", "proj"], ["--cwd=proj"]])
+def test_cwd_is_taken_after_the_command_too(
+    where: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # As Pulumi's `--cwd` works anywhere: `stackwright stack ls --cwd infra` in a CI script
+    # was "No such option: --cwd".
+    monkeypatch.setenv("STACKWRIGHT_HOME", str(tmp_path / "home"))
+    (tmp_path / "proj").mkdir()
+    (tmp_path / "proj" / "Stackwright.yaml").write_text("name: demo\nruntime: python\n")
+    result = run("stack", "ls", *where, "--json", cwd=tmp_path)
+    assert result.stdout.splitlines()[0] == "[]", result.stdout + result.stderr
