@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import os
 import pprint
 from collections.abc import Mapping
@@ -32,11 +33,19 @@ import yaml
 from stackwright.automation.secrets import (
     StateEncrypter,
     Where,
+    map_envelopes,
     reveal_document,
     seal_document,
     unwrap,
 )
-from stackwright.automation.workspace import Project, StackConfig, find_project, selected_stack
+from stackwright.automation.workspace import (
+    Project,
+    StackConfig,
+    check_name,
+    find_project,
+    select_stack,
+    selected_stack,
+)
 from stackwright.engine import operations
 from stackwright.engine.events import Diagnostic, Listener, Summary
 from stackwright.engine.execute import DEFAULT_PARALLEL, Options
@@ -50,12 +59,15 @@ from stackwright.kubernetes.groups import MODULES
 from stackwright.kubernetes.provider import PROVIDER_TYPE
 from stackwright.localcluster import lifecycle
 from stackwright.model import (
+    SECRET_TEXT,
     STACK_ANNOTATION,
     URN_ANNOTATION,
     Op,
     ResourceState,
     always_secret,
+    is_sealed,
     make_urn,
+    map_secrets,
 )
 from stackwright.policy import Level, Settings, select_packs
 from stackwright.sdk.context import Program
@@ -134,6 +146,65 @@ class Workspace:
         if not config.has_key() and backend.has_stack(project.name, name):
             config.restore_provider(backend.secrets_provider(project.name, name))
         return cls(project, name, backend, config)
+
+    @classmethod
+    def create(
+        cls,
+        cwd: Path,
+        stack: str,
+        *,
+        secrets_provider: str | None = None,
+        copy_config_from: str | None = None,
+    ) -> Workspace:
+        """Create stack `stack` of the project at `cwd` and select it (`stack init`): an
+        existing one, or a stack to copy from that has no stack file, is refused first."""
+        project = find_project(cwd)
+        with contextlib.closing(open_backend(_backend_url(project))) as backend:
+            if backend.has_stack(project.name, stack):
+                backend.create_stack(project.name, stack)  # raises the "already exists" error
+            config = StackConfig(project, check_name("stack", stack))
+            source = StackConfig(project, copy_config_from) if copy_config_from else None
+            if source is not None and not source.path.exists():
+                raise UsageError(
+                    f"cannot copy configuration from stack {copy_config_from}: {source.path} "
+                    "does not exist"
+                )
+            # A data key is made when the stack first needs one (a secret set or stored),
+            # unless a provider is asked for: a stack without secrets leaves its stack file
+            # as it was.
+            if secrets_provider is not None:
+                config.adopt_provider(secrets_provider)
+            if source is not None:
+                config.copy_values_from(source)
+            if config.data or config.path.exists():
+                config.save()
+            backend.create_stack(project.name, stack)
+            if config.has_key():
+                backend.set_secrets_provider(project.name, stack, config.provider_fields())
+        select_stack(project, stack)
+        return cls.open(cwd, stack)
+
+    @classmethod
+    def create_or_select(cls, cwd: Path, stack: str) -> Workspace:
+        """The stack, selected; created first when the state store does not have it (as
+        Pulumi's `create_or_select_stack`)."""
+        project = find_project(cwd)
+        with contextlib.closing(open_backend(_backend_url(project))) as backend:
+            exists = backend.has_stack(project.name, stack)
+        if not exists:
+            return cls.create(cwd, stack)
+        select_stack(project, stack)
+        return cls.open(cwd, stack)
+
+    def outputs(self, *, show_secrets: bool = False) -> dict[str, Any]:
+        """The stack's outputs as its last operation left them: secret ones as [secret]
+        (read without unlocking the stack's key, so a CI job needs no passphrase for
+        `service_ip`), or decrypted with `show_secrets`."""
+        if show_secrets:
+            outputs = self.backend.load(self.project.name, self.stack).outputs
+            return dict(map_secrets(outputs, lambda secret: secret.value))
+        exported = self.backend.export(self.project.name, self.stack)["outputs"]
+        return dict(map_envelopes(exported, is_sealed, lambda _: SECRET_TEXT))
 
     def require_stack(self) -> None:
         """Refuse a stack the state store does not have (a typo in --stack), before its

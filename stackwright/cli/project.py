@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from stackwright.automation import templates
-from stackwright.automation.secrets import NEW_PASSPHRASE_ENV, map_envelopes
+from stackwright.automation.secrets import NEW_PASSPHRASE_ENV
 from stackwright.automation.stack import Selection, Workspace
 from stackwright.automation.workspace import (
     Project,
@@ -33,7 +33,7 @@ from stackwright.automation.workspace import (
 from stackwright.cli.render import Renderer, make_renderer
 from stackwright.engine.events import Summary, masked
 from stackwright.errors import StackwrightError, UsageError
-from stackwright.model import SECRET_TEXT, Op, ResourceState, is_sealed, map_secrets, urn_name
+from stackwright.model import SECRET_TEXT, Op, ResourceState, map_secrets, urn_name
 from stackwright.policy import Level
 from stackwright.state import Backend, HistoryEntry, open_backend
 
@@ -498,28 +498,9 @@ def stack_init(
     ] = None,
 ) -> None:
     """Create a stack and select it."""
-    project = find_project(Path.cwd())
-    backend = open_backend(_backend_of(project))
-    if backend.has_stack(project.name, name):
-        backend.create_stack(project.name, name)  # raises the "already exists" error
-    config = StackConfig(project, check_name("stack", name))
-    source = StackConfig(project, copy_config_from) if copy_config_from else None
-    if source is not None and not source.path.exists():
-        raise UsageError(
-            f"cannot copy configuration from stack {copy_config_from}: {source.path} does not exist"
-        )
-    # A data key is made when the stack first needs one (a secret set or stored), unless
-    # a provider is asked for: a stack without secrets leaves its stack file as it was.
-    if secrets_provider is not None:
-        config.adopt_provider(secrets_provider)
-    if source is not None:
-        config.copy_values_from(source)
-    if config.data or config.path.exists():
-        config.save()
-    backend.create_stack(project.name, name)
-    if config.has_key():
-        backend.set_secrets_provider(project.name, name, config.provider_fields())
-    select_stack(project, name)
+    Workspace.create(
+        Path.cwd(), name, secrets_provider=secrets_provider, copy_config_from=copy_config_from
+    )
     typer.echo(f"Created stack {name} and selected it.")
 
 
@@ -534,8 +515,7 @@ def stack_select(
     project = find_project(Path.cwd())
     backend = open_backend(_backend_of(project))
     if create and not backend.has_stack(project.name, name):
-        select_stack(project, name)
-        backend.create_stack(project.name, name)
+        Workspace.create(Path.cwd(), name)
         typer.echo(f"Created stack {name} and selected it.")
         return
     if not backend.has_stack(project.name, name):
@@ -729,12 +709,7 @@ def stack_output(
 ) -> None:
     """Print the stack's outputs (secret values masked unless --show-secrets)."""
     ws = _workspace(stack)
-    if show_secrets:
-        outputs = revealed(ws.backend.load(ws.project.name, ws.stack).outputs, show=True)
-    else:
-        # Masked, the secrets stay sealed, as exported: a CI job reads `service_ip`
-        # without the stack's passphrase or key.
-        outputs = _sealed_masked(ws.backend.export(ws.project.name, ws.stack)["outputs"])
+    outputs = ws.outputs(show_secrets=show_secrets)
     if name is not None:
         if name not in outputs:
             raise UsageError(
@@ -748,11 +723,6 @@ def stack_output(
         return
     for key in sorted(outputs):
         typer.echo(f"{key}: {json.dumps(outputs[key])}")
-
-
-def _sealed_masked(value: Any) -> Any:
-    """A copy of exported outputs with each sealed secret shown as [secret]."""
-    return map_envelopes(value, is_sealed, lambda _: SECRET_TEXT)
 
 
 @stack_app.command("history")

@@ -1,0 +1,57 @@
+"""The automation layer driven from a script, as Pulumi's Automation API is: create or select
+a stack, set its configuration, `up`, read its outputs, `destroy` — events to a listener,
+errors as exceptions, nothing printed."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+from conftest import LiveCluster
+
+from stackwright.automation.stack import Workspace
+from stackwright.engine.events import Event, Summary
+from stackwright.errors import UsageError
+
+PROGRAM = """
+import stackwright as sw
+import stackwright.kubernetes as k8s
+
+cfg = sw.Config()
+ns = k8s.core.v1.Namespace("ns", metadata={"name": "automation-ws"})
+cm = k8s.core.v1.ConfigMap("cm", metadata={"namespace": ns.metadata["name"]},
+                           data={"greeting": cfg.require("greeting")})
+sw.export("namespace", ns.metadata["name"])
+sw.export("token", cfg.require_secret("token"))
+"""
+
+
+def test_a_script_creates_a_stack_and_runs_it_without_printing(
+    tmp_path: Path,
+    cluster: LiveCluster,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("STACKWRIGHT_CONFIG_PASSPHRASE", "automation")
+    (tmp_path / "Stackwright.yaml").write_text("name: automated\nruntime: python\n")
+    (tmp_path / "__main__.py").write_text(textwrap.dedent(PROGRAM))
+
+    ws = Workspace.create_or_select(tmp_path, "ci")  # made: the CLI's `stack init` did it
+    ws.config.set("kubernetes:kubeconfig", str(cluster.kubeconfig))
+    ws.config.set("greeting", "hello")
+    ws.config.set("token", "t0ken-value", secret=True)
+    events: list[Event] = []
+    up = ws.up(events.append)
+    assert up.ok and up.counts == {"create": 2}
+    assert isinstance(events[-1], Summary)
+    assert ws.outputs() == {"namespace": "automation-ws", "token": "[secret]"}
+    assert ws.outputs(show_secrets=True)["token"] == "t0ken-value"
+
+    again = Workspace.create_or_select(tmp_path, "ci")  # selected, not made twice
+    assert again.outputs()["namespace"] == "automation-ws"
+    with pytest.raises(UsageError, match="stack ci already exists"):
+        Workspace.create(tmp_path, "ci")
+    assert again.destroy(events.append).ok
+    assert cluster.kubectl("get", "namespace", "automation-ws", check=False).returncode != 0
+    assert capsys.readouterr().out == "", "a script's stdout is its own"
