@@ -13,12 +13,14 @@ hold is the program's and the server checks it).
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
 from stackwright.errors import UsageError
 from stackwright.kx._volumes import Mount
 from stackwright.sdk.output import Output
+from stackwright.sdk.resource import _declared_at
 
 if TYPE_CHECKING:
     from stackwright.kubernetes.inputs.apps_v1 import DeploymentSpecDict, StatefulSetSpecDict
@@ -95,7 +97,12 @@ class PodBuilder:
     def _container(self, index: int, given: Mapping[str, Any]) -> dict[str, Any]:
         container = dict(given)
         if "image" not in container:
-            raise UsageError(f"PodBuilder {self.name!r}: container {index} has no image")
+            close = difflib.get_close_matches("image", [str(key) for key in container], n=1)
+            hint = f" (it has {close[0]!r}: did you mean 'image'?)" if close else ""
+            raise UsageError(
+                f"PodBuilder {self.name!r} at {_declared_at()}: container {index} has no "
+                f"image{hint}"
+            )
         container.setdefault("name", self.name if index == 0 else f"{self.name}-{index}")
         if "env" in container:
             container["env"] = env_entries(container["env"])

@@ -13,6 +13,7 @@ only a short digest of it, as Kustomize's generators do).
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import json
 import re
@@ -20,11 +21,17 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from stackwright.errors import UsageError
 from stackwright.kubernetes.core.v1 import ConfigMap as _ConfigMap
 from stackwright.kubernetes.core.v1 import PersistentVolumeClaim as _PersistentVolumeClaim
 from stackwright.kubernetes.core.v1 import Secret as _Secret
 from stackwright.sdk.output import UNKNOWN, Output, StateReader, resolve, unwrap_secrets
-from stackwright.sdk.resource import ComponentResource, CustomResource, ResourceOptions
+from stackwright.sdk.resource import (
+    ComponentResource,
+    CustomResource,
+    ResourceOptions,
+    _declared_at,
+)
 
 if TYPE_CHECKING:
     from stackwright.kubernetes.inputs.core_v1 import PersistentVolumeClaimSpecDict
@@ -130,6 +137,22 @@ class _Referenced(ComponentResource):
     def metadata(self) -> Output[Any]:
         return self._object.output("metadata")
 
+    #: The keys of the object's data (None: not a kind with keys), and its kind in messages.
+    _keys: frozenset[str] | None = None
+    _type_label = ""
+
+    def _key(self, key: str) -> str:
+        """`key`, refused when the data is known and lacks it: a pod reading a missing key
+        never starts (CreateContainerConfigError), found only at `up`."""
+        if self._keys is not None and key not in self._keys:
+            close = difflib.get_close_matches(key, sorted(self._keys), n=1)
+            hint = f"did you mean {close[0]!r}? " if close else ""
+            raise UsageError(
+                f"{self._type_label} {self.resource_name!r} has no key {key!r} (asked at "
+                f"{_declared_at()}); {hint}its keys: {', '.join(sorted(self._keys)) or '(none)'}"
+            )
+        return key
+
     def as_volume(self) -> dict[str, Any]:
         raise NotImplementedError
 
@@ -138,12 +161,18 @@ class _Referenced(ComponentResource):
         return Mount(self.as_volume(), path, sub_path, read_only)
 
 
+def _keys_of(*parts: Mapping[str, Any] | None) -> frozenset[str]:
+    return frozenset(str(key) for part in parts for key in (part or {}))
+
+
 def _metadata(metadata: ObjectMetaDict | None, name: str | Output[str]) -> ObjectMetaDict:
     return {**(metadata or {}), "name": name}
 
 
 class ConfigMap(_Referenced):
     """A ConfigMap named `<name>-<hash of its data>`: changing the data rolls its users."""
+
+    _type_label = "kx.ConfigMap"
 
     def __init__(
         self,
@@ -155,6 +184,7 @@ class ConfigMap(_Referenced):
         opts: ResourceOptions | None = None,
     ) -> None:
         super().__init__("kx:core:ConfigMap", name, None, opts)
+        self._keys = _keys_of(data, binary_data)
         content = {"data": dict(data or {}), "binaryData": dict(binary_data or {})}
         self._object = _ConfigMap(
             name,
@@ -172,7 +202,7 @@ class ConfigMap(_Referenced):
 
     def as_env_value(self, key: str) -> dict[str, Any]:
         """An `env` value reading `key` of this ConfigMap (a `valueFrom` entry)."""
-        return {"valueFrom": {"configMapKeyRef": {"name": self.object_name, "key": key}}}
+        return {"valueFrom": {"configMapKeyRef": {"name": self.object_name, "key": self._key(key)}}}
 
     def as_env_from(self) -> dict[str, Any]:
         """An `envFrom` entry: every key of this ConfigMap as an environment variable."""
@@ -185,6 +215,8 @@ class ConfigMap(_Referenced):
 class Secret(_Referenced):
     """A Secret named `<name>-<hash of its data>`: changing the data rolls its users."""
 
+    _type_label = "kx.Secret"
+
     def __init__(
         self,
         name: str,
@@ -196,6 +228,7 @@ class Secret(_Referenced):
         opts: ResourceOptions | None = None,
     ) -> None:
         super().__init__("kx:core:Secret", name, None, opts)
+        self._keys = _keys_of(string_data, data)
         content = {"stringData": dict(string_data or {}), "data": dict(data or {}), "type": type}
         self._object = _Secret(
             name,
@@ -214,7 +247,7 @@ class Secret(_Referenced):
 
     def as_env_value(self, key: str) -> dict[str, Any]:
         """An `env` value reading `key` of this Secret (a `valueFrom` entry)."""
-        return {"valueFrom": {"secretKeyRef": {"name": self.object_name, "key": key}}}
+        return {"valueFrom": {"secretKeyRef": {"name": self.object_name, "key": self._key(key)}}}
 
     def as_env_from(self) -> dict[str, Any]:
         """An `envFrom` entry: every key of this Secret as an environment variable."""

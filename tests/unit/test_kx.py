@@ -211,6 +211,27 @@ def test_bad_env_and_missing_image_are_named(program: Program) -> None:
         kx.PodBuilder("w", containers=[{"image": "a", "env": {"X": object()}}])
     with pytest.raises(UsageError, match="container 0 has no image"):
         kx.PodBuilder("w", containers=[{"name": "w"}])
+    with pytest.raises(UsageError) as typo:
+        kx.PodBuilder("w", containers=[{"imag": "nginx:1.29"}])
+    assert str(typo.value).endswith(
+        "container 0 has no image (it has 'imag': did you mean 'image'?)"
+    )
+    assert f"PodBuilder 'w' at {__file__}:" in str(typo.value)
+
+
+def test_an_env_value_of_a_key_the_data_lacks_is_refused(program: Program) -> None:
+    # The pod would never start (CreateContainerConfigError), found only at `up`.
+    settings = kx.ConfigMap("settings", data={"GREETING": "hi"}, binary_data={"logo": "AA=="})
+    creds = kx.Secret("creds", string_data={"TOKEN": Output.secret("t")}, data={"CA": "AA=="})
+    with pytest.raises(UsageError) as missing:
+        settings.as_env_value("GREETNG")
+    assert str(missing.value).startswith("kx.ConfigMap 'settings' has no key 'GREETNG' (asked at ")
+    assert str(missing.value).endswith("did you mean 'GREETING'? its keys: GREETING, logo")
+    with pytest.raises(UsageError, match=r"kx.Secret 'creds' has no key 'token'.*TOKEN"):
+        creds.as_env_value("token")
+    # Keys the data has, of either map, are taken.
+    assert settings.as_env_value("logo")["valueFrom"]["configMapKeyRef"]["key"] == "logo"
+    assert creds.as_env_value("CA")["valueFrom"]["secretKeyRef"]["key"] == "CA"
 
 
 def test_plain_resources_and_kx_mix(program: Program) -> None:
