@@ -248,8 +248,13 @@ def _gate(options: Options, values: Mapping[str, Any], where: str) -> PolicyGate
     settings = Settings.from_config(values, where, default_namespace=options.namespace or "default")
     # As `--policy-pack` says: a team's packs run as well as the built-in one (or those
     # `--pack` / the config's policy.packs name).
-    names: Sequence[str] = options.packs or tuple(settings.packs) or (DEFAULT_PACK,)
-    packs = select_packs(names, options.pack_dirs)
+    # A stack file's own pack directories, relative to it, as the stack's `preview` reads
+    # them; then, as there, they are the packs, without the default one.
+    own: Sequence[str] = () if settings.pack_dirs else (DEFAULT_PACK,)
+    names: Sequence[str] = options.packs or tuple(settings.packs) or own
+    folder = Path(options.config).parent if options.config else Path()
+    directories = [str(folder / d) for d in settings.pack_dirs] + list(options.pack_dirs)
+    packs = select_packs(names, directories)
     return PolicyGate(tuple(packs), settings, options.level)
 
 

@@ -338,10 +338,7 @@ class Workspace:
             str(self.config.path.name),
             default_namespace=str(values.get("kubernetes:namespace") or "default"),
         )
-        configured = values.get(PACK_DIRS_KEY) or []
-        if isinstance(configured, str):
-            configured = [d.strip() for d in configured.split(",") if d.strip()]
-        directories = [str(self.project.folder / d) for d in configured] + list(pack_dirs)
+        directories = [str(self.project.folder / d) for d in settings.pack_dirs] + list(pack_dirs)
         if not settings.packs and not directories:
             return None
         packs = select_packs(settings.packs, directories)
@@ -582,7 +579,6 @@ class Workspace:
 
 
 #: Directories of the project's own policy packs, relative to the project folder.
-PACK_DIRS_KEY = "policy:pack-dirs"
 
 
 def _cluster(values: dict[str, Any]) -> str:

@@ -1,6 +1,8 @@
 """A stack's policy settings, read from its configuration's `policy:` keys.
 
     policy:packs        {pack name: level}, a list of names, or "name[=level],…"
+    policy:pack-dirs    the project's own pack directories (a list, or "a,b"), relative to
+                        the folder of the stack file that names them
     policy:policies     {policy name or ID: level, or {level: …, <setting>: <value>, …}}
     policy:exemptions   [{policy, resource, owner, expires: YYYY-MM-DD, reason}, …]
     policy:env          the stack's environment (`production` turns on the production rules)
@@ -26,6 +28,7 @@ POLICIES_KEY = "policy:policies"
 EXEMPTIONS_KEY = "policy:exemptions"
 ENV_KEY = "policy:env"
 TAGS_KEY = "policy:tags"
+PACK_DIRS_KEY = "policy:pack-dirs"
 
 
 @dataclass(frozen=True)
@@ -54,6 +57,8 @@ class Settings:
     tags: Mapping[str, str] = field(default_factory=dict)
     #: The namespace of objects that name none (the cluster's default).
     default_namespace: str = "default"
+    #: `policy:pack-dirs`, as written (relative to the stack file's folder).
+    pack_dirs: tuple[str, ...] = ()
 
     @classmethod
     def from_config(
@@ -73,7 +78,18 @@ class Settings:
         tags = {str(k): str(v) for k, v in tags_value.items()}
         if values.get(ENV_KEY) is not None:
             tags["env"] = str(values[ENV_KEY])
-        return cls(packs, levels, config, exemptions, tags, default_namespace)
+        return cls(
+            packs, levels, config, exemptions, tags, default_namespace, _pack_dirs(values, where)
+        )
+
+
+def _pack_dirs(values: Mapping[str, Any], where: str) -> tuple[str, ...]:
+    configured = _structured(values.get(PACK_DIRS_KEY), f"{where}: {PACK_DIRS_KEY}") or []
+    if isinstance(configured, str):
+        return tuple(d.strip() for d in configured.split(",") if d.strip())
+    if not isinstance(configured, list) or not all(isinstance(d, str) for d in configured):
+        raise UsageError(f"{where}: {PACK_DIRS_KEY} must be a list of directories, e.g. [policies]")
+    return tuple(configured)
 
 
 def _structured(value: Any, where: str) -> Any:

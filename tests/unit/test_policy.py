@@ -394,6 +394,36 @@ def _sarif_schema() -> dict[str, Any]:
     return schema
 
 
+def test_policy_check_with_a_stack_file_runs_the_packs_its_preview_runs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # `policy:pack-dirs` of the stack file was not read: its team pack did not run, and its
+    # settings for that pack's policies were refused as naming no policy in use.
+    project = tmp_path / "shop"
+    (project / "policies").mkdir(parents=True)
+    (project / "policies" / "acme.py").write_text(
+        "from stackwright.policy import Violation, policy\n"
+        "@policy('team-label', description='Workloads name their team', kinds=['Pod'],\n"
+        "        config={'label': 'team'})\n"
+        "def team(subject):\n"
+        "    if subject.config['label'] not in subject.labels:\n"
+        "        yield Violation(f'{subject.display} has no team label', 'metadata.labels')\n"
+    )
+    (project / "Stackwright.dev.yaml").write_text(
+        "config:\n  policy:pack-dirs: [policies]\n"
+        "  policy:policies: {team-label: {level: mandatory, label: owner}}\n"
+    )
+    manifest = tmp_path / "pod.yaml"
+    manifest.write_text("apiVersion: v1\nkind: Pod\nmetadata: {name: debug}\n")
+    config = str(project / "Stackwright.dev.yaml")
+    with pytest.raises(SystemExit) as caught:
+        main(["policy", "check", str(manifest), "--config", config, "--format", "json"])
+    assert caught.value.code == 3
+    report = json.loads(capsys.readouterr().out)
+    assert report["packs"] == ["acme"], "the stack's own packs, as its preview runs them"
+    assert [f["message"] for f in report["findings"]] == ["Pod default/debug has no team label"]
+
+
 def test_sarif_is_valid_sarif_2_1_0(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     manifest = tmp_path / "app.yaml"
     manifest.write_text(
