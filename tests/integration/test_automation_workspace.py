@@ -6,13 +6,17 @@ from __future__ import annotations
 
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import pytest
-from conftest import LiveCluster
 
 from stackwright.automation.stack import Workspace
 from stackwright.engine.events import Event, Summary
 from stackwright.errors import UsageError
+
+pytestmark = pytest.mark.integration
+
+LiveCluster = Any  # tests/conftest.py's, which a module cannot import by name
 
 PROGRAM = """
 import stackwright as sw
