@@ -246,10 +246,9 @@ def _config_values(config: str | None) -> tuple[dict[str, Any], str]:
 def _gate(options: Options, values: Mapping[str, Any], where: str) -> PolicyGate:
     # Objects that name no namespace go where `--namespace` says (Helm's release namespace).
     settings = Settings.from_config(values, where, default_namespace=options.namespace or "default")
-    # As `--policy-pack` says: a team's packs run as well as the built-in one (or those
-    # `--pack` / the config's policy.packs name).
-    # A stack file's own pack directories, relative to it, as the stack's `preview` reads
-    # them; then, as there, they are the packs, without the default one.
+    # `--pack`, else the config's policy:packs, else the default pack; but a stack file's own
+    # pack directories (relative to it) are then the packs, as in that stack's preview.
+    # `--policy-pack` directories add a team's packs to whichever.
     own: Sequence[str] = () if settings.pack_dirs else (DEFAULT_PACK,)
     names: Sequence[str] = options.packs or tuple(settings.packs) or own
     folder = Path(options.config).parent if options.config else Path()
