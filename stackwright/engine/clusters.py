@@ -158,9 +158,10 @@ async def _check_default_cluster(
             f"of the objects the state records for it ({example}): if its kubeconfig's current "
             "context, or the stack's kubernetes:cluster / kubernetes:kubeconfig / "
             "kubernetes:context, changed since they were applied, switch back to the cluster "
-            "they are in; to go on without them (deleted, left in the other cluster, or gone "
-            "with a local cluster deleted and started again), run `stackwright refresh` to "
-            "forget them"
+            "they are in; to go on without them (deleted, e.g. with a namespace another stack "
+            "destroyed, left in the other cluster, or gone with a local cluster deleted and "
+            "started again), run `stackwright refresh` to forget them, or `stackwright up "
+            "--refresh` to forget them and make them again here"
         )
 
 

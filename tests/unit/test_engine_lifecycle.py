@@ -1088,6 +1088,11 @@ def test_the_default_provider_switched_to_another_cluster_is_refused(tmp_path: P
             # again is empty: the line named neither.
             assert "the stack's kubernetes:cluster / kubernetes:kubeconfig /" in str(e.value)
             assert "gone with a local cluster deleted and started again" in str(e.value)
+            # Their namespace gone with another stack's destroy (a platform stack's): the
+            # way on that makes them again, which `up --refresh` is, is named too.
+            assert str(e.value).endswith(
+                "`stackwright up --refresh` to forget them and make them again here"
+            )
         assert other.writes() == [] and home.writes() == []
         current["default"] = home
         assert stack.preview(settings("fast")).counts == {"same": 1}
