@@ -134,6 +134,13 @@ def check(
     machine = output_format != "text"
     with contextlib.redirect_stdout(sys.stderr) if machine else contextlib.nullcontext():
         report = policy_runs.check(paths, options)
+    if not report.checked:
+        # A CI job pointed at the wrong folder would pass in silence.
+        typer.echo(
+            f"warning: no Kubernetes objects found in {', '.join(map(str, paths))}; nothing "
+            "was checked (files that are not manifests are skipped in directories)",
+            err=True,
+        )
     _show(report, output_format)
 
 

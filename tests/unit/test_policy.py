@@ -424,6 +424,20 @@ def test_policy_check_with_a_stack_file_runs_the_packs_its_preview_runs(
     assert [f["message"] for f in report["findings"]] == ["Pod default/debug has no team label"]
 
 
+def test_policy_check_of_nothing_warns_that_nothing_was_checked(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A CI job pointed at the wrong folder passed in silence ("0 object(s) checked").
+    (tmp_path / "values.yaml").write_text("replicas: 2\n")  # not a manifest: skipped
+    main(["policy", "check", str(tmp_path), "--format", "sarif"])
+    out, err = capsys.readouterr()
+    assert json.loads(out)["runs"][0]["results"] == []
+    assert err == (
+        f"warning: no Kubernetes objects found in {tmp_path}; nothing was checked (files that "
+        "are not manifests are skipped in directories)\n"
+    )
+
+
 def test_sarif_is_valid_sarif_2_1_0(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     manifest = tmp_path / "app.yaml"
     manifest.write_text(
