@@ -22,7 +22,7 @@ import subprocess
 from collections.abc import Sequence
 
 from stackwright.errors import UsageError
-from stackwright.kubernetes.yaml import ManifestComponent, Transformation, parse
+from stackwright.kubernetes.yaml import ManifestComponent, Reading, Transformation, parse
 from stackwright.sdk.resource import ResourceOptions
 
 __all__ = ["Directory"]
@@ -96,9 +96,10 @@ class Directory(ManifestComponent):
         opts: ResourceOptions | None = None,
     ) -> None:
         path = os.fspath(directory if directory is not None else name)
-        text = build(path)
         source = f"the output of building {path}"
-        documents = parse(text, source)
+        with Reading("kustomize.Directory", name):
+            text = build(path)
+            documents = parse(text, source)
         super().__init__("kubernetes:kustomize:Directory", name, {"directory": path}, opts)
         self.register_documents(
             documents,

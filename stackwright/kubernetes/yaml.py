@@ -39,6 +39,7 @@ from stackwright.sdk.resource import (
     CustomResource,
     Resource,
     ResourceOptions,
+    _declared_at,
 )
 
 __all__ = ["ConfigFile", "ConfigGroup", "Transformation"]
@@ -278,6 +279,23 @@ class ManifestComponent(ComponentResource):
         raise UsageError(f"{self.resource_name!r} has no {wanted} {name!r}{where}; it has: {known}")
 
 
+class Reading:
+    """Bad input met while reading a component's sources (a missing file, bad YAML) also names
+    the component and the program line that declared it, as a Helm chart's does. A class,
+    not `contextlib.contextmanager`, whose frames are outside the package and would be
+    taken for the declaring line."""
+
+    def __init__(self, what: str, name: str) -> None:
+        self.what, self.name, self.where = what, name, _declared_at()
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind: object, exc: BaseException | None, tb: object) -> None:
+        if isinstance(exc, UsageError):
+            raise UsageError(f"{self.what} {self.name!r} at {self.where}: {exc}") from exc
+
+
 class ConfigFile(ManifestComponent):
     """The objects of one YAML file (a path or an http(s) URL), each a child resource."""
 
@@ -291,8 +309,9 @@ class ConfigFile(ManifestComponent):
         opts: ResourceOptions | None = None,
     ) -> None:
         source = os.fspath(file if file is not None else name)
-        text = _open(source)
-        documents = parse(text, source)
+        with Reading("ConfigFile", name):
+            text = _open(source)
+            documents = parse(text, source)
         super().__init__("kubernetes:yaml:ConfigFile", name, {"file": source}, opts)
         self.register_documents(
             documents,
@@ -336,14 +355,15 @@ class ConfigGroup(ManifestComponent):
     ) -> None:
         texts: dict[str, str] = {}
         documents: list[Document] = []
-        for source in _expand_globs(files or []):
-            texts[source] = _open(source)
-            documents.extend(parse(texts[source], source))
         strings = [yaml] if isinstance(yaml, str) else list(yaml or [])
-        for i, text in enumerate(strings):
-            source = f"yaml[{i}] of ConfigGroup {name!r}"
-            texts[source] = text
-            documents.extend(parse(text, source))
+        with Reading("ConfigGroup", name):
+            for source in _expand_globs(files or []):
+                texts[source] = _open(source)
+                documents.extend(parse(texts[source], source))
+            for i, text in enumerate(strings):
+                source = f"yaml[{i}] of ConfigGroup {name!r}"
+                texts[source] = text
+                documents.extend(parse(text, source))
         dicts = [objs] if isinstance(objs, Mapping) else list(objs or [])
         for i, obj in enumerate(dicts):
             documents.append(Document(dict(obj), f"objs[{i}] of ConfigGroup {name!r}", 0))
