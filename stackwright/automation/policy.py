@@ -33,6 +33,7 @@ from stackwright.kubernetes import helm, kustomize
 from stackwright.kubernetes import yaml as manifests
 from stackwright.localcluster import lifecycle
 from stackwright.policy import Level, Report, Settings, Subject, evaluate, select_packs
+from stackwright.sdk.config import MissingConfiguration
 
 #: The pack `policy check` runs when neither `--pack` nor the config file names one.
 DEFAULT_PACK = "kubernetes-best-practices"
@@ -188,10 +189,24 @@ def _program(folder: Path, options: Options) -> list[Subject]:
     """The objects a Stackwright program declares, its Outputs unknown as in a preview."""
     project = Project.load(folder.resolve())  # absolute: the program runs from its folder
     # As `stackwright --cwd PROJECT up` runs it: relative paths are from the project.
-    with contextlib.chdir(project.folder):
-        declared = run_program(
-            project.main, project=project.name, stack=options.stack, config=options.program_config
-        )
+    try:
+        with contextlib.chdir(project.folder):
+            declared = run_program(
+                project.main,
+                project=project.name,
+                stack=options.stack,
+                config=options.program_config,
+            )
+    except MissingConfiguration as exc:
+        if options.config is not None:
+            raise
+        # Not `config set` (there is no stack here): the stack file that has the value.
+        files = sorted(p.name for p in project.folder.glob("Stackwright.*.yaml"))
+        raise UsageError(
+            f"{folder}: the program requires configuration {exc.key}, and `policy check` runs "
+            f"it with none: pass a stack's configuration file with --config "
+            f"(in {folder}: {', '.join(files) or 'none yet'})"
+        ) from exc
     found = policy_gate.subjects(declared, PolicyGate(()))
     # Each finding points at the file its object was declared in (a module the program
     # imports, a YAML program), named as the user named the project: relative stays

@@ -58,7 +58,7 @@ from stackwright.kubernetes.base import (
     parse_type_token,
 )
 from stackwright.kubernetes.provider import PROVIDER_TYPE, Provider
-from stackwright.sdk.config import Config
+from stackwright.sdk.config import Config, MissingConfiguration
 from stackwright.sdk.context import current_program, export
 from stackwright.sdk.output import Output, join_path, parse_path, select
 from stackwright.sdk.resource import (
@@ -532,11 +532,12 @@ class Evaluator:
         if found is None and default is not None:
             return Output.secret(default) if hidden else default
         if found is None:
-            raise UsageError(
+            raise MissingConfiguration(
                 f"{self.document.path}:{entry.line}: missing required configuration "
                 f"{config.full_key(key)} for stack {self.program.stack}: set it with "
                 f"`stackwright config set{' --secret' if hidden else ''} {entry.name} VALUE` "
-                "or give the config a `default:`"
+                "or give the config a `default:`",
+                config.full_key(key),
             )
         return found
 

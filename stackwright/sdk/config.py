@@ -24,6 +24,15 @@ _TRUE = frozenset({"true", "1", "yes", "on"})
 _FALSE = frozenset({"false", "0", "no", "off"})
 
 
+class MissingConfiguration(UsageError):
+    """A `require` of a key the stack's configuration lacks (`key`: its full name), so that a
+    caller running the program without a stack (`policy check`) can say how to give one."""
+
+    def __init__(self, message: str, key: str) -> None:
+        super().__init__(message)
+        self.key = key
+
+
 class Config:
     def __init__(self, namespace: str | None = None) -> None:
         self._program = current_program()
@@ -57,9 +66,10 @@ class Config:
         return f"`stackwright config set{flag} {self._cli_key(key)} {value}`"
 
     def _missing(self, key: str, *, secret: bool = False) -> UsageError:
-        return UsageError(
+        return MissingConfiguration(
             f"missing required configuration {self.full_key(key)} for stack {self._program.stack}: "
-            f"set it with {self._set_command(key, 'VALUE', secret=secret)}"
+            f"set it with {self._set_command(key, 'VALUE', secret=secret)}",
+            self.full_key(key),
         )
 
     def _bad(self, key: str, value: Any, expected: str, example: str) -> UsageError:

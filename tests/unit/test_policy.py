@@ -438,6 +438,30 @@ def test_policy_check_of_nothing_warns_that_nothing_was_checked(
     )
 
 
+def test_policy_check_of_a_program_that_needs_configuration_names_the_stack_files(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # It said to run `stackwright config set` for a stack named "check", which is no stack.
+    project = tmp_path / "shop"
+    project.mkdir()
+    (project / "Stackwright.yaml").write_text("name: shop\nruntime: python\n")
+    (project / "Stackwright.prod.yaml").write_text("config:\n  shop:image: nginx:1.29\n")
+    (project / "__main__.py").write_text(
+        "import stackwright as sw\nimport stackwright.kubernetes as k8s\n"
+        "k8s.core.v1.ConfigMap('c', data={'image': sw.Config().require('image')})\n"
+    )
+    with pytest.raises(SystemExit) as caught:
+        main(["policy", "check", str(project)])
+    assert caught.value.code == 2
+    assert capsys.readouterr().err == (
+        f"error: {project}: the program requires configuration shop:image, and `policy check` "
+        f"runs it with none: pass a stack's configuration file with --config (in {project}: "
+        "Stackwright.prod.yaml)\n"
+    )
+    main(["policy", "check", str(project), "--config", str(project / "Stackwright.prod.yaml")])
+    assert "1 object(s) checked" in capsys.readouterr().out
+
+
 def test_sarif_is_valid_sarif_2_1_0(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     manifest = tmp_path / "app.yaml"
     manifest.write_text(
