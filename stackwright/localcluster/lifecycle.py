@@ -21,6 +21,7 @@ import ssl
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -164,7 +165,6 @@ def start(
 ) -> tuple[ClusterInfo, bool]:
     """Start cluster `name` in the background; returns (info, started) — started is False if it already ran."""
     _check_name(name)
-    settings = _settings(name) or {}
     if _pid(name) is not None:
         return info(name), False
     if nodes is not None and nodes < 1:
@@ -173,6 +173,31 @@ def start(
         raise UsageError(f"--speed must be greater than 0 (got {speed})")
     if port is not None and not 0 <= port <= _MAX_PORT:
         raise UsageError(f"--port must be from 1 to {_MAX_PORT}, or 0 for a free one (got {port})")
+    with _starting(name):
+        if _pid(name) is not None:  # another process started it while this one waited
+            return info(name), False
+        return _start(name, nodes, port, speed, timeout), True
+
+
+@contextlib.contextmanager
+def _starting(name: str) -> Iterator[None]:
+    """One start of a cluster at a time on this machine. Concurrent ones (the `up`s of
+    several stacks on one stopped local cluster, run in parallel) each launched a server:
+    one bound the port, and the pid file named another, which had failed to, so the cluster
+    showed as stopped with its server running on, out of reach of `cluster stop`."""
+    import fcntl
+
+    folder = cluster_dir(name)
+    folder.mkdir(parents=True, exist_ok=True)
+    with open(folder / "start.lock", "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)  # released when the file is closed
+        yield
+
+
+def _start(
+    name: str, nodes: int | None, port: int | None, speed: float | None, timeout: float
+) -> ClusterInfo:
+    settings = _settings(name) or {}
     chosen_port = port or int(str(settings.get("port", 0))) or _free_port()
     if not _port_free(chosen_port):
         raise UsageError(
@@ -211,7 +236,7 @@ def start(
         _terminate(process.pid)
         (folder / "server.pid").unlink(missing_ok=True)
         raise
-    return info(name), True
+    return info(name)
 
 
 def _wait_ready(port: int, ca: Path, process: subprocess.Popen[bytes], timeout: float) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import ssl
 import subprocess
 import sys
@@ -110,3 +111,43 @@ def test_a_port_out_of_range_is_one_line_exit_2(tmp_path: Path, port: str) -> No
     assert result.returncode == 2, result.stderr
     assert result.stderr.count("\n") == 1 and "--port must be from 1 to 65535" in result.stderr
     assert not (tmp_path / "clusters" / "x").exists()
+
+
+def _servers(folder: Path) -> list[int]:
+    """The pids of local-cluster servers running on `folder`."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                args = (entry / "cmdline").read_bytes().split(b"\0")
+            except OSError:
+                continue
+            if b"stackwright.localcluster.server" in args and str(folder).encode() in args:
+                found.append(int(entry.name))
+    return found
+
+
+def test_concurrent_starts_make_one_server_the_cluster_tracks(tmp_path: Path) -> None:
+    # Parallel `up`s of stacks on one stopped local cluster each started a server: one bound
+    # the port, the pid file named another (which had failed to), and the cluster showed as
+    # stopped while its server ran on, out of reach of `cluster stop`.
+    env = {**os.environ, "STACKWRIGHT_HOME": str(tmp_path)}
+    command = [sys.executable, "-m", "stackwright.cli.main", "cluster", "start", "--name",
+               "race", "--json"]  # fmt: skip
+    folder = tmp_path / "clusters" / "race"
+    try:
+        runs = [
+            subprocess.Popen(command, env=env, stdout=subprocess.PIPE, text=True) for _ in range(3)
+        ]
+        outs = [run.communicate(timeout=120)[0] for run in runs]
+        assert [run.returncode for run in runs] == [0, 0, 0]
+        assert sorted(json.loads(out)["started"] for out in outs) == [False, False, True]
+        status = json.loads(sw(tmp_path, "cluster", "status", "--name", "race", "--json").stdout)
+        assert status["running"] is True
+        assert _servers(folder) == [status["pid"]], "one server, the one the cluster names"
+    finally:
+        sw(tmp_path, "cluster", "stop", "--name", "race")
+        left = _servers(folder)
+        for pid in left:  # what the bug leaves running: not past the test
+            os.kill(pid, signal.SIGTERM)
+    assert left == []
