@@ -2,7 +2,9 @@
 
 A pack module defines one or more `PolicyPack`s at module level; a module that
 defines decorated policies but no pack becomes a pack named after the module.
-Files starting with `_` are helpers, not packs.
+Files starting with `_` are helpers, not packs: a pack module imports them (and any
+module beside it) by name, `from _teams import TEAMS`, as a script imports its
+neighbours.
 
 Must never: let a broken pack module surface as a traceback (it is bad input: one
 line naming the file and the error).
@@ -52,6 +54,9 @@ def _packs_of(file: Path) -> list[PolicyPack]:
         raise UsageError(f"policy pack {file}: cannot be loaded as a Python module")
     module = importlib.util.module_from_spec(spec)
     sys.modules[module_name] = module
+    # Its folder first on the import path while it loads, as Python puts a script's.
+    folder = str(file.parent.resolve())
+    sys.path.insert(0, folder)
     try:
         spec.loader.exec_module(module)
     except UsageError as exc:
@@ -62,6 +67,8 @@ def _packs_of(file: Path) -> list[PolicyPack]:
         raise UsageError(
             f"policy pack {file}{line} failed to load: {type(exc).__name__}: {exc}"
         ) from exc
+    finally:
+        sys.path.remove(folder)
     values = list(vars(module).values())
     packs = [v for v in values if isinstance(v, PolicyPack)]
     if packs:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import datetime
 import importlib.resources
 import json
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -303,6 +304,25 @@ def test_a_custom_pack_from_a_directory_with_configuration(team_packs: Path) -> 
     assert report.blocked
     relaxed = Settings.from_config({"policy:policies": {"one-app-per-stack": {"max": 2}}}, "s")
     assert ids(evaluate([Subject(web), Subject(api)], [pack], relaxed)) == ["team-label"] * 2
+
+
+def test_a_pack_module_imports_the_helpers_beside_it(tmp_path: Path) -> None:
+    # `from _teams import TEAMS` failed: No module named '_teams' (the folder was not on the
+    # import path), so a pack could not share code between its modules.
+    (tmp_path / "_teams.py").write_text("TEAMS = {'shop', 'ops'}\n")
+    (tmp_path / "acme.py").write_text(
+        "from _teams import TEAMS\n"
+        "from stackwright.policy import Violation, policy\n"
+        "@policy('known-team', description='A known team', kinds=['Pod'])\n"
+        "def known(subject):\n"
+        "    if subject.labels.get('team') not in TEAMS:\n"
+        "        yield Violation('unknown team', 'metadata.labels')\n"
+    )
+    before = list(sys.path)
+    (pack,) = load_directory(tmp_path)
+    assert pack.name == "acme" and sys.path == before, "the import path is left as it was"
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "labels": {"team": "x"}}}
+    assert [f.message for f in evaluate([Subject(pod)], [pack]).findings] == ["unknown team"]
 
 
 def test_a_broken_pack_module_is_one_line_naming_the_file(tmp_path: Path) -> None:
