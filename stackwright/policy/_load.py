@@ -80,7 +80,11 @@ def _packs_of(file: Path) -> list[PolicyPack]:
 def select_packs(names: Iterable[str], directories: Iterable[str | Path] = ()) -> list[PolicyPack]:
     """Built-in packs by name, then the packs of each directory; names must be known."""
     chosen: list[PolicyPack] = []
-    from_directories = [p for d in directories for p in load_directory(d)]
+    # A directory named twice (the stack's policy:pack-dirs and --policy-pack) is one.
+    unique: dict[Path, str | Path] = {}
+    for directory in directories:
+        unique.setdefault(Path(directory).resolve(), directory)
+    from_directories = [p for d in unique.values() for p in load_directory(d)]
     local = {p.name: p for p in from_directories}
     for name in names:
         pack = built_in(name)

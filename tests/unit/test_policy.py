@@ -325,6 +325,18 @@ def test_a_pack_module_imports_the_helpers_beside_it(tmp_path: Path) -> None:
     assert [f.message for f in evaluate([Subject(pod)], [pack]).findings] == ["unknown team"]
 
 
+def test_a_pack_folder_named_twice_is_loaded_once(tmp_path: Path) -> None:
+    # The stack's policy:pack-dirs and `--policy-pack` naming the same folder was refused:
+    # "policy pack acme is given twice".
+    (tmp_path / "acme.py").write_text(
+        "from stackwright.policy import policy\n"
+        "@policy('quiet', description='never fails')\n"
+        "def quiet(subject):\n"
+        "    return None\n"
+    )
+    assert [p.name for p in select_packs([], [tmp_path, f"{tmp_path}/."])] == ["acme"]
+
+
 def test_a_broken_pack_module_is_one_line_naming_the_file(tmp_path: Path) -> None:
     (tmp_path / "broken.py").write_text("import os\n\nraise ValueError('no')\n")
     with pytest.raises(UsageError, match=r"broken.py, line 3 failed to load: ValueError: no"):
