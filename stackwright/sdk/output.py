@@ -184,7 +184,7 @@ class Output(Generic[T]):
             plain = unwrap_secrets(value)[0] if marked else value
             key = _run_key(plain)
             if key is not None and runs.key == key:
-                result: Any = runs.result
+                result: Any = runs.served()
             else:
                 try:
                     with callback():
@@ -193,7 +193,7 @@ class Output(Generic[T]):
                     raise RuntimeError(
                         f"an apply callback called sys.exit({exc.code!r}); return a value instead"
                     ) from None
-                runs.key, runs.result = key, result
+                runs.keep(key, result)
             if isinstance(result, Output):
                 result = result.resolve(read)
             if marked and not isinstance(result, Secret):
@@ -305,12 +305,31 @@ class _Runs:
     """An apply callback's runs: whether it ran since `rearm`, and the key of the value it
     last ran on (`_run_key`) with its result."""
 
-    __slots__ = ("key", "ran", "result")
+    __slots__ = ("copied", "key", "ran", "result")
 
     def __init__(self) -> None:
         self.ran = False
         self.key: Any = None
         self.result: Any = None
+        self.copied = False  # `result` is the JSON text of a container, thawed per use
+
+    def keep(self, key: Any, result: Any) -> None:
+        """Remember `result` as the one for `key`: a leaf or an Output as it is, a container
+        as its JSON text, so that each use gets a copy of its own (a later callback changing
+        it in place would otherwise change it for every resolve after); anything else is
+        not remembered (the callback runs again)."""
+        if type(result) in PLAIN_LEAVES or isinstance(result, Output):
+            self.key, self.result, self.copied = key, result, False
+            return
+        text = _run_key(result)
+        if isinstance(text, bytes):
+            self.key, self.result, self.copied = key, text, True
+        else:
+            self.key = None
+
+    def served(self) -> Any:
+        """The remembered result, a fresh copy of a container."""
+        return orjson.loads(self.result) if self.copied else self.result
 
 
 #: A resource input as Pulumi's typed programs write it: a value, or an Output of one.

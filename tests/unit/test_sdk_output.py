@@ -313,6 +313,17 @@ def test_a_callback_runs_once_per_value_however_often_it_is_resolved(program: Pr
     assert seen == [1, True]
 
 
+def test_a_remembered_result_is_a_copy_a_later_callback_may_change(program: Program) -> None:
+    """Each resolve of a chain gets its own copy of a remembered container: a callback that
+    changes its input in place (`.append`, `.pop`) changed the one remembered result, so
+    every later resolve (planning, the apply, the outputs) saw the edits pile up."""
+    cm = CustomResource("kubernetes:core/v1:ConfigMap", "settings")
+    copied = cm.data.apply(lambda d: {"items": [d["a"]]})
+    grown = copied.apply(lambda d: (d["items"].append("9"), d)[1])
+    live = reader({cm: {"data": {"a": "1"}}})
+    assert [grown.resolve(live) for _ in range(3)] == [{"items": ["1", "9"]}] * 3
+
+
 def test_a_callback_on_a_partly_known_object_or_a_users_object_runs_each_time(
     program: Program,
 ) -> None:
