@@ -180,6 +180,10 @@ def owner(
     return ""
 
 
+#: Maps an empty value of which applies no key (see `drifted`).
+_KEYED_MAPS = (("metadata", "labels"), ("metadata", "annotations"))
+
+
 def drifted(
     recorded: Mapping[str, Any],
     live: Mapping[str, Any],
@@ -208,10 +212,11 @@ def drifted(
             continue
         if not present and value in (None, {}, [], ""):
             continue  # an empty value the server drops is not a change
-        if present and value == {} and isinstance(current, Mapping):
-            # An empty map applied claims none of its keys (server-side apply owns a map
-            # key by key): the marks Stackwright adds to `annotations: {}`, or keys another
-            # manager adds, are not drift.
+        if present and value == {} and path in _KEYED_MAPS and isinstance(current, Mapping):
+            # An empty map of labels or annotations claims none of their keys (server-side
+            # apply owns them key by key): the marks Stackwright adds to `annotations: {}`,
+            # or keys another manager adds, are not drift. Not any empty map: an atomic one
+            # (a NetworkPolicy's `podSelector: {}`, all pods) narrowed by someone is drift.
             continue
         if not present and path == ("metadata", "namespace"):
             continue  # a cluster-scoped object given one: the server drops it (as kubectl)

@@ -62,6 +62,14 @@ def test_an_empty_map_applied_claims_none_of_the_keys_the_live_map_has() -> None
     assert drifted(recorded, live) == []
     assert drifted(recorded, {"kind": "Deployment", "metadata": {"name": "web"}}) == []
 
+    # Not any empty map: a deny-all NetworkPolicy (`podSelector: {}`, every pod) that someone
+    # narrowed to some pods is drift (a LabelSelector is owned as a whole).
+    policy = {"kind": "NetworkPolicy", "spec": {"podSelector": {}}}
+    narrowed = {"kind": "NetworkPolicy", "spec": {"podSelector": {"matchLabels": {"app": "x"}}}}
+    assert drifted(policy, narrowed) == [
+        DriftedField("spec.podSelector", {}, {"matchLabels": {"app": "x"}}, "")
+    ]
+
 
 def test_items_another_manager_adds_to_a_list_are_not_drift_wherever_they_go() -> None:
     """A sidecar container, an env var or a port another manager adds (a strategic merge
