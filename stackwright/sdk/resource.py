@@ -571,7 +571,9 @@ def _checked(opts: ResourceOptions, what: str) -> ResourceOptions:
             raise UsageError(f"{option} of {what} must be a resource (got {type(value).__name__})")
     for option in _BOOL_OPTIONS:  # a string is truthy: protect="false" would protect
         value = getattr(opts, option)
-        if not isinstance(value, bool):
+        if value is None:  # unset, as Pulumi reads it: `protect=cfg.get_bool("protect")`
+            changes[option] = False
+        elif not isinstance(value, bool):
             raise UsageError(
                 f"{option} of {what} must be True or False (got {value!r}); read a "
                 "configuration value as one with `Config().get_bool`"

@@ -112,6 +112,9 @@ def test_a_yes_or_no_option_given_a_string_is_refused_at_the_users_line(
         "False (got 'false'); read a configuration value as one with `Config().get_bool`"
     )
     assert program.resources == []
+    # None is unset, as in Pulumi: `protect=cfg.get_bool("protect")` of a key not set.
+    cm = k8s.core.v1.ConfigMap("unset", opts=ResourceOptions(**{option: None}))
+    assert getattr(cm.opts, option) is False
 
 
 def test_declaration_site_is_the_users_line(program: Program) -> None:
