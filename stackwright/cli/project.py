@@ -417,10 +417,10 @@ def refresh(
     if preview_only or not yes or expect_no_changes:
         with _rendering("refresh", json_lines=as_json, show_diff=True) as render:
             summary = ws.refresh(render, select=select, preview=True)
+        _finish(summary)  # objects it could not read: nothing to record, or to ask about
         if expect_no_changes:
             _expect_no_drift(summary)
         if preview_only:
-            _finish(summary)
             return
         if not _confirm("refresh", yes, as_json):
             typer.echo("Cancelled: nothing was changed.")
