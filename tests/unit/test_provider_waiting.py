@@ -387,6 +387,25 @@ def test_a_wait_whose_first_list_never_answers_gives_up_at_the_silence_limit() -
     assert asyncio.run(go()) < 5
 
 
+def test_a_slow_list_of_the_related_pods_is_not_a_silent_api_server() -> None:
+    """The silence limit is for the object's own first list: the Pods of a big namespace
+    may take longer to list than the limit, and the wait goes on (it failed, saying the API
+    server had not answered its watch, while the object's watch had synced)."""
+    scripted = scripted_rollout(None)
+    scripted.lists[DEPLOY_PATH] = [deployment("3", 3)]
+
+    async def api(request: httpx.Request) -> httpx.Response:
+        if request.url.path == POD_PATH and not request.url.params.get("watch"):
+            await asyncio.sleep(1.0)
+        return await scripted(request)
+
+    async def go() -> dict[str, Any]:
+        async with provider(api, unreachable_limit=0.5) as p:  # type: ignore[arg-type]
+            return await p.await_ready(deployment("3", 3), timeout=30)
+
+    assert asyncio.run(go())["metadata"]["name"] == "web"
+
+
 def test_a_delete_wait_whose_watch_cannot_connect_looks_again_rather_than_timing_out() -> None:
     """A watch that times out connecting (an API server busy for a moment) is network
     trouble, not the deletion's deadline: the wait looks again and sees the object gone."""

@@ -146,13 +146,16 @@ class Waiter:
             for informer in (primary, *related_informers.values()):
                 informer.listen(wake)
                 stack.callback(informer.unlisten, wake)
-            # An API server that does not answer the first list is as silent as one that
-            # stops answering later: the same limit, not the whole wait, before giving up.
+            # An API server that does not answer the object's first list is as silent as one
+            # that stops answering later: the same limit, not the whole wait, before giving
+            # up. Not the related lists (Pods, Events of a big namespace): slow is not silent.
             limited = self._unreachable_limit < deadline - self._now()
             silent_for = self._unreachable_limit if limited else deadline - self._now()
             try:
                 async with asyncio.timeout(max(0.0, silent_for)):
                     await primary.synced()
+                limited = False  # it answered: what follows has the whole wait
+                async with asyncio.timeout(max(0.0, deadline - self._now())):
                     for informer in related_informers.values():
                         # Without Pods (a 403, say) we still wait, only with vaguer messages.
                         with contextlib.suppress(ProviderError):
