@@ -198,14 +198,21 @@ def _confirm(kind: str, yes: bool, as_json: bool, command: str = "", warning: st
     non-interactive run needs --yes."""
     if yes:
         return True
+    _can_ask(kind, as_json, command)
+    if warning:
+        typer.echo(warning)
+    return typer.confirm(f"Do you want to perform this {kind}?", default=False)
+
+
+def _can_ask(kind: str, as_json: bool, command: str = "") -> None:
+    """Refuse (one line, exit 2) a command that will ask, with no terminal to ask in: said
+    before its preview, which would read the cluster only to be thrown away (Pulumi's
+    non-interactive mode refuses so too)."""
     if as_json or not sys.stdin.isatty():
         raise UsageError(
             f"`stackwright {command or kind}` asks for confirmation: pass --yes to run it "
             "without a terminal"
         )
-    if warning:
-        typer.echo(warning)
-    return typer.confirm(f"Do you want to perform this {kind}?", default=False)
 
 
 def _confirm_state_edit(ws: Workspace, command: str, what: str, yes: bool) -> bool:
@@ -321,6 +328,8 @@ def up(
     )
     ws = _workspace(stack)
     packs = tuple(policy_packs or ())
+    if not yes:
+        _can_ask("update", as_json, "up")
     if not yes or expect_no_changes:
         with _rendering("preview", json_lines=as_json, show_diff=diff) as render:
             planned = ws.preview(
@@ -382,6 +391,7 @@ def destroy(
     select = _selection(targets, False, excludes, exclude_protected=exclude_protected)
     ws = _workspace(stack)
     if not yes:
+        _can_ask("destroy", as_json)
         with _rendering("preview", json_lines=as_json, show_diff=False) as render:
             ws.destroy(render, select=select, parallel=parallel, preview=True)
         if not _confirm("destroy", yes, as_json):
@@ -414,6 +424,8 @@ def refresh(
     """Read every object, report drift field by field, and record what the cluster holds."""
     select = _selection(targets, False, excludes)
     ws = _workspace(stack)
+    if not (yes or preview_only):
+        _can_ask("refresh", as_json)
     if preview_only or not yes or expect_no_changes:
         with _rendering("refresh", json_lines=as_json, show_diff=True) as render:
             summary = ws.refresh(render, select=select, preview=True)
@@ -462,6 +474,7 @@ def import_(
     YAML in a YAML project); shows what it will import and asks first, unless --yes."""
     ws = _workspace(stack)
     if not yes:
+        _can_ask("import", as_json)
         urn, _ = ws.import_object(type_token, name, object_id, protect=protect, preview=True)
         plan = (
             f"Previewing import into stack {ws.stack}:\n    = import {object_id} as {urn}"

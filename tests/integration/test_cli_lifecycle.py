@@ -1656,8 +1656,11 @@ def test_unknown_target(new_project: Any, cluster: LiveCluster) -> None:
     # --json readers get the same line as the last event.
     (error,) = failed.events
     assert error == {"event": "error", "message": one_line(failed)[7:], "exitCode": 2}
-    # Without a terminal to ask in, `up` needs --yes.
-    assert "--yes" in one_line(p.sw("up", rc=2))
+    # Without a terminal to ask in, `up` (`destroy`, `refresh`) needs --yes: said before a
+    # preview that would read the cluster only to be thrown away.
+    for command in ("up", "destroy", "refresh"):
+        refused = p.sw(command, rc=2)
+        assert "--yes" in one_line(refused) and refused.out == "", refused.out
     assert get(cluster, "namespace", p.ns) is None
     assert p.history() == []
 
