@@ -254,9 +254,10 @@ def _text_lines(old: str, new: str) -> list[Text]:
 
 
 def _by_item(change: FieldChange) -> list[FieldChange]:
-    """A list of objects whose length changed (one change to the plan), item by item, each
-    found by its key as Kubernetes merges it: `env[name=A].value: "1" → "2"`,
-    `+ env[name=NEW]: {…}`. Anything else, or a list holding a secret, as it is."""
+    """A changed list of keyed objects (the plan gives one change for a list whose length
+    changed), item by item, each found by its key as Kubernetes merges it:
+    `env[name=A].value: "1" → "2"`, `+ env[name=NEW]: {…}`. Anything else, or a list holding
+    a secret, as it is."""
     old, new = change.old, change.new
     if change.kind != "update" or not (isinstance(old, list) and isinstance(new, list)):
         return [change]
@@ -737,7 +738,8 @@ class LiveRenderer(Renderer):
     def __call__(self, event: Event) -> None:
         if isinstance(event, Summary):
             self._stop()
-            self._running.clear()  # a run that ended: nothing was left under way
+            with self._state:  # `close` reads it under the lock
+                self._running.clear()  # a run that ended: nothing was left under way
             block = summary_lines(event, future=_is_future(self._kind) or event.dry_run)
             self._print([Text(""), *block])
             return

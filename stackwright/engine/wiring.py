@@ -311,7 +311,8 @@ def default_namespace(settings: Mapping[str, Any]) -> str | None:
 
 def check_marks(obj: Mapping[str, Any]) -> None:
     """Raise ValueError when one of Stackwright's annotations on `obj` (`timeout-seconds`,
-    `wait-for`) is malformed, so a run refuses it before any change, not at its apply."""
+    `wait-for`) is malformed, so a run refuses it before any change, not at its apply.
+    Here because the engine reaches the provider's rules only through this module."""
     check_annotations(obj)
 
 
