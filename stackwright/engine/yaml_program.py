@@ -309,7 +309,7 @@ def _has_output(value: Any) -> bool:
 def _lift(compute: Callable[..., Any], *args: Any) -> Any:
     """`compute(*args)` now when every argument is known, else an Output of it."""
     if any(_has_output(a) for a in args):
-        return Output.all(*args).apply(lambda values: compute(*values))
+        return Output.all(*args)._derived(lambda values: compute(*values))
     return compute(*args)
 
 

@@ -263,7 +263,7 @@ class KubernetesResource(CustomResource):
         (one the server fills in is known after apply)."""
         return Output.all(
             self.output("metadata", "namespace"), self.output("metadata", "name")
-        ).apply(lambda found: f"{found[0]}/{found[1]}" if found[0] else str(found[1]))
+        )._derived(lambda found: f"{found[0]}/{found[1]}" if found[0] else str(found[1]))
 
 
 def _nothing_declared(

@@ -122,7 +122,7 @@ class Output(Generic[T]):
             raise TypeError("Output.all takes values or keyword values, not both")
         if named:
             keys = list(named)
-            return Output.all(*named.values()).apply(
+            return Output.all(*named.values())._derived(
                 lambda found: dict(zip(keys, found, strict=True))
             )
         lifted = [Output.from_input(v) for v in values]
@@ -135,14 +135,14 @@ class Output(Generic[T]):
     @staticmethod
     def concat(*parts: Any) -> Output[str]:
         """The parts joined as strings once all are known: `Output.concat("http://", host, ":80")`."""
-        return Output.all(*parts).apply(lambda values: "".join(str(v) for v in values))
+        return Output.all(*parts)._derived(lambda values: "".join(str(v) for v in values))
 
     @staticmethod
     def format(template: str, *args: Any, **kwargs: Any) -> Output[str]:
         """`template.format(...)` once the arguments are known."""
         keys = list(kwargs)
         count = len(args)
-        return Output.all(*args, *kwargs.values()).apply(
+        return Output.all(*args, *kwargs.values())._derived(
             lambda values: template.format(
                 *values[:count], **dict(zip(keys, values[count:], strict=True))
             )
@@ -151,12 +151,12 @@ class Output(Generic[T]):
     @staticmethod
     def json_dumps(value: Any, **kwargs: Any) -> Output[str]:
         """`json.dumps` of a value that may hold Outputs, once they are known (secret if any is)."""
-        return Output.from_input(value).apply(lambda plain: json.dumps(plain, **kwargs))
+        return Output.from_input(value)._derived(lambda plain: json.dumps(plain, **kwargs))
 
     @staticmethod
     def json_loads(value: Any, **kwargs: Any) -> Output[Any]:
         """`json.loads` of a string, or of an Output of one, once it is known."""
-        return Output.from_input(value).apply(lambda text: json.loads(text, **kwargs))
+        return Output.from_input(value)._derived(lambda text: json.loads(text, **kwargs))
 
     # --- use -------------------------------------------------------------------------
 
@@ -171,6 +171,15 @@ class Output(Generic[T]):
         the apply, the stack outputs): `func` runs once per value, as Pulumi runs it once,
         for a value of plain data (its last value and result are kept).
         """
+        made = self._derived(func)
+        record_apply(made)
+        return made
+
+    def _derived(self, func: Callable[[T], U]) -> Output[U]:
+        """`apply` for the Outputs Stackwright computes from others (`Output.all` of keyword
+        values, `concat`, `format`, `json_dumps`, a YAML program's expression, an object's
+        `id`): not a callback of the user's, so not run at the end of a run that never
+        used it (`record_apply`)."""
         runs = _Runs()
 
         def compute(read: StateReader) -> Any:
@@ -202,7 +211,6 @@ class Output(Generic[T]):
 
         made: Output[U] = Output(compute, self._resources, secret=self._secret)
         made._runs = runs  # not read by `compute`, which would make a cycle to collect
-        record_apply(made)
         return made
 
     def __getattr__(self, name: str) -> Output[Any]:

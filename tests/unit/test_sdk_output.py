@@ -343,3 +343,20 @@ def test_a_callback_on_a_partly_known_object_or_a_users_object_runs_each_time(
     lifted.resolve(reader({}))
     lifted.resolve(reader({}))
     assert len(calls) == 4
+
+
+def test_only_the_users_callbacks_are_recorded_to_run_at_the_end(program: Program) -> None:
+    """The Outputs Stackwright computes from others (`concat`, `format`, `all` of keyword
+    values, `json_dumps`, an object's `id`) are not callbacks of the user's: left unused,
+    they are not run at the end of an up (each was, for nothing)."""
+    import stackwright.kubernetes as k8s
+
+    cm = k8s.core.v1.ConfigMap("settings", metadata={"name": "settings"})
+    Output.concat("a-", cm.metadata["name"])
+    Output.format("{}-{n}", cm.metadata["name"], n=1)
+    Output.all(name=cm.metadata["name"])
+    Output.json_dumps({"n": cm.metadata["name"]})
+    assert isinstance(cm.id, Output)
+    assert program.applies == []
+    mine = cm.metadata["name"].apply(len)
+    assert program.applies == [mine]
