@@ -48,6 +48,15 @@ class ProtobufError(ValueError):
 
 def decode(body: bytes) -> dict[str, Any]:
     """The object a protobuf request body holds, as its JSON form."""
+    try:
+        return _decode(body)
+    except ProtobufError:
+        raise
+    except (ValueError, OverflowError, TypeError) as exc:  # text not UTF-8, a time out of range…
+        raise ProtobufError(f"a field's value cannot be read: {exc}") from exc
+
+
+def _decode(body: bytes) -> dict[str, Any]:
     if not body.startswith(MAGIC):
         raise ProtobufError("a protobuf body must start with the bytes k8s\\x00")
     envelope = _raw_fields(body[len(MAGIC) :], "runtime.Unknown")
@@ -106,10 +115,11 @@ def _fields(data: bytes) -> Iterator[tuple[int, int, Any]]:
             if at + length > len(data):
                 raise ProtobufError("truncated field")
             value, at = data[at : at + length], at + length
-        elif wire == 1:
-            value, at = data[at : at + 8], at + 8
-        elif wire == 5:
-            value, at = data[at : at + 4], at + 4
+        elif wire in (1, 5):
+            length = 8 if wire == 1 else 4
+            if at + length > len(data):
+                raise ProtobufError("truncated field")
+            value, at = data[at : at + length], at + length
         else:
             raise ProtobufError(f"unsupported wire type {wire}")
         yield number, wire, value
@@ -122,6 +132,8 @@ def _message(data: bytes, table: dict[int, tuple[str, str, str, bool]]) -> dict[
         if field is None:
             continue  # a field newer than the tables, or one this server has no use for
         name, label, type_, keeps_zero = field
+        expected = 2 if label == "map" else _wire_of(type_)  # a map entry is a message
+        _check_wire(number, wire, expected, packed=label == "repeated")
         if label == "map":
             key, item = _map_entry(value, type_)
             out.setdefault(name, {})[key] = item
@@ -148,17 +160,29 @@ def _message(data: bytes, table: dict[int, tuple[str, str, str, bool]]) -> dict[
     return out
 
 
+def _wire_of(type_: str) -> int:
+    """The wire type Go writes a field of this type with (the tables use no fixed32/64 types)."""
+    return 0 if type_ in _VARINT_SCALARS else 2
+
+
+def _check_wire(number: int, wire: int, expected: int, packed: bool = False) -> None:
+    # A value of the wrong wire type would reach the readers below as an int where bytes
+    # are due (`bytes(2**33)` allocates 8 GiB) or the other way round.
+    if wire != expected and not (packed and expected == 0 and wire == 2):
+        raise ProtobufError(f"field {number} has wire type {wire}, its type needs {expected}")
+
+
 def _is_scalar(type_: str) -> bool:
     return type_ in _VARINT_SCALARS or type_ in ("string", "bytes")
 
 
 def _map_entry(data: bytes, item_type: str) -> tuple[str, Any]:
     key, item = "", _value(b"", 2, item_type)
-    for number, wire, value in _fields(data):
-        if number == 1:
-            key = value.decode()
-        elif number == 2:
-            item = _value(value, wire, item_type)
+    fields = _numbered(data, {1: 2, 2: _wire_of(item_type)})
+    if 1 in fields:
+        key = fields[1].decode()
+    if 2 in fields:
+        item = _value(fields[2], _wire_of(item_type), item_type)
     return key, item
 
 
@@ -177,12 +201,18 @@ def _value(value: Any, wire: int, type_: str) -> Any:
     return _message(value, MESSAGES[type_])
 
 
-def _numbered(data: bytes) -> dict[int, Any]:
-    return {number: value for number, _, value in _fields(data)}
+def _numbered(data: bytes, wires: dict[int, int]) -> dict[int, Any]:
+    """The fields of a hand-read message that `wires` names (number: wire type), checked."""
+    out: dict[int, Any] = {}
+    for number, wire, value in _fields(data):
+        if number in wires:
+            _check_wire(number, wire, wires[number])
+            out[number] = value
+    return out
 
 
 def _time(data: bytes, micro: bool = False) -> str | None:
-    fields = _numbered(data)
+    fields = _numbered(data, {1: 0, 2: 0})
     if not fields:
         return None  # the zero time (Go sends a non-pointer one empty): JSON's null
     seconds, nanos = _value(fields.get(1, 0), 0, "int64"), fields.get(2, 0)
@@ -194,7 +224,7 @@ def _time(data: bytes, micro: bool = False) -> str | None:
 
 def _duration(data: bytes) -> str:
     """Go's `time.Duration.String()` of the nanoseconds in field 1."""
-    nanos = _value(_numbered(data).get(1, 0), 0, "int64")
+    nanos = _value(_numbered(data, {1: 0}).get(1, 0), 0, "int64")
     sign, nanos = ("-" if nanos < 0 else ""), abs(nanos)
     if nanos < 1_000_000_000:
         for unit, size in (("ms", 1_000_000), ("µs", 1_000), ("ns", 1)):
@@ -215,14 +245,14 @@ def _trim(number: float) -> str:
 
 
 def _int_or_string(data: bytes) -> int | str:
-    fields = _numbered(data)
+    fields = _numbered(data, {1: 0, 2: 0, 3: 2})
     if fields.get(1) == 1:  # intstr.String
         return bytes(fields.get(3, b"")).decode()
     return int(_value(fields.get(2, 0), 0, "int32"))
 
 
 def _raw_json(data: bytes) -> Any:
-    raw = bytes(_numbered(data).get(1, b""))
+    raw = bytes(_numbered(data, {1: 2}).get(1, b""))
     if not raw:
         return None
     try:
@@ -232,12 +262,17 @@ def _raw_json(data: bytes) -> Any:
 
 
 def _quantity(data: bytes) -> str:
-    return bytes(_numbered(data).get(1, b"")).decode() or "0"
+    return bytes(_numbered(data, {1: 2}).get(1, b"")).decode() or "0"
 
 
 def _strings(data: bytes) -> list[str]:
     """A []string masked as a message (ExtraValue): its items are field 1."""
-    return [bytes(value).decode() for number, _, value in _fields(data) if number == 1]
+    items = []
+    for number, wire, value in _fields(data):
+        if number == 1:
+            _check_wire(number, wire, 2)
+            items.append(bytes(value).decode())
+    return items
 
 
 #: The special types of protobuf_schema, each read from its message's bytes.
