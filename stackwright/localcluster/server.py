@@ -354,7 +354,9 @@ class APIServerApp:
         body = request.body
         if request.method in ("POST", "PUT") or content_type.startswith("application/apply-patch"):
             served = _parse_body(request) if request.method != "PATCH" else parse_apply_body(body)
-            old = self._stored_or_none(stored) if request.method == "PUT" else None
+            # A replace or an apply keeps what the served version cannot say from the stored
+            # object (an apply, too, would otherwise replace v2's atomic spec.metrics whole).
+            old = self._stored_or_none(stored) if request.method != "POST" else None
             body = orjson.dumps(to_storage(served, old))
         elif request.method == "PATCH":
             assert target.name is not None

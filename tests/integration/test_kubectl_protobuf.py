@@ -242,3 +242,31 @@ def test_autoscale_creates_an_autoscaling_v1_hpa_served_from_v2_storage(cluster:
     listed = json.loads(cluster.kubectl("-n", "hpa", "get", v1, "-o", "json").stdout)
     assert [i["apiVersion"] for i in listed["items"]] == ["autoscaling/v1"]
     assert "metrics" not in listed["items"][0]["spec"]
+
+
+def test_a_v1_server_side_apply_keeps_the_metrics_a_v2_client_set(cluster: Any) -> None:
+    # v2's spec.metrics is an atomic list: a v1 apply converted without the stored object
+    # would replace the memory metric below with the one cpu metric v1 can say.
+    ref = {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"}
+    memory = {"name": "memory", "target": {"type": "AverageValue", "averageValue": "1Gi"}}
+    v2 = {
+        "apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler",
+        "metadata": {"name": "web", "namespace": "default"},
+        "spec": {"scaleTargetRef": ref, "maxReplicas": 4, "metrics": [{"type": "Resource", "resource": memory}],
+                 "behavior": {"scaleDown": {"stabilizationWindowSeconds": 30}}},
+    }  # fmt: skip
+    cluster.kubectl("create", "-f", "-", input=json.dumps(v2))
+    v1 = {
+        "apiVersion": "autoscaling/v1", "kind": "HorizontalPodAutoscaler",
+        "metadata": {"name": "web", "namespace": "default"},
+        "spec": {"scaleTargetRef": ref, "maxReplicas": 4, "targetCPUUtilizationPercentage": 70},
+    }  # fmt: skip
+    apply = ["apply", "--server-side", "--force-conflicts", "--field-manager=v1-tool", "-f", "-"]
+    cluster.kubectl(*apply, input=json.dumps(v1))  # takes spec.metrics over from the creator
+    stored = json.loads(cluster.kubectl("get", "hpa", "web", "-o", "json").stdout)
+    cpu = {"name": "cpu", "target": {"type": "Utilization", "averageUtilization": 70}}
+    assert stored["spec"]["metrics"] == [
+        {"type": "Resource", "resource": cpu},
+        {"type": "Resource", "resource": memory},
+    ]
+    assert stored["spec"]["behavior"]["scaleDown"]["stabilizationWindowSeconds"] == 30
