@@ -10,10 +10,12 @@ stored.
 The token is a JWT with the claims a real one carries (`sub`
 `system:serviceaccount:NS:NAME`, `kubernetes.io` service account and bound object), signed
 with HMAC-SHA256 under a key derived from the cluster's credential. The server accepts it
-as a bearer token while it has not expired and its service account (same uid) exists.
+as a bearer token while it has not expired, names the API server's audience, and its
+service account (same uid) exists.
 
 Must never: put the cluster's credential in a token, issue one for a service account that
-does not exist, or accept one whose signature, expiry or service account does not hold.
+does not exist, or accept one whose signature, expiry, audience or service account does
+not hold.
 """
 
 from __future__ import annotations
@@ -63,22 +65,14 @@ def issue(cluster: Cluster, key: bytes, namespace: str, name: str, body: Any) ->
     account = cluster.store.get(_SERVICE_ACCOUNTS, namespace, name)
     if account is None:
         raise status.not_found("serviceaccounts", "", name)
+    if not isinstance(body.get("spec") or {}, dict):
+        raise status.BadRequest("the spec of a TokenRequest must be an object")
     spec = dict(body.get("spec") or {})
     seconds = spec.get("expirationSeconds")
     seconds = DEFAULT_SECONDS if seconds is None else seconds
     if not isinstance(seconds, int) or seconds < MIN_SECONDS:
-        raise status.invalid_object(
-            "TokenRequest",
-            "authentication.k8s.io",
-            name,
-            [
-                status.invalid(
-                    "spec.expirationSeconds",
-                    seconds,
-                    "may not specify a duration less than 10 minutes",
-                )
-            ],
-        )
+        duration = "may not specify a duration less than 10 minutes"
+        raise _invalid(name, status.invalid("spec.expirationSeconds", seconds, duration))
     audiences = spec.get("audiences") or [AUDIENCE]
     now = cluster.clock()
     expiry = now + datetime.timedelta(seconds=seconds)
@@ -95,6 +89,12 @@ def issue(cluster: Cluster, key: bytes, namespace: str, name: str, body: Any) ->
         },
     }
     bound = spec.get("boundObjectRef")
+    if bound is not None and not _is_reference(bound):
+        # As the API server's decoder: a BoundObjectReference is an object of strings.
+        raise status.BadRequest(
+            "spec.boundObjectRef of a TokenRequest must be an object whose apiVersion, kind,"
+            " name and uid are strings"
+        )
     if bound:
         claims["kubernetes.io"][str(bound.get("kind", "")).lower()] = _bound(
             cluster, namespace, bound
@@ -124,15 +124,15 @@ def issue(cluster: Cluster, key: bytes, namespace: str, name: str, body: Any) ->
     }
 
 
+def _is_reference(ref: Any) -> bool:
+    fields = ("apiVersion", "kind", "name", "uid")
+    return isinstance(ref, dict) and all(isinstance(ref.get(f, ""), str) for f in fields)
+
+
 def _bound(cluster: Cluster, namespace: str, ref: dict[str, Any]) -> dict[str, str]:
     kind, name, uid = ref.get("kind"), ref.get("name", ""), ref.get("uid", "")
     if kind not in BINDABLE:
-        raise status.invalid_object(
-            "TokenRequest",
-            "authentication.k8s.io",
-            name,
-            [status.not_supported("spec.boundObjectRef.kind", kind, list(BINDABLE))],
-        )
+        raise _invalid(name, status.not_supported("spec.boundObjectRef.kind", kind, list(BINDABLE)))
     key, namespaced = BINDABLE[kind]
     obj = cluster.store.get(key, namespace if namespaced else "", name)
     if obj is None:
@@ -144,8 +144,16 @@ def _bound(cluster: Cluster, namespace: str, ref: dict[str, Any]) -> dict[str, s
     return {"name": name, "uid": obj["metadata"]["uid"]}
 
 
+def _invalid(name: str, cause: status.Cause) -> status.Invalid:
+    return status.invalid_object("TokenRequest", "authentication.k8s.io", name, [cause])
+
+
 def accepts(cluster: Cluster, key: bytes, token: str) -> bool:
-    """Whether `token` is one this cluster issued, unexpired, for a service account it has."""
+    """Whether `token` is one this cluster issued, unexpired, for a service account it has.
+
+    Only a token for the API server's own audience is a credential here, as for the API
+    server: one issued for another audience (`--audience=vault`) is that audience's.
+    """
     parts = token.split(".")
     if len(parts) != 3:
         return False
@@ -157,11 +165,13 @@ def accepts(cluster: Cluster, key: bytes, token: str) -> bool:
         account = claims["kubernetes.io"]
         namespace, name = account["namespace"], account["serviceaccount"]["name"]
         expired = claims["exp"] <= cluster.clock().timestamp()
+        audiences = claims["aud"] if isinstance(claims["aud"], list) else [claims["aud"]]
     except (ValueError, KeyError, TypeError):
         return False
     found = cluster.store.get(_SERVICE_ACCOUNTS, namespace, name)
     return (
         not expired
+        and AUDIENCE in audiences
         and found is not None
         and found["metadata"]["uid"] == account["serviceaccount"]["uid"]
     )

@@ -173,6 +173,10 @@ def test_create_token_issues_a_token_the_server_accepts_until_its_account_goes(
     assert claims["exp"] - claims["iat"] == 900
     assert claims["kubernetes.io"]["serviceaccount"]["uid"] == robot["metadata"]["uid"]
     assert claims["kubernetes.io"]["pod"]["name"] == "holder"
+    # A token for vault is vault's credential, not the API server's; one for the API
+    # server's own audience (the default) is.
+    assert "Unauthorized" in cluster.kubectl("--token", token, "get", "ns", check=False).stderr
+    token = cluster.kubectl(*args[:5], *bound).stdout.strip()
     assert cluster.kubectl(
         "--token", token, "-n", "tok", "get", "sa", "robot", "-o", "name"
     ).stdout.strip() == ("serviceaccount/robot")
