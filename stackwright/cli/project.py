@@ -400,7 +400,15 @@ def destroy(
     with _rendering("destroy", json_lines=as_json, show_diff=False) as render:
         summary = ws.destroy(render, select=select, parallel=parallel)
     _finish(summary)
-    if remove:  # refused (exit 2, naming them) while resources are left: excluded, targeted
+    if remove:
+        left = ws.backend.load(ws.project.name, ws.stack).resources
+        if left:  # kept by --exclude / --exclude-protected, or not targeted
+            names = ", ".join(urn_name(r.urn) for r in left[:3]) + (", …" if len(left) > 3 else "")
+            raise UsageError(
+                f"--remove: stack {ws.stack} still records {len(left)} resource(s) the destroy "
+                f"kept ({names}), so it stays; `stackwright stack rm {ws.stack} --force` "
+                "removes it anyway"
+            )
         _remove_stack(ws.project, ws.stack, force=False, quiet=as_json)
 
 

@@ -540,7 +540,10 @@ def test_destroy(new_project: Any, cluster: LiveCluster) -> None:
     p.up()
     kept = p.urn("kubernetes:core/v1:ConfigMap", "guest")
     left = p.sw("destroy", "--yes", "--remove", "--exclude", kept, rc=2)
-    assert f"stack {STACK} still records 1 resource" in one_line(left)
+    assert one_line(left) == (
+        f"error: --remove: stack {STACK} still records 1 resource(s) the destroy kept (guest), "
+        f"so it stays; `stackwright stack rm {STACK} --force` removes it anyway"
+    )
     assert p.sw("destroy", "--yes", "--remove").out.rstrip().endswith(f"Removed stack {STACK}.")
     assert json.loads(p.sw("stack", "ls", "--json").out) == []
     assert not (p.root / f"Stackwright.{STACK}.yaml").exists()
