@@ -50,6 +50,7 @@ from stackwright.engine import operations
 from stackwright.engine.events import Diagnostic, Listener, Summary
 from stackwright.engine.execute import DEFAULT_PARALLEL, Options
 from stackwright.engine.policy_gate import PolicyGate
+from stackwright.engine.ports import Provider
 from stackwright.engine.program import run_program
 from stackwright.engine.records import object_ref, refused, with_outputs
 from stackwright.engine.wiring import cluster_context, default_namespace, kubernetes_providers
@@ -489,25 +490,12 @@ class Workspace:
         Protected unless told otherwise, as `pulumi import` does: until the program declares
         it, an `up` would otherwise delete an object that was never the stack's to make.
         With `preview`, the object is read and every check made, and nothing is changed."""
-        parsed = _split_type(type_token)
-        api_version, kind = parsed.api_version, parsed.kind
-        if not name or "::" in name:
-            raise UsageError(
-                f"import {type_token}: NAME {name!r} is not a resource name: give the logical "
-                "name the program will declare it under, e.g. `web`"
-            )
-        parts = object_id.split("/")
-        if len(parts) > 2 or not all(parts):
-            raise UsageError(
-                f"import {type_token}: ID {object_id!r} names no object: write it as "
-                "NAMESPACE/NAME, or NAME for a cluster-scoped kind"
-            )
+        api_version, kind, object_name = _import_address(type_token, name, object_id)
         urn = make_urn(self.stack, self.project.name, type_token, name)
         if self.backend.load(self.project.name, self.stack).resource(urn) is not None:
             raise UsageError(
                 f"{urn} is already in stack {self.stack}: pick another name, or remove it first"
             )
-        namespace, _, object_name = object_id.rpartition("/")
         factory = kubernetes_providers(self.provider_settings(), project=self.project.name)
 
         def recorded(live: dict[str, Any]) -> ResourceState:
@@ -528,15 +516,7 @@ class Workspace:
         async def adopt(operation: Operation | None) -> ResourceState:
             provider = factory(None)
             try:
-                live = await provider.read(api_version, kind, namespace or None, object_name)
-                if live is None:
-                    try:  # a misspelt kind reads as no object: say which it is
-                        await provider.namespaced(api_version, kind)
-                    except StackwrightError as exc:
-                        raise UsageError(f"cannot import {object_id}: {exc}") from exc
-                    raise UsageError(
-                        f"cannot import {object_id}: no {kind} of that name exists in the cluster"
-                    )
+                live = await _read_importable(provider, api_version, kind, object_id)
                 _check_unmanaged(self.backend, live, object_id, urn)
                 if operation is None:  # a preview: what would be recorded, nothing written
                     return recorded(live)
@@ -576,6 +556,39 @@ class Workspace:
                 operation.end(1, state)
         code = yaml_code if self.project.runtime == "yaml" else python_code
         return urn, code(type_token, name, state.inputs, state.secret_paths, protect=protect)
+
+
+def _import_address(type_token: str, name: str, object_id: str) -> tuple[str, str, str]:
+    """(apiVersion, kind, name) of the object `import` adopts, or one line saying what is
+    wrong with the NAME or ID given."""
+    parsed = _split_type(type_token)
+    if not name or "::" in name:
+        raise UsageError(
+            f"import {type_token}: NAME {name!r} is not a resource name: give the logical "
+            "name the program will declare it under, e.g. `web`"
+        )
+    parts = object_id.split("/")
+    if len(parts) > 2 or not all(parts):
+        raise UsageError(
+            f"import {type_token}: ID {object_id!r} names no object: write it as "
+            "NAMESPACE/NAME, or NAME for a cluster-scoped kind"
+        )
+    return parsed.api_version, parsed.kind, parts[-1]
+
+
+async def _read_importable(
+    provider: Provider, api_version: str, kind: str, object_id: str
+) -> dict[str, Any]:
+    """The live object `import` adopts, or one line saying why there is none."""
+    namespace, _, name = object_id.rpartition("/")
+    live: dict[str, Any] | None = await provider.read(api_version, kind, namespace or None, name)
+    if live is not None:
+        return live
+    try:  # a misspelt kind reads as no object: say which it is
+        await provider.namespaced(api_version, kind)
+    except StackwrightError as exc:
+        raise UsageError(f"cannot import {object_id}: {exc}") from exc
+    raise UsageError(f"cannot import {object_id}: no {kind} of that name exists in the cluster")
 
 
 #: Directories of the project's own policy packs, relative to the project folder.
