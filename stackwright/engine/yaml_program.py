@@ -41,7 +41,7 @@ import functools
 import importlib
 import json
 import re
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -57,6 +57,7 @@ from stackwright.kubernetes.base import (
     builtin_module,
     parse_type_token,
 )
+from stackwright.kubernetes.nested import Nested, kind_nested, object_keys
 from stackwright.kubernetes.provider import PROVIDER_TYPE, Provider
 from stackwright.sdk.config import Config, MissingConfiguration
 from stackwright.sdk.context import current_program, export
@@ -269,6 +270,8 @@ def load(path: Path) -> Document:
             mapping = node if isinstance(node, yaml.MappingNode) else None
             return _entries(data.get(what), mapping, what)
 
+        for key, body in _keyed(nodes.get("resources", (None, None))[1]):
+            _check_nested(str(key.value), body)
         return Document(
             path, entries("config"), entries("variables"), entries("resources"), entries("outputs")
         )
@@ -894,6 +897,78 @@ def _kind_fields(group: str, version: str, kind: str) -> frozenset[str] | None:
         for name, value in vars(klass).items()
         if isinstance(value, property) and name != "status"
     )
+
+
+def _check_nested(name: str, body: yaml.Node) -> None:
+    """Every key inside the properties of the resource `name`, if of a built-in kind, against
+    its schema (Pulumi YAML's type check): a misspelt one is named at its line, not left to
+    the API server's dry run. Read from the parsed nodes, which know each key's line, while
+    they are at hand: kept alive for later, a thousand resources' nodes made the garbage
+    collector's passes slow the whole program by half."""
+    token = _value_node(body, "type")
+    parsed = parse_type_token(str(token.value)) if isinstance(token, yaml.ScalarNode) else None
+    if parsed is None:
+        return
+    top = kind_nested(parsed.group, parsed.version, parsed.kind)
+    for key, value in _keyed(_value_node(body, "properties")):
+        nested = top.get(key.value)
+        unknown = _unknown_key(value, nested) if nested else None
+        if unknown is not None:
+            found, steps, of = unknown
+            path = str(key.value)
+            for step in reversed(steps):
+                path = join_path(path, step)
+            keys = sorted(object_keys(of.module, of.name))
+            close = difflib.get_close_matches(str(found.value), keys, n=1)
+            hint = f"did you mean {close[0]!r}?" if close else f"its fields: {', '.join(keys)}"
+            raise _Problem(
+                found.start_mark.line + 1,
+                f"resource {name}: {path}: {of.shown} has no field {found.value!r}; {hint}",
+            )
+
+
+def _value_node(node: yaml.Node | None, key: str) -> yaml.Node | None:
+    return next((v for k, v in _keyed(node) if k.value == key), None)
+
+
+def _keyed(node: yaml.Node | None) -> list[tuple[yaml.Node, yaml.Node]]:
+    """A mapping node's keys and values; none for any other node, or a `fn::` call's (whose
+    result's shape is not known when the program is read)."""
+    if not isinstance(node, yaml.MappingNode):
+        return []
+    pairs: list[tuple[yaml.Node, yaml.Node]] = node.value
+    calls = len(pairs) == 1 and str(pairs[0][0].value).startswith("fn::")
+    return [] if calls else pairs
+
+
+def _unknown_key(
+    node: yaml.Node, nested: Nested
+) -> tuple[yaml.Node, list[str | int], Nested] | None:
+    """The first key under `node` that its schema `nested` does not have: the key's node, the
+    keys and indices from `node` to it (last first) and the object it is no field of.
+    A `${…}` in place of an object or list is not looked into: what it stands for is known
+    only when the program runs. (Paths are spelt out only for a mistake: this runs for every
+    key of every resource.)"""
+    places: Iterable[tuple[str | int | None, yaml.Node]]
+    if nested.container == "list":
+        places = enumerate(node.value) if isinstance(node, yaml.SequenceNode) else ()
+    elif nested.container == "map":
+        places = ((str(k.value), v) for k, v in _keyed(node))
+    else:
+        places = ((None, node),)
+    keys = object_keys(nested.module, nested.name)
+    for step, place in places:
+        for key, value in _keyed(place):
+            inner = keys.get(key.value)
+            found = _unknown_key(value, inner) if inner else None
+            if found is None and key.value in keys:
+                continue
+            unknown = found or (key, [], nested)
+            unknown[1].append(str(key.value))
+            if step is not None:
+                unknown[1].append(step)
+            return unknown
+    return None
 
 
 def _check_custom(entry: Entry, token: str, parsed: TypeToken) -> None:

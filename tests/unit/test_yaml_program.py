@@ -115,6 +115,19 @@ def _line_of(text: str, at: str) -> int:
     return written[: written.index(at)].count("\n") + 1
 
 
+def _refused(tmp_path: Path, text: str, old: str, new: str, at: str, said: str) -> None:
+    """`text` with `old` replaced by `new` is refused in one line: the file, the line where
+    `at` is, and `said`."""
+    assert old in text
+    edited = text.replace(old, new, 1)
+    with pytest.raises(UsageError) as caught:
+        _run(tmp_path, edited)
+    message = str(caught.value)
+    assert "\n" not in message
+    assert message.startswith(f"{tmp_path / 'Stackwright.yaml'}:{_line_of(edited, at)}: "), message
+    assert said in message, message
+
+
 def _by_name(program: Program) -> dict[str, Resource]:
     return {r.resource_name: r for r in program.resources}
 
@@ -284,14 +297,7 @@ def test_config_takes_the_stack_value_typed_or_the_default_and_keeps_secrets_sec
 def test_a_mistake_is_one_line_naming_the_file_and_line(
     tmp_path: Path, old: str, new: str, at: str, said: str
 ) -> None:
-    assert old in WEB
-    edited = WEB.replace(old, new, 1)
-    with pytest.raises(UsageError) as caught:
-        _run(tmp_path, edited)
-    message = str(caught.value)
-    assert "\n" not in message
-    assert message.startswith(f"{tmp_path / 'Stackwright.yaml'}:{_line_of(edited, at)}: "), message
-    assert said.replace("{tmp}", str(tmp_path)) in message
+    _refused(tmp_path, WEB, old, new, at, said.replace("{tmp}", str(tmp_path)))
 
 
 def test_a_missing_config_without_a_default_says_how_to_set_it(tmp_path: Path) -> None:
@@ -1000,3 +1006,115 @@ def test_from_base64_of_what_is_not_base64_is_one_line(tmp_path: Path) -> None:
     with pytest.raises(UsageError, match=r"Stackwright.yaml:4: fn::fromBase64: "):
         _run(tmp_path, text)
     assert _run(tmp_path, text.replace("%%%", "aGk=")).exports["x"] == "hi"
+
+
+#: A Deployment and a Role whose nested keys are all the schema's; `# …` marks what the
+#: tests below misspell, free-keyed maps hold keys no schema names.
+NESTED = """
+name: shop
+runtime: yaml
+variables:
+  containers: [{name: web, imag: nginx}]
+resources:
+  web:
+    type: kubernetes:apps/v1:Deployment
+    properties:
+      metadata:
+        labels: {anything.example.com/goes: x}
+        annotations: {"any key at all": y}
+      spec:
+        replicas: 2 # spec
+        selector: {matchLabels: {app: web, free: ok}}
+        template:
+          metadata: {labels: {app: web, free: ok}}
+          spec:
+            nodeSelector: {example.com/disk: ssd}
+            containers:
+              - name: web
+                image: nginx:1.29
+              - name: side
+                image: busybox # container
+                resources:
+                  limits: {cpu: "1", example.com/gpu: 1}
+                  requests: {memory: 1Gi}
+                env:
+                  - name: LABELS
+                    valueFrom: {fieldRef: {fieldPath: metadata.labels}} # env
+  other:
+    type: kubernetes:apps/v1:Deployment
+    properties:
+      spec:
+        selector: ${web.spec.selector}
+        template:
+          metadata: {fn::fromJSON: '{"labels": {"app": "web"}, "unchecked": 1}'}
+          spec:
+            containers: ${containers}
+  reader:
+    type: kubernetes:rbac.authorization.k8s.io/v1:Role
+    properties:
+      rules:
+        - apiGroups: [""]
+          resources: [pods] # rule
+          verbs: [get]
+  config:
+    type: kubernetes:core/v1:ConfigMap
+    properties:
+      data: {"any.key": v, other_key: w}
+"""
+
+
+def test_free_keyed_maps_and_values_computed_when_the_program_runs_are_not_checked(
+    tmp_path: Path,
+) -> None:
+    # Labels, annotations, nodeSelector, resources' limits and requests, a ConfigMap's data
+    # take any key; a `${…}` or fn:: call stands for what is known only when it runs.
+    program = _run(tmp_path, NESTED)
+    assert sorted(_by_name(program)) == ["config", "other", "reader", "web"]
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "said"),
+    [
+        (
+            "replicas: 2 # spec",
+            "replicsa: 2",
+            "resource web: spec.replicsa: DeploymentSpec has no field 'replicsa'; "
+            "did you mean 'replicas'?",
+        ),
+        (
+            "image: busybox # container",
+            "imag: busybox",
+            "resource web: spec.template.spec.containers[1].imag: Container has no field "
+            "'imag'; did you mean 'image'?",
+        ),
+        (
+            "valueFrom: {fieldRef: {fieldPath: metadata.labels}} # env",
+            "valueFrom: {fieldRef: {fieldPth: metadata.labels}}",
+            "resource web: spec.template.spec.containers[1].env[0].valueFrom.fieldRef.fieldPth: "
+            "ObjectFieldSelector has no field 'fieldPth'; did you mean 'fieldPath'?",
+        ),
+        (
+            "labels: {anything.example.com/goes: x}",
+            "labelz: {anything.example.com/goes: x}",
+            "resource web: metadata.labelz: ObjectMeta has no field 'labelz'; did you mean "
+            "'labels'?",
+        ),
+        (
+            "resources: [pods] # rule",
+            "resource: [pods]",
+            "resource reader: rules[0].resource: PolicyRule has no field 'resource'; did you "
+            "mean 'resources'?",
+        ),
+        (
+            "requests: {memory: 1Gi}",
+            "zzz: {memory: 1Gi}",
+            "resource web: spec.template.spec.containers[1].resources.zzz: ResourceRequirements "
+            "has no field 'zzz'; its fields: claims, limits, requests",
+        ),
+    ],
+)
+def test_a_misspelt_key_inside_a_built_in_kinds_object_is_one_line_at_its_own_line(
+    tmp_path: Path, old: str, new: str, said: str
+) -> None:
+    # It reached the API server's dry run in preview: exit 1, with no file or line.
+    _refused(tmp_path, NESTED, old, new, new, said)
