@@ -1462,32 +1462,35 @@ class SQLiteOperation:
         ).fetchone()
         if row is not None and row[0] == self._id:
             return int(row[1])
-        self._lost = LockLost(self._lost_message(db, row))
+        message, taken_over = self._lost_message(db, row)
+        self._lost = LockLost(message, taken_over=taken_over)
         raise self._lost
 
-    def _lost_message(self, db: sqlite3.Connection, row: Sequence[Any] | None) -> str:
+    def _lost_message(self, db: sqlite3.Connection, row: Sequence[Any] | None) -> tuple[str, bool]:
+        """Why the lock is gone, and whether another operation took it over."""
         this = f"this `{self._kind}`"
         after = "; nothing more was recorded, and the next operation settles its pending steps"
         if row is None:
-            return f"stack {self._stack} was removed while {this} ran{after}"
+            return f"stack {self._stack} was removed while {this} ran{after}", False
         try:
             holder = _read_holder(db, self._stack_id)
         except StateCorrupt:
-            return f"the lock of stack {self._stack} was damaged while {this} ran{after}"
+            return f"the lock of stack {self._stack} was damaged while {this} ran{after}", False
         cancelled = (
             f"{this} on stack {self._stack} was cancelled (`stackwright cancel` cleared its lock)"
         )
         if holder is None:
-            return f"{cancelled}{after}"
+            return f"{cancelled}{after}", False
         (result,) = db.execute(
             "SELECT result FROM history WHERE id = ?", (self._id,)
         ).fetchone() or (None,)
         if result == "cancelled":
             now = timestamp(self._clock())
-            return f"{cancelled}, and {holder.describe(now)} has taken the lock since{after}"
+            return f"{cancelled}, and {holder.describe(now)} has taken the lock since{after}", False
         return (
             f"{this} on stack {self._stack} lost its lock to {holder.describe(timestamp(self._clock()))}, "
-            f"which took it over after this operation's lease lapsed{after}"
+            f"which took it over after this operation's lease lapsed{after}",
+            True,
         )
 
     def _touch(self, db: sqlite3.Connection, version: int) -> None:

@@ -4,7 +4,7 @@
     ├── StateCorrupt                     the stored state is damaged: restore it, do not retry
     ├── UsageError                       bad input: a bad backend URL, stack name or import document
     └── StackLocked                      another operation holds the stack (exit code 4): wait or cancel
-        └── LockLost                     this operation's lock was cancelled or taken over while it ran
+        └── LockLost                     this operation's lock was taken over (4) or cancelled (1) while it ran
 
 Only `StateCorrupt` and `LockLost` are defined here; the others come from
 `stackwright.errors`. Nothing here touches the database: these are plain
@@ -31,4 +31,12 @@ class LockLost(StackLocked):
     another process took it over because this one's lease lapsed (the process was
     stopped or starved for longer than the lease). The write that raises it did not
     happen, so the caller must not send the change it was about to journal.
+
+    Its exit code is 4 when another operation took the lock over (the stack is locked by
+    it), and 1 when the lock was cleared by `cancel` or the stack removed: the operation
+    failed, and nothing holds the stack now.
     """
+
+    def __init__(self, message: str, *, taken_over: bool) -> None:
+        super().__init__(message)
+        self.exit_code = 4 if taken_over else 1
