@@ -418,6 +418,14 @@ def policy_lines(report: Report) -> list[Text]:
                 style="dim",
             )
         )
+        if not exemption.objects:
+            lines.append(
+                Text(
+                    "            it matched none of the objects the policy checked: check its "
+                    "resource pattern (a glob over the URN, Kind/name or Kind/namespace/name)",
+                    style="yellow",
+                )
+            )
     return lines
 
 

@@ -17,8 +17,8 @@ import difflib
 import fnmatch
 import os
 import traceback
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from stackwright.errors import UsageError, redact
@@ -82,7 +82,9 @@ class Finding:
 
 @dataclass(frozen=True)
 class ExemptionInForce:
-    """An exemption that applied in this run: where it came from and why."""
+    """An exemption in force in this run: where it came from, why, and how many objects it
+    exempted (a config entry whose pattern matched none of the objects a policy checked is
+    listed with 0, so a misspelt pattern does not look like a working one)."""
 
     policy: str  # the name or ID as the exemption wrote it
     resource: str  # the object (display form), or the entry's resource pattern
@@ -90,6 +92,7 @@ class ExemptionInForce:
     via: str  # "annotation" or "config"
     owner: str = ""
     expires: str = ""
+    objects: int = 1
 
     def to_dict(self) -> dict[str, str]:
         return dict(self.__dict__)
@@ -194,6 +197,11 @@ def _matches(entry: Exemption, subject: Subject) -> bool:
     return any(c and fnmatch.fnmatchcase(c, entry.resource) for c in candidates)
 
 
+def _whole_stack(entry: Exemption) -> bool:
+    """Whether the entry exempts a stack policy's finding about no one object."""
+    return entry.resource in ("", "*")
+
+
 def _violations(result: Iterable[Violation] | Violation | None) -> list[Violation]:
     if result is None:
         return []
@@ -267,6 +275,8 @@ class _Evaluation:
                 if not e.policy.stack and (not e.policy.kinds or kind in e.policy.kinds)
             ]
         self.active: list[Exemption] = []
+        self.listed: list[int] = []  # where each active entry sits in report.exemptions
+        self.used: list[int] = []  # how many objects each active entry exempted
         self.annotated: dict[int, frozenset[str]] = {}
         for entry in settings.exemptions:
             enabled_ = self.names.get(entry.policy)
@@ -286,6 +296,8 @@ class _Evaluation:
                 )
             else:
                 self.active.append(entry)
+                self.listed.append(len(self.report.exemptions))
+                self.used.append(0)
                 self.report.exemptions.append(
                     ExemptionInForce(
                         entry.policy,
@@ -335,7 +347,20 @@ class _Evaluation:
         names = enabled.policy.names()
         if names & annotated:
             return True
-        return any(e.policy in names and _matches(e, subject) for e in self.active)
+        return self._entry_exempts(names, lambda entry: _matches(entry, subject))
+
+    def _entry_exempts(self, names: frozenset[str], matches: Callable[[Exemption], bool]) -> bool:
+        """Whether an active config entry for one of `names` matches; counted when it does."""
+        for index, entry in enumerate(self.active):
+            if entry.policy in names and matches(entry):
+                self.used[index] += 1
+                return True
+        return False
+
+    def count_objects(self) -> None:
+        """Write into the report how many objects each config entry exempted."""
+        for at, used in zip(self.listed, self.used, strict=True):
+            self.report.exemptions[at] = replace(self.report.exemptions[at], objects=used)
 
     def add(self, enabled: Enabled, violation: Violation, subject: Subject | None) -> None:
         if subject is not None and touches_unknown(subject.object, violation.path):
@@ -394,10 +419,7 @@ class _Evaluation:
             for violation in self.run(enabled, whole, None):
                 about = violation.resource
                 if about is None:
-                    if any(
-                        e.policy in enabled.policy.names() and e.resource in ("", "*")
-                        for e in self.active
-                    ):
+                    if self._entry_exempts(enabled.policy.names(), _whole_stack):
                         continue
                 elif self.exempt(enabled, about, self.annotated.get(id(about), frozenset())):
                     continue
@@ -434,4 +456,5 @@ def evaluate(
     if run.stack_rules:
         run.stack(chosen, stack)
     run.report.checked = len(chosen)
+    run.count_objects()
     return run.report

@@ -103,6 +103,7 @@ def to_sarif(report: Report, *, version: str = VERSION) -> dict[str, Any]:
                     }
                 },
                 "results": results,
+                "properties": {"exemptions": [e.to_dict() for e in report.exemptions]},
             }
         ],
     }

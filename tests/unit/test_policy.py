@@ -240,9 +240,11 @@ def test_a_config_exemption_applies_until_it_expires() -> None:
         "2026-11-23",
         "config",
     )
+    assert listed.objects == 1
     other = evaluate(subjects(obj), BEST,
                      Settings.from_config(_exemption("2027-01-01", "Deployment/*/api"), "s"))  # fmt: skip
     assert ids(other) == ["SW-K8S-012"], "an exemption for another resource does not apply"
+    assert [e.objects for e in other.exemptions] == [0], "listed as matching nothing"
     expired = evaluate(subjects(obj), BEST, Settings.from_config(_exemption("2026-11-22"), "s"),
                        today=TODAY)  # fmt: skip
     assert ids(expired) == ["SW-K8S-012", "SW-K8S-012"] and expired.exemptions == []
@@ -524,6 +526,51 @@ def test_sarif_is_valid_sarif_2_1_0(tmp_path: Path, capsys: pytest.CaptureFixtur
     del tag["message"]
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.Draft4Validator(_sarif_schema()).validate(log)
+
+
+def test_an_exemption_matching_no_object_says_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A config exemption whose pattern is misspelt exempts nothing; the report says so
+    under the entry (text) and counts the objects each one exempted (JSON, SARIF)."""
+    manifest = tmp_path / "app.yaml"
+    manifest.write_text(
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: debug\n  namespace: shop\n"
+        "spec:\n  containers:\n  - name: c\n    image: nginx:latest\n"
+    )
+    config = tmp_path / "Stackwright.dev.yaml"
+    entries = [("Pod/shop/debug", "SW-K8S-012"), ("Pod/shop/debgu", "SW-K8S-016")]
+    config.write_text(
+        json.dumps(
+            {
+                "config": {
+                    "policy:exemptions": [
+                        {"policy": policy, "resource": resource, "owner": "al@example.com",
+                         "expires": "2099-01-01", "reason": "vendor image"}
+                        for resource, policy in entries
+                    ]
+                }
+            }
+        )
+    )  # fmt: skip
+    check = ["policy", "check", str(manifest), "--config", str(config)]
+    main(check)
+    text = capsys.readouterr().out
+    used, unused = (line for line in text.splitlines() if line.startswith("  exempt "))
+    after = text.split(unused, 1)[1].splitlines()[1]
+    assert "Pod/shop/debgu" in unused and after.strip().startswith("it matched none of the objects")
+    assert text.split(used, 1)[1].splitlines()[1] == unused, "a matching entry has no warning"
+    main([*check, "--format", "json"])
+    report = json.loads(capsys.readouterr().out)
+    assert [(e["resource"], e["objects"]) for e in report["exemptions"]] == [
+        ("Pod/shop/debug", 1),
+        ("Pod/shop/debgu", 0),
+    ]
+    main([*check, "--format", "sarif"])
+    log = json.loads(capsys.readouterr().out)
+    jsonschema.Draft4Validator(_sarif_schema()).validate(log)
+    (run,) = log["runs"]
+    assert [e["objects"] for e in run["properties"]["exemptions"]] == [1, 0]
 
 
 @pytest.mark.parametrize(
