@@ -1093,6 +1093,11 @@ class Component:
                     "literal, configuration or variable), not another resource's output; "
                     "write it out, with dependsOn for the order",
                 )
+        opts_given = props.get("repositoryOpts")
+        if isinstance(opts_given, dict):
+            keywords["repository_opts"] = _keywords(
+                entry, opts_given, _REPOSITORY_KEYS, "repositoryOpts key"
+            )
         for key in self.paths & set(keywords):
             keywords[key] = _paths(evaluator, keywords[key])
         chart = keywords.get(self.chart or "")
@@ -1146,6 +1151,14 @@ PROPERTY_SHAPES: Mapping[str, tuple[Callable[[Any], bool], str]] = {
 }
 
 _MANIFESTS = {"resourcePrefix": "resource_prefix", "skipAwait": "skip_await"}
+#: `repositoryOpts` keys as YAML spells them → the chart classes' `repository_opts` keys.
+_REPOSITORY_KEYS = {
+    "repo": "repo",
+    "username": "username",
+    "password": "password",
+    "insecureSkipTlsVerify": "insecure_skip_tls_verify",
+    "plainHttp": "plain_http",
+}
 _CHARTS = {
     "chart": "chart",
     "version": "version",

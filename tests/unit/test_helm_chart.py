@@ -570,6 +570,38 @@ def test_a_chart_from_an_oci_registry(program: Program, oci_registry: str) -> No
     assert deployment["spec"]["template"]["spec"]["containers"][0]["image"] == "nginx:1.29"
 
 
+def test_a_yaml_program_spells_repository_opts_in_camel_case(
+    oci_registry: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """YAML programs write `repositoryOpts: {plainHttp: true}`, as Pulumi YAML spells keys;
+    the Python spelling there is refused naming the YAML one."""
+    from stackwright.engine.program import run_program
+    from stackwright.errors import UsageError
+
+    monkeypatch.setenv("STACKWRIGHT_HOME", str(tmp_path / "home"))
+    program = tmp_path / "Stackwright.yaml"
+
+    def chart(opts: str) -> str:
+        return (
+            "name: shop\nruntime: yaml\nresources:\n  demo:\n"
+            "    type: kubernetes:helm.sh/v4:Chart\n"
+            f"    properties: {{chart: '{oci_registry}', version: 1.2.0, namespace: shop, "
+            "values: {image: {tag: '1.29'}}, "
+            f"repositoryOpts: {opts}}}\n"
+        )
+
+    program.write_text(chart("{plainHttp: true}"))
+    made = run_program(program, project="shop", stack="dev", config={})
+    assert sum(r.props.get("kind") == "Deployment" for r in made.resources) == 1
+    program.write_text(chart("{plain_http: true}"))
+    with pytest.raises(UsageError) as caught:
+        run_program(program, project="shop", stack="dev", config={})
+    assert str(caught.value) == (
+        f"{program}:4: resource demo: unknown repositoryOpts key 'plain_http'; did you mean "
+        "'plainHttp'? it takes insecureSkipTlsVerify, password, plainHttp, repo, username"
+    )
+
+
 def test_a_template_error_over_several_lines_is_one_line(program: Program, tmp_path: Path) -> None:
     chart = tmp_path / "nil"
     (chart / "templates").mkdir(parents=True)
