@@ -113,9 +113,13 @@ INPUTS = "inputs"
 #: finds a kind's class from its type token (the YAML program, `import`); no group may shadow it.
 GROUPS = "groups"
 
+#: The generated module of every built-in kind's fields and every nested object's keys, which the
+#: YAML program checks properties against; no group may shadow it.
+FIELDS = "fields"
+
 #: Hand-written modules of the package that no group may shadow, and the generated ones that
-#: are not groups (the inputs package, the group map).
-HAND_WRITTEN = frozenset({"base", "provider", INPUTS, GROUPS})
+#: are not groups (the inputs package, the group map, the field table).
+HAND_WRITTEN = frozenset({"base", "provider", INPUTS, GROUPS, FIELDS})
 
 #: Referenced definitions that are not structs, as the Python types a program passes.
 SCALAR_DEFINITIONS: Mapping[str, str] = {
@@ -142,6 +146,12 @@ RESERVED_ATTRIBUTES = frozenset(
 # --- the model ---------------------------------------------------------------------------
 
 
+#: What a field holds that has keys of its own to check: ("one" | "list" | "map", the struct
+#: definition as `<inputs module>.<Name>`), as in `("list", "core_v1.Container")`; None for a
+#: plain value, a free-keyed map of plain values, or anything less direct (a list of lists).
+Holds = tuple[str, str] | None
+
+
 @dataclass
 class Field:
     json_name: str
@@ -149,6 +159,7 @@ class Field:
     annotation: str  # the keyword argument's type, without `| None`
     summary: str
     read_only: bool  # status: a property, not an argument
+    holds: Holds = None
 
 
 @dataclass
@@ -188,6 +199,7 @@ class DictKey:
     key: str  # as Kubernetes spells it
     annotation: str
     summary: str
+    holds: Holds = None
 
 
 @dataclass
@@ -316,7 +328,8 @@ class Generator:
             read_only = json_name == "status"
             annotation = "" if read_only else self._annotation(vm, prop)
             summary = first_sentence(prop.get("description", ""))
-            fields.append(Field(json_name, py, annotation, summary, read_only))
+            holds = None if read_only else self._holds(prop)
+            fields.append(Field(json_name, py, annotation, summary, read_only, holds))
         order = {"metadata": 0, "spec": 1, "status": 3}
         fields.sort(key=lambda f: (order.get(f.json_name, 2), f.python_name))
         vm.kinds.append(
@@ -332,33 +345,63 @@ class Generator:
             return inner
         return f"{inner} | Output[Any]"
 
-    def _type(self, scope: Scope, node: Mapping[str, Any]) -> str:
+    def _shape(self, node: Mapping[str, Any]) -> tuple[str, Any]:
+        """What `node` is, through references to definitions that are no structs: ("struct",
+        its definition), ("list", the items' node), ("map", the values' node) or ("plain", the
+        Python type). Both a field's annotation and what the field table says it holds read
+        this, so that the two cannot disagree."""
         ref = node.get("$ref")
         if ref is None and len(node.get("allOf") or ()) == 1:
             ref = node["allOf"][0].get("$ref")
         if ref is not None:
-            return self._referenced(scope, ref[len(REF_PREFIX) :])
+            definition = ref[len(REF_PREFIX) :]
+            if definition in SCALAR_DEFINITIONS:
+                return "plain", SCALAR_DEFINITIONS[definition]
+            target = self.definitions[definition]
+            if "properties" not in target:
+                return self._shape({k: v for k, v in target.items() if k != "description"})
+            return "struct", definition
         types = node.get("type")
         declared = {types} if isinstance(types, str) else set(types or ()) - {"null"}
         if declared == {"array"}:
-            return f"Sequence[{self._annotation(scope, node.get('items') or {})}]"
+            return "list", node.get("items") or {}
         if declared == {"object"}:
             extra = node.get("additionalProperties")
             if isinstance(extra, Mapping):
-                return f"Mapping[str, {self._annotation(scope, extra)}]"
-            return "Mapping[str, Any]"
+                return "map", extra
+            return "plain", "Mapping[str, Any]"
         if len(declared) == 1 and next(iter(declared)) in JSON_TYPES:
-            return JSON_TYPES[next(iter(declared))]
-        return "Any"
+            return "plain", JSON_TYPES[next(iter(declared))]
+        return "plain", "Any"
+
+    def _type(self, scope: Scope, node: Mapping[str, Any]) -> str:
+        shape, of = self._shape(node)
+        if shape == "struct":
+            return self._referenced(scope, of)
+        if shape == "list":
+            return f"Sequence[{self._annotation(scope, of)}]"
+        if shape == "map":
+            return f"Mapping[str, {self._annotation(scope, of)}]"
+        return str(of)
+
+    def _holds(self, node: Mapping[str, Any]) -> Holds:
+        """The struct whose keys a value of `node` has: one, a list of them or a map of free
+        keys to them; None for anything else (plain values, a map of them, a list of lists)."""
+        shape, of = self._shape(node)
+        if shape in ("list", "map"):
+            inner, of = self._shape(of)
+            if inner != "struct":
+                return None
+        elif shape == "struct":
+            shape = "one"
+        else:
+            return None
+        module, name = self._typed_dict(of)
+        return shape, f"{module}.{name.removesuffix('Dict')}"
 
     def _referenced(self, scope: Scope, definition: str) -> str:
         """A struct as a TypedDict of its keys, a lightkube model or an Output (in a kind's
-        module, through an alias `<Name>Arg`); other definitions as the type they stand for."""
-        if definition in SCALAR_DEFINITIONS:
-            return SCALAR_DEFINITIONS[definition]
-        target = self.definitions[definition]
-        if "properties" not in target:
-            return self._type(scope, {k: v for k, v in target.items() if k != "description"})
+        module, through an alias `<Name>Arg`)."""
         module, name = self._typed_dict(definition)
         model = lightkube_model(definition)
         if isinstance(scope, InputsModule):
@@ -400,7 +443,7 @@ class Generator:
             annotation = self._annotation(inputs, prop)
             if key in required:  # as Pulumi's ArgsDicts: the schema's required keys
                 annotation = f"Required[{annotation}]"
-            made.keys.append(DictKey(key, annotation, summary))
+            made.keys.append(DictKey(key, annotation, summary, self._holds(prop)))
         return module, name
 
 
@@ -711,6 +754,7 @@ def render(gen: Generator, importers: Sequence[str] = ()) -> dict[Path, str]:
         files[Path(mod) / "__init__.py"] = render_group(mod, gen.groups[mod], sorted(versions))
     files[Path("__init__.py")] = render_package(gen.groups, gen.modules, importers)
     files[Path(f"{GROUPS}.py")] = render_groups(gen.groups, gen.modules)
+    files[Path(f"{FIELDS}.py")] = render_fields(gen.modules, gen.inputs)
     for name, module in sorted(gen.inputs.items()):
         files[Path(INPUTS) / f"{name}.py"] = render_inputs(module)
     files[Path(INPUTS) / "__init__.py"] = render_inputs_package(sorted(gen.inputs))
@@ -745,6 +789,82 @@ def render_groups(
         versions = sorted((v for (m, v) in modules if m == mod), key=version_key)
         listed = ", ".join(f'"{v}"' for v in versions) + ("," if len(versions) == 1 else "")
         out.append(f'    "{group}": ({listed}),\n')
+    out.append("}\n")
+    return "".join(out)
+
+
+def listed_keys(keys: Sequence[tuple[str, Holds]], own: str = "") -> str:
+    """Keys as the field table lists them: sorted, space-separated, each with what it holds
+    (`selector=meta_v1.LabelSelector`, `containers=[core_v1.Container]`, a map of free keys
+    to objects `{…}`; nothing for a plain value). A definition of the inputs module `own`
+    goes without its module's name, as the TypedDicts name each other."""
+    out = []
+    for key, holds in sorted(keys):
+        if not key or any(c.isspace() or c == "=" for c in key):
+            raise GenerationError(f"key {key!r} cannot be listed in {FIELDS}.py")
+        if holds is None:
+            out.append(key)
+        else:
+            container, definition = holds
+            definition = definition.removeprefix(f"{own}.") if own else definition
+            opening, closing = {"one": ("", ""), "list": ("[", "]"), "map": ("{", "}")}[container]
+            out.append(f"{key}={opening}{definition}{closing}")
+    return " ".join(out)
+
+
+def render_fields(
+    modules: Mapping[tuple[str, str], VersionModule], inputs: Mapping[str, InputsModule]
+) -> str:
+    """`fields.py`: every built-in kind's top-level fields and every nested object's keys, with
+    what each holds, for the YAML program's check of properties (`stackwright.kubernetes.nested`
+    reads it). Plain strings, decoded one object at a time when a program first uses it, so
+    that importing it costs next to nothing."""
+    out = [header()]
+    out.append(
+        docstring(
+            "Every built-in kind's fields and every nested object's keys, as "
+            "tools/gen_kubernetes.py reads them from the definitions: what a YAML program's "
+            "`properties:` are checked against (`stackwright.kubernetes.nested` reads this). "
+            "Each is one string of its keys, sorted and space-separated; a key that holds an "
+            "object with keys of its own names its definition (`<inputs module>.<Name>`): "
+            "`selector=meta_v1.LabelSelector` one, `containers=[core_v1.Container]` a list, "
+            "`{…}` a map of free keys to them; one of the same inputs module goes without the "
+            "module's name. Other keys hold plain values or free-keyed maps "
+            "(labels, data, limits), which are not looked into.",
+            "",
+        )
+    )
+    out.append("\nfrom __future__ import annotations\n\n")
+    out.append("from collections.abc import Mapping\n\n")
+    out.append(
+        "#: API group → version → kind → its fields (status left out: no program sets it).\n"
+    )
+    out.append("KINDS: Mapping[str, Mapping[str, Mapping[str, str]]] = {\n")
+    groups: dict[str, dict[str, list[Kind]]] = {}
+    for vm in modules.values():
+        groups.setdefault(vm.group, {})[vm.version] = vm.kinds
+    for group in sorted(groups):
+        out.append(f'    "{group}": {{\n')
+        for version in sorted(groups[group], key=version_key):
+            out.append(f'        "{version}": {{\n')
+            for kind in sorted(groups[group][version], key=lambda k: k.kind):
+                keys = [(f.json_name, f.holds) for f in kind.fields if not f.read_only]
+                out.append(f'            "{kind.kind}": "{listed_keys(keys)}",\n')
+            out.append("        },\n")
+        out.append("    },\n")
+    out.append("}\n\n")
+    out.append(
+        "#: Inputs module → definition → its keys; a definition named without a module is the\n"
+        "#: same module's.\n"
+    )
+    out.append("OBJECTS: Mapping[str, Mapping[str, str]] = {\n")
+    for module in sorted(inputs):
+        out.append(f'    "{module}": {{\n')
+        for made in sorted(inputs[module].dicts.values(), key=lambda d: d.name):
+            keys = [(k.key, k.holds) for k in made.keys]
+            name = made.name.removesuffix("Dict")
+            out.append(f'        "{name}": "{listed_keys(keys, module)}",\n')
+        out.append("    },\n")
     out.append("}\n")
     return "".join(out)
 
