@@ -53,11 +53,9 @@ from stackwright.kubernetes.base import (
     CustomObject,
     KubernetesResource,
     TypeToken,
-    _camel,
-    builtin_module,
     parse_type_token,
 )
-from stackwright.kubernetes.nested import Nested, kind_nested, object_keys
+from stackwright.kubernetes.nested import Nested, kind_fields, kinds, object_keys
 from stackwright.kubernetes.provider import PROVIDER_TYPE, Provider
 from stackwright.sdk.config import Config, MissingConfiguration
 from stackwright.sdk.context import current_program, export
@@ -867,13 +865,12 @@ def _builtin_fields(parsed: TypeToken, entry: Entry) -> frozenset[str] | None:
     """The top-level fields of a built-in kind; None for a kind of no built-in group version
     (a CRD's), which the server checks."""
     group, version, kind = parsed.group, parsed.version, parsed.kind
-    module = builtin_module(group, version)
-    if module is None:
+    known = kinds(group, version)
+    if known is None:
         return None
     fields = _kind_fields(group, version, kind)
     if fields is None:
-        kinds = list(module.__all__)
-        close = difflib.get_close_matches(kind, kinds, n=1)
+        close = difflib.get_close_matches(kind, list(known), n=1)
         hint = f"; did you mean {close[0]!r}?" if close else ""
         raise _Problem(
             entry.line,
@@ -886,17 +883,8 @@ def _builtin_fields(parsed: TypeToken, entry: Entry) -> frozenset[str] | None:
 def _kind_fields(group: str, version: str, kind: str) -> frozenset[str] | None:
     """The top-level fields (camelCase, status left out) of a built-in group version's kind;
     None when it has no such kind. Computed once per kind, not per resource."""
-    module = builtin_module(group, version)
-    if module is None or kind not in module.__all__:
-        return None
-    cls = getattr(module, kind)
-    own = cls.__mro__[: cls.__mro__.index(KubernetesResource)]
-    return frozenset(
-        _camel(name)
-        for klass in own
-        for name, value in vars(klass).items()
-        if isinstance(value, property) and name != "status"
-    )
+    fields = kind_fields(group, version, kind)
+    return None if fields is None else frozenset(fields)
 
 
 def _check_nested(name: str, body: yaml.Node) -> None:
@@ -909,7 +897,7 @@ def _check_nested(name: str, body: yaml.Node) -> None:
     parsed = parse_type_token(str(token.value)) if isinstance(token, yaml.ScalarNode) else None
     if parsed is None:
         return
-    top = kind_nested(parsed.group, parsed.version, parsed.kind)
+    top = kind_fields(parsed.group, parsed.version, parsed.kind) or {}
     for key, value in _keyed(_value_node(body, "properties")):
         nested = top.get(key.value)
         unknown = _unknown_key(value, nested) if nested else None
@@ -918,7 +906,7 @@ def _check_nested(name: str, body: yaml.Node) -> None:
             path = str(key.value)
             for step in reversed(steps):
                 path = join_path(path, step)
-            keys = sorted(object_keys(of.module, of.name))
+            keys = sorted(object_keys(of.definition))
             close = difflib.get_close_matches(str(found.value), keys, n=1)
             hint = f"did you mean {close[0]!r}?" if close else f"its fields: {', '.join(keys)}"
             raise _Problem(
@@ -956,7 +944,7 @@ def _unknown_key(
         places = ((str(k.value), v) for k, v in _keyed(node))
     else:
         places = ((None, node),)
-    keys = object_keys(nested.module, nested.name)
+    keys = object_keys(nested.definition)
     for step, place in places:
         for key, value in _keyed(place):
             inner = keys.get(key.value)

@@ -1,93 +1,83 @@
-"""The keys a built-in kind's nested objects may have, read from the generated TypedDicts
-(`stackwright.kubernetes.inputs`), so that a misspelt key deep inside a `spec` can be named
-where it is written, without a cluster.
+"""The fields of a built-in kind and the keys of its nested objects, read from the table the
+generator writes (`stackwright.kubernetes.fields`), so that a misspelt field or key deep inside
+a `spec` can be named where it is written, without a cluster.
 
-    kind_nested("apps", "v1", "Deployment")["spec"]
-        → Nested("one", "apps_v1", "DeploymentSpecDict")
-    object_keys("apps_v1", "DeploymentSpecDict")["template"]
-        → Nested("one", "core_v1", "PodTemplateSpecDict")
+    kind_fields("apps", "v1", "Deployment")["spec"]
+        → Nested("one", "apps_v1.DeploymentSpec")
+    object_keys("apps_v1.DeploymentSpec")["template"]
+        → Nested("one", "core_v1.PodTemplateSpec")
 
-A field whose keys are free (labels, annotations, data, resources.limits: a `Mapping[str, …]`
-of plain values, or `Any`) nests nothing checkable and maps to None. Each table is computed on
-first use, once per kind and per TypedDict.
+A field whose keys are free (labels, annotations, data, resources.limits) or that holds a plain
+value nests nothing checkable and maps to None. Each object's keys are decoded on first use,
+once per kind and per definition.
+
+Must never: import a kind's module or its TypedDicts (a YAML program needs neither), or guess
+at a definition the table does not list.
 """
 
 from __future__ import annotations
 
 import functools
-import importlib
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
-from stackwright.kubernetes.base import _camel, builtin_module
+from stackwright.kubernetes.fields import KINDS, OBJECTS
 
-_INPUTS = "stackwright.kubernetes.inputs"
-#: A TypedDict named in an annotation: `DeploymentSpecDict`, `core_v1.PodSpecDict` (another
-#: inputs module) or `apps_v1_inputs.DeploymentSpecDict` (as a kind's module imports it).
-_TYPED_DICT = re.compile(r"(?:(\w+?)(?:_inputs)?\.)?(\w+Dict)")
+#: How the table marks a field holding a list of objects (`[…]`) or a map of free keys to
+#: objects (`{…}`); unmarked, it holds one.
+_CONTAINERS: Mapping[str, Literal["one", "list", "map"]] = {"[": "list", "{": "map"}
 
 
 @dataclass(frozen=True)
 class Nested:
-    """A field holding `container` of the TypedDict `name` of the inputs module `module`:
-    one object, a list of them, or a map of free keys to them."""
+    """A field holding `container` of the object `definition` (`core_v1.Container`): one
+    object, a list of them, or a map of free keys to them."""
 
     container: Literal["one", "list", "map"]
-    module: str
-    name: str
+    definition: str
 
     @property
     def shown(self) -> str:
-        """The definition's own name (`Container` for `ContainerDict`)."""
-        return self.name.removesuffix("Dict")
+        """The definition's own name (`Container`)."""
+        return self.definition.rpartition(".")[2]
 
 
-def _nested(annotation: str, module: str, aliases: Mapping[str, object]) -> Nested | None:
-    """What `annotation` (written in the inputs module `module`, or in a kind's module whose
-    globals are `aliases`) nests: None for a plain value or a map of free keys to plain values."""
-    text = annotation.removeprefix("Required[")
-    container: Literal["one", "list", "map"] = "one"
-    if text.startswith("Sequence["):
-        text, container = text.removeprefix("Sequence["), "list"
-    elif text.startswith("Mapping[str, "):
-        text, container = text.removeprefix("Mapping[str, "), "map"
-    first = text.split(" | ", 1)[0].rstrip("]")
-    alias = aliases.get(first)  # a kind's module names its fields' types `<Name>Arg`
-    if isinstance(alias, str):
-        first = alias.split(" | ", 1)[0]
-    match = _TYPED_DICT.fullmatch(first)
-    if match is None or not (match.group(1) or module):
-        return None
-    return Nested(container, match.group(1) or module, match.group(2))
+def _keys(listed: str, own: str) -> Mapping[str, Nested | None]:
+    """The keys of one of the table's strings, whose definitions without a module are the
+    inputs module `own`'s."""
+    keys: dict[str, Nested | None] = {}
+    for item in listed.split():
+        key, _, holds = item.partition("=")
+        if not holds:
+            keys[key] = None
+            continue
+        container = _CONTAINERS.get(holds[0], "one")
+        module, _, name = holds.strip("[]{}").rpartition(".")
+        keys[key] = Nested(container, f"{module or own}.{name}")
+    return keys
+
+
+def kinds(group: str, version: str) -> Mapping[str, str] | None:
+    """The built-in kinds of a group version (their names are the keys); None for a group
+    version no built-in kind has (a CRD's)."""
+    return KINDS.get(group, {}).get(version)
 
 
 @functools.cache
-def object_keys(module: str, name: str) -> Mapping[str, Nested | None]:
-    """The keys of the TypedDict `name` of the inputs module `module`, each with what it
+def kind_fields(group: str, version: str, kind: str) -> Mapping[str, Nested | None] | None:
+    """A built-in kind's top-level fields (camelCase, status left out) with what each nests;
+    None for a kind that is not built in."""
+    listed = (kinds(group, version) or {}).get(kind)
+    return None if listed is None else _keys(listed, "")
+
+
+@functools.cache
+def object_keys(definition: str) -> Mapping[str, Nested | None]:
+    """The keys of the nested object `definition` (`core_v1.Container`), each with what it
     nests."""
-    cls = getattr(importlib.import_module(f"{_INPUTS}.{module}"), name)
-    return {
-        key: _nested(getattr(hint, "__forward_arg__", str(hint)), module, {})
-        for key, hint in cls.__annotations__.items()
-    }
+    module, _, name = definition.partition(".")
+    return _keys(OBJECTS[module][name], module)
 
 
-@functools.cache
-def kind_nested(group: str, version: str, kind: str) -> Mapping[str, Nested | None]:
-    """A built-in kind's top-level fields (camelCase) with what each nests; empty for a kind
-    that is not built in."""
-    module = builtin_module(group, version)
-    if module is None or kind not in module.__all__:
-        return {}
-    hints = getattr(module, kind).__init__.__annotations__
-    skipped = {"resource_name", "opts", "return"}
-    return {
-        _camel(name): _nested(hint, "", vars(module))
-        for name, hint in hints.items()
-        if name not in skipped
-    }
-
-
-__all__ = ["Nested", "kind_nested", "object_keys"]
+__all__ = ["Nested", "kind_fields", "kinds", "object_keys"]

@@ -533,3 +533,37 @@ def test_imported_code_names_a_generated_class_only_when_there_is_one() -> None:
         "k8s.apiextensions.CustomResource(\n    'pcr',\n    api_version='v1',\n"
         "    kind='PodCertificateRequest',\n    spec={'a': 1},"
     )
+
+
+def test_the_field_table_agrees_with_the_classes_and_typed_dicts() -> None:
+    # The YAML program checks properties against `fields.py` alone; the classes and TypedDicts
+    # come from the same generator run, so each kind's fields and each object's keys must be
+    # theirs, and every definition a key holds must be listed.
+    from stackwright.kubernetes import fields, inputs, nested
+
+    for group, versions in fields.KINDS.items():
+        assert tuple(versions) == VERSIONS[group]
+        for version, kinds in versions.items():
+            module = getattr(getattr(k8s, MODULES[group]), version)
+            assert list(kinds) == module.__all__
+            for kind in kinds:
+                cls = getattr(module, kind)
+                properties = {
+                    _camel(n) for n, v in vars(cls).items() if isinstance(v, property)
+                } - {"status"}
+                assert set(nested.kind_fields(group, version, kind) or {}) == properties, kind
+    holding: list[nested.Nested] = []
+    for module_name, objects in fields.OBJECTS.items():
+        typed = __import__(f"{inputs.__name__}.{module_name}", fromlist=["_"])
+        for name in objects:
+            keys = nested.object_keys(f"{module_name}.{name}")
+            assert set(keys) == set(getattr(typed, f"{name}Dict").__annotations__), name
+            holding += [n for n in keys.values() if n is not None]
+    for group, versions in fields.KINDS.items():
+        for version, kinds in versions.items():
+            for kind in kinds:
+                found = nested.kind_fields(group, version, kind) or {}
+                holding += [n for n in found.values() if n is not None]
+    for held in holding:
+        module_name, _, name = held.definition.partition(".")
+        assert name in fields.OBJECTS[module_name], held

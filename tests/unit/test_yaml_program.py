@@ -3,6 +3,8 @@ options, and every mistake as one line with the file and line."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import textwrap
 from pathlib import Path
 from typing import Any
@@ -14,6 +16,7 @@ from engine_stack import stack as stack  # the fixture
 
 from stackwright.engine.program import run_program
 from stackwright.errors import UsageError
+from stackwright.kubernetes.groups import MODULES
 from stackwright.kubernetes.provider import PROVIDER_TYPE
 from stackwright.sdk.context import Program
 from stackwright.sdk.output import Output, Secret
@@ -1070,6 +1073,63 @@ def test_free_keyed_maps_and_values_computed_when_the_program_runs_are_not_check
     # take any key; a `${…}` or fn:: call stands for what is known only when it runs.
     program = _run(tmp_path, NESTED)
     assert sorted(_by_name(program)) == ["config", "other", "reader", "web"]
+
+
+#: A CRD whose schema's `properties:` map free names (spec, size) to schemas, whose own keys
+#: are checked.
+CRD = """
+name: shop
+runtime: yaml
+resources:
+  widgets:
+    type: kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition
+    properties:
+      metadata: {name: widgets.example.com}
+      spec:
+        group: example.com
+        names: {kind: Widget, plural: widgets}
+        scope: Namespaced
+        versions:
+          - name: v1
+            served: true
+            storage: true
+            schema:
+              openAPIV3Schema:
+                type: object
+                properties:
+                  spec:
+                    type: object
+                    properties:
+                      size: {type: integer, minimum: 1}
+"""
+
+
+def test_a_map_of_free_names_to_objects_checks_each_objects_keys(tmp_path: Path) -> None:
+    assert [r.resource_name for r in _run(tmp_path, CRD).resources] == ["widgets"]
+    _refused(
+        tmp_path,
+        CRD,
+        "minimum: 1",
+        "minimun: 1",
+        "size:",
+        "resource widgets: spec.versions[0].schema.openAPIV3Schema.properties.spec.properties"
+        ".size.minimun: JSONSchemaProps has no field 'minimun'; did you mean 'minimum'?",
+    )
+
+
+def test_checking_properties_loads_no_kind_class_or_typed_dict(tmp_path: Path) -> None:
+    # The fields and keys come from one generated table; the classes and TypedDicts (a YAML
+    # program declares neither) stay unloaded.
+    path = _write(tmp_path, NESTED)
+    code = (
+        "import sys; from pathlib import Path; from stackwright.engine.program import run_program; "
+        f"run_program(Path({str(path)!r}), project={PROJECT!r}, stack={STACK!r}); "
+        "print(*(m for m in sys.modules if m.startswith('stackwright.kubernetes.')))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True)
+    loaded = {m.split(".")[2] for m in done.stdout.split()}
+    assert "fields" in loaded
+    assert not loaded & {"inputs", *MODULES.values()}, loaded
 
 
 @pytest.mark.parametrize(
