@@ -22,7 +22,10 @@ Module names are the API group's first label (`apps`, `networking.k8s.io` →
 `networking`), with the exceptions in `MODULE_NAMES`; two groups mapping to one
 module name, or a module name that is a Python keyword or a hand-written module of
 the package, stop the generator. `groups.py` records the map, so that code finding a
-kind's class from its group reads it rather than repeating the rule.
+kind's class from its group reads it rather than repeating the rule. `fields.py` lists
+every kind's fields and every nested object's keys with what each holds, from the same
+walk of the schema that writes the annotations, for the YAML program's check of
+`properties:` (which so reads no annotation text).
 
 The output is deterministic: everything is sorted, nothing depends on time, hash
 seeds or the machine. It does depend on the installed kubernetes-validate and
