@@ -300,10 +300,10 @@ def test_decode_check_is_fast() -> None:
     ):
         decode(obj, group, kind)  # compiles and caches the schema
         runs = 200
-        start = time.perf_counter()
+        start = time.process_time()  # CPU time: other processes only stretch the wall clock
         for _ in range(runs):
             decode(obj, group, kind)
-        assert (time.perf_counter() - start) / runs < budget
+        assert (time.process_time() - start) / runs < budget
 
 
 # =====================================================================================
