@@ -1807,21 +1807,27 @@ def test_a_retained_object_stays_unmarked(new_project: Any, cluster: LiveCluster
     )
 
 
-def _slow_up(
-    p: Project, cluster: LiveCluster, *, sigint_ignored: bool = False
-) -> subprocess.Popen[str]:
-    """An `up` started in the background, returned once it waits for a Deployment to be
-    ready (its pod's readiness probe starts after 10 s); `sigint_ignored` as a shell starts
-    `cmd &` in a script."""
-    probe = {"tcpSocket": {"port": 80}, "initialDelaySeconds": 10}
+def _web(p: Project, probe: dict[str, Any] | None = None) -> None:
+    """A namespace and a Deployment `web` in it, its container with `probe` if given."""
     p.program(
         f"""
         k8s.core.v1.Namespace("ns", metadata={{"name": NS}})
         spec = app_spec("web")
-        spec["template"]["spec"]["containers"][0]["readinessProbe"] = {probe!r}
+        if {probe!r}:
+            spec["template"]["spec"]["containers"][0]["readinessProbe"] = {probe!r}
         k8s.apps.v1.Deployment("web", metadata={{"name": "web", "namespace": NS}}, spec=spec)
         """
     )
+
+
+def _slow_up(
+    p: Project, cluster: LiveCluster, *, sigint_ignored: bool = False
+) -> subprocess.Popen[str]:
+    """An `up` started in the background, returned once it waits for a Deployment to be
+    ready (its pod's readiness probe starts after 600 kubelet seconds, 30 s of the local
+    cluster's time); `sigint_ignored` as a shell starts `cmd &` in a script. The tests stop
+    it, then `_web(p)` drops the probe so that the next up converges at once."""
+    _web(p, {"tcpSocket": {"port": 80}, "initialDelaySeconds": 600})
     child = subprocess.Popen(
         [*CLI, "up", "--yes"],
         cwd=p.root,
@@ -1857,6 +1863,7 @@ def test_sigterm_stops_an_up_as_ctrl_c_does(
     assert "Traceback" not in err, err
     assert p.history()[0]["result"] == "cancelled"
     assert p.preview().summary["ok"]  # not locked: the lock was released
+    _web(p)
     p.up()
     assert set(p.resources()) == {"ns", "web"}
     assert p.state()["pending"] == []
@@ -1871,11 +1878,12 @@ def test_cancel_stops_a_running_up(new_project: Any, cluster: LiveCluster) -> No
     started = time.monotonic()
     assert "lock released" in p.sw("cancel").out
     out, err = child.communicate(timeout=30)
-    # The readiness probe starts after 10 s: an up that went on would take that long.
+    # The readiness probe starts after 30 s: an up that went on would take that long.
     assert time.monotonic() - started < 6, "the up went on after its lock was cleared"
     # The step it was waiting for fails saying why (or, between steps, the whole run does).
     assert child.returncode == 1, out + err
     assert "was cancelled (`stackwright cancel` cleared its lock)" in out + err
+    _web(p)
     p.up()
     assert set(p.resources()) == {"ns", "web"}
     assert p.state()["pending"] == []
