@@ -47,6 +47,9 @@ SERVICE_ACCOUNT_MOUNT = "/var/run/secrets/kubernetes.io/serviceaccount"
 DEFAULT_CLASS_ANNOTATION = "storageclass.kubernetes.io/is-default-class"
 NODE_PORT_RANGE = (30000, 32767)
 INITIAL_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
+#: The namespaces the API server refuses to delete (NamespaceLifecycle's immortal ones): a
+#: cluster's identity is kube-system's uid, which must outlive anything a user does.
+IMMORTAL_NAMESPACES = frozenset({"default", "kube-system", "kube-public"})
 
 # Characters of generateName suffixes, as apimachinery's rand.String: no vowels,
 # no look-alikes, so generated names never spell words.
@@ -651,6 +654,11 @@ class Cluster:
         obj = self.store.get(rtype.key, ns, name)
         if obj is None:
             raise status.not_found(rtype.plural, rtype.group, name)
+        if rtype.key == NAMESPACE_TYPE and name in IMMORTAL_NAMESPACES:
+            raise status.Forbidden(
+                f'namespaces "{name}" is forbidden: this namespace may not be deleted',
+                details={"name": name, "kind": "namespaces"},
+            )
         meta = obj["metadata"]
         if opts.precondition_uid and opts.precondition_uid != meta.get("uid"):
             raise status.conflict(

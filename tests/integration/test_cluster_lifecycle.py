@@ -53,6 +53,12 @@ def test_start_restart_keeps_objects_and_two_clusters_side_by_side(tmp_path: Pat
                 "/api/v1/namespaces/default/configmaps",
                 json={"metadata": {"name": "kept"}, "data": {"a": "1"}},
             ).json()
+            # The cluster's identity (kube-system's uid, which stacks record) cannot be
+            # deleted away, as NamespaceLifecycle refuses on a real server.
+            kube_system = api.get("/api/v1/namespaces/kube-system").json()["metadata"]["uid"]
+            refused = api.delete("/api/v1/namespaces/kube-system")
+            assert refused.status_code == 403, refused.text
+            assert "may not be deleted" in refused.json()["message"]
 
         stopped = sw(tmp_path, "cluster", "stop", "--name", "one")
         assert stopped.returncode == 0 and "stopped" in stopped.stdout
@@ -62,7 +68,9 @@ def test_start_restart_keeps_objects_and_two_clusters_side_by_side(tmp_path: Pat
         assert sw(tmp_path, "cluster", "start", "--name", "one").returncode == 0
         with client(tmp_path, "one") as api:
             kept = api.get("/api/v1/namespaces/default/configmaps/kept").json()
+            same = api.get("/api/v1/namespaces/kube-system").json()["metadata"]["uid"]
         assert kept["metadata"]["uid"] == created["metadata"]["uid"]
+        assert same == kube_system
         assert kept["metadata"]["resourceVersion"] == created["metadata"]["resourceVersion"]
         # A restarted server cannot replay changes from before it started: 410, as a real
         # kube-apiserver answers once its watch cache no longer holds a version.
