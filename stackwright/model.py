@@ -302,3 +302,37 @@ class PendingOperation:
 
     op: Op
     resource: ResourceState
+
+
+@dataclass(frozen=True)
+class ClusterIdentity:
+    """Which cluster a provider talked to: the uid of its `kube-system` Namespace (the
+    usual cluster id: it outlives restarts, and no two clusters share it), with the API
+    server's URL and the kubeconfig context, for messages only. Recorded in the state for
+    each provider its objects went through, so a run that finds the provider reaching
+    another cluster says so before it changes anything."""
+
+    uid: str
+    server: str = ""
+    context: str = ""
+
+    def describe(self) -> str:
+        """`https://h:6443 (context "prod")`: the phrase messages name a cluster with."""
+        where = self.server or f"uid {self.uid}"
+        return f"{where} (context {self.context!r})" if self.context else where
+
+    def to_dict(self) -> dict[str, str]:
+        return {"uid": self.uid, "server": self.server, "context": self.context}
+
+    @classmethod
+    def from_dict(cls, raw: Any) -> ClusterIdentity:
+        """Raises ValueError when `raw` is not what `to_dict` writes."""
+        if not isinstance(raw, Mapping) or not isinstance(raw.get("uid"), str) or not raw["uid"]:
+            raise ValueError("must be an object with a non-empty string 'uid'")
+        extra = sorted(set(raw) - {"uid", "server", "context"})
+        if extra:
+            raise ValueError(f"has an unknown field {extra[0]!r} (fields: uid, server, context)")
+        for key in ("server", "context"):
+            if not isinstance(raw.get(key, ""), str):
+                raise ValueError(f"its {key!r} must be a string")
+        return cls(raw["uid"], raw.get("server", ""), raw.get("context", ""))

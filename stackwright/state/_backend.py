@@ -30,7 +30,7 @@ from collections.abc import Mapping, Sequence
 from types import TracebackType
 from typing import Any, Protocol, Self
 
-from stackwright.model import Op, PendingOperation, ResourceState
+from stackwright.model import ClusterIdentity, Op, PendingOperation, ResourceState
 from stackwright.state._records import HistoryEntry, LockHolder, Snapshot, StackSummary
 
 
@@ -123,6 +123,10 @@ class Operation(Protocol):
 
     def set_former_names(self, names: Sequence[str]) -> None:
         """Replace the stack's former names (`Snapshot.former_names`); empty forgets them."""
+        ...
+
+    def set_default_cluster(self, identity: ClusterIdentity) -> None:
+        """Record the cluster the stack's default provider talks to (`Snapshot.default_cluster`)."""
         ...
 
     def finish(self, result: str = "succeeded", counts: Mapping[str, int] | None = None) -> None:

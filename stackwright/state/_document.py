@@ -1,14 +1,18 @@
 """The versioned JSON document of `stackwright stack export` / `stack import`.
 
-    {"version": 1, "project": "web", "stack": "dev",
+    {"version": 2, "project": "web", "stack": "dev",
      "resources": [ResourceState.to_dict(), ...],   # in dependency order
      "outputs": {...},
      "pending": [{"op": "create", "resource": {...}}, ...],
-     "formerNames": ["staging"]}                     # only when there are any
+     "formerNames": ["staging"],                     # only when there are any
+     "defaultCluster": {"uid": "…", "server": "https://…", "context": "prod"}}  # likewise
 
 `formerNames` are the names the stack had before `stack rename` whose ApplySet
-parents the next `up` removes. It is written only when the stack has some, so the
-export of any other stack is the same document an older Stackwright wrote and reads.
+parents the next `up` removes. `defaultCluster` is the cluster the stack's default
+provider last talked to (its `kube-system` uid; an explicit provider's is in its
+resource's outputs): an import carries it, so the stack still refuses to run against
+another cluster. Version 2 added it; a version-1 document (an older Stackwright's
+export, which has none) is still read, and the stack records it on its next operation.
 
 Building and checking the document is pure; the backend stores what `parse`
 returns. A document is checked completely before anything is replaced, and a bad
@@ -18,10 +22,11 @@ one is refused with the path of its first problem (`resources[3].dependencies[0]
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any, Final
 
 from stackwright.errors import UsageError
-from stackwright.model import PendingOperation, ResourceState
+from stackwright.model import ClusterIdentity, PendingOperation, ResourceState
 from stackwright.state._codec import (
     Invalid,
     pending_from_dict,
@@ -31,8 +36,30 @@ from stackwright.state._codec import (
 from stackwright.state._integrity import check_and_order
 from stackwright.state._records import Snapshot
 
-VERSION: Final = 1
-_KEYS: Final = ("version", "project", "stack", "resources", "outputs", "pending", "formerNames")
+VERSION: Final = 2
+#: The versions `parse` reads: 1 lacks `defaultCluster`, and means the same otherwise.
+READS: Final = (1, 2)
+_KEYS: Final = (
+    "version",
+    "project",
+    "stack",
+    "resources",
+    "outputs",
+    "pending",
+    "formerNames",
+    "defaultCluster",
+)
+
+
+@dataclass(frozen=True)
+class Parsed:
+    """What a document holds, checked; resources in dependency order."""
+
+    resources: list[ResourceState]
+    pending: list[PendingOperation]
+    outputs: dict[str, Any]
+    former_names: tuple[str, ...]
+    default_cluster: ClusterIdentity | None
 
 
 def build(snapshot: Snapshot) -> dict[str, Any]:
@@ -46,13 +73,13 @@ def build(snapshot: Snapshot) -> dict[str, Any]:
     }
     if snapshot.former_names:
         document["formerNames"] = list(snapshot.former_names)
+    if snapshot.default_cluster is not None:
+        document["defaultCluster"] = snapshot.default_cluster.to_dict()
     return document
 
 
-def parse(
-    document: Any, *, project: str, stack: str
-) -> tuple[list[ResourceState], list[PendingOperation], dict[str, Any], tuple[str, ...]]:
-    """The resources (in dependency order), pending steps, outputs and former names of a document.
+def parse(document: Any, *, project: str, stack: str) -> Parsed:
+    """What a document holds.
 
     Raises UsageError naming the first problem; nothing is stored by this function.
     """
@@ -62,9 +89,7 @@ def parse(
         raise UsageError(f"cannot import into stack {stack}: {invalid.problem}") from None
 
 
-def _parse(
-    document: Any, *, project: str, stack: str
-) -> tuple[list[ResourceState], list[PendingOperation], dict[str, Any], tuple[str, ...]]:
+def _parse(document: Any, *, project: str, stack: str) -> Parsed:
     if not isinstance(document, Mapping):
         raise Invalid("the document must be a JSON object made by `stackwright stack export`")
     unknown = [key for key in document if key not in _KEYS]
@@ -80,10 +105,10 @@ def _parse(
                 f"the document has no {key!r}; is it the output of `stackwright stack export`?"
             )
     version = document["version"]
-    if version != VERSION or isinstance(version, bool):
+    if version not in READS or isinstance(version, bool):
         raise Invalid(
-            f"the document has version {version!r}; this Stackwright reads version {VERSION} "
-            "(a newer version needs a newer Stackwright)"
+            f"the document has version {version!r}; this Stackwright reads versions "
+            f"{' and '.join(map(str, READS))} (a newer version needs a newer Stackwright)"
         )
     for key in ("project", "stack"):
         if not isinstance(document.get(key), str):
@@ -105,6 +130,12 @@ def _parse(
     former = document.get("formerNames", [])
     if not isinstance(former, list) or not all(isinstance(n, str) and n for n in former):
         raise Invalid("the document's 'formerNames' must be a list of stack names")
+    cluster = None
+    if document.get("defaultCluster") is not None:
+        try:
+            cluster = ClusterIdentity.from_dict(document["defaultCluster"])
+        except ValueError as error:
+            raise Invalid(f"the document's 'defaultCluster' {error}") from None
     resources = [
         resource_from_dict(item, f"resources[{i}]", project=project, stack=stack)
         for i, item in enumerate(raw_resources)
@@ -115,7 +146,7 @@ def _parse(
     ]
     ordered = check_and_order(resources, pending)
     _one_object_each(ordered)
-    return ordered, pending, dict(outputs), tuple(former)
+    return Parsed(ordered, pending, dict(outputs), tuple(former), cluster)
 
 
 def _one_object_each(resources: list[ResourceState]) -> None:

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Final
 
-from stackwright.model import PendingOperation, ResourceState
+from stackwright.model import ClusterIdentity, PendingOperation, ResourceState
 
 #: Results `Operation.finish` accepts.
 FINISH_RESULTS: Final = ("succeeded", "failed", "cancelled")
@@ -105,6 +105,10 @@ class Snapshot:
     #: The names the stack had before `stack rename`, oldest first: its objects may still
     #: be members of those names' ApplySets until an `up` marks them anew.
     former_names: tuple[str, ...] = ()
+    #: The cluster the stack's default provider (no `k8s.Provider`) last talked to; None
+    #: before any operation recorded one (a state older than identities). An explicit
+    #: provider's is in its own record's outputs.
+    default_cluster: ClusterIdentity | None = None
 
     def resource(self, urn: str) -> ResourceState | None:
         """The live (not replaced) resource with this URN, if any."""

@@ -3,7 +3,8 @@
 Tables (schema version 1):
 
     meta       key → value                      the schema version; per stack, its secrets
-                                                provider and its former names
+                                                provider, its former names and the cluster
+                                                its default provider talked to
     stacks     id, project, name, created, updated, version, outputs
     locks      stack_id → operation_id (NULL when free), kind, owner, host, pid, started, expires
     resources  rid, stack_id, urn, delete_pending, cluster_id, seq, data
@@ -53,7 +54,14 @@ from typing import Any, Final, Self
 import orjson
 
 from stackwright.errors import StackLocked, StackwrightError, UsageError
-from stackwright.model import URN_ANNOTATION, Op, PendingOperation, ResourceState, parse_urn
+from stackwright.model import (
+    URN_ANNOTATION,
+    ClusterIdentity,
+    Op,
+    PendingOperation,
+    ResourceState,
+    parse_urn,
+)
 from stackwright.processes import is_zombie
 from stackwright.state import _document
 from stackwright.state._codec import (
@@ -567,6 +575,7 @@ class SQLiteBackend:
             db.execute("DELETE FROM stacks WHERE id = ?", (stack_id,))
             db.execute("DELETE FROM meta WHERE key = ?", (_secrets_key(project, stack),))
             _write_former(db, project, stack, ())
+            _write_default_cluster(db, project, stack, None)
 
     def rename_stack(self, project: str, stack: str, new_name: str) -> None:
         """Rename a stack: its row, the stack part of every URN in it, its secrets provider.
@@ -617,6 +626,8 @@ class SQLiteBackend:
                 "UPDATE meta SET key = ? WHERE key = ?",
                 (_secrets_key(project, new_name), _secrets_key(project, stack)),
             )
+            _write_default_cluster(db, project, new_name, _read_default_cluster(db, project, stack))
+            _write_default_cluster(db, project, stack, None)
             former = [*_read_former(db, project, stack), stack]
             _write_former(db, project, stack, ())
             _write_former(
@@ -731,6 +742,7 @@ class SQLiteBackend:
                 "SELECT op, urn, data FROM pending WHERE stack_id = ? ORDER BY id", (stack_id,)
             ).fetchall()
             former = _read_former(db, project, stack)
+            cluster = _read_default_cluster(db, project, stack)
         try:
             resources = [self._decode_row(project, stack, *row[1:]) for row in rows]
             pending = [self._decode_pending(project, stack, *row) for row in pending_rows]
@@ -741,7 +753,9 @@ class SQLiteBackend:
         stored = sum(_resource_row_bytes(row[1], row[3], row[4]) for row in rows)
         stored += sum(_pending_row_bytes(*row) for row in pending_rows) + len(outputs_blob)
         if not unseal:
-            return Snapshot(project, stack, ordered, pending, outputs, version, stored, former)
+            return Snapshot(
+                project, stack, ordered, pending, outputs, version, stored, former, cluster
+            )
         opened = self._encrypter.unseal
         return Snapshot(
             project=project,
@@ -752,6 +766,7 @@ class SQLiteBackend:
             version=version,
             stored_bytes=stored,
             former_names=former,
+            default_cluster=cluster,
         )
 
     def _quick_check(self, db: sqlite3.Connection) -> None:
@@ -958,9 +973,8 @@ class SQLiteBackend:
         return UsageError(f"no resource {urn} in stack {stack}{hint}")
 
     def import_(self, project: str, stack: str, document: Any, *, message: str = "") -> None:
-        resources, pending, outputs, former = _document.parse(
-            document, project=project, stack=stack
-        )
+        parsed = _document.parse(document, project=project, stack=stack)
+        resources, pending, outputs = parsed.resources, parsed.pending, parsed.outputs
         # Every secret must open with this stack's key: a document sealed under another
         # (an export of a stack since removed and made anew) would leave a stack no
         # command can load.
@@ -988,7 +1002,8 @@ class SQLiteBackend:
                     (stack_id, _IMPORTED, step, item.op.value, item.resource.urn, blob),
                 )
             db.execute("UPDATE stacks SET outputs = ? WHERE id = ?", (outputs_blob, stack_id))
-            _write_former(db, project, stack, former)
+            _write_former(db, project, stack, parsed.former_names)
+            _write_default_cluster(db, project, stack, parsed.default_cluster)
 
     def _insert_row(
         self, db: sqlite3.Connection, stack: str, stack_id: int, state: ResourceState, seq: int
@@ -1159,6 +1174,37 @@ def _read_former(db: sqlite3.Connection, project: str, stack: str) -> tuple[str,
     if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
         raise StateCorrupt(f"the state's {key!r} is not a list of stack names; {_FIX}")
     return tuple(names)
+
+
+def _cluster_key(project: str, stack: str) -> str:
+    """The `meta` key of the cluster the stack's default provider last talked to."""
+    return f"default-cluster:{project}/{stack}"
+
+
+def _read_default_cluster(
+    db: sqlite3.Connection, project: str, stack: str
+) -> ClusterIdentity | None:
+    key = _cluster_key(project, stack)
+    row = db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+    if row is None:
+        return None
+    try:
+        return ClusterIdentity.from_dict(_meta_json(key, row[0]))
+    except ValueError as error:
+        raise StateCorrupt(f"the state's {key!r} {error}; {_FIX}") from None
+
+
+def _write_default_cluster(
+    db: sqlite3.Connection, project: str, stack: str, identity: ClusterIdentity | None
+) -> None:
+    key = _cluster_key(project, stack)
+    if identity is None:
+        db.execute("DELETE FROM meta WHERE key = ?", (key,))
+    else:
+        db.execute(
+            "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)",
+            (key, orjson.dumps(identity.to_dict()).decode()),
+        )
 
 
 def _meta_json(key: str, value: str) -> Any:
@@ -1669,6 +1715,13 @@ class SQLiteOperation:
         with self._conn.write() as db:
             version = self._fence(db)
             _write_former(db, self._project, self._stack, names)
+            self._touch(db, version)
+
+    def set_default_cluster(self, identity: ClusterIdentity) -> None:
+        self._check_open()
+        with self._conn.write() as db:
+            version = self._fence(db)
+            _write_default_cluster(db, self._project, self._stack, identity)
             self._touch(db, version)
 
     # --- finishing ---------------------------------------------------------

@@ -30,7 +30,7 @@ def _document() -> dict[str, Any]:
         secret_paths=("data.pw",),
     )
     return {
-        "version": 1,
+        "version": 2,
         "project": "shop",
         "stack": "dev",
         "resources": [resource.to_dict()],

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 import stackwright.state as state_pkg
 from stackwright.errors import StackLocked, StackwrightError, UsageError
-from stackwright.model import Op, PendingOperation, ResourceState, make_urn
+from stackwright.model import ClusterIdentity, Op, PendingOperation, ResourceState, make_urn
 from stackwright.state import (
     LockLost,
     Snapshot,
@@ -860,13 +860,44 @@ def test_export_is_a_versioned_document(backend: SQLiteBackend) -> None:
         op.finish("failed")
     document = backend.export(PROJECT, "dev")
     assert document == {
-        "version": 1,
+        "version": 2,
         "project": "web",
         "stack": "dev",
         "resources": [live(res("a")).to_dict()],
         "outputs": {"x": 1},
         "pending": [{"op": "create", "resource": res("b").to_dict()}],
     }
+
+
+def test_the_default_cluster_is_recorded_exported_imported_and_renamed(
+    backend: SQLiteBackend,
+) -> None:
+    """The cluster the stack's default provider talked to goes with the stack: into its
+    export (version 2) and back, along a `stack rename`; a version-1 document (an older
+    Stackwright's export, without it) is still imported, and records none."""
+    identity = ClusterIdentity("uid-1", "https://10.0.0.1:6443", "prod")
+    up(backend, res("a"))
+    with backend.begin_operation(PROJECT, "dev", kind="up") as op:
+        op.set_default_cluster(identity)
+    assert backend.load(PROJECT, "dev").default_cluster == identity
+    document = backend.export(PROJECT, "dev")
+    assert document["version"] == 2
+    assert document["defaultCluster"] == {
+        "uid": "uid-1",
+        "server": "https://10.0.0.1:6443",
+        "context": "prod",
+    }
+
+    older = {k: v for k, v in document.items() if k != "defaultCluster"} | {"version": 1}
+    backend.import_(PROJECT, "dev", older)
+    assert backend.load(PROJECT, "dev").default_cluster is None
+    backend.import_(PROJECT, "dev", document)
+    assert backend.load(PROJECT, "dev").default_cluster == identity
+
+    backend.rename_stack(PROJECT, "dev", "qa")
+    assert backend.load(PROJECT, "qa").default_cluster == identity
+    backend.create_stack(PROJECT, "dev")
+    assert backend.load(PROJECT, "dev").default_cluster is None
 
 
 def test_import_replaces_the_state_and_is_recorded(backend: SQLiteBackend) -> None:
@@ -964,14 +995,18 @@ def edited(**changes: Any) -> dict[str, Any]:
             "the document has no 'version'; is it the output of `stackwright stack export`?",
         ),
         (
-            edited(version=2),
-            "the document has version 2; this Stackwright reads version 1 "
+            edited(version=3),
+            "the document has version 3; this Stackwright reads versions 1 and 2 "
             "(a newer version needs a newer Stackwright)",
         ),
         (
             edited(extra=1),
-            "the document has an unknown field 'extra' "
-            "(fields: version, project, stack, resources, outputs, pending, formerNames)",
+            "the document has an unknown field 'extra' (fields: version, project, stack, "
+            "resources, outputs, pending, formerNames, defaultCluster)",
+        ),
+        (
+            edited(defaultCluster={"server": "https://a"}),
+            "the document's 'defaultCluster' must be an object with a non-empty string 'uid'",
         ),
         (
             edited(formerNames="qa"),
