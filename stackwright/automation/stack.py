@@ -47,6 +47,7 @@ from stackwright.automation.workspace import (
     selected_stack,
 )
 from stackwright.engine import operations
+from stackwright.engine.clusters import check_default_provider
 from stackwright.engine.events import Diagnostic, Listener, Summary
 from stackwright.engine.execute import DEFAULT_PARALLEL, Options
 from stackwright.engine.policy_gate import PolicyGate
@@ -411,8 +412,10 @@ class Workspace:
         parallel: int = DEFAULT_PARALLEL,
         policy_packs: tuple[str, ...] = (),
         policy_level: Level | None = None,
+        retarget: bool = False,
     ) -> Summary:
-        options = select.options("up", parallel, refresh=refresh, dry_run=True)
+        """What `up` would do. `retarget`: as `up`'s, shown (the objects it forgets)."""
+        options = select.options("up", parallel, refresh=refresh, dry_run=True, retarget=retarget)
         gate = self.policy_gate(policy_packs, policy_level)
         return self._run(options, listener, program=True, policy=gate)
 
@@ -427,8 +430,12 @@ class Workspace:
         message: str = "",
         policy_packs: tuple[str, ...] = (),
         policy_level: Level | None = None,
+        retarget: bool = False,
     ) -> Summary:
-        options = select.options("up", parallel, refresh=refresh, force=force)
+        """Apply the program. `retarget`: a provider that now reaches another cluster than
+        the one its objects are recorded in is moved there: those objects are forgotten
+        (left on the former cluster, not deleted) and created anew (else: refused)."""
+        options = select.options("up", parallel, refresh=refresh, force=force, retarget=retarget)
         gate = self.policy_gate(policy_packs, policy_level)
         return self._run(options, listener, program=True, message=message, policy=gate)
 
@@ -516,10 +523,14 @@ class Workspace:
         async def adopt(operation: Operation | None) -> ResourceState:
             provider = factory(None)
             try:
+                snapshot = self.backend.load(self.project.name, self.stack)
+                identity = await check_default_provider(provider, snapshot, "import")
                 live = await _read_importable(provider, api_version, kind, object_id)
                 _check_unmanaged(self.backend, live, object_id, urn)
                 if operation is None:  # a preview: what would be recorded, nothing written
                     return recorded(live)
+                if identity is not None and identity != snapshot.default_cluster:
+                    operation.set_default_cluster(identity)
                 # Journaled before the object is marked as the stack's: were the run to stop
                 # mid-apply, the next one finds the step pending and reads the object.
                 operation.begin(1, Op.IMPORT, recorded(live))

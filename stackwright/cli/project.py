@@ -257,6 +257,17 @@ def _backend_of(project: Any) -> str:
 
 # --- operations ------------------------------------------------------------------------------
 
+Retarget = Annotated[
+    bool,
+    typer.Option(
+        "--retarget",
+        help=(
+            "A provider now reaching another cluster than its objects are recorded in: "
+            "forget them (left there, not deleted) and create them on this one."
+        ),
+    ),
+]
+
 
 def preview(
     stack: Stack = None,
@@ -274,6 +285,7 @@ def preview(
     parallel: Parallel = 16,
     policy_packs: PolicyPacks = None,
     policy_level: PolicyLevel = None,
+    retarget: Retarget = False,
     as_json: Json = False,
 ) -> None:
     """Show what `up` would change; changes nothing anywhere."""
@@ -290,6 +302,7 @@ def preview(
             parallel=parallel,
             policy_packs=tuple(policy_packs or ()),
             policy_level=level,
+            retarget=retarget,
         )
     _finish(summary)
     if expect_no_changes:
@@ -319,6 +332,7 @@ def up(
     ] = "",
     policy_packs: PolicyPacks = None,
     policy_level: PolicyLevel = None,
+    retarget: Retarget = False,
     as_json: Json = False,
 ) -> None:
     """Apply the program: create, update, replace and delete, waiting for each object to be ready."""
@@ -339,6 +353,7 @@ def up(
                 parallel=parallel,
                 policy_packs=packs,
                 policy_level=level,
+                retarget=retarget,
             )
         if not planned.ok:
             raise typer.Exit(1)
@@ -357,6 +372,7 @@ def up(
             message=message,
             policy_packs=packs,
             policy_level=level,
+            retarget=retarget,
         )
     _finish(summary)
     if expect_no_changes:  # the cluster or the state changed between the preview and the up

@@ -3,19 +3,26 @@
 A provider whose settings now name another cluster (a rewritten kubeconfig, the ambient
 context switched) would write the objects anew there, or delete them by name there, and
 the state would lose track of the ones it records. `check_clusters` refuses such a run
-(one line, exit 2) before anything changes. Must never: write anything.
+(one line, exit 2) before anything changes, unless `up --retarget` accepts the move.
+
+Which cluster is told by its identity (`ClusterIdentity`: the uid of its `kube-system`
+Namespace, one GET per provider), recorded for each provider its objects went through:
+the stack's default provider's in the state (`Snapshot.default_cluster`), an explicit
+provider's in its record's outputs. A state older than identities falls back to the
+checks made before them (the server URL an explicit provider recorded; reading a few of
+the default provider's objects by uid). Must never: write anything.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from stackwright.engine.ports import Provider, ProviderFactory
 from stackwright.engine.records import (
     declared_dependencies,
-    describe,
     is_kubernetes,
     is_release,
     made_again,
@@ -27,6 +34,7 @@ from stackwright.engine.records import (
 from stackwright.errors import UsageError
 from stackwright.kubernetes.provider import PROVIDER_TYPE
 from stackwright.model import (
+    ClusterIdentity,
     ResourceState,
     urn_name,
 )
@@ -50,30 +58,135 @@ CLUSTER_SETTINGS = ("context",)
 #: are there. Settings reaching another one replace them (the recorded settings still
 #: reach the former) or are refused (they do not: a kubeconfig file now says otherwise).
 CLUSTER_OUTPUT = "cluster"
+#: The outputs that record the identity of that cluster (`ClusterIdentity`): its
+#: kube-system uid, which decides; the context, for messages.
+CLUSTER_ID_OUTPUT = "clusterId"
+CONTEXT_OUTPUT = "context"
 
 #: How many of the objects the state records for the stack's default provider are read
-#: to tell that it still reaches their cluster (any one found, the same uid, is enough).
+#: to tell that it still reaches their cluster (any one found, the same uid, is enough),
+#: when the state records no identity for it (one written before identities were).
 _PROBED = 3
+
+#: The name messages give the stack's default provider (no `k8s.Provider`).
+DEFAULT_PROVIDER = "default"
+
+
+@dataclass(frozen=True)
+class Moved:
+    """A provider that reaches another cluster than the one its objects are recorded in."""
+
+    provider: str  # its URN; "" for the stack's default provider
+    #: Where its objects are; None when an older state recorded no identity (the default
+    #: provider's objects were then found missing from the cluster it reaches now).
+    recorded: ClusterIdentity | None
+    current: ClusterIdentity | None
+    objects: int
+    #: How to switch an explicit provider back (`settings_back`); "" for the default one.
+    back: str = ""
+
+    @property
+    def name(self) -> str:
+        return urn_name(self.provider) if self.provider else DEFAULT_PROVIDER
+
+    def notice(self) -> str:
+        """What `up --retarget` does about it, for its preview and its run."""
+        former = self.recorded.describe() if self.recorded else "the cluster they were applied to"
+        now = self.current.describe() if self.current else "this one"
+        return (
+            f"provider {self.name} now reaches {now}: --retarget forgets the {self.objects} "
+            f"object(s) recorded on {former} and creates them here; they are left on that "
+            "cluster, not deleted (it may be unreachable): delete them there yourself if "
+            "they should go"
+        )
+
+
+@dataclass
+class ClusterCheck:
+    """What `check_clusters` found, for the run: each provider's identity (by URN; "" the
+    default provider's), asked once per operation, and the providers `--retarget` moves."""
+
+    identities: dict[str, ClusterIdentity] = field(default_factory=dict)
+    moved: dict[str, Moved] = field(default_factory=dict)
 
 
 def check_clusters(
     factory: ProviderFactory, program: Program | None, snapshot: Snapshot, options: Options
-) -> None:
+) -> ClusterCheck:
     """Refuse, before anything runs (one line, exit 2), a run whose providers' settings are
     unusable (a kubeconfig that is not there, a context it lacks) or no longer reach the
     cluster the state's objects are in, with no way left to the former one: the objects
     would be written anew elsewhere, or deleted by name there, and the state would lose
-    track of the ones it records. A refresh is the way out (it reads what the cluster now
-    holds), so a refresh is checked for usable settings only. Each declared provider whose
-    settings are known before the run is made here: bad settings are bad input, not
-    failed steps."""
-    moved = not (options.kind == "refresh" or options.refresh)
-    asyncio.run(_check_clusters(factory, program, snapshot, moved=moved))
+    track of the ones it records. `up --retarget` (and its preview) accepts such a move
+    instead: the check returns it. Each declared provider whose settings are known before
+    the run is made here: bad settings are bad input, not failed steps."""
+    found = asyncio.run(_check_clusters(factory, program, snapshot, options))
+    refused = [m for m in found.moved.values() if not options.retarget]
+    if refused:
+        raise UsageError(_refusal(refused[0], "preview" if options.dry_run else options.kind))
+    return found
+
+
+async def check_default_provider(
+    provider: Provider, snapshot: Snapshot, what: str
+) -> ClusterIdentity | None:
+    """`check_clusters` for a front end that talks to the stack's default provider itself
+    (`import`): refuses (one line, exit 2) when it reaches another cluster than the state's
+    objects are in; the identity of the one it reaches, to record, if it has one."""
+    found = ClusterCheck()
+    await _check_default(provider, snapshot, found, legacy=True)
+    if "" in found.moved:
+        raise UsageError(_refusal(found.moved[""], what))
+    return found.identities.get("")
+
+
+async def _identity(provider: Provider) -> ClusterIdentity | None:
+    try:
+        return await provider.identity()
+    except UsageError:
+        raise  # its settings are unusable: bad input, said now
+    except Exception:
+        return None  # not reachable now: the run says so itself
+
+
+def _objects(resources: Sequence[ResourceState], provider: str) -> list[ResourceState]:
+    """The objects (and Helm releases) the state records through `provider`."""
+    return [
+        s
+        for s in resources
+        if s.custom and (is_kubernetes(s) or is_release(s)) and s.provider == provider
+    ]
+
+
+def recorded_identity(state: ResourceState) -> ClusterIdentity | None:
+    """The cluster identity a provider resource's record holds, if any."""
+    uid = state.outputs.get(CLUSTER_ID_OUTPUT)
+    if not isinstance(uid, str) or not uid:
+        return None
+    server, context = state.outputs.get(CLUSTER_OUTPUT), state.outputs.get(CONTEXT_OUTPUT)
+    return ClusterIdentity(
+        uid, server if isinstance(server, str) else "", context if isinstance(context, str) else ""
+    )
+
+
+def provider_outputs(server: str, identity: ClusterIdentity | None) -> dict[str, str]:
+    """A provider resource's outputs: the API server it reached, and that cluster's identity."""
+    if identity is None:
+        return {CLUSTER_OUTPUT: server}
+    return {
+        CLUSTER_OUTPUT: server,
+        CLUSTER_ID_OUTPUT: identity.uid,
+        CONTEXT_OUTPUT: identity.context,
+    }
 
 
 async def _check_clusters(
-    factory: ProviderFactory, program: Program | None, snapshot: Snapshot, *, moved: bool
-) -> None:
+    factory: ProviderFactory, program: Program | None, snapshot: Snapshot, options: Options
+) -> ClusterCheck:
+    # Without identities, a refresh is the way out (it reads what the cluster now holds),
+    # so it is checked for usable settings only; an identity tells for sure.
+    legacy = not (options.kind == "refresh" or options.refresh)
+    found = ClusterCheck()
     resources = snapshot.resources
     declared = program.resources if program is not None else ()
     recorded = {s.urn: s for s in resources if s.type == PROVIDER_TYPE}
@@ -94,13 +207,41 @@ async def _check_clusters(
         made = factory(chosen)
         try:
             old = recorded.get(urn)
-            former = old.outputs.get(CLUSTER_OUTPUT) if old is not None else None
-            if not moved or urn not in used or former in (None, made.cluster):
+            if old is None or urn not in used:
+                continue  # no objects yet: its step asks its identity if it needs it
+            former_identity = recorded_identity(old)
+            if former_identity is not None:
+                current = await _identity(made)
+                if current is None:
+                    continue
+                found.identities[urn] = current
+                if current.uid == former_identity.uid:
+                    continue
+                if _settings_changed(old.inputs, chosen):
+                    # The program names another cluster: its objects are replaced there,
+                    # deleted through the former settings, if those still reach them.
+                    through = factory(old.inputs)
+                    try:
+                        reached = await _identity(through)
+                    finally:
+                        await through.close()
+                    if reached is not None and reached.uid == former_identity.uid:
+                        continue
+                objects = len(_objects(resources, urn))
+                back = settings_back(old)
+                found.moved[urn] = Moved(urn, former_identity, current, objects, back)
                 continue
-            assert old is not None
+            former = old.outputs.get(CLUSTER_OUTPUT)
+            if not legacy or former in (None, made.cluster):
+                continue
             through = factory(old.inputs)  # the settings its objects are deleted through
             await through.close()
             if through.cluster != former:
+                if options.retarget:
+                    current = await _identity(made)
+                    objects = len(_objects(resources, urn))
+                    found.moved[urn] = Moved(urn, None, current, objects, settings_back(old))
+                    continue
                 raise UsageError(unreachable(old, former, made))
         finally:
             await made.close()
@@ -108,21 +249,42 @@ async def _check_clusters(
         r.custom and is_kubernetes(r.resource_type) and not provider_urn(r) for r in declared
     ):
         default = factory(None)  # raises the stack's settings' error; opens no connection
-        if moved and "" in used:
-            pending = {item.resource.urn for item in snapshot.pending}
-            await _check_default_cluster(default, resources, pending)
-        else:
+        try:
+            await _check_default(default, snapshot, found, legacy=legacy and "" in used)
+        finally:
             await default.close()
+    return found
 
 
-async def _check_default_cluster(
-    provider: Provider, resources: Sequence[ResourceState], pending: set[str]
+def _settings_changed(old: Mapping[str, Any], new: Mapping[str, Any]) -> bool:
+    return any(old.get(key) != new.get(key) for key in ("kubeconfig", *CLUSTER_SETTINGS))
+
+
+async def _check_default(
+    provider: Provider, snapshot: Snapshot, found: ClusterCheck, *, legacy: bool
 ) -> None:
-    """The stack's default provider (ambient kubeconfig, `kubernetes:kubeconfig` /
-    `kubernetes:context`) records no settings of its own: whether it still reaches the
-    cluster its objects were applied to is told by reading a few of them (one read when it
-    does), their uid compared with the one recorded. Not those a crash left under way (the
-    run settles them first) nor objects only read (someone else's to delete)."""
+    """The stack's default provider: its identity against the one the state records; with
+    none recorded (an older state), reading a few of its objects tells (`_probe`)."""
+    objects = _objects(snapshot.resources, "")
+    recorded = snapshot.default_cluster
+    if recorded is None and legacy:
+        pending = {item.resource.urn for item in snapshot.pending}
+        if not await _probe(provider, snapshot.resources, pending):
+            found.moved[""] = Moved("", None, await _identity(provider), len(objects))
+            return
+    current = await _identity(provider)
+    if current is None:
+        return
+    found.identities[""] = current
+    if recorded is not None and objects and current.uid != recorded.uid:
+        found.moved[""] = Moved("", recorded, current, len(objects))
+
+
+async def _probe(provider: Provider, resources: Sequence[ResourceState], pending: set[str]) -> bool:
+    """Whether the default provider, in a state that recorded no identity for it, still
+    reaches its objects' cluster: a few of them read, their uid compared with the one
+    recorded (one read when it does). Not those a crash left under way (the run settles
+    them first) nor objects only read (someone else's to delete)."""
     probed = [
         state
         for state in resources
@@ -145,36 +307,75 @@ async def _check_default_cluster(
             return True  # not reachable now: the run says so itself
         return live is not None and not made_again(state, live)
 
-    try:
-        for state in probed:  # the first found ends it: one read in the usual case
-            if await found(state):
-                return
-    finally:
-        await provider.close()
-    if probed:
-        example = ", ".join(describe(s.urn) for s in probed)
-        raise UsageError(
-            f"the cluster the stack's default provider reaches ({provider.cluster}) holds none "
-            f"of the objects the state records for it ({example}): if its kubeconfig's current "
-            "context, or the stack's kubernetes:cluster / kubernetes:kubeconfig / "
-            "kubernetes:context, changed since they were applied, switch back to the cluster "
-            "they are in; to go on without them (deleted, e.g. with a namespace another stack "
-            "destroyed, left in the other cluster, or gone with a local cluster deleted and "
-            "started again), run `stackwright refresh` to forget them, or `stackwright up "
-            "--refresh` to forget them and make them again here"
+    for state in probed:  # the first found ends it: one read in the usual case
+        if await found(state):
+            return True
+    return not probed
+
+
+def _refusal(moved: Moved, what: str) -> str:
+    """One line: which provider, the cluster its objects are on and the one it reaches
+    now, and the ways on; `what` names the operation refused."""
+    now = moved.current.describe() if moved.current else "another cluster"
+    if moved.provider:
+        back = moved.back
+    elif moved.recorded is not None and moved.recorded.context:
+        context = moved.recorded.context
+        back = (
+            f"`kubectl config use-context {context}`, or `stackwright config set "
+            f"kubernetes:context {context}` where the stack's config names the context"
         )
+    else:
+        back = "its kubeconfig's current context, or the stack's kubernetes:context"
+    if moved.recorded is None and moved.provider:
+        return (
+            f"{what} refused: provider {moved.name} applied its objects to another cluster "
+            f"than the one its settings reach now ({now}), and what the state records for it "
+            f"does too, so the objects cannot be moved: {back}, or `stackwright up "
+            "--retarget` forgets them (left on the former cluster, not deleted) and creates "
+            "them on this one"
+        )
+    if moved.recorded is None:
+        # No identity recorded: the objects were only found missing, which a deletion
+        # (e.g. with a namespace another stack destroyed) explains as well.
+        return (
+            f"{what} refused: the cluster the stack's default provider reaches ({now}) holds "
+            f"none of the {moved.objects} object(s) the state records for it: if its "
+            "kubeconfig's current context, or the stack's kubernetes:cluster / "
+            "kubernetes:kubeconfig / kubernetes:context, changed since they were applied, "
+            "switch back to the cluster they are in; to move the stack to this cluster, "
+            "`stackwright up --retarget` forgets them (left where they are, not deleted) and "
+            "creates them here; if they were deleted (e.g. with a namespace another stack "
+            "destroyed, or with a local cluster deleted and started again), `stackwright "
+            "refresh` forgets them, or `stackwright up --refresh` forgets them and makes "
+            "them again"
+        )
+    return (
+        f"{what} refused: provider {moved.name} now reaches the cluster at {now}, not the "
+        f"one its {moved.objects} object(s) were applied to, {moved.recorded.describe()} "
+        f"(kube-system uid {moved.current.uid if moved.current else '?'}, recorded "
+        f"{moved.recorded.uid}); nothing was changed: switch back ({back}), or, if the "
+        "stack is meant to move, `stackwright up --retarget` shows then forgets those "
+        "objects (left on the former cluster, not deleted) and creates them on this one"
+    )
 
 
 def unreachable(old: ResourceState, former: str, made: Provider) -> str:
     """Why a provider whose objects are in `former` cannot move them: its recorded settings
     reach another server now too (a kubeconfig file rewritten), and how to go on."""
-    kubeconfig = old.inputs.get("kubeconfig")
-    path = isinstance(kubeconfig, str) and kubeconfig and "\n" not in kubeconfig
-    back = f"in {kubeconfig}" if path else "in its settings"
     return (
         f"provider {urn_name(old.urn)} applied its objects to the cluster at {former}, but its settings "
         f"now reach {made.cluster}, and what the state records for it does too, so "
-        f"the objects cannot be moved: put the former kubeconfig back {back} (to move them, "
+        f"the objects cannot be moved: {settings_back(old)} (to move them, "
         "then give the provider the new one under another path or inline: they are replaced "
         "there), or run `stackwright refresh` to forget what the new cluster lacks"
     )
+
+
+def settings_back(old: ResourceState) -> str:
+    """How to give an explicit provider back the settings its recorded objects were
+    applied through: the kubeconfig file it names, else its settings in the program."""
+    kubeconfig = old.inputs.get("kubeconfig")
+    if isinstance(kubeconfig, str) and kubeconfig and "\n" not in kubeconfig:
+        return f"put the former kubeconfig back in {kubeconfig}"
+    return f"give provider {urn_name(old.urn)} back its former kubeconfig / context"

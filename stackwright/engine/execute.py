@@ -31,7 +31,14 @@ from typing import Any
 import orjson
 
 from stackwright.engine import drift as drift_rules
-from stackwright.engine.clusters import CLUSTER_OUTPUT, CLUSTER_SETTINGS, unreachable
+from stackwright.engine.clusters import (
+    CLUSTER_OUTPUT,
+    CLUSTER_SETTINGS,
+    ClusterCheck,
+    provider_outputs,
+    recorded_identity,
+    unreachable,
+)
 from stackwright.engine.commits import GroupCommit
 from stackwright.engine.deleted_with import Milestone, carriers, holds, waits
 from stackwright.engine.events import (
@@ -153,6 +160,9 @@ class Options:
     exclude_protected: bool = False
     #: Replace these even if nothing about them changed (`--replace`).
     replace: frozenset[str] = frozenset()
+    #: Accept providers that now reach another cluster than their objects are recorded
+    #: in (`up --retarget`): forget those objects, left there, and create them anew.
+    retarget: bool = False
 
 
 @dataclass
@@ -211,8 +221,12 @@ class Run:
         clock: Callable[[], float] = time.monotonic,
         recorded_elsewhere: Callable[[str, str], list[str]] | None = None,
         managed_by: Callable[[Mapping[str, Any], str], str] | None = None,
+        clusters: ClusterCheck | None = None,
     ) -> None:
         self.stack = stack
+        #: Each provider's cluster identity, as `check_clusters` asked it (at most one GET
+        #: per provider and operation), and the providers `--retarget` moves.
+        self.clusters = clusters or ClusterCheck()
         #: (URN, object id) → the other stacks that record that object still marked as
         #: this stack's URN (`Backend.recorded_elsewhere`).
         self.recorded_elsewhere = recorded_elsewhere
@@ -292,6 +306,7 @@ class Run:
         listener: Listener,
         recorded_elsewhere: Callable[[str, str], list[str]] | None = None,
         managed_by: Callable[[Mapping[str, Any], str], str] | None = None,
+        clusters: ClusterCheck | None = None,
     ) -> Run:
         """A run over a stack's loaded state."""
         return cls(
@@ -304,6 +319,7 @@ class Run:
             listener=listener,
             recorded_elsewhere=recorded_elsewhere,
             managed_by=managed_by,
+            clusters=clusters,
         )
 
     # --- providers ----------------------------------------------------------------------
@@ -901,9 +917,25 @@ class Run:
         urn, new = step.urn, step.new
         assert new is not None
         made = self.providers[urn] = self.factory(new.inputs)
-        step = replace(step, new=replace(new, outputs={CLUSTER_OUTPUT: made.cluster}))
+        identity = self.clusters.identities.get(urn)
+        if identity is None and not self.options.dry_run:
+            # Not asked before the run (no objects yet, or settings known only now): its
+            # record gets the identity of the cluster its objects go to.
+            identity = await made.identity()
+            if identity is not None:
+                self.clusters.identities[urn] = identity
+        outputs = provider_outputs(made.cluster, identity)
+        step = replace(step, new=replace(new, outputs=outputs))
         if old is None:
             return step
+        former_identity = recorded_identity(old)
+        if former_identity is not None and identity is not None:
+            # The identities decide: `check_clusters` let another cluster through only when
+            # the former settings still reach the recorded one (replaced there) or when
+            # `--retarget` forgot the objects (nothing left to replace).
+            if identity.uid != former_identity.uid and urn not in self.clusters.moved:
+                self._former_providers[urn] = self.factory(old.inputs)
+            return await self._record_provider(step, old, outputs)
         recorded = old.outputs.get(CLUSTER_OUTPUT)
         if recorded is None and not any(
             old.inputs.get(key) != new.inputs.get(key) for key in CLUSTER_SETTINGS
@@ -918,10 +950,15 @@ class Run:
             else:  # settings known only now (an Output) that `check_clusters` could not read
                 await former.close()
                 raise UsageError(unreachable(old, recorded, made))
-        outputs = {CLUSTER_OUTPUT: made.cluster}
+        return await self._record_provider(step, old, outputs)
+
+    async def _record_provider(
+        self, step: Step, old: ResourceState, outputs: Mapping[str, Any]
+    ) -> Step:
         if step.op is Op.SAME and old.outputs != outputs and not self.options.dry_run:
-            # The same settings, the server they reach not recorded yet (an older state).
-            old = replace(old, outputs=outputs)
+            # The same settings, the server they reach or its identity not recorded yet
+            # (an older state), or another cluster `--retarget` accepted.
+            old = replace(old, outputs=dict(outputs))
             await self._record_same(old)
             step = replace(step, old=old)
         return step
@@ -1575,6 +1612,31 @@ class Run:
 
     # --- refresh ------------------------------------------------------------------------------
 
+    def retarget(self, *, record: bool) -> None:
+        """`--retarget`: forget the objects recorded through each provider that now reaches
+        another cluster, saying so (they stay on that cluster: it may be unreachable, and
+        a stack deletes nothing it cannot see go); the plan then creates them anew."""
+        for moved in self.clusters.moved.values():
+            self.emit(Diagnostic(moved.provider, moved.notice(), "warning"))
+        providers = set(self.clusters.moved)
+        gone = {
+            urn: state
+            for urn, state in self.old.items()
+            if state.custom
+            and state.type != PROVIDER_TYPE
+            and (is_kubernetes(state) or is_release(state))
+            and state.provider in providers
+        }
+        for urn, state in gone.items():
+            del self.old[urn]
+            self.outcome.counts["retargeted"] += 1
+            if record:
+                assert self.journal is not None
+                number = self._next_step()
+                self.journal.begin(number, Op.REFRESH, state)
+                self.journal.end(number, None)
+        self._forget_gone(gone, record=record)
+
     async def refresh(self, *, record: bool) -> None:
         """Read every object; report drift; with `record`, write what was read to the state."""
 
@@ -1670,7 +1732,10 @@ class Run:
         cluster = self.provider_for(state.urn).cluster
         if recorded is None or recorded == cluster:
             return
-        now = self.old[state.urn] = replace(state, outputs={CLUSTER_OUTPUT: cluster})
+        # The identity stays: the same cluster (a refresh reaching another is refused).
+        now = self.old[state.urn] = replace(
+            state, outputs={**state.outputs, CLUSTER_OUTPUT: cluster}
+        )
         self.emit(
             Diagnostic(
                 state.urn, f"its settings reach {cluster} now, no longer {recorded}", "warning"

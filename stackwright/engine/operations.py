@@ -19,7 +19,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from stackwright.engine import policy_gate
-from stackwright.engine.clusters import check_clusters
+from stackwright.engine.clusters import ClusterCheck, check_clusters
 from stackwright.engine.events import Diagnostic, Listener, Summary
 from stackwright.engine.execute import Options, Run
 from stackwright.engine.policy_gate import PolicyGate
@@ -194,7 +194,7 @@ def run(
     if policy is not None and program is not None:
         what = "preview" if options.dry_run else options.kind
         policy_gate.check(policy, program, stack, listener, what)
-    check_clusters(providers, program, snapshot, options)
+    clusters = check_clusters(providers, program, snapshot, options)
     started = time.monotonic()
     written = 0
     if options.dry_run:
@@ -207,6 +207,7 @@ def run(
                 listener,
                 _elsewhere(backend, snapshot),
                 lambda live, urn: manager_of(backend, live, urn),
+                clusters,
             )
         )
     else:
@@ -221,7 +222,16 @@ def run(
             summary = asyncio.run(
                 _watching_lock(
                     operation,
-                    _mutate(backend, operation, snapshot, options, program, providers, listener),
+                    _mutate(
+                        backend,
+                        operation,
+                        snapshot,
+                        options,
+                        program,
+                        providers,
+                        listener,
+                        clusters,
+                    ),
                 )
             )
             operation.finish("succeeded" if summary.ok else "failed", counts=summary.counts)
@@ -306,6 +316,7 @@ async def _preview(
     listener: Listener,
     elsewhere: Callable[[str, str], list[str]],
     managed_by: Callable[[Mapping[str, Any], str], str],
+    clusters: ClusterCheck,
 ) -> Summary:
     if snapshot.pending:
         listener(
@@ -316,8 +327,11 @@ async def _preview(
                 "warning",
             )
         )
-    run_ = Run.over(snapshot, options, program, None, providers, listener, elsewhere, managed_by)
+    run_ = Run.over(
+        snapshot, options, program, None, providers, listener, elsewhere, managed_by, clusters
+    )
     try:
+        run_.retarget(record=False)
         if options.refresh or options.kind == "refresh":
             await run_.refresh(record=False)
         if options.kind == "destroy":
@@ -429,6 +443,7 @@ async def _mutate(
     program: Program | None,
     providers: ProviderFactory,
     listener: Listener,
+    clusters: ClusterCheck,
 ) -> Summary:
     # What the stack had before settling: a step a crash left pending may have made or
     # removed an object, and its ApplySet parent is one to remove once the set is empty.
@@ -449,8 +464,13 @@ async def _mutate(
         listener,
         _elsewhere(backend, snapshot),
         lambda live, urn: manager_of(backend, live, urn),
+        clusters,
     )
     try:
+        current = clusters.identities.get("")
+        if current is not None and current != snapshot.default_cluster:
+            operation.set_default_cluster(current)  # first recorded, or moved to (--retarget)
+        run_.retarget(record=True)
         if options.kind == "refresh":
             await run_.refresh(record=True)
             return run_.summary(0.0)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Protocol
 
-from stackwright.model import Op, PendingOperation, ResourceState
+from stackwright.model import ClusterIdentity, Op, PendingOperation, ResourceState
 
 
 class Provider(Protocol):
@@ -22,6 +22,11 @@ class Provider(Protocol):
     def cluster(self) -> str:
         """Which cluster it reaches (its API server): two providers that name the same one
         manage the same objects, so moving a resource between them replaces nothing."""
+        ...
+
+    async def identity(self) -> ClusterIdentity | None:
+        """The cluster's identity (`ClusterIdentity`), asked once (one GET) and kept; None when
+        it has none the credentials may read."""
         ...
 
     async def namespaced(self, api_version: str, kind: str) -> bool:
@@ -173,4 +178,8 @@ class Journal(Protocol):
     def set_former_names(self, names: Sequence[str]) -> None:
         """Keep only these of the stack's former names: the ones whose ApplySet parents
         could not be removed yet."""
+        ...
+
+    def set_default_cluster(self, identity: ClusterIdentity) -> None:
+        """Record the cluster the stack's default provider talks to."""
         ...

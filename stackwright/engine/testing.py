@@ -34,7 +34,13 @@ from typing import Any, NamedTuple
 from stackwright.engine.plan import diff, replacement_reasons
 from stackwright.engine.ports import Provider, ProviderFactory
 from stackwright.errors import StackwrightError
-from stackwright.model import CLUSTER_SCOPED, STACK_ANNOTATION, URN_ANNOTATION, urn_name
+from stackwright.model import (
+    CLUSTER_SCOPED,
+    STACK_ANNOTATION,
+    URN_ANNOTATION,
+    ClusterIdentity,
+    urn_name,
+)
 
 __all__ = [
     "CLUSTER_SCOPED",
@@ -435,6 +441,19 @@ class FakeCluster:
     @property
     def cluster(self) -> str:
         return self.name
+
+    async def identity(self) -> ClusterIdentity | None:
+        """kube-system's uid, as the real provider reads it (one GET)."""
+        self.calls.append(Call("identity", "Namespace", "kube-system"))
+        uid = self.kube_system_uid()
+        return ClusterIdentity(uid, self.name, self.name) if uid else None
+
+    def kube_system_uid(self) -> str:
+        """The fake's cluster id ("" when its kube-system is gone); every fake numbers its
+        uids alike, so its name tells two fakes apart."""
+        kube_system = self.objects.get(Key("v1", "Namespace", None, "kube-system"))
+        uid = (kube_system or {}).get("metadata", {}).get("uid")
+        return f"{self.name}/{uid}" if uid else ""
 
     async def namespaced(self, api_version: str, kind: str) -> bool:
         self.calls.append(Call("namespaced", kind, ""))

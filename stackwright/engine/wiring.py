@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from stackwright.engine.ports import Provider, ProviderFactory
+from stackwright.model import ClusterIdentity
 from stackwright.providers.kubernetes import ApplySet, KubernetesProvider, stamp
 from stackwright.providers.kubernetes.applyset import (
     ID_LABEL,
@@ -43,6 +44,7 @@ class KubernetesCluster:
         self.project = project
         #: The kubeconfig file Helm reads (None: Helm's own resolution, as the provider's).
         self.kubeconfig = kubeconfig
+        self._identity: tuple[ClusterIdentity, ...] | None = None  # () when it has none
 
     @property
     def default_namespace(self) -> str:
@@ -51,6 +53,13 @@ class KubernetesCluster:
     @property
     def cluster(self) -> str:
         return self.provider.config.server
+
+    async def identity(self) -> ClusterIdentity | None:
+        if self._identity is None:
+            uid = await self.provider.cluster_uid()
+            config = self.provider.config
+            self._identity = (ClusterIdentity(uid, config.server, config.context),) if uid else ()
+        return self._identity[0] if self._identity else None
 
     async def namespaced(self, api_version: str, kind: str) -> bool:
         return await self.provider.namespaced(api_version, kind)

@@ -90,11 +90,16 @@ def two_objects(p: Project, provider: str) -> None:
     )
 
 
-def created_there(p: Project, cluster: LiveCluster, other: ClusterInfo) -> None:
-    """After a refresh forgot them: `up` creates the objects in `other`, `destroy` deletes
-    them there, and `cluster` keeps its copies, no longer the stack's."""
-    assert p.up().changed() == {"ns": "create", "cm": "create"}
+def created_there(p: Project, cluster: LiveCluster, other: ClusterInfo, *args: str) -> None:
+    """Once forgotten: `up` creates the objects in `other`; `cluster` keeps its copies."""
+    assert p.up(*args).changed() == {"ns": "create", "cm": "create"}
     assert other_get(other, "configmap", "cm", p.ns) is not None
+    assert get(cluster, "configmap", "cm", p.ns) is not None
+
+
+def destroyed_there(p: Project, cluster: LiveCluster, other: ClusterInfo) -> None:
+    """`destroy` deletes the objects in `other`; `cluster` keeps its copies, no longer the
+    stack's (removed here by hand)."""
     p.sw("destroy", "--yes")
     assert other_get(other, "configmap", "cm", p.ns) is None
     assert get(cluster, "configmap", "cm", p.ns) is not None
@@ -133,6 +138,33 @@ def test_inline_kubeconfig_naming_another_server_replaces_the_objects_there(
     assert other_get(other, "configmap", "cm", p.ns) is None
 
 
+def kube_system_uid(kubeconfig: Path) -> str:
+    """The cluster's identity, as the state records it."""
+    env = {**os.environ, "KUBECONFIG": str(kubeconfig)}
+    done = subprocess.run(
+        ["kubectl", "get", "namespace", "kube-system", "-o", "jsonpath={.metadata.uid}"],
+        capture_output=True, text=True, env=env, timeout=60, check=True,
+    )  # fmt: skip
+    return done.stdout.strip()
+
+
+def retargeted(p: Project, cluster: LiveCluster, other: ClusterInfo, provider: str) -> None:
+    """`preview --retarget` says what it forgets and changes nothing; `up --retarget` then
+    forgets the objects (left on `cluster`) and creates them in `other`."""
+    before = p.state()
+    shown = p.preview("--retarget")
+    assert shown.changed() == {"ns": "create", "cm": "create"}
+    notices = [e["message"] for e in shown.of("diagnostic") if e.get("severity") == "warning"]
+    assert any(
+        f"provider {provider} now reaches {other.server}" in n
+        and "left on that cluster, not deleted" in n
+        for n in notices
+    ), notices
+    assert p.state() == before
+    assert other_get(other, "namespace", p.ns, "default") is None
+    created_there(p, cluster, other, "--retarget")
+
+
 def test_kubeconfig_file_now_naming_another_server_is_refused(
     new_project: Any, cluster: LiveCluster, other: ClusterInfo, tmp_path: Path
 ) -> None:
@@ -141,12 +173,18 @@ def test_kubeconfig_file_now_naming_another_server_is_refused(
     path.write_text(yaml.safe_dump(kubeconfig_of(cluster.kubeconfig)))
     two_objects(p, f'k8s.Provider("region", kubeconfig={str(path)!r})')
     assert p.up().summary["counts"] == {"create": 3}
+    assert p.resources()["region"]["outputs"] == {
+        "cluster": cluster.server,
+        "clusterId": kube_system_uid(cluster.kubeconfig),
+        "context": CONTEXT,
+    }
 
     path.write_text(yaml.safe_dump(kubeconfig_of(other.kubeconfig)))
     before = p.state()
-    for command in (p.preview, p.up):
-        message = one_line(command(rc=2))
-        assert "region" in message and str(path) in message, message
+    for args in (("preview",), ("up", "--yes"), ("refresh", "--yes"), ("destroy", "--yes")):
+        message = one_line(p.sw(*args, rc=2))
+        assert f"{args[0]} refused: provider region now reaches" in message, message
+        assert str(path) in message and "--retarget" in message, message
         assert cluster.server in message and other.server in message, message
     assert p.state() == before
     assert other_get(other, "namespace", p.ns, "default") is None
@@ -155,16 +193,22 @@ def test_kubeconfig_file_now_naming_another_server_is_refused(
     # The ways out the message names: the former kubeconfig back (nothing changes then) …
     path.write_text(yaml.safe_dump(kubeconfig_of(cluster.kubeconfig)))
     assert p.preview().changed() == {}
-    # … or a refresh, which forgets what the new server lacks and records that server:
-    # `up` then creates the objects there; the former server keeps its copies.
+    # … or --retarget, which forgets what the state records on the former cluster (left
+    # there) and records the new one: the objects are created there.
     path.write_text(yaml.safe_dump(kubeconfig_of(other.kubeconfig)))
-    p.sw("refresh", "--yes")
-    assert set(p.resources()) == {"region"}
-    assert p.resources()["region"]["outputs"] == {"cluster": other.server}
-    created_there(p, cluster, other)
+    retargeted(p, cluster, other, "region")
+    assert p.resources()["region"]["outputs"]["clusterId"] == kube_system_uid(other.kubeconfig)
+    assert p.preview().changed() == {}
+    destroyed_there(p, cluster, other)
 
 
 # --- case 2: the stack's default provider switched to another cluster ----------------------
+
+
+def use_context(path: Path, context: str) -> None:
+    """`kubectl config use-context`, as a user switching clusters would."""
+    subprocess.run(["kubectl", "--kubeconfig", str(path), "config", "use-context", context],
+                   check=True, capture_output=True)  # fmt: skip
 
 
 def test_default_cluster_switched_is_refused_before_any_change(
@@ -181,32 +225,71 @@ def test_default_cluster_switched_is_refused_before_any_change(
         """
     )
     assert p.up().summary["counts"] == {"create": 2}
+    assert p.state()["defaultCluster"] == {
+        "uid": kube_system_uid(cluster.kubeconfig),
+        "server": cluster.server,
+        "context": "first",
+    }
 
-    # `kubectl config use-context second`, as a user switching clusters would.
-    subprocess.run(
-        ["kubectl", "--kubeconfig", str(path), "config", "use-context", "second"], check=True
-    )
+    use_context(path, "second")
     before = p.state()
-    for args in (("preview", "--json"), ("up", "--yes", "--json"), ("destroy", "--yes")):
+    runs = (("preview", "--json"), ("up", "--yes", "--json"), ("refresh", "--yes"),
+            ("destroy", "--yes"), ("up", "--refresh", "--yes"),
+            ("import", "kubernetes:core/v1:Namespace", "adopted", "default", "--yes"))  # fmt: skip
+    for args in runs:
         message = one_line(p.sw(*args, rc=2))
-        assert "default" in message and other.server in message, message
-        assert "refresh" in message and "context" in message, message
+        assert "provider default now reaches the cluster at" in message, message
+        assert f"{other.server} (context 'second')" in message, message
+        assert f"{cluster.server} (context 'first')" in message, message
+        assert "`kubectl config use-context first`" in message, message
+        assert "`stackwright up --retarget`" in message, message
     assert p.state() == before
     assert other_get(other, "namespace", p.ns, "default") is None
+    assert get(cluster, "configmap", "cm", p.ns) is not None
 
     # The way back: the former context. Then nothing changes.
-    subprocess.run(
-        ["kubectl", "--kubeconfig", str(path), "config", "use-context", "first"], check=True
-    )
+    use_context(path, "first")
     assert p.preview().changed() == {}
 
     # The stack's config naming the other context is the same switch.
     p.sw("config", "set", "kubernetes:context", "second")
     assert other.server in one_line(p.preview(rc=2))
-    # Moving on deliberately: a refresh forgets what the new cluster lacks, and `up`
-    # creates it there (the former cluster keeps its copies, no longer the stack's).
-    p.sw("refresh", "--yes")
-    created_there(p, cluster, other)
+    # Moving on deliberately: --retarget, shown first, then done.
+    retargeted(p, cluster, other, "default")
+    assert p.state()["defaultCluster"]["context"] == "second"
+    assert p.preview().changed() == {}
+    destroyed_there(p, cluster, other)
+
+
+def test_an_export_carries_the_cluster_and_an_older_state_records_it(
+    new_project: Any, cluster: LiveCluster, other: ClusterInfo, tmp_path: Path
+) -> None:
+    """`stack export` / `stack import` carry the cluster the default provider talked to, so
+    an imported stack still refuses another; a version-1 export (an older Stackwright's,
+    without it) imports, is checked as before (its objects read), and records it."""
+    path = tmp_path / "kubeconfig.yaml"
+    path.write_text(yaml.safe_dump(both(cluster.kubeconfig, other.kubeconfig)))
+    p = new_project({"kubernetes:kubeconfig": str(path)})
+    p.program('k8s.core.v1.ConfigMap("cm", metadata={"name": "cm", "namespace": "default"})\n')
+    assert p.up().summary["counts"] == {"create": 1}
+    exported = json.loads(p.sw("stack", "export").out)
+    assert exported["version"] == 2 and exported["defaultCluster"]["context"] == "first"
+
+    use_context(path, "second")
+    document = tmp_path / "state.json"
+    document.write_text(json.dumps(exported))
+    p.sw("stack", "import", "--file", str(document))
+    assert "provider default now reaches" in one_line(p.preview(rc=2))
+
+    older = {k: v for k, v in exported.items() if k != "defaultCluster"} | {"version": 1}
+    document.write_text(json.dumps(older))
+    p.sw("stack", "import", "--file", str(document))
+    assert "defaultCluster" not in p.state()
+    assert "holds none of the 1 object(s)" in one_line(p.preview(rc=2))
+    use_context(path, "first")
+    assert p.up().changed() == {}
+    assert p.state()["defaultCluster"]["uid"] == kube_system_uid(cluster.kubeconfig)
+    p.sw("destroy", "--yes")
 
 
 # --- case 3: the provider's namespace changes ------------------------------------------------

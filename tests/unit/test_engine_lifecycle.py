@@ -9,7 +9,8 @@ specification.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import contextlib
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +34,7 @@ from stackwright.engine.plan import FieldChange
 from stackwright.engine.testing import Call, FakeCluster, FakeNotReady
 from stackwright.errors import UsageError
 from stackwright.kubernetes.provider import PROVIDER_TYPE
-from stackwright.model import Op, ResourceState, make_urn
+from stackwright.model import ClusterIdentity, Op, ResourceState, make_urn
 from stackwright.sdk.context import Program
 from stackwright.sdk.output import Output
 from stackwright.sdk.resource import ResourceOptions
@@ -129,9 +130,11 @@ def test_create_records_every_object_and_a_second_up_changes_nothing(stack: Stac
     assert again.ok and again.counts == {"same": 2}
     assert stack.fake.writes() == []
     assert stack.fake.calls_to("preview", "await_ready") == []
-    # One read only: the first recorded object, still there, tells that the stack's default
-    # provider reaches the cluster its objects are in (`check_clusters`).
-    assert stack.fake.calls_to("read") == [Call("read", "ConfigMap", "settings")]
+    # One read only: the cluster's identity (kube-system's uid), the one the first up
+    # recorded, tells that the stack's default provider reaches the cluster its objects are
+    # in (`check_clusters`); no object is read.
+    assert stack.fake.calls_to("read") == []
+    assert stack.fake.calls_to("identity") == [Call("identity", "Namespace", "kube-system")]
     assert stack.state().version == version, "a no-op up journaled something"
 
 
@@ -1017,7 +1020,12 @@ def test_a_provider_whose_new_kubeconfig_names_another_server_replaces_its_objec
     stack = Stack(backend, home, factory=home.factory(clusters, key="kubeconfig"))
     try:
         assert stack.up(kubeconfig_program("east-config")).ok
-        assert stack.recorded(urn(PROVIDER, "region")).outputs == {"cluster": "east"}
+        east_id = east.kube_system_uid()
+        assert stack.recorded(urn(PROVIDER, "region")).outputs == {
+            "cluster": "east",
+            "clusterId": east_id,
+            "context": "east",
+        }
         # New credentials for the same server: nothing moves.
         assert stack.up(kubeconfig_program("east-rotated")).ok
         assert ("same", "cm") in stack.started()
@@ -1025,17 +1033,19 @@ def test_a_provider_whose_new_kubeconfig_names_another_server_replaces_its_objec
         assert stack.up(kubeconfig_program("west-config")).ok
         assert ("replace", "cm") in stack.started()
         assert east.names("ConfigMap") == [] and west.names("ConfigMap") == ["default/cm"]
-        assert stack.recorded(urn(PROVIDER, "region")).outputs == {"cluster": "west"}
+        outputs = stack.recorded(urn(PROVIDER, "region")).outputs
+        assert outputs["cluster"] == "west" and outputs["clusterId"] == west.kube_system_uid()
     finally:
         backend.close()
 
 
-def test_a_kubeconfig_file_rewritten_to_another_server_is_refused_until_a_refresh(
+def test_a_kubeconfig_file_rewritten_to_another_cluster_is_refused_until_retargeted(
     tmp_path: Path,
 ) -> None:
-    """The same path now reaches another server: the state's settings cannot reach the
-    objects' server any more, so nothing runs (neither up nor destroy) until the former
-    file is back, or a refresh forgets what the new server lacks."""
+    """The same path now reaches another cluster (another kube-system uid than the one the
+    provider's record holds): nothing runs (up, destroy, refresh) until the former file is
+    back, or `up --retarget` forgets the objects (left on the former cluster) and creates
+    them on the new one."""
     backend = open_backend("file://" + str(tmp_path / "state.db"))
     backend.create_stack(PROJECT, STACK)
     home, east, west = FakeCluster(), FakeCluster(name="east"), FakeCluster(name="west")
@@ -1050,54 +1060,104 @@ def test_a_kubeconfig_file_rewritten_to_another_server_is_refused_until_a_refres
         east.calls.clear()
         file["path"] = west
         version = stack.state().version
-        for run in (lambda: stack.up(kubeconfig_program("path")), stack.destroy):
-            with pytest.raises(UsageError, match="provider region applied its objects to the "
-                               "cluster at east, but its settings now reach west"):  # fmt: skip
+        runs = (lambda: stack.up(kubeconfig_program("path")), stack.destroy, stack.refresh)
+        for run in runs:
+            with pytest.raises(UsageError, match=r"provider region now reaches the cluster at "
+                               r"west \(context 'west'\), not the one its 1 object\(s\) were "
+                               r"applied to, east \(context 'east'\)") as e:  # fmt: skip
                 run()
+            assert "put the former kubeconfig back in path" in str(e.value)
+            assert "`stackwright up --retarget`" in str(e.value)
         assert west.writes() == [] and east.writes() == []
         assert stack.state().version == version
 
-        assert stack.refresh().ok
-        assert stack.recorded(urn(PROVIDER, "region")).outputs == {"cluster": "west"}
-        assert stack.state().resource(urn(CM, "cm")) is None
-        assert stack.up(kubeconfig_program("path")).ok
-        assert west.names("ConfigMap") == ["default/cm"] and east.names("ConfigMap") == [
-            "default/cm"
-        ]
+        # The preview of --retarget says what it forgets; nothing is written anywhere.
+        previewed = stack.preview(kubeconfig_program("path"), retarget=True)
+        assert previewed.counts == {"create": 1, "same": 1, "retargeted": 1}
+        notices = [e.message for e in stack.events if getattr(e, "severity", "") == "warning"]
+        assert any("left on that cluster, not deleted" in n for n in notices), notices
+        assert stack.state().version == version and west.writes() == []
+
+        assert stack.up(kubeconfig_program("path"), retarget=True).ok
+        assert west.names("ConfigMap") == ["default/cm"]
+        assert east.names("ConfigMap") == ["default/cm"]  # left there, no longer the stack's
+        assert (
+            stack.recorded(urn(PROVIDER, "region")).outputs["clusterId"] == west.kube_system_uid()
+        )
+        assert stack.up(kubeconfig_program("path")).counts == {"same": 2}
+    finally:
+        backend.close()
+
+
+@contextlib.contextmanager
+def switchable(
+    tmp_path: Path,
+) -> Iterator[tuple[Stack, FakeCluster, FakeCluster, dict[str, FakeCluster]]]:
+    """A stack whose default provider reaches `current["default"]`: `home` at first, and
+    `other` once a test switches it (as `kubectl config use-context` would)."""
+    backend = open_backend("file://" + str(tmp_path / "state.db"))
+    backend.create_stack(PROJECT, STACK)
+    home, other = FakeCluster(), FakeCluster(name="other")
+    current = {"default": home}
+    try:
+        yield (
+            Stack(backend, home, factory=lambda settings: current["default"]),
+            home,
+            other,
+            current,
+        )
     finally:
         backend.close()
 
 
 def test_the_default_provider_switched_to_another_cluster_is_refused(tmp_path: Path) -> None:
-    """No settings of its own are recorded: a read of its first object tells the cluster it
-    reaches now holds none of them (another uid, or none), before any change."""
-    backend = open_backend("file://" + str(tmp_path / "state.db"))
-    backend.create_stack(PROJECT, STACK)
-    home, other = FakeCluster(), FakeCluster(name="other")
-    current = {"default": home}
-    stack = Stack(backend, home, factory=lambda settings: current["default"])
-    try:
+    """The state records the identity of the cluster the default provider talked to: one
+    reaching another is refused (preview, destroy, refresh), before any change."""
+    with switchable(tmp_path) as (stack, home, other, current):
         assert stack.up(settings("fast")).ok
+        assert stack.state().default_cluster == ClusterIdentity(
+            home.kube_system_uid(), "fake", "fake"
+        )
         home.calls.clear()
         current["default"] = other
-        for run in (lambda: stack.preview(settings("fast")), stack.destroy):
-            with pytest.raises(UsageError, match=r"the cluster the stack's default provider "
-                               r"reaches \(other\) holds none of the objects") as e:  # fmt: skip
+        for run in (lambda: stack.preview(settings("fast")), stack.destroy, stack.refresh):
+            with pytest.raises(UsageError, match=r"provider default now reaches the cluster "
+                               r"at other \(context 'other'\)") as e:  # fmt: skip
                 run()
-            # A local cluster is named by kubernetes:cluster, and one deleted and started
-            # again is empty: the line named neither.
-            assert "the stack's kubernetes:cluster / kubernetes:kubeconfig /" in str(e.value)
-            assert "gone with a local cluster deleted and started again" in str(e.value)
-            # Their namespace gone with another stack's destroy (a platform stack's): the
-            # way on that makes them again, which `up --refresh` is, is named too.
-            assert str(e.value).endswith(
-                "`stackwright up --refresh` to forget them and make them again here"
-            )
+            assert "`kubectl config use-context fake`" in str(e.value)
         assert other.writes() == [] and home.writes() == []
         current["default"] = home
         assert stack.preview(settings("fast")).counts == {"same": 1}
-    finally:
-        backend.close()
+
+        current["default"] = other
+        assert stack.up(settings("fast"), retarget=True).counts == {"create": 1, "retargeted": 1}
+        assert stack.state().default_cluster == ClusterIdentity(
+            other.kube_system_uid(), "other", "other"
+        )
+        assert home.names("ConfigMap") == other.names("ConfigMap") == ["default/settings"]
+
+
+def test_a_state_without_identities_records_them_and_still_refuses_a_switch(
+    tmp_path: Path,
+) -> None:
+    """A state written before identities (an export of version 1, without
+    `defaultCluster`): on its cluster, the next up records the identity without a word;
+    on another, reading its objects tells they are not there, as before identities."""
+    with switchable(tmp_path) as (stack, home, other, current):
+        assert stack.up(settings("fast")).ok
+        document = stack.backend.export(PROJECT, STACK)
+        old = {**{k: v for k, v in document.items() if k != "defaultCluster"}, "version": 1}
+        stack.backend.import_(PROJECT, STACK, old)
+        assert stack.state().default_cluster is None
+
+        current["default"] = other
+        with pytest.raises(UsageError, match="holds none of the 1 object"):
+            stack.preview(settings("fast"))
+
+        current["default"] = home
+        assert stack.up(settings("fast")).counts == {"same": 1}
+        assert stack.state().default_cluster is not None
+        assert stack.state().default_cluster.uid == home.kube_system_uid()
 
 
 # --- crash recovery ----------------------------------------------------------------------------

@@ -164,6 +164,17 @@ class KubernetesProvider:
     def default_namespace(self) -> str:
         return self._namespace
 
+    async def cluster_uid(self) -> str | None:
+        """The uid of the cluster's `kube-system` Namespace, its usual id (one GET); None when
+        the credentials may not read it (403) or the cluster has none (404)."""
+        response = await self.api.request(
+            "GET", "/api/v1/namespaces/kube-system", what="kube-system", ok=(403, 404)
+        )
+        if response.status in (403, 404):
+            return None
+        uid = (orjson.loads(response.body).get("metadata") or {}).get("uid")
+        return uid if isinstance(uid, str) and uid else None
+
     async def resource_info(self, api_version: str, kind: str) -> ResourceInfo:
         """How the cluster serves `kind`; raises UnknownKind (a CRD may be missing)."""
         return await self.discovery.resource_info(api_version, kind)
