@@ -123,7 +123,7 @@ def check_clusters(
     found = asyncio.run(_check_clusters(factory, program, snapshot, options))
     refused = [m for m in found.moved.values() if not options.retarget]
     if refused:
-        raise UsageError(_refusal(refused[0], "preview" if options.dry_run else options.kind))
+        raise UsageError(refusal(refused[0], "preview" if options.dry_run else options.kind))
     return found
 
 
@@ -136,7 +136,7 @@ async def check_default_provider(
     found = ClusterCheck()
     await _check_default(provider, snapshot, found, legacy=True)
     if "" in found.moved:
-        raise UsageError(_refusal(found.moved[""], what))
+        raise UsageError(refusal(found.moved[""], what))
     return found.identities.get("")
 
 
@@ -313,7 +313,7 @@ async def _probe(provider: Provider, resources: Sequence[ResourceState], pending
     return not probed
 
 
-def _refusal(moved: Moved, what: str) -> str:
+def refusal(moved: Moved, what: str) -> str:
     """One line: which provider, the cluster its objects are on and the one it reaches
     now, and the ways on; `what` names the operation refused."""
     now = moved.current.describe() if moved.current else "another cluster"

@@ -35,8 +35,11 @@ from stackwright.engine.clusters import (
     CLUSTER_OUTPUT,
     CLUSTER_SETTINGS,
     ClusterCheck,
+    Moved,
     provider_outputs,
     recorded_identity,
+    refusal,
+    settings_back,
     unreachable,
 )
 from stackwright.engine.commits import GroupCommit
@@ -934,7 +937,19 @@ class Run:
             # the former settings still reach the recorded one (replaced there) or when
             # `--retarget` forgot the objects (nothing left to replace).
             if identity.uid != former_identity.uid and urn not in self.clusters.moved:
-                self._former_providers[urn] = self.factory(old.inputs)
+                former = self.factory(old.inputs)
+                try:
+                    reached = await former.identity()
+                except Exception:
+                    reached = None
+                if reached is None or reached.uid != former_identity.uid:
+                    # Settings known only now (an Output) that `check_clusters` could not
+                    # read, whose former values no longer reach the objects either.
+                    await former.close()
+                    objects = sum(1 for r in self.old.values() if r.provider == urn)
+                    moved = Moved(urn, former_identity, identity, objects, settings_back(old))
+                    raise UsageError(refusal(moved, "up"))
+                self._former_providers[urn] = former
             return await self._record_provider(step, old, outputs)
         recorded = old.outputs.get(CLUSTER_OUTPUT)
         if recorded is None and not any(

@@ -1089,6 +1089,39 @@ def test_a_kubeconfig_file_rewritten_to_another_cluster_is_refused_until_retarge
         backend.close()
 
 
+def test_a_provider_known_only_during_the_run_whose_cluster_changed_is_refused(
+    tmp_path: Path,
+) -> None:
+    """A provider that depends on another resource is made during the run, not checked
+    before it: reaching another cluster with the settings it had (a kubeconfig file
+    rewritten), its step fails (the run's exit 1) before any of its objects is touched."""
+    backend = open_backend("file://" + str(tmp_path / "state.db"))
+    backend.create_stack(PROJECT, STACK)
+    home, east, west = FakeCluster(), FakeCluster(name="east"), FakeCluster(name="west")
+    file = {"path": east}
+
+    def factory(settings: Any) -> Any:
+        return file["path"] if settings is not None else home
+
+    def declare(p: Program) -> None:
+        first = k8s.core.v1.ConfigMap("first", metadata={"name": "first"})
+        region = k8s.Provider("region", kubeconfig="path", opts=ResourceOptions(depends_on=[first]))
+        k8s.core.v1.ConfigMap("cm", metadata={"name": "cm"}, opts=ResourceOptions(provider=region))
+
+    stack = Stack(backend, home, factory=factory)
+    try:
+        assert stack.up(declare).ok
+        file["path"] = west
+        refused = stack.up(declare)
+        assert not refused.ok and refused.counts == {"same": 1}
+        assert "provider region now reaches the cluster at west" in refused.failures[0]
+        assert "put the former kubeconfig back in path" in refused.failures[0]
+        assert west.writes() == [] and east.names("ConfigMap") == ["default/cm"]
+        assert stack.state().resource(urn(CM, "cm")) is not None
+    finally:
+        backend.close()
+
+
 @contextlib.contextmanager
 def switchable(
     tmp_path: Path,
