@@ -1039,13 +1039,12 @@ def test_a_provider_whose_new_kubeconfig_names_another_server_replaces_its_objec
         backend.close()
 
 
-def test_a_kubeconfig_file_rewritten_to_another_cluster_is_refused_until_retargeted(
+@contextlib.contextmanager
+def rewritable(
     tmp_path: Path,
-) -> None:
-    """The same path now reaches another cluster (another kube-system uid than the one the
-    provider's record holds): nothing runs (up, destroy, refresh) until the former file is
-    back, or `up --retarget` forgets the objects (left on the former cluster) and creates
-    them on the new one."""
+) -> Iterator[tuple[Stack, FakeCluster, FakeCluster, dict[str, FakeCluster]]]:
+    """A stack whose providers' kubeconfig file (any settings) reaches `file["path"]`:
+    `east` at first, `west` once a test rewrites it."""
     backend = open_backend("file://" + str(tmp_path / "state.db"))
     backend.create_stack(PROJECT, STACK)
     home, east, west = FakeCluster(), FakeCluster(name="east"), FakeCluster(name="west")
@@ -1054,8 +1053,20 @@ def test_a_kubeconfig_file_rewritten_to_another_cluster_is_refused_until_retarge
     def factory(settings: Any) -> Any:
         return file["path"] if settings is not None else home
 
-    stack = Stack(backend, home, factory=factory)
     try:
+        yield Stack(backend, home, factory=factory), east, west, file
+    finally:
+        backend.close()
+
+
+def test_a_kubeconfig_file_rewritten_to_another_cluster_is_refused_until_retargeted(
+    tmp_path: Path,
+) -> None:
+    """The same path now reaches another cluster (another kube-system uid than the one the
+    provider's record holds): nothing runs (up, destroy, refresh) until the former file is
+    back, or `up --retarget` forgets the objects (left on the former cluster) and creates
+    them on the new one."""
+    with rewritable(tmp_path) as (stack, east, west, file):
         assert stack.up(kubeconfig_program("path")).ok
         east.calls.clear()
         file["path"] = west
@@ -1085,8 +1096,6 @@ def test_a_kubeconfig_file_rewritten_to_another_cluster_is_refused_until_retarge
             stack.recorded(urn(PROVIDER, "region")).outputs["clusterId"] == west.kube_system_uid()
         )
         assert stack.up(kubeconfig_program("path")).counts == {"same": 2}
-    finally:
-        backend.close()
 
 
 def test_a_provider_known_only_during_the_run_whose_cluster_changed_is_refused(
@@ -1095,21 +1104,13 @@ def test_a_provider_known_only_during_the_run_whose_cluster_changed_is_refused(
     """A provider that depends on another resource is made during the run, not checked
     before it: reaching another cluster with the settings it had (a kubeconfig file
     rewritten), its step fails (the run's exit 1) before any of its objects is touched."""
-    backend = open_backend("file://" + str(tmp_path / "state.db"))
-    backend.create_stack(PROJECT, STACK)
-    home, east, west = FakeCluster(), FakeCluster(name="east"), FakeCluster(name="west")
-    file = {"path": east}
-
-    def factory(settings: Any) -> Any:
-        return file["path"] if settings is not None else home
 
     def declare(p: Program) -> None:
         first = k8s.core.v1.ConfigMap("first", metadata={"name": "first"})
         region = k8s.Provider("region", kubeconfig="path", opts=ResourceOptions(depends_on=[first]))
         k8s.core.v1.ConfigMap("cm", metadata={"name": "cm"}, opts=ResourceOptions(provider=region))
 
-    stack = Stack(backend, home, factory=factory)
-    try:
+    with rewritable(tmp_path) as (stack, east, west, file):
         assert stack.up(declare).ok
         file["path"] = west
         refused = stack.up(declare)
@@ -1118,8 +1119,6 @@ def test_a_provider_known_only_during_the_run_whose_cluster_changed_is_refused(
         assert "put the former kubeconfig back in path" in refused.failures[0]
         assert west.writes() == [] and east.names("ConfigMap") == ["default/cm"]
         assert stack.state().resource(urn(CM, "cm")) is not None
-    finally:
-        backend.close()
 
 
 @contextlib.contextmanager
