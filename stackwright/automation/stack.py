@@ -48,7 +48,7 @@ from stackwright.automation.workspace import (
 )
 from stackwright.engine import operations
 from stackwright.engine.clusters import check_default_provider
-from stackwright.engine.events import Diagnostic, Listener, Summary
+from stackwright.engine.events import Diagnostic, Listener, Summary, masking
 from stackwright.engine.execute import DEFAULT_PARALLEL, Options
 from stackwright.engine.policy_gate import PolicyGate
 from stackwright.engine.ports import Provider
@@ -380,6 +380,7 @@ class Workspace:
         message: str = "",
         policy: PolicyGate | None = None,
     ) -> Summary:
+        listener = masking(listener)  # a script may log its events: no secret in them
         self.require_stack()
         self.unlock()
         declared = self.run_program() if program else None

@@ -119,6 +119,10 @@ _ACTIVITY = {
 class Renderer(abc.ABC):
     """The engine's listener: shows each event; `close` ends the display."""
 
+    #: Each renderer masks secrets as it formats an event (`shown_changes`, `redact`), so
+    #: the automation layer hands it the raw events (`stackwright.engine.events.masking`).
+    masks_secrets = True
+
     @abc.abstractmethod
     def __call__(self, event: Event) -> None: ...
 

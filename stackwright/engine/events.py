@@ -2,19 +2,23 @@
 
 Front ends (the CLI's live display, `--json` lines, the automation API, the
 operator) subscribe with one callback and render these; the engine never prints.
-Values in events are safe to show: secrets are already replaced by `[secret]`
-(`shown_changes`), and stack outputs in `Summary` are masked the same way.
+The engine's events carry the steps as planned, raw values included; the CLI's
+renderers mask what they show (`shown_changes`, `redact`), and every other listener
+(a script's, through the automation API) is handed `safe_event`s through `masking`:
+secret fields and every known secret value shown as `[secret]`. Stack outputs in
+`Summary` are masked by the engine itself.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from stackwright.engine.plan import FieldChange, Step
+from stackwright.errors import redact, redact_within
 from stackwright.model import SECRET_TEXT as SECRET_TEXT  # re-exported for displays
-from stackwright.model import SecretValue
+from stackwright.model import ResourceState, SecretValue
 from stackwright.policy import Report
 from stackwright.sdk.output import UNKNOWN
 
@@ -212,3 +216,77 @@ def mask_at(path: str, value: Any, secret_paths: Iterable[str]) -> Any:
     if within(path, paths):
         return SECRET_TEXT
     return masked(value, _below(paths, path) if path else paths)
+
+
+# --- events a listener may show as they are --------------------------------------------------
+
+
+def _safe_value(value: Any) -> Any:
+    return redact_within(shown(value))
+
+
+def _safe_state(state: ResourceState | None) -> ResourceState | None:
+    if state is None:
+        return None
+    return replace(
+        state,
+        inputs=_safe_value(masked(state.inputs, state.secret_paths)),
+        outputs=_safe_value(masked(state.outputs, state.secret_paths)),
+        init_errors=tuple(redact(e) for e in state.init_errors),
+    )
+
+
+def _safe_step(step: Step) -> Step:
+    changes = tuple(
+        FieldChange(
+            c.path,
+            c.old if c.kind == "add" else _safe_value(c.old),  # an absent side stays absent
+            c.new if c.kind == "delete" else _safe_value(c.new),
+            c.keys,
+        )
+        for c in shown_changes(step)
+    )
+    return replace(step, old=_safe_state(step.old), new=_safe_state(step.new), changes=changes)
+
+
+def safe_event(event: Event) -> Event:
+    """`event` as any listener may log it: its steps' objects and changes with secret fields
+    masked, and every secret value this process knows (a secret config value, something
+    computed from one that the program read as plain) shown as [secret] wherever it
+    appears, in values and messages alike."""
+    if isinstance(event, StepStarted):
+        return StepStarted(_safe_step(event.step))
+    if isinstance(event, StepDone):
+        return replace(event, step=_safe_step(event.step), error=redact(event.error))
+    if isinstance(event, StepSkipped):
+        return StepSkipped(_safe_step(event.step), redact(event.reason))
+    if isinstance(event, StepProgress):
+        return replace(event, message=redact(event.message))
+    if isinstance(event, Diagnostic):
+        return replace(event, message=redact(event.message))
+    if isinstance(event, Drift):
+        fields = tuple(
+            replace(f, recorded=_safe_value(f.recorded), live=_safe_value(f.live))
+            for f in event.fields
+        )
+        return replace(event, fields=fields)
+    if isinstance(event, Summary):
+        return replace(
+            event,
+            outputs=_safe_value(event.outputs),
+            failures=[redact(f) for f in event.failures],
+            not_done=[redact(n) for n in event.not_done],
+        )
+    return event
+
+
+def masking(listener: Listener) -> Listener:
+    """`listener`, handed `safe_event`s, unless it masks what it shows itself (the CLI's
+    renderers set `masks_secrets`), which spares it the copies."""
+    if getattr(listener, "masks_secrets", False):
+        return listener
+
+    def masked_listener(event: Event) -> None:
+        listener(safe_event(event))
+
+    return masked_listener

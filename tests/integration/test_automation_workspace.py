@@ -59,3 +59,43 @@ def test_a_script_creates_a_stack_and_runs_it_without_printing(
     assert again.destroy(events.append).ok
     assert cluster.kubectl("get", "namespace", "automation-ws", check=False).returncode != 0
     assert capsys.readouterr().out == "", "a script's stdout is its own"
+
+
+SECRET_PROGRAM = """
+import stackwright as sw
+import stackwright.kubernetes as k8s
+
+cfg = sw.Config()
+password = cfg.require_secret("password")
+k8s.core.v1.Secret("db", metadata={"name": "db"}, string_data={"password": password})
+k8s.core.v1.ConfigMap("url", metadata={"name": "url"},
+                      data={"url": password.apply(lambda p: f"postgres://app:{p}@db")})
+k8s.core.v1.ConfigMap("plain", metadata={"name": "plain"},
+                      data={"copy": cfg.get("password")})  # read as plain: a warning
+"""
+
+
+def test_a_script_that_logs_every_event_logs_no_secret(
+    tmp_path: Path, cluster: LiveCluster, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As Pulumi's `on_event`, a listener gets events it may print in a CI log: a secret
+    configuration value, in a Secret, in something computed from it or read as plain, is
+    [secret] in every step, change, drift and summary the listener sees."""
+    monkeypatch.setenv("STACKWRIGHT_CONFIG_PASSPHRASE", "automation")
+    (tmp_path / "Stackwright.yaml").write_text("name: logged\nruntime: python\n")
+    (tmp_path / "__main__.py").write_text(textwrap.dedent(SECRET_PROGRAM))
+    ws = Workspace.create_or_select(tmp_path, "ci")
+    ws.config.set("kubernetes:kubeconfig", str(cluster.kubeconfig))
+    ws.config.set("password", "Hunter2-in-ci", secret=True)
+
+    log: list[str] = []
+    assert ws.preview(lambda e: log.append(repr(e))).ok
+    assert ws.up(lambda e: log.append(repr(e))).ok
+    cluster.kubectl("patch", "configmap", "url", "-p", '{"data": {"url": "changed"}}')
+    assert ws.refresh(lambda e: log.append(repr(e))).ok
+    assert ws.destroy(lambda e: log.append(repr(e))).ok
+
+    text = "\n".join(log)
+    assert "StepStarted" in text and "Drift" in text and "Summary" in text
+    assert "[secret]" in text
+    assert "Hunter2-in-ci" not in text
