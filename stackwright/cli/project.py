@@ -1094,17 +1094,27 @@ def config_set(
     if not secret and not plaintext:
         ws.config.check_plain(key, path=path)  # before a prompt that would echo it
     if value is None:
-        value = _value_from_stdin(secret)
+        value = _value_from_stdin(key, secret)
     ws.config.set(key, typed(value, type_, key), secret=secret, path=path, plaintext=plaintext)
 
 
-def _value_from_stdin(secret: bool) -> str:
+def _value_from_stdin(key: str, secret: bool) -> str:
     """A value not on the command line (so not in the shell's history), as Pulumi takes it:
     asked for in a terminal (not echoed when secret), else all of stdin less the one
-    newline that ends it (`cat key.pem | stackwright config set --secret tls:key`)."""
+    newline that ends it (`cat key.pem | stackwright config set --secret tls:key`).
+
+    An empty stdin is refused: in CI it is what `config set --secret pw $UNSET_VARIABLE`
+    (the value word gone) or a job without stdin gives, and storing "" would let the
+    program's `require_secret` pass with it. An empty value is given as `''`."""
     if sys.stdin.isatty():
         return str(typer.prompt("value", hide_input=secret))
     text = sys.stdin.read()
+    if not text:
+        raise UsageError(
+            f"config set {key}: no VALUE was given and stdin is empty: pass the value "
+            f"(`stackwright config set {key} VALUE`), or pipe it in "
+            f"(`… | stackwright config set {key}`); an empty value is given as ''"
+        )
     return text[:-2] if text.endswith("\r\n") else text.removesuffix("\n")
 
 

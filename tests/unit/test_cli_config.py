@@ -141,3 +141,26 @@ def test_stack_output_masked_needs_no_passphrase(
         main(["stack", "output", "--show-secrets"])
     err = capsys.readouterr().err
     assert caught.value.code == 2 and "STACKWRIGHT_CONFIG_PASSPHRASE" in err, err
+
+
+@pytest.mark.parametrize("secret", [["--secret"], []])
+def test_a_value_left_out_with_nothing_on_stdin_is_refused_not_set_empty(
+    project: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    secret: list[str],
+) -> None:
+    """A CI job's `config set --secret pw $UNSET` loses its VALUE word and has no stdin:
+    one line, exit 2, nothing stored, where "" would have passed `require_secret`."""
+    stack_file = project / "Stackwright.dev.yaml"
+    before = stack_file.read_text() if stack_file.exists() else None
+    monkeypatch.setattr("sys.stdin", io.StringIO(""))
+    with pytest.raises(SystemExit) as exited:
+        main(["config", "set", *secret, "dbpassword"])
+    assert exited.value.code == 2
+    err = capsys.readouterr().err
+    assert "no VALUE was given and stdin is empty" in err and err.count("\n") == 1
+    assert (stack_file.read_text() if stack_file.exists() else None) == before
+
+    main(["config", "set", *secret, "dbpassword", ""])  # an empty value, said so
+    assert get("dbpassword", capsys) == "\n"
