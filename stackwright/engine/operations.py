@@ -20,7 +20,7 @@ from typing import Any
 
 from stackwright.engine import policy_gate
 from stackwright.engine.clusters import ClusterCheck, check_clusters
-from stackwright.engine.events import Diagnostic, Listener, Summary
+from stackwright.engine.events import Diagnostic, Listener, Summary, shown
 from stackwright.engine.execute import Options, Run
 from stackwright.engine.policy_gate import PolicyGate
 from stackwright.engine.ports import ProviderFactory
@@ -339,12 +339,21 @@ async def _preview(
         elif program is not None:
             await run_.run_program()
             await run_.delete_all(_stale(run_, program, options))
-        _, run_.outcome.outputs = run_.stack_outputs()
+        run_.outcome.outputs = _shown_outputs(run_, snapshot, options)
         if options.kind != "destroy":  # a destroy runs no program
             run_.run_unused_applies()
         return run_.summary(0.0)
     finally:
         await run_.close()
+
+
+def _shown_outputs(run_: Run, snapshot: Snapshot, options: Options) -> dict[str, Any]:
+    """The stack outputs a summary shows: the program's, or for a refresh (which runs no
+    program and leaves the outputs as they are) the recorded ones, so that every summary
+    but a destroy's carries the stack's outputs, masked as `stack output` shows them."""
+    if options.kind == "refresh":
+        return {k: shown(v) for k, v in snapshot.outputs.items()}
+    return run_.stack_outputs()[1]
 
 
 def _stale(run_: Run, program: Program, options: Options) -> list[ResourceState]:
@@ -473,6 +482,7 @@ async def _mutate(
         run_.retarget(record=True)
         if options.kind == "refresh":
             await run_.refresh(record=True)
+            run_.outcome.outputs = _shown_outputs(run_, snapshot, options)
             return run_.summary(0.0)
         if options.refresh:
             await run_.refresh(record=True)

@@ -690,6 +690,28 @@ def test_refresh_with_drift(new_project: Any, cluster: LiveCluster) -> None:
     p.sw("refresh", "--yes", "--expect-no-changes")
 
 
+def test_a_refresh_summary_carries_the_stack_outputs(
+    new_project: Any, cluster: LiveCluster
+) -> None:
+    """A refresh runs no program and leaves the outputs as they were: its summary shows them
+    (secrets masked) as `up`'s does, not `{}`, which read as if the stack had lost them."""
+    p = new_project()
+    p.program(
+        """
+        ns = k8s.core.v1.Namespace("ns", metadata={"name": NS})
+        sw.export("namespace", ns.metadata["name"])
+        sw.export("token", sw.Output.secret("t0ken-for-refresh"))
+        """
+    )
+    outputs = p.up().summary["outputs"]
+    assert outputs == {"namespace": p.ns, "token": "[secret]"}
+    for args in (("--preview-only",), ("--yes",)):
+        seen = p.sw("refresh", *args, "--json")
+        assert seen.summary["outputs"] == outputs, args
+        assert "t0ken-for-refresh" not in seen.out + seen.err
+    assert p.sw("destroy", "--yes", "--json").summary["outputs"] == {}
+
+
 def test_refresh_of_an_object_made_again_outside(new_project: Any, cluster: LiveCluster) -> None:
     """An object deleted and made again by hand under its name is another object (another
     uid, none of the stack's marks): refresh finds the stack's object gone, and the stack
