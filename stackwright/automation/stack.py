@@ -74,7 +74,7 @@ from stackwright.model import (
 from stackwright.policy import Level, Settings, select_packs
 from stackwright.sdk.context import Program
 from stackwright.sdk.output import dependencies_of, resolve, unwrap_secrets
-from stackwright.state import Backend, Operation, open_backend
+from stackwright.state import Backend, HistoryEntry, Operation, open_backend
 
 PRODUCTION = "production"
 ENVIRONMENTS_KEY = "stackwright:environments"
@@ -414,11 +414,17 @@ class Workspace:
         policy_packs: tuple[str, ...] = (),
         policy_level: Level | None = None,
         retarget: bool = False,
+        expect_no_changes: bool = False,
     ) -> Summary:
-        """What `up` would do. `retarget`: as `up`'s, shown (the objects it forgets)."""
+        """What `up` would do. `retarget`: as `up`'s, shown (the objects it forgets).
+        `expect_no_changes` (with `refresh`: a drift gate) raises `StackwrightError` (exit
+        code 1) after the summary when anything would change."""
         options = select.options("up", parallel, refresh=refresh, dry_run=True, retarget=retarget)
         gate = self.policy_gate(policy_packs, policy_level)
-        return self._run(options, listener, program=True, policy=gate)
+        summary = self._run(options, listener, program=True, policy=gate)
+        if expect_no_changes:
+            expect_no_changes_in(summary, "the preview shows changes")
+        return summary
 
     def up(
         self,
@@ -432,13 +438,35 @@ class Workspace:
         policy_packs: tuple[str, ...] = (),
         policy_level: Level | None = None,
         retarget: bool = False,
+        expect_no_changes: bool = False,
     ) -> Summary:
         """Apply the program. `retarget`: a provider that now reaches another cluster than
         the one its objects are recorded in is moved there: those objects are forgotten
-        (left on the former cluster, not deleted) and created anew (else: refused)."""
+        (left on the former cluster, not deleted) and created anew (else: refused).
+        `expect_no_changes` previews first (its events and summary go to `listener` too) and
+        raises `StackwrightError` (exit code 1), changing nothing, when the preview shows a
+        change, as `stackwright up --expect-no-changes` does."""
+        if expect_no_changes:
+            planned = self.preview(
+                listener,
+                refresh=refresh,
+                select=select,
+                parallel=parallel,
+                policy_packs=policy_packs,
+                policy_level=policy_level,
+                retarget=retarget,
+            )
+            if not planned.ok:
+                return planned
+            expect_no_changes_in(planned, "the preview shows changes; nothing was changed")
         options = select.options("up", parallel, refresh=refresh, force=force, retarget=retarget)
         gate = self.policy_gate(policy_packs, policy_level)
-        return self._run(options, listener, program=True, message=message, policy=gate)
+        summary = self._run(options, listener, program=True, message=message, policy=gate)
+        if expect_no_changes:  # the cluster or the state changed since the preview
+            expect_no_changes_in(
+                summary, "the update changed the stack after a preview without changes"
+            )
+        return summary
 
     def destroy(
         self,
@@ -458,10 +486,23 @@ class Workspace:
         select: Selection = Selection(),
         preview: bool = False,
         parallel: int = DEFAULT_PARALLEL,
+        expect_no_changes: bool = False,
     ) -> Summary:
-        """Read the stack's objects (only `select`'s targets, none of its excludes)."""
+        """Read the stack's objects (only `select`'s targets, none of its excludes).
+        `expect_no_changes` reads them first without recording, and raises
+        `StackwrightError` (exit code 1), recording nothing, when any drifted or is gone."""
+        if expect_no_changes:
+            options = select.options("refresh", parallel, dry_run=True)
+            read = self._run(options, listener, program=False)
+            expect_no_drift_in(read)
+            if not read.ok or preview:
+                return read
         options = select.options("refresh", parallel, dry_run=preview)
         return self._run(options, listener, program=False)
+
+    def history(self, *, limit: int | None = None) -> list[HistoryEntry]:
+        """The stack's operations, newest first (`stack history`)."""
+        return self.backend.history(self.project.name, self.stack, limit=limit)
 
     # --- the state as a document -----------------------------------------------------------
 
@@ -568,6 +609,30 @@ class Workspace:
                 operation.end(1, state)
         code = yaml_code if self.project.runtime == "yaml" else python_code
         return urn, code(type_token, name, state.inputs, state.secret_paths, protect=protect)
+
+
+def expect_no_changes_in(summary: Summary, what: str) -> None:
+    """`--expect-no-changes`: raise (exit code 1) when `summary` counts any change. A
+    refresh's counts (`in-sync`, `drifted`, `deleted-outside`) are what it read, not
+    changes: drift the update would undo is counted by its own step."""
+    steps = {op.value for op in Op if op.mutates}
+    changes = {op: n for op, n in summary.counts.items() if op in steps and n}
+    if summary.ok and changes:
+        listed = ", ".join(f"{n} to {op}" for op, n in sorted(changes.items()))
+        # An error, not a bare exit: with --json it is also the last event line, so a CI
+        # script reading the events sees why the run failed after an ok summary.
+        raise StackwrightError(f"--expect-no-changes: {what} ({listed})")
+
+
+def expect_no_drift_in(summary: Summary) -> None:
+    """`refresh --expect-no-changes`: raise (exit code 1) when the refresh found objects
+    changed or deleted outside the stack (a CI drift gate, as Pulumi's flag)."""
+    found = {what: summary.counts.get(what, 0) for what in ("drifted", "deleted-outside")}
+    if summary.ok and any(found.values()):
+        listed = ", ".join(f"{n} {what}" for what, n in found.items() if n)
+        raise StackwrightError(
+            f"--expect-no-changes: the refresh finds drift ({listed}); nothing was recorded"
+        )
 
 
 def _import_address(type_token: str, name: str, object_id: str) -> tuple[str, str, str]:

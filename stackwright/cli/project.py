@@ -20,7 +20,12 @@ import typer
 
 from stackwright.automation import templates
 from stackwright.automation.secrets import NEW_PASSPHRASE_ENV
-from stackwright.automation.stack import Selection, Workspace
+from stackwright.automation.stack import (
+    Selection,
+    Workspace,
+    expect_no_changes_in,
+    expect_no_drift_in,
+)
 from stackwright.automation.workspace import (
     Project,
     StackConfig,
@@ -33,7 +38,7 @@ from stackwright.automation.workspace import (
 from stackwright.cli.render import Renderer, make_renderer
 from stackwright.engine.events import Summary, masked
 from stackwright.errors import StackwrightError, UsageError
-from stackwright.model import SECRET_TEXT, Op, ResourceState, map_secrets, urn_name
+from stackwright.model import SECRET_TEXT, ResourceState, map_secrets, urn_name
 from stackwright.policy import Level
 from stackwright.state import Backend, HistoryEntry, open_backend
 
@@ -169,30 +174,6 @@ def _selection(
     )
 
 
-def _expect_no_changes(summary: Summary, what: str) -> None:
-    """With --expect-no-changes: exit 1 when `summary` counts any change. A refresh's
-    counts (`in-sync`, `drifted`, `deleted-outside`) are what it read, not changes: drift
-    the update would undo is counted by its own step."""
-    steps = {op.value for op in Op if op.mutates}
-    changes = {op: n for op, n in summary.counts.items() if op in steps and n}
-    if summary.ok and changes:
-        listed = ", ".join(f"{n} to {op}" for op, n in sorted(changes.items()))
-        # An error, not a bare exit: with --json it is also the last event line, so a CI
-        # script reading the events sees why the run failed after an ok summary.
-        raise StackwrightError(f"--expect-no-changes: {what} ({listed})")
-
-
-def _expect_no_drift(summary: Summary) -> None:
-    """`refresh --expect-no-changes`: exit 1, recording nothing, when the refresh found
-    objects changed or deleted outside the stack (a CI drift gate, as Pulumi's flag)."""
-    found = {what: summary.counts.get(what, 0) for what in ("drifted", "deleted-outside")}
-    if summary.ok and any(found.values()):
-        listed = ", ".join(f"{n} {what}" for what, n in found.items() if n)
-        raise StackwrightError(
-            f"--expect-no-changes: the refresh finds drift ({listed}); nothing was recorded"
-        )
-
-
 def _confirm(kind: str, yes: bool, as_json: bool, command: str = "", warning: str = "") -> bool:
     """Whether to go ahead after the preview (`warning` said first, in a terminal); a
     non-interactive run needs --yes."""
@@ -306,7 +287,7 @@ def preview(
         )
     _finish(summary)
     if expect_no_changes:
-        _expect_no_changes(summary, "the preview shows changes")
+        expect_no_changes_in(summary, "the preview shows changes")
 
 
 def up(
@@ -358,7 +339,7 @@ def up(
         if not planned.ok:
             raise typer.Exit(1)
         if expect_no_changes:
-            _expect_no_changes(planned, "the preview shows changes; nothing was changed")
+            expect_no_changes_in(planned, "the preview shows changes; nothing was changed")
         if not _confirm("update", yes, as_json, "up"):
             typer.echo("Cancelled: nothing was changed.")
             return
@@ -376,7 +357,9 @@ def up(
         )
     _finish(summary)
     if expect_no_changes:  # the cluster or the state changed between the preview and the up
-        _expect_no_changes(summary, "the update changed the stack after a preview without changes")
+        expect_no_changes_in(
+            summary, "the update changed the stack after a preview without changes"
+        )
 
 
 def destroy(
@@ -455,7 +438,7 @@ def refresh(
             summary = ws.refresh(render, select=select, preview=True)
         _finish(summary)  # objects it could not read: nothing to record, or to ask about
         if expect_no_changes:
-            _expect_no_drift(summary)
+            expect_no_drift_in(summary)
         if preview_only:
             return
         if not _confirm("refresh", yes, as_json):

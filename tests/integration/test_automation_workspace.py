@@ -12,7 +12,7 @@ import pytest
 
 from stackwright.automation.stack import Workspace
 from stackwright.engine.events import Event, Summary
-from stackwright.errors import UsageError
+from stackwright.errors import StackwrightError, UsageError
 
 pytestmark = pytest.mark.integration
 
@@ -99,3 +99,47 @@ def test_a_script_that_logs_every_event_logs_no_secret(
     assert "StepStarted" in text and "Drift" in text and "Summary" in text
     assert "[secret]" in text
     assert "Hunter2-in-ci" not in text
+
+
+def test_a_script_gates_on_drift_and_reads_the_history(
+    tmp_path: Path, cluster: LiveCluster, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As Pulumi's `stack.preview(expect_no_changes=True)` / `refresh(...)` / `history()`:
+    the CI drift gate without the CLI. A gate that trips raises with exit code 1 after
+    its summary, and its refresh records nothing."""
+    monkeypatch.setenv("STACKWRIGHT_CONFIG_PASSPHRASE", "automation")
+    (tmp_path / "Stackwright.yaml").write_text("name: gated\nruntime: python\n")
+    (tmp_path / "__main__.py").write_text(
+        textwrap.dedent(
+            """
+            import stackwright.kubernetes as k8s
+            k8s.core.v1.ConfigMap("cm", metadata={"name": "gated"}, data={"mode": "a"})
+            """
+        )
+    )
+    ws = Workspace.create_or_select(tmp_path, "ci")
+    ws.config.set("kubernetes:kubeconfig", str(cluster.kubeconfig))
+    events: list[Event] = []
+    with pytest.raises(StackwrightError, match="the preview shows changes; nothing was") as tripped:
+        ws.up(events.append, expect_no_changes=True)
+    assert tripped.value.exit_code == 1 and not isinstance(tripped.value, UsageError)
+    assert cluster.kubectl("get", "configmap", "gated", check=False).returncode != 0
+    assert ws.up(events.append).ok
+    assert ws.preview(events.append, refresh=True, expect_no_changes=True).ok
+    assert ws.refresh(events.append, expect_no_changes=True).ok
+
+    cluster.kubectl("patch", "configmap", "gated", "-p", '{"data": {"mode": "b"}}')
+    with pytest.raises(StackwrightError, match=r"the preview shows changes \(1 to update\)"):
+        ws.preview(events.append, refresh=True, expect_no_changes=True)
+    with pytest.raises(StackwrightError, match="finds drift .1 drifted.; nothing was recorded"):
+        ws.refresh(events.append, expect_no_changes=True)
+    recorded = ws.export_state()["resources"]
+    assert [r["outputs"]["data"] for r in recorded if r["type"].endswith("ConfigMap")] == [
+        {"mode": "a"}
+    ]
+    assert [(e.kind, e.result) for e in ws.history()] == [
+        ("refresh", "succeeded"),
+        ("up", "succeeded"),
+    ]
+    assert len(ws.history(limit=1)) == 1
+    assert ws.destroy(events.append).ok
