@@ -2,9 +2,11 @@
 
 A script drives a stack as Pulumi's Automation API does, through `Workspace`
 (`Workspace.create_or_select(folder, "dev").up(listener)`); `Selection` says which
-resources an operation may touch (`--target`, `--exclude`, `--replace`).
+resources an operation may touch (`--target`, `--exclude`, `--replace`); `event_json`
+turns an event into the object `--json` prints for it, for a script that forwards them.
 """
 
 from stackwright.automation.stack import Selection, Workspace
+from stackwright.engine.events import event_json
 
-__all__ = ["Selection", "Workspace"]
+__all__ = ["Selection", "Workspace", "event_json"]

@@ -36,8 +36,11 @@ from stackwright.engine.events import (
     StepSkipped,
     StepStarted,
     Summary,
+    event_json,
     shown,
     shown_changes,
+    step_type_and_name,
+    type_and_name,
 )
 from stackwright.engine.plan import ABSENT, FieldChange, Step, diff
 from stackwright.errors import redact, redact_within
@@ -170,19 +173,6 @@ def make_renderer(
 # printed styled on a terminal and as `.plain` elsewhere.
 
 
-def _type_and_name(urn: str) -> tuple[str, str]:
-    try:
-        parts = parse_urn(urn)
-    except ValueError:
-        return "", urn
-    return parts.type, parts.name
-
-
-def _step_type_and_name(step: Step) -> tuple[str, str]:
-    type_, name = _type_and_name(step.urn)
-    return step.type or type_, name
-
-
 def _is_future(kind: str) -> bool:
     return kind == "preview"
 
@@ -214,7 +204,7 @@ def _symbol(display: OpDisplay) -> str:
 def step_line(step: Step) -> Text:
     """`+ create  kubernetes:core/v1:ConfigMap  app-config`, with replacement reasons."""
     display = OP_DISPLAY[step.op]
-    type_, name = _step_type_and_name(step)
+    type_, name = step_type_and_name(step)
     text = Text.assemble((f"{_symbol(display)}{display.verb}", display.style), f"  {type_}  {name}")
     if step.replace_reasons:
         text.append(f" ({'; '.join(step.replace_reasons)})", style=display.style)
@@ -299,7 +289,7 @@ def _item_key(items: list[Any]) -> str | None:
 def done_line(step: Step, elapsed: float, *, with_type: bool) -> Text:
     """`  created  app-config (0.05s)`; the live display adds the symbol and type."""
     display = OP_DISPLAY[step.op]
-    type_, name = _step_type_and_name(step)
+    type_, name = step_type_and_name(step)
     if with_type:
         return Text.assemble(
             (f"{_symbol(display)}{display.done}", display.style),
@@ -310,7 +300,7 @@ def done_line(step: Step, elapsed: float, *, with_type: bool) -> Text:
 
 
 def failed_line(step: Step, error: str, *, with_type: bool) -> Text:
-    type_, name = _step_type_and_name(step)
+    type_, name = step_type_and_name(step)
     who = f"{type_}  {name}" if with_type and type_ else name
     # Provider errors often name the object already ("web: 0/3 ready"); say it once.
     detail = error.removeprefix(f"{name}:").strip() if error else ""
@@ -320,19 +310,19 @@ def failed_line(step: Step, error: str, *, with_type: bool) -> Text:
 def stopped_line(step: Step, status: str, elapsed: float) -> Text:
     """`  stopped  kubernetes:apps/v1:Deployment  web after 3s: 0/3 ready`: under way when
     the command ended, so the next operation settles it."""
-    type_, name = _step_type_and_name(step)
+    type_, name = step_type_and_name(step)
     where = f": {status}" if status else ""
     return Text(f"  stopped  {type_}  {name} after {_seconds(elapsed, 0)}{where}", style="yellow")
 
 
 def skipped_line(step: Step, reason: str) -> Text:
-    _, name = _step_type_and_name(step)
+    _, name = step_type_and_name(step)
     return Text(f"  skipped  {name} ({reason})" if reason else f"  skipped  {name}", style="dim")
 
 
 def drift_lines(drift: Drift) -> list[Text]:
     """The drifted resource and each field `path: recorded → live (changed by MANAGER)`."""
-    type_, name = _type_and_name(drift.urn)
+    type_, name = type_and_name(drift.urn)
     if drift.gone:
         return [Text(f"- gone  {type_}  {name} (deleted outside Stackwright)", style="red")]
     lines = [Text.assemble(("~ drifted", "yellow"), f"  {type_}  {name}")]
@@ -348,7 +338,7 @@ _SEVERITY_STYLE = {"error": "bold red", "warning": "yellow", "info": "dim"}
 
 
 def diagnostic_line(diagnostic: Diagnostic) -> Text:
-    _, name = _type_and_name(diagnostic.urn) if diagnostic.urn else ("", "")
+    _, name = type_and_name(diagnostic.urn) if diagnostic.urn else ("", "")
     where = f"{name}: " if name else ""
     return Text(
         f"{diagnostic.severity}: {where}{diagnostic.message}",
@@ -471,82 +461,6 @@ def summary_lines(summary: Summary, *, future: bool) -> list[Text]:
 # JSON lines
 
 
-def _change_json(change: FieldChange) -> dict[str, Any]:
-    """An absent side (the field is added or deleted) is left out, not encoded."""
-    out: dict[str, Any] = {"path": change.path, "kind": change.kind}
-    if change.kind != "add":
-        out["old"] = change.old
-    if change.kind != "delete":
-        out["new"] = change.new
-    return out
-
-
-def _step_json(step: Step) -> dict[str, Any]:
-    type_, name = _step_type_and_name(step)
-    return {"op": step.op.value, "urn": step.urn, "type": type_, "name": name}
-
-
-def event_json(event: Event) -> dict[str, Any]:
-    """One event as a JSON object. A step's changes are always included (masked):
-    a machine reading `--json` should not need to know the display's `--diff` flag."""
-    if isinstance(event, StepStarted):
-        started: dict[str, Any] = {"event": "step-started", **_step_json(event.step)}
-        started["changes"] = [_change_json(c) for c in shown_changes(event.step)]
-        if event.step.replace_reasons:
-            started["replaceReasons"] = list(event.step.replace_reasons)
-        return started
-    if isinstance(event, StepProgress):
-        return {"event": "step-progress", "urn": event.urn, "message": event.message}
-    if isinstance(event, StepDone):
-        return {
-            "event": "step-done",
-            **_step_json(event.step),
-            "ok": event.ok,
-            "elapsed": round(event.elapsed, 3),
-            "error": event.error,
-        }
-    if isinstance(event, StepSkipped):
-        return {"event": "step-skipped", **_step_json(event.step), "reason": event.reason}
-    if isinstance(event, Drift):
-        return {
-            "event": "drift",
-            "urn": event.urn,
-            "gone": event.gone,
-            "fields": [
-                {
-                    "path": f.path,
-                    "recorded": shown(f.recorded),
-                    "live": shown(f.live),
-                    "manager": f.manager,
-                }
-                for f in event.fields
-            ],
-        }
-    if isinstance(event, PolicyChecked):
-        return {"event": "policy", **event.report.to_dict()}
-    if isinstance(event, Diagnostic):
-        return {
-            "event": "diagnostic",
-            "urn": event.urn,
-            "severity": event.severity,
-            "message": event.message,
-        }
-    summary = {
-        "event": "summary",
-        "kind": event.kind,
-        "ok": event.ok,
-        "counts": dict(event.counts),
-        "outputs": shown(dict(event.outputs)),
-        "elapsed": round(event.elapsed, 3),
-        "failures": list(event.failures),
-        "notDone": list(event.not_done),
-        "dryRun": event.dry_run,
-    }
-    if event.state_bytes_written:  # only operations that wrote state (never a preview)
-        summary["stateBytesWritten"] = event.state_bytes_written
-    return summary
-
-
 #: orjson options matching `json.dumps(..., default=str)`: keys that are not strings are
 #: written as strings; dataclasses and datetimes go through `default` (str) as with json.
 _ORJSON = (
@@ -652,14 +566,14 @@ class PlainRenderer(Renderer):
         if isinstance(event, StepStarted):
             if event.step.op is Op.SAME:
                 return []
-            type_, name = _step_type_and_name(event.step)
+            type_, name = step_type_and_name(event.step)
             self._types.setdefault(name, set()).add(type_)
             return [step_line(event.step), *(diff_lines(event.step) if self._show_diff else ())]
         if isinstance(event, StepProgress):
             return self._progress_lines(event)
         if isinstance(event, StepDone):
             self._progress.pop(event.step.urn, None)
-            shared = len(self._types.get(_step_type_and_name(event.step)[1], ())) > 1
+            shared = len(self._types.get(step_type_and_name(event.step)[1], ())) > 1
             if not event.ok:
                 return [failed_line(event.step, event.error, with_type=shared)]
             if _is_future(self._kind) or event.step.op is Op.SAME:
@@ -682,7 +596,7 @@ class PlainRenderer(Renderer):
         if last is not None and (last[0] == event.message or now - last[1] < PROGRESS_INTERVAL):
             return []
         self._progress[event.urn] = (event.message, now)
-        _, name = _type_and_name(event.urn)
+        _, name = type_and_name(event.urn)
         return [Text(f"  {name}: {event.message}")]
 
     def close(self) -> None:
@@ -815,7 +729,7 @@ class LiveRenderer(Renderer):
 
     def _row_label(self, row: _Running, now: float) -> Text:
         display = OP_DISPLAY[row.step.op]
-        type_, name = _step_type_and_name(row.step)
+        type_, name = step_type_and_name(row.step)
         text = Text.assemble(
             (f"{_symbol(display)}{display.verb}", display.style),
             "  ",
@@ -861,11 +775,11 @@ class LiveRenderer(Renderer):
             return found
         parent = self._parents.get(urn, "")
         # Depth bounds a parent cycle in bad state; the stack itself is the root.
-        if parent and depth < 32 and _type_and_name(parent)[0] != STACK_TYPE:
+        if parent and depth < 32 and type_and_name(parent)[0] != STACK_TYPE:
             holder = self._node(parent, tree, nodes, depth + 1)
         else:
             holder = tree
-        type_, name = _type_and_name(urn)
+        type_, name = type_and_name(urn)
         node = holder.add(Text(f"{type_}  {name}", style="dim"))
         nodes[urn] = node
         return node

@@ -18,7 +18,7 @@ from typing import Any
 from stackwright.engine.plan import FieldChange, Step
 from stackwright.errors import redact, redact_within
 from stackwright.model import SECRET_TEXT as SECRET_TEXT  # re-exported for displays
-from stackwright.model import ResourceState, SecretValue
+from stackwright.model import ResourceState, SecretValue, parse_urn
 from stackwright.policy import Report
 from stackwright.sdk.output import UNKNOWN
 
@@ -216,6 +216,101 @@ def mask_at(path: str, value: Any, secret_paths: Iterable[str]) -> Any:
     if within(path, paths):
         return SECRET_TEXT
     return masked(value, _below(paths, path) if path else paths)
+
+
+# --- events as JSON (`--json`, and scripts that forward them) --------------------------------
+
+
+def type_and_name(urn: str) -> tuple[str, str]:
+    """The type and logical name a URN spells ("" and the URN itself if it is none)."""
+    try:
+        parts = parse_urn(urn)
+    except ValueError:
+        return "", urn
+    return parts.type, parts.name
+
+
+def step_type_and_name(step: Step) -> tuple[str, str]:
+    """The type and logical name of a step's resource."""
+    type_, name = type_and_name(step.urn)
+    return step.type or type_, name
+
+
+def _change_json(change: FieldChange) -> dict[str, Any]:
+    """An absent side (the field is added or deleted) is left out, not encoded."""
+    out: dict[str, Any] = {"path": change.path, "kind": change.kind}
+    if change.kind != "add":
+        out["old"] = change.old
+    if change.kind != "delete":
+        out["new"] = change.new
+    return out
+
+
+def _step_json(step: Step) -> dict[str, Any]:
+    type_, name = step_type_and_name(step)
+    return {"op": step.op.value, "urn": step.urn, "type": type_, "name": name}
+
+
+def event_json(event: Event) -> dict[str, Any]:
+    """One event as the JSON object `--json` prints on its line (README: JSON events). A
+    step's changes are always included (masked): a machine reading `--json` should not need
+    to know the display's `--diff` flag."""
+    if isinstance(event, StepStarted):
+        started: dict[str, Any] = {"event": "step-started", **_step_json(event.step)}
+        started["changes"] = [_change_json(c) for c in shown_changes(event.step)]
+        if event.step.replace_reasons:
+            started["replaceReasons"] = list(event.step.replace_reasons)
+        return started
+    if isinstance(event, StepProgress):
+        return {"event": "step-progress", "urn": event.urn, "message": event.message}
+    if isinstance(event, StepDone):
+        return {
+            "event": "step-done",
+            **_step_json(event.step),
+            "ok": event.ok,
+            "elapsed": round(event.elapsed, 3),
+            "error": event.error,
+        }
+    if isinstance(event, StepSkipped):
+        return {"event": "step-skipped", **_step_json(event.step), "reason": event.reason}
+    if isinstance(event, Drift):
+        return {
+            "event": "drift",
+            "urn": event.urn,
+            "gone": event.gone,
+            "fields": [
+                {
+                    "path": f.path,
+                    "recorded": shown(f.recorded),
+                    "live": shown(f.live),
+                    "manager": f.manager,
+                }
+                for f in event.fields
+            ],
+        }
+    if isinstance(event, PolicyChecked):
+        return {"event": "policy", **event.report.to_dict()}
+    if isinstance(event, Diagnostic):
+        return {
+            "event": "diagnostic",
+            "urn": event.urn,
+            "severity": event.severity,
+            "message": event.message,
+        }
+    summary = {
+        "event": "summary",
+        "kind": event.kind,
+        "ok": event.ok,
+        "counts": dict(event.counts),
+        "outputs": shown(dict(event.outputs)),
+        "elapsed": round(event.elapsed, 3),
+        "failures": list(event.failures),
+        "notDone": list(event.not_done),
+        "dryRun": event.dry_run,
+    }
+    if event.state_bytes_written:  # only operations that wrote state (never a preview)
+        summary["stateBytesWritten"] = event.state_bytes_written
+    return summary
 
 
 # --- events a listener may show as they are --------------------------------------------------

@@ -4,12 +4,17 @@ errors as exceptions, nothing printed."""
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
 import textwrap
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from stackwright.automation import event_json
 from stackwright.automation.stack import Workspace
 from stackwright.engine.events import Event, Summary
 from stackwright.errors import StackwrightError, UsageError
@@ -75,18 +80,26 @@ k8s.core.v1.ConfigMap("plain", metadata={"name": "plain"},
 """
 
 
+def _secret_stack(
+    folder: Path, cluster: LiveCluster, monkeypatch: pytest.MonkeyPatch, name: str, password: str
+) -> Workspace:
+    """Stack `ci` of project `name` running SECRET_PROGRAM, its password set as a secret."""
+    monkeypatch.setenv("STACKWRIGHT_CONFIG_PASSPHRASE", "automation")
+    (folder / "Stackwright.yaml").write_text(f"name: {name}\nruntime: python\n")
+    (folder / "__main__.py").write_text(textwrap.dedent(SECRET_PROGRAM))
+    ws = Workspace.create_or_select(folder, "ci")
+    ws.config.set("kubernetes:kubeconfig", str(cluster.kubeconfig))
+    ws.config.set("password", password, secret=True)
+    return ws
+
+
 def test_a_script_that_logs_every_event_logs_no_secret(
     tmp_path: Path, cluster: LiveCluster, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """As Pulumi's `on_event`, a listener gets events it may print in a CI log: a secret
     configuration value, in a Secret, in something computed from it or read as plain, is
     [secret] in every step, change, drift and summary the listener sees."""
-    monkeypatch.setenv("STACKWRIGHT_CONFIG_PASSPHRASE", "automation")
-    (tmp_path / "Stackwright.yaml").write_text("name: logged\nruntime: python\n")
-    (tmp_path / "__main__.py").write_text(textwrap.dedent(SECRET_PROGRAM))
-    ws = Workspace.create_or_select(tmp_path, "ci")
-    ws.config.set("kubernetes:kubeconfig", str(cluster.kubeconfig))
-    ws.config.set("password", "Hunter2-in-ci", secret=True)
+    ws = _secret_stack(tmp_path, cluster, monkeypatch, "logged", "Hunter2-in-ci")
 
     log: list[str] = []
     assert ws.preview(lambda e: log.append(repr(e))).ok
@@ -131,7 +144,7 @@ def test_a_script_gates_on_drift_and_reads_the_history(
     cluster.kubectl("patch", "configmap", "gated", "-p", '{"data": {"mode": "b"}}')
     with pytest.raises(StackwrightError, match=r"the preview shows changes \(1 to update\)"):
         ws.preview(events.append, refresh=True, expect_no_changes=True)
-    with pytest.raises(StackwrightError, match="finds drift .1 drifted.; nothing was recorded"):
+    with pytest.raises(StackwrightError, match=r"finds drift \(1 drifted\); nothing was recorded"):
         ws.refresh(events.append, expect_no_changes=True)
     recorded = ws.export_state()["resources"]
     assert [r["outputs"]["data"] for r in recorded if r["type"].endswith("ConfigMap")] == [
@@ -143,3 +156,37 @@ def test_a_script_gates_on_drift_and_reads_the_history(
     ]
     assert len(ws.history(limit=1)) == 1
     assert ws.destroy(events.append).ok
+
+
+def _canonical(event: dict[str, Any]) -> str:
+    """An event line without its timings, its keys sorted."""
+    timeless = {k: v for k, v in event.items() if k not in ("elapsed", "stateBytesWritten")}
+    return json.dumps(timeless, sort_keys=True)
+
+
+def test_a_script_forwards_the_events_the_cli_prints_with_json(
+    tmp_path: Path, cluster: LiveCluster, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`event_json` gives a script the very objects `stackwright preview --json` prints, so
+    a tool that reads the CLI's event lines reads a script's too (secrets masked in both)."""
+    ws = _secret_stack(tmp_path, cluster, monkeypatch, "forwarded", "Hunter2-forwarded")
+
+    events: list[Event] = []
+    assert ws.preview(events.append).ok
+    lines = [json.dumps(event_json(e)) for e in events]
+    cli = subprocess.run(
+        [sys.executable, "-m", "stackwright.cli.main", "preview", "--json"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env={**os.environ},
+        timeout=120,
+        check=True,
+    )
+    printed = [json.loads(line) for line in cli.stdout.splitlines()]
+    assert {e["event"] for e in printed} == {"diagnostic", "step-started", "step-done", "summary"}
+    # Steps run concurrently: the same events, not always in the same order.
+    assert sorted(_canonical(json.loads(line)) for line in lines) == sorted(
+        _canonical(e) for e in printed
+    )
+    assert "Hunter2-forwarded" not in "\n".join(lines) + cli.stdout
