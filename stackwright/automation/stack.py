@@ -48,7 +48,7 @@ from stackwright.automation.workspace import (
 )
 from stackwright.engine import operations
 from stackwright.engine.clusters import check_default_provider
-from stackwright.engine.events import Diagnostic, Listener, Summary, masking
+from stackwright.engine.events import Diagnostic, Guarded, Listener, Summary, masking
 from stackwright.engine.execute import DEFAULT_PARALLEL, Options
 from stackwright.engine.policy_gate import PolicyGate
 from stackwright.engine.ports import Provider
@@ -380,29 +380,34 @@ class Workspace:
         message: str = "",
         policy: PolicyGate | None = None,
     ) -> Summary:
-        listener = masking(listener)  # a script may log its events: no secret in them
+        # A script may log its events: no secret in them; and a listener that raises is
+        # told once the operation is over, not in the middle of its steps.
+        guarded = Guarded(masking(listener))
         self.require_stack()
         self.unlock()
         declared = self.run_program() if program else None
-        self._check_environments(declared, listener)
+        self._check_environments(declared, guarded)
         try:
-            return operations.run(
+            summary = operations.run(
                 self.backend,
                 project=self.project.name,
                 stack=self.stack,
                 options=options,
                 program=declared,
                 providers=kubernetes_providers(
-                    self.provider_settings(listener),
+                    self.provider_settings(guarded),
                     project=self.project.name,
                     check_context=self.check_context,
                 ),
-                listener=listener,
+                listener=guarded,
                 message=message,
                 policy=policy,
             )
         finally:
             self.record_provider()  # a key first made during the run (to seal a secret)
+        if guarded.error is not None:
+            raise guarded.error
+        return summary
 
     def preview(
         self,

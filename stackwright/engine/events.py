@@ -385,3 +385,21 @@ def masking(listener: Listener) -> Listener:
         listener(safe_event(event))
 
     return masked_listener
+
+
+class Guarded:
+    """A listener whose exceptions do not stop the operation: a script's listener that
+    raises mid-`up` would otherwise abandon steps under way (left pending for the next run
+    to settle) and fail the run over a logging bug. The first exception is kept in `error`,
+    for the caller to raise once the operation is over; events keep flowing to it."""
+
+    def __init__(self, listener: Listener) -> None:
+        self._listener = listener
+        self.error: Exception | None = None
+
+    def __call__(self, event: Event) -> None:
+        try:
+            self._listener(event)
+        except Exception as exc:  # the listener's own bug, raised after the operation
+            if self.error is None:
+                self.error = exc

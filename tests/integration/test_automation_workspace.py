@@ -16,7 +16,7 @@ import pytest
 
 from stackwright.automation import event_json
 from stackwright.automation.stack import Workspace
-from stackwright.engine.events import Event, Summary
+from stackwright.engine.events import Event, StepDone, Summary
 from stackwright.errors import StackwrightError, UsageError
 
 pytestmark = pytest.mark.integration
@@ -190,3 +190,28 @@ def test_a_script_forwards_the_events_the_cli_prints_with_json(
         _canonical(e) for e in printed
     )
     assert "Hunter2-forwarded" not in "\n".join(lines) + cli.stdout
+
+
+def test_a_listener_that_raises_is_told_after_the_operation_not_in_its_middle(
+    tmp_path: Path, cluster: LiveCluster, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A logging bug in a script's listener does not abandon an `up` halfway (steps left
+    pending, the history failed): the operation completes, then the listener's first
+    exception is raised to the script, as its own bug."""
+    ws = _secret_stack(tmp_path, cluster, monkeypatch, "listened", "Hunter2-listened")
+    seen: list[Event] = []
+
+    def broken(event: Event) -> None:
+        seen.append(event)
+        if isinstance(event, StepDone):
+            raise ValueError("a bug in the script's listener")
+
+    with pytest.raises(ValueError, match="a bug in the script's listener"):
+        ws.up(broken)
+    assert isinstance(seen[-1], Summary) and seen[-1].ok, "events kept flowing to the end"
+    state = ws.backend.load(ws.project.name, ws.stack)
+    assert state.pending == [] and len(state.resources) == 3
+    assert [(e.kind, e.result) for e in ws.history()] == [("up", "succeeded")]
+    for name in ("url", "plain"):
+        assert cluster.kubectl("get", "configmap", name, check=False).returncode == 0
+    assert ws.destroy(seen.append).ok
