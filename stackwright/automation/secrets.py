@@ -33,6 +33,7 @@ from typing import Any
 from stackwright.errors import UsageError, remember_secret
 from stackwright.model import (
     SECRET_SIG,
+    SECRET_TEXT,
     ResourceState,
     SecretValue,
     is_sealed,
@@ -111,6 +112,21 @@ class DataKey:
         value = json.loads(plain)
         remember_secret(value)
         return value
+
+
+class MaskingKey(DataKey):
+    """Stands in for a stack's data key where only [secret] is shown (`stack`, `stack output`
+    without --show-secrets): every secret opens as [secret], so neither a passphrase nor a
+    key file is needed, as a CI job reading a stack's status has neither. It seals nothing."""
+
+    def __init__(self, stack: str) -> None:
+        super().__init__(b"", stack)
+
+    def encrypt(self, value: Any, aad: bytes = _STATE_AAD) -> str:
+        raise AssertionError("a state read with secrets masked is never written back")
+
+    def decrypt(self, sealed: str, aad: bytes = _STATE_AAD, *, what: str = "a secret") -> Any:
+        return SECRET_TEXT
 
 
 # --- wrapping keys -------------------------------------------------------------------------

@@ -31,6 +31,7 @@ from typing import Any
 import yaml
 
 from stackwright.automation.secrets import (
+    MaskingKey,
     StateEncrypter,
     Where,
     map_envelopes,
@@ -74,7 +75,7 @@ from stackwright.model import (
 from stackwright.policy import Level, Settings, select_packs
 from stackwright.sdk.context import Program
 from stackwright.sdk.output import dependencies_of, resolve, unwrap_secrets
-from stackwright.state import Backend, HistoryEntry, Operation, open_backend
+from stackwright.state import Backend, HistoryEntry, Operation, Snapshot, open_backend
 
 PRODUCTION = "production"
 ENVIRONMENTS_KEY = "stackwright:environments"
@@ -207,6 +208,17 @@ class Workspace:
             return dict(map_secrets(outputs, lambda secret: secret.value))
         exported = self.backend.export(self.project.name, self.stack)["outputs"]
         return dict(map_envelopes(exported, is_sealed, lambda _: SECRET_TEXT))
+
+    def state(self, *, show_secrets: bool = False) -> Snapshot:
+        """The stack's recorded state: secrets decrypted with `show_secrets`, else [secret]
+        and read without unlocking the stack's key, as `outputs` is (a CI job checking a
+        stack's resources or pending steps needs no passphrase)."""
+        if show_secrets:
+            return self.backend.load(self.project.name, self.stack)
+        masking = StateEncrypter(lambda: MaskingKey(self.stack))
+        url = _backend_url(self.project)
+        with contextlib.closing(open_backend(url, encrypter=masking)) as backend:
+            return backend.load(self.project.name, self.stack)
 
     def require_stack(self) -> None:
         """Refuse a stack the state store does not have (a typo in --stack), before its

@@ -800,8 +800,8 @@ def stack_show(
     if ctx.invoked_subcommand is not None:
         return
     ws = _workspace(stack)
-    snapshot = ws.backend.load(ws.project.name, ws.stack)
-    history = ws.backend.history(ws.project.name, ws.stack)
+    snapshot = ws.state(show_secrets=show_secrets)  # without it, no passphrase needed
+    history = ws.history()
     last = history[0] if history else None
     outputs = revealed(snapshot.outputs, show=show_secrets)
     if as_json:

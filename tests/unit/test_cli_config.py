@@ -143,6 +143,37 @@ def test_stack_output_masked_needs_no_passphrase(
     assert caught.value.code == 2 and "STACKWRIGHT_CONFIG_PASSPHRASE" in err, err
 
 
+def test_stack_shown_masked_needs_no_passphrase(
+    project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`stackwright stack --json` (resources, pending steps, last operation, outputs) reads
+    the state with its secrets as [secret], without the passphrase, as `stack output`
+    does: a CI job checks a stack's health without it; --show-secrets still needs it."""
+    monkeypatch.setenv("STACKWRIGHT_CONFIG_PASSPHRASE", "correct horse")
+    main(["stack", "init", "prod", "--secrets-provider", "passphrase"])
+    (project / "__main__.py").write_text(
+        "import stackwright as sw\n"
+        "app = sw.ComponentResource('acme:App', 'app')\n"
+        "app.register_outputs({'token': sw.Output.secret('hunter2-token'), 'size': 3})\n"
+        'sw.export("pw", sw.Output.secret("hunter2-pw"))\n'
+    )
+    main(["up", "--yes"])
+    monkeypatch.delenv("STACKWRIGHT_CONFIG_PASSPHRASE")
+    capsys.readouterr()
+    main(["stack", "--json"])
+    shown = json.loads(capsys.readouterr().out)
+    assert shown["outputs"] == {"pw": "[secret]"}
+    assert shown["pendingOperations"] == 0 and shown["lastOperation"]["result"] == "succeeded"
+    (app,) = [r for r in shown["resources"] if r["type"] == "acme:App"]
+    assert app["outputs"] == {"token": "[secret]", "size": 3}
+    main(["stack"])
+    assert "hunter2" not in capsys.readouterr().out
+    with pytest.raises(SystemExit) as caught:
+        main(["stack", "--show-secrets"])
+    err = capsys.readouterr().err
+    assert caught.value.code == 2 and "STACKWRIGHT_CONFIG_PASSPHRASE" in err, err
+
+
 @pytest.mark.parametrize("secret", [["--secret"], []])
 def test_a_value_left_out_with_nothing_on_stdin_is_refused_not_set_empty(
     project: Path,
