@@ -766,6 +766,9 @@ def _history_json(e: HistoryEntry) -> dict[str, Any]:
         "result": e.result,
         "counts": e.counts,
         "message": e.message,
+        # Who ran it, where (a CI runner's user and host), as a lock's holder is named.
+        "user": e.owner,
+        "host": e.host,
     }
 
 

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import getpass
 import io
 import json
+import socket
 import time
 from collections.abc import Iterator
 from datetime import datetime
@@ -90,3 +92,15 @@ def test_removing_the_selected_stack_leaves_none_selected(
         "error: no stack is selected: run `stackwright stack init NAME` or "
         "`stackwright stack select NAME`\n"
     )
+
+
+def test_history_json_names_who_ran_each_operation_and_where(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # As the error for a locked stack names its holder: a CI audit of `stack history --json`
+    # tells which runner made a change (the entries had neither).
+    main(["destroy", "--yes"])
+    capsys.readouterr()
+    main(["stack", "history", "--json"])
+    (entry,) = json.loads(capsys.readouterr().out)
+    assert (entry["user"], entry["host"]) == (getpass.getuser(), socket.gethostname())
