@@ -517,6 +517,11 @@ class Workspace:
         options = select.options("refresh", parallel, dry_run=preview)
         return self._run(options, listener, program=False)
 
+    def cancel(self) -> bool:
+        """Release the stack's lock at once, as `stackwright cancel` (Pulumi's `stack.cancel`);
+        an operation still running on it stops within a second. Whether one was held."""
+        return self.backend.cancel(self.project.name, self.stack)
+
     def history(self, *, limit: int | None = None) -> list[HistoryEntry]:
         """The stack's operations, newest first (`stack history`)."""
         return self.backend.history(self.project.name, self.stack, limit=limit)

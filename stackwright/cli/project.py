@@ -449,10 +449,13 @@ def refresh(
     _finish(summary)
 
 
-def cancel(stack: Stack = None) -> None:
+def cancel(stack: Stack = None, as_json: Json = False) -> None:
     """Release the stack's lock at once (the operation holding it is marked cancelled)."""
     ws = _workspace(stack)
-    released = ws.backend.cancel(ws.project.name, ws.stack)
+    released = ws.cancel()
+    if as_json:
+        typer.echo(json.dumps({"stack": ws.stack, "released": released}))
+        return
     typer.echo(
         f"stack {ws.stack}: lock released" if released else f"stack {ws.stack} is not locked"
     )

@@ -1921,7 +1921,7 @@ def test_locked_stack(new_project: Any, cluster: LiveCluster) -> None:
         message = one_line(locked)
         assert "lock" in message and str(os.getpid()) in message, message
         assert get(cluster, "namespace", p.ns) is None
-        assert p.sw("cancel").out.strip() == f"stack {STACK}: lock released"
+        assert json.loads(p.sw("cancel", "--json").out) == {"stack": STACK, "released": True}
         assert p.up().summary["counts"] == {"create": 1}
         # The old holder learns that its lock was taken instead of writing on.
         with pytest.raises(LockLost, match="cancelled"):
@@ -1933,6 +1933,7 @@ def test_locked_stack(new_project: Any, cluster: LiveCluster) -> None:
         backend.close()
     assert [h["result"] for h in p.history()] == ["succeeded", "cancelled"]
     assert p.sw("cancel").out.strip() == f"stack {STACK} is not locked"
+    assert json.loads(p.sw("cancel", "--json").out) == {"stack": STACK, "released": False}
 
 
 # --- outputs, history, secrets ------------------------------------------------------------------------

@@ -19,5 +19,6 @@ def test_the_public_names_are_sorted_and_are_the_workspace_and_its_selection() -
         "refresh",
         "outputs",
         "history",
+        "cancel",
     ):
         assert callable(getattr(Workspace, name)), name
