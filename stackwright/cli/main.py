@@ -7,7 +7,6 @@ operations); a traceback is shown only for Stackwright's own bugs.
 from __future__ import annotations
 
 import gc
-import json
 import os
 import signal
 import sys
@@ -19,6 +18,7 @@ from typing import Annotated
 import typer
 
 from stackwright.cli import _typer, cluster, policy, project
+from stackwright.cli.render import json_line
 from stackwright.errors import StackwrightError, UsageError, redact
 from stackwright.version import VERSION
 
@@ -127,7 +127,9 @@ def _fail(message: str, code: int, argv: list[str] | None, *, prefix: str = "err
     the events learns why there are no more."""
     print(f"{prefix}{message}", file=sys.stderr)
     if "--json" in (sys.argv[1:] if argv is None else argv):
-        print(json.dumps({"event": "error", "message": message, "exitCode": code}), flush=True)
+        # Written as the event lines are (compact, UTF-8), so `grep '"event":"error"'` and
+        # a line-by-line reader treat it as one of them.
+        print(json_line({"event": "error", "message": message, "exitCode": code}), flush=True)
     sys.exit(code)
 
 

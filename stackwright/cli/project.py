@@ -35,7 +35,7 @@ from stackwright.automation.workspace import (
     selected_stack,
     unselect_stack,
 )
-from stackwright.cli.render import Renderer, make_renderer
+from stackwright.cli.render import Renderer, json_line, make_renderer
 from stackwright.engine.events import Summary, masked
 from stackwright.errors import StackwrightError, UsageError
 from stackwright.model import SECRET_TEXT, ResourceState, map_secrets, urn_name
@@ -495,7 +495,7 @@ def import_(
             return
     urn, code = ws.import_object(type_token, name, object_id, protect=protect)
     if as_json:
-        typer.echo(json.dumps({"event": "imported", "urn": urn, "code": code}))
+        typer.echo(json_line({"event": "imported", "urn": urn, "code": code}))
     else:
         where = "under `resources:` in" if ws.project.runtime == "yaml" else "to"
         typer.echo(f"Imported {object_id} as {urn}.\nAdd this {where} your program:\n\n{code}")

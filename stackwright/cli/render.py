@@ -468,8 +468,8 @@ _ORJSON = (
 )
 
 
-def _json_line(document: dict[str, Any]) -> str:
-    """One compact JSON line. orjson takes about a tenth of json's time (3,000 events of a
+def json_line(document: dict[str, Any]) -> str:
+    """One compact JSON line, as every `--json` line is written (events, the final error). orjson takes about a tenth of json's time (3,000 events of a
     1,000-resource `up`: 1 ms against 11 ms); json remains for what orjson refuses
     (integers beyond 64 bits)."""
     try:
@@ -508,9 +508,9 @@ class JsonLinesRenderer(Renderer):
 
     def __call__(self, event: Event) -> None:
         document = event_json(event)
-        line = _json_line(document)
+        line = json_line(document)
         if _may_quote(event) and redact(line) != line:  # the last guard: see `_redacted`
-            line = _json_line(redact_within(document))
+            line = json_line(redact_within(document))
         with self._lock:
             self._stream.write(line + "\n")
             self._stream.flush()

@@ -241,6 +241,19 @@ def test_a_usage_error_with_json_is_also_the_last_event_line(
     ]
 
 
+def test_the_error_line_is_written_as_the_event_lines_are(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Compact and UTF-8, as orjson writes every event: a CI step's `grep '"event":"error"'`
+    # missed it (it was `"event": "error"`), and an em dash came out as \u2014.
+    capsys.readouterr()
+    with pytest.raises(SystemExit):
+        main(["preview", "--json", "--target", "urn:café"])
+    (line,) = capsys.readouterr().out.splitlines()
+    assert line.startswith('{"event":"error","message":"--target urn:café names no resource')
+    assert line.endswith(',"exitCode":2}')
+
+
 def test_config_set_of_a_secret_without_secret_is_refused(
     project: Path, refuse: Refuse, capsys: pytest.CaptureFixture[str]
 ) -> None:
