@@ -1911,6 +1911,43 @@ def test_cancel_stops_a_running_up(new_project: Any, cluster: LiveCluster) -> No
     assert p.state()["pending"] == []
 
 
+def test_an_up_whose_event_reader_goes_away_still_completes(
+    new_project: Any, cluster: LiveCluster
+) -> None:
+    """`stackwright up --yes --json | head -1`, or a CI log shipper that dies: the display
+    cannot write, but the operation is not abandoned halfway (objects applied and not
+    recorded as done, the history failed): it completes, and the command exits 1."""
+    p = new_project()
+    p.program(
+        """
+        ns = k8s.core.v1.Namespace("ns", metadata={"name": NS})
+        for i in range(5):
+            k8s.core.v1.ConfigMap(f"cm{i}", metadata={"name": f"cm{i}", "namespace": NS},
+                                  data={"i": str(i)})
+        spec = app_spec("web")  # ready after ~0.5 s: events still to write when the reader goes
+        spec["template"]["spec"]["containers"][0]["readinessProbe"] = {
+            "tcpSocket": {"port": 80}, "initialDelaySeconds": 10}
+        k8s.apps.v1.Deployment("web", metadata={"name": "web", "namespace": NS}, spec=spec)
+        """
+    )
+    child = subprocess.Popen(
+        [*CLI, "up", "--yes", "--json"],
+        cwd=p.root,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert child.stdout is not None and child.stderr is not None
+    assert json.loads(child.stdout.readline())["event"] == "step-started"
+    child.stdout.close()  # the reader is gone
+    child.stderr.read()
+    assert child.wait(timeout=60) == 1
+    assert len(p.resources()) == 7 and p.state()["pending"] == []
+    assert p.history()[0]["result"] == "succeeded"
+    assert names(cluster, "configmap", p.ns) >= {f"cm{i}" for i in range(5)}
+
+
 def test_locked_stack(new_project: Any, cluster: LiveCluster) -> None:
     p = new_project()
     p.program('k8s.core.v1.Namespace("ns", metadata={"name": NS})\n')
