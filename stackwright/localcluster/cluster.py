@@ -28,7 +28,7 @@ from typing import Any
 import orjson
 
 from stackwright.localcluster import apply as ssa
-from stackwright.localcluster import defaults, patch, selectors, status, validation
+from stackwright.localcluster import defaults, patch, rbac, selectors, status, validation
 from stackwright.localcluster.registry import Registry, ResourceType
 from stackwright.localcluster.store import ADDED, DELETED, MODIFIED, Change, Obj, Store, TooOld
 
@@ -71,6 +71,8 @@ class WriteOptions:
     field_validation: str = "Warn"  # Strict / Warn / Ignore, as the query parameter
     force: bool = False
     user_agent: str = ""
+    #: A writer RBAC restricts (None: the administrator, or the cluster's own controllers).
+    requester: rbac.User | None = None
 
     def manager(self) -> str:
         return self.field_manager or ssa.default_manager(self.user_agent)
@@ -386,7 +388,7 @@ class Cluster:
             obj.pop("status", None)
         # Admission runs before the name is generated, as the API server's does: its
         # refusals name the object by its generateName (`pods "web-6c8f-" is forbidden`).
-        self._admit(rtype, None, obj)
+        self._admit(rtype, None, obj, opts)
         if prefix:
             meta["name"] = prefix + "".join(random.choices(_NAME_ALPHABET, k=5))
             self._check_absent(rtype, meta)
@@ -487,7 +489,7 @@ class Cluster:
                 meta.pop(preserved, None)
         if meta.get("namespace", "") != old_meta.get("namespace", ""):
             raise status.BadRequest("the namespace of the object cannot be changed")
-        self._admit(rtype, old, new)
+        self._admit(rtype, old, new, opts)
         self._validate(rtype, new, old)
         now = timestamp(self.clock())
         if operation == "Update":
@@ -633,7 +635,7 @@ class Cluster:
         meta = obj["metadata"]
         if rtype.namespaced:
             self._check_namespace_open(meta["namespace"])
-        self._admit(rtype, None, obj)
+        self._admit(rtype, None, obj, opts)
         now = timestamp(self.clock())
         meta["uid"] = str(uuid.uuid4())
         meta["creationTimestamp"] = now
@@ -864,8 +866,11 @@ class Cluster:
             raise status.BadRequest(f"strict decoding error: {fields}")
         return obj, [f'unknown field "{f}"' for f in unknown]
 
-    def _admit(self, rtype: ResourceType, old: Obj | None, obj: Obj) -> None:
-        """Defaulting and the built-in admission a real API server runs before validation."""
+    def _admit(self, rtype: ResourceType, old: Obj | None, obj: Obj, opts: WriteOptions) -> None:
+        """Defaulting and the built-in admission a real API server runs before validation,
+        and RBAC's escalation check of a role or binding a restricted writer writes."""
+        if opts.requester is not None:
+            rbac.guard_write(self.store, opts.requester, rtype.group, rtype.plural, obj)
         # Defaulting runs on the object about to be stored (after any merge), so an
         # applier never owns a default it did not send.
         if rtype.crd is None:

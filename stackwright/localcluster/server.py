@@ -1,6 +1,7 @@
 """The local cluster's HTTPS front: Kubernetes REST paths onto `Cluster` verbs.
 
-An ASGI application (run by uvicorn) that authenticates the bearer token, parses
+An ASGI application (run by uvicorn) that authenticates the bearer token, authorizes
+the request (`rbac`: the administrator at once, anyone else by RBAC), parses
 `/api/v1/...` and `/apis/G/V/...` paths, serves discovery, OpenAPI and health
 endpoints, and streams watches as newline-delimited JSON. It holds no API
 semantics of its own: every decision about objects is the `Cluster`'s.
@@ -17,14 +18,14 @@ import contextlib
 import hmac
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs
 
 import orjson
 
-from stackwright.localcluster import status
+from stackwright.localcluster import rbac, status
 from stackwright.localcluster.cluster import (
     Cluster,
     DeleteOptions,
@@ -52,6 +53,10 @@ class Request:
     query: dict[str, str]
     headers: dict[str, str]
     body: bytes
+    #: Impersonate-* headers, each with all its values (Impersonate-Group repeats).
+    impersonation: dict[str, list[str]] = field(default_factory=dict)
+    #: Who asks: the administrator unless a service account's token (or impersonation) says else.
+    user: rbac.User = rbac.ADMIN
 
     def flag(self, name: str) -> bool:
         return self.query.get(name, "").lower() in ("true", "1")
@@ -135,12 +140,20 @@ class APIServerApp:
         scheme, _, token = header.partition(" ")
         if scheme.lower() != "bearer":
             raise status.Unauthorized("Unauthorized")
-        if hmac.compare_digest(token.strip().encode(), self._token):
-            return
-        from stackwright.localcluster.tokens import accepts  # a service account's token
+        user = rbac.ADMIN
+        if not hmac.compare_digest(token.strip().encode(), self._token):
+            from stackwright.localcluster.tokens import authenticate  # a service account's
 
-        if not accepts(self.cluster, self._token_key, token.strip()):
-            raise status.Unauthorized("Unauthorized")
+            account = authenticate(self.cluster, self._token_key, token.strip())
+            if account is None:
+                raise status.Unauthorized("Unauthorized")
+            user = account
+        if request.impersonation:
+            user = rbac.impersonate(self.cluster.store, user, request.impersonation)
+        if not user.privileged:  # the administrator's requests skip RBAC: the hot path
+            attrs = rbac.request_attributes(user, request.method, request.path, request.query)
+            rbac.check(self.cluster.store, attrs)
+        request.user = user
 
     # --- routing -----------------------------------------------------------------
 
@@ -223,7 +236,11 @@ class APIServerApp:
                 raise _not_allowed(method)
             from stackwright.localcluster.reviews import answer
 
-            return _json(201, answer(rtype.kind, rtype.api_version, ns, _parse_body(request)))
+            body = _parse_body(request)
+            review = answer(
+                self.cluster.store, request.user, rtype.kind, rtype.api_version, ns, body
+            )
+            return _json(201, review)
         if target.name is None:
             if method == "GET":
                 if target.watch_path or request.flag("watch"):
@@ -592,7 +609,13 @@ async def _read_request(scope: Scope, receive: Receive) -> Request:
     raw_query = scope.get("query_string", b"").decode("latin-1")
     query = {k: v[-1] for k, v in parse_qs(raw_query, keep_blank_values=True).items()}
     headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
-    return Request(scope["method"], scope["path"], query, headers, b"".join(chunks))
+    impersonation: dict[str, list[str]] = {}
+    if any(k.startswith("impersonate-") for k in headers):
+        for k, v in scope["headers"]:
+            name = k.decode("latin-1").lower()
+            if name.startswith("impersonate-"):
+                impersonation.setdefault(name, []).append(v.decode("latin-1"))
+    return Request(scope["method"], scope["path"], query, headers, b"".join(chunks), impersonation)
 
 
 def _parse_body(request: Request) -> Any:
@@ -644,6 +667,7 @@ def _write_options(request: Request) -> WriteOptions:
         field_validation=validation,
         force=request.flag("force"),
         user_agent=request.headers.get("user-agent", ""),
+        requester=None if request.user.privileged else request.user,
     )
 
 
@@ -827,12 +851,14 @@ def run(
     import uvicorn
 
     from stackwright.localcluster.controllers import start_controllers
+    from stackwright.localcluster.controllers.clusterroles import ensure_bootstrap_policy
     from stackwright.localcluster.credentials import ensure_credentials
     from stackwright.localcluster.store import Store
 
     creds = ensure_credentials(folder)
     store = Store(folder / "store.db", history=watch_history)
     cluster = Cluster(store)
+    ensure_bootstrap_policy(cluster)
     app = APIServerApp(cluster, creds.token, port=port)
 
     async def serve() -> None:

@@ -11,7 +11,9 @@ The token is a JWT with the claims a real one carries (`sub`
 `system:serviceaccount:NS:NAME`, `kubernetes.io` service account and bound object), signed
 with HMAC-SHA256 under a key derived from the cluster's credential. The server accepts it
 as a bearer token while it has not expired, names the API server's audience, and its
-service account (same uid) exists.
+service account (same uid) exists, as that account's user
+(`system:serviceaccount:NS:NAME`, in `system:serviceaccounts`,
+`system:serviceaccounts:NS` and `system:authenticated`), which RBAC then authorizes.
 
 Must never: put the cluster's credential in a token, issue one for a service account that
 does not exist, or accept one whose signature, expiry, audience or service account does
@@ -30,6 +32,7 @@ import orjson
 
 from stackwright.localcluster import status
 from stackwright.localcluster.cluster import Cluster, timestamp
+from stackwright.localcluster.rbac import User, service_account_user
 
 #: The API server's audience and issuer, as a kubeadm cluster's.
 AUDIENCE = "https://kubernetes.default.svc.cluster.local"
@@ -148,30 +151,29 @@ def _invalid(name: str, cause: status.Cause) -> status.Invalid:
     return status.invalid_object("TokenRequest", "authentication.k8s.io", name, [cause])
 
 
-def accepts(cluster: Cluster, key: bytes, token: str) -> bool:
-    """Whether `token` is one this cluster issued, unexpired, for a service account it has.
+def authenticate(cluster: Cluster, key: bytes, token: str) -> User | None:
+    """The service account `token` authenticates, if this cluster issued it, it has not
+    expired and the account (same uid) still exists; else None.
 
     Only a token for the API server's own audience is a credential here, as for the API
     server: one issued for another audience (`--audience=vault`) is that audience's.
     """
     parts = token.split(".")
     if len(parts) != 3:
-        return False
+        return None
     expected = hmac.new(key, f"{parts[0]}.{parts[1]}".encode(), hashlib.sha256).digest()
     try:
         if not hmac.compare_digest(_unb64(parts[2]), expected):
-            return False
+            return None
         claims = orjson.loads(_unb64(parts[1]))
         account = claims["kubernetes.io"]
         namespace, name = account["namespace"], account["serviceaccount"]["name"]
         expired = claims["exp"] <= cluster.clock().timestamp()
         audiences = claims["aud"] if isinstance(claims["aud"], list) else [claims["aud"]]
     except (ValueError, KeyError, TypeError):
-        return False
+        return None
     found = cluster.store.get(_SERVICE_ACCOUNTS, namespace, name)
-    return (
-        not expired
-        and AUDIENCE in audiences
-        and found is not None
-        and found["metadata"]["uid"] == account["serviceaccount"]["uid"]
-    )
+    uid = account["serviceaccount"]["uid"]
+    if expired or AUDIENCE not in audiences or found is None or found["metadata"]["uid"] != uid:
+        return None
+    return service_account_user(namespace, name)

@@ -1,4 +1,4 @@
-"""TokenRequests answered by the local cluster, and the tokens it then accepts."""
+"""TokenRequests answered by the local cluster, and the tokens it then authenticates."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 from stackwright.localcluster import status
 from stackwright.localcluster.cluster import Cluster, WriteOptions
 from stackwright.localcluster.store import Store
-from stackwright.localcluster.tokens import accepts, issue, signing_key
+from stackwright.localcluster.tokens import authenticate, issue, signing_key
 
 KEY = signing_key(b"cluster credential")
 
@@ -30,9 +30,9 @@ def token(cluster: Cluster, **spec: Any) -> str:
 
 
 def test_only_a_token_for_the_api_servers_audience_is_a_credential(cluster: Cluster) -> None:
-    assert accepts(cluster, KEY, token(cluster))
-    assert accepts(cluster, KEY, token(cluster, audiences=["vault", "https://kubernetes.default.svc.cluster.local"]))  # fmt: skip
-    assert not accepts(cluster, KEY, token(cluster, audiences=["vault"]))
+    assert authenticate(cluster, KEY, token(cluster))
+    assert authenticate(cluster, KEY, token(cluster, audiences=["vault", "https://kubernetes.default.svc.cluster.local"]))  # fmt: skip
+    assert not authenticate(cluster, KEY, token(cluster, audiences=["vault"]))
 
 
 @pytest.mark.parametrize(

@@ -1,7 +1,8 @@
 """The controllers that run inside the local cluster's server process.
 
 API machinery controllers (garbage collection, namespace lifecycle, each
-namespace's default ServiceAccount and root CA ConfigMap, CRD establishment), the simulated nodes (registration and lifecycle, scheduler,
+namespace's default ServiceAccount and root CA ConfigMap, CRD establishment, ClusterRole
+aggregation), the simulated nodes (registration and lifecycle, scheduler,
 kubelets), the services and storage controllers and the workload controllers
 (Deployment … CronJob, HPA and PDB status) live here; each reacts to store
 changes and acts through the same `Cluster` verbs clients use.
@@ -15,6 +16,7 @@ from typing import Any
 from stackwright.localcluster.cluster import Cluster
 from stackwright.localcluster.controllers.autoscaling import HorizontalPodAutoscalerController
 from stackwright.localcluster.controllers.base import Controller
+from stackwright.localcluster.controllers.clusterroles import ClusterRoleAggregationController
 from stackwright.localcluster.controllers.crds import CRDController
 from stackwright.localcluster.controllers.cronjobs import CronJobController
 from stackwright.localcluster.controllers.daemonsets import DaemonSetController
@@ -65,6 +67,7 @@ def build_controllers(
         GarbageCollector(cluster),
         NamespaceController(cluster),
         ServiceAccountController(cluster, root_ca),
+        ClusterRoleAggregationController(cluster),
         # Simulated nodes first: the scheduler and the kubelets start from the nodes
         # (and the default storage classes) registered here.
         NodeController(cluster, nodes=nodes, pace=pace),

@@ -1,0 +1,285 @@
+"""The local cluster enforces RBAC as kube-apiserver does, for kubectl, Python clients and `up`.
+
+A service account `app:deployer` bound (RoleBinding) to a Role in namespace `app` uses a
+token from `kubectl create token`; the administrator's credential stays all-powerful.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+pytestmark = pytest.mark.integration
+
+SA = "system:serviceaccount:app:deployer"
+SA_GROUPS = ["system:serviceaccounts", "system:serviceaccounts:app", "system:authenticated"]
+PODS_DENIED = (
+    f'pods is forbidden: User "{SA}" cannot list resource "pods" in API group "" '
+    'in the namespace "default"'
+)
+ROLE = """
+apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata: {name: deployer, namespace: app}
+rules:
+- apiGroups: ["", apps]
+  resources: [configmaps, deployments, deployments/scale]
+  verbs: [get, list, watch, create, update, patch, delete]
+- apiGroups: [rbac.authorization.k8s.io]
+  resources: [roles, rolebindings]
+  verbs: [get, list, create, update, patch]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata: {name: deployer, namespace: app}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: deployer}
+subjects: [{kind: ServiceAccount, name: deployer}]
+"""
+
+
+@pytest.fixture(scope="module")
+def token(cluster: Any) -> str:
+    cluster.kubectl("create", "namespace", "app")
+    cluster.kubectl("-n", "app", "create", "serviceaccount", "deployer")
+    cluster.kubectl("apply", "-f", "-", input=ROLE)
+    return str(cluster.kubectl("-n", "app", "create", "token", "deployer").stdout.strip())
+
+
+@pytest.fixture(scope="module")
+def scoped_kubeconfig(cluster: Any, token: str, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The cluster's kubeconfig with the service account's token for the credential."""
+    config = yaml.safe_load(cluster.kubeconfig.read_text())
+    for entry in config["users"]:
+        entry["user"] = {"token": token}
+    path = tmp_path_factory.mktemp("scoped") / "kubeconfig"
+    path.write_text(yaml.safe_dump(config))
+    path.chmod(0o600)
+    return path
+
+
+def as_deployer(cluster: Any, token: str, *args: str) -> subprocess.CompletedProcess[str]:
+    return cluster.kubectl(f"--token={token}", *args, check=False)
+
+
+def test_a_token_does_what_its_role_allows_and_no_more(cluster: Any, token: str) -> None:
+    cluster.kubectl("-n", "app", "create", "deployment", "web", "--image=nginx:1.29")
+    assert as_deployer(cluster, token, "-n", "app", "create", "configmap", "c1").returncode == 0
+    assert as_deployer(cluster, token, "-n", "app", "get", "configmap", "c1").returncode == 0
+    scaled = as_deployer(cluster, token, "-n", "app", "scale", "deployment/web", "--replicas=2")
+    assert scaled.returncode == 0, scaled.stderr
+    listed = as_deployer(cluster, token, "get", "pods")
+    assert listed.returncode == 1
+    assert listed.stderr.strip() == f"Error from server (Forbidden): {PODS_DENIED}"
+    named = as_deployer(cluster, token, "-n", "app", "get", "secret", "s1")
+    assert named.stderr.strip() == (
+        f'Error from server (Forbidden): secrets "s1" is forbidden: User "{SA}" cannot get '
+        'resource "secrets" in API group "" in the namespace "app"'
+    )
+    logs = as_deployer(cluster, token, "get", "--raw", "/api/v1/namespaces/app/pods/p/log")
+    assert 'cannot get resource "pods/log" in API group "" in the namespace "app"' in logs.stderr
+    nodes = as_deployer(cluster, token, "delete", "node", "node-1")
+    assert nodes.stderr.strip() == (
+        f'Error from server (Forbidden): nodes "node-1" is forbidden: User "{SA}" cannot delete '
+        'resource "nodes" in API group "" at the cluster scope'
+    )
+    root = as_deployer(cluster, token, "get", "--raw", "/")
+    assert root.stderr.strip() == (
+        f'Error from server (Forbidden): forbidden: User "{SA}" cannot get path "/"'
+    )
+    # ...and the administrator's credential may still do anything.
+    assert cluster.kubectl("get", "pods", "-A").returncode == 0
+
+
+def test_python_clients_get_the_same_answers(
+    cluster: Any, token: str, scoped_kubeconfig: Path
+) -> None:
+    import kubernetes
+    from lightkube import ApiError, Client, KubeConfig
+    from lightkube.resources.core_v1 import ConfigMap, Pod
+
+    client = Client(KubeConfig.from_file(str(scoped_kubeconfig)))
+    assert "kube-root-ca.crt" in [c.metadata.name for c in client.list(ConfigMap, namespace="app")]
+    with pytest.raises(ApiError) as caught:
+        list(client.list(Pod, namespace="default"))
+    assert caught.value.status.code == 403
+    assert caught.value.status.reason == "Forbidden"
+    assert caught.value.status.message == PODS_DENIED
+    assert caught.value.status.details.kind == "pods"
+
+    configuration = kubernetes.client.Configuration()
+    configuration.host = cluster.server
+    configuration.ssl_ca_cert = str(cluster.ca)
+    configuration.api_key = {"authorization": f"Bearer {token}"}
+    with kubernetes.client.ApiClient(configuration) as api:
+        core = kubernetes.client.CoreV1Api(api)
+        assert core.read_namespaced_config_map("c1", "app").metadata.name == "c1"
+        with pytest.raises(kubernetes.client.ApiException) as refused:
+            core.list_namespaced_pod("default")
+        assert refused.value.status == 403
+        assert json.loads(refused.value.body)["message"] == PODS_DENIED
+
+
+def test_can_i_answers_for_the_token_and_for_an_impersonated_user(cluster: Any, token: str) -> None:
+    def can_i(*args: str) -> str:
+        return str(cluster.kubectl("auth", "can-i", *args, check=False).stdout.strip())
+
+    assert can_i(f"--token={token}", "create", "configmaps", "-n", "app") == "yes"
+    assert can_i(f"--token={token}", "update", "deployments.apps/scale", "-n", "app") == "yes"
+    assert can_i(f"--token={token}", "create", "configmaps", "-n", "default") == "no"
+    assert can_i(f"--token={token}", "get", "secrets", "-n", "app") == "no"
+    assert can_i(f"--as={SA}", "create", "configmaps", "-n", "app") == "yes"
+    assert can_i(f"--as={SA}", "list", "pods", "-n", "default") == "no"
+    assert can_i("list", "pods", "-n", "default") == "yes"  # the administrator
+    # The impersonated user is what the server acts as, and what whoami reports.
+    impersonated = cluster.kubectl(f"--as={SA}", "get", "pods", check=False)
+    assert impersonated.stderr.strip() == f"Error from server (Forbidden): {PODS_DENIED}"
+    who = json.loads(cluster.kubectl(f"--as={SA}", "auth", "whoami", "-o", "json").stdout)
+    assert who["status"]["userInfo"] == {"username": SA, "groups": SA_GROUPS}
+    who = json.loads(cluster.kubectl(f"--token={token}", "auth", "whoami", "-o", "json").stdout)
+    assert who["status"]["userInfo"] == {"username": SA, "groups": SA_GROUPS}
+    # The service account may not impersonate anyone.
+    escalated = as_deployer(cluster, token, "--as=kubernetes-admin", "get", "pods")
+    assert escalated.stderr.strip() == (
+        f'Error from server (Forbidden): users "kubernetes-admin" is forbidden: User "{SA}" '
+        'cannot impersonate resource "users" in API group "" at the cluster scope'
+    )
+    listed = cluster.kubectl(f"--as={SA}", "auth", "can-i", "--list", "-n", "app").stdout
+    rows = [line.split() for line in listed.splitlines()]
+    assert ["configmaps", "[]", "[]", "[get", "list", "watch", "create", "update", "patch", "delete]"] in rows  # fmt: skip
+    assert not any(row[0] == "*.*" for row in rows)
+    with cluster.http() as api:
+        review = {
+            "apiVersion": "authorization.k8s.io/v1",
+            "kind": "SubjectAccessReview",
+            "spec": {
+                "user": SA,
+                "groups": SA_GROUPS,
+                "resourceAttributes": {"namespace": "app", "verb": "get", "resource": "configmaps"},
+            },
+        }
+        answered = api.post("/apis/authorization.k8s.io/v1/subjectaccessreviews", json=review)
+        assert answered.json()["status"] == {
+            "allowed": True,
+            "reason": 'RBAC: allowed by RoleBinding "deployer/app" of Role "deployer" to '
+            'ServiceAccount "deployer/app"',
+        }
+
+
+def wait_for(check: Any, what: str) -> None:
+    deadline = time.monotonic() + 10
+    while not check():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.1)
+
+
+def test_a_cluster_role_labelled_for_view_is_aggregated_into_it(cluster: Any, token: str) -> None:
+    def view_rules() -> list[dict[str, Any]]:
+        role = json.loads(cluster.kubectl("get", "clusterrole", "view", "-o", "json").stdout)
+        return list(role["rules"])
+
+    assert not any("leases" in r.get("resources", []) for r in view_rules())
+    cluster.kubectl(
+        "apply", "-f", "-",
+        input="""
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata:
+  name: lease-reader
+  labels: {rbac.authorization.k8s.io/aggregate-to-view: "true"}
+rules:
+- {apiGroups: [coordination.k8s.io], resources: [leases], verbs: [get, list, watch]}
+""",
+    )  # fmt: skip
+    lease_rule = {"apiGroups": ["coordination.k8s.io"], "resources": ["leases"], "verbs": ["get", "list", "watch"]}  # fmt: skip
+    wait_for(lambda: lease_rule in view_rules(), "view to aggregate lease-reader")
+    # view aggregates into edit, and edit into admin: the rule reaches them too.
+    edit = json.loads(cluster.kubectl("get", "clusterrole", "edit", "-o", "json").stdout)
+    wait_for(
+        lambda: lease_rule in json.loads(
+            cluster.kubectl("get", "clusterrole", "admin", "-o", "json").stdout
+        )["rules"],
+        "admin to aggregate edit's rules",
+    )  # fmt: skip
+    assert edit["metadata"]["labels"]["kubernetes.io/bootstrapping"] == "rbac-defaults"
+    cluster.kubectl("-n", "app", "create", "rolebinding", "viewer", "--clusterrole=view",
+                    "--serviceaccount=app:deployer")  # fmt: skip
+    assert as_deployer(cluster, token, "-n", "app", "get", "leases").returncode == 0
+    cluster.kubectl("delete", "clusterrole", "lease-reader")
+    wait_for(lambda: lease_rule not in view_rules(), "view to drop lease-reader's rules")
+    assert as_deployer(cluster, token, "-n", "app", "get", "leases").returncode == 1
+    cluster.kubectl("-n", "app", "delete", "rolebinding", "viewer")
+
+
+def test_a_token_cannot_grant_what_it_does_not_hold(cluster: Any, token: str) -> None:
+    refused = as_deployer(
+        cluster, token, "-n", "app", "create", "role", "reader", "--verb=get", "--resource=secrets"
+    )
+    assert refused.returncode == 1
+    assert refused.stderr.strip() == (
+        'Error from server (Forbidden): roles.rbac.authorization.k8s.io "reader" is forbidden: '
+        f'user "{SA}" (groups=["system:serviceaccounts" "system:serviceaccounts:app" '
+        '"system:authenticated"]) is attempting to grant RBAC permissions not currently held:\n'
+        '{APIGroups:[""], Resources:["secrets"], Verbs:["get"]}'
+    )
+    # What it holds it may grant, and bind.
+    held = as_deployer(
+        cluster, token, "-n", "app", "create", "role", "cm-reader", "--verb=get", "--resource=configmaps"
+    )  # fmt: skip
+    assert held.returncode == 0, held.stderr
+    bound = as_deployer(cluster, token, "-n", "app", "create", "rolebinding", "cm-reader",
+                        "--role=cm-reader", "--serviceaccount=app:default")  # fmt: skip
+    assert bound.returncode == 0, bound.stderr
+    admin = as_deployer(cluster, token, "-n", "app", "create", "rolebinding", "boss",
+                        "--clusterrole=admin", "--serviceaccount=app:deployer")  # fmt: skip
+    assert admin.returncode == 1
+    assert admin.stderr.startswith(
+        'error: failed to create rolebinding: rolebindings.rbac.authorization.k8s.io "boss" is '
+        f'forbidden: user "{SA}" (groups=['
+    )
+    assert (
+        '{APIGroups:[""], Resources:["secrets"], Verbs:["get" "list" "watch" "create"'
+        in admin.stderr
+    )
+    # `escalate` lifts the check for roles, `bind` for bindings of the role it names.
+    cluster.kubectl("-n", "app", "create", "role", "escalator", "--verb=escalate,bind",
+                    "--resource=roles.rbac.authorization.k8s.io,clusterroles.rbac.authorization.k8s.io")  # fmt: skip
+    cluster.kubectl("-n", "app", "create", "rolebinding", "escalator", "--role=escalator",
+                    "--serviceaccount=app:deployer")  # fmt: skip
+    assert as_deployer(
+        cluster, token, "-n", "app", "create", "role", "reader", "--verb=get", "--resource=secrets"
+    ).returncode == 0  # fmt: skip
+    assert as_deployer(cluster, token, "-n", "app", "create", "rolebinding", "boss",
+                       "--clusterrole=admin", "--serviceaccount=app:default").returncode == 0  # fmt: skip
+
+
+def test_a_persisted_cluster_gets_missing_bootstrap_policy_at_its_next_start(
+    cluster: Any, token: str
+) -> None:
+    from stackwright.localcluster import lifecycle
+
+    cluster.kubectl("delete", "clusterrole", "system:basic-user")
+    cluster.kubectl("delete", "clusterrolebinding", "system:discovery")
+    whoami = as_deployer(cluster, token, "auth", "whoami")
+    assert "you do not have permission to call it" in whoami.stderr
+    lifecycle.stop(cluster.info.name)
+    lifecycle.start(cluster.info.name)
+    role = json.loads(
+        cluster.kubectl("get", "clusterrole", "system:basic-user", "-o", "json").stdout
+    )
+    assert role["metadata"]["labels"] == {"kubernetes.io/bootstrapping": "rbac-defaults"}
+    assert role["metadata"]["annotations"] == {
+        "rbac.authorization.kubernetes.io/autoupdate": "true"
+    }
+    subjects = json.loads(
+        cluster.kubectl("get", "clusterrolebinding", "system:discovery", "-o", "json").stdout
+    )["subjects"]
+    assert subjects == [
+        {"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": "system:authenticated"}
+    ]
+    assert as_deployer(cluster, token, "auth", "whoami").returncode == 0
