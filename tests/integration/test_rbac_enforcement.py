@@ -7,7 +7,9 @@ token from `kubectl create token`; the administrator's credential stays all-powe
 from __future__ import annotations
 
 import json
+import os
 import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -256,6 +258,55 @@ def test_a_token_cannot_grant_what_it_does_not_hold(cluster: Any, token: str) ->
     ).returncode == 0  # fmt: skip
     assert as_deployer(cluster, token, "-n", "app", "create", "rolebinding", "boss",
                        "--clusterrole=admin", "--serviceaccount=app:default").returncode == 0  # fmt: skip
+
+
+PROGRAM = """
+name: scoped
+runtime: yaml
+resources:
+  settings:
+    type: kubernetes:core/v1:ConfigMap
+    properties:
+      metadata: {name: settings, namespace: app}
+      data: {a: "1"}
+  password:
+    type: kubernetes:core/v1:Secret
+    properties:
+      metadata: {name: password, namespace: app}
+      stringData: {password: hunter2}
+"""
+
+
+def test_up_through_a_namespace_scoped_kubeconfig_names_the_missing_permission(
+    cluster: Any, scoped_kubeconfig: Path, tmp_path: Path
+) -> None:
+    project = tmp_path / "scoped"
+    project.mkdir()
+    (project / "Stackwright.yaml").write_text(PROGRAM)
+    (project / "Stackwright.dev.yaml").write_text(
+        f"config:\n  kubernetes:kubeconfig: {json.dumps(str(scoped_kubeconfig))}\n"
+    )
+    env = {**os.environ, "STACKWRIGHT_STACK": "dev"}
+
+    def sw(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "stackwright.cli.main", "--cwd", str(project), *args],
+            capture_output=True, text=True, timeout=180, env=env,
+        )  # fmt: skip
+
+    assert sw("stack", "init", "dev").returncode == 0
+    up = sw("up", "--yes")
+    assert up.returncode == 1, up.stdout + up.stderr
+    refused = [line for line in (up.stdout + up.stderr).splitlines() if "forbidden" in line]
+    assert refused, up.stdout + up.stderr
+    assert (
+        "kubernetes:core/v1:Secret password: "
+        f'secrets "password" is forbidden: User "{SA}" cannot get resource "secrets" in API group '
+        '"" in the namespace "app"; to fix, grant "get" on secrets in namespace "app" to '
+        f"{SA} (a Role and a RoleBinding), or deploy with a kubeconfig whose user holds it"
+    ) in [line.strip() for line in refused], up.stdout
+    assert "hunter2" not in up.stdout + up.stderr
+    assert cluster.kubectl("-n", "app", "get", "configmap", "settings").returncode == 0
 
 
 def test_a_persisted_cluster_gets_missing_bootstrap_policy_at_its_next_start(

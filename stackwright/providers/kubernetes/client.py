@@ -226,7 +226,7 @@ class ApiClient:
                 status=401,
             )
         if status == 403:
-            return AccessDenied(f"{what}: {message}", status=403)
+            return AccessDenied(f"{what}: {message}; {_grant_hint(message)}", status=403)
         if status == 410:
             return PermanentError(f"{what}: {message}", status=410)
         return PermanentError(
@@ -263,6 +263,34 @@ class ApiClient:
                         )
                     yield event
                 return
+
+
+#: The API server's RBAC refusal (responsewriters' forbiddenMessage).
+_REFUSAL = re.compile(
+    r'User "(?P<user>[^"]*)" cannot (?P<verb>\S+) resource "(?P<resource>[^"]*)" in API group '
+    r'"(?P<group>[^"]*)" (?:in the namespace "(?P<namespace>[^"]*)"|at the cluster scope)'
+)
+
+
+def _grant_hint(message: str) -> str:
+    """How to fix a 403: the permission to grant, to whom, and with what."""
+    found = _REFUSAL.search(message)
+    if found is None:
+        return (
+            "grant the kubeconfig's user this permission, or deploy with credentials that hold it"
+        )
+    resource, group = found["resource"], found["group"]
+    if group:
+        base, slash, sub = resource.partition("/")
+        resource = f"{base}.{group}{slash}{sub}"
+    if found["namespace"]:
+        where, objects = f' in namespace "{found["namespace"]}"', "a Role and a RoleBinding"
+    else:
+        where, objects = " cluster-wide", "a ClusterRole and a ClusterRoleBinding"
+    return (
+        f'to fix, grant "{found["verb"]}" on {resource}{where} to {found["user"]} ({objects}), '
+        "or deploy with a kubeconfig whose user holds it"
+    )
 
 
 def _manager(message: str) -> str:
