@@ -466,6 +466,35 @@ def test_forbidden_is_access_denied_with_the_servers_words() -> None:
         run(go())
 
 
+@pytest.mark.parametrize(
+    ("text", "hint"),
+    [
+        (
+            'deployments.apps "web" is forbidden: User "ci" cannot patch resource "deployments/scale" in API group "apps" in the namespace "web"',
+            'to fix, grant "patch" on deployments.apps/scale in namespace "web" to ci (a Role and a RoleBinding), or deploy with a kubeconfig whose user holds it',
+        ),
+        (
+            'namespaces "web" is forbidden: User "ci" cannot get resource "namespaces" in API group "" at the cluster scope',
+            'to fix, grant "get" on namespaces cluster-wide to ci (a ClusterRole and a ClusterRoleBinding), or deploy with a kubeconfig whose user holds it',
+        ),
+        (
+            "forbidden by a webhook",
+            "grant the kubeconfig's user this permission, or deploy with credentials that hold it",
+        ),
+    ],
+)  # fmt: skip
+def test_forbidden_says_what_to_grant_and_to_whom(text: str, hint: str) -> None:
+    server = FakeServer(httpx.Response(403, json=status(403, "Forbidden", text)))
+
+    async def go() -> None:
+        async with provider(server, []) as p:
+            await p.apply(CM)
+
+    with pytest.raises(AccessDenied) as denied:
+        run(go())
+    assert str(denied.value) == f"settings: {text}; {hint}"
+
+
 def test_read_list_and_delete_treat_not_found_as_absence() -> None:
     missing = httpx.Response(404, json=status(404, "NotFound", 'configmaps "x" not found'))
     server = FakeServer(missing)
