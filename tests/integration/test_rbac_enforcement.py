@@ -31,7 +31,7 @@ kind: Role
 metadata: {name: deployer, namespace: app}
 rules:
 - apiGroups: ["", apps]
-  resources: [configmaps, deployments, deployments/scale]
+  resources: [configmaps, services, deployments, deployments/scale]
   verbs: [get, list, watch, create, update, patch, delete]
 - apiGroups: [rbac.authorization.k8s.io]
   resources: [roles, rolebindings]
@@ -260,6 +260,22 @@ def test_a_token_cannot_grant_what_it_does_not_hold(cluster: Any, token: str) ->
                        "--clusterrole=admin", "--serviceaccount=app:default").returncode == 0  # fmt: skip
 
 
+def scoped_up(tmp_path: Path, kubeconfig: Path, program: str) -> subprocess.CompletedProcess[str]:
+    """`stackwright up --yes` of a YAML `program` deployed through `kubeconfig`."""
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "Stackwright.yaml").write_text(program)
+    (project / "Stackwright.dev.yaml").write_text(
+        f"config:\n  kubernetes:kubeconfig: {json.dumps(str(kubeconfig))}\n"
+    )
+    env = {**os.environ, "STACKWRIGHT_STACK": "dev"}
+    command = [sys.executable, "-m", "stackwright.cli.main", "--cwd", str(project)]
+    subprocess.run([*command, "stack", "init", "dev"], check=True, capture_output=True, env=env)
+    return subprocess.run(
+        [*command, "up", "--yes"], capture_output=True, text=True, timeout=120, env=env
+    )
+
+
 PROGRAM = """
 name: scoped
 runtime: yaml
@@ -280,22 +296,7 @@ resources:
 def test_up_through_a_namespace_scoped_kubeconfig_names_the_missing_permission(
     cluster: Any, scoped_kubeconfig: Path, tmp_path: Path
 ) -> None:
-    project = tmp_path / "scoped"
-    project.mkdir()
-    (project / "Stackwright.yaml").write_text(PROGRAM)
-    (project / "Stackwright.dev.yaml").write_text(
-        f"config:\n  kubernetes:kubeconfig: {json.dumps(str(scoped_kubeconfig))}\n"
-    )
-    env = {**os.environ, "STACKWRIGHT_STACK": "dev"}
-
-    def sw(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [sys.executable, "-m", "stackwright.cli.main", "--cwd", str(project), *args],
-            capture_output=True, text=True, timeout=180, env=env,
-        )  # fmt: skip
-
-    assert sw("stack", "init", "dev").returncode == 0
-    up = sw("up", "--yes")
+    up = scoped_up(tmp_path, scoped_kubeconfig, PROGRAM)
     assert up.returncode == 1, up.stdout + up.stderr
     refused = [line for line in (up.stdout + up.stderr).splitlines() if "forbidden" in line]
     assert refused, up.stdout + up.stderr
@@ -334,3 +335,36 @@ def test_a_persisted_cluster_gets_missing_bootstrap_policy_at_its_next_start(
         {"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": "system:authenticated"}
     ]
     assert as_deployer(cluster, token, "auth", "whoami").returncode == 0
+
+
+SERVICE = """
+name: scoped-service
+runtime: yaml
+resources:
+  web:
+    type: kubernetes:core/v1:Service
+    properties:
+      metadata: {name: web, namespace: app}
+      spec: {selector: {app: web}, ports: [{port: 80}]}
+"""
+
+
+def test_waiting_for_a_service_whose_endpoints_it_may_not_read_fails_at_once(
+    cluster: Any, scoped_kubeconfig: Path, tmp_path: Path
+) -> None:
+    # Its readiness is in EndpointSlices the Role does not grant: a real cluster would
+    # leave `up` waiting out its timeout, saying "no Pod matches" (it cannot list pods).
+    started = time.monotonic()
+    up = scoped_up(tmp_path, scoped_kubeconfig, SERVICE)
+    assert up.returncode == 1, up.stdout + up.stderr
+    assert time.monotonic() - started < 30
+    assert (
+        "kubernetes:core/v1:Service web: its readiness cannot be seen without reading "
+        "endpointslices: watch of EndpointSlice at "
+        "/apis/discovery.k8s.io/v1/namespaces/app/endpointslices: "
+        "endpointslices.discovery.k8s.io is forbidden: "
+        f'User "{SA}" cannot list resource "endpointslices" in API group "discovery.k8s.io" in '
+        'the namespace "app"; to fix, grant "list" on endpointslices.discovery.k8s.io in '
+        f'namespace "app" to {SA} (a Role and a RoleBinding), or deploy with a kubeconfig whose '
+        'user holds it; or annotate it stackwright.io/skip-await: "true"'
+    ) in [line.strip() for line in up.stdout.splitlines()], up.stdout

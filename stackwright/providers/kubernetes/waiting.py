@@ -29,6 +29,7 @@ from stackwright.providers.kubernetes import readiness
 from stackwright.providers.kubernetes.client import ApiClient, Expired
 from stackwright.providers.kubernetes.discovery import ResourceInfo
 from stackwright.providers.kubernetes.errors import (
+    AccessDenied,
     DeleteTimeout,
     ProviderError,
     ReadinessFailed,
@@ -49,6 +50,10 @@ _RELATED = {
         "/apis/discovery.k8s.io/v1/namespaces/{ns}/endpointslices",
     ),
 }
+
+#: Related lists without which readiness can never be seen (a Service is ready by its
+#: EndpointSlices); a list only the messages use (Pods, ReplicaSets) may be forbidden.
+_ESSENTIAL = frozenset({"endpointslices"})
 
 
 #: How long an object may be missing from its watch before a GET settles whether it exists.
@@ -160,6 +165,14 @@ class Waiter:
                         # Without Pods (a 403, say) we still wait, only with vaguer messages.
                         with contextlib.suppress(ProviderError):
                             await informer.synced()
+                for field in sorted(_ESSENTIAL & related_informers.keys()):
+                    refused = related_informers[field].error
+                    if isinstance(refused, AccessDenied):  # it would wait out its timeout
+                        raise AccessDenied(
+                            f"{name}: its readiness cannot be seen without reading {field}: "
+                            f'{refused}; or annotate it stackwright.io/skip-await: "true"',
+                            status=refused.status,
+                        ) from refused
             except TimeoutError:
                 if limited:
                     why = f" ({primary.failure})" if primary.failure else ""
