@@ -40,6 +40,8 @@ MASTERS = "system:masters"
 AUTHENTICATED = "system:authenticated"
 UNAUTHENTICATED = "system:unauthenticated"
 SERVICE_ACCOUNT_PREFIX = "system:serviceaccount:"
+#: The annotation that lets the API server reconcile a bootstrap role or binding at start.
+AUTOUPDATE = "rbac.authorization.kubernetes.io/autoupdate"
 
 Obj = dict[str, Any]
 Rule = Mapping[str, Any]
@@ -612,7 +614,7 @@ def _bootstrap_meta(name: str, labels: Mapping[str, str] = {}) -> Obj:
     return {
         "name": name,
         "labels": {"kubernetes.io/bootstrapping": "rbac-defaults", **labels},
-        "annotations": {"rbac.authorization.kubernetes.io/autoupdate": "true"},
+        "annotations": {AUTOUPDATE: "true"},
     }
 
 

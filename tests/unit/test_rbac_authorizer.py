@@ -217,3 +217,25 @@ def test_aggregation_follows_labelled_cluster_roles(cluster: Cluster) -> None:
     assert view["metadata"]["annotations"] == {
         "rbac.authorization.kubernetes.io/autoupdate": "true"
     }
+
+
+def test_bootstrap_policy_is_reconciled_at_start_unless_taken_over(cluster: Cluster) -> None:
+    before = cluster.store.resource_version
+    ensure_bootstrap_policy(cluster)
+    assert cluster.store.resource_version == before  # nothing to do: nothing written
+    roles = cluster.type_for(rbac.RBAC_GROUP, "v1", "clusterroles")
+    bindings = cluster.type_for(rbac.RBAC_GROUP, "v1", "clusterrolebindings")
+    basic = cluster.store.get(rbac.CLUSTER_ROLES, "", "system:basic-user")
+    cluster.update(roles, "", "system:basic-user", {**basic, "rules": basic["rules"][:1]}, WriteOptions())  # fmt: skip
+    discovery = cluster.store.get(rbac.CLUSTER_ROLE_BINDINGS, "", "system:discovery")
+    mine = {"apiGroup": rbac.RBAC_GROUP, "kind": "User", "name": "bob"}
+    cluster.update(bindings, "", "system:discovery", {**discovery, "subjects": [mine]}, WriteOptions())  # fmt: skip
+    viewer = cluster.store.get(rbac.CLUSTER_ROLES, "", "system:public-info-viewer")
+    taken = {**viewer, "metadata": {**viewer["metadata"], "annotations": {rbac.AUTOUPDATE: "false"}}, "rules": []}  # fmt: skip
+    cluster.update(roles, "", "system:public-info-viewer", taken, WriteOptions())
+    ensure_bootstrap_policy(cluster)
+    assert cluster.store.get(rbac.CLUSTER_ROLES, "", "system:basic-user")["rules"] == basic["rules"]
+    assert cluster.store.get(rbac.CLUSTER_ROLE_BINDINGS, "", "system:discovery")["subjects"] == [
+        mine, *discovery["subjects"]
+    ]  # fmt: skip
+    assert cluster.store.get(rbac.CLUSTER_ROLES, "", "system:public-info-viewer")["rules"] == []
