@@ -276,21 +276,24 @@ def scoped_up(tmp_path: Path, kubeconfig: Path, program: str) -> subprocess.Comp
     )
 
 
-PROGRAM = """
-name: scoped
-runtime: yaml
-resources:
-  settings:
-    type: kubernetes:core/v1:ConfigMap
-    properties:
-      metadata: {name: settings, namespace: app}
-      data: {a: "1"}
-  password:
-    type: kubernetes:core/v1:Secret
-    properties:
-      metadata: {name: password, namespace: app}
-      stringData: {password: hunter2}
-"""
+def program(name: str, **resources: tuple[str, dict[str, Any]]) -> str:
+    """A YAML program of `resources`: name → (type, properties), all in namespace app."""
+    return yaml.safe_dump({
+        "name": name,
+        "runtime": "yaml",
+        "resources": {
+            key: {"type": f"kubernetes:core/v1:{kind}",
+                  "properties": {"metadata": {"name": key, "namespace": "app"}, **properties}}
+            for key, (kind, properties) in resources.items()
+        },
+    })  # fmt: skip
+
+
+PROGRAM = program(
+    "scoped",
+    settings=("ConfigMap", {"data": {"a": "1"}}),
+    password=("Secret", {"stringData": {"password": "hunter2"}}),
+)
 
 
 def test_up_through_a_namespace_scoped_kubeconfig_names_the_missing_permission(
@@ -337,16 +340,10 @@ def test_a_persisted_cluster_gets_missing_bootstrap_policy_at_its_next_start(
     assert as_deployer(cluster, token, "auth", "whoami").returncode == 0
 
 
-SERVICE = """
-name: scoped-service
-runtime: yaml
-resources:
-  web:
-    type: kubernetes:core/v1:Service
-    properties:
-      metadata: {name: web, namespace: app}
-      spec: {selector: {app: web}, ports: [{port: 80}]}
-"""
+SERVICE = program(
+    "scoped-service",
+    web=("Service", {"spec": {"selector": {"app": "web"}, "ports": [{"port": 80}]}}),
+)
 
 
 def test_waiting_for_a_service_whose_endpoints_it_may_not_read_fails_at_once(
