@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import datetime
 import ipaddress
-import os
 import secrets
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,6 +18,8 @@ from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+
+from stackwright.files import private_folder, write_private
 
 
 @dataclass(frozen=True)
@@ -33,12 +34,6 @@ class Credentials:
         return self.token_file.read_text().strip()
 
 
-def _write_private(path: Path, data: bytes) -> None:
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "wb") as handle:
-        handle.write(data)
-
-
 def ensure_credentials(folder: Path) -> Credentials:
     """The cluster's CA, serving certificate and token, made on first use."""
     creds = Credentials(
@@ -51,7 +46,7 @@ def ensure_credentials(folder: Path) -> Credentials:
         p.exists() for p in (creds.ca_cert, creds.server_cert, creds.server_key, creds.token_file)
     ):
         return creds
-    folder.mkdir(parents=True, exist_ok=True)
+    private_folder(folder)
     now = datetime.datetime.now(datetime.UTC)
     ten_years = datetime.timedelta(days=3650)
 
@@ -103,7 +98,7 @@ def ensure_credentials(folder: Path) -> Credentials:
 
     creds.ca_cert.write_bytes(ca.public_bytes(serialization.Encoding.PEM))
     creds.server_cert.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
-    _write_private(
+    write_private(
         creds.server_key,
         key.private_bytes(
             serialization.Encoding.PEM,
@@ -111,7 +106,7 @@ def ensure_credentials(folder: Path) -> Credentials:
             serialization.NoEncryption(),
         ),
     )
-    _write_private(creds.token_file, secrets.token_urlsafe(32).encode() + b"\n")
+    write_private(creds.token_file, secrets.token_urlsafe(32).encode() + b"\n")
     return creds
 
 
@@ -144,4 +139,4 @@ def write_kubeconfig(path: Path, *, name: str, port: int, creds: Credentials) ->
         "current-context": context,
         "preferences": {},
     }
-    _write_private(path, yaml.safe_dump(config, sort_keys=False).encode())
+    write_private(path, yaml.safe_dump(config, sort_keys=False).encode())

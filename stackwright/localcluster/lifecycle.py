@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from stackwright.errors import StackwrightError, UsageError
+from stackwright.files import private_folder
 from stackwright.processes import is_zombie
 
 DEFAULT_NAME = "local"
@@ -188,7 +189,7 @@ def _starting(name: str) -> Iterator[None]:
     import fcntl
 
     folder = cluster_dir(name)
-    folder.mkdir(parents=True, exist_ok=True)
+    private_folder(folder)  # its store holds every Secret of the cluster
     with open(folder / "start.lock", "a") as handle:
         fcntl.flock(handle, fcntl.LOCK_EX)  # released when the file is closed
         yield
@@ -204,7 +205,7 @@ def _start(
             f"port {chosen_port} on 127.0.0.1 is in use: stop what uses it, or start with `--port` another port"
         )
     folder = cluster_dir(name)
-    folder.mkdir(parents=True, exist_ok=True)
+    private_folder(folder)  # its store holds every Secret of the cluster
     settings.update(
         name=name,
         port=chosen_port,

@@ -26,6 +26,8 @@ from typing import Any
 
 import orjson
 
+from stackwright.files import private_file
+
 Obj = dict[str, Any]
 #: (group, plural) — every version of a kind shares its objects.
 TypeKey = tuple[str, str]
@@ -91,6 +93,8 @@ class Store:
     """Objects by type and (namespace, name), persisted to `path` (":memory:" for none)."""
 
     def __init__(self, path: Path | str, *, history: int = 10_000) -> None:
+        if str(path) != ":memory:":
+            private_file(path)  # it holds every Secret of the cluster
         self._db = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False)
         self._db.execute("PRAGMA journal_mode=WAL")
         # NORMAL in WAL mode survives a process crash (the only crash a local cluster

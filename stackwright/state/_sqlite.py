@@ -54,6 +54,7 @@ from typing import Any, Final, Self
 import orjson
 
 from stackwright.errors import StackLocked, StackwrightError, UsageError
+from stackwright.files import private_file
 from stackwright.model import (
     URN_ANNOTATION,
     ClusterIdentity,
@@ -215,6 +216,8 @@ class _Connection:
         self.busy_timeout = busy_timeout
         self.mutex = threading.RLock()
         try:
+            if path != ":memory:" and not path.startswith("file:"):
+                private_file(path)  # what the state records of the cluster is the owner's
             self.db = sqlite3.connect(
                 path, timeout=busy_timeout, isolation_level=None, check_same_thread=False
             )
