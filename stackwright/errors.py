@@ -73,11 +73,16 @@ def not_utf8(what: str, exc: UnicodeDecodeError) -> UsageError:
 # Every secret this process decrypts or is handed as a secret (`Output.secret`, a secret
 # configuration value, a secret read from the environment or a file) is remembered here, so
 # that an error message that quotes one — a program's own exception, an API server echoing a
-# field — shows [secret] instead. Short values are not remembered: masking "1" everywhere
-# would make messages unreadable, and such values guard nothing.
+# field — shows [secret] instead. Short values are masked only where they stand quoted whole
+# (`Unsupported value: "ab"`, as an API server quotes a field): masking every "1" or "a"
+# would make messages unreadable.
 
 _known_secrets: set[str] = set()
+_short_secrets: dict[str, str] = {}  # a short value quoted -> the same quotes around [secret]
 _MIN_SECRET = 4
+#: How a message quotes a value whole: as Go's %q and JSON do, escaped once more inside a
+#: JSON text, in single quotes (Python's repr) and in backquotes.
+_QUOTES = ('"{}"', '\\"{}\\"', "'{}'", "`{}`")
 
 
 def remember_secret(value: object) -> None:
@@ -91,6 +96,10 @@ def remember_secret(value: object) -> None:
             _known_secrets.add(json.dumps(value)[1:-1])
             _known_secrets.add(json.dumps(value, ensure_ascii=False)[1:-1])
             _known_secrets.add(json.dumps(json.dumps(value))[3:-3])  # escaped twice
+        elif value:
+            for quote in _QUOTES:
+                for form in (value, json.dumps(value)[1:-1]):
+                    _short_secrets[quote.format(form)] = quote.format("[secret]")
     elif isinstance(value, dict):
         for item in value.values():
             remember_secret(item)
@@ -107,6 +116,9 @@ _ordered: list[str] = []
 def redact(text: str) -> str:
     """`text` with every remembered secret value shown as [secret]."""
     global _ordered
+    for quoted, masked in _short_secrets.items():
+        if quoted in text:
+            text = text.replace(quoted, masked)
     if not _known_secrets:
         return text
     if len(_ordered) != len(_known_secrets):  # the set only grows, or is cleared
@@ -137,4 +149,5 @@ def forget_secrets() -> None:
     """Forget every remembered secret (between independent runs in one process, e.g. tests)."""
     global _ordered
     _known_secrets.clear()
+    _short_secrets.clear()
     _ordered = []

@@ -95,6 +95,7 @@ from stackwright.engine.records import (
     refused,
     release_spec,
     replaced_since,
+    secret_in_plain_field,
     secret_texts,
     unknown_paths,
     with_outputs,
@@ -677,6 +678,9 @@ class Run:
             )
         auto = False
         if resource.custom and is_kubernetes(resource.resource_type):
+            plain_only = secret_in_plain_field(secret_paths)
+            if plain_only is not None:
+                raise UsageError(plain_only)
             meta = metadata_of(inputs)
             if not meta.get("name"):
                 auto = True

@@ -118,6 +118,37 @@ def unknown_paths(value: Any, path: str = "") -> list[str]:
     return []
 
 
+#: The fields of an object that the API server shows to anyone who may list such objects,
+#: and that Stackwright cannot keep encrypted: the name (with the namespace) is the
+#: object's id, recorded in plain and shown on every line about it; labels are matched
+#: by selectors, shown by `kubectl get --show-labels` and copied to the objects a
+#: controller makes. A secret there would be in plain text wherever it is shown.
+NEVER_SECRET = {
+    "metadata.name": "the name is the object's id, shown in every line about it",
+    "metadata.generateName": "the name is the object's id, shown in every line about it",
+    "metadata.namespace": "the namespace is part of the object's id, shown in every line about it",
+    "metadata.labels": (
+        "labels are shown by `kubectl get --show-labels`, matched by selectors and copied "
+        "to the objects controllers make"
+    ),
+}
+
+
+def secret_in_plain_field(secret_paths: Iterable[str]) -> str | None:
+    """Why a secret cannot be where the program put it (an object's name, namespace or
+    labels), as a message; None when every secret is in a field that can hold one."""
+    paths = tuple(secret_paths)
+    for field, why in NEVER_SECRET.items():
+        inside = [p for p in paths if within(p, (field,))]
+        if within(field, paths) or inside:
+            return (
+                f"{inside[0] if inside else field} holds a secret, but {why}, in plain text: "
+                "keep the value in a Secret or an annotation (kept encrypted), or use one "
+                "that need not be secret"
+            )
+    return None
+
+
 #: The shortest secret value searched for inside longer texts of a live object.
 MIN_SECRET_PART = 4
 
@@ -145,13 +176,28 @@ def with_outputs(
         return path == "metadata.managedFields" or within(path, paths)
 
     leaves = list(_string_leaves(live, prune=elsewhere))
+    # A secret used as a map key (`data` made from a secret, ...) is a key of the live
+    # object and of its managedFields (`f:<key>`): the map holding it is secret, and so
+    # are the managedFields naming it.
+    keys = list(_key_leaves(live, prune=lambda path: within(path, paths)))
     # One pass over all the texts first: most objects hold none of the values.
-    every = "\0".join(text for _, text in leaves)
+    every = "\0".join([*(text for _, text in leaves), *(key for _, key in keys)])
     present = [part for part in parts if part in every]
     whole = {v for v in values if v in every}
     if not present and not whole:
         return state
-    found = [p for p, text in leaves if text in whole or any(part in text for part in present)]
+
+    def holds(text: str) -> bool:
+        return text in whole or any(part in text for part in present)
+
+    found = [p for p, text in leaves if holds(text)]
+    for path, key in keys:
+        if path.startswith("metadata.managedFields"):
+            path = "metadata.managedFields"
+            key = key[2:] if key[1:2] == ":" else key  # f:<name>, k:<json>, v:<json>
+            key = key[1:-1] if key.startswith('"') and key.endswith('"') else key
+        if holds(key) and path not in found:
+            found.append(path)
     if not found:
         return state
     return replace(state, secret_paths=(*state.secret_paths, *found))
@@ -183,7 +229,14 @@ def secret_texts(state: ResourceState) -> frozenset[str]:
     if not paths:
         return frozenset()
     given = state.outputs if state.external else state.inputs
-    return frozenset(text for path, text in _string_leaves(given) if within(path, paths))
+    texts = {text for path, text in _string_leaves(given) if within(path, paths)}
+    # A map at a secret path is secret with its keys (`data` made whole from a secret), but
+    # for the keys of a Secret's data: they name its values (`kubectl describe` shows them).
+    names = ("data", "stringData") if _is_secret_kind(given) else ()
+    texts.update(
+        key for path, key in _key_leaves(given) if within(path, paths) and path not in names
+    )
+    return frozenset(texts)
 
 
 def _decoded(values: set[str]) -> set[str]:
@@ -212,6 +265,22 @@ def _string_leaves(
             inner = join_path(path, key)
             if prune is None or not prune(inner):
                 yield from _string_leaves(item, inner, prune)
+
+
+def _key_leaves(
+    value: Any, path: str = "", prune: Callable[[str], bool] | None = None
+) -> Iterator[tuple[str, str]]:
+    """(path of the map, key) of every string key of every map in a structure, but under
+    the paths `prune` names."""
+    if isinstance(value, dict | list):
+        items = value.items() if isinstance(value, dict) else enumerate(value)
+        for key, item in items:
+            inner = join_path(path, key)
+            if prune is not None and prune(inner):
+                continue
+            if isinstance(key, str):
+                yield path, key
+            yield from _key_leaves(item, inner, prune)
 
 
 def recorded_graph(
