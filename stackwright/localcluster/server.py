@@ -95,7 +95,7 @@ class APIServerApp:
         self._token = token.encode()
         from stackwright.localcluster.tokens import signing_key
 
-        self._token_key = signing_key(self._token)
+        self.token_key = signing_key(self._token)
         self.port = port
         self._openapi = openapi
 
@@ -144,7 +144,7 @@ class APIServerApp:
         if not hmac.compare_digest(token.strip().encode(), self._token):
             from stackwright.localcluster.tokens import authenticate  # a service account's
 
-            account = authenticate(self.cluster, self._token_key, token.strip())
+            account = authenticate(self.cluster, self.token_key, token.strip())
             if account is None:
                 raise status.Unauthorized("Unauthorized")
             user = account
@@ -305,7 +305,7 @@ class APIServerApp:
                 raise _not_allowed(method)
             from stackwright.localcluster.tokens import issue
 
-            return _json(201, issue(cluster, self._token_key, ns, name, _parse_body(request)))
+            return _json(201, issue(cluster, self.token_key, ns, name, _parse_body(request)))
         if sub in _STREAMS:
             if method not in ("GET", "POST"):
                 raise _not_allowed(method)
@@ -877,7 +877,12 @@ def run(
         )
         server = uvicorn.Server(config)
         controllers = start_controllers(
-            cluster, app, nodes=nodes, speed=speed, root_ca=creds.ca_cert.read_text()
+            cluster,
+            app,
+            nodes=nodes,
+            speed=speed,
+            root_ca=creds.ca_cert.read_text(),
+            token_key=app.token_key,
         )
         try:
             await server.serve()

@@ -15,9 +15,15 @@ service account (same uid) exists, as that account's user
 (`system:serviceaccount:NS:NAME`, in `system:serviceaccounts`,
 `system:serviceaccounts:NS` and `system:authenticated`), which RBAC then authorizes.
 
+A legacy token (`legacy(...)`, what the token controller puts in a Secret of type
+`kubernetes.io/service-account-token`) carries upstream's legacy claims instead (issuer
+`kubernetes/serviceaccount`, the account's name and uid, the Secret's name) and no expiry;
+as the API server's legacy validator, it authenticates only while its Secret exists, is
+not being deleted and still holds that very token, and its account (same uid) exists.
+
 Must never: put the cluster's credential in a token, issue one for a service account that
-does not exist, or accept one whose signature, expiry, audience or service account does
-not hold.
+does not exist, or accept one whose signature, expiry, audience, service account or (for a
+legacy token) Secret does not hold.
 """
 
 from __future__ import annotations
@@ -36,6 +42,12 @@ from stackwright.localcluster.rbac import User, service_account_user
 
 #: The API server's audience and issuer, as a kubeadm cluster's.
 AUDIENCE = "https://kubernetes.default.svc.cluster.local"
+#: The issuer of the tokens kept in Secrets (upstream's serviceaccount.LegacyIssuer).
+LEGACY_ISSUER = "kubernetes/serviceaccount"
+#: The Secret key holding a legacy token, and the annotations naming its account.
+TOKEN_KEY = "token"
+ACCOUNT_NAME = "kubernetes.io/service-account.name"
+ACCOUNT_UID = "kubernetes.io/service-account.uid"
 DEFAULT_SECONDS = 3600
 MIN_SECONDS = 600
 #: Kinds a token may be bound to → their (group, plural) and whether namespaced.
@@ -45,6 +57,7 @@ BINDABLE = {
     "Node": (("", "nodes"), False),
 }
 _SERVICE_ACCOUNTS = ("", "serviceaccounts")
+_SECRETS = ("", "secrets")
 _HEADER = {"alg": "HS256", "typ": "JWT"}
 
 
@@ -102,8 +115,6 @@ def issue(cluster: Cluster, key: bytes, namespace: str, name: str, body: Any) ->
         claims["kubernetes.io"][str(bound.get("kind", "")).lower()] = _bound(
             cluster, namespace, bound
         )
-    signed = f"{_b64(orjson.dumps(_HEADER))}.{_b64(orjson.dumps(claims))}"
-    signature = hmac.new(key, signed.encode(), hashlib.sha256).digest()
     meta = {k: v for k, v in (body.get("metadata") or {}).items() if k != "namespace"}
     return {
         "kind": "TokenRequest",
@@ -121,10 +132,33 @@ def issue(cluster: Cluster, key: bytes, namespace: str, name: str, body: Any) ->
             "boundObjectRef": bound or None,
         },
         "status": {
-            "token": f"{signed}.{_b64(signature)}",
+            "token": _sign(key, claims),
             "expirationTimestamp": timestamp(expiry),
         },
     }
+
+
+def legacy(key: bytes, account: Any, secret_name: str) -> str:
+    """The non-expiring token of Secret `secret_name` for service account `account` (the
+    object), with upstream's legacy claims (serviceaccount.LegacyClaims)."""
+    meta = account["metadata"]
+    namespace, name = meta["namespace"], meta["name"]
+    return _sign(
+        key,
+        {
+            "iss": LEGACY_ISSUER,
+            "sub": f"system:serviceaccount:{namespace}:{name}",
+            "kubernetes.io/serviceaccount/namespace": namespace,
+            "kubernetes.io/serviceaccount/secret.name": secret_name,
+            "kubernetes.io/serviceaccount/service-account.name": name,
+            "kubernetes.io/serviceaccount/service-account.uid": meta["uid"],
+        },
+    )
+
+
+def _sign(key: bytes, claims: dict[str, Any]) -> str:
+    signed = f"{_b64(orjson.dumps(_HEADER))}.{_b64(orjson.dumps(claims))}"
+    return f"{signed}.{_b64(hmac.new(key, signed.encode(), hashlib.sha256).digest())}"
 
 
 def _is_reference(ref: Any) -> bool:
@@ -153,7 +187,8 @@ def _invalid(name: str, cause: status.Cause) -> status.Invalid:
 
 def authenticate(cluster: Cluster, key: bytes, token: str) -> User | None:
     """The service account `token` authenticates, if this cluster issued it, it has not
-    expired and the account (same uid) still exists; else None.
+    expired and the account (same uid) still exists; else None. A legacy token also
+    needs its Secret, holding that token and not being deleted.
 
     Only a token for the API server's own audience is a credential here, as for the API
     server: one issued for another audience (`--audience=vault`) is that audience's.
@@ -166,14 +201,41 @@ def authenticate(cluster: Cluster, key: bytes, token: str) -> User | None:
         if not hmac.compare_digest(_unb64(parts[2]), expected):
             return None
         claims = orjson.loads(_unb64(parts[1]))
+        if claims.get("iss") == LEGACY_ISSUER:
+            return _legacy_user(cluster, token, claims)
         account = claims["kubernetes.io"]
         namespace, name = account["namespace"], account["serviceaccount"]["name"]
+        uid = account["serviceaccount"]["uid"]
         expired = claims["exp"] <= cluster.clock().timestamp()
         audiences = claims["aud"] if isinstance(claims["aud"], list) else [claims["aud"]]
-    except (ValueError, KeyError, TypeError):
+    except (ValueError, KeyError, TypeError, AttributeError):
         return None
-    found = cluster.store.get(_SERVICE_ACCOUNTS, namespace, name)
-    uid = account["serviceaccount"]["uid"]
-    if expired or AUDIENCE not in audiences or found is None or found["metadata"]["uid"] != uid:
+    if expired or AUDIENCE not in audiences or _account(cluster, namespace, name, uid) is None:
         return None
     return service_account_user(namespace, name)
+
+
+def _legacy_user(cluster: Cluster, token: str, claims: dict[str, Any]) -> User | None:
+    """As upstream's legacyValidator: the Secret must still exist, not be going away, and
+    hold this token; the account must still exist with the uid the token names."""
+    namespace = claims["kubernetes.io/serviceaccount/namespace"]
+    name = claims["kubernetes.io/serviceaccount/service-account.name"]
+    uid = claims["kubernetes.io/serviceaccount/service-account.uid"]
+    secret = cluster.store.get(
+        _SECRETS, namespace, claims["kubernetes.io/serviceaccount/secret.name"]
+    )
+    if secret is None or secret["metadata"].get("deletionTimestamp"):
+        return None
+    held = (secret.get("data") or {}).get(TOKEN_KEY) or ""
+    if not hmac.compare_digest(base64.b64decode(held), token.encode()):
+        return None
+    account = _account(cluster, namespace, name, uid)
+    if account is None or account["metadata"].get("deletionTimestamp"):
+        return None
+    return service_account_user(namespace, name)
+
+
+def _account(cluster: Cluster, namespace: str, name: str, uid: str) -> dict[str, Any] | None:
+    """Service account `namespace/name`, if it exists with `uid`."""
+    found = cluster.store.get(_SERVICE_ACCOUNTS, namespace, name)
+    return found if found is not None and found["metadata"]["uid"] == uid else None

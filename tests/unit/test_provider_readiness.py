@@ -818,6 +818,23 @@ def test_custom_object_stalled_fails_and_reconciling_waits() -> None:
     assert evaluate(reconciling).message == "w: Reconciling"
 
 
+def test_a_service_account_token_secret_waits_for_its_token_and_others_do_not() -> None:
+    opaque = {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s"}, "data": {}}
+    assert trivially_ready(opaque) and evaluate(opaque).ready
+    token = {
+        **opaque,
+        "type": "kubernetes.io/service-account-token",
+        "metadata": {"name": "t", "annotations": {"kubernetes.io/service-account.name": "ci"}},
+    }
+    assert not trivially_ready(token)
+    waiting = evaluate(token)
+    assert waiting.state is State.WAITING
+    assert waiting.message == (
+        "t: waiting for the token controller to fill data.token (for service account 'ci')"
+    )
+    assert evaluate({**token, "data": {"token": "ZXlK"}}).ready
+
+
 def test_kinds_without_a_rule_are_ready_at_once() -> None:
     cm = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "settings"}, "data": {}}
     assert trivially_ready(cm)

@@ -1,8 +1,8 @@
 """The controllers that run inside the local cluster's server process.
 
 API machinery controllers (garbage collection, namespace lifecycle, each
-namespace's default ServiceAccount and root CA ConfigMap, CRD establishment, ClusterRole
-aggregation), the simulated nodes (registration and lifecycle, scheduler,
+namespace's default ServiceAccount and root CA ConfigMap, legacy service account token
+Secrets, CRD establishment, ClusterRole aggregation), the simulated nodes (registration and lifecycle, scheduler,
 kubelets), the services and storage controllers and the workload controllers
 (Deployment … CronJob, HPA and PDB status) live here; each reacts to store
 changes and acts through the same `Cluster` verbs clients use.
@@ -36,6 +36,7 @@ from stackwright.localcluster.controllers.scheduler import Scheduler
 from stackwright.localcluster.controllers.serviceaccounts import ServiceAccountController
 from stackwright.localcluster.controllers.services import ServiceController
 from stackwright.localcluster.controllers.statefulsets import StatefulSetController
+from stackwright.localcluster.controllers.tokens import TokensController
 from stackwright.localcluster.controllers.volumes import VolumeController
 from stackwright.localcluster.controllers.workload_common import OwnerIndex
 
@@ -49,10 +50,13 @@ def build_controllers(
     nodes: int = 1,
     pace: Pace | None = None,
     root_ca: str = "",
+    token_key: bytes = b"",
 ) -> list[Controller]:
     """Create the controllers (registering their store listeners) without running them.
 
-    `root_ca` (PEM) is what every namespace's `kube-root-ca.crt` ConfigMap publishes.
+    `root_ca` (PEM) is what every namespace's `kube-root-ca.crt` ConfigMap publishes, and
+    `token_key` what signs the tokens put in service account token Secrets (none: no
+    token controller).
     """
     pace = pace or Pace()
     # Workload objects by owner, kept by the store before any controller hears of a change.
@@ -67,6 +71,7 @@ def build_controllers(
         GarbageCollector(cluster),
         NamespaceController(cluster),
         ServiceAccountController(cluster, root_ca),
+        *([TokensController(cluster, token_key, root_ca)] if token_key else []),
         ClusterRoleAggregationController(cluster),
         # Simulated nodes first: the scheduler and the kubelets start from the nodes
         # (and the default storage classes) registered here.
@@ -89,8 +94,16 @@ def build_controllers(
 
 
 def start_controllers(
-    cluster: Cluster, app: Any = None, *, nodes: int = 1, speed: float = 1.0, root_ca: str = ""
+    cluster: Cluster,
+    app: Any = None,
+    *,
+    nodes: int = 1,
+    speed: float = 1.0,
+    root_ca: str = "",
+    token_key: bytes = b"",
 ) -> list[asyncio.Task[None]]:
     """Run every controller as a task of the current event loop."""
-    controllers = build_controllers(cluster, app, nodes=nodes, pace=Pace(speed), root_ca=root_ca)
+    controllers = build_controllers(
+        cluster, app, nodes=nodes, pace=Pace(speed), root_ca=root_ca, token_key=token_key
+    )
     return [asyncio.ensure_future(c.run()) for c in controllers]

@@ -20,7 +20,8 @@ await rules for Services and Ingresses, and kstatus for everything else, with th
 edge cases users hit elsewhere made to work: a Service without a selector is ready
 at once, a PVC whose StorageClass binds on first consumer is ready while Pending
 (so its workload can be created), an Ingress is ready once admitted whether or
-not its backend Service exists. Annotations tune it per object:
+not its backend Service exists, a service account token Secret once the token
+controller has put its token in it (so what reads `data.token` gets it). Annotations tune it per object:
 `stackwright.io/skip-await: "true"`, `stackwright.io/timeout-seconds: "N"`,
 `stackwright.io/wait-for` (`condition=Ready`, `condition=Available=False`,
 `jsonpath={.status.phase}=Running`, or a JSON list of those, all required).
@@ -60,6 +61,8 @@ WAIT_FOR = "stackwright.io/wait-for"
 _WAIT_ANNOTATIONS = frozenset({SKIP_AWAIT, TIMEOUT_SECONDS, WAIT_FOR})
 
 Obj = Mapping[str, Any]
+#: The Secret type whose `data.token` kube-controller-manager fills.
+SERVICE_ACCOUNT_TOKEN = "kubernetes.io/service-account-token"
 
 
 class State(enum.Enum):
@@ -819,6 +822,21 @@ def _namespace(obj: Obj, related: Related) -> Readiness:
     return Readiness(State.WAITING, f"{name}: waiting for phase Active")
 
 
+def _secret(obj: Obj, related: Related) -> Readiness:
+    """Only a service account token Secret waits: for the token controller to fill it."""
+    name = _name(obj)
+    if obj.get("type") != SERVICE_ACCOUNT_TOKEN or _map(obj.get("data")).get("token"):
+        return Readiness(State.READY, f"{name}: ready")
+    account = _map(_map(obj.get("metadata")).get("annotations")).get(
+        "kubernetes.io/service-account.name"
+    )
+    return Readiness(
+        State.WAITING,
+        f"{name}: waiting for the token controller to fill data.token"
+        f" (for service account {account!r})",
+    )
+
+
 def _generic(obj: Obj, related: Related) -> Readiness:
     """kstatus: the controller saw the latest generation; Stalled fails; Ready / Available when present."""
     name = _name(obj)
@@ -867,6 +885,7 @@ _RULES = {
     ("", "PersistentVolumeClaim"): _pvc,
     ("apiextensions.k8s.io", "CustomResourceDefinition"): _crd,
     ("", "Namespace"): _namespace,
+    ("", "Secret"): _secret,
 }
 
 # What each rule reads besides the object (names of `Related` fields).
@@ -894,7 +913,10 @@ def trivially_ready(obj: Obj) -> bool:
     annotations = _annotations(obj)
     if annotations and not _WAIT_ANNOTATIONS.isdisjoint(annotations):
         return False
-    return (_group(obj), str(obj.get("kind", ""))) not in _RULES
+    key = (_group(obj), str(obj.get("kind", "")))
+    if key == ("", "Secret"):  # the one kind whose rule depends on a field
+        return obj.get("type") != SERVICE_ACCOUNT_TOKEN
+    return key not in _RULES
 
 
 def needs(obj: Obj) -> frozenset[str]:
