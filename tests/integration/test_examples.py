@@ -188,6 +188,8 @@ def test_platform_and_app_linked_by_a_stack_reference(
         "service_account": "deployer",
         "kubeconfig": "[secret]",
     }
+    # What the token controller wrote into the Secret is no change to undo.
+    assert summary(sw(platform, "preview", "--json").stdout)["counts"] == {"same": 5}
     # The app stack has no cluster settings of its own: all it knows comes from the reference.
     app = deploy(tmp_path, "platform-app/app", {"app:platform_stack": "platform/dev"})
     up = sw(app, "up", "--yes", "--json").stdout
@@ -197,6 +199,23 @@ def test_platform_and_app_linked_by_a_stack_reference(
     assert cluster.token not in up
     pods = cluster.kubectl("get", "deployments", "-n", "shop", "-o", "name").stdout
     assert "deployment.apps/shop-" in pods
+    # The app deployed through the platform's kubeconfig, which is `deployer`'s: it may act
+    # in its namespace (the context's) and nowhere else.
+    scoped = tmp_path / "deployer.kubeconfig"
+    scoped.write_text(sw(platform, "stack", "output", "kubeconfig", "--show-secrets").stdout)
+
+    def as_deployer(*args: str) -> subprocess.CompletedProcess[str]:
+        kubectl = ["kubectl", f"--kubeconfig={scoped}", *args]
+        return subprocess.run(kubectl, capture_output=True, text=True)
+
+    who = json.loads(as_deployer("auth", "whoami", "-o", "json").stdout)
+    assert who["status"]["userInfo"]["username"] == "system:serviceaccount:shop:deployer"
+    assert "deployment.apps/shop-" in as_deployer("get", "deployments", "-o", "name").stdout
+    assert as_deployer("get", "pods", "-n", "default").stderr.strip() == (
+        'Error from server (Forbidden): pods is forbidden: User "system:serviceaccount:shop:'
+        'deployer" cannot list resource "pods" in API group "" in the namespace "default"'
+    )
+    assert cluster.token not in scoped.read_text()
     exported = sw(app, "stack", "export").stdout
     assert cluster.token not in exported and "@secret" in exported
     assert summary(sw(app, "destroy", "--yes", "--json").stdout)["ok"]

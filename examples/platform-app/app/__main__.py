@@ -1,9 +1,11 @@
 """The app team's stack: deploys into the namespace the platform stack made for it.
 
 Everything about the cluster comes from the platform stack's outputs, read with
-a stack reference: the kubeconfig (a secret there, so a secret here: it is
-encrypted in this stack's state and shown as [secret]) builds this program's
-`k8s.Provider`, and the namespace is that provider's default namespace.
+a stack reference: the kubeconfig builds this program's `k8s.Provider`, and the
+namespace is that provider's default namespace. That kubeconfig holds the token of
+the platform's `deployer` service account, so this stack may do what its Role allows
+in that namespace and is refused (403) anywhere else. It is a secret there, so a
+secret here: encrypted in this stack's state and shown as [secret].
 """
 
 import stackwright as sw

@@ -1,12 +1,20 @@
-"""The platform team's stack: a namespace for the app team, its RBAC, and how to reach it.
+"""The platform team's stack: a namespace for the app team, and credentials for it alone.
 
-It exports the namespace and a kubeconfig (secret) that the app team's own stack
-reads with `sw.StackReference("platform/dev")` (see ../app): two programs, two
-owners, linked only through these outputs. The kubeconfig is read from the file
-the stack deploys with (`kubernetes:kubeconfig`, or the local cluster's) by
-`sw.secret_from_file`, so it is never in the program or its configuration, and it
-stays secret in this stack's state and in the app stack's.
+It makes the namespace, a ServiceAccount `deployer`, a Role granting what the app
+team's `up` needs there (its kinds, and what waiting for their readiness reads: Pods,
+ReplicaSets, EndpointSlices, Events) and nothing cluster-wide, and a token Secret that
+the cluster's token controller fills for `deployer` (`up` waits until it has). It exports
+the namespace and a kubeconfig built from that Secret: the server from the kubeconfig
+this stack deploys with (`kubernetes:kubeconfig`, or the local cluster's), the CA and
+token from the Secret, the namespace as its context's. The app team's own stack reads
+both with `sw.StackReference("platform/dev")` (see ../app) and so deploys as `deployer`,
+not as the cluster's administrator. The kubeconfig is secret here and there.
 """
+
+import base64
+from pathlib import Path
+
+import yaml
 
 import stackwright as sw
 import stackwright.kubernetes as k8s
@@ -14,25 +22,33 @@ import stackwright.kubernetes as k8s
 cfg = sw.Config()
 team = cfg.get("team") or "shop"
 kubeconfig_file = sw.Config("kubernetes").get("kubeconfig") or cfg.require("kubeconfig_file")
+# The API server of that kubeconfig's current context: all this program takes from it.
+admin = yaml.safe_load(Path(kubeconfig_file).expanduser().read_text())
+context = next(c["context"] for c in admin["contexts"] if c["name"] == admin["current-context"])
+server = next(c["cluster"]["server"] for c in admin["clusters"] if c["name"] == context["cluster"])
 
 ns = k8s.core.v1.Namespace("team", metadata={"name": team, "labels": {"team": team}})
-deployer = k8s.core.v1.ServiceAccount(
-    "deployer", metadata={"name": "deployer", "namespace": ns.metadata["name"]}
-)
+in_ns = {"namespace": ns.metadata["name"]}
+deployer = k8s.core.v1.ServiceAccount("deployer", metadata={"name": "deployer", **in_ns})
 role = k8s.rbac.v1.Role(
     "deployer",
-    metadata={"name": "deployer", "namespace": ns.metadata["name"]},
+    metadata={"name": "deployer", **in_ns},
     rules=[
         {
             "apiGroups": ["", "apps"],
-            "resources": ["configmaps", "secrets", "services", "deployments"],
+            "resources": ["configmaps", "services", "deployments"],
             "verbs": ["get", "list", "watch", "create", "update", "patch", "delete"],
-        }
+        },
+        {  # what waiting for those to be ready reads
+            "apiGroups": ["", "apps", "discovery.k8s.io"],
+            "resources": ["pods", "replicasets", "endpointslices", "events"],
+            "verbs": ["get", "list", "watch"],
+        },
     ],
 )
 k8s.rbac.v1.RoleBinding(
     "deployer",
-    metadata={"name": "deployer", "namespace": ns.metadata["name"]},
+    metadata={"name": "deployer", **in_ns},
     role_ref={
         "apiGroup": "rbac.authorization.k8s.io",
         "kind": "Role",
@@ -40,7 +56,31 @@ k8s.rbac.v1.RoleBinding(
     },
     subjects=[{"kind": "ServiceAccount", "name": deployer.metadata["name"], "namespace": team}],
 )
+token = k8s.core.v1.Secret(
+    "deployer-token",
+    metadata={
+        "name": "deployer-token",
+        "annotations": {"kubernetes.io/service-account.name": deployer.metadata["name"]},
+        **in_ns,
+    },
+    type="kubernetes.io/service-account-token",
+)
+
+
+def kubeconfig(data: dict[str, str], namespace: str) -> str:
+    return yaml.safe_dump({
+        "apiVersion": "v1",
+        "kind": "Config",
+        "clusters": [{"name": "platform", "cluster": {
+            "server": server, "certificate-authority-data": data["ca.crt"]}}],
+        "users": [{"name": "deployer", "user": {"token": base64.b64decode(data["token"]).decode()}}],
+        "contexts": [{"name": "deployer", "context": {
+            "cluster": "platform", "user": "deployer", "namespace": namespace}}],
+        "current-context": "deployer",
+    })  # fmt: skip
+
 
 sw.export("namespace", ns.metadata["name"])
 sw.export("service_account", deployer.metadata["name"])
-sw.export("kubeconfig", sw.secret_from_file(kubeconfig_file))
+scoped = sw.Output.all(token.data, ns.metadata["name"]).apply(lambda found: kubeconfig(*found))
+sw.export("kubeconfig", sw.Output.secret(scoped))
