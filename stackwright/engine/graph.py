@@ -159,6 +159,18 @@ def _referenced(then: Obj) -> set[Hashable]:
     return {(namespace, kind, name) for kind, name in found if name}
 
 
+def _token_account(then: Obj) -> tuple[str, str] | None:
+    """(namespace, name) of the account a service account token Secret is for."""
+    if then.get("type") != "kubernetes.io/service-account-token":
+        return None
+    meta = then.get("metadata")
+    annotations = meta.get("annotations") if isinstance(meta, Mapping) else None
+    name = annotations.get(_ACCOUNT_NAME) if isinstance(annotations, Mapping) else None
+    return (_metadata(then, "namespace"), name) if isinstance(name, str) and name else None
+
+
+_ACCOUNT_NAME = "kubernetes.io/service-account.name"
+
 #: match name → (key of a first object, keys of a waiting object)
 MATCHES: dict[str, tuple[Key, Keys]] = {
     # The Namespace named by the object's metadata.namespace.
@@ -172,6 +184,11 @@ MATCHES: dict[str, tuple[Key, Keys]] = {
     "its-pods-refer-to": (
         lambda first: (_metadata(first, "namespace"), _kind(first), _metadata(first, "name")),
         _referenced,
+    ),
+    # The ServiceAccount a token Secret's kubernetes.io/service-account.name annotation names.
+    "its-account": (
+        lambda first: (_metadata(first, "namespace"), _metadata(first, "name")),
+        _one(_token_account),
     ),
     # Anything in the same namespace ("" being the provider's default one).
     "same-namespace": (
@@ -221,6 +238,14 @@ RULES: tuple[Rule, ...] = (
         "its-pods-refer-to",
         "pods that mount a ConfigMap/Secret/PVC or run as a ServiceAccount fail or stall "
         "when it is missing",
+    ),
+    Rule(
+        "account-before-its-token-secrets",
+        frozenset({"ServiceAccount"}),
+        frozenset({"Secret"}),
+        "its-account",
+        "the token controller deletes a service account token Secret whose account does not "
+        "exist yet, instead of filling it",
     ),
     Rule(
         "rbac-before-workloads",

@@ -52,6 +52,7 @@ def test_rules_are_data_with_reasons() -> None:
         "namespace-first",
         "crd-before-custom-objects",
         "config-before-workloads",
+        "account-before-its-token-secrets",
         "rbac-before-workloads",
         "cluster-rbac-before-workloads",
         "storageclass-before-claims",
@@ -172,6 +173,25 @@ def test_rbac_before_workloads() -> None:
     assert graph.needs["web"] == {"role", "binding", "cluster-role", "cluster-binding"}
     assert graph.why("web", "cluster-role") == "cluster-rbac-before-workloads"
     assert graph.order[-1] == "web"
+
+
+def test_an_account_before_its_token_secrets_only() -> None:
+    def secret(name: str, account: str, kind: str = "kubernetes.io/service-account-token") -> Any:
+        annotations = {"kubernetes.io/service-account.name": account}
+        body = obj("Secret", name, "apps", type=kind)
+        return {**body, "metadata": {**body["metadata"], "annotations": annotations}}
+
+    graph = Graph(
+        [
+            node("token", secret("token", "ci")),
+            node("opaque", secret("opaque", "ci", kind="Opaque")),
+            node("other", secret("other", "deployer")),
+            node("ci", obj("ServiceAccount", "ci", "apps")),
+            node("ci-elsewhere", obj("ServiceAccount", "ci", "other")),
+        ]
+    )
+    assert graph.needs["token"] == {"ci"} and graph.needs["opaque"] == graph.needs["other"] == set()
+    assert graph.why("token", "ci") == "account-before-its-token-secrets"
 
 
 def test_storageclass_before_claims() -> None:
