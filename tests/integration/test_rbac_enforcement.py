@@ -6,6 +6,7 @@ token from `kubectl create token`; the administrator's credential stays all-powe
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import subprocess
@@ -365,3 +366,34 @@ def test_waiting_for_a_service_whose_endpoints_it_may_not_read_fails_at_once(
         f'namespace "app" to {SA} (a Role and a RoleBinding), or deploy with a kubeconfig whose '
         'user holds it; or annotate it stackwright.io/skip-await: "true"'
     ) in [line.strip() for line in up.stdout.splitlines()], up.stdout
+
+
+def test_a_token_secret_is_a_credential_until_it_is_deleted(cluster: Any, token: str) -> None:
+    cluster.kubectl(
+        "apply", "-f", "-",
+        input="""
+apiVersion: v1
+kind: Secret
+type: kubernetes.io/service-account-token
+metadata:
+  name: deployer-token
+  namespace: app
+  annotations: {kubernetes.io/service-account.name: deployer}
+""",
+    )  # fmt: skip
+
+    def stored() -> str:
+        jsonpath = "-o=jsonpath={.data.token}"
+        return str(cluster.kubectl("-n", "app", "get", "secret", "deployer-token", jsonpath).stdout)
+
+    wait_for(stored, "the token controller to fill data.token")
+    legacy = base64.b64decode(stored()).decode()
+    assert legacy != token
+    who = json.loads(as_deployer(cluster, legacy, "auth", "whoami", "-o", "json").stdout)
+    assert who["status"]["userInfo"] == {"username": SA, "groups": SA_GROUPS}
+    assert as_deployer(cluster, legacy, "get", "pods").stderr.strip() == (
+        f"Error from server (Forbidden): {PODS_DENIED}"
+    )
+    cluster.kubectl("-n", "app", "delete", "secret", "deployer-token")
+    refused = as_deployer(cluster, legacy, "-n", "app", "get", "configmaps")
+    assert "Unauthorized" in refused.stderr, refused.stderr
