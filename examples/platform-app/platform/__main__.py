@@ -28,11 +28,11 @@ context = next(c["context"] for c in admin["contexts"] if c["name"] == admin["cu
 server = next(c["cluster"]["server"] for c in admin["clusters"] if c["name"] == context["cluster"])
 
 ns = k8s.core.v1.Namespace("team", metadata={"name": team, "labels": {"team": team}})
-in_ns = {"namespace": ns.metadata["name"]}
-deployer = k8s.core.v1.ServiceAccount("deployer", metadata={"name": "deployer", **in_ns})
+namespace = ns.metadata["name"]
+deployer = k8s.core.v1.ServiceAccount("deployer", metadata={"name": "deployer", "namespace": namespace})
 role = k8s.rbac.v1.Role(
     "deployer",
-    metadata={"name": "deployer", **in_ns},
+    metadata={"name": "deployer", "namespace": namespace},
     rules=[
         {
             "apiGroups": ["", "apps"],
@@ -48,7 +48,7 @@ role = k8s.rbac.v1.Role(
 )
 k8s.rbac.v1.RoleBinding(
     "deployer",
-    metadata={"name": "deployer", **in_ns},
+    metadata={"name": "deployer", "namespace": namespace},
     role_ref={
         "apiGroup": "rbac.authorization.k8s.io",
         "kind": "Role",
@@ -60,8 +60,8 @@ token = k8s.core.v1.Secret(
     "deployer-token",
     metadata={
         "name": "deployer-token",
+        "namespace": namespace,
         "annotations": {"kubernetes.io/service-account.name": deployer.metadata["name"]},
-        **in_ns,
     },
     type="kubernetes.io/service-account-token",
 )
@@ -82,5 +82,5 @@ def kubeconfig(data: dict[str, str], namespace: str) -> str:
 
 sw.export("namespace", ns.metadata["name"])
 sw.export("service_account", deployer.metadata["name"])
-scoped = sw.Output.all(token.data, ns.metadata["name"]).apply(lambda found: kubeconfig(*found))
+scoped = sw.Output.all(token.data, namespace).apply(lambda found: kubeconfig(*found))
 sw.export("kubeconfig", sw.Output.secret(scoped))
