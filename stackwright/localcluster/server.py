@@ -98,6 +98,9 @@ class APIServerApp:
         self.token_key = signing_key(self._token)
         self.port = port
         self._openapi = openapi
+        # Set when the server stops: open watches end then, as a kube-apiserver's do, so a
+        # stop does not wait on clients that would keep a watch open for minutes.
+        self.stopping = asyncio.Event()
 
     # --- ASGI plumbing ---------------------------------------------------------
 
@@ -122,7 +125,7 @@ class APIServerApp:
         if isinstance(result, Response):
             await _send_response(send, result)
         else:
-            await _stream(send, receive, result)
+            await _stream(send, receive, result, self.stopping)
 
     async def _lifespan(self, receive: Receive, send: Send) -> None:
         while True:
@@ -781,8 +784,10 @@ async def _encode_events(events: AsyncIterator[WatchEvent]) -> AsyncIterator[byt
         yield orjson.dumps({"type": event.type, "object": event.obj}) + b"\n"
 
 
-async def _stream(send: Send, receive: Receive, chunks: AsyncIterator[bytes]) -> None:
-    """Stream a watch until it ends or the client goes away."""
+async def _stream(
+    send: Send, receive: Receive, chunks: AsyncIterator[bytes], stopping: asyncio.Event
+) -> None:
+    """Stream a watch until it ends, the client goes away or the server stops."""
 
     async def first_chunk() -> bytes | None:
         try:
@@ -820,12 +825,13 @@ async def _stream(send: Send, receive: Receive, chunks: AsyncIterator[bytes]) ->
 
     pumping = asyncio.ensure_future(pump())
     watching = asyncio.ensure_future(disconnected())
-    done, _ = await asyncio.wait({pumping, watching}, return_when=asyncio.FIRST_COMPLETED)
-    for task in (pumping, watching, first):
+    stopped = asyncio.ensure_future(stopping.wait())
+    done, _ = await asyncio.wait({pumping, watching, stopped}, return_when=asyncio.FIRST_COMPLETED)
+    for task in (pumping, watching, stopped, first):
         task.cancel()
-    await asyncio.gather(pumping, watching, first, return_exceptions=True)
+    await asyncio.gather(pumping, watching, stopped, first, return_exceptions=True)
     await chunks.aclose()  # type: ignore[attr-defined]
-    if pumping in done:
+    if pumping in done or stopped in done:
         with contextlib.suppress(Exception):  # the client may already be gone
             await send({"type": "http.response.body", "body": b"", "more_body": False})
 
@@ -845,6 +851,10 @@ def main(argv: list[str] | None = None) -> None:
     run(args.dir, args.port, nodes=args.nodes, speed=args.speed, watch_history=args.watch_history)
 
 
+#: How long a stopping server lets requests in flight finish (lifecycle's kill comes at 10 s).
+_STOP_GRACE = 5.0
+
+
 def run(
     folder: Path, port: int, *, nodes: int = 1, speed: float = 1.0, watch_history: int = 10_000
 ) -> None:
@@ -861,6 +871,22 @@ def run(
     ensure_bootstrap_policy(cluster)
     app = APIServerApp(cluster, creds.token, port=port)
 
+    class Server(uvicorn.Server):
+        async def shutdown(self, sockets: Any = None) -> None:
+            """Stop within a moment of SIGTERM. uvicorn waits for every response to end
+            and every connection to close: a watch ends only when its client leaves, and
+            an idle keep-alive connection only closes once its client answers the TLS
+            goodbye, so a stop with a client still around waited out its kill (10 s)."""
+            for listening in self.servers:
+                listening.close()
+            app.stopping.set()  # the watches end
+            deadline = asyncio.get_running_loop().time() + _STOP_GRACE
+            while self.server_state.tasks and asyncio.get_running_loop().time() < deadline:
+                await asyncio.sleep(0.02)  # requests in flight finish
+            for connection in list(self.server_state.connections):
+                connection.transport.abort()
+            await super().shutdown(sockets)
+
     async def serve() -> None:
         config = uvicorn.Config(
             app,
@@ -875,7 +901,7 @@ def run(
             loop="none",
             timeout_keep_alive=120,
         )
-        server = uvicorn.Server(config)
+        server = Server(config)
         controllers = start_controllers(
             cluster,
             app,

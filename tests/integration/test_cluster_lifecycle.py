@@ -159,3 +159,39 @@ def test_concurrent_starts_make_one_server_the_cluster_tracks(tmp_path: Path) ->
         for pid in left:  # what the bug leaves running: not past the test
             os.kill(pid, signal.SIGTERM)
     assert left == []
+
+
+def test_a_stop_waits_neither_for_open_watches_nor_idle_clients(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # uvicorn lets every response finish and every connection close before it exits: a watch
+    # only ends when its client leaves, and an idle keep-alive connection only closes when
+    # its client answers the TLS goodbye, so a stop with either around (an informer, the
+    # `kubernetes` package's pool) waited out the 10 s before its SIGKILL.
+    import threading
+    import time
+
+    from stackwright.localcluster import lifecycle
+
+    monkeypatch.setenv("STACKWRIGHT_HOME", str(tmp_path))
+    lifecycle.start("watched")
+    ended: list[int] = []
+    try:
+        with client(tmp_path, "watched") as api, client(tmp_path, "watched") as idle:
+
+            def watch() -> None:
+                with api.stream("GET", "/api/v1/configmaps?watch=true", timeout=60) as r:
+                    ended.append(sum(1 for _ in r.iter_lines()))
+
+            reader = threading.Thread(target=watch)
+            reader.start()
+            assert idle.get("/api").status_code == 200  # its connection stays open, idle
+            time.sleep(0.3)  # the watch is open and has sent its headers
+            began = time.monotonic()
+            assert lifecycle.stop("watched") is True
+            took = time.monotonic() - began
+            reader.join(timeout=30)
+    finally:
+        lifecycle.stop("watched")
+    assert took < 5, f"the stop took {took:.1f}s"
+    assert len(ended) == 1, "the watch's response ended as a finished one (no error)"
