@@ -314,7 +314,10 @@ class Cluster:
                         return
                     wait = left if wait is None else min(wait, left)
                 try:
-                    change = await asyncio.wait_for(subscription.queue.get(), wait)
+                    # Not `asyncio.wait_for`: on Python 3.11 it drops a cancellation that
+                    # comes as a change arrives, and the watch of a client gone lived on.
+                    async with asyncio.timeout(wait):
+                        change = await subscription.queue.get()
                 except TimeoutError:
                     if bookmarks:
                         yield self._bookmark(rtype, max(last, self.store.resource_version))
