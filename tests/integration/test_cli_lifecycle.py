@@ -23,6 +23,7 @@ from typing import Any
 
 import pytest
 import yaml
+from cli_in_process import run_cli
 
 from stackwright.localcluster import lifecycle
 from stackwright.state import LockLost, open_backend
@@ -104,12 +105,22 @@ class Result:
 
 
 class Project:
-    """A project folder with one stack, `dev`, whose default cluster is the test cluster."""
+    """A project folder with one stack, `dev`, whose default cluster is the test cluster;
+    its commands run in this process unless `process` (see `sw`)."""
 
-    def __init__(self, root: Path, name: str, namespace: str, config: dict[str, Any]) -> None:
+    def __init__(
+        self,
+        root: Path,
+        name: str,
+        namespace: str,
+        config: dict[str, Any],
+        *,
+        process: bool = False,
+    ) -> None:
         self.root = root
         self.name = name
         self.ns = namespace
+        self.process = process
         root.mkdir(parents=True, exist_ok=True)
         (root / "Stackwright.yaml").write_text(f"name: {name}\nruntime: python\n")
         (root / f"Stackwright.{STACK}.yaml").write_text(yaml.safe_dump({"config": config}))
@@ -119,7 +130,7 @@ class Project:
     def made_by_new(cls, root: Path, name: str, namespace: str) -> Project:
         """A project `stackwright new` made (its stack too), files left as they are."""
         made = cls.__new__(cls)
-        made.root, made.name, made.ns = root, name, namespace
+        made.root, made.name, made.ns, made.process = root, name, namespace, False
         return made
 
     def urn(self, type_: str, name: str) -> str:
@@ -134,15 +145,23 @@ class Project:
         source = PRELUDE.format(namespace=self.ns) + textwrap.dedent(body)
         (self.root / "__main__.py").write_text(source)
 
-    def sw(self, *args: str, rc: int | None = 0, timeout: float = 90) -> Result:
-        done = subprocess.run(
-            [*CLI, *args],
-            cwd=self.root,
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-            env={**os.environ, "NO_COLOR": "1"},
-        )
+    def sw(
+        self, *args: str, rc: int | None = 0, timeout: float = 90, process: bool | None = None
+    ) -> Result:
+        """`stackwright ARGS` in the project's folder: in this process (`cli_in_process`),
+        or as its own process with `process=True` (default: the project's `process`)."""
+        env = {**os.environ, "NO_COLOR": "1"}
+        if self.process if process is None else process:
+            done = subprocess.run(
+                [*CLI, *args],
+                cwd=self.root,
+                capture_output=True,
+                text=True,
+                timeout=timeout,
+                env=env,
+            )
+        else:
+            done = run_cli(args, cwd=self.root, env=env)
         result = Result(tuple(args), done.returncode, done.stdout, done.stderr)
         if "--json" in args and args[0] in ("preview", "up", "destroy", "refresh"):
             result.check_steps()
@@ -227,14 +246,15 @@ def one_line(result: Result) -> str:
 
 @pytest.fixture
 def new_project(tmp_path: Path, cluster: LiveCluster, request: pytest.FixtureRequest) -> Any:
-    """`new_project(config=None)`: a project and a namespace named after the test, whose
-    stack targets the test cluster through its kubeconfig unless `config` says otherwise."""
+    """`new_project(config=None, process=False)`: a project and a namespace named after the
+    test, whose stack targets the test cluster through its kubeconfig unless `config` says
+    otherwise; `process`: its commands run as their own processes."""
     name = re.sub(r"[^a-z0-9]+", "-", request.node.name.removeprefix("test_").lower())
     name = name.strip("-")[:40].strip("-")
 
-    def make(config: dict[str, Any] | None = None) -> Project:
+    def make(config: dict[str, Any] | None = None, *, process: bool = False) -> Project:
         settings = config or {"kubernetes:kubeconfig": str(cluster.kubeconfig)}
-        return Project(tmp_path / name, name, f"lc-{name}", settings)
+        return Project(tmp_path / name, name, f"lc-{name}", settings, process=process)
 
     return make
 
@@ -243,8 +263,9 @@ def new_project(tmp_path: Path, cluster: LiveCluster, request: pytest.FixtureReq
 
 
 def test_create(new_project: Any, cluster: LiveCluster) -> None:
-    # The stack names the local cluster, as `stackwright new` writes it.
-    p = new_project({"kubernetes:cluster": "test"})
+    # The stack names the local cluster, as `stackwright new` writes it. Every command runs
+    # as its own process here: the real command, end to end, from its entry point.
+    p = new_project({"kubernetes:cluster": "test"}, process=True)
     p.program(
         """
         k8s.core.v1.Namespace("ns", metadata={"name": NS})
@@ -1348,7 +1369,7 @@ def test_failed_rollout_reports_its_cause(new_project: Any, cluster: LiveCluster
         """
     p.program('IMAGE = "nginx:doesnotexist"\n' + textwrap.dedent(body))
     started = time.monotonic()
-    up = p.up(rc=1)
+    up = p.sw("up", "--yes", "--json", rc=1, process=True)  # a failed up's own exit code
     assert time.monotonic() - started < 30, (
         "the failure is reported within seconds, not at a timeout"
     )
@@ -1694,7 +1715,8 @@ def test_a_missing_kubeconfig_or_context_is_one_line_before_anything_runs(
     new_project: Any, cluster: LiveCluster, tmp_path: Path
 ) -> None:
     missing = tmp_path / "no-such-kubeconfig"
-    p = new_project({"kubernetes:kubeconfig": str(missing)})
+    # Its own processes: bad input is one line and exit code 2 from the real command.
+    p = new_project({"kubernetes:kubeconfig": str(missing)}, process=True)
     p.program(
         'k8s.core.v1.Namespace("ns", metadata={"name": NS})\n'
         'k8s.core.v1.ConfigMap("a", metadata={"name": "a", "namespace": NS})\n'
@@ -1954,7 +1976,7 @@ def test_locked_stack(new_project: Any, cluster: LiveCluster) -> None:
     backend = open_backend()
     operation = backend.begin_operation(p.name, STACK, kind="up")
     try:
-        locked = p.sw("up", "--yes", rc=4)
+        locked = p.sw("up", "--yes", rc=4, process=True)  # another process than the holder
         message = one_line(locked)
         assert "lock" in message and str(os.getpid()) in message, message
         assert get(cluster, "namespace", p.ns) is None

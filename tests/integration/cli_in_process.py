@@ -1,0 +1,67 @@
+"""Run the `stackwright` command in the test's own process, as its own process would run it.
+
+A `stackwright` process spends ~0.4 s starting Python and importing before it does
+anything: most of the time of the end-to-end tests that run a few hundred commands. A
+test about what a command does (its output, exit code, state, cluster) runs it here, with
+the arguments, working folder, environment, stdin, stdout and stderr a process would
+have, and an uncaught exception printed and exit code 1, as Python does. What depends on
+the process itself (signals, kill -9, a lock whose holder dies, the entry point) runs the
+real command: `process=True` in the helpers that offer it.
+
+Must never: leave the test's working folder, environment or process-wide memory of
+secret values changed by a command it ran, nor an object it dropped alive.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import io
+import os
+import subprocess
+import sys
+import traceback
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from stackwright.cli.main import main
+from stackwright.errors import forget_secrets
+
+
+def run_cli(
+    args: Sequence[str], *, cwd: Path | str, env: Mapping[str, str], input: str = ""
+) -> subprocess.CompletedProcess[str]:
+    """`stackwright ARGS` run in `cwd` with exactly `env` as its environment; what
+    `subprocess.run(..., capture_output=True, text=True)` would return."""
+    out, err = io.StringIO(), io.StringIO()
+    saved_env, saved_cwd, saved_stdin = dict(os.environ), os.getcwd(), sys.stdin
+    code: int
+    try:
+        os.environ.clear()
+        os.environ.update(env)
+        os.chdir(cwd)
+        sys.stdin = io.StringIO(input)
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                main(list(args))
+                code = 0
+            except SystemExit as exit_:
+                if exit_.code is None or isinstance(exit_.code, int):
+                    code = exit_.code or 0
+                else:  # sys.exit("message"): printed, exit code 1
+                    print(exit_.code, file=sys.stderr)
+                    code = 1
+            except Exception:  # what the interpreter prints for an uncaught exception
+                traceback.print_exc()
+                code = 1
+    finally:
+        sys.stdin = saved_stdin
+        os.chdir(saved_cwd)
+        os.environ.clear()
+        os.environ.update(saved_env)
+        forget_secrets()  # a process remembers the secret values it saw only while it runs
+        # and holds its state store's connections only until it exits: one a command left
+        # in a reference cycle (a workspace in a traceback) kept SQLite's WAL, and in it
+        # rows the state has since rewritten (a value now secret, in plain).
+        gc.collect()
+    return subprocess.CompletedProcess(["stackwright", *args], code, out.getvalue(), err.getvalue())
