@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_in_process import run_cli
 
 LiveCluster = Any  # tests/conftest.py's LiveCluster (conftest is not importable as a module)
 
@@ -139,14 +140,19 @@ class Project:
             f"  {self.name}:gen: {gen}\n"
         )
 
-    def sw(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-        result = subprocess.run(
-            [self.cli, "--cwd", str(self.folder), *args],
-            capture_output=True,
-            text=True,
-            env=self.env,
-            timeout=120,
-        )
+    def sw(
+        self, *args: str, check: bool = True, process: bool = False
+    ) -> subprocess.CompletedProcess[str]:
+        """`stackwright --cwd FOLDER ARGS` run to its end: in this process (`cli_in_process`;
+        the runs killed, and the runs measured to aim kills, are `run`'s own processes), or
+        with `process` as its own."""
+        command = ["--cwd", str(self.folder), *args]
+        if process:
+            result = subprocess.run(
+                [self.cli, *command], capture_output=True, text=True, env=self.env, timeout=120
+            )
+        else:
+            result = run_cli(command, cwd=self.folder, env=self.env)
         if check and result.returncode != 0:
             raise AssertionError(
                 f"stackwright {' '.join(args)} exited {result.returncode}:\n"
