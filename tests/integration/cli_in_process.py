@@ -65,3 +65,21 @@ def run_cli(
         # rows the state has since rewritten (a value now secret, in plain).
         gc.collect()
     return subprocess.CompletedProcess(["stackwright", *args], code, out.getvalue(), err.getvalue())
+
+
+def sw(
+    project: Path, *args: str, env: Mapping[str, str] | None = None, check: bool = True
+) -> subprocess.CompletedProcess[str]:
+    """`stackwright --cwd PROJECT ARGS` on stack `dev` (and `env` over this environment);
+    unless not `check`, a failure raises with what the command printed."""
+    result = run_cli(
+        ["--cwd", str(project), *args],
+        cwd=project,
+        env={**os.environ, "STACKWRIGHT_STACK": "dev", **(env or {})},
+    )
+    if check and result.returncode != 0:
+        raise AssertionError(
+            f"stackwright {' '.join(args)} failed ({result.returncode}):\n"
+            f"{result.stdout}\n{result.stderr}"
+        )
+    return result

@@ -6,31 +6,16 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_in_process import sw
 
 from stackwright.localcluster import lifecycle
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
-
-
-def sw(project: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-    result = subprocess.run(
-        [sys.executable, "-m", "stackwright.cli.main", "--cwd", str(project), *args],
-        capture_output=True,
-        text=True,
-        timeout=180,
-        env={**os.environ, "STACKWRIGHT_STACK": "dev"},
-    )
-    if check and result.returncode != 0:
-        raise AssertionError(
-            f"stackwright {' '.join(args)} failed ({result.returncode}):\n{result.stdout}\n{result.stderr}"
-        )
-    return result
 
 
 def summary(output: str) -> dict[str, Any]:

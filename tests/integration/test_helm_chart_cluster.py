@@ -6,9 +6,7 @@ from __future__ import annotations
 import functools
 import http.server
 import json
-import os
 import subprocess
-import sys
 import tarfile
 import threading
 from collections.abc import Iterator
@@ -16,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_in_process import sw as run
 
 WEBAPP = Path(__file__).resolve().parents[1] / "data" / "charts" / "webapp"
 
@@ -57,19 +56,7 @@ OBJECTS = {
 def sw(
     project: Path, env: dict[str, str], *args: str, check: bool = True
 ) -> subprocess.CompletedProcess[str]:
-    result = subprocess.run(
-        [sys.executable, "-m", "stackwright.cli.main", "--cwd", str(project), *args],
-        capture_output=True,
-        text=True,
-        timeout=180,
-        env={**os.environ, "STACKWRIGHT_STACK": "dev", **env},
-    )
-    if check and result.returncode != 0:
-        raise AssertionError(
-            f"stackwright {' '.join(args)} failed ({result.returncode}):\n"
-            f"{result.stdout}\n{result.stderr}"
-        )
-    return result
+    return run(project, *args, env=env, check=check)
 
 
 def events(output: str) -> list[dict[str, Any]]:

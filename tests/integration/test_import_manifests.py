@@ -7,32 +7,14 @@ test data in tests/data/manifests and tests/data/kustomize.
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_in_process import sw
 
 DATA = Path(__file__).resolve().parents[1] / "data"
-
-
-def sw(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    result = subprocess.run(
-        [sys.executable, "-m", "stackwright.cli.main", "--cwd", str(project), *args],
-        capture_output=True,
-        text=True,
-        timeout=180,
-        env={**os.environ, "STACKWRIGHT_STACK": "dev"},
-    )
-    if result.returncode != 0:
-        raise AssertionError(
-            f"stackwright {' '.join(args)} failed ({result.returncode}):\n"
-            f"{result.stdout}\n{result.stderr}"
-        )
-    return result
 
 
 def events(project: Path, *args: str) -> list[dict[str, Any]]:

@@ -3,29 +3,13 @@
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
+from cli_in_process import sw
+
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "kx-webapp"
-
-
-def sw(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    result = subprocess.run(
-        [sys.executable, "-m", "stackwright.cli.main", "--cwd", str(project), *args],
-        capture_output=True,
-        text=True,
-        timeout=180,
-        env={**os.environ, "STACKWRIGHT_STACK": "dev"},
-    )
-    if result.returncode != 0:
-        raise AssertionError(
-            f"stackwright {' '.join(args)} failed ({result.returncode}):\n{result.stdout}\n{result.stderr}"
-        )
-    return result
 
 
 def summary(output: str) -> dict[str, Any]:

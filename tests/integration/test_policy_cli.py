@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 import yaml
+from cli_in_process import run_cli
 
 from stackwright.policy import Settings, Subject, evaluate, select_packs
 from stackwright.state import open_backend
@@ -34,11 +35,15 @@ CONTEXT = "stackwright-test"
 PACKS = ["kubernetes-best-practices", "pod-security-restricted"]
 
 
-def sw(root: Path, *args: str, rc: int) -> subprocess.CompletedProcess[str]:
-    done = subprocess.run(
-        [*CLI, *args], cwd=root, capture_output=True, text=True, timeout=120,
-        env={**os.environ, "NO_COLOR": "1"},
-    )  # fmt: skip
+def sw(root: Path, *args: str, rc: int, process: bool = False) -> subprocess.CompletedProcess[str]:
+    """`stackwright ARGS` in `root`: in this process (`cli_in_process`), or its own."""
+    env = {**os.environ, "NO_COLOR": "1"}
+    if process:
+        done = subprocess.run(
+            [*CLI, *args], cwd=root, capture_output=True, text=True, timeout=120, env=env
+        )
+    else:
+        done = run_cli(args, cwd=root, env=env)
     assert done.returncode == rc, f"{args} exited {done.returncode}\n{done.stdout}\n{done.stderr}"
     assert "Traceback" not in done.stderr
     return done
@@ -84,7 +89,7 @@ def test_every_rule_in_one_preview(tmp_path: Path, cluster: LiveCluster) -> None
         """,
     )
     (root / "cases.yaml").write_text(yaml.safe_dump_all(objects, sort_keys=False))
-    done = sw(root, "preview", "--json", rc=3)
+    done = sw(root, "preview", "--json", rc=3, process=True)  # exit code 3 from the real command
     (policy,) = [e for e in events(done) if e["event"] == "policy"]
     assert [e["event"] for e in events(done)] == ["policy", "error"], "blocked before any step"
     assert events(done)[-1]["exitCode"] == 3
