@@ -163,7 +163,8 @@ def with_outputs(
     refresh looks for every resource's, as anyone may have copied one into any object)."""
     state = replace(state, outputs=live_outputs(state, live))
     values = secret_texts(state) | others
-    if not values:
+    names = secret_keys(state)
+    if not values and not names:
         return state
     paths = state.secret_paths
     # Inside a longer text too (kubectl's last-applied annotation, a status message quoting
@@ -179,12 +180,14 @@ def with_outputs(
     # A secret used as a map key (`data` made from a secret, ...) is a key of the live
     # object and of its managedFields (`f:<key>`): the map holding it is secret, and so
     # are the managedFields naming it.
-    keys = list(_key_leaves(live, prune=lambda path: within(path, paths)))
+    keys = [
+        _map_key(path, key) for path, key in _key_leaves(live, prune=lambda p: within(p, paths))
+    ]
     # One pass over all the texts first: most objects hold none of the values.
     every = "\0".join([*(text for _, text in leaves), *(key for _, key in keys)])
     present = [part for part in parts if part in every]
     whole = {v for v in values if v in every}
-    if not present and not whole:
+    if not present and not whole and not any(key in names for _, key in keys):
         return state
 
     def holds(text: str) -> bool:
@@ -192,15 +195,21 @@ def with_outputs(
 
     found = [p for p, text in leaves if holds(text)]
     for path, key in keys:
-        if path.startswith("metadata.managedFields"):
-            path = "metadata.managedFields"
-            key = key[2:] if key[1:2] == ":" else key  # f:<name>, k:<json>, v:<json>
-            key = key[1:-1] if key.startswith('"') and key.endswith('"') else key
-        if holds(key) and path not in found:
+        if (key in names or holds(key)) and path not in found:
             found.append(path)
     if not found:
         return state
     return replace(state, secret_paths=(*state.secret_paths, *found))
+
+
+def _map_key(path: str, key: str) -> tuple[str, str]:
+    """(where a key sits, the key): a key of managedFields (`f:<name>`, `k:<json>`,
+    `v:<json>`) as the name it stands for, at `metadata.managedFields` as a whole."""
+    if not path.startswith("metadata.managedFields"):
+        return path, key
+    key = key[2:] if key[1:2] == ":" else key
+    key = key[1:-1] if key.startswith('"') and key.endswith('"') else key
+    return "metadata.managedFields", key
 
 
 def mark_of(obj: Mapping[str, Any]) -> str:
@@ -229,14 +238,23 @@ def secret_texts(state: ResourceState) -> frozenset[str]:
     if not paths:
         return frozenset()
     given = state.outputs if state.external else state.inputs
-    texts = {text for path, text in _string_leaves(given) if within(path, paths)}
-    # A map at a secret path is secret with its keys (`data` made whole from a secret), but
-    # for the keys of a Secret's data: they name its values (`kubectl describe` shows them).
+    return frozenset(text for path, text in _string_leaves(given) if within(path, paths))
+
+
+def secret_keys(state: ResourceState) -> frozenset[str]:
+    """The keys of the maps at a state's secret paths (`data` made whole from a secret may
+    be keyed by it), but for a Secret's data, whose keys name its values (`kubectl
+    describe` shows them). Looked for only as keys of the live object and in the
+    managedFields naming them: as texts, common keys ("token", "url") would make every
+    field that says the same word secret, the object's own name included."""
+    paths = state.secret_paths
+    if not paths:
+        return frozenset()
+    given = state.outputs if state.external else state.inputs
     names = ("data", "stringData") if _is_secret_kind(given) else ()
-    texts.update(
+    return frozenset(
         key for path, key in _key_leaves(given) if within(path, paths) and path not in names
     )
-    return frozenset(texts)
 
 
 def _decoded(values: set[str]) -> set[str]:
