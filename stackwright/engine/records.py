@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -162,8 +162,8 @@ def with_outputs(
     never be stored or shown in plain text. `others`: more secret values to look for (a
     refresh looks for every resource's, as anyone may have copied one into any object)."""
     state = replace(state, outputs=live_outputs(state, live))
-    values = secret_texts(state) | others
-    names = secret_keys(state)
+    texts, names = _secrets_given(state)
+    values = texts | others
     if not values and not names:
         return state
     paths = state.secret_paths
@@ -173,16 +173,11 @@ def with_outputs(
     parts = {v for v in values if len(v) >= MIN_SECRET_PART}
     parts |= {base64.b64encode(v.encode()).decode() for v in parts} | _decoded(parts)
 
-    def elsewhere(path: str) -> bool:  # what need not be searched: already secret, or names
-        return path == "metadata.managedFields" or within(path, paths)
-
-    leaves = list(_string_leaves(live, prune=elsewhere))
     # A secret used as a map key (`data` made from a secret, ...) is a key of the live
     # object and of its managedFields (`f:<key>`): the map holding it is secret, and so
-    # are the managedFields naming it.
-    keys = [
-        _map_key(path, key) for path, key in _key_leaves(live, prune=lambda p: within(p, paths))
-    ]
+    # are the managedFields naming it. Their values need not be searched: they are names.
+    leaves, found_keys = _texts(live, pruned=paths, skip="metadata.managedFields")
+    keys = [_map_key(path, key) for path, key in found_keys]
     # One pass over all the texts first: most objects hold none of the values.
     every = "\0".join([*(text for _, text in leaves), *(key for _, key in keys)])
     present = [part for part in parts if part in every]
@@ -234,26 +229,25 @@ def _is_secret_kind(obj: Mapping[str, Any]) -> bool:
 def secret_texts(state: ResourceState) -> frozenset[str]:
     """The texts at a state's secret paths of its inputs (what it must never show); of its
     outputs for an object only read, whose inputs name it and hold nothing else."""
-    paths = state.secret_paths
-    if not paths:
-        return frozenset()
-    given = state.outputs if state.external else state.inputs
-    return frozenset(text for path, text in _string_leaves(given) if within(path, paths))
+    return _secrets_given(state)[0]
 
 
-def secret_keys(state: ResourceState) -> frozenset[str]:
-    """The keys of the maps at a state's secret paths (`data` made whole from a secret may
-    be keyed by it), but for a Secret's data, whose keys name its values (`kubectl
-    describe` shows them). Looked for only as keys of the live object and in the
-    managedFields naming them: as texts, common keys ("token", "url") would make every
-    field that says the same word secret, the object's own name included."""
+def _secrets_given(state: ResourceState) -> tuple[frozenset[str], frozenset[str]]:
+    """`secret_texts`, and the keys of the maps at the secret paths (`data` made whole from
+    a secret may be keyed by it) but for a Secret's data, whose keys name its values
+    (`kubectl describe` shows them), from one walk of what the state was given. The keys
+    are looked for only as keys of the live object and in the managedFields naming them:
+    as texts, common keys ("token", "url") would make every field that says the same
+    word secret, the object's own name included."""
     paths = state.secret_paths
     if not paths:
-        return frozenset()
+        return frozenset(), frozenset()
     given = state.outputs if state.external else state.inputs
+    leaves, keys = _texts(given, under=paths)
     names = ("data", "stringData") if _is_secret_kind(given) else ()
-    return frozenset(
-        key for path, key in _key_leaves(given) if within(path, paths) and path not in names
+    return (
+        frozenset(text for _, text in leaves),
+        frozenset(key for path, key in keys if path not in names),
     )
 
 
@@ -271,34 +265,36 @@ def _decoded(values: set[str]) -> set[str]:
     return found
 
 
-def _string_leaves(
-    value: Any, path: str = "", prune: Callable[[str], bool] | None = None
-) -> Iterator[tuple[str, str]]:
-    """(path, text) of every string leaf of a structure, but under the paths `prune` names."""
-    if isinstance(value, str):
-        yield path, value
-    elif isinstance(value, dict | list):
-        items = value.items() if isinstance(value, dict) else enumerate(value)
-        for key, item in items:
-            inner = join_path(path, key)
-            if prune is None or not prune(inner):
-                yield from _string_leaves(item, inner, prune)
+def _texts(
+    value: Any, *, pruned: Iterable[str] = (), under: Iterable[str] | None = None, skip: str = ""
+) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+    """In one walk of a structure: (path, text) of its string leaves, and (path of the map,
+    key) of the string keys of its maps. Nothing under the paths `pruned` names; with
+    `under`, only what lies under those paths (a map's keys when the map does); no leaf,
+    only keys, under `skip`. Paths are matched as the walk spells them (`join_path`), top
+    down, so a set lookup per node does what `within` does."""
+    leaves: list[tuple[str, str]] = []
+    keys: list[tuple[str, str]] = []
+    pruned, wanted = frozenset(pruned), frozenset(under or ())
 
-
-def _key_leaves(
-    value: Any, path: str = "", prune: Callable[[str], bool] | None = None
-) -> Iterator[tuple[str, str]]:
-    """(path of the map, key) of every string key of every map in a structure, but under
-    the paths `prune` names."""
-    if isinstance(value, dict | list):
-        items = value.items() if isinstance(value, dict) else enumerate(value)
-        for key, item in items:
+    def walk(node: dict[Any, Any] | list[Any], path: str, inside: bool, skipped: bool) -> None:
+        mapping = isinstance(node, dict)
+        for key, item in node.items() if isinstance(node, dict) else enumerate(node):
             inner = join_path(path, key)
-            if prune is not None and prune(inner):
+            if inner in pruned:
                 continue
-            if isinstance(key, str):
-                yield path, key
-            yield from _key_leaves(item, inner, prune)
+            if inside and mapping and isinstance(key, str):
+                keys.append((path, key))
+            now = inside or inner in wanted
+            if isinstance(item, str):
+                if now and not skipped:
+                    leaves.append((inner, item))
+            elif isinstance(item, dict | list):
+                walk(item, inner, now, skipped or inner == skip)
+
+    if isinstance(value, dict | list):
+        walk(value, "", under is None or "" in wanted, False)
+    return leaves, keys
 
 
 def recorded_graph(
