@@ -226,7 +226,8 @@ class ApiClient:
                 status=401,
             )
         if status == 403:
-            return AccessDenied(f"{what}: {message}; {_grant_hint(message)}", status=403)
+            hint = _grant_hint(message)
+            return AccessDenied(f"{what}: {message}{hint and f'; {hint}'}", status=403)
         if status == 410:
             return PermanentError(f"{what}: {message}", status=410)
         return PermanentError(
@@ -273,9 +274,13 @@ _REFUSAL = re.compile(
 
 
 def _grant_hint(message: str) -> str:
-    """How to fix a 403: the permission to grant, to whom, and with what."""
+    """How to fix a 403: the permission to grant, to whom, and with what; "" for a refusal
+    no authorizer made (admission: an immortal or terminating namespace, a quota, Pod
+    Security, a webhook), which no grant would lift and whose message says why."""
     found = _REFUSAL.search(message)
     if found is None:
+        if 'User "' not in message or '" cannot ' not in message:
+            return ""
         return (
             "grant the kubeconfig's user this permission, or deploy with credentials that hold it"
         )
