@@ -210,10 +210,8 @@ async def _check_clusters(
             if old is None or urn not in used:
                 continue  # no objects yet: its step asks its identity if it needs it
             former_identity = recorded_identity(old)
-            if former_identity is not None:
-                current = await _identity(made)
-                if current is None:
-                    continue
+            current = None if former_identity is None else await _identity(made)
+            if former_identity is not None and current is not None:
                 found.identities[urn] = current
                 if current.uid == former_identity.uid:
                     continue
@@ -231,6 +229,8 @@ async def _check_clusters(
                 back = settings_back(old)
                 found.moved[urn] = Moved(urn, former_identity, current, objects, back)
                 continue
+            # No identity to compare (an older state; credentials that may not read
+            # kube-system): the server URL recorded tells, as before identities.
             former = old.outputs.get(CLUSTER_OUTPUT)
             if not legacy or former in (None, made.cluster):
                 continue
@@ -264,20 +264,21 @@ async def _check_default(
     provider: Provider, snapshot: Snapshot, found: ClusterCheck, *, legacy: bool
 ) -> None:
     """The stack's default provider: its identity against the one the state records; with
-    none recorded (an older state), reading a few of its objects tells (`_probe`)."""
+    none to compare (an older state, or credentials that may not read kube-system), reading
+    a few of its objects tells (`_probe`)."""
     objects = _objects(snapshot.resources, "")
     recorded = snapshot.default_cluster
-    if recorded is None and legacy:
+    current = await _identity(provider)
+    if current is not None:
+        found.identities[""] = current
+        if recorded is not None:
+            if objects and current.uid != recorded.uid:
+                found.moved[""] = Moved("", recorded, current, len(objects))
+            return
+    if legacy:
         pending = {item.resource.urn for item in snapshot.pending}
         if not await _probe(provider, snapshot.resources, pending):
-            found.moved[""] = Moved("", None, await _identity(provider), len(objects))
-            return
-    current = await _identity(provider)
-    if current is None:
-        return
-    found.identities[""] = current
-    if recorded is not None and objects and current.uid != recorded.uid:
-        found.moved[""] = Moved("", recorded, current, len(objects))
+            found.moved[""] = Moved("", None, current, len(objects))
 
 
 async def _probe(provider: Provider, resources: Sequence[ResourceState], pending: set[str]) -> bool:

@@ -31,7 +31,7 @@ from stackwright.engine.events import (
 )
 from stackwright.engine.operations import left_applysets
 from stackwright.engine.plan import FieldChange
-from stackwright.engine.testing import Call, FakeCluster, FakeNotReady
+from stackwright.engine.testing import Call, FakeCluster, FakeNotReady, Key
 from stackwright.errors import UsageError
 from stackwright.kubernetes.provider import PROVIDER_TYPE
 from stackwright.model import ClusterIdentity, Op, ResourceState, make_urn
@@ -1167,6 +1167,38 @@ def test_the_default_provider_switched_to_another_cluster_is_refused(tmp_path: P
             other.kube_system_uid(), "other", "other"
         )
         assert home.names("ConfigMap") == other.names("ConfigMap") == ["default/settings"]
+
+
+def without_identity(cluster: FakeCluster) -> FakeCluster:
+    """`cluster` as credentials that may not read kube-system see it (403): no identity."""
+    del cluster.objects[Key("v1", "Namespace", None, "kube-system")]
+    return cluster
+
+
+def test_a_switch_to_a_cluster_whose_identity_cannot_be_read_is_still_refused(
+    tmp_path: Path,
+) -> None:
+    """An identity recorded, the cluster reached now lets its kube-system go unread (a
+    namespace-scoped kubeconfig's 403): with no identity to compare, the objects are read,
+    as for a state older than identities, and found missing: refused, not applied there."""
+    with switchable(tmp_path) as (stack, home, other, current):
+        assert stack.up(settings("fast")).ok
+        assert stack.state().default_cluster is not None
+        current["default"] = without_identity(other)
+        version = stack.state().version
+        for run in (lambda: stack.up(settings("slow")), stack.destroy):
+            with pytest.raises(UsageError, match="holds none of the 1 object"):
+                run()
+        assert other.writes() == [] and home.names("ConfigMap") == ["default/settings"]
+        assert stack.state().version == version
+
+    (tmp_path / "explicit").mkdir()
+    with rewritable(tmp_path / "explicit") as (stack, east, west, file):
+        assert stack.up(kubeconfig_program("path")).ok
+        file["path"] = without_identity(west)
+        with pytest.raises(UsageError, match="applied its objects to the cluster at east"):
+            stack.up(kubeconfig_program("path"))
+        assert west.writes() == [] and east.names("ConfigMap") == ["default/cm"]
 
 
 def test_a_state_without_identities_records_them_and_still_refuses_a_switch(
