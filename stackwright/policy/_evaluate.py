@@ -345,17 +345,19 @@ class _Evaluation:
 
     def exempt(self, enabled: Enabled, subject: Subject, annotated: frozenset[str]) -> bool:
         names = enabled.policy.names()
-        if names & annotated:
-            return True
-        return self._entry_exempts(names, lambda entry: _matches(entry, subject))
+        by_entry = self._entry_exempts(names, lambda entry: _matches(entry, subject))
+        return by_entry or bool(names & annotated)
 
     def _entry_exempts(self, names: frozenset[str], matches: Callable[[Exemption], bool]) -> bool:
-        """Whether an active config entry for one of `names` matches; counted when it does."""
+        """Whether an active config entry for one of `names` matches; each that does is
+        counted, not only the first: an entry whose objects another entry (or an
+        annotation) exempts too is not one that matches nothing."""
+        matched = False
         for index, entry in enumerate(self.active):
             if entry.policy in names and matches(entry):
                 self.used[index] += 1
-                return True
-        return False
+                matched = True
+        return matched
 
     def count_objects(self) -> None:
         """Write into the report how many objects each config entry exempted."""

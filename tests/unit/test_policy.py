@@ -528,6 +528,28 @@ def test_sarif_is_valid_sarif_2_1_0(tmp_path: Path, capsys: pytest.CaptureFixtur
         jsonschema.Draft4Validator(_sarif_schema()).validate(log)
 
 
+def test_every_config_exemption_matching_an_object_counts_it() -> None:
+    """Two entries for one object (a broad pattern and a narrow one), and an entry for an
+    object an annotation exempts too: each counts it, none is listed as matching nothing."""
+    broad = _exemption("2099-01-01", "Deployment/*")["policy:exemptions"]
+    narrow = _exemption("2099-01-01")["policy:exemptions"]
+    settings = Settings.from_config({"policy:exemptions": broad + narrow}, "s")
+    report = evaluate(subjects(deployment("ghcr.io/acme/web:latest")), BEST, settings)
+    assert report.findings == []
+    assert [(e.resource, e.objects) for e in report.exemptions] == [
+        ("Deployment/*", 1),
+        ("Deployment/shop/web", 1),
+    ]
+    annotated = deployment(
+        "ghcr.io/acme/web:latest",
+        annotations={EXEMPT_ANNOTATION: "SW-K8S-012", REASON_ANNOTATION: "vendor image"},
+    )
+    report = evaluate(
+        subjects(annotated), BEST, Settings.from_config({"policy:exemptions": narrow}, "s")
+    )
+    assert [(e.via, e.objects) for e in report.exemptions] == [("config", 1), ("annotation", 1)]
+
+
 def test_an_exemption_matching_no_object_says_so(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
