@@ -209,40 +209,16 @@ async def _check_clusters(
             old = recorded.get(urn)
             if old is None or urn not in used:
                 continue  # no objects yet: its step asks its identity if it needs it
-            former_identity = recorded_identity(old)
-            current = None if former_identity is None else await _identity(made)
-            if former_identity is not None and current is not None:
-                found.identities[urn] = current
-                if current.uid == former_identity.uid:
-                    continue
-                if _settings_changed(old.inputs, chosen):
-                    # The program names another cluster: its objects are replaced there,
-                    # deleted through the former settings, if those still reach them.
-                    through = factory(old.inputs)
-                    try:
-                        reached = await _identity(through)
-                    finally:
-                        await through.close()
-                    if reached is not None and reached.uid == former_identity.uid:
-                        continue
-                objects = len(_objects(resources, urn))
-                back = settings_back(old)
-                found.moved[urn] = Moved(urn, former_identity, current, objects, back)
-                continue
-            # No identity to compare (an older state; credentials that may not read
-            # kube-system): the server URL recorded tells, as before identities.
-            former = old.outputs.get(CLUSTER_OUTPUT)
-            if not legacy or former in (None, made.cluster):
-                continue
-            through = factory(old.inputs)  # the settings its objects are deleted through
-            await through.close()
-            if through.cluster != former:
-                if options.retarget:
-                    current = await _identity(made)
-                    objects = len(_objects(resources, urn))
-                    found.moved[urn] = Moved(urn, None, current, objects, settings_back(old))
-                    continue
-                raise UsageError(unreachable(old, former, made))
+            await _check_provider(
+                factory,
+                made,
+                old,
+                chosen,
+                resources,
+                found,
+                legacy=legacy,
+                retarget=options.retarget,
+            )
         finally:
             await made.close()
     if "" in used or any(
@@ -254,6 +230,57 @@ async def _check_clusters(
         finally:
             await default.close()
     return found
+
+
+async def _check_provider(
+    factory: ProviderFactory,
+    made: Provider,
+    old: ResourceState,
+    chosen: Mapping[str, Any],
+    resources: Sequence[ResourceState],
+    found: ClusterCheck,
+    *,
+    legacy: bool,
+    retarget: bool,
+) -> None:
+    """An explicit provider with objects: whether `made` (its settings now) still reaches
+    the cluster its record names — by identity, else (none to compare: an older state,
+    credentials that may not read kube-system) by the server URL recorded. A move goes
+    into `found.moved`; one that no settings can undo without `--retarget` is refused."""
+    urn = old.urn
+    former_identity = recorded_identity(old)
+    current = None if former_identity is None else await _identity(made)
+    if former_identity is not None and current is not None:
+        found.identities[urn] = current
+        if current.uid == former_identity.uid:
+            return
+        if _settings_changed(old.inputs, chosen) and await _reaches(
+            factory(old.inputs), former_identity
+        ):
+            return  # the program names another cluster: its objects are replaced there
+        objects = len(_objects(resources, urn))
+        found.moved[urn] = Moved(urn, former_identity, current, objects, settings_back(old))
+        return
+    former = old.outputs.get(CLUSTER_OUTPUT)
+    if not legacy or former in (None, made.cluster):
+        return
+    through = factory(old.inputs)  # the settings its objects are deleted through
+    await through.close()
+    if through.cluster == former:
+        return
+    if not retarget:
+        raise UsageError(unreachable(old, former, made))
+    objects = len(_objects(resources, urn))
+    found.moved[urn] = Moved(urn, None, await _identity(made), objects, settings_back(old))
+
+
+async def _reaches(through: Provider, identity: ClusterIdentity) -> bool:
+    """Whether `through` (closed after) reaches the cluster `identity` names."""
+    try:
+        reached = await _identity(through)
+    finally:
+        await through.close()
+    return reached is not None and reached.uid == identity.uid
 
 
 def _settings_changed(old: Mapping[str, Any], new: Mapping[str, Any]) -> bool:
