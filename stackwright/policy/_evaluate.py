@@ -343,21 +343,34 @@ class _Evaluation:
             )
         return frozenset(exempt)
 
-    def exempt(self, enabled: Enabled, subject: Subject, annotated: frozenset[str]) -> bool:
+    def exempt(
+        self, enabled: Enabled, subject: Subject, annotated: frozenset[str], *, count: bool = True
+    ) -> bool:
         names = enabled.policy.names()
-        by_entry = self._entry_exempts(names, lambda entry: _matches(entry, subject))
+        by_entry = self._entry_exempts(names, lambda entry: _matches(entry, subject), count)
         return by_entry or bool(names & annotated)
 
-    def _entry_exempts(self, names: frozenset[str], matches: Callable[[Exemption], bool]) -> bool:
-        """Whether an active config entry for one of `names` matches; each that does is
-        counted, not only the first: an entry whose objects another entry (or an
-        annotation) exempts too is not one that matches nothing."""
+    def _entry_exempts(
+        self, names: frozenset[str], matches: Callable[[Exemption], bool], count: bool = True
+    ) -> bool:
+        """Whether an active config entry for one of `names` matches; with `count`, each
+        that does counts it, not only the first: an entry whose objects another entry (or
+        an annotation) exempts too is not one that matches nothing."""
         matched = False
         for index, entry in enumerate(self.active):
             if entry.policy in names and matches(entry):
-                self.used[index] += 1
+                self.used[index] += int(count)
                 matched = True
         return matched
+
+    def _count_covered(self, names: frozenset[str], subjects: list[Subject]) -> None:
+        """A stack policy's entries count the objects they cover, whether or not the policy
+        finds anything (an entry for a policy that passes today matches objects all the
+        same); a whole-stack entry covers them all."""
+        for index, entry in enumerate(self.active):
+            if entry.policy in names:
+                whole = _whole_stack(entry)
+                self.used[index] += sum(1 for s in subjects if whole or _matches(entry, s))
 
     def count_objects(self) -> None:
         """Write into the report how many objects each config entry exempted."""
@@ -417,15 +430,18 @@ class _Evaluation:
 
     def stack(self, subjects: list[Subject], stack: str) -> None:
         for enabled in self.stack_rules:
+            names = enabled.policy.names()
+            self._count_covered(names, subjects)
             whole = StackSubject(stack, self.settings.tags, subjects, enabled.config)
             for violation in self.run(enabled, whole, None):
                 about = violation.resource
                 if about is None:
-                    if self._entry_exempts(enabled.policy.names(), _whole_stack):
-                        continue
-                elif self.exempt(enabled, about, self.annotated.get(id(about), frozenset())):
-                    continue
-                self.add(enabled, violation, about)
+                    exempted = self._entry_exempts(names, _whole_stack, count=False)
+                else:
+                    annotated = self.annotated.get(id(about), frozenset())
+                    exempted = self.exempt(enabled, about, annotated, count=False)
+                if not exempted:
+                    self.add(enabled, violation, about)
 
 
 def evaluate(

@@ -288,6 +288,27 @@ def team_packs(tmp_path: Path) -> Path:
     return folder
 
 
+def test_a_stack_policy_exemption_counts_the_objects_it_covers(team_packs: Path) -> None:
+    """An entry for a stack policy that finds nothing today still covers objects (the
+    pattern's, or all for the whole stack): counted, not flagged as matching nothing."""
+    (pack,) = load_directory(team_packs)
+    web = deployment()
+    web["metadata"]["labels"] = {"team": "shop"}
+    entries = [
+        {"policy": "one-app-per-stack", "resource": resource, "owner": "al@example.com",
+         "expires": "2099-01-01", "reason": "one app for now"}
+        for resource in ("Deployment/shop/*", "*", "Deployment/shop/nope")
+    ]  # fmt: skip
+    settings = Settings.from_config({"policy:exemptions": entries}, "s")
+    report = evaluate([Subject(web)], [pack], settings, stack="shop-dev")
+    assert report.findings == []
+    assert [(e.resource, e.objects) for e in report.exemptions] == [
+        ("Deployment/shop/*", 1),
+        ("*", 1),
+        ("Deployment/shop/nope", 0),
+    ]
+
+
 def test_a_custom_pack_from_a_directory_with_configuration(team_packs: Path) -> None:
     (pack,) = load_directory(team_packs)
     assert pack.name == "acme" and pack.level is Level.MANDATORY
