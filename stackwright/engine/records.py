@@ -138,6 +138,8 @@ def secret_in_plain_field(secret_paths: Iterable[str]) -> str | None:
     """Why a secret cannot be where the program put it (an object's name, namespace or
     labels), as a message; None when every secret is in a field that can hold one."""
     paths = tuple(secret_paths)
+    if not paths:  # most objects: checked once per resource of every up and preview
+        return None
     for field, why in NEVER_SECRET.items():
         inside = [p for p in paths if within(p, (field,))]
         if within(field, paths) or inside:
