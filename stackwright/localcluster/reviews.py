@@ -57,10 +57,18 @@ def answer(
 
 def _subject(kind: str, spec: dict[str, Any]) -> rbac.User:
     name, groups = spec.get("user") or "", spec.get("groups") or []
+    extra = spec.get("extra") or {}
+    # As the API server's decoder refuses them (400), not as characters or a 500.
+    if not isinstance(groups, list) or not all(isinstance(g, str) for g in groups):
+        raise status.BadRequest(f"{kind}: spec.groups must be a list of strings")
+    if not isinstance(extra, dict) or not all(
+        isinstance(v, list) and all(isinstance(i, str) for i in v) for v in extra.values()
+    ):
+        raise status.BadRequest(f"{kind}: spec.extra must map each key to a list of strings")
     if not name and not groups:
         raise _invalid(kind, "spec.user", "at least one of user or group must be specified")
-    extra = {str(k): tuple(v) for k, v in (spec.get("extra") or {}).items()}
-    return rbac.User(str(name), tuple(str(g) for g in groups), str(spec.get("uid") or ""), extra)
+    extras = {str(k): tuple(v) for k, v in extra.items()}
+    return rbac.User(str(name), tuple(groups), str(spec.get("uid") or ""), extras)
 
 
 def _access(

@@ -182,6 +182,10 @@ def test_reviews_answer_for_the_subject(cluster: Cluster) -> None:
     assert review(ROBOT, "SubjectAccessReview", sar) == {"allowed": True}
     with pytest.raises(status.Invalid, match=r"must match metadata\.namespace"):
         review(rbac.ADMIN, "LocalSubjectAccessReview", sar, "other")
+    # A group given as a string is refused (400), not read as one group per character.
+    for bad in ({"groups": "system:masters"}, {"groups": ["g"], "extra": {"scopes": "x"}}):
+        with pytest.raises(status.BadRequest, match=r"spec\.(groups|extra) must"):
+            review(ROBOT, "SubjectAccessReview", {**get_pods, "user": "bob", **bad})
     rules = review(ROBOT, "SelfSubjectRulesReview", {"namespace": "app"})
     assert {"verbs": ["create"], "apiGroups": ["authorization.k8s.io"],
             "resources": ["selfsubjectaccessreviews", "selfsubjectrulesreviews"]} in rules["resourceRules"]  # fmt: skip
