@@ -104,6 +104,7 @@ from stackwright.errors import UsageError, redact
 from stackwright.kubernetes.provider import PROVIDER_TYPE
 from stackwright.model import (
     STACK_ANNOTATION,
+    ClusterIdentity,
     Op,
     PendingOperation,
     ResourceState,
@@ -941,19 +942,7 @@ class Run:
             # the former settings still reach the recorded one (replaced there) or when
             # `--retarget` forgot the objects (nothing left to replace).
             if identity.uid != former_identity.uid and urn not in self.clusters.moved:
-                former = self.factory(old.inputs)
-                try:
-                    reached = await former.identity()
-                except Exception:
-                    reached = None
-                if reached is None or reached.uid != former_identity.uid:
-                    # Settings known only now (an Output) that `check_clusters` could not
-                    # read, whose former values no longer reach the objects either.
-                    await former.close()
-                    objects = sum(1 for r in self.old.values() if r.provider == urn)
-                    moved = Moved(urn, former_identity, identity, objects, settings_back(old))
-                    raise UsageError(refusal(moved, "up"))
-                self._former_providers[urn] = former
+                await self._keep_former(old, former_identity, identity)
             return await self._record_provider(step, old, outputs)
         recorded = old.outputs.get(CLUSTER_OUTPUT)
         if recorded is None and not any(
@@ -970,6 +959,25 @@ class Run:
                 await former.close()
                 raise UsageError(unreachable(old, recorded, made))
         return await self._record_provider(step, old, outputs)
+
+    async def _keep_former(
+        self, old: ResourceState, recorded: ClusterIdentity, now: ClusterIdentity
+    ) -> None:
+        """A provider now reaching cluster `now`: keep the provider its recorded settings
+        make, through which its objects on `recorded` are deleted (they are replaced);
+        refuse (its step fails) when those settings no longer reach it either: settings
+        known only now (an Output), which `check_clusters` could not read."""
+        former = self.factory(old.inputs)
+        try:
+            reached = await former.identity()
+        except Exception:
+            reached = None
+        if reached is None or reached.uid != recorded.uid:
+            await former.close()
+            objects = sum(1 for r in self.old.values() if r.provider == old.urn)
+            moved = Moved(old.urn, recorded, now, objects, settings_back(old))
+            raise UsageError(refusal(moved, "up"))
+        self._former_providers[old.urn] = former
 
     async def _record_provider(
         self, step: Step, old: ResourceState, outputs: Mapping[str, Any]
