@@ -32,7 +32,7 @@ from stackwright.engine.records import (
     unknown_paths,
 )
 from stackwright.errors import UsageError
-from stackwright.kubernetes.provider import PROVIDER_TYPE
+from stackwright.kubernetes.provider import PROVIDER_TYPE, is_kubeconfig_path
 from stackwright.model import (
     ClusterIdentity,
     ResourceState,
@@ -404,6 +404,6 @@ def settings_back(old: ResourceState) -> str:
     """How to give an explicit provider back the settings its recorded objects were
     applied through: the kubeconfig file it names, else its settings in the program."""
     kubeconfig = old.inputs.get("kubeconfig")
-    if isinstance(kubeconfig, str) and kubeconfig and "\n" not in kubeconfig:
+    if kubeconfig and is_kubeconfig_path(kubeconfig):  # never the contents: credentials
         return f"put the former kubeconfig back in {kubeconfig}"
     return f"give provider {urn_name(old.urn)} back its former kubeconfig / context"

@@ -46,11 +46,7 @@ class Provider(CustomResource):
         namespace: str | Output[Any] | None = None,
     ) -> None:
         settings: dict[str, Any] = {}
-        if (
-            isinstance(kubeconfig, str)
-            and "\n" not in kubeconfig
-            and not kubeconfig.startswith("{")
-        ):
+        if is_kubeconfig_path(kubeconfig):
             settings["kubeconfig"] = kubeconfig  # a file's path: no credentials, say it in messages
         elif kubeconfig is not None:
             settings["kubeconfig"] = Output.secret(kubeconfig)  # contents: credentials
@@ -59,6 +55,12 @@ class Provider(CustomResource):
         if namespace is not None:
             settings["namespace"] = namespace
         super().__init__(PROVIDER_TYPE, resource_name, settings, opts)
+
+
+def is_kubeconfig_path(kubeconfig: Any) -> bool:
+    """Whether a provider's `kubeconfig` names a file (which messages may show) rather than
+    holding a kubeconfig's contents, YAML or JSON (credentials: secret, never shown)."""
+    return isinstance(kubeconfig, str) and "\n" not in kubeconfig and not kubeconfig.startswith("{")
 
 
 #: Settings that choose a provider's default namespace: its own, else its context's.

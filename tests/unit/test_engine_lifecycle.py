@@ -1098,6 +1098,19 @@ def test_a_kubeconfig_file_rewritten_to_another_cluster_is_refused_until_retarge
         assert stack.up(kubeconfig_program("path")).counts == {"same": 2}
 
 
+def test_a_refusal_never_quotes_a_kubeconfig_given_as_one_line_of_json(tmp_path: Path) -> None:
+    """Inline kubeconfig contents (JSON holds no newline) are credentials, not a file to
+    put back: the refusal names the provider's settings, never quotes them."""
+    inline = '{"apiVersion": "v1", "users": [{"name": "u", "user": {"token": "t0ken-abc"}}]}'
+    with rewritable(tmp_path) as (stack, east, west, file):
+        assert stack.up(kubeconfig_program(inline)).ok
+        file["path"] = west
+        with pytest.raises(UsageError, match="provider region now reaches") as e:
+            stack.up(kubeconfig_program(inline))
+        assert "t0ken-abc" not in str(e.value)
+        assert "give provider region back its former kubeconfig / context" in str(e.value)
+
+
 def test_a_provider_known_only_during_the_run_whose_cluster_changed_is_refused(
     tmp_path: Path,
 ) -> None:
