@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 
-from stackwright.engine.graph import Graph
+from stackwright.engine.graph import Graph, defined_kind
 from stackwright.model import ResourceState
 
 
@@ -63,15 +63,8 @@ def holds(carrier: ResourceState, rider: ResourceState) -> bool:
     if kind == "Namespace" and carrier.inputs.get("apiVersion") == "v1":
         return rider.id.rpartition("/")[0] == carrier.id != ""
     if kind == "CustomResourceDefinition":
-        spec = carrier.inputs.get("spec")
-        names = spec.get("names") if isinstance(spec, Mapping) else None
-        if not isinstance(spec, Mapping) or not isinstance(names, Mapping):
-            return False
         group = str(rider.inputs.get("apiVersion", "")).rpartition("/")[0]
-        return bool(group) and (group, rider.inputs.get("kind")) == (
-            spec.get("group"),
-            names.get("kind"),
-        )
+        return defined_kind(carrier.inputs) == (group, rider.inputs.get("kind"))
     return False
 
 

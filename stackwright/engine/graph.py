@@ -53,12 +53,16 @@ def _group(obj: Obj) -> str:
     return str(obj.get("apiVersion", "")).rpartition("/")[0]
 
 
-def _defined_kind(crd: Obj) -> tuple[str, str] | None:
+def defined_kind(crd: Obj) -> tuple[str, str] | None:
+    """(group, kind) of the objects a CustomResourceDefinition defines; None for any other
+    object, or a CRD without `spec.group` and `spec.names.kind`."""
     spec = crd.get("spec")
     names = spec.get("names") if isinstance(spec, Mapping) else None
-    if not isinstance(spec, Mapping) or not isinstance(names, Mapping):
+    if _kind(crd) != "CustomResourceDefinition" or not isinstance(spec, Mapping):
         return None
-    return (str(spec.get("group", "")), str(names.get("kind", "")))
+    if not isinstance(names, Mapping) or not spec.get("group") or not names.get("kind"):
+        return None
+    return (str(spec["group"]), str(names["kind"]))
 
 
 # --- the rules ---------------------------------------------------------------------------
@@ -179,7 +183,7 @@ MATCHES: dict[str, tuple[Key, Keys]] = {
         _one(lambda then: _metadata(then, "namespace") or None),
     ),
     # The CRD whose spec.group and spec.names.kind are the object's group and kind.
-    "its-definition": (_defined_kind, _one(lambda then: (_group(then), _kind(then)))),
+    "its-definition": (defined_kind, _one(lambda then: (_group(then), _kind(then)))),
     # What the workload's pods name ("" being the provider's default namespace).
     "its-pods-refer-to": (
         lambda first: (_metadata(first, "namespace"), _kind(first), _metadata(first, "name")),

@@ -22,6 +22,7 @@ from stackwright.engine import policy_gate
 from stackwright.engine.clusters import ClusterCheck, check_clusters
 from stackwright.engine.events import Diagnostic, Listener, Summary, shown
 from stackwright.engine.execute import Options, Run
+from stackwright.engine.graph import defined_kind
 from stackwright.engine.policy_gate import PolicyGate
 from stackwright.engine.ports import ProviderFactory
 from stackwright.engine.records import (
@@ -29,6 +30,7 @@ from stackwright.engine.records import (
     describe,
     is_kubernetes,
     mark_of,
+    provider_urn,
     recorded_closure,
 )
 from stackwright.engine.wiring import (
@@ -112,6 +114,51 @@ def _check_marks(program: Program | None) -> None:
             raise UsageError(f"{resource.declared_at}: {describe(resource.urn)}: {exc}") from None
 
 
+def _check_definitions(options: Options, program: Program | None, snapshot: Snapshot) -> None:
+    """Refuse, before anything runs, a run that deletes a CustomResourceDefinition the
+    program dropped while it still declares objects of that kind: the cluster deletes
+    every object of a kind with its CRD, so they would be gone while the state and the
+    preview said `same` (Pulumi and Argo CD delete them without a word)."""
+    if program is None or options.kind == "destroy":
+        return
+    kept = _kept(options, snapshot.resources)
+    still = {urn for r in program.resources for urn in (r.urn, *r.alias_urns())}
+    defined = {
+        (provider_urn(r), kind)
+        for r in program.resources
+        if r.custom and (kind := defined_kind(r.props)) is not None
+    }
+    dropped: dict[tuple[str, tuple[str, str]], ResourceState] = {}
+    for state in snapshot.resources:
+        kind = defined_kind(state.inputs) if is_kubernetes(state) else None
+        if (
+            kind is None
+            or state.urn in still | kept
+            or (options.targets and state.urn not in options.targets)
+            or state.protect
+            or state.retain_on_delete
+            or state.external
+            or (state.provider, kind) in defined
+        ):
+            continue
+        dropped[state.provider, kind] = state
+    for resource in program.resources if dropped else ():
+        if not resource.custom or resource.is_read:
+            continue
+        api_version = str(resource.props.get("apiVersion", ""))
+        kind = (api_version.rpartition("/")[0], str(resource.props.get("kind", "")))
+        crd = dropped.get((provider_urn(resource), kind))
+        if crd is not None:
+            raise UsageError(
+                f"{resource.declared_at}: {describe(resource.urn)}: its "
+                f"CustomResourceDefinition {crd.id} ({describe(crd.urn)}) is no longer "
+                "declared, and deleting it would "
+                f"delete every {kind[1]} in the cluster, this one too. Keep the CRD in the "
+                "program, drop its objects as well, or give the CRD `retain_on_delete=True` "
+                "and run `stackwright up` before dropping it"
+            )
+
+
 #: What Stackwright's own annotations start with (`stackwright.io/timeout-seconds`, …).
 MARK_PREFIX = "stackwright.io/"
 
@@ -189,6 +236,7 @@ def run(
     options = _expanded(options, program, snapshot)
     _check_targets(options, program, snapshot)
     _check_marks(program)
+    _check_definitions(options, program, snapshot)
     for note in program.notes if program is not None else ():
         listener(Diagnostic("", note, "warning"))
     if policy is not None and program is not None:
