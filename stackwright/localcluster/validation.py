@@ -4691,6 +4691,21 @@ def validate_crd(crd: dict[str, Any], old: dict[str, Any] | None) -> list[Cause]
                 names.get("plural"), _d(old_spec.get("names")).get("plural"), "spec.names.plural"
             )
         )
+        # ValidateCustomResourceDefinitionStoredVersions: objects may still be stored in
+        # a version recorded there, so it stays served until the user migrates them and
+        # removes it from status.storedVersions.
+        stored = _l(_d(crd.get("status")).get("storedVersions")) or _l(
+            _d(old.get("status")).get("storedVersions")
+        )
+        for index, stored_version in enumerate(stored):
+            if stored_version not in seen:
+                causes.append(
+                    invalid(
+                        f"status.storedVersions[{index}]",
+                        stored_version,
+                        "must appear in spec.versions",
+                    )
+                )
     return causes
 
 

@@ -73,3 +73,44 @@ def test_dropping_a_crd_whose_objects_the_program_still_declares_is_refused(
     assert live(cluster, "gizmos.dropped.example.com", "g1", p.ns)["metadata"]["uid"] == uid
     p.sw("destroy", "--yes")
     cluster.kubectl("delete", "crd", "gizmos.dropped.example.com", "--wait=false", check=False)
+
+
+def _two_versions(storage: str, versions: tuple[str, ...]) -> str:
+    schema = '{"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}}'
+    listed = ", ".join(
+        f'{{"name": "{v}", "served": True, "storage": {v == storage}, "schema": {schema}}}'
+        for v in versions
+    )
+    return f"""
+k8s.apiextensions.v1.CustomResourceDefinition(
+    "widgets",
+    metadata={{"name": "widgets.stored.example.com"}},
+    spec={{
+        "group": "stored.example.com", "scope": "Namespaced",
+        "names": {{"plural": "widgets", "singular": "widget", "kind": "Widget"}},
+        "versions": [{listed}],
+    }},
+)
+"""
+
+
+def test_a_version_objects_may_still_be_stored_in_cannot_leave_the_crd(
+    new_project: Any, cluster: LiveCluster
+) -> None:
+    """As the API server: a version in status.storedVersions must stay in spec.versions
+    (the local cluster took the CRD, and the preview said nothing)."""
+    p = new_project()
+    p.program(_two_versions("v1", ("v1beta1", "v1")))
+    p.up()
+    p.program(_two_versions("v1beta1", ("v1beta1",)))
+    done = p.preview(rc=1)
+    (failure,) = done.summary["failures"]
+    assert 'status.storedVersions[0]: Invalid value: "v1": must appear in spec.versions' in failure
+    crd = live(cluster, "customresourcedefinitions", "widgets.stored.example.com")
+    assert [v["name"] for v in crd["spec"]["versions"]] == ["v1beta1", "v1"]
+    # Changing the storage version while keeping the old one is fine: both are recorded.
+    p.program(_two_versions("v1beta1", ("v1beta1", "v1")))
+    p.up()
+    crd = live(cluster, "customresourcedefinitions", "widgets.stored.example.com")
+    assert crd["status"]["storedVersions"] == ["v1", "v1beta1"]
+    p.sw("destroy", "--yes")
