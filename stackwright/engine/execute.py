@@ -43,6 +43,7 @@ from stackwright.engine.clusters import (
     unreachable,
 )
 from stackwright.engine.commits import GroupCommit
+from stackwright.engine.declared_schemas import DeclaredSchemas, SchemaRefused
 from stackwright.engine.deleted_with import Milestone, carriers, holds, waits
 from stackwright.engine.events import (
     Diagnostic,
@@ -270,6 +271,8 @@ class Run:
         #: Each resource's secret paths, which `read_live` marks as secret in its live state.
         self._secret_paths: dict[str, tuple[str, ...]] = {}
         self._previewed_kinds: dict[tuple[str, str], bool] = {}
+        #: The schemas of the CRDs in `_previewed_kinds`, which their objects are checked against.
+        self._declared_schemas = DeclaredSchemas()
         self._sem = asyncio.Semaphore(max(1, options.parallel))
         #: The objects the program's resources hold after this run's steps (object_key → URN):
         #: an old record naming one of them must not delete it (a rename back to a name whose
@@ -1135,11 +1138,14 @@ class Run:
             spec = new.inputs.get("spec") or {}
             served = (str(spec.get("group", "")), str((spec.get("names") or {}).get("kind", "")))
             self._previewed_kinds[served] = spec.get("scope") != "Cluster"
+            self._declared_schemas.declare(*served, spec)
         namespace = new.id.rpartition("/")[0] or None
-        if (
-            namespace in self._previewed_namespaces
-            or _group_and_kind(new.inputs) in self._previewed_kinds
-        ):
+        declared = _group_and_kind(new.inputs) in self._previewed_kinds
+        if declared:  # the server cannot answer for it yet: the schema the program declares does
+            refusal = self._declared_schemas.refusal(new.inputs)
+            if refusal is not None:
+                raise SchemaRefused(refusal)
+        if declared or namespace in self._previewed_namespaces:
             return  # the server cannot dry-run into a namespace or a kind this run only creates
         if step.op is Op.REPLACE and step.old is not None and step.old.id == new.id:
             # Deleted first, then created under the same name: a dry run against the old

@@ -849,7 +849,7 @@ class Cluster:
             return obj, []
         if rtype.crd is not None:
             pruned = validation.prune_custom(obj, rtype.schema)
-            unknown = _dropped_paths(obj, pruned)
+            unknown = validation.pruned_paths(obj, pruned)
             if apply and unknown:
                 return obj, []
             obj = pruned
@@ -1287,22 +1287,6 @@ def _same_object(old: Obj, new: Obj) -> bool:
 
 def _fields_only(entries: list[dict[str, Any]] | None) -> list[dict[str, Any]]:
     return [{k: v for k, v in e.items() if k != "time"} for e in entries or []]
-
-
-def _dropped_paths(before: Any, after: Any, path: str = "") -> list[str]:
-    """Dotted paths present in `before` and pruned from `after`."""
-    dropped: list[str] = []
-    if isinstance(before, dict) and isinstance(after, dict):
-        for key, value in before.items():
-            here = f"{path}.{key}" if path else key
-            if key not in after:
-                dropped.append(here)
-            else:
-                dropped.extend(_dropped_paths(value, after[key], here))
-    elif isinstance(before, list) and isinstance(after, list):
-        for index, (b, a) in enumerate(zip(before, after, strict=False)):
-            dropped.extend(_dropped_paths(b, a, f"{path}[{index}]"))
-    return dropped
 
 
 def _metadata_causes(obj: Obj) -> list[status.Cause]:

@@ -47,7 +47,13 @@ from stackwright.localcluster.schema import (
     scalar_one_of_types,
     types_of,
 )
-from stackwright.localcluster.status import Cause, forbidden, required, too_long
+from stackwright.localcluster.status import (
+    Cause,
+    forbidden,
+    invalid_object,
+    required,
+    too_long,
+)
 from stackwright.localcluster.status import duplicate as _duplicate
 from stackwright.localcluster.status import invalid as _invalid
 from stackwright.localcluster.status import not_supported as _not_supported
@@ -55,11 +61,13 @@ from stackwright.localcluster.status import not_supported as _not_supported
 __all__ = [
     "DecodeReport",
     "Quantity",
+    "check_custom",
     "decode_check",
     "default_custom",
     "drop_unknown",
     "parse_quantity",
     "prune_custom",
+    "pruned_paths",
     "validate_builtin",
     "validate_crd",
     "validate_custom",
@@ -4205,6 +4213,48 @@ def validate_custom(obj: dict[str, Any], schema: Node) -> list[Cause]:
     causes: list[Cause] = []
     _check_schema_value(obj, schema, "", causes)
     return causes
+
+
+def check_custom(obj: dict[str, Any], schema: Node) -> str | None:
+    """What the API server answers a server-side apply of the custom object `obj` against its
+    version's `schema`: None when it would take it, else its message — a field the schema
+    does not declare first (typing the patch refuses it), then the 422 of validation.
+
+    For a client that cannot ask a server yet: a preview of objects whose CRD the same run
+    creates. Name checks and CEL rules are the server's.
+    """
+    pruned = prune_custom(obj, schema)
+    unknown = pruned_paths(obj, pruned)
+    meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
+    assert isinstance(meta, dict)
+    group, _, version = str(obj.get("apiVersion") or "").rpartition("/")
+    kind = str(obj.get("kind") or "")
+    if unknown:
+        errors = [f".{path}: field not declared in schema" for path in unknown]
+        joined = errors[0] if len(errors) == 1 else "\n  ".join(["errors:", *errors])
+        described = f"{meta.get('namespace', '')}/{meta.get('name', '')}; {group}/{version}"
+        return f"failed to create typed patch object ({described}, Kind={kind}): {joined}"
+    default_custom(pruned, schema)
+    causes = validate_custom(pruned, schema)
+    if not causes:
+        return None
+    return invalid_object(kind, group, str(meta.get("name", "")), causes).message
+
+
+def pruned_paths(before: Any, after: Any, path: str = "") -> list[str]:
+    """Dotted paths present in `before` and pruned from `after` (`spec.colour`)."""
+    dropped: list[str] = []
+    if isinstance(before, dict) and isinstance(after, dict):
+        for key, value in before.items():
+            here = f"{path}.{key}" if path else key
+            if key not in after:
+                dropped.append(here)
+            else:
+                dropped.extend(pruned_paths(value, after[key], here))
+    elif isinstance(before, list) and isinstance(after, list):
+        for index, (b, a) in enumerate(zip(before, after, strict=False)):
+            dropped.extend(pruned_paths(b, a, f"{path}[{index}]"))
+    return dropped
 
 
 def _check_schema_value(value: Any, node: Node | None, path: str, out: list[Cause]) -> None:

@@ -2152,13 +2152,46 @@ def test_public_surface() -> None:
     assert v.__all__ == [
         "DecodeReport",
         "Quantity",
+        "check_custom",
         "decode_check",
         "default_custom",
         "drop_unknown",
         "parse_quantity",
         "prune_custom",
+        "pruned_paths",
         "validate_builtin",
         "validate_crd",
         "validate_custom",
         "validate_object_meta",
     ]
+
+
+def test_check_custom_answers_as_an_apply_would() -> None:
+    """Unknown fields refuse the typed patch (every one listed), before validation; defaults
+    apply first, so a defaulted required field is no error."""
+    schema = {
+        "type": "object",
+        "properties": {
+            "spec": {
+                "type": "object",
+                "required": ["size", "mode"],
+                "properties": {
+                    "size": {"type": "integer"},
+                    "mode": {"type": "string", "default": "fast"},
+                    "items": {"type": "array", "items": {"type": "object", "properties": {}}},
+                    "free": {"type": "object", "x-kubernetes-preserve-unknown-fields": True},
+                },
+            }
+        },
+    }
+    base = {"apiVersion": "g.example.com/v1", "kind": "Thing", "metadata": {"name": "t"}}
+    assert v.check_custom({**base, "spec": {"size": 1, "free": {"any": [1]}}}, schema) is None
+    assert v.check_custom({**base, "spec": {}}, schema) == (
+        'Thing.g.example.com "t" is invalid: spec.size: Required value'
+    )
+    unknown = {**base, "spec": {"size": 1, "colour": "red", "items": [{"x": 1}]}}
+    assert v.check_custom(unknown, schema) == (
+        "failed to create typed patch object (/t; g.example.com/v1, Kind=Thing): errors:\n"
+        "  .spec.colour: field not declared in schema\n"
+        "  .spec.items[0].x: field not declared in schema"
+    )

@@ -1,0 +1,91 @@
+"""A custom object in the same program as its CRD, on a cluster that does not serve the kind
+yet: the server cannot dry-run it, so the preview checks it against the schema the program
+declares, in the API server's words, before `up` creates the CRD and fails on the object."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from test_cli_lifecycle import get
+from test_cli_lifecycle import new_project as new_project  # the fixture
+
+pytestmark = pytest.mark.integration
+
+LiveCluster = Any
+
+CRD = """
+k8s.core.v1.Namespace("ns", metadata={"name": NS})
+k8s.apiextensions.v1.CustomResourceDefinition(
+    "databases",
+    metadata={"name": "databases.schema.example.com"},
+    spec={
+        "group": "schema.example.com",
+        "scope": "Namespaced",
+        "names": {"plural": "databases", "singular": "database", "kind": "Database"},
+        "versions": [{
+            "name": "v1", "served": True, "storage": True,
+            "schema": {"openAPIV3Schema": {"type": "object", "properties": {
+                "spec": {"type": "object", "required": ["size"], "properties": {
+                    "size": {"type": "integer", "minimum": 1},
+                    "engine": {"type": "string", "enum": ["postgres", "mysql"]},
+                    "extra": {"type": "object", "x-kubernetes-preserve-unknown-fields": True},
+                }}}}},
+        }],
+    },
+)
+"""
+
+
+def _database(spec: str) -> str:
+    return f"""
+k8s.apiextensions.CustomResource(
+    "db", api_version="schema.example.com/v1", kind="Database",
+    metadata={{"name": "db", "namespace": NS}}, spec={spec},
+)
+"""
+
+
+def test_an_object_its_new_crd_refuses_fails_the_preview_in_the_servers_words(
+    new_project: Any, cluster: LiveCluster
+) -> None:
+    p = new_project()
+    p.program(CRD + _database('{"engine": "oracle"}'))
+    done = p.preview(rc=1)
+    (failure,) = done.summary["failures"]
+    declared = {"oracle": failure}
+    assert 'Database.schema.example.com "db" is invalid: ' in failure, failure
+    assert "spec.size: Required value" in failure, failure
+    assert (
+        'spec.engine: Unsupported value: "oracle": supported values: "postgres", "mysql"' in failure
+    ), failure
+    assert get(cluster, "customresourcedefinitions", "databases.schema.example.com") is None
+
+    # A field the schema does not declare, as server-side apply refuses it.
+    p.program(CRD + _database('{"size": 1, "colour": "red", "extra": {"free": 1}}'))
+    (failure,) = p.preview(rc=1).summary["failures"]
+    assert ".spec.colour: field not declared in schema" in failure, failure
+    declared["colour"] = failure
+    assert "extra" not in failure
+
+    # A type the schema does not allow.
+    p.program(CRD + _database('{"size": "big"}'))
+    (failure,) = p.preview(rc=1).summary["failures"]
+    assert (
+        'spec.size: Invalid value: "string": spec.size in body must be of type integer' in failure
+    ), failure
+
+    # A valid object previews and applies; with the CRD served, the server answers.
+    p.program(CRD + _database('{"size": 2, "engine": "mysql", "extra": {"free": 1}}'))
+    assert p.preview().changed() == {"ns": "create", "databases": "create", "db": "create"}
+    p.up()
+    p.program(CRD + _database('{"engine": "oracle"}'))
+    # The server's own dry run now answers, in the same words as the declared schema did.
+    for spec, which in (
+        ('{"engine": "oracle"}', "oracle"),
+        ('{"size": 1, "colour": "red"}', "colour"),
+    ):
+        p.program(CRD + _database(spec))
+        (served,) = p.preview(rc=1).summary["failures"]
+        assert served == declared[which]
+    p.sw("destroy", "--yes")
