@@ -1,0 +1,99 @@
+"""A CustomResourceDefinition and objects of its kind in a YAML program: the object its new
+CRD's schema refuses fails the preview in the server's words, a valid one applies and stays
+unchanged, and dropping the CRD while the object stays declared is refused (naming the
+object's line), as in a Python program."""
+
+from __future__ import annotations
+
+import textwrap
+from typing import Any
+
+import pytest
+from test_cli_lifecycle import get, live
+from test_cli_lifecycle import new_project as new_project  # the fixture
+
+pytestmark = pytest.mark.integration
+
+LiveCluster = Any
+
+HEAD = """
+name: {name}
+runtime: yaml
+resources:
+  ns:
+    type: kubernetes:core/v1:Namespace
+    properties:
+      metadata: {{name: {ns}}}
+"""
+
+CRD = """
+  engines:
+    type: kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition
+    properties:
+      metadata: {name: engines.yamlprog.example.com}
+      spec:
+        group: yamlprog.example.com
+        scope: Namespaced
+        names: {plural: engines, singular: engine, kind: Engine}
+        versions:
+          - name: v1
+            served: true
+            storage: true
+            schema:
+              openAPIV3Schema:
+                type: object
+                properties:
+                  spec:
+                    type: object
+                    required: [size]
+                    properties:
+                      size: {type: integer}
+                      fuel: {type: string, enum: [diesel, electric]}
+"""
+
+
+def _engine(spec: str) -> str:
+    return f"""
+  e1:
+    type: kubernetes:yamlprog.example.com/v1:Engine
+    properties:
+      metadata:
+        name: e1
+        namespace: ${{ns.metadata.name}}
+      spec: {spec}
+"""
+
+
+def test_a_crd_and_its_objects_in_a_yaml_program(new_project: Any, cluster: LiveCluster) -> None:
+    p = new_project()
+
+    def program(*parts: str) -> None:
+        head = HEAD.format(name=p.name, ns=p.ns)
+        (p.root / "Stackwright.yaml").write_text(textwrap.dedent(head).lstrip() + "".join(parts))
+
+    program(CRD, _engine("{fuel: coal}"))
+    (failure,) = p.preview(rc=1).summary["failures"]
+    assert 'Engine.yamlprog.example.com "e1" is invalid: ' in failure, failure
+    assert "spec.size: Required value" in failure, failure
+    assert 'spec.fuel: Unsupported value: "coal": supported values: "diesel", "electric"' in (
+        failure
+    )
+    assert get(cluster, "customresourcedefinitions", "engines.yamlprog.example.com") is None
+
+    program(CRD, _engine("{size: 2, fuel: electric}"))
+    assert p.up().summary["counts"] == {"create": 3}
+    assert live(cluster, "engines.yamlprog.example.com", "e1", p.ns)["spec"] == {
+        "size": 2,
+        "fuel": "electric",
+    }
+    assert p.preview().changed() == {}
+
+    program(_engine("{size: 2, fuel: electric}"))
+    refused = p.sw("preview", rc=2)
+    (line,) = refused.err.strip().splitlines()
+    assert "Stackwright.yaml:" in line and "CustomResourceDefinition engines.yamlprog" in line, line
+    assert "Traceback" not in refused.err
+
+    program(CRD, _engine("{size: 2, fuel: electric}"))
+    p.sw("destroy", "--yes")
+    assert get(cluster, "customresourcedefinitions", "engines.yamlprog.example.com") is None
