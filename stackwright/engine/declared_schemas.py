@@ -6,16 +6,25 @@ serves with the schema about to change), so the preview checks it against the
 The check is the local cluster's own (`localcluster.validation.check_custom`, pure: no
 I/O), imported on first use so that a program without a CRD pays nothing for it.
 
+`up --yes` previews nothing, so `check_before_up` refuses such an object before the run
+changes anything, rather than creating the CRD and failing on the object.
+
 Must never: call a cluster, or refuse an object the declared schema does not cover (a
 version the CRD does not list, a CRD without a schema): the run reports those as it would.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
-from stackwright.errors import StackwrightError
+from stackwright.engine.graph import defined_kind
+from stackwright.engine.policy_gate import planned_reader
+from stackwright.engine.records import describe, provider_urn, unknown_paths
+from stackwright.errors import StackwrightError, UsageError
+from stackwright.model import ResourceState
+from stackwright.sdk.context import Program
+from stackwright.sdk.output import resolve, unwrap_secrets
 
 
 class DeclaredSchemas:
@@ -51,3 +60,44 @@ class DeclaredSchemas:
 
 class SchemaRefused(StackwrightError):
     """An object the schema its CRD declares refuses: the server's message."""
+
+
+def check_before_up(
+    program: Program, recorded: Mapping[str, ResourceState], chosen: Callable[[str], bool]
+) -> None:
+    """Refuse (exit 2, nothing changed) an `up` that would create or change a CRD and then
+    apply an object of its kind that the CRD's declared schema refuses. `recorded`: the
+    stack's resources by URN (a CRD recorded as declared is the server's to answer for);
+    `chosen`: whether the run touches a URN (`--target`, `--exclude`)."""
+    read = planned_reader()
+    declared: dict[str, DeclaredSchemas] = {}
+    for resource in program.resources:
+        if not resource.custom or resource.is_read or not chosen(resource.urn):
+            continue
+        served = defined_kind(resource.props)
+        if served is None:
+            continue
+        inputs, _ = unwrap_secrets(resolve(resource.props, read))
+        old = recorded.get(resource.urn)
+        if unknown_paths(inputs) or (old is not None and old.inputs.get("spec") == inputs["spec"]):
+            continue
+        declared.setdefault(provider_urn(resource), DeclaredSchemas()).declare(
+            *served, inputs["spec"]
+        )
+    for resource in program.resources if declared else ():
+        schemas = declared.get(provider_urn(resource))
+        if schemas is None or not resource.custom or not chosen(resource.urn):
+            continue
+        if defined_kind(resource.props) is not None or resource.is_read:
+            continue
+        obj, _ = unwrap_secrets(resolve(resource.props, read))
+        if unknown_paths({k: v for k, v in obj.items() if k != "metadata"}):
+            continue  # what it will be is known at apply only: the server answers then
+        refusal = schemas.refusal(obj)
+        if refusal is not None:
+            said = refusal.replace("\n  ", " ")
+            raise UsageError(
+                f"{resource.declared_at}: {describe(resource.urn)}: the schema its "
+                f"CustomResourceDefinition declares refuses it: {said}. Fix the object (or "
+                "the schema); nothing was changed"
+            )

@@ -20,6 +20,7 @@ from typing import Any
 
 from stackwright.engine import policy_gate
 from stackwright.engine.clusters import ClusterCheck, check_clusters
+from stackwright.engine.declared_schemas import check_before_up
 from stackwright.engine.events import Diagnostic, Listener, Summary, shown
 from stackwright.engine.execute import Options, Run
 from stackwright.engine.graph import defined_kind
@@ -237,6 +238,9 @@ def run(
     _check_targets(options, program, snapshot)
     _check_marks(program)
     _check_definitions(options, program, snapshot)
+    if program is not None and options.kind == "up" and not options.dry_run:
+        recorded = {r.urn: r for r in snapshot.resources}
+        check_before_up(program, recorded, lambda urn: _chosen(options, urn))
     for note in program.notes if program is not None else ():
         listener(Diagnostic("", note, "warning"))
     if policy is not None and program is not None:
@@ -418,6 +422,12 @@ def _stale(run_: Run, program: Program, options: Options) -> list[ResourceState]
         gone = [s for s in gone if s.urn in chosen]
     kept = {*_kept(options, recorded), *run_.deleted_first}
     return [*run_.replaced, *(s for s in gone if s.urn not in kept)]
+
+
+def _chosen(options: Options, urn: str) -> bool:
+    """Whether a run touches the resource `urn` by its URN (its dependents pulled in by
+    `--target-dependents` are not named here: the server answers for them)."""
+    return (not options.targets or urn in options.targets) and urn not in options.excludes
 
 
 def _kept(options: Options, resources: list[ResourceState]) -> set[str]:

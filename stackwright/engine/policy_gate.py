@@ -57,7 +57,7 @@ def _planned(value: Any) -> Any:
     return value
 
 
-def _planned_reader() -> StateReader:
+def planned_reader() -> StateReader:
     """Outputs as Pulumi's preview knows them before anything is applied: what a resource's
     own inputs say (a Namespace's given name, so its objects' namespace is known), unknown
     elsewhere (an auto-name, a Service's clusterIP, any status, anything read)."""
@@ -95,7 +95,7 @@ def subjects(program: Program, gate: PolicyGate) -> list[Subject]:
     pointing at the program line that declared it (a ConfigFile's or a chart's for their
     children), as a finding should."""
     out = []
-    read = _planned_reader()
+    read = planned_reader()
     for resource in program.resources:
         if not (resource.custom and is_kubernetes(resource.resource_type)):
             continue

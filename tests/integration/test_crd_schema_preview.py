@@ -59,7 +59,13 @@ def test_an_object_its_new_crd_refuses_fails_the_preview_in_the_servers_words(
     assert (
         'spec.engine: Unsupported value: "oracle": supported values: "postgres", "mysql"' in failure
     ), failure
+    # `up --yes` previews nothing: it refuses before creating anything, the CRD included.
+    refused = p.sw("up", "--yes", rc=2)
+    (line,) = refused.err.strip().splitlines()
+    assert "__main__.py:" in line and "kubernetes:schema.example.com/v1:Database db: " in line
+    assert "spec.size: Required value" in line and "nothing was changed" in line, line
     assert get(cluster, "customresourcedefinitions", "databases.schema.example.com") is None
+    assert get(cluster, "namespace", p.ns) is None
 
     # A field the schema does not declare, as server-side apply refuses it.
     p.program(CRD + _database('{"size": 1, "colour": "red", "extra": {"free": 1}}'))
@@ -67,6 +73,7 @@ def test_an_object_its_new_crd_refuses_fails_the_preview_in_the_servers_words(
     assert ".spec.colour: field not declared in schema" in failure, failure
     declared["colour"] = failure
     assert "extra" not in failure
+    assert ".spec.colour: field not declared in schema" in p.sw("up", "--yes", rc=2).err
 
     # A type the schema does not allow.
     p.program(CRD + _database('{"size": "big"}'))
@@ -88,4 +95,14 @@ def test_an_object_its_new_crd_refuses_fails_the_preview_in_the_servers_words(
         p.program(CRD + _database(spec))
         (served,) = p.preview(rc=1).summary["failures"]
         assert served == declared[which]
+    # A CRD the run changes: its objects are checked against the schema it is about to have.
+    stricter = CRD.replace('"required": ["size"]', '"required": ["size", "engine"]')
+    p.program(stricter + _database('{"size": 2}'))
+    (failure,) = p.preview(rc=1).summary["failures"]
+    assert failure.endswith('"db" is invalid: spec.engine: Required value'), failure
+    assert "spec.engine: Required value" in p.sw("up", "--yes", rc=2).err
+    crd = get(cluster, "customresourcedefinitions", "databases.schema.example.com")
+    assert crd is not None
+    schema = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
+    assert schema["properties"]["spec"]["required"] == ["size"]  # not changed
     p.sw("destroy", "--yes")
