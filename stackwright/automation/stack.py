@@ -117,6 +117,10 @@ class Selection:
 
 @dataclass
 class Workspace:
+    """One stack of a project and its state store, open until `close()` (or the end of a
+    `with` block): a script that opens many, or whose operations fail, holds no connection
+    or file handle of one it is done with."""
+
     project: Project
     stack: str
     backend: Backend
@@ -146,9 +150,24 @@ class Workspace:
             others=lambda other: StackConfig(project, other).data_key(),  # `state move`
         )
         backend = open_backend(_backend_url(project), encrypter=encrypter)
-        if not config.has_key() and backend.has_stack(project.name, name):
-            config.restore_provider(backend.secrets_provider(project.name, name))
+        try:
+            if not config.has_key() and backend.has_stack(project.name, name):
+                config.restore_provider(backend.secrets_provider(project.name, name))
+        except BaseException:
+            backend.close()
+            raise
         return cls(project, name, backend, config)
+
+    def close(self) -> None:
+        """Close the stack's state store; closing again does nothing. An operation already
+        finished has released its lock and closed its own connections."""
+        self.backend.close()
+
+    def __enter__(self) -> Workspace:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     @classmethod
     def create(

@@ -7,6 +7,7 @@ the same app as a YAML program, in Stackwright.yaml itself.
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 
 from stackwright.automation.workspace import check_name, find_project, select_stack
@@ -138,14 +139,14 @@ def new_project(
         or "".join(c if c.isalnum() or c in "-_" else "-" for c in folder.resolve().name)
         or "app"
     )
-    backend = open_backend(backend_url())  # the template names no backend
-    if backend.has_stack(project, check_name("stack", stack)):  # before a file is written
-        raise UsageError(
-            f"stack {stack} of project {project} already exists in the state store: "
-            "pick another --stack or --name"
-        )
-    _write(template, folder, project, stack)
-    backend.create_stack(project, stack)
+    with contextlib.closing(open_backend(backend_url())) as backend:  # the template names none
+        if backend.has_stack(project, check_name("stack", stack)):  # before a file is written
+            raise UsageError(
+                f"stack {stack} of project {project} already exists in the state store: "
+                "pick another --stack or --name"
+            )
+        _write(template, folder, project, stack)
+        backend.create_stack(project, stack)
     select_stack(find_project(folder), stack)
     return project
 

@@ -156,7 +156,8 @@ def _main(argv: list[str] | None) -> None:
     try:
         args = _cwd_first(sys.argv[1:] if argv is None else argv)
         # Outside standalone mode click returns a `typer.Exit(code)` instead of raising it.
-        code = app(args=args, prog_name="stackwright", standalone_mode=False)
+        with project.command_scope():  # what the command opened is closed as it ends
+            code = app(args=args, prog_name="stackwright", standalone_mode=False)
         if code == 130:  # typer turns Ctrl-C (KeyboardInterrupt) into this code, silently
             _interrupted(argv)
         if isinstance(code, int) and code != 0:

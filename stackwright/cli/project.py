@@ -13,8 +13,9 @@ import math
 import os
 import sys
 from collections.abc import Iterator
+from contextvars import ContextVar
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, Protocol, TypeVar
 
 import typer
 
@@ -122,10 +123,48 @@ config_app = typer.Typer(help="A stack's configuration; with no subcommand, list
 state_app = typer.Typer(help="Edit a stack's state directly.", no_args_is_help=True)
 
 
+class _Closable(Protocol):
+    def close(self) -> None: ...
+
+
+_C = TypeVar("_C", bound=_Closable)
+
+#: What the running command opened (workspaces, state stores), closed when it ends however
+#: it ends: a failure's traceback holds them in a reference cycle, which would otherwise
+#: keep their SQLite connections (and file handles) open until a garbage collection.
+_OPENED: ContextVar[contextlib.ExitStack | None] = ContextVar("stackwright_opened", default=None)
+
+
+@contextlib.contextmanager
+def command_scope() -> Iterator[None]:
+    """Run one command: what it opens with `_for_the_command` is closed as it ends."""
+    with contextlib.ExitStack() as opened:
+        token = _OPENED.set(opened)
+        try:
+            yield
+        finally:
+            _OPENED.reset(token)
+
+
+def _for_the_command(resource: _C) -> _C:
+    """`resource`, closed when the running command ends."""
+    opened = _OPENED.get()
+    if opened is None:
+        resource.close()
+        raise AssertionError("a command runs inside `command_scope()`")
+    opened.callback(resource.close)
+    return resource
+
+
+def _backend(project: Project) -> Backend:
+    """The project's state store, for the running command."""
+    return _for_the_command(open_backend(_backend_of(project)))
+
+
 def _workspace(stack: str | None, *, existing: bool = True) -> Workspace:
-    """The workspace of the stack; one the state store does not have is refused unless
-    not `existing` (`stack import` creates it)."""
-    ws = Workspace.open(Path.cwd(), stack)
+    """The workspace of the stack, for the running command; one the state store does not
+    have is refused unless not `existing` (`stack import` creates it)."""
+    ws = _for_the_command(Workspace.open(Path.cwd(), stack))
     if existing:
         ws.require_stack()
     return ws
@@ -523,7 +562,7 @@ def stack_init(
     """Create a stack and select it."""
     Workspace.create(
         Path.cwd(), name, secrets_provider=secrets_provider, copy_config_from=copy_config_from
-    )
+    ).close()
     typer.echo(f"Created stack {name} and selected it.")
 
 
@@ -536,9 +575,9 @@ def stack_select(
 ) -> None:
     """Select the stack later commands use."""
     project = find_project(Path.cwd())
-    backend = open_backend(_backend_of(project))
+    backend = _backend(project)
     if create and not backend.has_stack(project.name, name):
-        Workspace.create(Path.cwd(), name)
+        Workspace.create(Path.cwd(), name).close()
         typer.echo(f"Created stack {name} and selected it.")
         return
     if not backend.has_stack(project.name, name):
@@ -557,7 +596,7 @@ def stack_ls(as_json: Json = False) -> None:
         current = selected_stack(project)
     except UsageError:
         current = ""
-    rows = open_backend(_backend_of(project)).list_stacks(project.name)
+    rows = _backend(project).list_stacks(project.name)
     tags = {r.name: StackConfig(project, r.name).tags for r in rows}
     if as_json:
         typer.echo(
@@ -608,7 +647,7 @@ def stack_rm(
 
 def _remove_stack(project: Project, name: str, *, force: bool, quiet: bool = False) -> None:
     """Remove stack `name` from the backend, its configuration file, and its selection."""
-    open_backend(_backend_of(project)).remove_stack(project.name, name, force=force)
+    _backend(project).remove_stack(project.name, name, force=force)
     StackConfig(project, name).forget()
     unselect_stack(project, name)
     if not quiet:
@@ -623,7 +662,7 @@ def stack_rename(
     """Rename a stack: its state (the stack part of every URN) and its stack file."""
     project = find_project(Path.cwd())
     config = StackConfig(project, old)
-    backend = open_backend(_backend_of(project))
+    backend = _backend(project)
     if not _renamed_before(backend, project, old, new):
         if project.stack_file(new).exists():
             raise UsageError(

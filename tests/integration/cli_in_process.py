@@ -15,7 +15,6 @@ secret values changed by a command it ran, nor an object it dropped alive.
 from __future__ import annotations
 
 import contextlib
-import gc
 import io
 import os
 import subprocess
@@ -59,11 +58,9 @@ def run_cli(
         os.chdir(saved_cwd)
         os.environ.clear()
         os.environ.update(saved_env)
-        forget_secrets()  # a process remembers the secret values it saw only while it runs
-        # and holds its state store's connections only until it exits: one a command left
-        # in a reference cycle (a workspace in a traceback) kept SQLite's WAL, and in it
-        # rows the state has since rewritten (a value now secret, in plain).
-        gc.collect()
+        # A process remembers the secret values it saw only while it runs. (What a command
+        # opened, it closes as it ends, however it ends: no collection is needed here.)
+        forget_secrets()
     return subprocess.CompletedProcess(["stackwright", *args], code, out.getvalue(), err.getvalue())
 
 
