@@ -682,7 +682,7 @@ class Run:
             )
         auto = False
         if resource.custom and is_kubernetes(resource.resource_type):
-            plain_only = secret_in_plain_field(secret_paths)
+            plain_only = secret_in_plain_field(secret_paths, inputs)
             if plain_only is not None:
                 raise UsageError(plain_only)
             meta = metadata_of(inputs)

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import base64
 import hashlib
-from collections.abc import Iterable, Mapping, Sequence
+import re
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -123,24 +124,42 @@ def unknown_paths(value: Any, path: str = "") -> list[str]:
 #: object's id, recorded in plain and shown on every line about it; labels are matched
 #: by selectors, shown by `kubectl get --show-labels` and copied to the objects a
 #: controller makes. A secret there would be in plain text wherever it is shown.
+_LABELS_WHY = (
+    "labels are shown by `kubectl get --show-labels`, matched by selectors and copied "
+    "to the objects controllers make"
+)
 NEVER_SECRET = {
     "metadata.name": "the name is the object's id, shown in every line about it",
     "metadata.generateName": "the name is the object's id, shown in every line about it",
     "metadata.namespace": "the namespace is part of the object's id, shown in every line about it",
-    "metadata.labels": (
-        "labels are shown by `kubectl get --show-labels`, matched by selectors and copied "
-        "to the objects controllers make"
-    ),
+    "metadata.labels": _LABELS_WHY,
 }
+#: Maps anywhere in an object whose entries are shown in plain as labels are: the labels of
+#: a pod template (`spec.template.metadata.labels`, a CronJob's under `jobTemplate`) are
+#: copied to every pod it makes, and a selector (`matchLabels`, a Service's `selector`)
+#: holds the labels it matches, shown by `kubectl describe` and `kubectl get -o wide`.
+_SELECTOR_WHY = (
+    "a selector is shown by `kubectl describe` and `kubectl get -o wide`, as are the "
+    "labels it matches"
+)
 
 
-def secret_in_plain_field(secret_paths: Iterable[str]) -> str | None:
+def secret_in_plain_field(
+    secret_paths: Iterable[str], inputs: Mapping[str, Any] | None = None
+) -> str | None:
     """Why a secret cannot be where the program put it (an object's name, namespace or
-    labels), as a message; None when every secret is in a field that can hold one."""
+    labels; any label map or selector in `inputs`), as a message; None when every secret
+    is in a field that can hold one."""
     paths = tuple(secret_paths)
     if not paths:  # most objects: checked once per resource of every up and preview
         return None
-    for field, why in NEVER_SECRET.items():
+    places = [*NEVER_SECRET.items()]
+    if inputs:
+        # Where the secrets lie (each path and every path above it), and what lies below.
+        spine = {p[: m.start()] for p in paths for m in _SEGMENT_END.finditer(p)} | set(paths)
+        below = tuple(f"{p}{mark}" for p in paths for mark in ".[")
+        places += _label_maps(inputs, "", spine, below)
+    for field, why in places:
         inside = [p for p in paths if within(p, (field,))]
         if within(field, paths) or inside:
             return (
@@ -149,6 +168,37 @@ def secret_in_plain_field(secret_paths: Iterable[str]) -> str | None:
                 "that need not be secret"
             )
     return None
+
+
+_SEGMENT_END = re.compile(r"[.\[]")
+
+
+def _label_maps(
+    value: Any, path: str, spine: set[str], below: tuple[str, ...]
+) -> Iterator[tuple[str, str]]:
+    """(path, why) of each label map or selector below `path`, looked for only on the way
+    to a secret (`spine`) and inside one (`below`): most of an object is never walked."""
+    if isinstance(value, Mapping):
+        items: Iterable[tuple[str | int, Any]] = value.items()
+    elif isinstance(value, list):
+        items = enumerate(value)
+    else:
+        return
+    in_metadata = path.endswith(".metadata")  # a template's: the object's own are above
+    for key, item in items:
+        at = join_path(path, key)
+        if at not in spine and not at.startswith(below):
+            continue
+        if isinstance(item, Mapping):
+            if key == "labels" and in_metadata:
+                yield at, _LABELS_WHY
+                continue
+            if key == "matchLabels" or (
+                key == "selector" and not any(isinstance(v, Mapping | list) for v in item.values())
+            ):
+                yield at, _SELECTOR_WHY
+                continue
+        yield from _label_maps(item, at, spine, below)
 
 
 #: The shortest secret value searched for inside longer texts of a live object.

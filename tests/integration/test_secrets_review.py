@@ -69,6 +69,60 @@ def test_a_secret_in_a_name_or_a_label_is_refused(
     assert_nowhere(p, cluster, PLAIN, planned, applied)
 
 
+def test_a_secret_in_a_pod_template_label_or_a_selector_is_refused(
+    new_project: Any, cluster: LiveCluster, passphrase: str
+) -> None:
+    """Pod-template labels are copied to the pods (`kubectl get pods --show-labels`), and a
+    selector shows the labels it matches: a secret in either would be in plain text."""
+    p = with_secret(
+        new_project,
+        PLAIN,
+        """
+        after_ns = sw.ResourceOptions(depends_on=[ns])
+        container = {"name": "web", "image": "nginx:1.29"}
+        k8s.apps.v1.Deployment("tpl", opts=after_ns, metadata={"name": "tpl", "namespace": NS},
+            spec={"selector": {"matchLabels": {"app": "tpl"}},
+                  "template": {"metadata": {"labels": {"app": "tpl", "pw": pw}},
+                               "spec": {"containers": [container]}}})
+        k8s.apps.v1.Deployment("sel", opts=after_ns, metadata={"name": "sel", "namespace": NS},
+            spec={"selector": {"matchLabels": {"app": pw}},
+                  "template": {"metadata": {"labels": {"app": "sel"}},
+                               "spec": {"containers": [container]}}})
+        k8s.batch.v1.CronJob("cron", opts=after_ns, metadata={"name": "cron", "namespace": NS},
+            spec={"schedule": "0 * * * *", "jobTemplate": {"spec": {"template": {
+                "metadata": {"labels": {"pw": pw}},
+                "spec": {"restartPolicy": "Never", "containers": [container]}}}}})
+        k8s.core.v1.Service("svc", opts=after_ns, metadata={"name": "svc", "namespace": NS},
+            spec={"selector": {"app": pw}, "ports": [{"port": 80}]})
+        k8s.apps.v1.Deployment("env", opts=after_ns, metadata={"name": "env", "namespace": NS},
+            spec={"selector": {"matchLabels": {"app": "env"}},
+                  "template": {"metadata": {"labels": {"app": "env"}},
+                               "spec": {"containers": [{**container, "env": [
+                                   {"name": "PW", "value": pw}]}]}}})
+        """,
+    )
+    planned = p.sw("preview", "--json", rc=1)
+    failures = planned.summary["failures"]
+    labels, selector = "labels are shown by `kubectl get", "a selector is shown by `kubectl"
+    for refused in (
+        f"Deployment tpl: spec.template.metadata.labels.pw holds a secret, but {labels}",
+        f"Deployment sel: spec.selector.matchLabels.app holds a secret, but {selector}",
+        f"CronJob cron: spec.jobTemplate.spec.template.metadata.labels.pw holds a secret, but {labels}",
+        f"Service svc: spec.selector.app holds a secret, but {selector}",
+    ):
+        assert sum(refused in f for f in failures) == 1, (refused, failures)
+    assert len(failures) == 4, failures  # an environment variable may hold one
+    applied = p.sw("up", "--yes", "--json", rc=1)
+    assert len(applied.summary["failures"]) == 4
+    for kind, name in (("deployment", "tpl"), ("deployment", "sel"), ("cronjob", "cron")):
+        assert get(cluster, kind, name, p.ns) is None
+    assert get(cluster, "service", "svc", p.ns) is None
+    assert get(cluster, "deployment", "env", p.ns) is not None
+    pods = cluster.kubectl("get", "pods", "-n", p.ns, "--show-labels").stdout
+    assert PLAIN not in pods
+    assert_nowhere(p, cluster, PLAIN, planned, applied)
+
+
 def test_a_secret_used_as_a_map_key_stays_out_of_the_state(
     new_project: Any, cluster: LiveCluster, passphrase: str
 ) -> None:
