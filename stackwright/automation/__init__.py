@@ -1,7 +1,8 @@
 """Projects, stacks and their operations, as front ends (the CLI, the operator) drive them.
 
 A script drives a stack as Pulumi's Automation API does, through `Workspace`
-(`Workspace.create_or_select(folder, "dev").up(listener)`); `Selection` says which
+(`with Workspace.create_or_select(folder, "dev") as ws: ws.up(listener)`: the block
+closes its state store however it ends); `Selection` says which
 resources an operation may touch (`--target`, `--exclude`, `--replace`); `event_json`
 turns an event into the object `--json` prints for it, for a script that forwards them.
 """
