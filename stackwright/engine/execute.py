@@ -24,7 +24,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import Counter
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -43,6 +43,7 @@ from stackwright.engine.clusters import (
     unreachable,
 )
 from stackwright.engine.commits import GroupCommit
+from stackwright.engine.crd_deletes import census
 from stackwright.engine.declared_schemas import DeclaredSchemas, SchemaRefused
 from stackwright.engine.deleted_with import Milestone, carriers, holds, waits
 from stackwright.engine.events import (
@@ -61,7 +62,7 @@ from stackwright.engine.events import (
     within,
 )
 from stackwright.engine.generated import GENERATORS, is_generated
-from stackwright.engine.graph import DependencyCycle, Graph, Node
+from stackwright.engine.graph import DependencyCycle, Graph, Node, defined_kind
 from stackwright.engine.plan import (
     FieldChange,
     Intent,
@@ -278,6 +279,8 @@ class Run:
         #: an old record naming one of them must not delete it (a rename back to a name whose
         #: old object still awaited deletion, or a name passed from one resource to another).
         self.held: dict[tuple[str, str, str], str] = {}
+        #: The CRDs whose delete this run has warned about already (`warn_crd_deletes`).
+        self._censused: set[str] = set()
         #: (provider URN, namespace) of each ApplySet the objects in `held` are members of.
         self.members: set[tuple[str, str]] = set()
         #: Each component's record as this run left it (`record_component_outputs`).
@@ -896,6 +899,8 @@ class Run:
         if note:
             self.emit(Diagnostic(urn, note, "info"))
         if self.options.dry_run:
+            if step.op is Op.REPLACE and step.old is not None:
+                await self._crd_census(step.old)
             await self._preview(step, kube, force)
         elif release:
             await self._execute_release(step)
@@ -1427,6 +1432,8 @@ class Run:
         keep_object = keep_object or state.external  # read, never managed: never deleted
         if state.protect and op is Op.DELETE:
             raise UsageError(protected(state.urn))
+        if _deletes_object(state, op, keep_object=keep_object):
+            await self._crd_census(state)  # said before the delete, which `--yes` runs unasked
         number = self._next_step()
         assert self._commits is not None
         await self._commits.begin(number, op, state)
@@ -1480,7 +1487,7 @@ class Run:
                 self.emit(StepSkipped(step, "not started: an earlier step failed"))
             return {s.urn for s in states}
         if self.options.dry_run:
-            self._preview_deletes(states, [steps[id(s)] for s in states])
+            await self._preview_deletes(states, [steps[id(s)] for s in states])
             return set()
         graph, keys, _ = recorded_graph(states)
         riding = self._riders(states, keys, graph)
@@ -1569,7 +1576,7 @@ class Run:
         await asyncio.gather(*(one(key) for key in keys))
         return {key.rpartition("#")[0] for key in failed}
 
-    def _preview_deletes(self, states: list[ResourceState], steps: list[Step]) -> None:
+    async def _preview_deletes(self, states: list[ResourceState], steps: list[Step]) -> None:
         """What a preview says of `states`' deletes: which ride on another's, and, in the
         words the real delete fails with, which are protected."""
         graph, keys, _ = recorded_graph(states)
@@ -1588,6 +1595,28 @@ class Run:
             if state.protect and step.op is Op.DELETE:
                 self.outcome.failures.append(f"{describe(state.urn)}: {protected(state.urn)}")
                 self.emit(StepDone(step, False, 0.0, protected(state.urn)))
+            elif _deletes_object(state, step.op, keep_object=False):
+                await self._crd_census(state)
+
+    async def warn_crd_deletes(self, states: Iterable[ResourceState]) -> None:
+        """Warn, before a run changes anything, what deleting each CRD among `states` takes
+        with it; their deletes do not warn again."""
+        for state in states:
+            if _deletes_object(state, Op.DELETE, keep_object=False) and not state.protect:
+                await self._crd_census(state)
+
+    async def _crd_census(self, state: ResourceState) -> None:
+        """Warn (on the CRD's URN, once a run) what deleting `state` takes with it when it
+        is a CRD: every object of its kind in the cluster (`crd_deletes`; one LIST, for
+        CRDs alone, so other deletes cost nothing more)."""
+        if state.urn in self._censused or not defined_kind(state.inputs):
+            return
+        self._censused.add(state.urn)
+        provider = self._former_providers.get(state.provider) or self.provider_for(state.provider)
+        async with self._sem:
+            diagnostic = await census(provider, state)
+        if diagnostic is not None:
+            self.emit(diagnostic)
 
     def _riders(self, states: list[ResourceState], keys: list[str], graph: Graph) -> dict[str, str]:
         """The deletes that ride on another's (`deleted_with`): rider key → carrier key."""

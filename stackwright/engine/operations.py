@@ -122,27 +122,16 @@ def _check_definitions(options: Options, program: Program | None, snapshot: Snap
     preview said `same` (Pulumi and Argo CD delete them without a word)."""
     if program is None or options.kind == "destroy":
         return
-    kept = _kept(options, snapshot.resources)
-    still = {urn for r in program.resources for urn in (r.urn, *r.alias_urns())}
     defined = {
         (provider_urn(r), kind)
         for r in program.resources
         if r.custom and (kind := defined_kind(r.props)) is not None
     }
     dropped: dict[tuple[str, tuple[str, str]], ResourceState] = {}
-    for state in snapshot.resources:
+    for state in _dropped(options, program, snapshot.resources):
         kind = defined_kind(state.inputs) if is_kubernetes(state) else None
-        if (
-            kind is None
-            or state.urn in still | kept
-            or (options.targets and state.urn not in options.targets)
-            or state.protect
-            or state.retain_on_delete
-            or state.external
-            or (state.provider, kind) in defined
-        ):
-            continue
-        dropped[state.provider, kind] = state
+        if kind is not None and (state.provider, kind) not in defined:
+            dropped[state.provider, kind] = state
     for resource in program.resources if dropped else ():
         if not resource.custom or resource.is_read:
             continue
@@ -158,6 +147,23 @@ def _check_definitions(options: Options, program: Program | None, snapshot: Snap
                 "program, drop its objects as well, or give the CRD `retain_on_delete=True` "
                 "and run `stackwright up` before dropping it"
             )
+
+
+def _dropped(
+    options: Options, program: Program, resources: list[ResourceState]
+) -> list[ResourceState]:
+    """The recorded resources whose objects an `up` deletes because the program dropped
+    them (under any alias): those `--target` / `--exclude` leave it, but the protected
+    (whose delete fails), the retained and the read ones (whose objects stay)."""
+    kept = _kept(options, resources)
+    kept.update(urn for r in program.resources for urn in (r.urn, *r.alias_urns()))
+    return [
+        state
+        for state in resources
+        if state.urn not in kept
+        and not (options.targets and state.urn not in options.targets)
+        and not (state.protect or state.retain_on_delete or state.external)
+    ]
 
 
 #: What Stackwright's own annotations start with (`stackwright.io/timeout-seconds`, …).
@@ -546,6 +552,7 @@ async def _mutate(
             await run_.refresh(record=True)
         if options.kind == "destroy":
             doomed = _targeted(snapshot.resources, options)
+            await run_.warn_crd_deletes(doomed)
             await run_.delete_all(doomed)
             if not run_.outcome.failures and not options.targets and not options.excludes:
                 left = left_applysets(run_.stack, snapshot.former_names, had, set())
@@ -560,6 +567,7 @@ async def _mutate(
                 operation.set_outputs({})
             return run_.summary(0.0)
         assert program is not None
+        await run_.warn_crd_deletes(_dropped(options, program, snapshot.resources))
         await run_.run_program()
         failed = bool(run_.outcome.failures or run_.outcome.not_done)
         await run_.delete_all(_stale(run_, program, options), blocked=failed)

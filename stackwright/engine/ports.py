@@ -6,6 +6,7 @@ Kubernetes provider and the configured state backend, and tests plug in fakes.
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Protocol
 
@@ -94,6 +95,14 @@ class Provider(Protocol):
         self, api_version: str, kind: str, namespace: str | None
     ) -> list[dict[str, Any]]:
         """Every object of a kind in `namespace` (the cluster's, for a cluster-scoped kind)."""
+        ...
+
+    async def list_page(
+        self, api_version: str, kind: str, *, limit: int
+    ) -> tuple[builtins.list[dict[str, Any]], int | None]:
+        """One LIST of at most `limit` objects of a kind in all namespaces, and how many more
+        there are (0: none; None: more, uncounted). Raises when the kind is not served or
+        the credentials may not list it."""
         ...
 
     async def delete(

@@ -25,6 +25,7 @@ above the engine (CLI, automation, operator) can use the same fake.
 from __future__ import annotations
 
 import asyncio
+import builtins
 import copy
 import datetime
 from collections.abc import Callable, Iterable, Mapping
@@ -568,6 +569,19 @@ class FakeCluster:
             for key, obj in self.objects.items()
             if (key.api_version, key.kind, key.namespace) == (api_version, kind, namespace)
         ]
+
+    async def list_page(
+        self, api_version: str, kind: str, *, limit: int
+    ) -> tuple[builtins.list[dict[str, Any]], int | None]:
+        self.calls.append(Call("list", kind, ""))
+        await asyncio.sleep(0)
+        self._scope(api_version, kind)  # raises, as the server answers, for a kind not served
+        found = [
+            copy.deepcopy(obj)
+            for key, obj in self.objects.items()
+            if (key.api_version, key.kind) == (api_version, kind)
+        ]
+        return found[:limit], max(0, len(found) - limit)
 
     async def delete(
         self,

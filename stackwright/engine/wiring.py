@@ -9,6 +9,7 @@ settings the front end found in the stack's configuration.
 from __future__ import annotations
 
 import asyncio
+import builtins
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
@@ -133,6 +134,11 @@ class KubernetesCluster:
         self, api_version: str, kind: str, namespace: str | None
     ) -> list[dict[str, Any]]:
         return await self.provider.list(api_version, kind, namespace)
+
+    async def list_page(
+        self, api_version: str, kind: str, *, limit: int
+    ) -> tuple[builtins.list[dict[str, Any]], int | None]:
+        return await self.provider.list_page(api_version, kind, limit=limit)
 
     async def delete(
         self,

@@ -412,6 +412,23 @@ class KubernetesProvider:
             if not token:
                 return items
 
+    async def list_page(
+        self, api_version: str, kind: str, *, limit: int
+    ) -> tuple[builtins.list[dict[str, Any]], int | None]:
+        """One LIST of at most `limit` objects of a kind in all namespaces, and how many more
+        the cluster holds: 0 when none, None when it has more and does not count them (a
+        server without `remainingItemCount`)."""
+        info = await self.resource_info(api_version, kind)
+        data = await self.api.json(
+            "GET", f"{info.collection(None)}?limit={limit}", what=f"{kind} list"
+        )
+        items: builtins.list[dict[str, Any]] = list(data.get("items") or ())
+        meta = data.get("metadata") or {}
+        if not meta.get("continue"):
+            return items, 0
+        remaining = meta.get("remainingItemCount")
+        return items, remaining if isinstance(remaining, int) else None
+
     # --- readiness -------------------------------------------------------------------------------
 
     async def await_ready(
