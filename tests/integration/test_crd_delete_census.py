@@ -98,3 +98,26 @@ def test_a_kind_that_cannot_be_listed_makes_the_count_unknown_not_the_run_fail(
         in (warning["message"])
     )
     assert destroy.summary["ok"] and destroy.summary["counts"]["delete"] == 2
+
+
+def test_replacing_a_crd_says_so_too(new_project: Any, cluster: LiveCluster) -> None:
+    """A CRD renamed (another group) is replaced: the old one's delete takes its kind's
+    objects with it, which the preview and the `up --yes` say on the CRD's step."""
+    p = new_project()
+    p.program(NAMESPACE + "RETAIN = False\n" + CRD)
+    p.up()
+    _hand_made(cluster, "hand1", p.ns)
+    p.program(
+        NAMESPACE + "RETAIN = False\n" + CRD.replace("dropped.example.com", "moved.example.com")
+    )
+    expected = (
+        f"deleting CRD {NAME} deletes every Gizmo in the cluster: 1 object in 1 namespace, "
+        f"1 of them not this stack's ({p.ns}/hand1)"
+    )
+    preview = p.preview()
+    assert preview.changed() == {"gizmos": "replace"}
+    assert [w["message"] for w in _census(preview)] == [expected]
+    up = p.up()
+    assert [w["message"] for w in _census(up)] == [expected]
+    assert cluster.kubectl("get", "crd", NAME, check=False).returncode != 0
+    p.sw("destroy", "--yes")
