@@ -123,8 +123,21 @@ class Workspace:
 
     project: Project
     stack: str
-    backend: Backend
+    _backend: Backend
     config: StackConfig = field(default=None)  # type: ignore[assignment]
+    _closed: bool = field(default=False, init=False)
+
+    @property
+    def backend(self) -> Backend:
+        """The stack's state store; after `close()` a use says so, on one line (not the
+        store's own "Cannot operate on a closed database")."""
+        if self._closed:
+            raise UsageError(
+                f"the workspace of stack {self.stack} (project {self.project.name}) was "
+                "closed: use it inside its `with` block, or open it again with "
+                "`Workspace.open` or `Workspace.create_or_select`"
+            )
+        return self._backend
 
     def __post_init__(self) -> None:
         if self.config is None:
@@ -161,7 +174,8 @@ class Workspace:
     def close(self) -> None:
         """Close the stack's state store; closing again does nothing. An operation already
         finished has released its lock and closed its own connections."""
-        self.backend.close()
+        self._closed = True
+        self._backend.close()
 
     def __enter__(self) -> Workspace:
         return self
