@@ -52,6 +52,7 @@ Stack = Annotated[
     str | None, typer.Option("--stack", "-s", help="The stack to use (default: the selected one).")
 ]
 Json = Annotated[bool, typer.Option("--json", help="One JSON event per line.")]
+JsonDone = Annotated[bool, typer.Option("--json", help="What was done, as one JSON line.")]
 Yes = Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")]
 Targets = Annotated[
     list[str] | None,
@@ -244,6 +245,18 @@ def _confirm_state_edit(ws: Workspace, command: str, what: str, yes: bool) -> bo
     return False
 
 
+def _report_done(
+    as_json: bool, event: str, action: str, project: str, stack: str, text: str = "", **more: Any
+) -> None:
+    """What a command that changes something did: with --json one event line (README: JSON
+    events), written as every --json line is, else `text` (when it has any)."""
+    if as_json:
+        document = {"event": event, "action": action, "project": project, "stack": stack}
+        typer.echo(json_line({**document, **more}))
+    elif text:
+        typer.echo(text)
+
+
 # --- new -------------------------------------------------------------------------------------
 
 
@@ -260,12 +273,20 @@ def new(
             "--force", help="Into a folder that is not empty (the template's files replaced)."
         ),
     ] = False,
+    as_json: JsonDone = False,
 ) -> None:
     """Make a new project, with a first stack that deploys to the local cluster."""
     project_name = templates.new_project(template, directory, name=name, stack=stack, force=force)
-    typer.echo(
+    _report_done(
+        as_json,
+        "project",
+        "new",
+        project_name,
+        stack,
         f"Created project {project_name} in {directory} with stack {stack}.\n"
-        f"Next: cd {directory} && stackwright up --yes"
+        f"Next: cd {directory} && stackwright up --yes",
+        template=template,
+        directory=str(directory),
     )
 
 
@@ -558,12 +579,17 @@ def stack_init(
             "STACKWRIGHT_CONFIG_PASSPHRASE is set, env if STACKWRIGHT_SECRETS_KEY is, else local).",
         ),
     ] = None,
+    as_json: JsonDone = False,
 ) -> None:
     """Create a stack and select it."""
-    Workspace.create(
-        Path.cwd(), name, secrets_provider=secrets_provider, copy_config_from=copy_config_from
-    ).close()
-    typer.echo(f"Created stack {name} and selected it.")
+    project = _for_the_command(
+        Workspace.create(
+            Path.cwd(), name, secrets_provider=secrets_provider, copy_config_from=copy_config_from
+        )
+    ).project
+    _report_done(
+        as_json, "stack", "init", project.name, name, f"Created stack {name} and selected it."
+    )
 
 
 @stack_app.command("select")
@@ -572,20 +598,22 @@ def stack_select(
     create: Annotated[
         bool, typer.Option("--create", "-c", help="Create it if it does not exist.")
     ] = False,
+    as_json: JsonDone = False,
 ) -> None:
     """Select the stack later commands use."""
     project = find_project(Path.cwd())
     backend = _backend(project)
-    if create and not backend.has_stack(project.name, name):
+    created = create and not backend.has_stack(project.name, name)
+    if created:
         Workspace.create(Path.cwd(), name).close()
-        typer.echo(f"Created stack {name} and selected it.")
-        return
-    if not backend.has_stack(project.name, name):
+    elif not backend.has_stack(project.name, name):
         raise UsageError(
             f"stack {name} does not exist in project {project.name}: create it with `stackwright stack init {name}`"
         )
-    select_stack(project, name)
-    typer.echo(f"Selected stack {name}.")
+    else:
+        select_stack(project, name)
+    text = f"Created stack {name} and selected it." if created else f"Selected stack {name}."
+    _report_done(as_json, "stack", "select", project.name, name, text, created=created)
 
 
 @stack_app.command("ls")
@@ -636,13 +664,15 @@ def stack_rm(
         bool, typer.Option("--force", help="Remove even if it still has resources.")
     ] = False,
     yes: Yes = False,
+    as_json: JsonDone = False,
 ) -> None:
     """Remove a stack (and its state) from the backend."""
     project = find_project(Path.cwd())
     name = name or selected_stack(project)
-    if not yes and not _confirm(f"removal of stack {name}", yes, False, "stack rm"):
+    if not yes and not _confirm(f"removal of stack {name}", yes, as_json, "stack rm"):
         return
-    _remove_stack(project, name, force=force)
+    _remove_stack(project, name, force=force, quiet=True)
+    _report_done(as_json, "stack", "rm", project.name, name, f"Removed stack {name}.")
 
 
 def _remove_stack(project: Project, name: str, *, force: bool, quiet: bool = False) -> None:
@@ -658,6 +688,7 @@ def _remove_stack(project: Project, name: str, *, force: bool, quiet: bool = Fal
 def stack_rename(
     old: Annotated[str, typer.Argument(help="The stack's name.")],
     new: Annotated[str, typer.Argument(help="Its new name.")],
+    as_json: JsonDone = False,
 ) -> None:
     """Rename a stack: its state (the stack part of every URN) and its stack file."""
     project = find_project(Path.cwd())
@@ -673,7 +704,8 @@ def stack_rename(
     with contextlib.suppress(UsageError):
         if selected_stack(project) == old:
             select_stack(project, new)
-    typer.echo(f"Renamed stack {old} to {new}.")
+    text = f"Renamed stack {old} to {new}."
+    _report_done(as_json, "stack", "rename", project.name, new, text, formerName=old)
 
 
 def _renamed_before(backend: Backend, project: Project, old: str, new: str) -> bool:
@@ -725,9 +757,12 @@ def tag_set(
     name: Annotated[str, typer.Argument()],
     value: Annotated[str, typer.Argument()],
     stack: Stack = None,
+    as_json: JsonDone = False,
 ) -> None:
     """Set a tag of the stack."""
-    _workspace(stack).config.set_tag(name, value)
+    ws = _workspace(stack)
+    ws.config.set_tag(name, value)
+    _report_done(as_json, "tag", "set", ws.project.name, ws.stack, name=name, value=value)
 
 
 @tag_app.command("get")
@@ -742,11 +777,14 @@ def tag_get(name: Annotated[str, typer.Argument()], stack: Stack = None) -> None
 
 
 @tag_app.command("rm")
-def tag_rm(name: Annotated[str, typer.Argument()], stack: Stack = None) -> None:
+def tag_rm(
+    name: Annotated[str, typer.Argument()], stack: Stack = None, as_json: JsonDone = False
+) -> None:
     """Remove a tag of the stack."""
     ws = _workspace(stack)
     if not ws.config.remove_tag(name):
         raise UsageError(f"stack {ws.stack} has no tag {name!r}")
+    _report_done(as_json, "tag", "rm", ws.project.name, ws.stack, name=name)
 
 
 @tag_app.command("ls")
@@ -1114,6 +1152,7 @@ def config_set(
         typer.Option("--type", help="string, int, float, bool or json (objects and lists)."),
     ] = "string",
     stack: Stack = None,
+    as_json: JsonDone = False,
 ) -> None:
     """Set a configuration value; KEY is NAME (this project's) or NAMESPACE:NAME."""
     if secret and plaintext:
@@ -1123,7 +1162,24 @@ def config_set(
         ws.config.check_plain(key, path=path)  # before a prompt that would echo it
     if value is None:
         value = _value_from_stdin(key, secret)
-    ws.config.set(key, typed(value, type_, key), secret=secret, path=path, plaintext=plaintext)
+    stored = typed(value, type_, key)
+    ws.config.set(key, stored, secret=secret, path=path, plaintext=plaintext)
+    shown = {} if secret else {"value": stored}  # a secret's value is never printed
+    _report_done(
+        as_json,
+        "config",
+        "set",
+        ws.project.name,
+        ws.stack,
+        key=_shown_key(ws, key, path),
+        secret=secret,
+        **shown,
+    )
+
+
+def _shown_key(ws: Workspace, key: str, path: bool) -> str:
+    """KEY as `config ls` names it (`shop:replicas`), or with --path as given."""
+    return key if path else ws.config.full_key(key)
 
 
 def _value_from_stdin(key: str, secret: bool) -> str:
@@ -1161,12 +1217,16 @@ def config_get(
 
 @config_app.command("rm")
 def config_rm(
-    key: Annotated[str, typer.Argument()], path: PathFlag = False, stack: Stack = None
+    key: Annotated[str, typer.Argument()],
+    path: PathFlag = False,
+    stack: Stack = None,
+    as_json: JsonDone = False,
 ) -> None:
     """Remove a configuration value."""
     ws = _workspace(stack)
     if not ws.config.remove(key, path=path):
         raise UsageError(f"configuration {key} is not set for stack {ws.stack}")
+    _report_done(as_json, "config", "rm", ws.project.name, ws.stack, key=_shown_key(ws, key, path))
 
 
 @config_app.command("cp")
@@ -1177,6 +1237,7 @@ def config_cp(
     ] = "",
     path: PathFlag = False,
     stack: Stack = None,
+    as_json: JsonDone = False,
 ) -> None:
     """Copy configuration to another stack, as `pulumi config cp` does (secrets encrypted
     again under its key)."""
@@ -1185,6 +1246,9 @@ def config_cp(
     source, target = _workspace(stack), _workspace(dest)
     target.config.copy_values_from(source.config, key, path=path)
     target.config.save()
+    keys = sorted(source.config.values) if key is None else [_shown_key(source, key, path)]
+    project = source.project.name
+    _report_done(as_json, "config", "cp", project, source.stack, dest=target.stack, keys=keys)
 
 
 def _config_list(stack: str | None, as_json: bool, show_secrets: bool) -> None:
