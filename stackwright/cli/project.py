@@ -514,7 +514,7 @@ def cancel(stack: Stack = None, as_json: Json = False) -> None:
     ws = _workspace(stack)
     released = ws.cancel()
     if as_json:
-        typer.echo(json.dumps({"stack": ws.stack, "released": released}))
+        _report_done(True, "stack", "cancel", ws.project.name, ws.stack, released=released)
         return
     typer.echo(
         f"stack {ws.stack}: lock released" if released else f"stack {ws.stack} is not locked"

@@ -2001,6 +2001,17 @@ def test_an_up_whose_event_reader_goes_away_still_completes(
     assert names(cluster, "configmap", p.ns) >= {f"cm{i}" for i in range(5)}
 
 
+def _event(p: Project, action: str) -> dict[str, Any]:
+    return {"event": "stack", "action": action, "project": p.name, "stack": STACK}
+
+
+def _cancel_json(p: Project) -> Any:
+    """`cancel --json`'s one line, written compact as every --json line is."""
+    out = p.sw("cancel", "--json").out
+    assert out.count("\n") == 1 and '"event":"stack"' in out, out
+    return json.loads(out)
+
+
 def test_locked_stack(new_project: Any, cluster: LiveCluster) -> None:
     p = new_project()
     p.program('k8s.core.v1.Namespace("ns", metadata={"name": NS})\n')
@@ -2011,7 +2022,7 @@ def test_locked_stack(new_project: Any, cluster: LiveCluster) -> None:
         message = one_line(locked)
         assert "lock" in message and str(os.getpid()) in message, message
         assert get(cluster, "namespace", p.ns) is None
-        assert json.loads(p.sw("cancel", "--json").out) == {"stack": STACK, "released": True}
+        assert _cancel_json(p) == {**_event(p, "cancel"), "released": True}
         assert p.up().summary["counts"] == {"create": 1}
         # The old holder learns that its lock was taken instead of writing on.
         with pytest.raises(LockLost, match="cancelled"):
@@ -2023,7 +2034,7 @@ def test_locked_stack(new_project: Any, cluster: LiveCluster) -> None:
         backend.close()
     assert [h["result"] for h in p.history()] == ["succeeded", "cancelled"]
     assert p.sw("cancel").out.strip() == f"stack {STACK} is not locked"
-    assert json.loads(p.sw("cancel", "--json").out) == {"stack": STACK, "released": False}
+    assert _cancel_json(p) == {**_event(p, "cancel"), "released": False}
 
 
 # --- outputs, history, secrets ------------------------------------------------------------------------
