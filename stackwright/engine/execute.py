@@ -31,6 +31,7 @@ from typing import Any
 import orjson
 
 from stackwright.engine import drift as drift_rules
+from stackwright.engine.api_versions import Declared, version_change, version_moves
 from stackwright.engine.clusters import (
     CLUSTER_OUTPUT,
     CLUSTER_SETTINGS,
@@ -603,23 +604,34 @@ class Run:
         return allowed
 
     def _apply_aliases(self, resources: list[Resource]) -> None:
+        named: set[str] = set()
         for resource in resources:
+            aliases = resource.alias_urns()
+            named.update(aliases)
             if resource.urn in self.old:
                 continue
-            for alias in resource.alias_urns():
-                old = self.old.pop(alias, None)
-                if old is None:
-                    continue
-                renamed = replace(old, urn=resource.urn, type=resource.resource_type)
-                self.old[resource.urn] = renamed
-                if self.journal is not None:
-                    self.journal.rename(alias, resource.urn)
-                self.emit(
-                    Diagnostic(
-                        resource.urn, f"renamed from {alias} (alias): no replacement", "info"
-                    )
-                )
-                break
+            alias = next((a for a in aliases if a in self.old), None)
+            if alias is not None:
+                self._move(resource, alias, "(alias)")
+        # Then the built-in aliases between a kind's versions, for what is left: an explicit
+        # alias wins over them, and a URN the program declares is no one's former one.
+        declared = (  # a generator: a run with nothing left over does not compute it
+            Declared(r.urn, provider_urn(r), _static_metadata(r.props))
+            for r in resources
+            if r.custom and not r.is_read
+        )
+        reserved = named | {r.urn for r in resources}
+        by_urn = {r.urn: r for r in resources}
+        for urn, former in version_moves(declared, self.old, reserved).items():
+            self._move(by_urn[urn], former, f"({version_change(former, urn)}, same object)")
+
+    def _move(self, resource: Resource, former: str, why: str) -> None:
+        """Give the record of `former` the resource's URN and type: the same object, renamed."""
+        old = self.old.pop(former)
+        self.old[resource.urn] = replace(old, urn=resource.urn, type=resource.resource_type)
+        if self.journal is not None:
+            self.journal.rename(former, resource.urn)
+        self.emit(Diagnostic(resource.urn, f"renamed from {former} {why}: no replacement", "info"))
 
     async def _resource(self, resource: Resource, needs: set[str], allowed: bool) -> None:
         urn = resource.urn
@@ -1930,6 +1942,12 @@ def _hook_note(obj: Mapping[str, Any]) -> str:
 
 def _group_and_kind(obj: Mapping[str, Any]) -> tuple[str, str]:
     return str(obj.get("apiVersion", "")).rpartition("/")[0], str(obj.get("kind", ""))
+
+
+def _static_metadata(props: Mapping[str, Any]) -> Mapping[str, Any]:
+    """An object's metadata with what is not known yet as "" (all of it, when unknown)."""
+    metadata = _static(props.get("metadata", {}))
+    return metadata if isinstance(metadata, dict) else {"name": "", "namespace": ""}
 
 
 def _static(value: Any) -> Any:
