@@ -175,3 +175,27 @@ def test_a_namespace_known_only_once_applied_may_be_the_same_object(stack: Stack
 
     assert summary.ok and summary.counts == {"same": 1, "update": 1}
     assert stack.recorded(urn(db_type("acme.io/v1"), "db")).id == "apps/db"
+
+
+def test_a_record_an_explicit_alias_names_is_no_other_resources_former_version(
+    stack: Stack,
+) -> None:
+    served(stack).up(database("acme.io/v1beta1"))
+    before = urn(db_type("acme.io/v1beta1"), "db")
+
+    def main(p: Program) -> None:
+        k8s.apiextensions.CustomResource(
+            "main",
+            api_version="acme.io/v1",
+            kind="Database",
+            metadata={"name": "main"},
+            opts=ResourceOptions(aliases=[before]),
+        )
+
+    stack.up(lambda p: (database("acme.io/v1beta1")(p), main(p)))
+    assert stack.recorded(before)  # `main` was recorded already: its alias did nothing
+
+    summary = stack.up(lambda p: (database("acme.io/v1")(p), main(p)))
+
+    assert summary.counts == {"create": 1, "delete": 1, "same": 1}
+    assert not any("same object" in d.message for d in stack.of(Diagnostic))
