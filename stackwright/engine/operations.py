@@ -241,17 +241,7 @@ def run(
     violation raises `PolicyViolation` before the lock is taken or the cluster called."""
     snapshot = _snapshot(backend, project, stack)
     options = _expanded(options, program, snapshot)
-    _check_targets(options, program, snapshot)
-    _check_marks(program)
-    _check_definitions(options, program, snapshot)
-    if program is not None and options.kind == "up" and not options.dry_run:
-        recorded = {r.urn: r for r in snapshot.resources}
-        check_before_up(program, recorded, lambda urn: _chosen(options, urn))
-    for note in program.notes if program is not None else ():
-        listener(Diagnostic("", note, "warning"))
-    if policy is not None and program is not None:
-        what = "preview" if options.dry_run else options.kind
-        policy_gate.check(policy, program, stack, listener, what)
+    _check_input(options, program, snapshot, listener, policy)
     clusters = check_clusters(providers, program, snapshot, options)
     started = time.monotonic()
     written = 0
@@ -303,6 +293,29 @@ def run(
     )
     listener(summary)
     return summary
+
+
+def _check_input(
+    options: Options,
+    program: Program | None,
+    snapshot: Snapshot,
+    listener: Listener,
+    policy: PolicyGate | None,
+) -> None:
+    """What is checked before the lock is taken or the cluster called: the selection, the
+    program's marks and CRDs, what an `up --yes` would refuse half-way, the policy gate
+    (raises `PolicyViolation`); the program's notes are emitted as warnings."""
+    _check_targets(options, program, snapshot)
+    _check_marks(program)
+    _check_definitions(options, program, snapshot)
+    if program is not None and options.kind == "up" and not options.dry_run:
+        recorded = {r.urn: r for r in snapshot.resources}
+        check_before_up(program, recorded, lambda urn: _chosen(options, urn))
+    for note in program.notes if program is not None else ():
+        listener(Diagnostic("", note, "warning"))
+    if policy is not None and program is not None:
+        what = "preview" if options.dry_run else options.kind
+        policy_gate.check(policy, program, snapshot.stack, listener, what)
 
 
 def _elsewhere(backend: Backend, snapshot: Snapshot) -> Callable[[str, str], list[str]]:
