@@ -248,9 +248,10 @@ class Workspace:
         stack's resources or pending steps needs no passphrase)."""
         if show_secrets:
             return self.backend.load(self.project.name, self.stack)
+        # The workspace's own store (refused once closed, as every use), read through a
+        # connection of its own that masks instead of decrypting.
         masking = StateEncrypter(lambda: MaskingKey(self.stack))
-        url = _backend_url(self.project)
-        with contextlib.closing(open_backend(url, encrypter=masking)) as backend:
+        with contextlib.closing(open_backend(self.backend.url, encrypter=masking)) as backend:
             return backend.load(self.project.name, self.stack)
 
     def require_stack(self) -> None:

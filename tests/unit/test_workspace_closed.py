@@ -18,6 +18,7 @@ USES: dict[str, Callable[[Workspace], Any]] = {
     "history": lambda ws: ws.history(),
     "cancel": lambda ws: ws.cancel(),
     "require_stack": lambda ws: ws.require_stack(),
+    "state": lambda ws: ws.state(),
     "backend": lambda ws: ws.backend.has_stack("shop", "dev"),
 }
 
@@ -41,3 +42,13 @@ def test_a_closed_workspace_says_it_was_closed(
         "block, or open it again with `Workspace.open` or `Workspace.create_or_select`"
     )
     assert "\n" not in message and "closed database" not in message
+
+
+def test_state_reads_the_workspace_s_own_store(tmp_path: Path) -> None:
+    """Masked or not, `state()` reads the store the workspace was opened on, not the
+    project's default one."""
+    (tmp_path / "Stackwright.yaml").write_text("name: shop\nruntime: python\n")
+    store = open_backend("file://" + str(tmp_path / "state.db"))
+    store.create_stack("shop", "dev")
+    with Workspace(Project.load(tmp_path), "dev", store) as ws:
+        assert ws.state().resources == ws.state(show_secrets=True).resources == []
