@@ -1243,7 +1243,13 @@ def config_cp(
     again under its key)."""
     if not dest:
         raise UsageError("config cp needs --dest STACK: the stack to copy to")
-    source, target = _workspace(stack), _workspace(dest)
+    source = _workspace(stack)
+    if dest == source.stack:
+        raise UsageError(
+            f"config cp --dest {dest}: that is the stack copied from; name another stack "
+            "(or --stack another source)"
+        )
+    target = _workspace(dest)
     target.config.copy_values_from(source.config, key, path=path)
     target.config.save()
     keys = sorted(source.config.values) if key is None else [_shown_key(source, key, path)]
