@@ -236,10 +236,10 @@ def _can_ask(kind: str, as_json: bool, command: str = "") -> None:
         )
 
 
-def _confirm_state_edit(ws: Workspace, command: str, what: str, yes: bool) -> bool:
+def _confirm_state_edit(ws: Workspace, command: str, what: str, yes: bool, as_json: bool) -> bool:
     """As `pulumi state …` asks: an edit of the state bypasses the program and the engine."""
     warning = f"This command will edit stack {ws.stack}'s state directly: {what}."
-    if _confirm("state edit", yes, False, command, warning):
+    if _confirm("state edit", yes, as_json, command, warning):
         return True
     typer.echo("Cancelled: nothing was changed.")
     return False
@@ -468,7 +468,7 @@ def destroy(
                 f"kept ({names}), so it stays; `stackwright stack rm {ws.stack} --force` "
                 "removes it anyway"
             )
-        _remove_stack(ws.project, ws.stack, force=False, quiet=as_json)
+        _remove_stack(ws.project, ws.stack, force=False, as_json=as_json)
 
 
 def refresh(
@@ -671,17 +671,16 @@ def stack_rm(
     name = name or selected_stack(project)
     if not yes and not _confirm(f"removal of stack {name}", yes, as_json, "stack rm"):
         return
-    _remove_stack(project, name, force=force, quiet=True)
-    _report_done(as_json, "stack", "rm", project.name, name, f"Removed stack {name}.")
+    _remove_stack(project, name, force=force, as_json=as_json)
 
 
-def _remove_stack(project: Project, name: str, *, force: bool, quiet: bool = False) -> None:
-    """Remove stack `name` from the backend, its configuration file, and its selection."""
+def _remove_stack(project: Project, name: str, *, force: bool, as_json: bool) -> None:
+    """Remove stack `name` from the backend, its configuration file, and its selection, and
+    say so (`stack rm`, `destroy --remove`)."""
     _backend(project).remove_stack(project.name, name, force=force)
     StackConfig(project, name).forget()
     unselect_stack(project, name)
-    if not quiet:
-        typer.echo(f"Removed stack {name}.")
+    _report_done(as_json, "stack", "rm", project.name, name, f"Removed stack {name}.")
 
 
 @stack_app.command("rename")
@@ -727,6 +726,7 @@ def stack_change_secrets_provider(
         str, typer.Argument(help="passphrase, env, file:PATH or local.")
     ] = "passphrase",
     stack: Stack = None,
+    as_json: JsonDone = False,
 ) -> None:
     """Wrap the stack's data key under another provider or a new passphrase.
 
@@ -738,14 +738,17 @@ def stack_change_secrets_provider(
     ws = _workspace(stack)
     passphrase = None
     if provider == "passphrase" and not os.environ.get(NEW_PASSPHRASE_ENV):
-        if not sys.stdin.isatty():
+        if as_json or not sys.stdin.isatty():  # --json: stdout holds the event line only
             raise UsageError(
                 f"set {NEW_PASSPHRASE_ENV} to the new passphrase (there is no terminal to ask in)"
             )
         passphrase = typer.prompt("New passphrase", hide_input=True, confirmation_prompt=True)
     name = ws.config.change_secrets_provider(provider, passphrase=passphrase)
     ws.unlock()
-    typer.echo(f"Stack {ws.stack}'s data key is now wrapped by the {name} secrets provider.")
+    text = f"Stack {ws.stack}'s data key is now wrapped by the {name} secrets provider."
+    _report_done(
+        as_json, "secrets-provider", "change", ws.project.name, ws.stack, text, provider=name
+    )
 
 
 tag_app = typer.Typer(help="A stack's tags (e.g. `env production`).", no_args_is_help=True)
@@ -1344,6 +1347,7 @@ def state_delete(
         typer.Option("--target-dependents", help="With what refers to it (children, dependents)."),
     ] = False,
     yes: Yes = False,
+    as_json: JsonDone = False,
 ) -> None:
     """Forget a resource (the object stays in the cluster)."""
     ws = _workspace(stack)
@@ -1352,27 +1356,34 @@ def state_delete(
         if target_dependents
         else f"forget {urn} (the object stays in the cluster)"
     )
-    if not _confirm_state_edit(ws, "state delete", what, yes):
+    if not _confirm_state_edit(ws, "state delete", what, yes, as_json):
         return
     removed = ws.backend.delete_resource(
         ws.project.name, ws.stack, urn, force=force, target_dependents=target_dependents
     )
-    for each in removed:
-        typer.echo(
-            f"Removed {each} from the state of stack {ws.stack}; the object itself is untouched."
-        )
+    text = "\n".join(
+        f"Removed {each} from the state of stack {ws.stack}; the object itself is untouched."
+        for each in removed
+    )
+    _report_done(
+        as_json, "state", "delete", ws.project.name, ws.stack, text, urn=urn, removed=removed
+    )
 
 
 @state_app.command("unprotect")
 def state_unprotect(
-    urn: Annotated[str, typer.Argument()], stack: Stack = None, yes: Yes = False
+    urn: Annotated[str, typer.Argument()],
+    stack: Stack = None,
+    yes: Yes = False,
+    as_json: JsonDone = False,
 ) -> None:
     """Clear a resource's protection so it may be deleted."""
     ws = _workspace(stack)
-    if not _confirm_state_edit(ws, "state unprotect", f"unprotect {urn}", yes):
+    if not _confirm_state_edit(ws, "state unprotect", f"unprotect {urn}", yes, as_json):
         return
     ws.backend.unprotect(ws.project.name, ws.stack, urn)
-    typer.echo(f"{urn} is no longer protected.")
+    text = f"{urn} is no longer protected."
+    _report_done(as_json, "state", "unprotect", ws.project.name, ws.stack, text, urn=urn)
 
 
 @state_app.command("rename")
@@ -1381,15 +1392,18 @@ def state_rename(
     new_name: Annotated[str, typer.Argument(help="The resource's new logical name.")],
     stack: Stack = None,
     yes: Yes = False,
+    as_json: JsonDone = False,
 ) -> None:
     """Give a resource another logical name in the state (after renaming it in the program,
     instead of an alias); what refers to it follows. The object itself is untouched."""
     ws = _workspace(stack)
     what = f"rename {urn} to {new_name} (what refers to it follows; the object is untouched)"
-    if not _confirm_state_edit(ws, "state rename", what, yes):
+    if not _confirm_state_edit(ws, "state rename", what, yes, as_json):
         return
     renamed = ws.backend.rename_resource(ws.project.name, ws.stack, urn, new_name)
-    typer.echo(f"Renamed {urn} to {renamed}.")
+    text = f"Renamed {urn} to {renamed}."
+    project = ws.project.name
+    _report_done(as_json, "state", "rename", project, ws.stack, text, urn=renamed, formerUrn=urn)
 
 
 @state_app.command("move")
@@ -1398,14 +1412,17 @@ def state_move(
     dest: Annotated[str, typer.Option("--dest", help="The stack to move them to.")],
     stack: Stack = None,
     yes: Yes = False,
+    as_json: JsonDone = False,
 ) -> None:
     """Move resources to another stack of the project."""
     ws = _workspace(stack)
     what = f"move {', '.join(urns)} (and their children) to stack {dest}"
-    if not _confirm_state_edit(ws, "state move", what, yes):
+    if not _confirm_state_edit(ws, "state move", what, yes, as_json):
         return
-    ws.backend.move_resource(ws.project.name, ws.stack, dest, urns)
-    typer.echo(f"Moved {len(urns)} resource(s) to stack {dest}.")
+    moved = ws.backend.move_resource(ws.project.name, ws.stack, dest, urns)
+    text = f"Moved {len(urns)} resource(s) to stack {dest}."
+    project = ws.project.name
+    _report_done(as_json, "state", "move", project, ws.stack, text, dest=dest, urns=moved)
 
 
 def register(app: typer.Typer) -> None:

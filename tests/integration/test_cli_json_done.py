@@ -1,5 +1,5 @@
-"""`--json` on the commands that change a project, a stack, its configuration or its tags:
-one compact JSON line saying what was done, or the `error` line every `--json` command ends
+"""`--json` on the commands that change a project, a stack, its configuration, its tags, its
+secrets provider or its state: one compact JSON line saying what was done, or the `error` line every `--json` command ends
 with (exit code 2, the same message on stderr); a secret's value is in neither."""
 
 from __future__ import annotations
@@ -12,9 +12,14 @@ from typing import Any
 import pytest
 from cli_in_process import run_cli
 
+from stackwright.model import ResourceState, make_urn
+
 pytestmark = pytest.mark.integration
 
 SECRET = "S3cr3t-value-never-shown"
+CM = "kubernetes:core/v1:ConfigMap"
+#: Stack dev's resources: ConfigMap a (protected) and b.
+A, B = (make_urn("dev", "shop", CM, name) for name in ("a", "b"))
 
 #: (id, command, the line it prints, a use of it that is refused with exit code 2)
 CASES: list[tuple[str, list[str], dict[str, Any], list[str]]] = [
@@ -99,6 +104,40 @@ CASES: list[tuple[str, list[str], dict[str, Any], list[str]]] = [
         {"event": "tag", "action": "rm", "project": "shop", "stack": "dev", "name": "owner"},
         ["stack", "tag", "rm", "no-such-tag"],
     ),
+    (
+        "secrets-provider-change",
+        ["stack", "change-secrets-provider", "local"],
+        {"event": "secrets-provider", "action": "change", "project": "shop", "stack": "dev"}
+        | {"provider": "local"},
+        ["stack", "change-secrets-provider", "passphrase"],  # no new passphrase to ask for
+    ),
+    (
+        "state-delete",
+        ["state", "delete", B, "--yes"],
+        {"event": "state", "action": "delete", "project": "shop", "stack": "dev"}
+        | {"urn": B, "removed": [B]},
+        ["state", "delete", B],  # would ask, and --json has no terminal to ask in
+    ),
+    (
+        "state-unprotect",
+        ["state", "unprotect", A, "--yes"],
+        {"event": "state", "action": "unprotect", "project": "shop", "stack": "dev", "urn": A},
+        ["state", "unprotect", A],
+    ),
+    (
+        "state-rename",
+        ["state", "rename", B, "renamed", "--yes"],
+        {"event": "state", "action": "rename", "project": "shop", "stack": "dev"}
+        | {"urn": make_urn("dev", "shop", CM, "renamed"), "formerUrn": B},
+        ["state", "rename", B, "renamed"],
+    ),
+    (
+        "state-move",
+        ["state", "move", B, "--dest", "qa", "--yes"],
+        {"event": "state", "action": "move", "project": "shop", "stack": "dev"}
+        | {"dest": "qa", "urns": [make_urn("qa", "shop", CM, "b")]},
+        ["state", "move", B, "--dest", "qa"],
+    ),
 ]
 
 
@@ -114,13 +153,22 @@ def env(tmp_path: Path) -> dict[str, str]:
 
 @pytest.fixture
 def project(tmp_path: Path, env: dict[str, str]) -> Path:
-    """Project shop with stacks dev (selected; config `greeting`, tag `owner`) and qa."""
+    """Project shop with stacks dev (selected; config `greeting`, tag `owner`, resources A
+    and B) and qa."""
+    resources = [
+        ResourceState(urn=A, type=CM, id="default/a", protect=True).to_dict(),
+        ResourceState(urn=B, type=CM, id="default/b").to_dict(),
+    ]
+    document = {"version": 1, "project": "shop", "stack": "dev", "resources": resources}
+    state = tmp_path / "dev-state.json"
+    state.write_text(json.dumps({**document, "outputs": {}, "pending": []}))
     for args in (
         ["new", "kubernetes-python", "shop"],
         ["--cwd", "shop", "stack", "init", "qa"],
         ["--cwd", "shop", "stack", "select", "dev"],
         ["--cwd", "shop", "config", "set", "greeting", "hello"],
         ["--cwd", "shop", "stack", "tag", "set", "owner", "team-a"],
+        ["--cwd", "shop", "stack", "import", "--file", str(state)],
     ):
         done = run_cli(args, cwd=tmp_path, env=env)
         assert done.returncode == 0, done.stderr
@@ -158,3 +206,24 @@ def test_json_says_what_was_done_or_why_not(
     assert done.returncode == 0, done.stderr
     assert one_line(done.stdout) == expected
     assert SECRET not in done.stdout + done.stderr + failed.stdout + failed.stderr
+
+
+def test_destroy_remove_json_ends_with_the_stack_s_removal(
+    project: Path, env: dict[str, str]
+) -> None:
+    """`destroy --remove --json`: the destroy's events and summary, then the `stack` event
+    `stack rm --json` writes; without --yes, refused before anything is destroyed."""
+    refused = run_cli(["destroy", "--stack", "qa", "--remove", "--json"], cwd=project, env=env)
+    assert refused.returncode == 2, refused.stderr
+    assert json.loads(refused.stdout.splitlines()[-1])["event"] == "error"
+
+    done = run_cli(
+        ["destroy", "--stack", "qa", "--remove", "--yes", "--json"], cwd=project, env=env
+    )
+    assert done.returncode == 0, done.stderr
+    events = [json.loads(line) for line in done.stdout.splitlines()]
+    assert [e["event"] for e in events[-2:]] == ["summary", "stack"]
+    assert events[-1] == {"event": "stack", "action": "rm", "project": "shop", "stack": "qa"}
+    assert not (project / "Stackwright.qa.yaml").exists()
+    listed = run_cli(["stack", "ls", "--json"], cwd=project, env=env)
+    assert [s["name"] for s in json.loads(listed.stdout)] == ["dev"]

@@ -97,3 +97,18 @@ def test_yes_on_a_state_edit_is_not_called_a_pulumi_only_flag(
     main(["state", "delete", urns[1], "-y"])
     assert _state() == [(urns[0], True)]
     assert "Removed" in capsys.readouterr().out
+
+
+def test_with_json_a_state_edit_needs_yes_even_in_a_terminal(
+    command: list[str], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """--json keeps stdout for its one line: no question there, a refusal (exit 2) instead,
+    as `stack rm --json` does."""
+    before = _state()
+    monkeypatch.setattr("sys.stdin", Terminal("y\n"))
+    with pytest.raises(SystemExit) as caught:
+        main([*command, "--json"])
+    assert caught.value.code == 2
+    out = capsys.readouterr().out
+    assert [json.loads(line)["event"] for line in out.splitlines()] == ["error"]
+    assert _state() == before
