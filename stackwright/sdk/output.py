@@ -401,9 +401,9 @@ def resolve(value: Any, read: StateReader) -> Any:
     return value
 
 
-def dependencies_of(value: Any) -> set[Resource]:
-    """Every resource an input structure depends on through Outputs."""
-    found: set[Resource] = set()
+def _markers(value: Any) -> Iterator[Output[Any] | Secret]:
+    """Each Output and `Secret` inside an input structure, resolving nothing; exact types
+    first, as every object of a program is walked so before each `preview` and `up`."""
     stack = [value]
     while stack:
         item = stack.pop()
@@ -412,27 +412,29 @@ def dependencies_of(value: Any) -> set[Resource]:
             continue
         if cls is dict:
             stack.extend(item.values())
-        elif isinstance(item, Output):
-            found |= item.resources
+        elif cls is list:
+            stack.extend(item)
+        elif isinstance(item, Output | Secret):
+            yield item
         elif isinstance(item, Mapping):
             stack.extend(item.values())
         elif isinstance(item, (list, tuple)):
             stack.extend(item)
+
+
+def dependencies_of(value: Any) -> set[Resource]:
+    """Every resource an input structure depends on through Outputs."""
+    found: set[Resource] = set()
+    for item in _markers(value):
+        if isinstance(item, Output):
+            found |= item.resources
     return found
 
 
 def _holds_secret(value: Any) -> bool:
-    if type(value) in PLAIN_LEAVES:
-        return False
-    if isinstance(value, Output):
-        return value.is_secret
-    if isinstance(value, Secret):
-        return True
-    if isinstance(value, Mapping):
-        return any(_holds_secret(v) for v in value.values())
-    if isinstance(value, (list, tuple)):
-        return any(_holds_secret(v) for v in value)
-    return False
+    """Whether a secret Output (or a `Secret`) is anywhere in an input structure, by the
+    Outputs' own marks."""
+    return any(isinstance(item, Secret) or item.is_secret for item in _markers(value))
 
 
 def _contains_unknown(value: Any) -> bool:
