@@ -7,7 +7,11 @@ The check is the local cluster's own (`localcluster.validation.check_custom`, pu
 I/O), imported on first use so that a program without a CRD pays nothing for it.
 
 `up --yes` previews nothing, so `check_before_up` refuses such an object before the run
-changes anything, rather than creating the CRD and failing on the object.
+changes anything, rather than creating the CRD and failing on the object. It refuses, in
+`preview` and `up` alike, a secret the program puts where it would be in plain text (a
+name, a label, a selector: `secret_in_plain_field`) when that is known before applying,
+rather than applying the objects declared before it; one whose secret only an applied
+object's outputs make known is refused when its step runs.
 
 Must never: call a cluster, or refuse an object the declared schema does not cover (a
 version the CRD does not list, a CRD without a schema): the run reports those as it would.
@@ -20,11 +24,19 @@ from typing import Any
 
 from stackwright.engine.graph import defined_kind
 from stackwright.engine.policy_gate import planned_reader
-from stackwright.engine.records import describe, provider_urn, unknown_paths
+from stackwright.engine.records import (
+    describe,
+    is_kubernetes,
+    provider_urn,
+    secret_in_plain_field,
+    secret_paths_of,
+    unknown_paths,
+)
 from stackwright.errors import StackwrightError, UsageError
 from stackwright.model import ResourceState
 from stackwright.sdk.context import Program
-from stackwright.sdk.output import resolve, unwrap_secrets
+from stackwright.sdk.output import StateReader, _holds_secret, resolve, unwrap_secrets
+from stackwright.sdk.resource import Resource
 
 
 class DeclaredSchemas:
@@ -63,18 +75,24 @@ class SchemaRefused(StackwrightError):
 
 
 def check_before_up(
-    program: Program, recorded: Mapping[str, ResourceState], chosen: Callable[[str], bool]
+    program: Program,
+    recorded: Mapping[str, ResourceState],
+    chosen: Callable[[str], bool],
+    *,
+    applying: bool,
 ) -> None:
-    """Refuse (exit 2, nothing changed) an `up` that would create or change a CRD and then
-    apply an object of its kind that the CRD's declared schema refuses. `recorded`: the
-    stack's resources by URN (a CRD recorded as declared is the server's to answer for);
-    `chosen`: whether the run touches a URN (`--target`, `--exclude`)."""
+    """Refuse (exit 2, nothing changed) a `preview` or `up` that would put a known secret
+    where it is shown in plain text, and an `up` (`applying`) that would create or change
+    a CRD and then apply an object of its kind that the CRD's declared schema refuses.
+    `recorded`: the stack's resources by URN (a CRD recorded as declared is the server's
+    to answer for); `chosen`: whether the run touches a URN (`--target`, `--exclude`)."""
     read = planned_reader()
     declared: dict[str, DeclaredSchemas] = {}
     for resource in program.resources:
         if not resource.custom or resource.is_read or not chosen(resource.urn):
             continue
-        served = defined_kind(resource.props)
+        _check_secret_placement(resource, read)
+        served = defined_kind(resource.props) if applying else None
         if served is None:
             continue
         inputs, _ = unwrap_secrets(resolve(resource.props, read))
@@ -101,3 +119,19 @@ def check_before_up(
                 f"CustomResourceDefinition declares refuses it: {said}. Fix the object (or "
                 "the schema); nothing was changed"
             )
+
+
+def _check_secret_placement(resource: Resource, read: StateReader) -> None:
+    """Refuse a secret that `resource` puts in a field shown in plain text, as its step
+    would (the same message), when the program alone says it is there."""
+    if not is_kubernetes(resource.resource_type):
+        return
+    # Most objects hold no secret: the Outputs' own marks say so, with nothing resolved.
+    if not resource.opts.additional_secret_outputs and not _holds_secret(resource.props):
+        return
+    inputs, found = unwrap_secrets(resolve(resource.props, read))
+    refusal = secret_in_plain_field(secret_paths_of(resource, inputs, found), inputs)
+    if refusal is not None:
+        raise UsageError(
+            f"{resource.declared_at}: {describe(resource.urn)}: {refusal}; nothing was changed"
+        )

@@ -99,6 +99,7 @@ from stackwright.engine.records import (
     release_spec,
     replaced_since,
     secret_in_plain_field,
+    secret_paths_of,
     secret_texts,
     unknown_paths,
     with_outputs,
@@ -684,11 +685,7 @@ class Run:
         resolved = resolve(resource.props, self.read_live)
         inputs, secret_paths = unwrap_secrets(resolved)
         remember_secret_fields(inputs, resource.opts)  # values Outputs only now gave them
-        secret_paths = [
-            *secret_paths,
-            *always_secret(inputs),
-            *resource.opts.additional_secret_outputs,
-        ]
+        secret_paths = secret_paths_of(resource, inputs, secret_paths)
         unknown = unknown_paths(inputs)
         if unknown and not self.options.dry_run:
             raise UsageError(

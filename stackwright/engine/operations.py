@@ -308,9 +308,10 @@ def _check_input(
     _check_targets(options, program, snapshot)
     _check_marks(program)
     _check_definitions(options, program, snapshot)
-    if program is not None and options.kind == "up" and not options.dry_run:
+    if program is not None and options.kind == "up":
         recorded = {r.urn: r for r in snapshot.resources}
-        check_before_up(program, recorded, lambda urn: _chosen(options, urn))
+        applying = not options.dry_run
+        check_before_up(program, recorded, lambda urn: _chosen(options, urn), applying=applying)
     for note in program.notes if program is not None else ():
         listener(Diagnostic("", note, "warning"))
     if policy is not None and program is not None:

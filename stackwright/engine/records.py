@@ -22,6 +22,7 @@ from stackwright.model import (
     Op,
     PendingOperation,
     ResourceState,
+    always_secret,
 )
 from stackwright.sdk.output import (
     PLAIN_LEAVES,
@@ -142,6 +143,12 @@ _SELECTOR_WHY = (
     "a selector is shown by `kubectl describe` and `kubectl get -o wide`, as are the "
     "labels it matches"
 )
+
+
+def secret_paths_of(resource: Resource, inputs: Mapping[str, Any], found: list[str]) -> list[str]:
+    """Every secret path of `resource` whose resolved inputs are `inputs`: those its Outputs
+    gave (`found`), those of its kind (a Secret's `data`), those its options add."""
+    return [*found, *always_secret(inputs), *resource.opts.additional_secret_outputs]
 
 
 def secret_in_plain_field(

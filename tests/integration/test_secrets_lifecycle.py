@@ -116,11 +116,13 @@ def test_secrets_in_lists_reordered_echoed_and_imported(
     p.program(
         "EXTRA = []\n"
         + LIST_PROGRAM
-        + 'k8s.core.v1.ConfigMap("bad", metadata={"name": "bad", "namespace": NS, '
-        '"labels": {"x": cfg.require_secret("label")}})\n'
+        + 'k8s.core.v1.Pod("bad", metadata={"name": "bad", "namespace": NS}, spec={'
+        '"restartPolicy": cfg.require_secret("label"), '
+        '"containers": [{"name": "c", "image": "nginx:1.29"}]})\n'
     )
     refused = p.up(rc=1)
     refused_plain = p.sw("up", "--yes", rc=1)
+    assert 'Unsupported value: "[secret]"' in refused_plain.out
     assert "[secret]" in refused.out
     assert_nowhere(p, cluster, odd, refused, refused_plain)
 
