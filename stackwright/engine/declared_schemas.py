@@ -29,7 +29,6 @@ from stackwright.engine.records import (
     is_kubernetes,
     provider_urn,
     secret_in_plain_field,
-    secret_paths_of,
     unknown_paths,
 )
 from stackwright.errors import StackwrightError, UsageError
@@ -127,10 +126,10 @@ def _check_secret_placement(resource: Resource, read: StateReader) -> None:
     if not is_kubernetes(resource.resource_type):
         return
     # Most objects hold no secret: the Outputs' own marks say so, with nothing resolved.
-    if not resource.opts.additional_secret_outputs and not _holds_secret(resource.props):
+    if not _holds_secret(resource.props):
         return
     inputs, found = unwrap_secrets(resolve(resource.props, read))
-    refusal = secret_in_plain_field(secret_paths_of(resource, inputs, found), inputs)
+    refusal = secret_in_plain_field(found, inputs)
     if refusal is not None:
         raise UsageError(
             f"{resource.declared_at}: {describe(resource.urn)}: {refusal}; nothing was changed"

@@ -683,9 +683,9 @@ class Run:
     def _desired(self, resource: Resource, old: ResourceState | None) -> tuple[ResourceState, bool]:
         """The resource's desired state (inputs resolved, auto-named) and whether it was auto-named."""
         resolved = resolve(resource.props, self.read_live)
-        inputs, secret_paths = unwrap_secrets(resolved)
+        inputs, given = unwrap_secrets(resolved)
         remember_secret_fields(inputs, resource.opts)  # values Outputs only now gave them
-        secret_paths = secret_paths_of(resource, inputs, secret_paths)
+        secret_paths = secret_paths_of(resource, inputs, given)
         unknown = unknown_paths(inputs)
         if unknown and not self.options.dry_run:
             raise UsageError(
@@ -694,7 +694,7 @@ class Run:
             )
         auto = False
         if resource.custom and is_kubernetes(resource.resource_type):
-            plain_only = secret_in_plain_field(secret_paths, inputs)
+            plain_only = secret_in_plain_field(given, inputs)
             if plain_only is not None:
                 raise UsageError(plain_only)
             meta = metadata_of(inputs)

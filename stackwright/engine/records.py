@@ -156,7 +156,9 @@ def secret_in_plain_field(
 ) -> str | None:
     """Why a secret cannot be where the program put it (an object's name, namespace or
     labels; any label map or selector in `inputs`), as a message; None when every secret
-    is in a field that can hold one."""
+    is in a field that can hold one. `secret_paths` are where the program's secret values
+    went: a field `additional_secret_outputs` marks (a whole `spec`, selectors and all) is
+    kept encrypted in the state, not refused, as Pulumi keeps it."""
     paths = tuple(secret_paths)
     if not paths:  # most objects: checked once per resource of every up and preview
         return None
