@@ -1102,7 +1102,7 @@ def test_a_refusal_never_quotes_a_kubeconfig_given_as_one_line_of_json(tmp_path:
     """Inline kubeconfig contents (JSON holds no newline) are credentials, not a file to
     put back: the refusal names the provider's settings, never quotes them."""
     inline = '{"apiVersion": "v1", "users": [{"name": "u", "user": {"token": "t0ken-abc"}}]}'
-    with rewritable(tmp_path) as (stack, east, west, file):
+    with rewritable(tmp_path) as (stack, _east, west, file):
         assert stack.up(kubeconfig_program(inline)).ok
         file["path"] = west
         with pytest.raises(UsageError, match="provider region now reaches") as e:
