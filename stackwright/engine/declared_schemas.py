@@ -34,7 +34,7 @@ from stackwright.engine.records import (
 from stackwright.errors import StackwrightError, UsageError
 from stackwright.model import ResourceState
 from stackwright.sdk.context import Program
-from stackwright.sdk.output import StateReader, _holds_secret, resolve, unwrap_secrets
+from stackwright.sdk.output import StateReader, resolve, unwrap_secrets
 from stackwright.sdk.resource import Resource
 
 
@@ -125,8 +125,9 @@ def _check_secret_placement(resource: Resource, read: StateReader) -> None:
     would (the same message), when the program alone says it is there."""
     if not is_kubernetes(resource.resource_type):
         return
-    # Most objects hold no secret: the Outputs' own marks say so, with nothing resolved.
-    if not _holds_secret(resource.props):
+    # Most objects hold no secret: the Outputs' own marks say so, with nothing resolved (and
+    # the walk that finds them serves the dependency graph too).
+    if not resource.input_marks.secret:
         return
     inputs, found = unwrap_secrets(resolve(resource.props, read))
     refusal = secret_in_plain_field(found, inputs)

@@ -28,7 +28,6 @@ from stackwright.sdk.output import (
     PLAIN_LEAVES,
     UNKNOWN,
     Secret,
-    dependencies_of,
     join_path,
 )
 from stackwright.sdk.resource import Resource
@@ -477,7 +476,7 @@ def declared_dependencies(resource: Resource) -> set[str]:
     component is done at once, its children are what take time. The resource itself and
     what it holds are left out, so a child naming its own component is no cycle.
     """
-    deps = {r.urn for r in dependencies_of(resource.props)}
+    deps = {r.urn for r in resource.input_marks.resources}
     if not resource.opts.depends_on:
         return deps
     own = {id(r) for r in _subtree(resource)}

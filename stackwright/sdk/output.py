@@ -26,7 +26,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Generic, TypeAlias, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Generic, NamedTuple, TypeAlias, TypeVar, cast
 
 import orjson
 
@@ -102,10 +102,10 @@ class Output(Generic[T]):
         """Lift a plain value (or an Output, or a structure holding Outputs) into an Output."""
         if isinstance(value, Output):
             return value
-        resources = dependencies_of(value)
-        if not resources and not _holds_secret(value):
+        resources, secret = input_marks(value)
+        if not resources and not secret:
             return Output(lambda read: value, shape=value)
-        return Output(lambda read: resolve(value, read), resources, secret=_holds_secret(value))
+        return Output(lambda read: resolve(value, read), resources, secret=secret)
 
     @staticmethod
     def secret(value: Any) -> Output[Any]:
@@ -422,13 +422,31 @@ def _markers(value: Any) -> Iterator[Output[Any] | Secret]:
             stack.extend(item)
 
 
-def dependencies_of(value: Any) -> set[Resource]:
-    """Every resource an input structure depends on through Outputs."""
+class InputMarks(NamedTuple):
+    """What the Outputs and `Secret`s inside an input structure say, with nothing resolved."""
+
+    #: Every resource the structure depends on through Outputs.
+    resources: frozenset[Resource]
+    #: Whether a secret Output (or a `Secret`) is anywhere in it.
+    secret: bool
+
+
+def input_marks(value: Any) -> InputMarks:
+    """`dependencies_of` and `_holds_secret` of `value` in one walk."""
     found: set[Resource] = set()
+    secret = False
     for item in _markers(value):
-        if isinstance(item, Output):
+        if isinstance(item, Secret):
+            secret = True
+        else:
             found |= item.resources
-    return found
+            secret = secret or item.is_secret
+    return InputMarks(frozenset(found), secret)
+
+
+def dependencies_of(value: Any) -> frozenset[Resource]:
+    """Every resource an input structure depends on through Outputs."""
+    return input_marks(value).resources
 
 
 def _holds_secret(value: Any) -> bool:

@@ -28,7 +28,14 @@ from typing import Any
 
 from stackwright.errors import StackwrightError, UsageError, redact, remember_secret
 from stackwright.model import make_urn, parse_urn
-from stackwright.sdk.output import Output, StateReader, parse_path, select
+from stackwright.sdk.output import (
+    InputMarks,
+    Output,
+    StateReader,
+    input_marks,
+    parse_path,
+    select,
+)
 
 
 @dataclass(frozen=True)
@@ -404,6 +411,7 @@ class Resource:
             custom, type_, name, dict(props or {}), opts or ResourceOptions(), declared
         )
         self._props: dict[str, Any] = given
+        self._input_marks: InputMarks | None = None
         opts = _checked(opts, f"{type_} {name!r} at {declared}")
         if opts.id is not None and not self._readable:
             raise UsageError(
@@ -438,6 +446,15 @@ class Resource:
     @property
     def props(self) -> dict[str, Any]:
         return self._props
+
+    @property
+    def input_marks(self) -> InputMarks:
+        """`input_marks` of its props, worked out at the first use: the engine's, once the
+        program has run, whose check for secrets and dependency graph both read it (one walk
+        of every object's inputs per run, not one each)."""
+        if self._input_marks is None:
+            self._input_marks = input_marks(self._props)
+        return self._input_marks
 
     @property
     def opts(self) -> ResourceOptions:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from types import MappingProxyType
 from typing import Any
 
 import pytest
@@ -14,6 +15,7 @@ from stackwright.sdk.output import (
     Output,
     Secret,
     dependencies_of,
+    input_marks,
     join_path,
     parse_path,
     resolve,
@@ -219,6 +221,20 @@ def test_dependencies_of_collects_resources(program: Program) -> None:
     assert dependencies_of(value) == {a, b}
     assert dependencies_of(Output.all(a.name, c.name)) == {a, c}
     assert dependencies_of({"plain": [1, "two"]}) == set()
+
+
+def test_input_marks_tell_resources_and_secrets_wherever_they_are(program: Program) -> None:
+    a = CustomResource("test:index:A", "a")
+    b = CustomResource("test:index:B", "b")
+    assert input_marks({"plain": [1, "two", (3.5, None)], "n": {"x": True}}) == (set(), False)
+    assert input_marks({"x": [a.name], "y": Output.secret(b.name)}) == ({a, b}, True)
+    assert input_marks({"x": (Secret("pw"),)}) == (set(), True)
+    assert input_marks({"x": Output.secret("pw")}) == (set(), True)
+    # Found however plain data around them is written: a Mapping that is no dict, a
+    # number JSON cannot hold, keys that are not strings.
+    assert input_marks({"x": MappingProxyType({"v": a.name})}) == ({a}, False)
+    assert input_marks({"big": 2**70, "x": [Output.secret("pw")]}) == (set(), True)
+    assert input_marks({1: "one", "x": b.name}) == ({b}, False)
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,62 @@
+"""How often a run walks a resource's inputs for the Outputs and secrets in them: once.
+
+The check for secrets shown in plain text (before every `preview` and `up`) and the
+dependency graph both need what the walk finds, for every object of the program.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, ValuesView
+from typing import Any
+
+from engine_stack import Stack
+from engine_stack import stack as stack  # the fixture
+
+import stackwright as sw
+import stackwright.kubernetes as k8s
+from stackwright.sdk.context import Program
+
+
+class CountedLabels(Mapping[str, Any]):
+    """Labels (a Mapping, not a dict: walked, not taken for plain data) that count how
+    often a walk of the inputs asks for their values."""
+
+    def __init__(self, **labels: Any) -> None:
+        self._labels = labels
+        self.walks = 0
+
+    def values(self) -> ValuesView[Any]:
+        self.walks += 1
+        return super().values()
+
+    def __getitem__(self, key: str) -> Any:
+        return self._labels[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._labels)
+
+    def __len__(self) -> int:
+        return len(self._labels)
+
+
+def test_a_preview_walks_each_objects_inputs_once(stack: Stack) -> None:
+    labels: list[CountedLabels] = []
+
+    def counted(args: sw.ResourceTransformArgs) -> sw.ResourceTransformResult:
+        # After the object's own conversion to plain dicts, which would copy them.
+        labels.append(CountedLabels(app="web", ns=args.props["metadata"]["namespace"]))
+        meta = {**args.props["metadata"], "labels": labels[-1]}
+        return sw.ResourceTransformResult({**args.props, "metadata": meta}, args.opts)
+
+    def declare(p: Program) -> None:
+        ns = k8s.core.v1.Namespace("shop", metadata={"name": "shop"})
+        k8s.core.v1.ConfigMap(
+            "web",
+            metadata={"namespace": ns.metadata["name"]},
+            data={"a": "b"},
+            opts=sw.ResourceOptions(transforms=[counted]),
+        )
+
+    stack.preview(declare)
+    assert stack.started() == [("create", "shop"), ("create", "web")]
+    assert [label.walks for label in labels] == [1]
