@@ -431,8 +431,22 @@ class InputMarks(NamedTuple):
     secret: bool
 
 
+#: The marks of plain data: no resource, no secret.
+_PLAIN_MARKS = InputMarks(frozenset(), False)
+
+
 def input_marks(value: Any) -> InputMarks:
-    """`dependencies_of` and `_holds_secret` of `value` in one walk."""
+    """`dependencies_of` and `_holds_secret` of `value` in one walk.
+
+    Most objects of a program are plain data, which orjson (in C, several times faster than
+    the walk) serializes; it refuses any other object, so an Output or a `Secret` anywhere
+    makes it fail, and the walk finds them."""
+    try:
+        orjson.dumps(value)
+    except TypeError:  # orjson.JSONEncodeError: not plain data
+        pass
+    else:
+        return _PLAIN_MARKS
     found: set[Resource] = set()
     secret = False
     for item in _markers(value):

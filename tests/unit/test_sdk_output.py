@@ -237,6 +237,25 @@ def test_input_marks_tell_resources_and_secrets_wherever_they_are(program: Progr
     assert input_marks({1: "one", "x": b.name}) == ({b}, False)
 
 
+def test_input_marks_of_plain_data_walk_nothing() -> None:
+    # Plain data (most of a program's objects) is told so in C, not walked node by node.
+    counted = _CountedDict(a=1, b=[{"c": "d"}])
+    assert input_marks({"x": counted, "y": [counted]}) == (set(), False)
+    assert counted.walks == 0
+    assert input_marks({"x": counted, "y": Secret(1)}) == (set(), True)
+    assert counted.walks == 1
+
+
+class _CountedDict(dict[str, Any]):
+    """A dict that counts how often a walk asks for its values."""
+
+    walks = 0
+
+    def values(self) -> Any:
+        self.walks += 1
+        return super().values()
+
+
 @pytest.mark.parametrize(
     ("use", "message"),
     [
