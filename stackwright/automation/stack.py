@@ -18,7 +18,6 @@ either of them is `production`, before any change.
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import contextlib
 import os
@@ -30,6 +29,7 @@ from typing import Any
 
 import yaml
 
+from stackwright import interrupts
 from stackwright.automation.secrets import (
     MaskingKey,
     StateEncrypter,
@@ -656,12 +656,12 @@ class Workspace:
                 await provider.close()
 
         if preview:
-            state = asyncio.run(adopt(None))
+            state = interrupts.run(adopt(None))
         else:
             with self.backend.begin_operation(
                 self.project.name, self.stack, kind="import"
             ) as operation:
-                state = asyncio.run(adopt(operation))
+                state = interrupts.run(adopt(operation))
                 operation.end(1, state)
         code = yaml_code if self.project.runtime == "yaml" else python_code
         return urn, code(type_token, name, state.inputs, state.secret_paths, protect=protect)

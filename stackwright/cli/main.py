@@ -17,6 +17,7 @@ from typing import Annotated
 
 import typer
 
+from stackwright import interrupts
 from stackwright.cli import _typer, cluster, policy, project
 from stackwright.cli.render import json_line
 from stackwright.errors import StackwrightError, UsageError, redact
@@ -90,7 +91,10 @@ def _on_sigterm(signum: int, frame: FrameType | None) -> None:
     _Signals.terminated = True
     if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
         # Started with Ctrl-C ignored (in the background of a script, `cmd &`): a SIGINT
-        # would be dropped, and SIGTERM with it.
+        # would be dropped, and SIGTERM with it. Running coroutines are cancelled as asyncio
+        # cancels them on Ctrl-C; elsewhere (or a second time) KeyboardInterrupt is raised.
+        if interrupts.interrupt():
+            return
         raise KeyboardInterrupt
     # Delivered as Ctrl-C is: inside `asyncio.run`, its SIGINT handler cancels the running
     # work in order (a KeyboardInterrupt raised into a task instead would leave a "Task

@@ -15,11 +15,11 @@ the default provider's objects by uid). Must never: write anything.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from stackwright import interrupts
 from stackwright.engine.ports import Provider, ProviderFactory
 from stackwright.engine.records import (
     declared_dependencies,
@@ -120,7 +120,7 @@ def check_clusters(
     track of the ones it records. `up --retarget` (and its preview) accepts such a move
     instead: the check returns it. Each declared provider whose settings are known before
     the run is made here: bad settings are bad input, not failed steps."""
-    found = asyncio.run(_check_clusters(factory, program, snapshot, options))
+    found = interrupts.run(_check_clusters(factory, program, snapshot, options))
     refused = [m for m in found.moved.values() if not options.retarget]
     if refused:
         raise UsageError(refusal(refused[0], "preview" if options.dry_run else options.kind))

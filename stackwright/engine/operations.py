@@ -18,6 +18,7 @@ from collections.abc import Callable, Coroutine, Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
+from stackwright import interrupts
 from stackwright.engine import policy_gate
 from stackwright.engine.clusters import ClusterCheck, check_clusters
 from stackwright.engine.declared_schemas import check_before_up
@@ -246,7 +247,7 @@ def run(
     started = time.monotonic()
     written = 0
     if options.dry_run:
-        summary = asyncio.run(
+        summary = interrupts.run(
             _preview(
                 snapshot,
                 options,
@@ -267,7 +268,7 @@ def run(
             # Plan against the state as it is now that no other operation can change it
             # (the snapshot above only served to check the input before locking).
             snapshot = backend.load(project, stack)
-            summary = asyncio.run(
+            summary = interrupts.run(
                 _watching_lock(
                     operation,
                     _mutate(

@@ -13,6 +13,7 @@ import builtins
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+from stackwright import interrupts
 from stackwright.engine.ports import Provider, ProviderFactory
 from stackwright.model import ClusterIdentity
 from stackwright.providers.kubernetes import ApplySet, KubernetesProvider, stamp
@@ -379,6 +380,6 @@ def live_objects(
                 await provider.close()
             return found
 
-        return asyncio.run(list_all())
+        return interrupts.run(list_all())
 
     return read

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field, fields, replace
 from types import EllipsisType, FrameType
 from typing import Any
 
+from stackwright import interrupts
 from stackwright.errors import StackwrightError, UsageError, redact, remember_secret
 from stackwright.model import make_urn, parse_urn
 from stackwright.sdk.output import (
@@ -266,7 +267,7 @@ def _awaited(awaitable: Awaitable[Any]) -> Any:
     try:
         asyncio.get_running_loop()
     except RuntimeError:
-        return asyncio.run(result())
+        return interrupts.run(result())
     with concurrent.futures.ThreadPoolExecutor(1) as pool:
         return pool.submit(asyncio.run, result()).result()
 
