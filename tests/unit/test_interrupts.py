@@ -19,8 +19,9 @@ from stackwright.cli.main import _on_sigterm
 
 @pytest.fixture
 def ctrl_c_ignored() -> Iterator[None]:
-    before = signal.signal(signal.SIGINT, signal.SIG_IGN), signal.signal(
-        signal.SIGTERM, _on_sigterm
+    before = (
+        signal.signal(signal.SIGINT, signal.SIG_IGN),
+        signal.signal(signal.SIGTERM, _on_sigterm),
     )
     try:
         yield
