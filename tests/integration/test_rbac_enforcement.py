@@ -8,15 +8,14 @@ from __future__ import annotations
 
 import base64
 import json
-import os
 import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
+from scoped_credentials import program, review_access, scoped_up
 
 pytestmark = pytest.mark.integration
 
@@ -156,22 +155,13 @@ def test_can_i_answers_for_the_token_and_for_an_impersonated_user(cluster: Any, 
     rows = [line.split() for line in listed.splitlines()]
     assert ["configmaps", "[]", "[]", "[get", "list", "watch", "create", "update", "patch", "delete]"] in rows  # fmt: skip
     assert not any(row[0] == "*.*" for row in rows)
-    with cluster.http() as api:
-        review = {
-            "apiVersion": "authorization.k8s.io/v1",
-            "kind": "SubjectAccessReview",
-            "spec": {
-                "user": SA,
-                "groups": SA_GROUPS,
-                "resourceAttributes": {"namespace": "app", "verb": "get", "resource": "configmaps"},
-            },
-        }
-        answered = api.post("/apis/authorization.k8s.io/v1/subjectaccessreviews", json=review)
-        assert answered.json()["status"] == {
-            "allowed": True,
-            "reason": 'RBAC: allowed by RoleBinding "deployer/app" of Role "deployer" to '
-            'ServiceAccount "deployer/app"',
-        }
+    assert review_access(
+        cluster, SA, SA_GROUPS, namespace="app", verb="get", resource="configmaps"
+    ) == {
+        "allowed": True,
+        "reason": 'RBAC: allowed by RoleBinding "deployer/app" of Role "deployer" to '
+        'ServiceAccount "deployer/app"',
+    }
 
 
 def wait_for(check: Any, what: str) -> None:
@@ -259,35 +249,6 @@ def test_a_token_cannot_grant_what_it_does_not_hold(cluster: Any, token: str) ->
     ).returncode == 0  # fmt: skip
     assert as_deployer(cluster, token, "-n", "app", "create", "rolebinding", "boss",
                        "--clusterrole=admin", "--serviceaccount=app:default").returncode == 0  # fmt: skip
-
-
-def scoped_up(tmp_path: Path, kubeconfig: Path, program: str) -> subprocess.CompletedProcess[str]:
-    """`stackwright up --yes` of a YAML `program` deployed through `kubeconfig`."""
-    project = tmp_path / "project"
-    project.mkdir()
-    (project / "Stackwright.yaml").write_text(program)
-    (project / "Stackwright.dev.yaml").write_text(
-        f"config:\n  kubernetes:kubeconfig: {json.dumps(str(kubeconfig))}\n"
-    )
-    env = {**os.environ, "STACKWRIGHT_STACK": "dev"}
-    command = [sys.executable, "-m", "stackwright.cli.main", "--cwd", str(project)]
-    subprocess.run([*command, "stack", "init", "dev"], check=True, capture_output=True, env=env)
-    return subprocess.run(
-        [*command, "up", "--yes"], capture_output=True, text=True, timeout=120, env=env
-    )
-
-
-def program(name: str, **resources: tuple[str, dict[str, Any]]) -> str:
-    """A YAML program of `resources`: name → (type, properties), all in namespace app."""
-    return yaml.safe_dump({
-        "name": name,
-        "runtime": "yaml",
-        "resources": {
-            key: {"type": f"kubernetes:core/v1:{kind}",
-                  "properties": {"metadata": {"name": key, "namespace": "app"}, **properties}}
-            for key, (kind, properties) in resources.items()
-        },
-    })  # fmt: skip
 
 
 PROGRAM = program(
