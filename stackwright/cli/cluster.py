@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from stackwright.errors import UsageError
 from stackwright.localcluster import lifecycle
 
 if TYPE_CHECKING:
@@ -86,9 +87,33 @@ def delete(name: Name = lifecycle.DEFAULT_NAME, as_json: Json = False) -> None:
 
 
 @app.command()
-def kubeconfig(name: Name = lifecycle.DEFAULT_NAME) -> None:
+def kubeconfig(
+    name: Name = lifecycle.DEFAULT_NAME,
+    user: Annotated[
+        str | None,
+        typer.Option(
+            "--user",
+            help="Write a kubeconfig for this user instead: a client certificate the cluster's "
+            "client CA signs (RBAC decides what the user may do).",
+        ),
+    ] = None,
+    groups: Annotated[
+        list[str] | None,
+        typer.Option("--group", help="A group of --user (repeatable; system:masters: admin)."),
+    ] = None,
+    as_json: Json = False,
+) -> None:
     """Print the path of the cluster's kubeconfig (use with KUBECONFIG=…)."""
-    typer.echo(str(lifecycle.info(name).kubeconfig))
+    if user is None:
+        if groups:
+            raise UsageError("--group needs --user: name the user the groups are for")
+        current = lifecycle.info(name)
+        data: dict[str, object] = {"name": name, "context": current.context}
+        path = current.kubeconfig
+    else:
+        path, context = lifecycle.user_kubeconfig(name, user, groups or ())
+        data = {"name": name, "context": context, "user": user, "groups": groups or []}
+    _emit({**data, "kubeconfig": str(path)}, as_json, str(path))
 
 
 # --- nodes ---------------------------------------------------------------------------------

@@ -1,8 +1,8 @@
 """Starting, stopping and finding local clusters on this machine.
 
 A cluster named N lives in `$STACKWRIGHT_HOME/clusters/N/`: its settings
-(`cluster.json`: port, nodes, speed), its store, its credentials, its kubeconfig
-and, while it runs, `server.pid` and `server.log`. `start` launches the server
+(`cluster.json`: port, nodes, speed), its store, its credentials, its kubeconfig,
+the client-certificate kubeconfigs handed out (`users/`) and, while it runs, `server.pid` and `server.log`. `start` launches the server
 as a detached process and returns once it answers `/readyz`; the port chosen at
 first start is kept so a kubeconfig stays valid across restarts.
 
@@ -21,9 +21,10 @@ import ssl
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import quote
 
 from stackwright.errors import StackwrightError, UsageError
 from stackwright.files import private_folder
@@ -287,6 +288,40 @@ def _terminate(pid: int, grace: float = 10.0) -> None:
         time.sleep(0.05)
     with contextlib.suppress(ProcessLookupError):
         os.kill(pid, signal.SIGKILL)
+
+
+#: The longest common name a certificate holds (RFC 5280's ub-common-name).
+_MAX_USER = 64
+
+
+def user_kubeconfig(name: str, user: str, groups: Sequence[str] = ()) -> tuple[Path, str]:
+    """Write a kubeconfig (0600) whose credential is a client certificate for `user` in
+    `groups`, signed by cluster `name`'s client CA; returns its path and context. RBAC
+    decides what the user may do (`system:masters` among the groups: everything)."""
+    current = info(name)
+    if not user.strip() or len(user) > _MAX_USER:
+        raise UsageError(
+            f"--user {user!r} is not a user name: give 1 to {_MAX_USER} characters, e.g. --user alice"
+        )
+    if not all(g.strip() for g in groups):
+        raise UsageError("--group '' is not a group name: give one, e.g. --group developers")
+    if current.running and not (current.folder / "client-ca.crt").exists():
+        raise UsageError(
+            f"cluster {name} was started before it had a client CA, so it would refuse the "
+            f"certificate: restart it (`stackwright cluster stop --name {name}` then "
+            f"`stackwright cluster start --name {name}`), then run this again"
+        )
+    from stackwright.localcluster.credentials import ensure_credentials, write_user_kubeconfig
+
+    with _starting(name):  # one writer of the client CA at a time
+        creds = ensure_credentials(current.folder)
+        folder = current.folder / "users"
+        private_folder(folder)
+        path = folder / f"{quote(user, safe='@._-')}.kubeconfig"
+        context = write_user_kubeconfig(
+            path, name=name, port=current.port, creds=creds, user=user, groups=groups
+        )
+    return path, context
 
 
 def stop(name: str = DEFAULT_NAME) -> bool:

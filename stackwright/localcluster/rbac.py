@@ -2,8 +2,9 @@
 
 A request's user is the cluster administrator (`kubernetes-admin` in `system:masters`,
 allowed everything without evaluating a rule, as the API server's privileged-group
-authorizer allows it) or a service account (`system:serviceaccount:NS:NAME`), possibly
-impersonating another user. Every other request is checked as the RBAC authorizer
+authorizer allows it), a service account (`system:serviceaccount:NS:NAME`) or the user a
+client certificate names (CN, groups O; `system:masters` among them is privileged too),
+possibly impersonating another user. Every other request is checked as the RBAC authorizer
 checks it (plugin/pkg/auth/authorizer/rbac): the request's attributes (verb, API group,
 resource, subresource, name, namespace; or a non-resource path) against the rules of the
 Roles and ClusterRoles bound to the user, its groups or its service account by
@@ -81,6 +82,24 @@ def service_account_user(namespace: str, name: str, uid: str = "") -> User:
         ("system:serviceaccounts", f"system:serviceaccounts:{namespace}", AUTHENTICATED),
         uid,
     )
+
+
+def certificate_user(peer: Mapping[str, Any] | None) -> User | None:
+    """The user a verified client certificate names (`ssl.SSLSocket.getpeercert()`), as
+    kube-apiserver's x509 authenticator reads it: the subject's common name, its
+    organizations as groups, and `system:authenticated`. None without a certificate."""
+    if not peer:
+        return None
+    name, groups = "", []
+    for rdn in peer.get("subject") or ():
+        for key, value in rdn:
+            if key == "commonName":
+                name = value
+            elif key == "organizationName":
+                groups.append(value)
+    if not name:  # upstream refuses a certificate without a common name
+        return None
+    return User(name, (*groups, AUTHENTICATED))
 
 
 # --- request attributes ---------------------------------------------------------

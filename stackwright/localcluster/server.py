@@ -1,12 +1,13 @@
 """The local cluster's HTTPS front: Kubernetes REST paths onto `Cluster` verbs.
 
-An ASGI application (run by uvicorn) that authenticates the bearer token, authorizes
+An ASGI application (run by uvicorn) that authenticates the request (a client certificate
+the client CA signed, read from the TLS connection, else the bearer token), authorizes
 the request (`rbac`: the administrator at once, anyone else by RBAC), parses
 `/api/v1/...` and `/apis/G/V/...` paths, serves discovery, OpenAPI and health
 endpoints, and streams watches as newline-delimited JSON. It holds no API
 semantics of its own: every decision about objects is the `Cluster`'s.
 
-Must never: accept a request without the token (health checks aside), or answer
+Must never: accept a request without a credential (health checks aside), or answer
 an error in any shape but a Kubernetes `Status`.
 """
 
@@ -17,6 +18,7 @@ import asyncio
 import contextlib
 import hmac
 import logging
+import ssl
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -44,6 +46,8 @@ log = logging.getLogger("stackwright.localcluster")
 
 JSON = b"application/json"
 _PUBLIC_PATHS = frozenset({"/healthz", "/livez", "/readyz"})
+#: The scope key under which the connection's client-certificate user (or None) comes.
+CERTIFICATE_USER = "stackwright.certificate_user"
 
 
 @dataclass
@@ -55,7 +59,8 @@ class Request:
     body: bytes
     #: Impersonate-* headers, each with all its values (Impersonate-Group repeats).
     impersonation: dict[str, list[str]] = field(default_factory=dict)
-    #: Who asks: the administrator unless a service account's token (or impersonation) says else.
+    #: Who asks: the administrator unless a service account's token, a client certificate
+    #: (or impersonation) says else.
     user: rbac.User = rbac.ADMIN
 
     def flag(self, name: str) -> bool:
@@ -112,7 +117,7 @@ class APIServerApp:
             return
         request = await _read_request(scope, receive)
         try:
-            self._authenticate(request)
+            self._authenticate(request, scope.get(CERTIFICATE_USER))
             result = await self._dispatch(request)
         except status.APIError as exc:
             result = Response(
@@ -136,27 +141,31 @@ class APIServerApp:
                 await send({"type": "lifespan.shutdown.complete"})
                 return
 
-    def _authenticate(self, request: Request) -> None:
+    def _authenticate(self, request: Request, certified: rbac.User | None) -> None:
         if request.path in _PUBLIC_PATHS:
             return
-        header = request.headers.get("authorization", "")
-        scheme, _, token = header.partition(" ")
-        if scheme.lower() != "bearer":
-            raise status.Unauthorized("Unauthorized")
-        user = rbac.ADMIN
-        if not hmac.compare_digest(token.strip().encode(), self._token):
-            from stackwright.localcluster.tokens import authenticate  # a service account's
-
-            account = authenticate(self.cluster, self.token_key, token.strip())
-            if account is None:
-                raise status.Unauthorized("Unauthorized")
-            user = account
+        # kube-apiserver asks its x509 authenticator before any token one.
+        user = certified or self._token_user(request)
         if request.impersonation:
             user = rbac.impersonate(self.cluster.store, user, request.impersonation)
         if not user.privileged:  # the administrator's requests skip RBAC: the hot path
             attrs = rbac.request_attributes(user, request.method, request.path, request.query)
             rbac.check(self.cluster.store, attrs)
         request.user = user
+
+    def _token_user(self, request: Request) -> rbac.User:
+        scheme, _, token = request.headers.get("authorization", "").partition(" ")
+        if scheme.lower() != "bearer":
+            raise status.Unauthorized("Unauthorized")
+        token = token.strip()
+        if hmac.compare_digest(token.encode(), self._token):
+            return rbac.ADMIN
+        from stackwright.localcluster.tokens import authenticate  # a service account's
+
+        account = authenticate(self.cluster, self.token_key, token)
+        if account is None:
+            raise status.Unauthorized("Unauthorized")
+        return account
 
     # --- routing -----------------------------------------------------------------
 
@@ -851,6 +860,28 @@ def main(argv: list[str] | None = None) -> None:
     run(args.dir, args.port, nodes=args.nodes, speed=args.speed, watch_history=args.watch_history)
 
 
+def _certificate_protocol() -> type[asyncio.Protocol]:
+    """uvicorn's httptools protocol, with the user a verified client certificate names in
+    each request's scope (uvicorn's scope has no peer certificate). The certificate is read
+    once per connection, which the TLS handshake has verified against the client CA."""
+    from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+
+    class CertificateProtocol(HttpToolsProtocol):
+        certificate_user: rbac.User | None = None
+
+        def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+            super().connection_made(transport)
+            tls = transport.get_extra_info("ssl_object")
+            if tls is not None:
+                self.certificate_user = rbac.certificate_user(tls.getpeercert())
+
+        def on_message_begin(self) -> None:
+            super().on_message_begin()
+            self.scope[CERTIFICATE_USER] = self.certificate_user  # type: ignore[literal-required]
+
+    return CertificateProtocol
+
+
 #: How long a stopping server lets requests in flight finish (lifecycle's kill comes at 10 s).
 _STOP_GRACE = 5.0
 
@@ -894,10 +925,14 @@ def run(
             port=port,
             ssl_certfile=str(creds.server_cert),
             ssl_keyfile=str(creds.server_key),
+            # As kube-apiserver's --client-ca-file: a certificate is asked for, not required;
+            # one the client CA did not sign (or expired) fails the handshake.
+            ssl_cert_reqs=ssl.CERT_OPTIONAL,
+            ssl_ca_certs=str(creds.client_ca_cert),
             log_level="warning",
             access_log=False,
             lifespan="off",
-            http="httptools",
+            http=_certificate_protocol(),
             loop="none",
             timeout_keep_alive=120,
         )
