@@ -19,6 +19,7 @@ import contextlib
 import hmac
 import logging
 import ssl
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -868,16 +869,24 @@ def _certificate_protocol() -> type[asyncio.Protocol]:
 
     class CertificateProtocol(HttpToolsProtocol):
         certificate_user: rbac.User | None = None
+        #: When the certificate expires (seconds since the epoch): a keep-alive connection
+        #: may outlive it, and kube-apiserver checks the validity at every request.
+        certificate_expires = 0.0
 
         def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
             super().connection_made(transport)
             tls = transport.get_extra_info("ssl_object")
-            if tls is not None:
-                self.certificate_user = rbac.certificate_user(tls.getpeercert())
+            peer = tls.getpeercert() if tls is not None else None
+            self.certificate_user = rbac.certificate_user(peer)
+            if peer:
+                self.certificate_expires = ssl.cert_time_to_seconds(peer["notAfter"])
 
         def on_message_begin(self) -> None:
             super().on_message_begin()
-            self.scope[CERTIFICATE_USER] = self.certificate_user  # type: ignore[literal-required]
+            user = self.certificate_user
+            if user is not None and time.time() >= self.certificate_expires:
+                user = None  # expired since the handshake: a token may still authenticate
+            self.scope[CERTIFICATE_USER] = user  # type: ignore[literal-required]
 
     return CertificateProtocol
 

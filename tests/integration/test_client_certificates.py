@@ -16,6 +16,7 @@ import os
 import ssl
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -235,6 +236,23 @@ def test_a_certificate_from_another_ca_or_expired_authenticates_nothing(
         listed = kubectl(path, "get", "namespaces")
         assert listed.returncode == 1 and "NAME" not in listed.stdout
     assert cluster.kubectl("get", "namespaces").returncode == 0  # the server serves on
+
+
+def test_a_certificate_that_expires_during_a_kept_alive_connection_stops_authenticating(
+    cluster: Any, tmp_path: Path
+) -> None:
+    """The handshake checked the certificate; kube-apiserver checks it at every request, so
+    a connection kept open past its expiry is not the way around it."""
+    expires_in = datetime.timedelta(seconds=2)
+    start = datetime.datetime.now(datetime.UTC)
+    certificate = client_certificate(ensure_credentials(cluster.info.folder), "erin",
+                                     ["system:masters"], now=start, lifetime=expires_in)  # fmt: skip
+    with tls_client(cluster, *certificate, tmp_path) as api:
+        assert api.get("/api/v1/namespaces").status_code == 200
+        time.sleep((start + expires_in - datetime.datetime.now(datetime.UTC)).total_seconds() + 1.1)
+        answer = api.get("/api/v1/namespaces")  # on the same connection
+        assert answer.status_code == 401, answer.text
+        assert answer.json()["reason"] == "Unauthorized"
 
 
 def test_a_verified_certificate_is_asked_before_the_token(cluster: Any, tmp_path: Path) -> None:
