@@ -243,7 +243,7 @@ def test_a_certificate_that_expires_during_a_kept_alive_connection_stops_authent
 ) -> None:
     """The handshake checked the certificate; kube-apiserver checks it at every request, so
     a connection kept open past its expiry is not the way around it."""
-    expires_in = datetime.timedelta(seconds=2)
+    expires_in = datetime.timedelta(seconds=3)
     start = datetime.datetime.now(datetime.UTC)
     certificate = client_certificate(ensure_credentials(cluster.info.folder), "erin",
                                      ["system:masters"], now=start, lifetime=expires_in)  # fmt: skip
