@@ -199,6 +199,23 @@ def test_deployment_image_pull_backoff_is_failing_with_the_pod_and_message() -> 
     )
 
 
+def test_deployment_failing_mid_rollout_counts_the_updated_replicas() -> None:
+    # The old pods are all still ready; the failure is the one new pod's.
+    related = Related(
+        replicasets=[replicaset("web-old", "rs-old", "1"), replicaset("web-7c9f", "rs-new", "2")],
+        pods=[
+            pod("web-7c9f-x2k", waiting=PULL_BACKOFF),
+            *(pod(f"web-old-{i}", "rs-old", phase="Running", ready=True) for i in "abc"),
+        ],
+    )
+    verdict = evaluate(deployment(ready=3, updated=1, available=3, total=4), related)
+    assert verdict.state is State.FAILING
+    assert verdict.message == (
+        "web: 3/3 ready, 1/3 updated — pod web-7c9f-x2k: ImagePullBackOff: "
+        'Back-off pulling image "nginx:doesnotexist"'
+    )
+
+
 def test_deployment_only_judges_pods_of_the_newest_replicaset() -> None:
     related = Related(
         replicasets=[replicaset("web-old", "rs-old", "1"), replicaset("web-new", "rs-new", "2")],

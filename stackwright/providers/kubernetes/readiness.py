@@ -477,6 +477,11 @@ def _deployment(obj: Obj, related: Related) -> Readiness:
     ready, updated = _int(status.get("readyReplicas")), _int(status.get("updatedReplicas"))
     replicas, available = _int(status.get("replicas")), _int(status.get("availableReplicas"))
     summary = _ready_text(name, ready, want)
+    rollout = f"{summary}, {updated}/{want} updated" if updated < want else summary
+    if ready > updated:
+        # Old pods still serve mid-rollout: "3/3 ready" alone would read as healthy next to
+        # a new pod's failure (`kubectl rollout status` counts the new replicas).
+        summary = rollout
     conditions = _conditions(obj)
     pod = _worst(_new_pods(obj, related), related, replaced_when_failed=True)
     culprit = pod.name if pod is not None else ""
@@ -496,9 +501,7 @@ def _deployment(obj: Obj, related: Related) -> Readiness:
         assert failure is not None
         return Readiness(State.FAILING, f"{summary} — {_reason_message(failure)}")
     if updated < want:
-        return Readiness(
-            State.WAITING, _with_pod(f"{summary}, {updated}/{want} updated", pod), culprit
-        )
+        return Readiness(State.WAITING, _with_pod(rollout, pod), culprit)
     if replicas > updated:
         old = replicas - updated
         return Readiness(
