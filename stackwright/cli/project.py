@@ -36,7 +36,7 @@ from stackwright.automation.workspace import (
     selected_stack,
     unselect_stack,
 )
-from stackwright.cli.render import Renderer, json_line, make_renderer
+from stackwright.cli.render import Renderer, compact, json_line, make_renderer
 from stackwright.engine.events import Summary, masked
 from stackwright.errors import StackwrightError, UsageError
 from stackwright.model import SECRET_TEXT, ResourceState, map_secrets, urn_name
@@ -825,7 +825,8 @@ def stack_output(
         typer.echo(json.dumps(outputs, indent=2, sort_keys=True))
         return
     for key in sorted(outputs):
-        typer.echo(f"{key}: {json.dumps(outputs[key])}")
+        # As `up` ends: a secret is the bare marker, not a string that reads "[secret]".
+        typer.echo(f"{key}: {compact(outputs[key], None)}")
 
 
 @stack_app.command("history")
@@ -944,7 +945,7 @@ def stack_show(
     if not outputs:
         typer.echo("    none in this stack")
     for key in sorted(outputs):
-        typer.echo(f"    {key}: {json.dumps(outputs[key])}")
+        typer.echo(f"    {key}: {compact(outputs[key], None)}")
 
 
 def _resource_notes(state: ResourceState) -> str:

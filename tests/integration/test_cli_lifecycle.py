@@ -1563,7 +1563,7 @@ def test_stack_show_and_graph(new_project: Any, cluster: LiveCluster) -> None:
     rows = {line.split()[1]: line for line in shown.splitlines() if "kubernetes:" in line}
     assert set(rows) == {"ns", "cfg", "reader"}
     assert f"{p.ns}/reader" in rows["reader"] and "(protected)" in rows["reader"]
-    assert "acme:web:App" in shown and 'token: "[secret]"' in shown
+    assert "acme:web:App" in shown and "token: [secret]" in shown
     assert "s3cr3t-value" not in shown
     assert "s3cr3t-value" in p.sw("stack", "--show-secrets").out
     urns = p.sw("stack", "--show-urns").out
@@ -2074,7 +2074,7 @@ def test_outputs_history_and_secrets(new_project: Any, cluster: LiveCluster) -> 
         assert secret is not None and "password" in secret["data"]
 
         shown = p.sw("stack", "output").out
-        assert 'greeting: "hello"' in shown and 'password: "[secret]"' in shown
+        assert 'greeting: "hello"' in shown and "password: [secret]" in shown
         assert p.sw("stack", "output", "secret_name").out.strip() == "creds"
         assert json.loads(p.sw("stack", "output", "--json").out)["derived"] == "[secret]"
         assert json.loads(p.sw("stack", "export").out) == p.state()

@@ -147,8 +147,14 @@ def test_stack_output_masked_needs_no_passphrase(
     assert shown["lastOperation"]["result"] == "succeeded"
     (app,) = [r for r in shown["resources"] if r["type"] == "acme:App"]
     assert app["outputs"] == {"token": "[secret]", "size": 3}
+    # Written as `up` writes its outputs: a secret bare, not the string "[secret]".
+    main(["stack", "output"])
+    assert capsys.readouterr().out == (
+        'ip: "10.0.0.1"\nnested: {"a":"[secret]","b":1}\npw: [secret]\n'
+    )
     main(["stack"])
-    assert "hunter2" not in capsys.readouterr().out
+    shown = capsys.readouterr().out
+    assert "    pw: [secret]\n" in shown and "hunter2" not in shown
     for shows in (["stack", "output", "--show-secrets"], ["stack", "--show-secrets"]):
         with pytest.raises(SystemExit) as caught:
             main(shows)
