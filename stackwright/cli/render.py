@@ -46,6 +46,7 @@ from stackwright.engine.plan import ABSENT, FieldChange, Step, diff
 from stackwright.errors import redact, redact_within
 from stackwright.model import STACK_TYPE, Op, parse_urn
 from stackwright.policy import Finding, Report
+from stackwright.sdk.output import join_path
 
 if TYPE_CHECKING:
     from rich.console import Console, Group, RenderableType
@@ -217,8 +218,33 @@ def diff_lines(step: Step) -> list[Text]:
     lines = []
     for change in shown_changes(step):
         for part in _by_item(change):
-            lines += _change_lines(part)
+            for field in _fields(part):
+                lines += _change_lines(field)
     return lines
+
+
+def _fields(change: FieldChange) -> list[FieldChange]:
+    """An added or deleted map or list too wide for one line, field by field (`+
+    spec.template.spec.containers[0].image: "nginx:1.29"`), as Pulumi's `--diff` shows a
+    created object whole, rather than cut off before what matters."""
+    kind, value = change.kind, change.new if change.kind == "add" else change.old
+    if kind not in ("add", "delete") or not value or not isinstance(value, dict | list):
+        return [change]
+    if len(compact(value, None)) <= VALUE_WIDTH:
+        return [change]
+    items = value.items() if isinstance(value, dict) else enumerate(value)
+    return [
+        field
+        for key, item in items
+        for field in _fields(
+            FieldChange(
+                join_path(change.path, key),
+                ABSENT if kind == "add" else item,
+                item if kind == "add" else ABSENT,
+                (*change.keys, key),
+            )
+        )
+    ]
 
 
 def _change_lines(change: FieldChange) -> list[Text]:

@@ -663,3 +663,31 @@ def test_not_done_steps_are_headed_without_claiming_a_dependency_failed() -> Non
     assert run("up", [stopped]).endswith(
         "Not done:\n    delete-replaced kubernetes:batch/v1:Job job: not started after a failure\n"
     )
+
+
+def test_a_created_or_deleted_field_too_wide_for_a_line_is_shown_field_by_field() -> None:
+    """`preview --diff` of a new Deployment shows its image, not a spec cut off at 80
+    characters; short values stay on one line, as the goldens have them."""
+    container = {"name": "web", "image": "nginx:1.29", "ports": [{"containerPort": 80}]}
+    spec = {"replicas": 2, "template": {"spec": {"containers": [container]}}}
+    spec["template"]["spec"]["serviceAccountName"] = "a-service-account-with-a-long-name"
+    created = step(
+        Op.CREATE,
+        DEPLOY,
+        "web",
+        FieldChange("kind", _ABSENT, "Deployment"),
+        FieldChange("spec", _ABSENT, spec),
+    )
+    deleted = step(Op.DELETE, DEPLOY, "old", FieldChange("spec", spec, _ABSENT))
+    text = run("preview", [StepStarted(created), StepStarted(deleted)], show_diff=True)
+    assert text == (
+        "+ create  kubernetes:apps/v1:Deployment  web\n"
+        '    + kind: "Deployment"\n'
+        "    + spec.replicas: 2\n"
+        '    + spec.template.spec.containers: [{"name":"web","image":"nginx:1.29","ports":[{"containerPort":80}]}]\n'
+        '    + spec.template.spec.serviceAccountName: "a-service-account-with-a-long-name"\n'
+        "- delete  kubernetes:apps/v1:Deployment  old\n"
+        "    - spec.replicas: 2\n"
+        '    - spec.template.spec.containers: [{"name":"web","image":"nginx:1.29","ports":[{"containerPort":80}]}]\n'
+        '    - spec.template.spec.serviceAccountName: "a-service-account-with-a-long-name"\n'
+    )
