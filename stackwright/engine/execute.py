@@ -302,10 +302,10 @@ class Run:
         self._new_namespaces: set[tuple[str, str]] = set()
         #: Objects of a file, chart or kustomization: their options come from a transformation.
         self._from_manifests: set[str] = set()
-        #: (provider URN, apiVersion, kind, namespace) → name → the URN its object is marked
-        #: with ("" for none): one LIST per kind and namespace for the creates' checks.
+        #: (provider URN, apiVersion, kind, namespace) → name → its object: one LIST per kind
+        #: and namespace for the creates' checks.
         self._marks: dict[
-            tuple[str, str, str, str | None], asyncio.Task[dict[str, str] | None]
+            tuple[str, str, str, str | None], asyncio.Task[dict[str, Mapping[str, Any]] | None]
         ] = {}
 
     @classmethod
@@ -1295,17 +1295,16 @@ class Run:
         if task is None:
             task = asyncio.ensure_future(self._list_marks(provider, api_version, kind, namespace))
             self._marks[key] = task
-        marks = await asyncio.shield(task)
-        if marks is None:  # the kind could not be listed: ask for the one object
+        listed = await asyncio.shield(task)
+        live: Mapping[str, Any] | None
+        if listed is None:  # the kind could not be listed: ask for the one object
             async with self._sem:
                 live = await provider.read(api_version, kind, namespace, name)
-            if live is None:
-                return
-            owner = mark_of(live)
-        elif name not in marks:
-            return
         else:
-            owner = marks[name]
+            live = listed.get(name)
+        if live is None:
+            return
+        owner = mark_of(live)
         if owner == new.urn and self.recorded_elsewhere is not None:
             # Marked as this resource, yet another stack records it: a `state move` gave
             # it away, and only that stack's next `up` marks it as its own.
@@ -1318,6 +1317,12 @@ class Run:
                 )
         if owner == new.urn or owner in self.old:
             return
+        held = self.managed_by(live, new.urn) if owner and self.managed_by is not None else ""
+        if held:
+            # Adopting is refused too (`_check_importable`): say what would work.
+            raise UsageError(
+                f"{kind} {new.id} already exists: {held}, or give this resource another name"
+            )
         whose = f"resource {owner} manages it" if owner else "it was made outside this stack"
         adopt = f"ResourceOptions(import_={new.id!r}) or `stackwright import`"
         if new.urn in self._from_manifests:
@@ -1361,15 +1366,15 @@ class Run:
 
     async def _list_marks(
         self, provider: Provider, api_version: str, kind: str, namespace: str | None
-    ) -> dict[str, str] | None:
-        """Name → URN mark of each object of a kind in a namespace; None if it cannot be
+    ) -> dict[str, Mapping[str, Any]] | None:
+        """Name → object, of each object of a kind in a namespace; None if it cannot be
         listed (a kind not served yet, a user who may get but not list)."""
         try:
             async with self._sem:
                 found = await provider.list(api_version, kind, namespace)
         except Exception:
             return None
-        return {str(metadata_of(obj).get("name", "")): mark_of(obj) for obj in found}
+        return {str(metadata_of(obj).get("name", "")): obj for obj in found}
 
     async def _execute_release(self, step: Step) -> None:
         """Install or upgrade a Helm release through Helm, journaled like an object's apply."""

@@ -1957,8 +1957,11 @@ def test_a_create_over_an_object_that_is_not_this_stacks_fails_and_leaves_it(
         f"{CM} settings: ConfigMap default/settings already exists (it was made outside this "
         "stack): adopt it with ResourceOptions(import_='default/settings') or `stackwright "
         "import`, or give this resource another name",
-        f"{CM} web: ConfigMap default/web already exists (resource {other} manages it): adopt "
-        "it with ResourceOptions(import_='default/web') or `stackwright import`, or give this "
+        # Not "adopt it": `import_` refuses an object another stack's resource holds too.
+        f"{CM} web: ConfigMap default/web already exists: it is marked as {other}, of a stack "
+        "this state backend does not have; remove it from that stack first (`stackwright "
+        f"state delete {other}` there keeps the object), or if that stack is gone, drop the "
+        "mark: `kubectl annotate configmap web -n default stackwright.io/urn-`, or give this "
         "resource another name",
     ]
     assert stack.fake.writes() == [] and stack.state().resources == []
