@@ -11,6 +11,7 @@ import contextlib
 import json
 import math
 import os
+import shlex
 import sys
 from collections.abc import Iterator
 from contextvars import ContextVar
@@ -284,7 +285,8 @@ def new(
         project_name,
         stack,
         f"Created project {project_name} in {directory} with stack {stack}.\n"
-        f"Next: cd {directory} && stackwright up --yes",
+        # Quoted as a shell needs it: the line is there to be pasted.
+        f"Next: cd {shlex.quote(str(directory))} && stackwright up --yes",
         template=template,
         directory=str(directory),
     )

@@ -79,3 +79,11 @@ def test_new_with_another_first_stack_writes_that_stacks_file(
     assert "Stackwright.dev.yaml" not in _files(folder)
     assert _files(folder)["Stackwright.prod.yaml"] == "config:\n  kubernetes:cluster: local\n"
     assert [s.name for s in open_backend().list_stacks("shop")] == ["prod"]
+
+
+def test_the_next_step_printed_is_a_command_a_shell_runs_as_pasted(
+    home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    main(["new", "kubernetes-python", "my app (v2)"])
+    out = capsys.readouterr().out
+    assert out.splitlines()[-1] == "Next: cd 'my app (v2)' && stackwright up --yes"
