@@ -260,7 +260,8 @@ def load(path: Path) -> Document:
             key = nodes[unknown[0]][0]
             raise _Problem(
                 key.start_mark.line + 1,
-                f"unknown section {unknown[0]!r}; a YAML program has {', '.join(sorted(SECTIONS))}",
+                f"unknown section {unknown[0]!r}; {_did_you_mean(unknown[0], SECTIONS)}"
+                f"a YAML program has {', '.join(sorted(SECTIONS))}",
             )
 
         def entries(what: str) -> list[Entry]:
@@ -495,11 +496,10 @@ class Evaluator:
         unknown = sorted(set(spec) - set(_CONFIG_KEYS))
         if unknown:
             # A misspelt `secret:` would leave the value in plain text, `type:` unchecked.
-            close = difflib.get_close_matches(unknown[0], _CONFIG_KEYS, n=1)
-            hint = f"did you mean {close[0]!r}? " if close else ""
             raise _Problem(
                 entry.line,
-                f"config {entry.name}: unknown key {unknown[0]!r}; {hint}a config entry has "
+                f"config {entry.name}: unknown key {unknown[0]!r}; "
+                f"{_did_you_mean(unknown[0], _CONFIG_KEYS)}a config entry has "
                 + ", ".join(_CONFIG_KEYS),
             )
         default = spec.get("default")
@@ -548,12 +548,13 @@ class Evaluator:
         body = entry.body
         if not isinstance(body, dict):
             raise _Problem(entry.line, f"resource {entry.name}: give it `type:` and `properties:`")
-        unknown = sorted(set(body) - {"type", "properties", "options", "get"})
+        unknown = sorted(set(body) - set(_RESOURCE_KEYS))
         if unknown:
             raise _Problem(
                 entry.line,
-                f"resource {entry.name}: unknown key {unknown[0]!r} (a resource has type, "
-                "properties, options, get)",
+                f"resource {entry.name}: unknown key {unknown[0]!r}; "
+                f"{_did_you_mean(unknown[0], _RESOURCE_KEYS)}a resource has "
+                + ", ".join(_RESOURCE_KEYS),
             )
         token = body.get("type")
         if not isinstance(token, str) or not token:
@@ -636,11 +637,10 @@ class Evaluator:
             self.fields[entry.name] = (kind, fields)
             unknown = sorted(set(properties) - fields)
             if unknown:
-                close = difflib.get_close_matches(unknown[0], sorted(fields), n=1)
-                hint = f"did you mean {close[0]!r}? " if close else ""
                 raise _Problem(
                     entry.line,
-                    f"resource {entry.name}: {kind} has no field {unknown[0]!r}; {hint}"
+                    f"resource {entry.name}: {kind} has no field {unknown[0]!r}; "
+                    f"{_did_you_mean(unknown[0], fields)}"
                     f"its fields: {', '.join(sorted(fields))}",
                 )
         return CustomObject(entry.name, opts, api_version=api_version, kind=kind, **properties)
@@ -842,6 +842,12 @@ def _known(value: Any, ref: Reference) -> Any:
 _TYPE_NAMES: Mapping[type, str] = {str: "string", int: "number", float: "number", bool: "boolean"}
 
 
+def _did_you_mean(word: str, known: Iterable[str]) -> str:
+    """`did you mean 'properties'? ` when a known name is close to `word`, else ""."""
+    close = difflib.get_close_matches(word, sorted(known), n=1)
+    return f"did you mean {close[0]!r}? " if close else ""
+
+
 def _keywords(
     entry: Entry, given: Mapping[str, Any], known: Mapping[str, str], what: str = "property"
 ) -> dict[str, Any]:
@@ -851,12 +857,10 @@ def _keywords(
         why = PULUMI_ONLY_OPTIONS.get(unknown[0]) if what == "option" else None
         if why:
             raise _Problem(entry.line, f"resource {entry.name}: option {unknown[0]!r} {why}")
-        close = difflib.get_close_matches(unknown[0], list(known), n=1)
-        hint = f"did you mean {close[0]!r}? " if close else ""
         raise _Problem(
             entry.line,
-            f"resource {entry.name}: unknown {what} {unknown[0]!r}; {hint}it takes "
-            + ", ".join(sorted(known)),
+            f"resource {entry.name}: unknown {what} {unknown[0]!r}; "
+            f"{_did_you_mean(unknown[0], known)}it takes " + ", ".join(sorted(known)),
         )
     return {known[k]: v for k, v in given.items()}
 
@@ -1032,6 +1036,8 @@ def _select_item(index: Any, items: Any) -> Any:
 
 #: The keys of a `config:` entry, as Pulumi YAML's (`description` and `items` are for people).
 _CONFIG_KEYS = ("default", "description", "items", "secret", "type")
+#: The keys of a `resources:` entry (`get` reads an object the stack does not manage).
+_RESOURCE_KEYS = ("type", "properties", "options", "get")
 
 FUNCTIONS: Mapping[str, Function] = {
     "join": _binary(lambda sep, items: str(sep).join(map(_text, items)), "separator, [values]"),

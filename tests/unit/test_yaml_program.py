@@ -245,8 +245,19 @@ def test_config_takes_the_stack_value_typed_or_the_default_and_keeps_secrets_sec
             "config token: unknown key 'secrte'; did you mean 'secret'? a config entry has "
             "default, description, items, secret, type",
         ),
-        ("resources:", "resourcs:", "resourcs:", "unknown section 'resourcs'"),
-        ("  ns:\n", "  ns:\n    gett: {}\n", "  ns:", "resource ns: unknown key 'gett'"),
+        (
+            "resources:",
+            "resourcs:",
+            "resourcs:",
+            "unknown section 'resourcs'; did you mean 'resources'? a YAML program has",
+        ),
+        (
+            "  ns:\n",
+            "  ns:\n    gett: {}\n",
+            "  ns:",
+            "resource ns: unknown key 'gett'; did you mean 'get'? a resource has type, "
+            "properties, options, get",
+        ),
         (
             "  ns:\n",
             "  ns:\n    get: {id: shop}\n",
