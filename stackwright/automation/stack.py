@@ -376,10 +376,14 @@ class Workspace:
     # --- policy ---------------------------------------------------------------------------
 
     def policy_gate(
-        self, pack_dirs: tuple[str, ...] = (), level: Level | None = None
+        self,
+        pack_dirs: tuple[str, ...] = (),
+        level: Level | None = None,
+        listener: Listener | None = None,
     ) -> PolicyGate | None:
         """The packs the stack enforces (`policy:packs`, `policy:pack-dirs` relative to the
-        project, and `--policy-pack` directories) with its settings; None when there are none."""
+        project, and `--policy-pack` directories) with its settings; None when there are none
+        (a warning to `listener` if a level was asked for: it would silently enforce nothing)."""
         values, _ = self.resolved_config()
         settings = Settings.from_config(
             values,
@@ -388,6 +392,16 @@ class Workspace:
         )
         directories = [str(self.project.folder / d) for d in settings.pack_dirs] + list(pack_dirs)
         if not settings.packs and not directories:
+            if level is not None and listener is not None:
+                listener(
+                    Diagnostic(
+                        "",
+                        f"policy level {level.value} asked for, but stack {self.stack} runs no "
+                        "policy pack, so no policy is checked: name one in its config "
+                        "(`stackwright config set policy:packs "
+                        "kubernetes-best-practices=mandatory`) or pass --policy-pack DIR",
+                    )
+                )
             return None
         packs = select_packs(settings.packs, directories)
         return PolicyGate(tuple(packs), settings, level, cluster=_cluster(values))
@@ -471,7 +485,7 @@ class Workspace:
         `expect_no_changes` (with `refresh`: a drift gate) raises `StackwrightError` (exit
         code 1) after the summary when anything would change."""
         options = select.options("up", parallel, refresh=refresh, dry_run=True, retarget=retarget)
-        gate = self.policy_gate(policy_packs, policy_level)
+        gate = self.policy_gate(policy_packs, policy_level, listener)
         summary = self._run(options, listener, program=True, policy=gate)
         if expect_no_changes:
             expect_no_changes_in(summary, "the preview shows changes")
@@ -511,7 +525,7 @@ class Workspace:
                 return planned
             expect_no_changes_in(planned, "the preview shows changes; nothing was changed")
         options = select.options("up", parallel, refresh=refresh, force=force, retarget=retarget)
-        gate = self.policy_gate(policy_packs, policy_level)
+        gate = self.policy_gate(policy_packs, policy_level, listener)
         summary = self._run(options, listener, program=True, message=message, policy=gate)
         if expect_no_changes:  # the cluster or the state changed since the preview
             expect_no_changes_in(

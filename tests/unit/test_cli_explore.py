@@ -104,3 +104,19 @@ def test_history_json_names_who_ran_each_operation_and_where(
     main(["stack", "history", "--json"])
     (entry,) = json.loads(capsys.readouterr().out)
     assert (entry["user"], entry["host"]) == (getpass.getuser(), socket.gethostname())
+
+
+def test_a_policy_level_with_no_pack_to_run_says_so(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # `--policy-level mandatory` on a stack that names no pack checked nothing, silently:
+    # a CI job believed its guardrails enforced.
+    capsys.readouterr()
+    main(["preview", "--policy-level", "mandatory"])
+    out = capsys.readouterr().out
+    assert out.startswith(
+        "warning: policy level mandatory asked for, but stack dev runs no policy pack, so no "
+        "policy is checked: name one in its config"
+    ), out
+    main(["preview"])
+    assert "policy" not in capsys.readouterr().out
