@@ -22,6 +22,7 @@ resource's failure escape as anything but a failed step.
 from __future__ import annotations
 
 import asyncio
+import shlex
 import time
 from collections import Counter
 from collections.abc import Awaitable, Callable, Iterable, Mapping
@@ -810,7 +811,7 @@ class Run:
             raise UsageError(
                 f"resource {urn} cannot be replaced because it is protected "
                 f"({'; '.join(step.replace_reasons)}): remove `protect=True` from its options first, "
-                f"or run `stackwright state unprotect {urn}`"
+                f"or run `stackwright state unprotect {shlex.quote(urn)}`"
             )
         drifted = [
             f for f in self.outcome.drift.get(urn, ()) if not within(f.path, opts.ignore_changes)

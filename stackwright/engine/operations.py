@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import re
+import shlex
 import time
 from collections.abc import Callable, Coroutine, Iterable, Mapping
 from datetime import UTC, datetime
@@ -192,7 +193,7 @@ def _check_targets(options: Options, program: Program | None, snapshot: Snapshot
             if left:
                 raise UsageError(
                     f"--target {target} would delete it, but {left[0]} still refers to it in "
-                    f"the state: target that resource too (`--target {left[0]}`), "
+                    f"the state: target that resource too (`--target {shlex.quote(left[0])}`), "
                     "or add --target-dependents"
                 )
     _check_replace(options, program)
@@ -352,7 +353,7 @@ def manager_of(backend: Backend, live: Mapping[str, Any], urn: str) -> str:
         return ""
     if mark == urn:
         return ""
-    release = f"`stackwright state delete {mark}` there keeps the object"
+    release = f"`stackwright state delete {shlex.quote(mark)}` there keeps the object"
     if not backend.has_stack(parts.project, parts.stack):
         where = f" -n {meta['namespace']}" if meta.get("namespace") else ""
         unmark = f"kubectl annotate {str(live.get('kind', '')).lower()} {meta.get('name')}{where}"

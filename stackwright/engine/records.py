@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import re
+import shlex
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -34,10 +35,12 @@ from stackwright.sdk.resource import Resource
 
 
 def protected(urn: str) -> str:
-    """Why a protected resource's delete fails, and the two ways out (Pulumi's words)."""
+    """Why a protected resource's delete fails, and the ways out (Pulumi's two). Most often
+    the program no longer declares it, so unprotecting it in the state comes first."""
     return (
-        f"resource {urn} cannot be deleted because it is protected: remove `protect=True` "
-        f"from its options and run `stackwright up` first, or run `stackwright state unprotect {urn}`"
+        f"resource {urn} cannot be deleted because it is protected: run `stackwright state "
+        f"unprotect {shlex.quote(urn)}` first (or, if the program still declares it, remove "
+        "`protect=True` from its options and run `stackwright up`)"
     )
 
 

@@ -39,6 +39,7 @@ import difflib
 import getpass
 import os
 import re
+import shlex
 import socket
 import sqlite3
 import threading
@@ -1051,7 +1052,8 @@ class SQLiteBackend:
                     raise UsageError(
                         f"resource {urn} cannot be deleted because it is protected; to unprotect it, "
                         "remove `protect` from its options and run `stackwright up`, or run "
-                        f"`stackwright state unprotect '{urn}'`; or pass --force to delete it anyway"
+                        f"`stackwright state unprotect {shlex.quote(urn)}`; or pass --force to delete "
+                        "it anyway"
                     )
                 raise UsageError(
                     f"resources {', '.join(protected)} cannot be deleted because they are protected; "

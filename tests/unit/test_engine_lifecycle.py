@@ -2053,3 +2053,12 @@ def test_a_provider_that_reaches_the_same_cluster_replaces_nothing(tmp_path: Pat
         assert ("same", "cm") in stack.started() or ("update", "cm") in stack.started()
     finally:
         backend.close()
+
+
+def test_the_unprotect_advice_quotes_a_urn_the_shell_would_expand() -> None:
+    """A chart's child has `$` in its URN type: pasted unquoted, the shell would expand
+    `$kubernetes` to nothing and unprotect no resource."""
+    from stackwright.engine.records import protected
+
+    child = "urn:sw:dev::shop::kubernetes:helm.sh/v4:Chart$kubernetes:core/v1:ConfigMap::cfg"
+    assert f"`stackwright state unprotect '{child}'`" in protected(child)
