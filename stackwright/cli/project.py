@@ -871,7 +871,8 @@ def _took_and_counts(e: HistoryEntry) -> tuple[str, str]:
 
 def _history_line(e: HistoryEntry) -> str:
     took, counts = _took_and_counts(e)
-    return f"{e.kind:<8} {e.result:<12} {_local(e.start)} {took or '-':>7}  {counts}  {e.message}"
+    tail = "  ".join(part for part in (counts, e.message) if part)
+    return f"{e.kind:<8} {e.result:<12} {_local(e.start)} {took or '-':>7}  {tail}".rstrip()
 
 
 @stack_app.callback(invoke_without_command=True)

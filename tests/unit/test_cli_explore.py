@@ -72,6 +72,23 @@ def test_stack_import_reads_stdin_without_file(
     assert capsys.readouterr().out == exported
 
 
+def test_history_lines_have_no_empty_columns_or_trailing_blanks(
+    project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # An operation with no counts (`stack import`) left a double gap before its message;
+    # one with no message ended in blanks.
+    main(["destroy", "--yes"])
+    capsys.readouterr()
+    main(["stack", "export"])
+    monkeypatch.setattr("sys.stdin", io.StringIO(capsys.readouterr().out))
+    main(["stack", "import"])
+    capsys.readouterr()
+    main(["stack", "history"])
+    imported, destroyed = capsys.readouterr().out.splitlines()
+    assert imported.endswith("s  stack import from stdin") and "    stack import" not in imported
+    assert destroyed == destroyed.rstrip()
+
+
 def test_removing_the_selected_stack_leaves_none_selected(
     project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
