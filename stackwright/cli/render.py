@@ -472,7 +472,10 @@ def summary_lines(summary: Summary, *, future: bool) -> list[Text]:
     lines.append(Text(f"Duration: {_seconds(summary.elapsed, 1)}"))
     if summary.outputs:
         lines.append(Text("Outputs:", style="bold"))
-        lines += [Text(f"    {k}: {compact(v, None)}") for k, v in summary.outputs.items()]
+        # By name, as `stack output` lists them and Pulumi's display does, whichever
+        # operation (an up has them in program order, a refresh as stored).
+        outputs = summary.outputs
+        lines += [Text(f"    {k}: {compact(outputs[k], None)}") for k in sorted(outputs)]
     if summary.failures:
         lines.append(Text("Failures:", style="bold red"))
         lines += [Text(f"    {failure}", style="red") for failure in summary.failures]

@@ -326,6 +326,16 @@ def test_destroy_and_an_empty_summary() -> None:
     assert run("up", [stopped]).startswith("Resources:\n    none done\nDuration: 0.0s\n")
 
 
+def test_outputs_are_listed_by_name_whatever_the_operation() -> None:
+    # An up listed them in program order, a refresh as stored: the same stack's outputs
+    # came in two orders. By name, as `stack output` and Pulumi's display list them.
+    for kind in ("up", "refresh"):
+        summary = Summary(kind, True, {}, outputs={"url": "http://x", "db": "pg", "ip": "10.0.0.1"})
+        assert run(kind, [summary]).endswith(
+            'Outputs:\n    db: "pg"\n    ip: "10.0.0.1"\n    url: "http://x"\n'
+        )
+
+
 def test_one_table_describes_every_operation() -> None:
     assert set(OP_DISPLAY) == set(Op)
     assert OP_DISPLAY[Op.CREATE].symbol == "+" and OP_DISPLAY[Op.CREATE].style == "green"
