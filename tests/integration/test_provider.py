@@ -499,8 +499,10 @@ def test_only_an_empty_parent_of_the_stack_is_removed(cluster: LiveCluster) -> N
         urn = "urn:sw:dev::demo::kubernetes:core/v1:ConfigMap::member"
         member = stamp(configmap("prov-unset", "m", {}), stack="dev", urn=urn, applyset=applyset)
         await p.apply(member)
-        with pytest.raises(PermanentError, match="still has 1 member"):
+        with pytest.raises(PermanentError, match="still has 1 member") as kept:
             await remove_parent(p, applyset)
+        release = "kubectl label configmap m -n prov-unset applyset.kubernetes.io/part-of-"
+        assert f"`{release}`" in str(kept.value)
         await p.delete("v1", "ConfigMap", "prov-unset", "m")
         await remove_parent(p, applyset)  # a kind the cluster does not serve has no members
         assert await p.read("v1", "ConfigMap", "prov-unset", applyset.name) is None

@@ -345,8 +345,13 @@ async def remove_parent(provider: KubernetesProvider, applyset: ApplySet) -> Non
     members = await list_members(provider, applyset, kinds)
     if members:
         first = members[0].get("metadata") or {}
+        kind, name = str(members[0].get("kind", "")), first.get("name")
+        # An object `state delete` let go of keeps the label; so does one another tool
+        # labelled. Out of the set, the next run removes the parent.
+        release = f"kubectl label {kind.lower()} {name} -n {applyset.namespace} {PART_OF}-"
         raise PermanentError(
-            f"{where} still has {len(members)} member(s), such as {members[0].get('kind')} "
-            f"{first.get('name')}; Stackwright keeps the parent so that tools still find them"
+            f"{where} still has {len(members)} member(s), such as {kind} {name}; Stackwright "
+            "keeps the parent so that tools still find them (objects no stack records any "
+            f"more leave the set with `{release}`, and the next run removes the parent)"
         )
     await provider.delete("v1", "ConfigMap", applyset.namespace, applyset.name)
