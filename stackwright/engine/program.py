@@ -9,7 +9,10 @@ second run (of this program or another, in the same process) imports them afresh
 
 from __future__ import annotations
 
+import difflib
+import inspect
 import os
+import re
 import runpy
 import sys
 import traceback
@@ -101,7 +104,7 @@ def _describe(exc: BaseException, path: Path) -> str:
     outside = [f for f in frames if not in_package(f.filename) and not _is_python(f.filename)]
     user = [f for f in outside if _in_project(f.filename, folder)] or outside
     where = f"{user[-1].filename}:{user[-1].lineno}" if user else str(path)
-    text = error_text(exc)
+    text = error_text(exc) + _keyword_hint(exc)
     if isinstance(exc, SyntaxError) and exc.filename and exc.lineno:
         # The code that failed to compile is not in the traceback: the error says where it is.
         where, text = (
@@ -109,6 +112,42 @@ def _describe(exc: BaseException, path: Path) -> str:
             f"{type(exc).__name__}: {redact(str(exc.msg))}",
         )
     return f"the program failed at {where}: {text}"
+
+
+_UNEXPECTED_KEYWORD = re.compile(r"^([\w.]+)\(\) got an unexpected keyword argument '(\w+)'$")
+
+
+def _keyword_hint(exc: BaseException) -> str:
+    """` (did you mean 'data'?)` for a misspelt keyword argument of one of Stackwright's
+    classes (`k8s.core.v1.ConfigMap("x", dta=...)`, `sw.ResourceOptions(dependson=...)`),
+    as YAML programs hint at misspelt fields; a camelCase spelling of a keyword is told its
+    snake_case name. Python 3.11 names only the function, so the class is looked for by
+    name among Stackwright's modules the program loaded."""
+    found = _UNEXPECTED_KEYWORD.match(str(exc)) if isinstance(exc, TypeError) else None
+    if found is None:
+        return ""
+    function, word = found.groups()
+    qualname = function.removesuffix(".__init__")
+    keywords: set[str] = set()
+    for name, module in list(sys.modules.items()):
+        if not name.startswith("stackwright.") or module is None:
+            continue
+        cls = vars(module).get(qualname.partition(".")[0])  # no lazy-import hook runs
+        if isinstance(cls, type) and cls.__qualname__ == qualname:
+            keywords |= _keywords(cls)
+    snake = re.sub(r"(?<=[a-z0-9])([A-Z])", lambda m: "_" + m[1].lower(), word)
+    if snake != word and snake in keywords:
+        return f" (did you mean {snake!r}? top-level arguments are in snake_case)"
+    close = difflib.get_close_matches(word, sorted(keywords), n=1)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def _keywords(cls: type) -> set[str]:
+    try:
+        parameters = inspect.signature(cls).parameters.values()
+    except (TypeError, ValueError):
+        return set()
+    return {p.name for p in parameters if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)}
 
 
 def _is_python(filename: str) -> bool:

@@ -83,6 +83,42 @@ def test_a_misused_output_names_the_users_line_not_stackwrights(tmp_path: Path) 
     )
 
 
+@pytest.mark.parametrize(
+    ("call", "hint"),
+    [
+        ('k8s.core.v1.ConfigMap("c", dta={})', "ConfigMap.__init__() got an unexpected keyword "
+         "argument 'dta' (did you mean 'data'?)"),
+        ('k8s.core.v1.Secret("s", stringData={})', "Secret.__init__() got an unexpected keyword "
+         "argument 'stringData' (did you mean 'string_data'? top-level arguments are in "
+         "snake_case)"),
+        ('k8s.core.v1.ConfigMap("c", opts=sw.ResourceOptions(dependson=[]))',
+         "ResourceOptions.__init__() got an unexpected keyword argument 'dependson' (did you "
+         "mean 'depends_on'?)"),
+        ('k8s.core.v1.ConfigMap("c", zzz=1)', "ConfigMap.__init__() got an unexpected keyword "
+         "argument 'zzz'"),  # nothing close: no hint
+    ],
+)  # fmt: skip
+def test_a_misspelt_keyword_of_a_stackwright_class_gets_a_hint(
+    tmp_path: Path, call: str, hint: str
+) -> None:
+    # As a YAML program's misspelt field is told "did you mean"; Python 3.11 names only the
+    # function.
+    main = write(
+        tmp_path / "main.py",
+        f"import stackwright as sw\nimport stackwright.kubernetes as k8s\n{call}\n",
+    )
+    with pytest.raises(UsageError) as info:
+        run(main)
+    assert str(info.value) == f"the program failed at {main}:3: TypeError: {hint}"
+
+
+def test_a_misspelt_keyword_of_the_users_own_function_gets_no_hint(tmp_path: Path) -> None:
+    main = write(tmp_path / "main.py", "def make(data=None):\n    pass\n\nmake(dta=1)\n")
+    with pytest.raises(UsageError) as info:
+        run(main)
+    assert str(info.value).endswith("make() got an unexpected keyword argument 'dta'")
+
+
 def test_a_failure_in_a_helper_module_names_the_helper(tmp_path: Path) -> None:
     helper = write(
         tmp_path / "components.py",
