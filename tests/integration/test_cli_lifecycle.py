@@ -967,6 +967,7 @@ def test_import_command(new_project: Any, cluster: LiveCluster) -> None:
     assert one_line(unknown).startswith(
         f"error: cannot import {p.ns}/legacy: Deploymnt (apps/v1) is not served by the cluster"
     )
+    assert "did you mean Deployment, which it serves?" in unknown.err
     # A stack removed with --force leaves its objects marked as its own: the refusal says
     # how to free one, and once freed it is adopted.
     gone = Project(

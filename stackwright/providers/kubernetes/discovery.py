@@ -12,6 +12,7 @@ Must never: list every group of the cluster to find one kind.
 from __future__ import annotations
 
 import asyncio
+import difflib
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
@@ -86,10 +87,14 @@ class Discovery:
             await self._fetch(api_version)
             found = self._kinds.get((api_version, kind))
         if found is None:
+            served = sorted(k for v, k in self._kinds if v == api_version)
+            close = difflib.get_close_matches(kind, served, n=1)
+            hint = f"did you mean {close[0]}, which it serves? If not, " if close else ""
             raise UnknownKind(
                 f"{kind} ({api_version}) is not served by the cluster at {self._api.server}: "
-                f"if it is a custom resource, its CustomResourceDefinition may be missing or not yet "
-                f"Established; check `kubectl api-resources --api-group={split_api_version(api_version)[0]}`",
+                f"{hint}if it is a custom resource, its CustomResourceDefinition may be missing or "
+                "not yet Established; check "
+                f"`kubectl api-resources --api-group={split_api_version(api_version)[0]}`",
                 api_version=api_version,
                 kind=kind,
             )
