@@ -63,6 +63,7 @@ SPECIAL: Mapping[str, str] = {
     "resource.Quantity": "quantity",  # the canonical string
     "authentication.v1.ExtraValue": "strings",  # a []string masked for protobuf
     "authorization.v1.ExtraValue": "strings",
+    "certificates.v1.ExtraValue": "strings",
 }
 
 #: Scalar fields whose zero value Go's JSON prints: pointers (`*int32`, `*bool`, `*string`),
@@ -247,6 +248,10 @@ _FROM_GO_TAGS: Mapping[str, frozenset[str]] = {
     "authentication.v1.TokenRequestSpec": frozenset({"audiences", "expirationSeconds"}),
     "authorization.v1.FieldSelectorRequirement": frozenset({"key", "operator"}),
     "autoscaling.v1.CrossVersionObjectReference": frozenset({"kind", "name"}),
+    "certificates.v1.CertificateSigningRequestCondition": frozenset({"status", "type"}),
+    "certificates.v1.CertificateSigningRequestSpec": frozenset(
+        {"expirationSeconds", "request", "signerName"}
+    ),
     "autoscaling.v1.HorizontalPodAutoscalerSpec": frozenset(
         {"maxReplicas", "minReplicas", "targetCPUUtilizationPercentage"}
     ),

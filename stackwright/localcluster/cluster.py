@@ -28,7 +28,15 @@ from typing import Any
 import orjson
 
 from stackwright.localcluster import apply as ssa
-from stackwright.localcluster import defaults, patch, rbac, selectors, status, validation
+from stackwright.localcluster import (
+    certificates,
+    defaults,
+    patch,
+    rbac,
+    selectors,
+    status,
+    validation,
+)
 from stackwright.localcluster.registry import Registry, ResourceType
 from stackwright.localcluster.store import ADDED, DELETED, MODIFIED, Change, Obj, Store, TooOld
 
@@ -73,6 +81,8 @@ class WriteOptions:
     user_agent: str = ""
     #: A writer RBAC restricts (None: the administrator, or the cluster's own controllers).
     requester: rbac.User | None = None
+    #: Who writes, whoever it is (None: the cluster's own controllers).
+    user: rbac.User | None = None
 
     def manager(self) -> str:
         return self.field_manager or ssa.default_manager(self.user_agent)
@@ -517,6 +527,8 @@ class Cluster:
         self, rtype: ResourceType, old: Obj, new: Obj, subresource: str
     ) -> Obj:
         """A write to /status changes only status; a write to the main resource never does."""
+        if rtype.key == certificates.CSR_TYPE:
+            return certificates.confine_update(old, new, subresource, timestamp(self.clock()))
         if subresource == "status":
             merged = copy.copy(old)
             merged["metadata"] = dict(old["metadata"])
@@ -883,6 +895,8 @@ class Cluster:
         admit = _ADMISSION.get(rtype.key)
         if admit is not None:
             admit(self, old, obj)
+        if rtype.key == certificates.CSR_TYPE and old is None:
+            certificates.prepare_create(obj, opts.user)
 
     def _validate(self, rtype: ResourceType, obj: Obj, old: Obj | None) -> None:
         name = obj["metadata"].get("name", "")

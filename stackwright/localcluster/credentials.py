@@ -135,6 +135,13 @@ def _make_serving_credentials(creds: Credentials) -> None:
     write_private(creds.token_file, secrets.token_urlsafe(32).encode() + b"\n")
 
 
+def load_client_ca(creds: Credentials) -> tuple[x509.Certificate, ec.EllipticCurvePrivateKey]:
+    """The client CA's certificate and key: what signs client certificates."""
+    ca_key = serialization.load_pem_private_key(creds.client_ca_key.read_bytes(), password=None)
+    assert isinstance(ca_key, ec.EllipticCurvePrivateKey)
+    return x509.load_pem_x509_certificate(creds.client_ca_cert.read_bytes()), ca_key
+
+
 def client_certificate(
     creds: Credentials,
     user: str,
@@ -146,9 +153,7 @@ def client_certificate(
     """(certificate, key) in PEM for `user` in `groups`, signed by the client CA: what
     kube-apiserver's x509 authenticator reads as user CN, groups O (kubeadm's and k3s's
     client certificates). `now` and `lifetime` set its validity (a test makes an expired one)."""
-    ca_key = serialization.load_pem_private_key(creds.client_ca_key.read_bytes(), password=None)
-    ca = x509.load_pem_x509_certificate(creds.client_ca_cert.read_bytes())
-    assert isinstance(ca_key, ec.EllipticCurvePrivateKey)
+    ca, ca_key = load_client_ca(creds)
     start = now or datetime.datetime.now(datetime.UTC)
     subject = [x509.NameAttribute(NameOID.ORGANIZATION_NAME, g) for g in groups]
     subject.append(x509.NameAttribute(NameOID.COMMON_NAME, user))

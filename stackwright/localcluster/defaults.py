@@ -602,24 +602,122 @@ def _custom_resource_definition(obj: Obj) -> None:
         _set(names, "listKind", kind + "List")
     conversion = _obj(spec, "conversion")
     _set(conversion, "strategy", "None")
-    service = _child(_child(_child(conversion, "webhook"), "clientConfig"), "service")
-    if service is not None:
-        _set(service, "port", 443)
+    _service_port(_child(_child(conversion, "webhook"), "clientConfig"))
     for version in _items(spec, "versions"):
-        service = _child(_child(version, "webhook"), "service")
-        if service is not None:
-            _set(service, "port", 443)
+        _service_port(_child(version, "webhook"))
     # The CRD strategy records the storage version when the definition is created.
     storage = [v.get("name") for v in _items(spec, "versions") if v.get("storage") is True]
     if len(storage) == 1:
         _set(_obj(obj, "status"), "storedVersions", storage)
 
 
+def _pod_template_object(obj: Obj) -> None:
+    _pod_template(_child(obj, "template"))
+
+
+def _service_port(holder: Obj | None) -> None:
+    """SetDefaults_ServiceReference: a webhook's or an APIService's Service is called on 443."""
+    service = _child(holder, "service")
+    if service is not None:
+        _set(service, "port", 443)
+
+
+def _rule_scopes(holder: Any, key: str) -> None:
+    for rule in _items(holder, key):
+        _set(rule, "scope", "*")
+
+
+def _match_resources(match: Obj | None) -> None:
+    """SetDefaults_MatchResources (admission policies and their bindings)."""
+    if match is None:
+        return
+    _set(match, "matchPolicy", "Equivalent")
+    _set(match, "namespaceSelector", {})
+    _set(match, "objectSelector", {})
+    _rule_scopes(match, "resourceRules")
+    _rule_scopes(match, "excludeResourceRules")
+
+
+def _webhooks(obj: Obj, *, mutating: bool) -> None:
+    for hook in _items(obj, "webhooks"):
+        _set(hook, "failurePolicy", "Fail")
+        _set(hook, "matchPolicy", "Equivalent")
+        _set(hook, "namespaceSelector", {})
+        _set(hook, "objectSelector", {})
+        _set(hook, "timeoutSeconds", 10)
+        if mutating:
+            _set(hook, "reinvocationPolicy", "Never")
+        _rule_scopes(hook, "rules")
+        _service_port(_child(hook, "clientConfig"))
+
+
+def _validating_webhook_configuration(obj: Obj) -> None:
+    _webhooks(obj, mutating=False)
+
+
+def _mutating_webhook_configuration(obj: Obj) -> None:
+    _webhooks(obj, mutating=True)
+
+
+def _validating_admission_policy(obj: Obj) -> None:
+    spec = _obj(obj, "spec")
+    _set(spec, "failurePolicy", "Fail")
+    _match_resources(_child(spec, "matchConstraints"))
+
+
+def _validating_admission_policy_binding(obj: Obj) -> None:
+    _match_resources(_child(_child(obj, "spec"), "matchResources"))
+
+
+def _api_service(obj: Obj) -> None:
+    _service_port(_child(obj, "spec"))
+
+
+def _csi_driver(obj: Obj) -> None:
+    spec = _obj(obj, "spec")
+    _set(spec, "attachRequired", True)
+    _set(spec, "podInfoOnMount", False)
+    _set(spec, "storageCapacity", False)
+    _set(spec, "fsGroupPolicy", "ReadWriteOnceWithFSType")
+    if not spec.get("volumeLifecycleModes"):
+        spec["volumeLifecycleModes"] = ["Persistent"]
+    _set(spec, "requiresRepublish", False)
+    # SELinuxMountReadWriteOncePod is beta and on by default in 1.33.
+    _set(spec, "seLinuxMount", False)
+
+
+def _flow_schema(obj: Obj) -> None:
+    spec = _obj(obj, "spec")
+    if not spec.get("matchingPrecedence"):  # Go's zero value counts as unset here
+        spec["matchingPrecedence"] = 1000
+
+
+def _priority_level_configuration(obj: Obj) -> None:
+    spec = _obj(obj, "spec")
+    exempt = _child(spec, "exempt")
+    if exempt is not None:
+        _set(exempt, "nominalConcurrencyShares", 0)
+        _set(exempt, "lendablePercent", 0)
+    limited = _child(spec, "limited")
+    if limited is None:
+        return
+    _set(limited, "nominalConcurrencyShares", 30)
+    _set(limited, "lendablePercent", 0)
+    queuing = _child(_child(limited, "limitResponse"), "queuing")
+    if queuing is not None:
+        for key, value in (("handSize", 8), ("queues", 64), ("queueLengthLimit", 50)):
+            if not queuing.get(key):
+                queuing[key] = value
+
+
 _RBAC = "rbac.authorization.k8s.io"
+_ADMISSION = "admissionregistration.k8s.io"
 
 # Which kinds get which defaults. Kinds not listed (ConfigMap, ServiceAccount, Ingress,
-# IngressClass, PodDisruptionBudget, Role, ClusterRole, Lease, Event, ControllerRevision)
-# have no server-side defaults.
+# IngressClass, PodDisruptionBudget, Role, ClusterRole, Lease, Event, ControllerRevision,
+# RuntimeClass, CSINode, VolumeAttachment, CSIStorageCapacity) have no server-side
+# defaults; a CertificateSigningRequest's condition status is defaulted where its
+# timestamps are (certificates.py).
 _DEFAULTERS: dict[tuple[str, str], tuple[Defaulter, ...]] = {
     ("", "Pod"): (_pod,),
     ("", "Service"): (_service,),
@@ -648,4 +746,15 @@ _DEFAULTERS: dict[tuple[str, str], tuple[Defaulter, ...]] = {
     ("scheduling.k8s.io", "PriorityClass"): (_priority_class,),
     ("discovery.k8s.io", "EndpointSlice"): (_endpoint_slice,),
     ("apiextensions.k8s.io", "CustomResourceDefinition"): (_custom_resource_definition,),
+    ("", "PodTemplate"): (_pod_template_object,),
+    (_ADMISSION, "ValidatingWebhookConfiguration"): (_validating_webhook_configuration,),
+    (_ADMISSION, "MutatingWebhookConfiguration"): (_mutating_webhook_configuration,),
+    (_ADMISSION, "ValidatingAdmissionPolicy"): (_validating_admission_policy,),
+    (_ADMISSION, "ValidatingAdmissionPolicyBinding"): (_validating_admission_policy_binding,),
+    ("apiregistration.k8s.io", "APIService"): (_api_service,),
+    ("storage.k8s.io", "CSIDriver"): (_csi_driver,),
+    ("flowcontrol.apiserver.k8s.io", "FlowSchema"): (_flow_schema,),
+    ("flowcontrol.apiserver.k8s.io", "PriorityLevelConfiguration"): (
+        _priority_level_configuration,
+    ),
 }

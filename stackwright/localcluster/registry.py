@@ -103,8 +103,24 @@ _BUILTINS: tuple[tuple[str, str, str, str, bool, tuple[str, ...], tuple[str, ...
     ("storage.k8s.io", "v1", "StorageClass", "storageclasses", False, ("sc",), (), ()),
     ("coordination.k8s.io", "v1", "Lease", "leases", True, (), (), ()),
     ("discovery.k8s.io", "v1", "EndpointSlice", "endpointslices", True, (), (), ()),
-    ("apiextensions.k8s.io", "v1", "CustomResourceDefinition", "customresourcedefinitions", False, ("crd", "crds"), (), ("status",)),
+    ("apiextensions.k8s.io", "v1", "CustomResourceDefinition", "customresourcedefinitions", False, ("crd", "crds"), ("api-extensions",), ("status",)),
     ("scheduling.k8s.io", "v1", "PriorityClass", "priorityclasses", False, ("pc",), (), ()),
+    ("", "v1", "PodTemplate", "podtemplates", True, (), (), ()),
+    # Webhook configurations and admission policies are stored, never called or evaluated.
+    ("admissionregistration.k8s.io", "v1", "ValidatingWebhookConfiguration", "validatingwebhookconfigurations", False, (), ("api-extensions",), ()),
+    ("admissionregistration.k8s.io", "v1", "MutatingWebhookConfiguration", "mutatingwebhookconfigurations", False, (), ("api-extensions",), ()),
+    ("admissionregistration.k8s.io", "v1", "ValidatingAdmissionPolicy", "validatingadmissionpolicies", False, (), ("api-extensions",), ("status",)),
+    ("admissionregistration.k8s.io", "v1", "ValidatingAdmissionPolicyBinding", "validatingadmissionpolicybindings", False, (), ("api-extensions",), ()),
+    # Stored, not proxied: no aggregated API server is reached through an APIService.
+    ("apiregistration.k8s.io", "v1", "APIService", "apiservices", False, (), ("api-extensions",), ("status",)),
+    ("node.k8s.io", "v1", "RuntimeClass", "runtimeclasses", False, (), (), ()),
+    ("storage.k8s.io", "v1", "CSIDriver", "csidrivers", False, (), (), ()),
+    ("storage.k8s.io", "v1", "CSINode", "csinodes", False, (), (), ()),
+    ("storage.k8s.io", "v1", "VolumeAttachment", "volumeattachments", False, (), (), ("status",)),
+    ("storage.k8s.io", "v1", "CSIStorageCapacity", "csistoragecapacities", True, (), (), ()),
+    ("certificates.k8s.io", "v1", "CertificateSigningRequest", "certificatesigningrequests", False, ("csr",), (), ("status", "approval")),
+    ("flowcontrol.apiserver.k8s.io", "v1", "FlowSchema", "flowschemas", False, (), (), ("status",)),
+    ("flowcontrol.apiserver.k8s.io", "v1", "PriorityLevelConfiguration", "prioritylevelconfigurations", False, (), (), ("status",)),
 )  # fmt: skip
 
 #: The version each group prefers in discovery, where a group serves several.

@@ -681,6 +681,7 @@ def _write_options(request: Request) -> WriteOptions:
         force=request.flag("force"),
         user_agent=request.headers.get("user-agent", ""),
         requester=None if request.user.privileged else request.user,
+        user=request.user,
     )
 
 
@@ -953,6 +954,7 @@ def run(
             speed=speed,
             root_ca=creds.ca_cert.read_text(),
             token_key=app.token_key,
+            credentials=creds,
         )
         try:
             await server.serve()

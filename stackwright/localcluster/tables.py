@@ -909,9 +909,149 @@ def _hpa(obj: Obj, now: datetime) -> list[Any]:
     ]
 
 
+def _pod_template(obj: Obj, now: datetime) -> list[Any]:
+    names, images = _containers_and_images(_get(obj, "template", "spec"))
+    return [_name(obj), names, images, _format_labels(_get(obj, "template", "metadata", "labels"))]
+
+
+def _webhook_configuration(obj: Obj, now: datetime) -> list[Any]:
+    return [_name(obj), len(_list(obj.get("webhooks"))), _age(obj, now)]
+
+
+def _admission_policy(obj: Obj, now: datetime) -> list[Any]:
+    spec = _map(obj.get("spec"))
+    param = _map(spec.get("paramKind"))
+    param_kind = (
+        f"{_str(param.get('apiVersion'))}/{_str(param.get('kind'))}" if param else "<unset>"
+    )
+    return [_name(obj), len(_list(spec.get("validations"))), param_kind, _age(obj, now)]
+
+
+def _admission_policy_binding(obj: Obj, now: datetime) -> list[Any]:
+    spec = _map(obj.get("spec"))
+    ref = _map(spec.get("paramRef"))
+    param = "<unset>"
+    if _str(ref.get("name")):
+        namespace = _str(ref.get("namespace"))
+        param = f"{namespace}/{ref['name']}" if namespace else _str(ref["name"])
+    elif ref.get("selector") is not None:
+        param = f"{_str(ref.get('namespace'))}/" + str(label_selector_from_dict(ref["selector"]))
+    return [_name(obj), _str(spec.get("policyName")), param, _age(obj, now)]
+
+
+def _api_service(obj: Obj, now: datetime) -> list[Any]:
+    """kube-aggregator's table convertor: `Local` for APIs the server itself serves."""
+    service = _get(obj, "spec", "service")
+    where = "Local"
+    if isinstance(service, Mapping):
+        where = f"{_str(service.get('namespace'))}/{_str(service.get('name'))}"
+    available = "Unknown"
+    for condition in _list(_get(obj, "status", "conditions")):
+        if _get(condition, "type") == "Available":
+            state, reason = _str(condition.get("status")), _str(condition.get("reason"))
+            available = f"{state} ({reason})" if state != "True" and reason else state
+            break
+    return [_name(obj), where, available, _age(obj, now)]
+
+
+def _csi_driver(obj: Obj, now: datetime) -> list[Any]:
+    spec = _map(obj.get("spec"))
+    requests = spec.get("tokenRequests")
+    audiences = ",".join(_str(_get(t, "audience")) for t in _list(requests))
+    modes = ",".join(_str(m) for m in _list(spec.get("volumeLifecycleModes")))
+    return [
+        _name(obj),
+        spec.get("attachRequired") is not False,
+        spec.get("podInfoOnMount") is True,
+        spec.get("storageCapacity") is True,
+        audiences if requests is not None else "<unset>",
+        spec.get("requiresRepublish") is True,
+        modes or "<none>",
+        _age(obj, now),
+    ]
+
+
+def _volume_attachment(obj: Obj, now: datetime) -> list[Any]:
+    spec = _map(obj.get("spec"))
+    return [
+        _name(obj),
+        _str(spec.get("attacher")),
+        _str(_get(spec, "source", "persistentVolumeName")),
+        _str(spec.get("nodeName")),
+        _get(obj, "status", "attached") is True,
+        _age(obj, now),
+    ]
+
+
+def _certificate_status(obj: Obj) -> str:
+    """extractCSRStatus: the decision, then Failed and Issued as they apply."""
+    types = {_get(c, "type") for c in _list(_get(obj, "status", "conditions"))}
+    state = "Denied" if "Denied" in types else "Approved" if "Approved" in types else "Pending"
+    if "Failed" in types:
+        state += ",Failed"
+    if _get(obj, "status", "certificate"):
+        state += ",Issued"
+    return state
+
+
+def _certificate_signing_request(obj: Obj, now: datetime) -> list[Any]:
+    spec = _map(obj.get("spec"))
+    seconds = spec.get("expirationSeconds")
+    duration = human_duration(timedelta(seconds=seconds)) if isinstance(seconds, int) else "<none>"
+    return [
+        _name(obj),
+        _age(obj, now),
+        _str(spec.get("signerName")),
+        _str(spec.get("username")),
+        duration,
+        _certificate_status(obj),
+    ]
+
+
+def _flow_schema(obj: Obj, now: datetime) -> list[Any]:
+    spec = _map(obj.get("spec"))
+    method = _str(_get(spec, "distinguisherMethod", "type")) or "<none>"
+    dangling = "?"
+    for condition in _list(_get(obj, "status", "conditions")):
+        if _get(condition, "type") == "Dangling":
+            dangling = _str(condition.get("status"))
+    return [
+        _name(obj),
+        _str(_get(spec, "priorityLevelConfiguration", "name")),
+        _int(spec.get("matchingPrecedence")),
+        method,
+        _age(obj, now),
+        dangling,
+    ]
+
+
+def _priority_level(obj: Obj, now: datetime) -> list[Any]:
+    spec = _map(obj.get("spec"))
+    limited = spec.get("limited")
+    cells: list[Any] = ["<none>"] * 4
+    if isinstance(limited, Mapping):
+        cells[0] = _int(limited.get("nominalConcurrencyShares"))
+        queuing = _get(limited, "limitResponse", "queuing")
+        if isinstance(queuing, Mapping):
+            cells[1:] = [_int(queuing.get(k)) for k in ("queues", "handSize", "queueLengthLimit")]
+    return [_name(obj), _str(spec.get("type")), *cells, _age(obj, now)]
+
+
 _POLICY = "io.k8s.api.policy.v1."
 _RBAC = "io.k8s.api.rbac.v1."
 _STORAGE = "io.k8s.api.storage.v1."
+_ADMISSION = "admissionregistration.k8s.io"
+_FLOW = "flowcontrol.apiserver.k8s.io"
+_FLOW_DEF = "io.k8s.api.flowcontrol.v1."
+_WEBHOOK_COLUMNS = (
+    NAME,
+    _c(
+        "Webhooks",
+        "Webhooks indicates the number of webhooks configured in the webhook configuration",
+        "integer",
+    ),
+    AGE,
+)
 
 #: (group, kind) -> (columns, row function). Column order and cells follow the real
 #: printers; every printer renders its wide columns, as the API server always does.
@@ -1286,6 +1426,158 @@ _PRINTERS: dict[tuple[str, str], tuple[tuple[_ColumnSpec, ...], RowFn]] = {
                 _str(o.get("preemptionPolicy")) or "PreemptLowerPriority",
             ]
         ),
+    ),
+    ("", "PodTemplate"): (
+        (
+            NAME,
+            _c("Containers", "Names of each container in the template."),
+            _c("Images", "Images referenced by each container in the template."),
+            _c("Pod Labels", "The labels for the pod template."),
+        ),
+        _plain(_pod_template),
+    ),
+    (_ADMISSION, "ValidatingWebhookConfiguration"): (
+        _WEBHOOK_COLUMNS,
+        _plain(_webhook_configuration),
+    ),
+    (_ADMISSION, "MutatingWebhookConfiguration"): (
+        _WEBHOOK_COLUMNS,
+        _plain(_webhook_configuration),
+    ),
+    (_ADMISSION, "ValidatingAdmissionPolicy"): (
+        (
+            NAME,
+            _c(
+                "Validations",
+                "Validations indicates the number of validation rules defined in this configuration",
+                "integer",
+            ),
+            _c(
+                "ParamKind",
+                "ParamKind specifies the kind of resources used to parameterize this policy",
+            ),
+            AGE,
+        ),
+        _plain(_admission_policy),
+    ),
+    (_ADMISSION, "ValidatingAdmissionPolicyBinding"): (
+        (
+            NAME,
+            _c(
+                "PolicyName",
+                "PolicyName indicates the policy definition which the policy binding binded to",
+            ),
+            _c(
+                "ParamRef",
+                "ParamRef indicates the param resource which sets the configration param",
+            ),
+            AGE,
+        ),
+        _plain(_admission_policy_binding),
+    ),
+    ("apiregistration.k8s.io", "APIService"): (
+        (
+            NAME,
+            _c("Service", "The reference to the service that hosts this API endpoint."),
+            _c("Available", "Whether this service is available."),
+            AGE,
+        ),
+        _plain(_api_service),
+    ),
+    ("node.k8s.io", "RuntimeClass"): (
+        (NAME, _c("Handler", ("io.k8s.api.node.v1.RuntimeClass", "handler")), AGE),
+        _plain(lambda o, now: [_name(o), _str(o.get("handler")), _age(o, now)]),
+    ),
+    ("storage.k8s.io", "CSIDriver"): (
+        (
+            NAME,
+            _c("AttachRequired", (_STORAGE + "CSIDriverSpec", "attachRequired"), "boolean"),
+            _c("PodInfoOnMount", (_STORAGE + "CSIDriverSpec", "podInfoOnMount"), "boolean"),
+            _c("StorageCapacity", (_STORAGE + "CSIDriverSpec", "storageCapacity"), "boolean"),
+            _c("TokenRequests", (_STORAGE + "CSIDriverSpec", "tokenRequests")),
+            _c("RequiresRepublish", (_STORAGE + "CSIDriverSpec", "requiresRepublish"), "boolean"),
+            _c("Modes", (_STORAGE + "CSIDriverSpec", "volumeLifecycleModes")),
+            AGE,
+        ),
+        _plain(_csi_driver),
+    ),
+    ("storage.k8s.io", "CSINode"): (
+        (
+            NAME,
+            _c(
+                "Drivers",
+                "Drivers indicates the number of CSI drivers registered on the node",
+                "integer",
+            ),
+            AGE,
+        ),
+        _plain(lambda o, now: [_name(o), len(_list(_get(o, "spec", "drivers"))), _age(o, now)]),
+    ),
+    ("storage.k8s.io", "VolumeAttachment"): (
+        (
+            NAME,
+            _c("Attacher", (_STORAGE + "VolumeAttachmentSpec", "attacher")),
+            _c("PV", (_STORAGE + "VolumeAttachmentSource", "persistentVolumeName")),
+            _c("Node", (_STORAGE + "VolumeAttachmentSpec", "nodeName")),
+            _c("Attached", (_STORAGE + "VolumeAttachmentStatus", "attached"), "boolean"),
+            AGE,
+        ),
+        _plain(_volume_attachment),
+    ),
+    ("storage.k8s.io", "CSIStorageCapacity"): (
+        (
+            NAME,
+            _c("StorageClassName", (_STORAGE + "CSIStorageCapacity", "storageClassName")),
+            _c("Capacity", (_STORAGE + "CSIStorageCapacity", "capacity")),
+        ),
+        _plain(lambda o, now: [_name(o), _str(o.get("storageClassName")), _str(o.get("capacity"))]),
+    ),
+    ("certificates.k8s.io", "CertificateSigningRequest"): (
+        (
+            NAME,
+            AGE,
+            _c(
+                "SignerName",
+                ("io.k8s.api.certificates.v1.CertificateSigningRequestSpec", "signerName"),
+            ),
+            _c("Requestor", "Request originator"),
+            _c(
+                "RequestedDuration",
+                ("io.k8s.api.certificates.v1.CertificateSigningRequestSpec", "expirationSeconds"),
+            ),
+            _c("Condition", "State of the request"),
+        ),
+        _plain(_certificate_signing_request),
+    ),
+    (_FLOW, "FlowSchema"): (
+        (
+            NAME,
+            _c("PriorityLevel", (_FLOW_DEF + "PriorityLevelConfigurationReference", "name")),
+            _c(
+                "MatchingPrecedence",
+                (_FLOW_DEF + "FlowSchemaSpec", "matchingPrecedence"),
+                "integer",
+            ),
+            _c("DistinguisherMethod", (_FLOW_DEF + "FlowSchemaSpec", "distinguisherMethod")),
+            AGE,
+            _c("MissingPL", "references a broken or non-existent PriorityLevelConfiguration"),
+        ),
+        _plain(_flow_schema),
+    ),
+    (_FLOW, "PriorityLevelConfiguration"): (
+        (
+            NAME,
+            _c("Type", (_FLOW_DEF + "PriorityLevelConfigurationSpec", "type")),
+            _c(
+                "NominalConcurrencyShares",
+                (_FLOW_DEF + "LimitedPriorityLevelConfiguration", "nominalConcurrencyShares"),
+            ),
+            _c("Queues", (_FLOW_DEF + "QueuingConfiguration", "queues")),
+            _c("HandSize", (_FLOW_DEF + "QueuingConfiguration", "handSize")),
+            _c("QueueLengthLimit", (_FLOW_DEF + "QueuingConfiguration", "queueLengthLimit")),
+            AGE,
+        ),
+        _plain(_priority_level),
     ),
 }
 

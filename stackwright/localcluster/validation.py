@@ -29,11 +29,13 @@ exactly the approximation is named next to the code. Known differences, by desig
 
 from __future__ import annotations
 
+import base64
 import functools
 import ipaddress
 import json
 import math
 import re
+import urllib.parse
 import zoneinfo
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -3967,6 +3969,359 @@ def _endpoint_slice(obj: Obj, old: Obj | None) -> list[Cause]:
     return causes
 
 
+def _pod_template(obj: Obj, old: Obj | None) -> list[Cause]:
+    """ValidatePodTemplate (a v1 PodTemplate object, not a workload's template)."""
+    return _pod_template_causes(obj.get("template"), "template")
+
+
+# --- admissionregistration.k8s.io: webhook configurations -----------------------------
+
+# The AdmissionReview versions this server's predecessor understands (upstream's list).
+_ADMISSION_REVIEW_VERSIONS = ["v1", "v1beta1", "v1alpha1"]
+_WEBHOOK_OPERATIONS = ["*", "CONNECT", "CREATE", "DELETE", "UPDATE"]
+_RULE_SCOPES = ["*", "Cluster", "Namespaced"]
+_URL_FORM = "; desired format: https://host[/path]"
+
+
+def _fully_qualified_name(name: str, path: str) -> list[Cause]:
+    """IsFullyQualifiedName: a DNS subdomain of at least three labels (webhook names)."""
+    if not name:
+        return [required(path)]
+    name = name.removesuffix(".")
+    errors = dns1123_subdomain(name)
+    if errors:
+        return [invalid(path, name, ",".join(errors))]
+    if len(name.split(".")) < 3:
+        return [
+            invalid(path, name, "should be a domain with at least three segments separated by dots")
+        ]
+    return []
+
+
+def _webhook_url(url: str, path: str) -> list[Cause]:
+    parsed = urllib.parse.urlsplit(url)
+    causes: list[Cause] = []
+    if parsed.scheme != "https":
+        causes.append(
+            invalid(path, parsed.scheme, "'https' is the only allowed URL scheme" + _URL_FORM)
+        )
+    if not parsed.netloc:
+        causes.append(invalid(path, parsed.netloc, "host must be specified" + _URL_FORM))
+    if "@" in parsed.netloc:
+        causes.append(
+            invalid(
+                path,
+                parsed.netloc.rpartition("@")[0],
+                "user information is not permitted in the URL",
+            )
+        )
+    if parsed.fragment:
+        causes.append(invalid(path, parsed.fragment, "fragments are not permitted in the URL"))
+    if parsed.query:
+        causes.append(invalid(path, parsed.query, "query parameters are not permitted in the URL"))
+    return causes
+
+
+def _webhook_service(service: Obj, path: str) -> list[Cause]:
+    """ValidateWebhookService: the in-cluster Service a webhook calls."""
+    causes: list[Cause] = []
+    if not _s(service.get("name")):
+        causes.append(required(path + ".name", "service name is required"))
+    if not _s(service.get("namespace")):
+        causes.append(required(path + ".namespace", "service namespace is required"))
+    port = _i(service.get("port"))
+    if port is not None and port_number(port):
+        causes.append(
+            invalid(path + ".port", port, "port is not valid: " + ", ".join(port_number(port)))
+        )
+    url_path = _s(service.get("path"))
+    if url_path in ("", "/"):
+        return causes
+    if url_path == "//":
+        return [*causes, invalid(path + ".path", url_path, "segment[0] may not be empty")]
+    if not url_path.startswith("/"):
+        causes.append(invalid(path + ".path", url_path, "must start with a '/'"))
+    return causes
+
+
+def _client_config(config: Obj, path: str) -> list[Cause]:
+    url, service = config.get("url"), config.get("service")
+    if (url is None) == (service is None):
+        return [required(path, "exactly one of url or service is required")]
+    if url is not None:
+        return _webhook_url(_s(url), path + ".url")
+    return _webhook_service(_d(service), path + ".service")
+
+
+def _wildcard_alone(values: list[Any], path: str, what: str) -> list[Cause]:
+    if len(values) > 1 and "*" in values:
+        return [invalid(path, values, f"if '*' is present, must not specify other {what}")]
+    return []
+
+
+def _webhook_rule(rule: Obj, path: str) -> list[Cause]:
+    """validateRuleWithOperations (the resource checks kept to the required ones)."""
+    operations = _l(rule.get("operations"))
+    causes = [] if operations else [required(path + ".operations")]
+    causes.extend(_wildcard_alone(operations, path + ".operations", "operations"))
+    causes.extend(
+        not_supported(f"{path}.operations[{i}]", op, _WEBHOOK_OPERATIONS)
+        for i, op in enumerate(operations)
+        if op not in _WEBHOOK_OPERATIONS
+    )
+    groups, versions = _l(rule.get("apiGroups")), _l(rule.get("apiVersions"))
+    if not groups:
+        causes.append(required(path + ".apiGroups"))
+    causes.extend(_wildcard_alone(groups, path + ".apiGroups", "API groups"))
+    if not versions:
+        causes.append(required(path + ".apiVersions"))
+    causes.extend(_wildcard_alone(versions, path + ".apiVersions", "API versions"))
+    causes.extend(required(f"{path}.apiVersions[{i}]") for i, v in enumerate(versions) if v == "")
+    if not _l(rule.get("resources")):
+        causes.append(required(path + ".resources"))
+    scope = rule.get("scope")
+    if scope is not None and scope not in _RULE_SCOPES:
+        causes.append(not_supported(path + ".scope", scope, _RULE_SCOPES))
+    return causes
+
+
+def _admission_review_versions(versions: list[Any], path: str) -> list[Cause]:
+    accepted = ", ".join(_ADMISSION_REVIEW_VERSIONS)
+    if not versions:
+        return [required(path, f"must specify one of {accepted}")]
+    causes: list[Cause] = []
+    seen: set[str] = set()
+    for index, version in enumerate(_s(v) for v in versions):
+        if version in seen:
+            causes.append(invalid(f"{path}[{index}]", version, "duplicate version"))
+            continue
+        seen.add(version)
+        causes.extend(invalid(f"{path}[{index}]", version, m) for m in dns1035_label(version))
+    if not seen & set(_ADMISSION_REVIEW_VERSIONS):
+        causes.append(invalid(path, versions, f"must include at least one of {accepted}"))
+    return causes
+
+
+def _enum(obj: Obj, key: str, path: str, allowed: list[str]) -> list[Cause]:
+    value = obj.get(key)
+    return [] if value is None or value in allowed else [not_supported(path, value, allowed)]
+
+
+def _webhook(hook: Obj, path: str, *, mutating: bool) -> list[Cause]:
+    causes = _fully_qualified_name(_s(hook.get("name")), path + ".name")
+    for index, rule in enumerate(_l(hook.get("rules"))):
+        causes.extend(_webhook_rule(_d(rule), f"{path}.rules[{index}]"))
+    causes.extend(_enum(hook, "failurePolicy", path + ".failurePolicy", ["Fail", "Ignore"]))
+    causes.extend(_enum(hook, "matchPolicy", path + ".matchPolicy", ["Equivalent", "Exact"]))
+    side_effects = ["None", "NoneOnDryRun"]
+    if hook.get("sideEffects") is None:
+        causes.append(required(path + ".sideEffects", "must specify one of None, NoneOnDryRun"))
+    causes.extend(_enum(hook, "sideEffects", path + ".sideEffects", side_effects))
+    timeout = _i(hook.get("timeoutSeconds"))
+    if timeout is not None and not 1 <= timeout <= 30:
+        causes.append(
+            invalid(
+                path + ".timeoutSeconds",
+                timeout,
+                "the timeout value must be between 1 and 30 seconds",
+            )
+        )
+    for selector in ("namespaceSelector", "objectSelector"):
+        causes.extend(_selector_causes(hook.get(selector), f"{path}.{selector}"))
+    if mutating:
+        causes.extend(
+            _enum(hook, "reinvocationPolicy", path + ".reinvocationPolicy", ["IfNeeded", "Never"])
+        )
+    causes.extend(_client_config(_d(hook.get("clientConfig")), path + ".clientConfig"))
+    return causes
+
+
+def _webhook_configuration(obj: Obj, old: Obj | None, *, mutating: bool) -> list[Cause]:
+    """Validate(Mutating|Validating)WebhookConfiguration, with v1's requirements: side
+    effects None or NoneOnDryRun, a recognized AdmissionReview version, unique names."""
+    causes: list[Cause] = []
+    names: set[str] = set()
+    for index, hook in enumerate(_l(obj.get("webhooks"))):
+        hook = _d(hook)
+        path = f"webhooks[{index}]"
+        causes.extend(_webhook(hook, path, mutating=mutating))
+        causes.extend(
+            _admission_review_versions(
+                _l(hook.get("admissionReviewVersions")), path + ".admissionReviewVersions"
+            )
+        )
+        name = _s(hook.get("name"))
+        if name and name in names:
+            causes.append(duplicate(path + ".name", name))
+        names.add(name)
+    return causes
+
+
+def _validating_webhook_configuration(obj: Obj, old: Obj | None) -> list[Cause]:
+    return _webhook_configuration(obj, old, mutating=False)
+
+
+def _mutating_webhook_configuration(obj: Obj, old: Obj | None) -> list[Cause]:
+    return _webhook_configuration(obj, old, mutating=True)
+
+
+# --- apiregistration.k8s.io -----------------------------------------------------------
+
+
+def _api_service(obj: Obj, old: Obj | None) -> list[Cause]:
+    """kube-aggregator's ValidateAPIService."""
+    spec = _d(obj.get("spec"))
+    group, version = _s(spec.get("group")), _s(spec.get("version"))
+    name = _s(_d(obj.get("metadata")).get("name"))
+    wanted = f"{version}.{group}"
+    causes: list[Cause] = []
+    if name and not path_segment_name(name) and name != wanted:
+        causes.append(
+            invalid("metadata.name", name, f'must be `spec.version+"."+spec.group`: "{wanted}"')
+        )
+    if not group and version != "v1":
+        causes.append(
+            required("spec.group", "only v1 may have an empty group and it better be legacy kube")
+        )
+    if group:
+        causes.extend(invalid("spec.group", group, m) for m in dns1123_subdomain(group))
+    causes.extend(invalid("spec.version", version, m) for m in dns1035_label(version))
+    group_priority = _i(spec.get("groupPriorityMinimum")) or 0
+    if not 0 < group_priority <= 20000:
+        causes.append(
+            invalid(
+                "spec.groupPriorityMinimum", group_priority, "must be positive and less than 20000"
+            )
+        )
+    version_priority = _i(spec.get("versionPriority")) or 0
+    if not 0 < version_priority <= 1000:
+        causes.append(
+            invalid("spec.versionPriority", version_priority, "must be positive and less than 1000")
+        )
+    service = spec.get("service")
+    ca_bundle, insecure = _s(spec.get("caBundle")), spec.get("insecureSkipTLSVerify") is True
+    if service is None:
+        if ca_bundle:
+            size = len(base64.b64decode(ca_bundle + "=" * (-len(ca_bundle) % 4), validate=False))
+            causes.append(
+                invalid(
+                    "spec.caBundle", f"{size} bytes", "local APIServices may not have a caBundle"
+                )
+            )
+        if insecure:
+            causes.append(
+                invalid(
+                    "spec.insecureSkipTLSVerify",
+                    True,
+                    "local APIServices may not have insecureSkipTLSVerify",
+                )
+            )
+        return causes
+    service = _d(service)
+    for key in ("namespace", "name"):
+        if not _s(service.get(key)):
+            causes.append(required(f"spec.service.{key}"))
+    port = _i(service.get("port"))
+    if port is not None and port_number(port):
+        causes.append(
+            invalid("spec.service.port", port, "port is not valid: " + ", ".join(port_number(port)))
+        )
+    if insecure and ca_bundle:
+        causes.append(
+            invalid("spec.insecureSkipTLSVerify", True, "may not be true if caBundle is present")
+        )
+    return causes
+
+
+# --- certificates.k8s.io ----------------------------------------------------------------
+
+_KEY_USAGES = sorted(
+    """any;cert sign;client auth;code signing;content commitment;crl sign;data encipherment;
+    decipher only;digital signature;email protection;encipher only;ipsec end system;
+    ipsec tunnel;ipsec user;key agreement;key encipherment;microsoft sgc;netscape sgc;
+    ocsp signing;s/mime;server auth;signing;timestamping""".replace("\n    ", " ").split(";")
+)
+_DECISIONS = ("Approved", "Denied", "Failed")
+
+
+def _certificate_signing_request(obj: Obj, old: Obj | None) -> list[Cause]:
+    """ValidateCertificateSigningRequest(Create|Update) for certificates.k8s.io/v1."""
+    from stackwright.localcluster.certificates import request_error
+
+    spec = _d(obj.get("spec"))
+    causes: list[Cause] = []
+    request = _s(spec.get("request"))
+    problem = request_error(request)
+    if problem:
+        causes.append(invalid("spec.request", request, problem))
+    usages = _l(spec.get("usages"))
+    if not usages:
+        causes.append(required("spec.usages"))
+    seen: set[str] = set()
+    for index, usage in enumerate(usages):
+        if usage not in _KEY_USAGES:
+            causes.append(not_supported(f"spec.usages[{index}]", usage, _KEY_USAGES))
+        if usage in seen:
+            causes.append(duplicate(f"spec.usages[{index}]", usage))
+        seen.add(usage)
+    signer = _s(spec.get("signerName"))
+    if not signer:
+        causes.append(required("spec.signerName"))
+    elif signer == "kubernetes.io/legacy-unknown":
+        causes.append(
+            invalid(
+                "spec.signerName",
+                signer,
+                "the legacy signerName is not allowed via this API version",
+            )
+        )
+    elif "/" not in signer:
+        causes.append(
+            invalid(
+                "spec.signerName",
+                signer,
+                "must be a fully qualified domain and path of the form 'example.com/signer-name'",
+            )
+        )
+    expiration = _i(spec.get("expirationSeconds"))
+    if expiration is not None and expiration < 600:
+        causes.append(
+            invalid(
+                "spec.expirationSeconds",
+                expiration,
+                "may not specify a duration less than 600 seconds (10 minutes)",
+            )
+        )
+    conditions = [_d(c) for c in _l(_d(obj.get("status")).get("conditions"))]
+    types = [_s(c.get("type")) for c in conditions]
+    for index, condition in enumerate(conditions):
+        here = f"status.conditions[{index}]"
+        kind = types[index]
+        if not kind:
+            causes.append(required(here + ".type"))
+        other = {"Approved": "Denied", "Denied": "Approved"}.get(kind)
+        if other and other in types[:index]:
+            causes.append(
+                invalid(
+                    here + ".type", kind, "Approved and Denied conditions are mutually exclusive"
+                )
+            )
+        if kind in _DECISIONS and condition.get("status") != "True":
+            causes.append(not_supported(here + ".status", condition.get("status"), ["True"]))
+        if kind in types[:index]:
+            causes.append(duplicate(here + ".type", kind))
+    if old is not None:
+        old_types = [_s(_d(c).get("type")) for c in _l(_d(old.get("status")).get("conditions"))]
+        for kind in _DECISIONS:
+            if types.count(kind) < old_types.count(kind):
+                causes.append(
+                    forbidden(
+                        "status.conditions", f'updates may not remove a condition of type "{kind}"'
+                    )
+                )
+    return causes
+
+
 def _no_rules(obj: Obj, old: Obj | None) -> list[Cause]:
     return []
 
@@ -4037,6 +4392,18 @@ _KINDS: dict[tuple[str, str], _Kind] = {
     ("scheduling.k8s.io", "PriorityClass"): _Kind(name_is_dns_subdomain, _priority_class),
     # The plural.group rule is validate_crd's; the generic part is the subdomain rule.
     ("apiextensions.k8s.io", "CustomResourceDefinition"): _Kind(name_is_dns_subdomain, _no_rules),
+    ("", "PodTemplate"): _Kind(name_is_dns_subdomain, _pod_template),
+    ("admissionregistration.k8s.io", "ValidatingWebhookConfiguration"): _Kind(
+        name_is_dns_subdomain, _validating_webhook_configuration
+    ),
+    ("admissionregistration.k8s.io", "MutatingWebhookConfiguration"): _Kind(
+        name_is_dns_subdomain, _mutating_webhook_configuration
+    ),
+    # The version.group rule is _api_service's; the generic part is the path-segment rule.
+    ("apiregistration.k8s.io", "APIService"): _Kind(name_is_path_segment, _api_service),
+    ("certificates.k8s.io", "CertificateSigningRequest"): _Kind(
+        name_is_path_segment, _certificate_signing_request
+    ),
 }
 _DEFAULT_KIND = _Kind(name_is_dns_subdomain, _no_rules)
 

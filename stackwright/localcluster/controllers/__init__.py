@@ -16,6 +16,7 @@ from typing import Any
 from stackwright.localcluster.cluster import Cluster
 from stackwright.localcluster.controllers.autoscaling import HorizontalPodAutoscalerController
 from stackwright.localcluster.controllers.base import Controller
+from stackwright.localcluster.controllers.certificates import CertificateSigningController
 from stackwright.localcluster.controllers.clusterroles import ClusterRoleAggregationController
 from stackwright.localcluster.controllers.crds import CRDController
 from stackwright.localcluster.controllers.cronjobs import CronJobController
@@ -39,6 +40,7 @@ from stackwright.localcluster.controllers.statefulsets import StatefulSetControl
 from stackwright.localcluster.controllers.tokens import TokensController
 from stackwright.localcluster.controllers.volumes import VolumeController
 from stackwright.localcluster.controllers.workload_common import OwnerIndex
+from stackwright.localcluster.credentials import Credentials
 
 __all__ = ["start_controllers"]
 
@@ -51,12 +53,14 @@ def build_controllers(
     pace: Pace | None = None,
     root_ca: str = "",
     token_key: bytes = b"",
+    credentials: Credentials | None = None,
 ) -> list[Controller]:
     """Create the controllers (registering their store listeners) without running them.
 
     `root_ca` (PEM) is what every namespace's `kube-root-ca.crt` ConfigMap publishes, and
     `token_key` what signs the tokens put in service account token Secrets (none: no
-    token controller).
+    token controller), and `credentials` hold the client CA the CSR signer signs with (none: no
+    signer).
     """
     pace = pace or Pace()
     # Workload objects by owner, kept by the store before any controller hears of a change.
@@ -73,6 +77,7 @@ def build_controllers(
         ServiceAccountController(cluster, root_ca),
         *([TokensController(cluster, token_key, root_ca)] if token_key else []),
         ClusterRoleAggregationController(cluster),
+        *([CertificateSigningController(cluster, credentials)] if credentials else []),
         # Simulated nodes first: the scheduler and the kubelets start from the nodes
         # (and the default storage classes) registered here.
         NodeController(cluster, nodes=nodes, pace=pace),
@@ -101,9 +106,11 @@ def start_controllers(
     speed: float = 1.0,
     root_ca: str = "",
     token_key: bytes = b"",
+    credentials: Credentials | None = None,
 ) -> list[asyncio.Task[None]]:
     """Run every controller as a task of the current event loop."""
     controllers = build_controllers(
-        cluster, app, nodes=nodes, pace=Pace(speed), root_ca=root_ca, token_key=token_key
-    )
+        cluster, app, nodes=nodes, pace=Pace(speed), root_ca=root_ca, token_key=token_key,
+        credentials=credentials,
+    )  # fmt: skip
     return [asyncio.ensure_future(c.run()) for c in controllers]

@@ -1,0 +1,166 @@
+"""CertificateSigningRequests, as kube-apiserver's CSR strategies and kube-controller-manager's
+`kubernetes.io/kube-apiserver-client` signer treat them.
+
+At create the requester's identity replaces whatever `spec.username` / `groups` / `uid` /
+`extra` the body carried, and the status starts empty (nobody creates a pre-approved
+request). The `approval` subresource changes only `status.conditions`; `status` cannot add
+or drop an Approved or Denied condition; the main resource changes neither spec nor status.
+An approved request for the kube-apiserver-client signer is signed with the cluster's client
+CA, the CA the server authenticates client certificates with, so the "create a user with a
+CSR" flow ends in a working credential.
+
+Must never: sign a request that is not approved, is denied or failed, or names another
+signer (those wait for a signer the cluster does not run, as on a real cluster).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import copy
+import datetime
+from typing import Any
+
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.x509.oid import ExtendedKeyUsageOID
+
+from stackwright.localcluster.credentials import Credentials, load_client_ca
+
+Obj = dict[str, Any]
+
+CSR_TYPE = ("certificates.k8s.io", "certificatesigningrequests")
+CLIENT_SIGNER = "kubernetes.io/kube-apiserver-client"
+#: kube-controller-manager's --cluster-signing-duration default.
+_SIGNING_DURATION = datetime.timedelta(days=365)
+#: The signer backdates certificates against clock skew (certificate.Backdate).
+_BACKDATE = datetime.timedelta(minutes=5)
+_CLIENT_USAGES = frozenset({"client auth", "digital signature", "key encipherment"})
+_DECISIONS = ("Approved", "Denied")
+
+
+def request_error(request: str) -> str:
+    """Why `spec.request` (base64 of a PEM CSR) is not a signed certificate request; "" if it is."""
+    try:
+        pem = base64.b64decode(request, validate=True)
+    except (binascii.Error, ValueError):
+        return ""  # the decoder reports malformed base64 before validation runs
+    if b"-----BEGIN CERTIFICATE REQUEST-----" not in pem:
+        return "PEM block type must be CERTIFICATE REQUEST"
+    try:
+        parsed = x509.load_pem_x509_csr(pem)
+    except ValueError as exc:
+        return f"x509: {exc}"
+    return "" if parsed.is_signature_valid else "x509: invalid signature on certificate request"
+
+
+def prepare_create(csr: Obj, user: Any) -> None:
+    """PrepareForCreate: the spec's identity is the requester's; the status starts empty."""
+    spec = csr.setdefault("spec", {})
+    for key in ("username", "uid", "groups", "extra"):
+        spec.pop(key, None)
+    if user is not None:
+        spec["username"] = user.name
+        if user.uid:
+            spec["uid"] = user.uid
+        if user.groups:
+            spec["groups"] = list(user.groups)
+        if user.extra:
+            spec["extra"] = {k: list(v) for k, v in user.extra.items()}
+    csr["status"] = {}
+
+
+def confine_update(old: Obj, new: Obj, subresource: str, now: str) -> Obj:
+    """What each CSR update strategy keeps from the stored request."""
+    merged = copy.deepcopy(old)
+    merged["metadata"] = new["metadata"]
+    if subresource == "":
+        return merged  # spec is immutable and status has its own subresources
+    status = dict(new.get("status") or {})
+    if subresource == "approval":
+        # Only the conditions change; the certificate stays whatever the signer wrote.
+        status = {**(old.get("status") or {}), "conditions": status.get("conditions") or []}
+    else:
+        kept = [c for c in _conditions(old.get("status")) if c.get("type") in _DECISIONS]
+        others = [c for c in _conditions(status) if c.get("type") not in _DECISIONS]
+        status["conditions"] = kept + others
+    if not status.get("conditions"):
+        status.pop("conditions", None)
+    _stamp_conditions(status, old, now)
+    merged["status"] = status
+    return merged
+
+
+def _conditions(status: Obj | None) -> list[Obj]:
+    return [c for c in (status or {}).get("conditions") or [] if isinstance(c, dict)]
+
+
+def _stamp_conditions(status: Obj, old: Obj, now: str) -> None:
+    """populateConditionTimestamps: an unset lastUpdateTime is now; an unset
+    lastTransitionTime is the old condition's of the same type and status, else now."""
+    before = _conditions(old.get("status"))
+    for condition in status.get("conditions") or []:
+        condition.setdefault("status", "True")
+        if not condition.get("lastUpdateTime"):
+            condition["lastUpdateTime"] = now
+        if not condition.get("lastTransitionTime"):
+            condition["lastTransitionTime"] = next(
+                (
+                    c["lastTransitionTime"]
+                    for c in before
+                    if c.get("type") == condition.get("type")
+                    and c.get("status") == condition.get("status")
+                    and c.get("lastTransitionTime")
+                ),
+                now,
+            )
+
+
+def wants_signing(csr: Obj) -> bool:
+    """An approved, undecided-otherwise, unsigned request for the client signer."""
+    types = {c.get("type") for c in _conditions(csr.get("status"))}
+    return (
+        (csr.get("spec") or {}).get("signerName") == CLIENT_SIGNER
+        and "Approved" in types
+        and not types & {"Denied", "Failed"}
+        and not (csr.get("status") or {}).get("certificate")
+    )
+
+
+def sign(csr: Obj, creds: Credentials, now: datetime.datetime) -> tuple[str, str]:
+    """The signer's verdict: ("certificate", base64 PEM) or ("Failed", why)."""
+    spec = csr.get("spec") or {}
+    usages = set(spec.get("usages") or [])
+    if not usages <= _CLIENT_USAGES or "client auth" not in usages:
+        return "Failed", (
+            f"invalid usage for client certificate: {sorted(usages - _CLIENT_USAGES) or ['client auth missing']}"
+        )
+    request = x509.load_pem_x509_csr(base64.b64decode(spec.get("request", "")))
+    ca, ca_key = load_client_ca(creds)
+    lifetime = _SIGNING_DURATION
+    if spec.get("expirationSeconds"):
+        lifetime = min(lifetime, datetime.timedelta(seconds=int(spec["expirationSeconds"])))
+    builder = (
+        x509.CertificateBuilder()
+        .subject_name(request.subject)
+        .issuer_name(ca.subject)
+        .public_key(request.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - _BACKDATE)
+        .not_valid_after(now + lifetime)
+        .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
+        .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.CLIENT_AUTH]), critical=False)
+    )
+    if usages & {"digital signature", "key encipherment"}:
+        builder = builder.add_extension(
+            x509.KeyUsage(
+                digital_signature="digital signature" in usages, content_commitment=False,
+                key_encipherment="key encipherment" in usages, data_encipherment=False,
+                key_agreement=False, key_cert_sign=False, crl_sign=False,
+                encipher_only=False, decipher_only=False,
+            ),
+            critical=True,
+        )  # fmt: skip
+    cert = builder.sign(ca_key, hashes.SHA256())
+    pem = cert.public_bytes(serialization.Encoding.PEM)
+    return "certificate", base64.b64encode(pem).decode()
