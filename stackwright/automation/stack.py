@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import json
 import os
 import pprint
 from collections.abc import Mapping
@@ -142,15 +143,19 @@ class Workspace:
     def __post_init__(self) -> None:
         if self.config is None:
             self.config = StackConfig(self.project, self.stack)
-        self._resolved: tuple[dict[str, Any], frozenset[str]] | None = None
+        #: `resolved_config` and the stored values it was resolved from.
+        self._resolved: tuple[str, tuple[dict[str, Any], frozenset[str]]] | None = None
         #: `provider_namespace` by settings: reading a kubeconfig takes ~20 ms (its TLS set-up).
         self._namespaces: dict[str, str | None] = {}
 
     def resolved_config(self) -> tuple[dict[str, Any], frozenset[str]]:
-        """The stack's configuration with secrets decrypted, read once per command."""
-        if self._resolved is None:
-            self._resolved = self.config.resolved()
-        return self._resolved
+        """The stack's configuration with secrets decrypted, resolved again only when its
+        stored values changed: a script's `ws.config.set` (or `remove`) between two
+        operations of one workspace is what the next operation's program reads."""
+        stored = json.dumps(self.config.values, default=repr)
+        if self._resolved is None or self._resolved[0] != stored:
+            self._resolved = (stored, self.config.resolved())
+        return self._resolved[1]
 
     @classmethod
     def open(cls, cwd: Path, stack: str | None = None) -> Workspace:
