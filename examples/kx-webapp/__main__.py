@@ -9,7 +9,7 @@ import stackwright.kx as kx
 
 cfg = sw.Config()
 settings = kx.ConfigMap("web-settings", data={"GREETING": cfg.get("greeting") or "hello"})
-creds = kx.Secret("web-creds", string_data={"API_TOKEN": cfg.get("api_token") or "change-me"})
+creds = kx.Secret("web-creds", string_data={"API_TOKEN": cfg.get_secret("api_token", "change-me")})
 storage = kx.PersistentVolumeClaim("web-data", size="1Gi")
 
 pod = kx.PodBuilder("web", containers=[{
