@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import json
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -20,8 +21,8 @@ import typer
 
 from stackwright.cli.project import PolicyPacks
 from stackwright.cli.render import policy_lines
-from stackwright.errors import UsageError
-from stackwright.policy import Level, Report, to_sarif
+from stackwright.errors import StackwrightError, UsageError
+from stackwright.policy import Level, Report, sarif_failure, to_sarif
 
 if TYPE_CHECKING:
     # Imported by the commands: with Helm, Kustomize and manifest reading behind it, it would
@@ -80,6 +81,19 @@ def _options(
     )
 
 
+@contextlib.contextmanager
+def _sarif_on_failure(output_format: str) -> Iterator[None]:
+    """With `--format sarif`, bad input prints a SARIF log that says so before the error
+    line: a CI job uploads what it printed (`> policy.sarif`, then `upload-sarif` with `if:
+    always()`), and an empty file is refused there with a JSON syntax error."""
+    try:
+        yield
+    except StackwrightError as error:
+        if output_format == "sarif":
+            typer.echo(json.dumps(sarif_failure(str(error), error.exit_code), indent=2))
+        raise
+
+
 def _show(report: Report, output_format: str) -> None:
     if output_format == "json":
         typer.echo(json.dumps(report.to_dict(), indent=2))
@@ -117,23 +131,25 @@ def check(
 ) -> None:
     """Run policy packs over manifests, Helm charts and kustomizations; no cluster, no stack."""
     output_format = "json" if as_json else output_format
-    options = _options(
-        packs,
-        policy_packs,
-        level,
-        config,
-        output_format,
-        values_files=tuple(values or ()),
-        set_values=tuple(set_values or ()),
-        release=release,
-        namespace=namespace,
-    )
-    from stackwright.automation import policy as policy_runs
+    with _sarif_on_failure(output_format):
+        options = _options(
+            packs,
+            policy_packs,
+            level,
+            config,
+            output_format,
+            values_files=tuple(values or ()),
+            set_values=tuple(set_values or ()),
+            release=release,
+            namespace=namespace,
+        )
+        from stackwright.automation import policy as policy_runs
 
-    # A report in json or sarif is all that stdout holds: what a program prints goes to stderr.
-    machine = output_format != "text"
-    with contextlib.redirect_stdout(sys.stderr) if machine else contextlib.nullcontext():
-        report = policy_runs.check(paths, options)
+        # A report in json or sarif is all that stdout holds: what a program prints goes
+        # to stderr.
+        machine = output_format != "text"
+        with contextlib.redirect_stdout(sys.stderr) if machine else contextlib.nullcontext():
+            report = policy_runs.check(paths, options)
     if not report.checked:
         # A CI job pointed at the wrong folder would pass in silence.
         typer.echo(
@@ -168,12 +184,13 @@ def audit(
 ) -> None:
     """Run policy packs over the objects of a live cluster, managed by a stack or not."""
     output_format = "json" if as_json else output_format
-    options = _options(packs, policy_packs, level, config, output_format)
-    from stackwright.automation import policy as policy_runs
+    with _sarif_on_failure(output_format):
+        options = _options(packs, policy_packs, level, config, output_format)
+        from stackwright.automation import policy as policy_runs
 
-    report = policy_runs.audit(
-        options, context=context, kubeconfig=kubeconfig, namespace=namespace, cluster=cluster
-    )
+        report = policy_runs.audit(
+            options, context=context, kubeconfig=kubeconfig, namespace=namespace, cluster=cluster
+        )
     _show(report, output_format)
 
 

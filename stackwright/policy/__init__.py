@@ -13,7 +13,7 @@
 `evaluate(subjects, packs, settings)` runs packs over objects and returns a `Report`;
 `select_packs` finds built-in packs by name and a team's packs in a directory;
 `Settings.from_config` reads a stack's `policy:` configuration; `to_sarif` writes a
-report for code-review tools. The engine calls this before any API call (preview,
+report for code-review tools (`sarif_failure`: a check that could not run). The engine calls this before any API call (preview,
 up); `stackwright policy check` calls it on files.
 
 Must never: import anything of Stackwright but `model` and `errors`, or do I/O
@@ -48,7 +48,7 @@ from stackwright.policy._evaluate import (
     evaluate,
 )
 from stackwright.policy._load import load_directory, select_packs
-from stackwright.policy._sarif import to_sarif
+from stackwright.policy._sarif import sarif_failure, to_sarif
 from stackwright.policy._settings import Exemption, Settings
 from stackwright.policy.packs import BUILT_IN as BUILT_IN_PACKS
 
@@ -77,6 +77,7 @@ __all__ = [
     "load_directory",
     "mapping",
     "policy",
+    "sarif_failure",
     "select_packs",
     "stack_policy",
     "to_sarif",

@@ -89,21 +89,35 @@ def to_sarif(report: Report, *, version: str = VERSION) -> dict[str, Any]:
                 location["physicalLocation"] = physical
             result["locations"] = [location]
         results.append(result)
-    return {
-        "$schema": SARIF_SCHEMA,
-        "version": "2.1.0",
-        "runs": [
-            {
-                "tool": {
-                    "driver": {
-                        "name": "stackwright",
-                        "informationUri": INFORMATION_URI,
-                        "version": version,
-                        "rules": rules,
-                    }
-                },
-                "results": results,
-                "properties": {"exemptions": [e.to_dict() for e in report.exemptions]},
-            }
-        ],
+    run = _run(version, rules, results)
+    run["properties"] = {"exemptions": [e.to_dict() for e in report.exemptions]}
+    return _log(run)
+
+
+def sarif_failure(message: str, exit_code: int, *, version: str = VERSION) -> dict[str, Any]:
+    """A SARIF 2.1.0 log for a check that could not run (bad input): no result, and an
+    invocation that failed with `message`. A CI job that uploads what `--format sarif`
+    printed gets a valid log saying why, not an empty file the upload rejects."""
+    run = _run(version, [], [])
+    run["invocations"] = [
+        {
+            "executionSuccessful": False,
+            "exitCode": exit_code,
+            "toolExecutionNotifications": [{"level": "error", "message": {"text": message}}],
+        }
+    ]
+    return _log(run)
+
+
+def _run(version: str, rules: list[dict[str, Any]], results: list[Any]) -> dict[str, Any]:
+    driver = {
+        "name": "stackwright",
+        "informationUri": INFORMATION_URI,
+        "version": version,
+        "rules": rules,
     }
+    return {"tool": {"driver": driver}, "results": results}
+
+
+def _log(run: dict[str, Any]) -> dict[str, Any]:
+    return {"$schema": SARIF_SCHEMA, "version": "2.1.0", "runs": [run]}

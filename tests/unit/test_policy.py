@@ -76,7 +76,7 @@ def test_public_api_is_small_sorted_and_complete() -> None:
         "REASON_ANNOTATION", "Enabled", "Exemption", "ExemptionInForce", "Finding", "Level",
         "Policy", "PolicyPack", "Report", "Settings", "Severity", "StackSubject", "Subject",
         "Violation", "evaluate", "is_unknown", "items", "load_directory", "mapping", "policy",
-        "select_packs", "stack_policy", "to_sarif",
+        "sarif_failure", "select_packs", "stack_policy", "to_sarif",
     }  # fmt: skip
     assert all(hasattr(stackwright.policy, n) for n in names)
     assert sorted(stackwright.policy.BUILT_IN_PACKS) == [
@@ -547,6 +547,32 @@ def test_sarif_is_valid_sarif_2_1_0(tmp_path: Path, capsys: pytest.CaptureFixtur
     del tag["message"]
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.Draft4Validator(_sarif_schema()).validate(log)
+
+
+def test_sarif_of_a_check_that_could_not_run_is_a_valid_log_that_says_why(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # `--format sarif > policy.sarif` then `upload-sarif` (with `if: always()`, as the
+    # README's workflow has it): bad input left an empty file, which the upload refuses.
+    (tmp_path / "bad.yaml").write_text("kind: [Pod\n")
+    with pytest.raises(SystemExit) as caught:
+        main(["policy", "check", str(tmp_path), "--format", "sarif"])
+    assert caught.value.code == 2
+    out, err = capsys.readouterr()
+    (line,) = err.splitlines()
+    assert line.startswith(f"error: invalid YAML in {tmp_path / 'bad.yaml'}, document 1")
+    log = json.loads(out)
+    jsonschema.Draft4Validator(_sarif_schema()).validate(log)
+    (run,) = log["runs"]
+    assert run["results"] == []
+    (invocation,) = run["invocations"]
+    assert invocation["executionSuccessful"] is False and invocation["exitCode"] == 2
+    (note,) = invocation["toolExecutionNotifications"]
+    assert note == {"level": "error", "message": {"text": line.removeprefix("error: ")}}
+    # Text and JSON keep their own shapes: the line alone, or the error event.
+    with pytest.raises(SystemExit):
+        main(["policy", "check", str(tmp_path)])
+    assert capsys.readouterr().out == ""
 
 
 def test_every_config_exemption_matching_an_object_counts_it() -> None:
