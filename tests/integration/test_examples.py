@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from cli_in_process import sw
 
 from stackwright.localcluster import lifecycle
@@ -204,6 +205,20 @@ def test_platform_and_app_linked_by_a_stack_reference(
     exported = sw(app, "stack", "export").stdout
     assert cluster.token not in exported and "@secret" in exported
     assert summary(sw(app, "destroy", "--yes", "--json").stdout)["ok"]
+    assert summary(sw(platform, "destroy", "--yes", "--json").stdout)["ok"]
+
+
+def test_platform_on_the_local_cluster_its_stack_names(
+    tmp_path: Path, cluster: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # As the README runs it, with only `kubernetes:cluster` set: the program read
+    # ~/.stackwright's kubeconfig, not STACKWRIGHT_HOME's, and failed where that is not ~.
+    monkeypatch.setenv("STACKWRIGHT_BACKEND_URL", f"file://{tmp_path / 'state.db'}")
+    platform = deploy(tmp_path, "platform-app/platform", {"kubernetes:cluster": cluster.info.name})
+    done = summary(sw(platform, "up", "--yes", "--json").stdout)
+    assert done["ok"], done
+    scoped = yaml.safe_load(sw(platform, "stack", "output", "kubeconfig", "--show-secrets").stdout)
+    assert scoped["clusters"][0]["cluster"]["server"] == cluster.server
     assert summary(sw(platform, "destroy", "--yes", "--json").stdout)["ok"]
 
 

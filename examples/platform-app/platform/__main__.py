@@ -5,13 +5,14 @@ team's `up` needs there (its kinds, and what waiting for their readiness reads: 
 ReplicaSets, EndpointSlices, Events) and nothing cluster-wide, and a token Secret that
 the cluster's token controller fills for `deployer` (`up` waits until it has). It exports
 the namespace and a kubeconfig built from that Secret: the server from the kubeconfig
-this stack deploys with (`kubernetes:kubeconfig`, or the local cluster's), the CA and
+this stack deploys with (`kubernetes:kubeconfig`, or its `kubernetes:cluster`'s), the CA and
 token from the Secret, the namespace as its context's. The app team's own stack reads
 both with `sw.StackReference("platform/dev")` (see ../app) and so deploys as `deployer`,
 not as the cluster's administrator. The kubeconfig is secret here and there.
 """
 
 import base64
+import os
 from pathlib import Path
 
 import yaml
@@ -21,7 +22,13 @@ import stackwright.kubernetes as k8s
 
 cfg = sw.Config()
 team = cfg.get("team") or "shop"
-kubeconfig_file = sw.Config("kubernetes").get("kubeconfig") or cfg.require("kubeconfig_file")
+kubernetes = sw.Config("kubernetes")
+# The stack's kubeconfig, else the one of the local cluster it deploys to (`kubernetes:cluster`),
+# kept in STACKWRIGHT_HOME as `stackwright cluster kubeconfig --name NAME` prints it.
+home = Path(os.environ.get("STACKWRIGHT_HOME") or "~/.stackwright")
+kubeconfig_file = kubernetes.get("kubeconfig") or cfg.get("kubeconfig_file")
+if not kubeconfig_file:
+    kubeconfig_file = home / "clusters" / kubernetes.require("cluster") / "kubeconfig"
 # The API server of that kubeconfig's current context: all this program takes from it.
 admin = yaml.safe_load(Path(kubeconfig_file).expanduser().read_text())
 context = next(c["context"] for c in admin["contexts"] if c["name"] == admin["current-context"])
@@ -29,7 +36,9 @@ server = next(c["cluster"]["server"] for c in admin["clusters"] if c["name"] == 
 
 ns = k8s.core.v1.Namespace("team", metadata={"name": team, "labels": {"team": team}})
 namespace = ns.metadata["name"]
-deployer = k8s.core.v1.ServiceAccount("deployer", metadata={"name": "deployer", "namespace": namespace})
+deployer = k8s.core.v1.ServiceAccount(
+    "deployer", metadata={"name": "deployer", "namespace": namespace}
+)
 role = k8s.rbac.v1.Role(
     "deployer",
     metadata={"name": "deployer", "namespace": namespace},
