@@ -261,6 +261,9 @@ class Run:
         self._step = 0
         #: Each resource's step once started, and when: a failure ends that same step.
         self._begun: dict[str, tuple[Step, float]] = {}
+        #: Resources whose object a refresh before the steps could not read (a failure
+        #: already): their steps are not tried on a state the refresh did not confirm.
+        self._unread: set[str] = set()
         self._commits = (
             GroupCommit(journal, batch=options.parallel > 1) if journal is not None else None
         )
@@ -649,16 +652,21 @@ class Run:
                 else:
                     self.status[urn] = _SKIPPED
                 return
-            if blocked:
+            if blocked or urn in self._unread:
                 op = Op.READ if resource.is_read else Op.CREATE if old is None else Op.UPDATE
                 step = Step(op, urn, old, old)
                 self.status[urn] = _SKIPPED
-                reason = f"{describe(blocked[0])} failed or was not done"
-                if blocked[0] in self.excluded:
+                if not blocked:
+                    # Its failure is the refresh's, said once: the step would fail the same
+                    # way after as many retries, or change an object whose state is unknown.
+                    reason = "the refresh could not read it"
+                elif blocked[0] in self.excluded:
                     reason = (
                         f"it needs {describe(blocked[0])}, which is excluded and not created yet "
                         "(exclude this one too, or add --exclude-dependents)"
                     )
+                else:
+                    reason = f"{describe(blocked[0])} failed or was not done"
                 self.outcome.not_done.append(f"{describe(urn)}: {reason}")
                 self.emit(StepSkipped(step, reason))
                 return
@@ -1737,6 +1745,7 @@ class Run:
             except Exception as exc:
                 self.outcome.failures.append(f"{describe(state.urn)}: {_error_text(exc)}")
                 self.emit(Diagnostic(state.urn, f"could not read it: {_error_text(exc)}", "error"))
+                self._unread.add(state.urn)
                 return
             if live is not None and made_again(state, live):
                 self.emit(

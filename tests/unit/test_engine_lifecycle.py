@@ -1361,6 +1361,45 @@ def test_refresh_reports_drift_and_up_refresh_takes_the_fields_back(stack: Stack
     assert stack.recorded(urn(CM, "settings")).outputs["data"] == {"mode": "fast"}
 
 
+def dependent_of_settings(p: Program) -> None:
+    k8s.core.v1.ConfigMap(
+        "follower",
+        metadata={"name": "follower"},
+        data={"mode": "x"},
+        opts=ResourceOptions(depends_on=[p.by_urn[urn(CM, "settings")]]),
+    )
+
+
+@pytest.mark.parametrize("dry_run", [True, False], ids=["preview", "up"])
+def test_an_object_its_refresh_could_not_read_fails_once_and_is_not_changed(
+    stack: Stack, dry_run: bool
+) -> None:
+    # `preview --refresh` of an unreachable object failed it twice (the read, then the dry
+    # run, each after its retries); `up --refresh` applied it on a state nobody confirmed.
+    stack.up(both(settings("fast"), web(replicas=2), dependent_of_settings))
+    stack.fake.fail_read["settings"] = "cannot reach the API server"
+    stack.fake.calls.clear()
+
+    summary = stack.run(
+        "up",
+        both(settings("slow"), web(replicas=3), dependent_of_settings),
+        refresh=True,
+        dry_run=dry_run,
+    )
+
+    assert not summary.ok
+    assert summary.failures == [f"{CM} settings: cannot reach the API server"]
+    assert summary.not_done == [
+        f"{CM} settings: the refresh could not read it",
+        f"{CM} follower: {CM} settings failed or was not done",
+    ]
+    skipped = [e.step.urn for e in stack.of(StepSkipped)]
+    assert skipped == [urn(CM, "settings"), urn(CM, "follower")]
+    touched = [c.name for c in stack.fake.calls_to("apply", "preview")]
+    assert "settings" not in touched and "web" in touched, "independent ones still go on"
+    assert stack.recorded(urn(CM, "settings")).inputs["data"] == {"mode": "fast"}
+
+
 def test_an_object_deleted_outside_is_forgotten_by_refresh_and_recreated_by_up(
     stack: Stack,
 ) -> None:
