@@ -113,8 +113,12 @@ def info(name: str = DEFAULT_NAME) -> ClusterInfo:
     _check_name(name)
     settings = _settings(name)
     if settings is None:
+        # A user with clusters `a` and `b` who leaves out --name is told which there are.
+        others = ", ".join(_names())
+        there = f" (there are: {others})" if others else ""
         raise UsageError(
-            f"no local cluster named {name!r}: start one with `stackwright cluster start --name {name}`"
+            f"no local cluster named {name!r}{there}: start one with "
+            f"`stackwright cluster start --name {name}`"
         )
     pid = _pid(name)
     folder = cluster_dir(name)
@@ -130,11 +134,15 @@ def info(name: str = DEFAULT_NAME) -> ClusterInfo:
     )
 
 
-def list_clusters() -> list[ClusterInfo]:
+def _names() -> list[str]:
     root = home() / "clusters"
     if not root.exists():
         return []
-    return [info(p.name) for p in sorted(root.iterdir()) if (p / "cluster.json").exists()]
+    return [p.name for p in sorted(root.iterdir()) if (p / "cluster.json").exists()]
+
+
+def list_clusters() -> list[ClusterInfo]:
+    return [info(name) for name in _names()]
 
 
 _MAX_PORT = 65535

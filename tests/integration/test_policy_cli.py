@@ -304,6 +304,6 @@ def test_policy_audit_of_a_live_cluster(tmp_path: Path, cluster: LiveCluster) ->
     assert json.loads(sw(tmp_path, *local, "--json", rc=0).stdout) == report
     missing = sw(tmp_path, "policy", "audit", "--cluster", "nosuch", rc=2)
     assert missing.stderr.strip() == (
-        "error: no local cluster named 'nosuch': start one with "
+        f"error: no local cluster named 'nosuch' (there are: {cluster.info.name}): start one with "
         "`stackwright cluster start --name nosuch`"
     )
