@@ -26,11 +26,12 @@ kubernetes = sw.Config("kubernetes")
 # The stack's kubeconfig, else the one of the local cluster it deploys to (`kubernetes:cluster`),
 # kept in STACKWRIGHT_HOME as `stackwright cluster kubeconfig --name NAME` prints it.
 home = Path(os.environ.get("STACKWRIGHT_HOME") or "~/.stackwright")
-kubeconfig_file = kubernetes.get("kubeconfig") or cfg.get("kubeconfig_file")
-if not kubeconfig_file:
-    kubeconfig_file = home / "clusters" / kubernetes.require("cluster") / "kubeconfig"
+configured = kubernetes.get("kubeconfig") or cfg.get("kubeconfig_file")
+kubeconfig_file = (
+    Path(configured) if configured else home / "clusters" / kubernetes.require("cluster") / "kubeconfig"
+)
 # The API server of that kubeconfig's current context: all this program takes from it.
-admin = yaml.safe_load(Path(kubeconfig_file).expanduser().read_text())
+admin = yaml.safe_load(kubeconfig_file.expanduser().read_text())
 context = next(c["context"] for c in admin["contexts"] if c["name"] == admin["current-context"])
 server = next(c["cluster"]["server"] for c in admin["clusters"] if c["name"] == context["cluster"])
 
