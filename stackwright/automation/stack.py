@@ -152,6 +152,7 @@ class Workspace:
         """The stack's configuration with secrets decrypted, resolved again only when its
         stored values changed: a script's `ws.config.set` (or `remove`) between two
         operations of one workspace is what the next operation's program reads."""
+        self.config.refresh()  # the CLI or another workspace may have written the file
         stored = json.dumps(self.config.values, default=repr)
         if self._resolved is None or self._resolved[0] != stored:
             self._resolved = (stored, self.config.resolved())

@@ -54,6 +54,15 @@ def _write_atomic(path: Path, text: str) -> None:
     os.replace(temporary, path)
 
 
+def _identity(path: Path) -> tuple[int, int, int] | None:
+    """Which version of a file is there (each atomic write makes a new inode), None if none."""
+    try:
+        found = path.stat()
+    except FileNotFoundError:
+        return None
+    return found.st_ino, found.st_mtime_ns, found.st_size
+
+
 def _read_yaml(path: Path) -> dict[str, Any]:
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
@@ -285,15 +294,34 @@ class StackConfig:
         self.stack = stack
         self.path = project.stack_file(stack)
         self.environ: Mapping[str, str] = os.environ if environ is None else environ
-        self.data = _read_yaml(self.path) if self.path.exists() else {}
-        config = self.data.get("config") or {}
-        if not isinstance(config, dict):
-            raise UsageError(f"{self.path}: `config` must be a mapping of keys to values")
-        self.values: dict[str, Any] = config
         self._key: DataKey | None = None
         # The state store may seal from its commit thread while the engine runs: two first
         # uses at once must not make two keys.
         self._key_lock = threading.RLock()
+        self._read()
+
+    def _read(self) -> None:
+        """Take the file as it is on disk now (no file: empty)."""
+        self._seen = _identity(self.path)
+        self.data = _read_yaml(self.path) if self._seen is not None else {}
+        config = self.data.get("config") or {}
+        if not isinstance(config, dict):
+            raise UsageError(f"{self.path}: `config` must be a mapping of keys to values")
+        self.values: dict[str, Any] = config
+
+    def refresh(self) -> None:
+        """Read the file again if something else wrote it since this object last read or
+        wrote it — the CLI's `config set` while a script holds a Workspace, another
+        workspace — so a change made here keeps theirs instead of writing back a stale
+        copy, and a read sees theirs (Pulumi's Automation API asks its CLI each time). A
+        secrets provider changed there drops the data key unwrapped here."""
+        if _identity(self.path) == self._seen:
+            return
+        with self._key_lock:
+            before = self.provider_fields()
+            self._read()
+            if self.provider_fields() != before:
+                self._key = None
 
     @property
     def where(self) -> Where:
@@ -391,6 +419,7 @@ class StackConfig:
     def adopt_provider(self, spec: str | None) -> None:
         """Give a stack without secrets yet a new data key under provider `spec` (None:
         the one the environment suggests)."""
+        self.refresh()
         if _holds_secure(self.values):
             raise UsageError(
                 f"stack {self.stack} already has secrets: use `stackwright stack "
@@ -403,6 +432,7 @@ class StackConfig:
     ) -> None:
         """Every value of `other` (or the one at `key`), its secrets encrypted again under
         this stack's key (made only if a secret is copied)."""
+        self.refresh()
         other._unlocked()
         if key is None:
             copies: list[tuple[str, tuple[PathKey, ...], Any]] = [
@@ -452,6 +482,7 @@ class StackConfig:
     def change_secrets_provider(self, spec: str, *, passphrase: str | None = None) -> str:
         """Wrap the stack's data key under another provider (or a new passphrase); the
         ciphertexts stay as they are. Returns the provider's name."""
+        self.refresh()
         fields = secrets.choose_provider(spec, self.environ)
         if self.has_key():
             self.data_key()  # a wrong current passphrase stops here, before a new key file
@@ -509,6 +540,7 @@ class StackConfig:
         plaintext: bool = False,
     ) -> None:
         """Set a value; a secret is replaced by a plain one only when `plaintext` says so."""
+        self.refresh()
         if not secret and not plaintext:
             self.check_plain(key, path=path)
         top, steps = parse_key(key, self.project.name, path=path)
@@ -525,6 +557,7 @@ class StackConfig:
         self.save()
 
     def remove(self, key: str, *, path: bool = False) -> bool:
+        self.refresh()
         top, steps = parse_key(key, self.project.name, path=path)
         if not steps:
             found = self.values.pop(top, None) is not None
@@ -553,6 +586,7 @@ class StackConfig:
             self.data_key()
 
     def get(self, key: str, *, path: bool = False) -> Any:
+        self.refresh()
         top, steps = parse_key(key, self.project.name, path=path)
         found, value = _get_in(self.values, (top, *steps))
         if _holds_secure(value):
@@ -569,6 +603,7 @@ class StackConfig:
 
     def resolved(self) -> tuple[dict[str, Any], frozenset[str]]:
         """Every value, secrets decrypted, and the set of keys holding a secret."""
+        self.refresh()
         self._unlocked()
         plain = {key: self._decrypt_tree(key, value) for key, value in self.values.items()}
         return plain, frozenset(k for k, v in self.values.items() if _holds_secure(v))
@@ -583,10 +618,12 @@ class StackConfig:
         return {str(k): str(v) for k, v in tags.items()}
 
     def set_tag(self, name: str, value: str) -> None:
+        self.refresh()
         self.data["tags"] = {**self.tags, check_name("tag", name): value}
         self.save()
 
     def remove_tag(self, name: str) -> bool:
+        self.refresh()
         tags = self.tags
         found = tags.pop(name, None) is not None
         self.data["tags"] = tags
@@ -599,3 +636,4 @@ class StackConfig:
         if not self.data.get("tags"):
             self.data.pop("tags", None)
         _write_atomic(self.path, yaml.safe_dump(self.data, sort_keys=True))
+        self._seen = _identity(self.path)

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from stackwright.automation import Workspace
-from stackwright.automation.workspace import Project
+from stackwright.automation.workspace import Project, StackConfig
 from stackwright.state import open_backend
 
 PROGRAM = """
@@ -39,3 +39,46 @@ def test_the_program_reads_configuration_set_after_an_earlier_run(tmp_path: Path
 
         ws.config.remove("replicas")
         assert "shop:replicas" not in ws.run_program().config
+
+
+def test_a_change_made_elsewhere_while_a_workspace_is_open_is_kept_and_read(
+    tmp_path: Path,
+) -> None:
+    """The CLI's `config set` (another StackConfig of the same file) while a script holds a
+    Workspace: the script's next change kept it (the file was written back from the copy
+    read at open, and the CLI's key was lost), and its next run did not see it."""
+    (tmp_path / "Stackwright.yaml").write_text("name: shop\nruntime: python\n")
+    (tmp_path / "__main__.py").write_text(PROGRAM)
+    store = open_backend("file://" + str(tmp_path / "state.db"))
+    store.create_stack("shop", "dev")
+    with Workspace(Project.load(tmp_path), "dev", store) as ws:
+        ws.config.adopt_provider(f"file:{tmp_path / 'key'}")
+        ws.config.set("token", "first-token", secret=True)
+
+        cli = StackConfig(Project.load(tmp_path), "dev")  # as `stackwright config set` opens it
+        cli.set("replicas", 5)
+        cli.set("token", "cli-token", secret=True)
+        assert ws.run_program().config["shop:replicas"] == 5
+
+        ws.config.set("tier", "web")
+        again = StackConfig(Project.load(tmp_path), "dev")
+        assert again.get("replicas") == 5 and again.get("tier") == "web"
+        assert again.get("token") == "cli-token"
+
+
+def test_a_secrets_provider_changed_elsewhere_is_the_one_used_next(tmp_path: Path) -> None:
+    """`stack change-secrets-provider` in the CLI rewraps the data key under another key
+    file; a workspace opened before unwraps it again with the new provider."""
+    (tmp_path / "Stackwright.yaml").write_text("name: shop\nruntime: python\n")
+    project = Project.load(tmp_path)
+    mine = StackConfig(project, "dev")
+    mine.adopt_provider(f"file:{tmp_path / 'old-key'}")
+    mine.set("token", "t1", secret=True)
+
+    cli = StackConfig(project, "dev")
+    cli.change_secrets_provider(f"file:{tmp_path / 'new-key'}")
+    (tmp_path / "old-key").unlink()  # only the new provider can unwrap it now
+
+    mine.set("other", "t2", secret=True)
+    assert StackConfig(project, "dev").get("other") == "t2"
+    assert mine.get("token") == "t1"
