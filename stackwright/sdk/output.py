@@ -245,7 +245,8 @@ class Output(Generic[T]):
 
     def __bool__(self) -> bool:
         raise TypeError(
-            "an Output has no truth value while the program runs; use .apply(...) to branch on its value"
+            "an Output has no truth value while the program runs; use .apply(...) to branch on "
+            "its value (for a configuration default, pass it: cfg.get_secret(key, default))"
         )
 
     def __str__(self) -> str:

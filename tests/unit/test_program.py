@@ -79,7 +79,8 @@ def test_a_misused_output_names_the_users_line_not_stackwrights(tmp_path: Path) 
         run(main)
     assert str(info.value) == (
         f"the program failed at {main}:4: TypeError: an Output has no truth value while the "
-        "program runs; use .apply(...) to branch on its value"
+        "program runs; use .apply(...) to branch on its value (for a configuration default, "
+        "pass it: cfg.get_secret(key, default))"
     )
 
 
