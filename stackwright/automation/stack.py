@@ -50,7 +50,7 @@ from stackwright.automation.workspace import (
 )
 from stackwright.engine import operations
 from stackwright.engine.clusters import check_default_provider
-from stackwright.engine.events import Diagnostic, Guarded, Listener, Summary, masking
+from stackwright.engine.events import Diagnostic, Guarded, Listener, Summary, ignore, masking
 from stackwright.engine.execute import DEFAULT_PARALLEL, Options
 from stackwright.engine.policy_gate import PolicyGate
 from stackwright.engine.ports import Provider
@@ -477,7 +477,7 @@ class Workspace:
 
     def preview(
         self,
-        listener: Listener,
+        listener: Listener = ignore,
         *,
         refresh: bool = False,
         select: Selection = Selection(),
@@ -499,7 +499,7 @@ class Workspace:
 
     def up(
         self,
-        listener: Listener,
+        listener: Listener = ignore,
         *,
         refresh: bool = False,
         select: Selection = Selection(),
@@ -541,7 +541,7 @@ class Workspace:
 
     def destroy(
         self,
-        listener: Listener,
+        listener: Listener = ignore,
         *,
         select: Selection = Selection(),
         parallel: int = DEFAULT_PARALLEL,
@@ -552,7 +552,7 @@ class Workspace:
 
     def refresh(
         self,
-        listener: Listener,
+        listener: Listener = ignore,
         *,
         select: Selection = Selection(),
         preview: bool = False,

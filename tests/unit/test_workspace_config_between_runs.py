@@ -82,3 +82,17 @@ def test_a_secrets_provider_changed_elsewhere_is_the_one_used_next(tmp_path: Pat
     mine.set("other", "t2", secret=True)
     assert StackConfig(project, "dev").get("other") == "t2"
     assert mine.get("token") == "t1"
+
+
+def test_operations_need_no_listener(tmp_path: Path) -> None:
+    # As Pulumi's `stack.up()` / `preview()` take `on_output` only if given: a script that
+    # wants only the summary got a TypeError.
+    (tmp_path / "Stackwright.yaml").write_text("name: shop\nruntime: python\n")
+    (tmp_path / "__main__.py").write_text("import stackwright as sw\nsw.export('tier', 'web')\n")
+    store = open_backend("file://" + str(tmp_path / "state.db"))
+    store.create_stack("shop", "dev")
+    with Workspace(Project.load(tmp_path), "dev", store) as ws:
+        assert ws.preview().ok
+        assert ws.up().outputs == {"tier": "web"}
+        assert ws.refresh().ok
+        assert ws.destroy().ok
