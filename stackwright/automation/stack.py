@@ -301,9 +301,13 @@ class Workspace:
                 f"stack reference {name!r} names this stack itself; name another stack"
             )
         if not self.backend.has_stack(project, stack):
+            # A renamed stack leaves references to its old name: the names there are tell.
+            there = sorted(s.name for s in self.backend.list_stacks(project))
+            known = f" (it has: {', '.join(there)})" if there else ""
             raise UsageError(
                 f"stack reference {name!r}: the state backend {self.backend.url} has no stack "
-                f"{stack} of project {project}; create it and run `stackwright up` there first"
+                f"{stack} of project {project}{known}; name one of those, or create it and "
+                "run `stackwright up` there first"
             )
         if project == self.project.name and self.project.stack_file(stack).exists():
             fields = StackConfig(self.project, stack).provider_fields()

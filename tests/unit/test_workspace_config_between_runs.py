@@ -6,8 +6,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from stackwright.automation import Workspace
 from stackwright.automation.workspace import Project, StackConfig
+from stackwright.errors import UsageError
 from stackwright.state import open_backend
 
 PROGRAM = """
@@ -96,3 +99,20 @@ def test_operations_need_no_listener(tmp_path: Path) -> None:
         assert ws.up().outputs == {"tier": "web"}
         assert ws.refresh().ok
         assert ws.destroy().ok
+
+
+def test_a_reference_to_a_stack_that_is_not_there_names_those_that_are(tmp_path: Path) -> None:
+    # After `stack rename dev prod`, a reference to "shop/dev" said only that there is no
+    # dev: the names there tell what it became.
+    (tmp_path / "Stackwright.yaml").write_text("name: shop\nruntime: python\n")
+    store = open_backend("file://" + str(tmp_path / "state.db"))
+    for stack in ("prod", "app"):
+        store.create_stack("shop", stack)
+    with (
+        Workspace(Project.load(tmp_path), "app", store) as ws,
+        pytest.raises(UsageError) as refused,
+    ):
+        ws.read_stack("shop/dev")
+    assert "has no stack dev of project shop (it has: app, prod); name one of those" in str(
+        refused.value
+    )
