@@ -7,7 +7,9 @@ request). The `approval` subresource changes only `status.conditions`; `status` 
 or drop an Approved or Denied condition; the main resource changes neither spec nor status.
 An approved request for the kube-apiserver-client signer is signed with the cluster's client
 CA, the CA the server authenticates client certificates with, so the "create a user with a
-CSR" flow ends in a working credential.
+CSR" flow ends in a working credential. As kube-apiserver's default CertificateSubjectRestriction
+admission plugin, nobody (the administrator included) may ask that signer for a certificate in
+the `system:masters` group: such a certificate would hold every permission, past RBAC.
 
 Must never: sign a request that is not approved, is denied or failed, or names another
 signer (those wait for a signer the cluster does not run, as on a real cluster).
@@ -23,8 +25,9 @@ from typing import Any
 
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.x509.oid import ExtendedKeyUsageOID
+from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
+from stackwright.localcluster import rbac
 from stackwright.localcluster.credentials import Credentials, load_client_ca
 
 Obj = dict[str, Any]
@@ -52,6 +55,30 @@ def request_error(request: str) -> str:
     except ValueError as exc:
         return f"x509: {exc}"
     return "" if parsed.is_signature_valid else "x509: invalid signature on certificate request"
+
+
+def admit(csr: Obj, old: Obj | None, user: Any) -> None:
+    """The CSR admission a write passes before validation (`user`: who writes, or None)."""
+    if old is None:
+        _restrict_subject(csr)
+        prepare_create(csr, user)
+
+
+def _restrict_subject(csr: Obj) -> None:
+    """CertificateSubjectRestriction: no kube-apiserver-client request for system:masters."""
+    spec = csr.get("spec") or {}
+    if spec.get("signerName") != CLIENT_SIGNER:
+        return
+    try:
+        request = x509.load_pem_x509_csr(base64.b64decode(spec.get("request", ""), validate=True))
+    except (binascii.Error, ValueError):
+        return  # validation reports a request that does not parse
+    groups = request.subject.get_attributes_for_oid(NameOID.ORGANIZATION_NAME)
+    if any(g.value == rbac.MASTERS for g in groups):
+        raise rbac.forbidden_status(
+            CSR_TYPE[1], CSR_TYPE[0], (csr.get("metadata") or {}).get("name", ""),
+            f"use of {CLIENT_SIGNER} signer with {rbac.MASTERS} group is not allowed",
+        )  # fmt: skip
 
 
 def prepare_create(csr: Obj, user: Any) -> None:

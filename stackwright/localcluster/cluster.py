@@ -895,8 +895,8 @@ class Cluster:
         admit = _ADMISSION.get(rtype.key)
         if admit is not None:
             admit(self, old, obj)
-        if rtype.key == certificates.CSR_TYPE and old is None:
-            certificates.prepare_create(obj, opts.user)
+        if rtype.key == certificates.CSR_TYPE:
+            certificates.admit(obj, old, opts.user)
 
     def _validate(self, rtype: ResourceType, obj: Obj, old: Obj | None) -> None:
         name = obj["metadata"].get("name", "")

@@ -365,6 +365,27 @@ def test_a_user_made_with_a_csr_can_sign_in(cluster: LiveCluster, tmp_path: Path
     cluster.kubectl("delete", "csr", "jane", "joe", "custom")
 
 
+def test_nobody_may_ask_the_client_signer_for_system_masters(
+    cluster: LiveCluster, tmp_path: Path
+) -> None:
+    # kube-apiserver's CertificateSubjectRestriction: else any user allowed to create a CSR
+    # would be a click on "approve" away from a certificate past RBAC; the admin included.
+    masters = _key_and_request(tmp_path, "root", "system:masters")
+    refused = cluster.kubectl(
+        "create", "-f", "-", input=_csr("root", masters, "kubernetes.io/kube-apiserver-client"),
+        check=False,
+    )  # fmt: skip
+    assert refused.stderr.strip() == (
+        'Error from server (Forbidden): error when creating "STDIN": '
+        'certificatesigningrequests.certificates.k8s.io "root" is forbidden: use of '
+        "kubernetes.io/kube-apiserver-client signer with system:masters group is not allowed"
+    )
+    assert cluster.kubectl("get", "csr", "root", check=False).returncode == 1
+    # Another signer may be asked: what it issues is its own business.
+    cluster.kubectl("create", "-f", "-", input=_csr("root", masters, "example.com/signer"))
+    cluster.kubectl("delete", "csr", "root")
+
+
 PROGRAM = """
 k8s.core.v1.Namespace("ns", metadata={"name": NS})
 k8s.admissionregistration.v1.ValidatingWebhookConfiguration(
