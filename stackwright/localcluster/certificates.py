@@ -10,6 +10,9 @@ CA, the CA the server authenticates client certificates with, so the "create a u
 CSR" flow ends in a working credential. As kube-apiserver's default CertificateSubjectRestriction
 admission plugin, nobody (the administrator included) may ask that signer for a certificate in
 the `system:masters` group: such a certificate would hold every permission, past RBAC.
+As its CertificateApproval and CertificateSigning plugins, deciding a request (`approval`) takes
+`approve`, and writing its certificate (`status`) takes `sign`, on the request's signer
+(`signers` in certificates.k8s.io), beyond RBAC's `update` on the subresource.
 
 Must never: sign a request that is not approved, is denied or failed, or names another
 signer (those wait for a signer the cluster does not run, as on a real cluster).
@@ -57,11 +60,36 @@ def request_error(request: str) -> str:
     return "" if parsed.is_signature_valid else "x509: invalid signature on certificate request"
 
 
-def admit(csr: Obj, old: Obj | None, user: Any) -> None:
-    """The CSR admission a write passes before validation (`user`: who writes, or None)."""
+def admit(
+    store: Any, csr: Obj, old: Obj | None, subresource: str, user: Any, requester: Any
+) -> None:
+    """The CSR admission a write passes before validation: `user` is who writes (None: the
+    cluster's controllers), `requester` the same unless it is privileged (RBAC's store)."""
     if old is None:
         _restrict_subject(csr)
         prepare_create(csr, user)
+    elif requester is None:
+        return
+    elif subresource == "approval":
+        _confirm_signer_verb(store, requester, "approve", csr)
+    elif subresource == "status":
+        certificate = (csr.get("status") or {}).get("certificate")
+        if certificate != (old.get("status") or {}).get("certificate"):
+            _confirm_signer_verb(store, requester, "sign", old)
+
+
+def _confirm_signer_verb(store: Any, user: Any, verb: str, csr: Obj) -> None:
+    """CertificateApproval / CertificateSigning: `verb` on the request's signer, granted by
+    name (`signers` in certificates.k8s.io) or by its domain's wildcard (`example.com/*`)."""
+    signer = str((csr.get("spec") or {}).get("signerName", ""))
+    for name in (signer, signer.split("/")[0] + "/*"):
+        attrs = rbac.Attributes(user, verb, True, "", CSR_TYPE[0], "*", "signers", "", name)
+        if rbac.authorize(store, attrs).allowed:
+            return
+    raise rbac.forbidden_status(
+        CSR_TYPE[1], CSR_TYPE[0], csr["metadata"].get("name", ""),
+        f'user not permitted to {verb} requests with signerName "{signer}"',
+    )  # fmt: skip
 
 
 def _restrict_subject(csr: Obj) -> None:

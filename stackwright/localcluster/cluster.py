@@ -502,7 +502,7 @@ class Cluster:
                 meta.pop(preserved, None)
         if meta.get("namespace", "") != old_meta.get("namespace", ""):
             raise status.BadRequest("the namespace of the object cannot be changed")
-        self._admit(rtype, old, new, opts)
+        self._admit(rtype, old, new, opts, subresource)
         self._validate(rtype, new, old)
         now = timestamp(self.clock())
         if operation == "Update":
@@ -881,9 +881,13 @@ class Cluster:
             raise status.BadRequest(f"strict decoding error: {fields}")
         return obj, [f'unknown field "{f}"' for f in unknown]
 
-    def _admit(self, rtype: ResourceType, old: Obj | None, obj: Obj, opts: WriteOptions) -> None:
+    def _admit(
+        self, rtype: ResourceType, old: Obj | None, obj: Obj, opts: WriteOptions,
+        subresource: str = "",
+    ) -> None:  # fmt: skip
         """Defaulting and the built-in admission a real API server runs before validation,
-        and RBAC's escalation check of a role or binding a restricted writer writes."""
+        RBAC's escalation check of a role or binding a restricted writer writes, and the
+        CSR admission plugins (certificates.admit)."""
         if opts.requester is not None:
             rbac.guard_write(self.store, opts.requester, rtype.group, rtype.plural, obj)
         # Defaulting runs on the object about to be stored (after any merge), so an
@@ -896,7 +900,7 @@ class Cluster:
         if admit is not None:
             admit(self, old, obj)
         if rtype.key == certificates.CSR_TYPE:
-            certificates.admit(obj, old, opts.user)
+            certificates.admit(self.store, obj, old, subresource, opts.user, opts.requester)
 
     def _validate(self, rtype: ResourceType, obj: Obj, old: Obj | None) -> None:
         name = obj["metadata"].get("name", "")

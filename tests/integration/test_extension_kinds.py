@@ -6,6 +6,7 @@ declares a webhook configuration, an APIService, a RuntimeClass and a PodTemplat
 from __future__ import annotations
 
 import base64
+import datetime
 import json
 import os
 import subprocess
@@ -384,6 +385,94 @@ def test_nobody_may_ask_the_client_signer_for_system_masters(
     # Another signer may be asked: what it issues is its own business.
     cluster.kubectl("create", "-f", "-", input=_csr("root", masters, "example.com/signer"))
     cluster.kubectl("delete", "csr", "root")
+
+
+#: May create and decide CSRs (update approval and status), but holds no verb on any signer.
+DECIDER = """
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: csr-decider}
+rules:
+- apiGroups: [certificates.k8s.io]
+  resources: [certificatesigningrequests]
+  verbs: [create, get, list, watch]
+- apiGroups: [certificates.k8s.io]
+  resources: [certificatesigningrequests/approval, certificatesigningrequests/status]
+  verbs: [get, update, patch]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: {name: csr-decider}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: csr-decider}
+subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: mallory}]
+"""
+#: `approve` on every kubernetes.io signer, as upstream's docs grant it (by the domain wildcard).
+SIGNER_APPROVER = """
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: kubernetes-signer-approver}
+rules:
+- apiGroups: [certificates.k8s.io]
+  resources: [signers]
+  resourceNames: [kubernetes.io/*]
+  verbs: [approve]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: {name: kubernetes-signer-approver}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: kubernetes-signer-approver}
+subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: mallory}]
+"""
+
+
+def _self_signed(tmp: Path) -> str:
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "mallory")])
+    now = datetime.datetime.now(datetime.UTC)
+    cert = (
+        x509.CertificateBuilder().subject_name(name).issuer_name(name)
+        .public_key(key.public_key()).serial_number(1)
+        .not_valid_before(now).not_valid_after(now + datetime.timedelta(days=1))
+        .sign(key, hashes.SHA256())
+    )  # fmt: skip
+    return base64.b64encode(cert.public_bytes(serialization.Encoding.PEM)).decode()
+
+
+def test_only_a_user_granted_the_signer_approves_or_signs(
+    cluster: LiveCluster, tmp_path: Path
+) -> None:
+    # kube-apiserver's CertificateApproval and CertificateSigning admission: `update` on
+    # certificatesigningrequests/approval (or /status) is not enough, the signer must be granted.
+    cluster.kubectl("apply", "-f", "-", input=DECIDER)
+    signer = "kubernetes.io/kube-apiserver-client"
+    mallory = ("--as=mallory", "--as-group=system:authenticated")
+    request = _csr("mallory", _key_and_request(tmp_path, "mallory", "dev"), signer)
+    cluster.kubectl(*mallory, "create", "-f", "-", input=request)
+    csr = json.loads(cluster.kubectl("get", "csr", "mallory", "-o", "json").stdout)
+    assert csr["spec"]["username"] == "mallory"  # the impersonated user, not the admin
+    forbidden = 'certificatesigningrequests.certificates.k8s.io "mallory" is forbidden: '
+
+    approve = cluster.kubectl(*mallory, "certificate", "approve", "mallory", check=False)
+    assert approve.returncode == 1
+    assert forbidden + f'user not permitted to approve requests with signerName "{signer}"' in (
+        approve.stderr
+    )
+    patch = json.dumps({"status": {"certificate": _self_signed(tmp_path)}})
+    sign = cluster.kubectl(
+        *mallory, "patch", "csr", "mallory", "--subresource=status", "--type=merge", "-p", patch,
+        check=False,
+    )  # fmt: skip
+    assert forbidden + f'user not permitted to sign requests with signerName "{signer}"' in (
+        sign.stderr
+    )
+    undecided = json.loads(cluster.kubectl("get", "csr", "mallory", "-o", "json").stdout)
+    assert undecided.get("status", {}) == {}
+
+    cluster.kubectl("apply", "-f", "-", input=SIGNER_APPROVER)
+    cluster.kubectl(*mallory, "certificate", "approve", "mallory")
+    assert _wait_for_certificate(cluster, "mallory")["status"]["certificate"]
+    cluster.kubectl("delete", "csr", "mallory")
+    cluster.kubectl("delete", "-f", "-", input=DECIDER + "---\n" + SIGNER_APPROVER)
 
 
 PROGRAM = """
