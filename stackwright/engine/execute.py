@@ -306,8 +306,8 @@ class Run:
         self._new_namespaces: set[tuple[str, str]] = set()
         #: Objects of a file, chart or kustomization: their options come from a transformation.
         self._from_manifests: set[str] = set()
-        #: (provider URN, apiVersion, kind, namespace) → name → its object: one LIST per kind
-        #: and namespace for the creates' checks.
+        #: (provider URN, apiVersion, kind, namespace) → name → its object's identity and
+        #: marks: one LIST per kind and namespace for the creates' checks.
         self._marks: dict[
             tuple[str, str, str, str | None], asyncio.Task[dict[str, Mapping[str, Any]] | None]
         ] = {}
@@ -1376,14 +1376,16 @@ class Run:
     async def _list_marks(
         self, provider: Provider, api_version: str, kind: str, namespace: str | None
     ) -> dict[str, Mapping[str, Any]] | None:
-        """Name → object, of each object of a kind in a namespace; None if it cannot be
-        listed (a kind not served yet, a user who may get but not list)."""
+        """Name → what the creates' checks read of each object of a kind in a namespace
+        (`_check_free`: its kind, name, labels and annotations); None if it cannot be listed
+        (a kind not served yet, a user who may get but not list). Not the whole objects:
+        kept for the run, a namespace's Helm release Secrets would stay in memory with it."""
         try:
             async with self._sem:
                 found = await provider.list(api_version, kind, namespace)
         except Exception:
             return None
-        return {str(metadata_of(obj).get("name", "")): obj for obj in found}
+        return {str(metadata_of(obj).get("name", "")): _identity(obj) for obj in found}
 
     async def _execute_release(self, step: Step) -> None:
         """Install or upgrade a Helm release through Helm, journaled like an object's apply."""
@@ -1975,3 +1977,18 @@ def _static(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return [_static(v) for v in value]
     return value
+
+
+#: What `_check_free` and `manager_of` read of an object that may be in the way.
+_IDENTITY_METADATA = ("name", "namespace", "labels", "annotations")
+
+
+def _identity(obj: Mapping[str, Any]) -> dict[str, Any]:
+    """An object's apiVersion, kind, name, namespace, labels and annotations: enough to
+    tell whose it is, without its data or managed fields."""
+    meta = metadata_of(obj)
+    return {
+        "apiVersion": obj.get("apiVersion"),
+        "kind": obj.get("kind"),
+        "metadata": {k: meta[k] for k in _IDENTITY_METADATA if k in meta},
+    }
