@@ -253,6 +253,14 @@ def test_a_certificate_that_expires_during_a_kept_alive_connection_stops_authent
         answer = api.get("/api/v1/namespaces")  # on the same connection
         assert answer.status_code == 401, answer.text
         assert answer.json()["reason"] == "Unauthorized"
+        # As upstream's union authenticator: the certificate fails, a bearer token still counts.
+        review = api.post(
+            "/apis/authentication.k8s.io/v1/selfsubjectreviews",
+            json={"apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"},
+            headers={"Authorization": f"Bearer {cluster.token}"},
+        )
+        assert review.status_code == 201, review.text
+        assert review.json()["status"]["userInfo"]["username"] == "kubernetes-admin"
 
 
 def test_a_verified_certificate_is_asked_before_the_token(cluster: Any, tmp_path: Path) -> None:
