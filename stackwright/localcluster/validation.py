@@ -4246,9 +4246,12 @@ _DECISIONS = ("Approved", "Denied", "Failed")
 
 def _certificate_signing_request(obj: Obj, old: Obj | None) -> list[Cause]:
     """ValidateCertificateSigningRequest(Create|Update) for certificates.k8s.io/v1."""
+    return _csr_spec(_d(obj.get("spec"))) + _csr_conditions(obj, old)
+
+
+def _csr_spec(spec: Obj) -> list[Cause]:
     from stackwright.localcluster.certificates import request_error
 
-    spec = _d(obj.get("spec"))
     causes: list[Cause] = []
     request = _s(spec.get("request"))
     problem = request_error(request)
@@ -4292,6 +4295,12 @@ def _certificate_signing_request(obj: Obj, old: Obj | None) -> list[Cause]:
                 "may not specify a duration less than 600 seconds (10 minutes)",
             )
         )
+    return causes
+
+
+def _csr_conditions(obj: Obj, old: Obj | None) -> list[Cause]:
+    """At most one decision (Approved or Denied), each True and once; none taken back."""
+    causes: list[Cause] = []
     conditions = [_d(c) for c in _l(_d(obj.get("status")).get("conditions"))]
     types = [_s(c.get("type")) for c in conditions]
     for index, condition in enumerate(conditions):
