@@ -27,11 +27,11 @@ import datetime
 from typing import Any
 
 from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+from cryptography.hazmat.primitives import serialization
+from cryptography.x509.oid import NameOID
 
 from stackwright.localcluster import rbac
-from stackwright.localcluster.credentials import Credentials, load_client_ca
+from stackwright.localcluster.credentials import Credentials, sign_client_certificate
 
 Obj = dict[str, Any]
 
@@ -39,8 +39,6 @@ CSR_TYPE = ("certificates.k8s.io", "certificatesigningrequests")
 CLIENT_SIGNER = "kubernetes.io/kube-apiserver-client"
 #: kube-controller-manager's --cluster-signing-duration default.
 _SIGNING_DURATION = datetime.timedelta(days=365)
-#: The signer backdates certificates against clock skew (certificate.Backdate).
-_BACKDATE = datetime.timedelta(minutes=5)
 _CLIENT_USAGES = frozenset({"client auth", "digital signature", "key encipherment"})
 _DECISIONS = ("Approved", "Denied")
 
@@ -191,31 +189,19 @@ def sign(csr: Obj, creds: Credentials, now: datetime.datetime) -> tuple[str, str
             f"invalid usage for client certificate: {sorted(usages - _CLIENT_USAGES) or ['client auth missing']}"
         )
     request = x509.load_pem_x509_csr(base64.b64decode(spec.get("request", "")))
-    ca, ca_key = load_client_ca(creds)
     lifetime = _SIGNING_DURATION
     if spec.get("expirationSeconds"):
         lifetime = min(lifetime, datetime.timedelta(seconds=int(spec["expirationSeconds"])))
-    builder = (
-        x509.CertificateBuilder()
-        .subject_name(request.subject)
-        .issuer_name(ca.subject)
-        .public_key(request.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - _BACKDATE)
-        .not_valid_after(now + lifetime)
-        .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
-        .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.CLIENT_AUTH]), critical=False)
-    )
+    key_usage = None
     if usages & {"digital signature", "key encipherment"}:
-        builder = builder.add_extension(
-            x509.KeyUsage(
-                digital_signature="digital signature" in usages, content_commitment=False,
-                key_encipherment="key encipherment" in usages, data_encipherment=False,
-                key_agreement=False, key_cert_sign=False, crl_sign=False,
-                encipher_only=False, decipher_only=False,
-            ),
-            critical=True,
+        key_usage = x509.KeyUsage(
+            digital_signature="digital signature" in usages, content_commitment=False,
+            key_encipherment="key encipherment" in usages, data_encipherment=False,
+            key_agreement=False, key_cert_sign=False, crl_sign=False,
+            encipher_only=False, decipher_only=False,
         )  # fmt: skip
-    cert = builder.sign(ca_key, hashes.SHA256())
+    cert = sign_client_certificate(
+        creds, request.subject, request.public_key(), now, lifetime, key_usage
+    )
     pem = cert.public_bytes(serialization.Encoding.PEM)
     return "certificate", base64.b64encode(pem).decode()

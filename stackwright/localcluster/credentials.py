@@ -22,6 +22,7 @@ import yaml
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.hazmat.primitives.asymmetric.types import CertificatePublicKeyTypes
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
 from stackwright.files import private_folder, write_private
@@ -43,6 +44,8 @@ class Credentials:
 
 
 _YEAR = datetime.timedelta(days=365)
+#: Certificates start this long before they are made, against clock skew (certificate.Backdate).
+_BACKDATE = datetime.timedelta(minutes=5)
 
 
 def ensure_credentials(folder: Path) -> Credentials:
@@ -153,24 +156,40 @@ def client_certificate(
     """(certificate, key) in PEM for `user` in `groups`, signed by the client CA: what
     kube-apiserver's x509 authenticator reads as user CN, groups O (kubeadm's and k3s's
     client certificates). `now` and `lifetime` set its validity (a test makes an expired one)."""
-    ca, ca_key = load_client_ca(creds)
-    start = now or datetime.datetime.now(datetime.UTC)
     subject = [x509.NameAttribute(NameOID.ORGANIZATION_NAME, g) for g in groups]
     subject.append(x509.NameAttribute(NameOID.COMMON_NAME, user))
     key = ec.generate_private_key(ec.SECP256R1())
-    cert = (
+    start = now or datetime.datetime.now(datetime.UTC)
+    cert = sign_client_certificate(creds, x509.Name(subject), key.public_key(), start, lifetime)
+    return cert.public_bytes(serialization.Encoding.PEM), _pem_key(key)
+
+
+def sign_client_certificate(
+    creds: Credentials,
+    subject: x509.Name,
+    public_key: CertificatePublicKeyTypes,
+    start: datetime.datetime,
+    lifetime: datetime.timedelta,
+    key_usage: x509.KeyUsage | None = None,
+) -> x509.Certificate:
+    """A client certificate (`clientAuth`, no CA) for `subject`'s key, signed by the client CA,
+    valid from five minutes before `start` (against clock skew, as upstream's signer
+    backdates) to `start + lifetime`: what `client_certificate` and the CSR signer issue."""
+    ca, ca_key = load_client_ca(creds)
+    builder = (
         x509.CertificateBuilder()
-        .subject_name(x509.Name(subject))
+        .subject_name(subject)
         .issuer_name(ca.subject)
-        .public_key(key.public_key())
+        .public_key(public_key)
         .serial_number(x509.random_serial_number())
-        .not_valid_before(start - datetime.timedelta(minutes=5))
+        .not_valid_before(start - _BACKDATE)
         .not_valid_after(start + lifetime)
         .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
         .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.CLIENT_AUTH]), critical=False)
-        .sign(ca_key, hashes.SHA256())
     )
-    return cert.public_bytes(serialization.Encoding.PEM), _pem_key(key)
+    if key_usage is not None:
+        builder = builder.add_extension(key_usage, critical=True)
+    return builder.sign(ca_key, hashes.SHA256())
 
 
 def write_kubeconfig(path: Path, *, name: str, port: int, creds: Credentials) -> None:
