@@ -1050,10 +1050,10 @@ class SQLiteBackend:
             if protected and not force:
                 if protected == [urn]:
                     raise UsageError(
-                        f"resource {urn} cannot be deleted because it is protected; to unprotect it, "
-                        "remove `protect` from its options and run `stackwright up`, or run "
-                        f"`stackwright state unprotect {shlex.quote(urn)}`; or pass --force to delete "
-                        "it anyway"
+                        f"resource {urn} cannot be deleted because it is protected: run "
+                        f"`stackwright state unprotect {shlex.quote(urn)}` first (or, if the "
+                        "program still declares it, remove `protect=True` from its options and "
+                        "run `stackwright up`), or pass --force to delete it anyway"
                     )
                 raise UsageError(
                     f"resources {', '.join(protected)} cannot be deleted because they are protected; "

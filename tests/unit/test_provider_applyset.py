@@ -18,6 +18,7 @@ from stackwright.providers.kubernetes.applyset import (
     applyset_id,
     check_parent,
     group_kind,
+    leave_set,
     managed_labels,
     parent_name,
     stamp,
@@ -203,3 +204,14 @@ def test_a_parent_shared_by_dotted_names_is_refused() -> None:
     ):
         check_parent(first.parent(["ConfigMap"]), second)
     check_parent(second.parent(["ConfigMap"]), second)
+
+
+def test_leaving_the_set_names_the_kind_with_its_group() -> None:
+    # Two CRDs may both call their kind Gadget: `kubectl label gadget ...` could pick the
+    # other one.
+    gadget = {"apiVersion": "gone.example.com/v1", "kind": "Gadget", "metadata": {"name": "g"}}
+    assert leave_set(gadget, "team") == (
+        f"kubectl label gadget.gone.example.com g -n team {PART_OF}-"
+    )
+    config = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "m"}}
+    assert leave_set(config, "team") == f"kubectl label configmap m -n team {PART_OF}-"

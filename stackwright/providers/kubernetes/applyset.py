@@ -327,6 +327,16 @@ async def list_members(
     return members
 
 
+def leave_set(member: Mapping[str, Any], namespace: str) -> str:
+    """The kubectl command that takes `member` out of its ApplySet: its kind with its group
+    (two CRDs may both name theirs `Gadget`), its name, the set's namespace."""
+    kind = str(member.get("kind", "")).lower()
+    group = str(member.get("apiVersion", "")).rpartition("/")[0]
+    name = (member.get("metadata") or {}).get("name")
+    resource = f"{kind}.{group}" if group else kind
+    return f"kubectl label {resource} {name} -n {namespace} {PART_OF}-"
+
+
 async def remove_parent(provider: KubernetesProvider, applyset: ApplySet) -> None:
     """Delete the parent of a set that has no members left; nothing when it is gone.
 
@@ -345,13 +355,13 @@ async def remove_parent(provider: KubernetesProvider, applyset: ApplySet) -> Non
     members = await list_members(provider, applyset, kinds)
     if members:
         first = members[0].get("metadata") or {}
-        kind, name = str(members[0].get("kind", "")), first.get("name")
         # An object `state delete` let go of keeps the label; so does one another tool
         # labelled. Out of the set, the next run removes the parent.
-        release = f"kubectl label {kind.lower()} {name} -n {applyset.namespace} {PART_OF}-"
+        release = leave_set(members[0], applyset.namespace)
         raise PermanentError(
-            f"{where} still has {len(members)} member(s), such as {kind} {name}; Stackwright "
-            "keeps the parent so that tools still find them (objects no stack records any "
-            f"more leave the set with `{release}`, and the next run removes the parent)"
+            f"{where} still has {len(members)} member(s), such as {members[0].get('kind')} "
+            f"{first.get('name')}; Stackwright keeps the parent so that tools still find them "
+            f"(objects no stack records any more leave the set with `{release}`, and the next "
+            "run removes the parent)"
         )
     await provider.delete("v1", "ConfigMap", applyset.namespace, applyset.name)
