@@ -302,17 +302,27 @@ def _terminate(pid: int, grace: float = 10.0) -> None:
 _MAX_USER = 64
 
 
+def _plain_name(text: str) -> bool:
+    """A user or group name RBAC bindings can match as typed: " alice" is not "alice"."""
+    return bool(text) and text == text.strip() and text.isprintable()
+
+
 def user_kubeconfig(name: str, user: str, groups: Sequence[str] = ()) -> tuple[Path, str]:
     """Write a kubeconfig (0600) whose credential is a client certificate for `user` in
     `groups`, signed by cluster `name`'s client CA; returns its path and context. RBAC
     decides what the user may do (`system:masters` among the groups: everything)."""
     current = info(name)
-    if not user.strip() or len(user) > _MAX_USER:
+    if not _plain_name(user) or len(user) > _MAX_USER:
         raise UsageError(
-            f"--user {user!r} is not a user name: give 1 to {_MAX_USER} characters, e.g. --user alice"
+            f"--user {user!r} is not a user name: give 1 to {_MAX_USER} printable characters, "
+            "no blanks at either end, e.g. --user alice"
         )
-    if not all(g.strip() for g in groups):
-        raise UsageError("--group '' is not a group name: give one, e.g. --group developers")
+    for group in groups:
+        if not _plain_name(group):
+            raise UsageError(
+                f"--group {group!r} is not a group name: give printable characters, no blanks "
+                "at either end, e.g. --group developers"
+            )
     if current.running and not (current.folder / "client-ca.crt").exists():
         raise UsageError(
             f"cluster {name} was started before it had a client CA, so it would refuse the "

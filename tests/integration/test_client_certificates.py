@@ -104,7 +104,8 @@ def test_the_cli_writes_a_client_certificate_kubeconfig(cluster: Any, alice: Pat
         "kubeconfig": str(cluster.info.folder / "users" / "bob.kubeconfig"),
     }
     for bad, said in [
-        (["--user", ""], "error: --user '' is not a user name: give 1 to 64 characters"),
+        (["--user", ""], "error: --user '' is not a user name: give 1 to 64 printable"),
+        (["--user", " alice"], "error: --user ' alice' is not a user name"),
         (["--name", "nope", "--user", "x"], "error: no local cluster named 'nope'"),
         (["--user", "x", "--group", ""], "error: --group '' is not a group name"),
     ]:
