@@ -402,6 +402,20 @@ def test_statefulset_waits_for_ready_replicas_and_fails_on_crash_loop() -> None:
     )
 
 
+def test_statefulset_scaled_down_waits_for_the_extra_pods_to_go() -> None:
+    # 3 -> 2: three pods still counted (one terminating) were "ready", and the outputs read
+    # then said 3 ready replicas; Pulumi waits until status.replicas matches.
+    scaling = statefulset(
+        replicas=3, readyReplicas=3, updatedReplicas=3, currentRevision="a", updateRevision="a"
+    )
+    verdict = evaluate(scaling)
+    assert (verdict.state, verdict.message) == (State.WAITING, "db: 3 pods, scaling down to 2")
+    done = statefulset(
+        replicas=2, readyReplicas=2, updatedReplicas=2, currentRevision="a", updateRevision="a"
+    )
+    assert evaluate(done).state is State.READY
+
+
 def test_statefulset_partitioned_rollout() -> None:
     obj = statefulset(readyReplicas=2, updatedReplicas=0, currentRevision="a", updateRevision="b")
     obj["spec"]["updateStrategy"] = {"type": "RollingUpdate", "rollingUpdate": {"partition": 1}}

@@ -563,6 +563,11 @@ def _statefulset(obj: Obj, related: Related) -> Readiness:
         return Readiness(pod.state, _with_pod(summary, pod), culprit)
     if ready < want:
         return Readiness(State.WAITING, _with_pod(summary, pod), culprit)
+    replicas = _int(status.get("replicas"))
+    if replicas > want:
+        # Scaled down: done once the pods beyond the count are gone (as Pulumi waits for
+        # status.replicas to match), so the outputs read after it say the new count.
+        return Readiness(State.WAITING, f"{name}: {replicas} pods, scaling down to {want}")
     strategy = _map(spec.get("updateStrategy"))
     if strategy.get("type") == "OnDelete":
         return Readiness(State.READY, summary)
