@@ -289,6 +289,9 @@ class Run:
         self._censused: set[str] = set()
         #: (provider URN, namespace) of each ApplySet the objects in `held` are members of.
         self.members: set[tuple[str, str]] = set()
+        #: (provider URN, namespace) of each ApplySet this run deleted objects of through
+        #: the provider's former settings: on the cluster it moved off (`former_applysets`).
+        self._moved_off: set[tuple[str, str]] = set()
         #: Each component's record as this run left it (`record_component_outputs`).
         self._components: dict[str, ResourceState] = {}
         #: Each program resource's URN → the URNs its inputs and `depends_on` name.
@@ -356,6 +359,28 @@ class Run:
             made = self.factory(None)
         self.providers[provider_urn] = made
         return made
+
+    def deleting_provider(self, provider_urn: str) -> Provider:
+        """The provider that reaches the objects a provider's records name: the one its
+        former settings make when it now names another cluster (they are still there)."""
+        former = self._former_providers.get(provider_urn)
+        return former if former is not None else self.provider_for(provider_urn)
+
+    def former_applysets(self) -> list[tuple[str, str]]:
+        """(provider URN, namespace) of each ApplySet whose objects this run deleted from the
+        cluster their provider moved off, its parent there left behind; not where another
+        of the stack's providers keeps objects in that namespace of that cluster (the same
+        parent, whose members they are)."""
+        return sorted(
+            (urn, namespace)
+            for urn, namespace in self._moved_off
+            if not any(
+                other != urn
+                and ns == namespace
+                and self.provider_for(other).cluster == self.deleting_provider(urn).cluster
+                for other, ns in self.members
+            )
+        )
 
     def _same_cluster(self, one: str, other: str) -> bool:
         """Whether two providers (by URN; "" the stack's default) reach one cluster; False
@@ -1466,9 +1491,12 @@ class Run:
             if _deletes_object(state, op, keep_object=keep_object):
                 api_version, kind, namespace, name = object_ref(state)
                 async with self._sem:
-                    await self._former_providers.get(
-                        state.provider, self.provider_for(state.provider)
-                    ).delete(api_version, kind, namespace, name)
+                    await self.deleting_provider(state.provider).delete(
+                        api_version, kind, namespace, name
+                    )
+                member = applyset_of(state)
+                if member is not None and state.provider in self._former_providers:
+                    self._moved_off.add(member)
             elif state.custom and is_kubernetes(state) and not keep_object:
                 # Retained: left in the cluster, but no longer marked as the stack's (an
                 # ApplySet prune would otherwise still count it a member).
@@ -1637,9 +1665,8 @@ class Run:
         if state.urn in self._censused or not defined_kind(state.inputs):
             return
         self._censused.add(state.urn)
-        provider = self._former_providers.get(state.provider) or self.provider_for(state.provider)
         async with self._sem:
-            diagnostic = await census(provider, state)
+            diagnostic = await census(self.deleting_provider(state.provider), state)
         if diagnostic is not None:
             self.emit(diagnostic)
 

@@ -592,12 +592,11 @@ async def _mutate(
             operation.set_outputs(stored)
         outcome = run_.outcome
         if not (outcome.failures or outcome.not_done or options.targets or options.excludes):
-            # Only a run that did all the program asks knows which sets it left empty.
-            await _remove_applysets(
-                run_,
-                snapshot.former_names,
-                left_applysets(run_.stack, snapshot.former_names, had, run_.members),
-            )
+            # Only a run that did all the program asks knows which sets it left empty; a
+            # provider that moved to another cluster left its sets empty on the former one.
+            left = left_applysets(run_.stack, snapshot.former_names, had, run_.members)
+            left += [(run_.stack, *moved) for moved in run_.former_applysets()]
+            await _remove_applysets(run_, snapshot.former_names, sorted(set(left)))
         run_.run_unused_applies()  # last, so that one that raises leaves the rest done
         return run_.summary(0.0)
     finally:
@@ -644,7 +643,8 @@ async def _remove_applysets(
     kept: set[str] = set()
     for name, provider, namespace in parents:
         try:
-            await run_.provider_for(provider).remove_applyset(name, namespace)
+            # Through the provider's former settings when it moved: its sets were there.
+            await run_.deleting_provider(provider).remove_applyset(name, namespace)
         except Exception as exc:  # the objects are done with: only the bookkeeping is left
             kept.add(name)
             whose = "" if name == run_.stack else f" of the stack's former name {name}"

@@ -91,10 +91,12 @@ def two_objects(p: Project, provider: str) -> None:
 
 
 def created_there(p: Project, cluster: LiveCluster, other: ClusterInfo, *args: str) -> None:
-    """Once forgotten: `up` creates the objects in `other`; `cluster` keeps its copies."""
+    """Once forgotten: `up` creates the objects in `other`; `cluster` keeps its copies, and
+    the stack's ApplySet parent that still finds them."""
     assert p.up(*args).changed() == {"ns": "create", "cm": "create"}
     assert other_get(other, "configmap", "cm", p.ns) is not None
     assert get(cluster, "configmap", "cm", p.ns) is not None
+    assert get(cluster, "configmap", p.applyset_parent, p.ns) is not None
 
 
 def destroyed_there(p: Project, cluster: LiveCluster, other: ClusterInfo) -> None:
@@ -136,6 +138,57 @@ def test_inline_kubeconfig_naming_another_server_replaces_the_objects_there(
     assert p.preview().changed() == {}
     p.sw("destroy", "--yes")
     assert other_get(other, "configmap", "cm", p.ns) is None
+
+
+def test_objects_replaced_on_another_cluster_leave_no_applyset_parent_on_the_former(
+    new_project: Any, cluster: LiveCluster, other: ClusterInfo
+) -> None:
+    # The namespace outlives the stack on both clusters (as `default` would): only the
+    # stack's parent in it is left for the run to remove.
+    p = new_project()
+    cluster.kubectl("create", "namespace", p.ns)
+    assert on_other(other, "create", "namespace", p.ns).returncode == 0
+    first = yaml.safe_dump(kubeconfig_of(cluster.kubeconfig))
+    second = yaml.safe_dump(kubeconfig_of(other.kubeconfig))
+
+    def declare(kubeconfig: str) -> None:
+        # "here" (the stack's default provider, on `cluster`) stays; "cm" follows "region".
+        p.program(
+            f"""
+            region = k8s.Provider("region", kubeconfig={kubeconfig!r})
+            k8s.core.v1.ConfigMap("here", metadata={{"name": "here", "namespace": NS}})
+            k8s.core.v1.ConfigMap("cm", metadata={{"name": "cm", "namespace": NS}},
+                                  opts=sw.ResourceOptions(provider=region))
+            """
+        )
+
+    def move(kubeconfig: str) -> None:
+        """Replace "cm" on the cluster `kubeconfig` reaches, with no warning."""
+        declare(kubeconfig)
+        up = p.up()
+        assert up.changed() == {"region": "update", "cm": "replace"}
+        assert [e for e in up.of("diagnostic") if e.get("severity") == "warning"] == []
+
+    declare(first)
+    assert p.up().summary["counts"] == {"create": 3}
+    assert get(cluster, "configmap", p.applyset_parent, p.ns) is not None
+
+    # Off `cluster`: "here" is still a member of the stack's set there, whose parent stays.
+    move(second)
+    assert get(cluster, "configmap", "cm", p.ns) is None
+    assert get(cluster, "configmap", p.applyset_parent, p.ns) is not None
+    assert other_get(other, "configmap", p.applyset_parent, p.ns) is not None
+
+    # Off `other`: nothing of the stack is left there, nor is its parent.
+    move(first)
+    assert other_get(other, "configmap", "cm", p.ns) is None
+    assert other_get(other, "configmap", p.applyset_parent, p.ns) is None
+    assert get(cluster, "configmap", p.applyset_parent, p.ns) is not None
+
+    p.sw("destroy", "--yes")
+    assert get(cluster, "configmap", p.applyset_parent, p.ns) is None
+    cluster.kubectl("delete", "namespace", p.ns)
+    assert on_other(other, "delete", "namespace", p.ns).returncode == 0
 
 
 def kube_system_uid(kubeconfig: Path) -> str:
