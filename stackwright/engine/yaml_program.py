@@ -166,14 +166,22 @@ def _parse_reference(text: str, line: int) -> Reference:
 def _template(text: str, line: int) -> str | Template:
     parts: list[str | Reference] = []
     position = 0
-    for match in _REFERENCE.finditer(text):
-        parts.append(text[position : match.start()])
+    for match in [*_REFERENCE.finditer(text), None]:
+        literal = text[position : None if match is None else match.start()]
+        if "${" in literal:  # what the pattern left: no `}` closes it
+            raise _Problem(
+                line,
+                f"{literal[literal.index('${') :]!r}: a `${{` that no `}}` closes; "
+                "close the reference, or write `$${` for a literal `${`",
+            )
+        parts.append(literal)
+        if match is None:
+            break
         if match.group(1) is None:  # `$${`: a literal `${`
             parts.append("${")
         else:
             parts.append(_parse_reference(match.group(1), line))
         position = match.end()
-    parts.append(text[position:])
     kept = tuple(p for p in parts if p != "")
     if all(isinstance(p, str) for p in kept):
         return "".join(p for p in kept if isinstance(p, str))
@@ -323,7 +331,7 @@ class Evaluator:
         self.values: dict[str, Any] = {}
         self.resources: dict[str, Resource] = {}
         #: A built-in kind's resource → its kind and top-level fields (to check references).
-        self.fields: dict[str, tuple[str, frozenset[str]]] = {}
+        self.fields: dict[str, tuple[str, Mapping[str, Nested | None]]] = {}
         self.declared: dict[str, Entry] = {}
         for kind in ("config", "variables", "resources"):
             for entry in getattr(document, kind):
@@ -634,7 +642,10 @@ class Evaluator:
                     f"resource {entry.name}: {key} {given!r} differs from its type's {expected!r}",
                 )
         if fields is not None:
-            self.fields[entry.name] = (kind, fields)
+            self.fields[entry.name] = (
+                kind,
+                kind_fields(parsed.group, parsed.version, parsed.kind) or {},
+            )
             unknown = sorted(set(properties) - fields)
             if unknown:
                 raise _Problem(
@@ -791,9 +802,11 @@ def _field(
     resource: Resource,
     path: tuple[str | int, ...],
     kind: str,
-    fields: frozenset[str] | None,
+    fields: Mapping[str, Nested | None] | None,
 ) -> Any:
-    """A resource's live object at `path` (itself when empty); `fields`: its built-in kind's."""
+    """A resource's live object at `path` (itself when empty); `fields`: its built-in kind's,
+    against which the path is checked as far as the schema knows its keys (not `status`, not
+    free-keyed maps such as labels)."""
     if not path:
         return resource
     # As Pulumi YAML's `${res.id}` / `${res.urn}`: no Kubernetes object has a top-level
@@ -803,11 +816,36 @@ def _field(
         return _select(resource.urn, rest)
     if head == "id" and isinstance(resource, KubernetesResource):
         return _select(resource.id, rest)
-    if fields is not None and head not in fields | LIVE_FIELDS:
-        close = difflib.get_close_matches(str(head), sorted(fields | LIVE_FIELDS), n=1)
+    if fields is not None and head not in fields.keys() | LIVE_FIELDS:
+        close = difflib.get_close_matches(str(head), sorted(fields.keys() | LIVE_FIELDS), n=1)
         hint = f"; did you mean {close[0]!r}?" if close else ""
         raise _Problem(ref.line, f"${{{ref.text}}}: {kind} has no field {head!r}{hint}")
+    if fields is not None:
+        _check_path(ref, fields.get(str(head)), list(rest))
     return resource.output(*path)
+
+
+def _check_path(ref: Reference, nested: Nested | None, rest: list[str | int]) -> None:
+    """The keys of `rest` that its schema `nested` knows: a misspelt one read null, silently,
+    as a field the server had not filled in does (`${web.metadata.nmae}`)."""
+    while nested is not None and rest:
+        if nested.container != "one":  # an item of a list, a value of a free-keyed map
+            item = rest.pop(0)
+            if not rest or (nested.container == "list") != isinstance(item, int):
+                return
+        key = rest.pop(0)
+        keys = object_keys(nested.definition)
+        if not isinstance(key, str):
+            return
+        if key not in keys:
+            close = difflib.get_close_matches(key, sorted(keys), n=1)
+            hint = (
+                f"did you mean {close[0]!r}?" if close else f"its fields: {', '.join(sorted(keys))}"
+            )
+            raise _Problem(
+                ref.line, f"${{{ref.text}}}: {nested.shown} has no field {key!r}; {hint}"
+            )
+        nested = keys[key]
 
 
 def _known(value: Any, ref: Reference) -> Any:

@@ -306,6 +306,13 @@ def test_config_takes_the_stack_value_typed_or_the_default_and_keeps_secrets_sec
             "fn::readFile: cannot read {tmp}/missing.txt: no such file; the path is relative "
             "to the program's folder",
         ),
+        (  # it was sent as the text `${image` for the API server to refuse
+            "image: ${image}",
+            'image: "nginx:${image"',
+            'image: "nginx',
+            "'${image': a `${` that no `}` closes; close the reference, or write `$${` for "
+            "a literal `${`",
+        ),
     ],
 )
 def test_a_mistake_is_one_line_naming_the_file_and_line(
@@ -666,12 +673,16 @@ def test_main_naming_a_folder_runs_the_main_yaml_in_it_as_pulumi_yaml_does(tmp_p
         ("${cm.metdata.name}", "ConfigMap has no field 'metdata'; did you mean 'metadata'?"),
         ("${cm.spec}", "ConfigMap has no field 'spec'"),
         ("x-${cm.dta.a}", "ConfigMap has no field 'dta'; did you mean 'data'?"),
+        ("${cm.metadata.nmae}", "${cm.metadata.nmae}: ObjectMeta has no field 'nmae'; did you "),
+        ("${svc.spec.ports[0].nodPort}", "ServicePort has no field 'nodPort'; did you mean "),
+        ("${svc.spec.clusterIp}", "ServiceSpec has no field 'clusterIp'; did you mean 'clusterIP'"),
     ],
 )
 def test_a_misspelt_field_of_a_built_in_kind_in_a_reference_is_one_line(
     tmp_path: Path, reference: str, said: str
 ) -> None:
-    # It read null, silently, as a field the server had not filled in would.
+    # It read null, silently, as a field the server had not filled in would (the top-level
+    # field's name was checked, the keys under it were not).
     text = f"""
     name: shop
     runtime: yaml
@@ -679,9 +690,15 @@ def test_a_misspelt_field_of_a_built_in_kind_in_a_reference_is_one_line(
       cm:
         type: kubernetes:core/v1:ConfigMap
         properties: {{data: {{a: b}}}}
+      svc:
+        type: kubernetes:core/v1:Service
+        properties: {{spec: {{ports: [{{port: 80}}]}}}}
     outputs:
       fine: ${{cm.status}}
       kind: ${{cm.kind}}
+      label: ${{cm.metadata.labels.anything}}
+      port: ${{svc.spec.ports[0].nodePort}}
+      ready: ${{svc.status.loadBalancer.whatever}}
       bad: "{reference}"
     """
     with pytest.raises(UsageError) as caught:
