@@ -479,7 +479,9 @@ class Evaluator:
                 f"${{{ref.text}}}: {ref.root} has no object {ref.path[1]!r}; it has "
                 + (", ".join(names[:10]) or "none"),
             )
-        return _field(ref, child, ref.path[2:], "", None)
+        parsed = parse_type_token(child.resource_type)
+        fields = None if parsed is None else kind_fields(parsed.group, parsed.version, parsed.kind)
+        return _field(ref, child, ref.path[2:], parsed.kind if parsed else "", fields)
 
     def _call(self, call: Call) -> Any:
         function = FUNCTIONS.get(call.name)

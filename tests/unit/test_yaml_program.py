@@ -884,6 +884,12 @@ def test_an_object_of_a_manifest_component_is_read_through_its_resources(
     assert list(after.opts.depends_on) == [child]
     with pytest.raises(UsageError, match=r"has no object 'ConfigMap:fc'"):
         _run(tmp_path, text.replace("ConfigMap:apps/fc", "ConfigMap:fc"))
+    # An object's field is checked against its kind's schema, as a resource's is (a
+    # misspelt one read null).
+    line = _line_of(text, "data: {x:")
+    for typo, said in (("dta.x", "ConfigMap has no field 'dta'"), ("metadata.nme", "'nme'")):
+        with pytest.raises(UsageError, match=rf":{line}: .*{said}"):
+            _run(tmp_path, text.replace("].data.x}", f"].{typo}}}"))
 
 
 @pytest.mark.parametrize(
