@@ -843,7 +843,7 @@ class Run:
         if step.op is Op.REPLACE and old is not None and old.protect:
             raise UsageError(
                 f"resource {urn} cannot be replaced because it is protected "
-                f"({'; '.join(step.replace_reasons)}): remove `protect=True` from its options first, "
+                f"({'; '.join(step.replace_reasons)}): remove its `protect` option first, "
                 f"or run `stackwright state unprotect {shlex.quote(urn)}`"
             )
         drifted = [

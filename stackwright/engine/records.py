@@ -40,7 +40,7 @@ def protected(urn: str) -> str:
     return (
         f"resource {urn} cannot be deleted because it is protected: run `stackwright state "
         f"unprotect {shlex.quote(urn)}` first (or, if the program still declares it, remove "
-        "`protect=True` from its options and run `stackwright up`)"
+        "its `protect` option and run `stackwright up`)"
     )
 
 

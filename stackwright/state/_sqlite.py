@@ -1052,8 +1052,8 @@ class SQLiteBackend:
                     raise UsageError(
                         f"resource {urn} cannot be deleted because it is protected: run "
                         f"`stackwright state unprotect {shlex.quote(urn)}` first (or, if the "
-                        "program still declares it, remove `protect=True` from its options and "
-                        "run `stackwright up`), or pass --force to delete it anyway"
+                        "program still declares it, remove its `protect` option and run "
+                        "`stackwright up`), or pass --force to delete it anyway"
                     )
                 raise UsageError(
                     f"resources {', '.join(protected)} cannot be deleted because they are protected; "

@@ -1176,8 +1176,8 @@ def test_delete_resource_refuses_a_protected_one(backend: SQLiteBackend) -> None
     assert str(caught.value) == (
         f"resource {urn('a')} cannot be deleted because it is protected: run "
         f"`stackwright state unprotect {urn('a')}` first (or, if the program still declares "
-        "it, remove `protect=True` from its options and run `stackwright up`), or pass --force "
-        "to delete it anyway"
+        "it, remove its `protect` option and run `stackwright up`), or pass --force to delete "
+        "it anyway"
     )
     assert backend.delete_resource(PROJECT, "dev", urn("a"), force=True) == [urn("a")]
 
