@@ -829,24 +829,28 @@ class SQLiteBackend:
             # Numbered within the stack (1, 2, 3 …, as Pulumi's update versions), not by
             # the table's id that every stack of the store shares.
             rows = db.execute(
-                "SELECT version, kind, started, ended, result, counts, message, owner, host FROM ("
-                "SELECT ROW_NUMBER() OVER (ORDER BY id) AS version, * FROM history "
+                "SELECT version, id, kind, started, ended, result, counts, message, owner, host "
+                "FROM (SELECT ROW_NUMBER() OVER (ORDER BY id) AS version, * FROM history "
                 "WHERE stack_id = ?) ORDER BY version DESC LIMIT ?",
                 (stack_id, -1 if limit is None else limit),
             ).fetchall()
+            holder = _read_holder(db, stack_id)
+        # An operation killed on this host (kill -9) is not "in progress" however long it
+        # takes the next one to take its lock over and record it so.
+        dead = holder.operation_id if holder is not None and _died_here(holder) else None
         return [
             HistoryEntry(
-                id=id_,
+                id=version,
                 kind=kind,
                 start=timestamp(started),
                 end=timestamp(ended) if ended is not None else None,
-                result=result,
-                counts=_history_counts(stack, id_, counts),
+                result=INTERRUPTED if row_id == dead and result == IN_PROGRESS else result,
+                counts=_history_counts(stack, version, counts),
                 message=message,
                 owner=owner,
                 host=host,
             )
-            for id_, kind, started, ended, result, counts, message, owner, host in rows
+            for version, row_id, kind, started, ended, result, counts, message, owner, host in rows
         ]
 
     def recorded_elsewhere(self, project: str, stack: str, urn: str, object_id: str) -> list[str]:

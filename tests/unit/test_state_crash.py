@@ -153,6 +153,20 @@ def test_a_killed_holder_on_this_host_is_taken_over_at_once(
     ]
 
 
+def test_the_history_of_a_killed_holder_on_this_host_says_interrupted_before_a_takeover(
+    path: Path, engines: list[subprocess.Popen[str]]
+) -> None:
+    # `stack` / `stack history` after a kill -9 said "in-progress" until the next operation
+    # took the lock over, though its process was known to be gone.
+    child = start_engine(path, "hold")
+    engines.append(child)
+    backend = SQLiteBackend(path)
+    assert [h.result for h in backend.history(PROJECT, "dev")] == ["in-progress"]  # alive
+    kill(child)
+    assert [h.result for h in backend.history(PROJECT, "dev")] == ["interrupted"]
+    assert backend.history(PROJECT, "dev")[0].end is None  # not recorded: only read so
+
+
 def test_a_killed_holder_on_another_host_blocks_until_its_lease_lapses(
     path: Path, engines: list[subprocess.Popen[str]], monkeypatch: pytest.MonkeyPatch
 ) -> None:
