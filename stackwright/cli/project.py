@@ -38,7 +38,7 @@ from stackwright.automation.workspace import (
     unselect_stack,
 )
 from stackwright.cli.render import Renderer, compact, json_line, make_renderer
-from stackwright.engine.events import Summary, masked
+from stackwright.engine.events import Summary, masked, plural
 from stackwright.errors import StackwrightError, UsageError
 from stackwright.model import SECRET_TEXT, ResourceState, map_secrets, urn_name
 from stackwright.policy import Level
@@ -1039,11 +1039,19 @@ def stack_graph(
         )
     else:
         text = _dot(f"{ws.project.name}/{ws.stack}", nodes, edges)
+    if not nodes:
+        # It reads the state, as Pulumi's does: before the first up, an empty graph.
+        typer.echo(
+            f"stack {ws.stack} records no resources yet: the graph is drawn from the state, "
+            "so run `stackwright up` first",
+            err=True,
+        )
     if file is None:
         typer.echo(text, nl=False)
     else:
         file.write_text(text)
-        typer.echo(f"wrote {file}: {len(nodes)} resources, {len(edges)} edges", err=True)
+        counted = f"{plural(len(nodes), 'resource')}, {plural(len(edges), 'edge')}"
+        typer.echo(f"wrote {file}: {counted}", err=True)
 
 
 #: Edge styles by kind: parents as Pulumi draws them, Kubernetes' rules dashed and named.

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from stackwright.engine.events import Diagnostic
+from stackwright.engine.events import Diagnostic, plural
 from stackwright.engine.graph import defined_kind
 from stackwright.engine.ports import Provider
 from stackwright.engine.records import mark_of, metadata_of
@@ -78,8 +78,8 @@ def _counted(urn: str, head: str, items: list[dict[str, Any]], more: int | None)
     if not items:
         return Diagnostic(urn, f"{head}: there are none now", "info")
     count = len(items) + more if more is not None else 0
-    total = _plural(count, "object") if more is not None else f"more than {len(items)} objects"
-    where = f" in {_plural(len(namespaces), 'namespace')}" if namespaces else ""
+    total = plural(count, "object") if more is not None else f"more than {len(items)} objects"
+    where = f" in {plural(len(namespaces), 'namespace')}" if namespaces else ""
     mine = "all this stack's" if not theirs else f"{len(theirs)} of them not this stack's"
     named = ", ".join(theirs[:NAMED]) + (", …" if len(theirs) > NAMED else "")
     whose = f"{mine} ({named})" if theirs else mine
@@ -88,7 +88,3 @@ def _counted(urn: str, head: str, items: list[dict[str, Any]], more: int | None)
     else:  # one LIST, bounded: what the first page says, and the count the server gave
         text = f"{total}; the first {len(items)} listed are{where}, {whose}"
     return Diagnostic(urn, f"{head}: {text}", "warning" if theirs else "info")
-
-
-def _plural(count: int, noun: str) -> str:
-    return f"{count} {noun}{'' if count == 1 else 's'}"

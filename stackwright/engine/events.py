@@ -128,6 +128,11 @@ def ignore(event: Event) -> None:
     """A listener that drops every event (tests, the automation API's quiet mode)."""
 
 
+def plural(count: int, noun: str) -> str:
+    """`1 resource`, `3 resources`: a count with its noun, for messages."""
+    return f"{count} {noun}{'' if count == 1 else 's'}"
+
+
 def within(path: str, prefixes: Iterable[str]) -> bool:
     """Whether a dotted field path is one of `prefixes` or lies under one (`data.pw` under
     `data`, `spec.ports[0]` under `spec.ports`): secret paths, ignore_changes."""

@@ -89,6 +89,19 @@ def test_history_lines_have_no_empty_columns_or_trailing_blanks(
     assert destroyed == destroyed.rstrip()
 
 
+def test_the_graph_of_a_stack_with_nothing_says_why_it_is_empty(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # It reads the state, as Pulumi's does: before the first up it printed an empty
+    # digraph and nothing else.
+    main(["destroy", "--yes"])
+    capsys.readouterr()
+    main(["stack", "graph", str(project / "graph.dot")])
+    err = capsys.readouterr().err
+    assert "records no resources yet: the graph is drawn from the state" in err
+    assert err.endswith("graph.dot: 0 resources, 0 edges\n")
+
+
 def test_removing_the_selected_stack_leaves_none_selected(
     project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
