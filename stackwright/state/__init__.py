@@ -16,6 +16,7 @@ and orjson; it never talks to a cluster and never decides what a step should be.
 """
 
 from stackwright.state._backend import Backend, Operation
+from stackwright.state._dry_run import DryRunJournal
 from stackwright.state._open import SCHEMES, backend_url, open_backend, stackwright_home
 from stackwright.state._records import HistoryEntry, LockHolder, Snapshot, StackSummary
 from stackwright.state._secrets import Encrypter, PlaintextEncrypter
@@ -25,6 +26,7 @@ from stackwright.state.errors import LockLost, StateCorrupt
 __all__ = [
     "SCHEMES",
     "Backend",
+    "DryRunJournal",
     "Encrypter",
     "HistoryEntry",
     "LockHolder",

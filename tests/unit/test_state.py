@@ -113,6 +113,7 @@ def test_public_surface_is_small_and_sorted() -> None:
     assert set(state_pkg.__all__) == {
         "SCHEMES",
         "Backend",
+        "DryRunJournal",
         "Encrypter",
         "HistoryEntry",
         "LockHolder",
@@ -678,6 +679,44 @@ def test_a_crashed_replacement_is_resolved_like_its_end(backend: SQLiteBackend) 
         ("default/a-1", True),
         ("default/a-2", False),
     ]
+
+
+def test_a_dry_run_journal_settles_as_an_operation_does_and_writes_nothing(
+    backend: SQLiteBackend,
+) -> None:
+    """A preview settles pending steps into a `DryRunJournal`: its snapshot is the state
+    the same calls leave through an operation, and the store is not touched."""
+    up(backend, res("a", id="default/a-1"), res("gone"), res("kept"), res("user", "gone"))
+    crashed = backend.begin_operation(PROJECT, "dev", kind="up")
+    crashed.begin(0, Op.CREATE_REPLACEMENT, res("a", id="default/a-2"))
+    crashed.begin(1, Op.CREATE, res("new"))
+    crashed.begin(2, Op.DELETE, live(res("gone")))
+    crashed.begin(3, Op.DELETE, live(res("kept")))
+    crashed.begin(4, Op.CREATE, res("never"))
+    crashed.finish("failed")  # its steps stay pending
+    snapshot = backend.load(PROJECT, "dev")
+
+    def settle(journal: Any) -> None:
+        replacement, new, gone, kept, _never = snapshot.pending
+        journal.resolve_pending(replacement, live(res("a", id="default/a-2")))
+        journal.resolve_pending(new, live(res("new")))
+        # What refers to a resource settled as gone stops naming it, as a step.
+        journal.begin(10, Op.REFRESH, live(res("user", "gone")))
+        journal.end(10, live(res("user")))
+        journal.resolve_pending(gone, None)
+        journal.resolve_pending(kept, live(res("kept")))
+        with pytest.raises(ValueError, match="was it resolved already"):
+            journal.resolve_pending(gone, None)
+
+    dry = state_pkg.DryRunJournal(snapshot)
+    settle(dry)
+    assert backend.load(PROJECT, "dev") == snapshot
+    with backend.begin_operation(PROJECT, "dev", kind="up") as op:
+        settle(op)
+    after = backend.load(PROJECT, "dev")
+    assert urns(after) == ["a(old)", "a", "new", "user", "kept"]
+    assert [(p.op, p.resource.urn) for p in after.pending] == [(Op.CREATE, urn("never"))]
+    assert (dry.snapshot().resources, dry.snapshot().pending) == (after.resources, after.pending)
 
 
 def test_outputs_and_version(backend: SQLiteBackend) -> None:
