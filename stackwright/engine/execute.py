@@ -404,7 +404,8 @@ class Run:
     # --- settling what a crash left ------------------------------------------------------
 
     async def settle_pending(self, pending: list[PendingOperation]) -> None:
-        """Resolve steps begun and never ended by reading the cluster; no manual repair."""
+        """Resolve steps begun and never ended by reading the cluster; no manual repair.
+        A preview's run resolves them into a `DryRunJournal`, so it writes nothing."""
         assert self.journal is not None
         for item in pending:
             state = item.resource
@@ -427,10 +428,11 @@ class Run:
                 # Its record goes: what still refers to it stops doing so first.
                 self._forget_gone({state.urn: state}, record=True)
             self.journal.resolve_pending(item, result)
+            settled = "would settle" if self.options.dry_run else "settled"
             self.emit(
                 Diagnostic(
                     state.urn,
-                    f"settled an interrupted {item.op.value} of {describe(state.urn)}",
+                    f"{settled} an interrupted {item.op.value} of {describe(state.urn)}",
                     "info",
                 )
             )
@@ -458,11 +460,13 @@ class Run:
             live = None  # the recorded object is gone; the one there is not the stack's
         if item.op in _DELETES and live is not None and metadata_of(live).get("deletionTimestamp"):
             # Being deleted (a Namespace Terminating, an object held by finalizers):
-            # gone soon, so wait for it as its delete step would; kept, its record
-            # (and its riders') would claim an object the cluster is removing.
-            await self.provider_for(state.provider).await_deleted(
-                api_version, kind, namespace, name
-            )
+            # gone soon, so wait for it as its delete step would (a preview shows it gone
+            # without waiting); kept, its record (and its riders') would claim an object
+            # the cluster is removing.
+            if not self.options.dry_run:
+                await self.provider_for(state.provider).await_deleted(
+                    api_version, kind, namespace, name
+                )
             live = None
         if item.op in _DELETES:
             return state if live is not None else None

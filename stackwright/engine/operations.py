@@ -27,7 +27,7 @@ from stackwright.engine.events import Diagnostic, Listener, Summary, shown
 from stackwright.engine.execute import Options, Run
 from stackwright.engine.graph import defined_kind
 from stackwright.engine.policy_gate import PolicyGate
-from stackwright.engine.ports import ProviderFactory
+from stackwright.engine.ports import Journal, ProviderFactory
 from stackwright.engine.records import (
     applyset_of,
     describe,
@@ -46,7 +46,14 @@ from stackwright.errors import UsageError
 from stackwright.kubernetes.provider import PROVIDER_TYPE
 from stackwright.model import URN_ANNOTATION, ResourceState, parse_urn
 from stackwright.sdk.context import Program
-from stackwright.state import Backend, LockHolder, LockLost, Operation, Snapshot
+from stackwright.state import (
+    Backend,
+    DryRunJournal,
+    LockHolder,
+    LockLost,
+    Operation,
+    Snapshot,
+)
 
 
 def _snapshot(backend: Backend, project: str, stack: str) -> Snapshot:
@@ -397,10 +404,15 @@ async def _preview(
             Diagnostic(
                 "",
                 f"{len(snapshot.pending)} step(s) of an interrupted operation are pending; "
-                "the next `up` settles them by reading the cluster",
+                "this preview read their objects from the cluster, and the next `up` "
+                "settles them the same way",
                 "warning",
             )
         )
+        # Plan against the state the next `up` will plan against, recording nothing.
+        settled = DryRunJournal(snapshot)
+        await _settle(snapshot, options, settled, providers, listener)
+        snapshot = settled.snapshot()
     run_ = Run.over(
         snapshot, options, program, None, providers, listener, elsewhere, managed_by, clusters
     )
@@ -524,6 +536,22 @@ async def _watching_lock(operation: Operation, work: Coroutine[Any, Any, Summary
         watcher.cancel()
 
 
+async def _settle(
+    snapshot: Snapshot,
+    options: Options,
+    journal: Journal,
+    providers: ProviderFactory,
+    listener: Listener,
+) -> None:
+    """Settle the steps a crash left pending by reading the cluster, into `journal`: the
+    operation's, or a preview's `DryRunJournal`, which records nothing."""
+    settle = Run.over(snapshot, options, None, journal, providers, listener)
+    try:
+        await settle.settle_pending(snapshot.pending)
+    finally:
+        await settle.close()
+
+
 async def _mutate(
     backend: Backend,
     operation: Any,
@@ -537,13 +565,9 @@ async def _mutate(
     # What the stack had before settling: a step a crash left pending may have made or
     # removed an object, and its ApplySet parent is one to remove once the set is empty.
     had = [*snapshot.resources, *(item.resource for item in snapshot.pending)]
-    settle = Run.over(snapshot, options, None, operation, providers, listener)
-    try:
-        if snapshot.pending:
-            await settle.settle_pending(snapshot.pending)
-            snapshot = backend.load(snapshot.project, snapshot.stack)
-    finally:
-        await settle.close()
+    if snapshot.pending:
+        await _settle(snapshot, options, operation, providers, listener)
+        snapshot = backend.load(snapshot.project, snapshot.stack)
     run_ = Run.over(
         snapshot,
         options,

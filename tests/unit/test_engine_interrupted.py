@@ -311,3 +311,75 @@ def test_an_interrupted_update_whose_object_is_gone_leaves_no_reference_behind(
     reader = state.resource(urn(CM, "reader"))
     assert reader is not None and reader.dependencies == (urn(CM, "settings"),)
     assert stack.fake.find("ConfigMap", "settings") is not None
+
+
+def test_a_preview_after_an_interrupted_up_plans_as_the_next_up_and_writes_nothing(
+    stack: Stack,
+) -> None:
+    """An `up` killed midway leaves creates pending whose objects may exist. The next `up`
+    settles them by reading the cluster and then plans; a preview planned against the state
+    as the crash left it and showed "+ create" for objects that were there, disagreeing with
+    the `up` after it. It now settles them in memory (reads only) and plans the same steps,
+    leaving the state and its journal as they were."""
+
+    def app(p: Program) -> None:
+        for name in ("landed", "lost", "kept"):
+            k8s.core.v1.ConfigMap(name, metadata={"name": name}, data={"n": name})
+
+    assert stack.up(lambda p: k8s.core.v1.ConfigMap("kept", metadata={"name": "kept"})).ok
+    stack.fake.lose_reply["landed"] = TimeoutError("read timed out")  # made, never confirmed
+    stack.fake.fail_apply["lost"] = ConnectionResetError("connection reset by peer")
+    assert not stack.up(app).ok
+    stack.fake.lose_reply.clear()
+    stack.fake.fail_apply.clear()
+    before = stack.state()
+    assert sorted((p.op, p.resource.urn) for p in before.pending) == [
+        (Op.CREATE, urn(CM, "landed")),
+        (Op.CREATE, urn(CM, "lost")),
+    ]
+    assert stack.fake.names("ConfigMap") == ["default/kept", "default/landed"]
+    stack.fake.calls.clear()
+
+    preview = stack.preview(app)
+
+    assert preview.ok, preview.failures
+    previewed = sorted(stack.started())
+    # `landed` was made and never seen ready: the `up` waits for it again, as an update.
+    assert previewed == [("create", "lost"), ("same", "kept"), ("update", "landed")]
+    assert stack.fake.writes() == []
+    assert stack.state() == before
+    (warning,) = [d.message for d in stack.of(Diagnostic) if d.severity == "warning"]
+    assert warning == (
+        "2 step(s) of an interrupted operation are pending; this preview read their objects "
+        "from the cluster, and the next `up` settles them the same way"
+    )
+
+    summary = stack.up(app)
+
+    assert summary.ok, summary.failures
+    assert sorted(stack.started()) == previewed
+    assert summary.counts == preview.counts
+    assert stack.state().pending == []
+
+
+def test_a_preview_of_a_destroy_after_an_interrupted_one_shows_a_landed_delete_done(
+    stack: Stack,
+) -> None:
+    """A delete left pending whose object is gone: the preview deletes it no more, as the
+    `destroy` after it (which settles the step) does not."""
+    assert stack.up(one_config_map).ok
+    stack.fake.lose_reply["settings"] = TimeoutError("read timed out")
+    assert not stack.destroy().ok
+    stack.fake.lose_reply.clear()
+    before = stack.state()
+    assert [p.op for p in before.pending] == [Op.DELETE]
+    assert stack.fake.names("ConfigMap") == []
+    stack.fake.calls.clear()
+
+    preview = stack.run("destroy", None, dry_run=True)
+
+    assert preview.ok, preview.failures
+    assert stack.started() == [] and preview.counts == {}
+    assert stack.fake.writes() == [] and stack.state() == before
+    assert stack.destroy().ok
+    assert stack.started() == [] and stack.state().resources == []
