@@ -18,11 +18,17 @@ from crash_run import LiveCluster, Project, live_objects, started
 pytestmark = pytest.mark.integration
 
 COUNT = 300
-PROGRAM = f"""
+#: Killed ups tried before one leaves a create that reached the cluster unconfirmed (the
+#: case under test): the kill's timing is the machine's; one try has always been enough.
+ATTEMPTS = 4
+
+
+def program(prefix: str) -> str:
+    return f"""
 import stackwright.kubernetes as k8s
 
 for i in range({COUNT}):
-    k8s.core.v1.ConfigMap(f"cm-{{i}}", metadata={{"name": f"cm-{{i}}"}}, data={{"i": str(i)}})
+    k8s.core.v1.ConfigMap(f"cm-{{i}}", metadata={{"name": f"{prefix}-cm-{{i}}"}}, data={{"i": str(i)}})
 """
 
 
@@ -34,13 +40,18 @@ def steps(events: list[dict[str, Any]]) -> dict[str, str]:
 def test_a_preview_after_a_killed_up_plans_what_the_next_up_does(
     cluster: LiveCluster, tmp_path: Path
 ) -> None:
-    project = Project(tmp_path / "p", cluster, name="killed", stack="dev", program=PROGRAM)
-    project.sw("stack", "init", "dev")
-    killed = project.up(0, kill_after=60.0, kill_on=((started("create"),), 0.03))
-    assert killed.killed, "the up finished before its kill"
-    made = {urn for *_, urn, _ in live_objects(cluster, "urn:sw:dev::killed::")}
-    done = {e["urn"] for e in killed.events if e["event"] == "step-done"}
-    assert made - done, "no create the kill interrupted had reached the cluster"
+    for attempt in range(ATTEMPTS):
+        name = f"killed{attempt}"
+        project = Project(tmp_path / name, cluster, name=name, stack="dev", program=program(name))
+        project.sw("stack", "init", "dev")
+        killed = project.up(0, kill_after=60.0, kill_on=((started("create"),), 0.03))
+        assert killed.killed, "the up finished before its kill"
+        made = {urn for *_, urn, _ in live_objects(cluster, f"urn:sw:dev::{name}::")}
+        done = {e["urn"] for e in killed.events if e["event"] == "step-done"}
+        if made - done:
+            break
+    else:
+        pytest.fail(f"in {ATTEMPTS} killed ups no interrupted create had reached the cluster")
     state_before = project.sw("stack", "export").stdout
 
     preview = project.sw("preview", "--json")
