@@ -64,7 +64,7 @@ from stackwright.engine.events import (
     within,
 )
 from stackwright.engine.generated import GENERATORS, is_generated
-from stackwright.engine.graph import DependencyCycle, Graph, Node, defined_kind
+from stackwright.engine.graph import DependencyCycle, Graph, Node, defined_kind, group_and_kind
 from stackwright.engine.plan import (
     FieldChange,
     Intent,
@@ -1068,7 +1068,7 @@ class Run:
         if state.provider in self._unknown_providers:
             return f"{meta['namespace']}/{name}" if meta.get("namespace") else name
         provider = self.provider_for(state.provider)
-        scope = self._previewed_kinds.get(_group_and_kind(state.inputs))
+        scope = self._previewed_kinds.get(group_and_kind(state.inputs))
         if scope is not None:
             namespaced = scope  # a kind whose CRD this preview would create
         else:
@@ -1192,7 +1192,7 @@ class Run:
             self._previewed_kinds[served] = spec.get("scope") != "Cluster"
             self._declared_schemas.declare(*served, spec)
         namespace = new.id.rpartition("/")[0] or None
-        declared = _group_and_kind(new.inputs) in self._previewed_kinds
+        declared = group_and_kind(new.inputs) in self._previewed_kinds
         if declared:  # the server cannot answer for it yet: the schema the program declares does
             refusal = self._declared_schemas.refusal(new.inputs)
             if refusal is not None:
@@ -1983,10 +1983,6 @@ def _hook_note(obj: Mapping[str, Any]) -> str:
     if annotations.get("helm.sh/hook-delete-policy"):
         note += "; its delete policy is not applied, it stays as an ordinary object"
     return note
-
-
-def _group_and_kind(obj: Mapping[str, Any]) -> tuple[str, str]:
-    return str(obj.get("apiVersion", "")).rpartition("/")[0], str(obj.get("kind", ""))
 
 
 def _static_metadata(props: Mapping[str, Any]) -> Mapping[str, Any]:

@@ -53,6 +53,11 @@ def _group(obj: Obj) -> str:
     return str(obj.get("apiVersion", "")).rpartition("/")[0]
 
 
+def group_and_kind(obj: Obj) -> tuple[str, str]:
+    """(API group, kind) of an object: what a CustomResourceDefinition serves it by."""
+    return _group(obj), _kind(obj)
+
+
 def defined_kind(crd: Obj) -> tuple[str, str] | None:
     """(group, kind) of the objects a CustomResourceDefinition defines; None for any other
     object, or a CRD without `spec.group` and `spec.names.kind`."""
@@ -183,7 +188,7 @@ MATCHES: dict[str, tuple[Key, Keys]] = {
         _one(lambda then: _metadata(then, "namespace") or None),
     ),
     # The CRD whose spec.group and spec.names.kind are the object's group and kind.
-    "its-definition": (defined_kind, _one(lambda then: (_group(then), _kind(then)))),
+    "its-definition": (defined_kind, _one(group_and_kind)),
     # What the workload's pods name ("" being the provider's default namespace).
     "its-pods-refer-to": (
         lambda first: (_metadata(first, "namespace"), _kind(first), _metadata(first, "name")),

@@ -25,7 +25,7 @@ from stackwright.engine.clusters import ClusterCheck, check_clusters
 from stackwright.engine.declared_schemas import check_before_up
 from stackwright.engine.events import Diagnostic, Listener, Summary, shown
 from stackwright.engine.execute import Options, Run
-from stackwright.engine.graph import defined_kind
+from stackwright.engine.graph import defined_kind, group_and_kind
 from stackwright.engine.policy_gate import PolicyGate
 from stackwright.engine.ports import Journal, ProviderFactory
 from stackwright.engine.records import (
@@ -144,8 +144,7 @@ def _check_definitions(options: Options, program: Program | None, snapshot: Snap
     for resource in program.resources if dropped else ():
         if not resource.custom or resource.is_read:
             continue
-        api_version = str(resource.props.get("apiVersion", ""))
-        kind = (api_version.rpartition("/")[0], str(resource.props.get("kind", "")))
+        kind = group_and_kind(resource.props)
         crd = dropped.get((provider_urn(resource), kind))
         if crd is not None:
             raise UsageError(

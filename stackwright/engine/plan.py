@@ -20,6 +20,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from stackwright.engine.graph import group_and_kind
 from stackwright.model import Op, ResourceState, urn_name
 from stackwright.sdk.output import ANY_INDEX, UNKNOWN, PathKey, join_path, parse_path
 
@@ -373,10 +374,6 @@ def with_ignored(
 # --- replacement ----------------------------------------------------------------------------
 
 
-def _group_kind(obj: Mapping[str, Any]) -> tuple[str, str]:
-    return (str(obj.get("apiVersion", "")).rpartition("/")[0], str(obj.get("kind", "")))
-
-
 def _touches(change: FieldChange, rule: Immutable) -> bool:
     """Whether `change` alters the field `rule` names (and not only what `unless` allows)."""
     keys, field_keys = _split(_change_keys(change)), _split(_keys(rule.path))
@@ -399,7 +396,7 @@ def replacement_reasons(
     old: Mapping[str, Any] | None = None,
 ) -> list[str]:
     """Why these changes to `obj` (recorded as `old`) need a replacement, one line per field."""
-    group_kind = _group_kind(obj)
+    group_kind = group_and_kind(obj)
     rules = [
         *IDENTITY,
         *IMMUTABLE.get(group_kind, ()),
