@@ -371,16 +371,15 @@ class Run:
         cluster their provider moved off, its parent there left behind; not where another
         of the stack's providers keeps objects in that namespace of that cluster (the same
         parent, whose members they are)."""
-        return sorted(
-            (urn, namespace)
-            for urn, namespace in self._moved_off
+        left = []
+        for urn, namespace in self._moved_off:
+            former = self.deleting_provider(urn).cluster
             if not any(
-                other != urn
-                and ns == namespace
-                and self.provider_for(other).cluster == self.deleting_provider(urn).cluster
+                other != urn and ns == namespace and self.provider_for(other).cluster == former
                 for other, ns in self.members
-            )
-        )
+            ):
+                left.append((urn, namespace))
+        return sorted(left)
 
     def _same_cluster(self, one: str, other: str) -> bool:
         """Whether two providers (by URN; "" the stack's default) reach one cluster; False
