@@ -406,40 +406,66 @@ class Run:
         """Resolve steps begun and never ended by reading the cluster; no manual repair.
         A preview's run resolves them into a `DryRunJournal`, so it writes nothing."""
         assert self.journal is not None
-        for item in pending:
-            state = item.resource
-            result: ResourceState | None
-            if is_generated(state.type):
-                # Nothing outside the state: a create that did not end made nothing; an
-                # update that did not end leaves the value recorded before it.
-                result = (
-                    None if item.op in _DELETES or item.op is Op.CREATE else self.old.get(state.urn)
-                )
-            elif not state.custom or state.type == PROVIDER_TYPE:
-                result = None if item.op in _DELETES else state
-            elif is_release(state):
-                result = await self._settled_release(item)
-            else:
-                result = await self._settled_object(item)
-            if result is None and item.op in _DELETES and state.custom and is_kubernetes(state):
-                self._forget_carried(state)
-            if result is None and item.op not in _MADE and not state.delete_pending:
-                # Its record goes: what still refers to it stops doing so first.
-                self._forget_gone({state.urn: state}, record=True)
-            self.journal.resolve_pending(item, result)
-            settled = "would settle" if self.options.dry_run else "settled"
-            self.emit(
-                Diagnostic(
-                    state.urn,
-                    f"{settled} an interrupted {item.op.value} of {describe(state.urn)}",
-                    "info",
-                )
-            )
+        # Every object is read at once (bounded as the run's API calls are), then resolved
+        # in the journal's order: the records forgotten and the diagnostics follow it.
+        reads = [asyncio.create_task(self._read_pending(item)) for item in pending]
+        try:
+            for item, read in zip(pending, reads, strict=True):
+                await self._settle(item, await read)
+        finally:
+            for read in reads:
+                read.cancel()
+            await asyncio.gather(*reads, return_exceptions=True)
 
-    async def _settled_release(self, item: PendingOperation) -> ResourceState | None:
-        """What an interrupted step of a Helm release leaves recorded, read from the cluster."""
+    async def _read_pending(self, item: PendingOperation) -> Any:
+        """What the cluster holds of a pending step's resource: its object, or its Helm
+        release (None: none, or nothing the cluster holds)."""
         state = item.resource
-        found = await self.provider_for(state.provider).release_read(release_spec(state))
+        if is_generated(state.type) or not state.custom or state.type == PROVIDER_TYPE:
+            return None
+        provider = self.provider_for(state.provider)
+        async with self._sem:
+            if is_release(state):
+                return await provider.release_read(release_spec(state))
+            return await provider.read(*object_ref(state))
+
+    async def _settle(self, item: PendingOperation, found: Any) -> None:
+        """Resolve one pending step by what `_read_pending` found."""
+        assert self.journal is not None
+        state = item.resource
+        result: ResourceState | None
+        if is_generated(state.type):
+            # Nothing outside the state: a create that did not end made nothing; an
+            # update that did not end leaves the value recorded before it.
+            result = (
+                None if item.op in _DELETES or item.op is Op.CREATE else self.old.get(state.urn)
+            )
+        elif not state.custom or state.type == PROVIDER_TYPE:
+            result = None if item.op in _DELETES else state
+        elif is_release(state):
+            result = self._settled_release(item, found)
+        else:
+            result = await self._settled_object(item, found)
+        if result is None and item.op in _DELETES and state.custom and is_kubernetes(state):
+            self._forget_carried(state)
+        if result is None and item.op not in _MADE and not state.delete_pending:
+            # Its record goes: what still refers to it stops doing so first.
+            self._forget_gone({state.urn: state}, record=True)
+        self.journal.resolve_pending(item, result)
+        settled = "would settle" if self.options.dry_run else "settled"
+        self.emit(
+            Diagnostic(
+                state.urn,
+                f"{settled} an interrupted {item.op.value} of {describe(state.urn)}",
+                "info",
+            )
+        )
+
+    def _settled_release(
+        self, item: PendingOperation, found: dict[str, Any] | None
+    ) -> ResourceState | None:
+        """What an interrupted step of a Helm release leaves recorded, by the release found."""
+        state = item.resource
         if item.op in _DELETES:
             return state if found is not None else None
         if found is None:
@@ -449,12 +475,13 @@ class Run:
         before = state if item.op is Op.CREATE else self.old.get(state.urn, state)
         return with_outputs(before, found)
 
-    async def _settled_object(self, item: PendingOperation) -> ResourceState | None:
-        """What an interrupted step of a Kubernetes object leaves recorded, read from the
-        cluster (None: no record)."""
+    async def _settled_object(
+        self, item: PendingOperation, live: dict[str, Any] | None
+    ) -> ResourceState | None:
+        """What an interrupted step of a Kubernetes object leaves recorded, by its object
+        read from the cluster (None: no record)."""
         state = item.resource
         api_version, kind, namespace, name = object_ref(state)
-        live = await self.provider_for(state.provider).read(api_version, kind, namespace, name)
         if live is not None and replaced_since(item, self.old.get(state.urn), live):
             live = None  # the recorded object is gone; the one there is not the stack's
         if item.op in _DELETES and live is not None and metadata_of(live).get("deletionTimestamp"):

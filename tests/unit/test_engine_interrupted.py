@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable
+from typing import Any
 
 import pytest
 from engine_stack import PROJECT, STACK, Stack
@@ -383,3 +384,51 @@ def test_a_preview_of_a_destroy_after_an_interrupted_one_shows_a_landed_delete_d
     assert stack.fake.writes() == [] and stack.state() == before
     assert stack.destroy().ok
     assert stack.started() == [] and stack.state().resources == []
+
+
+def test_settling_reads_the_pending_objects_at_once_and_resolves_them_in_order(
+    stack: Stack,
+) -> None:
+    """A run killed with many creates in flight leaves them all pending, and the next run
+    read their objects one at a time: a round trip each, over a real network. It reads
+    them at once, as many as `--parallel` lets the run's API calls be, and still settles
+    them in the journal's order."""
+    names = [f"cm-{i:02d}" for i in range(12)]
+
+    def app(p: Program) -> None:
+        for name in names:
+            k8s.core.v1.ConfigMap(name, metadata={"name": name}, data={"n": name})
+
+    for name in names[::2]:  # made, never confirmed; the others never made
+        stack.fake.lose_reply[name] = TimeoutError("read timed out")
+    for name in names[1::2]:
+        stack.fake.fail_apply[name] = ConnectionResetError("connection reset by peer")
+    assert not stack.up(app).ok
+    stack.fake.lose_reply.clear()
+    stack.fake.fail_apply.clear()
+    pending = [p.resource.urn for p in stack.state().pending]
+    assert sorted(pending) == sorted(urn(CM, name) for name in names)
+    reading, most = 0, 0
+    read = stack.fake.read
+
+    async def counted(*args: Any) -> Any:
+        nonlocal reading, most
+        reading += 1
+        most = max(most, reading)
+        try:
+            return await read(*args)
+        finally:
+            reading -= 1
+
+    stack.fake.read = counted  # type: ignore[method-assign]
+    for run in (stack.preview, stack.up):
+        most = 0
+
+        summary = run(app, parallel=4)
+
+        assert summary.ok, summary.failures
+        assert most == 4
+        settled = [d.urn for d in stack.of(Diagnostic) if "an interrupted create" in d.message]
+        assert settled == pending
+    assert stack.state().pending == []
+    assert stack.fake.names("ConfigMap") == [f"default/{name}" for name in names]
