@@ -200,6 +200,18 @@ def _error_text(exc: BaseException) -> str:
     return text.splitlines()[0] if "\n" in text else text
 
 
+def _unplanned_op(resource: Resource, old: ResourceState | None) -> Op | None:
+    """The operation of a resource's step, as far as the program says it before the step is
+    planned: a new resource's is a create (or its import, its read); a recorded one's needs
+    its diff (None)."""
+    if resource.is_read:
+        return Op.READ
+    if old is not None and not old.external:
+        return None
+    kube = resource.custom and is_kubernetes(resource.resource_type)
+    return Op.IMPORT if resource.opts.import_ and kube else Op.CREATE
+
+
 def _deletes_object(state: ResourceState, op: Op, *, keep_object: bool) -> bool:
     """Whether deleting `state` in `op` sends a delete of its Kubernetes object: not of one
     kept (read, never managed; or another resource holds it now), nor of one retained."""
@@ -735,11 +747,22 @@ class Run:
             # `describe` has just said when it is the resource's: say it once.
             said = error.removeprefix(f"{resource.resource_name}: ")
             self.outcome.failures.append(f"{describe(urn)}: {said}")
-            step = Step(Op.UPDATE if urn in self.old else Op.CREATE, urn, self.old.get(urn), None)
-            if urn not in self._begun:  # it failed before its step began (e.g. its provider)
-                self.emit(StepStarted(step))
-            step, began = self._begun.get(urn, (step, self.clock()))
-            self.emit(StepDone(step, False, self.clock() - began, error))
+            begun = self._begun.get(urn)
+            if begun is not None:
+                step, began = begun
+                self.emit(StepDone(step, False, self.clock() - began, error))
+                return
+            # It failed before its step began (its inputs, its provider, the cluster).
+            old = self.old.get(urn)
+            known = _unplanned_op(resource, old)
+            if known is None:
+                # Recorded, its diff never made: not an update, nor anything else yet (as
+                # Pulumi shows a resource whose diff failed: no operation, the error).
+                self.emit(Diagnostic(urn, error, "error"))
+                return
+            step = Step(known, urn, old, None)
+            self.emit(StepStarted(step))
+            self.emit(StepDone(step, False, 0.0, error))
         finally:
             self.status.setdefault(urn, _DONE)
             self.finished[urn].set()

@@ -386,6 +386,53 @@ def test_noop(new_project: Any, cluster: LiveCluster) -> None:
     assert [h["counts"] for h in p.history()] == [{"same": 3}, {"create": 3}]
 
 
+def test_a_step_that_fails_before_its_diff_shows_no_operation(
+    new_project: Any, cluster: LiveCluster
+) -> None:
+    """A recorded resource that fails before its diff is made (an input the program computes
+    raises; the cluster cannot be reached) was shown as `~ update`, which it was never
+    planned to be. It shows as Pulumi shows a failed diff: the error, on the resource, and no
+    operation. A new resource's step is a create whatever its diff: a failed create."""
+    p = new_project()
+    p.program(
+        """
+        k8s.core.v1.Namespace("ns", metadata={"name": NS})
+        k8s.core.v1.ConfigMap("cfg", metadata={"name": "cfg", "namespace": NS}, data={"a": "1"})
+        """
+    )
+    p.up()
+    p.program(
+        """
+        def mode(_):
+            raise ValueError("no mode for this cluster")
+
+        k8s.core.v1.Namespace("ns", metadata={"name": NS})
+        for name in ("cfg", "extra"):
+            k8s.core.v1.ConfigMap(name, metadata={"name": name, "namespace": NS},
+                                  data={"a": sw.Output.from_input("1").apply(mode)})
+        """
+    )
+    for command in (["preview"], ["up", "--yes"]):
+        shown = p.sw(*command, rc=1)
+        lines = shown.out.splitlines()
+        assert "error: cfg: no mode for this cluster" in lines, shown.out
+        assert [line for line in lines if line.endswith("  cfg")] == [], shown.out
+        i = lines.index("+ create  kubernetes:core/v1:ConfigMap  extra")
+        assert "! failed  extra: no mode for this cluster" in lines[i:], shown.out
+
+        events = p.sw(*command, "--json", rc=1).events
+        assert [
+            (e["event"], e.get("op"))
+            for e in events
+            if e.get("urn") == p.urn("kubernetes:core/v1:ConfigMap", "cfg")
+        ] == [("diagnostic", None)]
+        assert [(e["event"], e["op"]) for e in events if e.get("name") == "extra"] == [
+            ("step-started", "create"),
+            ("step-done", "create"),
+        ]
+    assert set(p.resources()) == {"ns", "cfg"}
+
+
 def test_update_in_place(new_project: Any, cluster: LiveCluster) -> None:
     p = new_project()
     v1 = """

@@ -2103,3 +2103,46 @@ def test_the_unprotect_advice_quotes_a_urn_the_shell_would_expand() -> None:
 
     child = "urn:sw:dev::shop::kubernetes:helm.sh/v4:Chart$kubernetes:core/v1:ConfigMap::cfg"
     assert f"`stackwright state unprotect '{child}'`" in protected(child)
+
+
+def test_a_step_that_fails_before_its_diff_claims_no_operation_it_was_not_planned_for(
+    stack: Stack,
+) -> None:
+    """A resource that fails before its step is planned (an input raises, its provider or
+    cluster fails) was reported as an update if recorded, else a create. A recorded one's
+    operation needs its diff: its failure is an error on it, no step; a new one's is known
+    from the program alone, an import's too."""
+    assert stack.up(settings()).ok
+    stack.fake.put({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "theirs"}})
+
+    def broken(_: str) -> str:
+        raise ValueError("no mode for this cluster")
+
+    def declare(p: Program) -> None:
+        mode = Output.from_input("x").apply(broken)
+        k8s.core.v1.ConfigMap("settings", metadata={"name": "settings"}, data={"mode": mode})
+        k8s.core.v1.ConfigMap("new", metadata={"name": "new"}, data={"mode": mode})
+        k8s.core.v1.ConfigMap(
+            "theirs",
+            metadata={"name": "theirs"},
+            data={"mode": mode},
+            opts=ResourceOptions(import_="default/theirs"),
+        )
+
+    for run in (stack.preview, stack.up):
+        summary = run(declare)
+
+        assert len(summary.failures) == 3
+        steps = [
+            (type(e).__name__, e.step.op.value, e.step.urn)
+            for e in stack.events
+            if isinstance(e, StepStarted | StepDone)
+        ]
+        assert sorted(steps) == [
+            ("StepDone", "create", urn(CM, "new")),
+            ("StepDone", "import", urn(CM, "theirs")),
+            ("StepStarted", "create", urn(CM, "new")),
+            ("StepStarted", "import", urn(CM, "theirs")),
+        ]
+        errors = [(d.urn, d.message) for d in stack.of(Diagnostic) if d.severity == "error"]
+        assert errors == [(urn(CM, "settings"), "no mode for this cluster")]
