@@ -535,7 +535,8 @@ class Workspace:
                 return planned
             expect_no_changes_in(planned, "the preview shows changes; nothing was changed")
         options = select.options("up", parallel, refresh=refresh, force=force, retarget=retarget)
-        gate = self.policy_gate(policy_packs, policy_level, listener)
+        # A preview said already what the gate has to say of its packs.
+        gate = self.policy_gate(policy_packs, policy_level, None if expect_no_changes else listener)
         summary = self._run(options, listener, program=True, message=message, policy=gate)
         if expect_no_changes:  # the cluster or the state changed since the preview
             expect_no_changes_in(

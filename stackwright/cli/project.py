@@ -38,7 +38,7 @@ from stackwright.automation.workspace import (
     unselect_stack,
 )
 from stackwright.cli.render import Renderer, compact, json_line, make_renderer
-from stackwright.engine.events import Summary, masked, plural
+from stackwright.engine.events import Diagnostic, Event, Summary, masked, plural
 from stackwright.errors import StackwrightError, UsageError
 from stackwright.model import SECRET_TEXT, ResourceState, map_secrets, urn_name
 from stackwright.policy import Level
@@ -184,6 +184,25 @@ def _rendering(kind: str, *, json_lines: bool, show_diff: bool) -> Iterator[Rend
             yield render
     finally:
         render.close()
+
+
+class _SaidOnce:
+    """A renderer less the warnings about the stack (no resource) in `said`, which collects
+    those it shows: the operation after a command's preview (`up` without --yes) says its
+    preview's again (a policy level with no pack to run, the program's notes)."""
+
+    masks_secrets = True  # it hands the raw events to a renderer, which masks them
+
+    def __init__(self, render: Renderer, said: set[Diagnostic]) -> None:
+        self._render = render
+        self._said = said
+
+    def __call__(self, event: Event) -> None:
+        if isinstance(event, Diagnostic) and not event.urn:
+            if event in self._said:
+                return
+            self._said.add(event)
+        self._render(event)
 
 
 def _finish(summary: Summary) -> None:
@@ -385,12 +404,13 @@ def up(
     )
     ws = _workspace(stack)
     packs = tuple(policy_packs or ())
+    said: set[Diagnostic] = set()
     if not yes:
         _can_ask("update", as_json, "up")
     if not yes or expect_no_changes:
         with _rendering("preview", json_lines=as_json, show_diff=diff) as render:
             planned = ws.preview(
-                render,
+                _SaidOnce(render, said),
                 refresh=refresh,
                 select=select,
                 parallel=parallel,
@@ -407,7 +427,7 @@ def up(
             return
     with _rendering("up", json_lines=as_json, show_diff=diff) as render:
         summary = ws.up(
-            render,
+            _SaidOnce(render, said),
             refresh=refresh,
             select=select,
             parallel=parallel,

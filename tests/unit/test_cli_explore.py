@@ -13,7 +13,10 @@ from pathlib import Path
 
 import pytest
 
+from stackwright.automation import Workspace
 from stackwright.cli.main import main
+from stackwright.engine.events import Diagnostic, Event
+from stackwright.policy import Level
 
 
 @pytest.fixture
@@ -150,3 +153,38 @@ def test_a_policy_level_with_no_pack_to_run_says_so(
     ), out
     main(["preview"])
     assert "policy" not in capsys.readouterr().out
+
+
+class Terminal(io.StringIO):
+    """Standard input that is a terminal, holding what the user types."""
+
+    def isatty(self) -> bool:
+        return True
+
+
+@pytest.mark.parametrize(
+    "flags", [["--yes", "--expect-no-changes"], []], ids=["expect-no-changes", "confirmed"]
+)
+def test_an_up_that_previews_first_says_a_warning_about_the_stack_once(
+    project: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    flags: list[str],
+) -> None:
+    # `up` shows its preview, then applies: the policy level's warning was said by both.
+    monkeypatch.setattr("sys.stdin", Terminal("y\n"))
+    capsys.readouterr()
+    main(["up", "--policy-level", "advisory", *flags])
+    out = capsys.readouterr().out
+    assert out.count("warning: policy level advisory asked for") == 1, out
+
+
+def test_an_automation_up_that_previews_first_says_the_policy_level_warning_once(
+    project: Path,
+) -> None:
+    # `Workspace.up(expect_no_changes=True)` runs its preview, then the up, one listener.
+    events: list[Event] = []
+    with Workspace.open(project) as ws:
+        ws.up(events.append, policy_level=Level.ADVISORY, expect_no_changes=True)
+    warnings = [e for e in events if isinstance(e, Diagnostic) and "policy level" in e.message]
+    assert len(warnings) == 1, warnings
