@@ -135,6 +135,7 @@ from stackwright.sdk.resource import (
     ComponentResource,
     Resource,
     failed_at,
+    raised_at,
     remember_secret_fields,
 )
 from stackwright.state import Snapshot
@@ -1958,7 +1959,9 @@ class Run:
             try:
                 plain, secret_paths = unwrap_secrets(resolve(value, self.read_live))
             except Exception as exc:  # the program's callback: a failed output, not a crash
-                self.outcome.failures.append(f"stack output {name}: {_error_text(exc)}")
+                # Where the program's callback raised, as `run_unused_applies` says it.
+                why = f"an apply callback {failed_at(exc)}" if raised_at(exc) else _error_text(exc)
+                self.outcome.failures.append(f"stack output {name}: {why}")
                 continue
             try:  # found now, not when the state cannot record it after everything applied
                 orjson.dumps(plain, default=_unknown_as_null)

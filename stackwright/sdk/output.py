@@ -53,9 +53,30 @@ class Secret:
         return "[secret]"
 
 
-class Partial(dict[str, Any]):
+class Record(dict[str, Any]):
+    """A mapping as an apply callback gets it: items by Kubernetes' names
+    (`s["clusterIP"]`), and attributes by the names of Pulumi's Python output types
+    (`s.cluster_ip`, `status.load_balancer.ingress[0].ip`), as `select` finds them; an
+    absent field is None, as Pulumi's unset optional properties are. A dict's own methods
+    (`items`, `values`, `keys`, `get`) stay methods: read such a field by its key."""
+
+    __slots__ = ()
+
+    #: What an attribute naming no field it holds reads as.
+    absent: Any = None
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        key = name if dict.__contains__(self, name) else _snake_field(self, name)
+        return self.absent if key is None else dict.__getitem__(self, key)
+
+
+class Partial(Record):
     """A live object only partly known before it exists (in a preview, or from the inputs that
     make it): any field it does not hold is unknown, not absent, to `select`."""
+
+    absent = UNKNOWN
 
     def __contains__(self, key: object) -> bool:
         return True
@@ -171,7 +192,7 @@ class Output(Generic[T]):
         the apply, the stack outputs): `func` runs once per value, as Pulumi runs it once,
         for a value of plain data (its last value and result are kept).
         """
-        made = self._derived(func)
+        made = self._derived(lambda value: _plain(func(cast(T, _records(value)))))
         record_apply(made)
         return made
 
@@ -295,6 +316,37 @@ def _run_key(value: Any) -> Any:
         return None
 
 
+def _records(value: Any) -> Any:
+    """A resolved value as a user's callback gets it: its plain dicts `Record`s (a `Partial`
+    stays one; any other object is left as it is), so Pulumi's attribute spelling reads
+    their fields."""
+    if type(value) in PLAIN_LEAVES:
+        return value
+    if type(value) is dict or isinstance(value, Record):
+        made = Record if type(value) is dict else type(value)
+        return made({k: _records(v) for k, v in value.items()})
+    if type(value) is list:
+        return [_records(v) for v in value]
+    return value
+
+
+def _plain(value: Any) -> Any:
+    """A callback's result with the `Record`s it handed on made plain dicts again (a
+    `Partial` stays one), so what the engine stores and compares is plain data."""
+    cls = type(value)
+    if cls in PLAIN_LEAVES:
+        return value
+    if cls is Record:
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, dict):
+        return cls({k: _plain(v) for k, v in value.items()}) if cls is Partial else value
+    if cls is list:
+        return [_plain(v) for v in value]
+    if cls is tuple:
+        return tuple(_plain(v) for v in value)
+    return value
+
+
 def rearm(applies: Iterable[Output[Any]]) -> None:
     """Forget which of these apply Outputs' callbacks ran (a new engine run starts)."""
     for output in applies:
@@ -359,19 +411,27 @@ def select(value: Any, key: Any, *, attribute: bool = False) -> Any:
     if isinstance(value, Mapping):
         if key in value:
             return value[key]
-        if attribute and isinstance(key, str) and "_" in key:
-            camel = _camel(key)
-            if camel in value:
-                return value[camel]
-            # Kubernetes writes acronyms in capitals (`clusterIP`, `podIPs`), which Pulumi's
-            # Python names fold (`cluster_ip`, `pod_ips`): match ignoring case.
-            folded = key.replace("_", "").lower()
-            for name, item in value.items():
-                if isinstance(name, str) and name.lower() == folded:
-                    return item
-        return None
+        field = _snake_field(value, key) if attribute and isinstance(key, str) else None
+        return None if field is None else value[field]
     if isinstance(value, (list, tuple)) and isinstance(key, int) and not isinstance(key, bool):
         return value[key] if -len(value) <= key < len(value) else None
+    return None
+
+
+def _snake_field(value: Mapping[str, Any], name: str) -> str | None:
+    """The camelCase field a snake_case name finds in a mapping (`node_name` → `nodeName`),
+    or None."""
+    if "_" not in name:
+        return None
+    camel = _camel(name)
+    if dict.__contains__(value, camel) if isinstance(value, dict) else camel in value:
+        return camel
+    # Kubernetes writes acronyms in capitals (`clusterIP`, `podIPs`), which Pulumi's
+    # Python names fold (`cluster_ip`, `pod_ips`): match ignoring case.
+    folded = name.replace("_", "").lower()
+    for field in value:
+        if isinstance(field, str) and field.lower() == folded:
+            return field
     return None
 
 

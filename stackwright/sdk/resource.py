@@ -284,9 +284,15 @@ def remember_secret_fields(props: Mapping[str, Any], opts: ResourceOptions) -> N
 def failed_at(exc: Exception) -> str:
     """`failed at FILE:LINE: Error: message`, FILE:LINE being the innermost line outside
     Stackwright where `exc` was raised."""
+    where = raised_at(exc)
+    return f"failed{f' at {where}' if where else ''}: {error_text(exc)}"
+
+
+def raised_at(exc: BaseException) -> str | None:
+    """`FILE:LINE`, the innermost line outside Stackwright where `exc` was raised; None when
+    it was raised by Stackwright's own code alone."""
     frames = [f for f in traceback.extract_tb(exc.__traceback__) if not in_package(f.filename)]
-    where = f" at {frames[-1].filename}:{frames[-1].lineno}" if frames else ""
-    return f"failed{where}: {error_text(exc)}"
+    return f"{frames[-1].filename}:{frames[-1].lineno}" if frames else None
 
 
 def error_text(exc: BaseException) -> str:

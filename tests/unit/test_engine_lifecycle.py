@@ -1896,7 +1896,8 @@ def test_a_stack_output_whose_callback_raises_is_a_failure_naming_it_never_a_cra
         forget_secrets()
     assert not summary.ok
     (failure,) = summary.failures
-    assert failure.startswith("stack output bad: invalid literal for int() with base 10")
+    assert failure.startswith("stack output bad: an apply callback failed at ")
+    assert "ValueError: invalid literal for int() with base 10" in failure
     assert "Xq9" not in failure and "[secret]" in failure
     assert summary.outputs == {"good": "fine"}
 

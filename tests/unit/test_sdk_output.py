@@ -395,3 +395,25 @@ def test_only_the_users_callbacks_are_recorded_to_run_at_the_end(program: Progra
     assert program.applies == []
     mine = cm.metadata["name"].apply(len)
     assert program.applies == [mine]
+
+
+def test_callbacks_read_fields_as_pulumis_output_types_name_them(program: Program) -> None:
+    """A callback's dicts answer Pulumi's attribute names (`spec.cluster_ip`); an absent
+    field is None (unknown in a preview's partly known object); what it returns is plain
+    data again, so the engine stores and compares dicts."""
+    from stackwright.sdk.output import Partial as EnginePartial
+
+    svc = CustomResource("kubernetes:core/v1:Service", "web")
+    live = {"spec": {"clusterIP": "10.0.0.9", "ports": [{"port": 80, "nodePort": 30001}]}}
+    read = reader({svc: live})
+    assert svc.spec.apply(lambda s: s.cluster_ip).resolve(read) == "10.0.0.9"
+    assert svc.spec.apply(lambda s: s.ports[0].node_port).resolve(read) == 30001
+    assert svc.spec.apply(lambda s: s.external_name).resolve(read) is None
+    assert svc.spec.apply(lambda s: s["clusterIP"]).resolve(read) == "10.0.0.9"
+    returned = svc.spec.apply(lambda s: (s, s.ports)).resolve(read)
+    assert type(returned[0]) is dict and type(returned[1][0]) is dict
+    assert returned[0] == live["spec"]
+
+    preview = reader({svc: EnginePartial(spec=EnginePartial(clusterIP="10.0.0.9"))})
+    assert svc.spec.apply(lambda s: s.cluster_ip).resolve(preview) == "10.0.0.9"
+    assert svc.spec.apply(lambda s: s.external_name).resolve(preview) is UNKNOWN

@@ -1,0 +1,71 @@
+"""Pulumi Python Kubernetes programs ported to Stackwright as its README says (`pulumi` →
+`sw`, `pulumi_kubernetes` → `k8s`, dicts for the args): the idioms they keep work end to
+end through the real CLI and a real local cluster, and those Stackwright does differently
+are refused in one line saying what to write instead.
+"""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from typing import Any
+
+import pytest
+from test_cli_lifecycle import PRELUDE_LINES, LiveCluster, live, new_project
+
+pytestmark = pytest.mark.integration
+__all__ = ["new_project"]  # a fixture, used by name
+
+
+def test_apply_callbacks_read_fields_by_pulumis_attribute_names(
+    new_project: Any, cluster: LiveCluster
+) -> None:
+    """pulumi/examples' guestbook reads `status.load_balancer.ingress[0].ip` and
+    `spec.cluster_ip` inside `.apply`, as Pulumi's output types name fields: the callback's
+    value reads so too (an absent field is None), and a callback that still fails names
+    its own line in the stack output's failure."""
+    p = new_project()
+    program = """
+        ns = k8s.core.v1.Namespace("ns", metadata={"name": NS})
+        k8s.apps.v1.Deployment("fe", metadata={"name": "fe", "namespace": ns.metadata["name"]},
+                               spec=app_spec("fe"))
+        svc = k8s.core.v1.Service(
+            "frontend",
+            metadata={"name": "frontend", "namespace": ns.metadata["name"]},
+            spec={"type": "LoadBalancer", "selector": {"app": "fe"}, "ports": [{"port": 80}]},
+        )
+        ingress = svc.status.apply(lambda status: status.load_balancer.ingress[0])
+        ip = ingress.apply(lambda ingress: ingress.ip or ingress.hostname or "")
+        sw.export("frontend_ip", ip)
+        sw.export("cluster_ip", svc.spec.apply(lambda spec: spec.cluster_ip))
+        sw.export("port", sw.Output.all(svc.spec, svc.metadata).apply(
+            lambda a: f"{a[1].name}:{a[0].ports[0].port} {a[0].external_name}"))
+        sw.export("ingress", ingress)
+        sw.export("broken", svc.spec.apply(lambda spec: spec.ports[0].port.upper()))
+        """
+    p.program(textwrap.dedent(program))
+
+    done = p.up(rc=1)
+
+    service = live(cluster, "service", "frontend", p.ns)
+    address = service["status"]["loadBalancer"]["ingress"][0]["ip"]
+    outputs = done.summary["outputs"]
+    assert outputs["frontend_ip"] == address
+    assert outputs["cluster_ip"] == service["spec"]["clusterIP"]
+    assert outputs["port"] == "frontend:80 None"
+    assert outputs["ingress"] == service["status"]["loadBalancer"]["ingress"][0]
+    (failure,) = done.summary["failures"]
+    broken = (
+        1
+        + PRELUDE_LINES
+        + next(
+            i for i, text in enumerate(textwrap.dedent(program).splitlines()) if '"broken"' in text
+        )
+    )
+    assert failure == (
+        f"stack output broken: an apply callback failed at {p.root / '__main__.py'}:{broken}: "
+        "AttributeError: 'int' object has no attribute 'upper'"
+    )
+    stored = p.state()["outputs"]
+    assert stored["ingress"] == outputs["ingress"] and "broken" not in stored
+    assert json.loads(p.sw("stack", "output", "--json").out)["frontend_ip"] == address
