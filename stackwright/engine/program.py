@@ -104,7 +104,7 @@ def _describe(exc: BaseException, path: Path) -> str:
     outside = [f for f in frames if not in_package(f.filename) and not _is_python(f.filename)]
     user = [f for f in outside if _in_project(f.filename, folder)] or outside
     where = f"{user[-1].filename}:{user[-1].lineno}" if user else str(path)
-    text = error_text(exc) + _keyword_hint(exc)
+    text = error_text(exc) + _keyword_hint(exc) + _pulumi_hint(exc)
     if isinstance(exc, SyntaxError) and exc.filename and exc.lineno:
         # The code that failed to compile is not in the traceback: the error says where it is.
         where, text = (
@@ -140,6 +140,78 @@ def _keyword_hint(exc: BaseException) -> str:
         return f" (did you mean {snake!r}? top-level arguments are in snake_case)"
     close = difflib.get_close_matches(word, sorted(keywords), n=1)
     return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+#: What a Pulumi program ported to Stackwright writes that Stackwright spells otherwise or
+#: leaves out on purpose, by the name it misses (`owner.name`, the owner a module or class):
+#: the hint says what to write instead. An `Args` class is handled apart, by its name.
+_PULUMI_SPELLINGS: dict[str, str] = {
+    # Programs run without Pulumi: one package stands for both of Pulumi's.
+    "pulumi": "Stackwright runs Pulumi-style programs without Pulumi: write "
+    "`import stackwright as sw` for `import pulumi`",
+    "pulumi_kubernetes": "Stackwright runs Pulumi-style programs without Pulumi: write "
+    "`import stackwright.kubernetes as k8s` for `import pulumi_kubernetes as k8s`",
+    "pulumi_random": "Stackwright has no pulumi_random: `stackwright.kx.RandomPassword` "
+    "makes a password, kept secret in the state",
+    # Kubernetes' ObjectMeta has no kind of its own: metadata is a dict.
+    "stackwright.kubernetes.meta": "metadata is a plain dict in Kubernetes' spelling, "
+    'metadata={"name": ..., "labels": {...}} (typed as '
+    "stackwright.kubernetes.inputs.meta_v1.ObjectMetaDict)",
+    # No diagnostics stream of Pulumi's engine to log to: a program's output is its own.
+    "stackwright.log": "Stackwright has no pulumi.log: print(...) instead (to stderr, so "
+    "`--json` output stays events only)",
+    # DESIGN.md: anything computed from a secret is a secret.
+    "Output.unsecret": "a secret stays secret in Stackwright, and so does anything computed "
+    "from it; `stackwright stack output --show-secrets` shows its value",
+}
+
+_CANNOT_IMPORT = re.compile(r"^cannot import name '(\w+)' from '([\w.]+)'")
+
+
+def _pulumi_hint(exc: BaseException) -> str:
+    """`; <what to write instead>` for a Pulumi idiom Stackwright spells otherwise or leaves
+    out on purpose (`_PULUMI_SPELLINGS`, and Pulumi's `...Args` classes)."""
+    missing = _missing_name(exc)
+    if missing is None:
+        return ""
+    owner, name = missing
+    for key in (f"{owner}.{name}", owner, owner.partition(".")[0]):
+        if key in _PULUMI_SPELLINGS:
+            return f"; {_PULUMI_SPELLINGS[key]}"
+    if not (owner.startswith("stackwright.kubernetes") and name.endswith("Args")):
+        return ""
+    what = name.removesuffix("Args").removesuffix("Init")
+    module = sys.modules.get(owner)
+    kind = getattr(module, what, None)
+    if isinstance(kind, type):  # `ConfigMapArgs`: a kind's own args
+        fields = ", ".join(f"{k}=..." for k in sorted(_keywords(kind) - {"opts", "resource_name"}))
+        return (
+            f"; Stackwright has no Pulumi args classes: pass {what}'s fields as keyword "
+            f'arguments, {what}("name", {fields})'
+        )
+    typed_as = f" (typed as {owner}.{what}Dict)" if hasattr(module, f"{what}Dict") else ""
+    return (
+        f"; Stackwright has no Pulumi args classes: write {what}'s fields as a plain dict "
+        f"in Kubernetes' camelCase{typed_as}, or a lightkube model"
+    )
+
+
+def _missing_name(exc: BaseException) -> tuple[str, str] | None:
+    """(owner, name) of the module, package or attribute an error says is missing: a
+    module or class's dotted name, and the name it lacks (or "" for a missing module)."""
+    if isinstance(exc, ModuleNotFoundError) and exc.name:
+        owner, _, name = exc.name.rpartition(".")
+        return (owner, name) if owner else (name, "")
+    if isinstance(exc, ImportError) and (found := _CANNOT_IMPORT.match(str(exc))):
+        return found[2], found[1]
+    if isinstance(exc, AttributeError) and isinstance(exc.name, str):
+        obj = getattr(exc, "obj", None)
+        called = getattr(obj, "__name__", None)
+        if isinstance(obj, type) and obj.__module__.startswith("stackwright."):
+            return obj.__name__, exc.name
+        if isinstance(called, str) and called.startswith("stackwright"):
+            return called, exc.name
+    return None
 
 
 def _keywords(cls: type) -> set[str]:

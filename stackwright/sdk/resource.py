@@ -578,7 +578,17 @@ def _prefixes(parent: Resource | str | None) -> list[tuple[str, ...]]:
 def _checked(opts: ResourceOptions, what: str) -> ResourceOptions:
     """The options with forgiving spellings normalised, or a UsageError naming the resource."""
     if not isinstance(opts, ResourceOptions):
-        raise UsageError(f"opts of {what} must be a ResourceOptions (got {type(opts).__name__})")
+        # Pulumi's `ConfigMap("c", args)` overload puts the fields in this place.
+        fields = isinstance(opts, Mapping) or type(opts).__name__.endswith("Args")
+        raise UsageError(
+            f"opts of {what} must be a ResourceOptions (got {type(opts).__name__})"
+            + (
+                "; Stackwright takes no args object: pass the object's fields as keyword "
+                "arguments (data=..., metadata=..., spec=...)"
+                if fields
+                else ""
+            )
+        )
     changes: dict[str, Any] = {}
     depends_on = opts.depends_on
     if isinstance(depends_on, Resource):  # `depends_on=db` for `depends_on=[db]`

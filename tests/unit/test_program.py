@@ -113,6 +113,66 @@ def test_a_misspelt_keyword_of_a_stackwright_class_gets_a_hint(
     assert str(info.value) == f"the program failed at {main}:3: TypeError: {hint}"
 
 
+@pytest.mark.parametrize(
+    ("line", "error", "hint"),
+    [
+        ("import pulumi", "ModuleNotFoundError: No module named 'pulumi'",
+         "write `import stackwright as sw` for `import pulumi`"),
+        ("from pulumi_kubernetes.apps.v1 import Deployment",
+         "ModuleNotFoundError: No module named 'pulumi_kubernetes'",
+         "write `import stackwright.kubernetes as k8s` for `import pulumi_kubernetes as k8s`"),
+        ("import pulumi_random", "ModuleNotFoundError: No module named 'pulumi_random'",
+         "`stackwright.kx.RandomPassword` makes a password"),
+        ("from stackwright.kubernetes.apps.v1 import DeploymentSpecArgs",
+         "ImportError: cannot import name 'DeploymentSpecArgs'",
+         "Stackwright has no Pulumi args classes: write DeploymentSpec's fields as a plain dict "
+         "in Kubernetes' camelCase (typed as stackwright.kubernetes.apps.v1.DeploymentSpecDict)"),
+        ("k8s.core.v1.ContainerArgs(name='web')",
+         "AttributeError: module 'stackwright.kubernetes.core.v1' has no attribute "
+         "'ContainerArgs'", "(typed as stackwright.kubernetes.core.v1.ContainerDict)"),
+        ("from stackwright.kubernetes.core.v1 import ConfigMapInitArgs",
+         "ImportError: cannot import name 'ConfigMapInitArgs'",
+         'pass ConfigMap\'s fields as keyword arguments, ConfigMap("name", binary_data=..., '
+         "data=..., immutable=..., metadata=...)"),
+        ("from stackwright.kubernetes.meta.v1 import ObjectMetaArgs",
+         "ModuleNotFoundError: No module named 'stackwright.kubernetes.meta'",
+         "metadata is a plain dict in Kubernetes' spelling"),
+        ("k8s.meta.v1.ObjectMetaArgs(name='x')",
+         "AttributeError: module 'stackwright.kubernetes' has no attribute 'meta'",
+         "metadata is a plain dict in Kubernetes' spelling"),
+        ("sw.log.info('starting')", "AttributeError: module 'stackwright' has no attribute 'log'",
+         "Stackwright has no pulumi.log: print(...) instead"),
+        ("sw.Output.unsecret(sw.Output.secret('x'))",
+         "AttributeError: type object 'Output' has no attribute 'unsecret'",
+         "a secret stays secret in Stackwright"),
+        ("k8s.core.v1.ConfigMap('c', {'data': {'a': 'b'}})",
+         "must be a ResourceOptions (got dict)",
+         "Stackwright takes no args object: pass the object's fields as keyword arguments"),
+    ],
+)  # fmt: skip
+def test_a_pulumi_idiom_stackwright_spells_otherwise_says_what_to_write(
+    tmp_path: Path, line: str, error: str, hint: str
+) -> None:
+    """A Pulumi program being ported meets what Stackwright names otherwise or leaves out on
+    purpose: its one line names the program's line and what to write instead."""
+    main = write(
+        tmp_path / "main.py",
+        f"import stackwright as sw\nimport stackwright.kubernetes as k8s\n{line}\n",
+    )
+    with pytest.raises(UsageError) as info:
+        run(main)
+    message = str(info.value)
+    assert f"{main}:3" in message and error in message and hint in message, message
+    assert len(message.splitlines()) == 1
+
+
+def test_a_missing_name_of_the_users_own_gets_no_pulumi_hint(tmp_path: Path) -> None:
+    main = write(tmp_path / "main.py", "import stackwright as sw\nsw.nope()\n{}.foo\n")
+    with pytest.raises(UsageError) as info:
+        run(main)
+    assert str(info.value).endswith("AttributeError: module 'stackwright' has no attribute 'nope'")
+
+
 def test_a_misspelt_keyword_of_the_users_own_function_gets_no_hint(tmp_path: Path) -> None:
     main = write(tmp_path / "main.py", "def make(data=None):\n    pass\n\nmake(dta=1)\n")
     with pytest.raises(UsageError) as info:
