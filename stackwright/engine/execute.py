@@ -105,6 +105,7 @@ from stackwright.engine.records import (
     unknown_paths,
     with_outputs,
 )
+from stackwright.engine.rollouts import ObjectKey, data_updated, notice, stale_readers
 from stackwright.errors import UsageError, redact
 from stackwright.kubernetes.provider import PROVIDER_TYPE
 from stackwright.model import (
@@ -285,6 +286,8 @@ class Run:
         #: Providers whose settings a preview cannot know yet (a kubeconfig another
         #: resource produces): their resources are planned without asking a cluster.
         self._unknown_providers: set[str] = set()
+        #: ConfigMaps and Secrets whose data this run updates in place, and the field.
+        self._data_updated: dict[ObjectKey, str] = {}
         #: Providers whose settings now name another cluster: the provider made from their
         #: recorded settings, which still reaches the objects their resources recorded.
         self._former_providers: dict[str, Provider] = {}
@@ -964,6 +967,8 @@ class Run:
                 replace_reasons=(*step.replace_reasons, "its provider names another cluster"),
                 delete_before_replace=True,
             )
+        if kube:
+            self._warn_of_stale_environment(step)
         if step.op is Op.SAME:
             assert old is not None
             recorded = recorded_options(step)
@@ -1973,6 +1978,17 @@ class Run:
                 continue
             stored[name] = masked(plain, secret_paths, SecretValue)
         return stored, {k: shown(v) for k, v in stored.items()}
+
+    def _warn_of_stale_environment(self, step: Step) -> None:
+        """Note a ConfigMap or Secret whose data this run changes in place; warn on a workload
+        that reads one into its environment and that this run does not roll
+        (`rollouts`): its pods keep the former values, where Pulumi would have rolled them."""
+        updated = data_updated(step)
+        if updated is not None:
+            self._data_updated[updated[0]] = updated[1]
+        stale = stale_readers(step, self._data_updated)
+        if stale:
+            self.emit(Diagnostic(step.urn, notice(stale), "warning"))
 
     def run_unused_applies(self) -> None:
         """Run the program's apply callbacks nothing made run (one that prints or logs, its

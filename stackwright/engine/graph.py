@@ -161,11 +161,20 @@ def _referenced(then: Obj) -> set[Hashable]:
     for volume in volumes:
         if "projected" in volume:
             _named(_sources(volume), _PROJECTED_REFS, found)
+    namespace = _metadata(then, "namespace")
+    return {(namespace, kind, name) for kind, name in found if name} | environment_references(then)
+
+
+def environment_references(workload: Obj) -> set[tuple[str, str, str]]:
+    """(namespace, kind, name) of each ConfigMap and Secret a workload's containers read
+    into their environment (envFrom, env's valueFrom): read once, as each container starts."""
+    spec = _pod_spec(workload)
+    found: set[tuple[str, str]] = set()
     for container in [*_dicts(spec.get("containers")), *_dicts(spec.get("initContainers"))]:
         _named(container.get("envFrom"), _ENV_FROM_REFS, found)
         _named([e.get("valueFrom") for e in _dicts(container.get("env"))], _VALUE_FROM_REFS, found)
-    namespace = _metadata(then, "namespace")
-    return {(namespace, kind, name) for kind, name in found if name}
+    namespace = _metadata(workload, "namespace")
+    return {(namespace, kind, name) for kind, name in found}
 
 
 def _token_account(then: Obj) -> tuple[str, str] | None:

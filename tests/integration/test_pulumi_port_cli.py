@@ -69,3 +69,62 @@ def test_apply_callbacks_read_fields_by_pulumis_attribute_names(
     stored = p.state()["outputs"]
     assert stored["ingress"] == outputs["ingress"] and "broken" not in stored
     assert json.loads(p.sw("stack", "output", "--json").out)["frontend_ip"] == address
+
+
+def test_a_configmap_changed_under_a_workloads_environment_warns_that_pods_keep_it(
+    new_project: Any, cluster: LiveCluster
+) -> None:
+    """Pulumi replaces a ConfigMap whose data changes, which rolls the workloads naming it;
+    Stackwright updates it in place, so a workload reading it into its environment (env,
+    envFrom) whose template the run leaves alone is warned of, with how to roll it; one
+    that mounts it, or whose template changes anyway, is not."""
+    p = new_project()
+    program = """
+        ns = k8s.core.v1.Namespace("ns", metadata={"name": NS})
+        meta = {"namespace": ns.metadata["name"]}
+        settings = k8s.core.v1.ConfigMap("settings", metadata=meta, data={"MODE": "MODE_VALUE"},
+                                         opts=sw.ResourceOptions(replace_on_changes=ROC))
+        files = k8s.core.v1.ConfigMap("files", metadata=meta, data={"a.conf": "MODE_VALUE"})
+        def app(name, image, env=(), volumes=()):
+            spec = app_spec(name, image)
+            container = spec["template"]["spec"]["containers"][0]
+            container["envFrom"] = list(env)
+            spec["template"]["spec"]["volumes"] = list(volumes)
+            return k8s.apps.v1.Deployment(name, metadata=meta, spec=spec)
+        app("web", "nginx:1.29", env=[{"configMapRef": {"name": settings.metadata["name"]}}])
+        app("api", "API_IMAGE", env=[{"configMapRef": {"name": settings.metadata["name"]}}])
+        app("mounts", "nginx:1.29",
+            volumes=[{"name": "f", "configMap": {"name": files.metadata["name"]}}])
+        """
+
+    def write(mode: str, api_image: str, roc: str = "[]") -> None:
+        text = textwrap.dedent(program).replace("MODE_VALUE", mode).replace("ROC", roc)
+        p.program(text.replace("API_IMAGE", api_image))
+
+    write("fast", "nginx:1.29")
+    p.up()
+    write("slow", "nginx:1.30")
+    planned = p.preview()
+    warned = {
+        e["urn"].rpartition("::")[2]: e["message"]
+        for e in planned.of("diagnostic")
+        if e["severity"] == "warning"
+    }
+    assert set(warned) == {"web"}, warned
+    settings = live(cluster, "configmap", p.resources()["settings"]["id"].split("/")[1], p.ns)
+    assert warned["web"].startswith(
+        f"its pods read ConfigMap {settings['metadata']['name']} into their environment"
+    )
+    assert 'replace_on_changes=["data"]' in warned["web"]
+
+    # As the warning says: the ConfigMap replaced under a new name rolls the Deployment.
+    write("slow", "nginx:1.30", roc='["data"]')
+    done = p.up()
+    changed = done.changed()
+    assert changed["web"] == changed["api"] == "update" and "mounts" not in changed
+    assert not [e for e in done.of("diagnostic") if e["severity"] == "warning"]
+    web = live(cluster, "deployment", p.resources()["web"]["id"].split("/")[1], p.ns)
+    now = p.resources()["settings"]["id"].split("/")[1]
+    assert now != settings["metadata"]["name"]
+    env = web["spec"]["template"]["spec"]["containers"][0]["envFrom"]
+    assert env == [{"configMapRef": {"name": now}}]

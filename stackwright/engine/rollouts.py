@@ -1,0 +1,75 @@
+"""Workloads that keep a ConfigMap's or Secret's former values after a run changes its data.
+
+A container reads the ConfigMaps and Secrets of its environment (`envFrom`, env's
+`valueFrom`) once, as it starts. Pulumi replaces a ConfigMap (or Secret) whose data
+changes, so an auto-named one gets a new name and the workloads naming it roll;
+Stackwright updates it in place, as `kubectl apply` and Helm do, so a workload whose pod
+template this run leaves as it is keeps running with the former values. A run says so on
+the workload's step, naming what to write to roll it. Planning only: no I/O.
+
+Must never: warn of a workload whose pods this run restarts anyway (its template
+changes), nor of one that only mounts the data as a volume (the kubelet updates it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from stackwright.engine.graph import environment_references
+from stackwright.engine.plan import Step
+from stackwright.model import Op
+
+#: (provider URN, kind, id) of a ConfigMap or Secret: its id `namespace/name`.
+ObjectKey = tuple[str, str, str]
+
+#: Kinds whose data a container's environment reads, and the fields that hold it.
+DATA_FIELDS: Mapping[str, tuple[str, ...]] = {
+    "ConfigMap": ("data", "binaryData"),
+    "Secret": ("data", "stringData"),
+}
+
+#: Kinds whose pods run from a template that a change of rolls; a Job's or CronJob's new
+#: pods read the data afresh, and a bare Pod is never restarted by its controller.
+ROLLED_FROM_TEMPLATE = frozenset({"Deployment", "StatefulSet", "DaemonSet", "ReplicaSet"})
+
+
+def data_updated(step: Step) -> tuple[ObjectKey, str] | None:
+    """The ConfigMap or Secret whose data `step` changes in place, with the field of it that
+    changes (`data`, `stringData`, …), or None."""
+    if step.op is not Op.UPDATE or step.new is None:
+        return None
+    kind = str(step.new.inputs.get("kind"))
+    fields = DATA_FIELDS.get(kind, ())
+    changed = [c.path.split(".")[0] for c in step.changes if c.path.split(".")[0] in fields]
+    return ((step.new.provider, kind, step.new.id), changed[0]) if changed else None
+
+
+def stale_readers(step: Step, updated: Mapping[ObjectKey, str]) -> dict[ObjectKey, str]:
+    """Those of `updated` that the workload of `step` reads into its environment while
+    `step` leaves its pod template as it is (so its running pods keep the former values)."""
+    new = step.new
+    if new is None or step.op not in (Op.SAME, Op.UPDATE) or not updated:
+        return {}
+    if str(new.inputs.get("kind")) not in ROLLED_FROM_TEMPLATE:
+        return {}
+    if any(change.path.startswith("spec.template") for change in step.changes):
+        return {}
+    own_namespace = new.id.rpartition("/")[0]
+    read = {
+        (new.provider, kind, f"{namespace or own_namespace}/{name}")
+        for namespace, kind, name in environment_references(new.inputs)
+    }
+    return {key: updated[key] for key in sorted(read.intersection(updated))}
+
+
+def notice(stale: Mapping[ObjectKey, str]) -> str:
+    """The warning on a workload that keeps the `stale` objects' former values."""
+    named = ", ".join(f"{kind} {id_.rpartition('/')[2]}" for _, kind, id_ in stale)
+    fields = ", ".join(f'"{field}"' for field in sorted(set(stale.values())))
+    return (
+        f"its pods read {named} into their environment as they start, and this run changes "
+        "that data but not the pod template: running pods keep the former values until they "
+        "restart (Pulumi replaces a ConfigMap or Secret whose data changes, so a new name "
+        f"rolls them; to do so here, give it replace_on_changes=[{fields}] and no fixed "
+        "name, or change the pod template, e.g. an annotation holding a hash of the data)"
+    )
