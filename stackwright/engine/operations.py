@@ -23,7 +23,7 @@ from stackwright import interrupts
 from stackwright.engine import policy_gate
 from stackwright.engine.clusters import ClusterCheck, check_clusters
 from stackwright.engine.declared_schemas import check_before_up
-from stackwright.engine.events import Diagnostic, Listener, Summary, shown
+from stackwright.engine.events import Diagnostic, Listener, Summary, plural, shown
 from stackwright.engine.execute import Options, Run
 from stackwright.engine.graph import defined_kind, group_and_kind
 from stackwright.engine.policy_gate import PolicyGate
@@ -33,6 +33,7 @@ from stackwright.engine.records import (
     describe,
     is_kubernetes,
     mark_of,
+    protected,
     provider_urn,
     recorded_closure,
 )
@@ -163,15 +164,50 @@ def _dropped(
     """The recorded resources whose objects an `up` deletes because the program dropped
     them (under any alias): those `--target` / `--exclude` leave it, but the protected
     (whose delete fails), the retained and the read ones (whose objects stay)."""
+    return [
+        state
+        for state in _deleted_by_up(options, program, resources)
+        if not (state.protect or state.retain_on_delete or state.external)
+    ]
+
+
+def _deleted_by_up(
+    options: Options, program: Program, resources: list[ResourceState]
+) -> list[ResourceState]:
+    """The recorded resources an `up` deletes (or tries to) because the program dropped
+    them (under any alias), as far as `--target` / `--exclude` leave it."""
     kept = _kept(options, resources)
     kept.update(urn for r in program.resources for urn in (r.urn, *r.alias_urns()))
     return [
         state
         for state in resources
-        if state.urn not in kept
-        and not (options.targets and state.urn not in options.targets)
-        and not (state.protect or state.retain_on_delete or state.external)
+        if state.urn not in kept and not (options.targets and state.urn not in options.targets)
     ]
+
+
+def _check_protected(options: Options, program: Program | None, snapshot: Snapshot) -> None:
+    """Refuse, before any change, an `up` or `destroy` that would delete a protected
+    resource: its delete would fail only after the run had changed or deleted everything
+    else (a protected Namespace's objects first), where Pulumi's preview, which its `up
+    --yes` and `destroy --yes` run first, stops the whole run. A preview reports it as the
+    failed step it would be."""
+    if options.dry_run:
+        return
+    if options.kind == "destroy":
+        doomed = _targeted(snapshot.resources, options)
+        other_way = "; `stackwright destroy --exclude-protected` deletes everything else"
+    elif options.kind == "up" and program is not None:
+        doomed = _deleted_by_up(options, program, snapshot.resources)
+        other_way = ""
+    else:
+        return
+    guarded = [state for state in doomed if state.protect and not state.external]
+    if guarded:
+        more = f" (and {plural(len(guarded) - 1, 'other protected resource')})"
+        raise UsageError(
+            f"{options.kind} refused: {protected(guarded[0].urn)}"
+            f"{more if len(guarded) > 1 else ''}{other_way}; nothing was changed"
+        )
 
 
 #: What Stackwright's own annotations start with (`stackwright.io/timeout-seconds`, …).
@@ -316,6 +352,7 @@ def _check_input(
     _check_targets(options, program, snapshot)
     _check_marks(program)
     _check_definitions(options, program, snapshot)
+    _check_protected(options, program, snapshot)
     if program is not None and options.kind == "up":
         recorded = {r.urn: r for r in snapshot.resources}
         applying = not options.dry_run

@@ -11,7 +11,7 @@ import textwrap
 from typing import Any
 
 import pytest
-from test_cli_lifecycle import PRELUDE_LINES, LiveCluster, live, new_project
+from test_cli_lifecycle import PRELUDE_LINES, LiveCluster, live, new_project, one_line
 
 pytestmark = pytest.mark.integration
 __all__ = ["new_project"]  # a fixture, used by name
@@ -128,3 +128,36 @@ def test_a_configmap_changed_under_a_workloads_environment_warns_that_pods_keep_
     assert now != settings["metadata"]["name"]
     env = web["spec"]["template"]["spec"]["containers"][0]["envFrom"]
     assert env == [{"configMapRef": {"name": now}}]
+
+
+def test_destroy_of_a_stack_with_a_protected_namespace_deletes_nothing(
+    new_project: Any, cluster: LiveCluster
+) -> None:
+    """Protecting the namespace of a database, as Pulumi users do, keeps `destroy --yes`
+    from deleting anything (Pulumi's preview, run first, stops it); it deleted everything
+    in the namespace first and then failed on the namespace alone."""
+    p = new_project()
+    p.program(
+        """
+        ns = k8s.core.v1.Namespace("ns", metadata={"name": NS},
+                                   opts=sw.ResourceOptions(protect=True))
+        k8s.apps.v1.Deployment("db", metadata={"name": "db", "namespace": ns.metadata["name"]},
+                               spec=app_spec("db"))
+        """
+    )
+    p.up()
+
+    refused = p.sw("destroy", "--yes", "--json", rc=2)
+
+    urn = p.urn("kubernetes:core/v1:Namespace", "ns")
+    said = one_line(refused)
+    assert said.startswith(f"error: destroy refused: resource {urn} cannot be deleted")
+    assert said.endswith("deletes everything else; nothing was changed")
+    assert [e["event"] for e in refused.events] == ["error"]
+    assert live(cluster, "deployment", "db", p.ns)
+    assert set(p.resources()) == {"ns", "db"}
+    assert p.history()[0]["kind"] == "up"  # no destroy began
+
+    kept = p.sw("destroy", "--yes", "--json", "--exclude-protected")
+    assert kept.summary["counts"] == {"delete": 1}
+    assert set(p.resources()) == {"ns"} and live(cluster, "namespace", p.ns)

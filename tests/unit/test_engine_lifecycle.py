@@ -641,23 +641,26 @@ def test_protect_blocks_the_delete_and_says_how_to_unprotect(stack: Stack) -> No
     stack.up(both(settings(protect=True), web()))
     stack.fake.calls.clear()
 
-    planned = stack.preview(web())
+    planned = stack.preview(web(replicas=5))
     assert not planned.ok
-    summary = stack.up(web())
-
-    assert not summary.ok
-    (failure,) = summary.failures
-    assert planned.failures == [failure]  # the preview says what up will, in its words
+    (failure,) = planned.failures
     assert "because it is protected" in failure
     assert f"stackwright state unprotect {urn(CM, 'settings')}" in failure
+    # `up` (with --yes too) refuses before any change, in the preview's words, where it
+    # changed the rest first and failed on the protected delete last; Pulumi's preview,
+    # which its `up --yes` runs first, stops it so.
+    with pytest.raises(UsageError) as refused:
+        stack.up(web(replicas=5))
+    assert str(refused.value) == f"up refused: {failure.partition(': ')[2]}; nothing was changed"
     assert stack.fake.writes() == []
     assert stack.fake.find("ConfigMap", "settings") is not None
     assert stack.recorded(urn(CM, "settings")).protect
 
-    destroyed = stack.destroy()
-    assert not destroyed.ok
-    assert [c.name for c in stack.fake.calls_to("delete")] == ["web"]
-    assert [r.urn for r in stack.state().resources] == [urn(CM, "settings")]
+    # So does a destroy: the unprotected resources stay too, as nothing was deleted.
+    with pytest.raises(UsageError, match="--exclude-protected` deletes everything else"):
+        stack.destroy()
+    assert stack.fake.calls_to("delete") == []
+    assert {r.urn for r in stack.state().resources} == {urn(CM, "settings"), urn(DEPLOY, "web")}
 
 
 def test_destroy_excluding_the_protected_keeps_them_and_what_they_need(stack: Stack) -> None:
