@@ -157,6 +157,22 @@ _PULUMI_SPELLINGS: dict[str, str] = {
     "stackwright.kubernetes.meta": "metadata is a plain dict in Kubernetes' spelling, "
     'metadata={"name": ..., "labels": {...}} (typed as '
     "stackwright.kubernetes.inputs.meta_v1.ObjectMetaDict)",
+    # One class per kind of import, without Pulumi's version modules (yaml.v2, helm.v4, …).
+    **dict.fromkeys(
+        ("stackwright.kubernetes.yaml.v1", "stackwright.kubernetes.yaml.v2"),
+        "Stackwright has no version modules here: `k8s.yaml.ConfigFile` and "
+        "`k8s.yaml.ConfigGroup` (as Pulumi's yaml.v2)",
+    ),
+    **dict.fromkeys(
+        ("stackwright.kubernetes.helm.v3", "stackwright.kubernetes.helm.v4"),
+        "Stackwright has no version modules here: `k8s.helm.Chart` renders a chart into "
+        "objects (as Pulumi's helm.v4.Chart), `k8s.helm.Release` installs a release (as "
+        "helm.v3.Release)",
+    ),
+    "stackwright.kubernetes.kustomize.v2": "Stackwright has no version modules here: "
+    "`k8s.kustomize.Directory`",
+    "stackwright.ROOT_STACK_RESOURCE": "for an alias of a resource that had no parent, "
+    "write sw.Alias(parent=None)",
     # No diagnostics stream of Pulumi's engine to log to: a program's output is its own.
     "stackwright.log": "Stackwright has no pulumi.log: print(...) instead (to stderr, so "
     "`--json` output stays events only)",
