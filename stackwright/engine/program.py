@@ -114,6 +114,24 @@ def _describe(exc: BaseException, path: Path) -> str:
     return f"the program failed at {where}: {text}"
 
 
+#: Keyword arguments of Pulumi's classes that Stackwright's leave out on purpose, and why
+#: (what to write instead).
+_PULUMI_KEYWORDS: dict[tuple[str, str], str] = {
+    ("Provider", "enable_server_side_apply"): "Stackwright always applies server-side "
+    "(field manager `stackwright`): drop it",
+    ("Provider", "enable_config_map_mutable"): "Stackwright always updates a ConfigMap in "
+    'place: drop it (replace_on_changes=["data"] on one replaces it, as Pulumi does by default)',
+    ("Provider", "render_yaml_to_directory"): "Stackwright has no render-to-YAML provider: "
+    "`stackwright preview --diff` shows the objects, `stackwright stack export` the state",
+    ("Provider", "delete_unreachable"): "Stackwright has no such option: `stackwright "
+    "refresh` forgets objects that are gone, `stackwright state delete URN` one record",
+    ("Provider", "suppress_deprecation_warnings"): "Stackwright has no such option: drop it",
+    ("Provider", "cluster"): "`cluster` names a local cluster in configuration "
+    "(`stackwright config set kubernetes:cluster NAME`); a Provider takes kubeconfig=, "
+    "context= and namespace=",
+    ("Alias", "no_parent"): "write parent=None for a resource that had no parent",
+}
+
 _UNEXPECTED_KEYWORD = re.compile(r"^([\w.]+)\(\) got an unexpected keyword argument '(\w+)'$")
 
 
@@ -129,12 +147,16 @@ def _keyword_hint(exc: BaseException) -> str:
     function, word = found.groups()
     qualname = function.removesuffix(".__init__")
     keywords: set[str] = set()
+    ours = False
     for name, module in list(sys.modules.items()):
         if not name.startswith("stackwright.") or module is None:
             continue
         cls = vars(module).get(qualname.partition(".")[0])  # no lazy-import hook runs
         if isinstance(cls, type) and cls.__qualname__ == qualname:
             keywords |= _keywords(cls)
+            ours = True
+    if ours and (qualname, word) in _PULUMI_KEYWORDS:
+        return f"; {_PULUMI_KEYWORDS[qualname, word]}"
     snake = re.sub(r"(?<=[a-z0-9])([A-Z])", lambda m: "_" + m[1].lower(), word)
     if snake != word and snake in keywords:
         return f" (did you mean {snake!r}? top-level arguments are in snake_case)"

@@ -149,6 +149,13 @@ def test_a_misspelt_keyword_of_a_stackwright_class_gets_a_hint(
         ("sw.Alias(parent=sw.ROOT_STACK_RESOURCE)",
          "AttributeError: module 'stackwright' has no attribute 'ROOT_STACK_RESOURCE'",
          "write sw.Alias(parent=None)"),
+        ("k8s.Provider('p', kubeconfig='k', enable_server_side_apply=True)",
+         "TypeError: Provider.__init__() got an unexpected keyword argument "
+         "'enable_server_side_apply'", "Stackwright always applies server-side"),
+        ("k8s.Provider('p', kubeconfig='k', enable_config_map_mutable=True)",
+         "'enable_config_map_mutable'", "Stackwright always updates a ConfigMap in place"),
+        ("sw.Alias(no_parent=True)", "unexpected keyword argument 'no_parent'",
+         "write parent=None for a resource that had no parent"),
         ("sw.log.info('starting')", "AttributeError: module 'stackwright' has no attribute 'log'",
          "Stackwright has no pulumi.log: print(...) instead"),
         ("sw.Output.unsecret(sw.Output.secret('x'))",
