@@ -29,6 +29,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Generic, NamedTuple, TypeAlias, TypeVar, cast
 
 import orjson
+import yaml
 
 from stackwright.errors import remember_secret
 from stackwright.model import UNKNOWN as UNKNOWN
@@ -70,6 +71,18 @@ class Record(dict[str, Any]):
             raise AttributeError(name)
         key = name if dict.__contains__(self, name) else _snake_field(self, name)
         return self.absent if key is None else dict.__getitem__(self, key)
+
+
+# `yaml.safe_dump(s)` in a callback writes a Record as the mapping it is (PyYAML's dumpers
+# represent a dict's exact type only; a subclass failed, or got a Python object tag).
+for _dumper in (
+    yaml.SafeDumper,
+    yaml.Dumper,
+    getattr(yaml, "CSafeDumper", None),
+    getattr(yaml, "CDumper", None),
+):
+    if _dumper is not None:
+        _dumper.add_representer(Record, yaml.representer.SafeRepresenter.represent_dict)
 
 
 class Partial(Record):

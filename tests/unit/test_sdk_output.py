@@ -417,3 +417,17 @@ def test_callbacks_read_fields_as_pulumis_output_types_name_them(program: Progra
     preview = reader({svc: EnginePartial(spec=EnginePartial(clusterIP="10.0.0.9"))})
     assert svc.spec.apply(lambda s: s.cluster_ip).resolve(preview) == "10.0.0.9"
     assert svc.spec.apply(lambda s: s.external_name).resolve(preview) is UNKNOWN
+
+
+def test_a_callbacks_dicts_dump_to_yaml_as_plain_mappings(program: Program) -> None:
+    """`yaml.safe_dump(s)` / `yaml.dump(s)` of the value a callback gets writes the mapping,
+    as of the plain dict it was (PyYAML refuses a dict subclass, or tags it)."""
+    import yaml
+
+    svc = CustomResource("kubernetes:core/v1:Service", "web")
+    read = reader({svc: {"spec": {"clusterIP": "10.0.0.9", "ports": [{"port": 80}]}}})
+    expected = "clusterIP: 10.0.0.9\nports:\n- port: 80\n"
+    assert svc.spec.apply(yaml.safe_dump).resolve(read) == expected
+    assert svc.spec.apply(yaml.dump).resolve(read) == expected
+    safe_c = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+    assert svc.spec.apply(lambda s: yaml.dump(s, Dumper=safe_c)).resolve(read) == expected
