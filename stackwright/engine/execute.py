@@ -66,10 +66,10 @@ from stackwright.engine.events import (
 from stackwright.engine.generated import GENERATORS, is_generated
 from stackwright.engine.graph import DependencyCycle, Graph, Node, defined_kind, group_and_kind
 from stackwright.engine.plan import (
+    ABSENT,
     FieldChange,
     Intent,
     Step,
-    diff,
     option_changes,
     plan,
     plan_delete,
@@ -891,12 +891,11 @@ class Run:
         if old is None and opts.import_ and kube:
             step = replace(step, op=Op.IMPORT)
         if (
-            step.op in (Op.IMPORT, Op.UPDATE)
-            and opts.ignore_changes
+            (step.op is Op.IMPORT or (step.op is Op.UPDATE and opts.ignore_changes))
             and kube
             and desired.provider not in self._unknown_providers
         ):
-            step = await self._ignored_from_live(step, tuple(opts.ignore_changes))
+            step = await self._from_live(step, tuple(opts.ignore_changes))
         if step.op is Op.REPLACE and old is not None and old.protect:
             raise UsageError(
                 f"resource {urn} cannot be replaced because it is protected "
@@ -1004,6 +1003,8 @@ class Run:
             if step.op is Op.REPLACE and step.old is not None:
                 await self._crd_census(step.old)
             await self._preview(step, kube, force)
+            if (kube or release) and step.new is not None:
+                self._hold(step.new, urn)  # as `up` will: a delete of its object keeps it
         elif release:
             await self._execute_release(step)
             assert step.new is not None
@@ -1426,11 +1427,15 @@ class Run:
             "resource another name"
         )
 
-    async def _ignored_from_live(self, step: Step, ignore: tuple[str, ...]) -> Step:
+    async def _from_live(self, step: Step, ignore: tuple[str, ...]) -> Step:
         """An import or update sends its `ignore_changes` fields as the object has them:
         another manager may own them now (an HPA's replicas, `kubectl scale`), and sending
         the program's or the recorded value would conflict with it or undo its change. An
-        import_ takes them from the object it adopts, as Pulumi's does."""
+        import_ takes them from the object it adopts, as Pulumi's does.
+
+        An import's changes are what it changes in the object it adopts: the program's
+        fields whose live values differ (none when the program declares the object as it
+        is), not every field as an addition, which would hide the one that changes."""
         new = step.new
         assert new is not None
         api_version, kind, namespace, name = object_ref(new)
@@ -1439,7 +1444,12 @@ class Run:
         if live is None:
             return step  # not there: the import says so; an update makes it again
         inputs = with_ignored(new.inputs, live, ignore)
-        changes = tuple(diff({}, inputs)) if step.op is Op.IMPORT else step.changes
+        changes = step.changes
+        if step.op is Op.IMPORT:
+            changes = tuple(
+                FieldChange(f.path, ABSENT if f.live is None else f.live, f.recorded)
+                for f in drift_rules.drifted(inputs, live)
+            )
         return replace(step, new=replace(new, inputs=inputs), changes=changes)
 
     async def _check_importable(self, provider: Provider, new: ResourceState) -> None:
@@ -1648,20 +1658,7 @@ class Run:
                     self.outcome.counts[step.op.value] += 1
                     self.emit(StepDone(step, True, self.clock() - started))
                     return
-                holder = (
-                    self.held.get(object_key(state))
-                    if state.custom and not state.external
-                    else None
-                )
-                if holder is not None:
-                    self.emit(
-                        Diagnostic(
-                            state.urn,
-                            f"kept {state.id}: {describe(holder)} holds that object now; "
-                            "only the old record is removed",
-                            "info",
-                        )
-                    )
+                holder = self._holder(state)
 
                 async def when_gone() -> None:  # a carrier: its riders' records go first
                     gone.add(key)
@@ -1688,6 +1685,22 @@ class Run:
         await asyncio.gather(*(one(key) for key in keys))
         return {key.rpartition("#")[0] for key in failed}
 
+    def _holder(self, state: ResourceState) -> str | None:
+        """The resource that holds the object of `state`, being deleted, after this run (a
+        name passed on, manifests moved from a ConfigFile to a Chart), said as a diagnostic:
+        its delete removes only the record."""
+        holder = self.held.get(object_key(state)) if state.custom and not state.external else None
+        if holder is not None:
+            self.emit(
+                Diagnostic(
+                    state.urn,
+                    f"kept {state.id}: {describe(holder)} holds that object now; "
+                    "only the old record is removed",
+                    "info",
+                )
+            )
+        return holder
+
     async def _preview_deletes(self, states: list[ResourceState], steps: list[Step]) -> None:
         """What a preview says of `states`' deletes: which ride on another's, and, in the
         words the real delete fails with, which are protected."""
@@ -1707,7 +1720,7 @@ class Run:
             if state.protect and step.op is Op.DELETE:
                 self.outcome.failures.append(f"{describe(state.urn)}: {protected(state.urn)}")
                 self.emit(StepDone(step, False, 0.0, protected(state.urn)))
-            elif _deletes_object(state, step.op, keep_object=False):
+            elif _deletes_object(state, step.op, keep_object=self._holder(state) is not None):
                 await self._crd_census(state)
 
     async def warn_crd_deletes(self, states: Iterable[ResourceState]) -> None:

@@ -1,0 +1,125 @@
+"""Adopting an app deployed with `kubectl apply` and moving it between ways of declaring it:
+what the preview says must be what the up does, with nothing that is not a change.
+
+A user's tour, end to end through the CLI against the local cluster: objects made by
+`kubectl apply` (field manager `kubectl-client-side-apply`) adopted with `import_`, and
+manifests moved from a ConfigGroup to a Helm chart without deleting an object.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from test_cli_lifecycle import live
+from test_cli_lifecycle import new_project as new_project  # the fixture
+
+pytestmark = pytest.mark.integration
+
+LiveCluster = Any  # tests/conftest.py's LiveCluster
+
+CONFIG = {"LOG_LEVEL": "info", "FEATURE_X": "true"}
+
+
+def kubectl_apply(cluster: LiveCluster, ns: str) -> None:
+    """A Namespace, a ConfigMap and a Service, as `kubectl apply -f app.yaml` makes them."""
+    manifests = [
+        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}},
+        {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {"name": "app-config", "namespace": ns},
+            "data": CONFIG,
+        },
+        {
+            "apiVersion": "v1",
+            "kind": "Service",
+            "metadata": {"name": "app", "namespace": ns},
+            "spec": {"ports": [{"port": 80, "targetPort": 80}]},  # no selector: ready at once
+        },
+    ]
+    for manifest in manifests:
+        cluster.kubectl("apply", "-f", "-", input=json.dumps(manifest))
+
+
+ADOPT = """
+k8s.core.v1.ConfigMap("app-config", metadata={{"name": "app-config", "namespace": NS}},
+                      data={data!r}, opts=sw.ResourceOptions(import_=f"{{NS}}/app-config"))
+k8s.core.v1.Service("app", metadata={{"name": "app", "namespace": NS}},
+                    spec={{"ports": [{{"port": 80, "targetPort": {target}}}]}},
+                    opts=sw.ResourceOptions(import_=f"{{NS}}/app"))
+"""
+
+
+def test_an_import_shows_only_what_it_changes_in_the_object(
+    new_project: Any, cluster: LiveCluster
+) -> None:
+    """Pulumi shows an import whose inputs match the object with no diff: declared as it
+    is, nothing is listed; one field that differs is listed alone, from its live value."""
+    p = new_project()
+    kubectl_apply(cluster, p.ns)
+    p.program(ADOPT.format(data=CONFIG, target=80))
+    preview = p.preview("--diff")
+    imports = {e["name"]: e.get("changes") for e in preview.of("step-started")}
+    assert imports == {"app-config": [], "app": []}, "nothing of the objects changes"
+    assert preview.summary["counts"] == {"import": 2}
+
+    p.program(ADOPT.format(data={**CONFIG, "LOG_LEVEL": "debug"}, target=8080))
+    changes = {e["name"]: e.get("changes") for e in p.preview(rc=1).of("step-started")}
+    assert changes == {
+        "app-config": [{"path": "data.LOG_LEVEL", "kind": "update", "old": "info", "new": "debug"}],
+        "app": [{"path": "spec.ports[0].targetPort", "kind": "update", "old": 80, "new": 8080}],
+    }
+    text = p.sw("preview", "--diff", rc=1).out
+    assert '~ data.LOG_LEVEL: "info" → "debug"' in text
+    assert "+ apiVersion" not in text and "+ metadata" not in text
+
+
+CHART = {
+    "Chart.yaml": "apiVersion: v2\nname: app\nversion: 0.1.0\n",
+    "values.yaml": "logLevel: info\n",
+    "templates/config.yaml": (
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: app-config\n"
+        "data:\n  LOG_LEVEL: {{ .Values.logLevel | quote }}\n"
+    ),
+}
+
+
+def test_a_preview_says_which_deletes_keep_their_object(
+    new_project: Any, cluster: LiveCluster
+) -> None:
+    """Moving manifests from a ConfigGroup to a Chart gives their objects new URNs: the
+    old records are deleted but the objects kept, as the new resources hold them. `up`
+    says so on each delete; its preview must too, not only `- delete Deployment …`."""
+    p = new_project()
+    for path, text in CHART.items():
+        (p.root / "charts" / "app" / path).parent.mkdir(parents=True, exist_ok=True)
+        (p.root / "charts" / "app" / path).write_text(text)
+    p.program(
+        """
+        k8s.core.v1.Namespace("ns", metadata={"name": NS})
+        k8s.yaml.ConfigGroup("app", objs=[{"apiVersion": "v1", "kind": "ConfigMap",
+                                           "metadata": {"name": "app-config", "namespace": NS},
+                                           "data": {"LOG_LEVEL": "info"}}])
+        """
+    )
+    p.up()
+    uid = live(cluster, "configmap", "app-config", p.ns)["metadata"]["uid"]
+    p.program(
+        """
+        ns = k8s.core.v1.Namespace("ns", metadata={"name": NS})
+        k8s.helm.Chart("app", chart="charts/app", namespace=NS)
+        """
+    )
+    kept = (
+        f"kept {p.ns}/app-config: kubernetes:core/v1:ConfigMap ConfigMap:{p.ns}/app-config "
+        "holds that object now; only the old record is removed"
+    )
+
+    def notes(result: Any) -> list[str]:
+        return [d["message"] for d in result.of("diagnostic") if d["severity"] == "info"]
+
+    assert kept in notes(p.preview())
+    assert kept in notes(p.up())
+    assert live(cluster, "configmap", "app-config", p.ns)["metadata"]["uid"] == uid
