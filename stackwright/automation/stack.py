@@ -490,11 +490,16 @@ class Workspace:
         policy_level: Level | None = None,
         retarget: bool = False,
         expect_no_changes: bool = False,
+        force: bool = False,
     ) -> Summary:
         """What `up` would do. `retarget`: as `up`'s, shown (the objects it forgets).
         `expect_no_changes` (with `refresh`: a drift gate) raises `StackwrightError` (exit
-        code 1) after the summary when anything would change."""
-        options = select.options("up", parallel, refresh=refresh, dry_run=True, retarget=retarget)
+        code 1) after the summary when anything would change. `force`: as `up`'s, the
+        server's dry runs take over fields other managers own (what `up --force-conflicts`
+        would do, rather than the conflict it avoids)."""
+        options = select.options(
+            "up", parallel, refresh=refresh, dry_run=True, retarget=retarget, force=force
+        )
         gate = self.policy_gate(policy_packs, policy_level, listener)
         summary = self._run(options, listener, program=True, policy=gate)
         if expect_no_changes:
@@ -530,6 +535,7 @@ class Workspace:
                 policy_packs=policy_packs,
                 policy_level=policy_level,
                 retarget=retarget,
+                force=force,
             )
             if not planned.ok:
                 return planned

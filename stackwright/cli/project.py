@@ -319,6 +319,9 @@ def _backend_of(project: Any) -> str:
 
 # --- operations ------------------------------------------------------------------------------
 
+ForceConflicts = Annotated[
+    bool, typer.Option("--force-conflicts", help="Take over fields other managers own.")
+]
 Retarget = Annotated[
     bool,
     typer.Option(
@@ -348,6 +351,7 @@ def preview(
     policy_packs: PolicyPacks = None,
     policy_level: PolicyLevel = None,
     retarget: Retarget = False,
+    force: ForceConflicts = False,
     as_json: Json = False,
 ) -> None:
     """Show what `up` would change; changes nothing anywhere."""
@@ -365,6 +369,7 @@ def preview(
             policy_packs=tuple(policy_packs or ()),
             policy_level=level,
             retarget=retarget,
+            force=force,
         )
     _finish(summary)
     if expect_no_changes:
@@ -386,9 +391,7 @@ def up(
     expect_no_changes: ExpectNoChanges = False,
     parallel: Parallel = 16,
     diff: Annotated[bool, typer.Option("--diff", help="Show field-level changes.")] = False,
-    force: Annotated[
-        bool, typer.Option("--force-conflicts", help="Take over fields other managers own.")
-    ] = False,
+    force: ForceConflicts = False,
     message: Annotated[
         str, typer.Option("--message", "-m", help="Recorded in the stack's history.")
     ] = "",
@@ -417,6 +420,7 @@ def up(
                 policy_packs=packs,
                 policy_level=level,
                 retarget=retarget,
+                force=force,
             )
         if not planned.ok:
             raise typer.Exit(1)

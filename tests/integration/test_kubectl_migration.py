@@ -2,12 +2,14 @@
 what the preview says must be what the up does, with nothing that is not a change.
 
 A user's tour, end to end through the CLI against the local cluster: objects made by
-`kubectl apply` (field manager `kubectl-client-side-apply`) adopted with `import_`, and
-manifests moved from a ConfigGroup to a Helm chart without deleting an object.
+`kubectl apply` (field manager `kubectl-client-side-apply`) adopted with `import_`, a
+field another manager owns taken over with `--force-conflicts`, and manifests moved from
+a ConfigGroup to a Helm chart without deleting an object.
 """
 
 from __future__ import annotations
 
+import io
 import json
 from typing import Any
 
@@ -74,6 +76,40 @@ def test_an_import_shows_only_what_it_changes_in_the_object(
     text = p.sw("preview", "--diff", rc=1).out
     assert '~ data.LOG_LEVEL: "info" → "debug"' in text
     assert "+ apiVersion" not in text and "+ metadata" not in text
+
+
+def test_force_conflicts_reaches_the_preview_that_up_runs_first(
+    new_project: Any,
+    cluster: LiveCluster,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A conflict with `kubectl`'s fields says to re-run with --force-conflicts: `preview`
+    takes it, and `up --force-conflicts` in a terminal previews with it, rather than
+    failing on the very conflict it was asked to take over."""
+    from stackwright.cli.main import main
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    p = new_project()
+    kubectl_apply(cluster, p.ns)
+    p.program(ADOPT.format(data={**CONFIG, "LOG_LEVEL": "debug"}, target=80))
+    refused = p.preview(rc=1)
+    assert "re-run with --force-conflicts" in refused.summary["failures"][0]
+    forced = p.preview("--force-conflicts")
+    assert forced.summary["ok"] and forced.summary["counts"] == {"import": 2}
+
+    monkeypatch.chdir(p.root)
+    monkeypatch.setenv("NO_COLOR", "1")
+    monkeypatch.setattr("sys.stdin", Terminal("y\n"))
+    capsys.readouterr()
+    main(["up", "--force-conflicts"])
+    assert "imported  app-config" in capsys.readouterr().out
+    cm = live(cluster, "configmap", "app-config", p.ns)
+    assert cm["data"]["LOG_LEVEL"] == "debug"
+    assert cm["metadata"]["annotations"]["stackwright.io/urn"].endswith("::app-config")
 
 
 CHART = {
