@@ -1456,7 +1456,10 @@ def state_move(
     if not _confirm_state_edit(ws, "state move", what, yes, as_json):
         return
     moved = ws.backend.move_resource(ws.project.name, ws.stack, dest, urns)
-    text = f"Moved {len(urns)} resource(s) to stack {dest}."
+    # Children go with their parents: name every resource moved, as they are named there.
+    text = "\n    ".join(
+        [f"Moved {len(moved)} resource{'' if len(moved) == 1 else 's'} to stack {dest}:", *moved]
+    )
     project = ws.project.name
     _report_done(as_json, "state", "move", project, ws.stack, text, dest=dest, urns=moved)
 

@@ -112,3 +112,27 @@ def test_with_json_a_state_edit_needs_yes_even_in_a_terminal(
     out = capsys.readouterr().out
     assert [json.loads(line)["event"] for line in out.splitlines()] == ["error"]
     assert _state() == before
+
+
+def test_a_move_names_every_resource_it_moved_children_included(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Moving a chart moves its objects too: the message counts and names them all, as they
+    are named in the destination, not only the URNs given."""
+    chart = make_urn("dev", "shop", "kubernetes:helm.sh/v4:Chart", "web")
+    child = make_urn("dev", "shop", CM, "ConfigMap:default/web", ("kubernetes:helm.sh/v4:Chart",))
+    resources = [
+        ResourceState(urn=chart, type="kubernetes:helm.sh/v4:Chart", custom=False).to_dict(),
+        ResourceState(urn=child, type=CM, id="default/web", parent=chart).to_dict(),
+    ]
+    document = {"version": 1, "project": "shop", "stack": "dev", "resources": resources}
+    (project / "doc.json").write_text(json.dumps({**document, "outputs": {}, "pending": []}))
+    main(["stack", "import", "--file", str(project / "doc.json")])
+    main(["stack", "init", "prod"])
+    capsys.readouterr()
+    main(["state", "move", chart, "--dest", "prod", "--stack", "dev", "--yes"])
+    there = [urn.replace("urn:sw:dev::", "urn:sw:prod::") for urn in (chart, child)]
+    assert capsys.readouterr().out == (
+        f"Moved 2 resources to stack prod:\n    {there[0]}\n    {there[1]}\n"
+    )
+    assert [urn for urn, _ in _state("prod")] == there
