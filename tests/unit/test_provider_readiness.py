@@ -669,6 +669,66 @@ def test_ingress_ready_once_admitted_even_without_its_backend() -> None:
     assert evaluate(obj).message == "site: address 10.1.2.3"
 
 
+def ingress_class(name: str, *, default: bool = False) -> dict[str, Any]:
+    marks = {"ingressclass.kubernetes.io/is-default-class": "true"} if default else {}
+    return {"metadata": {"name": name, "annotations": marks}, "spec": {"controller": "x/" + name}}
+
+
+def ingress(cls: str | None = None, legacy: str | None = None) -> dict[str, Any]:
+    spec: dict[str, Any] = {"defaultBackend": {"service": {"name": "web", "port": {"number": 80}}}}
+    if cls is not None:
+        spec["ingressClassName"] = cls
+    marks = {"kubernetes.io/ingress.class": legacy} if legacy else {}
+    return {
+        "apiVersion": "networking.k8s.io/v1",
+        "kind": "Ingress",
+        "metadata": {"name": "site", "annotations": marks},
+        "spec": spec,
+    }
+
+
+def test_an_ingress_naming_an_ingress_class_that_does_not_exist_is_failing() -> None:
+    """A misspelt class is admitted by no controller: a failure within the grace, not a
+    ten-minute wait, as a claim naming a missing StorageClass is."""
+    classes = [ingress_class("nginx"), ingress_class("traefik")]
+    verdict = evaluate(ingress("ngnix"), Related(ingressclasses=classes))
+    assert verdict.state is State.FAILING
+    assert verdict.message == (
+        "site: IngressClass ngnix does not exist (the cluster has nginx, traefik); fix "
+        "spec.ingressClassName, or create the class with its ingress controller"
+    )
+    assert evaluate(ingress("nginx"), Related(ingressclasses=classes)).message == (
+        "site: waiting for an ingress controller for class nginx to admit it "
+        "(no status.loadBalancer.ingress yet)"
+    )
+    # The classes could not be listed, or there are none (a cloud's built-in controller,
+    # as GKE's, takes Ingresses naming a class no object defines): only the wait.
+    assert evaluate(ingress("ngnix")).state is State.WAITING
+    assert evaluate(ingress("gce"), Related(ingressclasses=[])).state is State.WAITING
+
+
+def test_an_ingress_naming_no_class_where_none_is_the_default_says_so() -> None:
+    """Nothing may ever admit it (the local cluster's controller does not): the wait says
+    why from its first line, and the timeout's message with it."""
+    verdict = evaluate(ingress(), Related(ingressclasses=[ingress_class("nginx")]))
+    assert verdict.state is State.WAITING
+    assert verdict.message == (
+        "site: waiting for an ingress controller to admit it, but spec.ingressClassName is "
+        "unset and no IngressClass is the default (the cluster has nginx): set "
+        "spec.ingressClassName, or annotate an IngressClass "
+        'ingressclass.kubernetes.io/is-default-class: "true"'
+    )
+    none = evaluate(ingress(), Related(ingressclasses=[])).message
+    assert "is the default (the cluster has none)" in none
+    plain = (
+        "site: waiting for an ingress controller to admit it (no status.loadBalancer.ingress yet)"
+    )
+    default = [ingress_class("nginx", default=True)]
+    assert evaluate(ingress(), Related(ingressclasses=default)).message == plain
+    # The annotation that named a class before ingressClassName: its controller decides.
+    assert evaluate(ingress(legacy="nginx"), Related(ingressclasses=[])).message == plain
+
+
 # --- PVC, CRD, Namespace -------------------------------------------------------------------------
 
 

@@ -100,6 +100,8 @@ class Related:
     endpointslices: Sequence[Obj] = ()
     endpoints: Sequence[Obj] = ()
     storageclasses: Sequence[Obj] = ()
+    #: None when they could not be listed (a 403): nothing is said of an Ingress's class.
+    ingressclasses: Sequence[Obj] | None = None
     events: Sequence[Obj] = ()
 
 
@@ -754,10 +756,38 @@ def _ingress(obj: Obj, related: Related) -> Readiness:
         )
     cls = _map(obj.get("spec")).get("ingressClassName")
     by = f" for class {cls}" if cls else ""
-    return Readiness(
-        State.WAITING,
-        f"{name}: waiting for an ingress controller{by} to admit it (no status.loadBalancer.ingress yet)",
-    )
+    waiting = f"{name}: waiting for an ingress controller{by} to admit it"
+    classes = related.ingressclasses
+    if classes is None or _annotations(obj).get(_LEGACY_INGRESS_CLASS):
+        return Readiness(State.WAITING, f"{waiting} (no status.loadBalancer.ingress yet)")
+    names = sorted(_name(c) for c in classes)
+    has = f"the cluster has {', '.join(names)}" if names else "the cluster has none"
+    if cls and names and cls not in names:
+        # A misspelt class (`ngnix`) is admitted by no controller: "failing", with grace, as
+        # a claim's missing StorageClass is. With no class at all, a cloud's built-in
+        # controller may still take it (GKE's takes Ingresses that name none or `gce`).
+        return Readiness(
+            State.FAILING,
+            f"{name}: IngressClass {cls} does not exist ({has}); fix spec.ingressClassName, "
+            "or create the class with its ingress controller",
+            name,
+        )
+    default = [c for c in classes if str(_annotations(c).get(_DEFAULT_INGRESS_CLASS)) == "true"]
+    if not cls and not default:
+        return Readiness(
+            State.WAITING,
+            f"{waiting}, but spec.ingressClassName is unset and no IngressClass is the default "
+            f"({has}): set spec.ingressClassName, or annotate an IngressClass "
+            f'{_DEFAULT_INGRESS_CLASS}: "true"',
+        )
+    return Readiness(State.WAITING, f"{waiting} (no status.loadBalancer.ingress yet)")
+
+
+#: The annotation an Ingress named its class by before `spec.ingressClassName` (controllers
+#: still honour it), and the one that makes an IngressClass the default for Ingresses
+#: naming none.
+_LEGACY_INGRESS_CLASS = "kubernetes.io/ingress.class"
+_DEFAULT_INGRESS_CLASS = "ingressclass.kubernetes.io/is-default-class"
 
 
 def _pvc(obj: Obj, related: Related) -> Readiness:
@@ -905,6 +935,7 @@ _NEEDS: dict[tuple[str, str], frozenset[str]] = {
     ("batch", "Job"): frozenset({"pods"}),
     ("", "Service"): frozenset({"endpointslices", "pods"}),
     ("", "PersistentVolumeClaim"): frozenset({"storageclasses"}),
+    ("networking.k8s.io", "Ingress"): frozenset({"ingressclasses"}),
 }
 
 

@@ -184,7 +184,18 @@ class Waiter:
                     f"{name}: not ready after {format_duration(timeout)} — the API server did not answer the watch",
                     last_status="",
                 ) from None
-            storage_classes = await self._storage_classes() if "storageclasses" in wanted else []
+            storage_classes = (
+                await self._cluster_list("/apis/storage.k8s.io/v1/storageclasses", "StorageClasses")
+                if "storageclasses" in wanted
+                else None
+            )
+            ingress_classes = (
+                await self._cluster_list(
+                    "/apis/networking.k8s.io/v1/ingressclasses", "IngressClasses"
+                )
+                if "ingressclasses" in wanted
+                else None
+            )
             events: list[dict[str, Any]] = []
             events_at = -math.inf
             failing_since: float | None = None
@@ -207,7 +218,8 @@ class Waiter:
                     pods=_items(related_informers.get("pods")),
                     replicasets=_items(related_informers.get("replicasets")),
                     endpointslices=_items(related_informers.get("endpointslices")),
-                    storageclasses=storage_classes,
+                    storageclasses=storage_classes or (),
+                    ingressclasses=ingress_classes,
                     events=events,
                 )
                 verdict = readiness.evaluate(live, related)
@@ -293,13 +305,13 @@ class Waiter:
         live: dict[str, Any] = orjson.loads(response.body)
         return live, now
 
-    async def _storage_classes(self) -> list[dict[str, Any]]:
+    async def _cluster_list(self, path: str, what: str) -> list[dict[str, Any]] | None:
+        """The items of a cluster-scoped list a rule reads once (StorageClasses,
+        IngressClasses), or None when it cannot be read: the rule then says less."""
         with contextlib.suppress(ProviderError):
-            data = await self._api.json(
-                "GET", "/apis/storage.k8s.io/v1/storageclasses", what="StorageClasses"
-            )
+            data = await self._api.json("GET", path, what=what)
             return list((data or {}).get("items") or ())
-        return []
+        return None
 
     async def _events(self, namespace: str, name: str) -> list[dict[str, Any]]:
         selector = quote(f"involvedObject.name={name}", safe="")
