@@ -405,8 +405,16 @@ def manager_of(backend: Backend, live: Mapping[str, Any], urn: str) -> str:
             f"from that stack first ({release}), or if that stack is gone, drop the mark: "
             f"`{unmark} {URN_ANNOTATION}-`"
         )
-    if backend.load(parts.project, parts.stack).resource(mark) is None:
+    record = backend.load(parts.project, parts.stack).resource(mark)
+    if record is None:
         return ""
+    # The command as it runs in that project's folder: its stack named, and `--force` for a
+    # protected record (what `stackwright import` makes), which `state delete` refuses else.
+    force = " --force" if record.protect else ""
+    release = (
+        f"`stackwright state delete {shlex.quote(mark)} --stack {shlex.quote(parts.stack)}"
+        f"{force}` there keeps the object"
+    )
     return (
         f"stack {parts.stack} of project {parts.project} manages it as {mark}; remove it "
         f"from that stack first ({release})"

@@ -992,8 +992,8 @@ def test_import_command(new_project: Any, cluster: LiveCluster) -> None:
     twice = p.sw("import", "--yes", "kubernetes:core/v1:ConfigMap", "copy", f"{p.ns}/legacy", rc=2)
     assert one_line(twice) == (
         f"error: cannot import {p.ns}/legacy: stack dev of project {p.name} manages it as "
-        f"{urn}; remove it from that stack first (`stackwright state delete {urn}` there "
-        "keeps the object)"
+        f"{urn}; remove it from that stack first (`stackwright state delete {urn} --stack dev "
+        "--force` there keeps the object)"
     )
     assert live(cluster, "configmap", "legacy", p.ns)["data"] == {"k": "v"}
     # A malformed name or ID is bad input: one line, exit 2, nothing journaled.
@@ -1188,7 +1188,8 @@ def test_import_option_checks_the_object_first(
     )
     refusal = (
         f"cannot import {p.ns}/theirs: stack dev of project other manages it as {theirs}; "
-        f"remove it from that stack first (`stackwright state delete {theirs}` there keeps "
+        f"remove it from that stack first (`stackwright state delete {theirs} --stack dev` "
+        "there keeps "
         "the object)"
     )
     for result in (p.preview(rc=1), p.up(rc=1)):

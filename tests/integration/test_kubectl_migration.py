@@ -159,3 +159,27 @@ def test_a_preview_says_which_deletes_keep_their_object(
     assert kept in notes(p.preview())
     assert kept in notes(p.up())
     assert live(cluster, "configmap", "app-config", p.ns)["metadata"]["uid"] == uid
+
+
+def test_an_object_another_stack_imported_is_released_by_the_command_the_refusal_names(
+    new_project: Any, cluster: LiveCluster
+) -> None:
+    """`stackwright import` protects what it adopts; another stack's import of the object
+    is refused, naming how to release it. That command, run as written, must work: the
+    stack named and `--force` for the protected record (a bare `state delete` refuses)."""
+    p = new_project()
+    kubectl_apply(cluster, p.ns)
+    (p.root / "Stackwright.prod.yaml").write_text((p.root / "Stackwright.dev.yaml").read_text())
+    p.sw("stack", "init", "prod")
+    cm = "kubernetes:core/v1:ConfigMap"
+    p.sw("import", "--yes", cm, "app-config", f"{p.ns}/app-config")  # prod's, protected
+    p.sw("stack", "select", "dev")
+    refused = p.sw("import", "--yes", cm, "app-config", f"{p.ns}/app-config", rc=2)
+    message = refused.err.strip()
+    assert len(message.splitlines()) == 1 and "Traceback" not in message
+    command = message.split("(`", 1)[1].split("`", 1)[0]
+    prod_urn = f"urn:sw:prod::{p.name}::{cm}::app-config"
+    assert command == f"stackwright state delete {prod_urn} --stack prod --force"
+    p.sw(*command.split()[1:], "--yes")
+    p.sw("import", "--yes", cm, "app-config", f"{p.ns}/app-config")
+    assert p.resources()["app-config"]["protect"] is True
