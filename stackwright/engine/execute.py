@@ -724,7 +724,15 @@ class Run:
                     self.status[urn] = _SKIPPED
                 return
             if blocked or urn in self._unread:
-                op = Op.READ if resource.is_read else Op.CREATE if old is None else Op.UPDATE
+                op = (
+                    Op.READ
+                    if resource.is_read
+                    else Op.UPDATE
+                    if old is not None
+                    else Op.IMPORT
+                    if resource.opts.import_
+                    else Op.CREATE
+                )
                 step = Step(op, urn, old, old)
                 self.status[urn] = _SKIPPED
                 if not blocked:

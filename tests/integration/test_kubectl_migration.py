@@ -183,3 +183,25 @@ def test_an_object_another_stack_imported_is_released_by_the_command_the_refusal
     p.sw(*command.split()[1:], "--yes")
     p.sw("import", "--yes", cm, "app-config", f"{p.ns}/app-config")
     assert p.resources()["app-config"]["protect"] is True
+
+
+def test_an_import_not_done_is_reported_as_an_import(
+    new_project: Any, cluster: LiveCluster
+) -> None:
+    """An import_ whose dependency failed is skipped as the import it is, not as a create
+    (which, to a reader of the events, would make a second object)."""
+    p = new_project()
+    kubectl_apply(cluster, p.ns)
+    p.program(
+        """
+        ghost = k8s.core.v1.ConfigMap("ghost", metadata={"name": "ghost", "namespace": NS},
+                                      opts=sw.ResourceOptions(import_=f"{NS}/ghost"))
+        k8s.core.v1.ConfigMap("app-config", metadata={"name": "app-config", "namespace": NS},
+                              data=DATA, opts=sw.ResourceOptions(import_=f"{NS}/app-config",
+                                                                 depends_on=[ghost]))
+        """.replace("DATA", repr(CONFIG))
+    )
+    for result in (p.preview(rc=1), p.up(rc=1)):
+        assert [(e["name"], e["op"]) for e in result.of("step-skipped")] == [
+            ("app-config", "import")
+        ]
