@@ -686,9 +686,10 @@ class Workspace:
             finally:
                 await provider.close()
 
-        if preview:
-            state = interrupts.run(adopt(None))
-        else:
+        # Every check first, writing nothing: bad input (no such object, an ID that names
+        # none, another stack's) is refused without leaving a failed import in the history.
+        state = interrupts.run(adopt(None))
+        if not preview:
             with self.backend.begin_operation(
                 self.project.name, self.stack, kind="import"
             ) as operation:
@@ -745,13 +746,20 @@ async def _read_importable(
 ) -> dict[str, Any]:
     """The live object `import` adopts, or one line saying why there is none."""
     namespace, _, name = object_id.rpartition("/")
+    try:  # a misspelt kind would read as no object: say which it is
+        namespaced = await provider.namespaced(api_version, kind)
+    except StackwrightError as exc:
+        raise UsageError(f"cannot import {object_id}: {exc}") from exc
+    if namespace and not namespaced:
+        # The server ignores the namespace of a cluster-scoped read: `x/default` would adopt
+        # Namespace `default` under an ID that names no object.
+        raise UsageError(
+            f"cannot import {object_id}: {kind} is cluster-scoped, so its ID is its name "
+            f"alone: `{name}`"
+        )
     live: dict[str, Any] | None = await provider.read(api_version, kind, namespace or None, name)
     if live is not None:
         return live
-    try:  # a misspelt kind reads as no object: say which it is
-        await provider.namespaced(api_version, kind)
-    except StackwrightError as exc:
-        raise UsageError(f"cannot import {object_id}: {exc}") from exc
     raise UsageError(f"cannot import {object_id}: no {kind} of that name exists in the cluster")
 
 

@@ -205,3 +205,25 @@ def test_an_import_not_done_is_reported_as_an_import(
         assert [(e["name"], e["op"]) for e in result.of("step-skipped")] == [
             ("app-config", "import")
         ]
+
+
+def test_importing_a_cluster_scoped_object_under_a_namespace_is_refused(
+    new_project: Any, cluster: LiveCluster
+) -> None:
+    """`x/NAME` names no Namespace: the server ignores the namespace of a cluster-scoped
+    read, so it used to be adopted under an ID that is no object's. Bad input: one line,
+    exit 2, nothing recorded."""
+    p = new_project()
+    kubectl_apply(cluster, p.ns)
+    before = p.history()
+    refused = p.sw("import", "--yes", "kubernetes:core/v1:Namespace", "ns", f"x/{p.ns}", rc=2)
+    assert refused.err == (
+        f"error: cannot import x/{p.ns}: Namespace is cluster-scoped, so its ID is its name "
+        f"alone: `{p.ns}`\n"
+    )
+    assert p.resources() == {} and p.history() == before
+    assert "labels" not in live(cluster, "namespace", p.ns)["metadata"] or (
+        "app.kubernetes.io/managed-by" not in live(cluster, "namespace", p.ns)["metadata"]["labels"]
+    )
+    p.sw("import", "--yes", "kubernetes:core/v1:Namespace", "ns", p.ns)
+    assert p.resources()["ns"]["id"] == p.ns
