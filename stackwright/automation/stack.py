@@ -58,7 +58,12 @@ from stackwright.engine.program import run_program
 from stackwright.engine.records import object_ref, refused, with_outputs
 from stackwright.engine.wiring import cluster_context, default_namespace, kubernetes_providers
 from stackwright.errors import StackwrightError, UsageError
-from stackwright.kubernetes.base import TypeToken, builtin_module, parse_type_token
+from stackwright.kubernetes.base import (
+    TypeToken,
+    builtin_module,
+    builtin_type_token,
+    parse_type_token,
+)
 from stackwright.kubernetes.groups import MODULES
 from stackwright.kubernetes.provider import PROVIDER_TYPE
 from stackwright.localcluster import lifecycle
@@ -788,8 +793,11 @@ def _split_type(type_token: str) -> TypeToken:
     # The URN keeps the token as given, so it must be the spelling a program declares
     # (`core/v1`, never the bare `v1` a YAML program may write).
     if parsed is None or "/" not in parsed.group_version:
+        example = (
+            builtin_type_token(type_token.rpartition(":")[2]) or "kubernetes:apps/v1:Deployment"
+        )
         raise UsageError(
-            f"type {type_token!r} is not a Kubernetes type token: write it as kubernetes:apps/v1:Deployment"
+            f"type {type_token!r} is not a Kubernetes type token: write it as {example}"
         )
     return parsed
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import datetime
 import importlib
+import re
 from collections.abc import Mapping
 from types import ModuleType
 from typing import Any, ClassVar, Self
@@ -66,6 +67,32 @@ def parse_type_token(token: str) -> TypeToken | None:
     if package != TYPE_PREFIX or not group_version or not kind or ":" in kind:
         return None
     return TypeToken(group_version, kind)
+
+
+def builtin_type_token(kind: str) -> str | None:
+    """The type token of the built-in kind spelt `kind` in any case (`configmap` →
+    `kubernetes:core/v1:ConfigMap`), in its newest stable version (autoscaling/v2 before
+    v1), else a beta's or an alpha's; None for a kind that is not built in."""
+    from stackwright.kubernetes.fields import KINDS
+
+    found = [
+        (_version_order(version), group, version, name)
+        for group, versions in KINDS.items()
+        for version, kinds in versions.items()
+        for name in kinds
+        if name.lower() == kind.lower()
+    ]
+    if not found:
+        return None
+    _, group, version, name = min(found)
+    return type_token(f"{group}/{version}" if group else version, name)
+
+
+def _version_order(version: str) -> tuple[bool, bool, int]:
+    """Sorts stable versions first, newest first, then betas, then alphas (`v2`, `v1`,
+    `v1beta1`, `v1alpha1`)."""
+    major = re.match(r"v(\d+)", version)
+    return "alpha" in version, "beta" in version, -int(major.group(1)) if major else 0
 
 
 def builtin_module(group: str, version: str) -> ModuleType | None:

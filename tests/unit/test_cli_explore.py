@@ -188,3 +188,24 @@ def test_an_automation_up_that_previews_first_says_the_policy_level_warning_once
         ws.up(events.append, policy_level=Level.ADVISORY, expect_no_changes=True)
     warnings = [e for e in events if isinstance(e, Diagnostic) and "policy level" in e.message]
     assert len(warnings) == 1, warnings
+
+
+@pytest.mark.parametrize(
+    ("given", "suggested"),
+    [
+        ("ConfigMap", "kubernetes:core/v1:ConfigMap"),
+        ("kubernetes:v1:configmap", "kubernetes:core/v1:ConfigMap"),
+        ("hpa-HorizontalPodAutoscaler", "kubernetes:apps/v1:Deployment"),
+        ("HorizontalPodAutoscaler", "kubernetes:autoscaling/v2:HorizontalPodAutoscaler"),
+    ],
+)
+def test_import_of_a_bare_kind_is_told_that_kinds_type_token(
+    project: Path, capsys: pytest.CaptureFixture[str], given: str, suggested: str
+) -> None:
+    # `stackwright import ConfigMap …` was told to write kubernetes:apps/v1:Deployment.
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as exit_:
+        main(["import", given, "cm", "default/cm", "--yes"])
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err
+    assert err.endswith(f"is not a Kubernetes type token: write it as {suggested}\n"), err
