@@ -463,7 +463,7 @@ class Run:
         else:
             result = await self._settled_object(item, found)
         if result is None and item.op in _DELETES and state.custom and is_kubernetes(state):
-            self._forget_carried(state)
+            self._forget_held(state, "whose delete was interrupted")
         if result is None and item.op not in _MADE and not state.delete_pending:
             # Its record goes: what still refers to it stops doing so first.
             self._forget_gone({state.urn: state}, record=True)
@@ -526,34 +526,34 @@ class Run:
         # recorded before it, so the next plan sends it again.
         return with_outputs(self.old.get(state.urn, state), live)
 
-    def _forget_carried(self, carrier: ResourceState) -> None:
-        """Remove the records of the riders of a carrier whose interrupted delete is settled
-        as done: their objects went with its object, and their records go only after it is
-        gone (`delete_all`), so a crash in between leaves them recorded; kept, a plan would
-        take them for there. Before the carrier's own record goes: a crash in here leaves
-        the carrier's step pending, and the next run does this again."""
-        assert self.journal is not None
-        riders = {
+    def _forget_held(self, carrier: ResourceState, how: str) -> None:
+        """Remove the records of the objects that went with `carrier`'s, now gone (`holds`:
+        a Namespace's objects, a CRD's custom objects), as recorded through its provider;
+        kept, a plan would take them for there. Riders' records (`deleted_with`) go only
+        after their carrier's object (`delete_all`), as do those in a Namespace replaced
+        delete-first (`_execute`), so a crash in between leaves them recorded: a pending
+        carrier's delete settled as done does this again. Before the carrier's own record
+        goes: a crash in here leaves the carrier's step pending, and the next run does this
+        again."""
+        held = {
             urn: state
             for urn, state in self.old.items()
-            if state.deleted_with == carrier.urn
-            and state.provider == carrier.provider
-            and holds(carrier, state)
+            if urn != carrier.urn and state.provider == carrier.provider and holds(carrier, state)
         }
-        if not riders:
+        if not held:
             return
-        self._forget_gone(riders, record=True)
-        steps = [(self._next_step(), state) for state in riders.values()]
-        self.journal.begin_many([(number, Op.DELETE, state) for number, state in steps])
-        self.journal.end_many([(number, None) for number, _ in steps])
-        for urn in riders:
+        record = self.journal is not None  # a preview's plan forgets them without a journal
+        self._forget_gone(held, record=record)
+        if self.journal is not None:
+            steps = [(self._next_step(), state) for state in held.values()]
+            self.journal.begin_many([(number, Op.DELETE, state) for number, state in steps])
+            self.journal.end_many([(number, None) for number, _ in steps])
+        removed = "record would be removed" if self.options.dry_run else "record removed"
+        for urn in held:
             del self.old[urn]
             self.emit(
                 Diagnostic(
-                    urn,
-                    f"its object went with {describe(carrier.urn)}'s, whose delete was "
-                    "interrupted: record removed",
-                    "info",
+                    urn, f"its object went with {describe(carrier.urn)}'s, {how}: {removed}", "info"
                 )
             )
 
@@ -1010,6 +1010,8 @@ class Run:
         if self.options.dry_run:
             if step.op is Op.REPLACE and step.old is not None:
                 await self._crd_census(step.old)
+                if kube and step.delete_before_replace:  # what is in it is made anew, as by up
+                    self._forget_held(step.old, "replaced (deleted first)")
             await self._preview(step, kube, force)
             if (kube or release) and step.new is not None:
                 self._hold(step.new, urn)  # as `up` will: a delete of its object keeps it
@@ -1337,7 +1339,12 @@ class Run:
             # Its record goes with its object; what still refers to it stops doing so first,
             # so that a replacement the server refuses leaves a state that loads.
             self._forget_gone({step.old.urn: step.old}, record=True)
-            await self._delete_object(step.old, Op.DELETE_REPLACED)
+            old = step.old
+
+            async def when_gone() -> None:  # the objects in it went too: created anew
+                self._forget_held(old, "replaced (deleted first)")
+
+            await self._delete_object(step.old, Op.DELETE_REPLACED, when_gone=when_gone)
             journal_op = Op.CREATE
         elif step.op is Op.REPLACE:
             journal_op = Op.CREATE_REPLACEMENT

@@ -308,6 +308,46 @@ def test_a_delete_before_replace_whose_new_object_is_refused_leaves_a_state_that
     assert reader is not None and reader.dependencies == (urn(DEPLOY, "web"),)
 
 
+def test_a_namespace_replaced_delete_first_makes_the_objects_in_it_anew(stack: Stack) -> None:
+    """Deleting a Namespace's old object deletes the objects in it: their records go with
+    it, and the up (and its preview) makes them anew in the new Namespace. They used to be
+    kept as unchanged: the state recorded objects the cluster no longer had."""
+
+    def app(team: str) -> Declare:
+        def declare(p: Program) -> None:
+            ns = k8s.core.v1.Namespace(
+                "apps",
+                metadata={"name": "apps", "labels": {"team": team}},
+                opts=ResourceOptions(
+                    delete_before_replace=True, replace_on_changes=["metadata.labels"]
+                ),
+            )
+            for name in ("settings", "flags"):
+                k8s.core.v1.ConfigMap(
+                    name,
+                    metadata={"name": name, "namespace": ns.metadata["name"]},
+                    data={"k": "v"},
+                )
+
+        return declare
+
+    stack.up(app("a"))
+
+    preview = stack.preview(app("b"))
+    assert preview.counts == {"replace": 1, "create": 2}, stack.started()
+    summary = stack.up(app("b"))
+
+    assert summary.ok, summary.failures
+    assert summary.counts == {"replace": 1, "create": 2}
+    gone = [e.message for e in stack.of(Diagnostic) if "went with" in e.message]
+    assert len(gone) == 2 and "replaced (deleted first): record removed" in gone[0]
+    recorded = {r.id: r.outputs["metadata"]["uid"] for r in stack.state().resources}
+    for name in ("settings", "flags"):
+        live = stack.fake.find("ConfigMap", name, "apps")
+        assert live is not None and recorded[f"apps/{name}"] == live["metadata"]["uid"]
+    assert stack.up(app("b")).counts == {"same": 3}
+
+
 # --- delete and destroy ------------------------------------------------------------------------
 
 
