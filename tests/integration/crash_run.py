@@ -37,6 +37,7 @@ LIST_PATHS = {
     "ServiceAccount": "/api/v1/serviceaccounts",
     "Service": "/api/v1/services",
     "Deployment": "/apis/apps/v1/deployments",
+    "Job": "/apis/batch/v1/jobs",
 }
 AUTO_NAME = re.compile(r"^(?P<logical>.+)-[0-9a-f]{8}$")
 
@@ -224,11 +225,9 @@ class Project:
 # --- checking convergence ----------------------------------------------------------------
 
 
-def live_objects(
-    cluster: LiveCluster, urn_prefix: str = ""
-) -> list[tuple[str, str | None, str, str, int]]:
-    """(kind, namespace, name, urn annotation, generation) of every object labelled as
-    managed by Stackwright (whose URN starts with `urn_prefix`: one stack's)."""
+def managed_metadata(cluster: LiveCluster, urn_prefix: str = "") -> list[tuple[str, Any]]:
+    """(kind, metadata) of every object labelled as managed by Stackwright (whose URN
+    starts with `urn_prefix`: one stack's), ApplySet parents left out."""
     found = []
     with cluster.http() as http:
         for kind, path in LIST_PATHS.items():
@@ -238,12 +237,30 @@ def live_objects(
                 meta = item["metadata"]
                 if kind == "ConfigMap" and meta["name"].startswith("stackwright-applyset-"):
                     continue  # the ApplySet parent: not a resource
-                urn = (meta.get("annotations") or {}).get(URN_ANNOTATION, "")
-                if urn.startswith(urn_prefix):
-                    found.append(
-                        (kind, meta.get("namespace"), meta["name"], urn, meta.get("generation", 0))
-                    )
+                if urn_of(meta).startswith(urn_prefix):
+                    found.append((kind, meta))
     return found
+
+
+def urn_of(meta: Any) -> str:
+    return str((meta.get("annotations") or {}).get(URN_ANNOTATION, ""))
+
+
+def live_objects(
+    cluster: LiveCluster, urn_prefix: str = ""
+) -> list[tuple[str, str | None, str, str, int]]:
+    """(kind, namespace, name, urn annotation, generation) of every object labelled as
+    managed by Stackwright (whose URN starts with `urn_prefix`: one stack's)."""
+    return [
+        (
+            kind,
+            meta.get("namespace"),
+            meta["name"],
+            urn_of(meta),
+            meta.get("generation", 0),
+        )
+        for kind, meta in managed_metadata(cluster, urn_prefix)
+    ]
 
 
 def check_agrees(project: Project, where: str) -> tuple[dict[str, dict[str, Any]], set[Any]]:
