@@ -2,8 +2,9 @@
 seeded random instants of an `up` that, at once,
 
 - replaces auto-named objects whose immutable fields change (ConfigMaps and Secrets with
-  `immutable: true`, a Job's pod template): create-before-delete, the old object deleted
-  after its replacement is made;
+  `immutable: true`, a Job's pod template; a Namespace by `replace_on_changes`, whose
+  objects move to the new one): create-before-delete, the old object deleted after its
+  replacement is made;
 - replaces explicitly named objects with `delete_before_replace` (a ConfigMap by
   `replace_on_changes`, an immutable Secret, a Namespace with objects in it, which are
   deleted with its old object and made anew in the new one): the old object deleted first;
@@ -21,6 +22,7 @@ and a second `up` changes nothing. Set STACKWRIGHT_CRASH_SEED to replay (it is p
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import time
@@ -109,6 +111,15 @@ k8s.core.v1.ConfigMap(
     "again-named", metadata={"name": "named", "namespace": again_ns}, data={"k": "v"}
 )
 k8s.core.v1.Secret("again-secret", metadata={"namespace": again_ns}, string_data={"k": "v"})
+# An auto-named Namespace replaced (the new one made first): the objects in it move to it
+moved = k8s.core.v1.Namespace(
+    "ns-moved", metadata={"labels": {"gen": str(gen)}},
+    opts=sw.ResourceOptions(replace_on_changes=["metadata.labels"]),
+)
+k8s.core.v1.ConfigMap("moved-cm", metadata={"namespace": moved.metadata["name"]}, data={"k": "v"})
+k8s.core.v1.ConfigMap(
+    "moved-named", metadata={"name": "named", "namespace": moved.metadata["name"]}, data={"k": "v"}
+)
 for i in range(6):  # updated in place, to name a replaced ConfigMap's new object
     k8s.core.v1.ConfigMap(
         f"upd-cm-{i}", metadata={"namespace": ns},
@@ -149,6 +160,10 @@ REPLACED = (
     *((JOB, f"job-{i}") for i in range(2)),
     *((CONFIGMAP, f"dbr-cm-{i}") for i in range(4)),
     *((SECRET, f"dbr-secret-{i}") for i in range(2)),
+    (NAMESPACE, "ns-moved"),
+    # in it: made anew in the new Namespace (the old deleted after)
+    (CONFIGMAP, "moved-cm"),
+    (CONFIGMAP, "moved-named"),
     (NAMESPACE, "ns-again"),
     # in it: made anew in the new Namespace
     *((CONFIGMAP, f"again-cm-{i}") for i in range(2)),
@@ -157,13 +172,18 @@ REPLACED = (
 )
 
 
-def declared(project: Project, gen: int) -> dict[str, Wanted]:
-    """URN → where PROGRAM's generation `gen` puts its object."""
+def declared(project: Project, gen: int, moved: str = "") -> dict[str, Wanted]:
+    """URN → where PROGRAM's generation `gen` puts its object (`moved`: the auto-name its
+    Namespace `ns-moved` has now)."""
     keep, side = f"{PROJECT}-keep", gen % 2
     out: dict[str, Wanted] = {project.urn(NAMESPACE, "ns-keep"): Wanted("Namespace", None, keep)}
 
-    def add(type_: str, logical: str, namespace: str, name: str | None) -> None:
+    def add(type_: str, logical: str, namespace: str | None, name: str | None) -> None:
         out[project.urn(type_, logical)] = Wanted(type_.rpartition(":")[2], namespace, name)
+
+    add(NAMESPACE, "ns-moved", None, None)
+    add(CONFIGMAP, "moved-cm", moved, None)
+    add(CONFIGMAP, "moved-named", moved, "named")
 
     for i in range(6):
         add(CONFIGMAP, f"sealed-cm-{i}", keep, None)
@@ -225,6 +245,15 @@ def check_replaced(
     assert doubles == {}, f"{where}: several objects of one resource: {doubles}"
 
 
+def moved_name(project: Project) -> str:
+    """The name the state records for the auto-named Namespace `ns-moved`."""
+    state = json.loads(project.sw("stack", "export").stdout)
+    (name,) = [
+        r["id"] for r in state["resources"] if r["urn"] == project.urn(NAMESPACE, "ns-moved")
+    ]
+    return str(name)
+
+
 def check_no_op_up(project: Project, gen: int, where: str) -> None:
     """A second `up` of the same program changes nothing."""
     again = project.up(gen)
@@ -251,8 +280,8 @@ def test_kill_9_during_replaces_updates_and_deletes(cluster: LiveCluster, tmp_pa
     assert measured.returncode == 0, measured.failure()
     counts = measured.events[-1]["counts"]
     assert counts == {
-        "replace": 19,
-        "delete-replaced": 12,
+        "replace": 22,
+        "delete-replaced": 15,
         "update": 8,
         "same": 4,
         "create": 14,
@@ -341,7 +370,7 @@ def test_kill_9_during_replaces_updates_and_deletes(cluster: LiveCluster, tmp_pa
                 assert recovery.returncode == 0, (
                     f"{where}: the recovery failed: {recovery.failure()}"
                 )
-        check_converged(project, declared(project, gen), where)
+        check_converged(project, declared(project, gen, moved_name(project)), where)
         check_replaced(project, gen, before, where)
         check_no_op_up(project, gen, where)
 
