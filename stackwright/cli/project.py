@@ -1228,17 +1228,23 @@ def _value_from_stdin(key: str, secret: bool) -> str:
 
     An empty stdin is refused: in CI it is what `config set --secret pw $UNSET_VARIABLE`
     (the value word gone) or a job without stdin gives, and storing "" would let the
-    program's `require_secret` pass with it. An empty value is given as `''`."""
+    program's `require_secret` pass with it. So is a newline alone: what `echo "$TOKEN" |`
+    pipes when the variable is unset or empty (as a CI system gives a secret it does not
+    have). An empty value is given as `''`."""
     if sys.stdin.isatty():
         return str(typer.prompt("value", hide_input=secret))
     text = sys.stdin.read()
-    if not text:
+    value = text[:-2] if text.endswith("\r\n") else text.removesuffix("\n")
+    if not value:
+        what = (
+            "empty" if not text else 'empty but for a newline (`echo "$VAR"` of an empty variable)'
+        )
         raise UsageError(
-            f"config set {key}: no VALUE was given and stdin is empty: pass the value "
+            f"config set {key}: no VALUE was given and stdin is {what}: pass the value "
             f"(`stackwright config set {key} VALUE`), or pipe it in "
             f"(`… | stackwright config set {key}`); an empty value is given as ''"
         )
-    return text[:-2] if text.endswith("\r\n") else text.removesuffix("\n")
+    return value
 
 
 @config_app.command("get")

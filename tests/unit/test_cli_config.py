@@ -162,18 +162,21 @@ def test_stack_output_masked_needs_no_passphrase(
         assert caught.value.code == 2 and "STACKWRIGHT_CONFIG_PASSPHRASE" in err, err
 
 
+@pytest.mark.parametrize("piped", ["", "\n", "\r\n"])
 @pytest.mark.parametrize("secret", [["--secret"], []])
 def test_a_value_left_out_with_nothing_on_stdin_is_refused_not_set_empty(
     project: Path,
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
     secret: list[str],
+    piped: str,
 ) -> None:
-    """A CI job's `config set --secret pw $UNSET` loses its VALUE word and has no stdin:
-    one line, exit 2, nothing stored, where "" would have passed `require_secret`."""
+    """A CI job's `config set --secret pw $UNSET` loses its VALUE word and has no stdin,
+    and its `echo "$UNSET" | config set --secret pw` pipes a newline alone: one line,
+    exit 2, nothing stored, where "" would have passed `require_secret`."""
     stack_file = project / "Stackwright.dev.yaml"
     before = stack_file.read_text() if stack_file.exists() else None
-    monkeypatch.setattr("sys.stdin", io.StringIO(""))
+    monkeypatch.setattr("sys.stdin", io.StringIO(piped))
     with pytest.raises(SystemExit) as exited:
         main(["config", "set", *secret, "dbpassword"])
     assert exited.value.code == 2
