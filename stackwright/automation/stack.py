@@ -449,15 +449,17 @@ class Workspace:
     def _run(
         self,
         options: Options,
-        listener: Listener,
+        listener: Listener | None,
         *,
         program: bool,
         message: str = "",
         policy: PolicyGate | None = None,
     ) -> Summary:
         # A script may log its events: no secret in them; and a listener that raises is
-        # told once the operation is over, not in the middle of its steps.
-        guarded = Guarded(masking(listener))
+        # told once the operation is over, not in the middle of its steps. None is no
+        # listener (Pulumi's `on_event=None`), not one that fails each event after the
+        # operation has applied everything.
+        guarded = Guarded(masking(listener or ignore))
         self.require_stack()
         self.unlock()
         declared = self.run_program() if program else None
@@ -486,7 +488,7 @@ class Workspace:
 
     def preview(
         self,
-        listener: Listener = ignore,
+        listener: Listener | None = None,
         *,
         refresh: bool = False,
         select: Selection = Selection(),
@@ -513,7 +515,7 @@ class Workspace:
 
     def up(
         self,
-        listener: Listener = ignore,
+        listener: Listener | None = None,
         *,
         refresh: bool = False,
         select: Selection = Selection(),
@@ -557,7 +559,7 @@ class Workspace:
 
     def destroy(
         self,
-        listener: Listener = ignore,
+        listener: Listener | None = None,
         *,
         select: Selection = Selection(),
         parallel: int = DEFAULT_PARALLEL,
@@ -568,7 +570,7 @@ class Workspace:
 
     def refresh(
         self,
-        listener: Listener = ignore,
+        listener: Listener | None = None,
         *,
         select: Selection = Selection(),
         preview: bool = False,

@@ -215,3 +215,22 @@ def test_a_listener_that_raises_is_told_after_the_operation_not_in_its_middle(
     for name in ("url", "plain"):
         assert cluster.kubectl("get", "configmap", name, check=False).returncode == 0
     assert ws.destroy(seen.append).ok
+
+
+def test_a_script_passes_none_for_no_listener(
+    tmp_path: Path, cluster: LiveCluster, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`ws.up(None)`, as a Pulumi script passes `on_event=None`: no listener, the summary
+    returned — not a TypeError raised once the `up` has applied everything."""
+    ws = _secret_stack(tmp_path, cluster, monkeypatch, "unheard", "Hunter2-unheard")
+    assert ws.preview(None).counts == {"create": 3}
+    up = ws.up(None)
+    assert up.ok and up.counts == {"create": 3}
+    cluster.kubectl("patch", "configmap", "url", "-p", '{"data": {"url": "changed"}}')
+    assert ws.refresh(None, expect_no_changes=False).counts["drifted"] == 1
+    assert ws.destroy(None).ok
+    assert [(e.kind, e.result) for e in ws.history()] == [
+        ("destroy", "succeeded"),
+        ("refresh", "succeeded"),
+        ("up", "succeeded"),
+    ]
