@@ -468,13 +468,11 @@ class Run:
             # Its record goes: what still refers to it stops doing so first.
             self._forget_gone({state.urn: state}, record=True)
         self.journal.resolve_pending(item, result)
-        settled = "would settle" if self.options.dry_run else "settled"
+        # A preview cannot tell a step a crash left pending from one that an operation
+        # running now has under way (it takes no lock): it says "pending" of either.
+        settled = "would settle the pending" if self.options.dry_run else "settled an interrupted"
         self.emit(
-            Diagnostic(
-                state.urn,
-                f"{settled} an interrupted {item.op.value} of {describe(state.urn)}",
-                "info",
-            )
+            Diagnostic(state.urn, f"{settled} {item.op.value} of {describe(state.urn)}", "info")
         )
 
     def _settled_release(

@@ -300,6 +300,7 @@ def run(
                 _elsewhere(backend, snapshot),
                 lambda live, urn: manager_of(backend, live, urn),
                 clusters,
+                backend.running(project, stack) if snapshot.pending else None,
             )
         )
     else:
@@ -433,6 +434,21 @@ def _took_over(holder: LockHolder) -> str:
     return f"took over the lock of {holder.describe(now)}: {why}"
 
 
+def _pending_warning(count: int, holder: LockHolder | None) -> str:
+    """What a preview says of the steps it found pending: those of an operation that was
+    interrupted, or — a CI job previewing while another deploys — of the one under way."""
+    if holder is None:
+        return (
+            f"{count} step(s) of an interrupted operation are pending; this preview read "
+            "their objects from the cluster, and the next `up` settles them the same way"
+        )
+    return (
+        f"{count} step(s) are under way in {holder.describe(datetime.now(UTC))}, which holds "
+        "the stack's lock; this preview read their objects from the cluster as they are now, "
+        "before that operation ends: preview again once it has"
+    )
+
+
 async def _preview(
     snapshot: Snapshot,
     options: Options,
@@ -442,17 +458,10 @@ async def _preview(
     elsewhere: Callable[[str, str], list[str]],
     managed_by: Callable[[Mapping[str, Any], str], str],
     clusters: ClusterCheck,
+    holder: LockHolder | None,
 ) -> Summary:
     if snapshot.pending:
-        listener(
-            Diagnostic(
-                "",
-                f"{len(snapshot.pending)} step(s) of an interrupted operation are pending; "
-                "this preview read their objects from the cluster, and the next `up` "
-                "settles them the same way",
-                "warning",
-            )
-        )
+        listener(Diagnostic("", _pending_warning(len(snapshot.pending), holder), "warning"))
         # Plan against the state the next `up` will plan against, recording nothing.
         settled = DryRunJournal(snapshot)
         await _settle(snapshot, options, settled, providers, listener)

@@ -179,6 +179,11 @@ class Backend(Protocol):
         """Take the stack's lock for an operation; raises StackLocked naming the holder."""
         ...
 
+    def running(self, project: str, stack: str) -> LockHolder | None:
+        """The operation running on the stack now: the holder of a live lease whose process
+        is not known to be gone (one killed on this host is not, whatever its lease says)."""
+        ...
+
     def cancel(self, project: str, stack: str) -> bool:
         """Clear the stack's lock at once; whether one was held. The operation that
         held it gets LockLost at its next journal write."""

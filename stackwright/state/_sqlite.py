@@ -707,6 +707,13 @@ class SQLiteBackend:
             version=version,
         )
 
+    def running(self, project: str, stack: str) -> LockHolder | None:
+        with self._conn.read() as db:
+            holder = _read_holder(db, self._stack_id(db, project, stack))
+        if holder is None or holder.expires.timestamp() <= self._clock() or _died_here(holder):
+            return None
+        return holder
+
     def cancel(self, project: str, stack: str) -> bool:
         with self._conn.write() as db:
             stack_id = self._stack_id(db, project, stack)

@@ -363,6 +363,31 @@ def test_a_preview_after_an_interrupted_up_plans_as_the_next_up_and_writes_nothi
     assert stack.state().pending == []
 
 
+def test_a_preview_while_an_operation_runs_names_it_not_an_interrupted_one(
+    stack: Stack,
+) -> None:
+    """A CI job previews a stack while another job's `up` is under way (a preview takes no
+    lock): the steps it finds pending are that `up`'s, running now. The preview said they
+    were "of an interrupted operation" that "the next `up` settles", sending the reader to
+    look for a crash; it names the operation that holds the lock instead."""
+    update_with_lost_reply(stack)
+    with stack.backend.begin_operation(PROJECT, STACK, kind="up"):
+        preview = stack.preview(settings("slow"))
+
+    assert preview.ok, preview.failures
+    (warning,) = [d.message for d in stack.of(Diagnostic) if d.severity == "warning"]
+    assert "interrupted" not in warning
+    assert warning.startswith("1 step(s) are under way in an `up` started ")
+    assert f"(pid {os.getpid()}), which holds the stack's lock" in warning
+    assert warning.endswith("before that operation ends: preview again once it has")
+    assert not [d.message for d in stack.of(Diagnostic) if "interrupted" in d.message]
+
+    dead_holder(stack, "up")  # a holder whose lease lapsed runs no more
+    stack.preview(settings("slow"))
+    (warning,) = [d.message for d in stack.of(Diagnostic) if d.severity == "warning"]
+    assert warning.startswith("1 step(s) of an interrupted operation are pending")
+
+
 def test_a_preview_of_a_destroy_after_an_interrupted_one_shows_a_landed_delete_done(
     stack: Stack,
 ) -> None:
@@ -428,7 +453,7 @@ def test_settling_reads_the_pending_objects_at_once_and_resolves_them_in_order(
 
         assert summary.ok, summary.failures
         assert most == 4
-        settled = [d.urn for d in stack.of(Diagnostic) if "an interrupted create" in d.message]
+        settled = [d.urn for d in stack.of(Diagnostic) if " create of " in d.message]
         assert settled == pending
     assert stack.state().pending == []
     assert stack.fake.names("ConfigMap") == [f"default/{name}" for name in names]
