@@ -201,7 +201,7 @@ def _program(folder: Path, options: Options) -> list[Subject]:
         if options.config is not None:
             raise
         # Not `config set` (there is no stack here): the stack file that has the value.
-        files = sorted(p.name for p in project.folder.glob("Stackwright.*.yaml"))
+        files = project.stack_files()
         raise UsageError(
             f"{folder}: the program requires configuration {exc.key}, and `policy check` runs "
             f"it with none: pass a stack's configuration file with --config "

@@ -117,6 +117,10 @@ class Project:
     def stack_file(self, stack: str) -> Path:
         return self.folder / f"Stackwright.{stack}.yaml"
 
+    def stack_files(self) -> list[str]:
+        """The names of the stack files in the project's folder, sorted."""
+        return sorted(p.name for p in self.folder.glob("Stackwright.*.yaml"))
+
 
 def _check_keys(path: Path, data: Mapping[str, Any]) -> None:
     """Refuse a key Stackwright.yaml does not have: a misspelt `main` or `runtime` would
@@ -161,8 +165,13 @@ def selected_stack(project: Project, explicit: str | None = None) -> str:
         stack = json.loads(path.read_text()).get("stack")
         if stack:
             return str(stack)
+    # A CI runner starts with no selection (it lives in STACKWRIGHT_HOME, not the checkout):
+    # name the stacks the checkout has files for, and the ways that need no `select` step.
+    names = [f.removeprefix("Stackwright.").removesuffix(".yaml") for f in project.stack_files()]
+    here = f" (this folder has the stack files of {', '.join(names)})" if names else ""
     raise UsageError(
-        "no stack is selected: run `stackwright stack init NAME` or `stackwright stack select NAME`"
+        "no stack is selected: pass --stack NAME (or set STACKWRIGHT_STACK), or run "
+        f"`stackwright stack select NAME`{here} or `stackwright stack init NAME`"
     )
 
 

@@ -122,9 +122,37 @@ def test_removing_the_selected_stack_leaves_none_selected(
     with pytest.raises(SystemExit):
         main(["stack"])
     assert capsys.readouterr().err == (
-        "error: no stack is selected: run `stackwright stack init NAME` or "
-        "`stackwright stack select NAME`\n"
+        "error: no stack is selected: pass --stack NAME (or set STACKWRIGHT_STACK), or run "
+        "`stackwright stack select NAME` or `stackwright stack init NAME`\n"
     )
+
+
+def test_a_fresh_ci_runner_is_told_how_to_name_the_stack_without_a_select_step(
+    project: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # The selection lives in STACKWRIGHT_HOME, which a CI job starts without: its first
+    # command said only `stack init` (the stack exists) or `stack select` (a step a job
+    # must repeat). It names --stack, STACKWRIGHT_STACK and the stacks the checkout has.
+    main(["config", "set", "replicas", "2"])
+    (project / "Stackwright.prod.yaml").write_text("config: {}\n")
+    # Another runner: its own home, the team's state backend.
+    monkeypatch.setenv("STACKWRIGHT_BACKEND_URL", f"file://{tmp_path / 'home' / 'state.db'}")
+    monkeypatch.setenv("STACKWRIGHT_HOME", str(tmp_path / "runner-home"))
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as exited:
+        main(["config", "ls"])
+    assert exited.value.code == 2
+    assert capsys.readouterr().err == (
+        "error: no stack is selected: pass --stack NAME (or set STACKWRIGHT_STACK), or run "
+        "`stackwright stack select NAME` (this folder has the stack files of dev, prod) or "
+        "`stackwright stack init NAME`\n"
+    )
+    monkeypatch.setenv("STACKWRIGHT_STACK", "dev")
+    main(["config", "ls"])
+    assert "replicas" in capsys.readouterr().out
 
 
 def test_history_json_names_who_ran_each_operation_and_where(
