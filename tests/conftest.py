@@ -86,3 +86,14 @@ def _forget_secrets() -> Iterator[None]:
 
     yield
     forget_secrets()
+
+
+@pytest.fixture(autouse=True)
+def _not_in_ci(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Whether a CI system runs a command is each test's to say (`CI=true` in its env): the
+    suite's own CI job must not make the commands of every test refuse to ask or drop the
+    live display (`stackwright.cli.terminal`)."""
+    from stackwright.cli.terminal import CI_VARIABLES
+
+    for name in CI_VARIABLES:
+        monkeypatch.delenv(name, raising=False)

@@ -38,6 +38,7 @@ from stackwright.automation.workspace import (
     unselect_stack,
 )
 from stackwright.cli.render import Renderer, compact, json_line, make_renderer
+from stackwright.cli.terminal import why_no_one_answers
 from stackwright.engine.events import Diagnostic, Event, Summary, masked, plural
 from stackwright.errors import StackwrightError, UsageError
 from stackwright.model import SECRET_TEXT, ResourceState, map_secrets, urn_name
@@ -246,13 +247,13 @@ def _confirm(kind: str, yes: bool, as_json: bool, command: str = "", warning: st
 
 
 def _can_ask(kind: str, as_json: bool, command: str = "") -> None:
-    """Refuse (one line, exit 2) a command that will ask, with no terminal to ask in: said
-    before its preview, which would read the cluster only to be thrown away (Pulumi's
-    non-interactive mode refuses so too)."""
-    if as_json or not sys.stdin.isatty():
+    """Refuse (one line, exit 2) a command that will ask, with no one to answer (no
+    terminal, or a CI job's): said before its preview, which would read the cluster only
+    to be thrown away (Pulumi's non-interactive mode refuses so too)."""
+    why = "without a terminal" if as_json else why_no_one_answers()
+    if why:
         raise UsageError(
-            f"`stackwright {command or kind}` asks for confirmation: pass --yes to run it "
-            "without a terminal"
+            f"`stackwright {command or kind}` asks for confirmation: pass --yes to run it {why}"
         )
 
 
@@ -764,9 +765,11 @@ def stack_change_secrets_provider(
     ws = _workspace(stack)
     passphrase = None
     if provider == "passphrase" and not os.environ.get(NEW_PASSPHRASE_ENV):
-        if as_json or not sys.stdin.isatty():  # --json: stdout holds the event line only
+        # --json: stdout holds the event line only
+        why = "without a terminal" if as_json else why_no_one_answers()
+        if why:
             raise UsageError(
-                f"set {NEW_PASSPHRASE_ENV} to the new passphrase (there is no terminal to ask in)"
+                f"set {NEW_PASSPHRASE_ENV} to the new passphrase (it cannot be asked for {why})"
             )
         passphrase = typer.prompt("New passphrase", hide_input=True, confirmation_prompt=True)
     name = ws.config.change_secrets_provider(provider, passphrase=passphrase)
@@ -1232,6 +1235,13 @@ def _value_from_stdin(key: str, secret: bool) -> str:
     pipes when the variable is unset or empty (as a CI system gives a secret it does not
     have). An empty value is given as `''`."""
     if sys.stdin.isatty():
+        why = why_no_one_answers()
+        if why:  # a CI job's terminal: no one answers, and it never ends
+            raise UsageError(
+                f"config set {key}: no VALUE was given, and it cannot be asked for {why}: "
+                f"pass the value (`stackwright config set {key} VALUE`), or pipe it in "
+                f"(`… | stackwright config set {key}`)"
+            )
         return str(typer.prompt("value", hide_input=secret))
     text = sys.stdin.read()
     value = text[:-2] if text.endswith("\r\n") else text.removesuffix("\n")

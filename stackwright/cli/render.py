@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 import orjson
 
+from stackwright.cli.terminal import watched
 from stackwright.engine.drift import ITEM_KEYS
 from stackwright.engine.events import (
     SECRET_TEXT,
@@ -148,8 +149,8 @@ def make_renderer(
 
     `kind` is the operation (preview / up / destroy / refresh / import).
     `json_lines` wins over everything else; otherwise `live=None` chooses the
-    live display when `stream` (default: sys.stdout) is a terminal, plain lines
-    when it is not. `clock` is injectable for tests (progress rate limits, ages).
+    live display when `stream` (default: sys.stdout) is a person's terminal, plain
+    lines when it is not (a pipe, a file, a CI job's terminal). `clock` is injectable for tests (progress rate limits, ages).
     """
     if kind not in KINDS:
         raise ValueError(f"unknown operation kind {kind!r}; expected one of {', '.join(KINDS)}")
@@ -158,8 +159,7 @@ def make_renderer(
         return JsonLinesRenderer(out)
     _import_rich()
     if live is None:
-        isatty = getattr(out, "isatty", None)
-        live = bool(isatty and isatty())
+        live = watched(out)
     if live:
         console = Console(file=out, force_terminal=True, highlight=False)
         # Only capture stray prints while the live region owns the real stdout.

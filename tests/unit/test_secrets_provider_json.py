@@ -31,8 +31,8 @@ def test_json_takes_the_new_passphrase_from_the_environment_only(
     out = capsys.readouterr().out
     assert json.loads(out) == {
         "event": "error",
-        "message": "set STACKWRIGHT_NEW_CONFIG_PASSPHRASE to the new passphrase (there is no "
-        "terminal to ask in)",
+        "message": "set STACKWRIGHT_NEW_CONFIG_PASSPHRASE to the new passphrase (it cannot be "
+        "asked for without a terminal)",
         "exitCode": 2,
     }
     assert not (project / "Stackwright.dev.yaml").exists()
