@@ -19,7 +19,7 @@ import typer
 
 from stackwright import interrupts
 from stackwright.cli import _typer, cluster, policy, project
-from stackwright.cli.render import json_line
+from stackwright.cli.render import error_line
 from stackwright.errors import StackwrightError, UsageError, redact
 from stackwright.version import VERSION
 
@@ -133,7 +133,7 @@ def _fail(message: str, code: int, argv: list[str] | None, *, prefix: str = "err
     if "--json" in (sys.argv[1:] if argv is None else argv):
         # Written as the event lines are (compact, UTF-8), so `grep '"event":"error"'` and
         # a line-by-line reader treat it as one of them.
-        print(json_line({"event": "error", "message": message, "exitCode": code}), flush=True)
+        print(error_line(message, code), flush=True)
     sys.exit(code)
 
 

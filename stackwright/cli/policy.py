@@ -20,8 +20,8 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from stackwright.cli.project import PolicyPacks
-from stackwright.cli.render import policy_lines
-from stackwright.errors import StackwrightError, UsageError
+from stackwright.cli.render import error_line, policy_lines
+from stackwright.errors import StackwrightError, UsageError, redact
 from stackwright.policy import Level, Report, sarif_failure, to_sarif
 
 if TYPE_CHECKING:
@@ -82,15 +82,19 @@ def _options(
 
 
 @contextlib.contextmanager
-def _sarif_on_failure(output_format: str) -> Iterator[None]:
+def _report_on_failure(output_format: str, as_json: bool) -> Iterator[None]:
     """With `--format sarif`, bad input prints a SARIF log that says so before the error
     line: a CI job uploads what it printed (`> policy.sarif`, then `upload-sarif` with `if:
-    always()`), and an empty file is refused there with a JSON syntax error."""
+    always()`), and an empty file is refused there with a JSON syntax error. With `--format
+    json`, the `error` event that `--json` (its other spelling) ends with: stdout held
+    nothing, and a job's `jq` over it read no error."""
     try:
         yield
     except StackwrightError as error:
         if output_format == "sarif":
             typer.echo(json.dumps(sarif_failure(str(error), error.exit_code), indent=2))
+        elif output_format == "json" and not as_json:  # with --json, main writes the line
+            typer.echo(error_line(redact(str(error)), error.exit_code))
         raise
 
 
@@ -131,7 +135,7 @@ def check(
 ) -> None:
     """Run policy packs over manifests, Helm charts and kustomizations; no cluster, no stack."""
     output_format = "json" if as_json else output_format
-    with _sarif_on_failure(output_format):
+    with _report_on_failure(output_format, as_json):
         options = _options(
             packs,
             policy_packs,
@@ -184,7 +188,7 @@ def audit(
 ) -> None:
     """Run policy packs over the objects of a live cluster, managed by a stack or not."""
     output_format = "json" if as_json else output_format
-    with _sarif_on_failure(output_format):
+    with _report_on_failure(output_format, as_json):
         options = _options(packs, policy_packs, level, config, output_format)
         from stackwright.automation import policy as policy_runs
 

@@ -569,10 +569,22 @@ def test_sarif_of_a_check_that_could_not_run_is_a_valid_log_that_says_why(
     assert invocation["executionSuccessful"] is False and invocation["exitCode"] == 2
     (note,) = invocation["toolExecutionNotifications"]
     assert note == {"level": "error", "message": {"text": line.removeprefix("error: ")}}
-    # Text and JSON keep their own shapes: the line alone, or the error event.
+    # Text and JSON keep their own shapes: the line alone, or the error event, once, for
+    # either spelling of JSON (`--format json` printed nothing on stdout).
     with pytest.raises(SystemExit):
         main(["policy", "check", str(tmp_path)])
     assert capsys.readouterr().out == ""
+    for spelling in (
+        ["--json"],
+        ["--format", "json"],
+        ["--format=json"],
+        ["--json", "--format=json"],
+    ):
+        with pytest.raises(SystemExit) as caught:
+            main(["policy", "check", str(tmp_path), *spelling])
+        out, err = capsys.readouterr()
+        assert caught.value.code == 2
+        assert json.loads(out) == {"event": "error", "message": line[7:], "exitCode": 2}, spelling
 
 
 def test_every_config_exemption_matching_an_object_counts_it() -> None:
