@@ -1140,6 +1140,7 @@ def stack_import(
         typer.Option("--file", help="A document from `stack export` (default: stdin)."),
     ] = None,
     stack: Stack = None,
+    as_json: JsonDone = False,
 ) -> None:
     """Replace the stack's state with an exported document (`stack export | … | stack import`,
     as Pulumi's reads stdin without --file); plain secrets in it are encrypted under the
@@ -1160,7 +1161,8 @@ def stack_import(
             f"{source}: cannot read a JSON document (it is nested too deeply to be a state)"
         ) from None
     ws.import_state(document, message=f"stack import from {source}")
-    typer.echo(f"Imported the state of stack {ws.stack} from {source}.")
+    text = f"Imported the state of stack {ws.stack} from {source}."
+    _report_done(as_json, "state", "import", ws.project.name, ws.stack, text, source=source)
 
 
 # --- config ---------------------------------------------------------------------------------------

@@ -138,6 +138,13 @@ CASES: list[tuple[str, list[str], dict[str, Any], list[str]]] = [
         | {"dest": "qa", "urns": [make_urn("qa", "shop", CM, "b")]},
         ["state", "move", B, "--dest", "qa"],
     ),
+    (
+        "stack-import",
+        ["stack", "import", "--file", "../dev-state.json"],  # as the fixture imported it
+        {"event": "state", "action": "import", "project": "shop", "stack": "dev"}
+        | {"source": "../dev-state.json"},
+        ["stack", "import", "--file", "../no-such-state.json"],
+    ),
 ]
 
 
