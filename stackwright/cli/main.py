@@ -6,7 +6,9 @@ operations); a traceback is shown only for Stackwright's own bugs.
 
 from __future__ import annotations
 
+import codecs
 import gc
+import io
 import os
 import signal
 import sys
@@ -112,6 +114,8 @@ def main(argv: list[str] | None = None) -> None:
     )
     if handle:
         signal.signal(signal.SIGTERM, _on_sigterm)
+    if argv is None:  # the process's own streams, not those of a program that embeds this
+        _never_unencodable()
     _Signals.terminated = False
     try:
         _main(argv)
@@ -119,6 +123,34 @@ def main(argv: list[str] | None = None) -> None:
         gc.set_threshold(*thresholds)  # for callers that run commands in-process
         if handle:
             signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
+#: The codec error handler `_never_unencodable` gives stdout and stderr.
+_JSON_ESCAPE = "stackwright-json-escape"
+
+
+def _json_escape(error: UnicodeError) -> tuple[str, int]:
+    """What an encoding lacks as JSON writes it: `→` as `\\u2192`, `😀` as its surrogate
+    pair — the same character inside a JSON string, and readable elsewhere (Python's own
+    `backslashreplace` writes `é` as `\\xe9`, which no JSON parser reads)."""
+    if not isinstance(error, UnicodeEncodeError):
+        raise error
+    units = error.object[error.start : error.end].encode("utf-16-be")
+    escaped = "".join(f"\\u{units[i]:02x}{units[i + 1]:02x}" for i in range(0, len(units), 2))
+    return escaped, error.end
+
+
+def _never_unencodable() -> None:
+    """A character stdout's or stderr's encoding lacks is escaped (`\\u2192`), not raised.
+
+    Output holds `→`, `—`, `…` and the user's own text: a CI agent whose locale is not UTF-8
+    (LANG=en_US.ISO-8859-1, a Windows runner's cp1252, PYTHONIOENCODING=ascii) made the
+    renderer raise UnicodeEncodeError — a traceback and exit 1 after an `up` had applied
+    everything. Escaped as JSON escapes it, each `--json` line stays valid JSON."""
+    codecs.register_error(_JSON_ESCAPE, _json_escape)
+    for stream in (sys.stdout, sys.stderr):
+        if isinstance(stream, io.TextIOWrapper) and stream.errors in ("strict", "backslashreplace"):
+            stream.reconfigure(errors=_JSON_ESCAPE)
 
 
 def _interrupted(argv: list[str] | None) -> None:
