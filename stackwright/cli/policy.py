@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -21,6 +20,7 @@ import typer
 
 from stackwright.cli.project import PolicyPacks
 from stackwright.cli.render import error_line, policy_lines
+from stackwright.cli.terminal import machine_stdout
 from stackwright.errors import StackwrightError, UsageError, redact
 from stackwright.policy import Level, Report, sarif_failure, to_sarif
 
@@ -152,7 +152,7 @@ def check(
         # A report in json or sarif is all that stdout holds: what a program prints goes
         # to stderr.
         machine = output_format != "text"
-        with contextlib.redirect_stdout(sys.stderr) if machine else contextlib.nullcontext():
+        with machine_stdout() if machine else contextlib.nullcontext():
             report = policy_runs.check(paths, options)
     if not report.checked:
         # A CI job pointed at the wrong folder would pass in silence.

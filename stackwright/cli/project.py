@@ -38,7 +38,7 @@ from stackwright.automation.workspace import (
     unselect_stack,
 )
 from stackwright.cli.render import Renderer, compact, json_line, make_renderer
-from stackwright.cli.terminal import why_no_one_answers
+from stackwright.cli.terminal import machine_stdout, why_no_one_answers
 from stackwright.engine.events import Diagnostic, Event, Summary, masked, plural
 from stackwright.errors import StackwrightError, UsageError
 from stackwright.model import SECRET_TEXT, ResourceState, map_secrets, urn_name
@@ -176,15 +176,14 @@ def _workspace(stack: str | None, *, existing: bool = True) -> Workspace:
 @contextlib.contextmanager
 def _rendering(kind: str, *, json_lines: bool, show_diff: bool) -> Iterator[Renderer]:
     """The display of one operation, closed (live region stopped) however it ends."""
-    render = make_renderer(kind, json_lines=json_lines, show_diff=show_diff)
-    # `--json` promises nothing but events on stdout: what the program and its callbacks
-    # print goes to stderr (Pulumi makes it diagnostics), the events to the real stdout.
-    stray = contextlib.redirect_stdout(sys.stderr) if json_lines else contextlib.nullcontext()
-    try:
-        with stray:
+    # `--json` promises nothing but events on stdout: what the program, its callbacks and
+    # what they run print goes to stderr (Pulumi makes it diagnostics).
+    with machine_stdout() if json_lines else contextlib.nullcontext(sys.stdout) as out:
+        render = make_renderer(kind, json_lines=json_lines, show_diff=show_diff, stream=out)
+        try:
             yield render
-    finally:
-        render.close()
+        finally:
+            render.close()
 
 
 class _SaidOnce:

@@ -1,5 +1,5 @@
-"""Whether a person is at the other end of a command: someone to answer a question, or to
-watch a live display.
+"""Who is at the other end of a command's streams: a person (to answer a question, to watch
+a live display), or a machine reading stdout (`--json` events, a JSON or SARIF report).
 
 A terminal is not enough to say so. CI runners give their jobs one (Buildkite and CircleCI
 run each step in a pseudo-terminal, as do `docker run -t` and Jenkins' terminal plugins),
@@ -12,8 +12,10 @@ Must never: import anything slow (every command imports this).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
+from collections.abc import Iterator
 from typing import Final, TextIO
 
 #: Variables that mark a CI job, in the order they are looked at. `CI` is the convention
@@ -52,3 +54,35 @@ def watched(stream: TextIO) -> bool:
     """Whether `stream` goes to a person's terminal, where a live display belongs."""
     isatty = getattr(stream, "isatty", None)
     return bool(isatty and isatty()) and not ci_marker()
+
+
+@contextlib.contextmanager
+def machine_stdout() -> Iterator[TextIO]:
+    """stdout kept for what a machine reads, yielded; whatever else writes to stdout meanwhile
+    goes to stderr: the program's and its callbacks' `print`, and — the file descriptor
+    itself moved — what the subprocesses it runs (`subprocess.run(["git", …])`), C libraries
+    and `sys.__stdout__` write, which a `redirect_stdout` alone let into the events.
+
+    Where stdout is no file descriptor (a test's StringIO), only `print` is redirected."""
+    out = sys.stdout
+    try:
+        fd, err_fd = out.fileno(), sys.stderr.fileno()
+    except (AttributeError, OSError, ValueError):  # io.UnsupportedOperation is both
+        with contextlib.redirect_stdout(sys.stderr):
+            yield out
+        return
+    out.flush()
+    saved = os.dup(fd)
+    os.dup2(err_fd, fd)
+    try:
+        encoding, errors = getattr(out, "encoding", None), getattr(out, "errors", None)
+        with (
+            open(saved, "w", encoding=encoding, errors=errors, closefd=False) as machine,
+            contextlib.redirect_stdout(sys.stderr),
+        ):
+            yield machine
+    finally:
+        with contextlib.suppress(OSError):
+            out.flush()  # what was written to the stdout object itself: stderr's too
+        os.dup2(saved, fd)
+        os.close(saved)
