@@ -304,6 +304,32 @@ def test_await_ready_fails_once_a_failing_state_outlasts_the_grace() -> None:
     assert 0.3 <= took < 3
 
 
+def test_a_timeout_while_failing_does_not_advise_waiting_longer() -> None:
+    # A timeout shorter than the grace: the image is not there, however long one waits.
+    api = scripted_rollout(
+        {
+            "phase": "Pending",
+            "containerStatuses": [
+                {
+                    "name": "web",
+                    "state": {"waiting": {"reason": "ErrImagePull", "message": "not found"}},
+                }
+            ],
+        }
+    )
+
+    async def go() -> None:
+        async with provider(api, failure_grace=30) as p:
+            await p.await_ready(deployment("3", 0), timeout=0.3)
+
+    with pytest.raises(ReadinessTimeout) as info:
+        asyncio.run(go())
+    assert (
+        str(info.value)
+        == "web: not ready after 0s — 0/2 ready — pod web-1-a: ErrImagePull: not found"
+    )
+
+
 def test_await_ready_times_out_with_the_last_status() -> None:
     api = scripted_rollout(
         {

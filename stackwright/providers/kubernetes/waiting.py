@@ -427,10 +427,15 @@ def _silence(informer: Informer) -> tuple[float, str] | None:
 
 def _timeout(name: str, timeout: float, verdict: Readiness) -> ReadinessTimeout:
     status = verdict.message.removeprefix(f"{name}: ")
+    # Failing (an image that is not there, a crash loop): waiting longer does not mend it.
+    advice = (
+        ""
+        if verdict.state is State.FAILING
+        else f"; to wait longer set the {readiness.TIMEOUT_SECONDS} annotation (or custom "
+        f'timeouts), or set {readiness.SKIP_AWAIT}: "true" to not wait'
+    )
     return ReadinessTimeout(
-        f"{name}: not ready after {format_duration(timeout)} — {status}; to wait longer set the "
-        f"{readiness.TIMEOUT_SECONDS} annotation (or custom timeouts), or set "
-        f'{readiness.SKIP_AWAIT}: "true" to not wait',
+        f"{name}: not ready after {format_duration(timeout)} — {status}{advice}",
         last_status=verdict.message,
     )
 
