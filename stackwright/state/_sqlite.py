@@ -316,6 +316,12 @@ def _locked_message(stack: str, holder: LockHolder, now: float) -> str:
     )
 
 
+def _alive(holder: LockHolder | None, now: float) -> bool:
+    """Whether `holder`'s operation may still be running: its lease not lapsed, nor its
+    process gone from this host (`_died_here`). If not, the lock is free to take."""
+    return holder is not None and holder.expires.timestamp() > now and not _died_here(holder)
+
+
 def _died_here(holder: LockHolder) -> bool:
     """Whether the holder ran on this host and its process is gone (killed, crashed).
 
@@ -546,7 +552,7 @@ class SQLiteBackend:
             summaries = []
             for name, updated, ran, count, stack_id, *lock in rows:
                 holder = _holder(db, stack_id, lock) if lock[0] is not None else None
-                live = holder if holder is not None and holder.expires.timestamp() > now else None
+                live = holder if _alive(holder, now) else None
                 # A stack no operation has run on has not been updated (Pulumi's "n/a").
                 last = timestamp(updated) if ran else None
                 summaries.append(StackSummary(project, name, last, count, live))
@@ -557,7 +563,7 @@ class SQLiteBackend:
             stack_id = self._stack_id(db, project, stack)
             now = self._clock()
             holder = _read_holder(db, stack_id)
-            if holder is not None and holder.expires.timestamp() > now:
+            if holder is not None and _alive(holder, now):
                 raise StackLocked(_locked_message(stack, holder, now))
             (resources,) = db.execute(
                 "SELECT count(*) FROM resources WHERE stack_id = ?", (stack_id,)
@@ -654,11 +660,7 @@ class SQLiteBackend:
                 db.execute("INSERT OR IGNORE INTO locks (stack_id) VALUES (?)", (stack_id,))
                 now = self._clock()
                 holder = _read_holder(db, stack_id)
-                if (
-                    holder is not None
-                    and holder.expires.timestamp() > now
-                    and not _died_here(holder)
-                ):
+                if holder is not None and _alive(holder, now):
                     raise StackLocked(_locked_message(stack, holder, now))
                 operation_id = self._history_row(
                     db, stack_id, kind, message, result=IN_PROGRESS, ended=None
@@ -710,9 +712,7 @@ class SQLiteBackend:
     def running(self, project: str, stack: str) -> LockHolder | None:
         with self._conn.read() as db:
             holder = _read_holder(db, self._stack_id(db, project, stack))
-        if holder is None or holder.expires.timestamp() <= self._clock() or _died_here(holder):
-            return None
-        return holder
+        return holder if _alive(holder, self._clock()) else None
 
     def cancel(self, project: str, stack: str) -> bool:
         with self._conn.write() as db:
@@ -941,7 +941,7 @@ class SQLiteBackend:
                 stack_id = stack_id or self._stack_id(db, project, stack)
                 holder = _read_holder(db, stack_id)
                 if holder is not None:
-                    if holder.expires.timestamp() > now:
+                    if _alive(holder, now):
                         raise StackLocked(_locked_message(stack, holder, now))
                     _mark_interrupted(db, holder.operation_id, now)
                     db.execute(_RELEASE, (stack_id,))

@@ -167,6 +167,21 @@ def test_the_history_of_a_killed_holder_on_this_host_says_interrupted_before_a_t
     assert backend.history(PROJECT, "dev")[0].end is None  # not recorded: only read so
 
 
+def test_a_killed_holder_on_this_host_leaves_the_stack_unlocked_to_list_and_remove(
+    path: Path, engines: list[subprocess.Popen[str]]
+) -> None:
+    # `stack ls` said "(locked)" and `stack rm` refused while `up` took the lock over at once.
+    child = start_engine(path, "hold")
+    engines.append(child)
+    backend = SQLiteBackend(path)
+    assert [s.locked for s in backend.list_stacks(PROJECT)] == [True]  # alive
+    kill(child)
+    assert [s.locked for s in backend.list_stacks(PROJECT)] == [False]
+    assert backend.running(PROJECT, "dev") is None
+    backend.remove_stack(PROJECT, "dev", force=True)
+    assert backend.list_stacks(PROJECT) == []
+
+
 def test_a_killed_holder_on_another_host_blocks_until_its_lease_lapses(
     path: Path, engines: list[subprocess.Popen[str]], monkeypatch: pytest.MonkeyPatch
 ) -> None:
