@@ -71,8 +71,8 @@ _GC_THRESHOLDS = (10_000, 50, 100)
 
 
 _INTERRUPTED = (
-    "interrupted: the next operation picks up what was under way (it reads the cluster and "
-    "waits again for what was not ready)"
+    "interrupted: the next operation picks up anything that was under way (it reads the "
+    "cluster and waits again for what was not ready)"
 )
 
 

@@ -1983,7 +1983,7 @@ def test_sigterm_stops_an_up_as_ctrl_c_does(
     child.terminate()
     out, err = child.communicate(timeout=30)
     assert child.returncode == 143, out + err
-    assert "interrupted: the next operation picks up what was under way" in err
+    assert "interrupted: the next operation picks up anything that was under way" in err
     assert "Traceback" not in err, err
     assert p.history()[0]["result"] == "cancelled"
     assert p.preview().summary["ok"]  # not locked: the lock was released
