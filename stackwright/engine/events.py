@@ -313,7 +313,7 @@ def event_json(event: Event) -> dict[str, Any]:
         "notDone": list(event.not_done),
         "dryRun": event.dry_run,
     }
-    if event.state_bytes_written:  # only operations that wrote state (never a preview)
+    if not event.dry_run:  # every operation that may write state (0 if it wrote none)
         summary["stateBytesWritten"] = event.state_bytes_written
     return summary
 

@@ -442,6 +442,7 @@ def test_json_lines_one_object_per_event() -> None:
         "failures": ["web: failed"],
         "notDone": ["+ create db"],
         "dryRun": False,
+        "stateBytesWritten": 0,  # in every operation's summary but a preview's: one shape
     }
 
 
