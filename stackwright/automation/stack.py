@@ -23,6 +23,7 @@ import contextlib
 import json
 import os
 import pprint
+import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -376,9 +377,15 @@ class Workspace:
         elif local:
             info, started = lifecycle.start(str(local))
             if started and listener is not None:
+                # It outlives the command (the next one finds it running): say how it stops,
+                # or a CI job leaves a server behind.
+                stop = shlex.join(["stackwright", "cluster", "stop", "--name", info.name])
                 listener(
                     Diagnostic(
-                        "", f"started the local cluster {info.name} at {info.server}", "info"
+                        "",
+                        f"started the local cluster {info.name} at {info.server}; it keeps "
+                        f"running after this command (`{stop}` stops it)",
+                        "info",
                     )
                 )
             settings["kubeconfig"] = str(info.kubeconfig)
