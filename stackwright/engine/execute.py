@@ -25,7 +25,7 @@ import asyncio
 import shlex
 import time
 from collections import Counter
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -212,6 +212,37 @@ def _unplanned_op(resource: Resource, old: ResourceState | None) -> Op | None:
         return None
     kube = resource.custom and is_kubernetes(resource.resource_type)
     return Op.IMPORT if resource.opts.import_ and kube else Op.CREATE
+
+
+def record_moves(
+    resources: Sequence[Resource], old: Mapping[str, ResourceState]
+) -> dict[str, tuple[str, str]]:
+    """Program URN → (the recorded URN whose record it takes, why): the same object under a
+    new URN, by an explicit alias, else by a built-in alias between its kind's versions.
+    What a run renames (`Run._apply_aliases`), and so what no `up` deletes."""
+    moves: dict[str, tuple[str, str]] = {}
+    remaining = dict(old)
+    named: set[str] = set()
+    for resource in resources:
+        aliases = resource.alias_urns()
+        named.update(aliases)
+        if resource.urn in remaining:
+            continue
+        alias = next((a for a in aliases if a in remaining), None)
+        if alias is not None:
+            remaining[resource.urn] = remaining.pop(alias)
+            moves[resource.urn] = (alias, "(alias)")
+    # Then the built-in aliases between a kind's versions, for what is left: an explicit
+    # alias wins over them, and a URN the program declares is no one's former one.
+    declared = (  # a generator: a run with nothing left over does not compute it
+        Declared(r.urn, provider_urn(r), _static_metadata(r.props))
+        for r in resources
+        if r.custom and not r.is_read
+    )
+    reserved = named | {r.urn for r in resources}
+    for urn, former in version_moves(declared, remaining, reserved).items():
+        moves[urn] = (former, f"({version_change(former, urn)}, same object)")
+    return moves
 
 
 def _deletes_object(state: ResourceState, op: Op, *, keep_object: bool) -> bool:
@@ -678,26 +709,9 @@ class Run:
         return allowed
 
     def _apply_aliases(self, resources: list[Resource]) -> None:
-        named: set[str] = set()
-        for resource in resources:
-            aliases = resource.alias_urns()
-            named.update(aliases)
-            if resource.urn in self.old:
-                continue
-            alias = next((a for a in aliases if a in self.old), None)
-            if alias is not None:
-                self._move(resource, alias, "(alias)")
-        # Then the built-in aliases between a kind's versions, for what is left: an explicit
-        # alias wins over them, and a URN the program declares is no one's former one.
-        declared = (  # a generator: a run with nothing left over does not compute it
-            Declared(r.urn, provider_urn(r), _static_metadata(r.props))
-            for r in resources
-            if r.custom and not r.is_read
-        )
-        reserved = named | {r.urn for r in resources}
         by_urn = {r.urn: r for r in resources}
-        for urn, former in version_moves(declared, self.old, reserved).items():
-            self._move(by_urn[urn], former, f"({version_change(former, urn)}, same object)")
+        for urn, (former, why) in record_moves(resources, self.old).items():
+            self._move(by_urn[urn], former, why)
 
     def _move(self, resource: Resource, former: str, why: str) -> None:
         """Give the record of `former` the resource's URN and type: the same object, renamed."""

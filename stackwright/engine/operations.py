@@ -24,7 +24,7 @@ from stackwright.engine import policy_gate
 from stackwright.engine.clusters import ClusterCheck, check_clusters
 from stackwright.engine.declared_schemas import check_before_up
 from stackwright.engine.events import Diagnostic, Listener, Summary, plural, shown
-from stackwright.engine.execute import Options, Run
+from stackwright.engine.execute import Options, Run, record_moves
 from stackwright.engine.graph import defined_kind, group_and_kind
 from stackwright.engine.policy_gate import PolicyGate
 from stackwright.engine.ports import Journal, ProviderFactory
@@ -175,14 +175,20 @@ def _deleted_by_up(
     options: Options, program: Program, resources: list[ResourceState]
 ) -> list[ResourceState]:
     """The recorded resources an `up` deletes (or tries to) because the program dropped
-    them (under any alias), as far as `--target` / `--exclude` leave it."""
+    them (under any alias, or another version of their kind: the same object), as far as
+    `--target` / `--exclude` leave it."""
     kept = _kept(options, resources)
     kept.update(urn for r in program.resources for urn in (r.urn, *r.alias_urns()))
-    return [
+    dropped = [
         state
         for state in resources
         if state.urn not in kept and not (options.targets and state.urn not in options.targets)
     ]
+    if not dropped:  # the usual run: no need to match versions
+        return dropped
+    recorded = {state.urn: state for state in resources}
+    moved = {former for former, _ in record_moves(program.resources, recorded).values()}
+    return [state for state in dropped if state.urn not in moved]
 
 
 def _check_protected(options: Options, program: Program | None, snapshot: Snapshot) -> None:

@@ -12,6 +12,7 @@ from engine_stack import stack as stack  # the fixture
 import stackwright.kubernetes as k8s
 from stackwright.engine.events import Diagnostic
 from stackwright.engine.plan import FieldChange
+from stackwright.errors import UsageError
 from stackwright.sdk.context import Program
 from stackwright.sdk.resource import ResourceOptions
 
@@ -102,6 +103,31 @@ def test_a_built_in_kind_moving_to_its_stable_version_is_the_same_object(stack: 
     assert stack.fake.calls_to("delete") == []
     hpa_v2 = "kubernetes:autoscaling/v2:HorizontalPodAutoscaler"
     assert [r.urn for r in stack.state().resources] == [urn(hpa_v2, "web")]
+
+
+def test_a_protected_resource_moving_to_a_new_version_is_not_refused_as_a_delete(
+    stack: Stack,
+) -> None:
+    # `up` refuses before any change a run that would delete a protected resource; a new
+    # apiVersion of the same object deletes nothing.
+    served(stack).up(database("acme.io/v1beta1", protect=True))
+
+    summary = stack.up(database("acme.io/v1", protect=True))
+
+    assert summary.ok and summary.counts == {"update": 1}
+    assert stack.fake.calls_to("delete") == []
+    assert [r.urn for r in stack.state().resources] == [urn(db_type("acme.io/v1"), "db")]
+    assert stack.recorded(urn(db_type("acme.io/v1"), "db")).protect
+
+
+def test_a_protected_resource_of_another_group_is_still_refused(stack: Stack) -> None:
+    served(stack, ("acme.io", "Database"), ("other.io", "Database"))
+    stack.up(database("acme.io/v1beta1", protect=True))
+
+    with pytest.raises(UsageError, match="up refused: .*acme.io/v1beta1:Database::db"):
+        stack.up(database("other.io/v1"))
+
+    assert [r.urn for r in stack.state().resources] == [urn(db_type("acme.io/v1beta1"), "db")]
 
 
 @pytest.mark.parametrize(
