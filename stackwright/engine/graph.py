@@ -286,6 +286,14 @@ RULES: tuple[Rule, ...] = (
         "any",
         "a claim naming a class that does not exist stays Pending",
     ),
+    Rule(
+        "ingressclass-before-ingresses",
+        frozenset({"IngressClass"}),
+        frozenset({"Ingress"}),
+        "any",
+        "an Ingress naming a class that does not exist yet fails its readiness (the classes "
+        "are read once, as its wait starts)",
+    ),
 )
 
 

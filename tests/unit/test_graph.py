@@ -56,6 +56,7 @@ def test_rules_are_data_with_reasons() -> None:
         "rbac-before-workloads",
         "cluster-rbac-before-workloads",
         "storageclass-before-claims",
+        "ingressclass-before-ingresses",
     ]
     for rule in RULES:
         assert rule.reason and rule.match in MATCHES and rule.first
@@ -203,6 +204,19 @@ def test_storageclass_before_claims() -> None:
     )
     assert graph.order == ["sc", "pvc"]
     assert graph.why("pvc", "sc") == "storageclass-before-claims"
+
+
+def test_ingressclass_before_ingresses() -> None:
+    # An Ingress's wait reads the cluster's IngressClasses once and fails on a class it
+    # names that is not there: one the same run creates must exist by then.
+    graph = Graph(
+        [
+            node("web", obj("Ingress", "web", "apps", api_version="networking.k8s.io/v1")),
+            node("nginx", obj("IngressClass", "nginx", api_version="networking.k8s.io/v1")),
+        ]
+    )
+    assert graph.order == ["nginx", "web"]
+    assert graph.why("web", "nginx") == "ingressclass-before-ingresses"
 
 
 def test_components_and_unknown_objects_get_no_implicit_edges() -> None:
