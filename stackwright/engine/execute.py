@@ -105,7 +105,13 @@ from stackwright.engine.records import (
     unknown_paths,
     with_outputs,
 )
-from stackwright.engine.rollouts import ObjectKey, data_updated, notice, stale_readers
+from stackwright.engine.rollouts import (
+    DataChanges,
+    ObjectKey,
+    data_updated,
+    notice,
+    stale_readers,
+)
 from stackwright.errors import UsageError, redact
 from stackwright.kubernetes.provider import PROVIDER_TYPE
 from stackwright.model import (
@@ -317,8 +323,8 @@ class Run:
         #: Providers whose settings a preview cannot know yet (a kubeconfig another
         #: resource produces): their resources are planned without asking a cluster.
         self._unknown_providers: set[str] = set()
-        #: ConfigMaps and Secrets whose data this run updates in place, and the field.
-        self._data_updated: dict[ObjectKey, str] = {}
+        #: ConfigMaps and Secrets whose data this run updates in place, and what of it.
+        self._data_updated: dict[ObjectKey, DataChanges] = {}
         #: Providers whose settings now name another cluster: the provider made from their
         #: recorded settings, which still reaches the objects their resources recorded.
         self._former_providers: dict[str, Provider] = {}

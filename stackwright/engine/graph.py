@@ -168,13 +168,37 @@ def _referenced(then: Obj) -> set[Hashable]:
 def environment_references(workload: Obj) -> set[tuple[str, str, str]]:
     """(namespace, kind, name) of each ConfigMap and Secret a workload's containers read
     into their environment (envFrom, env's valueFrom): read once, as each container starts."""
+    return set(environment_reads(workload))
+
+
+def environment_reads(workload: Obj) -> dict[tuple[str, str, str], frozenset[str] | None]:
+    """`environment_references`, each with the keys of its data the containers read (env's
+    `valueFrom`), or None for all of it (`envFrom`)."""
     spec = _pod_spec(workload)
-    found: set[tuple[str, str]] = set()
+    reads: dict[tuple[str, str], set[str] | None] = {}
     for container in [*_dicts(spec.get("containers")), *_dicts(spec.get("initContainers"))]:
-        _named(container.get("envFrom"), _ENV_FROM_REFS, found)
-        _named([e.get("valueFrom") for e in _dicts(container.get("env"))], _VALUE_FROM_REFS, found)
+        whole: set[tuple[str, str]] = set()
+        _named(container.get("envFrom"), _ENV_FROM_REFS, whole)
+        reads.update(dict.fromkeys(whole))
+        for env in _dicts(container.get("env")):
+            value_from = env.get("valueFrom")
+            for field, kind, _ in _VALUE_FROM_REFS:
+                ref = value_from.get(field) if isinstance(value_from, Mapping) else None
+                if not isinstance(ref, Mapping) or not isinstance(ref.get("name"), str):
+                    continue
+                name, key = ref["name"], ref.get("key")
+                if not name:
+                    continue
+                read = reads.setdefault((kind, name), set())
+                if read is not None and isinstance(key, str):
+                    read.add(key)
+                else:  # all of it, or a key not known: any change may be the one read
+                    reads[kind, name] = None
     namespace = _metadata(workload, "namespace")
-    return {(namespace, kind, name) for kind, name in found}
+    return {
+        (namespace, kind, name): None if read is None else frozenset(read)
+        for (kind, name), read in reads.items()
+    }
 
 
 def _token_account(then: Obj) -> tuple[str, str] | None:

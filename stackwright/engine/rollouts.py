@@ -8,14 +8,15 @@ template this run leaves as it is keeps running with the former values. A run sa
 the workload's step, naming what to write to roll it. Planning only: no I/O.
 
 Must never: warn of a workload whose pods this run restarts anyway (its template
-changes), nor of one that only mounts the data as a volume (the kubelet updates it).
+changes), nor of one that only mounts the data as a volume (the kubelet updates it), nor
+of one whose env reads only keys the run leaves as they are.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 
-from stackwright.engine.graph import environment_references
+from stackwright.engine.graph import environment_reads
 from stackwright.engine.plan import Step
 from stackwright.model import Op
 
@@ -33,20 +34,29 @@ DATA_FIELDS: Mapping[str, tuple[str, ...]] = {
 ROLLED_FROM_TEMPLATE = frozenset({"Deployment", "StatefulSet", "DaemonSet", "ReplicaSet"})
 
 
-def data_updated(step: Step) -> tuple[ObjectKey, str] | None:
-    """The ConfigMap or Secret whose data `step` changes in place, with the field of it that
-    changes (`data`, `stringData`, …), or None."""
+#: What a run changes of a ConfigMap's or Secret's data: (field, key) pairs, the key None
+#: for the field as a whole (`data` added or removed).
+DataChanges = tuple[tuple[str, str | None], ...]
+
+
+def data_updated(step: Step) -> tuple[ObjectKey, DataChanges] | None:
+    """The ConfigMap or Secret whose data `step` changes in place, with what of it changes
+    (`("data", "MODE")`, …), or None."""
     if step.op is not Op.UPDATE or step.new is None:
         return None
     kind = str(step.new.inputs.get("kind"))
     fields = DATA_FIELDS.get(kind, ())
-    changed = [c.path.split(".")[0] for c in step.changes if c.path.split(".")[0] in fields]
-    return ((step.new.provider, kind, step.new.id), changed[0]) if changed else None
+    keys = [change.keys or tuple(change.path.split(".", 1)) for change in step.changes]
+    changed = tuple(
+        (str(k[0]), str(k[1]) if len(k) > 1 else None) for k in keys if k and k[0] in fields
+    )
+    return ((step.new.provider, kind, step.new.id), changed) if changed else None
 
 
-def stale_readers(step: Step, updated: Mapping[ObjectKey, str]) -> dict[ObjectKey, str]:
+def stale_readers(step: Step, updated: Mapping[ObjectKey, DataChanges]) -> dict[ObjectKey, str]:
     """Those of `updated` that the workload of `step` reads into its environment while
-    `step` leaves its pod template as it is (so its running pods keep the former values)."""
+    `step` leaves its pod template as it is (so its running pods keep the former values),
+    each with the field of it that changes."""
     new = step.new
     if new is None or step.op not in (Op.SAME, Op.UPDATE) or not updated:
         return {}
@@ -55,11 +65,14 @@ def stale_readers(step: Step, updated: Mapping[ObjectKey, str]) -> dict[ObjectKe
     if any(change.path.startswith("spec.template") for change in step.changes):
         return {}
     own_namespace = new.id.rpartition("/")[0]
-    read = {
-        (new.provider, kind, f"{namespace or own_namespace}/{name}")
-        for namespace, kind, name in environment_references(new.inputs)
-    }
-    return {key: updated[key] for key in sorted(read.intersection(updated))}
+    stale: dict[ObjectKey, str] = {}
+    for (namespace, kind, name), read in environment_reads(new.inputs).items():
+        key = (new.provider, kind, f"{namespace or own_namespace}/{name}")
+        # A Secret's `stringData` key is read as its `data` key of the same name.
+        found = [f for f, k in updated.get(key, ()) if read is None or k is None or k in read]
+        if found:
+            stale[key] = found[0]
+    return dict(sorted(stale.items()))
 
 
 def notice(stale: Mapping[ObjectKey, str]) -> str:
