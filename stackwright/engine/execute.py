@@ -25,7 +25,7 @@ import asyncio
 import shlex
 import time
 from collections import Counter
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -561,7 +561,7 @@ class Run:
         # recorded before it, so the next plan sends it again.
         return with_outputs(self.old.get(state.urn, state), live)
 
-    def _forget_held(self, carrier: ResourceState, how: str) -> None:
+    def _forget_held(self, carrier: ResourceState, how: str, *, keep: Collection[str] = ()) -> None:
         """Remove the records of the objects that went with `carrier`'s, now gone (`holds`:
         a Namespace's objects, a CRD's custom objects), as recorded through its provider;
         kept, a plan would take them for there. Riders' records (`deleted_with`) go only
@@ -569,11 +569,14 @@ class Run:
         delete-first (`_execute`), so a crash in between leaves them recorded: a pending
         carrier's delete settled as done does this again. Before the carrier's own record
         goes: a crash in here leaves the carrier's step pending, and the next run does this
-        again."""
+        again. `keep`: records a preview leaves, whose deletes `up` runs before the carrier's."""
         held = {
             urn: state
             for urn, state in self.old.items()
-            if urn != carrier.urn and state.provider == carrier.provider and holds(carrier, state)
+            if urn != carrier.urn
+            and urn not in keep
+            and state.provider == carrier.provider
+            and holds(carrier, state)
         }
         if not held:
             return
@@ -1029,7 +1032,9 @@ class Run:
             if step.op is Op.REPLACE and step.old is not None:
                 await self._crd_census(step.old)
                 if kube and step.delete_before_replace:  # what is in it is made anew, as by up
-                    self._forget_held(step.old, "replaced (deleted first)")
+                    # What the program dropped that depends on it: up deletes it first.
+                    deleted_first = self._dropped_dependents(step.old)[1]
+                    self._forget_held(step.old, "replaced (deleted first)", keep=deleted_first)
             await self._preview(step, kube, force)
             if (kube or release) and step.new is not None:
                 self._hold(step.new, urn)  # as `up` will: a delete of its object keeps it
@@ -1807,14 +1812,9 @@ class Run:
         """Before the old object of a delete-before-replace goes, delete what the program
         dropped that depends on it, as Pulumi does: left to the end of the run, a dropped
         Deployment still mounting an old claim would hold the claim's deletion for good."""
-        assert self.program is not None
-        if self._dropped is None:
-            by_urn = self.program.by_urn
-            self._dropped = tuple(urn for urn in self.old if urn not in by_urn)
-        dropped = [self.old[urn] for urn in self._dropped if urn in self.old]
+        dropped, needing = self._dropped_dependents(old)
         if not dropped:
             return
-        needing = recorded_closure([old.urn], [old, *dropped], upward=False) - {old.urn}
         waits = [self.deleted_first[s.urn] for s in dropped if s.urn in self.deleted_first]
         doomed = [s for s in dropped if s.urn in needing and s.urn not in self.deleted_first]
         if doomed:
@@ -1828,6 +1828,18 @@ class Run:
                 f"not deleted first, {', '.join(sorted(map(describe, left)))} still "
                 "depends on it: its old object stays until that goes"
             )
+
+    def _dropped_dependents(self, old: ResourceState) -> tuple[list[ResourceState], set[str]]:
+        """What the program dropped (still recorded), and the URNs of those of it that
+        depend on `old`: deleted before the old object of its delete-before-replace goes."""
+        assert self.program is not None
+        if self._dropped is None:
+            by_urn = self.program.by_urn
+            self._dropped = tuple(urn for urn in self.old if urn not in by_urn)
+        dropped = [self.old[urn] for urn in self._dropped if urn in self.old]
+        if not dropped:
+            return [], set()
+        return dropped, recorded_closure([old.urn], [old, *dropped], upward=False) - {old.urn}
 
     # --- refresh ------------------------------------------------------------------------------
 

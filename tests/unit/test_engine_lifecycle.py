@@ -308,29 +308,30 @@ def test_a_delete_before_replace_whose_new_object_is_refused_leaves_a_state_that
     assert reader is not None and reader.dependencies == (urn(DEPLOY, "web"),)
 
 
+def replaced_namespace(team: str, names: tuple[str, ...] = ("settings", "flags")) -> Declare:
+    """A Namespace replaced delete-first when its `team` label changes, and ConfigMaps in it."""
+
+    def declare(p: Program) -> None:
+        ns = k8s.core.v1.Namespace(
+            "apps",
+            metadata={"name": "apps", "labels": {"team": team}},
+            opts=ResourceOptions(
+                delete_before_replace=True, replace_on_changes=["metadata.labels"]
+            ),
+        )
+        for name in names:
+            k8s.core.v1.ConfigMap(
+                name, metadata={"name": name, "namespace": ns.metadata["name"]}, data={"k": "v"}
+            )
+
+    return declare
+
+
 def test_a_namespace_replaced_delete_first_makes_the_objects_in_it_anew(stack: Stack) -> None:
     """Deleting a Namespace's old object deletes the objects in it: their records go with
     it, and the up (and its preview) makes them anew in the new Namespace. They used to be
     kept as unchanged: the state recorded objects the cluster no longer had."""
-
-    def app(team: str) -> Declare:
-        def declare(p: Program) -> None:
-            ns = k8s.core.v1.Namespace(
-                "apps",
-                metadata={"name": "apps", "labels": {"team": team}},
-                opts=ResourceOptions(
-                    delete_before_replace=True, replace_on_changes=["metadata.labels"]
-                ),
-            )
-            for name in ("settings", "flags"):
-                k8s.core.v1.ConfigMap(
-                    name,
-                    metadata={"name": name, "namespace": ns.metadata["name"]},
-                    data={"k": "v"},
-                )
-
-        return declare
-
+    app = replaced_namespace
     stack.up(app("a"))
 
     preview = stack.preview(app("b"))
@@ -346,6 +347,22 @@ def test_a_namespace_replaced_delete_first_makes_the_objects_in_it_anew(stack: S
         live = stack.fake.find("ConfigMap", name, "apps")
         assert live is not None and recorded[f"apps/{name}"] == live["metadata"]["uid"]
     assert stack.up(app("b")).counts == {"same": 3}
+
+
+def test_a_preview_of_a_namespace_replaced_delete_first_shows_the_deletes_up_runs_first(
+    stack: Stack,
+) -> None:
+    """What the program dropped from a Namespace replaced delete-first is deleted before
+    the Namespace's old object (`_delete_dropped_dependents`): the preview shows that
+    delete too, where it forgot the record as one that went with the Namespace."""
+    app = replaced_namespace
+    stack.up(app("a", ("settings", "flags")))
+
+    preview = stack.preview(app("b", ("settings",)))
+    summary = stack.up(app("b", ("settings",)))
+
+    assert summary.ok, summary.failures
+    assert preview.counts == summary.counts == {"delete": 1, "replace": 1, "create": 1}
 
 
 # --- delete and destroy ------------------------------------------------------------------------
