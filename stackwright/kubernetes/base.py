@@ -88,11 +88,12 @@ def builtin_type_token(kind: str) -> str | None:
     return type_token(f"{group}/{version}" if group else version, name)
 
 
-def _version_order(version: str) -> tuple[bool, bool, int]:
-    """Sorts stable versions first, newest first, then betas, then alphas (`v2`, `v1`,
-    `v1beta1`, `v1alpha1`)."""
-    major = re.match(r"v(\d+)", version)
-    return "alpha" in version, "beta" in version, -int(major.group(1)) if major else 0
+def _version_order(version: str) -> tuple[bool, bool, int, int]:
+    """Sorts stable versions first, newest first, then betas, then alphas, each newest
+    first (`v2`, `v1`, `v1beta2`, `v1beta1`, `v1alpha1`)."""
+    found = re.fullmatch(r"v(\d+)(?:(?:alpha|beta)(\d+))?", version)
+    major, minor = (int(found[1]), int(found[2] or 0)) if found else (0, 0)
+    return "alpha" in version, "beta" in version, -major, -minor
 
 
 def builtin_module(group: str, version: str) -> ModuleType | None:

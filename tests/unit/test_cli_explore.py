@@ -225,6 +225,8 @@ def test_an_automation_up_that_previews_first_says_the_policy_level_warning_once
         ("kubernetes:v1:configmap", "kubernetes:core/v1:ConfigMap"),
         ("hpa-HorizontalPodAutoscaler", "kubernetes:apps/v1:Deployment"),
         ("HorizontalPodAutoscaler", "kubernetes:autoscaling/v2:HorizontalPodAutoscaler"),
+        # No stable version: the newest beta (v1beta2), not the first.
+        ("ResourceClaim", "kubernetes:resource.k8s.io/v1beta2:ResourceClaim"),
     ],
 )
 def test_import_of_a_bare_kind_is_told_that_kinds_type_token(
