@@ -349,7 +349,7 @@ def _plain(value: Any) -> Any:
     cls = type(value)
     if cls in PLAIN_LEAVES:
         return value
-    if cls is Record:
+    if cls is Record or cls is dict:  # a dict it built may hold the Records it was given
         return {k: _plain(v) for k, v in value.items()}
     if isinstance(value, dict):
         return cls({k: _plain(v) for k, v in value.items()}) if cls is Partial else value

@@ -413,6 +413,8 @@ def test_callbacks_read_fields_as_pulumis_output_types_name_them(program: Progra
     returned = svc.spec.apply(lambda s: (s, s.ports)).resolve(read)
     assert type(returned[0]) is dict and type(returned[1][0]) is dict
     assert returned[0] == live["spec"]
+    built = svc.spec.apply(lambda s: {"spec": s, "ports": s.ports}).resolve(read)
+    assert type(built["spec"]) is dict and type(built["ports"][0]) is dict
 
     preview = reader({svc: EnginePartial(spec=EnginePartial(clusterIP="10.0.0.9"))})
     assert svc.spec.apply(lambda s: s.cluster_ip).resolve(preview) == "10.0.0.9"
