@@ -330,6 +330,38 @@ def test_a_timeout_while_failing_does_not_advise_waiting_longer() -> None:
     )
 
 
+def test_a_class_made_while_an_ingress_waits_is_looked_for_before_failing(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The IngressClasses were read once, as the wait began: a class made meanwhile (a chart
+    # installing its controller) failed the Ingress all the same once the grace ran out.
+    ingresses = "/apis/networking.k8s.io/v1"
+    monkeypatch.setitem(
+        DISCOVERY,
+        ingresses,
+        {"resources": [{"name": "ingresses", "namespaced": True, "kind": "Ingress"}]},
+    )
+    api = ScriptedAPI()
+    ingress = {
+        "apiVersion": "networking.k8s.io/v1",
+        "kind": "Ingress",
+        "metadata": {"name": "web", "namespace": "web", "resourceVersion": "3"},
+        "spec": {"ingressClassName": "nginx"},
+    }
+    api.lists[f"{ingresses}/namespaces/web/ingresses"] = [ingress]
+    other, nginx = ({"metadata": {"name": name}} for name in ("traefik", "nginx"))
+    api.lists[f"{ingresses}/ingressclasses"] = [other]
+    api.relists[f"{ingresses}/ingressclasses"] = [other, nginx]
+
+    async def go() -> None:
+        async with provider(api, failure_grace=0.2) as p:
+            await p.await_ready(ingress, timeout=1.0)
+
+    with pytest.raises(ReadinessTimeout) as info:  # not ReadinessFailed: the class is there
+        asyncio.run(go())
+    assert "waiting for an ingress controller for class nginx to admit it" in str(info.value)
+
+
 def test_await_ready_times_out_with_the_last_status() -> None:
     api = scripted_rollout(
         {

@@ -184,18 +184,7 @@ class Waiter:
                     f"{name}: not ready after {format_duration(timeout)} — the API server did not answer the watch",
                     last_status="",
                 ) from None
-            storage_classes = (
-                await self._cluster_list("/apis/storage.k8s.io/v1/storageclasses", "StorageClasses")
-                if "storageclasses" in wanted
-                else None
-            )
-            ingress_classes = (
-                await self._cluster_list(
-                    "/apis/networking.k8s.io/v1/ingressclasses", "IngressClasses"
-                )
-                if "ingressclasses" in wanted
-                else None
-            )
+            classes = await self._classes(wanted)
             events: list[dict[str, Any]] = []
             events_at = -math.inf
             failing_since: float | None = None
@@ -218,8 +207,8 @@ class Waiter:
                     pods=_items(related_informers.get("pods")),
                     replicasets=_items(related_informers.get("replicasets")),
                     endpointslices=_items(related_informers.get("endpointslices")),
-                    storageclasses=storage_classes or (),
-                    ingressclasses=ingress_classes,
+                    storageclasses=classes[0] or (),
+                    ingressclasses=classes[1],
                     events=events,
                 )
                 verdict = readiness.evaluate(live, related)
@@ -243,7 +232,13 @@ class Waiter:
                 if verdict.state is State.FAILING:
                     failing_since = now if failing_since is None else failing_since
                     if now - failing_since >= self._grace:
-                        raise ReadinessFailed(verdict.message)
+                        # A class missing when the wait began (read once) may have come
+                        # since (a chart installing its controller): look again first.
+                        fresh = await self._classes(wanted)
+                        if fresh == classes:
+                            raise ReadinessFailed(verdict.message)
+                        classes, failing_since = fresh, None
+                        continue
                 else:
                     failing_since = None
                 # A Pod that keeps the wait going without saying why: its Warning Events may.
@@ -304,6 +299,23 @@ class Waiter:
             raise ReadinessFailed(f"{name}: was deleted while waiting for it to become ready")
         live: dict[str, Any] = orjson.loads(response.body)
         return live, now
+
+    async def _classes(
+        self, wanted: frozenset[str]
+    ) -> tuple[list[dict[str, Any]] | None, list[dict[str, Any]] | None]:
+        """The StorageClasses and IngressClasses the object's rule reads (None: not wanted,
+        or not readable)."""
+        storage = (
+            await self._cluster_list("/apis/storage.k8s.io/v1/storageclasses", "StorageClasses")
+            if "storageclasses" in wanted
+            else None
+        )
+        ingress = (
+            await self._cluster_list("/apis/networking.k8s.io/v1/ingressclasses", "IngressClasses")
+            if "ingressclasses" in wanted
+            else None
+        )
+        return storage, ingress
 
     async def _cluster_list(self, path: str, what: str) -> list[dict[str, Any]] | None:
         """The items of a cluster-scoped list a rule reads once (StorageClasses,
