@@ -570,6 +570,10 @@ class Run:
         carrier's delete settled as done does this again. Before the carrier's own record
         goes: a crash in here leaves the carrier's step pending, and the next run does this
         again. `keep`: records a preview leaves, whose deletes `up` runs before the carrier's."""
+        if carrier.provider in self._former_providers:
+            # Its provider moved to another cluster: what it held moves too, each replaced
+            # by its own step (whose delete on the former cluster finds the object gone).
+            return
         held = {
             urn: state
             for urn, state in self.old.items()
