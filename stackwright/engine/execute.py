@@ -60,6 +60,7 @@ from stackwright.engine.events import (
     Summary,
     mask_at,
     masked,
+    plural,
     shown,
     within,
 )
@@ -599,6 +600,29 @@ class Run:
                 )
             )
 
+    def _refuse_deleting_protected_within(self, carrier: ResourceState) -> None:
+        """Refuse a delete-first replacement of a Namespace (or CRD) whose delete would take
+        a protected resource's object with it: the cluster deletes what it holds, and
+        `protect` promises no delete of that object."""
+        if carrier.provider in self._former_providers:
+            return  # a move: what it held moves by its own steps, which check their own
+        guarded = sorted(
+            urn
+            for urn, state in self.old.items()
+            if urn != carrier.urn
+            and state.protect
+            and state.provider == carrier.provider
+            and holds(carrier, state)
+        )
+        if guarded:
+            others = f" (and {plural(len(guarded) - 1, 'other')})" if len(guarded) > 1 else ""
+            raise UsageError(
+                "replacing it deletes it first, and with it the object of protected "
+                f"resource {guarded[0]}{others}: run `stackwright state unprotect "
+                f"{shlex.quote(guarded[0])}` first if that may go, or change the program so "
+                "that it is not replaced"
+            )
+
     # --- the program's resources ---------------------------------------------------------
 
     def _declared(self, resource: Resource) -> frozenset[str]:
@@ -1036,6 +1060,7 @@ class Run:
             if step.op is Op.REPLACE and step.old is not None:
                 await self._crd_census(step.old)
                 if kube and step.delete_before_replace:  # what is in it is made anew, as by up
+                    self._refuse_deleting_protected_within(step.old)
                     # What the program dropped that depends on it: up deletes it first.
                     deleted_first = self._dropped_dependents(step.old)[1]
                     self._forget_held(step.old, "replaced (deleted first)", keep=deleted_first)
@@ -1362,6 +1387,7 @@ class Run:
             await self._check_importable(provider, new)
         if step.op is Op.REPLACE and step.delete_before_replace:
             assert step.old is not None
+            self._refuse_deleting_protected_within(step.old)
             await self._delete_dropped_dependents(step.old)
             # Its record goes with its object; what still refers to it stops doing so first,
             # so that a replacement the server refuses leaves a state that loads.

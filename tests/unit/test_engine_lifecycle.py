@@ -365,6 +365,41 @@ def test_a_preview_of_a_namespace_replaced_delete_first_shows_the_deletes_up_run
     assert preview.counts == summary.counts == {"delete": 1, "replace": 1, "create": 1}
 
 
+def test_a_namespace_replaced_delete_first_is_refused_while_it_holds_a_protected_object(
+    stack: Stack,
+) -> None:
+    """Deleting the Namespace's old object would delete a protected ConfigMap in it (the
+    cluster deletes what a Namespace holds): its replacement fails, in the preview as in
+    the up, and nothing is deleted."""
+
+    def app(team: str) -> Declare:
+        def declare(p: Program) -> None:
+            replaced_namespace(team, ("flags",))(p)
+            k8s.core.v1.ConfigMap(
+                "settings",
+                metadata={"name": "settings", "namespace": "apps"},
+                data={"k": "v"},
+                opts=ResourceOptions(protect=True),
+            )
+
+        return declare
+
+    stack.up(app("a"))
+    refusal = (
+        "Namespace apps: replacing it deletes it first, and with it the object of "
+        f"protected resource {urn(CM, 'settings')}: run `stackwright state unprotect"
+    )
+    preview = stack.preview(app("b"))
+    summary = stack.up(app("b"))
+
+    for outcome in (preview, summary):
+        assert not outcome.ok
+        assert any(refusal in failure for failure in outcome.failures), outcome.failures
+    for name in ("settings", "flags"):
+        assert stack.fake.find("ConfigMap", name, "apps") is not None
+    assert stack.fake.find("Namespace", "apps") is not None
+
+
 # --- delete and destroy ------------------------------------------------------------------------
 
 
