@@ -773,16 +773,8 @@ class Run:
                     self.status[urn] = _SKIPPED
                 return
             if blocked or urn in self._unread:
-                op = (
-                    Op.READ
-                    if resource.is_read
-                    else Op.UPDATE
-                    if old is not None
-                    else Op.IMPORT
-                    if resource.opts.import_
-                    else Op.CREATE
-                )
-                step = Step(op, urn, old, old)
+                # Never planned: a recorded resource's diff is unknown (shown as an update).
+                step = Step(_unplanned_op(resource, old) or Op.UPDATE, urn, old, old)
                 self.status[urn] = _SKIPPED
                 if not blocked:
                     # Its failure is the refresh's, said once: the step would fail the same
