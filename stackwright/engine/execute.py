@@ -1925,6 +1925,7 @@ class Run:
                     )
                 )
                 live = None
+            now: ResourceState | None = None
             if live is None:
                 self.emit(Drift(state.urn, gone=True))
                 self.outcome.counts["deleted-outside"] += 1
@@ -1952,14 +1953,14 @@ class Run:
                     self.emit(Drift(state.urn, tuple(hidden)))
                 else:
                     self.outcome.counts["in-sync"] += 1
-                self.old[state.urn] = with_outputs(state, live, every_secret)
+                now = self.old[state.urn] = with_outputs(state, live, every_secret)
+                if now == state:
+                    return  # read as recorded: no record to rewrite
             if record:
                 assert self.journal is not None
                 number = self._next_step()
                 self.journal.begin(number, Op.REFRESH, state)
-                self.journal.end(
-                    number, None if live is None else with_outputs(state, live, every_secret)
-                )
+                self.journal.end(number, now)
 
         states = list(self.old.values())
         every_secret = frozenset(
