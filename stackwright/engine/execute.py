@@ -80,6 +80,7 @@ from stackwright.engine.plan import (
 from stackwright.engine.ports import Journal, Provider, ProviderFactory
 from stackwright.engine.records import (
     MIN_SECRET_PART,
+    SecretTexts,
     applyset_of,
     auto_name,
     declared_dependencies,
@@ -1963,7 +1964,7 @@ class Run:
                 self.journal.end(number, now)
 
         states = list(self.old.values())
-        every_secret = frozenset(
+        every_secret = SecretTexts.of(
             text
             for state in states
             for text in secret_texts(state)

@@ -216,8 +216,33 @@ def _label_maps(
 MIN_SECRET_PART = 4
 
 
+@dataclass(frozen=True)
+class SecretTexts:
+    """Secret values to look for in live objects, with the parts of them searched inside
+    longer texts, worked out once for all the objects a refresh reads."""
+
+    values: frozenset[str] = frozenset()
+    parts: frozenset[str] = frozenset()
+
+    @classmethod
+    def of(cls, values: Iterable[str]) -> SecretTexts:
+        values = frozenset(values)
+        return cls(values, _searched_parts(values))
+
+
+def _searched_parts(values: Iterable[str]) -> frozenset[str]:
+    """What is searched for inside longer texts (kubectl's last-applied annotation, a
+    status message quoting an image name made from a secret): each value as itself or
+    base64-encoded (or decoded, when it is base64); short values only whole, or every
+    text holding "a" would be secret."""
+    parts = {v for v in values if len(v) >= MIN_SECRET_PART}
+    return frozenset(
+        parts | {base64.b64encode(v.encode()).decode() for v in parts} | _decoded(parts)
+    )
+
+
 def with_outputs(
-    state: ResourceState, live: dict[str, Any], others: frozenset[str] = frozenset()
+    state: ResourceState, live: dict[str, Any], others: SecretTexts = SecretTexts()
 ) -> ResourceState:
     """`state` with `live` as its outputs. A secret value found at another place of the live
     object — a list the cluster or a webhook reordered, a field a controller copied it to —
@@ -226,15 +251,13 @@ def with_outputs(
     refresh looks for every resource's, as anyone may have copied one into any object)."""
     state = replace(state, outputs=live_outputs(state, live))
     texts, names = _secrets_given(state)
-    values = texts | others
+    values = texts | others.values
     if not values and not names:
         return state
     paths = state.secret_paths
-    # Inside a longer text too (kubectl's last-applied annotation, a status message quoting
-    # an image name made from a secret), as itself or base64-encoded; short values only
-    # whole, or every text holding "a" would be secret.
-    parts = {v for v in values if len(v) >= MIN_SECRET_PART}
-    parts |= {base64.b64encode(v.encode()).decode() for v in parts} | _decoded(parts)
+    # `others`' parts come worked out: a refresh of 1,000 objects base64-encoded (and
+    # tried to decode) every secret of the stack once per object.
+    parts = _searched_parts(texts) | others.parts
 
     # A secret used as a map key (`data` made from a secret, ...) is a key of the live
     # object and of its managedFields (`f:<key>`): the map holding it is secret, and so
