@@ -1957,11 +1957,11 @@ class Run:
                 now = self.old[state.urn] = with_outputs(state, live, every_secret)
                 if now == state:
                     return  # read as recorded: no record to rewrite
-            if record:
-                assert self.journal is not None
+            if record:  # in the transactions of the reads that end together
+                assert self._commits is not None
                 number = self._next_step()
-                self.journal.begin(number, Op.REFRESH, state)
-                self.journal.end(number, now)
+                await self._commits.begin(number, Op.REFRESH, state)
+                await self._commits.end(number, now)
 
         states = list(self.old.values())
         every_secret = SecretTexts.of(
