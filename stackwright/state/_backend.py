@@ -62,6 +62,13 @@ class Operation(Protocol):
         ...
 
     @property
+    def locked_version(self) -> int:
+        """The stack's version (`Snapshot.version`) when this operation took its lock: a
+        snapshot of that version is the state it starts from, which no other operation
+        can change while it holds the lock."""
+        ...
+
+    @property
     def bytes_written(self) -> int:
         """Payload bytes of the rows this operation inserted or updated (deletes write none)."""
         ...

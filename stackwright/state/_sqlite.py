@@ -1438,7 +1438,7 @@ class SQLiteOperation:
         self._id = operation_id
         self._lease = lease_seconds
         self._took_over = took_over
-        self._version = version
+        self._locked_version = self._version = version
         self._encrypter = backend._encrypter
         self._clock = backend._clock
         self._steps: dict[int, _Begun] = {}
@@ -1480,6 +1480,10 @@ class SQLiteOperation:
     @property
     def took_over(self) -> LockHolder | None:
         return self._took_over
+
+    @property
+    def locked_version(self) -> int:
+        return self._locked_version
 
     @property
     def bytes_written(self) -> int:
