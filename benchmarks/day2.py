@@ -37,8 +37,7 @@ import copy
 import os
 import shutil
 import sys
-import tempfile
-from dataclasses import dataclass, field
+from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
@@ -53,7 +52,7 @@ from up import (
     CONCURRENCY,
     STACKWRIGHT,
     Child,
-    compile_bytecode,
+    bench_home,
     credentials,
     fresh_cluster,
     make_project,
@@ -126,17 +125,9 @@ def drift(info: ClusterInfo, objects: list[dict[str, Any]], value: str = "drifte
 # --- the rounds ----------------------------------------------------------------------------
 
 
-@dataclass
-class Results:
-    update: list[Child] = field(default_factory=list)
-    preview_diff: list[Child] = field(default_factory=list)
-    refresh: list[Child] = field(default_factory=list)
-    refresh_drift: list[Child] = field(default_factory=list)
-    destroy: list[Child] = field(default_factory=list)
-    kubectl_apply: list[Child] = field(default_factory=list)
-    kubectl_diff: list[Child] = field(default_factory=list)
-    kubectl_get: list[Child] = field(default_factory=list)
-    kubectl_delete: list[Child] = field(default_factory=list)
+#: Each timed process by what it did: "update", "preview_diff", "refresh", "refresh_drift",
+#: "destroy", and kubectl's "kubectl_apply", "kubectl_diff", "kubectl_get", "kubectl_delete".
+Results = defaultdict[str, list[Child]]
 
 
 def summary_of(child: Child, ok: bool = True) -> dict[str, Any]:
@@ -158,25 +149,25 @@ def run_stackwright(work: Path, info: ClusterInfo, results: Results) -> None:
     assert f"{count:,} to update" in preview.stdout or f"{count} to update" in preview.stdout, (
         preview.stdout[-2000:]
     )
-    results.preview_diff.append(preview)
+    results["preview_diff"].append(preview)
 
     update = run_child([*STACKWRIGHT, "up", "--yes", "--json"], project)
     assert summary_of(update)["counts"].get("update") == count, update.summary()
-    results.update.append(update)
+    results["update"].append(update)
 
     refresh = run_child([*STACKWRIGHT, "refresh", "--yes", "--json"], project)
     assert set(summary_of(refresh)["counts"]) == {"in-sync"}, refresh.summary()
-    results.refresh.append(refresh)
+    results["refresh"].append(refresh)
 
     drift(info, objects)
     drifted = run_child([*STACKWRIGHT, "refresh", "--yes", "--json"], project)
     counts = summary_of(drifted)["counts"]
     assert counts.get("in-sync") == count - DRIFTED, counts
-    results.refresh_drift.append(drifted)
+    results["refresh_drift"].append(drifted)
 
     destroy = run_child([*STACKWRIGHT, "destroy", "--yes", "--json"], project)
     assert summary_of(destroy)["counts"].get("delete") == count, destroy.summary()
-    results.destroy.append(destroy)
+    results["destroy"].append(destroy)
 
 
 def run_kubectl(work: Path, info: ClusterInfo, results: Results) -> None:
@@ -195,15 +186,15 @@ def run_kubectl(work: Path, info: ClusterInfo, results: Results) -> None:
     assert diff.code == 1 and diff.stdout.count("+    revision: r2") == len(objects) + len(
         namespaces
     ), (diff.code, diff.stderr[-2000:])
-    results.kubectl_diff.append(diff)
+    results["kubectl_diff"].append(diff)
 
-    results.kubectl_apply.append(
+    results["kubectl_apply"].append(
         run_child([*kubectl, "apply", "--server-side", "-f", str(manifest)], work)
     )
     get = run_child([*kubectl, "get", "-f", str(manifest), "-o", "name"], work)
     assert len(get.stdout.splitlines()) == len(objects) + len(namespaces), get.stdout[-500:]
-    results.kubectl_get.append(get)
-    results.kubectl_delete.append(
+    results["kubectl_get"].append(get)
+    results["kubectl_delete"].append(
         run_child([*kubectl, "delete", "--wait=true", "-f", str(for_delete)], work)
     )
 
@@ -235,12 +226,12 @@ def report(results: Results, rounds: int) -> None:
 
     rows = [
         ("operation (1,010 objects)", "stackwright", "peak RSS", "kubectl", "peak RSS", "ratio", "note"),
-        row("update every object in place (up / apply --server-side)", results.update, results.kubectl_apply),
-        row("preview --diff of it (/ kubectl diff --server-side)", results.preview_diff, results.kubectl_diff,
-            f"output {out_size(results.preview_diff)} / {out_size(results.kubectl_diff)}"),
-        row("refresh, no drift (/ kubectl get -f)", results.refresh, results.kubectl_get),
-        row(f"refresh, {DRIFTED} drifted (/ kubectl get -f)", results.refresh_drift, results.kubectl_get),
-        row("destroy --yes (/ kubectl delete -f, waits)", results.destroy, results.kubectl_delete),
+        row("update every object in place (up / apply --server-side)", results["update"], results["kubectl_apply"]),
+        row("preview --diff of it (/ kubectl diff --server-side)", results["preview_diff"], results["kubectl_diff"],
+            f"output {out_size(results['preview_diff'])} / {out_size(results['kubectl_diff'])}"),
+        row("refresh, no drift (/ kubectl get -f)", results["refresh"], results["kubectl_get"]),
+        row(f"refresh, {DRIFTED} drifted (/ kubectl get -f)", results["refresh_drift"], results["kubectl_get"]),
+        row("destroy --yes (/ kubectl delete -f, waits)", results["destroy"], results["kubectl_delete"]),
     ]  # fmt: skip
     print(
         f"\nmedians of {rounds} round(s); {os.cpu_count()} CPUs; whole processes; "
@@ -263,15 +254,9 @@ def main() -> None:
     parts = list(args.only or PARTS)
     if "kubectl" in parts and shutil.which("kubectl") is None:
         raise SystemExit("kubectl is not on PATH: install it, or leave it out with --only")
-    results = Results()
+    results: Results = defaultdict(list)
     runners = {"stackwright": run_stackwright, "kubectl": run_kubectl}
-    with tempfile.TemporaryDirectory(prefix="sw-bench-day2-") as home:
-        os.environ["STACKWRIGHT_HOME"] = home
-        os.environ.pop("STACKWRIGHT_BACKEND_URL", None)
-        os.environ.pop("KUBECONFIG", None)
-        compile_bytecode(home)
-        work = Path(home) / "work"
-        work.mkdir()
+    with bench_home("sw-bench-day2-") as work:
         for round_ in range(args.rounds):
             for part in parts if round_ % 2 == 0 else parts[::-1]:
                 with fresh_cluster() as info:

@@ -503,6 +503,20 @@ def compile_bytecode(home: str) -> None:
     subprocess.run([sys.executable, "-m", "compileall", "-q", str(package)], check=True)
 
 
+@contextlib.contextmanager
+def bench_home(prefix: str) -> Iterator[Path]:
+    """A temporary STACKWRIGHT_HOME for one benchmark run, with Stackwright's bytecode and
+    no backend or kubeconfig from the environment; yields a work folder inside it."""
+    with tempfile.TemporaryDirectory(prefix=prefix) as home:
+        os.environ["STACKWRIGHT_HOME"] = home
+        os.environ.pop("STACKWRIGHT_BACKEND_URL", None)
+        os.environ.pop("KUBECONFIG", None)
+        compile_bytecode(home)
+        work = Path(home) / "work"
+        work.mkdir()
+        yield work
+
+
 PARTS = ("raw", "kubectl", "up", "deployments")
 
 
@@ -518,13 +532,7 @@ def main() -> None:
     if "kubectl" in parts and shutil.which("kubectl") is None:
         raise SystemExit("kubectl is not on PATH: install it, or leave it out with --only")
     results = Results()
-    with tempfile.TemporaryDirectory(prefix="sw-bench-up-") as home:
-        os.environ["STACKWRIGHT_HOME"] = home
-        os.environ.pop("STACKWRIGHT_BACKEND_URL", None)
-        os.environ.pop("KUBECONFIG", None)
-        compile_bytecode(home)
-        work = Path(home) / "work"
-        work.mkdir()
+    with bench_home("sw-bench-up-") as work:
         # "raw" times the bare client twice: in this process, and as a process of its own.
         small = [
             c
