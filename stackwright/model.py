@@ -249,6 +249,9 @@ class ResourceState:
     #: Read, not managed (`ResourceOptions(id=...)`, Pulumi's `get`): the object is
     #: someone else's; the stack records what it read and never writes or deletes it.
     external: bool = False
+    #: The program's `ignore_changes` paths: others may change them, so a `refresh`, which
+    #: runs no program, reports no drift there either.
+    ignore_changes: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -268,6 +271,7 @@ class ResourceState:
             "deletePending": self.delete_pending,
             "initErrors": list(self.init_errors),
             "external": self.external,
+            "ignoreChanges": list(self.ignore_changes),
         }
 
     @classmethod
@@ -289,6 +293,7 @@ class ResourceState:
             delete_pending=data.get("deletePending", False),
             init_errors=tuple(data.get("initErrors") or ()),
             external=data.get("external", False),
+            ignore_changes=tuple(data.get("ignoreChanges") or ()),
         )
 
 

@@ -864,6 +864,7 @@ class Run:
             retain_on_delete=opts.retain_on_delete,
             deleted_with=opts.deleted_with.urn if opts.deleted_with is not None else "",
             secret_paths=tuple(secret_paths),
+            ignore_changes=tuple(opts.ignore_changes),
         )
         return state, auto
 
@@ -1937,7 +1938,7 @@ class Run:
                 fields = (
                     []
                     if is_release(state) or state.external
-                    else drift_rules.drifted(state.inputs, live)
+                    else drift_rules.drifted(state.inputs, live, ignore=state.ignore_changes)
                 )
                 paths = state.secret_paths
                 hidden = [

@@ -464,7 +464,10 @@ def plan(intent: Intent, old: ResourceState | None) -> Step:
 
 #: The options only the state keeps: no object carries them, so a change of these alone
 #: is recorded without an API call (another provider is a replacement: see `plan`).
-STATE_OPTIONS = ("protect", "retain_on_delete", "deleted_with", "parent", "dependencies")
+STATE_OPTIONS = (
+    *("protect", "retain_on_delete", "deleted_with", "parent", "dependencies"),
+    "ignore_changes",  # what a refresh, which runs no program, leaves out of drift
+)
 
 
 def recorded_options(step: Step) -> ResourceState | None:
@@ -498,6 +501,7 @@ def _state_options(state: ResourceState) -> tuple[Any, ...]:
         state.deleted_with,
         state.parent,
         frozenset(state.dependencies),
+        frozenset(state.ignore_changes),
     )
 
 
@@ -515,6 +519,8 @@ def option_changes(old: ResourceState, new: ResourceState) -> list[str]:
     ]
     if old.deleted_with != new.deleted_with:
         notes.append(f"deleted_with {named(old.deleted_with)} → {named(new.deleted_with)}")
+    if set(old.ignore_changes) != set(new.ignore_changes):
+        notes.append(f"ignore_changes {list(old.ignore_changes)} → {list(new.ignore_changes)}")
     added = _added_secrets(old, new)
     if added:
         notes.append(f"secret now: {', '.join(added)}")

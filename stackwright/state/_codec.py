@@ -44,6 +44,7 @@ _FIELDS: Final[dict[str, tuple[str, Any]]] = {
     "deletePending": ("a boolean", False),
     "initErrors": ("a list of strings", []),
     "external": ("a boolean", False),
+    "ignoreChanges": ("a list of strings", []),
 }
 
 _OPS: Final = {op.value: op for op in Op}

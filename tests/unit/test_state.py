@@ -1086,7 +1086,7 @@ def edited(**changes: Any) -> dict[str, Any]:
         (
             edited(resources__0__colour="red"),
             "resources[0]: unknown field 'colour' (fields: urn, type, id, inputs, outputs, parent, "
-            "dependencies, provider, custom, protect, retainOnDelete, deletedWith, secretPaths, deletePending, initErrors, external)",
+            "dependencies, provider, custom, protect, retainOnDelete, deletedWith, secretPaths, deletePending, initErrors, external, ignoreChanges)",
         ),
         (
             edited(resources__0__urn="web/dev/a"),

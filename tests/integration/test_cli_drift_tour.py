@@ -1,0 +1,81 @@
+"""Drift as an SRE meets it, through the CLI against the local cluster: another field
+manager (an HPA, a tool applying with --force-conflicts) and hand edits (kubectl patch)
+after an `up`, then `refresh`, `preview --refresh` and `up --refresh`.
+
+A field the program lets others change (`ignore_changes`) or never set is no drift;
+one it set that someone changed is, named by its path and the manager that changed it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from test_cli_lifecycle import live
+from test_cli_lifecycle import new_project as new_project  # the fixture
+
+pytestmark = pytest.mark.integration
+
+LiveCluster = Any  # tests/conftest.py's LiveCluster
+
+DEPLOYMENTS = """
+k8s.core.v1.Namespace("ns", metadata={"name": NS})
+k8s.apps.v1.Deployment("ignored", metadata={"name": "ignored", "namespace": NS},
+                       spec=app_spec("ignored", replicas=2),
+                       opts=sw.ResourceOptions(ignore_changes=["spec.replicas"]))
+k8s.apps.v1.Deployment("declared", metadata={"name": "declared", "namespace": NS},
+                       spec=app_spec("declared", replicas=2))
+"""
+
+
+def scale_as_an_hpa(cluster: LiveCluster, ns: str, name: str) -> None:
+    """What an HPA does: take `spec.replicas` over with its own field manager."""
+    manifest = (
+        "apiVersion: apps/v1\nkind: Deployment\n"
+        f"metadata: {{name: {name}, namespace: {ns}}}\nspec: {{replicas: 5}}\n"
+    )
+    cluster.kubectl(
+        "apply", "--server-side", "--force-conflicts", "--field-manager=hpa-sim", "-f", "-",
+        input=manifest,
+    )  # fmt: skip
+
+
+def test_a_field_under_ignore_changes_that_an_hpa_scales_is_no_drift(
+    new_project: Any, cluster: LiveCluster
+) -> None:
+    p = new_project()
+    p.program(DEPLOYMENTS)
+    p.up()
+    for name in ("ignored", "declared"):
+        scale_as_an_hpa(cluster, p.ns, name)
+
+    # `refresh` runs no program: the state tells it what the program lets others change.
+    seen = p.sw("refresh", "--preview-only", "--json")
+    assert [(e["urn"].rpartition("::")[2], e["fields"]) for e in seen.of("drift")] == [
+        (
+            "declared",
+            [{"path": "spec.replicas", "recorded": 2, "live": 5, "manager": "hpa-sim"}],
+        )
+    ]
+    refreshing = p.preview("--refresh")
+    assert [e["urn"].rpartition("::")[2] for e in refreshing.of("drift")] == ["declared"]
+    assert refreshing.changed() == {"declared": "update"}
+
+    p.up("--refresh")
+    assert live(cluster, "deployment", "declared", p.ns)["spec"]["replicas"] == 2
+    assert live(cluster, "deployment", "ignored", p.ns)["spec"]["replicas"] == 5
+    # The CI drift gate passes: what remains differs only where the program allows it.
+    p.sw("refresh", "--yes", "--expect-no-changes")
+    p.preview("--refresh", "--expect-no-changes")
+
+    # Told so after the fact (the HPA came later): the up that adds ignore_changes records
+    # it, with no call to the cluster, and the next refresh no longer reports the field.
+    p.program(
+        DEPLOYMENTS.replace(
+            "replicas=2))",
+            'replicas=2),\n opts=sw.ResourceOptions(ignore_changes=["spec.replicas"]))',
+        )
+    )
+    assert p.up().summary["counts"] == {"same": 3}
+    scale_as_an_hpa(cluster, p.ns, "declared")
+    assert p.sw("refresh", "--preview-only", "--json").of("drift") == []
