@@ -48,10 +48,20 @@ ITEM_KEYS = ("name", "mountPath", "containerPort", "port", "devicePath", "ip")
 
 def _item(recorded: Mapping[str, Any], live: list[Any], index: int) -> tuple[bool, Any]:
     """The live item that is the recorded one (at `index` in the program's list)."""
-    key = next((k for k in ITEM_KEYS if k in recorded), None)
-    if key is None:
+    keys = [k for k in ITEM_KEYS if k in recorded]
+    if not keys:
         return (True, live[index]) if index < len(live) else (False, None)
-    found = [i for i in live if isinstance(i, Mapping) and _same(recorded[key], i.get(key))]
+    # Every key the item has narrows the match, and one no live item has left is skipped:
+    # a port renamed is still found by its number (and renumbered, by its name), so the
+    # one field that changed is the drift; two mounts of one volume, by their mountPaths.
+    found: list[Any] = []
+    for key in keys:
+        narrowed = [
+            i
+            for i in (found or live)
+            if isinstance(i, Mapping) and _same(recorded[key], i.get(key))
+        ]
+        found = narrowed or found
     if "protocol" in recorded or len(found) > 1:  # port 53 TCP and port 53 UDP
         protocol = recorded.get("protocol", "TCP")
         found = [i for i in found if i.get("protocol", "TCP") == protocol]

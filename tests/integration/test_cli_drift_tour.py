@@ -8,6 +8,7 @@ one it set that someone changed is, named by its path and the manager that chang
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -78,4 +79,50 @@ def test_a_field_under_ignore_changes_that_an_hpa_scales_is_no_drift(
     )
     assert p.up().summary["counts"] == {"same": 3}
     scale_as_an_hpa(cluster, p.ns, "declared")
+    assert p.sw("refresh", "--preview-only", "--json").of("drift") == []
+
+
+def test_list_items_are_found_by_every_key_they_have(
+    new_project: Any, cluster: LiveCluster
+) -> None:
+    """Two mounts of one volume (a ConfigMap's files by subPath) are told apart by their
+    mountPaths, and a port renamed by hand is found by its number: the drift is its name."""
+    p = new_project()
+    p.program(
+        """
+        k8s.core.v1.Namespace("ns", metadata={"name": NS})
+        k8s.core.v1.ConfigMap("cfg", metadata={"name": "cfg", "namespace": NS},
+                              data={"a.conf": "a", "b.conf": "b"})
+        spec = app_spec("web")
+        spec["template"]["spec"]["containers"][0].update(
+            ports=[{"containerPort": 80, "name": "http"}],
+            volumeMounts=[
+                {"name": "cfg", "mountPath": "/etc/a.conf", "subPath": "a.conf"},
+                {"name": "cfg", "mountPath": "/etc/b.conf", "subPath": "b.conf"},
+            ],
+        )
+        spec["template"]["spec"]["volumes"] = [{"name": "cfg", "configMap": {"name": "cfg"}}]
+        k8s.apps.v1.Deployment("web", metadata={"name": "web", "namespace": NS}, spec=spec)
+        """
+    )
+    p.up()
+    assert p.sw("refresh", "--preview-only", "--json").of("drift") == []
+    assert p.preview("--refresh").changed() == {}
+
+    renamed = {"containers": [{"name": "main", "ports": [{"containerPort": 80, "name": "web"}]}]}
+    patch = json.dumps({"spec": {"template": {"spec": renamed}}})
+    cluster.kubectl("patch", "deployment", "web", "-n", p.ns, "-p", patch)
+    (drift,) = p.sw("refresh", "--preview-only", "--json").of("drift")
+    assert drift["fields"] == [
+        {
+            "path": "spec.template.spec.containers[0].ports[0].name",
+            "recorded": "http",
+            "live": "web",
+            "manager": "kubectl-patch",
+        }
+    ]
+    p.up("--refresh")
+    assert live(cluster, "deployment", "web", p.ns)["spec"]["template"]["spec"]["containers"][0][
+        "ports"
+    ] == [{"containerPort": 80, "name": "http", "protocol": "TCP"}]
     assert p.sw("refresh", "--preview-only", "--json").of("drift") == []
