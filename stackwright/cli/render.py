@@ -354,9 +354,9 @@ def drift_lines(drift: Drift) -> list[Text]:
     lines = [Text.assemble(("~ drifted", "yellow"), f"  {type_}  {name}")]
     for drifted in drift.fields:
         by = f" (changed by {drifted.manager})" if drifted.manager else ""
-        lines.append(
-            Text(f"    {drifted.path}: {compact(drifted.recorded)} → {compact(drifted.live)}{by}")
-        )
+        # The live side of a field (or list item) someone removed is absent, not a null.
+        live = "(removed)" if drifted.live is None else compact(drifted.live)
+        lines.append(Text(f"    {drifted.path}: {compact(drifted.recorded)} → {live}{by}"))
     return lines
 
 

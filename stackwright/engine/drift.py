@@ -14,7 +14,7 @@ from __future__ import annotations
 import base64
 import re
 from collections.abc import Iterator, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from stackwright.engine.events import DriftedField, within
 
@@ -69,21 +69,29 @@ def _item(recorded: Mapping[str, Any], live: list[Any], index: int) -> tuple[boo
 
 
 def _at(obj: Any, path: tuple[str | int, ...], recorded: Mapping[str, Any]) -> tuple[bool, Any]:
-    """The live value at the recorded `path`, following list items by their keys."""
+    """The live value at the recorded `path`, following list items by their keys; a list
+    item not found makes the value the path to that item (`_ItemGone`)."""
     mine: Any = recorded
-    for part in path:
+    for depth, part in enumerate(path):
         if isinstance(part, int):
             if not isinstance(obj, list):
                 return False, None
             mine = mine[part]
             present, obj = _item(mine, obj, part)
             if not present:
-                return False, None
+                return False, _ItemGone(path[: depth + 1], mine)
             continue
         if not isinstance(obj, Mapping) or part not in obj:
             return False, None
         obj, mine = obj[part], mine[part]
     return True, obj
+
+
+class _ItemGone(NamedTuple):
+    """A list item of the program's that the live list no longer has."""
+
+    path: tuple[str | int, ...]
+    recorded: Any
 
 
 def _text(path: tuple[str | int, ...]) -> str:
@@ -207,6 +215,7 @@ def drifted(
     program said others may change them.
     """
     out: list[DriftedField] = []
+    items_gone: set[tuple[str | int, ...]] = set()
     for path, value in _leaves({k: v for k, v in recorded.items() if k not in _NOT_CONTENT}):
         if not path:
             continue
@@ -219,6 +228,13 @@ def drifted(
             present, current = _string_data(live, path[1])
             held_at = ("data", path[1])  # where the server keeps it, and who wrote it there
         if present and (_same(value, current) or _same_quantity(path, value, current)):
+            continue
+        if not present and isinstance(current, _ItemGone):
+            # An env var or a port removed by hand is one drifted item, not a field each.
+            item_path, item = current
+            if item_path not in items_gone:
+                items_gone.add(item_path)
+                out.append(DriftedField(_text(item_path), item, None, ""))
             continue
         if not present and value in (None, {}, [], ""):
             continue  # an empty value the server drops is not a change

@@ -965,15 +965,13 @@ class Run:
             )
         force = self.options.force or opts.force
         if drifted and step.op is Op.SAME:
-            changes = tuple(FieldChange(f.path, f.live, f.recorded) for f in drifted)
+            changes = tuple(_taking_back(f) for f in drifted)
             step = replace(step, op=Op.UPDATE, changes=changes)
             force = True  # putting the cluster back means taking the drifted fields back
         elif drifted and step.op is Op.UPDATE:
             # The update sends the drifted fields too: it takes them back in the same way.
             changed = {change.path for change in step.changes}
-            taken = [
-                FieldChange(f.path, f.live, f.recorded) for f in drifted if f.path not in changed
-            ]
+            taken = [_taking_back(f) for f in drifted if f.path not in changed]
             step = replace(step, changes=(*step.changes, *taken))
             force = True
         if step.op is Op.UPDATE and not step.changes and old is not None and step.new is not None:
@@ -1508,10 +1506,7 @@ class Run:
         inputs = with_ignored(new.inputs, live, ignore)
         changes = step.changes
         if step.op is Op.IMPORT:
-            changes = tuple(
-                FieldChange(f.path, ABSENT if f.live is None else f.live, f.recorded)
-                for f in drift_rules.drifted(inputs, live)
-            )
+            changes = tuple(_taking_back(f) for f in drift_rules.drifted(inputs, live))
         return replace(step, new=replace(new, inputs=inputs), changes=changes)
 
     async def _check_importable(self, provider: Provider, new: ResourceState) -> None:
@@ -2104,6 +2099,14 @@ class Run:
             dry_run=self.options.dry_run,
             not_done=list(outcome.not_done),
         )
+
+
+def _taking_back(drifted: DriftedField) -> FieldChange:
+    """The change that puts a drifted field back: an addition where the field (or the list
+    item) is gone from the live object."""
+    return FieldChange(
+        drifted.path, ABSENT if drifted.live is None else drifted.live, drifted.recorded
+    )
 
 
 def _unknown_as_null(value: Any) -> None:

@@ -126,3 +126,35 @@ def test_list_items_are_found_by_every_key_they_have(
         "ports"
     ] == [{"containerPort": 80, "name": "http", "protocol": "TCP"}]
     assert p.sw("refresh", "--preview-only", "--json").of("drift") == []
+
+
+def test_an_env_var_removed_by_hand_is_one_drifted_item_that_up_puts_back(
+    new_project: Any, cluster: LiveCluster
+) -> None:
+    p = new_project()
+    p.program(
+        """
+        k8s.core.v1.Namespace("ns", metadata={"name": NS})
+        spec = app_spec("web")
+        spec["template"]["spec"]["containers"][0]["env"] = [
+            {"name": "MODE", "value": "a"}, {"name": "LEVEL", "value": "1"},
+        ]
+        k8s.apps.v1.Deployment("web", metadata={"name": "web", "namespace": NS}, spec=spec)
+        """
+    )
+    p.up()
+    removed = '[{"op": "remove", "path": "/spec/template/spec/containers/0/env/1"}]'
+    cluster.kubectl("patch", "deployment", "web", "-n", p.ns, "--type=json", "-p", removed)
+
+    env = "spec.template.spec.containers[0].env[1]"
+    (drift,) = p.sw("refresh", "--preview-only", "--json").of("drift")
+    level = {"name": "LEVEL", "value": "1"}
+    assert drift["fields"] == [{"path": env, "recorded": level, "live": None, "manager": ""}]
+    said = p.sw("refresh", "--preview-only").out
+    assert f'    {env}: {{"name":"LEVEL","value":"1"}} → (removed)\n' in said
+    # `preview --refresh` shows it as the item `up --refresh` adds back.
+    (step,) = [e for e in p.preview("--refresh").of("step-started") if e["name"] == "web"]
+    assert step["changes"] == [{"path": env, "kind": "add", "new": level}]
+    p.up("--refresh")
+    container = live(cluster, "deployment", "web", p.ns)["spec"]["template"]["spec"]
+    assert container["containers"][0]["env"] == [{"name": "MODE", "value": "a"}, level]
