@@ -216,8 +216,11 @@ def shown_changes(step: Step) -> list[FieldChange]:
 
 def mask_at(path: str, value: Any, secret_paths: Iterable[str]) -> Any:
     """The value found at `path` as a display may show it: [secret] when the path is (or
-    lies under) a secret path, else with the secret paths below it masked."""
+    lies under) a secret path, else with the secret paths below it masked. None (the
+    field is gone: a drifted secret someone removed) hides nothing and stays None."""
     paths = list(secret_paths)
+    if value is None:
+        return None
     if within(path, paths):
         return SECRET_TEXT
     return masked(value, _below(paths, path) if path else paths)

@@ -8,6 +8,7 @@ one it set that someone changed is, named by its path and the manager that chang
 
 from __future__ import annotations
 
+import base64
 import json
 from typing import Any
 
@@ -158,3 +159,45 @@ def test_an_env_var_removed_by_hand_is_one_drifted_item_that_up_puts_back(
     p.up("--refresh")
     container = live(cluster, "deployment", "web", p.ns)["spec"]["template"]["spec"]
     assert container["containers"][0]["env"] == [{"name": "MODE", "value": "a"}, level]
+
+
+def test_a_secret_changed_or_removed_by_hand_is_drift_that_never_shows_its_value(
+    new_project: Any, cluster: LiveCluster
+) -> None:
+    p = new_project()
+    p.program(
+        """
+        k8s.core.v1.Namespace("ns", metadata={"name": NS})
+        k8s.core.v1.Secret("db", metadata={"name": "db", "namespace": NS},
+                           string_data={"password": "hunter2-topsecret",
+                                        "user": "admin-account"})
+        """
+    )
+    p.up()
+    by_hand = base64.b64encode(b"changed-by-hand").decode()
+    changed = json.dumps({"data": {"user": by_hand}})
+    cluster.kubectl("patch", "secret", "db", "-n", p.ns, "--type=merge", "-p", changed)
+    removed = '[{"op": "remove", "path": "/data/password"}]'
+    cluster.kubectl("patch", "secret", "db", "-n", p.ns, "--type=json", "-p", removed)
+
+    seen = p.sw("refresh", "--preview-only", "--json")
+    said = p.sw("refresh", "--preview-only")
+    refreshing = p.preview("--refresh", "--diff")
+    for run in (seen, said, refreshing):
+        for value in ("hunter2-topsecret", "admin-account", "changed-by-hand", by_hand):
+            assert value not in run.out + run.err
+    (drift,) = seen.of("drift")
+    assert {f["path"]: (f["recorded"], f["live"]) for f in drift["fields"]} == {
+        "stringData.password": ("[secret]", None),  # gone: no value claimed for it
+        "stringData.user": ("[secret]", "[secret]"),
+    }
+    assert "    stringData.password: [secret] → (removed)\n" in said.out
+    (step,) = [e for e in refreshing.of("step-started") if e["name"] == "db"]
+    assert step["changes"] == [
+        {"path": "stringData.password", "kind": "add", "new": "[secret]"},
+        {"path": "stringData.user", "kind": "update", "old": "[secret]", "new": "[secret]"},
+    ]
+    p.up("--refresh")
+    data = live(cluster, "secret", "db", p.ns)["data"]
+    assert base64.b64decode(data["password"]) == b"hunter2-topsecret"
+    assert base64.b64decode(data["user"]) == b"admin-account"
