@@ -12,6 +12,8 @@ Pure: takes two objects, returns `DriftedField`s; no I/O.
 from __future__ import annotations
 
 import base64
+import functools
+import json
 import re
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -68,18 +70,27 @@ def _item(recorded: Mapping[str, Any], live: list[Any], index: int) -> tuple[boo
     return (True, found[0]) if found else (False, None)
 
 
-def _at(obj: Any, path: tuple[str | int, ...], recorded: Mapping[str, Any]) -> tuple[bool, Any]:
+def _at(
+    obj: Any,
+    path: tuple[str | int, ...],
+    recorded: Mapping[str, Any],
+    trail: list[tuple[list[Any], Any]] | None = None,
+) -> tuple[bool, Any]:
     """The live value at the recorded `path`, following list items by their keys; a list
-    item not found makes the value the path to that item (`_ItemGone`)."""
+    item not found makes the value the path to that item (`_ItemGone`). Each live list
+    passed and the item found in it go to `trail`, if given (for `owner`)."""
     mine: Any = recorded
     for depth, part in enumerate(path):
         if isinstance(part, int):
             if not isinstance(obj, list):
                 return False, None
             mine = mine[part]
-            present, obj = _item(mine, obj, part)
+            items = obj
+            present, obj = _item(mine, items, part)
             if not present:
                 return False, _ItemGone(path[: depth + 1], mine)
+            if trail is not None:
+                trail.append((items, obj))
             continue
         if not isinstance(obj, Mapping) or part not in obj:
             return False, None
@@ -172,30 +183,89 @@ def _string_data(live: Mapping[str, Any], key: str | int) -> tuple[bool, Any]:
         return True, encoded
 
 
+#: One step down a managedFields trie: a field's key (`f:name`), or a list item as
+#: (its live position, the live item), named by its merge keys or its position.
+_Step = str | tuple[int, Any]
+
+
+@functools.lru_cache(maxsize=4096)
+def _merge_keys(key: str) -> tuple[tuple[str, Any], ...] | None:
+    """A list item's merge keys from its fieldsV1 key (`k:{"name":"app"}`), or None.
+    Cached: the same few keys (`k:{"name":"main"}`) recur across objects and managers."""
+    try:
+        keys = json.loads(key[2:])
+    except ValueError:
+        return None
+    return tuple(keys.items()) if isinstance(keys, dict) else None
+
+
+def _child(node: Mapping[str, Any], step: _Step) -> Any:
+    """The fieldsV1 node under `node` for `step`, or None."""
+    if isinstance(step, str):
+        return node.get(step)
+    index, item = step
+    for key, child in node.items():
+        if key == f"i:{index}":
+            return child
+        if key.startswith("k:") and isinstance(item, Mapping):
+            keys = _merge_keys(key)
+            if keys is not None and all(k in item and item[k] == v for k, v in keys):
+                return child
+    return None
+
+
+def _covers(fields: Any, steps: list[_Step]) -> tuple[bool, bool]:
+    """(covers `steps` exactly, owns one of their parents whole): an empty node above
+    the end is an atomic map or list (tolerations), set as one value."""
+    node = fields
+    for depth, step in enumerate(steps):
+        if not isinstance(node, Mapping):
+            return False, False
+        if not node and depth:
+            return False, True
+        node = _child(node, step)
+        if node is None:
+            return False, False
+    return True, False
+
+
 def owner(
-    live: Mapping[str, Any], path: tuple[str | int, ...], *, ours: str = "stackwright"
+    live: Mapping[str, Any],
+    path: tuple[str | int, ...],
+    *,
+    recorded: Mapping[str, Any],
+    ours: str = "stackwright",
 ) -> str:
-    """The field manager (other than `ours`) whose managedFields cover `path`, or ""."""
+    """The field manager (other than `ours`) whose managedFields cover `path`, or "".
+
+    A list item in `path` (the program's position) is the live item drift compared it
+    with, found through `recorded`; in fieldsV1 that item is `k:{"name":"app"}` (its merge
+    keys) or `i:1`, and a manager owning another item of the list (a sidecar) does not
+    own it. A manager that set an atomic parent whole is named only if none owns the
+    field itself. Runs per drifted field only.
+    """
+    trail: list[tuple[list[Any], Any]] = []
+    if any(isinstance(part, int) for part in path) and not _at(live, path, recorded, trail)[0]:
+        return ""
+    found = iter(trail)
+    steps: list[_Step] = []
+    for part in path:
+        if isinstance(part, int):
+            items, item = next(found)
+            steps.append((next(i for i, x in enumerate(items) if x is item), item))
+        else:
+            steps.append(f"f:{part}")
     meta = live.get("metadata") or {}
+    whole = ""
     for entry in meta.get("managedFields") or ():
         manager = str(entry.get("manager", ""))
         if manager == ours:
             continue
-        fields = entry.get("fieldsV1") or {}
-        node: Any = fields
-        covered = True
-        for part in path:
-            if isinstance(part, int) or not isinstance(node, Mapping):
-                # list items are keyed by their merge keys (k:{...}); owning the list entry is enough
-                break
-            key = f"f:{part}"
-            if key not in node:
-                covered = False
-                break
-            node = node[key]
-        if covered:
+        exact, parent = _covers(entry.get("fieldsV1") or {}, steps)
+        if exact:
             return manager
-    return ""
+        whole = whole or (manager if parent else "")
+    return whole
 
 
 #: Maps an empty value of which applies no key (see `drifted`).
@@ -251,7 +321,7 @@ def drifted(
                 text,
                 value,
                 current if present else None,
-                owner(live, held_at, ours=ours) if present else "",
+                owner(live, held_at, recorded=recorded, ours=ours) if present else "",
             )
         )
     return out

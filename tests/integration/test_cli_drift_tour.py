@@ -30,6 +30,17 @@ k8s.apps.v1.Deployment("declared", metadata={"name": "declared", "namespace": NS
 """
 
 
+#: A Deployment `web` whose container `main` has env [MODE=a, LEVEL=1].
+WITH_ENV = """
+k8s.core.v1.Namespace("ns", metadata={"name": NS})
+spec = app_spec("web")
+spec["template"]["spec"]["containers"][0]["env"] = [
+    {"name": "MODE", "value": "a"}, {"name": "LEVEL", "value": "1"},
+]
+k8s.apps.v1.Deployment("web", metadata={"name": "web", "namespace": NS}, spec=spec)
+"""
+
+
 def scale_as_an_hpa(cluster: LiveCluster, ns: str, name: str) -> None:
     """What an HPA does: take `spec.replicas` over with its own field manager."""
     manifest = (
@@ -133,16 +144,7 @@ def test_an_env_var_removed_by_hand_is_one_drifted_item_that_up_puts_back(
     new_project: Any, cluster: LiveCluster
 ) -> None:
     p = new_project()
-    p.program(
-        """
-        k8s.core.v1.Namespace("ns", metadata={"name": NS})
-        spec = app_spec("web")
-        spec["template"]["spec"]["containers"][0]["env"] = [
-            {"name": "MODE", "value": "a"}, {"name": "LEVEL", "value": "1"},
-        ]
-        k8s.apps.v1.Deployment("web", metadata={"name": "web", "namespace": NS}, spec=spec)
-        """
-    )
+    p.program(WITH_ENV)
     p.up()
     removed = '[{"op": "remove", "path": "/spec/template/spec/containers/0/env/1"}]'
     cluster.kubectl("patch", "deployment", "web", "-n", p.ns, "--type=json", "-p", removed)
@@ -159,6 +161,29 @@ def test_an_env_var_removed_by_hand_is_one_drifted_item_that_up_puts_back(
     p.up("--refresh")
     container = live(cluster, "deployment", "web", p.ns)["spec"]["template"]["spec"]
     assert container["containers"][0]["env"] == [{"name": "MODE", "value": "a"}, level]
+
+
+def test_a_changed_env_var_names_the_manager_that_changed_it_not_a_sidecars(
+    new_project: Any, cluster: LiveCluster
+) -> None:
+    """A sidecar injector adds a container (first in the list), then `kubectl patch` changes
+    an env var of the program's container: the env var's manager is named, not the one
+    that owns another item of `containers` (and comes first in managedFields, sorted by
+    time, then name)."""
+    p = new_project()
+    p.program(WITH_ENV)
+    p.up()
+    sidecar = '{"spec":{"template":{"spec":{"containers":[{"name":"sidecar","image":"busybox"}]}}}}'
+    cluster.kubectl(
+        "patch", "deployment", "web", "-n", p.ns, "--field-manager=add-sidecar", "-p", sidecar
+    )  # fmt: skip
+    mode = '[{"op":"replace","path":"/spec/template/spec/containers/1/env/0/value","value":"z"}]'
+    cluster.kubectl("patch", "deployment", "web", "-n", p.ns, "--type=json", "-p", mode)
+
+    (drift,) = p.sw("refresh", "--preview-only", "--json").of("drift")
+    (field,) = drift["fields"]
+    assert field["path"] == "spec.template.spec.containers[0].env[0].value"
+    assert (field["live"], field["manager"]) == ("z", "kubectl-patch")
 
 
 def test_a_secret_changed_or_removed_by_hand_is_drift_that_never_shows_its_value(

@@ -4,6 +4,7 @@ changed them (engine/drift.py, pure)."""
 from __future__ import annotations
 
 import base64
+import json
 
 from stackwright.engine.drift import drifted
 from stackwright.engine.events import DriftedField
@@ -155,3 +156,95 @@ def test_quantities_the_server_writes_its_own_way_are_not_drift() -> None:
     ]
     # Elsewhere a string is a string: "0.5" and "500m" in a ConfigMap differ.
     assert drifted({"kind": "ConfigMap", "data": {"limits": "0.5"}}, {"data": {"limits": "500m"}})
+
+
+def _keyed(**keys: object) -> str:
+    return "k:" + json.dumps(keys, separators=(",", ":"))
+
+
+def test_the_manager_named_for_a_field_in_a_list_owns_that_item_not_another() -> None:
+    """managedFields as the API server wrote them after `kubectl patch` added a sidecar
+    (first in the list) and `kubectl patch --field-manager env-editor` changed MODE: the
+    sidecar's owner owns part of `containers`, not the app's env."""
+    recorded = {
+        "kind": "Deployment",
+        "spec": {
+            "template": {
+                "spec": {
+                    "containers": [
+                        {
+                            "name": "app",
+                            "env": [
+                                {"name": "MODE", "value": "a"},
+                                {"name": "LEVEL", "value": "1"},
+                            ],
+                            "ports": [{"containerPort": 80}],
+                        }
+                    ]
+                }
+            }
+        },
+    }
+    app = {
+        "name": "app",
+        "env": [{"name": "MODE", "value": "z"}, {"name": "LEVEL", "value": "2"}],
+        "ports": [{"containerPort": 80, "protocol": "TCP"}],
+    }
+    ours = {
+        _keyed(name="app"): {
+            ".": {},
+            "f:name": {},
+            "f:env": {
+                _keyed(name="MODE"): {".": {}, "f:name": {}},
+                _keyed(name="LEVEL"): {".": {}, "f:name": {}},
+            },
+            "f:ports": {_keyed(containerPort=80, protocol="TCP"): {".": {}, "f:containerPort": {}}},
+        }
+    }
+    sidecar = {_keyed(name="sidecar"): {".": {}, "f:image": {}, "f:name": {}, "f:env": {}}}
+    env_editor = {_keyed(name="app"): {"f:env": {_keyed(name="MODE"): {"f:value": {}}}}}
+    by_position = {"i:1": {"f:env": {"i:1": {"f:value": {}}}}}
+
+    def containers(fields: dict[str, object]) -> dict[str, object]:
+        return {"f:spec": {"f:template": {"f:spec": {"f:containers": fields}}}}
+
+    live = {
+        "kind": "Deployment",
+        "metadata": {
+            "managedFields": [
+                {"manager": "stackwright", "fieldsV1": containers(ours)},
+                {"manager": "kubectl-patch", "fieldsV1": containers(sidecar)},
+                {"manager": "kube-controller-manager", "fieldsV1": {}},
+                {"manager": "env-editor", "fieldsV1": containers(env_editor)},
+                {"manager": "by-position", "fieldsV1": containers(by_position)},
+            ]
+        },
+        "spec": {"template": {"spec": {"containers": [{"name": "sidecar"}, app]}}},
+    }
+    assert drifted(recorded, live) == [
+        DriftedField("spec.template.spec.containers[0].env[0].value", "a", "z", "env-editor"),
+        DriftedField("spec.template.spec.containers[0].env[1].value", "1", "2", "by-position"),
+    ]
+    # Nobody's entry covers a port renumbered by hand: no name rather than a wrong one.
+    app["ports"] = [{"containerPort": 80, "protocol": "TCP", "name": "http"}]
+    app["env"] = recorded["spec"]["template"]["spec"]["containers"][0]["env"]  # type: ignore[index]
+    recorded["spec"]["template"]["spec"]["containers"][0]["ports"][0]["name"] = "web"  # type: ignore[index]
+    assert [f.manager for f in drifted(recorded, live)] == [""]
+
+
+def test_a_manager_that_set_an_atomic_list_whole_is_named_for_a_field_in_it() -> None:
+    """Tolerations are an atomic list: fieldsV1 holds `f:tolerations: {}`, no items."""
+    recorded = {"kind": "Pod", "spec": {"tolerations": [{"key": "a", "effect": "NoSchedule"}]}}
+    live = {
+        "kind": "Pod",
+        "metadata": {
+            "managedFields": [
+                {"manager": "stackwright", "fieldsV1": {"f:spec": {"f:tolerations": {}}}},
+                {"manager": "kubectl-edit", "fieldsV1": {"f:spec": {"f:tolerations": {}}}},
+            ]
+        },
+        "spec": {"tolerations": [{"key": "a", "effect": "NoExecute"}]},
+    }
+    assert drifted(recorded, live) == [
+        DriftedField("spec.tolerations[0].effect", "NoSchedule", "NoExecute", "kubectl-edit")
+    ]
