@@ -114,9 +114,17 @@ def _parse(document: Any, *, project: str, stack: str) -> Parsed:
         if not isinstance(document.get(key), str):
             raise Invalid(f"the document's {key!r} must be a string naming the {key} it came from")
     if (document["project"], document["stack"]) != (project, stack):
+        # Two stacks recording the same objects would each delete or change them: a copy
+        # of a stack is not made so.
+        move = (
+            "; to move resources to another stack of the project, run `stackwright state move`"
+            if document["project"] == project
+            else ""
+        )
         raise Invalid(
             f"the document is the state of stack {document['stack']} of project "
-            f"{document['project']}, not of stack {stack} of project {project}; import it into that stack"
+            f"{document['project']}, not of stack {stack} of project {project}; import it into "
+            f"that stack{move}"
         )
     raw_resources = document["resources"]
     if not isinstance(raw_resources, list):

@@ -1054,6 +1054,12 @@ def edited(**changes: Any) -> dict[str, Any]:
         (
             edited(stack="prod"),
             "the document is the state of stack prod of project web, not of stack dev of "
+            "project web; import it into that stack; to move resources to another stack of "
+            "the project, run `stackwright state move`",
+        ),
+        (
+            edited(project="shop"),
+            "the document is the state of stack dev of project shop, not of stack dev of "
             "project web; import it into that stack",
         ),
         (edited(resources={}), "the document's 'resources' must be a list"),
