@@ -572,18 +572,7 @@ class Run:
         carrier's delete settled as done does this again. Before the carrier's own record
         goes: a crash in here leaves the carrier's step pending, and the next run does this
         again. `keep`: records a preview leaves, whose deletes `up` runs before the carrier's."""
-        if carrier.provider in self._former_providers:
-            # Its provider moved to another cluster: what it held moves too, each replaced
-            # by its own step (whose delete on the former cluster finds the object gone).
-            return
-        held = {
-            urn: state
-            for urn, state in self.old.items()
-            if urn != carrier.urn
-            and urn not in keep
-            and state.provider == carrier.provider
-            and holds(carrier, state)
-        }
+        held = {urn: state for urn, state in self._held(carrier).items() if urn not in keep}
         if not held:
             return
         record = self.journal is not None  # a preview's plan forgets them without a journal
@@ -601,20 +590,24 @@ class Run:
                 )
             )
 
+    def _held(self, carrier: ResourceState) -> dict[str, ResourceState]:
+        """The recorded resources whose objects go with `carrier`'s (`holds`), as recorded
+        through its provider; none when that provider moved to another cluster: what it
+        held moves too, each replaced by its own step (whose delete on the former cluster
+        finds the object gone, and which checks its own protection)."""
+        if carrier.provider in self._former_providers:
+            return {}
+        return {
+            urn: state
+            for urn, state in self.old.items()
+            if urn != carrier.urn and state.provider == carrier.provider and holds(carrier, state)
+        }
+
     def _refuse_deleting_protected_within(self, carrier: ResourceState) -> None:
         """Refuse a delete-first replacement of a Namespace (or CRD) whose delete would take
         a protected resource's object with it: the cluster deletes what it holds, and
         `protect` promises no delete of that object."""
-        if carrier.provider in self._former_providers:
-            return  # a move: what it held moves by its own steps, which check their own
-        guarded = sorted(
-            urn
-            for urn, state in self.old.items()
-            if urn != carrier.urn
-            and state.protect
-            and state.provider == carrier.provider
-            and holds(carrier, state)
-        )
+        guarded = sorted(urn for urn, state in self._held(carrier).items() if state.protect)
         if guarded:
             others = f" (and {plural(len(guarded) - 1, 'other')})" if len(guarded) > 1 else ""
             raise UsageError(

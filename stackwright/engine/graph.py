@@ -315,8 +315,8 @@ RULES: tuple[Rule, ...] = (
         frozenset({"IngressClass"}),
         frozenset({"Ingress"}),
         "any",
-        "an Ingress naming a class that does not exist yet fails its readiness (the classes "
-        "are read once, as its wait starts)",
+        "an Ingress naming a class that does not exist fails its readiness (after a grace, "
+        "in which it looks again once)",
     ),
 )
 
