@@ -170,8 +170,8 @@ def _fail(message: str, code: int, argv: list[str] | None, *, prefix: str = "err
 
 
 def _cwd_first(argv: list[str]) -> list[str]:
-    """`--cwd DIR` moved before the command wherever it was given, as Pulumi's `--cwd`
-    works anywhere (`pulumi stack output --cwd infra` in CI scripts); click takes a
+    """`--cwd DIR` moved before the command wherever it was given (and `--json` given
+    before it moved after it), as Pulumi's `--cwd` works anywhere (`pulumi stack output --cwd infra` in CI scripts); click takes a
     group's options only before the subcommand. Nothing after `--` is touched."""
     end = argv.index("--") if "--" in argv else len(argv)
     lifted: list[str] = []
@@ -185,6 +185,13 @@ def _cwd_first(argv: list[str]) -> list[str]:
             continue
         (lifted if arg.startswith("--cwd=") else rest).append(arg)
         index += 1
+    # `--json` before the command (`stackwright --json up`, as kubectl takes its flags
+    # anywhere) belongs to the command: it was refused with "No such option".
+    leading = 0
+    while leading < len(rest) and rest[leading] == "--json":
+        leading += 1
+    if leading and leading < len(rest):
+        rest = [*rest[leading:], "--json"]
     return [*lifted, *rest, *argv[end:]]
 
 

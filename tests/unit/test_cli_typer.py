@@ -152,3 +152,13 @@ def test_cwd_is_taken_after_the_command_too(
     (tmp_path / "proj" / "Stackwright.yaml").write_text("name: demo\nruntime: python\n")
     result = run("stack", "ls", *where, "--json", cwd=tmp_path)
     assert result.stdout.splitlines()[0] == "[]", result.stdout + result.stderr
+
+
+def test_json_before_the_command_is_the_commands(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # `stackwright --json stack ls` was "No such option: --json (Possible options: --version)".
+    monkeypatch.setenv("STACKWRIGHT_HOME", str(tmp_path / "home"))
+    (tmp_path / "Stackwright.yaml").write_text("name: demo\nruntime: python\n")
+    result = run("--json", "stack", "ls", cwd=tmp_path)
+    assert result.stdout.splitlines()[0] == "[]", result.stdout + result.stderr
