@@ -92,8 +92,16 @@ def _forget_secrets() -> Iterator[None]:
 def _not_in_ci(monkeypatch: pytest.MonkeyPatch) -> None:
     """Whether a CI system runs a command is each test's to say (`CI=true` in its env): the
     suite's own CI job must not make the commands of every test refuse to ask or drop the
-    live display (`stackwright.cli.terminal`)."""
+    live display (`stackwright.cli.terminal`), nor name its job as the holder of every lock."""
     from stackwright.cli.terminal import CI_VARIABLES
 
-    for name in CI_VARIABLES:
+    for name in (*CI_VARIABLES, *CI_JOB_VARIABLES):
         monkeypatch.delenv(name, raising=False)
+
+
+#: What CI systems set that names the job (the lock holder's address, `state._sqlite`).
+CI_JOB_VARIABLES = (
+    "GITHUB_RUN_ID", "GITHUB_REPOSITORY", "GITHUB_SERVER_URL", "SYSTEM_COLLECTIONURI",
+    "BUILD_BUILDID", "SYSTEM_TEAMPROJECT", "BITBUCKET_GIT_HTTP_ORIGIN", "BITBUCKET_BUILD_NUMBER",
+    "CI_JOB_URL", "BUILDKITE_BUILD_URL", "CIRCLE_BUILD_URL", "TRAVIS_BUILD_WEB_URL", "BUILD_URL",
+)  # fmt: skip

@@ -198,11 +198,45 @@ def _translate(error: sqlite3.Error, path: str, busy_timeout: float) -> Stackwri
 
 
 def _user() -> str:
+    """Who runs the operation, as a lock's holder and the history name it; in a CI job, with
+    the job's address (every runner is `runner` or `root` on a host that is gone by the time
+    someone reads "locked by", so the user alone tells nobody which job to look at)."""
     try:
-        return getpass.getuser()
+        user = getpass.getuser()
     except (KeyError, OSError):
         # A container user with no passwd entry.
-        return f"uid {os.getuid()}"
+        user = f"uid {os.getuid()}"
+    job = ci_job_url(os.environ)
+    return f"{user} (CI job {job})" if job else user
+
+
+def ci_job_url(env: Mapping[str, str]) -> str:
+    """The address of the CI job running this process, from the variables its CI system sets
+    in every job; "" when none does."""
+    if env.get("GITHUB_RUN_ID") and env.get("GITHUB_REPOSITORY"):
+        server = env.get("GITHUB_SERVER_URL") or "https://github.com"
+        return f"{server}/{env['GITHUB_REPOSITORY']}/actions/runs/{env['GITHUB_RUN_ID']}"
+    if env.get("SYSTEM_COLLECTIONURI") and env.get("BUILD_BUILDID"):  # Azure Pipelines
+        collection, project = env["SYSTEM_COLLECTIONURI"], env.get("SYSTEM_TEAMPROJECT", "")
+        return f"{collection}{project}/_build/results?buildId={env['BUILD_BUILDID']}"
+    if env.get("BITBUCKET_GIT_HTTP_ORIGIN") and env.get("BITBUCKET_BUILD_NUMBER"):
+        origin, number = env["BITBUCKET_GIT_HTTP_ORIGIN"], env["BITBUCKET_BUILD_NUMBER"]
+        return f"{origin}/addon/pipelines/home#!/results/{number}"
+    for name in _CI_JOB_URLS:
+        if env.get(name):
+            return env[name]
+    return ""
+
+
+#: Variables holding the job's address whole: GitLab CI, Buildkite, CircleCI, Travis CI,
+#: Jenkins (last: its name is the most generic).
+_CI_JOB_URLS: Final = (
+    "CI_JOB_URL",
+    "BUILDKITE_BUILD_URL",
+    "CIRCLE_BUILD_URL",
+    "TRAVIS_BUILD_WEB_URL",
+    "BUILD_URL",
+)
 
 
 class _Connection:

@@ -353,6 +353,40 @@ def test_a_second_operation_is_refused_naming_the_holder(
     backend.begin_operation(PROJECT, "dev", kind="destroy").finish()
 
 
+@pytest.mark.parametrize(
+    ("env", "job"),
+    [
+        (
+            {"GITHUB_SERVER_URL": "https://github.com", "GITHUB_REPOSITORY": "acme/infra",
+             "GITHUB_RUN_ID": "812"},
+            "https://github.com/acme/infra/actions/runs/812",
+        ),
+        ({"CI_JOB_URL": "https://gitlab.example/acme/infra/-/jobs/9"},
+         "https://gitlab.example/acme/infra/-/jobs/9"),
+        (
+            {"SYSTEM_COLLECTIONURI": "https://dev.azure.com/acme/", "SYSTEM_TEAMPROJECT": "infra",
+             "BUILD_BUILDID": "77"},
+            "https://dev.azure.com/acme/infra/_build/results?buildId=77",
+        ),
+        ({"BUILD_URL": "https://jenkins.example/job/infra/5/"},
+         "https://jenkins.example/job/infra/5/"),
+    ],
+)  # fmt: skip
+def test_a_ci_job_holding_the_lock_is_named_by_its_address(
+    env: dict[str, str], job: str, backend: SQLiteBackend, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Every runner is `runner` on a host gone by the time someone reads "locked by": the
+    # job's address says which job to look at (or cancel).
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    op = backend.begin_operation(PROJECT, "dev", kind="up", message="deploy")
+    with pytest.raises(StackLocked) as caught:
+        backend.begin_operation(PROJECT, "dev", kind="destroy")
+    assert f"by {getpass.getuser()} (CI job {job}) on host" in str(caught.value)
+    op.finish()
+    assert backend.history(PROJECT, "dev")[0].owner == f"{getpass.getuser()} (CI job {job})"
+
+
 def test_locks_are_per_stack(backend: SQLiteBackend) -> None:
     backend.create_stack(PROJECT, "prod")
     dev = backend.begin_operation(PROJECT, "dev", kind="up")
