@@ -51,6 +51,7 @@ from stackwright.automation.workspace import (
 )
 from stackwright.engine import operations
 from stackwright.engine.clusters import check_default_provider
+from stackwright.engine.drift import declared_fields_of, fields_union, owned_part
 from stackwright.engine.events import Diagnostic, Guarded, Listener, Summary, ignore, masking
 from stackwright.engine.execute import DEFAULT_PARALLEL, Options
 from stackwright.engine.policy_gate import PolicyGate
@@ -677,10 +678,11 @@ class Workspace:
                 # Journaled before the object is marked as the stack's: were the run to stop
                 # mid-apply, the next one finds the step pending and reads the object.
                 operation.begin(1, Op.IMPORT, recorded(live))
-                # Stackwright takes over the fields the object has (what the printed code
-                # declares), with its labels and annotations; values stay as they are. An
-                # apply of less (the identity alone) would drop whatever Stackwright's field
-                # manager applied to it before.
+                # Stackwright takes over the fields its owners declared (what the printed
+                # code declares, `declared_fields`), with its labels and annotations; values
+                # stay as they are, so no other manager's field conflicts. An apply of less
+                # (the identity alone) would drop whatever Stackwright's field manager
+                # applied to it before.
                 # A member of the stack's ApplySet in its namespace, as what `up` applies
                 # is (the parent first, listing its kind, as the KEP orders it).
                 ns = (live.get("metadata") or {}).get("namespace") or None
@@ -824,8 +826,10 @@ _SERVER_METADATA = (
     "deletionTimestamp",
     "deletionGracePeriodSeconds",
 )
+#: kubectl's record of what a client-side `kubectl apply` declared.
+LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
 _TOOL_ANNOTATIONS = (
-    "kubectl.kubernetes.io/last-applied-configuration",
+    LAST_APPLIED,
     STACK_ANNOTATION,
     URN_ANNOTATION,
     "deployment.kubernetes.io/revision",
@@ -841,9 +845,17 @@ def _check_unmanaged(backend: Backend, live: dict[str, Any], object_id: str, urn
 
 
 def declared_fields(live: dict[str, Any]) -> dict[str, Any]:
-    """The part of a live object a program would declare: no status, no server metadata."""
-    out = {k: v for k, v in live.items() if k != "status"}
-    meta = {k: v for k, v in (live.get("metadata") or {}).items() if k not in _SERVER_METADATA}
+    """The part of a live object a program would declare: the fields its owners declared
+    (`_owned_fields`) with their live values, its name, namespace, labels and annotations;
+    no status, no server metadata."""
+    owned = _owned_fields(live)
+    # managedFields never name apiVersion and kind: they are the object's identity.
+    identity = {k: live[k] for k in ("apiVersion", "kind") if k in live}
+    out = {**identity, **(live if owned is None else owned_part(live, owned))}
+    out.pop("status", None)
+    meta = {k: v for k, v in (out.get("metadata") or {}).items() if k not in _SERVER_METADATA}
+    whole = live.get("metadata") or {}
+    meta.update({k: whole[k] for k in ("name", "namespace", "labels", "annotations") if k in whole})
     labels = {
         k: v
         for k, v in (meta.get("labels") or {}).items()
@@ -860,6 +872,61 @@ def declared_fields(live: dict[str, Any]) -> dict[str, Any]:
         meta["annotations"] = annotations
     out["metadata"] = meta
     return out
+
+
+#: The field manager whose applies `import` makes and `up` makes after it.
+_OURS = "stackwright"
+
+
+def _owned_fields(live: dict[str, Any]) -> dict[str, Any] | None:
+    """The fieldsV1 trie of what the object's owners declared, or None for all of it.
+
+    In this order: client-side `kubectl apply`'s last-applied annotation (exactly what was
+    declared; ignored when it does not parse or names another object); else the union of
+    the `Apply` managedFields entries (server-side appliers: kubectl --server-side, Helm 4,
+    Argo CD, Flux). Stackwright's own apply entry, left by a stack that held the object,
+    is always part of it: an apply of less would drop those fields.
+
+    Only `Update` managers (`kubectl create`, Helm 3): None. The API server records an
+    Update manager's fields from the object as stored, server defaults included
+    (`kubectl create` owns `revisionHistoryLimit` and `terminationMessagePath`), so its
+    entries cannot tell what was declared; the whole object is.
+    """
+    meta = live.get("metadata") or {}
+    entries = [e for e in meta.get("managedFields") or () if e.get("operation") == "Apply"]
+    ours = [e.get("fieldsV1") or {} for e in entries if e.get("manager") == _OURS]
+    declared = _last_applied(live)
+    if declared is not None:
+        tries = [declared_fields_of(declared, live), *ours]
+    elif entries:
+        tries = [e.get("fieldsV1") or {} for e in entries]
+    else:
+        return None
+    owned = fields_union(*tries)
+    if live.get("kind") == "Secret" and "f:stringData" in owned:
+        # Written as stringData, kept by the server as data (the same keys).
+        owned = fields_union(owned, {"f:data": owned.pop("f:stringData")})
+    return owned
+
+
+def _last_applied(live: dict[str, Any]) -> dict[str, Any] | None:
+    """What client-side `kubectl apply` declared of `live`, or None: no annotation, one
+    that does not parse, or one that names another object."""
+    meta = live.get("metadata") or {}
+    text = (meta.get("annotations") or {}).get(LAST_APPLIED)
+    try:
+        declared = json.loads(text) if isinstance(text, str) else None
+    except ValueError:
+        return None
+    if not isinstance(declared, dict):
+        return None
+    named = declared.get("metadata")
+    named = named if isinstance(named, dict) else {}
+    if declared.get("kind") != live.get("kind") or named.get("name") != meta.get("name"):
+        return None
+    if named.get("namespace") not in (None, meta.get("namespace")):
+        return None
+    return declared
 
 
 def _as_string_data(fields: dict[str, Any]) -> dict[str, Any]:

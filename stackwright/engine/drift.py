@@ -211,7 +211,18 @@ def _child(node: Mapping[str, Any], step: _Step) -> Any:
             keys = _merge_keys(key)
             if keys is not None and all(k in item and item[k] == v for k, v in keys):
                 return child
+        if key.startswith("v:") and _set_value(key) == (item,):  # an item of a set (finalizers)
+            return child
     return None
+
+
+@functools.lru_cache(maxsize=4096)
+def _set_value(key: str) -> tuple[Any, ...]:
+    """A set item's value from its fieldsV1 key (`v:"a"`), as a 1-tuple; () if it is none."""
+    try:
+        return (json.loads(key[2:]),)
+    except ValueError:
+        return ()
 
 
 def _covers(fields: Any, steps: list[_Step]) -> tuple[bool, bool]:
@@ -266,6 +277,46 @@ def owner(
             return manager
         whole = whole or (manager if parent else "")
     return whole
+
+
+def owned_part(live: Any, fields: Mapping[str, Any]) -> Any:
+    """The part of `live` that a fieldsV1 trie names (one manager's, or `fields_union`'s),
+    with its live values: list items found as `owner` finds them (`k:`, `v:`, `i:`), a
+    field whose node is empty (a value, or an atomic map or list set as one) whole."""
+    if not fields or not isinstance(live, (Mapping, list)):
+        return live
+    if isinstance(live, Mapping):
+        return {k: owned_part(v, fields[f"f:{k}"]) for k, v in live.items() if f"f:{k}" in fields}
+    found = ((item, _child(fields, (index, item))) for index, item in enumerate(live))
+    return [owned_part(item, node) for item, node in found if node is not None]
+
+
+def fields_union(*tries: Mapping[str, Any]) -> dict[str, Any]:
+    """The fieldsV1 trie naming every field any of `tries` names."""
+    out: dict[str, Any] = {}
+    for trie in tries:
+        for key, node in trie.items():
+            out[key] = fields_union(out[key], node) if key in out else dict(node)
+    return out
+
+
+def declared_fields_of(declared: Any, live: Any) -> dict[str, Any]:
+    """A declaration (kubectl's last-applied configuration) as the fieldsV1 trie it would
+    own in `live`: its list items found in the live list as drift finds them (`_item`),
+    each named by its live position (`i:`). A list of values is one value."""
+    if isinstance(declared, Mapping):
+        within = live if isinstance(live, Mapping) else {}
+        children = {f"f:{k}": declared_fields_of(v, within.get(k)) for k, v in declared.items()}
+        return {".": {}, **children} if children else {}
+    if not (declared and isinstance(live, list) and all(isinstance(d, Mapping) for d in declared)):
+        return {}
+    out: dict[str, Any] = {}
+    for index, item in enumerate(declared):
+        present, found = _item(item, live, index)
+        if present:
+            at = next(i for i, x in enumerate(live) if x is found)
+            out[f"i:{at}"] = declared_fields_of(item, found)
+    return out or {".": {}}  # none of its items is live: none is declared
 
 
 #: Maps an empty value of which applies no key (see `drifted`).

@@ -1,0 +1,160 @@
+"""`stackwright import` of objects `kubectl apply` made prints what was declared, not what the
+API server defaulted: the code a user migrating from kubectl pastes reads as their manifest,
+and running it changes nothing.
+
+Client-side `kubectl apply` keeps its declaration in the last-applied annotation;
+`kubectl apply --server-side` names its fields in an `Apply` managedFields entry.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from test_cli_lifecycle import live
+from test_cli_lifecycle import new_project as new_project  # the fixture
+from test_secrets_lifecycle import passphrase as passphrase  # the fixture
+
+pytestmark = pytest.mark.integration
+
+LiveCluster = Any  # tests/conftest.py's LiveCluster
+
+
+def manifests(ns: str) -> list[dict[str, Any]]:
+    labels = {"app": "shop"}
+    return [
+        {
+            "apiVersion": "apps/v1",
+            "kind": "Deployment",
+            "metadata": {"name": "shop", "namespace": ns, "labels": {"tier": "web"}},
+            "spec": {
+                "replicas": 2,
+                "selector": {"matchLabels": labels},
+                "template": {
+                    "metadata": {"labels": labels},
+                    "spec": {
+                        "containers": [
+                            {
+                                "name": "main",
+                                "image": "nginx:1.29",
+                                "ports": [{"containerPort": 8080}],
+                                "env": [{"name": "MODE", "value": "fast"}],
+                            }
+                        ]
+                    },
+                },
+            },
+        },
+        {
+            "apiVersion": "v1",
+            "kind": "Service",
+            "metadata": {"name": "shop", "namespace": ns},
+            "spec": {"selector": labels, "ports": [{"port": 80, "targetPort": 8080}]},
+        },
+    ]
+
+
+NAMESPACE = 'k8s.core.v1.Namespace("ns", metadata={"name": NS})\n'
+
+
+def with_namespace(new_project: Any) -> Any:
+    """A project whose stack holds its namespace."""
+    p = new_project()
+    p.program(NAMESPACE)
+    p.up()
+    return p
+
+
+def imported(p: Any, token: str, name: str, object_name: str) -> str:
+    """The code `stackwright import` prints for an object of the project's namespace."""
+    done = p.sw("import", "--yes", token, name, f"{p.ns}/{object_name}")
+    code: str = done.out.split("Add this to your program:", 1)[1].strip()
+    return code
+
+
+#: What the API server adds to the manifests above: none of it was declared.
+DEFAULTED = (
+    "revisionHistoryLimit",
+    "progressDeadlineSeconds",
+    "rollingUpdate",
+    "terminationMessagePath",
+    "terminationMessagePolicy",
+    "imagePullPolicy",
+    "dnsPolicy",
+    "restartPolicy",
+    "schedulerName",
+    "securityContext",
+    "terminationGracePeriodSeconds",
+    "protocol",
+    "clusterIP",
+    "ipFamilies",
+    "sessionAffinity",
+    "internalTrafficPolicy",
+)
+
+
+@pytest.mark.parametrize("how", [(), ("--server-side",)], ids=["client-side", "server-side"])
+def test_kubectl_apply_imported(
+    new_project: Any, cluster: LiveCluster, how: tuple[str, ...]
+) -> None:
+    p = with_namespace(new_project)
+    for manifest in manifests(p.ns):
+        cluster.kubectl("apply", *how, "-f", "-", input=json.dumps(manifest))
+    before = {kind: live(cluster, kind, "shop", p.ns) for kind in ("deployment", "service")}
+    assert before["deployment"]["spec"]["revisionHistoryLimit"] == 10, "the server defaults it"
+
+    deployment = imported(p, "kubernetes:apps/v1:Deployment", "shop", "shop")
+    service = imported(p, "kubernetes:core/v1:Service", "shop-svc", "shop")
+    for field in DEFAULTED:
+        assert field not in deployment and field not in service, (field, deployment, service)
+    for declared in ("'replicas': 2", "'image': 'nginx:1.29'", "'containerPort': 8080"):
+        assert declared in deployment, deployment
+    assert "{'name': 'MODE', 'value': 'fast'}" in deployment
+    assert "'labels': {'tier': 'web'}" in deployment and f"'namespace': '{p.ns}'" in deployment
+    assert "'ports': [{'port': 80, 'targetPort': 8080}]" in service, service
+    # What the import recorded and applied is what the code declares.
+    recorded = p.resources()
+    assert "revisionHistoryLimit" not in json.dumps(recorded["shop"]["inputs"])
+    assert "clusterIP" not in json.dumps(recorded["shop-svc"]["inputs"])
+
+    # Pasted into the program, the code is no change, and `up` leaves the objects as they were.
+    p.program(NAMESPACE + deployment + "\n" + service + "\n")
+    assert p.preview().changed() == {}
+    assert p.up().summary["counts"] == {"same": 3}
+    after = {kind: live(cluster, kind, "shop", p.ns) for kind in ("deployment", "service")}
+    for kind, obj in after.items():
+        assert obj["metadata"]["uid"] == before[kind]["metadata"]["uid"], kind
+        assert obj["spec"] == before[kind]["spec"], kind
+    generations = (o["metadata"]["generation"] for o in (before["deployment"], after["deployment"]))
+    assert len(set(generations)) == 1, "nothing of the Deployment's spec changed"
+    # Stackwright owns what the code declares, not the server's defaults.
+    ours = [
+        m["fieldsV1"]
+        for m in after["deployment"]["metadata"]["managedFields"]
+        if m["manager"] == "stackwright"
+    ]
+    assert ours and "f:revisionHistoryLimit" not in json.dumps(ours), ours
+
+
+def test_kubectl_applied_secret_imported(
+    new_project: Any, cluster: LiveCluster, passphrase: str
+) -> None:
+    """A Secret `kubectl apply` wrote as stringData is kept as data: its declared keys are
+    still printed (read from configuration), its defaulted `type` is not."""
+    p = with_namespace(new_project)
+    manifest = {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": {"name": "appsec", "namespace": p.ns},
+        "stringData": {"pw": "Appl1ed-Secret-77"},
+    }
+    cluster.kubectl("apply", "-f", "-", input=json.dumps(manifest))
+    assert live(cluster, "secret", "appsec", p.ns)["type"] == "Opaque", "the server defaults it"
+    code = imported(p, "kubernetes:core/v1:Secret", "appsec", "appsec")
+    assert "string_data={'pw': cfg.require_secret('appsec-pw')}" in code, code
+    assert "Opaque" not in code and "Appl1ed" not in code
+    p.sw("config", "set", "--secret", "appsec-pw", "--", "Appl1ed-Secret-77")
+    p.program(NAMESPACE + code + "\n")
+    assert p.preview().changed() == {}
+    assert p.up().summary["counts"] == {"same": 2}
