@@ -124,7 +124,7 @@ def test_a_protected_resource_of_another_group_is_still_refused(stack: Stack) ->
     served(stack, ("acme.io", "Database"), ("other.io", "Database"))
     stack.up(database("acme.io/v1beta1", protect=True))
 
-    with pytest.raises(UsageError, match="up refused: .*acme.io/v1beta1:Database::db"):
+    with pytest.raises(UsageError, match=r"up refused: .*acme\.io/v1beta1:Database::db"):
         stack.up(database("other.io/v1"))
 
     assert [r.urn for r in stack.state().resources] == [urn(db_type("acme.io/v1beta1"), "db")]
