@@ -18,13 +18,14 @@ either of them is `production`, before any change.
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import contextlib
 import json
 import os
 import pprint
 import shlex
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -641,78 +642,222 @@ class Workspace:
         Protected unless told otherwise, as `pulumi import` does: until the program declares
         it, an `up` would otherwise delete an object that was never the stack's to make.
         With `preview`, the object is read and every check made, and nothing is changed."""
-        api_version, kind, object_name = _import_address(type_token, name, object_id)
-        urn = make_urn(self.stack, self.project.name, type_token, name)
-        if self.backend.load(self.project.name, self.stack).resource(urn) is not None:
-            raise UsageError(
-                f"{urn} is already in stack {self.stack}: pick another name, or remove it first"
-            )
+        entry = ImportEntry(type_token, name, object_id)
+        (done,) = self.import_objects([entry], protect=protect, preview=preview)
+        return done.urn, object_code(self.project.runtime, done, protect=protect)
+
+    def import_objects(
+        self, entries: Sequence[ImportEntry], *, protect: bool = True, preview: bool = False
+    ) -> list[Imported]:
+        """Adopt existing objects into the state in one operation (one lock, one history
+        entry of kind `import`), each journaled as a step before it is marked as the
+        stack's; `program_code` prints the program that declares them all.
+
+        Every entry is read and checked first; any problem (a malformed entry, the same
+        object or URN twice, one already in the stack, no such object, another stack's)
+        refuses them all before anything changes, naming each bad entry by its `where`.
+        With `preview`, only those checks."""
+        requests = _import_requests(self.stack, self.project.name, entries)
         factory = kubernetes_providers(self.provider_settings(), project=self.project.name)
 
-        def recorded(live: dict[str, Any]) -> ResourceState:
-            meta = live.get("metadata") or {}
-            ns = meta.get("namespace")
-            declared = ResourceState(
-                urn=urn,
-                type=type_token,
-                id=f"{ns}/{object_name}" if ns else object_name,
-                inputs=_as_string_data(declared_fields(live)),
-                secret_paths=always_secret(live),
-                protect=protect,
-            )
-            # Its secret values wherever else the live object holds them (kubectl's
-            # last-applied annotation) are secret too.
-            return with_outputs(declared, live)
-
-        async def adopt(operation: Operation | None) -> ResourceState:
+        async def adopt(operation: Operation | None) -> list[Imported]:
             provider = factory(None)
             try:
                 snapshot = self.backend.load(self.project.name, self.stack)
                 identity = await check_default_provider(provider, snapshot, "import")
-                live = await _read_importable(provider, api_version, kind, object_id)
-                _check_unmanaged(self.backend, live, object_id, urn)
-                if operation is None:  # a preview: what would be recorded, nothing written
-                    return recorded(live)
+                checked = await self._read_importable(provider, snapshot, requests)
+                if operation is None:  # the checks: what would be recorded, nothing written
+                    return [request.imported(live, protect) for request, live in checked]
                 if identity is not None and identity != snapshot.default_cluster:
                     operation.set_default_cluster(identity)
-                # Journaled before the object is marked as the stack's: were the run to stop
-                # mid-apply, the next one finds the step pending and reads the object.
-                operation.begin(1, Op.IMPORT, recorded(live))
-                # Stackwright takes over the fields its owners declared (what the printed
-                # code declares, `declared_fields`), with its labels and annotations; values
-                # stay as they are, so no other manager's field conflicts. An apply of less
-                # (the identity alone) would drop whatever Stackwright's field manager
-                # applied to it before.
-                # A member of the stack's ApplySet in its namespace, as what `up` applies
-                # is (the parent first, listing its kind, as the KEP orders it).
-                ns = (live.get("metadata") or {}).get("namespace") or None
-                if ns is not None:
-                    group = api_version.rpartition("/")[0]
-                    kinds = {f"{kind}.{group}" if group else kind}
-                    await provider.ensure_applyset(self.stack, ns, kinds)
-                marks = provider.stamp(
-                    declared_fields(live), stack=self.stack, urn=urn, namespace=ns
-                )
-                try:
-                    return recorded(await provider.apply(marks))
-                except BaseException as exc:
-                    if refused(exc):
-                        operation.fail_step(1)
-                    raise
+                # The stack's ApplySet parent in each namespace, once, listing every kind
+                # the import adds there, before the first of its members is marked.
+                applysets: dict[str, set[str]] = {}
+                for request, live in checked:
+                    ns = (live.get("metadata") or {}).get("namespace")
+                    if ns:
+                        applysets.setdefault(ns, set()).add(request.group_kind)
+                return [
+                    await self._adopt(provider, operation, step, request, live, protect, applysets)
+                    for step, (request, live) in enumerate(checked, 1)
+                ]
             finally:
                 await provider.close()
 
         # Every check first, writing nothing: bad input (no such object, an ID that names
         # none, another stack's) is refused without leaving a failed import in the history.
-        state = interrupts.run(adopt(None))
+        done = interrupts.run(adopt(None))
         if not preview:
             with self.backend.begin_operation(
                 self.project.name, self.stack, kind="import"
             ) as operation:
-                state = interrupts.run(adopt(operation))
-                operation.end(1, state)
-        code = yaml_code if self.project.runtime == "yaml" else python_code
-        return urn, code(type_token, name, state.inputs, state.secret_paths, protect=protect)
+                done = interrupts.run(adopt(operation))
+        return done
+
+    async def _read_importable(
+        self, provider: Provider, snapshot: Snapshot, requests: Sequence[_ImportRequest]
+    ) -> list[tuple[_ImportRequest, dict[str, Any]]]:
+        """Each request with its live object, every one checked (not in the stack yet, exists,
+        no other stack's resource manages it); else one UsageError naming each bad one."""
+
+        async def read(request: _ImportRequest) -> dict[str, Any]:
+            if snapshot.resource(request.urn) is not None:
+                raise UsageError(
+                    f"{request.urn} is already in stack {self.stack}: pick another name, or "
+                    "remove it first"
+                )
+            object_id = request.entry.object_id
+            live = await _read_importable(provider, request.api_version, request.kind, object_id)
+            _check_unmanaged(self.backend, live, object_id, request.urn)
+            return live
+
+        found = await asyncio.gather(*(read(r) for r in requests), return_exceptions=True)
+        problems: list[tuple[ImportEntry, UsageError]] = []
+        checked: list[tuple[_ImportRequest, dict[str, Any]]] = []
+        for request, result in zip(requests, found, strict=True):
+            if isinstance(result, UsageError):
+                problems.append((request.entry, result))
+            elif isinstance(result, BaseException):
+                raise result
+            else:
+                checked.append((request, result))
+        _refuse(problems)
+        return checked
+
+    async def _adopt(
+        self,
+        provider: Provider,
+        operation: Operation,
+        step: int,
+        request: _ImportRequest,
+        live: dict[str, Any],
+        protect: bool,
+        applysets: dict[str, set[str]],
+    ) -> Imported:
+        """Mark one checked object as the stack's and record it, as step `step`."""
+        # Journaled before the object is marked as the stack's: were the run to stop
+        # mid-apply, the next one finds the step pending and reads the object.
+        operation.begin(step, Op.IMPORT, request.imported(live, protect).state)
+        # Stackwright takes over the fields its owners declared (what the printed
+        # code declares, `declared_fields`), with its labels and annotations; values
+        # stay as they are, so no other manager's field conflicts. An apply of less
+        # (the identity alone) would drop whatever Stackwright's field manager
+        # applied to it before.
+        # A member of the stack's ApplySet in its namespace, as what `up` applies
+        # is (the parent first, listing its kind, as the KEP orders it).
+        ns = (live.get("metadata") or {}).get("namespace") or None
+        if ns is not None and ns in applysets:
+            await provider.ensure_applyset(self.stack, ns, applysets.pop(ns))
+        marks = provider.stamp(
+            declared_fields(live), stack=self.stack, urn=request.urn, namespace=ns
+        )
+        try:
+            done = request.imported(await provider.apply(marks), protect)
+        except BaseException as exc:
+            if refused(exc):
+                operation.fail_step(step)
+            raise
+        operation.end(step, done.state)
+        return done
+
+
+@dataclass(frozen=True)
+class ImportEntry:
+    """One object `import` adopts: its type token, its logical name in the program, its ID
+    (`NAMESPACE/NAME`, or NAME for a cluster-scoped kind) and where it was asked for
+    (`resources.json entry 3`), which a message about it starts with ("" for the
+    command line's TYPE NAME ID)."""
+
+    type_token: str
+    name: str
+    object_id: str
+    where: str = ""
+
+
+@dataclass(frozen=True)
+class Imported:
+    """An object adopted (or, from a preview, that would be): its entry, URN and record."""
+
+    entry: ImportEntry
+    urn: str
+    state: ResourceState
+
+
+@dataclass(frozen=True)
+class _ImportRequest:
+    """An entry checked for form: the object it names and the URN it is adopted under."""
+
+    entry: ImportEntry
+    urn: str
+    api_version: str
+    kind: str
+    object_name: str
+
+    @property
+    def group_kind(self) -> str:
+        """`Deployment.apps`, `ConfigMap`: the kind as an ApplySet parent lists it."""
+        group = self.api_version.rpartition("/")[0]
+        return f"{self.kind}.{group}" if group else self.kind
+
+    def imported(self, live: dict[str, Any], protect: bool) -> Imported:
+        """The record of the object as `live` has it."""
+        ns = (live.get("metadata") or {}).get("namespace")
+        declared = ResourceState(
+            urn=self.urn,
+            type=self.entry.type_token,
+            id=f"{ns}/{self.object_name}" if ns else self.object_name,
+            inputs=_as_string_data(declared_fields(live)),
+            secret_paths=always_secret(live),
+            protect=protect,
+        )
+        # Its secret values wherever else the live object holds them (kubectl's
+        # last-applied annotation) are secret too.
+        return Imported(self.entry, self.urn, with_outputs(declared, live))
+
+
+def _import_requests(
+    stack: str, project: str, entries: Sequence[ImportEntry]
+) -> list[_ImportRequest]:
+    """Each entry's object and URN, or one UsageError naming every entry that is malformed
+    or names an object or a URN an earlier entry does."""
+    problems: list[tuple[ImportEntry, UsageError]] = []
+    requests: list[_ImportRequest] = []
+    objects: dict[tuple[str, str, str], ImportEntry] = {}
+    urns: dict[str, ImportEntry] = {}
+    for entry in entries:
+        try:
+            api_version, kind, name = _import_address(entry.type_token, entry.name, entry.object_id)
+        except UsageError as exc:
+            problems.append((entry, exc))
+            continue
+        urn = make_urn(stack, project, entry.type_token, entry.name)
+        key = (api_version.rpartition("/")[0], kind, entry.object_id)
+        if key in objects:
+            problems.append(
+                (entry, UsageError(f"{kind} {entry.object_id} is {objects[key].where}'s too"))
+            )
+        elif urn in urns:
+            problems.append(
+                (entry, UsageError(f"{urn} is {urns[urn].where}'s too: give one another name"))
+            )
+        else:
+            objects[key], urns[urn] = entry, entry
+            requests.append(_ImportRequest(entry, urn, api_version, kind, name))
+    _refuse(problems)
+    return requests
+
+
+def _refuse(problems: Sequence[tuple[ImportEntry, UsageError]]) -> None:
+    """One UsageError saying what is wrong with each entry, where it is (one line, however
+    many there are), when any is."""
+    if not problems:
+        return
+    if len(problems) == 1 and not problems[0][0].where:  # the command line's one object
+        raise problems[0][1]
+    said = "; ".join(
+        f"{entry.where}: {exc}" if entry.where else str(exc) for entry, exc in problems
+    )
+    raise UsageError(f"{said} (nothing was imported)") from problems[0][1]
 
 
 def expect_no_changes_in(summary: Summary, what: str) -> None:
@@ -991,6 +1136,21 @@ def python_code(
     """The Python statement that declares an imported object (with `protect` when the import
     protected it). A secret field's values are not printed: each is read from the stack's
     configuration (`<name>-<key>`), which the comment above the statement says how to set."""
+    statement, keys = _python_statement(type_token, name, inputs, secret_paths, protect=protect)
+    if not keys:
+        return statement
+    return f"{_secrets_note(keys)}\ncfg = sw.Config()\n{statement}"
+
+
+def _python_statement(
+    type_token: str,
+    name: str,
+    inputs: dict[str, Any],
+    secret_paths: tuple[str, ...],
+    *,
+    protect: bool,
+) -> tuple[str, list[tuple[str, str]]]:
+    """`python_code`'s statement alone, and the configuration keys it reads (`cfg`)."""
     parsed = _split_type(type_token)
     group, version, kind = parsed.group, parsed.version, parsed.kind
     args = [repr(name)]
@@ -1012,10 +1172,7 @@ def python_code(
             args.append(f"{snake}=" + shown.replace("\n", "\n" + " " * (5 + len(snake))))
     if protect:
         args.append("opts=sw.ResourceOptions(protect=True)")
-    statement = f"{constructor}(\n    " + ",\n    ".join(args) + ",\n)"
-    if not keys:
-        return statement
-    return f"{_secrets_note(keys)}\ncfg = sw.Config()\n{statement}"
+    return f"{constructor}(\n    " + ",\n    ".join(args) + ",\n)", keys
 
 
 def yaml_code(
@@ -1029,15 +1186,7 @@ def yaml_code(
     """The entry of a YAML program's `resources:` that declares an imported object (with
     `protect` as `python_code`); a secret field's values are read from configuration, as
     `python_code` does."""
-    fields, keys = _code_fields(name, inputs, secret_paths)
-    properties = {
-        key: {item: f"${{{k}}}" for item, k in value.items()} if secret else value
-        for key, value, secret in fields
-    }
-    body: dict[str, Any] = {"type": type_token, "properties": properties}
-    if protect:
-        body["options"] = {"protect": True}
-    entry = {name: body}
+    entry, keys = _yaml_entry(type_token, name, inputs, secret_paths, protect=protect)
     text = yaml.safe_dump(entry, sort_keys=False, default_flow_style=False, width=92)
     if not keys:
         return text.rstrip("\n")
@@ -1046,4 +1195,87 @@ def yaml_code(
     return f"{note}\n{text.rstrip()}"
 
 
-__all__ = ["Workspace", "declared_fields", "object_ref", "python_code", "yaml_code"]
+def _yaml_entry(
+    type_token: str,
+    name: str,
+    inputs: dict[str, Any],
+    secret_paths: tuple[str, ...],
+    *,
+    protect: bool,
+) -> tuple[dict[str, Any], list[tuple[str, str]]]:
+    """`yaml_code`'s entry alone, and the configuration keys it reads."""
+    fields, keys = _code_fields(name, inputs, secret_paths)
+    properties = {
+        key: {item: f"${{{k}}}" for item, k in value.items()} if secret else value
+        for key, value, secret in fields
+    }
+    body: dict[str, Any] = {"type": type_token, "properties": properties}
+    if protect:
+        body["options"] = {"protect": True}
+    return {name: body}, keys
+
+
+def object_code(runtime: str, done: Imported, *, protect: bool) -> str:
+    """The code that declares one imported object: `python_code`'s, or in a YAML project
+    (`runtime` `yaml`) `yaml_code`'s."""
+    code = yaml_code if runtime == "yaml" else python_code
+    entry, state = done.entry, done.state
+    return code(entry.type_token, entry.name, state.inputs, state.secret_paths, protect=protect)
+
+
+#: Kinds a printed program declares before the others, each with why. The engine orders
+#: what depends on what whatever the order; the program reads as the cluster is built.
+_DECLARED_FIRST: tuple[tuple[tuple[str, str], str], ...] = (
+    (("", "Namespace"), "the objects of a namespace are made in it"),
+    (("apiextensions.k8s.io", "CustomResourceDefinition"), "its CRD defines a custom kind"),
+)
+
+
+def _declared_rank(done: Imported) -> int:
+    parsed = _split_type(done.entry.type_token)
+    first = [group_kind for group_kind, _ in _DECLARED_FIRST]
+    key = (parsed.group, parsed.kind)
+    return first.index(key) if key in first else len(first)
+
+
+def program_code(runtime: str, imported: Sequence[Imported], *, protect: bool) -> str:
+    """One program declaring every imported object (with `protect` as `python_code`),
+    Namespaces and CRDs first, the others in the order imported: in Python the imports
+    once, then one note listing every secret's configuration keys and one `cfg`; in YAML
+    (`runtime` `yaml`) that note, one `config:` declaring those keys, one `resources:`."""
+    write: Callable[..., tuple[Any, list[tuple[str, str]]]] = (
+        _yaml_entry if runtime == "yaml" else _python_statement
+    )
+    parts: list[Any] = []
+    keys: list[tuple[str, str]] = []
+    for done in sorted(imported, key=_declared_rank):
+        entry, state = done.entry, done.state
+        part, more = write(
+            entry.type_token, entry.name, state.inputs, state.secret_paths, protect=protect
+        )
+        parts.append(part)
+        keys += more
+    if runtime == "yaml":
+        program: dict[str, Any] = {}
+        if keys:
+            program["config"] = {k: {"type": "string", "secret": True} for k, _ in keys}
+        program["resources"] = {name: body for part in parts for name, body in part.items()}
+        text = yaml.safe_dump(program, sort_keys=False, default_flow_style=False, width=92)
+        return f"{_secrets_note(keys)}\n{text}" if keys else text
+    head = "import stackwright as sw\nimport stackwright.kubernetes as k8s\n"
+    if keys:
+        head += f"\n{_secrets_note(keys)}\ncfg = sw.Config()\n"
+    return head + "\n" + "\n".join(parts) + "\n"
+
+
+__all__ = [
+    "ImportEntry",
+    "Imported",
+    "Workspace",
+    "declared_fields",
+    "object_code",
+    "object_ref",
+    "program_code",
+    "python_code",
+    "yaml_code",
+]

@@ -23,10 +23,13 @@ import typer
 from stackwright.automation import templates
 from stackwright.automation.secrets import NEW_PASSPHRASE_ENV
 from stackwright.automation.stack import (
+    ImportEntry,
     Selection,
     Workspace,
     expect_no_changes_in,
     expect_no_drift_in,
+    object_code,
+    program_code,
 )
 from stackwright.automation.workspace import (
     Project,
@@ -549,12 +552,28 @@ def cancel(stack: Stack = None, as_json: Json = False) -> None:
 
 def import_(
     type_token: Annotated[
-        str, typer.Argument(metavar="TYPE", help="e.g. kubernetes:apps/v1:Deployment")
-    ],
-    name: Annotated[str, typer.Argument(help="The logical name in the program.")],
+        str | None, typer.Argument(metavar="TYPE", help="e.g. kubernetes:apps/v1:Deployment")
+    ] = None,
+    name: Annotated[
+        str | None, typer.Argument(metavar="NAME", help="The logical name in the program.")
+    ] = None,
     object_id: Annotated[
-        str, typer.Argument(metavar="ID", help="NAMESPACE/NAME, or NAME if cluster-scoped.")
-    ],
+        str | None,
+        typer.Argument(metavar="ID", help="NAMESPACE/NAME, or NAME if cluster-scoped."),
+    ] = None,
+    file: Annotated[
+        Path | None,
+        typer.Option(
+            "--file",
+            "-f",
+            help="Adopt every object this file names: Pulumi's import file (JSON), or "
+            "Kubernetes manifests (YAML, several documents or a `kind: List`).",
+        ),
+    ] = None,
+    out: Annotated[
+        Path | None,
+        typer.Option("--out", "-o", help="With --file: write the program here, not to stdout."),
+    ] = None,
     protect: Annotated[
         bool,
         typer.Option(
@@ -566,25 +585,86 @@ def import_(
     yes: Yes = False,
     as_json: Json = False,
 ) -> None:
-    """Adopt an existing object into the stack and print the code that declares it (Python, or
-    YAML in a YAML project); shows what it will import and asks first, unless --yes."""
+    """Adopt existing objects into the stack and print the code that declares them (Python,
+    or YAML in a YAML project): one given as TYPE NAME ID, or every one a file names (--file,
+    in one operation, printed as one program); shows what it will import and asks first,
+    unless --yes."""
+    entries = _import_entries(type_token, name, object_id, file, out)
     ws = _workspace(stack)
     if not yes:
         _can_ask("import", as_json)
-        urn, _ = ws.import_object(type_token, name, object_id, protect=protect, preview=True)
-        plan = (
-            f"Previewing import into stack {ws.stack}:\n    = import {object_id} as {urn}"
-            f"{' (protected)' if protect else ''}"
+        planned = ws.import_objects(entries, protect=protect, preview=True)
+        lines = "".join(
+            f"\n    = import {done.entry.object_id} as {done.urn}{' (protected)' if protect else ''}"
+            for done in planned
         )
-        if not _confirm("import", yes, as_json, warning=plan):
+        if not _confirm(
+            "import", yes, as_json, warning=f"Previewing import into stack {ws.stack}:{lines}"
+        ):
             typer.echo("Cancelled: nothing was changed.")
             return
-    urn, code = ws.import_object(type_token, name, object_id, protect=protect)
+    imported = ws.import_objects(entries, protect=protect)
+    if file is None:  # TYPE NAME ID: the statement to add to the program
+        (done,) = imported
+        code = object_code(ws.project.runtime, done, protect=protect)
+        if as_json:
+            typer.echo(json_line({"event": "imported", "urn": done.urn, "code": code}))
+        else:
+            where = "under `resources:` in" if ws.project.runtime == "yaml" else "to"
+            typer.echo(
+                f"Imported {done.entry.object_id} as {done.urn}.\nAdd this {where} your program:\n\n{code}"
+            )
+        return
+    program = program_code(ws.project.runtime, imported, protect=protect)
+    if out is not None:
+        out.write_text(program, encoding="utf-8")
     if as_json:
-        typer.echo(json_line({"event": "imported", "urn": urn, "code": code}))
-    else:
-        where = "under `resources:` in" if ws.project.runtime == "yaml" else "to"
-        typer.echo(f"Imported {object_id} as {urn}.\nAdd this {where} your program:\n\n{code}")
+        for done in imported:
+            event = {"event": "imported", "urn": done.urn, "id": done.entry.object_id}
+            typer.echo(json_line({**event, "source": done.entry.where}))
+        typer.echo(json_line({"event": "program", "code": program, "file": out and str(out)}))
+        return
+    # The program alone on stdout (`… --yes > __main__.py`); what was done on stderr.
+    said = f"Imported {plural(len(imported), 'object')} into stack {ws.stack}"
+    if out is not None:
+        typer.echo(f"{said}; the program that declares them is in {out}.")
+        return
+    typer.echo(f"{said}; the program that declares them follows.", err=True)
+    typer.echo(program, nl=False)
+
+
+def _import_entries(
+    type_token: str | None,
+    name: str | None,
+    object_id: str | None,
+    file: Path | None,
+    out: Path | None,
+) -> list[ImportEntry]:
+    """What `import` adopts: TYPE NAME ID, or the objects --file names (one line, exit 2,
+    for anything else, before a cluster is read)."""
+    given = [arg for arg in (type_token, name, object_id) if arg is not None]
+    if file is not None and given:
+        raise UsageError(
+            "import: give TYPE NAME ID or --file FILE, not both (a file names its objects)"
+        )
+    if file is None:
+        if out is not None:
+            raise UsageError(
+                "import: --out writes the program of an --file import; give --file FILE"
+            )
+        if type_token is None or name is None or object_id is None:
+            raise UsageError(
+                "import: give TYPE NAME ID (e.g. kubernetes:apps/v1:Deployment web shop/web), "
+                "or --file FILE"
+            )
+        return [ImportEntry(type_token, name, object_id)]
+    if out is not None and not out.parent.is_dir():
+        raise UsageError(
+            f"import: --out {out}: no folder {out.parent} to write it in; make it first"
+        )
+    from stackwright.automation.import_file import read_import_file  # only for --file
+
+    return read_import_file(file)
 
 
 # --- stacks ------------------------------------------------------------------------------------

@@ -148,7 +148,7 @@ def _origin(doc: Document) -> str:
     return f"{doc.source} (document {doc.index + 1})"
 
 
-def _check(doc: Document, text: str | None) -> tuple[str, str, str, str | None]:
+def check_object(doc: Document, text: str | None) -> tuple[str, str, str, str | None]:
     """(apiVersion, kind, name, namespace) of a document, or a UsageError saying what is missing."""
     obj = doc.obj
     metadata = obj.get("metadata") if isinstance(obj, dict) else None
@@ -230,7 +230,7 @@ class ManifestComponent(ComponentResource):
         texts = texts or {}
         docs = list(expand(documents))
         for doc in docs:  # all checked before any is declared: bad input declares nothing
-            _check(doc, texts.get(doc.source))
+            check_object(doc, texts.get(doc.source))
         for doc in docs:
             obj: dict[str, Any] = doc.obj
             if skip_await:
@@ -247,7 +247,7 @@ class ManifestComponent(ComponentResource):
             if dropped(obj):
                 continue
             # Named after the transformation, which may rename or move the object.
-            api_version, kind, name, namespace = _check(doc, texts.get(doc.source))
+            api_version, kind, name, namespace = check_object(doc, texts.get(doc.source))
             child = child_name(kind, name, namespace, resource_prefix)
             if child in self.resources:
                 raise UsageError(
