@@ -657,7 +657,10 @@ class Workspace:
         object or URN twice, one already in the stack, no such object, another stack's)
         refuses them all before anything changes, naming each bad entry by its `where`.
         With `preview`, only those checks."""
-        requests = _import_requests(self.stack, self.project.name, entries)
+        # A YAML program's `resources:` is keyed by the name alone, so one name is one object.
+        requests = _import_requests(
+            self.stack, self.project.name, entries, one_per_name=self.project.runtime == "yaml"
+        )
         factory = kubernetes_providers(self.provider_settings(), project=self.project.name)
 
         async def adopt(operation: Operation | None) -> list[Imported]:
@@ -816,14 +819,14 @@ class _ImportRequest:
 
 
 def _import_requests(
-    stack: str, project: str, entries: Sequence[ImportEntry]
+    stack: str, project: str, entries: Sequence[ImportEntry], *, one_per_name: bool
 ) -> list[_ImportRequest]:
     """Each entry's object and URN, or one UsageError naming every entry that is malformed
-    or names an object or a URN an earlier entry does."""
+    or names an object or a URN (with `one_per_name`, a name) an earlier entry does."""
     problems: list[tuple[ImportEntry, UsageError]] = []
     requests: list[_ImportRequest] = []
     objects: dict[tuple[str, str, str], ImportEntry] = {}
-    urns: dict[str, ImportEntry] = {}
+    names: dict[str, ImportEntry] = {}  # by URN, or with `one_per_name` by name
     for entry in entries:
         try:
             api_version, kind, name = _import_address(entry.type_token, entry.name, entry.object_id)
@@ -836,12 +839,12 @@ def _import_requests(
             problems.append(
                 (entry, UsageError(f"{kind} {entry.object_id} is {objects[key].where}'s too"))
             )
-        elif urn in urns:
-            problems.append(
-                (entry, UsageError(f"{urn} is {urns[urn].where}'s too: give one another name"))
-            )
+        elif (taken := entry.name if one_per_name else urn) in names:
+            said = f"name {taken!r}" if one_per_name else taken
+            other = names[taken].where
+            problems.append((entry, UsageError(f"{said} is {other}'s too: give one another name")))
         else:
-            objects[key], urns[urn] = entry, entry
+            objects[key] = names[taken] = entry
             requests.append(_ImportRequest(entry, urn, api_version, kind, name))
     _refuse(problems)
     return requests

@@ -166,6 +166,20 @@ def test_a_yaml_project_gets_one_resources_block(new_project: Any, cluster: Live
     project = f"name: {p.name}\nruntime: yaml\n"
     (p.root / "Stackwright.yaml").write_text(project)
 
+    # `resources:` is keyed by name: two objects under one name (a Python program may declare
+    # a Deployment and a Service both `web`) would be one entry; refused, nothing adopted.
+    web = [
+        {"type": f"kubernetes:{kind}", "name": "web", "id": f"{p.ns}/web"}
+        for kind in ("apps/v1:Deployment", "core/v1:Service")
+    ]
+    (p.root / "resources.json").write_text(json.dumps({"resources": web}))
+    refused = p.sw("import", "--file", "resources.json", "--yes", rc=2)
+    assert one_line(refused) == (
+        "error: resources.json entry 2: name 'web' is resources.json entry 1's too: give one "
+        "another name (nothing was imported)"
+    )
+    assert p.resources() == {}
+
     program = p.sw("import", "--file", "got.yaml", "--yes").out
     assert program.startswith("# Secret values are not printed")
     body = yaml.safe_load(program)
