@@ -45,7 +45,7 @@ import keyword
 import re
 import sys
 import textwrap
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -278,6 +278,14 @@ class Generator:
         self.modules: dict[tuple[str, str], VersionModule] = {}
         self.groups: dict[str, str] = {}  # module name → group
         self.inputs: dict[str, InputsModule] = {}
+        #: (group, version, kind) → its `status` field's schema node, walked once every kind's
+        #: inputs are known (`_collect_statuses`).
+        self.status_nodes: dict[tuple[str, str, str], Mapping[str, Any]] = {}
+        #: (group, version, kind) → what its `status` holds.
+        self.statuses: dict[tuple[str, str, str], Holds] = {}
+        #: Inputs module → definition → its keys, for the definitions only a status holds.
+        self.status_objects: dict[str, dict[str, list[tuple[str, Holds]]]] = {}
+        self.status_sources: dict[tuple[str, str], str] = {}
 
     # --- selection -------------------------------------------------------------------------
 
@@ -302,6 +310,33 @@ class Generator:
         stale = sorted(set(NOT_MANAGED) - excluded_seen)
         if stale:
             raise GenerationError(f"NOT_MANAGED names kinds the definitions do not have: {stale}")
+        self._collect_statuses()
+
+    def _collect_statuses(self) -> None:
+        """What each kind's `status` holds, for reading a live object's fields by name. Walked
+        after every kind's inputs, so that a definition a spec also holds is the inputs' one;
+        the others get no TypedDict (no program writes them) and are listed apart
+        (`STATUS_OBJECTS`), out of reach of the table a YAML program's properties are
+        checked against."""
+        for key, node in sorted(self.status_nodes.items()):
+            self.statuses[key] = self._holds(node, self._status_object)
+
+    def _status_object(self, definition: str) -> str:
+        """A struct a status holds, as `<inputs module>.<Name>`: the inputs' own when a program
+        may write it too, else listed in `status_objects` on first use."""
+        module, name = package_of(definition), definition.rsplit(".", 1)[1]
+        if f"{name}Dict" in (self.inputs.get(module) or InputsModule(module)).dicts:
+            return f"{module}.{name}"
+        source = self.status_sources.setdefault((module, name), definition)
+        if source != definition:
+            raise GenerationError(f"{module}.{name} would name both {source} and {definition}")
+        listed = self.status_objects.setdefault(module, {})
+        if name not in listed:
+            keys: list[tuple[str, Holds]] = []
+            listed[name] = keys  # before its keys: a definition may refer to itself
+            for key, prop in sorted(self.definitions[definition]["properties"].items()):
+                keys.append((key, self._holds(prop, self._status_object)))
+        return f"{module}.{name}"
 
     def _add(
         self, definition: str, group: str, version: str, kind: str, node: Mapping[str, Any]
@@ -329,6 +364,8 @@ class Generator:
             if py in RESERVED_ATTRIBUTES:
                 raise GenerationError(f"{kind}.{json_name}: {py!r} would hide a resource attribute")
             read_only = json_name == "status"
+            if read_only:
+                self.status_nodes[(group, version, kind)] = prop
             annotation = "" if read_only else self._annotation(vm, prop)
             summary = first_sentence(prop.get("description", ""))
             holds = None if read_only else self._holds(prop)
@@ -387,9 +424,11 @@ class Generator:
             return f"Mapping[str, {self._annotation(scope, of)}]"
         return str(of)
 
-    def _holds(self, node: Mapping[str, Any]) -> Holds:
+    def _holds(self, node: Mapping[str, Any], listed: Callable[[str], str] | None = None) -> Holds:
         """The struct whose keys a value of `node` has: one, a list of them or a map of free
-        keys to them; None for anything else (plain values, a map of them, a list of lists)."""
+        keys to them; None for anything else (plain values, a map of them, a list of lists).
+        `listed` names a struct's definition as the field table does, listing it (the
+        inputs' TypedDicts by default)."""
         shape, of = self._shape(node)
         if shape in ("list", "map"):
             inner, of = self._shape(of)
@@ -399,8 +438,11 @@ class Generator:
             shape = "one"
         else:
             return None
-        module, name = self._typed_dict(of)
-        return shape, f"{module}.{name.removesuffix('Dict')}"
+        return shape, (listed or self._typed_dict_name)(of)
+
+    def _typed_dict_name(self, definition: str) -> str:
+        module, name = self._typed_dict(definition)
+        return f"{module}.{name.removesuffix('Dict')}"
 
     def _referenced(self, scope: Scope, definition: str) -> str:
         """A struct as a TypedDict of its keys, a lightkube model or an Output (in a kind's
@@ -757,7 +799,7 @@ def render(gen: Generator, importers: Sequence[str] = ()) -> dict[Path, str]:
         files[Path(mod) / "__init__.py"] = render_group(mod, gen.groups[mod], sorted(versions))
     files[Path("__init__.py")] = render_package(gen.groups, gen.modules, importers)
     files[Path(f"{GROUPS}.py")] = render_groups(gen.groups, gen.modules)
-    files[Path(f"{FIELDS}.py")] = render_fields(gen.modules, gen.inputs)
+    files[Path(f"{FIELDS}.py")] = render_fields(gen)
     for name, module in sorted(gen.inputs.items()):
         files[Path(INPUTS) / f"{name}.py"] = render_inputs(module)
     files[Path(INPUTS) / "__init__.py"] = render_inputs_package(sorted(gen.inputs))
@@ -815,13 +857,12 @@ def listed_keys(keys: Sequence[tuple[str, Holds]], own: str = "") -> str:
     return " ".join(out)
 
 
-def render_fields(
-    modules: Mapping[tuple[str, str], VersionModule], inputs: Mapping[str, InputsModule]
-) -> str:
+def render_fields(gen: Generator) -> str:
     """`fields.py`: every built-in kind's top-level fields and every nested object's keys, with
     what each holds, for the YAML program's check of properties (`stackwright.kubernetes.nested`
-    reads it). Plain strings, decoded one object at a time when a program first uses it, so
-    that importing it costs next to nothing."""
+    reads it); and apart from them each kind's `status` and the objects only a status holds, for
+    reading a live object's fields by name. Plain strings, decoded one object at a time when a
+    program first uses it, so that importing it costs next to nothing."""
     out = [header()]
     out.append(
         docstring(
@@ -833,42 +874,84 @@ def render_fields(
             "`selector=meta_v1.LabelSelector` one, `containers=[core_v1.Container]` a list, "
             "`{…}` a map of free keys to them; one of the same inputs module goes without the "
             "module's name. Other keys hold plain values or free-keyed maps "
-            "(labels, data, limits), which are not looked into.",
+            "(labels, data, limits), which are not looked into. Each kind's `status`, which "
+            "programs read and never set, is listed apart (`STATUSES`, `STATUS_OBJECTS`), so "
+            "that no property is checked against it.",
             "",
         )
     )
     out.append("\nfrom __future__ import annotations\n\n")
     out.append("from collections.abc import Mapping\n\n")
+    kinds: dict[str, dict[str, list[Kind]]] = {}
+    for vm in gen.modules.values():
+        kinds.setdefault(vm.group, {})[vm.version] = vm.kinds
+
+    def by_kind(name: str, keys_of: Callable[[Kind], list[tuple[str, Holds]]]) -> None:
+        # A group or version with no kind to list is left out.
+        out.append(f"{name}: Mapping[str, Mapping[str, Mapping[str, str]]] = {{\n")
+        for group in sorted(kinds):
+            versions = []
+            for version in sorted(kinds[group], key=version_key):
+                listed = [
+                    f'            "{kind.kind}": "{listed_keys(keys)}",\n'
+                    for kind in sorted(kinds[group][version], key=lambda k: k.kind)
+                    if (keys := keys_of(kind))
+                ]
+                if listed:
+                    versions.append(f'        "{version}": {{\n{"".join(listed)}        }},\n')
+            if versions:
+                out.append(f'    "{group}": {{\n{"".join(versions)}    }},\n')
+        out.append("}\n\n")
+
+    def by_module(name: str, objects: Mapping[str, Mapping[str, list[tuple[str, Holds]]]]) -> None:
+        # Definitions in the order given: OBJECTS' as their TypedDicts sort.
+        out.append(f"{name}: Mapping[str, Mapping[str, str]] = {{\n")
+        for module in sorted(objects):
+            out.append(f'    "{module}": {{\n')
+            for definition, keys in objects[module].items():
+                out.append(f'        "{definition}": "{listed_keys(keys, module)}",\n')
+            out.append("    },\n")
+        out.append("}\n")
+
     out.append(
         "#: API group → version → kind → its fields (status left out: no program sets it).\n"
     )
-    out.append("KINDS: Mapping[str, Mapping[str, Mapping[str, str]]] = {\n")
-    groups: dict[str, dict[str, list[Kind]]] = {}
-    for vm in modules.values():
-        groups.setdefault(vm.group, {})[vm.version] = vm.kinds
-    for group in sorted(groups):
-        out.append(f'    "{group}": {{\n')
-        for version in sorted(groups[group], key=version_key):
-            out.append(f'        "{version}": {{\n')
-            for kind in sorted(groups[group][version], key=lambda k: k.kind):
-                keys = [(f.json_name, f.holds) for f in kind.fields if not f.read_only]
-                out.append(f'            "{kind.kind}": "{listed_keys(keys)}",\n')
-            out.append("        },\n")
-        out.append("    },\n")
-    out.append("}\n\n")
+    by_kind("KINDS", lambda kind: [(f.json_name, f.holds) for f in kind.fields if not f.read_only])
     out.append(
         "#: Inputs module → definition → its keys; a definition named without a module is the\n"
         "#: same module's.\n"
     )
-    out.append("OBJECTS: Mapping[str, Mapping[str, str]] = {\n")
-    for module in sorted(inputs):
-        out.append(f'    "{module}": {{\n')
-        for made in sorted(inputs[module].dicts.values(), key=lambda d: d.name):
-            keys = [(k.key, k.holds) for k in made.keys]
-            name = made.name.removesuffix("Dict")
-            out.append(f'        "{name}": "{listed_keys(keys, module)}",\n')
-        out.append("    },\n")
-    out.append("}\n")
+    by_module(
+        "OBJECTS",
+        {
+            module: {
+                made.name.removesuffix("Dict"): [(k.key, k.holds) for k in made.keys]
+                for made in sorted(inputs.dicts.values(), key=lambda d: d.name)
+            }
+            for module, inputs in gen.inputs.items()
+        },
+    )
+    out.append(
+        "\n#: API group → version → kind → its `status` with what it holds (kinds without one are\n"
+        "#: left out), for reading a live object's fields by name; apart from KINDS, so that no\n"
+        "#: program's properties are checked against it.\n"
+    )
+    by_kind(
+        "STATUSES",
+        lambda kind: [
+            ("status", gen.statuses.get((kind.group, kind.version, kind.kind)))
+            for f in kind.fields
+            if f.read_only
+        ],
+    )
+    out.append(
+        "#: Inputs module → definition → its keys, for the definitions only a status holds (so no\n"
+        "#: program writes them, and OBJECTS leaves them out); named as in OBJECTS.\n"
+    )
+    by_module(
+        "STATUS_OBJECTS",
+        {module: dict(sorted(listed.items())) for module, listed in gen.status_objects.items()},
+    )
     return "".join(out)
 
 

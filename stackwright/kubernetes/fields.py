@@ -8,7 +8,8 @@ space-separated; a key that holds an object with keys of its own names its defin
 module>.<Name>`): `selector=meta_v1.LabelSelector` one, `containers=[core_v1.Container]` a list,
 `{…}` a map of free keys to them; one of the same inputs module goes without the module's name.
 Other keys hold plain values or free-keyed maps (labels, data, limits), which are not looked
-into.
+into. Each kind's `status`, which programs read and never set, is listed apart (`STATUSES`,
+`STATUS_OBJECTS`), so that no property is checked against it.
 """
 
 from __future__ import annotations
@@ -640,5 +641,276 @@ OBJECTS: Mapping[str, Mapping[str, str]] = {
     "storagemigration_v1alpha1": {
         "GroupVersionResource": "group resource version",
         "StorageVersionMigrationSpec": "continueToken resource=GroupVersionResource",
+    },
+}
+
+#: API group → version → kind → its `status` with what it holds (kinds without one are
+#: left out), for reading a live object's fields by name; apart from KINDS, so that no
+#: program's properties are checked against it.
+STATUSES: Mapping[str, Mapping[str, Mapping[str, str]]] = {
+    "": {
+        "v1": {
+            "Namespace": "status=core_v1.NamespaceStatus",
+            "Node": "status=core_v1.NodeStatus",
+            "PersistentVolume": "status=core_v1.PersistentVolumeStatus",
+            "PersistentVolumeClaim": "status=core_v1.PersistentVolumeClaimStatus",
+            "Pod": "status=core_v1.PodStatus",
+            "ReplicationController": "status=core_v1.ReplicationControllerStatus",
+            "ResourceQuota": "status=core_v1.ResourceQuotaStatus",
+            "Service": "status=core_v1.ServiceStatus",
+        },
+    },
+    "admissionregistration.k8s.io": {
+        "v1beta1": {
+            "ValidatingAdmissionPolicy": "status=admissionregistration_v1beta1.ValidatingAdmissionPolicyStatus",
+        },
+        "v1": {
+            "ValidatingAdmissionPolicy": "status=admissionregistration_v1.ValidatingAdmissionPolicyStatus",
+        },
+    },
+    "apiextensions.k8s.io": {
+        "v1": {
+            "CustomResourceDefinition": "status=apiextensions_v1.CustomResourceDefinitionStatus",
+        },
+    },
+    "apiregistration.k8s.io": {
+        "v1": {
+            "APIService": "status=apiregistration_v1.APIServiceStatus",
+        },
+    },
+    "apps": {
+        "v1": {
+            "DaemonSet": "status=apps_v1.DaemonSetStatus",
+            "Deployment": "status=apps_v1.DeploymentStatus",
+            "ReplicaSet": "status=apps_v1.ReplicaSetStatus",
+            "StatefulSet": "status=apps_v1.StatefulSetStatus",
+        },
+    },
+    "autoscaling": {
+        "v1": {
+            "HorizontalPodAutoscaler": "status=autoscaling_v1.HorizontalPodAutoscalerStatus",
+        },
+        "v2": {
+            "HorizontalPodAutoscaler": "status=autoscaling_v2.HorizontalPodAutoscalerStatus",
+        },
+    },
+    "batch": {
+        "v1": {
+            "CronJob": "status=batch_v1.CronJobStatus",
+            "Job": "status=batch_v1.JobStatus",
+        },
+    },
+    "certificates.k8s.io": {
+        "v1": {
+            "CertificateSigningRequest": "status=certificates_v1.CertificateSigningRequestStatus",
+        },
+    },
+    "flowcontrol.apiserver.k8s.io": {
+        "v1": {
+            "FlowSchema": "status=flowcontrol_v1.FlowSchemaStatus",
+            "PriorityLevelConfiguration": "status=flowcontrol_v1.PriorityLevelConfigurationStatus",
+        },
+    },
+    "internal.apiserver.k8s.io": {
+        "v1alpha1": {
+            "StorageVersion": "status=apiserverinternal_v1alpha1.StorageVersionStatus",
+        },
+    },
+    "networking.k8s.io": {
+        "v1beta1": {
+            "ServiceCIDR": "status=networking_v1beta1.ServiceCIDRStatus",
+        },
+        "v1": {
+            "Ingress": "status=networking_v1.IngressStatus",
+            "ServiceCIDR": "status=networking_v1.ServiceCIDRStatus",
+        },
+    },
+    "policy": {
+        "v1": {
+            "PodDisruptionBudget": "status=policy_v1.PodDisruptionBudgetStatus",
+        },
+    },
+    "resource.k8s.io": {
+        "v1alpha3": {
+            "ResourceClaim": "status=resource_v1alpha3.ResourceClaimStatus",
+        },
+        "v1beta1": {
+            "ResourceClaim": "status=resource_v1beta1.ResourceClaimStatus",
+        },
+        "v1beta2": {
+            "ResourceClaim": "status=resource_v1beta2.ResourceClaimStatus",
+        },
+    },
+    "storage.k8s.io": {
+        "v1": {
+            "VolumeAttachment": "status=storage_v1.VolumeAttachmentStatus",
+        },
+    },
+    "storagemigration.k8s.io": {
+        "v1alpha1": {
+            "StorageVersionMigration": "status=storagemigration_v1alpha1.StorageVersionMigrationStatus",
+        },
+    },
+}
+
+#: Inputs module → definition → its keys, for the definitions only a status holds (so no
+#: program writes them, and OBJECTS leaves them out); named as in OBJECTS.
+STATUS_OBJECTS: Mapping[str, Mapping[str, str]] = {
+    "admissionregistration_v1": {
+        "ExpressionWarning": "fieldRef warning",
+        "TypeChecking": "expressionWarnings=[ExpressionWarning]",
+        "ValidatingAdmissionPolicyStatus": "conditions=[meta_v1.Condition] observedGeneration typeChecking=TypeChecking",
+    },
+    "admissionregistration_v1beta1": {
+        "ExpressionWarning": "fieldRef warning",
+        "TypeChecking": "expressionWarnings=[ExpressionWarning]",
+        "ValidatingAdmissionPolicyStatus": "conditions=[meta_v1.Condition] observedGeneration typeChecking=TypeChecking",
+    },
+    "apiextensions_v1": {
+        "CustomResourceDefinitionCondition": "lastTransitionTime message reason status type",
+        "CustomResourceDefinitionStatus": "acceptedNames=CustomResourceDefinitionNames conditions=[CustomResourceDefinitionCondition] storedVersions",
+    },
+    "apiregistration_v1": {
+        "APIServiceCondition": "lastTransitionTime message reason status type",
+        "APIServiceStatus": "conditions=[APIServiceCondition]",
+    },
+    "apiserverinternal_v1alpha1": {
+        "ServerStorageVersion": "apiServerID decodableVersions encodingVersion servedVersions",
+        "StorageVersionCondition": "lastTransitionTime message observedGeneration reason status type",
+        "StorageVersionStatus": "commonEncodingVersion conditions=[StorageVersionCondition] storageVersions=[ServerStorageVersion]",
+    },
+    "apps_v1": {
+        "DaemonSetCondition": "lastTransitionTime message reason status type",
+        "DaemonSetStatus": "collisionCount conditions=[DaemonSetCondition] currentNumberScheduled desiredNumberScheduled numberAvailable numberMisscheduled numberReady numberUnavailable observedGeneration updatedNumberScheduled",
+        "DeploymentCondition": "lastTransitionTime lastUpdateTime message reason status type",
+        "DeploymentStatus": "availableReplicas collisionCount conditions=[DeploymentCondition] observedGeneration readyReplicas replicas terminatingReplicas unavailableReplicas updatedReplicas",
+        "ReplicaSetCondition": "lastTransitionTime message reason status type",
+        "ReplicaSetStatus": "availableReplicas conditions=[ReplicaSetCondition] fullyLabeledReplicas observedGeneration readyReplicas replicas terminatingReplicas",
+        "StatefulSetCondition": "lastTransitionTime message reason status type",
+        "StatefulSetStatus": "availableReplicas collisionCount conditions=[StatefulSetCondition] currentReplicas currentRevision observedGeneration readyReplicas replicas updateRevision updatedReplicas",
+    },
+    "autoscaling_v1": {
+        "HorizontalPodAutoscalerStatus": "currentCPUUtilizationPercentage currentReplicas desiredReplicas lastScaleTime observedGeneration",
+    },
+    "autoscaling_v2": {
+        "ContainerResourceMetricStatus": "container current=MetricValueStatus name",
+        "ExternalMetricStatus": "current=MetricValueStatus metric=MetricIdentifier",
+        "HorizontalPodAutoscalerCondition": "lastTransitionTime message reason status type",
+        "HorizontalPodAutoscalerStatus": "conditions=[HorizontalPodAutoscalerCondition] currentMetrics=[MetricStatus] currentReplicas desiredReplicas lastScaleTime observedGeneration",
+        "MetricStatus": "containerResource=ContainerResourceMetricStatus external=ExternalMetricStatus object=ObjectMetricStatus pods=PodsMetricStatus resource=ResourceMetricStatus type",
+        "MetricValueStatus": "averageUtilization averageValue value",
+        "ObjectMetricStatus": "current=MetricValueStatus describedObject=CrossVersionObjectReference metric=MetricIdentifier",
+        "PodsMetricStatus": "current=MetricValueStatus metric=MetricIdentifier",
+        "ResourceMetricStatus": "current=MetricValueStatus name",
+    },
+    "batch_v1": {
+        "CronJobStatus": "active=[core_v1.ObjectReference] lastScheduleTime lastSuccessfulTime",
+        "JobCondition": "lastProbeTime lastTransitionTime message reason status type",
+        "JobStatus": "active completedIndexes completionTime conditions=[JobCondition] failed failedIndexes ready startTime succeeded terminating uncountedTerminatedPods=UncountedTerminatedPods",
+        "UncountedTerminatedPods": "failed succeeded",
+    },
+    "certificates_v1": {
+        "CertificateSigningRequestCondition": "lastTransitionTime lastUpdateTime message reason status type",
+        "CertificateSigningRequestStatus": "certificate conditions=[CertificateSigningRequestCondition]",
+    },
+    "core_v1": {
+        "AttachedVolume": "devicePath name",
+        "ContainerImage": "names sizeBytes",
+        "ContainerState": "running=ContainerStateRunning terminated=ContainerStateTerminated waiting=ContainerStateWaiting",
+        "ContainerStateRunning": "startedAt",
+        "ContainerStateTerminated": "containerID exitCode finishedAt message reason signal startedAt",
+        "ContainerStateWaiting": "message reason",
+        "ContainerStatus": "allocatedResources allocatedResourcesStatus=[ResourceStatus] containerID image imageID lastState=ContainerState name ready resources=ResourceRequirements restartCount started state=ContainerState stopSignal user=ContainerUser volumeMounts=[VolumeMountStatus]",
+        "ContainerUser": "linux=LinuxContainerUser",
+        "DaemonEndpoint": "Port",
+        "HostIP": "ip",
+        "LinuxContainerUser": "gid supplementalGroups uid",
+        "LoadBalancerIngress": "hostname ip ipMode ports=[PortStatus]",
+        "LoadBalancerStatus": "ingress=[LoadBalancerIngress]",
+        "NamespaceCondition": "lastTransitionTime message reason status type",
+        "NamespaceStatus": "conditions=[NamespaceCondition] phase",
+        "NodeAddress": "address type",
+        "NodeCondition": "lastHeartbeatTime lastTransitionTime message reason status type",
+        "NodeConfigStatus": "active=NodeConfigSource assigned=NodeConfigSource error lastKnownGood=NodeConfigSource",
+        "NodeDaemonEndpoints": "kubeletEndpoint=DaemonEndpoint",
+        "NodeFeatures": "supplementalGroupsPolicy",
+        "NodeRuntimeHandler": "features=NodeRuntimeHandlerFeatures name",
+        "NodeRuntimeHandlerFeatures": "recursiveReadOnlyMounts userNamespaces",
+        "NodeStatus": "addresses=[NodeAddress] allocatable capacity conditions=[NodeCondition] config=NodeConfigStatus daemonEndpoints=NodeDaemonEndpoints features=NodeFeatures images=[ContainerImage] nodeInfo=NodeSystemInfo phase runtimeHandlers=[NodeRuntimeHandler] volumesAttached=[AttachedVolume] volumesInUse",
+        "NodeSwapStatus": "capacity",
+        "NodeSystemInfo": "architecture bootID containerRuntimeVersion kernelVersion kubeProxyVersion kubeletVersion machineID operatingSystem osImage swap=NodeSwapStatus systemUUID",
+        "PersistentVolumeStatus": "lastPhaseTransitionTime message phase reason",
+        "PodCondition": "lastProbeTime lastTransitionTime message observedGeneration reason status type",
+        "PodIP": "ip",
+        "PodResourceClaimStatus": "name resourceClaimName",
+        "PodStatus": "conditions=[PodCondition] containerStatuses=[ContainerStatus] ephemeralContainerStatuses=[ContainerStatus] hostIP hostIPs=[HostIP] initContainerStatuses=[ContainerStatus] message nominatedNodeName observedGeneration phase podIP podIPs=[PodIP] qosClass reason resize resourceClaimStatuses=[PodResourceClaimStatus] startTime",
+        "PortStatus": "error port protocol",
+        "ReplicationControllerCondition": "lastTransitionTime message reason status type",
+        "ReplicationControllerStatus": "availableReplicas conditions=[ReplicationControllerCondition] fullyLabeledReplicas observedGeneration readyReplicas replicas",
+        "ResourceHealth": "health resourceID",
+        "ResourceQuotaStatus": "hard used",
+        "ResourceStatus": "name resources=[ResourceHealth]",
+        "ServiceStatus": "conditions=[meta_v1.Condition] loadBalancer=LoadBalancerStatus",
+        "VolumeMountStatus": "mountPath name readOnly recursiveReadOnly",
+    },
+    "flowcontrol_v1": {
+        "FlowSchemaCondition": "lastTransitionTime message reason status type",
+        "FlowSchemaStatus": "conditions=[FlowSchemaCondition]",
+        "PriorityLevelConfigurationCondition": "lastTransitionTime message reason status type",
+        "PriorityLevelConfigurationStatus": "conditions=[PriorityLevelConfigurationCondition]",
+    },
+    "meta_v1": {
+        "Condition": "lastTransitionTime message observedGeneration reason status type",
+    },
+    "networking_v1": {
+        "IngressLoadBalancerIngress": "hostname ip ports=[IngressPortStatus]",
+        "IngressLoadBalancerStatus": "ingress=[IngressLoadBalancerIngress]",
+        "IngressPortStatus": "error port protocol",
+        "IngressStatus": "loadBalancer=IngressLoadBalancerStatus",
+        "ServiceCIDRStatus": "conditions=[meta_v1.Condition]",
+    },
+    "networking_v1beta1": {
+        "ServiceCIDRStatus": "conditions=[meta_v1.Condition]",
+    },
+    "policy_v1": {
+        "PodDisruptionBudgetStatus": "conditions=[meta_v1.Condition] currentHealthy desiredHealthy disruptedPods disruptionsAllowed expectedPods observedGeneration",
+    },
+    "resource_v1alpha3": {
+        "AllocatedDeviceStatus": "conditions=[meta_v1.Condition] data device driver networkData=NetworkDeviceData pool",
+        "AllocationResult": "devices=DeviceAllocationResult nodeSelector=core_v1.NodeSelector",
+        "DeviceAllocationConfiguration": "opaque=OpaqueDeviceConfiguration requests source",
+        "DeviceAllocationResult": "config=[DeviceAllocationConfiguration] results=[DeviceRequestAllocationResult]",
+        "DeviceRequestAllocationResult": "adminAccess device driver pool request tolerations=[DeviceToleration]",
+        "NetworkDeviceData": "hardwareAddress interfaceName ips",
+        "ResourceClaimConsumerReference": "apiGroup name resource uid",
+        "ResourceClaimStatus": "allocation=AllocationResult devices=[AllocatedDeviceStatus] reservedFor=[ResourceClaimConsumerReference]",
+    },
+    "resource_v1beta1": {
+        "AllocatedDeviceStatus": "conditions=[meta_v1.Condition] data device driver networkData=NetworkDeviceData pool",
+        "AllocationResult": "devices=DeviceAllocationResult nodeSelector=core_v1.NodeSelector",
+        "DeviceAllocationConfiguration": "opaque=OpaqueDeviceConfiguration requests source",
+        "DeviceAllocationResult": "config=[DeviceAllocationConfiguration] results=[DeviceRequestAllocationResult]",
+        "DeviceRequestAllocationResult": "adminAccess device driver pool request tolerations=[DeviceToleration]",
+        "NetworkDeviceData": "hardwareAddress interfaceName ips",
+        "ResourceClaimConsumerReference": "apiGroup name resource uid",
+        "ResourceClaimStatus": "allocation=AllocationResult devices=[AllocatedDeviceStatus] reservedFor=[ResourceClaimConsumerReference]",
+    },
+    "resource_v1beta2": {
+        "AllocatedDeviceStatus": "conditions=[meta_v1.Condition] data device driver networkData=NetworkDeviceData pool",
+        "AllocationResult": "devices=DeviceAllocationResult nodeSelector=core_v1.NodeSelector",
+        "DeviceAllocationConfiguration": "opaque=OpaqueDeviceConfiguration requests source",
+        "DeviceAllocationResult": "config=[DeviceAllocationConfiguration] results=[DeviceRequestAllocationResult]",
+        "DeviceRequestAllocationResult": "adminAccess device driver pool request tolerations=[DeviceToleration]",
+        "NetworkDeviceData": "hardwareAddress interfaceName ips",
+        "ResourceClaimConsumerReference": "apiGroup name resource uid",
+        "ResourceClaimStatus": "allocation=AllocationResult devices=[AllocatedDeviceStatus] reservedFor=[ResourceClaimConsumerReference]",
+    },
+    "storage_v1": {
+        "VolumeAttachmentStatus": "attachError=VolumeError attached attachmentMetadata detachError=VolumeError",
+        "VolumeError": "errorCode message time",
+    },
+    "storagemigration_v1alpha1": {
+        "MigrationCondition": "lastUpdateTime message reason status type",
+        "StorageVersionMigrationStatus": "conditions=[MigrationCondition] resourceVersion",
     },
 }

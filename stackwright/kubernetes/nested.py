@@ -11,6 +11,10 @@ A field whose keys are free (labels, annotations, data, resources.limits) or tha
 value nests nothing checkable and maps to None. Each object's keys are decoded on first use,
 once per kind and per definition.
 
+A live object also holds `status`, which no program sets: `live_fields` and `live_keys` read it
+too (from `STATUSES` and `STATUS_OBJECTS`), for a program reading a live object's fields by name
+(`LiveKind`, the schema of a resource's Outputs); `kind_fields` and `object_keys` never do.
+
 Must never: import a kind's module or its TypedDicts (a YAML program needs neither), or guess
 at a definition the table does not list.
 """
@@ -22,7 +26,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
-from stackwright.kubernetes.fields import KINDS, OBJECTS
+from stackwright.kubernetes.fields import KINDS, OBJECTS, STATUS_OBJECTS, STATUSES
 
 #: How the table marks a field holding a list of objects (`[…]`) or a map of free keys to
 #: objects (`{…}`); unmarked, it holds one.
@@ -41,6 +45,35 @@ class Nested:
     def shown(self) -> str:
         """The definition's own name (`Container`)."""
         return self.definition.rpartition(".")[2]
+
+    def keys(self) -> Mapping[str, Nested | None]:
+        """The definition's keys as a live object holds them (`live_keys`)."""
+        return live_keys(self.definition)
+
+    def item(self) -> Nested:
+        """One object of the definition: an item of the list, a value of the map."""
+        return _one(self.definition)
+
+
+@dataclass(frozen=True)
+class LiveKind:
+    """A built-in kind's live object as a schema (`stackwright.sdk.output.Schema`): its top
+    level, whose keys are its fields with `status`, `apiVersion` and `kind`."""
+
+    group: str
+    version: str
+    kind: str
+    container: Literal["one"] = "one"
+
+    @property
+    def shown(self) -> str:
+        return self.kind
+
+    def keys(self) -> Mapping[str, Nested | None]:
+        return live_fields(self.group, self.version, self.kind) or {}
+
+    def item(self) -> LiveKind:
+        return self
 
 
 def _keys(listed: str, own: str) -> Mapping[str, Nested | None]:
@@ -80,4 +113,38 @@ def object_keys(definition: str) -> Mapping[str, Nested | None]:
     return _keys(OBJECTS[module][name], module)
 
 
-__all__ = ["Nested", "kind_fields", "kinds", "object_keys"]
+@functools.cache
+def live_fields(group: str, version: str, kind: str) -> Mapping[str, Nested | None] | None:
+    """A built-in kind's top-level fields as its live object holds them: `kind_fields` with
+    `status` (for a kind that has one), `apiVersion` and `kind`; None for a kind that is not
+    built in."""
+    fields = kind_fields(group, version, kind)
+    if fields is None:
+        return None
+    status = STATUSES.get(group, {}).get(version, {}).get(kind, "")
+    return {"apiVersion": None, "kind": None, **fields, **_keys(status, "")}
+
+
+@functools.cache
+def live_keys(definition: str) -> Mapping[str, Nested | None]:
+    """`object_keys`, for the objects only a status holds too."""
+    module, _, name = definition.partition(".")
+    if name in OBJECTS.get(module, {}):
+        return object_keys(definition)
+    return _keys(STATUS_OBJECTS[module][name], module)
+
+
+@functools.cache
+def _one(definition: str) -> Nested:
+    return Nested("one", definition)
+
+
+__all__ = [
+    "LiveKind",
+    "Nested",
+    "kind_fields",
+    "kinds",
+    "live_fields",
+    "live_keys",
+    "object_keys",
+]
