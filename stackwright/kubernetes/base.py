@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
+import functools
 import importlib
 import re
 from collections.abc import Mapping
@@ -20,6 +21,7 @@ from typing import Any, ClassVar, Self
 
 from stackwright.errors import UsageError
 from stackwright.kubernetes.groups import MODULES, VERSIONS
+from stackwright.kubernetes.nested import LiveKind, live_fields
 from stackwright.model import Unknown
 from stackwright.sdk.output import PLAIN_LEAVES, Output, Secret, join_path
 from stackwright.sdk.resource import CustomResource, ResourceOptions, _declared_at
@@ -284,6 +286,12 @@ class KubernetesResource(CustomResource):
             )
         return super().__getattr__(name)
 
+    def _schema(self) -> LiveKind | None:
+        # A built-in kind's class: its definition (a custom resource's class has no `kind`,
+        # and its objects are free: any name reads, absent ones as None).
+        cls = type(self)
+        return _live_kind(cls.api_version, cls.kind) if cls.kind else None
+
     @property
     def id(self) -> Output[str]:
         """The object's ID as Pulumi's Kubernetes provider gives it: `namespace/name`, or the
@@ -292,6 +300,12 @@ class KubernetesResource(CustomResource):
         return Output.all(
             self.output("metadata", "namespace"), self.output("metadata", "name")
         )._derived(lambda found: f"{found[0]}/{found[1]}" if found[0] else str(found[1]))
+
+
+@functools.cache
+def _live_kind(api_version: str, kind: str) -> LiveKind | None:
+    group, _, version = api_version.rpartition("/")
+    return LiveKind(group, version, kind) if live_fields(group, version, kind) else None
 
 
 def _nothing_declared(

@@ -12,7 +12,8 @@ The engine's side of the contract:
 - `read(resource)` returns the resource's live object, or `UNKNOWN` when its
   state cannot be known yet. A field missing from a known object is absent, so
   selecting it gives `None` (as does selecting anything from `None`); only
-  `UNKNOWN` makes a value unknown.
+  `UNKNOWN` makes a value unknown. An attribute name that is no field at all of a
+  built-in kind's object is refused instead (`Schema`, which the resource supplies).
 - `resolve(value, read)` replaces every Output in a structure by its value; a
   secret value comes back wrapped in `Secret`, which `unwrap_secrets` strips while
   reporting where it was (dotted paths, as `join_path` writes them).
@@ -23,10 +24,11 @@ callback a `Secret` marker, or let a secret value turn into a non-secret one.
 
 from __future__ import annotations
 
+import difflib
 import json
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Generic, NamedTuple, TypeAlias, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Generic, NamedTuple, Protocol, TypeAlias, TypeVar, cast
 
 import orjson
 import yaml
@@ -58,10 +60,14 @@ class Record(dict[str, Any]):
     """A mapping as an apply callback gets it: items by Kubernetes' names
     (`s["clusterIP"]`), and attributes by the names of Pulumi's Python output types
     (`s.cluster_ip`, `status.load_balancer.ingress[0].ip`), as `select` finds them; an
-    absent field is None, as Pulumi's unset optional properties are. A dict's own methods
-    (`items`, `values`, `keys`, `get`) stay methods: read such a field by its key."""
+    absent field is None, as Pulumi's unset optional properties are, but a name that is no
+    field of a built-in kind's object at all (`s.cluster_ipp`) raises AttributeError, as
+    Pulumi's types do. A dict's own methods (`items`, `values`, `keys`, `get`) stay methods:
+    read such a field by its key."""
 
-    __slots__ = ()
+    #: Where it is in a built-in kind's live object (`_records`); unset elsewhere.
+    __slots__ = ("_at",)
+    _at: _At
 
     #: What an attribute naming no field it holds reads as.
     absent: Any = None
@@ -70,7 +76,21 @@ class Record(dict[str, Any]):
         if name.startswith("__"):
             raise AttributeError(name)
         key = name if dict.__contains__(self, name) else _snake_field(self, name)
-        return self.absent if key is None else dict.__getitem__(self, key)
+        if key is not None:
+            return dict.__getitem__(self, key)
+        # Not held: an absent field, or a name no field at all, which only the schema can
+        # tell (looked at here only, so that a field it holds costs nothing more).
+        try:
+            at = _RECORD_AT.__get__(self, Record)
+        except AttributeError:  # no schema: a user's dict, a custom resource's object
+            return self.absent
+        place = _place_of(at)
+        if place is not None:
+            place.attribute(name)
+        return self.absent
+
+
+_RECORD_AT = cast(Any, Record.__dict__["_at"])
 
 
 # `yaml.safe_dump(s)` in a callback writes a Record as the mapping it is (PyYAML's dumpers
@@ -98,6 +118,145 @@ class Partial(Record):
         return UNKNOWN
 
 
+class Schema(Protocol):
+    """What a built-in kind's live object holds at one place, as the kind's definition says:
+    one object, a list of them or a map of free keys to them (`container`: "one", "list",
+    "map"), of the definition `shown` (`ServiceSpec`), whose `keys()` each map to their own
+    schema (None for a plain value or a free-keyed map, labels or limits, where any key goes);
+    `item()` is one object of a list's or map's. The layer that knows the kinds supplies it
+    (`Resource._schema`): the SDK never imports that layer."""
+
+    @property
+    def container(self) -> str: ...
+
+    @property
+    def shown(self) -> str: ...
+
+    def keys(self) -> Mapping[str, Schema | None]: ...
+
+    def item(self) -> Schema: ...
+
+
+class _Place:
+    """Where an Output, or a mapping an apply callback gets, is in a built-in kind's live
+    object: the resource (`Service 'web'`, for messages), the path to it (as the program took
+    it: `status.load_balancer`) and the schema there, against which an attribute's name is
+    checked: a name no field of the object is a mistake, not an absent field."""
+
+    __slots__ = ("owner", "path", "schema")
+
+    def __init__(self, owner: str, path: str, schema: Schema) -> None:
+        self.owner = owner
+        self.path = path
+        self.schema = schema
+
+    def attribute(self, name: str) -> tuple[str, _Place | None]:
+        """The key the attribute `name` reads here (`cluster_ip` → `clusterIP`), and the
+        place it leads to (None where anything goes); AttributeError for a name no field."""
+        schema = self.schema
+        if schema.container == "map":  # free keys, each to an object
+            return name, _Place(self.owner, join_path(self.path, name), schema.item())
+        if schema.container == "one":
+            keys = schema.keys()
+            key = name if name in keys else _snake_field(keys, name)
+            if key is not None:
+                held = keys[key]
+                return key, None if held is None else _Place(
+                    self.owner, join_path(self.path, name), held
+                )
+        raise self.missing(name)
+
+    def item(self, key: Any) -> _Place | None:
+        """The place of the item `key` (a field by Kubernetes' name, a list's index, a map's
+        key); None where the schema says nothing of it."""
+        schema = self.schema
+        held: Schema | None = None
+        if schema.container == "one":
+            held = schema.keys().get(key) if isinstance(key, str) else None
+        elif (schema.container == "list") == (type(key) is int):
+            held = schema.item()
+        return None if held is None else _Place(self.owner, join_path(self.path, key), held)
+
+    def missing(self, name: str) -> AttributeError:
+        """The error for an attribute `name` that is no field here, with the closest ones."""
+        schema = self.schema
+        where = f"{self.owner} has no field {join_path(self.path, name)}"
+        if schema.container == "list":
+            return AttributeError(
+                f"{where} ({self.path} is a list of {schema.shown}: take an item, "
+                f"{self.path}[0].{name})"
+            )
+        keys = sorted(schema.keys())
+        # Suggested in the spelling the program used: Pulumi's (`cluster_ip`) or Kubernetes'.
+        names = keys if name != name.lower() else sorted({_pulumi_name(k) for k in keys})
+        close = difflib.get_close_matches(name, names, n=3)
+        hint = (
+            f"did you mean {' or '.join(close)}?"
+            if close
+            else f"{schema.shown}'s fields: {', '.join(names)}"
+        )
+        return AttributeError(f"{where} ({hint})")
+
+
+class _Pending:
+    """The place of a resource's Output at `path` before anything asked for it: settled on
+    first use, so that the many Outputs a program never takes an attribute from (a YAML
+    program's references, `ns.metadata["name"]` inputs) cost no schema lookups."""
+
+    __slots__ = ("path", "resource")
+
+    def __init__(self, resource: Resource, path: tuple[Any, ...]) -> None:
+        self.resource = resource
+        self.path = path
+
+    def settle(self) -> _Place | None:
+        schema = self.resource._schema()
+        if schema is None:
+            return None
+        place: _Place | None = _Place(f"{schema.shown} {self.resource.resource_name!r}", "", schema)
+        for key in self.path:
+            if place is None:
+                break
+            place = place.item(key)
+        return place
+
+
+def placed(output: Output[T], resource: Resource, path: tuple[Any, ...]) -> Output[T]:
+    """`output`, the value at `path` of `resource`'s live object, checked by its schema
+    (`Resource._schema`) once an attribute is taken from it."""
+    output._where = _Pending(resource, path)
+    return output
+
+
+#: Where a mapping an apply callback gets is: the `_Place` of the value the callback was given,
+#: or (where its container is, its key there), built as `_records` walks and resolved only when
+#: an attribute misses (`_place_of`).
+_At: TypeAlias = "_Place | tuple[_At, Any]"
+
+
+def _place_of(at: _At) -> _Place | None:
+    keys = []
+    while isinstance(at, tuple):
+        at, key = at
+        keys.append(key)
+    place: _Place | None = at
+    for key in reversed(keys):
+        if place is None:
+            break
+        place = place.item(key)
+    return place
+
+
+def _pulumi_name(key: str) -> str:
+    """A Kubernetes field's name as Pulumi's Python types spell it: `clusterIP` →
+    `cluster_ip`, `podIPs` → `pod_ips`, `loadBalancer` → `load_balancer`."""
+    return "_".join(_WORDS.findall(key)).lower() or key
+
+
+#: The words of a camelCase name: an acronym (with its plural `s`), a word, a lone capital.
+_WORDS = re.compile(r"[A-Z]{2,}s?(?![a-z])|[A-Z]?[a-z0-9]+|[A-Z]+")
+
+
 #: Reads a resource's live state: (resource) -> its live object, or UNKNOWN.
 StateReader = Callable[["Resource"], Any]
 
@@ -112,7 +271,7 @@ class Output(Generic[T]):
     refers to) before the value is known; None when there is none.
     """
 
-    __slots__ = ("_compute", "_resources", "_runs", "_secret", "shape")
+    __slots__ = ("_compute", "_resources", "_runs", "_secret", "_where", "shape")
 
     def __init__(
         self,
@@ -128,6 +287,10 @@ class Output(Generic[T]):
         self.shape = shape
         #: An apply's `_Runs` (None for any other Output).
         self._runs: _Runs | None = None
+        #: Where its value is in a built-in kind's live object (an attribute chain taken from
+        #: a resource; `_Pending` until asked), or each value's (`Output.all` of them: their
+        #: Outputs); None: no schema checks it. Read through `_place`.
+        self._where: _Place | _Pending | tuple[Output[Any], ...] | None = None
 
     # --- construction --------------------------------------------------------------
 
@@ -160,11 +323,14 @@ class Output(Generic[T]):
                 lambda found: dict(zip(keys, found, strict=True))
             )
         lifted = [Output.from_input(v) for v in values]
-        return Output(
+        made: Output[Any] = Output(
             lambda read: [o._compute(read) for o in lifted],
             frozenset().union(*(o._resources for o in lifted)),
             secret=any(o._secret for o in lifted),
         )
+        if any(o._where is not None for o in lifted):
+            made._where = tuple(lifted)
+        return made
 
     @staticmethod
     def concat(*parts: Any) -> Output[str]:
@@ -205,7 +371,21 @@ class Output(Generic[T]):
         the apply, the stack outputs): `func` runs once per value, as Pulumi runs it once,
         for a value of plain data (its last value and result are kept).
         """
-        made = self._derived(lambda value: _plain(func(cast(T, _records(value)))))
+
+        def given(value: Any) -> Any:
+            # Looked up when it first runs, not as the program declares it.
+            place = self._place()
+            if not isinstance(place, tuple):
+                return _records(value, place)
+            if type(value) is not list:
+                return _records(value)
+            # `Output.all`'s list: each item where its Output is.
+            return [
+                _records(v, p if isinstance(p := o._place(), _Place) else None)
+                for v, o in zip(value, place, strict=False)
+            ]
+
+        made = self._derived(lambda value: _plain(func(cast(T, given(value)))))
         record_apply(made)
         return made
 
@@ -249,13 +429,37 @@ class Output(Generic[T]):
 
     def __getattr__(self, name: str) -> Output[Any]:
         # `deployment.spec.template`; a snake_case name also finds its camelCase
-        # field (`pod.spec.node_name` → `nodeName`), as top-level fields do.
+        # field (`pod.spec.node_name` → `nodeName`), as top-level fields do. Taken from a
+        # built-in kind's resource, a name no field of its definition is refused here, at
+        # the program's line, in a preview too, rather than reading null once applied.
         if name.startswith("__"):
             raise AttributeError(name)
-        return self._selecting(name, attribute=True)
+        place = self._place()
+        if not isinstance(place, _Place):
+            return self._selecting(name, attribute=True)
+        key, there = place.attribute(name)
+        made = self._selecting(key, attribute=True)
+        made._where = there
+        return made
 
     def __getitem__(self, key: Any) -> Output[Any]:
-        return self._selecting(key, attribute=False)
+        made = self._selecting(key, attribute=False)
+        where = self._where
+        if where is None:
+            return made
+        if isinstance(where, _Pending):  # still not looked up: an item checks nothing
+            made._where = _Pending(where.resource, (*where.path, key))
+        elif isinstance(where, _Place):
+            made._where = where.item(key)
+        elif type(key) is int and -len(where) <= key < len(where):
+            made._where = where[key]._where
+        return made
+
+    def _place(self) -> _Place | tuple[Output[Any], ...] | None:
+        where = self._where
+        if isinstance(where, _Pending):
+            where = self._where = where.settle()
+        return where
 
     def _selecting(self, key: Any, *, attribute: bool) -> Output[Any]:
         compute = self._compute
@@ -329,17 +533,35 @@ def _run_key(value: Any) -> Any:
         return None
 
 
-def _records(value: Any) -> Any:
+def _records(value: Any, at: _At | None = None) -> Any:
     """A resolved value as a user's callback gets it: its plain dicts `Record`s (a `Partial`
     stays one; any other object is left as it is), so Pulumi's attribute spelling reads
-    their fields."""
+    their fields; each knows where it is (`at`) when the value is a built-in kind's."""
     if type(value) in PLAIN_LEAVES:
         return value
     if type(value) is dict or isinstance(value, Record):
         made = Record if type(value) is dict else type(value)
-        return made({k: _records(v) for k, v in value.items()})
+        # A leaf as it is, without a call or the link a container gets (most of an object is
+        # leaves).
+        if at is None:
+            return made(
+                {k: v if type(v) in PLAIN_LEAVES else _records(v) for k, v in value.items()}
+            )
+        record = cast(
+            Record,
+            made(
+                {
+                    k: v if type(v) in PLAIN_LEAVES else _records(v, (at, k))
+                    for k, v in value.items()
+                }
+            ),
+        )
+        record._at = at
+        return record
     if type(value) is list:
-        return [_records(v) for v in value]
+        if at is None:
+            return [v if type(v) in PLAIN_LEAVES else _records(v) for v in value]
+        return [v if type(v) in PLAIN_LEAVES else _records(v, (at, i)) for i, v in enumerate(value)]
     return value
 
 

@@ -32,9 +32,11 @@ from stackwright.model import make_urn, parse_urn
 from stackwright.sdk.output import (
     InputMarks,
     Output,
+    Schema,
     StateReader,
     input_marks,
     parse_path,
+    placed,
     select,
 )
 
@@ -544,7 +546,13 @@ class Resource:
                 value = select(value, key)
             return value
 
-        return Output(compute, {self})
+        return placed(Output(compute, {self}), self, path)
+
+    def _schema(self) -> Schema | None:
+        """What this resource's live object holds, by which the attribute names a program
+        takes from its Outputs are checked (`svc.spec.cluster_ipp` is refused); None, the
+        default, checks none (a custom resource's kind, a component)."""
+        return None
 
     def __repr__(self) -> str:
         return f"<{self._type} {self._name!r}>"

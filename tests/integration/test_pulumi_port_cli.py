@@ -11,7 +11,7 @@ import textwrap
 from typing import Any
 
 import pytest
-from test_cli_lifecycle import PRELUDE_LINES, LiveCluster, live, new_project, one_line
+from test_cli_lifecycle import PRELUDE_LINES, LiveCluster, get, live, new_project, one_line
 
 pytestmark = pytest.mark.integration
 __all__ = ["new_project"]  # a fixture, used by name
@@ -69,6 +69,50 @@ def test_apply_callbacks_read_fields_by_pulumis_attribute_names(
     stored = p.state()["outputs"]
     assert stored["ingress"] == outputs["ingress"] and "broken" not in stored
     assert json.loads(p.sw("stack", "output", "--json").out)["frontend_ip"] == address
+
+
+def test_a_misspelt_field_name_is_refused_in_one_line_not_read_as_null(
+    new_project: Any, cluster: LiveCluster
+) -> None:
+    """A typo in a field name read from a built-in kind (`svc.status.load_balncer`) made the
+    stack output null, silently, as if the field were unset. Pulumi's typed outputs raise for
+    a name the type lacks: so `preview` and `up` refuse it at the program's line, before
+    anything is known or changed, naming the field the program meant; inside a callback, the
+    run fails on it as on any callback's error."""
+    p = new_project()
+    program = """
+        ns = k8s.core.v1.Namespace("ns", metadata={"name": NS})
+        svc = k8s.core.v1.Service(
+            "frontend",
+            metadata={"name": "frontend", "namespace": ns.metadata["name"]},
+            spec={"type": "LoadBalancer", "selector": {"app": "fe"}, "ports": [{"port": 80}]},
+        )
+        sw.export("frontend_ip", svc.status.load_balncer.ingress[0].ip)
+        """
+    p.program(textwrap.dedent(program))
+    line = PRELUDE_LINES + 8  # textwrap.dedent keeps the leading blank line
+    for command in (("preview", "--json"), ("up", "--yes", "--json")):
+        said = one_line(p.sw(*command, rc=2))
+        assert said == (
+            f"error: the program failed at {p.root / '__main__.py'}:{line}: AttributeError: "
+            "Service 'frontend' has no field status.load_balncer (did you mean load_balancer?)"
+        ), said
+    assert get(cluster, "namespace", p.ns) is None and p.history() == []
+
+    p.program(
+        """
+        ns = k8s.core.v1.Namespace("ns", metadata={"name": NS})
+        sw.export("phase", ns.status.apply(lambda status: status.phse))
+        """
+    )
+    assert p.preview().summary["counts"] == {"create": 1}  # not known before it exists
+    failed = p.up(rc=1)
+    assert failed.summary["failures"] == [
+        f"stack output phase: an apply callback failed at {p.root / '__main__.py'}:"
+        f"{PRELUDE_LINES + 3}: AttributeError: Namespace 'ns' has no field status.phse "
+        "(did you mean phase?)"
+    ]
+    assert live(cluster, "namespace", p.ns)["status"]["phase"] == "Active"
 
 
 def test_a_configmap_changed_under_a_workloads_environment_warns_that_pods_keep_it(

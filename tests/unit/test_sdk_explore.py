@@ -178,7 +178,10 @@ def test_snake_case_attributes_find_fields_spelled_with_acronyms() -> None:
     assert pod.status.pod_ip.resolve(read) == "10.1.0.3"
     assert pod.status.host_ip.resolve(read) == "192.168.0.2"
     assert pod.status.qos_class.resolve(read) == "BestEffort"
-    assert pod.status.no_such_field.resolve(read) is None
+    # A field the live object does not hold is None; a name no field of PodStatus is refused.
+    assert pod.status.nominated_node_name.resolve(read) is None
+    with pytest.raises(AttributeError, match=r"no field status\.no_such_field"):
+        pod.status.no_such_field  # noqa: B018
 
 
 # --- aliases ------------------------------------------------------------------------------
