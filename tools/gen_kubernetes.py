@@ -25,7 +25,9 @@ the package, stop the generator. `groups.py` records the map, so that code findi
 kind's class from its group reads it rather than repeating the rule. `fields.py` lists
 every kind's fields and every nested object's keys with what each holds, from the same
 walk of the schema that writes the annotations, for the YAML program's check of
-`properties:` (which so reads no annotation text).
+`properties:` (which so reads no annotation text); apart from those (`STATUSES`,
+`STATUS_OBJECTS`), what each kind's `status` holds, for checking the field names a program
+reads from a live object, never what its properties may set.
 
 The output is deterministic: everything is sorted, nothing depends on time, hash
 seeds or the machine. It does depend on the installed kubernetes-validate and
