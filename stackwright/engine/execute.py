@@ -2071,7 +2071,7 @@ class Run:
         if self.program is None or self.outcome.failures:
             return
         for output in unrun(self.program.applies):
-            if any(self.status.get(r.urn) != _DONE for r in output.resources):
+            if any(self.status.get(r.urn) != _DONE for r in output.dependencies):
                 continue
             try:
                 output.resolve(self.read_live)

@@ -114,7 +114,7 @@ def _dependencies(value: Any) -> frozenset[Any] | None:
             stack.extend(item)
     if not outputs:
         return None
-    return frozenset().union(*(o.resources for o in outputs))
+    return frozenset().union(*(o.dependencies for o in outputs))
 
 
 class _Referenced(ComponentResource):

@@ -500,7 +500,9 @@ class Output(Generic[T]):
     # --- engine side -------------------------------------------------------------
 
     @property
-    def resources(self) -> frozenset[Resource]:
+    def dependencies(self) -> frozenset[Resource]:
+        """The resources whose live state it is computed from: what uses it waits for them.
+        (Not `resources`: that reads a field, `containers[0].resources.limits`.)"""
         return self._resources
 
     @property
@@ -749,7 +751,7 @@ def input_marks(value: Any) -> InputMarks:
         if isinstance(item, Secret):
             secret = True
         else:
-            found |= item.resources
+            found |= item._resources
             secret = secret or item.is_secret
     return InputMarks(frozenset(found), secret)
 

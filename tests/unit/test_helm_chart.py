@@ -254,7 +254,7 @@ def test_values_from_another_resources_state_make_every_field_wait_for_it(
     # Identity stays plain (the engine names and orders by it); the rest waits for `source`.
     assert deployment["kind"] == "Deployment" and deployment["metadata"]["name"] == "demo-webapp"
     spec = deployment["spec"]
-    assert isinstance(spec, Output) and spec.resources == {source} and not spec.is_secret
+    assert isinstance(spec, Output) and spec.dependencies == {source} and not spec.is_secret
     # The placeholder rendering is the shape ordering rules read: the envFrom reference.
     container = spec.shape["template"]["spec"]["containers"][0]
     assert container["envFrom"] == [{"configMapRef": {"name": "demo-webapp-settings"}}]

@@ -97,6 +97,12 @@ def test_maps_with_free_keys_take_any_key(program: Program) -> None:
     assert cm.data.a.resolve(read) == "1" and cm.data.b.resolve(read) is None
     limits = dep.spec.template.spec.containers[0]["resources"].limits
     assert limits.cpu.resolve(read) is None
+    # By attribute too: `resources` is the container's field, not the Output's dependencies.
+    held = {
+        "spec": {"template": {"spec": {"containers": [{"resources": {"limits": {"cpu": "1"}}}]}}}
+    }
+    by_name = dep.spec.template.spec.containers[0].resources.limits.cpu
+    assert by_name.resolve(reader({dep: held})) == "1"
     assert svc.metadata.apply(lambda m: (m.labels.app, m.labels.other)).resolve(read) == (
         "web",
         None,

@@ -38,7 +38,7 @@ def reader(live: dict[Resource, Any]) -> Any:
 def test_apply_runs_on_the_known_value(program: Program) -> None:
     svc = CustomResource("kubernetes:core/v1:Service", "web")
     ip = svc.output("spec").apply(lambda spec: spec["clusterIP"])
-    assert ip.resources == {svc}
+    assert ip.dependencies == {svc}
     assert ip.resolve(reader({svc: {"spec": {"clusterIP": "10.0.0.7"}}})) == "10.0.0.7"
 
 
@@ -75,7 +75,7 @@ def test_all_concat_and_format(program: Program) -> None:
     assert Output.all(host=a.host, user=b.user).resolve(read) == {"host": "db", "user": "app"}
     url = Output.concat("postgres://", b.user, "@", a.host, ":", a.port)
     assert url.resolve(read) == "postgres://app@db:5432"
-    assert url.resources == {a, b}
+    assert url.dependencies == {a, b}
     text = Output.format("{0}@{host}:{port}", b.user, host=a.host, port=a.port)
     assert text.resolve(read) == "app@db:5432"
     assert Output.all().resolve(read) == []
@@ -137,10 +137,10 @@ def test_apply_may_return_an_output(program: Program) -> None:
 def test_from_input_lifts_structures(program: Program) -> None:
     a = CustomResource("test:index:A", "a")
     plain = Output.from_input({"x": [1, 2]})
-    assert plain.resources == frozenset()
+    assert plain.dependencies == frozenset()
     assert plain.resolve(reader({})) == {"x": [1, 2]}
     mixed = Output.from_input({"name": a.name, "list": (a.name, "b")})
-    assert mixed.resources == {a}
+    assert mixed.dependencies == {a}
     assert mixed.resolve(reader({a: {"name": "n"}})) == {"name": "n", "list": ["n", "b"]}
     assert Output.from_input(mixed) is mixed
 

@@ -206,7 +206,7 @@ def test_live_state_attributes_use_kubernetes_spelling(program: Program) -> None
     raw = CustomResource("test:index:T", "t")
     read = {secret: {"stringData": {"a": "b"}}, raw: {"someField": 1}}.get
     assert isinstance(raw.some_field, Output)
-    assert raw.some_field.resources == {raw}
+    assert raw.some_field.dependencies == {raw}
     assert raw.some_field.resolve(read) == 1
     assert secret.string_data.resolve(read) == {"a": "b"}
     assert secret.output("stringData", "a").resolve(read) == "b"
