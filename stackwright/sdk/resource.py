@@ -586,20 +586,45 @@ def _prefixes(parent: Resource | str | None) -> list[tuple[str, ...]]:
 def _checked(opts: ResourceOptions, what: str) -> ResourceOptions:
     """The options with forgiving spellings normalised, or a UsageError naming the resource."""
     if not isinstance(opts, ResourceOptions):
-        # Pulumi's `ConfigMap("c", args)` overload puts the fields in this place.
-        fields = isinstance(opts, Mapping) or type(opts).__name__.endswith("Args")
-        raise UsageError(
-            f"opts of {what} must be a ResourceOptions (got {type(opts).__name__})"
-            + (
-                "; Stackwright takes no args object: pass the object's fields as keyword "
-                "arguments (data=..., metadata=..., spec=...)"
-                if fields
-                else ""
-            )
+        raise _not_options(opts, what)
+    # One option at a time, in the order a user reads them: the first mistake is the one said.
+    changes: dict[str, Any] = {
+        **_resources_named(opts, what),
+        **_switches(opts, what),
+        **_timeouts(opts.custom_timeouts, what),
+        **_aliases(opts.aliases, what),
+        **_secret_outputs(opts.additional_secret_outputs, what),
+    }
+    transforms = _transform_list(opts.transforms, what)
+    if transforms is not opts.transforms:
+        changes["transforms"] = transforms
+    if opts.id is not None:
+        _check_read(opts, what)
+    changes.update(_field_paths(opts, what))
+    return replace(opts, **changes) if changes else opts
+
+
+def _not_options(opts: object, what: str) -> UsageError:
+    """What to say of `opts` that are no ResourceOptions: Pulumi's `ConfigMap("c", args)`
+    overload puts the object's fields in this place, which Stackwright takes as keywords."""
+    fields = isinstance(opts, Mapping) or type(opts).__name__.endswith("Args")
+    return UsageError(
+        f"opts of {what} must be a ResourceOptions (got {type(opts).__name__})"
+        + (
+            "; Stackwright takes no args object: pass the object's fields as keyword "
+            "arguments (data=..., metadata=..., spec=...)"
+            if fields
+            else ""
         )
+    )
+
+
+def _resources_named(opts: ResourceOptions, what: str) -> dict[str, Any]:
+    """The options that name other resources checked (`depends_on`, `parent`, `provider`,
+    `deleted_with`), and `depends_on=db` taken for `depends_on=[db]`."""
     changes: dict[str, Any] = {}
     depends_on = opts.depends_on
-    if isinstance(depends_on, Resource):  # `depends_on=db` for `depends_on=[db]`
+    if isinstance(depends_on, Resource):
         depends_on = changes["depends_on"] = (depends_on,)
     for item in depends_on:
         if not isinstance(item, Resource):
@@ -611,44 +636,59 @@ def _checked(opts: ResourceOptions, what: str) -> ResourceOptions:
         value = getattr(opts, option)
         if value is not None and not isinstance(value, Resource):
             raise UsageError(f"{option} of {what} must be a resource (got {type(value).__name__})")
-    for option in _BOOL_OPTIONS:  # a string is truthy: protect="false" would protect
+    return changes
+
+
+def _switches(opts: ResourceOptions, what: str) -> dict[str, Any]:
+    """The True-or-False options checked, None taken for False: a string is truthy, so
+    protect="false" would protect; None is unset, as Pulumi reads
+    `protect=cfg.get_bool("protect")`."""
+    changes: dict[str, Any] = {}
+    for option in _BOOL_OPTIONS:
         value = getattr(opts, option)
-        if value is None:  # unset, as Pulumi reads it: `protect=cfg.get_bool("protect")`
+        if value is None:
             changes[option] = False
         elif not isinstance(value, bool):
             raise UsageError(
                 f"{option} of {what} must be True or False (got {value!r}); read a "
                 "configuration value as one with `Config().get_bool`"
             )
-    timeouts = opts.custom_timeouts
-    if timeouts is not None:
-        if isinstance(timeouts, dict):  # `custom_timeouts={"create": "5m"}`
-            unknown = set(timeouts) - {"create", "update", "delete"}
-            if unknown:
-                raise UsageError(
-                    f"custom_timeouts of {what} has unknown keys {sorted(unknown)}; "
-                    "known: create, update, delete"
-                )
-            timeouts = CustomTimeouts(**timeouts)
-        if not isinstance(timeouts, CustomTimeouts):
+    return changes
+
+
+def _timeouts(timeouts: Any, what: str) -> dict[str, Any]:
+    """`custom_timeouts` in seconds, from a CustomTimeouts or a dict such as
+    `{"create": "5m"}`."""
+    if timeouts is None:
+        return {}
+    if isinstance(timeouts, dict):
+        unknown = set(timeouts) - {"create", "update", "delete"}
+        if unknown:
             raise UsageError(
-                f"custom_timeouts of {what} must be a CustomTimeouts (got {type(timeouts).__name__})"
+                f"custom_timeouts of {what} has unknown keys {sorted(unknown)}; "
+                "known: create, update, delete"
             )
-        changes["custom_timeouts"] = CustomTimeouts(
-            **{
-                kind: _seconds(getattr(timeouts, kind), f"custom_timeouts.{kind} of {what}")
-                for kind in ("create", "update", "delete")
-            }
+        timeouts = CustomTimeouts(**timeouts)
+    if not isinstance(timeouts, CustomTimeouts):
+        raise UsageError(
+            f"custom_timeouts of {what} must be a CustomTimeouts (got {type(timeouts).__name__})"
         )
-    aliases = opts.aliases
-    if isinstance(aliases, str | Alias):  # one alias for a list of one
+    seconds = {
+        kind: _seconds(getattr(timeouts, kind), f"custom_timeouts.{kind} of {what}")
+        for kind in ("create", "update", "delete")
+    }
+    return {"custom_timeouts": CustomTimeouts(**seconds)}
+
+
+def _aliases(aliases: Any, what: str) -> dict[str, Any]:
+    """`aliases` checked (URNs parse, an Alias's parent is a resource, a URN or None), one
+    alias taken for a list of one."""
+    changes: dict[str, Any] = {}
+    if isinstance(aliases, str | Alias):
         aliases = changes["aliases"] = (aliases,)
     for alias in aliases:
         if isinstance(alias, str):
-            try:
-                parse_urn(alias)
-            except ValueError as exc:
-                raise UsageError(f"aliases of {what}: {exc}") from None
+            _check_urn(alias, f"aliases of {what}")
         elif not isinstance(alias, Alias):
             raise UsageError(
                 f"aliases of {what} must be URNs or sw.Alias(name=..., type_=..., parent=...) "
@@ -660,30 +700,40 @@ def _checked(opts: ResourceOptions, what: str) -> ResourceOptions:
                 f"(got {type(alias.parent).__name__})"
             )
         elif isinstance(alias.parent, str):
-            try:
-                parse_urn(alias.parent)
-            except ValueError as exc:
-                raise UsageError(f"the alias parent of {what}: {exc}") from None
-    secret = opts.additional_secret_outputs
-    if isinstance(secret, str):  # one field for a list of one
+            _check_urn(alias.parent, f"the alias parent of {what}")
+    return changes
+
+
+def _check_urn(urn: str, where: str) -> None:
+    try:
+        parse_urn(urn)
+    except ValueError as exc:
+        raise UsageError(f"{where}: {exc}") from None
+
+
+def _secret_outputs(secret: Any, what: str) -> dict[str, Any]:
+    """`additional_secret_outputs` in the Kubernetes spelling, one field for a list of one."""
+    if isinstance(secret, str):
         secret = (secret,)
-    if secret:
-        changes["additional_secret_outputs"] = tuple(_secret_field(f, what) for f in secret)
-    transforms = _transform_list(opts.transforms, what)
-    if transforms is not opts.transforms:
-        changes["transforms"] = transforms
-    if opts.id is not None:
-        _check_read(opts, what)
+    if not secret:
+        return {}
+    return {"additional_secret_outputs": tuple(_secret_field(f, what) for f in secret)}
+
+
+def _field_paths(opts: ResourceOptions, what: str) -> dict[str, Any]:
+    """`ignore_changes` and `replace_on_changes` checked as field paths, one path taken for
+    a list of one."""
+    changes: dict[str, Any] = {}
     for option in ("ignore_changes", "replace_on_changes"):
         paths = getattr(opts, option)
-        if isinstance(paths, str):  # one path for a list of one
+        if isinstance(paths, str):
             paths = changes[option] = (paths,)
         for entry in paths:
             try:
                 parse_path(entry)
             except (ValueError, TypeError) as exc:
                 raise UsageError(f"{option} of {what}: {exc}") from None
-    return replace(opts, **changes) if changes else opts
+    return changes
 
 
 def _secret_field(field: Any, what: str) -> str:
