@@ -19,7 +19,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Any
 from urllib.parse import quote
 
@@ -122,68 +122,11 @@ class Waiter:
         started = self._now()
         deadline = started + timeout
         wake = asyncio.Event()
-        async with contextlib.AsyncExitStack() as stack:
-            if info.namespaced:
-                primary = await stack.enter_async_context(
-                    self._informers.watching(
-                        info.collection(namespace), api_version=info.api_version, kind=info.kind
-                    )
-                )
-            else:
-                primary = await stack.enter_async_context(
-                    self._informers.watching(
-                        info.collection(None),
-                        api_version=info.api_version,
-                        kind=info.kind,
-                        field_selector=f"metadata.name={name}",
-                    )
-                )
-            related_informers: dict[str, Informer] = {}
-            for field in sorted(wanted & _RELATED.keys()):
-                api_version, kind, path = _RELATED[field]
-                related_informers[field] = await stack.enter_async_context(
-                    self._informers.watching(
-                        path.format(ns=quote(namespace or "", safe="")),
-                        api_version=api_version,
-                        kind=kind,
-                    )
-                )
-            for informer in (primary, *related_informers.values()):
-                informer.listen(wake)
-                stack.callback(informer.unlisten, wake)
-            # An API server that does not answer the object's first list is as silent as one
-            # that stops answering later: the same limit, not the whole wait, before giving
-            # up. Not the related lists (Pods, Events of a big namespace): slow is not silent.
-            limited = self._unreachable_limit < deadline - self._now()
-            silent_for = self._unreachable_limit if limited else deadline - self._now()
-            try:
-                async with asyncio.timeout(max(0.0, silent_for)):
-                    await primary.synced()
-                limited = False  # it answered: what follows has the whole wait
-                async with asyncio.timeout(max(0.0, deadline - self._now())):
-                    for informer in related_informers.values():
-                        # Without Pods (a 403, say) we still wait, only with vaguer messages.
-                        with contextlib.suppress(ProviderError):
-                            await informer.synced()
-                for field in sorted(_ESSENTIAL & related_informers.keys()):
-                    refused = related_informers[field].error
-                    if isinstance(refused, AccessDenied):  # it would wait out its timeout
-                        raise AccessDenied(
-                            f"{name}: its readiness cannot be seen without reading {field}: "
-                            f'{refused}; or annotate it stackwright.io/skip-await: "true"',
-                            status=refused.status,
-                        ) from refused
-            except TimeoutError:
-                if limited:
-                    why = f" ({primary.failure})" if primary.failure else ""
-                    raise ReadinessFailed(
-                        f"{name}: the API server has not answered its watch for "
-                        f"{silent_for:.0f}s{why}; is the cluster running?"
-                    ) from None
-                raise ReadinessTimeout(
-                    f"{name}: not ready after {format_duration(timeout)} — the API server did not answer the watch",
-                    last_status="",
-                ) from None
+        async with self._watches(info, namespace, name, wanted, wake) as (
+            primary,
+            related_informers,
+        ):
+            await self._first_lists(primary, related_informers, name, deadline, timeout)
             classes = await self._classes(wanted)
             events: list[dict[str, Any]] = []
             events_at = -math.inf
@@ -213,17 +156,7 @@ class Waiter:
                 )
                 verdict = readiness.evaluate(live, related)
                 silent = _silence(primary)
-                if silent is not None and silent[0] >= _UNREACHABLE_NOTE:
-                    seconds, why = silent
-                    if seconds >= self._unreachable_limit:
-                        raise ReadinessFailed(
-                            f"{name}: the API server has not answered for {seconds:.0f}s "
-                            f"({why}); is the cluster running? (last status: "
-                            f"{verdict.message.removeprefix(f'{name}: ')})"
-                        )
-                    report(f"{verdict.message} (the API server is not answering: {why}; retrying)")
-                else:
-                    report(verdict.message)
+                report(self._status_line(name, verdict, silent))
                 now = self._now()
                 if verdict.state is State.READY:
                     return live
@@ -255,18 +188,113 @@ class Waiter:
                     next_events = now + self._events_every
                 if now >= deadline:
                     raise _timeout(name, timeout, verdict)
-                wake_at = deadline
-                if missing_since is not None:
-                    wake_at = min(wake_at, missing_since + _MISSING_GRACE)
-                if failing_since is not None:
-                    wake_at = min(wake_at, failing_since + self._grace)
-                if explain:
-                    wake_at = min(wake_at, next_events)
-                if silent is not None:  # look again soon: to say so, or to give up
-                    wake_at = min(wake_at, now + 1.0)
+                # Look again at the first moment something can have changed without a watch
+                # event: a grace ending, Events due, or (the API server silent) soon, to say
+                # so or to give up.
+                wake_at = min(
+                    deadline,
+                    _after(missing_since, _MISSING_GRACE),
+                    _after(failing_since, self._grace),
+                    next_events if explain else math.inf,
+                    now + 1.0 if silent is not None else math.inf,
+                )
                 with contextlib.suppress(TimeoutError):
                     async with asyncio.timeout(max(0.01, wake_at - now)):
                         await wake.wait()
+
+    @contextlib.asynccontextmanager
+    async def _watches(
+        self,
+        info: ResourceInfo,
+        namespace: str | None,
+        name: str,
+        wanted: frozenset[str],
+        wake: asyncio.Event,
+    ) -> AsyncIterator[tuple[Informer, dict[str, Informer]]]:
+        """The watches a wait reads, each setting `wake` on a change: the object's own (of
+        its namespace, or of the one object when it has none), and the lists its rule reads
+        (keyed by `Related` field)."""
+        async with contextlib.AsyncExitStack() as stack:
+            primary = await stack.enter_async_context(
+                self._informers.watching(
+                    info.collection(namespace),
+                    api_version=info.api_version,
+                    kind=info.kind,
+                    field_selector="" if info.namespaced else f"metadata.name={name}",
+                )
+            )
+            related_informers: dict[str, Informer] = {}
+            for field in sorted(wanted & _RELATED.keys()):
+                api_version, kind, path = _RELATED[field]
+                related_informers[field] = await stack.enter_async_context(
+                    self._informers.watching(
+                        path.format(ns=quote(namespace or "", safe="")),
+                        api_version=api_version,
+                        kind=kind,
+                    )
+                )
+            for informer in (primary, *related_informers.values()):
+                informer.listen(wake)
+                stack.callback(informer.unlisten, wake)
+            yield primary, related_informers
+
+    async def _first_lists(
+        self,
+        primary: Informer,
+        related_informers: dict[str, Informer],
+        name: str,
+        deadline: float,
+        timeout: float,
+    ) -> None:
+        """Return once the watches have their first lists, or raise: the API server did not
+        answer, or it refuses a list without which readiness cannot be seen."""
+        # An API server that does not answer the object's first list is as silent as one
+        # that stops answering later: the same limit, not the whole wait, before giving
+        # up. Not the related lists (Pods, Events of a big namespace): slow is not silent.
+        limited = self._unreachable_limit < deadline - self._now()
+        silent_for = self._unreachable_limit if limited else deadline - self._now()
+        try:
+            async with asyncio.timeout(max(0.0, silent_for)):
+                await primary.synced()
+            limited = False  # it answered: what follows has the whole wait
+            async with asyncio.timeout(max(0.0, deadline - self._now())):
+                for informer in related_informers.values():
+                    # Without Pods (a 403, say) we still wait, only with vaguer messages.
+                    with contextlib.suppress(ProviderError):
+                        await informer.synced()
+            for field in sorted(_ESSENTIAL & related_informers.keys()):
+                refused = related_informers[field].error
+                if isinstance(refused, AccessDenied):  # it would wait out its timeout
+                    raise AccessDenied(
+                        f"{name}: its readiness cannot be seen without reading {field}: "
+                        f'{refused}; or annotate it stackwright.io/skip-await: "true"',
+                        status=refused.status,
+                    ) from refused
+        except TimeoutError:
+            if limited:
+                why = f" ({primary.failure})" if primary.failure else ""
+                raise ReadinessFailed(
+                    f"{name}: the API server has not answered its watch for "
+                    f"{silent_for:.0f}s{why}; is the cluster running?"
+                ) from None
+            raise ReadinessTimeout(
+                f"{name}: not ready after {format_duration(timeout)} — the API server did not answer the watch",
+                last_status="",
+            ) from None
+
+    def _status_line(self, name: str, verdict: Readiness, silent: tuple[float, str] | None) -> str:
+        """The status to report: the verdict's, and while the API server does not answer
+        the watch, that too; raise once it has not answered for the limit."""
+        if silent is None or silent[0] < _UNREACHABLE_NOTE:
+            return verdict.message
+        seconds, why = silent
+        if seconds >= self._unreachable_limit:
+            raise ReadinessFailed(
+                f"{name}: the API server has not answered for {seconds:.0f}s "
+                f"({why}); is the cluster running? (last status: "
+                f"{verdict.message.removeprefix(f'{name}: ')})"
+            )
+        return f"{verdict.message} (the API server is not answering: {why}; retrying)"
 
     async def _missing(
         self,
@@ -420,6 +448,11 @@ def _older(seen: Mapping[str, Any], known: Mapping[str, Any]) -> bool:
     # revisions); anything else is compared by generation alone.
     ra, rb = str(a.get("resourceVersion", "")), str(b.get("resourceVersion", ""))
     return ra.isdigit() and rb.isdigit() and int(ra) < int(rb)
+
+
+def _after(since: float | None, wait: float) -> float:
+    """When `wait` seconds from `since` are up; never when it has not begun."""
+    return math.inf if since is None else since + wait
 
 
 def _items(informer: Informer | None) -> list[dict[str, Any]]:
