@@ -898,40 +898,61 @@ class Run:
                 and self._same_cluster(old.provider, desired.provider)
             ),
         )
-        step = plan(intent, old)
+        step, force = await self._step_to_take(
+            resource, plan(intent, old), old, desired, auto, kube
+        )
+        if step.op is Op.SAME:
+            assert old is not None
+            recorded = self._state_only_change(step, old)
+            if recorded is not None and not self.options.dry_run:
+                await self._record_same(recorded)
+            self._kept(resource, old, recorded, kube, release)
+            self.emit(StepStarted(step))
+            return
+        started = self.clock()
+        self._begun[urn] = (step, started)
+        self.emit(StepStarted(step))
+        note = _hook_note(step.new.inputs if step.new is not None else {})
+        if note:
+            self.emit(Diagnostic(urn, note, "info"))
+        if self.options.dry_run:
+            if step.op is Op.REPLACE and step.old is not None:
+                await self._preview_replaced(step.old, kube and step.delete_before_replace)
+            await self._preview(step, kube, force)
+            if (kube or release) and step.new is not None:
+                self._hold(step.new, urn)  # as `up` will: a delete of its object keeps it
+        elif release:
+            await self._execute_release(step)
+            assert step.new is not None
+            self._hold(step.new, urn)
+        elif not kube:
+            self._record_only(step)
+        else:
+            await self._execute(step, force, opts.custom_timeouts)
+            assert step.new is not None
+            self._hold(step.new, urn)
+        self.status[urn] = _DONE
+        self.outcome.counts[step.op.value] += 1
+        self.emit(StepDone(step, True, self.clock() - started))
+
+    async def _step_to_take(
+        self,
+        resource: Resource,
+        step: Step,
+        old: ResourceState | None,
+        desired: ResourceState,
+        auto: bool,
+        kube: bool,
+    ) -> tuple[Step, bool]:
+        """The planned step as this run takes it, and whether it forces the fields it applies.
+        Planning compares inputs alone; what only the run knows adjusts the step here, or
+        refuses it: where the object is now and under which name, an import, protection,
+        drift, its marks, whether it was ready last time, the cluster its provider reaches."""
+        urn, opts = resource.urn, resource.opts
         if kube and old is not None and step.op in (Op.SAME, Op.UPDATE):
             step = self._moved(step, old)
-        if (
-            step.op is Op.REPLACE
-            and not opts.delete_before_replace
-            and step.new
-            and step.old
-            and step.new.id != step.old.id
-        ):
-            step = replace(
-                step, delete_before_replace=False
-            )  # another name: the new can come first
-        if step.op is Op.REPLACE and auto and not opts.delete_before_replace:
-            assert step.new is not None
-            renamed = {
-                **step.new.inputs,
-                "metadata": {
-                    **metadata_of(step.new.inputs),
-                    "name": auto_name(
-                        resource.resource_name,
-                        resource.urn,
-                        metadata_of(step.new.inputs).get("name", ""),
-                    ),
-                },
-            }
-            new = replace(step.new, inputs=renamed)
-            if kube:
-                new = replace(new, id=await self._object_id(new))
-            # The new name is part of what changes (and known already: a preview shows it).
-            was, now = metadata_of(step.new.inputs).get("name", ""), renamed["metadata"]["name"]
-            named = FieldChange("metadata.name", was, now, ("metadata", "name"))
-            changes = (named, *(c for c in step.changes if c.path != "metadata.name"))
-            step = replace(step, new=new, changes=changes, delete_before_replace=False)
+        if step.op is Op.REPLACE and not opts.delete_before_replace:
+            step = await self._created_first(step, resource, auto, kube)
         if old is None and opts.import_ and kube:
             step = replace(step, op=Op.IMPORT)
         if (
@@ -946,49 +967,18 @@ class Run:
                 f"({'; '.join(step.replace_reasons)}): remove its `protect` option first, "
                 f"or run `stackwright state unprotect {shlex.quote(urn)}`"
             )
-        drifted = [
-            f for f in self.outcome.drift.get(urn, ()) if not within(f.path, opts.ignore_changes)
-        ] or None
-        in_place = step.op in (Op.SAME, Op.UPDATE)
-        if drifted is None and in_place and kube and old is not None and old.outputs:
-            # A refresh may have recorded a live object that drifted from what was applied.
-            drifted = (
-                drift_rules.drifted(old.inputs, old.outputs, ignore=tuple(opts.ignore_changes))
-                or None
-            )
         force = self.options.force or opts.force
-        if drifted and step.op is Op.SAME:
-            changes = tuple(_taking_back(f) for f in drifted)
-            step = replace(step, op=Op.UPDATE, changes=changes)
-            force = True  # putting the cluster back means taking the drifted fields back
-        elif drifted and step.op is Op.UPDATE:
-            # The update sends the drifted fields too: it takes them back in the same way.
-            changed = {change.path for change in step.changes}
-            taken = [_taking_back(f) for f in drifted if f.path not in changed]
-            step = replace(step, changes=(*step.changes, *taken))
-            force = True
+        if step.op is Op.SAME or step.op is Op.UPDATE:
+            taking_back = self._taking_back_drift(step, old, opts.ignore_changes, kube)
+            if taking_back is not None:
+                # Putting the cluster back means taking the drifted fields back.
+                step, force = taking_back, True
         if step.op is Op.UPDATE and not step.changes and old is not None and step.new is not None:
             notes = option_changes(old, step.new)
             if notes:
                 self.emit(Diagnostic(urn, f"only its options change: {'; '.join(notes)}", "info"))
-        if step.op is Op.SAME and kube and old is not None and self._marked_elsewhere(old):
-            # Renamed (an alias), moved between stacks or its stack renamed: the object still
-            # carries the old marks, which would let another stack claim it.
-            step = replace(step, op=Op.UPDATE)
-            marked = mark_of(old.outputs)
-            why = "carries an older URN or stack" if marked else "lost its marks"
-            self.emit(Diagnostic(urn, f"its object {why}: marking it", "info"))
-        if step.op is Op.SAME and old is not None and old.init_errors and kube:
-            # It never became ready last time: apply it again and wait (as Pulumi retries
-            # a resource with initialization errors).
-            step = replace(step, op=Op.UPDATE)
-            self.emit(
-                Diagnostic(
-                    urn,
-                    f"was not ready after the last update ({old.init_errors[0]}); waiting again",
-                    "info",
-                )
-            )
+        if step.op is Op.SAME and kube and old is not None:
+            step = self._applied_again(step, old)
         if resource.resource_type == PROVIDER_TYPE:
             if self.options.dry_run and unknown_paths(desired.inputs):
                 self._unknown_providers.add(urn)
@@ -1010,61 +1000,116 @@ class Run:
             )
         if kube:
             self._warn_of_stale_environment(step)
+        return step, force
+
+    async def _created_first(self, step: Step, resource: Resource, auto: bool, kube: bool) -> Step:
+        """A replacement whose new object can be created before the old one is deleted:
+        one under another name already, or one Stackwright named (it gets a fresh name)."""
+        if step.new and step.old and step.new.id != step.old.id:
+            step = replace(step, delete_before_replace=False)
+        if not auto:
+            return step
+        assert step.new is not None
+        was = metadata_of(step.new.inputs).get("name", "")
+        now = auto_name(resource.resource_name, resource.urn, was)
+        renamed = {
+            **step.new.inputs,
+            "metadata": {**metadata_of(step.new.inputs), "name": now},
+        }
+        new = replace(step.new, inputs=renamed)
+        if kube:
+            new = replace(new, id=await self._object_id(new))
+        # The new name is part of what changes (and known already: a preview shows it).
+        named = FieldChange("metadata.name", was, now, ("metadata", "name"))
+        changes = (named, *(c for c in step.changes if c.path != "metadata.name"))
+        return replace(step, new=new, changes=changes, delete_before_replace=False)
+
+    def _taking_back_drift(
+        self, step: Step, old: ResourceState | None, ignore: Sequence[str], kube: bool
+    ) -> Step | None:
+        """The same or update step made to take back what drifted in the cluster (found by
+        this run's refresh, or recorded by an earlier one), or None when nothing did."""
+        drifted = [f for f in self.outcome.drift.get(step.urn, ()) if not within(f.path, ignore)]
+        if not drifted and kube and old is not None and old.outputs:
+            # A refresh may have recorded a live object that drifted from what was applied.
+            drifted = drift_rules.drifted(old.inputs, old.outputs, ignore=tuple(ignore))
+        if not drifted:
+            return None
         if step.op is Op.SAME:
-            assert old is not None
-            recorded = recorded_options(step)
-            if recorded is not None:
-                # New dependencies or options, the same object: no API call, only the
-                # state learns them (a later destroy orders by the new dependencies).
-                recording = "; ".join(option_changes(old, recorded))
-                self.emit(
-                    Diagnostic(
-                        urn,
-                        f"no change to its object; recorded in the state only: {recording}",
-                        "info",
-                    )
+            return replace(step, op=Op.UPDATE, changes=tuple(_taking_back(f) for f in drifted))
+        # The update sends the drifted fields too: it takes them back in the same way.
+        changed = {change.path for change in step.changes}
+        taken = [_taking_back(f) for f in drifted if f.path not in changed]
+        return replace(step, changes=(*step.changes, *taken))
+
+    def _applied_again(self, step: Step, old: ResourceState) -> Step:
+        """A same step that applies its object after all, saying why: the object's marks are
+        not this resource's, or it was not ready after the last update."""
+        urn = step.urn
+        if self._marked_elsewhere(old):
+            # Renamed (an alias), moved between stacks or its stack renamed: the object still
+            # carries the old marks, which would let another stack claim it.
+            why = "carries an older URN or stack" if mark_of(old.outputs) else "lost its marks"
+            self.emit(Diagnostic(urn, f"its object {why}: marking it", "info"))
+            return replace(step, op=Op.UPDATE)
+        if old.init_errors:
+            # It never became ready last time: apply it again and wait (as Pulumi retries
+            # a resource with initialization errors).
+            self.emit(
+                Diagnostic(
+                    urn,
+                    f"was not ready after the last update ({old.init_errors[0]}); waiting again",
+                    "info",
                 )
-                if not self.options.dry_run:
-                    await self._record_same(recorded)
-            if not resource.custom:
-                self._components[urn] = recorded or old
-            self.live[urn] = old.outputs if old.outputs or not kube else old.inputs
-            if kube or release:
-                self._hold(old, urn)
-            self.outcome.counts["same"] += 1
-            self.status[urn] = _DONE
-            self.emit(StepStarted(step))
-            return
-        started = self.clock()
-        self._begun[urn] = (step, started)
-        self.emit(StepStarted(step))
-        note = _hook_note(step.new.inputs if step.new is not None else {})
-        if note:
-            self.emit(Diagnostic(urn, note, "info"))
-        if self.options.dry_run:
-            if step.op is Op.REPLACE and step.old is not None:
-                await self._crd_census(step.old)
-                if kube and step.delete_before_replace:  # what is in it is made anew, as by up
-                    self._refuse_deleting_protected_within(step.old)
-                    # What the program dropped that depends on it: up deletes it first.
-                    deleted_first = self._dropped_dependents(step.old)[1]
-                    self._forget_held(step.old, "replaced (deleted first)", keep=deleted_first)
-            await self._preview(step, kube, force)
-            if (kube or release) and step.new is not None:
-                self._hold(step.new, urn)  # as `up` will: a delete of its object keeps it
-        elif release:
-            await self._execute_release(step)
-            assert step.new is not None
-            self._hold(step.new, urn)
-        elif not kube:
-            self._record_only(step)
-        else:
-            await self._execute(step, force, opts.custom_timeouts)
-            assert step.new is not None
-            self._hold(step.new, urn)
+            )
+            return replace(step, op=Op.UPDATE)
+        return step
+
+    def _state_only_change(self, step: Step, old: ResourceState) -> ResourceState | None:
+        """What a same step changes in the state alone, said (new dependencies or options,
+        the same object: no API call, and a later destroy orders by the new dependencies);
+        None when nothing."""
+        recorded = recorded_options(step)
+        if recorded is not None:
+            recording = "; ".join(option_changes(old, recorded))
+            self.emit(
+                Diagnostic(
+                    step.urn,
+                    f"no change to its object; recorded in the state only: {recording}",
+                    "info",
+                )
+            )
+        return recorded
+
+    def _kept(
+        self,
+        resource: Resource,
+        old: ResourceState,
+        recorded: ResourceState | None,
+        kube: bool,
+        release: bool,
+    ) -> None:
+        """A resource whose object stays as it is: dependents read what its record says of
+        the live object (its inputs when none was recorded), and the run holds the object."""
+        urn = resource.urn
+        if not resource.custom:
+            self._components[urn] = recorded or old
+        self.live[urn] = old.outputs if old.outputs or not kube else old.inputs
+        if kube or release:
+            self._hold(old, urn)
+        self.outcome.counts["same"] += 1
         self.status[urn] = _DONE
-        self.outcome.counts[step.op.value] += 1
-        self.emit(StepDone(step, True, self.clock() - started))
+
+    async def _preview_replaced(self, old: ResourceState, deleted_first: bool) -> None:
+        """What a preview of a replacement says of what goes with the old object, as `up`
+        would: its CRD's objects; when deleted first, what is in it, and what depends on it
+        that the program dropped (up deletes that first)."""
+        await self._crd_census(old)
+        if deleted_first:  # what is in it is made anew, as by up
+            self._refuse_deleting_protected_within(old)
+            # What the program dropped that depends on it: up deletes it first.
+            dropped = self._dropped_dependents(old)[1]
+            self._forget_held(old, "replaced (deleted first)", keep=dropped)
 
     def _moved(self, step: Step, old: ResourceState) -> Step:
         """An object that names no namespace of its own is in its provider's: that provider's
