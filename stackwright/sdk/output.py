@@ -190,12 +190,14 @@ class _Place:
         # Suggested in the spelling the program used: Pulumi's (`cluster_ip`) or Kubernetes'.
         names = keys if name != name.lower() else sorted({_pulumi_name(k) for k in keys})
         close = difflib.get_close_matches(name, names, n=3)
-        hint = (
-            f"did you mean {' or '.join(close)}?"
-            if close
-            else f"{schema.shown}'s fields: {', '.join(names)}"
+        if close:
+            return AttributeError(f"{where} (did you mean {' or '.join(close)}?)")
+        # Nothing like it: perhaps a field newer than the kinds' definitions, which the
+        # live object may hold all the same and an item reads.
+        return AttributeError(
+            f"{where} ({schema.shown}'s fields: {', '.join(names)}; a field newer than "
+            f"Stackwright's definitions of the kinds is read by its key: [{_camel(name)!r}])"
         )
-        return AttributeError(f"{where} ({hint})")
 
 
 class _Pending:

@@ -62,6 +62,11 @@ def test_a_misspelt_attribute_of_an_output_is_refused_where_it_is_taken(
     # Nothing close: the definition's fields, as Pulumi spells them.
     with pytest.raises(AttributeError, match=r"spec\.xyzzy \(ServiceSpec's fields: .*cluster_ip,"):
         svc.spec.xyzzy  # noqa: B018
+    # ... and how to read one newer than the definitions, which the live object may hold.
+    with pytest.raises(
+        AttributeError, match=r"newer than .* read by its key: \['brandNewThing'\]\)$"
+    ):
+        svc.spec.brand_new_thing  # noqa: B018
     with pytest.raises(AttributeError, match=r"metadata\.nmae \(did you mean name"):
         k8s.apps.v1.Deployment("d", spec={}).metadata.nmae  # noqa: B018
 
