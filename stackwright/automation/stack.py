@@ -670,7 +670,9 @@ class Workspace:
                 identity = await check_default_provider(provider, snapshot, "import")
                 checked = await self._read_importable(provider, snapshot, requests)
                 if operation is None:  # the checks: what would be recorded, nothing written
-                    return [request.imported(live, protect) for request, live in checked]
+                    return _one_key_each(
+                        [request.imported(live, protect) for request, live in checked]
+                    )
                 if identity is not None and identity != snapshot.default_cluster:
                     operation.set_default_cluster(identity)
                 # The stack's ApplySet parent in each namespace, once, listing every kind
@@ -848,6 +850,31 @@ def _import_requests(
             requests.append(_ImportRequest(entry, urn, api_version, kind, name))
     _refuse(problems)
     return requests
+
+
+def _one_key_each(imported: list[Imported]) -> list[Imported]:
+    """`imported`, refused when two of its secret values would be read from one configuration
+    key (`<name>-<item>`: Secret `db` item `a-b` and Secret `db-a` item `b`), as the printed
+    program reads each."""
+    readers: dict[str, Imported] = {}
+    problems: list[tuple[ImportEntry, UsageError]] = []
+    for done in imported:
+        _, keys = _code_fields(done.entry.name, done.state.inputs, done.state.secret_paths)
+        for key, _what in keys:
+            first = readers.setdefault(key, done)
+            if first is not done:
+                said = first.entry.where or first.entry.name
+                problems.append(
+                    (
+                        done.entry,
+                        UsageError(
+                            f"its secret value would be read from configuration key {key!r}, "
+                            f"as one of {said}'s is: import it under another name"
+                        ),
+                    )
+                )
+    _refuse(problems)
+    return imported
 
 
 def _refuse(problems: Sequence[tuple[ImportEntry, UsageError]]) -> None:

@@ -260,6 +260,39 @@ def test_a_file_with_bad_entries_adopts_nothing(new_project: Any, cluster: LiveC
     assert (p.state(), p.history()) == before
 
 
+def test_two_secrets_reading_one_configuration_key_are_refused(
+    new_project: Any, cluster: LiveCluster
+) -> None:
+    """The printed program reads each secret value from `<name>-<item>`: Secret `db`'s item
+    `a-b` and Secret `db-a`'s item `b` would read one key, so one of them would get the
+    other's value. Refused before anything is adopted."""
+    p = new_project()
+    secrets = [
+        {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": name, "namespace": p.ns},
+         "stringData": {item: f"{name}-value"}}
+        for name, item in (("one", "a-b"), ("two", "b"))
+    ]  # fmt: skip
+    kubectl_apply(
+        cluster, [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": p.ns}}, *secrets]
+    )
+    imports = {
+        "resources": [
+            {"type": "kubernetes:core/v1:Secret", "name": "db", "id": f"{p.ns}/one"},
+            {"type": "kubernetes:core/v1:Secret", "name": "db-a", "id": f"{p.ns}/two"},
+        ]
+    }
+    (p.root / "resources.json").write_text(json.dumps(imports))
+    before = (p.state(), p.history())
+    message = one_line(p.sw("import", "--file", "resources.json", "--yes", rc=2))
+    assert message == (
+        "error: resources.json entry 2: its secret value would be read from configuration key "
+        "'db-a-b', as one of resources.json entry 1's is: import it under another name "
+        "(nothing was imported)"
+    )
+    assert (p.state(), p.history()) == before
+    assert unmarked(cluster, "secret", "one", p.ns)
+
+
 def test_json_events_of_an_import_file(new_project: Any, cluster: LiveCluster) -> None:
     p = new_project()
     kubectl_apply(cluster, app_manifests(p.ns))
