@@ -222,6 +222,17 @@ def _unplanned_op(resource: Resource, old: ResourceState | None) -> Op | None:
     return Op.IMPORT if resource.opts.import_ and kube else Op.CREATE
 
 
+def auto_named(resource: Resource, old: ResourceState | None) -> str:
+    """The name of the object of a resource without `metadata.name`: the one its record
+    holds, else the one it imports, else `<logical name>-<8 hex digits>`."""
+    recorded = metadata_of(old.inputs).get("name") if old is not None else None
+    if recorded:
+        return str(recorded)
+    if resource.opts.import_:
+        return resource.opts.import_.rpartition("/")[2]
+    return auto_name(resource.resource_name, resource.urn)
+
+
 def record_moves(
     resources: Sequence[Resource], old: Mapping[str, ResourceState]
 ) -> dict[str, tuple[str, str]]:
@@ -834,12 +845,7 @@ class Run:
             meta = metadata_of(inputs)
             if not meta.get("name"):
                 auto = True
-                if old is not None and metadata_of(old.inputs).get("name"):
-                    meta["name"] = metadata_of(old.inputs)["name"]
-                elif resource.opts.import_:
-                    meta["name"] = resource.opts.import_.rpartition("/")[2]
-                else:
-                    meta["name"] = auto_name(resource.resource_name, resource.urn)
+                meta["name"] = auto_named(resource, old)
                 inputs = {**inputs, "metadata": meta}
             imported_namespace = (resource.opts.import_ or "").rpartition("/")[0]
             if imported_namespace and not meta.get("namespace"):

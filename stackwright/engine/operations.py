@@ -24,7 +24,7 @@ from stackwright.engine import policy_gate
 from stackwright.engine.clusters import ClusterCheck, check_clusters
 from stackwright.engine.declared_schemas import check_before_up
 from stackwright.engine.events import Diagnostic, Listener, Summary, plural, shown
-from stackwright.engine.execute import Options, Run, record_moves
+from stackwright.engine.execute import Options, Run, auto_named, record_moves
 from stackwright.engine.graph import defined_kind, group_and_kind
 from stackwright.engine.policy_gate import PolicyGate
 from stackwright.engine.ports import Journal, ProviderFactory
@@ -44,9 +44,10 @@ from stackwright.engine.wiring import (
     check_marks,
 )
 from stackwright.errors import UsageError
-from stackwright.kubernetes.provider import PROVIDER_TYPE
+from stackwright.kubernetes.provider import PROVIDER_TYPE, provider_namespace
 from stackwright.model import URN_ANNOTATION, ResourceState, parse_urn
-from stackwright.sdk.context import Program
+from stackwright.sdk.context import Program, running
+from stackwright.sdk.resource import Resource
 from stackwright.state import (
     Backend,
     DryRunJournal,
@@ -123,6 +124,50 @@ def _check_marks(program: Program | None) -> None:
             check_marks({"metadata": {"annotations": known}})
         except ValueError as exc:
             raise UsageError(f"{resource.declared_at}: {describe(resource.urn)}: {exc}") from None
+
+
+def _check_one_resource_per_object(program: Program | None, snapshot: Snapshot) -> None:
+    """Refuse, before anything runs, two resources of the program that name one object
+    (same provider, group, kind, namespace and name; a `metadata.name` given to one that
+    another's auto-name already has): each would apply over the other's fields, and the
+    preview would show one of them as unchanged. Names only known once applied (Outputs)
+    are left to the server."""
+    if program is None:
+        return
+    recorded = {r.urn: r for r in snapshot.resources}
+    seen: dict[tuple[str, str, str, str, str], Resource] = {}
+    defaults: dict[str, str] = {}  # provider URN → where it puts objects without a namespace
+    for resource in program.resources:
+        if not resource.custom or resource.is_read or not is_kubernetes(resource.resource_type):
+            continue
+        meta = resource.props.get("metadata")
+        meta = meta if isinstance(meta, dict) else {}
+        name, namespace = meta.get("name"), meta.get("namespace")
+        provider = provider_urn(resource)
+        if namespace in (None, ""):
+            if provider not in defaults:
+                try:
+                    with running(program):
+                        found = provider_namespace(describe(resource.urn), resource.opts)
+                except UsageError:  # known once another resource is applied
+                    found = ""
+                defaults[provider] = found
+            namespace = defaults[provider]
+        if name in (None, ""):
+            name = auto_named(resource, recorded.get(resource.urn))
+        if not isinstance(name, str) or not name or not isinstance(namespace, str):
+            continue
+        group, kind = group_and_kind(resource.props)
+        key = (provider, group, kind, namespace, name)
+        first = seen.setdefault(key, resource)
+        if first is not resource:
+            where = f"{meta['namespace']}/{name}" if meta.get("namespace") else name
+            raise UsageError(
+                f"{resource.declared_at}: {describe(resource.urn)} names the same {kind} "
+                f"{where} as {describe(first.urn)} at {first.declared_at}: each would "
+                "overwrite the other's fields; give one of them another metadata.name (or "
+                "drop one); nothing was changed"
+            )
 
 
 def _check_definitions(options: Options, program: Program | None, snapshot: Snapshot) -> None:
@@ -360,6 +405,7 @@ def _check_input(
     (raises `PolicyViolation`); the program's notes are emitted as warnings."""
     _check_targets(options, program, snapshot)
     _check_marks(program)
+    _check_one_resource_per_object(program, snapshot)
     _check_definitions(options, program, snapshot)
     _check_protected(options, program, snapshot)
     if program is not None and options.kind == "up":

@@ -14,6 +14,7 @@ from stackwright.engine.events import Diagnostic
 from stackwright.engine.plan import FieldChange
 from stackwright.errors import UsageError
 from stackwright.sdk.context import Program
+from stackwright.sdk.output import Output
 from stackwright.sdk.resource import ResourceOptions
 
 
@@ -41,6 +42,11 @@ def database(
         )
 
     return declare
+
+
+def later(value: str) -> Any:
+    """`value` as an Output, which the program's run does not see through."""
+    return Output.from_input(value)
 
 
 def served(stack: Stack, *kinds: tuple[str, str]) -> Stack:
@@ -157,7 +163,9 @@ def test_two_resources_cannot_claim_one_old_record(stack: Stack) -> None:
 
     def two(p: Program) -> None:
         database("acme.io/v1")(p)
-        database("acme.io/v2")(p)
+        # A namespace known only once applied: two static names of one object are refused
+        # before anything runs (test_engine_one_object_each.py).
+        database("acme.io/v2", namespace=later("default"))(p)
 
     summary = stack.up(two)
 
@@ -171,7 +179,7 @@ def test_an_explicit_alias_wins_over_the_version_match(stack: Stack) -> None:
 
     def program(p: Program) -> None:
         database("acme.io/v1", logical="primary", aliases=[before])(p)
-        database("acme.io/v2", size="2Gi")(p)
+        database("acme.io/v2", size="2Gi", namespace=later("default"))(p)
 
     summary = stack.up(program)
 

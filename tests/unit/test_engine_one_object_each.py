@@ -1,0 +1,77 @@
+"""Two resources of a program may not name one Kubernetes object.
+
+Each would apply over the other's fields (server-side apply lets one field manager
+overwrite its own fields), and the preview showed the first one as unchanged: a
+ConfigMap whose data the page depended on was rewritten by the other resource without
+a word. `preview` and `up` refuse it before anything changes, naming both lines.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from engine_stack import Declare, Stack, urn
+from engine_stack import stack as stack  # the fixture
+
+import stackwright.kubernetes as k8s
+from stackwright.errors import UsageError
+from stackwright.sdk.context import Program
+from stackwright.sdk.output import Output
+
+CM = "kubernetes:core/v1:ConfigMap"
+
+
+def page(p: Program) -> None:
+    k8s.core.v1.ConfigMap("web-page", data={"index.html": "<h1>Hello</h1>"})
+
+
+def with_another(metadata: dict[str, Any], kind: Any = k8s.core.v1.ConfigMap) -> Declare:
+    def declare(p: Program) -> None:
+        page(p)
+        kind("other", metadata=metadata, data={"a": "b"})
+
+    return declare
+
+
+def test_a_name_another_resource_auto_named_its_object_is_refused_before_any_change(
+    stack: Stack,
+) -> None:
+    assert stack.up(page).ok
+    name = stack.recorded(urn(CM, "web-page")).inputs["metadata"]["name"]
+    stack.fake.calls.clear()
+
+    for run in (stack.preview, stack.up):
+        with pytest.raises(
+            UsageError,
+            match=rf"test_engine_one_object_each\.py:\d+: kubernetes:core/v1:ConfigMap other "
+            rf"names the same ConfigMap {name} as kubernetes:core/v1:ConfigMap web-page at "
+            r"\S+test_engine_one_object_each\.py:\d+: .*another metadata\.name.*nothing was "
+            "changed",
+        ):
+            run(with_another({"name": name}))
+    assert stack.fake.calls == []
+    assert [r.urn for r in stack.state().resources] == [urn(CM, "web-page")]
+
+
+def test_the_provider_default_namespace_given_or_not_is_one_object(stack: Stack) -> None:
+    def two(first: dict[str, Any], second: dict[str, Any]) -> Declare:
+        def declare(p: Program) -> None:
+            k8s.core.v1.Namespace("team", metadata={"name": "team"})
+            k8s.core.v1.ConfigMap("a", metadata=first)
+            k8s.core.v1.ConfigMap("b", metadata=second)
+
+        return declare
+
+    with pytest.raises(UsageError, match="ConfigMap b names the same ConfigMap default/shared"):
+        stack.preview(two({"name": "shared"}, {"name": "shared", "namespace": "default"}))
+    assert stack.fake.calls == []
+    # Another namespace, another kind, or a name known only once applied: not refused here.
+    assert stack.up(two({"name": "shared"}, {"name": "shared", "namespace": "team"})).ok
+    assert stack.up(with_another({"name": "x"}, kind=k8s.core.v1.Secret)).ok
+
+    def later(p: Program) -> None:
+        k8s.core.v1.ConfigMap("a", metadata={"name": "shared"})
+        k8s.core.v1.ConfigMap("b", metadata={"name": Output.from_input("other")})
+
+    assert stack.up(later).ok
