@@ -1481,6 +1481,37 @@ def test_failed_rollout_reports_its_cause(new_project: Any, cluster: LiveCluster
     assert dependent is not None and dependent["data"] == {"image": "nginx:1.29"}
 
 
+def test_service_whose_named_target_port_no_container_declares_fails_in_seconds(
+    new_project: Any, cluster: LiveCluster
+) -> None:
+    """`targetPort: "http"` that no container names: the cluster gives the Pods no port
+    (an EndpointSlice without ports), so the Service serves nothing. `up` called it ready
+    ("1 ready endpoint"); it fails within seconds, saying what to fix."""
+    p = new_project()
+    body = """
+        k8s.core.v1.Namespace("ns", metadata={"name": NS})
+        k8s.apps.v1.Deployment("web", metadata={"name": "web", "namespace": NS},
+                               spec=app_spec("web"))
+        k8s.core.v1.Service("web", metadata={"name": "web", "namespace": NS},
+                            spec={"selector": {"app": "web"},
+                                  "ports": [{"port": 80, "targetPort": TARGET}]})
+        """
+    p.program('TARGET = "http"\n' + textwrap.dedent(body))
+    started = time.monotonic()
+    up = p.up(rc=1)
+    assert time.monotonic() - started < 30, "the failure is reported within seconds"
+    (failed,) = [e for e in up.of("step-done") if not e["ok"]]
+    assert (failed["type"], failed["name"]) == ("kubernetes:core/v1:Service", "web")
+    assert (
+        'targetPort "http" (of port 80) is a container port name that none of the 1 Pod '
+        in (failed["error"])
+    )
+    assert 'name a containerPort "http"' in failed["error"]
+
+    p.program("TARGET = 80\n" + textwrap.dedent(body))
+    assert p.up().ops()["web"] == "update"
+
+
 def test_crd_and_custom_objects_in_one_program(new_project: Any, cluster: LiveCluster) -> None:
     p = new_project()
     p.program(

@@ -554,12 +554,15 @@ def service(spec: dict[str, Any], status: dict[str, Any] | None = None) -> dict[
     }
 
 
-def endpoint_slice(service_name: str, ready: list[bool]) -> dict[str, Any]:
+def endpoint_slice(
+    service_name: str, ready: list[bool], ports: list[dict[str, Any]] | None = None
+) -> dict[str, Any]:
     return {
         "metadata": {
             "name": f"{service_name}-abc",
             "labels": {"kubernetes.io/service-name": service_name},
         },
+        "ports": [{"name": "", "port": 80, "protocol": "TCP"}] if ports is None else ports,
         "endpoints": [
             {"addresses": [f"10.0.0.{i}"], "conditions": {"ready": r}} for i, r in enumerate(ready)
         ],
@@ -624,6 +627,31 @@ def test_service_whose_selected_pods_fail_fails_with_their_cause() -> None:
     # A failed Pod of a controller is replaced: only a reason to wait.
     replaced = evaluate(obj, Related(pods=[pod("web-a", phase="Failed", terminated=("Error", 1))]))
     assert replaced.state is State.WAITING
+
+
+def test_service_whose_named_target_port_no_pod_declares_fails_saying_so() -> None:
+    """`targetPort: http` that no container of the selected Pods names: the endpoint
+    controllers give those Pods no port (an EndpointSlice without ports), so nothing is
+    served. It was called ready ("3 ready endpoints"); it fails within the grace."""
+    obj = service({"selector": {"app": "web"}, "ports": [{"port": 80, "targetPort": "http"}]})
+    running = [pod(f"web-{i}", phase="Running", ready=True) for i in "abc"]
+    unported = Related(pods=running, endpointslices=[endpoint_slice("web", [True] * 3, [])])
+    verdict = evaluate(obj, unported)
+    assert (verdict.state, verdict.message) == (
+        State.FAILING,
+        'web: no ready endpoints — targetPort "http" (of port 80) is a container port name '
+        'that none of the 3 Pods it selects declares: name a containerPort "http" in their '
+        "template, or give targetPort a number",
+    )
+    # A Pod (a rollout's new one) that declares it: a reason to wait, then ready.
+    named = pod("web-d", phase="Running")
+    named["spec"] = {
+        "containers": [{"name": "web", "ports": [{"name": "http", "containerPort": 80}]}]
+    }
+    rolling = evaluate(obj, Related(pods=[*running, named], endpointslices=unported.endpointslices))
+    assert rolling.state is State.WAITING
+    served = Related(pods=[*running, named], endpointslices=[endpoint_slice("web", [True])])
+    assert evaluate(obj, served).message == "web: 1 ready endpoint"
 
 
 def test_service_reads_legacy_endpoints_when_there_are_no_slices() -> None:

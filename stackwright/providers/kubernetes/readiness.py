@@ -700,7 +700,7 @@ def _service(obj: Obj, related: Related) -> Readiness:
         return Readiness(State.READY, f"{name}: no selector, so no endpoints to wait for")
     if spec.get("clusterIP") == "None":
         return Readiness(State.READY, f"{name}: headless")
-    count = _ready_endpoints(name, related)
+    count = _ready_endpoints(name, related, ported=bool(_list(spec.get("ports"))))
     if count > 0:
         address = ""
         if kind == "LoadBalancer":
@@ -716,6 +716,10 @@ def _service(obj: Obj, related: Related) -> Readiness:
         return Readiness(
             State.WAITING, f"{name}: no ready endpoints — no Pod matches selector {shown}"
         )
+    unnamed = _port_no_pod_declares(spec, selected)
+    if unnamed is not None:
+        # No endpoint gets a port until a Pod declares it: waiting does not mend it.
+        return Readiness(State.FAILING, f"{name}: no ready endpoints — {unnamed}")
     ready = sum(1 for p in selected if pod_status(p)[0] is State.READY)
     pod = _worst(selected, related, replaced_when_failed=True)
     head = f"{name}: no ready endpoints — {ready}/{len(selected)} selected Pods ready"
@@ -726,9 +730,43 @@ def _service(obj: Obj, related: Related) -> Readiness:
     return Readiness(state, _with_pod(head, pod), pod.name if pod is not None else "")
 
 
-def _ready_endpoints(service: str, related: Related) -> int:
+def _port_no_pod_declares(spec: Obj, pods: Sequence[Obj]) -> str | None:
+    """Why no selected Pod gets an endpoint, when each of the Service's ports names
+    (`targetPort: http`) a container port that none of them declares — what the
+    endpoint controllers leave such a Pod out for (podutil.FindPort); else None."""
+    ports = [_map(p) for p in _list(spec.get("ports"))]
+    named = [
+        p for p in ports if isinstance(p.get("targetPort"), str) and not p["targetPort"].isdigit()
+    ]
+    if not ports or len(named) < len(ports):
+        return None
+    declared = {
+        (str(port.get("name")), str(port.get("protocol") or "TCP"))
+        for pod in pods
+        for container in _list(_map(pod.get("spec")).get("containers"))
+        for port in _list(_map(container).get("ports"))
+        if isinstance(port, Mapping) and port.get("name")
+    }
+    if any((p["targetPort"], str(p.get("protocol") or "TCP")) in declared for p in named):
+        return None
+    first = named[0]
+    target = first["targetPort"]
+    return (
+        f'targetPort "{target}" (of port {first.get("port")}) is a container port name that '
+        f"none of the {len(pods)} Pod{'s' if len(pods) != 1 else ''} it selects declares: "
+        f'name a containerPort "{target}" in their template, or give targetPort a number'
+    )
+
+
+def _ready_endpoints(service: str, related: Related, *, ported: bool) -> int:
+    """The ready endpoints of a Service's EndpointSlices (of those that carry a port, for
+    a Service with ports: a Pod none of whose ports resolves is put in a slice without
+    ports, which serves nothing), else of its Endpoints."""
     slices = [
-        s for s in related.endpointslices if _labels(s).get("kubernetes.io/service-name") == service
+        s
+        for s in related.endpointslices
+        if _labels(s).get("kubernetes.io/service-name") == service
+        and (_list(s.get("ports")) or not ported)
     ]
     count = 0
     for piece in slices:
