@@ -104,7 +104,7 @@ def _describe(exc: BaseException, path: Path) -> str:
     outside = [f for f in frames if not in_package(f.filename) and not _is_python(f.filename)]
     user = [f for f in outside if _in_project(f.filename, folder)] or outside
     where = f"{user[-1].filename}:{user[-1].lineno}" if user else str(path)
-    text = error_text(exc) + _keyword_hint(exc) + _pulumi_hint(exc)
+    text = error_text(exc) + _keyword_hint(exc) + (_pulumi_hint(exc) or _name_hint(exc))
     if isinstance(exc, SyntaxError) and exc.filename and exc.lineno:
         # The code that failed to compile is not in the traceback: the error says where it is.
         where, text = (
@@ -232,6 +232,33 @@ def _pulumi_hint(exc: BaseException) -> str:
         f"; Stackwright has no Pulumi args classes: write {what}'s fields as a plain dict "
         f"in Kubernetes' camelCase{typed_as}, or a lightkube model"
     )
+
+
+def _name_hint(exc: BaseException) -> str:
+    """` (did you mean 'k8s'?)` for a misspelt name (NameError) or attribute
+    (AttributeError: `k8s.apps.v1.Deploymnet`), as Python's own traceback suggests it
+    (Python 3.11 prints the suggestion but its `traceback` module does not make it)."""
+    name = getattr(exc, "name", None)
+    if not isinstance(name, str) or not name:
+        return ""
+    if isinstance(exc, NameError):
+        tb = exc.__traceback__
+        while tb is not None and tb.tb_next is not None:
+            tb = tb.tb_next
+        if tb is None:
+            return ""
+        frame = tb.tb_frame
+        candidates = {*frame.f_locals, *frame.f_globals, *frame.f_builtins}
+    elif isinstance(exc, AttributeError) and getattr(exc, "obj", None) is not None:
+        try:
+            candidates = set(dir(exc.obj))
+        except Exception:  # the program's own __dir__ may fail: no hint then
+            return ""
+    else:
+        return ""
+    public = sorted(c for c in candidates if not c.startswith("__") and c != name)
+    close = difflib.get_close_matches(name, public, n=1)
+    return f" (did you mean {close[0]!r}?)" if close else ""
 
 
 def _missing_name(exc: BaseException) -> tuple[str, str] | None:

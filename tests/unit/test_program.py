@@ -189,6 +189,35 @@ def test_a_missing_name_of_the_users_own_gets_no_pulumi_hint(tmp_path: Path) -> 
     assert str(info.value).endswith("AttributeError: module 'stackwright' has no attribute 'nope'")
 
 
+@pytest.mark.parametrize(
+    ("lines", "error"),
+    [
+        ("page = k8x.core.v1.ConfigMap('page')",
+         "NameError: name 'k8x' is not defined (did you mean 'k8s'?)"),
+        ("k8s.apps.v1.Deploymnet('web')",
+         "AttributeError: module 'stackwright.kubernetes.apps.v1' has no attribute "
+         "'Deploymnet' (did you mean 'Deployment'?)"),
+        ("replicas = 2\nspec = {'replicas': replica}",
+         "NameError: name 'replica' is not defined (did you mean 'replicas'?)"),
+        ("def f():\n    labels = {}\n    return lables\nf()",
+         "NameError: name 'lables' is not defined (did you mean 'labels'?)"),
+        ("x = nothing_like_it", "NameError: name 'nothing_like_it' is not defined"),
+    ],
+)  # fmt: skip
+def test_a_misspelt_name_or_attribute_gets_pythons_hint(
+    tmp_path: Path, lines: str, error: str
+) -> None:
+    """What `python __main__.py` would suggest (Python 3.11 prints it, but its
+    `traceback` module, which the one-line error is made with, does not make it)."""
+    main = write(
+        tmp_path / "main.py",
+        f"import stackwright as sw\nimport stackwright.kubernetes as k8s\n{lines}\n",
+    )
+    with pytest.raises(UsageError) as info:
+        run(main)
+    assert str(info.value).partition(": ")[2] == error
+
+
 def test_a_misspelt_keyword_of_the_users_own_function_gets_no_hint(tmp_path: Path) -> None:
     main = write(tmp_path / "main.py", "def make(data=None):\n    pass\n\nmake(dta=1)\n")
     with pytest.raises(UsageError) as info:
