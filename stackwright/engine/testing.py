@@ -476,7 +476,7 @@ class FakeCluster:
     async def ensure_applyset(self, stack: str, namespace: str, group_kinds: Iterable[str]) -> None:
         self.calls.append(Call("ensure_applyset", "ApplySet", namespace))
         await asyncio.sleep(self.latency)
-        self._require_namespace(namespace, "the ApplySet parent")
+        self._require_namespace(namespace, "")  # as the real wiring says it: the member's
         self.applysets.add((stack, namespace))
 
     async def check_applyset(self, stack: str, namespace: str) -> None:
@@ -735,7 +735,8 @@ class FakeCluster:
 
     def _require_namespace(self, namespace: str, what: str) -> None:
         if Key("v1", "Namespace", None, namespace) not in self.objects:
-            raise FakeApiError(f'{what}: namespaces "{namespace}" not found', 404)
+            missing = f'namespaces "{namespace}" not found'
+            raise FakeApiError(f"{what}: {missing}" if what else missing, 404)
 
     def _validate(self, body: Mapping[str, Any]) -> Key:
         """What the API server checks before a (dry-run) apply; the object's key."""

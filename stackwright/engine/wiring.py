@@ -26,7 +26,7 @@ from stackwright.providers.kubernetes.applyset import (
     read_parent,
     remove_parent,
 )
-from stackwright.providers.kubernetes.errors import UnknownKind
+from stackwright.providers.kubernetes.errors import NotFoundError, UnknownKind
 from stackwright.providers.kubernetes.readiness import check_annotations
 
 #: What marks an ApplySet parent (KEP-3659) and how Stackwright names its own, for the rest
@@ -77,7 +77,13 @@ class KubernetesCluster:
         )
 
     async def ensure_applyset(self, stack: str, namespace: str, group_kinds: Iterable[str]) -> None:
-        await ensure_parent(self.provider, ApplySet(stack, namespace, self.project), group_kinds)
+        applyset = ApplySet(stack, namespace, self.project)
+        try:
+            await ensure_parent(self.provider, applyset, group_kinds)
+        except NotFoundError as exc:
+            # The parent is applied before the namespace's first member: its missing
+            # namespace is the member's, whose step says so (not in the parent's name).
+            raise NotFoundError(str(exc).removeprefix(f"{applyset.name}: "), status=404) from exc
 
     async def check_applyset(self, stack: str, namespace: str) -> None:
         await read_parent(self.provider, ApplySet(stack, namespace, self.project))

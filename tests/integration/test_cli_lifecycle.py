@@ -1481,6 +1481,24 @@ def test_failed_rollout_reports_its_cause(new_project: Any, cluster: LiveCluster
     assert dependent is not None and dependent["data"] == {"image": "nginx:1.29"}
 
 
+def test_an_object_in_a_namespace_nobody_made_fails_naming_it_not_the_applyset(
+    new_project: Any, cluster: LiveCluster
+) -> None:
+    """`up --yes` meets the missing namespace first at the stack's ApplySet parent, a
+    ConfigMap the user never declared: the failure named it
+    (`x: stackwright-applyset-….dev: namespaces "…" not found`)."""
+    p = new_project()
+    p.program('k8s.core.v1.ConfigMap("x", metadata={"name": "x", "namespace": NS}, data={})\n')
+    up = p.up(rc=1)
+    (failed,) = [e for e in up.of("step-done") if not e["ok"]]
+    assert failed["error"] == (
+        f'namespaces "{p.ns}" not found: declare namespace {p.ns} in the program (a Namespace '
+        "resource is applied before what goes in it) or create it, or put the object in a "
+        "namespace that exists"
+    )
+    assert up.summary["failures"] == [f"kubernetes:core/v1:ConfigMap x: {failed['error']}"]
+
+
 def test_service_whose_named_target_port_no_container_declares_fails_in_seconds(
     new_project: Any, cluster: LiveCluster
 ) -> None:
