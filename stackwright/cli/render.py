@@ -583,7 +583,8 @@ class PlainRenderer(Renderer):
         self._progress: dict[str, tuple[str, float]] = {}  # urn → (last message, printed at)
         self._printed = False
         #: Resource name → the types of the steps started under it: a name two resources
-        #: share (a Deployment and a Service `web`) gets its type on its end lines.
+        #: share (a Deployment and a Service `web`) gets its type on its progress and end
+        #: lines.
         self._types: dict[str, set[str]] = {}
 
     def __call__(self, event: Event) -> None:
@@ -630,8 +631,10 @@ class PlainRenderer(Renderer):
         if last is not None and (last[0] == event.message or now - last[1] < PROGRESS_INTERVAL):
             return []
         self._progress[event.urn] = (event.message, now)
-        _, name = type_and_name(event.urn)
-        return [Text(f"  {name}: {event.message}")]
+        type_, name = type_and_name(event.urn)
+        # As end lines do: a Service `web`'s "no ready endpoints" is not its Deployment's.
+        who = f"{type_}  {name}" if len(self._types.get(name, ())) > 1 else name
+        return [Text(f"  {who}: {event.message}")]
 
     def close(self) -> None:
         with self._lock:

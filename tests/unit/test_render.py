@@ -35,6 +35,7 @@ from stackwright.sdk.output import UNKNOWN
 CM = "kubernetes:core/v1:ConfigMap"
 SECRET = "kubernetes:core/v1:Secret"
 DEPLOY = "kubernetes:apps/v1:Deployment"
+SVC = "kubernetes:core/v1:Service"
 COMPONENT = "acme:web:App"
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 
@@ -84,6 +85,33 @@ DELETE = step(Op.DELETE, SECRET, "old")
 SAME = step(Op.SAME, CM, "unchanged")
 BLOCKED = step(Op.CREATE, DEPLOY, "db")
 FAILURE = "web: 0/3 ready — pod web-x: ImagePullBackOff (image nginx:nope not found)"
+
+
+def test_progress_of_a_name_two_resources_share_names_its_type() -> None:
+    """The template's Deployment and Service are both `web`: which one has "no ready
+    endpoints" must be said, as their end lines say it."""
+    service, deployment = step(Op.CREATE, SVC, "web"), step(Op.CREATE, DEPLOY, "web")
+    text = run(
+        "up",
+        [
+            StepStarted(CREATE),
+            StepProgress(CREATE.urn, "ready"),
+            StepStarted(service),
+            StepStarted(deployment),
+            StepProgress(service.urn, "no ready endpoints — no Pod matches selector app=web"),
+            StepProgress(deployment.urn, "0/2 ready"),
+            StepDone(deployment, True, 0.25),
+            StepDone(service, True, 0.27),
+        ],
+    )
+    lines = text.splitlines()
+    assert lines[1] == "  app-config: ready"  # a name no other resource has: as it was
+    assert lines[4:] == [
+        "  kubernetes:core/v1:Service  web: no ready endpoints — no Pod matches selector app=web",
+        "  kubernetes:apps/v1:Deployment  web: 0/2 ready",
+        "+ created  kubernetes:apps/v1:Deployment  web (0.25s)",
+        "+ created  kubernetes:core/v1:Service  web (0.27s)",
+    ]
 
 
 def test_up_prints_a_line_per_start_and_end_and_hides_unchanged() -> None:
