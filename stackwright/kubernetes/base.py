@@ -21,7 +21,7 @@ from typing import Any, ClassVar, Self
 
 from stackwright.errors import UsageError
 from stackwright.kubernetes.groups import MODULES, VERSIONS
-from stackwright.kubernetes.nested import LiveKind, live_fields
+from stackwright.kubernetes.nested import LiveKind, live_kind
 from stackwright.model import Unknown
 from stackwright.sdk.output import PLAIN_LEAVES, Output, Secret, join_path
 from stackwright.sdk.resource import CustomResource, ResourceOptions, _declared_at
@@ -305,7 +305,7 @@ class KubernetesResource(CustomResource):
 @functools.cache
 def _live_kind(api_version: str, kind: str) -> LiveKind | None:
     group, _, version = api_version.rpartition("/")
-    return LiveKind(group, version, kind) if live_fields(group, version, kind) else None
+    return live_kind(group, version, kind)
 
 
 def _nothing_declared(

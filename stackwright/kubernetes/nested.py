@@ -126,6 +126,13 @@ def live_fields(group: str, version: str, kind: str) -> Mapping[str, Nested | No
 
 
 @functools.cache
+def live_kind(group: str, version: str, kind: str) -> LiveKind | None:
+    """A built-in kind's live object as a schema; None for a kind that is not built in (a
+    CRD's, whose objects are free: any name reads, absent ones as None)."""
+    return None if live_fields(group, version, kind) is None else LiveKind(group, version, kind)
+
+
+@functools.cache
 def live_keys(definition: str) -> Mapping[str, Nested | None]:
     """`object_keys`, for the objects only a status holds too."""
     module, _, name = definition.partition(".")
@@ -146,5 +153,6 @@ __all__ = [
     "kinds",
     "live_fields",
     "live_keys",
+    "live_kind",
     "object_keys",
 ]

@@ -150,21 +150,23 @@ class _Place:
         self.path = path
         self.schema = schema
 
-    def attribute(self, name: str) -> tuple[str, _Place | None]:
+    def attribute(self, name: str, *, pulumi: bool = True) -> tuple[str, _Place | None]:
         """The key the attribute `name` reads here (`cluster_ip` → `clusterIP`), and the
-        place it leads to (None where anything goes); AttributeError for a name no field."""
+        place it leads to (None where anything goes); AttributeError for a name no field.
+        Not `pulumi`: the name is Kubernetes' own (a YAML program's), which a snake_case
+        spelling does not find (the live object has no such key: it read null)."""
         schema = self.schema
         if schema.container == "map":  # free keys, each to an object
             return name, _Place(self.owner, join_path(self.path, name), schema.item())
         if schema.container == "one":
             keys = schema.keys()
-            key = name if name in keys else _snake_field(keys, name)
+            key = name if name in keys else _snake_field(keys, name) if pulumi else None
             if key is not None:
                 held = keys[key]
                 return key, None if held is None else _Place(
                     self.owner, join_path(self.path, name), held
                 )
-        raise self.missing(name)
+        raise self.missing(name, pulumi=pulumi)
 
     def item(self, key: Any) -> _Place | None:
         """The place of the item `key` (a field by Kubernetes' name, a list's index, a map's
@@ -177,7 +179,20 @@ class _Place:
             held = schema.item()
         return None if held is None else _Place(self.owner, join_path(self.path, key), held)
 
-    def missing(self, name: str) -> AttributeError:
+    def walk(self, path: Iterable[Any], *, checked: bool = False) -> _Place | None:
+        """The place at `path` from here, taking each key as an item (`item`); `checked`, a
+        name as Kubernetes spells it is checked as an attribute is (`attribute`)."""
+        place: _Place | None = self
+        for key in path:
+            if place is None:
+                break
+            if checked and type(key) is str:
+                place = place.attribute(key, pulumi=False)[1]
+            else:
+                place = place.item(key)
+        return place
+
+    def missing(self, name: str, *, pulumi: bool = True) -> AttributeError:
         """The error for an attribute `name` that is no field here, with the closest ones."""
         schema = self.schema
         where = f"{self.owner} has no field {join_path(self.path, name)}"
@@ -188,7 +203,9 @@ class _Place:
             )
         keys = sorted(schema.keys())
         # Suggested in the spelling the program used: Pulumi's (`cluster_ip`) or Kubernetes'.
-        names = keys if name != name.lower() else sorted({_pulumi_name(k) for k in keys})
+        names = (
+            keys if name != name.lower() or not pulumi else sorted({_pulumi_name(k) for k in keys})
+        )
         close = difflib.get_close_matches(name, names, n=3)
         if close:
             return AttributeError(f"{where} (did you mean {' or '.join(close)}?)")
@@ -215,12 +232,16 @@ class _Pending:
         schema = self.resource._schema()
         if schema is None:
             return None
-        place: _Place | None = _Place(f"{schema.shown} {self.resource.resource_name!r}", "", schema)
-        for key in self.path:
-            if place is None:
-                break
-            place = place.item(key)
-        return place
+        return _Place(f"{schema.shown} {self.resource.resource_name!r}", "", schema).walk(self.path)
+
+
+def check_fields(owner: str, schema: Schema, path: Iterable[str | int]) -> None:
+    """The names of `path`, spelt as Kubernetes spells a live object's fields (a YAML
+    program's `${svc.status.loadBalancer.ingress[0].ip}`), checked against `schema` as a
+    Python program's attributes are: AttributeError for the first that is no field of the
+    object at its place, naming `owner` (`Service`) and the closest fields. Indexes, and the
+    keys of free-keyed maps, are not checked."""
+    _Place(owner, "", schema).walk(path, checked=True)
 
 
 def placed(output: Output[T], resource: Resource, path: tuple[Any, ...]) -> Output[T]:
@@ -241,12 +262,7 @@ def _place_of(at: _At) -> _Place | None:
     while isinstance(at, tuple):
         at, key = at
         keys.append(key)
-    place: _Place | None = at
-    for key in reversed(keys):
-        if place is None:
-            break
-        place = place.item(key)
-    return place
+    return at.walk(reversed(keys))
 
 
 def _pulumi_name(key: str) -> str:
