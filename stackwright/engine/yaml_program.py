@@ -21,7 +21,8 @@ Pulumi YAML program does.
 
 A resource with `get: {id: kube-system/kube-dns}` and no `properties:` reads that
 existing object instead of managing it (Pulumi YAML's `get`, Python's `Kind.get`).
-`${name.path}` refers to a resource's live object (`${svc.spec.clusterIP}`), a
+`${name.path}` refers to a resource's live object (`${svc.spec.clusterIP}`; into a
+built-in kind's, each name is checked against its schema, `status` included), a
 variable, a configuration value or `${stackwright.stack}` / `.project` / `.cwd` (also
 spelled `pulumi.`); inside a longer string it is interpolated, alone it keeps its
 type; `$${` is a literal `${`. `fn::join`, `fn::split`, `fn::select`, `fn::toJSON`,
@@ -55,11 +56,18 @@ from stackwright.kubernetes.base import (
     TypeToken,
     parse_type_token,
 )
-from stackwright.kubernetes.nested import Nested, kind_fields, kinds, object_keys
+from stackwright.kubernetes.nested import (
+    LiveKind,
+    Nested,
+    kind_fields,
+    kinds,
+    live_kind,
+    object_keys,
+)
 from stackwright.kubernetes.provider import PROVIDER_TYPE, Provider
 from stackwright.sdk.config import Config, MissingConfiguration
 from stackwright.sdk.context import current_program, export
-from stackwright.sdk.output import Output, join_path, parse_path, select
+from stackwright.sdk.output import Output, check_fields, join_path, parse_path, select
 from stackwright.sdk.resource import (
     Alias,
     ComponentResource,
@@ -330,8 +338,10 @@ class Evaluator:
         self.program = current_program()
         self.values: dict[str, Any] = {}
         self.resources: dict[str, Resource] = {}
-        #: A built-in kind's resource → its kind and top-level fields (to check references).
-        self.fields: dict[str, tuple[str, Mapping[str, Nested | None]]] = {}
+        #: A built-in kind's resource → its live object's schema (to check references).
+        self.schemas: dict[str, LiveKind] = {}
+        #: The entry being evaluated (`resource web`, `output ip`), for a reference's message.
+        self.at = ""
         self.declared: dict[str, Entry] = {}
         for kind in ("config", "variables", "resources"):
             for entry in getattr(document, kind):
@@ -373,6 +383,7 @@ class Evaluator:
                 declare(needed)
             visiting.pop()
             entry = entries[name]
+            self.at = f"{'resource' if name in resources else 'variable'} {name}"
             if name in resources:
                 declared = self._resource(entry)
                 if isinstance(declared, StackReference):
@@ -388,6 +399,7 @@ class Evaluator:
         for entry in self.document.outputs:
             for ref in references(entry.body):
                 self._check_name(ref)
+            self.at = f"output {entry.name}"
             export(entry.name, self.evaluate(entry.body))
 
     def _check_name(self, ref: Reference) -> None:
@@ -444,8 +456,7 @@ class Evaluator:
             children = getattr(resource, "resources", None)
             if ref.path and isinstance(resource, ComponentResource) and isinstance(children, dict):
                 return self._child(ref, children)
-            kind, fields = self.fields.get(ref.root, ("", None))
-            return _field(ref, resource, ref.path, kind, fields)
+            return _field(ref, resource, ref.path, self.schemas.get(ref.root), self.at)
         value = self.values[ref.root]
         if isinstance(value, StackReference):
             if len(ref.path) < 2 or ref.path[0] != "outputs":
@@ -480,8 +491,8 @@ class Evaluator:
                 + (", ".join(names[:10]) or "none"),
             )
         parsed = parse_type_token(child.resource_type)
-        fields = None if parsed is None else kind_fields(parsed.group, parsed.version, parsed.kind)
-        return _field(ref, child, ref.path[2:], parsed.kind if parsed else "", fields)
+        schema = None if parsed is None else live_kind(parsed.group, parsed.version, parsed.kind)
+        return _field(ref, child, ref.path[2:], schema, self.at)
 
     def _call(self, call: Call) -> Any:
         function = FUNCTIONS.get(call.name)
@@ -643,11 +654,9 @@ class Evaluator:
                     entry.line,
                     f"resource {entry.name}: {key} {given!r} differs from its type's {expected!r}",
                 )
-        if fields is not None:
-            self.fields[entry.name] = (
-                kind,
-                kind_fields(parsed.group, parsed.version, parsed.kind) or {},
-            )
+        schema = live_kind(parsed.group, parsed.version, parsed.kind)
+        if fields is not None and schema is not None:
+            self.schemas[entry.name] = schema
             unknown = sorted(set(properties) - fields)
             if unknown:
                 raise _Problem(
@@ -720,9 +729,6 @@ class Evaluator:
                 )
         return aliases
 
-
-#: What every live object has besides its kind's own fields (and `${res.id}`, `${res.urn}`).
-LIVE_FIELDS = frozenset({"apiVersion", "kind", "metadata", "status", "id", "urn"})
 
 #: The types of a Kubernetes provider resource (Pulumi's spelling too).
 _PROVIDER_TYPES = (PROVIDER_TYPE, "pulumi:providers:kubernetes")
@@ -803,12 +809,13 @@ def _field(
     ref: Reference,
     resource: Resource,
     path: tuple[str | int, ...],
-    kind: str,
-    fields: Mapping[str, Nested | None] | None,
+    schema: LiveKind | None,
+    where: str,
 ) -> Any:
-    """A resource's live object at `path` (itself when empty); `fields`: its built-in kind's,
-    against which the path is checked as far as the schema knows its keys (not `status`, not
-    free-keyed maps such as labels)."""
+    """A resource's live object at `path` (itself when empty); `schema`: its built-in kind's
+    live object, against which each name of the path is checked (a misspelt one read null,
+    silently, as a field the server had not filled in does: `${svc.status.loadBalncer}`);
+    `where`: the entry the reference is written in, for the message."""
     if not path:
         return resource
     # As Pulumi YAML's `${res.id}` / `${res.urn}`: no Kubernetes object has a top-level
@@ -818,36 +825,12 @@ def _field(
         return _select(resource.urn, rest)
     if head == "id" and isinstance(resource, KubernetesResource):
         return _select(resource.id, rest)
-    if fields is not None and head not in fields.keys() | LIVE_FIELDS:
-        close = difflib.get_close_matches(str(head), sorted(fields.keys() | LIVE_FIELDS), n=1)
-        hint = f"; did you mean {close[0]!r}?" if close else ""
-        raise _Problem(ref.line, f"${{{ref.text}}}: {kind} has no field {head!r}{hint}")
-    if fields is not None:
-        _check_path(ref, fields.get(str(head)), list(rest))
+    if schema is not None:
+        try:
+            check_fields(schema.shown, schema, path)
+        except AttributeError as error:
+            raise _Problem(ref.line, f"{where}: ${{{ref.text}}}: {error}") from None
     return resource.output(*path)
-
-
-def _check_path(ref: Reference, nested: Nested | None, rest: list[str | int]) -> None:
-    """The keys of `rest` that its schema `nested` knows: a misspelt one read null, silently,
-    as a field the server had not filled in does (`${web.metadata.nmae}`)."""
-    while nested is not None and rest:
-        if nested.container != "one":  # an item of a list, a value of a free-keyed map
-            item = rest.pop(0)
-            if not rest or (nested.container == "list") != isinstance(item, int):
-                return
-        key = rest.pop(0)
-        keys = object_keys(nested.definition)
-        if not isinstance(key, str):
-            return
-        if key not in keys:
-            close = difflib.get_close_matches(key, sorted(keys), n=1)
-            hint = (
-                f"did you mean {close[0]!r}?" if close else f"its fields: {', '.join(sorted(keys))}"
-            )
-            raise _Problem(
-                ref.line, f"${{{ref.text}}}: {nested.shown} has no field {key!r}; {hint}"
-            )
-        nested = keys[key]
 
 
 def _known(value: Any, ref: Reference) -> Any:

@@ -1,7 +1,8 @@
 """A CustomResourceDefinition and objects of its kind in a YAML program: the object its new
 CRD's schema refuses fails the preview in the server's words, a valid one applies and stays
 unchanged, and dropping the CRD while the object stays declared is refused (naming the
-object's line), as in a Python program."""
+object's line), as in a Python program. A misspelt field in a reference into a built-in kind's
+live object is refused before anything changes, where it read null."""
 
 from __future__ import annotations
 
@@ -97,3 +98,59 @@ def test_a_crd_and_its_objects_in_a_yaml_program(new_project: Any, cluster: Live
     program(CRD, _engine("{size: 2, fuel: electric}"))
     p.sw("destroy", "--yes")
     assert get(cluster, "customresourcedefinitions", "engines.yamlprog.example.com") is None
+
+
+SERVICE = """
+  svc:
+    type: kubernetes:core/v1:Service
+    properties:
+      metadata: {name: svc, namespace: "${ns.metadata.name}"}
+      spec: {ports: [{port: 80}]}
+"""
+
+LATER = """
+  later:
+    type: kubernetes:core/v1:ConfigMap
+    properties:
+      metadata: {name: later, namespace: "${ns.metadata.name}"}
+      data: {ip: "${svc.spec.clusterIP}"}
+"""
+
+
+def test_a_misspelt_field_in_a_yaml_reference_is_refused_before_anything_changes(
+    new_project: Any, cluster: LiveCluster
+) -> None:
+    # `${svc.status.loadBalncer.ingress[0].ip}` read null once applied, as the real field
+    # does on a ClusterIP Service: an export null for good, with no word of the typo.
+    p = new_project()
+
+    def program(ip: str, *parts: str) -> None:
+        head = HEAD.format(name=p.name, ns=p.ns)
+        outputs = (
+            f"outputs:\n  ip: ${{svc.status.{ip}.ingress[0].ip}}\n"
+            "  engine: ${e1.status.anything}\n"
+            '  label: ${svc.metadata.labels["app.kubernetes.io/name"]}\n'
+        )
+        (p.root / "Stackwright.yaml").write_text(
+            textwrap.dedent(head).lstrip() + "".join(parts) + outputs
+        )
+
+    program("loadBalancer", CRD, _engine("{size: 2}"), SERVICE)
+    up = p.up()
+    # Real fields the live object lacks read null; a CRD kind's fields are not checked.
+    assert up.summary["outputs"] == {"ip": None, "engine": None, "label": None}
+    before = p.state()
+
+    program("loadBalncer", CRD, _engine("{size: 2}"), SERVICE, LATER)
+    written = (p.root / "Stackwright.yaml").read_text().splitlines()
+    at = written.index("  ip: ${svc.status.loadBalncer.ingress[0].ip}") + 1
+    for command in (("preview",), ("up", "--yes")):
+        refused = p.sw(*command, rc=2)
+        (line,) = refused.err.strip().splitlines()
+        assert line.endswith(
+            f"Stackwright.yaml:{at}: output ip: ${{svc.status.loadBalncer.ingress[0].ip}}: "
+            "Service has no field status.loadBalncer (did you mean loadBalancer?)"
+        ), line
+        assert "Traceback" not in refused.err
+    assert get(cluster, "configmaps", "later", p.ns) is None
+    assert p.state() == before

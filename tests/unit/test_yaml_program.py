@@ -667,45 +667,116 @@ def test_main_naming_a_folder_runs_the_main_yaml_in_it_as_pulumi_yaml_does(tmp_p
     assert [r.resource_name for r in declared.resources] == ["cm"]
 
 
+#: A program whose references into built-in kinds' live objects (and a CRD kind's) are all
+#: fields there, absent ones too; a case adds the output `bad:`.
+REFERENCES = """
+name: shop
+runtime: yaml
+resources:
+  cm:
+    type: kubernetes:core/v1:ConfigMap
+    properties: {data: {a: b}}
+  svc:
+    type: kubernetes:core/v1:Service
+    properties: {spec: {ports: [{port: 80}]}}
+  web:
+    type: kubernetes:apps/v1:Deployment
+    properties:
+      spec:
+        replicas: 1
+        selector: {matchLabels: {app: web}}
+        template:
+          metadata: {labels: {app: web}}
+          spec:
+            containers:
+              - name: web
+                image: nginx
+                env:
+                  - {name: IP, value: "${svc.spec.clusterIP}"}
+  widget:
+    type: kubernetes:example.com/v1:Widget
+    properties: {spec: {size: 1}}
+variables:
+  ready: ${web.status.readyReplicas}
+outputs:
+  kind: ${cm.kind}
+  label: ${cm.metadata.labels.anything}
+  bracketed: ${cm.metadata.labels["app.kubernetes.io/name"]}
+  data: ${cm.data.anything}
+  port: ${svc.spec.ports[0].nodePort}
+  selector: ${svc.spec.selector.anything}
+  ip: ${svc.status.loadBalancer.ingress[0].ip}
+  limits: ${web.spec.template.spec.containers[0].resources.limits.cpu}
+  conditions: ${web.status.conditions[0].reason}
+  widget: ${widget.spec.anything.at.all}
+  widgetStatus: ${widget.status.whatever}
+"""
+
+
 @pytest.mark.parametrize(
     ("reference", "said"),
     [
-        ("${cm.metdata.name}", "ConfigMap has no field 'metdata'; did you mean 'metadata'?"),
-        ("${cm.spec}", "ConfigMap has no field 'spec'"),
-        ("x-${cm.dta.a}", "ConfigMap has no field 'dta'; did you mean 'data'?"),
-        ("${cm.metadata.nmae}", "${cm.metadata.nmae}: ObjectMeta has no field 'nmae'; did you "),
-        ("${svc.spec.ports[0].nodPort}", "ServicePort has no field 'nodPort'; did you mean "),
-        ("${svc.spec.clusterIp}", "ServiceSpec has no field 'clusterIp'; did you mean 'clusterIP'"),
+        ("${cm.metdata.name}", "ConfigMap has no field metdata (did you mean metadata"),
+        ("${cm.spec}", "ConfigMap has no field spec (ConfigMap's fields: apiVersion, "),
+        ("${cm.status}", "ConfigMap has no field status"),
+        ("x-${cm.dta.a}", "ConfigMap has no field dta (did you mean data?)"),
+        ("${cm.metadata.nmae}", "ConfigMap has no field metadata.nmae (did you mean name"),
+        ("${svc.spec.ports[0].nodPort}", "no field spec.ports[0].nodPort (did you mean nodePort"),
+        ("${svc.spec.clusterIp}", "Service has no field spec.clusterIp (did you mean clusterIP"),
+        ("${svc.spec.clusterIPP}", "Service has no field spec.clusterIPP (did you mean clusterIP"),
+        # Pulumi's Python spelling is not Kubernetes': the live object has no such key.
+        ("${svc.spec.cluster_ip}", "Service has no field spec.cluster_ip (did you mean clusterIP"),
+        (
+            "${svc.status.loadBalncer.ingress[0].ip}",
+            "output bad: ${svc.status.loadBalncer.ingress[0].ip}: Service has no field "
+            "status.loadBalncer (did you mean loadBalancer?)",
+        ),
+        ("${svc.status.loadBalancer.ingress[0].ipp}", "status.loadBalancer.ingress[0].ipp (did"),
+        (
+            "${svc.status.loadBalancer.ingress.ip}",
+            "status.loadBalancer.ingress is a list of LoadBalancerIngress: take an item, "
+            "status.loadBalancer.ingress[0].ip",
+        ),
+        ("${web.spec.replica}", "Deployment has no field spec.replica (did you mean replicas?)"),
+        ("${web.status.readyReplica}", "no field status.readyReplica (did you mean readyReplicas"),
     ],
 )
 def test_a_misspelt_field_of_a_built_in_kind_in_a_reference_is_one_line(
     tmp_path: Path, reference: str, said: str
 ) -> None:
-    # It read null, silently, as a field the server had not filled in would (the top-level
-    # field's name was checked, the keys under it were not).
-    text = f"""
-    name: shop
-    runtime: yaml
-    resources:
-      cm:
-        type: kubernetes:core/v1:ConfigMap
-        properties: {{data: {{a: b}}}}
-      svc:
-        type: kubernetes:core/v1:Service
-        properties: {{spec: {{ports: [{{port: 80}}]}}}}
-    outputs:
-      fine: ${{cm.status}}
-      kind: ${{cm.kind}}
-      label: ${{cm.metadata.labels.anything}}
-      port: ${{svc.spec.ports[0].nodePort}}
-      ready: ${{svc.status.loadBalancer.whatever}}
-      bad: "{reference}"
-    """
+    # It read null, silently, as a field the server had not filled in would: no name under
+    # `status` was checked, nor `status` itself (a ConfigMap has none).
+    assert _run(tmp_path, REFERENCES).exports.keys() >= {"ip", "widgetStatus"}
+    text = REFERENCES + f'  bad: "{reference}"\n'
     with pytest.raises(UsageError) as caught:
         _run(tmp_path, text)
     message = str(caught.value)
     assert message.startswith(f"{tmp_path / 'Stackwright.yaml'}:{_line_of(text, 'bad:')}: ")
-    assert said in message and "\n" not in message
+    assert f": output bad: ${reference.partition('$')[2]}: " in message, message
+    assert said in message and "\n" not in message, message
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "said"),
+    [
+        (
+            "${svc.spec.clusterIP}",
+            "${svc.spec.clusterIPP}",
+            "resource web: ${svc.spec.clusterIPP}: Service has no field spec.clusterIPP (did "
+            "you mean clusterIP or clusterIPs?)",
+        ),
+        (
+            "${web.status.readyReplicas}",
+            "${web.status.readyReplica}",
+            "variable ready: ${web.status.readyReplica}: Deployment has no field "
+            "status.readyReplica (did you mean readyReplicas",
+        ),
+    ],
+)
+def test_a_misspelt_field_in_a_resources_or_variables_reference_names_its_entry(
+    tmp_path: Path, old: str, new: str, said: str
+) -> None:
+    _refused(tmp_path, REFERENCES, old, new, new, said)
 
 
 @pytest.mark.parametrize(
@@ -887,7 +958,10 @@ def test_an_object_of_a_manifest_component_is_read_through_its_resources(
     # An object's field is checked against its kind's schema, as a resource's is (a
     # misspelt one read null).
     line = _line_of(text, "data: {x:")
-    for typo, said in (("dta.x", "ConfigMap has no field 'dta'"), ("metadata.nme", "'nme'")):
+    for typo, said in (
+        ("dta.x", r"resource after: .*: ConfigMap has no field dta \(did you mean data\?\)"),
+        ("metadata.nme", "ConfigMap has no field metadata.nme"),
+    ):
         with pytest.raises(UsageError, match=rf":{line}: .*{said}"):
             _run(tmp_path, text.replace("].data.x}", f"].{typo}}}"))
 
