@@ -925,6 +925,7 @@ def test_an_object_of_a_manifest_component_is_read_through_its_resources(
     # `${files.resources}` read null (a component has no live object of its own).
     (tmp_path / "cm.yaml").write_text(
         "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: fc, namespace: apps}\ndata: {x: '1'}\n"
+        "---\napiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w, namespace: apps}\n"
     )
     text = """
     name: shop
@@ -940,6 +941,7 @@ def test_an_object_of_a_manifest_component_is_read_through_its_resources(
         options: {dependsOn: "${files.resources}"}
     outputs:
       bad: ${files.spec}
+      widget: ${files.resources["Widget:apps/w"].status.anything}
     """
     with pytest.raises(UsageError) as caught:
         _run(tmp_path, text)
@@ -952,7 +954,8 @@ def test_an_object_of_a_manifest_component_is_read_through_its_resources(
     child = found["ConfigMap:apps/fc"]
     after = found["after"]
     assert after.props["data"]["x"].dependencies == {child}
-    assert list(after.opts.depends_on) == [child]
+    assert list(after.opts.depends_on) == [child, found["Widget:apps/w"]]
+    assert "widget" in program.exports  # a custom resource kind's object: any name reads
     with pytest.raises(UsageError, match=r"has no object 'ConfigMap:fc'"):
         _run(tmp_path, text.replace("ConfigMap:apps/fc", "ConfigMap:fc"))
     # An object's field is checked against its kind's schema, as a resource's is (a
