@@ -156,11 +156,11 @@ def _parse_reference(text: str, line: int) -> Reference:
         root, bracket, tail = root.partition("[")
         rest = bracket + tail + ("." + rest if rest else "")
     try:
-        path = parse_path(rest) if rest else ()
+        path = parse_path(rest, items=True) if rest else ()
     except ValueError as error:
         raise _Problem(line, f"${{{text}}}: {error}") from None
     if quoted and path and isinstance(path[0], str):
-        root, path = path[0], path[1:]
+        root, path = str(path[0]), path[1:]
     if not root:
         raise _Problem(
             line, f"${{{text}}} names nothing: write ${{resource.field}} or ${{variable}}"

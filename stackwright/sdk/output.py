@@ -211,9 +211,10 @@ class _Place:
             return AttributeError(f"{where} (did you mean {' or '.join(close)}?)")
         # Nothing like it: perhaps a field newer than the kinds' definitions, which the
         # live object may hold all the same and an item reads.
+        key = repr(_camel(name)) if pulumi else json.dumps(name)
         return AttributeError(
             f"{where} ({schema.shown}'s fields: {', '.join(names)}; a field newer than "
-            f"Stackwright's definitions of the kinds is read by its key: [{_camel(name)!r}])"
+            f"Stackwright's definitions of the kinds is read by its key: [{key}])"
         )
 
 
@@ -239,8 +240,9 @@ def check_fields(owner: str, schema: Schema, path: Iterable[str | int]) -> None:
     """The names of `path`, spelt as Kubernetes spells a live object's fields (a YAML
     program's `${svc.status.loadBalancer.ingress[0].ip}`), checked against `schema` as a
     Python program's attributes are: AttributeError for the first that is no field of the
-    object at its place, naming `owner` (`Service`) and the closest fields. Indexes, and the
-    keys of free-keyed maps, are not checked."""
+    object at its place, naming `owner` (`Service`) and the closest fields. Indexes, keys in
+    brackets (`ItemKey`) and the keys of free-keyed maps are not checked, as a Python
+    program's items are not."""
     _Place(owner, "", schema).walk(path, checked=True)
 
 
@@ -847,6 +849,15 @@ PathKey = str | int | _AnyIndex
 _SEGMENT = re.compile(r'\.?([^.\[\]"\s]+)|\[(\d+|\*)\]|\[("(?:[^"\\]|\\.)*")\]')
 
 
+class ItemKey(str):
+    """A key a path writes in brackets (`status["brandNewThing"]`, with `parse_path(items=True)`):
+    read as an item, which `check_fields` does not check, as a Python program's
+    `svc.status["brandNewThing"]` is not (a field newer than Stackwright's definitions of the
+    kinds, which the live object may hold)."""
+
+    __slots__ = ()
+
+
 def join_path(path: str, key: str | int) -> str:
     """`path` extended by a map key (`a.b`) or a list index (`a[0]`)."""
     if type(key) is str:
@@ -856,9 +867,9 @@ def join_path(path: str, key: str | int) -> str:
     return f"{path}.{key}" if path else str(key)
 
 
-def parse_path(path: str) -> tuple[PathKey, ...]:
+def parse_path(path: str, *, items: bool = False) -> tuple[PathKey, ...]:
     """The keys of a path a user wrote: dotted names, `[0]` indices, `[*]` for any index and
-    `["quoted.key"]` for a key that holds dots.
+    `["quoted.key"]` for a key that holds dots (an `ItemKey` with `items`).
 
     Raises ValueError naming the path when it cannot be read."""
     parts: list[PathKey] = []
@@ -877,7 +888,8 @@ def parse_path(path: str) -> tuple[PathKey, ...]:
         elif index is not None:
             parts.append(ANY_INDEX if index == "*" else int(index))
         else:
-            parts.append(json.loads(quoted))
+            key = json.loads(quoted)
+            parts.append(ItemKey(key) if items else key)
         position = match.end()
     if not parts:
         raise ValueError("an empty field path names no field")

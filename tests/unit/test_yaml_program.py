@@ -710,6 +710,7 @@ outputs:
   conditions: ${web.status.conditions[0].reason}
   widget: ${widget.spec.anything.at.all}
   widgetStatus: ${widget.status.whatever}
+  newer: ${svc.status["brandNewThing"]}
 """
 
 
@@ -738,6 +739,12 @@ outputs:
             "status.loadBalancer.ingress[0].ip",
         ),
         ("${web.spec.replica}", "Deployment has no field spec.replica (did you mean replicas?)"),
+        # A field newer than the kinds' definitions is read in brackets, as in Python.
+        (
+            "${svc.status.brandNewThing}",
+            "ServiceStatus's fields: conditions, loadBalancer; a field newer than Stackwright's "
+            'definitions of the kinds is read by its key: ["brandNewThing"])',
+        ),
         ("${web.status.readyReplica}", "no field status.readyReplica (did you mean readyReplicas"),
     ],
 )
