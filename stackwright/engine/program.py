@@ -237,7 +237,8 @@ def _pulumi_hint(exc: BaseException) -> str:
 def _name_hint(exc: BaseException) -> str:
     """` (did you mean 'k8s'?)` for a misspelt name (NameError) or attribute
     (AttributeError: `k8s.apps.v1.Deploymnet`), as Python's own traceback suggests it
-    (Python 3.11 prints the suggestion but its `traceback` module does not make it)."""
+    (Python 3.11 prints the suggestion but its `traceback` module does not make it), when
+    the message is Python's own."""
     name = getattr(exc, "name", None)
     if not isinstance(name, str) or not name:
         return ""
@@ -249,7 +250,13 @@ def _name_hint(exc: BaseException) -> str:
             return ""
         frame = tb.tb_frame
         candidates = {*frame.f_locals, *frame.f_globals, *frame.f_builtins}
-    elif isinstance(exc, AttributeError) and getattr(exc, "obj", None) is not None:
+    elif (
+        isinstance(exc, AttributeError)
+        and getattr(exc, "obj", None) is not None
+        and f"has no attribute {name!r}" in str(exc)
+    ):
+        # Python's own message only: an object that explains a missing attribute itself (an
+        # Output's field check names the closest fields) needs no guess from its methods.
         try:
             candidates = set(dir(exc.obj))
         except Exception:  # the program's own __dir__ may fail: no hint then

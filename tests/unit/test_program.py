@@ -218,6 +218,25 @@ def test_a_misspelt_name_or_attribute_gets_pythons_hint(
     assert str(info.value).partition(": ")[2] == error
 
 
+def test_a_field_check_that_explains_itself_gets_no_guess_from_outputs_methods(
+    tmp_path: Path,
+) -> None:
+    """An Output's field check says what to write; Python's guess from the Output's own
+    methods ('format' for `ports.port`) was appended to it and misled."""
+    main = write(
+        tmp_path / "main.py",
+        "import stackwright.kubernetes as k8s\n"
+        "svc = k8s.core.v1.Service('web', spec={'ports': [{'port': 80}]})\n"
+        "port = svc.spec.ports.port\n",
+    )
+    with pytest.raises(UsageError) as info:
+        run(main)
+    assert str(info.value).partition(": ")[2] == (
+        "AttributeError: Service 'web' has no field spec.ports.port (spec.ports is a list of "
+        "ServicePort: take an item, spec.ports[0].port)"
+    )
+
+
 def test_a_misspelt_keyword_of_the_users_own_function_gets_no_hint(tmp_path: Path) -> None:
     main = write(tmp_path / "main.py", "def make(data=None):\n    pass\n\nmake(dta=1)\n")
     with pytest.raises(UsageError) as info:
