@@ -654,6 +654,34 @@ def test_service_whose_named_target_port_no_pod_declares_fails_saying_so() -> No
     assert evaluate(obj, served).message == "web: 1 ready endpoint"
 
 
+def test_service_whose_named_target_port_a_sidecar_declares_waits() -> None:
+    """A sidecar (an init container with restartPolicy Always, an auth proxy) serving the
+    named port: the endpoint controllers find it (podutil.FindPort), so Pods not ready yet
+    are a reason to wait, not a failure saying no Pod declares the port."""
+    obj = service({"selector": {"app": "web"}, "ports": [{"port": 80, "targetPort": "proxy"}]})
+    starting = pod("web-a", phase="Running")
+    starting["spec"] = {
+        "initContainers": [
+            {
+                "name": "proxy",
+                "restartPolicy": "Always",
+                "ports": [{"name": "proxy", "containerPort": 4180}],
+            }
+        ],
+        "containers": [{"name": "web", "ports": [{"name": "http", "containerPort": 80}]}],
+    }
+    verdict = evaluate(
+        obj, Related(pods=[starting], endpointslices=[endpoint_slice("web", [False])])
+    )
+    assert verdict.state is State.WAITING
+    # An init container that runs to completion serves nothing: no Pod declares the port.
+    starting["spec"]["initContainers"][0].pop("restartPolicy")
+    verdict = evaluate(
+        obj, Related(pods=[starting], endpointslices=[endpoint_slice("web", [False], [])])
+    )
+    assert verdict.state is State.FAILING
+
+
 def test_service_reads_legacy_endpoints_when_there_are_no_slices() -> None:
     obj = service({"selector": {"app": "web"}})
     endpoints = {

@@ -732,8 +732,9 @@ def _service(obj: Obj, related: Related) -> Readiness:
 
 def _port_no_pod_declares(spec: Obj, pods: Sequence[Obj]) -> str | None:
     """Why no selected Pod gets an endpoint, when each of the Service's ports names
-    (`targetPort: http`) a container port that none of them declares — what the
-    endpoint controllers leave such a Pod out for (podutil.FindPort); else None."""
+    (`targetPort: http`) a container port that none of them declares (in a container or a
+    sidecar) — what the endpoint controllers leave such a Pod out for (podutil.FindPort);
+    else None."""
     ports = [_map(p) for p in _list(spec.get("ports"))]
     named = [
         p for p in ports if isinstance(p.get("targetPort"), str) and not p["targetPort"].isdigit()
@@ -743,8 +744,8 @@ def _port_no_pod_declares(spec: Obj, pods: Sequence[Obj]) -> str | None:
     declared = {
         (str(port.get("name")), str(port.get("protocol") or "TCP"))
         for pod in pods
-        for container in _list(_map(pod.get("spec")).get("containers"))
-        for port in _list(_map(container).get("ports"))
+        for container in _serving_containers(_map(pod.get("spec")))
+        for port in _list(container.get("ports"))
         if isinstance(port, Mapping) and port.get("name")
     }
     if any((p["targetPort"], str(p.get("protocol") or "TCP")) in declared for p in named):
@@ -756,6 +757,18 @@ def _port_no_pod_declares(spec: Obj, pods: Sequence[Obj]) -> str | None:
         f"none of the {len(pods)} Pod{'s' if len(pods) != 1 else ''} it selects declares: "
         f'name a containerPort "{target}" in their template, or give targetPort a number'
     )
+
+
+def _serving_containers(spec: Obj) -> list[Obj]:
+    """The containers of a Pod whose named ports a Service's targetPort finds: its containers
+    and its sidecars (init containers with `restartPolicy: Always`), as podutil.FindPort
+    looks them up."""
+    sidecars = [
+        _map(c)
+        for c in _list(spec.get("initContainers"))
+        if _map(c).get("restartPolicy") == "Always"
+    ]
+    return [*(_map(c) for c in _list(spec.get("containers"))), *sidecars]
 
 
 def _ready_endpoints(service: str, related: Related, *, ported: bool) -> int:
