@@ -203,17 +203,23 @@ def _child(node: Mapping[str, Any], step: _Step) -> Any:
     """The fieldsV1 node under `node` for `step`, or None."""
     if isinstance(step, str):
         return node.get(step)
+    return next(_item_nodes(node, step), None)
+
+
+def _item_nodes(node: Mapping[str, Any], step: tuple[int, Any]) -> Iterator[Any]:
+    """The fieldsV1 nodes under `node` that name the list item `step`: one, in a manager's
+    trie; a union of tries (`fields_union`) may name it twice, by its place (`i:`, from a
+    declaration) and by its merge keys (`k:`, from a manager)."""
     index, item = step
     for key, child in node.items():
         if key == f"i:{index}":
-            return child
-        if key.startswith("k:") and isinstance(item, Mapping):
+            yield child
+        elif key.startswith("k:") and isinstance(item, Mapping):
             keys = _merge_keys(key)
             if keys is not None and all(k in item and item[k] == v for k, v in keys):
-                return child
-        if key.startswith("v:") and _set_value(key) == (item,):  # an item of a set (finalizers)
-            return child
-    return None
+                yield child
+        elif key.startswith("v:") and _set_value(key) == (item,):  # an item of a set (finalizers)
+            yield child
 
 
 @functools.lru_cache(maxsize=4096)
@@ -281,14 +287,15 @@ def owner(
 
 def owned_part(live: Any, fields: Mapping[str, Any]) -> Any:
     """The part of `live` that a fieldsV1 trie names (one manager's, or `fields_union`'s),
-    with its live values: list items found as `owner` finds them (`k:`, `v:`, `i:`), a
-    field whose node is empty (a value, or an atomic map or list set as one) whole."""
+    with its live values: list items found as `owner` finds them (`k:`, `v:`, `i:`; by each
+    key that names one), a field whose node is empty (a value, or an atomic map or list set
+    as one) whole."""
     if not fields or not isinstance(live, (Mapping, list)):
         return live
     if isinstance(live, Mapping):
         return {k: owned_part(v, fields[f"f:{k}"]) for k, v in live.items() if f"f:{k}" in fields}
-    found = ((item, _child(fields, (index, item))) for index, item in enumerate(live))
-    return [owned_part(item, node) for item, node in found if node is not None]
+    found = ((item, [*_item_nodes(fields, (index, item))]) for index, item in enumerate(live))
+    return [owned_part(item, fields_union(*nodes)) for item, nodes in found if nodes]
 
 
 def fields_union(*tries: Mapping[str, Any]) -> dict[str, Any]:

@@ -110,3 +110,25 @@ def test_a_set_item_is_found_by_its_value() -> None:
     fields = {"f:spec": {"f:finalizers": {'v:"example.com/keep"': {}}}}
     live["metadata"]["managedFields"] = [{"manager": "m", "operation": "Apply", "fieldsV1": fields}]
     assert declared_fields(live)["spec"] == {"finalizers": ["example.com/keep"]}
+
+
+def test_a_list_item_two_owners_name_differently_keeps_both_owners_fields() -> None:
+    """The last-applied annotation names a container by its place (`i:1`), Stackwright's
+    own apply entry (a stack held the object) by its name (`k:{"name":"main"}`): both are
+    the one container, and what each declared of it is declared. Only the first key was
+    read: the pull policy Stackwright had applied was dropped."""
+    text = applied(metadata={"name": "web", "namespace": "shop"}, **MAIN_ONLY)
+    ours = {
+        "f:spec": {
+            "f:template": {
+                "f:spec": {
+                    "f:containers": {'k:{"name":"main"}': {".": {}, "f:imagePullPolicy": {}}}
+                }
+            }
+        }
+    }
+    managed = [{"manager": "stackwright", "operation": "Apply", "fieldsV1": ours}]
+    got = declared_fields(deployment(annotations={LAST_APPLIED: text}, managedFields=managed))
+    assert got["spec"]["template"]["spec"]["containers"] == [
+        {"name": "main", "image": "nginx", "imagePullPolicy": "IfNotPresent"}
+    ]
