@@ -1053,6 +1053,14 @@ def declared_fields(live: dict[str, Any]) -> dict[str, Any]:
 _OURS = "stackwright"
 
 
+#: kubectl's field managers for changing an object in place: an `Update` entry of one names
+#: only the fields the change set (unlike `kubectl create`'s, the whole object as stored).
+#: Plain `kubectl` is its commands that name no manager of their own (`kubectl scale`).
+_KUBECTL_EDITS = frozenset(
+    {"kubectl", "kubectl-edit", "kubectl-patch", "kubectl-set", "kubectl-scale", "kubectl-replace"}
+)
+
+
 def _owned_fields(live: dict[str, Any]) -> dict[str, Any] | None:
     """The fieldsV1 trie of what the object's owners declared, or None for all of it.
 
@@ -1060,7 +1068,9 @@ def _owned_fields(live: dict[str, Any]) -> dict[str, Any] | None:
     declared; ignored when it does not parse or names another object); else the union of
     the `Apply` managedFields entries (server-side appliers: kubectl --server-side, Helm 4,
     Argo CD, Flux). Stackwright's own apply entry, left by a stack that held the object,
-    is always part of it: an apply of less would drop those fields.
+    is always part of it: an apply of less would drop those fields. So are the fields a
+    user changed by hand after (`kubectl edit`, `patch`, `set`, `scale`: `_KUBECTL_EDITS`),
+    which the last-applied annotation does not learn: the printed program keeps them.
 
     Only `Update` managers (`kubectl create`, Helm 3): None. The API server records an
     Update manager's fields from the object as stored, server defaults included
@@ -1068,13 +1078,21 @@ def _owned_fields(live: dict[str, Any]) -> dict[str, Any] | None:
     entries cannot tell what was declared; the whole object is.
     """
     meta = live.get("metadata") or {}
-    entries = [e for e in meta.get("managedFields") or () if e.get("operation") == "Apply"]
+    managed = meta.get("managedFields") or ()
+    entries = [e for e in managed if e.get("operation") == "Apply"]
     ours = [e.get("fieldsV1") or {} for e in entries if e.get("manager") == _OURS]
+    edits = [
+        e.get("fieldsV1") or {}
+        for e in managed
+        if e.get("operation") == "Update"
+        and e.get("manager") in _KUBECTL_EDITS
+        and e.get("subresource") != "status"
+    ]
     declared = _last_applied(live)
     if declared is not None:
-        tries = [declared_fields_of(declared, live), *ours]
+        tries = [declared_fields_of(declared, live), *ours, *edits]
     elif entries:
-        tries = [e.get("fieldsV1") or {} for e in entries]
+        tries = [*(e.get("fieldsV1") or {} for e in entries), *edits]
     else:
         return None
     owned = fields_union(*tries)

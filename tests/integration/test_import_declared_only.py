@@ -137,6 +137,23 @@ def test_kubectl_apply_imported(
     assert ours and "f:revisionHistoryLimit" not in json.dumps(ours), ours
 
 
+@pytest.mark.parametrize("how", [(), ("--server-side",)], ids=["client-side", "server-side"])
+def test_hand_edits_imported(new_project: Any, cluster: LiveCluster, how: tuple[str, ...]) -> None:
+    """`kubectl set env` / `kubectl scale` after the apply: the last-applied annotation (or the
+    Apply entry) does not know them, the live object holds them; the printed code keeps
+    them, so pasting it and running `up` changes nothing."""
+    p = with_namespace(new_project)
+    for manifest in manifests(p.ns):
+        cluster.kubectl("apply", *how, "-f", "-", input=json.dumps(manifest))
+    cluster.kubectl("set", "env", "deployment/shop", "-n", p.ns, "EXTRA=1")
+    cluster.kubectl("scale", "deployment/shop", "-n", p.ns, "--replicas=3")
+
+    deployment = imported(p, "kubernetes:apps/v1:Deployment", "shop", "shop")
+    assert "{'name': 'EXTRA', 'value': '1'}" in deployment, deployment
+    assert "'replicas': 3" in deployment, deployment
+    assert "revisionHistoryLimit" not in deployment, deployment
+
+
 def test_kubectl_applied_secret_imported(
     new_project: Any, cluster: LiveCluster, passphrase: str
 ) -> None:

@@ -132,3 +132,29 @@ def test_a_list_item_two_owners_name_differently_keeps_both_owners_fields() -> N
     assert got["spec"]["template"]["spec"]["containers"] == [
         {"name": "main", "image": "nginx", "imagePullPolicy": "IfNotPresent"}
     ]
+
+
+def test_a_field_changed_by_kubectl_edit_after_the_last_apply_is_declared() -> None:
+    """`kubectl edit` (or patch, set, scale) leaves the last-applied annotation as it was:
+    the field it changed was left out of the printed program, though the live object holds
+    it. Its Update entry names just that field; `kubectl create`'s (defaults and all) still
+    declares nothing."""
+    text = applied(metadata={"name": "web", "namespace": "shop"}, **MAIN_ONLY)
+    edited = {"f:spec": {"f:revisionHistoryLimit": {}}}
+    managed = [
+        {"manager": "kubectl-client-side-apply", "operation": "Update", "fieldsV1": {"f:spec": {}}},
+        {"manager": "kubectl-edit", "operation": "Update", "fieldsV1": edited},
+    ]
+    got = declared_fields(deployment(annotations={LAST_APPLIED: text}, managedFields=managed))
+    assert got["spec"] == {**MAIN_ONLY["spec"], "revisionHistoryLimit": 10}
+    # Applied server-side, then scaled by hand: the same.
+    applies = [
+        {"manager": "kubectl", "operation": "Apply", "fieldsV1": {"f:spec": {"f:template": {}}}},
+        {
+            "manager": "kubectl-scale",
+            "operation": "Update",
+            "fieldsV1": {"f:spec": {"f:replicas": {}}},
+        },
+    ]
+    got = declared_fields(deployment(managedFields=applies))
+    assert set(got["spec"]) == {"template", "replicas"}
