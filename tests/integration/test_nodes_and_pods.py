@@ -483,6 +483,34 @@ def test_requests_beyond_capacity_are_unschedulable(api: httpx.Client) -> None:
 # --- services ----------------------------------------------------------------------------------
 
 
+def test_a_named_target_port_a_sidecar_declares_is_resolved(api: httpx.Client) -> None:
+    """As podutil.FindPort: a sidecar's (an init container with restartPolicy Always) named
+    port serves a Service; the Pod had no port in its endpoints."""
+    ns = new_ns(api)
+    body = pod_body("proxied", labels={"app": "proxied"})
+    body["spec"]["initContainers"] = [
+        {
+            "name": "proxy",
+            "image": "nginx:1.29",
+            "restartPolicy": "Always",
+            "ports": [{"name": "proxy", "containerPort": 4180}],
+        }
+    ]
+    create_pod(api, ns, body)
+    svc = {
+        "apiVersion": "v1", "kind": "Service", "metadata": {"name": "proxied"},
+        "spec": {"selector": {"app": "proxied"}, "ports": [{"port": 80, "targetPort": "proxy"}]},
+    }  # fmt: skip
+    r = api.post(f"/api/v1/namespaces/{ns}/services", json=svc)
+    assert r.status_code == 201, r.text
+
+    def ports() -> Any:
+        found = api.get(f"/api/v1/namespaces/{ns}/endpoints/proxied").json()
+        return [s.get("ports") for s in found.get("subsets") or []]
+
+    assert eventually(lambda: ports(), what="a subset") == [[{"port": 4180, "protocol": "TCP"}]]
+
+
 def test_endpoints_and_slices_follow_pod_readiness(api: httpx.Client) -> None:
     ns = new_ns(api)
     create_pod(

@@ -86,14 +86,17 @@ def _is_ready(pod: Obj) -> bool:
 
 
 def _resolve_port(port: Obj, pod: Obj) -> int | None:
-    """podutil.FindPort: a number as is, a name by the pod's container ports."""
+    """podutil.FindPort: a number as is, a name by the pod's container ports, then by its
+    sidecars' (init containers with restartPolicy Always)."""
     target = port.get("targetPort", port.get("port"))
     if isinstance(target, int):
         return target
     if isinstance(target, str) and target.isdigit():
         return int(target)
     protocol = port.get("protocol") or "TCP"
-    for container in (pod.get("spec") or {}).get("containers") or []:
+    spec = pod.get("spec") or {}
+    sidecars = [c for c in spec.get("initContainers") or [] if c.get("restartPolicy") == "Always"]
+    for container in [*(spec.get("containers") or []), *sidecars]:
         for declared in container.get("ports") or []:
             if declared.get("name") == target and (declared.get("protocol") or "TCP") == protocol:
                 return int(declared["containerPort"])
