@@ -163,11 +163,28 @@ def _check_one_resource_per_object(program: Program | None, snapshot: Snapshot) 
         if first is not resource:
             where = f"{meta['namespace']}/{name}" if meta.get("namespace") else name
             raise UsageError(
-                f"{resource.declared_at}: {describe(resource.urn)} names the same {kind} "
-                f"{where} as {describe(first.urn)} at {first.declared_at}: each would "
-                "overwrite the other's fields; give one of them another metadata.name (or "
-                "drop one); nothing was changed"
+                f"{resource.declared_at}: {describe(resource.urn)}{_from(resource)} names the "
+                f"same {kind} {where} as {describe(first.urn)}{_from(first)} at "
+                f"{first.declared_at}: each would overwrite the other's fields; "
+                f"{_one_of_them(resource, first)}; nothing was changed"
             )
+
+
+def _from(resource: Resource) -> str:
+    """` (from app.yaml:12 (document 2))` for an object a manifest or chart gave; else ""."""
+    return f" (from {resource.origin})" if resource.origin else ""
+
+
+def _one_of_them(*resources: Resource) -> str:
+    """How to keep one object per name: a program's own resource is renamed or dropped; an
+    object of manifests or a chart (the same Namespace in two files) is left out of one of
+    them, by a transformation that empties it."""
+    if all(r.origin for r in resources):
+        return (
+            "leave it out of one of them (a transformation that empties it, `obj.clear()`, "
+            "drops it), or declare it once in the program"
+        )
+    return "give one of them another metadata.name (or drop one)"
 
 
 def _check_definitions(options: Options, program: Program | None, snapshot: Snapshot) -> None:

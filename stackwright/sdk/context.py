@@ -77,9 +77,16 @@ class Program:
             )
         existing = self.by_urn.get(urn)
         if existing is not None:
+            # Objects of two manifests or charts are named by their kind and name: the
+            # components' `resource_prefix` tells them apart.
+            how = (
+                "give one of their components a resource_prefix"
+                if existing.origin and resource.origin
+                else "give one of them another name"
+            )
             raise UsageError(
                 f"duplicate resource URN {urn}: declared at {existing.declared_at} and again at "
-                f"{resource.declared_at}; give one of them another name"
+                f"{resource.declared_at}; {how}"
             )
         self.by_urn[urn] = resource
         self.resources.append(resource)

@@ -75,3 +75,33 @@ def test_the_provider_default_namespace_given_or_not_is_one_object(stack: Stack)
         k8s.core.v1.ConfigMap("b", metadata={"name": Output.from_input("other")})
 
     assert stack.up(later).ok
+
+
+def test_one_object_from_two_manifests_is_left_out_of_one_of_them(stack: Stack) -> None:
+    # The same Namespace in two apps' manifest files: renaming it is no fix.
+    shared = "apiVersion: v1\nkind: Namespace\nmetadata: {name: shared}\n"
+
+    def two_files(p: Program) -> None:
+        k8s.yaml.ConfigGroup("one", yaml=[shared])
+        k8s.yaml.ConfigGroup("two", yaml=[shared], resource_prefix="two")
+
+    def same_names(p: Program) -> None:
+        k8s.yaml.ConfigGroup("one", yaml=[shared])
+        k8s.yaml.ConfigGroup("two", yaml=[shared])
+
+    # Without a prefix the two children are one URN: that comes first, and says how.
+    with pytest.raises(
+        UsageError,
+        match=r"duplicate resource URN .*; give one of their components a resource_prefix$",
+    ):
+        stack.preview(same_names)
+    with pytest.raises(UsageError) as refused:
+        stack.preview(two_files)
+    message = str(refused.value)
+    assert "Namespace:shared (from " in message, message
+    assert "names the same Namespace shared" in message
+    assert message.endswith(
+        "leave it out of one of them (a transformation that empties it, `obj.clear()`, drops "
+        "it), or declare it once in the program; nothing was changed"
+    )
+    assert stack.fake.calls == []
