@@ -592,6 +592,17 @@ def test_service_with_selector_waits_for_a_ready_endpoint() -> None:
     assert needs(obj) == frozenset({"endpointslices", "pods"})
     nothing = evaluate(obj)
     assert nothing.message == "web: no ready endpoints — no Pod matches selector app=web"
+    # A misspelt selector shows while the Service waits: the Pod whose labels come closest.
+    others = [
+        pod("db-a", labels={"tier": "db"}),
+        pod("webapp-a", labels={"app": "webapp", "tier": "front"}),
+    ]
+    near = evaluate(obj, Related(pods=others))
+    assert (near.state, near.message) == (
+        State.WAITING,
+        "web: no ready endpoints — no Pod matches selector app=web (Pod webapp-a has app=webapp)",
+    )
+    assert evaluate(obj, Related(pods=others[:1])).message == nothing.message
     pending = evaluate(
         obj,
         Related(

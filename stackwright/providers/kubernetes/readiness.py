@@ -714,7 +714,9 @@ def _service(obj: Obj, related: Related) -> Readiness:
     selected = [p for p in related.pods if all(_labels(p).get(k) == v for k, v in selector.items())]
     if not selected:
         return Readiness(
-            State.WAITING, f"{name}: no ready endpoints — no Pod matches selector {shown}"
+            State.WAITING,
+            f"{name}: no ready endpoints — no Pod matches selector {shown}"
+            + _nearest_labels(selector, related.pods),
         )
     unnamed = _port_no_pod_declares(spec, selected)
     if unnamed is not None:
@@ -728,6 +730,27 @@ def _service(obj: Obj, related: Related) -> Readiness:
         # No endpoint will come without a fix: say why now, as the Pods' workload does.
         state = pod.state
     return Readiness(state, _with_pod(head, pod), pod.name if pod is not None else "")
+
+
+def _nearest_labels(selector: Mapping[str, Any], pods: Sequence[Obj]) -> str:
+    """` (Pod web-7c9f-x2k has app=web)`: the Pod of the namespace whose labels come closest
+    to a selector that matches none, by the selector's own keys, so that a misspelt selector
+    (or template label) shows while the Service waits, not only after its timeout; "" when
+    no Pod has any of its keys."""
+
+    def closeness(pod: Obj) -> tuple[int, int]:
+        labels = _labels(pod)
+        return (
+            sum(labels.get(k) == v for k, v in selector.items()),
+            sum(k in labels for k in selector),
+        )
+
+    nearest = max(pods, key=closeness, default=None)
+    if nearest is None or closeness(nearest) == (0, 0):
+        return ""
+    labels = _labels(nearest)
+    held = ",".join(f"{k}={labels[k]}" for k in sorted(selector) if k in labels)
+    return f" (Pod {_name(nearest)} has {held})"
 
 
 def _port_no_pod_declares(spec: Obj, pods: Sequence[Obj]) -> str | None:
