@@ -58,11 +58,10 @@ from stackwright.kubernetes.base import (
 )
 from stackwright.kubernetes.nested import (
     LiveKind,
-    Nested,
+    Walk,
     kind_fields,
     kinds,
     live_kind,
-    object_keys,
 )
 from stackwright.kubernetes.provider import PROVIDER_TYPE, Provider
 from stackwright.sdk.config import Config, MissingConfiguration
@@ -924,22 +923,10 @@ def _check_nested(name: str, body: yaml.Node) -> None:
     parsed = parse_type_token(str(token.value)) if isinstance(token, yaml.ScalarNode) else None
     if parsed is None:
         return
-    top = kind_fields(parsed.group, parsed.version, parsed.kind) or {}
-    for key, value in _keyed(_value_node(body, "properties")):
-        nested = top.get(key.value)
-        unknown = _unknown_key(value, nested) if nested else None
-        if unknown is not None:
-            found, steps, of = unknown
-            path = str(key.value)
-            for step in reversed(steps):
-                path = join_path(path, step)
-            keys = sorted(object_keys(of.definition))
-            close = difflib.get_close_matches(str(found.value), keys, n=1)
-            hint = f"did you mean {close[0]!r}?" if close else f"its fields: {', '.join(keys)}"
-            raise _Problem(
-                found.start_mark.line + 1,
-                f"resource {name}: {path}: {of.shown} has no field {found.value!r}; {hint}",
-            )
+    properties = ((str(k.value), v) for k, v in _keyed(_value_node(body, "properties")))
+    found = _NODES.unknown(parsed.group, parsed.version, parsed.kind, properties)
+    if found is not None:
+        raise _Problem(found.key.start_mark.line + 1, f"resource {name}: {found.problem}")
 
 
 def _value_node(node: yaml.Node | None, key: str) -> yaml.Node | None:
@@ -956,34 +943,18 @@ def _keyed(node: yaml.Node | None) -> list[tuple[yaml.Node, yaml.Node]]:
     return [] if calls else pairs
 
 
-def _unknown_key(
-    node: yaml.Node, nested: Nested
-) -> tuple[yaml.Node, list[str | int], Nested] | None:
-    """The first key under `node` that its schema `nested` does not have: the key's node, the
-    keys and indices from `node` to it (last first) and the object it is no field of.
-    A `${…}` in place of an object or list is not looked into: what it stands for is known
-    only when the program runs. (Paths are spelt out only for a mistake: this runs for every
-    key of every resource.)"""
-    places: Iterable[tuple[str | int | None, yaml.Node]]
-    if nested.container == "list":
-        places = enumerate(node.value) if isinstance(node, yaml.SequenceNode) else ()
-    elif nested.container == "map":
-        places = ((str(k.value), v) for k, v in _keyed(node))
-    else:
-        places = ((None, node),)
-    keys = object_keys(nested.definition)
-    for step, place in places:
-        for key, value in _keyed(place):
-            inner = keys.get(key.value)
-            found = _unknown_key(value, inner) if inner else None
-            if found is None and key.value in keys:
-                continue
-            unknown = found or (key, [], nested)
-            unknown[1].append(str(key.value))
-            if step is not None:
-                unknown[1].append(step)
-            return unknown
-    return None
+def _node_pairs(node: yaml.Node) -> list[tuple[str, yaml.Node, yaml.Node]]:
+    return [(str(k.value), k, v) for k, v in _keyed(node)]
+
+
+def _node_items(node: yaml.Node) -> list[yaml.Node]:
+    return node.value if isinstance(node, yaml.SequenceNode) else []
+
+
+#: A YAML program's parsed properties, walked for a key that is no field (`Walk`). A `${…}`
+#: in place of an object or list is not looked into: what it stands for is known only when
+#: the program runs.
+_NODES: Walk[yaml.Node, yaml.Node] = Walk(_node_pairs, _node_items)
 
 
 def _check_custom(entry: Entry, token: str, parsed: TypeToken) -> None:

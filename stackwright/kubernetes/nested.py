@@ -11,6 +11,10 @@ A field whose keys are free (labels, annotations, data, resources.limits) or tha
 value nests nothing checkable and maps to None. Each object's keys are decoded on first use,
 once per kind and per definition.
 
+`Walk.unknown` finds the first key of a program's inputs that is no field of its object, in a
+YAML program's parsed nodes (which know each key's line) or a Python program's plain dicts
+alike: one walker, told how to read each.
+
 A live object also holds `status`, which no program sets: `live_fields` and `live_keys` read it
 too (from `STATUSES` and `STATUS_OBJECTS`), for a program reading a live object's fields by name
 (`LiveKind`, the schema of a resource's Outputs); `kind_fields` and `object_keys` never do.
@@ -21,12 +25,18 @@ at a definition the table does not list.
 
 from __future__ import annotations
 
+import difflib
 import functools
-from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Literal
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Generic, Literal, TypeVar
 
 from stackwright.kubernetes.fields import KINDS, OBJECTS, STATUS_OBJECTS, STATUSES
+from stackwright.sdk.output import join_path
+
+#: A key as the document holds it (a YAML node, a str) and a value (a node, a plain value).
+K = TypeVar("K")
+V = TypeVar("V")
 
 #: How the table marks a field holding a list of objects (`[…]`) or a map of free keys to
 #: objects (`{…}`); unmarked, it holds one.
@@ -146,9 +156,90 @@ def _one(definition: str) -> Nested:
     return Nested("one", definition)
 
 
+@dataclass
+class UnknownKey(Generic[K]):
+    """A key that is no field of the object `of` it is in: `key` as the document holds it,
+    `name` its text, `steps` the fields, keys and indices from the kind's top-level field to
+    it (last first: built on the way back up, spelt out only for a mistake)."""
+
+    key: K
+    name: str
+    of: Nested
+    steps: list[str | int] = field(default_factory=list)
+
+    @property
+    def path(self) -> str:
+        """`spec.template.spec.containers[0].imagee`."""
+        path = ""
+        for step in reversed(self.steps):
+            path = join_path(path, step)
+        return path
+
+    @property
+    def problem(self) -> str:
+        """`<path>: Container has no field 'imagee'; did you mean 'image'?` (or its fields)."""
+        keys = sorted(object_keys(self.of.definition))
+        close = difflib.get_close_matches(self.name, keys, n=1)
+        hint = f"did you mean {close[0]!r}?" if close else f"its fields: {', '.join(keys)}"
+        return f"{self.path}: {self.of.shown} has no field {self.name!r}; {hint}"
+
+
+@dataclass(frozen=True)
+class Walk(Generic[K, V]):
+    """How to read a document of a kind's inputs: `pairs`, a mapping's (name, key, value)
+    of each key, none for anything else (a list, a plain value, a value known only later:
+    a `${…}`, an Output); `items`, a list's items, none for anything else."""
+
+    pairs: Callable[[V], Iterable[tuple[str, K, V]]]
+    items: Callable[[V], Iterable[V]]
+
+    def unknown(
+        self, group: str, version: str, kind: str, fields: Iterable[tuple[str, V]]
+    ) -> UnknownKey[K] | None:
+        """The first key inside the top-level `fields` (name, value) of a built-in kind
+        that its schema does not have; None when all are fields, or for a kind that is not
+        built in (a CRD's, which the server checks). Keys of free-keyed maps (labels, data,
+        resources.limits) are any."""
+        top = kind_fields(group, version, kind)
+        if top is None:
+            return None
+        for name, value in fields:
+            nested = top.get(name)
+            found = self._unknown(value, nested) if nested is not None else None
+            if found is not None:
+                found.steps.append(name)
+                return found
+        return None
+
+    def _unknown(self, value: V, nested: Nested) -> UnknownKey[K] | None:
+        places: Iterable[tuple[str | int | None, V]]
+        if nested.container == "list":
+            places = enumerate(self.items(value))
+        elif nested.container == "map":
+            places = ((name, item) for name, _, item in self.pairs(value))
+        else:
+            places = ((None, value),)
+        keys = object_keys(nested.definition)
+        for step, place in places:
+            for name, key, item in self.pairs(place):
+                inner = keys.get(name)
+                found = self._unknown(item, inner) if inner is not None else None
+                if found is None:
+                    if name in keys:
+                        continue
+                    found = UnknownKey(key, name, nested)
+                found.steps.append(name)
+                if step is not None:
+                    found.steps.append(step)
+                return found
+        return None
+
+
 __all__ = [
     "LiveKind",
     "Nested",
+    "UnknownKey",
+    "Walk",
     "kind_fields",
     "kinds",
     "live_fields",
