@@ -15,13 +15,13 @@ import datetime
 import functools
 import importlib
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from types import ModuleType
 from typing import Any, ClassVar, Self
 
 from stackwright.errors import UsageError
 from stackwright.kubernetes.groups import MODULES, VERSIONS
-from stackwright.kubernetes.nested import LiveKind, live_kind
+from stackwright.kubernetes.nested import LiveKind, Walk, live_kind
 from stackwright.model import Unknown
 from stackwright.sdk.output import PLAIN_LEAVES, Output, Secret, join_path
 from stackwright.sdk.resource import CustomResource, ResourceOptions, _declared_at
@@ -257,6 +257,7 @@ class KubernetesResource(CustomResource):
         cls = type(self)
         _nothing_declared(cls.kind, resource_name, opts, fields)
         obj = _object(cls.api_version, cls.kind, fields, resource_name)
+        _check_keys(cls.api_version, cls.kind, resource_name, obj)
         super().__init__(type_token(cls.api_version, cls.kind), resource_name, obj, opts)
 
     _readable = True
@@ -306,6 +307,29 @@ class KubernetesResource(CustomResource):
 def _live_kind(api_version: str, kind: str) -> LiveKind | None:
     group, _, version = api_version.rpartition("/")
     return live_kind(group, version, kind)
+
+
+def _plain_pairs(value: Any) -> Iterable[tuple[str, str, Any]]:
+    return ((k, k, v) for k, v in value.items()) if type(value) is dict else ()
+
+
+def _plain_items(value: Any) -> Iterable[Any]:
+    return value if type(value) is list else ()
+
+
+#: A Python program's inputs as `to_plain` leaves them (dicts, lists, and Outputs, whose
+#: value is not known until applied and is not looked into), walked for a key that is no
+#: field: the check a YAML program's properties get.
+_PLAIN: Walk[str, Any] = Walk(_plain_pairs, _plain_items)
+
+
+def _check_keys(api_version: str, kind: str, name: str, obj: Mapping[str, Any]) -> None:
+    """Refuse, at the declaring line, a key inside a built-in kind's inputs that is no field
+    of the object it is in (`containers=[{"imagee": …}]`), before the API server would."""
+    group, _, version = api_version.rpartition("/")
+    found = _PLAIN.unknown(group, version, kind, obj.items())
+    if found is not None:
+        raise UsageError(f"{kind} {name!r} at {_declared_at()}: {found.problem}")
 
 
 def _nothing_declared(
