@@ -2,6 +2,8 @@
 
     StackwrightError              the operation failed (exit code 1)
     ├── UsageError                bad input or usage: fix the command or file (exit code 2)
+    ├── InputsRejected            the cluster refused a resource's own inputs (exit code 2 in
+    │                             a preview, which changed nothing; 1 in an up, which may have)
     ├── PolicyViolation           a mandatory policy blocked the change (exit code 3)
     └── StackLocked               another operation holds the stack (exit code 4)
 
@@ -21,6 +23,14 @@ class StackwrightError(Exception):
 
 class UsageError(StackwrightError):
     exit_code = 2
+
+
+class InputsRejected(StackwrightError):
+    """The cluster refused an object for its own inputs (an API server's 422 Invalid or 400
+    BadRequest to its apply or its dry run): bad input, which the user fixes in the program at
+    the resource's line. Its exit code is the run's to decide (`Summary.exit_code`): 2 where
+    nothing was changed, the failed operation's 1 where other steps may have changed the
+    cluster."""
 
 
 class PolicyViolation(StackwrightError):

@@ -210,7 +210,7 @@ class _SaidOnce:
 
 def _finish(summary: Summary) -> None:
     if not summary.ok:
-        raise typer.Exit(1)
+        raise typer.Exit(summary.exit_code)
 
 
 def _selection(
@@ -425,8 +425,7 @@ def up(
                 retarget=retarget,
                 force=force,
             )
-        if not planned.ok:
-            raise typer.Exit(1)
+        _finish(planned)
         if expect_no_changes:
             expect_no_changes_in(planned, "the preview shows changes; nothing was changed")
         if not _confirm("update", yes, as_json, "up"):

@@ -31,7 +31,7 @@ from stackwright.engine.records import (
     secret_in_plain_field,
     unknown_paths,
 )
-from stackwright.errors import StackwrightError, UsageError
+from stackwright.errors import InputsRejected, UsageError
 from stackwright.model import ResourceState
 from stackwright.sdk.context import Program
 from stackwright.sdk.output import StateReader, resolve, unwrap_secrets
@@ -69,8 +69,9 @@ class DeclaredSchemas:
         return check_custom(dict(obj), root)
 
 
-class SchemaRefused(StackwrightError):
-    """An object the schema its CRD declares refuses: the server's message."""
+class SchemaRefused(InputsRejected):
+    """An object the schema its CRD declares refuses: the server's message, for the inputs the
+    server will refuse once it serves the kind."""
 
 
 def check_before_up(

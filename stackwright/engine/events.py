@@ -103,12 +103,25 @@ class Summary:
     outputs: dict[str, Any] = field(default_factory=dict)
     elapsed: float = 0.0
     failures: list[str] = field(default_factory=list)
+    #: How many of `failures` are a resource's own inputs the cluster refused (bad input).
+    rejected: int = 0
     dry_run: bool = False
     #: Operations not carried out because a dependency failed (or the run stopped).
     not_done: list[str] = field(default_factory=list)
     #: Payload bytes the operation wrote to the state store (`Operation.bytes_written`);
     #: 0 for a preview, which writes nothing.
     state_bytes_written: int = 0
+
+    @property
+    def exit_code(self) -> int:
+        """The command's exit code, decided here alone: 0 for success; 2 for a preview
+        (nothing changed) whose every failure is a resource's inputs the cluster refused, bad
+        input as any other; else 1, the failed operation's, also for an `up` whose refused
+        inputs come after other steps may have changed the cluster."""
+        if self.ok:
+            return 0
+        bad_input = self.dry_run and self.failures and self.rejected == len(self.failures)
+        return 2 if bad_input else 1
 
 
 Event = (

@@ -114,7 +114,7 @@ from stackwright.engine.rollouts import (
     notice,
     stale_readers,
 )
-from stackwright.errors import UsageError, redact
+from stackwright.errors import InputsRejected, UsageError, redact
 from stackwright.kubernetes.provider import PROVIDER_TYPE
 from stackwright.model import (
     STACK_ANNOTATION,
@@ -191,6 +191,8 @@ class Outcome:
 
     counts: Counter[str] = field(default_factory=Counter)
     failures: list[str] = field(default_factory=list)
+    #: How many of the failures are a resource's own inputs the cluster refused.
+    rejected: int = 0
     not_done: list[str] = field(default_factory=list)
     outputs: dict[str, Any] = field(default_factory=dict)
     drift: dict[str, list[DriftedField]] = field(default_factory=dict)
@@ -803,8 +805,11 @@ class Run:
                 error = f"{error} [{resource.origin}]"
             # Provider errors often start with the object's name ("web: 0/3 ready"), which
             # `describe` has just said when it is the resource's: say it once.
-            said = error.removeprefix(f"{resource.resource_name}: ")
-            self.outcome.failures.append(f"{describe(urn)}: {said}")
+            said = f"{describe(urn)}: {error.removeprefix(f'{resource.resource_name}: ')}"
+            if isinstance(exc, InputsRejected):  # the program's to fix: where, as its other
+                self.outcome.rejected += 1  # errors say it
+                said = f"{resource.declared_at}: {said}"
+            self.outcome.failures.append(said)
             begun = self._begun.get(urn)
             if begun is not None:
                 step, began = begun
@@ -2140,6 +2145,7 @@ class Run:
             outputs=outcome.outputs,
             elapsed=elapsed,
             failures=list(outcome.failures),
+            rejected=outcome.rejected,
             dry_run=self.options.dry_run,
             not_done=list(outcome.not_done),
         )

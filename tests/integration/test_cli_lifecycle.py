@@ -1886,6 +1886,56 @@ def test_a_misspelt_key_is_refused_at_its_line_before_any_api_call(
     assert len(p.history()) == 1
 
 
+def test_inputs_the_server_refuses_name_their_line_and_fail_a_preview_as_bad_input(
+    new_project: Any, cluster: LiveCluster
+) -> None:
+    # A value of the wrong type passes the key check; the server's dry run refuses it (422):
+    # the preview says the server's reason and the resource's line, exit 2, nothing changed.
+    p = new_project()
+    p.program('k8s.core.v1.Namespace("ns", metadata={"name": NS})\n')
+    p.up()  # a preview dry-runs only into namespaces that exist
+    p.program(
+        'k8s.core.v1.Namespace("ns", metadata={"name": NS})\n'
+        'spec = app_spec("web")\n'
+        'spec["replicas"] = "3"\n'
+        'k8s.apps.v1.Deployment("web", metadata={"name": "web", "namespace": NS}, spec=spec)\n'
+    )
+    line = PRELUDE_LINES + 4
+    at = f"{p.root / '__main__.py'}:{line}: "
+    preview = p.preview(rc=2)
+    (failure,) = preview.summary["failures"]
+    assert failure.startswith(at + "kubernetes:apps/v1:Deployment web: "), failure
+    assert "spec.replicas of type int32" in failure, failure
+    shown = p.sw("preview", rc=2)  # as the display says it
+    assert f"Failures:\n    {failure}\n" in shown.out and "Traceback" not in shown.out + shown.err
+    # A ConfigMap key and an object name Kubernetes does not allow: each at its line.
+    p.program(
+        'k8s.core.v1.Namespace("ns", metadata={"name": NS})\n'
+        'k8s.core.v1.ConfigMap("keys", metadata={"name": "keys", "namespace": NS},\n'
+        '                      data={"no spaces": "x"})\n'
+        'k8s.core.v1.ConfigMap("named", metadata={"name": "Not_A_Name", "namespace": NS})\n'
+    )
+    failures = p.preview(rc=2).summary["failures"]
+    assert len(failures) == 2, failures
+    keys, named = sorted(failures)
+    assert keys.startswith(f"{p.root / '__main__.py'}:{PRELUDE_LINES + 2}: "), keys
+    assert "no spaces" in keys, keys
+    assert named.startswith(f"{p.root / '__main__.py'}:{PRELUDE_LINES + 4}: "), named
+    assert "Not_A_Name" in named, named
+    p.program(
+        'k8s.core.v1.Namespace("ns", metadata={"name": NS})\n'
+        'spec = app_spec("web")\n'
+        'spec["replicas"] = "3"\n'
+        'k8s.apps.v1.Deployment("web", metadata={"name": "web", "namespace": NS}, spec=spec)\n'
+    )
+    assert get(cluster, "deployment", "web", p.ns) is None
+    # An `up` whose apply is refused fails the operation (other steps may have changed the
+    # cluster): exit 1, with the line all the same.
+    failed = p.up(rc=1)
+    assert failed.summary["failures"] == [failure]
+    assert get(cluster, "deployment", "web", p.ns) is None
+
+
 def test_a_stack_does_not_take_over_an_object_that_exists(
     new_project: Any, cluster: LiveCluster, tmp_path: Path
 ) -> None:

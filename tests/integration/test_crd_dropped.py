@@ -103,7 +103,7 @@ def test_a_version_objects_may_still_be_stored_in_cannot_leave_the_crd(
     p.program(_two_versions("v1", ("v1beta1", "v1")))
     p.up()
     p.program(_two_versions("v1beta1", ("v1beta1",)))
-    done = p.preview(rc=1)
+    done = p.preview(rc=2)
     (failure,) = done.summary["failures"]
     assert 'status.storedVersions[0]: Invalid value: "v1": must appear in spec.versions' in failure
     crd = live(cluster, "customresourcedefinitions", "widgets.stored.example.com")

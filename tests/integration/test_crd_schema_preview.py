@@ -51,9 +51,11 @@ def test_an_object_its_new_crd_refuses_fails_the_preview_in_the_servers_words(
 ) -> None:
     p = new_project()
     p.program(CRD + _database('{"engine": "oracle"}'))
-    done = p.preview(rc=1)
+    done = p.preview(rc=2)
     (failure,) = done.summary["failures"]
     declared = {"oracle": failure}
+    # Bad input (exit 2, nothing changed), at the resource's line, as the server's refusal is.
+    assert failure.startswith(f"{p.root / '__main__.py'}:"), failure
     assert 'Database.schema.example.com "db" is invalid: ' in failure, failure
     assert "spec.size: Required value" in failure, failure
     assert (
@@ -69,7 +71,7 @@ def test_an_object_its_new_crd_refuses_fails_the_preview_in_the_servers_words(
 
     # A field the schema does not declare, as server-side apply refuses it.
     p.program(CRD + _database('{"size": 1, "colour": "red", "extra": {"free": 1}}'))
-    (failure,) = p.preview(rc=1).summary["failures"]
+    (failure,) = p.preview(rc=2).summary["failures"]
     assert ".spec.colour: field not declared in schema" in failure, failure
     declared["colour"] = failure
     assert "extra" not in failure
@@ -77,7 +79,7 @@ def test_an_object_its_new_crd_refuses_fails_the_preview_in_the_servers_words(
 
     # A type the schema does not allow.
     p.program(CRD + _database('{"size": "big"}'))
-    (failure,) = p.preview(rc=1).summary["failures"]
+    (failure,) = p.preview(rc=2).summary["failures"]
     assert (
         'spec.size: Invalid value: "string": spec.size in body must be of type integer' in failure
     ), failure
@@ -93,12 +95,12 @@ def test_an_object_its_new_crd_refuses_fails_the_preview_in_the_servers_words(
         ('{"size": 1, "colour": "red"}', "colour"),
     ):
         p.program(CRD + _database(spec))
-        (served,) = p.preview(rc=1).summary["failures"]
+        (served,) = p.preview(rc=2).summary["failures"]
         assert served == declared[which]
     # A CRD the run changes: its objects are checked against the schema it is about to have.
     stricter = CRD.replace('"required": ["size"]', '"required": ["size", "engine"]')
     p.program(stricter + _database('{"size": 2}'))
-    (failure,) = p.preview(rc=1).summary["failures"]
+    (failure,) = p.preview(rc=2).summary["failures"]
     assert failure.endswith('"db" is invalid: spec.engine: Required value'), failure
     assert "spec.engine: Required value" in p.sw("up", "--yes", rc=2).err
     crd = get(cluster, "customresourcedefinitions", "databases.schema.example.com")

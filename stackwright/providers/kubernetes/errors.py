@@ -5,6 +5,8 @@
         ├── TransientError                retried with backoff already, still failing: retry later
         └── PermanentError                retrying will not help: stop and tell the user
             ├── InvalidObject             the API server (or the provider) rejected the object (400/422)
+            │   └── ApplyRejected         ... its apply or dry run, for the object's own fields
+            │                             (also stackwright.errors.InputsRejected: bad input)
             ├── ApplyConflict             another field manager owns fields we set (409)
             ├── NotFoundError             the object (or its namespace) does not exist (404)
             ├── UnknownKind               the cluster does not serve this apiVersion/kind
@@ -23,11 +25,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from stackwright.errors import StackwrightError, UsageError
+from stackwright.errors import InputsRejected, StackwrightError, UsageError
 
 __all__ = [
     "AccessDenied",
     "ApplyConflict",
+    "ApplyRejected",
     "Cause",
     "ConfigError",
     "DeleteTimeout",
@@ -97,6 +100,13 @@ class InvalidObject(PermanentError):
     ) -> None:
         super().__init__(message, status=status)
         self.causes = causes
+
+
+class ApplyRejected(InvalidObject, InputsRejected):
+    """The API server answered an apply (or its dry run) with 422 Invalid or 400 BadRequest,
+    or the 500 server-side apply gives a patch its schema does not fit: the object's own
+    fields are wrong (`replicas: "3"`, a ConfigMap key or a name Kubernetes does not allow, a
+    field a custom resource's schema lacks), which the program fixes."""
 
 
 class ApplyConflict(PermanentError):

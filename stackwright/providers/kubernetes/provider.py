@@ -27,6 +27,7 @@ from stackwright.providers.kubernetes.applyset import MARK_ANNOTATIONS, MARK_LAB
 from stackwright.providers.kubernetes.client import APPLY_PATCH, ApiClient, RetryPolicy
 from stackwright.providers.kubernetes.discovery import Discovery, ResourceInfo
 from stackwright.providers.kubernetes.errors import (
+    ApplyRejected,
     ConfigError,
     InvalidObject,
     NotFoundError,
@@ -274,6 +275,8 @@ class KubernetesProvider:
                     status=404,
                 ) from exc
             raise
+        except InvalidObject as exc:  # 422, 400, or a patch the schema does not fit (a 500)
+            raise ApplyRejected(exc.message, causes=exc.causes, status=exc.status) from exc
         if warn is not None:
             for text in api_warnings(response.headers):
                 warn(text)

@@ -1,0 +1,47 @@
+"""A resource's own inputs the cluster refuses (`InputsRejected`: an API server's 422 or 400
+to an apply or its dry run) are bad input: the failure names the resource's program line, a
+preview whose every failure is one exits 2 (nothing changed), and an `up` keeps the failed
+operation's exit code 1 (other steps may have changed the cluster)."""
+
+from __future__ import annotations
+
+from engine_stack import Stack
+from engine_stack import stack as stack  # the fixture
+
+import stackwright.kubernetes as k8s
+from stackwright.errors import InputsRejected
+from stackwright.sdk.context import Program
+
+REFUSED = 'web: ConfigMap "web" is invalid: data[no spaces]: Invalid value: "no spaces"'
+
+
+def declare(p: Program) -> None:
+    k8s.core.v1.ConfigMap("web", metadata={"name": "web"}, data={"no spaces": "x"})
+    k8s.core.v1.ConfigMap("other", metadata={"name": "other"})
+
+
+LINE = declare.__code__.co_firstlineno + 1
+FAILURE = (
+    f'{__file__}:{LINE}: kubernetes:core/v1:ConfigMap web: ConfigMap "web" is invalid: '
+    'data[no spaces]: Invalid value: "no spaces"'
+)
+
+
+def test_a_preview_whose_inputs_are_refused_names_the_line_and_exits_2(stack: Stack) -> None:
+    stack.fake.fail_preview["web"] = InputsRejected(REFUSED)
+    preview = stack.preview(declare)
+    assert preview.failures == [FAILURE]
+    assert (preview.ok, preview.rejected, preview.exit_code) == (False, 1, 2)
+    # Another failure beside it is the operation's: exit 1.
+    stack.fake.fail_preview["other"] = "admission webhook denied the request"
+    assert stack.preview(declare).exit_code == 1
+
+
+def test_an_up_whose_apply_is_refused_names_the_line_and_keeps_exit_1(stack: Stack) -> None:
+    stack.fake.fail_apply["web"] = InputsRejected(REFUSED)
+    up = stack.up(declare)
+    assert up.failures == [FAILURE]
+    assert (up.ok, up.rejected, up.exit_code) == (False, 1, 1)
+    assert up.counts == {"create": 1}  # the other was created: the cluster changed
+    stack.fake.fail_apply.clear()
+    assert stack.up(declare).exit_code == 0
