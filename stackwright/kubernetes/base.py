@@ -328,8 +328,18 @@ def _check_keys(api_version: str, kind: str, name: str, obj: Mapping[str, Any]) 
     of the object it is in (`containers=[{"imagee": …}]`), before the API server would."""
     group, _, version = api_version.rpartition("/")
     found = _PLAIN.unknown(group, version, kind, obj.items())
-    if found is not None:
-        raise UsageError(f"{kind} {name!r} at {_declared_at()}: {found.problem}")
+    if found is None:
+        return
+    # Like no field at all: perhaps one newer than the definitions, which a cluster of a
+    # later Kubernetes takes; the class for any kind sends it unchecked.
+    newer = (
+        ""
+        if found.close
+        else f" (a field newer than Stackwright's definitions of the kinds: declare the object "
+        f"as k8s.apiextensions.CustomResource({name!r}, api_version={api_version!r}, "
+        f"kind={kind!r}, …), whose fields are not checked)"
+    )
+    raise UsageError(f"{kind} {name!r} at {_declared_at()}: {found.problem}{newer}")
 
 
 def _nothing_declared(

@@ -176,11 +176,17 @@ class UnknownKey(Generic[K]):
         return path
 
     @property
+    def close(self) -> str | None:
+        """The field most like it (`image` for `imagee`), or None when none is."""
+        found = difflib.get_close_matches(self.name, object_keys(self.of.definition), n=1)
+        return found[0] if found else None
+
+    @property
     def problem(self) -> str:
         """`<path>: Container has no field 'imagee'; did you mean 'image'?` (or its fields)."""
-        keys = sorted(object_keys(self.of.definition))
-        close = difflib.get_close_matches(self.name, keys, n=1)
-        hint = f"did you mean {close[0]!r}?" if close else f"its fields: {', '.join(keys)}"
+        close = self.close
+        keys = ", ".join(sorted(object_keys(self.of.definition)))
+        hint = f"did you mean {close!r}?" if close else f"its fields: {keys}"
         return f"{self.path}: {self.of.shown} has no field {self.name!r}; {hint}"
 
 

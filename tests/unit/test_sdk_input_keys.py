@@ -45,6 +45,28 @@ def test_a_misspelt_nested_key_is_refused_at_its_line(program: Program) -> None:
     assert program.resources == []
 
 
+def test_a_field_newer_than_the_definitions_has_a_way_through(program: Program) -> None:
+    # Like no field at all: perhaps one a later Kubernetes added. The refusal says how to
+    # send it anyway, and that way registers the same resource, unchecked.
+    newer = pod_spec({"name": "web", "image": "nginx"})
+    newer["template"]["spec"]["brandNewField"] = True  # type: ignore[index]
+    with pytest.raises(UsageError) as raised:
+        k8s.apps.v1.Deployment("web", spec=newer)
+    assert str(raised.value).endswith(
+        "(a field newer than Stackwright's definitions of the kinds: declare the object as "
+        "k8s.apiextensions.CustomResource('web', api_version='apps/v1', kind='Deployment', …), "
+        "whose fields are not checked)"
+    )
+    made = k8s.apiextensions.CustomResource(
+        "web", api_version="apps/v1", kind="Deployment", spec=newer
+    )
+    assert made.urn.endswith("::kubernetes:apps/v1:Deployment::web")
+    # A misspelling is only that: no such advice.
+    with pytest.raises(UsageError) as raised:
+        k8s.apps.v1.Deployment("web", spec=pod_spec({"name": "web", "imagee": "nginx"}))
+    assert "newer" not in str(raised.value)
+
+
 def test_free_keyed_maps_take_any_key(program: Program) -> None:
     k8s.core.v1.ConfigMap(
         "c",
