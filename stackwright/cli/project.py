@@ -584,10 +584,7 @@ def import_(
     yes: Yes = False,
     as_json: Json = False,
 ) -> None:
-    """Adopt existing objects into the stack and print the code that declares them (Python,
-    or YAML in a YAML project): one given as TYPE NAME ID, or every one a file names (--file,
-    in one operation, printed as one program); shows what it will import and asks first,
-    unless --yes."""
+    """Adopt existing objects (TYPE NAME ID, or --file) and print the code declaring them."""
     entries = _import_entries(type_token, name, object_id, file, out)
     ws = _workspace(stack)
     if not yes:
