@@ -477,12 +477,15 @@ def manager_of(backend: Backend, live: Mapping[str, Any], urn: str) -> str:
             f"from that stack first ({release}), or if that stack is gone, drop the mark: "
             f"`{unmark} {URN_ANNOTATION}-`"
         )
-    record = backend.load(parts.project, parts.stack).resource(mark)
+    # Read as stored: that stack's secrets are under its own data key, which this one's
+    # operation may not hold (another project's stack of the same name has another key).
+    resources = backend.export(parts.project, parts.stack)["resources"]
+    record = next((r for r in resources if r["urn"] == mark), None)
     if record is None:
         return ""
     # The command as it runs in that project's folder: its stack named, and `--force` for a
     # protected record (what `stackwright import` makes), which `state delete` refuses else.
-    force = " --force" if record.protect else ""
+    force = " --force" if record["protect"] else ""
     release = (
         f"`stackwright state delete {shlex.quote(mark)} --stack {shlex.quote(parts.stack)}"
         f"{force}` there keeps the object"
