@@ -226,7 +226,7 @@ class Workspace:
                 config.adopt_provider(secrets_provider)
             if source is not None:
                 config.copy_values_from(source)
-            if config.data or config.path.exists():
+            if config.data or config.values or config.path.exists():
                 config.save()
             backend.create_stack(project.name, stack)
             if config.has_key():
