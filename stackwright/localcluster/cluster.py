@@ -143,7 +143,9 @@ class Cluster:
     # --- bootstrap -----------------------------------------------------------
 
     def _bootstrap(self) -> None:
-        """The namespaces and the default Service every cluster starts with."""
+        """The namespaces and the Services every cluster starts with: `default/kubernetes`,
+        and `kube-system/kube-dns` as kubeadm and kind make it (its address is what Pods'
+        resolv.conf names; programs read it, `Service.get("dns", "kube-system/kube-dns")`)."""
         ns_type = self._builtin("", "v1", "namespaces")
         for name in INITIAL_NAMESPACES:
             if self.store.get(NAMESPACE_TYPE, "", name) is None:
@@ -173,6 +175,39 @@ class Cluster:
                     },
                 },
                 WriteOptions(field_manager="kube-apiserver"),
+            )
+        if self.store.get(svc_type.key, "kube-system", "kube-dns") is None:
+            dns = {"k8s-app": "kube-dns"}
+            self.create(
+                svc_type,
+                "kube-system",
+                {
+                    "apiVersion": "v1",
+                    "kind": "Service",
+                    "metadata": {
+                        "name": "kube-dns",
+                        "labels": {
+                            **dns,
+                            "kubernetes.io/cluster-service": "true",
+                            "kubernetes.io/name": "CoreDNS",
+                        },
+                    },
+                    "spec": {
+                        "clusterIP": str(self._service_net.network_address + 10),
+                        "selector": dns,
+                        "ports": [
+                            {"name": "dns", "port": 53, "protocol": "UDP", "targetPort": 53},
+                            {"name": "dns-tcp", "port": 53, "protocol": "TCP", "targetPort": 53},
+                            {
+                                "name": "metrics",
+                                "port": 9153,
+                                "protocol": "TCP",
+                                "targetPort": 9153,
+                            },
+                        ],
+                    },
+                },
+                WriteOptions(field_manager="kubeadm"),
             )
 
     def _builtin(self, group: str, version: str, plural: str) -> ResourceType:

@@ -120,6 +120,21 @@ def test_initial_namespaces_exist(api: httpx.Client) -> None:
     assert default["status"]["phase"] == "Active"
 
 
+def test_the_cluster_services_exist_as_kubeadm_makes_them(api: httpx.Client) -> None:
+    # Programs read kube-dns (`Service.get("dns", "kube-system/kube-dns")`): its address is
+    # the one Pods' resolv.conf names, the tenth of the Service range.
+    api_server = api.get("/api/v1/namespaces/default/services/kubernetes").json()
+    assert api_server["spec"]["clusterIP"] == "10.96.0.1"
+    dns = api.get("/api/v1/namespaces/kube-system/services/kube-dns").json()
+    assert dns["spec"]["clusterIP"] == "10.96.0.10"
+    assert dns["spec"]["selector"] == {"k8s-app": "kube-dns"}
+    assert [(p["name"], p["port"], p["protocol"]) for p in dns["spec"]["ports"]] == [
+        ("dns", 53, "UDP"),
+        ("dns-tcp", 53, "TCP"),
+        ("metrics", 9153, "TCP"),
+    ]
+
+
 def test_every_namespace_gets_default_service_account_and_root_ca(
     api: httpx.Client, cluster: Any
 ) -> None:
