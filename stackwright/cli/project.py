@@ -1139,6 +1139,7 @@ def stack_graph(
             },
             indent=2,
         )
+        text += "\n"  # a line, as every other --json output and the DOT text end with one
     else:
         text = _dot(f"{ws.project.name}/{ws.stack}", nodes, edges)
     if not nodes:

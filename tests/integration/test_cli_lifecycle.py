@@ -1684,7 +1684,9 @@ def test_stack_show_and_graph(new_project: Any, cluster: LiveCluster) -> None:
     assert component["outputs"]["config"] == "cfg" and "@secret" in component["outputs"]["key"]
     assert "c0mp-key" not in exported and "c0mp-key" not in shown
 
-    graph = json.loads(p.sw("stack", "graph", "--json").out)
+    printed = p.sw("stack", "graph", "--json").out
+    assert printed.endswith("}\n")  # a line: `… | tee graph.json` and shells end it there
+    graph = json.loads(printed)
     edges = {
         (e["from"].rsplit("::", 1)[1], e["to"].rsplit("::", 1)[1], e["why"]) for e in graph["edges"]
     }
