@@ -182,12 +182,37 @@ class UnknownKey(Generic[K]):
         return found[0] if found else None
 
     @property
+    def misspelt(self) -> bool:
+        """Whether it is a field's name with a slip of the keys (at most two letters added,
+        dropped, changed or swapped: `imagee`, `lables`): a name further from the closest
+        field (`hostnameOverride`, `restartPolicyRules`) may be a field newer than the
+        definitions, which extends an older one's name."""
+        close = self.close
+        return close is not None and _edits(self.name, close) <= 2
+
+    @property
     def problem(self) -> str:
         """`<path>: Container has no field 'imagee'; did you mean 'image'?` (or its fields)."""
         close = self.close
         keys = ", ".join(sorted(object_keys(self.of.definition)))
         hint = f"did you mean {close!r}?" if close else f"its fields: {keys}"
         return f"{self.path}: {self.of.shown} has no field {self.name!r}; {hint}"
+
+
+def _edits(a: str, b: str) -> int:
+    """How many letters to add, drop, change or swap (two side by side) to make `a` into `b`
+    (the optimal string alignment distance)."""
+    before: list[int] = []
+    previous = list(range(len(b) + 1))
+    for i, x in enumerate(a, 1):
+        row = [i]
+        for j, y in enumerate(b, 1):
+            best = min(previous[j] + 1, row[j - 1] + 1, previous[j - 1] + (x != y))
+            if i > 1 and j > 1 and x == b[j - 2] and a[i - 2] == y:
+                best = min(best, before[j - 2] + 1)
+            row.append(best)
+        before, previous = previous, row
+    return previous[-1]
 
 
 @dataclass(frozen=True)

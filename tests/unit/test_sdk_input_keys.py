@@ -67,6 +67,26 @@ def test_a_field_newer_than_the_definitions_has_a_way_through(program: Program) 
     assert "newer" not in str(raised.value)
 
 
+def test_a_newer_field_like_an_older_one_still_has_a_way_through(program: Program) -> None:
+    # Kubernetes 1.34's fields often extend an older one's name: the closest field is said,
+    # and so is the way through, since this is no slip of the keys (as `imagee` is).
+    newer = pod_spec({"name": "web", "image": "nginx", "restartPolicyRules": []})
+    with pytest.raises(UsageError) as raised:
+        k8s.apps.v1.Deployment("web", spec=newer)
+    assert str(raised.value).endswith(
+        "Container has no field 'restartPolicyRules'; did you mean 'restartPolicy'? (or a "
+        "field newer than Stackwright's definitions of the kinds: declare the object as "
+        "k8s.apiextensions.CustomResource('web', api_version='apps/v1', kind='Deployment', "
+        "…), whose fields are not checked)"
+    )
+    with pytest.raises(UsageError, match=r"'hostname'\? \(or a field newer"):
+        k8s.core.v1.Pod("p", spec={"containers": [], "hostnameOverride": "x"})
+    # Two letters swapped is a slip: only the closest field.
+    with pytest.raises(UsageError) as raised:
+        k8s.core.v1.Pod("p", spec={"contianers": []})
+    assert str(raised.value).endswith("did you mean 'containers'?")
+
+
 def test_free_keyed_maps_take_any_key(program: Program) -> None:
     k8s.core.v1.ConfigMap(
         "c",
