@@ -258,8 +258,9 @@ class Walk(Generic[K, V]):
                 if found is None:
                     if name in keys:
                         continue
-                    found = UnknownKey(key, name, nested)
-                found.steps.append(name)
+                    # A key that is no str (`{1: …}` in a Python dict) is named as text.
+                    found = UnknownKey(key, str(name), nested)
+                found.steps.append(str(name))
                 if step is not None:
                     found.steps.append(step)
                 return found

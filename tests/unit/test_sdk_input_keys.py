@@ -136,3 +136,8 @@ def test_outputs_inside_inputs_are_not_looked_into(program: Program) -> None:
 def test_a_custom_resource_is_not_checked(program: Program) -> None:
     k8s.CustomObject("w", api_version="example.com/v1", kind="Widget", spec={"imagee": "anything"})
     assert len(program.resources) == 1
+
+
+def test_a_key_that_is_no_str_is_refused_as_no_field(program: Program) -> None:
+    with pytest.raises(UsageError, match=r"spec\.containers\[0\]\.1: Container has no field '1'"):
+        k8s.core.v1.Pod("p", spec={"containers": [{1: "x"}]})
