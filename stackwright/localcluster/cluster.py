@@ -176,7 +176,14 @@ class Cluster:
                 },
                 WriteOptions(field_manager="kube-apiserver"),
             )
-        if self.store.get(svc_type.key, "kube-system", "kube-dns") is None:
+        dns_ip = str(self._service_net.network_address + 10)
+        # Made when missing (a cluster older than it, or one it was deleted from), unless
+        # its address is taken: a DNS Service of the user's own there (a CoreDNS chart's
+        # `clusterIP: 10.96.0.10`) would otherwise stop the cluster from starting.
+        if (
+            self.store.get(svc_type.key, "kube-system", "kube-dns") is None
+            and dns_ip not in self._used_cluster_ips()
+        ):
             dns = {"k8s-app": "kube-dns"}
             self.create(
                 svc_type,
@@ -193,7 +200,7 @@ class Cluster:
                         },
                     },
                     "spec": {
-                        "clusterIP": str(self._service_net.network_address + 10),
+                        "clusterIP": dns_ip,
                         "selector": dns,
                         "ports": [
                             {"name": "dns", "port": 53, "protocol": "UDP", "targetPort": 53},
