@@ -603,6 +603,9 @@ def test_service_with_selector_waits_for_a_ready_endpoint() -> None:
         "web: no ready endpoints — no Pod matches selector app=web (Pod webapp-a has app=webapp)",
     )
     assert evaluate(obj, Related(pods=others[:1])).message == nothing.message
+    # Where every Pod has the key (each has an `app` label), the value spelt most like it.
+    apps = [pod(f"{app}-a", labels={"app": app}) for app in ("api", "cache", "wbe", "worker")]
+    assert evaluate(obj, Related(pods=apps)).message.endswith("(Pod wbe-a has app=wbe)")
     pending = evaluate(
         obj,
         Related(

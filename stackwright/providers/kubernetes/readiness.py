@@ -29,6 +29,7 @@ controller has put its token in it (so what reads `data.token` gets it). Annotat
 
 from __future__ import annotations
 
+import difflib
 import enum
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -736,17 +737,23 @@ def _nearest_labels(selector: Mapping[str, Any], pods: Sequence[Obj]) -> str:
     """` (Pod web-7c9f-x2k has app=web)`: the Pod of the namespace whose labels come closest
     to a selector that matches none, by the selector's own keys, so that a misspelt selector
     (or template label) shows while the Service waits, not only after its timeout; "" when
-    no Pod has any of its keys."""
+    no Pod has any of its keys. Among Pods alike in those (in a namespace each Pod has an
+    `app` label), the one whose values are spelt most like the selector's."""
 
-    def closeness(pod: Obj) -> tuple[int, int]:
+    def closeness(pod: Obj) -> tuple[int, int, float]:
         labels = _labels(pod)
         return (
             sum(labels.get(k) == v for k, v in selector.items()),
             sum(k in labels for k in selector),
+            sum(
+                difflib.SequenceMatcher(None, str(labels[k]), str(v)).ratio()
+                for k, v in selector.items()
+                if k in labels
+            ),
         )
 
     nearest = max(pods, key=closeness, default=None)
-    if nearest is None or closeness(nearest) == (0, 0):
+    if nearest is None or closeness(nearest)[:2] == (0, 0):
         return ""
     labels = _labels(nearest)
     held = ",".join(f"{k}={labels[k]}" for k in sorted(selector) if k in labels)
