@@ -177,18 +177,31 @@ class UnknownKey(Generic[K]):
 
     @property
     def close(self) -> str | None:
-        """The field most like it (`image` for `imagee`), or None when none is."""
-        found = difflib.get_close_matches(self.name, object_keys(self.of.definition), n=1)
+        """The field most like it (`image` for `imagee`, `matchLabels` for `match_labels`),
+        or None when none is."""
+        keys = object_keys(self.of.definition)
+        spelt = self._folded(keys)
+        if spelt is not None:
+            return spelt
+        found = difflib.get_close_matches(self.name, keys, n=1)
         return found[0] if found else None
+
+    def _folded(self, keys: Iterable[str]) -> str | None:
+        """The field it spells in another case or with underscores (`image_pull_policy`, a
+        Pulumi program's snake_case), if any."""
+        folded = self.name.replace("_", "").lower()
+        return next((key for key in keys if key.lower() == folded), None)
 
     @property
     def misspelt(self) -> bool:
         """Whether it is a field's name with a slip of the keys (at most two letters added,
-        dropped, changed or swapped: `imagee`, `lables`): a name further from the closest
-        field (`hostnameOverride`, `restartPolicyRules`) may be a field newer than the
-        definitions, which extends an older one's name."""
+        dropped, changed or swapped: `imagee`, `lables`) or in snake_case (`min_ready_seconds`):
+        a name further from the closest field (`hostnameOverride`, `restartPolicyRules`) may
+        be a field newer than the definitions, which extends an older one's name."""
         close = self.close
-        return close is not None and _edits(self.name, close) <= 2
+        if close is None:
+            return False
+        return close == self._folded((close,)) or _edits(self.name, close) <= 2
 
     @property
     def problem(self) -> str:

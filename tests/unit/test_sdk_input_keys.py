@@ -81,10 +81,19 @@ def test_a_newer_field_like_an_older_one_still_has_a_way_through(program: Progra
     )
     with pytest.raises(UsageError, match=r"'hostname'\? \(or a field newer"):
         k8s.core.v1.Pod("p", spec={"containers": [], "hostnameOverride": "x"})
-    # Two letters swapped is a slip: only the closest field.
-    with pytest.raises(UsageError) as raised:
-        k8s.core.v1.Pod("p", spec={"contianers": []})
-    assert str(raised.value).endswith("did you mean 'containers'?")
+    # Two letters swapped is a slip, and snake_case (a Pulumi program's dicts) only another
+    # spelling: only the closest field.
+    for spec, field in (
+        ({"contianers": []}, "containers"),
+        (
+            {"containers": [], "termination_grace_period_seconds": 5},
+            "terminationGracePeriodSeconds",
+        ),
+        ({"containers": [{"name": "a", "ports": [{"host_ip": "::"}]}]}, "hostIP"),
+    ):
+        with pytest.raises(UsageError) as raised:
+            k8s.core.v1.Pod("p", spec=spec)
+        assert str(raised.value).endswith(f"did you mean {field!r}?")
 
 
 def test_free_keyed_maps_take_any_key(program: Program) -> None:
