@@ -479,10 +479,18 @@ def manager_of(backend: Backend, live: Mapping[str, Any], urn: str) -> str:
         )
     # Read as stored: that stack's secrets are under its own data key, which this one's
     # operation may not hold (another project's stack of the same name has another key).
-    resources = backend.export(parts.project, parts.stack)["resources"]
-    record = next((r for r in resources if r["urn"] == mark), None)
+    document = backend.export(parts.project, parts.stack)
+    record = next((r for r in document["resources"] if r["urn"] == mark), None)
+    settle = ";"
     if record is None:
-        return ""
+        # Not recorded yet, but a step of that stack on it began and has not ended: its
+        # operation is making the object now, or a crash left the step for that stack's
+        # next operation to settle, which records the object it finds as its own.
+        pending = (p["resource"] for p in document["pending"])
+        record = next((r for r in pending if r["urn"] == mark), None)
+        if record is None:
+            return ""
+        settle = _settle_first(backend, parts.project, parts.stack)
     # The command as it runs in that project's folder: its stack named, and `--force` for a
     # protected record (what `stackwright import` makes), which `state delete` refuses else.
     force = " --force" if record["protect"] else ""
@@ -491,8 +499,24 @@ def manager_of(backend: Backend, live: Mapping[str, Any], urn: str) -> str:
         f"{force}` there keeps the object"
     )
     return (
-        f"stack {parts.stack} of project {parts.project} manages it as {mark}; remove it "
-        f"from that stack first ({release})"
+        f"stack {parts.stack} of project {parts.project} manages it as {mark}{settle} remove "
+        f"it from that stack first ({release})"
+    )
+
+
+def _settle_first(backend: Backend, project: str, stack: str) -> str:
+    """What `manager_of` adds for an object a stack's pending step is about: who is making
+    it, or what settles the step a crash left (`state delete` refuses until then)."""
+    holder = backend.running(project, stack)
+    if holder is not None:
+        return (
+            f": {holder.describe(datetime.now(UTC))} has a step on it under way; wait for "
+            "that operation to end, then"
+        )
+    return (
+        ": a step of an earlier operation on it is still pending (interrupted, or its "
+        f"answer lost); run `stackwright refresh --stack {shlex.quote(stack)}` there to "
+        "settle it, then"
     )
 
 
