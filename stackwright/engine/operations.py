@@ -445,11 +445,12 @@ def _elsewhere(backend: Backend, snapshot: Snapshot) -> Callable[[str, str], lis
 
 def manager_of(backend: Backend, live: Mapping[str, Any], urn: str) -> str:
     """Why `urn` may not adopt the object `live`, in words with the fix ("" if it may): it
-    is a stack's ApplySet parent, a resource of a stack of this backend still holds it, or
-    its mark names a stack this
-    backend does not have (another backend's, or one `stack rm --force` removed, leaving
-    its objects). A mark a `state delete` left (the stack no longer holds that resource)
-    is no owner, nor is text Stackwright did not write."""
+    is a stack's ApplySet parent, a resource of a stack of this backend still holds it (or
+    a step of that stack begun and not ended is about it: under way, or left by a crash for
+    that stack's next operation to record), or its mark names a stack this backend does not
+    have (another backend's, or one `stack rm --force` removed, leaving its objects). A mark
+    a `state delete` left (the stack no longer holds that resource) is no owner, nor is text
+    Stackwright did not write. Runs only for an object found with another stack's mark."""
     meta = live.get("metadata") or {}
     # An ApplySet parent is a stack's bookkeeping, which the provider keeps; adopting it
     # would let another stack delete or rewrite it.
