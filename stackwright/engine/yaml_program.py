@@ -94,6 +94,9 @@ SECTIONS = frozenset(
 )
 #: The types of another stack's outputs, read by name (Pulumi YAML's and Stackwright's).
 STACK_REFERENCE_TYPES = ("pulumi:pulumi:StackReference", "stackwright:stack:StackReference")
+#: Pulumi's type for an object of any kind, its `apiVersion` and `kind` among its properties:
+#: declared as Python's `k8s.apiextensions.CustomResource` is, its fields unchecked.
+CUSTOM_RESOURCE_TYPE = "kubernetes:apiextensions.k8s.io:CustomResource"
 #: Names a reference may start with for the run itself.
 BUILTINS = ("stackwright", "pulumi")
 
@@ -603,6 +606,12 @@ class Evaluator:
             )
         if token in STACK_REFERENCE_TYPES or token in COMPONENTS or token in _PROVIDER_TYPES:
             raise _Problem(entry.line, f"{where} reads Kubernetes objects only, not {token}")
+        if token == CUSTOM_RESOURCE_TYPE:  # its kind is among the properties a read has not
+            raise _Problem(
+                entry.line,
+                f"{where} reads an object by its kind's own type (kubernetes:apps/v1:Deployment, "
+                f"kubernetes:example.com/v1:Widget), not {token}",
+            )
         given = self.evaluate(body["get"])
         if not isinstance(given, dict) or set(given) != {"id"}:
             raise _Problem(
@@ -631,6 +640,8 @@ class Evaluator:
         component = COMPONENTS.get(token)
         if component is not None:
             return component.declare(self, entry, properties, opts)
+        if token == CUSTOM_RESOURCE_TYPE:
+            return _custom_resource(entry, properties, opts)
         if token in _PROVIDER_TYPES:
             return Provider(entry.name, opts, **_keywords(entry, properties, PROVIDER_KEYS))
         parsed = parse_type_token(token)
@@ -639,7 +650,8 @@ class Evaluator:
                 entry.line,
                 f"resource {entry.name}: type {token!r} is not a Kubernetes type "
                 "(kubernetes:<group>/<version>:<Kind>, e.g. kubernetes:apps/v1:Deployment), "
-                f"{PROVIDER_TYPE} or one of {', '.join(sorted(COMPONENTS))}",
+                f"{CUSTOM_RESOURCE_TYPE}, {PROVIDER_TYPE} or one of "
+                f"{', '.join(sorted(COMPONENTS))}",
             )
         api_version, kind = parsed.api_version, parsed.kind
         fields = _builtin_fields(parsed, entry)
@@ -920,13 +932,19 @@ def _check_nested(name: str, body: yaml.Node) -> None:
     they are at hand: kept alive for later, a thousand resources' nodes made the garbage
     collector's passes slow the whole program by half."""
     token = _value_node(body, "type")
-    parsed = parse_type_token(str(token.value)) if isinstance(token, yaml.ScalarNode) else None
+    text = str(token.value) if isinstance(token, yaml.ScalarNode) else ""
+    parsed = parse_type_token(text) if text != CUSTOM_RESOURCE_TYPE else None  # unchecked
     if parsed is None:
         return
     properties = ((str(k.value), v) for k, v in _keyed(_value_node(body, "properties")))
     found = _NODES.unknown(parsed.group, parsed.version, parsed.kind, properties)
     if found is not None:
-        raise _Problem(found.key.start_mark.line + 1, f"resource {name}: {found.problem}")
+        # Not a slip of the keys: perhaps a field newer than the definitions (as in Python).
+        newer = found.way_through(
+            f"declare the object as `type: {CUSTOM_RESOURCE_TYPE}` with `apiVersion: "
+            f"{parsed.api_version}` and `kind: {parsed.kind}` among its properties"
+        )
+        raise _Problem(found.key.start_mark.line + 1, f"resource {name}: {found.problem}{newer}")
 
 
 def _value_node(node: yaml.Node | None, key: str) -> yaml.Node | None:
@@ -955,6 +973,28 @@ def _node_items(node: yaml.Node) -> list[yaml.Node]:
 #: in place of an object or list is not looked into: what it stands for is known only when
 #: the program runs.
 _NODES: Walk[yaml.Node, yaml.Node] = Walk(_node_pairs, _node_items)
+
+
+def _custom_resource(
+    entry: Entry, properties: dict[str, Any], opts: ResourceOptions
+) -> CustomObject:
+    """`type: kubernetes:apiextensions.k8s.io:CustomResource` with `apiVersion` and `kind` among
+    its properties: the object of that kind, with the same URN as one declared by its kind's
+    own type (`kubernetes:apps/v1:Deployment`), but its fields unchecked, as Python's
+    `k8s.apiextensions.CustomResource` — the way to a field newer than Stackwright's
+    definitions of the built-in kinds, which a later Kubernetes takes."""
+    given = {key: properties.pop(key, None) for key in ("apiVersion", "kind")}
+    missing = [key for key, value in given.items() if not isinstance(value, str) or not value]
+    if missing:
+        raise _Problem(
+            entry.line,
+            f"resource {entry.name}: {CUSTOM_RESOURCE_TYPE} needs "
+            f"{' and '.join(f'`{key}:`' for key in missing)} among its properties, as a text "
+            "known when the program runs (e.g. apiVersion: apps/v1, kind: Deployment)",
+        )
+    return CustomObject(
+        entry.name, opts, api_version=given["apiVersion"], kind=given["kind"], **properties
+    )
 
 
 def _check_custom(entry: Entry, token: str, parsed: TypeToken) -> None:

@@ -333,12 +333,9 @@ def _check_keys(api_version: str, kind: str, name: str, obj: Mapping[str, Any]) 
     # Not a slip of the keys: perhaps a field newer than the definitions, which a cluster of
     # a later Kubernetes takes (often an older field's name extended: `hostnameOverride`);
     # the class for any kind sends it unchecked.
-    newer = (
-        ""
-        if found.misspelt
-        else f" ({'or ' if found.close else ''}a field newer than Stackwright's definitions "
-        f"of the kinds: declare the object as k8s.apiextensions.CustomResource({name!r}, "
-        f"api_version={api_version!r}, kind={kind!r}, …), whose fields are not checked)"
+    newer = found.way_through(
+        f"declare the object as k8s.apiextensions.CustomResource({name!r}, "
+        f"api_version={api_version!r}, kind={kind!r}, …)"
     )
     raise UsageError(f"{kind} {name!r} at {_declared_at()}: {found.problem}{newer}")
 

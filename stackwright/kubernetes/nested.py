@@ -203,6 +203,17 @@ class UnknownKey(Generic[K]):
             return False
         return close == self._folded((close,)) or _edits(self.name, close) <= 2
 
+    def way_through(self, way: str) -> str:
+        """` (a field newer than Stackwright's definitions of the kinds: <way>, whose fields
+        are not checked)`, `way` being how the program's language declares the object
+        unchecked; "" for a slip of the keys (`misspelt`), which has no such way."""
+        if self.misspelt:
+            return ""
+        return (
+            f" ({'or ' if self.close else ''}a field newer than Stackwright's definitions of the "
+            f"kinds: {way}, whose fields are not checked)"
+        )
+
     @property
     def problem(self) -> str:
         """`<path>: Container has no field 'imagee'; did you mean 'image'?` (or its fields)."""

@@ -2,7 +2,8 @@
 CRD's schema refuses fails the preview in the server's words, a valid one applies and stays
 unchanged, and dropping the CRD while the object stays declared is refused (naming the
 object's line), as in a Python program. A misspelt field in a reference into a built-in kind's
-live object is refused before anything changes, where it read null."""
+live object is refused before anything changes, where it read null. A field newer than the
+definitions goes through Pulumi's CustomResource type to the server, which judges it."""
 
 from __future__ import annotations
 
@@ -155,3 +156,62 @@ def test_a_misspelt_field_in_a_yaml_reference_is_refused_before_anything_changes
         assert "Traceback" not in refused.err
     assert get(cluster, "configmaps", "later", p.ns) is None
     assert p.state() == before
+
+
+NEWER = """
+  web:
+    type: {type}
+    properties:{kind}
+      metadata: {{name: web, namespace: "${{ns.metadata.name}}"}}
+      spec:
+        selector: {{matchLabels: {{app: web}}}}
+        template:
+          metadata: {{labels: {{app: web}}}}
+          spec:
+            hostnameOverride: web-host
+            containers: [{{name: web, image: nginx:1.29}}]
+"""
+
+
+def test_a_field_newer_than_the_definitions_goes_through_the_custom_resource_type(
+    new_project: Any, cluster: LiveCluster
+) -> None:
+    # Kubernetes 1.34's `hostnameOverride` is no field of the 1.33 definitions: the built-in
+    # type refuses it, naming the way through, which sends it unchecked under the same URN.
+    p = new_project()
+    head = textwrap.dedent(HEAD.format(name=p.name, ns=p.ns)).lstrip()
+    builtin = NEWER.format(type="kubernetes:apps/v1:Deployment", kind="")
+    (p.root / "Stackwright.yaml").write_text(head + builtin)
+    refused = p.sw("preview", rc=2)
+    (line,) = refused.err.strip().splitlines()
+    assert "PodSpec has no field 'hostnameOverride'; did you mean 'hostname'? (or a field " in line
+    assert (
+        "declare the object as `type: kubernetes:apiextensions.k8s.io:CustomResource` with "
+        "`apiVersion: apps/v1` and `kind: Deployment` among its properties" in line
+    ), line
+
+    custom = NEWER.format(
+        type="kubernetes:apiextensions.k8s.io:CustomResource",
+        kind="\n      apiVersion: apps/v1\n      kind: Deployment",
+    )
+    (p.root / "Stackwright.yaml").write_text(head + custom)
+    planned = p.preview()  # Stackwright's check passes: the server is asked
+    assert planned.changed() == {"ns": "create", "web": "create"}
+    # The local cluster serves 1.33's schema, so it refuses the field as a 1.33 API server's
+    # server-side apply does (a 1.34 one takes it): at the entry's line, in the server's
+    # words, under the Deployment's own URN. Nothing was applied of it.
+    said = (
+        "Stackwright.yaml:9: kubernetes:apps/v1:Deployment web: failed to create typed patch "
+        f"object ({p.ns}/web; apps/v1, Kind=Deployment): .spec.template.spec.hostnameOverride: "
+        "field not declared in schema"
+    )
+    up = p.up(rc=1)
+    (failure,) = up.summary["failures"]
+    assert failure.endswith(said), failure
+    urns = [e["urn"] for e in up.of("step-started") if e["name"] == "web"]
+    assert urns == [f"urn:sw:dev::{p.name}::kubernetes:apps/v1:Deployment::web"], urns
+    assert set(p.resources()) == {"ns"}
+    assert get(cluster, "deployments", "web", p.ns) is None
+    # With its namespace there, the preview's dry run asks the server too, and says the same.
+    (failure,) = p.preview(rc=2).summary["failures"]
+    assert failure.endswith(said), failure

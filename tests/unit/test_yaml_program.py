@@ -1296,3 +1296,129 @@ def test_a_misspelt_key_inside_a_built_in_kinds_object_is_one_line_at_its_own_li
 ) -> None:
     # It reached the API server's dry run in preview: exit 1, with no file or line.
     _refused(tmp_path, NESTED, old, new, new, said)
+
+
+NEWER = """
+name: shop
+runtime: yaml
+resources:
+  web:
+    type: kubernetes:apps/v1:Deployment
+    properties:
+      metadata: {name: web}
+      spec:
+        selector: {matchLabels: {app: web}}
+        template:
+          metadata: {labels: {app: web}}
+          spec:
+            hostnameOverride: web-host
+            containers: [{name: web, image: nginx:1.29, restartPolicyRules: []}]
+"""
+
+#: How the refusal of a key that is no slip of the keys says to send it (Python's way, in YAML).
+WAY_THROUGH = (
+    "a field newer than Stackwright's definitions of the kinds: declare the object as "
+    "`type: kubernetes:apiextensions.k8s.io:CustomResource` with `apiVersion: apps/v1` and "
+    "`kind: Deployment` among its properties, whose fields are not checked)"
+)
+
+
+def test_a_field_newer_than_the_definitions_is_refused_naming_the_way_through(
+    tmp_path: Path,
+) -> None:
+    # Kubernetes 1.34's fields, which a 1.34 cluster takes: no slip of the keys, so the refusal
+    # says how to send them, as Python's does.
+    _refused(
+        tmp_path,
+        NEWER,
+        "containers: [{name: web, image: nginx:1.29, restartPolicyRules: []}]",
+        "containers: [{name: web, image: nginx:1.29}]",
+        "hostnameOverride",
+        "resource web: spec.template.spec.hostnameOverride: PodSpec has no field "
+        f"'hostnameOverride'; did you mean 'hostname'? (or {WAY_THROUGH}",
+    )
+    _refused(
+        tmp_path,
+        NEWER,
+        "hostnameOverride: web-host",
+        "hostname: web-host",
+        "restartPolicyRules",
+        "Container has no field 'restartPolicyRules'; did you mean 'restartPolicy'? (or "
+        + WAY_THROUGH,
+    )
+    # A slip of the keys is only that.
+    with pytest.raises(UsageError) as refused:
+        _run(tmp_path, NEWER.replace("hostnameOverride", "hostnam"))
+    assert str(refused.value).endswith("PodSpec has no field 'hostnam'; did you mean 'hostname'?")
+
+
+def test_the_custom_resource_type_declares_a_built_in_kind_with_its_fields_unchecked(
+    tmp_path: Path,
+) -> None:
+    # As Python's k8s.apiextensions.CustomResource(name, api_version=…, kind=…): the same
+    # resource (type token, URN) as the kind's own type declares, the newer fields sent.
+    custom = NEWER.replace(
+        "type: kubernetes:apps/v1:Deployment",
+        "type: kubernetes:apiextensions.k8s.io:CustomResource",
+    ).replace(
+        "metadata: {name: web}",
+        "apiVersion: apps/v1\n      kind: Deployment\n      metadata: {name: web}",
+    )
+    (web,) = _run(tmp_path, custom).resources
+    assert web.resource_type == "kubernetes:apps/v1:Deployment"
+    assert web.urn == f"urn:sw:{STACK}::{PROJECT}::kubernetes:apps/v1:Deployment::web"
+    assert web.props["apiVersion"] == "apps/v1" and web.props["kind"] == "Deployment"
+    pod = web.props["spec"]["template"]["spec"]
+    assert pod["hostnameOverride"] == "web-host"
+    assert pod["containers"][0]["restartPolicyRules"] == []
+
+
+CUSTOM = """
+name: shop
+runtime: yaml
+resources:
+  web:
+    type: kubernetes:apiextensions.k8s.io:CustomResource
+    properties:
+      apiVersion: apps/v1
+      kind: Deployment
+"""
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "said"),
+    [
+        ("kind: Deployment", "kinds: Deployment", "needs `kind:` among its properties"),
+        ("apiVersion: apps/v1", "apiVersion: 1", "needs `apiVersion:` among its properties"),
+        (
+            "apiVersion: apps/v1\n      kind: Deployment",
+            "metadata2: {}",
+            "needs `apiVersion:` and `kind:` among its properties, as a text known when the "
+            "program runs (e.g. apiVersion: apps/v1, kind: Deployment)",
+        ),
+    ],
+)
+def test_a_custom_resource_without_its_api_version_or_kind_is_one_line_at_its_entry(
+    tmp_path: Path, old: str, new: str, said: str
+) -> None:
+    _refused(
+        tmp_path,
+        CUSTOM,
+        old,
+        new,
+        "web:",
+        f"resource web: kubernetes:apiextensions.k8s.io:CustomResource {said}",
+    )
+
+
+def test_a_read_of_the_custom_resource_type_names_the_kinds_own_type(tmp_path: Path) -> None:
+    _refused(
+        tmp_path,
+        CUSTOM,
+        "properties:\n      apiVersion: apps/v1\n      kind: Deployment",
+        "get: {id: apps/web}",
+        "web:",
+        "resource web: `get:` reads an object by its kind's own type "
+        "(kubernetes:apps/v1:Deployment, kubernetes:example.com/v1:Widget), not "
+        "kubernetes:apiextensions.k8s.io:CustomResource",
+    )
