@@ -166,7 +166,7 @@ def _check_one_resource_per_object(program: Program | None, snapshot: Snapshot) 
                 f"{resource.declared_at}: {describe(resource.urn)}{_from(resource)} names the "
                 f"same {kind} {where} as {describe(first.urn)}{_from(first)} at "
                 f"{first.declared_at}: each would overwrite the other's fields; "
-                f"{_one_of_them(resource, first)}; nothing was changed"
+                f"{_one_of_them(program, resource, first)}; nothing was changed"
             )
 
 
@@ -175,16 +175,19 @@ def _from(resource: Resource) -> str:
     return f" (from {resource.origin})" if resource.origin else ""
 
 
-def _one_of_them(*resources: Resource) -> str:
+def _one_of_them(program: Program, *resources: Resource) -> str:
     """How to keep one object per name: a program's own resource is renamed or dropped; an
     object of manifests or a chart (the same Namespace in two files) is left out of one of
-    them, by a transformation that empties it."""
-    if all(r.origin for r in resources):
-        return (
-            "leave it out of one of them (a transformation that empties it, `obj.clear()`, "
-            "drops it), or declare it once in the program"
-        )
-    return "give one of them another metadata.name (or drop one)"
+    them, in a Python program by a transformation that empties it (a YAML program has none:
+    by its file or the chart's values)."""
+    if not all(r.origin for r in resources):
+        return "give one of them another metadata.name (or drop one)"
+    how = (
+        "take it out of its file, `yaml` or `objs`, or turn it off in the chart's values"
+        if program.runtime == "yaml"
+        else "a transformation that empties it, `obj.clear()`, drops it"
+    )
+    return f"leave it out of one of them ({how}), or declare it once in the program"
 
 
 def _check_definitions(options: Options, program: Program | None, snapshot: Snapshot) -> None:

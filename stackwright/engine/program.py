@@ -42,15 +42,17 @@ def run_program(
         raise UsageError(
             f"program {path} does not exist: set `main` in Stackwright.yaml to the program's file"
         )
+    is_yaml = path.suffix in (".yaml", ".yml")  # what a `runtime: yaml` project's main is
     program = Program(
         project=project,
         stack=stack,
         config=dict(config or {}),
         secret_keys=secret_keys,
+        runtime="yaml" if is_yaml else "python",
         read_stack=read_stack,
         provider_namespace=provider_namespace,
     )
-    if path.suffix in (".yaml", ".yml"):
+    if is_yaml:
         from stackwright.engine.yaml_program import run_yaml_program  # only YAML projects pay
 
         with running(program):

@@ -15,7 +15,7 @@ import contextlib
 import threading
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from stackwright.errors import UsageError
 from stackwright.model import make_urn
@@ -37,6 +37,9 @@ class Program:
     resources: list[Resource] = field(default_factory=list)
     by_urn: dict[str, Resource] = field(default_factory=dict)
     exports: dict[str, Any] = field(default_factory=dict)
+    #: The program's language (the project's `runtime`): `python` or `yaml`, whose messages
+    #: spell an option as the program does (`resource_prefix`, `resourcePrefix`).
+    runtime: Literal["python", "yaml"] = "python"
     #: Warnings about how the program is written, shown before the operation's steps.
     notes: list[str] = field(default_factory=list)
     #: `register_resource_transform`'s transforms, applied to each resource declared after.
@@ -79,8 +82,9 @@ class Program:
         if existing is not None:
             # Objects of two manifests or charts are named by their kind and name: the
             # components' `resource_prefix` tells them apart.
+            prefix = "resourcePrefix" if self.runtime == "yaml" else "resource_prefix"
             how = (
-                "give one of their components a resource_prefix"
+                f"give one of their components a {prefix}"
                 if existing.origin and resource.origin
                 else "give one of them another name"
             )

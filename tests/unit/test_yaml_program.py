@@ -14,6 +14,8 @@ import yaml
 from engine_stack import PROJECT, STACK, Stack
 from engine_stack import stack as stack  # the fixture
 
+from stackwright.engine import operations
+from stackwright.engine.execute import Options
 from stackwright.engine.program import run_program
 from stackwright.errors import UsageError
 from stackwright.kubernetes.groups import MODULES
@@ -1422,3 +1424,45 @@ def test_a_read_of_the_custom_resource_type_names_the_kinds_own_type(tmp_path: P
         "(kubernetes:apps/v1:Deployment, kubernetes:example.com/v1:Widget), not "
         "kubernetes:apiextensions.k8s.io:CustomResource",
     )
+
+
+SHARED = """
+name: shop
+runtime: yaml
+resources:
+  one:
+    type: kubernetes:yaml/v2:ConfigGroup
+    properties:
+      yaml: ["apiVersion: v1\\nkind: Namespace\\nmetadata: {name: shared}\\n"]
+  two:
+    type: kubernetes:yaml/v2:ConfigGroup
+    properties:
+      yaml: ["apiVersion: v1\\nkind: Namespace\\nmetadata: {name: shared}\\n"]
+"""
+
+
+def test_one_object_of_two_manifests_is_told_apart_in_the_yaml_programs_words(
+    tmp_path: Path, stack: Stack
+) -> None:
+    # A YAML program spells the option `resourcePrefix` and has no transformations: the
+    # messages Python programs get (`resource_prefix`, "a transformation") would not fit.
+    with pytest.raises(UsageError) as refused:
+        _run(tmp_path, SHARED)
+    assert str(refused.value).endswith("; give one of their components a resourcePrefix")
+    program = _run(tmp_path, SHARED + "      resourcePrefix: two\n")
+    assert program.runtime == "yaml"
+    with pytest.raises(UsageError) as refused:
+        operations.run(
+            stack.backend,
+            project=PROJECT,
+            stack=STACK,
+            options=Options("up", dry_run=True),
+            program=program,
+            providers=stack.fake.factory(),
+            listener=lambda _: None,
+        )
+    assert str(refused.value).endswith(
+        "leave it out of one of them (take it out of its file, `yaml` or `objs`, or turn it off "
+        "in the chart's values), or declare it once in the program; nothing was changed"
+    )
+    assert stack.fake.calls == []
