@@ -53,7 +53,15 @@ from stackwright.automation.workspace import (
 from stackwright.engine import operations
 from stackwright.engine.clusters import check_default_provider
 from stackwright.engine.drift import declared_fields_of, fields_union, owned_part
-from stackwright.engine.events import Diagnostic, Guarded, Listener, Summary, ignore, masking
+from stackwright.engine.events import (
+    Diagnostic,
+    Guarded,
+    Listener,
+    Summary,
+    expecting_no_changes,
+    ignore,
+    masking,
+)
 from stackwright.engine.execute import DEFAULT_PARALLEL, Options
 from stackwright.engine.policy_gate import PolicyGate
 from stackwright.engine.ports import Provider
@@ -516,6 +524,7 @@ class Workspace:
         options = select.options(
             "up", parallel, refresh=refresh, dry_run=True, retarget=retarget, force=force
         )
+        listener = expecting_no_changes(listener, expect_no_changes)
         gate = self.policy_gate(policy_packs, policy_level, listener)
         summary = self._run(options, listener, program=True, policy=gate)
         if expect_no_changes:
@@ -542,9 +551,10 @@ class Workspace:
         `expect_no_changes` previews first (its events and summary go to `listener` too) and
         raises `StackwrightError` (exit code 1), changing nothing, when the preview shows a
         change, as `stackwright up --expect-no-changes` does."""
+        gated = expecting_no_changes(listener, expect_no_changes)
         if expect_no_changes:
             planned = self.preview(
-                listener,
+                gated,
                 refresh=refresh,
                 select=select,
                 parallel=parallel,
@@ -559,7 +569,7 @@ class Workspace:
         options = select.options("up", parallel, refresh=refresh, force=force, retarget=retarget)
         # A preview said already what the gate has to say of its packs.
         gate = self.policy_gate(policy_packs, policy_level, None if expect_no_changes else listener)
-        summary = self._run(options, listener, program=True, message=message, policy=gate)
+        summary = self._run(options, gated, program=True, message=message, policy=gate)
         if expect_no_changes:  # the cluster or the state changed since the preview
             expect_no_changes_in(
                 summary, "the update changed the stack after a preview without changes"
@@ -591,7 +601,7 @@ class Workspace:
         `StackwrightError` (exit code 1), recording nothing, when any drifted or is gone."""
         if expect_no_changes:
             options = select.options("refresh", parallel, dry_run=True)
-            read = self._run(options, listener, program=False)
+            read = self._run(options, expecting_no_changes(listener, True), program=False)
             expect_no_drift_in(read)
             if not read.ok or preview:
                 return read
@@ -894,8 +904,7 @@ def expect_no_changes_in(summary: Summary, what: str) -> None:
     """`--expect-no-changes`: raise (exit code 1) when `summary` counts any change. A
     refresh's counts (`in-sync`, `drifted`, `deleted-outside`) are what it read, not
     changes: drift the update would undo is counted by its own step."""
-    steps = {op.value for op in Op if op.mutates}
-    changes = {op: n for op, n in summary.counts.items() if op in steps and n}
+    changes = summary.changes()
     if summary.ok and changes:
         listed = ", ".join(f"{n} to {op}" for op, n in sorted(changes.items()))
         # An error, not a bare exit: with --json it is also the last event line, so a CI
@@ -906,9 +915,9 @@ def expect_no_changes_in(summary: Summary, what: str) -> None:
 def expect_no_drift_in(summary: Summary) -> None:
     """`refresh --expect-no-changes`: raise (exit code 1) when the refresh found objects
     changed or deleted outside the stack (a CI drift gate, as Pulumi's flag)."""
-    found = {what: summary.counts.get(what, 0) for what in ("drifted", "deleted-outside")}
-    if summary.ok and any(found.values()):
-        listed = ", ".join(f"{n} {what}" for what, n in found.items() if n)
+    found = summary.changes()
+    if summary.ok and found:
+        listed = ", ".join(f"{n} {what}" for what, n in found.items())
         raise StackwrightError(
             f"--expect-no-changes: the refresh finds drift ({listed}); nothing was recorded"
         )

@@ -42,7 +42,14 @@ from stackwright.automation.workspace import (
 )
 from stackwright.cli.render import Renderer, compact, json_line, make_renderer
 from stackwright.cli.terminal import machine_stdout, why_no_one_answers
-from stackwright.engine.events import Diagnostic, Event, Summary, masked, plural
+from stackwright.engine.events import (
+    Diagnostic,
+    Event,
+    Summary,
+    expecting_no_changes,
+    masked,
+    plural,
+)
 from stackwright.errors import StackwrightError, UsageError
 from stackwright.model import SECRET_TEXT, ResourceState, map_secrets, urn_name
 from stackwright.policy import Level
@@ -365,7 +372,7 @@ def preview(
     ws = _workspace(stack)
     with _rendering("preview", json_lines=as_json, show_diff=diff) as render:
         summary = ws.preview(
-            render,
+            expecting_no_changes(render, expect_no_changes),
             refresh=refresh,
             select=select,
             parallel=parallel,
@@ -416,7 +423,7 @@ def up(
     if not yes or expect_no_changes:
         with _rendering("preview", json_lines=as_json, show_diff=diff) as render:
             planned = ws.preview(
-                _SaidOnce(render, said),
+                expecting_no_changes(_SaidOnce(render, said), expect_no_changes),
                 refresh=refresh,
                 select=select,
                 parallel=parallel,
@@ -433,7 +440,7 @@ def up(
             return
     with _rendering("up", json_lines=as_json, show_diff=diff) as render:
         summary = ws.up(
-            _SaidOnce(render, said),
+            expecting_no_changes(_SaidOnce(render, said), expect_no_changes),
             refresh=refresh,
             select=select,
             parallel=parallel,
@@ -523,7 +530,9 @@ def refresh(
         _can_ask("refresh", as_json)
     if preview_only or not yes or expect_no_changes:
         with _rendering("refresh", json_lines=as_json, show_diff=True) as render:
-            summary = ws.refresh(render, select=select, preview=True)
+            summary = ws.refresh(
+                expecting_no_changes(render, expect_no_changes), select=select, preview=True
+            )
         _finish(summary)  # objects it could not read: nothing to record, or to ask about
         if expect_no_changes:
             expect_no_drift_in(summary)

@@ -18,7 +18,7 @@ from typing import Any
 from stackwright.engine.plan import FieldChange, Step
 from stackwright.errors import redact, redact_within
 from stackwright.model import SECRET_TEXT as SECRET_TEXT  # re-exported for displays
-from stackwright.model import ResourceState, SecretValue, parse_urn
+from stackwright.model import Op, ResourceState, SecretValue, parse_urn
 from stackwright.policy import Report
 from stackwright.sdk.output import UNKNOWN
 
@@ -111,15 +111,28 @@ class Summary:
     #: Payload bytes the operation wrote to the state store (`Operation.bytes_written`);
     #: 0 for a preview, which writes nothing.
     state_bytes_written: int = 0
+    #: `--expect-no-changes` gates the command: a change (a refresh's drift) is exit code 1.
+    expect_no_changes: bool = False
+
+    def changes(self) -> dict[str, int]:
+        """What `--expect-no-changes` refuses, by what it is: a refresh's objects drifted or
+        deleted outside the stack (what it read, `in-sync`, is no change); else the steps
+        that change something (drift an update would undo is counted by its own step)."""
+        if self.kind == "refresh":
+            changed: Iterable[str] = ("drifted", "deleted-outside")
+        else:
+            changed = [op.value for op in Op if op.mutates]
+        return {key: self.counts[key] for key in changed if self.counts.get(key)}
 
     @property
     def exit_code(self) -> int:
         """The command's exit code, decided here alone: 0 for success; 2 for a preview
         (nothing changed) whose every failure is a resource's inputs the cluster refused, bad
         input as any other; else 1, the failed operation's, also for an `up` whose refused
-        inputs come after other steps may have changed the cluster."""
+        inputs come after other steps may have changed the cluster, and for a run that
+        `--expect-no-changes` refuses."""
         if self.ok:
-            return 0
+            return 1 if self.expect_no_changes and self.changes() else 0
         bad_input = self.dry_run and self.failures and self.rejected == len(self.failures)
         return 2 if bad_input else 1
 
@@ -328,6 +341,7 @@ def event_json(event: Event) -> dict[str, Any]:
         "failures": list(event.failures),
         "notDone": list(event.not_done),
         "dryRun": event.dry_run,
+        "exitCode": event.exit_code,
     }
     if not event.dry_run:  # every operation that may write state (0 if it wrote none)
         summary["stateBytesWritten"] = event.state_bytes_written
@@ -394,6 +408,26 @@ def safe_event(event: Event) -> Event:
             not_done=[redact(n) for n in event.not_done],
         )
     return event
+
+
+class ExpectingNoChanges:
+    """`listener`, each summary it is handed gated by `--expect-no-changes` (its
+    `exit_code` 1 when it counts a change), so that the summary says the code the command
+    exits with."""
+
+    def __init__(self, listener: Listener) -> None:
+        self._listener = listener
+        self.masks_secrets = getattr(listener, "masks_secrets", False)
+
+    def __call__(self, event: Event) -> None:
+        if isinstance(event, Summary):
+            event = replace(event, expect_no_changes=True)
+        self._listener(event)
+
+
+def expecting_no_changes(listener: Listener | None, gated: bool) -> Listener | None:
+    """`listener`, as `ExpectingNoChanges` when `gated` (None, no listener, stays None)."""
+    return ExpectingNoChanges(listener) if gated and listener is not None else listener
 
 
 def masking(listener: Listener) -> Listener:

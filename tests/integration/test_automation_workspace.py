@@ -136,6 +136,8 @@ def test_a_script_gates_on_drift_and_reads_the_history(
     with pytest.raises(StackwrightError, match="the preview shows changes; nothing was") as tripped:
         ws.up(events.append, expect_no_changes=True)
     assert tripped.value.exit_code == 1 and not isinstance(tripped.value, UsageError)
+    # The listener's summary says the gate's exit code, as `--json`'s `exitCode` does.
+    assert [e.exit_code for e in events if isinstance(e, Summary)] == [1]
     assert cluster.kubectl("get", "configmap", "gated", check=False).returncode != 0
     assert ws.up(events.append).ok
     assert ws.preview(events.append, refresh=True, expect_no_changes=True).ok
@@ -146,6 +148,7 @@ def test_a_script_gates_on_drift_and_reads_the_history(
         ws.preview(events.append, refresh=True, expect_no_changes=True)
     with pytest.raises(StackwrightError, match=r"finds drift \(1 drifted\); nothing was recorded"):
         ws.refresh(events.append, expect_no_changes=True)
+    assert [e.exit_code for e in events if isinstance(e, Summary)][-2:] == [1, 1]
     recorded = ws.export_state()["resources"]
     assert [r["outputs"]["data"] for r in recorded if r["type"].endswith("ConfigMap")] == [
         {"mode": "a"}

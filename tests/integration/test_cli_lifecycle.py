@@ -770,6 +770,7 @@ def test_refresh_with_drift(new_project: Any, cluster: LiveCluster) -> None:
     # error is the last event, as for every error that ends a command.
     gated = p.sw("preview", "--refresh", "--expect-no-changes", "--json", rc=1)
     assert gated.events[-2]["event"] == "summary" and gated.summary["ok"] is True
+    assert gated.summary["exitCode"] == 1  # the gate's: the code the command exits with
     assert gated.events[-1] == {
         "event": "error",
         "message": "--expect-no-changes: the preview shows changes (1 to update)",
@@ -785,6 +786,7 @@ def test_refresh_with_drift(new_project: Any, cluster: LiveCluster) -> None:
     assert as_events.events[-1]["message"] == (
         "--expect-no-changes: the refresh finds drift (1 drifted); nothing was recorded"
     )
+    assert as_events.summary["exitCode"] == 1
     p.up("--refresh")
     p.sw("refresh", "--yes", "--expect-no-changes")
 
@@ -1394,6 +1396,7 @@ def test_replace_exclude_target_dependents_and_expect_no_changes(
     p.preview("--expect-no-changes")
     gated = p.up("--expect-no-changes")  # a preview, then the up
     assert [e["counts"] for e in gated.of("summary")] == [{"same": 4}, {"same": 4}]
+    assert [e["exitCode"] for e in gated.of("summary")] == [0, 0]
 
     # --replace: a new object under the same name, though nothing about it changed.
     uid = live(cluster, "configmap", "base", p.ns)["metadata"]["uid"]
@@ -1409,6 +1412,7 @@ def test_replace_exclude_target_dependents_and_expect_no_changes(
     assert one_line(gate).startswith("error: --expect-no-changes: the preview shows changes")
     refused = p.up("--expect-no-changes", rc=1)
     assert "nothing was changed" in refused.err and refused.of("summary")[0]["dryRun"]
+    assert [e["exitCode"] for e in refused.of("summary")] == [1]  # the up never ran
     assert live(cluster, "configmap", "other", p.ns)["data"] == {"v": "1"}
 
     # --exclude with its dependents: only `other` changes.

@@ -9,6 +9,7 @@ from engine_stack import Stack
 from engine_stack import stack as stack  # the fixture
 
 import stackwright.kubernetes as k8s
+from stackwright.engine.events import Summary, event_json
 from stackwright.errors import InputsRejected
 from stackwright.sdk.context import Program
 
@@ -32,6 +33,9 @@ def test_a_preview_whose_inputs_are_refused_names_the_line_and_exits_2(stack: St
     preview = stack.preview(declare)
     assert preview.failures == [FAILURE]
     assert (preview.ok, preview.rejected, preview.exit_code) == (False, 1, 2)
+    # The summary says its exit code: a CI reading only its events learns how it ends.
+    (summary,) = stack.of(Summary)
+    assert event_json(summary)["exitCode"] == 2
     # Another failure beside it is the operation's: exit 1.
     stack.fake.fail_preview["other"] = "admission webhook denied the request"
     assert stack.preview(declare).exit_code == 1

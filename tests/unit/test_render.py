@@ -27,6 +27,7 @@ from stackwright.engine.events import (
     StepSkipped,
     StepStarted,
     Summary,
+    expecting_no_changes,
 )
 from stackwright.engine.plan import _ABSENT, FieldChange, Step
 from stackwright.model import Op, ResourceState, make_urn
@@ -470,6 +471,7 @@ def test_json_lines_one_object_per_event() -> None:
         "failures": ["web: failed"],
         "notDone": ["+ create db"],
         "dryRun": False,
+        "exitCode": 1,  # the command's, for a machine that reads only stdout
         "stateBytesWritten": 0,  # in every operation's summary but a preview's: one shape
     }
 
@@ -730,3 +732,21 @@ def test_a_created_or_deleted_field_too_wide_for_a_line_is_shown_field_by_field(
         '    - spec.template.spec.containers: [{"name":"web","image":"nginx:1.29","ports":[{"containerPort":80}]}]\n'
         '    - spec.template.spec.serviceAccountName: "a-service-account-with-a-long-name"\n'
     )
+
+
+def test_the_summary_says_the_exit_code_expect_no_changes_gives_it() -> None:
+    """`--expect-no-changes` fails (exit 1) a run that counts a change, a refresh's drift:
+    the summary handed through `expecting_no_changes` says so, and nothing else does."""
+    changed = Summary("preview", True, {"update": 1, "same": 2}, dry_run=True)
+    in_sync = Summary("preview", True, {"same": 3}, dry_run=True)
+    drifted = Summary("refresh", True, {"in-sync": 2, "drifted": 1}, dry_run=True)
+    read = Summary("refresh", True, {"in-sync": 3}, dry_run=True)
+    summaries: list[Event] = [changed, in_sync, drifted, read]
+    assert [e["exitCode"] for e in json_events(summaries)] == [0, 0, 0, 0]
+    seen: list[Event] = []
+    gated = expecting_no_changes(seen.append, True)
+    assert gated is not None and expecting_no_changes(None, True) is None
+    for summary in summaries:
+        gated(summary)
+    assert [e["exitCode"] for e in json_events(seen)] == [1, 0, 1, 0]
+    assert expecting_no_changes(seen.append, False) == seen.append
