@@ -327,6 +327,10 @@ def done_line(step: Step, elapsed: float, *, with_type: bool) -> Text:
 
 def failed_line(step: Step, error: str, *, with_type: bool) -> Text:
     type_, name = step_type_and_name(step)
+    if (
+        type_ and f"{type_} {name}: " in error
+    ):  # the summary's failure (its program line), as it says it
+        return Text(f"! failed  {error}", style="bold red")
     who = f"{type_}  {name}" if with_type and type_ else name
     # Provider errors often name the object already ("web: 0/3 ready"); say it once.
     detail = error.removeprefix(f"{name}:").strip() if error else ""

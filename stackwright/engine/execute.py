@@ -809,6 +809,9 @@ class Run:
             if isinstance(exc, InputsRejected):  # the program's to fix: where, as its other
                 self.outcome.rejected += 1  # errors say it
                 said = f"{resource.declared_at}: {said}"
+                # The step's own event and line say it as the summary does: a CI reading
+                # only the step's event learns where to fix it.
+                error = said
             self.outcome.failures.append(said)
             begun = self._begun.get(urn)
             if begun is not None:

@@ -9,7 +9,7 @@ from engine_stack import Stack
 from engine_stack import stack as stack  # the fixture
 
 import stackwright.kubernetes as k8s
-from stackwright.engine.events import Summary, event_json
+from stackwright.engine.events import StepDone, Summary, event_json
 from stackwright.errors import InputsRejected
 from stackwright.sdk.context import Program
 
@@ -33,7 +33,9 @@ def test_a_preview_whose_inputs_are_refused_names_the_line_and_exits_2(stack: St
     preview = stack.preview(declare)
     assert preview.failures == [FAILURE]
     assert (preview.ok, preview.rejected, preview.exit_code) == (False, 1, 2)
-    # The summary says its exit code: a CI reading only its events learns how it ends.
+    # The step's own event says it as the summary does, and the summary its exit code: a
+    # CI reading only its events learns where to fix it and how the command ends.
+    assert [e.error for e in stack.of(StepDone) if not e.ok] == [FAILURE]
     (summary,) = stack.of(Summary)
     assert event_json(summary)["exitCode"] == 2
     # Another failure beside it is the operation's: exit 1.
@@ -46,6 +48,7 @@ def test_an_up_whose_apply_is_refused_names_the_line_and_keeps_exit_1(stack: Sta
     up = stack.up(declare)
     assert up.failures == [FAILURE]
     assert (up.ok, up.rejected, up.exit_code) == (False, 1, 1)
+    assert [e.error for e in stack.of(StepDone) if not e.ok] == [FAILURE]
     assert up.counts == {"create": 1}  # the other was created: the cluster changed
     stack.fake.fail_apply.clear()
     assert stack.up(declare).exit_code == 0

@@ -734,6 +734,27 @@ def test_a_created_or_deleted_field_too_wide_for_a_line_is_shown_field_by_field(
     )
 
 
+def test_refused_inputs_fail_their_step_as_the_summary_says_it() -> None:
+    """The cluster refused a resource's own inputs: the step's line and event carry the
+    summary's failure (from the program line to fix), and the summary the exit code."""
+    web = step(Op.CREATE, DEPLOY, "web")
+    refused = (
+        f'__main__.py:7: {DEPLOY} web: Deployment.apps "web" is invalid: spec.replicas: '
+        'Invalid value: "string": spec.replicas in body must be of type integer'
+    )
+    events: list[Event] = [
+        StepStarted(web),
+        StepDone(web, False, 0.0, refused),
+        Summary("preview", False, {"create": 0}, failures=[refused], rejected=1, dry_run=True),
+    ]
+    lines = run("preview", events).splitlines()
+    assert lines[1] == f"! failed  {refused}"
+    assert lines[-2:] == ["Failures:", f"    {refused}"]
+    _, done, summary = json_events(events)
+    assert (done["error"], summary["failures"]) == (refused, [refused])
+    assert summary["exitCode"] == 2
+
+
 def test_the_summary_says_the_exit_code_expect_no_changes_gives_it() -> None:
     """`--expect-no-changes` fails (exit 1) a run that counts a change, a refresh's drift:
     the summary handed through `expecting_no_changes` says so, and nothing else does."""
