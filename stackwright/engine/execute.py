@@ -1530,7 +1530,7 @@ class Run:
                 f"{kind} {new.id} already exists: {held}, or give this resource another name"
             )
         whose = f"resource {owner} manages it" if owner else "it was made outside this stack"
-        adopt = f"ResourceOptions(import_={new.id!r}) or `stackwright import`"
+        adopt = f"{self._import_option(new.id)} or `stackwright import`"
         if new.urn in self._from_manifests:
             # Its options are not written in the program: a transformation gives them.
             adopt = f"a transformation that returns ResourceOptions(import_={new.id!r})"
@@ -1538,6 +1538,12 @@ class Run:
             f"{kind} {new.id} already exists ({whose}): adopt it with {adopt}, or give this "
             "resource another name"
         )
+
+    def _import_option(self, object_id: str) -> str:
+        """The resource option that adopts `object_id`, as the program's language writes it."""
+        if self.program is not None and self.program.runtime == "yaml":
+            return f"`options: {{import: {object_id}}}`"
+        return f"ResourceOptions(import_={object_id!r})"
 
     async def _from_live(self, step: Step, ignore: tuple[str, ...]) -> Step:
         """An import or update sends its `ignore_changes` fields as the object has them:
@@ -1969,7 +1975,7 @@ class Run:
                     Diagnostic(
                         state.urn,
                         f"the object named {state.id} now is another one, made outside this "
-                        f"stack: adopt it with ResourceOptions(import_={state.id!r}) to manage it",
+                        f"stack: adopt it with {self._import_option(state.id)} to manage it",
                         "warning",
                     )
                 )

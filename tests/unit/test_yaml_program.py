@@ -1466,3 +1466,41 @@ def test_one_object_of_two_manifests_is_told_apart_in_the_yaml_programs_words(
         "in the chart's values), or declare it once in the program; nothing was changed"
     )
     assert stack.fake.calls == []
+
+
+def test_an_object_made_outside_is_told_adopted_in_the_yaml_programs_words(
+    tmp_path: Path, stack: Stack
+) -> None:
+    # A YAML program adopts with `options: {import: …}`: Python's ResourceOptions(import_=…)
+    # would not fit it.
+    stack.fake.put({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "settings"},
+                    "data": {"owner": "someone"}}, manager="kubectl")  # fmt: skip
+    program = _run(
+        tmp_path,
+        """
+        name: shop
+        runtime: yaml
+        resources:
+          settings:
+            type: kubernetes:core/v1:ConfigMap
+            properties:
+              metadata: {name: settings}
+              data: {owner: me}
+        """,
+    )
+    summary = operations.run(
+        stack.backend,
+        project=PROJECT,
+        stack=STACK,
+        options=Options("up", dry_run=True),
+        program=program,
+        providers=stack.fake.factory(),
+        listener=lambda _: None,
+    )
+    assert not summary.ok
+    (failure,) = summary.failures
+    assert failure.endswith(
+        "ConfigMap default/settings already exists (it was made outside this stack): adopt it "
+        "with `options: {import: default/settings}` or `stackwright import`, or give this "
+        "resource another name"
+    )
