@@ -483,6 +483,15 @@ def destroy(
     # A targeted destroy always takes the targets' dependents (a state keeps no resource
     # whose dependency is gone), and an excluded resource keeps what it depends on.
     select = _selection(targets, False, excludes, exclude_protected=exclude_protected)
+    if remove and (targets or excludes or exclude_protected):
+        # Refused before anything is deleted: a destroy that keeps resources leaves a stack
+        # that `--remove` would then refuse to remove, after the destroy had run.
+        kept = "--target" if targets else "--exclude" if excludes else "--exclude-protected"
+        raise UsageError(
+            f"--remove removes the whole stack, and {kept} keeps some of its resources: run "
+            f"the destroy without --remove, then `stackwright stack rm --force` if the stack "
+            "should go with what it kept; nothing was changed"
+        )
     ws = _workspace(stack)
     if not yes:
         _can_ask("destroy", as_json)

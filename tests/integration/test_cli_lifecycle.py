@@ -635,14 +635,18 @@ def test_destroy(new_project: Any, cluster: LiveCluster) -> None:
     assert p.history()[0]["kind"] == "destroy"
 
     # `destroy --remove` (Pulumi's): then the stack goes, its file and selection with it;
-    # not while resources are left (here an excluded one), which `stack rm` refuses too.
+    # not with a selection that keeps resources (here an excluded one): refused before the
+    # destroy, which would otherwise run and leave the stack `--remove` then refused.
     p.up()
+    before = p.state()
     kept = p.urn("kubernetes:core/v1:ConfigMap", "guest")
     left = p.sw("destroy", "--yes", "--remove", "--exclude", kept, rc=2)
     assert one_line(left) == (
-        f"error: --remove: stack {STACK} still records 1 resource(s) the destroy kept (guest), "
-        f"so it stays; `stackwright stack rm {STACK} --force` removes it anyway"
+        "error: --remove removes the whole stack, and --exclude keeps some of its resources: "
+        "run the destroy without --remove, then `stackwright stack rm --force` if the stack "
+        "should go with what it kept; nothing was changed"
     )
+    assert p.state() == before
     assert p.sw("destroy", "--yes", "--remove").out.rstrip().endswith(f"Removed stack {STACK}.")
     assert json.loads(p.sw("stack", "ls", "--json").out) == []
     assert not (p.root / f"Stackwright.{STACK}.yaml").exists()
