@@ -794,8 +794,11 @@ class Imported:
     """An object adopted (or, from a preview, that would be): its entry, URN and record."""
 
     entry: ImportEntry
-    urn: str
     state: ResourceState
+
+    @property
+    def urn(self) -> str:
+        return self.state.urn
 
 
 @dataclass(frozen=True)
@@ -827,7 +830,7 @@ class _ImportRequest:
         )
         # Its secret values wherever else the live object holds them (kubectl's
         # last-applied annotation) are secret too.
-        return Imported(self.entry, self.urn, with_outputs(declared, live))
+        return Imported(self.entry, with_outputs(declared, live))
 
 
 def _import_requests(
