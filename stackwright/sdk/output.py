@@ -28,7 +28,17 @@ import difflib
 import json
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Generic, NamedTuple, Protocol, TypeAlias, TypeVar, cast
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    Generic,
+    NamedTuple,
+    Protocol,
+    TypeAlias,
+    TypeVar,
+    cast,
+    overload,
+)
 
 import orjson
 import yaml
@@ -42,6 +52,7 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 U = TypeVar("U")
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 class Secret:
@@ -281,6 +292,26 @@ _WORDS = re.compile(r"[A-Z]{2,}s?(?![a-z])|[A-Z]?[a-z0-9]+|[A-Z]+")
 StateReader = Callable[["Resource"], Any]
 
 
+class _StaticOrField(Generic[F]):
+    """A static function of `Output` whose name is also a Kubernetes field's: `Output.secret` /
+    `Output.format` from the class, as Pulumi's; from an Output, the field (a Volume's
+    `secret`, a JSONSchemaProps' `format`), lifted and checked as any attribute is."""
+
+    __slots__ = ("func",)
+
+    def __init__(self, func: F) -> None:
+        self.func = func
+
+    @overload
+    def __get__(self, output: None, owner: type[Any]) -> F: ...
+
+    @overload
+    def __get__(self, output: Output[Any], owner: type[Any]) -> Output[Any]: ...
+
+    def __get__(self, output: Output[Any] | None, owner: type[Any]) -> F | Output[Any]:
+        return self.func if output is None else output.__getattr__(self.func.__name__)
+
+
 class Output(Generic[T]):
     """A value computed from resources' live state (or a plain value lifted into one).
 
@@ -324,7 +355,7 @@ class Output(Generic[T]):
             return Output(lambda read: value, shape=value)
         return Output(lambda read: resolve(value, read), resources, secret=secret)
 
-    @staticmethod
+    @_StaticOrField
     def secret(value: Any) -> Output[Any]:
         """`value` as an Output whose value is secret, and so is everything computed from it."""
         if not isinstance(value, Output):
@@ -357,7 +388,7 @@ class Output(Generic[T]):
         """The parts joined as strings once all are known: `Output.concat("http://", host, ":80")`."""
         return Output.all(*parts)._derived(lambda values: "".join(str(v) for v in values))
 
-    @staticmethod
+    @_StaticOrField
     def format(template: str, *args: Any, **kwargs: Any) -> Output[str]:
         """`template.format(...)` once the arguments are known."""
         keys = list(kwargs)
@@ -522,7 +553,8 @@ class Output(Generic[T]):
     @property
     def dependencies(self) -> frozenset[Resource]:
         """The resources whose live state it is computed from: what uses it waits for them.
-        (Not `resources`: that reads a field, `containers[0].resources.limits`.)"""
+        (Not `resources`: that reads a field, `containers[0].resources.limits`; a schema's
+        `dependencies` field is read as an item, `props["dependencies"]`.)"""
         return self._resources
 
     @property

@@ -433,3 +433,44 @@ def test_a_callbacks_dicts_dump_to_yaml_as_plain_mappings(program: Program) -> N
     assert svc.spec.apply(yaml.dump).resolve(read) == expected
     safe_c = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
     assert svc.spec.apply(lambda s: yaml.dump(s, Dumper=safe_c)).resolve(read) == expected
+
+
+def test_secret_and_format_are_the_classs_functions_and_an_outputs_fields(
+    program: Program,
+) -> None:
+    """`Output.secret` / `Output.format` build Outputs from the class, as Pulumi's do; taken
+    from an Output they read the Kubernetes fields of those names (a Volume's `secret`, a
+    JSONSchemaProps' `format`), checked as any attribute is."""
+    import stackwright as sw
+    import stackwright.kubernetes as k8s
+
+    assert sw.Output.secret is Output.secret and sw.Output.format is Output.format
+    assert Output.secret("pw").is_secret
+    cm = k8s.core.v1.ConfigMap("settings", metadata={"name": "settings"})
+    read = reader({cm: {"metadata": {"name": "settings"}}})
+    assert Output.format("{}-{n}", cm.metadata.name, n=1).resolve(read) == "settings-1"
+
+    pod = k8s.core.v1.Pod("web", spec={"containers": [{"name": "web", "image": "nginx"}]})
+    crd = k8s.apiextensions.v1.CustomResourceDefinition("tabs", spec={})
+    volumes = [
+        {"name": "tls", "secret": {"secretName": "web-tls"}},
+        {"name": "all", "projected": {"sources": [{"secret": {"name": "api-key"}}]}},
+    ]
+    schema = {"type": "object", "properties": {"at": {"type": "string", "format": "date-time"}}}
+    live_crd = {"spec": {"versions": [{"schema": {"openAPIV3Schema": schema}}]}}
+    read = reader({pod: {"spec": {"volumes": volumes}}, crd: live_crd})
+    assert pod.spec.volumes[0].secret.secret_name.resolve(read) == "web-tls"
+    assert pod.spec.volumes[1].projected.sources[0].secret.name.resolve(read) == "api-key"
+    props = crd.spec.versions[0].schema.open_apiv3_schema.properties
+    assert props["at"].format.resolve(read) == "date-time"
+    assert props["at"].type.resolve(read) == "string"
+    # A field the live object does not hold reads None, as any other does.
+    assert pod.spec.volumes[1].secret.resolve(read) is None
+    # ... and where no field is so named, the name is refused as any misspelt one is.
+    with pytest.raises(AttributeError, match=r"no field spec\.volumes\[0\]\.config_map\.secret "):
+        pod.spec.volumes[0].config_map.secret  # noqa: B018
+    with pytest.raises(AttributeError, match=r"has no field spec\.format \(PodSpec's fields"):
+        pod.spec.format  # noqa: B018
+    # An Output of no built-in kind's object reads any field, these names too.
+    plain = Output.from_input({"secret": "s", "format": "f"})
+    assert plain.secret.resolve(read) == "s" and plain.format.resolve(read) == "f"

@@ -88,6 +88,9 @@ crd = k8s.apiextensions.v1.CustomResourceDefinition(
     },
 )
 sw.export("ip", svc.spec.cluster_ip)
+sw.export("token", sw.Output.secret(config.get("token") or "t0ken"))
+sw.export("tls", web.spec.template.spec.volumes[0].secret.secret_name)
+sw.export("format", crd.spec.versions[0].schema.open_apiv3_schema.format.apply(str))
 """
 
 #: Programs with one mistake each, on the line marked `# mistake`.
