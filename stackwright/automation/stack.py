@@ -1023,6 +1023,14 @@ _TOOL_ANNOTATIONS = (
 )
 
 
+def _tool_mark(field: str, key: str) -> bool:
+    """Whether a label or annotation key is a tool's mark (Stackwright's, an ApplySet's,
+    kubectl's, the Deployment controller's), never declared."""
+    if field == "labels":
+        return key.startswith("applyset.kubernetes.io/") or key == "app.kubernetes.io/managed-by"
+    return key in _TOOL_ANNOTATIONS
+
+
 def _check_unmanaged(backend: Backend, live: dict[str, Any], object_id: str, urn: str) -> None:
     """Refuse an object another resource of a stack manages (both would own its fields),
     as `operations.manager_of` tells it; the engine refuses the same for `import_`."""
@@ -1033,30 +1041,36 @@ def _check_unmanaged(backend: Backend, live: dict[str, Any], object_id: str, urn
 
 def declared_fields(live: dict[str, Any]) -> dict[str, Any]:
     """The part of a live object a program would declare: the fields its owners declared
-    (`_owned_fields`) with their live values, its name, namespace, labels and annotations;
-    no status, no server metadata."""
+    (`_owned_fields`) with their live values, its name and namespace, and of its labels and
+    annotations the keys its owners declared; no status, no server metadata, no tool's marks.
+
+    A key a controller added (another manager's) is left out: declared, `up` would take it
+    over and write back a stale value. With no owner information (`_owned_fields` is None)
+    every key is kept but the tools' own."""
     owned = _owned_fields(live)
     # managedFields never name apiVersion and kind: they are the object's identity.
     identity = {k: live[k] for k in ("apiVersion", "kind") if k in live}
     out = {**identity, **(live if owned is None else owned_part(live, owned))}
     out.pop("status", None)
-    meta = {k: v for k, v in (out.get("metadata") or {}).items() if k not in _SERVER_METADATA}
-    whole = live.get("metadata") or {}
-    meta.update({k: whole[k] for k in ("name", "namespace", "labels", "annotations") if k in whole})
-    labels = {
+    meta = {
         k: v
-        for k, v in (meta.get("labels") or {}).items()
-        if not k.startswith("applyset.kubernetes.io/") and k != "app.kubernetes.io/managed-by"
+        for k, v in (out.get("metadata") or {}).items()
+        if k not in (*_SERVER_METADATA, "labels", "annotations")
     }
-    annotations = {
-        k: v for k, v in (meta.get("annotations") or {}).items() if k not in _TOOL_ANNOTATIONS
-    }
-    meta.pop("labels", None)
-    meta.pop("annotations", None)
-    if labels:
-        meta["labels"] = labels
-    if annotations:
-        meta["annotations"] = annotations
+    whole = live.get("metadata") or {}
+    meta.update({k: whole[k] for k in ("name", "namespace") if k in whole})
+    # Key by key, as the owners' fieldsV1 name them (`f:metadata: f:labels: f:app`): an
+    # empty node (the last-applied `annotations: {}`) declares no key, not all of them.
+    owned_meta = None if owned is None else owned.get("f:metadata") or {}
+    for which in ("labels", "annotations"):
+        keys = None if owned_meta is None else owned_meta.get(f"f:{which}") or {}
+        kept = {
+            k: v
+            for k, v in (whole.get(which) or {}).items()
+            if (keys is None or f"f:{k}" in keys) and not _tool_mark(which, k)
+        }
+        if kept:
+            meta[which] = kept
     out["metadata"] = meta
     return out
 
@@ -1068,8 +1082,19 @@ _OURS = "stackwright"
 #: kubectl's field managers for changing an object in place: an `Update` entry of one names
 #: only the fields the change set (unlike `kubectl create`'s, the whole object as stored).
 #: Plain `kubectl` is its commands that name no manager of their own (`kubectl scale`).
+#: Not `kubectl-rollout`: `rollout restart` stamps the pod template with the time, which a
+#: program declaring it would set again on every new object.
 _KUBECTL_EDITS = frozenset(
-    {"kubectl", "kubectl-edit", "kubectl-patch", "kubectl-set", "kubectl-scale", "kubectl-replace"}
+    {
+        "kubectl",
+        "kubectl-edit",
+        "kubectl-patch",
+        "kubectl-set",
+        "kubectl-scale",
+        "kubectl-replace",
+        "kubectl-annotate",
+        "kubectl-label",
+    }
 )
 
 

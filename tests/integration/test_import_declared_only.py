@@ -175,3 +175,56 @@ def test_kubectl_applied_secret_imported(
     p.program(NAMESPACE + code + "\n")
     assert p.preview().changed() == {}
     assert p.up().summary["counts"] == {"same": 2}
+
+
+def stackwright_fields(obj: dict[str, Any]) -> str:
+    """What Stackwright's field manager owns of `obj`, as text."""
+    return json.dumps(
+        [m for m in obj["metadata"]["managedFields"] if m["manager"] == "stackwright"]
+    )
+
+
+@pytest.mark.parametrize("how", [(), ("--server-side",)], ids=["client-side", "server-side"])
+def test_owned_keys_imported(new_project: Any, cluster: LiveCluster, how: tuple[str, ...]) -> None:
+    """Labels and annotations are the owners' keys only: the manifest's and a user's
+    `kubectl annotate` / `kubectl label` (hand edits), not a controller's (the Deployment
+    controller's revision, another manager's key, `kubectl rollout restart`'s). Declared,
+    those would be Stackwright's after `up`, which would write back stale values."""
+    p = with_namespace(new_project)
+    manifest = manifests(p.ns)[0]
+    manifest["metadata"]["annotations"] = {"note": "declared"}
+    cluster.kubectl("apply", *how, "-f", "-", input=json.dumps(manifest))
+    at = ("deployment/shop", "-n", p.ns)
+    cluster.kubectl("annotate", *at, "team=blue")
+    cluster.kubectl("label", *at, "owner=ops")
+    other = ("--field-manager=policy-agent",)
+    cluster.kubectl("annotate", *at, *other, "example.com/scanned=yes")
+    cluster.kubectl("label", *at, *other, "example.com/zone=a")
+    cluster.kubectl("rollout", "restart", *at)
+    cluster.kubectl("rollout", "status", *at, "--timeout=60s")
+    before = live(cluster, "deployment", "shop", p.ns)
+    assert before["metadata"]["annotations"]["deployment.kubernetes.io/revision"] == "2"
+
+    code = imported(p, "kubernetes:apps/v1:Deployment", "shop", "shop")
+    for kept in ("'note': 'declared'", "'team': 'blue'", "'tier': 'web'", "'owner': 'ops'"):
+        assert kept in code, (kept, code)
+    foreign = ("example.com/", "deployment.kubernetes.io", "last-applied", "restartedAt")
+    for key in foreign:
+        assert key not in code, (key, code)
+    assert not [k for k in foreign if k in json.dumps(p.resources()["shop"]["inputs"])]
+
+    adopted = live(cluster, "deployment", "shop", p.ns)
+    for field in ("labels", "annotations"):  # the controllers' keys still there, as they were
+        assert adopted["metadata"][field].items() >= before["metadata"][field].items(), field
+
+    p.program(NAMESPACE + code + "\n")
+    assert p.preview().changed() == {}
+    assert p.up().summary["counts"] == {"same": 2}
+    after = live(cluster, "deployment", "shop", p.ns)
+    for field in ("labels", "annotations", "generation"):
+        assert after["metadata"][field] == adopted["metadata"][field], field
+    assert stackwright_fields(after) == stackwright_fields(adopted)
+    # Stackwright owns the declared keys, not the controllers'.
+    ours = stackwright_fields(after)
+    assert "f:team" in ours and "f:owner" in ours and "f:tier" in ours, ours
+    assert not [k for k in foreign if k in ours], ours

@@ -47,14 +47,72 @@ def applied(**declared: Any) -> str:
 
 
 def test_the_last_applied_annotation_is_what_was_declared() -> None:
-    text = applied(metadata={"name": "web", "namespace": "shop"}, **MAIN_ONLY)
-    got = declared_fields(deployment(annotations={LAST_APPLIED: text, "team": "a"}))
-    assert got == {
+    text = applied(
+        metadata={"name": "web", "namespace": "shop", "labels": {"app": "web"}}, **MAIN_ONLY
+    )
+    live = deployment(annotations={LAST_APPLIED: text}, labels={"app": "web"})
+    assert declared_fields(live) == {
         "apiVersion": "apps/v1",
         "kind": "Deployment",
-        "metadata": {"name": "web", "namespace": "shop", "annotations": {"team": "a"}},
+        "metadata": {"name": "web", "namespace": "shop", "labels": {"app": "web"}},
         **MAIN_ONLY,  # the sidecar another manager added is found by name, and left out
     }
+
+
+def annotated(by: str, operation: str, **keys: str) -> list[dict[str, Any]]:
+    """A managedFields entry of `by` naming `keys` of the annotations."""
+    fields = {"f:metadata": {"f:annotations": {f"f:{k}": {} for k in keys}}}
+    return [{"manager": by, "operation": operation, "fieldsV1": fields}]
+
+
+def test_only_the_owners_label_and_annotation_keys_are_declared() -> None:
+    """A key the owners did not declare is a controller's (the Deployment controller's
+    revision, another manager's Update): declared, `up` would take it over and write a
+    stale value back. `kubectl annotate` / `label` are hand edits: kept. kubectl's own
+    last-applied annotation never is."""
+    text = applied(
+        metadata={"name": "web", "namespace": "shop", "labels": {"app": "web"}, "annotations": {}},
+        **MAIN_ONLY,
+    )
+    labels = {"app": "web", "example.com/zone": "a", "owner": "ops"}
+    annotations = {LAST_APPLIED: text, "team": "a", "example.com/scanned": "yes"}
+    managed = [
+        *annotated("kubectl-annotate", "Update", team=""),
+        *annotated("policy-agent", "Update", **{"example.com/scanned": ""}),
+        {
+            "manager": "kubectl-label",
+            "operation": "Update",
+            "fieldsV1": {"f:metadata": {"f:labels": {"f:owner": {}}}},
+        },
+        {
+            "manager": "policy-agent",
+            "operation": "Update",
+            "fieldsV1": {"f:metadata": {"f:labels": {"f:example.com/zone": {}}}},
+        },
+    ]
+    live = deployment(annotations=annotations, labels=labels, managedFields=managed)
+    got = declared_fields(live)["metadata"]
+    assert got["labels"] == {"app": "web", "owner": "ops"}
+    assert got["annotations"] == {"team": "a"}
+    # Applied server-side: the Apply entries name the keys.
+    applies = [
+        *annotated("kubectl", "Apply", team=""),
+        *annotated(
+            "kube-controller-manager", "Update", **{"deployment.kubernetes.io/revision": ""}
+        ),
+    ]
+    revision = {"team": "a", "deployment.kubernetes.io/revision": "3", "other": "b"}
+    got = declared_fields(deployment(annotations=revision, managedFields=applies))["metadata"]
+    assert got == {"name": "web", "namespace": "shop", "annotations": {"team": "a"}}
+
+
+def test_with_no_owner_information_every_key_but_the_tools_is_declared() -> None:
+    """`kubectl create` (an Update manager only) says nothing of what was declared: every
+    key is kept, as before, but kubectl's and the Deployment controller's."""
+    keys = {"team": "a", LAST_APPLIED: "{not json", "deployment.kubernetes.io/revision": "1"}
+    managed = [{"manager": "kubectl-create", "operation": "Update", "fieldsV1": {"f:spec": {}}}]
+    got = declared_fields(deployment(annotations=keys, managedFields=managed))["metadata"]
+    assert got["annotations"] == {"team": "a"}
 
 
 def test_an_annotation_that_does_not_parse_or_names_another_object_is_ignored() -> None:
