@@ -50,7 +50,8 @@ class Client(asyncio.Protocol):
         assert isinstance(transport, asyncio.Transport)
         self.transport = transport
         transport.pause_reading()  # until the server's side is open
-        asyncio.ensure_future(self._open())
+        # Kept: a task the loop alone holds (weakly) may be collected before it runs.
+        self.opening = asyncio.ensure_future(self._open())
 
     async def _open(self) -> None:
         loop = asyncio.get_running_loop()
