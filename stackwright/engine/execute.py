@@ -224,15 +224,29 @@ def _unplanned_op(resource: Resource, old: ResourceState | None) -> Op | None:
     return Op.IMPORT if resource.opts.import_ and kube else Op.CREATE
 
 
-def auto_named(resource: Resource, old: ResourceState | None) -> str:
-    """The name of the object of a resource without `metadata.name`: the one its record
-    holds, else the one it imports, else `<logical name>-<8 hex digits>`."""
-    recorded = metadata_of(old.inputs).get("name") if old is not None else None
-    if recorded:
-        return str(recorded)
-    if resource.opts.import_:
-        return resource.opts.import_.rpartition("/")[2]
-    return auto_name(resource.resource_name, resource.urn)
+def named_metadata(
+    resource: Resource, meta: Mapping[str, Any], old: ResourceState | None
+) -> tuple[dict[str, Any], bool]:
+    """The `metadata` a Kubernetes resource's object is applied with, and whether it was
+    auto-named: without a `name`, the one its record `old` holds, else the one it imports,
+    else `<logical name>-<8 hex digits>`; without a `namespace`, the one it imports from, if
+    any (else its provider's default, which only its id holds: `Run._object_id`). What a
+    run applies (`Run._desired`) and what the check of one resource per object
+    (`operations`) compares, so that the two name an object alike."""
+    named = dict(meta)
+    auto = not named.get("name")
+    if auto:
+        recorded = metadata_of(old.inputs).get("name") if old is not None else None
+        if recorded:
+            named["name"] = str(recorded)
+        elif resource.opts.import_:
+            named["name"] = resource.opts.import_.rpartition("/")[2]
+        else:
+            named["name"] = auto_name(resource.resource_name, resource.urn)
+    imported_namespace = (resource.opts.import_ or "").rpartition("/")[0]
+    if imported_namespace and not named.get("namespace"):
+        named["namespace"] = imported_namespace
+    return named, auto
 
 
 def record_moves(
@@ -850,14 +864,8 @@ class Run:
             plain_only = secret_in_plain_field(given, inputs)
             if plain_only is not None:
                 raise UsageError(plain_only)
-            meta = metadata_of(inputs)
-            if not meta.get("name"):
-                auto = True
-                meta["name"] = auto_named(resource, old)
-                inputs = {**inputs, "metadata": meta}
-            imported_namespace = (resource.opts.import_ or "").rpartition("/")[0]
-            if imported_namespace and not meta.get("namespace"):
-                inputs = {**inputs, "metadata": {**meta, "namespace": imported_namespace}}
+            meta, auto = named_metadata(resource, metadata_of(inputs), old)
+            inputs = {**inputs, "metadata": meta}
         opts = resource.opts
         state = ResourceState(
             urn=resource.urn,

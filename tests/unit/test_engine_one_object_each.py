@@ -18,6 +18,7 @@ import stackwright.kubernetes as k8s
 from stackwright.errors import UsageError
 from stackwright.sdk.context import Program
 from stackwright.sdk.output import Output
+from stackwright.sdk.resource import ResourceOptions
 
 CM = "kubernetes:core/v1:ConfigMap"
 
@@ -75,6 +76,18 @@ def test_the_provider_default_namespace_given_or_not_is_one_object(stack: Stack)
         k8s.core.v1.ConfigMap("b", metadata={"name": Output.from_input("other")})
 
     assert stack.up(later).ok
+
+    def imported(p: Program) -> None:  # an import's namespace given as an Output
+        k8s.core.v1.ConfigMap(
+            "c",
+            metadata={"namespace": Output.from_input("team")},
+            opts=ResourceOptions(import_="team/c"),
+        )
+
+    # Left to the run, which says what it finds: the check asks no Output its truth value.
+    assert stack.preview(imported).failures == [
+        f"{CM} c: cannot import team/c: no ConfigMap of that name exists in the cluster"
+    ]
 
 
 def test_one_object_from_two_manifests_is_left_out_of_one_of_them(stack: Stack) -> None:
