@@ -325,15 +325,13 @@ def done_line(step: Step, elapsed: float, *, with_type: bool) -> Text:
     return Text(f"  {display.done}  {name} ({_seconds(elapsed, 2)})")
 
 
-def failed_line(step: Step, error: str, *, with_type: bool) -> Text:
-    type_, name = step_type_and_name(step)
-    if (
-        type_ and f"{type_} {name}: " in error
-    ):  # the summary's failure (its program line), as it says it
-        return Text(f"! failed  {error}", style="bold red")
+def failed_line(done: StepDone, *, with_type: bool) -> Text:
+    if done.rejected:  # the summary's failure (its program line), as it says it
+        return Text(f"! failed  {done.error}", style="bold red")
+    type_, name = step_type_and_name(done.step)
     who = f"{type_}  {name}" if with_type and type_ else name
     # Provider errors often name the object already ("web: 0/3 ready"); say it once.
-    detail = error.removeprefix(f"{name}:").strip() if error else ""
+    detail = done.error.removeprefix(f"{name}:").strip() if done.error else ""
     return Text(f"! failed  {who}: {detail}" if detail else f"! failed  {who}", style="bold red")
 
 
@@ -614,7 +612,7 @@ class PlainRenderer(Renderer):
             self._progress.pop(event.step.urn, None)
             shared = len(self._types.get(step_type_and_name(event.step)[1], ())) > 1
             if not event.ok:
-                return [failed_line(event.step, event.error, with_type=shared)]
+                return [failed_line(event, with_type=shared)]
             if _is_future(self._kind) or event.step.op is Op.SAME:
                 return []  # a preview's line was printed when the step was planned
             return [done_line(event.step, event.elapsed, with_type=shared)]
@@ -750,7 +748,7 @@ class LiveRenderer(Renderer):
             self._running.pop((event.step.urn, event.step.op), None)
             self._finished += 1
         if not event.ok:
-            self._print([failed_line(event.step, event.error, with_type=True)])
+            self._print([failed_line(event, with_type=True)])
         elif not _is_future(self._kind) and event.step.op is not Op.SAME:
             self._print([done_line(event.step, event.elapsed, with_type=True)])
 

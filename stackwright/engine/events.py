@@ -46,6 +46,10 @@ class StepDone:
     ok: bool
     elapsed: float
     error: str = ""
+    #: The cluster refused the resource's own inputs (`InputsRejected`): `error` is then the
+    #: summary's failure, from the program's file:line. Not in `--json` (`event_json`),
+    #: whose keys are a contract; a reader there has the summary's `exitCode`.
+    rejected: bool = False
 
 
 @dataclass(frozen=True)

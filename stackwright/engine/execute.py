@@ -820,7 +820,8 @@ class Run:
             # Provider errors often start with the object's name ("web: 0/3 ready"), which
             # `describe` has just said when it is the resource's: say it once.
             said = f"{describe(urn)}: {error.removeprefix(f'{resource.resource_name}: ')}"
-            if isinstance(exc, InputsRejected):  # the program's to fix: where, as its other
+            rejected = isinstance(exc, InputsRejected)
+            if rejected:  # the program's to fix: where, as its other
                 self.outcome.rejected += 1  # errors say it
                 said = f"{resource.declared_at}: {said}"
                 # The step's own event and line say it as the summary does: a CI reading
@@ -830,7 +831,7 @@ class Run:
             begun = self._begun.get(urn)
             if begun is not None:
                 step, began = begun
-                self.emit(StepDone(step, False, self.clock() - began, error))
+                self.emit(StepDone(step, False, self.clock() - began, error, rejected))
                 return
             # It failed before its step began (its inputs, its provider, the cluster).
             old = self.old.get(urn)
@@ -842,7 +843,7 @@ class Run:
                 return
             step = Step(known, urn, old, None)
             self.emit(StepStarted(step))
-            self.emit(StepDone(step, False, 0.0, error))
+            self.emit(StepDone(step, False, 0.0, error, rejected))
         finally:
             self.status.setdefault(urn, _DONE)
             self.finished[urn].set()
