@@ -145,11 +145,9 @@ def _check_one_resource_per_object(program: Program | None, snapshot: Snapshot) 
         given = meta.get("name"), meta.get("namespace")
         if any(value not in (None, "") and not isinstance(value, str) for value in given):
             continue
+        # As the run names it: an import of `team/web` without a namespace is in `team`.
         named, _ = named_metadata(resource, meta, recorded.get(resource.urn))
-        # The namespace the program gives, not the one an import names (named's, which the
-        # run applies): kept as this check has compared it, a known gap (an import of
-        # `team/web` is taken to be in the provider's default namespace here).
-        name, namespace = named["name"], given[1]
+        name, namespace = named["name"], named.get("namespace")
         provider = provider_urn(resource)
         if namespace in (None, ""):
             if provider not in defaults:

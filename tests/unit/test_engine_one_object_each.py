@@ -90,6 +90,24 @@ def test_the_provider_default_namespace_given_or_not_is_one_object(stack: Stack)
     ]
 
 
+def test_an_imports_namespace_is_the_one_its_id_names(stack: Stack) -> None:
+    def importing(second: dict[str, Any]) -> Declare:
+        def declare(p: Program) -> None:
+            k8s.core.v1.ConfigMap("a", opts=ResourceOptions(import_="team/shared"))
+            k8s.core.v1.ConfigMap("b", metadata=second)
+
+        return declare
+
+    # `team/shared` and `default/shared` are two objects: no refusal, the import is tried.
+    assert stack.preview(importing({"name": "shared"})).failures == [
+        f"{CM} a: cannot import team/shared: no ConfigMap of that name exists in the cluster"
+    ]
+    stack.fake.calls.clear()
+    with pytest.raises(UsageError, match="ConfigMap b names the same ConfigMap team/shared"):
+        stack.preview(importing({"name": "shared", "namespace": "team"}))
+    assert stack.fake.calls == []
+
+
 def test_one_object_from_two_manifests_is_left_out_of_one_of_them(stack: Stack) -> None:
     # The same Namespace in two apps' manifest files: renaming it is no fix.
     shared = "apiVersion: v1\nkind: Namespace\nmetadata: {name: shared}\n"
