@@ -164,7 +164,7 @@ def _check_one_resource_per_object(program: Program | None, snapshot: Snapshot) 
         key = (provider, group, kind, namespace, name)
         first = seen.setdefault(key, resource)
         if first is not resource:
-            where = f"{meta['namespace']}/{name}" if meta.get("namespace") else name
+            where = f"{named['namespace']}/{name}" if named.get("namespace") else name
             raise UsageError(
                 f"{resource.declared_at}: {describe(resource.urn)}{_from(resource)} names the "
                 f"same {kind} {where} as {describe(first.urn)}{_from(first)} at "
