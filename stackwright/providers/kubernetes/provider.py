@@ -2,7 +2,8 @@
 
 What the engine calls (`stackwright.engine.ports.Provider`). Objects go in and
 come out as plain dicts in the API's own JSON shape; every write is a server-side
-apply with field manager `stackwright` (forcing conflicts only when asked), so the
+apply with field manager `stackwright` (forcing conflicts only when asked, or when all
+are over Stackwright's own marks), so the
 provider never computes a patch and never needs the previous state.
 
 Layering: this module wires the pieces (kubeconfig → transport → ApiClient →
@@ -27,6 +28,7 @@ from stackwright.providers.kubernetes.applyset import MARK_ANNOTATIONS, MARK_LAB
 from stackwright.providers.kubernetes.client import APPLY_PATCH, ApiClient, RetryPolicy
 from stackwright.providers.kubernetes.discovery import Discovery, ResourceInfo
 from stackwright.providers.kubernetes.errors import (
+    ApplyConflict,
     ApplyRejected,
     ConfigError,
     InvalidObject,
@@ -49,6 +51,11 @@ if TYPE_CHECKING:
 __all__ = ["KubernetesProvider"]
 
 _PROPAGATION = ("Background", "Foreground", "Orphan")
+#: Stackwright's marks as a conflict names them (`.metadata.labels.app.kubernetes.io/managed-by`).
+_MARKS = frozenset(
+    [f".metadata.labels.{k}" for k in MARK_LABELS]
+    + [f".metadata.annotations.{k}" for k in MARK_ANNOTATIONS]
+)
 
 
 def _encode(obj: Mapping[str, Any]) -> bytes:
@@ -258,14 +265,26 @@ class KubernetesProvider:
             query += "&force=true"
         if dry_run:
             query += "&dryRun=All"
-        try:
-            response = await self.api.request(
+        encoded = _encode(body)
+
+        async def send(query: str) -> Any:
+            return await self.api.request(
                 "PATCH",
                 info.path(namespace, name) + query,
-                body=_encode(body),
+                body=encoded,
                 content_type=APPLY_PATCH,
                 what=name,
             )
+
+        try:
+            try:
+                response = await send(query)
+            except ApplyConflict as exc:
+                # Its marks are Stackwright's whoever held them: an object Helm made
+                # carries `app.kubernetes.io/managed-by: Helm`, which adopting it takes over.
+                if force or not exc.conflicts or not all(c.field in _MARKS for c in exc.conflicts):
+                    raise
+                response = await send(query + "&force=true")
         except NotFoundError as exc:
             if namespace and f'namespaces "{namespace}" not found' in str(exc):
                 raise NotFoundError(
