@@ -135,6 +135,10 @@ def _check_one_resource_per_object(program: Program | None, snapshot: Snapshot) 
     if program is None:
         return
     recorded = {r.urn: r for r in snapshot.resources}
+    # A resource renamed (an alias, another version of its kind) keeps its record's name,
+    # as the run gives it the record (`Run._apply_aliases`).
+    for urn, (former, _) in record_moves(program.resources, recorded).items():
+        recorded[urn] = recorded[former]
     seen: dict[tuple[str, str, str, str, str], Resource] = {}
     defaults: dict[str, str] = {}  # provider URN → where it puts objects without a namespace
     for resource in program.resources:

@@ -136,3 +136,28 @@ def test_one_object_from_two_manifests_is_left_out_of_one_of_them(stack: Stack) 
         "it), or declare it once in the program; nothing was changed"
     )
     assert stack.fake.calls == []
+
+
+def test_a_renamed_resource_keeps_its_objects_name_for_the_check(stack: Stack) -> None:
+    """A resource renamed by an alias keeps the object its record names (the run applies
+    it so): another resource naming that object is refused before anything changes, not
+    at its create, once the rest of the run went on."""
+    assert stack.up(page).ok
+    name = stack.recorded(urn(CM, "web-page")).inputs["metadata"]["name"]
+
+    def renamed(p: Program) -> None:
+        k8s.core.v1.ConfigMap(
+            "page",
+            data={"index.html": "<h1>Hello</h1>"},
+            opts=ResourceOptions(aliases=[urn(CM, "web-page")]),
+        )
+        k8s.core.v1.ConfigMap("other", metadata={"name": name}, data={"a": "b"})
+
+    stack.fake.calls.clear()
+    for run in (stack.preview, stack.up):
+        with pytest.raises(
+            UsageError, match=f"ConfigMap other names the same ConfigMap {name} as {CM} page"
+        ):
+            run(renamed)
+    assert stack.fake.calls == []
+    assert [r.urn for r in stack.state().resources] == [urn(CM, "web-page")]
