@@ -1116,14 +1116,14 @@ def _owned_fields(live: dict[str, Any]) -> dict[str, Any] | None:
     """
     meta = live.get("metadata") or {}
     managed = meta.get("managedFields") or ()
-    entries = [e for e in managed if e.get("operation") == "Apply"]
+    # A status subresource's managers (a controller applying its status) declared nothing.
+    declaring = [e for e in managed if e.get("subresource") != "status"]
+    entries = [e for e in declaring if e.get("operation") == "Apply"]
     ours = [e.get("fieldsV1") or {} for e in entries if e.get("manager") == _OURS]
     edits = [
         e.get("fieldsV1") or {}
-        for e in managed
-        if e.get("operation") == "Update"
-        and e.get("manager") in _KUBECTL_EDITS
-        and e.get("subresource") != "status"
+        for e in declaring
+        if e.get("operation") == "Update" and e.get("manager") in _KUBECTL_EDITS
     ]
     declared = _last_applied(live)
     if declared is not None:

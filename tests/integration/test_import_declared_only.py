@@ -228,3 +228,28 @@ def test_owned_keys_imported(new_project: Any, cluster: LiveCluster, how: tuple[
     ours = stackwright_fields(after)
     assert "f:team" in ours and "f:owner" in ours and "f:tier" in ours, ours
     assert not [k for k in foreign if k in ours], ours
+
+
+def test_a_controllers_status_apply_is_not_the_declaration(
+    new_project: Any, cluster: LiveCluster
+) -> None:
+    """A controller that server-side applies an object's status (an `Apply` entry on the
+    status subresource) declared none of its spec or labels: the object `kubectl create`
+    made is printed whole, as one only `Update` managers wrote is, not as a bare name."""
+    p = with_namespace(new_project)
+    cluster.kubectl("create", "-f", "-", input=json.dumps(manifests(p.ns)[0]))
+    status = {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "shop", "namespace": p.ns},
+        "status": {"conditions": [{"type": "Audited", "status": "True"}]},
+    }
+    applied = ("apply", "--server-side", "--subresource=status", "--field-manager=auditor")
+    cluster.kubectl(*applied, "-f", "-", input=json.dumps(status))
+
+    code = imported(p, "kubernetes:apps/v1:Deployment", "shop", "shop")
+    for declared in ("'replicas': 2", "'image': 'nginx:1.29'", "'labels': {'tier': 'web'}"):
+        assert declared in code, (declared, code)
+    assert "Audited" not in code, code
+    p.program(NAMESPACE + code + "\n")
+    assert p.preview().changed() == {}
