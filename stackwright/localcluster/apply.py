@@ -570,6 +570,10 @@ def _collect(
             child = (*path, key)
             if sub is not None:
                 _collect(item, sub, resolve, child, out, errors)
+                if isinstance(item, dict) and not item:
+                    # An empty map is a member itself (ToFieldSet's `AsMap().Length() == 0`):
+                    # its applier owns that it exists, as `f:annotations: {}`, not any key.
+                    out.add(child)
             elif t.open:
                 _collect(item, t.elem, resolve, child, out, errors)
                 out.add(child)
