@@ -1050,7 +1050,10 @@ def declared_fields(live: dict[str, Any]) -> dict[str, Any]:
     owned = _owned_fields(live)
     # managedFields never name apiVersion and kind: they are the object's identity.
     identity = {k: live[k] for k in ("apiVersion", "kind") if k in live}
-    out = {**identity, **(live if owned is None else owned_part(live, owned))}
+    # Every manager's fields tell a granular map declared empty from an atomic one (whole).
+    managers = (live.get("metadata") or {}).get("managedFields") or ()
+    managed = fields_union(*(m.get("fieldsV1") or {} for m in managers))
+    out = {**identity, **(live if owned is None else owned_part(live, owned, managed))}
     out.pop("status", None)
     meta = {
         k: v

@@ -246,6 +246,45 @@ def _covers(fields: Any, steps: list[_Step]) -> tuple[bool, bool]:
     return True, False
 
 
+def _steps(
+    live: Mapping[str, Any], path: tuple[str | int, ...], recorded: Mapping[str, Any]
+) -> list[_Step] | None:
+    """`path` (the program's list positions) as steps down a managedFields trie, each list
+    item the live one drift compared with (found through `recorded`); None if one is gone."""
+    trail: list[tuple[list[Any], Any]] = []
+    if any(isinstance(part, int) for part in path) and not _at(live, path, recorded, trail)[0]:
+        return None
+    found = iter(trail)
+    steps: list[_Step] = []
+    for part in path:
+        if isinstance(part, int):
+            items, item = next(found)
+            steps.append((next(i for i, x in enumerate(items) if x is item), item))
+        else:
+            steps.append(f"f:{part}")
+    return steps
+
+
+def _names_keys(node: Any) -> bool:
+    """Whether a fieldsV1 node names keys of a map (`f:app`): one server-side apply merges
+    key by key (labels, a ConfigMap's data, a pod template's annotations). An atomic map (a
+    Service's selector, a LabelSelector) is one value: every manager's node for it is empty,
+    as is a scalar's. So an empty node is a granular map declared empty only where some
+    manager names keys of that map; where none does, the value is one, set whole."""
+    return isinstance(node, Mapping) and any(key.startswith("f:") for key in node)
+
+
+def _keyed_map(live: Mapping[str, Any], steps: list[_Step]) -> bool:
+    """Whether a manager of `live` names keys of the map at `steps` (`_names_keys`)."""
+    for entry in (live.get("metadata") or {}).get("managedFields") or ():
+        node: Any = entry.get("fieldsV1") or {}
+        for step in steps:
+            node = _child(node, step) if isinstance(node, Mapping) else None
+        if _names_keys(node):
+            return True
+    return False
+
+
 def owner(
     live: Mapping[str, Any],
     path: tuple[str | int, ...],
@@ -261,17 +300,9 @@ def owner(
     own it. A manager that set an atomic parent whole is named only if none owns the
     field itself. Runs per drifted field only.
     """
-    trail: list[tuple[list[Any], Any]] = []
-    if any(isinstance(part, int) for part in path) and not _at(live, path, recorded, trail)[0]:
+    steps = _steps(live, path, recorded)
+    if steps is None:
         return ""
-    found = iter(trail)
-    steps: list[_Step] = []
-    for part in path:
-        if isinstance(part, int):
-            items, item = next(found)
-            steps.append((next(i for i, x in enumerate(items) if x is item), item))
-        else:
-            steps.append(f"f:{part}")
     meta = live.get("metadata") or {}
     whole = ""
     for entry in meta.get("managedFields") or ():
@@ -285,17 +316,35 @@ def owner(
     return whole
 
 
-def owned_part(live: Any, fields: Mapping[str, Any]) -> Any:
+def owned_part(
+    live: Any, fields: Mapping[str, Any], managed: Mapping[str, Any] | None = None
+) -> Any:
     """The part of `live` that a fieldsV1 trie names (one manager's, or `fields_union`'s),
     with its live values: list items found as `owner` finds them (`k:`, `v:`, `i:`; by each
     key that names one), a field whose node is empty (a value, or an atomic map or list set
-    as one) whole."""
-    if not fields or not isinstance(live, (Mapping, list)):
+    as one) whole.
+
+    But a map whose keys `managed` (every manager's fields, `fields_union`) names one by one
+    is granular (`_names_keys`): its empty node declared it empty (`annotations: {}`), and
+    the keys others wrote into it since (`kubectl rollout restart`'s) are not part of it."""
+    managed = managed or {}
+    if not fields:
+        return {} if isinstance(live, Mapping) and _names_keys(managed) else live
+    if not isinstance(live, (Mapping, list)):
         return live
     if isinstance(live, Mapping):
-        return {k: owned_part(v, fields[f"f:{k}"]) for k, v in live.items() if f"f:{k}" in fields}
-    found = ((item, [*_item_nodes(fields, (index, item))]) for index, item in enumerate(live))
-    return [owned_part(item, fields_union(*nodes)) for item, nodes in found if nodes]
+        return {
+            k: owned_part(v, fields[f"f:{k}"], managed.get(f"f:{k}"))
+            for k, v in live.items()
+            if f"f:{k}" in fields
+        }
+    out = []
+    for index, item in enumerate(live):
+        nodes = [*_item_nodes(fields, (index, item))]
+        if nodes:
+            within = fields_union(*_item_nodes(managed, (index, item)))
+            out.append(owned_part(item, fields_union(*nodes), within))
+    return out
 
 
 def fields_union(*tries: Mapping[str, Any]) -> dict[str, Any]:
@@ -326,8 +375,19 @@ def declared_fields_of(declared: Any, live: Any) -> dict[str, Any]:
     return out or {".": {}}  # none of its items is live: none is declared
 
 
-#: Maps an empty value of which applies no key (see `drifted`).
+#: Maps an empty value of which applies no key (see `drifted`), whoever wrote their keys.
 _KEYED_MAPS = (("metadata", "labels"), ("metadata", "annotations"))
+
+
+def _claims_no_key(
+    live: Mapping[str, Any], path: tuple[str | int, ...], recorded: Mapping[str, Any]
+) -> bool:
+    """Whether an empty map recorded at `path` claims none of the live map's keys: it is
+    granular, known (`_KEYED_MAPS`) or as its managers name its keys (`_names_keys`)."""
+    if path in _KEYED_MAPS:
+        return True
+    steps = _steps(live, path, recorded)
+    return steps is not None and _keyed_map(live, steps)
 
 
 def drifted(
@@ -366,10 +426,16 @@ def drifted(
             continue
         if not present and value in (None, {}, [], ""):
             continue  # an empty value the server drops is not a change
-        if present and value == {} and path in _KEYED_MAPS and isinstance(current, Mapping):
-            # An empty map of labels or annotations claims none of their keys (server-side
-            # apply owns them key by key): the marks Stackwright adds to `annotations: {}`,
-            # or keys another manager adds, are not drift. Not any empty map: an atomic one
+        if (
+            present
+            and value == {}
+            and isinstance(current, Mapping)
+            and _claims_no_key(live, path, recorded)
+        ):
+            # An empty map of labels or annotations (or any map server-side apply owns key by
+            # key: a pod template's annotations, a ConfigMap's data) claims none of its keys:
+            # the marks Stackwright adds to `annotations: {}`, or keys another manager adds
+            # (`kubectl rollout restart`'s), are not drift. Not any empty map: an atomic one
             # (a NetworkPolicy's `podSelector: {}`, all pods) narrowed by someone is drift.
             continue
         if not present and path == ("metadata", "namespace"):

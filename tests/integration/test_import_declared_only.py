@@ -253,3 +253,64 @@ def test_a_controllers_status_apply_is_not_the_declaration(
     assert "Audited" not in code, code
     p.program(NAMESPACE + code + "\n")
     assert p.preview().changed() == {}
+
+
+def managers_of(obj: dict[str, Any], key: str) -> list[str]:
+    """The field managers whose managedFields name `key`."""
+    return sorted(m["manager"] for m in obj["metadata"]["managedFields"] if key in json.dumps(m))
+
+
+@pytest.mark.parametrize("how", [(), ("--server-side",)], ids=["client-side", "server-side"])
+def test_empty_map_declares_no_key(
+    new_project: Any, cluster: LiveCluster, how: tuple[str, ...]
+) -> None:
+    """A manifest's `annotations: {}` in the pod template (and a ConfigMap's `data: {}`)
+    declares the map, not the keys others write into it later: `kubectl rollout restart`'s
+    restartedAt (manager kubectl-rollout), another manager's key. Printed, `up` would take
+    those over; the code declares the empty map, and pasting it changes nothing."""
+    p = with_namespace(new_project)
+    deployment = manifests(p.ns)[0]
+    deployment["spec"]["template"]["metadata"]["annotations"] = {}
+    config = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": "filled", "namespace": p.ns},
+        "data": {},
+    }
+    for manifest in (deployment, config):
+        cluster.kubectl("apply", *how, "-f", "-", input=json.dumps(manifest))
+    at = ("deployment/shop", "-n", p.ns)
+    cluster.kubectl("rollout", "restart", *at)
+    cluster.kubectl("rollout", "status", *at, "--timeout=60s")
+    other = ("--field-manager=other-controller", "--type=merge")
+    template = {"spec": {"template": {"metadata": {"annotations": {"example.com/seen": "yes"}}}}}
+    cluster.kubectl("patch", *at, *other, "-p", json.dumps(template))
+    filled = {"data": {"generated": "by-controller"}}
+    cluster.kubectl("patch", "configmap/filled", "-n", p.ns, *other, "-p", json.dumps(filled))
+    before = live(cluster, "deployment", "shop", p.ns)
+    keys = before["spec"]["template"]["metadata"]["annotations"]
+    assert {"kubectl.kubernetes.io/restartedAt", "example.com/seen"} <= keys.keys(), keys
+
+    code = imported(p, "kubernetes:apps/v1:Deployment", "shop", "shop")
+    data = imported(p, "kubernetes:core/v1:ConfigMap", "filled", "filled")
+    for foreign in ("restartedAt", "example.com/seen", "generated"):
+        assert foreign not in code + data, (foreign, code, data)
+        inputs = [r["inputs"] for r in p.resources().values()]
+        assert foreign not in json.dumps(inputs), foreign
+    assert "'template': {'metadata': {'annotations': {}, 'labels': {'app': 'shop'}}" in code, code
+    assert "data={}" in data, data
+
+    p.program(NAMESPACE + code + "\n" + data + "\n")
+    assert p.preview().changed() == {}
+    assert p.up().summary["counts"] == {"same": 3}
+    after = live(cluster, "deployment", "shop", p.ns)
+    assert after["metadata"]["generation"] == before["metadata"]["generation"]
+    assert after["spec"]["template"] == before["spec"]["template"]
+    assert live(cluster, "configmap", "filled", p.ns)["data"] == {"generated": "by-controller"}
+    # The other managers keep their keys: Stackwright owns the map, not them.
+    assert managers_of(after, "restartedAt") == ["kubectl-rollout"]
+    assert managers_of(after, "example.com/seen") == ["other-controller"]
+    cm = live(cluster, "configmap", "filled", p.ns)
+    assert managers_of(cm, "f:generated") == ["other-controller"]
+    # Nor is it drift: an empty map of others' keys is what was declared.
+    assert p.sw("refresh", "--preview-only", "--json").of("drift") == []

@@ -72,6 +72,44 @@ def test_an_empty_map_applied_claims_none_of_the_keys_the_live_map_has() -> None
     ]
 
 
+def test_an_empty_map_deeper_claims_none_of_the_keys_its_managers_name_one_by_one() -> None:
+    """A pod template's `annotations: {}` (or a ConfigMap's `data: {}`) that another manager
+    filled since (`kubectl rollout restart`'s restartedAt) is not drift: that manager names
+    the key, so the map is merged key by key. An atomic map whose managers own it whole (a
+    `podSelector` narrowed by `kubectl patch`) still is, and names who changed it."""
+    at = {"kubectl.kubernetes.io/restartedAt": "2026-01-01T00:00:00Z"}
+    recorded = {"kind": "Deployment", "spec": {"template": {"metadata": {"annotations": {}}}}}
+    restart = {
+        "f:spec": {"f:template": {"f:metadata": {"f:annotations": {f"f:{k}": {} for k in at}}}}
+    }
+    live = {
+        "kind": "Deployment",
+        "metadata": {"managedFields": [{"manager": "kubectl-rollout", "fieldsV1": restart}]},
+        "spec": {"template": {"metadata": {"annotations": at}}},
+    }
+    assert drifted(recorded, live) == []
+    filled = {
+        "kind": "ConfigMap",
+        "metadata": {"managedFields": [{"manager": "filler", "fieldsV1": {"f:data": {"f:a": {}}}}]},
+        "data": {"a": "1"},
+    }
+    assert drifted({"kind": "ConfigMap", "data": {}}, filled) == []
+    # No manager names its keys: the map's value is one, and what it holds now is drift.
+    del live["metadata"]["managedFields"]
+    assert drifted(recorded, live) == [
+        DriftedField("spec.template.metadata.annotations", {}, at, "")
+    ]
+    patched = {"f:spec": {"f:podSelector": {}}}
+    narrowed = {
+        "kind": "NetworkPolicy",
+        "metadata": {"managedFields": [{"manager": "kubectl-patch", "fieldsV1": patched}]},
+        "spec": {"podSelector": {"matchLabels": {"app": "x"}}},
+    }
+    assert drifted({"kind": "NetworkPolicy", "spec": {"podSelector": {}}}, narrowed) == [
+        DriftedField("spec.podSelector", {}, {"matchLabels": {"app": "x"}}, "kubectl-patch")
+    ]
+
+
 def test_items_another_manager_adds_to_a_list_are_not_drift_wherever_they_go() -> None:
     """A sidecar container, an env var or a port another manager adds (a strategic merge
     patch puts it first) shifts the program's items: they are found by their keys."""

@@ -216,3 +216,90 @@ def test_a_field_changed_by_kubectl_edit_after_the_last_apply_is_declared() -> N
     ]
     got = declared_fields(deployment(managedFields=applies))
     assert set(got["spec"]) == {"template", "replicas"}
+
+
+def entry(manager: str, operation: str, fields: dict[str, Any]) -> dict[str, Any]:
+    return {"manager": manager, "operation": operation, "fieldsV1": fields}
+
+
+def in_template(**fields: Any) -> dict[str, Any]:
+    """A fieldsV1 trie naming `fields` of the pod template's metadata."""
+    return {"f:spec": {"f:template": {"f:metadata": fields}}}
+
+
+RESTARTED = {"kubectl.kubernetes.io/restartedAt": "2026-01-01T00:00:00Z"}
+
+
+def test_an_empty_map_declared_deeper_is_the_map_not_its_live_keys() -> None:
+    """A pod template's `annotations: {}` (fieldsV1 `f:annotations: {}`) declares the map,
+    not the keys others wrote into it since: `kubectl rollout restart`'s restartedAt, which
+    `up` would take over and write back stale. Their managers name them key by key, which
+    tells a map server-side apply merges key by key from an atomic one (whole, below)."""
+    live = deployment()
+    live["spec"]["template"]["metadata"] = {"labels": {"app": "web"}, "annotations": RESTARTED}
+    restart = {"f:kubectl.kubernetes.io/restartedAt": {}}
+    live["metadata"]["managedFields"] = [
+        entry("kubectl", "Apply", in_template(**{"f:annotations": {}, "f:labels": {"f:app": {}}})),
+        entry("kubectl-rollout", "Update", in_template(**{"f:annotations": restart})),
+    ]
+    template = {"metadata": {"annotations": {}, "labels": {"app": "web"}}}
+    assert declared_fields(live)["spec"] == {"template": template}
+
+    # The last-applied annotation's `annotations: {}` (client-side apply) is the same.
+    text = applied(metadata={"name": "web", "namespace": "shop"}, spec={"template": template})
+    live["metadata"]["annotations"] = {LAST_APPLIED: text}
+    assert declared_fields(live)["spec"] == {"template": template}
+
+    # A ConfigMap's `data: {}` a controller fills.
+    configmap = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {
+            "name": "filled",
+            "managedFields": [
+                entry("kubectl", "Apply", {"f:data": {}}),
+                entry("filler", "Update", {"f:data": {"f:generated": {}}}),
+            ],
+        },
+        "data": {"generated": "yes"},
+    }
+    assert declared_fields(configmap)["data"] == {}
+
+
+def test_an_atomic_map_a_list_and_a_value_whose_node_is_empty_are_declared_whole() -> None:
+    """An empty node is a whole value where no manager names keys in it: an atomic map (a
+    Service's selector, a pod's nodeSelector, however many managers share it), an atomic
+    list (a container's command), a value (its image)."""
+    selector = {"app": "web", "tier": "front"}
+    service = {
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": {
+            "name": "web",
+            "managedFields": [
+                entry("kubectl", "Apply", {"f:spec": {"f:selector": {}}}),
+                entry("other", "Update", {"f:spec": {"f:selector": {}, "f:clusterIP": {}}}),
+            ],
+        },
+        "spec": {"selector": selector, "clusterIP": "10.0.0.7"},
+    }
+    assert declared_fields(service)["spec"] == {"selector": selector}
+
+    live = deployment()
+    pod = live["spec"]["template"]["spec"]
+    pod["nodeSelector"] = {"disk": "ssd"}
+    pod["containers"][1]["command"] = ["nginx", "-g", "daemon off;"]
+    main = {".": {}, "f:name": {}, "f:image": {}, "f:command": {}}
+    applied_fields = {
+        "f:spec": {
+            "f:template": {
+                "f:spec": {"f:nodeSelector": {}, "f:containers": {'k:{"name":"main"}': main}}
+            }
+        }
+    }
+    live["metadata"]["managedFields"] = [entry("kubectl", "Apply", applied_fields)]
+    container = {"name": "main", "image": "nginx", "command": ["nginx", "-g", "daemon off;"]}
+    assert declared_fields(live)["spec"]["template"]["spec"] == {
+        "nodeSelector": {"disk": "ssd"},
+        "containers": [container],
+    }
