@@ -1424,7 +1424,9 @@ def _apply(
             db.execute(f"DELETE FROM resources WHERE {where}", args)
             continue
         assert isinstance(change, Put)
-        state = replace(change.state, delete_pending=target.delete_pending)
+        state = change.state
+        if state.delete_pending != target.delete_pending:  # replace() costs ~9 µs a step
+            state = replace(state, delete_pending=target.delete_pending)
         blob = encode_resource(encrypter.seal(stack, state))
         updated = db.execute(
             f"UPDATE resources SET cluster_id = ?, seq = ?, data = ? WHERE {where}",
