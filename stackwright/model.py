@@ -173,6 +173,8 @@ def transform_at(value: Any, path: str, change: Callable[[Any], Any]) -> Any:
     if path == "":
         return change(value)
     if isinstance(value, dict):
+        if path in value:  # the whole path is a key: no other key can be longer and match
+            return {**value, path: change(value[path])}
         for key in sorted(value, key=lambda k: len(str(k)), reverse=True):
             text = str(key)
             if path == text:

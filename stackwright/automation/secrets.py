@@ -27,6 +27,7 @@ import os
 import stat
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -64,18 +65,19 @@ def _aead(key: bytes) -> Any:
     return AESGCM(key)
 
 
-def seal_bytes(key: bytes, plain: bytes, aad: bytes) -> str:
+def seal_bytes(cipher: Any, plain: bytes, aad: bytes) -> str:
+    """`plain` encrypted by `cipher` (`_aead(key)`) under a fresh random nonce."""
     nonce = os.urandom(12)
-    return base64.b64encode(nonce + _aead(key).encrypt(nonce, plain, aad)).decode()
+    return base64.b64encode(nonce + cipher.encrypt(nonce, plain, aad)).decode()
 
 
-def open_bytes(key: bytes, sealed: str, aad: bytes) -> bytes | None:
-    """The plain bytes, or None when `key` is not the key `sealed` was made with."""
+def open_bytes(cipher: Any, sealed: str, aad: bytes) -> bytes | None:
+    """The plain bytes, or None when `cipher`'s key is not the key `sealed` was made with."""
     from cryptography.exceptions import InvalidTag
 
     try:
         blob = base64.b64decode(sealed, validate=True)
-        return bytes(_aead(key).decrypt(blob[:12], blob[12:], aad))
+        return bytes(cipher.decrypt(blob[:12], blob[12:], aad))
     except (InvalidTag, binascii.Error, ValueError):
         return None
 
@@ -99,11 +101,17 @@ class DataKey:
     key: bytes
     stack: str
 
+    @cached_property
+    def _cipher(self) -> Any:
+        # Made once per key: setting one up costs about as much as sealing a small value,
+        # and an `up` seals each secret resource's values twice (begun, then ended).
+        return _aead(self.key)
+
     def encrypt(self, value: Any, aad: bytes = _STATE_AAD) -> str:
-        return seal_bytes(self.key, json.dumps(value).encode(), aad)
+        return seal_bytes(self._cipher, json.dumps(value).encode(), aad)
 
     def decrypt(self, sealed: str, aad: bytes = _STATE_AAD, *, what: str = "a secret") -> Any:
-        plain = open_bytes(self.key, sealed, aad)
+        plain = open_bytes(self._cipher, sealed, aad)
         if plain is None:
             raise UsageError(
                 f"cannot decrypt {what} of stack {self.stack}: it was not encrypted with this "
@@ -294,13 +302,13 @@ def choose_provider(spec: str | None, environ: Mapping[str, str]) -> dict[str, A
 
 
 def wrap(data_key: bytes, wrapper: bytes) -> str:
-    return seal_bytes(wrapper, data_key, _KEY_AAD)
+    return seal_bytes(_aead(wrapper), data_key, _KEY_AAD)
 
 
 def unwrap(fields: Mapping[str, Any], where: Where, environ: Mapping[str, str]) -> DataKey:
     """The stack's data key; a clear error when the wrapping key is missing or wrong."""
     wrapper = wrapping_key(fields, where, environ)
-    plain = open_bytes(wrapper, str(fields.get("encryptedkey") or ""), _KEY_AAD)
+    plain = open_bytes(_aead(wrapper), str(fields.get("encryptedkey") or ""), _KEY_AAD)
     if plain is None:
         kind = str(fields.get("secretsprovider") or "passphrase")
         what = {
