@@ -249,6 +249,33 @@ def named_metadata(
     return named, auto
 
 
+def import_disagreement(
+    resource: Resource, meta: Mapping[str, Any], old: ResourceState | None
+) -> str | None:
+    """Why the `metadata` of a resource that imports an object names another one, or None.
+    The import's id (`team/web`; a cluster-scoped kind's has no slash) names the object it
+    adopts: a `metadata.namespace` or `metadata.name` of the program's that differs from it
+    would win and adopt another object, silently. Values not known yet (Outputs) and a
+    recorded resource (its import is done: the option no longer acts) are let through; the
+    run checks the one at its inputs (`Run._desired`), what `operations` checks first."""
+    object_id = resource.opts.import_
+    if not object_id or (old is not None and not old.external):
+        return None
+    if not (resource.custom and is_kubernetes(resource.resource_type)):
+        return None
+    namespace, slash, name = object_id.rpartition("/")
+    named = (("namespace", namespace), ("name", name)) if slash else (("name", name),)
+    for key, expected in named:
+        given = meta.get(key)
+        if isinstance(given, str) and given and given != expected:
+            return (
+                f"metadata.{key} {given!r} is not the {key} {expected!r} its import id "
+                f"{object_id!r} names, and the object adopted would not be the one named: "
+                f"make them agree, or drop metadata.{key}: the import's id gives it"
+            )
+    return None
+
+
 def record_moves(
     resources: Sequence[Resource], old: Mapping[str, ResourceState]
 ) -> dict[str, tuple[str, str]]:
@@ -865,6 +892,9 @@ class Run:
             plain_only = secret_in_plain_field(given, inputs)
             if plain_only is not None:
                 raise UsageError(plain_only)
+            disagreement = import_disagreement(resource, metadata_of(inputs), old)
+            if disagreement is not None:
+                raise UsageError(f"{resource.declared_at}: {disagreement}")
             meta, auto = named_metadata(resource, metadata_of(inputs), old)
             inputs = {**inputs, "metadata": meta}
         opts = resource.opts

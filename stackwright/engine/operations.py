@@ -24,7 +24,13 @@ from stackwright.engine import policy_gate
 from stackwright.engine.clusters import ClusterCheck, check_clusters
 from stackwright.engine.declared_schemas import check_before_up
 from stackwright.engine.events import Diagnostic, Listener, Summary, plural, shown
-from stackwright.engine.execute import Options, Run, named_metadata, record_moves
+from stackwright.engine.execute import (
+    Options,
+    Run,
+    import_disagreement,
+    named_metadata,
+    record_moves,
+)
 from stackwright.engine.graph import defined_kind, group_and_kind
 from stackwright.engine.policy_gate import PolicyGate
 from stackwright.engine.ports import Journal, ProviderFactory
@@ -126,6 +132,34 @@ def _check_marks(program: Program | None) -> None:
             raise UsageError(f"{resource.declared_at}: {describe(resource.urn)}: {exc}") from None
 
 
+def _records_as_run(program: Program, snapshot: Snapshot) -> dict[str, ResourceState]:
+    """URN → the record the run gives the program's resource of that URN: a resource renamed
+    (an alias, another version of its kind) has its former record (`Run._apply_aliases`)."""
+    recorded = {r.urn: r for r in snapshot.resources}
+    for urn, (former, _) in record_moves(program.resources, recorded).items():
+        recorded[urn] = recorded[former]
+    return recorded
+
+
+def _check_imports(program: Program | None, snapshot: Snapshot) -> None:
+    """Refuse, before anything runs, an import whose id names another object than the
+    resource's own `metadata.namespace` or `metadata.name` (`import_="team/web"` with
+    `namespace: prod`): the program's value won and the object adopted was not the one
+    named. Values only known once applied (Outputs) are checked at the run's inputs."""
+    if program is None:
+        return
+    recorded = _records_as_run(program, snapshot)
+    for resource in program.resources:
+        meta = resource.props.get("metadata")
+        meta = meta if isinstance(meta, dict) else {}
+        disagreement = import_disagreement(resource, meta, recorded.get(resource.urn))
+        if disagreement is not None:
+            raise UsageError(
+                f"{resource.declared_at}: {describe(resource.urn)}: {disagreement}; "
+                "nothing was changed"
+            )
+
+
 def _check_one_resource_per_object(program: Program | None, snapshot: Snapshot) -> None:
     """Refuse, before anything runs, two resources of the program that name one object
     (same provider, group, kind, namespace and name; a `metadata.name` given to one that
@@ -134,11 +168,7 @@ def _check_one_resource_per_object(program: Program | None, snapshot: Snapshot) 
     are left to the server."""
     if program is None:
         return
-    recorded = {r.urn: r for r in snapshot.resources}
-    # A resource renamed (an alias, another version of its kind) keeps its record's name,
-    # as the run gives it the record (`Run._apply_aliases`).
-    for urn, (former, _) in record_moves(program.resources, recorded).items():
-        recorded[urn] = recorded[former]
+    recorded = _records_as_run(program, snapshot)
     seen: dict[tuple[str, str, str, str, str], Resource] = {}
     defaults: dict[str, str] = {}  # provider URN → where it puts objects without a namespace
     for resource in program.resources:
@@ -432,6 +462,7 @@ def _check_input(
     (raises `PolicyViolation`); the program's notes are emitted as warnings."""
     _check_targets(options, program, snapshot)
     _check_marks(program)
+    _check_imports(program, snapshot)
     _check_one_resource_per_object(program, snapshot)
     _check_definitions(options, program, snapshot)
     _check_protected(options, program, snapshot)

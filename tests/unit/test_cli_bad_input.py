@@ -285,3 +285,37 @@ def test_a_passphrase_stack_made_without_the_passphrase_says_to_set_it(
         "to the passphrase to use"
     )
     assert stacks() == ["dev"]
+
+
+@pytest.mark.parametrize("runtime", ["python", "yaml"])
+def test_an_import_whose_metadata_names_another_namespace_is_refused_at_its_line(
+    runtime: str, project: Path, refuse: Refuse
+) -> None:
+    """`import_="team/web"` with `namespace: prod` adopted prod/web, not the object named."""
+    if runtime == "python":
+        (project / "__main__.py").write_text(
+            "import stackwright as sw\n"
+            "import stackwright.kubernetes as k8s\n"
+            "\n"
+            "k8s.core.v1.ConfigMap(\n"
+            '    "web",\n'
+            '    metadata={"namespace": "prod"},\n'
+            '    opts=sw.ResourceOptions(import_="team/web"),\n'
+            ")\n"
+        )
+        where = f"{project / '__main__.py'}:4"
+    else:
+        (project / "Stackwright.yaml").write_text(
+            "name: shop\nruntime: yaml\nresources:\n  web:\n"
+            "    type: kubernetes:core/v1:ConfigMap\n"
+            "    properties:\n      metadata: {namespace: prod}\n"
+            "    options: {import: team/web}\n"
+        )
+        where = f"{project / 'Stackwright.yaml'}:4"
+    for command in (["preview"], ["up", "--yes"]):
+        assert refuse(*command) == (
+            f"{where}: kubernetes:core/v1:ConfigMap web: metadata.namespace 'prod' is not the "
+            "namespace 'team' its import id 'team/web' names, and the object adopted would not "
+            "be the one named: make them agree, or drop metadata.namespace: the import's id "
+            "gives it; nothing was changed"
+        )

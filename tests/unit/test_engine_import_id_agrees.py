@@ -1,0 +1,100 @@
+"""An import's id names the object it adopts; the program's metadata may not name another.
+
+`ResourceOptions(import_="team/web")` with `metadata={"namespace": "prod"}` adopted
+prod/web, not the object the id names, without a word: the program's value won. The
+engine refuses it before any change, naming the resource's line, both values and the fix;
+a value known only once applied (an Output) is refused at that resource's inputs.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+from engine_stack import Declare, Stack, urn
+from engine_stack import stack as stack  # the fixture
+
+import stackwright.kubernetes as k8s
+from stackwright.errors import UsageError
+from stackwright.sdk.context import Program
+from stackwright.sdk.output import Output
+from stackwright.sdk.resource import ResourceOptions
+
+CM = "kubernetes:core/v1:ConfigMap"
+HERE = r"\S*test_engine_import_id_agrees\.py:\d+"
+
+
+def importing(metadata: dict[str, Any], object_id: str = "team/web") -> Declare:
+    def declare(p: Program) -> None:
+        k8s.core.v1.ConfigMap(
+            "web", metadata=metadata, data={"a": "b"}, opts=ResourceOptions(import_=object_id)
+        )
+
+    return declare
+
+
+@pytest.mark.parametrize(
+    ("metadata", "key", "given", "named"),
+    [
+        ({"namespace": "prod"}, "namespace", "prod", "team"),
+        ({"name": "api", "namespace": "team"}, "name", "api", "web"),
+    ],
+)
+def test_metadata_naming_another_object_than_the_import_id_is_refused_before_any_change(
+    stack: Stack, metadata: dict[str, Any], key: str, given: str, named: str
+) -> None:
+    for run in (stack.preview, stack.up):
+        with pytest.raises(UsageError) as refused:
+            run(importing(metadata))
+        message = str(refused.value)
+        assert "\n" not in message
+        assert re.match(
+            rf"{HERE}: {CM} web: metadata\.{key} '{given}' is not the {key} '{named}' its "
+            rf"import id 'team/web' names, .*: make them agree, or drop metadata\.{key}: the "
+            r"import's id gives it; nothing was changed$",
+            message,
+        ), message
+    assert stack.fake.calls == []
+    assert stack.state().resources == []
+
+
+def test_a_cluster_scoped_import_id_names_only_the_name(stack: Stack) -> None:
+    def namespace(name: str) -> Declare:
+        def declare(p: Program) -> None:
+            k8s.core.v1.Namespace(
+                "team", metadata={"name": name}, opts=ResourceOptions(import_="team")
+            )
+
+        return declare
+
+    with pytest.raises(UsageError, match=r"metadata\.name 'other' is not the name 'team' its"):
+        stack.preview(namespace("other"))
+    assert stack.fake.calls == []
+    # Agreeing, the import is tried (and says what it finds).
+    assert stack.preview(namespace("team")).failures == [
+        "kubernetes:core/v1:Namespace team: cannot import team: no Namespace of that name "
+        "exists in the cluster"
+    ]
+
+
+def test_agreeing_or_left_out_the_import_is_tried(stack: Stack) -> None:
+    for metadata in ({}, {"namespace": "team"}, {"name": "web", "namespace": "team"}):
+        assert stack.preview(importing(metadata)).failures == [
+            f"{CM} web: cannot import team/web: no ConfigMap of that name exists in the cluster"
+        ]
+
+
+def test_a_namespace_known_only_once_applied_is_refused_at_its_inputs(stack: Stack) -> None:
+    for run in (stack.preview, stack.up):
+        summary = run(importing({"namespace": Output.from_input("prod")}))
+        assert not summary.ok
+        (failure,) = summary.failures
+        assert re.fullmatch(
+            rf"{CM} web: {HERE}: metadata\.namespace 'prod' is not the namespace 'team' its "
+            r"import id 'team/web' names, .*: make them agree, or drop metadata\.namespace: "
+            r"the import's id gives it",
+            failure,
+        ), failure
+    assert not any("prod" in str(call) for call in stack.fake.calls), stack.fake.calls
+    assert urn(CM, "web") not in {r.urn for r in stack.state().resources}
