@@ -1045,8 +1045,10 @@ def declared_fields(live: dict[str, Any]) -> dict[str, Any]:
     annotations the keys its owners declared; no status, no server metadata, no tool's marks.
 
     A key a controller added (another manager's) is left out: declared, `up` would take it
-    over and write back a stale value. With no owner information (`_owned_fields` is None)
-    every key is kept but the tools' own."""
+    over and write back a stale value. An object only `Update` managers wrote
+    (`_owned_fields` is None) is kept whole, but for its labels and annotations: the keys its
+    creator's entry or a hand edit names (`_created_fields`); with no managedFields at all,
+    every key but the tools' own."""
     owned = _owned_fields(live)
     # managedFields never name apiVersion and kind: they are the object's identity.
     identity = {k: live[k] for k in ("apiVersion", "kind") if k in live}
@@ -1064,7 +1066,8 @@ def declared_fields(live: dict[str, Any]) -> dict[str, Any]:
     meta.update({k: whole[k] for k in ("name", "namespace") if k in whole})
     # Key by key, as the owners' fieldsV1 name them (`f:metadata: f:labels: f:app`): an
     # empty node (the last-applied `annotations: {}`) declares no key, not all of them.
-    owned_meta = None if owned is None else owned.get("f:metadata") or {}
+    keyed = owned if owned is not None else _created_fields(live)
+    owned_meta = None if keyed is None else keyed.get("f:metadata") or {}
     for which in ("labels", "annotations"):
         keys = None if owned_meta is None else owned_meta.get(f"f:{which}") or {}
         kept = {
@@ -1117,17 +1120,10 @@ def _owned_fields(live: dict[str, Any]) -> dict[str, Any] | None:
     (`kubectl create` owns `revisionHistoryLimit` and `terminationMessagePath`), so its
     entries cannot tell what was declared; the whole object is.
     """
-    meta = live.get("metadata") or {}
-    managed = meta.get("managedFields") or ()
-    # A status subresource's managers (a controller applying its status) declared nothing.
-    declaring = [e for e in managed if e.get("subresource") != "status"]
+    declaring = _declaring_entries(live)
     entries = [e for e in declaring if e.get("operation") == "Apply"]
     ours = [e.get("fieldsV1") or {} for e in entries if e.get("manager") == _OURS]
-    edits = [
-        e.get("fieldsV1") or {}
-        for e in declaring
-        if e.get("operation") == "Update" and e.get("manager") in _KUBECTL_EDITS
-    ]
+    edits = _hand_edits(declaring)
     declared = _last_applied(live)
     if declared is not None:
         tries = [declared_fields_of(declared, live), *ours, *edits]
@@ -1140,6 +1136,51 @@ def _owned_fields(live: dict[str, Any]) -> dict[str, Any] | None:
         # Written as stringData, kept by the server as data (the same keys).
         owned = fields_union(owned, {"f:data": owned.pop("f:stringData")})
     return owned
+
+
+def _declaring_entries(live: dict[str, Any]) -> list[dict[str, Any]]:
+    """The object's managedFields entries that may declare something: not a status
+    subresource's (a controller applying or updating its status declared nothing)."""
+    managed = (live.get("metadata") or {}).get("managedFields") or ()
+    return [e for e in managed if e.get("subresource") != "status"]
+
+
+def _hand_edits(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The fieldsV1 of the entries of kubectl's commands that change an object in place."""
+    return [
+        e.get("fieldsV1") or {}
+        for e in entries
+        if e.get("operation") == "Update" and e.get("manager") in _KUBECTL_EDITS
+    ]
+
+
+def _created_fields(live: dict[str, Any]) -> dict[str, Any] | None:
+    """For an object only `Update` managers wrote: the fieldsV1 of its creator's entry and of
+    kubectl's hand edits (`_KUBECTL_EDITS`), whose labels and annotations it declares; None
+    without managedFields (nothing tells one manager's key from another's).
+
+    The creator is the Update manager that wrote most of the object outside its metadata,
+    its spec or data (`kubectl create`'s `kubectl-create`, Helm 3's `helm`), ties broken by
+    the earliest `time`: a manager that only labelled it since (`kubectl label
+    --field-manager=policy-agent`, the Deployment controller's revision) names none of it.
+    A key such a manager set, or set again since, is its own: declared, `up` would take it
+    over and write back a stale value."""
+    declaring = _declaring_entries(live)
+    updates = [e for e in declaring if e.get("operation") == "Update"]
+    if not updates:
+        return None
+
+    def rank(entry: dict[str, Any]) -> tuple[int, str]:
+        fields = {k: v for k, v in (entry.get("fieldsV1") or {}).items() if k != "f:metadata"}
+        return -_leaves(fields), str(entry.get("time") or "~")  # "~": after any time
+
+    creator = min(updates, key=rank)
+    return fields_union(creator.get("fieldsV1") or {}, *_hand_edits(declaring))
+
+
+def _leaves(fields: Mapping[str, Any]) -> int:
+    """How many fields a fieldsV1 trie names (its leaves)."""
+    return sum(_leaves(v) if isinstance(v, Mapping) and v else 1 for v in fields.values())
 
 
 def _last_applied(live: dict[str, Any]) -> dict[str, Any] | None:

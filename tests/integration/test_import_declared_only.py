@@ -184,6 +184,22 @@ def stackwright_fields(obj: dict[str, Any]) -> str:
     )
 
 
+def pasted_is_no_change(p: Any, cluster: LiveCluster, code: str, adopted: dict[str, Any]) -> str:
+    """Paste the printed code of the Deployment `shop` into the program: `preview` and `up`
+    change nothing of the object as it was adopted, nor what Stackwright owns of it, which
+    is returned (as text)."""
+    p.program(NAMESPACE + code + "\n")
+    assert p.preview().changed() == {}
+    assert p.up().summary["counts"] == {"same": 2}
+    after = live(cluster, "deployment", "shop", p.ns)
+    for field in ("labels", "annotations", "generation"):
+        assert after["metadata"][field] == adopted["metadata"][field], field
+    assert stackwright_fields(after) == stackwright_fields(adopted)
+    for key in ("f:example.com/zone", "f:example.com/scanned"):  # still the other manager's
+        assert managers_of(after, key) == ["policy-agent"], key
+    return stackwright_fields(after)
+
+
 @pytest.mark.parametrize("how", [(), ("--server-side",)], ids=["client-side", "server-side"])
 def test_owned_keys_imported(new_project: Any, cluster: LiveCluster, how: tuple[str, ...]) -> None:
     """Labels and annotations are the owners' keys only: the manifest's and a user's
@@ -217,15 +233,8 @@ def test_owned_keys_imported(new_project: Any, cluster: LiveCluster, how: tuple[
     for field in ("labels", "annotations"):  # the controllers' keys still there, as they were
         assert adopted["metadata"][field].items() >= before["metadata"][field].items(), field
 
-    p.program(NAMESPACE + code + "\n")
-    assert p.preview().changed() == {}
-    assert p.up().summary["counts"] == {"same": 2}
-    after = live(cluster, "deployment", "shop", p.ns)
-    for field in ("labels", "annotations", "generation"):
-        assert after["metadata"][field] == adopted["metadata"][field], field
-    assert stackwright_fields(after) == stackwright_fields(adopted)
+    ours = pasted_is_no_change(p, cluster, code, adopted)
     # Stackwright owns the declared keys, not the controllers'.
-    ours = stackwright_fields(after)
     assert "f:team" in ours and "f:owner" in ours and "f:tier" in ours, ours
     assert not [k for k in foreign if k in ours], ours
 
@@ -314,3 +323,39 @@ def test_empty_map_declares_no_key(
     assert managers_of(cm, "f:generated") == ["other-controller"]
     # Nor is it drift: an empty map of others' keys is what was declared.
     assert p.sw("refresh", "--preview-only", "--json").of("drift") == []
+
+
+@pytest.mark.parametrize("creator", ["kubectl-create", "helm"])
+def test_update_made_creators_keys(new_project: Any, cluster: LiveCluster, creator: str) -> None:
+    """An object `kubectl create` (or Helm 3, manager `helm`) made has no owner information:
+    its spec is printed whole, but of its labels and annotations only the keys the creator's
+    entry (the Update manager that wrote its spec) or a hand edit (`kubectl label`) names;
+    not those another manager added since (a policy agent's, the Deployment controller's).
+    Pasted, the code is no change, and `up` takes none of those keys over."""
+    p = with_namespace(new_project)
+    manifest = manifests(p.ns)[0]
+    manifest["metadata"]["annotations"] = {"note": "declared"}
+    made = ("create", f"--field-manager={creator}", "-f", "-")
+    cluster.kubectl(*made, input=json.dumps(manifest))
+    at = ("deployment/shop", "-n", p.ns)
+    other = ("--field-manager=policy-agent",)
+    cluster.kubectl("label", *at, *other, "example.com/zone=a")
+    cluster.kubectl("annotate", *at, *other, "example.com/scanned=yes")
+    cluster.kubectl("label", *at, "owner=ops")
+    cluster.kubectl("rollout", "status", *at, "--timeout=60s")
+    before = live(cluster, "deployment", "shop", p.ns)
+    assert managers_of(before, "f:tier") == [creator]
+    assert managers_of(before, "f:example.com/zone") == ["policy-agent"]
+
+    code = imported(p, "kubernetes:apps/v1:Deployment", "shop", "shop")
+    for kept in ("'note': 'declared'", "'tier': 'web'", "'owner': 'ops'", "'replicas': 2"):
+        assert kept in code, (kept, code)
+    foreign = ("example.com/", "deployment.kubernetes.io")
+    for key in foreign:
+        assert key not in code, (key, code)
+    assert not [k for k in foreign if k in json.dumps(p.resources()["shop"]["inputs"])]
+
+    adopted = live(cluster, "deployment", "shop", p.ns)
+    ours = pasted_is_no_change(p, cluster, code, adopted)
+    assert "f:tier" in ours and "f:owner" in ours and "f:note" in ours, ours
+    assert "example.com/" not in ours, ours

@@ -107,12 +107,65 @@ def test_only_the_owners_label_and_annotation_keys_are_declared() -> None:
 
 
 def test_with_no_owner_information_every_key_but_the_tools_is_declared() -> None:
-    """`kubectl create` (an Update manager only) says nothing of what was declared: every
-    key is kept, as before, but kubectl's and the Deployment controller's."""
+    """No managedFields at all: nothing tells one manager's key from another's; every key is
+    kept, but kubectl's and the Deployment controller's."""
     keys = {"team": "a", LAST_APPLIED: "{not json", "deployment.kubernetes.io/revision": "1"}
-    managed = [{"manager": "kubectl-create", "operation": "Update", "fieldsV1": {"f:spec": {}}}]
-    got = declared_fields(deployment(annotations=keys, managedFields=managed))["metadata"]
+    got = declared_fields(deployment(annotations=keys))["metadata"]
     assert got["annotations"] == {"team": "a"}
+
+
+def update(manager: str, time: str, **fields: Any) -> dict[str, Any]:
+    return {"manager": manager, "operation": "Update", "time": time, "fieldsV1": fields}
+
+
+def keys(which: str, *names: str) -> dict[str, Any]:
+    return {"f:metadata": {f"f:{which}": {f"f:{n}": {} for n in names}}}
+
+
+def test_only_update_managers_the_creators_and_hand_edits_keys_are_declared() -> None:
+    """`kubectl create` (or Helm 3) wrote the object, others labelled it since: its keys
+    and a `kubectl label`'s are declared, not a policy agent's or a controller's, which
+    `up` would take over. The creator is the one that wrote its spec."""
+    labels = {"tier": "web", "owner": "ops", "example.com/zone": "a"}
+    annotations = {"note": "mine", "example.com/scanned": "yes"}
+    created = {
+        "f:metadata": {
+            "f:labels": {"f:tier": {}},
+            "f:annotations": {"f:note": {}},
+        },
+        "f:spec": {"f:replicas": {}, "f:template": {"f:spec": {"f:dnsPolicy": {}}}},
+    }
+    managed = [
+        update("policy-agent", "2026-01-01T00:00:00Z", **keys("labels", "example.com/zone")),
+        update("kubectl-create", "2026-01-01T00:00:05Z", **created),
+        update("kube-controller-manager", "2026-01-01T00:00:06Z", **keys("annotations", "x")),
+        update(
+            "policy-agent", "2026-01-01T00:00:07Z", **keys("annotations", "example.com/scanned")
+        ),
+        update("kubectl-label", "2026-01-01T00:00:08Z", **keys("labels", "owner")),
+    ]
+    live = deployment(labels=labels, annotations=annotations, managedFields=managed)
+    got = declared_fields(live)
+    assert got["metadata"] == {
+        "name": "web",
+        "namespace": "shop",
+        "labels": {"tier": "web", "owner": "ops"},
+        "annotations": {"note": "mine"},
+    }
+    assert got["spec"] == live["spec"]  # the whole object, defaults included, as before
+
+
+def test_with_no_spec_written_the_earliest_update_manager_is_the_creator() -> None:
+    managed = [
+        update("helm", "2026-01-01T00:00:01Z", **keys("labels", "app")),
+        update("policy-agent", "2026-01-01T00:00:02Z", **keys("labels", "zone")),
+    ]
+    live = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": "c", "labels": {"app": "a", "zone": "z"}, "managedFields": managed},
+    }
+    assert declared_fields(live)["metadata"] == {"name": "c", "labels": {"app": "a"}}
 
 
 def test_an_annotation_that_does_not_parse_or_names_another_object_is_ignored() -> None:
