@@ -141,14 +141,11 @@ def _records_as_run(program: Program, snapshot: Snapshot) -> dict[str, ResourceS
     return recorded
 
 
-def _check_imports(program: Program | None, snapshot: Snapshot) -> None:
+def _check_imports(program: Program, recorded: Mapping[str, ResourceState]) -> None:
     """Refuse, before anything runs, an import whose id names another object than the
     resource's own `metadata.namespace` or `metadata.name` (`import_="team/web"` with
     `namespace: prod`): the program's value won and the object adopted was not the one
     named. Values only known once applied (Outputs) are checked at the run's inputs."""
-    if program is None:
-        return
-    recorded = _records_as_run(program, snapshot)
     for resource in program.resources:
         meta = resource.props.get("metadata")
         meta = meta if isinstance(meta, dict) else {}
@@ -160,15 +157,12 @@ def _check_imports(program: Program | None, snapshot: Snapshot) -> None:
             )
 
 
-def _check_one_resource_per_object(program: Program | None, snapshot: Snapshot) -> None:
+def _check_one_resource_per_object(program: Program, recorded: Mapping[str, ResourceState]) -> None:
     """Refuse, before anything runs, two resources of the program that name one object
     (same provider, group, kind, namespace and name; a `metadata.name` given to one that
     another's auto-name already has): each would apply over the other's fields, and the
     preview would show one of them as unchanged. Names only known once applied (Outputs)
     are left to the server."""
-    if program is None:
-        return
-    recorded = _records_as_run(program, snapshot)
     seen: dict[tuple[str, str, str, str, str], Resource] = {}
     defaults: dict[str, str] = {}  # provider URN → where it puts objects without a namespace
     for resource in program.resources:
@@ -462,8 +456,10 @@ def _check_input(
     (raises `PolicyViolation`); the program's notes are emitted as warnings."""
     _check_targets(options, program, snapshot)
     _check_marks(program)
-    _check_imports(program, snapshot)
-    _check_one_resource_per_object(program, snapshot)
+    if program is not None:
+        as_run = _records_as_run(program, snapshot)  # the records as the run gives them
+        _check_imports(program, as_run)
+        _check_one_resource_per_object(program, as_run)
     _check_definitions(options, program, snapshot)
     _check_protected(options, program, snapshot)
     if program is not None and options.kind == "up":
