@@ -570,9 +570,10 @@ def _collect(
             child = (*path, key)
             if sub is not None:
                 _collect(item, sub, resolve, child, out, errors)
-                if isinstance(item, dict) and not item:
-                    # An empty map is a member itself (ToFieldSet's `AsMap().Length() == 0`):
-                    # its applier owns that it exists, as `f:annotations: {}`, not any key.
+                if item is None or item is _NULL or (isinstance(item, dict) and not item):
+                    # A null or an empty map is a member itself (ToFieldSet's `IsNull() ||
+                    # AsMap().Length() == 0`): its applier owns that it is so, as
+                    # `f:annotations: {}`, not any key; a map pruning emptied (null) too.
                     out.add(child)
             elif t.open:
                 _collect(item, t.elem, resolve, child, out, errors)

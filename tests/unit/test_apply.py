@@ -476,6 +476,44 @@ def test_null_in_the_applied_config_unsets_and_owns_the_field() -> None:
     assert applied["spec"]["replicas"] is None
 
 
+def test_a_null_map_in_the_applied_config_is_owned_like_an_empty_one() -> None:
+    """structured-merge-diff's ToFieldSet makes a field set to null a member whatever its
+    type (`val.IsNull()`, its nested_test `struct_apply_remove_dangling`): the applier of
+    `data: null` owns `.data`, though the map is gone, so another applier adding the map
+    back conflicts, as it would with `data: {}`."""
+    live = apply_cm(None, configmap({"a": "1"}, labels={"x": "1"}), "one")
+    gone = apply_cm(live, {**configmap(labels=None), "data": None}, "one", T1)
+    assert "data" not in gone and "labels" not in gone["metadata"]
+    assert owners(gone)["one"] == {".data", ".metadata.labels"}
+    with pytest.raises(status.Conflict, match=r'conflict with "one": \.data'):
+        apply_cm(gone, configmap({}), "two", T2)
+    # Replacing `data: {}` by null changes a value the applier alone owns: no conflict.
+    empty = apply_cm(None, configmap({}), "one")
+    assert owners(apply_cm(empty, {**configmap(), "data": None}, "one", T1))["one"] == {".data"}
+    # Another manager's null over an empty map it does not own is a change: a conflict.
+    with pytest.raises(status.Conflict, match=r'conflict with "one": \.data'):
+        apply_cm(empty, {**configmap(), "data": None}, "two", T1)
+
+
+def test_a_map_emptied_by_pruning_stays_owned_by_whoever_applied_it_empty() -> None:
+    """One applier's `data: {}` and another's keys: when the second withdraws, RemoveItems
+    empties the map into null, which is a member of the pruned object (ToFieldSet), so the
+    map is not dangling and Compare reports only its keys removed: the first keeps `.data`
+    (SMD's `addBackDanglingItems`). It never takes the other's keys away while they last."""
+    live = apply_cm(None, configmap({"x": "1"}), "keys")
+    live = apply_cm(live, configmap({}), "empty", T1)
+    assert live["data"] == {"x": "1"}
+    assert owners(live) == {"keys": {".data.x"}, "empty": {".data"}}
+    # The empty map's applier re-applying it prunes nothing of the other's.
+    assert apply_cm(live, configmap({}), "empty", T2)["data"] == {"x": "1"}
+    # Withdrawing it leaves the other's keys and their map.
+    kept = apply_cm(live, configmap(), "empty", T2)
+    assert kept["data"] == {"x": "1"} and owners(kept) == {"keys": {".data.x"}}
+    rest = apply_cm(live, configmap(), "keys", T2)
+    assert "data" not in rest
+    assert owners(rest) == {"empty": {".data"}}
+
+
 def test_pruning_a_whole_list_item_takes_its_defaulted_fields_along() -> None:
     live = apply_deploy(None, deployment([{"name": "web"}, {"name": "debug"}]), "team")
     live["spec"]["template"]["spec"]["containers"][1]["imagePullPolicy"] = (
@@ -946,7 +984,7 @@ def test_apply_properties(
     # The first applier withdrawing everything leaves exactly what the second applied.
     rest = apply_cm(both, configmap(), "one", T2)
     assert rest.get("data", {}) == shared
-    # The second applier's `data: {}` is a member while the map is there; pruning the first's
-    # keys empties it, and an emptied map is removed (RemoveItems), from every owner too.
-    owned = {f".data.{k}" for k in shared} or ({".data"} if "data" in rest else set())
+    # The second applier's `data: {}` is a member; pruning the first's keys empties the map
+    # into null, itself a member (ToFieldSet), so the second keeps it even once it is gone.
+    owned = {f".data.{k}" for k in shared} or {".data"}
     assert {p for m in owners(rest).values() for p in m} == owned
