@@ -47,6 +47,7 @@ __all__ = [
     "LAST_APPLIED_ANNOTATION",
     "Path",
     "default_manager",
+    "drop_empty_maps",
     "field_set",
     "from_fields_v1",
     "path_string",
@@ -624,6 +625,38 @@ def _collect_unowned(
             errors.append(f"{path_string((*path, key))}: field not declared in schema")
             continue
         _collect(item, sub if sub is not None else t.elem, resolve, (*path, key), scratch, errors)
+
+
+# --- Go's omitempty -------------------------------------------------------------------------------
+
+
+def drop_empty_maps(obj: Any, root: Node | None, resolve: Resolver) -> None:
+    """Remove, in place, the empty maps of a built-in object's map fields (`data: {}`, a pod
+    template's `annotations: {}`), as its round trip through the API server's Go types and
+    storage does: every map field of a built-in kind is `omitempty`, and protobuf has no
+    empty map. An empty struct stays (`resources: {}`), as Go prints one. So an applier of
+    `data: {}` owns a map that is not there, and whoever adds it back adds that field.
+    """
+    _drop_empty_maps(obj, _typed_root(root, resolve), resolve)
+
+
+def _drop_empty_maps(value: Any, node: Node | None, resolve: Resolver) -> None:
+    t = _type_of(node, resolve)
+    if isinstance(value, dict) and t.kind == _MAP:
+        for key in [*value]:
+            item = value[key]
+            sub = _field_node(t, key)
+            if item == {} and sub is not None and key in t.props:
+                inner = _type_of(sub, resolve)
+                if inner.kind == _MAP and inner.elem is not None and not inner.props:
+                    del value[key]
+                    continue
+            if isinstance(item, dict | list):
+                _drop_empty_maps(item, sub, resolve)
+    elif isinstance(value, list) and t.kind == _LIST:
+        for item in value:
+            if isinstance(item, dict | list):
+                _drop_empty_maps(item, t.elem, resolve)
 
 
 # --- merge (apply) ------------------------------------------------------------------------------

@@ -936,6 +936,8 @@ class Cluster:
         # applier never owns a default it did not send.
         if rtype.crd is None:
             defaults.apply_defaults(obj, rtype.group, rtype.kind)
+            if rtype.schema is not None:
+                ssa.drop_empty_maps(obj, rtype.schema, rtype.resolve)
         elif rtype.schema is not None:
             validation.default_custom(obj, rtype.schema)
         admit = _ADMISSION.get(rtype.key)

@@ -15,6 +15,7 @@ from stackwright.localcluster import status
 from stackwright.localcluster.apply import (
     LAST_APPLIED_ANNOTATION,
     default_manager,
+    drop_empty_maps,
     field_set,
     from_fields_v1,
     path_string,
@@ -512,6 +513,27 @@ def test_a_map_emptied_by_pruning_stays_owned_by_whoever_applied_it_empty() -> N
     rest = apply_cm(live, configmap(), "keys", T2)
     assert "data" not in rest
     assert owners(rest) == {"empty": {".data"}}
+
+
+def test_a_builtin_objects_empty_maps_go_as_its_go_type_drops_them_empty_structs_stay() -> None:
+    """Every map field of a built-in kind is `omitempty` (annotations, a container's
+    resource limits, a nodeSelector), and protobuf storage has no empty map; an empty
+    struct (`resources: {}`, `securityContext: {}`) is printed by Go, so it stays."""
+    container = {"name": "web", "resources": {"limits": {}, "requests": {"cpu": "1"}}}
+    obj = deployment([container, {"name": "side", "resources": {}, "securityContext": {}}])
+    obj["metadata"]["annotations"] = {}
+    template = obj["spec"]["template"]
+    template["metadata"] = {"labels": {}, "annotations": {"a": "1"}}
+    template["spec"]["nodeSelector"] = {}
+    drop_empty_maps(obj, DEPLOYMENT, SCHEMAS.resolve)
+    assert obj["metadata"] == {"name": "web", "namespace": "default"}
+    assert template["metadata"] == {"annotations": {"a": "1"}}
+    assert template["spec"] == {
+        "containers": [
+            {"name": "web", "resources": {"requests": {"cpu": "1"}}},
+            {"name": "side", "resources": {}, "securityContext": {}},
+        ]
+    }
 
 
 def test_pruning_a_whole_list_item_takes_its_defaulted_fields_along() -> None:

@@ -1,0 +1,125 @@
+"""An empty map applied to a built-in object, as a real API server treats it: the object's Go
+type drops it (`omitempty`: `data: {}` is stored and read back as no `data`), while its
+applier owns it (structured-merge-diff's ToFieldSet: `f:data: {}`). So whoever adds the map
+back adds a field that applier owns: another applier conflicts, a patch takes it over."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+pytestmark = pytest.mark.integration
+
+NS = "emptymap"
+
+
+@pytest.fixture(scope="module")
+def ns(cluster: Any) -> str:
+    cluster.kubectl("create", "namespace", NS)
+    return NS
+
+
+def configmap(name: str, data: dict[str, str] | None, **meta: Any) -> str:
+    obj: dict[str, Any] = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": name, "namespace": NS, **meta},
+    }
+    if data is not None:
+        obj["data"] = data
+    return json.dumps(obj)
+
+
+def apply(cluster: Any, manifest: str, manager: str, *flags: str, check: bool = True) -> Any:
+    return cluster.kubectl(
+        "apply", "--server-side", f"--field-manager={manager}", *flags, "-f", "-",
+        input=manifest, check=check,
+    )  # fmt: skip
+
+
+def get(cluster: Any, name: str) -> dict[str, Any]:
+    out = cluster.kubectl("get", "configmap", name, "-n", NS, "-o", "json", "--show-managed-fields")
+    obj: dict[str, Any] = json.loads(out.stdout)
+    return obj
+
+
+def fields(obj: dict[str, Any]) -> dict[str, Any]:
+    """Each manager's fieldsV1, by manager name."""
+    return {m["manager"]: m.get("fieldsV1", {}) for m in obj["metadata"].get("managedFields", [])}
+
+
+def test_an_applied_empty_map_is_not_stored_but_owned_and_adding_it_back_conflicts(
+    cluster: Any, ns: str
+) -> None:
+    apply(cluster, configmap("applied", {}, annotations={}), "first")
+    obj = get(cluster, "applied")
+    assert "data" not in obj and "annotations" not in obj["metadata"], obj
+    assert fields(obj)["first"] == {"f:data": {}, "f:metadata": {"f:annotations": {}}}
+
+    # The map is added back by the second applier: `.data` is a field the first owns.
+    refused = apply(cluster, configmap("applied", {"x": "y"}), "second", check=False)
+    assert refused.returncode == 1, refused.stdout
+    assert 'conflict with "first"' in refused.stderr and ".data" in refused.stderr, refused.stderr
+    assert "data" not in get(cluster, "applied")
+
+    apply(cluster, configmap("applied", {"x": "y"}), "second", "--force-conflicts")
+    obj = get(cluster, "applied")
+    assert obj["data"] == {"x": "y"}
+    assert fields(obj)["first"] == {"f:metadata": {"f:annotations": {}}}
+    assert fields(obj)["second"] == {"f:data": {"f:x": {}}}
+    # The map is there now: the first's `data: {}` changes nothing, owns it again and
+    # prunes none of the second's keys; withdrawing it leaves them too.
+    apply(cluster, configmap("applied", {}, annotations={}), "first")
+    obj = get(cluster, "applied")
+    assert obj["data"] == {"x": "y"}
+    assert fields(obj)["first"] == {"f:data": {}, "f:metadata": {"f:annotations": {}}}
+    apply(cluster, configmap("applied", None), "first")
+    obj = get(cluster, "applied")
+    assert obj["data"] == {"x": "y"} and "first" not in fields(obj)
+
+
+def test_a_patch_filling_an_applied_empty_map_takes_the_map_over(cluster: Any, ns: str) -> None:
+    """An update (kubectl patch, edit, rollout restart) is never refused: it takes the map
+    it adds, `.` in its entry, from the applier of `data: {}`."""
+    apply(cluster, configmap("patched", {}), "first")
+    patch = json.dumps({"data": {"g": "1"}})
+    cluster.kubectl(
+        "patch", "configmap", "patched", "-n", NS, "--type=merge",
+        "--field-manager=filler", "-p", patch,
+    )  # fmt: skip
+    obj = get(cluster, "patched")
+    assert obj["data"] == {"g": "1"}
+    assert fields(obj) == {"filler": {"f:data": {".": {}, "f:g": {}}}}
+    # Created with an empty map by an update (kubectl create), it is not there to own.
+    cluster.kubectl("create", "-f", "-", input=configmap("created", {}))
+    obj = get(cluster, "created")
+    assert "data" not in obj and "f:data" not in json.dumps(fields(obj)), obj
+
+
+def test_an_empty_map_in_a_keyed_list_item_conflicts_alike(cluster: Any, ns: str) -> None:
+    """A container's `resources: {limits: {}}`: the empty struct stays, the empty map of
+    limits goes and is its applier's, so another applier's limits for that container add it."""
+    container = {"name": "web", "image": "nginx:1.29", "resources": {"limits": {}}}
+    deployment = {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "limited", "namespace": NS},
+        "spec": {
+            "selector": {"matchLabels": {"app": "limited"}},
+            "template": {
+                "metadata": {"labels": {"app": "limited"}},
+                "spec": {"containers": [container]},
+            },
+        },
+    }
+    apply(cluster, json.dumps(deployment), "first")
+    out = cluster.kubectl("get", "deployment", "limited", "-n", NS, "-o", "json")
+    assert json.loads(out.stdout)["spec"]["template"]["spec"]["containers"][0]["resources"] == {}
+    limits = {"name": "web", "resources": {"limits": {"cpu": "1"}}}
+    other = {**deployment, "spec": {"template": {"spec": {"containers": [limits]}}}}
+    refused = apply(cluster, json.dumps(other), "second", check=False)
+    assert refused.returncode == 1, refused.stdout
+    at = '.spec.template.spec.containers[name="web"].resources.limits'
+    assert 'conflict with "first"' in refused.stderr and at in refused.stderr, refused.stderr
