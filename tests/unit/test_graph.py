@@ -345,11 +345,12 @@ def test_implicit_edges_stay_fast() -> None:
     nodes += [node(f"svc/{i}", obj("Service", f"s{i}", namespaces[i % 10])) for i in range(990)]
     assert len(nodes) == 5000
     # CPU time, not wall time: a quadratic walk would take minutes; other processes on a
-    # busy machine (a CI runner) only stretch the wall clock.
+    # busy machine (a CI runner) only stretch the wall clock. ~0.5 s here on a quiet machine;
+    # the bound leaves room for a shared one (2 s failed once under load), not for minutes.
     start = time.process_time()
     graph = Graph(nodes)
     elapsed = time.process_time() - start
-    assert elapsed < 2.0, f"building the graph of 5,000 objects took {elapsed:.2f} s of CPU"
+    assert elapsed < 10.0, f"building the graph of 5,000 objects took {elapsed:.2f} s of CPU"
     # Each Deployment waits for its namespace and the 200 ConfigMaps in it, and nothing else.
     assert len(graph.needs["deploy/7"]) == 201
     assert graph.needs["deploy/7"] >= {"namespace/ns7", "cm/7", "cm/1997"}
