@@ -62,7 +62,7 @@ from stackwright.engine.events import (
     ignore,
     masking,
 )
-from stackwright.engine.execute import DEFAULT_PARALLEL, Options
+from stackwright.engine.execute import DEFAULT_PARALLEL, Options, import_id_problem
 from stackwright.engine.policy_gate import PolicyGate
 from stackwright.engine.ports import Provider
 from stackwright.engine.program import run_program
@@ -935,13 +935,10 @@ def _import_address(type_token: str, name: str, object_id: str) -> tuple[str, st
             f"import {type_token}: NAME {name!r} is not a resource name: give the logical "
             "name the program will declare it under, e.g. `web`"
         )
-    parts = object_id.split("/")
-    if len(parts) > 2 or not all(parts):
-        raise UsageError(
-            f"import {type_token}: ID {object_id!r} names no object: write it as "
-            "NAMESPACE/NAME, or NAME for a cluster-scoped kind"
-        )
-    return parsed.api_version, parsed.kind, parts[-1]
+    unnamed = import_id_problem(object_id)
+    if unnamed is not None:
+        raise UsageError(f"import {type_token}: ID {object_id!r} names no object: {unnamed}")
+    return parsed.api_version, parsed.kind, object_id.rpartition("/")[2]
 
 
 async def _read_importable(

@@ -117,6 +117,7 @@ from stackwright.engine.rollouts import (
 from stackwright.errors import InputsRejected, UsageError, redact
 from stackwright.kubernetes.provider import PROVIDER_TYPE
 from stackwright.model import (
+    CLUSTER_SCOPED,
     STACK_ANNOTATION,
     ClusterIdentity,
     Op,
@@ -144,6 +145,7 @@ from stackwright.sdk.resource import (
     ComponentResource,
     Resource,
     failed_at,
+    is_object_id,
     raised_at,
     remember_secret_fields,
 )
@@ -249,6 +251,18 @@ def named_metadata(
     return named, auto
 
 
+def import_id_problem(object_id: str, kind: str = "") -> str | None:
+    """Why an import id names no object, or None: an empty part (`/web` would read the
+    default namespace's `web`, `team/` no name at all), more than two, or a namespace for a
+    built-in cluster-scoped kind (its read ignores it: `x/team` adopts Namespace `team`)."""
+    if not is_object_id(object_id):
+        return "write it as NAMESPACE/NAME, or NAME for a cluster-scoped kind"
+    namespace, _, name = object_id.rpartition("/")
+    if namespace and kind in CLUSTER_SCOPED:
+        return f"{kind} is cluster-scoped, so its id is its name alone: {name!r}"
+    return None
+
+
 def import_disagreement(
     resource: Resource, meta: Mapping[str, Any], old: ResourceState | None
 ) -> str | None:
@@ -263,6 +277,9 @@ def import_disagreement(
         return None
     if not (resource.custom and is_kubernetes(resource.resource_type)):
         return None
+    unnamed = import_id_problem(object_id, resource.resource_type.rpartition(":")[2])
+    if unnamed is not None:
+        return f"import id {object_id!r} names no object: {unnamed}"
     namespace, slash, name = object_id.rpartition("/")
     named = (("namespace", namespace), ("name", name)) if slash else (("name", name),)
     for key, expected in named:

@@ -765,7 +765,7 @@ def _check_read(opts: ResourceOptions, what: str) -> None:
     """A read's `id` is `namespace/name` or `name`, with no option that only a managed
     object has; else a UsageError naming the resource."""
     given = opts.id
-    if not isinstance(given, str) or not _READ_ID.fullmatch(given):
+    if not isinstance(given, str) or not is_object_id(given):
         raise UsageError(
             f"id of {what} must be the object's NAME or NAMESPACE/NAME, e.g. "
             f"'kube-system/kube-dns' (got {given!r})"
@@ -779,7 +779,13 @@ def _check_read(opts: ResourceOptions, what: str) -> None:
 
 
 #: `name` or `namespace/name`, each part non-empty and without spaces.
-_READ_ID = re.compile(r"(?:[^/\s]+/)?[^/\s]+")
+_OBJECT_ID = re.compile(r"(?:[^/\s]+/)?[^/\s]+")
+
+
+def is_object_id(text: str) -> bool:
+    """Whether `text` can name an object, as a read's `id` or an import's: `name` or
+    `namespace/name`, each part non-empty and without spaces (not `/web`, `team/`)."""
+    return _OBJECT_ID.fullmatch(text) is not None
 
 
 class CustomResource(Resource):

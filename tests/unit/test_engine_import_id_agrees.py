@@ -98,3 +98,41 @@ def test_a_namespace_known_only_once_applied_is_refused_at_its_inputs(stack: Sta
         ), failure
     assert not any("prod" in str(call) for call in stack.fake.calls), stack.fake.calls
     assert urn(CM, "web") not in {r.urn for r in stack.state().resources}
+
+
+@pytest.mark.parametrize("object_id", ["/web", "team/", "a/b/web", "/"])
+def test_an_import_id_that_names_no_object_is_refused_before_any_change(
+    stack: Stack, object_id: str
+) -> None:
+    """`import_="/web"` adopted the provider's default namespace's `web`, `"team/"` failed
+    at the apply for want of a name, as `stackwright import` refuses both up front."""
+    for run in (stack.preview, stack.up):
+        with pytest.raises(UsageError) as refused:
+            run(importing({}, object_id))
+        assert re.fullmatch(
+            rf"{HERE}: {CM} web: import id {re.escape(repr(object_id))} names no object: write "
+            r"it as NAMESPACE/NAME, or NAME for a cluster-scoped kind; nothing was changed",
+            str(refused.value),
+        ), refused.value
+    assert stack.fake.calls == []
+    assert stack.state().resources == []
+
+
+def test_a_cluster_scoped_import_id_with_a_namespace_is_refused(stack: Stack) -> None:
+    """`import_="x/team"` for a Namespace adopted Namespace `team` (the server ignores the
+    namespace of a cluster-scoped read) and recorded `namespace: x` in its inputs."""
+
+    def declare(p: Program) -> None:
+        k8s.core.v1.Namespace("team", opts=ResourceOptions(import_="x/team"))
+
+    for run in (stack.preview, stack.up):
+        with pytest.raises(UsageError) as refused:
+            run(declare)
+        assert re.fullmatch(
+            rf"{HERE}: kubernetes:core/v1:Namespace team: import id 'x/team' names no object: "
+            r"Namespace is cluster-scoped, so its id is its name alone: 'team'; nothing was "
+            r"changed",
+            str(refused.value),
+        ), refused.value
+    assert stack.fake.calls == []
+    assert stack.state().resources == []
