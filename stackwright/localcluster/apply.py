@@ -48,6 +48,7 @@ __all__ = [
     "Path",
     "default_manager",
     "drop_empty_maps",
+    "drop_empty_metadata_maps",
     "field_set",
     "from_fields_v1",
     "path_string",
@@ -638,6 +639,15 @@ def drop_empty_maps(obj: Any, root: Node | None, resolve: Resolver) -> None:
     `data: {}` owns a map that is not there, and whoever adds it back adds that field.
     """
     _drop_empty_maps(obj, _typed_root(root, resolve), resolve)
+
+
+def drop_empty_metadata_maps(obj: Any, resolve: Resolver) -> None:
+    """`drop_empty_maps` for a custom object: its metadata alone (`labels: {}`). The API
+    server stores the rest as the JSON it is, empty maps too, but decodes its metadata into
+    ObjectMeta and back (apiextensions' `objectmeta.SetObjectMeta`), which drops them."""
+    meta = obj.get("metadata") if isinstance(obj, dict) else None
+    if isinstance(meta, dict):
+        _drop_empty_maps(meta, _object_meta(), resolve)
 
 
 def _drop_empty_maps(value: Any, node: Node | None, resolve: Resolver) -> None:

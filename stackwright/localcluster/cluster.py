@@ -938,8 +938,10 @@ class Cluster:
             defaults.apply_defaults(obj, rtype.group, rtype.kind)
             if rtype.schema is not None:
                 ssa.drop_empty_maps(obj, rtype.schema, rtype.resolve)
-        elif rtype.schema is not None:
-            validation.default_custom(obj, rtype.schema)
+        else:
+            if rtype.schema is not None:
+                validation.default_custom(obj, rtype.schema)
+            ssa.drop_empty_metadata_maps(obj, rtype.resolve)
         admit = _ADMISSION.get(rtype.key)
         if admit is not None:
             admit(self, old, obj)

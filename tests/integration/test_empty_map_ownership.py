@@ -123,3 +123,65 @@ def test_an_empty_map_in_a_keyed_list_item_conflicts_alike(cluster: Any, ns: str
     assert refused.returncode == 1, refused.stdout
     at = '.spec.template.spec.containers[name="web"].resources.limits'
     assert 'conflict with "first"' in refused.stderr and at in refused.stderr, refused.stderr
+
+
+CRD = {
+    "apiVersion": "apiextensions.k8s.io/v1",
+    "kind": "CustomResourceDefinition",
+    "metadata": {"name": "gadgets.example.com"},
+    "spec": {
+        "group": "example.com",
+        "names": {"kind": "Gadget", "plural": "gadgets", "singular": "gadget"},
+        "scope": "Namespaced",
+        "versions": [
+            {
+                "name": "v1",
+                "served": True,
+                "storage": True,
+                "schema": {
+                    "openAPIV3Schema": {
+                        "type": "object",
+                        "properties": {
+                            "spec": {
+                                "type": "object",
+                                "properties": {
+                                    "tags": {
+                                        "type": "object",
+                                        "additionalProperties": {"type": "string"},
+                                    }
+                                },
+                            }
+                        },
+                    }
+                },
+            }
+        ],
+    },
+}
+
+
+@pytest.mark.parametrize("how", ["create", "apply"])
+def test_a_custom_objects_metadata_drops_its_empty_maps_and_its_body_keeps_them(
+    cluster: Any, ns: str, how: str
+) -> None:
+    """A custom object is stored as the JSON it is, but for its metadata, which the API
+    server round-trips through ObjectMeta (apiextensions' objectmeta.SetObjectMeta, whose
+    unstructured converter drops an omitempty empty map): `labels: {}` goes, `tags: {}` stays."""
+    cluster.kubectl("apply", "--server-side", "-f", "-", input=json.dumps(CRD))
+    cluster.kubectl(
+        "wait", "--for=condition=Established", "crd/gadgets.example.com", "--timeout=30s"
+    )
+    gadget = {
+        "apiVersion": "example.com/v1",
+        "kind": "Gadget",
+        "metadata": {"name": how, "namespace": NS, "labels": {}, "annotations": {}},
+        "spec": {"tags": {}},
+    }
+    if how == "create":
+        cluster.kubectl("create", "-f", "-", input=json.dumps(gadget))
+    else:
+        apply(cluster, json.dumps(gadget), "first")
+    out = cluster.kubectl("get", "gadget", how, "-n", NS, "-o", "json", "--show-managed-fields")
+    obj = json.loads(out.stdout)
+    assert "labels" not in obj["metadata"] and "annotations" not in obj["metadata"], obj
+    assert obj["spec"] == {"tags": {}}
