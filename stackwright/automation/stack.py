@@ -1158,7 +1158,7 @@ def _created_fields(live: dict[str, Any]) -> dict[str, Any] | None:
 
     The creator is the Update manager that wrote most of the object outside its metadata,
     its spec or data (`kubectl create`'s `kubectl-create`, Helm 3's `helm`), ties broken by
-    the earliest `time`: a manager that only labelled it since (`kubectl label
+    the earliest `time`, then by the most fields named in all: a manager that only labelled it since (`kubectl label
     --field-manager=policy-agent`, the Deployment controller's revision) names none of it.
     A key such a manager set, or set again since, is its own: declared, `up` would take it
     over and write back a stale value."""
@@ -1167,9 +1167,12 @@ def _created_fields(live: dict[str, Any]) -> dict[str, Any] | None:
     if not updates:
         return None
 
-    def rank(entry: dict[str, Any]) -> tuple[int, str]:
-        fields = {k: v for k, v in (entry.get("fieldsV1") or {}).items() if k != "f:metadata"}
-        return -_leaves(fields), str(entry.get("time") or "~")  # "~": after any time
+    def rank(entry: dict[str, Any]) -> tuple[int, str, int]:
+        named = entry.get("fieldsV1") or {}
+        fields = {k: v for k, v in named.items() if k != "f:metadata"}
+        # "~": after any time. Within one second (all the server keeps, and it then lists
+        # managers by name) the creator's entry names more: its keys and their map (`.`).
+        return -_leaves(fields), str(entry.get("time") or "~"), -_leaves(named)
 
     creator = min(updates, key=rank)
     return fields_union(creator.get("fieldsV1") or {}, *_hand_edits(declaring))

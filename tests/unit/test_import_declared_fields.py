@@ -168,6 +168,24 @@ def test_with_no_spec_written_the_earliest_update_manager_is_the_creator() -> No
     assert declared_fields(live)["metadata"] == {"name": "c", "labels": {"app": "a"}}
 
 
+def test_in_the_creators_second_the_entry_that_names_more_of_it_is_the_creator() -> None:
+    """A manager that labels a new object within its creation's second ties with the creator
+    on spec and time (the API server keeps seconds), and the server lists it first when its
+    name sorts first (managedFields go by operation, time, manager): its key was declared
+    and the creator's dropped. The creator's entry names its keys and the map itself (`.`)."""
+    created = {"f:metadata": {"f:labels": {".": {}, "f:app": {}}}}
+    managed = [
+        update("aaa-labeller", "2026-01-01T00:00:01Z", **keys("labels", "zone")),
+        update("kubectl-create", "2026-01-01T00:00:01Z", **created),
+    ]
+    live = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": "c", "labels": {"app": "a", "zone": "z"}, "managedFields": managed},
+    }
+    assert declared_fields(live)["metadata"] == {"name": "c", "labels": {"app": "a"}}
+
+
 def test_an_annotation_that_does_not_parse_or_names_another_object_is_ignored() -> None:
     for text in (
         "{not json",
