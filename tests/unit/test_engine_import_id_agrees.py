@@ -136,3 +136,31 @@ def test_a_cluster_scoped_import_id_with_a_namespace_is_refused(stack: Stack) ->
         ), refused.value
     assert stack.fake.calls == []
     assert stack.state().resources == []
+
+
+def test_an_import_id_changed_after_the_import_names_the_object_the_resource_moves_to(
+    stack: Stack,
+) -> None:
+    """Imported as team/web, then `import_="team/api"`: the id's namespace already moved the
+    resource, its name was ignored (the recorded `web` kept) and the run said nothing to do.
+    The resource moves to the object the id names, as Pulumi's import-replacement does."""
+    stack.fake.put({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "team"}})
+    for name in ("web", "api"):
+        stack.fake.put(
+            {
+                "apiVersion": "v1",
+                "kind": "ConfigMap",
+                "metadata": {"name": name, "namespace": "team"},
+                "data": {"a": "b"},
+            },
+            manager="kubectl-create",
+        )
+    assert stack.up(importing({})).ok
+    assert stack.recorded(urn(CM, "web")).id == "team/web"
+    assert stack.preview(importing({}, "team/api")).ok
+    assert stack.started() == [("replace", "web")]
+    assert stack.up(importing({}, "team/api")).ok
+    assert stack.recorded(urn(CM, "web")).id == "team/api"
+    # Left as it is, the id acts no more.
+    assert stack.preview(importing({}, "team/api")).ok
+    assert stack.started() == [("same", "web")]
