@@ -242,7 +242,7 @@ def named_metadata(
         recorded = metadata_of(old.inputs).get("name") if old is not None else None
         # An import id other than the record's names the object the resource moves to,
         # its name as its namespace (Pulumi's import-replacement): a name not Stackwright's.
-        if object_id and (not recorded or old is None or old.id != object_id):
+        if object_id and not (recorded and _import_done(object_id, old)):
             named["name"] = object_id.rpartition("/")[2]
             auto = False
         elif recorded:
@@ -253,6 +253,14 @@ def named_metadata(
     if imported_namespace and not named.get("namespace"):
         named["namespace"] = imported_namespace
     return named, auto
+
+
+def _import_done(object_id: str, old: ResourceState | None) -> bool:
+    """Whether `old` records the object the import id names: its import is done, and the
+    option no longer acts. A bare name in a namespaced kind's id is its default namespace's."""
+    if old is None or old.external:
+        return False
+    return old.id == object_id or ("/" not in object_id and old.id.endswith(f"/{object_id}"))
 
 
 def import_id_problem(object_id: str, kind: str = "") -> str | None:
@@ -274,10 +282,10 @@ def import_disagreement(
     The import's id (`team/web`; a cluster-scoped kind's has no slash) names the object it
     adopts: a `metadata.namespace` or `metadata.name` of the program's that differs from it
     would win and adopt another object, silently. Values not known yet (Outputs) and a
-    recorded resource (its import is done: the option no longer acts) are let through; the
-    run checks the one at its inputs (`Run._desired`), what `operations` checks first."""
+    resource recorded with that id (`_import_done`) are let through; the run checks the one
+    at its inputs (`Run._desired`), what `operations` checks first."""
     object_id = resource.opts.import_
-    if not object_id or (old is not None and not old.external):
+    if not object_id or _import_done(object_id, old):
         return None
     if not (resource.custom and is_kubernetes(resource.resource_type)):
         return None

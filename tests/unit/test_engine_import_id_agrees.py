@@ -164,3 +164,19 @@ def test_an_import_id_changed_after_the_import_names_the_object_the_resource_mov
     # Left as it is, the id acts no more.
     assert stack.preview(importing({}, "team/api")).ok
     assert stack.started() == [("same", "web")]
+
+
+def test_an_import_id_changed_after_the_import_is_checked_against_the_metadata(
+    stack: Stack,
+) -> None:
+    """The changed id names the object the resource moves to: a `metadata.name` naming
+    another is refused as at the first import, not let through as a done import."""
+    stack.fake.put({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "team"}})
+    stack.fake.put(
+        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "web", "namespace": "team"}}
+    )
+    assert stack.up(importing({})).ok
+    with pytest.raises(UsageError, match=r"metadata\.name 'other' is not the name 'api' its"):
+        stack.preview(importing({"name": "other"}, "team/api"))
+    # The id the record has: the import is done, the program may rename the object.
+    assert stack.preview(importing({"name": "other"}, "team/web")).ok
