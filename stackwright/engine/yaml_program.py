@@ -499,6 +499,9 @@ class Evaluator:
     def _call(self, call: Call) -> Any:
         function = FUNCTIONS.get(call.name)
         if function is None:
+            why = PULUMI_ONLY_FUNCTIONS.get(call.name)
+            if why:
+                raise _Problem(call.line, f"fn::{call.name} {why}")
             close = difflib.get_close_matches(call.name, list(FUNCTIONS), n=1)
             hint = f"did you mean fn::{close[0]}? " if close else ""
             raise _Problem(
@@ -766,6 +769,29 @@ PULUMI_ONLY_OPTIONS: Mapping[str, str] = {
     "version": "pins a Pulumi provider plugin; Stackwright has none: drop it",
     "pluginDownloadURL": "locates a Pulumi provider plugin; Stackwright has none: drop it",
     "providers": "maps packages to providers; Stackwright has one: give provider: ${name}",
+}
+
+_NO_ASSETS = (
+    "makes a Pulumi asset or archive, which no Kubernetes field takes: give the text itself, "
+    "or fn::readFile for a file's text"
+)
+
+#: Pulumi YAML's functions that Stackwright has not, and what to do instead.
+PULUMI_ONLY_FUNCTIONS: Mapping[str, str] = {
+    "invoke": "calls a Pulumi provider's function, which Stackwright has none of: read an "
+    "existing object with a resource whose `get: {id: NAMESPACE/NAME}` takes the place of "
+    "`properties:`, and refer to its fields (${NAME.spec...})",
+    **dict.fromkeys(
+        (
+            "stringAsset",
+            "fileAsset",
+            "remoteAsset",
+            "fileArchive",
+            "remoteArchive",
+            "assetArchive",
+        ),
+        _NO_ASSETS,
+    ),
 }
 
 PROVIDER_KEYS: Mapping[str, str] = {

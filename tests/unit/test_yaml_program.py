@@ -1035,6 +1035,38 @@ def test_a_pulumi_option_stackwright_has_not_says_what_to_do(
 
 
 @pytest.mark.parametrize(
+    ("call", "said"),
+    [
+        (
+            "{fn::invoke: {function: 'kubernetes:core/v1:ConfigMap/get', arguments: {}}}",
+            "fn::invoke calls a Pulumi provider's function, which Stackwright has none of: read "
+            "an existing object with a resource whose `get: {id: NAMESPACE/NAME}` takes",
+        ),
+        (
+            "{fn::stringAsset: hello}",
+            "fn::stringAsset makes a Pulumi asset or archive, which no Kubernetes field takes: "
+            "give the text itself, or fn::readFile for a file's text",
+        ),
+    ],
+)
+def test_a_pulumi_function_stackwright_has_not_says_what_to_do(
+    tmp_path: Path, call: str, said: str
+) -> None:
+    # A list of every function named none of these and left a Pulumi YAML user guessing.
+    text = """
+    name: shop
+    runtime: yaml
+    resources:
+      cm:
+        type: kubernetes:core/v1:ConfigMap
+        properties:
+          data:
+            a: b
+    """
+    _refused(tmp_path, text, "a: b", f"a: {call}", "a: ", said)
+
+
+@pytest.mark.parametrize(
     ("type_", "properties", "key"),
     [
         (
