@@ -48,6 +48,7 @@ from stackwright.state import Snapshot
 
 if TYPE_CHECKING:
     from stackwright.engine.execute import Options  # it imports this module
+    from stackwright.sdk.resource import Resource
 
 #: A provider's settings that, changed, may name another cluster: its objects are replaced
 #: unless both settings reach the same API server (`Provider.cluster`). Not the kubeconfig:
@@ -194,17 +195,17 @@ async def _check_clusters(
     settings: dict[str, Mapping[str, Any]] = {
         urn: state.inputs for urn, state in recorded.items() if urn in used
     }
-    for resource in declared:
-        if resource.resource_type == PROVIDER_TYPE:
-            inputs, _ = unwrap_secrets(resolve(resource.props, lambda _: UNKNOWN))
-            if unknown_paths(inputs) or declared_dependencies(resource):
-                # Known, or usable (a kubeconfig file another resource writes), only during
-                # the run: checked when it is made (`_provider_step`).
-                settings.pop(resource.urn, None)
-            else:
-                settings[resource.urn] = inputs
+    providers = {r.urn: r for r in declared if r.resource_type == PROVIDER_TYPE}
+    for resource in providers.values():
+        inputs, _ = unwrap_secrets(resolve(resource.props, lambda _: UNKNOWN))
+        if unknown_paths(inputs) or declared_dependencies(resource):
+            # Known, or usable (a kubeconfig file another resource writes), only during
+            # the run: checked when it is made (`_provider_step`).
+            settings.pop(resource.urn, None)
+        else:
+            settings[resource.urn] = inputs
     for urn, chosen in settings.items():
-        made = factory(chosen)
+        made = _made(factory, chosen, providers.get(urn))
         try:
             old = recorded.get(urn)
             if old is None or urn not in used:
@@ -230,6 +231,30 @@ async def _check_clusters(
         finally:
             await default.close()
     return found
+
+
+def _made(
+    factory: ProviderFactory, chosen: Mapping[str, Any], declared: Resource | None
+) -> Provider:
+    """A provider resource's provider; its unusable settings are refused at its declaration
+    (the error alone named no provider, and offered the stack's settings, which a provider
+    resource does not read, as Pulumi's explicit providers do not)."""
+    try:
+        return factory(chosen)
+    except UsageError as exc:
+        if declared is None:
+            raise
+        ambient = (
+            ""
+            if chosen.get("kubeconfig")
+            else (
+                " (a provider resource reads none of the stack's kubernetes: settings: give it a "
+                "kubeconfig, e.g. the file `stackwright cluster kubeconfig` prints)"
+            )
+        )
+        raise UsageError(
+            f"{declared.declared_at}: provider {declared.resource_name}: {exc}{ambient}"
+        ) from None
 
 
 async def _check_provider(

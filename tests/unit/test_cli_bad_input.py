@@ -319,3 +319,38 @@ def test_an_import_whose_metadata_names_another_namespace_is_refused_at_its_line
             "be the one named: make them agree, or drop metadata.namespace: the import's id "
             "gives it; nothing was changed"
         )
+
+
+@pytest.mark.parametrize(
+    ("settings", "said"),
+    [
+        (
+            "{namespace: team}",
+            "no kubeconfig found: set KUBECONFIG, create {home}/.kube/config, or name one",
+        ),
+        ("{kubeconfig: /nope/config}", "kubeconfig file /nope/config does not exist"),
+    ],
+)
+def test_a_provider_resource_with_unusable_settings_is_named_at_its_line(
+    settings: str,
+    said: str,
+    project: Path,
+    tmp_path: Path,
+    refuse: Refuse,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # It named no provider, and offered `config set kubernetes:cluster`, which a provider
+    # resource does not read (the stack's settings are its default provider's).
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.delenv("KUBECONFIG", raising=False)
+    (project / "Stackwright.yaml").write_text(
+        "name: shop\nruntime: yaml\nresources:\n"
+        f"  k8s:\n    type: pulumi:providers:kubernetes\n    properties: {settings}\n"
+        "  cm:\n    type: kubernetes:core/v1:ConfigMap\n    properties: {data: {a: b}}\n"
+        "    options: {provider: '${k8s}'}\n"
+    )
+    said = said.format(home=tmp_path)
+    message = refuse("preview")
+    assert message.startswith(f"{project / 'Stackwright.yaml'}:4: provider k8s: {said}"), message
+    ambient = "a provider resource reads none of the stack's kubernetes: settings: give it"
+    assert (ambient in message) == ("kubeconfig" not in settings), message
