@@ -44,10 +44,11 @@ class StackLocked(StackwrightError):
 # --- the user's files ---------------------------------------------------------------------------
 
 
-def yaml_problem(exc: Exception) -> str:
+def yaml_problem(exc: Exception, source: str | None = None) -> str:
     """A PyYAML error on one line, `line 2, column 1: expected ',' or ']' (while parsing a flow
     sequence from line 1, column 4)`; PyYAML's own text spans several lines and quotes the
-    source. The caller names the file."""
+    source. Given the `source` text, the slips it is known for are named (`yaml_slip`). The
+    caller names the file."""
     problem = getattr(exc, "problem", None)
     if not problem:
         return " ".join(str(exc).split())
@@ -56,7 +57,32 @@ def yaml_problem(exc: Exception) -> str:
     if context:
         start = _yaml_at(getattr(exc, "context_mark", None)).removesuffix(": ")
         text += f" ({context}{' from ' + start if start else ''})"
-    return text
+    return text + yaml_slip(exc, source)
+
+
+def yaml_slip(exc: Exception, source: str | None) -> str:
+    """`: YAML is indented with spaces …` when the text where PyYAML stopped shows a slip its message
+    leaves the reader to find: a tab, or a `${…}` reference unquoted inside `{…}` / `[…]`
+    (a Pulumi YAML habit: there `{` is YAML's own); "" otherwise."""
+    mark = getattr(exc, "problem_mark", None)
+    line, column = getattr(mark, "line", None), getattr(mark, "column", None)
+    if source is None or not isinstance(line, int) or not isinstance(column, int):
+        return ""
+    lines = source.splitlines()
+    text = lines[line] if line < len(lines) else ""
+    if "\t" in text[: column + 1]:
+        return ": YAML is indented with spaces, not tabs: replace the tab with spaces"
+    if text[column : column + 1] == "{" and text[column - 1 : column] == "$":
+        return (
+            ": a ${…} reference inside {…} or […] is read as YAML's own braces; quote it, "
+            f"as '{_reference_at(text, column - 1)}'"
+        )
+    return ""
+
+
+def _reference_at(text: str, start: int) -> str:
+    end = text.find("}", start)
+    return text[start : end + 1] if end != -1 else "${name}"
 
 
 def _yaml_at(mark: object) -> str:

@@ -49,7 +49,7 @@ from typing import Any
 
 import yaml
 
-from stackwright.errors import UsageError
+from stackwright.errors import UsageError, yaml_slip
 from stackwright.kubernetes.base import (
     CustomObject,
     KubernetesResource,
@@ -257,15 +257,18 @@ class Document:
 
 
 def load(path: Path) -> Document:
+    text = path.read_text(encoding="utf-8")
     try:
         # libyaml's parser when the installed PyYAML has it: the same nodes, several times faster.
         loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-        root = yaml.compose(path.read_text(encoding="utf-8"), Loader=loader)
+        root = yaml.compose(text, Loader=loader)
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None)
         line = f":{mark.line + 1}" if mark is not None else ""
         problem = getattr(error, "problem", None) or str(error)
-        raise UsageError(f"{path}{line}: not valid YAML: {problem}") from None
+        raise UsageError(
+            f"{path}{line}: not valid YAML: {problem}{yaml_slip(error, text)}"
+        ) from None
     if not isinstance(root, yaml.MappingNode):
         raise UsageError(
             f"{path}: a YAML program is a mapping with `resources:` (and `outputs:`, …)"

@@ -354,3 +354,30 @@ def test_a_provider_resource_with_unusable_settings_is_named_at_its_line(
     assert message.startswith(f"{project / 'Stackwright.yaml'}:4: provider k8s: {said}"), message
     ambient = "a provider resource reads none of the stack's kubernetes: settings: give it"
     assert (ambient in message) == ("kubeconfig" not in settings), message
+
+
+@pytest.mark.parametrize(
+    ("line", "said"),
+    [
+        (
+            "\tdata: {a: b}",
+            "line 5, column 1: found character '\\t' that cannot start any token (while "
+            "scanning for the next token): YAML is indented with spaces, not tabs: replace the "
+            "tab with spaces",
+        ),
+        (
+            "    options: {dependsOn: [${ns}]}",
+            "line 5, column 28: expected ',' or ']', but got '{' (while parsing a flow sequence "
+            "from line 5, column 26): a ${…} reference inside {…} or […] is read as YAML's own "
+            "braces; quote it, as '${ns}'",
+        ),
+    ],
+)
+def test_a_yaml_slip_in_the_project_file_is_named_with_its_fix(
+    line: str, said: str, project: Path, refuse: Refuse
+) -> None:
+    (project / "Stackwright.yaml").write_text(
+        "name: shop\nruntime: yaml\nresources:\n"
+        f"  cm:\n{line}\n    type: kubernetes:core/v1:ConfigMap\n"
+    )
+    assert refuse("preview") == f"{project / 'Stackwright.yaml'}: not valid YAML at {said}"

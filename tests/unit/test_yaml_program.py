@@ -288,6 +288,21 @@ def test_config_takes_the_stack_value_typed_or_the_default_and_keeps_secrets_sec
             "web → ns → widget → web refer to each other",
         ),
         ("        size:", "       size:", "        parts:", "not valid YAML"),
+        # PyYAML's words alone left the reader to find the slip (Pulumi YAML habits both).
+        (
+            "        parts:",
+            "\tparts:",
+            "\tparts:",
+            "not valid YAML: found character that cannot start any token: YAML is indented "
+            "with spaces, not tabs: replace the tab with spaces",
+        ),
+        (
+            "      dependsOn:\n        - ${web}",
+            "      dependsOn: [${web}]",
+            "      dependsOn: [",
+            "a ${…} reference inside {…} or […] is read as YAML's own braces; quote it, as "
+            "'${web}'",
+        ),
         # Function arguments that do not fit: in words, not Python's IndexError / OSError.
         (
             "{fn::select: [1, [s, m, l]]}",
