@@ -66,7 +66,16 @@ from stackwright.kubernetes.nested import (
 from stackwright.kubernetes.provider import PROVIDER_TYPE, Provider
 from stackwright.sdk.config import Config, MissingConfiguration
 from stackwright.sdk.context import current_program, export
-from stackwright.sdk.output import Output, check_fields, join_path, parse_path, select
+from stackwright.sdk.output import (
+    Output,
+    check_fields,
+    dependencies_of,
+    join_path,
+    parse_path,
+    resolve,
+    select,
+    unwrap_secrets,
+)
 from stackwright.sdk.resource import (
     Alias,
     ComponentResource,
@@ -329,11 +338,40 @@ def _has_output(value: Any) -> bool:
     return False
 
 
-def _lift(compute: Callable[..., Any], *args: Any) -> Any:
-    """`compute(*args)` now when every argument is known, else an Output of it."""
-    if any(_has_output(a) for a in args):
-        return Output.all(*args)._derived(lambda values: compute(*values))
-    return compute(*args)
+def _no_resource(resource: Resource) -> Any:
+    raise AssertionError(f"{resource.urn} read while nothing depends on a resource")
+
+
+#: What a function raises for arguments that do not fit it (`fn::fromJSON` of what is not JSON).
+_ARGUMENT_ERRORS = (TypeError, ValueError, IndexError, KeyError, OSError)
+
+
+def _lift(
+    compute: Callable[..., Any],
+    *args: Any,
+    refusal: Callable[[Exception], Exception] | None = None,
+) -> Any:
+    """`compute(*args)` now when every argument is known, else an Output of it, whose
+    arguments that do not fit are told by `refusal` (the function's line), not as a Python
+    callback's error."""
+    if not any(_has_output(a) for a in args):
+        return compute(*args)
+    if not dependencies_of(list(args)):
+        # Known now, only secret (configuration, `fn::secret`): computed now, so that what
+        # does not fit is refused before the run, as a plain value is; its result secret.
+        known, secret_paths = unwrap_secrets(resolve(list(args), _no_resource))
+        found = compute(*known)
+        return Output.secret(found) if secret_paths else found
+
+    def later(values: list[Any]) -> Any:
+        try:
+            return compute(*values)
+        except _ARGUMENT_ERRORS as error:
+            if refusal is None:
+                raise
+            raise refusal(error) from None
+
+    return Output.all(*args)._derived(later)
 
 
 class Evaluator:
@@ -347,6 +385,8 @@ class Evaluator:
         self.schemas: dict[str, LiveKind] = {}
         #: The entry being evaluated (`resource web`, `output ip`), for a reference's message.
         self.at = ""
+        #: The function being called (`refusal` names it).
+        self.calling: Call | None = None
         self.declared: dict[str, Entry] = {}
         for kind in ("config", "variables", "resources"):
             for entry in getattr(document, kind):
@@ -513,12 +553,20 @@ class Evaluator:
                 + ", ".join(f"fn::{n}" for n in sorted(FUNCTIONS)),
             )
         args = self.evaluate(call.args)
+        self.calling = call
         try:
             return function(self, args)
         except _Problem:
             raise
-        except (TypeError, ValueError, IndexError, KeyError, OSError) as error:
+        except _ARGUMENT_ERRORS as error:
             raise _Problem(call.line, f"fn::{call.name}: {error}") from None
+
+    def refusal(self) -> Callable[[Exception], Exception]:
+        """The error of the function being called once its arguments are known, in the run:
+        one line at its own line, as it is refused when they are known now."""
+        path, call = self.document.path, self.calling
+        assert call is not None
+        return lambda error: UsageError(f"{path}:{call.line}: fn::{call.name}: {error}")
 
     def _config(self, entry: Entry) -> Any:
         spec = entry.body if isinstance(entry.body, dict) else {"default": entry.body}
@@ -1057,14 +1105,14 @@ Function = Callable[["Evaluator", Any], Any]
 
 
 def _unary(compute: Callable[[Any], Any]) -> Function:
-    return lambda _, args: _lift(compute, args)
+    return lambda evaluator, args: _lift(compute, args, refusal=evaluator.refusal())
 
 
 def _binary(compute: Callable[[Any, Any], Any], shape: str) -> Function:
-    def call(_: Evaluator, args: Any) -> Any:
+    def call(evaluator: Evaluator, args: Any) -> Any:
         if not isinstance(args, list) or len(args) != 2:
             raise ValueError(f"takes a list of two: [{shape}]")
-        return _lift(compute, *args)
+        return _lift(compute, *args, refusal=evaluator.refusal())
 
     return call
 

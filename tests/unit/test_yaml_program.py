@@ -110,8 +110,19 @@ def _write(tmp_path: Path, text: str) -> Path:
     return path
 
 
-def _run(tmp_path: Path, text: str, config: dict[str, Any] | None = None) -> Program:
-    return run_program(_write(tmp_path, text), project=PROJECT, stack=STACK, config=config or {})
+def _run(
+    tmp_path: Path,
+    text: str,
+    config: dict[str, Any] | None = None,
+    secret_keys: frozenset[str] = frozenset(),
+) -> Program:
+    return run_program(
+        _write(tmp_path, text),
+        project=PROJECT,
+        stack=STACK,
+        config=config or {},
+        secret_keys=secret_keys,
+    )
 
 
 def _line_of(text: str, at: str) -> int:
@@ -388,6 +399,56 @@ def test_a_yaml_program_goes_through_the_engine_with_references_resolved(
     }
     assert settings.urn in reader.dependencies
     assert summary.outputs["name"] == reader.inputs["metadata"]["name"]
+
+
+def test_a_function_of_a_secret_known_now_is_computed_now_and_refused_at_its_line(
+    tmp_path: Path,
+) -> None:
+    # It was put off to the run (a secret is an Output), where it failed as "an apply
+    # callback failed at …/json/decoder.py:355: JSONDecodeError", exit 1.
+    text = """
+    name: shop
+    runtime: yaml
+    config:
+      settings: {type: string, secret: true}
+    outputs:
+      parsed: {fn::fromJSON: "${settings}"}
+    """
+    secret = frozenset({"shop:settings"})
+    with pytest.raises(UsageError) as caught:
+        _run(tmp_path, text, {"shop:settings": "not json"}, secret)
+    assert str(caught.value) == (
+        f"{tmp_path / 'Stackwright.yaml'}:{_line_of(text, 'parsed:')}: fn::fromJSON: Expecting "
+        "value: line 1 column 1 (char 0)"
+    )
+    parsed = _run(tmp_path, text, {"shop:settings": '{"a": 1}'}, secret).exports["parsed"]
+    assert isinstance(parsed, Output) and parsed.is_secret
+
+
+def test_a_function_of_a_resources_output_that_does_not_fit_names_its_line(
+    tmp_path: Path, stack: Stack
+) -> None:
+    # Known only in the run: it failed as "an apply callback failed at
+    # …/json/decoder.py:355: JSONDecodeError", naming no line of the program.
+    text = """
+    name: shop
+    runtime: yaml
+    resources:
+      settings:
+        type: kubernetes:core/v1:ConfigMap
+        properties:
+          data: {mode: fast}
+    outputs:
+      parsed: {fn::fromJSON: "${settings.data.mode}"}
+    """
+    path = _write(tmp_path, text)
+    from stackwright.engine.yaml_program import run_yaml_program
+
+    summary = stack.up(lambda p: run_yaml_program(path))
+    assert summary.failures == [
+        f"stack output parsed: {path}:{_line_of(text, 'parsed:')}: fn::fromJSON: Expecting "
+        "value: line 1 column 1 (char 0)"
+    ]
 
 
 def test_the_readmes_yaml_program_declares_what_it_says(tmp_path: Path) -> None:
