@@ -627,10 +627,12 @@ class Evaluator:
             raise _Problem(entry.line, f"resource {entry.name}: give it `type:` and `properties:`")
         unknown = sorted(set(body) - set(_RESOURCE_KEYS))
         if unknown:
+            hint = _did_you_mean(unknown[0], _RESOURCE_KEYS) or _misplaced(
+                unknown[0], body.get("type")
+            )
             raise _Problem(
                 entry.line,
-                f"resource {entry.name}: unknown key {unknown[0]!r}; "
-                f"{_did_you_mean(unknown[0], _RESOURCE_KEYS)}a resource has "
+                f"resource {entry.name}: unknown key {unknown[0]!r}; {hint}a resource has "
                 + ", ".join(_RESOURCE_KEYS),
             )
         token = body.get("type")
@@ -995,6 +997,17 @@ def _builtin_fields(parsed: TypeToken, entry: Entry) -> frozenset[str] | None:
 
 
 @functools.cache
+def _misplaced(key: str, token: Any) -> str:
+    """`it is a field of the object: indent it under properties: ` when `key`, found beside
+    `type:`, is one of the fields of the kind `token` names (or `metadata` / `spec`, of any
+    kind): the indentation slip that puts a property one level too far out; else ""."""
+    parsed = parse_type_token(token) if isinstance(token, str) else None
+    fields = _kind_fields(parsed.group, parsed.version, parsed.kind) if parsed else None
+    if key in (fields or ("metadata", "spec")):
+        return f"{key} is a field of the object: indent it under `properties:`; "
+    return ""
+
+
 def _kind_fields(group: str, version: str, kind: str) -> frozenset[str] | None:
     """The top-level fields (camelCase, status left out) of a built-in group version's kind;
     None when it has no such kind. Computed once per kind, not per resource."""

@@ -284,6 +284,14 @@ def test_config_takes_the_stack_value_typed_or_the_default_and_keeps_secrets_sec
             "  other:",
             "resource other: `get:` reads Kubernetes objects only, not stackwright:providers",
         ),
+        (  # one level too far out: it said only what a resource has
+            "    type: kubernetes:core/v1:Namespace\n    properties:\n      metadata:\n"
+            "        name: shop\n",
+            "    type: kubernetes:core/v1:Namespace\n    metadata:\n      name: shop\n",
+            "  ns:",
+            "resource ns: unknown key 'metadata'; metadata is a field of the object: indent it "
+            "under `properties:`; a resource has type, properties, options, get",
+        ),
         ("  registry: reg", "  image: reg", "  image: reg", "'image' is given twice"),
         ("  registry: reg", "  ns: reg", "  ns:\n", "the name 'ns' is declared twice (first on"),
         (
