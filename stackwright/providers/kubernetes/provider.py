@@ -4,7 +4,9 @@ What the engine calls (`stackwright.engine.ports.Provider`). Objects go in and
 come out as plain dicts in the API's own JSON shape; every write is a server-side
 apply with field manager `stackwright` (forcing conflicts only when asked, or when all
 are over Stackwright's own marks), so the
-provider never computes a patch and never needs the previous state.
+provider never computes a patch and never needs the previous state. One exception,
+which no apply can get past: a Deployment switched to `strategy.type: Recreate` while
+the API server still holds the `rollingUpdate` it defaulted (see `_defaulted_rolling_update`).
 
 Layering: this module wires the pieces (kubeconfig → transport → ApiClient →
 discovery / waiting) and owns no protocol logic itself. It may import
@@ -15,8 +17,10 @@ engine and the CLI are above it, the local cluster is only a test fixture.
 from __future__ import annotations
 
 import builtins
+import contextlib
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import quote
@@ -33,6 +37,7 @@ from stackwright.providers.kubernetes.errors import (
     ConfigError,
     InvalidObject,
     NotFoundError,
+    ProviderError,
     UnknownKind,
 )
 from stackwright.providers.kubernetes.http import (
@@ -68,6 +73,34 @@ def _plain(value: Any) -> Any:
     if isinstance(value, (set, frozenset)):
         return sorted(value)
     raise TypeError(f"{type(value).__name__} cannot be sent to the API server as JSON")
+
+
+def _without(mapping: Mapping[str, Any], key: str) -> dict[str, Any]:
+    return {k: v for k, v in mapping.items() if k != key}
+
+
+def _defaulted_rolling_update(body: Mapping[str, Any], refused: InvalidObject) -> bool:
+    """Whether the API server refused `body`, a Deployment the program switched to
+    `strategy.type: Recreate` without a `rollingUpdate`, only for the `rollingUpdate` it
+    defaulted when the type was RollingUpdate: that field belongs to no manager, so
+    server-side apply never removes it (kubernetes/kubernetes#24198)."""
+    if (body.get("apiVersion"), body.get("kind")) != ("apps/v1", "Deployment"):
+        return False
+    strategy = (body.get("spec") or {}).get("strategy") or {}
+    return (
+        strategy.get("type") == "Recreate"
+        and "rollingUpdate" not in strategy
+        and bool(refused.causes)
+        and all(c.field == "spec.strategy.rollingUpdate" for c in refused.causes)
+    )
+
+
+@dataclass(frozen=True)
+class _Answer:
+    """An API answer put together from another (a dry run's, with the part it could not show)."""
+
+    body: bytes
+    headers: Any
 
 
 def _proxy_error(config: ClusterConfig) -> ConfigError:
@@ -265,13 +298,12 @@ class KubernetesProvider:
             query += "&force=true"
         if dry_run:
             query += "&dryRun=All"
-        encoded = _encode(body)
 
-        async def send(query: str) -> Any:
+        async def send(query: str, body: Mapping[str, Any] = body) -> Any:
             return await self.api.request(
                 "PATCH",
                 info.path(namespace, name) + query,
-                body=encoded,
+                body=_encode(body),
                 content_type=APPLY_PATCH,
                 what=name,
             )
@@ -295,12 +327,71 @@ class KubernetesProvider:
                 ) from exc
             raise
         except InvalidObject as exc:  # 422, 400, or a patch the schema does not fit (a 500)
-            raise ApplyRejected(exc.message, causes=exc.causes, status=exc.status) from exc
+            if not _defaulted_rolling_update(body, exc):
+                raise ApplyRejected(exc.message, causes=exc.causes, status=exc.status) from exc
+            response = await self._recreate_strategy(info, namespace, name, body, query, send)
         if warn is not None:
             for text in api_warnings(response.headers):
                 warn(text)
         live: dict[str, Any] = orjson.loads(response.body)
         return live
+
+    async def _recreate_strategy(
+        self,
+        info: ResourceInfo,
+        namespace: str | None,
+        name: str,
+        body: Mapping[str, Any],
+        query: str,
+        send: Callable[..., Awaitable[Any]],
+    ) -> Any:
+        """Apply `body`, a Deployment switched to Recreate, past the `rollingUpdate` the API
+        server defaulted and no manager owns (so no apply removes it): a merge patch sets
+        the type and drops the field together, then the apply goes through. Its dry run
+        applies the rest and shows the strategy as the program has it (a dry-run patch
+        would not be there for the dry-run apply to see)."""
+        spec = body["spec"]
+        if "dryRun=All" in query:
+            response = await send(query, {**body, "spec": _without(spec, "strategy")})
+            live = orjson.loads(response.body)
+            live.setdefault("spec", {})["strategy"] = spec["strategy"]
+            return _Answer(orjson.dumps(live), response.headers)
+        patch = {"spec": {"strategy": {"type": "Recreate", "rollingUpdate": None}}}
+        await self._patch(info.path(namespace, name), name, patch, "application/merge-patch+json")
+        response = await send(query)
+        await self._forget_strategy_patch(info, namespace, name, orjson.loads(response.body))
+        return response
+
+    async def _forget_strategy_patch(
+        self, info: ResourceInfo, namespace: str | None, name: str, live: Mapping[str, Any]
+    ) -> None:
+        """Drop the managedFields entry the strategy patch left (an Update by `stackwright`
+        owning `spec.strategy.type`, which the apply owns as well): left, it would keep
+        Recreate once the program no longer sets it, and conflict with a later type.
+        Best effort: the object is right either way."""
+        meta = live.get("metadata") or {}
+        entries = list(meta.get("managedFields") or ())
+        kept = [e for e in entries if not self._strategy_patch_entry(e)]
+        if len(kept) == len(entries):
+            return
+        patch = [
+            {"op": "test", "path": "/metadata/resourceVersion", "value": meta["resourceVersion"]},
+            {"op": "replace", "path": "/metadata/managedFields", "value": kept},
+        ]
+        with contextlib.suppress(ProviderError):
+            await self._patch(
+                info.path(namespace, name), name, patch, "application/json-patch+json"
+            )
+
+    def _strategy_patch_entry(self, entry: Mapping[str, Any]) -> bool:
+        owned = entry.get("fieldsV1") or {}
+        return (
+            entry.get("manager") == self.field_manager
+            and entry.get("operation") == "Update"
+            and not entry.get("subresource")
+            and set(owned) == {"f:spec"}
+            and set(owned["f:spec"] or {}) == {"f:strategy"}
+        )
 
     async def unmark(self, api_version: str, kind: str, namespace: str | None, name: str) -> None:
         """Remove Stackwright's labels and annotations (stack, URN, ApplySet membership) from
@@ -316,13 +407,21 @@ class KubernetesProvider:
                 "annotations": dict.fromkeys(MARK_ANNOTATIONS),
             }
         }
+        await self._patch(
+            info.path(ns, name), name, patch, "application/merge-patch+json", ok=(404,)
+        )
+
+    async def _patch(
+        self, path: str, name: str, patch: Any, content_type: str, ok: tuple[int, ...] = ()
+    ) -> None:
+        """A patch that is not an apply (`content_type` says which), as field manager `stackwright`."""
         await self.api.request(
             "PATCH",
-            info.path(ns, name) + f"?fieldManager={quote(self.field_manager)}",
+            path + self._apply_query,
             body=orjson.dumps(patch),
-            content_type="application/merge-patch+json",
+            content_type=content_type,
             what=name,
-            ok=(404,),
+            ok=ok,
         )
 
     async def delete(

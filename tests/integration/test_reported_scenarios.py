@@ -1,0 +1,53 @@
+"""Problems users reported against Pulumi's Kubernetes provider (and kapp / Argo CD), as
+scenarios through the CLI against the local cluster: each test names the report it
+comes from and pins what Stackwright does instead."""
+
+from __future__ import annotations
+
+import textwrap
+from typing import Any
+
+import pytest
+from test_cli_lifecycle import live
+from test_cli_lifecycle import new_project as new_project  # the fixture
+
+pytestmark = pytest.mark.integration
+
+LiveCluster = Any  # tests/conftest.py's LiveCluster
+
+
+def test_a_deployment_made_with_the_default_strategy_can_switch_to_recreate(
+    new_project: Any, cluster: LiveCluster
+) -> None:
+    """pulumi/pulumi-kubernetes#2843 (kubernetes/kubernetes#24198; Argo CD's server-side
+    sync too): the API server defaulted `strategy.rollingUpdate`, which no field manager
+    owns, so an apply of `type: Recreate` is refused ("may not be specified when strategy
+    `type` is 'Recreate'") however often it is retried. The preview and the update go
+    through, and the field the program sets stays the stack's alone: taken out again, the
+    default comes back."""
+    p = new_project()
+    body = textwrap.dedent(
+        """
+        k8s.core.v1.Namespace("ns", metadata={"name": NS})
+        k8s.apps.v1.Deployment("web", metadata={"name": "web", "namespace": NS},
+                               spec={**app_spec("web"), **STRATEGY})
+        """
+    )
+    p.program("STRATEGY = {}\n" + body)
+    p.up()
+    assert "rollingUpdate" in live(cluster, "deployment", "web", p.ns)["spec"]["strategy"]
+
+    p.program('STRATEGY = {"strategy": {"type": "Recreate"}}\n' + body)
+    planned = p.preview()
+    assert planned.changed() == {"web": "update"}
+    assert live(cluster, "deployment", "web", p.ns)["spec"]["strategy"]["type"] == "RollingUpdate"
+    assert p.up().ops() == {"web": "update"}
+    deployment = live(cluster, "deployment", "web", p.ns)
+    assert deployment["spec"]["strategy"] == {"type": "Recreate"}
+    entries = {(m["manager"], m["operation"]) for m in deployment["metadata"]["managedFields"]}
+    assert ("stackwright", "Update") not in entries, entries
+    assert p.up().changed() == {}
+
+    p.program("STRATEGY = {}\n" + body)
+    assert p.up().ops() == {"web": "update"}
+    assert live(cluster, "deployment", "web", p.ns)["spec"]["strategy"]["type"] == "RollingUpdate"
