@@ -618,6 +618,8 @@ def test_deleting_again_what_is_being_deleted_answers_200_with_it(api: httpx.Cli
     assert first.json()["status"]["phase"] == "Terminating"
     # The held ConfigMap keeps the namespace's own `kubernetes` finalizer in place.
     eventually(lambda: api.get(held).json()["metadata"].get("deletionTimestamp"))
+    # ... and the namespace controller has said so (its status stays put from then on).
+    eventually(lambda: api.get("/api/v1/namespaces/again").json()["status"].get("conditions"))
     namespace = api.get("/api/v1/namespaces/again").json()
     assert namespace["spec"]["finalizers"] == ["kubernetes"]
     for path, before in ((held, api.get(held).json()), ("/api/v1/namespaces/again", namespace)):
@@ -632,6 +634,36 @@ def test_deleting_again_what_is_being_deleted_answers_200_with_it(api: httpx.Cli
     released["metadata"]["finalizers"] = []
     assert api.put(held, json=released).status_code == 200
     eventually(lambda: api.get("/api/v1/namespaces/again").status_code == 404)
+
+
+def test_a_terminating_namespace_says_what_remains_in_it_and_what_holds_it(
+    api: httpx.Client,
+) -> None:
+    """As kube-controller-manager's namespace controller: while content remains, the
+    Namespace's conditions say which resources, and which finalizers hold them."""
+    create_ns(api, "held-open")
+    held = "/api/v1/namespaces/held-open/configmaps/held"
+    api.post("/api/v1/namespaces/held-open/configmaps", json=cm("held", {}, finalizers=[HOLD]))
+    api.delete("/api/v1/namespaces/held-open")
+
+    def conditions() -> dict[str, Any]:
+        found = api.get("/api/v1/namespaces/held-open").json()["status"].get("conditions") or []
+        return {c["type"]: c for c in found}
+
+    eventually(lambda: "NamespaceFinalizersRemaining" in conditions())
+    found = conditions()
+    assert found["NamespaceContentRemaining"]["status"] == "True"
+    assert found["NamespaceContentRemaining"]["message"] == (
+        "Some resources are remaining: configmaps. has 1 resource instances"
+    )
+    assert found["NamespaceFinalizersRemaining"]["reason"] == "SomeFinalizersRemain"
+    assert found["NamespaceFinalizersRemaining"]["message"] == (
+        f"Some content in the namespace has finalizers remaining: {HOLD} in 1 resource instances"
+    )
+    released = api.get(held).json()
+    released["metadata"]["finalizers"] = []
+    assert api.put(held, json=released).status_code == 200
+    eventually(lambda: api.get("/api/v1/namespaces/held-open").status_code == 404)
 
 
 def test_create_in_missing_namespace_is_404(api: httpx.Client) -> None:

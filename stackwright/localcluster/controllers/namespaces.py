@@ -3,13 +3,18 @@
 As kube-controller-manager's namespace controller: every namespaced object in it
 is deleted (objects held by finalizers keep it Terminating until they go), then
 the `kubernetes` finalizer is removed from `spec.finalizers` and the namespace
-itself disappears.
+itself disappears. While objects remain, its status says which
+(`NamespaceContentRemaining`) and which finalizers hold them
+(`NamespaceFinalizersRemaining`), in the controller's own words.
 """
 
 from __future__ import annotations
 
+import contextlib
 import copy
+from collections import Counter
 from collections.abc import Hashable
+from typing import Any
 
 from stackwright.localcluster import status
 from stackwright.localcluster.cluster import (
@@ -17,6 +22,7 @@ from stackwright.localcluster.cluster import (
     NAMESPACE_TYPE,
     DeleteOptions,
     WriteOptions,
+    timestamp,
 )
 from stackwright.localcluster.controllers.base import Controller, Retry
 from stackwright.localcluster.store import DELETED, Change
@@ -51,23 +57,25 @@ class NamespaceController(Controller):
         namespace = cluster.store.get(NAMESPACE_TYPE, "", key)
         if namespace is None or not namespace["metadata"].get("deletionTimestamp"):
             return
-        remaining = 0
         for rtype in cluster.registry:
             if not rtype.namespaced or not rtype.storage:
                 continue
             for obj in cluster.store.items(rtype.key, key):
-                remaining += 1
                 if obj["metadata"].get("deletionTimestamp"):
                     continue
-                try:
+                with contextlib.suppress(status.NotFound):
                     cluster.delete(
                         rtype, key, obj["metadata"]["name"], DeleteOptions(propagation="Background")
                     )
-                except status.NotFound:
-                    remaining -= 1
-        if any(
-            cluster.store.items(rtype.key, key) for rtype in cluster.registry if rtype.namespaced
-        ):
+        resources: Counter[str] = Counter()
+        finalizers: Counter[str] = Counter()
+        for rtype in cluster.registry:
+            if rtype.namespaced and rtype.storage:
+                for obj in cluster.store.items(rtype.key, key):
+                    resources[f"{rtype.plural}.{rtype.group}"] += 1
+                    finalizers.update(obj["metadata"].get("finalizers") or ())
+        if resources:
+            self._report(namespace, resources, finalizers)
             raise Retry(0.2)  # re-queued sooner as each object goes
         ns_type = cluster.type_for("", "v1", "namespaces")
         finalized = copy.deepcopy(namespace)
@@ -78,3 +86,45 @@ class NamespaceController(Controller):
         if not spec_finalizers:
             del finalized["spec"]["finalizers"]
         cluster.update(ns_type, "", key, finalized, WriteOptions(field_manager=MANAGER), "finalize")
+
+    def _report(
+        self, namespace: dict[str, Any], resources: Counter[str], finalizers: Counter[str]
+    ) -> None:
+        """Set the conditions kube-controller-manager's namespace controller sets on a
+        Namespace whose content has not all gone (its messages, word for word)."""
+        remaining = {
+            "NamespaceContentRemaining": (
+                "SomeResourcesRemain",
+                "Some resources are remaining: "
+                + ", ".join(f"{r} has {n} resource instances" for r, n in sorted(resources.items())),
+            ),
+            "NamespaceFinalizersRemaining": (
+                ("SomeFinalizersRemain", "Some content in the namespace has finalizers remaining: "
+                 + ", ".join(f"{f} in {n} resource instances" for f, n in sorted(finalizers.items())))
+                if finalizers
+                else ("ContentHasNoFinalizers", "All content-preserving finalizers finished")
+            ),
+        }  # fmt: skip
+        old = {c.get("type"): c for c in (namespace.get("status") or {}).get("conditions") or ()}
+        now = timestamp(self.cluster.clock())
+        conditions = []
+        for kind, (reason, message) in remaining.items():
+            state = "True" if reason.startswith("Some") else "False"
+            before = old.get(kind) or {}
+            since = before.get("lastTransitionTime") if before.get("status") == state else now
+            conditions.append(
+                {"type": kind, "status": state, "lastTransitionTime": since,
+                 "reason": reason, "message": message}
+            )  # fmt: skip
+        if [old.get(c["type"]) for c in conditions] == conditions:
+            return
+        written = {
+            **namespace,
+            "status": {**(namespace.get("status") or {}), "conditions": conditions},
+        }
+        ns_type = self.cluster.type_for("", "v1", "namespaces")
+        with contextlib.suppress(status.NotFound):
+            self.cluster.update(
+                ns_type, "", namespace["metadata"]["name"], written,
+                WriteOptions(field_manager=MANAGER), "status",
+            )  # fmt: skip
