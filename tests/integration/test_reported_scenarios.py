@@ -4,7 +4,9 @@ comes from and pins what Stackwright does instead."""
 
 from __future__ import annotations
 
+import json
 import textwrap
+import time
 from typing import Any
 
 import pytest
@@ -51,3 +53,38 @@ def test_a_deployment_made_with_the_default_strategy_can_switch_to_recreate(
     p.program("STRATEGY = {}\n" + body)
     assert p.up().ops() == {"web": "update"}
     assert live(cluster, "deployment", "web", p.ns)["spec"]["strategy"]["type"] == "RollingUpdate"
+
+
+def test_a_destroy_held_by_a_finalizer_gives_up_at_the_objects_own_timeout(
+    new_project: Any, cluster: LiveCluster
+) -> None:
+    """pulumi/pulumi-kubernetes#1920: a Namespace stuck Terminating (here, by a ConfigMap
+    in it whose finalizer nobody removes) kept `destroy` waiting silently for ten minutes.
+    `stackwright.io/timeout-seconds` bounds the wait for a delete as it does for an apply,
+    and the failure names what holds the Namespace."""
+    p = new_project()
+    p.program(
+        """
+        k8s.core.v1.Namespace("ns", metadata={
+            "name": NS, "annotations": {"stackwright.io/timeout-seconds": "2"}})
+        """
+    )
+    p.up()
+    held = {"finalizers": ["example.com/never"]}
+    cluster.kubectl(
+        "create", "-f", "-",
+        input=json.dumps({"apiVersion": "v1", "kind": "ConfigMap",
+                          "metadata": {"name": "held", "namespace": p.ns, **held}}),
+    )  # fmt: skip
+    try:
+        started = time.monotonic()
+        failed = p.sw("destroy", "--yes", "--json", rc=1, process=True, timeout=40)
+        assert time.monotonic() - started < 30
+        (error,) = [e["error"] for e in failed.of("step-done") if not e["ok"]]
+        assert "still present 2s after its deletion" in error, error
+        assert "the namespace is Terminating" in error and "example.com/never" in error, error
+    finally:
+        cluster.kubectl(
+            "patch", "configmap", "held", "-n", p.ns, "--type=merge",
+            "-p", '{"metadata":{"finalizers":null}}',
+        )  # fmt: skip

@@ -465,6 +465,10 @@ class KubernetesProvider:
             and not meta.get("finalizers")
         ):
             return  # deleted outright: the answer is the object's last state
+        # The object's own `timeout-seconds` bounds this wait as it bounds its readiness
+        # (a Namespace a finalizer holds Terminating would otherwise wait out the default).
+        with contextlib.suppress(ValueError):  # malformed on a live object: the default
+            timeout = readiness.timeout_seconds(last) or timeout
         await self._waiter.wait_deleted(
             info, ns, name, timeout=timeout or self.timeout, what=name, last=last or None
         )
