@@ -33,6 +33,7 @@ DISCOVERY = {
             {"name": "replicasets", "namespaced": True, "kind": "ReplicaSet"},
         ]
     },
+    "/apis/batch/v1": {"resources": [{"name": "jobs", "namespaced": True, "kind": "Job"}]},
 }
 
 
@@ -382,6 +383,32 @@ def test_await_ready_times_out_with_the_last_status() -> None:
         "web: not ready after 0s — 0/2 ready — pod web-1-a: ContainerCreating; to wait longer"
     )
     assert info.value.last_status == "web: 0/2 ready — pod web-1-a: ContainerCreating"
+
+
+def test_a_job_its_ttl_deleted_as_soon_as_it_completed_is_ready() -> None:
+    """`ttlSecondsAfterFinished: 0`: the TTL controller deletes the Job the moment it
+    completes, and the watch may give the wait only its DELETED event, whose object says
+    Complete. The Job did its work: ready, not "deleted while waiting"."""
+    path = "/apis/batch/v1/namespaces/web/jobs"
+    spec = {"ttlSecondsAfterFinished": 0, "template": {"spec": {"restartPolicy": "Never"}}}
+
+    def job(version: str, **status: Any) -> dict[str, Any]:
+        made = obj("Job", "migrate", version, meta={"uid": "j"}, spec=spec, status=status)
+        return {**made, "apiVersion": "batch/v1"}
+
+    complete = {"type": "Complete", "status": "True"}
+    api = ScriptedAPI()
+    api.lists[path] = [job("3", active=1)]
+    api.watches[path] = [
+        [{"type": "DELETED", "object": job("5", succeeded=1, conditions=[complete])}]
+    ]
+
+    async def go() -> dict[str, Any]:
+        async with provider(api) as p:
+            return await p.await_ready(job("3", active=1), timeout=5)
+
+    done = asyncio.run(go())
+    assert done["status"]["conditions"] == [complete]
 
 
 def test_an_object_deleted_while_waiting_fails() -> None:

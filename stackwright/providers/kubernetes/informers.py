@@ -51,9 +51,10 @@ class Informer:
         self._kind = kind
         self._field_selector = field_selector
         self.items: dict[str, dict[str, Any]] = {}
-        #: key -> uid of objects this informer saw deleted (since its last list): proof of
-        #: deletion, where mere absence may only mean the watch has not delivered them yet.
-        self.deleted: dict[str, str] = {}
+        #: key -> objects this informer saw deleted (since its last list), as they were last:
+        #: proof of deletion, where mere absence may only mean the watch has not delivered
+        #: them yet, and their final state (a Job that completed before its TTL removed it).
+        self.deleted: dict[str, dict[str, Any]] = {}
         self.error: ProviderError | None = None
         #: Since when (event-loop time) the API server has not answered this informer's list
         #: or watch, and why; None while it answers. Waiters say so, and give up in the end.
@@ -185,7 +186,7 @@ class Informer:
             if kind == "DELETED":
                 key = key_of(obj)
                 self.items.pop(key, None)
-                self.deleted[key] = str((obj.get("metadata") or {}).get("uid") or "")
+                self.deleted[key] = obj
             elif kind in ("ADDED", "MODIFIED"):
                 self.items[key_of(obj)] = obj
             self._notify()

@@ -314,8 +314,13 @@ class Waiter:
         if primary.error is not None:
             raise primary.error
         uid = str((known.get("metadata") or {}).get("uid") or "")
-        gone = primary.deleted.get(f"{namespace or ''}/{name}")
-        if gone is not None and (not uid or not gone or gone == uid):
+        last = primary.deleted.get(f"{namespace or ''}/{name}")
+        gone = None if last is None else str((last.get("metadata") or {}).get("uid") or "")
+        if last is not None and (not uid or not gone or gone == uid):
+            if readiness.evaluate(last).state is State.READY:
+                # Done before it went: a Job its `ttlSecondsAfterFinished: 0` deleted on
+                # completion, whose Complete the watch gave only with the DELETED event.
+                return dict(last), None
             raise ReadinessFailed(f"{name}: was deleted while waiting for it to become ready")
         now = self._now()
         if since is None:
