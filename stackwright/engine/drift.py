@@ -390,6 +390,19 @@ def _claims_no_key(
     return steps is not None and _keyed_map(live, steps)
 
 
+def removed_by_its_ttl(recorded: Mapping[str, Any]) -> bool:
+    """Whether a recorded object no longer in the cluster went as its own spec said: a Job
+    recorded complete, with `ttlSecondsAfterFinished`, which the TTL-after-finished
+    controller deletes once that time is up. Not drift: it did its work, and creating it
+    again would run it again (terraform-provider-kubernetes#2531)."""
+    group = str(recorded.get("apiVersion", "")).partition("/")[0]
+    ttl = (recorded.get("spec") or {}).get("ttlSecondsAfterFinished")
+    if (group, recorded.get("kind")) != ("batch", "Job") or not isinstance(ttl, int):
+        return False
+    conditions = (recorded.get("status") or {}).get("conditions") or ()
+    return any(c.get("type") == "Complete" and c.get("status") == "True" for c in conditions)
+
+
 def drifted(
     recorded: Mapping[str, Any],
     live: Mapping[str, Any],

@@ -2049,6 +2049,16 @@ class Run:
                 )
                 live = None
             now: ResourceState | None = None
+            if live is None and drift_rules.removed_by_its_ttl(state.outputs):
+                self.emit(
+                    Diagnostic(
+                        state.urn,
+                        "finished, and deleted by its ttlSecondsAfterFinished: kept as done",
+                        "info",
+                    )
+                )
+                self.outcome.counts["in-sync"] += 1
+                return
             if live is None:
                 self.emit(Drift(state.urn, gone=True))
                 self.outcome.counts["deleted-outside"] += 1

@@ -10,7 +10,7 @@ import time
 from typing import Any
 
 import pytest
-from test_cli_lifecycle import live
+from test_cli_lifecycle import get, live
 from test_cli_lifecycle import new_project as new_project  # the fixture
 
 pytestmark = pytest.mark.integration
@@ -88,3 +88,40 @@ def test_a_destroy_held_by_a_finalizer_gives_up_at_the_objects_own_timeout(
             "patch", "configmap", "held", "-n", p.ns, "--type=merge",
             "-p", '{"metadata":{"finalizers":null}}',
         )  # fmt: skip
+
+
+def test_a_job_its_ttl_removed_after_it_finished_is_not_run_again(
+    new_project: Any, cluster: LiveCluster
+) -> None:
+    """hashicorp/terraform-provider-kubernetes#2531, kubeshop/testkube#2254 (Argo CD shows
+    it OutOfSync): a Job with `ttlSecondsAfterFinished` is deleted by the TTL controller
+    once complete, as its own spec asks; a refresh took that for a deletion outside, and
+    the next `up --refresh` (or the operator's drift remediation) ran it again. It stays
+    done; a change to the Job still replaces it."""
+    p = new_project()
+    body = textwrap.dedent(
+        """
+        k8s.core.v1.Namespace("ns", metadata={"name": NS})
+        k8s.batch.v1.Job("migrate", metadata={"name": "migrate", "namespace": NS}, spec={
+            "ttlSecondsAfterFinished": 0,
+            "template": {"spec": {"restartPolicy": "Never",
+                                  "containers": [{"name": "m", "image": IMAGE}]}}})
+        """
+    )
+    p.program('IMAGE = "example.com/exit0:1"\n' + body)
+    assert p.up().ops() == {"ns": "create", "migrate": "create"}
+    deadline = time.monotonic() + 30
+    while get(cluster, "job", "migrate", p.ns) is not None:
+        assert time.monotonic() < deadline, "the TTL controller did not delete the Job"
+        time.sleep(0.2)
+
+    refreshed = p.sw("refresh", "--yes", "--json")
+    assert not refreshed.of("drift"), refreshed.out
+    assert refreshed.summary["counts"].get("deleted-outside") is None
+    assert "migrate" in p.resources()
+    again = p.up("--refresh")
+    assert again.changed() == {}, again.out
+    assert get(cluster, "job", "migrate", p.ns) is None
+
+    p.program('IMAGE = "example.com/exit0:2"\n' + body)
+    assert p.up().ops() == {"migrate": "replace"}
