@@ -593,7 +593,8 @@ class Cluster:
             else:
                 merged.get("spec", {}).pop("finalizers", None)
             return merged
-        if subresource:
+        # A Scale write (scale.py) has changed the replicas alone: as a main-resource write.
+        if subresource and not (subresource == "scale" and "scale" in rtype.subresources):
             raise status.NotFound(
                 f'{rtype.plural} "{old["metadata"]["name"]}" has no subresource {subresource}'
             )

@@ -109,5 +109,5 @@ def write_scale(
     if given_rv:
         updated["metadata"]["resourceVersion"] = given_rv
     _write_path(updated, _paths(rtype)["specReplicasPath"], replicas)
-    written = cluster.update(rtype, namespace, name, updated, opts)
+    written = cluster.update(rtype, namespace, name, updated, opts, "scale")
     return scale_of(rtype, written.obj)

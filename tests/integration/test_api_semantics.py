@@ -499,14 +499,23 @@ def test_apply_conflict_and_force(api: httpx.Client) -> None:
 def test_apply_conflict_with_update_manager(api: httpx.Client) -> None:
     path = "/apis/apps/v1/namespaces/meta/deployments/ssa-dep"
     ssa(api, path, deployment("ssa-dep", replicas=2), "stackwright")
-    api.patch(
-        path + "/scale",
+    scaled = api.patch(
+        path + "/scale?fieldManager=autoscaler",
         json={"spec": {"replicas": 5}},
         headers={"Content-Type": "application/merge-patch+json"},
     )
+    assert scaled.status_code == 200, scaled.text
+    # The scale subresource's writer is recorded as one (so a conflict names it so).
+    (entry,) = [
+        e for e in api.get(path).json()["metadata"]["managedFields"] if e["manager"] == "autoscaler"
+    ]
+    assert (entry["operation"], entry.get("subresource")) == ("Update", "scale")
+    assert entry["fieldsV1"] == {"f:spec": {"f:replicas": {}}}
     r = ssa(api, path, deployment("ssa-dep", replicas=2), "stackwright")
     assert r.status_code == 409
-    assert r.json()["details"]["causes"][0]["field"] == ".spec.replicas"
+    (cause,) = r.json()["details"]["causes"]
+    assert cause["field"] == ".spec.replicas"
+    assert cause["message"] == 'conflict with "autoscaler" with subresource "scale" using apps/v1'
 
 
 def test_apply_merges_containers_by_name(api: httpx.Client) -> None:
