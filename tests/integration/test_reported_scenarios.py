@@ -125,3 +125,41 @@ def test_a_job_its_ttl_removed_after_it_finished_is_not_run_again(
 
     p.program('IMAGE = "example.com/exit0:2"\n' + body)
     assert p.up().ops() == {"migrate": "replace"}
+
+
+def test_replicas_an_autoscaler_took_over_fail_saying_to_leave_them_out(
+    new_project: Any, cluster: LiveCluster
+) -> None:
+    """pulumi/pulumi-kubernetes#2491 (and #2569, #3312): once an autoscaler (here `kubectl
+    scale`, through the same scale subresource) has set `spec.replicas`, the next apply of
+    the program's count conflicts. The error says why and both ways out; with `replicas`
+    left out of the program, the update goes through and the count stays the scaler's."""
+    p = new_project()
+    body = textwrap.dedent(
+        """
+        k8s.core.v1.Namespace("ns", metadata={"name": NS})
+        spec = app_spec("web", image=IMAGE)
+        if not REPLICAS:
+            del spec["replicas"]
+        k8s.apps.v1.Deployment("web", metadata={"name": "web", "namespace": NS}, spec=spec)
+        """
+    )
+    p.program('IMAGE, REPLICAS = "nginx:1.29", True\n' + body)
+    p.up()
+    cluster.kubectl("scale", "deployment", "web", "-n", p.ns, "--replicas=2")
+
+    p.program('IMAGE, REPLICAS = "nginx:1.30", True\n' + body)
+    failed = p.up(rc=1)
+    (error,) = [e["error"] for e in failed.of("step-done") if not e["ok"]]
+    assert error == (
+        "web: conflict on .spec.replicas with manager kubectl, which scales it through the "
+        "scale subresource (an autoscaler, `kubectl scale`); leave `replicas` out of the "
+        "program to let it, or re-run with --force-conflicts (or set `force` on the "
+        "resource) to set the program's count"
+    ), error
+
+    p.program('IMAGE, REPLICAS = "nginx:1.30", False\n' + body)
+    assert p.up().ops() == {"web": "update"}
+    spec = live(cluster, "deployment", "web", p.ns)["spec"]
+    assert spec["replicas"] == 2
+    assert spec["template"]["spec"]["containers"][0]["image"] == "nginx:1.30"

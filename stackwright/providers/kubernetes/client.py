@@ -46,6 +46,7 @@ JSON = "application/json"
 APPLY_PATCH = "application/apply-patch+yaml"
 _RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
 _MANAGER = re.compile(r'conflict with "((?:[^"\\]|\\.)*)"')
+_SUBRESOURCE = re.compile(r'with subresource "([^"]*)"')
 
 
 @dataclass(frozen=True)
@@ -210,7 +211,7 @@ class ApiClient:
         message = info.message or f"HTTP {status}"
         if status == 409 and any(c.reason == "FieldManagerConflict" for c in info.causes):
             conflicts = tuple(
-                FieldConflict(c.field, _manager(c.message))
+                FieldConflict(c.field, _manager(c.message), _subresource(c.message))
                 for c in info.causes
                 if c.reason == "FieldManagerConflict"
             )
@@ -303,10 +304,23 @@ def _manager(message: str) -> str:
     return found.group(1) if found else message
 
 
+def _subresource(message: str) -> str:
+    found = _SUBRESOURCE.search(message)
+    return found.group(1) if found else ""
+
+
 def _conflict_message(what: str, conflicts: tuple[FieldConflict, ...]) -> str:
-    fix = "re-run with --force-conflicts (or set `force` on the resource) to take ownership"
+    force = "re-run with --force-conflicts (or set `force` on the resource)"
+    fix = f"{force} to take ownership"
     if len(conflicts) == 1:
         c = conflicts[0]
+        if c.subresource == "scale":
+            # An autoscaler owns the count now: taking it back only starts a tug of war.
+            return (
+                f"{what}: conflict on {c.field} with manager {c.manager}, which scales it "
+                "through the scale subresource (an autoscaler, `kubectl scale`); leave "
+                f"`replicas` out of the program to let it, or {force} to set the program's count"
+            )
         return f"{what}: conflict on {c.field} with manager {c.manager}; {fix}"
     listed = ", ".join(f"{c.field} (manager {c.manager})" for c in conflicts)
     return f"{what}: conflicts on {listed}; {fix}"

@@ -57,10 +57,12 @@ class Cause:
 
 @dataclass(frozen=True)
 class FieldConflict:
-    """A field another manager owns: `field` as the API server spells it (`.spec.replicas`)."""
+    """A field another manager owns: `field` as the API server spells it (`.spec.replicas`);
+    `subresource` the one it wrote through (`scale`), if any."""
 
     field: str
     manager: str
+    subresource: str = ""
 
 
 class ProviderError(StackwrightError):
