@@ -163,3 +163,40 @@ def test_replicas_an_autoscaler_took_over_fail_saying_to_leave_them_out(
     spec = live(cluster, "deployment", "web", p.ns)["spec"]
     assert spec["replicas"] == 2
     assert spec["template"]["spec"]["containers"][0]["image"] == "nginx:1.30"
+
+
+def test_a_statefulset_pod_stuck_on_a_bad_revision_says_to_delete_it(
+    new_project: Any, cluster: LiveCluster
+) -> None:
+    """pulumi/pulumi-kubernetes-operator#801 (kubernetes/kubernetes#67250, "forced
+    rollback"): after an image that cannot be pulled, fixing the image in the program is
+    not enough: under OrderedReady the StatefulSet controller does not replace a pod that
+    is not ready, so it keeps the broken revision. The failure says so, and what to do,
+    instead of naming only the image the program no longer has."""
+    p = new_project()
+    body = textwrap.dedent(
+        """
+        k8s.core.v1.Namespace("ns", metadata={"name": NS})
+        spec = {**app_spec("db", image=IMAGE, replicas=2), "serviceName": "db"}
+        k8s.apps.v1.StatefulSet("db", metadata={"name": "db", "namespace": NS}, spec=spec)
+        """
+    )
+    p.program('IMAGE = "nginx:1.29"\n' + body)
+    p.up()
+    p.program('IMAGE = "example.com/doesnotexist:1"\n' + body)
+    p.up(rc=1)
+
+    p.program('IMAGE = "nginx:1.30"\n' + body)
+    failed = p.up(rc=1)
+    (error,) = [e["error"] for e in failed.of("step-done") if not e["ok"]]
+    assert "pod db-1: ImagePullBackOff" in error, error
+    assert error.endswith(
+        "; db-1 has an earlier revision's template, and a StatefulSet does not replace a pod "
+        f"that is not ready (OrderedReady): delete it (`kubectl delete pod db-1 -n {p.ns}`) "
+        "for it to come back with the new one"
+    ), error
+
+    cluster.kubectl("delete", "pod", "db-1", "-n", p.ns)
+    assert p.up().ops() == {"db": "update"}
+    pods = json.loads(cluster.kubectl("get", "pods", "-n", p.ns, "-o", "json").stdout)["items"]
+    assert {c["image"] for pod in pods for c in pod["spec"]["containers"]} == {"nginx:1.30"}

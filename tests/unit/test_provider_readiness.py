@@ -402,6 +402,26 @@ def test_statefulset_waits_for_ready_replicas_and_fails_on_crash_loop() -> None:
     )
 
 
+def test_a_failing_statefulset_pod_of_an_earlier_revision_is_said_to_need_deleting() -> None:
+    """OrderedReady never replaces a pod that is not ready (kubernetes/kubernetes#67250):
+    one of an earlier revision stays broken whatever the update; Parallel replaces it."""
+    stuck = pod("db-1", "sts-uid", phase="Pending", waiting=PULL_BACKOFF, labels={"app": "db"})
+    stuck["metadata"]["labels"]["controller-revision-hash"] = "db-1"
+    stuck["metadata"]["namespace"] = "data"
+    updating = statefulset(readyReplicas=1, currentRevision="db-1", updateRevision="db-2")
+    verdict = evaluate(updating, Related(pods=[stuck]))
+    assert verdict.state is State.FAILING
+    assert verdict.message.endswith(
+        "; db-1 has an earlier revision's template, and a StatefulSet does not replace a pod "
+        "that is not ready (OrderedReady): delete it (`kubectl delete pod db-1 -n data`) for "
+        "it to come back with the new one"
+    )
+    parallel = {**updating, "spec": {**updating["spec"], "podManagementPolicy": "Parallel"}}
+    assert "earlier revision" not in evaluate(parallel, Related(pods=[stuck])).message
+    stuck["metadata"]["labels"]["controller-revision-hash"] = "db-2"  # the new one failing
+    assert "earlier revision" not in evaluate(updating, Related(pods=[stuck])).message
+
+
 def test_statefulset_scaled_down_waits_for_the_extra_pods_to_go() -> None:
     # 3 -> 2: three pods still counted (one terminating) were "ready", and the outputs read
     # then said 3 ready replicas; Pulumi waits until status.replicas matches.

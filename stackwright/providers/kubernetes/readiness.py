@@ -560,10 +560,12 @@ def _statefulset(obj: Obj, related: Related) -> Readiness:
     want = _int(spec.get("replicas"), 1)
     ready, updated = _int(status.get("readyReplicas")), _int(status.get("updatedReplicas"))
     summary = _ready_text(name, ready, want)
-    pod = _worst(_pods_of(obj, related), related, replaced_when_failed=True)
+    pods = _pods_of(obj, related)
+    pod = _worst(pods, related, replaced_when_failed=True)
     culprit = pod.name if pod is not None else ""
     if pod is not None and pod.state in (State.FAILED, State.FAILING):
-        return Readiness(pod.state, _with_pod(summary, pod), culprit)
+        message = _with_pod(summary, pod) + _stuck_on_a_revision(obj, pods, pod.name)
+        return Readiness(pod.state, message, culprit)
     if ready < want:
         return Readiness(State.WAITING, _with_pod(summary, pod), culprit)
     replicas = _int(status.get("replicas"))
@@ -588,6 +590,29 @@ def _statefulset(obj: Obj, related: Related) -> Readiness:
             State.WAITING, f"{summary} — rolling update to revision {update_rev} in progress"
         )
     return Readiness(State.READY, summary)
+
+
+def _stuck_on_a_revision(statefulset: Obj, pods: Sequence[Obj], name: str) -> str:
+    """Why a failing Pod of an earlier revision stays, and the way out: under OrderedReady
+    the StatefulSet controller replaces no Pod until every Pod is ready, so one the update
+    would fix is never replaced (kubernetes/kubernetes#67250, "forced rollback")."""
+    spec, status = _map(statefulset.get("spec")), _map(statefulset.get("status"))
+    if spec.get("podManagementPolicy", "OrderedReady") != "OrderedReady":
+        return ""
+    if _map(spec.get("updateStrategy")).get("type", "RollingUpdate") != "RollingUpdate":
+        return ""
+    update = status.get("updateRevision")
+    pod = next((p for p in pods if _name(p) == name), None)
+    revision = _labels(pod).get("controller-revision-hash") if pod is not None else None
+    if not update or not revision or revision == update:
+        return ""
+    namespace = _map(pod.get("metadata")).get("namespace") if pod is not None else None
+    where = f" -n {namespace}" if namespace else ""
+    return (
+        f"; {name} has an earlier revision's template, and a StatefulSet does not replace a pod "
+        f"that is not ready (OrderedReady): delete it (`kubectl delete pod {name}{where}`) "
+        "for it to come back with the new one"
+    )
 
 
 def _daemonset(obj: Obj, related: Related) -> Readiness:
