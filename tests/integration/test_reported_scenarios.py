@@ -200,3 +200,53 @@ def test_a_statefulset_pod_stuck_on_a_bad_revision_says_to_delete_it(
     assert p.up().ops() == {"db": "update"}
     pods = json.loads(cluster.kubectl("get", "pods", "-n", p.ns, "-o", "json").stdout)["items"]
     assert {c["image"] for pod in pods for c in pod["spec"]["containers"]} == {"nginx:1.30"}
+
+
+def test_an_on_delete_statefulset_update_does_not_wait_for_a_rollout_nobody_starts(
+    new_project: Any, cluster: LiveCluster
+) -> None:
+    """pulumi/pulumi-kubernetes#1066: with `updateStrategy: OnDelete` the controller
+    replaces no pod until someone deletes it, and Pulumi waited for the update to roll out
+    anyway. The update is done once the pods it has are ready; they keep the old template."""
+    p = new_project()
+    body = textwrap.dedent(
+        """
+        k8s.core.v1.Namespace("ns", metadata={"name": NS})
+        spec = {**app_spec("db", image=IMAGE, replicas=2), "serviceName": "db",
+                "updateStrategy": {"type": "OnDelete"}}
+        k8s.apps.v1.StatefulSet("db", spec=spec, metadata={
+            "name": "db", "namespace": NS, "annotations": {"stackwright.io/timeout-seconds": "15"}})
+        """
+    )
+    p.program('IMAGE = "nginx:1.29"\n' + body)
+    p.up()
+    p.program('IMAGE = "nginx:1.30"\n' + body)
+    started = time.monotonic()
+    assert p.up().ops() == {"db": "update"}
+    assert time.monotonic() - started < 20
+    pods = json.loads(cluster.kubectl("get", "pods", "-n", p.ns, "-o", "json").stdout)["items"]
+    assert {c["image"] for pod in pods for c in pod["spec"]["containers"]} == {"nginx:1.29"}
+
+
+def test_a_pod_disruption_budget_is_updated_in_place(
+    new_project: Any, cluster: LiveCluster
+) -> None:
+    """pulumi/pulumi-kubernetes#525: PodDisruptionBudgets were immutable, so Pulumi came to
+    replace them on any change; policy/v1's spec is mutable (Kubernetes 1.15+), and a
+    replacement would leave the pods unprotected in between. An update, same object."""
+    p = new_project()
+    body = textwrap.dedent(
+        """
+        k8s.core.v1.Namespace("ns", metadata={"name": NS})
+        k8s.policy.v1.PodDisruptionBudget("pdb", metadata={"name": "pdb", "namespace": NS},
+            spec={"minAvailable": MIN, "selector": {"matchLabels": {"app": "web"}}})
+        """
+    )
+    p.program("MIN = 1\n" + body)
+    p.up()
+    uid = get(cluster, "poddisruptionbudget", "pdb", p.ns)
+    assert uid is not None
+    p.program("MIN = 2\n" + body)
+    assert p.up().ops() == {"pdb": "update"}
+    after = live(cluster, "poddisruptionbudget", "pdb", p.ns)
+    assert after["metadata"]["uid"] == uid["metadata"]["uid"] and after["spec"]["minAvailable"] == 2
