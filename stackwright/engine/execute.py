@@ -1744,7 +1744,11 @@ class Run:
                 api_version, kind, namespace, name = object_ref(state)
                 async with self._sem:
                     await self.deleting_provider(state.provider).delete(
-                        api_version, kind, namespace, name
+                        api_version,
+                        kind,
+                        namespace,
+                        name,
+                        on_status=lambda message: self.emit(StepProgress(state.urn, message)),
                     )
                 member = applyset_of(state)
                 if member is not None and state.provider in self._former_providers:

@@ -113,7 +113,10 @@ class Provider(Protocol):
         name: str,
         *,
         timeout: float | None = None,
-    ) -> None: ...
+        on_status: Callable[[str], None] | None = None,
+    ) -> None:
+        """Delete and wait until it is gone; `on_status` hears what still holds it."""
+        ...
 
     async def await_deleted(
         self,

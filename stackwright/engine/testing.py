@@ -591,6 +591,7 @@ class FakeCluster:
         name: str,
         *,
         timeout: float | None = None,
+        on_status: Callable[[str], None] | None = None,
     ) -> None:
         self.calls.append(Call("delete", kind, name))
         await self._pause()

@@ -155,8 +155,11 @@ class KubernetesCluster:
         name: str,
         *,
         timeout: float | None = None,
+        on_status: Callable[[str], None] | None = None,
     ) -> None:
-        await self.provider.delete(api_version, kind, namespace, name, timeout=timeout)
+        await self.provider.delete(
+            api_version, kind, namespace, name, timeout=timeout, on_status=on_status
+        )
 
     async def await_deleted(
         self,

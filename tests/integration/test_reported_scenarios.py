@@ -61,7 +61,7 @@ def test_a_destroy_held_by_a_finalizer_gives_up_at_the_objects_own_timeout(
     """pulumi/pulumi-kubernetes#1920: a Namespace stuck Terminating (here, by a ConfigMap
     in it whose finalizer nobody removes) kept `destroy` waiting silently for ten minutes.
     `stackwright.io/timeout-seconds` bounds the wait for a delete as it does for an apply,
-    and the failure names what holds the Namespace."""
+    and the wait says what holds the Namespace, as it goes and when it gives up."""
     p = new_project()
     p.program(
         """
@@ -83,6 +83,13 @@ def test_a_destroy_held_by_a_finalizer_gives_up_at_the_objects_own_timeout(
         (error,) = [e["error"] for e in failed.of("step-done") if not e["ok"]]
         assert "still present 2s after its deletion" in error, error
         assert "the namespace is Terminating" in error and "example.com/never" in error, error
+        # ... and said so while it waited, not only at the end.
+        said = [e["message"] for e in failed.of("step-progress")]
+        assert (
+            "Terminating: Some resources are remaining: configmaps. has 1 resource instances; "
+            "Some content in the namespace has finalizers remaining: example.com/never in 1 "
+            "resource instances"
+        ) in said, said
     finally:
         cluster.kubectl(
             "patch", "configmap", "held", "-n", p.ns, "--type=merge",

@@ -434,8 +434,10 @@ class KubernetesProvider:
         wait: bool = True,
         timeout: float | None = None,
         propagation: str = "Background",
+        on_status: Callable[[str], None] | None = None,
     ) -> None:
-        """Delete; NotFound counts as done. With `wait`, return only once the object is gone.
+        """Delete; NotFound counts as done. With `wait`, return only once the object is gone,
+        telling `on_status` what holds it meanwhile (finalizers, a Namespace's content).
 
         A kind the cluster no longer serves (its CRD was deleted) counts as done too:
         no object of it can exist.
@@ -470,7 +472,13 @@ class KubernetesProvider:
         with contextlib.suppress(ValueError):  # malformed on a live object: the default
             timeout = readiness.timeout_seconds(last) or timeout
         await self._waiter.wait_deleted(
-            info, ns, name, timeout=timeout or self.timeout, what=name, last=last or None
+            info,
+            ns,
+            name,
+            timeout=timeout or self.timeout,
+            what=name,
+            last=last or None,
+            on_status=on_status,
         )
 
     async def await_deleted(

@@ -378,13 +378,24 @@ class Waiter:
         timeout: float,
         what: str,
         last: Mapping[str, Any] | None = None,
+        on_status: Callable[[str], None] | None = None,
     ) -> None:
-        """Return once `name` is gone; raise DeleteTimeout naming what holds it after `timeout`."""
+        """Return once `name` is gone; raise DeleteTimeout naming what holds it after
+        `timeout`. `on_status` hears what holds it whenever that changes."""
         path = info.path(namespace, name)
         selector = quote(f"metadata.name={name}", safe="")
         seen: Mapping[str, Any] | None = last
         deadline = self._now() + timeout
         failures = 0
+        told: list[str] = []
+
+        def tell(obj: Mapping[str, Any] | None) -> None:
+            text = _holding(info, obj)
+            if on_status is not None and text and text not in told[-1:]:
+                told.append(text)
+                on_status(text)
+
+        tell(last)
         try:
             async with asyncio.timeout(timeout):
                 while True:
@@ -392,6 +403,7 @@ class Waiter:
                     if response.status == 404:
                         return
                     seen = orjson.loads(response.body)
+                    tell(seen)
                     version = str(((seen or {}).get("metadata") or {}).get("resourceVersion") or "")
                     remaining = max(1, math.ceil(deadline - self._now()))
                     target = (
@@ -404,6 +416,7 @@ class Waiter:
                                 return
                             if event.get("type") in ("ADDED", "MODIFIED"):
                                 seen = event.get("object") or seen
+                                tell(seen)
                         failures = 0
                     except Expired:
                         pass
@@ -499,6 +512,28 @@ def _finalizers(obj: Mapping[str, Any] | None) -> tuple[str, ...]:
     return tuple(str(f) for f in meta.get("finalizers") or ())
 
 
+def _namespace_remaining(obj: Mapping[str, Any] | None) -> list[str]:
+    """What a Terminating Namespace's conditions say remains in it (the namespace
+    controller's words: which resources, which finalizers hold them)."""
+    return [
+        str(c.get("message"))
+        for c in ((obj or {}).get("status") or {}).get("conditions") or ()
+        if c.get("status") == "True" and c.get("message")
+    ]
+
+
+def _holding(info: ResourceInfo, obj: Mapping[str, Any] | None) -> str:
+    """A deletion's progress line: what still holds the object ("" when nothing says)."""
+    if info.kind == "Namespace":
+        remaining = _namespace_remaining(obj)
+        return "Terminating: " + "; ".join(remaining) if remaining else ""
+    finalizers = _finalizers(obj)
+    if not finalizers:
+        return ""
+    noun = "finalizer" if len(finalizers) == 1 else "finalizers"
+    return f"being deleted, held by {noun} {', '.join(finalizers)}"
+
+
 def _delete_timeout(
     what: str,
     info: ResourceInfo,
@@ -512,12 +547,7 @@ def _delete_timeout(
     head = f"{what}: still present {format_duration(timeout)} after its deletion"
     where = f" -n {namespace}" if namespace else ""
     if info.kind == "Namespace":
-        remaining = [
-            str(c.get("message"))
-            for c in ((obj or {}).get("status") or {}).get("conditions") or ()
-            if c.get("status") == "True" and c.get("message")
-        ]
-        detail = "; ".join(remaining) or "its contents are still being deleted"
+        detail = "; ".join(_namespace_remaining(obj)) or "its contents are still being deleted"
         return DeleteTimeout(
             f"{head} — the namespace is Terminating: {detail}; check the objects left in it "
             f"(`kubectl api-resources --verbs=list --namespaced -o name | xargs -n1 kubectl get -n {name}`)",
