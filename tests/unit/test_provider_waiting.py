@@ -12,6 +12,7 @@ import pytest
 
 from stackwright.providers.kubernetes import (
     ClusterConfig,
+    DeleteTimeout,
     KubernetesProvider,
     ReadinessFailed,
     ReadinessTimeout,
@@ -49,6 +50,7 @@ class ScriptedAPI:
         self.list_versions: dict[str, list[str]] = defaultdict(lambda: ["1"])
         self.watches: dict[str, list[list[dict[str, Any]]]] = defaultdict(list)
         self.seen: list[tuple[str, str]] = []  # (path, "list" or the watch's resourceVersion)
+        self.objects: dict[str, dict[str, Any]] = {}  # answers to a GET of one object
 
     down = False  # when set, nothing answers: the cluster has gone away
 
@@ -58,6 +60,8 @@ class ScriptedAPI:
             raise httpx.ConnectError("[Errno 111] Connection refused", request=request)
         if path in DISCOVERY:
             return httpx.Response(200, json=DISCOVERY[path])
+        if path in self.objects and not request.url.params.get("watch"):
+            return httpx.Response(200, json=self.objects[path])
         if request.url.params.get("watch"):
             self.seen.append((path, request.url.params.get("resourceVersion", "")))
             gate = self.gates.pop(path, None)
@@ -409,6 +413,35 @@ def test_a_job_its_ttl_deleted_as_soon_as_it_completed_is_ready() -> None:
 
     done = asyncio.run(go())
     assert done["status"]["conditions"] == [complete]
+
+
+def test_waiting_for_an_earlier_delete_stops_at_the_objects_own_timeout() -> None:
+    """The next run after an interrupted destroy waits for the object already being
+    deleted (`await_deleted`): its `stackwright.io/timeout-seconds` bounds that wait too,
+    not the ten-minute default, and the failure names what holds it."""
+    path = "/api/v1/namespaces/web/configmaps/held"
+    held = obj(
+        "ConfigMap",
+        "held",
+        "3",
+        meta={
+            "uid": "c",
+            "deletionTimestamp": "2026-01-01T00:00:00Z",
+            "finalizers": ["example.com/never"],
+            "annotations": {"stackwright.io/timeout-seconds": "0.3"},
+        },
+    )
+    api = ScriptedAPI()
+    api.objects[path] = held
+    api.gates[path.rpartition("/")[0]] = asyncio.Event()  # its watch: nothing happens
+
+    async def go() -> None:
+        async with provider(api) as p:
+            async with asyncio.timeout(10):
+                await p.await_deleted("v1", "ConfigMap", "web", "held")
+
+    with pytest.raises(DeleteTimeout, match="held: still present 0s after its deletion — held by"):
+        asyncio.run(go())
 
 
 def test_an_object_deleted_while_waiting_fails() -> None:

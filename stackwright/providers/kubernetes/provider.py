@@ -467,15 +467,11 @@ class KubernetesProvider:
             and not meta.get("finalizers")
         ):
             return  # deleted outright: the answer is the object's last state
-        # The object's own `timeout-seconds` bounds this wait as it bounds its readiness
-        # (a Namespace a finalizer holds Terminating would otherwise wait out the default).
-        with contextlib.suppress(ValueError):  # malformed on a live object: the default
-            timeout = readiness.timeout_seconds(last) or timeout
         await self._waiter.wait_deleted(
             info,
             ns,
             name,
-            timeout=timeout or self.timeout,
+            timeout=self._deletion_limit(last, timeout),
             what=name,
             last=last or None,
             on_status=on_status,
@@ -499,7 +495,20 @@ class KubernetesProvider:
         except UnknownKind:
             return
         ns = (namespace or self._namespace) if info.namespaced else None
-        await self._waiter.wait_deleted(info, ns, name, timeout=timeout or self.timeout, what=name)
+        response = await self.api.request("GET", info.path(ns, name), what=name, ok=(404,))
+        if response.status == 404:
+            return
+        last = orjson.loads(response.body)
+        await self._waiter.wait_deleted(
+            info, ns, name, timeout=self._deletion_limit(last, timeout), what=name, last=last
+        )
+
+    def _deletion_limit(self, obj: Mapping[str, Any], timeout: float | None) -> float:
+        """How long to wait for `obj` to go: its own `timeout-seconds`, as for its readiness
+        (a Namespace a finalizer holds Terminating would otherwise wait out the default)."""
+        with contextlib.suppress(ValueError):  # malformed on a live object: the default
+            return readiness.timeout_seconds(obj) or timeout or self.timeout
+        return timeout or self.timeout
 
     # --- reads ----------------------------------------------------------------------------------
 
