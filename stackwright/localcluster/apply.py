@@ -47,8 +47,8 @@ __all__ = [
     "LAST_APPLIED_ANNOTATION",
     "Path",
     "default_manager",
-    "drop_empty_maps",
-    "drop_empty_metadata_maps",
+    "drop_empty_fields",
+    "drop_empty_metadata_fields",
     "field_set",
     "from_fields_v1",
     "path_string",
@@ -631,42 +631,82 @@ def _collect_unowned(
 # --- Go's omitempty -------------------------------------------------------------------------------
 
 
-def drop_empty_maps(obj: Any, root: Node | None, resolve: Resolver) -> None:
-    """Remove, in place, the empty maps of a built-in object's map fields (`data: {}`, a pod
-    template's `annotations: {}`), as its round trip through the API server's Go types and
-    storage does: every map field of a built-in kind is `omitempty`, and protobuf has no
-    empty map. An empty struct stays (`resources: {}`), as Go prints one. So an applier of
-    `data: {}` owns a map that is not there, and whoever adds it back adds that field.
+#: Optional list fields whose Go `json` tag has no `omitempty` (k8s.io/api types.go), by
+#: definition: protobuf storage has no empty list, so `[]` comes back nil, which Go prints
+#: as null (`rules: null`, as an aggregated ClusterRole shows before its rules are filled
+#: in). Every other list field of a built-in kind is `omitempty` but the required ones
+#: (the schema's `required`: kube-openapi makes a field required when its tag lacks
+#: `omitempty` and it has no `+optional`), which come back null too.
+_NULL_WHEN_EMPTY: Mapping[str, frozenset[str]] = {
+    "io.k8s.api.rbac.v1.ClusterRole": frozenset({"rules"}),
+    "io.k8s.api.rbac.v1.Role": frozenset({"rules"}),
+    "io.k8s.api.discovery.v1.EndpointSlice": frozenset({"ports"}),
+    "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinitionStatus": (
+        frozenset({"conditions", "storedVersions"})
+    ),
+}
+
+
+def drop_empty_fields(obj: Any, root: Node | None, resolve: Resolver) -> None:
+    """Remove, in place, what a built-in object's round trip through the API server's Go
+    types and protobuf storage drops: the empty maps of its map fields (`data: {}`, a pod
+    template's `annotations: {}`) and the empty lists of its list fields (`finalizers: []`,
+    a container's `env: []`), all `omitempty`, protobuf having neither; an empty list whose
+    field is not `omitempty` comes back null (a Role's `rules: []`). An empty struct stays
+    (`resources: {}`), as Go prints one. So an applier of `data: {}` (or of an atomic
+    `command: []`) owns a field that is not there, and whoever adds it back adds that field.
     """
-    _drop_empty_maps(obj, _typed_root(root, resolve), resolve)
+    _drop_empty_fields(obj, _typed_root(root, resolve), resolve)
 
 
-def drop_empty_metadata_maps(obj: Any, resolve: Resolver) -> None:
-    """`drop_empty_maps` for a custom object: its metadata alone (`labels: {}`). The API
-    server stores the rest as the JSON it is, empty maps too, but decodes its metadata into
-    ObjectMeta and back (apiextensions' `objectmeta.SetObjectMeta`), which drops them."""
+def drop_empty_metadata_fields(obj: Any, resolve: Resolver) -> None:
+    """`drop_empty_fields` for a custom object: its metadata alone (`labels: {}`,
+    `finalizers: []`). The API server stores the rest as the JSON it is, empty maps and
+    lists too, but decodes its metadata into ObjectMeta and back (apiextensions'
+    `objectmeta.SetObjectMeta`), whose unstructured converter drops them (omitempty)."""
     meta = obj.get("metadata") if isinstance(obj, dict) else None
     if isinstance(meta, dict):
-        _drop_empty_maps(meta, _object_meta(), resolve)
+        _drop_empty_fields(meta, _object_meta(), resolve)
 
 
-def _drop_empty_maps(value: Any, node: Node | None, resolve: Resolver) -> None:
+def _drop_empty_fields(value: Any, node: Node | None, resolve: Resolver) -> None:
     t = _type_of(node, resolve)
     if isinstance(value, dict) and t.kind == _MAP:
         for key in [*value]:
             item = value[key]
             sub = _field_node(t, key)
-            if item == {} and sub is not None and key in t.props:
+            if (item == {} or item == []) and sub is not None and key in t.props:
                 inner = _type_of(sub, resolve)
-                if inner.kind == _MAP and inner.elem is not None and not inner.props:
+                if item == {} and inner.kind == _MAP and inner.elem is not None and not inner.props:
                     del value[key]
                     continue
+                if item == [] and inner.kind == _LIST:
+                    if key in _kept_lists(resolve(node)):
+                        value[key] = None
+                    else:
+                        del value[key]
+                    continue
             if isinstance(item, dict | list):
-                _drop_empty_maps(item, sub, resolve)
+                _drop_empty_fields(item, sub, resolve)
     elif isinstance(value, list) and t.kind == _LIST:
         for item in value:
             if isinstance(item, dict | list):
-                _drop_empty_maps(item, t.elem, resolve)
+                _drop_empty_fields(item, t.elem, resolve)
+
+
+def _kept_lists(struct: Node) -> frozenset[str]:
+    """The list fields of a struct that Go prints when empty (as null): no `omitempty`."""
+    name = _definition_names().get(id(struct))
+    gvk = struct.get("x-kubernetes-group-version-kind")
+    if name is None and gvk:  # a kind's root, copied by `_typed_root`
+        name = builtin_schemas().definition_name(gvk[0]["group"], gvk[0]["version"], gvk[0]["kind"])
+    kept = _NULL_WHEN_EMPTY.get(name or "", frozenset())
+    return kept.union(struct.get("required") or ())
+
+
+@functools.cache
+def _definition_names() -> dict[int, str]:
+    return {id(node): name for name, node in builtin_schemas().definitions.items()}
 
 
 # --- merge (apply) ------------------------------------------------------------------------------

@@ -938,11 +938,11 @@ class Cluster:
         if rtype.crd is None:
             defaults.apply_defaults(obj, rtype.group, rtype.kind)
             if rtype.schema is not None:
-                ssa.drop_empty_maps(obj, rtype.schema, rtype.resolve)
+                ssa.drop_empty_fields(obj, rtype.schema, rtype.resolve)
         else:
             if rtype.schema is not None:
                 validation.default_custom(obj, rtype.schema)
-            ssa.drop_empty_metadata_maps(obj, rtype.resolve)
+            ssa.drop_empty_metadata_fields(obj, rtype.resolve)
         admit = _ADMISSION.get(rtype.key)
         if admit is not None:
             admit(self, old, obj)

@@ -1,7 +1,9 @@
 """An empty map applied to a built-in object, as a real API server treats it: the object's Go
 type drops it (`omitempty`: `data: {}` is stored and read back as no `data`), while its
 applier owns it (structured-merge-diff's ToFieldSet: `f:data: {}`). So whoever adds the map
-back adds a field that applier owns: another applier conflicts, a patch takes it over."""
+back adds a field that applier owns: another applier conflicts, a patch takes it over.
+Empty lists alike (`env: []`), but that ToFieldSet records an empty list only when it is
+atomic (`command: []`), and a list field without `omitempty` comes back null (`rules: []`)."""
 
 from __future__ import annotations
 
@@ -39,8 +41,8 @@ def apply(cluster: Any, manifest: str, manager: str, *flags: str, check: bool = 
     )  # fmt: skip
 
 
-def get(cluster: Any, name: str) -> dict[str, Any]:
-    out = cluster.kubectl("get", "configmap", name, "-n", NS, "-o", "json", "--show-managed-fields")
+def get(cluster: Any, name: str, kind: str = "configmap") -> dict[str, Any]:
+    out = cluster.kubectl("get", kind, name, "-n", NS, "-o", "json", "--show-managed-fields")
     obj: dict[str, Any] = json.loads(out.stdout)
     return obj
 
@@ -148,7 +150,8 @@ CRD = {
                                     "tags": {
                                         "type": "object",
                                         "additionalProperties": {"type": "string"},
-                                    }
+                                    },
+                                    "items": {"type": "array", "items": {"type": "string"}},
                                 },
                             }
                         },
@@ -166,7 +169,8 @@ def test_a_custom_objects_metadata_drops_its_empty_maps_and_its_body_keeps_them(
 ) -> None:
     """A custom object is stored as the JSON it is, but for its metadata, which the API
     server round-trips through ObjectMeta (apiextensions' objectmeta.SetObjectMeta, whose
-    unstructured converter drops an omitempty empty map): `labels: {}` goes, `tags: {}` stays."""
+    unstructured converter drops an omitempty empty map or list): `labels: {}` and
+    `finalizers: []` go, `tags: {}` and `items: []` stay."""
     cluster.kubectl("apply", "--server-side", "-f", "-", input=json.dumps(CRD))
     cluster.kubectl(
         "wait", "--for=condition=Established", "crd/gadgets.example.com", "--timeout=30s"
@@ -174,8 +178,14 @@ def test_a_custom_objects_metadata_drops_its_empty_maps_and_its_body_keeps_them(
     gadget = {
         "apiVersion": "example.com/v1",
         "kind": "Gadget",
-        "metadata": {"name": how, "namespace": NS, "labels": {}, "annotations": {}},
-        "spec": {"tags": {}},
+        "metadata": {
+            "name": how,
+            "namespace": NS,
+            "labels": {},
+            "annotations": {},
+            "finalizers": [],
+        },
+        "spec": {"tags": {}, "items": []},
     }
     if how == "create":
         cluster.kubectl("create", "-f", "-", input=json.dumps(gadget))
@@ -183,5 +193,94 @@ def test_a_custom_objects_metadata_drops_its_empty_maps_and_its_body_keeps_them(
         apply(cluster, json.dumps(gadget), "first")
     out = cluster.kubectl("get", "gadget", how, "-n", NS, "-o", "json", "--show-managed-fields")
     obj = json.loads(out.stdout)
-    assert "labels" not in obj["metadata"] and "annotations" not in obj["metadata"], obj
-    assert obj["spec"] == {"tags": {}}
+    assert not {"labels", "annotations", "finalizers"} & set(obj["metadata"]), obj
+    assert obj["spec"] == {"tags": {}, "items": []}
+
+
+def deployment(name: str, container: dict[str, Any], **pod: Any) -> dict[str, Any]:
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": name, "namespace": NS, "finalizers": [], "ownerReferences": []},
+        "spec": {
+            "selector": {"matchLabels": {"app": name}},
+            "template": {
+                "metadata": {"labels": {"app": name}},
+                "spec": {"containers": [container], **pod},
+            },
+        },
+    }
+
+
+def test_applied_empty_lists_are_not_stored_and_only_an_atomic_one_is_owned(
+    cluster: Any, ns: str
+) -> None:
+    """Every list field here is `omitempty`, so none is stored. ToFieldSet records an empty
+    atomic list (`command`) as a member and no empty granular one (`env`, keyed by name): a
+    second applier adding commands conflicts with the first, adding env does not; a patch
+    adding ports adds the list, `.` in its entry, as there was none to change."""
+    container = {"name": "web", "image": "nginx:1.29", "command": []}
+    container.update(env=[], ports=[], volumeMounts=[])
+    apply(
+        cluster,
+        json.dumps(deployment("listed", container, volumes=[], imagePullSecrets=[])),
+        "first",
+    )
+    obj = get(cluster, "listed", "deployment")
+    assert not {"finalizers", "ownerReferences"} & set(obj["metadata"]), obj["metadata"]
+    pod = obj["spec"]["template"]["spec"]
+    assert not {"volumes", "imagePullSecrets"} & set(pod), pod
+    assert not {"command", "env", "ports", "volumeMounts"} & set(pod["containers"][0]), pod
+    spec = fields(obj)["first"]["f:spec"]["f:template"]["f:spec"]
+    assert not {"f:volumes", "f:imagePullSecrets"} & set(spec), spec
+    assert spec["f:containers"]['k:{"name":"web"}'] == {
+        ".": {}, "f:command": {}, "f:image": {}, "f:name": {},
+    }  # fmt: skip
+    assert "f:metadata" not in fields(obj)["first"]  # no finalizers, no ownerReferences
+
+    def other(**fields_: Any) -> str:
+        containers = [{"name": "web", **fields_}]
+        spec_ = {"template": {"spec": {"containers": containers}}}
+        return json.dumps({**deployment("listed", {}), "spec": spec_})
+
+    apply(cluster, other(env=[{"name": "A", "value": "1"}]), "second")
+    refused = apply(cluster, other(command=["sleep"]), "third", check=False)
+    assert refused.returncode == 1, refused.stdout
+    at = '.spec.template.spec.containers[name="web"].command'
+    assert 'conflict with "first"' in refused.stderr and at in refused.stderr, refused.stderr
+
+    patch = {"spec": {"template": {"spec": {"containers": [{"name": "web", "ports": [
+        {"containerPort": 80}]}]}}}}  # fmt: skip
+    cluster.kubectl(
+        "patch", "deployment", "listed", "-n", NS, "--field-manager=filler", "-p",
+        json.dumps(patch),
+    )  # fmt: skip
+    obj = get(cluster, "listed", "deployment")
+    entry = fields(obj)["filler"]["f:spec"]["f:template"]["f:spec"]["f:containers"]
+    assert "." in entry['k:{"name":"web"}']["f:ports"], entry
+    assert obj["spec"]["template"]["spec"]["containers"][0]["env"] == [{"name": "A", "value": "1"}]
+
+
+@pytest.mark.parametrize("how", ["create", "apply"])
+def test_an_empty_list_whose_field_go_prints_comes_back_null(
+    cluster: Any, ns: str, how: str
+) -> None:
+    """A Role's `rules` is `json:"rules"`, no omitempty: protobuf storage has no empty list,
+    so it comes back nil, and Go prints null. An applier owns it (an atomic list)."""
+    role = {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "Role",
+        "metadata": {"name": f"none-{how}", "namespace": NS, "finalizers": []},
+        "rules": [],
+    }
+    if how == "create":
+        cluster.kubectl("create", "-f", "-", input=json.dumps(role))
+    else:
+        apply(cluster, json.dumps(role), "first")
+    obj = get(cluster, f"none-{how}", "role")
+    assert obj["rules"] is None and "finalizers" not in obj["metadata"], obj
+    if how == "apply":
+        assert fields(obj)["first"] == {"f:rules": {}}
+        version = obj["metadata"]["resourceVersion"]
+        apply(cluster, json.dumps(role), "first")  # the same again: no change, no write
+        assert get(cluster, f"none-{how}", "role")["metadata"]["resourceVersion"] == version

@@ -15,7 +15,7 @@ from stackwright.localcluster import status
 from stackwright.localcluster.apply import (
     LAST_APPLIED_ANNOTATION,
     default_manager,
-    drop_empty_maps,
+    drop_empty_fields,
     field_set,
     from_fields_v1,
     path_string,
@@ -525,7 +525,7 @@ def test_a_builtin_objects_empty_maps_go_as_its_go_type_drops_them_empty_structs
     template = obj["spec"]["template"]
     template["metadata"] = {"labels": {}, "annotations": {"a": "1"}}
     template["spec"]["nodeSelector"] = {}
-    drop_empty_maps(obj, DEPLOYMENT, SCHEMAS.resolve)
+    drop_empty_fields(obj, DEPLOYMENT, SCHEMAS.resolve)
     assert obj["metadata"] == {"name": "web", "namespace": "default"}
     assert template["metadata"] == {"annotations": {"a": "1"}}
     assert template["spec"] == {
@@ -534,6 +534,39 @@ def test_a_builtin_objects_empty_maps_go_as_its_go_type_drops_them_empty_structs
             {"name": "side", "resources": {}, "securityContext": {}},
         ]
     }
+
+
+def test_a_builtin_objects_empty_lists_go_unless_go_prints_them_then_they_come_back_null() -> None:
+    """Nearly every optional list field of a built-in kind is `omitempty` (finalizers, owner
+    references, a container's env, ports, volumeMounts and command, a pod spec's volumes
+    and imagePullSecrets), and protobuf storage has no empty list. A field without it comes
+    back nil, which Go prints as null: a Role's `rules` (`json:"rules"`), a required one
+    (a PolicyRule's `verbs`, a NodeSelector's terms)."""
+    container = {"name": "web", "env": [], "ports": [], "volumeMounts": [], "command": []}
+    obj = deployment([container])
+    obj["metadata"].update(finalizers=[], ownerReferences=[])
+    spec = obj["spec"]["template"]["spec"]
+    spec.update(volumes=[], imagePullSecrets=[])
+    terms: dict[str, Any] = {"nodeSelectorTerms": []}
+    spec["affinity"] = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": terms}}
+    drop_empty_fields(obj, DEPLOYMENT, SCHEMAS.resolve)
+    assert obj["metadata"] == {"name": "web", "namespace": "default"}
+    assert spec["containers"] == [{"name": "web"}]
+    assert [*spec] == ["containers", "affinity"] and terms == {"nodeSelectorTerms": None}
+
+    role: dict[str, Any] = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role"}
+    role["metadata"] = {"name": "reader", "finalizers": []}
+    role["rules"] = []
+    drop_empty_fields(
+        role, SCHEMAS.root("rbac.authorization.k8s.io", "v1", "Role"), SCHEMAS.resolve
+    )
+    assert role["metadata"] == {"name": "reader"} and role["rules"] is None
+    rule = {"apiGroups": [], "resources": ["pods"], "resourceNames": [], "verbs": []}
+    role["rules"] = [rule]
+    drop_empty_fields(
+        role, SCHEMAS.root("rbac.authorization.k8s.io", "v1", "Role"), SCHEMAS.resolve
+    )
+    assert rule == {"resources": ["pods"], "verbs": None}
 
 
 def test_pruning_a_whole_list_item_takes_its_defaulted_fields_along() -> None:
