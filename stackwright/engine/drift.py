@@ -439,6 +439,8 @@ def drifted(
             continue
         if not present and value in (None, {}, [], ""):
             continue  # an empty value the server drops is not a change
+        if present and value == [] and current is None:
+            continue  # nor one it returns as null (a Role's `rules: []`, no omitempty)
         if (
             present
             and value == {}

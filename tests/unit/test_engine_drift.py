@@ -286,3 +286,13 @@ def test_a_manager_that_set_an_atomic_list_whole_is_named_for_a_field_in_it() ->
     assert drifted(recorded, live) == [
         DriftedField("spec.tolerations[0].effect", "NoSchedule", "NoExecute", "kubectl-edit")
     ]
+
+
+def test_an_empty_list_the_server_returns_as_null_is_no_drift() -> None:
+    """A Role's `rules: []` comes back `rules: null` (its field has no omitempty, protobuf
+    storage no empty list); `env: []` comes back absent. Neither is a change; rules is."""
+    recorded = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role", "rules": []}
+    assert drifted(recorded, {**recorded, "rules": None}) == []
+    assert drifted(recorded, {k: v for k, v in recorded.items() if k != "rules"}) == []
+    rule = [{"verbs": ["get"]}]
+    assert [d.path for d in drifted(recorded, {**recorded, "rules": rule})] == ["rules"]
