@@ -35,6 +35,7 @@ from stackwright.providers.kubernetes.errors import (
     ApplyConflict,
     ApplyRejected,
     ConfigError,
+    FieldConflict,
     InvalidObject,
     NotFoundError,
     ProviderError,
@@ -93,6 +94,16 @@ def _defaulted_rolling_update(body: Mapping[str, Any], refused: InvalidObject) -
         and bool(refused.causes)
         and all(c.field == "spec.strategy.rollingUpdate" for c in refused.causes)
     )
+
+
+def _rolling_update_owners(live: Mapping[str, Any], ours: str) -> list[str]:
+    """The managers other than `ours` that own part of a Deployment's `spec.strategy.rollingUpdate`."""
+    owners = set()
+    for entry in (live.get("metadata") or {}).get("managedFields") or ():
+        spec = (entry.get("fieldsV1") or {}).get("f:spec") or {}
+        if "f:rollingUpdate" in (spec.get("f:strategy") or {}) and entry.get("manager") != ours:
+            owners.add(str(entry.get("manager")))
+    return sorted(owners)
 
 
 @dataclass(frozen=True)
@@ -349,8 +360,20 @@ class KubernetesProvider:
         server defaulted and no manager owns (so no apply removes it): a merge patch sets
         the type and drops the field together, then the apply goes through. Its dry run
         applies the rest and shows the strategy as the program has it (a dry-run patch
-        would not be there for the dry-run apply to see)."""
+        would not be there for the dry-run apply to see). A `rollingUpdate` another manager
+        set is theirs: a conflict, which only forcing patches away."""
         spec = body["spec"]
+        if "force=true" not in query:
+            current = await self.api.request("GET", info.path(namespace, name), what=name)
+            owners = _rolling_update_owners(orjson.loads(current.body), self.field_manager)
+            if owners:
+                field = ".spec.strategy.rollingUpdate"
+                raise ApplyConflict(
+                    f"{name}: strategy type Recreate takes no {field}, which manager "
+                    f"{', '.join(owners)} set; have it remove the field, or re-run with "
+                    "--force-conflicts (or set `force` on the resource) to drop it",
+                    conflicts=tuple(FieldConflict(field, owner) for owner in owners),
+                )
         if "dryRun=All" in query:
             response = await send(query, {**body, "spec": _without(spec, "strategy")})
             live = orjson.loads(response.body)
