@@ -27,6 +27,36 @@ RECREATE = 'STRATEGY = {"strategy": {"type": "Recreate"}}\n'
 DEFAULT = "STRATEGY = {}\n"
 
 
+def _entries(cluster: LiveCluster, ns: str) -> set[tuple[str, str]]:
+    deployment = live(cluster, "deployment", "web", ns)
+    return {(m["manager"], m["operation"]) for m in deployment["metadata"]["managedFields"]}
+
+
+def test_a_switch_interrupted_after_its_patch_converges_on_the_next_up(
+    new_project: Any, cluster: LiveCluster
+) -> None:
+    """A run killed between the strategy patch and the apply leaves the patch's Update
+    entry (stackwright owning spec.strategy.type); the next up's apply then goes straight
+    through, and must still drop that entry, or switching back keeps Recreate."""
+    p = new_project()
+    p.program(DEFAULT + BODY)
+    p.up()
+    patch = {"spec": {"strategy": {"type": "Recreate", "rollingUpdate": None}}}
+    cluster.kubectl(
+        "patch", "deployment", "web", "-n", p.ns, "--type=merge", "--field-manager=stackwright",
+        "-p", json.dumps(patch),
+    )  # fmt: skip
+    assert ("stackwright", "Update") in _entries(cluster, p.ns)
+
+    p.program(RECREATE + BODY)
+    assert p.up().ops() == {"web": "update"}
+    assert ("stackwright", "Update") not in _entries(cluster, p.ns)
+
+    p.program(DEFAULT + BODY)
+    p.up()
+    assert live(cluster, "deployment", "web", p.ns)["spec"]["strategy"]["type"] == "RollingUpdate"
+
+
 def test_a_rolling_update_another_manager_owns_is_not_patched_away(
     new_project: Any, cluster: LiveCluster
 ) -> None:

@@ -80,12 +80,20 @@ def _without(mapping: Mapping[str, Any], key: str) -> dict[str, Any]:
     return {k: v for k, v in mapping.items() if k != key}
 
 
+#: Tries of the JSON patch that drops the strategy patch's managedFields entry.
+_FORGET_ATTEMPTS = 3
+
+
+def _is_deployment(body: Mapping[str, Any]) -> bool:
+    return (body.get("apiVersion"), body.get("kind")) == ("apps/v1", "Deployment")
+
+
 def _defaulted_rolling_update(body: Mapping[str, Any], refused: InvalidObject) -> bool:
     """Whether the API server refused `body`, a Deployment the program switched to
     `strategy.type: Recreate` without a `rollingUpdate`, only for the `rollingUpdate` it
     defaulted when the type was RollingUpdate: that field belongs to no manager, so
     server-side apply never removes it (kubernetes/kubernetes#24198)."""
-    if (body.get("apiVersion"), body.get("kind")) != ("apps/v1", "Deployment"):
+    if not _is_deployment(body):
         return False
     strategy = (body.get("spec") or {}).get("strategy") or {}
     return (
@@ -345,6 +353,10 @@ class KubernetesProvider:
             for text in api_warnings(response.headers):
                 warn(text)
         live: dict[str, Any] = orjson.loads(response.body)
+        if not dry_run and _is_deployment(body):
+            # Every apply, not only the one after the patch: a run killed between the two
+            # leaves the entry, and the next run's apply goes straight through.
+            await self._forget_strategy_patch(info.path(namespace, name), name, live)
         return live
 
     async def _recreate_strategy(
@@ -381,30 +393,35 @@ class KubernetesProvider:
             return _Answer(orjson.dumps(live), response.headers)
         patch = {"spec": {"strategy": {"type": "Recreate", "rollingUpdate": None}}}
         await self._patch(info.path(namespace, name), name, patch, "application/merge-patch+json")
-        response = await send(query)
-        await self._forget_strategy_patch(info, namespace, name, orjson.loads(response.body))
-        return response
+        return await send(query)
 
-    async def _forget_strategy_patch(
-        self, info: ResourceInfo, namespace: str | None, name: str, live: Mapping[str, Any]
-    ) -> None:
+    async def _forget_strategy_patch(self, path: str, name: str, live: Mapping[str, Any]) -> None:
         """Drop the managedFields entry the strategy patch left (an Update by `stackwright`
         owning `spec.strategy.type`, which the apply owns as well): left, it would keep
-        Recreate once the program no longer sets it, and conflict with a later type.
-        Best effort: the object is right either way."""
-        meta = live.get("metadata") or {}
-        entries = list(meta.get("managedFields") or ())
-        kept = [e for e in entries if not self._strategy_patch_entry(e)]
-        if len(kept) == len(entries):
-            return
-        patch = [
-            {"op": "test", "path": "/metadata/resourceVersion", "value": meta["resourceVersion"]},
-            {"op": "replace", "path": "/metadata/managedFields", "value": kept},
-        ]
-        with contextlib.suppress(ProviderError):
-            await self._patch(
-                info.path(namespace, name), name, patch, "application/json-patch+json"
-            )
+        Recreate once the program no longer sets it, and conflict with a later type. The
+        JSON patch holds only against the version read: one the Deployment controller's
+        status write overtook is tried again on the object read anew, a few times; past
+        that, the next apply of the Deployment drops it."""
+        for _ in range(_FORGET_ATTEMPTS):
+            meta = live.get("metadata") or {}
+            entries = list(meta.get("managedFields") or ())
+            kept = [e for e in entries if not self._strategy_patch_entry(e)]
+            if len(kept) == len(entries):
+                return
+            version = meta.get("resourceVersion")
+            patch = [
+                {"op": "test", "path": "/metadata/resourceVersion", "value": version},
+                {"op": "replace", "path": "/metadata/managedFields", "value": kept},
+            ]
+            try:
+                await self._patch(path, name, patch, "application/json-patch+json")
+                return
+            except ProviderError:
+                with contextlib.suppress(ProviderError):
+                    reply = await self.api.request("GET", path, what=name, ok=(404,))
+                    if reply.status == 404:
+                        return
+                    live = orjson.loads(reply.body)
 
     def _strategy_patch_entry(self, entry: Mapping[str, Any]) -> bool:
         owned = entry.get("fieldsV1") or {}
