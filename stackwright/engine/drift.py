@@ -15,7 +15,7 @@ import base64
 import functools
 import json
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from stackwright.engine.events import DriftedField, within
@@ -274,13 +274,23 @@ def _names_keys(node: Any) -> bool:
     return isinstance(node, Mapping) and any(key.startswith("f:") for key in node)
 
 
-def _keyed_map(live: Mapping[str, Any], steps: list[_Step]) -> bool:
-    """Whether a manager of `live` names keys of the map at `steps` (`_names_keys`)."""
+def _names_items(node: Any) -> bool:
+    """Whether a fieldsV1 node names items of a list (`v:"example.com/x"`, `k:{"name":"A"}`):
+    one server-side apply merges item by item (finalizers, a container's env). An atomic list
+    (a Role's rules) is one value, and every manager's node for it is empty."""
+    return isinstance(node, Mapping) and any(key.startswith(("v:", "k:")) for key in node)
+
+
+def _keyed_map(
+    live: Mapping[str, Any], steps: list[_Step], names: Callable[[Any], bool] = _names_keys
+) -> bool:
+    """Whether a manager of `live` names keys of the map at `steps` (`_names_keys`), or
+    items of the list there (`names=_names_items`)."""
     for entry in (live.get("metadata") or {}).get("managedFields") or ():
         node: Any = entry.get("fieldsV1") or {}
         for step in steps:
             node = _child(node, step) if isinstance(node, Mapping) else None
-        if _names_keys(node):
+        if names(node):
             return True
     return False
 
@@ -380,14 +390,26 @@ _KEYED_MAPS = (("metadata", "labels"), ("metadata", "annotations"))
 
 
 def _claims_no_key(
-    live: Mapping[str, Any], path: tuple[str | int, ...], recorded: Mapping[str, Any]
+    live: Mapping[str, Any],
+    path: tuple[str | int, ...],
+    recorded: Mapping[str, Any],
+    value: Any,
+    current: Any,
 ) -> bool:
-    """Whether an empty map recorded at `path` claims none of the live map's keys: it is
-    granular, known (`_KEYED_MAPS`) or as its managers name its keys (`_names_keys`)."""
-    if path in _KEYED_MAPS:
-        return True
+    """Whether `value`, an empty map or list recorded at `path`, claims none of the keys or
+    items of `current`, the live value there: that is a map or list as well, and granular,
+    known (`_KEYED_MAPS`) or as its managers name its keys (`_names_keys`) or items
+    (`_names_items`)."""
+    if value == [] and isinstance(current, list):
+        names = _names_items
+    elif value == {} and isinstance(current, Mapping):
+        if path in _KEYED_MAPS:
+            return True
+        names = _names_keys
+    else:
+        return False
     steps = _steps(live, path, recorded)
-    return steps is not None and _keyed_map(live, steps)
+    return steps is not None and _keyed_map(live, steps, names)
 
 
 def removed_by_its_ttl(recorded: Mapping[str, Any]) -> bool:
@@ -441,17 +463,14 @@ def drifted(
             continue  # an empty value the server drops is not a change
         if present and value == [] and current is None:
             continue  # nor one it returns as null (a Role's `rules: []`, no omitempty)
-        if (
-            present
-            and value == {}
-            and isinstance(current, Mapping)
-            and _claims_no_key(live, path, recorded)
-        ):
+        if present and value in ({}, []) and _claims_no_key(live, path, recorded, value, current):
             # An empty map of labels or annotations (or any map server-side apply owns key by
             # key: a pod template's annotations, a ConfigMap's data) claims none of its keys:
             # the marks Stackwright adds to `annotations: {}`, or keys another manager adds
             # (`kubectl rollout restart`'s), are not drift. Not any empty map: an atomic one
             # (a NetworkPolicy's `podSelector: {}`, all pods) narrowed by someone is drift.
+            # Likewise an empty list merged item by item (`finalizers: []`, a controller's
+            # finalizer), not an atomic one (a Role's `rules: []`, a rule added by hand).
             continue
         if not present and path == ("metadata", "namespace"):
             continue  # a cluster-scoped object given one: the server drops it (as kubectl)
