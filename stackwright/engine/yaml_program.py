@@ -37,6 +37,7 @@ through without its file and line.
 from __future__ import annotations
 
 import base64
+import binascii
 import difflib
 import functools
 import importlib
@@ -344,6 +345,16 @@ def _no_resource(resource: Resource) -> Any:
 
 #: What a function raises for arguments that do not fit it (`fn::fromJSON` of what is not JSON).
 _ARGUMENT_ERRORS = (TypeError, ValueError, IndexError, KeyError, OSError)
+#: What is said of secret arguments that do not fit: the function's own words may quote them
+#: (`'…' is not a list`, a byte `fn::fromBase64` could not decode). JSON's and base64's
+#: say only where, or how long (`Expecting value: line 1 column 1`), and are kept.
+_SECRET_MISFIT = "its arguments do not fit it; they are secret, so what they hold is not shown"
+_QUOTES_NOTHING = (json.JSONDecodeError, binascii.Error)
+
+
+def _secretly_told(error: Exception) -> Exception:
+    """`error` of a function of secret arguments, as it may be told."""
+    return error if isinstance(error, _QUOTES_NOTHING) else ValueError(_SECRET_MISFIT)
 
 
 def _lift(
@@ -360,8 +371,13 @@ def _lift(
         # Known now, only secret (configuration, `fn::secret`): computed now, so that what
         # does not fit is refused before the run, as a plain value is; its result secret.
         known, secret_paths = unwrap_secrets(resolve(list(args), _no_resource))
-        found = compute(*known)
-        return Output.secret(found) if secret_paths else found
+        if not secret_paths:
+            return compute(*known)
+        try:
+            return Output.secret(compute(*known))
+        except _ARGUMENT_ERRORS as error:
+            raise _secretly_told(error) from None
+    combined = Output.all(*args)
 
     def later(values: list[Any]) -> Any:
         try:
@@ -369,9 +385,9 @@ def _lift(
         except _ARGUMENT_ERRORS as error:
             if refusal is None:
                 raise
-            raise refusal(error) from None
+            raise refusal(_secretly_told(error) if combined.is_secret else error) from None
 
-    return Output.all(*args)._derived(later)
+    return combined._derived(later)
 
 
 class Evaluator:
