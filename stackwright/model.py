@@ -254,8 +254,15 @@ class ResourceState:
     #: The program's `ignore_changes` paths: others may change them, so a `refresh`, which
     #: runs no program, reports no drift there either.
     ignore_changes: tuple[str, ...] = ()
+    #: The program's `custom_timeouts.delete` in seconds (None: the provider's default):
+    #: recorded so that a resource taken out of the program, or a `destroy`, which runs
+    #: no program, still waits for its delete as long as the program said.
+    delete_timeout: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
+        # `deleteTimeout` only when set: a record without it is one an older Stackwright
+        # wrote and reads (an export of such records stays a document it imports).
+        timeout = {} if self.delete_timeout is None else {"deleteTimeout": self.delete_timeout}
         return {
             "urn": self.urn,
             "type": self.type,
@@ -274,6 +281,7 @@ class ResourceState:
             "initErrors": list(self.init_errors),
             "external": self.external,
             "ignoreChanges": list(self.ignore_changes),
+            **timeout,
         }
 
     @classmethod
@@ -296,7 +304,12 @@ class ResourceState:
             init_errors=tuple(data.get("initErrors") or ()),
             external=data.get("external", False),
             ignore_changes=tuple(data.get("ignoreChanges") or ()),
+            delete_timeout=_seconds_or_none(data.get("deleteTimeout")),
         )
+
+
+def _seconds_or_none(value: Any) -> float | None:
+    return None if value is None else float(value)
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,7 @@ it reports the exact path of the first problem and never guesses a fix.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any, Final
 
@@ -45,6 +46,8 @@ _FIELDS: Final[dict[str, tuple[str, Any]]] = {
     "initErrors": ("a list of strings", []),
     "external": ("a boolean", False),
     "ignoreChanges": ("a list of strings", []),
+    # Left out by older Stackwrights' records and exports: no custom_timeouts.delete.
+    "deleteTimeout": ("a positive number of seconds", None),
 }
 
 _OPS: Final = {op.value: op for op in Op}
@@ -73,6 +76,13 @@ def _check(value: Any, kind: str) -> bool:
         return isinstance(value, bool)
     if kind == "an object":
         return isinstance(value, Mapping) and all(isinstance(k, str) for k in value)
+    if kind == "a positive number of seconds":
+        return (
+            isinstance(value, int | float)
+            and not isinstance(value, bool)
+            and math.isfinite(value)
+            and value > 0
+        )
     return isinstance(value, list) and all(isinstance(item, str) for item in value)
 
 

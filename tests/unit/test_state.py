@@ -15,6 +15,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -29,6 +30,7 @@ from stackwright.state import (
     backend_url,
     open_backend,
 )
+from stackwright.state._codec import decode_resource
 from stackwright.state._journal import Demote, Put, Remove, Target, effects
 
 PROJECT = "web"
@@ -1126,7 +1128,15 @@ def edited(**changes: Any) -> dict[str, Any]:
         (
             edited(resources__0__colour="red"),
             "resources[0]: unknown field 'colour' (fields: urn, type, id, inputs, outputs, parent, "
-            "dependencies, provider, custom, protect, retainOnDelete, deletedWith, secretPaths, deletePending, initErrors, external, ignoreChanges)",
+            "dependencies, provider, custom, protect, retainOnDelete, deletedWith, secretPaths, deletePending, initErrors, external, ignoreChanges, deleteTimeout)",
+        ),
+        (
+            edited(resources__0__deleteTimeout=-1),
+            "resources[0]: field 'deleteTimeout' must be a positive number of seconds, got a number",
+        ),
+        (
+            edited(resources__0__deleteTimeout="5m"),
+            "resources[0]: field 'deleteTimeout' must be a positive number of seconds, got a string",
         ),
         (
             edited(resources__0__urn="web/dev/a"),
@@ -1209,6 +1219,7 @@ def stack_states(draw: st.DrawFn) -> list[ResourceState]:
                 protect=draw(st.booleans()),
                 retain_on_delete=draw(st.booleans()),
                 secret_paths=tuple(draw(st.lists(st.text(max_size=10), max_size=3))),
+                delete_timeout=draw(st.none() | st.floats(min_value=0.5, max_value=1e6)),
             )
         )
     return states
@@ -1236,6 +1247,31 @@ def test_export_import_round_trip(
     target.import_(PROJECT, "dev", document)
     assert target.export(PROJECT, "dev") == document
     assert target.load(PROJECT, "dev").resources == states
+
+
+def test_a_delete_timeout_is_recorded_and_a_record_without_one_loads(
+    tmp_path: Path, backend: SQLiteBackend
+) -> None:
+    """`custom_timeouts.delete` (seconds) is kept with its resource, in the store and in
+    exports; records and exports an older Stackwright wrote, which lack it, load as having
+    none, and an export without one set stays the document an older Stackwright reads."""
+    up(backend, res("timed", delete_timeout=120.0), res("plain"))
+    assert [r.delete_timeout for r in backend.load(PROJECT, "dev").resources] == [120.0, None]
+    document = backend.export(PROJECT, "dev")
+    exported = {r["urn"]: r for r in document["resources"]}
+    assert exported[urn("timed")]["deleteTimeout"] == 120.0
+    assert "deleteTimeout" not in exported[urn("plain")]
+
+    old = [{k: v for k, v in r.items() if k != "deleteTimeout"} for r in document["resources"]]
+    target = SQLiteBackend(tmp_path / "old.db")
+    target.import_(PROJECT, "dev", {**document, "version": 1, "resources": old})
+    assert [r.delete_timeout for r in target.load(PROJECT, "dev").resources] == [None, None]
+    assert "deleteTimeout" not in str(target.export(PROJECT, "dev"))
+    # A row's payload as an older Stackwright stored it.
+    stored = decode_resource(
+        orjson.dumps({"urn": urn("c"), "type": CM}), "row", project=PROJECT, stack="dev"
+    )
+    assert stored.delete_timeout is None
 
 
 # --- state edits -------------------------------------------------------------
