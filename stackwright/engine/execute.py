@@ -143,6 +143,7 @@ from stackwright.sdk.output import (
 )
 from stackwright.sdk.resource import (
     ComponentResource,
+    CustomTimeouts,
     Resource,
     failed_at,
     is_object_id,
@@ -627,7 +628,7 @@ class Run:
             # the cluster is removing.
             if not self.options.dry_run:
                 await self.provider_for(state.provider).await_deleted(
-                    api_version, kind, namespace, name
+                    api_version, kind, namespace, name, timeout=state.delete_timeout
                 )
             live = None
         if item.op in _DELETES:
@@ -940,6 +941,7 @@ class Run:
             deleted_with=opts.deleted_with.urn if opts.deleted_with is not None else "",
             secret_paths=tuple(secret_paths),
             ignore_changes=tuple(opts.ignore_changes),
+            delete_timeout=_delete_seconds(opts.custom_timeouts),
         )
         return state, auto
 
@@ -1504,12 +1506,12 @@ class Run:
             # Its record goes with its object; what still refers to it stops doing so first,
             # so that a replacement the server refuses leaves a state that loads.
             self._forget_gone({step.old.urn: step.old}, record=True)
-            old = step.old
+            old = replace(step.old, delete_timeout=new.delete_timeout)  # the program's now
 
             async def when_gone() -> None:  # the objects in it went too: created anew
                 self._forget_held(old, "replaced (deleted first)")
 
-            await self._delete_object(step.old, Op.DELETE_REPLACED, when_gone=when_gone)
+            await self._delete_object(old, Op.DELETE_REPLACED, when_gone=when_gone)
             journal_op = Op.CREATE
         elif step.op is Op.REPLACE:
             journal_op = Op.CREATE_REPLACEMENT
@@ -1549,7 +1551,10 @@ class Run:
             self._new_namespaces.add((new.provider, new.id))
         if step.op is Op.REPLACE and not step.delete_before_replace:
             assert step.old is not None
-            self.replaced.append(replace(step.old, delete_pending=True))
+            # Deleted later in the run, as long as the program says now.
+            self.replaced.append(
+                replace(step.old, delete_pending=True, delete_timeout=new.delete_timeout)
+            )
 
     def _failed_write(self, number: int, exc: BaseException) -> None:
         assert self.journal is not None
@@ -1748,6 +1753,8 @@ class Run:
                         kind,
                         namespace,
                         name,
+                        # The object's own timeout-seconds still comes first (the provider's).
+                        timeout=state.delete_timeout,
                         on_status=lambda message: self.emit(StepProgress(state.urn, message)),
                     )
                 member = applyset_of(state)
@@ -2265,6 +2272,11 @@ _HOOK_PLACES = {
     "post-install": "after the chart's other objects",
     "post-upgrade": "after the chart's other objects",
 }
+
+
+def _delete_seconds(timeouts: CustomTimeouts | None) -> float | None:
+    """`custom_timeouts.delete`, which the SDK made seconds when the resource was declared."""
+    return None if timeouts is None or timeouts.delete is None else float(timeouts.delete)
 
 
 def _hook_note(obj: Mapping[str, Any]) -> str:

@@ -467,6 +467,7 @@ def plan(intent: Intent, old: ResourceState | None) -> Step:
 STATE_OPTIONS = (
     *("protect", "retain_on_delete", "deleted_with", "parent", "dependencies"),
     "ignore_changes",  # what a refresh, which runs no program, leaves out of drift
+    "delete_timeout",  # how long a delete without the program (destroy, removal) waits
 )
 
 
@@ -488,6 +489,10 @@ def recorded_options(step: Step) -> ResourceState | None:
     )
 
 
+def _seconds_text(seconds: float | None) -> str:
+    return "(default)" if seconds is None else f"{seconds:g}s"
+
+
 def _added_secrets(old: ResourceState, new: ResourceState) -> tuple[str, ...]:
     """The secret paths `new` has that `old` does not (a found one `old` has stays)."""
     return tuple(p for p in dict.fromkeys(new.secret_paths) if p not in old.secret_paths)
@@ -502,6 +507,7 @@ def _state_options(state: ResourceState) -> tuple[Any, ...]:
         state.parent,
         frozenset(state.dependencies),
         frozenset(state.ignore_changes),
+        state.delete_timeout,
     )
 
 
@@ -521,6 +527,11 @@ def option_changes(old: ResourceState, new: ResourceState) -> list[str]:
         notes.append(f"deleted_with {named(old.deleted_with)} → {named(new.deleted_with)}")
     if set(old.ignore_changes) != set(new.ignore_changes):
         notes.append(f"ignore_changes {list(old.ignore_changes)} → {list(new.ignore_changes)}")
+    if old.delete_timeout != new.delete_timeout:
+        notes.append(
+            f"custom_timeouts.delete {_seconds_text(old.delete_timeout)} → "
+            f"{_seconds_text(new.delete_timeout)}"
+        )
     added = _added_secrets(old, new)
     if added:
         notes.append(f"secret now: {', '.join(added)}")

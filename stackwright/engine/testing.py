@@ -305,6 +305,8 @@ class FakeCluster:
         self.clock = clock
         self.objects: dict[Key, Obj] = {}
         self.calls: list[Call] = []
+        #: (name, timeout) of each delete, in order: how long the engine let it wait.
+        self.delete_timeouts: list[tuple[str, float | None]] = []
         self.applied: list[Applied] = []
         self.applysets: set[tuple[str, str]] = set()
         #: Each object's fields by the field manager that set them last.
@@ -594,6 +596,7 @@ class FakeCluster:
         on_status: Callable[[str], None] | None = None,
     ) -> None:
         self.calls.append(Call("delete", kind, name))
+        self.delete_timeouts.append((name, timeout))
         await self._pause()
         key = self._existing_key(api_version, kind, namespace, name)
         stored = self.objects.get(key) if key is not None else None

@@ -415,10 +415,14 @@ def test_a_job_its_ttl_deleted_as_soon_as_it_completed_is_ready() -> None:
     assert done["status"]["conditions"] == [complete]
 
 
-def test_waiting_for_an_earlier_delete_stops_at_the_objects_own_timeout() -> None:
+@pytest.mark.parametrize("given", [None, 30.0])
+def test_waiting_for_an_earlier_delete_stops_at_the_objects_own_timeout(
+    given: float | None,
+) -> None:
     """The next run after an interrupted destroy waits for the object already being
     deleted (`await_deleted`): its `stackwright.io/timeout-seconds` bounds that wait too,
-    not the ten-minute default, and the failure names what holds it."""
+    not the ten-minute default nor a timeout the engine gives (`custom_timeouts.delete`),
+    and the failure names what holds it."""
     path = "/api/v1/namespaces/web/configmaps/held"
     held = obj(
         "ConfigMap",
@@ -438,7 +442,7 @@ def test_waiting_for_an_earlier_delete_stops_at_the_objects_own_timeout() -> Non
     async def go() -> None:
         async with provider(api) as p:
             async with asyncio.timeout(10):
-                await p.await_deleted("v1", "ConfigMap", "web", "held")
+                await p.await_deleted("v1", "ConfigMap", "web", "held", timeout=given)
 
     with pytest.raises(DeleteTimeout, match="held: still present 0s after its deletion — held by"):
         asyncio.run(go())
