@@ -1035,6 +1035,8 @@ class Run:
         urn, opts = resource.urn, resource.opts
         if kube and old is not None and step.op in (Op.SAME, Op.UPDATE):
             step = self._moved(step, old)
+        if kube and old is not None and step.op is Op.UPDATE:
+            step = await self._removed_by_its_ttl(step, old)
         if step.op is Op.REPLACE and not opts.delete_before_replace:
             step = await self._created_first(step, resource, auto, kube)
         if old is None and opts.import_ and kube:
@@ -1204,6 +1206,30 @@ class Run:
             return step
         reason = f"its provider's namespace changed ({old.id} → {step.new.id})"
         return replace(step, op=Op.REPLACE, replace_reasons=(*step.replace_reasons, reason))
+
+    async def _removed_by_its_ttl(self, step: Step, old: ResourceState) -> Step:
+        """An update of a Job that finished and that its `ttlSecondsAfterFinished` deleted
+        (kept as done by a refresh): the apply would create a new Job, which runs again, so
+        it is a replacement, said as one. A Job still there is updated in place."""
+        new = step.new
+        assert new is not None
+        if (
+            not drift_rules.removed_by_its_ttl(old.outputs)
+            or new.provider in self._unknown_providers
+        ):
+            return step
+        api_version, kind, namespace, name = object_ref(old)
+        async with self._sem:
+            live = await self.provider_for(new.provider).read(api_version, kind, namespace, name)
+        if live is not None:
+            return step
+        reason = "the Job finished and its ttlSecondsAfterFinished deleted it: a new one runs again"
+        return replace(
+            step,
+            op=Op.REPLACE,
+            replace_reasons=(*step.replace_reasons, reason),
+            delete_before_replace=True,
+        )
 
     async def _provider_step(self, step: Step, old: ResourceState | None) -> Step:
         """Make a provider resource's provider; record the API server it reaches, and when

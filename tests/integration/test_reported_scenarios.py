@@ -257,3 +257,44 @@ def test_a_pod_disruption_budget_is_updated_in_place(
     assert p.up().ops() == {"pdb": "update"}
     after = live(cluster, "poddisruptionbudget", "pdb", p.ns)
     assert after["metadata"]["uid"] == uid["metadata"]["uid"] and after["spec"]["minAvailable"] == 2
+
+
+def test_a_change_to_a_job_its_ttl_removed_previews_as_the_new_job_up_makes(
+    new_project: Any, cluster: LiveCluster
+) -> None:
+    """A review of the test above: once its TTL deleted the Job, a change the API server
+    would take as an update (its `ttlSecondsAfterFinished` alone) previewed as "update",
+    while the `up` created the Job again, which ran again. The preview says what the `up`
+    does: a new Job replaces the recorded one, and why; the program unchanged changes
+    nothing, and a change while the Job is still there is an update."""
+    p = new_project()
+    body = textwrap.dedent(
+        """
+        k8s.core.v1.Namespace("ns", metadata={"name": NS})
+        k8s.batch.v1.Job("migrate", metadata={"name": "migrate", "namespace": NS}, spec={
+            "ttlSecondsAfterFinished": TTL,
+            "template": {"spec": {"restartPolicy": "Never",
+                                  "containers": [{"name": "m", "image": "example.com/exit0:1"}]}}})
+        """
+    )
+    p.program("TTL = 0\n" + body)
+    p.up()
+    deadline = time.monotonic() + 30
+    while get(cluster, "job", "migrate", p.ns) is not None:
+        assert time.monotonic() < deadline, "the TTL controller did not delete the Job"
+        time.sleep(0.2)
+    assert p.preview().changed() == {}
+
+    p.program("TTL = 600\n" + body)
+    planned = p.preview()
+    assert planned.changed() == {"migrate": "replace"}, planned.out
+    (started,) = [e for e in planned.of("step-started") if e["name"] == "migrate"]
+    assert any("runs again" in r for r in started["replaceReasons"]), started
+    assert planned.summary["counts"] == {"replace": 1, "same": 1}, planned.summary
+    assert get(cluster, "job", "migrate", p.ns) is None
+    assert p.up().ops() == {"migrate": "replace"}
+    assert live(cluster, "job", "migrate", p.ns)["spec"]["ttlSecondsAfterFinished"] == 600
+
+    p.program("TTL = 900\n" + body)  # there still: its TTL changes in place
+    assert p.preview().changed() == {"migrate": "update"}
+    assert p.up().ops() == {"migrate": "update"}
