@@ -1537,7 +1537,9 @@ class Run:
             async def when_gone() -> None:  # the objects in it went too: created anew
                 self._forget_held(old, "replaced (deleted first)")
 
-            await self._delete_object(old, Op.DELETE_REPLACED, when_gone=when_gone)
+            await self._delete_object(
+                old, Op.DELETE_REPLACED, when_gone=when_gone, reusing_name=True
+            )
             journal_op = Op.CREATE
         elif step.op is Op.REPLACE:
             journal_op = Op.CREATE_REPLACEMENT
@@ -1758,9 +1760,11 @@ class Run:
         *,
         keep_object: bool = False,
         when_gone: Callable[[], Awaitable[None]] | None = None,
+        reusing_name: bool = False,
     ) -> None:
         """Delete a state's object (unless kept) and then its record; `when_gone` runs in
-        between (a carrier's riders' records go before the carrier's)."""
+        between (a carrier's riders' records go before the carrier's). `reusing_name`: a
+        new object takes its name next, so the delete is waited for even under skip-await."""
         assert self.journal is not None
         keep_object = keep_object or state.external  # read, never managed: never deleted
         if state.protect and op is Op.DELETE:
@@ -1782,6 +1786,7 @@ class Run:
                         # The object's own timeout-seconds still comes first (the provider's).
                         timeout=state.delete_timeout,
                         on_status=lambda message: self.emit(StepProgress(state.urn, message)),
+                        reusing_name=reusing_name,
                     )
                 member = applyset_of(state)
                 if member is not None and state.provider in self._former_providers:

@@ -114,8 +114,10 @@ class Provider(Protocol):
         *,
         timeout: float | None = None,
         on_status: Callable[[str], None] | None = None,
+        reusing_name: bool = False,
     ) -> None:
-        """Delete and wait until it is gone; `on_status` hears what still holds it."""
+        """Delete and wait until it is gone (unless its object says not to wait, and no
+        new object needs its name: `reusing_name`); `on_status` hears what still holds it."""
         ...
 
     async def await_deleted(

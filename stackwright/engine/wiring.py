@@ -156,9 +156,16 @@ class KubernetesCluster:
         *,
         timeout: float | None = None,
         on_status: Callable[[str], None] | None = None,
+        reusing_name: bool = False,
     ) -> None:
         await self.provider.delete(
-            api_version, kind, namespace, name, timeout=timeout, on_status=on_status
+            api_version,
+            kind,
+            namespace,
+            name,
+            timeout=timeout,
+            on_status=on_status,
+            reusing_name=reusing_name,
         )
 
     async def await_deleted(

@@ -218,6 +218,17 @@ def test_a_namespace_that_does_not_exist_is_named_with_the_fix(cluster: LiveClus
     with_provider(cluster, body)
 
 
+async def drop_finalizers(p: KubernetesProvider, ns: str, name: str) -> None:
+    """Take a ConfigMap's finalizers off, as the controller that handles them would."""
+    await p.api.request(
+        "PATCH",
+        f"/api/v1/namespaces/{ns}/configmaps/{name}?fieldManager=controller",
+        body=json.dumps({"metadata": {"finalizers": None}}).encode(),
+        content_type="application/merge-patch+json",
+        what=name,
+    )
+
+
 def test_delete_waits_until_a_finalizer_is_removed(cluster: LiveCluster) -> None:
     async def body(p: KubernetesProvider) -> float:
         await namespace(p, "prov-final")
@@ -227,14 +238,7 @@ def test_delete_waits_until_a_finalizer_is_removed(cluster: LiveCluster) -> None
             await asyncio.sleep(1.0)
             live = await p.read("v1", "ConfigMap", "prov-final", "held")
             assert live is not None and live["metadata"].get("deletionTimestamp")
-            # Another actor (a controller) drops its finalizer.
-            await p.api.request(
-                "PATCH",
-                "/api/v1/namespaces/prov-final/configmaps/held?fieldManager=controller",
-                body=json.dumps({"metadata": {"finalizers": None}}).encode(),
-                content_type="application/merge-patch+json",
-                what="held",
-            )
+            await drop_finalizers(p, "prov-final", "held")  # as a controller would
 
         started = time.monotonic()
         releasing = asyncio.ensure_future(release())
@@ -245,6 +249,35 @@ def test_delete_waits_until_a_finalizer_is_removed(cluster: LiveCluster) -> None
         return took
 
     assert with_provider(cluster, body) >= 1.0
+
+
+def test_skip_await_skips_the_wait_for_a_delete_unless_the_name_is_needed_again(
+    cluster: LiveCluster,
+) -> None:
+    """As Pulumi's `pulumi.com/skipAwait` does for its await-logic kinds: the delete is
+    sent and not waited for. A delete-before-replace still waits, as the new object needs
+    the name (pulumi/pulumi-kubernetes#3154: skipping that wait is a race)."""
+
+    async def body(p: KubernetesProvider) -> list[str]:
+        seen: list[str] = []
+        await namespace(p, "prov-skipdel")
+        skip = {"stackwright.io/skip-await": "true"}
+        await p.apply(
+            configmap("prov-skipdel", "held", {}, finalizers=["example.com/hold"], annotations=skip)
+        )
+        started = time.monotonic()
+        await p.delete("v1", "ConfigMap", "prov-skipdel", "held", timeout=30, on_status=seen.append)
+        assert time.monotonic() - started < 1
+        live = await p.read("v1", "ConfigMap", "prov-skipdel", "held")
+        assert live is not None and live["metadata"].get("deletionTimestamp")
+        with pytest.raises(DeleteTimeout):
+            await p.delete("v1", "ConfigMap", "prov-skipdel", "held", timeout=1, reusing_name=True)
+        await drop_finalizers(p, "prov-skipdel", "held")
+        return seen
+
+    assert with_provider(cluster, body) == [
+        "held: deletion not waited for (stackwright.io/skip-await)"
+    ]
 
 
 def test_delete_timeout_says_which_finalizer_holds_the_object(cluster: LiveCluster) -> None:

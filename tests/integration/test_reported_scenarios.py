@@ -298,3 +298,37 @@ def test_a_change_to_a_job_its_ttl_removed_previews_as_the_new_job_up_makes(
     p.program("TTL = 900\n" + body)  # there still: its TTL changes in place
     assert p.preview().changed() == {"migrate": "update"}
     assert p.up().ops() == {"migrate": "update"}
+
+
+def test_an_object_annotated_skip_await_is_not_waited_for_when_deleted(
+    new_project: Any, cluster: LiveCluster
+) -> None:
+    """pulumi/pulumi-kubernetes#2551 (a Namespace whose cloud load balancers take an hour
+    to clean up): `pulumi.com/skipAwait` skips the wait for a delete too, for the kinds
+    its await logic knows. `stackwright.io/skip-await` does the same: the delete is sent,
+    and the record goes once the API server accepted it."""
+    p = new_project()
+    body = textwrap.dedent(
+        """
+        k8s.core.v1.Namespace("ns", metadata={"name": NS})
+        k8s.core.v1.ConfigMap("held", metadata={"name": "held", "namespace": NS,
+            "finalizers": ["example.com/never"],
+            "annotations": {"stackwright.io/skip-await": "true",
+                            "stackwright.io/timeout-seconds": "2"}})
+        """
+    )
+    p.program(body)
+    p.up()
+    p.program('k8s.core.v1.Namespace("ns", metadata={"name": NS})')
+    try:
+        started = time.monotonic()
+        removed = p.up()
+        assert time.monotonic() - started < 2, removed.out
+        assert removed.ops() == {"held": "delete"}
+        assert "held" not in p.resources()
+        assert live(cluster, "configmap", "held", p.ns)["metadata"]["deletionTimestamp"]
+    finally:
+        cluster.kubectl(
+            "patch", "configmap", "held", "-n", p.ns, "--type=merge",
+            "-p", '{"metadata":{"finalizers":null}}',
+        )  # fmt: skip

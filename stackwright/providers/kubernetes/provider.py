@@ -475,9 +475,13 @@ class KubernetesProvider:
         timeout: float | None = None,
         propagation: str = "Background",
         on_status: Callable[[str], None] | None = None,
+        reusing_name: bool = False,
     ) -> None:
         """Delete; NotFound counts as done. With `wait`, return only once the object is gone,
         telling `on_status` what holds it meanwhile (finalizers, a Namespace's content).
+        An object annotated `stackwright.io/skip-await: "true"` is not waited for, as
+        Pulumi's `skipAwait` does, unless `reusing_name`: a new object takes the name next
+        (a delete-before-replace), which it could not while the old one is still there.
 
         A kind the cluster no longer serves (its CRD was deleted) counts as done too:
         no object of it can exist.
@@ -507,6 +511,10 @@ class KubernetesProvider:
             and not meta.get("finalizers")
         ):
             return  # deleted outright: the answer is the object's last state
+        if readiness.skip_await(last) and not reusing_name:
+            if on_status is not None:
+                on_status(f"{name}: deletion not waited for ({readiness.SKIP_AWAIT})")
+            return
         await self._waiter.wait_deleted(
             info,
             ns,
