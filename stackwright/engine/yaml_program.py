@@ -377,17 +377,17 @@ def _lift(
             return Output.secret(compute(*known))
         except _ARGUMENT_ERRORS as error:
             raise _secretly_told(error) from None
-    combined = Output.all(*args)
+    if refusal is None:
+        return Output.all(*args)._derived(lambda values: compute(*values))
+    told = refusal
 
-    def later(values: list[Any]) -> Any:
-        try:
-            return compute(*values)
-        except _ARGUMENT_ERRORS as error:
-            if refusal is None:
-                raise
-            raise refusal(_secretly_told(error) if combined.is_secret else error) from None
+    def failed(error: Exception, secret: bool) -> Exception:
+        # Secret by the values found now, not only by the Outputs' marks: a Secret's data is.
+        if not isinstance(error, _ARGUMENT_ERRORS):
+            return error
+        return told(_secretly_told(error) if secret else error)
 
-    return combined._derived(later)
+    return Output.all(*args)._derived(lambda values: compute(*values), failed=failed)
 
 
 class Evaluator:

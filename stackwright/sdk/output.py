@@ -440,11 +440,18 @@ class Output(Generic[T]):
         record_apply(made)
         return made
 
-    def _derived(self, func: Callable[[T], U]) -> Output[U]:
+    def _derived(
+        self,
+        func: Callable[[T], U],
+        *,
+        failed: Callable[[Exception, bool], Exception] | None = None,
+    ) -> Output[U]:
         """`apply` for the Outputs Stackwright computes from others (`Output.all` of keyword
         values, `concat`, `format`, `json_dumps`, a YAML program's expression, an object's
         `id`): not a callback of the user's, so not run at the end of a run that never
-        used it (`record_apply`)."""
+        used it (`record_apply`). `failed(error, secret)` is raised for an error of `func`,
+        told whether the value it was given is secret: known only now for a value read from
+        a resource whose output is secret (a Secret's data), which the error may quote."""
         runs = _Runs()
 
         def compute(read: StateReader) -> Any:
@@ -467,6 +474,10 @@ class Output(Generic[T]):
                     raise RuntimeError(
                         f"an apply callback called sys.exit({exc.code!r}); return a value instead"
                     ) from None
+                except Exception as exc:
+                    if failed is None:
+                        raise
+                    raise failed(exc, marked or self._secret) from None
                 runs.keep(key, result)
             if isinstance(result, Output):
                 result = result.resolve(read)
