@@ -43,7 +43,7 @@ from typing import (
 import orjson
 import yaml
 
-from stackwright.errors import remember_secret
+from stackwright.errors import StackwrightError, remember_secret
 from stackwright.model import UNKNOWN as UNKNOWN
 from stackwright.sdk.context import callback, record_apply
 
@@ -312,6 +312,25 @@ class _StaticOrField(Generic[F]):
         return self.func if output is None else output.__getattr__(self.func.__name__)
 
 
+class SecretCallbackError(Exception):
+    """An apply callback given a secret value raised: what it said may quote the value, or a
+    part of it (`int(v.split("-")[0])`), which masking the remembered value misses; so only
+    the error's type is told, and the traceback still names the line it was raised at."""
+
+    def __init__(self, error: Exception) -> None:
+        super().__init__(
+            f"{type(error).__name__}: what it says is not shown, as the value the callback "
+            "was given is secret"
+        )
+
+
+def _told_of_secret(error: Exception, secret: bool) -> Exception:
+    """`error` of an apply callback as it may be told: Stackwright's own words are."""
+    if not secret or isinstance(error, StackwrightError):
+        return error
+    return SecretCallbackError(error).with_traceback(error.__traceback__)
+
+
 class Output(Generic[T]):
     """A value computed from resources' live state (or a plain value lifted into one).
 
@@ -436,7 +455,9 @@ class Output(Generic[T]):
                 for v, o in zip(value, place, strict=False)
             ]
 
-        made = self._derived(lambda value: _plain(func(cast(T, given(value)))))
+        made = self._derived(
+            lambda value: _plain(func(cast(T, given(value)))), failed=_told_of_secret
+        )
         record_apply(made)
         return made
 

@@ -33,6 +33,7 @@ from stackwright.sdk.output import (
     InputMarks,
     Output,
     Schema,
+    SecretCallbackError,
     StateReader,
     input_marks,
     parse_path,
@@ -300,6 +301,8 @@ def raised_at(exc: BaseException) -> str | None:
 def error_text(exc: BaseException) -> str:
     """`Error: message` for one line naming a user's exception: its message's first line,
     secrets masked (the line reaches automation callers, not only the CLI, which masks)."""
+    if isinstance(exc, SecretCallbackError):  # its type, said already
+        return str(exc)
     message = redact(str(exc)).strip().splitlines()
     return f"{type(exc).__name__}: {message[0]}" if message else type(exc).__name__
 
