@@ -95,7 +95,10 @@ def check_before_up(
         served = defined_kind(resource.props) if applying else None
         if served is None:
             continue
-        inputs, _ = unwrap_secrets(resolve(resource.props, read))
+        known = _inputs(resource, read)
+        if known is None:
+            continue
+        inputs = known[0]
         old = recorded.get(resource.urn)
         if unknown_paths(inputs) or (old is not None and old.inputs.get("spec") == inputs["spec"]):
             continue
@@ -121,6 +124,15 @@ def check_before_up(
             )
 
 
+def _inputs(resource: Resource, read: StateReader) -> tuple[Any, list[str]] | None:
+    """`resource`'s inputs as far as they are known, and their secret paths; None when a
+    callback of the program's raises on them: its step fails, saying so, not the command."""
+    try:
+        return unwrap_secrets(resolve(resource.props, read))
+    except Exception:
+        return None
+
+
 def _check_secret_placement(resource: Resource, read: StateReader) -> None:
     """Refuse a secret that `resource` puts in a field shown in plain text, as its step
     would (the same message), when the program alone says it is there."""
@@ -130,7 +142,10 @@ def _check_secret_placement(resource: Resource, read: StateReader) -> None:
     # the walk that finds them serves the dependency graph too).
     if not resource.input_marks.secret:
         return
-    inputs, found = unwrap_secrets(resolve(resource.props, read))
+    known = _inputs(resource, read)
+    if known is None:
+        return
+    inputs, found = known
     refusal = secret_in_plain_field(found, inputs)
     if refusal is not None:
         raise UsageError(

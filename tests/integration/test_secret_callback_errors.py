@@ -50,3 +50,21 @@ def test_a_callback_of_a_secret_that_raises_does_not_show_it(
     for result in results:
         assert PART not in result.out + result.err, result
     assert_nowhere(p, cluster, PART, *results)
+
+
+def test_a_resource_holding_a_secret_whose_callback_raises_fails_its_step_not_the_command(
+    new_project: Any, cluster: LiveCluster, passphrase: str
+) -> None:
+    # The check for a secret in a plain field resolved its inputs before the run, and the
+    # callback's error ended the command with a traceback (which quoted the part).
+    body = """
+        k8s.core.v1.ConfigMap("cm", metadata={"name": "cm", "namespace": NS},
+                              data={"n": pw.apply(lambda v: str(int(v[:9])))},
+                              opts=sw.ResourceOptions(depends_on=[ns]))
+        """
+    p = with_secret(lambda: new_project(process=True), PLAIN, body)
+    results = [p.sw("preview", rc=1), p.sw("up", "--yes", rc=1), p.up(rc=1)]
+    for result in results:
+        assert "Traceback" not in result.err and PART not in result.out + result.err, result
+    assert results[-1].summary["failures"] == [f"kubernetes:core/v1:ConfigMap cm: {HIDDEN}"]
+    assert_nowhere(p, cluster, PART, *results)
