@@ -39,6 +39,12 @@ def test_a_destroy_held_by_a_finalizer_gives_up_at_the_custom_delete_timeout(
         (error,) = [e["error"] for e in failed.of("step-done") if not e["ok"]]
         assert "held: still present 2s after its deletion" in error, error
         assert "example.com/never" in error, error
+        # ... and which setting set that limit, and how to change it, on the same line.
+        assert (
+            "(the limit is the resource's custom_timeouts.delete; raise it, or set the "
+            "object's stackwright.io/timeout-seconds annotation, to wait longer)"
+        ) in error, error
+        assert "\n" not in error, error
     finally:
         cluster.kubectl(
             "patch", "configmap", "held", "-n", p.ns, "--type=merge",

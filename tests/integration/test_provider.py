@@ -287,7 +287,10 @@ def test_delete_timeout_says_which_finalizer_holds_the_object(cluster: LiveClust
         with pytest.raises(DeleteTimeout) as info:
             await p.delete("v1", "ConfigMap", "prov-stuck", "stuck", timeout=1)
         assert str(info.value) == (
-            "stuck: still present 1s after its deletion — held by finalizer example.com/never: the controller "
+            "stuck: still present 1s after its deletion "
+            "(the limit is the resource's custom_timeouts.delete; raise it, or set the "
+            "object's stackwright.io/timeout-seconds annotation, to wait longer) — held by finalizer "
+            "example.com/never: the controller "
             "that handles them may be missing or failing; fix that controller, or remove them with "
             '`kubectl patch configmaps stuck -n prov-stuck --type=merge -p \'{"metadata":{"finalizers":null}}\'`'
         )
@@ -676,7 +679,9 @@ def test_delete_timeout_of_a_claim_in_use_names_the_pod_that_uses_it(
             await p.delete("v1", "PersistentVolumeClaim", "prov-inuse", "data", timeout=1)
         message = str(info.value)
         assert message == (
-            "data: still present 1s after its deletion — held by finalizer "
+            "data: still present 1s after its deletion "
+            "(the limit is the resource's custom_timeouts.delete; raise it, or set the "
+            "object's stackwright.io/timeout-seconds annotation, to wait longer) — held by finalizer "
             "kubernetes.io/pvc-protection: Pod db still uses the claim; it goes once no Pod "
             "mounts it (delete or change Pod db first)"
         ), message

@@ -81,7 +81,10 @@ def test_a_destroy_held_by_a_finalizer_gives_up_at_the_objects_own_timeout(
         failed = p.sw("destroy", "--yes", "--json", rc=1, process=True, timeout=40)
         assert time.monotonic() - started < 30
         (error,) = [e["error"] for e in failed.of("step-done") if not e["ok"]]
-        assert "still present 2s after its deletion" in error, error
+        assert (
+            "still present 2s after its deletion (the limit is the object's "
+            "stackwright.io/timeout-seconds annotation; raise it to wait longer)"
+        ) in error, error
         assert "the namespace is Terminating" in error and "example.com/never" in error, error
         # ... and said so while it waited, not only at the end.
         said = [e["message"] for e in failed.of("step-progress")]

@@ -444,8 +444,35 @@ def test_waiting_for_an_earlier_delete_stops_at_the_objects_own_timeout(
             async with asyncio.timeout(10):
                 await p.await_deleted("v1", "ConfigMap", "web", "held", timeout=given)
 
-    with pytest.raises(DeleteTimeout, match="held: still present 0s after its deletion — held by"):
+    with pytest.raises(DeleteTimeout) as info:
         asyncio.run(go())
+    assert str(info.value).startswith(
+        "held: still present 0s after its deletion (the limit is the object's "
+        "stackwright.io/timeout-seconds annotation; raise it to wait longer) — held by"
+    ), info.value
+
+
+def test_a_delete_that_waits_out_the_default_says_how_to_wait_longer() -> None:
+    """Neither the object nor the resource set a limit: the message says it was the
+    default, and names both settings that change it."""
+    path = "/api/v1/namespaces/web/configmaps/held"
+    meta = {"uid": "c", "deletionTimestamp": "2026-01-01T00:00:00Z"}
+    api = ScriptedAPI()
+    api.objects[path] = obj("ConfigMap", "held", "3", meta={**meta, "finalizers": ["x.io/f"]})
+    api.gates[path.rpartition("/")[0]] = asyncio.Event()  # its watch: nothing happens
+
+    async def go() -> None:
+        async with provider(api, timeout=0.3) as p:
+            async with asyncio.timeout(10):
+                await p.await_deleted("v1", "ConfigMap", "web", "held")
+
+    with pytest.raises(DeleteTimeout) as info:
+        asyncio.run(go())
+    assert str(info.value).startswith(
+        "held: still present 0s after its deletion (the limit is the default; set the "
+        "resource's custom_timeouts.delete or the object's stackwright.io/timeout-seconds "
+        "annotation to wait longer) — held by finalizer x.io/f"
+    ), info.value
 
 
 def test_an_object_deleted_while_waiting_fails() -> None:

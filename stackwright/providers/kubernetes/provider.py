@@ -49,7 +49,7 @@ from stackwright.providers.kubernetes.http import (
 )
 from stackwright.providers.kubernetes.informers import Informers
 from stackwright.providers.kubernetes.kubeconfig import ClusterConfig, load_config
-from stackwright.providers.kubernetes.waiting import Waiter
+from stackwright.providers.kubernetes.waiting import DeletionLimit, Waiter
 
 if TYPE_CHECKING:
     import httpx
@@ -519,7 +519,7 @@ class KubernetesProvider:
             info,
             ns,
             name,
-            timeout=self._deletion_limit(last, timeout),
+            limit=self._deletion_limit(last, timeout),
             what=name,
             last=last or None,
             on_status=on_status,
@@ -548,15 +548,33 @@ class KubernetesProvider:
             return
         last = orjson.loads(response.body)
         await self._waiter.wait_deleted(
-            info, ns, name, timeout=self._deletion_limit(last, timeout), what=name, last=last
+            info, ns, name, limit=self._deletion_limit(last, timeout), what=name, last=last
         )
 
-    def _deletion_limit(self, obj: Mapping[str, Any], timeout: float | None) -> float:
+    def _deletion_limit(self, obj: Mapping[str, Any], timeout: float | None) -> DeletionLimit:
         """How long to wait for `obj` to go: its own `timeout-seconds`, as for its readiness
-        (a Namespace a finalizer holds Terminating would otherwise wait out the default)."""
-        with contextlib.suppress(ValueError):  # malformed on a live object: the default
-            return readiness.timeout_seconds(obj) or timeout or self.timeout
-        return timeout or self.timeout
+        (a Namespace a finalizer holds Terminating would otherwise wait out the default), else
+        `timeout` (the resource's `custom_timeouts.delete`, as the engine passes it), else the
+        default; with which of them it was and how to change it, for the timeout's message."""
+        annotated = None
+        with contextlib.suppress(ValueError):  # malformed on a live object: ignored
+            annotated = readiness.timeout_seconds(obj)
+        if annotated:
+            return DeletionLimit(
+                annotated,
+                f"the object's {readiness.TIMEOUT_SECONDS} annotation; raise it to wait longer",
+            )
+        if timeout:
+            return DeletionLimit(
+                timeout,
+                "the resource's custom_timeouts.delete; raise it, or set the object's "
+                f"{readiness.TIMEOUT_SECONDS} annotation, to wait longer",
+            )
+        return DeletionLimit(
+            self.timeout,
+            "the default; set the resource's custom_timeouts.delete or the object's "
+            f"{readiness.TIMEOUT_SECONDS} annotation to wait longer",
+        )
 
     # --- reads ----------------------------------------------------------------------------------
 

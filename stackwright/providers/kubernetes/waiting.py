@@ -20,7 +20,7 @@ import asyncio
 import contextlib
 import math
 from collections.abc import AsyncIterator, Callable, Mapping
-from typing import Any
+from typing import Any, NamedTuple
 from urllib.parse import quote
 
 import orjson
@@ -38,7 +38,7 @@ from stackwright.providers.kubernetes.errors import (
 from stackwright.providers.kubernetes.informers import Informer, Informers
 from stackwright.providers.kubernetes.readiness import Readiness, Related, State
 
-__all__ = ["Waiter", "format_duration"]
+__all__ = ["DeletionLimit", "Waiter", "format_duration"]
 
 # Built-in collections the rules read, by `Related` field: (api version, kind, path under the namespace).
 _RELATED = {
@@ -54,6 +54,14 @@ _RELATED = {
 #: Related lists without which readiness can never be seen (a Service is ready by its
 #: EndpointSlices); a list only the messages use (Pods, ReplicaSets) may be forbidden.
 _ESSENTIAL = frozenset({"endpointslices"})
+
+
+class DeletionLimit(NamedTuple):
+    """How long to wait for a deleted object to go, and which setting said so, with how to
+    change it (`set_by`, for the message when the wait runs out)."""
+
+    seconds: float
+    set_by: str
 
 
 #: How long an object may be missing from its watch before a GET settles whether it exists.
@@ -375,13 +383,15 @@ class Waiter:
         namespace: str | None,
         name: str,
         *,
-        timeout: float,
+        limit: DeletionLimit,
         what: str,
         last: Mapping[str, Any] | None = None,
         on_status: Callable[[str], None] | None = None,
     ) -> None:
-        """Return once `name` is gone; raise DeleteTimeout naming what holds it after
-        `timeout`. `on_status` hears what holds it whenever that changes."""
+        """Return once `name` is gone; raise DeleteTimeout naming what holds it, and what
+        set the limit, after `limit.seconds`. `on_status` hears what holds it whenever that
+        changes."""
+        timeout = limit.seconds
         path = info.path(namespace, name)
         selector = quote(f"metadata.name={name}", safe="")
         seen: Mapping[str, Any] | None = last
@@ -429,7 +439,7 @@ class Waiter:
             users = None
             if info.kind == "PersistentVolumeClaim" and _PVC_PROTECTION in _finalizers(seen):
                 users = await self._claim_users(namespace or "", name)
-            raise _delete_timeout(what, info, namespace, name, timeout, seen, users) from None
+            raise _delete_timeout(what, info, namespace, name, limit, seen, users) from None
 
     async def _claim_users(self, namespace: str, claim: str) -> list[str] | None:
         """The Pods that mount `claim` (what its pvc-protection finalizer waits for); None if unknown."""
@@ -539,12 +549,15 @@ def _delete_timeout(
     info: ResourceInfo,
     namespace: str | None,
     name: str,
-    timeout: float,
+    limit: DeletionLimit,
     obj: Mapping[str, Any] | None,
     claim_users: list[str] | None = None,
 ) -> DeleteTimeout:
     finalizers = _finalizers(obj)
-    head = f"{what}: still present {format_duration(timeout)} after its deletion"
+    head = (
+        f"{what}: still present {format_duration(limit.seconds)} after its deletion "
+        f"(the limit is {limit.set_by})"
+    )
     where = f" -n {namespace}" if namespace else ""
     if info.kind == "Namespace":
         detail = "; ".join(_namespace_remaining(obj)) or "its contents are still being deleted"
