@@ -49,15 +49,34 @@ def yaml_problem(exc: Exception, source: str | None = None) -> str:
     sequence from line 1, column 4)`; PyYAML's own text spans several lines and quotes the
     source. Given the `source` text, the slips it is known for are named (`yaml_slip`). The
     caller names the file."""
-    problem = getattr(exc, "problem", None)
-    if not problem:
+    if not getattr(exc, "problem", None):
         return " ".join(str(exc).split())
-    text = f"{_yaml_at(getattr(exc, 'problem_mark', None))}{problem}"
+    at = _yaml_at(getattr(exc, "problem_mark", None))
+    return f"{at}{_yaml_said(exc)}{yaml_slip(exc, source)}"
+
+
+def not_valid_yaml(path: object, exc: Exception, source: str | None = None) -> str:
+    """A user's YAML file PyYAML refused, in the `FILE:LINE: …` form of every other mistake
+    in a YAML program: `Stackwright.yaml:5: not valid YAML (column 28): expected ',' or ']',
+    but got '{' (while parsing …)`, and the slip `yaml_slip` names; `FILE: not valid YAML: …`
+    when PyYAML says no place."""
+    mark = getattr(exc, "problem_mark", None)
+    line, column = getattr(mark, "line", None), getattr(mark, "column", None)
+    if not getattr(exc, "problem", None) or not isinstance(line, int):
+        return f"{path}: not valid YAML: {yaml_problem(exc, source)}"
+    at = f" (column {column + 1})" if isinstance(column, int) else ""
+    return f"{path}:{line + 1}: not valid YAML{at}: {_yaml_said(exc)}{yaml_slip(exc, source)}"
+
+
+def _yaml_said(exc: Exception) -> str:
+    """PyYAML's problem, with its context and where that began: `expected ',' or ']', but got
+    '{' (while parsing a flow sequence from line 1, column 4)`."""
+    text = str(getattr(exc, "problem", ""))
     context = getattr(exc, "context", None)
     if context:
         start = _yaml_at(getattr(exc, "context_mark", None)).removesuffix(": ")
         text += f" ({context}{' from ' + start if start else ''})"
-    return text + yaml_slip(exc, source)
+    return text
 
 
 def yaml_slip(exc: Exception, source: str | None) -> str:

@@ -30,7 +30,7 @@ import yaml
 
 from stackwright.automation import secrets
 from stackwright.automation.secrets import PASSPHRASE_ENV, DataKey, Where
-from stackwright.errors import UsageError, not_utf8, yaml_problem, yaml_slip
+from stackwright.errors import UsageError, not_utf8, not_valid_yaml, yaml_slip
 from stackwright.state import stackwright_home
 
 PROJECT_FILE = "Stackwright.yaml"
@@ -71,7 +71,7 @@ def _read_yaml(path: Path) -> dict[str, Any]:
         raise not_utf8(str(path), exc) from None
     except yaml.YAMLError as exc:
         fix = "" if yaml_slip(exc, text) else "; fix the file"  # a slip says its own fix
-        raise UsageError(f"{path}: not valid YAML at {yaml_problem(exc, text)}{fix}") from None
+        raise UsageError(f"{not_valid_yaml(path, exc, text)}{fix}") from None
     if not isinstance(data, dict):
         raise UsageError(
             f"{path}: expected a mapping at the top level, found {type(data).__name__}"

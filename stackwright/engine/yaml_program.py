@@ -50,7 +50,7 @@ from typing import Any
 
 import yaml
 
-from stackwright.errors import UsageError, yaml_slip
+from stackwright.errors import UsageError, not_valid_yaml
 from stackwright.kubernetes.base import (
     CustomObject,
     KubernetesResource,
@@ -273,12 +273,7 @@ def load(path: Path) -> Document:
         loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
         root = yaml.compose(text, Loader=loader)
     except yaml.YAMLError as error:
-        mark = getattr(error, "problem_mark", None)
-        line = f":{mark.line + 1}" if mark is not None else ""
-        problem = getattr(error, "problem", None) or str(error)
-        raise UsageError(
-            f"{path}{line}: not valid YAML: {problem}{yaml_slip(error, text)}"
-        ) from None
+        raise UsageError(not_valid_yaml(path, error, text)) from None
     if not isinstance(root, yaml.MappingNode):
         raise UsageError(
             f"{path}: a YAML program is a mapping with `resources:` (and `outputs:`, …)"

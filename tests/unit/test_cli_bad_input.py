@@ -361,15 +361,15 @@ def test_a_provider_resource_with_unusable_settings_is_named_at_its_line(
     [
         (
             "\tdata: {a: b}",
-            "line 5, column 1: found character '\\t' that cannot start any token (while "
-            "scanning for the next token): YAML is indented with spaces, not tabs: replace the "
-            "tab with spaces",
+            "5: not valid YAML (column 1): found character '\\t' that cannot start any token "
+            "(while scanning for the next token): YAML is indented with spaces, not tabs: "
+            "replace the tab with spaces",
         ),
         (
             "    options: {dependsOn: [${ns}]}",
-            "line 5, column 28: expected ',' or ']', but got '{' (while parsing a flow sequence "
-            "from line 5, column 26): a ${…} reference inside {…} or […] is read as YAML's own "
-            "braces; quote it, as '${ns}'",
+            "5: not valid YAML (column 28): expected ',' or ']', but got '{' (while parsing a "
+            "flow sequence from line 5, column 26): a ${…} reference inside {…} or […] is read "
+            "as YAML's own braces; quote it, as '${ns}'",
         ),
     ],
 )
@@ -380,4 +380,5 @@ def test_a_yaml_slip_in_the_project_file_is_named_with_its_fix(
         "name: shop\nruntime: yaml\nresources:\n"
         f"  cm:\n{line}\n    type: kubernetes:core/v1:ConfigMap\n"
     )
-    assert refuse("preview") == f"{project / 'Stackwright.yaml'}: not valid YAML at {said}"
+    # The `FILE:LINE: …` form of every other mistake in a YAML program.
+    assert refuse("preview") == f"{project / 'Stackwright.yaml'}:{said}"

@@ -306,14 +306,15 @@ def test_config_takes_the_stack_value_typed_or_the_default_and_keeps_secrets_sec
             "  web:",
             "web → ns → widget → web refer to each other",
         ),
-        ("        size:", "       size:", "        parts:", "not valid YAML"),
+        ("        size:", "       size:", "        parts:", "not valid YAML (column 9): "),
         # PyYAML's words alone left the reader to find the slip (Pulumi YAML habits both).
         (
             "        parts:",
             "\tparts:",
             "\tparts:",
-            "not valid YAML: found character that cannot start any token: YAML is indented "
-            "with spaces, not tabs: replace the tab with spaces",
+            "not valid YAML (column 1): found character that cannot start any token (while "
+            "scanning for the next token from line 66, column 1): YAML is indented with spaces, "
+            "not tabs: replace the tab with spaces",
         ),
         (
             "      dependsOn:\n        - ${web}",
