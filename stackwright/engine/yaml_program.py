@@ -372,15 +372,12 @@ def _lift(
             return Output.secret(compute(*known))
         except _ARGUMENT_ERRORS as error:
             raise _secretly_told(error) from None
-    if refusal is None:
-        return Output.all(*args)._derived(lambda values: compute(*values))
-    told = refusal
 
     def failed(error: Exception, secret: bool) -> Exception:
         # Secret by the values found now, not only by the Outputs' marks: a Secret's data is.
-        if not isinstance(error, _ARGUMENT_ERRORS):
+        if refusal is None or not isinstance(error, _ARGUMENT_ERRORS):
             return error
-        return told(_secretly_told(error) if secret else error)
+        return refusal(_secretly_told(error) if secret else error)
 
     return Output.all(*args)._derived(lambda values: compute(*values), failed=failed)
 
