@@ -162,3 +162,17 @@ def test_json_before_the_command_is_the_commands(
     (tmp_path / "Stackwright.yaml").write_text("name: demo\nruntime: python\n")
     result = run("--json", "stack", "ls", cwd=tmp_path)
     assert result.stdout.splitlines()[0] == "[]", result.stdout + result.stderr
+
+
+def test_help_names_value_kinds_as_click_does_and_none_for_flags(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    try:
+        main(["up", "--help"])
+    except SystemExit as exc:
+        assert exc.code in (0, None)
+    help_text = capsys.readouterr().out
+    assert "<" not in re.sub(r"[│╭╮╰╯─]", "", help_text).replace("<1", ""), help_text
+    rows = {line.split()[1]: line for line in help_text.splitlines() if line.startswith("│ --")}
+    assert "TEXT" in rows["--stack"] and "INTEGER RANGE" in rows["--parallel"]
+    assert re.search(r"--yes\s+-y\s+Do not ask", rows["--yes"]), rows["--yes"]
