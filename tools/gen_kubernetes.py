@@ -55,7 +55,12 @@ from typing import Any
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from stackwright.kubernetes.base import KubernetesResource, _camel  # noqa: E402
+from stackwright.kubernetes.base import (  # noqa: E402
+    PATCH_FIELD_MANAGER,
+    PATCH_FORCE,
+    KubernetesResource,
+    _camel,
+)
 from stackwright.localcluster.schema import KUBERNETES_VERSION, builtin_schemas  # noqa: E402
 
 PACKAGE = "stackwright.kubernetes"
@@ -165,6 +170,10 @@ class Field:
     summary: str
     read_only: bool  # status: a property, not an argument
     holds: Holds = None
+    #: The keyword argument's type in the kind's Patch class, which takes any part of the
+    #: object: the same unless the field's typed dict requires keys (`DeploymentSpec`'s
+    #: `selector`), where a Patch passes a plain mapping.
+    patch_annotation: str = ""
 
 
 @dataclass
@@ -371,7 +380,8 @@ class Generator:
             annotation = "" if read_only else self._annotation(vm, prop)
             summary = first_sentence(prop.get("description", ""))
             holds = None if read_only else self._holds(prop)
-            fields.append(Field(json_name, py, annotation, summary, read_only, holds))
+            partial = annotation if read_only or self._partial(prop) else "Mapping[str, Any] | Output[Any]"
+            fields.append(Field(json_name, py, annotation, summary, read_only, holds, partial))
         order = {"metadata": 0, "spec": 1, "status": 3}
         fields.sort(key=lambda f: (order.get(f.json_name, 2), f.python_name))
         vm.kinds.append(
@@ -425,6 +435,22 @@ class Generator:
         if shape == "map":
             return f"Mapping[str, {self._annotation(scope, of)}]"
         return str(of)
+
+    def _partial(self, node: Mapping[str, Any], seen: frozenset[str] = frozenset()) -> bool:
+        """Whether a Patch may give any part of a value of `node` through its typed dict: no
+        key required in it or in the objects it holds, but for those in lists (a list's item
+        is applied whole: a list-map entry needs its keys anyway)."""
+        shape, of = self._shape(node)
+        if shape == "map":
+            return self._partial(of, seen)
+        if shape != "struct":
+            return True
+        if of in seen:
+            return True
+        target = self.definitions[of]
+        if target.get("required"):
+            return False
+        return all(self._partial(p, seen | {of}) for p in target["properties"].values())
 
     def _holds(self, node: Mapping[str, Any], listed: Callable[[str], str] | None = None) -> Holds:
         """The struct whose keys a value of `node` has: one, a list of them or a map of free
@@ -523,26 +549,22 @@ def docstring(text: str, indent: str) -> str:
     return f'{indent}"""{lines[0]}\n{body}\n{indent}"""\n'
 
 
+#: What every Patch class's docstring says before its kind's description (Pulumi's words, ours).
+PATCH_DOC = (
+    "Patch of an existing {kind}: its fields given here are applied by server-side apply "
+    "under a field manager of this resource's own ({manager} names one), the object never "
+    "created, claimed or deleted; only metadata.name is required. Dropping the Patch (or a "
+    "destroy) gives its fields up. Conflicts with another manager fail unless "
+    '{force} is "true". '
+)
+
+
 def render_kind(kind: Kind) -> str:
     out = [f"class {kind.kind}(KubernetesResource):\n", docstring(kind.description, "    "), "\n"]
     out.append(f'    api_version = "{kind.api_version}"\n')
     out.append(f'    kind = "{kind.kind}"\n\n')
-    out.append(
-        "    def __init__(\n        self,\n        resource_name: str,\n        opts: ResourceOptions | None = None,\n"
-    )
     arguments = [f for f in kind.fields if not f.read_only]
-    if arguments:
-        out.append("        *,\n")
-        for f in arguments:
-            out.append(f"        {f.python_name}: {f.annotation} | None = None,\n")
-    out.append("    ) -> None:\n")
-    passed = "".join(f", {f.python_name}={f.python_name}" for f in arguments)
-    call = f"        super().__init__(resource_name, opts{passed})\n"
-    if len(call) > 101:
-        call = "        super().__init__(\n            resource_name,\n            opts,\n"
-        call += "".join(f"            {f.python_name}={f.python_name},\n" for f in arguments)
-        call += "        )\n"
-    out.append(call)
+    out.append(render_init(arguments, "annotation", "super().__init__("))
     for f in kind.fields:
         out.append("\n    @property\n")
         out.append(f"    def {f.python_name}(self) -> Output[Any]:\n")
@@ -552,13 +574,54 @@ def render_kind(kind: Kind) -> str:
     return "".join(out)
 
 
+def render_init(arguments: Sequence[Field], annotation: str, call: str) -> str:
+    """A kind's `__init__`: a keyword argument per field, typed by each field's `annotation`
+    (its own, or the Patch's), passed on by `call` (`super().__init__(`)."""
+    out = [
+        "    def __init__(\n        self,\n        resource_name: str,\n        opts: ResourceOptions | None = None,\n"
+    ]
+    if arguments:
+        out.append("        *,\n")
+        for f in arguments:
+            out.append(f"        {f.python_name}: {getattr(f, annotation)} | None = None,\n")
+    out.append("    ) -> None:\n")
+    self_arg = "" if call.startswith("super()") else "self, "
+    passed = "".join(f", {f.python_name}={f.python_name}" for f in arguments)
+    line = f"        {call}{self_arg}resource_name, opts{passed})\n"
+    if len(line) > 101:
+        line = f"        {call}\n"
+        line += f"            {self_arg.rstrip(', ')},\n" if self_arg else ""
+        line += "            resource_name,\n            opts,\n"
+        line += "".join(f"            {f.python_name}={f.python_name},\n" for f in arguments)
+        line += "        )\n"
+    out.append(line)
+    return "".join(out)
+
+
+def render_patch(kind: Kind) -> str:
+    """A kind's Patch class: the kind's class with the Patch's behaviour (`KubernetesPatch`
+    after it), its fields and properties inherited; an `__init__` of its own only where a
+    field's typed dict requires keys, which a Patch need not give."""
+    description = PATCH_DOC.format(
+        kind=kind.kind, manager=f"`{PATCH_FIELD_MANAGER}`", force=f"`{PATCH_FORCE}`"
+    )
+    out = [f"class {kind.kind}Patch({kind.kind}, KubernetesPatch):\n"]
+    out.append(docstring(description + kind.description, "    "))
+    arguments = [f for f in kind.fields if not f.read_only]
+    if any(f.patch_annotation != f.annotation for f in arguments):
+        out.append("\n" + render_init(arguments, "patch_annotation", "KubernetesPatch.__init__("))
+    return "".join(out)
+
+
 def render_version(vm: VersionModule, own_inputs: bool) -> str:
     """The kinds of one group version; with `own_inputs`, its definitions' TypedDicts are
     names of the module too (`k8s.apps.v1.DeploymentSpecDict`), loaded on first use."""
     kinds = sorted(vm.kinds, key=lambda k: k.kind)
     label = f"`{vm.group}/{vm.version}`" if vm.group else f"core `{vm.version}`"
     aliases = "".join(render_alias(alias, vm.aliases[alias]) for alias in sorted(vm.aliases))
-    classes = "".join("\n\n" + render_kind(kind) for kind in kinds)
+    classes = "".join(
+        "\n\n" + render_kind(kind) + "\n\n" + render_patch(kind) for kind in kinds
+    )
     abc = [name for name in ("Mapping", "Sequence") if f"{name}[" in aliases + classes]
     out = [header()]
     out.append(docstring(f"The Kubernetes {label} kinds, one class each (see `__all__`).", ""))
@@ -566,7 +629,7 @@ def render_version(vm: VersionModule, own_inputs: bool) -> str:
     if own_inputs:
         out.append("from importlib import import_module\n")
     out.append("from typing import TYPE_CHECKING\n\n")
-    out.append("from stackwright.kubernetes.base import KubernetesResource\n\n")
+    out.append("from stackwright.kubernetes.base import KubernetesPatch, KubernetesResource\n\n")
     out.append("if TYPE_CHECKING:\n")
     if abc:
         out.append(f"    from collections.abc import {', '.join(abc)}\n")
@@ -579,7 +642,8 @@ def render_version(vm: VersionModule, own_inputs: bool) -> str:
         out.append(f"    from {PACKAGE}.{INPUTS}.{vm.inputs} import *  # noqa: F403\n")
     out.append("    from stackwright.sdk.output import Output\n")
     out.append("    from stackwright.sdk.resource import ResourceOptions\n\n")
-    out.append("__all__ = [" + ", ".join(f'"{k.kind}"' for k in kinds) + "]\n\n")
+    listed = sorted(name for k in kinds for name in (k.kind, f"{k.kind}Patch"))
+    out.append("__all__ = [" + ", ".join(f'"{name}"' for name in listed) + "]\n\n")
     out.append(aliases)
     out.append(classes)
     if own_inputs:
@@ -702,11 +766,14 @@ def render_group(module: str, group: str, versions: list[str]) -> str:
     out.append("from importlib import import_module\n")
     out.append("from typing import TYPE_CHECKING, Any\n")
     if extra:
-        out.append("\nfrom stackwright.kubernetes.base import CustomObject as CustomResource\n")
+        out.append(
+            "\nfrom stackwright.kubernetes.base import CustomObject as CustomResource\n"
+            "from stackwright.kubernetes.base import CustomObjectPatch as CustomResourcePatch\n"
+        )
     out.append("\nif TYPE_CHECKING:\n")
     for v in versions:
         out.append(f"    from {PACKAGE}.{module} import {v} as {v}\n")
-    exported = (["CustomResource"] if extra else []) + versions
+    exported = (["CustomResource", "CustomResourcePatch"] if extra else []) + versions
     out.append("\n__all__ = [" + ", ".join(f'"{n}"' for n in exported) + "]\n")
     out.append("_VERSIONS = frozenset({" + ", ".join(f'"{v}"' for v in versions) + "})\n")
     out.append(lazy_loader("_VERSIONS"))
@@ -744,7 +811,10 @@ def render_package(
         "Top-level fields are keyword arguments in snake_case (`string_data` → `stringData`);\n"
         "nested values are dicts in Kubernetes' camelCase or lightkube model objects, with\n"
         "Outputs allowed anywhere. `k8s.apiextensions.CustomResource` declares an object of any\n"
-        "other kind (e.g. of a CRD); `k8s.Provider` points resources at another cluster.\n\n"
+        "other kind (e.g. of a CRD); `k8s.Provider` points resources at another cluster.\n"
+        "Every kind has a Patch class too (`k8s.core.v1.ConfigMapPatch`, and\n"
+        "`k8s.apiextensions.CustomResourcePatch`): fields of an existing object, applied under a\n"
+        "field manager of its own, the object never claimed.\n\n"
         "Modules are named after the API group's first label (see MODULE_NAMES in\n"
         "tools/gen_kubernetes.py for the exceptions):\n\n"
         f"    {'module':<22} {'API group':<32} versions\n" + "\n".join(table) + "\n\n"
@@ -766,15 +836,21 @@ def render_package(
     out.append("\nfrom __future__ import annotations\n\n")
     out.append("from importlib import import_module\n")
     out.append("from typing import TYPE_CHECKING, Any\n\n")
-    out.append("from stackwright.kubernetes.base import CustomObject, KubernetesResource\n")
+    out.append(
+        "from stackwright.kubernetes.base import (\n    CustomObject,\n    CustomObjectPatch,\n"
+        "    KubernetesPatch,\n    KubernetesResource,\n)\n"
+    )
     out.append("from stackwright.kubernetes.provider import Provider\n")
     out.append("\nif TYPE_CHECKING:\n")
     names = sorted({*names, *importers})
     for mod in names:
         out.append(f"    from {PACKAGE} import {mod} as {mod}\n")
-    exported = ["CustomObject", "KubernetesResource", "Provider", *names]
+    exported = [
+        "CustomObject", "CustomObjectPatch", "KubernetesPatch", "KubernetesResource", "Provider",
+        *names,
+    ]  # fmt: skip
     out.append("\n__all__ = [" + ", ".join(f'"{n}"' for n in exported) + "]\n")
-    out.append("_GROUPS = frozenset(__all__[3:])\n")
+    out.append("_GROUPS = frozenset(__all__[5:])\n")
     out.append(lazy_loader("_GROUPS"))
     return wrap_all("".join(out))
 

@@ -24,6 +24,7 @@ from stackwright.engine.ports import Provider, ProviderFactory
 from stackwright.engine.records import (
     declared_dependencies,
     is_kubernetes,
+    is_patch,
     is_release,
     made_again,
     metadata_of,
@@ -155,7 +156,9 @@ def _objects(resources: Sequence[ResourceState], provider: str) -> list[Resource
     return [
         s
         for s in resources
-        if s.custom and (is_kubernetes(s) or is_release(s)) and s.provider == provider
+        if s.custom
+        and (is_kubernetes(s) or is_release(s) or is_patch(s))
+        and s.provider == provider
     ]
 
 
@@ -191,7 +194,11 @@ async def _check_clusters(
     resources = snapshot.resources
     declared = program.resources if program is not None else ()
     recorded = {s.urn: s for s in resources if s.type == PROVIDER_TYPE}
-    used = {s.provider for s in resources if s.custom and (is_kubernetes(s) or is_release(s))}
+    used = {
+        s.provider
+        for s in resources
+        if s.custom and (is_kubernetes(s) or is_release(s) or is_patch(s))
+    }
     settings: dict[str, Mapping[str, Any]] = {
         urn: state.inputs for urn, state in recorded.items() if urn in used
     }
@@ -223,7 +230,7 @@ async def _check_clusters(
         finally:
             await made.close()
     if "" in used or any(
-        r.custom and is_kubernetes(r.resource_type) and not provider_urn(r) for r in declared
+        r.custom and (is_kubernetes(r) or is_patch(r)) and not provider_urn(r) for r in declared
     ):
         default = factory(None)  # raises the stack's settings' error; opens no connection
         try:

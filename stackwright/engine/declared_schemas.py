@@ -136,7 +136,7 @@ def _inputs(resource: Resource, read: StateReader) -> tuple[Any, list[str]] | No
 def _check_secret_placement(resource: Resource, read: StateReader) -> None:
     """Refuse a secret that `resource` puts in a field shown in plain text, as its step
     would (the same message), when the program alone says it is there."""
-    if not is_kubernetes(resource.resource_type):
+    if not is_kubernetes(resource):
         return
     # Most objects hold no secret: the Outputs' own marks say so, with nothing resolved (and
     # the walk that finds them serves the dependency graph too).

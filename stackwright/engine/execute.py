@@ -87,6 +87,7 @@ from stackwright.engine.records import (
     describe,
     group_kind,
     is_kubernetes,
+    is_patch,
     is_release,
     live_outputs,
     made_again,
@@ -94,12 +95,16 @@ from stackwright.engine.records import (
     metadata_of,
     object_key,
     object_ref,
+    patch_body,
+    patch_field_manager,
+    patch_forced,
     protected,
     provider_urn,
     recorded_closure,
     recorded_graph,
     refused,
     release_spec,
+    relinquishing_body,
     replaced_since,
     secret_in_plain_field,
     secret_paths_of,
@@ -114,7 +119,8 @@ from stackwright.engine.rollouts import (
     notice,
     stale_readers,
 )
-from stackwright.errors import InputsRejected, UsageError, redact
+from stackwright.errors import InputsRejected, StackwrightError, UsageError, redact
+from stackwright.kubernetes.base import PATCH_FIELD_MANAGER, PATCH_FORCE
 from stackwright.kubernetes.provider import PROVIDER_TYPE
 from stackwright.model import (
     CLUSTER_SCOPED,
@@ -208,6 +214,20 @@ class Outcome:
 _INTERRUPTED = "the run applying it stopped before it was ready"
 
 
+class PatchConflict(StackwrightError):
+    """A Patch's apply met fields another manager owns: the way out is the Patch's own
+    annotation, not `--force-conflicts` (which never forces a Patch)."""
+
+    status = 409  # refused: nothing changed (`records.refused`)
+
+    def __init__(self, conflicts: Sequence[Any]) -> None:
+        listed = ", ".join(f"{c.field} (manager {c.manager})" for c in conflicts)
+        super().__init__(
+            f"conflict on {listed}: another manager owns it; leave the field out of the "
+            f'Patch, or annotate the Patch {PATCH_FORCE}: "true" to take it over'
+        )
+
+
 def _error_text(exc: BaseException) -> str:
     if isinstance(exc, asyncio.CancelledError | KeyboardInterrupt):
         return _INTERRUPTED
@@ -223,7 +243,7 @@ def _unplanned_op(resource: Resource, old: ResourceState | None) -> Op | None:
         return Op.READ
     if old is not None and not old.external:
         return None
-    kube = resource.custom and is_kubernetes(resource.resource_type)
+    kube = resource.custom and is_kubernetes(resource)
     return Op.IMPORT if resource.opts.import_ and kube else Op.CREATE
 
 
@@ -288,7 +308,7 @@ def import_disagreement(
     object_id = resource.opts.import_
     if not object_id or _import_done(object_id, old):
         return None
-    if not (resource.custom and is_kubernetes(resource.resource_type)):
+    if not (resource.custom and is_kubernetes(resource)):
         return None
     unnamed = import_id_problem(object_id, resource.resource_type.rpartition(":")[2])
     if unnamed is not None:
@@ -583,6 +603,8 @@ class Run:
             result = None if item.op in _DELETES else state
         elif is_release(state):
             result = self._settled_release(item, found)
+        elif is_patch(state):
+            result = self._settled_patch(item, found)
         else:
             result = await self._settled_object(item, found)
         if result is None and item.op in _DELETES and state.custom and is_kubernetes(state):
@@ -611,6 +633,21 @@ class Run:
         # next plan upgrades it again (a no-op upgrade is harmless).
         before = state if item.op is Op.CREATE else self.old.get(state.urn, state)
         return with_outputs(before, found)
+
+    def _settled_patch(
+        self, item: PendingOperation, live: dict[str, Any] | None
+    ) -> ResourceState | None:
+        """What an interrupted step of a Patch leaves recorded, by its object read: none when
+        the object is gone (its fields went with it); else a delete stays recorded (the next
+        run gives the fields up again), and an apply is recorded as not ready, applied again
+        by the next run (server-side apply of the same fields changes nothing twice)."""
+        state = item.resource
+        if live is None:
+            return None
+        if item.op in _DELETES:
+            return state
+        before = state if item.op in _MADE else self.old.get(state.urn, state)
+        return replace(with_outputs(before, live), init_errors=(_INTERRUPTED,))
 
     async def _settled_object(
         self, item: PendingOperation, live: dict[str, Any] | None
@@ -679,7 +716,7 @@ class Run:
         through its provider; none when that provider moved to another cluster: what it
         held moves too, each replaced by its own step (whose delete on the former cluster
         finds the object gone, and which checks its own protection)."""
-        if carrier.provider in self._former_providers:
+        if carrier.provider in self._former_providers or is_patch(carrier):
             return {}
         return {
             urn: state
@@ -754,7 +791,7 @@ class Run:
         graph = self._graph(resources)
         allowed = self._allowed(graph)
         for resource in resources:
-            if resource.custom and is_kubernetes(resource.resource_type) and not resource.is_read:
+            if resource.custom and is_kubernetes(resource) and not resource.is_read:
                 props = resource.props
                 self._group_kinds.setdefault((provider_urn(resource), ""), set()).add(
                     group_kind(str(props.get("apiVersion", "")), str(props.get("kind", "")))
@@ -918,7 +955,12 @@ class Run:
                 "an Output it reads names a field the live object does not have"
             )
         auto = False
-        if resource.custom and is_kubernetes(resource.resource_type):
+        if resource.custom and is_patch(resource):
+            plain_only = secret_in_plain_field(given, inputs)
+            if plain_only is not None:
+                raise UsageError(plain_only)
+            inputs = _with_field_manager(inputs, patch_field_manager(resource.urn, inputs, old))
+        elif resource.custom and is_kubernetes(resource):
             plain_only = secret_in_plain_field(given, inputs)
             if plain_only is not None:
                 raise UsageError(plain_only)
@@ -959,9 +1001,10 @@ class Run:
         desired, auto = self._desired(resource, old)
         generated = GENERATORS[desired.type][1] if is_generated(desired.type) else ()
         self._secret_paths[urn] = (*desired.secret_paths, *generated)
-        kube = resource.custom and is_kubernetes(resource.resource_type)
+        kube = resource.custom and is_kubernetes(resource)
         release = resource.custom and is_release(resource.resource_type)
-        if kube:
+        patch = resource.custom and is_patch(resource)
+        if kube or patch:
             desired = replace(desired, id=await self._object_id(desired))
         elif release:
             provider = self.provider_for(desired.provider)
@@ -985,6 +1028,12 @@ class Run:
         step, force = await self._step_to_take(
             resource, plan(intent, old), old, desired, auto, kube
         )
+        if patch and step.op is Op.REPLACE:
+            # Another object (or kind): the old Patch gives its fields up first, so that its
+            # manager's fields are never the new object's and the old one's at once.
+            step = replace(step, delete_before_replace=True)
+        if patch and step.op is Op.SAME and old is not None and old.init_errors:
+            step = self._applied_again(step, old)
         if step.op is Op.SAME:
             assert old is not None
             recorded = self._state_only_change(step, old)
@@ -1009,12 +1058,13 @@ class Run:
             await self._execute_release(step)
             assert step.new is not None
             self._hold(step.new, urn)
-        elif not kube:
+        elif not (kube or patch):
             self._record_only(step)
         else:
             await self._execute(step, force, opts.custom_timeouts)
             assert step.new is not None
-            self._hold(step.new, urn)
+            if kube:
+                self._hold(step.new, urn)
         self.status[urn] = _DONE
         self.outcome.counts[step.op.value] += 1
         self.emit(StepDone(step, True, self.clock() - started))
@@ -1439,10 +1489,13 @@ class Run:
             async with self._sem:  # Helm renders the chart and dry-runs it: template errors now
                 await self.provider_for(new.provider).release_preview(release_spec(new))
             return
-        if not kube:
+        patch = is_patch(new)
+        if not (kube or patch):
             return
         kind = new.inputs.get("kind")
-        if kind == "Namespace" and step.op is not Op.UPDATE:
+        if patch:
+            pass  # it creates nothing that the server could not dry-run against
+        elif kind == "Namespace" and step.op is not Op.UPDATE:
             self._previewed_namespaces.add(str(metadata_of(new.inputs).get("name")))
         elif kind == "CustomResourceDefinition":
             spec = new.inputs.get("spec") or {}
@@ -1451,7 +1504,9 @@ class Run:
             self._declared_schemas.declare(*served, spec)
         namespace = new.id.rpartition("/")[0] or None
         declared = group_and_kind(new.inputs) in self._previewed_kinds
-        if declared:  # the server cannot answer for it yet: the schema the program declares does
+        if (
+            declared and not patch
+        ):  # the server cannot answer for it yet: the schema the program declares does
             refusal = self._declared_schemas.refusal(new.inputs)
             if refusal is not None:
                 raise SchemaRefused(refusal)
@@ -1462,6 +1517,26 @@ class Run:
             # object would fail on the very immutable fields that force the replacement.
             return
         provider = self.provider_for(new.provider)
+        if patch:
+            if object_key(new) in self.held:
+                return  # the object this run makes first: nothing to dry-run against yet
+            await self._check_target(provider, new)
+            previewed = await self._send_patch(provider.preview, new)
+        else:
+            previewed = await self._preview_object(provider, step, namespace, force)
+        if step.op is Op.UPDATE and isinstance(previewed, dict):
+            # The server's dry run of an update is the object as the update leaves it (a
+            # Service keeps its clusterIP): dependents read that, as Pulumi's preview does,
+            # rather than finding it unknown. Its status is the controllers' to change yet.
+            known = live_outputs(new, previewed)  # with a Secret's write-only stringData
+            self.live[step.urn] = Partial({k: v for k, v in known.items() if k != "status"})
+
+    async def _preview_object(
+        self, provider: Provider, step: Step, namespace: str | None, force: bool
+    ) -> dict[str, Any]:
+        """The server's dry run of an object's apply, after the checks its up makes first."""
+        new = step.new
+        assert new is not None
         if step.op is Op.CREATE:  # an object in the way fails the preview as it would the up
             await self._check_free(provider, new)
         elif step.op is Op.IMPORT:
@@ -1470,13 +1545,7 @@ class Run:
             await self._ensure_applyset(provider, new.provider, namespace)
         body = provider.stamp(new.inputs, stack=self.stack, urn=new.urn, namespace=namespace)
         async with self._sem:
-            previewed = await provider.preview(body, force=force, warn=self._warner(new.urn))
-        if step.op is Op.UPDATE and isinstance(previewed, dict):
-            # The server's dry run of an update is the object as the update leaves it (a
-            # Service keeps its clusterIP): dependents read that, as Pulumi's preview does,
-            # rather than finding it unknown. Its status is the controllers' to change yet.
-            known = live_outputs(new, previewed)  # with a Secret's write-only stringData
-            self.live[step.urn] = Partial({k: v for k, v in known.items() if k != "status"})
+            return await provider.preview(body, force=force, warn=self._warner(new.urn))
 
     # --- up -----------------------------------------------------------------------------
 
@@ -1545,7 +1614,9 @@ class Run:
             journal_op = Op.CREATE_REPLACEMENT
         else:
             journal_op = step.op
-        if step.op is Op.CREATE:
+        if is_patch(new):  # every apply of one: an apply alone would create it
+            await self._check_target(provider, new)
+        elif step.op is Op.CREATE:
             await self._check_free(provider, new)
         # The provider names the object in its status lines; the display names the resource.
         prefix = f"{metadata_of(new.inputs).get('name')}: "
@@ -1575,7 +1646,7 @@ class Run:
         recorded = with_outputs(new, live)
         await self._commits.end(number, recorded)
         self.live[step.urn] = recorded.outputs
-        if new.inputs.get("kind") == "Namespace" and step.op is Op.CREATE:
+        if new.inputs.get("kind") == "Namespace" and step.op is Op.CREATE and is_kubernetes(new):
             self._new_namespaces.add((new.provider, new.id))
         if step.op is Op.REPLACE and not step.delete_before_replace:
             assert step.old is not None
@@ -1724,7 +1795,41 @@ class Run:
         if journal_op is Op.CREATE_REPLACEMENT and old is not None:
             self.replaced.append(replace(old, delete_pending=True))
 
+    async def _check_target(self, provider: Provider, new: ResourceState) -> None:
+        """Refuse a Patch of an object that is not there: as Pulumi's, a Patch changes an
+        existing object and creates none (server-side apply alone would create it)."""
+        api_version, kind, namespace, name = object_ref(new)
+        async with self._sem:
+            live = await provider.read(api_version, kind, namespace, name)
+        if live is None:
+            raise UsageError(
+                f"{kind} {new.id} does not exist: a Patch changes an existing object and "
+                "creates none; create it first (declared in the program, make this Patch "
+                "depend on it with depends_on), or name an object that exists"
+            )
+
+    async def _send_patch(
+        self, send: Callable[..., Awaitable[dict[str, Any]]], state: ResourceState
+    ) -> dict[str, Any]:
+        """A Patch's apply (or its dry run: `send`) as its own field manager, forced only
+        when its `stackwright.io/patch-force` annotation says so."""
+        try:
+            async with self._sem:
+                return await send(
+                    patch_body(state.inputs),
+                    force=patch_forced(state.inputs),
+                    warn=self._warner(state.urn),
+                    field_manager=patch_field_manager(state.urn, state.inputs, None),
+                )
+        except StackwrightError as exc:
+            conflicts = getattr(exc, "conflicts", ())
+            if not conflicts:
+                raise
+            raise PatchConflict(conflicts) from exc
+
     async def _apply(self, provider: Provider, state: ResourceState, force: bool) -> dict[str, Any]:
+        if is_patch(state):  # no marks, no ApplySet: the object is not the stack's
+            return await self._send_patch(provider.apply, state)
         namespace = state.id.rpartition("/")[0] or None
         if namespace is not None:
             await self._ensure_applyset(provider, state.provider, namespace)
@@ -1791,6 +1896,14 @@ class Run:
                 member = applyset_of(state)
                 if member is not None and state.provider in self._former_providers:
                     self._moved_off.add(member)
+            elif (
+                state.custom
+                and is_patch(state)
+                and not keep_object
+                and not (state.retain_on_delete and op is Op.DELETE)
+            ):
+                async with self._sem:
+                    await self._relinquish(state)
             elif state.custom and is_kubernetes(state) and not keep_object:
                 # Retained: left in the cluster, but no longer marked as the stack's (an
                 # ApplySet prune would otherwise still count it a member).
@@ -1813,6 +1926,22 @@ class Run:
         if when_gone is not None:
             await when_gone()
         await self._commits.end(number, None)
+
+    async def _relinquish(self, state: ResourceState) -> None:
+        """Give up the fields a Patch's manager owns (an empty apply as that manager), the
+        object kept; an object that is gone took them with it (the apply would create it)."""
+        provider = self.deleting_provider(state.provider)
+        api_version, kind, namespace, name = object_ref(state)
+        if await provider.read(api_version, kind, namespace, name) is None:
+            return
+        body = relinquishing_body(state)
+        if namespace is not None:
+            body["metadata"]["namespace"] = namespace
+        await provider.apply(
+            body,
+            warn=self._warner(state.urn),
+            field_manager=patch_field_manager(state.urn, state.inputs, None),
+        )
 
     async def delete_all(self, states: list[ResourceState], *, blocked: bool = False) -> set[str]:
         """Delete `states` in reverse dependency order (dependents first), concurrently;
@@ -1914,7 +2043,9 @@ class Run:
         """The resource that holds the object of `state`, being deleted, after this run (a
         name passed on, manifests moved from a ConfigFile to a Chart), said as a diagnostic:
         its delete removes only the record."""
-        holder = self.held.get(object_key(state)) if state.custom and not state.external else None
+        if not state.custom or state.external or is_patch(state):
+            return None  # a Patch gives its fields up whoever holds the object
+        holder = self.held.get(object_key(state))
         if holder is not None:
             self.emit(
                 Diagnostic(
@@ -1959,7 +2090,7 @@ class Run:
         """Warn (on the CRD's URN, once a run) what deleting `state` takes with it when it
         is a CRD: every object of its kind in the cluster (`crd_deletes`; one LIST, for
         CRDs alone, so other deletes cost nothing more)."""
-        if state.urn in self._censused or not defined_kind(state.inputs):
+        if state.urn in self._censused or is_patch(state) or not defined_kind(state.inputs):
             return
         self._censused.add(state.urn)
         async with self._sem:
@@ -2042,7 +2173,7 @@ class Run:
             for urn, state in self.old.items()
             if state.custom
             and state.type != PROVIDER_TYPE
-            and (is_kubernetes(state) or is_release(state))
+            and (is_kubernetes(state) or is_release(state) or is_patch(state))
             and state.provider in providers
         }
         for urn, state in gone.items():
@@ -2062,7 +2193,9 @@ class Run:
             if state.type == PROVIDER_TYPE:
                 self._refresh_provider(state, record=record)
                 return
-            if not state.custom or not (is_kubernetes(state) or is_release(state)):
+            if not state.custom or not (
+                is_kubernetes(state) or is_release(state) or is_patch(state)
+            ):
                 return
             try:
                 async with self._sem:
@@ -2080,7 +2213,7 @@ class Run:
                 self.emit(Diagnostic(state.urn, f"could not read it: {_error_text(exc)}", "error"))
                 self._unread.add(state.urn)
                 return
-            if live is not None and made_again(state, live):
+            if live is not None and not is_patch(state) and made_again(state, live):
                 self.emit(
                     Diagnostic(
                         state.urn,
@@ -2108,10 +2241,16 @@ class Run:
             else:
                 # A release's live state is Helm's status, not its inputs, and an object
                 # only read has no inputs of its own: no field drift.
+                # A Patch's drift is in the fields it applies alone (its manager's), not in
+                # the rest of an object that is someone else's.
                 fields = (
                     []
                     if is_release(state) or state.external
-                    else drift_rules.drifted(state.inputs, live, ignore=state.ignore_changes)
+                    else drift_rules.drifted(
+                        patch_body(state.inputs) if is_patch(state) else state.inputs,
+                        live,
+                        ignore=state.ignore_changes,
+                    )
                 )
                 paths = state.secret_paths
                 hidden = [
@@ -2357,3 +2496,11 @@ def _identity(obj: Mapping[str, Any]) -> dict[str, Any]:
         "kind": obj.get("kind"),
         "metadata": {k: meta[k] for k in _IDENTITY_METADATA if k in meta},
     }
+
+
+def _with_field_manager(inputs: Mapping[str, Any], manager: str) -> dict[str, Any]:
+    """A Patch's inputs with the field manager it applies as written in, so that the state
+    records it (and a preview shows it) from its first apply on."""
+    meta = metadata_of(inputs)
+    annotations = {**(meta.get("annotations") or {}), PATCH_FIELD_MANAGER: manager}
+    return {**inputs, "metadata": {**meta, "annotations": annotations}}

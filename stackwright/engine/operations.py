@@ -166,7 +166,7 @@ def _check_one_resource_per_object(program: Program, recorded: Mapping[str, Reso
     seen: dict[tuple[str, str, str, str, str], Resource] = {}
     defaults: dict[str, str] = {}  # provider URN → where it puts objects without a namespace
     for resource in program.resources:
-        if not resource.custom or resource.is_read or not is_kubernetes(resource.resource_type):
+        if not resource.custom or resource.is_read or not is_kubernetes(resource):
             continue
         meta = resource.props.get("metadata")
         meta = meta if isinstance(meta, dict) else {}

@@ -97,7 +97,7 @@ def subjects(program: Program, gate: PolicyGate) -> list[Subject]:
     out = []
     read = planned_reader()
     for resource in program.resources:
-        if not (resource.custom and is_kubernetes(resource.resource_type)):
+        if not (resource.custom and is_kubernetes(resource)):
             continue
         if resource.resource_type == PROVIDER_TYPE or resource.is_read:
             continue  # a provider has no object; a read declares none (it is someone else's)

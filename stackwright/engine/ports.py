@@ -66,6 +66,7 @@ class Provider(Protocol):
         *,
         force: bool = False,
         warn: Callable[[str], None] | None = None,
+        field_manager: str | None = None,
     ) -> dict[str, Any]: ...
 
     async def apply(
@@ -74,9 +75,11 @@ class Provider(Protocol):
         *,
         force: bool = False,
         warn: Callable[[str], None] | None = None,
+        field_manager: str | None = None,
     ) -> dict[str, Any]:
         """Server-side apply; `warn` gets each warning the API server sends back (an
-        unknown field it dropped, a deprecated API)."""
+        unknown field it dropped, a deprecated API). `field_manager`: a Patch resource's
+        own, instead of the provider's."""
         ...
 
     async def await_ready(

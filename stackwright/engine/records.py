@@ -17,6 +17,7 @@ from typing import Any
 
 from stackwright.engine.events import within
 from stackwright.engine.graph import Graph, Node
+from stackwright.kubernetes.base import PATCH_FIELD_MANAGER, PATCH_FORCE, PATCH_SUFFIX
 from stackwright.kubernetes.provider import RELEASE_TYPE
 from stackwright.model import (
     URN_ANNOTATION,
@@ -44,10 +45,76 @@ def protected(urn: str) -> str:
     )
 
 
-def is_kubernetes(state_or_type: ResourceState | str) -> bool:
-    """An object the provider applies (a `helm.Release` is not: Helm owns it)."""
-    type_ = state_or_type if isinstance(state_or_type, str) else state_or_type.type
-    return type_.startswith("kubernetes:") and type_ != RELEASE_TYPE
+def is_kubernetes(declared: ResourceState | Resource | str) -> bool:
+    """An object the provider applies and the stack owns (a `helm.Release` is not: Helm owns
+    it; nor is a Patch: the object is someone else's, the stack owns some of its fields)."""
+    if isinstance(declared, str):
+        return declared.startswith("kubernetes:") and declared != RELEASE_TYPE
+    type_ = declared.type if isinstance(declared, ResourceState) else declared.resource_type
+    return type_.startswith("kubernetes:") and type_ != RELEASE_TYPE and not is_patch(declared)
+
+
+def is_patch(declared: ResourceState | Resource) -> bool:
+    """A Patch resource (`kubernetes:core/v1:ConfigMapPatch`, Pulumi's): fields of an
+    existing object, applied under a field manager of its own, the object never claimed.
+    Told by its type token naming its object's kind with `Patch` after it, so that a CRD's
+    own kind that ends in `Patch` is still an object."""
+    if isinstance(declared, ResourceState):
+        type_, obj = declared.type, declared.inputs
+    else:
+        type_, obj = declared.resource_type, declared.props
+    kind = obj.get("kind") if isinstance(obj, Mapping) else None
+    return (
+        isinstance(kind, str)
+        and type_.startswith("kubernetes:")
+        and type_.endswith(f":{kind}{PATCH_SUFFIX}")
+    )
+
+
+def patch_field_manager(urn: str, inputs: Mapping[str, Any], old: ResourceState | None) -> str:
+    """The field manager a Patch applies as: its annotation's, else the one its record holds
+    (stable across runs and renames), else `stackwright-patch-<10 hex digits of its URN>`,
+    so that two Patches of one object each own their own fields."""
+    given = (metadata_of(inputs).get("annotations") or {}).get(PATCH_FIELD_MANAGER)
+    if isinstance(given, str) and given:
+        return given
+    if old is not None:
+        recorded = (metadata_of(old.inputs).get("annotations") or {}).get(PATCH_FIELD_MANAGER)
+        if isinstance(recorded, str) and recorded:
+            return recorded
+    return f"stackwright-patch-{hashlib.sha256(urn.encode()).hexdigest()[:10]}"
+
+
+def patch_body(inputs: Mapping[str, Any]) -> dict[str, Any]:
+    """What a Patch sends: its inputs without the `stackwright.io/patch-*` annotations, which
+    are instructions to Stackwright (two Patches of one object naming their own managers
+    would otherwise conflict over that annotation)."""
+    meta = metadata_of(inputs)
+    annotations = {
+        k: v
+        for k, v in (meta.get("annotations") or {}).items()
+        if k not in (PATCH_FIELD_MANAGER, PATCH_FORCE)
+    }
+    meta = {k: v for k, v in meta.items() if k != "annotations"}
+    if annotations:
+        meta["annotations"] = annotations
+    return {**inputs, "metadata": meta}
+
+
+def patch_forced(inputs: Mapping[str, Any]) -> bool:
+    return (metadata_of(inputs).get("annotations") or {}).get(PATCH_FORCE) == "true"
+
+
+def relinquishing_body(state: ResourceState) -> dict[str, Any]:
+    """The empty patch that gives up every field a Patch's manager owns: the object's
+    apiVersion, kind, name and namespace, nothing else."""
+    meta = metadata_of(state.inputs)
+    kept = {k: meta[k] for k in ("name", "namespace") if meta.get(k)}
+    return {
+        "apiVersion": state.inputs.get("apiVersion"),
+        "kind": state.inputs.get("kind"),
+        "metadata": kept,
+    }
 
 
 def is_release(state_or_type: ResourceState | str) -> bool:

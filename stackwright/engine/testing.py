@@ -503,11 +503,12 @@ class FakeCluster:
         *,
         force: bool = False,
         warn: Callable[[str], None] | None = None,
+        field_manager: str | None = None,
     ) -> dict[str, Any]:
         key, body = await self._received(desired, force, warn, dry_run=True)
         counters = (self._version, self._uids, self._cluster_ips)
         try:
-            live, _ = self._merge(key, body, manager=_MANAGER, force=force)
+            live, _ = self._merge(key, body, manager=field_manager or _MANAGER, force=force)
         finally:  # a dry run allocates nothing for good
             self._version, self._uids, self._cluster_ips = counters
         return live
@@ -518,9 +519,10 @@ class FakeCluster:
         *,
         force: bool = False,
         warn: Callable[[str], None] | None = None,
+        field_manager: str | None = None,
     ) -> dict[str, Any]:
         key, body = await self._received(desired, force, warn, dry_run=False)
-        live, owners = self._merge(key, body, manager=_MANAGER, force=force)
+        live, owners = self._merge(key, body, manager=field_manager or _MANAGER, force=force)
         self._store(key, live, owners)
         self._fail(self.lose_reply, body)
         return copy.deepcopy(live)

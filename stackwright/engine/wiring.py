@@ -108,8 +108,11 @@ class KubernetesCluster:
         *,
         force: bool = False,
         warn: Callable[[str], None] | None = None,
+        field_manager: str | None = None,
     ) -> dict[str, Any]:
-        return await self.provider.preview(desired, force=force, warn=warn)
+        return await self.provider.preview(
+            desired, force=force, warn=warn, field_manager=field_manager
+        )
 
     async def apply(
         self,
@@ -117,8 +120,11 @@ class KubernetesCluster:
         *,
         force: bool = False,
         warn: Callable[[str], None] | None = None,
+        field_manager: str | None = None,
     ) -> dict[str, Any]:
-        return await self.provider.apply(desired, force=force, warn=warn)
+        return await self.provider.apply(
+            desired, force=force, warn=warn, field_manager=field_manager
+        )
 
     async def unmark(self, api_version: str, kind: str, namespace: str | None, name: str) -> None:
         await self.provider.unmark(api_version, kind, namespace, name)

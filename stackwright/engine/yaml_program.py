@@ -53,9 +53,11 @@ import yaml
 from stackwright.errors import UsageError, not_valid_yaml
 from stackwright.kubernetes.base import (
     CustomObject,
+    CustomObjectPatch,
     KubernetesResource,
     TypeToken,
     parse_type_token,
+    patched_token,
 )
 from stackwright.kubernetes.nested import (
     LiveKind,
@@ -717,6 +719,8 @@ class Evaluator:
                 f"{CUSTOM_RESOURCE_TYPE}, {PROVIDER_TYPE} or one of "
                 f"{', '.join(sorted(COMPONENTS))}",
             )
+        patched = patched_token(parsed)  # `kubernetes:core/v1:ConfigMapPatch`: a ConfigMap's
+        parsed = patched or parsed
         api_version, kind = parsed.api_version, parsed.kind
         fields = _builtin_fields(parsed, entry)
         if fields is None:
@@ -740,7 +744,8 @@ class Evaluator:
                     f"{_did_you_mean(unknown[0], fields)}"
                     f"its fields: {', '.join(sorted(fields))}",
                 )
-        return CustomObject(entry.name, opts, api_version=api_version, kind=kind, **properties)
+        declared = CustomObject if patched is None else CustomObjectPatch
+        return declared(entry.name, opts, api_version=api_version, kind=kind, **properties)
 
     def _options(self, entry: Entry, given: Any) -> ResourceOptions:
         if not isinstance(given, dict):
@@ -1034,6 +1039,7 @@ def _check_nested(name: str, body: yaml.Node) -> None:
     parsed = parse_type_token(text) if text != CUSTOM_RESOURCE_TYPE else None  # unchecked
     if parsed is None:
         return
+    parsed = patched_token(parsed) or parsed
     properties = ((str(k.value), v) for k, v in _keyed(_value_node(body, "properties")))
     found = _NODES.unknown(parsed.group, parsed.version, parsed.kind, properties)
     if found is not None:

@@ -13,6 +13,9 @@ Top-level fields are keyword arguments in snake_case (`string_data` → `stringD
 nested values are dicts in Kubernetes' camelCase or lightkube model objects, with
 Outputs allowed anywhere. `k8s.apiextensions.CustomResource` declares an object of any
 other kind (e.g. of a CRD); `k8s.Provider` points resources at another cluster.
+Every kind has a Patch class too (`k8s.core.v1.ConfigMapPatch`, and
+`k8s.apiextensions.CustomResourcePatch`): fields of an existing object, applied under a
+field manager of its own, the object never claimed.
 
 Modules are named after the API group's first label (see MODULE_NAMES in
 tools/gen_kubernetes.py for the exceptions):
@@ -65,7 +68,12 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
-from stackwright.kubernetes.base import CustomObject, KubernetesResource
+from stackwright.kubernetes.base import (
+    CustomObject,
+    CustomObjectPatch,
+    KubernetesPatch,
+    KubernetesResource,
+)
 from stackwright.kubernetes.provider import Provider
 
 if TYPE_CHECKING:
@@ -96,6 +104,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CustomObject",
+    "CustomObjectPatch",
+    "KubernetesPatch",
     "KubernetesResource",
     "Provider",
     "admissionregistration",
@@ -123,7 +133,7 @@ __all__ = [
     "storagemigration",
     "yaml",
 ]
-_GROUPS = frozenset(__all__[3:])
+_GROUPS = frozenset(__all__[5:])
 
 
 if not TYPE_CHECKING:

@@ -28,6 +28,13 @@ from stackwright.sdk.resource import CustomResource, ResourceOptions, _declared_
 
 #: Type token prefix: `kubernetes:apps/v1:Deployment`, `kubernetes:core/v1:Service`.
 TYPE_PREFIX = "kubernetes"
+#: What a Patch resource's type token puts after its object's kind, as Pulumi's do:
+#: `kubernetes:core/v1:ConfigMapPatch`.
+PATCH_SUFFIX = "Patch"
+#: The annotation that names a Patch's field manager (else one is made and recorded).
+PATCH_FIELD_MANAGER = "stackwright.io/patch-field-manager"
+#: The annotation that lets a Patch take fields another manager holds (`"true"`).
+PATCH_FORCE = "stackwright.io/patch-force"
 
 
 def type_token(api_version: str, kind: str) -> str:
@@ -69,6 +76,18 @@ def parse_type_token(token: str) -> TypeToken | None:
     if package != TYPE_PREFIX or not group_version or not kind or ":" in kind:
         return None
     return TypeToken(group_version, kind)
+
+
+def patched_token(parsed: TypeToken) -> TypeToken | None:
+    """The built-in kind a Patch's type token changes (`kubernetes:core/v1:ConfigMapPatch` →
+    `kubernetes:core/v1:ConfigMap`); None for any other token (a CRD's own kind that ends in
+    `Patch` included)."""
+    from stackwright.kubernetes.fields import KINDS
+
+    kind = parsed.kind.removesuffix(PATCH_SUFFIX)
+    if kind == parsed.kind or kind not in KINDS.get(parsed.group, {}).get(parsed.version, {}):
+        return None
+    return TypeToken(parsed.group_version, kind)
 
 
 def builtin_type_token(kind: str) -> str | None:
@@ -353,31 +372,30 @@ def _nothing_declared(
         )
 
 
+def _custom_kind(resource_name: str, fields: dict[str, Any]) -> tuple[str, str]:
+    """(apiVersion, kind) of a custom object, popped from its keyword arguments."""
+    api_version = fields.pop("api_version", None)
+    kind = fields.pop("kind", None)
+    if not isinstance(api_version, str) or not api_version or not isinstance(kind, str) or not kind:
+        missing = " and ".join(
+            f"{name}= (e.g. {example})"
+            for name, given, example in (
+                ("api_version", api_version, '"example.com/v1"'),
+                ("kind", kind, '"Widget"'),
+            )
+            if not isinstance(given, str) or not given
+        )
+        raise UsageError(f"custom resource {resource_name!r} at {_declared_at()} needs {missing}")
+    return api_version, kind
+
+
 class CustomObject(KubernetesResource):
     """An object of any kind, e.g. of a CRD: `CustomObject("w", api_version="example.com/v1", kind="Widget", spec=...)`."""
 
     def __init__(
         self, resource_name: str, opts: ResourceOptions | None = None, /, **fields: Any
     ) -> None:
-        api_version = fields.pop("api_version", None)
-        kind = fields.pop("kind", None)
-        if (
-            not isinstance(api_version, str)
-            or not api_version
-            or not isinstance(kind, str)
-            or not kind
-        ):
-            missing = " and ".join(
-                f"{name}= (e.g. {example})"
-                for name, given, example in (
-                    ("api_version", api_version, '"example.com/v1"'),
-                    ("kind", kind, '"Widget"'),
-                )
-                if not isinstance(given, str) or not given
-            )
-            raise UsageError(
-                f"custom resource {resource_name!r} at {_declared_at()} needs {missing}"
-            )
+        api_version, kind = _custom_kind(resource_name, fields)
         opts = fields.pop("opts", opts)
         _nothing_declared(kind, resource_name, opts, fields)
         obj = _object(api_version, kind, fields, resource_name)
@@ -401,3 +419,53 @@ class CustomObject(KubernetesResource):
             api_version=api_version,
             kind=kind,
         )
+
+
+def _patched_name(kind: str, name: str, obj: Mapping[str, Any]) -> None:
+    """A Patch names the object it changes: it is never auto-named (it creates nothing)."""
+    meta = obj.get("metadata")
+    given = meta.get("name") if isinstance(meta, Mapping) else meta
+    if given is None or given == "":
+        raise UsageError(
+            f"{kind}{PATCH_SUFFIX} {name!r} at {_declared_at()} needs metadata.name: a Patch "
+            f'changes an existing object, so name it (metadata={{"name": "…"}})'
+        )
+
+
+class KubernetesPatch(KubernetesResource):
+    """Fields of an existing object, applied by server-side apply under a field manager of
+    this resource's own — Pulumi's `<Kind>Patch`: `k8s.core.v1.ConfigMapPatch("p",
+    metadata={"name": "existing"}, data={"k": "v"})`. Only `metadata.name` is required; the
+    object is not created, claimed or deleted: dropping the Patch gives its fields up."""
+
+    def __init__(
+        self,
+        resource_name: str,
+        opts: ResourceOptions | None = None,
+        /,
+        **fields: Any,
+    ) -> None:
+        opts = fields.pop("opts", opts)
+        cls = type(self)
+        _nothing_declared(cls.kind, resource_name, opts, fields)
+        obj = _object(cls.api_version, cls.kind, fields, resource_name)
+        _check_keys(cls.api_version, cls.kind, resource_name, obj)
+        _patched_name(cls.kind, resource_name, obj)
+        token = type_token(cls.api_version, cls.kind) + PATCH_SUFFIX
+        CustomResource.__init__(self, token, resource_name, obj, opts)
+
+
+class CustomObjectPatch(KubernetesResource):
+    """A Patch of an object of any kind, e.g. of a CRD: `CustomObjectPatch("p",
+    api_version="example.com/v1", kind="Widget", metadata={"name": "w1"}, spec={...})`."""
+
+    def __init__(
+        self, resource_name: str, opts: ResourceOptions | None = None, /, **fields: Any
+    ) -> None:
+        api_version, kind = _custom_kind(resource_name, fields)
+        opts = fields.pop("opts", opts)
+        _nothing_declared(kind, resource_name, opts, fields)
+        obj = _object(api_version, kind, fields, resource_name)
+        _patched_name(kind, resource_name, obj)
+        token = type_token(api_version, kind) + PATCH_SUFFIX
+        CustomResource.__init__(self, token, resource_name, obj, opts)

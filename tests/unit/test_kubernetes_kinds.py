@@ -22,6 +22,7 @@ import stackwright.kubernetes as k8s
 from stackwright.errors import UsageError
 from stackwright.kubernetes.base import (
     CustomObject,
+    KubernetesPatch,
     KubernetesResource,
     _camel,
     parse_type_token,
@@ -53,15 +54,24 @@ def program() -> Iterator[Program]:
         yield prog
 
 
-def all_kind_classes() -> list[type[KubernetesResource]]:
+def every_generated_class() -> list[type[KubernetesResource]]:
     found = []
-    for group in sorted(set(k8s.__all__) - {"CustomObject", "KubernetesResource", "Provider"}):
+    for group in sorted(set(k8s.__all__) - set(k8s.__all__[:5])):
         package = getattr(k8s, group)
         # The importers (yaml, kustomize, helm) are modules of the package but not API groups.
         for version in getattr(package, "_VERSIONS", ()):
             module = getattr(package, version)
             found += [getattr(module, name) for name in module.__all__]
     return found
+
+
+def all_kind_classes() -> list[type[KubernetesResource]]:
+    """Each kind's class (its Patch class left out)."""
+    return [c for c in every_generated_class() if not issubclass(c, KubernetesPatch)]
+
+
+def all_patch_classes() -> list[type[KubernetesPatch]]:
+    return [c for c in every_generated_class() if issubclass(c, KubernetesPatch)]
 
 
 # --- declarations -----------------------------------------------------------------------------
@@ -552,7 +562,7 @@ def test_the_field_table_agrees_with_the_classes_and_typed_dicts() -> None:
         assert tuple(versions) == VERSIONS[group]
         for version, kinds in versions.items():
             module = getattr(getattr(k8s, MODULES[group]), version)
-            assert list(kinds) == module.__all__
+            assert sorted([*kinds, *(f"{k}Patch" for k in kinds)]) == module.__all__
             for kind in kinds:
                 cls = getattr(module, kind)
                 properties = {
@@ -574,3 +584,76 @@ def test_the_field_table_agrees_with_the_classes_and_typed_dicts() -> None:
     for held in holding:
         module_name, _, name = held.definition.partition(".")
         assert name in fields.OBJECTS[module_name], held
+
+
+# --- Patch classes ------------------------------------------------------------------------------
+
+
+def test_every_kind_has_a_patch_class_with_the_same_fields(program: Program) -> None:
+    kinds = {(c.api_version, c.kind): c for c in all_kind_classes()}
+    patches = all_patch_classes()
+    assert len(patches) == len(kinds)
+    for patch in patches:
+        cls = kinds[patch.api_version, patch.kind]
+        assert patch.__name__ == f"{cls.__name__}Patch"
+        assert list(inspect.signature(patch).parameters) == list(inspect.signature(cls).parameters)
+        assert patch.__doc__ and patch.__doc__.startswith(f"Patch of an existing {cls.kind}:")
+        resource = patch(patch.__name__, metadata={"name": "x"})
+        group_version = cls.api_version if "/" in cls.api_version else f"core/{cls.api_version}"
+        assert resource.resource_type == f"kubernetes:{group_version}:{cls.kind}Patch"
+        assert resource.props == {
+            "apiVersion": cls.api_version,
+            "kind": cls.kind,
+            "metadata": {"name": "x"},
+        }
+
+
+def test_a_patch_takes_part_of_an_object_and_names_it(program: Program) -> None:
+    patch = k8s.apps.v1.DeploymentPatch(
+        "image",
+        metadata={"name": "web"},
+        spec={"template": {"spec": {"containers": [{"name": "main", "image": "nginx:1.30"}]}}},
+    )
+    assert patch.resource_type == "kubernetes:apps/v1:DeploymentPatch"
+    # The keys are still checked at the declaring line.
+    with pytest.raises(UsageError, match=r"imagee"):
+        k8s.apps.v1.DeploymentPatch(
+            "typo",
+            metadata={"name": "web"},
+            spec={"template": {"spec": {"containers": [{"name": "main", "imagee": "x"}]}}},
+        )
+    for metadata in (None, {"namespace": "team"}, {"name": ""}):
+        with pytest.raises(UsageError, match=r"ConfigMapPatch 'p' at .*needs metadata.name"):
+            k8s.core.v1.ConfigMapPatch("p", metadata=metadata, data={"k": "v"})
+
+
+def test_custom_resource_patch(program: Program) -> None:
+    patch = k8s.apiextensions.CustomResourcePatch(
+        "w", api_version="example.com/v1", kind="Widget", metadata={"name": "w1"}, spec={"a": 1}
+    )
+    assert patch.resource_type == "kubernetes:example.com/v1:WidgetPatch"
+    assert patch.props["kind"] == "Widget"
+    with pytest.raises(UsageError, match=r"WidgetPatch 'nameless' at .*needs metadata.name"):
+        k8s.apiextensions.CustomResourcePatch(
+            "nameless", api_version="example.com/v1", kind="Widget", spec={"a": 1}
+        )
+
+
+def test_patch_arguments_take_partial_objects_for_mypy(tmp_path: Path) -> None:
+    # A Patch gives any part of an object: mypy takes a spec without the keys the kind's own
+    # class requires (DeploymentSpec's selector and template), and still refuses a wrong type.
+    source = tmp_path / "patches.py"
+    source.write_text(
+        "import stackwright.kubernetes as k8s\n"
+        'k8s.apps.v1.DeploymentPatch("p", metadata={"name": "web"}, spec={"replicas": 3})\n'
+        'k8s.core.v1.ConfigMapPatch("c", metadata={"name": "c"}, data={"k": "v"})\n'
+        'k8s.core.v1.ConfigMapPatch("bad", metadata={"name": "c"}, data=3)\n'
+    )
+    done = subprocess.run(
+        [sys.executable, "-m", "mypy", "--no-incremental", "--follow-imports=silent", str(source)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    errors = [line for line in done.stdout.splitlines() if ": error:" in line]
+    assert len(errors) == 1 and "patches.py:4:" in errors[0], done.stdout

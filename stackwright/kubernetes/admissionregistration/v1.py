@@ -8,7 +8,7 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING
 
-from stackwright.kubernetes.base import KubernetesResource
+from stackwright.kubernetes.base import KubernetesPatch, KubernetesResource
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -26,9 +26,13 @@ if TYPE_CHECKING:
 
 __all__ = [
     "MutatingWebhookConfiguration",
+    "MutatingWebhookConfigurationPatch",
     "ValidatingAdmissionPolicy",
     "ValidatingAdmissionPolicyBinding",
+    "ValidatingAdmissionPolicyBindingPatch",
+    "ValidatingAdmissionPolicyPatch",
     "ValidatingWebhookConfiguration",
+    "ValidatingWebhookConfigurationPatch",
 ]
 
 MutatingWebhookArg: TypeAlias = "admissionregistration_v1_inputs.MutatingWebhookDict | admissionregistration_v1.MutatingWebhook | Output[Any]"
@@ -71,6 +75,17 @@ class MutatingWebhookConfiguration(KubernetesResource):
         return self.output("webhooks")
 
 
+class MutatingWebhookConfigurationPatch(MutatingWebhookConfiguration, KubernetesPatch):
+    """Patch of an existing MutatingWebhookConfiguration: its fields given here are applied by
+    server-side apply under a field manager of this resource's own
+    (`stackwright.io/patch-field-manager` names one), the object never created, claimed or
+    deleted; only metadata.name is required. Dropping the Patch (or a destroy) gives its fields
+    up. Conflicts with another manager fail unless `stackwright.io/patch-force` is "true".
+    MutatingWebhookConfiguration describes the configuration of and admission webhook that
+    accept or reject and may change the object.
+    """
+
+
 class ValidatingAdmissionPolicy(KubernetesResource):
     """ValidatingAdmissionPolicy describes the definition of an admission validation policy that
     accepts or rejects an object without changing it.
@@ -109,6 +124,17 @@ class ValidatingAdmissionPolicy(KubernetesResource):
         return self.output("status")
 
 
+class ValidatingAdmissionPolicyPatch(ValidatingAdmissionPolicy, KubernetesPatch):
+    """Patch of an existing ValidatingAdmissionPolicy: its fields given here are applied by
+    server-side apply under a field manager of this resource's own
+    (`stackwright.io/patch-field-manager` names one), the object never created, claimed or
+    deleted; only metadata.name is required. Dropping the Patch (or a destroy) gives its fields
+    up. Conflicts with another manager fail unless `stackwright.io/patch-force` is "true".
+    ValidatingAdmissionPolicy describes the definition of an admission validation policy that
+    accepts or rejects an object without changing it.
+    """
+
+
 class ValidatingAdmissionPolicyBinding(KubernetesResource):
     """ValidatingAdmissionPolicyBinding binds the ValidatingAdmissionPolicy with paramerized
     resources. ValidatingAdmissionPolicyBinding and parameter CRDs together define how cluster
@@ -143,6 +169,18 @@ class ValidatingAdmissionPolicyBinding(KubernetesResource):
         return self.output("spec")
 
 
+class ValidatingAdmissionPolicyBindingPatch(ValidatingAdmissionPolicyBinding, KubernetesPatch):
+    """Patch of an existing ValidatingAdmissionPolicyBinding: its fields given here are applied by
+    server-side apply under a field manager of this resource's own
+    (`stackwright.io/patch-field-manager` names one), the object never created, claimed or
+    deleted; only metadata.name is required. Dropping the Patch (or a destroy) gives its fields
+    up. Conflicts with another manager fail unless `stackwright.io/patch-force` is "true".
+    ValidatingAdmissionPolicyBinding binds the ValidatingAdmissionPolicy with paramerized
+    resources. ValidatingAdmissionPolicyBinding and parameter CRDs together define how cluster
+    administrators configure policies for clusters.
+    """
+
+
 class ValidatingWebhookConfiguration(KubernetesResource):
     """ValidatingWebhookConfiguration describes the configuration of and admission webhook that
     accept or reject and object without changing it.
@@ -174,6 +212,17 @@ class ValidatingWebhookConfiguration(KubernetesResource):
         operations.
         """
         return self.output("webhooks")
+
+
+class ValidatingWebhookConfigurationPatch(ValidatingWebhookConfiguration, KubernetesPatch):
+    """Patch of an existing ValidatingWebhookConfiguration: its fields given here are applied by
+    server-side apply under a field manager of this resource's own
+    (`stackwright.io/patch-field-manager` names one), the object never created, claimed or
+    deleted; only metadata.name is required. Dropping the Patch (or a destroy) gives its fields
+    up. Conflicts with another manager fail unless `stackwright.io/patch-force` is "true".
+    ValidatingWebhookConfiguration describes the configuration of and admission webhook that
+    accept or reject and object without changing it.
+    """
 
 
 if not TYPE_CHECKING:

@@ -8,7 +8,7 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING
 
-from stackwright.kubernetes.base import KubernetesResource
+from stackwright.kubernetes.base import KubernetesPatch, KubernetesResource
 
 if TYPE_CHECKING:
     from typing import Any, TypeAlias
@@ -23,7 +23,12 @@ if TYPE_CHECKING:
     from stackwright.sdk.output import Output
     from stackwright.sdk.resource import ResourceOptions
 
-__all__ = ["MutatingAdmissionPolicy", "MutatingAdmissionPolicyBinding"]
+__all__ = [
+    "MutatingAdmissionPolicy",
+    "MutatingAdmissionPolicyBinding",
+    "MutatingAdmissionPolicyBindingPatch",
+    "MutatingAdmissionPolicyPatch",
+]
 
 MutatingAdmissionPolicyBindingSpecArg: TypeAlias = "admissionregistration_v1alpha1_inputs.MutatingAdmissionPolicyBindingSpecDict | admissionregistration_v1alpha1.MutatingAdmissionPolicyBindingSpec | Output[Any]"
 MutatingAdmissionPolicySpecArg: TypeAlias = "admissionregistration_v1alpha1_inputs.MutatingAdmissionPolicySpecDict | admissionregistration_v1alpha1.MutatingAdmissionPolicySpec | Output[Any]"
@@ -61,6 +66,17 @@ class MutatingAdmissionPolicy(KubernetesResource):
         return self.output("spec")
 
 
+class MutatingAdmissionPolicyPatch(MutatingAdmissionPolicy, KubernetesPatch):
+    """Patch of an existing MutatingAdmissionPolicy: its fields given here are applied by
+    server-side apply under a field manager of this resource's own
+    (`stackwright.io/patch-field-manager` names one), the object never created, claimed or
+    deleted; only metadata.name is required. Dropping the Patch (or a destroy) gives its fields
+    up. Conflicts with another manager fail unless `stackwright.io/patch-force` is "true".
+    MutatingAdmissionPolicy describes the definition of an admission mutation policy that
+    mutates the object coming into admission chain.
+    """
+
+
 class MutatingAdmissionPolicyBinding(KubernetesResource):
     """MutatingAdmissionPolicyBinding binds the MutatingAdmissionPolicy with parametrized
     resources. MutatingAdmissionPolicyBinding and the optional parameter resource together
@@ -93,6 +109,18 @@ class MutatingAdmissionPolicyBinding(KubernetesResource):
         MutatingAdmissionPolicyBinding.
         """
         return self.output("spec")
+
+
+class MutatingAdmissionPolicyBindingPatch(MutatingAdmissionPolicyBinding, KubernetesPatch):
+    """Patch of an existing MutatingAdmissionPolicyBinding: its fields given here are applied by
+    server-side apply under a field manager of this resource's own
+    (`stackwright.io/patch-field-manager` names one), the object never created, claimed or
+    deleted; only metadata.name is required. Dropping the Patch (or a destroy) gives its fields
+    up. Conflicts with another manager fail unless `stackwright.io/patch-force` is "true".
+    MutatingAdmissionPolicyBinding binds the MutatingAdmissionPolicy with parametrized
+    resources. MutatingAdmissionPolicyBinding and the optional parameter resource together
+    define how cluster administrators configure policies for clusters.
+    """
 
 
 if not TYPE_CHECKING:

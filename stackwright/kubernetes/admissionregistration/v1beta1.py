@@ -8,7 +8,7 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING
 
-from stackwright.kubernetes.base import KubernetesResource
+from stackwright.kubernetes.base import KubernetesPatch, KubernetesResource
 
 if TYPE_CHECKING:
     from typing import Any, TypeAlias
@@ -23,7 +23,12 @@ if TYPE_CHECKING:
     from stackwright.sdk.output import Output
     from stackwright.sdk.resource import ResourceOptions
 
-__all__ = ["ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding"]
+__all__ = [
+    "ValidatingAdmissionPolicy",
+    "ValidatingAdmissionPolicyBinding",
+    "ValidatingAdmissionPolicyBindingPatch",
+    "ValidatingAdmissionPolicyPatch",
+]
 
 ObjectMetaArg: TypeAlias = "meta_v1_inputs.ObjectMetaDict | meta_v1.ObjectMeta | Output[Any]"
 ValidatingAdmissionPolicyBindingSpecArg: TypeAlias = (
@@ -72,6 +77,17 @@ class ValidatingAdmissionPolicy(KubernetesResource):
         return self.output("status")
 
 
+class ValidatingAdmissionPolicyPatch(ValidatingAdmissionPolicy, KubernetesPatch):
+    """Patch of an existing ValidatingAdmissionPolicy: its fields given here are applied by
+    server-side apply under a field manager of this resource's own
+    (`stackwright.io/patch-field-manager` names one), the object never created, claimed or
+    deleted; only metadata.name is required. Dropping the Patch (or a destroy) gives its fields
+    up. Conflicts with another manager fail unless `stackwright.io/patch-force` is "true".
+    ValidatingAdmissionPolicy describes the definition of an admission validation policy that
+    accepts or rejects an object without changing it.
+    """
+
+
 class ValidatingAdmissionPolicyBinding(KubernetesResource):
     """ValidatingAdmissionPolicyBinding binds the ValidatingAdmissionPolicy with paramerized
     resources. ValidatingAdmissionPolicyBinding and parameter CRDs together define how cluster
@@ -104,6 +120,18 @@ class ValidatingAdmissionPolicyBinding(KubernetesResource):
         ValidatingAdmissionPolicyBinding.
         """
         return self.output("spec")
+
+
+class ValidatingAdmissionPolicyBindingPatch(ValidatingAdmissionPolicyBinding, KubernetesPatch):
+    """Patch of an existing ValidatingAdmissionPolicyBinding: its fields given here are applied by
+    server-side apply under a field manager of this resource's own
+    (`stackwright.io/patch-field-manager` names one), the object never created, claimed or
+    deleted; only metadata.name is required. Dropping the Patch (or a destroy) gives its fields
+    up. Conflicts with another manager fail unless `stackwright.io/patch-force` is "true".
+    ValidatingAdmissionPolicyBinding binds the ValidatingAdmissionPolicy with paramerized
+    resources. ValidatingAdmissionPolicyBinding and parameter CRDs together define how cluster
+    administrators configure policies for clusters.
+    """
 
 
 if not TYPE_CHECKING:

@@ -9,11 +9,12 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 from stackwright.kubernetes.base import CustomObject as CustomResource
+from stackwright.kubernetes.base import CustomObjectPatch as CustomResourcePatch
 
 if TYPE_CHECKING:
     from stackwright.kubernetes.apiextensions import v1 as v1
 
-__all__ = ["CustomResource", "v1"]
+__all__ = ["CustomResource", "CustomResourcePatch", "v1"]
 _VERSIONS = frozenset({"v1"})
 
 

@@ -8,9 +8,10 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING
 
-from stackwright.kubernetes.base import KubernetesResource
+from stackwright.kubernetes.base import KubernetesPatch, KubernetesResource
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
     from typing import Any, TypeAlias
 
     from lightkube.models import apiregistration_v1, meta_v1
@@ -21,7 +22,7 @@ if TYPE_CHECKING:
     from stackwright.sdk.output import Output
     from stackwright.sdk.resource import ResourceOptions
 
-__all__ = ["APIService"]
+__all__ = ["APIService", "APIServicePatch"]
 
 APIServiceSpecArg: TypeAlias = (
     "apiregistration_v1_inputs.APIServiceSpecDict | apiregistration_v1.APIServiceSpec | Output[Any]"
@@ -59,6 +60,26 @@ class APIService(KubernetesResource):
     def status(self) -> Output[Any]:
         """Live `status`: Status contains derived information about an API server"""
         return self.output("status")
+
+
+class APIServicePatch(APIService, KubernetesPatch):
+    """Patch of an existing APIService: its fields given here are applied by server-side apply
+    under a field manager of this resource's own (`stackwright.io/patch-field-manager` names
+    one), the object never created, claimed or deleted; only metadata.name is required. Dropping
+    the Patch (or a destroy) gives its fields up. Conflicts with another manager fail unless
+    `stackwright.io/patch-force` is "true". APIService represents a server for a particular
+    GroupVersion. Name must be "version.group".
+    """
+
+    def __init__(
+        self,
+        resource_name: str,
+        opts: ResourceOptions | None = None,
+        *,
+        metadata: ObjectMetaArg | None = None,
+        spec: Mapping[str, Any] | Output[Any] | None = None,
+    ) -> None:
+        KubernetesPatch.__init__(self, resource_name, opts, metadata=metadata, spec=spec)
 
 
 if not TYPE_CHECKING:

@@ -8,7 +8,7 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING
 
-from stackwright.kubernetes.base import KubernetesResource
+from stackwright.kubernetes.base import KubernetesPatch, KubernetesResource
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -22,7 +22,18 @@ if TYPE_CHECKING:
     from stackwright.sdk.output import Output
     from stackwright.sdk.resource import ResourceOptions
 
-__all__ = ["ControllerRevision", "DaemonSet", "Deployment", "ReplicaSet", "StatefulSet"]
+__all__ = [
+    "ControllerRevision",
+    "ControllerRevisionPatch",
+    "DaemonSet",
+    "DaemonSetPatch",
+    "Deployment",
+    "DeploymentPatch",
+    "ReplicaSet",
+    "ReplicaSetPatch",
+    "StatefulSet",
+    "StatefulSetPatch",
+]
 
 DaemonSetSpecArg: TypeAlias = (
     "apps_v1_inputs.DaemonSetSpecDict | apps_v1.DaemonSetSpec | Output[Any]"
@@ -80,6 +91,23 @@ class ControllerRevision(KubernetesResource):
         return self.output("revision")
 
 
+class ControllerRevisionPatch(ControllerRevision, KubernetesPatch):
+    """Patch of an existing ControllerRevision: its fields given here are applied by server-side
+    apply under a field manager of this resource's own (`stackwright.io/patch-field-manager`
+    names one), the object never created, claimed or deleted; only metadata.name is required.
+    Dropping the Patch (or a destroy) gives its fields up. Conflicts with another manager fail
+    unless `stackwright.io/patch-force` is "true". ControllerRevision implements an immutable
+    snapshot of state data. Clients are responsible for serializing and deserializing the
+    objects that contain their internal state. Once a ControllerRevision has been successfully
+    created, it can not be updated. The API Server will fail validation of all requests that
+    attempt to mutate the Data field. ControllerRevisions may, however, be deleted. Note that,
+    due to its use by both the DaemonSet and StatefulSet controllers for update and rollback,
+    this object is beta. However, it may be subject to name and representation changes in future
+    releases, and clients should not depend on its stability. It is primarily for internal use
+    by controllers.
+    """
+
+
 class DaemonSet(KubernetesResource):
     """DaemonSet represents the configuration of a daemon set."""
 
@@ -112,6 +140,26 @@ class DaemonSet(KubernetesResource):
         return self.output("status")
 
 
+class DaemonSetPatch(DaemonSet, KubernetesPatch):
+    """Patch of an existing DaemonSet: its fields given here are applied by server-side apply under
+    a field manager of this resource's own (`stackwright.io/patch-field-manager` names one), the
+    object never created, claimed or deleted; only metadata.name is required. Dropping the Patch
+    (or a destroy) gives its fields up. Conflicts with another manager fail unless
+    `stackwright.io/patch-force` is "true". DaemonSet represents the configuration of a daemon
+    set.
+    """
+
+    def __init__(
+        self,
+        resource_name: str,
+        opts: ResourceOptions | None = None,
+        *,
+        metadata: ObjectMetaArg | None = None,
+        spec: Mapping[str, Any] | Output[Any] | None = None,
+    ) -> None:
+        KubernetesPatch.__init__(self, resource_name, opts, metadata=metadata, spec=spec)
+
+
 class Deployment(KubernetesResource):
     """Deployment enables declarative updates for Pods and ReplicaSets."""
 
@@ -142,6 +190,26 @@ class Deployment(KubernetesResource):
     def status(self) -> Output[Any]:
         """Live `status`: Most recently observed status of the Deployment."""
         return self.output("status")
+
+
+class DeploymentPatch(Deployment, KubernetesPatch):
+    """Patch of an existing Deployment: its fields given here are applied by server-side apply
+    under a field manager of this resource's own (`stackwright.io/patch-field-manager` names
+    one), the object never created, claimed or deleted; only metadata.name is required. Dropping
+    the Patch (or a destroy) gives its fields up. Conflicts with another manager fail unless
+    `stackwright.io/patch-force` is "true". Deployment enables declarative updates for Pods and
+    ReplicaSets.
+    """
+
+    def __init__(
+        self,
+        resource_name: str,
+        opts: ResourceOptions | None = None,
+        *,
+        metadata: ObjectMetaArg | None = None,
+        spec: Mapping[str, Any] | Output[Any] | None = None,
+    ) -> None:
+        KubernetesPatch.__init__(self, resource_name, opts, metadata=metadata, spec=spec)
 
 
 class ReplicaSet(KubernetesResource):
@@ -178,6 +246,26 @@ class ReplicaSet(KubernetesResource):
         return self.output("status")
 
 
+class ReplicaSetPatch(ReplicaSet, KubernetesPatch):
+    """Patch of an existing ReplicaSet: its fields given here are applied by server-side apply
+    under a field manager of this resource's own (`stackwright.io/patch-field-manager` names
+    one), the object never created, claimed or deleted; only metadata.name is required. Dropping
+    the Patch (or a destroy) gives its fields up. Conflicts with another manager fail unless
+    `stackwright.io/patch-force` is "true". ReplicaSet ensures that a specified number of pod
+    replicas are running at any given time.
+    """
+
+    def __init__(
+        self,
+        resource_name: str,
+        opts: ResourceOptions | None = None,
+        *,
+        metadata: ObjectMetaArg | None = None,
+        spec: Mapping[str, Any] | Output[Any] | None = None,
+    ) -> None:
+        KubernetesPatch.__init__(self, resource_name, opts, metadata=metadata, spec=spec)
+
+
 class StatefulSet(KubernetesResource):
     """StatefulSet represents a set of pods with consistent identities. Identities are defined as:
     - Network: A single stable DNS and hostname. - Storage: As many VolumeClaims as requested.
@@ -210,6 +298,27 @@ class StatefulSet(KubernetesResource):
     def status(self) -> Output[Any]:
         """Live `status`: Status is the current status of Pods in this StatefulSet."""
         return self.output("status")
+
+
+class StatefulSetPatch(StatefulSet, KubernetesPatch):
+    """Patch of an existing StatefulSet: its fields given here are applied by server-side apply
+    under a field manager of this resource's own (`stackwright.io/patch-field-manager` names
+    one), the object never created, claimed or deleted; only metadata.name is required. Dropping
+    the Patch (or a destroy) gives its fields up. Conflicts with another manager fail unless
+    `stackwright.io/patch-force` is "true". StatefulSet represents a set of pods with consistent
+    identities. Identities are defined as: - Network: A single stable DNS and hostname. -
+    Storage: As many VolumeClaims as requested.
+    """
+
+    def __init__(
+        self,
+        resource_name: str,
+        opts: ResourceOptions | None = None,
+        *,
+        metadata: ObjectMetaArg | None = None,
+        spec: Mapping[str, Any] | Output[Any] | None = None,
+    ) -> None:
+        KubernetesPatch.__init__(self, resource_name, opts, metadata=metadata, spec=spec)
 
 
 if not TYPE_CHECKING:

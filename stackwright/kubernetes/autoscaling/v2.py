@@ -8,9 +8,10 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING
 
-from stackwright.kubernetes.base import KubernetesResource
+from stackwright.kubernetes.base import KubernetesPatch, KubernetesResource
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
     from typing import Any, TypeAlias
 
     from lightkube.models import autoscaling_v2, meta_v1
@@ -21,7 +22,7 @@ if TYPE_CHECKING:
     from stackwright.sdk.output import Output
     from stackwright.sdk.resource import ResourceOptions
 
-__all__ = ["HorizontalPodAutoscaler"]
+__all__ = ["HorizontalPodAutoscaler", "HorizontalPodAutoscalerPatch"]
 
 HorizontalPodAutoscalerSpecArg: TypeAlias = "autoscaling_v2_inputs.HorizontalPodAutoscalerSpecDict | autoscaling_v2.HorizontalPodAutoscalerSpec | Output[Any]"
 ObjectMetaArg: TypeAlias = "meta_v1_inputs.ObjectMetaDict | meta_v1.ObjectMeta | Output[Any]"
@@ -60,6 +61,28 @@ class HorizontalPodAutoscaler(KubernetesResource):
     def status(self) -> Output[Any]:
         """Live `status`: status is the current information about the autoscaler."""
         return self.output("status")
+
+
+class HorizontalPodAutoscalerPatch(HorizontalPodAutoscaler, KubernetesPatch):
+    """Patch of an existing HorizontalPodAutoscaler: its fields given here are applied by
+    server-side apply under a field manager of this resource's own
+    (`stackwright.io/patch-field-manager` names one), the object never created, claimed or
+    deleted; only metadata.name is required. Dropping the Patch (or a destroy) gives its fields
+    up. Conflicts with another manager fail unless `stackwright.io/patch-force` is "true".
+    HorizontalPodAutoscaler is the configuration for a horizontal pod autoscaler, which
+    automatically manages the replica count of any resource implementing the scale subresource
+    based on the metrics specified.
+    """
+
+    def __init__(
+        self,
+        resource_name: str,
+        opts: ResourceOptions | None = None,
+        *,
+        metadata: ObjectMetaArg | None = None,
+        spec: Mapping[str, Any] | Output[Any] | None = None,
+    ) -> None:
+        KubernetesPatch.__init__(self, resource_name, opts, metadata=metadata, spec=spec)
 
 
 if not TYPE_CHECKING:

@@ -8,9 +8,10 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING
 
-from stackwright.kubernetes.base import KubernetesResource
+from stackwright.kubernetes.base import KubernetesPatch, KubernetesResource
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
     from typing import Any, TypeAlias
 
     from lightkube.models import batch_v1, meta_v1
@@ -21,7 +22,7 @@ if TYPE_CHECKING:
     from stackwright.sdk.output import Output
     from stackwright.sdk.resource import ResourceOptions
 
-__all__ = ["CronJob", "Job"]
+__all__ = ["CronJob", "CronJobPatch", "Job", "JobPatch"]
 
 CronJobSpecArg: TypeAlias = "batch_v1_inputs.CronJobSpecDict | batch_v1.CronJobSpec | Output[Any]"
 JobSpecArg: TypeAlias = "batch_v1_inputs.JobSpecDict | batch_v1.JobSpec | Output[Any]"
@@ -62,6 +63,26 @@ class CronJob(KubernetesResource):
         return self.output("status")
 
 
+class CronJobPatch(CronJob, KubernetesPatch):
+    """Patch of an existing CronJob: its fields given here are applied by server-side apply under a
+    field manager of this resource's own (`stackwright.io/patch-field-manager` names one), the
+    object never created, claimed or deleted; only metadata.name is required. Dropping the Patch
+    (or a destroy) gives its fields up. Conflicts with another manager fail unless
+    `stackwright.io/patch-force` is "true". CronJob represents the configuration of a single
+    cron job.
+    """
+
+    def __init__(
+        self,
+        resource_name: str,
+        opts: ResourceOptions | None = None,
+        *,
+        metadata: ObjectMetaArg | None = None,
+        spec: Mapping[str, Any] | Output[Any] | None = None,
+    ) -> None:
+        KubernetesPatch.__init__(self, resource_name, opts, metadata=metadata, spec=spec)
+
+
 class Job(KubernetesResource):
     """Job represents the configuration of a single job."""
 
@@ -92,6 +113,25 @@ class Job(KubernetesResource):
     def status(self) -> Output[Any]:
         """Live `status`: Current status of a job."""
         return self.output("status")
+
+
+class JobPatch(Job, KubernetesPatch):
+    """Patch of an existing Job: its fields given here are applied by server-side apply under a
+    field manager of this resource's own (`stackwright.io/patch-field-manager` names one), the
+    object never created, claimed or deleted; only metadata.name is required. Dropping the Patch
+    (or a destroy) gives its fields up. Conflicts with another manager fail unless
+    `stackwright.io/patch-force` is "true". Job represents the configuration of a single job.
+    """
+
+    def __init__(
+        self,
+        resource_name: str,
+        opts: ResourceOptions | None = None,
+        *,
+        metadata: ObjectMetaArg | None = None,
+        spec: Mapping[str, Any] | Output[Any] | None = None,
+    ) -> None:
+        KubernetesPatch.__init__(self, resource_name, opts, metadata=metadata, spec=spec)
 
 
 if not TYPE_CHECKING:

@@ -8,9 +8,10 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING
 
-from stackwright.kubernetes.base import KubernetesResource
+from stackwright.kubernetes.base import KubernetesPatch, KubernetesResource
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
     from typing import Any, TypeAlias
 
     from lightkube.models import certificates_v1, meta_v1
@@ -21,7 +22,7 @@ if TYPE_CHECKING:
     from stackwright.sdk.output import Output
     from stackwright.sdk.resource import ResourceOptions
 
-__all__ = ["CertificateSigningRequest"]
+__all__ = ["CertificateSigningRequest", "CertificateSigningRequestPatch"]
 
 CertificateSigningRequestSpecArg: TypeAlias = "certificates_v1_inputs.CertificateSigningRequestSpecDict | certificates_v1.CertificateSigningRequestSpec | Output[Any]"
 ObjectMetaArg: TypeAlias = "meta_v1_inputs.ObjectMetaDict | meta_v1.ObjectMeta | Output[Any]"
@@ -62,6 +63,27 @@ class CertificateSigningRequest(KubernetesResource):
         signer failure.
         """
         return self.output("status")
+
+
+class CertificateSigningRequestPatch(CertificateSigningRequest, KubernetesPatch):
+    """Patch of an existing CertificateSigningRequest: its fields given here are applied by
+    server-side apply under a field manager of this resource's own
+    (`stackwright.io/patch-field-manager` names one), the object never created, claimed or
+    deleted; only metadata.name is required. Dropping the Patch (or a destroy) gives its fields
+    up. Conflicts with another manager fail unless `stackwright.io/patch-force` is "true".
+    CertificateSigningRequest objects provide a mechanism to obtain x509 certificates by
+    submitting a certificate signing request, and having it asynchronously approved and issued.
+    """
+
+    def __init__(
+        self,
+        resource_name: str,
+        opts: ResourceOptions | None = None,
+        *,
+        metadata: ObjectMetaArg | None = None,
+        spec: Mapping[str, Any] | Output[Any] | None = None,
+    ) -> None:
+        KubernetesPatch.__init__(self, resource_name, opts, metadata=metadata, spec=spec)
 
 
 if not TYPE_CHECKING:

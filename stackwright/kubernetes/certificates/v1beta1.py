@@ -8,9 +8,10 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING
 
-from stackwright.kubernetes.base import KubernetesResource
+from stackwright.kubernetes.base import KubernetesPatch, KubernetesResource
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
     from typing import Any, TypeAlias
 
     from lightkube.models import certificates_v1beta1, meta_v1
@@ -21,7 +22,7 @@ if TYPE_CHECKING:
     from stackwright.sdk.output import Output
     from stackwright.sdk.resource import ResourceOptions
 
-__all__ = ["ClusterTrustBundle"]
+__all__ = ["ClusterTrustBundle", "ClusterTrustBundlePatch"]
 
 ClusterTrustBundleSpecArg: TypeAlias = "certificates_v1beta1_inputs.ClusterTrustBundleSpecDict | certificates_v1beta1.ClusterTrustBundleSpec | Output[Any]"
 ObjectMetaArg: TypeAlias = "meta_v1_inputs.ObjectMetaDict | meta_v1.ObjectMeta | Output[Any]"
@@ -54,6 +55,26 @@ class ClusterTrustBundle(KubernetesResource):
     def spec(self) -> Output[Any]:
         """Live `spec`: spec contains the signer (if any) and trust anchors."""
         return self.output("spec")
+
+
+class ClusterTrustBundlePatch(ClusterTrustBundle, KubernetesPatch):
+    """Patch of an existing ClusterTrustBundle: its fields given here are applied by server-side
+    apply under a field manager of this resource's own (`stackwright.io/patch-field-manager`
+    names one), the object never created, claimed or deleted; only metadata.name is required.
+    Dropping the Patch (or a destroy) gives its fields up. Conflicts with another manager fail
+    unless `stackwright.io/patch-force` is "true". ClusterTrustBundle is a cluster-scoped
+    container for X.509 trust anchors (root certificates).
+    """
+
+    def __init__(
+        self,
+        resource_name: str,
+        opts: ResourceOptions | None = None,
+        *,
+        metadata: ObjectMetaArg | None = None,
+        spec: Mapping[str, Any] | Output[Any] | None = None,
+    ) -> None:
+        KubernetesPatch.__init__(self, resource_name, opts, metadata=metadata, spec=spec)
 
 
 if not TYPE_CHECKING:

@@ -8,7 +8,7 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING
 
-from stackwright.kubernetes.base import KubernetesResource
+from stackwright.kubernetes.base import KubernetesPatch, KubernetesResource
 
 if TYPE_CHECKING:
     from typing import Any, TypeAlias
@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from stackwright.sdk.output import Output
     from stackwright.sdk.resource import ResourceOptions
 
-__all__ = ["Lease"]
+__all__ = ["Lease", "LeasePatch"]
 
 LeaseSpecArg: TypeAlias = (
     "coordination_v1_inputs.LeaseSpecDict | coordination_v1.LeaseSpec | Output[Any]"
@@ -56,6 +56,15 @@ class Lease(KubernetesResource):
     def spec(self) -> Output[Any]:
         """Live `spec`: spec contains the specification of the Lease."""
         return self.output("spec")
+
+
+class LeasePatch(Lease, KubernetesPatch):
+    """Patch of an existing Lease: its fields given here are applied by server-side apply under a
+    field manager of this resource's own (`stackwright.io/patch-field-manager` names one), the
+    object never created, claimed or deleted; only metadata.name is required. Dropping the Patch
+    (or a destroy) gives its fields up. Conflicts with another manager fail unless
+    `stackwright.io/patch-force` is "true". Lease defines a lease concept.
+    """
 
 
 if not TYPE_CHECKING:

@@ -8,9 +8,10 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING
 
-from stackwright.kubernetes.base import KubernetesResource
+from stackwright.kubernetes.base import KubernetesPatch, KubernetesResource
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
     from typing import Any, TypeAlias
 
     from lightkube.models import coordination_v1beta1, meta_v1
@@ -21,7 +22,7 @@ if TYPE_CHECKING:
     from stackwright.sdk.output import Output
     from stackwright.sdk.resource import ResourceOptions
 
-__all__ = ["LeaseCandidate"]
+__all__ = ["LeaseCandidate", "LeaseCandidatePatch"]
 
 LeaseCandidateSpecArg: TypeAlias = "coordination_v1beta1_inputs.LeaseCandidateSpecDict | coordination_v1beta1.LeaseCandidateSpec | Output[Any]"
 ObjectMetaArg: TypeAlias = "meta_v1_inputs.ObjectMetaDict | meta_v1.ObjectMeta | Output[Any]"
@@ -56,6 +57,27 @@ class LeaseCandidate(KubernetesResource):
     def spec(self) -> Output[Any]:
         """Live `spec`: spec contains the specification of the Lease."""
         return self.output("spec")
+
+
+class LeaseCandidatePatch(LeaseCandidate, KubernetesPatch):
+    """Patch of an existing LeaseCandidate: its fields given here are applied by server-side apply
+    under a field manager of this resource's own (`stackwright.io/patch-field-manager` names
+    one), the object never created, claimed or deleted; only metadata.name is required. Dropping
+    the Patch (or a destroy) gives its fields up. Conflicts with another manager fail unless
+    `stackwright.io/patch-force` is "true". LeaseCandidate defines a candidate for a Lease
+    object. Candidates are created such that coordinated leader election will pick the best
+    leader from the list of candidates.
+    """
+
+    def __init__(
+        self,
+        resource_name: str,
+        opts: ResourceOptions | None = None,
+        *,
+        metadata: ObjectMetaArg | None = None,
+        spec: Mapping[str, Any] | Output[Any] | None = None,
+    ) -> None:
+        KubernetesPatch.__init__(self, resource_name, opts, metadata=metadata, spec=spec)
 
 
 if not TYPE_CHECKING:

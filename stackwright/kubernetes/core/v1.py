@@ -8,7 +8,7 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING
 
-from stackwright.kubernetes.base import KubernetesResource
+from stackwright.kubernetes.base import KubernetesPatch, KubernetesResource
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -24,20 +24,35 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ConfigMap",
+    "ConfigMapPatch",
     "Endpoints",
+    "EndpointsPatch",
     "Event",
+    "EventPatch",
     "LimitRange",
+    "LimitRangePatch",
     "Namespace",
+    "NamespacePatch",
     "Node",
+    "NodePatch",
     "PersistentVolume",
     "PersistentVolumeClaim",
+    "PersistentVolumeClaimPatch",
+    "PersistentVolumePatch",
     "Pod",
+    "PodPatch",
     "PodTemplate",
+    "PodTemplatePatch",
     "ReplicationController",
+    "ReplicationControllerPatch",
     "ResourceQuota",
+    "ResourceQuotaPatch",
     "Secret",
+    "SecretPatch",
     "Service",
     "ServiceAccount",
+    "ServiceAccountPatch",
+    "ServicePatch",
 ]
 
 EndpointSubsetArg: TypeAlias = (
@@ -126,6 +141,16 @@ class ConfigMap(KubernetesResource):
         return self.output("immutable")
 
 
+class ConfigMapPatch(ConfigMap, KubernetesPatch):
+    """Patch of an existing ConfigMap: its fields given here are applied by server-side apply under
+    a field manager of this resource's own (`stackwright.io/patch-field-manager` names one), the
+    object never created, claimed or deleted; only metadata.name is required. Dropping the Patch
+    (or a destroy) gives its fields up. Conflicts with another manager fail unless
+    `stackwright.io/patch-force` is "true". ConfigMap holds configuration data for pods to
+    consume.
+    """
+
+
 class Endpoints(KubernetesResource):
     """Endpoints is a collection of endpoints that implement the actual service. Example:"""
 
@@ -151,6 +176,16 @@ class Endpoints(KubernetesResource):
     def subsets(self) -> Output[Any]:
         """Live `subsets`: The set of all endpoints is the union of all subsets."""
         return self.output("subsets")
+
+
+class EndpointsPatch(Endpoints, KubernetesPatch):
+    """Patch of an existing Endpoints: its fields given here are applied by server-side apply under
+    a field manager of this resource's own (`stackwright.io/patch-field-manager` names one), the
+    object never created, claimed or deleted; only metadata.name is required. Dropping the Patch
+    (or a destroy) gives its fields up. Conflicts with another manager fail unless
+    `stackwright.io/patch-force` is "true". Endpoints is a collection of endpoints that
+    implement the actual service. Example:
+    """
 
 
 class Event(KubernetesResource):
@@ -293,6 +328,19 @@ class Event(KubernetesResource):
         return self.output("type")
 
 
+class EventPatch(Event, KubernetesPatch):
+    """Patch of an existing Event: its fields given here are applied by server-side apply under a
+    field manager of this resource's own (`stackwright.io/patch-field-manager` names one), the
+    object never created, claimed or deleted; only metadata.name is required. Dropping the Patch
+    (or a destroy) gives its fields up. Conflicts with another manager fail unless
+    `stackwright.io/patch-force` is "true". Event is a report of an event somewhere in the
+    cluster. Events have a limited retention time and triggers and messages may evolve with
+    time. Event consumers should not rely on the timing of an event with a given Reason
+    reflecting a consistent underlying trigger, or the continued existence of events with that
+    Reason. Events should be treated as informative, best-effort, supplemental data.
+    """
+
+
 class LimitRange(KubernetesResource):
     """LimitRange sets resource usage limits for each kind of resource in a Namespace."""
 
@@ -318,6 +366,26 @@ class LimitRange(KubernetesResource):
     def spec(self) -> Output[Any]:
         """Live `spec`: Spec defines the limits enforced."""
         return self.output("spec")
+
+
+class LimitRangePatch(LimitRange, KubernetesPatch):
+    """Patch of an existing LimitRange: its fields given here are applied by server-side apply
+    under a field manager of this resource's own (`stackwright.io/patch-field-manager` names
+    one), the object never created, claimed or deleted; only metadata.name is required. Dropping
+    the Patch (or a destroy) gives its fields up. Conflicts with another manager fail unless
+    `stackwright.io/patch-force` is "true". LimitRange sets resource usage limits for each kind
+    of resource in a Namespace.
+    """
+
+    def __init__(
+        self,
+        resource_name: str,
+        opts: ResourceOptions | None = None,
+        *,
+        metadata: ObjectMetaArg | None = None,
+        spec: Mapping[str, Any] | Output[Any] | None = None,
+    ) -> None:
+        KubernetesPatch.__init__(self, resource_name, opts, metadata=metadata, spec=spec)
 
 
 class Namespace(KubernetesResource):
@@ -350,6 +418,16 @@ class Namespace(KubernetesResource):
     def status(self) -> Output[Any]:
         """Live `status`: Status describes the current status of a Namespace."""
         return self.output("status")
+
+
+class NamespacePatch(Namespace, KubernetesPatch):
+    """Patch of an existing Namespace: its fields given here are applied by server-side apply under
+    a field manager of this resource's own (`stackwright.io/patch-field-manager` names one), the
+    object never created, claimed or deleted; only metadata.name is required. Dropping the Patch
+    (or a destroy) gives its fields up. Conflicts with another manager fail unless
+    `stackwright.io/patch-force` is "true". Namespace provides a scope for Names. Use of
+    multiple namespaces is optional.
+    """
 
 
 class Node(KubernetesResource):
@@ -388,6 +466,26 @@ class Node(KubernetesResource):
         return self.output("status")
 
 
+class NodePatch(Node, KubernetesPatch):
+    """Patch of an existing Node: its fields given here are applied by server-side apply under a
+    field manager of this resource's own (`stackwright.io/patch-field-manager` names one), the
+    object never created, claimed or deleted; only metadata.name is required. Dropping the Patch
+    (or a destroy) gives its fields up. Conflicts with another manager fail unless
+    `stackwright.io/patch-force` is "true". Node is a worker node in Kubernetes. Each node will
+    have a unique identifier in the cache (i.e. in etcd).
+    """
+
+    def __init__(
+        self,
+        resource_name: str,
+        opts: ResourceOptions | None = None,
+        *,
+        metadata: ObjectMetaArg | None = None,
+        spec: Mapping[str, Any] | Output[Any] | None = None,
+    ) -> None:
+        KubernetesPatch.__init__(self, resource_name, opts, metadata=metadata, spec=spec)
+
+
 class PersistentVolume(KubernetesResource):
     """PersistentVolume (PV) is a storage resource provisioned by an administrator. It is analogous
     to a node. More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes
@@ -422,6 +520,27 @@ class PersistentVolume(KubernetesResource):
         volume.
         """
         return self.output("status")
+
+
+class PersistentVolumePatch(PersistentVolume, KubernetesPatch):
+    """Patch of an existing PersistentVolume: its fields given here are applied by server-side
+    apply under a field manager of this resource's own (`stackwright.io/patch-field-manager`
+    names one), the object never created, claimed or deleted; only metadata.name is required.
+    Dropping the Patch (or a destroy) gives its fields up. Conflicts with another manager fail
+    unless `stackwright.io/patch-force` is "true". PersistentVolume (PV) is a storage resource
+    provisioned by an administrator. It is analogous to a node. More info:
+    https://kubernetes.io/docs/concepts/storage/persistent-volumes
+    """
+
+    def __init__(
+        self,
+        resource_name: str,
+        opts: ResourceOptions | None = None,
+        *,
+        metadata: ObjectMetaArg | None = None,
+        spec: Mapping[str, Any] | Output[Any] | None = None,
+    ) -> None:
+        KubernetesPatch.__init__(self, resource_name, opts, metadata=metadata, spec=spec)
 
 
 class PersistentVolumeClaim(KubernetesResource):
@@ -460,6 +579,26 @@ class PersistentVolumeClaim(KubernetesResource):
         return self.output("status")
 
 
+class PersistentVolumeClaimPatch(PersistentVolumeClaim, KubernetesPatch):
+    """Patch of an existing PersistentVolumeClaim: its fields given here are applied by server-side
+    apply under a field manager of this resource's own (`stackwright.io/patch-field-manager`
+    names one), the object never created, claimed or deleted; only metadata.name is required.
+    Dropping the Patch (or a destroy) gives its fields up. Conflicts with another manager fail
+    unless `stackwright.io/patch-force` is "true". PersistentVolumeClaim is a user's request for
+    and claim to a persistent volume
+    """
+
+    def __init__(
+        self,
+        resource_name: str,
+        opts: ResourceOptions | None = None,
+        *,
+        metadata: ObjectMetaArg | None = None,
+        spec: Mapping[str, Any] | Output[Any] | None = None,
+    ) -> None:
+        KubernetesPatch.__init__(self, resource_name, opts, metadata=metadata, spec=spec)
+
+
 class Pod(KubernetesResource):
     """Pod is a collection of containers that can run on a host. This resource is created by
     clients and scheduled onto hosts.
@@ -494,6 +633,26 @@ class Pod(KubernetesResource):
         return self.output("status")
 
 
+class PodPatch(Pod, KubernetesPatch):
+    """Patch of an existing Pod: its fields given here are applied by server-side apply under a
+    field manager of this resource's own (`stackwright.io/patch-field-manager` names one), the
+    object never created, claimed or deleted; only metadata.name is required. Dropping the Patch
+    (or a destroy) gives its fields up. Conflicts with another manager fail unless
+    `stackwright.io/patch-force` is "true". Pod is a collection of containers that can run on a
+    host. This resource is created by clients and scheduled onto hosts.
+    """
+
+    def __init__(
+        self,
+        resource_name: str,
+        opts: ResourceOptions | None = None,
+        *,
+        metadata: ObjectMetaArg | None = None,
+        spec: Mapping[str, Any] | Output[Any] | None = None,
+    ) -> None:
+        KubernetesPatch.__init__(self, resource_name, opts, metadata=metadata, spec=spec)
+
+
 class PodTemplate(KubernetesResource):
     """PodTemplate describes a template for creating copies of a predefined pod."""
 
@@ -521,6 +680,26 @@ class PodTemplate(KubernetesResource):
         https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status
         """
         return self.output("template")
+
+
+class PodTemplatePatch(PodTemplate, KubernetesPatch):
+    """Patch of an existing PodTemplate: its fields given here are applied by server-side apply
+    under a field manager of this resource's own (`stackwright.io/patch-field-manager` names
+    one), the object never created, claimed or deleted; only metadata.name is required. Dropping
+    the Patch (or a destroy) gives its fields up. Conflicts with another manager fail unless
+    `stackwright.io/patch-force` is "true". PodTemplate describes a template for creating copies
+    of a predefined pod.
+    """
+
+    def __init__(
+        self,
+        resource_name: str,
+        opts: ResourceOptions | None = None,
+        *,
+        metadata: ObjectMetaArg | None = None,
+        template: Mapping[str, Any] | Output[Any] | None = None,
+    ) -> None:
+        KubernetesPatch.__init__(self, resource_name, opts, metadata=metadata, template=template)
 
 
 class ReplicationController(KubernetesResource):
@@ -561,6 +740,26 @@ class ReplicationController(KubernetesResource):
         return self.output("status")
 
 
+class ReplicationControllerPatch(ReplicationController, KubernetesPatch):
+    """Patch of an existing ReplicationController: its fields given here are applied by server-side
+    apply under a field manager of this resource's own (`stackwright.io/patch-field-manager`
+    names one), the object never created, claimed or deleted; only metadata.name is required.
+    Dropping the Patch (or a destroy) gives its fields up. Conflicts with another manager fail
+    unless `stackwright.io/patch-force` is "true". ReplicationController represents the
+    configuration of a replication controller.
+    """
+
+    def __init__(
+        self,
+        resource_name: str,
+        opts: ResourceOptions | None = None,
+        *,
+        metadata: ObjectMetaArg | None = None,
+        spec: Mapping[str, Any] | Output[Any] | None = None,
+    ) -> None:
+        KubernetesPatch.__init__(self, resource_name, opts, metadata=metadata, spec=spec)
+
+
 class ResourceQuota(KubernetesResource):
     """ResourceQuota sets aggregate quota restrictions enforced per namespace"""
 
@@ -595,6 +794,16 @@ class ResourceQuota(KubernetesResource):
         https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status
         """
         return self.output("status")
+
+
+class ResourceQuotaPatch(ResourceQuota, KubernetesPatch):
+    """Patch of an existing ResourceQuota: its fields given here are applied by server-side apply
+    under a field manager of this resource's own (`stackwright.io/patch-field-manager` names
+    one), the object never created, claimed or deleted; only metadata.name is required. Dropping
+    the Patch (or a destroy) gives its fields up. Conflicts with another manager fail unless
+    `stackwright.io/patch-force` is "true". ResourceQuota sets aggregate quota restrictions
+    enforced per namespace
+    """
 
 
 class Secret(KubernetesResource):
@@ -654,6 +863,16 @@ class Secret(KubernetesResource):
         return self.output("type")
 
 
+class SecretPatch(Secret, KubernetesPatch):
+    """Patch of an existing Secret: its fields given here are applied by server-side apply under a
+    field manager of this resource's own (`stackwright.io/patch-field-manager` names one), the
+    object never created, claimed or deleted; only metadata.name is required. Dropping the Patch
+    (or a destroy) gives its fields up. Conflicts with another manager fail unless
+    `stackwright.io/patch-force` is "true". Secret holds secret data of a certain type. The
+    total bytes of the values in the Data field must be less than MaxSecretSize bytes.
+    """
+
+
 class Service(KubernetesResource):
     """Service is a named abstraction of software service (for example, mysql) consisting of local
     port (for example 3306) that the proxy listens on, and the selector that determines which
@@ -689,6 +908,17 @@ class Service(KubernetesResource):
     def status(self) -> Output[Any]:
         """Live `status`: Most recently observed status of the service."""
         return self.output("status")
+
+
+class ServicePatch(Service, KubernetesPatch):
+    """Patch of an existing Service: its fields given here are applied by server-side apply under a
+    field manager of this resource's own (`stackwright.io/patch-field-manager` names one), the
+    object never created, claimed or deleted; only metadata.name is required. Dropping the Patch
+    (or a destroy) gives its fields up. Conflicts with another manager fail unless
+    `stackwright.io/patch-force` is "true". Service is a named abstraction of software service
+    (for example, mysql) consisting of local port (for example 3306) that the proxy listens on,
+    and the selector that determines which pods will answer requests sent through the proxy.
+    """
 
 
 class ServiceAccount(KubernetesResource):
@@ -744,6 +974,17 @@ class ServiceAccount(KubernetesResource):
         using this ServiceAccount are allowed to use.
         """
         return self.output("secrets")
+
+
+class ServiceAccountPatch(ServiceAccount, KubernetesPatch):
+    """Patch of an existing ServiceAccount: its fields given here are applied by server-side apply
+    under a field manager of this resource's own (`stackwright.io/patch-field-manager` names
+    one), the object never created, claimed or deleted; only metadata.name is required. Dropping
+    the Patch (or a destroy) gives its fields up. Conflicts with another manager fail unless
+    `stackwright.io/patch-force` is "true". ServiceAccount binds together: * a name, understood
+    by users, and perhaps by peripheral systems, for an identity * a principal that can be
+    authenticated and authorized * a set of secrets
+    """
 
 
 if not TYPE_CHECKING:

@@ -8,7 +8,7 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING
 
-from stackwright.kubernetes.base import KubernetesResource
+from stackwright.kubernetes.base import KubernetesPatch, KubernetesResource
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from stackwright.sdk.output import Output
     from stackwright.sdk.resource import ResourceOptions
 
-__all__ = ["EndpointSlice"]
+__all__ = ["EndpointSlice", "EndpointSlicePatch"]
 
 EndpointArg: TypeAlias = "discovery_v1_inputs.EndpointDict | discovery_v1.Endpoint | Output[Any]"
 EndpointPortArg: TypeAlias = (
@@ -85,6 +85,20 @@ class EndpointSlice(KubernetesResource):
         slice.
         """
         return self.output("ports")
+
+
+class EndpointSlicePatch(EndpointSlice, KubernetesPatch):
+    """Patch of an existing EndpointSlice: its fields given here are applied by server-side apply
+    under a field manager of this resource's own (`stackwright.io/patch-field-manager` names
+    one), the object never created, claimed or deleted; only metadata.name is required. Dropping
+    the Patch (or a destroy) gives its fields up. Conflicts with another manager fail unless
+    `stackwright.io/patch-force` is "true". EndpointSlice represents a set of service endpoints.
+    Most EndpointSlices are created by the EndpointSlice controller to represent the Pods
+    selected by Service objects. For a given service there may be multiple EndpointSlice objects
+    which must be joined to produce the full set of endpoints; you can find all of the slices
+    for a given service by listing EndpointSlices in the service's namespace whose
+    `kubernetes.io/service-name` label contains the service's name.
+    """
 
 
 if not TYPE_CHECKING:

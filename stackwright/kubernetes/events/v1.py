@@ -8,9 +8,10 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING
 
-from stackwright.kubernetes.base import KubernetesResource
+from stackwright.kubernetes.base import KubernetesPatch, KubernetesResource
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
     from typing import Any, TypeAlias
 
     from lightkube.models import core_v1, events_v1, meta_v1
@@ -22,7 +23,7 @@ if TYPE_CHECKING:
     from stackwright.sdk.output import Output
     from stackwright.sdk.resource import ResourceOptions
 
-__all__ = ["Event"]
+__all__ = ["Event", "EventPatch"]
 
 EventSeriesArg: TypeAlias = "events_v1_inputs.EventSeriesDict | events_v1.EventSeries | Output[Any]"
 EventSourceArg: TypeAlias = "core_v1_inputs.EventSourceDict | core_v1.EventSource | Output[Any]"
@@ -174,6 +175,62 @@ class Event(KubernetesResource):
         in the future.
         """
         return self.output("type")
+
+
+class EventPatch(Event, KubernetesPatch):
+    """Patch of an existing Event: its fields given here are applied by server-side apply under a
+    field manager of this resource's own (`stackwright.io/patch-field-manager` names one), the
+    object never created, claimed or deleted; only metadata.name is required. Dropping the Patch
+    (or a destroy) gives its fields up. Conflicts with another manager fail unless
+    `stackwright.io/patch-force` is "true". Event is a report of an event somewhere in the
+    cluster. It generally denotes some state change in the system. Events have a limited
+    retention time and triggers and messages may evolve with time. Event consumers should not
+    rely on the timing of an event with a given Reason reflecting a consistent underlying
+    trigger, or the continued existence of events with that Reason. Events should be treated as
+    informative, best-effort, supplemental data.
+    """
+
+    def __init__(
+        self,
+        resource_name: str,
+        opts: ResourceOptions | None = None,
+        *,
+        metadata: ObjectMetaArg | None = None,
+        action: str | Output[Any] | None = None,
+        deprecated_count: int | Output[Any] | None = None,
+        deprecated_first_timestamp: str | Output[Any] | None = None,
+        deprecated_last_timestamp: str | Output[Any] | None = None,
+        deprecated_source: EventSourceArg | None = None,
+        event_time: str | Output[Any] | None = None,
+        note: str | Output[Any] | None = None,
+        reason: str | Output[Any] | None = None,
+        regarding: ObjectReferenceArg | None = None,
+        related: ObjectReferenceArg | None = None,
+        reporting_controller: str | Output[Any] | None = None,
+        reporting_instance: str | Output[Any] | None = None,
+        series: Mapping[str, Any] | Output[Any] | None = None,
+        type: str | Output[Any] | None = None,
+    ) -> None:
+        KubernetesPatch.__init__(
+            self,
+            resource_name,
+            opts,
+            metadata=metadata,
+            action=action,
+            deprecated_count=deprecated_count,
+            deprecated_first_timestamp=deprecated_first_timestamp,
+            deprecated_last_timestamp=deprecated_last_timestamp,
+            deprecated_source=deprecated_source,
+            event_time=event_time,
+            note=note,
+            reason=reason,
+            regarding=regarding,
+            related=related,
+            reporting_controller=reporting_controller,
+            reporting_instance=reporting_instance,
+            series=series,
+            type=type,
+        )
 
 
 if not TYPE_CHECKING:

@@ -8,9 +8,10 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING
 
-from stackwright.kubernetes.base import KubernetesResource
+from stackwright.kubernetes.base import KubernetesPatch, KubernetesResource
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
     from typing import Any, TypeAlias
 
     from lightkube.models import flowcontrol_v1, meta_v1
@@ -21,7 +22,12 @@ if TYPE_CHECKING:
     from stackwright.sdk.output import Output
     from stackwright.sdk.resource import ResourceOptions
 
-__all__ = ["FlowSchema", "PriorityLevelConfiguration"]
+__all__ = [
+    "FlowSchema",
+    "FlowSchemaPatch",
+    "PriorityLevelConfiguration",
+    "PriorityLevelConfigurationPatch",
+]
 
 FlowSchemaSpecArg: TypeAlias = (
     "flowcontrol_v1_inputs.FlowSchemaSpecDict | flowcontrol_v1.FlowSchemaSpec | Output[Any]"
@@ -65,6 +71,27 @@ class FlowSchema(KubernetesResource):
         return self.output("status")
 
 
+class FlowSchemaPatch(FlowSchema, KubernetesPatch):
+    """Patch of an existing FlowSchema: its fields given here are applied by server-side apply
+    under a field manager of this resource's own (`stackwright.io/patch-field-manager` names
+    one), the object never created, claimed or deleted; only metadata.name is required. Dropping
+    the Patch (or a destroy) gives its fields up. Conflicts with another manager fail unless
+    `stackwright.io/patch-force` is "true". FlowSchema defines the schema of a group of flows.
+    Note that a flow is made up of a set of inbound API requests with similar attributes and is
+    identified by a pair of strings: the name of the FlowSchema and a "flow distinguisher".
+    """
+
+    def __init__(
+        self,
+        resource_name: str,
+        opts: ResourceOptions | None = None,
+        *,
+        metadata: ObjectMetaArg | None = None,
+        spec: Mapping[str, Any] | Output[Any] | None = None,
+    ) -> None:
+        KubernetesPatch.__init__(self, resource_name, opts, metadata=metadata, spec=spec)
+
+
 class PriorityLevelConfiguration(KubernetesResource):
     """PriorityLevelConfiguration represents the configuration of a priority level."""
 
@@ -97,6 +124,26 @@ class PriorityLevelConfiguration(KubernetesResource):
     def status(self) -> Output[Any]:
         """Live `status`: `status` is the current status of a "request-priority"."""
         return self.output("status")
+
+
+class PriorityLevelConfigurationPatch(PriorityLevelConfiguration, KubernetesPatch):
+    """Patch of an existing PriorityLevelConfiguration: its fields given here are applied by
+    server-side apply under a field manager of this resource's own
+    (`stackwright.io/patch-field-manager` names one), the object never created, claimed or
+    deleted; only metadata.name is required. Dropping the Patch (or a destroy) gives its fields
+    up. Conflicts with another manager fail unless `stackwright.io/patch-force` is "true".
+    PriorityLevelConfiguration represents the configuration of a priority level.
+    """
+
+    def __init__(
+        self,
+        resource_name: str,
+        opts: ResourceOptions | None = None,
+        *,
+        metadata: ObjectMetaArg | None = None,
+        spec: Mapping[str, Any] | Output[Any] | None = None,
+    ) -> None:
+        KubernetesPatch.__init__(self, resource_name, opts, metadata=metadata, spec=spec)
 
 
 if not TYPE_CHECKING:

@@ -8,9 +8,10 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING
 
-from stackwright.kubernetes.base import KubernetesResource
+from stackwright.kubernetes.base import KubernetesPatch, KubernetesResource
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
     from typing import Any, TypeAlias
 
     from lightkube.models import meta_v1, networking_v1
@@ -21,7 +22,18 @@ if TYPE_CHECKING:
     from stackwright.sdk.output import Output
     from stackwright.sdk.resource import ResourceOptions
 
-__all__ = ["IPAddress", "Ingress", "IngressClass", "NetworkPolicy", "ServiceCIDR"]
+__all__ = [
+    "IPAddress",
+    "IPAddressPatch",
+    "Ingress",
+    "IngressClass",
+    "IngressClassPatch",
+    "IngressPatch",
+    "NetworkPolicy",
+    "NetworkPolicyPatch",
+    "ServiceCIDR",
+    "ServiceCIDRPatch",
+]
 
 IPAddressSpecArg: TypeAlias = (
     "networking_v1_inputs.IPAddressSpecDict | networking_v1.IPAddressSpec | Output[Any]"
@@ -75,6 +87,32 @@ class IPAddress(KubernetesResource):
         return self.output("spec")
 
 
+class IPAddressPatch(IPAddress, KubernetesPatch):
+    """Patch of an existing IPAddress: its fields given here are applied by server-side apply under
+    a field manager of this resource's own (`stackwright.io/patch-field-manager` names one), the
+    object never created, claimed or deleted; only metadata.name is required. Dropping the Patch
+    (or a destroy) gives its fields up. Conflicts with another manager fail unless
+    `stackwright.io/patch-force` is "true". IPAddress represents a single IP of a single IP
+    Family. The object is designed to be used by APIs that operate on IP addresses. The object
+    is used by the Service core API for allocation of IP addresses. An IP address can be
+    represented in different formats, to guarantee the uniqueness of the IP, the name of the
+    object is the IP address in canonical format, four decimal digits separated by dots
+    suppressing leading zeros for IPv4 and the representation defined by RFC 5952 for IPv6.
+    Valid: 192.168.1.5 or 2001:db8::1 or 2001:db8:aaaa:bbbb:cccc:dddd:eeee:1 Invalid: 10.01.2.3
+    or 2001:db8:0:0:0::1
+    """
+
+    def __init__(
+        self,
+        resource_name: str,
+        opts: ResourceOptions | None = None,
+        *,
+        metadata: ObjectMetaArg | None = None,
+        spec: Mapping[str, Any] | Output[Any] | None = None,
+    ) -> None:
+        KubernetesPatch.__init__(self, resource_name, opts, metadata=metadata, spec=spec)
+
+
 class Ingress(KubernetesResource):
     """Ingress is a collection of rules that allow inbound connections to reach the endpoints
     defined by a backend. An Ingress can be configured to give services externally-reachable
@@ -110,6 +148,28 @@ class Ingress(KubernetesResource):
         return self.output("status")
 
 
+class IngressPatch(Ingress, KubernetesPatch):
+    """Patch of an existing Ingress: its fields given here are applied by server-side apply under a
+    field manager of this resource's own (`stackwright.io/patch-field-manager` names one), the
+    object never created, claimed or deleted; only metadata.name is required. Dropping the Patch
+    (or a destroy) gives its fields up. Conflicts with another manager fail unless
+    `stackwright.io/patch-force` is "true". Ingress is a collection of rules that allow inbound
+    connections to reach the endpoints defined by a backend. An Ingress can be configured to
+    give services externally-reachable urls, load balance traffic, terminate SSL, offer name
+    based virtual hosting etc.
+    """
+
+    def __init__(
+        self,
+        resource_name: str,
+        opts: ResourceOptions | None = None,
+        *,
+        metadata: ObjectMetaArg | None = None,
+        spec: Mapping[str, Any] | Output[Any] | None = None,
+    ) -> None:
+        KubernetesPatch.__init__(self, resource_name, opts, metadata=metadata, spec=spec)
+
+
 class IngressClass(KubernetesResource):
     """IngressClass represents the class of the Ingress, referenced by the Ingress Spec. The
     `ingressclass.kubernetes.io/is-default-class` annotation can be used to indicate that an
@@ -142,6 +202,29 @@ class IngressClass(KubernetesResource):
         return self.output("spec")
 
 
+class IngressClassPatch(IngressClass, KubernetesPatch):
+    """Patch of an existing IngressClass: its fields given here are applied by server-side apply
+    under a field manager of this resource's own (`stackwright.io/patch-field-manager` names
+    one), the object never created, claimed or deleted; only metadata.name is required. Dropping
+    the Patch (or a destroy) gives its fields up. Conflicts with another manager fail unless
+    `stackwright.io/patch-force` is "true". IngressClass represents the class of the Ingress,
+    referenced by the Ingress Spec. The `ingressclass.kubernetes.io/is-default-class` annotation
+    can be used to indicate that an IngressClass should be considered default. When a single
+    IngressClass resource has this annotation set to true, new Ingress resources without a class
+    specified will be assigned this default class.
+    """
+
+    def __init__(
+        self,
+        resource_name: str,
+        opts: ResourceOptions | None = None,
+        *,
+        metadata: ObjectMetaArg | None = None,
+        spec: Mapping[str, Any] | Output[Any] | None = None,
+    ) -> None:
+        KubernetesPatch.__init__(self, resource_name, opts, metadata=metadata, spec=spec)
+
+
 class NetworkPolicy(KubernetesResource):
     """NetworkPolicy describes what network traffic is allowed for a set of Pods"""
 
@@ -169,6 +252,26 @@ class NetworkPolicy(KubernetesResource):
         NetworkPolicy.
         """
         return self.output("spec")
+
+
+class NetworkPolicyPatch(NetworkPolicy, KubernetesPatch):
+    """Patch of an existing NetworkPolicy: its fields given here are applied by server-side apply
+    under a field manager of this resource's own (`stackwright.io/patch-field-manager` names
+    one), the object never created, claimed or deleted; only metadata.name is required. Dropping
+    the Patch (or a destroy) gives its fields up. Conflicts with another manager fail unless
+    `stackwright.io/patch-force` is "true". NetworkPolicy describes what network traffic is
+    allowed for a set of Pods
+    """
+
+    def __init__(
+        self,
+        resource_name: str,
+        opts: ResourceOptions | None = None,
+        *,
+        metadata: ObjectMetaArg | None = None,
+        spec: Mapping[str, Any] | Output[Any] | None = None,
+    ) -> None:
+        KubernetesPatch.__init__(self, resource_name, opts, metadata=metadata, spec=spec)
 
 
 class ServiceCIDR(KubernetesResource):
@@ -203,6 +306,17 @@ class ServiceCIDR(KubernetesResource):
     def status(self) -> Output[Any]:
         """Live `status`: status represents the current state of the ServiceCIDR."""
         return self.output("status")
+
+
+class ServiceCIDRPatch(ServiceCIDR, KubernetesPatch):
+    """Patch of an existing ServiceCIDR: its fields given here are applied by server-side apply
+    under a field manager of this resource's own (`stackwright.io/patch-field-manager` names
+    one), the object never created, claimed or deleted; only metadata.name is required. Dropping
+    the Patch (or a destroy) gives its fields up. Conflicts with another manager fail unless
+    `stackwright.io/patch-force` is "true". ServiceCIDR defines a range of IP addresses using
+    CIDR format (e.g. 192.168.0.0/24 or 2001:db2::/64). This range is used to allocate
+    ClusterIPs to Service objects.
+    """
 
 
 if not TYPE_CHECKING:

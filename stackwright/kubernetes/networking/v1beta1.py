@@ -8,9 +8,10 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING
 
-from stackwright.kubernetes.base import KubernetesResource
+from stackwright.kubernetes.base import KubernetesPatch, KubernetesResource
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
     from typing import Any, TypeAlias
 
     from lightkube.models import meta_v1
@@ -21,7 +22,7 @@ if TYPE_CHECKING:
     from stackwright.sdk.output import Output
     from stackwright.sdk.resource import ResourceOptions
 
-__all__ = ["IPAddress", "ServiceCIDR"]
+__all__ = ["IPAddress", "IPAddressPatch", "ServiceCIDR", "ServiceCIDRPatch"]
 
 IPAddressSpecArg: TypeAlias = "networking_v1beta1_inputs.IPAddressSpecDict | Output[Any]"
 ObjectMetaArg: TypeAlias = "meta_v1_inputs.ObjectMetaDict | meta_v1.ObjectMeta | Output[Any]"
@@ -62,6 +63,32 @@ class IPAddress(KubernetesResource):
         return self.output("spec")
 
 
+class IPAddressPatch(IPAddress, KubernetesPatch):
+    """Patch of an existing IPAddress: its fields given here are applied by server-side apply under
+    a field manager of this resource's own (`stackwright.io/patch-field-manager` names one), the
+    object never created, claimed or deleted; only metadata.name is required. Dropping the Patch
+    (or a destroy) gives its fields up. Conflicts with another manager fail unless
+    `stackwright.io/patch-force` is "true". IPAddress represents a single IP of a single IP
+    Family. The object is designed to be used by APIs that operate on IP addresses. The object
+    is used by the Service core API for allocation of IP addresses. An IP address can be
+    represented in different formats, to guarantee the uniqueness of the IP, the name of the
+    object is the IP address in canonical format, four decimal digits separated by dots
+    suppressing leading zeros for IPv4 and the representation defined by RFC 5952 for IPv6.
+    Valid: 192.168.1.5 or 2001:db8::1 or 2001:db8:aaaa:bbbb:cccc:dddd:eeee:1 Invalid: 10.01.2.3
+    or 2001:db8:0:0:0::1
+    """
+
+    def __init__(
+        self,
+        resource_name: str,
+        opts: ResourceOptions | None = None,
+        *,
+        metadata: ObjectMetaArg | None = None,
+        spec: Mapping[str, Any] | Output[Any] | None = None,
+    ) -> None:
+        KubernetesPatch.__init__(self, resource_name, opts, metadata=metadata, spec=spec)
+
+
 class ServiceCIDR(KubernetesResource):
     """ServiceCIDR defines a range of IP addresses using CIDR format (e.g. 192.168.0.0/24 or
     2001:db2::/64). This range is used to allocate ClusterIPs to Service objects.
@@ -94,6 +121,17 @@ class ServiceCIDR(KubernetesResource):
     def status(self) -> Output[Any]:
         """Live `status`: status represents the current state of the ServiceCIDR."""
         return self.output("status")
+
+
+class ServiceCIDRPatch(ServiceCIDR, KubernetesPatch):
+    """Patch of an existing ServiceCIDR: its fields given here are applied by server-side apply
+    under a field manager of this resource's own (`stackwright.io/patch-field-manager` names
+    one), the object never created, claimed or deleted; only metadata.name is required. Dropping
+    the Patch (or a destroy) gives its fields up. Conflicts with another manager fail unless
+    `stackwright.io/patch-force` is "true". ServiceCIDR defines a range of IP addresses using
+    CIDR format (e.g. 192.168.0.0/24 or 2001:db2::/64). This range is used to allocate
+    ClusterIPs to Service objects.
+    """
 
 
 if not TYPE_CHECKING:

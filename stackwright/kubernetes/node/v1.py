@@ -8,7 +8,7 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING
 
-from stackwright.kubernetes.base import KubernetesResource
+from stackwright.kubernetes.base import KubernetesPatch, KubernetesResource
 
 if TYPE_CHECKING:
     from typing import Any, TypeAlias
@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from stackwright.sdk.output import Output
     from stackwright.sdk.resource import ResourceOptions
 
-__all__ = ["RuntimeClass"]
+__all__ = ["RuntimeClass", "RuntimeClassPatch"]
 
 ObjectMetaArg: TypeAlias = "meta_v1_inputs.ObjectMetaDict | meta_v1.ObjectMeta | Output[Any]"
 OverheadArg: TypeAlias = "node_v1_inputs.OverheadDict | node_v1.Overhead | Output[Any]"
@@ -86,6 +86,20 @@ class RuntimeClass(KubernetesResource):
         running with this RuntimeClass are scheduled to nodes that support it.
         """
         return self.output("scheduling")
+
+
+class RuntimeClassPatch(RuntimeClass, KubernetesPatch):
+    """Patch of an existing RuntimeClass: its fields given here are applied by server-side apply
+    under a field manager of this resource's own (`stackwright.io/patch-field-manager` names
+    one), the object never created, claimed or deleted; only metadata.name is required. Dropping
+    the Patch (or a destroy) gives its fields up. Conflicts with another manager fail unless
+    `stackwright.io/patch-force` is "true". RuntimeClass defines a class of container runtime
+    supported in the cluster. The RuntimeClass is used to determine which container runtime is
+    used to run all containers in a pod. RuntimeClasses are manually defined by a user or
+    cluster provisioner, and referenced in the PodSpec. The Kubelet is responsible for resolving
+    the RuntimeClassName reference before running the pod. For more details, see
+    https://kubernetes.io/docs/concepts/containers/runtime-class/
+    """
 
 
 if not TYPE_CHECKING:

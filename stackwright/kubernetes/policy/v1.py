@@ -8,7 +8,7 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING
 
-from stackwright.kubernetes.base import KubernetesResource
+from stackwright.kubernetes.base import KubernetesPatch, KubernetesResource
 
 if TYPE_CHECKING:
     from typing import Any, TypeAlias
@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from stackwright.sdk.output import Output
     from stackwright.sdk.resource import ResourceOptions
 
-__all__ = ["PodDisruptionBudget"]
+__all__ = ["PodDisruptionBudget", "PodDisruptionBudgetPatch"]
 
 ObjectMetaArg: TypeAlias = "meta_v1_inputs.ObjectMetaDict | meta_v1.ObjectMeta | Output[Any]"
 PodDisruptionBudgetSpecArg: TypeAlias = (
@@ -61,6 +61,16 @@ class PodDisruptionBudget(KubernetesResource):
     def status(self) -> Output[Any]:
         """Live `status`: Most recently observed status of the PodDisruptionBudget."""
         return self.output("status")
+
+
+class PodDisruptionBudgetPatch(PodDisruptionBudget, KubernetesPatch):
+    """Patch of an existing PodDisruptionBudget: its fields given here are applied by server-side
+    apply under a field manager of this resource's own (`stackwright.io/patch-field-manager`
+    names one), the object never created, claimed or deleted; only metadata.name is required.
+    Dropping the Patch (or a destroy) gives its fields up. Conflicts with another manager fail
+    unless `stackwright.io/patch-force` is "true". PodDisruptionBudget is an object to define
+    the max disruption that can be caused to a collection of pods
+    """
 
 
 if not TYPE_CHECKING:

@@ -8,10 +8,10 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING
 
-from stackwright.kubernetes.base import KubernetesResource
+from stackwright.kubernetes.base import KubernetesPatch, KubernetesResource
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Mapping, Sequence
     from typing import Any, TypeAlias
 
     from lightkube.models import meta_v1, rbac_v1
@@ -22,7 +22,16 @@ if TYPE_CHECKING:
     from stackwright.sdk.output import Output
     from stackwright.sdk.resource import ResourceOptions
 
-__all__ = ["ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding"]
+__all__ = [
+    "ClusterRole",
+    "ClusterRoleBinding",
+    "ClusterRoleBindingPatch",
+    "ClusterRolePatch",
+    "Role",
+    "RoleBinding",
+    "RoleBindingPatch",
+    "RolePatch",
+]
 
 AggregationRuleArg: TypeAlias = (
     "rbac_v1_inputs.AggregationRuleDict | rbac_v1.AggregationRule | Output[Any]"
@@ -76,6 +85,16 @@ class ClusterRole(KubernetesResource):
         return self.output("rules")
 
 
+class ClusterRolePatch(ClusterRole, KubernetesPatch):
+    """Patch of an existing ClusterRole: its fields given here are applied by server-side apply
+    under a field manager of this resource's own (`stackwright.io/patch-field-manager` names
+    one), the object never created, claimed or deleted; only metadata.name is required. Dropping
+    the Patch (or a destroy) gives its fields up. Conflicts with another manager fail unless
+    `stackwright.io/patch-force` is "true". ClusterRole is a cluster level, logical grouping of
+    PolicyRules that can be referenced as a unit by a RoleBinding or ClusterRoleBinding.
+    """
+
+
 class ClusterRoleBinding(KubernetesResource):
     """ClusterRoleBinding references a ClusterRole, but not contain it. It can reference a
     ClusterRole in the global namespace, and adds who information via Subject.
@@ -117,6 +136,35 @@ class ClusterRoleBinding(KubernetesResource):
         return self.output("subjects")
 
 
+class ClusterRoleBindingPatch(ClusterRoleBinding, KubernetesPatch):
+    """Patch of an existing ClusterRoleBinding: its fields given here are applied by server-side
+    apply under a field manager of this resource's own (`stackwright.io/patch-field-manager`
+    names one), the object never created, claimed or deleted; only metadata.name is required.
+    Dropping the Patch (or a destroy) gives its fields up. Conflicts with another manager fail
+    unless `stackwright.io/patch-force` is "true". ClusterRoleBinding references a ClusterRole,
+    but not contain it. It can reference a ClusterRole in the global namespace, and adds who
+    information via Subject.
+    """
+
+    def __init__(
+        self,
+        resource_name: str,
+        opts: ResourceOptions | None = None,
+        *,
+        metadata: ObjectMetaArg | None = None,
+        role_ref: Mapping[str, Any] | Output[Any] | None = None,
+        subjects: Sequence[SubjectArg] | Output[Any] | None = None,
+    ) -> None:
+        KubernetesPatch.__init__(
+            self,
+            resource_name,
+            opts,
+            metadata=metadata,
+            role_ref=role_ref,
+            subjects=subjects,
+        )
+
+
 class Role(KubernetesResource):
     """Role is a namespaced, logical grouping of PolicyRules that can be referenced as a unit by a
     RoleBinding.
@@ -144,6 +192,16 @@ class Role(KubernetesResource):
     def rules(self) -> Output[Any]:
         """Live `rules`: Rules holds all the PolicyRules for this Role"""
         return self.output("rules")
+
+
+class RolePatch(Role, KubernetesPatch):
+    """Patch of an existing Role: its fields given here are applied by server-side apply under a
+    field manager of this resource's own (`stackwright.io/patch-field-manager` names one), the
+    object never created, claimed or deleted; only metadata.name is required. Dropping the Patch
+    (or a destroy) gives its fields up. Conflicts with another manager fail unless
+    `stackwright.io/patch-force` is "true". Role is a namespaced, logical grouping of
+    PolicyRules that can be referenced as a unit by a RoleBinding.
+    """
 
 
 class RoleBinding(KubernetesResource):
@@ -189,6 +247,36 @@ class RoleBinding(KubernetesResource):
     def subjects(self) -> Output[Any]:
         """Live `subjects`: Subjects holds references to the objects the role applies to."""
         return self.output("subjects")
+
+
+class RoleBindingPatch(RoleBinding, KubernetesPatch):
+    """Patch of an existing RoleBinding: its fields given here are applied by server-side apply
+    under a field manager of this resource's own (`stackwright.io/patch-field-manager` names
+    one), the object never created, claimed or deleted; only metadata.name is required. Dropping
+    the Patch (or a destroy) gives its fields up. Conflicts with another manager fail unless
+    `stackwright.io/patch-force` is "true". RoleBinding references a role, but does not contain
+    it. It can reference a Role in the same namespace or a ClusterRole in the global namespace.
+    It adds who information via Subjects and namespace information by which namespace it exists
+    in. RoleBindings in a given namespace only have effect in that namespace.
+    """
+
+    def __init__(
+        self,
+        resource_name: str,
+        opts: ResourceOptions | None = None,
+        *,
+        metadata: ObjectMetaArg | None = None,
+        role_ref: Mapping[str, Any] | Output[Any] | None = None,
+        subjects: Sequence[SubjectArg] | Output[Any] | None = None,
+    ) -> None:
+        KubernetesPatch.__init__(
+            self,
+            resource_name,
+            opts,
+            metadata=metadata,
+            role_ref=role_ref,
+            subjects=subjects,
+        )
 
 
 if not TYPE_CHECKING:

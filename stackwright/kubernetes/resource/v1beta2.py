@@ -8,9 +8,10 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING
 
-from stackwright.kubernetes.base import KubernetesResource
+from stackwright.kubernetes.base import KubernetesPatch, KubernetesResource
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
     from typing import Any, TypeAlias
 
     from lightkube.models import meta_v1, resource_v1beta2
@@ -21,7 +22,16 @@ if TYPE_CHECKING:
     from stackwright.sdk.output import Output
     from stackwright.sdk.resource import ResourceOptions
 
-__all__ = ["DeviceClass", "ResourceClaim", "ResourceClaimTemplate", "ResourceSlice"]
+__all__ = [
+    "DeviceClass",
+    "DeviceClassPatch",
+    "ResourceClaim",
+    "ResourceClaimPatch",
+    "ResourceClaimTemplate",
+    "ResourceClaimTemplatePatch",
+    "ResourceSlice",
+    "ResourceSlicePatch",
+]
 
 DeviceClassSpecArg: TypeAlias = (
     "resource_v1beta2_inputs.DeviceClassSpecDict | resource_v1beta2.DeviceClassSpec | Output[Any]"
@@ -62,6 +72,17 @@ class DeviceClass(KubernetesResource):
         return self.output("spec")
 
 
+class DeviceClassPatch(DeviceClass, KubernetesPatch):
+    """Patch of an existing DeviceClass: its fields given here are applied by server-side apply
+    under a field manager of this resource's own (`stackwright.io/patch-field-manager` names
+    one), the object never created, claimed or deleted; only metadata.name is required. Dropping
+    the Patch (or a destroy) gives its fields up. Conflicts with another manager fail unless
+    `stackwright.io/patch-force` is "true". DeviceClass is a vendor- or admin-provided resource
+    that contains device configuration and selectors. It can be referenced in the device
+    requests of a claim to apply these presets. Cluster scoped.
+    """
+
+
 class ResourceClaim(KubernetesResource):
     """ResourceClaim describes a request for access to resources in the cluster, for use by
     workloads. For example, if a workload needs an accelerator device with specific properties,
@@ -100,6 +121,19 @@ class ResourceClaim(KubernetesResource):
         return self.output("status")
 
 
+class ResourceClaimPatch(ResourceClaim, KubernetesPatch):
+    """Patch of an existing ResourceClaim: its fields given here are applied by server-side apply
+    under a field manager of this resource's own (`stackwright.io/patch-field-manager` names
+    one), the object never created, claimed or deleted; only metadata.name is required. Dropping
+    the Patch (or a destroy) gives its fields up. Conflicts with another manager fail unless
+    `stackwright.io/patch-force` is "true". ResourceClaim describes a request for access to
+    resources in the cluster, for use by workloads. For example, if a workload needs an
+    accelerator device with specific properties, this is how that request is expressed. The
+    status stanza tracks whether this claim has been satisfied and what specific resources have
+    been allocated.
+    """
+
+
 class ResourceClaimTemplate(KubernetesResource):
     """ResourceClaimTemplate is used to produce ResourceClaim objects."""
 
@@ -125,6 +159,26 @@ class ResourceClaimTemplate(KubernetesResource):
     def spec(self) -> Output[Any]:
         """Live `spec`: Describes the ResourceClaim that is to be generated."""
         return self.output("spec")
+
+
+class ResourceClaimTemplatePatch(ResourceClaimTemplate, KubernetesPatch):
+    """Patch of an existing ResourceClaimTemplate: its fields given here are applied by server-side
+    apply under a field manager of this resource's own (`stackwright.io/patch-field-manager`
+    names one), the object never created, claimed or deleted; only metadata.name is required.
+    Dropping the Patch (or a destroy) gives its fields up. Conflicts with another manager fail
+    unless `stackwright.io/patch-force` is "true". ResourceClaimTemplate is used to produce
+    ResourceClaim objects.
+    """
+
+    def __init__(
+        self,
+        resource_name: str,
+        opts: ResourceOptions | None = None,
+        *,
+        metadata: ObjectMetaArg | None = None,
+        spec: Mapping[str, Any] | Output[Any] | None = None,
+    ) -> None:
+        KubernetesPatch.__init__(self, resource_name, opts, metadata=metadata, spec=spec)
 
 
 class ResourceSlice(KubernetesResource):
@@ -155,6 +209,28 @@ class ResourceSlice(KubernetesResource):
     def spec(self) -> Output[Any]:
         """Live `spec`: Contains the information published by the driver."""
         return self.output("spec")
+
+
+class ResourceSlicePatch(ResourceSlice, KubernetesPatch):
+    """Patch of an existing ResourceSlice: its fields given here are applied by server-side apply
+    under a field manager of this resource's own (`stackwright.io/patch-field-manager` names
+    one), the object never created, claimed or deleted; only metadata.name is required. Dropping
+    the Patch (or a destroy) gives its fields up. Conflicts with another manager fail unless
+    `stackwright.io/patch-force` is "true". ResourceSlice represents one or more resources in a
+    pool of similar resources, managed by a common driver. A pool may span more than one
+    ResourceSlice, and exactly how many ResourceSlices comprise a pool is determined by the
+    driver.
+    """
+
+    def __init__(
+        self,
+        resource_name: str,
+        opts: ResourceOptions | None = None,
+        *,
+        metadata: ObjectMetaArg | None = None,
+        spec: Mapping[str, Any] | Output[Any] | None = None,
+    ) -> None:
+        KubernetesPatch.__init__(self, resource_name, opts, metadata=metadata, spec=spec)
 
 
 if not TYPE_CHECKING:

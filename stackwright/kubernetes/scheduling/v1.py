@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from stackwright.kubernetes.base import KubernetesResource
+from stackwright.kubernetes.base import KubernetesPatch, KubernetesResource
 
 if TYPE_CHECKING:
     from typing import Any, TypeAlias
@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from stackwright.sdk.output import Output
     from stackwright.sdk.resource import ResourceOptions
 
-__all__ = ["PriorityClass"]
+__all__ = ["PriorityClass", "PriorityClassPatch"]
 
 ObjectMetaArg: TypeAlias = "meta_v1_inputs.ObjectMetaDict | meta_v1.ObjectMeta | Output[Any]"
 
@@ -82,3 +82,13 @@ class PriorityClass(KubernetesResource):
     def value(self) -> Output[Any]:
         """Live `value`: value represents the integer value of this priority class."""
         return self.output("value")
+
+
+class PriorityClassPatch(PriorityClass, KubernetesPatch):
+    """Patch of an existing PriorityClass: its fields given here are applied by server-side apply
+    under a field manager of this resource's own (`stackwright.io/patch-field-manager` names
+    one), the object never created, claimed or deleted; only metadata.name is required. Dropping
+    the Patch (or a destroy) gives its fields up. Conflicts with another manager fail unless
+    `stackwright.io/patch-force` is "true". PriorityClass defines mapping from a priority class
+    name to the priority integer value. The value can be any valid integer.
+    """

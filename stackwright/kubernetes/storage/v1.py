@@ -8,7 +8,7 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING
 
-from stackwright.kubernetes.base import KubernetesResource
+from stackwright.kubernetes.base import KubernetesPatch, KubernetesResource
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -23,7 +23,18 @@ if TYPE_CHECKING:
     from stackwright.sdk.output import Output
     from stackwright.sdk.resource import ResourceOptions
 
-__all__ = ["CSIDriver", "CSINode", "CSIStorageCapacity", "StorageClass", "VolumeAttachment"]
+__all__ = [
+    "CSIDriver",
+    "CSIDriverPatch",
+    "CSINode",
+    "CSINodePatch",
+    "CSIStorageCapacity",
+    "CSIStorageCapacityPatch",
+    "StorageClass",
+    "StorageClassPatch",
+    "VolumeAttachment",
+    "VolumeAttachmentPatch",
+]
 
 CSIDriverSpecArg: TypeAlias = (
     "storage_v1_inputs.CSIDriverSpecDict | storage_v1.CSIDriverSpec | Output[Any]"
@@ -77,6 +88,19 @@ class CSIDriver(KubernetesResource):
         return self.output("spec")
 
 
+class CSIDriverPatch(CSIDriver, KubernetesPatch):
+    """Patch of an existing CSIDriver: its fields given here are applied by server-side apply under
+    a field manager of this resource's own (`stackwright.io/patch-field-manager` names one), the
+    object never created, claimed or deleted; only metadata.name is required. Dropping the Patch
+    (or a destroy) gives its fields up. Conflicts with another manager fail unless
+    `stackwright.io/patch-force` is "true". CSIDriver captures information about a Container
+    Storage Interface (CSI) volume driver deployed on the cluster. Kubernetes attach detach
+    controller uses this object to determine whether attach is required. Kubelet uses this
+    object to determine whether pod information needs to be passed on mount. CSIDriver objects
+    are non-namespaced.
+    """
+
+
 class CSINode(KubernetesResource):
     """CSINode holds information about all CSI drivers installed on a node. CSI drivers do not need
     to create the CSINode object directly. As long as they use the node-driver-registrar sidecar
@@ -111,6 +135,32 @@ class CSINode(KubernetesResource):
     def spec(self) -> Output[Any]:
         """Live `spec`: spec is the specification of CSINode"""
         return self.output("spec")
+
+
+class CSINodePatch(CSINode, KubernetesPatch):
+    """Patch of an existing CSINode: its fields given here are applied by server-side apply under a
+    field manager of this resource's own (`stackwright.io/patch-field-manager` names one), the
+    object never created, claimed or deleted; only metadata.name is required. Dropping the Patch
+    (or a destroy) gives its fields up. Conflicts with another manager fail unless
+    `stackwright.io/patch-force` is "true". CSINode holds information about all CSI drivers
+    installed on a node. CSI drivers do not need to create the CSINode object directly. As long
+    as they use the node-driver-registrar sidecar container, the kubelet will automatically
+    populate the CSINode object for the CSI driver as part of kubelet plugin registration.
+    CSINode has the same name as a node. If the object is missing, it means either there are no
+    CSI Drivers available on the node, or the Kubelet version is low enough that it doesn't
+    create this object. CSINode has an OwnerReference that points to the corresponding node
+    object.
+    """
+
+    def __init__(
+        self,
+        resource_name: str,
+        opts: ResourceOptions | None = None,
+        *,
+        metadata: ObjectMetaArg | None = None,
+        spec: Mapping[str, Any] | Output[Any] | None = None,
+    ) -> None:
+        KubernetesPatch.__init__(self, resource_name, opts, metadata=metadata, spec=spec)
 
 
 class CSIStorageCapacity(KubernetesResource):
@@ -177,6 +227,18 @@ class CSIStorageCapacity(KubernetesResource):
         the reported capacity applies to.
         """
         return self.output("storageClassName")
+
+
+class CSIStorageCapacityPatch(CSIStorageCapacity, KubernetesPatch):
+    """Patch of an existing CSIStorageCapacity: its fields given here are applied by server-side
+    apply under a field manager of this resource's own (`stackwright.io/patch-field-manager`
+    names one), the object never created, claimed or deleted; only metadata.name is required.
+    Dropping the Patch (or a destroy) gives its fields up. Conflicts with another manager fail
+    unless `stackwright.io/patch-force` is "true". CSIStorageCapacity stores the result of one
+    CSI GetCapacity call. For a given StorageClass, this describes the available capacity in a
+    particular topology segment. This can be used when considering where to instantiate new
+    PersistentVolumes.
+    """
 
 
 class StorageClass(KubernetesResource):
@@ -267,6 +329,16 @@ class StorageClass(KubernetesResource):
         return self.output("volumeBindingMode")
 
 
+class StorageClassPatch(StorageClass, KubernetesPatch):
+    """Patch of an existing StorageClass: its fields given here are applied by server-side apply
+    under a field manager of this resource's own (`stackwright.io/patch-field-manager` names
+    one), the object never created, claimed or deleted; only metadata.name is required. Dropping
+    the Patch (or a destroy) gives its fields up. Conflicts with another manager fail unless
+    `stackwright.io/patch-force` is "true". StorageClass describes the parameters for a class of
+    storage for which PersistentVolumes can be dynamically provisioned.
+    """
+
+
 class VolumeAttachment(KubernetesResource):
     """VolumeAttachment captures the intent to attach or detach the specified volume to/from the
     specified node.
@@ -299,6 +371,26 @@ class VolumeAttachment(KubernetesResource):
     def status(self) -> Output[Any]:
         """Live `status`: status represents status of the VolumeAttachment request."""
         return self.output("status")
+
+
+class VolumeAttachmentPatch(VolumeAttachment, KubernetesPatch):
+    """Patch of an existing VolumeAttachment: its fields given here are applied by server-side
+    apply under a field manager of this resource's own (`stackwright.io/patch-field-manager`
+    names one), the object never created, claimed or deleted; only metadata.name is required.
+    Dropping the Patch (or a destroy) gives its fields up. Conflicts with another manager fail
+    unless `stackwright.io/patch-force` is "true". VolumeAttachment captures the intent to
+    attach or detach the specified volume to/from the specified node.
+    """
+
+    def __init__(
+        self,
+        resource_name: str,
+        opts: ResourceOptions | None = None,
+        *,
+        metadata: ObjectMetaArg | None = None,
+        spec: Mapping[str, Any] | Output[Any] | None = None,
+    ) -> None:
+        KubernetesPatch.__init__(self, resource_name, opts, metadata=metadata, spec=spec)
 
 
 if not TYPE_CHECKING:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from stackwright.kubernetes.base import KubernetesResource
+from stackwright.kubernetes.base import KubernetesPatch, KubernetesResource
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from stackwright.sdk.output import Output
     from stackwright.sdk.resource import ResourceOptions
 
-__all__ = ["VolumeAttributesClass"]
+__all__ = ["VolumeAttributesClass", "VolumeAttributesClassPatch"]
 
 ObjectMetaArg: TypeAlias = "meta_v1_inputs.ObjectMetaDict | meta_v1.ObjectMeta | Output[Any]"
 
@@ -64,3 +64,15 @@ class VolumeAttributesClass(KubernetesResource):
     def parameters(self) -> Output[Any]:
         """Live `parameters`: parameters hold volume attributes defined by the CSI driver."""
         return self.output("parameters")
+
+
+class VolumeAttributesClassPatch(VolumeAttributesClass, KubernetesPatch):
+    """Patch of an existing VolumeAttributesClass: its fields given here are applied by server-side
+    apply under a field manager of this resource's own (`stackwright.io/patch-field-manager`
+    names one), the object never created, claimed or deleted; only metadata.name is required.
+    Dropping the Patch (or a destroy) gives its fields up. Conflicts with another manager fail
+    unless `stackwright.io/patch-force` is "true". VolumeAttributesClass represents a
+    specification of mutable volume attributes defined by the CSI driver. The class can be
+    specified during dynamic provisioning of PersistentVolumeClaims, and changed in the
+    PersistentVolumeClaim spec after provisioning.
+    """

@@ -281,10 +281,15 @@ class KubernetesProvider:
         *,
         force: bool = False,
         warn: Callable[[str], None] | None = None,
+        field_manager: str | None = None,
     ) -> dict[str, Any]:
         """Server-side apply; returns the live object. Conflicts raise ApplyConflict unless
-        `force`. `warn` gets each of the API server's warnings (a deprecated version, say)."""
-        return await self._apply(desired, force=force, dry_run=False, warn=warn)
+        `force`. `warn` gets each of the API server's warnings (a deprecated version, say).
+        `field_manager`: another manager than the provider's (a Patch resource's own), whose
+        conflicts are never forced unasked, even over Stackwright's marks."""
+        return await self._apply(
+            desired, force=force, dry_run=False, warn=warn, field_manager=field_manager
+        )
 
     async def preview(
         self,
@@ -292,9 +297,12 @@ class KubernetesProvider:
         *,
         force: bool = False,
         warn: Callable[[str], None] | None = None,
+        field_manager: str | None = None,
     ) -> dict[str, Any]:
         """Server-side dry-run apply: what the server would store, validation and admission included."""
-        return await self._apply(desired, force=force, dry_run=True, warn=warn)
+        return await self._apply(
+            desired, force=force, dry_run=True, warn=warn, field_manager=field_manager
+        )
 
     async def _apply(
         self,
@@ -303,6 +311,7 @@ class KubernetesProvider:
         force: bool,
         dry_run: bool,
         warn: Callable[[str], None] | None,
+        field_manager: str | None = None,
     ) -> dict[str, Any]:
         # A malformed waiting annotation is bad input: refused before anything is written,
         # not found by the wait after the object changed.
@@ -313,6 +322,8 @@ class KubernetesProvider:
             raise InvalidObject(f"{name}: {exc}") from exc
         info, namespace, name, body = await self._locate(desired)
         query = self._apply_query
+        if field_manager is not None:
+            query = f"?fieldManager={quote(field_manager, safe='')}"
         if force:
             query += "&force=true"
         if dry_run:
@@ -333,7 +344,12 @@ class KubernetesProvider:
             except ApplyConflict as exc:
                 # Its marks are Stackwright's whoever held them: an object Helm made
                 # carries `app.kubernetes.io/managed-by: Helm`, which adopting it takes over.
-                if force or not exc.conflicts or not all(c.field in _MARKS for c in exc.conflicts):
+                if (
+                    force
+                    or field_manager is not None
+                    or not exc.conflicts
+                    or not all(c.field in _MARKS for c in exc.conflicts)
+                ):
                     raise
                 response = await send(query + "&force=true")
         except NotFoundError as exc:

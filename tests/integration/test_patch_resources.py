@@ -1,0 +1,308 @@
+"""Patch resources (`k8s.core.v1.ConfigMapPatch`, Pulumi's `<Kind>Patch`) end to end: fields of
+an object made outside the stack, applied by server-side apply under a field manager of each
+Patch's own, the object never marked, never an ApplySet member, never deleted. One cluster
+serves the module; each test has its own project and namespace.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from test_cli_lifecycle import PRELUDE_LINES, create, get, live, managers, one_line
+from test_cli_lifecycle import new_project as new_project  # the fixture
+
+pytestmark = pytest.mark.integration
+
+LiveCluster = Any
+
+#: The marks Stackwright puts on the objects a stack owns: none may reach a patched object.
+MARKS = ("app.kubernetes.io/managed-by", "applyset.kubernetes.io/part-of")
+MARK_ANNOTATIONS = ("stackwright.io/stack", "stackwright.io/urn")
+
+
+def _namespace(cluster: LiveCluster, ns: str) -> None:
+    cluster.kubectl("create", "namespace", ns)
+
+
+def _patch_manager(p: Any, name: str) -> str:
+    """The field manager the state records for a Patch resource."""
+    inputs = p.resources()[name]["inputs"]
+    manager: str = inputs["metadata"]["annotations"]["stackwright.io/patch-field-manager"]
+    return manager
+
+
+def _unmarked(obj: dict[str, Any]) -> None:
+    meta = obj["metadata"]
+    assert not set(MARKS) & set(meta.get("labels") or {}), meta.get("labels")
+    assert not set(MARK_ANNOTATIONS) & set(meta.get("annotations") or {}), meta.get("annotations")
+    assert "stackwright" not in managers(obj), "the stack's own manager must not touch it"
+
+
+def test_config_map_patch_lifecycle(new_project: Any, cluster: LiveCluster) -> None:
+    p = new_project()
+    _namespace(cluster, p.ns)
+    create(cluster, "ConfigMap", "existing", p.ns, data={"owner": "kubectl"})
+    p.program(
+        """
+        k8s.core.v1.ConfigMapPatch(
+            "cm-patch",
+            metadata={"name": "existing", "namespace": NS, "labels": {"team": "blue"}},
+            data={"k": "v"},
+        )
+        """
+    )
+    planned = p.preview()
+    assert planned.changed() == {"cm-patch": "create"}
+    assert "k" not in live(cluster, "configmap", "existing", p.ns)["data"], "a preview writes"
+
+    up = p.up()
+    assert up.summary["counts"] == {"create": 1}
+    record = p.resources()["cm-patch"]
+    assert record["type"] == "kubernetes:core/v1:ConfigMapPatch"
+    manager = _patch_manager(p, "cm-patch")
+    assert manager.startswith("stackwright-patch-")
+    obj = live(cluster, "configmap", "existing", p.ns)
+    assert obj["data"] == {"owner": "kubectl", "k": "v"}
+    assert obj["metadata"]["labels"] == {"team": "blue"}
+    assert manager in managers(obj)
+    _unmarked(obj)
+    # Not the stack's: no ApplySet parent was made for it in its namespace.
+    assert get(cluster, "configmap", p.applyset_parent, p.ns) is None
+
+    # No change: nothing is written (the object's resourceVersion stays).
+    version = obj["metadata"]["resourceVersion"]
+    again = p.up()
+    assert again.changed() == {}
+    assert live(cluster, "configmap", "existing", p.ns)["metadata"]["resourceVersion"] == version
+    assert _patch_manager(p, "cm-patch") == manager, "the manager is stable across runs"
+
+    # The label goes from the Patch: server-side apply removes what its manager alone owned.
+    p.program(
+        """
+        k8s.core.v1.ConfigMapPatch(
+            "cm-patch", metadata={"name": "existing", "namespace": NS}, data={"k": "v2"}
+        )
+        """
+    )
+    assert p.up().changed() == {"cm-patch": "update"}
+    obj = live(cluster, "configmap", "existing", p.ns)
+    assert obj["data"] == {"owner": "kubectl", "k": "v2"}
+    assert "team" not in (obj["metadata"].get("labels") or {})
+
+    # Dropped from the program: its fields are given up, the object stays.
+    p.program("")
+    assert p.up().changed() == {"cm-patch": "delete"}
+    obj = live(cluster, "configmap", "existing", p.ns)
+    assert obj["data"] == {"owner": "kubectl"}
+    assert manager not in managers(obj)
+    assert "cm-patch" not in p.resources()
+
+
+def test_destroy_gives_fields_up_and_retain_keeps_them(
+    new_project: Any, cluster: LiveCluster
+) -> None:
+    p = new_project()
+    _namespace(cluster, p.ns)
+    create(cluster, "ConfigMap", "one", p.ns, data={"a": "1"})
+    create(cluster, "ConfigMap", "two", p.ns, data={"a": "1"})
+    p.program(
+        """
+        k8s.core.v1.ConfigMapPatch("given-up", metadata={"name": "one", "namespace": NS},
+                                   data={"b": "2"})
+        k8s.core.v1.ConfigMapPatch("kept", metadata={"name": "two", "namespace": NS},
+                                   data={"b": "2"},
+                                   opts=sw.ResourceOptions(retain_on_delete=True))
+        """
+    )
+    p.up()
+    # Someone changes fields of the object: only the one a Patch applies is its drift.
+    cluster.kubectl(
+        "patch", "configmap", "two", "-n", p.ns, "--type=merge",
+        "-p", json.dumps({"data": {"b": "changed", "a": "changed"}}),
+    )  # fmt: skip
+    refreshed = p.sw("refresh", "--yes", "--json")
+    (drift,) = refreshed.of("drift")
+    assert drift["urn"].endswith("::kept") and [f["path"] for f in drift["fields"]] == ["data.b"], drift
+    p.sw("destroy", "--yes", "--json")
+    assert live(cluster, "configmap", "one", p.ns)["data"] == {"a": "1"}
+    assert live(cluster, "configmap", "two", p.ns)["data"] == {"a": "changed", "b": "changed"}
+    assert p.resources() == {}
+
+
+def test_two_patches_on_one_object(new_project: Any, cluster: LiveCluster) -> None:
+    p = new_project()
+    _namespace(cluster, p.ns)
+    create(cluster, "ConfigMap", "shared", p.ns, data={"base": "x"})
+    p.program(
+        """
+        k8s.core.v1.ConfigMapPatch("first", metadata={"name": "shared", "namespace": NS},
+                                   data={"one": "1"})
+        k8s.core.v1.ConfigMapPatch("second", metadata={"name": "shared", "namespace": NS},
+                                   data={"two": "2"})
+        """
+    )
+    p.up()
+    first, second = _patch_manager(p, "first"), _patch_manager(p, "second")
+    assert first != second
+    obj = live(cluster, "configmap", "shared", p.ns)
+    assert obj["data"] == {"base": "x", "one": "1", "two": "2"}
+    assert {first, second} <= managers(obj)
+    p.program(
+        """
+        k8s.core.v1.ConfigMapPatch("second", metadata={"name": "shared", "namespace": NS},
+                                   data={"two": "2"})
+        """
+    )
+    assert p.up().changed() == {"first": "delete"}
+    assert live(cluster, "configmap", "shared", p.ns)["data"] == {"base": "x", "two": "2"}
+
+
+def test_a_conflict_fails_unless_forced(new_project: Any, cluster: LiveCluster) -> None:
+    p = new_project()
+    _namespace(cluster, p.ns)
+    cluster.kubectl(
+        "apply", "--server-side", "--field-manager=platform-team", "-f", "-",
+        input=json.dumps(
+            {
+                "apiVersion": "v1",
+                "kind": "ConfigMap",
+                "metadata": {"name": "owned", "namespace": p.ns},
+                "data": {"level": "info"},
+            }
+        ),
+    )  # fmt: skip
+    p.program(
+        """
+        k8s.core.v1.ConfigMapPatch("level", metadata={"name": "owned", "namespace": NS},
+                                   data={"level": "debug"})
+        """
+    )
+    failed = p.up(rc=1)
+    (done,) = failed.of("step-done")
+    assert done["ok"] is False
+    assert ".data.level (manager platform-team)" in done["error"], done["error"]
+    assert "stackwright.io/patch-force" in done["error"], done["error"]
+    assert live(cluster, "configmap", "owned", p.ns)["data"] == {"level": "info"}
+
+    p.program(
+        """
+        k8s.core.v1.ConfigMapPatch(
+            "level",
+            metadata={"name": "owned", "namespace": NS,
+                      "annotations": {"stackwright.io/patch-force": "true"}},
+            data={"level": "debug"},
+        )
+        """
+    )
+    p.up()
+    obj = live(cluster, "configmap", "owned", p.ns)
+    assert obj["data"] == {"level": "debug"}
+    # The instruction is Stackwright's: it is not written on the object.
+    assert "stackwright.io/patch-force" not in (obj["metadata"].get("annotations") or {})
+
+
+def test_a_missing_target_fails_and_creates_nothing(new_project: Any, cluster: LiveCluster) -> None:
+    p = new_project()
+    _namespace(cluster, p.ns)
+    p.program(
+        """
+        k8s.core.v1.ConfigMapPatch("ghost", metadata={"name": "absent", "namespace": NS},
+                                   data={"k": "v"})
+        """
+    )
+    planned = p.preview(rc=1)
+    (done,) = planned.of("step-done")
+    assert "does not exist" in done["error"] and "creates none" in done["error"], done["error"]
+    failed = p.up(rc=1)
+    (done,) = failed.of("step-done")
+    assert f"ConfigMap {p.ns}/absent does not exist" in done["error"], done["error"]
+    assert get(cluster, "configmap", "absent", p.ns) is None
+    assert p.resources() == {}
+
+
+def test_a_patch_needs_a_name(new_project: Any, cluster: LiveCluster) -> None:
+    p = new_project()
+    p.program(
+        """
+        k8s.core.v1.ConfigMapPatch("nameless", metadata={"namespace": NS}, data={"k": "v"})
+        """
+    )
+    failed = p.sw("up", "--yes", rc=2)
+    line = one_line(failed)
+    assert "ConfigMapPatch 'nameless'" in line and "needs metadata.name" in line, line
+    assert f"__main__.py:{PRELUDE_LINES + 2}" in line, line
+
+
+def test_deployment_patch_waits_for_its_rollout(new_project: Any, cluster: LiveCluster) -> None:
+    p = new_project()
+    _namespace(cluster, p.ns)
+    deployment = {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "web", "namespace": p.ns},
+        "spec": {
+            "replicas": 1,
+            "selector": {"matchLabels": {"app": "web"}},
+            "template": {
+                "metadata": {"labels": {"app": "web"}},
+                "spec": {"containers": [{"name": "main", "image": "nginx:1.29"}]},
+            },
+        },
+    }
+    cluster.kubectl("create", "-f", "-", input=json.dumps(deployment))
+    p.program(
+        """
+        # kubectl made it, so kubectl-create owns the image: the Patch takes it over.
+        FORCE = {"stackwright.io/patch-force": "true"}
+        k8s.apps.v1.DeploymentPatch(
+            "image",
+            metadata={"name": "web", "namespace": NS, "annotations": FORCE},
+            spec={"template": {"spec": {"containers": [{"name": "main", "image": "nginx:1.30"}]}}},
+        )
+        """
+    )
+    p.up()
+    obj = live(cluster, "deployment", "web", p.ns)
+    status = obj["status"]
+    assert status.get("observedGeneration") == obj["metadata"]["generation"]
+    assert status.get("updatedReplicas") == 1 and status.get("readyReplicas") == 1, status
+    _unmarked(obj)
+
+    # An image that never pulls: the wait reports it rather than hanging or passing.
+    p.program(
+        """
+        k8s.apps.v1.DeploymentPatch(
+            "image",
+            metadata={"name": "web", "namespace": NS,
+                      "annotations": {"stackwright.io/timeout-seconds": "20",
+                                      "stackwright.io/patch-force": "true"}},
+            spec={"template": {"spec": {"containers": [
+                {"name": "main", "image": "example.com/doesnotexist:1"}]}}},
+        )
+        """
+    )
+    failed = p.up(rc=1)
+    (done,) = failed.of("step-done")
+    assert "ImagePullBackOff" in done["error"] or "ErrImagePull" in done["error"], done["error"]
+
+
+def test_yaml_program_patch(new_project: Any, cluster: LiveCluster) -> None:
+    p = new_project()
+    _namespace(cluster, p.ns)
+    create(cluster, "ConfigMap", "existing", p.ns, data={"a": "1"})
+    (p.root / "Stackwright.yaml").write_text(f"name: {p.name}\nruntime: yaml\n")
+    (p.root / "Stackwright.yaml").write_text(
+        f"name: {p.name}\nruntime: yaml\n"
+        "resources:\n"
+        "  cm-patch:\n"
+        "    type: kubernetes:core/v1:ConfigMapPatch\n"
+        "    properties:\n"
+        f"      metadata: {{name: existing, namespace: {p.ns}}}\n"
+        "      data: {b: '2'}\n"
+    )
+    p.up()
+    obj = live(cluster, "configmap", "existing", p.ns)
+    assert obj["data"] == {"a": "1", "b": "2"}
+    _unmarked(obj)
