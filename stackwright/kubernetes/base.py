@@ -454,6 +454,15 @@ class KubernetesPatch(KubernetesResource):
         token = type_token(cls.api_version, cls.kind) + PATCH_SUFFIX
         CustomResource.__init__(self, token, resource_name, obj, opts)
 
+    @classmethod
+    def get(cls, resource_name: str, id: str, opts: ResourceOptions | None = None) -> Self:
+        """A Patch is fields of an object, not one to read: read the object itself."""
+        raise UsageError(
+            f"{cls.__name__}.get({resource_name!r}, {id!r}) at {_declared_at()}: a Patch has "
+            f"no object of its own to read; read it with {cls.kind}.get({resource_name!r}, "
+            f"{id!r})"
+        )
+
 
 class CustomObjectPatch(KubernetesResource):
     """A Patch of an object of any kind, e.g. of a CRD: `CustomObjectPatch("p",

@@ -109,7 +109,9 @@ def test_destroy_gives_fields_up_and_retain_keeps_them(
     create(cluster, "ConfigMap", "two", p.ns, data={"a": "1"})
     p.program(
         """
-        k8s.core.v1.ConfigMapPatch("given-up", metadata={"name": "one", "namespace": NS},
+        MANAGER = {"stackwright.io/patch-field-manager": "ops-tuning"}
+        k8s.core.v1.ConfigMapPatch("given-up",
+                                   metadata={"name": "one", "namespace": NS, "annotations": MANAGER},
                                    data={"b": "2"})
         k8s.core.v1.ConfigMapPatch("kept", metadata={"name": "two", "namespace": NS},
                                    data={"b": "2"},
@@ -117,6 +119,9 @@ def test_destroy_gives_fields_up_and_retain_keeps_them(
         """
     )
     p.up()
+    one = live(cluster, "configmap", "one", p.ns)
+    assert "ops-tuning" in managers(one), "the annotation names the Patch's field manager"
+    assert not (one["metadata"].get("annotations") or {}), "and is not written on the object"
     # Someone changes fields of the object: only the one a Patch applies is its drift.
     cluster.kubectl(
         "patch", "configmap", "two", "-n", p.ns, "--type=merge",
@@ -124,7 +129,9 @@ def test_destroy_gives_fields_up_and_retain_keeps_them(
     )  # fmt: skip
     refreshed = p.sw("refresh", "--yes", "--json")
     (drift,) = refreshed.of("drift")
-    assert drift["urn"].endswith("::kept") and [f["path"] for f in drift["fields"]] == ["data.b"], drift
+    assert drift["urn"].endswith("::kept") and [f["path"] for f in drift["fields"]] == ["data.b"], (
+        drift
+    )
     p.sw("destroy", "--yes", "--json")
     assert live(cluster, "configmap", "one", p.ns)["data"] == {"a": "1"}
     assert live(cluster, "configmap", "two", p.ns)["data"] == {"a": "changed", "b": "changed"}
@@ -157,6 +164,20 @@ def test_two_patches_on_one_object(new_project: Any, cluster: LiveCluster) -> No
     )
     assert p.up().changed() == {"first": "delete"}
     assert live(cluster, "configmap", "shared", p.ns)["data"] == {"base": "x", "two": "2"}
+
+    # Another object: the Patch gives its fields up on the old one, then applies to the new.
+    create(cluster, "ConfigMap", "other", p.ns, data={"base": "y"})
+    p.program(
+        """
+        k8s.core.v1.ConfigMapPatch("second", metadata={"name": "other", "namespace": NS},
+                                   data={"two": "2"})
+        """
+    )
+    moved = p.up()
+    assert moved.changed() == {"second": "replace"}
+    assert live(cluster, "configmap", "shared", p.ns)["data"] == {"base": "x"}
+    assert live(cluster, "configmap", "other", p.ns)["data"] == {"base": "y", "two": "2"}
+    assert _patch_manager(p, "second") == second, "the manager stays the Patch's"
 
 
 def test_a_conflict_fails_unless_forced(new_project: Any, cluster: LiveCluster) -> None:

@@ -457,3 +457,38 @@ def test_settling_reads_the_pending_objects_at_once_and_resolves_them_in_order(
         assert settled == pending
     assert stack.state().pending == []
     assert stack.fake.names("ConfigMap") == [f"default/{name}" for name in names]
+
+
+def test_an_interrupted_patch_is_settled_as_its_own_and_its_fields_given_up_later(
+    stack: Stack,
+) -> None:
+    """A Patch's apply whose answer never came landed on an object that carries no mark (a
+    Patch marks nothing): settling it by the marks, as an object's create, forgot it, and its
+    fields stayed on the object for good once the program dropped it. Settled as a Patch, it
+    stays recorded, and dropping it gives its fields up, the object kept."""
+    stack.fake.put(
+        {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {"name": "settings", "namespace": "default"},
+            "data": {"owner": "someone else"},
+        },
+        manager="kubectl",
+    )
+
+    def patched(p: Program) -> None:
+        k8s.core.v1.ConfigMapPatch("tuning", metadata={"name": "settings"}, data={"mode": "fast"})
+
+    stack.fake.lose_reply["settings"] = TimeoutError("read timed out")
+    assert not stack.up(patched).ok
+    assert [p.op for p in stack.state().pending] == [Op.CREATE]
+    stack.fake.lose_reply.clear()
+    stack.fake.calls.clear()
+
+    summary = stack.up(lambda p: None)
+
+    assert summary.ok, summary.failures
+    assert stack.state().pending == [] and stack.state().resources == []
+    (live,) = [o for o in stack.fake.objects.values() if o["metadata"]["name"] == "settings"]
+    assert live["data"] == {"owner": "someone else"}
+    assert [c.name for c in stack.fake.calls_to("delete")] == []

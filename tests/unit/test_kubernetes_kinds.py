@@ -622,6 +622,8 @@ def test_a_patch_takes_part_of_an_object_and_names_it(program: Program) -> None:
             metadata={"name": "web"},
             spec={"template": {"spec": {"containers": [{"name": "main", "imagee": "x"}]}}},
         )
+    with pytest.raises(UsageError, match=r"read it with ConfigMap.get\('c', 'team/c'\)"):
+        k8s.core.v1.ConfigMapPatch.get("c", "team/c")
     for metadata in (None, {"namespace": "team"}, {"name": ""}):
         with pytest.raises(UsageError, match=r"ConfigMapPatch 'p' at .*needs metadata.name"):
             k8s.core.v1.ConfigMapPatch("p", metadata=metadata, data={"k": "v"})
