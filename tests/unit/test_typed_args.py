@@ -87,6 +87,9 @@ crd = k8s.apiextensions.v1.CustomResourceDefinition(
         ],
     },
 )
+# A Patch gives any part of an object: a spec without the keys Deployment's own requires.
+k8s.apps.v1.DeploymentPatch("scale", metadata={"name": "web"}, spec={"replicas": 3})
+k8s.core.v1.ConfigMapPatch("tune", metadata={"name": "settings"}, data={"mode": "slow"})
 sw.export("ip", svc.spec.cluster_ip)
 sw.export("token", sw.Output.secret(config.get("token") or "t0ken"))
 sw.export("tls", web.spec.template.spec.volumes[0].secret.secret_name)
@@ -121,6 +124,14 @@ schema: JSONSchemaPropsDict = {"x-kubernetes-list-type": 3}  # mistake
     "missing_required_key": """
 import stackwright.kubernetes as k8s
 k8s.core.v1.Pod("web", spec={"containers": [{"image": "nginx"}]})  # mistake
+""",
+    "patch_wrong_type": """
+import stackwright.kubernetes as k8s
+k8s.core.v1.ConfigMapPatch("c", metadata={"name": "c"}, data=3)  # mistake
+""",
+    "patch_partial_without_patch": """
+import stackwright.kubernetes as k8s
+k8s.apps.v1.Deployment("scale", metadata={"name": "web"}, spec={"replicas": 3})  # mistake
 """,
     "unknown_top_level_field": """
 import stackwright.kubernetes as k8s
