@@ -74,6 +74,7 @@ from stackwright.kubernetes.base import (
     builtin_module,
     builtin_type_token,
     parse_type_token,
+    patched_token,
 )
 from stackwright.kubernetes.groups import MODULES
 from stackwright.kubernetes.provider import PROVIDER_TYPE
@@ -993,6 +994,13 @@ def _split_type(type_token: str) -> TypeToken:
         )
         raise UsageError(
             f"type {type_token!r} is not a Kubernetes type token: write it as {example}"
+        )
+    patched = patched_token(parsed)
+    if patched is not None:  # fields of an object, not one to adopt
+        kind = f"kubernetes:{patched.group_version}:{patched.kind}"
+        raise UsageError(
+            f"type {type_token!r} is a Patch, which has no object of its own to import: import "
+            f"the object as {kind}, or declare the Patch in the program"
         )
     return parsed
 

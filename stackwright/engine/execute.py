@@ -81,6 +81,7 @@ from stackwright.engine.ports import Journal, Provider, ProviderFactory
 from stackwright.engine.records import (
     MIN_SECRET_PART,
     SecretTexts,
+    applied_fields,
     applyset_of,
     auto_name,
     declared_dependencies,
@@ -1166,9 +1167,9 @@ class Run:
         """The same or update step made to take back what drifted in the cluster (found by
         this run's refresh, or recorded by an earlier one), or None when nothing did."""
         drifted = [f for f in self.outcome.drift.get(step.urn, ()) if not within(f.path, ignore)]
-        if not drifted and kube and old is not None and old.outputs:
+        if not drifted and old is not None and (kube or is_patch(old)) and old.outputs:
             # A refresh may have recorded a live object that drifted from what was applied.
-            drifted = drift_rules.drifted(old.inputs, old.outputs, ignore=tuple(ignore))
+            drifted = drift_rules.drifted(applied_fields(old), old.outputs, ignore=tuple(ignore))
         if not drifted:
             return None
         if step.op is Op.SAME:
@@ -2247,9 +2248,7 @@ class Run:
                     []
                     if is_release(state) or state.external
                     else drift_rules.drifted(
-                        patch_body(state.inputs) if is_patch(state) else state.inputs,
-                        live,
-                        ignore=state.ignore_changes,
+                        applied_fields(state), live, ignore=state.ignore_changes
                     )
                 )
                 paths = state.secret_paths

@@ -101,6 +101,12 @@ def patch_body(inputs: Mapping[str, Any]) -> dict[str, Any]:
     return {**inputs, "metadata": meta}
 
 
+def applied_fields(state: ResourceState) -> dict[str, Any]:
+    """What a state's object was applied with, which its live object is compared with for
+    drift: its inputs, a Patch's without its instructions (`patch_body`)."""
+    return patch_body(state.inputs) if is_patch(state) else state.inputs
+
+
 def patch_forced(inputs: Mapping[str, Any]) -> bool:
     return (metadata_of(inputs).get("annotations") or {}).get(PATCH_FORCE) == "true"
 

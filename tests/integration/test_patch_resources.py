@@ -132,6 +132,12 @@ def test_destroy_gives_fields_up_and_retain_keeps_them(
     assert drift["urn"].endswith("::kept") and [f["path"] for f in drift["fields"]] == ["data.b"], (
         drift
     )
+    # The next run takes the Patch's field back, which kubectl's manager owns now: a
+    # conflict, said in the preview already, rather than a Patch silently out of date.
+    taking_back = p.preview(rc=1)
+    assert taking_back.changed() == {"kept": "update"}
+    (done,) = taking_back.of("step-done")
+    assert "conflict on .data.b (manager kubectl-patch)" in done["error"], done["error"]
     p.sw("destroy", "--yes", "--json")
     assert live(cluster, "configmap", "one", p.ns)["data"] == {"a": "1"}
     assert live(cluster, "configmap", "two", p.ns)["data"] == {"a": "changed", "b": "changed"}

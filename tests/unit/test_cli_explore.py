@@ -242,3 +242,15 @@ def test_import_of_a_bare_kind_is_told_that_kinds_type_token(
     assert exit_.value.code == 2
     err = capsys.readouterr().err
     assert err.endswith(f"is not a Kubernetes type token: write it as {suggested}\n"), err
+
+
+def test_import_of_a_patch_type_is_told_to_import_the_object(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as exit_:
+        main(["import", "kubernetes:core/v1:ConfigMapPatch", "cm", "default/cm", "--yes"])
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err
+    assert "is a Patch, which has no object of its own to import: import the object as " in err
+    assert err.endswith("kubernetes:core/v1:ConfigMap, or declare the Patch in the program\n")
