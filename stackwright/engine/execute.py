@@ -759,9 +759,20 @@ class Run:
 
     def _graph(self, resources: list[Resource]) -> Graph:
         nodes = []
+        objects = {
+            named: resource.urn
+            for resource in resources
+            if resource.custom and is_kubernetes(resource) and (named := _named(resource))
+        }
         for resource in resources:
             static = _static(resource.props) if resource.custom else {}
-            nodes.append(Node(resource.urn, static, frozenset(self._explicit(resource))))
+            explicit = self._explicit(resource)
+            if resource.custom and is_patch(resource):
+                # A Patch of an object the program declares changes it once it is made.
+                patched = objects.get(_named(resource) or ("", "", "", ""))
+                if patched is not None:
+                    explicit.add(patched)
+            nodes.append(Node(resource.urn, static, frozenset(explicit)))
         try:
             return Graph(nodes)
         except DependencyCycle as cycle:
@@ -1729,9 +1740,7 @@ class Run:
         is), not every field as an addition, which would hide the one that changes."""
         new = step.new
         assert new is not None
-        api_version, kind, namespace, name = object_ref(new)
-        async with self._sem:
-            live = await self.provider_for(new.provider).read(api_version, kind, namespace, name)
+        live = await self._read_object(self.provider_for(new.provider), new)
         if live is None:
             return step  # not there: the import says so; an update makes it again
         inputs = with_ignored(new.inputs, live, ignore)
@@ -1744,12 +1753,11 @@ class Run:
         """Refuse to adopt (`import_`) an object that is not there, or that another stack's
         resource manages: both stacks would own its fields and undo each other's applies.
         `stackwright import` refuses the same."""
-        api_version, kind, namespace, name = object_ref(new)
-        async with self._sem:
-            live = await provider.read(api_version, kind, namespace, name)
+        live = await self._read_object(provider, new)
         if live is None:
             raise UsageError(
-                f"cannot import {new.id}: no {kind} of that name exists in the cluster"
+                f"cannot import {new.id}: no {new.inputs.get('kind')} of that name exists in "
+                "the cluster"
             )
         refused = self.managed_by(live, new.urn) if self.managed_by is not None else ""
         if refused:
@@ -1796,17 +1804,20 @@ class Run:
         if journal_op is Op.CREATE_REPLACEMENT and old is not None:
             self.replaced.append(replace(old, delete_pending=True))
 
+    async def _read_object(self, provider: Provider, state: ResourceState) -> dict[str, Any] | None:
+        """The live object a state names (None: there is none), read within the run's bound."""
+        async with self._sem:
+            return await provider.read(*object_ref(state))
+
     async def _check_target(self, provider: Provider, new: ResourceState) -> None:
         """Refuse a Patch of an object that is not there: as Pulumi's, a Patch changes an
         existing object and creates none (server-side apply alone would create it)."""
-        api_version, kind, namespace, name = object_ref(new)
-        async with self._sem:
-            live = await provider.read(api_version, kind, namespace, name)
-        if live is None:
+        if await self._read_object(provider, new) is None:
+            kind = new.inputs.get("kind")
             raise UsageError(
                 f"{kind} {new.id} does not exist: a Patch changes an existing object and "
-                "creates none; create it first (declared in the program, make this Patch "
-                "depend on it with depends_on), or name an object that exists"
+                "creates none; create it first (or declare it in the program: the Patch "
+                "follows it), or name an object that exists"
             )
 
     async def _send_patch(
@@ -2465,6 +2476,19 @@ def _static_metadata(props: Mapping[str, Any]) -> Mapping[str, Any]:
     """An object's metadata with what is not known yet as "" (all of it, when unknown)."""
     metadata = _static(props.get("metadata", {}))
     return metadata if isinstance(metadata, dict) else {"name": "", "namespace": ""}
+
+
+def _named(resource: Resource) -> tuple[str, str, str, str] | None:
+    """(provider URN, kind.group, namespace, name) of the object a resource names in plain
+    values; None when an Output gives its name or namespace, or it has none (auto-named)."""
+    props = resource.props
+    meta = props.get("metadata")
+    name = meta.get("name") if isinstance(meta, Mapping) else None
+    namespace = meta.get("namespace", "") if isinstance(meta, Mapping) else None
+    if not isinstance(name, str) or not name or not isinstance(namespace, str):
+        return None
+    kind = group_kind(str(props.get("apiVersion", "")), str(props.get("kind", "")))
+    return provider_urn(resource), kind, namespace, name
 
 
 def _static(value: Any) -> Any:

@@ -264,6 +264,8 @@ class KubernetesResource(CustomResource):
 
     api_version: ClassVar[str] = ""
     kind: ClassVar[str] = ""
+    #: What the type token puts after the kind: nothing for an object, `Patch` for a Patch.
+    _token_suffix: ClassVar[str] = ""
 
     def __init__(
         self,
@@ -277,7 +279,12 @@ class KubernetesResource(CustomResource):
         _nothing_declared(cls.kind, resource_name, opts, fields)
         obj = _object(cls.api_version, cls.kind, fields, resource_name)
         _check_keys(cls.api_version, cls.kind, resource_name, obj)
-        super().__init__(type_token(cls.api_version, cls.kind), resource_name, obj, opts)
+        self._check_declared(cls.kind, resource_name, obj)
+        token = type_token(cls.api_version, cls.kind) + cls._token_suffix
+        super().__init__(token, resource_name, obj, opts)
+
+    def _check_declared(self, kind: str, name: str, obj: Mapping[str, Any]) -> None:
+        """What else a declaration must give, refused at its line (a Patch: a name)."""
 
     _readable = True
 
@@ -399,7 +406,9 @@ class CustomObject(KubernetesResource):
         opts = fields.pop("opts", opts)
         _nothing_declared(kind, resource_name, opts, fields)
         obj = _object(api_version, kind, fields, resource_name)
-        CustomResource.__init__(self, type_token(api_version, kind), resource_name, obj, opts)
+        self._check_declared(kind, resource_name, obj)
+        token = type_token(api_version, kind) + type(self)._token_suffix
+        CustomResource.__init__(self, token, resource_name, obj, opts)
 
     @classmethod
     def get(
@@ -421,60 +430,39 @@ class CustomObject(KubernetesResource):
         )
 
 
-def _patched_name(kind: str, name: str, obj: Mapping[str, Any]) -> None:
-    """A Patch names the object it changes: it is never auto-named (it creates nothing)."""
-    meta = obj.get("metadata")
-    given = meta.get("name") if isinstance(meta, Mapping) else meta
-    if given is None or given == "":
-        raise UsageError(
-            f"{kind}{PATCH_SUFFIX} {name!r} at {_declared_at()} needs metadata.name: a Patch "
-            f'changes an existing object, so name it (metadata={{"name": "…"}})'
-        )
-
-
 class KubernetesPatch(KubernetesResource):
     """Fields of an existing object, applied by server-side apply under a field manager of
     this resource's own — Pulumi's `<Kind>Patch`: `k8s.core.v1.ConfigMapPatch("p",
     metadata={"name": "existing"}, data={"k": "v"})`. Only `metadata.name` is required; the
-    object is not created, claimed or deleted: dropping the Patch gives its fields up."""
+    object is not created, claimed or deleted: dropping the Patch gives its fields up. Each
+    kind's Patch class is its class with this one after it (`ConfigMapPatch(ConfigMap,
+    KubernetesPatch)`), so that it has the kind's fields and properties."""
 
-    def __init__(
-        self,
-        resource_name: str,
-        opts: ResourceOptions | None = None,
-        /,
-        **fields: Any,
-    ) -> None:
-        opts = fields.pop("opts", opts)
-        cls = type(self)
-        _nothing_declared(cls.kind, resource_name, opts, fields)
-        obj = _object(cls.api_version, cls.kind, fields, resource_name)
-        _check_keys(cls.api_version, cls.kind, resource_name, obj)
-        _patched_name(cls.kind, resource_name, obj)
-        token = type_token(cls.api_version, cls.kind) + PATCH_SUFFIX
-        CustomResource.__init__(self, token, resource_name, obj, opts)
+    _token_suffix = PATCH_SUFFIX
+
+    def _check_declared(self, kind: str, name: str, obj: Mapping[str, Any]) -> None:
+        # A Patch names the object it changes: it is never auto-named (it creates nothing).
+        meta = obj.get("metadata")
+        given = meta.get("name") if isinstance(meta, Mapping) else meta
+        if given is None or given == "":
+            raise UsageError(
+                f"{kind}{PATCH_SUFFIX} {name!r} at {_declared_at()} needs metadata.name: a "
+                f'Patch changes an existing object, so name it (metadata={{"name": "…"}})'
+            )
 
     @classmethod
     def get(cls, resource_name: str, id: str, opts: ResourceOptions | None = None) -> Self:
         """A Patch is fields of an object, not one to read: read the object itself."""
+        reader = cls.kind or "k8s.apiextensions.CustomResource"
         raise UsageError(
             f"{cls.__name__}.get({resource_name!r}, {id!r}) at {_declared_at()}: a Patch has "
-            f"no object of its own to read; read it with {cls.kind}.get({resource_name!r}, "
+            f"no object of its own to read; read it with {reader}.get({resource_name!r}, "
             f"{id!r})"
         )
 
 
-class CustomObjectPatch(KubernetesResource):
+class CustomObjectPatch(CustomObject, KubernetesPatch):
     """A Patch of an object of any kind, e.g. of a CRD: `CustomObjectPatch("p",
     api_version="example.com/v1", kind="Widget", metadata={"name": "w1"}, spec={...})`."""
 
-    def __init__(
-        self, resource_name: str, opts: ResourceOptions | None = None, /, **fields: Any
-    ) -> None:
-        api_version, kind = _custom_kind(resource_name, fields)
-        opts = fields.pop("opts", opts)
-        _nothing_declared(kind, resource_name, opts, fields)
-        obj = _object(api_version, kind, fields, resource_name)
-        _patched_name(kind, resource_name, obj)
-        token = type_token(api_version, kind) + PATCH_SUFFIX
-        CustomResource.__init__(self, token, resource_name, obj, opts)
+    get = KubernetesPatch.get  # type: ignore[assignment]

@@ -333,3 +333,25 @@ def test_yaml_program_patch(new_project: Any, cluster: LiveCluster) -> None:
     obj = live(cluster, "configmap", "existing", p.ns)
     assert obj["data"] == {"a": "1", "b": "2"}
     _unmarked(obj)
+
+
+def test_a_patch_of_an_object_the_program_makes_follows_it(
+    new_project: Any, cluster: LiveCluster
+) -> None:
+    # Declared first and naming no dependency: the Patch still waits for the object.
+    p = new_project()
+    p.program(
+        """
+        k8s.core.v1.ConfigMapPatch("extra", metadata={"name": "base", "namespace": NS},
+                                   data={"extra": "1"})
+        k8s.core.v1.ConfigMap("base", metadata={"name": "base", "namespace": NS},
+                              data={"own": "1"})
+        k8s.core.v1.Namespace("ns", metadata={"name": NS})
+        """
+    )
+    assert p.preview().changed() == {"ns": "create", "base": "create", "extra": "create"}
+    up = p.up()
+    assert up.index("step-started", "extra") > up.index("step-done", "base")
+    obj = live(cluster, "configmap", "base", p.ns)
+    assert obj["data"] == {"own": "1", "extra": "1"}
+    assert _patch_manager(p, "extra") in managers(obj)
