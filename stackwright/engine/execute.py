@@ -1637,6 +1637,11 @@ class Run:
         await self._commits.begin(number, journal_op, new)
         try:
             live = await self._apply(provider, new, force)
+            if step.op is Op.UPDATE and step.old is not None and _manager_changed(step.old, new):
+                # The fields the former manager owns would be held for good: given up now
+                # that the new one owns them too, within the step (a crash re-runs both).
+                async with self._sem:
+                    await self._relinquish(step.old)
         except BaseException as exc:
             self._failed_write(number, exc)
             raise
@@ -2519,6 +2524,14 @@ def _identity(obj: Mapping[str, Any]) -> dict[str, Any]:
         "kind": obj.get("kind"),
         "metadata": {k: meta[k] for k in _IDENTITY_METADATA if k in meta},
     }
+
+
+def _manager_changed(old: ResourceState, new: ResourceState) -> bool:
+    """Whether a Patch's field manager is another than the one it applied as before (its
+    annotation changed)."""
+    return is_patch(new) and patch_field_manager(old.urn, old.inputs, None) != (
+        patch_field_manager(new.urn, new.inputs, None)
+    )
 
 
 def _with_field_manager(inputs: Mapping[str, Any], manager: str) -> dict[str, Any]:

@@ -185,6 +185,28 @@ def test_two_patches_on_one_object(new_project: Any, cluster: LiveCluster) -> No
     assert live(cluster, "configmap", "other", p.ns)["data"] == {"base": "y", "two": "2"}
     assert _patch_manager(p, "second") == second, "the manager stays the Patch's"
 
+    # Another manager named: the new one applies, the former one gives its fields up.
+    p.program(
+        """
+        k8s.core.v1.ConfigMapPatch(
+            "second",
+            metadata={"name": "other", "namespace": NS,
+                      "annotations": {"stackwright.io/patch-field-manager": "renamed"}},
+            data={"two": "2"},
+        )
+        """
+    )
+    assert p.up().changed() == {"second": "update"}
+    obj = live(cluster, "configmap", "other", p.ns)
+    assert obj["data"] == {"base": "y", "two": "2"}
+    assert "renamed" in managers(obj) and second not in managers(obj), managers(obj)
+
+    # Its object deleted by someone else: a destroy has nothing to give up, and is done.
+    cluster.kubectl("delete", "configmap", "other", "-n", p.ns)
+    p.sw("destroy", "--yes", "--json")
+    assert p.resources() == {}
+    assert get(cluster, "configmap", "other", p.ns) is None, "giving up must not create it"
+
 
 def test_a_conflict_fails_unless_forced(new_project: Any, cluster: LiveCluster) -> None:
     p = new_project()
