@@ -19,8 +19,11 @@ version the CRD does not list, a CRD without a schema): the run reports those as
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping
 from typing import Any
+
+import orjson
 
 from stackwright.engine.graph import defined_kind
 from stackwright.engine.policy_gate import planned_reader
@@ -29,6 +32,7 @@ from stackwright.engine.records import (
     is_kubernetes,
     provider_urn,
     secret_in_plain_field,
+    unknown_as_null,
     unknown_paths,
 )
 from stackwright.errors import InputsRejected, UsageError
@@ -92,6 +96,7 @@ def check_before_up(
         if not resource.custom or resource.is_read or not chosen(resource.urn):
             continue
         _check_secret_placement(resource, read)
+        _check_types(resource, read)
         served = defined_kind(resource.props) if applying else None
         if served is None:
             continue
@@ -151,3 +156,41 @@ def _check_secret_placement(resource: Resource, read: StateReader) -> None:
         raise UsageError(
             f"{resource.declared_at}: {describe(resource.urn)}: {refusal}; nothing was changed"
         )
+
+
+def _check_types(resource: Resource, read: StateReader) -> None:
+    """Refuse a value of a built-in kind's inputs that its field cannot hold (a string in
+    an integer field: `replicas: "three"`), as the API server would, before anything is
+    applied: its preview's dry run is skipped when the same run creates its namespace, and
+    an `up` would have applied the objects before it. Values known once applied only are
+    the server's to judge."""
+    if not is_kubernetes(resource.resource_type):
+        return
+    known = _inputs(resource, read)
+    if known is None:
+        return
+    inputs, secret_paths = known
+    try:  # what is not known yet is absent to the check
+        obj = orjson.loads(orjson.dumps(inputs, default=unknown_as_null))
+    except orjson.JSONEncodeError:
+        return  # not JSON: the run says so, as it would without this check
+    from stackwright.localcluster.validation import builtin_mismatches
+
+    found = next(iter(builtin_mismatches(obj)), None)
+    if found is None:
+        return
+    if any(_within(found.path, secret) for secret in secret_paths):
+        shown = f"a {found.found} ([secret])"
+    elif found.found in ("object", "array"):
+        shown = "an object" if found.found == "object" else "a list"
+    else:
+        shown = f"the {found.found} {json.dumps(found.value)[:60]}"
+    raise UsageError(
+        f"{resource.declared_at}: {describe(resource.urn)}: {found.path} is {shown}, where a "
+        f"{obj['kind']} takes {found.expected}; nothing was changed"
+    )
+
+
+def _within(path: str, outer: str) -> bool:
+    """Whether `path` is `outer` or inside it (`spec.replicas` in `spec`)."""
+    return not outer or path == outer or path.startswith((outer + ".", outer + "["))

@@ -110,6 +110,7 @@ from stackwright.engine.records import (
     secret_in_plain_field,
     secret_paths_of,
     secret_texts,
+    unknown_as_null,
     unknown_paths,
     with_outputs,
 )
@@ -131,7 +132,6 @@ from stackwright.model import (
     PendingOperation,
     ResourceState,
     SecretValue,
-    Unknown,
     always_secret,
     outermost,
     transform_at,
@@ -2379,7 +2379,7 @@ class Run:
                 self.outcome.failures.append(f"stack output {name}: {why}")
                 continue
             try:  # found now, not when the state cannot record it after everything applied
-                orjson.dumps(plain, default=_unknown_as_null)
+                orjson.dumps(plain, default=unknown_as_null)
             except orjson.JSONEncodeError as exc:
                 self.outcome.failures.append(
                     f"stack output {name}: {exc}; export JSON values (dicts, lists, strings, "
@@ -2440,13 +2440,6 @@ def _taking_back(drifted: DriftedField) -> FieldChange:
     return FieldChange(
         drifted.path, ABSENT if drifted.live is None else drifted.live, drifted.recorded
     )
-
-
-def _unknown_as_null(value: Any) -> None:
-    """A preview's value not known until applied passes the JSON check; nothing else does."""
-    if isinstance(value, Unknown):
-        return None
-    raise TypeError(f"Type is not JSON serializable: {type(value).__name__}")
 
 
 #: Helm hook phases and where a chart's hook objects run relative to its other objects

@@ -179,6 +179,14 @@ def auto_name(logical: str, urn: str, previous: str = "") -> str:
     return f"{base[:244]}-{suffix}"
 
 
+def unknown_as_null(value: Any) -> None:
+    """orjson's `default=` for a preview's value not known until applied: it serializes as
+    null (absent); any other value that is not JSON is refused as orjson refuses it."""
+    if value is UNKNOWN:
+        return None
+    raise TypeError(f"Type is not JSON serializable: {type(value).__name__}")
+
+
 def unknown_paths(value: Any, path: str = "") -> list[str]:
     if value is UNKNOWN:
         return [path or "(the whole value)"]

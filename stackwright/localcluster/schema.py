@@ -19,8 +19,9 @@ Node conventions (those of the official definitions and of CRD schemas):
 from __future__ import annotations
 
 import functools
+import importlib.util
 from collections.abc import Mapping
-from importlib import resources
+from pathlib import Path
 from typing import Any
 
 import orjson
@@ -148,9 +149,12 @@ def map_is_atomic(resolved: Node) -> bool:
 @functools.cache
 def builtin_schemas() -> Schemas:
     """The official definitions of `KUBERNETES_VERSION`, loaded once per process."""
-    folder = f"v{KUBERNETES_VERSION}-local"
-    path = resources.files("kubernetes_validate").joinpath(
-        "kubernetes-json-schema", folder, "_definitions.json"
+    # Found without importing kubernetes_validate, whose import (jsonschema's) costs more
+    # than reading the definitions: a preview that checks its objects' types pays for this.
+    spec = importlib.util.find_spec("kubernetes_validate")
+    assert spec is not None and spec.submodule_search_locations, "kubernetes-validate is missing"
+    path = Path(spec.submodule_search_locations[0]).joinpath(
+        "kubernetes-json-schema", f"v{KUBERNETES_VERSION}-local", "_definitions.json"
     )
     document = orjson.loads(path.read_bytes())
     return Schemas(document["$defs"])

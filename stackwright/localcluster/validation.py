@@ -62,7 +62,9 @@ from stackwright.localcluster.status import not_supported as _not_supported
 
 __all__ = [
     "DecodeReport",
+    "Mismatch",
     "Quantity",
+    "builtin_mismatches",
     "check_custom",
     "decode_check",
     "default_custom",
@@ -137,6 +139,20 @@ class DecodeReport:
 
     type_errors: list[str] = field(default_factory=list)
     unknown_fields: list[str] = field(default_factory=list)
+    #: The values of a JSON type their field cannot hold, in document order, in a user's
+    #: words rather than Go's (for a client refusing them before the server would).
+    mismatches: list[Mismatch] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Mismatch:
+    """A `value` at `path` (`spec.ports[1].port`) whose JSON type (`found`: string, number,
+    bool, object, array) the field cannot hold; `expected`: what it takes (`an integer`)."""
+
+    path: str
+    value: Any
+    found: str
+    expected: str
 
 
 # Shape kinds: what a schema node decodes into.
@@ -275,21 +291,59 @@ def _number_literal(value: Any) -> str:
     return str(value)
 
 
+#: What a field of each shape takes, in a user's words.
+_TAKES = {
+    _STRUCT: "an object",
+    _MAP: "a map",
+    _ARRAY: "a list",
+    _STRING: "a string",
+    _BYTES: "a base64 string",
+    _INT: "an integer",
+    _NUMBER: "a number",
+    _BOOL: "true or false",
+    _INTSTR: "an integer or a string",
+}
+
+
+def _whole(value: Any, bounds: tuple[int, int]) -> bool:
+    """Whether `value` decodes into a Go integer of `bounds`. Integral floats do: YAML's `1.0`
+    reaches a real server as `1` through kubectl."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    if isinstance(value, float) and not value.is_integer():
+        return False
+    return bounds[0] <= value <= bounds[1]
+
+
 class _Decoder:
-    __slots__ = ("fatal", "saved", "unknown")
+    __slots__ = ("fatal", "mismatches", "saved", "unknown")
 
     def __init__(self) -> None:
         self.saved: list[str] = []
         self.fatal: list[str] = []
         self.unknown: list[str] = []
+        self.mismatches: list[Mismatch] = []
 
     def mismatch(
-        self, what: str, struct: str, tpath: str, gotype: str, *, fatal: bool = False
+        self,
+        value: Any,
+        struct: str,
+        tpath: str,
+        gotype: str,
+        upath: str,
+        kind: int,
+        *,
+        fatal: bool = False,
     ) -> None:
+        """`value`, at the user's path `upath`, does not fit the field's shape `kind`."""
+        found = what = _json_kind(value)
+        if found == "number" and kind in (_INT, _INTSTR):  # not whole, or out of range
+            what = f"number {_number_literal(value)}"
         where = f"Go struct field {struct}.{tpath}" if struct else "Go value"
         (self.fatal if fatal else self.saved).append(
             f"json: cannot unmarshal {what} into {where} of type {gotype}"
         )
+        self.mismatches.append(Mismatch(upath, value, found, _TAKES[kind]))
 
     def walk(self, value: Any, shape: _Shape, struct: str, tpath: str, upath: str) -> None:
         if value is None:
@@ -297,7 +351,7 @@ class _Decoder:
         kind = shape.kind
         if kind == _STRUCT:
             if not isinstance(value, dict):
-                self.mismatch(_json_kind(value), struct, tpath, shape.gotype)
+                self.mismatch(value, struct, tpath, shape.gotype, upath, kind)
                 return
             fields = shape.fields
             inner = shape.struct or struct
@@ -313,7 +367,7 @@ class _Decoder:
                     self.walk(child_value, child, inner, prefix + key, uprefix + key)
         elif kind == _ARRAY:
             if not isinstance(value, list):
-                self.mismatch(_json_kind(value), struct, tpath, shape.gotype)
+                self.mismatch(value, struct, tpath, shape.gotype, upath, kind)
                 return
             elem = shape.elem
             if elem is None or elem.kind == _ANY:
@@ -323,49 +377,38 @@ class _Decoder:
                     self.walk(item, elem, struct, tpath, f"{upath}[{index}]")
         elif kind == _MAP:
             if not isinstance(value, dict):
-                self.mismatch(_json_kind(value), struct, tpath, shape.gotype)
+                self.mismatch(value, struct, tpath, shape.gotype, upath, kind)
                 return
             elem = shape.elem
             if elem is None or elem.kind == _ANY:
                 return
             if elem.kind == _STRING:  # the common map[string]string: no recursion needed
-                for item in value.values():
+                for key, item in value.items():
                     if item is not None and not isinstance(item, str):
-                        self.mismatch(_json_kind(item), struct, tpath, "string")
+                        self.mismatch(item, struct, tpath, "string", f"{upath}.{key}", _STRING)
                 return
             for key, item in value.items():
                 if item is not None:
                     self.walk(item, elem, struct, tpath, f"{upath}.{key}")
         elif kind == _STRING:
             if not isinstance(value, str):
-                self.mismatch(_json_kind(value), struct, tpath, "string")
+                self.mismatch(value, struct, tpath, "string", upath, kind)
         elif kind == _INT:
-            if isinstance(value, bool) or not isinstance(value, (int, float)):
-                self.mismatch(_json_kind(value), struct, tpath, shape.gotype)
-            elif isinstance(value, float) and not value.is_integer():
-                self.mismatch("number " + _number_literal(value), struct, tpath, shape.gotype)
-            elif not shape.bounds[0] <= value <= shape.bounds[1]:
-                # Integral floats pass: YAML's `1.0` reaches a real server as `1` through kubectl.
-                self.mismatch("number " + _number_literal(value), struct, tpath, shape.gotype)
+            if not _whole(value, shape.bounds):
+                self.mismatch(value, struct, tpath, shape.gotype, upath, kind)
         elif kind == _BOOL:
             if not isinstance(value, bool):
-                self.mismatch(_json_kind(value), struct, tpath, "bool")
+                self.mismatch(value, struct, tpath, "bool", upath, kind)
         elif kind == _NUMBER:
             if isinstance(value, bool) or not isinstance(value, (int, float)):
-                self.mismatch(_json_kind(value), struct, tpath, "float64")
+                self.mismatch(value, struct, tpath, "float64", upath, kind)
         elif kind == _INTSTR:
             # IntOrString.UnmarshalJSON: strings as they are, anything else into an int32;
             # the error comes from a nested decoder and stops decoding (fatal).
             if isinstance(value, str):
                 return
-            if isinstance(value, bool) or not isinstance(value, (int, float)):
-                self.mismatch(_json_kind(value), struct, tpath, "int32", fatal=True)
-            elif (isinstance(value, float) and not value.is_integer()) or not _INT32[
-                0
-            ] <= value <= _INT32[1]:
-                self.mismatch(
-                    "number " + _number_literal(value), struct, tpath, "int32", fatal=True
-                )
+            if not _whole(value, _INT32):
+                self.mismatch(value, struct, tpath, "int32", upath, kind, fatal=True)
         elif kind == _QUANTITY:
             if isinstance(value, str):
                 text = value.strip()
@@ -379,7 +422,7 @@ class _Decoder:
                 self.fatal.append(str(err))  # Quantity.UnmarshalJSON's own error, unwrapped
         elif kind == _BYTES:
             if not isinstance(value, str):
-                self.mismatch(_json_kind(value), struct, tpath, "[]uint8")
+                self.mismatch(value, struct, tpath, "[]uint8", upath, kind)
                 return
             offset = _base64_error(value)
             if offset is not None:
@@ -402,7 +445,7 @@ def decode_check(obj: dict[str, Any], root: Node, resolve: Resolver) -> DecodeRe
         errors = [
             f'{kind} in version "{version}" cannot be handled as a {kind}: {e}' for e in errors
         ]
-    return DecodeReport(type_errors=errors, unknown_fields=decoder.unknown)
+    return DecodeReport(errors, decoder.unknown, decoder.mismatches)
 
 
 def drop_unknown(obj: dict[str, Any], root: Node, resolve: Resolver) -> dict[str, Any]:
@@ -4615,6 +4658,18 @@ def check_custom(obj: dict[str, Any], schema: Node) -> str | None:
     if not causes:
         return None
     return invalid_object(kind, group, str(meta.get("name", "")), causes).message
+
+
+def builtin_mismatches(obj: dict[str, Any]) -> list[Mismatch]:
+    """The values of `obj`, an object of a built-in kind, that their fields cannot hold (a
+    string in an integer field), which the API server refuses with a 400; [] for a kind
+    that is not built in. Int-or-string fields and quantities take either. For a client
+    refusing them before it applies anything; a None value is taken as absent, so one not
+    known yet is left out by giving None."""
+    group, _, version = str(obj.get("apiVersion") or "").rpartition("/")
+    schemas = builtin_schemas()
+    root = schemas.root(group, version, str(obj.get("kind") or ""))
+    return [] if root is None else decode_check(obj, root, schemas.resolve).mismatches
 
 
 def pruned_paths(before: Any, after: Any, path: str = "") -> list[str]:

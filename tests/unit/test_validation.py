@@ -2151,7 +2151,9 @@ def test_public_surface() -> None:
     assert v.__all__ == sorted(v.__all__)
     assert v.__all__ == [
         "DecodeReport",
+        "Mismatch",
         "Quantity",
+        "builtin_mismatches",
         "check_custom",
         "decode_check",
         "default_custom",

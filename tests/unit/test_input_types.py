@@ -1,0 +1,126 @@
+"""A value of the wrong type in a built-in kind's field (`replicas: "three"`) is refused
+before anything changes, from the official schema, in one line naming the file and line,
+the resource and the field: the API server refuses it anyway, but a preview skips the dry
+run of an object whose namespace the same run creates, and an `up` would have applied the
+objects before it. Int-or-string fields and quantities take either."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+from engine_stack import Stack
+from engine_stack import stack as stack  # the fixture
+
+import stackwright as sw
+import stackwright.kubernetes as k8s
+from stackwright.engine.yaml_program import run_yaml_program
+from stackwright.errors import UsageError, forget_secrets
+from stackwright.sdk.context import Program
+
+PROGRAM = """
+name: shop
+runtime: yaml
+config:
+  size: {type: string, default: three}
+resources:
+  ns:
+    type: kubernetes:core/v1:Namespace
+    properties:
+      metadata: {name: shop}
+  web:
+    type: kubernetes:apps/v1:Deployment
+    properties:
+      metadata: {namespace: "${ns.metadata.name}"}
+      spec:
+        replicas: REPLICAS
+        selector: {matchLabels: {app: web}}
+        strategy: {rollingUpdate: {maxSurge: 25%, maxUnavailable: 1}}
+        template:
+          metadata: {labels: {app: web}}
+          spec:
+            containers:
+              - name: web
+                image: nginx:1.29
+                resources: {limits: {cpu: 500m, memory: 1}}
+  svc:
+    type: kubernetes:core/v1:Service
+    properties:
+      metadata: {namespace: "${ns.metadata.name}"}
+      spec:
+        selector: {app: web}
+        ports: [{port: 80, targetPort: http}]
+"""
+
+
+def _program(tmp_path: Path, replicas: str) -> Path:
+    path = tmp_path / "Stackwright.yaml"
+    path.write_text(textwrap.dedent(PROGRAM).lstrip().replace("REPLICAS", replicas))
+    return path
+
+
+def _web_line(path: Path) -> int:
+    return path.read_text().splitlines().index("  web:") + 1
+
+
+@pytest.mark.parametrize("replicas", ['"three"', "${size}"])
+@pytest.mark.parametrize("dry_run", [True, False])
+def test_a_text_in_a_number_field_of_a_yaml_program_is_refused_before_anything_changes(
+    tmp_path: Path, stack: Stack, replicas: str, dry_run: bool
+) -> None:
+    path = _program(tmp_path, replicas)
+    with pytest.raises(UsageError) as refused:
+        stack.run("up", lambda _: run_yaml_program(path), dry_run=dry_run)
+    assert str(refused.value) == (
+        f'{path}:{_web_line(path)}: kubernetes:apps/v1:Deployment web: spec.replicas is the string "three", '
+        "where a Deployment takes an integer; nothing was changed"
+    )
+    assert stack.fake.calls == []
+
+
+def test_int_or_string_fields_and_quantities_take_either(tmp_path: Path, stack: Stack) -> None:
+    path = _program(tmp_path, "2")
+    assert stack.up(lambda _: run_yaml_program(path)).ok
+
+
+def test_a_python_programs_field_of_the_wrong_type_is_refused_at_its_line(stack: Stack) -> None:
+    line = 0
+
+    def declare(_: Program) -> None:
+        nonlocal line
+        k8s.core.v1.Namespace("ns", metadata={"name": "shop"})
+        line = declare.__code__.co_firstlineno + 4
+        k8s.core.v1.Service(
+            "svc",
+            metadata={"namespace": "shop"},
+            spec={"ports": [{"port": 80, "protocol": "TCP"}, {"port": "443"}]},
+        )
+
+    with pytest.raises(UsageError) as refused:
+        stack.up(declare)
+    assert str(refused.value) == (
+        f'{__file__}:{line}: kubernetes:core/v1:Service svc: spec.ports[1].port is the string "443", where a '
+        "Service takes an integer; nothing was changed"
+    )
+    assert stack.fake.calls == []
+
+
+def test_a_secret_of_the_wrong_type_is_not_shown(stack: Stack) -> None:
+    def declare(_: Program) -> None:
+        k8s.apps.v1.Deployment(
+            "web",
+            spec={"replicas": sw.Output.secret("hunter22"), "paused": False},
+        )
+
+    try:
+        with pytest.raises(UsageError) as refused:
+            stack.up(declare)
+    finally:
+        forget_secrets()
+    message = str(refused.value)
+    assert "hunter22" not in message
+    assert message.endswith(
+        "kubernetes:apps/v1:Deployment web: spec.replicas is a string ([secret]), where a Deployment takes an "
+        "integer; nothing was changed"
+    )
