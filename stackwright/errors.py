@@ -49,28 +49,54 @@ def yaml_problem(exc: Exception, source: str | None = None) -> str:
     sequence from line 1, column 4)`; PyYAML's own text spans several lines and quotes the
     source. Given the `source` text, the slips it is known for are named (`yaml_slip`). The
     caller names the file."""
-    if not getattr(exc, "problem", None):
-        return " ".join(str(exc).split())
-    at = _yaml_at(getattr(exc, "problem_mark", None))
+    place = _yaml_place(exc, source)
+    at = f"line {place[0] + 1}, column {place[1] + 1}: " if place else ""
     return f"{at}{_yaml_said(exc)}{yaml_slip(exc, source)}"
 
 
 def not_valid_yaml(path: object, exc: Exception, source: str | None = None) -> str:
     """A user's YAML file PyYAML refused, in the `FILE:LINE: …` form of every other mistake
     in a YAML program: `Stackwright.yaml:5: not valid YAML (column 28): expected ',' or ']',
-    but got '{' (while parsing …)`, and the slip `yaml_slip` names; `FILE: not valid YAML: …`
-    when PyYAML says no place."""
+    but got '{' (while parsing …)`, and the slip `yaml_slip` names."""
+    place = _yaml_place(exc, source)
+    at = (
+        f"{path}:{place[0] + 1}: not valid YAML (column {place[1] + 1})"
+        if place
+        else (
+            f"{path}: not valid YAML"  # no place known: only without the source, for a reader's
+        )
+    )
+    return f"{at}: {_yaml_said(exc)}{yaml_slip(exc, source)}"
+
+
+def _yaml_place(exc: Exception, source: str | None) -> tuple[int, int] | None:
+    """Where PyYAML stopped: the 0-based line and column of its problem, or of the character
+    its reader refused (a control character), which it places only by an offset into the
+    stream (of characters for PyYAML's reader, of bytes for libyaml's): the first one of it
+    in `source` is that one, as the reader refuses it wherever it stands."""
     mark = getattr(exc, "problem_mark", None)
     line, column = getattr(mark, "line", None), getattr(mark, "column", None)
-    if not getattr(exc, "problem", None) or not isinstance(line, int):
-        return f"{path}: not valid YAML: {yaml_problem(exc, source)}"
-    at = f" (column {column + 1})" if isinstance(column, int) else ""
-    return f"{path}:{line + 1}: not valid YAML{at}: {_yaml_said(exc)}{yaml_slip(exc, source)}"
+    if isinstance(line, int) and isinstance(column, int):
+        return line, column
+    character = getattr(exc, "character", None)
+    if source is None or not isinstance(character, int):
+        return None
+    offset = source.find(chr(character))
+    if offset == -1:
+        return None
+    before = source[:offset]
+    return before.count("\n"), offset - (before.rfind("\n") + 1)
 
 
 def _yaml_said(exc: Exception) -> str:
     """PyYAML's problem, with its context and where that began: `expected ',' or ']', but got
-    '{' (while parsing a flow sequence from line 1, column 4)`."""
+    '{' (while parsing a flow sequence from line 1, column 4)`; for its reader's refusal,
+    the character and why, without the offset (`_yaml_place` says where)."""
+    character, reason = getattr(exc, "character", None), getattr(exc, "reason", None)
+    if isinstance(character, int) and reason:  # a ReaderError
+        return f"unacceptable character #x{character:04x}: {reason}"
+    if not getattr(exc, "problem", None):
+        return " ".join(str(exc).split())
     text = str(getattr(exc, "problem", ""))
     context = getattr(exc, "context", None)
     if context:
@@ -83,10 +109,10 @@ def yaml_slip(exc: Exception, source: str | None) -> str:
     """`: YAML is indented with spaces …` when the text where PyYAML stopped shows a slip its message
     leaves the reader to find: a tab, or a `${…}` reference unquoted inside `{…}` / `[…]`
     (a Pulumi YAML habit: there `{` is YAML's own); "" otherwise."""
-    mark = getattr(exc, "problem_mark", None)
-    line, column = getattr(mark, "line", None), getattr(mark, "column", None)
-    if source is None or not isinstance(line, int) or not isinstance(column, int):
+    place = _yaml_place(exc, source)
+    if source is None or place is None:
         return ""
+    line, column = place
     lines = source.splitlines()
     text = lines[line] if line < len(lines) else ""
     if "\t" in text[: column + 1]:

@@ -683,8 +683,9 @@ def test_bad_check_input_is_exit_2_with_one_line(
         (
             "--config",
             b"a: [1\n",
-            "--config {file}: not valid YAML at line 2, column 1: expected ',' or ']', but got "
-            "'<stream end>' (while parsing a flow sequence from line 1, column 4)",
+            "{file}:2: not valid YAML (column 1): expected ',' or ']', but got "
+            "'<stream end>' (while parsing a flow sequence from line 1, column 4); it is the "
+            "--config file",
         ),
     ],
 )

@@ -307,6 +307,13 @@ def test_config_takes_the_stack_value_typed_or_the_default_and_keeps_secrets_sec
             "web → ns → widget → web refer to each other",
         ),
         ("        size:", "       size:", "        parts:", "not valid YAML (column 9): "),
+        # PyYAML's reader names no line, only the character's place in the stream.
+        (
+            "app: web",
+            "app: \"w\x07b\"",
+            "app: ",
+            "not valid YAML (column 12): unacceptable character #x0007: ",
+        ),
         # PyYAML's words alone left the reader to find the slip (Pulumi YAML habits both).
         (
             "        parts:",
