@@ -1145,6 +1145,20 @@ def _binary(compute: Callable[[Any, Any], Any], shape: str) -> Function:
 
 
 def _read_file(evaluator: Evaluator, args: Any) -> Any:
+    if isinstance(args, Output):  # what it is made of is told as written, never its value
+        assert evaluator.calling is not None
+        written = _as_written(evaluator.calling.args)
+        if args.is_secret:
+            raise ValueError(
+                f"the path is secret (it comes from {written}): a path must be plain text known "
+                "when the program runs: give it as plain configuration (and the file's text as "
+                "{fn::secret: {fn::readFile: PATH}} to keep that secret)"
+            )
+        raise ValueError(
+            f"the path comes from another resource's output ({written}), known only once it is "
+            "applied: a path must be plain text known when the program runs (a literal, "
+            "configuration or variable)"
+        )
     if not isinstance(args, str):
         raise ValueError("takes a path (relative to the program's folder)")
     path = evaluator.folder / args
@@ -1156,6 +1170,15 @@ def _read_file(evaluator: Evaluator, args: Any) -> Any:
             f"cannot read {path}: {(why or str(error)).lower()}; the path is relative to the "
             "program's folder"
         ) from None
+
+
+def _as_written(value: Any) -> str:
+    """A function's argument as the program writes it: `${token}`, `./${dir}/a.txt`."""
+    if isinstance(value, Reference):
+        return f"${{{value.text}}}"
+    if isinstance(value, Template):
+        return "".join(p if isinstance(p, str) else _as_written(p) for p in value.parts)
+    return _text(value)
 
 
 def _select_item(index: Any, items: Any) -> Any:

@@ -350,6 +350,22 @@ def test_config_takes_the_stack_value_typed_or_the_default_and_keeps_secrets_sec
             "fn::readFile: cannot read {tmp}/missing.txt: no such file; the path is relative "
             "to the program's folder",
         ),
+        (  # its value is never shown (s3cret)
+            "{fn::select: [1, [s, m, l]]}",
+            '{fn::readFile: "${token}"}',
+            "        size:",
+            "fn::readFile: the path is secret (it comes from ${token}): a path must be plain "
+            "text known when the program runs: give it as plain configuration (and the file's "
+            "text as {fn::secret: {fn::readFile: PATH}} to keep that secret)",
+        ),
+        (
+            "{fn::select: [1, [s, m, l]]}",
+            '{fn::readFile: "${ns.metadata.name}"}',
+            "        size:",
+            "fn::readFile: the path comes from another resource's output (${ns.metadata.name}), "
+            "known only once it is applied: a path must be plain text known when the program "
+            "runs (a literal, configuration or variable)",
+        ),
         (  # it was sent as the text `${image` for the API server to refuse
             "image: ${image}",
             'image: "nginx:${image"',
