@@ -210,6 +210,29 @@ def redact(text: str) -> str:
     return text
 
 
+def redact_parts(text: str) -> str:
+    """`redact(text)`, and every run of four or more characters of it that is part of a
+    remembered secret shown as [secret] too: for what a program's own code said of a secret
+    it was given, which may quote a part of it (`int(v.split("-")[0])`: `'keyquokka'` of
+    `keyquokka-7731`). A word of the text that happens to be in a secret is masked with it:
+    more than needed, never less."""
+    text = redact(text)[:1000]  # one line of a message: a longer one is cut, not searched
+    secrets = sorted(_known_secrets, key=len, reverse=True)
+    kept: list[str] = []
+    start = at = 0
+    while at < len(text):
+        length = 0
+        for secret in secrets:
+            while at + length < len(text) and text[at : at + length + 1] in secret:
+                length += 1
+        if length >= _MIN_SECRET and text[at : at + length] != "[secret]":
+            kept += [text[start:at], "[secret]"]
+            at = start = at + length
+        else:
+            at += 1
+    return "".join([*kept, text[start:]])
+
+
 def redact_within(value: Any) -> Any:
     """A JSON-like `value` with every remembered secret in its strings (keys too) shown as
     [secret]: a document stays a document even when a secret is `true` or `1234`, which

@@ -140,6 +140,7 @@ from stackwright.sdk.context import Program
 from stackwright.sdk.output import (
     PLAIN_LEAVES,
     UNKNOWN,
+    CallbackError,
     Output,
     Partial,
     Secret,
@@ -232,6 +233,8 @@ class PatchConflict(StackwrightError):
 def _error_text(exc: BaseException) -> str:
     if isinstance(exc, asyncio.CancelledError | KeyboardInterrupt):
         return _INTERRUPTED
+    if isinstance(exc, CallbackError):  # the program's line, as a stack output's says it
+        return f"an apply callback {failed_at(exc)}"
     text = redact(str(exc).strip()) or type(exc).__name__
     return text.splitlines()[0] if "\n" in text else text
 

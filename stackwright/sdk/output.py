@@ -43,7 +43,7 @@ from typing import (
 import orjson
 import yaml
 
-from stackwright.errors import StackwrightError, remember_secret
+from stackwright.errors import StackwrightError, redact, redact_parts, remember_secret
 from stackwright.model import UNKNOWN as UNKNOWN
 from stackwright.sdk.context import callback, record_apply
 
@@ -312,23 +312,24 @@ class _StaticOrField(Generic[F]):
         return self.func if output is None else output.__getattr__(self.func.__name__)
 
 
-class SecretCallbackError(Exception):
-    """An apply callback given a secret value raised: what it said may quote the value, or a
-    part of it (`int(v.split("-")[0])`), which masking the remembered value misses; so only
-    the error's type is told, and the traceback still names the line it was raised at."""
+class CallbackError(Exception):
+    """An apply callback of the program raised `error`: told as `ValueError: what it said`,
+    on one line, with secrets masked — given a secret value, also any part of one it quotes
+    (`int(v.split("-")[0])`), which masking the remembered whole value misses. Its traceback
+    is the error's, so that it names the program's line it was raised at (`raised_at`)."""
 
-    def __init__(self, error: Exception) -> None:
-        super().__init__(
-            f"{type(error).__name__}: what it says is not shown, as the value the callback "
-            "was given is secret"
-        )
+    def __init__(self, error: Exception, secret: bool) -> None:
+        said = (redact_parts if secret else redact)(str(error)).strip().splitlines()
+        name = type(error).__name__
+        super().__init__(f"{name}: {said[0]}" if said else name)
 
 
-def _told_of_secret(error: Exception, secret: bool) -> Exception:
-    """`error` of an apply callback as it may be told: Stackwright's own words are."""
-    if not secret or isinstance(error, StackwrightError):
+def _told_of_failure(error: Exception, secret: bool) -> Exception:
+    """`error` of an apply callback as it may be told: a `CallbackError` (Stackwright's own
+    errors, raised in the callback, as they are)."""
+    if isinstance(error, StackwrightError):
         return error
-    return SecretCallbackError(error).with_traceback(error.__traceback__)
+    return CallbackError(error, secret).with_traceback(error.__traceback__)
 
 
 class Output(Generic[T]):
@@ -456,7 +457,7 @@ class Output(Generic[T]):
             ]
 
         made = self._derived(
-            lambda value: _plain(func(cast(T, given(value)))), failed=_told_of_secret
+            lambda value: _plain(func(cast(T, given(value)))), failed=_told_of_failure
         )
         record_apply(made)
         return made

@@ -1,7 +1,8 @@
 """An apply callback given a secret value that raises: its message may quote a part of the
-value (`int(v.split("-")[0])`), which masking the remembered whole value misses, so only the
-error's type and the callback's line are told — for a configuration secret and a Secret's
-data read back from the cluster, through the CLI against a real cluster."""
+value (`int(v.split("-")[0])`), which masking the remembered whole value misses, so any part
+of a secret it quotes is masked too, and the callback's line is told — for a configuration
+secret and a Secret's data read back from the cluster, through the CLI against a real
+cluster."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ pytestmark = pytest.mark.integration
 
 PLAIN = "keyquokka-7731"
 PART = "keyquokka"
-HIDDEN = "ValueError: what it says is not shown, as the value the callback was given is secret"
+HIDDEN = "ValueError: invalid literal for int() with base 10: '[secret]'"
 
 BODY = f"""
 sec = k8s.core.v1.Secret("sec", metadata={{"name": "sec", "namespace": NS}},
@@ -45,7 +46,11 @@ def test_a_callback_of_a_secret_that_raises_does_not_show_it(
     ]
     p.program(HEAD + BODY + USED)
     results += [p.sw("up", "--yes", rc=1), p.up(rc=1)]
-    assert f"kubernetes:core/v1:ConfigMap cm: {HIDDEN}" in results[-1].summary["failures"]
+    used = f"{program}:{_line_of(program, 'str(int(v[:9]))')}"
+    assert (
+        f"kubernetes:core/v1:ConfigMap cm: an apply callback failed at {used}: {HIDDEN}"
+        in results[-1].summary["failures"]
+    ), results[-1].summary["failures"]
     program.write_text(program.read_text().replace(PLAIN, "as-written"))  # not what is checked
     for result in results:
         assert PART not in result.out + result.err, result
@@ -66,5 +71,15 @@ def test_a_resource_holding_a_secret_whose_callback_raises_fails_its_step_not_th
     results = [p.sw("preview", rc=1), p.sw("up", "--yes", rc=1), p.up(rc=1)]
     for result in results:
         assert "Traceback" not in result.err and PART not in result.out + result.err, result
-    assert results[-1].summary["failures"] == [f"kubernetes:core/v1:ConfigMap cm: {HIDDEN}"]
+    program = p.root / "__main__.py"
+    assert results[-1].summary["failures"] == [
+        f"kubernetes:core/v1:ConfigMap cm: an apply callback failed at "
+        f"{program}:{_line_of(program, 'str(int(v[:9]))')}: {HIDDEN}"
+    ]
     assert_nowhere(p, cluster, PART, *results)
+
+
+def _line_of(program: Any, text: str) -> int:
+    """The line of the program file where `text` is."""
+    lines = program.read_text().splitlines()
+    return next(n for n, line in enumerate(lines, 1) if text in line)

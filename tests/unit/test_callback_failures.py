@@ -1,0 +1,62 @@
+"""A program's callback that raises on the value it was given: reported in one line with
+the program's file and line and what the error says, a secret it was given masked."""
+
+from __future__ import annotations
+
+from engine_stack import Stack
+from engine_stack import stack as stack  # the fixture
+
+import stackwright as sw
+import stackwright.kubernetes as k8s
+from stackwright.errors import forget_secrets
+from stackwright.sdk.context import Program
+
+
+def _port(value: str) -> int:
+    return int(value.split("-")[1])
+
+
+def test_a_callback_given_a_secret_tells_what_went_wrong_with_the_secret_masked(
+    stack: Stack,
+) -> None:
+    def declare(_: Program) -> None:
+        ns = k8s.core.v1.Namespace("ns", metadata={"name": "shop"})
+        token = sw.Output.secret("tok-hunter22-x")
+        k8s.core.v1.ConfigMap(
+            "settings",
+            metadata={"namespace": ns.metadata["name"]},
+            data={"port": sw.Output.all(ns.metadata["name"], token).apply(lambda v: _port(v[1]))},
+        )
+
+    try:
+        summary = stack.up(declare)
+    finally:
+        forget_secrets()
+    assert not summary.ok
+    (failure,) = summary.failures
+    # Where it was raised, and what it said: the part of the secret it quotes masked.
+    assert failure == (
+        f"kubernetes:core/v1:ConfigMap settings: an apply callback failed at {__file__}:"
+        f"{_port.__code__.co_firstlineno + 1}: ValueError: invalid literal for int() with "
+        "base 10: '[secret]'"
+    )
+
+
+def test_an_input_callback_that_raises_names_its_line_and_what_it_said(stack: Stack) -> None:
+    line = 0
+
+    def declare(_: Program) -> None:
+        nonlocal line
+        ns = k8s.core.v1.Namespace("ns", metadata={"name": "shop"})
+        line = declare.__code__.co_firstlineno + 7
+        k8s.core.v1.ConfigMap(
+            "settings",
+            metadata={"namespace": ns.metadata["name"]},
+            data={"team": ns.metadata.apply(lambda m: m["team"])},
+        )
+
+    summary = stack.up(declare)
+    assert summary.failures == [
+        f"kubernetes:core/v1:ConfigMap settings: an apply callback failed at {__file__}:{line}: "
+        "KeyError: 'team'"
+    ]
