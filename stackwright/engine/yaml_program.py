@@ -705,7 +705,7 @@ class Evaluator:
             return StackReference(**keywords)
         component = COMPONENTS.get(token)
         if component is not None:
-            return component.declare(self, entry, properties, opts)
+            return component.declare(self, entry, token, properties, opts)
         if token == CUSTOM_RESOURCE_TYPE:
             return _custom_resource(entry, properties, opts)
         if token in _PROVIDER_TYPES:
@@ -1233,7 +1233,12 @@ class Component:
     rendered: bool = True
 
     def declare(
-        self, evaluator: Evaluator, entry: Entry, props: Mapping[str, Any], opts: ResourceOptions
+        self,
+        evaluator: Evaluator,
+        entry: Entry,
+        token: str,
+        props: Mapping[str, Any],
+        opts: ResourceOptions,
     ) -> Resource:
         keywords = _keywords(entry, props, self.keys)
         for key, value in props.items():
@@ -1259,6 +1264,13 @@ class Component:
         if isinstance(chart, str) and chart.startswith((".", "/")):
             keywords["chart"] = _paths(evaluator, chart)
         cls = getattr(importlib.import_module(self.module), self.name)
+        former = getattr(cls, "TYPE", token)
+        if former != token:
+            # Its URN holds the type the program writes, as Pulumi YAML's does; a stack made
+            # when it held the Python class's (`kubernetes:yaml:ConfigGroup`) keeps its
+            # objects, renamed by an alias, which its children's URNs follow.
+            cls = cls.typed(token)
+            opts = ResourceOptions.merge(opts, ResourceOptions(aliases=[Alias(type_=former)]))
         made: Resource = cls(entry.name, opts=opts, **keywords)
         return made
 

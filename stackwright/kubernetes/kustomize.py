@@ -86,6 +86,8 @@ def build(directory: str) -> str:
 class Directory(ManifestComponent):
     """The objects a kustomization builds to, each a child resource."""
 
+    TYPE = "kubernetes:kustomize:Directory"
+
     def __init__(
         self,
         name: str,
@@ -100,7 +102,7 @@ class Directory(ManifestComponent):
         with Reading("kustomize.Directory", name):
             text = build(path)
             documents = parse(text, source)
-        super().__init__("kubernetes:kustomize:Directory", name, {"directory": path}, opts)
+        super().__init__(self.TYPE, name, {"directory": path}, opts)
         self.register_documents(
             documents,
             texts={source: text},

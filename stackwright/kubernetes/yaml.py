@@ -24,11 +24,12 @@ file, the document and the line.
 
 from __future__ import annotations
 
+import functools
 import glob
 import os
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, ClassVar
 
 import yaml
 
@@ -207,6 +208,19 @@ class ManifestObject(CustomObject):
 class ManifestComponent(ComponentResource):
     """The parent of imported objects: `resources` by child name, `get_resource` by kind and name."""
 
+    #: Its type token: Pulumi's Python class's (`kubernetes:yaml:ConfigGroup`); `typed` makes
+    #: the class of another (a YAML program's `kubernetes:yaml/v2:ConfigGroup`).
+    TYPE: ClassVar[str]
+
+    @classmethod
+    @functools.cache
+    def typed(cls, token: str) -> type[ManifestComponent]:
+        """This class, registering its components under the type `token`."""
+        made: type[ManifestComponent] = type(
+            cls.__name__, (cls,), {"TYPE": token, "__module__": cls.__module__}
+        )
+        return made
+
     def __init__(
         self, type_: str, name: str, props: Mapping[str, Any], opts: ResourceOptions | None
     ) -> None:
@@ -299,6 +313,8 @@ class Reading:
 class ConfigFile(ManifestComponent):
     """The objects of one YAML file (a path or an http(s) URL), each a child resource."""
 
+    TYPE = "kubernetes:yaml:ConfigFile"
+
     def __init__(
         self,
         name: str,
@@ -312,7 +328,7 @@ class ConfigFile(ManifestComponent):
         with Reading("ConfigFile", name):
             text = _open(source)
             documents = parse(text, source)
-        super().__init__("kubernetes:yaml:ConfigFile", name, {"file": source}, opts)
+        super().__init__(self.TYPE, name, {"file": source}, opts)
         self.register_documents(
             documents,
             texts={source: text},
@@ -342,6 +358,8 @@ def _expand_globs(patterns: Sequence[str | os.PathLike[str]] | str) -> list[str]
 class ConfigGroup(ManifestComponent):
     """Objects from files (globs or URLs), YAML strings and dicts, each a child resource."""
 
+    TYPE = "kubernetes:yaml:ConfigGroup"
+
     def __init__(
         self,
         name: str,
@@ -367,7 +385,7 @@ class ConfigGroup(ManifestComponent):
         dicts = [objs] if isinstance(objs, Mapping) else list(objs or [])
         for i, obj in enumerate(dicts):
             documents.append(Document(dict(obj), f"objs[{i}] of ConfigGroup {name!r}", 0))
-        super().__init__("kubernetes:yaml:ConfigGroup", name, {}, opts)
+        super().__init__(self.TYPE, name, {}, opts)
         self.register_documents(
             documents,
             texts=texts,
