@@ -179,16 +179,22 @@ def _check_types(resource: Resource, read: StateReader) -> None:
     found = next(iter(builtin_mismatches(obj)), None)
     if found is None:
         return
+    what = _JSON_TYPES.get(found.found, found.found)
     if any(_within(found.path, secret) for secret in secret_paths):
-        shown = f"a {found.found} ([secret])"
+        shown = f"a {what} ([secret])"
     elif found.found in ("object", "array"):
-        shown = "an object" if found.found == "object" else "a list"
+        shown = f"an {what}" if what == "object" else f"a {what}"
     else:
-        shown = f"the {found.found} {json.dumps(found.value)[:60]}"
+        shown = f"the {what} {json.dumps(found.value)[:60]}"
     raise UsageError(
-        f"{resource.declared_at}: {describe(resource.urn)}: {found.path} is {shown}, where a "
+        f"{resource.declared_at.of_field(found.path)}: {describe(resource.urn)}: {found.path} "
+        f"is {shown}, where a "
         f"{obj['kind']} takes {found.expected}; nothing was changed"
     )
+
+
+#: A JSON type as a message names it.
+_JSON_TYPES = {"bool": "boolean", "array": "list"}
 
 
 def _within(path: str, outer: str) -> bool:

@@ -268,12 +268,14 @@ class Document:
     outputs: list[Entry]
 
 
+#: libyaml's parser when the installed PyYAML has it: the same nodes, several times faster.
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
 def load(path: Path) -> Document:
     text = path.read_text(encoding="utf-8")
     try:
-        # libyaml's parser when the installed PyYAML has it: the same nodes, several times faster.
-        loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-        root = yaml.compose(text, Loader=loader)
+        root = yaml.compose(text, Loader=_LOADER)
     except yaml.YAMLError as error:
         raise UsageError(not_valid_yaml(path, error, text)) from None
     if not isinstance(root, yaml.MappingNode):
@@ -304,6 +306,39 @@ def load(path: Path) -> Document:
         )
     except _Problem as problem:
         raise UsageError(f"{path}:{problem.line}: {problem.text}") from None
+
+
+@dataclass
+class EntryDeclaration(Declaration):
+    """Where the resource `name` of a YAML program is declared, and each of its fields."""
+
+    name: str = ""
+
+    def of_field(self, path: str) -> Declaration:
+        """The line where the field at `path` of its properties is written (or the `${…}`
+        that gave it), read again from the file: only a message needs it, and keeping every
+        node's line for it would cost every run (see `_check_nested`)."""
+        try:
+            keys = parse_path(path, items=True)
+            root = yaml.compose(Path(self.file).read_text(encoding="utf-8"), Loader=_LOADER)
+        except (OSError, ValueError, yaml.YAMLError):
+            return self
+        node = _value_node(_value_node(_value_node(root, "resources"), self.name), "properties")
+        line = self.line
+        for key in keys:
+            if isinstance(key, str):
+                found = next(((k, v) for k, v in _keyed(node) if k.value == key), None)
+                if found is None:
+                    break
+                line, node = found[0].start_mark.line + 1, found[1]
+            elif isinstance(node, yaml.SequenceNode) and isinstance(key, int):
+                if not 0 <= key < len(node.value):
+                    break
+                node = node.value[key]
+                line = node.start_mark.line + 1
+            else:
+                break
+        return Declaration(self.file, line)
 
 
 # --- evaluation -------------------------------------------------------------------------
@@ -657,7 +692,7 @@ class Evaluator:
         opts = self._options(entry, self.evaluate(body.get("options") or {}))
         if "get" in body:
             opts = replace(opts, id=self._get(entry, token, body))
-        with declaring_at(Declaration(str(self.document.path), entry.line)):
+        with declaring_at(EntryDeclaration(str(self.document.path), entry.line, entry.name)):
             return self._declare(entry, token, properties, opts)
 
     def _get(self, entry: Entry, token: str, body: Mapping[str, Any]) -> str:

@@ -334,6 +334,11 @@ class Declaration:
     def __str__(self) -> str:
         return f"{self.file}:{self.line}"
 
+    def of_field(self, path: str) -> Declaration:
+        """Where the field at `path` (`spec.ports[1].port`) of the resource declared here is
+        written: here, a Python program's call; a YAML program says the field's own line."""
+        return self
+
 
 #: Stackwright's own code: frames in here are never the line a user declared something on.
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep

@@ -60,8 +60,8 @@ def _program(tmp_path: Path, replicas: str) -> Path:
     return path
 
 
-def _web_line(path: Path) -> int:
-    return path.read_text().splitlines().index("  web:") + 1
+def _line(path: Path, text: str) -> int:
+    return next(n for n, line in enumerate(path.read_text().splitlines(), 1) if text in line)
 
 
 @pytest.mark.parametrize("replicas", ['"three"', "${size}"])
@@ -73,10 +73,24 @@ def test_a_text_in_a_number_field_of_a_yaml_program_is_refused_before_anything_c
     with pytest.raises(UsageError) as refused:
         stack.run("up", lambda _: run_yaml_program(path), dry_run=dry_run)
     assert str(refused.value) == (
-        f'{path}:{_web_line(path)}: kubernetes:apps/v1:Deployment web: spec.replicas is the string "three", '
-        "where a Deployment takes an integer; nothing was changed"
+        f"{path}:{_line(path, 'replicas:')}: kubernetes:apps/v1:Deployment web: spec.replicas "
+        'is the string "three", where a Deployment takes an integer; nothing was changed'
     )
     assert stack.fake.calls == []
+
+
+def test_a_yaml_programs_field_in_a_list_is_named_at_its_own_line(
+    tmp_path: Path, stack: Stack
+) -> None:
+    path = _program(tmp_path, "2")
+    ports = "ports:\n          - {port: 80, targetPort: http}\n          - name: tls\n            port: on"
+    path.write_text(path.read_text().replace("ports: [{port: 80, targetPort: http}]", ports))
+    with pytest.raises(UsageError) as refused:
+        stack.preview(lambda _: run_yaml_program(path))
+    assert str(refused.value).startswith(
+        f"{path}:{_line(path, 'port: on')}: kubernetes:core/v1:Service svc: spec.ports[1].port "
+        "is the boolean true, where a Service takes an integer"
+    )
 
 
 def test_int_or_string_fields_and_quantities_take_either(tmp_path: Path, stack: Stack) -> None:
