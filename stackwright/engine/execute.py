@@ -140,10 +140,10 @@ from stackwright.sdk.context import Program
 from stackwright.sdk.output import (
     PLAIN_LEAVES,
     UNKNOWN,
-    CallbackError,
     Output,
     Partial,
     Secret,
+    from_callback,
     rearm,
     resolve,
     unrun,
@@ -233,7 +233,7 @@ class PatchConflict(StackwrightError):
 def _error_text(exc: BaseException) -> str:
     if isinstance(exc, asyncio.CancelledError | KeyboardInterrupt):
         return _INTERRUPTED
-    if isinstance(exc, CallbackError):  # the program's line, as a stack output's says it
+    if isinstance(exc, Exception) and from_callback(exc):  # the line, as an output says it
         return f"an apply callback {failed_at(exc)}"
     text = redact(str(exc).strip()) or type(exc).__name__
     return text.splitlines()[0] if "\n" in text else text

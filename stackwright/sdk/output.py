@@ -43,7 +43,7 @@ from typing import (
 import orjson
 import yaml
 
-from stackwright.errors import StackwrightError, redact, redact_parts, remember_secret
+from stackwright.errors import StackwrightError, redact_parts, remember_secret
 from stackwright.model import UNKNOWN as UNKNOWN
 from stackwright.sdk.context import callback, record_apply
 
@@ -312,24 +312,37 @@ class _StaticOrField(Generic[F]):
         return self.func if output is None else output.__getattr__(self.func.__name__)
 
 
-class CallbackError(Exception):
-    """An apply callback of the program raised `error`: told as `ValueError: what it said`,
-    on one line, with secrets masked — given a secret value, also any part of one it quotes
-    (`int(v.split("-")[0])`), which masking the remembered whole value misses. Its traceback
-    is the error's, so that it names the program's line it was raised at (`raised_at`)."""
+class SecretCallbackError(Exception):
+    """An apply callback given a secret value raised `error`: told as `ValueError: what it
+    said`, on one line, with every part of a secret it quotes masked — `int(v.split("-")[0])`
+    quotes a part, which masking the remembered whole value misses. Its traceback is the
+    error's, so that it names the program's line it was raised at (`raised_at`)."""
 
-    def __init__(self, error: Exception, secret: bool) -> None:
-        said = (redact_parts if secret else redact)(str(error)).strip().splitlines()
+    def __init__(self, error: Exception) -> None:
+        said = redact_parts(str(error)).strip().splitlines()
         name = type(error).__name__
         super().__init__(f"{name}: {said[0]}" if said else name)
 
 
+#: The note an apply callback's error carries, by which the engine tells it from its own
+#: and names the program's line it was raised at (`from_callback`).
+CALLBACK_NOTE = "raised by an apply callback of the program"
+
+
+def from_callback(exc: BaseException) -> bool:
+    """Whether `exc` was raised by an apply callback of the program."""
+    return isinstance(exc, SecretCallbackError) or CALLBACK_NOTE in getattr(exc, "__notes__", ())
+
+
 def _told_of_failure(error: Exception, secret: bool) -> Exception:
-    """`error` of an apply callback as it may be told: a `CallbackError` (Stackwright's own
-    errors, raised in the callback, as they are)."""
-    if isinstance(error, StackwrightError):
+    """`error` of an apply callback as it may be told: Stackwright's own words as they are;
+    another error noted as the callback's, or, given a secret, a `SecretCallbackError`."""
+    if isinstance(error, StackwrightError) or from_callback(error):
         return error
-    return CallbackError(error, secret).with_traceback(error.__traceback__)
+    if secret:
+        return SecretCallbackError(error).with_traceback(error.__traceback__)
+    error.add_note(CALLBACK_NOTE)
+    return error
 
 
 class Output(Generic[T]):

@@ -30,10 +30,10 @@ from stackwright import interrupts
 from stackwright.errors import StackwrightError, UsageError, redact, remember_secret
 from stackwright.model import make_urn, parse_urn
 from stackwright.sdk.output import (
-    CallbackError,
     InputMarks,
     Output,
     Schema,
+    SecretCallbackError,
     StateReader,
     input_marks,
     parse_path,
@@ -301,7 +301,7 @@ def raised_at(exc: BaseException) -> str | None:
 def error_text(exc: BaseException) -> str:
     """`Error: message` for one line naming a user's exception: its message's first line,
     secrets masked (the line reaches automation callers, not only the CLI, which masks)."""
-    if isinstance(exc, CallbackError):  # its type, said already, secrets masked
+    if isinstance(exc, SecretCallbackError):  # its type, said already, secrets masked
         return str(exc)
     message = redact(str(exc)).strip().splitlines()
     return f"{type(exc).__name__}: {message[0]}" if message else type(exc).__name__
