@@ -96,7 +96,7 @@ def check_before_up(
         if not resource.custom or resource.is_read or not chosen(resource.urn):
             continue
         _check_secret_placement(resource, read)
-        _check_types(resource, read)
+        _check_types(resource, read, recorded.get(resource.urn))
         served = defined_kind(resource.props) if applying else None
         if served is None:
             continue
@@ -158,18 +158,21 @@ def _check_secret_placement(resource: Resource, read: StateReader) -> None:
         )
 
 
-def _check_types(resource: Resource, read: StateReader) -> None:
+def _check_types(resource: Resource, read: StateReader, old: ResourceState | None) -> None:
     """Refuse a value of a built-in kind's inputs that its field cannot hold (a string in
     an integer field: `replicas: "three"`), as the API server would, before anything is
     applied: its preview's dry run is skipped when the same run creates its namespace, and
     an `up` would have applied the objects before it. Values known once applied only are
-    the server's to judge."""
+    the server's to judge, and inputs as `old` recorded them the server has taken already
+    (a no-op run checks nothing, and loads no schema)."""
     if not is_kubernetes(resource.resource_type):
         return
     known = _inputs(resource, read)
     if known is None:
         return
     inputs, secret_paths = known
+    if old is not None and _as_recorded(inputs, old.inputs):
+        return
     try:  # what is not known yet is absent to the check
         obj = orjson.loads(orjson.dumps(inputs, default=unknown_as_null))
     except orjson.JSONEncodeError:
@@ -195,6 +198,17 @@ def _check_types(resource: Resource, read: StateReader) -> None:
 
 #: A JSON type as a message names it.
 _JSON_TYPES = {"bool": "boolean", "array": "list"}
+
+
+def _as_recorded(inputs: Mapping[str, Any], recorded: Mapping[str, Any]) -> bool:
+    """Whether `inputs` are the `recorded` ones, the name the run gave an object the
+    program names not aside."""
+    if inputs == recorded:
+        return True
+    meta, named = inputs.get("metadata"), recorded.get("metadata")
+    if not isinstance(meta, Mapping) or "name" in meta or not isinstance(named, Mapping):
+        return False
+    return {**inputs, "metadata": {**meta, "name": named.get("name")}} == recorded
 
 
 def _within(path: str, outer: str) -> bool:

@@ -138,3 +138,30 @@ def test_a_secret_of_the_wrong_type_is_not_shown(stack: Stack) -> None:
         "kubernetes:apps/v1:Deployment web: spec.replicas is a string ([secret]), where a Deployment takes an "
         "integer; nothing was changed"
     )
+
+
+def test_inputs_as_recorded_are_not_checked_again(
+    tmp_path: Path, stack: Stack, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What an earlier run applied the server took: a no-op run (auto-named objects too)
+    validates nothing, and a change is checked again."""
+    import stackwright.localcluster.validation as validation
+
+    checked: list[str] = []
+    real = validation.builtin_mismatches
+
+    def counting(obj: dict[str, object]) -> object:
+        checked.append(str(obj["kind"]))
+        return real(obj)
+
+    monkeypatch.setattr(validation, "builtin_mismatches", counting)
+    path = _program(tmp_path, "2")
+    assert stack.up(lambda _: run_yaml_program(path)).ok
+    assert sorted(checked) == ["Deployment", "Namespace", "Service"]
+    checked.clear()
+    stack.preview(lambda _: run_yaml_program(path))
+    assert stack.up(lambda _: run_yaml_program(path)).ok
+    assert checked == []
+    path.write_text(path.read_text().replace("replicas: 2", "replicas: 3"))
+    stack.preview(lambda _: run_yaml_program(path))
+    assert checked == ["Deployment"]
