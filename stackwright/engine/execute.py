@@ -685,8 +685,10 @@ class Run:
             # Made, but never seen ready: the next run waits for it again.
             return replace(with_outputs(state, live), init_errors=(_INTERRUPTED,))
         # An update or import may or may not have reached the server: keep the inputs
-        # recorded before it, so the next plan sends it again.
-        return with_outputs(self.old.get(state.urn, state), live)
+        # recorded before it, so the next plan sends it again. An update is applied again
+        # even when the program is back to those inputs: the object may hold the ones sent.
+        settled = with_outputs(self.old.get(state.urn, state), live)
+        return replace(settled, init_errors=(_INTERRUPTED,)) if item.op is Op.UPDATE else settled
 
     def _forget_held(self, carrier: ResourceState, how: str, *, keep: Collection[str] = ()) -> None:
         """Remove the records of the objects that went with `carrier`'s, now gone (`holds`:

@@ -588,6 +588,32 @@ def test_a_write_whose_reply_is_lost_stays_pending_and_the_next_run_settles_it(
     assert stack.state().resources == [] and stack.state().pending == []
 
 
+def test_an_update_whose_reply_is_lost_is_applied_again_when_the_program_goes_back(
+    stack: Stack,
+) -> None:
+    """An update left pending may have landed: the state keeps the inputs recorded before
+    it, so a program back at those inputs plans no change, and the object kept a field only
+    the lost update set (no drift: the recorded inputs do not have it). Settled, it is
+    applied again (and waited for), whatever the program."""
+
+    def program(data: dict[str, str]) -> Declare:
+        return lambda p: k8s.core.v1.ConfigMap("settings", metadata={"name": "settings"}, data=data)
+
+    assert stack.up(program({"mode": "fast"})).ok
+    stack.fake.lose_reply["settings"] = TimeoutError("read timed out")
+    assert not stack.up(program({"mode": "fast", "extra": "1"})).ok
+    assert [p.op for p in stack.state().pending] == [Op.UPDATE]
+    stack.fake.lose_reply.clear()
+
+    back = stack.up(program({"mode": "fast"}))
+
+    assert back.ok and back.counts == {"update": 1}
+    found = stack.fake.find("ConfigMap", "settings", "default")
+    assert found is not None and found["data"] == {"mode": "fast"}
+    assert stack.state().pending == []
+    assert stack.up(program({"mode": "fast"})).counts == {"same": 1}
+
+
 #: How a same step whose dependencies or options changed says so.
 ONLY_RECORDED = "no change to its object; recorded in the state only: "
 
