@@ -4,13 +4,18 @@ and what an interrupted switch leaves, against the local cluster."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import textwrap
+from dataclasses import replace
 from typing import Any
 
 import pytest
-from test_cli_lifecycle import live
+from test_cli_lifecycle import STACK, live
 from test_cli_lifecycle import new_project as new_project  # the fixture
+
+from stackwright.model import Op
+from stackwright.state import open_backend
 
 pytestmark = pytest.mark.integration
 
@@ -84,3 +89,78 @@ def test_a_rolling_update_another_manager_owns_is_not_patched_away(
 
     assert p.up("--force-conflicts").ops() == {"web": "update"}
     assert live(cluster, "deployment", "web", p.ns)["spec"]["strategy"] == {"type": "Recreate"}
+
+
+def test_adopting_a_deployment_and_switching_it_to_recreate_in_one_step(
+    new_project: Any, cluster: LiveCluster
+) -> None:
+    """The adoption forces Stackwright's marks over Helm's (a retry with force); the switch
+    patches the defaulted rollingUpdate away and applies again: that apply must be forced
+    over the marks as well, or the step fails on the conflict the first retry got past."""
+    p = new_project()
+    p.program(DEFAULT + 'k8s.core.v1.Namespace("ns", metadata={"name": NS})\n')
+    p.up()
+    made = {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {
+            "name": "web",
+            "namespace": p.ns,
+            "labels": {"app.kubernetes.io/managed-by": "Helm"},
+        },
+        "spec": {
+            "replicas": 1,
+            "selector": {"matchLabels": {"app": "web"}},
+            "template": {
+                "metadata": {"labels": {"app": "web"}},
+                "spec": {"containers": [{"name": "main", "image": "nginx:1.29"}]},
+            },
+        },
+    }
+    # Applied server-side (as Helm 4 does): the defaulted strategy is no manager's.
+    cluster.kubectl(
+        "apply", "--server-side", "--field-manager=helm", "-f", "-", input=json.dumps(made)
+    )
+    p.program(
+        RECREATE
+        + BODY.replace(
+            "**STRATEGY})", '**STRATEGY},\n    opts=sw.ResourceOptions(import_=f"{NS}/web"))'
+        )
+    )
+    assert p.preview().changed() == {"web": "import"}
+    assert p.up().ops()["web"] == "import"
+    deployment = live(cluster, "deployment", "web", p.ns)
+    assert deployment["spec"]["strategy"] == {"type": "Recreate"}
+    assert deployment["metadata"]["labels"]["app.kubernetes.io/managed-by"] == "stackwright"
+    assert ("stackwright", "Update") not in _entries(cluster, p.ns)
+
+
+def test_a_switch_killed_after_its_patch_then_the_default_strategy_again(
+    new_project: Any, cluster: LiveCluster
+) -> None:
+    """A run killed between the strategy patch and the apply leaves the update pending and
+    the patch's Update entry owning `type: Recreate`; the program then goes back to the
+    default. The next up applies again (the update may have landed), and the type the patch
+    set, which no apply owns, goes back to RollingUpdate with the entry."""
+    p = new_project()
+    p.program(DEFAULT + BODY)
+    p.up()
+    # What the kill leaves: the update journaled, never ended, and the patch sent.
+    with contextlib.closing(open_backend()) as backend:
+        (recorded,) = [r for r in backend.load(p.name, STACK).resources if r.urn.endswith("::web")]
+        inputs = {
+            **recorded.inputs,
+            "spec": {**recorded.inputs["spec"], "strategy": {"type": "Recreate"}},
+        }
+        with backend.begin_operation(p.name, STACK, kind="up") as operation:
+            operation.begin(1, Op.UPDATE, replace(recorded, inputs=inputs))
+    patch = {"spec": {"strategy": {"type": "Recreate", "rollingUpdate": None}}}
+    cluster.kubectl(
+        "patch", "deployment", "web", "-n", p.ns, "--type=merge", "--field-manager=stackwright",
+        "-p", json.dumps(patch),
+    )  # fmt: skip
+
+    assert p.up().ops() == {"web": "update"}
+    assert live(cluster, "deployment", "web", p.ns)["spec"]["strategy"]["type"] == "RollingUpdate"
+    assert ("stackwright", "Update") not in _entries(cluster, p.ns)
+    assert p.up().changed() == {}

@@ -80,8 +80,9 @@ def _without(mapping: Mapping[str, Any], key: str) -> dict[str, Any]:
     return {k: v for k, v in mapping.items() if k != key}
 
 
-#: Tries of the JSON patch that drops the strategy patch's managedFields entry.
-_FORGET_ATTEMPTS = 3
+#: Tries of the JSON patches that drop the strategy patch's managedFields entry (and the
+#: Recreate it left, when the program no longer sets a type): two writes when none fails.
+_FORGET_ATTEMPTS = 4
 
 
 def _is_deployment(body: Mapping[str, Any]) -> bool:
@@ -102,6 +103,17 @@ def _defaulted_rolling_update(body: Mapping[str, Any], refused: InvalidObject) -
         and bool(refused.causes)
         and all(c.field == "spec.strategy.rollingUpdate" for c in refused.causes)
     )
+
+
+def _left_recreate(body: Mapping[str, Any], live: Mapping[str, Any]) -> bool:
+    """Whether `live`'s Recreate is not the program's: `body`, the Deployment applied, sets
+    no strategy type (the strategy patch's entry owns the one there)."""
+    applied = (body.get("spec") or {}).get("strategy") or {}
+    return "type" not in applied and _strategy_type(live) == "Recreate"
+
+
+def _strategy_type(obj: Mapping[str, Any]) -> Any:
+    return ((obj.get("spec") or {}).get("strategy") or {}).get("type")
 
 
 def _rolling_update_owners(live: Mapping[str, Any], ours: str) -> list[str]:
@@ -329,21 +341,22 @@ class KubernetesProvider:
         if dry_run:
             query += "&dryRun=All"
 
-        async def send(query: str, body: Mapping[str, Any] = body) -> Any:
+        async def request(body: Mapping[str, Any], forcing: str = "") -> Any:
             return await self.api.request(
                 "PATCH",
-                info.path(namespace, name) + query,
+                info.path(namespace, name) + query + forcing,
                 body=_encode(body),
                 content_type=APPLY_PATCH,
                 what=name,
             )
 
-        try:
+        async def send(body: Mapping[str, Any] = body) -> Any:
             try:
-                response = await send(query)
+                return await request(body)
             except ApplyConflict as exc:
                 # Its marks are Stackwright's whoever held them: an object Helm made
                 # carries `app.kubernetes.io/managed-by: Helm`, which adopting it takes over.
+                # Every apply of the step, the one after the strategy patch as well.
                 if (
                     force
                     or field_manager is not None
@@ -351,7 +364,10 @@ class KubernetesProvider:
                     or not all(c.field in _MARKS for c in exc.conflicts)
                 ):
                     raise
-                response = await send(query + "&force=true")
+                return await request(body, "&force=true")
+
+        try:
+            response = await send()
         except NotFoundError as exc:
             if namespace and f'namespaces "{namespace}" not found' in str(exc):
                 raise NotFoundError(
@@ -364,7 +380,9 @@ class KubernetesProvider:
         except InvalidObject as exc:  # 422, 400, or a patch the schema does not fit (a 500)
             if not _defaulted_rolling_update(body, exc):
                 raise ApplyRejected(exc.message, causes=exc.causes, status=exc.status) from exc
-            response = await self._recreate_strategy(info, namespace, name, body, query, send)
+            response = await self._recreate_strategy(
+                info, namespace, name, body, send, force=force, dry_run=dry_run
+            )
         if warn is not None:
             for text in api_warnings(response.headers):
                 warn(text)
@@ -372,7 +390,7 @@ class KubernetesProvider:
         if not dry_run and _is_deployment(body):
             # Every apply, not only the one after the patch: a run killed between the two
             # leaves the entry, and the next run's apply goes straight through.
-            await self._forget_strategy_patch(info.path(namespace, name), name, live)
+            await self._forget_strategy_patch(info.path(namespace, name), name, body, live)
         return live
 
     async def _recreate_strategy(
@@ -381,8 +399,10 @@ class KubernetesProvider:
         namespace: str | None,
         name: str,
         body: Mapping[str, Any],
-        query: str,
         send: Callable[..., Awaitable[Any]],
+        *,
+        force: bool,
+        dry_run: bool,
     ) -> Any:
         """Apply `body`, a Deployment switched to Recreate, past the `rollingUpdate` the API
         server defaulted and no manager owns (so no apply removes it): a merge patch sets
@@ -391,7 +411,7 @@ class KubernetesProvider:
         would not be there for the dry-run apply to see). A `rollingUpdate` another manager
         set is theirs: a conflict, which only forcing patches away."""
         spec = body["spec"]
-        if "force=true" not in query:
+        if not force:
             current = await self.api.request("GET", info.path(namespace, name), what=name)
             owners = _rolling_update_owners(orjson.loads(current.body), self.field_manager)
             if owners:
@@ -402,36 +422,49 @@ class KubernetesProvider:
                     "--force-conflicts (or set `force` on the resource) to drop it",
                     conflicts=tuple(FieldConflict(field, owner) for owner in owners),
                 )
-        if "dryRun=All" in query:
-            response = await send(query, {**body, "spec": _without(spec, "strategy")})
+        if dry_run:
+            response = await send({**body, "spec": _without(spec, "strategy")})
             live = orjson.loads(response.body)
             live.setdefault("spec", {})["strategy"] = spec["strategy"]
             return _Answer(orjson.dumps(live), response.headers)
         patch = {"spec": {"strategy": {"type": "Recreate", "rollingUpdate": None}}}
         await self._patch(info.path(namespace, name), name, patch, "application/merge-patch+json")
-        return await send(query)
+        return await send()
 
-    async def _forget_strategy_patch(self, path: str, name: str, live: Mapping[str, Any]) -> None:
+    async def _forget_strategy_patch(
+        self, path: str, name: str, body: Mapping[str, Any], live: Mapping[str, Any]
+    ) -> None:
         """Drop the managedFields entry the strategy patch left (an Update by `stackwright`
         owning `spec.strategy.type`, which the apply owns as well): left, it would keep
-        Recreate once the program no longer sets it, and conflict with a later type. The
+        Recreate once the program no longer sets it, and conflict with a later type. When
+        the apply (`body`) sets no type, the Recreate there is the patch's (a run killed
+        before its apply, whose program then went back to the default): it goes back to
+        RollingUpdate first, a write that leaves such an entry too, dropped in turn. Each
         JSON patch holds only against the version read: one the Deployment controller's
         status write overtook is tried again on the object read anew, a few times; past
-        that, the next apply of the Deployment drops it."""
+        that, the next apply of the Deployment does this again."""
         for _ in range(_FORGET_ATTEMPTS):
             meta = live.get("metadata") or {}
             entries = list(meta.get("managedFields") or ())
             kept = [e for e in entries if not self._strategy_patch_entry(e)]
             if len(kept) == len(entries):
                 return
-            version = meta.get("resourceVersion")
+            change: dict[str, Any] = {"path": "/metadata/managedFields", "value": kept}
+            reverting = _left_recreate(body, live)
+            if reverting:
+                change = {"path": "/spec/strategy/type", "value": "RollingUpdate"}
             patch = [
-                {"op": "test", "path": "/metadata/resourceVersion", "value": version},
-                {"op": "replace", "path": "/metadata/managedFields", "value": kept},
+                {
+                    "op": "test",
+                    "path": "/metadata/resourceVersion",
+                    "value": meta.get("resourceVersion"),
+                },
+                {"op": "replace", **change},
             ]
             try:
-                await self._patch(path, name, patch, "application/json-patch+json")
-                return
+                live = await self._patch(path, name, patch, "application/json-patch+json")
+                if not reverting:
+                    return
             except ProviderError:
                 with contextlib.suppress(ProviderError):
                     reply = await self.api.request("GET", path, what=name, ok=(404,))
@@ -469,9 +502,10 @@ class KubernetesProvider:
 
     async def _patch(
         self, path: str, name: str, patch: Any, content_type: str, ok: tuple[int, ...] = ()
-    ) -> None:
-        """A patch that is not an apply (`content_type` says which), as field manager `stackwright`."""
-        await self.api.request(
+    ) -> dict[str, Any]:
+        """A patch that is not an apply (`content_type` says which), as field manager
+        `stackwright`; the object it answered with ({} for an answer `ok` let through)."""
+        response = await self.api.request(
             "PATCH",
             path + self._apply_query,
             body=orjson.dumps(patch),
@@ -479,6 +513,10 @@ class KubernetesProvider:
             what=name,
             ok=ok,
         )
+        if response.status in ok or not response.body:
+            return {}
+        answer: dict[str, Any] = orjson.loads(response.body)
+        return answer
 
     async def delete(
         self,
