@@ -664,12 +664,19 @@ class Run:
             live = None  # the recorded object is gone; the one there is not the stack's
         if item.op in _DELETES and live is not None and metadata_of(live).get("deletionTimestamp"):
             # Being deleted (a Namespace Terminating, an object held by finalizers):
-            # gone soon, so wait for it as its delete step would (a preview shows it gone
-            # without waiting); kept, its record (and its riders') would claim an object
-            # the cluster is removing.
+            # gone soon, so wait for it as its delete step would, skip-await included (a
+            # preview shows it gone without waiting); kept, its record (and its riders')
+            # would claim an object the cluster is removing. The delete of a
+            # delete-before-replace (its record not yet demoted) waits whatever the object
+            # says: the new object takes the name next.
             if not self.options.dry_run:
                 await self.provider_for(state.provider).await_deleted(
-                    api_version, kind, namespace, name, timeout=state.delete_timeout
+                    api_version,
+                    kind,
+                    namespace,
+                    name,
+                    timeout=state.delete_timeout,
+                    reusing_name=item.op is Op.DELETE_REPLACED and not state.delete_pending,
                 )
             live = None
         if item.op in _DELETES:

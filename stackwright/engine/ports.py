@@ -131,9 +131,10 @@ class Provider(Protocol):
         name: str,
         *,
         timeout: float | None = None,
+        reusing_name: bool = False,
     ) -> None:
         """Return once an object being deleted is gone, sending no delete; raises as
-        `delete`'s wait does after `timeout`."""
+        `delete`'s wait does after `timeout`, and skips it as `delete` does."""
         ...
 
     async def unmark(self, api_version: str, kind: str, namespace: str | None, name: str) -> None:

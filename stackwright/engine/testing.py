@@ -619,6 +619,7 @@ class FakeCluster:
         name: str,
         *,
         timeout: float | None = None,
+        reusing_name: bool = False,
     ) -> None:
         """Nothing to wait for: a delete here removes its object at once."""
         self.calls.append(Call("await_deleted", kind, name))

@@ -182,8 +182,11 @@ class KubernetesCluster:
         name: str,
         *,
         timeout: float | None = None,
+        reusing_name: bool = False,
     ) -> None:
-        await self.provider.await_deleted(api_version, kind, namespace, name, timeout=timeout)
+        await self.provider.await_deleted(
+            api_version, kind, namespace, name, timeout=timeout, reusing_name=reusing_name
+        )
 
     # --- Helm releases (`helm.Release`): Helm's blocking calls run in a thread ---------
 

@@ -4,14 +4,18 @@ comes from and pins what Stackwright does instead."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import textwrap
 import time
 from typing import Any
 
 import pytest
-from test_cli_lifecycle import get, live
+from test_cli_lifecycle import STACK, get, live
 from test_cli_lifecycle import new_project as new_project  # the fixture
+
+from stackwright.model import Op
+from stackwright.state import open_backend
 
 pytestmark = pytest.mark.integration
 
@@ -335,3 +339,49 @@ def test_an_object_annotated_skip_await_is_not_waited_for_when_deleted(
             "patch", "configmap", "held", "-n", p.ns, "--type=merge",
             "-p", '{"metadata":{"finalizers":null}}',
         )  # fmt: skip
+
+
+def _interrupted_delete(p: Any, cluster: LiveCluster, name: str, op: Op) -> None:
+    """What a run killed mid-delete leaves: the step journaled, never ended, and the
+    delete sent (the object Terminating, held by its finalizer)."""
+    with contextlib.closing(open_backend()) as backend:
+        (recorded,) = [r for r in backend.load(p.name, STACK).resources if r.urn.endswith(name)]
+        with backend.begin_operation(p.name, STACK, kind="up") as operation:
+            operation.begin(1, op, recorded)
+    cluster.kubectl("delete", "configmap", name, "-n", p.ns, "--wait=false")
+
+
+def test_a_delete_a_crash_left_is_not_waited_for_under_skip_await(
+    new_project: Any, cluster: LiveCluster
+) -> None:
+    """The next run settles a delete a kill interrupted by waiting for the object to go,
+    as its delete would have: under skip-await it does not wait, as the delete does not;
+    the delete of a delete-before-replace still does, since the new object takes the name."""
+    p = new_project()
+    p.program(
+        """
+        k8s.core.v1.Namespace("ns", metadata={"name": NS})
+        for name in ("held", "reused"):
+            k8s.core.v1.ConfigMap(name, metadata={"name": name, "namespace": NS,
+                "finalizers": ["example.com/never"],
+                "annotations": {"stackwright.io/skip-await": "true",
+                                "stackwright.io/timeout-seconds": "2"}})
+        """
+    )
+    p.up()
+    try:
+        _interrupted_delete(p, cluster, "held", Op.DELETE)
+        started = time.monotonic()
+        settled = p.sw("refresh", "--yes", "--json")
+        assert time.monotonic() - started < 2, settled.out
+        assert "held" not in p.resources()
+
+        _interrupted_delete(p, cluster, "reused", Op.DELETE_REPLACED)
+        waited = p.sw("refresh", "--yes", "--json", rc=1)
+        assert "reused: still present 2s after its deletion" in waited.out, waited.out
+    finally:
+        for name in ("held", "reused"):
+            cluster.kubectl(
+                "patch", "configmap", name, "-n", p.ns, "--type=merge",
+                "-p", '{"metadata":{"finalizers":null}}',
+            )  # fmt: skip

@@ -587,11 +587,12 @@ class KubernetesProvider:
         name: str,
         *,
         timeout: float | None = None,
+        reusing_name: bool = False,
     ) -> None:
         """Return once an object being deleted (by an earlier delete) is gone, waiting as
-        `delete` does, without sending a delete: none is needed (a second one would only be
-        answered 200 with the object, a Terminating Namespace included, since Kubernetes
-        1.17; 409 Conflict before)."""
+        `delete` does (skip-await and `reusing_name` included), without sending a delete:
+        none is needed (a second one would only be answered 200 with the object, a
+        Terminating Namespace included, since Kubernetes 1.17; 409 Conflict before)."""
         try:
             info = await self.resource_info(api_version, kind)
         except UnknownKind:
@@ -601,6 +602,8 @@ class KubernetesProvider:
         if response.status == 404:
             return
         last = orjson.loads(response.body)
+        if readiness.skip_await(last) and not reusing_name:
+            return
         await self._waiter.wait_deleted(
             info, ns, name, limit=self._deletion_limit(last, timeout), what=name, last=last
         )
