@@ -127,6 +127,7 @@ from stackwright.kubernetes.provider import PROVIDER_TYPE
 from stackwright.model import (
     CLUSTER_SCOPED,
     STACK_ANNOTATION,
+    URN_ANNOTATION,
     ClusterIdentity,
     Op,
     PendingOperation,
@@ -1057,7 +1058,7 @@ class Run:
             # manager's fields are never the new object's and the old one's at once.
             step = replace(step, delete_before_replace=True)
         if patch and step.op is Op.SAME and old is not None and old.init_errors:
-            step = self._applied_again(step, old)
+            step = await self._applied_again(step, old)
         if step.op is Op.SAME:
             assert old is not None
             recorded = self._state_only_change(step, old)
@@ -1121,7 +1122,12 @@ class Run:
             and desired.provider not in self._unknown_providers
         ):
             step = await self._from_live(step, tuple(opts.ignore_changes))
-        if step.op is Op.REPLACE and old is not None and old.protect:
+        if (
+            step.op is Op.REPLACE
+            and old is not None
+            and old.protect
+            and not await self._protected_job_gone(old, desired.provider)
+        ):
             raise UsageError(
                 f"resource {urn} cannot be replaced because it is protected "
                 f"({'; '.join(step.replace_reasons)}): remove its `protect` option first, "
@@ -1138,7 +1144,7 @@ class Run:
             if notes:
                 self.emit(Diagnostic(urn, f"only its options change: {'; '.join(notes)}", "info"))
         if step.op is Op.SAME and kube and old is not None:
-            step = self._applied_again(step, old)
+            step = await self._applied_again(step, old)
         if resource.resource_type == PROVIDER_TYPE:
             if self.options.dry_run and unknown_paths(desired.inputs):
                 self._unknown_providers.add(urn)
@@ -1202,11 +1208,13 @@ class Run:
         taken = [_taking_back(f) for f in drifted if f.path not in changed]
         return replace(step, changes=(*step.changes, *taken))
 
-    def _applied_again(self, step: Step, old: ResourceState) -> Step:
+    async def _applied_again(self, step: Step, old: ResourceState) -> Step:
         """A same step that applies its object after all, saying why: the object's marks are
         not this resource's, or it was not ready after the last update."""
         urn = step.urn
         if self._marked_elsewhere(old):
+            if await self._gone_by_its_ttl(old, old.provider):
+                return await self._marked_in_the_record(step, old)
             # Renamed (an alias), moved between stacks or its stack renamed: the object still
             # carries the old marks, which would let another stack claim it.
             why = "carries an older URN or stack" if mark_of(old.outputs) else "lost its marks"
@@ -1287,15 +1295,7 @@ class Run:
         it is a replacement, said as one. A Job still there is updated in place."""
         new = step.new
         assert new is not None
-        if (
-            not drift_rules.removed_by_its_ttl(old.outputs)
-            or new.provider in self._unknown_providers
-        ):
-            return step
-        api_version, kind, namespace, name = object_ref(old)
-        async with self._sem:
-            live = await self.provider_for(new.provider).read(api_version, kind, namespace, name)
-        if live is not None:
+        if not await self._gone_by_its_ttl(old, new.provider):
             return step
         reason = "the Job finished and its ttlSecondsAfterFinished deleted it: a new one runs again"
         return replace(
@@ -1304,6 +1304,53 @@ class Run:
             replace_reasons=(*step.replace_reasons, reason),
             delete_before_replace=True,
         )
+
+    async def _gone_by_its_ttl(self, old: ResourceState, provider: str) -> bool:
+        """Whether `old` records a Job that finished and that its `ttlSecondsAfterFinished`
+        deleted (one read, only for such a record; False when its provider is not known yet)."""
+        if not drift_rules.removed_by_its_ttl(old.outputs) or provider in self._unknown_providers:
+            return False
+        api_version, kind, namespace, name = object_ref(old)
+        async with self._sem:
+            live = await self.provider_for(provider).read(api_version, kind, namespace, name)
+        return live is None
+
+    async def _protected_job_gone(self, old: ResourceState, provider: str) -> bool:
+        """A protected Job its TTL deleted is replaced all the same: `protect` refuses a
+        delete, and there is none, only the new Job to create (which runs)."""
+        if not await self._gone_by_its_ttl(old, provider):
+            return False
+        self.emit(
+            Diagnostic(
+                old.urn,
+                "protected, but its ttlSecondsAfterFinished deleted the finished Job already: "
+                "nothing is deleted, the new Job is created",
+                "info",
+            )
+        )
+        return True
+
+    async def _marked_in_the_record(self, step: Step, old: ResourceState) -> Step:
+        """A same step of a Job its TTL deleted whose record carries an older URN or stack
+        (renamed, moved): no object to mark (an apply would create the Job again, and run
+        it), so the record alone takes this resource's marks, and the step stays the same."""
+        meta = metadata_of(old.outputs)
+        annotations = {
+            **(meta.get("annotations") or {}),
+            URN_ANNOTATION: old.urn,
+            STACK_ANNOTATION: self.stack,
+        }
+        outputs = {**old.outputs, "metadata": {**meta, "annotations": annotations}}
+        self.emit(
+            Diagnostic(
+                step.urn,
+                "its Job finished and its ttlSecondsAfterFinished deleted it: nothing to mark",
+                "info",
+            )
+        )
+        if not self.options.dry_run:
+            await self._record_same(replace(old, outputs=outputs))
+        return step
 
     async def _provider_step(self, step: Step, old: ResourceState | None) -> Step:
         """Make a provider resource's provider; record the API server it reaches, and when

@@ -385,3 +385,64 @@ def test_a_delete_a_crash_left_is_not_waited_for_under_skip_await(
                 "patch", "configmap", name, "-n", p.ns, "--type=merge",
                 "-p", '{"metadata":{"finalizers":null}}',
             )  # fmt: skip
+
+
+TTL_JOB = textwrap.dedent(
+    """
+    k8s.core.v1.Namespace("ns", metadata={"name": NS})
+    k8s.batch.v1.Job(NAME, metadata={"name": "migrate", "namespace": NS}, spec={
+        "ttlSecondsAfterFinished": 0,
+        "template": {"spec": {"restartPolicy": "Never",
+                              "containers": [{"name": "m", "image": IMAGE}]}}},
+        opts=sw.ResourceOptions(**OPTS))
+    """
+)
+
+
+def _finished_and_removed(p: Any, cluster: LiveCluster, opts: str) -> None:
+    """Up the TTL Job (logical name `migrate`), and wait for its TTL to delete it."""
+    p.program(f'NAME = "migrate"\nIMAGE = "example.com/exit0:1"\nOPTS = {opts}\n' + TTL_JOB)
+    assert p.up().ops()["migrate"] == "create"
+    deadline = time.monotonic() + 30
+    while get(cluster, "job", "migrate", p.ns) is not None:
+        assert time.monotonic() < deadline, "the TTL controller did not delete the Job"
+        time.sleep(0.2)
+
+
+def test_a_finished_job_its_ttl_removed_renamed_by_an_alias_is_not_run_again(
+    new_project: Any, cluster: LiveCluster
+) -> None:
+    """A rename marks the object anew (an update); the Job its TTL deleted has no object to
+    mark, and the update would create it again: it stays done, and the state names it anew."""
+    p = new_project()
+    _finished_and_removed(p, cluster, "{}")
+    p.program(
+        'NAME = "migrate2"\nIMAGE = "example.com/exit0:1"\n'
+        'OPTS = {"aliases": [sw.Alias(name="migrate")]}\n' + TTL_JOB
+    )
+    renamed = p.up()
+    assert renamed.ops("step-started")["migrate2"] == "same", renamed.out
+    assert "nothing to mark" in renamed.out, renamed.out
+    assert get(cluster, "job", "migrate", p.ns) is None
+    assert set(p.resources()) == {"ns", "migrate2"}
+    again = p.up()
+    assert again.changed() == {} and "nothing to mark" not in again.out, again.out
+
+
+def test_a_protected_job_its_ttl_removed_is_made_anew_when_it_changes(
+    new_project: Any, cluster: LiveCluster
+) -> None:
+    """`protect` refuses a delete; replacing a Job its TTL already deleted deletes nothing:
+    the new Job is created (and runs), and stays protected."""
+    p = new_project()
+    _finished_and_removed(p, cluster, '{"protect": True}')
+    p.program(
+        'NAME = "migrate"\nIMAGE = "example.com/exit0:2"\nOPTS = {"protect": True}\n' + TTL_JOB
+    )
+    assert p.preview().changed() == {"migrate": "replace"}
+    replaced = p.up()
+    assert replaced.ops() == {"migrate": "replace"}
+    assert "nothing is deleted, the new Job is created" in replaced.out, replaced.out
+    (container,) = p.resources()["migrate"]["outputs"]["spec"]["template"]["spec"]["containers"]
+    assert container["image"] == "example.com/exit0:2"
+    assert p.resources()["migrate"]["protect"] is True
