@@ -1683,6 +1683,8 @@ class Run:
             journal_op = Op.CREATE
         elif step.op is Op.REPLACE:
             journal_op = Op.CREATE_REPLACEMENT
+            assert step.old is not None
+            step = replace(step, old=await self._replaced_later(step.old, new))
         else:
             journal_op = step.op
         if is_patch(new):  # every apply of one: an apply alone would create it
@@ -1726,10 +1728,17 @@ class Run:
             self._new_namespaces.add((new.provider, new.id))
         if step.op is Op.REPLACE and not step.delete_before_replace:
             assert step.old is not None
-            # Deleted later in the run, as long as the program says now.
-            self.replaced.append(
-                replace(step.old, delete_pending=True, delete_timeout=new.delete_timeout)
-            )
+            self.replaced.append(replace(step.old, delete_pending=True))
+
+    async def _replaced_later(self, old: ResourceState, new: ResourceState) -> ResourceState:
+        """`old`, whose object is deleted after its replacement `new` is made, with the delete
+        timeout the program says now. Its record says so too, before the replacement demotes
+        it: a delete this run does not get to (another step failed, a crash) waits as long."""
+        if old.delete_timeout == new.delete_timeout:
+            return old
+        doomed = replace(old, delete_timeout=new.delete_timeout)
+        await self._record_same(doomed)
+        return doomed
 
     def _failed_write(self, number: int, exc: BaseException) -> None:
         assert self.journal is not None
@@ -1849,10 +1858,15 @@ class Run:
         old = step.old
         moved = old is not None and old.id != new.id  # another name or namespace
         if step.op is Op.REPLACE and old is not None and not moved:
-            await self._delete_object(old, Op.DELETE_REPLACED)
+            # As long as the program says now, as an object's replacement.
+            await self._delete_object(
+                replace(old, delete_timeout=new.delete_timeout), Op.DELETE_REPLACED
+            )
             journal_op = Op.CREATE
         elif step.op is Op.REPLACE or moved:
             journal_op = Op.CREATE_REPLACEMENT
+            if old is not None:
+                old = await self._replaced_later(old, new)
         else:
             journal_op = step.op
         number = self._next_step()
@@ -1995,7 +2009,9 @@ class Run:
                 and not keep_object
             ):
                 async with self._sem:
-                    await self.provider_for(state.provider).release_uninstall(release_spec(state))
+                    await self.provider_for(state.provider).release_uninstall(
+                        release_spec(state), timeout=state.delete_timeout
+                    )
         except BaseException as exc:
             self._failed_write(number, exc)
             raise

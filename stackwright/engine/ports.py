@@ -154,8 +154,12 @@ class Provider(Protocol):
         """Helm's dry run of `release_apply` (the chart rendered, the cluster asked); no change."""
         ...
 
-    async def release_uninstall(self, spec: Mapping[str, Any]) -> None:
-        """Uninstall a Helm release; nothing when it is not installed."""
+    async def release_uninstall(
+        self, spec: Mapping[str, Any], *, timeout: float | None = None
+    ) -> None:
+        """Uninstall a Helm release, waiting up to `timeout` seconds (the resource's
+        `custom_timeouts.delete`), else the release's own `timeout`, for what it deletes to
+        go; nothing when it is not installed."""
         ...
 
     async def release_read(self, spec: Mapping[str, Any]) -> dict[str, Any] | None:

@@ -646,7 +646,9 @@ class FakeCluster:
         await self._pause()
         self._fail(self.fail_preview, {"kind": "Release", "metadata": {"name": name}})
 
-    async def release_uninstall(self, spec: Mapping[str, Any]) -> None:
+    async def release_uninstall(
+        self, spec: Mapping[str, Any], *, timeout: float | None = None
+    ) -> None:
         name, namespace = str(spec["name"]), str(spec["namespace"])
         self.calls.append(Call("release_uninstall", "Release", name))
         await self._pause()

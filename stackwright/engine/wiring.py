@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import builtins
+import math
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
@@ -205,8 +206,10 @@ class KubernetesCluster:
     async def release_preview(self, spec: Mapping[str, Any]) -> None:
         await asyncio.to_thread(self._release_apply, spec, dry_run=True)
 
-    async def release_uninstall(self, spec: Mapping[str, Any]) -> None:
-        await asyncio.to_thread(self._release_uninstall, spec)
+    async def release_uninstall(
+        self, spec: Mapping[str, Any], *, timeout: float | None = None
+    ) -> None:
+        await asyncio.to_thread(self._release_uninstall, spec, timeout)
 
     async def release_read(self, spec: Mapping[str, Any]) -> dict[str, Any] | None:
         return await asyncio.to_thread(self._release_read, spec)
@@ -257,7 +260,7 @@ class KubernetesCluster:
         except helm_python.HelmError as exc:
             raise RuntimeError(f"{what}: {exc.detail}") from exc
 
-    def _release_uninstall(self, spec: Mapping[str, Any]) -> None:
+    def _release_uninstall(self, spec: Mapping[str, Any], timeout: float | None) -> None:
         import helm_python
 
         name, namespace = str(spec["name"]), str(spec["namespace"])
@@ -267,7 +270,7 @@ class KubernetesCluster:
                     name,
                     ignore_not_found=True,
                     wait="watcher",
-                    timeout=int(spec.get("timeout") or 300),
+                    timeout=math.ceil(timeout or spec.get("timeout") or 300),
                 )
         except helm_python.HelmError as exc:
             raise RuntimeError(f"Helm release {namespace}/{name}: {exc.detail}") from exc

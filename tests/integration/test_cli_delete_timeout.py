@@ -4,11 +4,13 @@ not the provider's default of ten minutes."""
 
 from __future__ import annotations
 
+import textwrap
 import time
 from typing import Any
 
 import pytest
 from test_cli_lifecycle import new_project as new_project  # the fixture
+from test_cli_lifecycle import release_configmaps
 
 pytestmark = pytest.mark.integration
 
@@ -46,8 +48,40 @@ def test_a_destroy_held_by_a_finalizer_gives_up_at_the_custom_delete_timeout(
         ) in error, error
         assert "\n" not in error, error
     finally:
-        cluster.kubectl(
-            "patch", "configmap", "held", "-n", p.ns, "--type=merge",
-            "-p", '{"metadata":{"finalizers":null}}',
-        )  # fmt: skip
+        release_configmaps(cluster, p.ns, "held")
     assert p.sw("destroy", "--yes", "--json").rc == 0
+
+
+def test_a_replaced_objects_record_keeps_the_delete_timeout_its_delete_uses(
+    new_project: Any, cluster: LiveCluster
+) -> None:
+    """A replacement created first deletes the old object with the timeout the program says
+    now. When that delete does not run (another step failed), the old object's record must
+    say so too: a later `destroy`, which runs no program, deletes it by the record."""
+    p = new_project()
+    body = textwrap.dedent(
+        """
+        ns = k8s.core.v1.Namespace("ns", metadata={"name": NS})
+        k8s.core.v1.ConfigMap(
+            "held",
+            metadata={"name": NAME, "namespace": ns.metadata["name"],
+                      "finalizers": ["example.com/never"]},
+            opts=sw.ResourceOptions(custom_timeouts=sw.CustomTimeouts(delete=DELETE)),
+        )
+        """
+    )
+    p.program('NAME, DELETE = "held-1", "120s"\n' + body)
+    p.up()
+    refused = 'k8s.core.v1.ConfigMap("bad", metadata={"name": "Bad", "namespace": NS})\n'
+    p.program('NAME, DELETE = "held-2", "2s"\n' + body + refused)
+    try:
+        failed = p.up(rc=1)
+        assert failed.ops()["held"] == "replace", failed.out
+        (old,) = [r for r in p.state()["resources"] if r["deletePending"]]
+        assert old["id"].endswith("/held-1") and old["deleteTimeout"] == 2, old
+        started = time.monotonic()
+        destroyed = p.sw("destroy", "--yes", "--json", rc=1, process=True, timeout=60)
+        assert time.monotonic() - started < 30
+        assert "held-1: still present 2s after its deletion" in destroyed.out, destroyed.out
+    finally:
+        release_configmaps(cluster, p.ns, "held-1", "held-2")

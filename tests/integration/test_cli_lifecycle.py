@@ -243,6 +243,15 @@ def live(cluster: LiveCluster, kind: str, name: str, ns: str | None = None) -> d
     return found
 
 
+def release_configmaps(cluster: LiveCluster, ns: str, *names: str) -> None:
+    """Take the finalizers off ConfigMaps a test held with them, so that they can go."""
+    for name in names:
+        cluster.kubectl(
+            "patch", "configmap", name, "-n", ns, "--type=merge",
+            "-p", '{"metadata":{"finalizers":null}}',
+        )  # fmt: skip
+
+
 def create(
     cluster: LiveCluster, kind: str, name: str, ns: str | None = None, **fields: Any
 ) -> None:

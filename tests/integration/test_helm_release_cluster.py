@@ -5,6 +5,7 @@ a changed value upgrades it, `destroy` uninstalls it."""
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 from typing import Any
 
@@ -114,3 +115,46 @@ def test_release_install_upgrade_uninstall(tmp_path: Path, cluster: Any) -> None
         # Helm keeps a chart's CRDs on uninstall; other tests create this one themselves.
         cluster.kubectl("delete", "crd", "widgets.example.com", "--ignore-not-found", check=False)
         cluster.kubectl("delete", "namespace", "helmrel", "--ignore-not-found", check=False)
+
+
+def test_release_uninstall_waits_as_long_as_custom_timeouts_delete(
+    tmp_path: Path, cluster: Any
+) -> None:
+    """Uninstalling waits (Helm's watcher) for what it deletes to go: as long as the
+    resource's `custom_timeouts.delete` says, as for any other delete, not the release's
+    install `timeout`."""
+    program = (
+        PROGRAM.replace('namespace="helmrel"', 'namespace="helmrel-held"')
+        .replace(
+            '    rollback_on_failure=bool(os.environ.get("ROLLBACK")),\n',
+            '    rollback_on_failure=bool(os.environ.get("ROLLBACK")),\n'
+            '    opts=ResourceOptions(custom_timeouts=CustomTimeouts(delete="2s")),\n',
+        )
+        .replace(
+            "from stackwright import export",
+            "from stackwright import CustomTimeouts, ResourceOptions, export",
+        )
+    )
+    root = project(tmp_path, "helmheld", str(cluster.kubeconfig), program)
+    env = {"CHART": str(WEBAPP), "VALUES": json.dumps({"image": {"tag": "1.29"}}), "TIMEOUT": "120"}
+    held = ("deploy", "rel-webapp", "-n", "helmrel-held")
+    try:
+        assert summary(sw(root, env, "up", "--yes", "--json").stdout)["ok"]
+        cluster.kubectl(
+            "patch",
+            *held,
+            "--type=merge",
+            "-p",
+            '{"metadata":{"finalizers":["example.com/never"]}}',
+        )
+        started = time.monotonic()
+        failed = sw(root, env, "destroy", "--yes", "--json", check=False)
+        assert time.monotonic() - started < 30, failed.stdout
+        assert failed.returncode == 1, failed.stdout + failed.stderr
+        assert "rel-webapp still exists. status: Terminating" in failed.stdout, failed.stdout
+    finally:
+        cluster.kubectl(
+            "patch", *held, "--type=merge", "-p", '{"metadata":{"finalizers":null}}', check=False
+        )
+        cluster.kubectl("delete", "crd", "widgets.example.com", "--ignore-not-found", check=False)
+        cluster.kubectl("delete", "namespace", "helmrel-held", "--ignore-not-found", check=False)

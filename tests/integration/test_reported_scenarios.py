@@ -11,7 +11,7 @@ import time
 from typing import Any
 
 import pytest
-from test_cli_lifecycle import STACK, get, live
+from test_cli_lifecycle import STACK, get, live, release_configmaps
 from test_cli_lifecycle import new_project as new_project  # the fixture
 
 from stackwright.model import Op
@@ -98,10 +98,7 @@ def test_a_destroy_held_by_a_finalizer_gives_up_at_the_objects_own_timeout(
             "resource instances"
         ) in said, said
     finally:
-        cluster.kubectl(
-            "patch", "configmap", "held", "-n", p.ns, "--type=merge",
-            "-p", '{"metadata":{"finalizers":null}}',
-        )  # fmt: skip
+        release_configmaps(cluster, p.ns, "held")
 
 
 def test_a_job_its_ttl_removed_after_it_finished_is_not_run_again(
@@ -335,10 +332,7 @@ def test_an_object_annotated_skip_await_is_not_waited_for_when_deleted(
         assert "held" not in p.resources()
         assert live(cluster, "configmap", "held", p.ns)["metadata"]["deletionTimestamp"]
     finally:
-        cluster.kubectl(
-            "patch", "configmap", "held", "-n", p.ns, "--type=merge",
-            "-p", '{"metadata":{"finalizers":null}}',
-        )  # fmt: skip
+        release_configmaps(cluster, p.ns, "held")
 
 
 def _interrupted_delete(p: Any, cluster: LiveCluster, name: str, op: Op) -> None:
@@ -380,11 +374,7 @@ def test_a_delete_a_crash_left_is_not_waited_for_under_skip_await(
         waited = p.sw("refresh", "--yes", "--json", rc=1)
         assert "reused: still present 2s after its deletion" in waited.out, waited.out
     finally:
-        for name in ("held", "reused"):
-            cluster.kubectl(
-                "patch", "configmap", name, "-n", p.ns, "--type=merge",
-                "-p", '{"metadata":{"finalizers":null}}',
-            )  # fmt: skip
+        release_configmaps(cluster, p.ns, "held", "reused")
 
 
 TTL_JOB = textwrap.dedent(
