@@ -2083,6 +2083,7 @@ class Run:
             state = states_by_key[key]
             step = steps[id(state)]
             carrier = riding.get(key)
+            started = self.clock()
             try:
                 if not await reached(edges["ready", key]):
                     failed.add(key)
@@ -2093,7 +2094,7 @@ class Run:
                         StepSkipped(step, "a resource that depends on it could not be deleted")
                     )
                     return
-                started = self.clock()
+                started = self.clock()  # the step starts once its dependents are deleted
                 self.emit(StepStarted(step))
                 if carrier is not None:
                     events["ready", key].set()
@@ -2122,7 +2123,7 @@ class Run:
             except Exception as exc:
                 failed.add(key)
                 self.outcome.failures.append(f"{describe(state.urn)}: {_error_text(exc)}")
-                self.emit(StepDone(step, False, 0.0, _error_text(exc)))
+                self.emit(StepDone(step, False, self.clock() - started, _error_text(exc)))
             finally:
                 for what in ("ready", "gone", "done"):
                     if (what, key) in events:
