@@ -135,13 +135,25 @@ def test_adopting_a_deployment_and_switching_it_to_recreate_in_one_step(
     assert ("stackwright", "Update") not in _entries(cluster, p.ns)
 
 
-def test_a_switch_killed_after_its_patch_then_the_default_strategy_again(
-    new_project: Any, cluster: LiveCluster
+#: What a program back from Recreate may say of the strategy: nothing (the default), the
+#: default's parameters alone, or its type and parameters.
+BACK = {
+    "default": DEFAULT,
+    "parameters": 'STRATEGY = {"strategy": {"rollingUpdate": {"maxSurge": 2}}}\n',
+    "typed": 'STRATEGY = {"strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 2}}}\n',
+}
+
+
+@pytest.mark.parametrize("back", BACK)
+def test_killed_switch_then_back(
+    new_project: Any, cluster: LiveCluster, back: str
 ) -> None:
     """A run killed between the strategy patch and the apply leaves the update pending and
     the patch's Update entry owning `type: Recreate`; the program then goes back to the
-    default. The next up applies again (the update may have landed), and the type the patch
-    set, which no apply owns, goes back to RollingUpdate with the entry."""
+    default strategy. The next up applies again (the update may have landed), and the type
+    the patch set goes back to RollingUpdate with the entry: unowned by any apply (the
+    default), refused beside a `rollingUpdate` (parameters), or a conflict with the
+    patch's own manager (typed) as it was, the program's strategy never applied."""
     p = new_project()
     p.program(DEFAULT + BODY)
     p.up()
@@ -160,7 +172,11 @@ def test_a_switch_killed_after_its_patch_then_the_default_strategy_again(
         "-p", json.dumps(patch),
     )  # fmt: skip
 
+    p.program(BACK[back] + BODY)
+    assert p.preview().changed() == {"web": "update"}
     assert p.up().ops() == {"web": "update"}
-    assert live(cluster, "deployment", "web", p.ns)["spec"]["strategy"]["type"] == "RollingUpdate"
+    strategy = live(cluster, "deployment", "web", p.ns)["spec"]["strategy"]
+    assert strategy["type"] == "RollingUpdate"
+    assert strategy["rollingUpdate"]["maxSurge"] == (2 if back != "default" else "25%")
     assert ("stackwright", "Update") not in _entries(cluster, p.ns)
     assert p.up().changed() == {}

@@ -6,7 +6,9 @@ apply with field manager `stackwright` (forcing conflicts only when asked, or wh
 are over Stackwright's own marks), so the
 provider never computes a patch and never needs the previous state. One exception,
 which no apply can get past: a Deployment switched to `strategy.type: Recreate` while
-the API server still holds the `rollingUpdate` it defaulted (see `_defaulted_rolling_update`).
+the API server still holds the `rollingUpdate` it defaulted (see `_defaulted_rolling_update`),
+and the Recreate that patch leaves when the apply after it never came (a run killed in
+between) and the program went back (see `_rolling_update_under_recreate`, `_left_recreate`).
 
 Layering: this module wires the pieces (kubeconfig → transport → ApiClient →
 discovery / waiting) and owns no protocol logic itself. It may import
@@ -103,6 +105,34 @@ def _defaulted_rolling_update(body: Mapping[str, Any], refused: InvalidObject) -
         and bool(refused.causes)
         and all(c.field == "spec.strategy.rollingUpdate" for c in refused.causes)
     )
+
+
+def _rolling_update_under_recreate(body: Mapping[str, Any], refused: InvalidObject) -> bool:
+    """Whether the API server refused `body`, a Deployment whose program sets a
+    `rollingUpdate` and no strategy type (so RollingUpdate), only for that field: the
+    object's type is Recreate, which no apply of this program set."""
+    if not _is_deployment(body):
+        return False
+    strategy = (body.get("spec") or {}).get("strategy") or {}
+    return (
+        "type" not in strategy
+        and "rollingUpdate" in strategy
+        and bool(refused.causes)
+        and all(c.field == "spec.strategy.rollingUpdate" for c in refused.causes)
+    )
+
+
+async def _strategy_shown(
+    send: Callable[..., Awaitable[Any]], body: Mapping[str, Any], strategy: Mapping[str, Any]
+) -> _Answer:
+    """A dry run of `body` past a strategy only a patch first would let through (a dry-run
+    patch would not be there for the dry-run apply to see): the rest applied, the strategy
+    shown as it will be."""
+    spec = body["spec"]
+    response = await send({**body, "spec": _without(spec, "strategy")})
+    live = orjson.loads(response.body)
+    live.setdefault("spec", {})["strategy"] = dict(strategy)
+    return _Answer(orjson.dumps(live), response.headers)
 
 
 def _left_recreate(body: Mapping[str, Any], live: Mapping[str, Any]) -> bool:
@@ -356,12 +386,14 @@ class KubernetesProvider:
             except ApplyConflict as exc:
                 # Its marks are Stackwright's whoever held them: an object Helm made
                 # carries `app.kubernetes.io/managed-by: Helm`, which adopting it takes over.
-                # Every apply of the step, the one after the strategy patch as well.
+                # So is what `stackwright` wrote other than by applying (the strategy patch,
+                # a run killed before the apply that follows it left it). Every apply of the
+                # step, the one after the strategy patch as well.
                 if (
                     force
                     or field_manager is not None
                     or not exc.conflicts
-                    or not all(c.field in _MARKS for c in exc.conflicts)
+                    or not all(self._ours(c) for c in exc.conflicts)
                 ):
                     raise
                 return await request(body, "&force=true")
@@ -378,11 +410,17 @@ class KubernetesProvider:
                 ) from exc
             raise
         except InvalidObject as exc:  # 422, 400, or a patch the schema does not fit (a 500)
-            if not _defaulted_rolling_update(body, exc):
+            response = None
+            if _defaulted_rolling_update(body, exc):
+                response = await self._recreate_strategy(
+                    info, namespace, name, body, send, force=force, dry_run=dry_run
+                )
+            elif _rolling_update_under_recreate(body, exc):
+                response = await self._undo_strategy_patch(
+                    info.path(namespace, name), name, body, send, dry_run=dry_run
+                )
+            if response is None:
                 raise ApplyRejected(exc.message, causes=exc.causes, status=exc.status) from exc
-            response = await self._recreate_strategy(
-                info, namespace, name, body, send, force=force, dry_run=dry_run
-            )
         if warn is not None:
             for text in api_warnings(response.headers):
                 warn(text)
@@ -423,12 +461,37 @@ class KubernetesProvider:
                     conflicts=tuple(FieldConflict(field, owner) for owner in owners),
                 )
         if dry_run:
-            response = await send({**body, "spec": _without(spec, "strategy")})
-            live = orjson.loads(response.body)
-            live.setdefault("spec", {})["strategy"] = spec["strategy"]
-            return _Answer(orjson.dumps(live), response.headers)
+            return await _strategy_shown(send, body, spec["strategy"])
         patch = {"spec": {"strategy": {"type": "Recreate", "rollingUpdate": None}}}
         await self._patch(info.path(namespace, name), name, patch, "application/merge-patch+json")
+        return await send()
+
+    async def _undo_strategy_patch(
+        self,
+        path: str,
+        name: str,
+        body: Mapping[str, Any],
+        send: Callable[..., Awaitable[Any]],
+        *,
+        dry_run: bool,
+    ) -> Any:
+        """Apply `body`, a Deployment whose program sets a `rollingUpdate` and no type,
+        past the Recreate a strategy patch left (a run killed before the apply after it):
+        the type goes back to RollingUpdate, then the apply goes through (over the patch's
+        entry, Stackwright's own). None when the Recreate there is not the patch's."""
+        current = orjson.loads((await self.api.request("GET", path, what=name)).body)
+        entries = (current.get("metadata") or {}).get("managedFields") or ()
+        if not any(self._strategy_patch_entry(e) for e in entries):
+            return None
+        strategy = {"type": "RollingUpdate", **body["spec"]["strategy"]}
+        if dry_run:
+            return await _strategy_shown(send, body, strategy)
+        version = (current.get("metadata") or {}).get("resourceVersion")
+        patch = [
+            {"op": "test", "path": "/metadata/resourceVersion", "value": version},
+            {"op": "replace", "path": "/spec/strategy/type", "value": "RollingUpdate"},
+        ]
+        await self._patch(path, name, patch, "application/json-patch+json")
         return await send()
 
     async def _forget_strategy_patch(
@@ -471,6 +534,11 @@ class KubernetesProvider:
                     if reply.status == 404:
                         return
                     live = orjson.loads(reply.body)
+
+    def _ours(self, conflict: FieldConflict) -> bool:
+        """Whether a conflict is over a field Stackwright holds whoever else did: its marks, or
+        one its own field manager wrote other than by applying."""
+        return conflict.field in _MARKS or conflict.manager == self.field_manager
 
     def _strategy_patch_entry(self, entry: Mapping[str, Any]) -> bool:
         owned = entry.get("fieldsV1") or {}
