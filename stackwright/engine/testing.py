@@ -305,7 +305,8 @@ class FakeCluster:
         self.clock = clock
         self.objects: dict[Key, Obj] = {}
         self.calls: list[Call] = []
-        #: (name, timeout) of each delete, in order: how long the engine let it wait.
+        #: (name, timeout) of each delete (a release's uninstall too), in order: how long the
+        #: engine let it wait.
         self.delete_timeouts: list[tuple[str, float | None]] = []
         #: (name, reusing_name) of every delete: whether a new object takes the name next.
         self.deletes_reusing_name: list[tuple[str, bool]] = []
@@ -651,6 +652,7 @@ class FakeCluster:
     ) -> None:
         name, namespace = str(spec["name"]), str(spec["namespace"])
         self.calls.append(Call("release_uninstall", "Release", name))
+        self.delete_timeouts.append((name, timeout))
         await self._pause()
         self._fail(self.fail_delete, {"kind": "Release", "metadata": {"name": name}})
         self.releases.pop((namespace, name), None)

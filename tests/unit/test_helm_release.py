@@ -19,6 +19,7 @@ from stackwright.errors import UsageError
 from stackwright.kubernetes.helm import RELEASE_TYPE
 from stackwright.model import Op, ResourceState, make_urn
 from stackwright.sdk.context import Program, export, running
+from stackwright.sdk.resource import CustomTimeouts, ResourceOptions
 
 WEBAPP = Path(__file__).resolve().parents[1] / "data" / "charts" / "webapp"
 URN = make_urn(STACK, PROJECT, RELEASE_TYPE, "web")
@@ -178,3 +179,44 @@ def test_rollback_on_failure_and_max_history_reach_helm(stack: Stack) -> None:
     assert stack.run("up", release(rollback_on_failure=True, max_history=3)).ok
     spec = stack.fake.releases[("shop", "web")]["spec"]
     assert spec["rollbackOnFailure"] is True and spec["maxHistory"] == 3
+
+
+def test_a_moved_releases_old_record_keeps_the_delete_timeout_the_program_says_now(
+    stack: Stack,
+) -> None:
+    """A release moved to another namespace is installed there first, then the old one
+    uninstalled, waiting as long as the program says now: its record says so too, for a
+    later run when that uninstall fails."""
+
+    def moved(namespace: str, delete: str | None) -> Declare:
+        def declare(p: Program) -> None:
+            k8s.helm.Release(
+                "web",
+                chart=str(WEBAPP),
+                namespace=namespace,
+                opts=ResourceOptions(custom_timeouts=CustomTimeouts(delete=delete)),
+            )
+
+        return declare
+
+    assert stack.run("up", moved("shop", None)).ok
+    stack.fake.fail_delete["web"] = "uninstall: timed out waiting for the condition"
+    failed = stack.run("up", moved("store", "5s"))
+    assert not failed.ok
+    (old,) = [r for r in stack.backend.load(PROJECT, STACK).resources if r.delete_pending]
+    assert old.id == "shop/web" and old.delete_timeout == 5
+
+
+def test_an_uninstall_waits_as_long_as_custom_timeouts_delete_says(stack: Stack) -> None:
+    """As any delete: the program's `custom_timeouts.delete` as it last ran (a destroy), and
+    as it says now for the uninstall that replaces it (`--replace`)."""
+
+    def timed(delete: str) -> Declare:
+        timeouts = CustomTimeouts(delete=delete)
+        return release(opts=ResourceOptions(custom_timeouts=timeouts))
+
+    assert stack.run("up", timed("7s")).ok
+    assert stack.run("up", timed("9s"), replace=frozenset({URN})).ok
+    assert stack.run("up", timed("11s")).counts == {"same": 1}  # recorded only
+    assert stack.run("destroy", None).ok
+    assert stack.fake.delete_timeouts == [("web", 9.0), ("web", 11.0)]
