@@ -682,7 +682,10 @@ class Workspace:
                 checked = await self._read_importable(provider, snapshot, requests)
                 if operation is None:  # the checks: what would be recorded, nothing written
                     return _one_key_each(
-                        [request.imported(live, protect) for request, live in checked]
+                        [
+                            request.imported(live, declared_fields(live), protect)
+                            for request, live in checked
+                        ]
                     )
                 if identity is not None and identity != snapshot.default_cluster:
                     operation.set_default_cluster(identity)
@@ -751,9 +754,11 @@ class Workspace:
         applysets: dict[str, set[str]],
     ) -> Imported:
         """Mark one checked object as the stack's and record it, as step `step`."""
+        # What the printed code declares: computed once, journaled, applied and recorded.
+        declared = declared_fields(live)
         # Journaled before the object is marked as the stack's: were the run to stop
         # mid-apply, the next one finds the step pending and reads the object.
-        operation.begin(step, Op.IMPORT, request.imported(live, protect).state)
+        operation.begin(step, Op.IMPORT, request.imported(live, declared, protect).state)
         # Stackwright takes over the fields its owners declared (what the printed
         # code declares, `declared_fields`), with its labels and annotations; values
         # stay as they are, so no other manager's field conflicts. An apply of less
@@ -764,11 +769,9 @@ class Workspace:
         ns = (live.get("metadata") or {}).get("namespace") or None
         if ns is not None and ns in applysets:
             await provider.ensure_applyset(self.stack, ns, applysets.pop(ns))
-        marks = provider.stamp(
-            declared_fields(live), stack=self.stack, urn=request.urn, namespace=ns
-        )
+        marks = provider.stamp(declared, stack=self.stack, urn=request.urn, namespace=ns)
         try:
-            done = request.imported(await provider.apply(marks), protect)
+            done = request.imported(await provider.apply(marks), declared, protect)
         except BaseException as exc:
             if refused(exc):
                 operation.fail_step(step)
@@ -818,20 +821,21 @@ class _ImportRequest:
         group = self.api_version.rpartition("/")[0]
         return f"{self.kind}.{group}" if group else self.kind
 
-    def imported(self, live: dict[str, Any], protect: bool) -> Imported:
-        """The record of the object as `live` has it."""
+    def imported(self, live: dict[str, Any], declared: dict[str, Any], protect: bool) -> Imported:
+        """The record of the object as `live` has it, declaring `declared` (its
+        `declared_fields`, as read before Stackwright's apply: what the code printed says)."""
         ns = (live.get("metadata") or {}).get("namespace")
-        declared = ResourceState(
+        record = ResourceState(
             urn=self.urn,
             type=self.entry.type_token,
             id=f"{ns}/{self.object_name}" if ns else self.object_name,
-            inputs=_as_string_data(declared_fields(live)),
+            inputs=_as_string_data(declared),
             secret_paths=always_secret(live),
             protect=protect,
         )
         # Its secret values wherever else the live object holds them (kubectl's
         # last-applied annotation) are secret too.
-        return Imported(self.entry, with_outputs(declared, live))
+        return Imported(self.entry, with_outputs(record, live))
 
 
 def _import_requests(
@@ -1062,6 +1066,7 @@ def declared_fields(live: dict[str, Any]) -> dict[str, Any]:
     managed = fields_union(*(m.get("fieldsV1") or {} for m in managers))
     out = {**identity, **(live if owned is None else owned_part(live, owned, managed))}
     out.pop("status", None)
+    out = _without_nulls(out)
     meta = {
         k: v
         for k, v in (out.get("metadata") or {}).items()
@@ -1084,6 +1089,22 @@ def declared_fields(live: dict[str, Any]) -> dict[str, Any]:
             meta[which] = kept
     out["metadata"] = meta
     return out
+
+
+def _without_nulls(fields: dict[str, Any]) -> dict[str, Any]:
+    """`fields` without the ones whose value is null, at any depth: the API server's way of
+    saying a field has no value (a Role made without rules reads back `rules: null`, a pod
+    template's `creationTimestamp: null`). Declared, the printed code would hold
+    `rules=None`, and applying that would say nothing the object does not say already."""
+
+    def kept(value: Any) -> Any:
+        if isinstance(value, dict):
+            return {k: kept(v) for k, v in value.items() if v is not None}
+        if isinstance(value, list):
+            return [kept(v) for v in value]
+        return value
+
+    return {k: kept(v) for k, v in fields.items() if v is not None}
 
 
 #: The field manager whose applies `import` makes and `up` makes after it.

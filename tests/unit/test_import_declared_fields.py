@@ -374,3 +374,19 @@ def test_an_atomic_map_a_list_and_a_value_whose_node_is_empty_are_declared_whole
         "nodeSelector": {"disk": "ssd"},
         "containers": [container],
     }
+
+
+def test_a_field_that_reads_back_null_is_not_declared() -> None:
+    """A null is the API server's "no value" (a Role's `rules`, a pod template's
+    `creationTimestamp`): the printed code would say `rules=None`, declaring nothing."""
+    live = deployment()
+    live["spec"]["template"]["metadata"] = {"creationTimestamp": None, "labels": {"app": "web"}}
+    live["spec"]["paused"] = None
+    got = declared_fields(live)
+    assert got["spec"]["template"]["metadata"] == {"labels": {"app": "web"}}
+    assert "paused" not in got["spec"]
+    role = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role", "rules": None}
+    assert declared_fields({**role, "metadata": {"name": "r"}}) == {
+        **{k: v for k, v in role.items() if k != "rules"},
+        "metadata": {"name": "r"},
+    }
