@@ -123,6 +123,7 @@ from stackwright.engine.rollouts import (
 )
 from stackwright.errors import InputsRejected, StackwrightError, UsageError, redact
 from stackwright.kubernetes.base import PATCH_FIELD_MANAGER, PATCH_FORCE
+from stackwright.kubernetes.fields import KINDS
 from stackwright.kubernetes.provider import PROVIDER_TYPE
 from stackwright.model import (
     CLUSTER_SCOPED,
@@ -268,7 +269,7 @@ def named_metadata(
         recorded = metadata_of(old.inputs).get("name") if old is not None else None
         # An import id other than the record's names the object the resource moves to,
         # its name as its namespace (Pulumi's import-replacement): a name not Stackwright's.
-        if object_id and not (recorded and _import_done(object_id, old)):
+        if object_id and not (recorded and import_done(object_id, old)):
             named["name"] = object_id.rpartition("/")[2]
             auto = False
         elif recorded:
@@ -281,7 +282,7 @@ def named_metadata(
     return named, auto
 
 
-def _import_done(object_id: str, old: ResourceState | None) -> bool:
+def import_done(object_id: str, old: ResourceState | None) -> bool:
     """Whether `old` records the object the import id names: its import is done, and the
     option no longer acts. A bare name in a namespaced kind's id is its default namespace's."""
     if old is None or old.external:
@@ -289,45 +290,74 @@ def _import_done(object_id: str, old: ResourceState | None) -> bool:
     return old.id == object_id or ("/" not in object_id and old.id.endswith(f"/{object_id}"))
 
 
-def import_id_problem(object_id: str, kind: str = "") -> str | None:
+def builtin_namespaced(api_version: str, kind: str) -> bool | None:
+    """Whether a kind of Kubernetes' own is namespaced; None for one that is not built in (a
+    CRD's kind, whose CustomResourceDefinition says: `spec.scope`)."""
+    group, _, version = api_version.rpartition("/")
+    if kind not in KINDS.get(group, {}).get(version, ()):
+        return None
+    return kind not in CLUSTER_SCOPED
+
+
+def import_id_problem(object_id: str, kind: str = "", namespaced: bool | None = None) -> str | None:
     """Why an import id names no object, or None: an empty part (`/web` would read the
     default namespace's `web`, `team/` no name at all), more than two, or a namespace for a
-    built-in cluster-scoped kind (its read ignores it: `x/team` adopts Namespace `team`)."""
+    cluster-scoped kind (`namespaced` False; its read ignores it: `x/team` adopts Namespace
+    `team`). A kind whose scope is not known (None) is let through."""
     if not is_object_id(object_id):
         return "write it as NAMESPACE/NAME, or NAME for a cluster-scoped kind"
     namespace, _, name = object_id.rpartition("/")
-    if namespace and kind in CLUSTER_SCOPED:
+    if namespace and namespaced is False:
         return f"{kind} is cluster-scoped, so its id is its name alone: {name!r}"
     return None
 
 
 def import_disagreement(
-    resource: Resource, meta: Mapping[str, Any], old: ResourceState | None
+    resource: Resource,
+    meta: Mapping[str, Any],
+    old: ResourceState | None,
+    namespaced: bool | None,
+    default_namespace: str,
 ) -> str | None:
     """Why the `metadata` of a resource that imports an object names another one, or None.
     The import's id (`team/web`; a cluster-scoped kind's has no slash) names the object it
     adopts: a `metadata.namespace` or `metadata.name` of the program's that differs from it
-    would win and adopt another object, silently. Values not known yet (Outputs) and a
-    resource recorded with that id (`_import_done`) are let through; the run checks the one
-    at its inputs (`Run._desired`), what `operations` checks first."""
+    would win and adopt another object, silently. A name alone, for a namespaced kind, is
+    the provider's default namespace's (`default_namespace`; "" when not known yet), as a
+    Pulumi id is. Values not known yet (Outputs), a kind whose scope is not known
+    (`namespaced` None) and a resource recorded with that id (`import_done`) are let
+    through; the run checks the one at its inputs (`Run._desired`), what `operations`
+    checks first."""
     object_id = resource.opts.import_
-    if not object_id or _import_done(object_id, old):
+    if not object_id or import_done(object_id, old):
         return None
     if not (resource.custom and is_kubernetes(resource)):
         return None
-    unnamed = import_id_problem(object_id, resource.resource_type.rpartition(":")[2])
+    kind = resource.resource_type.rpartition(":")[2]
+    unnamed = import_id_problem(object_id, kind, namespaced)
     if unnamed is not None:
         return f"import id {object_id!r} names no object: {unnamed}"
     namespace, slash, name = object_id.rpartition("/")
-    named = (("namespace", namespace), ("name", name)) if slash else (("name", name),)
-    for key, expected in named:
+    named = [("namespace", namespace)] if slash else []
+    alone = not slash and namespaced and default_namespace
+    if alone:  # `web` is the default namespace's
+        named.append(("namespace", default_namespace))
+    for key, expected in (*named, ("name", name)):
         given = meta.get(key)
-        if isinstance(given, str) and given and given != expected:
+        if not (isinstance(given, str) and given and given != expected):
+            continue
+        if alone and key == "namespace":
             return (
-                f"metadata.{key} {given!r} is not the {key} {expected!r} its import id "
-                f"{object_id!r} names, and the object adopted would not be the one named: "
-                f"make them agree, or drop metadata.{key}: the import's id gives it"
+                f"metadata.namespace {given!r} is not the namespace its import id "
+                f"{object_id!r} names: a name alone is the provider's default namespace's "
+                f"({expected!r}), as a Pulumi id is; write the id as {f'{given}/{name}'!r}, "
+                f"or drop metadata.namespace to adopt {f'{expected}/{name}'!r}"
             )
+        return (
+            f"metadata.{key} {given!r} is not the {key} {expected!r} its import id "
+            f"{object_id!r} names, and the object adopted would not be the one named: "
+            f"make them agree, or drop metadata.{key}: the import's id gives it"
+        )
     return None
 
 
@@ -989,9 +1019,6 @@ class Run:
             plain_only = secret_in_plain_field(given, inputs)
             if plain_only is not None:
                 raise UsageError(plain_only)
-            disagreement = import_disagreement(resource, metadata_of(inputs), old)
-            if disagreement is not None:
-                raise UsageError(f"{resource.declared_at}: {disagreement}")
             meta, auto = named_metadata(resource, metadata_of(inputs), old)
             inputs = {**inputs, "metadata": meta}
         opts = resource.opts
@@ -1031,6 +1058,7 @@ class Run:
         patch = resource.custom and is_patch(resource)
         if kube or patch:
             desired = replace(desired, id=await self._object_id(desired))
+            self._check_import_id(resource, desired, old)
         elif release:
             provider = self.provider_for(desired.provider)
             namespace = desired.inputs.get("namespace") or provider.default_namespace
@@ -1440,6 +1468,21 @@ class Run:
         urn = mark_of(old.outputs)
         stack = (metadata_of(old.outputs).get("annotations") or {}).get(STACK_ANNOTATION)
         return urn != old.urn or stack != self.stack
+
+    def _check_import_id(
+        self, resource: Resource, desired: ResourceState, old: ResourceState | None
+    ) -> None:
+        """Refuse an import whose id names another object than the resource's inputs do, as
+        `operations` does before the run for the values it knows: here with the Outputs
+        resolved, and the kind's scope as the object's id tells it (a custom kind's, from
+        its CRD in the cluster, for any provider)."""
+        if not resource.opts.import_ or desired.provider in self._unknown_providers:
+            return
+        default = self.provider_for(desired.provider).default_namespace
+        namespaced = "/" in desired.id
+        found = import_disagreement(resource, metadata_of(desired.inputs), old, namespaced, default)
+        if found is not None:
+            raise UsageError(f"{resource.declared_at}: {found}")
 
     async def _object_id(self, state: ResourceState) -> str:
         meta = metadata_of(state.inputs)

@@ -11,6 +11,7 @@ Front ends call these and render the events; they hold no orchestration.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import re
 import shlex
@@ -27,7 +28,9 @@ from stackwright.engine.events import Diagnostic, Listener, Summary, plural, sho
 from stackwright.engine.execute import (
     Options,
     Run,
+    builtin_namespaced,
     import_disagreement,
+    import_done,
     named_metadata,
     record_moves,
 )
@@ -141,20 +144,115 @@ def _records_as_run(program: Program, snapshot: Snapshot) -> dict[str, ResourceS
     return recorded
 
 
-def _check_imports(program: Program, recorded: Mapping[str, ResourceState]) -> None:
-    """Refuse, before anything runs, an import whose id names another object than the
-    resource's own `metadata.namespace` or `metadata.name` (`import_="team/web"` with
-    `namespace: prod`): the program's value won and the object adopted was not the one
-    named. Values only known once applied (Outputs) are checked at the run's inputs."""
+def _check_imports(
+    program: Program,
+    recorded: Mapping[str, ResourceState],
+    scope: Callable[[Resource], bool | None],
+) -> None:
+    """Refuse, before anything runs, an import whose id names no object of its kind (`x/k1`
+    for a cluster-scoped kind) or another object than the resource's own
+    `metadata.namespace` or `metadata.name` (`import_="team/web"` with `namespace: prod`;
+    `import_="web"`, the default namespace's, with `namespace: prod`): the program's value
+    won and the object adopted was not the one named. `scope` tells whether a resource's
+    kind is namespaced (None: not known, left to the run). Values only known once applied
+    (Outputs) are checked at the run's inputs."""
+    default = _default_namespaces(program)
     for resource in program.resources:
+        if not resource.opts.import_:
+            continue
         meta = resource.props.get("metadata")
         meta = meta if isinstance(meta, dict) else {}
-        disagreement = import_disagreement(resource, meta, recorded.get(resource.urn))
+        old = recorded.get(resource.urn)
+        disagreement = import_disagreement(resource, meta, old, scope(resource), default(resource))
         if disagreement is not None:
             raise UsageError(
                 f"{resource.declared_at}: {describe(resource.urn)}: {disagreement}; "
                 "nothing was changed"
             )
+
+
+def _known_scopes(program: Program) -> Callable[[Resource], bool | None]:
+    """Whether a resource's kind is namespaced, as far as it is known without asking a
+    cluster: a built-in kind's, or a custom kind's whose CRD the program declares through
+    the same provider (its `spec.scope`); else None."""
+    defined: dict[tuple[str, str, str], bool] = {}
+    for crd in program.resources:
+        served = defined_kind(crd.props) if crd.custom else None
+        spec = crd.props.get("spec")
+        scope = spec.get("scope") if served is not None and isinstance(spec, dict) else None
+        if served is not None and isinstance(scope, str):
+            defined[(provider_urn(crd), *served)] = scope != "Cluster"
+
+    def known(resource: Resource) -> bool | None:
+        api_version = str(resource.props.get("apiVersion", ""))
+        found = builtin_namespaced(api_version, str(resource.props.get("kind", "")))
+        if found is None:
+            found = defined.get((provider_urn(resource), *group_and_kind(resource.props)))
+        return found
+
+    return known
+
+
+def _check_custom_imports(
+    program: Program | None, recorded: Mapping[str, ResourceState], providers: ProviderFactory
+) -> None:
+    """`_check_imports` of the imports of custom kinds whose scope only the cluster knows
+    (their CRD is not in the program), through the stack's default provider: one discovery
+    question per kind, asked only when there is such an import still to do. A kind it does
+    not serve is left to the run, which says so; an explicit provider's, to the run too."""
+    if program is None:
+        return
+    known = _known_scopes(program)
+    asking = {
+        (str(r.props.get("apiVersion", "")), str(r.props.get("kind", "")))
+        for r in program.resources
+        if r.opts.import_
+        and r.custom
+        and is_kubernetes(r.resource_type)
+        and not provider_urn(r)
+        and known(r) is None
+        and not import_done(r.opts.import_, recorded.get(r.urn))
+    }
+    if not asking:
+        return
+
+    async def ask() -> dict[tuple[str, str], bool]:
+        provider = providers(None)
+        found: dict[tuple[str, str], bool] = {}
+        try:
+            for api_version, kind in sorted(asking):
+                with contextlib.suppress(Exception):  # not served (yet): the run says so
+                    found[api_version, kind] = await provider.namespaced(api_version, kind)
+        finally:
+            await provider.close()
+        return found
+
+    served = interrupts.run(ask())
+
+    def scope(resource: Resource) -> bool | None:
+        key = (str(resource.props.get("apiVersion", "")), str(resource.props.get("kind", "")))
+        return known(resource) if provider_urn(resource) else served.get(key, known(resource))
+
+    _check_imports(program, recorded, scope)
+
+
+def _default_namespaces(program: Program) -> Callable[[Resource], str]:
+    """The namespace a resource's provider puts objects without one in, as far as the program
+    tells it before the run (`provider_namespace`), asked once per provider; "" when only
+    another resource's apply will tell it."""
+    found: dict[str, str] = {}  # provider URN → its default namespace
+
+    def default(resource: Resource) -> str:
+        provider = provider_urn(resource)
+        if provider not in found:
+            try:
+                with running(program):
+                    found[provider] = provider_namespace(describe(resource.urn), resource.opts)
+            except UsageError:  # known once another resource is applied
+                found[provider] = ""
+        return found[provider]
+
+    return default
 
 
 def _check_one_resource_per_object(program: Program, recorded: Mapping[str, ResourceState]) -> None:
@@ -164,7 +262,7 @@ def _check_one_resource_per_object(program: Program, recorded: Mapping[str, Reso
     preview would show one of them as unchanged. Names only known once applied (Outputs)
     are left to the server."""
     seen: dict[tuple[str, str, str, str, str], Resource] = {}
-    defaults: dict[str, str] = {}  # provider URN → where it puts objects without a namespace
+    default = _default_namespaces(program)
     for resource in program.resources:
         if not resource.custom or resource.is_read or not is_kubernetes(resource):
             continue
@@ -178,14 +276,7 @@ def _check_one_resource_per_object(program: Program, recorded: Mapping[str, Reso
         name, namespace = named["name"], named.get("namespace")
         provider = provider_urn(resource)
         if namespace in (None, ""):
-            if provider not in defaults:
-                try:
-                    with running(program):
-                        found = provider_namespace(describe(resource.urn), resource.opts)
-                except UsageError:  # known once another resource is applied
-                    found = ""
-                defaults[provider] = found
-            namespace = defaults[provider]
+            namespace = default(resource)
         if not name or not isinstance(namespace, str):
             continue
         group, kind = group_and_kind(resource.props)
@@ -389,6 +480,8 @@ def run(
     options = _expanded(options, program, snapshot)
     _check_input(options, program, snapshot, listener, policy)
     clusters = check_clusters(providers, program, snapshot, options)
+    if program is not None:
+        _check_custom_imports(program, _records_as_run(program, snapshot), providers)
     started = time.monotonic()
     written = 0
     if options.dry_run:
@@ -458,7 +551,7 @@ def _check_input(
     _check_marks(program)
     if program is not None:
         as_run = _records_as_run(program, snapshot)  # the records as the run gives them
-        _check_imports(program, as_run)
+        _check_imports(program, as_run, _known_scopes(program))
         _check_one_resource_per_object(program, as_run)
     _check_definitions(options, program, snapshot)
     _check_protected(options, program, snapshot)

@@ -5,12 +5,14 @@ name an imported resource keeps when it is replaced. One cluster for the module.
 
 from __future__ import annotations
 
+import copy
 import json
 from typing import Any
 
 import pytest
 from test_cli_lifecycle import live
 from test_cli_lifecycle import new_project as new_project  # the fixture
+from test_import_custom_object import CRD
 from test_import_declared_only import NAMESPACE, imported, with_namespace
 
 import stackwright.automation.stack as workspace
@@ -61,3 +63,56 @@ def test_a_role_that_reads_back_without_rules_is_printed_without_them(
     p.program(NAMESPACE + code + "\n")
     assert p.preview().changed() == {}
     assert p.up().summary["counts"] == {"same": 2}
+
+
+#: A cluster-scoped kind: test_import_custom_object's CRD under other names.
+KNOB_CRD = copy.deepcopy(CRD)
+KNOB_CRD["metadata"]["name"] = "knobs.edges.example.com"
+KNOB_CRD["spec"].update(
+    group="edges.example.com",
+    scope="Cluster",
+    names={"plural": "knobs", "singular": "knob", "kind": "Knob"},
+)
+
+
+def refused(p: Any, line: str) -> None:
+    """`preview` and `up` refuse the program in one line (exit 2), changing nothing."""
+    before = p.state()
+    for run in (p.preview, p.up):
+        done = run(rc=2)
+        said = done.err.strip()
+        assert "\n" not in said and line in said, said
+    assert p.state()["resources"] == before["resources"]
+
+
+def test_import_ids_that_name_another_object_than_the_program_are_refused_before_any_change(
+    new_project: Any, cluster: LiveCluster
+) -> None:
+    """A cluster-scoped custom kind's id with a namespace (its CRD in the cluster) adopted
+    the object by its name and recorded the namespace; a name alone with a
+    `metadata.namespace` adopted that namespace's object, though the id, as a Pulumi id,
+    names the default namespace's."""
+    cluster.kubectl("apply", "-f", "-", input=json.dumps(KNOB_CRD))
+    p = with_namespace(new_project)
+    knob = {"apiVersion": "edges.example.com/v1", "kind": "Knob", "metadata": {"name": "k1"}}
+    cluster.kubectl("create", "-f", "-", input=json.dumps({**knob, "spec": {"size": 1}}))
+    cluster.kubectl("create", "configmap", "web", "-n", p.ns, "--from-literal=a=1")
+    adopting = 'k8s.apiextensions.CustomResource("k1", api_version="edges.example.com/v1", '
+    adopting += 'kind="Knob", spec={"size": 1}, opts=sw.ResourceOptions(import_=%s))\n'
+    p.program(NAMESPACE + adopting % 'NS + "/k1"')
+    refused(p, "Knob is cluster-scoped, so its id is its name alone: 'k1'; nothing was changed")
+    p.program(
+        NAMESPACE + 'k8s.core.v1.ConfigMap("web", metadata={"namespace": NS}, data={"a": "1"}, '
+        'opts=sw.ResourceOptions(import_="web"))\n'
+    )
+    refused(p, f"write the id as '{p.ns}/web', or drop metadata.namespace to adopt 'default/web'")
+    for kind, name, ns in (("knobs.edges.example.com", "k1", None), ("configmap", "web", p.ns)):
+        assert "stackwright.io/urn" not in (
+            live(cluster, kind, name, ns)["metadata"].get("annotations") or {}
+        )
+    # Named as its scope has it, each is adopted.
+    p.program(NAMESPACE + adopting % '"k1"')
+    assert p.up().summary["counts"] == {"same": 1, "import": 1}
+    assert p.resources()["k1"]["inputs"]["metadata"] == {"name": "k1"}
+    p.sw("destroy", "--yes")
+    cluster.kubectl("delete", "crd", KNOB_CRD["metadata"]["name"], "--wait=false", check=False)

@@ -180,3 +180,88 @@ def test_an_import_id_changed_after_the_import_is_checked_against_the_metadata(
         stack.preview(importing({"name": "other"}, "team/api"))
     # The id the record has: the import is done, the program may rename the object.
     assert stack.preview(importing({"name": "other"}, "team/web")).ok
+
+
+def test_a_name_alone_is_the_default_namespaces_and_a_namespace_naming_another_is_refused(
+    stack: Stack,
+) -> None:
+    """`import_="web"` with `metadata.namespace: prod` adopted prod/web, though the id, as a
+    Pulumi id, names the provider's default namespace's `web`."""
+    for run in (stack.preview, stack.up):
+        with pytest.raises(UsageError) as refused:
+            run(importing({"namespace": "prod"}, "web"))
+        assert re.fullmatch(
+            rf"{HERE}: {CM} web: metadata\.namespace 'prod' is not the namespace its import id "
+            r"'web' names: a name alone is the provider's default namespace's \('default'\), "
+            r"as a Pulumi id is; write the id as 'prod/web', or drop metadata\.namespace to "
+            r"adopt 'default/web'; nothing was changed",
+            str(refused.value),
+        ), refused.value
+    assert stack.fake.calls == []
+    assert stack.state().resources == []
+    # In the default namespace, named or not, it is the object the id names.
+    for metadata in ({}, {"namespace": "default"}):
+        assert stack.preview(importing(metadata, "web")).failures == [
+            f"{CM} web: cannot import default/web: no ConfigMap of that name exists in the cluster"
+        ]
+
+
+def knob_crd(scope: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": "knobs.example.com"},
+        "spec": {
+            "group": "example.com",
+            "scope": scope,
+            "names": {"plural": "knobs", "singular": "knob", "kind": "Knob"},
+            "versions": [{"name": "v1", "served": True, "storage": True}],
+        },
+    }
+
+
+def knob(object_id: str, *, with_crd: bool = False) -> Declare:
+    def declare(p: Program) -> None:
+        if with_crd:
+            k8s.apiextensions.v1.CustomResourceDefinition(
+                "knobs", metadata=knob_crd("Cluster")["metadata"], spec=knob_crd("Cluster")["spec"]
+            )
+        k8s.apiextensions.CustomResource(
+            "k1",
+            api_version="example.com/v1",
+            kind="Knob",
+            spec={"size": 1},
+            opts=ResourceOptions(import_=object_id),
+        )
+
+    return declare
+
+
+KNOB_REFUSED = (
+    rf"{HERE}: kubernetes:example\.com/v1:Knob k1: import id 'team/k1' names no object: Knob "
+    r"is cluster-scoped, so its id is its name alone: 'k1'; nothing was changed"
+)
+
+
+def test_a_custom_cluster_scoped_kinds_import_id_with_a_namespace_is_refused(stack: Stack) -> None:
+    """The check knew only the built-in kinds' scope: `import_="team/k1"` of a cluster-scoped
+    custom kind adopted `k1` and recorded `namespace: team`. Its scope is its CRD's, in the
+    cluster (one discovery question) or in the program (none)."""
+    stack.fake.put(knob_crd("Cluster"))
+    stack.fake.put({"apiVersion": "example.com/v1", "kind": "Knob", "metadata": {"name": "k1"}})
+    for run in (stack.preview, stack.up):
+        with pytest.raises(UsageError) as refused:
+            run(knob("team/k1"))
+        assert re.fullmatch(KNOB_REFUSED, str(refused.value)), refused.value
+    assert {c.method for c in stack.fake.calls} == {"identity", "namespaced", "close"}
+    assert stack.state().resources == []
+    assert stack.preview(knob("k1")).ok  # its name alone adopts it
+
+
+def test_a_custom_kinds_scope_from_its_crd_in_the_program_asks_no_cluster(stack: Stack) -> None:
+    for run in (stack.preview, stack.up):
+        with pytest.raises(UsageError) as refused:
+            run(knob("team/k1", with_crd=True))
+        assert re.fullmatch(KNOB_REFUSED, str(refused.value)), refused.value
+    assert stack.fake.calls == []
+    assert stack.state().resources == []
