@@ -257,25 +257,26 @@ def named_metadata(
     resource: Resource, meta: Mapping[str, Any], old: ResourceState | None
 ) -> tuple[dict[str, Any], bool]:
     """The `metadata` a Kubernetes resource's object is applied with, and whether it was
-    auto-named: without a `name`, the one it imports (unless its record `old` has that id),
-    else the one its record holds, else `<logical name>-<8 hex digits>`; without a `namespace`, the one it imports from, if
+    auto-named: without a `name`, the one it imports, else the one its record `old` holds,
+    else `<logical name>-<8 hex digits>`; without a `namespace`, the one it imports from, if
     any (else its provider's default, which only its id holds: `Run._object_id`). What a
     run applies (`Run._desired`) and what the check of one resource per object
     (`operations`) compares, so that the two name an object alike."""
     named = dict(meta)
     auto = not named.get("name")
     object_id = resource.opts.import_
-    if auto:
+    if auto and object_id:
+        # The import's id names the object, a name not Stackwright's: kept once it is
+        # adopted (a replacement deletes it first and makes it again under that name, as
+        # Pulumi's imported resources, which are named, are), and an id other than the
+        # record's names the object the resource moves to (Pulumi's import-replacement).
+        named["name"] = object_id.rpartition("/")[2]
+        auto = False
+    elif auto:
         recorded = metadata_of(old.inputs).get("name") if old is not None else None
-        # An import id other than the record's names the object the resource moves to,
-        # its name as its namespace (Pulumi's import-replacement): a name not Stackwright's.
-        if object_id and not (recorded and import_done(object_id, old)):
-            named["name"] = object_id.rpartition("/")[2]
-            auto = False
-        elif recorded:
-            named["name"] = str(recorded)
-        else:
-            named["name"] = auto_name(resource.resource_name, resource.urn)
+        named["name"] = (
+            str(recorded) if recorded else auto_name(resource.resource_name, resource.urn)
+        )
     imported_namespace = (object_id or "").rpartition("/")[0]
     if imported_namespace and not named.get("namespace"):
         named["namespace"] = imported_namespace

@@ -265,3 +265,25 @@ def test_a_custom_kinds_scope_from_its_crd_in_the_program_asks_no_cluster(stack:
         assert re.fullmatch(KNOB_REFUSED, str(refused.value)), refused.value
     assert stack.fake.calls == []
     assert stack.state().resources == []
+
+
+def test_a_resource_named_by_its_import_keeps_its_name_when_replaced(stack: Stack) -> None:
+    """Without a `metadata.name`, the import's id names the object: it was never auto-named,
+    so a replacement deleted `web` and made it again as `web-<8 hex>`. Named as Pulumi's
+    imported resources are, it is replaced under its name (deleted first)."""
+    stack.fake.put({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "team"}})
+    stack.fake.put(
+        {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {"name": "web", "namespace": "team"},
+            "data": {"a": "b"},
+        },
+        manager="kubectl-create",
+    )
+    assert stack.up(importing({})).ok
+    replacing = frozenset({urn(CM, "web")})
+    assert stack.up(importing({}), replace=replacing).ok
+    assert stack.started()[0] == ("replace", "web")
+    assert stack.recorded(urn(CM, "web")).id == "team/web"
+    assert stack.fake.names("ConfigMap") == ["team/web"]
