@@ -1181,20 +1181,34 @@ def _hand_edits(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def _created_fields(live: dict[str, Any]) -> dict[str, Any] | None:
-    """For an object only `Update` managers wrote: the fieldsV1 of its creator's entry and of
-    kubectl's hand edits (`_KUBECTL_EDITS`), whose labels and annotations it declares; None
-    without managedFields (nothing tells one manager's key from another's).
+    """For an object only `Update` managers wrote: the fieldsV1 of its creator's entry, of
+    kubectl's hand edits (`_KUBECTL_EDITS`) and of the label and annotation keys no entry
+    names (`_unnamed_keys`), whose labels and annotations it declares; None without
+    managedFields (nothing tells one manager's key from another's).
 
     The creator is the Update manager that wrote most of the object outside its metadata,
     its spec or data (`kubectl create`'s `kubectl-create`, Helm 3's `helm`), ties broken by
-    the earliest `time`, then by the most fields named in all: a manager that only labelled it since (`kubectl label
-    --field-manager=policy-agent`, the Deployment controller's revision) names none of it.
-    A key such a manager set, or set again since, is its own: declared, `up` would take it
-    over and write back a stale value."""
+    the earliest `time`, then by the most fields named in all: a manager that only labelled
+    it since (`kubectl label --field-manager=policy-agent`, the Deployment controller's
+    revision) names none of it. A key such a manager set, or set again since, is its own:
+    declared, `up` would take it over and write back a stale value.
+
+    A creator may have left no entry (entries rewritten by a client, or every field it
+    wrote taken over since): then a key no entry names, or a spec no entry names, is its
+    mark. Its keys are those no entry names, and no other manager stands in for it."""
     declaring = _declaring_entries(live)
     updates = [e for e in declaring if e.get("operation") == "Update"]
     if not updates:
         return None
+    unnamed = _unnamed_keys(live)
+    creator = None if unnamed else _creator(live, updates)
+    made = [] if creator is None else [creator.get("fieldsV1") or {}]
+    return fields_union(*made, *_hand_edits(declaring), unnamed)
+
+
+def _creator(live: dict[str, Any], updates: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The Update entry of the manager that made the object (`_created_fields`), or None
+    when none can be: the object has more than metadata and no entry names any of it."""
 
     def rank(entry: dict[str, Any]) -> tuple[int, str, int]:
         named = entry.get("fieldsV1") or {}
@@ -1203,8 +1217,32 @@ def _created_fields(live: dict[str, Any]) -> dict[str, Any] | None:
         # managers by name) the creator's entry names more: its keys and their map (`.`).
         return -_leaves(fields), str(entry.get("time") or "~"), -_leaves(named)
 
-    creator = min(updates, key=rank)
-    return fields_union(creator.get("fieldsV1") or {}, *_hand_edits(declaring))
+    # A subresource's writer (`scale`) changed an object that was there.
+    made = [e for e in updates if not e.get("subresource")]
+    creator = min(made, key=rank, default=None)
+    content = any(k not in ("apiVersion", "kind", "metadata", "status") for k in live)
+    if creator is None or (content and rank(creator)[0] == 0):
+        return None
+    return creator
+
+
+def _unnamed_keys(live: dict[str, Any]) -> dict[str, Any]:
+    """The fieldsV1 of the object's label and annotation keys that no managedFields entry
+    names (tools' marks aside): their writer left no entry."""
+    managed = (live.get("metadata") or {}).get("managedFields") or ()
+    named = (fields_union(*(m.get("fieldsV1") or {} for m in managed)).get("f:metadata")) or {}
+    meta = live.get("metadata") or {}
+    unnamed: dict[str, Any] = {}
+    for which in ("labels", "annotations"):
+        owned = named.get(f"f:{which}") or {}
+        found: dict[str, Any] = {
+            f"f:{k}": {}
+            for k in meta.get(which) or {}
+            if f"f:{k}" not in owned and not _tool_mark(which, k)
+        }
+        if found:
+            unnamed[f"f:{which}"] = found
+    return {"f:metadata": unnamed} if unnamed else {}
 
 
 def _leaves(fields: Mapping[str, Any]) -> int:

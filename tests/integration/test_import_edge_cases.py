@@ -116,3 +116,39 @@ def test_import_ids_that_name_another_object_than_the_program_are_refused_before
     assert p.resources()["k1"]["inputs"]["metadata"] == {"name": "k1"}
     p.sw("destroy", "--yes")
     cluster.kubectl("delete", "crd", KNOB_CRD["metadata"]["name"], "--wait=false", check=False)
+
+
+def test_an_object_whose_creator_left_no_entry_declares_the_keys_no_entry_names(
+    new_project: Any, cluster: LiveCluster
+) -> None:
+    """`kubectl create` made it, a policy agent labelled it, and a client rewrote its
+    managedFields to the agent's entry alone (the API server takes a write's managedFields
+    as given): the agent passed for its creator, its label was printed and the ones the
+    object was made with were not. The keys no entry names are the unknown creator's."""
+    p = with_namespace(new_project)
+    config = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": "made", "namespace": p.ns, "labels": {"tier": "web"}},
+        "data": {"mode": "fast"},
+    }
+    cluster.kubectl("create", "-f", "-", input=json.dumps(config))
+    cluster.kubectl(
+        "label", "configmap", "made", "-n", p.ns, "zone=a", "--field-manager=policy-agent"
+    )
+    entries = live(cluster, "configmap", "made", p.ns)["metadata"]["managedFields"]
+    agents = [e for e in entries if e["manager"] == "policy-agent"]
+    rewrite = {"metadata": {"managedFields": agents}}
+    cluster.kubectl(
+        "patch", "configmap", "made", "-n", p.ns, "--type=merge", "-p", json.dumps(rewrite)
+    )
+    after = live(cluster, "configmap", "made", p.ns)["metadata"]
+    assert [e["manager"] for e in after["managedFields"]] == ["policy-agent"]
+    assert after["labels"] == {"tier": "web", "zone": "a"}
+
+    code = imported(p, "kubernetes:core/v1:ConfigMap", "made", "made")
+    assert "'labels': {'tier': 'web'}" in code, code
+    assert "zone" not in code, code
+    p.program(NAMESPACE + code + "\n")
+    assert p.preview().changed() == {}
+    assert live(cluster, "configmap", "made", p.ns)["metadata"]["labels"]["zone"] == "a"

@@ -390,3 +390,35 @@ def test_a_field_that_reads_back_null_is_not_declared() -> None:
         **{k: v for k, v in role.items() if k != "rules"},
         "metadata": {"name": "r"},
     }
+
+
+def test_without_its_creators_entry_the_keys_no_entry_names_are_declared() -> None:
+    """An object whose creator left no managedFields entry (its entries rewritten, or its
+    creator's fields all taken over) took the next Update manager as its creator: a policy
+    agent's label was declared as if it had made the object, and the labels it was made
+    with were dropped. Its creator is unknown: the keys no entry names are its."""
+    managed = [
+        update("policy-agent", "2026-01-01T00:00:07Z", **keys("labels", "example.com/zone")),
+        update("kubectl-label", "2026-01-01T00:00:08Z", **keys("labels", "owner")),
+    ]
+    labels = {"tier": "web", "owner": "ops", "example.com/zone": "a"}
+    live = deployment(labels=labels, managedFields=managed)
+    got = declared_fields(live)
+    assert got["metadata"]["labels"] == {"tier": "web", "owner": "ops"}
+    assert got["spec"] == live["spec"]
+    # An object with nothing but metadata: the same.
+    config = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": "c", "labels": {"app": "a", "zone": "z"}, "managedFields": managed},
+    }
+    managed[:] = [update("policy-agent", "2026-01-01T00:00:02Z", **keys("labels", "zone"))]
+    assert declared_fields(config)["metadata"] == {"name": "c", "labels": {"app": "a"}}
+
+
+def test_a_manager_that_wrote_only_metadata_is_not_the_creator_of_an_object_with_a_spec() -> None:
+    """No entry names the spec: its writer, the creator, left none; a manager that labelled
+    the object is not it, though every label key has an owner."""
+    managed = [update("policy-agent", "2026-01-01T00:00:07Z", **keys("labels", "zone"))]
+    live = deployment(labels={"zone": "a"}, managedFields=managed)
+    assert "labels" not in declared_fields(live)["metadata"]
