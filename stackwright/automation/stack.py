@@ -733,13 +733,19 @@ class Workspace:
         found = await asyncio.gather(*(read(r) for r in requests), return_exceptions=True)
         problems: list[tuple[ImportEntry, UsageError]] = []
         checked: list[tuple[_ImportRequest, dict[str, Any]]] = []
+        # By the object read: two ids may name one (a name alone is the default namespace's).
+        objects: dict[tuple[str, str], ImportEntry] = {}
         for request, result in zip(requests, found, strict=True):
             if isinstance(result, UsageError):
                 problems.append((request.entry, result))
             elif isinstance(result, BaseException):
                 raise result
             else:
-                checked.append((request, result))
+                same = _same_object(objects, request, request.id_of(result))
+                if same is not None:
+                    problems.append((request.entry, same))
+                else:
+                    checked.append((request, result))
         _refuse(problems)
         return checked
 
@@ -821,14 +827,19 @@ class _ImportRequest:
         group = self.api_version.rpartition("/")[0]
         return f"{self.kind}.{group}" if group else self.kind
 
+    def id_of(self, live: dict[str, Any]) -> str:
+        """The id of the object read (`namespace/name`, a namespace the entry's id may have
+        left to the provider's default)."""
+        ns = (live.get("metadata") or {}).get("namespace")
+        return f"{ns}/{self.object_name}" if ns else self.object_name
+
     def imported(self, live: dict[str, Any], declared: dict[str, Any], protect: bool) -> Imported:
         """The record of the object as `live` has it, declaring `declared` (its
         `declared_fields`, as read before Stackwright's apply: what the code printed says)."""
-        ns = (live.get("metadata") or {}).get("namespace")
         record = ResourceState(
             urn=self.urn,
             type=self.entry.type_token,
-            id=f"{ns}/{self.object_name}" if ns else self.object_name,
+            id=self.id_of(live),
             inputs=_as_string_data(declared),
             secret_paths=always_secret(live),
             protect=protect,
@@ -842,10 +853,12 @@ def _import_requests(
     stack: str, project: str, entries: Sequence[ImportEntry], *, one_per_name: bool
 ) -> list[_ImportRequest]:
     """Each entry's object and URN, or one UsageError naming every entry that is malformed
-    or names an object or a URN (with `one_per_name`, a name) an earlier entry does."""
+    or names an object or a URN (with `one_per_name`, a name) an earlier entry does. Ids
+    that differ and name one object (`web`, the default namespace's, and `default/web`)
+    are found once it is read (`Workspace._read_importable`)."""
     problems: list[tuple[ImportEntry, UsageError]] = []
     requests: list[_ImportRequest] = []
-    objects: dict[tuple[str, str, str], ImportEntry] = {}
+    objects: dict[tuple[str, str], ImportEntry] = {}
     names: dict[str, ImportEntry] = {}  # by URN, or with `one_per_name` by name
     for entry in entries:
         try:
@@ -854,20 +867,29 @@ def _import_requests(
             problems.append((entry, exc))
             continue
         urn = make_urn(stack, project, entry.type_token, entry.name)
-        key = (api_version.rpartition("/")[0], kind, entry.object_id)
-        if key in objects:
-            problems.append(
-                (entry, UsageError(f"{kind} {entry.object_id} is {objects[key].where}'s too"))
-            )
+        request = _ImportRequest(entry, urn, api_version, kind, name)
+        if (same := _same_object(objects, request, entry.object_id)) is not None:
+            problems.append((entry, same))
         elif (taken := entry.name if one_per_name else urn) in names:
             said = f"name {taken!r}" if one_per_name else taken
             other = names[taken].where
             problems.append((entry, UsageError(f"{said} is {other}'s too: give one another name")))
         else:
-            objects[key] = names[taken] = entry
-            requests.append(_ImportRequest(entry, urn, api_version, kind, name))
+            names[taken] = entry
+            requests.append(request)
     _refuse(problems)
     return requests
+
+
+def _same_object(
+    seen: dict[tuple[str, str], ImportEntry], request: _ImportRequest, object_id: str
+) -> UsageError | None:
+    """Why `request` may not adopt the object `object_id` names, when an earlier entry of
+    `seen` (by kind and id, where each entry is added) adopts it already; else None."""
+    first = seen.setdefault((request.group_kind, object_id), request.entry)
+    if first is request.entry:
+        return None
+    return UsageError(f"{request.kind} {object_id} is {first.where}'s too")
 
 
 def _one_key_each(imported: list[Imported]) -> list[Imported]:

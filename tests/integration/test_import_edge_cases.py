@@ -152,3 +152,27 @@ def test_an_object_whose_creator_left_no_entry_declares_the_keys_no_entry_names(
     p.program(NAMESPACE + code + "\n")
     assert p.preview().changed() == {}
     assert live(cluster, "configmap", "made", p.ns)["metadata"]["labels"]["zone"] == "a"
+
+
+def test_two_ids_naming_one_object_in_an_import_file_are_refused(
+    new_project: Any, cluster: LiveCluster
+) -> None:
+    """`web` (the default namespace's) and `<ns>/web` name one object where the stack's
+    namespace is `<ns>`: both entries were adopted, two resources managing one object."""
+    p = with_namespace(new_project)
+    p.sw("config", "set", "kubernetes:namespace", p.ns)
+    cluster.kubectl("create", "configmap", "web", "-n", p.ns, "--from-literal=a=1")
+    imports = {
+        "resources": [
+            {"type": "kubernetes:core/v1:ConfigMap", "name": "a", "id": "web"},
+            {"type": "kubernetes:core/v1:ConfigMap", "name": "b", "id": f"{p.ns}/web"},
+        ]
+    }
+    (p.root / "resources.json").write_text(json.dumps(imports))
+    before = p.state()
+    done = p.sw("import", "--file", "resources.json", "--yes", rc=2)
+    assert done.err.strip() == (
+        f"error: resources.json entry 2: ConfigMap {p.ns}/web is resources.json entry 1's "
+        "too (nothing was imported)"
+    )
+    assert p.state() == before
