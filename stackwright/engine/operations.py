@@ -193,25 +193,28 @@ def _known_scopes(program: Program) -> Callable[[Resource], bool | None]:
     return known
 
 
-def _check_custom_imports(
-    program: Program | None, recorded: Mapping[str, ResourceState], providers: ProviderFactory
-) -> None:
+def _check_custom_imports(program: Program, snapshot: Snapshot, providers: ProviderFactory) -> None:
     """`_check_imports` of the imports of custom kinds whose scope only the cluster knows
     (their CRD is not in the program), through the stack's default provider: one discovery
     question per kind, asked only when there is such an import still to do. A kind it does
     not serve is left to the run, which says so; an explicit provider's, to the run too."""
-    if program is None:
-        return
     known = _known_scopes(program)
-    asking = {
-        (str(r.props.get("apiVersion", "")), str(r.props.get("kind", "")))
+    unknown = [
+        r
         for r in program.resources
         if r.opts.import_
         and r.custom
         and is_kubernetes(r.resource_type)
         and not provider_urn(r)
         and known(r) is None
-        and not import_done(r.opts.import_, recorded.get(r.urn))
+    ]
+    if not unknown:  # the usual program: nothing more to read, nothing asked
+        return
+    recorded = _records_as_run(program, snapshot)
+    asking = {
+        (str(r.props.get("apiVersion", "")), str(r.props.get("kind", "")))
+        for r in unknown
+        if r.opts.import_ and not import_done(r.opts.import_, recorded.get(r.urn))
     }
     if not asking:
         return
@@ -481,7 +484,7 @@ def run(
     _check_input(options, program, snapshot, listener, policy)
     clusters = check_clusters(providers, program, snapshot, options)
     if program is not None:
-        _check_custom_imports(program, _records_as_run(program, snapshot), providers)
+        _check_custom_imports(program, snapshot, providers)
     started = time.monotonic()
     written = 0
     if options.dry_run:
