@@ -1252,7 +1252,7 @@ def _unnamed_keys(live: dict[str, Any]) -> dict[str, Any]:
     """The fieldsV1 of the object's label and annotation keys that no managedFields entry
     names (tools' marks aside): their writer left no entry."""
     managed = (live.get("metadata") or {}).get("managedFields") or ()
-    named = (fields_union(*(m.get("fieldsV1") or {} for m in managed)).get("f:metadata")) or {}
+    named = fields_union(*(m.get("fieldsV1") or {} for m in managed)).get("f:metadata") or {}
     meta = live.get("metadata") or {}
     unnamed: dict[str, Any] = {}
     for which in ("labels", "annotations"):

@@ -327,8 +327,8 @@ def import_disagreement(
     the provider's default namespace's (`default_namespace`; "" when not known yet), as a
     Pulumi id is. Values not known yet (Outputs), a kind whose scope is not known
     (`namespaced` None) and a resource recorded with that id (`import_done`) are let
-    through; the run checks the one at its inputs (`Run._desired`), what `operations`
-    checks first."""
+    through; the run checks the one at its inputs (`Run._check_import_id`), what
+    `operations` checks first."""
     object_id = resource.opts.import_
     if not object_id or import_done(object_id, old):
         return None
