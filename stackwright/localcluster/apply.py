@@ -1273,8 +1273,9 @@ def track_update(
     `new` (on create: every field of `new`, defaults included); every other manager
     loses the fields that changed or went away. A request may rewrite managedFields
     itself: its entries are used instead of the old ones, and `[]` or `[{}]` clears
-    them (so the manager owns only what this request changed). Writes to a
-    subresource always start from the stored entries.
+    them. Writes to a subresource always start from the stored entries. An update of an
+    object left without entries (cleared) records none, as the API server's
+    skipNonAppliedManager does: it tracks an object again from its next apply.
     """
     meta = new.get("metadata")
     if not isinstance(meta, dict):
@@ -1298,6 +1299,11 @@ def track_update(
                 managers = _decode_managers(stored)
     except _DecodeError:
         return  # as decodeLiveOrNew's failure: the object goes through untouched
+    if not managers and old is not None:
+        # skipNonAppliedManager: an existing object without managedFields (cleared, or made
+        # before they were kept) is not tracked by an update; only an apply starts again.
+        meta.pop("managedFields", None)
+        return
     before = _without_managed_fields(old) if old is not None else _zero_object(root, resolve)
     after = _without_managed_fields(new)
     comparison = _compare(before, after, root, resolve)

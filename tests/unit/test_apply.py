@@ -880,11 +880,17 @@ def test_a_request_may_rewrite_managed_fields() -> None:
 
 
 def test_an_empty_managed_fields_list_resets_tracking() -> None:
+    """Cleared, an object is not tracked by updates (the API server's skipNonAppliedManager:
+    an existing object without managedFields records none until its next apply), the
+    clearing update's own changes included; a create is tracked."""
     live = update(None, configmap({"a": "1"}), "editor")
     cleared = update(live, configmap({"a": "1"}, managedFields=[]), "editor", now=T1)
     assert "managedFields" not in cleared["metadata"]
     changed = update(live, configmap({"a": "1", "b": "2"}, managedFields=[{}]), "editor", now=T1)
-    assert owners(changed) == {"editor": {".data.b"}}
+    assert "managedFields" not in changed["metadata"]
+    labelled = update(cleared, configmap({"a": "1", "c": "3"}), "labeller", now=T2)
+    assert "managedFields" not in labelled["metadata"]
+    assert owners(update(None, configmap({"a": "1"}), "maker")) == {"maker": {".data", ".data.a"}}
 
 
 def test_managed_fields_the_request_drops_or_garbles_are_kept() -> None:
