@@ -651,6 +651,7 @@ class Cluster:
             self._settle_namespace(rtype, meta, namespace)
         applied, warnings = self._check_fields(rtype, applied, opts, apply=True)
         meta = applied["metadata"]
+        _check_applied_uid(rtype, name, meta, old)
         if old is not None:
             _check_resource_version(rtype, name, meta, old)
         meta.pop("resourceVersion", None)
@@ -1275,6 +1276,30 @@ def _check_resource_version(rtype: ResourceType, name: str, meta: dict[str, Any]
             rtype.plural, rtype.group, name,
             "the object has been modified; please apply your changes to the latest version and try again",
         )  # fmt: skip
+
+
+def _check_applied_uid(
+    rtype: ResourceType, name: str, meta: dict[str, Any], old: Obj | None
+) -> None:
+    """An apply that names a uid changes that object only, as kube-apiserver's patcher
+    answers: none there is a 409 (it would create one), another one's uid a 422 (the uid is
+    immutable), so that a client can apply to the object it read and never make a new one."""
+    given = meta.get("uid")
+    if not given:
+        return
+    if old is None:
+        raise status.conflict(
+            rtype.plural, rtype.group, name,
+            f"uid mismatch: the provided object specified uid {given}, and no existing object "
+            "was found",
+        )  # fmt: skip
+    if given != old["metadata"].get("uid"):
+        raise status.invalid_object(
+            rtype.kind,
+            rtype.group,
+            name,
+            [status.invalid("metadata.uid", given, "field is immutable")],
+        )
 
 
 def _settle_name(meta: dict[str, Any], name: str) -> None:

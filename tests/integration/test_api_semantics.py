@@ -496,6 +496,36 @@ def test_apply_conflict_and_force(api: httpx.Client) -> None:
     assert managers["bob"]["fieldsV1"]["f:data"] == {"f:a": {}}
 
 
+def test_apply_with_a_uid_changes_that_object_only(api: httpx.Client) -> None:
+    # As kube-apiserver (TestCreateOnApplyFailsWithUID; kubernetes#127625): a uid in an apply
+    # is a precondition, so that a client never creates an object it meant to change.
+    path = "/api/v1/namespaces/meta/configmaps/uid-bound"
+    absent = ssa(
+        api, path, cm("uid-bound", {"a": "1"}, uid="0f0e0d0c-0000-4000-8000-000000000001"), "al"
+    )
+    assert absent.status_code == 409, absent.text
+    assert absent.json()["message"] == (
+        'Operation cannot be fulfilled on configmaps "uid-bound": uid mismatch: the provided '
+        "object specified uid 0f0e0d0c-0000-4000-8000-000000000001, and no existing object was found"
+    )
+    assert api.get(path).status_code == 404, "an apply with a uid must not create the object"
+    uid = ssa(api, path, cm("uid-bound", {"a": "1"}), "al").json()["metadata"]["uid"]
+    other = ssa(
+        api, path, cm("uid-bound", {"a": "2"}, uid="0f0e0d0c-0000-4000-8000-000000000002"), "al"
+    )
+    assert other.status_code == 422, other.text
+    assert other.json()["message"] == (
+        'ConfigMap "uid-bound" is invalid: metadata.uid: Invalid value: '
+        '"0f0e0d0c-0000-4000-8000-000000000002": field is immutable'
+    )
+    same = ssa(api, path, cm("uid-bound", {"a": "3"}, uid=uid), "al")
+    assert same.status_code == 200 and same.json()["data"] == {"a": "3"}
+    assert same.json()["metadata"]["uid"] == uid
+    # Nobody owns the uid: it is a precondition, not a field.
+    (entry,) = same.json()["metadata"]["managedFields"]
+    assert "f:metadata" not in entry["fieldsV1"], entry
+
+
 def test_apply_conflict_with_update_manager(api: httpx.Client) -> None:
     path = "/apis/apps/v1/namespaces/meta/deployments/ssa-dep"
     ssa(api, path, deployment("ssa-dep", replicas=2), "stackwright")
