@@ -1635,8 +1635,7 @@ class Run:
         if patch:
             if object_key(new) in self.held:
                 return  # the object this run makes first: nothing to dry-run against yet
-            await self._check_target(provider, new)
-            previewed = await self._send_patch(provider.preview, new)
+            previewed = await self._patched(provider, provider.preview, new)
         else:
             previewed = await self._preview_object(provider, step, namespace, force)
         if step.op is Op.UPDATE and isinstance(previewed, dict):
@@ -1745,8 +1744,7 @@ class Run:
             if step.op is Op.UPDATE and step.old is not None and _manager_changed(step.old, new):
                 # The fields the former manager owns would be held for good: given up now
                 # that the new one owns them too, within the step (a crash re-runs both).
-                async with self._sem:
-                    await self._relinquish(step.old)
+                await self._relinquish(step.old)
         except BaseException as exc:
             self._failed_write(number, exc)
             raise
@@ -1935,35 +1933,63 @@ class Run:
         """Refuse a Patch of an object that is not there: as Pulumi's, a Patch changes an
         existing object and creates none (server-side apply alone would create it)."""
         if await self._read_object(provider, new) is None:
-            kind = new.inputs.get("kind")
-            raise UsageError(
-                f"{kind} {new.id} does not exist: a Patch changes an existing object and "
-                "creates none; create it first (or declare it in the program: the Patch "
-                "follows it), or name an object that exists"
-            )
+            raise _missing_target(new)
+
+    async def _patched(
+        self,
+        provider: Provider,
+        send: Callable[..., Awaitable[dict[str, Any]]],
+        state: ResourceState,
+    ) -> dict[str, Any]:
+        """A Patch's fields applied (or dry-run: `send`) to its object, forced only when its
+        `stackwright.io/patch-force` annotation says so."""
+        body, force = patch_body(state.inputs), patch_forced(state.inputs)
+        live = await self._send_patch(provider, send, state, body, force=force)
+        if live is None:
+            raise _missing_target(state)
+        return live
 
     async def _send_patch(
-        self, send: Callable[..., Awaitable[dict[str, Any]]], state: ResourceState
-    ) -> dict[str, Any]:
-        """A Patch's apply (or its dry run: `send`) as its own field manager, forced only
-        when its `stackwright.io/patch-force` annotation says so."""
-        try:
-            async with self._sem:
-                return await send(
-                    patch_body(state.inputs),
-                    force=patch_forced(state.inputs),
-                    warn=self._warner(state.urn),
-                    field_manager=patch_field_manager(state.urn, state.inputs, None),
-                )
-        except StackwrightError as exc:
-            conflicts = getattr(exc, "conflicts", ())
-            if not conflicts:
-                raise
-            raise PatchConflict(conflicts) from exc
+        self,
+        provider: Provider,
+        send: Callable[..., Awaitable[dict[str, Any]]],
+        state: ResourceState,
+        body: Mapping[str, Any],
+        *,
+        force: bool = False,
+    ) -> dict[str, Any] | None:
+        """`body` (a Patch's fields, or the empty patch that gives them up) applied as the
+        Patch's own field manager to the object of its name there is now, and to that one
+        only: the apply names the uid just read, which the API server holds it to (it
+        refuses an apply naming a uid no object has, rather than create one). An object
+        deleted since it was read is not made again; one made again under its name is read
+        and applied to. None: there is no object."""
+        manager = patch_field_manager(state.urn, state.inputs, None)
+        live = await self._read_object(provider, state)
+        attempt = 0
+        while live is not None:
+            uid = metadata_of(live).get("uid")
+            bound = {**body, "metadata": {**metadata_of(body), "uid": uid}}
+            attempt += 1
+            try:
+                async with self._sem:
+                    return await send(
+                        bound, force=force, warn=self._warner(state.urn), field_manager=manager
+                    )
+            except StackwrightError as exc:
+                conflicts = getattr(exc, "conflicts", ())
+                if conflicts:
+                    raise PatchConflict(conflicts) from exc
+                # Refused for naming a uid the object no longer has, or for its own reasons.
+                live = await self._read_object(provider, state)
+                same = live is not None and metadata_of(live).get("uid") == uid
+                if same or (live is not None and attempt == _PATCH_ATTEMPTS):
+                    raise
+        return None
 
     async def _apply(self, provider: Provider, state: ResourceState, force: bool) -> dict[str, Any]:
         if is_patch(state):  # no marks, no ApplySet: the object is not the stack's
-            return await self._send_patch(provider.apply, state)
+            return await self._patched(provider, provider.apply, state)
         namespace = state.id.rpartition("/")[0] or None
         if namespace is not None:
             await self._ensure_applyset(provider, state.provider, namespace)
@@ -2036,8 +2062,7 @@ class Run:
                 and not keep_object
                 and not (state.retain_on_delete and op is Op.DELETE)
             ):
-                async with self._sem:
-                    await self._relinquish(state)
+                await self._relinquish(state)
             elif state.custom and is_kubernetes(state) and not keep_object:
                 # Retained: left in the cluster, but no longer marked as the stack's (an
                 # ApplySet prune would otherwise still count it a member).
@@ -2065,19 +2090,13 @@ class Run:
 
     async def _relinquish(self, state: ResourceState) -> None:
         """Give up the fields a Patch's manager owns (an empty apply as that manager), the
-        object kept; an object that is gone took them with it (the apply would create it)."""
+        object kept; an object that is gone took them with it (and is not made again)."""
         provider = self.deleting_provider(state.provider)
-        api_version, kind, namespace, name = object_ref(state)
-        if await provider.read(api_version, kind, namespace, name) is None:
-            return
         body = relinquishing_body(state)
+        namespace = object_ref(state)[2]
         if namespace is not None:
             body["metadata"]["namespace"] = namespace
-        await provider.apply(
-            body,
-            warn=self._warner(state.urn),
-            field_manager=patch_field_manager(state.urn, state.inputs, None),
-        )
+        await self._send_patch(provider, provider.apply, state, body)
 
     async def delete_all(self, states: list[ResourceState], *, blocked: bool = False) -> set[str]:
         """Delete `states` in reverse dependency order (dependents first), concurrently;
@@ -2637,6 +2656,19 @@ def _identity(obj: Mapping[str, Any]) -> dict[str, Any]:
         "kind": obj.get("kind"),
         "metadata": {k: meta[k] for k in _IDENTITY_METADATA if k in meta},
     }
+
+
+#: How many times a Patch's apply reads its object again when the object was deleted (and
+#: perhaps made again) between the read and the apply, before it reports the failure.
+_PATCH_ATTEMPTS = 3
+
+
+def _missing_target(new: ResourceState) -> UsageError:
+    return UsageError(
+        f"{new.inputs.get('kind')} {new.id} does not exist: a Patch changes an existing object "
+        "and creates none; create it first (or declare it in the program: the Patch follows "
+        "it), or name an object that exists"
+    )
 
 
 def _manager_changed(old: ResourceState, new: ResourceState) -> bool:

@@ -781,6 +781,11 @@ class FakeCluster:
         the field over. Changing an immutable field is refused, as the API server does.
         """
         before = self.objects.get(key)
+        given_uid = _meta(body).get("uid")  # a precondition, as the API server takes it
+        if given_uid and before is None:
+            raise FakeApiError(f"{key.kind} {key.name}: uid mismatch: no existing object", 409)
+        if given_uid and given_uid != _meta(before or {}).get("uid"):
+            raise FakeApiError(f"{key.kind} {key.name}: metadata.uid: field is immutable", 422)
         live: Obj = copy.deepcopy(before) if before is not None else {}
         owners = {m: set(p) for m, p in self.owners.get(key, {}).items()}
         fields = _content_leaves(body)

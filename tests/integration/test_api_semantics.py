@@ -500,23 +500,24 @@ def test_apply_with_a_uid_changes_that_object_only(api: httpx.Client) -> None:
     # As kube-apiserver (TestCreateOnApplyFailsWithUID; kubernetes#127625): a uid in an apply
     # is a precondition, so that a client never creates an object it meant to change.
     path = "/api/v1/namespaces/meta/configmaps/uid-bound"
-    absent = ssa(
-        api, path, cm("uid-bound", {"a": "1"}, uid="0f0e0d0c-0000-4000-8000-000000000001"), "al"
-    )
+    stale = "0f0e0d0c-0000-4000-8000-000000000001"
+
+    def apply(**uid: str) -> httpx.Response:
+        return ssa(api, path, cm("uid-bound", {"a": "1"}, **uid), "al")
+
+    absent = apply(uid=stale)
     assert absent.status_code == 409, absent.text
     assert absent.json()["message"] == (
         'Operation cannot be fulfilled on configmaps "uid-bound": uid mismatch: the provided '
-        "object specified uid 0f0e0d0c-0000-4000-8000-000000000001, and no existing object was found"
+        f"object specified uid {stale}, and no existing object was found"
     )
     assert api.get(path).status_code == 404, "an apply with a uid must not create the object"
-    uid = ssa(api, path, cm("uid-bound", {"a": "1"}), "al").json()["metadata"]["uid"]
-    other = ssa(
-        api, path, cm("uid-bound", {"a": "2"}, uid="0f0e0d0c-0000-4000-8000-000000000002"), "al"
-    )
+    uid = apply().json()["metadata"]["uid"]
+    other = apply(uid=stale)
     assert other.status_code == 422, other.text
     assert other.json()["message"] == (
-        'ConfigMap "uid-bound" is invalid: metadata.uid: Invalid value: '
-        '"0f0e0d0c-0000-4000-8000-000000000002": field is immutable'
+        f'ConfigMap "uid-bound" is invalid: metadata.uid: Invalid value: "{stale}": field is '
+        "immutable"
     )
     same = ssa(api, path, cm("uid-bound", {"a": "3"}, uid=uid), "al")
     assert same.status_code == 200 and same.json()["data"] == {"a": "3"}

@@ -377,3 +377,58 @@ def test_a_patch_of_an_object_the_program_makes_follows_it(
     obj = live(cluster, "configmap", "base", p.ns)
     assert obj["data"] == {"own": "1", "extra": "1"}
     assert _patch_manager(p, "extra") in managers(obj)
+
+
+def test_an_object_deleted_just_before_the_apply_is_not_made_again(
+    new_project: Any, cluster: LiveCluster, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Someone deletes (or deletes and makes again) the object between the run's read of it
+    # and its apply: the apply names the uid it read, so the server refuses to create it.
+    from stackwright.providers.kubernetes.provider import KubernetesProvider
+
+    p = new_project()
+    _namespace(cluster, p.ns)
+    create(cluster, "ConfigMap", "racy", p.ns, data={"a": "1"})
+
+    def patch_sets(value: str) -> None:
+        p.program(
+            f"""
+            k8s.core.v1.ConfigMapPatch("racy", metadata={{"name": "racy", "namespace": NS}},
+                                       data={{"b": "{value}"}})
+            """
+        )
+
+    patch_sets("2")
+    before_apply: list[str] = []  # what to do to the object before the next apply reaches it
+    original = KubernetesProvider.apply
+
+    async def apply(self: Any, desired: Any, **kwargs: Any) -> Any:
+        if desired["metadata"]["name"] == "racy" and before_apply:
+            cluster.kubectl("delete", "configmap", "racy", "-n", p.ns)
+            if before_apply.pop(0) == "recreate":
+                create(cluster, "ConfigMap", "racy", p.ns, data={"again": "1"})
+        return await original(self, desired, **kwargs)
+
+    monkeypatch.setattr(KubernetesProvider, "apply", apply)
+
+    # Deleted, then made again under its name: the Patch applies to the object there now.
+    before_apply.append("recreate")
+    p.up()
+    assert live(cluster, "configmap", "racy", p.ns)["data"] == {"again": "1", "b": "2"}
+
+    # Deleted just before a change's apply: the step fails as for a missing object.
+    patch_sets("3")
+    before_apply.append("delete")
+    failed = p.up(rc=1)
+    (done,) = failed.of("step-done")
+    assert f"ConfigMap {p.ns}/racy does not exist" in done["error"], done["error"]
+    assert get(cluster, "configmap", "racy", p.ns) is None, "the apply made the object again"
+
+    # Deleted just before the destroy gives the fields up: nothing is made either.
+    create(cluster, "ConfigMap", "racy", p.ns, data={"a": "1"})
+    patch_sets("2")
+    p.up()
+    before_apply.append("delete")
+    p.sw("destroy", "--yes", "--json")
+    assert get(cluster, "configmap", "racy", p.ns) is None, "giving up made the object again"
+    assert p.resources() == {}

@@ -114,6 +114,22 @@ def test_an_immutable_field_is_refused_like_the_api_server_does() -> None:
     assert fake.find("Deployment", "web")["spec"]["selector"] == {"matchLabels": {"app": "web"}}  # type: ignore[index]
 
 
+def test_an_apply_naming_a_uid_changes_that_object_only() -> None:
+    # As kube-apiserver: a uid in an apply is a precondition, never a create.
+    fake = FakeCluster()
+    bound = cm(mode="fast")
+    bound["metadata"]["uid"] = "00000000-0000-4000-8000-000000000999"
+    with pytest.raises(FakeApiError, match="uid mismatch") as absent:
+        run(fake.apply(bound))
+    assert absent.value.status == 409 and fake.find("ConfigMap", "settings") is None
+    uid = run(fake.apply(cm(mode="slow")))["metadata"]["uid"]
+    with pytest.raises(FakeApiError, match=r"metadata\.uid") as other:
+        run(fake.apply(bound))
+    assert other.value.status == 422
+    bound["metadata"]["uid"] = uid
+    assert run(fake.apply(bound))["data"] == {"mode": "fast"}
+
+
 def test_namespaces_and_custom_kinds_must_exist_first() -> None:
     fake = FakeCluster()
 
