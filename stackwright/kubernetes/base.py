@@ -276,12 +276,17 @@ class KubernetesResource(CustomResource):
     ) -> None:
         opts = fields.pop("opts", opts)
         cls = type(self)
+        self._check_options(cls.kind, resource_name, opts)
         _nothing_declared(cls.kind, resource_name, opts, fields)
         obj = _object(cls.api_version, cls.kind, fields, resource_name)
         _check_keys(cls.api_version, cls.kind, resource_name, obj)
         self._check_declared(cls.kind, resource_name, obj)
         token = type_token(cls.api_version, cls.kind) + cls._token_suffix
         super().__init__(token, resource_name, obj, opts)
+
+    def _check_options(self, kind: str, name: str, opts: ResourceOptions | None) -> None:
+        """Options the resource cannot take, refused at its line (a Patch: a read or an
+        import)."""
 
     def _check_declared(self, kind: str, name: str, obj: Mapping[str, Any]) -> None:
         """What else a declaration must give, refused at its line (a Patch: a name)."""
@@ -404,6 +409,7 @@ class CustomObject(KubernetesResource):
     ) -> None:
         api_version, kind = _custom_kind(resource_name, fields)
         opts = fields.pop("opts", opts)
+        self._check_options(kind, resource_name, opts)
         _nothing_declared(kind, resource_name, opts, fields)
         obj = _object(api_version, kind, fields, resource_name)
         self._check_declared(kind, resource_name, obj)
@@ -439,6 +445,22 @@ class KubernetesPatch(KubernetesResource):
     KubernetesPatch)`), so that it has the kind's fields and properties."""
 
     _token_suffix = PATCH_SUFFIX
+
+    def _check_options(self, kind: str, name: str, opts: ResourceOptions | None) -> None:
+        # Fields of an object, not an object: nothing to read (`id=`) or adopt (`import_=`).
+        if not isinstance(opts, ResourceOptions):
+            return
+        if opts.import_ is not None:
+            raise UsageError(
+                f"{kind}{PATCH_SUFFIX} {name!r} at {_declared_at()} takes no import_=: a Patch "
+                f"has no object of its own to import; drop import_= (the Patch changes the "
+                f"object it names as it is), or import the whole object as a {kind}"
+            )
+        if opts.id is not None:
+            raise UsageError(
+                f"{kind}{PATCH_SUFFIX} {name!r} at {_declared_at()} takes no id=: a Patch has "
+                f"no object of its own to read; read it as a {kind} (its get)"
+            )
 
     def _check_declared(self, kind: str, name: str, obj: Mapping[str, Any]) -> None:
         # A Patch names the object it changes: it is never auto-named (it creates nothing).

@@ -639,3 +639,23 @@ def test_custom_resource_patch(program: Program) -> None:
         k8s.apiextensions.CustomResourcePatch(
             "nameless", api_version="example.com/v1", kind="Widget", spec={"a": 1}
         )
+
+
+def test_a_patch_takes_no_import_and_no_read(program: Program) -> None:
+    # A Patch is fields of an object: nothing to adopt, nothing to read (both used to be
+    # taken and ignored, the Patch applied as if neither were given).
+    def config_map(opts: ResourceOptions) -> Any:
+        meta = {"name": "c", "namespace": "team"}
+        return k8s.core.v1.ConfigMapPatch("p", opts, metadata=meta, data={"k": "v"})
+
+    def widget(opts: ResourceOptions) -> Any:
+        return k8s.apiextensions.CustomResourcePatch(
+            "p", opts, api_version="example.com/v1", kind="Widget", metadata={"name": "c"}
+        )
+
+    for kind, declare in (("ConfigMap", config_map), ("Widget", widget)):
+        with pytest.raises(UsageError, match=rf"{kind}Patch 'p' at .* takes no import_=: "):
+            declare(ResourceOptions(import_="team/c"))
+        with pytest.raises(UsageError, match=rf"{kind}Patch 'p' at .* takes no id=: .* {kind}"):
+            declare(ResourceOptions(id="team/c"))
+    assert program.resources == []
