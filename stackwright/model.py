@@ -112,6 +112,9 @@ def urn_name(urn: str) -> str:
 #: The annotations Stackwright puts on every object it applies: which stack, which resource.
 STACK_ANNOTATION = "stackwright.io/stack"
 URN_ANNOTATION = "stackwright.io/urn"
+#: The server-side-apply field manager Stackwright applies the stack's objects as (a Patch
+#: applies as one of its own).
+FIELD_MANAGER = "stackwright"
 
 
 #: The key of a stored secret's envelope: `{"@secret": "<base64 nonce + AES-GCM ciphertext>"}`.

@@ -127,6 +127,7 @@ from stackwright.kubernetes.fields import KINDS
 from stackwright.kubernetes.provider import PROVIDER_TYPE
 from stackwright.model import (
     CLUSTER_SCOPED,
+    FIELD_MANAGER,
     STACK_ANNOTATION,
     URN_ANNOTATION,
     ClusterIdentity,
@@ -224,8 +225,14 @@ class PatchConflict(StackwrightError):
 
     status = 409  # refused: nothing changed (`records.refused`)
 
-    def __init__(self, conflicts: Sequence[Any]) -> None:
-        listed = ", ".join(f"{c.field} (manager {c.manager})" for c in conflicts)
+    def __init__(self, conflicts: Sequence[Any], owners: Mapping[str, str]) -> None:
+        # A manager this stack's resource applies as is named as that resource: which
+        # Patch (or which object of the stack) to change is what the user needs.
+        listed = ", ".join(
+            f"{c.field} (manager {c.manager}"
+            + (f", {describe(owners[c.manager])} of this stack)" if c.manager in owners else ")")
+            for c in conflicts
+        )
         super().__init__(
             f"conflict on {listed}: another manager owns it; leave the field out of the "
             f'Patch, or annotate the Patch {PATCH_FORCE}: "true" to take it over'
@@ -480,6 +487,8 @@ class Run:
         #: an old record naming one of them must not delete it (a rename back to a name whose
         #: old object still awaited deletion, or a name passed from one resource to another).
         self.held: dict[tuple[str, str, str], str] = {}
+        #: The field manager of each Patch this run applied (manager → URN), for conflicts.
+        self._patch_managers: dict[str, str] = {}
         #: The CRDs whose delete this run has warned about already (`warn_crd_deletes`).
         self._censused: set[str] = set()
         #: (provider URN, namespace) of each ApplySet the objects in `held` are members of.
@@ -1965,6 +1974,7 @@ class Run:
         deleted since it was read is not made again; one made again under its name is read
         and applied to. None: there is no object."""
         manager = patch_field_manager(state.urn, state.inputs, None)
+        self._patch_managers[manager] = state.urn
         live = await self._read_object(provider, state)
         attempt = 0
         while live is not None:
@@ -1979,13 +1989,32 @@ class Run:
             except StackwrightError as exc:
                 conflicts = getattr(exc, "conflicts", ())
                 if conflicts:
-                    raise PatchConflict(conflicts) from exc
+                    raise PatchConflict(conflicts, self._managers_of(state)) from exc
                 # Refused for naming a uid the object no longer has, or for its own reasons.
                 live = await self._read_object(provider, state)
                 same = live is not None and metadata_of(live).get("uid") == uid
                 if same or (live is not None and attempt == _PATCH_ATTEMPTS):
                     raise
         return None
+
+    def _managers_of(self, state: ResourceState) -> dict[str, str]:
+        """The field managers of the object a Patch changes that are this stack's (manager →
+        URN): each Patch's own, recorded or applied in this run, and Stackwright's when a
+        resource of the stack holds the object."""
+        owners = {
+            patch_field_manager(old.urn, old.inputs, None): old.urn
+            for old in self.old.values()
+            if old.custom and is_patch(old)
+        }
+        owners.update(self._patch_managers)
+        key = object_key(state)
+        holders = (
+            old.urn for old in self.old.values() if is_kubernetes(old) and object_key(old) == key
+        )
+        holder = self.held.get(key) or next(holders, None)
+        if holder is not None:
+            owners[FIELD_MANAGER] = holder
+        return owners
 
     async def _apply(self, provider: Provider, state: ResourceState, force: bool) -> dict[str, Any]:
         if is_patch(state):  # no marks, no ApplySet: the object is not the stack's

@@ -33,6 +33,11 @@ def _patch_manager(p: Any, name: str) -> str:
     return manager
 
 
+def _the_failed_step(run: Any) -> dict[str, Any]:
+    (failed,) = [e for e in run.of("step-done") if not e["ok"]]
+    return failed  # type: ignore[no-any-return]
+
+
 def _unmarked(obj: dict[str, Any]) -> None:
     meta = obj["metadata"]
     assert not set(MARKS) & set(meta.get("labels") or {}), meta.get("labels")
@@ -432,3 +437,42 @@ def test_an_object_deleted_just_before_the_apply_is_not_made_again(
     p.sw("destroy", "--yes", "--json")
     assert get(cluster, "configmap", "racy", p.ns) is None, "giving up made the object again"
     assert p.resources() == {}
+
+
+def test_a_conflict_names_the_resource_of_the_stack_that_owns_the_field(
+    new_project: Any, cluster: LiveCluster
+) -> None:
+    p = new_project()
+    _namespace(cluster, p.ns)
+    create(cluster, "ConfigMap", "shared", p.ns, data={"base": "x"})
+    p.program(
+        """
+        k8s.core.v1.ConfigMapPatch("first", metadata={"name": "shared", "namespace": NS},
+                                   data={"level": "info"})
+        k8s.core.v1.ConfigMapPatch("second", metadata={"name": "shared", "namespace": NS},
+                                   data={"level": "debug"})
+        """
+    )
+    lost = _the_failed_step(p.up(rc=1))
+    winner = ({"first", "second"} - {lost["name"]}).pop()
+    manager = _patch_manager(p, winner)
+    assert (
+        f".data.level (manager {manager}, kubernetes:core/v1:ConfigMapPatch {winner} of this "
+        "stack)" in lost["error"]
+    ), lost["error"]
+
+    # The stack's own object and a Patch of it: Stackwright's manager is named as that object.
+    p.program(
+        """
+        k8s.core.v1.ConfigMap("own", metadata={"name": "own", "namespace": NS},
+                              data={"level": "info"})
+        k8s.core.v1.ConfigMapPatch("tuning", metadata={"name": "own", "namespace": NS},
+                                   data={"level": "debug"})
+        """
+    )
+    lost = _the_failed_step(p.up(rc=1))
+    assert lost["name"] == "tuning"
+    assert (
+        ".data.level (manager stackwright, kubernetes:core/v1:ConfigMap own of this stack)"
+        in lost["error"]
+    ), lost["error"]

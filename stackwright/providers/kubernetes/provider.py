@@ -29,6 +29,7 @@ from urllib.parse import quote
 
 import orjson
 
+from stackwright.model import FIELD_MANAGER
 from stackwright.providers.kubernetes import readiness
 from stackwright.providers.kubernetes.applyset import MARK_ANNOTATIONS, MARK_LABELS, TOOLING_VALUE
 from stackwright.providers.kubernetes.client import APPLY_PATCH, ApiClient, RetryPolicy
@@ -201,7 +202,7 @@ class KubernetesProvider:
         context: str | None = None,
         namespace: str | None = None,
         *,
-        field_manager: str = "stackwright",
+        field_manager: str = FIELD_MANAGER,
         timeout: float = 600,
         config: ClusterConfig | None = None,
         transport: httpx.AsyncBaseTransport | None = None,
