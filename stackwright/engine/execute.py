@@ -683,15 +683,15 @@ class Run:
         self, item: PendingOperation, live: dict[str, Any] | None
     ) -> ResourceState | None:
         """What an interrupted step of a Patch leaves recorded, by its object read: none when
-        the object is gone (its fields went with it); else a delete stays recorded (the next
-        run gives the fields up again), and an apply is recorded as not ready, applied again
-        by the next run (server-side apply of the same fields changes nothing twice)."""
+        the object is gone (its fields went with it); else, whether its apply or its giving
+        up landed or not, the Patch recorded as not ready: the next run applies it again if
+        the program still declares it, or gives its fields up again if not (server-side
+        apply of the same fields changes nothing twice)."""
         state = item.resource
         if live is None:
             return None
-        if item.op in _DELETES:
-            return state
-        before = state if item.op in _MADE else self.old.get(state.urn, state)
+        mine = item.op in _MADE or item.op in _DELETES  # else an update: the former inputs
+        before = state if mine else self.old.get(state.urn, state)
         return replace(with_outputs(before, live), init_errors=(_INTERRUPTED,))
 
     async def _settled_object(

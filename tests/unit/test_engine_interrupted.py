@@ -492,3 +492,37 @@ def test_an_interrupted_patch_is_settled_as_its_own_and_its_fields_given_up_late
     (live,) = [o for o in stack.fake.objects.values() if o["metadata"]["name"] == "settings"]
     assert live["data"] == {"owner": "someone else"}
     assert [c.name for c in stack.fake.calls_to("delete")] == []
+
+
+def test_a_patch_whose_giving_up_was_interrupted_is_applied_again_when_still_declared(
+    stack: Stack,
+) -> None:
+    """The empty apply that gives a Patch's fields up landed, its answer lost: the object is
+    still there, so its record stayed as it was, and a next run still declaring the Patch
+    found it `same` and never applied it again, its fields gone from the object for good."""
+    stack.fake.put(
+        {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {"name": "settings", "namespace": "default"},
+            "data": {"owner": "someone else"},
+        },
+        manager="kubectl",
+    )
+
+    def patched(p: Program) -> None:
+        k8s.core.v1.ConfigMapPatch("tuning", metadata={"name": "settings"}, data={"mode": "fast"})
+
+    assert stack.up(patched).ok
+    stack.fake.lose_reply["settings"] = TimeoutError("read timed out")
+    assert not stack.up(lambda p: None).ok
+    assert [p.op for p in stack.state().pending] == [Op.DELETE]
+    assert stack.fake.find("ConfigMap", "settings")["data"] == {"owner": "someone else"}  # type: ignore[index]
+    stack.fake.lose_reply.clear()
+
+    summary = stack.up(patched)
+
+    assert summary.ok, summary.failures
+    assert stack.state().pending == []
+    live = stack.fake.find("ConfigMap", "settings")
+    assert live is not None and live["data"] == {"owner": "someone else", "mode": "fast"}
