@@ -1642,9 +1642,13 @@ class Run:
             return
         provider = self.provider_for(new.provider)
         if patch:
-            if object_key(new) in self.held:
-                return  # the object this run makes first: nothing to dry-run against yet
-            previewed = await self._patched(provider, provider.preview, new)
+            # Dry-run against the object there now, also when the stack holds it (a Patch
+            # conflicting with the stack's own fields fails the preview as it would the up);
+            # only one this run makes first is not there to dry-run against yet.
+            made_first = object_key(new) in self.held
+            previewed = await self._patched(provider, provider.preview, new, made_first=made_first)
+            if previewed is None:
+                return
         else:
             previewed = await self._preview_object(provider, step, namespace, force)
         if step.op is Op.UPDATE and isinstance(previewed, dict):
@@ -1949,12 +1953,15 @@ class Run:
         provider: Provider,
         send: Callable[..., Awaitable[dict[str, Any]]],
         state: ResourceState,
-    ) -> dict[str, Any]:
+        *,
+        made_first: bool = False,
+    ) -> dict[str, Any] | None:
         """A Patch's fields applied (or dry-run: `send`) to its object, forced only when its
-        `stackwright.io/patch-force` annotation says so."""
+        `stackwright.io/patch-force` annotation says so. An object not there is refused, or
+        None when this run makes it first (`made_first`, a preview's)."""
         body, force = patch_body(state.inputs), patch_forced(state.inputs)
         live = await self._send_patch(provider, send, state, body, force=force)
-        if live is None:
+        if live is None and not made_first:
             raise _missing_target(state)
         return live
 
@@ -2018,7 +2025,9 @@ class Run:
 
     async def _apply(self, provider: Provider, state: ResourceState, force: bool) -> dict[str, Any]:
         if is_patch(state):  # no marks, no ApplySet: the object is not the stack's
-            return await self._patched(provider, provider.apply, state)
+            live = await self._patched(provider, provider.apply, state)
+            assert live is not None  # refused when not there
+            return live
         namespace = state.id.rpartition("/")[0] or None
         if namespace is not None:
             await self._ensure_applyset(provider, state.provider, namespace)

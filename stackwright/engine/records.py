@@ -475,11 +475,18 @@ def recorded_graph(
     by_urn: dict[str, list[str]] = {}
     for key, state in zip(keys, states, strict=True):
         by_urn.setdefault(state.urn, []).append(key)
+    # A Patch of an object the stack holds came after it (as `Run._graph` orders them): it
+    # gives its fields up before the object goes.
+    objects = {
+        object_key(s): k for k, s in zip(keys, states, strict=True) if s.custom and is_kubernetes(s)
+    }
     nodes = []
     for key, state in zip(keys, states, strict=True):
         refs = {*state.dependencies, state.parent, state.provider} - {""}
-        explicit = frozenset(k for ref in refs for k in by_urn.get(ref, ()) if k != key)
-        nodes.append(Node(key, state.inputs if state.custom else {}, explicit))
+        explicit = {k for ref in refs for k in by_urn.get(ref, ()) if k != key}
+        if state.custom and is_patch(state) and object_key(state) in objects:
+            explicit.add(objects[object_key(state)])
+        nodes.append(Node(key, state.inputs if state.custom else {}, frozenset(explicit)))
     return Graph(nodes), keys, by_urn
 
 

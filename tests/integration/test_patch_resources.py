@@ -383,6 +383,12 @@ def test_a_patch_of_an_object_the_program_makes_follows_it(
     assert obj["data"] == {"own": "1", "extra": "1"}
     assert _patch_manager(p, "extra") in managers(obj)
 
+    # And it gives its fields up before the object goes (its relinquishing apply would find
+    # the object gone, or deleting): the state records which object it follows.
+    destroyed = p.sw("destroy", "--yes", "--json")
+    assert destroyed.index("step-started", "base") > destroyed.index("step-done", "extra")
+    assert get(cluster, "configmap", "base", p.ns) is None
+
 
 def test_an_object_deleted_just_before_the_apply_is_not_made_again(
     new_project: Any, cluster: LiveCluster, monkeypatch: pytest.MonkeyPatch
@@ -461,18 +467,25 @@ def test_a_conflict_names_the_resource_of_the_stack_that_owns_the_field(
         "stack)" in lost["error"]
     ), lost["error"]
 
-    # The stack's own object and a Patch of it: Stackwright's manager is named as that object.
-    p.program(
-        """
+    # The stack's own object and a Patch of it: Stackwright's manager is named as that object,
+    # in the preview already (it dry-runs the Patch against the object the stack holds).
+    own = """
         k8s.core.v1.ConfigMap("own", metadata={"name": "own", "namespace": NS},
                               data={"level": "info"})
+        """
+    p.program(own)
+    p.up()
+    p.program(
+        own
+        + """
         k8s.core.v1.ConfigMapPatch("tuning", metadata={"name": "own", "namespace": NS},
                                    data={"level": "debug"})
         """
     )
-    lost = _the_failed_step(p.up(rc=1))
-    assert lost["name"] == "tuning"
-    assert (
-        ".data.level (manager stackwright, kubernetes:core/v1:ConfigMap own of this stack)"
-        in lost["error"]
-    ), lost["error"]
+    for run in (p.preview(rc=1), p.up(rc=1)):
+        lost = _the_failed_step(run)
+        assert lost["name"] == "tuning"
+        assert (
+            ".data.level (manager stackwright, kubernetes:core/v1:ConfigMap own of this stack)"
+            in lost["error"]
+        ), lost["error"]
