@@ -459,13 +459,8 @@ def test_settling_reads_the_pending_objects_at_once_and_resolves_them_in_order(
     assert stack.fake.names("ConfigMap") == [f"default/{name}" for name in names]
 
 
-def test_an_interrupted_patch_is_settled_as_its_own_and_its_fields_given_up_later(
-    stack: Stack,
-) -> None:
-    """A Patch's apply whose answer never came landed on an object that carries no mark (a
-    Patch marks nothing): settling it by the marks, as an object's create, forgot it, and its
-    fields stayed on the object for good once the program dropped it. Settled as a Patch, it
-    stays recorded, and dropping it gives its fields up, the object kept."""
+def _someone_elses_settings_patched(stack: Stack) -> Callable[[Program], None]:
+    """ConfigMap `settings`, made by kubectl; the program of a Patch that adds a field to it."""
     stack.fake.put(
         {
             "apiVersion": "v1",
@@ -479,6 +474,17 @@ def test_an_interrupted_patch_is_settled_as_its_own_and_its_fields_given_up_late
     def patched(p: Program) -> None:
         k8s.core.v1.ConfigMapPatch("tuning", metadata={"name": "settings"}, data={"mode": "fast"})
 
+    return patched
+
+
+def test_an_interrupted_patch_is_settled_as_its_own_and_its_fields_given_up_later(
+    stack: Stack,
+) -> None:
+    """A Patch's apply whose answer never came landed on an object that carries no mark (a
+    Patch marks nothing): settling it by the marks, as an object's create, forgot it, and its
+    fields stayed on the object for good once the program dropped it. Settled as a Patch, it
+    stays recorded, and dropping it gives its fields up, the object kept."""
+    patched = _someone_elses_settings_patched(stack)
     stack.fake.lose_reply["settings"] = TimeoutError("read timed out")
     assert not stack.up(patched).ok
     assert [p.op for p in stack.state().pending] == [Op.CREATE]
@@ -500,19 +506,7 @@ def test_a_patch_whose_giving_up_was_interrupted_is_applied_again_when_still_dec
     """The empty apply that gives a Patch's fields up landed, its answer lost: the object is
     still there, so its record stayed as it was, and a next run still declaring the Patch
     found it `same` and never applied it again, its fields gone from the object for good."""
-    stack.fake.put(
-        {
-            "apiVersion": "v1",
-            "kind": "ConfigMap",
-            "metadata": {"name": "settings", "namespace": "default"},
-            "data": {"owner": "someone else"},
-        },
-        manager="kubectl",
-    )
-
-    def patched(p: Program) -> None:
-        k8s.core.v1.ConfigMapPatch("tuning", metadata={"name": "settings"}, data={"mode": "fast"})
-
+    patched = _someone_elses_settings_patched(stack)
     assert stack.up(patched).ok
     stack.fake.lose_reply["settings"] = TimeoutError("read timed out")
     assert not stack.up(lambda p: None).ok
