@@ -452,14 +452,14 @@ class KubernetesPatch(KubernetesResource):
             return
         if opts.import_ is not None:
             raise UsageError(
-                f"{kind}{PATCH_SUFFIX} {name!r} at {_declared_at()} takes no import_=: a Patch "
-                f"has no object of its own to import; drop import_= (the Patch changes the "
+                f"{kind}{PATCH_SUFFIX} {name!r} at {_declared_at()} cannot be imported: a Patch "
+                "has no object of its own; drop the import option (the Patch changes the "
                 f"object it names as it is), or import the whole object as a {kind}"
             )
         if opts.id is not None:
             raise UsageError(
-                f"{kind}{PATCH_SUFFIX} {name!r} at {_declared_at()} takes no id=: a Patch has "
-                f"no object of its own to read; read it as a {kind} (its get)"
+                f"{kind}{PATCH_SUFFIX} {name!r} at {_declared_at()} cannot be read: a Patch has "
+                f"no object of its own; drop the id option, or read the object as a {kind}"
             )
 
     def _check_declared(self, kind: str, name: str, obj: Mapping[str, Any]) -> None:

@@ -654,8 +654,12 @@ def test_a_patch_takes_no_import_and_no_read(program: Program) -> None:
         )
 
     for kind, declare in (("ConfigMap", config_map), ("Widget", widget)):
-        with pytest.raises(UsageError, match=rf"{kind}Patch 'p' at .* takes no import_=: "):
+        with pytest.raises(
+            UsageError, match=rf"{kind}Patch 'p' at .* cannot be imported: .* as a {kind}$"
+        ):
             declare(ResourceOptions(import_="team/c"))
-        with pytest.raises(UsageError, match=rf"{kind}Patch 'p' at .* takes no id=: .* {kind}"):
+        with pytest.raises(
+            UsageError, match=rf"{kind}Patch 'p' at .* cannot be read: .* as a {kind}$"
+        ):
             declare(ResourceOptions(id="team/c"))
     assert program.resources == []
