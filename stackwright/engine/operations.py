@@ -41,7 +41,9 @@ from stackwright.engine.records import (
     applyset_of,
     describe,
     is_kubernetes,
+    is_patch,
     mark_of,
+    patch_field_manager,
     protected,
     provider_urn,
     recorded_closure,
@@ -53,6 +55,7 @@ from stackwright.engine.wiring import (
     check_marks,
 )
 from stackwright.errors import UsageError
+from stackwright.kubernetes.base import PATCH_FIELD_MANAGER
 from stackwright.kubernetes.provider import PROVIDER_TYPE, provider_namespace
 from stackwright.model import URN_ANNOTATION, ResourceState, parse_urn
 from stackwright.sdk.context import Program, running
@@ -262,12 +265,14 @@ def _check_one_resource_per_object(program: Program, recorded: Mapping[str, Reso
     """Refuse, before anything runs, two resources of the program that name one object
     (same provider, group, kind, namespace and name; a `metadata.name` given to one that
     another's auto-name already has): each would apply over the other's fields, and the
-    preview would show one of them as unchanged. Names only known once applied (Outputs)
-    are left to the server."""
-    seen: dict[tuple[str, str, str, str, str], Resource] = {}
+    preview would show one of them as unchanged. Two Patches of one object that apply as
+    one field manager are refused alike: each one's apply would drop the other's fields.
+    Names only known once applied (Outputs) are left to the server."""
+    seen: dict[tuple[str, str, str, str, str, str], Resource] = {}
     default = _default_namespaces(program)
     for resource in program.resources:
-        if not resource.custom or resource.is_read or not is_kubernetes(resource):
+        patch = resource.custom and is_patch(resource)
+        if not resource.custom or resource.is_read or not (patch or is_kubernetes(resource)):
             continue
         meta = resource.props.get("metadata")
         meta = meta if isinstance(meta, dict) else {}
@@ -283,10 +288,20 @@ def _check_one_resource_per_object(program: Program, recorded: Mapping[str, Reso
         if not name or not isinstance(namespace, str):
             continue
         group, kind = group_and_kind(resource.props)
-        key = (provider, group, kind, namespace, name)
+        old = recorded.get(resource.urn)
+        manager = patch_field_manager(resource.urn, resource.props, old) if patch else ""
+        key = (provider, group, kind, namespace, name, manager)
         first = seen.setdefault(key, resource)
         if first is not resource:
             where = f"{named['namespace']}/{name}" if named.get("namespace") else name
+            if patch:
+                raise UsageError(
+                    f"{resource.declared_at}: {describe(resource.urn)} applies to {kind} "
+                    f"{where} as field manager {manager}, as {describe(first.urn)} at "
+                    f"{first.declared_at} does: each one's apply would drop the other's "
+                    f"fields; give one of them another {PATCH_FIELD_MANAGER} annotation (or "
+                    "none: each Patch has a manager of its own); nothing was changed"
+                )
             raise UsageError(
                 f"{resource.declared_at}: {describe(resource.urn)}{_from(resource)} names the "
                 f"same {kind} {where} as {describe(first.urn)}{_from(first)} at "

@@ -22,7 +22,7 @@ from typing import Any, ClassVar, Self
 from stackwright.errors import UsageError
 from stackwright.kubernetes.groups import MODULES, VERSIONS
 from stackwright.kubernetes.nested import LiveKind, Walk, live_kind
-from stackwright.model import Unknown
+from stackwright.model import FIELD_MANAGER, Unknown
 from stackwright.sdk.output import PLAIN_LEAVES, Output, Secret, join_path
 from stackwright.sdk.resource import CustomResource, ResourceOptions, _declared_at
 
@@ -470,6 +470,15 @@ class KubernetesPatch(KubernetesResource):
             raise UsageError(
                 f"{kind}{PATCH_SUFFIX} {name!r} at {_declared_at()} needs metadata.name: a "
                 f'Patch changes an existing object, so name it (metadata={{"name": "…"}})'
+            )
+        annotations = meta.get("annotations") if isinstance(meta, Mapping) else None
+        manager = annotations.get(PATCH_FIELD_MANAGER) if isinstance(annotations, Mapping) else None
+        if manager == FIELD_MANAGER:
+            raise UsageError(
+                f"{kind}{PATCH_SUFFIX} {name!r} at {_declared_at()}: {PATCH_FIELD_MANAGER} "
+                f"names {FIELD_MANAGER}, the field manager of the stack's own objects, whose "
+                "fields giving the Patch up would drop; name another (or none: each Patch has "
+                "a manager of its own)"
             )
 
     @classmethod

@@ -161,3 +161,43 @@ def test_a_renamed_resource_keeps_its_objects_name_for_the_check(stack: Stack) -
             run(renamed)
     assert stack.fake.calls == []
     assert [r.urn for r in stack.state().resources] == [urn(CM, "web-page")]
+
+
+def test_two_patches_of_one_object_applying_as_one_manager_are_refused(stack: Stack) -> None:
+    # One manager's apply is all its fields: the second Patch's would drop the first's, and
+    # each run would take them back from the other.
+    stack.fake.put({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "shared"}})
+    manager = {"stackwright.io/patch-field-manager": "tuning"}
+
+    def two(second: dict[str, Any]) -> Declare:
+        def declare(p: Program) -> None:
+            k8s.core.v1.ConfigMapPatch(
+                "first", metadata={"name": "shared", "annotations": manager}, data={"a": "1"}
+            )
+            k8s.core.v1.ConfigMapPatch("second", metadata=second, data={"b": "2"})
+
+        return declare
+
+    for run in (stack.preview, stack.up):
+        with pytest.raises(
+            UsageError,
+            match=r"kubernetes:core/v1:ConfigMapPatch second applies to ConfigMap shared as "
+            r"field manager tuning, as kubernetes:core/v1:ConfigMapPatch first at \S+ does: .*"
+            r"another stackwright\.io/patch-field-manager annotation.*nothing was changed",
+        ):
+            run(two({"name": "shared", "annotations": manager}))
+    assert stack.fake.writes() == []
+    # A manager of its own: no refusal.
+    assert stack.preview(two({"name": "shared"})).ok
+
+
+def test_a_patch_may_not_apply_as_the_stacks_own_manager(stack: Stack) -> None:
+    def declare(p: Program) -> None:
+        meta = {
+            "name": "shared",
+            "annotations": {"stackwright.io/patch-field-manager": "stackwright"},
+        }
+        k8s.core.v1.ConfigMapPatch("mine", metadata=meta, data={"a": "1"})
+
+    with pytest.raises(UsageError, match=r"ConfigMapPatch 'mine' at \S+: .* names stackwright, "):
+        stack.preview(declare)
