@@ -1960,7 +1960,9 @@ class Run:
         `stackwright.io/patch-force` annotation says so. An object not there is refused, or
         None when this run makes it first (`made_first`, a preview's)."""
         body, force = patch_body(state.inputs), patch_forced(state.inputs)
-        live = await self._send_patch(provider, send, state, body, force=force)
+        old = self.old.get(state.urn)
+        former = patch_field_manager(old.urn, old.inputs, None) if old and is_patch(old) else None
+        live = await self._send_patch(provider, send, state, body, force=force, former=former)
         if live is None and not made_first:
             raise _missing_target(state)
         return live
@@ -1973,13 +1975,15 @@ class Run:
         body: Mapping[str, Any],
         *,
         force: bool = False,
+        former: str | None = None,
     ) -> dict[str, Any] | None:
         """`body` (a Patch's fields, or the empty patch that gives them up) applied as the
         Patch's own field manager to the object of its name there is now, and to that one
         only: the apply names the uid just read, which the API server holds it to (it
         refuses an apply naming a uid no object has, rather than create one). An object
         deleted since it was read is not made again; one made again under its name is read
-        and applied to. None: there is no object."""
+        and applied to. None: there is no object. Fields the Patch's `former` manager holds
+        (its annotation named another since) are its own to take over, not a conflict."""
         manager = patch_field_manager(state.urn, state.inputs, None)
         self._patch_managers[manager] = state.urn
         live = await self._read_object(provider, state)
@@ -1995,6 +1999,9 @@ class Run:
                     )
             except StackwrightError as exc:
                 conflicts = getattr(exc, "conflicts", ())
+                if conflicts and not force and {c.manager for c in conflicts} == {former}:
+                    force = True  # the Patch's own fields, under its former manager
+                    continue
                 if conflicts:
                     raise PatchConflict(conflicts, self._managers_of(state)) from exc
                 # Refused for naming a uid the object no longer has, or for its own reasons.

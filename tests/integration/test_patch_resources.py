@@ -205,6 +205,23 @@ def test_two_patches_on_one_object(new_project: Any, cluster: LiveCluster) -> No
     obj = live(cluster, "configmap", "other", p.ns)
     assert obj["data"] == {"base": "y", "two": "2"}
     assert "renamed" in managers(obj) and second not in managers(obj), managers(obj)
+    # Another manager and another value at once: the former manager is the Patch's own, no
+    # other's field to conflict with.
+    p.program(
+        """
+        k8s.core.v1.ConfigMapPatch(
+            "second",
+            metadata={"name": "other", "namespace": NS,
+                      "annotations": {"stackwright.io/patch-field-manager": "renamed-again"}},
+            data={"two": "3"},
+        )
+        """
+    )
+    assert p.preview().changed() == {"second": "update"}
+    assert p.up().changed() == {"second": "update"}
+    obj = live(cluster, "configmap", "other", p.ns)
+    assert obj["data"] == {"base": "y", "two": "3"}
+    assert "renamed-again" in managers(obj) and "renamed" not in managers(obj), managers(obj)
 
     # Its object deleted by someone else: a destroy has nothing to give up, and is done.
     cluster.kubectl("delete", "configmap", "other", "-n", p.ns)
