@@ -190,33 +190,27 @@ def test_two_patches_on_one_object(new_project: Any, cluster: LiveCluster) -> No
     assert live(cluster, "configmap", "other", p.ns)["data"] == {"base": "y", "two": "2"}
     assert _patch_manager(p, "second") == second, "the manager stays the Patch's"
 
-    # Another manager named: the new one applies, the former one gives its fields up.
-    p.program(
-        """
-        k8s.core.v1.ConfigMapPatch(
-            "second",
-            metadata={"name": "other", "namespace": NS,
-                      "annotations": {"stackwright.io/patch-field-manager": "renamed"}},
-            data={"two": "2"},
+    def second_as(manager: str, value: str) -> None:
+        p.program(
+            f"""
+            k8s.core.v1.ConfigMapPatch(
+                "second",
+                metadata={{"name": "other", "namespace": NS,
+                          "annotations": {{"stackwright.io/patch-field-manager": "{manager}"}}}},
+                data={{"two": "{value}"}},
+            )
+            """
         )
-        """
-    )
+
+    # Another manager named: the new one applies, the former one gives its fields up.
+    second_as("renamed", "2")
     assert p.up().changed() == {"second": "update"}
     obj = live(cluster, "configmap", "other", p.ns)
     assert obj["data"] == {"base": "y", "two": "2"}
     assert "renamed" in managers(obj) and second not in managers(obj), managers(obj)
     # Another manager and another value at once: the former manager is the Patch's own, no
     # other's field to conflict with.
-    p.program(
-        """
-        k8s.core.v1.ConfigMapPatch(
-            "second",
-            metadata={"name": "other", "namespace": NS,
-                      "annotations": {"stackwright.io/patch-field-manager": "renamed-again"}},
-            data={"two": "3"},
-        )
-        """
-    )
+    second_as("renamed-again", "3")
     assert p.preview().changed() == {"second": "update"}
     assert p.up().changed() == {"second": "update"}
     obj = live(cluster, "configmap", "other", p.ns)
