@@ -1156,7 +1156,7 @@ class Run:
             step = replace(step, op=Op.IMPORT)
         if (
             (step.op is Op.IMPORT or (step.op is Op.UPDATE and opts.ignore_changes))
-            and kube
+            and (kube or is_patch(desired))  # a Patch's ignored fields: as the object has them
             and desired.provider not in self._unknown_providers
         ):
             step = await self._from_live(step, tuple(opts.ignore_changes))
