@@ -421,13 +421,16 @@ def test_a_step_that_fails_before_its_diff_shows_no_operation(
                                   data={"a": sw.Output.from_input("1").apply(mode)})
         """
     )
+    # The callback's failure names its line, as a program's other failures do.
+    said = f"an apply callback failed at {p.root / '__main__.py'}:{PRELUDE_LINES + 3}: "
+    said += "ValueError: no mode for this cluster"
     for command in (["preview"], ["up", "--yes"]):
         shown = p.sw(*command, rc=1)
         lines = shown.out.splitlines()
-        assert "error: cfg: no mode for this cluster" in lines, shown.out
+        assert f"error: cfg: {said}" in lines, shown.out
         assert [line for line in lines if line.endswith("  cfg")] == [], shown.out
         i = lines.index("+ create  kubernetes:core/v1:ConfigMap  extra")
-        assert "! failed  extra: no mode for this cluster" in lines[i:], shown.out
+        assert f"! failed  extra: {said}" in lines[i:], shown.out
 
         events = p.sw(*command, "--json", rc=1).events
         assert [
@@ -1908,8 +1911,10 @@ def test_a_misspelt_key_is_refused_at_its_line_before_any_api_call(
 def test_inputs_the_server_refuses_name_their_line_and_fail_a_preview_as_bad_input(
     new_project: Any, cluster: LiveCluster
 ) -> None:
-    # A value of the wrong type passes the key check; the server's dry run refuses it (422):
-    # the preview says the server's reason and the resource's line, exit 2, nothing changed.
+    # A value of the wrong type is refused from the schema before anything runs (exit 2,
+    # one line at the resource's line); what only the server knows to refuse (a ConfigMap
+    # key, an object name), its dry run does: the preview says the server's reason and the
+    # resource's line, exit 2, nothing changed.
     p = new_project()
     p.program('k8s.core.v1.Namespace("ns", metadata={"name": NS})\n')
     p.up()  # a preview dry-runs only into namespaces that exist
@@ -1919,14 +1924,14 @@ def test_inputs_the_server_refuses_name_their_line_and_fail_a_preview_as_bad_inp
         'spec["replicas"] = "3"\n'
         'k8s.apps.v1.Deployment("web", metadata={"name": "web", "namespace": NS}, spec=spec)\n'
     )
-    line = PRELUDE_LINES + 4
-    at = f"{p.root / '__main__.py'}:{line}: "
-    preview = p.preview(rc=2)
-    (failure,) = preview.summary["failures"]
-    assert failure.startswith(at + "kubernetes:apps/v1:Deployment web: "), failure
-    assert "spec.replicas of type int32" in failure, failure
-    shown = p.sw("preview", rc=2)  # as the display says it
-    assert f"Failures:\n    {failure}\n" in shown.out and "Traceback" not in shown.out + shown.err
+    at = f"{p.root / '__main__.py'}:{PRELUDE_LINES + 4}: "
+    for command in (("preview",), ("up", "--yes")):
+        refused = one_line(p.sw(*command, rc=2))
+        assert refused == (
+            f"error: {at}kubernetes:apps/v1:Deployment web: spec.replicas is the string "
+            '"3", where a Deployment takes an integer; nothing was changed'
+        ), refused
+    assert get(cluster, "deployment", "web", p.ns) is None
     # A ConfigMap key and an object name Kubernetes does not allow: each at its line.
     p.program(
         'k8s.core.v1.Namespace("ns", metadata={"name": NS})\n'
@@ -1941,18 +1946,13 @@ def test_inputs_the_server_refuses_name_their_line_and_fail_a_preview_as_bad_inp
     assert "no spaces" in keys, keys
     assert named.startswith(f"{p.root / '__main__.py'}:{PRELUDE_LINES + 4}: "), named
     assert "Not_A_Name" in named, named
-    p.program(
-        'k8s.core.v1.Namespace("ns", metadata={"name": NS})\n'
-        'spec = app_spec("web")\n'
-        'spec["replicas"] = "3"\n'
-        'k8s.apps.v1.Deployment("web", metadata={"name": "web", "namespace": NS}, spec=spec)\n'
-    )
-    assert get(cluster, "deployment", "web", p.ns) is None
+    shown = p.sw("preview", rc=2)  # as the display says it
+    assert f"Failures:\n    {keys}\n" in shown.out and "Traceback" not in shown.out + shown.err
     # An `up` whose apply is refused fails the operation (other steps may have changed the
     # cluster): exit 1, with the line all the same.
     failed = p.up(rc=1)
-    assert failed.summary["failures"] == [failure]
-    assert get(cluster, "deployment", "web", p.ns) is None
+    assert sorted(failed.summary["failures"]) == [keys, named]
+    assert get(cluster, "configmap", "keys", p.ns) is None
 
 
 def test_a_stack_does_not_take_over_an_object_that_exists(
