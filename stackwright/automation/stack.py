@@ -77,7 +77,7 @@ from stackwright.kubernetes.base import (
     patched_token,
 )
 from stackwright.kubernetes.groups import MODULES
-from stackwright.kubernetes.provider import PROVIDER_TYPE
+from stackwright.kubernetes.provider import PROVIDER_TYPE, RENDER_SETTING
 from stackwright.localcluster import lifecycle
 from stackwright.model import (
     SECRET_TEXT,
@@ -366,7 +366,11 @@ class Workspace:
             return
         candidates = [self.provider_settings(listener)]
         for resource in program.resources if program is not None else ():
-            if resource.resource_type == PROVIDER_TYPE and not dependencies_of(resource.props):
+            if (
+                resource.resource_type == PROVIDER_TYPE
+                and not dependencies_of(resource.props)
+                and RENDER_SETTING not in resource.props  # writes files: no context
+            ):
                 settings, _ = unwrap_secrets(resolve(resource.props, _no_state))
                 candidates.append(settings)
         for settings in candidates:
@@ -493,6 +497,7 @@ class Workspace:
                     self.provider_settings(guarded),
                     project=self.project.name,
                     check_context=self.check_context,
+                    root=self.project.folder,
                 ),
                 listener=guarded,
                 message=message,
@@ -672,7 +677,9 @@ class Workspace:
         requests = _import_requests(
             self.stack, self.project.name, entries, one_per_name=self.project.runtime == "yaml"
         )
-        factory = kubernetes_providers(self.provider_settings(), project=self.project.name)
+        factory = kubernetes_providers(
+            self.provider_settings(), project=self.project.name, root=self.project.folder
+        )
 
         async def adopt(operation: Operation | None) -> list[Imported]:
             provider = factory(None)

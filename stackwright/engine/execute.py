@@ -114,6 +114,14 @@ from stackwright.engine.records import (
     unknown_paths,
     with_outputs,
 )
+from stackwright.engine.rendering import (
+    as_rendered,
+    file_of,
+    rendered_secret,
+    rendering_providers,
+    unknown_because_rendered,
+)
+from stackwright.engine.rendering import refusal as rendering_refusal
 from stackwright.engine.rollouts import (
     DataChanges,
     ObjectKey,
@@ -124,7 +132,7 @@ from stackwright.engine.rollouts import (
 from stackwright.errors import InputsRejected, StackwrightError, UsageError, redact
 from stackwright.kubernetes.base import PATCH_FIELD_MANAGER, PATCH_FORCE
 from stackwright.kubernetes.fields import KINDS
-from stackwright.kubernetes.provider import PROVIDER_TYPE
+from stackwright.kubernetes.provider import PROVIDER_TYPE, RENDER_SETTING
 from stackwright.model import (
     CLUSTER_SCOPED,
     FIELD_MANAGER,
@@ -138,6 +146,7 @@ from stackwright.model import (
     always_secret,
     outermost,
     transform_at,
+    urn_name,
 )
 from stackwright.sdk.context import Program
 from stackwright.sdk.output import (
@@ -453,6 +462,8 @@ class Run:
         self.replaced: list[ResourceState] = [r for r in resources if r.delete_pending]
         self.all_old = resources
         self.live: dict[str, Any] = {}
+        #: The program's providers that render to files instead of applying: URN → directory.
+        self._rendering = rendering_providers(program)
         self.status: dict[str, str] = {}
         self.finished: dict[str, asyncio.Event] = {}
         self.providers: dict[str, Provider] = {}
@@ -837,6 +848,12 @@ class Run:
 
     def read_live(self, resource: Resource) -> Any:
         value = self.live.get(resource.urn, UNKNOWN)
+        if (
+            self._rendering
+            and isinstance(value, dict)
+            and provider_urn(resource) in self._rendering
+        ):
+            return as_rendered(value)  # what a server would fill stays unknown: none will
         paths = self._secret_paths.get(resource.urn)
         if not paths or not isinstance(value, dict):
             return value
@@ -1013,11 +1030,21 @@ class Run:
         inputs, given = unwrap_secrets(resolved)
         remember_secret_fields(inputs, resource.opts)  # values Outputs only now gave them
         secret_paths = secret_paths_of(resource, inputs, given)
+        rendered = self._rendering.get(provider_urn(resource)) if resource.custom else None
+        if rendered is not None:  # a secret known only now (read from another resource)
+            secret = rendered_secret(resource, resolved)
+            if secret is not None:
+                where = f"{resource.declared_at}: {describe(resource.urn)}"
+                provider = urn_name(provider_urn(resource))
+                raise UsageError(rendering_refusal(where, secret, provider, rendered))
         unknown = unknown_paths(inputs)
         if unknown and not self.options.dry_run:
+            why = unknown_because_rendered(resource.props, self._rendering)
             raise UsageError(
-                f"input {unknown[0]} is not known even after its dependencies were applied: "
-                "an Output it reads names a field the live object does not have"
+                f"input {unknown[0]} is not known: {why}"
+                if why
+                else f"input {unknown[0]} is not known even after its dependencies were "
+                "applied: an Output it reads names a field the live object does not have"
             )
         auto = False
         if resource.custom and is_patch(resource):
@@ -1634,6 +1661,20 @@ class Run:
             refusal = self._declared_schemas.refusal(new.inputs)
             if refusal is not None:
                 raise SchemaRefused(refusal)
+        if new.provider in self._rendering and not patch:
+            # What the file would hold, which dependents read as they will after the up.
+            body = self.provider_for(new.provider).stamp(
+                new.inputs, stack=self.stack, urn=new.urn, namespace=namespace
+            )
+            meta = {k: v for k, v in metadata_of(body).items() if k != "namespace"}
+            self.live[step.urn] = {
+                **body,
+                "metadata": {**meta, **({"namespace": namespace} if namespace else {})},
+            }
+            written = file_of(self._rendering[new.provider], body, namespace)
+            verb = "rewrites" if step.op is Op.UPDATE else "writes"
+            self.emit(Diagnostic(step.urn, f"{verb} {written}", "info"))
+            return
         if declared or namespace in self._previewed_namespaces:
             return  # the server cannot dry-run into a namespace or a kind this run only creates
         if step.op is Op.REPLACE and step.old is not None and step.old.id == new.id:
@@ -2279,6 +2320,18 @@ class Run:
                 self.emit(StepDone(step, False, 0.0, protected(state.urn)))
             elif _deletes_object(state, step.op, keep_object=self._holder(state) is not None):
                 await self._crd_census(state)
+                directory = self._rendered_to(state.provider)
+                if directory is not None:
+                    removed = file_of(directory, state.inputs, state.id.rpartition("/")[0])
+                    self.emit(Diagnostic(state.urn, f"removes {removed}", "info"))
+
+    def _rendered_to(self, provider: str) -> str | None:
+        """The directory a provider renders to (the program's, else its record's), or None."""
+        if provider in self._rendering:
+            return self._rendering[provider]
+        recorded = self.old.get(provider)
+        found = recorded.inputs.get(RENDER_SETTING) if recorded is not None else None
+        return str(found) if found else None
 
     async def warn_crd_deletes(self, states: Iterable[ResourceState]) -> None:
         """Warn, before a run changes anything, what deleting each CRD among `states` takes
@@ -2570,6 +2623,12 @@ class Run:
                     "numbers, booleans, None)"
                 )
                 continue
+            if self._rendering and unknown_paths(plain):
+                why = unknown_because_rendered(value, self._rendering)
+                if why:
+                    self.emit(Diagnostic("", f"stack output {name} is not known: {why}", "warning"))
+                if not self.options.dry_run:  # recorded as null: no value will ever come
+                    plain = orjson.loads(orjson.dumps(plain, default=unknown_as_null))
             stored[name] = masked(plain, secret_paths, SecretValue)
         return stored, {k: shown(v) for k, v in stored.items()}
 

@@ -48,6 +48,7 @@ from stackwright.engine.records import (
     provider_urn,
     recorded_closure,
 )
+from stackwright.engine.rendering import check_rendered
 from stackwright.engine.wiring import (
     APPLYSET_ID_LABEL,
     APPLYSET_PARENT_PREFIX,
@@ -567,6 +568,7 @@ def _check_input(
     (raises `PolicyViolation`); the program's notes are emitted as warnings."""
     _check_targets(options, program, snapshot)
     _check_marks(program)
+    check_rendered(program)
     if program is not None:
         as_run = _records_as_run(program, snapshot)  # the records as the run gives them
         _check_imports(program, as_run, _known_scopes(program))

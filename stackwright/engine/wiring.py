@@ -12,10 +12,12 @@ import asyncio
 import builtins
 import math
 from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
 from typing import Any
 
 from stackwright import interrupts
 from stackwright.engine.ports import Provider, ProviderFactory
+from stackwright.kubernetes.provider import RENDER_SETTING
 from stackwright.model import ClusterIdentity
 from stackwright.providers.kubernetes import ApplySet, KubernetesProvider, stamp
 from stackwright.providers.kubernetes.applyset import (
@@ -29,6 +31,7 @@ from stackwright.providers.kubernetes.applyset import (
 )
 from stackwright.providers.kubernetes.errors import NotFoundError, UnknownKind
 from stackwright.providers.kubernetes.readiness import check_annotations
+from stackwright.providers.manifests import ManifestDirectory, manifest_path
 
 #: What marks an ApplySet parent (KEP-3659) and how Stackwright names its own, for the rest
 #: of the engine, which reaches the provider only through this module.
@@ -345,12 +348,27 @@ def default_namespace(settings: Mapping[str, Any]) -> str | None:
 
     if settings.get("namespace"):
         return str(settings["namespace"])
+    if settings.get(RENDER_SETTING):
+        return "default"  # no kubeconfig is read: no cluster's context decides
     try:
         return load_config(
             settings.get("kubeconfig") or None, settings.get("context") or None
         ).namespace
     except ConfigError:
         return None
+
+
+def manifest_file(directory: str, obj: Mapping[str, Any]) -> str:
+    """The file, under a rendering provider's `directory`, that holds the object `obj`
+    (its namespace filled in when namespaced), as messages show it."""
+    meta = obj.get("metadata") or {}
+    relative = manifest_path(
+        str(obj.get("apiVersion", "")),
+        str(obj.get("kind", "")),
+        meta.get("namespace") or None,
+        str(meta.get("name", "")),
+    )
+    return str(Path(directory) / relative)
 
 
 def check_marks(obj: Mapping[str, Any]) -> None:
@@ -366,12 +384,19 @@ def kubernetes_providers(
     timeout: float = 600,
     project: str = "",
     check_context: Callable[[str], None] | None = None,
+    root: Path | None = None,
 ) -> ProviderFactory:
     """A factory of providers; `default` holds the stack's kubeconfig / context / namespace
-    settings; `check_context` may refuse a provider's context (environment separation)."""
+    settings; `check_context` may refuse a provider's context (environment separation).
+    A provider whose settings name a `renderYamlToDirectory` writes files there (relative
+    to `root`, the project's folder) and reaches no cluster."""
 
     def make(settings: Mapping[str, Any] | None) -> Provider:
         chosen = settings if settings is not None else (default or {})
+        rendered = chosen.get(RENDER_SETTING)
+        if rendered:
+            directory = (root or Path.cwd()) / str(rendered)
+            return ManifestDirectory(directory, chosen.get("namespace") or None)
         kubeconfig = chosen.get("kubeconfig") or None
         provider = KubernetesProvider(
             kubeconfig,

@@ -899,6 +899,7 @@ PROVIDER_KEYS: Mapping[str, str] = {
     "kubeconfig": "kubeconfig",
     "context": "context",
     "namespace": "namespace",
+    "renderYamlToDirectory": "render_yaml_to_directory",
 }
 
 

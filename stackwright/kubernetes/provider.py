@@ -26,6 +26,10 @@ PROVIDER_TYPE = "stackwright:providers:kubernetes"
 #: can tell a release apart without importing Helm's half of the package.)
 RELEASE_TYPE = "kubernetes:helm.sh/v4:Release"
 
+#: The provider setting that writes its objects as manifest files into a directory (relative
+#: to the project's folder) instead of applying them (Pulumi's `renderYamlToDirectory`).
+RENDER_SETTING = "renderYamlToDirectory"
+
 
 class Provider(CustomResource):
     """A Kubernetes provider: a kubeconfig, a context in it, and a default namespace.
@@ -34,6 +38,9 @@ class Provider(CustomResource):
     secret, since a kubeconfig holds credentials; a path is not); `context` picks one of its
     contexts (default: its current context); `namespace` is where namespaced
     objects without `metadata.namespace` go (default: the context's namespace).
+    `render_yaml_to_directory` (a folder, relative to the project's) makes the provider
+    write each object's manifest there instead of applying it, reaching no cluster
+    (`namespace` then defaults to `default`).
     """
 
     def __init__(
@@ -44,6 +51,7 @@ class Provider(CustomResource):
         kubeconfig: str | Output[Any] | None = None,
         context: str | Output[Any] | None = None,
         namespace: str | Output[Any] | None = None,
+        render_yaml_to_directory: str | None = None,
     ) -> None:
         settings: dict[str, Any] = {}
         if is_kubeconfig_path(kubeconfig):
@@ -54,6 +62,13 @@ class Provider(CustomResource):
             settings["context"] = context
         if namespace is not None:
             settings["namespace"] = namespace
+        if render_yaml_to_directory is not None:
+            if not isinstance(render_yaml_to_directory, str) or not render_yaml_to_directory:
+                raise UsageError(
+                    f"provider {resource_name}: render_yaml_to_directory must be a folder's "
+                    f"path as a plain string, not {render_yaml_to_directory!r}"
+                )
+            settings[RENDER_SETTING] = render_yaml_to_directory
         super().__init__(PROVIDER_TYPE, resource_name, settings, opts)
 
 
@@ -64,7 +79,7 @@ def is_kubeconfig_path(kubeconfig: Any) -> bool:
 
 
 #: Settings that choose a provider's default namespace: its own, else its context's.
-_NAMESPACE_SETTINGS = ("kubeconfig", "context", "namespace")
+_NAMESPACE_SETTINGS = ("kubeconfig", "context", "namespace", RENDER_SETTING)
 
 #: What a kubeconfig's context without a namespace means (kubectl's default).
 DEFAULT_NAMESPACE = "default"

@@ -1,0 +1,269 @@
+"""A provider with `render_yaml_to_directory` writes manifest files instead of applying
+objects, and keeps them in sync with the program, with no cluster anywhere: KUBECONFIG
+names a file that does not exist, and nothing starts a local cluster. (Applying the files
+to a real cluster: tests/integration/test_render_manifests_apply.py.)"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+import yaml
+
+from stackwright.cli.main import main
+from stackwright.state import open_backend
+
+#: Namespace + Deployment + CRD + custom object, all rendered to `out/`; REPLICAS and EXTRA
+#: (more lines) are filled in by each test.
+PROGRAM = (Path(__file__).parent.parent / "data" / "render" / "program.py.txt").read_text()
+
+
+@pytest.fixture
+def rendering(project: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The project, with no cluster reachable: a kubeconfig that does not exist."""
+    monkeypatch.setenv("KUBECONFIG", str(project / "no-such-kubeconfig"))
+    write_program(project)
+    return project
+
+
+#: A rendered Service, whose clusterIP only a server would fill.
+SERVICE = (
+    'svc = k8s.core.v1.Service("svc", spec={"selector": {"app": "web"}, '
+    '"ports": [{"port": 80}]}, opts=opts)\n'
+)
+
+
+def write_program(project: Path, replicas: int = 2, extra: str = "") -> None:
+    text = PROGRAM.replace("REPLICAS", str(replicas)).replace("EXTRA", extra)
+    (project / "__main__.py").write_text(text)
+
+
+def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:
+    """Exit code and output of one command."""
+    try:
+        main(list(args))
+        code = 0
+    except SystemExit as exc:
+        code = int(exc.code or 0)
+    out = capsys.readouterr()
+    return code, out.out + out.err
+
+
+def tree(folder: Path) -> dict[str, dict[str, object]]:
+    """Each manifest under `folder` (relative path → its object)."""
+    return {
+        str(p.relative_to(folder)): yaml.safe_load(p.read_text())
+        for p in sorted(folder.rglob("*"))
+        if p.is_file()
+    }
+
+
+def test_up_writes_one_file_per_object_crds_first_and_no_cluster_is_needed(
+    rendering: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out = run(capsys, "preview")
+    assert code == 0, out
+    assert "writes out/0-crd/apiextensions.k8s.io_v1_customresourcedefinition_" in out
+    assert not (rendering / "out").exists(), "a preview wrote files"
+
+    code, out = run(capsys, "up", "--yes")
+    assert code == 0, out
+    files = tree(rendering / "out")
+    names = sorted(files)
+    assert (
+        names[0]
+        == "0-crd/apiextensions.k8s.io_v1_customresourcedefinition_widgets.example.com.yaml"
+    )
+    namespace = files[names[1]]
+    assert names[1].startswith("1-manifest/0-v1_namespace_apps-")  # before what goes in it
+    ns = namespace["metadata"]["name"]  # type: ignore[index]
+    deployment = next(o for n, o in files.items() if "_deployment_" in n)
+    widget = next(o for n, o in files.items() if "_widget_" in n)
+    assert deployment["metadata"]["namespace"] == ns  # type: ignore[index]
+    assert deployment["metadata"]["name"].startswith("web-")  # type: ignore[index] # auto-named
+    assert deployment["metadata"]["labels"] == {"app.kubernetes.io/managed-by": "stackwright"}  # type: ignore[index]
+    assert deployment["metadata"]["annotations"]["stackwright.io/urn"].endswith("::web")  # type: ignore[index]
+    assert "status" not in deployment and "managedFields" not in deployment["metadata"]  # type: ignore[operator]
+    assert widget == {
+        "apiVersion": "example.com/v1",
+        "kind": "Widget",
+        "metadata": {**widget["metadata"], "namespace": ns},  # type: ignore[dict-item]
+        "spec": {"size": 3},
+    }
+    # Recorded as any resource is, its outputs the object as written.
+    state = open_backend().load("shop", "dev")
+    recorded = next(s for s in state.resources if s.type == "kubernetes:apps/v1:Deployment")
+    assert recorded.outputs["metadata"]["name"] == deployment["metadata"]["name"]  # type: ignore[index]
+    assert not any(p.name.startswith(".") for p in (rendering / "out").rglob("*"))  # no temp left
+
+
+def test_a_no_op_up_writes_nothing(rendering: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert run(capsys, "up", "--yes")[0] == 0
+    paths = sorted((rendering / "out").rglob("*.yaml"))
+    before = {p: p.stat().st_mtime_ns for p in paths}
+    os.utime(paths[0], ns=(1, 1))  # a write would change it back
+    before[paths[0]] = 1
+    code, out = run(capsys, "up", "--yes")
+    assert code == 0, out
+    assert {p: p.stat().st_mtime_ns for p in paths} == before
+
+
+def test_update_rewrites_the_file_and_removal_deletes_it(
+    rendering: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert run(capsys, "up", "--yes")[0] == 0
+    write_program(rendering, replicas=5)
+    out = run(capsys, "preview")[1]
+    assert "rewrites out/1-manifest/1-apps_v1_deployment_" in out, out
+    assert run(capsys, "up", "--yes")[0] == 0
+    deployment = next(o for n, o in tree(rendering / "out").items() if "_deployment_" in n)
+    assert deployment["spec"]["replicas"] == 5  # type: ignore[index]
+
+    program = (rendering / "__main__.py").read_text()
+    start, end = program.index("k8s.apiextensions.CustomResource("), program.index("sw.export")
+    (rendering / "__main__.py").write_text(program[:start] + program[end:])
+    out = run(capsys, "preview")[1]
+    assert "removes out/1-manifest/1-example.com_v1_widget_" in out, out
+    assert run(capsys, "up", "--yes")[0] == 0
+    assert not any("_widget_" in n for n in tree(rendering / "out"))
+
+
+def test_destroy_empties_the_folder(rendering: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert run(capsys, "up", "--yes")[0] == 0
+    code, out = run(capsys, "destroy", "--yes")
+    assert code == 0, out
+    assert list((rendering / "out").rglob("*")) == []
+
+
+def test_refresh_notices_a_file_edited_or_removed_by_hand_and_up_writes_it_back(
+    rendering: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert run(capsys, "up", "--yes")[0] == 0
+    out_dir = rendering / "out" / "1-manifest"
+    (widget,) = out_dir.glob("1-example.com_v1_widget_*.yaml")
+    widget.write_text(widget.read_text().replace("size: 3", "size: 9"))
+    (deployment,) = out_dir.glob("1-apps_v1_deployment_*.yaml")
+    deployment.unlink()
+    code, out = run(capsys, "refresh", "--yes")
+    assert code == 0, out
+    assert "drifted" in out and "spec.size: 3 → 9" in out, out
+    assert "deleted outside Stackwright" in out, out
+    assert run(capsys, "up", "--yes")[0] == 0
+    assert deployment.exists() and "size: 3" in widget.read_text()
+
+
+def test_a_secret_is_refused_and_nothing_written(
+    rendering: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write_program(
+        rendering,
+        extra='k8s.core.v1.ConfigMap("cfg", data={"pw": sw.Output.secret("hunter2")}, opts=opts)',
+    )
+    for command in (["preview"], ["up", "--yes"]):
+        code, out = run(capsys, *command)
+        assert code == 2, out
+        assert out.count("\n") == 1 and out.startswith("error: "), out
+        assert "ConfigMap cfg: its data.pw is secret, and provider render renders it" in out
+        assert "SealedSecret" in out and "hunter2" not in out
+    assert not (rendering / "out").exists()
+
+
+def test_a_v1_secret_is_refused(rendering: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    write_program(
+        rendering, extra='k8s.core.v1.Secret("creds", string_data={"pw": "x"}, opts=opts)'
+    )
+    code, out = run(capsys, "up", "--yes")
+    assert code == 2 and "Secret creds: its stringData is secret" in out, out
+    assert not (rendering / "out").exists()
+
+
+def test_a_field_only_a_server_fills_is_unknown_with_a_message_not_a_crash(
+    rendering: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write_program(
+        rendering,
+        extra=SERVICE
+        + (
+            'sw.export("ip", svc.spec.apply(lambda s: s["clusterIP"]))\n'
+            'sw.export("port", svc.spec["ports"][0]["port"])\n'
+        ),
+    )
+    code, out = run(capsys, "preview")
+    assert code == 0, out
+    assert "stack output ip is not known: it reads svc, which is rendered to a file" in out
+    code, out = run(capsys, "up", "--yes")
+    assert code == 0, out
+    assert "stack output ip is not known: it reads svc" in out
+    code, out = run(capsys, "stack", "output", "--json")
+    assert '"ip": null' in out and '"port": 80' in out, out
+
+
+def test_a_rendered_input_read_only_a_server_fills_fails_its_step_saying_why(
+    rendering: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write_program(
+        rendering,
+        extra=SERVICE
+        + ('k8s.core.v1.ConfigMap("reads", data={"ip": svc.spec["clusterIP"]}, opts=opts)\n'),
+    )
+    code, out = run(capsys, "up", "--yes")
+    assert code == 1, out
+    assert "input data.ip is not known: it reads svc, which is rendered to a file" in out, out
+
+
+def test_a_yaml_program_takes_the_provider_option(
+    rendering: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (rendering / "Stackwright.yaml").write_text(
+        """name: shop
+runtime: yaml
+resources:
+  render:
+    type: pulumi:providers:kubernetes
+    properties:
+      renderYamlToDirectory: rendered
+  settings:
+    type: kubernetes:core/v1:ConfigMap
+    properties:
+      metadata: {name: settings}
+      data: {color: blue}
+    options:
+      provider: ${render}
+"""
+    )
+    code, out = run(capsys, "up", "--yes")
+    assert code == 0, out
+    assert tree(rendering / "rendered") == {
+        "1-manifest/1-v1_configmap_default_settings.yaml": {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {
+                "name": "settings",
+                "namespace": "default",
+                "labels": {"app.kubernetes.io/managed-by": "stackwright"},
+                "annotations": {
+                    "stackwright.io/stack": "dev",
+                    "stackwright.io/urn": "urn:sw:dev::shop::kubernetes:core/v1:ConfigMap::settings",
+                },
+            },
+            "data": {"color": "blue"},
+        }
+    }
+
+
+def test_a_secret_read_from_another_resource_is_refused_and_not_written(
+    rendering: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write_program(
+        rendering,
+        extra=(
+            "import stackwright.kx as kx\n"
+            'password = kx.RandomPassword("pw", length=16)\n'
+            'k8s.core.v1.ConfigMap("cfg", data={"pw": password.result}, opts=opts)\n'
+        ),
+    )
+    code, out = run(capsys, "up", "--yes")
+    assert code == 2 and out.count("\n") == 1, out  # refused before anything runs
+    assert "ConfigMap cfg: its data.pw is secret" in out, out
+    assert not (rendering / "out").exists()
