@@ -120,6 +120,7 @@ from stackwright.engine.rendering import (
     rendered_secret,
     rendering_providers,
     unknown_because_rendered,
+    unplaced,
 )
 from stackwright.engine.rendering import refusal as rendering_refusal
 from stackwright.engine.rollouts import (
@@ -464,6 +465,8 @@ class Run:
         self.live: dict[str, Any] = {}
         #: The program's providers that render to files instead of applying: URN → directory.
         self._rendering = rendering_providers(program)
+        #: Kinds a rendering provider could not tell the scope of, warned about once.
+        self._unplaced: set[tuple[str, str]] = set()
         self.status: dict[str, str] = {}
         self.finished: dict[str, asyncio.Event] = {}
         self.providers: dict[str, Provider] = {}
@@ -1531,9 +1534,18 @@ class Run:
         if scope is not None:
             namespaced = scope  # a kind whose CRD this preview would create
         else:
-            namespaced = await provider.namespaced(
-                str(state.inputs.get("apiVersion")), str(state.inputs.get("kind"))
-            )
+            api_version, kind = str(state.inputs.get("apiVersion")), str(state.inputs.get("kind"))
+            try:
+                namespaced = await provider.namespaced(api_version, kind)
+            except UsageError as exc:
+                if state.provider not in self._rendering:
+                    raise
+                # A kind a rendering provider cannot place (no CRD rendered with it, no
+                # cluster asked): written as the program gives it, as Pulumi does.
+                namespaced = bool(meta.get("namespace"))
+                if (api_version, kind) not in self._unplaced:
+                    self._unplaced.add((api_version, kind))
+                    self.emit(Diagnostic(state.urn, unplaced(str(exc)), "warning"))
         if not namespaced:
             return name
         return f"{meta.get('namespace') or provider.default_namespace}/{name}"
@@ -2346,6 +2358,8 @@ class Run:
         CRDs alone, so other deletes cost nothing more)."""
         if state.urn in self._censused or is_patch(state) or not defined_kind(state.inputs):
             return
+        if self._rendered_to(state.provider) is not None:
+            return  # a file removed: the files of its kind stay
         self._censused.add(state.urn)
         async with self._sem:
             diagnostic = await census(self.deleting_provider(state.provider), state)

@@ -98,6 +98,15 @@ def file_of(directory: str, obj: Mapping[str, Any], namespace: str | None) -> st
     return manifest_file(directory, {**obj, "metadata": meta})
 
 
+def unplaced(why: str) -> str:
+    """The warning for a kind a rendering provider cannot tell the scope of (`why`)."""
+    return (
+        f"{why.split(': declare')[0]}: its objects are written in the namespace they name, "
+        "or with none (then `kubectl apply` puts a namespaced one in its context's); "
+        "declare the CustomResourceDefinition with the same provider to have it placed"
+    )
+
+
 def as_rendered(obj: Mapping[str, Any]) -> Partial:
     """A rendered object's outputs as the program reads them: what it holds, and every
     field it does not unknown (a server would fill it; none will)."""

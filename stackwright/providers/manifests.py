@@ -117,10 +117,9 @@ class ManifestDirectory:
         if _built_in(group):
             return kind not in CLUSTER_SCOPED
         raise UsageError(
-            f"{kind} ({api_version}) cannot be rendered: it is no built-in kind and no "
-            f"CustomResourceDefinition rendered to {self.directory} declares it, and a "
-            "rendering provider asks no cluster: declare its CustomResourceDefinition in the "
-            "program with the same provider"
+            f"{kind} ({api_version}) is no built-in kind and no CustomResourceDefinition "
+            f"rendered to {self.directory} declares it (a rendering provider asks no "
+            "cluster): declare its CustomResourceDefinition with the same provider"
         )
 
     def _scopes(self) -> dict[tuple[str, str], bool]:
@@ -163,11 +162,17 @@ class ManifestDirectory:
         given none (`kubectl apply` would otherwise put it in its context's)."""
         meta = dict(desired.get("metadata") or {})
         api_version, kind = str(desired.get("apiVersion", "")), str(desired.get("kind", ""))
-        if await self.namespaced(api_version, kind):
+        try:
+            namespaced: bool | None = await self.namespaced(api_version, kind)
+        except UsageError:  # a kind it cannot place: as the program gives it (as Pulumi)
+            namespaced = None
+        if namespaced:
             meta["namespace"] = meta.get("namespace") or self._namespace
-        else:
+        elif namespaced is not None:
             meta.pop("namespace", None)
-        return {**desired, "metadata": meta}
+        # In the order people write a manifest in: what it is, its name, then the rest.
+        rest = {k: v for k, v in desired.items() if k not in ("apiVersion", "kind", "metadata")}
+        return {"apiVersion": api_version, "kind": kind, "metadata": meta, **rest}
 
     def _path(self, obj: Mapping[str, Any]) -> Path:
         meta = obj.get("metadata") or {}
@@ -235,7 +240,10 @@ class ManifestDirectory:
     async def list(
         self, api_version: str, kind: str, namespace: str | None
     ) -> builtins.list[dict[str, Any]]:
-        scoped = namespace if await self.namespaced(api_version, kind) else None
+        try:
+            scoped = namespace if await self.namespaced(api_version, kind) else None
+        except UsageError:
+            scoped = namespace  # a kind it cannot place: where the program puts it
         return self._listed(api_version, kind, _prefix(api_version, kind, scoped))
 
     def _listed(self, api_version: str, kind: str, prefix: str) -> builtins.list[dict[str, Any]]:

@@ -267,3 +267,27 @@ def test_a_secret_read_from_another_resource_is_refused_and_not_written(
     assert code == 2 and out.count("\n") == 1, out  # refused before anything runs
     assert "ConfigMap cfg: its data.pw is secret" in out, out
     assert not (rendering / "out").exists()
+
+
+def test_a_custom_kind_no_rendered_crd_declares_is_written_as_given_with_a_warning(
+    rendering: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write_program(
+        rendering,
+        extra=(
+            'k8s.apiextensions.CustomResource("g1", api_version="example.org/v1", '
+            'kind="Gadget", metadata={"namespace": "tools"}, spec={"a": 1}, opts=opts)\n'
+            'k8s.apiextensions.CustomResource("g2", api_version="example.org/v1", '
+            'kind="Gadget", spec={"a": 2}, opts=opts)\n'
+        ),
+    )
+    code, out = run(capsys, "up", "--yes")
+    assert code == 0, out
+    assert out.count("Gadget (example.org/v1) is no built-in kind") == 1, out
+    gadgets = {n: o for n, o in tree(rendering / "out").items() if "_gadget_" in n}
+    assert sorted(o["metadata"].get("namespace", "") for o in gadgets.values()) == ["", "tools"]  # type: ignore[attr-defined]
+    assert any("_gadget_tools_g1-" in n for n in gadgets)
+    # In the order a manifest is written in, though the program gives spec first.
+    assert all(list(o) == ["apiVersion", "kind", "metadata", "spec"] for o in gadgets.values())
+    assert run(capsys, "destroy", "--yes")[0] == 0
+    assert list((rendering / "out").rglob("*")) == []
