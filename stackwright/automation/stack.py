@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import contextlib
+import functools
 import json
 import os
 import pprint
@@ -494,7 +495,9 @@ class Workspace:
                 options=options,
                 program=declared,
                 providers=kubernetes_providers(
-                    self.provider_settings(guarded),
+                    # Not before the default provider is needed: a program whose providers
+                    # all render to files starts no local cluster.
+                    functools.cache(lambda: self.provider_settings(guarded)),
                     project=self.project.name,
                     check_context=self.check_context,
                     root=self.project.folder,

@@ -379,7 +379,7 @@ def check_marks(obj: Mapping[str, Any]) -> None:
 
 
 def kubernetes_providers(
-    default: Mapping[str, Any] | None = None,
+    default: Mapping[str, Any] | Callable[[], Mapping[str, Any]] | None = None,
     *,
     timeout: float = 600,
     project: str = "",
@@ -387,12 +387,15 @@ def kubernetes_providers(
     root: Path | None = None,
 ) -> ProviderFactory:
     """A factory of providers; `default` holds the stack's kubeconfig / context / namespace
-    settings; `check_context` may refuse a provider's context (environment separation).
+    settings (or makes them, once the default provider is first needed); `check_context` may refuse a provider's context (environment separation).
     A provider whose settings name a `renderYamlToDirectory` writes files there (relative
     to `root`, the project's folder) and reaches no cluster."""
 
     def make(settings: Mapping[str, Any] | None) -> Provider:
-        chosen = settings if settings is not None else (default or {})
+        if settings is not None:
+            chosen = settings
+        else:  # asked only when the default provider is made (it may start a local cluster)
+            chosen = (default() if callable(default) else default) or {}
         rendered = chosen.get(RENDER_SETTING)
         if rendered:
             directory = (root or Path.cwd()) / str(rendered)

@@ -291,3 +291,37 @@ def test_a_custom_kind_no_rendered_crd_declares_is_written_as_given_with_a_warni
     assert all(list(o) == ["apiVersion", "kind", "metadata", "spec"] for o in gadgets.values())
     assert run(capsys, "destroy", "--yes")[0] == 0
     assert list((rendering / "out").rglob("*")) == []
+
+
+@pytest.mark.parametrize(
+    ("declared", "said"),
+    [
+        (
+            'k8s.core.v1.ConfigMapPatch("p", metadata={"name": "x"}, data={"a": "b"}, opts=opts)',
+            "a Patch changes an object in a cluster",
+        ),
+        (
+            'k8s.helm.Release("r", chart="oci://example.com/chart", namespace="web", opts=opts)',
+            "a Helm release is installed in a cluster: render the chart's objects with helm.Chart",
+        ),
+    ],
+)
+def test_what_only_a_cluster_can_take_is_refused(
+    declared: str, said: str, rendering: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write_program(rendering, extra=declared + "\n")
+    code, out = run(capsys, "preview")
+    assert code == 2 and out.count("\n") == 1 and said in out, out
+    assert not (rendering / "out").exists()
+
+
+def test_a_stack_that_names_a_local_cluster_does_not_start_it_to_render(
+    rendering: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # As `stackwright new` writes a stack's config: the default provider's local cluster.
+    (rendering / "Stackwright.dev.yaml").write_text("config:\n  kubernetes:cluster: local\n")
+    for command in (["preview"], ["up", "--yes"], ["refresh", "--yes"], ["destroy", "--yes"]):
+        code, out = run(capsys, *command)
+        assert code == 0, out
+        assert "started the local cluster" not in out, out
+    assert not (tmp_path / "home" / "clusters").exists()
