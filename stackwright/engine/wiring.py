@@ -3,7 +3,8 @@
 `kubernetes_providers(default)` is the provider factory front ends hand to
 `operations.run`: a provider resource's settings (kubeconfig, context,
 namespace) make one provider; None makes the stack's default one from the
-settings the front end found in the stack's configuration.
+settings the front end found in the stack's configuration. A provider resource with
+`renderYamlToDirectory` makes a `ManifestDirectory` instead, which writes files.
 """
 
 from __future__ import annotations
