@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import base64
 import json
+from collections.abc import Collection
 from typing import Any
 
 
@@ -210,17 +211,19 @@ def redact(text: str) -> str:
     return text
 
 
-def redact_parts(text: str) -> str:
-    """`redact(text)`, and every run of four or more characters of it that is part of a
-    remembered secret shown as [secret] too: for what a program's own code said of a secret
-    it was given, which may quote a part of it (`int(v.split("-")[0])`: `'keyquokka'` of
-    `keyquokka-7731`). A word of the text that happens to be in a secret is masked with it:
-    more than needed, never less."""
+def redact_parts(text: str, given: Collection[str]) -> str:
+    """`redact(text)`, and every run of four or more characters of it that is part of one
+    of the secret texts `given` shown as [secret] too: for what a program's own code said
+    of the secrets it was given, which may quote a part of one (`int(v.split("-")[0])`:
+    `'keyquokka'` of `keyquokka-7731`). A word of the text that happens to be in one is
+    masked with it: more than needed, never less. Only those given: every remembered secret
+    (a stack's TLS keys, their base64 and case variants) would mask most words of a message,
+    and take seconds to search."""
     text = redact(text)[:1000]  # one line of a message: a longer one is cut, not searched
-    secrets = sorted(_known_secrets, key=len, reverse=True)
+    secrets = sorted((s for s in given if len(s) >= _MIN_SECRET), key=len, reverse=True)
     kept: list[str] = []
     start = at = 0
-    while at < len(text):
+    while at < len(text) and secrets:
         length = 0
         for secret in secrets:
             while at + length < len(text) and text[at : at + length + 1] in secret:

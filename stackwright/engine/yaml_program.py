@@ -410,11 +410,11 @@ def _lift(
         except _ARGUMENT_ERRORS as error:
             raise _secretly_told(error) from None
 
-    def failed(error: Exception, secret: bool) -> Exception:
+    def failed(error: Exception, secret: list[str] | None) -> Exception:
         # Secret by the values found now, not only by the Outputs' marks: a Secret's data is.
         if refusal is None or not isinstance(error, _ARGUMENT_ERRORS):
             return error
-        return refusal(_secretly_told(error) if secret else error)
+        return refusal(_secretly_told(error) if secret is not None else error)
 
     return Output.all(*args)._derived(lambda values: compute(*values), failed=failed)
 

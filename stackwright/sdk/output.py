@@ -27,7 +27,7 @@ from __future__ import annotations
 import difflib
 import json
 import re
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from typing import (
     TYPE_CHECKING,
     Any,
@@ -318,8 +318,8 @@ class SecretCallbackError(Exception):
     quotes a part, which masking the remembered whole value misses. Its traceback is the
     error's, so that it names the program's line it was raised at (`raised_at`)."""
 
-    def __init__(self, error: Exception) -> None:
-        said = redact_parts(str(error)).strip().splitlines()
+    def __init__(self, error: Exception, given: Collection[str]) -> None:
+        said = redact_parts(str(error), given).strip().splitlines()
         name = type(error).__name__
         super().__init__(f"{name}: {said[0]}" if said else name)
 
@@ -334,13 +334,14 @@ def from_callback(exc: BaseException) -> bool:
     return isinstance(exc, SecretCallbackError) or CALLBACK_NOTE in getattr(exc, "__notes__", ())
 
 
-def _told_of_failure(error: Exception, secret: bool) -> Exception:
+def _told_of_failure(error: Exception, secret: Collection[str] | None) -> Exception:
     """`error` of an apply callback as it may be told: Stackwright's own words as they are;
-    another error noted as the callback's, or, given a secret, a `SecretCallbackError`."""
+    another error noted as the callback's, or, given a secret (`secret`: its texts), a
+    `SecretCallbackError`."""
     if isinstance(error, StackwrightError) or from_callback(error):
         return error
-    if secret:
-        return SecretCallbackError(error).with_traceback(error.__traceback__)
+    if secret is not None:
+        return SecretCallbackError(error, secret).with_traceback(error.__traceback__)
     error.add_note(CALLBACK_NOTE)
     return error
 
@@ -479,14 +480,15 @@ class Output(Generic[T]):
         self,
         func: Callable[[T], U],
         *,
-        failed: Callable[[Exception, bool], Exception] | None = None,
+        failed: Callable[[Exception, list[str] | None], Exception] | None = None,
     ) -> Output[U]:
         """`apply` for the Outputs Stackwright computes from others (`Output.all` of keyword
         values, `concat`, `format`, `json_dumps`, a YAML program's expression, an object's
         `id`): not a callback of the user's, so not run at the end of a run that never
         used it (`record_apply`). `failed(error, secret)` is raised for an error of `func`,
-        told whether the value it was given is secret: known only now for a value read from
-        a resource whose output is secret (a Secret's data), which the error may quote."""
+        told the secret texts of the value it was given (None when it holds none): known
+        only now for a value read from a resource whose output is secret (a Secret's data),
+        which the error may quote."""
         runs = _Runs()
 
         def compute(read: StateReader) -> Any:
@@ -512,7 +514,8 @@ class Output(Generic[T]):
                 except Exception as exc:
                     if failed is None:
                         raise
-                    raise failed(exc, marked or self._secret) from None
+                    given = _secret_texts(value, self._secret) if marked or self._secret else None
+                    raise failed(exc, given) from None
                 runs.keep(key, result)
             if isinstance(result, Output):
                 result = result.resolve(read)
@@ -863,6 +866,23 @@ def _holds_secret(value: Any) -> bool:
     """Whether a secret Output (or a `Secret`) is anywhere in an input structure, by the
     Outputs' own marks."""
     return any(isinstance(item, Secret) or item.is_secret for item in _markers(value))
+
+
+def _secret_texts(value: Any, secret: bool, found: list[str] | None = None) -> list[str]:
+    """The texts of a resolved value that are secret: all of them when it is (`secret`),
+    else those inside its `Secret` markers; numbers as written."""
+    texts = found if found is not None else []
+    if isinstance(value, Secret):
+        _secret_texts(value.value, True, texts)
+    elif isinstance(value, Mapping):
+        for item in value.values():
+            _secret_texts(item, secret, texts)
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            _secret_texts(item, secret, texts)
+    elif secret and isinstance(value, (str, int, float)) and not isinstance(value, bool):
+        texts.append(str(value))
+    return texts
 
 
 def _contains_unknown(value: Any) -> bool:

@@ -60,3 +60,28 @@ def test_an_input_callback_that_raises_names_its_line_and_what_it_said(stack: St
         f"kubernetes:core/v1:ConfigMap settings: an apply callback failed at {__file__}:{line}: "
         "KeyError: 'team'"
     ]
+
+
+def test_only_the_parts_of_the_secret_a_callback_was_given_are_masked(stack: Stack) -> None:
+    def declare(_: Program) -> None:
+        ns = k8s.core.v1.Namespace("ns", metadata={"name": "shop"})
+        # Another secret of the stack, never given to the callback: its words ("base",
+        # "with", "literal") are no part of what the callback could quote.
+        k8s.core.v1.Secret(
+            "db",
+            metadata={"namespace": ns.metadata["name"]},
+            string_data={"url": sw.Output.secret("postgres://database/shop?with_literal=1")},
+        )
+        token = sw.Output.secret("tok-hunter22-x")
+        k8s.core.v1.ConfigMap(
+            "settings",
+            metadata={"namespace": ns.metadata["name"]},
+            data={"port": token.apply(_port)},
+        )
+
+    try:
+        summary = stack.up(declare)
+    finally:
+        forget_secrets()
+    (failure,) = summary.failures
+    assert failure.endswith("ValueError: invalid literal for int() with base 10: '[secret]'")
