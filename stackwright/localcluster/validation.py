@@ -343,7 +343,12 @@ class _Decoder:
         (self.fatal if fatal else self.saved).append(
             f"json: cannot unmarshal {what} into {where} of type {gotype}"
         )
-        self.mismatches.append(Mismatch(upath, value, found, _TAKES[kind]))
+        expected = _TAKES[kind]
+        whole = not isinstance(value, float) or value.is_integer()
+        if found == "number" and kind in (_INT, _INTSTR) and whole:
+            low, high = _INT32 if gotype == "int32" else _INT64  # whole, but out of range
+            expected = expected.replace("an integer", f"an integer from {low} to {high}")
+        self.mismatches.append(Mismatch(upath, value, found, expected))
 
     def walk(self, value: Any, shape: _Shape, struct: str, tpath: str, upath: str) -> None:
         if value is None:

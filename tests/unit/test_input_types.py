@@ -165,3 +165,15 @@ def test_inputs_as_recorded_are_not_checked_again(
     path.write_text(path.read_text().replace("replicas: 2", "replicas: 3"))
     stack.preview(lambda _: run_yaml_program(path))
     assert checked == ["Deployment"]
+
+
+def test_a_whole_number_out_of_its_fields_range_is_told_the_range(stack: Stack) -> None:
+    def declare(_: Program) -> None:
+        k8s.apps.v1.Deployment("web", spec={"replicas": 2**40})
+
+    with pytest.raises(UsageError) as refused:
+        stack.up(declare)
+    assert str(refused.value).endswith(
+        "kubernetes:apps/v1:Deployment web: spec.replicas is the number 1099511627776, where a "
+        "Deployment takes an integer from -2147483648 to 2147483647; nothing was changed"
+    )
