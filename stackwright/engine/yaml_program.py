@@ -1209,11 +1209,18 @@ def _read_file(evaluator: Evaluator, args: Any) -> Any:
 
 
 def _as_written(value: Any) -> str:
-    """A function's argument as the program writes it: `${token}`, `./${dir}/a.txt`."""
+    """A function's argument as the program writes it: `${token}`, `./${dir}/a.txt`,
+    `{fn::join: [/, [etc, ${dir}]]}`; what `fn::secret` is given, never (`{fn::secret: …}`)."""
     if isinstance(value, Reference):
         return f"${{{value.text}}}"
     if isinstance(value, Template):
         return "".join(p if isinstance(p, str) else _as_written(p) for p in value.parts)
+    if isinstance(value, Call):
+        return f"{{fn::{value.name}: {'…' if value.name == 'secret' else _as_written(value.args)}}}"
+    if isinstance(value, list):
+        return f"[{', '.join(_as_written(v) for v in value)}]"
+    if isinstance(value, dict):
+        return f"{{{', '.join(f'{k}: {_as_written(v)}' for k, v in value.items())}}}"
     return _text(value)
 
 

@@ -358,6 +358,23 @@ def test_config_takes_the_stack_value_typed_or_the_default_and_keeps_secrets_sec
             "text known when the program runs: give it as plain configuration (and the file's "
             "text as {fn::secret: {fn::readFile: PATH}} to keep that secret)",
         ),
+        (  # a literal made secret is not shown either; the call as written, not Python's
+            "{fn::select: [1, [s, m, l]]}",
+            "{fn::readFile: {fn::secret: ./hunter2.txt}}",
+            "        size:",
+            "fn::readFile: the path is secret (it comes from {fn::secret: …}): a path must be "
+            "plain text known when the program runs: give it as plain configuration (and the "
+            "file's text as {fn::secret: {fn::readFile: PATH}} to keep that secret)",
+        ),
+        (
+            "{fn::select: [1, [s, m, l]]}",
+            '{fn::readFile: {fn::join: ["/", [etc, "${token}"]]}}',
+            "        size:",
+            "fn::readFile: the path is secret (it comes from {fn::join: [/, [etc, ${token}]]}): "
+            "a path must be plain text known when the program runs: give it as plain "
+            "configuration (and the file's text as {fn::secret: {fn::readFile: PATH}} to keep "
+            "that secret)",
+        ),
         (
             "{fn::select: [1, [s, m, l]]}",
             '{fn::readFile: "${ns.metadata.name}"}',
