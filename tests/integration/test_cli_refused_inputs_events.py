@@ -1,5 +1,6 @@
-"""`--json` for CI: a preview whose Deployment's inputs the cluster refuses (`"replicas":
-"3"`, a 422 to its dry run) says where to fix it in the failing step's own event, as the
+"""`--json` for CI: a preview whose Deployment's inputs the cluster refuses (a name
+Kubernetes does not allow, a 422 to its dry run; a value of the wrong type is refused from
+the schema before the run) says where to fix it in the failing step's own event, as the
 summary does, and the summary says the exit code (2, bad input) the process ends with."""
 
 from __future__ import annotations
@@ -16,8 +17,8 @@ LiveCluster = Any
 
 NAMESPACE = 'k8s.core.v1.Namespace("ns", metadata={"name": NS})\n'
 DEPLOYMENT = (
-    'k8s.apps.v1.Deployment("web", metadata={"name": "web", "namespace": NS},\n'
-    '                       spec={**app_spec("web"), "replicas": "3"})\n'
+    'k8s.apps.v1.Deployment("web", metadata={"name": "Not_A_Name", "namespace": NS},\n'
+    '                       spec=app_spec("web"))\n'
 )
 
 
@@ -33,7 +34,7 @@ def test_a_refused_deployment_fails_its_step_at_its_program_line(
     assert failed["name"] == "web"
     where = f"{p.root / '__main__.py'}:{PRELUDE_LINES + 2}: "
     assert failed["error"].startswith(where), failed["error"]
-    assert "spec.replicas" in failed["error"], failed["error"]
+    assert "Not_A_Name" in failed["error"], failed["error"]
     assert done.summary["failures"] == [failed["error"]]
     assert (done.summary["ok"], done.summary["exitCode"]) == (False, 2)
     assert done.events[-1] == done.summary  # the last line: no error event after it
