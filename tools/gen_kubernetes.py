@@ -171,8 +171,8 @@ class Field:
     read_only: bool  # status: a property, not an argument
     holds: Holds = None
     #: The keyword argument's type in the kind's Patch class, which takes any part of the
-    #: object: the same unless the field's typed dict requires keys (`DeploymentSpec`'s
-    #: `selector`), where a Patch passes a plain mapping.
+    #: object: the Patch variants of its typed dicts (`DeploymentSpecPatchDict`), where only
+    #: what server-side apply needs is required.
     patch_annotation: str = ""
 
 
@@ -229,6 +229,9 @@ class InputsModule:
 
     name: str  # `core_v1`, after the definition's Go package as lightkube names its models
     dicts: dict[str, TypedDictDef] = field(default_factory=dict)
+    #: The Patch variants (`DeploymentSpecPatchDict`) by name, with the keys each requires:
+    #: not definitions of their own, so not in the field table.
+    patches: dict[str, tuple[TypedDictDef, frozenset[str]]] = field(default_factory=dict)
     inputs_modules: set[str] = field(default_factory=set)  # other inputs modules named
     model_modules: set[str] = field(default_factory=set)
 
@@ -297,6 +300,9 @@ class Generator:
         #: Inputs module → definition → its keys, for the definitions only a status holds.
         self.status_objects: dict[str, dict[str, list[tuple[str, Holds]]]] = {}
         self.status_sources: dict[tuple[str, str], str] = {}
+        #: (definition, keys a Patch requires) → whether its Patch variant differs from its
+        #: TypedDict (`_differs`).
+        self.differs: dict[tuple[str, frozenset[str]], bool] = {}
 
     # --- selection -------------------------------------------------------------------------
 
@@ -380,7 +386,12 @@ class Generator:
             annotation = "" if read_only else self._annotation(vm, prop)
             summary = first_sentence(prop.get("description", ""))
             holds = None if read_only else self._holds(prop)
-            partial = annotation if read_only or self._partial(prop) else "Mapping[str, Any] | Output[Any]"
+            if read_only:
+                partial = annotation
+            elif json_name == "metadata":  # the object a Patch changes: named, never made up
+                partial = self._referenced(vm, OBJECT_META, PATCH_METADATA)
+            else:
+                partial = self._annotation(vm, prop, frozenset())
             fields.append(Field(json_name, py, annotation, summary, read_only, holds, partial))
         order = {"metadata": 0, "spec": 1, "status": 3}
         fields.sort(key=lambda f: (order.get(f.json_name, 2), f.python_name))
@@ -390,9 +401,13 @@ class Generator:
 
     # --- types -------------------------------------------------------------------------------
 
-    def _annotation(self, scope: Scope, node: Mapping[str, Any]) -> str:
-        """The type a program passes for `node`: also an Output (`| None` is the caller's)."""
-        inner = self._type(scope, node)
+    def _annotation(
+        self, scope: Scope, node: Mapping[str, Any], keep: frozenset[str] | None = None
+    ) -> str:
+        """The type a program passes for `node`: also an Output (`| None` is the caller's). In a
+        Patch (`keep` not None, the keys it must give where `node` is an object), the Patch
+        variants of the typed dicts wherever server-side apply merges what it is given."""
+        inner = self._type(scope, node, keep)
         if inner == "Any" or inner.endswith(("Arg", "Output[Any]")):
             return inner
         return f"{inner} | Output[Any]"
@@ -426,31 +441,75 @@ class Generator:
             return "plain", JSON_TYPES[next(iter(declared))]
         return "plain", "Any"
 
-    def _type(self, scope: Scope, node: Mapping[str, Any]) -> str:
+    def _type(self, scope: Scope, node: Mapping[str, Any], keep: frozenset[str] | None) -> str:
         shape, of = self._shape(node)
         if shape == "struct":
-            return self._referenced(scope, of)
+            part = self._part(node, keep)
+            patched = part is not None and self._differs(*part)
+            return self._referenced(scope, of, part[1] if part and patched else None)
         if shape == "list":
-            return f"Sequence[{self._annotation(scope, of)}]"
+            return f"Sequence[{self._annotation(scope, of, self._within(node, shape, keep))}]"
         if shape == "map":
-            return f"Mapping[str, {self._annotation(scope, of)}]"
+            return f"Mapping[str, {self._annotation(scope, of, self._within(node, shape, keep))}]"
         return str(of)
 
-    def _partial(self, node: Mapping[str, Any], seen: frozenset[str] = frozenset()) -> bool:
-        """Whether a Patch may give any part of a value of `node` through its typed dict: no
-        key required in it or in the objects it holds, but for those in lists (a list's item
-        is applied whole: a list-map entry needs its keys anyway)."""
+    # --- what a Patch gives -------------------------------------------------------------------
+    #
+    # Server-side apply merges an applied object into the live one key by key, except where the
+    # schema says a value is atomic: a struct or map marked `x-kubernetes-map-type: atomic`,
+    # a list not marked `x-kubernetes-list-type: map` (`atomic`, `set`, or unmarked: the
+    # default is atomic). A Patch may so leave out any key of a merged struct; an atomic value
+    # it gives whole, as the kind's own typed dict says. An item of a list-map (containers,
+    # env, ports) is merged with the live item of the same keys (`x-kubernetes-list-map-keys`),
+    # so it must give those keys; not one the schema leaves optional, which the API server
+    # defaults before merging (a port's `protocol`: TCP, an image pull secret's `name`).
+
+    def _within(
+        self, node: Mapping[str, Any], shape: str, keep: frozenset[str] | None
+    ) -> frozenset[str] | None:
+        """What a Patch must give of each item of the list (or value of the map) `node`, when
+        it gives part of `node` (`keep` not None): None where the list or map is atomic."""
+        if keep is None:
+            return None
+        if shape == "list" and node.get("x-kubernetes-list-type") == "map":
+            return frozenset(node.get("x-kubernetes-list-map-keys") or ())
+        if shape == "map" and node.get("x-kubernetes-map-type") != "atomic":
+            return frozenset()
+        return None
+
+    def _part(
+        self, node: Mapping[str, Any], keep: frozenset[str] | None
+    ) -> tuple[str, frozenset[str]] | None:
+        """The struct a Patch gives part of at `node` (through lists and maps that merge), with
+        the keys it must still give; None where it gives the value whole or it is no struct."""
         shape, of = self._shape(node)
-        if shape == "map":
-            return self._partial(of, seen)
-        if shape != "struct":
-            return True
-        if of in seen:
-            return True
+        if shape in ("list", "map"):
+            return self._part(of, self._within(node, shape, keep))
+        if shape != "struct" or keep is None:
+            return None
         target = self.definitions[of]
-        if target.get("required"):
-            return False
-        return all(self._partial(p, seen | {of}) for p in target["properties"].values())
+        if target.get("x-kubernetes-map-type") == "atomic":
+            return None
+        return of, keep & set(target.get("required") or ())
+
+    def _differs(
+        self, definition: str, keep: frozenset[str], seen: frozenset[str] = frozenset()
+    ) -> bool:
+        """Whether a Patch's TypedDict of `definition`, requiring only `keep`, differs from the
+        kind's own: a key it requires besides, here or in a struct a Patch gives part of. Only
+        those get a Patch variant (the others serve as they are)."""
+        memo = not seen
+        if memo and (definition, keep) in self.differs:
+            return self.differs[definition, keep]
+        target = self.definitions[definition]
+        found = bool(set(target.get("required") or ()) - keep)
+        if not found and definition not in seen:
+            inner = seen | {definition}
+            parts = (self._part(prop, frozenset()) for prop in target["properties"].values())
+            found = any(part is not None and self._differs(*part, inner) for part in parts)
+        if memo:  # below the top, a cycle cut short may read as no difference
+            self.differs[definition, keep] = found
+        return found
 
     def _holds(self, node: Mapping[str, Any], listed: Callable[[str], str] | None = None) -> Holds:
         """The struct whose keys a value of `node` has: one, a list of them or a map of free
@@ -472,10 +531,11 @@ class Generator:
         module, name = self._typed_dict(definition)
         return f"{module}.{name.removesuffix('Dict')}"
 
-    def _referenced(self, scope: Scope, definition: str) -> str:
-        """A struct as a TypedDict of its keys, a lightkube model or an Output (in a kind's
-        module, through an alias `<Name>Arg`)."""
-        module, name = self._typed_dict(definition)
+    def _referenced(self, scope: Scope, definition: str, keep: frozenset[str] | None = None) -> str:
+        """A struct as a TypedDict of its keys (with `keep`, its Patch variant requiring only
+        those), a lightkube model or an Output (in a kind's module, through an alias
+        `<Name>Arg`, `<Name>PatchArg`)."""
+        module, name = self._typed_dict(definition, keep)
         model = lightkube_model(definition)
         if isinstance(scope, InputsModule):
             choices = [name]
@@ -486,7 +546,7 @@ class Generator:
                 scope.model_modules.add(model.split(".")[0])
                 choices.append(f"models_{model}")
             return " | ".join([*choices, "Output[Any]"])
-        alias = definition.rsplit(".", 1)[1] + "Arg"
+        alias = name.removesuffix("Dict") + "Arg"
         source = scope.alias_sources.setdefault(alias, definition)
         if source != definition:
             raise GenerationError(
@@ -500,24 +560,66 @@ class Generator:
         scope.aliases[alias] = " | ".join([*choices, "Output[Any]"])
         return alias
 
-    def _typed_dict(self, definition: str) -> tuple[str, str]:
-        """The inputs module and TypedDict of a struct definition, made on first use."""
+    def _typed_dict(self, definition: str, keep: frozenset[str] | None = None) -> tuple[str, str]:
+        """The inputs module and TypedDict of a struct definition, made on first use; with
+        `keep`, its Patch variant (`<Name>PatchDict`), which requires only those keys."""
         module = package_of(definition)
-        name = definition.rsplit(".", 1)[1] + "Dict"
+        short = definition.rsplit(".", 1)[1]
         inputs = self.inputs.setdefault(module, InputsModule(module))
-        if name in inputs.dicts:
+        if keep is None:
+            name, made_before = f"{short}Dict", inputs.dicts.get(f"{short}Dict")
+        else:
+            name = PATCH_DICT_NAMES.get((definition, keep), f"{short}PatchDict")
+            made_before, kept = inputs.patches.get(name, (None, keep))
+            if kept != keep:
+                raise GenerationError(
+                    f"{module}.{name} would require both {sorted(kept)} and {sorted(keep)}; "
+                    "name one in PATCH_DICT_NAMES"
+                )
+        if made_before is not None:
             return module, name
         node = self.definitions[definition]
-        made = TypedDictDef(name, first_paragraph(node.get("description", "")))
-        inputs.dicts[name] = made  # before its keys: a definition may refer to itself
-        required = set(node.get("required") or ())
+        # Listed before its keys are made: a definition may refer to itself.
+        if keep is None:
+            made = TypedDictDef(name, first_paragraph(node.get("description", "")))
+            inputs.dicts[name] = made
+            required = set(node.get("required") or ())
+        else:
+            made = TypedDictDef(name, PATCH_DICT_DOC.format(short=short, keys=listed_names(keep)))
+            inputs.patches[name] = (made, keep)
+            required = set(keep)
+        if name in inputs.dicts and name in inputs.patches:
+            raise GenerationError(f"{module}.{name} names both a definition and a Patch variant")
         for key, prop in sorted(node["properties"].items()):
             summary = first_sentence(prop.get("description", ""))
-            annotation = self._annotation(inputs, prop)
+            annotation = self._annotation(inputs, prop, None if keep is None else frozenset())
             if key in required:  # as Pulumi's ArgsDicts: the schema's required keys
                 annotation = f"Required[{annotation}]"
             made.keys.append(DictKey(key, annotation, summary, self._holds(prop)))
         return module, name
+
+
+#: The keys a Patch's own metadata requires: the name of the object it changes.
+PATCH_METADATA = frozenset({"name"})
+
+#: Patch variants not named `<Name>PatchDict`, as one definition has two: ObjectMeta's of the
+#: object a Patch changes, which names it, and that of a pod template in it, which need not.
+PATCH_DICT_NAMES: Mapping[tuple[str, frozenset[str]], str] = {
+    (OBJECT_META, PATCH_METADATA): "PatchMetadataDict",
+}
+
+#: The docstring of a Patch variant.
+PATCH_DICT_DOC = (
+    "{short} as a Patch gives it: any part of it, {keys}; server-side apply merges it into "
+    "the object's."
+)
+
+
+def listed_names(keys: frozenset[str]) -> str:
+    """What a Patch variant requires, in its docstring's words."""
+    if not keys:
+        return "every key optional"
+    return f"with {' and '.join(f'`{k}`' for k in sorted(keys))} required"
 
 
 # --- rendering -----------------------------------------------------------------------------
@@ -564,7 +666,7 @@ def render_kind(kind: Kind) -> str:
     out.append(f'    api_version = "{kind.api_version}"\n')
     out.append(f'    kind = "{kind.kind}"\n\n')
     arguments = [f for f in kind.fields if not f.read_only]
-    out.append(render_init(arguments, "annotation", "super().__init__("))
+    out.append(render_init(arguments, "annotation"))
     for f in kind.fields:
         out.append("\n    @property\n")
         out.append(f"    def {f.python_name}(self) -> Output[Any]:\n")
@@ -574,24 +676,26 @@ def render_kind(kind: Kind) -> str:
     return "".join(out)
 
 
-def render_init(arguments: Sequence[Field], annotation: str, call: str) -> str:
+def render_init(arguments: Sequence[Field], annotation: str, stub: bool = False) -> str:
     """A kind's `__init__`: a keyword argument per field, typed by each field's `annotation`
-    (its own, or the Patch's), passed on by `call` (`super().__init__(`)."""
-    out = [
-        "    def __init__(\n        self,\n        resource_name: str,\n        opts: ResourceOptions | None = None,\n"
-    ]
+    (its own, or the Patch's), passed on to `super().__init__`; as a `stub`, only the
+    signature (`...`), indented under `if TYPE_CHECKING:`, for type checkers."""
+    indent = "        " if stub else "    "
+    inner = indent + "    "
+    out = [f"{indent}def __init__(\n{inner}self,\n{inner}resource_name: str,\n"]
+    out.append(f"{inner}opts: ResourceOptions | None = None,\n")
     if arguments:
-        out.append("        *,\n")
+        out.append(f"{inner}*,\n")
         for f in arguments:
-            out.append(f"        {f.python_name}: {getattr(f, annotation)} | None = None,\n")
+            out.append(f"{inner}{f.python_name}: {getattr(f, annotation)} | None = None,\n")
+    if stub:
+        out.append(f"{indent}) -> None: ...\n")
+        return "".join(out)
     out.append("    ) -> None:\n")
-    self_arg = "" if call.startswith("super()") else "self, "
     passed = "".join(f", {f.python_name}={f.python_name}" for f in arguments)
-    line = f"        {call}{self_arg}resource_name, opts{passed})\n"
+    line = f"        super().__init__(resource_name, opts{passed})\n"
     if len(line) > 101:
-        line = f"        {call}\n"
-        line += f"            {self_arg.rstrip(', ')},\n" if self_arg else ""
-        line += "            resource_name,\n            opts,\n"
+        line = "        super().__init__(\n            resource_name,\n            opts,\n"
         line += "".join(f"            {f.python_name}={f.python_name},\n" for f in arguments)
         line += "        )\n"
     out.append(line)
@@ -600,8 +704,9 @@ def render_init(arguments: Sequence[Field], annotation: str, call: str) -> str:
 
 def render_patch(kind: Kind) -> str:
     """A kind's Patch class: the kind's class with the Patch's behaviour (`KubernetesPatch`
-    after it), its fields and properties inherited; an `__init__` of its own only where a
-    field's typed dict requires keys, which a Patch need not give."""
+    after it), its fields, properties and `__init__` inherited. Type checkers see an
+    `__init__` of its own, typed by the Patch variants of the typed dicts (its metadata's
+    names the object it changes); a program runs the kind's, which costs its import nothing."""
     description = PATCH_DOC.format(
         kind=kind.kind, manager=f"`{PATCH_FIELD_MANAGER}`", force=f"`{PATCH_FORCE}`"
     )
@@ -609,7 +714,8 @@ def render_patch(kind: Kind) -> str:
     out.append(docstring(description + kind.description, "    "))
     arguments = [f for f in kind.fields if not f.read_only]
     if any(f.patch_annotation != f.annotation for f in arguments):
-        out.append("\n" + render_init(arguments, "patch_annotation", "KubernetesPatch.__init__("))
+        out.append("\n    if TYPE_CHECKING:\n\n")
+        out.append(render_init(arguments, "patch_annotation", stub=True))
     return "".join(out)
 
 
@@ -619,9 +725,7 @@ def render_version(vm: VersionModule, own_inputs: bool) -> str:
     kinds = sorted(vm.kinds, key=lambda k: k.kind)
     label = f"`{vm.group}/{vm.version}`" if vm.group else f"core `{vm.version}`"
     aliases = "".join(render_alias(alias, vm.aliases[alias]) for alias in sorted(vm.aliases))
-    classes = "".join(
-        "\n\n" + render_kind(kind) + "\n\n" + render_patch(kind) for kind in kinds
-    )
+    classes = "".join("\n\n" + render_kind(kind) + "\n\n" + render_patch(kind) for kind in kinds)
     abc = [name for name in ("Mapping", "Sequence") if f"{name}[" in aliases + classes]
     out = [header()]
     out.append(docstring(f"The Kubernetes {label} kinds, one class each (see `__all__`).", ""))
@@ -662,7 +766,8 @@ def render_version(vm: VersionModule, own_inputs: bool) -> str:
 
 
 def render_inputs(module: InputsModule) -> str:
-    dicts = [module.dicts[name] for name in sorted(module.dicts)]
+    made = {**module.dicts, **{name: d for name, (d, _) in module.patches.items()}}
+    dicts = [made[name] for name in sorted(made)]
     body = "".join("\n\n" + render_typed_dict(d) for d in dicts)
     abc = [name for name in ("Mapping", "Sequence") if f"{name}[" in body]
     package, version = module.name.rsplit("_", 1)
@@ -671,7 +776,8 @@ def render_inputs(module: InputsModule) -> str:
         docstring(
             f"What a program may write in the nested objects of Kubernetes' `{package}` "
             f"`{version}` definitions, key by key: a TypedDict each (`{dicts[0].name}`, …), so "
-            "that an editor completes the keys and mypy checks them. Loaded only by type "
+            "that an editor completes the keys and mypy checks them; a Patch's variants "
+            "(`…PatchDict`) require only what server-side apply needs. Loaded only by type "
             "checkers, unless a program imports one to annotate its own values.",
             "",
         )

@@ -88,7 +88,16 @@ crd = k8s.apiextensions.v1.CustomResourceDefinition(
     },
 )
 # A Patch gives any part of an object: a spec without the keys Deployment's own requires.
-k8s.apps.v1.DeploymentPatch("scale", metadata={"name": "web"}, spec={"replicas": 3})
+k8s.apps.v1.DeploymentPatch("scale", metadata={"name": "web", "namespace": "prod"}, spec={"replicas": 3})
+# At any depth; an item of a list-map gives its merge key (a container its name), not a key
+# the API server defaults (a port's protocol).
+k8s.apps.v1.DeploymentPatch(
+    "image",
+    metadata={"name": "web"},
+    spec={"template": {"spec": {"containers": [{"name": "web", "image": "nginx:1.30"}]}}},
+)
+k8s.core.v1.ServicePatch("port", metadata={"name": "web"}, spec={"ports": [{"port": 8080}]})
+partial_spec: k8s.apps.v1.DeploymentSpecPatchDict = {"paused": True}
 k8s.core.v1.ConfigMapPatch("tune", metadata={"name": "settings"}, data={"mode": "slow"})
 sw.export("ip", svc.spec.cluster_ip)
 sw.export("token", sw.Output.secret(config.get("token") or "t0ken"))
@@ -132,6 +141,26 @@ k8s.core.v1.ConfigMapPatch("c", metadata={"name": "c"}, data=3)  # mistake
     "patch_partial_without_patch": """
 import stackwright.kubernetes as k8s
 k8s.apps.v1.Deployment("scale", metadata={"name": "web"}, spec={"replicas": 3})  # mistake
+""",
+    "patch_wrong_type_in_spec": """
+import stackwright.kubernetes as k8s
+k8s.apps.v1.DeploymentPatch("p", metadata={"name": "web"}, spec={"replicas": "three"})  # mistake
+""",
+    "patch_misspelt_key_in_spec": """
+import stackwright.kubernetes as k8s
+k8s.apps.v1.DeploymentPatch("p", metadata={"name": "web"}, spec={"replicass": 3})  # mistake
+""",
+    "patch_list_item_without_its_merge_key": """
+import stackwright.kubernetes as k8s
+k8s.apps.v1.DeploymentPatch(
+    "p",
+    metadata={"name": "web"},
+    spec={"template": {"spec": {"containers": [{"image": "x"}]}}},  # mistake
+)
+""",
+    "patch_without_a_name": """
+import stackwright.kubernetes as k8s
+k8s.apps.v1.DeploymentPatch("p", metadata={"namespace": "prod"}, spec={"replicas": 3})  # mistake
 """,
     "unknown_top_level_field": """
 import stackwright.kubernetes as k8s

@@ -36,10 +36,14 @@ __all__ = [
 ]
 
 MutatingWebhookArg: TypeAlias = "admissionregistration_v1_inputs.MutatingWebhookDict | admissionregistration_v1.MutatingWebhook | Output[Any]"
+MutatingWebhookPatchArg: TypeAlias = "admissionregistration_v1_inputs.MutatingWebhookPatchDict | admissionregistration_v1.MutatingWebhook | Output[Any]"
 ObjectMetaArg: TypeAlias = "meta_v1_inputs.ObjectMetaDict | meta_v1.ObjectMeta | Output[Any]"
+PatchMetadataArg: TypeAlias = "meta_v1_inputs.PatchMetadataDict | meta_v1.ObjectMeta | Output[Any]"
 ValidatingAdmissionPolicyBindingSpecArg: TypeAlias = "admissionregistration_v1_inputs.ValidatingAdmissionPolicyBindingSpecDict | admissionregistration_v1.ValidatingAdmissionPolicyBindingSpec | Output[Any]"
 ValidatingAdmissionPolicySpecArg: TypeAlias = "admissionregistration_v1_inputs.ValidatingAdmissionPolicySpecDict | admissionregistration_v1.ValidatingAdmissionPolicySpec | Output[Any]"
+ValidatingAdmissionPolicySpecPatchArg: TypeAlias = "admissionregistration_v1_inputs.ValidatingAdmissionPolicySpecPatchDict | admissionregistration_v1.ValidatingAdmissionPolicySpec | Output[Any]"
 ValidatingWebhookArg: TypeAlias = "admissionregistration_v1_inputs.ValidatingWebhookDict | admissionregistration_v1.ValidatingWebhook | Output[Any]"
+ValidatingWebhookPatchArg: TypeAlias = "admissionregistration_v1_inputs.ValidatingWebhookPatchDict | admissionregistration_v1.ValidatingWebhook | Output[Any]"
 
 
 class MutatingWebhookConfiguration(KubernetesResource):
@@ -84,6 +88,17 @@ class MutatingWebhookConfigurationPatch(MutatingWebhookConfiguration, Kubernetes
     MutatingWebhookConfiguration describes the configuration of and admission webhook that
     accept or reject and may change the object.
     """
+
+    if TYPE_CHECKING:
+
+        def __init__(
+            self,
+            resource_name: str,
+            opts: ResourceOptions | None = None,
+            *,
+            metadata: PatchMetadataArg | None = None,
+            webhooks: Sequence[MutatingWebhookPatchArg] | Output[Any] | None = None,
+        ) -> None: ...
 
 
 class ValidatingAdmissionPolicy(KubernetesResource):
@@ -134,6 +149,17 @@ class ValidatingAdmissionPolicyPatch(ValidatingAdmissionPolicy, KubernetesPatch)
     accepts or rejects an object without changing it.
     """
 
+    if TYPE_CHECKING:
+
+        def __init__(
+            self,
+            resource_name: str,
+            opts: ResourceOptions | None = None,
+            *,
+            metadata: PatchMetadataArg | None = None,
+            spec: ValidatingAdmissionPolicySpecPatchArg | None = None,
+        ) -> None: ...
+
 
 class ValidatingAdmissionPolicyBinding(KubernetesResource):
     """ValidatingAdmissionPolicyBinding binds the ValidatingAdmissionPolicy with paramerized
@@ -180,6 +206,17 @@ class ValidatingAdmissionPolicyBindingPatch(ValidatingAdmissionPolicyBinding, Ku
     administrators configure policies for clusters.
     """
 
+    if TYPE_CHECKING:
+
+        def __init__(
+            self,
+            resource_name: str,
+            opts: ResourceOptions | None = None,
+            *,
+            metadata: PatchMetadataArg | None = None,
+            spec: ValidatingAdmissionPolicyBindingSpecArg | None = None,
+        ) -> None: ...
+
 
 class ValidatingWebhookConfiguration(KubernetesResource):
     """ValidatingWebhookConfiguration describes the configuration of and admission webhook that
@@ -223,6 +260,17 @@ class ValidatingWebhookConfigurationPatch(ValidatingWebhookConfiguration, Kubern
     ValidatingWebhookConfiguration describes the configuration of and admission webhook that
     accept or reject and object without changing it.
     """
+
+    if TYPE_CHECKING:
+
+        def __init__(
+            self,
+            resource_name: str,
+            opts: ResourceOptions | None = None,
+            *,
+            metadata: PatchMetadataArg | None = None,
+            webhooks: Sequence[ValidatingWebhookPatchArg] | Output[Any] | None = None,
+        ) -> None: ...
 
 
 if not TYPE_CHECKING:

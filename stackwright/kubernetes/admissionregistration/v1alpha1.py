@@ -32,7 +32,9 @@ __all__ = [
 
 MutatingAdmissionPolicyBindingSpecArg: TypeAlias = "admissionregistration_v1alpha1_inputs.MutatingAdmissionPolicyBindingSpecDict | admissionregistration_v1alpha1.MutatingAdmissionPolicyBindingSpec | Output[Any]"
 MutatingAdmissionPolicySpecArg: TypeAlias = "admissionregistration_v1alpha1_inputs.MutatingAdmissionPolicySpecDict | admissionregistration_v1alpha1.MutatingAdmissionPolicySpec | Output[Any]"
+MutatingAdmissionPolicySpecPatchArg: TypeAlias = "admissionregistration_v1alpha1_inputs.MutatingAdmissionPolicySpecPatchDict | admissionregistration_v1alpha1.MutatingAdmissionPolicySpec | Output[Any]"
 ObjectMetaArg: TypeAlias = "meta_v1_inputs.ObjectMetaDict | meta_v1.ObjectMeta | Output[Any]"
+PatchMetadataArg: TypeAlias = "meta_v1_inputs.PatchMetadataDict | meta_v1.ObjectMeta | Output[Any]"
 
 
 class MutatingAdmissionPolicy(KubernetesResource):
@@ -75,6 +77,17 @@ class MutatingAdmissionPolicyPatch(MutatingAdmissionPolicy, KubernetesPatch):
     MutatingAdmissionPolicy describes the definition of an admission mutation policy that
     mutates the object coming into admission chain.
     """
+
+    if TYPE_CHECKING:
+
+        def __init__(
+            self,
+            resource_name: str,
+            opts: ResourceOptions | None = None,
+            *,
+            metadata: PatchMetadataArg | None = None,
+            spec: MutatingAdmissionPolicySpecPatchArg | None = None,
+        ) -> None: ...
 
 
 class MutatingAdmissionPolicyBinding(KubernetesResource):
@@ -121,6 +134,17 @@ class MutatingAdmissionPolicyBindingPatch(MutatingAdmissionPolicyBinding, Kubern
     resources. MutatingAdmissionPolicyBinding and the optional parameter resource together
     define how cluster administrators configure policies for clusters.
     """
+
+    if TYPE_CHECKING:
+
+        def __init__(
+            self,
+            resource_name: str,
+            opts: ResourceOptions | None = None,
+            *,
+            metadata: PatchMetadataArg | None = None,
+            spec: MutatingAdmissionPolicyBindingSpecArg | None = None,
+        ) -> None: ...
 
 
 if not TYPE_CHECKING:

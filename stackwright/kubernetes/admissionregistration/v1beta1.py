@@ -31,11 +31,15 @@ __all__ = [
 ]
 
 ObjectMetaArg: TypeAlias = "meta_v1_inputs.ObjectMetaDict | meta_v1.ObjectMeta | Output[Any]"
+PatchMetadataArg: TypeAlias = "meta_v1_inputs.PatchMetadataDict | meta_v1.ObjectMeta | Output[Any]"
 ValidatingAdmissionPolicyBindingSpecArg: TypeAlias = (
     "admissionregistration_v1beta1_inputs.ValidatingAdmissionPolicyBindingSpecDict | Output[Any]"
 )
 ValidatingAdmissionPolicySpecArg: TypeAlias = (
     "admissionregistration_v1beta1_inputs.ValidatingAdmissionPolicySpecDict | Output[Any]"
+)
+ValidatingAdmissionPolicySpecPatchArg: TypeAlias = (
+    "admissionregistration_v1beta1_inputs.ValidatingAdmissionPolicySpecPatchDict | Output[Any]"
 )
 
 
@@ -87,6 +91,17 @@ class ValidatingAdmissionPolicyPatch(ValidatingAdmissionPolicy, KubernetesPatch)
     accepts or rejects an object without changing it.
     """
 
+    if TYPE_CHECKING:
+
+        def __init__(
+            self,
+            resource_name: str,
+            opts: ResourceOptions | None = None,
+            *,
+            metadata: PatchMetadataArg | None = None,
+            spec: ValidatingAdmissionPolicySpecPatchArg | None = None,
+        ) -> None: ...
+
 
 class ValidatingAdmissionPolicyBinding(KubernetesResource):
     """ValidatingAdmissionPolicyBinding binds the ValidatingAdmissionPolicy with paramerized
@@ -132,6 +147,17 @@ class ValidatingAdmissionPolicyBindingPatch(ValidatingAdmissionPolicyBinding, Ku
     resources. ValidatingAdmissionPolicyBinding and parameter CRDs together define how cluster
     administrators configure policies for clusters.
     """
+
+    if TYPE_CHECKING:
+
+        def __init__(
+            self,
+            resource_name: str,
+            opts: ResourceOptions | None = None,
+            *,
+            metadata: PatchMetadataArg | None = None,
+            spec: ValidatingAdmissionPolicyBindingSpecArg | None = None,
+        ) -> None: ...
 
 
 if not TYPE_CHECKING:

@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING
 from stackwright.kubernetes.base import KubernetesPatch, KubernetesResource
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
     from typing import Any, TypeAlias
 
     from lightkube.models import apiextensions_v1, meta_v1
@@ -25,7 +24,9 @@ if TYPE_CHECKING:
 __all__ = ["CustomResourceDefinition", "CustomResourceDefinitionPatch"]
 
 CustomResourceDefinitionSpecArg: TypeAlias = "apiextensions_v1_inputs.CustomResourceDefinitionSpecDict | apiextensions_v1.CustomResourceDefinitionSpec | Output[Any]"
+CustomResourceDefinitionSpecPatchArg: TypeAlias = "apiextensions_v1_inputs.CustomResourceDefinitionSpecPatchDict | apiextensions_v1.CustomResourceDefinitionSpec | Output[Any]"
 ObjectMetaArg: TypeAlias = "meta_v1_inputs.ObjectMetaDict | meta_v1.ObjectMeta | Output[Any]"
+PatchMetadataArg: TypeAlias = "meta_v1_inputs.PatchMetadataDict | meta_v1.ObjectMeta | Output[Any]"
 
 
 class CustomResourceDefinition(KubernetesResource):
@@ -74,15 +75,16 @@ class CustomResourceDefinitionPatch(CustomResourceDefinition, KubernetesPatch):
     name MUST be in the format <.spec.name>.<.spec.group>.
     """
 
-    def __init__(
-        self,
-        resource_name: str,
-        opts: ResourceOptions | None = None,
-        *,
-        metadata: ObjectMetaArg | None = None,
-        spec: Mapping[str, Any] | Output[Any] | None = None,
-    ) -> None:
-        KubernetesPatch.__init__(self, resource_name, opts, metadata=metadata, spec=spec)
+    if TYPE_CHECKING:
+
+        def __init__(
+            self,
+            resource_name: str,
+            opts: ResourceOptions | None = None,
+            *,
+            metadata: PatchMetadataArg | None = None,
+            spec: CustomResourceDefinitionSpecPatchArg | None = None,
+        ) -> None: ...
 
 
 if not TYPE_CHECKING:

@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING
 from stackwright.kubernetes.base import KubernetesPatch, KubernetesResource
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
     from typing import Any, TypeAlias
 
     from lightkube.models import apiregistration_v1, meta_v1
@@ -27,7 +26,9 @@ __all__ = ["APIService", "APIServicePatch"]
 APIServiceSpecArg: TypeAlias = (
     "apiregistration_v1_inputs.APIServiceSpecDict | apiregistration_v1.APIServiceSpec | Output[Any]"
 )
+APIServiceSpecPatchArg: TypeAlias = "apiregistration_v1_inputs.APIServiceSpecPatchDict | apiregistration_v1.APIServiceSpec | Output[Any]"
 ObjectMetaArg: TypeAlias = "meta_v1_inputs.ObjectMetaDict | meta_v1.ObjectMeta | Output[Any]"
+PatchMetadataArg: TypeAlias = "meta_v1_inputs.PatchMetadataDict | meta_v1.ObjectMeta | Output[Any]"
 
 
 class APIService(KubernetesResource):
@@ -71,15 +72,16 @@ class APIServicePatch(APIService, KubernetesPatch):
     GroupVersion. Name must be "version.group".
     """
 
-    def __init__(
-        self,
-        resource_name: str,
-        opts: ResourceOptions | None = None,
-        *,
-        metadata: ObjectMetaArg | None = None,
-        spec: Mapping[str, Any] | Output[Any] | None = None,
-    ) -> None:
-        KubernetesPatch.__init__(self, resource_name, opts, metadata=metadata, spec=spec)
+    if TYPE_CHECKING:
+
+        def __init__(
+            self,
+            resource_name: str,
+            opts: ResourceOptions | None = None,
+            *,
+            metadata: PatchMetadataArg | None = None,
+            spec: APIServiceSpecPatchArg | None = None,
+        ) -> None: ...
 
 
 if not TYPE_CHECKING:

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 __all__ = ["StorageVersion", "StorageVersionPatch"]
 
 ObjectMetaArg: TypeAlias = "meta_v1_inputs.ObjectMetaDict | meta_v1.ObjectMeta | Output[Any]"
+PatchMetadataArg: TypeAlias = "meta_v1_inputs.PatchMetadataDict | meta_v1.ObjectMeta | Output[Any]"
 
 
 class StorageVersion(KubernetesResource):
@@ -65,3 +66,14 @@ class StorageVersionPatch(StorageVersion, KubernetesPatch):
     the Patch (or a destroy) gives its fields up. Conflicts with another manager fail unless
     `stackwright.io/patch-force` is "true". Storage version of a specific resource.
     """
+
+    if TYPE_CHECKING:
+
+        def __init__(
+            self,
+            resource_name: str,
+            opts: ResourceOptions | None = None,
+            *,
+            metadata: PatchMetadataArg | None = None,
+            spec: Mapping[str, Any] | Output[Any] | None = None,
+        ) -> None: ...

@@ -38,15 +38,28 @@ __all__ = [
 DaemonSetSpecArg: TypeAlias = (
     "apps_v1_inputs.DaemonSetSpecDict | apps_v1.DaemonSetSpec | Output[Any]"
 )
+DaemonSetSpecPatchArg: TypeAlias = (
+    "apps_v1_inputs.DaemonSetSpecPatchDict | apps_v1.DaemonSetSpec | Output[Any]"
+)
 DeploymentSpecArg: TypeAlias = (
     "apps_v1_inputs.DeploymentSpecDict | apps_v1.DeploymentSpec | Output[Any]"
 )
+DeploymentSpecPatchArg: TypeAlias = (
+    "apps_v1_inputs.DeploymentSpecPatchDict | apps_v1.DeploymentSpec | Output[Any]"
+)
 ObjectMetaArg: TypeAlias = "meta_v1_inputs.ObjectMetaDict | meta_v1.ObjectMeta | Output[Any]"
+PatchMetadataArg: TypeAlias = "meta_v1_inputs.PatchMetadataDict | meta_v1.ObjectMeta | Output[Any]"
 ReplicaSetSpecArg: TypeAlias = (
     "apps_v1_inputs.ReplicaSetSpecDict | apps_v1.ReplicaSetSpec | Output[Any]"
 )
+ReplicaSetSpecPatchArg: TypeAlias = (
+    "apps_v1_inputs.ReplicaSetSpecPatchDict | apps_v1.ReplicaSetSpec | Output[Any]"
+)
 StatefulSetSpecArg: TypeAlias = (
     "apps_v1_inputs.StatefulSetSpecDict | apps_v1.StatefulSetSpec | Output[Any]"
+)
+StatefulSetSpecPatchArg: TypeAlias = (
+    "apps_v1_inputs.StatefulSetSpecPatchDict | apps_v1.StatefulSetSpec | Output[Any]"
 )
 
 
@@ -107,6 +120,18 @@ class ControllerRevisionPatch(ControllerRevision, KubernetesPatch):
     by controllers.
     """
 
+    if TYPE_CHECKING:
+
+        def __init__(
+            self,
+            resource_name: str,
+            opts: ResourceOptions | None = None,
+            *,
+            metadata: PatchMetadataArg | None = None,
+            data: Mapping[str, Any] | Output[Any] | None = None,
+            revision: int | Output[Any] | None = None,
+        ) -> None: ...
+
 
 class DaemonSet(KubernetesResource):
     """DaemonSet represents the configuration of a daemon set."""
@@ -149,15 +174,16 @@ class DaemonSetPatch(DaemonSet, KubernetesPatch):
     set.
     """
 
-    def __init__(
-        self,
-        resource_name: str,
-        opts: ResourceOptions | None = None,
-        *,
-        metadata: ObjectMetaArg | None = None,
-        spec: Mapping[str, Any] | Output[Any] | None = None,
-    ) -> None:
-        KubernetesPatch.__init__(self, resource_name, opts, metadata=metadata, spec=spec)
+    if TYPE_CHECKING:
+
+        def __init__(
+            self,
+            resource_name: str,
+            opts: ResourceOptions | None = None,
+            *,
+            metadata: PatchMetadataArg | None = None,
+            spec: DaemonSetSpecPatchArg | None = None,
+        ) -> None: ...
 
 
 class Deployment(KubernetesResource):
@@ -201,15 +227,16 @@ class DeploymentPatch(Deployment, KubernetesPatch):
     ReplicaSets.
     """
 
-    def __init__(
-        self,
-        resource_name: str,
-        opts: ResourceOptions | None = None,
-        *,
-        metadata: ObjectMetaArg | None = None,
-        spec: Mapping[str, Any] | Output[Any] | None = None,
-    ) -> None:
-        KubernetesPatch.__init__(self, resource_name, opts, metadata=metadata, spec=spec)
+    if TYPE_CHECKING:
+
+        def __init__(
+            self,
+            resource_name: str,
+            opts: ResourceOptions | None = None,
+            *,
+            metadata: PatchMetadataArg | None = None,
+            spec: DeploymentSpecPatchArg | None = None,
+        ) -> None: ...
 
 
 class ReplicaSet(KubernetesResource):
@@ -255,15 +282,16 @@ class ReplicaSetPatch(ReplicaSet, KubernetesPatch):
     replicas are running at any given time.
     """
 
-    def __init__(
-        self,
-        resource_name: str,
-        opts: ResourceOptions | None = None,
-        *,
-        metadata: ObjectMetaArg | None = None,
-        spec: Mapping[str, Any] | Output[Any] | None = None,
-    ) -> None:
-        KubernetesPatch.__init__(self, resource_name, opts, metadata=metadata, spec=spec)
+    if TYPE_CHECKING:
+
+        def __init__(
+            self,
+            resource_name: str,
+            opts: ResourceOptions | None = None,
+            *,
+            metadata: PatchMetadataArg | None = None,
+            spec: ReplicaSetSpecPatchArg | None = None,
+        ) -> None: ...
 
 
 class StatefulSet(KubernetesResource):
@@ -310,15 +338,16 @@ class StatefulSetPatch(StatefulSet, KubernetesPatch):
     Storage: As many VolumeClaims as requested.
     """
 
-    def __init__(
-        self,
-        resource_name: str,
-        opts: ResourceOptions | None = None,
-        *,
-        metadata: ObjectMetaArg | None = None,
-        spec: Mapping[str, Any] | Output[Any] | None = None,
-    ) -> None:
-        KubernetesPatch.__init__(self, resource_name, opts, metadata=metadata, spec=spec)
+    if TYPE_CHECKING:
+
+        def __init__(
+            self,
+            resource_name: str,
+            opts: ResourceOptions | None = None,
+            *,
+            metadata: PatchMetadataArg | None = None,
+            spec: StatefulSetSpecPatchArg | None = None,
+        ) -> None: ...
 
 
 if not TYPE_CHECKING:

@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING
 from stackwright.kubernetes.base import KubernetesPatch, KubernetesResource
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
     from typing import Any, TypeAlias
 
     from lightkube.models import autoscaling_v1, meta_v1
@@ -25,7 +24,9 @@ if TYPE_CHECKING:
 __all__ = ["HorizontalPodAutoscaler", "HorizontalPodAutoscalerPatch"]
 
 HorizontalPodAutoscalerSpecArg: TypeAlias = "autoscaling_v1_inputs.HorizontalPodAutoscalerSpecDict | autoscaling_v1.HorizontalPodAutoscalerSpec | Output[Any]"
+HorizontalPodAutoscalerSpecPatchArg: TypeAlias = "autoscaling_v1_inputs.HorizontalPodAutoscalerSpecPatchDict | autoscaling_v1.HorizontalPodAutoscalerSpec | Output[Any]"
 ObjectMetaArg: TypeAlias = "meta_v1_inputs.ObjectMetaDict | meta_v1.ObjectMeta | Output[Any]"
+PatchMetadataArg: TypeAlias = "meta_v1_inputs.PatchMetadataDict | meta_v1.ObjectMeta | Output[Any]"
 
 
 class HorizontalPodAutoscaler(KubernetesResource):
@@ -69,15 +70,16 @@ class HorizontalPodAutoscalerPatch(HorizontalPodAutoscaler, KubernetesPatch):
     configuration of a horizontal pod autoscaler.
     """
 
-    def __init__(
-        self,
-        resource_name: str,
-        opts: ResourceOptions | None = None,
-        *,
-        metadata: ObjectMetaArg | None = None,
-        spec: Mapping[str, Any] | Output[Any] | None = None,
-    ) -> None:
-        KubernetesPatch.__init__(self, resource_name, opts, metadata=metadata, spec=spec)
+    if TYPE_CHECKING:
+
+        def __init__(
+            self,
+            resource_name: str,
+            opts: ResourceOptions | None = None,
+            *,
+            metadata: PatchMetadataArg | None = None,
+            spec: HorizontalPodAutoscalerSpecPatchArg | None = None,
+        ) -> None: ...
 
 
 if not TYPE_CHECKING:

@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING
 from stackwright.kubernetes.base import KubernetesPatch, KubernetesResource
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
     from typing import Any, TypeAlias
 
     from lightkube.models import autoscaling_v2, meta_v1
@@ -25,7 +24,9 @@ if TYPE_CHECKING:
 __all__ = ["HorizontalPodAutoscaler", "HorizontalPodAutoscalerPatch"]
 
 HorizontalPodAutoscalerSpecArg: TypeAlias = "autoscaling_v2_inputs.HorizontalPodAutoscalerSpecDict | autoscaling_v2.HorizontalPodAutoscalerSpec | Output[Any]"
+HorizontalPodAutoscalerSpecPatchArg: TypeAlias = "autoscaling_v2_inputs.HorizontalPodAutoscalerSpecPatchDict | autoscaling_v2.HorizontalPodAutoscalerSpec | Output[Any]"
 ObjectMetaArg: TypeAlias = "meta_v1_inputs.ObjectMetaDict | meta_v1.ObjectMeta | Output[Any]"
+PatchMetadataArg: TypeAlias = "meta_v1_inputs.PatchMetadataDict | meta_v1.ObjectMeta | Output[Any]"
 
 
 class HorizontalPodAutoscaler(KubernetesResource):
@@ -74,15 +75,16 @@ class HorizontalPodAutoscalerPatch(HorizontalPodAutoscaler, KubernetesPatch):
     based on the metrics specified.
     """
 
-    def __init__(
-        self,
-        resource_name: str,
-        opts: ResourceOptions | None = None,
-        *,
-        metadata: ObjectMetaArg | None = None,
-        spec: Mapping[str, Any] | Output[Any] | None = None,
-    ) -> None:
-        KubernetesPatch.__init__(self, resource_name, opts, metadata=metadata, spec=spec)
+    if TYPE_CHECKING:
+
+        def __init__(
+            self,
+            resource_name: str,
+            opts: ResourceOptions | None = None,
+            *,
+            metadata: PatchMetadataArg | None = None,
+            spec: HorizontalPodAutoscalerSpecPatchArg | None = None,
+        ) -> None: ...
 
 
 if not TYPE_CHECKING:

@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING
 from stackwright.kubernetes.base import KubernetesPatch, KubernetesResource
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
     from typing import Any, TypeAlias
 
     from lightkube.models import batch_v1, meta_v1
@@ -25,8 +24,13 @@ if TYPE_CHECKING:
 __all__ = ["CronJob", "CronJobPatch", "Job", "JobPatch"]
 
 CronJobSpecArg: TypeAlias = "batch_v1_inputs.CronJobSpecDict | batch_v1.CronJobSpec | Output[Any]"
+CronJobSpecPatchArg: TypeAlias = (
+    "batch_v1_inputs.CronJobSpecPatchDict | batch_v1.CronJobSpec | Output[Any]"
+)
 JobSpecArg: TypeAlias = "batch_v1_inputs.JobSpecDict | batch_v1.JobSpec | Output[Any]"
+JobSpecPatchArg: TypeAlias = "batch_v1_inputs.JobSpecPatchDict | batch_v1.JobSpec | Output[Any]"
 ObjectMetaArg: TypeAlias = "meta_v1_inputs.ObjectMetaDict | meta_v1.ObjectMeta | Output[Any]"
+PatchMetadataArg: TypeAlias = "meta_v1_inputs.PatchMetadataDict | meta_v1.ObjectMeta | Output[Any]"
 
 
 class CronJob(KubernetesResource):
@@ -72,15 +76,16 @@ class CronJobPatch(CronJob, KubernetesPatch):
     cron job.
     """
 
-    def __init__(
-        self,
-        resource_name: str,
-        opts: ResourceOptions | None = None,
-        *,
-        metadata: ObjectMetaArg | None = None,
-        spec: Mapping[str, Any] | Output[Any] | None = None,
-    ) -> None:
-        KubernetesPatch.__init__(self, resource_name, opts, metadata=metadata, spec=spec)
+    if TYPE_CHECKING:
+
+        def __init__(
+            self,
+            resource_name: str,
+            opts: ResourceOptions | None = None,
+            *,
+            metadata: PatchMetadataArg | None = None,
+            spec: CronJobSpecPatchArg | None = None,
+        ) -> None: ...
 
 
 class Job(KubernetesResource):
@@ -123,15 +128,16 @@ class JobPatch(Job, KubernetesPatch):
     `stackwright.io/patch-force` is "true". Job represents the configuration of a single job.
     """
 
-    def __init__(
-        self,
-        resource_name: str,
-        opts: ResourceOptions | None = None,
-        *,
-        metadata: ObjectMetaArg | None = None,
-        spec: Mapping[str, Any] | Output[Any] | None = None,
-    ) -> None:
-        KubernetesPatch.__init__(self, resource_name, opts, metadata=metadata, spec=spec)
+    if TYPE_CHECKING:
+
+        def __init__(
+            self,
+            resource_name: str,
+            opts: ResourceOptions | None = None,
+            *,
+            metadata: PatchMetadataArg | None = None,
+            spec: JobSpecPatchArg | None = None,
+        ) -> None: ...
 
 
 if not TYPE_CHECKING:

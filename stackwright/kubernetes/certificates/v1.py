@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING
 from stackwright.kubernetes.base import KubernetesPatch, KubernetesResource
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
     from typing import Any, TypeAlias
 
     from lightkube.models import certificates_v1, meta_v1
@@ -25,7 +24,9 @@ if TYPE_CHECKING:
 __all__ = ["CertificateSigningRequest", "CertificateSigningRequestPatch"]
 
 CertificateSigningRequestSpecArg: TypeAlias = "certificates_v1_inputs.CertificateSigningRequestSpecDict | certificates_v1.CertificateSigningRequestSpec | Output[Any]"
+CertificateSigningRequestSpecPatchArg: TypeAlias = "certificates_v1_inputs.CertificateSigningRequestSpecPatchDict | certificates_v1.CertificateSigningRequestSpec | Output[Any]"
 ObjectMetaArg: TypeAlias = "meta_v1_inputs.ObjectMetaDict | meta_v1.ObjectMeta | Output[Any]"
+PatchMetadataArg: TypeAlias = "meta_v1_inputs.PatchMetadataDict | meta_v1.ObjectMeta | Output[Any]"
 
 
 class CertificateSigningRequest(KubernetesResource):
@@ -75,15 +76,16 @@ class CertificateSigningRequestPatch(CertificateSigningRequest, KubernetesPatch)
     submitting a certificate signing request, and having it asynchronously approved and issued.
     """
 
-    def __init__(
-        self,
-        resource_name: str,
-        opts: ResourceOptions | None = None,
-        *,
-        metadata: ObjectMetaArg | None = None,
-        spec: Mapping[str, Any] | Output[Any] | None = None,
-    ) -> None:
-        KubernetesPatch.__init__(self, resource_name, opts, metadata=metadata, spec=spec)
+    if TYPE_CHECKING:
+
+        def __init__(
+            self,
+            resource_name: str,
+            opts: ResourceOptions | None = None,
+            *,
+            metadata: PatchMetadataArg | None = None,
+            spec: CertificateSigningRequestSpecPatchArg | None = None,
+        ) -> None: ...
 
 
 if not TYPE_CHECKING:

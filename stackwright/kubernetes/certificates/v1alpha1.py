@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING
 from stackwright.kubernetes.base import KubernetesPatch, KubernetesResource
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
     from typing import Any, TypeAlias
 
     from lightkube.models import meta_v1
@@ -27,7 +26,11 @@ __all__ = ["ClusterTrustBundle", "ClusterTrustBundlePatch"]
 ClusterTrustBundleSpecArg: TypeAlias = (
     "certificates_v1alpha1_inputs.ClusterTrustBundleSpecDict | Output[Any]"
 )
+ClusterTrustBundleSpecPatchArg: TypeAlias = (
+    "certificates_v1alpha1_inputs.ClusterTrustBundleSpecPatchDict | Output[Any]"
+)
 ObjectMetaArg: TypeAlias = "meta_v1_inputs.ObjectMetaDict | meta_v1.ObjectMeta | Output[Any]"
+PatchMetadataArg: TypeAlias = "meta_v1_inputs.PatchMetadataDict | meta_v1.ObjectMeta | Output[Any]"
 
 
 class ClusterTrustBundle(KubernetesResource):
@@ -68,15 +71,16 @@ class ClusterTrustBundlePatch(ClusterTrustBundle, KubernetesPatch):
     container for X.509 trust anchors (root certificates).
     """
 
-    def __init__(
-        self,
-        resource_name: str,
-        opts: ResourceOptions | None = None,
-        *,
-        metadata: ObjectMetaArg | None = None,
-        spec: Mapping[str, Any] | Output[Any] | None = None,
-    ) -> None:
-        KubernetesPatch.__init__(self, resource_name, opts, metadata=metadata, spec=spec)
+    if TYPE_CHECKING:
+
+        def __init__(
+            self,
+            resource_name: str,
+            opts: ResourceOptions | None = None,
+            *,
+            metadata: PatchMetadataArg | None = None,
+            spec: ClusterTrustBundleSpecPatchArg | None = None,
+        ) -> None: ...
 
 
 if not TYPE_CHECKING:

@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING
 from stackwright.kubernetes.base import KubernetesPatch, KubernetesResource
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
     from typing import Any, TypeAlias
 
     from lightkube.models import certificates_v1beta1, meta_v1
@@ -25,7 +24,9 @@ if TYPE_CHECKING:
 __all__ = ["ClusterTrustBundle", "ClusterTrustBundlePatch"]
 
 ClusterTrustBundleSpecArg: TypeAlias = "certificates_v1beta1_inputs.ClusterTrustBundleSpecDict | certificates_v1beta1.ClusterTrustBundleSpec | Output[Any]"
+ClusterTrustBundleSpecPatchArg: TypeAlias = "certificates_v1beta1_inputs.ClusterTrustBundleSpecPatchDict | certificates_v1beta1.ClusterTrustBundleSpec | Output[Any]"
 ObjectMetaArg: TypeAlias = "meta_v1_inputs.ObjectMetaDict | meta_v1.ObjectMeta | Output[Any]"
+PatchMetadataArg: TypeAlias = "meta_v1_inputs.PatchMetadataDict | meta_v1.ObjectMeta | Output[Any]"
 
 
 class ClusterTrustBundle(KubernetesResource):
@@ -66,15 +67,16 @@ class ClusterTrustBundlePatch(ClusterTrustBundle, KubernetesPatch):
     container for X.509 trust anchors (root certificates).
     """
 
-    def __init__(
-        self,
-        resource_name: str,
-        opts: ResourceOptions | None = None,
-        *,
-        metadata: ObjectMetaArg | None = None,
-        spec: Mapping[str, Any] | Output[Any] | None = None,
-    ) -> None:
-        KubernetesPatch.__init__(self, resource_name, opts, metadata=metadata, spec=spec)
+    if TYPE_CHECKING:
+
+        def __init__(
+            self,
+            resource_name: str,
+            opts: ResourceOptions | None = None,
+            *,
+            metadata: PatchMetadataArg | None = None,
+            spec: ClusterTrustBundleSpecPatchArg | None = None,
+        ) -> None: ...
 
 
 if not TYPE_CHECKING:

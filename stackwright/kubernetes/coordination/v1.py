@@ -27,6 +27,7 @@ LeaseSpecArg: TypeAlias = (
     "coordination_v1_inputs.LeaseSpecDict | coordination_v1.LeaseSpec | Output[Any]"
 )
 ObjectMetaArg: TypeAlias = "meta_v1_inputs.ObjectMetaDict | meta_v1.ObjectMeta | Output[Any]"
+PatchMetadataArg: TypeAlias = "meta_v1_inputs.PatchMetadataDict | meta_v1.ObjectMeta | Output[Any]"
 
 
 class Lease(KubernetesResource):
@@ -65,6 +66,17 @@ class LeasePatch(Lease, KubernetesPatch):
     (or a destroy) gives its fields up. Conflicts with another manager fail unless
     `stackwright.io/patch-force` is "true". Lease defines a lease concept.
     """
+
+    if TYPE_CHECKING:
+
+        def __init__(
+            self,
+            resource_name: str,
+            opts: ResourceOptions | None = None,
+            *,
+            metadata: PatchMetadataArg | None = None,
+            spec: LeaseSpecArg | None = None,
+        ) -> None: ...
 
 
 if not TYPE_CHECKING:

@@ -63,6 +63,9 @@ EventSourceArg: TypeAlias = "core_v1_inputs.EventSourceDict | core_v1.EventSourc
 LimitRangeSpecArg: TypeAlias = (
     "core_v1_inputs.LimitRangeSpecDict | core_v1.LimitRangeSpec | Output[Any]"
 )
+LimitRangeSpecPatchArg: TypeAlias = (
+    "core_v1_inputs.LimitRangeSpecPatchDict | core_v1.LimitRangeSpec | Output[Any]"
+)
 LocalObjectReferenceArg: TypeAlias = (
     "core_v1_inputs.LocalObjectReferenceDict | core_v1.LocalObjectReference | Output[Any]"
 )
@@ -70,23 +73,34 @@ NamespaceSpecArg: TypeAlias = (
     "core_v1_inputs.NamespaceSpecDict | core_v1.NamespaceSpec | Output[Any]"
 )
 NodeSpecArg: TypeAlias = "core_v1_inputs.NodeSpecDict | core_v1.NodeSpec | Output[Any]"
+NodeSpecPatchArg: TypeAlias = "core_v1_inputs.NodeSpecPatchDict | core_v1.NodeSpec | Output[Any]"
 ObjectMetaArg: TypeAlias = "meta_v1_inputs.ObjectMetaDict | meta_v1.ObjectMeta | Output[Any]"
 ObjectReferenceArg: TypeAlias = (
     "core_v1_inputs.ObjectReferenceDict | core_v1.ObjectReference | Output[Any]"
 )
+PatchMetadataArg: TypeAlias = "meta_v1_inputs.PatchMetadataDict | meta_v1.ObjectMeta | Output[Any]"
 PersistentVolumeClaimSpecArg: TypeAlias = (
     "core_v1_inputs.PersistentVolumeClaimSpecDict | core_v1.PersistentVolumeClaimSpec | Output[Any]"
 )
+PersistentVolumeClaimSpecPatchArg: TypeAlias = "core_v1_inputs.PersistentVolumeClaimSpecPatchDict | core_v1.PersistentVolumeClaimSpec | Output[Any]"
 PersistentVolumeSpecArg: TypeAlias = (
     "core_v1_inputs.PersistentVolumeSpecDict | core_v1.PersistentVolumeSpec | Output[Any]"
 )
+PersistentVolumeSpecPatchArg: TypeAlias = (
+    "core_v1_inputs.PersistentVolumeSpecPatchDict | core_v1.PersistentVolumeSpec | Output[Any]"
+)
 PodSpecArg: TypeAlias = "core_v1_inputs.PodSpecDict | core_v1.PodSpec | Output[Any]"
+PodSpecPatchArg: TypeAlias = "core_v1_inputs.PodSpecPatchDict | core_v1.PodSpec | Output[Any]"
 PodTemplateSpecArg: TypeAlias = (
     "core_v1_inputs.PodTemplateSpecDict | core_v1.PodTemplateSpec | Output[Any]"
+)
+PodTemplateSpecPatchArg: TypeAlias = (
+    "core_v1_inputs.PodTemplateSpecPatchDict | core_v1.PodTemplateSpec | Output[Any]"
 )
 ReplicationControllerSpecArg: TypeAlias = (
     "core_v1_inputs.ReplicationControllerSpecDict | core_v1.ReplicationControllerSpec | Output[Any]"
 )
+ReplicationControllerSpecPatchArg: TypeAlias = "core_v1_inputs.ReplicationControllerSpecPatchDict | core_v1.ReplicationControllerSpec | Output[Any]"
 ResourceQuotaSpecArg: TypeAlias = (
     "core_v1_inputs.ResourceQuotaSpecDict | core_v1.ResourceQuotaSpec | Output[Any]"
 )
@@ -150,6 +164,19 @@ class ConfigMapPatch(ConfigMap, KubernetesPatch):
     consume.
     """
 
+    if TYPE_CHECKING:
+
+        def __init__(
+            self,
+            resource_name: str,
+            opts: ResourceOptions | None = None,
+            *,
+            metadata: PatchMetadataArg | None = None,
+            binary_data: Mapping[str, str | Output[Any]] | Output[Any] | None = None,
+            data: Mapping[str, str | Output[Any]] | Output[Any] | None = None,
+            immutable: bool | Output[Any] | None = None,
+        ) -> None: ...
+
 
 class Endpoints(KubernetesResource):
     """Endpoints is a collection of endpoints that implement the actual service. Example:"""
@@ -186,6 +213,17 @@ class EndpointsPatch(Endpoints, KubernetesPatch):
     `stackwright.io/patch-force` is "true". Endpoints is a collection of endpoints that
     implement the actual service. Example:
     """
+
+    if TYPE_CHECKING:
+
+        def __init__(
+            self,
+            resource_name: str,
+            opts: ResourceOptions | None = None,
+            *,
+            metadata: PatchMetadataArg | None = None,
+            subsets: Sequence[EndpointSubsetArg] | Output[Any] | None = None,
+        ) -> None: ...
 
 
 class Event(KubernetesResource):
@@ -340,6 +378,30 @@ class EventPatch(Event, KubernetesPatch):
     Reason. Events should be treated as informative, best-effort, supplemental data.
     """
 
+    if TYPE_CHECKING:
+
+        def __init__(
+            self,
+            resource_name: str,
+            opts: ResourceOptions | None = None,
+            *,
+            metadata: PatchMetadataArg | None = None,
+            action: str | Output[Any] | None = None,
+            count: int | Output[Any] | None = None,
+            event_time: str | Output[Any] | None = None,
+            first_timestamp: str | Output[Any] | None = None,
+            involved_object: ObjectReferenceArg | None = None,
+            last_timestamp: str | Output[Any] | None = None,
+            message: str | Output[Any] | None = None,
+            reason: str | Output[Any] | None = None,
+            related: ObjectReferenceArg | None = None,
+            reporting_component: str | Output[Any] | None = None,
+            reporting_instance: str | Output[Any] | None = None,
+            series: EventSeriesArg | None = None,
+            source: EventSourceArg | None = None,
+            type: str | Output[Any] | None = None,
+        ) -> None: ...
+
 
 class LimitRange(KubernetesResource):
     """LimitRange sets resource usage limits for each kind of resource in a Namespace."""
@@ -377,15 +439,16 @@ class LimitRangePatch(LimitRange, KubernetesPatch):
     of resource in a Namespace.
     """
 
-    def __init__(
-        self,
-        resource_name: str,
-        opts: ResourceOptions | None = None,
-        *,
-        metadata: ObjectMetaArg | None = None,
-        spec: Mapping[str, Any] | Output[Any] | None = None,
-    ) -> None:
-        KubernetesPatch.__init__(self, resource_name, opts, metadata=metadata, spec=spec)
+    if TYPE_CHECKING:
+
+        def __init__(
+            self,
+            resource_name: str,
+            opts: ResourceOptions | None = None,
+            *,
+            metadata: PatchMetadataArg | None = None,
+            spec: LimitRangeSpecPatchArg | None = None,
+        ) -> None: ...
 
 
 class Namespace(KubernetesResource):
@@ -428,6 +491,17 @@ class NamespacePatch(Namespace, KubernetesPatch):
     `stackwright.io/patch-force` is "true". Namespace provides a scope for Names. Use of
     multiple namespaces is optional.
     """
+
+    if TYPE_CHECKING:
+
+        def __init__(
+            self,
+            resource_name: str,
+            opts: ResourceOptions | None = None,
+            *,
+            metadata: PatchMetadataArg | None = None,
+            spec: NamespaceSpecArg | None = None,
+        ) -> None: ...
 
 
 class Node(KubernetesResource):
@@ -475,15 +549,16 @@ class NodePatch(Node, KubernetesPatch):
     have a unique identifier in the cache (i.e. in etcd).
     """
 
-    def __init__(
-        self,
-        resource_name: str,
-        opts: ResourceOptions | None = None,
-        *,
-        metadata: ObjectMetaArg | None = None,
-        spec: Mapping[str, Any] | Output[Any] | None = None,
-    ) -> None:
-        KubernetesPatch.__init__(self, resource_name, opts, metadata=metadata, spec=spec)
+    if TYPE_CHECKING:
+
+        def __init__(
+            self,
+            resource_name: str,
+            opts: ResourceOptions | None = None,
+            *,
+            metadata: PatchMetadataArg | None = None,
+            spec: NodeSpecPatchArg | None = None,
+        ) -> None: ...
 
 
 class PersistentVolume(KubernetesResource):
@@ -532,15 +607,16 @@ class PersistentVolumePatch(PersistentVolume, KubernetesPatch):
     https://kubernetes.io/docs/concepts/storage/persistent-volumes
     """
 
-    def __init__(
-        self,
-        resource_name: str,
-        opts: ResourceOptions | None = None,
-        *,
-        metadata: ObjectMetaArg | None = None,
-        spec: Mapping[str, Any] | Output[Any] | None = None,
-    ) -> None:
-        KubernetesPatch.__init__(self, resource_name, opts, metadata=metadata, spec=spec)
+    if TYPE_CHECKING:
+
+        def __init__(
+            self,
+            resource_name: str,
+            opts: ResourceOptions | None = None,
+            *,
+            metadata: PatchMetadataArg | None = None,
+            spec: PersistentVolumeSpecPatchArg | None = None,
+        ) -> None: ...
 
 
 class PersistentVolumeClaim(KubernetesResource):
@@ -588,15 +664,16 @@ class PersistentVolumeClaimPatch(PersistentVolumeClaim, KubernetesPatch):
     and claim to a persistent volume
     """
 
-    def __init__(
-        self,
-        resource_name: str,
-        opts: ResourceOptions | None = None,
-        *,
-        metadata: ObjectMetaArg | None = None,
-        spec: Mapping[str, Any] | Output[Any] | None = None,
-    ) -> None:
-        KubernetesPatch.__init__(self, resource_name, opts, metadata=metadata, spec=spec)
+    if TYPE_CHECKING:
+
+        def __init__(
+            self,
+            resource_name: str,
+            opts: ResourceOptions | None = None,
+            *,
+            metadata: PatchMetadataArg | None = None,
+            spec: PersistentVolumeClaimSpecPatchArg | None = None,
+        ) -> None: ...
 
 
 class Pod(KubernetesResource):
@@ -642,15 +719,16 @@ class PodPatch(Pod, KubernetesPatch):
     host. This resource is created by clients and scheduled onto hosts.
     """
 
-    def __init__(
-        self,
-        resource_name: str,
-        opts: ResourceOptions | None = None,
-        *,
-        metadata: ObjectMetaArg | None = None,
-        spec: Mapping[str, Any] | Output[Any] | None = None,
-    ) -> None:
-        KubernetesPatch.__init__(self, resource_name, opts, metadata=metadata, spec=spec)
+    if TYPE_CHECKING:
+
+        def __init__(
+            self,
+            resource_name: str,
+            opts: ResourceOptions | None = None,
+            *,
+            metadata: PatchMetadataArg | None = None,
+            spec: PodSpecPatchArg | None = None,
+        ) -> None: ...
 
 
 class PodTemplate(KubernetesResource):
@@ -691,15 +769,16 @@ class PodTemplatePatch(PodTemplate, KubernetesPatch):
     of a predefined pod.
     """
 
-    def __init__(
-        self,
-        resource_name: str,
-        opts: ResourceOptions | None = None,
-        *,
-        metadata: ObjectMetaArg | None = None,
-        template: Mapping[str, Any] | Output[Any] | None = None,
-    ) -> None:
-        KubernetesPatch.__init__(self, resource_name, opts, metadata=metadata, template=template)
+    if TYPE_CHECKING:
+
+        def __init__(
+            self,
+            resource_name: str,
+            opts: ResourceOptions | None = None,
+            *,
+            metadata: PatchMetadataArg | None = None,
+            template: PodTemplateSpecPatchArg | None = None,
+        ) -> None: ...
 
 
 class ReplicationController(KubernetesResource):
@@ -749,15 +828,16 @@ class ReplicationControllerPatch(ReplicationController, KubernetesPatch):
     configuration of a replication controller.
     """
 
-    def __init__(
-        self,
-        resource_name: str,
-        opts: ResourceOptions | None = None,
-        *,
-        metadata: ObjectMetaArg | None = None,
-        spec: Mapping[str, Any] | Output[Any] | None = None,
-    ) -> None:
-        KubernetesPatch.__init__(self, resource_name, opts, metadata=metadata, spec=spec)
+    if TYPE_CHECKING:
+
+        def __init__(
+            self,
+            resource_name: str,
+            opts: ResourceOptions | None = None,
+            *,
+            metadata: PatchMetadataArg | None = None,
+            spec: ReplicationControllerSpecPatchArg | None = None,
+        ) -> None: ...
 
 
 class ResourceQuota(KubernetesResource):
@@ -804,6 +884,17 @@ class ResourceQuotaPatch(ResourceQuota, KubernetesPatch):
     `stackwright.io/patch-force` is "true". ResourceQuota sets aggregate quota restrictions
     enforced per namespace
     """
+
+    if TYPE_CHECKING:
+
+        def __init__(
+            self,
+            resource_name: str,
+            opts: ResourceOptions | None = None,
+            *,
+            metadata: PatchMetadataArg | None = None,
+            spec: ResourceQuotaSpecArg | None = None,
+        ) -> None: ...
 
 
 class Secret(KubernetesResource):
@@ -872,6 +963,20 @@ class SecretPatch(Secret, KubernetesPatch):
     total bytes of the values in the Data field must be less than MaxSecretSize bytes.
     """
 
+    if TYPE_CHECKING:
+
+        def __init__(
+            self,
+            resource_name: str,
+            opts: ResourceOptions | None = None,
+            *,
+            metadata: PatchMetadataArg | None = None,
+            data: Mapping[str, str | Output[Any]] | Output[Any] | None = None,
+            immutable: bool | Output[Any] | None = None,
+            string_data: Mapping[str, str | Output[Any]] | Output[Any] | None = None,
+            type: str | Output[Any] | None = None,
+        ) -> None: ...
+
 
 class Service(KubernetesResource):
     """Service is a named abstraction of software service (for example, mysql) consisting of local
@@ -919,6 +1024,17 @@ class ServicePatch(Service, KubernetesPatch):
     (for example, mysql) consisting of local port (for example 3306) that the proxy listens on,
     and the selector that determines which pods will answer requests sent through the proxy.
     """
+
+    if TYPE_CHECKING:
+
+        def __init__(
+            self,
+            resource_name: str,
+            opts: ResourceOptions | None = None,
+            *,
+            metadata: PatchMetadataArg | None = None,
+            spec: ServiceSpecArg | None = None,
+        ) -> None: ...
 
 
 class ServiceAccount(KubernetesResource):
@@ -985,6 +1101,19 @@ class ServiceAccountPatch(ServiceAccount, KubernetesPatch):
     by users, and perhaps by peripheral systems, for an identity * a principal that can be
     authenticated and authorized * a set of secrets
     """
+
+    if TYPE_CHECKING:
+
+        def __init__(
+            self,
+            resource_name: str,
+            opts: ResourceOptions | None = None,
+            *,
+            metadata: PatchMetadataArg | None = None,
+            automount_service_account_token: bool | Output[Any] | None = None,
+            image_pull_secrets: Sequence[LocalObjectReferenceArg] | Output[Any] | None = None,
+            secrets: Sequence[ObjectReferenceArg] | Output[Any] | None = None,
+        ) -> None: ...
 
 
 if not TYPE_CHECKING:

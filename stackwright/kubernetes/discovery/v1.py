@@ -29,6 +29,7 @@ EndpointPortArg: TypeAlias = (
     "discovery_v1_inputs.EndpointPortDict | discovery_v1.EndpointPort | Output[Any]"
 )
 ObjectMetaArg: TypeAlias = "meta_v1_inputs.ObjectMetaDict | meta_v1.ObjectMeta | Output[Any]"
+PatchMetadataArg: TypeAlias = "meta_v1_inputs.PatchMetadataDict | meta_v1.ObjectMeta | Output[Any]"
 
 
 class EndpointSlice(KubernetesResource):
@@ -99,6 +100,19 @@ class EndpointSlicePatch(EndpointSlice, KubernetesPatch):
     for a given service by listing EndpointSlices in the service's namespace whose
     `kubernetes.io/service-name` label contains the service's name.
     """
+
+    if TYPE_CHECKING:
+
+        def __init__(
+            self,
+            resource_name: str,
+            opts: ResourceOptions | None = None,
+            *,
+            metadata: PatchMetadataArg | None = None,
+            address_type: str | Output[Any] | None = None,
+            endpoints: Sequence[EndpointArg] | Output[Any] | None = None,
+            ports: Sequence[EndpointPortArg] | Output[Any] | None = None,
+        ) -> None: ...
 
 
 if not TYPE_CHECKING:

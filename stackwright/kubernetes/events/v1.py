@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING
 from stackwright.kubernetes.base import KubernetesPatch, KubernetesResource
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
     from typing import Any, TypeAlias
 
     from lightkube.models import core_v1, events_v1, meta_v1
@@ -26,11 +25,15 @@ if TYPE_CHECKING:
 __all__ = ["Event", "EventPatch"]
 
 EventSeriesArg: TypeAlias = "events_v1_inputs.EventSeriesDict | events_v1.EventSeries | Output[Any]"
+EventSeriesPatchArg: TypeAlias = (
+    "events_v1_inputs.EventSeriesPatchDict | events_v1.EventSeries | Output[Any]"
+)
 EventSourceArg: TypeAlias = "core_v1_inputs.EventSourceDict | core_v1.EventSource | Output[Any]"
 ObjectMetaArg: TypeAlias = "meta_v1_inputs.ObjectMetaDict | meta_v1.ObjectMeta | Output[Any]"
 ObjectReferenceArg: TypeAlias = (
     "core_v1_inputs.ObjectReferenceDict | core_v1.ObjectReference | Output[Any]"
 )
+PatchMetadataArg: TypeAlias = "meta_v1_inputs.PatchMetadataDict | meta_v1.ObjectMeta | Output[Any]"
 
 
 class Event(KubernetesResource):
@@ -190,47 +193,29 @@ class EventPatch(Event, KubernetesPatch):
     informative, best-effort, supplemental data.
     """
 
-    def __init__(
-        self,
-        resource_name: str,
-        opts: ResourceOptions | None = None,
-        *,
-        metadata: ObjectMetaArg | None = None,
-        action: str | Output[Any] | None = None,
-        deprecated_count: int | Output[Any] | None = None,
-        deprecated_first_timestamp: str | Output[Any] | None = None,
-        deprecated_last_timestamp: str | Output[Any] | None = None,
-        deprecated_source: EventSourceArg | None = None,
-        event_time: str | Output[Any] | None = None,
-        note: str | Output[Any] | None = None,
-        reason: str | Output[Any] | None = None,
-        regarding: ObjectReferenceArg | None = None,
-        related: ObjectReferenceArg | None = None,
-        reporting_controller: str | Output[Any] | None = None,
-        reporting_instance: str | Output[Any] | None = None,
-        series: Mapping[str, Any] | Output[Any] | None = None,
-        type: str | Output[Any] | None = None,
-    ) -> None:
-        KubernetesPatch.__init__(
+    if TYPE_CHECKING:
+
+        def __init__(
             self,
-            resource_name,
-            opts,
-            metadata=metadata,
-            action=action,
-            deprecated_count=deprecated_count,
-            deprecated_first_timestamp=deprecated_first_timestamp,
-            deprecated_last_timestamp=deprecated_last_timestamp,
-            deprecated_source=deprecated_source,
-            event_time=event_time,
-            note=note,
-            reason=reason,
-            regarding=regarding,
-            related=related,
-            reporting_controller=reporting_controller,
-            reporting_instance=reporting_instance,
-            series=series,
-            type=type,
-        )
+            resource_name: str,
+            opts: ResourceOptions | None = None,
+            *,
+            metadata: PatchMetadataArg | None = None,
+            action: str | Output[Any] | None = None,
+            deprecated_count: int | Output[Any] | None = None,
+            deprecated_first_timestamp: str | Output[Any] | None = None,
+            deprecated_last_timestamp: str | Output[Any] | None = None,
+            deprecated_source: EventSourceArg | None = None,
+            event_time: str | Output[Any] | None = None,
+            note: str | Output[Any] | None = None,
+            reason: str | Output[Any] | None = None,
+            regarding: ObjectReferenceArg | None = None,
+            related: ObjectReferenceArg | None = None,
+            reporting_controller: str | Output[Any] | None = None,
+            reporting_instance: str | Output[Any] | None = None,
+            series: EventSeriesPatchArg | None = None,
+            type: str | Output[Any] | None = None,
+        ) -> None: ...
 
 
 if not TYPE_CHECKING:

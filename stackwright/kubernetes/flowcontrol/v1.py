@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING
 from stackwright.kubernetes.base import KubernetesPatch, KubernetesResource
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
     from typing import Any, TypeAlias
 
     from lightkube.models import flowcontrol_v1, meta_v1
@@ -32,8 +31,13 @@ __all__ = [
 FlowSchemaSpecArg: TypeAlias = (
     "flowcontrol_v1_inputs.FlowSchemaSpecDict | flowcontrol_v1.FlowSchemaSpec | Output[Any]"
 )
+FlowSchemaSpecPatchArg: TypeAlias = (
+    "flowcontrol_v1_inputs.FlowSchemaSpecPatchDict | flowcontrol_v1.FlowSchemaSpec | Output[Any]"
+)
 ObjectMetaArg: TypeAlias = "meta_v1_inputs.ObjectMetaDict | meta_v1.ObjectMeta | Output[Any]"
+PatchMetadataArg: TypeAlias = "meta_v1_inputs.PatchMetadataDict | meta_v1.ObjectMeta | Output[Any]"
 PriorityLevelConfigurationSpecArg: TypeAlias = "flowcontrol_v1_inputs.PriorityLevelConfigurationSpecDict | flowcontrol_v1.PriorityLevelConfigurationSpec | Output[Any]"
+PriorityLevelConfigurationSpecPatchArg: TypeAlias = "flowcontrol_v1_inputs.PriorityLevelConfigurationSpecPatchDict | flowcontrol_v1.PriorityLevelConfigurationSpec | Output[Any]"
 
 
 class FlowSchema(KubernetesResource):
@@ -81,15 +85,16 @@ class FlowSchemaPatch(FlowSchema, KubernetesPatch):
     identified by a pair of strings: the name of the FlowSchema and a "flow distinguisher".
     """
 
-    def __init__(
-        self,
-        resource_name: str,
-        opts: ResourceOptions | None = None,
-        *,
-        metadata: ObjectMetaArg | None = None,
-        spec: Mapping[str, Any] | Output[Any] | None = None,
-    ) -> None:
-        KubernetesPatch.__init__(self, resource_name, opts, metadata=metadata, spec=spec)
+    if TYPE_CHECKING:
+
+        def __init__(
+            self,
+            resource_name: str,
+            opts: ResourceOptions | None = None,
+            *,
+            metadata: PatchMetadataArg | None = None,
+            spec: FlowSchemaSpecPatchArg | None = None,
+        ) -> None: ...
 
 
 class PriorityLevelConfiguration(KubernetesResource):
@@ -135,15 +140,16 @@ class PriorityLevelConfigurationPatch(PriorityLevelConfiguration, KubernetesPatc
     PriorityLevelConfiguration represents the configuration of a priority level.
     """
 
-    def __init__(
-        self,
-        resource_name: str,
-        opts: ResourceOptions | None = None,
-        *,
-        metadata: ObjectMetaArg | None = None,
-        spec: Mapping[str, Any] | Output[Any] | None = None,
-    ) -> None:
-        KubernetesPatch.__init__(self, resource_name, opts, metadata=metadata, spec=spec)
+    if TYPE_CHECKING:
+
+        def __init__(
+            self,
+            resource_name: str,
+            opts: ResourceOptions | None = None,
+            *,
+            metadata: PatchMetadataArg | None = None,
+            spec: PriorityLevelConfigurationSpecPatchArg | None = None,
+        ) -> None: ...
 
 
 if not TYPE_CHECKING:

@@ -3,8 +3,9 @@
 # Do not edit by hand: change the generator and run it again.
 """What a program may write in the nested objects of Kubernetes' `admissionregistration` `v1`
 definitions, key by key: a TypedDict each (`AuditAnnotationDict`, …), so that an editor
-completes the keys and mypy checks them. Loaded only by type checkers, unless a program imports
-one to annotate its own values.
+completes the keys and mypy checks them; a Patch's variants (`…PatchDict`) require only what
+server-side apply needs. Loaded only by type checkers, unless a program imports one to annotate
+its own values.
 """
 
 from __future__ import annotations
@@ -23,19 +24,25 @@ if TYPE_CHECKING:
 __all__ = [
     "AuditAnnotationDict",
     "MatchConditionDict",
+    "MatchConditionPatchDict",
     "MatchResourcesDict",
     "MutatingWebhookDict",
+    "MutatingWebhookPatchDict",
     "NamedRuleWithOperationsDict",
     "ParamKindDict",
     "ParamRefDict",
     "RuleWithOperationsDict",
     "ServiceReferenceDict",
+    "ServiceReferencePatchDict",
     "ValidatingAdmissionPolicyBindingSpecDict",
     "ValidatingAdmissionPolicySpecDict",
+    "ValidatingAdmissionPolicySpecPatchDict",
     "ValidatingWebhookDict",
+    "ValidatingWebhookPatchDict",
     "ValidationDict",
     "VariableDict",
     "WebhookClientConfigDict",
+    "WebhookClientConfigPatchDict",
 ]
 
 
@@ -57,6 +64,20 @@ class MatchConditionDict(TypedDict, total=False):
     """
 
     expression: Required[str | Output[Any]]
+    """Expression represents the expression which will be evaluated by CEL."""
+
+    name: Required[str | Output[Any]]
+    """Name is an identifier for this match condition, used for strategic merging of
+    MatchConditions, as well as providing an identifier for logging purposes.
+    """
+
+
+class MatchConditionPatchDict(TypedDict, total=False):
+    """MatchCondition as a Patch gives it: any part of it, with `name` required; server-side apply
+    merges it into the object's.
+    """
+
+    expression: str | Output[Any]
     """Expression represents the expression which will be evaluated by CEL."""
 
     name: Required[str | Output[Any]]
@@ -146,6 +167,61 @@ class MutatingWebhookDict(TypedDict, total=False):
     """Rules describes what operations on what resources/subresources the webhook cares about."""
 
     sideEffects: Required[str | Output[Any]]
+    """SideEffects states whether this webhook has side effects."""
+
+    timeoutSeconds: int | Output[Any]
+    """TimeoutSeconds specifies the timeout for this webhook."""
+
+
+class MutatingWebhookPatchDict(TypedDict, total=False):
+    """MutatingWebhook as a Patch gives it: any part of it, with `name` required; server-side apply
+    merges it into the object's.
+    """
+
+    admissionReviewVersions: Sequence[str | Output[Any]] | Output[Any]
+    """AdmissionReviewVersions is an ordered list of preferred `AdmissionReview` versions the
+    Webhook expects.
+    """
+
+    clientConfig: WebhookClientConfigPatchDict | models_admissionregistration_v1.WebhookClientConfig | Output[Any]
+    """ClientConfig defines how to communicate with the hook."""
+
+    failurePolicy: str | Output[Any]
+    """FailurePolicy defines how unrecognized errors from the admission endpoint are handled -
+    allowed values are Ignore or Fail.
+    """
+
+    matchConditions: Sequence[MatchConditionPatchDict | models_admissionregistration_v1.MatchCondition | Output[Any]] | Output[Any]
+    """MatchConditions is a list of conditions that must be met for a request to be sent to this
+    webhook.
+    """
+
+    matchPolicy: str | Output[Any]
+    """matchPolicy defines how the "rules" list is used to match incoming requests."""
+
+    name: Required[str | Output[Any]]
+    """The name of the admission webhook."""
+
+    namespaceSelector: meta_v1.LabelSelectorDict | models_meta_v1.LabelSelector | Output[Any]
+    """NamespaceSelector decides whether to run the webhook on an object based on whether the
+    namespace for that object matches the selector.
+    """
+
+    objectSelector: meta_v1.LabelSelectorDict | models_meta_v1.LabelSelector | Output[Any]
+    """ObjectSelector decides whether to run the webhook based on if the object has matching
+    labels. objectSelector is evaluated against both the oldObject and newObject that would be
+    sent to the webhook, and is considered to match if either object matches the selector.
+    """
+
+    reinvocationPolicy: str | Output[Any]
+    """reinvocationPolicy indicates whether this webhook should be called multiple times as part of
+    a single admission evaluation.
+    """
+
+    rules: Sequence[RuleWithOperationsDict | models_admissionregistration_v1.RuleWithOperations | Output[Any]] | Output[Any]
+    """Rules describes what operations on what resources/subresources the webhook cares about."""
+
+    sideEffects: str | Output[Any]
     """SideEffects states whether this webhook has side effects."""
 
     timeoutSeconds: int | Output[Any]
@@ -245,6 +321,24 @@ class ServiceReferenceDict(TypedDict, total=False):
     """If specified, the port on the service that hosting webhook."""
 
 
+class ServiceReferencePatchDict(TypedDict, total=False):
+    """ServiceReference as a Patch gives it: any part of it, every key optional; server-side apply
+    merges it into the object's.
+    """
+
+    name: str | Output[Any]
+    """`name` is the name of the service."""
+
+    namespace: str | Output[Any]
+    """`namespace` is the namespace of the service."""
+
+    path: str | Output[Any]
+    """`path` is an optional URL path which will be sent in any request to this service."""
+
+    port: int | Output[Any]
+    """If specified, the port on the service that hosting webhook."""
+
+
 class ValidatingAdmissionPolicyBindingSpecDict(TypedDict, total=False):
     """ValidatingAdmissionPolicyBindingSpec is the specification of the
     ValidatingAdmissionPolicyBinding.
@@ -282,6 +376,38 @@ class ValidatingAdmissionPolicySpecDict(TypedDict, total=False):
     """failurePolicy defines how to handle failures for the admission policy."""
 
     matchConditions: Sequence[MatchConditionDict | models_admissionregistration_v1.MatchCondition | Output[Any]] | Output[Any]
+    """MatchConditions is a list of conditions that must be met for a request to be validated."""
+
+    matchConstraints: MatchResourcesDict | models_admissionregistration_v1.MatchResources | Output[Any]
+    """MatchConstraints specifies what resources this policy is designed to validate."""
+
+    paramKind: ParamKindDict | models_admissionregistration_v1.ParamKind | Output[Any]
+    """ParamKind specifies the kind of resources used to parameterize this policy."""
+
+    validations: Sequence[ValidationDict | models_admissionregistration_v1.Validation | Output[Any]] | Output[Any]
+    """Validations contain CEL expressions which is used to apply the validation."""
+
+    variables: Sequence[VariableDict | models_admissionregistration_v1.Variable | Output[Any]] | Output[Any]
+    """Variables contain definitions of variables that can be used in composition of other
+    expressions.
+    """
+
+
+class ValidatingAdmissionPolicySpecPatchDict(TypedDict, total=False):
+    """ValidatingAdmissionPolicySpec as a Patch gives it: any part of it, every key optional;
+    server-side apply merges it into the object's.
+    """
+
+    auditAnnotations: Sequence[AuditAnnotationDict | models_admissionregistration_v1.AuditAnnotation | Output[Any]] | Output[Any]
+    """auditAnnotations contains CEL expressions which are used to produce audit annotations for
+    the audit event of the API request. validations and auditAnnotations may not both be empty;
+    a least one of validations or auditAnnotations is required.
+    """
+
+    failurePolicy: str | Output[Any]
+    """failurePolicy defines how to handle failures for the admission policy."""
+
+    matchConditions: Sequence[MatchConditionPatchDict | models_admissionregistration_v1.MatchCondition | Output[Any]] | Output[Any]
     """MatchConditions is a list of conditions that must be met for a request to be validated."""
 
     matchConstraints: MatchResourcesDict | models_admissionregistration_v1.MatchResources | Output[Any]
@@ -349,6 +475,56 @@ class ValidatingWebhookDict(TypedDict, total=False):
     """TimeoutSeconds specifies the timeout for this webhook."""
 
 
+class ValidatingWebhookPatchDict(TypedDict, total=False):
+    """ValidatingWebhook as a Patch gives it: any part of it, with `name` required; server-side
+    apply merges it into the object's.
+    """
+
+    admissionReviewVersions: Sequence[str | Output[Any]] | Output[Any]
+    """AdmissionReviewVersions is an ordered list of preferred `AdmissionReview` versions the
+    Webhook expects.
+    """
+
+    clientConfig: WebhookClientConfigPatchDict | models_admissionregistration_v1.WebhookClientConfig | Output[Any]
+    """ClientConfig defines how to communicate with the hook."""
+
+    failurePolicy: str | Output[Any]
+    """FailurePolicy defines how unrecognized errors from the admission endpoint are handled -
+    allowed values are Ignore or Fail.
+    """
+
+    matchConditions: Sequence[MatchConditionPatchDict | models_admissionregistration_v1.MatchCondition | Output[Any]] | Output[Any]
+    """MatchConditions is a list of conditions that must be met for a request to be sent to this
+    webhook.
+    """
+
+    matchPolicy: str | Output[Any]
+    """matchPolicy defines how the "rules" list is used to match incoming requests."""
+
+    name: Required[str | Output[Any]]
+    """The name of the admission webhook."""
+
+    namespaceSelector: meta_v1.LabelSelectorDict | models_meta_v1.LabelSelector | Output[Any]
+    """NamespaceSelector decides whether to run the webhook on an object based on whether the
+    namespace for that object matches the selector.
+    """
+
+    objectSelector: meta_v1.LabelSelectorDict | models_meta_v1.LabelSelector | Output[Any]
+    """ObjectSelector decides whether to run the webhook based on if the object has matching
+    labels. objectSelector is evaluated against both the oldObject and newObject that would be
+    sent to the webhook, and is considered to match if either object matches the selector.
+    """
+
+    rules: Sequence[RuleWithOperationsDict | models_admissionregistration_v1.RuleWithOperations | Output[Any]] | Output[Any]
+    """Rules describes what operations on what resources/subresources the webhook cares about."""
+
+    sideEffects: str | Output[Any]
+    """SideEffects states whether this webhook has side effects."""
+
+    timeoutSeconds: int | Output[Any]
+    """TimeoutSeconds specifies the timeout for this webhook."""
+
+
 class ValidationDict(TypedDict, total=False):
     """Validation specifies the CEL expression which is used to apply the validation."""
 
@@ -391,6 +567,23 @@ class WebhookClientConfigDict(TypedDict, total=False):
     """
 
     service: ServiceReferenceDict | models_admissionregistration_v1.ServiceReference | Output[Any]
+    """`service` is a reference to the service for this webhook."""
+
+    url: str | Output[Any]
+    """`url` gives the location of the webhook, in standard URL form (`scheme://host:port/path`)."""
+
+
+class WebhookClientConfigPatchDict(TypedDict, total=False):
+    """WebhookClientConfig as a Patch gives it: any part of it, every key optional; server-side
+    apply merges it into the object's.
+    """
+
+    caBundle: str | Output[Any]
+    """`caBundle` is a PEM encoded CA bundle which will be used to validate the webhook's server
+    certificate.
+    """
+
+    service: ServiceReferencePatchDict | models_admissionregistration_v1.ServiceReference | Output[Any]
     """`service` is a reference to the service for this webhook."""
 
     url: str | Output[Any]

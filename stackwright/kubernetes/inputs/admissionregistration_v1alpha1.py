@@ -3,8 +3,9 @@
 # Do not edit by hand: change the generator and run it again.
 """What a program may write in the nested objects of Kubernetes' `admissionregistration` `v1alpha1`
 definitions, key by key: a TypedDict each (`ApplyConfigurationDict`, …), so that an editor
-completes the keys and mypy checks them. Loaded only by type checkers, unless a program imports
-one to annotate its own values.
+completes the keys and mypy checks them; a Patch's variants (`…PatchDict`) require only what
+server-side apply needs. Loaded only by type checkers, unless a program imports one to annotate
+its own values.
 """
 
 from __future__ import annotations
@@ -26,9 +27,11 @@ __all__ = [
     "ApplyConfigurationDict",
     "JSONPatchDict",
     "MatchConditionDict",
+    "MatchConditionPatchDict",
     "MatchResourcesDict",
     "MutatingAdmissionPolicyBindingSpecDict",
     "MutatingAdmissionPolicySpecDict",
+    "MutatingAdmissionPolicySpecPatchDict",
     "MutationDict",
     "NamedRuleWithOperationsDict",
     "ParamKindDict",
@@ -59,6 +62,20 @@ class MatchConditionDict(TypedDict, total=False):
     """MatchConditionDict"""
 
     expression: Required[str | Output[Any]]
+    """Expression represents the expression which will be evaluated by CEL."""
+
+    name: Required[str | Output[Any]]
+    """Name is an identifier for this match condition, used for strategic merging of
+    MatchConditions, as well as providing an identifier for logging purposes.
+    """
+
+
+class MatchConditionPatchDict(TypedDict, total=False):
+    """MatchCondition as a Patch gives it: any part of it, with `name` required; server-side apply
+    merges it into the object's.
+    """
+
+    expression: str | Output[Any]
     """Expression represents the expression which will be evaluated by CEL."""
 
     name: Required[str | Output[Any]]
@@ -125,6 +142,40 @@ class MutatingAdmissionPolicySpecDict(TypedDict, total=False):
     """failurePolicy defines how to handle failures for the admission policy."""
 
     matchConditions: Sequence[MatchConditionDict | models_admissionregistration_v1alpha1.MatchCondition | Output[Any]] | Output[Any]
+    """matchConditions is a list of conditions that must be met for a request to be validated."""
+
+    matchConstraints: MatchResourcesDict | models_admissionregistration_v1alpha1.MatchResources | Output[Any]
+    """matchConstraints specifies what resources this policy is designed to validate."""
+
+    mutations: Sequence[MutationDict | models_admissionregistration_v1alpha1.Mutation | Output[Any]] | Output[Any]
+    """mutations contain operations to perform on matching objects. mutations may not be empty; a
+    minimum of one mutation is required. mutations are evaluated in order, and are reinvoked
+    according to the reinvocationPolicy.
+    """
+
+    paramKind: ParamKindDict | models_admissionregistration_v1alpha1.ParamKind | Output[Any]
+    """paramKind specifies the kind of resources used to parameterize this policy."""
+
+    reinvocationPolicy: str | Output[Any]
+    """reinvocationPolicy indicates whether mutations may be called multiple times per
+    MutatingAdmissionPolicyBinding as part of a single admission evaluation.
+    """
+
+    variables: Sequence[VariableDict | models_admissionregistration_v1alpha1.Variable | Output[Any]] | Output[Any]
+    """variables contain definitions of variables that can be used in composition of other
+    expressions.
+    """
+
+
+class MutatingAdmissionPolicySpecPatchDict(TypedDict, total=False):
+    """MutatingAdmissionPolicySpec as a Patch gives it: any part of it, every key optional;
+    server-side apply merges it into the object's.
+    """
+
+    failurePolicy: str | Output[Any]
+    """failurePolicy defines how to handle failures for the admission policy."""
+
+    matchConditions: Sequence[MatchConditionPatchDict | models_admissionregistration_v1alpha1.MatchCondition | Output[Any]] | Output[Any]
     """matchConditions is a list of conditions that must be met for a request to be validated."""
 
     matchConstraints: MatchResourcesDict | models_admissionregistration_v1alpha1.MatchResources | Output[Any]

@@ -3,8 +3,9 @@
 # Do not edit by hand: change the generator and run it again.
 """What a program may write in the nested objects of Kubernetes' `admissionregistration` `v1beta1`
 definitions, key by key: a TypedDict each (`AuditAnnotationDict`, …), so that an editor
-completes the keys and mypy checks them. Loaded only by type checkers, unless a program imports
-one to annotate its own values.
+completes the keys and mypy checks them; a Patch's variants (`…PatchDict`) require only what
+server-side apply needs. Loaded only by type checkers, unless a program imports one to annotate
+its own values.
 """
 
 from __future__ import annotations
@@ -25,12 +26,14 @@ if TYPE_CHECKING:
 __all__ = [
     "AuditAnnotationDict",
     "MatchConditionDict",
+    "MatchConditionPatchDict",
     "MatchResourcesDict",
     "NamedRuleWithOperationsDict",
     "ParamKindDict",
     "ParamRefDict",
     "ValidatingAdmissionPolicyBindingSpecDict",
     "ValidatingAdmissionPolicySpecDict",
+    "ValidatingAdmissionPolicySpecPatchDict",
     "ValidationDict",
     "VariableDict",
 ]
@@ -54,6 +57,20 @@ class MatchConditionDict(TypedDict, total=False):
     """
 
     expression: Required[str | Output[Any]]
+    """Expression represents the expression which will be evaluated by CEL."""
+
+    name: Required[str | Output[Any]]
+    """Name is an identifier for this match condition, used for strategic merging of
+    MatchConditions, as well as providing an identifier for logging purposes.
+    """
+
+
+class MatchConditionPatchDict(TypedDict, total=False):
+    """MatchCondition as a Patch gives it: any part of it, with `name` required; server-side apply
+    merges it into the object's.
+    """
+
+    expression: str | Output[Any]
     """Expression represents the expression which will be evaluated by CEL."""
 
     name: Required[str | Output[Any]]
@@ -185,6 +202,38 @@ class ValidatingAdmissionPolicySpecDict(TypedDict, total=False):
     """failurePolicy defines how to handle failures for the admission policy."""
 
     matchConditions: Sequence[MatchConditionDict | models_admissionregistration_v1beta1.MatchCondition | Output[Any]] | Output[Any]
+    """MatchConditions is a list of conditions that must be met for a request to be validated."""
+
+    matchConstraints: MatchResourcesDict | models_admissionregistration_v1beta1.MatchResources | Output[Any]
+    """MatchConstraints specifies what resources this policy is designed to validate."""
+
+    paramKind: ParamKindDict | models_admissionregistration_v1beta1.ParamKind | Output[Any]
+    """ParamKind specifies the kind of resources used to parameterize this policy."""
+
+    validations: Sequence[ValidationDict | Output[Any]] | Output[Any]
+    """Validations contain CEL expressions which is used to apply the validation."""
+
+    variables: Sequence[VariableDict | models_admissionregistration_v1beta1.Variable | Output[Any]] | Output[Any]
+    """Variables contain definitions of variables that can be used in composition of other
+    expressions.
+    """
+
+
+class ValidatingAdmissionPolicySpecPatchDict(TypedDict, total=False):
+    """ValidatingAdmissionPolicySpec as a Patch gives it: any part of it, every key optional;
+    server-side apply merges it into the object's.
+    """
+
+    auditAnnotations: Sequence[AuditAnnotationDict | Output[Any]] | Output[Any]
+    """auditAnnotations contains CEL expressions which are used to produce audit annotations for
+    the audit event of the API request. validations and auditAnnotations may not both be empty;
+    a least one of validations or auditAnnotations is required.
+    """
+
+    failurePolicy: str | Output[Any]
+    """failurePolicy defines how to handle failures for the admission policy."""
+
+    matchConditions: Sequence[MatchConditionPatchDict | models_admissionregistration_v1beta1.MatchCondition | Output[Any]] | Output[Any]
     """MatchConditions is a list of conditions that must be met for a request to be validated."""
 
     matchConstraints: MatchResourcesDict | models_admissionregistration_v1beta1.MatchResources | Output[Any]

@@ -3,8 +3,9 @@
 # Do not edit by hand: change the generator and run it again.
 """What a program may write in the nested objects of Kubernetes' `apiextensions` `v1` definitions,
 key by key: a TypedDict each (`CustomResourceColumnDefinitionDict`, …), so that an editor
-completes the keys and mypy checks them. Loaded only by type checkers, unless a program imports
-one to annotate its own values.
+completes the keys and mypy checks them; a Patch's variants (`…PatchDict`) require only what
+server-side apply needs. Loaded only by type checkers, unless a program imports one to annotate
+its own values.
 """
 
 from __future__ import annotations
@@ -21,8 +22,11 @@ if TYPE_CHECKING:
 __all__ = [
     "CustomResourceColumnDefinitionDict",
     "CustomResourceConversionDict",
+    "CustomResourceConversionPatchDict",
     "CustomResourceDefinitionNamesDict",
+    "CustomResourceDefinitionNamesPatchDict",
     "CustomResourceDefinitionSpecDict",
+    "CustomResourceDefinitionSpecPatchDict",
     "CustomResourceDefinitionVersionDict",
     "CustomResourceSubresourceScaleDict",
     "CustomResourceSubresourcesDict",
@@ -31,9 +35,12 @@ __all__ = [
     "JSONSchemaPropsDict",
     "SelectableFieldDict",
     "ServiceReferenceDict",
+    "ServiceReferencePatchDict",
     "ValidationRuleDict",
     "WebhookClientConfigDict",
+    "WebhookClientConfigPatchDict",
     "WebhookConversionDict",
+    "WebhookConversionPatchDict",
 ]
 
 
@@ -71,6 +78,18 @@ class CustomResourceConversionDict(TypedDict, total=False):
     """webhook describes how to call the conversion webhook."""
 
 
+class CustomResourceConversionPatchDict(TypedDict, total=False):
+    """CustomResourceConversion as a Patch gives it: any part of it, every key optional;
+    server-side apply merges it into the object's.
+    """
+
+    strategy: str | Output[Any]
+    """strategy specifies how custom resources are converted between versions."""
+
+    webhook: WebhookConversionPatchDict | models_apiextensions_v1.WebhookConversion | Output[Any]
+    """webhook describes how to call the conversion webhook."""
+
+
 class CustomResourceDefinitionNamesDict(TypedDict, total=False):
     """CustomResourceDefinitionNames indicates the names to serve this CustomResourceDefinition"""
 
@@ -84,6 +103,32 @@ class CustomResourceDefinitionNamesDict(TypedDict, total=False):
     """listKind is the serialized kind of the list for this resource."""
 
     plural: Required[str | Output[Any]]
+    """plural is the plural name of the resource to serve."""
+
+    shortNames: Sequence[str | Output[Any]] | Output[Any]
+    """shortNames are short names for the resource, exposed in API discovery documents, and used by
+    clients to support invocations like `kubectl get <shortname>`.
+    """
+
+    singular: str | Output[Any]
+    """singular is the singular name of the resource."""
+
+
+class CustomResourceDefinitionNamesPatchDict(TypedDict, total=False):
+    """CustomResourceDefinitionNames as a Patch gives it: any part of it, every key optional;
+    server-side apply merges it into the object's.
+    """
+
+    categories: Sequence[str | Output[Any]] | Output[Any]
+    """categories is a list of grouped resources this custom resource belongs to (e.g. 'all')."""
+
+    kind: str | Output[Any]
+    """kind is the serialized kind of the resource."""
+
+    listKind: str | Output[Any]
+    """listKind is the serialized kind of the list for this resource."""
+
+    plural: str | Output[Any]
     """plural is the plural name of the resource to serve."""
 
     shortNames: Sequence[str | Output[Any]] | Output[Any]
@@ -117,6 +162,33 @@ class CustomResourceDefinitionSpecDict(TypedDict, total=False):
     """scope indicates whether the defined custom resource is cluster- or namespace-scoped."""
 
     versions: Required[Sequence[CustomResourceDefinitionVersionDict | models_apiextensions_v1.CustomResourceDefinitionVersion | Output[Any]] | Output[Any]]
+    """versions is the list of all API versions of the defined custom resource."""
+
+
+class CustomResourceDefinitionSpecPatchDict(TypedDict, total=False):
+    """CustomResourceDefinitionSpec as a Patch gives it: any part of it, every key optional;
+    server-side apply merges it into the object's.
+    """
+
+    conversion: CustomResourceConversionPatchDict | models_apiextensions_v1.CustomResourceConversion | Output[Any]
+    """conversion defines conversion settings for the CRD."""
+
+    group: str | Output[Any]
+    """group is the API group of the defined custom resource."""
+
+    names: CustomResourceDefinitionNamesPatchDict | models_apiextensions_v1.CustomResourceDefinitionNames | Output[Any]
+    """names specify the resource and kind names for the custom resource."""
+
+    preserveUnknownFields: bool | Output[Any]
+    """preserveUnknownFields indicates that object fields which are not specified in the OpenAPI
+    schema should be preserved when persisting to storage. apiVersion, kind, metadata and known
+    fields inside metadata are always preserved.
+    """
+
+    scope: str | Output[Any]
+    """scope indicates whether the defined custom resource is cluster- or namespace-scoped."""
+
+    versions: Sequence[CustomResourceDefinitionVersionDict | models_apiextensions_v1.CustomResourceDefinitionVersion | Output[Any]] | Output[Any]
     """versions is the list of all API versions of the defined custom resource."""
 
 
@@ -280,6 +352,26 @@ class ServiceReferenceDict(TypedDict, total=False):
     """
 
 
+class ServiceReferencePatchDict(TypedDict, total=False):
+    """ServiceReference as a Patch gives it: any part of it, every key optional; server-side apply
+    merges it into the object's.
+    """
+
+    name: str | Output[Any]
+    """name is the name of the service."""
+
+    namespace: str | Output[Any]
+    """namespace is the namespace of the service."""
+
+    path: str | Output[Any]
+    """path is an optional URL path at which the webhook will be contacted."""
+
+    port: int | Output[Any]
+    """port is an optional service port at which the webhook will be contacted. `port` should be a
+    valid port number (1-65535, inclusive).
+    """
+
+
 class ValidationRuleDict(TypedDict, total=False):
     """ValidationRule describes a validation rule written in the CEL expression language."""
 
@@ -326,6 +418,23 @@ class WebhookClientConfigDict(TypedDict, total=False):
     """url gives the location of the webhook, in standard URL form (`scheme://host:port/path`)."""
 
 
+class WebhookClientConfigPatchDict(TypedDict, total=False):
+    """WebhookClientConfig as a Patch gives it: any part of it, every key optional; server-side
+    apply merges it into the object's.
+    """
+
+    caBundle: str | Output[Any]
+    """caBundle is a PEM encoded CA bundle which will be used to validate the webhook's server
+    certificate.
+    """
+
+    service: ServiceReferencePatchDict | models_apiextensions_v1.ServiceReference | Output[Any]
+    """service is a reference to the service for this webhook."""
+
+    url: str | Output[Any]
+    """url gives the location of the webhook, in standard URL form (`scheme://host:port/path`)."""
+
+
 class WebhookConversionDict(TypedDict, total=False):
     """WebhookConversion describes how to call a conversion webhook"""
 
@@ -333,6 +442,20 @@ class WebhookConversionDict(TypedDict, total=False):
     """clientConfig is the instructions for how to call the webhook if strategy is `Webhook`."""
 
     conversionReviewVersions: Required[Sequence[str | Output[Any]] | Output[Any]]
+    """conversionReviewVersions is an ordered list of preferred `ConversionReview` versions the
+    Webhook expects.
+    """
+
+
+class WebhookConversionPatchDict(TypedDict, total=False):
+    """WebhookConversion as a Patch gives it: any part of it, every key optional; server-side apply
+    merges it into the object's.
+    """
+
+    clientConfig: WebhookClientConfigPatchDict | models_apiextensions_v1.WebhookClientConfig | Output[Any]
+    """clientConfig is the instructions for how to call the webhook if strategy is `Webhook`."""
+
+    conversionReviewVersions: Sequence[str | Output[Any]] | Output[Any]
     """conversionReviewVersions is an ordered list of preferred `ConversionReview` versions the
     Webhook expects.
     """

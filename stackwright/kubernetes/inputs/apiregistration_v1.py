@@ -3,8 +3,9 @@
 # Do not edit by hand: change the generator and run it again.
 """What a program may write in the nested objects of Kubernetes' `apiregistration` `v1`
 definitions, key by key: a TypedDict each (`APIServiceSpecDict`, …), so that an editor completes
-the keys and mypy checks them. Loaded only by type checkers, unless a program imports one to
-annotate its own values.
+the keys and mypy checks them; a Patch's variants (`…PatchDict`) require only what server-side
+apply needs. Loaded only by type checkers, unless a program imports one to annotate its own
+values.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ if TYPE_CHECKING:
 
     from stackwright.sdk.output import Output
 
-__all__ = ["APIServiceSpecDict", "ServiceReferenceDict"]
+__all__ = ["APIServiceSpecDict", "APIServiceSpecPatchDict", "ServiceReferenceDict"]
 
 
 class APIServiceSpecDict(TypedDict, total=False):
@@ -47,6 +48,37 @@ class APIServiceSpecDict(TypedDict, total=False):
     """Version is the API version this server hosts."""
 
     versionPriority: Required[int | Output[Any]]
+    """VersionPriority controls the ordering of this API version inside of its group."""
+
+
+class APIServiceSpecPatchDict(TypedDict, total=False):
+    """APIServiceSpec as a Patch gives it: any part of it, every key optional; server-side apply
+    merges it into the object's.
+    """
+
+    caBundle: str | Output[Any]
+    """CABundle is a PEM encoded CA bundle which will be used to validate an API server's serving
+    certificate.
+    """
+
+    group: str | Output[Any]
+    """Group is the API group name this server hosts"""
+
+    groupPriorityMinimum: int | Output[Any]
+    """GroupPriorityMinimum is the priority this group should have at least."""
+
+    insecureSkipTLSVerify: bool | Output[Any]
+    """InsecureSkipTLSVerify disables TLS certificate verification when communicating with this
+    server.
+    """
+
+    service: ServiceReferenceDict | models_apiregistration_v1.ServiceReference | Output[Any]
+    """Service is a reference to the service for this API server."""
+
+    version: str | Output[Any]
+    """Version is the API version this server hosts."""
+
+    versionPriority: int | Output[Any]
     """VersionPriority controls the ordering of this API version inside of its group."""
 
 

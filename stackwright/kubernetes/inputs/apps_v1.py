@@ -3,8 +3,8 @@
 # Do not edit by hand: change the generator and run it again.
 """What a program may write in the nested objects of Kubernetes' `apps` `v1` definitions, key by
 key: a TypedDict each (`DaemonSetSpecDict`, …), so that an editor completes the keys and mypy
-checks them. Loaded only by type checkers, unless a program imports one to annotate its own
-values.
+checks them; a Patch's variants (`…PatchDict`) require only what server-side apply needs. Loaded
+only by type checkers, unless a program imports one to annotate its own values.
 """
 
 from __future__ import annotations
@@ -23,16 +23,20 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DaemonSetSpecDict",
+    "DaemonSetSpecPatchDict",
     "DaemonSetUpdateStrategyDict",
     "DeploymentSpecDict",
+    "DeploymentSpecPatchDict",
     "DeploymentStrategyDict",
     "ReplicaSetSpecDict",
+    "ReplicaSetSpecPatchDict",
     "RollingUpdateDaemonSetDict",
     "RollingUpdateDeploymentDict",
     "RollingUpdateStatefulSetStrategyDict",
     "StatefulSetOrdinalsDict",
     "StatefulSetPersistentVolumeClaimRetentionPolicyDict",
     "StatefulSetSpecDict",
+    "StatefulSetSpecPatchDict",
     "StatefulSetUpdateStrategyDict",
 ]
 
@@ -52,6 +56,29 @@ class DaemonSetSpecDict(TypedDict, total=False):
     """A label query over pods that are managed by the daemon set."""
 
     template: Required[core_v1.PodTemplateSpecDict | models_core_v1.PodTemplateSpec | Output[Any]]
+    """An object that describes the pod that will be created."""
+
+    updateStrategy: DaemonSetUpdateStrategyDict | models_apps_v1.DaemonSetUpdateStrategy | Output[Any]
+    """An update strategy to replace existing DaemonSet pods with new pods."""
+
+
+class DaemonSetSpecPatchDict(TypedDict, total=False):
+    """DaemonSetSpec as a Patch gives it: any part of it, every key optional; server-side apply
+    merges it into the object's.
+    """
+
+    minReadySeconds: int | Output[Any]
+    """The minimum number of seconds for which a newly created DaemonSet pod should be ready
+    without any of its container crashing, for it to be considered available.
+    """
+
+    revisionHistoryLimit: int | Output[Any]
+    """The number of old history to retain to allow rollback."""
+
+    selector: meta_v1.LabelSelectorDict | models_meta_v1.LabelSelector | Output[Any]
+    """A label query over pods that are managed by the daemon set."""
+
+    template: core_v1.PodTemplateSpecPatchDict | models_core_v1.PodTemplateSpec | Output[Any]
     """An object that describes the pod that will be created."""
 
     updateStrategy: DaemonSetUpdateStrategyDict | models_apps_v1.DaemonSetUpdateStrategy | Output[Any]
@@ -100,6 +127,40 @@ class DeploymentSpecDict(TypedDict, total=False):
     """Template describes the pods that will be created."""
 
 
+class DeploymentSpecPatchDict(TypedDict, total=False):
+    """DeploymentSpec as a Patch gives it: any part of it, every key optional; server-side apply
+    merges it into the object's.
+    """
+
+    minReadySeconds: int | Output[Any]
+    """Minimum number of seconds for which a newly created pod should be ready without any of its
+    container crashing, for it to be considered available.
+    """
+
+    paused: bool | Output[Any]
+    """Indicates that the deployment is paused."""
+
+    progressDeadlineSeconds: int | Output[Any]
+    """The maximum time in seconds for a deployment to make progress before it is considered to be
+    failed.
+    """
+
+    replicas: int | Output[Any]
+    """Number of desired pods."""
+
+    revisionHistoryLimit: int | Output[Any]
+    """The number of old ReplicaSets to retain to allow rollback."""
+
+    selector: meta_v1.LabelSelectorDict | models_meta_v1.LabelSelector | Output[Any]
+    """Label selector for pods."""
+
+    strategy: DeploymentStrategyDict | models_apps_v1.DeploymentStrategy | Output[Any]
+    """The deployment strategy to use to replace existing pods with new ones."""
+
+    template: core_v1.PodTemplateSpecPatchDict | models_core_v1.PodTemplateSpec | Output[Any]
+    """Template describes the pods that will be created."""
+
+
 class DeploymentStrategyDict(TypedDict, total=False):
     """DeploymentStrategy describes how to replace existing pods with new ones."""
 
@@ -125,6 +186,28 @@ class ReplicaSetSpecDict(TypedDict, total=False):
     """Selector is a label query over pods that should match the replica count."""
 
     template: core_v1.PodTemplateSpecDict | models_core_v1.PodTemplateSpec | Output[Any]
+    """Template is the object that describes the pod that will be created if insufficient replicas
+    are detected.
+    """
+
+
+class ReplicaSetSpecPatchDict(TypedDict, total=False):
+    """ReplicaSetSpec as a Patch gives it: any part of it, every key optional; server-side apply
+    merges it into the object's.
+    """
+
+    minReadySeconds: int | Output[Any]
+    """Minimum number of seconds for which a newly created pod should be ready without any of its
+    container crashing, for it to be considered available.
+    """
+
+    replicas: int | Output[Any]
+    """Replicas is the number of desired pods."""
+
+    selector: meta_v1.LabelSelectorDict | models_meta_v1.LabelSelector | Output[Any]
+    """Selector is a label query over pods that should match the replica count."""
+
+    template: core_v1.PodTemplateSpecPatchDict | models_core_v1.PodTemplateSpec | Output[Any]
     """Template is the object that describes the pod that will be created if insufficient replicas
     are detected.
     """
@@ -225,6 +308,57 @@ class StatefulSetSpecDict(TypedDict, total=False):
     """serviceName is the name of the service that governs this StatefulSet."""
 
     template: Required[core_v1.PodTemplateSpecDict | models_core_v1.PodTemplateSpec | Output[Any]]
+    """template is the object that describes the pod that will be created if insufficient replicas
+    are detected.
+    """
+
+    updateStrategy: StatefulSetUpdateStrategyDict | models_apps_v1.StatefulSetUpdateStrategy | Output[Any]
+    """updateStrategy indicates the StatefulSetUpdateStrategy that will be employed to update Pods
+    in the StatefulSet when a revision is made to Template.
+    """
+
+    volumeClaimTemplates: Sequence[core_v1.PersistentVolumeClaimDict | models_core_v1.PersistentVolumeClaim | Output[Any]] | Output[Any]
+    """volumeClaimTemplates is a list of claims that pods are allowed to reference."""
+
+
+class StatefulSetSpecPatchDict(TypedDict, total=False):
+    """StatefulSetSpec as a Patch gives it: any part of it, every key optional; server-side apply
+    merges it into the object's.
+    """
+
+    minReadySeconds: int | Output[Any]
+    """Minimum number of seconds for which a newly created pod should be ready without any of its
+    container crashing for it to be considered available.
+    """
+
+    ordinals: StatefulSetOrdinalsDict | models_apps_v1.StatefulSetOrdinals | Output[Any]
+    """ordinals controls the numbering of replica indices in a StatefulSet."""
+
+    persistentVolumeClaimRetentionPolicy: StatefulSetPersistentVolumeClaimRetentionPolicyDict | models_apps_v1.StatefulSetPersistentVolumeClaimRetentionPolicy | Output[Any]
+    """persistentVolumeClaimRetentionPolicy describes the lifecycle of persistent volume claims
+    created from volumeClaimTemplates.
+    """
+
+    podManagementPolicy: str | Output[Any]
+    """podManagementPolicy controls how pods are created during initial scale up, when replacing
+    pods on nodes, or when scaling down.
+    """
+
+    replicas: int | Output[Any]
+    """replicas is the desired number of replicas of the given Template."""
+
+    revisionHistoryLimit: int | Output[Any]
+    """revisionHistoryLimit is the maximum number of revisions that will be maintained in the
+    StatefulSet's revision history.
+    """
+
+    selector: meta_v1.LabelSelectorDict | models_meta_v1.LabelSelector | Output[Any]
+    """selector is a label query over pods that should match the replica count."""
+
+    serviceName: str | Output[Any]
+    """serviceName is the name of the service that governs this StatefulSet."""
+
+    template: core_v1.PodTemplateSpecPatchDict | models_core_v1.PodTemplateSpec | Output[Any]
     """template is the object that describes the pod that will be created if insufficient replicas
     are detected.
     """

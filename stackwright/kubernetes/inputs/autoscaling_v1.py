@@ -3,8 +3,9 @@
 # Do not edit by hand: change the generator and run it again.
 """What a program may write in the nested objects of Kubernetes' `autoscaling` `v1` definitions,
 key by key: a TypedDict each (`CrossVersionObjectReferenceDict`, …), so that an editor completes
-the keys and mypy checks them. Loaded only by type checkers, unless a program imports one to
-annotate its own values.
+the keys and mypy checks them; a Patch's variants (`…PatchDict`) require only what server-side
+apply needs. Loaded only by type checkers, unless a program imports one to annotate its own
+values.
 """
 
 from __future__ import annotations
@@ -16,7 +17,11 @@ if TYPE_CHECKING:
 
     from stackwright.sdk.output import Output
 
-__all__ = ["CrossVersionObjectReferenceDict", "HorizontalPodAutoscalerSpecDict"]
+__all__ = [
+    "CrossVersionObjectReferenceDict",
+    "HorizontalPodAutoscalerSpecDict",
+    "HorizontalPodAutoscalerSpecPatchDict",
+]
 
 
 class CrossVersionObjectReferenceDict(TypedDict, total=False):
@@ -52,6 +57,33 @@ class HorizontalPodAutoscalerSpecDict(TypedDict, total=False):
     """
 
     scaleTargetRef: Required[CrossVersionObjectReferenceDict | models_autoscaling_v1.CrossVersionObjectReference | Output[Any]]
+    """reference to scaled resource; horizontal pod autoscaler will learn the current resource
+    consumption and will set the desired number of pods by using its Scale subresource.
+    """
+
+    targetCPUUtilizationPercentage: int | Output[Any]
+    """targetCPUUtilizationPercentage is the target average CPU utilization (represented as a
+    percentage of requested CPU) over all the pods; if not specified the default autoscaling
+    policy will be used.
+    """
+
+
+class HorizontalPodAutoscalerSpecPatchDict(TypedDict, total=False):
+    """HorizontalPodAutoscalerSpec as a Patch gives it: any part of it, every key optional;
+    server-side apply merges it into the object's.
+    """
+
+    maxReplicas: int | Output[Any]
+    """maxReplicas is the upper limit for the number of pods that can be set by the autoscaler;
+    cannot be smaller than MinReplicas.
+    """
+
+    minReplicas: int | Output[Any]
+    """minReplicas is the lower limit for the number of replicas to which the autoscaler can scale
+    down.
+    """
+
+    scaleTargetRef: CrossVersionObjectReferenceDict | models_autoscaling_v1.CrossVersionObjectReference | Output[Any]
     """reference to scaled resource; horizontal pod autoscaler will learn the current resource
     consumption and will set the desired number of pods by using its Scale subresource.
     """

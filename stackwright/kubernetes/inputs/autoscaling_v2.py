@@ -3,8 +3,9 @@
 # Do not edit by hand: change the generator and run it again.
 """What a program may write in the nested objects of Kubernetes' `autoscaling` `v2` definitions,
 key by key: a TypedDict each (`ContainerResourceMetricSourceDict`, …), so that an editor
-completes the keys and mypy checks them. Loaded only by type checkers, unless a program imports
-one to annotate its own values.
+completes the keys and mypy checks them; a Patch's variants (`…PatchDict`) require only what
+server-side apply needs. Loaded only by type checkers, unless a program imports one to annotate
+its own values.
 """
 
 from __future__ import annotations
@@ -23,11 +24,13 @@ if TYPE_CHECKING:
 __all__ = [
     "ContainerResourceMetricSourceDict",
     "CrossVersionObjectReferenceDict",
+    "CrossVersionObjectReferencePatchDict",
     "ExternalMetricSourceDict",
     "HPAScalingPolicyDict",
     "HPAScalingRulesDict",
     "HorizontalPodAutoscalerBehaviorDict",
     "HorizontalPodAutoscalerSpecDict",
+    "HorizontalPodAutoscalerSpecPatchDict",
     "MetricIdentifierDict",
     "MetricSpecDict",
     "MetricTargetDict",
@@ -70,6 +73,25 @@ class CrossVersionObjectReferenceDict(TypedDict, total=False):
     """
 
     name: Required[str | Output[Any]]
+    """name is the name of the referent; More info:
+    https://kubernetes.io/docs/concepts/overview/working-with-objects/names/#names
+    """
+
+
+class CrossVersionObjectReferencePatchDict(TypedDict, total=False):
+    """CrossVersionObjectReference as a Patch gives it: any part of it, every key optional;
+    server-side apply merges it into the object's.
+    """
+
+    apiVersion: str | Output[Any]
+    """apiVersion is the API version of the referent"""
+
+    kind: str | Output[Any]
+    """kind is the kind of the referent; More info:
+    https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
+    """
+
+    name: str | Output[Any]
     """name is the name of the referent; More info:
     https://kubernetes.io/docs/concepts/overview/working-with-objects/names/#names
     """
@@ -161,6 +183,37 @@ class HorizontalPodAutoscalerSpecDict(TypedDict, total=False):
     """
 
     scaleTargetRef: Required[CrossVersionObjectReferenceDict | models_autoscaling_v2.CrossVersionObjectReference | Output[Any]]
+    """scaleTargetRef points to the target resource to scale, and is used to the pods for which
+    metrics should be collected, as well as to actually change the replica count.
+    """
+
+
+class HorizontalPodAutoscalerSpecPatchDict(TypedDict, total=False):
+    """HorizontalPodAutoscalerSpec as a Patch gives it: any part of it, every key optional;
+    server-side apply merges it into the object's.
+    """
+
+    behavior: HorizontalPodAutoscalerBehaviorDict | models_autoscaling_v2.HorizontalPodAutoscalerBehavior | Output[Any]
+    """behavior configures the scaling behavior of the target in both Up and Down directions
+    (scaleUp and scaleDown fields respectively).
+    """
+
+    maxReplicas: int | Output[Any]
+    """maxReplicas is the upper limit for the number of replicas to which the autoscaler can scale
+    up.
+    """
+
+    metrics: Sequence[MetricSpecDict | models_autoscaling_v2.MetricSpec | Output[Any]] | Output[Any]
+    """metrics contains the specifications for which to use to calculate the desired replica count
+    (the maximum replica count across all metrics will be used).
+    """
+
+    minReplicas: int | Output[Any]
+    """minReplicas is the lower limit for the number of replicas to which the autoscaler can scale
+    down.
+    """
+
+    scaleTargetRef: CrossVersionObjectReferencePatchDict | models_autoscaling_v2.CrossVersionObjectReference | Output[Any]
     """scaleTargetRef points to the target resource to scale, and is used to the pods for which
     metrics should be collected, as well as to actually change the replica count.
     """

@@ -3,8 +3,8 @@
 # Do not edit by hand: change the generator and run it again.
 """What a program may write in the nested objects of Kubernetes' `batch` `v1` definitions, key by
 key: a TypedDict each (`CronJobSpecDict`, …), so that an editor completes the keys and mypy
-checks them. Loaded only by type checkers, unless a program imports one to annotate its own
-values.
+checks them; a Patch's variants (`…PatchDict`) require only what server-side apply needs. Loaded
+only by type checkers, unless a program imports one to annotate its own values.
 """
 
 from __future__ import annotations
@@ -23,13 +23,18 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CronJobSpecDict",
+    "CronJobSpecPatchDict",
     "JobSpecDict",
+    "JobSpecPatchDict",
     "JobTemplateSpecDict",
+    "JobTemplateSpecPatchDict",
     "PodFailurePolicyDict",
     "PodFailurePolicyOnExitCodesRequirementDict",
     "PodFailurePolicyOnPodConditionsPatternDict",
+    "PodFailurePolicyPatchDict",
     "PodFailurePolicyRuleDict",
     "SuccessPolicyDict",
+    "SuccessPolicyPatchDict",
     "SuccessPolicyRuleDict",
 ]
 
@@ -47,6 +52,42 @@ class CronJobSpecDict(TypedDict, total=False):
     """Specifies the job that will be created when executing a CronJob."""
 
     schedule: Required[str | Output[Any]]
+    """The schedule in Cron format, see https://en.wikipedia.org/wiki/Cron."""
+
+    startingDeadlineSeconds: int | Output[Any]
+    """Optional deadline in seconds for starting the job if it misses scheduled time for any
+    reason.
+    """
+
+    successfulJobsHistoryLimit: int | Output[Any]
+    """The number of successful finished jobs to retain."""
+
+    suspend: bool | Output[Any]
+    """This flag tells the controller to suspend subsequent executions, it does not apply to
+    already started executions.
+    """
+
+    timeZone: str | Output[Any]
+    """The time zone name for the given schedule, see
+    https://en.wikipedia.org/wiki/List_of_tz_database_time_zones.
+    """
+
+
+class CronJobSpecPatchDict(TypedDict, total=False):
+    """CronJobSpec as a Patch gives it: any part of it, every key optional; server-side apply
+    merges it into the object's.
+    """
+
+    concurrencyPolicy: str | Output[Any]
+    """Specifies how to treat concurrent executions of a Job."""
+
+    failedJobsHistoryLimit: int | Output[Any]
+    """The number of failed finished jobs to retain."""
+
+    jobTemplate: JobTemplateSpecPatchDict | models_batch_v1.JobTemplateSpec | Output[Any]
+    """Specifies the job that will be created when executing a CronJob."""
+
+    schedule: str | Output[Any]
     """The schedule in Cron format, see https://en.wikipedia.org/wiki/Cron."""
 
     startingDeadlineSeconds: int | Output[Any]
@@ -128,6 +169,68 @@ class JobSpecDict(TypedDict, total=False):
     """
 
 
+class JobSpecPatchDict(TypedDict, total=False):
+    """JobSpec as a Patch gives it: any part of it, every key optional; server-side apply merges it
+    into the object's.
+    """
+
+    activeDeadlineSeconds: int | Output[Any]
+    """Specifies the duration in seconds relative to the startTime that the job may be continuously
+    active before the system tries to terminate it; value must be positive integer.
+    """
+
+    backoffLimit: int | Output[Any]
+    """Specifies the number of retries before marking this job failed."""
+
+    backoffLimitPerIndex: int | Output[Any]
+    """Specifies the limit for the number of retries within an index before marking this index as
+    failed.
+    """
+
+    completionMode: str | Output[Any]
+    """completionMode specifies how Pod completions are tracked."""
+
+    completions: int | Output[Any]
+    """Specifies the desired number of successfully finished pods the job should be run with."""
+
+    managedBy: str | Output[Any]
+    """ManagedBy field indicates the controller that manages a Job."""
+
+    manualSelector: bool | Output[Any]
+    """manualSelector controls generation of pod labels and pod selectors."""
+
+    maxFailedIndexes: int | Output[Any]
+    """Specifies the maximal number of failed indexes before marking the Job as failed, when
+    backoffLimitPerIndex is set.
+    """
+
+    parallelism: int | Output[Any]
+    """Specifies the maximum desired number of pods the job should run at any given time."""
+
+    podFailurePolicy: PodFailurePolicyPatchDict | models_batch_v1.PodFailurePolicy | Output[Any]
+    """Specifies the policy of handling failed pods."""
+
+    podReplacementPolicy: str | Output[Any]
+    """podReplacementPolicy specifies when to create replacement Pods."""
+
+    selector: meta_v1.LabelSelectorDict | models_meta_v1.LabelSelector | Output[Any]
+    """A label query over pods that should match the pod count."""
+
+    successPolicy: SuccessPolicyPatchDict | models_batch_v1.SuccessPolicy | Output[Any]
+    """successPolicy specifies the policy when the Job can be declared as succeeded."""
+
+    suspend: bool | Output[Any]
+    """suspend specifies whether the Job controller should create Pods or not."""
+
+    template: core_v1.PodTemplateSpecPatchDict | models_core_v1.PodTemplateSpec | Output[Any]
+    """Describes the pod that will be created when executing a job."""
+
+    ttlSecondsAfterFinished: int | Output[Any]
+    """ttlSecondsAfterFinished limits the lifetime of a Job that has finished execution (either
+    Complete or Failed).
+    """
+
+
 class JobTemplateSpecDict(TypedDict, total=False):
     """JobTemplateSpec describes the data a Job should have when created from a template"""
 
@@ -135,6 +238,18 @@ class JobTemplateSpecDict(TypedDict, total=False):
     """Standard object's metadata of the jobs created from this template."""
 
     spec: JobSpecDict | models_batch_v1.JobSpec | Output[Any]
+    """Specification of the desired behavior of the job."""
+
+
+class JobTemplateSpecPatchDict(TypedDict, total=False):
+    """JobTemplateSpec as a Patch gives it: any part of it, every key optional; server-side apply
+    merges it into the object's.
+    """
+
+    metadata: meta_v1.ObjectMetaDict | models_meta_v1.ObjectMeta | Output[Any]
+    """Standard object's metadata of the jobs created from this template."""
+
+    spec: JobSpecPatchDict | models_batch_v1.JobSpec | Output[Any]
     """Specification of the desired behavior of the job."""
 
 
@@ -176,6 +291,15 @@ class PodFailurePolicyOnPodConditionsPatternDict(TypedDict, total=False):
     """Specifies the required Pod condition type."""
 
 
+class PodFailurePolicyPatchDict(TypedDict, total=False):
+    """PodFailurePolicy as a Patch gives it: any part of it, every key optional; server-side apply
+    merges it into the object's.
+    """
+
+    rules: Sequence[PodFailurePolicyRuleDict | models_batch_v1.PodFailurePolicyRule | Output[Any]] | Output[Any]
+    """A list of pod failure policy rules."""
+
+
 class PodFailurePolicyRuleDict(TypedDict, total=False):
     """PodFailurePolicyRule describes how a pod failure is handled when the requirements are met.
     One of onExitCodes and onPodConditions, but not both, can be used in each rule.
@@ -197,6 +321,17 @@ class SuccessPolicyDict(TypedDict, total=False):
     """
 
     rules: Required[Sequence[SuccessPolicyRuleDict | models_batch_v1.SuccessPolicyRule | Output[Any]] | Output[Any]]
+    """rules represents the list of alternative rules for the declaring the Jobs as successful
+    before `.status.succeeded >= .spec.completions`.
+    """
+
+
+class SuccessPolicyPatchDict(TypedDict, total=False):
+    """SuccessPolicy as a Patch gives it: any part of it, every key optional; server-side apply
+    merges it into the object's.
+    """
+
+    rules: Sequence[SuccessPolicyRuleDict | models_batch_v1.SuccessPolicyRule | Output[Any]] | Output[Any]
     """rules represents the list of alternative rules for the declaring the Jobs as successful
     before `.status.succeeded >= .spec.completions`.
     """

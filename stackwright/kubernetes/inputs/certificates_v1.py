@@ -3,8 +3,9 @@
 # Do not edit by hand: change the generator and run it again.
 """What a program may write in the nested objects of Kubernetes' `certificates` `v1` definitions,
 key by key: a TypedDict each (`CertificateSigningRequestSpecDict`, …), so that an editor
-completes the keys and mypy checks them. Loaded only by type checkers, unless a program imports
-one to annotate its own values.
+completes the keys and mypy checks them; a Patch's variants (`…PatchDict`) require only what
+server-side apply needs. Loaded only by type checkers, unless a program imports one to annotate
+its own values.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ if TYPE_CHECKING:
 
     from stackwright.sdk.output import Output
 
-__all__ = ["CertificateSigningRequestSpecDict"]
+__all__ = ["CertificateSigningRequestSpecDict", "CertificateSigningRequestSpecPatchDict"]
 
 
 class CertificateSigningRequestSpecDict(TypedDict, total=False):
@@ -37,6 +38,38 @@ class CertificateSigningRequestSpecDict(TypedDict, total=False):
     """
 
     signerName: Required[str | Output[Any]]
+    """signerName indicates the requested signer, and is a qualified name."""
+
+    uid: str | Output[Any]
+    """uid contains the uid of the user that created the CertificateSigningRequest."""
+
+    usages: Sequence[str | Output[Any]] | Output[Any]
+    """usages specifies a set of key usages requested in the issued certificate."""
+
+    username: str | Output[Any]
+    """username contains the name of the user that created the CertificateSigningRequest."""
+
+
+class CertificateSigningRequestSpecPatchDict(TypedDict, total=False):
+    """CertificateSigningRequestSpec as a Patch gives it: any part of it, every key optional;
+    server-side apply merges it into the object's.
+    """
+
+    expirationSeconds: int | Output[Any]
+    """expirationSeconds is the requested duration of validity of the issued certificate."""
+
+    extra: Mapping[str, Sequence[str | Output[Any]] | Output[Any]] | Output[Any]
+    """extra contains extra attributes of the user that created the CertificateSigningRequest."""
+
+    groups: Sequence[str | Output[Any]] | Output[Any]
+    """groups contains group membership of the user that created the CertificateSigningRequest."""
+
+    request: str | Output[Any]
+    """request contains an x509 certificate signing request encoded in a "CERTIFICATE REQUEST" PEM
+    block.
+    """
+
+    signerName: str | Output[Any]
     """signerName indicates the requested signer, and is a qualified name."""
 
     uid: str | Output[Any]

@@ -3,8 +3,9 @@
 # Do not edit by hand: change the generator and run it again.
 """What a program may write in the nested objects of Kubernetes' `certificates` `v1alpha1`
 definitions, key by key: a TypedDict each (`ClusterTrustBundleSpecDict`, …), so that an editor
-completes the keys and mypy checks them. Loaded only by type checkers, unless a program imports
-one to annotate its own values.
+completes the keys and mypy checks them; a Patch's variants (`…PatchDict`) require only what
+server-side apply needs. Loaded only by type checkers, unless a program imports one to annotate
+its own values.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Required, TypedDict
 if TYPE_CHECKING:
     from stackwright.sdk.output import Output
 
-__all__ = ["ClusterTrustBundleSpecDict"]
+__all__ = ["ClusterTrustBundleSpecDict", "ClusterTrustBundleSpecPatchDict"]
 
 
 class ClusterTrustBundleSpecDict(TypedDict, total=False):
@@ -24,6 +25,20 @@ class ClusterTrustBundleSpecDict(TypedDict, total=False):
     """signerName indicates the associated signer, if any."""
 
     trustBundle: Required[str | Output[Any]]
+    """trustBundle contains the individual X.509 trust anchors for this bundle, as PEM bundle of
+    PEM-wrapped, DER-formatted X.509 certificates.
+    """
+
+
+class ClusterTrustBundleSpecPatchDict(TypedDict, total=False):
+    """ClusterTrustBundleSpec as a Patch gives it: any part of it, every key optional; server-side
+    apply merges it into the object's.
+    """
+
+    signerName: str | Output[Any]
+    """signerName indicates the associated signer, if any."""
+
+    trustBundle: str | Output[Any]
     """trustBundle contains the individual X.509 trust anchors for this bundle, as PEM bundle of
     PEM-wrapped, DER-formatted X.509 certificates.
     """

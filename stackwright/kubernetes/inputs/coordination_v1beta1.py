@@ -3,8 +3,9 @@
 # Do not edit by hand: change the generator and run it again.
 """What a program may write in the nested objects of Kubernetes' `coordination` `v1beta1`
 definitions, key by key: a TypedDict each (`LeaseCandidateSpecDict`, …), so that an editor
-completes the keys and mypy checks them. Loaded only by type checkers, unless a program imports
-one to annotate its own values.
+completes the keys and mypy checks them; a Patch's variants (`…PatchDict`) require only what
+server-side apply needs. Loaded only by type checkers, unless a program imports one to annotate
+its own values.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Required, TypedDict
 if TYPE_CHECKING:
     from stackwright.sdk.output import Output
 
-__all__ = ["LeaseCandidateSpecDict"]
+__all__ = ["LeaseCandidateSpecDict", "LeaseCandidateSpecPatchDict"]
 
 
 class LeaseCandidateSpecDict(TypedDict, total=False):
@@ -36,4 +37,28 @@ class LeaseCandidateSpecDict(TypedDict, total=False):
     """RenewTime is the time that the LeaseCandidate was last updated."""
 
     strategy: Required[str | Output[Any]]
+    """Strategy is the strategy that coordinated leader election will use for picking the leader."""
+
+
+class LeaseCandidateSpecPatchDict(TypedDict, total=False):
+    """LeaseCandidateSpec as a Patch gives it: any part of it, every key optional; server-side
+    apply merges it into the object's.
+    """
+
+    binaryVersion: str | Output[Any]
+    """BinaryVersion is the binary version."""
+
+    emulationVersion: str | Output[Any]
+    """EmulationVersion is the emulation version."""
+
+    leaseName: str | Output[Any]
+    """LeaseName is the name of the lease for which this candidate is contending."""
+
+    pingTime: str | Output[Any]
+    """PingTime is the last time that the server has requested the LeaseCandidate to renew."""
+
+    renewTime: str | Output[Any]
+    """RenewTime is the time that the LeaseCandidate was last updated."""
+
+    strategy: str | Output[Any]
     """Strategy is the strategy that coordinated leader election will use for picking the leader."""

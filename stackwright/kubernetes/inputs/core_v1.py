@@ -3,8 +3,9 @@
 # Do not edit by hand: change the generator and run it again.
 """What a program may write in the nested objects of Kubernetes' `core` `v1` definitions, key by
 key: a TypedDict each (`AWSElasticBlockStoreVolumeSourceDict`, …), so that an editor completes
-the keys and mypy checks them. Loaded only by type checkers, unless a program imports one to
-annotate its own values.
+the keys and mypy checks them; a Patch's variants (`…PatchDict`) require only what server-side
+apply needs. Loaded only by type checkers, unless a program imports one to annotate its own
+values.
 """
 
 from __future__ import annotations
@@ -22,26 +23,39 @@ if TYPE_CHECKING:
 
 __all__ = [
     "AWSElasticBlockStoreVolumeSourceDict",
+    "AWSElasticBlockStoreVolumeSourcePatchDict",
     "AffinityDict",
     "AppArmorProfileDict",
+    "AppArmorProfilePatchDict",
     "AzureDiskVolumeSourceDict",
+    "AzureDiskVolumeSourcePatchDict",
     "AzureFilePersistentVolumeSourceDict",
+    "AzureFilePersistentVolumeSourcePatchDict",
     "AzureFileVolumeSourceDict",
+    "AzureFileVolumeSourcePatchDict",
     "CSIPersistentVolumeSourceDict",
+    "CSIPersistentVolumeSourcePatchDict",
     "CSIVolumeSourceDict",
+    "CSIVolumeSourcePatchDict",
     "CapabilitiesDict",
     "CephFSPersistentVolumeSourceDict",
+    "CephFSPersistentVolumeSourcePatchDict",
     "CephFSVolumeSourceDict",
+    "CephFSVolumeSourcePatchDict",
     "CinderPersistentVolumeSourceDict",
+    "CinderPersistentVolumeSourcePatchDict",
     "CinderVolumeSourceDict",
+    "CinderVolumeSourcePatchDict",
     "ClientIPConfigDict",
     "ClusterTrustBundleProjectionDict",
     "ConfigMapEnvSourceDict",
     "ConfigMapKeySelectorDict",
     "ConfigMapNodeConfigSourceDict",
+    "ConfigMapNodeConfigSourcePatchDict",
     "ConfigMapProjectionDict",
     "ConfigMapVolumeSourceDict",
     "ContainerDict",
+    "ContainerPatchDict",
     "ContainerPortDict",
     "ContainerResizePolicyDict",
     "DownwardAPIProjectionDict",
@@ -55,111 +69,158 @@ __all__ = [
     "EnvVarDict",
     "EnvVarSourceDict",
     "EphemeralContainerDict",
+    "EphemeralContainerPatchDict",
     "EphemeralVolumeSourceDict",
+    "EphemeralVolumeSourcePatchDict",
     "EventSeriesDict",
     "EventSourceDict",
     "ExecActionDict",
     "FCVolumeSourceDict",
     "FlexPersistentVolumeSourceDict",
+    "FlexPersistentVolumeSourcePatchDict",
     "FlexVolumeSourceDict",
+    "FlexVolumeSourcePatchDict",
     "FlockerVolumeSourceDict",
     "GCEPersistentDiskVolumeSourceDict",
+    "GCEPersistentDiskVolumeSourcePatchDict",
     "GRPCActionDict",
+    "GRPCActionPatchDict",
     "GitRepoVolumeSourceDict",
+    "GitRepoVolumeSourcePatchDict",
     "GlusterfsPersistentVolumeSourceDict",
+    "GlusterfsPersistentVolumeSourcePatchDict",
     "GlusterfsVolumeSourceDict",
+    "GlusterfsVolumeSourcePatchDict",
     "HTTPGetActionDict",
+    "HTTPGetActionPatchDict",
     "HTTPHeaderDict",
     "HostAliasDict",
     "HostPathVolumeSourceDict",
+    "HostPathVolumeSourcePatchDict",
     "ISCSIPersistentVolumeSourceDict",
+    "ISCSIPersistentVolumeSourcePatchDict",
     "ISCSIVolumeSourceDict",
+    "ISCSIVolumeSourcePatchDict",
     "ImageVolumeSourceDict",
     "KeyToPathDict",
     "LifecycleDict",
     "LifecycleHandlerDict",
+    "LifecycleHandlerPatchDict",
+    "LifecyclePatchDict",
     "LimitRangeItemDict",
     "LimitRangeSpecDict",
+    "LimitRangeSpecPatchDict",
     "LocalObjectReferenceDict",
     "LocalVolumeSourceDict",
+    "LocalVolumeSourcePatchDict",
     "ModifyVolumeStatusDict",
     "NFSVolumeSourceDict",
+    "NFSVolumeSourcePatchDict",
     "NamespaceSpecDict",
     "NodeAffinityDict",
     "NodeConfigSourceDict",
+    "NodeConfigSourcePatchDict",
     "NodeSelectorDict",
     "NodeSelectorRequirementDict",
     "NodeSelectorTermDict",
     "NodeSpecDict",
+    "NodeSpecPatchDict",
     "ObjectFieldSelectorDict",
     "ObjectReferenceDict",
     "PersistentVolumeClaimConditionDict",
     "PersistentVolumeClaimDict",
     "PersistentVolumeClaimSpecDict",
+    "PersistentVolumeClaimSpecPatchDict",
     "PersistentVolumeClaimStatusDict",
     "PersistentVolumeClaimTemplateDict",
+    "PersistentVolumeClaimTemplatePatchDict",
     "PersistentVolumeClaimVolumeSourceDict",
+    "PersistentVolumeClaimVolumeSourcePatchDict",
     "PersistentVolumeSpecDict",
+    "PersistentVolumeSpecPatchDict",
     "PhotonPersistentDiskVolumeSourceDict",
+    "PhotonPersistentDiskVolumeSourcePatchDict",
     "PodAffinityDict",
     "PodAffinityTermDict",
     "PodAntiAffinityDict",
     "PodDNSConfigDict",
     "PodDNSConfigOptionDict",
     "PodOSDict",
+    "PodOSPatchDict",
     "PodReadinessGateDict",
     "PodResourceClaimDict",
     "PodSchedulingGateDict",
     "PodSecurityContextDict",
+    "PodSecurityContextPatchDict",
     "PodSpecDict",
+    "PodSpecPatchDict",
     "PodTemplateSpecDict",
+    "PodTemplateSpecPatchDict",
     "PortworxVolumeSourceDict",
+    "PortworxVolumeSourcePatchDict",
     "PreferredSchedulingTermDict",
     "ProbeDict",
+    "ProbePatchDict",
     "ProjectedVolumeSourceDict",
     "QuobyteVolumeSourceDict",
+    "QuobyteVolumeSourcePatchDict",
     "RBDPersistentVolumeSourceDict",
+    "RBDPersistentVolumeSourcePatchDict",
     "RBDVolumeSourceDict",
+    "RBDVolumeSourcePatchDict",
     "ReplicationControllerSpecDict",
+    "ReplicationControllerSpecPatchDict",
     "ResourceClaimDict",
     "ResourceFieldSelectorDict",
     "ResourceQuotaSpecDict",
     "ResourceRequirementsDict",
     "SELinuxOptionsDict",
     "ScaleIOPersistentVolumeSourceDict",
+    "ScaleIOPersistentVolumeSourcePatchDict",
     "ScaleIOVolumeSourceDict",
+    "ScaleIOVolumeSourcePatchDict",
     "ScopeSelectorDict",
     "ScopedResourceSelectorRequirementDict",
     "SeccompProfileDict",
+    "SeccompProfilePatchDict",
     "SecretEnvSourceDict",
     "SecretKeySelectorDict",
     "SecretProjectionDict",
     "SecretReferenceDict",
     "SecretVolumeSourceDict",
     "SecurityContextDict",
+    "SecurityContextPatchDict",
     "ServiceAccountTokenProjectionDict",
     "ServicePortDict",
     "ServiceSpecDict",
     "SessionAffinityConfigDict",
     "SleepActionDict",
+    "SleepActionPatchDict",
     "StorageOSPersistentVolumeSourceDict",
     "StorageOSVolumeSourceDict",
     "SysctlDict",
     "TCPSocketActionDict",
+    "TCPSocketActionPatchDict",
     "TaintDict",
     "TolerationDict",
     "TopologySelectorLabelRequirementDict",
     "TopologySelectorTermDict",
     "TopologySpreadConstraintDict",
+    "TopologySpreadConstraintPatchDict",
     "TypedLocalObjectReferenceDict",
     "TypedObjectReferenceDict",
+    "TypedObjectReferencePatchDict",
     "VolumeDeviceDict",
+    "VolumeDevicePatchDict",
     "VolumeDict",
     "VolumeMountDict",
+    "VolumeMountPatchDict",
     "VolumeNodeAffinityDict",
+    "VolumePatchDict",
     "VolumeProjectionDict",
     "VolumeResourceRequirementsDict",
     "VsphereVirtualDiskVolumeSourceDict",
+    "VsphereVirtualDiskVolumeSourcePatchDict",
     "WeightedPodAffinityTermDict",
     "WindowsSecurityContextOptionsDict",
 ]
@@ -178,6 +239,24 @@ class AWSElasticBlockStoreVolumeSourceDict(TypedDict, total=False):
     """readOnly value true will force the readOnly setting in VolumeMounts."""
 
     volumeID: Required[str | Output[Any]]
+    """volumeID is unique ID of the persistent disk resource in AWS (Amazon EBS volume)."""
+
+
+class AWSElasticBlockStoreVolumeSourcePatchDict(TypedDict, total=False):
+    """AWSElasticBlockStoreVolumeSource as a Patch gives it: any part of it, every key optional;
+    server-side apply merges it into the object's.
+    """
+
+    fsType: str | Output[Any]
+    """fsType is the filesystem type of the volume that you want to mount."""
+
+    partition: int | Output[Any]
+    """partition is the partition in the volume that you want to mount."""
+
+    readOnly: bool | Output[Any]
+    """readOnly value true will force the readOnly setting in VolumeMounts."""
+
+    volumeID: str | Output[Any]
     """volumeID is unique ID of the persistent disk resource in AWS (Amazon EBS volume)."""
 
 
@@ -208,6 +287,18 @@ class AppArmorProfileDict(TypedDict, total=False):
     """type indicates which kind of AppArmor profile will be applied."""
 
 
+class AppArmorProfilePatchDict(TypedDict, total=False):
+    """AppArmorProfile as a Patch gives it: any part of it, every key optional; server-side apply
+    merges it into the object's.
+    """
+
+    localhostProfile: str | Output[Any]
+    """localhostProfile indicates a profile loaded on the node that should be used."""
+
+    type: str | Output[Any]
+    """type indicates which kind of AppArmor profile will be applied."""
+
+
 class AzureDiskVolumeSourceDict(TypedDict, total=False):
     """AzureDisk represents an Azure Data Disk mount on the host and bind mount to the pod."""
 
@@ -218,6 +309,33 @@ class AzureDiskVolumeSourceDict(TypedDict, total=False):
     """diskName is the Name of the data disk in the blob storage"""
 
     diskURI: Required[str | Output[Any]]
+    """diskURI is the URI of data disk in the blob storage"""
+
+    fsType: str | Output[Any]
+    """fsType is Filesystem type to mount."""
+
+    kind: str | Output[Any]
+    """kind expected values are Shared: multiple blob disks per storage account Dedicated: single
+    blob disk per storage account Managed: azure managed data disk (only in managed availability
+    set). defaults to shared
+    """
+
+    readOnly: bool | Output[Any]
+    """readOnly Defaults to false (read/write)."""
+
+
+class AzureDiskVolumeSourcePatchDict(TypedDict, total=False):
+    """AzureDiskVolumeSource as a Patch gives it: any part of it, every key optional; server-side
+    apply merges it into the object's.
+    """
+
+    cachingMode: str | Output[Any]
+    """cachingMode is the Host Caching mode: None, Read Only, Read Write."""
+
+    diskName: str | Output[Any]
+    """diskName is the Name of the data disk in the blob storage"""
+
+    diskURI: str | Output[Any]
     """diskURI is the URI of data disk in the blob storage"""
 
     fsType: str | Output[Any]
@@ -251,6 +369,26 @@ class AzureFilePersistentVolumeSourceDict(TypedDict, total=False):
     """shareName is the azure Share Name"""
 
 
+class AzureFilePersistentVolumeSourcePatchDict(TypedDict, total=False):
+    """AzureFilePersistentVolumeSource as a Patch gives it: any part of it, every key optional;
+    server-side apply merges it into the object's.
+    """
+
+    readOnly: bool | Output[Any]
+    """readOnly defaults to false (read/write)."""
+
+    secretName: str | Output[Any]
+    """secretName is the name of secret that contains Azure Storage Account Name and Key"""
+
+    secretNamespace: str | Output[Any]
+    """secretNamespace is the namespace of the secret that contains Azure Storage Account Name and
+    Key default is the same as the Pod
+    """
+
+    shareName: str | Output[Any]
+    """shareName is the azure Share Name"""
+
+
 class AzureFileVolumeSourceDict(TypedDict, total=False):
     """AzureFile represents an Azure File Service mount on the host and bind mount to the pod."""
 
@@ -261,6 +399,21 @@ class AzureFileVolumeSourceDict(TypedDict, total=False):
     """secretName is the name of secret that contains Azure Storage Account Name and Key"""
 
     shareName: Required[str | Output[Any]]
+    """shareName is the azure share Name"""
+
+
+class AzureFileVolumeSourcePatchDict(TypedDict, total=False):
+    """AzureFileVolumeSource as a Patch gives it: any part of it, every key optional; server-side
+    apply merges it into the object's.
+    """
+
+    readOnly: bool | Output[Any]
+    """readOnly defaults to false (read/write)."""
+
+    secretName: str | Output[Any]
+    """secretName is the name of secret that contains Azure Storage Account Name and Key"""
+
+    shareName: str | Output[Any]
     """shareName is the azure share Name"""
 
 
@@ -312,10 +465,83 @@ class CSIPersistentVolumeSourceDict(TypedDict, total=False):
     """
 
 
+class CSIPersistentVolumeSourcePatchDict(TypedDict, total=False):
+    """CSIPersistentVolumeSource as a Patch gives it: any part of it, every key optional;
+    server-side apply merges it into the object's.
+    """
+
+    controllerExpandSecretRef: SecretReferenceDict | models_core_v1.SecretReference | Output[Any]
+    """controllerExpandSecretRef is a reference to the secret object containing sensitive
+    information to pass to the CSI driver to complete the CSI ControllerExpandVolume call.
+    """
+
+    controllerPublishSecretRef: SecretReferenceDict | models_core_v1.SecretReference | Output[Any]
+    """controllerPublishSecretRef is a reference to the secret object containing sensitive
+    information to pass to the CSI driver to complete the CSI ControllerPublishVolume and
+    ControllerUnpublishVolume calls.
+    """
+
+    driver: str | Output[Any]
+    """driver is the name of the driver to use for this volume."""
+
+    fsType: str | Output[Any]
+    """fsType to mount."""
+
+    nodeExpandSecretRef: SecretReferenceDict | models_core_v1.SecretReference | Output[Any]
+    """nodeExpandSecretRef is a reference to the secret object containing sensitive information to
+    pass to the CSI driver to complete the CSI NodeExpandVolume call.
+    """
+
+    nodePublishSecretRef: SecretReferenceDict | models_core_v1.SecretReference | Output[Any]
+    """nodePublishSecretRef is a reference to the secret object containing sensitive information to
+    pass to the CSI driver to complete the CSI NodePublishVolume and NodeUnpublishVolume calls.
+    """
+
+    nodeStageSecretRef: SecretReferenceDict | models_core_v1.SecretReference | Output[Any]
+    """nodeStageSecretRef is a reference to the secret object containing sensitive information to
+    pass to the CSI driver to complete the CSI NodeStageVolume and NodeStageVolume and
+    NodeUnstageVolume calls.
+    """
+
+    readOnly: bool | Output[Any]
+    """readOnly value to pass to ControllerPublishVolumeRequest."""
+
+    volumeAttributes: Mapping[str, str | Output[Any]] | Output[Any]
+    """volumeAttributes of the volume to publish."""
+
+    volumeHandle: str | Output[Any]
+    """volumeHandle is the unique volume name returned by the CSI volume plugin's CreateVolume to
+    refer to the volume on all subsequent calls.
+    """
+
+
 class CSIVolumeSourceDict(TypedDict, total=False):
     """Represents a source location of a volume to mount, managed by an external CSI driver"""
 
     driver: Required[str | Output[Any]]
+    """driver is the name of the CSI driver that handles this volume."""
+
+    fsType: str | Output[Any]
+    """fsType to mount."""
+
+    nodePublishSecretRef: LocalObjectReferenceDict | models_core_v1.LocalObjectReference | Output[Any]
+    """nodePublishSecretRef is a reference to the secret object containing sensitive information to
+    pass to the CSI driver to complete the CSI NodePublishVolume and NodeUnpublishVolume calls.
+    """
+
+    readOnly: bool | Output[Any]
+    """readOnly specifies a read-only configuration for the volume."""
+
+    volumeAttributes: Mapping[str, str | Output[Any]] | Output[Any]
+    """volumeAttributes stores driver-specific properties that are passed to the CSI driver."""
+
+
+class CSIVolumeSourcePatchDict(TypedDict, total=False):
+    """CSIVolumeSource as a Patch gives it: any part of it, every key optional; server-side apply
+    merges it into the object's.
+    """
+
+    driver: str | Output[Any]
     """driver is the name of the CSI driver that handles this volume."""
 
     fsType: str | Output[Any]
@@ -376,12 +602,78 @@ class CephFSPersistentVolumeSourceDict(TypedDict, total=False):
     """
 
 
+class CephFSPersistentVolumeSourcePatchDict(TypedDict, total=False):
+    """CephFSPersistentVolumeSource as a Patch gives it: any part of it, every key optional;
+    server-side apply merges it into the object's.
+    """
+
+    monitors: Sequence[str | Output[Any]] | Output[Any]
+    """monitors is Required: Monitors is a collection of Ceph monitors More info:
+    https://examples.k8s.io/volumes/cephfs/README.md#how-to-use-it
+    """
+
+    path: str | Output[Any]
+    """path is Optional: Used as the mounted root, rather than the full Ceph tree, default is /"""
+
+    readOnly: bool | Output[Any]
+    """readOnly is Optional: Defaults to false (read/write)."""
+
+    secretFile: str | Output[Any]
+    """secretFile is Optional: SecretFile is the path to key ring for User, default is
+    /etc/ceph/user.secret More info:
+    https://examples.k8s.io/volumes/cephfs/README.md#how-to-use-it
+    """
+
+    secretRef: SecretReferenceDict | models_core_v1.SecretReference | Output[Any]
+    """secretRef is Optional: SecretRef is reference to the authentication secret for User, default
+    is empty.
+    """
+
+    user: str | Output[Any]
+    """user is Optional: User is the rados user name, default is admin More info:
+    https://examples.k8s.io/volumes/cephfs/README.md#how-to-use-it
+    """
+
+
 class CephFSVolumeSourceDict(TypedDict, total=False):
     """Represents a Ceph Filesystem mount that lasts the lifetime of a pod Cephfs volumes do not
     support ownership management or SELinux relabeling.
     """
 
     monitors: Required[Sequence[str | Output[Any]] | Output[Any]]
+    """monitors is Required: Monitors is a collection of Ceph monitors More info:
+    https://examples.k8s.io/volumes/cephfs/README.md#how-to-use-it
+    """
+
+    path: str | Output[Any]
+    """path is Optional: Used as the mounted root, rather than the full Ceph tree, default is /"""
+
+    readOnly: bool | Output[Any]
+    """readOnly is Optional: Defaults to false (read/write)."""
+
+    secretFile: str | Output[Any]
+    """secretFile is Optional: SecretFile is the path to key ring for User, default is
+    /etc/ceph/user.secret More info:
+    https://examples.k8s.io/volumes/cephfs/README.md#how-to-use-it
+    """
+
+    secretRef: LocalObjectReferenceDict | models_core_v1.LocalObjectReference | Output[Any]
+    """secretRef is Optional: SecretRef is reference to the authentication secret for User, default
+    is empty.
+    """
+
+    user: str | Output[Any]
+    """user is optional: User is the rados user name, default is admin More info:
+    https://examples.k8s.io/volumes/cephfs/README.md#how-to-use-it
+    """
+
+
+class CephFSVolumeSourcePatchDict(TypedDict, total=False):
+    """CephFSVolumeSource as a Patch gives it: any part of it, every key optional; server-side
+    apply merges it into the object's.
+    """
+
+    monitors: Sequence[str | Output[Any]] | Output[Any]
     """monitors is Required: Monitors is a collection of Ceph monitors More info:
     https://examples.k8s.io/volumes/cephfs/README.md#how-to-use-it
     """
@@ -430,6 +722,26 @@ class CinderPersistentVolumeSourceDict(TypedDict, total=False):
     """volumeID used to identify the volume in cinder."""
 
 
+class CinderPersistentVolumeSourcePatchDict(TypedDict, total=False):
+    """CinderPersistentVolumeSource as a Patch gives it: any part of it, every key optional;
+    server-side apply merges it into the object's.
+    """
+
+    fsType: str | Output[Any]
+    """fsType Filesystem type to mount."""
+
+    readOnly: bool | Output[Any]
+    """readOnly is Optional: Defaults to false (read/write)."""
+
+    secretRef: SecretReferenceDict | models_core_v1.SecretReference | Output[Any]
+    """secretRef is Optional: points to a secret object containing parameters used to connect to
+    OpenStack.
+    """
+
+    volumeID: str | Output[Any]
+    """volumeID used to identify the volume in cinder."""
+
+
 class CinderVolumeSourceDict(TypedDict, total=False):
     """Represents a cinder volume resource in Openstack. A Cinder volume must exist before mounting
     to a container. The volume must also be in the same region as the kubelet. Cinder volumes
@@ -448,6 +760,26 @@ class CinderVolumeSourceDict(TypedDict, total=False):
     """
 
     volumeID: Required[str | Output[Any]]
+    """volumeID used to identify the volume in cinder."""
+
+
+class CinderVolumeSourcePatchDict(TypedDict, total=False):
+    """CinderVolumeSource as a Patch gives it: any part of it, every key optional; server-side
+    apply merges it into the object's.
+    """
+
+    fsType: str | Output[Any]
+    """fsType is the filesystem type to mount."""
+
+    readOnly: bool | Output[Any]
+    """readOnly defaults to false (read/write)."""
+
+    secretRef: LocalObjectReferenceDict | models_core_v1.LocalObjectReference | Output[Any]
+    """secretRef is optional: points to a secret object containing parameters used to connect to
+    OpenStack.
+    """
+
+    volumeID: str | Output[Any]
     """volumeID used to identify the volume in cinder."""
 
 
@@ -517,6 +849,29 @@ class ConfigMapNodeConfigSourceDict(TypedDict, total=False):
     """Name is the metadata.name of the referenced ConfigMap."""
 
     namespace: Required[str | Output[Any]]
+    """Namespace is the metadata.namespace of the referenced ConfigMap."""
+
+    resourceVersion: str | Output[Any]
+    """ResourceVersion is the metadata.ResourceVersion of the referenced ConfigMap."""
+
+    uid: str | Output[Any]
+    """UID is the metadata.UID of the referenced ConfigMap."""
+
+
+class ConfigMapNodeConfigSourcePatchDict(TypedDict, total=False):
+    """ConfigMapNodeConfigSource as a Patch gives it: any part of it, every key optional;
+    server-side apply merges it into the object's.
+    """
+
+    kubeletConfigKey: str | Output[Any]
+    """KubeletConfigKey declares which key of the referenced ConfigMap corresponds to the
+    KubeletConfiguration structure This field is required in all cases.
+    """
+
+    name: str | Output[Any]
+    """Name is the metadata.name of the referenced ConfigMap."""
+
+    namespace: str | Output[Any]
     """Namespace is the metadata.namespace of the referenced ConfigMap."""
 
     resourceVersion: str | Output[Any]
@@ -633,6 +988,88 @@ class ContainerDict(TypedDict, total=False):
     """volumeDevices is the list of block devices to be used by the container."""
 
     volumeMounts: Sequence[VolumeMountDict | models_core_v1.VolumeMount | Output[Any]] | Output[Any]
+    """Pod volumes to mount into the container's filesystem."""
+
+    workingDir: str | Output[Any]
+    """Container's working directory."""
+
+
+class ContainerPatchDict(TypedDict, total=False):
+    """Container as a Patch gives it: any part of it, with `name` required; server-side apply
+    merges it into the object's.
+    """
+
+    args: Sequence[str | Output[Any]] | Output[Any]
+    """Arguments to the entrypoint."""
+
+    command: Sequence[str | Output[Any]] | Output[Any]
+    """Entrypoint array."""
+
+    env: Sequence[EnvVarDict | models_core_v1.EnvVar | Output[Any]] | Output[Any]
+    """List of environment variables to set in the container."""
+
+    envFrom: Sequence[EnvFromSourceDict | models_core_v1.EnvFromSource | Output[Any]] | Output[Any]
+    """List of sources to populate environment variables in the container."""
+
+    image: str | Output[Any]
+    """Container image name."""
+
+    imagePullPolicy: str | Output[Any]
+    """Image pull policy."""
+
+    lifecycle: LifecyclePatchDict | models_core_v1.Lifecycle | Output[Any]
+    """Actions that the management system should take in response to container lifecycle events."""
+
+    livenessProbe: ProbePatchDict | models_core_v1.Probe | Output[Any]
+    """Periodic probe of container liveness."""
+
+    name: Required[str | Output[Any]]
+    """Name of the container specified as a DNS_LABEL."""
+
+    ports: Sequence[ContainerPortDict | models_core_v1.ContainerPort | Output[Any]] | Output[Any]
+    """List of ports to expose from the container."""
+
+    readinessProbe: ProbePatchDict | models_core_v1.Probe | Output[Any]
+    """Periodic probe of container service readiness."""
+
+    resizePolicy: Sequence[ContainerResizePolicyDict | models_core_v1.ContainerResizePolicy | Output[Any]] | Output[Any]
+    """Resources resize policy for the container."""
+
+    resources: ResourceRequirementsDict | models_core_v1.ResourceRequirements | Output[Any]
+    """Compute Resources required by this container."""
+
+    restartPolicy: str | Output[Any]
+    """RestartPolicy defines the restart behavior of individual containers in a pod."""
+
+    securityContext: SecurityContextPatchDict | models_core_v1.SecurityContext | Output[Any]
+    """SecurityContext defines the security options the container should be run with."""
+
+    startupProbe: ProbePatchDict | models_core_v1.Probe | Output[Any]
+    """StartupProbe indicates that the Pod has successfully initialized."""
+
+    stdin: bool | Output[Any]
+    """Whether this container should allocate a buffer for stdin in the container runtime."""
+
+    stdinOnce: bool | Output[Any]
+    """Whether the container runtime should close the stdin channel after it has been opened by a
+    single attach.
+    """
+
+    terminationMessagePath: str | Output[Any]
+    """Optional: Path at which the file to which the container's termination message will be
+    written is mounted into the container's filesystem.
+    """
+
+    terminationMessagePolicy: str | Output[Any]
+    """Indicate how the termination message should be populated."""
+
+    tty: bool | Output[Any]
+    """Whether this container should allocate a TTY for itself, also requires 'stdin' to be true."""
+
+    volumeDevices: Sequence[VolumeDevicePatchDict | models_core_v1.VolumeDevice | Output[Any]] | Output[Any]
+    """volumeDevices is the list of block devices to be used by the container."""
+
+    volumeMounts: Sequence[VolumeMountPatchDict | models_core_v1.VolumeMount | Output[Any]] | Output[Any]
     """Pod volumes to mount into the container's filesystem."""
 
     workingDir: str | Output[Any]
@@ -919,10 +1356,108 @@ class EphemeralContainerDict(TypedDict, total=False):
     """Container's working directory."""
 
 
+class EphemeralContainerPatchDict(TypedDict, total=False):
+    """EphemeralContainer as a Patch gives it: any part of it, with `name` required; server-side
+    apply merges it into the object's.
+    """
+
+    args: Sequence[str | Output[Any]] | Output[Any]
+    """Arguments to the entrypoint."""
+
+    command: Sequence[str | Output[Any]] | Output[Any]
+    """Entrypoint array."""
+
+    env: Sequence[EnvVarDict | models_core_v1.EnvVar | Output[Any]] | Output[Any]
+    """List of environment variables to set in the container."""
+
+    envFrom: Sequence[EnvFromSourceDict | models_core_v1.EnvFromSource | Output[Any]] | Output[Any]
+    """List of sources to populate environment variables in the container."""
+
+    image: str | Output[Any]
+    """Container image name."""
+
+    imagePullPolicy: str | Output[Any]
+    """Image pull policy."""
+
+    lifecycle: LifecyclePatchDict | models_core_v1.Lifecycle | Output[Any]
+    """Lifecycle is not allowed for ephemeral containers."""
+
+    livenessProbe: ProbePatchDict | models_core_v1.Probe | Output[Any]
+    """Probes are not allowed for ephemeral containers."""
+
+    name: Required[str | Output[Any]]
+    """Name of the ephemeral container specified as a DNS_LABEL."""
+
+    ports: Sequence[ContainerPortDict | models_core_v1.ContainerPort | Output[Any]] | Output[Any]
+    """Ports are not allowed for ephemeral containers."""
+
+    readinessProbe: ProbePatchDict | models_core_v1.Probe | Output[Any]
+    """Probes are not allowed for ephemeral containers."""
+
+    resizePolicy: Sequence[ContainerResizePolicyDict | models_core_v1.ContainerResizePolicy | Output[Any]] | Output[Any]
+    """Resources resize policy for the container."""
+
+    resources: ResourceRequirementsDict | models_core_v1.ResourceRequirements | Output[Any]
+    """Resources are not allowed for ephemeral containers."""
+
+    restartPolicy: str | Output[Any]
+    """Restart policy for the container to manage the restart behavior of each container within a
+    pod.
+    """
+
+    securityContext: SecurityContextPatchDict | models_core_v1.SecurityContext | Output[Any]
+    """Optional: SecurityContext defines the security options the ephemeral container should be run
+    with.
+    """
+
+    startupProbe: ProbePatchDict | models_core_v1.Probe | Output[Any]
+    """Probes are not allowed for ephemeral containers."""
+
+    stdin: bool | Output[Any]
+    """Whether this container should allocate a buffer for stdin in the container runtime."""
+
+    stdinOnce: bool | Output[Any]
+    """Whether the container runtime should close the stdin channel after it has been opened by a
+    single attach.
+    """
+
+    targetContainerName: str | Output[Any]
+    """If set, the name of the container from PodSpec that this ephemeral container targets."""
+
+    terminationMessagePath: str | Output[Any]
+    """Optional: Path at which the file to which the container's termination message will be
+    written is mounted into the container's filesystem.
+    """
+
+    terminationMessagePolicy: str | Output[Any]
+    """Indicate how the termination message should be populated."""
+
+    tty: bool | Output[Any]
+    """Whether this container should allocate a TTY for itself, also requires 'stdin' to be true."""
+
+    volumeDevices: Sequence[VolumeDevicePatchDict | models_core_v1.VolumeDevice | Output[Any]] | Output[Any]
+    """volumeDevices is the list of block devices to be used by the container."""
+
+    volumeMounts: Sequence[VolumeMountPatchDict | models_core_v1.VolumeMount | Output[Any]] | Output[Any]
+    """Pod volumes to mount into the container's filesystem."""
+
+    workingDir: str | Output[Any]
+    """Container's working directory."""
+
+
 class EphemeralVolumeSourceDict(TypedDict, total=False):
     """Represents an ephemeral volume that is handled by a normal storage driver."""
 
     volumeClaimTemplate: PersistentVolumeClaimTemplateDict | models_core_v1.PersistentVolumeClaimTemplate | Output[Any]
+    """Will be used to create a stand-alone PVC to provision the volume."""
+
+
+class EphemeralVolumeSourcePatchDict(TypedDict, total=False):
+    """EphemeralVolumeSource as a Patch gives it: any part of it, every key optional; server-side
+    apply merges it into the object's.
+    """
+
+    volumeClaimTemplate: PersistentVolumeClaimTemplatePatchDict | models_core_v1.PersistentVolumeClaimTemplate | Output[Any]
     """Will be used to create a stand-alone PVC to provision the volume."""
 
 
@@ -1003,12 +1538,58 @@ class FlexPersistentVolumeSourceDict(TypedDict, total=False):
     """
 
 
+class FlexPersistentVolumeSourcePatchDict(TypedDict, total=False):
+    """FlexPersistentVolumeSource as a Patch gives it: any part of it, every key optional;
+    server-side apply merges it into the object's.
+    """
+
+    driver: str | Output[Any]
+    """driver is the name of the driver to use for this volume."""
+
+    fsType: str | Output[Any]
+    """fsType is the Filesystem type to mount."""
+
+    options: Mapping[str, str | Output[Any]] | Output[Any]
+    """options is Optional: this field holds extra command options if any."""
+
+    readOnly: bool | Output[Any]
+    """readOnly is Optional: defaults to false (read/write)."""
+
+    secretRef: SecretReferenceDict | models_core_v1.SecretReference | Output[Any]
+    """secretRef is Optional: SecretRef is reference to the secret object containing sensitive
+    information to pass to the plugin scripts.
+    """
+
+
 class FlexVolumeSourceDict(TypedDict, total=False):
     """FlexVolume represents a generic volume resource that is provisioned/attached using an exec
     based plugin.
     """
 
     driver: Required[str | Output[Any]]
+    """driver is the name of the driver to use for this volume."""
+
+    fsType: str | Output[Any]
+    """fsType is the filesystem type to mount."""
+
+    options: Mapping[str, str | Output[Any]] | Output[Any]
+    """options is Optional: this field holds extra command options if any."""
+
+    readOnly: bool | Output[Any]
+    """readOnly is Optional: defaults to false (read/write)."""
+
+    secretRef: LocalObjectReferenceDict | models_core_v1.LocalObjectReference | Output[Any]
+    """secretRef is Optional: secretRef is reference to the secret object containing sensitive
+    information to pass to the plugin scripts.
+    """
+
+
+class FlexVolumeSourcePatchDict(TypedDict, total=False):
+    """FlexVolumeSource as a Patch gives it: any part of it, every key optional; server-side apply
+    merges it into the object's.
+    """
+
+    driver: str | Output[Any]
     """driver is the name of the driver to use for this volume."""
 
     fsType: str | Output[Any]
@@ -1057,10 +1638,42 @@ class GCEPersistentDiskVolumeSourceDict(TypedDict, total=False):
     """readOnly here will force the ReadOnly setting in VolumeMounts."""
 
 
+class GCEPersistentDiskVolumeSourcePatchDict(TypedDict, total=False):
+    """GCEPersistentDiskVolumeSource as a Patch gives it: any part of it, every key optional;
+    server-side apply merges it into the object's.
+    """
+
+    fsType: str | Output[Any]
+    """fsType is filesystem type of the volume that you want to mount."""
+
+    partition: int | Output[Any]
+    """partition is the partition in the volume that you want to mount."""
+
+    pdName: str | Output[Any]
+    """pdName is unique name of the PD resource in GCE."""
+
+    readOnly: bool | Output[Any]
+    """readOnly here will force the ReadOnly setting in VolumeMounts."""
+
+
 class GRPCActionDict(TypedDict, total=False):
     """GRPCAction specifies an action involving a GRPC service."""
 
     port: Required[int | Output[Any]]
+    """Port number of the gRPC service."""
+
+    service: str | Output[Any]
+    """Service is the name of the service to place in the gRPC HealthCheckRequest (see
+    https://github.com/grpc/grpc/blob/master/doc/health-checking.md).
+    """
+
+
+class GRPCActionPatchDict(TypedDict, total=False):
+    """GRPCAction as a Patch gives it: any part of it, every key optional; server-side apply merges
+    it into the object's.
+    """
+
+    port: int | Output[Any]
     """Port number of the gRPC service."""
 
     service: str | Output[Any]
@@ -1078,6 +1691,21 @@ class GitRepoVolumeSourceDict(TypedDict, total=False):
     """directory is the target directory name."""
 
     repository: Required[str | Output[Any]]
+    """repository is the URL"""
+
+    revision: str | Output[Any]
+    """revision is the commit hash for the specified revision."""
+
+
+class GitRepoVolumeSourcePatchDict(TypedDict, total=False):
+    """GitRepoVolumeSource as a Patch gives it: any part of it, every key optional; server-side
+    apply merges it into the object's.
+    """
+
+    directory: str | Output[Any]
+    """directory is the target directory name."""
+
+    repository: str | Output[Any]
     """repository is the URL"""
 
     revision: str | Output[Any]
@@ -1102,6 +1730,24 @@ class GlusterfsPersistentVolumeSourceDict(TypedDict, total=False):
     """readOnly here will force the Glusterfs volume to be mounted with read-only permissions."""
 
 
+class GlusterfsPersistentVolumeSourcePatchDict(TypedDict, total=False):
+    """GlusterfsPersistentVolumeSource as a Patch gives it: any part of it, every key optional;
+    server-side apply merges it into the object's.
+    """
+
+    endpoints: str | Output[Any]
+    """endpoints is the endpoint name that details Glusterfs topology."""
+
+    endpointsNamespace: str | Output[Any]
+    """endpointsNamespace is the namespace that contains Glusterfs endpoint."""
+
+    path: str | Output[Any]
+    """path is the Glusterfs volume path."""
+
+    readOnly: bool | Output[Any]
+    """readOnly here will force the Glusterfs volume to be mounted with read-only permissions."""
+
+
 class GlusterfsVolumeSourceDict(TypedDict, total=False):
     """Represents a Glusterfs mount that lasts the lifetime of a pod. Glusterfs volumes do not
     support ownership management or SELinux relabeling.
@@ -1111,6 +1757,21 @@ class GlusterfsVolumeSourceDict(TypedDict, total=False):
     """endpoints is the endpoint name that details Glusterfs topology."""
 
     path: Required[str | Output[Any]]
+    """path is the Glusterfs volume path."""
+
+    readOnly: bool | Output[Any]
+    """readOnly here will force the Glusterfs volume to be mounted with read-only permissions."""
+
+
+class GlusterfsVolumeSourcePatchDict(TypedDict, total=False):
+    """GlusterfsVolumeSource as a Patch gives it: any part of it, every key optional; server-side
+    apply merges it into the object's.
+    """
+
+    endpoints: str | Output[Any]
+    """endpoints is the endpoint name that details Glusterfs topology."""
+
+    path: str | Output[Any]
     """path is the Glusterfs volume path."""
 
     readOnly: bool | Output[Any]
@@ -1130,6 +1791,27 @@ class HTTPGetActionDict(TypedDict, total=False):
     """Path to access on the HTTP server."""
 
     port: Required[int | str | Output[Any]]
+    """Name or number of the port to access on the container."""
+
+    scheme: str | Output[Any]
+    """Scheme to use for connecting to the host."""
+
+
+class HTTPGetActionPatchDict(TypedDict, total=False):
+    """HTTPGetAction as a Patch gives it: any part of it, every key optional; server-side apply
+    merges it into the object's.
+    """
+
+    host: str | Output[Any]
+    """Host name to connect to, defaults to the pod IP."""
+
+    httpHeaders: Sequence[HTTPHeaderDict | models_core_v1.HTTPHeader | Output[Any]] | Output[Any]
+    """Custom headers to set in the request."""
+
+    path: str | Output[Any]
+    """Path to access on the HTTP server."""
+
+    port: int | str | Output[Any]
     """Name or number of the port to access on the container."""
 
     scheme: str | Output[Any]
@@ -1164,6 +1846,20 @@ class HostPathVolumeSourceDict(TypedDict, total=False):
     """
 
     path: Required[str | Output[Any]]
+    """path of the directory on the host."""
+
+    type: str | Output[Any]
+    """type for HostPath Volume Defaults to "" More info:
+    https://kubernetes.io/docs/concepts/storage/volumes#hostpath
+    """
+
+
+class HostPathVolumeSourcePatchDict(TypedDict, total=False):
+    """HostPathVolumeSource as a Patch gives it: any part of it, every key optional; server-side
+    apply merges it into the object's.
+    """
+
+    path: str | Output[Any]
     """path of the directory on the host."""
 
     type: str | Output[Any]
@@ -1211,6 +1907,45 @@ class ISCSIPersistentVolumeSourceDict(TypedDict, total=False):
     """targetPortal is iSCSI Target Portal."""
 
 
+class ISCSIPersistentVolumeSourcePatchDict(TypedDict, total=False):
+    """ISCSIPersistentVolumeSource as a Patch gives it: any part of it, every key optional;
+    server-side apply merges it into the object's.
+    """
+
+    chapAuthDiscovery: bool | Output[Any]
+    """chapAuthDiscovery defines whether support iSCSI Discovery CHAP authentication"""
+
+    chapAuthSession: bool | Output[Any]
+    """chapAuthSession defines whether support iSCSI Session CHAP authentication"""
+
+    fsType: str | Output[Any]
+    """fsType is the filesystem type of the volume that you want to mount."""
+
+    initiatorName: str | Output[Any]
+    """initiatorName is the custom iSCSI Initiator Name."""
+
+    iqn: str | Output[Any]
+    """iqn is Target iSCSI Qualified Name."""
+
+    iscsiInterface: str | Output[Any]
+    """iscsiInterface is the interface Name that uses an iSCSI transport."""
+
+    lun: int | Output[Any]
+    """lun is iSCSI Target Lun number."""
+
+    portals: Sequence[str | Output[Any]] | Output[Any]
+    """portals is the iSCSI Target Portal List."""
+
+    readOnly: bool | Output[Any]
+    """readOnly here will force the ReadOnly setting in VolumeMounts."""
+
+    secretRef: SecretReferenceDict | models_core_v1.SecretReference | Output[Any]
+    """secretRef is the CHAP Secret for iSCSI target and initiator authentication"""
+
+    targetPortal: str | Output[Any]
+    """targetPortal is iSCSI Target Portal."""
+
+
 class ISCSIVolumeSourceDict(TypedDict, total=False):
     """Represents an ISCSI disk. ISCSI volumes can only be mounted as read/write once. ISCSI
     volumes support ownership management and SELinux relabeling.
@@ -1247,6 +1982,45 @@ class ISCSIVolumeSourceDict(TypedDict, total=False):
     """secretRef is the CHAP Secret for iSCSI target and initiator authentication"""
 
     targetPortal: Required[str | Output[Any]]
+    """targetPortal is iSCSI Target Portal."""
+
+
+class ISCSIVolumeSourcePatchDict(TypedDict, total=False):
+    """ISCSIVolumeSource as a Patch gives it: any part of it, every key optional; server-side apply
+    merges it into the object's.
+    """
+
+    chapAuthDiscovery: bool | Output[Any]
+    """chapAuthDiscovery defines whether support iSCSI Discovery CHAP authentication"""
+
+    chapAuthSession: bool | Output[Any]
+    """chapAuthSession defines whether support iSCSI Session CHAP authentication"""
+
+    fsType: str | Output[Any]
+    """fsType is the filesystem type of the volume that you want to mount."""
+
+    initiatorName: str | Output[Any]
+    """initiatorName is the custom iSCSI Initiator Name."""
+
+    iqn: str | Output[Any]
+    """iqn is the target iSCSI Qualified Name."""
+
+    iscsiInterface: str | Output[Any]
+    """iscsiInterface is the interface Name that uses an iSCSI transport."""
+
+    lun: int | Output[Any]
+    """lun represents iSCSI Target Lun number."""
+
+    portals: Sequence[str | Output[Any]] | Output[Any]
+    """portals is the iSCSI Target Portal List."""
+
+    readOnly: bool | Output[Any]
+    """readOnly here will force the ReadOnly setting in VolumeMounts."""
+
+    secretRef: LocalObjectReferenceDict | models_core_v1.LocalObjectReference | Output[Any]
+    """secretRef is the CHAP Secret for iSCSI target and initiator authentication"""
+
+    targetPortal: str | Output[Any]
     """targetPortal is iSCSI Target Portal."""
 
 
@@ -1311,6 +2085,42 @@ class LifecycleHandlerDict(TypedDict, total=False):
     """Deprecated."""
 
 
+class LifecycleHandlerPatchDict(TypedDict, total=False):
+    """LifecycleHandler as a Patch gives it: any part of it, every key optional; server-side apply
+    merges it into the object's.
+    """
+
+    exec: ExecActionDict | models_core_v1.ExecAction | Output[Any]
+    """Exec specifies a command to execute in the container."""
+
+    httpGet: HTTPGetActionPatchDict | models_core_v1.HTTPGetAction | Output[Any]
+    """HTTPGet specifies an HTTP GET request to perform."""
+
+    sleep: SleepActionPatchDict | models_core_v1.SleepAction | Output[Any]
+    """Sleep represents a duration that the container should sleep."""
+
+    tcpSocket: TCPSocketActionPatchDict | models_core_v1.TCPSocketAction | Output[Any]
+    """Deprecated."""
+
+
+class LifecyclePatchDict(TypedDict, total=False):
+    """Lifecycle as a Patch gives it: any part of it, every key optional; server-side apply merges
+    it into the object's.
+    """
+
+    postStart: LifecycleHandlerPatchDict | models_core_v1.LifecycleHandler | Output[Any]
+    """PostStart is called immediately after a container is created."""
+
+    preStop: LifecycleHandlerPatchDict | models_core_v1.LifecycleHandler | Output[Any]
+    """PreStop is called immediately before a container is terminated due to an API request or
+    management event such as liveness/startup probe failure, preemption, resource contention,
+    etc.
+    """
+
+    stopSignal: str | Output[Any]
+    """StopSignal defines which signal will be sent to a container when it is being stopped."""
+
+
 class LimitRangeItemDict(TypedDict, total=False):
     """LimitRangeItem defines a min/max usage limit for any resource that matches on kind."""
 
@@ -1345,6 +2155,15 @@ class LimitRangeSpecDict(TypedDict, total=False):
     """Limits is the list of LimitRangeItem objects that are enforced."""
 
 
+class LimitRangeSpecPatchDict(TypedDict, total=False):
+    """LimitRangeSpec as a Patch gives it: any part of it, every key optional; server-side apply
+    merges it into the object's.
+    """
+
+    limits: Sequence[LimitRangeItemDict | models_core_v1.LimitRangeItem | Output[Any]] | Output[Any]
+    """Limits is the list of LimitRangeItem objects that are enforced."""
+
+
 class LocalObjectReferenceDict(TypedDict, total=False):
     """LocalObjectReference contains enough information to let you locate the referenced object
     inside the same namespace.
@@ -1361,6 +2180,18 @@ class LocalVolumeSourceDict(TypedDict, total=False):
     """fsType is the filesystem type to mount."""
 
     path: Required[str | Output[Any]]
+    """path of the full path to the volume on the node."""
+
+
+class LocalVolumeSourcePatchDict(TypedDict, total=False):
+    """LocalVolumeSource as a Patch gives it: any part of it, every key optional; server-side apply
+    merges it into the object's.
+    """
+
+    fsType: str | Output[Any]
+    """fsType is the filesystem type to mount."""
+
+    path: str | Output[Any]
     """path of the full path to the volume on the node."""
 
 
@@ -1388,6 +2219,21 @@ class NFSVolumeSourceDict(TypedDict, total=False):
     """readOnly here will force the NFS export to be mounted with read-only permissions."""
 
     server: Required[str | Output[Any]]
+    """server is the hostname or IP address of the NFS server."""
+
+
+class NFSVolumeSourcePatchDict(TypedDict, total=False):
+    """NFSVolumeSource as a Patch gives it: any part of it, every key optional; server-side apply
+    merges it into the object's.
+    """
+
+    path: str | Output[Any]
+    """path that is exported by the NFS server."""
+
+    readOnly: bool | Output[Any]
+    """readOnly here will force the NFS export to be mounted with read-only permissions."""
+
+    server: str | Output[Any]
     """server is the hostname or IP address of the NFS server."""
 
 
@@ -1421,6 +2267,15 @@ class NodeConfigSourceDict(TypedDict, total=False):
     """
 
     configMap: ConfigMapNodeConfigSourceDict | models_core_v1.ConfigMapNodeConfigSource | Output[Any]
+    """ConfigMap is a reference to a Node's ConfigMap"""
+
+
+class NodeConfigSourcePatchDict(TypedDict, total=False):
+    """NodeConfigSource as a Patch gives it: any part of it, every key optional; server-side apply
+    merges it into the object's.
+    """
+
+    configMap: ConfigMapNodeConfigSourcePatchDict | models_core_v1.ConfigMapNodeConfigSource | Output[Any]
     """ConfigMap is a reference to a Node's ConfigMap"""
 
 
@@ -1465,6 +2320,37 @@ class NodeSpecDict(TypedDict, total=False):
     """NodeSpec describes the attributes that a node is created with."""
 
     configSource: NodeConfigSourceDict | models_core_v1.NodeConfigSource | Output[Any]
+    """Deprecated: Previously used to specify the source of the node's configuration for the
+    DynamicKubeletConfig feature.
+    """
+
+    externalID: str | Output[Any]
+    """Deprecated."""
+
+    podCIDR: str | Output[Any]
+    """PodCIDR represents the pod IP range assigned to the node."""
+
+    podCIDRs: Sequence[str | Output[Any]] | Output[Any]
+    """podCIDRs represents the IP ranges assigned to the node for usage by Pods on that node."""
+
+    providerID: str | Output[Any]
+    """ID of the node assigned by the cloud provider in the format:
+    <ProviderName>://<ProviderSpecificNodeID>
+    """
+
+    taints: Sequence[TaintDict | models_core_v1.Taint | Output[Any]] | Output[Any]
+    """If specified, the node's taints."""
+
+    unschedulable: bool | Output[Any]
+    """Unschedulable controls node schedulability of new pods."""
+
+
+class NodeSpecPatchDict(TypedDict, total=False):
+    """NodeSpec as a Patch gives it: any part of it, every key optional; server-side apply merges
+    it into the object's.
+    """
+
+    configSource: NodeConfigSourcePatchDict | models_core_v1.NodeConfigSource | Output[Any]
     """Deprecated: Previously used to specify the source of the node's configuration for the
     DynamicKubeletConfig feature.
     """
@@ -1611,6 +2497,45 @@ class PersistentVolumeClaimSpecDict(TypedDict, total=False):
     """volumeName is the binding reference to the PersistentVolume backing this claim."""
 
 
+class PersistentVolumeClaimSpecPatchDict(TypedDict, total=False):
+    """PersistentVolumeClaimSpec as a Patch gives it: any part of it, every key optional;
+    server-side apply merges it into the object's.
+    """
+
+    accessModes: Sequence[str | Output[Any]] | Output[Any]
+    """accessModes contains the desired access modes the volume should have."""
+
+    dataSource: TypedLocalObjectReferenceDict | models_core_v1.TypedLocalObjectReference | Output[Any]
+    """dataSource field can be used to specify either: * An existing VolumeSnapshot object
+    (snapshot.storage.k8s.io/VolumeSnapshot) * An existing PVC (PersistentVolumeClaim) If the
+    provisioner or an external controller can support the specified data source, it will create
+    a new volume based on the contents of the specified data source.
+    """
+
+    dataSourceRef: TypedObjectReferencePatchDict | models_core_v1.TypedObjectReference | Output[Any]
+    """dataSourceRef specifies the object from which to populate the volume with data, if a
+    non-empty volume is desired.
+    """
+
+    resources: VolumeResourceRequirementsDict | models_core_v1.VolumeResourceRequirements | Output[Any]
+    """resources represents the minimum resources the volume should have."""
+
+    selector: meta_v1.LabelSelectorDict | models_meta_v1.LabelSelector | Output[Any]
+    """selector is a label query over volumes to consider for binding."""
+
+    storageClassName: str | Output[Any]
+    """storageClassName is the name of the StorageClass required by the claim."""
+
+    volumeAttributesClassName: str | Output[Any]
+    """volumeAttributesClassName may be used to set the VolumeAttributesClass used by this claim."""
+
+    volumeMode: str | Output[Any]
+    """volumeMode defines what type of volume is required by the claim."""
+
+    volumeName: str | Output[Any]
+    """volumeName is the binding reference to the PersistentVolume backing this claim."""
+
+
 class PersistentVolumeClaimStatusDict(TypedDict, total=False):
     """PersistentVolumeClaimStatus is the current status of a persistent volume claim."""
 
@@ -1653,6 +2578,18 @@ class PersistentVolumeClaimTemplateDict(TypedDict, total=False):
     """The specification for the PersistentVolumeClaim."""
 
 
+class PersistentVolumeClaimTemplatePatchDict(TypedDict, total=False):
+    """PersistentVolumeClaimTemplate as a Patch gives it: any part of it, every key optional;
+    server-side apply merges it into the object's.
+    """
+
+    metadata: meta_v1.ObjectMetaDict | models_meta_v1.ObjectMeta | Output[Any]
+    """May contain labels and annotations that will be copied into the PVC when creating it."""
+
+    spec: PersistentVolumeClaimSpecPatchDict | models_core_v1.PersistentVolumeClaimSpec | Output[Any]
+    """The specification for the PersistentVolumeClaim."""
+
+
 class PersistentVolumeClaimVolumeSourceDict(TypedDict, total=False):
     """PersistentVolumeClaimVolumeSource references the user's PVC in the same namespace. This
     volume finds the bound PV and mounts that volume for the pod. A
@@ -1661,6 +2598,20 @@ class PersistentVolumeClaimVolumeSourceDict(TypedDict, total=False):
     """
 
     claimName: Required[str | Output[Any]]
+    """claimName is the name of a PersistentVolumeClaim in the same namespace as the pod using this
+    volume.
+    """
+
+    readOnly: bool | Output[Any]
+    """readOnly Will force the ReadOnly setting in VolumeMounts."""
+
+
+class PersistentVolumeClaimVolumeSourcePatchDict(TypedDict, total=False):
+    """PersistentVolumeClaimVolumeSource as a Patch gives it: any part of it, every key optional;
+    server-side apply merges it into the object's.
+    """
+
+    claimName: str | Output[Any]
     """claimName is the name of a PersistentVolumeClaim in the same namespace as the pod using this
     volume.
     """
@@ -1788,6 +2739,127 @@ class PersistentVolumeSpecDict(TypedDict, total=False):
     """vsphereVolume represents a vSphere volume attached and mounted on kubelets host machine."""
 
 
+class PersistentVolumeSpecPatchDict(TypedDict, total=False):
+    """PersistentVolumeSpec as a Patch gives it: any part of it, every key optional; server-side
+    apply merges it into the object's.
+    """
+
+    accessModes: Sequence[str | Output[Any]] | Output[Any]
+    """accessModes contains all ways the volume can be mounted."""
+
+    awsElasticBlockStore: AWSElasticBlockStoreVolumeSourcePatchDict | models_core_v1.AWSElasticBlockStoreVolumeSource | Output[Any]
+    """awsElasticBlockStore represents an AWS Disk resource that is attached to a kubelet's host
+    machine and then exposed to the pod.
+    """
+
+    azureDisk: AzureDiskVolumeSourcePatchDict | models_core_v1.AzureDiskVolumeSource | Output[Any]
+    """azureDisk represents an Azure Data Disk mount on the host and bind mount to the pod."""
+
+    azureFile: AzureFilePersistentVolumeSourcePatchDict | models_core_v1.AzureFilePersistentVolumeSource | Output[Any]
+    """azureFile represents an Azure File Service mount on the host and bind mount to the pod."""
+
+    capacity: Mapping[str, str | int | float | Output[Any]] | Output[Any]
+    """capacity is the description of the persistent volume's resources and capacity."""
+
+    cephfs: CephFSPersistentVolumeSourcePatchDict | models_core_v1.CephFSPersistentVolumeSource | Output[Any]
+    """cephFS represents a Ceph FS mount on the host that shares a pod's lifetime."""
+
+    cinder: CinderPersistentVolumeSourcePatchDict | models_core_v1.CinderPersistentVolumeSource | Output[Any]
+    """cinder represents a cinder volume attached and mounted on kubelets host machine."""
+
+    claimRef: ObjectReferenceDict | models_core_v1.ObjectReference | Output[Any]
+    """claimRef is part of a bi-directional binding between PersistentVolume and
+    PersistentVolumeClaim.
+    """
+
+    csi: CSIPersistentVolumeSourcePatchDict | models_core_v1.CSIPersistentVolumeSource | Output[Any]
+    """csi represents storage that is handled by an external CSI driver."""
+
+    fc: FCVolumeSourceDict | models_core_v1.FCVolumeSource | Output[Any]
+    """fc represents a Fibre Channel resource that is attached to a kubelet's host machine and then
+    exposed to the pod.
+    """
+
+    flexVolume: FlexPersistentVolumeSourcePatchDict | models_core_v1.FlexPersistentVolumeSource | Output[Any]
+    """flexVolume represents a generic volume resource that is provisioned/attached using an exec
+    based plugin.
+    """
+
+    flocker: FlockerVolumeSourceDict | models_core_v1.FlockerVolumeSource | Output[Any]
+    """flocker represents a Flocker volume attached to a kubelet's host machine and exposed to the
+    pod for its usage.
+    """
+
+    gcePersistentDisk: GCEPersistentDiskVolumeSourcePatchDict | models_core_v1.GCEPersistentDiskVolumeSource | Output[Any]
+    """gcePersistentDisk represents a GCE Disk resource that is attached to a kubelet's host
+    machine and then exposed to the pod.
+    """
+
+    glusterfs: GlusterfsPersistentVolumeSourcePatchDict | models_core_v1.GlusterfsPersistentVolumeSource | Output[Any]
+    """glusterfs represents a Glusterfs volume that is attached to a host and exposed to the pod."""
+
+    hostPath: HostPathVolumeSourcePatchDict | models_core_v1.HostPathVolumeSource | Output[Any]
+    """hostPath represents a directory on the host."""
+
+    iscsi: ISCSIPersistentVolumeSourcePatchDict | models_core_v1.ISCSIPersistentVolumeSource | Output[Any]
+    """iscsi represents an ISCSI Disk resource that is attached to a kubelet's host machine and
+    then exposed to the pod.
+    """
+
+    local: LocalVolumeSourcePatchDict | models_core_v1.LocalVolumeSource | Output[Any]
+    """local represents directly-attached storage with node affinity"""
+
+    mountOptions: Sequence[str | Output[Any]] | Output[Any]
+    """mountOptions is the list of mount options, e.g. ["ro", "soft"]."""
+
+    nfs: NFSVolumeSourcePatchDict | models_core_v1.NFSVolumeSource | Output[Any]
+    """nfs represents an NFS mount on the host."""
+
+    nodeAffinity: VolumeNodeAffinityDict | models_core_v1.VolumeNodeAffinity | Output[Any]
+    """nodeAffinity defines constraints that limit what nodes this volume can be accessed from."""
+
+    persistentVolumeReclaimPolicy: str | Output[Any]
+    """persistentVolumeReclaimPolicy defines what happens to a persistent volume when released from
+    its claim.
+    """
+
+    photonPersistentDisk: PhotonPersistentDiskVolumeSourcePatchDict | models_core_v1.PhotonPersistentDiskVolumeSource | Output[Any]
+    """photonPersistentDisk represents a PhotonController persistent disk attached and mounted on
+    kubelets host machine.
+    """
+
+    portworxVolume: PortworxVolumeSourcePatchDict | models_core_v1.PortworxVolumeSource | Output[Any]
+    """portworxVolume represents a portworx volume attached and mounted on kubelets host machine."""
+
+    quobyte: QuobyteVolumeSourcePatchDict | models_core_v1.QuobyteVolumeSource | Output[Any]
+    """quobyte represents a Quobyte mount on the host that shares a pod's lifetime."""
+
+    rbd: RBDPersistentVolumeSourcePatchDict | models_core_v1.RBDPersistentVolumeSource | Output[Any]
+    """rbd represents a Rados Block Device mount on the host that shares a pod's lifetime."""
+
+    scaleIO: ScaleIOPersistentVolumeSourcePatchDict | models_core_v1.ScaleIOPersistentVolumeSource | Output[Any]
+    """scaleIO represents a ScaleIO persistent volume attached and mounted on Kubernetes nodes."""
+
+    storageClassName: str | Output[Any]
+    """storageClassName is the name of StorageClass to which this persistent volume belongs."""
+
+    storageos: StorageOSPersistentVolumeSourceDict | models_core_v1.StorageOSPersistentVolumeSource | Output[Any]
+    """storageOS represents a StorageOS volume that is attached to the kubelet's host machine and
+    mounted into the pod.
+    """
+
+    volumeAttributesClassName: str | Output[Any]
+    """Name of VolumeAttributesClass to which this persistent volume belongs."""
+
+    volumeMode: str | Output[Any]
+    """volumeMode defines if a volume is intended to be used with a formatted filesystem or to
+    remain in raw block state.
+    """
+
+    vsphereVolume: VsphereVirtualDiskVolumeSourcePatchDict | models_core_v1.VsphereVirtualDiskVolumeSource | Output[Any]
+    """vsphereVolume represents a vSphere volume attached and mounted on kubelets host machine."""
+
+
 class PhotonPersistentDiskVolumeSourceDict(TypedDict, total=False):
     """Represents a Photon Controller persistent disk resource."""
 
@@ -1795,6 +2867,18 @@ class PhotonPersistentDiskVolumeSourceDict(TypedDict, total=False):
     """fsType is the filesystem type to mount."""
 
     pdID: Required[str | Output[Any]]
+    """pdID is the ID that identifies Photon Controller persistent disk"""
+
+
+class PhotonPersistentDiskVolumeSourcePatchDict(TypedDict, total=False):
+    """PhotonPersistentDiskVolumeSource as a Patch gives it: any part of it, every key optional;
+    server-side apply merges it into the object's.
+    """
+
+    fsType: str | Output[Any]
+    """fsType is the filesystem type to mount."""
+
+    pdID: str | Output[Any]
     """pdID is the ID that identifies Photon Controller persistent disk"""
 
 
@@ -1895,6 +2979,15 @@ class PodOSDict(TypedDict, total=False):
     """Name is the name of the operating system."""
 
 
+class PodOSPatchDict(TypedDict, total=False):
+    """PodOS as a Patch gives it: any part of it, every key optional; server-side apply merges it
+    into the object's.
+    """
+
+    name: str | Output[Any]
+    """Name is the name of the operating system."""
+
+
 class PodReadinessGateDict(TypedDict, total=False):
     """PodReadinessGate contains the reference to a pod condition"""
 
@@ -1961,6 +3054,57 @@ class PodSecurityContextDict(TypedDict, total=False):
     """The SELinux context to be applied to all containers."""
 
     seccompProfile: SeccompProfileDict | models_core_v1.SeccompProfile | Output[Any]
+    """The seccomp options to use by the containers in this pod."""
+
+    supplementalGroups: Sequence[int | Output[Any]] | Output[Any]
+    """A list of groups applied to the first process run in each container, in addition to the
+    container's primary GID and fsGroup (if specified).
+    """
+
+    supplementalGroupsPolicy: str | Output[Any]
+    """Defines how supplemental groups of the first container processes are calculated."""
+
+    sysctls: Sequence[SysctlDict | models_core_v1.Sysctl | Output[Any]] | Output[Any]
+    """Sysctls hold a list of namespaced sysctls used for the pod."""
+
+    windowsOptions: WindowsSecurityContextOptionsDict | models_core_v1.WindowsSecurityContextOptions | Output[Any]
+    """The Windows specific settings applied to all containers."""
+
+
+class PodSecurityContextPatchDict(TypedDict, total=False):
+    """PodSecurityContext as a Patch gives it: any part of it, every key optional; server-side
+    apply merges it into the object's.
+    """
+
+    appArmorProfile: AppArmorProfilePatchDict | models_core_v1.AppArmorProfile | Output[Any]
+    """appArmorProfile is the AppArmor options to use by the containers in this pod."""
+
+    fsGroup: int | Output[Any]
+    """A special supplemental group that applies to all containers in a pod."""
+
+    fsGroupChangePolicy: str | Output[Any]
+    """fsGroupChangePolicy defines behavior of changing ownership and permission of the volume
+    before being exposed inside Pod.
+    """
+
+    runAsGroup: int | Output[Any]
+    """The GID to run the entrypoint of the container process."""
+
+    runAsNonRoot: bool | Output[Any]
+    """Indicates that the container must run as a non-root user."""
+
+    runAsUser: int | Output[Any]
+    """The UID to run the entrypoint of the container process."""
+
+    seLinuxChangePolicy: str | Output[Any]
+    """seLinuxChangePolicy defines how the container's SELinux label is applied to all volumes used
+    by the Pod.
+    """
+
+    seLinuxOptions: SELinuxOptionsDict | models_core_v1.SELinuxOptions | Output[Any]
+    """The SELinux context to be applied to all containers."""
+
+    seccompProfile: SeccompProfilePatchDict | models_core_v1.SeccompProfile | Output[Any]
     """The seccomp options to use by the containers in this pod."""
 
     supplementalGroups: Sequence[int | Output[Any]] | Output[Any]
@@ -2131,6 +3275,161 @@ class PodSpecDict(TypedDict, total=False):
     """List of volumes that can be mounted by containers belonging to the pod."""
 
 
+class PodSpecPatchDict(TypedDict, total=False):
+    """PodSpec as a Patch gives it: any part of it, every key optional; server-side apply merges it
+    into the object's.
+    """
+
+    activeDeadlineSeconds: int | Output[Any]
+    """Optional duration in seconds the pod may be active on the node relative to StartTime before
+    the system will actively try to mark it failed and kill associated containers.
+    """
+
+    affinity: AffinityDict | models_core_v1.Affinity | Output[Any]
+    """If specified, the pod's scheduling constraints"""
+
+    automountServiceAccountToken: bool | Output[Any]
+    """AutomountServiceAccountToken indicates whether a service account token should be
+    automatically mounted.
+    """
+
+    containers: Sequence[ContainerPatchDict | models_core_v1.Container | Output[Any]] | Output[Any]
+    """List of containers belonging to the pod."""
+
+    dnsConfig: PodDNSConfigDict | models_core_v1.PodDNSConfig | Output[Any]
+    """Specifies the DNS parameters of a pod."""
+
+    dnsPolicy: str | Output[Any]
+    """Set DNS policy for the pod."""
+
+    enableServiceLinks: bool | Output[Any]
+    """EnableServiceLinks indicates whether information about services should be injected into
+    pod's environment variables, matching the syntax of Docker links.
+    """
+
+    ephemeralContainers: Sequence[EphemeralContainerPatchDict | models_core_v1.EphemeralContainer | Output[Any]] | Output[Any]
+    """List of ephemeral containers run in this pod."""
+
+    hostAliases: Sequence[HostAliasDict | models_core_v1.HostAlias | Output[Any]] | Output[Any]
+    """HostAliases is an optional list of hosts and IPs that will be injected into the pod's hosts
+    file if specified.
+    """
+
+    hostIPC: bool | Output[Any]
+    """Use the host's ipc namespace."""
+
+    hostNetwork: bool | Output[Any]
+    """Host networking requested for this pod."""
+
+    hostPID: bool | Output[Any]
+    """Use the host's pid namespace."""
+
+    hostUsers: bool | Output[Any]
+    """Use the host's user namespace."""
+
+    hostname: str | Output[Any]
+    """Specifies the hostname of the Pod If not specified, the pod's hostname will be set to a
+    system-defined value.
+    """
+
+    imagePullSecrets: Sequence[LocalObjectReferenceDict | models_core_v1.LocalObjectReference | Output[Any]] | Output[Any]
+    """ImagePullSecrets is an optional list of references to secrets in the same namespace to use
+    for pulling any of the images used by this PodSpec.
+    """
+
+    initContainers: Sequence[ContainerPatchDict | models_core_v1.Container | Output[Any]] | Output[Any]
+    """List of initialization containers belonging to the pod."""
+
+    nodeName: str | Output[Any]
+    """NodeName indicates in which node this pod is scheduled."""
+
+    nodeSelector: Mapping[str, str | Output[Any]] | Output[Any]
+    """NodeSelector is a selector which must be true for the pod to fit on a node."""
+
+    os: PodOSPatchDict | models_core_v1.PodOS | Output[Any]
+    """Specifies the OS of the containers in the pod."""
+
+    overhead: Mapping[str, str | int | float | Output[Any]] | Output[Any]
+    """Overhead represents the resource overhead associated with running a pod for a given
+    RuntimeClass.
+    """
+
+    preemptionPolicy: str | Output[Any]
+    """PreemptionPolicy is the Policy for preempting pods with lower priority."""
+
+    priority: int | Output[Any]
+    """The priority value."""
+
+    priorityClassName: str | Output[Any]
+    """If specified, indicates the pod's priority. "system-node-critical" and
+    "system-cluster-critical" are two special keywords which indicate the highest priorities
+    with the former being the highest priority.
+    """
+
+    readinessGates: Sequence[PodReadinessGateDict | models_core_v1.PodReadinessGate | Output[Any]] | Output[Any]
+    """If specified, all readiness gates will be evaluated for pod readiness."""
+
+    resourceClaims: Sequence[PodResourceClaimDict | models_core_v1.PodResourceClaim | Output[Any]] | Output[Any]
+    """ResourceClaims defines which ResourceClaims must be allocated and reserved before the Pod is
+    allowed to start.
+    """
+
+    resources: ResourceRequirementsDict | models_core_v1.ResourceRequirements | Output[Any]
+    """Resources is the total amount of CPU and Memory resources required by all containers in the
+    pod.
+    """
+
+    restartPolicy: str | Output[Any]
+    """Restart policy for all containers within the pod."""
+
+    runtimeClassName: str | Output[Any]
+    """RuntimeClassName refers to a RuntimeClass object in the node.k8s.io group, which should be
+    used to run this pod.
+    """
+
+    schedulerName: str | Output[Any]
+    """If specified, the pod will be dispatched by specified scheduler."""
+
+    schedulingGates: Sequence[PodSchedulingGateDict | models_core_v1.PodSchedulingGate | Output[Any]] | Output[Any]
+    """SchedulingGates is an opaque list of values that if specified will block scheduling the pod."""
+
+    securityContext: PodSecurityContextPatchDict | models_core_v1.PodSecurityContext | Output[Any]
+    """SecurityContext holds pod-level security attributes and common container settings."""
+
+    serviceAccount: str | Output[Any]
+    """DeprecatedServiceAccount is a deprecated alias for ServiceAccountName."""
+
+    serviceAccountName: str | Output[Any]
+    """ServiceAccountName is the name of the ServiceAccount to use to run this pod."""
+
+    setHostnameAsFQDN: bool | Output[Any]
+    """If true the pod's hostname will be configured as the pod's FQDN, rather than the leaf name
+    (the default).
+    """
+
+    shareProcessNamespace: bool | Output[Any]
+    """Share a single process namespace between all of the containers in a pod."""
+
+    subdomain: str | Output[Any]
+    """If specified, the fully qualified Pod hostname will be "<hostname>.<subdomain>.<pod
+    namespace>.svc.<cluster domain>".
+    """
+
+    terminationGracePeriodSeconds: int | Output[Any]
+    """Optional duration in seconds the pod needs to terminate gracefully."""
+
+    tolerations: Sequence[TolerationDict | models_core_v1.Toleration | Output[Any]] | Output[Any]
+    """If specified, the pod's tolerations."""
+
+    topologySpreadConstraints: Sequence[TopologySpreadConstraintPatchDict | models_core_v1.TopologySpreadConstraint | Output[Any]] | Output[Any]
+    """TopologySpreadConstraints describes how a group of pods ought to spread across topology
+    domains.
+    """
+
+    volumes: Sequence[VolumePatchDict | models_core_v1.Volume | Output[Any]] | Output[Any]
+    """List of volumes that can be mounted by containers belonging to the pod."""
+
+
 class PodTemplateSpecDict(TypedDict, total=False):
     """PodTemplateSpec describes the data a pod should have when created from a template"""
 
@@ -2138,6 +3437,18 @@ class PodTemplateSpecDict(TypedDict, total=False):
     """Standard object's metadata."""
 
     spec: PodSpecDict | models_core_v1.PodSpec | Output[Any]
+    """Specification of the desired behavior of the pod."""
+
+
+class PodTemplateSpecPatchDict(TypedDict, total=False):
+    """PodTemplateSpec as a Patch gives it: any part of it, every key optional; server-side apply
+    merges it into the object's.
+    """
+
+    metadata: meta_v1.ObjectMetaDict | models_meta_v1.ObjectMeta | Output[Any]
+    """Standard object's metadata."""
+
+    spec: PodSpecPatchDict | models_core_v1.PodSpec | Output[Any]
     """Specification of the desired behavior of the pod."""
 
 
@@ -2153,6 +3464,23 @@ class PortworxVolumeSourceDict(TypedDict, total=False):
     """readOnly defaults to false (read/write)."""
 
     volumeID: Required[str | Output[Any]]
+    """volumeID uniquely identifies a Portworx volume"""
+
+
+class PortworxVolumeSourcePatchDict(TypedDict, total=False):
+    """PortworxVolumeSource as a Patch gives it: any part of it, every key optional; server-side
+    apply merges it into the object's.
+    """
+
+    fsType: str | Output[Any]
+    """fSType represents the filesystem type to mount Must be a filesystem type supported by the
+    host operating system.
+    """
+
+    readOnly: bool | Output[Any]
+    """readOnly defaults to false (read/write)."""
+
+    volumeID: str | Output[Any]
     """volumeID uniquely identifies a Portworx volume"""
 
 
@@ -2204,6 +3532,42 @@ class ProbeDict(TypedDict, total=False):
     """Number of seconds after which the probe times out."""
 
 
+class ProbePatchDict(TypedDict, total=False):
+    """Probe as a Patch gives it: any part of it, every key optional; server-side apply merges it
+    into the object's.
+    """
+
+    exec: ExecActionDict | models_core_v1.ExecAction | Output[Any]
+    """Exec specifies a command to execute in the container."""
+
+    failureThreshold: int | Output[Any]
+    """Minimum consecutive failures for the probe to be considered failed after having succeeded."""
+
+    grpc: GRPCActionPatchDict | models_core_v1.GRPCAction | Output[Any]
+    """GRPC specifies a GRPC HealthCheckRequest."""
+
+    httpGet: HTTPGetActionPatchDict | models_core_v1.HTTPGetAction | Output[Any]
+    """HTTPGet specifies an HTTP GET request to perform."""
+
+    initialDelaySeconds: int | Output[Any]
+    """Number of seconds after the container has started before liveness probes are initiated."""
+
+    periodSeconds: int | Output[Any]
+    """How often (in seconds) to perform the probe."""
+
+    successThreshold: int | Output[Any]
+    """Minimum consecutive successes for the probe to be considered successful after having failed."""
+
+    tcpSocket: TCPSocketActionPatchDict | models_core_v1.TCPSocketAction | Output[Any]
+    """TCPSocket specifies a connection to a TCP port."""
+
+    terminationGracePeriodSeconds: int | Output[Any]
+    """Optional duration in seconds the pod needs to terminate gracefully upon probe failure."""
+
+    timeoutSeconds: int | Output[Any]
+    """Number of seconds after which the probe times out."""
+
+
 class ProjectedVolumeSourceDict(TypedDict, total=False):
     """Represents a projected volume source"""
 
@@ -2243,6 +3607,35 @@ class QuobyteVolumeSourceDict(TypedDict, total=False):
     """volume is a string that references an already created Quobyte volume by name."""
 
 
+class QuobyteVolumeSourcePatchDict(TypedDict, total=False):
+    """QuobyteVolumeSource as a Patch gives it: any part of it, every key optional; server-side
+    apply merges it into the object's.
+    """
+
+    group: str | Output[Any]
+    """group to map volume access to Default is no group"""
+
+    readOnly: bool | Output[Any]
+    """readOnly here will force the Quobyte volume to be mounted with read-only permissions."""
+
+    registry: str | Output[Any]
+    """registry represents a single or multiple Quobyte Registry services specified as a string as
+    host:port pair (multiple entries are separated with commas) which acts as the central
+    registry for volumes
+    """
+
+    tenant: str | Output[Any]
+    """tenant owning the given Quobyte volume in the Backend Used with dynamically provisioned
+    Quobyte volumes, value is set by the plugin
+    """
+
+    user: str | Output[Any]
+    """user to map volume access to Defaults to serivceaccount user"""
+
+    volume: str | Output[Any]
+    """volume is a string that references an already created Quobyte volume by name."""
+
+
 class RBDPersistentVolumeSourceDict(TypedDict, total=False):
     """Represents a Rados Block Device mount that lasts the lifetime of a pod. RBD volumes support
     ownership management and SELinux relabeling.
@@ -2258,6 +3651,36 @@ class RBDPersistentVolumeSourceDict(TypedDict, total=False):
     """keyring is the path to key ring for RBDUser."""
 
     monitors: Required[Sequence[str | Output[Any]] | Output[Any]]
+    """monitors is a collection of Ceph monitors."""
+
+    pool: str | Output[Any]
+    """pool is the rados pool name."""
+
+    readOnly: bool | Output[Any]
+    """readOnly here will force the ReadOnly setting in VolumeMounts."""
+
+    secretRef: SecretReferenceDict | models_core_v1.SecretReference | Output[Any]
+    """secretRef is name of the authentication secret for RBDUser."""
+
+    user: str | Output[Any]
+    """user is the rados user name."""
+
+
+class RBDPersistentVolumeSourcePatchDict(TypedDict, total=False):
+    """RBDPersistentVolumeSource as a Patch gives it: any part of it, every key optional;
+    server-side apply merges it into the object's.
+    """
+
+    fsType: str | Output[Any]
+    """fsType is the filesystem type of the volume that you want to mount."""
+
+    image: str | Output[Any]
+    """image is the rados image name."""
+
+    keyring: str | Output[Any]
+    """keyring is the path to key ring for RBDUser."""
+
+    monitors: Sequence[str | Output[Any]] | Output[Any]
     """monitors is a collection of Ceph monitors."""
 
     pool: str | Output[Any]
@@ -2303,6 +3726,36 @@ class RBDVolumeSourceDict(TypedDict, total=False):
     """user is the rados user name."""
 
 
+class RBDVolumeSourcePatchDict(TypedDict, total=False):
+    """RBDVolumeSource as a Patch gives it: any part of it, every key optional; server-side apply
+    merges it into the object's.
+    """
+
+    fsType: str | Output[Any]
+    """fsType is the filesystem type of the volume that you want to mount."""
+
+    image: str | Output[Any]
+    """image is the rados image name."""
+
+    keyring: str | Output[Any]
+    """keyring is the path to key ring for RBDUser."""
+
+    monitors: Sequence[str | Output[Any]] | Output[Any]
+    """monitors is a collection of Ceph monitors."""
+
+    pool: str | Output[Any]
+    """pool is the rados pool name."""
+
+    readOnly: bool | Output[Any]
+    """readOnly here will force the ReadOnly setting in VolumeMounts."""
+
+    secretRef: LocalObjectReferenceDict | models_core_v1.LocalObjectReference | Output[Any]
+    """secretRef is name of the authentication secret for RBDUser."""
+
+    user: str | Output[Any]
+    """user is the rados user name."""
+
+
 class ReplicationControllerSpecDict(TypedDict, total=False):
     """ReplicationControllerSpec is the specification of a replication controller."""
 
@@ -2318,6 +3771,28 @@ class ReplicationControllerSpecDict(TypedDict, total=False):
     """Selector is a label query over pods that should match the Replicas count."""
 
     template: PodTemplateSpecDict | models_core_v1.PodTemplateSpec | Output[Any]
+    """Template is the object that describes the pod that will be created if insufficient replicas
+    are detected.
+    """
+
+
+class ReplicationControllerSpecPatchDict(TypedDict, total=False):
+    """ReplicationControllerSpec as a Patch gives it: any part of it, every key optional;
+    server-side apply merges it into the object's.
+    """
+
+    minReadySeconds: int | Output[Any]
+    """Minimum number of seconds for which a newly created pod should be ready without any of its
+    container crashing, for it to be considered available.
+    """
+
+    replicas: int | Output[Any]
+    """Replicas is the number of desired replicas."""
+
+    selector: Mapping[str, str | Output[Any]] | Output[Any]
+    """Selector is a label query over pods that should match the Replicas count."""
+
+    template: PodTemplateSpecPatchDict | models_core_v1.PodTemplateSpec | Output[Any]
     """Template is the object that describes the pod that will be created if insufficient replicas
     are detected.
     """
@@ -2433,6 +3908,46 @@ class ScaleIOPersistentVolumeSourceDict(TypedDict, total=False):
     """
 
 
+class ScaleIOPersistentVolumeSourcePatchDict(TypedDict, total=False):
+    """ScaleIOPersistentVolumeSource as a Patch gives it: any part of it, every key optional;
+    server-side apply merges it into the object's.
+    """
+
+    fsType: str | Output[Any]
+    """fsType is the filesystem type to mount."""
+
+    gateway: str | Output[Any]
+    """gateway is the host address of the ScaleIO API Gateway."""
+
+    protectionDomain: str | Output[Any]
+    """protectionDomain is the name of the ScaleIO Protection Domain for the configured storage."""
+
+    readOnly: bool | Output[Any]
+    """readOnly defaults to false (read/write)."""
+
+    secretRef: SecretReferenceDict | models_core_v1.SecretReference | Output[Any]
+    """secretRef references to the secret for ScaleIO user and other sensitive information."""
+
+    sslEnabled: bool | Output[Any]
+    """sslEnabled is the flag to enable/disable SSL communication with Gateway, default false"""
+
+    storageMode: str | Output[Any]
+    """storageMode indicates whether the storage for a volume should be ThickProvisioned or
+    ThinProvisioned.
+    """
+
+    storagePool: str | Output[Any]
+    """storagePool is the ScaleIO Storage Pool associated with the protection domain."""
+
+    system: str | Output[Any]
+    """system is the name of the storage system as configured in ScaleIO."""
+
+    volumeName: str | Output[Any]
+    """volumeName is the name of a volume already created in the ScaleIO system that is associated
+    with this volume source.
+    """
+
+
 class ScaleIOVolumeSourceDict(TypedDict, total=False):
     """ScaleIOVolumeSource represents a persistent ScaleIO volume"""
 
@@ -2463,6 +3978,46 @@ class ScaleIOVolumeSourceDict(TypedDict, total=False):
     """storagePool is the ScaleIO Storage Pool associated with the protection domain."""
 
     system: Required[str | Output[Any]]
+    """system is the name of the storage system as configured in ScaleIO."""
+
+    volumeName: str | Output[Any]
+    """volumeName is the name of a volume already created in the ScaleIO system that is associated
+    with this volume source.
+    """
+
+
+class ScaleIOVolumeSourcePatchDict(TypedDict, total=False):
+    """ScaleIOVolumeSource as a Patch gives it: any part of it, every key optional; server-side
+    apply merges it into the object's.
+    """
+
+    fsType: str | Output[Any]
+    """fsType is the filesystem type to mount."""
+
+    gateway: str | Output[Any]
+    """gateway is the host address of the ScaleIO API Gateway."""
+
+    protectionDomain: str | Output[Any]
+    """protectionDomain is the name of the ScaleIO Protection Domain for the configured storage."""
+
+    readOnly: bool | Output[Any]
+    """readOnly Defaults to false (read/write)."""
+
+    secretRef: LocalObjectReferenceDict | models_core_v1.LocalObjectReference | Output[Any]
+    """secretRef references to the secret for ScaleIO user and other sensitive information."""
+
+    sslEnabled: bool | Output[Any]
+    """sslEnabled Flag enable/disable SSL communication with Gateway, default false"""
+
+    storageMode: str | Output[Any]
+    """storageMode indicates whether the storage for a volume should be ThickProvisioned or
+    ThinProvisioned.
+    """
+
+    storagePool: str | Output[Any]
+    """storagePool is the ScaleIO Storage Pool associated with the protection domain."""
+
+    system: str | Output[Any]
     """system is the name of the storage system as configured in ScaleIO."""
 
     volumeName: str | Output[Any]
@@ -2504,6 +4059,18 @@ class SeccompProfileDict(TypedDict, total=False):
     """localhostProfile indicates a profile defined in a file on the node should be used."""
 
     type: Required[str | Output[Any]]
+    """type indicates which kind of seccomp profile will be applied."""
+
+
+class SeccompProfilePatchDict(TypedDict, total=False):
+    """SeccompProfile as a Patch gives it: any part of it, every key optional; server-side apply
+    merges it into the object's.
+    """
+
+    localhostProfile: str | Output[Any]
+    """localhostProfile indicates a profile defined in a file on the node should be used."""
+
+    type: str | Output[Any]
     """type indicates which kind of seccomp profile will be applied."""
 
 
@@ -2614,6 +4181,50 @@ class SecurityContextDict(TypedDict, total=False):
     """The SELinux context to be applied to the container."""
 
     seccompProfile: SeccompProfileDict | models_core_v1.SeccompProfile | Output[Any]
+    """The seccomp options to use by this container."""
+
+    windowsOptions: WindowsSecurityContextOptionsDict | models_core_v1.WindowsSecurityContextOptions | Output[Any]
+    """The Windows specific settings applied to all containers."""
+
+
+class SecurityContextPatchDict(TypedDict, total=False):
+    """SecurityContext as a Patch gives it: any part of it, every key optional; server-side apply
+    merges it into the object's.
+    """
+
+    allowPrivilegeEscalation: bool | Output[Any]
+    """AllowPrivilegeEscalation controls whether a process can gain more privileges than its parent
+    process.
+    """
+
+    appArmorProfile: AppArmorProfilePatchDict | models_core_v1.AppArmorProfile | Output[Any]
+    """appArmorProfile is the AppArmor options to use by this container."""
+
+    capabilities: CapabilitiesDict | models_core_v1.Capabilities | Output[Any]
+    """The capabilities to add/drop when running containers."""
+
+    privileged: bool | Output[Any]
+    """Run container in privileged mode."""
+
+    procMount: str | Output[Any]
+    """procMount denotes the type of proc mount to use for the containers."""
+
+    readOnlyRootFilesystem: bool | Output[Any]
+    """Whether this container has a read-only root filesystem."""
+
+    runAsGroup: int | Output[Any]
+    """The GID to run the entrypoint of the container process."""
+
+    runAsNonRoot: bool | Output[Any]
+    """Indicates that the container must run as a non-root user."""
+
+    runAsUser: int | Output[Any]
+    """The UID to run the entrypoint of the container process."""
+
+    seLinuxOptions: SELinuxOptionsDict | models_core_v1.SELinuxOptions | Output[Any]
+    """The SELinux context to be applied to the container."""
+
+    seccompProfile: SeccompProfilePatchDict | models_core_v1.SeccompProfile | Output[Any]
     """The seccomp options to use by this container."""
 
     windowsOptions: WindowsSecurityContextOptionsDict | models_core_v1.WindowsSecurityContextOptions | Output[Any]
@@ -2756,6 +4367,15 @@ class SleepActionDict(TypedDict, total=False):
     """Seconds is the number of seconds to sleep."""
 
 
+class SleepActionPatchDict(TypedDict, total=False):
+    """SleepAction as a Patch gives it: any part of it, every key optional; server-side apply
+    merges it into the object's.
+    """
+
+    seconds: int | Output[Any]
+    """Seconds is the number of seconds to sleep."""
+
+
 class StorageOSPersistentVolumeSourceDict(TypedDict, total=False):
     """Represents a StorageOS persistent volume resource."""
 
@@ -2811,6 +4431,18 @@ class TCPSocketActionDict(TypedDict, total=False):
     """Optional: Host name to connect to, defaults to the pod IP."""
 
     port: Required[int | str | Output[Any]]
+    """Number or name of the port to access on the container."""
+
+
+class TCPSocketActionPatchDict(TypedDict, total=False):
+    """TCPSocketAction as a Patch gives it: any part of it, every key optional; server-side apply
+    merges it into the object's.
+    """
+
+    host: str | Output[Any]
+    """Optional: Host name to connect to, defaults to the pod IP."""
+
+    port: int | str | Output[Any]
     """Number or name of the port to access on the container."""
 
 
@@ -2915,6 +4547,46 @@ class TopologySpreadConstraintDict(TypedDict, total=False):
     """
 
 
+class TopologySpreadConstraintPatchDict(TypedDict, total=False):
+    """TopologySpreadConstraint as a Patch gives it: any part of it, with `topologyKey` and
+    `whenUnsatisfiable` required; server-side apply merges it into the object's.
+    """
+
+    labelSelector: meta_v1.LabelSelectorDict | models_meta_v1.LabelSelector | Output[Any]
+    """LabelSelector is used to find matching pods."""
+
+    matchLabelKeys: Sequence[str | Output[Any]] | Output[Any]
+    """MatchLabelKeys is a set of pod label keys to select the pods over which spreading will be
+    calculated.
+    """
+
+    maxSkew: int | Output[Any]
+    """MaxSkew describes the degree to which pods may be unevenly distributed."""
+
+    minDomains: int | Output[Any]
+    """MinDomains indicates a minimum number of eligible domains."""
+
+    nodeAffinityPolicy: str | Output[Any]
+    """NodeAffinityPolicy indicates how we will treat Pod's nodeAffinity/nodeSelector when
+    calculating pod topology spread skew.
+    """
+
+    nodeTaintsPolicy: str | Output[Any]
+    """NodeTaintsPolicy indicates how we will treat node taints when calculating pod topology
+    spread skew.
+    """
+
+    topologyKey: Required[str | Output[Any]]
+    """TopologyKey is the key of node labels."""
+
+    whenUnsatisfiable: Required[str | Output[Any]]
+    """WhenUnsatisfiable indicates how to deal with a pod if it doesn't satisfy the spread
+    constraint. - DoNotSchedule (default) tells the scheduler not to schedule it. -
+    ScheduleAnyway tells the scheduler to schedule the pod in any location, but giving higher
+    precedence to topologies that would help reduce the skew.
+    """
+
+
 class TypedLocalObjectReferenceDict(TypedDict, total=False):
     """TypedLocalObjectReference contains enough information to let you locate the typed referenced
     object inside the same namespace.
@@ -2951,6 +4623,27 @@ class TypedObjectReferenceDict(TypedDict, total=False):
     """
 
 
+class TypedObjectReferencePatchDict(TypedDict, total=False):
+    """TypedObjectReference as a Patch gives it: any part of it, every key optional; server-side
+    apply merges it into the object's.
+    """
+
+    apiGroup: str | Output[Any]
+    """APIGroup is the group for the resource being referenced."""
+
+    kind: str | Output[Any]
+    """Kind is the type of resource being referenced"""
+
+    name: str | Output[Any]
+    """Name is the name of resource being referenced"""
+
+    namespace: str | Output[Any]
+    """Namespace is the namespace of resource being referenced Note that when a namespace is
+    specified, a gateway.networking.k8s.io/ReferenceGrant object is required in the referent
+    namespace to allow that namespace's owner to accept the reference.
+    """
+
+
 class VolumeDeviceDict(TypedDict, total=False):
     """volumeDevice describes a mapping of a raw block device within a container."""
 
@@ -2958,6 +4651,18 @@ class VolumeDeviceDict(TypedDict, total=False):
     """devicePath is the path inside of the container that the device will be mapped to."""
 
     name: Required[str | Output[Any]]
+    """name must match the name of a persistentVolumeClaim in the pod"""
+
+
+class VolumeDevicePatchDict(TypedDict, total=False):
+    """VolumeDevice as a Patch gives it: any part of it, with `devicePath` required; server-side
+    apply merges it into the object's.
+    """
+
+    devicePath: Required[str | Output[Any]]
+    """devicePath is the path inside of the container that the device will be mapped to."""
+
+    name: str | Output[Any]
     """name must match the name of a persistentVolumeClaim in the pod"""
 
 
@@ -3107,6 +4812,35 @@ class VolumeMountDict(TypedDict, total=False):
     """Expanded path within the volume from which the container's volume should be mounted."""
 
 
+class VolumeMountPatchDict(TypedDict, total=False):
+    """VolumeMount as a Patch gives it: any part of it, with `mountPath` required; server-side
+    apply merges it into the object's.
+    """
+
+    mountPath: Required[str | Output[Any]]
+    """Path within the container at which the volume should be mounted."""
+
+    mountPropagation: str | Output[Any]
+    """mountPropagation determines how mounts are propagated from the host to container and the
+    other way around.
+    """
+
+    name: str | Output[Any]
+    """This must match the Name of a Volume."""
+
+    readOnly: bool | Output[Any]
+    """Mounted read-only if true, read-write otherwise (false or unspecified)."""
+
+    recursiveReadOnly: str | Output[Any]
+    """RecursiveReadOnly specifies whether read-only mounts should be handled recursively."""
+
+    subPath: str | Output[Any]
+    """Path within the volume from which the container's volume should be mounted."""
+
+    subPathExpr: str | Output[Any]
+    """Expanded path within the volume from which the container's volume should be mounted."""
+
+
 class VolumeNodeAffinityDict(TypedDict, total=False):
     """VolumeNodeAffinity defines constraints that limit what nodes this volume can be accessed
     from.
@@ -3114,6 +4848,127 @@ class VolumeNodeAffinityDict(TypedDict, total=False):
 
     required: NodeSelectorDict | models_core_v1.NodeSelector | Output[Any]
     """required specifies hard node constraints that must be met."""
+
+
+class VolumePatchDict(TypedDict, total=False):
+    """Volume as a Patch gives it: any part of it, with `name` required; server-side apply merges
+    it into the object's.
+    """
+
+    awsElasticBlockStore: AWSElasticBlockStoreVolumeSourcePatchDict | models_core_v1.AWSElasticBlockStoreVolumeSource | Output[Any]
+    """awsElasticBlockStore represents an AWS Disk resource that is attached to a kubelet's host
+    machine and then exposed to the pod.
+    """
+
+    azureDisk: AzureDiskVolumeSourcePatchDict | models_core_v1.AzureDiskVolumeSource | Output[Any]
+    """azureDisk represents an Azure Data Disk mount on the host and bind mount to the pod."""
+
+    azureFile: AzureFileVolumeSourcePatchDict | models_core_v1.AzureFileVolumeSource | Output[Any]
+    """azureFile represents an Azure File Service mount on the host and bind mount to the pod."""
+
+    cephfs: CephFSVolumeSourcePatchDict | models_core_v1.CephFSVolumeSource | Output[Any]
+    """cephFS represents a Ceph FS mount on the host that shares a pod's lifetime."""
+
+    cinder: CinderVolumeSourcePatchDict | models_core_v1.CinderVolumeSource | Output[Any]
+    """cinder represents a cinder volume attached and mounted on kubelets host machine."""
+
+    configMap: ConfigMapVolumeSourceDict | models_core_v1.ConfigMapVolumeSource | Output[Any]
+    """configMap represents a configMap that should populate this volume"""
+
+    csi: CSIVolumeSourcePatchDict | models_core_v1.CSIVolumeSource | Output[Any]
+    """csi (Container Storage Interface) represents ephemeral storage that is handled by certain
+    external CSI drivers.
+    """
+
+    downwardAPI: DownwardAPIVolumeSourceDict | models_core_v1.DownwardAPIVolumeSource | Output[Any]
+    """downwardAPI represents downward API about the pod that should populate this volume"""
+
+    emptyDir: EmptyDirVolumeSourceDict | models_core_v1.EmptyDirVolumeSource | Output[Any]
+    """emptyDir represents a temporary directory that shares a pod's lifetime."""
+
+    ephemeral: EphemeralVolumeSourcePatchDict | models_core_v1.EphemeralVolumeSource | Output[Any]
+    """ephemeral represents a volume that is handled by a cluster storage driver."""
+
+    fc: FCVolumeSourceDict | models_core_v1.FCVolumeSource | Output[Any]
+    """fc represents a Fibre Channel resource that is attached to a kubelet's host machine and then
+    exposed to the pod.
+    """
+
+    flexVolume: FlexVolumeSourcePatchDict | models_core_v1.FlexVolumeSource | Output[Any]
+    """flexVolume represents a generic volume resource that is provisioned/attached using an exec
+    based plugin.
+    """
+
+    flocker: FlockerVolumeSourceDict | models_core_v1.FlockerVolumeSource | Output[Any]
+    """flocker represents a Flocker volume attached to a kubelet's host machine."""
+
+    gcePersistentDisk: GCEPersistentDiskVolumeSourcePatchDict | models_core_v1.GCEPersistentDiskVolumeSource | Output[Any]
+    """gcePersistentDisk represents a GCE Disk resource that is attached to a kubelet's host
+    machine and then exposed to the pod.
+    """
+
+    gitRepo: GitRepoVolumeSourcePatchDict | models_core_v1.GitRepoVolumeSource | Output[Any]
+    """gitRepo represents a git repository at a particular revision."""
+
+    glusterfs: GlusterfsVolumeSourcePatchDict | models_core_v1.GlusterfsVolumeSource | Output[Any]
+    """glusterfs represents a Glusterfs mount on the host that shares a pod's lifetime."""
+
+    hostPath: HostPathVolumeSourcePatchDict | models_core_v1.HostPathVolumeSource | Output[Any]
+    """hostPath represents a pre-existing file or directory on the host machine that is directly
+    exposed to the container.
+    """
+
+    image: ImageVolumeSourceDict | models_core_v1.ImageVolumeSource | Output[Any]
+    """image represents an OCI object (a container image or artifact) pulled and mounted on the
+    kubelet's host machine.
+    """
+
+    iscsi: ISCSIVolumeSourcePatchDict | models_core_v1.ISCSIVolumeSource | Output[Any]
+    """iscsi represents an ISCSI Disk resource that is attached to a kubelet's host machine and
+    then exposed to the pod.
+    """
+
+    name: Required[str | Output[Any]]
+    """name of the volume."""
+
+    nfs: NFSVolumeSourcePatchDict | models_core_v1.NFSVolumeSource | Output[Any]
+    """nfs represents an NFS mount on the host that shares a pod's lifetime More info:
+    https://kubernetes.io/docs/concepts/storage/volumes#nfs
+    """
+
+    persistentVolumeClaim: PersistentVolumeClaimVolumeSourcePatchDict | models_core_v1.PersistentVolumeClaimVolumeSource | Output[Any]
+    """persistentVolumeClaimVolumeSource represents a reference to a PersistentVolumeClaim in the
+    same namespace.
+    """
+
+    photonPersistentDisk: PhotonPersistentDiskVolumeSourcePatchDict | models_core_v1.PhotonPersistentDiskVolumeSource | Output[Any]
+    """photonPersistentDisk represents a PhotonController persistent disk attached and mounted on
+    kubelets host machine.
+    """
+
+    portworxVolume: PortworxVolumeSourcePatchDict | models_core_v1.PortworxVolumeSource | Output[Any]
+    """portworxVolume represents a portworx volume attached and mounted on kubelets host machine."""
+
+    projected: ProjectedVolumeSourceDict | models_core_v1.ProjectedVolumeSource | Output[Any]
+    """projected items for all in one resources secrets, configmaps, and downward API"""
+
+    quobyte: QuobyteVolumeSourcePatchDict | models_core_v1.QuobyteVolumeSource | Output[Any]
+    """quobyte represents a Quobyte mount on the host that shares a pod's lifetime."""
+
+    rbd: RBDVolumeSourcePatchDict | models_core_v1.RBDVolumeSource | Output[Any]
+    """rbd represents a Rados Block Device mount on the host that shares a pod's lifetime."""
+
+    scaleIO: ScaleIOVolumeSourcePatchDict | models_core_v1.ScaleIOVolumeSource | Output[Any]
+    """scaleIO represents a ScaleIO persistent volume attached and mounted on Kubernetes nodes."""
+
+    secret: SecretVolumeSourceDict | models_core_v1.SecretVolumeSource | Output[Any]
+    """secret represents a secret that should populate this volume."""
+
+    storageos: StorageOSVolumeSourceDict | models_core_v1.StorageOSVolumeSource | Output[Any]
+    """storageOS represents a StorageOS volume attached and mounted on Kubernetes nodes."""
+
+    vsphereVolume: VsphereVirtualDiskVolumeSourcePatchDict | models_core_v1.VsphereVirtualDiskVolumeSource | Output[Any]
+    """vsphereVolume represents a vSphere volume attached and mounted on kubelets host machine."""
 
 
 class VolumeProjectionDict(TypedDict, total=False):
@@ -3164,6 +5019,26 @@ class VsphereVirtualDiskVolumeSourceDict(TypedDict, total=False):
     """storagePolicyName is the storage Policy Based Management (SPBM) profile name."""
 
     volumePath: Required[str | Output[Any]]
+    """volumePath is the path that identifies vSphere volume vmdk"""
+
+
+class VsphereVirtualDiskVolumeSourcePatchDict(TypedDict, total=False):
+    """VsphereVirtualDiskVolumeSource as a Patch gives it: any part of it, every key optional;
+    server-side apply merges it into the object's.
+    """
+
+    fsType: str | Output[Any]
+    """fsType is filesystem type to mount."""
+
+    storagePolicyID: str | Output[Any]
+    """storagePolicyID is the storage Policy Based Management (SPBM) profile ID associated with the
+    StoragePolicyName.
+    """
+
+    storagePolicyName: str | Output[Any]
+    """storagePolicyName is the storage Policy Based Management (SPBM) profile name."""
+
+    volumePath: str | Output[Any]
     """volumePath is the path that identifies vSphere volume vmdk"""
 
 

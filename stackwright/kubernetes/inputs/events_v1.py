@@ -3,8 +3,8 @@
 # Do not edit by hand: change the generator and run it again.
 """What a program may write in the nested objects of Kubernetes' `events` `v1` definitions, key by
 key: a TypedDict each (`EventSeriesDict`, …), so that an editor completes the keys and mypy
-checks them. Loaded only by type checkers, unless a program imports one to annotate its own
-values.
+checks them; a Patch's variants (`…PatchDict`) require only what server-side apply needs. Loaded
+only by type checkers, unless a program imports one to annotate its own values.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Required, TypedDict
 if TYPE_CHECKING:
     from stackwright.sdk.output import Output
 
-__all__ = ["EventSeriesDict"]
+__all__ = ["EventSeriesDict", "EventSeriesPatchDict"]
 
 
 class EventSeriesDict(TypedDict, total=False):
@@ -29,4 +29,16 @@ class EventSeriesDict(TypedDict, total=False):
     """count is the number of occurrences in this series up to the last heartbeat time."""
 
     lastObservedTime: Required[str | Output[Any]]
+    """lastObservedTime is the time when last Event from the series was seen before last heartbeat."""
+
+
+class EventSeriesPatchDict(TypedDict, total=False):
+    """EventSeries as a Patch gives it: any part of it, every key optional; server-side apply
+    merges it into the object's.
+    """
+
+    count: int | Output[Any]
+    """count is the number of occurrences in this series up to the last heartbeat time."""
+
+    lastObservedTime: str | Output[Any]
     """lastObservedTime is the time when last Event from the series was seen before last heartbeat."""

@@ -3,8 +3,9 @@
 # Do not edit by hand: change the generator and run it again.
 """What a program may write in the nested objects of Kubernetes' `flowcontrol` `v1` definitions,
 key by key: a TypedDict each (`ExemptPriorityLevelConfigurationDict`, …), so that an editor
-completes the keys and mypy checks them. Loaded only by type checkers, unless a program imports
-one to annotate its own values.
+completes the keys and mypy checks them; a Patch's variants (`…PatchDict`) require only what
+server-side apply needs. Loaded only by type checkers, unless a program imports one to annotate
+its own values.
 """
 
 from __future__ import annotations
@@ -21,14 +22,20 @@ if TYPE_CHECKING:
 __all__ = [
     "ExemptPriorityLevelConfigurationDict",
     "FlowDistinguisherMethodDict",
+    "FlowDistinguisherMethodPatchDict",
     "FlowSchemaSpecDict",
+    "FlowSchemaSpecPatchDict",
     "GroupSubjectDict",
     "LimitResponseDict",
+    "LimitResponsePatchDict",
     "LimitedPriorityLevelConfigurationDict",
+    "LimitedPriorityLevelConfigurationPatchDict",
     "NonResourcePolicyRuleDict",
     "PolicyRulesWithSubjectsDict",
     "PriorityLevelConfigurationReferenceDict",
+    "PriorityLevelConfigurationReferencePatchDict",
     "PriorityLevelConfigurationSpecDict",
+    "PriorityLevelConfigurationSpecPatchDict",
     "QueuingConfigurationDict",
     "ResourcePolicyRuleDict",
     "ServiceAccountSubjectDict",
@@ -63,6 +70,17 @@ class FlowDistinguisherMethodDict(TypedDict, total=False):
     """
 
 
+class FlowDistinguisherMethodPatchDict(TypedDict, total=False):
+    """FlowDistinguisherMethod as a Patch gives it: any part of it, every key optional; server-side
+    apply merges it into the object's.
+    """
+
+    type: str | Output[Any]
+    """`type` is the type of flow distinguisher method The supported types are "ByUser" and
+    "ByNamespace".
+    """
+
+
 class FlowSchemaSpecDict(TypedDict, total=False):
     """FlowSchemaSpec describes how the FlowSchema's specification looks like."""
 
@@ -76,6 +94,27 @@ class FlowSchemaSpecDict(TypedDict, total=False):
     """`matchingPrecedence` is used to choose among the FlowSchemas that match a given request."""
 
     priorityLevelConfiguration: Required[PriorityLevelConfigurationReferenceDict | models_flowcontrol_v1.PriorityLevelConfigurationReference | Output[Any]]
+    """`priorityLevelConfiguration` should reference a PriorityLevelConfiguration in the cluster."""
+
+    rules: Sequence[PolicyRulesWithSubjectsDict | models_flowcontrol_v1.PolicyRulesWithSubjects | Output[Any]] | Output[Any]
+    """`rules` describes which requests will match this flow schema."""
+
+
+class FlowSchemaSpecPatchDict(TypedDict, total=False):
+    """FlowSchemaSpec as a Patch gives it: any part of it, every key optional; server-side apply
+    merges it into the object's.
+    """
+
+    distinguisherMethod: FlowDistinguisherMethodPatchDict | models_flowcontrol_v1.FlowDistinguisherMethod | Output[Any]
+    """`distinguisherMethod` defines how to compute the flow distinguisher for requests that match
+    this schema. `nil` specifies that the distinguisher is disabled and thus will always be the
+    empty string.
+    """
+
+    matchingPrecedence: int | Output[Any]
+    """`matchingPrecedence` is used to choose among the FlowSchemas that match a given request."""
+
+    priorityLevelConfiguration: PriorityLevelConfigurationReferencePatchDict | models_flowcontrol_v1.PriorityLevelConfigurationReference | Output[Any]
     """`priorityLevelConfiguration` should reference a PriorityLevelConfiguration in the cluster."""
 
     rules: Sequence[PolicyRulesWithSubjectsDict | models_flowcontrol_v1.PolicyRulesWithSubjects | Output[Any]] | Output[Any]
@@ -102,6 +141,21 @@ class LimitResponseDict(TypedDict, total=False):
     """
 
 
+class LimitResponsePatchDict(TypedDict, total=False):
+    """LimitResponse as a Patch gives it: any part of it, every key optional; server-side apply
+    merges it into the object's.
+    """
+
+    queuing: QueuingConfigurationDict | models_flowcontrol_v1.QueuingConfiguration | Output[Any]
+    """`queuing` holds the configuration parameters for queuing."""
+
+    type: str | Output[Any]
+    """`type` is "Queue" or "Reject". "Queue" means that requests that can not be executed upon
+    arrival are held in a queue until they can be executed or a queuing limit is reached.
+    "Reject" means that requests that can not be executed upon arrival are rejected.
+    """
+
+
 class LimitedPriorityLevelConfigurationDict(TypedDict, total=False):
     """LimitedPriorityLevelConfiguration specifies how to handle requests that are subject to
     limits. It addresses two issues: - How are requests for this priority level limited? - What
@@ -119,6 +173,30 @@ class LimitedPriorityLevelConfigurationDict(TypedDict, total=False):
     """
 
     limitResponse: LimitResponseDict | models_flowcontrol_v1.LimitResponse | Output[Any]
+    """`limitResponse` indicates what to do with requests that can not be executed right now"""
+
+    nominalConcurrencyShares: int | Output[Any]
+    """`nominalConcurrencyShares` (NCS) contributes to the computation of the
+    NominalConcurrencyLimit (NominalCL) of this level.
+    """
+
+
+class LimitedPriorityLevelConfigurationPatchDict(TypedDict, total=False):
+    """LimitedPriorityLevelConfiguration as a Patch gives it: any part of it, every key optional;
+    server-side apply merges it into the object's.
+    """
+
+    borrowingLimitPercent: int | Output[Any]
+    """`borrowingLimitPercent`, if present, configures a limit on how many seats this priority
+    level can borrow from other priority levels.
+    """
+
+    lendablePercent: int | Output[Any]
+    """`lendablePercent` prescribes the fraction of the level's NominalCL that can be borrowed by
+    other priority levels.
+    """
+
+    limitResponse: LimitResponsePatchDict | models_flowcontrol_v1.LimitResponse | Output[Any]
     """`limitResponse` indicates what to do with requests that can not be executed right now"""
 
     nominalConcurrencyShares: int | Output[Any]
@@ -174,6 +252,15 @@ class PriorityLevelConfigurationReferenceDict(TypedDict, total=False):
     """`name` is the name of the priority level configuration being referenced Required."""
 
 
+class PriorityLevelConfigurationReferencePatchDict(TypedDict, total=False):
+    """PriorityLevelConfigurationReference as a Patch gives it: any part of it, every key optional;
+    server-side apply merges it into the object's.
+    """
+
+    name: str | Output[Any]
+    """`name` is the name of the priority level configuration being referenced Required."""
+
+
 class PriorityLevelConfigurationSpecDict(TypedDict, total=False):
     """PriorityLevelConfigurationSpec specifies the configuration of a priority level."""
 
@@ -184,6 +271,21 @@ class PriorityLevelConfigurationSpecDict(TypedDict, total=False):
     """`limited` specifies how requests are handled for a Limited priority level."""
 
     type: Required[str | Output[Any]]
+    """`type` indicates whether this priority level is subject to limitation on request execution."""
+
+
+class PriorityLevelConfigurationSpecPatchDict(TypedDict, total=False):
+    """PriorityLevelConfigurationSpec as a Patch gives it: any part of it, every key optional;
+    server-side apply merges it into the object's.
+    """
+
+    exempt: ExemptPriorityLevelConfigurationDict | models_flowcontrol_v1.ExemptPriorityLevelConfiguration | Output[Any]
+    """`exempt` specifies how requests are handled for an exempt priority level."""
+
+    limited: LimitedPriorityLevelConfigurationPatchDict | models_flowcontrol_v1.LimitedPriorityLevelConfiguration | Output[Any]
+    """`limited` specifies how requests are handled for a Limited priority level."""
+
+    type: str | Output[Any]
     """`type` indicates whether this priority level is subject to limitation on request execution."""
 
 

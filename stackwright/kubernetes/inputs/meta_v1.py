@@ -3,8 +3,8 @@
 # Do not edit by hand: change the generator and run it again.
 """What a program may write in the nested objects of Kubernetes' `meta` `v1` definitions, key by
 key: a TypedDict each (`LabelSelectorDict`, …), so that an editor completes the keys and mypy
-checks them. Loaded only by type checkers, unless a program imports one to annotate its own
-values.
+checks them; a Patch's variants (`…PatchDict`) require only what server-side apply needs. Loaded
+only by type checkers, unless a program imports one to annotate its own values.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ __all__ = [
     "ManagedFieldsEntryDict",
     "ObjectMetaDict",
     "OwnerReferenceDict",
+    "PatchMetadataDict",
 ]
 
 
@@ -172,3 +173,66 @@ class OwnerReferenceDict(TypedDict, total=False):
 
     uid: Required[str | Output[Any]]
     """UID of the referent."""
+
+
+class PatchMetadataDict(TypedDict, total=False):
+    """ObjectMeta as a Patch gives it: any part of it, with `name` required; server-side apply
+    merges it into the object's.
+    """
+
+    annotations: Mapping[str, str | Output[Any]] | Output[Any]
+    """Annotations is an unstructured key value map stored with a resource that may be set by
+    external tools to store and retrieve arbitrary metadata.
+    """
+
+    creationTimestamp: str | Output[Any]
+    """CreationTimestamp is a timestamp representing the server time when this object was created."""
+
+    deletionGracePeriodSeconds: int | Output[Any]
+    """Number of seconds allowed for this object to gracefully terminate before it will be removed
+    from the system.
+    """
+
+    deletionTimestamp: str | Output[Any]
+    """DeletionTimestamp is RFC 3339 date and time at which this resource will be deleted."""
+
+    finalizers: Sequence[str | Output[Any]] | Output[Any]
+    """Must be empty before the object is deleted from the registry."""
+
+    generateName: str | Output[Any]
+    """GenerateName is an optional prefix, used by the server, to generate a unique name ONLY IF
+    the Name field has not been provided.
+    """
+
+    generation: int | Output[Any]
+    """A sequence number representing a specific generation of the desired state."""
+
+    labels: Mapping[str, str | Output[Any]] | Output[Any]
+    """Map of string keys and values that can be used to organize and categorize (scope and select)
+    objects.
+    """
+
+    managedFields: Sequence[ManagedFieldsEntryDict | models_meta_v1.ManagedFieldsEntry | Output[Any]] | Output[Any]
+    """ManagedFields maps workflow-id and version to the set of fields that are managed by that
+    workflow.
+    """
+
+    name: Required[str | Output[Any]]
+    """Name must be unique within a namespace."""
+
+    namespace: str | Output[Any]
+    """Namespace defines the space within which each name must be unique."""
+
+    ownerReferences: Sequence[OwnerReferenceDict | models_meta_v1.OwnerReference | Output[Any]] | Output[Any]
+    """List of objects depended by this object."""
+
+    resourceVersion: str | Output[Any]
+    """An opaque value that represents the internal version of this object that can be used by
+    clients to determine when objects have changed.
+    """
+
+    selfLink: str | Output[Any]
+    """Deprecated: selfLink is a legacy read-only field that is no longer populated by the system."""
+
+    uid: str | Output[Any]
+    """UID is the unique in time and space value for this object."""

@@ -3,8 +3,8 @@
 # Do not edit by hand: change the generator and run it again.
 """What a program may write in the nested objects of Kubernetes' `networking` `v1` definitions, key
 by key: a TypedDict each (`HTTPIngressPathDict`, …), so that an editor completes the keys and
-mypy checks them. Loaded only by type checkers, unless a program imports one to annotate its own
-values.
+mypy checks them; a Patch's variants (`…PatchDict`) require only what server-side apply needs.
+Loaded only by type checkers, unless a program imports one to annotate its own values.
 """
 
 from __future__ import annotations
@@ -25,20 +25,28 @@ __all__ = [
     "HTTPIngressPathDict",
     "HTTPIngressRuleValueDict",
     "IPAddressSpecDict",
+    "IPAddressSpecPatchDict",
     "IPBlockDict",
     "IngressBackendDict",
+    "IngressBackendPatchDict",
     "IngressClassParametersReferenceDict",
+    "IngressClassParametersReferencePatchDict",
     "IngressClassSpecDict",
+    "IngressClassSpecPatchDict",
     "IngressRuleDict",
     "IngressServiceBackendDict",
+    "IngressServiceBackendPatchDict",
     "IngressSpecDict",
+    "IngressSpecPatchDict",
     "IngressTLSDict",
     "NetworkPolicyEgressRuleDict",
     "NetworkPolicyIngressRuleDict",
     "NetworkPolicyPeerDict",
     "NetworkPolicyPortDict",
     "NetworkPolicySpecDict",
+    "NetworkPolicySpecPatchDict",
     "ParentReferenceDict",
+    "ParentReferencePatchDict",
     "ServiceBackendPortDict",
     "ServiceCIDRSpecDict",
 ]
@@ -77,6 +85,15 @@ class IPAddressSpecDict(TypedDict, total=False):
     """ParentRef references the resource that an IPAddress is attached to."""
 
 
+class IPAddressSpecPatchDict(TypedDict, total=False):
+    """IPAddressSpec as a Patch gives it: any part of it, every key optional; server-side apply
+    merges it into the object's.
+    """
+
+    parentRef: ParentReferencePatchDict | models_networking_v1.ParentReference | Output[Any]
+    """ParentRef references the resource that an IPAddress is attached to."""
+
+
 IPBlockDict = TypedDict(
     "IPBlockDict",
     {
@@ -96,6 +113,20 @@ class IngressBackendDict(TypedDict, total=False):
     """
 
     service: IngressServiceBackendDict | models_networking_v1.IngressServiceBackend | Output[Any]
+    """service references a service as a backend."""
+
+
+class IngressBackendPatchDict(TypedDict, total=False):
+    """IngressBackend as a Patch gives it: any part of it, every key optional; server-side apply
+    merges it into the object's.
+    """
+
+    resource: core_v1.TypedLocalObjectReferenceDict | models_core_v1.TypedLocalObjectReference | Output[Any]
+    """resource is an ObjectRef to another Kubernetes resource in the namespace of the Ingress
+    object.
+    """
+
+    service: IngressServiceBackendPatchDict | models_networking_v1.IngressServiceBackend | Output[Any]
     """service references a service as a backend."""
 
 
@@ -120,6 +151,27 @@ class IngressClassParametersReferenceDict(TypedDict, total=False):
     """scope represents if this refers to a cluster or namespace scoped resource."""
 
 
+class IngressClassParametersReferencePatchDict(TypedDict, total=False):
+    """IngressClassParametersReference as a Patch gives it: any part of it, every key optional;
+    server-side apply merges it into the object's.
+    """
+
+    apiGroup: str | Output[Any]
+    """apiGroup is the group for the resource being referenced."""
+
+    kind: str | Output[Any]
+    """kind is the type of resource being referenced."""
+
+    name: str | Output[Any]
+    """name is the name of resource being referenced."""
+
+    namespace: str | Output[Any]
+    """namespace is the namespace of the resource being referenced."""
+
+    scope: str | Output[Any]
+    """scope represents if this refers to a cluster or namespace scoped resource."""
+
+
 class IngressClassSpecDict(TypedDict, total=False):
     """IngressClassSpec provides information about the class of an Ingress."""
 
@@ -127,6 +179,20 @@ class IngressClassSpecDict(TypedDict, total=False):
     """controller refers to the name of the controller that should handle this class."""
 
     parameters: IngressClassParametersReferenceDict | models_networking_v1.IngressClassParametersReference | Output[Any]
+    """parameters is a link to a custom resource containing additional configuration for the
+    controller.
+    """
+
+
+class IngressClassSpecPatchDict(TypedDict, total=False):
+    """IngressClassSpec as a Patch gives it: any part of it, every key optional; server-side apply
+    merges it into the object's.
+    """
+
+    controller: str | Output[Any]
+    """controller refers to the name of the controller that should handle this class."""
+
+    parameters: IngressClassParametersReferencePatchDict | models_networking_v1.IngressClassParametersReference | Output[Any]
     """parameters is a link to a custom resource containing additional configuration for the
     controller.
     """
@@ -154,10 +220,40 @@ class IngressServiceBackendDict(TypedDict, total=False):
     """port of the referenced service."""
 
 
+class IngressServiceBackendPatchDict(TypedDict, total=False):
+    """IngressServiceBackend as a Patch gives it: any part of it, every key optional; server-side
+    apply merges it into the object's.
+    """
+
+    name: str | Output[Any]
+    """name is the referenced service."""
+
+    port: ServiceBackendPortDict | models_networking_v1.ServiceBackendPort | Output[Any]
+    """port of the referenced service."""
+
+
 class IngressSpecDict(TypedDict, total=False):
     """IngressSpec describes the Ingress the user wishes to exist."""
 
     defaultBackend: IngressBackendDict | models_networking_v1.IngressBackend | Output[Any]
+    """defaultBackend is the backend that should handle requests that don't match any rule."""
+
+    ingressClassName: str | Output[Any]
+    """ingressClassName is the name of an IngressClass cluster resource."""
+
+    rules: Sequence[IngressRuleDict | models_networking_v1.IngressRule | Output[Any]] | Output[Any]
+    """rules is a list of host rules used to configure the Ingress."""
+
+    tls: Sequence[IngressTLSDict | models_networking_v1.IngressTLS | Output[Any]] | Output[Any]
+    """tls represents the TLS configuration."""
+
+
+class IngressSpecPatchDict(TypedDict, total=False):
+    """IngressSpec as a Patch gives it: any part of it, every key optional; server-side apply
+    merges it into the object's.
+    """
+
+    defaultBackend: IngressBackendPatchDict | models_networking_v1.IngressBackend | Output[Any]
     """defaultBackend is the backend that should handle requests that don't match any rule."""
 
     ingressClassName: str | Output[Any]
@@ -249,6 +345,24 @@ class NetworkPolicySpecDict(TypedDict, total=False):
     """policyTypes is a list of rule types that the NetworkPolicy relates to."""
 
 
+class NetworkPolicySpecPatchDict(TypedDict, total=False):
+    """NetworkPolicySpec as a Patch gives it: any part of it, every key optional; server-side apply
+    merges it into the object's.
+    """
+
+    egress: Sequence[NetworkPolicyEgressRuleDict | models_networking_v1.NetworkPolicyEgressRule | Output[Any]] | Output[Any]
+    """egress is a list of egress rules to be applied to the selected pods."""
+
+    ingress: Sequence[NetworkPolicyIngressRuleDict | models_networking_v1.NetworkPolicyIngressRule | Output[Any]] | Output[Any]
+    """ingress is a list of ingress rules to be applied to the selected pods."""
+
+    podSelector: meta_v1.LabelSelectorDict | models_meta_v1.LabelSelector | Output[Any]
+    """podSelector selects the pods to which this NetworkPolicy object applies."""
+
+    policyTypes: Sequence[str | Output[Any]] | Output[Any]
+    """policyTypes is a list of rule types that the NetworkPolicy relates to."""
+
+
 class ParentReferenceDict(TypedDict, total=False):
     """ParentReference describes a reference to a parent object."""
 
@@ -262,6 +376,24 @@ class ParentReferenceDict(TypedDict, total=False):
     """Namespace is the namespace of the object being referenced."""
 
     resource: Required[str | Output[Any]]
+    """Resource is the resource of the object being referenced."""
+
+
+class ParentReferencePatchDict(TypedDict, total=False):
+    """ParentReference as a Patch gives it: any part of it, every key optional; server-side apply
+    merges it into the object's.
+    """
+
+    group: str | Output[Any]
+    """Group is the group of the object being referenced."""
+
+    name: str | Output[Any]
+    """Name is the name of the object being referenced."""
+
+    namespace: str | Output[Any]
+    """Namespace is the namespace of the object being referenced."""
+
+    resource: str | Output[Any]
     """Resource is the resource of the object being referenced."""
 
 

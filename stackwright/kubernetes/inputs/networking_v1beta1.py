@@ -3,8 +3,9 @@
 # Do not edit by hand: change the generator and run it again.
 """What a program may write in the nested objects of Kubernetes' `networking` `v1beta1`
 definitions, key by key: a TypedDict each (`IPAddressSpecDict`, …), so that an editor completes
-the keys and mypy checks them. Loaded only by type checkers, unless a program imports one to
-annotate its own values.
+the keys and mypy checks them; a Patch's variants (`…PatchDict`) require only what server-side
+apply needs. Loaded only by type checkers, unless a program imports one to annotate its own
+values.
 """
 
 from __future__ import annotations
@@ -16,13 +17,28 @@ if TYPE_CHECKING:
 
     from stackwright.sdk.output import Output
 
-__all__ = ["IPAddressSpecDict", "ParentReferenceDict", "ServiceCIDRSpecDict"]
+__all__ = [
+    "IPAddressSpecDict",
+    "IPAddressSpecPatchDict",
+    "ParentReferenceDict",
+    "ParentReferencePatchDict",
+    "ServiceCIDRSpecDict",
+]
 
 
 class IPAddressSpecDict(TypedDict, total=False):
     """IPAddressSpec describe the attributes in an IP Address."""
 
     parentRef: Required[ParentReferenceDict | Output[Any]]
+    """ParentRef references the resource that an IPAddress is attached to."""
+
+
+class IPAddressSpecPatchDict(TypedDict, total=False):
+    """IPAddressSpec as a Patch gives it: any part of it, every key optional; server-side apply
+    merges it into the object's.
+    """
+
+    parentRef: ParentReferencePatchDict | Output[Any]
     """ParentRef references the resource that an IPAddress is attached to."""
 
 
@@ -39,6 +55,24 @@ class ParentReferenceDict(TypedDict, total=False):
     """Namespace is the namespace of the object being referenced."""
 
     resource: Required[str | Output[Any]]
+    """Resource is the resource of the object being referenced."""
+
+
+class ParentReferencePatchDict(TypedDict, total=False):
+    """ParentReference as a Patch gives it: any part of it, every key optional; server-side apply
+    merges it into the object's.
+    """
+
+    group: str | Output[Any]
+    """Group is the group of the object being referenced."""
+
+    name: str | Output[Any]
+    """Name is the name of the object being referenced."""
+
+    namespace: str | Output[Any]
+    """Namespace is the namespace of the object being referenced."""
+
+    resource: str | Output[Any]
     """Resource is the resource of the object being referenced."""
 
 

@@ -3,8 +3,8 @@
 # Do not edit by hand: change the generator and run it again.
 """What a program may write in the nested objects of Kubernetes' `resource` `v1alpha3` definitions,
 key by key: a TypedDict each (`BasicDeviceDict`, …), so that an editor completes the keys and
-mypy checks them. Loaded only by type checkers, unless a program imports one to annotate its own
-values.
+mypy checks them; a Patch's variants (`…PatchDict`) require only what server-side apply needs.
+Loaded only by type checkers, unless a program imports one to annotate its own values.
 """
 
 from __future__ import annotations
@@ -38,14 +38,19 @@ __all__ = [
     "DeviceSelectorDict",
     "DeviceSubRequestDict",
     "DeviceTaintDict",
+    "DeviceTaintPatchDict",
     "DeviceTaintRuleSpecDict",
+    "DeviceTaintRuleSpecPatchDict",
     "DeviceTaintSelectorDict",
     "DeviceTolerationDict",
     "OpaqueDeviceConfigurationDict",
     "ResourceClaimSpecDict",
     "ResourceClaimTemplateSpecDict",
+    "ResourceClaimTemplateSpecPatchDict",
     "ResourcePoolDict",
+    "ResourcePoolPatchDict",
     "ResourceSliceSpecDict",
+    "ResourceSliceSpecPatchDict",
 ]
 
 
@@ -302,6 +307,26 @@ class DeviceTaintDict(TypedDict, total=False):
     """The taint value corresponding to the taint key."""
 
 
+class DeviceTaintPatchDict(TypedDict, total=False):
+    """DeviceTaint as a Patch gives it: any part of it, every key optional; server-side apply
+    merges it into the object's.
+    """
+
+    effect: str | Output[Any]
+    """The effect of the taint on claims that do not tolerate the taint and through such claims on
+    the pods using them.
+    """
+
+    key: str | Output[Any]
+    """The taint key to be applied to a device."""
+
+    timeAdded: str | Output[Any]
+    """TimeAdded represents the time at which the taint was added."""
+
+    value: str | Output[Any]
+    """The taint value corresponding to the taint key."""
+
+
 class DeviceTaintRuleSpecDict(TypedDict, total=False):
     """DeviceTaintRuleSpec specifies the selector and one taint."""
 
@@ -309,6 +334,18 @@ class DeviceTaintRuleSpecDict(TypedDict, total=False):
     """DeviceSelector defines which device(s) the taint is applied to."""
 
     taint: Required[DeviceTaintDict | models_resource_v1alpha3.DeviceTaint | Output[Any]]
+    """The taint that gets applied to matching devices."""
+
+
+class DeviceTaintRuleSpecPatchDict(TypedDict, total=False):
+    """DeviceTaintRuleSpec as a Patch gives it: any part of it, every key optional; server-side
+    apply merges it into the object's.
+    """
+
+    deviceSelector: DeviceTaintSelectorDict | models_resource_v1alpha3.DeviceTaintSelector | Output[Any]
+    """DeviceSelector defines which device(s) the taint is applied to."""
+
+    taint: DeviceTaintPatchDict | models_resource_v1alpha3.DeviceTaint | Output[Any]
     """The taint that gets applied to matching devices."""
 
 
@@ -393,6 +430,20 @@ class ResourceClaimTemplateSpecDict(TypedDict, total=False):
     """Spec for the ResourceClaim."""
 
 
+class ResourceClaimTemplateSpecPatchDict(TypedDict, total=False):
+    """ResourceClaimTemplateSpec as a Patch gives it: any part of it, every key optional;
+    server-side apply merges it into the object's.
+    """
+
+    metadata: meta_v1.ObjectMetaDict | models_meta_v1.ObjectMeta | Output[Any]
+    """ObjectMeta may contain labels and annotations that will be copied into the ResourceClaim
+    when creating it.
+    """
+
+    spec: ResourceClaimSpecDict | Output[Any]
+    """Spec for the ResourceClaim."""
+
+
 class ResourcePoolDict(TypedDict, total=False):
     """ResourcePool describes the pool that ResourceSlices belong to."""
 
@@ -403,6 +454,23 @@ class ResourcePoolDict(TypedDict, total=False):
     """Name is used to identify the pool."""
 
     resourceSliceCount: Required[int | Output[Any]]
+    """ResourceSliceCount is the total number of ResourceSlices in the pool at this generation
+    number.
+    """
+
+
+class ResourcePoolPatchDict(TypedDict, total=False):
+    """ResourcePool as a Patch gives it: any part of it, every key optional; server-side apply
+    merges it into the object's.
+    """
+
+    generation: int | Output[Any]
+    """Generation tracks the change in a pool over time."""
+
+    name: str | Output[Any]
+    """Name is used to identify the pool."""
+
+    resourceSliceCount: int | Output[Any]
     """ResourceSliceCount is the total number of ResourceSlices in the pool at this generation
     number.
     """
@@ -434,6 +502,42 @@ class ResourceSliceSpecDict(TypedDict, total=False):
     """
 
     pool: Required[ResourcePoolDict | Output[Any]]
+    """Pool describes the pool that this ResourceSlice belongs to."""
+
+    sharedCounters: Sequence[CounterSetDict | Output[Any]] | Output[Any]
+    """SharedCounters defines a list of counter sets, each of which has a name and a list of
+    counters available.
+    """
+
+
+class ResourceSliceSpecPatchDict(TypedDict, total=False):
+    """ResourceSliceSpec as a Patch gives it: any part of it, every key optional; server-side apply
+    merges it into the object's.
+    """
+
+    allNodes: bool | Output[Any]
+    """AllNodes indicates that all nodes have access to the resources in the pool."""
+
+    devices: Sequence[DeviceDict | Output[Any]] | Output[Any]
+    """Devices lists some or all of the devices in this pool."""
+
+    driver: str | Output[Any]
+    """Driver identifies the DRA driver providing the capacity information."""
+
+    nodeName: str | Output[Any]
+    """NodeName identifies the node which provides the resources in this pool."""
+
+    nodeSelector: core_v1.NodeSelectorDict | models_core_v1.NodeSelector | Output[Any]
+    """NodeSelector defines which nodes have access to the resources in the pool, when that pool is
+    not limited to a single node.
+    """
+
+    perDeviceNodeSelection: bool | Output[Any]
+    """PerDeviceNodeSelection defines whether the access from nodes to resources in the pool is set
+    on the ResourceSlice level or on each device.
+    """
+
+    pool: ResourcePoolPatchDict | Output[Any]
     """Pool describes the pool that this ResourceSlice belongs to."""
 
     sharedCounters: Sequence[CounterSetDict | Output[Any]] | Output[Any]

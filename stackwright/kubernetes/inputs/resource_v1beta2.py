@@ -3,8 +3,8 @@
 # Do not edit by hand: change the generator and run it again.
 """What a program may write in the nested objects of Kubernetes' `resource` `v1beta2` definitions,
 key by key: a TypedDict each (`CELDeviceSelectorDict`, …), so that an editor completes the keys
-and mypy checks them. Loaded only by type checkers, unless a program imports one to annotate its
-own values.
+and mypy checks them; a Patch's variants (`…PatchDict`) require only what server-side apply
+needs. Loaded only by type checkers, unless a program imports one to annotate its own values.
 """
 
 from __future__ import annotations
@@ -43,8 +43,11 @@ __all__ = [
     "OpaqueDeviceConfigurationDict",
     "ResourceClaimSpecDict",
     "ResourceClaimTemplateSpecDict",
+    "ResourceClaimTemplateSpecPatchDict",
     "ResourcePoolDict",
+    "ResourcePoolPatchDict",
     "ResourceSliceSpecDict",
+    "ResourceSliceSpecPatchDict",
 ]
 
 
@@ -369,6 +372,20 @@ class ResourceClaimTemplateSpecDict(TypedDict, total=False):
     """Spec for the ResourceClaim."""
 
 
+class ResourceClaimTemplateSpecPatchDict(TypedDict, total=False):
+    """ResourceClaimTemplateSpec as a Patch gives it: any part of it, every key optional;
+    server-side apply merges it into the object's.
+    """
+
+    metadata: meta_v1.ObjectMetaDict | models_meta_v1.ObjectMeta | Output[Any]
+    """ObjectMeta may contain labels and annotations that will be copied into the ResourceClaim
+    when creating it.
+    """
+
+    spec: ResourceClaimSpecDict | models_resource_v1beta2.ResourceClaimSpec | Output[Any]
+    """Spec for the ResourceClaim."""
+
+
 class ResourcePoolDict(TypedDict, total=False):
     """ResourcePool describes the pool that ResourceSlices belong to."""
 
@@ -379,6 +396,23 @@ class ResourcePoolDict(TypedDict, total=False):
     """Name is used to identify the pool."""
 
     resourceSliceCount: Required[int | Output[Any]]
+    """ResourceSliceCount is the total number of ResourceSlices in the pool at this generation
+    number.
+    """
+
+
+class ResourcePoolPatchDict(TypedDict, total=False):
+    """ResourcePool as a Patch gives it: any part of it, every key optional; server-side apply
+    merges it into the object's.
+    """
+
+    generation: int | Output[Any]
+    """Generation tracks the change in a pool over time."""
+
+    name: str | Output[Any]
+    """Name is used to identify the pool."""
+
+    resourceSliceCount: int | Output[Any]
     """ResourceSliceCount is the total number of ResourceSlices in the pool at this generation
     number.
     """
@@ -410,6 +444,42 @@ class ResourceSliceSpecDict(TypedDict, total=False):
     """
 
     pool: Required[ResourcePoolDict | models_resource_v1beta2.ResourcePool | Output[Any]]
+    """Pool describes the pool that this ResourceSlice belongs to."""
+
+    sharedCounters: Sequence[CounterSetDict | models_resource_v1beta2.CounterSet | Output[Any]] | Output[Any]
+    """SharedCounters defines a list of counter sets, each of which has a name and a list of
+    counters available.
+    """
+
+
+class ResourceSliceSpecPatchDict(TypedDict, total=False):
+    """ResourceSliceSpec as a Patch gives it: any part of it, every key optional; server-side apply
+    merges it into the object's.
+    """
+
+    allNodes: bool | Output[Any]
+    """AllNodes indicates that all nodes have access to the resources in the pool."""
+
+    devices: Sequence[DeviceDict | models_resource_v1beta2.Device | Output[Any]] | Output[Any]
+    """Devices lists some or all of the devices in this pool."""
+
+    driver: str | Output[Any]
+    """Driver identifies the DRA driver providing the capacity information."""
+
+    nodeName: str | Output[Any]
+    """NodeName identifies the node which provides the resources in this pool."""
+
+    nodeSelector: core_v1.NodeSelectorDict | models_core_v1.NodeSelector | Output[Any]
+    """NodeSelector defines which nodes have access to the resources in the pool, when that pool is
+    not limited to a single node.
+    """
+
+    perDeviceNodeSelection: bool | Output[Any]
+    """PerDeviceNodeSelection defines whether the access from nodes to resources in the pool is set
+    on the ResourceSlice level or on each device.
+    """
+
+    pool: ResourcePoolPatchDict | models_resource_v1beta2.ResourcePool | Output[Any]
     """Pool describes the pool that this ResourceSlice belongs to."""
 
     sharedCounters: Sequence[CounterSetDict | models_resource_v1beta2.CounterSet | Output[Any]] | Output[Any]

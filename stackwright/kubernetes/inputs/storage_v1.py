@@ -3,8 +3,8 @@
 # Do not edit by hand: change the generator and run it again.
 """What a program may write in the nested objects of Kubernetes' `storage` `v1` definitions, key by
 key: a TypedDict each (`CSIDriverSpecDict`, …), so that an editor completes the keys and mypy
-checks them. Loaded only by type checkers, unless a program imports one to annotate its own
-values.
+checks them; a Patch's variants (`…PatchDict`) require only what server-side apply needs. Loaded
+only by type checkers, unless a program imports one to annotate its own values.
 """
 
 from __future__ import annotations
@@ -23,10 +23,14 @@ if TYPE_CHECKING:
 __all__ = [
     "CSIDriverSpecDict",
     "CSINodeDriverDict",
+    "CSINodeDriverPatchDict",
     "CSINodeSpecDict",
+    "CSINodeSpecPatchDict",
     "TokenRequestDict",
     "VolumeAttachmentSourceDict",
+    "VolumeAttachmentSourcePatchDict",
     "VolumeAttachmentSpecDict",
+    "VolumeAttachmentSpecPatchDict",
     "VolumeNodeResourcesDict",
 ]
 
@@ -97,10 +101,37 @@ class CSINodeDriverDict(TypedDict, total=False):
     """topologyKeys is the list of keys supported by the driver."""
 
 
+class CSINodeDriverPatchDict(TypedDict, total=False):
+    """CSINodeDriver as a Patch gives it: any part of it, with `name` required; server-side apply
+    merges it into the object's.
+    """
+
+    allocatable: VolumeNodeResourcesDict | models_storage_v1.VolumeNodeResources | Output[Any]
+    """allocatable represents the volume resources of a node that are available for scheduling."""
+
+    name: Required[str | Output[Any]]
+    """name represents the name of the CSI driver that this object refers to."""
+
+    nodeID: str | Output[Any]
+    """nodeID of the node from the driver point of view."""
+
+    topologyKeys: Sequence[str | Output[Any]] | Output[Any]
+    """topologyKeys is the list of keys supported by the driver."""
+
+
 class CSINodeSpecDict(TypedDict, total=False):
     """CSINodeSpec holds information about the specification of all CSI drivers installed on a node"""
 
     drivers: Required[Sequence[CSINodeDriverDict | models_storage_v1.CSINodeDriver | Output[Any]] | Output[Any]]
+    """drivers is a list of information of all CSI Drivers existing on a node."""
+
+
+class CSINodeSpecPatchDict(TypedDict, total=False):
+    """CSINodeSpec as a Patch gives it: any part of it, every key optional; server-side apply
+    merges it into the object's.
+    """
+
+    drivers: Sequence[CSINodeDriverPatchDict | models_storage_v1.CSINodeDriver | Output[Any]] | Output[Any]
     """drivers is a list of information of all CSI Drivers existing on a node."""
 
 
@@ -129,6 +160,20 @@ class VolumeAttachmentSourceDict(TypedDict, total=False):
     """persistentVolumeName represents the name of the persistent volume to attach."""
 
 
+class VolumeAttachmentSourcePatchDict(TypedDict, total=False):
+    """VolumeAttachmentSource as a Patch gives it: any part of it, every key optional; server-side
+    apply merges it into the object's.
+    """
+
+    inlineVolumeSpec: core_v1.PersistentVolumeSpecPatchDict | models_core_v1.PersistentVolumeSpec | Output[Any]
+    """inlineVolumeSpec contains all the information necessary to attach a persistent volume
+    defined by a pod's inline VolumeSource.
+    """
+
+    persistentVolumeName: str | Output[Any]
+    """persistentVolumeName represents the name of the persistent volume to attach."""
+
+
 class VolumeAttachmentSpecDict(TypedDict, total=False):
     """VolumeAttachmentSpec is the specification of a VolumeAttachment request."""
 
@@ -139,6 +184,21 @@ class VolumeAttachmentSpecDict(TypedDict, total=False):
     """nodeName represents the node that the volume should be attached to."""
 
     source: Required[VolumeAttachmentSourceDict | models_storage_v1.VolumeAttachmentSource | Output[Any]]
+    """source represents the volume that should be attached."""
+
+
+class VolumeAttachmentSpecPatchDict(TypedDict, total=False):
+    """VolumeAttachmentSpec as a Patch gives it: any part of it, every key optional; server-side
+    apply merges it into the object's.
+    """
+
+    attacher: str | Output[Any]
+    """attacher indicates the name of the volume driver that MUST handle this request."""
+
+    nodeName: str | Output[Any]
+    """nodeName represents the node that the volume should be attached to."""
+
+    source: VolumeAttachmentSourcePatchDict | models_storage_v1.VolumeAttachmentSource | Output[Any]
     """source represents the volume that should be attached."""
 
 

@@ -3,8 +3,9 @@
 # Do not edit by hand: change the generator and run it again.
 """What a program may write in the nested objects of Kubernetes' `storagemigration` `v1alpha1`
 definitions, key by key: a TypedDict each (`GroupVersionResourceDict`, …), so that an editor
-completes the keys and mypy checks them. Loaded only by type checkers, unless a program imports
-one to annotate its own values.
+completes the keys and mypy checks them; a Patch's variants (`…PatchDict`) require only what
+server-side apply needs. Loaded only by type checkers, unless a program imports one to annotate
+its own values.
 """
 
 from __future__ import annotations
@@ -14,7 +15,11 @@ from typing import TYPE_CHECKING, Any, Required, TypedDict
 if TYPE_CHECKING:
     from stackwright.sdk.output import Output
 
-__all__ = ["GroupVersionResourceDict", "StorageVersionMigrationSpecDict"]
+__all__ = [
+    "GroupVersionResourceDict",
+    "StorageVersionMigrationSpecDict",
+    "StorageVersionMigrationSpecPatchDict",
+]
 
 
 class GroupVersionResourceDict(TypedDict, total=False):
@@ -37,4 +42,16 @@ class StorageVersionMigrationSpecDict(TypedDict, total=False):
     """The token used in the list options to get the next chunk of objects to migrate."""
 
     resource: Required[GroupVersionResourceDict | Output[Any]]
+    """The resource that is being migrated."""
+
+
+class StorageVersionMigrationSpecPatchDict(TypedDict, total=False):
+    """StorageVersionMigrationSpec as a Patch gives it: any part of it, every key optional;
+    server-side apply merges it into the object's.
+    """
+
+    continueToken: str | Output[Any]
+    """The token used in the list options to get the next chunk of objects to migrate."""
+
+    resource: GroupVersionResourceDict | Output[Any]
     """The resource that is being migrated."""

@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING
 from stackwright.kubernetes.base import KubernetesPatch, KubernetesResource
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
     from typing import Any, TypeAlias
 
     from lightkube.models import meta_v1, networking_v1
@@ -38,16 +37,27 @@ __all__ = [
 IPAddressSpecArg: TypeAlias = (
     "networking_v1_inputs.IPAddressSpecDict | networking_v1.IPAddressSpec | Output[Any]"
 )
+IPAddressSpecPatchArg: TypeAlias = (
+    "networking_v1_inputs.IPAddressSpecPatchDict | networking_v1.IPAddressSpec | Output[Any]"
+)
 IngressClassSpecArg: TypeAlias = (
     "networking_v1_inputs.IngressClassSpecDict | networking_v1.IngressClassSpec | Output[Any]"
+)
+IngressClassSpecPatchArg: TypeAlias = (
+    "networking_v1_inputs.IngressClassSpecPatchDict | networking_v1.IngressClassSpec | Output[Any]"
 )
 IngressSpecArg: TypeAlias = (
     "networking_v1_inputs.IngressSpecDict | networking_v1.IngressSpec | Output[Any]"
 )
+IngressSpecPatchArg: TypeAlias = (
+    "networking_v1_inputs.IngressSpecPatchDict | networking_v1.IngressSpec | Output[Any]"
+)
 NetworkPolicySpecArg: TypeAlias = (
     "networking_v1_inputs.NetworkPolicySpecDict | networking_v1.NetworkPolicySpec | Output[Any]"
 )
+NetworkPolicySpecPatchArg: TypeAlias = "networking_v1_inputs.NetworkPolicySpecPatchDict | networking_v1.NetworkPolicySpec | Output[Any]"
 ObjectMetaArg: TypeAlias = "meta_v1_inputs.ObjectMetaDict | meta_v1.ObjectMeta | Output[Any]"
+PatchMetadataArg: TypeAlias = "meta_v1_inputs.PatchMetadataDict | meta_v1.ObjectMeta | Output[Any]"
 ServiceCIDRSpecArg: TypeAlias = (
     "networking_v1_inputs.ServiceCIDRSpecDict | networking_v1.ServiceCIDRSpec | Output[Any]"
 )
@@ -102,15 +112,16 @@ class IPAddressPatch(IPAddress, KubernetesPatch):
     or 2001:db8:0:0:0::1
     """
 
-    def __init__(
-        self,
-        resource_name: str,
-        opts: ResourceOptions | None = None,
-        *,
-        metadata: ObjectMetaArg | None = None,
-        spec: Mapping[str, Any] | Output[Any] | None = None,
-    ) -> None:
-        KubernetesPatch.__init__(self, resource_name, opts, metadata=metadata, spec=spec)
+    if TYPE_CHECKING:
+
+        def __init__(
+            self,
+            resource_name: str,
+            opts: ResourceOptions | None = None,
+            *,
+            metadata: PatchMetadataArg | None = None,
+            spec: IPAddressSpecPatchArg | None = None,
+        ) -> None: ...
 
 
 class Ingress(KubernetesResource):
@@ -159,15 +170,16 @@ class IngressPatch(Ingress, KubernetesPatch):
     based virtual hosting etc.
     """
 
-    def __init__(
-        self,
-        resource_name: str,
-        opts: ResourceOptions | None = None,
-        *,
-        metadata: ObjectMetaArg | None = None,
-        spec: Mapping[str, Any] | Output[Any] | None = None,
-    ) -> None:
-        KubernetesPatch.__init__(self, resource_name, opts, metadata=metadata, spec=spec)
+    if TYPE_CHECKING:
+
+        def __init__(
+            self,
+            resource_name: str,
+            opts: ResourceOptions | None = None,
+            *,
+            metadata: PatchMetadataArg | None = None,
+            spec: IngressSpecPatchArg | None = None,
+        ) -> None: ...
 
 
 class IngressClass(KubernetesResource):
@@ -214,15 +226,16 @@ class IngressClassPatch(IngressClass, KubernetesPatch):
     specified will be assigned this default class.
     """
 
-    def __init__(
-        self,
-        resource_name: str,
-        opts: ResourceOptions | None = None,
-        *,
-        metadata: ObjectMetaArg | None = None,
-        spec: Mapping[str, Any] | Output[Any] | None = None,
-    ) -> None:
-        KubernetesPatch.__init__(self, resource_name, opts, metadata=metadata, spec=spec)
+    if TYPE_CHECKING:
+
+        def __init__(
+            self,
+            resource_name: str,
+            opts: ResourceOptions | None = None,
+            *,
+            metadata: PatchMetadataArg | None = None,
+            spec: IngressClassSpecPatchArg | None = None,
+        ) -> None: ...
 
 
 class NetworkPolicy(KubernetesResource):
@@ -263,15 +276,16 @@ class NetworkPolicyPatch(NetworkPolicy, KubernetesPatch):
     allowed for a set of Pods
     """
 
-    def __init__(
-        self,
-        resource_name: str,
-        opts: ResourceOptions | None = None,
-        *,
-        metadata: ObjectMetaArg | None = None,
-        spec: Mapping[str, Any] | Output[Any] | None = None,
-    ) -> None:
-        KubernetesPatch.__init__(self, resource_name, opts, metadata=metadata, spec=spec)
+    if TYPE_CHECKING:
+
+        def __init__(
+            self,
+            resource_name: str,
+            opts: ResourceOptions | None = None,
+            *,
+            metadata: PatchMetadataArg | None = None,
+            spec: NetworkPolicySpecPatchArg | None = None,
+        ) -> None: ...
 
 
 class ServiceCIDR(KubernetesResource):
@@ -317,6 +331,17 @@ class ServiceCIDRPatch(ServiceCIDR, KubernetesPatch):
     CIDR format (e.g. 192.168.0.0/24 or 2001:db2::/64). This range is used to allocate
     ClusterIPs to Service objects.
     """
+
+    if TYPE_CHECKING:
+
+        def __init__(
+            self,
+            resource_name: str,
+            opts: ResourceOptions | None = None,
+            *,
+            metadata: PatchMetadataArg | None = None,
+            spec: ServiceCIDRSpecArg | None = None,
+        ) -> None: ...
 
 
 if not TYPE_CHECKING:

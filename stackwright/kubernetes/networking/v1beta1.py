@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING
 from stackwright.kubernetes.base import KubernetesPatch, KubernetesResource
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
     from typing import Any, TypeAlias
 
     from lightkube.models import meta_v1
@@ -25,7 +24,9 @@ if TYPE_CHECKING:
 __all__ = ["IPAddress", "IPAddressPatch", "ServiceCIDR", "ServiceCIDRPatch"]
 
 IPAddressSpecArg: TypeAlias = "networking_v1beta1_inputs.IPAddressSpecDict | Output[Any]"
+IPAddressSpecPatchArg: TypeAlias = "networking_v1beta1_inputs.IPAddressSpecPatchDict | Output[Any]"
 ObjectMetaArg: TypeAlias = "meta_v1_inputs.ObjectMetaDict | meta_v1.ObjectMeta | Output[Any]"
+PatchMetadataArg: TypeAlias = "meta_v1_inputs.PatchMetadataDict | meta_v1.ObjectMeta | Output[Any]"
 ServiceCIDRSpecArg: TypeAlias = "networking_v1beta1_inputs.ServiceCIDRSpecDict | Output[Any]"
 
 
@@ -78,15 +79,16 @@ class IPAddressPatch(IPAddress, KubernetesPatch):
     or 2001:db8:0:0:0::1
     """
 
-    def __init__(
-        self,
-        resource_name: str,
-        opts: ResourceOptions | None = None,
-        *,
-        metadata: ObjectMetaArg | None = None,
-        spec: Mapping[str, Any] | Output[Any] | None = None,
-    ) -> None:
-        KubernetesPatch.__init__(self, resource_name, opts, metadata=metadata, spec=spec)
+    if TYPE_CHECKING:
+
+        def __init__(
+            self,
+            resource_name: str,
+            opts: ResourceOptions | None = None,
+            *,
+            metadata: PatchMetadataArg | None = None,
+            spec: IPAddressSpecPatchArg | None = None,
+        ) -> None: ...
 
 
 class ServiceCIDR(KubernetesResource):
@@ -132,6 +134,17 @@ class ServiceCIDRPatch(ServiceCIDR, KubernetesPatch):
     CIDR format (e.g. 192.168.0.0/24 or 2001:db2::/64). This range is used to allocate
     ClusterIPs to Service objects.
     """
+
+    if TYPE_CHECKING:
+
+        def __init__(
+            self,
+            resource_name: str,
+            opts: ResourceOptions | None = None,
+            *,
+            metadata: PatchMetadataArg | None = None,
+            spec: ServiceCIDRSpecArg | None = None,
+        ) -> None: ...
 
 
 if not TYPE_CHECKING:

@@ -25,6 +25,7 @@ __all__ = ["RuntimeClass", "RuntimeClassPatch"]
 
 ObjectMetaArg: TypeAlias = "meta_v1_inputs.ObjectMetaDict | meta_v1.ObjectMeta | Output[Any]"
 OverheadArg: TypeAlias = "node_v1_inputs.OverheadDict | node_v1.Overhead | Output[Any]"
+PatchMetadataArg: TypeAlias = "meta_v1_inputs.PatchMetadataDict | meta_v1.ObjectMeta | Output[Any]"
 SchedulingArg: TypeAlias = "node_v1_inputs.SchedulingDict | node_v1.Scheduling | Output[Any]"
 
 
@@ -100,6 +101,19 @@ class RuntimeClassPatch(RuntimeClass, KubernetesPatch):
     the RuntimeClassName reference before running the pod. For more details, see
     https://kubernetes.io/docs/concepts/containers/runtime-class/
     """
+
+    if TYPE_CHECKING:
+
+        def __init__(
+            self,
+            resource_name: str,
+            opts: ResourceOptions | None = None,
+            *,
+            metadata: PatchMetadataArg | None = None,
+            handler: str | Output[Any] | None = None,
+            overhead: OverheadArg | None = None,
+            scheduling: SchedulingArg | None = None,
+        ) -> None: ...
 
 
 if not TYPE_CHECKING:

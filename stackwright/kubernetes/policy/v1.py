@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 __all__ = ["PodDisruptionBudget", "PodDisruptionBudgetPatch"]
 
 ObjectMetaArg: TypeAlias = "meta_v1_inputs.ObjectMetaDict | meta_v1.ObjectMeta | Output[Any]"
+PatchMetadataArg: TypeAlias = "meta_v1_inputs.PatchMetadataDict | meta_v1.ObjectMeta | Output[Any]"
 PodDisruptionBudgetSpecArg: TypeAlias = (
     "policy_v1_inputs.PodDisruptionBudgetSpecDict | policy_v1.PodDisruptionBudgetSpec | Output[Any]"
 )
@@ -71,6 +72,17 @@ class PodDisruptionBudgetPatch(PodDisruptionBudget, KubernetesPatch):
     unless `stackwright.io/patch-force` is "true". PodDisruptionBudget is an object to define
     the max disruption that can be caused to a collection of pods
     """
+
+    if TYPE_CHECKING:
+
+        def __init__(
+            self,
+            resource_name: str,
+            opts: ResourceOptions | None = None,
+            *,
+            metadata: PatchMetadataArg | None = None,
+            spec: PodDisruptionBudgetSpecArg | None = None,
+        ) -> None: ...
 
 
 if not TYPE_CHECKING:

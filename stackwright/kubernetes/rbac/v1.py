@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from stackwright.kubernetes.base import KubernetesPatch, KubernetesResource
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
+    from collections.abc import Sequence
     from typing import Any, TypeAlias
 
     from lightkube.models import meta_v1, rbac_v1
@@ -37,6 +37,7 @@ AggregationRuleArg: TypeAlias = (
     "rbac_v1_inputs.AggregationRuleDict | rbac_v1.AggregationRule | Output[Any]"
 )
 ObjectMetaArg: TypeAlias = "meta_v1_inputs.ObjectMetaDict | meta_v1.ObjectMeta | Output[Any]"
+PatchMetadataArg: TypeAlias = "meta_v1_inputs.PatchMetadataDict | meta_v1.ObjectMeta | Output[Any]"
 PolicyRuleArg: TypeAlias = "rbac_v1_inputs.PolicyRuleDict | rbac_v1.PolicyRule | Output[Any]"
 RoleRefArg: TypeAlias = "rbac_v1_inputs.RoleRefDict | rbac_v1.RoleRef | Output[Any]"
 SubjectArg: TypeAlias = "rbac_v1_inputs.SubjectDict | rbac_v1.Subject | Output[Any]"
@@ -94,6 +95,18 @@ class ClusterRolePatch(ClusterRole, KubernetesPatch):
     PolicyRules that can be referenced as a unit by a RoleBinding or ClusterRoleBinding.
     """
 
+    if TYPE_CHECKING:
+
+        def __init__(
+            self,
+            resource_name: str,
+            opts: ResourceOptions | None = None,
+            *,
+            metadata: PatchMetadataArg | None = None,
+            aggregation_rule: AggregationRuleArg | None = None,
+            rules: Sequence[PolicyRuleArg] | Output[Any] | None = None,
+        ) -> None: ...
+
 
 class ClusterRoleBinding(KubernetesResource):
     """ClusterRoleBinding references a ClusterRole, but not contain it. It can reference a
@@ -146,23 +159,17 @@ class ClusterRoleBindingPatch(ClusterRoleBinding, KubernetesPatch):
     information via Subject.
     """
 
-    def __init__(
-        self,
-        resource_name: str,
-        opts: ResourceOptions | None = None,
-        *,
-        metadata: ObjectMetaArg | None = None,
-        role_ref: Mapping[str, Any] | Output[Any] | None = None,
-        subjects: Sequence[SubjectArg] | Output[Any] | None = None,
-    ) -> None:
-        KubernetesPatch.__init__(
+    if TYPE_CHECKING:
+
+        def __init__(
             self,
-            resource_name,
-            opts,
-            metadata=metadata,
-            role_ref=role_ref,
-            subjects=subjects,
-        )
+            resource_name: str,
+            opts: ResourceOptions | None = None,
+            *,
+            metadata: PatchMetadataArg | None = None,
+            role_ref: RoleRefArg | None = None,
+            subjects: Sequence[SubjectArg] | Output[Any] | None = None,
+        ) -> None: ...
 
 
 class Role(KubernetesResource):
@@ -202,6 +209,17 @@ class RolePatch(Role, KubernetesPatch):
     `stackwright.io/patch-force` is "true". Role is a namespaced, logical grouping of
     PolicyRules that can be referenced as a unit by a RoleBinding.
     """
+
+    if TYPE_CHECKING:
+
+        def __init__(
+            self,
+            resource_name: str,
+            opts: ResourceOptions | None = None,
+            *,
+            metadata: PatchMetadataArg | None = None,
+            rules: Sequence[PolicyRuleArg] | Output[Any] | None = None,
+        ) -> None: ...
 
 
 class RoleBinding(KubernetesResource):
@@ -260,23 +278,17 @@ class RoleBindingPatch(RoleBinding, KubernetesPatch):
     in. RoleBindings in a given namespace only have effect in that namespace.
     """
 
-    def __init__(
-        self,
-        resource_name: str,
-        opts: ResourceOptions | None = None,
-        *,
-        metadata: ObjectMetaArg | None = None,
-        role_ref: Mapping[str, Any] | Output[Any] | None = None,
-        subjects: Sequence[SubjectArg] | Output[Any] | None = None,
-    ) -> None:
-        KubernetesPatch.__init__(
+    if TYPE_CHECKING:
+
+        def __init__(
             self,
-            resource_name,
-            opts,
-            metadata=metadata,
-            role_ref=role_ref,
-            subjects=subjects,
-        )
+            resource_name: str,
+            opts: ResourceOptions | None = None,
+            *,
+            metadata: PatchMetadataArg | None = None,
+            role_ref: RoleRefArg | None = None,
+            subjects: Sequence[SubjectArg] | Output[Any] | None = None,
+        ) -> None: ...
 
 
 if not TYPE_CHECKING:

@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING
 from stackwright.kubernetes.base import KubernetesPatch, KubernetesResource
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
     from typing import Any, TypeAlias
 
     from lightkube.models import meta_v1, resource_v1alpha3
@@ -37,12 +36,20 @@ __all__ = [
 
 DeviceClassSpecArg: TypeAlias = "resource_v1alpha3_inputs.DeviceClassSpecDict | Output[Any]"
 DeviceTaintRuleSpecArg: TypeAlias = "resource_v1alpha3_inputs.DeviceTaintRuleSpecDict | resource_v1alpha3.DeviceTaintRuleSpec | Output[Any]"
+DeviceTaintRuleSpecPatchArg: TypeAlias = "resource_v1alpha3_inputs.DeviceTaintRuleSpecPatchDict | resource_v1alpha3.DeviceTaintRuleSpec | Output[Any]"
 ObjectMetaArg: TypeAlias = "meta_v1_inputs.ObjectMetaDict | meta_v1.ObjectMeta | Output[Any]"
+PatchMetadataArg: TypeAlias = "meta_v1_inputs.PatchMetadataDict | meta_v1.ObjectMeta | Output[Any]"
 ResourceClaimSpecArg: TypeAlias = "resource_v1alpha3_inputs.ResourceClaimSpecDict | Output[Any]"
 ResourceClaimTemplateSpecArg: TypeAlias = (
     "resource_v1alpha3_inputs.ResourceClaimTemplateSpecDict | Output[Any]"
 )
+ResourceClaimTemplateSpecPatchArg: TypeAlias = (
+    "resource_v1alpha3_inputs.ResourceClaimTemplateSpecPatchDict | Output[Any]"
+)
 ResourceSliceSpecArg: TypeAlias = "resource_v1alpha3_inputs.ResourceSliceSpecDict | Output[Any]"
+ResourceSliceSpecPatchArg: TypeAlias = (
+    "resource_v1alpha3_inputs.ResourceSliceSpecPatchDict | Output[Any]"
+)
 
 
 class DeviceClass(KubernetesResource):
@@ -85,6 +92,17 @@ class DeviceClassPatch(DeviceClass, KubernetesPatch):
     requests of a claim to apply these presets. Cluster scoped.
     """
 
+    if TYPE_CHECKING:
+
+        def __init__(
+            self,
+            resource_name: str,
+            opts: ResourceOptions | None = None,
+            *,
+            metadata: PatchMetadataArg | None = None,
+            spec: DeviceClassSpecArg | None = None,
+        ) -> None: ...
+
 
 class DeviceTaintRule(KubernetesResource):
     """DeviceTaintRule adds one taint to all devices which match the selector. This has the same
@@ -125,15 +143,16 @@ class DeviceTaintRulePatch(DeviceTaintRule, KubernetesPatch):
     ResourceSlice by the DRA driver.
     """
 
-    def __init__(
-        self,
-        resource_name: str,
-        opts: ResourceOptions | None = None,
-        *,
-        metadata: ObjectMetaArg | None = None,
-        spec: Mapping[str, Any] | Output[Any] | None = None,
-    ) -> None:
-        KubernetesPatch.__init__(self, resource_name, opts, metadata=metadata, spec=spec)
+    if TYPE_CHECKING:
+
+        def __init__(
+            self,
+            resource_name: str,
+            opts: ResourceOptions | None = None,
+            *,
+            metadata: PatchMetadataArg | None = None,
+            spec: DeviceTaintRuleSpecPatchArg | None = None,
+        ) -> None: ...
 
 
 class ResourceClaim(KubernetesResource):
@@ -186,6 +205,17 @@ class ResourceClaimPatch(ResourceClaim, KubernetesPatch):
     been allocated.
     """
 
+    if TYPE_CHECKING:
+
+        def __init__(
+            self,
+            resource_name: str,
+            opts: ResourceOptions | None = None,
+            *,
+            metadata: PatchMetadataArg | None = None,
+            spec: ResourceClaimSpecArg | None = None,
+        ) -> None: ...
+
 
 class ResourceClaimTemplate(KubernetesResource):
     """ResourceClaimTemplate is used to produce ResourceClaim objects."""
@@ -223,15 +253,16 @@ class ResourceClaimTemplatePatch(ResourceClaimTemplate, KubernetesPatch):
     ResourceClaim objects.
     """
 
-    def __init__(
-        self,
-        resource_name: str,
-        opts: ResourceOptions | None = None,
-        *,
-        metadata: ObjectMetaArg | None = None,
-        spec: Mapping[str, Any] | Output[Any] | None = None,
-    ) -> None:
-        KubernetesPatch.__init__(self, resource_name, opts, metadata=metadata, spec=spec)
+    if TYPE_CHECKING:
+
+        def __init__(
+            self,
+            resource_name: str,
+            opts: ResourceOptions | None = None,
+            *,
+            metadata: PatchMetadataArg | None = None,
+            spec: ResourceClaimTemplateSpecPatchArg | None = None,
+        ) -> None: ...
 
 
 class ResourceSlice(KubernetesResource):
@@ -275,15 +306,16 @@ class ResourceSlicePatch(ResourceSlice, KubernetesPatch):
     driver.
     """
 
-    def __init__(
-        self,
-        resource_name: str,
-        opts: ResourceOptions | None = None,
-        *,
-        metadata: ObjectMetaArg | None = None,
-        spec: Mapping[str, Any] | Output[Any] | None = None,
-    ) -> None:
-        KubernetesPatch.__init__(self, resource_name, opts, metadata=metadata, spec=spec)
+    if TYPE_CHECKING:
+
+        def __init__(
+            self,
+            resource_name: str,
+            opts: ResourceOptions | None = None,
+            *,
+            metadata: PatchMetadataArg | None = None,
+            spec: ResourceSliceSpecPatchArg | None = None,
+        ) -> None: ...
 
 
 if not TYPE_CHECKING:

@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING
 from stackwright.kubernetes.base import KubernetesPatch, KubernetesResource
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
     from typing import Any, TypeAlias
 
     from lightkube.models import meta_v1, resource_v1beta2
@@ -37,9 +36,12 @@ DeviceClassSpecArg: TypeAlias = (
     "resource_v1beta2_inputs.DeviceClassSpecDict | resource_v1beta2.DeviceClassSpec | Output[Any]"
 )
 ObjectMetaArg: TypeAlias = "meta_v1_inputs.ObjectMetaDict | meta_v1.ObjectMeta | Output[Any]"
+PatchMetadataArg: TypeAlias = "meta_v1_inputs.PatchMetadataDict | meta_v1.ObjectMeta | Output[Any]"
 ResourceClaimSpecArg: TypeAlias = "resource_v1beta2_inputs.ResourceClaimSpecDict | resource_v1beta2.ResourceClaimSpec | Output[Any]"
 ResourceClaimTemplateSpecArg: TypeAlias = "resource_v1beta2_inputs.ResourceClaimTemplateSpecDict | resource_v1beta2.ResourceClaimTemplateSpec | Output[Any]"
+ResourceClaimTemplateSpecPatchArg: TypeAlias = "resource_v1beta2_inputs.ResourceClaimTemplateSpecPatchDict | resource_v1beta2.ResourceClaimTemplateSpec | Output[Any]"
 ResourceSliceSpecArg: TypeAlias = "resource_v1beta2_inputs.ResourceSliceSpecDict | resource_v1beta2.ResourceSliceSpec | Output[Any]"
+ResourceSliceSpecPatchArg: TypeAlias = "resource_v1beta2_inputs.ResourceSliceSpecPatchDict | resource_v1beta2.ResourceSliceSpec | Output[Any]"
 
 
 class DeviceClass(KubernetesResource):
@@ -81,6 +83,17 @@ class DeviceClassPatch(DeviceClass, KubernetesPatch):
     that contains device configuration and selectors. It can be referenced in the device
     requests of a claim to apply these presets. Cluster scoped.
     """
+
+    if TYPE_CHECKING:
+
+        def __init__(
+            self,
+            resource_name: str,
+            opts: ResourceOptions | None = None,
+            *,
+            metadata: PatchMetadataArg | None = None,
+            spec: DeviceClassSpecArg | None = None,
+        ) -> None: ...
 
 
 class ResourceClaim(KubernetesResource):
@@ -133,6 +146,17 @@ class ResourceClaimPatch(ResourceClaim, KubernetesPatch):
     been allocated.
     """
 
+    if TYPE_CHECKING:
+
+        def __init__(
+            self,
+            resource_name: str,
+            opts: ResourceOptions | None = None,
+            *,
+            metadata: PatchMetadataArg | None = None,
+            spec: ResourceClaimSpecArg | None = None,
+        ) -> None: ...
+
 
 class ResourceClaimTemplate(KubernetesResource):
     """ResourceClaimTemplate is used to produce ResourceClaim objects."""
@@ -170,15 +194,16 @@ class ResourceClaimTemplatePatch(ResourceClaimTemplate, KubernetesPatch):
     ResourceClaim objects.
     """
 
-    def __init__(
-        self,
-        resource_name: str,
-        opts: ResourceOptions | None = None,
-        *,
-        metadata: ObjectMetaArg | None = None,
-        spec: Mapping[str, Any] | Output[Any] | None = None,
-    ) -> None:
-        KubernetesPatch.__init__(self, resource_name, opts, metadata=metadata, spec=spec)
+    if TYPE_CHECKING:
+
+        def __init__(
+            self,
+            resource_name: str,
+            opts: ResourceOptions | None = None,
+            *,
+            metadata: PatchMetadataArg | None = None,
+            spec: ResourceClaimTemplateSpecPatchArg | None = None,
+        ) -> None: ...
 
 
 class ResourceSlice(KubernetesResource):
@@ -222,15 +247,16 @@ class ResourceSlicePatch(ResourceSlice, KubernetesPatch):
     driver.
     """
 
-    def __init__(
-        self,
-        resource_name: str,
-        opts: ResourceOptions | None = None,
-        *,
-        metadata: ObjectMetaArg | None = None,
-        spec: Mapping[str, Any] | Output[Any] | None = None,
-    ) -> None:
-        KubernetesPatch.__init__(self, resource_name, opts, metadata=metadata, spec=spec)
+    if TYPE_CHECKING:
+
+        def __init__(
+            self,
+            resource_name: str,
+            opts: ResourceOptions | None = None,
+            *,
+            metadata: PatchMetadataArg | None = None,
+            spec: ResourceSliceSpecPatchArg | None = None,
+        ) -> None: ...
 
 
 if not TYPE_CHECKING:

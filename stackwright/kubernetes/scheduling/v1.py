@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 __all__ = ["PriorityClass", "PriorityClassPatch"]
 
 ObjectMetaArg: TypeAlias = "meta_v1_inputs.ObjectMetaDict | meta_v1.ObjectMeta | Output[Any]"
+PatchMetadataArg: TypeAlias = "meta_v1_inputs.PatchMetadataDict | meta_v1.ObjectMeta | Output[Any]"
 
 
 class PriorityClass(KubernetesResource):
@@ -92,3 +93,17 @@ class PriorityClassPatch(PriorityClass, KubernetesPatch):
     `stackwright.io/patch-force` is "true". PriorityClass defines mapping from a priority class
     name to the priority integer value. The value can be any valid integer.
     """
+
+    if TYPE_CHECKING:
+
+        def __init__(
+            self,
+            resource_name: str,
+            opts: ResourceOptions | None = None,
+            *,
+            metadata: PatchMetadataArg | None = None,
+            description: str | Output[Any] | None = None,
+            global_default: bool | Output[Any] | None = None,
+            preemption_policy: str | Output[Any] | None = None,
+            value: int | Output[Any] | None = None,
+        ) -> None: ...

@@ -42,16 +42,21 @@ CSIDriverSpecArg: TypeAlias = (
 CSINodeSpecArg: TypeAlias = (
     "storage_v1_inputs.CSINodeSpecDict | storage_v1.CSINodeSpec | Output[Any]"
 )
+CSINodeSpecPatchArg: TypeAlias = (
+    "storage_v1_inputs.CSINodeSpecPatchDict | storage_v1.CSINodeSpec | Output[Any]"
+)
 LabelSelectorArg: TypeAlias = (
     "meta_v1_inputs.LabelSelectorDict | meta_v1.LabelSelector | Output[Any]"
 )
 ObjectMetaArg: TypeAlias = "meta_v1_inputs.ObjectMetaDict | meta_v1.ObjectMeta | Output[Any]"
+PatchMetadataArg: TypeAlias = "meta_v1_inputs.PatchMetadataDict | meta_v1.ObjectMeta | Output[Any]"
 TopologySelectorTermArg: TypeAlias = (
     "core_v1_inputs.TopologySelectorTermDict | core_v1.TopologySelectorTerm | Output[Any]"
 )
 VolumeAttachmentSpecArg: TypeAlias = (
     "storage_v1_inputs.VolumeAttachmentSpecDict | storage_v1.VolumeAttachmentSpec | Output[Any]"
 )
+VolumeAttachmentSpecPatchArg: TypeAlias = "storage_v1_inputs.VolumeAttachmentSpecPatchDict | storage_v1.VolumeAttachmentSpec | Output[Any]"
 
 
 class CSIDriver(KubernetesResource):
@@ -99,6 +104,17 @@ class CSIDriverPatch(CSIDriver, KubernetesPatch):
     object to determine whether pod information needs to be passed on mount. CSIDriver objects
     are non-namespaced.
     """
+
+    if TYPE_CHECKING:
+
+        def __init__(
+            self,
+            resource_name: str,
+            opts: ResourceOptions | None = None,
+            *,
+            metadata: PatchMetadataArg | None = None,
+            spec: CSIDriverSpecArg | None = None,
+        ) -> None: ...
 
 
 class CSINode(KubernetesResource):
@@ -152,15 +168,16 @@ class CSINodePatch(CSINode, KubernetesPatch):
     object.
     """
 
-    def __init__(
-        self,
-        resource_name: str,
-        opts: ResourceOptions | None = None,
-        *,
-        metadata: ObjectMetaArg | None = None,
-        spec: Mapping[str, Any] | Output[Any] | None = None,
-    ) -> None:
-        KubernetesPatch.__init__(self, resource_name, opts, metadata=metadata, spec=spec)
+    if TYPE_CHECKING:
+
+        def __init__(
+            self,
+            resource_name: str,
+            opts: ResourceOptions | None = None,
+            *,
+            metadata: PatchMetadataArg | None = None,
+            spec: CSINodeSpecPatchArg | None = None,
+        ) -> None: ...
 
 
 class CSIStorageCapacity(KubernetesResource):
@@ -239,6 +256,20 @@ class CSIStorageCapacityPatch(CSIStorageCapacity, KubernetesPatch):
     particular topology segment. This can be used when considering where to instantiate new
     PersistentVolumes.
     """
+
+    if TYPE_CHECKING:
+
+        def __init__(
+            self,
+            resource_name: str,
+            opts: ResourceOptions | None = None,
+            *,
+            metadata: PatchMetadataArg | None = None,
+            capacity: str | int | float | Output[Any] | None = None,
+            maximum_volume_size: str | int | float | Output[Any] | None = None,
+            node_topology: LabelSelectorArg | None = None,
+            storage_class_name: str | Output[Any] | None = None,
+        ) -> None: ...
 
 
 class StorageClass(KubernetesResource):
@@ -338,6 +369,23 @@ class StorageClassPatch(StorageClass, KubernetesPatch):
     storage for which PersistentVolumes can be dynamically provisioned.
     """
 
+    if TYPE_CHECKING:
+
+        def __init__(
+            self,
+            resource_name: str,
+            opts: ResourceOptions | None = None,
+            *,
+            metadata: PatchMetadataArg | None = None,
+            allow_volume_expansion: bool | Output[Any] | None = None,
+            allowed_topologies: Sequence[TopologySelectorTermArg] | Output[Any] | None = None,
+            mount_options: Sequence[str | Output[Any]] | Output[Any] | None = None,
+            parameters: Mapping[str, str | Output[Any]] | Output[Any] | None = None,
+            provisioner: str | Output[Any] | None = None,
+            reclaim_policy: str | Output[Any] | None = None,
+            volume_binding_mode: str | Output[Any] | None = None,
+        ) -> None: ...
+
 
 class VolumeAttachment(KubernetesResource):
     """VolumeAttachment captures the intent to attach or detach the specified volume to/from the
@@ -382,15 +430,16 @@ class VolumeAttachmentPatch(VolumeAttachment, KubernetesPatch):
     attach or detach the specified volume to/from the specified node.
     """
 
-    def __init__(
-        self,
-        resource_name: str,
-        opts: ResourceOptions | None = None,
-        *,
-        metadata: ObjectMetaArg | None = None,
-        spec: Mapping[str, Any] | Output[Any] | None = None,
-    ) -> None:
-        KubernetesPatch.__init__(self, resource_name, opts, metadata=metadata, spec=spec)
+    if TYPE_CHECKING:
+
+        def __init__(
+            self,
+            resource_name: str,
+            opts: ResourceOptions | None = None,
+            *,
+            metadata: PatchMetadataArg | None = None,
+            spec: VolumeAttachmentSpecPatchArg | None = None,
+        ) -> None: ...
 
 
 if not TYPE_CHECKING:

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 __all__ = ["VolumeAttributesClass", "VolumeAttributesClassPatch"]
 
 ObjectMetaArg: TypeAlias = "meta_v1_inputs.ObjectMetaDict | meta_v1.ObjectMeta | Output[Any]"
+PatchMetadataArg: TypeAlias = "meta_v1_inputs.PatchMetadataDict | meta_v1.ObjectMeta | Output[Any]"
 
 
 class VolumeAttributesClass(KubernetesResource):
@@ -76,3 +77,15 @@ class VolumeAttributesClassPatch(VolumeAttributesClass, KubernetesPatch):
     specified during dynamic provisioning of PersistentVolumeClaims, and changed in the
     PersistentVolumeClaim spec after provisioning.
     """
+
+    if TYPE_CHECKING:
+
+        def __init__(
+            self,
+            resource_name: str,
+            opts: ResourceOptions | None = None,
+            *,
+            metadata: PatchMetadataArg | None = None,
+            driver_name: str | Output[Any] | None = None,
+            parameters: Mapping[str, str | Output[Any]] | Output[Any] | None = None,
+        ) -> None: ...

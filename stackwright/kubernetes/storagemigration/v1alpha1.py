@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING
 from stackwright.kubernetes.base import KubernetesPatch, KubernetesResource
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
     from typing import Any, TypeAlias
 
     from lightkube.models import meta_v1
@@ -27,8 +26,12 @@ if TYPE_CHECKING:
 __all__ = ["StorageVersionMigration", "StorageVersionMigrationPatch"]
 
 ObjectMetaArg: TypeAlias = "meta_v1_inputs.ObjectMetaDict | meta_v1.ObjectMeta | Output[Any]"
+PatchMetadataArg: TypeAlias = "meta_v1_inputs.PatchMetadataDict | meta_v1.ObjectMeta | Output[Any]"
 StorageVersionMigrationSpecArg: TypeAlias = (
     "storagemigration_v1alpha1_inputs.StorageVersionMigrationSpecDict | Output[Any]"
+)
+StorageVersionMigrationSpecPatchArg: TypeAlias = (
+    "storagemigration_v1alpha1_inputs.StorageVersionMigrationSpecPatchDict | Output[Any]"
 )
 
 
@@ -73,15 +76,16 @@ class StorageVersionMigrationPatch(StorageVersionMigration, KubernetesPatch):
     StorageVersionMigration represents a migration of stored data to the latest storage version.
     """
 
-    def __init__(
-        self,
-        resource_name: str,
-        opts: ResourceOptions | None = None,
-        *,
-        metadata: ObjectMetaArg | None = None,
-        spec: Mapping[str, Any] | Output[Any] | None = None,
-    ) -> None:
-        KubernetesPatch.__init__(self, resource_name, opts, metadata=metadata, spec=spec)
+    if TYPE_CHECKING:
+
+        def __init__(
+            self,
+            resource_name: str,
+            opts: ResourceOptions | None = None,
+            *,
+            metadata: PatchMetadataArg | None = None,
+            spec: StorageVersionMigrationSpecPatchArg | None = None,
+        ) -> None: ...
 
 
 if not TYPE_CHECKING:
