@@ -116,6 +116,28 @@ URN_ANNOTATION = "stackwright.io/urn"
 #: applies as one of its own).
 FIELD_MANAGER = "stackwright"
 
+#: The annotation a program sets on an object to say what its delete does to the objects it
+#: owns (Pulumi's `pulumi.com/deletionPropagationPolicy`); its values, in any case, name
+#: the API's propagation policies. Without it, Background.
+DELETION_PROPAGATION = "stackwright.io/deletion-propagation"
+PROPAGATION_POLICIES = ("Orphan", "Background", "Foreground")
+
+
+def deletion_propagation(obj: Mapping[str, Any]) -> str | None:
+    """The propagation policy `obj`'s `stackwright.io/deletion-propagation` annotation names
+    (`Orphan`, `Background` or `Foreground`), None when it has none; raises ValueError
+    naming the values allowed when it names none of them."""
+    meta = obj.get("metadata")
+    annotations = meta.get("annotations") if isinstance(meta, Mapping) else None
+    raw = annotations.get(DELETION_PROPAGATION) if isinstance(annotations, Mapping) else None
+    if raw is None:
+        return None
+    for policy in PROPAGATION_POLICIES:
+        if str(raw).strip().lower() == policy.lower():
+            return policy
+    allowed = " | ".join(p.lower() for p in PROPAGATION_POLICIES)
+    raise ValueError(f"annotation {DELETION_PROPAGATION} must be one of {allowed}, got {raw!r}")
+
 
 #: The key of a stored secret's envelope: `{"@secret": "<base64 nonce + AES-GCM ciphertext>"}`.
 #: State rows, stack outputs and export documents hold secrets only in this form.
@@ -261,11 +283,23 @@ class ResourceState:
     #: recorded so that a resource taken out of the program, or a `destroy`, which runs
     #: no program, still waits for its delete as long as the program said.
     delete_timeout: float | None = None
+    #: The policy the program's `stackwright.io/deletion-propagation` annotation names
+    #: (None: not annotated, Background): recorded, as `delete_timeout` is, so that a
+    #: delete without the program, or of a replaced object, still uses it.
+    deletion_propagation: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        # `deleteTimeout` only when set: a record without it is one an older Stackwright
-        # wrote and reads (an export of such records stays a document it imports).
-        timeout = {} if self.delete_timeout is None else {"deleteTimeout": self.delete_timeout}
+        # `deleteTimeout` and `deletionPropagation` only when set: a record without them is
+        # one an older Stackwright wrote and reads (an export of such records stays a
+        # document it imports).
+        optional = {
+            key: value
+            for key, value in (
+                ("deleteTimeout", self.delete_timeout),
+                ("deletionPropagation", self.deletion_propagation),
+            )
+            if value is not None
+        }
         return {
             "urn": self.urn,
             "type": self.type,
@@ -284,7 +318,7 @@ class ResourceState:
             "initErrors": list(self.init_errors),
             "external": self.external,
             "ignoreChanges": list(self.ignore_changes),
-            **timeout,
+            **optional,
         }
 
     @classmethod
@@ -308,6 +342,7 @@ class ResourceState:
             external=data.get("external", False),
             ignore_changes=tuple(data.get("ignoreChanges") or ()),
             delete_timeout=_seconds_or_none(data.get("deleteTimeout")),
+            deletion_propagation=data.get("deletionPropagation"),
         )
 
 

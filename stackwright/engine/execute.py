@@ -136,6 +136,7 @@ from stackwright.kubernetes.fields import KINDS
 from stackwright.kubernetes.provider import PROVIDER_TYPE, RENDER_SETTING
 from stackwright.model import (
     CLUSTER_SCOPED,
+    DELETION_PROPAGATION,
     FIELD_MANAGER,
     STACK_ANNOTATION,
     URN_ANNOTATION,
@@ -144,7 +145,9 @@ from stackwright.model import (
     PendingOperation,
     ResourceState,
     SecretValue,
+    Unknown,
     always_secret,
+    deletion_propagation,
     outermost,
     transform_at,
     urn_name,
@@ -1050,12 +1053,14 @@ class Run:
                 "applied: an Output it reads names a field the live object does not have"
             )
         auto = False
+        propagation = None
         if resource.custom and is_patch(resource):
             plain_only = secret_in_plain_field(given, inputs)
             if plain_only is not None:
                 raise UsageError(plain_only)
             inputs = _with_field_manager(inputs, patch_field_manager(resource.urn, inputs, old))
         elif resource.custom and is_kubernetes(resource):
+            propagation = _declared_propagation(resource, inputs)
             plain_only = secret_in_plain_field(given, inputs)
             if plain_only is not None:
                 raise UsageError(plain_only)
@@ -1076,6 +1081,7 @@ class Run:
             secret_paths=tuple(secret_paths),
             ignore_changes=tuple(opts.ignore_changes),
             delete_timeout=_delete_seconds(opts.custom_timeouts),
+            deletion_propagation=propagation,
         )
         return state, auto
 
@@ -1781,7 +1787,7 @@ class Run:
             # Its record goes with its object; what still refers to it stops doing so first,
             # so that a replacement the server refuses leaves a state that loads.
             self._forget_gone({step.old.urn: step.old}, record=True)
-            old = replace(step.old, delete_timeout=new.delete_timeout)  # the program's now
+            old = _as_program_says(step.old, new)
 
             async def when_gone() -> None:  # the objects in it went too: created anew
                 self._forget_held(old, "replaced (deleted first)")
@@ -1840,11 +1846,12 @@ class Run:
 
     async def _replaced_later(self, old: ResourceState, new: ResourceState) -> ResourceState:
         """`old`, whose object is deleted after its replacement `new` is made, with the delete
-        timeout the program says now. Its record says so too, before the replacement demotes
-        it: a delete this run does not get to (another step failed, a crash) waits as long."""
-        if old.delete_timeout == new.delete_timeout:
+        timeout and propagation the program says now. Its record says so too, before the
+        replacement demotes it: a delete this run does not get to (another step failed, a
+        crash) waits as long, and leaves or takes what the object owns as the program said."""
+        doomed = _as_program_says(old, new)
+        if doomed == old:
             return old
-        doomed = replace(old, delete_timeout=new.delete_timeout)
         await self._record_same(doomed)
         return doomed
 
@@ -2150,6 +2157,7 @@ class Run:
                         timeout=state.delete_timeout,
                         on_status=lambda message: self.emit(StepProgress(state.urn, message)),
                         reusing_name=reusing_name,
+                        propagation=state.deletion_propagation,
                     )
                 member = applyset_of(state)
                 if member is not None and state.provider in self._former_providers:
@@ -2712,6 +2720,30 @@ _HOOK_PLACES = {
 def _delete_seconds(timeouts: CustomTimeouts | None) -> float | None:
     """`custom_timeouts.delete`, which the SDK made seconds when the resource was declared."""
     return None if timeouts is None or timeouts.delete is None else float(timeouts.delete)
+
+
+def _declared_propagation(resource: Resource, inputs: Mapping[str, Any]) -> str | None:
+    """The policy the object's `stackwright.io/deletion-propagation` annotation names (None:
+    none, or a value a preview cannot know yet); a value it does not name is the program's
+    mistake, refused with the line that declared the resource."""
+    annotations = metadata_of(inputs).get("annotations")
+    if isinstance(annotations, Mapping) and isinstance(
+        annotations.get(DELETION_PROPAGATION), Unknown
+    ):
+        return None
+    try:
+        return deletion_propagation(inputs)
+    except ValueError as exc:
+        raise UsageError(f"{resource.declared_at}: {describe(resource.urn)}: {exc}") from None
+
+
+def _as_program_says(old: ResourceState, new: ResourceState) -> ResourceState:
+    """A replaced object's record with how the program says now to delete it (how long to
+    wait, what becomes of what it owns): a program that adds `orphan` along with the
+    change that replaces a StatefulSet keeps its Pods in that same run."""
+    return replace(
+        old, delete_timeout=new.delete_timeout, deletion_propagation=new.deletion_propagation
+    )
 
 
 def _hook_note(obj: Mapping[str, Any]) -> str:

@@ -468,6 +468,10 @@ STATE_OPTIONS = (
     *("protect", "retain_on_delete", "deleted_with", "parent", "dependencies"),
     "ignore_changes",  # what a refresh, which runs no program, leaves out of drift
     "delete_timeout",  # how long a delete without the program (destroy, removal) waits
+    # What that delete does to what the object owns. The object carries it too (its
+    # annotation), so a change is an update; recorded here when only the record lacks it
+    # (written by a Stackwright that did not read the annotation).
+    "deletion_propagation",
 )
 
 
@@ -508,6 +512,7 @@ def _state_options(state: ResourceState) -> tuple[Any, ...]:
         frozenset(state.dependencies),
         frozenset(state.ignore_changes),
         state.delete_timeout,
+        state.deletion_propagation,
     )
 
 
@@ -531,6 +536,11 @@ def option_changes(old: ResourceState, new: ResourceState) -> list[str]:
         notes.append(
             f"custom_timeouts.delete {_seconds_text(old.delete_timeout)} → "
             f"{_seconds_text(new.delete_timeout)}"
+        )
+    if old.deletion_propagation != new.deletion_propagation:
+        notes.append(
+            f"deletion propagation {old.deletion_propagation or '(default)'} → "
+            f"{new.deletion_propagation or '(default)'}"
         )
     added = _added_secrets(old, new)
     if added:

@@ -118,9 +118,12 @@ class Provider(Protocol):
         timeout: float | None = None,
         on_status: Callable[[str], None] | None = None,
         reusing_name: bool = False,
+        propagation: str | None = None,
     ) -> None:
         """Delete and wait until it is gone (unless its object says not to wait, and no
-        new object needs its name: `reusing_name`); `on_status` hears what still holds it."""
+        new object needs its name: `reusing_name`); `on_status` hears what still holds it.
+        `propagation` (Orphan, Background, Foreground; None: Background) says what becomes
+        of the objects it owns: with Foreground it goes only after they have."""
         ...
 
     async def await_deleted(

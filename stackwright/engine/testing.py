@@ -310,6 +310,8 @@ class FakeCluster:
         self.delete_timeouts: list[tuple[str, float | None]] = []
         #: (name, reusing_name) of every delete: whether a new object takes the name next.
         self.deletes_reusing_name: list[tuple[str, bool]] = []
+        #: (name, propagation) of every delete: the policy the engine asked for.
+        self.delete_propagations: list[tuple[str, str | None]] = []
         self.applied: list[Applied] = []
         self.applysets: set[tuple[str, str]] = set()
         #: Each object's fields by the field manager that set them last.
@@ -600,10 +602,12 @@ class FakeCluster:
         timeout: float | None = None,
         on_status: Callable[[str], None] | None = None,
         reusing_name: bool = False,
+        propagation: str | None = None,
     ) -> None:
         self.calls.append(Call("delete", kind, name))
         self.delete_timeouts.append((name, timeout))
         self.deletes_reusing_name.append((name, reusing_name))
+        self.delete_propagations.append((name, propagation))
         await self._pause()
         key = self._existing_key(api_version, kind, namespace, name)
         stored = self.objects.get(key) if key is not None else None

@@ -168,6 +168,7 @@ class KubernetesCluster:
         timeout: float | None = None,
         on_status: Callable[[str], None] | None = None,
         reusing_name: bool = False,
+        propagation: str | None = None,
     ) -> None:
         await self.provider.delete(
             api_version,
@@ -175,6 +176,7 @@ class KubernetesCluster:
             namespace,
             name,
             timeout=timeout,
+            propagation=propagation or "Background",
             on_status=on_status,
             reusing_name=reusing_name,
         )
@@ -374,7 +376,7 @@ def manifest_file(directory: str, obj: Mapping[str, Any]) -> str:
 
 def check_marks(obj: Mapping[str, Any]) -> None:
     """Raise ValueError when one of Stackwright's annotations on `obj` (`timeout-seconds`,
-    `wait-for`) is malformed, so a run refuses it before any change, not at its apply.
+    `wait-for`, `deletion-propagation`) is malformed, so a run refuses it before any change, not at its apply.
     Here because the engine reaches the provider's rules only through this module."""
     check_annotations(obj)
 

@@ -271,6 +271,7 @@ class ManifestDirectory:
         timeout: float | None = None,
         on_status: Callable[[str], None] | None = None,
         reusing_name: bool = False,
+        propagation: str | None = None,  # a file owns nothing: no dependents to keep or wait for
     ) -> None:
         path = self.directory / manifest_path(api_version, kind, namespace, name)
         path.unlink(missing_ok=True)

@@ -16,7 +16,13 @@ from typing import Any, Final
 import orjson
 
 from stackwright.errors import UsageError
-from stackwright.model import Op, PendingOperation, ResourceState, parse_urn
+from stackwright.model import (
+    PROPAGATION_POLICIES,
+    Op,
+    PendingOperation,
+    ResourceState,
+    parse_urn,
+)
 
 
 class Invalid(ValueError):
@@ -48,6 +54,8 @@ _FIELDS: Final[dict[str, tuple[str, Any]]] = {
     "ignoreChanges": ("a list of strings", []),
     # Left out by older Stackwrights' records and exports: no custom_timeouts.delete.
     "deleteTimeout": ("a positive number of seconds", None),
+    # Likewise: no stackwright.io/deletion-propagation annotation (Background).
+    "deletionPropagation": (f"one of {', '.join(PROPAGATION_POLICIES)}", None),
 }
 
 _OPS: Final = {op.value: op for op in Op}
@@ -83,6 +91,8 @@ def _check(value: Any, kind: str) -> bool:
             and math.isfinite(value)
             and value > 0
         )
+    if kind == _FIELDS["deletionPropagation"][0]:
+        return value in PROPAGATION_POLICIES
     return isinstance(value, list) and all(isinstance(item, str) for item in value)
 
 

@@ -13,9 +13,10 @@ provider last talked to (its `kube-system` uid; an explicit provider's is in its
 resource's outputs): an import carries it, so the stack still refuses to run against
 another cluster. Version 2 added it; a version-1 document (an older Stackwright's
 export, which has none) is still read, and the stack records it on its next operation.
-A resource's `deleteTimeout` (its `custom_timeouts.delete`) is written only when set, so
-an export without one is still a document older Stackwrights read; a document without it
-means no timeout.
+A resource's `deleteTimeout` (its `custom_timeouts.delete`) and `deletionPropagation` (its
+`stackwright.io/deletion-propagation` annotation: Orphan, Background or Foreground) are
+written only when set, so an export without them is still a document older Stackwrights
+read (the version stays 2); a document without them means no timeout and Background.
 
 Building and checking the document is pure; the backend stores what `parse`
 returns. A document is checked completely before anything is replaced, and a bad

@@ -1128,7 +1128,12 @@ def edited(**changes: Any) -> dict[str, Any]:
         (
             edited(resources__0__colour="red"),
             "resources[0]: unknown field 'colour' (fields: urn, type, id, inputs, outputs, parent, "
-            "dependencies, provider, custom, protect, retainOnDelete, deletedWith, secretPaths, deletePending, initErrors, external, ignoreChanges, deleteTimeout)",
+            "dependencies, provider, custom, protect, retainOnDelete, deletedWith, secretPaths, deletePending, initErrors, external, ignoreChanges, deleteTimeout, deletionPropagation)",
+        ),
+        (
+            edited(resources__0__deletionPropagation="orphan"),
+            "resources[0]: field 'deletionPropagation' must be one of Orphan, Background, "
+            "Foreground, got a string",
         ),
         (
             edited(resources__0__deleteTimeout=-1),
@@ -1220,6 +1225,9 @@ def stack_states(draw: st.DrawFn) -> list[ResourceState]:
                 retain_on_delete=draw(st.booleans()),
                 secret_paths=tuple(draw(st.lists(st.text(max_size=10), max_size=3))),
                 delete_timeout=draw(st.none() | st.floats(min_value=0.5, max_value=1e6)),
+                deletion_propagation=draw(
+                    st.none() | st.sampled_from(["Orphan", "Background", "Foreground"])
+                ),
             )
         )
     return states
@@ -1272,6 +1280,35 @@ def test_a_delete_timeout_is_recorded_and_a_record_without_one_loads(
         orjson.dumps({"urn": urn("c"), "type": CM}), "row", project=PROJECT, stack="dev"
     )
     assert stored.delete_timeout is None
+
+
+def test_a_deletion_propagation_is_recorded_and_a_record_without_one_loads(
+    tmp_path: Path, backend: SQLiteBackend
+) -> None:
+    """The policy of a `stackwright.io/deletion-propagation` annotation is kept with its
+    resource, in the store and in exports (still version 2); records and exports without
+    it load as having none, and an export without one set stays the document an older
+    Stackwright reads."""
+    up(backend, res("orphaned", deletion_propagation="Orphan"), res("plain"))
+    loaded = backend.load(PROJECT, "dev").resources
+    assert [r.deletion_propagation for r in loaded] == ["Orphan", None]
+    document = backend.export(PROJECT, "dev")
+    assert document["version"] == 2
+    exported = {r["urn"]: r for r in document["resources"]}
+    assert exported[urn("orphaned")]["deletionPropagation"] == "Orphan"
+    assert "deletionPropagation" not in exported[urn("plain")]
+
+    old = [
+        {k: v for k, v in r.items() if k != "deletionPropagation"} for r in document["resources"]
+    ]
+    target = SQLiteBackend(tmp_path / "old.db")
+    target.import_(PROJECT, "dev", {**document, "resources": old})
+    assert [r.deletion_propagation for r in target.load(PROJECT, "dev").resources] == [None, None]
+    assert "deletionPropagation" not in str(target.export(PROJECT, "dev"))
+    stored = decode_resource(
+        orjson.dumps({"urn": urn("c"), "type": CM}), "row", project=PROJECT, stack="dev"
+    )
+    assert stored.deletion_propagation is None
 
 
 # --- state edits -------------------------------------------------------------

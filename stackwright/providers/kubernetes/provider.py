@@ -29,7 +29,7 @@ from urllib.parse import quote
 
 import orjson
 
-from stackwright.model import FIELD_MANAGER
+from stackwright.model import FIELD_MANAGER, PROPAGATION_POLICIES
 from stackwright.providers.kubernetes import readiness
 from stackwright.providers.kubernetes.applyset import MARK_ANNOTATIONS, MARK_LABELS, TOOLING_VALUE
 from stackwright.providers.kubernetes.client import APPLY_PATCH, ApiClient, RetryPolicy
@@ -59,7 +59,6 @@ if TYPE_CHECKING:
 
 __all__ = ["KubernetesProvider"]
 
-_PROPAGATION = ("Background", "Foreground", "Orphan")
 #: Stackwright's marks as a conflict names them (`.metadata.labels.app.kubernetes.io/managed-by`).
 _MARKS = frozenset(
     [f".metadata.labels.{k}" for k in MARK_LABELS]
@@ -609,9 +608,10 @@ class KubernetesProvider:
         A kind the cluster no longer serves (its CRD was deleted) counts as done too:
         no object of it can exist.
         """
-        if propagation not in _PROPAGATION:
+        if propagation not in PROPAGATION_POLICIES:
             raise InvalidObject(
-                f"{name}: propagation must be one of {', '.join(_PROPAGATION)}, got {propagation!r}"
+                f"{name}: propagation must be one of {', '.join(PROPAGATION_POLICIES)}, "
+                f"got {propagation!r}"
             )
         try:
             info = await self.resource_info(api_version, kind)

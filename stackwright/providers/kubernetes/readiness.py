@@ -37,6 +37,8 @@ from typing import Any
 
 import orjson
 
+from stackwright.model import deletion_propagation
+
 __all__ = [
     "SKIP_AWAIT",
     "TIMEOUT_SECONDS",
@@ -212,6 +214,7 @@ def _parse_one(text: str) -> WaitCondition:
 def check_annotations(obj: Obj) -> None:
     """Raise ValueError when a Stackwright annotation on `obj` is malformed (for preview)."""
     timeout_seconds(obj)
+    deletion_propagation(obj)
     raw = _annotations(obj).get(WAIT_FOR)
     if raw is not None:
         parse_wait_for(str(raw))
