@@ -738,10 +738,15 @@ class Cluster:
                 [status.not_supported("propagationPolicy", opts.propagation, ["Foreground", "Background", "Orphan"])],
             )  # fmt: skip
         finalizers = list(meta.get("finalizers") or [])
-        if opts.propagation == "Foreground" and FOREGROUND not in finalizers:
-            finalizers.append(FOREGROUND)
-        if opts.propagation == "Orphan" and ORPHAN not in finalizers:
-            finalizers.append(ORPHAN)
+        if opts.propagation is not None:
+            # As kube-apiserver's deletionFinalizersForGarbageCollection: the policy asked
+            # for replaces the collector's finalizer (a second DELETE may switch it, never
+            # to both); without one, the finalizer there stays.
+            finalizers = [f for f in finalizers if f not in (FOREGROUND, ORPHAN)]
+            if opts.propagation == "Foreground":
+                finalizers.append(FOREGROUND)
+            elif opts.propagation == "Orphan":
+                finalizers.append(ORPHAN)
         if rtype.key == CRD_TYPE and CRD_CLEANUP_FINALIZER not in finalizers:
             finalizers.append(CRD_CLEANUP_FINALIZER)
         grace = _pod_grace_period(obj, opts.grace_period_seconds) if rtype.key == POD_TYPE else 0

@@ -3,8 +3,9 @@
 - Background: once every owner of an object is gone, the object is deleted.
   An object some of whose owners remain loses only the dangling references.
 - Foreground: an owner carrying the `foregroundDeletion` finalizer has its
-  dependents deleted (in the foreground too); when none that block it remain,
-  the finalizer is removed and the owner goes.
+  dependents deleted (in the foreground those that have dependents of their own);
+  when none that block it (`blockOwnerDeletion: true`) remain, the finalizer is
+  removed and the owner goes.
 - Orphan: an owner carrying the `orphan` finalizer has its reference removed
   from every dependent, then the finalizer is removed.
 
@@ -185,13 +186,17 @@ class GarbageCollector(Controller):
                 if drtype is None:
                     continue
                 if not dep["metadata"].get("deletionTimestamp"):
+                    has_own = bool(self._dependents.get(dep["metadata"]["uid"]))
                     try:
                         self.cluster.delete(
-                            drtype, dref[1], dref[2], DeleteOptions(propagation="Foreground")
+                            drtype,
+                            dref[1],
+                            dref[2],
+                            DeleteOptions(propagation="Foreground" if has_own else None),
                         )
                     except status.NotFound:
                         continue
-                if self.cluster.store.get(*dref) is not None:
+                if self.cluster.store.get(*dref) is not None and _blocks(dep, uid):
                     blocking = True
             if blocking:
                 raise Retry(0.5)  # also re-queued as each dependent disappears
@@ -204,6 +209,14 @@ class GarbageCollector(Controller):
         else:
             updated["metadata"].pop("finalizers", None)
         self.cluster.update(rtype, ref[1], ref[2], updated, WriteOptions(field_manager=MANAGER))
+
+
+def _blocks(dependent: Obj, owner: str) -> bool:
+    """Whether `dependent` holds `owner`'s foreground deletion: its reference says so."""
+    return any(
+        o.get("uid") == owner and o.get("blockOwnerDeletion") is True
+        for o in dependent["metadata"].get("ownerReferences") or ()
+    )
 
 
 def _owner_uids(obj: Obj) -> list[str]:
