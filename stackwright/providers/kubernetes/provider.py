@@ -605,6 +605,11 @@ class KubernetesProvider:
         Pulumi's `skipAwait` does, unless `reusing_name`: a new object takes the name next
         (a delete-before-replace), which it could not while the old one is still there.
 
+        `propagation` is what becomes of the objects it owns (the engine passes the policy
+        of its `stackwright.io/deletion-propagation` annotation): with Foreground it stays,
+        with the `foregroundDeletion` finalizer, until they are gone, and so is waited for;
+        with Orphan they stay, and it goes once the garbage collector has let go of them.
+
         A kind the cluster no longer serves (its CRD was deleted) counts as done too:
         no object of it can exist.
         """

@@ -212,7 +212,9 @@ def _parse_one(text: str) -> WaitCondition:
 
 
 def check_annotations(obj: Obj) -> None:
-    """Raise ValueError when a Stackwright annotation on `obj` is malformed (for preview)."""
+    """Raise ValueError when a Stackwright annotation on `obj` is malformed (for preview):
+    those above, and `stackwright.io/deletion-propagation` (whose rule is the model's, as
+    the engine records it)."""
     timeout_seconds(obj)
     deletion_propagation(obj)
     raw = _annotations(obj).get(WAIT_FOR)
