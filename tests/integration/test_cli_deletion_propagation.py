@@ -170,6 +170,46 @@ def test_a_value_it_does_not_name_is_refused_and_nothing_changes(
     assert p.sw("destroy", "--yes", "--json").rc == 0
 
 
+def statefulset(policy: str | None, pod_management: str) -> str:
+    annotations = f'"annotations": {{"{KEY}": "{policy}"}}, ' if policy else ""
+    return (
+        "k8s.apps.v1.StatefulSet(\n"
+        f'    "db", metadata={{"name": "db", "namespace": ns.metadata["name"], {annotations}}},\n'
+        '    spec={**app_spec("db", replicas=2), "serviceName": "db",\n'
+        f'          "podManagementPolicy": "{pod_management}"}},\n'
+        ")\n"
+    )
+
+
+def test_orphan_added_with_the_change_that_replaces_a_statefulset_keeps_its_pods(
+    new_project: Any, cluster: LiveCluster
+) -> None:
+    """The case Pulumi users asked for (pulumi-kubernetes#1831): a change the API server
+    refuses to make in place replaces the StatefulSet; with `orphan` added in the same
+    run its Pods are not restarted, and the new StatefulSet adopts them."""
+    p = new_project()
+    p.program(NAMESPACE + statefulset(None, "OrderedReady"))
+    p.up()
+    running = eventually(lambda: len(found := pods(cluster, p.ns)) == 2 and found)
+    before = {pod["metadata"]["name"]: pod["metadata"]["uid"] for pod in running}
+
+    p.program(NAMESPACE + statefulset("orphan", "Parallel"))
+    done = p.up()
+
+    assert done.changed() == {"db": "replace"}
+    new_uid = live(cluster, "statefulset", "db", p.ns)["metadata"]["uid"]
+
+    def adopted() -> list[dict[str, Any]]:
+        found = pods(cluster, p.ns)
+        return found if all(owners(pod) == [("StatefulSet", new_uid)] for pod in found) else []
+
+    eventually(adopted)
+    time.sleep(1.5)  # what a rolling update of Pods on a revision it took for another would take
+    after = adopted()
+    assert {pod["metadata"]["name"]: pod["metadata"]["uid"] for pod in after} == before
+    assert p.sw("destroy", "--yes", "--json").rc == 0
+
+
 # --- the local cluster's garbage collector, as kube-controller-manager's ----------------------
 
 

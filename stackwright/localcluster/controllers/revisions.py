@@ -6,7 +6,10 @@ the template as the patch `{"spec": {"template": {..., "$patch": "replace"}}}`
 to the current template is reused (and renumbered to the newest when an old
 template comes back); a name taken by a different template bumps the owner's
 `collisionCount`. Old revisions beyond `revisionHistoryLimit` are deleted unless a
-pod still runs them.
+pod still runs them. Revisions without a controller that the owner's selector matches
+(left by an owner of that name deleted with `propagationPolicy: Orphan`) are adopted
+first, as ClaimControllerRevisions does: the same template keeps its revision, and the
+Pods they left running are not rolled.
 
 Must never: delete a revision in use (current, update, or a live pod's).
 """
@@ -24,8 +27,10 @@ from stackwright.localcluster.controllers.workload_common import (
     CONTROLLER_REVISION,
     MANAGER,
     OwnerIndex,
+    claim_owned,
     copy_obj,
     owner_reference,
+    selector,
 )
 from stackwright.localcluster.store import Obj
 
@@ -66,6 +71,17 @@ def sync_revisions(
     """
     rtype = cluster.type_for("apps", "v1", "controllerrevisions")
     meta = owner["metadata"]
+
+    def write(revision: Obj) -> Obj:
+        name = revision["metadata"]["name"]
+        return cluster.update(
+            rtype, meta["namespace"], name, revision, WriteOptions(field_manager=MANAGER)
+        ).obj
+
+    claim_owned(
+        index, CONTROLLER_REVISION, owner, selector(owner["spec"].get("selector")), write,
+        release=False,
+    )  # fmt: skip
     revisions = sorted(index.owned(CONTROLLER_REVISION, meta["uid"]), key=_number)
     status = owner.get("status") or {}
     collisions = int(status.get("collisionCount") or 0)
