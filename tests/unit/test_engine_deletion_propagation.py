@@ -137,3 +137,24 @@ def test_a_value_it_does_not_name_is_refused_before_anything_changes(
     assert f"{KEY} must be one of orphan | background | foreground, got {value!r}" in message
     assert stack.fake.writes() == []
     assert [r.urn for r in stack.state().resources] == [urn(CM, "before")]
+
+
+def test_a_replaced_objects_record_keeps_the_policy_its_delete_uses(stack: Stack) -> None:
+    """A replacement made first deletes the old object as the program says now; when the
+    run does not get to that delete (another step failed), the old object's record says so
+    too, so a later destroy, which runs no program, deletes it so."""
+
+    def with_bad(p: Program) -> None:
+        config_map("conf", "orphan", named=False, value="b")(p)
+        config_map("bad", None)(p)
+
+    stack.up(config_map("conf", None, named=False, value="a"))
+    stack.fake.fail_apply["bad"] = "admission webhook denied the request"
+    failed = stack.up(with_bad)
+    assert not failed.ok
+    (old,) = [r for r in stack.state().resources if r.delete_pending]
+    assert old.deletion_propagation == "Orphan"
+    del stack.fake.fail_apply["bad"]
+    stack.fake.delete_propagations.clear()
+    assert stack.destroy().ok
+    assert (old.inputs["metadata"]["name"], "Orphan") in stack.fake.delete_propagations
