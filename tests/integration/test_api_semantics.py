@@ -591,7 +591,7 @@ def test_delete_precondition_and_finalizers(api: httpx.Client) -> None:
     assert created["metadata"]["uid"]
 
 
-def owned(name: str, owner: dict[str, Any], block: bool = False) -> dict[str, Any]:
+def owner_ref(owner: dict[str, Any], block: bool = False) -> dict[str, Any]:
     ref = {
         "apiVersion": "v1",
         "kind": "ConfigMap",
@@ -600,7 +600,11 @@ def owned(name: str, owner: dict[str, Any], block: bool = False) -> dict[str, An
     }
     if block:
         ref["blockOwnerDeletion"] = True
-    return cm(name, {}, ownerReferences=[ref])
+    return ref
+
+
+def owned(name: str, owner: dict[str, Any], block: bool = False) -> dict[str, Any]:
+    return cm(name, {}, ownerReferences=[owner_ref(owner, block)])
 
 
 @pytest.mark.parametrize("policy", ["Background", "Foreground", "Orphan"])
@@ -629,6 +633,35 @@ def test_garbage_collection(api: httpx.Client, policy: str) -> None:
         kept = api.get(f"{base}/child").json()
         assert "ownerReferences" not in kept["metadata"]
         assert api.get(f"{base}/grandchild").status_code == 200
+
+
+@pytest.mark.parametrize("policy", ["Background", "Foreground"])
+def test_a_dependent_with_another_owner_loses_only_the_reference(
+    api: httpx.Client, policy: str
+) -> None:
+    """kube-controller-manager's collector keeps a dependent while a solid owner remains:
+    it removes the deleted (or foreground-deleting) owner's reference, and deletes the
+    dependent only when its last owner goes."""
+    ns = f"gc-two-{policy.lower()}"
+    create_ns(api, ns)
+    base = f"/api/v1/namespaces/{ns}/configmaps"
+    first = api.post(base, json=cm("first", {})).json()
+    second = api.post(base, json=cm("second", {})).json()
+    refs = [owner_ref(first, block=True), owner_ref(second, block=True)]
+    api.post(base, json=cm("shared", {}, ownerReferences=refs))
+    r = api.request("DELETE", f"{base}/first", json={"propagationPolicy": policy})
+    assert r.status_code == 200
+    eventually(lambda: api.get(f"{base}/first").status_code == 404)
+    kept = eventually(
+        lambda: (
+            (got := api.get(f"{base}/shared").json())["metadata"].get("ownerReferences")
+            == [refs[1]]
+            and got
+        )
+    )
+    assert "deletionTimestamp" not in kept["metadata"]
+    api.request("DELETE", f"{base}/second", json={"propagationPolicy": policy})
+    eventually(lambda: api.get(f"{base}/shared").status_code == 404)
 
 
 def test_namespace_deletion_removes_contents(api: httpx.Client) -> None:

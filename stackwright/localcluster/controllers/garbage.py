@@ -4,7 +4,8 @@
   An object some of whose owners remain loses only the dangling references.
 - Foreground: an owner carrying the `foregroundDeletion` finalizer has its
   dependents deleted (in the foreground those that have dependents of their own);
-  when none that block it (`blockOwnerDeletion: true`) remain, the finalizer is
+  a dependent another owner still holds loses only the references to owners
+  gone or deleting in the foreground instead. When none that block it (`blockOwnerDeletion: true`) remain, the finalizer is
   removed and the owner goes.
 - Orphan: an owner carrying the `orphan` finalizer has its reference removed
   from every dependent, then the finalizer is removed.
@@ -138,9 +139,9 @@ class GarbageCollector(Controller):
         if len(alive) == len(refs):
             return
         if alive:
-            updated = copy.deepcopy(obj)
-            updated["metadata"]["ownerReferences"] = alive
-            self.cluster.update(rtype, ref[1], ref[2], updated, WriteOptions(field_manager=MANAGER))
+            self._drop_references(
+                rtype, ref, obj, {o.get("uid") for o in refs} - {o["uid"] for o in alive}
+            )
             return
         if obj["metadata"].get("deletionTimestamp"):
             return
@@ -165,25 +166,20 @@ class GarbageCollector(Controller):
         if ORPHAN in finalizers:
             for dref, dep in present:
                 drtype = self._rtype(dref[0])
-                if drtype is None:
-                    continue
-                updated = copy.deepcopy(dep)
-                updated["metadata"]["ownerReferences"] = [
-                    o
-                    for o in updated["metadata"].get("ownerReferences") or []
-                    if o.get("uid") != uid
-                ] or None
-                if updated["metadata"]["ownerReferences"] is None:
-                    del updated["metadata"]["ownerReferences"]
-                self.cluster.update(
-                    drtype, dref[1], dref[2], updated, WriteOptions(field_manager=MANAGER)
-                )
+                if drtype is not None:
+                    self._drop_references(drtype, dref, dep, {uid})
             finalizers.remove(ORPHAN)
         elif FOREGROUND in finalizers:
             blocking = False
             for dref, dep in present:
                 drtype = self._rtype(dref[0])
                 if drtype is None:
+                    continue
+                if self._has_solid_owner(dep):
+                    # Another owner keeps it: like kube-controller-manager's attemptToDeleteItem,
+                    # drop the references of owners that are gone or deleting in the foreground.
+                    waiting = {o for o in _owner_uids(dep) if not self._is_solid(o)}
+                    self._drop_references(drtype, dref, dep, waiting)
                     continue
                 if not dep["metadata"].get("deletionTimestamp"):
                     has_own = bool(self._dependents.get(dep["metadata"]["uid"]))
@@ -208,6 +204,29 @@ class GarbageCollector(Controller):
             updated["metadata"]["finalizers"] = finalizers
         else:
             updated["metadata"].pop("finalizers", None)
+        self.cluster.update(rtype, ref[1], ref[2], updated, WriteOptions(field_manager=MANAGER))
+
+    def _is_solid(self, owner_uid: str) -> bool:
+        """Whether an owner exists and is not waiting for its dependents (foreground deletion)."""
+        ref = self._by_uid.get(owner_uid)
+        owner = self.cluster.store.get(*ref) if ref else None
+        if owner is None:
+            return False
+        meta = owner["metadata"]
+        return not (meta.get("deletionTimestamp") and FOREGROUND in (meta.get("finalizers") or ()))
+
+    def _has_solid_owner(self, obj: Obj) -> bool:
+        return any(self._is_solid(owner) for owner in _owner_uids(obj))
+
+    def _drop_references(self, rtype: ResourceType, ref: Ref, obj: Obj, owners: set[str]) -> None:
+        """Remove the references to `owners` from `obj`, leaving the others as they are."""
+        updated = copy.deepcopy(obj)
+        meta = updated["metadata"]
+        meta["ownerReferences"] = [
+            o for o in meta.get("ownerReferences") or [] if o.get("uid") not in owners
+        ]
+        if not meta["ownerReferences"]:
+            del meta["ownerReferences"]
         self.cluster.update(rtype, ref[1], ref[2], updated, WriteOptions(field_manager=MANAGER))
 
 
