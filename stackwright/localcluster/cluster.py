@@ -511,6 +511,8 @@ class Cluster:
         old = self.store.get(rtype.key, meta.get("namespace", ""), name)
         if old is None:
             raise status.not_found(rtype.plural, rtype.group, name)
+        # kube-apiserver takes an update's uid as a precondition, checked before the version.
+        _check_uid_precondition(rtype, name, meta.get("uid"), old)
         _check_resource_version(rtype, name, meta, old)
         obj, warnings = self._check_fields(rtype, obj, opts)
         meta = obj["metadata"]
@@ -635,6 +637,7 @@ class Cluster:
         meta = patched.setdefault("metadata", {})
         _settle_name(meta, name)
         _check_resource_version(rtype, name, meta, old)
+        _check_applied_uid(rtype, name, meta, old)
         patched, warnings = self._check_fields(rtype, patched, opts)
         patched = self._decode(rtype, patched)
         return self._update(rtype, old, patched, opts, subresource, warnings=warnings)
@@ -721,11 +724,7 @@ class Cluster:
                 details={"name": name, "kind": "namespaces"},
             )
         meta = obj["metadata"]
-        if opts.precondition_uid and opts.precondition_uid != meta.get("uid"):
-            raise status.conflict(
-                rtype.plural, rtype.group, name,
-                f"Precondition failed: UID in precondition: {opts.precondition_uid}, UID in object meta: {meta.get('uid')}",
-            )  # fmt: skip
+        _check_uid_precondition(rtype, name, opts.precondition_uid, obj)
         if opts.precondition_rv and opts.precondition_rv != meta.get("resourceVersion"):
             raise status.conflict(
                 rtype.plural, rtype.group, name,
@@ -1283,12 +1282,24 @@ def _check_resource_version(rtype: ResourceType, name: str, meta: dict[str, Any]
         )  # fmt: skip
 
 
+def _check_uid_precondition(rtype: ResourceType, name: str, given: str | None, old: Obj) -> None:
+    """A delete's `preconditions.uid`, or an update's `metadata.uid`, must name the stored
+    object: otherwise a 409, in kube-apiserver's storage words."""
+    stored = old["metadata"].get("uid")
+    if given and given != stored:
+        raise status.conflict(
+            rtype.plural, rtype.group, name,
+            f"Precondition failed: UID in precondition: {given}, UID in object meta: {stored}",
+        )  # fmt: skip
+
+
 def _check_applied_uid(
     rtype: ResourceType, name: str, meta: dict[str, Any], old: Obj | None
 ) -> None:
-    """An apply that names a uid changes that object only, as kube-apiserver's patcher
-    answers: none there is a 409 (it would create one), another one's uid a 422 (the uid is
-    immutable), so that a client can apply to the object it read and never make a new one."""
+    """An apply or a patch that names a uid changes that object only, as kube-apiserver's
+    patcher answers: none there is a 409 (an apply would create one), another one's uid a
+    422 (the uid is immutable), so that a client can apply to the object it read and never
+    make a new one."""
     given = meta.get("uid")
     if not given:
         return

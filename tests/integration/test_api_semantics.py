@@ -221,6 +221,35 @@ def test_update_with_stale_resource_version_is_409(api: httpx.Client) -> None:
     )
 
 
+def test_an_update_or_patch_naming_another_uid_changes_nothing(api: httpx.Client) -> None:
+    """kube-apiserver takes a PUT body's uid as a precondition (409, before the resourceVersion
+    check); a patch carries no precondition, and a uid it changes is an immutable field (422)."""
+    path = "/api/v1/namespaces/meta/configmaps/uid-put"
+    created = api.post("/api/v1/namespaces/meta/configmaps", json=cm("uid-put", {"a": "1"})).json()
+    uid = created["metadata"]["uid"]
+    other = "0f0e0d0c-0000-4000-8000-000000000002"
+    stale = dict(created, metadata=dict(created["metadata"], uid=other, resourceVersion="1"))
+    put = api.put(path, json=dict(stale, data={"a": "2"}))
+    assert put.status_code == 409, put.text
+    assert put.json()["reason"] == "Conflict"
+    assert put.json()["message"] == (
+        'Operation cannot be fulfilled on configmaps "uid-put": Precondition failed: '
+        f"UID in precondition: {other}, UID in object meta: {uid}"
+    )
+    merge = {"Content-Type": "application/merge-patch+json"}
+    patched = api.patch(
+        path, content=json.dumps({"metadata": {"uid": other}, "data": {"a": "3"}}), headers=merge
+    )
+    assert patched.status_code == 422, patched.text
+    assert patched.json()["message"] == (
+        f'ConfigMap "uid-put" is invalid: metadata.uid: Invalid value: "{other}": field is '
+        "immutable"
+    )
+    assert api.get(path).json() == created
+    same = dict(created, data={"a": "4"})
+    assert api.put(path, json=same).status_code == 200
+
+
 def test_resource_version_is_one_cluster_wide_counter(api: httpx.Client) -> None:
     a = api.post("/api/v1/namespaces/meta/configmaps", json=cm("rv-a", {})).json()
     b = api.post("/apis/apps/v1/namespaces/meta/deployments", json=deployment("rv-b")).json()
