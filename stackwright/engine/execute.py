@@ -1154,7 +1154,7 @@ class Run:
             if (kube or release) and step.new is not None:
                 self._hold(step.new, urn)  # as `up` will: a delete of its object keeps it
         elif release:
-            await self._execute_release(step)
+            await self._execute_release(step, opts.custom_timeouts)
             assert step.new is not None
             self._hold(step.new, urn)
         elif not (kube or patch):
@@ -1771,13 +1771,7 @@ class Run:
         new = step.new
         assert new is not None and self.journal is not None
         provider = self.provider_for(new.provider)
-        timeout = None
-        if timeouts is not None:
-            timeout = (
-                timeouts.create
-                if step.op in (Op.CREATE, Op.IMPORT, Op.REPLACE)
-                else timeouts.update
-            )
+        timeout = _wait_seconds(step.op, timeouts)
         if step.op is Op.IMPORT:
             await self._check_importable(provider, new)
         if step.op is Op.REPLACE and step.delete_before_replace:
@@ -1965,8 +1959,10 @@ class Run:
             return None
         return {str(metadata_of(obj).get("name", "")): _identity(obj) for obj in found}
 
-    async def _execute_release(self, step: Step) -> None:
-        """Install or upgrade a Helm release through Helm, journaled like an object's apply."""
+    async def _execute_release(self, step: Step, timeouts: CustomTimeouts | None) -> None:
+        """Install or upgrade a Helm release through Helm, journaled like an object's apply,
+        waiting as long as `custom_timeouts.create` / `.update` say (else the release's own
+        `timeout`)."""
         new = step.new
         assert new is not None and self.journal is not None and self._commits is not None
         provider = self.provider_for(new.provider)
@@ -1988,7 +1984,9 @@ class Run:
         await self._commits.begin(number, journal_op, new)
         try:
             async with self._sem:
-                live = await provider.release_apply(release_spec(new))
+                live = await provider.release_apply(
+                    release_spec(new), timeout=_wait_seconds(step.op, timeouts)
+                )
         except BaseException as exc:
             self._failed_write(number, exc)
             raise
@@ -2715,6 +2713,15 @@ _HOOK_PLACES = {
     "post-install": "after the chart's other objects",
     "post-upgrade": "after the chart's other objects",
 }
+
+
+def _wait_seconds(op: Op, timeouts: CustomTimeouts | None) -> float | None:
+    """How long a create or an update may wait for readiness: `custom_timeouts.create` (an
+    import or a replacement makes its object too) or `.update`; None: the provider's own."""
+    if timeouts is None:
+        return None
+    chosen = timeouts.create if op in (Op.CREATE, Op.IMPORT, Op.REPLACE) else timeouts.update
+    return None if chosen is None else float(chosen)
 
 
 def _delete_seconds(timeouts: CustomTimeouts | None) -> float | None:

@@ -146,8 +146,12 @@ class Provider(Protocol):
         an object that is gone is done."""
         ...
 
-    async def release_apply(self, spec: Mapping[str, Any]) -> dict[str, Any]:
-        """Install a Helm release, or upgrade it if it exists, and wait; its outputs.
+    async def release_apply(
+        self, spec: Mapping[str, Any], *, timeout: float | None = None
+    ) -> dict[str, Any]:
+        """Install a Helm release, or upgrade it if it exists, and wait up to `timeout`
+        seconds (the resource's `custom_timeouts.create` / `.update`), else the release's own
+        `timeout`; its outputs.
 
         `spec` is a `helm.Release`'s inputs with `namespace` filled in.
         """

@@ -308,6 +308,8 @@ class FakeCluster:
         #: (name, timeout) of each delete (a release's uninstall too), in order: how long the
         #: engine let it wait.
         self.delete_timeouts: list[tuple[str, float | None]] = []
+        #: (name, timeout) of each release install or upgrade: how long the engine let it wait.
+        self.release_timeouts: list[tuple[str, float | None]] = []
         #: (name, reusing_name) of every delete: whether a new object takes the name next.
         self.deletes_reusing_name: list[tuple[str, bool]] = []
         #: (name, propagation) of every delete: the policy the engine asked for.
@@ -630,10 +632,13 @@ class FakeCluster:
         self.calls.append(Call("await_deleted", kind, name))
         await asyncio.sleep(0)
 
-    async def release_apply(self, spec: Mapping[str, Any]) -> dict[str, Any]:
+    async def release_apply(
+        self, spec: Mapping[str, Any], *, timeout: float | None = None
+    ) -> dict[str, Any]:
         """Install (revision 1) or upgrade (the next revision) a release, in memory."""
         name, namespace = str(spec["name"]), str(spec["namespace"])
         self.calls.append(Call("release_apply", "Release", name))
+        self.release_timeouts.append((name, timeout))
         await self._pause()
         self._fail(self.fail_apply, {"kind": "Release", "metadata": {"name": name}})
         old = self.releases.get((namespace, name))

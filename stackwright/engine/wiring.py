@@ -206,8 +206,10 @@ class KubernetesCluster:
             namespace=str(spec["namespace"]),
         )
 
-    async def release_apply(self, spec: Mapping[str, Any]) -> dict[str, Any]:
-        return await asyncio.to_thread(self._release_apply, spec)
+    async def release_apply(
+        self, spec: Mapping[str, Any], *, timeout: float | None = None
+    ) -> dict[str, Any]:
+        return await asyncio.to_thread(self._release_apply, spec, timeout=timeout)
 
     async def release_preview(self, spec: Mapping[str, Any]) -> None:
         await asyncio.to_thread(self._release_apply, spec, dry_run=True)
@@ -220,8 +222,11 @@ class KubernetesCluster:
     async def release_read(self, spec: Mapping[str, Any]) -> dict[str, Any] | None:
         return await asyncio.to_thread(self._release_read, spec)
 
-    def _release_apply(self, spec: Mapping[str, Any], *, dry_run: bool = False) -> dict[str, Any]:
-        """Install or upgrade; with `dry_run`, Helm's server-side dry run of the same (an
+    def _release_apply(
+        self, spec: Mapping[str, Any], *, dry_run: bool = False, timeout: float | None = None
+    ) -> dict[str, Any]:
+        """Install or upgrade, waiting up to `timeout` (the resource's custom timeout) else
+        the release's own; with `dry_run`, Helm's server-side dry run of the same (an
         install into a namespace this run creates is dry-run on the client: the server
         would refuse the namespace)."""
         import helm_python
@@ -230,7 +235,7 @@ class KubernetesCluster:
         repo = dict(spec.get("repositoryOpts") or {})
         common: dict[str, Any] = {
             "namespace": namespace,
-            "timeout": int(spec.get("timeout") or 300),
+            "timeout": _helm_seconds(spec, timeout),
             "wait": None if dry_run else "watcher",
             "rollback_on_failure": bool(spec.get("rollbackOnFailure")),
             "chart_repo_url": repo.get("repo"),
@@ -276,7 +281,7 @@ class KubernetesCluster:
                     name,
                     ignore_not_found=True,
                     wait="watcher",
-                    timeout=math.ceil(timeout or spec.get("timeout") or 300),
+                    timeout=_helm_seconds(spec, timeout),
                 )
         except helm_python.HelmError as exc:
             raise RuntimeError(f"Helm release {namespace}/{name}: {exc.detail}") from exc
@@ -295,6 +300,11 @@ class KubernetesCluster:
 
     async def close(self) -> None:
         await self.provider.close()
+
+
+def _helm_seconds(spec: Mapping[str, Any], timeout: float | None) -> int:
+    """Helm's wait in whole seconds: the resource's custom timeout, else the release's own."""
+    return math.ceil(timeout or spec.get("timeout") or 300)
 
 
 def _installed(cfg: Any, name: str) -> bool:

@@ -793,8 +793,9 @@ class Release(CustomResource):
     """A release Helm itself owns: `up` installs it (`helm install`), upgrades it when its
     inputs change (`helm upgrade`), and removing it or `destroy` uninstalls it; Helm keeps
     its history in the cluster (`sh.helm.release.v1.<name>.v<revision>` Secrets), so
-    Helm's own tools see it. The engine waits (Helm's watcher) up to `timeout` seconds; an
-    uninstall, up to the resource's `custom_timeouts.delete` when it sets one.
+    Helm's own tools see it. The engine waits (Helm's watcher) up to `timeout` seconds, or
+    as long as the resource's `custom_timeouts` say when they set one: `create` for an
+    install, `update` for an upgrade, `delete` for an uninstall.
 
         rel = k8s.helm.Release("web", chart="./charts/webapp", values={"image": {"tag": "1.29"}},
                                namespace="web", create_namespace=True)

@@ -308,7 +308,9 @@ class ManifestDirectory:
                 meta.pop(key, None)
         _write(path, {**obj, "metadata": meta})
 
-    async def release_apply(self, spec: Mapping[str, Any]) -> dict[str, Any]:
+    async def release_apply(
+        self, spec: Mapping[str, Any], *, timeout: float | None = None
+    ) -> dict[str, Any]:
         raise UsageError(_NO_RELEASES)
 
     async def release_preview(self, spec: Mapping[str, Any]) -> None:

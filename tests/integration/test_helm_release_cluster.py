@@ -42,6 +42,22 @@ def release_secrets(cluster: Any) -> set[str]:
     return {item["metadata"]["name"] for item in found["items"]}
 
 
+def with_timeouts(namespace: str, timeouts: str) -> str:
+    """PROGRAM with its release in `namespace` and `CustomTimeouts(<timeouts>)` as its options."""
+    return (
+        PROGRAM.replace('namespace="helmrel"', f'namespace="{namespace}"')
+        .replace(
+            '    rollback_on_failure=bool(os.environ.get("ROLLBACK")),\n',
+            '    rollback_on_failure=bool(os.environ.get("ROLLBACK")),\n'
+            f"    opts=ResourceOptions(custom_timeouts=CustomTimeouts({timeouts})),\n",
+        )
+        .replace(
+            "from stackwright import export",
+            "from stackwright import CustomTimeouts, ResourceOptions, export",
+        )
+    )
+
+
 def test_release_install_upgrade_uninstall(tmp_path: Path, cluster: Any) -> None:
     root = project(tmp_path, "helmrelease", str(cluster.kubeconfig), PROGRAM)
     env = {"CHART": str(WEBAPP), "VALUES": json.dumps({"image": {"tag": "1.29"}})}
@@ -123,18 +139,7 @@ def test_release_uninstall_waits_as_long_as_custom_timeouts_delete(
     """Uninstalling waits (Helm's watcher) for what it deletes to go: as long as the
     resource's `custom_timeouts.delete` says, as for any other delete, not the release's
     install `timeout`."""
-    program = (
-        PROGRAM.replace('namespace="helmrel"', 'namespace="helmrel-held"')
-        .replace(
-            '    rollback_on_failure=bool(os.environ.get("ROLLBACK")),\n',
-            '    rollback_on_failure=bool(os.environ.get("ROLLBACK")),\n'
-            '    opts=ResourceOptions(custom_timeouts=CustomTimeouts(delete="2s")),\n',
-        )
-        .replace(
-            "from stackwright import export",
-            "from stackwright import CustomTimeouts, ResourceOptions, export",
-        )
-    )
+    program = with_timeouts("helmrel-held", 'delete="2s"')
     root = project(tmp_path, "helmheld", str(cluster.kubeconfig), program)
     env = {"CHART": str(WEBAPP), "VALUES": json.dumps({"image": {"tag": "1.29"}}), "TIMEOUT": "120"}
     held = ("deploy", "rel-webapp", "-n", "helmrel-held")
@@ -158,3 +163,23 @@ def test_release_uninstall_waits_as_long_as_custom_timeouts_delete(
         )
         cluster.kubectl("delete", "crd", "widgets.example.com", "--ignore-not-found", check=False)
         cluster.kubectl("delete", "namespace", "helmrel-held", "--ignore-not-found", check=False)
+
+
+def test_an_upgrade_waits_as_long_as_custom_timeouts_update(tmp_path: Path, cluster: Any) -> None:
+    """The resource's `custom_timeouts.update` bounds Helm's wait for an upgrade, over the
+    release's own `timeout` (two minutes here): an upgrade that never gets ready fails soon."""
+    program = with_timeouts("helmrel-slow", 'update="3s"')
+    root = project(tmp_path, "helmslow", str(cluster.kubeconfig), program)
+    env = {"CHART": str(WEBAPP), "VALUES": json.dumps({"image": {"tag": "1.29"}}), "TIMEOUT": "120"}
+    try:
+        assert summary(sw(root, env, "up", "--yes", "--json").stdout)["ok"]
+        env["VALUES"] = json.dumps({"image": {"repository": "doesnotexist", "tag": "1"}})
+        started = time.monotonic()
+        failed = sw(root, env, "up", "--yes", "--json", check=False)
+        # Not the two minutes, nor the Deployment's progress deadline (30s on this cluster).
+        assert time.monotonic() - started < 20, failed.stdout
+        assert failed.returncode == 1, failed.stdout + failed.stderr
+        assert not summary(failed.stdout)["ok"]
+    finally:
+        cluster.kubectl("delete", "crd", "widgets.example.com", "--ignore-not-found", check=False)
+        cluster.kubectl("delete", "namespace", "helmrel-slow", "--ignore-not-found", check=False)

@@ -220,3 +220,13 @@ def test_an_uninstall_waits_as_long_as_custom_timeouts_delete_says(stack: Stack)
     assert stack.run("up", timed("11s")).counts == {"same": 1}  # recorded only
     assert stack.run("destroy", None).ok
     assert stack.fake.delete_timeouts == [("web", 9.0), ("web", 11.0)]
+
+
+def test_an_install_and_an_upgrade_wait_as_long_as_custom_timeouts_say(stack: Stack) -> None:
+    """`custom_timeouts.create` bounds the install, `.update` the upgrade; without them the
+    provider uses the release's own `timeout` (None here)."""
+    timeouts = CustomTimeouts(create="40s", update="2m")
+    assert stack.run("up", release(opts=ResourceOptions(custom_timeouts=timeouts))).ok
+    assert stack.run("up", release("1.30", opts=ResourceOptions(custom_timeouts=timeouts))).ok
+    assert stack.run("up", release("1.31")).ok
+    assert stack.fake.release_timeouts == [("web", 40.0), ("web", 120.0), ("web", None)]
