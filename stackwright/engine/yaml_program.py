@@ -745,6 +745,13 @@ class Evaluator:
             return _custom_resource(entry, properties, opts)
         if token in _PROVIDER_TYPES:
             return Provider(entry.name, opts, **_keywords(entry, properties, PROVIDER_KEYS))
+        if token.count(":") == 2 and token.split(":")[1] == "providers":
+            # `kubernetes:providers:kubernetes` would read as a group version `providers`.
+            raise _Problem(
+                entry.line,
+                f"resource {entry.name}: type {token!r} is not a provider type Stackwright has; "
+                f"a Kubernetes provider's is {' or '.join(sorted(_PROVIDER_TYPES))}",
+            )
         parsed = parse_type_token(token)
         if parsed is None:
             raise _Problem(

@@ -1110,6 +1110,12 @@ def test_an_object_of_a_manifest_component_is_read_through_its_resources(
         ("kubernetes:helm.sh/v4:Chrt", "did you mean kubernetes:helm.sh/v4:Chart?"),
         ("kubernetes:apps/v3:Deployment", "apps/v3 is not a group version"),
         ("kubernetes:widgets/v1:Widget", "widgets/v1 is not a group version"),
+        (
+            "kubernetes:providers:kubernetes",
+            "type 'kubernetes:providers:kubernetes' is not a provider type Stackwright has; a "
+            "Kubernetes provider's is pulumi:providers:kubernetes or "
+            "stackwright:providers:kubernetes",
+        ),
     ],
 )
 def test_a_type_no_cluster_can_serve_is_one_line(tmp_path: Path, token: str, said: str) -> None:
