@@ -32,6 +32,7 @@ from stackwright.providers.kubernetes.applyset import (
 )
 from stackwright.providers.kubernetes.errors import NotFoundError, UnknownKind
 from stackwright.providers.kubernetes.readiness import check_annotations
+from stackwright.providers.kubernetes.waiting import DeletionLimit, format_duration
 from stackwright.providers.manifests import ManifestDirectory, manifest_path
 
 #: What marks an ApplySet parent (KEP-3659) and how Stackwright names its own, for the rest
@@ -275,16 +276,26 @@ class KubernetesCluster:
         import helm_python
 
         name, namespace = str(spec["name"]), str(spec["namespace"])
+        limit = _uninstall_limit(spec, timeout)
         try:
             with self._helm(spec) as cfg:
                 cfg.uninstall(
                     name,
                     ignore_not_found=True,
                     wait="watcher",
-                    timeout=_helm_seconds(spec, timeout),
+                    timeout=math.ceil(limit.seconds),
                 )
         except helm_python.HelmError as exc:
-            raise RuntimeError(f"Helm release {namespace}/{name}: {exc.detail}") from exc
+            said = f"Helm release {namespace}/{name}: {exc.detail}"
+            if any(marker in str(exc.detail) for marker in _HELM_WAITED_OUT):
+                # One line, as an object's delete timeout: which limit it was, how to wait
+                # longer (Helm's own first line names what is left).
+                first = str(exc.detail).strip().splitlines()[0]
+                said = (
+                    f"Helm release {namespace}/{name}: {first} — gave up after "
+                    f"{format_duration(limit.seconds)} (the limit is {limit.set_by})"
+                )
+            raise RuntimeError(said) from exc
 
     def _release_read(self, spec: Mapping[str, Any]) -> dict[str, Any] | None:
         import helm_python
@@ -302,9 +313,27 @@ class KubernetesCluster:
         await self.provider.close()
 
 
+#: What Helm's watcher says when its wait ran out (Helm 4: the objects it waited for).
+_HELM_WAITED_OUT = ("still exists", "context deadline exceeded", "timed out waiting")
+
+
 def _helm_seconds(spec: Mapping[str, Any], timeout: float | None) -> int:
     """Helm's wait in whole seconds: the resource's custom timeout, else the release's own."""
     return math.ceil(timeout or spec.get("timeout") or 300)
+
+
+def _uninstall_limit(spec: Mapping[str, Any], timeout: float | None) -> DeletionLimit:
+    """How long an uninstall waits for what it deletes, which setting said so and how to
+    change it."""
+    if timeout:
+        return DeletionLimit(
+            timeout, "the resource's custom_timeouts.delete; raise it to wait longer"
+        )
+    return DeletionLimit(
+        _helm_seconds(spec, None),
+        "the release's timeout; raise it, or set the resource's custom_timeouts.delete, to "
+        "wait longer",
+    )
 
 
 def _installed(cfg: Any, name: str) -> bool:

@@ -157,6 +157,12 @@ def test_release_uninstall_waits_as_long_as_custom_timeouts_delete(
         assert time.monotonic() - started < 30, failed.stdout
         assert failed.returncode == 1, failed.stdout + failed.stderr
         assert "rel-webapp still exists. status: Terminating" in failed.stdout, failed.stdout
+        # ... and which setting set that limit, and how to change it, as other deletes say.
+        assert (
+            "rel-webapp still exists. status: Terminating, message: Resource scheduled for "
+            "deletion — gave up after 2s (the limit is the resource's custom_timeouts.delete; "
+            "raise it to wait longer)"
+        ) in summary(failed.stdout)["failures"][0], failed.stdout
     finally:
         cluster.kubectl(
             "patch", *held, "--type=merge", "-p", '{"metadata":{"finalizers":null}}', check=False
