@@ -61,20 +61,29 @@ def new_ns(api: httpx.Client) -> str:
 def deployment(
     name: str, image: str = "nginx:1.29", replicas: int = 3, **spec: Any
 ) -> dict[str, Any]:
+    pod_spec = {
+        "containers": [{"name": "web", "image": image}],
+        "terminationGracePeriodSeconds": 5,
+    }
+    return workload("Deployment", name, replicas, pod_spec, **spec)
+
+
+def statefulset(name: str, replicas: int, pod_spec: dict[str, Any], **spec: Any) -> dict[str, Any]:
+    return workload("StatefulSet", name, replicas, pod_spec, serviceName=name, **spec)
+
+
+def workload(
+    kind: str, name: str, replicas: int, pod_spec: dict[str, Any], **spec: Any
+) -> dict[str, Any]:
+    """An apps/v1 controller of `replicas` pods labelled app=NAME."""
     return {
         "apiVersion": "apps/v1",
-        "kind": "Deployment",
+        "kind": kind,
         "metadata": {"name": name},
         "spec": {
             "replicas": replicas,
             "selector": {"matchLabels": {"app": name}},
-            "template": {
-                "metadata": {"labels": {"app": name}},
-                "spec": {
-                    "containers": [{"name": "web", "image": image}],
-                    "terminationGracePeriodSeconds": 5,
-                },
-            },
+            "template": {"metadata": {"labels": {"app": name}}, "spec": pod_spec},
             **spec,
         },
     }
@@ -595,38 +604,21 @@ def test_statefulset_creates_pods_in_order_with_claims_and_scales_down_from_the_
     ns = new_ns(api)
     pods_path = f"/api/v1/namespaces/{ns}/pods"
     since = list_rv(api, pods_path)
-    body = {
-        "apiVersion": "apps/v1",
-        "kind": "StatefulSet",
-        "metadata": {"name": "web"},
-        "spec": {
-            "replicas": 3,
-            "serviceName": "web",
-            "selector": {"matchLabels": {"app": "web"}},
-            "template": {
-                "metadata": {"labels": {"app": "web"}},
-                "spec": {
-                    "terminationGracePeriodSeconds": 5,
-                    "containers": [
-                        {
-                            "name": "db",
-                            "image": "postgres:17",
-                            "volumeMounts": [{"name": "data", "mountPath": "/data"}],
-                        }
-                    ],
-                },
-            },
-            "volumeClaimTemplates": [
-                {
-                    "metadata": {"name": "data"},
-                    "spec": {
-                        "accessModes": ["ReadWriteOnce"],
-                        "resources": {"requests": {"storage": "1Gi"}},
-                    },
-                }
-            ],
-        },
+    pod_spec = {
+        "terminationGracePeriodSeconds": 5,
+        "containers": [
+            {
+                "name": "db",
+                "image": "postgres:17",
+                "volumeMounts": [{"name": "data", "mountPath": "/data"}],
+            }
+        ],
     }
+    claim = {
+        "metadata": {"name": "data"},
+        "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}},
+    }
+    body = statefulset("web", 3, pod_spec, volumeClaimTemplates=[claim])
     create(api, f"{APPS}/{ns}/statefulsets", body)
     rolled = cluster.kubectl("-n", ns, "rollout", "status", "statefulset/web", "--timeout=30s")
     assert "roll out complete" in rolled.stdout
@@ -699,6 +691,44 @@ def test_statefulset_creates_pods_in_order_with_claims_and_scales_down_from_the_
     assert deleted == ["web-2", "web-1"]
     # Claims outlive their pods (persistentVolumeClaimRetentionPolicy whenScaled: Retain).
     assert len(items(api, f"/api/v1/namespaces/{ns}/persistentvolumeclaims")) == 3
+
+
+def stuck_statefulset(api: httpx.Client, ns: str) -> dict[str, Any]:
+    """A one-pod StatefulSet whose pod never runs a container (its image cannot be
+    pulled): deleting that pod has nothing to wait for, and the controller recreates it
+    under the same name as soon as it is gone."""
+    body = statefulset(
+        "db", 1, {"containers": [{"name": "db", "image": "example.com/doesnotexist:1"}]}
+    )
+    create(api, f"{APPS}/{ns}/statefulsets", body)
+    return eventually(lambda: pod_named(api, ns, "db-0"), what="pod db-0")
+
+
+def pod_named(api: httpx.Client, ns: str, name: str) -> dict[str, Any] | None:
+    r = api.get(f"/api/v1/namespaces/{ns}/pods/{name}")
+    if r.status_code == 404:
+        return None
+    assert r.status_code == 200, r.text
+    found: dict[str, Any] = r.json()
+    return found
+
+
+def test_kubectl_delete_of_a_statefulset_pod_returns_once_the_pod_is_gone(
+    api: httpx.Client, cluster: Any
+) -> None:
+    """`kubectl delete pod` waits for the pod's removal: it GETs the pod, then LISTs it by
+    name and watches from that list. Until kubectl 1.36 (kubernetes/kubectl#1803) the
+    wait never ends if the list already holds the StatefulSet's replacement, so the
+    kubelet must take the time a real one takes to tear a pod down — even a pod with no
+    container running — rather than remove it before kubectl's list."""
+    ns = new_ns(api)
+    stuck_statefulset(api, ns)
+    for _ in range(12):
+        uid = eventually(lambda: pod_named(api, ns, "db-0"), what="pod db-0")["metadata"]["uid"]
+        deleted = cluster.kubectl("delete", "pod", "db-0", "-n", ns, "--timeout=10s", check=False)
+        assert deleted.returncode == 0, deleted.stderr
+        after = pod_named(api, ns, "db-0")
+        assert after is None or after["metadata"]["uid"] != uid
 
 
 # --- daemon sets (three nodes) -------------------------------------------------------------------

@@ -9,7 +9,7 @@ podIP(s), startTime, init and container statuses with image, imageID,
 containerID, ready, started, restartCount, state and lastState — and so are the
 Events (Pulling, Pulled, Created, Started, Killing, BackOff, Failed, Unhealthy,
 FailedMount). Deleting a pod is graceful: Killing, the containers stop, the
-final status is written, then the pod is removed.
+final status is written, then the pod is torn down and removed.
 
 What a container does is chosen by its image NAME (documented in the README):
 
@@ -74,6 +74,12 @@ RUN_TIME = 0.2  # how long crashloop / exit0 / exit1 run before exiting
 INIT_RUN_TIME = 0.05  # how long a healthy init container runs
 ERR_PULL_SHOWN = 0.1  # ErrImagePull is shown this long before ImagePullBackOff
 STOP_TIME = 0.1  # the longest a container takes to stop after SIGTERM
+#: From a stopped pod's final status to its removal: the sandbox torn down, volumes
+#: unmounted, then the status manager's delete — a real kubelet takes a second or two even
+#: when no container ran. kubectl before 1.36 depends on it: `kubectl delete` GETs the pod,
+#: then LISTs it by name and waits for a DELETED from that list, and a pod removed and
+#: recreated (a StatefulSet's) in between leaves it waiting forever (kubectl#1803).
+TEARDOWN_TIME = 0.1
 #: One second of the time a real kubelet counts (probe delays and periods, back-offs,
 #: grace periods), in base seconds: 20 times faster than real at speed 1.
 KUBELET_SECOND = 0.05
@@ -950,6 +956,7 @@ class Kubelet(Controller):
                     c.state = {"terminated": c.last_state.get("terminated") or {"exitCode": 0}}
                     c.ready = False
             self._flush(run)
+            await self.pace.sleep(TEARDOWN_TIME)
             pod = self.cluster.store.get(PODS, *run.key)
             if pod is not None and pod["metadata"].get("uid") == run.uid:
                 with contextlib.suppress(status.NotFound, status.Conflict):
