@@ -169,14 +169,16 @@ def wait_available(
     return found
 
 
-def replay(api: httpx.Client, path: str, resource_version: str) -> list[dict[str, Any]]:
+def replay(
+    api: httpx.Client, path: str, resource_version: str, *, query: str = ""
+) -> list[dict[str, Any]]:
     """Every WATCH event on `path` since `resource_version`, as a watcher saw them.
 
     The server replays its change log from that version, then the short timeout ends
     the stream: the events a client watching all along received, in order.
     """
     events: list[dict[str, Any]] = []
-    url = f"{path}?watch=true&resourceVersion={resource_version}&timeoutSeconds=0.3"
+    url = f"{path}?watch=true&resourceVersion={resource_version}&timeoutSeconds=0.3{query}"
     with api.stream("GET", url) as response:
         assert response.status_code == 200
         for line in response.iter_lines():
@@ -711,6 +713,40 @@ def pod_named(api: httpx.Client, ns: str, name: str) -> dict[str, Any] | None:
     assert r.status_code == 200, r.text
     found: dict[str, Any] = r.json()
     return found
+
+
+def test_a_watch_from_a_pods_version_sees_its_deletion_though_its_controller_recreates_it(
+    api: httpx.Client,
+) -> None:
+    """A watch from resourceVersion N delivers every change after N in order, as
+    kube-apiserver's does: a pod deleted and at once recreated under its name by its
+    StatefulSet is seen DELETED (with its own uid) before its successor is ADDED, whether
+    the watch was open during the deletion or opened from N after it, with a
+    fieldSelector on the name."""
+    ns = new_ns(api)
+    pods = f"/api/v1/namespaces/{ns}/pods"
+    stuck_statefulset(api, ns)
+    watched = f"{pods}?watch=true&fieldSelector=metadata.name%3Ddb-0&timeoutSeconds=30"
+    for _ in range(5):
+        pod = eventually(lambda: pod_named(api, ns, "db-0"), what="pod db-0")
+        uid, since = pod["metadata"]["uid"], pod["metadata"]["resourceVersion"]
+        live: list[tuple[str, str]] = []
+        with api.stream("GET", f"{watched}&resourceVersion={since}") as response:
+            assert response.status_code == 200
+            assert api.delete(f"{pods}/db-0").status_code == 200
+            for line in response.iter_lines():
+                event = json.loads(line)
+                live.append((event["type"], event["object"]["metadata"]["uid"]))
+                if event["type"] == "ADDED":
+                    break
+        assert live[-2:] == [("DELETED", uid), ("ADDED", live[-1][1])], live
+        assert live[-1][1] != uid
+        assert {u for _, u in live[:-1]} == {uid}, live
+        replayed = [
+            (e["type"], e["object"]["metadata"]["uid"])
+            for e in replay(api, pods, since, query="&fieldSelector=metadata.name%3Ddb-0")
+        ]
+        assert replayed[: len(live)] == live
 
 
 def test_kubectl_delete_of_a_statefulset_pod_returns_once_the_pod_is_gone(
