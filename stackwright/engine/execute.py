@@ -83,6 +83,7 @@ from stackwright.engine.records import (
     SecretTexts,
     applied_fields,
     applyset_of,
+    as_applied,
     auto_name,
     declared_dependencies,
     describe,
@@ -99,6 +100,7 @@ from stackwright.engine.records import (
     patch_body,
     patch_field_manager,
     patch_forced,
+    patch_instruction_notes,
     protected,
     provider_urn,
     recorded_closure,
@@ -1125,7 +1127,7 @@ class Run:
             ),
         )
         step, force = await self._step_to_take(
-            resource, plan(intent, old), old, desired, auto, kube
+            resource, as_applied(plan(intent, old)), old, desired, auto, kube
         )
         if patch and step.op is Op.REPLACE:
             # Another object (or kind): the old Patch gives its fields up first, so that its
@@ -1217,6 +1219,10 @@ class Run:
             notes = option_changes(old, step.new)
             if notes:
                 self.emit(Diagnostic(urn, f"only its options change: {'; '.join(notes)}", "info"))
+        if step.op is Op.UPDATE and old is not None and is_patch(desired):
+            notes = patch_instruction_notes(old, desired)
+            if notes:
+                self.emit(Diagnostic(urn, "; ".join(notes), "info"))
         if step.op is Op.SAME and kube and old is not None:
             step = await self._applied_again(step, old)
         if resource.resource_type == PROVIDER_TYPE:
@@ -2209,7 +2215,9 @@ class Run:
             return set()
         steps = {
             id(s): (
-                plan_delete(s) if not s.delete_pending else Step(Op.DELETE_REPLACED, s.urn, s, None)
+                as_applied(plan_delete(s))
+                if not s.delete_pending
+                else Step(Op.DELETE_REPLACED, s.urn, s, None)
             )
             for s in states
         }

@@ -17,6 +17,7 @@ from typing import Any
 
 from stackwright.engine.events import within
 from stackwright.engine.graph import Graph, Node
+from stackwright.engine.plan import Step, diff
 from stackwright.kubernetes.base import PATCH_FIELD_MANAGER, PATCH_FORCE, PATCH_SUFFIX
 from stackwright.kubernetes.provider import RELEASE_TYPE
 from stackwright.model import (
@@ -105,6 +106,33 @@ def applied_fields(state: ResourceState) -> dict[str, Any]:
     """What a state's object was applied with, which its live object is compared with for
     drift: its inputs, a Patch's without its instructions (`patch_body`)."""
     return patch_body(state.inputs) if is_patch(state) else state.inputs
+
+
+def as_applied(step: Step) -> Step:
+    """A Patch's step with the changes of what it applies (`patch_body`): its field manager
+    and `patch-force`, recorded in its inputs, are instructions no object carries, so no
+    diff shows them as the object's fields (`patch_instruction_notes` says a change of them)."""
+    old, new = step.old, step.new
+    if not any(s is not None and is_patch(s) for s in (old, new)):
+        return step
+    before = applied_fields(old) if old is not None and step.op is not Op.CREATE else {}
+    after = applied_fields(new) if new is not None else {}
+    return replace(step, changes=tuple(diff(before, after)))
+
+
+def patch_instruction_notes(old: ResourceState, new: ResourceState) -> list[str]:
+    """What changes in how a Patch applies, as the Patch's own info: its field manager
+    (the former one's fields are given up once the new one holds them) and its forcing."""
+    notes = []
+    before = patch_field_manager(old.urn, old.inputs, None)
+    after = patch_field_manager(new.urn, new.inputs, None)
+    if before != after:
+        notes.append(f"applies as field manager {after} (was {before})")
+    if patch_forced(old.inputs) != patch_forced(new.inputs):
+        notes.append(
+            f"{'forces' if patch_forced(new.inputs) else 'no longer forces'} conflicting fields"
+        )
+    return notes
 
 
 def patch_forced(inputs: Mapping[str, Any]) -> bool:

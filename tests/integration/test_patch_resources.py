@@ -534,3 +534,41 @@ def test_ignored_fields_are_sent_as_the_object_has_them(
         "a": "2",
         "b": "by hand",
     }
+
+
+def test_the_diff_shows_what_is_applied_not_the_instructions(
+    new_project: Any, cluster: LiveCluster
+) -> None:
+    """The field manager (recorded in the Patch's inputs) and `patch-force` are never written
+    on the object: no preview, `--diff` or step event shows them as its fields."""
+    p = new_project()
+    _namespace(cluster, p.ns)
+    create(cluster, "ConfigMap", "shown", p.ns, data={"owner": "kubectl"})
+    _config_map_patch(p, "shown", {"k": "v"})
+    preview = p.preview()
+    (started,) = [e for e in preview.of("step-started") if e["name"] == "shown"]
+    assert "patch-field-manager" not in json.dumps(started["changes"]), started["changes"]
+    assert {"path": "data", "kind": "add", "new": {"k": "v"}} in started["changes"]
+    text = p.sw("preview", "--diff").out
+    assert "+ data" in text, text
+    assert "patch-field-manager" not in text, text
+    p.up()
+
+    # Another manager named: an update, said as the Patch's own info, not as a field.
+    p.program(
+        """
+        k8s.core.v1.ConfigMapPatch("shown", metadata={"name": "shown", "namespace": NS,
+            "annotations": {"stackwright.io/patch-field-manager": "team-ops"}}, data={"k": "v"})
+        """
+    )
+    text = p.sw("preview", "--diff").out
+    assert "patch-field-manager" not in text and "annotations" not in text, text
+    assert "team-ops" in text, text
+    assert p.up().changed() == {"shown": "update"}
+    assert "team-ops" in managers(live(cluster, "configmap", "shown", p.ns))
+
+    p.program("")
+    gone = p.preview()
+    (started,) = [e for e in gone.of("step-started") if e["name"] == "shown"]
+    assert "patch-field-manager" not in json.dumps(started["changes"]), started["changes"]
+
