@@ -839,12 +839,13 @@ class Run:
         for resource in resources:
             static = _static(resource.props) if resource.custom else {}
             explicit = self._explicit(resource)
-            if resource.custom and is_patch(resource):
+            patch = resource.custom and is_patch(resource)
+            if patch:
                 # A Patch of an object the program declares changes it once it is made.
                 patched = objects.get(_named(resource) or ("", "", "", ""))
                 if patched is not None:
                     explicit.add(patched)
-            nodes.append(Node(resource.urn, static, frozenset(explicit)))
+            nodes.append(Node(resource.urn, static, frozenset(explicit), patch))
         try:
             return Graph(nodes)
         except DependencyCycle as cycle:

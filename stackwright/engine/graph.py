@@ -37,6 +37,10 @@ class Node:
     urn: str
     obj: Obj  # the desired object, or {} for components / unknown inputs
     explicit: frozenset[str]  # URNs this node depends on by Outputs, depends_on or parent
+    #: A Patch of `obj`: it waits by Kubernetes' rules as the object would, but nothing waits
+    #: for it by them (the object it changes exists already; a NamespacePatch is not the
+    #: Namespace its objects need, and one that fails must not skip them).
+    patch: bool = False
 
 
 def _kind(obj: Obj) -> str:
@@ -334,13 +338,15 @@ def rule_between(first: Obj, then: Obj) -> Rule | None:
 
 def implicit_edges(nodes: Iterable[Node], rules: tuple[Rule, ...] = RULES) -> dict[str, set[str]]:
     """For each URN, the URNs Kubernetes' rules (`rules`) say must come first."""
+    nodes = list(nodes)
     objs = [(n.urn, n.obj) for n in nodes if n.obj]
+    firsts = [(n.urn, n.obj) for n in nodes if n.obj and not n.patch]
     # rule → key → URNs of the first objects with that key
     index: list[dict[Hashable, list[str]]] = []
     for rule in rules:
         first_key = MATCHES[rule.match][0]
         by_key: dict[Hashable, list[str]] = {}
-        for urn, obj in objs:
+        for urn, obj in firsts:
             if _kind(obj) in rule.first:
                 key = first_key(obj)
                 if key is not None:

@@ -512,9 +512,10 @@ def recorded_graph(
     for key, state in zip(keys, states, strict=True):
         refs = {*state.dependencies, state.parent, state.provider} - {""}
         explicit = {k for ref in refs for k in by_urn.get(ref, ()) if k != key}
-        if state.custom and is_patch(state) and object_key(state) in objects:
+        patch = state.custom and is_patch(state)
+        if patch and object_key(state) in objects:
             explicit.add(objects[object_key(state)])
-        nodes.append(Node(key, state.inputs if state.custom else {}, frozenset(explicit)))
+        nodes.append(Node(key, state.inputs if state.custom else {}, frozenset(explicit), patch))
     return Graph(nodes), keys, by_urn
 
 

@@ -572,3 +572,28 @@ def test_the_diff_shows_what_is_applied_not_the_instructions(
     (started,) = [e for e in gone.of("step-started") if e["name"] == "shown"]
     assert "patch-field-manager" not in json.dumps(started["changes"]), started["changes"]
 
+
+def test_objects_in_a_namespace_do_not_wait_for_its_namespace_patch(
+    new_project: Any, cluster: LiveCluster
+) -> None:
+    """Kubernetes' ordering rules count real objects: a NamespacePatch is not the Namespace,
+    so a NamespacePatch that fails (a conflict here) skips nothing in that namespace."""
+    p = new_project()
+    cluster.kubectl(
+        "apply", "--server-side", "--field-manager=platform-team", "-f", "-",
+        input=json.dumps(
+            {"apiVersion": "v1", "kind": "Namespace",
+             "metadata": {"name": p.ns, "labels": {"tier": "gold"}}}
+        ),
+    )  # fmt: skip
+    p.program(
+        """
+        k8s.core.v1.NamespacePatch("tier", metadata={"name": NS, "labels": {"tier": "silver"}})
+        k8s.core.v1.ConfigMap("settings", metadata={"name": "settings", "namespace": NS},
+                              data={"k": "v"})
+        """
+    )
+    failed = p.up(rc=1)
+    assert _the_failed_step(failed)["name"] == "tier"
+    assert failed.of("step-skipped") == [], failed.of("step-skipped")
+    assert live(cluster, "configmap", "settings", p.ns)["data"] == {"k": "v"}

@@ -75,6 +75,29 @@ def test_namespace_first() -> None:
     assert graph.why("cm", "ns") == "namespace-first"
 
 
+def test_rules_count_real_objects_not_patches_of_them() -> None:
+    """Nothing waits for a Patch by Kubernetes' rules (a NamespacePatch is not the Namespace,
+    a ConfigMapPatch not the ConfigMap); a Patch still waits by them as its object would."""
+    graph = Graph(
+        [
+            Node("ns-patch", obj("Namespace", "apps"), frozenset(), patch=True),
+            Node("cm-patch", obj("ConfigMap", "c", "apps"), frozenset(), patch=True),
+            node("web", deploy("web", "apps", volumes=[{"configMap": {"name": "c"}}])),
+            node("cm", obj("ConfigMap", "d", "apps")),
+            node("other-ns", obj("Namespace", "other")),
+            Node("other-patch", obj("ConfigMap", "c", "other"), frozenset(), patch=True),
+        ]
+    )
+    assert graph.needs == {
+        "ns-patch": set(),
+        "cm-patch": set(),
+        "web": set(),
+        "cm": set(),
+        "other-ns": set(),
+        "other-patch": {"other-ns"},
+    }
+
+
 def test_crd_before_its_custom_objects_only() -> None:
     graph = Graph(
         [
