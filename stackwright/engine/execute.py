@@ -1803,8 +1803,9 @@ class Run:
             step = replace(step, old=await self._replaced_later(step.old, new))
         else:
             journal_op = step.op
+        target = None
         if is_patch(new):  # every apply of one: an apply alone would create it
-            await self._check_target(provider, new)
+            target = await self._check_target(provider, new)
         elif step.op is Op.CREATE:
             await self._check_free(provider, new)
         # The provider names the object in its status lines; the display names the resource.
@@ -1813,7 +1814,7 @@ class Run:
         assert self._commits is not None
         await self._commits.begin(number, journal_op, new)
         try:
-            live = await self._apply(provider, new, force)
+            live = await self._apply(provider, new, force, target)
             if step.op is Op.UPDATE and step.old is not None and _manager_changed(step.old, new):
                 # The fields the former manager owns would be held for good: given up now
                 # that the new one owns them too, within the step (a crash re-runs both).
@@ -2007,11 +2008,14 @@ class Run:
         async with self._sem:
             return await provider.read(*object_ref(state))
 
-    async def _check_target(self, provider: Provider, new: ResourceState) -> None:
-        """Refuse a Patch of an object that is not there: as Pulumi's, a Patch changes an
-        existing object and creates none (server-side apply alone would create it)."""
-        if await self._read_object(provider, new) is None:
+    async def _check_target(self, provider: Provider, new: ResourceState) -> dict[str, Any]:
+        """The object a Patch changes, as read now; refused when not there: as Pulumi's, a
+        Patch changes an existing object and creates none (server-side apply alone would
+        create it). Refused before the step is journaled, so nothing is left pending."""
+        live = await self._read_object(provider, new)
+        if live is None:
             raise _missing_target(new)
+        return live
 
     async def _patched(
         self,
@@ -2020,14 +2024,18 @@ class Run:
         state: ResourceState,
         *,
         made_first: bool = False,
+        read: dict[str, Any] | None = None,
     ) -> dict[str, Any] | None:
         """A Patch's fields applied (or dry-run: `send`) to its object, forced only when its
         `stackwright.io/patch-force` annotation says so. An object not there is refused, or
-        None when this run makes it first (`made_first`, a preview's)."""
+        None when this run makes it first (`made_first`, a preview's). `read`: the object as
+        this step read it already (see `_send_patch`)."""
         body, force = patch_body(state.inputs), patch_forced(state.inputs)
         old = self.old.get(state.urn)
         former = patch_field_manager(old.urn, old.inputs, None) if old and is_patch(old) else None
-        live = await self._send_patch(provider, send, state, body, force=force, former=former)
+        live = await self._send_patch(
+            provider, send, state, body, force=force, former=former, read=read
+        )
         if live is None and not made_first:
             raise _missing_target(state)
         return live
@@ -2041,6 +2049,7 @@ class Run:
         *,
         force: bool = False,
         former: str | None = None,
+        read: dict[str, Any] | None = None,
     ) -> dict[str, Any] | None:
         """`body` (a Patch's fields, or the empty patch that gives them up) applied as the
         Patch's own field manager to the object of its name there is now, and to that one
@@ -2048,10 +2057,15 @@ class Run:
         refuses an apply naming a uid no object has, rather than create one). An object
         deleted since it was read is not made again; one made again under its name is read
         and applied to. None: there is no object. Fields the Patch's `former` manager holds
-        (its annotation named another since) are its own to take over, not a conflict."""
+        (its annotation named another since) are its own to take over, not a conflict.
+
+        `read`: the object as the step read it already, to refuse a missing one before
+        journaling; one read serves both, as the uid binds the apply to that read however
+        long ago it was (the journal's begin in between): an object deleted or made again
+        since makes the apply fail, and the loop reads again."""
         manager = patch_field_manager(state.urn, state.inputs, None)
         self._patch_managers[manager] = state.urn
-        live = await self._read_object(provider, state)
+        live = read if read is not None else await self._read_object(provider, state)
         attempt = 0
         while live is not None:
             uid = metadata_of(live).get("uid")
@@ -2095,9 +2109,16 @@ class Run:
             owners[FIELD_MANAGER] = holder
         return owners
 
-    async def _apply(self, provider: Provider, state: ResourceState, force: bool) -> dict[str, Any]:
+    async def _apply(
+        self,
+        provider: Provider,
+        state: ResourceState,
+        force: bool,
+        target: dict[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        """`state`'s object applied; a Patch's to `target`, its object as just read."""
         if is_patch(state):  # no marks, no ApplySet: the object is not the stack's
-            live = await self._patched(provider, provider.apply, state)
+            live = await self._patched(provider, provider.apply, state, read=target)
             assert live is not None  # refused when not there
             return live
         namespace = state.id.rpartition("/")[0] or None

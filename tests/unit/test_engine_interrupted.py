@@ -520,3 +520,22 @@ def test_a_patch_whose_giving_up_was_interrupted_is_applied_again_when_still_dec
     assert stack.state().pending == []
     live = stack.fake.find("ConfigMap", "settings")
     assert live is not None and live["data"] == {"owner": "someone else", "mode": "fast"}
+
+
+def test_a_patch_reads_its_object_once_per_apply(stack: Stack) -> None:
+    """The read that refuses a missing object before the step is journaled is the one whose
+    uid the apply names: no second read (an object deleted or made again in between is
+    caught by that uid, and read again then)."""
+    patched = _someone_elses_settings_patched(stack)
+
+    def retuned(p: Program) -> None:
+        k8s.core.v1.ConfigMapPatch("tuning", metadata={"name": "settings"}, data={"mode": "slow"})
+
+    for declare in (patched, retuned):  # a create, then an update
+        stack.fake.calls.clear()
+        summary = stack.up(declare)
+        assert summary.ok, summary.failures
+        assert stack.fake.calls_to("read") == [Call("read", "ConfigMap", "settings")]
+        assert stack.fake.calls_to("apply") == [Call("apply", "ConfigMap", "settings")]
+    live = stack.fake.find("ConfigMap", "settings")
+    assert live is not None and live["data"] == {"owner": "someone else", "mode": "slow"}
