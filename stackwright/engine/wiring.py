@@ -244,9 +244,13 @@ class KubernetesCluster:
             "plain_http": bool(repo.get("plain_http")),
         }
         what = f"Helm release {namespace}/{name}"
+        limit = None
         try:
             with self._helm(spec) as cfg:
-                if _installed(cfg, name):
+                upgrading = _installed(cfg, name)
+                if not dry_run:
+                    limit = _release_limit(spec, timeout, "update" if upgrading else "create")
+                if upgrading:
                     release = cfg.upgrade(
                         spec["chart"],
                         name,
@@ -270,13 +274,15 @@ class KubernetesCluster:
                     )
                 return release_outputs(release, name, namespace)
         except helm_python.HelmError as exc:
-            raise RuntimeError(f"{what}: {exc.detail}") from exc
+            raise RuntimeError(
+                _helm_failure(what, str(exc.detail), limit, _HELM_NOT_READY)
+            ) from exc
 
     def _release_uninstall(self, spec: Mapping[str, Any], timeout: float | None) -> None:
         import helm_python
 
         name, namespace = str(spec["name"]), str(spec["namespace"])
-        limit = _uninstall_limit(spec, timeout)
+        limit = _release_limit(spec, timeout, "delete")
         try:
             with self._helm(spec) as cfg:
                 cfg.uninstall(
@@ -286,16 +292,10 @@ class KubernetesCluster:
                     timeout=math.ceil(limit.seconds),
                 )
         except helm_python.HelmError as exc:
-            said = f"Helm release {namespace}/{name}: {exc.detail}"
-            if any(marker in str(exc.detail) for marker in _HELM_WAITED_OUT):
-                # One line, as an object's delete timeout: which limit it was, how to wait
-                # longer (Helm's own first line names what is left).
-                first = str(exc.detail).strip().splitlines()[0]
-                said = (
-                    f"Helm release {namespace}/{name}: {first} — gave up after "
-                    f"{format_duration(limit.seconds)} (the limit is {limit.set_by})"
-                )
-            raise RuntimeError(said) from exc
+            what = f"Helm release {namespace}/{name}"
+            raise RuntimeError(
+                _helm_failure(what, str(exc.detail), limit, _HELM_WAITED_OUT)
+            ) from exc
 
     def _release_read(self, spec: Mapping[str, Any]) -> dict[str, Any] | None:
         import helm_python
@@ -313,8 +313,11 @@ class KubernetesCluster:
         await self.provider.close()
 
 
-#: What Helm's watcher says when its wait ran out (Helm 4: the objects it waited for).
+#: What Helm says when an uninstall's wait ran out (its watcher: what still exists).
 _HELM_WAITED_OUT = ("still exists", "context deadline exceeded", "timed out waiting")
+#: What Helm's watcher says when an install's or an upgrade's wait ran out (what was not
+#: ready); not "context deadline exceeded", which a chart download that timed out says too.
+_HELM_NOT_READY = ("not ready. status:",)
 
 
 def _helm_seconds(spec: Mapping[str, Any], timeout: float | None) -> int:
@@ -322,17 +325,32 @@ def _helm_seconds(spec: Mapping[str, Any], timeout: float | None) -> int:
     return math.ceil(timeout or spec.get("timeout") or 300)
 
 
-def _uninstall_limit(spec: Mapping[str, Any], timeout: float | None) -> DeletionLimit:
-    """How long an uninstall waits for what it deletes, which setting said so and how to
-    change it."""
+def _release_limit(spec: Mapping[str, Any], timeout: float | None, setting: str) -> DeletionLimit:
+    """How long Helm waits for an install (`setting` "create"), an upgrade ("update") or an
+    uninstall ("delete"), which setting said so and how to change it."""
     if timeout:
         return DeletionLimit(
-            timeout, "the resource's custom_timeouts.delete; raise it to wait longer"
+            timeout, f"the resource's custom_timeouts.{setting}; raise it to wait longer"
         )
     return DeletionLimit(
         _helm_seconds(spec, None),
-        "the release's timeout; raise it, or set the resource's custom_timeouts.delete, to "
-        "wait longer",
+        f"the release's timeout; raise it, or set the resource's custom_timeouts.{setting}, "
+        "to wait longer",
+    )
+
+
+def _helm_failure(
+    what: str, detail: str, limit: DeletionLimit | None, waited_out: tuple[str, ...]
+) -> str:
+    """One line for Helm's error: when its wait ran out (`waited_out` says how Helm tells
+    it), as an object's timeout says it — Helm's own first line (what was not ready, or not
+    gone), which limit it was and how to wait longer."""
+    if limit is None or not any(marker in detail for marker in waited_out):
+        return f"{what}: {detail}"
+    first = detail.strip().splitlines()[0]
+    return (
+        f"{what}: {first} — gave up after {format_duration(limit.seconds)} "
+        f"(the limit is {limit.set_by})"
     )
 
 

@@ -185,7 +185,20 @@ def test_an_upgrade_waits_as_long_as_custom_timeouts_update(tmp_path: Path, clus
         # Not the two minutes, nor the Deployment's progress deadline (30s on this cluster).
         assert time.monotonic() - started < 20, failed.stdout
         assert failed.returncode == 1, failed.stdout + failed.stderr
-        assert not summary(failed.stdout)["ok"]
+        done = summary(failed.stdout)
+        assert not done["ok"]
+        # One line, as an object's readiness timeout: what was not ready, which setting set
+        # the limit and how to wait longer (it said only Helm's "not ready", as if it failed).
+        (failure,) = done["failures"]
+        assert "\n" not in failure, failure
+        assert (
+            "Helm release helmrel-slow/rel: resource Deployment/helmrel-slow/rel-webapp not "
+            "ready. status: InProgress"
+        ) in failure, failure
+        assert failure.endswith(
+            " — gave up after 3s (the limit is the resource's custom_timeouts.update; raise it "
+            "to wait longer)"
+        ), failure
     finally:
         cluster.kubectl("delete", "crd", "widgets.example.com", "--ignore-not-found", check=False)
         cluster.kubectl("delete", "namespace", "helmrel-slow", "--ignore-not-found", check=False)
