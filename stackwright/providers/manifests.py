@@ -8,7 +8,8 @@ removes it. The layout is Pulumi's: `0-crd/` holds CustomResourceDefinitions and
 `1-manifest/` everything else, so that `kubectl apply -f DIR --recursive`, which reads
 files in name order, creates kinds before the objects of those kinds; there a Namespace's
 file name starts with `0-` and every other's with `1-`, so namespaces come before what
-goes into them. One file per object, named after its apiVersion, kind, namespace and name.
+goes into them. One file per object, named after its apiVersion, kind, namespace and name
+(its end a hash when that is longer than a file name can be).
 
 Whether a kind is namespaced comes from the built-in kinds (`CLUSTER_SCOPED`) and the
 CustomResourceDefinitions rendered into the directory, never from a cluster.
@@ -21,6 +22,7 @@ from __future__ import annotations
 
 import builtins
 import contextlib
+import hashlib
 import os
 import tempfile
 from collections.abc import Callable, Iterable, Mapping
@@ -80,8 +82,25 @@ def manifest_path(api_version: str, kind: str, namespace: str | None, name: str)
     ]
     stem = "_".join(parts)
     if _is_crd(api_version, kind):
-        return Path(CRD_FOLDER) / f"{stem}.yaml"
-    return Path(MANIFEST_FOLDER) / f"{_RANK.get(kind, _OTHERS)}-{stem}.yaml"
+        return Path(CRD_FOLDER) / f"{_fitted(stem, '')}.yaml"
+    head = f"{_RANK.get(kind, _OTHERS)}-"
+    return Path(MANIFEST_FOLDER) / f"{head}{_fitted(stem, head)}.yaml"
+
+
+#: The longest file name (in bytes) that common file systems take (ext4, APFS, NTFS: 255).
+_NAME_MAX = 255
+
+
+def _fitted(stem: str, head: str) -> str:
+    """`stem`, or, when the file name would be longer than a file system takes (a name near
+    Kubernetes' 253 characters, with its namespace), its start and a hash of the whole: one
+    object, always one file, and the start still tells which."""
+    room = _NAME_MAX - len(head.encode()) - len(".yaml")
+    whole = stem.encode()
+    if len(whole) <= room:
+        return stem
+    digest = hashlib.sha256(whole).hexdigest()[:16]
+    return f"{whole[: room - len(digest) - 1].decode(errors='ignore')}-{digest}"
 
 
 def _prefix(api_version: str, kind: str, namespace: str | None) -> str:
@@ -338,7 +357,8 @@ def _write(path: Path, obj: Mapping[str, Any]) -> None:
     """Write a manifest atomically: a temporary file in the same folder, renamed over it."""
     path.parent.mkdir(parents=True, exist_ok=True)
     text = yaml.safe_dump(dict(obj), sort_keys=False, default_flow_style=False)
-    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    # A short name: the file's own may be as long as a file system takes.
+    handle, temporary = tempfile.mkstemp(prefix=".tmp-", dir=path.parent)
     try:
         with os.fdopen(handle, "w", encoding="utf-8") as out:
             out.write(text)

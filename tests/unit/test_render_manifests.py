@@ -325,3 +325,30 @@ def test_a_stack_that_names_a_local_cluster_does_not_start_it_to_render(
         assert code == 0, out
         assert "started the local cluster" not in out, out
     assert not (tmp_path / "home" / "clusters").exists()
+
+
+def test_an_object_whose_file_name_would_be_too_long_gets_a_shortened_one(
+    rendering: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A name of Kubernetes' longest (253 characters) with its kind and namespace is longer
+    than a file name can be (255 bytes): the file's name ends in a hash instead (the
+    write failed with `File name too long`)."""
+    long = ".".join(c * 63 for c in "abc") + "." + "d" * 61
+    assert len(long) == 253
+    write_program(
+        rendering,
+        extra=(
+            f'k8s.core.v1.ConfigMap("long", metadata={{"name": "{long}"}}, data={{"k": "v"}}, '
+            "opts=opts)\n"
+        ),
+    )
+    code, out = run(capsys, "up", "--yes")
+    assert code == 0, out
+    files = tree(rendering / "out")
+    (name,) = [n for n, o in files.items() if o["metadata"]["name"] == long]  # type: ignore[index]
+    assert len(Path(name).name) == 255 and name.startswith("1-manifest/1-v1_configmap_default_a")
+    assert not any(p.name.startswith(".") for p in (rendering / "out").rglob("*"))
+    code, out = run(capsys, "refresh", "--yes")  # read back where it was written
+    assert code == 0 and "deleted outside" not in out and "drifted" not in out, out
+    assert run(capsys, "destroy", "--yes")[0] == 0
+    assert list((rendering / "out").rglob("*")) == []
