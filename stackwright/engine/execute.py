@@ -1657,6 +1657,8 @@ class Run:
         }
         known["metadata"] = Partial(metadata_of(new.inputs))
         self.live[step.urn] = Partial(known)
+        if step.op is Op.REPLACE and step.old is not None:
+            self._say_file_removed(step.old, instead=new)
         if unknown_paths(new.inputs) or new.provider in self._unknown_providers:
             return
         if is_release(new) and new.custom:
@@ -2368,10 +2370,23 @@ class Run:
                 self.emit(StepDone(step, False, 0.0, protected(state.urn)))
             elif _deletes_object(state, step.op, keep_object=self._holder(state) is not None):
                 await self._crd_census(state)
-                directory = self._rendered_to(state.provider)
-                if directory is not None:
-                    removed = file_of(directory, state.inputs, state.id.rpartition("/")[0])
-                    self.emit(Diagnostic(state.urn, f"removes {removed}", "info"))
+                self._say_file_removed(state)
+
+    def _say_file_removed(self, state: ResourceState, instead: ResourceState | None = None) -> None:
+        """Say, in a preview, which file the delete of a rendered object removes; none when
+        its replacement `instead` is written to that same file (or may be: its name is not
+        known yet)."""
+        directory = self._rendered_from(state.provider)
+        if directory is None:
+            return
+        removed = file_of(directory, state.inputs, state.id.rpartition("/")[0])
+        target = self._rendered_to(instead.provider) if instead is not None else None
+        if instead is not None and target is not None:
+            if unknown_paths(instead.inputs):
+                return
+            if file_of(target, instead.inputs, instead.id.rpartition("/")[0]) == removed:
+                return
+        self.emit(Diagnostic(state.urn, f"removes {removed}", "info"))
 
     def _rendered_to(self, provider: str) -> str | None:
         """The directory a provider renders to (the program's, else its record's), or None."""
@@ -2379,6 +2394,15 @@ class Run:
             return self._rendering[provider]
         recorded = self.old.get(provider)
         found = recorded.inputs.get(RENDER_SETTING) if recorded is not None else None
+        return str(found) if found else None
+
+    def _rendered_from(self, provider: str) -> str | None:
+        """The directory a provider's recorded objects are in (its record's, which a change
+        of its settings in this run has not moved them from; else the program's), or None."""
+        recorded = self.old.get(provider)
+        if recorded is None:
+            return self._rendering.get(provider)
+        found = recorded.inputs.get(RENDER_SETTING)
         return str(found) if found else None
 
     async def warn_crd_deletes(self, states: Iterable[ResourceState]) -> None:

@@ -352,3 +352,35 @@ def test_an_object_whose_file_name_would_be_too_long_gets_a_shortened_one(
     assert code == 0 and "deleted outside" not in out and "drifted" not in out, out
     assert run(capsys, "destroy", "--yes")[0] == 0
     assert list((rendering / "out").rglob("*")) == []
+
+
+def test_a_preview_says_which_file_a_replacement_or_a_removal_leaves_where_it_was(
+    rendering: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A provider's folder changed (every object written anew, replaced): the preview says
+    the old files go, from the folder they are in, as the up then does (it said only the
+    writes; a removal in that run named the new folder)."""
+    assert run(capsys, "up", "--yes")[0] == 0
+    program = (rendering / "__main__.py").read_text().replace('"out"', '"moved"')
+    start, end = program.index("k8s.apiextensions.CustomResource("), program.index("sw.export")
+    (rendering / "__main__.py").write_text(program[:start] + program[end:])  # w1 removed
+    code, out = run(capsys, "preview")
+    assert code == 0, out
+    assert "writes moved/1-manifest/1-apps_v1_deployment_" in out, out
+    assert "removes out/1-manifest/1-apps_v1_deployment_" in out, out
+    assert "removes out/1-manifest/1-example.com_v1_widget_" in out, out
+    assert "removes moved/" not in out, out
+    assert run(capsys, "up", "--yes")[0] == 0
+    assert list((rendering / "out").rglob("*")) == []
+    assert len(tree(rendering / "moved")) == 3
+
+
+def test_a_replacement_into_the_same_file_is_not_said_to_remove_it(
+    rendering: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert run(capsys, "up", "--yes")[0] == 0
+    crd = "urn:sw:dev::shop::kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition::widgets"
+    code, out = run(capsys, "preview", "--replace", crd)
+    assert code == 0 and "+- 1 to replace" in out, out
+    assert "writes out/0-crd/apiextensions.k8s.io_v1_customresourcedefinition_widgets." in out
+    assert "removes" not in out, out
