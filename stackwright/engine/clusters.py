@@ -25,11 +25,11 @@ from stackwright.engine.records import (
     declared_dependencies,
     is_kubernetes,
     is_patch,
-    is_release,
     made_again,
     metadata_of,
     object_ref,
     provider_urn,
+    through_kubernetes,
     unknown_paths,
 )
 from stackwright.errors import UsageError
@@ -153,13 +153,7 @@ async def _identity(provider: Provider) -> ClusterIdentity | None:
 
 def _objects(resources: Sequence[ResourceState], provider: str) -> list[ResourceState]:
     """The objects (and Helm releases) the state records through `provider`."""
-    return [
-        s
-        for s in resources
-        if s.custom
-        and (is_kubernetes(s) or is_release(s) or is_patch(s))
-        and s.provider == provider
-    ]
+    return [s for s in resources if s.custom and through_kubernetes(s) and s.provider == provider]
 
 
 def recorded_identity(state: ResourceState) -> ClusterIdentity | None:
@@ -194,11 +188,7 @@ async def _check_clusters(
     resources = snapshot.resources
     declared = program.resources if program is not None else ()
     recorded = {s.urn: s for s in resources if s.type == PROVIDER_TYPE}
-    used = {
-        s.provider
-        for s in resources
-        if s.custom and (is_kubernetes(s) or is_release(s) or is_patch(s))
-    }
+    used = {s.provider for s in resources if s.custom and through_kubernetes(s)}
     settings: dict[str, Mapping[str, Any]] = {
         urn: state.inputs for urn, state in recorded.items() if urn in used
     }

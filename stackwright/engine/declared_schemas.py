@@ -95,16 +95,18 @@ def check_before_up(
     for resource in program.resources:
         if not resource.custom or resource.is_read or not chosen(resource.urn):
             continue
-        _check_secret_placement(resource, read)
-        _check_types(resource, read, recorded.get(resource.urn))
+        if not is_kubernetes(resource.resource_type):  # an object, a Patch: not a release
+            continue
+        known = _inputs(resource, read)  # resolved once for every check of it
+        if known is None:
+            continue
+        old = recorded.get(resource.urn)
+        _check_secret_placement(resource, known)
+        _check_types(resource, known, old)
         served = defined_kind(resource.props) if applying else None
         if served is None:
             continue
-        known = _inputs(resource, read)
-        if known is None:
-            continue
         inputs = known[0]
-        old = recorded.get(resource.urn)
         if unknown_paths(inputs) or (old is not None and old.inputs.get("spec") == inputs["spec"]):
             continue
         declared.setdefault(provider_urn(resource), DeclaredSchemas()).declare(
@@ -138,17 +140,13 @@ def _inputs(resource: Resource, read: StateReader) -> tuple[Any, list[str]] | No
         return None
 
 
-def _check_secret_placement(resource: Resource, read: StateReader) -> None:
+def _check_secret_placement(resource: Resource, known: tuple[Any, list[str]]) -> None:
     """Refuse a secret that `resource` puts in a field shown in plain text, as its step
-    would (the same message), when the program alone says it is there."""
-    if not is_kubernetes(resource):
-        return
-    # Most objects hold no secret: the Outputs' own marks say so, with nothing resolved (and
-    # the walk that finds them serves the dependency graph too).
-    if not resource.input_marks.secret:
-        return
-    known = _inputs(resource, read)
-    if known is None:
+    would (the same message), when the program alone says it is there. `known`: its
+    inputs as far as they are known, and their secret paths (`_inputs`)."""
+    # Most objects hold no secret: the Outputs' own marks say so (and the walk that finds
+    # them serves the dependency graph too).
+    if not is_kubernetes(resource) or not resource.input_marks.secret:
         return
     inputs, found = known
     refusal = secret_in_plain_field(found, inputs)
@@ -158,18 +156,15 @@ def _check_secret_placement(resource: Resource, read: StateReader) -> None:
         )
 
 
-def _check_types(resource: Resource, read: StateReader, old: ResourceState | None) -> None:
+def _check_types(
+    resource: Resource, known: tuple[Any, list[str]], old: ResourceState | None
+) -> None:
     """Refuse a value of a built-in kind's inputs that its field cannot hold (a string in
     an integer field: `replicas: "three"`), as the API server would, before anything is
     applied: its preview's dry run is skipped when the same run creates its namespace, and
     an `up` would have applied the objects before it. Values known once applied only are
     the server's to judge, and inputs as `old` recorded them the server has taken already
-    (a no-op run checks nothing, and loads no schema)."""
-    if not is_kubernetes(resource.resource_type):
-        return
-    known = _inputs(resource, read)
-    if known is None:
-        return
+    (a no-op run checks nothing, and loads no schema). `known`: as `_check_secret_placement`."""
     inputs, secret_paths = known
     if old is not None and _as_recorded(inputs, old.inputs):
         return

@@ -112,6 +112,7 @@ from stackwright.engine.records import (
     secret_in_plain_field,
     secret_paths_of,
     secret_texts,
+    through_kubernetes,
     unknown_as_null,
     unknown_paths,
     with_outputs,
@@ -2501,7 +2502,7 @@ class Run:
             for urn, state in self.old.items()
             if state.custom
             and state.type != PROVIDER_TYPE
-            and (is_kubernetes(state) or is_release(state) or is_patch(state))
+            and through_kubernetes(state)
             and state.provider in providers
         }
         for urn, state in gone.items():
@@ -2521,9 +2522,7 @@ class Run:
             if state.type == PROVIDER_TYPE:
                 self._refresh_provider(state, record=record)
                 return
-            if not state.custom or not (
-                is_kubernetes(state) or is_release(state) or is_patch(state)
-            ):
+            if not state.custom or not through_kubernetes(state):
                 return
             try:
                 async with self._sem:

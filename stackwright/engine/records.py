@@ -151,6 +151,12 @@ def relinquishing_body(state: ResourceState) -> dict[str, Any]:
     }
 
 
+def through_kubernetes(state: ResourceState) -> bool:
+    """What a Kubernetes provider keeps for the stack: an object, a Helm release or a Patch
+    (`is_kubernetes`, `is_release`, `is_patch`: their type tokens all start `kubernetes:`)."""
+    return state.type.startswith("kubernetes:")
+
+
 def is_release(state_or_type: ResourceState | str) -> bool:
     """A Helm release (`helm.Release`): installed, upgraded and uninstalled through Helm."""
     type_ = state_or_type if isinstance(state_or_type, str) else state_or_type.type
