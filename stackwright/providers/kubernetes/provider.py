@@ -96,14 +96,11 @@ def _defaulted_rolling_update(body: Mapping[str, Any], refused: InvalidObject) -
     `strategy.type: Recreate` without a `rollingUpdate`, only for the `rollingUpdate` it
     defaulted when the type was RollingUpdate: that field belongs to no manager, so
     server-side apply never removes it (kubernetes/kubernetes#24198)."""
-    if not _is_deployment(body):
-        return False
-    strategy = (body.get("spec") or {}).get("strategy") or {}
+    strategy = _refused_for_rolling_update(body, refused)
     return (
-        strategy.get("type") == "Recreate"
+        strategy is not None
+        and strategy.get("type") == "Recreate"
         and "rollingUpdate" not in strategy
-        and bool(refused.causes)
-        and all(c.field == "spec.strategy.rollingUpdate" for c in refused.causes)
     )
 
 
@@ -111,15 +108,21 @@ def _rolling_update_under_recreate(body: Mapping[str, Any], refused: InvalidObje
     """Whether the API server refused `body`, a Deployment whose program sets a
     `rollingUpdate` and no strategy type (so RollingUpdate), only for that field: the
     object's type is Recreate, which no apply of this program set."""
-    if not _is_deployment(body):
-        return False
-    strategy = (body.get("spec") or {}).get("strategy") or {}
-    return (
-        "type" not in strategy
-        and "rollingUpdate" in strategy
-        and bool(refused.causes)
-        and all(c.field == "spec.strategy.rollingUpdate" for c in refused.causes)
-    )
+    strategy = _refused_for_rolling_update(body, refused)
+    return strategy is not None and "type" not in strategy and "rollingUpdate" in strategy
+
+
+def _refused_for_rolling_update(
+    body: Mapping[str, Any], refused: InvalidObject
+) -> Mapping[str, Any] | None:
+    """The strategy `body` sets when it is a Deployment the API server refused only for
+    `spec.strategy.rollingUpdate`; else None."""
+    if not _is_deployment(body) or not refused.causes:
+        return None
+    if any(c.field != "spec.strategy.rollingUpdate" for c in refused.causes):
+        return None
+    strategy: Mapping[str, Any] = (body.get("spec") or {}).get("strategy") or {}
+    return strategy
 
 
 async def _strategy_shown(
