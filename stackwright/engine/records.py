@@ -64,6 +64,8 @@ def is_patch(declared: ResourceState | Resource) -> bool:
         type_, obj = declared.type, declared.inputs
     else:
         type_, obj = declared.resource_type, declared.props
+    if not type_.endswith(PATCH_SUFFIX):  # most resources: asked many times a run
+        return False
     kind = obj.get("kind") if isinstance(obj, Mapping) else None
     return (
         isinstance(kind, str)
