@@ -1,7 +1,8 @@
 """The policy stage of the pipeline: the program's objects checked before any API call.
 
 `check(gate, program, listener)` turns every Kubernetes object the program
-declared (Helm-, YAML- and Kustomize-imported children included) into a policy
+declared (Helm-, YAML- and Kustomize-imported children included) and every Patch
+(the fields it sets, for the policies that judge Patches) into a policy
 subject — its inputs resolved with the Outputs known from inputs (a Namespace's given
 name) and every other one unknown, since nothing has been applied yet — runs the stack's packs over them, reports a `PolicyChecked` event,
 and raises `PolicyViolation` when a mandatory policy failed or a policy raised:
@@ -20,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from stackwright.engine.events import Listener, PolicyChecked
-from stackwright.engine.records import is_kubernetes
+from stackwright.engine.records import is_kubernetes, is_patch, patch_body
 from stackwright.errors import PolicyViolation
 from stackwright.kubernetes.provider import PROVIDER_TYPE
 from stackwright.policy import (
@@ -91,17 +92,23 @@ def _provider_settings(resource: Resource) -> Mapping[str, Any] | None:
 
 
 def subjects(program: Program, gate: PolicyGate) -> list[Subject]:
-    """The program's Kubernetes objects as policy subjects, in declaration order, each
-    pointing at the program line that declared it (a ConfigFile's or a chart's for their
-    children), as a finding should."""
+    """The program's Kubernetes objects and Patches as policy subjects, in declaration
+    order, each pointing at the program line that declared it (a ConfigFile's or a chart's
+    for their children), as a finding should. A Patch is what it sends: its fields without
+    its instructions to Stackwright (`patch_body`)."""
     out = []
     read = planned_reader()
     for resource in program.resources:
-        if not (resource.custom and is_kubernetes(resource)):
+        if not resource.custom:
+            continue
+        patch = is_patch(resource)
+        if not (patch or is_kubernetes(resource)):
             continue
         if resource.resource_type == PROVIDER_TYPE or resource.is_read:
             continue  # a provider has no object; a read declares none (it is someone else's)
         inputs, _ = unwrap_secrets(resolve(resource.props, read))
+        if patch:
+            inputs = patch_body(inputs)
         cluster = gate.cluster
         explicit = _provider_settings(resource)
         if explicit is not None:
@@ -116,6 +123,7 @@ def subjects(program: Program, gate: PolicyGate) -> list[Subject]:
                 cluster=cluster,
                 source=where.file if where.line else "",
                 line=where.line,
+                patch=patch,
             )
         )
     return out

@@ -93,11 +93,10 @@ def patch_body(inputs: Mapping[str, Any]) -> dict[str, Any]:
     are instructions to Stackwright (two Patches of one object naming their own managers
     would otherwise conflict over that annotation)."""
     meta = metadata_of(inputs)
-    annotations = {
-        k: v
-        for k, v in (meta.get("annotations") or {}).items()
-        if k not in (PATCH_FIELD_MANAGER, PATCH_FORCE)
-    }
+    given = meta.get("annotations") or {}
+    if not isinstance(given, Mapping):  # not known yet (the policy gate's preview)
+        return {**inputs, "metadata": meta}
+    annotations = {k: v for k, v in given.items() if k not in (PATCH_FIELD_MANAGER, PATCH_FORCE)}
     meta = {k: v for k, v in meta.items() if k != "annotations"}
     if annotations:
         meta["annotations"] = annotations

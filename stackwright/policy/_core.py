@@ -3,7 +3,9 @@
 A resource policy is a function of one `Subject` (a Kubernetes object with its
 URN, stack, tags and the policy's configuration); a stack policy is a function of
 one `StackSubject` (every object at once). Either returns (or yields) `Violation`s,
-or nothing when the subject passes.
+or nothing when the subject passes. A Patch resource (`DeploymentPatch`) is a subject
+too, with `patch` set: only the policies declared with `patches=True` see it, since it
+holds some fields of an object the stack does not own, never the whole object.
 
 Must never: do I/O, or import anything of Stackwright but `model` and `errors`.
 """
@@ -13,8 +15,8 @@ from __future__ import annotations
 import enum
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass, field, replace
+from typing import Any, cast
 
 from stackwright.errors import UsageError
 from stackwright.model import UNKNOWN, parse_urn
@@ -146,6 +148,9 @@ class Subject:
     object was read from when it came from a file; `cluster` names the cluster
     (kubeconfig context) it is going to, when known. `evaluate` sets `stack`, `tags`
     and (for a namespaced kind that names none) `namespace` before any policy runs.
+    `patch`: the subject is a Patch resource — `object` holds only the fields it sets
+    of an existing object (`kind` is that object's), so a field it leaves out is not
+    missing, only someone else's.
     """
 
     __slots__ = (
@@ -157,6 +162,7 @@ class Subject:
         "name",
         "namespace",
         "object",
+        "patch",
         "source",
         "stack",
         "tags",
@@ -175,8 +181,10 @@ class Subject:
         source: str = "",
         line: int = 0,
         cluster: str = "",
+        patch: bool = False,
     ) -> None:
         self.object: Mapping[str, Any] = obj
+        self.patch = patch
         self.kind = _text(obj.get("kind"))
         self.api_version = _text(obj.get("apiVersion"))
         metadata = mapping(obj.get("metadata"))
@@ -184,7 +192,7 @@ class Subject:
         # logical name of its URN instead.
         self.name = _text(metadata.get("name")) or (_logical_name(urn) if urn else "")
         self.namespace = _text(metadata.get("namespace"))
-        self.type = type or _type_token(self.api_version, self.kind)
+        self.type = type or _type_token(self.api_version, self.kind, patch)
         self.urn = urn
         self.stack = stack
         self.tags: Mapping[str, str] = dict(tags or {})
@@ -211,9 +219,15 @@ class Subject:
 
     @property
     def display(self) -> str:
-        """How reports name the object: `Deployment shop/web`."""
+        """How reports name the object: `Deployment shop/web`; a Patch of it as the Patch
+        resource it is, `DeploymentPatch shop/web`."""
         where = f"{self.namespace}/" if self.namespace else ""
-        return f"{self.kind} {where}{self.name or '(unnamed)'}"
+        return f"{self.kind}{_PATCH if self.patch else ''} {where}{self.name or '(unnamed)'}"
+
+    def left_to_owner(self, value: Any) -> bool:
+        """Whether `value`, read from this subject, is a field a Patch leaves out: the
+        object's owner sets it, so a rule asking for it judges only what the Patch sets."""
+        return self.patch and value is None
 
     def get(self, path: str, default: Any = None) -> Any:
         """The value at a dotted path (`spec.template.spec`), or `default` when absent."""
@@ -281,9 +295,15 @@ def _text(value: Any) -> str:
     return value if isinstance(value, str) else ""
 
 
-def _type_token(api_version: str, kind: str) -> str:
+#: What a Patch resource's kind is called after its object's (`DeploymentPatch`), as in
+#: Pulumi and the type tokens of `stackwright.kubernetes`.
+_PATCH = "Patch"
+
+
+def _type_token(api_version: str, kind: str, patch: bool = False) -> str:
     group, _, version = api_version.rpartition("/")
-    return f"kubernetes:{group or 'core'}/{version}:{kind}" if kind else ""
+    suffix = _PATCH if patch else ""
+    return f"kubernetes:{group or 'core'}/{version}:{kind}{suffix}" if kind else ""
 
 
 @dataclass
@@ -328,6 +348,12 @@ class Policy:
     #: Default configuration, overridden per stack.
     config: Mapping[str, Any] = field(default_factory=dict)
     stack: bool = False  # a stack policy (sees every resource at once)
+    #: Whether it judges Patch resources too: true of a rule that fails only on what an
+    #: object sets (privileged: true, an image :latest), which a Patch's fields are enough
+    #: to judge; false of one that asks for a field to be there (limits, probes, labels),
+    #: which a Patch leaving it to the object's owner would fail for nothing. A stack
+    #: policy with it sees the Patches among `resources`.
+    patches: bool = False
 
     @property
     def label(self) -> str:
@@ -336,40 +362,6 @@ class Policy:
 
     def names(self) -> frozenset[str]:
         return frozenset(n for n in (self.name, self.id) if n)
-
-
-def _decorator(
-    stack: bool,
-    name: str,
-    description: str,
-    severity: str,
-    level: str | None,
-    kinds: Iterable[str],
-    id: str,
-    rationale: str,
-    fix: str,
-    references: Mapping[str, str] | None,
-    config: Mapping[str, Any] | None,
-) -> Callable[[Callable[[Any], Any]], Policy]:
-    where = f"policy {name}"
-
-    def wrap(check: Callable[[Any], Any]) -> Policy:
-        return Policy(
-            name=name,
-            description=description,
-            check=check,
-            severity=Severity.parse(severity, where),
-            level=Level.parse(level, where) if level is not None else None,
-            kinds=frozenset(kinds),
-            id=id,
-            rationale=rationale,
-            fix=fix,
-            references=dict(references or {}),
-            config=dict(config or {}),
-            stack=stack,
-        )
-
-    return wrap
 
 
 def policy(
@@ -384,14 +376,32 @@ def policy(
     fix: str = "",
     references: Mapping[str, str] | None = None,
     config: Mapping[str, Any] | None = None,
+    patches: bool = False,
 ) -> Callable[[Check], Policy]:
     """Make a resource policy of a function `(subject) -> violations`.
 
     `level` defaults to the pack's; `kinds` limits the objects it sees (empty: all);
-    `config` is its default configuration, which each stack can override."""
-    return _decorator(
-        False, name, description, severity, level, kinds, id, rationale, fix, references, config
-    )
+    `config` is its default configuration, which each stack can override. `patches=True`
+    lets it judge Patch resources too (`subject.patch`: a field left out is not missing)."""
+    where = f"policy {name}"
+
+    def wrap(check: Check) -> Policy:
+        return Policy(
+            name=name,
+            description=description,
+            check=check,
+            severity=Severity.parse(severity, where),
+            level=Level.parse(level, where) if level is not None else None,
+            kinds=frozenset(kinds),
+            id=id,
+            rationale=rationale,
+            fix=fix,
+            references=dict(references or {}),
+            config=dict(config or {}),
+            patches=patches,
+        )
+
+    return wrap
 
 
 def stack_policy(
@@ -405,12 +415,28 @@ def stack_policy(
     fix: str = "",
     references: Mapping[str, str] | None = None,
     config: Mapping[str, Any] | None = None,
+    patches: bool = False,
 ) -> Callable[[StackCheck], Policy]:
     """Make a stack policy of a function `(stack subject) -> violations`; a violation
-    names the resource it is about with `Violation(..., resource=subject)`."""
-    return _decorator(
-        True, name, description, severity, level, (), id, rationale, fix, references, config
+    names the resource it is about with `Violation(..., resource=subject)`. With
+    `patches=True` the Patch resources are among `resources` too."""
+    declared = policy(
+        name,
+        description=description,
+        severity=severity,
+        level=level,
+        id=id,
+        rationale=rationale,
+        fix=fix,
+        references=references,
+        config=config,
+        patches=patches,
     )
+
+    def wrap(check: StackCheck) -> Policy:
+        return replace(declared(cast(Check, check)), stack=True)
+
+    return wrap
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,8 @@ disabled policy) > the stack's level for the policy > the stack's level for the 
 > the policy's own level > the pack's own level. A violation whose field path runs
 through a value not known yet (a preview's unknown Output) is dropped: an unknown
 value must never fail a policy. A policy that raises is a policy error naming the
-policy and the object, and blocks like a mandatory violation.
+policy and the object, and blocks like a mandatory violation. A Patch resource is
+judged only by the policies declared with `patches=True`.
 
 Must never: report a policy error as a pass, or do I/O.
 """
@@ -73,6 +74,7 @@ class Finding:
             "error": self.error,
             "urn": resource.urn if resource else "",
             "kind": resource.kind if resource else "",
+            "patch": resource.patch if resource else False,
             "name": resource.name if resource else "",
             "namespace": resource.namespace if resource else "",
             "source": resource.source if resource else "",
@@ -422,6 +424,8 @@ class _Evaluation:
             self.annotated[id(subject)] = annotated
         rules = self.by_kind.get(subject.kind, self.every_kind)
         for enabled in rules:
+            if subject.patch and not enabled.policy.patches:
+                continue  # it would fail the Patch for a field the object's owner sets
             if (annotated or self.active) and self.exempt(enabled, subject, annotated):
                 continue
             subject.config = enabled.config
@@ -429,10 +433,12 @@ class _Evaluation:
                 self.add(enabled, violation, subject)
 
     def stack(self, subjects: list[Subject], stack: str) -> None:
+        objects = [s for s in subjects if not s.patch]
         for enabled in self.stack_rules:
             names = enabled.policy.names()
-            self._count_covered(names, subjects)
-            whole = StackSubject(stack, self.settings.tags, subjects, enabled.config)
+            seen = subjects if enabled.policy.patches else objects
+            self._count_covered(names, seen)
+            whole = StackSubject(stack, self.settings.tags, seen, enabled.config)
             for violation in self.run(enabled, whole, None):
                 about = violation.resource
                 if about is None:

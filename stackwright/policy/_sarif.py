@@ -46,6 +46,7 @@ def _rule(pack: str, rule: Policy, level: Level) -> dict[str, Any]:
             "severity": rule.severity.value,
             "enforcement": level.value,
             "references": dict(rule.references),
+            "patches": rule.patches,  # whether it judges Patch resources too
         },
     }
 

@@ -1,7 +1,7 @@
 """Policy in the real CLI against a real local cluster: every built-in rule in one preview,
 advisory findings that let a preview go on, an `up` a mandatory policy blocks without a
-single connection to the cluster (counted by a TCP proxy in front of it), and `policy audit`
-of live objects."""
+single connection to the cluster (counted by a TCP proxy in front of it), a Patch judged by
+what it sets, and `policy audit` of live objects."""
 
 from __future__ import annotations
 
@@ -307,3 +307,74 @@ def test_policy_audit_of_a_live_cluster(tmp_path: Path, cluster: LiveCluster) ->
         f"error: no local cluster named 'nosuch' (there are: {cluster.info.name}): start one with "
         "`stackwright cluster start --name nosuch`"
     )
+
+
+PATCHED = """
+import stackwright.kubernetes as k8s
+k8s.apps.v1.DeploymentPatch("web-%s", metadata={"name": "web", "namespace": "policy-patch"%s},
+                            spec=%r)
+"""
+
+
+def test_an_up_of_a_patch_is_judged_by_what_it_sets(tmp_path: Path, cluster: LiveCluster) -> None:
+    """A DeploymentPatch setting an image :latest is refused by the built-in packs, as a
+    Deployment would be, before any change; one changing only replicas and a label passes
+    both packs, all of them mandatory, and is applied."""
+    existing = {
+        "apiVersion": "v1",
+        "kind": "List",
+        "items": [
+            {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "policy-patch"}},
+            {
+                "apiVersion": "apps/v1",
+                "kind": "Deployment",
+                "metadata": {"name": "web", "namespace": "policy-patch"},
+                "spec": {
+                    "replicas": 1,
+                    "selector": {"matchLabels": {"app": "web"}},
+                    "template": {
+                        "metadata": {"labels": {"app": "web"}},
+                        "spec": {"containers": [{"name": "web", "image": "nginx:1.29"}]},
+                    },
+                },
+            },
+        ],
+    }
+    cluster.kubectl("create", "-f", "-", input=json.dumps(existing))
+    latest = {"template": {"spec": {"containers": [{"name": "web", "image": "nginx:latest"}]}}}
+    root = project(
+        tmp_path / "patched",
+        "patched",
+        {
+            "kubernetes:kubeconfig": str(cluster.kubeconfig),
+            "policy:packs": dict.fromkeys(PACKS, "mandatory"),
+        },
+        PATCHED % ("image", "", latest),
+    )
+    done = sw(root, "up", "--yes", "--json", rc=3)
+    (policy,) = [e for e in events(done) if e["event"] == "policy"]
+    assert [(f["id"], f["urn"], f["path"]) for f in policy["findings"]] == [
+        ("SW-K8S-012", "urn:sw:dev::patched::kubernetes:apps/v1:DeploymentPatch::web-image",
+         "spec.template.spec.containers[0].image")
+    ]  # fmt: skip
+    assert done.stderr.startswith(
+        "error: up blocked by policy: SW-K8S-012 image-tag: container web of DeploymentPatch "
+        "policy-patch/web runs image nginx:latest with the tag latest (declared at "
+    )
+    image = "jsonpath={.spec.template.spec.containers[0].image}"
+    live = cluster.kubectl("get", "deploy", "web", "-n", "policy-patch", "-o", image).stdout
+    assert live == "nginx:1.29", "nothing was changed"
+    with contextlib.closing(open_backend()) as backend:
+        assert backend.history("patched", "dev") == []
+
+    # Only replicas (which kubectl set: taken over) and a label: nothing a rule forbids.
+    force = ', "labels": {"tier": "front"}, "annotations": {"stackwright.io/patch-force": "true"}'
+    (root / "__main__.py").write_text(textwrap.dedent(PATCHED % ("scale", force, {"replicas": 2})))
+    done = sw(root, "up", "--yes", "--json", rc=0)
+    (policy,) = [e for e in events(done) if e["event"] == "policy"]
+    assert (policy["findings"], policy["checked"], policy["blocked"]) == ([], 1, False)
+    live = json.loads(
+        cluster.kubectl("get", "deploy", "web", "-n", "policy-patch", "-o", "json").stdout
+    )
+    assert live["spec"]["replicas"] == 2 and live["metadata"]["labels"]["tier"] == "front"
+    assert live["spec"]["template"]["spec"]["containers"][0]["image"] == "nginx:1.29"

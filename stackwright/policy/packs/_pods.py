@@ -2,7 +2,9 @@
 
 Each takes a Subject of a pod-running kind and yields Violations whose paths point
 into the pod spec (a workload's template). A container's security settings fall back
-to the pod's where Kubernetes does (runAsNonRoot, runAsUser, seccompProfile).
+to the pod's where Kubernetes does (runAsNonRoot, runAsUser, seccompProfile). On a
+Patch (`subject.patch`) a check that asks for a field judges only a value the Patch
+sets (`allowPrivilegeEscalation: true`), never one it leaves to the object's owner.
 
 Must never: raise on a value that is not known yet (walk with `mapping` / `items`).
 """
@@ -44,7 +46,8 @@ def privilege_escalation(subject: Subject) -> Iterator[Violation]:
     if _windows(subject):
         return
     for path, container in subject.containers():
-        if _security(container).get("allowPrivilegeEscalation") is not False:
+        allowed = _security(container).get("allowPrivilegeEscalation")
+        if allowed is not False and not subject.left_to_owner(allowed):
             yield Violation(
                 f"container {container.get('name')} of {subject.display} may escalate privileges "
                 "(allowPrivilegeEscalation is not false)",
@@ -65,6 +68,8 @@ def run_as_non_root(subject: Subject) -> Iterator[Violation]:
         own = _security(container).get("runAsNonRoot")
         if own is True or (own is None and pod.get("runAsNonRoot") is True):
             continue
+        if subject.left_to_owner(own):
+            continue  # the pod's own false (the Patch's) is reported above
         at = (
             f"{path}.securityContext.runAsNonRoot"
             if own is not None
@@ -145,7 +150,7 @@ def seccomp(subject: Subject, allowed: Iterable[str]) -> Iterator[Violation]:
                     f"profile {own}",
                     f"{path}.securityContext.seccompProfile.type",
                 )
-        elif not pod_type and "" not in allowed:
+        elif not pod_type and "" not in allowed and not subject.patch:
             yield Violation(
                 f"container {container.get('name')} of {subject.display} has no seccomp profile "
                 "(neither the pod nor the container sets one)",
@@ -157,8 +162,9 @@ def capabilities_dropped(subject: Subject) -> Iterator[Violation]:
     if _windows(subject):
         return
     for path, container in subject.containers():
-        dropped = items(mapping(_security(container).get("capabilities")).get("drop"))
-        if "ALL" not in dropped:
+        drop = mapping(_security(container).get("capabilities")).get("drop")
+        # An atomic list under server-side apply: the one a Patch sets is the object's.
+        if "ALL" not in items(drop) and not subject.left_to_owner(drop):
             yield Violation(
                 f"container {container.get('name')} of {subject.display} does not drop ALL "
                 "capabilities",

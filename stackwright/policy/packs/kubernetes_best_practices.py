@@ -40,6 +40,7 @@ REPLICATED_KINDS = frozenset({"Deployment", "StatefulSet", "ReplicaSet"})
 @policy(
     "no-naked-pods",
     id="SW-K8S-001",
+    patches=False,
     description="Pods are created by a controller, not on their own",
     severity="medium",
     kinds=["Pod"],
@@ -55,6 +56,7 @@ def no_naked_pods(subject: Subject) -> Violation | None:
 @policy(
     "no-privileged-containers",
     id="SW-K8S-002",
+    patches=True,
     description="Containers do not run privileged",
     severity="critical",
     kinds=POD_KINDS,
@@ -75,6 +77,7 @@ def no_privileged(subject: Subject) -> Iterator[Violation]:
 @policy(
     "no-privilege-escalation",
     id="SW-K8S-003",
+    patches=True,
     description="Containers set allowPrivilegeEscalation: false",
     severity="high",
     kinds=POD_KINDS,
@@ -94,6 +97,7 @@ def no_privilege_escalation(subject: Subject) -> Iterator[Violation]:
 @policy(
     "run-as-non-root",
     id="SW-K8S-004",
+    patches=True,
     description="Containers run as a non-root user",
     severity="high",
     kinds=POD_KINDS,
@@ -114,6 +118,7 @@ def run_as_non_root(subject: Subject) -> Iterator[Violation]:
 @policy(
     "read-only-root-filesystem",
     id="SW-K8S-005",
+    patches=True,
     description="Containers have a read-only root filesystem",
     severity="medium",
     kinds=POD_KINDS,
@@ -129,7 +134,8 @@ def run_as_non_root(subject: Subject) -> Iterator[Violation]:
 )
 def read_only_root_filesystem(subject: Subject) -> Iterator[Violation]:
     for path, container in subject.containers():
-        if mapping(container.get("securityContext")).get("readOnlyRootFilesystem") is not True:
+        read_only = mapping(container.get("securityContext")).get("readOnlyRootFilesystem")
+        if read_only is not True and not subject.left_to_owner(read_only):
             yield Violation(
                 f"container {container.get('name')} of {subject.display} has a writable root "
                 "filesystem",
@@ -140,6 +146,7 @@ def read_only_root_filesystem(subject: Subject) -> Iterator[Violation]:
 @policy(
     "drop-all-capabilities",
     id="SW-K8S-006",
+    patches=True,
     description="Containers drop ALL Linux capabilities",
     severity="medium",
     kinds=POD_KINDS,
@@ -158,6 +165,7 @@ def drop_all_capabilities(subject: Subject) -> Iterator[Violation]:
 @policy(
     "no-dangerous-capabilities",
     id="SW-K8S-007",
+    patches=True,
     description="Containers add no dangerous capabilities (SYS_ADMIN, NET_RAW, …)",
     severity="high",
     kinds=POD_KINDS,
@@ -193,6 +201,7 @@ def no_dangerous_capabilities(subject: Subject) -> Iterator[Violation]:
 @policy(
     "no-host-path",
     id="SW-K8S-008",
+    patches=True,
     description="Pods mount no hostPath volumes",
     severity="high",
     kinds=POD_KINDS,
@@ -210,6 +219,7 @@ def no_host_path(subject: Subject) -> Iterator[Violation]:
 @policy(
     "no-host-namespaces",
     id="SW-K8S-009",
+    patches=True,
     description="Pods share none of the node's namespaces (hostNetwork, hostPID, hostIPC)",
     severity="high",
     kinds=POD_KINDS,
@@ -229,6 +239,7 @@ def no_host_namespaces(subject: Subject) -> Iterator[Violation]:
 @policy(
     "no-host-ports",
     id="SW-K8S-010",
+    patches=True,
     description="Containers bind no host ports",
     severity="medium",
     kinds=POD_KINDS,
@@ -248,6 +259,7 @@ def no_host_ports(subject: Subject) -> Iterator[Violation]:
 @policy(
     "seccomp-runtime-default",
     id="SW-K8S-011",
+    patches=True,
     description="Containers run with the RuntimeDefault (or a Localhost) seccomp profile",
     severity="medium",
     kinds=POD_KINDS,
@@ -282,6 +294,7 @@ def _image_parts(image: str) -> tuple[str, str, str]:
 @policy(
     "image-tag",
     id="SW-K8S-012",
+    patches=True,
     description="Images name a tag (or digest) other than latest",
     severity="high",
     kinds=POD_KINDS,
@@ -313,6 +326,7 @@ def image_tag(subject: Subject) -> Iterator[Violation]:
 @policy(
     "allowed-registries",
     id="SW-K8S-013",
+    patches=True,
     description="Images come from the allowed registries",
     severity="high",
     kinds=POD_KINDS,
@@ -358,6 +372,7 @@ def _missing_resources(subject: Subject, which: str) -> Iterator[Violation]:
 @policy(
     "resource-requests",
     id="SW-K8S-014",
+    patches=False,
     description="Containers request CPU and memory",
     severity="medium",
     kinds=POD_KINDS,
@@ -378,6 +393,7 @@ def resource_requests(subject: Subject) -> Iterator[Violation]:
 @policy(
     "resource-limits",
     id="SW-K8S-015",
+    patches=False,
     description="Containers have CPU and memory limits",
     severity="medium",
     kinds=POD_KINDS,
@@ -398,6 +414,7 @@ def resource_limits(subject: Subject) -> Iterator[Violation]:
 @policy(
     "probes",
     id="SW-K8S-016",
+    patches=False,
     description="Long-running containers have liveness and readiness probes",
     severity="medium",
     kinds=LONG_RUNNING_KINDS,
@@ -425,6 +442,7 @@ def probes(subject: Subject) -> Iterator[Violation]:
 @policy(
     "no-default-namespace",
     id="SW-K8S-017",
+    patches=False,
     description="Objects are not put in the default namespace",
     severity="medium",
     rationale="the default namespace gets no quota, policy or RBAC of its own and mixes teams",
@@ -468,6 +486,7 @@ def _selects(selector: Mapping[str, Any], labels: Mapping[str, Any]) -> bool:
 @stack_policy(
     "network-policy-per-namespace",
     id="SW-K8S-018",
+    patches=False,
     description="Each namespace with workloads has a NetworkPolicy",
     severity="medium",
     rationale="without a NetworkPolicy every pod accepts traffic from anywhere in the cluster",
@@ -489,8 +508,8 @@ def network_policy_per_namespace(stack: StackSubject) -> Iterator[Violation]:
 
 
 def _replicas(subject: Subject) -> int | None:
-    """The replica count (1 when unset), None when not known yet."""
-    value = subject.spec.get("replicas", 1)
+    """The replica count (1 when unset), None when not known yet or a Patch leaves it out."""
+    value = subject.spec.get("replicas", None if subject.patch else 1)
     if is_unknown(value) or not isinstance(value, int):
         return None
     return value
@@ -510,6 +529,7 @@ def _pdbs_for(workload: Subject, pdbs: list[Subject]) -> list[Subject]:
 @stack_policy(
     "pod-disruption-budget",
     id="SW-K8S-019",
+    patches=False,
     description="Each workload of 2 or more replicas has a PodDisruptionBudget",
     severity="medium",
     rationale="without a budget a node drain may evict every replica at once",
@@ -547,6 +567,7 @@ def _blocks_disruption(pdb: Subject, replicas: int) -> str:
 @stack_policy(
     "pod-disruption-budget-allows-disruption",
     id="SW-K8S-020",
+    patches=False,
     description="PodDisruptionBudgets allow at least one disruption",
     severity="medium",
     rationale="a budget that allows no eviction blocks node drains and cluster upgrades",
@@ -577,6 +598,7 @@ def _production(subject: Subject | StackSubject) -> bool:
 @policy(
     "production-replicas",
     id="SW-K8S-021",
+    patches=True,
     description="Workloads of production stacks run at least 2 replicas",
     severity="high",
     kinds=REPLICATED_KINDS,
@@ -600,6 +622,7 @@ def production_replicas(subject: Subject) -> Violation | None:
 @policy(
     "no-load-balancer",
     id="SW-K8S-022",
+    patches=True,
     description="LoadBalancer Services only in the stacks allowed to have them",
     severity="medium",
     kinds=["Service"],
@@ -625,6 +648,7 @@ def no_load_balancer(subject: Subject) -> Violation | None:
 @policy(
     "no-node-port",
     id="SW-K8S-023",
+    patches=True,
     description="Services are not of type NodePort",
     severity="low",
     kinds=["Service"],
@@ -645,6 +669,7 @@ def no_node_port(subject: Subject) -> Violation | None:
 @policy(
     "no-service-account-token",
     id="SW-K8S-024",
+    patches=True,
     description="Pods do not mount a service account token unless they need one",
     severity="medium",
     kinds=POD_KINDS,
@@ -659,7 +684,8 @@ def no_node_port(subject: Subject) -> Violation | None:
 )
 def no_service_account_token(subject: Subject) -> Violation | None:
     path, spec = subject.pod_spec()
-    if spec.get("automountServiceAccountToken") is False:
+    mounted = spec.get("automountServiceAccountToken")
+    if mounted is False or subject.left_to_owner(mounted):
         return None
     return Violation(
         f"the pods of {subject.display} mount a service account token "
@@ -676,6 +702,7 @@ _SECRET_NAME = re.compile(
 @policy(
     "no-secrets-in-env",
     id="SW-K8S-025",
+    patches=True,
     description="No secret values in plain environment variables",
     severity="high",
     kinds=POD_KINDS,
@@ -704,6 +731,7 @@ def no_secrets_in_env(subject: Subject) -> Iterator[Violation]:
 @policy(
     "recommended-labels",
     id="SW-K8S-026",
+    patches=False,
     description="Workloads and Services carry the recommended app.kubernetes.io labels",
     severity="low",
     kinds=POD_KINDS | {"Service"},
@@ -725,6 +753,7 @@ def recommended_labels(subject: Subject) -> Violation | None:
 @policy(
     "no-deprecated-apis",
     id="SW-K8S-027",
+    patches=True,
     description="No API versions removed or deprecated in the target Kubernetes version",
     severity="high",
     rationale="a removed apiVersion fails to apply after the cluster's upgrade",
@@ -761,6 +790,7 @@ def no_deprecated_apis(subject: Subject) -> Violation | None:
 @policy(
     "spread-replicas",
     id="SW-K8S-028",
+    patches=False,
     description="Workloads of 2 or more replicas spread them with anti-affinity or topology spread",
     severity="medium",
     kinds=REPLICATED_KINDS,
@@ -790,6 +820,7 @@ def spread_replicas(subject: Subject) -> Violation | None:
 @stack_policy(
     "production-separation",
     id="SW-K8S-029",
+    patches=True,
     description="Production stacks only target production clusters, and only they do",
     severity="critical",
     rationale="a test stack in a production cluster (or the reverse) is how outages start",

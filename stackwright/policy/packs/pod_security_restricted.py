@@ -32,7 +32,7 @@ _PSS = "https://kubernetes.io/docs/concepts/security/pod-security-standards/"
 
 
 def _control(
-    id: str, control: str, profile: str, description: str, fix: str, **refs: str
+    id: str, control: str, profile: str, description: str, fix: str, *, patches: bool, **refs: str
 ) -> Callable[[Check], Policy]:
     """The decorator of one control: every rule of this pack is mandatory-worthy (high)."""
     return policy(
@@ -44,6 +44,7 @@ def _control(
         rationale=f"the {profile} Pod Security Standard forbids it ({_PSS})",
         fix=fix,
         references={"Pod Security Standards": f"{profile}: {control}", **refs},
+        patches=patches,
     )
 
 
@@ -62,6 +63,7 @@ def _security_contexts(subject: Subject) -> Iterator[tuple[str, Mapping[str, Any
     "no Windows HostProcess containers",
     "remove windowsOptions.hostProcess",
     Kyverno="disallow-host-process",
+    patches=True,
 )
 def host_process(subject: Subject) -> Iterator[Violation]:
     for path, context in _security_contexts(subject):
@@ -79,6 +81,7 @@ def host_process(subject: Subject) -> Iterator[Violation]:
     "no hostNetwork, hostPID or hostIPC",
     "remove hostNetwork, hostPID and hostIPC",
     Kyverno="disallow-host-namespaces",
+    patches=True,
 )
 def host_namespaces(subject: Subject) -> Iterator[Violation]:
     return _pods.host_namespaces(subject)
@@ -91,6 +94,7 @@ def host_namespaces(subject: Subject) -> Iterator[Violation]:
     "no privileged containers",
     "remove securityContext.privileged",
     Kyverno="disallow-privileged-containers",
+    patches=True,
 )
 def privileged(subject: Subject) -> Iterator[Violation]:
     return _pods.privileged(subject)
@@ -121,6 +125,7 @@ BASELINE_CAPABILITIES = [
     "only the default capabilities may be added",
     f"add only {', '.join(BASELINE_CAPABILITIES)}",
     Kyverno="disallow-capabilities",
+    patches=True,
 )
 def capabilities_baseline(subject: Subject) -> Iterator[Violation]:
     return _pods.capabilities_added(subject, allowed=BASELINE_CAPABILITIES)
@@ -133,6 +138,7 @@ def capabilities_baseline(subject: Subject) -> Iterator[Violation]:
     "no hostPath volumes",
     "use another volume type",
     Kyverno="disallow-host-path",
+    patches=True,
 )
 def host_path(subject: Subject) -> Iterator[Violation]:
     return _pods.host_path(subject)
@@ -145,6 +151,7 @@ def host_path(subject: Subject) -> Iterator[Violation]:
     "no host ports",
     "remove ports[].hostPort",
     Kyverno="disallow-host-ports",
+    patches=True,
 )
 def host_ports(subject: Subject) -> Iterator[Violation]:
     return _pods.host_ports(subject)
@@ -157,6 +164,7 @@ def host_ports(subject: Subject) -> Iterator[Violation]:
     "AppArmor profiles are RuntimeDefault or Localhost when set",
     "set appArmorProfile.type to RuntimeDefault (or remove the override)",
     Kyverno="restrict-apparmor-profiles",
+    patches=True,
 )
 def apparmor(subject: Subject) -> Iterator[Violation]:
     for path, context in _security_contexts(subject):
@@ -188,6 +196,7 @@ _HOOKS = ("postStart", "preStop")
     "baseline",
     "no host in probes and lifecycle hooks (Kubernetes 1.34+)",
     "remove httpGet.host / tcpSocket.host: a probe or hook then reaches the pod's own IP",
+    patches=True,
 )
 def host_probes(subject: Subject) -> Iterator[Violation]:
     for path, container in subject.containers():
@@ -215,6 +224,7 @@ _SELINUX_TYPES = ("", "container_t", "container_init_t", "container_kvm_t", "con
     "no custom SELinux user or role, and only the container types",
     "remove seLinuxOptions.user / role; use type container_t",
     Kyverno="disallow-selinux",
+    patches=True,
 )
 def selinux(subject: Subject) -> Iterator[Violation]:
     for path, context in _security_contexts(subject):
@@ -239,6 +249,7 @@ def selinux(subject: Subject) -> Iterator[Violation]:
     "the default /proc mask",
     "remove securityContext.procMount (or set Default)",
     Kyverno="require-default-proc-mount",
+    patches=True,
 )
 def proc_mount(subject: Subject) -> Iterator[Violation]:
     for path, container in subject.containers():
@@ -257,6 +268,7 @@ def proc_mount(subject: Subject) -> Iterator[Violation]:
     "no Unconfined seccomp profile",
     "set seccompProfile.type: RuntimeDefault",
     Kyverno="restrict-seccomp",
+    patches=True,
 )
 def seccomp_baseline(subject: Subject) -> Iterator[Violation]:
     return _pods.seccomp(subject, ("", "RuntimeDefault", "Localhost"))
@@ -288,6 +300,7 @@ SAFE_SYSCTLS = frozenset(
     "only the safe sysctls",
     f"set only {', '.join(sorted(SAFE_SYSCTLS))}",
     Kyverno="restrict-sysctls",
+    patches=True,
 )
 def sysctls(subject: Subject) -> Iterator[Violation]:
     path, spec = subject.pod_spec()
@@ -322,6 +335,7 @@ RESTRICTED_VOLUMES = frozenset(
     "only configMap, csi, downwardAPI, emptyDir, ephemeral, persistentVolumeClaim, projected, secret",
     "use one of the allowed volume types (a PersistentVolumeClaim for storage)",
     Kyverno="restrict-volume-types",
+    patches=True,
 )
 def volume_types(subject: Subject) -> Iterator[Violation]:
     for path, volume in subject.volumes():
@@ -339,6 +353,7 @@ def volume_types(subject: Subject) -> Iterator[Violation]:
     "allowPrivilegeEscalation: false",
     "set securityContext.allowPrivilegeEscalation: false on every container",
     Kyverno="disallow-privilege-escalation",
+    patches=True,
 )
 def privilege_escalation(subject: Subject) -> Iterator[Violation]:
     return _pods.privilege_escalation(subject)
@@ -351,6 +366,7 @@ def privilege_escalation(subject: Subject) -> Iterator[Violation]:
     "runAsNonRoot: true",
     "set securityContext.runAsNonRoot: true on the pod",
     Kyverno="require-run-as-nonroot",
+    patches=True,
 )
 def run_as_non_root(subject: Subject) -> Iterator[Violation]:
     return _pods.run_as_non_root(subject)
@@ -363,6 +379,7 @@ def run_as_non_root(subject: Subject) -> Iterator[Violation]:
     "runAsUser is not 0",
     "set runAsUser to a non-zero UID (or leave it to the image)",
     Kyverno="require-run-as-non-root-user",
+    patches=True,
 )
 def run_as_non_root_user(subject: Subject) -> Iterator[Violation]:
     return _pods.run_as_user_not_root(subject)
@@ -375,6 +392,7 @@ def run_as_non_root_user(subject: Subject) -> Iterator[Violation]:
     "seccomp RuntimeDefault or Localhost",
     "set spec.securityContext.seccompProfile.type: RuntimeDefault",
     Kyverno="restrict-seccomp-strict",
+    patches=True,
 )
 def seccomp_restricted(subject: Subject) -> Iterator[Violation]:
     return _pods.seccomp(subject, ("RuntimeDefault", "Localhost"))
@@ -387,6 +405,7 @@ def seccomp_restricted(subject: Subject) -> Iterator[Violation]:
     "drop ALL, add only NET_BIND_SERVICE",
     "set capabilities.drop: [ALL]; add nothing but NET_BIND_SERVICE",
     Kyverno="disallow-capabilities-strict",
+    patches=True,
 )
 def capabilities_restricted(subject: Subject) -> Iterator[Violation]:
     yield from _pods.capabilities_dropped(subject)
