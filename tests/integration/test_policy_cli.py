@@ -351,6 +351,8 @@ def test_an_up_of_a_patch_is_judged_by_what_it_sets(tmp_path: Path, cluster: Liv
         },
         PATCHED % ("image", "", latest),
     )
+    preview = sw(root, "preview", rc=3).stdout
+    assert "mandatory SW-K8S-012 image-tag (high)  __main__.py:3 DeploymentPatch " in preview
     done = sw(root, "up", "--yes", "--json", rc=3)
     (policy,) = [e for e in events(done) if e["event"] == "policy"]
     assert [(f["id"], f["urn"], f["path"]) for f in policy["findings"]] == [
