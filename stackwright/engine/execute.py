@@ -162,6 +162,7 @@ from stackwright.sdk.output import (
     Output,
     Partial,
     Secret,
+    dependencies_of,
     from_callback,
     rearm,
     resolve,
@@ -2726,7 +2727,7 @@ class Run:
         if self.program is None or self.outcome.failures:
             return
         for output in unrun(self.program.applies):
-            if any(self.status.get(r.urn) != _DONE for r in output.dependencies):
+            if any(self.status.get(r.urn) != _DONE for r in dependencies_of(output)):
                 continue
             try:
                 output.resolve(self.read_live)

@@ -25,7 +25,14 @@ from stackwright.errors import UsageError
 from stackwright.kubernetes.core.v1 import ConfigMap as _ConfigMap
 from stackwright.kubernetes.core.v1 import PersistentVolumeClaim as _PersistentVolumeClaim
 from stackwright.kubernetes.core.v1 import Secret as _Secret
-from stackwright.sdk.output import UNKNOWN, Output, StateReader, resolve, unwrap_secrets
+from stackwright.sdk.output import (
+    UNKNOWN,
+    Output,
+    StateReader,
+    dependencies_of,
+    resolve,
+    unwrap_secrets,
+)
 from stackwright.sdk.resource import (
     ComponentResource,
     CustomResource,
@@ -114,7 +121,7 @@ def _dependencies(value: Any) -> frozenset[Any] | None:
             stack.extend(item)
     if not outputs:
         return None
-    return frozenset().union(*(o.dependencies for o in outputs))
+    return dependencies_of(outputs)
 
 
 class _Referenced(ComponentResource):

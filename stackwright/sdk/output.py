@@ -598,13 +598,9 @@ class Output(Generic[T]):
         return f"Output(depends on {len(self._resources)} resource(s){secret})"
 
     # --- engine side -------------------------------------------------------------
-
-    @property
-    def dependencies(self) -> frozenset[Resource]:
-        """The resources whose live state it is computed from: what uses it waits for them.
-        (Not `resources`: that reads a field, `containers[0].resources.limits`; a schema's
-        `dependencies` field is read as an item, `props["dependencies"]`.)"""
-        return self._resources
+    # Its resources are `dependencies_of(output)`, no attribute: as on Pulumi's Outputs,
+    # `.dependencies` reads a field (a JSONSchemaProps'); its own names are `apply`,
+    # `is_secret`, `resolve` and `shape`, which no built-in kind's field is.
 
     @property
     def is_secret(self) -> bool:
@@ -858,7 +854,8 @@ def input_marks(value: Any) -> InputMarks:
 
 
 def dependencies_of(value: Any) -> frozenset[Resource]:
-    """Every resource an input structure depends on through Outputs."""
+    """Every resource an input structure (or an Output) depends on through Outputs: what
+    uses it waits for them."""
     return input_marks(value).resources
 
 

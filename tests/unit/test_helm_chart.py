@@ -13,7 +13,7 @@ import pytest
 from stackwright.errors import UsageError
 from stackwright.kubernetes.helm import Chart
 from stackwright.sdk.context import Program, running
-from stackwright.sdk.output import Output
+from stackwright.sdk.output import Output, dependencies_of
 from stackwright.sdk.resource import ResourceOptions
 
 WEBAPP = Path(__file__).resolve().parents[1] / "data" / "charts" / "webapp"
@@ -254,7 +254,7 @@ def test_values_from_another_resources_state_make_every_field_wait_for_it(
     # Identity stays plain (the engine names and orders by it); the rest waits for `source`.
     assert deployment["kind"] == "Deployment" and deployment["metadata"]["name"] == "demo-webapp"
     spec = deployment["spec"]
-    assert isinstance(spec, Output) and spec.dependencies == {source} and not spec.is_secret
+    assert isinstance(spec, Output) and dependencies_of(spec) == {source} and not spec.is_secret
     # The placeholder rendering is the shape ordering rules read: the envFrom reference.
     container = spec.shape["template"]["spec"]["containers"][0]
     assert container["envFrom"] == [{"configMapRef": {"name": "demo-webapp-settings"}}]

@@ -295,7 +295,7 @@ def test_live_state_is_an_output_of_the_resource(program: Program) -> None:
     for resource, found in outputs.items():
         for output in found:
             assert isinstance(output, Output)
-            assert output.dependencies == {resource}
+            assert dependencies_of(output) == {resource}
     live = {"status": {"readyReplicas": 2}, "stringData": {"a": "b"}, "type": "Opaque"}
     assert web.status["readyReplicas"].resolve(lambda _: live) == 2
     assert secret.string_data.resolve(lambda _: live) == {"a": "b"}

@@ -38,7 +38,7 @@ def reader(live: dict[Resource, Any]) -> Any:
 def test_apply_runs_on_the_known_value(program: Program) -> None:
     svc = CustomResource("kubernetes:core/v1:Service", "web")
     ip = svc.output("spec").apply(lambda spec: spec["clusterIP"])
-    assert ip.dependencies == {svc}
+    assert dependencies_of(ip) == {svc}
     assert ip.resolve(reader({svc: {"spec": {"clusterIP": "10.0.0.7"}}})) == "10.0.0.7"
 
 
@@ -75,7 +75,7 @@ def test_all_concat_and_format(program: Program) -> None:
     assert Output.all(host=a.host, user=b.user).resolve(read) == {"host": "db", "user": "app"}
     url = Output.concat("postgres://", b.user, "@", a.host, ":", a.port)
     assert url.resolve(read) == "postgres://app@db:5432"
-    assert url.dependencies == {a, b}
+    assert dependencies_of(url) == {a, b}
     text = Output.format("{0}@{host}:{port}", b.user, host=a.host, port=a.port)
     assert text.resolve(read) == "app@db:5432"
     assert Output.all().resolve(read) == []
@@ -137,10 +137,10 @@ def test_apply_may_return_an_output(program: Program) -> None:
 def test_from_input_lifts_structures(program: Program) -> None:
     a = CustomResource("test:index:A", "a")
     plain = Output.from_input({"x": [1, 2]})
-    assert plain.dependencies == frozenset()
+    assert dependencies_of(plain) == frozenset()
     assert plain.resolve(reader({})) == {"x": [1, 2]}
     mixed = Output.from_input({"name": a.name, "list": (a.name, "b")})
-    assert mixed.dependencies == {a}
+    assert dependencies_of(mixed) == {a}
     assert mixed.resolve(reader({a: {"name": "n"}})) == {"name": "n", "list": ["n", "b"]}
     assert Output.from_input(mixed) is mixed
 
@@ -474,3 +474,23 @@ def test_secret_and_format_are_the_classs_functions_and_an_outputs_fields(
     # An Output of no built-in kind's object reads any field, these names too.
     plain = Output.from_input({"secret": "s", "format": "f"})
     assert plain.secret.resolve(read) == "s" and plain.format.resolve(read) == "f"
+
+
+def test_dependencies_is_a_field_of_an_output_not_its_own(program: Program) -> None:
+    """An Output lifts every name but its own methods, as Pulumi's does: `dependencies` is a
+    JSONSchemaProps' field (which property requires which), read as an attribute or an item;
+    the resources an Output is computed from are `dependencies_of(output)`."""
+    import stackwright.kubernetes as k8s
+
+    crd = k8s.apiextensions.v1.CustomResourceDefinition("tabs", spec={})
+    schema = {"type": "object", "dependencies": {"card": ["billing_address"]}}
+    read = reader({crd: {"spec": {"versions": [{"schema": {"openAPIV3Schema": schema}}]}}})
+    props = crd.spec.versions[0].schema.open_apiv3_schema
+    assert isinstance(props.dependencies, Output)
+    assert props.dependencies.resolve(read) == {"card": ["billing_address"]}
+    assert props.dependencies["card"][0].resolve(read) == "billing_address"
+    assert props["dependencies"].resolve(read) == {"card": ["billing_address"]}
+    assert dependencies_of(props.dependencies) == {crd}
+    pod = k8s.core.v1.Pod("web", spec={"containers": [{"name": "web", "image": "nginx"}]})
+    with pytest.raises(AttributeError, match=r"has no field spec\.dependencies \(PodSpec's"):
+        pod.spec.dependencies  # noqa: B018

@@ -15,7 +15,7 @@ import stackwright.kubernetes as k8s
 from stackwright.errors import UsageError
 from stackwright.model import parse_urn, urn_name
 from stackwright.sdk.context import Program, current_program, export, running
-from stackwright.sdk.output import Output
+from stackwright.sdk.output import Output, dependencies_of
 from stackwright.sdk.resource import (
     ComponentResource,
     CustomResource,
@@ -206,7 +206,7 @@ def test_live_state_attributes_use_kubernetes_spelling(program: Program) -> None
     raw = CustomResource("test:index:T", "t")
     read = {secret: {"stringData": {"a": "b"}}, raw: {"someField": 1}}.get
     assert isinstance(raw.some_field, Output)
-    assert raw.some_field.dependencies == {raw}
+    assert dependencies_of(raw.some_field) == {raw}
     assert raw.some_field.resolve(read) == 1
     assert secret.string_data.resolve(read) == {"a": "b"}
     assert secret.output("stringData", "a").resolve(read) == "b"

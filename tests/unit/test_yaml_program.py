@@ -21,7 +21,7 @@ from stackwright.errors import UsageError
 from stackwright.kubernetes.groups import MODULES
 from stackwright.kubernetes.provider import PROVIDER_TYPE
 from stackwright.sdk.context import Program
-from stackwright.sdk.output import Output, Secret
+from stackwright.sdk.output import Output, Secret, dependencies_of
 from stackwright.sdk.resource import Alias, CustomTimeouts, Resource
 
 WEB = """
@@ -165,7 +165,7 @@ def test_a_yaml_program_declares_its_resources_with_options_and_outputs(tmp_path
     annotations = web.props["metadata"]["annotations"]
     assert annotations == {"greeting": "hello-dev", "literal": "${not-a-reference}"}
     namespace = web.props["metadata"]["namespace"]
-    assert isinstance(namespace, Output) and namespace.dependencies == {found["ns"]}
+    assert isinstance(namespace, Output) and dependencies_of(namespace) == {found["ns"]}
     opts = web.opts
     assert opts.protect and list(opts.ignore_changes) == ["spec.replicas"]
     assert opts.custom_timeouts == CustomTimeouts(create=300.0)  # "5m"
@@ -1048,7 +1048,7 @@ def test_a_name_with_a_dot_is_referred_to_in_brackets_as_pulumi_yaml_does(
     assert site.props["data"] == {"title": "home"}
     assert program.exports["title"] == "home"
     assert isinstance(program.exports["name"], Output)
-    assert program.exports["name"].dependencies == {site}
+    assert dependencies_of(program.exports["name"]) == {site}
     with pytest.raises(UsageError, match=r":12: .*names nothing"):
         _run(tmp_path, text.replace('${["index.html"]["title"]}', "${[0].x}"))
 
@@ -1087,7 +1087,7 @@ def test_an_object_of_a_manifest_component_is_read_through_its_resources(
     found = _by_name(program)
     child = found["ConfigMap:apps/fc"]
     after = found["after"]
-    assert after.props["data"]["x"].dependencies == {child}
+    assert dependencies_of(after.props["data"]["x"]) == {child}
     assert list(after.opts.depends_on) == [child, found["Widget:apps/w"]]
     assert "widget" in program.exports  # a custom resource kind's object: any name reads
     with pytest.raises(UsageError, match=r"has no object 'ConfigMap:fc'"):
