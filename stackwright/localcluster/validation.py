@@ -302,6 +302,7 @@ _TAKES = {
     _NUMBER: "a number",
     _BOOL: "true or false",
     _INTSTR: "an integer or a string",
+    _QUANTITY: 'a quantity (a string such as "500m" or "1Gi", or a number)',
 }
 
 
@@ -419,8 +420,9 @@ class _Decoder:
                 text = value.strip()
             elif isinstance(value, (int, float)) and not isinstance(value, bool):
                 text = _number_literal(value)
-            else:
+            else:  # Quantity.UnmarshalJSON parses `true`, `{…}` as they are written: no quantity
                 text = json.dumps(value)
+                self.mismatches.append(Mismatch(upath, value, _json_kind(value), _TAKES[kind]))
             try:
                 parse_quantity(text)
             except ValueError as err:
@@ -4668,7 +4670,7 @@ def check_custom(obj: dict[str, Any], schema: Node) -> str | None:
 def builtin_mismatches(obj: dict[str, Any]) -> list[Mismatch]:
     """The values of `obj`, an object of a built-in kind, that their fields cannot hold (a
     string in an integer field), which the API server refuses with a 400; [] for a kind
-    that is not built in. Int-or-string fields and quantities take either. For a client
+    that is not built in. Int-or-string fields take either; a quantity a string or a number. For a client
     refusing them before it applies anything; a None value is taken as absent, so one not
     known yet is left out by giving None."""
     group, _, version = str(obj.get("apiVersion") or "").rpartition("/")

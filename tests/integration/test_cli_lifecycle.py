@@ -1955,6 +1955,29 @@ def test_inputs_the_server_refuses_name_their_line_and_fail_a_preview_as_bad_inp
     assert get(cluster, "configmap", "keys", p.ns) is None
 
 
+def test_a_quantity_given_as_a_boolean_is_refused_before_anything_changes(
+    new_project: Any, cluster: LiveCluster
+) -> None:
+    # The server refuses `cpu: True` (a quantity is a string or a number): refused before
+    # the run, the namespace before it not created either.
+    p = new_project()
+    p.program(
+        'k8s.core.v1.Namespace("ns", metadata={"name": NS})\n'
+        'spec = app_spec("web")\n'
+        'spec["template"]["spec"]["containers"][0]["resources"] = {"limits": {"cpu": True}}\n'
+        'k8s.apps.v1.Deployment("web", metadata={"name": "web", "namespace": NS}, spec=spec)\n'
+    )
+    for command in (("preview",), ("up", "--yes")):
+        refused = one_line(p.sw(*command, rc=2))
+        assert refused == (
+            f"error: {p.root / '__main__.py'}:{PRELUDE_LINES + 4}: kubernetes:apps/v1:Deployment "
+            "web: spec.template.spec.containers[0].resources.limits.cpu is the boolean true, "
+            'where a Deployment takes a quantity (a string such as "500m" or "1Gi", or a '
+            "number); nothing was changed"
+        ), refused
+    assert get(cluster, "namespace", p.ns) is None
+
+
 def test_a_stack_does_not_take_over_an_object_that_exists(
     new_project: Any, cluster: LiveCluster, tmp_path: Path
 ) -> None:

@@ -177,3 +177,26 @@ def test_a_whole_number_out_of_its_fields_range_is_told_the_range(stack: Stack) 
         "kubernetes:apps/v1:Deployment web: spec.replicas is the number 1099511627776, where a "
         "Deployment takes an integer from -2147483648 to 2147483647; nothing was changed"
     )
+
+
+@pytest.mark.parametrize(
+    ("value", "shown"), [(True, "the boolean true"), ({"cores": 1}, "an object")]
+)
+def test_a_quantity_that_is_no_string_or_number_is_refused(
+    stack: Stack, value: object, shown: str
+) -> None:
+    """A quantity is a string ("500m", "1Gi") or a number: `cpu: True` the API server
+    refuses, as Kubernetes' Quantity reads no boolean."""
+    container = {"name": "web", "image": "nginx", "resources": {"limits": {"cpu": value}}}
+
+    def declare(_: Program) -> None:
+        k8s.core.v1.Pod("web", spec={"containers": [container]})
+
+    with pytest.raises(UsageError) as refused:
+        stack.up(declare)
+    assert str(refused.value).endswith(
+        f"kubernetes:core/v1:Pod web: spec.containers[0].resources.limits.cpu is {shown}, "
+        'where a Pod takes a quantity (a string such as "500m" or "1Gi", or a number); '
+        "nothing was changed"
+    )
+    assert stack.fake.calls == []
