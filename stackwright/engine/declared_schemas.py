@@ -29,6 +29,7 @@ from stackwright.engine.graph import defined_kind
 from stackwright.engine.policy_gate import planned_reader
 from stackwright.engine.records import (
     describe,
+    from_origin,
     is_kubernetes,
     provider_urn,
     secret_in_plain_field,
@@ -125,9 +126,9 @@ def check_before_up(
         if refusal is not None:
             said = refusal.replace("\n  ", " ")
             raise UsageError(
-                f"{resource.declared_at}: {describe(resource.urn)}: the schema its "
-                f"CustomResourceDefinition declares refuses it: {said}. Fix the object (or "
-                "the schema); nothing was changed"
+                f"{resource.declared_at}: {describe(resource.urn)}{from_origin(resource)}: "
+                f"the schema its CustomResourceDefinition declares refuses it: {said}. Fix the "
+                "object (or the schema); nothing was changed"
             )
 
 
@@ -152,7 +153,8 @@ def _check_secret_placement(resource: Resource, known: tuple[Any, list[str]]) ->
     refusal = secret_in_plain_field(found, inputs)
     if refusal is not None:
         raise UsageError(
-            f"{resource.declared_at}: {describe(resource.urn)}: {refusal}; nothing was changed"
+            f"{resource.declared_at}: {describe(resource.urn)}{from_origin(resource)}: "
+            f"{refusal}; nothing was changed"
         )
 
 
@@ -185,9 +187,9 @@ def _check_types(
     else:
         shown = f"the {what} {json.dumps(found.value)[:60]}"
     raise UsageError(
-        f"{resource.declared_at.of_field(found.path)}: {describe(resource.urn)}: {found.path} "
-        f"is {shown}, where a "
-        f"{obj['kind']} takes {found.expected}; nothing was changed"
+        f"{resource.declared_at.of_field(found.path)}: {describe(resource.urn)}"
+        f"{from_origin(resource)}: {found.path} is {shown}, where a {obj['kind']} takes "
+        f"{found.expected}; nothing was changed"
     )
 
 

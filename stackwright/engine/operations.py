@@ -40,6 +40,7 @@ from stackwright.engine.ports import Journal, ProviderFactory
 from stackwright.engine.records import (
     applyset_of,
     describe,
+    from_origin,
     is_kubernetes,
     is_patch,
     mark_of,
@@ -304,16 +305,11 @@ def _check_one_resource_per_object(program: Program, recorded: Mapping[str, Reso
                     "none: each Patch has a manager of its own); nothing was changed"
                 )
             raise UsageError(
-                f"{resource.declared_at}: {describe(resource.urn)}{_from(resource)} names the "
-                f"same {kind} {where} as {describe(first.urn)}{_from(first)} at "
+                f"{resource.declared_at}: {describe(resource.urn)}{from_origin(resource)} names the "
+                f"same {kind} {where} as {describe(first.urn)}{from_origin(first)} at "
                 f"{first.declared_at}: each would overwrite the other's fields; "
                 f"{_one_of_them(program, resource, first)}; nothing was changed"
             )
-
-
-def _from(resource: Resource) -> str:
-    """` (from app.yaml:12 (document 2))` for an object a manifest or chart gave; else ""."""
-    return f" (from {resource.origin})" if resource.origin else ""
 
 
 def _one_of_them(program: Program, *resources: Resource) -> str:

@@ -584,6 +584,11 @@ def describe(urn: str) -> str:
     return f"{parts[-2].rsplit('$', 1)[-1]} {parts[-1]}" if len(parts) >= 4 else urn
 
 
+def from_origin(resource: Resource) -> str:
+    """` (from app.yaml (document 2))` for an object a manifest or chart gave; else ""."""
+    return f" (from {resource.origin})" if resource.origin else ""
+
+
 def made_again(state: ResourceState, live: Mapping[str, Any]) -> bool:
     """Whether the object under a resource's name is another than the one recorded (another
     uid) and not marked as this resource: the recorded one was deleted and someone made

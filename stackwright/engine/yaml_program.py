@@ -323,22 +323,10 @@ class EntryDeclaration(Declaration):
             root = yaml.compose(Path(self.file).read_text(encoding="utf-8"), Loader=_LOADER)
         except (OSError, ValueError, yaml.YAMLError):
             return self
+        from stackwright.kubernetes.yaml import field_line  # the components' module: loaded lazily
+
         node = _value_node(_value_node(_value_node(root, "resources"), self.name), "properties")
-        line = self.line
-        for key in keys:
-            if isinstance(key, str):
-                found = next(((k, v) for k, v in _keyed(node) if k.value == key), None)
-                if found is None:
-                    break
-                line, node = found[0].start_mark.line + 1, found[1]
-            elif isinstance(node, yaml.SequenceNode) and isinstance(key, int):
-                if not 0 <= key < len(node.value):
-                    break
-                node = node.value[key]
-                line = node.start_mark.line + 1
-            else:
-                break
-        return Declaration(self.file, line)
+        return Declaration(self.file, field_line(node, keys, self.line))
 
 
 # --- evaluation -------------------------------------------------------------------------

@@ -27,20 +27,24 @@ from __future__ import annotations
 import functools
 import glob
 import os
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from itertools import islice
 from typing import Any, ClassVar
 
 import yaml
 
 from stackwright.errors import UsageError, not_utf8, yaml_problem
 from stackwright.kubernetes.base import CustomObject, type_token
+from stackwright.sdk.output import parse_path
 from stackwright.sdk.resource import (
     ComponentResource,
     CustomResource,
+    Declaration,
     Resource,
     ResourceOptions,
     _declared_at,
+    declaring_at,
 )
 
 __all__ = ["ConfigFile", "ConfigGroup", "Transformation"]
@@ -149,6 +153,51 @@ def _origin(doc: Document) -> str:
     return f"{doc.source} (document {doc.index + 1})"
 
 
+def field_line(node: yaml.Node | None, keys: Iterable[object], line: int) -> int:
+    """The line (1-based) where the field at `keys` inside `node` is written, as far as the
+    path is written there (a key it does not hold, an index past the end: the last one
+    found); `line` where not even the first is."""
+    for key in keys:
+        if isinstance(key, str) and isinstance(node, yaml.MappingNode):
+            found = next(((k, v) for k, v in node.value if k.value == key), None)
+            if found is None:
+                break
+            line, node = found[0].start_mark.line + 1, found[1]
+        elif isinstance(key, int) and isinstance(node, yaml.SequenceNode):
+            if not 0 <= key < len(node.value):
+                break
+            node = node.value[key]
+            line = node.start_mark.line + 1
+        else:
+            break
+    return line
+
+
+@dataclass
+class ManifestDeclaration(Declaration):
+    """Where an object of a manifest was declared: the program's line (its ConfigFile's or
+    ConfigGroup's), and, for an object of a file, where each of its fields is written in the
+    file (`of_field`: `app.yaml:12`), which a message about the field names instead."""
+
+    #: The file, its text as read and the object's document in it; no text: no file (a YAML
+    #: string, a dict), whose fields are where the program declares them.
+    source: str = ""
+    text: str | None = field(default=None, repr=False)
+    index: int = 0
+
+    def of_field(self, path: str) -> Declaration:
+        """Read again from the text: only a message needs it. The document's first line for
+        a field not written as such (an item of a `List`, a field a transformation set)."""
+        if self.text is None:
+            return self
+        try:
+            keys = parse_path(path, items=True)
+            node = next(islice(yaml.compose_all(self.text, Loader=_Loader), self.index, None))
+        except (StopIteration, ValueError, yaml.YAMLError):
+            return self
+        return Declaration(self.source, field_line(node, keys, node.start_mark.line + 1))
+
+
 def check_object(doc: Document, text: str | None) -> tuple[str, str, str, str | None]:
     """(apiVersion, kind, name, namespace) of a document, or a UsageError saying what is missing."""
     obj = doc.obj
@@ -198,11 +247,24 @@ class ManifestObject(CustomObject):
     """One imported object, registered exactly as parsed (no keyword-argument spelling)."""
 
     def __init__(
-        self, resource_name: str, obj: dict[str, Any], opts: ResourceOptions, origin: str = ""
+        self,
+        resource_name: str,
+        obj: dict[str, Any],
+        opts: ResourceOptions,
+        origin: str = "",
+        file: Document | None = None,
+        text: str | None = None,
     ) -> None:
+        """`origin`: where it came from, for messages; `file`: its document in a file whose
+        `text` says where each field is written."""
         token = type_token(obj["apiVersion"], obj["kind"])
         self._origin = origin  # before registering: failures name the file, not the program
-        CustomResource.__init__(self, token, resource_name, obj, opts)
+        where = _declared_at()
+        declared = ManifestDeclaration(where.file, where.line)
+        if file is not None and text is not None:
+            declared = replace(declared, source=file.source, text=text, index=file.index)
+        with declaring_at(declared):
+            CustomResource.__init__(self, token, resource_name, obj, opts)
 
 
 class ManifestComponent(ComponentResource):
@@ -236,11 +298,14 @@ class ManifestComponent(ComponentResource):
         documents: Iterable[Document],
         *,
         texts: Mapping[str, str] | None = None,
+        files: Collection[str] = (),
         transformations: Sequence[Transformation] | None = None,
         resource_prefix: str | None = None,
         skip_await: bool = False,
     ) -> None:
-        """Each object a child: named, annotated, transformed, then registered."""
+        """Each object a child: named, annotated, transformed, then registered. `texts`: each
+        source's text, by source; `files`: the sources that are files (or URLs), whose lines
+        a message about an object's field names."""
         texts = texts or {}
         docs = list(expand(documents))
         for doc in docs:  # all checked before any is declared: bad input declares nothing
@@ -270,7 +335,8 @@ class ManifestComponent(ComponentResource):
                     + f" is declared twice in {self.resource_name!r} (again in document "
                     f"{doc.index + 1} of {doc.source}): remove one of them"
                 )
-            resource = ManifestObject(child, obj, opts, _origin(doc))
+            file = doc if doc.source in files else None
+            resource = ManifestObject(child, obj, opts, _origin(doc), file, texts.get(doc.source))
             self.resources[child] = resource
             self._index[(api_version, kind, name, namespace)] = resource
 
@@ -332,6 +398,7 @@ class ConfigFile(ManifestComponent):
         self.register_documents(
             documents,
             texts={source: text},
+            files={source},
             transformations=transformations,
             resource_prefix=resource_prefix,
             skip_await=skip_await,
@@ -375,7 +442,8 @@ class ConfigGroup(ManifestComponent):
         documents: list[Document] = []
         strings = [yaml] if isinstance(yaml, str) else list(yaml or [])
         with Reading("ConfigGroup", name):
-            for source in _expand_globs(files or []):
+            paths = _expand_globs(files or [])
+            for source in paths:
                 texts[source] = _open(source)
                 documents.extend(parse(texts[source], source))
             for i, text in enumerate(strings):
@@ -389,6 +457,7 @@ class ConfigGroup(ManifestComponent):
         self.register_documents(
             documents,
             texts=texts,
+            files=set(paths),
             transformations=transformations,
             resource_prefix=resource_prefix,
             skip_await=skip_await,

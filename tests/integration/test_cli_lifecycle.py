@@ -1978,6 +1978,32 @@ def test_a_quantity_given_as_a_boolean_is_refused_before_anything_changes(
     assert get(cluster, "namespace", p.ns) is None
 
 
+def test_a_manifests_value_of_the_wrong_type_is_refused_at_its_line_in_the_manifest(
+    new_project: Any, cluster: LiveCluster
+) -> None:
+    # What to fix is in the manifest the ConfigGroup loads, not at the program's line.
+    p = new_project()
+    p.program('k8s.core.v1.Namespace("ns", metadata={"name": NS})\n')
+    p.up()
+    manifest = p.root / "app.yaml"
+    manifest.write_text(
+        f"apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: fine, namespace: {p.ns}}}\n---\n"
+        f"apiVersion: v1\nkind: Service\nmetadata: {{name: web, namespace: {p.ns}}}\n"
+        "spec:\n  ports:\n  - port: 80\n  - port: '443'\n"
+    )
+    p.program(
+        'k8s.core.v1.Namespace("ns", metadata={"name": NS})\n'
+        'k8s.yaml.ConfigGroup("app", files=["app.yaml"])\n'
+    )
+    refused = one_line(p.sw("preview", rc=2))
+    assert refused.startswith("error: app.yaml:11: kubernetes:core/v1:Service "), refused
+    assert refused.endswith(
+        '(from app.yaml (document 2)): spec.ports[1].port is the string "443", where a '
+        "Service takes an integer; nothing was changed"
+    ), refused
+    assert get(cluster, "configmap", "fine", p.ns) is None
+
+
 def test_a_stack_does_not_take_over_an_object_that_exists(
     new_project: Any, cluster: LiveCluster, tmp_path: Path
 ) -> None:

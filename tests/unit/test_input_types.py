@@ -200,3 +200,95 @@ def test_a_quantity_that_is_no_string_or_number_is_refused(
         "nothing was changed"
     )
     assert stack.fake.calls == []
+
+
+MANIFEST = """\
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: fine}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+spec:
+  selector: {matchLabels: {app: web}}
+  replicas: three
+"""
+
+
+def test_an_object_of_a_manifest_file_is_refused_at_its_line_in_the_file(
+    stack: Stack, tmp_path: Path
+) -> None:
+    """The field to fix is in the manifest, not in the program that loads it: the message
+    says the file's line, and which document of which file the object is."""
+    manifest = tmp_path / "app.yaml"
+    manifest.write_text(MANIFEST)
+    for declare in (
+        lambda _: k8s.yaml.ConfigGroup("app", files=[str(manifest)]),
+        lambda _: k8s.yaml.ConfigFile("app", file=str(manifest)),
+    ):
+        with pytest.raises(UsageError) as refused:
+            stack.up(declare)
+        assert str(refused.value) == (
+            f"{manifest}:{_line(manifest, 'replicas:')}: kubernetes:apps/v1:Deployment "
+            f"Deployment:web (from {manifest} (document 2)): spec.replicas is the string "
+            '"three", where a Deployment takes an integer; nothing was changed'
+        )
+        assert stack.fake.calls == []
+
+
+def test_an_object_of_a_yaml_program_s_config_group_is_refused_at_its_manifest_line(
+    tmp_path: Path, stack: Stack
+) -> None:
+    manifest = tmp_path / "app.yaml"
+    manifest.write_text(MANIFEST)
+    path = tmp_path / "Stackwright.yaml"
+    path.write_text(
+        "name: shop\nruntime: yaml\nresources:\n  app:\n"
+        "    type: kubernetes:yaml/v2:ConfigGroup\n"
+        f"    properties:\n      files: [{manifest}]\n"
+    )
+    with pytest.raises(UsageError) as refused:
+        stack.up(lambda _: run_yaml_program(path))
+    assert str(refused.value).startswith(
+        f"{manifest}:{_line(manifest, 'replicas:')}: kubernetes:apps/v1:Deployment "
+    )
+    assert f"(from {manifest} (document 2)): spec.replicas is the string" in str(refused.value)
+
+
+def test_an_object_without_a_file_names_its_source_at_the_programs_line(
+    stack: Stack,
+) -> None:
+    """A YAML string, a dict or a chart's template has no file line to name: the program's
+    line, and where in it the object came from."""
+    line = 0
+
+    def declare(_: Program) -> None:
+        nonlocal line
+        line = declare.__code__.co_firstlineno + 3
+        k8s.yaml.ConfigGroup("app", yaml=[MANIFEST])
+
+    with pytest.raises(UsageError) as refused:
+        stack.up(declare)
+    assert str(refused.value).startswith(
+        f"{__file__}:{line}: kubernetes:apps/v1:Deployment Deployment:web (from yaml[0] of "
+        "ConfigGroup 'app' (document 2)): spec.replicas is the string \"three\""
+    )
+
+
+def test_an_object_of_a_chart_names_its_template(stack: Stack, tmp_path: Path) -> None:
+    chart = Path(__file__).resolve().parents[1] / "data" / "charts" / "webapp"
+    line = 0
+
+    def declare(_: Program) -> None:
+        nonlocal line
+        line = declare.__code__.co_firstlineno + 3
+        k8s.helm.Chart("demo", chart=str(chart), values={"image": {"tag": "1"}, "replicas": "x"})
+
+    with pytest.raises(UsageError) as refused:
+        stack.up(declare)
+    said = str(refused.value)
+    assert said.startswith(f"{__file__}:{line}: kubernetes:apps/v1:Deployment "), said
+    assert "(from webapp/templates/deployment.yaml of " in said, said
+    assert 'spec.replicas is the string "x", where a Deployment takes an integer' in said, said
