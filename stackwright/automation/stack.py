@@ -1054,6 +1054,9 @@ _SERVER_METADATA = (
     "deletionTimestamp",
     "deletionGracePeriodSeconds",
 )
+#: Metadata that means something only when the object is created: it has its name now,
+#: which a program declares instead (`generateName: web-` made `web-x7k2p`).
+_CREATE_ONLY_METADATA = ("generateName",)
 #: kubectl's record of what a client-side `kubectl apply` declared.
 LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
 _TOOL_ANNOTATIONS = (
@@ -1083,7 +1086,8 @@ def _check_unmanaged(backend: Backend, live: dict[str, Any], object_id: str, urn
 def declared_fields(live: dict[str, Any]) -> dict[str, Any]:
     """The part of a live object a program would declare: the fields its owners declared
     (`_owned_fields`) with their live values, its name and namespace, and of its labels and
-    annotations the keys its owners declared; no status, no server metadata, no tool's marks.
+    annotations the keys its owners declared; no status, no server metadata (nor
+    `generateName`: the object has its name), no tool's marks.
 
     A key a controller added (another manager's) is left out: declared, `up` would take it
     over and write back a stale value. An object only `Update` managers wrote
@@ -1102,7 +1106,7 @@ def declared_fields(live: dict[str, Any]) -> dict[str, Any]:
     meta = {
         k: v
         for k, v in (out.get("metadata") or {}).items()
-        if k not in (*_SERVER_METADATA, "labels", "annotations")
+        if k not in (*_SERVER_METADATA, *_CREATE_ONLY_METADATA, "labels", "annotations")
     }
     whole = live.get("metadata") or {}
     meta.update({k: whole[k] for k in ("name", "namespace") if k in whole})

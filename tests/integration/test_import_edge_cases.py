@@ -176,3 +176,26 @@ def test_two_ids_naming_one_object_in_an_import_file_are_refused(
         "too (nothing was imported)"
     )
     assert p.state() == before
+
+
+@pytest.mark.parametrize("server_side", [False, True])
+def test_generate_name_is_not_printed(
+    new_project: Any, cluster: LiveCluster, server_side: bool
+) -> None:
+    """`generateName` means something only when the object is created: it exists under its
+    name now, which the printed code says; pasted, the code is no change."""
+    p = with_namespace(new_project)
+    made = "apiVersion: v1\nkind: ConfigMap\ndata: {mode: fast}\nmetadata: {generateName: settings-"
+    created = cluster.kubectl("create", "-n", p.ns, "-o", "json", "-f", "-", input=made + "}")
+    name = json.loads(created.stdout)["metadata"]["name"]
+    assert name.startswith("settings-") and name != "settings-"
+    if server_side:  # an applier's entry names generateName too
+        owned = f"{made}, name: {name}}}"
+        cluster.kubectl("apply", "--server-side", "-n", p.ns, "-f", "-", input=owned)
+    code = imported(p, "kubernetes:core/v1:ConfigMap", "settings", name)
+    assert "generateName" not in code and "generate_name" not in code, code
+    assert f"'name': '{name}'" in code, code
+    assert "generateName" not in p.resources()["settings"]["inputs"]["metadata"]
+    p.program(NAMESPACE + code + "\n")
+    assert p.preview().changed() == {}
+    assert p.up().summary["counts"] == {"same": 2}
