@@ -95,6 +95,7 @@ from stackwright.engine.records import (
     made_again,
     mark_of,
     metadata_of,
+    name_refusal,
     object_key,
     object_ref,
     patch_body,
@@ -1542,6 +1543,9 @@ class Run:
     async def _object_id(self, state: ResourceState) -> str:
         meta = metadata_of(state.inputs)
         name = str(meta.get("name", ""))
+        refused = name_refusal(name)  # a name only known now: the checks before the run saw none
+        if refused is not None:
+            raise UsageError(refused)
         if state.provider in self._unknown_providers:
             return f"{meta['namespace']}/{name}" if meta.get("namespace") else name
         provider = self.provider_for(state.provider)

@@ -44,6 +44,7 @@ from stackwright.engine.records import (
     is_kubernetes,
     is_patch,
     mark_of,
+    name_refusal,
     patch_field_manager,
     protected,
     provider_urn,
@@ -268,8 +269,9 @@ def _check_one_resource_per_object(program: Program, recorded: Mapping[str, Reso
     (same provider, group, kind, namespace and name; a `metadata.name` given to one that
     another's auto-name already has): each would apply over the other's fields, and the
     preview would show one of them as unchanged. Two Patches of one object that apply as
-    one field manager are refused alike: each one's apply would drop the other's fields.
-    Names only known once applied (Outputs) are left to the server."""
+    one field manager are refused alike: each one's apply would drop the other's fields,
+    and a name no object can have (`name_refusal`), whose id would name another.
+    Names only known once applied (Outputs) are left to the run."""
     seen: dict[tuple[str, str, str, str, str, str], Resource] = {}
     default = _default_namespaces(program)
     for resource in program.resources:
@@ -287,6 +289,12 @@ def _check_one_resource_per_object(program: Program, recorded: Mapping[str, Reso
         provider = provider_urn(resource)
         if namespace in (None, ""):
             namespace = default(resource)
+        refused = name_refusal(name) if isinstance(name, str) else None
+        if refused is not None:
+            raise UsageError(
+                f"{resource.declared_at.of_field('metadata.name')}: {describe(resource.urn)}"
+                f"{from_origin(resource)}: {refused}; nothing was changed"
+            )
         if not name or not isinstance(namespace, str):
             continue
         group, kind = group_and_kind(resource.props)

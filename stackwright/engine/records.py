@@ -584,6 +584,19 @@ def describe(urn: str) -> str:
     return f"{parts[-2].rsplit('$', 1)[-1]} {parts[-1]}" if len(parts) >= 4 else urn
 
 
+def name_refusal(name: str) -> str | None:
+    """Why no object can be named `name`, told before its id (`namespace/name`) is read back
+    wrong: a '/', which no Kubernetes name holds (a name is part of the object's URL), made
+    `a/b` in `default` read as `b` in a namespace `default/a`. None for any other name, which
+    the server (or a rendering provider) judges."""
+    if "/" not in name:
+        return None
+    return (
+        f"its metadata.name {name!r} holds a '/', which no Kubernetes name may (a name is part "
+        "of the object's URL): give it a name of lowercase letters, digits, '-' and '.'"
+    )
+
+
 def from_origin(resource: Resource) -> str:
     """` (from app.yaml (document 2))` for an object a manifest or chart gave; else ""."""
     return f" (from {resource.origin})" if resource.origin else ""

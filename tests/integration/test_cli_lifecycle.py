@@ -1955,26 +1955,40 @@ def test_inputs_the_server_refuses_name_their_line_and_fail_a_preview_as_bad_inp
     assert get(cluster, "configmap", "keys", p.ns) is None
 
 
-def test_a_quantity_given_as_a_boolean_is_refused_before_anything_changes(
-    new_project: Any, cluster: LiveCluster
+@pytest.mark.parametrize(
+    ("declared", "said"),
+    [
+        pytest.param(
+            'spec = app_spec("web")\n'
+            'spec["template"]["spec"]["containers"][0]["resources"] = {"limits": {"cpu": True}}\n'
+            'k8s.apps.v1.Deployment("web", metadata={"name": "web", "namespace": NS}, spec=spec)\n',
+            "kubernetes:apps/v1:Deployment web: spec.template.spec.containers[0].resources.limits"
+            '.cpu is the boolean true, where a Deployment takes a quantity (a string such as "500m"'
+            ' or "1Gi", or a number); nothing was changed',
+            id="quantity",
+        ),
+        pytest.param(
+            'k8s.core.v1.ConfigMap("c", metadata={"name": "a/b", "namespace": NS})\n',
+            "kubernetes:core/v1:ConfigMap c: its metadata.name 'a/b' holds a '/', which no "
+            "Kubernetes name may (a name is part of the object's URL): give it a name of "
+            "lowercase letters, digits, '-' and '.'; nothing was changed",
+            id="slash",
+        ),
+    ],
+)
+def test_refused_before_the_run(
+    new_project: Any, cluster: LiveCluster, declared: str, said: str
 ) -> None:
-    # The server refuses `cpu: True` (a quantity is a string or a number): refused before
-    # the run, the namespace before it not created either.
+    # What the server refuses, before the run, at the resource's line (exit 2), its
+    # namespace not even created: `cpu: True` (a quantity is a string or a number); a name
+    # holding '/', whose id (`namespace/name`) would name another object (the run read `b`
+    # in a namespace `<ns>/a` and failed on the server's 404, naming nothing).
     p = new_project()
-    p.program(
-        'k8s.core.v1.Namespace("ns", metadata={"name": NS})\n'
-        'spec = app_spec("web")\n'
-        'spec["template"]["spec"]["containers"][0]["resources"] = {"limits": {"cpu": True}}\n'
-        'k8s.apps.v1.Deployment("web", metadata={"name": "web", "namespace": NS}, spec=spec)\n'
-    )
+    p.program('k8s.core.v1.Namespace("ns", metadata={"name": NS})\n' + declared)
+    line = PRELUDE_LINES + 1 + declared.count("\n")
     for command in (("preview",), ("up", "--yes")):
         refused = one_line(p.sw(*command, rc=2))
-        assert refused == (
-            f"error: {p.root / '__main__.py'}:{PRELUDE_LINES + 4}: kubernetes:apps/v1:Deployment "
-            "web: spec.template.spec.containers[0].resources.limits.cpu is the boolean true, "
-            'where a Deployment takes a quantity (a string such as "500m" or "1Gi", or a '
-            "number); nothing was changed"
-        ), refused
+        assert refused == f"error: {p.root / '__main__.py'}:{line}: {said}", refused
     assert get(cluster, "namespace", p.ns) is None
 
 

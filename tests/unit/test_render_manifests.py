@@ -384,3 +384,37 @@ def test_a_replacement_into_the_same_file_is_not_said_to_remove_it(
     assert code == 0 and "+- 1 to replace" in out, out
     assert "writes out/0-crd/apiextensions.k8s.io_v1_customresourcedefinition_widgets." in out
     assert "removes" not in out, out
+
+
+def test_a_name_with_a_slash_is_refused_naming_the_name(
+    rendering: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`a/b` in `default` was read back as `b` in a namespace `default/a`, and refused as
+    that namespace: no Kubernetes name holds a '/', and the message says it is the name."""
+    declared = 'k8s.core.v1.ConfigMap("c", metadata={"name": "a/b"}, data={"k": "v"}, opts=opts)'
+    write_program(rendering, extra=declared + "\n")
+    line = (rendering / "__main__.py").read_text().splitlines().index(declared) + 1
+    for command in (["preview"], ["up", "--yes"]):
+        code, out = run(capsys, *command)
+        assert (code, out.count("\n")) == (2, 1), out
+        assert out.strip() == (
+            f"error: {rendering / '__main__.py'}:{line}: kubernetes:core/v1:ConfigMap c: its "
+            "metadata.name 'a/b' holds a '/', which no Kubernetes name may (a name is part of "
+            "the object's URL): give it a name of lowercase letters, digits, '-' and '.'; "
+            "nothing was changed"
+        ), out
+    assert not (rendering / "out").exists()
+
+
+def test_a_name_with_a_slash_known_only_in_the_run_fails_its_step_naming_the_name(
+    rendering: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    declared = (
+        'k8s.core.v1.ConfigMap("c", metadata={"name": ns.metadata["name"].apply(lambda n: '
+        'n + "/b")}, data={"k": "v"}, opts=opts)'
+    )
+    write_program(rendering, extra=declared + "\n")
+    code, out = run(capsys, "up", "--yes")
+    assert code == 1, out
+    assert "ConfigMap c: its metadata.name 'apps-" in out and "/b' holds a '/'" in out, out
+    assert "namespace" not in out.split("ConfigMap c:", 1)[1].splitlines()[0], out
