@@ -1,13 +1,30 @@
-"""Facts about other processes on this host that `kill -0` does not tell.
+"""Facts about other processes on this host: whether one has ended (`kill -0`, which sends
+nothing, and what it does not tell: a zombie).
 
-Shared by the state store (is a lock holder dead?) and the local cluster (has the
-server exited?), which may import nothing else of each other. Must never signal,
-wait for or otherwise change a process: it only reads /proc.
+Shared by the state store (is a lock holder dead?), the local cluster (has the server
+exited?) and the rendering provider (was a temporary file's writer killed?), which may
+import nothing else of each other. Must never signal, wait for or otherwise change a
+process: it only asks the kernel whether the pid exists, and reads /proc.
 """
 
 from __future__ import annotations
 
-__all__ = ["is_zombie"]
+import os
+
+__all__ = ["gone", "is_zombie"]
+
+
+def gone(pid: int) -> bool:
+    """Whether process `pid` of this host has ended (exited, killed, crashed): no such pid,
+    or only its zombie. Another user's process is not gone; a pid reused by another process
+    looks alive: never a wrong "gone"."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False
+    return is_zombie(pid)
 
 
 def is_zombie(pid: int) -> bool:

@@ -3,7 +3,8 @@
 
 `ManifestDirectory` serves the engine as a cluster's provider does (`engine.ports.Provider`):
 an apply writes the object's file (a temporary file renamed over it: a reader never sees
-half a file), a read parses it (a file edited or removed by hand is drift), a delete
+half a file; one a killed run left is removed by the next run that writes its folder), a
+read parses it (a file edited or removed by hand is drift), a delete
 removes it. The layout is Pulumi's: `0-crd/` holds CustomResourceDefinitions and
 `1-manifest/` everything else, so that `kubectl apply -f DIR --recursive`, which reads
 files in name order, creates kinds before the objects of those kinds; there a Namespace's
@@ -14,8 +15,8 @@ goes into them. One file per object, named after its apiVersion, kind, namespace
 Whether a kind is namespaced comes from the built-in kinds (`CLUSTER_SCOPED`) and the
 CustomResourceDefinitions rendered into the directory, never from a cluster.
 
-Must never: reach a cluster, or write a secret (the engine refuses a rendered resource
-that holds one before anything is written).
+Must never: reach a cluster, write a secret (the engine refuses a rendered resource
+that holds one before anything is written), or remove a file it did not write.
 """
 
 from __future__ import annotations
@@ -24,7 +25,9 @@ import builtins
 import contextlib
 import hashlib
 import os
+import re
 import tempfile
+import time
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -33,6 +36,7 @@ import yaml
 
 from stackwright.errors import UsageError
 from stackwright.model import CLUSTER_SCOPED, STACK_ANNOTATION, URN_ANNOTATION, ClusterIdentity
+from stackwright.processes import gone
 from stackwright.providers.kubernetes.applyset import MANAGED_BY, stamp
 
 __all__ = ["CRD_FOLDER", "MANIFEST_FOLDER", "ManifestDirectory", "manifest_path"]
@@ -116,6 +120,20 @@ class ManifestDirectory:
         self.directory = directory
         self._namespace = namespace or "default"
         self._crd_scopes: dict[tuple[str, str], bool] | None = None
+        #: The folders whose leftover temporary files this run has removed (`_sweep`).
+        self._swept: set[Path] = set()
+
+    def _sweep(self, folder: Path) -> None:
+        """Remove the temporary files a killed run left in `folder` (`_leftover`), at this
+        run's first write there."""
+        if folder in self._swept:
+            return
+        self._swept.add(folder)
+        with contextlib.suppress(OSError), os.scandir(folder) as entries:  # none: none left
+            for entry in entries:
+                if _leftover(entry):
+                    with contextlib.suppress(OSError):  # gone meanwhile
+                        os.unlink(entry.path)
 
     @property
     def default_namespace(self) -> str:
@@ -223,7 +241,9 @@ class ManifestDirectory:
         field_manager: str | None = None,
     ) -> dict[str, Any]:
         obj = await self._manifest(desired)
-        _write(self._path(obj), obj)
+        path = self._path(obj)
+        self._sweep(path.parent)
+        _write(path, obj)
         if _is_crd(str(obj.get("apiVersion", "")), str(obj.get("kind", ""))):
             self._note_crd(obj)
         return obj
@@ -296,6 +316,7 @@ class ManifestDirectory:
         path.unlink(missing_ok=True)
         if _is_crd(api_version, kind):
             self._crd_scopes = None  # read again from the files left
+        self._sweep(path.parent)  # a leftover would keep the folder
         with contextlib.suppress(OSError):  # not empty
             path.parent.rmdir()  # the folder goes with its last file: destroy leaves none
 
@@ -325,6 +346,7 @@ class ManifestDirectory:
                 meta[key] = value
             else:
                 meta.pop(key, None)
+        self._sweep(path.parent)
         _write(path, {**obj, "metadata": meta})
 
     async def release_apply(
@@ -353,12 +375,39 @@ _NO_RELEASES = (
 )
 
 
+#: The temporary file `_write` makes, named after the process writing it (`mkstemp`'s
+#: random part: 8 of lowercase letters, digits and `_`), so that one a killed run left is
+#: told from one another running process is writing (a stack rendering into the folder too).
+_TEMPORARY = re.compile(r"\.stackwright-(\d+)-[a-z0-9_]{8}\.tmp")
+#: The temporary file earlier versions made, whose name says no process: one older than
+#: `_STALE` seconds (a write takes milliseconds) is a leftover.
+_EARLIER_TEMPORARY = re.compile(r"\.tmp-[a-z0-9_]{8}")
+_STALE = 60.0
+
+
+def _leftover(entry: os.DirEntry[str]) -> bool:
+    """Whether a folder's `entry` is a temporary file of `_write`'s whose run was killed
+    before renaming it: its process gone. Never a file of another name (a user's)."""
+    if not entry.is_file(follow_symlinks=False):
+        return False
+    ours = _TEMPORARY.fullmatch(entry.name)
+    if ours is not None:
+        pid = int(ours[1])
+        return pid != os.getpid() and gone(pid)
+    if _EARLIER_TEMPORARY.fullmatch(entry.name) is not None:
+        with contextlib.suppress(OSError):
+            return time.time() - entry.stat(follow_symlinks=False).st_mtime > _STALE
+    return False
+
+
 def _write(path: Path, obj: Mapping[str, Any]) -> None:
     """Write a manifest atomically: a temporary file in the same folder, renamed over it."""
     path.parent.mkdir(parents=True, exist_ok=True)
     text = yaml.safe_dump(dict(obj), sort_keys=False, default_flow_style=False)
     # A short name: the file's own may be as long as a file system takes.
-    handle, temporary = tempfile.mkstemp(prefix=".tmp-", dir=path.parent)
+    handle, temporary = tempfile.mkstemp(
+        prefix=f".stackwright-{os.getpid()}-", suffix=".tmp", dir=path.parent
+    )
     try:
         with os.fdopen(handle, "w", encoding="utf-8") as out:
             out.write(text)

@@ -64,7 +64,7 @@ from stackwright.model import (
     ResourceState,
     parse_urn,
 )
-from stackwright.processes import is_zombie
+from stackwright.processes import gone
 from stackwright.state import _document
 from stackwright.state._codec import (
     Invalid,
@@ -365,13 +365,7 @@ def _died_here(holder: LockHolder) -> bool:
     """
     if holder.host != socket.gethostname() or holder.pid == os.getpid():
         return False
-    try:
-        os.kill(holder.pid, 0)
-    except ProcessLookupError:
-        return True
-    except PermissionError:
-        return False
-    return is_zombie(holder.pid)
+    return gone(holder.pid)
 
 
 def _mark_interrupted(db: sqlite3.Connection, operation_id: int, now: float) -> None:

@@ -6,6 +6,7 @@ to a real cluster: tests/integration/test_render_manifests_apply.py.)"""
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 
 import pytest
@@ -418,3 +419,44 @@ def test_a_name_with_a_slash_known_only_in_the_run_fails_its_step_naming_the_nam
     assert code == 1, out
     assert "ConfigMap c: its metadata.name 'apps-" in out and "/b' holds a '/'" in out, out
     assert "namespace" not in out.split("ConfigMap c:", 1)[1].splitlines()[0], out
+
+
+def test_a_temporary_file_a_killed_run_left_is_removed_by_the_next_write_there(
+    rendering: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A run killed between writing a file's temporary copy and renaming it left the copy;
+    the next run that writes the folder removes it (its writer is gone). Never a file of
+    another name, nor a copy a running process is writing."""
+    import subprocess
+    import sys
+
+    assert run(capsys, "up", "--yes")[0] == 0
+    folder = rendering / "out" / "1-manifest"
+    ended = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    dead = int(ended.stdout)
+    killed = folder / f".stackwright-{dead}-abcd_123.tmp"
+    earlier = folder / ".tmp-k9x2m_q1"  # an earlier version's, an hour old
+    running = folder / f".stackwright-{os.getppid()}-abcd_123.tmp"  # its writer runs
+    young = folder / ".tmp-zzzzzzzz"  # an earlier version's, being written
+    users = [folder / n for n in (".tmp-notes.yaml", "draft.tmp", ".stackwright-1-x.tmp")]
+    for path in (killed, earlier, running, young, *users):
+        path.write_text("kind: ConfigMap\n")
+    os.utime(earlier, (time.time() - 3600,) * 2)
+    run(capsys, "up", "--yes")  # writes nothing: no change
+    assert killed.exists() and earlier.exists()
+    write_program(rendering, replicas=5)
+    code, out = run(capsys, "up", "--yes")
+    assert code == 0, out
+    assert not killed.exists() and not earlier.exists()
+    assert running.exists() and young.exists() and all(p.exists() for p in users)
+    for path in (running, young, *users):
+        path.unlink()
+    crd_folder = rendering / "out" / "0-crd"
+    (crd_folder / killed.name).write_text("")  # a removal's folder too: destroy leaves none
+    assert run(capsys, "destroy", "--yes")[0] == 0
+    assert list((rendering / "out").rglob("*")) == []
