@@ -862,6 +862,37 @@ def main(argv: list[str] | None = None) -> None:
     run(args.dir, args.port, nodes=args.nodes, speed=args.speed, watch_history=args.watch_history)
 
 
+class _AlertingSSLObject(ssl.SSLObject):
+    """A connection whose client certificate fails verification (another CA's, expired)
+    ends with the TLS alert that says so, as kube-apiserver's does. The event loop's TLS
+    layer drops a failed handshake without sending what OpenSSL wrote, so a client read a
+    bare EOF, which kubectl and client-go retry as a dropped connection — for nearly a
+    minute — before failing. So the failure is held (`refused`), the connection handed
+    over as made, and its protocol closes it at once: the close sends the alert (and no
+    data is ever read from it)."""
+
+    refused: ssl.SSLCertVerificationError | None = None
+
+    def do_handshake(self) -> None:
+        try:
+            super().do_handshake()
+        except ssl.SSLCertVerificationError as exc:
+            self.refused = exc
+
+    def read(self, len: int = 1024, buffer: Any = None) -> Any:
+        if self.refused is not None:
+            raise ssl.SSLWantReadError("the client certificate was refused")
+        return super().read(len, buffer)
+
+    def getpeercert(self, binary_form: bool = False) -> Any:
+        # The handshake did not finish: OpenSSL's answer would be an error.
+        return None if self.refused is not None else super().getpeercert(binary_form)
+
+    def unwrap(self) -> Any:
+        # A refused connection's alert ended it: there is no TLS session to close.
+        return None if self.refused is not None else super().unwrap()
+
+
 def _certificate_protocol() -> type[asyncio.Protocol]:
     """uvicorn's httptools protocol, with the user a verified client certificate names in
     each request's scope (uvicorn's scope has no peer certificate). The certificate is read
@@ -877,6 +908,9 @@ def _certificate_protocol() -> type[asyncio.Protocol]:
         def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
             super().connection_made(transport)
             tls = transport.get_extra_info("ssl_object")
+            if isinstance(tls, _AlertingSSLObject) and tls.refused is not None:
+                transport.close()  # which sends the alert the failed handshake wrote
+                return
             peer = tls.getpeercert() if tls is not None else None
             self.certificate_user = rbac.certificate_user(peer)
             if peer:
@@ -946,6 +980,9 @@ def run(
             loop="none",
             timeout_keep_alive=120,
         )
+        config.load()
+        assert config.ssl is not None
+        config.ssl.sslobject_class = _AlertingSSLObject
         server = Server(config)
         controllers = start_controllers(
             cluster,

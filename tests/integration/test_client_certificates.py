@@ -220,7 +220,12 @@ def test_a_certificate_from_another_ca_or_expired_authenticates_nothing(
     long_ago = datetime.datetime.now(datetime.UTC) - datetime.timedelta(days=30)
     expired = client_certificate(ours, "root", ["system:masters"], now=long_ago,
                                  lifetime=datetime.timedelta(days=1))  # fmt: skip
-    for certificate in (client_certificate(elsewhere, "root", ["system:masters"]), expired):
+    refusals = {"elsewhere": "decrypt error", "expired": "certificate expired"}
+    for (why, alert), certificate in zip(
+        refusals.items(),
+        (client_certificate(elsewhere, "root", ["system:masters"]), expired),
+        strict=True,
+    ):
         # The handshake fails, as for a server that requires the client CA's signature.
         with (
             tls_client(cluster, *certificate, tmp_path) as api,
@@ -236,6 +241,14 @@ def test_a_certificate_from_another_ca_or_expired_authenticates_nothing(
         path.write_text(yaml.safe_dump(config))
         listed = kubectl(path, "get", "namespaces")
         assert listed.returncode == 1 and "NAME" not in listed.stdout
+        # With the TLS alert that says why, as kube-apiserver ends such a handshake: a bare
+        # EOF instead is what kubectl retries as a dropped connection, for about a minute.
+        assert "remote error: tls:" in listed.stderr, (why, listed.stderr)
+        # Stackwright says so at once, as bad input (exit 2), not as a server to retry.
+        refused = scoped_up(tmp_path / why, path, program(f"refused-{why}", c=("ConfigMap", {})))
+        assert refused.returncode == 2, (why, refused.stdout, refused.stderr)
+        assert f"refused the client certificate (TLS alert: {alert})" in refused.stderr, why
+        assert "attempts" not in refused.stderr and "Traceback" not in refused.stderr
     assert cluster.kubectl("get", "namespaces").returncode == 0  # the server serves on
 
 

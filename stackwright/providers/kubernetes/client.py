@@ -158,6 +158,13 @@ class ApiClient:
                     f"({exc.verify_message}); check certificate-authority / tls-server-name of {self.cluster}"
                 ) from exc
             except (ConnectionError, TimeoutError, OSError, ssl.SSLError) as exc:
+                refused = _refused_certificate(exc)
+                if refused:
+                    raise ConfigError(
+                        f"{what}: the API server at {self.server} {refused} ({self.cluster}); "
+                        "check the user's client-certificate and client-key: signed by the "
+                        "cluster's client CA, not expired, the key the certificate's"
+                    ) from exc
                 failure = _network_reason(exc)
                 if attempt + 1 < self.retry.attempts:
                     await self.retry.sleep(self.retry.delay(attempt))
@@ -339,6 +346,34 @@ def _retry_after(response: Response) -> float | None:
         return float(value)
     except ValueError:
         return None
+
+
+#: The TLS alerts with which a server refuses the client's certificate (OpenSSL's reasons):
+#: no retry mends them, unlike a dropped connection.
+_CERTIFICATE_ALERTS = frozenset(
+    {
+        "SSLV3_ALERT_BAD_CERTIFICATE",
+        "SSLV3_ALERT_UNSUPPORTED_CERTIFICATE",
+        "SSLV3_ALERT_CERTIFICATE_REVOKED",
+        "SSLV3_ALERT_CERTIFICATE_EXPIRED",
+        "SSLV3_ALERT_CERTIFICATE_UNKNOWN",
+        "TLSV1_ALERT_UNKNOWN_CA",
+        "TLSV1_ALERT_ACCESS_DENIED",
+        "TLSV1_ALERT_DECRYPT_ERROR",  # the certificate's signature, or its key's, is bad
+        "TLSV13_ALERT_CERTIFICATE_REQUIRED",
+    }
+)
+
+
+def _refused_certificate(exc: BaseException) -> str:
+    """What the server's TLS alert says of the client certificate ("" for other errors)."""
+    reason = getattr(exc, "reason", None) if isinstance(exc, ssl.SSLError) else None
+    if reason not in _CERTIFICATE_ALERTS:
+        return ""
+    if reason == "TLSV13_ALERT_CERTIFICATE_REQUIRED":
+        return "requires a client certificate and the kubeconfig gives none"
+    alert = reason.partition("_ALERT_")[2].lower().replace("_", " ")
+    return f"refused the client certificate (TLS alert: {alert})"
 
 
 def _network_reason(exc: BaseException) -> str:
