@@ -804,12 +804,20 @@ def _remove_stack(project: Project, name: str, *, force: bool, as_json: bool) ->
 
 @stack_app.command("rename")
 def stack_rename(
-    old: Annotated[str, typer.Argument(help="The stack's name.")],
-    new: Annotated[str, typer.Argument(help="Its new name.")],
+    names: Annotated[
+        list[str],
+        typer.Argument(
+            metavar="[OLD] NEW",
+            help="The new name; the stack's own first (default: --stack, else the selected one, "
+            "as Pulumi's `stack rename NEW`).",
+        ),
+    ],
+    stack: Stack = None,
     as_json: JsonDone = False,
 ) -> None:
     """Rename a stack: its state (the stack part of every URN) and its stack file."""
     project = find_project(Path.cwd())
+    old, new = _rename_names(project, names, stack)
     config = StackConfig(project, old)
     backend = _backend(project)
     if not _renamed_before(backend, project, old, new):
@@ -824,6 +832,20 @@ def stack_rename(
             select_stack(project, new)
     text = f"Renamed stack {old} to {new}."
     _report_done(as_json, "stack", "rename", project.name, new, text, formerName=old)
+
+
+def _rename_names(project: Project, names: list[str], stack: str | None) -> tuple[str, str]:
+    """`stack rename OLD NEW`, or Pulumi's `stack rename NEW` of --stack or the selected one."""
+    if len(names) == 1:
+        return selected_stack(project, stack), names[0]
+    if len(names) > 2 or stack:
+        given = " ".join([*names, *(["--stack", stack] if stack else [])])
+        raise UsageError(
+            f"stack rename {given}: name the new name, and the stack at most once: "
+            "`stackwright stack rename OLD NEW`, or `stackwright stack rename NEW` for the "
+            "selected stack (or --stack OLD)"
+        )
+    return names[0], names[1]
 
 
 def _renamed_before(backend: Backend, project: Project, old: str, new: str) -> bool:

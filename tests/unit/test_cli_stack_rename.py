@@ -1,0 +1,54 @@
+"""`stack rename` takes Pulumi's one-argument form, `stack rename NEW`, for the selected stack
+(or `--stack OLD`), as well as `stack rename OLD NEW`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from stackwright.cli.main import main
+from stackwright.state import open_backend
+
+
+def stacks() -> list[str]:
+    return sorted(row.name for row in open_backend().list_stacks("shop"))
+
+
+def test_one_name_renames_the_selected_stack_as_pulumi_does(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    main(["config", "set", "replicas", "3"])
+
+    main(["stack", "rename", "prod"])
+
+    assert "Renamed stack dev to prod." in capsys.readouterr().out
+    assert stacks() == ["prod"] and not (project / "Stackwright.dev.yaml").exists()
+    main(["config", "get", "replicas"])  # still selected, under its new name
+    assert capsys.readouterr().out.strip() == "3"
+
+
+def test_one_name_with_stack_renames_that_stack(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    main(["stack", "init", "qa"])  # selected now; `dev` is renamed by name
+
+    main(["stack", "rename", "staging", "--stack", "dev"])
+
+    assert "Renamed stack dev to staging." in capsys.readouterr().out
+    assert stacks() == ["qa", "staging"]
+
+
+@pytest.mark.parametrize(
+    "args", [["dev", "prod", "qa"], ["dev", "prod", "--stack", "dev"]], ids=["three", "both"]
+)
+def test_more_names_than_one_stack_and_its_new_name_are_refused(
+    args: list[str], project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as caught:
+        main(["stack", "rename", *args])
+    err = capsys.readouterr().err
+    assert caught.value.code == 2 and err.count("\n") == 1, err
+    assert "`stackwright stack rename OLD NEW`, or `stackwright stack rename NEW`" in err
+    assert stacks() == ["dev"]
