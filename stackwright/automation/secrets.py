@@ -166,14 +166,14 @@ def _key_from_text(text: str, source: str) -> bytes:
     return key
 
 
-def _key_file(path: Path, *, create: bool) -> bytes:
+def _key_file(path: Path, where: Where, *, create: bool) -> bytes:
     if path.is_dir():
         raise UsageError(
             f"the secrets key file {path} is a directory: name a file in it, e.g. "
             f"file:{path / 'stack.key'}"
         )
     try:
-        return _read_key_file(path, create=create)
+        return _read_key_file(path, where, create=create)
     except OSError as exc:
         raise UsageError(
             f"cannot {'read' if path.exists() else 'make'} the secrets key file {path}: "
@@ -181,7 +181,7 @@ def _key_file(path: Path, *, create: bool) -> bytes:
         ) from exc
 
 
-def _read_key_file(path: Path, *, create: bool) -> bytes:
+def _read_key_file(path: Path, where: Where, *, create: bool) -> bytes:
     if not path.exists():
         if not create:
             # `stack rm` sets a stack's key aside rather than deleting it (see StackConfig.forget).
@@ -192,9 +192,15 @@ def _read_key_file(path: Path, *, create: bool) -> bytes:
                 if set_aside
                 else ""
             )
+            # `change-secrets-provider` cannot help: it unwraps the data key with this file.
+            stack_file = f"Stackwright.{where.stack}.yaml"
             raise UsageError(
-                f"the secrets key file {path} does not exist: {hint}restore it, or point the "
-                "stack at its key with `stackwright stack change-secrets-provider`"
+                f"the secrets key file {path} does not exist: {hint}copy it back from where "
+                f"stack {where.stack}'s key was made (the `keys` folder of that "
+                f"STACKWRIGHT_HOME), or set `secretsprovider: file:PATH` in {stack_file} to "
+                "where it is now; if it is lost, so are the secrets under it: remove "
+                f"`encryptedkey` and `secretsprovider` from {stack_file} to start with a new "
+                "key, and set the stack's secret values again"
             )
         path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
@@ -270,9 +276,9 @@ def wrapping_key(
             )
         return _key_from_text(text, variable)
     if kind == "local":
-        return _key_file(where.local_key_file(), create=create)
+        return _key_file(where.local_key_file(), where, create=create)
     if kind.startswith("file:") and kind != "file:":
-        return _key_file(Path(kind[5:]).expanduser(), create=create)
+        return _key_file(Path(kind[5:]).expanduser(), where, create=create)
     raise UsageError(
         f"stack {where.stack}: unknown secrets provider {kind!r}; use passphrase, env, file:PATH or local"
     )

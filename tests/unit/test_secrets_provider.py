@@ -237,3 +237,35 @@ def test_stack_rm_sets_a_local_key_aside_for_another_checkout_that_shares_it(
     assert f"set its key aside as {aside}: if this stack used it, move it back" in str(caught.value)
     aside.rename(tmp_path / "home" / "keys" / "demo.dev.key")
     assert StackConfig(checkouts[0], "dev", {}).get("password") == PLAIN
+
+
+def test_a_missing_local_key_file_names_ways_that_work(
+    project: Project, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A stack file whose key file is in another STACKWRIGHT_HOME (an example run once, a
+    checkout on another machine): `change-secrets-provider` unwraps the data key with that
+    very file, so the message names what does work, and each of those works."""
+    config(project).set("password", PLAIN, secret=True)
+    made = tmp_path / "home" / "keys" / "demo.dev.key"
+    monkeypatch.setenv("STACKWRIGHT_HOME", str(tmp_path / "elsewhere"))
+
+    with pytest.raises(UsageError) as caught:
+        config(project).get("password")
+    message = str(caught.value)
+    assert "change-secrets-provider" not in message
+    assert "copy it back from where stack dev's key was made" in message
+    assert "remove `encryptedkey` and `secretsprovider` from Stackwright.dev.yaml" in message
+
+    moved = tmp_path / "moved.key"
+    made.rename(moved)
+    stored = yaml.safe_load(project.stack_file("dev").read_text())
+    project.stack_file("dev").write_text(
+        yaml.safe_dump({**stored, "secretsprovider": f"file:{moved}"})
+    )
+    assert config(project).get("password") == PLAIN
+
+    moved.unlink()  # lost: start over with a new key, and set the secret again
+    stored.pop("encryptedkey"), stored.pop("secretsprovider")
+    project.stack_file("dev").write_text(yaml.safe_dump(stored))
+    config(project).set("password", "new-value", secret=True)
+    assert config(project).get("password") == "new-value"
