@@ -1154,8 +1154,9 @@ def stack_graph(
     ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Nodes and edges as JSON.")] = False,
 ) -> None:
-    """The stack's resources and the order `up` and `destroy` follow, as a Graphviz DOT
-    graph (`dot -Tsvg`): an arrow points from a resource to one it needs first."""
+    """The stack's resources and the order `up` and `destroy` follow, as Graphviz DOT.
+
+    An arrow points from a resource to one it needs first (`dot -Tsvg` draws it)."""
     from stackwright.engine.records import recorded_edges
 
     ws = _workspace(stack)
@@ -1257,9 +1258,10 @@ def stack_import(
     stack: Stack = None,
     as_json: JsonDone = False,
 ) -> None:
-    """Replace the stack's state with an exported document (`stack export | … | stack import`,
-    as Pulumi's reads stdin without --file); plain secrets in it are encrypted under the
-    stack's key."""
+    """Replace the stack's state with an exported document (stdin without --file).
+
+    `stack export | … | stack import` works as Pulumi's; plain secrets in it are encrypted
+    under the stack's key."""
     ws = _workspace(stack, existing=False)
     source = str(file) if file is not None else "stdin"
     if file is None and sys.stdin.isatty():
@@ -1411,8 +1413,9 @@ def config_cp(
     stack: Stack = None,
     as_json: JsonDone = False,
 ) -> None:
-    """Copy configuration to another stack, as `pulumi config cp` does (secrets encrypted
-    again under its key)."""
+    """Copy configuration to another stack, as `pulumi config cp` does.
+
+    Secrets are encrypted again under the other stack's key."""
     if not dest:
         raise UsageError("config cp needs --dest STACK: the stack to copy to")
     source = _workspace(stack)
@@ -1563,8 +1566,9 @@ def state_rename(
     yes: Yes = False,
     as_json: JsonDone = False,
 ) -> None:
-    """Give a resource another logical name in the state (after renaming it in the program,
-    instead of an alias); what refers to it follows. The object itself is untouched."""
+    """Give a resource another logical name in the state; the object is untouched.
+
+    After renaming it in the program, instead of an alias; what refers to it follows."""
     ws = _workspace(stack)
     what = f"rename {urn} to {new_name} (what refers to it follows; the object is untouched)"
     if not _confirm_state_edit(ws, "state rename", what, yes, as_json):

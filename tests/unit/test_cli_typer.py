@@ -7,6 +7,7 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 import typer
@@ -176,3 +177,22 @@ def test_help_names_value_kinds_as_click_does_and_none_for_flags(
     rows = {line.split()[1]: line for line in help_text.splitlines() if line.startswith("│ --")}
     assert "TEXT" in rows["--stack"] and "INTEGER RANGE" in rows["--parallel"]
     assert re.search(r"--yes\s+-y\s+Do not ask", rows["--yes"]), rows["--yes"]
+
+
+def test_every_command_summary_is_one_line_in_its_groups_list() -> None:
+    """The commands panel of `--help` prints a command's first paragraph with its line
+    breaks: a summary wrapped in the docstring came out cut mid-sentence (`state --help`:
+    "… (after renaming it in the program," then "instead of an alias) …")."""
+
+    def walk(command: Any, path: str) -> list[tuple[str, str]]:
+        found = [(path, (command.help or "").strip().split("\n\n")[0])]
+        for name, sub in getattr(command, "commands", {}).items():  # a group's
+            found += walk(sub, f"{path} {name}")
+        return found
+
+    wrapped = [
+        path
+        for path, summary in walk(typer.main.get_command(app), "stackwright")
+        if "\n" in summary
+    ]
+    assert wrapped == []
