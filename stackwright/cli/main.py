@@ -185,13 +185,18 @@ def _cwd_first(argv: list[str]) -> list[str]:
             continue
         (lifted if arg.startswith("--cwd=") else rest).append(arg)
         index += 1
-    # `--json` before the command (`stackwright --json up`, as kubectl takes its flags
-    # anywhere) belongs to the command: it was refused with "No such option".
+    # `--json` and `--stack NAME` / `-s NAME` before the command (`stackwright -s prod up`,
+    # as kubectl takes its flags anywhere) belong to the command: they were refused with
+    # "No such option".
     leading = 0
-    while leading < len(rest) and rest[leading] == "--json":
-        leading += 1
+    while leading < len(rest):
+        arg = rest[leading]
+        width = 2 if arg in ("--stack", "-s") else 1
+        if not (arg == "--json" or width == 2 or arg.startswith("--stack=")):
+            break
+        leading += width
     if leading and leading < len(rest):
-        rest = [*rest[leading:], "--json"]
+        rest = [*rest[leading:], *rest[:leading]]
     return [*lifted, *rest, *argv[end:]]
 
 

@@ -196,3 +196,20 @@ def test_every_command_summary_is_one_line_in_its_groups_list() -> None:
         if "\n" in summary
     ]
     assert wrapped == []
+
+
+@pytest.mark.parametrize(
+    "before", [["-s", "prod"], ["--stack", "prod"], ["--stack=prod"], ["--json", "-s", "prod"]]
+)
+def test_stack_before_the_command_is_the_commands(
+    before: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # `stackwright -s prod config get replicas` (kubectl's `kubectl -n prod get …` habit)
+    # was "No such option: -s", which did not say where the option goes.
+    monkeypatch.setenv("STACKWRIGHT_HOME", str(tmp_path / "home"))
+    (tmp_path / "Stackwright.yaml").write_text("name: demo\nruntime: python\n")
+    run("stack", "init", "prod", cwd=tmp_path)
+    run("stack", "init", "dev", cwd=tmp_path)  # selected: only -s names prod
+    (tmp_path / "Stackwright.prod.yaml").write_text("config:\n  demo:replicas: 3\n")
+    result = run(*before, "config", "get", "replicas", cwd=tmp_path)
+    assert result.stdout.splitlines()[0] == "3", result.stdout + result.stderr
