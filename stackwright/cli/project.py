@@ -782,24 +782,40 @@ def stack_rm(
     force: Annotated[
         bool, typer.Option("--force", help="Remove even if it still has resources.")
     ] = False,
+    preserve_config: Annotated[
+        bool,
+        typer.Option(
+            "--preserve-config",
+            help="Keep its stack file (Stackwright.<stack>.yaml) and secrets key, as Pulumi's.",
+        ),
+    ] = False,
+    stack: Stack = None,
     yes: Yes = False,
     as_json: JsonDone = False,
 ) -> None:
     """Remove a stack (and its state) from the backend."""
     project = find_project(Path.cwd())
-    name = name or selected_stack(project)
+    if name and stack and name != stack:
+        raise UsageError(f"stack rm {name} --stack {stack}: name the stack to remove once")
+    name = name or selected_stack(project, stack)
     if not yes and not _confirm(f"removal of stack {name}", yes, as_json, "stack rm"):
         return
-    _remove_stack(project, name, force=force, as_json=as_json)
+    _remove_stack(project, name, force=force, as_json=as_json, preserve_config=preserve_config)
 
 
-def _remove_stack(project: Project, name: str, *, force: bool, as_json: bool) -> None:
-    """Remove stack `name` from the backend, its configuration file, and its selection, and
-    say so (`stack rm`, `destroy --remove`)."""
+def _remove_stack(
+    project: Project, name: str, *, force: bool, as_json: bool, preserve_config: bool = False
+) -> None:
+    """Remove stack `name` from the backend, its configuration file (unless
+    `preserve_config`), and its selection, and say so (`stack rm`, `destroy --remove`)."""
     _backend(project).remove_stack(project.name, name, force=force)
-    StackConfig(project, name).forget()
+    if preserve_config:
+        kept = f"; {project.stack_file(name).name} is kept"
+    else:
+        StackConfig(project, name).forget()
+        kept = ""
     unselect_stack(project, name)
-    _report_done(as_json, "stack", "rm", project.name, name, f"Removed stack {name}.")
+    _report_done(as_json, "stack", "rm", project.name, name, f"Removed stack {name}{kept}.")
 
 
 @stack_app.command("rename")
