@@ -113,13 +113,7 @@ def info(name: str = DEFAULT_NAME) -> ClusterInfo:
     _check_name(name)
     settings = _settings(name)
     if settings is None:
-        # A user with clusters `a` and `b` who leaves out --name is told which there are.
-        others = ", ".join(_names())
-        there = f" (there are: {others})" if others else ""
-        raise UsageError(
-            f"no local cluster named {name!r}{there}: start one with "
-            f"`stackwright cluster start --name {name}`"
-        )
+        raise _no_cluster(name)
     pid = _pid(name)
     folder = cluster_dir(name)
     return ClusterInfo(
@@ -131,6 +125,16 @@ def info(name: str = DEFAULT_NAME) -> ClusterInfo:
         pid=pid,
         kubeconfig=folder / "kubeconfig",
         folder=folder,
+    )
+
+
+def _no_cluster(name: str) -> UsageError:
+    # A user with clusters `a` and `b` who leaves out --name is told which there are.
+    others = ", ".join(_names())
+    there = f" (there are: {others})" if others else ""
+    return UsageError(
+        f"no local cluster named {name!r}{there}: start one with "
+        f"`stackwright cluster start --name {name}`"
     )
 
 
@@ -183,10 +187,18 @@ def start(
         raise UsageError(f"--speed must be greater than 0 (got {speed})")
     if port is not None and not 0 <= port <= _MAX_PORT:
         raise UsageError(f"--port must be from 1 to {_MAX_PORT}, or 0 for a free one (got {port})")
-    with _starting(name):
-        if _pid(name) is not None:  # another process started it while this one waited
-            return info(name), False
-        return _start(name, nodes, port, speed, timeout), True
+    made = not cluster_dir(name).exists()
+    try:
+        with _starting(name):
+            if _pid(name) is not None:  # another process started it while this one waited
+                return info(name), False
+            return _start(name, nodes, port, speed, timeout), True
+    except BaseException:
+        # A first start refused before it wrote anything (its port taken) leaves no folder
+        # behind, which `cluster list` would not show and `cluster delete` would find.
+        if made and _settings(name) is None:
+            shutil.rmtree(cluster_dir(name), ignore_errors=True)
+        raise
 
 
 @contextlib.contextmanager
@@ -353,10 +365,12 @@ def stop(name: str = DEFAULT_NAME) -> bool:
 
 
 def delete(name: str = DEFAULT_NAME) -> None:
-    """Stop cluster `name` and remove every trace of it."""
+    """Stop cluster `name` and remove every trace of it; a name no cluster has is refused
+    (a misspelt one said "deleted" while the cluster meant stayed)."""
     _check_name(name)
     if _settings(name) is not None:
         stop(name)
     folder = cluster_dir(name)
-    if folder.exists():
-        shutil.rmtree(folder)
+    if not folder.exists():
+        raise _no_cluster(name)
+    shutil.rmtree(folder)
