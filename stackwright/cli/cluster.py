@@ -18,7 +18,7 @@ app = typer.Typer(
 )
 
 Name = Annotated[str, typer.Option("--name", help="Cluster name; its context is stackwright-NAME.")]
-Json = Annotated[bool, typer.Option("--json", help="Print a JSON document instead of text.")]
+Json = Annotated[bool, typer.Option("--json", "-j", help="Print a JSON document instead of text.")]
 
 
 def _emit(data: dict[str, object], as_json: bool, text: str) -> None:

@@ -162,7 +162,7 @@ def _fail(message: str, code: int, argv: list[str] | None, *, prefix: str = "err
     """The one line on stderr; with --json also the last event line, so a machine reading
     the events learns why there are no more."""
     print(f"{prefix}{message}", file=sys.stderr)
-    if "--json" in (sys.argv[1:] if argv is None else argv):
+    if {"--json", "-j"} & set(sys.argv[1:] if argv is None else argv):
         # Written as the event lines are (compact, UTF-8), so `grep '"event":"error"'` and
         # a line-by-line reader treat it as one of them.
         print(error_line(message, code), flush=True)
@@ -192,7 +192,7 @@ def _cwd_first(argv: list[str]) -> list[str]:
     while leading < len(rest):
         arg = rest[leading]
         width = 2 if arg in ("--stack", "-s") else 1
-        if not (arg == "--json" or width == 2 or arg.startswith("--stack=")):
+        if not (arg in ("--json", "-j") or width == 2 or arg.startswith("--stack=")):
             break
         leading += width
     if leading and leading < len(rest):

@@ -49,7 +49,7 @@ LevelOption = Annotated[
     typer.Option("--level", help="Run every enabled policy at this level: mandatory or advisory."),
 ]
 Format = Annotated[str, typer.Option("--format", help="text, json or sarif.")]
-Json = Annotated[bool, typer.Option("--json", help="The same as --format json.")]
+Json = Annotated[bool, typer.Option("--json", "-j", help="The same as --format json.")]
 ConfigFile = Annotated[
     str | None,
     typer.Option(

@@ -63,8 +63,9 @@ if TYPE_CHECKING:
 Stack = Annotated[
     str | None, typer.Option("--stack", "-s", help="The stack to use (default: the selected one).")
 ]
-Json = Annotated[bool, typer.Option("--json", help="One JSON event per line.")]
-JsonDone = Annotated[bool, typer.Option("--json", help="What was done, as one JSON line.")]
+# Pulumi's short flags too (`-j`, `-r`, `-x`, `stack rm -f`): its users' scripts pass them.
+Json = Annotated[bool, typer.Option("--json", "-j", help="One JSON event per line.")]
+JsonDone = Annotated[bool, typer.Option("--json", "-j", help="What was done, as one JSON line.")]
 Yes = Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")]
 Targets = Annotated[
     list[str] | None,
@@ -88,7 +89,7 @@ TargetDependents = Annotated[
 ]
 Excludes = Annotated[
     list[str] | None,
-    typer.Option("--exclude", help="Everything but this resource (URN; * and ** match)."),
+    typer.Option("--exclude", "-x", help="Everything but this resource (URN; * and ** match)."),
 ]
 ExcludeDependents = Annotated[
     bool,
@@ -300,7 +301,7 @@ def new(
     force: Annotated[
         bool,
         typer.Option(
-            "--force", help="Into a folder that is not empty (the template's files replaced)."
+            "--force", "-f", help="Into a folder that is not empty (the template's files replaced)."
         ),
     ] = False,
     as_json: JsonDone = False,
@@ -348,7 +349,8 @@ def preview(
     stack: Stack = None,
     diff: Annotated[bool, typer.Option("--diff", help="Show field-level changes.")] = False,
     refresh: Annotated[
-        bool, typer.Option("--refresh", help="Read the cluster first; show drift as changes.")
+        bool,
+        typer.Option("--refresh", "-r", help="Read the cluster first; show drift as changes."),
     ] = False,
     targets: Targets = None,
     target_dependents: TargetDependents = False,
@@ -389,7 +391,7 @@ def up(
     stack: Stack = None,
     yes: Yes = False,
     refresh: Annotated[
-        bool, typer.Option("--refresh", help="Read the cluster first; undo drift.")
+        bool, typer.Option("--refresh", "-r", help="Read the cluster first; undo drift.")
     ] = False,
     targets: Targets = None,
     target_dependents: TargetDependents = False,
@@ -780,7 +782,7 @@ def stack_rm(
         str | None, typer.Argument(help="The stack (default: the selected one, as Pulumi's).")
     ] = None,
     force: Annotated[
-        bool, typer.Option("--force", help="Remove even if it still has resources.")
+        bool, typer.Option("--force", "-f", help="Remove even if it still has resources.")
     ] = False,
     preserve_config: Annotated[
         bool,
@@ -1168,7 +1170,7 @@ def stack_graph(
             help="Leave out dependency edges (declared, provider and Kubernetes' rules).",
         ),
     ] = False,
-    as_json: Annotated[bool, typer.Option("--json", help="Nodes and edges as JSON.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", "-j", help="Nodes and edges as JSON.")] = False,
 ) -> None:
     """The stack's resources and the order `up` and `destroy` follow, as Graphviz DOT.
 

@@ -213,3 +213,29 @@ def test_stack_before_the_command_is_the_commands(
     (tmp_path / "Stackwright.prod.yaml").write_text("config:\n  demo:replicas: 3\n")
     result = run(*before, "config", "get", "replicas", cwd=tmp_path)
     assert result.stdout.splitlines()[0] == "3", result.stdout + result.stderr
+
+
+def test_pulumis_short_flags_are_taken(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A Pulumi user's scripts pass `-j`, `-r`, `-x` and `stack rm -f`: each was
+    # "No such option".
+    monkeypatch.setenv("STACKWRIGHT_HOME", str(tmp_path / "home"))
+    (tmp_path / "Stackwright.yaml").write_text("name: demo\nruntime: python\n")
+    (tmp_path / "__main__.py").write_text("")
+    run("stack", "init", "dev", cwd=tmp_path)
+    assert run("stack", "ls", "-j", cwd=tmp_path).stdout.startswith('[{"name": "dev"')
+    refused = run("preview", "-r", "-x", "urn:nope", "-j", cwd=tmp_path).stdout.splitlines()
+    assert json.loads(refused[0])["message"].startswith("--exclude urn:nope names no resource")
+    assert run("stack", "rm", "dev", "-f", "-y", cwd=tmp_path).stdout.startswith("Removed")
+
+
+def test_a_usage_error_with_j_is_also_the_last_event_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("STACKWRIGHT_HOME", str(tmp_path / "home"))
+    (tmp_path / "Stackwright.yaml").write_text("name: demo\nruntime: python\n")
+    lines = run("-j", "stack", "ls", "--nope", cwd=tmp_path).stdout.splitlines()
+    assert json.loads(lines[0]) == {
+        "event": "error",
+        "message": "No such option: --nope; see `stackwright stack ls --help`",
+        "exitCode": 2,
+    }
