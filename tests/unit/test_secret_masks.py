@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from stackwright.automation.secrets import _key_file
+from stackwright.automation.secrets import Where, _key_file
 from stackwright.automation.stack import python_code, yaml_code
 from stackwright.engine.events import SECRET_TEXT, mask_at, masked
 from stackwright.engine.records import with_outputs
@@ -90,18 +90,18 @@ def test_redact_finds_a_secret_escaped_as_json_or_go_quote_strings() -> None:
 def test_a_key_file_others_can_read_or_write_is_refused(tmp_path: Path) -> None:
     folder = tmp_path / "keys"
     key = folder / "p.dev.key"
-    made = _key_file(key, create=True)
+    made = _key_file(key, Where("p", "dev"), create=True)
     assert len(made) == 32
     assert (key.stat().st_mode & 0o777, folder.stat().st_mode & 0o777) == (0o600, 0o700)
     os.chmod(key, 0o644)
     with pytest.raises(UsageError, match=r"is open to other users \(mode 644\): `chmod 600"):
-        _key_file(key, create=False)
+        _key_file(key, Where("p", "dev"), create=False)
     os.chmod(key, 0o600)
     os.chmod(folder, 0o777)
     with pytest.raises(UsageError, match=r"folder .* is open to other users"):
-        _key_file(key, create=False)
+        _key_file(key, Where("p", "dev"), create=False)
     os.chmod(folder, 0o700)
-    assert _key_file(key, create=False) == made
+    assert _key_file(key, Where("p", "dev"), create=False) == made
 
 
 def test_a_secret_inside_a_longer_live_text_makes_that_text_secret() -> None:
