@@ -477,6 +477,10 @@ def destroy(
             "--remove", help="Then remove the stack and its configuration file, as `stack rm`."
         ),
     ] = False,
+    preview_only: Annotated[
+        bool,
+        typer.Option("--preview-only", help="Show what the destroy would delete; change nothing."),
+    ] = False,
     parallel: Parallel = 16,
     as_json: Json = False,
 ) -> None:
@@ -493,7 +497,16 @@ def destroy(
             f"the destroy without --remove, then `stackwright stack rm --force` if the stack "
             "should go with what it kept; nothing was changed"
         )
+    if preview_only and remove:
+        raise UsageError(
+            "--preview-only changes nothing, and --remove would remove the stack: leave one "
+            "out; nothing was changed"
+        )
     ws = _workspace(stack)
+    if preview_only:  # Pulumi's `destroy --preview-only`: no question, so no --yes needed
+        with _rendering("preview", json_lines=as_json, show_diff=False) as render:
+            _finish(ws.destroy(render, select=select, parallel=parallel, preview=True))
+        return
     if not yes:
         _can_ask("destroy", as_json)
         with _rendering("preview", json_lines=as_json, show_diff=False) as render:
