@@ -180,7 +180,7 @@ def start(
     """Start cluster `name` in the background; returns (info, started) — started is False if it already ran."""
     _check_name(name)
     if _pid(name) is not None:
-        return info(name), False
+        return _running_as_asked(name, nodes, port, speed), False
     if nodes is not None and nodes < 1:
         raise UsageError(f"--nodes must be at least 1 (got {nodes})")
     if speed is not None and speed <= 0:
@@ -191,7 +191,7 @@ def start(
     try:
         with _starting(name):
             if _pid(name) is not None:  # another process started it while this one waited
-                return info(name), False
+                return _running_as_asked(name, nodes, port, speed), False
             return _start(name, nodes, port, speed, timeout), True
     except BaseException:
         # A first start refused before it wrote anything (its port taken) leaves no folder
@@ -199,6 +199,30 @@ def start(
         if made and _settings(name) is None:
             shutil.rmtree(cluster_dir(name), ignore_errors=True)
         raise
+
+
+def _running_as_asked(
+    name: str, nodes: int | None, port: int | None, speed: float | None
+) -> ClusterInfo:
+    """The running cluster, refused when the start asked for settings it does not run with:
+    they take effect only as a server starts, and `start` of a running one did nothing, so
+    `--nodes 3` went unheeded with "nothing to do"."""
+    running = info(name)
+    asked = {
+        "--nodes": (nodes, running.nodes),
+        "--port": (port or None, running.port),
+        "--speed": (speed, running.speed),
+    }
+    differ = [f"{flag} {want}" for flag, (want, has) in asked.items() if want not in (None, has)]
+    if differ:
+        takes = "takes" if len(differ) == 1 else "take"
+        raise UsageError(
+            f"cluster {name} is running with {running.nodes} node(s) on port {running.port} at "
+            f"speed {running.speed:g}; {', '.join(differ)} {takes} effect only as it starts: "
+            f"`stackwright cluster stop --name {name}`, then `stackwright cluster start "
+            f"--name {name} {' '.join(differ)}`"
+        )
+    return running
 
 
 @contextlib.contextmanager

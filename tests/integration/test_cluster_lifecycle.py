@@ -195,3 +195,29 @@ def test_a_stop_waits_neither_for_open_watches_nor_idle_clients(
         lifecycle.stop("watched")
     assert took < 5, f"the stop took {took:.1f}s"
     assert len(ended) == 1, "the watch's response ended as a finished one (no error)"
+
+
+def test_a_start_of_a_running_cluster_with_other_settings_is_refused(tmp_path: Path) -> None:
+    # `cluster start --nodes 3` of a running one-node cluster said "nothing to do" (exit 0)
+    # and the cluster kept one node: nodes, port and speed are read only as a server starts.
+    try:
+        assert sw(tmp_path, "cluster", "start", "--name", "sized").returncode == 0
+        port = json.loads(sw(tmp_path, "cluster", "status", "--name", "sized", "--json").stdout)[
+            "server"
+        ].rsplit(":", 1)[1]
+        refused = sw(tmp_path, "cluster", "start", "--name", "sized", "--nodes", "3")
+        assert refused.returncode == 2
+        assert refused.stderr == (
+            f"error: cluster sized is running with 1 node(s) on port {port} at speed 1; --nodes 3 "
+            "takes effect only as it starts: `stackwright cluster stop --name sized`, then "
+            "`stackwright cluster start --name sized --nodes 3`\n"
+        )
+        same = sw(tmp_path, "cluster", "start", "--name", "sized", "--nodes", "1", "--port", port)
+        assert same.returncode == 0 and "nothing to do" in same.stdout
+
+        sw(tmp_path, "cluster", "stop", "--name", "sized")  # as the message says
+        assert sw(tmp_path, "cluster", "start", "--name", "sized", "--nodes", "3").returncode == 0
+        status = json.loads(sw(tmp_path, "cluster", "status", "--name", "sized", "--json").stdout)
+        assert status["nodes"] == 3
+    finally:
+        sw(tmp_path, "cluster", "delete", "--name", "sized")
