@@ -222,7 +222,12 @@ class Subject:
         """How reports name the object: `Deployment shop/web`; a Patch of it as the Patch
         resource it is, `DeploymentPatch shop/web`."""
         where = f"{self.namespace}/" if self.namespace else ""
-        return f"{self.kind}{_PATCH if self.patch else ''} {where}{self.name or '(unnamed)'}"
+        return f"{self.shown_kind} {where}{self.name or '(unnamed)'}"
+
+    @property
+    def shown_kind(self) -> str:
+        """The kind reports name it by: its object's, `DeploymentPatch` for a Patch of one."""
+        return f"{self.kind}{_PATCH}" if self.patch else self.kind
 
     def left_to_owner(self, value: Any) -> bool:
         """Whether `value`, read from this subject, is a field a Patch leaves out: the

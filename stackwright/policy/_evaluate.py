@@ -189,12 +189,18 @@ def _config_of(rule: Policy, settings: Settings) -> dict[str, Any]:
 
 
 def _matches(entry: Exemption, subject: Subject) -> bool:
+    """Whether the entry's pattern names the subject: its URN, or `Kind/name`,
+    `Kind/namespace/name` with its object's kind or the kind reports name it by (a Patch's,
+    `DeploymentPatch/shop/web`, as the finding to exempt says it)."""
     if not entry.resource:
         return True
     candidates = (
         subject.urn,
-        f"{subject.kind}/{subject.name}",
-        f"{subject.kind}/{subject.namespace}/{subject.name}",
+        *(
+            f"{kind}/{place}"
+            for kind in (subject.kind, subject.shown_kind)
+            for place in (subject.name, f"{subject.namespace}/{subject.name}")
+        ),
     )
     return any(c and fnmatch.fnmatchcase(c, entry.resource) for c in candidates)
 

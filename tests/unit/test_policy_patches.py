@@ -225,6 +225,25 @@ def test_a_patch_that_sets_only_what_it_changes_passes_both_packs() -> None:
             "SW-PSS-017"} <= whole  # fmt: skip
 
 
+@pytest.mark.parametrize("pattern", ["DeploymentPatch/shop/web", "DeploymentPatch/web",
+                                     "Deployment/shop/web", "*Patch/shop/*"])  # fmt: skip
+def test_a_config_exemption_names_a_patch_as_its_finding_does(pattern: str) -> None:
+    """The finding says `DeploymentPatch shop/web`: an entry naming it so exempts it (and
+    counts it), as one naming the object's kind does."""
+    entry = {"policy": "image-tag", "resource": pattern, "owner": "al@example.com",
+             "expires": "2099-01-01", "reason": "the vendor ships :latest only"}  # fmt: skip
+    settings = Settings.from_config({"policy:exemptions": [entry]}, "test")
+    subject = Subject(deployment_patch({"image": "ghcr.io/acme/web:latest"}), patch=True)
+    report = evaluate([subject], select_packs(["kubernetes-best-practices"]), settings)
+    assert [f.policy.id for f in report.findings] == []
+    assert [(e.resource, e.objects) for e in report.exemptions] == [(pattern, 1)]
+    # ... and a Patch's name never matches the object of that kind the stack owns.
+    whole = Subject(deployment_patch({"image": "ghcr.io/acme/web:latest"}))
+    report = evaluate([whole], select_packs(["kubernetes-best-practices"]), settings)
+    still = ["SW-K8S-012"] if "Patch" in pattern else []
+    assert [f.policy.id for f in report.findings if f.policy.id == "SW-K8S-012"] == still
+
+
 def test_a_teams_rule_sees_patches_only_when_it_asks_to() -> None:
     seen: dict[str, list[tuple[bool, str]]] = {"object": [], "patch": [], "stack": [],
                                                "stack-patch": []}  # fmt: skip
