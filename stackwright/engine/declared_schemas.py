@@ -14,7 +14,9 @@ rather than applying the objects declared before it; one whose secret only an ap
 object's outputs make known is refused when its step runs.
 
 Must never: call a cluster, or refuse an object the declared schema does not cover (a
-version the CRD does not list, a CRD without a schema): the run reports those as it would.
+version the CRD does not list, a CRD without a schema), nor a Patch by it (its fields are
+merged into an object the check does not see: a `required` field it leaves out is the
+object's): the run reports those as it would, as its preview does.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from stackwright.engine.records import (
     describe,
     from_origin,
     is_kubernetes,
+    is_patch,
     provider_urn,
     secret_in_plain_field,
     unknown_as_null,
@@ -117,7 +120,7 @@ def check_before_up(
         schemas = declared.get(provider_urn(resource))
         if schemas is None or not resource.custom or not chosen(resource.urn):
             continue
-        if defined_kind(resource.props) is not None or resource.is_read:
+        if defined_kind(resource.props) is not None or resource.is_read or is_patch(resource):
             continue
         obj, _ = unwrap_secrets(resolve(resource.props, read))
         if unknown_paths({k: v for k, v in obj.items() if k != "metadata"}):

@@ -4,6 +4,7 @@ declares, in the API server's words, before `up` creates the CRD and fails on th
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -107,4 +108,36 @@ def test_an_object_its_new_crd_refuses_fails_the_preview_in_the_servers_words(
     assert crd is not None
     schema = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
     assert schema["properties"]["spec"]["required"] == ["size"]  # not changed
+    p.sw("destroy", "--yes")
+
+
+def test_an_up_changing_a_crd_leaves_a_patch_of_its_kind_to_the_server(
+    new_project: Any, cluster: LiveCluster
+) -> None:
+    """A Patch of an object whose CRD the same `up` changes sets some fields of it: the
+    declared schema's `required` is the whole object's, which the server judges merged (as
+    the preview leaves it to the server, so does `up`), not the Patch's fields alone."""
+    p = new_project()
+    p.program(CRD)
+    p.up()
+    made = {"apiVersion": "schema.example.com/v1", "kind": "Database",
+            "metadata": {"name": "db", "namespace": p.ns}, "spec": {"size": 2}}  # fmt: skip
+    cluster.kubectl("create", "-f", "-", input=json.dumps(made))
+    changed = CRD.replace(
+        '"scope": "Namespaced",', '"scope": "Namespaced", "preserveUnknownFields": False,'
+    )
+    assert changed != CRD
+    p.program(
+        changed
+        + """
+k8s.apiextensions.CustomResourcePatch(
+    "db", api_version="schema.example.com/v1", kind="Database",
+    metadata={"name": "db", "namespace": NS}, spec={"engine": "mysql"},
+)
+"""
+    )
+    assert p.preview().changed() == {"databases": "update", "db": "create"}
+    p.up()
+    live = get(cluster, "databases.schema.example.com", "db", p.ns)
+    assert live is not None and live["spec"] == {"size": 2, "engine": "mysql"}
     p.sw("destroy", "--yes")
