@@ -304,6 +304,8 @@ _TAKES = {
     _INTSTR: "an integer or a string",
     _QUANTITY: 'a quantity (a string such as "500m" or "1Gi", or a number)',
 }
+#: What a quantity's string holds, said to one that holds something else ("1GB").
+_QUANTITY_TEXT = 'a quantity: a number with an optional suffix (m, k, M, G, Ki, Mi, Gi, …: "1Gi")'
 
 
 def _whole(value: Any, bounds: tuple[int, int]) -> bool:
@@ -420,13 +422,15 @@ class _Decoder:
                 text = value.strip()
             elif isinstance(value, (int, float)) and not isinstance(value, bool):
                 text = _number_literal(value)
-            else:  # Quantity.UnmarshalJSON parses `true`, `{…}` as they are written: no quantity
+            else:  # Quantity.UnmarshalJSON parses `true`, `{…}` as they are written
                 text = json.dumps(value)
-                self.mismatches.append(Mismatch(upath, value, _json_kind(value), _TAKES[kind]))
             try:
                 parse_quantity(text)
             except ValueError as err:
                 self.fatal.append(str(err))  # Quantity.UnmarshalJSON's own error, unwrapped
+                # No quantity: `true`, `{…}`, and the string "1GB" alike.
+                takes = _QUANTITY_TEXT if isinstance(value, str) else _TAKES[kind]
+                self.mismatches.append(Mismatch(upath, value, _json_kind(value), takes))
         elif kind == _BYTES:
             if not isinstance(value, str):
                 self.mismatch(value, struct, tpath, "[]uint8", upath, kind)
@@ -4670,9 +4674,10 @@ def check_custom(obj: dict[str, Any], schema: Node) -> str | None:
 def builtin_mismatches(obj: dict[str, Any]) -> list[Mismatch]:
     """The values of `obj`, an object of a built-in kind, that their fields cannot hold (a
     string in an integer field), which the API server refuses with a 400; [] for a kind
-    that is not built in. Int-or-string fields take either; a quantity a string or a number. For a client
-    refusing them before it applies anything; a None value is taken as absent, so one not
-    known yet is left out by giving None."""
+    that is not built in. Int-or-string fields take either; a quantity a number or a string
+    that reads as one ("1Gi", not "1GB"). For a client refusing them before it applies
+    anything; a None value is taken as absent, so one not known yet is left out by giving
+    None."""
     group, _, version = str(obj.get("apiVersion") or "").rpartition("/")
     schemas = builtin_schemas()
     root = schemas.root(group, version, str(obj.get("kind") or ""))

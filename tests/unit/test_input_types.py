@@ -93,6 +93,26 @@ def test_a_yaml_programs_field_in_a_list_is_named_at_its_own_line(
     )
 
 
+@pytest.mark.parametrize("dry_run", [True, False])
+def test_a_text_that_is_no_quantity_is_refused_before_anything_changes(
+    tmp_path: Path, stack: Stack, dry_run: bool
+) -> None:
+    """`memory: 1GB` (a quantity says 1G or 1Gi) the API server refuses as it refuses a
+    boolean; the preview cannot dry-run it in the namespace the same run creates, and `up`
+    would have created that namespace first."""
+    path = _program(tmp_path, "2")
+    path.write_text(path.read_text().replace("memory: 1}", "memory: 1GB}"))
+    with pytest.raises(UsageError) as refused:
+        stack.run("up", lambda _: run_yaml_program(path), dry_run=dry_run)
+    assert str(refused.value) == (
+        f"{path}:{_line(path, 'memory: 1GB')}: kubernetes:apps/v1:Deployment web: "
+        'spec.template.spec.containers[0].resources.limits.memory is the string "1GB", where a '
+        "Deployment takes a quantity: a number with an optional suffix (m, k, M, G, Ki, Mi, Gi, "
+        '…: "1Gi"); nothing was changed'
+    )
+    assert stack.fake.calls == []
+
+
 def test_int_or_string_fields_and_quantities_take_either(tmp_path: Path, stack: Stack) -> None:
     path = _program(tmp_path, "2")
     assert stack.up(lambda _: run_yaml_program(path)).ok
