@@ -387,16 +387,20 @@ _STALE = 60.0
 
 def _leftover(entry: os.DirEntry[str]) -> bool:
     """Whether a folder's `entry` is a temporary file of `_write`'s whose run was killed
-    before renaming it: its process gone. Never a file of another name (a user's)."""
+    before renaming it: its process gone; one under this process's own pid, or an earlier
+    version's, when older than `_STALE`. Never a file of another name (a user's)."""
     if not entry.is_file(follow_symlinks=False):
         return False
     ours = _TEMPORARY.fullmatch(entry.name)
     if ours is not None:
         pid = int(ours[1])
-        return pid != os.getpid() and gone(pid)
-    if _EARLIER_TEMPORARY.fullmatch(entry.name) is not None:
-        with contextlib.suppress(OSError):
-            return time.time() - entry.stat(follow_symlinks=False).st_mtime > _STALE
+        if pid != os.getpid():
+            return gone(pid)
+        # A killed run's under the same pid: a container's runs often get the same one.
+    elif _EARLIER_TEMPORARY.fullmatch(entry.name) is None:
+        return False
+    with contextlib.suppress(OSError):
+        return time.time() - entry.stat(follow_symlinks=False).st_mtime > _STALE
     return False
 
 

@@ -460,3 +460,21 @@ def test_a_temporary_file_a_killed_run_left_is_removed_by_the_next_write_there(
     (crd_folder / killed.name).write_text("")  # a removal's folder too: destroy leaves none
     assert run(capsys, "destroy", "--yes")[0] == 0
     assert list((rendering / "out").rglob("*")) == []
+
+
+def test_a_temporary_file_left_under_this_runs_own_pid_is_removed_once_stale(
+    rendering: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A container's runs often get one pid: a copy a killed run left under the pid this run
+    has is a leftover once older than any write takes, not one this run is writing."""
+    assert run(capsys, "up", "--yes")[0] == 0
+    folder = rendering / "out" / "1-manifest"
+    stale, fresh = (
+        folder / f".stackwright-{os.getpid()}-{n}.tmp" for n in ("abcd_123", "wxyz_789")
+    )
+    for path in (stale, fresh):
+        path.write_text("kind: ConfigMap\n")
+    os.utime(stale, (time.time() - 3600,) * 2)
+    write_program(rendering, replicas=5)
+    assert run(capsys, "up", "--yes")[0] == 0
+    assert not stale.exists() and fresh.exists()
