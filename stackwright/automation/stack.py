@@ -67,8 +67,21 @@ from stackwright.engine.execute import DEFAULT_PARALLEL, Options, import_id_prob
 from stackwright.engine.policy_gate import PolicyGate
 from stackwright.engine.ports import Provider
 from stackwright.engine.program import run_program
-from stackwright.engine.records import object_ref, refused, with_outputs
-from stackwright.engine.wiring import cluster_context, default_namespace, kubernetes_providers
+from stackwright.engine.records import (
+    is_kubernetes,
+    is_patch,
+    is_release,
+    object_ref,
+    patch_field_manager,
+    refused,
+    with_outputs,
+)
+from stackwright.engine.wiring import (
+    UNMARK_COMMAND,
+    cluster_context,
+    default_namespace,
+    kubernetes_providers,
+)
 from stackwright.errors import StackwrightError, UsageError
 from stackwright.kubernetes.base import (
     TypeToken,
@@ -645,6 +658,72 @@ class Workspace:
         self.backend.import_(self.project.name, self.stack, sealed, message=message)
         self.record_provider()  # how a key made to seal them is wrapped
 
+    # --- forgetting a resource -----------------------------------------------------------
+
+    def forget(
+        self,
+        urn: str,
+        *,
+        force: bool = False,
+        target_dependents: bool = False,
+        keep_marks: bool = False,
+    ) -> Forgotten:
+        """`state delete`: forget a resource (with `target_dependents`, what refers to it),
+        its object left in the cluster as it is but for the stack's marks.
+
+        Every check comes first (no such resource, protected, referred to, pending, the
+        stack locked); then the marks — the managed-by label, the stack and URN annotations,
+        ApplySet membership — come off each forgotten object, removed by the stack's field
+        manager so that its managed fields no longer claim them, and then the state forgets
+        them. Left marked, an object still counts as the stack's: kubectl lists it in the
+        stack's ApplySet (whose parent a destroy then cannot remove), and an `up` whose
+        program declares it again takes it back as its own instead of refusing it as an
+        object that exists. A Patch's fields and a Helm release stay as they are (`kept`
+        says so). Raises MarksRemain, nothing forgotten, when the cluster cannot take the
+        marks off; `keep_marks` forgets without touching the cluster."""
+        project, stack = self.project.name, self.stack
+        urns = self.backend.delete_resource(
+            project, stack, urn, force=force, target_dependents=target_dependents, dry_run=True
+        )
+        states = [s for s in self.state().resources if s.urn in urns and not s.delete_pending]
+        marked = [s for s in states if s.custom and is_kubernetes(s) and not s.external]
+        if marked and not keep_marks:
+            interrupts.run(self._unmark(marked))
+        removed = self.backend.delete_resource(
+            project, stack, urn, force=force, target_dependents=target_dependents
+        )
+        kept = [note for s in states if (note := _left_as_it_is(s))]
+        if keep_marks:
+            return Forgotten(removed, [], kept, [_unmark_command(s) for s in marked])
+        return Forgotten(removed, [s.urn for s in marked], kept, [])
+
+    async def _unmark(self, states: Sequence[ResourceState]) -> None:
+        """Take the stack's marks off the objects `states` record, each through the provider
+        that made it; MarksRemain when a cluster does not take them."""
+        factory = kubernetes_providers(
+            self.provider_settings(), project=self.project.name, root=self.project.folder
+        )
+        # An explicit provider's settings may hold secrets: read decrypted, when there is one.
+        explicit = any(state.provider for state in states)
+        recorded = self.backend.load(self.project.name, self.stack) if explicit else None
+        providers: dict[str, Provider] = {}
+        try:
+            for state in states:
+                try:
+                    if state.provider not in providers:
+                        made = recorded.resource(state.provider) if recorded else None
+                        providers[state.provider] = factory(made.inputs if made else None)
+                    await providers[state.provider].unmark(*object_ref(state))
+                except StackwrightError as exc:  # no kubeconfig, no answer, refused
+                    raise MarksRemain(
+                        f"cannot take stack {self.stack}'s marks off {state.type} {state.id}: "
+                        f"{exc}",
+                        [_unmark_command(s) for s in states],
+                    ) from exc
+        finally:
+            for provider in providers.values():
+                await provider.close()
+
     # --- adopting an object --------------------------------------------------------------
 
     def import_object(
@@ -794,6 +873,49 @@ class Workspace:
             raise
         operation.end(step, done.state)
         return done
+
+
+@dataclass(frozen=True)
+class Forgotten:
+    """What `Workspace.forget` did: the URNs it forgot, those whose objects it took the
+    marks off, a note for each that left something in the cluster on purpose (a Patch's
+    fields, a Helm release), and, when it forgot without touching the cluster, the commands
+    that take the marks off."""
+
+    removed: list[str]
+    unmarked: list[str]
+    kept: list[str]
+    unmark_commands: list[str]
+
+
+class MarksRemain(StackwrightError):
+    """The cluster did not take a forgotten object's marks off (unreachable, refused):
+    nothing was forgotten; `commands` take them off by hand."""
+
+    def __init__(self, message: str, commands: Sequence[str]) -> None:
+        super().__init__(message)
+        self.commands = list(commands)
+
+
+def _left_as_it_is(state: ResourceState) -> str:
+    """Why a forgotten resource leaves more than an unmarked object behind, if it does."""
+    if state.custom and is_patch(state):
+        manager = patch_field_manager(state.urn, state.inputs, state)
+        return (
+            f"{state.urn}: the fields this Patch applied stay on {state.id}, owned by field "
+            f"manager {manager}"
+        )
+    if state.custom and is_release(state):
+        namespace, _, name = state.id.rpartition("/")
+        return (
+            f"{state.urn}: Helm release {state.id} stays installed (`helm uninstall {name} "
+            f"-n {namespace}` removes it)"
+        )
+    return ""
+
+
+def _unmark_command(state: ResourceState) -> str:
+    return UNMARK_COMMAND(*object_ref(state))
 
 
 @dataclass(frozen=True)

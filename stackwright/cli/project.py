@@ -24,6 +24,7 @@ from stackwright.automation import templates
 from stackwright.automation.secrets import NEW_PASSPHRASE_ENV
 from stackwright.automation.stack import (
     ImportEntry,
+    MarksRemain,
     Selection,
     Workspace,
     expect_no_changes_in,
@@ -1552,24 +1553,47 @@ def state_delete(
     yes: Yes = False,
     as_json: JsonDone = False,
 ) -> None:
-    """Forget a resource (the object stays in the cluster)."""
+    """Forget a resource: the object stays in the cluster, without the stack's marks."""
     ws = _workspace(stack)
     what = (
-        f"forget {urn} and what refers to it (the objects stay in the cluster)"
+        f"forget {urn} and what refers to it (the objects stay in the cluster, without the "
+        "stack's marks)"
         if target_dependents
-        else f"forget {urn} (the object stays in the cluster)"
+        else f"forget {urn} (the object stays in the cluster, without the stack's marks)"
     )
     if not _confirm_state_edit(ws, "state delete", what, yes, as_json):
         return
-    removed = ws.backend.delete_resource(
-        ws.project.name, ws.stack, urn, force=force, target_dependents=target_dependents
-    )
+    left_marked = ""  # why the cluster kept the marks, when it did
+    try:
+        done = ws.forget(urn, force=force, target_dependents=target_dependents)
+    except MarksRemain as remain:
+        if not yes and not typer.confirm(
+            f"{remain}. Forget it anyway, the object keeping the stack's marks?", default=False
+        ):
+            typer.echo("Cancelled: nothing was changed.")
+            return
+        left_marked = str(remain)
+        done = ws.forget(urn, force=force, target_dependents=target_dependents, keep_marks=True)
+    for note in done.kept:
+        typer.echo(f"note: {note}", err=True)
+    if left_marked:
+        commands = "`, `".join(done.unmark_commands)
+        typer.echo(
+            f"warning: {left_marked}; forgotten anyway, the object keeps the stack's marks "
+            f"(kubectl and other tools still count it the stack's): `{commands}` takes them off",
+            err=True,
+        )
     text = "\n".join(
-        f"Removed {each} from the state of stack {ws.stack}; the object itself is untouched."
-        for each in removed
+        f"Removed {each} from the state of stack {ws.stack}; "
+        + (
+            "its object stays in the cluster, without the stack's marks."
+            if each in done.unmarked
+            else "nothing in the cluster was changed."
+        )
+        for each in done.removed
     )
     _report_done(
-        as_json, "state", "delete", ws.project.name, ws.stack, text, urn=urn, removed=removed
+        as_json, "state", "delete", ws.project.name, ws.stack, text, urn=urn, removed=done.removed
     )
 
 

@@ -29,6 +29,7 @@ from stackwright.providers.kubernetes.applyset import (
     ensure_parent,
     read_parent,
     remove_parent,
+    unmark_command,
 )
 from stackwright.providers.kubernetes.errors import NotFoundError, UnknownKind
 from stackwright.providers.kubernetes.readiness import check_annotations
@@ -40,6 +41,8 @@ from stackwright.providers.manifests import ManifestDirectory, manifest_path
 APPLYSET_TOOLING = TOOLING
 APPLYSET_ID_LABEL = ID_LABEL
 APPLYSET_PARENT_PREFIX = PARENT_PREFIX
+#: The kubectl commands that take Stackwright's marks off an object (by hand).
+UNMARK_COMMAND = unmark_command
 
 
 class KubernetesCluster:

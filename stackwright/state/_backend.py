@@ -221,11 +221,13 @@ class Backend(Protocol):
         *,
         force: bool = False,
         target_dependents: bool = False,
+        dry_run: bool = False,
     ) -> list[str]:
         """Forget a resource (the object stays in the cluster); the URNs forgotten.
 
         Refuses a protected resource unless `force`, and one that others refer to
-        unless `target_dependents` (which forgets them too).
+        unless `target_dependents` (which forgets them too). With `dry_run`, every check
+        (the stack's lock too) and the URNs it would forget, nothing written.
         """
         ...
 

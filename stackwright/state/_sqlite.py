@@ -1066,59 +1066,83 @@ class SQLiteBackend:
         *,
         force: bool = False,
         target_dependents: bool = False,
+        dry_run: bool = False,
     ) -> list[str]:
+        if dry_run:
+            with self._conn.read() as db:
+                stack_id = self._stack_id(db, project, stack)
+                holder, now = _read_holder(db, stack_id), self._clock()
+                if holder is not None and _alive(holder, now):
+                    raise StackLocked(_locked_message(stack, holder, now))
+                rows = self._rows(db, project, stack, stack_id)
+                return self._forgettable(db, stack, stack_id, rows, urn, force, target_dependents)
         with self._edit(project, [stack], "state delete", urn) as (db, (stack_id,), _):
             rows = self._rows(db, project, stack, stack_id)
-            if not any(row.state.urn == urn for row in rows):
-                raise self._no_resource(stack, urn, rows)
-            doomed = {urn}
-            if target_dependents:
-                grew = True
-                while grew:
-                    more = {
-                        row.state.urn
-                        for row in rows
-                        if row.state.urn not in doomed
-                        and any(ref in doomed for ref, _ in references(row.state))
-                    }
-                    doomed |= more
-                    grew = bool(more)
-            protected = sorted(
-                {row.state.urn for row in rows if row.state.urn in doomed and row.state.protect}
-            )
-            if protected and not force:
-                if protected == [urn]:
-                    raise UsageError(
-                        f"resource {urn} cannot be deleted because it is protected: run "
-                        f"`stackwright state unprotect {shlex.quote(urn)}` first (or, if the "
-                        "program still declares it, remove its `protect` option and run "
-                        "`stackwright up`), or pass --force to delete it anyway"
-                    )
-                raise UsageError(
-                    f"resources {', '.join(protected)} cannot be deleted because they are protected; "
-                    "unprotect them with `stackwright state unprotect URN`, or pass --force to delete them anyway"
-                )
-            said = {"has parent": "its child", "uses provider": "uses it as its provider"}
-            dependents = [
-                f"{row.state.urn} ({said.get(how, f'{how} it')})"
-                for row in rows
-                if row.state.urn not in doomed
-                for ref, how in references(row.state)
-                if ref in doomed
-            ]
-            if dependents:
-                raise UsageError(
-                    f"resource {urn} cannot be deleted because other resources refer to it: "
-                    f"{', '.join(dict.fromkeys(dependents))}; delete them first, or pass "
-                    "--target-dependents to delete them with it"
-                )
-            # Settling a pending step records its resource again, and an `up` whose program
-            # no longer declares it would then delete the object this promised to leave.
-            _check_settled(db, stack, stack_id, doomed, "delete {urn} from the state")
+            doomed = self._forgettable(db, stack, stack_id, rows, urn, force, target_dependents)
             for row in rows:
                 if row.state.urn in doomed:
                     db.execute("DELETE FROM resources WHERE rid = ?", (row.rid,))
-            return list(dict.fromkeys(row.state.urn for row in rows if row.state.urn in doomed))
+            return doomed
+
+    def _forgettable(
+        self,
+        db: sqlite3.Connection,
+        stack: str,
+        stack_id: int,
+        rows: Sequence[_Row],
+        urn: str,
+        force: bool,
+        target_dependents: bool,
+    ) -> list[str]:
+        """The URNs `delete_resource` forgets, in the state's order, every check made; a
+        UsageError for what it refuses (no such resource, protected, referred to, pending)."""
+        if not any(row.state.urn == urn for row in rows):
+            raise self._no_resource(stack, urn, rows)
+        doomed = {urn}
+        if target_dependents:
+            grew = True
+            while grew:
+                more = {
+                    row.state.urn
+                    for row in rows
+                    if row.state.urn not in doomed
+                    and any(ref in doomed for ref, _ in references(row.state))
+                }
+                doomed |= more
+                grew = bool(more)
+        protected = sorted(
+            {row.state.urn for row in rows if row.state.urn in doomed and row.state.protect}
+        )
+        if protected and not force:
+            if protected == [urn]:
+                raise UsageError(
+                    f"resource {urn} cannot be deleted because it is protected: run "
+                    f"`stackwright state unprotect {shlex.quote(urn)}` first (or, if the "
+                    "program still declares it, remove its `protect` option and run "
+                    "`stackwright up`), or pass --force to delete it anyway"
+                )
+            raise UsageError(
+                f"resources {', '.join(protected)} cannot be deleted because they are protected; "
+                "unprotect them with `stackwright state unprotect URN`, or pass --force to delete them anyway"
+            )
+        said = {"has parent": "its child", "uses provider": "uses it as its provider"}
+        dependents = [
+            f"{row.state.urn} ({said.get(how, f'{how} it')})"
+            for row in rows
+            if row.state.urn not in doomed
+            for ref, how in references(row.state)
+            if ref in doomed
+        ]
+        if dependents:
+            raise UsageError(
+                f"resource {urn} cannot be deleted because other resources refer to it: "
+                f"{', '.join(dict.fromkeys(dependents))}; delete them first, or pass "
+                "--target-dependents to delete them with it"
+            )
+        # Settling a pending step records its resource again, and an `up` whose program
+        # no longer declares it would then delete the object this promised to leave.
+        _check_settled(db, stack, stack_id, doomed, "delete {urn} from the state")
+        return list(dict.fromkeys(row.state.urn for row in rows if row.state.urn in doomed))
 
     def unprotect(self, project: str, stack: str, urn: str) -> None:
         with self._edit(project, [stack], "state unprotect", urn) as (db, (stack_id,), _):

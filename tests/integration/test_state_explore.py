@@ -7,6 +7,7 @@ creates find objects by listing the kind and reading their marks) nor leave it b
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -56,3 +57,100 @@ def test_a_moved_object_stays_with_the_stack_it_moved_to(
     assert one_line(p.sw("state", "delete", "--yes", dev_urn, rc=2)).startswith(
         "error: no resource"
     )
+
+
+MARKS = ("app.kubernetes.io/managed-by", "applyset.kubernetes.io/part-of")
+MARK_ANNOTATIONS = ("stackwright.io/stack", "stackwright.io/urn")
+
+
+def test_state_delete_leaves_the_object_without_the_stacks_marks(
+    new_project: Any, cluster: LiveCluster
+) -> None:
+    """`state delete` is Pulumi's "forget it, leave it running": the object stays, but no
+    longer carries the stack's marks, so no later run, tool or ApplySet counts it the
+    stack's (left marked, `up` took it back when the program declared it again, kubectl
+    listed it in the stack's ApplySet and `destroy` could not remove the set's parent)."""
+    p = new_project()
+    cluster.kubectl("create", "namespace", p.ns)
+    keep = 'k8s.core.v1.ConfigMap("b", metadata={"name": "b", "namespace": NS}, data={"n": "b"})\n'
+    p.program(
+        'k8s.core.v1.ConfigMap("a", metadata={"name": "a", "namespace": NS}, data={"n": "a"})\n'
+        + keep
+    )
+    p.up()
+    urn = p.urn(CM, "a")
+    uid = get(cluster, "configmap", "a", p.ns)["metadata"]["uid"]  # type: ignore[index]
+
+    forgot = p.sw("state", "delete", "--yes", urn)
+    assert forgot.out == (
+        f"Removed {urn} from the state of stack dev; its object stays in the cluster, without "
+        "the stack's marks.\n"
+    )
+    cm = get(cluster, "configmap", "a", p.ns)
+    assert cm is not None and cm["metadata"]["uid"] == uid and cm["data"] == {"n": "a"}
+    meta = cm["metadata"]
+    assert not set(MARKS) & set(meta.get("labels") or {})
+    assert not set(MARK_ANNOTATIONS) & set(meta.get("annotations") or {})
+    # Taken off by the stack's field manager: no manager claims the marks any more.
+    claimed = json.dumps(meta.get("managedFields"))
+    assert not any(mark in claimed for mark in (*MARKS, *MARK_ANNOTATIONS)), claimed
+    members = cluster.kubectl(
+        "get", "configmaps", "-n", p.ns, "-l", "applyset.kubernetes.io/part-of", "-o", "name"
+    ).stdout.split()
+    assert members == ["configmap/b"]
+
+    # The program that no longer declares it leaves it alone.
+    p.program(keep)
+    assert p.up().ops() == {}
+    assert get(cluster, "configmap", "a", p.ns)["metadata"]["uid"] == uid  # type: ignore[index]
+    # A program that declares it again finds an object that is not the stack's.
+    p.program(
+        'k8s.core.v1.ConfigMap("a", metadata={"name": "a", "namespace": NS}, data={"n": "a"})\n'
+        + keep
+    )
+    assert f"ConfigMap {p.ns}/a already exists" in p.up(rc=None).out
+    p.program(keep)
+    # It can be imported again, by this stack, as any object that is no stack's.
+    p.sw("import", "--yes", CM, "again", f"{p.ns}/a")
+    assert p.resources()["again"]["id"] == f"{p.ns}/a"
+    marks = get(cluster, "configmap", "a", p.ns)["metadata"]["annotations"]  # type: ignore[index]
+    assert marks["stackwright.io/urn"] == p.urn(CM, "again")
+    p.sw("state", "delete", "--yes", "--force", p.urn(CM, "again"))
+    # destroy deletes what the stack records and removes its ApplySet parent: no member is left.
+    destroyed = p.sw("destroy", "--yes")
+    assert "could not remove the ApplySet parent" not in destroyed.err + destroyed.out
+    assert get(cluster, "configmap", p.applyset_parent, p.ns) is None
+    assert get(cluster, "configmap", "b", p.ns) is None
+    assert get(cluster, "configmap", "a", p.ns)["metadata"]["uid"] == uid  # type: ignore[index]
+
+
+def test_state_delete_with_the_cluster_unreachable_says_the_marks_remain(
+    new_project: Any, cluster: LiveCluster, tmp_path: Any
+) -> None:
+    p = new_project()
+    cluster.kubectl("create", "namespace", p.ns)
+    p.program('k8s.core.v1.ConfigMap("a", metadata={"name": "a", "namespace": NS})\n')
+    p.up()
+    urn = p.urn(CM, "a")
+    # The stack's cluster is gone (a port nothing listens on).
+    dead = yaml.safe_load(cluster.kubeconfig.read_text())
+    dead["clusters"][0]["cluster"]["server"] = "https://127.0.0.1:9"
+    (tmp_path / "dead").write_text(yaml.safe_dump(dead))
+    (p.root / "Stackwright.dev.yaml").write_text(
+        yaml.safe_dump({"config": {"kubernetes:kubeconfig": str(tmp_path / "dead")}})
+    )
+    forgot = p.sw("state", "delete", "--yes", urn)
+    assert p.state()["resources"] == []
+    assert forgot.out == (
+        f"Removed {urn} from the state of stack dev; nothing in the cluster was changed.\n"
+    )
+    (warning,) = forgot.err.splitlines()
+    assert warning.startswith(f"warning: cannot take stack dev's marks off {CM} {p.ns}/a: ")
+    command = (
+        f"kubectl label configmap a -n {p.ns} applyset.kubernetes.io/part-of- "
+        f"app.kubernetes.io/managed-by- && kubectl annotate configmap a -n {p.ns} "
+        "stackwright.io/stack- stackwright.io/urn-"
+    )
+    assert warning.endswith(f"`{command}` takes them off")
+    labels = get(cluster, "configmap", "a", p.ns)["metadata"]["labels"]  # type: ignore[index]
+    assert labels["app.kubernetes.io/managed-by"] == "stackwright", "the cluster was not reached"

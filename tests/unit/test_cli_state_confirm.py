@@ -26,11 +26,20 @@ class Terminal(io.StringIO):
 def _with_resources(project: Path, capsys: pytest.CaptureFixture[str]) -> list[str]:
     """Stack dev holds two ConfigMaps (one protected); stack prod exists, empty."""
     urns = [make_urn("dev", "shop", CM, name) for name in ("a", "b")]
-    resources = [
-        ResourceState(urn=urns[0], type=CM, id="default/a", protect=True).to_dict(),
-        ResourceState(urn=urns[1], type=CM, id="default/b").to_dict(),
+    inputs = [
+        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": n, "namespace": "default"}}
+        for n in ("a", "b")
     ]
-    document = {"version": 1, "project": "shop", "stack": "dev", "resources": resources}
+    resources = [
+        ResourceState(urn=urns[0], type=CM, id="default/a", inputs=inputs[0], protect=True),
+        ResourceState(urn=urns[1], type=CM, id="default/b", inputs=inputs[1]),
+    ]
+    document = {
+        "version": 1,
+        "project": "shop",
+        "stack": "dev",
+        "resources": [r.to_dict() for r in resources],
+    }
     (project / "doc.json").write_text(json.dumps({**document, "outputs": {}, "pending": []}))
     main(["stack", "import", "--file", str(project / "doc.json")])
     main(["stack", "init", "prod"])
@@ -85,9 +94,36 @@ def test_in_a_terminal_a_state_edit_asks_first(
     assert "Do you want to perform this state edit? [y/N]: " in out
     assert out.endswith("Cancelled: nothing was changed.\n")
     assert _state() == before
-    monkeypatch.setattr("sys.stdin", Terminal("y\n"))
+    # `delete` asks a second time: no cluster takes the marks off its object here.
+    monkeypatch.setattr("sys.stdin", Terminal("y\ny\n"))
     main(command)
     assert _state() != before
+
+
+def test_a_delete_that_cannot_reach_the_cluster_asks_whether_to_forget_anyway(
+    project: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    urns = _with_resources(project, capsys)
+    before = _state()
+    monkeypatch.setattr("sys.stdin", Terminal("y\nn\n"))
+    main(["state", "delete", urns[1]])
+    out = capsys.readouterr().out
+    question = f"cannot take stack dev's marks off {CM} default/b: no kubeconfig found"
+    assert question in out
+    assert out.endswith(
+        "Forget it anyway, the object keeping the stack's marks? [y/N]: "
+        "Cancelled: nothing was changed.\n"
+    )
+    assert _state() == before
+    main(["state", "delete", urns[1], "--yes"])
+    assert _state() == [(urns[0], True)]
+    err = capsys.readouterr().err
+    assert err.startswith(f"warning: {question}")
+    assert err.endswith(
+        "`kubectl label configmap b -n default applyset.kubernetes.io/part-of- "
+        "app.kubernetes.io/managed-by- && kubectl annotate configmap b -n default "
+        "stackwright.io/stack- stackwright.io/urn-` takes them off\n"
+    )
 
 
 def test_yes_on_a_state_edit_is_not_called_a_pulumi_only_flag(
@@ -136,3 +172,43 @@ def test_a_move_names_every_resource_it_moved_children_included(
         f"Moved 2 resources to stack prod:\n    {there[0]}\n    {there[1]}\n"
     )
     assert [urn for urn, _ in _state("prod")] == there
+
+
+def test_deleting_a_patch_or_a_release_from_the_state_says_what_stays(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """No marks to take off (a Patch never claims its object; Helm owns a release's): the
+    cluster is not needed, and a note says what stays there."""
+    patch_type, release_type = f"{CM}Patch", "kubernetes:helm.sh/v4:Release"
+    patch = make_urn("dev", "shop", patch_type, "tweak")
+    release = make_urn("dev", "shop", release_type, "web")
+    meta = {"name": "cfg", "namespace": "default"}
+    resources = [
+        ResourceState(
+            urn=patch,
+            type=patch_type,
+            id="default/cfg",
+            inputs={"apiVersion": "v1", "kind": "ConfigMap", "metadata": meta},
+        ).to_dict(),
+        ResourceState(urn=release, type=release_type, id="apps/web").to_dict(),
+    ]
+    document = {"version": 1, "project": "shop", "stack": "dev", "resources": resources}
+    (project / "doc.json").write_text(json.dumps({**document, "outputs": {}, "pending": []}))
+    main(["stack", "import", "--file", str(project / "doc.json")])
+    capsys.readouterr()
+    for urn in (patch, release):
+        main(["state", "delete", urn, "--yes"])
+    done = capsys.readouterr()
+    manager = done.err.split("owned by field manager ")[1].split("\n")[0]
+    assert manager.startswith("stackwright-patch-")
+    assert done.err == (
+        f"note: {patch}: the fields this Patch applied stay on default/cfg, owned by field "
+        f"manager {manager}\n"
+        f"note: {release}: Helm release apps/web stays installed (`helm uninstall web -n "
+        "apps` removes it)\n"
+    )
+    assert done.out == "".join(
+        f"Removed {urn} from the state of stack dev; nothing in the cluster was changed.\n"
+        for urn in (patch, release)
+    )
+    assert _state() == []

@@ -66,6 +66,7 @@ __all__ = [
     "read_parent",
     "remove_parent",
     "stamp",
+    "unmark_command",
 ]
 
 PART_OF = "applyset.kubernetes.io/part-of"
@@ -330,11 +331,26 @@ async def list_members(
 def leave_set(member: Mapping[str, Any], namespace: str) -> str:
     """The kubectl command that takes `member` out of its ApplySet: its kind with its group
     (two CRDs may both name theirs `Gadget`), its name, the set's namespace."""
-    kind = str(member.get("kind", "")).lower()
-    group = str(member.get("apiVersion", "")).rpartition("/")[0]
-    name = (member.get("metadata") or {}).get("name")
-    resource = f"{kind}.{group}" if group else kind
-    return f"kubectl label {resource} {name} -n {namespace} {PART_OF}-"
+    name = str((member.get("metadata") or {}).get("name"))
+    target = _kubectl_target(str(member.get("apiVersion", "")), str(member.get("kind", "")))
+    return f"kubectl label {target} {name} -n {namespace} {PART_OF}-"
+
+
+def unmark_command(api_version: str, kind: str, namespace: str | None, name: str) -> str:
+    """The kubectl commands that take every mark `stamp` puts on an object off it."""
+    target = f"{_kubectl_target(api_version, kind)} {name}"
+    if namespace:
+        target += f" -n {namespace}"
+    labels = " ".join(f"{key}-" for key in MARK_LABELS)
+    annotations = " ".join(f"{key}-" for key in MARK_ANNOTATIONS)
+    return f"kubectl label {target} {labels} && kubectl annotate {target} {annotations}"
+
+
+def _kubectl_target(api_version: str, kind: str) -> str:
+    """How kubectl names a kind unambiguously: with its group (two CRDs may both name
+    theirs `Gadget`), the core group's kinds alone."""
+    group = api_version.rpartition("/")[0]
+    return f"{kind.lower()}.{group}" if group else kind.lower()
 
 
 async def remove_parent(provider: KubernetesProvider, applyset: ApplySet) -> None:
@@ -355,8 +371,8 @@ async def remove_parent(provider: KubernetesProvider, applyset: ApplySet) -> Non
     members = await list_members(provider, applyset, kinds)
     if members:
         first = members[0].get("metadata") or {}
-        # An object `state delete` let go of keeps the label; so does one another tool
-        # labelled. Out of the set, the next run removes the parent.
+        # One another tool labelled keeps the label, as does one `state delete` forgot
+        # while the cluster was out of reach. Out of the set, the next run removes the parent.
         release = leave_set(members[0], applyset.namespace)
         raise PermanentError(
             f"{where} still has {len(members)} member(s), such as {members[0].get('kind')} "
