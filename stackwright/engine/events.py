@@ -108,7 +108,8 @@ class Summary:
     outputs: dict[str, Any] = field(default_factory=dict)
     elapsed: float = 0.0
     failures: list[str] = field(default_factory=list)
-    #: How many of `failures` are a resource's own inputs the cluster refused (bad input).
+    #: How many of `failures` are bad input: a resource's own inputs the cluster refused,
+    #: or the delete of a protected resource (which `up` and `destroy` refuse at once).
     rejected: int = 0
     dry_run: bool = False
     #: Operations not carried out because a dependency failed (or the run stopped).
@@ -132,8 +133,9 @@ class Summary:
     @property
     def exit_code(self) -> int:
         """The command's exit code, decided here alone: 0 for success; 2 for a preview
-        (nothing changed) whose every failure is a resource's inputs the cluster refused, bad
-        input as any other; else 1, the failed operation's, also for an `up` whose refused
+        (nothing changed) whose every failure is bad input (`rejected`: inputs the cluster
+        refused, a protected resource's delete, which `up` and `destroy` refuse with 2 too);
+        else 1, the failed operation's, also for an `up` whose refused
         inputs come after other steps may have changed the cluster, and for a run that
         `--expect-no-changes` refuses."""
         if self.ok:

@@ -223,7 +223,7 @@ class Outcome:
 
     counts: Counter[str] = field(default_factory=Counter)
     failures: list[str] = field(default_factory=list)
-    #: How many of the failures are a resource's own inputs the cluster refused.
+    #: How many of the failures are bad input (`Summary.rejected`).
     rejected: int = 0
     not_done: list[str] = field(default_factory=list)
     outputs: dict[str, Any] = field(default_factory=dict)
@@ -2372,6 +2372,8 @@ class Run:
             self.emit(StepStarted(step))
             self.outcome.counts[step.op.value] += 1
             if state.protect and step.op is Op.DELETE:
+                # Bad input, as `up` and `destroy` refuse it (exit 2) before any change.
+                self.outcome.rejected += 1
                 self.outcome.failures.append(f"{describe(state.urn)}: {protected(state.urn)}")
                 self.emit(StepDone(step, False, 0.0, protected(state.urn)))
             elif _deletes_object(state, step.op, keep_object=self._holder(state) is not None):

@@ -1321,6 +1321,12 @@ def test_protect(new_project: Any, cluster: LiveCluster) -> None:
     refused = p.up(rc=2)
     urn = p.urn("kubernetes:core/v1:ConfigMap", "vault")
     assert one_line(refused).startswith(f"error: up refused: resource {urn} cannot be deleted")
+    # The preview fails on it as Pulumi's does, in the same words, with the same exit code.
+    words = refused.of("error")[0]["message"].removeprefix("up refused: ")
+    for planned in (p.preview(rc=2), p.sw("destroy", "--preview-only", "--json", rc=2)):
+        (failure,) = planned.summary["failures"]
+        assert f"{failure.partition(': ')[2]}; nothing was changed" == words
+        assert planned.summary["exitCode"] == 2
     assert "state unprotect" in refused.of("error")[0]["message"]
     assert get(cluster, "configmap", "vault", p.ns) is not None
     assert "vault" in p.resources()

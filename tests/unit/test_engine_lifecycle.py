@@ -760,7 +760,7 @@ def test_protect_blocks_the_delete_and_says_how_to_unprotect(stack: Stack) -> No
     stack.fake.calls.clear()
 
     planned = stack.preview(web(replicas=5))
-    assert not planned.ok
+    assert not planned.ok and planned.exit_code == 2  # bad input, as `up` refuses it
     (failure,) = planned.failures
     assert "because it is protected" in failure
     assert f"stackwright state unprotect {urn(CM, 'settings')}" in failure
