@@ -1120,6 +1120,7 @@ class Run:
             desired,
             ignore_changes=tuple(opts.ignore_changes),
             replace_on_changes=tuple(opts.replace_on_changes),
+            replace_option="replaceOnChanges" if self._yaml_program else "replace_on_changes",
             delete_before_replace=opts.delete_before_replace,
             auto_named=auto,
             force_replace=urn in self.options.replace,
@@ -1921,9 +1922,14 @@ class Run:
             "resource another name"
         )
 
+    @property
+    def _yaml_program(self) -> bool:
+        """Whether the program is a YAML one, whose options messages spell as YAML does."""
+        return self.program is not None and self.program.runtime == "yaml"
+
     def _import_option(self, object_id: str) -> str:
         """The resource option that adopts `object_id`, as the program's language writes it."""
-        if self.program is not None and self.program.runtime == "yaml":
+        if self._yaml_program:
             return f"`options: {{import: {object_id}}}`"
         return f"ResourceOptions(import_={object_id!r})"
 
@@ -2721,7 +2727,7 @@ class Run:
             self._data_updated[updated[0]] = updated[1]
         stale = stale_readers(step, self._data_updated)
         if stale:
-            self.emit(Diagnostic(step.urn, notice(stale), "warning"))
+            self.emit(Diagnostic(step.urn, notice(stale, yaml=self._yaml_program), "warning"))
 
     def run_unused_applies(self) -> None:
         """Run the program's apply callbacks nothing made run (one that prints or logs, its

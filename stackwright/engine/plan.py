@@ -205,6 +205,8 @@ class Intent:
     state: ResourceState  # inputs = the desired object; outputs empty
     ignore_changes: Sequence[str] = ()
     replace_on_changes: Sequence[str] = ()
+    #: How the program's language spells that option, for the reason a replacement gives.
+    replace_option: str = "replace_on_changes"
     delete_before_replace: bool = False
     auto_named: bool = False
     #: Replace even without a change that needs it (`--replace`).
@@ -394,14 +396,16 @@ def replacement_reasons(
     obj: Mapping[str, Any],
     replace_on_changes: Sequence[str],
     old: Mapping[str, Any] | None = None,
+    replace_option: str = "replace_on_changes",
 ) -> list[str]:
-    """Why these changes to `obj` (recorded as `old`) need a replacement, one line per field."""
+    """Why these changes to `obj` (recorded as `old`) need a replacement, one line per field
+    (`replace_option`: the option `replace_on_changes` as the program's language spells it)."""
     group_kind = group_and_kind(obj)
     rules = [
         *IDENTITY,
         *IMMUTABLE.get(group_kind, ()),
         *(_SEALED.get(group_kind, ()) if old is not None and old.get("immutable") is True else ()),
-        *(Immutable(p, "replace_on_changes lists it") for p in replace_on_changes),
+        *(Immutable(p, f"{replace_option} lists it") for p in replace_on_changes),
     ]
     return [
         f"{rule.path}: {rule.reason}"
@@ -439,7 +443,9 @@ def plan(intent: Intent, old: ResourceState | None) -> Step:
     # the same object, as its id says: no replacement (Pulumi takes "" as "default" too).
     same_object = bool(old.id) and old.id == desired.id
     renaming = [c for c in changes if not same_object or c.path != "metadata.namespace"]
-    reasons = replacement_reasons(renaming, desired.inputs, intent.replace_on_changes, old.inputs)
+    reasons = replacement_reasons(
+        renaming, desired.inputs, intent.replace_on_changes, old.inputs, intent.replace_option
+    )
     if intent.force_replace:
         reasons.append(FORCED_REPLACE)
     moved = old.provider != desired.provider and not intent.same_cluster

@@ -75,14 +75,18 @@ def stale_readers(step: Step, updated: Mapping[ObjectKey, DataChanges]) -> dict[
     return dict(sorted(stale.items()))
 
 
-def notice(stale: Mapping[ObjectKey, str]) -> str:
-    """The warning on a workload that keeps the `stale` objects' former values."""
+def notice(stale: Mapping[ObjectKey, str], *, yaml: bool = False) -> str:
+    """The warning on a workload that keeps the `stale` objects' former values, naming the
+    option as the program's language spells it (`yaml`: a YAML program's `options:`)."""
     named = ", ".join(f"{kind} {id_.rpartition('/')[2]}" for _, kind, id_ in stale)
     fields = ", ".join(f'"{field}"' for field in sorted(set(stale.values())))
+    option = (
+        f"replaceOnChanges: [{fields}] in its options" if yaml else f"replace_on_changes=[{fields}]"
+    )
     return (
         f"its pods read {named} into their environment as they start, and this run changes "
         "that data but not the pod template: running pods keep the former values until they "
         "restart (Pulumi replaces a ConfigMap or Secret whose data changes, so a new name "
-        f"rolls them; to do so here, give it replace_on_changes=[{fields}] and no fixed "
+        f"rolls them; to do so here, give it {option} and no fixed "
         "name, or change the pod template, e.g. an annotation holding a hash of the data)"
     )

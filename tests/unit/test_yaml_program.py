@@ -15,6 +15,7 @@ from engine_stack import PROJECT, STACK, Stack
 from engine_stack import stack as stack  # the fixture
 
 from stackwright.engine import operations
+from stackwright.engine.events import Diagnostic, StepStarted
 from stackwright.engine.execute import Options
 from stackwright.engine.program import run_program
 from stackwright.errors import UsageError
@@ -1722,3 +1723,55 @@ def test_a_component_has_the_type_the_program_writes_and_its_stack_made_before_k
         "kubernetes:yaml/v2:ConfigGroup$kubernetes:core/v1:ConfigMap",
     ]
     assert [c.method for c in stack.fake.calls if c.method == "delete"] == []
+
+
+def test_messages_name_an_option_as_yaml_spells_it(tmp_path: Path, stack: Stack) -> None:
+    """The replacement reason and the stale-environment warning name `replaceOnChanges`,
+    the option a YAML program writes, not Python's `replace_on_changes`."""
+    text = """
+        name: shop
+        runtime: yaml
+        resources:
+          env:
+            type: kubernetes:core/v1:ConfigMap
+            properties: {data: {mode: MODE}}
+          web:
+            type: kubernetes:apps/v1:Deployment
+            properties:
+              spec:
+                selector: {matchLabels: {app: web}}
+                template:
+                  metadata: {labels: {app: web}}
+                  spec: {containers: [{name: web, image: "nginx:1.29", envFrom: [ENV]}]}
+          pinned:
+            type: kubernetes:core/v1:ConfigMap
+            properties: {data: {mode: MODE}}
+            options: {replaceOnChanges: [data]}
+    """
+
+    def run(mode: str, **options: Any) -> Any:
+        stack.events = []
+        return operations.run(
+            stack.backend,
+            project=PROJECT,
+            stack=STACK,
+            options=Options("up", **options),
+            program=_run(
+                tmp_path,
+                text.replace("MODE", mode).replace(
+                    "ENV", '{configMapRef: {name: "${env.metadata.name}"}}'
+                ),
+            ),
+            providers=stack.fake.factory(),
+            listener=stack.events.append,
+        )
+
+    assert run("fast").ok
+    planned = run("slow", dry_run=True)
+
+    (replaced,) = [e.step for e in stack.of(StepStarted) if e.step.urn.endswith("::pinned")]
+    assert replaced.replace_reasons == ("data: replaceOnChanges lists it",)
+    (warning,) = [e.message for e in stack.of(Diagnostic) if e.severity == "warning"]
+    assert 'give it replaceOnChanges: ["data"] in its options and no fixed name' in warning
+    assert "replace_on_changes" not in warning
+    assert planned.ok
