@@ -655,10 +655,11 @@ def import_(
         return
     # The program alone on stdout (`… --yes > __main__.py`); what was done on stderr.
     said = f"Imported {plural(len(imported), 'object')} into stack {ws.stack}"
+    declares = f"the program that declares {'it' if len(imported) == 1 else 'them'}"
     if out is not None:
-        typer.echo(f"{said}; the program that declares them is in {out}.")
+        typer.echo(f"{said}; {declares} is in {out}.")
         return
-    typer.echo(f"{said}; the program that declares them follows.", err=True)
+    typer.echo(f"{said}; {declares} follows.", err=True)
     typer.echo(program, nl=False)
 
 

@@ -362,3 +362,53 @@ def test_an_import_stopped_midway_is_settled_by_the_next_run(
     p.sw("refresh", "--yes", "--json")
     assert p.state()["pending"] == []
     assert set(p.resources()) == {"web-config", "web"}
+
+
+def test_one_object_and_unknown_kinds_are_said_as_they_are(
+    new_project: Any, cluster: LiveCluster
+) -> None:
+    """One object is "it", not "them"; a kind the cluster does not serve gets a kubectl
+    command that lists its group's kinds: the core group's by its empty name, spelt so a
+    shell passes it (`--api-group=''`), a named group's by that name."""
+    p = new_project()
+    kubectl_apply(cluster, app_manifests(p.ns))
+    service = {"type": "kubernetes:core/v1:Service", "name": "web", "id": f"{p.ns}/web"}
+    (p.root / "one.json").write_text(json.dumps({"resources": [service]}))
+    done = p.sw("import", "--file", "one.json", "--out", "main.py", "--yes")
+    assert done.out == (
+        f"Imported 1 object into stack {STACK}; the program that declares it is in main.py.\n"
+    )
+    p.sw("state", "delete", "--yes", "--force", p.urn(service["type"], "web"))
+    done = p.sw("import", "--file", "one.json", "--yes")
+    assert done.err == (
+        f"Imported 1 object into stack {STACK}; the program that declares it follows.\n"
+    )
+
+    server = cluster.server
+    for type_, says in (
+        (
+            "kubernetes:core/v1:ConfigMapp",
+            f"ConfigMapp (v1) is not served by the cluster at {server}: did you mean ConfigMap, "
+            "which it serves? No CustomResourceDefinition adds a kind to the core group; "
+            "`kubectl api-resources --api-group=''` lists the kinds it has",
+        ),
+        (
+            "kubernetes:apps/v1:Deploymnt",
+            f"Deploymnt (apps/v1) is not served by the cluster at {server}: did you mean "
+            "Deployment, which it serves? If not, if it is a custom resource, its "
+            "CustomResourceDefinition may be missing or not yet Established; check "
+            "`kubectl api-resources --api-group=apps`",
+        ),
+    ):
+        entry = {"type": type_, "name": "x", "id": f"{p.ns}/web-config"}
+        (p.root / "bad.json").write_text(json.dumps({"resources": [entry]}))
+        message = one_line(p.sw("import", "--file", "bad.json", "--yes", rc=2))
+        assert message == (
+            f"error: bad.json entry 1: cannot import {p.ns}/web-config: {says} "
+            "(nothing was imported)"
+        )
+        # The command works as printed (a shell passes '' as the empty name).
+        group = says.rpartition("--api-group=")[2].split("`")[0].replace("''", "")
+        listed = cluster.kubectl("api-resources", f"--api-group={group}").stdout
+        meant = says.split("did you mean ")[1].split(",")[0]
+        assert f" {meant}\n" in listed

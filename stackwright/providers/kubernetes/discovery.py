@@ -89,12 +89,22 @@ class Discovery:
         if found is None:
             served = sorted(k for v, k in self._kinds if v == api_version)
             close = difflib.get_close_matches(kind, served, n=1)
-            hint = f"did you mean {close[0]}, which it serves? If not, " if close else ""
+            group = split_api_version(api_version)[0]
+            if group:
+                why = (
+                    "if it is a custom resource, its CustomResourceDefinition may be missing or "
+                    f"not yet Established; check `kubectl api-resources --api-group={group}`"
+                )
+            else:  # `--api-group=''`: the core group, as a shell passes the empty name
+                why = (
+                    "no CustomResourceDefinition adds a kind to the core group; "
+                    "`kubectl api-resources --api-group=''` lists the kinds it has"
+                )
+            if close:
+                joined = "If not, " + why if group else why[0].upper() + why[1:]
+                why = f"did you mean {close[0]}, which it serves? {joined}"
             raise UnknownKind(
-                f"{kind} ({api_version}) is not served by the cluster at {self._api.server}: "
-                f"{hint}if it is a custom resource, its CustomResourceDefinition may be missing or "
-                "not yet Established; check "
-                f"`kubectl api-resources --api-group={split_api_version(api_version)[0]}`",
+                f"{kind} ({api_version}) is not served by the cluster at {self._api.server}: {why}",
                 api_version=api_version,
                 kind=kind,
             )
