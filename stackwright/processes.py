@@ -17,10 +17,13 @@ __all__ = ["gone", "is_zombie"]
 def gone(pid: int) -> bool:
     """Whether process `pid` of this host has ended (exited, killed, crashed): no such pid,
     or only its zombie. Another user's process is not gone; a pid reused by another process
-    looks alive: never a wrong "gone"."""
+    looks alive: never a wrong "gone". A pid no process can have (not positive, or wider
+    than the kernel's pid type, as a file name may say) is gone: never an error."""
+    if pid <= 0:  # `kill` would address a process group, or every process, not one
+        return True
     try:
         os.kill(pid, 0)
-    except ProcessLookupError:
+    except (ProcessLookupError, OverflowError):  # OverflowError: wider than a pid_t
         return True
     except PermissionError:
         return False

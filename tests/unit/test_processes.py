@@ -27,3 +27,10 @@ def test_an_exited_unreaped_child_is_a_zombie_and_a_running_one_is_not() -> None
     assert not is_zombie(child.pid), "reaped: no such process"
     assert gone(child.pid)
     assert not gone(os.getpid())
+
+
+def test_a_pid_no_process_can_have_is_gone_not_an_error() -> None:
+    """A pid read from a file's name or a record may be anything: one wider than the
+    kernel's pid type made `os.kill` raise OverflowError; 0 and negatives address groups."""
+    for pid in (99999999999, 2**31, 2**63, 2**64, 0, -1, -os.getpid()):
+        assert gone(pid), pid

@@ -478,3 +478,19 @@ def test_a_temporary_file_left_under_this_runs_own_pid_is_removed_once_stale(
     write_program(rendering, replicas=5)
     assert run(capsys, "up", "--yes")[0] == 0
     assert not stale.exists() and fresh.exists()
+
+
+def test_a_temporary_file_named_with_a_pid_no_process_can_have_is_a_leftover_not_a_crash(
+    rendering: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A copy's name says its writer's pid; one wider than the kernel's pid type (made by
+    hand, or on another system) made the check for its writer crash the run."""
+    assert run(capsys, "up", "--yes")[0] == 0
+    folder = rendering / "out" / "1-manifest"
+    impossible = [folder / f".stackwright-{pid}-abcdefgh.tmp" for pid in (99999999999, 0)]
+    for path in impossible:
+        path.write_text("kind: ConfigMap\n")
+    write_program(rendering, replicas=5)
+    code, out = run(capsys, "up", "--yes")
+    assert code == 0, out
+    assert not any(path.exists() for path in impossible)
