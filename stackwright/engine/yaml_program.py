@@ -52,6 +52,7 @@ import yaml
 
 from stackwright.errors import UsageError, not_valid_yaml
 from stackwright.kubernetes.base import (
+    PATCH_SUFFIX,
     CustomObject,
     CustomObjectPatch,
     KubernetesResource,
@@ -109,6 +110,11 @@ STACK_REFERENCE_TYPES = ("pulumi:pulumi:StackReference", "stackwright:stack:Stac
 #: Pulumi's type for an object of any kind, its `apiVersion` and `kind` among its properties:
 #: declared as Python's `k8s.apiextensions.CustomResource` is, its fields unchecked.
 CUSTOM_RESOURCE_TYPE = "kubernetes:apiextensions.k8s.io:CustomResource"
+#: Its Patch (Pulumi's too): fields of an existing object of any kind, as Python's
+#: `k8s.apiextensions.CustomResourcePatch`.
+CUSTOM_RESOURCE_PATCH_TYPE = f"{CUSTOM_RESOURCE_TYPE}{PATCH_SUFFIX}"
+#: The types whose `apiVersion` and `kind` are among their properties.
+ANY_KIND_TYPES = (CUSTOM_RESOURCE_TYPE, CUSTOM_RESOURCE_PATCH_TYPE)
 #: Names a reference may start with for the run itself.
 BUILTINS = ("stackwright", "pulumi")
 
@@ -695,7 +701,7 @@ class Evaluator:
             )
         if token in STACK_REFERENCE_TYPES or token in COMPONENTS or token in _PROVIDER_TYPES:
             raise _Problem(entry.line, f"{where} reads Kubernetes objects only, not {token}")
-        if token == CUSTOM_RESOURCE_TYPE:  # its kind is among the properties a read has not
+        if token in ANY_KIND_TYPES:  # its kind is among the properties a read has not
             raise _Problem(
                 entry.line,
                 f"{where} reads an object by its kind's own type (kubernetes:apps/v1:Deployment, "
@@ -729,8 +735,8 @@ class Evaluator:
         component = COMPONENTS.get(token)
         if component is not None:
             return component.declare(self, entry, token, properties, opts)
-        if token == CUSTOM_RESOURCE_TYPE:
-            return _custom_resource(entry, properties, opts)
+        if token in ANY_KIND_TYPES:
+            return _custom_resource(entry, token, properties, opts)
         if token in _PROVIDER_TYPES:
             return Provider(entry.name, opts, **_keywords(entry, properties, PROVIDER_KEYS))
         if token.count(":") == 2 and token.split(":")[1] == "providers":
@@ -749,7 +755,8 @@ class Evaluator:
                 f"{CUSTOM_RESOURCE_TYPE}, {PROVIDER_TYPE} or one of "
                 f"{', '.join(sorted(COMPONENTS))}",
             )
-        patched = patched_token(parsed)  # `kubernetes:core/v1:ConfigMapPatch`: a ConfigMap's
+        # `kubernetes:core/v1:ConfigMapPatch`: a ConfigMap's; `…:WidgetPatch` of `kind: Widget`
+        patched = patched_token(parsed, properties.get("kind"))
         parsed = patched or parsed
         api_version, kind = parsed.api_version, parsed.kind
         fields = _builtin_fields(parsed, entry)
@@ -759,9 +766,12 @@ class Evaluator:
             given = properties.pop(key, None)
             expected = api_version if key == "apiVersion" else kind
             if given is not None and given != expected:
+                of = expected.removesuffix(PATCH_SUFFIX) if key == "kind" else expected
+                hint = f" (a Patch of a {of} says kind: {of})" if of != expected else ""
                 raise _Problem(
                     entry.line,
-                    f"resource {entry.name}: {key} {given!r} differs from its type's {expected!r}",
+                    f"resource {entry.name}: {key} {given!r} differs from its type's "
+                    f"{expected!r}{hint}",
                 )
         schema = live_kind(parsed.group, parsed.version, parsed.kind)
         if fields is not None and schema is not None:
@@ -1067,7 +1077,7 @@ def _check_nested(name: str, body: yaml.Node) -> None:
     collector's passes slow the whole program by half."""
     token = _value_node(body, "type")
     text = str(token.value) if isinstance(token, yaml.ScalarNode) else ""
-    parsed = parse_type_token(text) if text != CUSTOM_RESOURCE_TYPE else None  # unchecked
+    parsed = parse_type_token(text) if text not in ANY_KIND_TYPES else None  # unchecked
     if parsed is None:
         return
     parsed = patched_token(parsed) or parsed
@@ -1111,23 +1121,25 @@ _NODES: Walk[yaml.Node, yaml.Node] = Walk(_node_pairs, _node_items)
 
 
 def _custom_resource(
-    entry: Entry, properties: dict[str, Any], opts: ResourceOptions
+    entry: Entry, token: str, properties: dict[str, Any], opts: ResourceOptions
 ) -> CustomObject:
     """`type: kubernetes:apiextensions.k8s.io:CustomResource` with `apiVersion` and `kind` among
     its properties: the object of that kind, with the same URN as one declared by its kind's
     own type (`kubernetes:apps/v1:Deployment`), but its fields unchecked, as Python's
     `k8s.apiextensions.CustomResource` — the way to a field newer than Stackwright's
-    definitions of the built-in kinds, which a later Kubernetes takes."""
+    definitions of the built-in kinds, which a later Kubernetes takes. Its `…Patch` type
+    declares that kind's Patch alike (`kubernetes:example.com/v1:WidgetPatch`)."""
     given = {key: properties.pop(key, None) for key in ("apiVersion", "kind")}
     missing = [key for key, value in given.items() if not isinstance(value, str) or not value]
     if missing:
         raise _Problem(
             entry.line,
-            f"resource {entry.name}: {CUSTOM_RESOURCE_TYPE} needs "
+            f"resource {entry.name}: {token} needs "
             f"{' and '.join(f'`{key}:`' for key in missing)} among its properties, as a text "
             "known when the program runs (e.g. apiVersion: apps/v1, kind: Deployment)",
         )
-    return CustomObject(
+    declared = CustomObjectPatch if token == CUSTOM_RESOURCE_PATCH_TYPE else CustomObject
+    return declared(
         entry.name, opts, api_version=given["apiVersion"], kind=given["kind"], **properties
     )
 

@@ -78,16 +78,20 @@ def parse_type_token(token: str) -> TypeToken | None:
     return TypeToken(group_version, kind)
 
 
-def patched_token(parsed: TypeToken) -> TypeToken | None:
-    """The built-in kind a Patch's type token changes (`kubernetes:core/v1:ConfigMapPatch` →
-    `kubernetes:core/v1:ConfigMap`); None for any other token (a CRD's own kind that ends in
-    `Patch` included)."""
+def patched_token(parsed: TypeToken, kind: object = None) -> TypeToken | None:
+    """The kind a Patch's type token changes (`kubernetes:core/v1:ConfigMapPatch` →
+    `kubernetes:core/v1:ConfigMap`): a built-in one, or the one `kind` (the Patch's own
+    `kind:`) names (`kubernetes:example.com/v1:WidgetPatch` of `kind: Widget`, the token
+    `CustomObjectPatch` makes, as `is_patch` tells its resources). None for any other token:
+    a CRD's own kind may end in `Patch` (`WidgetPatch`, of no `kind:` or that one)."""
     from stackwright.kubernetes.fields import KINDS
 
-    kind = parsed.kind.removesuffix(PATCH_SUFFIX)
-    if kind == parsed.kind or kind not in KINDS.get(parsed.group, {}).get(parsed.version, {}):
+    patched = parsed.kind.removesuffix(PATCH_SUFFIX)
+    if patched == parsed.kind:
         return None
-    return TypeToken(parsed.group_version, kind)
+    if patched != kind and patched not in KINDS.get(parsed.group, {}).get(parsed.version, {}):
+        return None
+    return TypeToken(parsed.group_version, patched)
 
 
 def builtin_type_token(kind: str) -> str | None:

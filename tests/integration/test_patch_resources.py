@@ -383,6 +383,54 @@ def test_yaml_program_patch(new_project: Any, cluster: LiveCluster) -> None:
     _unmarked(obj)
 
 
+def test_yaml_program_patch_of_a_custom_kind(new_project: Any, cluster: LiveCluster) -> None:
+    """A Patch of a CRD's object, by its kind's `<Kind>Patch` type as Pulumi YAML writes it
+    (which refused the object's `kind: Widget` as differing from its type's `WidgetPatch`)."""
+    p = new_project()
+    _namespace(cluster, p.ns)
+    group = f"{p.ns}.example.com"  # the CRD is the cluster's: one of this test's own
+    crd = {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": f"widgets.{group}"},
+        "spec": {
+            "group": group,
+            "scope": "Namespaced",
+            "names": {"plural": "widgets", "singular": "widget", "kind": "Widget"},
+            "versions": [{"name": "v1", "served": True, "storage": True, "schema": {
+                "openAPIV3Schema": {"type": "object", "properties": {"spec": {
+                    "type": "object", "properties": {
+                        "size": {"type": "integer"}, "color": {"type": "string"}}}}}}}],
+        },
+    }  # fmt: skip
+    cluster.kubectl("create", "-f", "-", input=json.dumps(crd))
+    widget = {"apiVersion": f"{group}/v1", "kind": "Widget",
+              "metadata": {"name": "w1", "namespace": p.ns}, "spec": {"size": 1}}  # fmt: skip
+    cluster.kubectl("wait", "--for=condition=Established", f"crd/widgets.{group}")
+    cluster.kubectl("create", "-f", "-", input=json.dumps(widget))
+    (p.root / "Stackwright.yaml").write_text(
+        f"name: {p.name}\nruntime: yaml\n"
+        "resources:\n"
+        "  tuning:\n"
+        f"    type: kubernetes:{group}/v1:WidgetPatch\n"
+        "    properties:\n"
+        f"      apiVersion: {group}/v1\n"
+        "      kind: Widget\n"
+        f"      metadata: {{name: w1, namespace: {p.ns}}}\n"
+        "      spec: {color: blue}\n"
+    )
+    assert p.preview().changed() == {"tuning": "create"}
+    p.up()
+    obj = live(cluster, f"widgets.{group}", "w1", p.ns)
+    assert obj["spec"] == {"size": 1, "color": "blue"}, "the Patch's field, the others kept"
+    assert _patch_manager(p, "tuning") in managers(obj)
+    _unmarked(obj)
+    p.sw("destroy", "--yes")
+    assert live(cluster, f"widgets.{group}", "w1", p.ns)["spec"] == {"size": 1}
+    assert p.resources() == {}
+    cluster.kubectl("delete", "customresourcedefinition", f"widgets.{group}")
+
+
 def test_a_patch_of_an_object_the_program_makes_follows_it(
     new_project: Any, cluster: LiveCluster
 ) -> None:

@@ -18,6 +18,7 @@ from stackwright.engine import operations
 from stackwright.engine.events import Diagnostic, StepStarted
 from stackwright.engine.execute import Options
 from stackwright.engine.program import run_program
+from stackwright.engine.records import is_patch
 from stackwright.errors import UsageError
 from stackwright.kubernetes.groups import MODULES
 from stackwright.kubernetes.provider import PROVIDER_TYPE
@@ -1587,6 +1588,80 @@ def test_a_read_of_the_custom_resource_type_names_the_kinds_own_type(tmp_path: P
         "resource web: `get:` reads an object by its kind's own type "
         "(kubernetes:apps/v1:Deployment, kubernetes:example.com/v1:Widget), not "
         "kubernetes:apiextensions.k8s.io:CustomResource",
+    )
+
+
+WIDGET_PATCH = """
+name: shop
+runtime: yaml
+resources:
+  extra:
+    type: kubernetes:example.com/v1:WidgetPatch
+    properties:
+      apiVersion: example.com/v1
+      kind: Widget
+      metadata: {name: w1, namespace: team}
+      spec: {size: 3}
+"""
+
+
+@pytest.mark.parametrize(
+    "declared",
+    [
+        WIDGET_PATCH,
+        # Pulumi's type for a Patch of any kind, its apiVersion and kind among its properties
+        WIDGET_PATCH.replace(
+            "kubernetes:example.com/v1:WidgetPatch",
+            "kubernetes:apiextensions.k8s.io:CustomResourcePatch",
+        ),
+    ],
+)
+def test_a_custom_kinds_patch_is_declared_as_pythons_custom_resource_patch(
+    tmp_path: Path, declared: str
+) -> None:
+    # As Python's k8s.apiextensions.CustomResourcePatch("extra", api_version="example.com/v1",
+    # kind="Widget", …), and as a built-in kind's (kubernetes:apps/v1:DeploymentPatch) is.
+    (extra,) = _run(tmp_path, declared).resources
+    assert extra.resource_type == "kubernetes:example.com/v1:WidgetPatch"
+    assert extra.urn == f"urn:sw:{STACK}::{PROJECT}::kubernetes:example.com/v1:WidgetPatch::extra"
+    assert extra.props == {
+        "apiVersion": "example.com/v1",
+        "kind": "Widget",
+        "metadata": {"name": "w1", "namespace": "team"},
+        "spec": {"size": 3},
+    }
+    assert is_patch(extra)
+
+
+@pytest.mark.parametrize("kind", ["kind: WidgetPatch", "data: {}"])
+def test_a_crds_own_kind_that_ends_in_patch_is_still_an_object(tmp_path: Path, kind: str) -> None:
+    (widget,) = _run(tmp_path, WIDGET_PATCH.replace("kind: Widget", kind)).resources
+    assert widget.resource_type == "kubernetes:example.com/v1:WidgetPatch"
+    assert widget.props["kind"] == "WidgetPatch"
+    assert not is_patch(widget)
+
+
+def test_a_custom_kinds_patch_naming_another_kind_is_one_line(tmp_path: Path) -> None:
+    _refused(
+        tmp_path,
+        WIDGET_PATCH,
+        "kind: Widget",
+        "kind: Gadget",
+        "extra:",
+        "resource extra: kind 'Gadget' differs from its type's 'WidgetPatch' (a Patch of a "
+        "Widget says kind: Widget)",
+    )
+    _refused(
+        tmp_path,
+        WIDGET_PATCH.replace(
+            "kubernetes:example.com/v1:WidgetPatch",
+            "kubernetes:apiextensions.k8s.io:CustomResourcePatch",
+        ),
+        "kind: Widget",
+        "data: {}",
+        "extra:",
+        "resource extra: kubernetes:apiextensions.k8s.io:CustomResourcePatch needs `kind:` "
+        "among its properties",
     )
 
 
