@@ -5,7 +5,7 @@ import stackwright.kubernetes as k8s
 
 cfg = sw.Config()
 replicas = cfg.get_int("replicas") or 2
-labels = {"app": "web"}
+labels = {"app": "quickstart"}  # this app's own: no other app's Service in the namespace selects its pods
 
 page = k8s.core.v1.ConfigMap("web-page", data={"index.html": "<h1>Hello from quickstart</h1>"})
 

@@ -21,7 +21,7 @@ import stackwright.kubernetes as k8s
 
 cfg = sw.Config()
 replicas = cfg.get_int("replicas") or 2
-labels = {{"app": "web"}}
+labels = {{"app": "{label}"}}  # this app's own: no other app's Service in the namespace selects its pods
 
 page = k8s.core.v1.ConfigMap("web-page", data={{"index.html": "<h1>Hello from {name}</h1>"}})
 
@@ -64,8 +64,8 @@ config:
     default: 2
 
 variables:
-  labels:
-    app: web
+  labels:  # this app's own: no other app's Service in the namespace selects its pods
+    app: {label}
 
 resources:
   web-page:
@@ -153,13 +153,27 @@ def new_project(
 
 def _write(template: str, folder: Path, project: str, stack: str) -> None:
     folder.mkdir(parents=True, exist_ok=True)
-    if template == "kubernetes-yaml":
-        (folder / "Stackwright.yaml").write_text(_YAML_PROGRAM.format(name=project))
-    else:
-        (folder / "Stackwright.yaml").write_text(
-            f"name: {project}\nruntime: python\nmain: __main__.py\ndescription: A web app on Kubernetes\n"
-        )
-        (folder / "__main__.py").write_text(_PROGRAM.format(name=project))
-        (folder / ".gitignore").write_text(_GITIGNORE)
+    for name, text in files(template, project).items():
+        (folder / name).write_text(text)
     # The first stack's configuration: the local cluster (`up` starts it).
     (folder / f"Stackwright.{stack}.yaml").write_text("config:\n  kubernetes:cluster: local\n")
+
+
+def files(template: str, project: str) -> dict[str, str]:
+    """The files `template` makes for the project `project`, by name (its stack's aside)."""
+    names = {"name": project, "label": _label_value(project)}
+    if template == "kubernetes-yaml":
+        return {"Stackwright.yaml": _YAML_PROGRAM.format(**names)}
+    return {
+        "Stackwright.yaml": f"name: {project}\nruntime: python\nmain: __main__.py\n"
+        "description: A web app on Kubernetes\n",
+        "__main__.py": _PROGRAM.format(**names),
+        ".gitignore": _GITIGNORE,
+    }
+
+
+def _label_value(project: str) -> str:
+    """The project's name as the value of its pods' `app` label, which its Service selects:
+    a project's name (letters, digits, `-`, `_`, `.`, a letter or digit first) cut to the 63
+    characters a label value may have, which must end with a letter or digit too."""
+    return project[:63].rstrip("-_.")

@@ -4,10 +4,13 @@ the template's files and keeps every other file (as `pulumi new --force`)."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from stackwright.cli.main import main
+from stackwright.engine.program import run_program
+from stackwright.localcluster.validation import label_value
 from stackwright.state import open_backend
 
 
@@ -87,3 +90,67 @@ def test_the_next_step_printed_is_a_command_a_shell_runs_as_pasted(
     main(["new", "kubernetes-python", "my app (v2)"])
     out = capsys.readouterr().out
     assert out.splitlines()[-1] == "Next: cd 'my app (v2)' && stackwright up --yes"
+
+
+def _pods_and_selectors(folder: Path, project: str) -> tuple[list[dict[str, str]], list[Any]]:
+    """The pod labels of the Deployments, and the Service selectors, `folder`'s program
+    declares."""
+    main_file = folder / (
+        "__main__.py" if (folder / "__main__.py").exists() else "Stackwright.yaml"
+    )
+    declared = run_program(main_file, project=project, stack="dev").resources
+    by_type = lambda token: [r.props["spec"] for r in declared if r.resource_type == token]  # noqa: E731
+    pods = [
+        spec["template"]["metadata"]["labels"] for spec in by_type("kubernetes:apps/v1:Deployment")
+    ]
+    return pods, [spec["selector"] for spec in by_type("kubernetes:core/v1:Service")]
+
+
+def test_each_templates_service_selects_its_own_pods_not_another_projects(
+    home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """README's tour makes `hello` and `hello-yaml` (and runs the quickstart) in the local
+    cluster's default namespace: their pods were all `app: web`, so each Service also sent
+    traffic to the others' pods."""
+    main(["new", "kubernetes-python", "hello"])
+    main(["new", "kubernetes-yaml", "hello-yaml"])
+    quickstart = Path(__file__).parents[2] / "examples" / "quickstart"
+    apps = {
+        name: _pods_and_selectors(folder, name)
+        for name, folder in (
+            ("hello", home / "hello"),
+            ("hello-yaml", home / "hello-yaml"),
+            ("quickstart", quickstart),
+        )
+    }
+    for name, ((pods,), (selector,)) in apps.items():
+        assert pods == selector == {"app": name}
+    for name, (_, (selector,)) in apps.items():
+        selected = [
+            other for other, ((pods,), _) in apps.items() if selector.items() <= pods.items()
+        ]
+        assert selected == [name], (name, selected)
+
+
+def test_the_quickstart_example_is_what_the_python_template_makes(
+    home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """As README's examples table says of it."""
+    main(["new", "kubernetes-python", "quickstart"])
+    example = Path(__file__).parents[2] / "examples" / "quickstart"
+    made = _files(home / "quickstart")
+    assert made["__main__.py"] == (example / "__main__.py").read_text()
+    assert made["Stackwright.yaml"] == (example / "Stackwright.yaml").read_text()
+
+
+@pytest.mark.parametrize(
+    ("name", "label"),
+    [("web.v2", "web.v2"), ("app_", "app"), ("x" * 70, "x" * 63), ("y" * 62 + "-.z", "y" * 62)],
+)
+def test_a_projects_label_is_a_value_kubernetes_takes(
+    home: Path, capsys: pytest.CaptureFixture[str], name: str, label: str
+) -> None:
+    main(["new", "kubernetes-yaml", "app", "--name", name])
+    (pods,), (selector,) = _pods_and_selectors(home / "app", name)
+    assert pods == selector == {"app": label}
+    assert label_value(label) == [], "as the API server checks it"

@@ -184,7 +184,7 @@ def mypy_report(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[int]
     if shutil.which("mypy", path=str(Path(sys.executable).parent)) is None:
         pytest.fail("mypy is a test dependency: pip install -e '.[test]'")
     folder = tmp_path_factory.mktemp("programs")
-    template = templates._PROGRAM.format(name="hello")
+    template = templates.files("kubernetes-python", "hello")["__main__.py"]
     programs = {"good": GOOD, "template": template, **BAD, **_examples()}
     for name, text in programs.items():
         (folder / f"{name}.py").write_text(text)
