@@ -134,6 +134,7 @@ from stackwright.engine.rollouts import (
     notice,
     stale_readers,
 )
+from stackwright.engine.spelling import Spelling, spelling_of
 from stackwright.errors import InputsRejected, StackwrightError, UsageError, redact
 from stackwright.kubernetes.base import PATCH_FIELD_MANAGER, PATCH_FORCE
 from stackwright.kubernetes.fields import KINDS
@@ -1120,7 +1121,7 @@ class Run:
             desired,
             ignore_changes=tuple(opts.ignore_changes),
             replace_on_changes=tuple(opts.replace_on_changes),
-            replace_option="replaceOnChanges" if self._yaml_program else "replace_on_changes",
+            spelling=self.spelling,
             delete_before_replace=opts.delete_before_replace,
             auto_named=auto,
             force_replace=urn in self.options.replace,
@@ -1221,7 +1222,7 @@ class Run:
                 # Putting the cluster back means taking the drifted fields back.
                 step, force = taking_back, True
         if step.op is Op.UPDATE and not step.changes and old is not None and step.new is not None:
-            notes = option_changes(old, step.new)
+            notes = option_changes(old, step.new, self.spelling)
             if notes:
                 self.emit(Diagnostic(urn, f"only its options change: {'; '.join(notes)}", "info"))
         if step.op is Op.UPDATE and old is not None and is_patch(desired):
@@ -1324,7 +1325,7 @@ class Run:
         None when nothing."""
         recorded = recorded_options(step)
         if recorded is not None:
-            recording = "; ".join(option_changes(old, recorded))
+            recording = "; ".join(option_changes(old, recorded, self.spelling))
             self.emit(
                 Diagnostic(
                     step.urn,
@@ -1609,7 +1610,7 @@ class Run:
             raise UsageError(
                 f"this stack manages it, so it cannot become a read of {given}: give the "
                 "read another name (the managed object is then deleted "
-                f"unless retain_on_delete), or run `stackwright state delete '{urn}'` first "
+                f"unless {self.spelling.name('retain_on_delete')}), or run `stackwright state delete '{urn}'` first "
                 "to stop managing it and keep the object"
             )
         object_id = given
@@ -1923,15 +1924,14 @@ class Run:
         )
 
     @property
-    def _yaml_program(self) -> bool:
-        """Whether the program is a YAML one, whose options messages spell as YAML does."""
-        return self.program is not None and self.program.runtime == "yaml"
+    def spelling(self) -> Spelling:
+        """How the program's language spells options, for the messages that name one."""
+        return spelling_of(self.program.runtime if self.program is not None else None)
 
     def _import_option(self, object_id: str) -> str:
         """The resource option that adopts `object_id`, as the program's language writes it."""
-        if self._yaml_program:
-            return f"`options: {{import: {object_id}}}`"
-        return f"ResourceOptions(import_={object_id!r})"
+        adopt = self.spelling.options("import_", object_id)
+        return f"`{adopt}`" if self.spelling.yaml else adopt
 
     async def _from_live(self, step: Step, ignore: tuple[str, ...]) -> Step:
         """An import or update sends its `ignore_changes` fields as the object has them:
@@ -2727,7 +2727,7 @@ class Run:
             self._data_updated[updated[0]] = updated[1]
         stale = stale_readers(step, self._data_updated)
         if stale:
-            self.emit(Diagnostic(step.urn, notice(stale, yaml=self._yaml_program), "warning"))
+            self.emit(Diagnostic(step.urn, notice(stale, self.spelling), "warning"))
 
     def run_unused_applies(self) -> None:
         """Run the program's apply callbacks nothing made run (one that prints or logs, its

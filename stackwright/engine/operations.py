@@ -51,6 +51,7 @@ from stackwright.engine.records import (
     recorded_closure,
 )
 from stackwright.engine.rendering import check_rendered
+from stackwright.engine.spelling import spelling_of
 from stackwright.engine.wiring import (
     APPLYSET_ID_LABEL,
     APPLYSET_PARENT_PREFIX,
@@ -363,8 +364,9 @@ def _check_definitions(options: Options, program: Program | None, snapshot: Snap
                 f"CustomResourceDefinition {crd.id} ({describe(crd.urn)}) is no longer "
                 "declared, and deleting it would "
                 f"delete every {kind[1]} in the cluster, this one too. Keep the CRD in the "
-                "program, drop its objects as well, or give the CRD `retain_on_delete=True` "
-                "and run `stackwright up` before dropping it"
+                "program, drop its objects as well, or give the CRD "
+                f"`{spelling_of(program.runtime).setting('retain_on_delete', True)}` and run "
+                "`stackwright up` before dropping it"
             )
 
 

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from stackwright.engine.graph import group_and_kind
+from stackwright.engine.spelling import PYTHON, Spelling
 from stackwright.model import Op, ResourceState, urn_name
 from stackwright.sdk.output import ANY_INDEX, UNKNOWN, PathKey, join_path, parse_path
 
@@ -205,8 +206,8 @@ class Intent:
     state: ResourceState  # inputs = the desired object; outputs empty
     ignore_changes: Sequence[str] = ()
     replace_on_changes: Sequence[str] = ()
-    #: How the program's language spells that option, for the reason a replacement gives.
-    replace_option: str = "replace_on_changes"
+    #: How the program's language spells options, for the reason a replacement gives.
+    spelling: Spelling = PYTHON
     delete_before_replace: bool = False
     auto_named: bool = False
     #: Replace even without a change that needs it (`--replace`).
@@ -396,16 +397,19 @@ def replacement_reasons(
     obj: Mapping[str, Any],
     replace_on_changes: Sequence[str],
     old: Mapping[str, Any] | None = None,
-    replace_option: str = "replace_on_changes",
+    spelling: Spelling = PYTHON,
 ) -> list[str]:
-    """Why these changes to `obj` (recorded as `old`) need a replacement, one line per field
-    (`replace_option`: the option `replace_on_changes` as the program's language spells it)."""
+    """Why these changes to `obj` (recorded as `old`) need a replacement, one line per field,
+    naming options as the program's language (`spelling`) does."""
     group_kind = group_and_kind(obj)
     rules = [
         *IDENTITY,
         *IMMUTABLE.get(group_kind, ()),
         *(_SEALED.get(group_kind, ()) if old is not None and old.get("immutable") is True else ()),
-        *(Immutable(p, f"{replace_option} lists it") for p in replace_on_changes),
+        *(
+            Immutable(p, f"{spelling.name('replace_on_changes')} lists it")
+            for p in replace_on_changes
+        ),
     ]
     return [
         f"{rule.path}: {rule.reason}"
@@ -444,7 +448,7 @@ def plan(intent: Intent, old: ResourceState | None) -> Step:
     same_object = bool(old.id) and old.id == desired.id
     renaming = [c for c in changes if not same_object or c.path != "metadata.namespace"]
     reasons = replacement_reasons(
-        renaming, desired.inputs, intent.replace_on_changes, old.inputs, intent.replace_option
+        renaming, desired.inputs, intent.replace_on_changes, old.inputs, intent.spelling
     )
     if intent.force_replace:
         reasons.append(FORCED_REPLACE)
@@ -522,25 +526,34 @@ def _state_options(state: ResourceState) -> tuple[Any, ...]:
     )
 
 
-def option_changes(old: ResourceState, new: ResourceState) -> list[str]:
-    """What differs in a resource's options (no field of its object), each as a note: why
-    an update with no field change happens, or what a same step records."""
+def option_changes(
+    old: ResourceState, new: ResourceState, spelling: Spelling = PYTHON
+) -> list[str]:
+    """What differs in a resource's options (no field of its object), each as a note naming
+    the option as the program's language (`spelling`) does: why an update with no field
+    change happens, or what a same step records."""
 
     def named(urn: str, default: str = "(none)") -> str:
         return urn_name(urn) if urn else default
 
     notes = [
-        f"{option} {getattr(old, option)} → {getattr(new, option)}"
+        f"{spelling.name(option)} {spelling.value(getattr(old, option))} → "
+        f"{spelling.value(getattr(new, option))}"
         for option in ("protect", "retain_on_delete")
         if getattr(old, option) != getattr(new, option)
     ]
     if old.deleted_with != new.deleted_with:
-        notes.append(f"deleted_with {named(old.deleted_with)} → {named(new.deleted_with)}")
+        notes.append(
+            f"{spelling.name('deleted_with')} {named(old.deleted_with)} → {named(new.deleted_with)}"
+        )
     if set(old.ignore_changes) != set(new.ignore_changes):
-        notes.append(f"ignore_changes {list(old.ignore_changes)} → {list(new.ignore_changes)}")
+        notes.append(
+            f"{spelling.name('ignore_changes')} {list(old.ignore_changes)} → "
+            f"{list(new.ignore_changes)}"
+        )
     if old.delete_timeout != new.delete_timeout:
         notes.append(
-            f"custom_timeouts.delete {_seconds_text(old.delete_timeout)} → "
+            f"{spelling.name('custom_timeouts.delete')} {_seconds_text(old.delete_timeout)} → "
             f"{_seconds_text(new.delete_timeout)}"
         )
     if old.deletion_propagation != new.deletion_propagation:

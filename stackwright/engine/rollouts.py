@@ -18,6 +18,7 @@ from collections.abc import Mapping
 
 from stackwright.engine.graph import environment_reads
 from stackwright.engine.plan import Step
+from stackwright.engine.spelling import PYTHON, Spelling
 from stackwright.model import Op
 
 #: (provider URN, kind, id) of a ConfigMap or Secret: its id `namespace/name`.
@@ -75,14 +76,11 @@ def stale_readers(step: Step, updated: Mapping[ObjectKey, DataChanges]) -> dict[
     return dict(sorted(stale.items()))
 
 
-def notice(stale: Mapping[ObjectKey, str], *, yaml: bool = False) -> str:
+def notice(stale: Mapping[ObjectKey, str], spelling: Spelling = PYTHON) -> str:
     """The warning on a workload that keeps the `stale` objects' former values, naming the
-    option as the program's language spells it (`yaml`: a YAML program's `options:`)."""
+    option as the program's language (`spelling`) does."""
     named = ", ".join(f"{kind} {id_.rpartition('/')[2]}" for _, kind, id_ in stale)
-    fields = ", ".join(f'"{field}"' for field in sorted(set(stale.values())))
-    option = (
-        f"replaceOnChanges: [{fields}] in its options" if yaml else f"replace_on_changes=[{fields}]"
-    )
+    option = spelling.setting("replace_on_changes", sorted(set(stale.values())))
     return (
         f"its pods read {named} into their environment as they start, and this run changes "
         "that data but not the pod template: running pods keep the former values until they "

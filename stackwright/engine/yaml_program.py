@@ -50,6 +50,7 @@ from typing import Any
 
 import yaml
 
+from stackwright.engine.spelling import YAML_OPTIONS
 from stackwright.errors import UsageError, not_valid_yaml
 from stackwright.kubernetes.base import (
     PATCH_SUFFIX,
@@ -790,8 +791,8 @@ class Evaluator:
     def _options(self, entry: Entry, given: Any) -> ResourceOptions:
         if not isinstance(given, dict):
             raise _Problem(entry.line, f"resource {entry.name}: `options:` must be a mapping")
-        chosen = _keywords(entry, given, OPTIONS, "option")
-        named = {field: key for key, field in OPTIONS.items()}
+        chosen = _keywords(entry, given, YAML_OPTIONS, "option")
+        named = {field: key for key, field in YAML_OPTIONS.items()}
         return ResourceOptions(
             **{field: self._option(entry, named[field], v) for field, v in chosen.items()}
         )
@@ -853,22 +854,6 @@ class Evaluator:
 #: The types of a Kubernetes provider resource (Pulumi's spelling too).
 _PROVIDER_TYPES = (PROVIDER_TYPE, "pulumi:providers:kubernetes")
 
-#: YAML option → ResourceOptions field.
-OPTIONS: Mapping[str, str] = {
-    "dependsOn": "depends_on",
-    "parent": "parent",
-    "provider": "provider",
-    "protect": "protect",
-    "ignoreChanges": "ignore_changes",
-    "replaceOnChanges": "replace_on_changes",
-    "deleteBeforeReplace": "delete_before_replace",
-    "retainOnDelete": "retain_on_delete",
-    "customTimeouts": "custom_timeouts",
-    "aliases": "aliases",
-    "import": "import_",
-    "additionalSecretOutputs": "additional_secret_outputs",
-    "deletedWith": "deleted_with",
-}
 
 #: Pulumi YAML's options that Stackwright has not, and what to do instead.
 PULUMI_ONLY_OPTIONS: Mapping[str, str] = {

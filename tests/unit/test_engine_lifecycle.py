@@ -37,7 +37,7 @@ from stackwright.kubernetes.provider import PROVIDER_TYPE
 from stackwright.model import ClusterIdentity, Op, ResourceState, make_urn
 from stackwright.sdk.context import Program
 from stackwright.sdk.output import Output
-from stackwright.sdk.resource import ResourceOptions
+from stackwright.sdk.resource import CustomTimeouts, ResourceOptions
 from stackwright.state import open_backend
 
 CM = "kubernetes:core/v1:ConfigMap"
@@ -650,6 +650,25 @@ def test_options_alone_are_recorded_without_a_write_and_a_note_says_which(stack:
     assert not stack.of(Diagnostic)
     assert stack.state().version == version, "a no-op up journaled something"
     assert stack.fake.writes() == []
+
+
+def test_option_notes_name_options_as_python_spells_them(stack: Stack) -> None:
+    """A Python program's notes keep ResourceOptions' names (a YAML program's say
+    retainOnDelete and customTimeouts.delete: test_yaml_program)."""
+
+    def program(opts: ResourceOptions) -> Declare:
+        def declare(p: Program) -> None:
+            k8s.core.v1.ConfigMap("cm", metadata={"name": "cm"}, data={"a": "1"}, opts=opts)
+
+        return declare
+
+    assert stack.up(program(ResourceOptions())).ok
+    later = ResourceOptions(retain_on_delete=True, custom_timeouts=CustomTimeouts(delete="5m"))
+    assert stack.up(program(later)).counts == {"same": 1}
+    notes = [e.message for e in stack.of(Diagnostic) if e.urn == urn(CM, "cm")]
+    assert notes == [
+        ONLY_RECORDED + "retain_on_delete False → True; custom_timeouts.delete (default) → 300s"
+    ]
 
 
 def test_a_new_dependency_alone_is_a_same_step_recorded_for_destroy(stack: Stack) -> None:

@@ -15,7 +15,7 @@ from engine_stack import PROJECT, STACK, Stack
 from engine_stack import stack as stack  # the fixture
 
 from stackwright.engine import operations
-from stackwright.engine.events import Diagnostic, StepStarted
+from stackwright.engine.events import Diagnostic, StepStarted, Summary
 from stackwright.engine.execute import Options
 from stackwright.engine.program import run_program
 from stackwright.engine.records import is_patch
@@ -1847,6 +1847,55 @@ def test_messages_name_an_option_as_yaml_spells_it(tmp_path: Path, stack: Stack)
     (replaced,) = [e.step for e in stack.of(StepStarted) if e.step.urn.endswith("::pinned")]
     assert replaced.replace_reasons == ("data: replaceOnChanges lists it",)
     (warning,) = [e.message for e in stack.of(Diagnostic) if e.severity == "warning"]
-    assert 'give it replaceOnChanges: ["data"] in its options and no fixed name' in warning
+    assert 'give it options: {replaceOnChanges: ["data"]} and no fixed name' in warning
     assert "replace_on_changes" not in warning
     assert planned.ok
+
+
+def test_option_notes_and_refusals_name_options_as_yaml_spells_them(
+    tmp_path: Path, stack: Stack
+) -> None:
+    """What a same step records, a managed resource turned into a read, and a dropped CRD
+    name the options as a YAML program writes them (retainOnDelete, customTimeouts.delete),
+    one table for the loader and the messages; Python's names stay in Python programs."""
+
+    def up(text: str) -> Any:
+        stack.events = []
+        return operations.run(
+            stack.backend,
+            project=PROJECT,
+            stack=STACK,
+            options=Options("up"),
+            program=_run(tmp_path, text),
+            providers=stack.fake.factory(),
+            listener=stack.events.append,
+        )
+
+    settings = """
+  settings:
+    type: kubernetes:core/v1:ConfigMap
+    properties: {metadata: {name: settings}, data: {a: "1"}}
+"""
+    widget = """
+  w:
+    type: kubernetes:example.com/v1:Widget
+    properties: {metadata: {name: w, namespace: default}, spec: {size: 2}}
+"""
+    assert up(CRD + settings + widget).ok
+    opts = "    options: {retainOnDelete: true, customTimeouts: {delete: 5m}}\n"
+    assert up(CRD + settings + opts + widget).ok
+    (note,) = [e.message for e in stack.of(Diagnostic) if e.urn.endswith("::settings")]
+    assert note.endswith(
+        "recorded in the state only: retainOnDelete false → true; "
+        "customTimeouts.delete (default) → 300s"
+    ), note
+
+    without_crd = "name: shop\nruntime: yaml\nresources:\n" + settings + widget
+    with pytest.raises(UsageError) as refused:
+        up(without_crd)
+    assert "give the CRD `options: {retainOnDelete: true}` and run" in str(refused.value)
+
+    read = "  settings:\n    type: kubernetes:core/v1:ConfigMap\n    get: {id: default/settings}\n"
+    as_read = up(CRD + read + widget)
+    (failure,) = [f for e in stack.of(Summary) for f in e.failures]
+    assert not as_read.ok and "object is then deleted unless retainOnDelete)" in failure
