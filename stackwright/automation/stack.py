@@ -84,6 +84,7 @@ from stackwright.engine.wiring import (
 )
 from stackwright.errors import StackwrightError, UsageError
 from stackwright.kubernetes.base import (
+    PATCH_SUFFIX,
     TypeToken,
     builtin_module,
     builtin_type_token,
@@ -815,7 +816,7 @@ class Workspace:
                     "remove it first"
                 )
             object_id = request.entry.object_id
-            live = await _read_importable(provider, request.api_version, request.kind, object_id)
+            live = await _read_importable(provider, request.entry.type_token, object_id)
             _check_unmanaged(self.backend, live, object_id, request.urn)
             return live
 
@@ -1100,14 +1101,20 @@ def _import_address(type_token: str, name: str, object_id: str) -> tuple[str, st
     return parsed.api_version, parsed.kind, object_id.rpartition("/")[2]
 
 
-async def _read_importable(
-    provider: Provider, api_version: str, kind: str, object_id: str
-) -> dict[str, Any]:
-    """The live object `import` adopts, or one line saying why there is none."""
+async def _read_importable(provider: Provider, type_token: str, object_id: str) -> dict[str, Any]:
+    """The live object `import` adopts (of the type `type_token`, which `_split_type`
+    passed), or one line saying why there is none."""
+    parsed = _split_type(type_token)
+    api_version, kind = parsed.api_version, parsed.kind
     namespace, _, name = object_id.rpartition("/")
     try:  # a misspelt kind would read as no object: say which it is
         namespaced = await provider.namespaced(api_version, kind)
     except StackwrightError as exc:
+        # `WidgetPatch` is the token of a Patch of Widget (CustomObjectPatch's) unless the
+        # cluster serves a kind of that name: discovery tells which, as the token cannot.
+        patched = TypeToken(parsed.group_version, kind.removesuffix(PATCH_SUFFIX))
+        if patched.kind != kind and await _serves(provider, patched):
+            raise _patch_refused(type_token, patched) from exc
         raise UsageError(f"cannot import {object_id}: {exc}") from exc
     if namespace and not namespaced:
         # The server ignores the namespace of a cluster-scoped read: `x/default` would adopt
@@ -1155,12 +1162,27 @@ def _split_type(type_token: str) -> TypeToken:
         )
     patched = patched_token(parsed)
     if patched is not None:  # fields of an object, not one to adopt
-        kind = f"kubernetes:{patched.group_version}:{patched.kind}"
-        raise UsageError(
-            f"type {type_token!r} is a Patch, which has no object of its own to import: import "
-            f"the object as {kind}, or declare the Patch in the program"
-        )
+        raise _patch_refused(type_token, patched)
     return parsed
+
+
+def _patch_refused(type_token: str, patched: TypeToken) -> UsageError:
+    """Why a Patch's type, of the kind `patched`, is not imported: importing adopts a whole
+    object, and a Patch has none (Pulumi refuses it too)."""
+    kind = f"kubernetes:{patched.group_version}:{patched.kind}"
+    return UsageError(
+        f"type {type_token!r} is a Patch, which has no object of its own to import: import "
+        f"the object as {kind}, or declare the Patch in the program"
+    )
+
+
+async def _serves(provider: Provider, parsed: TypeToken) -> bool:
+    """Whether the cluster serves the kind of `parsed`, as discovery says."""
+    try:
+        await provider.namespaced(parsed.api_version, parsed.kind)
+    except StackwrightError:
+        return False
+    return True
 
 
 #: Metadata the API server or other tools maintain: never part of what a program declares.
