@@ -76,6 +76,7 @@ from stackwright.engine.records import (
     refused,
     with_outputs,
 )
+from stackwright.engine.spelling import spelling_of
 from stackwright.engine.wiring import (
     UNMARK_COMMAND,
     cluster_context,
@@ -515,6 +516,7 @@ class Workspace:
                     project=self.project.name,
                     check_context=self.check_context,
                     root=self.project.folder,
+                    spelling=spelling_of(self.project.runtime),
                 ),
                 listener=guarded,
                 message=message,

@@ -18,6 +18,7 @@ from typing import Any
 
 from stackwright import interrupts
 from stackwright.engine.ports import Provider, ProviderFactory
+from stackwright.engine.spelling import PYTHON, Spelling
 from stackwright.kubernetes.provider import RENDER_SETTING
 from stackwright.model import ClusterIdentity
 from stackwright.providers.kubernetes import ApplySet, KubernetesProvider, stamp
@@ -49,10 +50,16 @@ class KubernetesCluster:
     """`ports.Provider` over a `KubernetesProvider`, with DESIGN's marks and ApplySets."""
 
     def __init__(
-        self, provider: KubernetesProvider, project: str = "", kubeconfig: str | None = None
+        self,
+        provider: KubernetesProvider,
+        project: str = "",
+        kubeconfig: str | None = None,
+        spelling: Spelling = PYTHON,
     ) -> None:
         self.provider = provider
         self.project = project
+        #: How the program's language spells options, for the messages that name one.
+        self.spelling = spelling
         #: The kubeconfig file Helm reads (None: Helm's own resolution, as the provider's).
         self.kubeconfig = kubeconfig
         self._identity: tuple[ClusterIdentity, ...] | None = None  # () when it has none
@@ -252,7 +259,7 @@ class KubernetesCluster:
             with self._helm(spec) as cfg:
                 upgrading = _installed(cfg, name)
                 if not dry_run:
-                    limit = _release_limit(spec, timeout, "update" if upgrading else "create")
+                    limit = self._release_limit(spec, timeout, "update" if upgrading else "create")
                 if upgrading:
                     release = cfg.upgrade(
                         spec["chart"],
@@ -281,11 +288,24 @@ class KubernetesCluster:
                 _helm_failure(what, str(exc.detail), limit, _HELM_NOT_READY)
             ) from exc
 
+    def _release_limit(
+        self, spec: Mapping[str, Any], timeout: float | None, setting: str
+    ) -> DeletionLimit:
+        """How long Helm waits for an install (`setting` "create"), an upgrade ("update") or
+        an uninstall ("delete"), which setting said so and how to change it."""
+        option = self.spelling.name(f"custom_timeouts.{setting}")
+        if timeout:
+            return DeletionLimit(timeout, f"the resource's {option}; raise it to wait longer")
+        return DeletionLimit(
+            _helm_seconds(spec, None),
+            f"the release's timeout; raise it, or set the resource's {option}, to wait longer",
+        )
+
     def _release_uninstall(self, spec: Mapping[str, Any], timeout: float | None) -> None:
         import helm_python
 
         name, namespace = str(spec["name"]), str(spec["namespace"])
-        limit = _release_limit(spec, timeout, "delete")
+        limit = self._release_limit(spec, timeout, "delete")
         try:
             with self._helm(spec) as cfg:
                 cfg.uninstall(
@@ -326,20 +346,6 @@ _HELM_NOT_READY = ("not ready. status:",)
 def _helm_seconds(spec: Mapping[str, Any], timeout: float | None) -> int:
     """Helm's wait in whole seconds: the resource's custom timeout, else the release's own."""
     return math.ceil(timeout or spec.get("timeout") or 300)
-
-
-def _release_limit(spec: Mapping[str, Any], timeout: float | None, setting: str) -> DeletionLimit:
-    """How long Helm waits for an install (`setting` "create"), an upgrade ("update") or an
-    uninstall ("delete"), which setting said so and how to change it."""
-    if timeout:
-        return DeletionLimit(
-            timeout, f"the resource's custom_timeouts.{setting}; raise it to wait longer"
-        )
-    return DeletionLimit(
-        _helm_seconds(spec, None),
-        f"the release's timeout; raise it, or set the resource's custom_timeouts.{setting}, "
-        "to wait longer",
-    )
 
 
 def _helm_failure(
@@ -448,11 +454,13 @@ def kubernetes_providers(
     project: str = "",
     check_context: Callable[[str], None] | None = None,
     root: Path | None = None,
+    spelling: Spelling = PYTHON,
 ) -> ProviderFactory:
     """A factory of providers; `default` holds the stack's kubeconfig / context / namespace
     settings (or makes them, once the default provider is first needed); `check_context` may refuse a provider's context (environment separation).
     A provider whose settings name a `renderYamlToDirectory` writes files there (relative
-    to `root`, the project's folder) and reaches no cluster."""
+    to `root`, the project's folder) and reaches no cluster. `spelling`: how the program's
+    language spells options, for the messages of a wait that runs out."""
 
     def make(settings: Mapping[str, Any] | None) -> Provider:
         if settings is not None:
@@ -469,10 +477,13 @@ def kubernetes_providers(
             chosen.get("context") or None,
             chosen.get("namespace") or None,
             timeout=float(chosen.get("timeout") or timeout),
+            delete_timeout_option=spelling.name("custom_timeouts.delete"),
         )
         if check_context is not None:
             check_context(provider.config.context)
-        return KubernetesCluster(provider, project, str(kubeconfig) if kubeconfig else None)
+        return KubernetesCluster(
+            provider, project, str(kubeconfig) if kubeconfig else None, spelling
+        )
 
     return make
 

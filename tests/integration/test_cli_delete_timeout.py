@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from test_cli_lifecycle import new_project as new_project  # the fixture
 from test_cli_lifecycle import release_configmaps
+from test_resource_options_cli import yaml_project
 
 pytestmark = pytest.mark.integration
 
@@ -49,6 +50,33 @@ def test_a_destroy_held_by_a_finalizer_gives_up_at_the_custom_delete_timeout(
             "object's stackwright.io/timeout-seconds annotation, to wait longer)"
         ) in error, error
         assert "\n" not in error, error
+    finally:
+        release_configmaps(cluster, p.ns, "held")
+    assert p.sw("destroy", "--yes", "--json").rc == 0
+
+
+def test_a_yaml_programs_delete_that_runs_out_names_customtimeouts_as_it_writes_it(
+    new_project: Any, cluster: LiveCluster
+) -> None:
+    """The limit's message names the option as a YAML program writes it."""
+    p = new_project()
+    yaml_project(
+        p,
+        f"""
+        held:
+          type: kubernetes:core/v1:ConfigMap
+          properties:
+            metadata: {{name: held, namespace: {p.ns}, finalizers: [example.com/never]}}
+            data: {{k: v}}
+          options: {{customTimeouts: {{delete: 2s}}}}
+        """,
+    )
+    cluster.kubectl("create", "namespace", p.ns, check=False)
+    p.up()
+    try:
+        failed = p.sw("destroy", "--yes", "--json", rc=1, process=True, timeout=60)
+        (done,) = [e for e in failed.of("step-done") if not e["ok"]]
+        assert "(the limit is the resource's customTimeouts.delete; raise it" in done["error"]
     finally:
         release_configmaps(cluster, p.ns, "held")
     assert p.sw("destroy", "--yes", "--json").rc == 0

@@ -10,6 +10,8 @@ from typing import Any
 import httpx
 import pytest
 
+from stackwright.engine.spelling import PYTHON, YAML, Spelling
+from stackwright.engine.wiring import KubernetesCluster
 from stackwright.providers.kubernetes import (
     ClusterConfig,
     DeleteTimeout,
@@ -580,3 +582,21 @@ def test_a_delete_wait_whose_watch_cannot_connect_looks_again_rather_than_timing
 
     asyncio.run(go())
     assert len(gets) == 2
+
+
+@pytest.mark.parametrize(
+    ("spelling", "option"),
+    [(PYTHON, "custom_timeouts.update"), (YAML, "customTimeouts.update")],
+)
+def test_helms_wait_names_the_timeout_option_as_the_program_writes_it(
+    spelling: Spelling, option: str
+) -> None:
+    """Which setting bounded Helm's wait for a release, in the program's language."""
+    cluster = KubernetesCluster(provider(ScriptedAPI()), spelling=spelling)
+    given = cluster._release_limit({}, 3.0, "update")
+    assert given.set_by == f"the resource's {option}; raise it to wait longer"
+    default = cluster._release_limit({"timeout": 60}, None, "update")
+    assert default == (
+        60,
+        f"the release's timeout; raise it, or set the resource's {option}, to wait longer",
+    )

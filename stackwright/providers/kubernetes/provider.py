@@ -215,8 +215,12 @@ class KubernetesProvider:
         request_timeout: float = 60.0,
         max_connections: int = 16,
         environ: Mapping[str, str] | None = None,
+        delete_timeout_option: str = "custom_timeouts.delete",
     ) -> None:
         self.config = config or load_config(kubeconfig, context, environ=environ)
+        #: The resource option that bounds a delete's wait, as the program's language spells
+        #: it (the engine says which), for the message when the wait runs out.
+        self.delete_timeout_option = delete_timeout_option
         self._namespace = namespace or self.config.namespace
         self.field_manager = field_manager
         self.timeout = timeout
@@ -701,12 +705,12 @@ class KubernetesProvider:
         if timeout:
             return DeletionLimit(
                 timeout,
-                "the resource's custom_timeouts.delete; raise it, or set the object's "
+                f"the resource's {self.delete_timeout_option}; raise it, or set the object's "
                 f"{readiness.TIMEOUT_SECONDS} annotation, to wait longer",
             )
         return DeletionLimit(
             self.timeout,
-            "the default; set the resource's custom_timeouts.delete or the object's "
+            f"the default; set the resource's {self.delete_timeout_option} or the object's "
             f"{readiness.TIMEOUT_SECONDS} annotation to wait longer",
         )
 
