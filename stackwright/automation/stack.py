@@ -71,6 +71,7 @@ from stackwright.engine.records import (
     is_kubernetes,
     is_patch,
     is_release,
+    mark_of,
     object_ref,
     patch_field_manager,
     refused,
@@ -681,28 +682,32 @@ class Workspace:
         them. Left marked, an object still counts as the stack's: kubectl lists it in the
         stack's ApplySet (whose parent a destroy then cannot remove), and an `up` whose
         program declares it again takes it back as its own instead of refusing it as an
-        object that exists. A Patch's fields and a Helm release stay as they are (`kept`
-        says so). Raises MarksRemain, nothing forgotten, when the cluster cannot take the
-        marks off; `keep_marks` forgets without touching the cluster."""
+        object that exists. An object no longer marked as the resource (deleted and made
+        again by another tool or stack since) is not the stack's: its labels stay. A Patch's
+        fields and a Helm release stay as they are (`kept` says so). Raises MarksRemain,
+        nothing forgotten, when the cluster cannot take the marks off; `keep_marks` forgets
+        without touching the cluster."""
         project, stack = self.project.name, self.stack
         urns = self.backend.delete_resource(
             project, stack, urn, force=force, target_dependents=target_dependents, dry_run=True
         )
         states = [s for s in self.state().resources if s.urn in urns and not s.delete_pending]
         marked = [s for s in states if s.custom and is_kubernetes(s) and not s.external]
-        if marked and not keep_marks:
-            interrupts.run(self._unmark(marked))
+        unmarked = interrupts.run(self._unmark(marked)) if marked and not keep_marks else []
         removed = self.backend.delete_resource(
             project, stack, urn, force=force, target_dependents=target_dependents
         )
         kept = [note for s in states if (note := _left_as_it_is(s))]
         if keep_marks:
             return Forgotten(removed, [], kept, [_unmark_command(s) for s in marked])
-        return Forgotten(removed, [s.urn for s in marked], kept, [])
+        return Forgotten(removed, unmarked, kept, [])
 
-    async def _unmark(self, states: Sequence[ResourceState]) -> None:
+    async def _unmark(self, states: Sequence[ResourceState]) -> list[str]:
         """Take the stack's marks off the objects `states` record, each through the provider
-        that made it; MarksRemain when a cluster does not take them."""
+        that made it, and only off one Stackwright marked as no other resource's: an object
+        deleted and made again since by another tool (Helm's, its `managed-by` label its
+        own) or by another stack is theirs. The URNs whose objects it unmarked;
+        MarksRemain when a cluster does not take them."""
         factory = kubernetes_providers(
             self.provider_settings(), project=self.project.name, root=self.project.folder
         )
@@ -710,13 +715,24 @@ class Workspace:
         explicit = any(state.provider for state in states)
         recorded = self.backend.load(self.project.name, self.stack) if explicit else None
         providers: dict[str, Provider] = {}
+        unmarked: list[str] = []
         try:
             for state in states:
                 try:
                     if state.provider not in providers:
                         made = recorded.resource(state.provider) if recorded else None
                         providers[state.provider] = factory(made.inputs if made else None)
-                    await providers[state.provider].unmark(*object_ref(state))
+                    provider = providers[state.provider]
+                    live = await provider.read(*object_ref(state))
+                    # Marked as the resource, or with a mark no resource holds any more (a
+                    # `state move` or `state rename` not yet applied): not another's.
+                    if (
+                        live
+                        and mark_of(live)
+                        and not operations.manager_of(self.backend, live, state.urn)
+                    ):
+                        await provider.unmark(*object_ref(state))
+                        unmarked.append(state.urn)
                 except StackwrightError as exc:  # no kubeconfig, no answer, refused
                     raise MarksRemain(
                         f"cannot take stack {self.stack}'s marks off {state.type} {state.id}: "
@@ -724,8 +740,9 @@ class Workspace:
                         [_unmark_command(s) for s in states],
                     ) from exc
         finally:
-            for provider in providers.values():
-                await provider.close()
+            for each in providers.values():
+                await each.close()
+        return unmarked
 
     # --- adopting an object --------------------------------------------------------------
 

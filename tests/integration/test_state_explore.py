@@ -21,16 +21,21 @@ LiveCluster = Any  # tests/conftest.py's LiveCluster (conftest is not importable
 CM = "kubernetes:core/v1:ConfigMap"
 
 
-def test_a_moved_object_stays_with_the_stack_it_moved_to(
-    new_project: Any, cluster: LiveCluster
-) -> None:
-    p = new_project()
+def _with_prod(p: Any, cluster: LiveCluster) -> Any:
+    """Project `p` with a second stack, prod, on the same cluster; dev selected."""
     cluster.kubectl("create", "namespace", p.ns)
     (p.root / "Stackwright.prod.yaml").write_text(
         yaml.safe_dump({"config": {"kubernetes:kubeconfig": str(cluster.kubeconfig)}})
     )
     p.sw("stack", "init", "prod")
     p.sw("stack", "select", "dev")
+    return p
+
+
+def test_a_moved_object_stays_with_the_stack_it_moved_to(
+    new_project: Any, cluster: LiveCluster
+) -> None:
+    p = _with_prod(new_project(), cluster)
     p.program('k8s.core.v1.ConfigMap("b", metadata={"namespace": NS}, data={"n": "b"})\n')
     p.up()
     (row,) = p.state()["resources"]
@@ -154,3 +159,51 @@ def test_state_delete_with_the_cluster_unreachable_says_the_marks_remain(
     assert warning.endswith(f"`{command}` takes them off")
     labels = get(cluster, "configmap", "a", p.ns)["metadata"]["labels"]  # type: ignore[index]
     assert labels["app.kubernetes.io/managed-by"] == "stackwright", "the cluster was not reached"
+
+
+def test_state_delete_leaves_an_object_made_again_by_another_tool_as_it_is(
+    new_project: Any, cluster: LiveCluster
+) -> None:
+    """A stale record's object, deleted and made again since by another tool (Helm, with its
+    own `managed-by` label), is not the stack's: `state delete` takes nothing off it (Helm's
+    next upgrade refuses an object without its label); one that is gone is no object left."""
+    p = new_project()
+    cluster.kubectl("create", "namespace", p.ns)
+    p.program(
+        'k8s.core.v1.ConfigMap("a", metadata={"name": "a", "namespace": NS})\n'
+        'k8s.core.v1.ConfigMap("b", metadata={"name": "b", "namespace": NS})\n'
+    )
+    p.up()
+    for name in ("a", "b"):
+        assert cluster.kubectl("delete", "configmap", name, "-n", p.ns).returncode == 0
+    assert cluster.kubectl("create", "configmap", "a", "-n", p.ns).returncode == 0
+    helm = {"app.kubernetes.io/managed-by": "Helm"}
+    cluster.kubectl("label", "configmap", "a", "-n", p.ns, "app.kubernetes.io/managed-by=Helm")
+
+    forgot = p.sw("state", "delete", "--yes", p.urn(CM, "a"))
+    assert forgot.out == (
+        f"Removed {p.urn(CM, 'a')} from the state of stack dev; nothing in the cluster was "
+        "changed.\n"
+    )
+    assert get(cluster, "configmap", "a", p.ns)["metadata"]["labels"] == helm  # type: ignore[index]
+    gone = p.sw("state", "delete", "--yes", p.urn(CM, "b"))
+    assert gone.out.endswith("; nothing in the cluster was changed.\n"), gone.out
+    assert p.state()["resources"] == []
+
+
+def test_state_delete_after_a_state_move_takes_the_marks_the_move_left(
+    new_project: Any, cluster: LiveCluster
+) -> None:
+    """A moved object keeps the source stack's marks until the destination's next `up`; a
+    `state delete` there before it takes those off (no resource holds that mark any more)."""
+    p = _with_prod(new_project(), cluster)
+    p.program('k8s.core.v1.ConfigMap("a", metadata={"name": "a", "namespace": NS})\n')
+    p.up()
+    prod_urn = p.urn(CM, "a").replace("urn:sw:dev::", "urn:sw:prod::")
+    p.sw("state", "move", "--yes", p.urn(CM, "a"), "--dest", "prod")
+
+    forgot = p.sw("state", "delete", "--yes", prod_urn, "--stack", "prod")
+    assert forgot.out.endswith("its object stays in the cluster, without the stack's marks.\n")
+    meta = get(cluster, "configmap", "a", p.ns)["metadata"]  # type: ignore[index]
+    assert not set(MARKS) & set(meta.get("labels") or {})
+    assert not set(MARK_ANNOTATIONS) & set(meta.get("annotations") or {})
