@@ -8,7 +8,10 @@ the same app as a YAML program, in Stackwright.yaml itself.
 from __future__ import annotations
 
 import contextlib
+import json
 from pathlib import Path
+
+import yaml
 
 from stackwright.automation.workspace import check_name, find_project, select_stack
 from stackwright.errors import UsageError
@@ -54,7 +57,7 @@ sw.export("service_ip", service.spec["clusterIP"])
 sw.export("ready_replicas", web.status["readyReplicas"])
 '''
 
-_YAML_PROGRAM = """name: {name}
+_YAML_PROGRAM = """name: {yaml_name}
 runtime: yaml
 description: A web app on Kubernetes
 
@@ -65,7 +68,7 @@ config:
 
 variables:
   labels:  # this app's own: no other app's Service in the namespace selects its pods
-    app: {label}
+    app: {yaml_label}
 
 resources:
   web-page:
@@ -161,15 +164,22 @@ def _write(template: str, folder: Path, project: str, stack: str) -> None:
 
 def files(template: str, project: str) -> dict[str, str]:
     """The files `template` makes for the project `project`, by name (its stack's aside)."""
-    names = {"name": project, "label": _label_value(project)}
+    label = _label_value(project)
     if template == "kubernetes-yaml":
-        return {"Stackwright.yaml": _YAML_PROGRAM.format(**names)}
+        yaml_names = {"yaml_name": _yaml_text(project), "yaml_label": _yaml_text(label)}
+        return {"Stackwright.yaml": _YAML_PROGRAM.format(name=project, **yaml_names)}
     return {
-        "Stackwright.yaml": f"name: {project}\nruntime: python\nmain: __main__.py\n"
+        "Stackwright.yaml": f"name: {_yaml_text(project)}\nruntime: python\nmain: __main__.py\n"
         "description: A web app on Kubernetes\n",
-        "__main__.py": _PROGRAM.format(**names),
+        "__main__.py": _PROGRAM.format(name=project, label=label),
         ".gitignore": _GITIGNORE,
     }
+
+
+def _yaml_text(text: str) -> str:
+    """`text` as a YAML value that reads back as that text: quoted where it would read as a
+    number, a boolean or null (a project named `2048`, `yes` or `null`)."""
+    return text if yaml.safe_load(text) == text else json.dumps(text)
 
 
 def _label_value(project: str) -> str:

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from stackwright.automation.workspace import find_project
 from stackwright.cli.main import main
 from stackwright.engine.program import run_program
 from stackwright.localcluster.validation import label_value
@@ -154,3 +155,17 @@ def test_a_projects_label_is_a_value_kubernetes_takes(
     (pods,), (selector,) = _pods_and_selectors(home / "app", name)
     assert pods == selector == {"app": label}
     assert label_value(label) == [], "as the API server checks it"
+
+
+@pytest.mark.parametrize("template", ["kubernetes-python", "kubernetes-yaml"])
+@pytest.mark.parametrize("name", ["2048", "yes", "null"])
+def test_a_project_whose_name_yaml_reads_as_another_type_is_that_name(
+    home: Path, capsys: pytest.CaptureFixture[str], template: str, name: str
+) -> None:
+    """`name: 2048` (or `yes`, `null`) read back as a number, a boolean or null: the new
+    project's first command said `name` is missing, and a YAML program's pods were labelled
+    `app: 2048`, which no label value is."""
+    main(["new", template, "app", "--name", name])
+    assert find_project(home / "app").name == name
+    (pods,), (selector,) = _pods_and_selectors(home / "app", name)
+    assert pods == selector == {"app": name}
