@@ -179,14 +179,15 @@ def start(
 ) -> tuple[ClusterInfo, bool]:
     """Start cluster `name` in the background; returns (info, started) — started is False if it already ran."""
     _check_name(name)
-    if _pid(name) is not None:
-        return _running_as_asked(name, nodes, port, speed), False
+    # Checked first: a running cluster's refusal would name a value no start takes.
     if nodes is not None and nodes < 1:
         raise UsageError(f"--nodes must be at least 1 (got {nodes})")
     if speed is not None and speed <= 0:
         raise UsageError(f"--speed must be greater than 0 (got {speed})")
     if port is not None and not 0 <= port <= _MAX_PORT:
         raise UsageError(f"--port must be from 1 to {_MAX_PORT}, or 0 for a free one (got {port})")
+    if _pid(name) is not None:
+        return _running_as_asked(name, nodes, port, speed), False
     made = not cluster_dir(name).exists()
     try:
         with _starting(name):

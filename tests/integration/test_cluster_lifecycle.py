@@ -212,6 +212,9 @@ def test_a_start_of_a_running_cluster_with_other_settings_is_refused(tmp_path: P
             "takes effect only as it starts: `stackwright cluster stop --name sized`, then "
             "`stackwright cluster start --name sized --nodes 3`\n"
         )
+        # A value no start takes is refused as such, not as a setting to stop and start with.
+        zero = sw(tmp_path, "cluster", "start", "--name", "sized", "--nodes", "0")
+        assert zero.returncode == 2 and zero.stderr == "error: --nodes must be at least 1 (got 0)\n"
         same = sw(tmp_path, "cluster", "start", "--name", "sized", "--nodes", "1", "--port", port)
         assert same.returncode == 0 and "nothing to do" in same.stdout
 
