@@ -195,7 +195,18 @@ def _cwd_first(argv: list[str]) -> list[str]:
         if not (arg in ("--json", "-j") or width == 2 or arg.startswith("--stack=")):
             break
         leading += width
-    if leading and leading < len(rest):
+    # With no command after them, click's "No such option: -s" misled (every stack command
+    # has one): say what is missing.
+    if leading > len(rest):
+        raise UsageError(
+            f"{rest[-1]} needs a stack name, then the command: `stackwright {rest[-1]} STACK up`"
+        )
+    if leading and leading == len(rest):
+        given = " ".join(rest)
+        raise UsageError(
+            f"`stackwright {given}` names no command: put one after it, as `stackwright {given} up`"
+        )
+    if leading:
         rest = [*rest[leading:], *rest[:leading]]
     return [*lifted, *rest, *argv[end:]]
 

@@ -239,3 +239,28 @@ def test_a_usage_error_with_j_is_also_the_last_event_line(
         "message": "No such option: --nope; see `stackwright stack ls --help`",
         "exitCode": 2,
     }
+
+
+@pytest.mark.parametrize(
+    ("before", "message"),
+    [
+        (["-s"], "error: -s needs a stack name, then the command: `stackwright -s STACK up`"),
+        (
+            ["-s", "preview"],
+            "error: `stackwright -s preview` names no command: put one after it, as "
+            "`stackwright -s preview up`",
+        ),
+        (
+            ["-j"],
+            "error: `stackwright -j` names no command: put one after it, as `stackwright -j up`",
+        ),
+    ],
+)
+def test_an_option_before_no_command_says_so(
+    before: list[str], message: str, tmp_path: Path
+) -> None:
+    # `stackwright -s preview` (the stack name left out) said "No such option: -s", an
+    # option every stack command has.
+    result = run(*before, cwd=tmp_path)
+    assert "exit 2" in result.stdout.splitlines()
+    assert result.stderr.splitlines() == [message]
