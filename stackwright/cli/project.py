@@ -851,6 +851,8 @@ def stack_rename(
     """Rename a stack: its state (the stack part of every URN) and its stack file."""
     project = find_project(Path.cwd())
     old, new = _rename_names(project, names, stack)
+    if old == new:
+        raise UsageError(f"stack {old} is named {new} already: nothing to rename")
     config = StackConfig(project, old)
     backend = _backend(project)
     if not _renamed_before(backend, project, old, new):

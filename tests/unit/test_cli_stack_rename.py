@@ -52,3 +52,17 @@ def test_more_names_than_one_stack_and_its_new_name_are_refused(
     assert caught.value.code == 2 and err.count("\n") == 1, err
     assert "`stackwright stack rename OLD NEW`, or `stackwright stack rename NEW`" in err
     assert stacks() == ["dev"]
+
+
+@pytest.mark.parametrize("args", [["dev"], ["dev", "dev"]], ids=["selected", "named"])
+def test_a_rename_to_the_stacks_own_name_is_refused_as_such(
+    args: list[str], project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # It said its own stack file was in the way: "Stackwright.dev.yaml exists; move it away".
+    main(["config", "set", "replicas", "3"])  # writes the stack file
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as caught:
+        main(["stack", "rename", *args])
+    assert caught.value.code == 2
+    assert capsys.readouterr().err == "error: stack dev is named dev already: nothing to rename\n"
+    assert stacks() == ["dev"] and (project / "Stackwright.dev.yaml").exists()
