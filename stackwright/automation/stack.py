@@ -708,37 +708,39 @@ class Workspace:
         deleted and made again since by another tool (Helm's, its `managed-by` label its
         own) or by another stack is theirs. The URNs whose objects it unmarked;
         MarksRemain when a cluster does not take them."""
-        factory = kubernetes_providers(
-            self.provider_settings(), project=self.project.name, root=self.project.folder
-        )
-        # An explicit provider's settings may hold secrets: read decrypted, when there is one.
-        explicit = any(state.provider for state in states)
-        recorded = self.backend.load(self.project.name, self.stack) if explicit else None
         providers: dict[str, Provider] = {}
         unmarked: list[str] = []
+        state = states[0]
         try:
+            # The stack's configuration names its cluster, and reading it may need the
+            # stack's key (a CI job without the passphrase): one not at hand is a cluster
+            # out of reach, not the end of a command that forgets.
+            factory = kubernetes_providers(
+                self.provider_settings(), project=self.project.name, root=self.project.folder
+            )
+            # An explicit provider's settings may hold secrets: read decrypted, when there is one.
+            explicit = any(s.provider for s in states)
+            recorded = self.backend.load(self.project.name, self.stack) if explicit else None
             for state in states:
-                try:
-                    if state.provider not in providers:
-                        made = recorded.resource(state.provider) if recorded else None
-                        providers[state.provider] = factory(made.inputs if made else None)
-                    provider = providers[state.provider]
-                    live = await provider.read(*object_ref(state))
-                    # Marked as the resource, or with a mark no resource holds any more (a
-                    # `state move` or `state rename` not yet applied): not another's.
-                    if (
-                        live
-                        and mark_of(live)
-                        and not operations.manager_of(self.backend, live, state.urn)
-                    ):
-                        await provider.unmark(*object_ref(state))
-                        unmarked.append(state.urn)
-                except StackwrightError as exc:  # no kubeconfig, no answer, refused
-                    raise MarksRemain(
-                        f"cannot take stack {self.stack}'s marks off {state.type} {state.id}: "
-                        f"{exc}",
-                        [_unmark_command(s) for s in states],
-                    ) from exc
+                if state.provider not in providers:
+                    made = recorded.resource(state.provider) if recorded else None
+                    providers[state.provider] = factory(made.inputs if made else None)
+                provider = providers[state.provider]
+                live = await provider.read(*object_ref(state))
+                # Marked as the resource, or with a mark no resource holds any more (a
+                # `state move` or `state rename` not yet applied): not another's.
+                if (
+                    live
+                    and mark_of(live)
+                    and not operations.manager_of(self.backend, live, state.urn)
+                ):
+                    await provider.unmark(*object_ref(state))
+                    unmarked.append(state.urn)
+        except StackwrightError as exc:  # no key, no kubeconfig, no answer, refused
+            raise MarksRemain(
+                f"cannot take stack {self.stack}'s marks off {state.type} {state.id}: {exc}",
+                [_unmark_command(s) for s in states],
+            ) from exc
         finally:
             for each in providers.values():
                 await each.close()

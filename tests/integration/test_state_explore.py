@@ -8,6 +8,8 @@ creates find objects by listing the kind and reading their marks) nor leave it b
 from __future__ import annotations
 
 import json
+import os
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -207,3 +209,30 @@ def test_state_delete_after_a_state_move_takes_the_marks_the_move_left(
     meta = get(cluster, "configmap", "a", p.ns)["metadata"]  # type: ignore[index]
     assert not set(MARKS) & set(meta.get("labels") or {})
     assert not set(MARK_ANNOTATIONS) & set(meta.get("annotations") or {})
+
+
+def test_state_delete_without_the_stacks_secrets_key_forgets_as_with_no_cluster(
+    new_project: Any, cluster: LiveCluster
+) -> None:
+    """Forgetting needs no key (a CI job without the passphrase); the stack's configuration,
+    which names its cluster, may: a key not at hand is a cluster out of reach, asked about
+    (`--yes`: forgotten, the kubectl commands given), not the command's end."""
+    p = new_project()
+    cluster.kubectl("create", "namespace", p.ns)
+    p.program('k8s.core.v1.ConfigMap("a", metadata={"name": "a", "namespace": NS})\n')
+    p.sw("config", "set", "--secret", "token", "s3cret")
+    p.up()
+    key = Path(os.environ["STACKWRIGHT_HOME"]) / "keys" / f"{p.name}.dev.key"
+    aside = key.with_suffix(".aside")
+    key.rename(aside)
+    try:
+        forgot = p.sw("state", "delete", "--yes", p.urn(CM, "a"))
+    finally:
+        aside.rename(key)
+    assert p.state()["resources"] == []
+    assert forgot.out.endswith("; nothing in the cluster was changed.\n"), forgot.out
+    (warning,) = forgot.err.splitlines()
+    assert warning.startswith(f"warning: cannot take stack dev's marks off {CM} {p.ns}/a: ")
+    assert f"the secrets key file {key} does not exist" in warning
+    labels = get(cluster, "configmap", "a", p.ns)["metadata"]["labels"]  # type: ignore[index]
+    assert labels["app.kubernetes.io/managed-by"] == "stackwright"
