@@ -671,6 +671,7 @@ class Workspace:
         force: bool = False,
         target_dependents: bool = False,
         keep_marks: bool = False,
+        listener: Listener | None = None,
     ) -> Forgotten:
         """`state delete`: forget a resource (with `target_dependents`, what refers to it),
         its object left in the cluster as it is but for the stack's marks.
@@ -686,14 +687,16 @@ class Workspace:
         again by another tool or stack since) is not the stack's: its labels stay. A Patch's
         fields and a Helm release stay as they are (`kept` says so). Raises MarksRemain,
         nothing forgotten, when the cluster cannot take the marks off; `keep_marks` forgets
-        without touching the cluster."""
+        without touching the cluster. `listener` hears of a local cluster started for it."""
         project, stack = self.project.name, self.stack
         urns = self.backend.delete_resource(
             project, stack, urn, force=force, target_dependents=target_dependents, dry_run=True
         )
         states = [s for s in self.state().resources if s.urn in urns and not s.delete_pending]
         marked = [s for s in states if s.custom and is_kubernetes(s) and not s.external]
-        unmarked = interrupts.run(self._unmark(marked)) if marked and not keep_marks else []
+        unmarked = (
+            interrupts.run(self._unmark(marked, listener)) if marked and not keep_marks else []
+        )
         removed = self.backend.delete_resource(
             project, stack, urn, force=force, target_dependents=target_dependents
         )
@@ -702,7 +705,9 @@ class Workspace:
             return Forgotten(removed, [], kept, [_unmark_command(s) for s in marked])
         return Forgotten(removed, unmarked, kept, [])
 
-    async def _unmark(self, states: Sequence[ResourceState]) -> list[str]:
+    async def _unmark(
+        self, states: Sequence[ResourceState], listener: Listener | None
+    ) -> list[str]:
         """Take the stack's marks off the objects `states` record, each through the provider
         that made it, and only off one Stackwright marked as no other resource's: an object
         deleted and made again since by another tool (Helm's, its `managed-by` label its
@@ -716,7 +721,9 @@ class Workspace:
             # stack's key (a CI job without the passphrase): one not at hand is a cluster
             # out of reach, not the end of a command that forgets.
             factory = kubernetes_providers(
-                self.provider_settings(), project=self.project.name, root=self.project.folder
+                self.provider_settings(listener),
+                project=self.project.name,
+                root=self.project.folder,
             )
             # An explicit provider's settings may hold secrets: read decrypted, when there is one.
             explicit = any(s.provider for s in states)

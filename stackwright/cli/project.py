@@ -1567,8 +1567,13 @@ def state_delete(
     if not _confirm_state_edit(ws, "state delete", what, yes, as_json):
         return
     left_marked = ""  # why the cluster kept the marks, when it did
+
+    def started(event: Event) -> None:  # a stopped local cluster it started, as `up` says
+        if isinstance(event, Diagnostic):
+            typer.echo(f"note: {event.message}", err=True)
+
     try:
-        done = ws.forget(urn, force=force, target_dependents=target_dependents)
+        done = ws.forget(urn, force=force, target_dependents=target_dependents, listener=started)
     except MarksRemain as remain:
         if not yes and not typer.confirm(
             f"{remain}. Forget it anyway, the object keeping the stack's marks?", default=False

@@ -17,6 +17,8 @@ import yaml
 from test_cli_lifecycle import get, one_line
 from test_cli_lifecycle import new_project as new_project  # the fixture
 
+from stackwright.localcluster import lifecycle
+
 pytestmark = pytest.mark.integration
 
 LiveCluster = Any  # tests/conftest.py's LiveCluster (conftest is not importable as a module)
@@ -236,3 +238,23 @@ def test_state_delete_without_the_stacks_secrets_key_forgets_as_with_no_cluster(
     assert f"the secrets key file {key} does not exist" in warning
     labels = get(cluster, "configmap", "a", p.ns)["metadata"]["labels"]  # type: ignore[index]
     assert labels["app.kubernetes.io/managed-by"] == "stackwright"
+
+
+def test_state_delete_that_starts_the_stopped_local_cluster_says_so(new_project: Any) -> None:
+    """The stack's local cluster, stopped, holds its objects: `state delete` starts it to take
+    the marks off, and says so as `up` does (it keeps running after the command)."""
+    p = new_project({"kubernetes:cluster": "forgetting"})
+    try:
+        p.program('k8s.core.v1.ConfigMap("a", metadata={"name": "a"})\n')
+        p.up()
+        lifecycle.stop("forgetting")
+        forgot = p.sw("state", "delete", "--yes", p.urn(CM, "a"))
+        assert forgot.out.endswith("its object stays in the cluster, without the stack's marks.\n")
+        (note,) = forgot.err.splitlines()
+        assert note.startswith("note: started the local cluster forgetting at https://"), note
+        assert note.endswith(
+            "it keeps running after this command (`stackwright cluster stop --name forgetting` "
+            "stops it)"
+        )
+    finally:
+        lifecycle.delete("forgetting")
