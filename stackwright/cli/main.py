@@ -162,11 +162,30 @@ def _fail(message: str, code: int, argv: list[str] | None, *, prefix: str = "err
     """The one line on stderr; with --json also the last event line, so a machine reading
     the events learns why there are no more."""
     print(f"{prefix}{message}", file=sys.stderr)
-    if {"--json", "-j"} & set(sys.argv[1:] if argv is None else argv):
+    if any(map(_asks_json, sys.argv[1:] if argv is None else argv)):
         # Written as the event lines are (compact, UTF-8), so `grep '"event":"error"'` and
         # a line-by-line reader treat it as one of them.
         print(error_line(message, code), flush=True)
     sys.exit(code)
+
+
+def _asks_json(arg: str) -> bool:
+    """Whether `arg` is `--json`, or `-j` alone or among short flags (`-jr`, as click and
+    Pulumi take them: up to a flag that takes a value, the rest of `-xj` being its value)."""
+    if arg == "--json":
+        return True
+    if arg.startswith("--") or not arg.startswith("-"):
+        return False
+    for letter in arg[1:]:
+        if letter == "j":
+            return True
+        if letter in _VALUE_FLAGS:
+            return False
+    return False
+
+
+#: The short options that take a value (`-s NAME`, `-t URN`, `-p 8`, `import -f FILE`, …).
+_VALUE_FLAGS = frozenset("dfmnopstx")
 
 
 def _cwd_first(argv: list[str]) -> list[str]:

@@ -264,3 +264,16 @@ def test_an_option_before_no_command_says_so(
     result = run(*before, cwd=tmp_path)
     assert "exit 2" in result.stdout.splitlines()
     assert result.stderr.splitlines() == [message]
+
+
+@pytest.mark.parametrize("flags", [["-jr"], ["-rj"]])
+def test_an_error_with_j_among_short_flags_is_also_the_last_event_line(
+    flags: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # click takes `-jr` as `-j -r`, as Pulumi's flags do: the error event was missing.
+    monkeypatch.setenv("STACKWRIGHT_HOME", str(tmp_path / "home"))
+    (tmp_path / "Stackwright.yaml").write_text("name: demo\nruntime: python\n")
+    (tmp_path / "__main__.py").write_text("")
+    run("stack", "init", "dev", cwd=tmp_path)
+    lines = run("preview", *flags, "-x", "urn:nope", cwd=tmp_path).stdout.splitlines()
+    assert json.loads(lines[0])["message"].startswith("--exclude urn:nope names no resource")
