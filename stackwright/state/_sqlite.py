@@ -343,6 +343,17 @@ def _read_holder(db: sqlite3.Connection, stack_id: int) -> LockHolder | None:
     return _holder(db, stack_id, row)
 
 
+def _unless_held(
+    db: sqlite3.Connection, stack_id: int, stack: str, now: float
+) -> LockHolder | None:
+    """The stack's lock holder, None when free; StackLocked while that holder may still be
+    running (a lapsed or dead one is returned, for the caller to take over)."""
+    holder = _read_holder(db, stack_id)
+    if holder is not None and _alive(holder, now):
+        raise StackLocked(_locked_message(stack, holder, now))
+    return holder
+
+
 def _locked_message(stack: str, holder: LockHolder, now: float) -> str:
     return (
         f"stack {stack} is locked by {holder.describe(timestamp(now))}; wait for it to finish, "
@@ -589,10 +600,7 @@ class SQLiteBackend:
     def remove_stack(self, project: str, stack: str, *, force: bool = False) -> None:
         with self._conn.write() as db:
             stack_id = self._stack_id(db, project, stack)
-            now = self._clock()
-            holder = _read_holder(db, stack_id)
-            if holder is not None and _alive(holder, now):
-                raise StackLocked(_locked_message(stack, holder, now))
+            _unless_held(db, stack_id, stack, self._clock())
             (resources,) = db.execute(
                 "SELECT count(*) FROM resources WHERE stack_id = ?", (stack_id,)
             ).fetchone()
@@ -687,9 +695,7 @@ class SQLiteBackend:
                 # holds the stack, and without it no operation could ever take the lock.
                 db.execute("INSERT OR IGNORE INTO locks (stack_id) VALUES (?)", (stack_id,))
                 now = self._clock()
-                holder = _read_holder(db, stack_id)
-                if holder is not None and _alive(holder, now):
-                    raise StackLocked(_locked_message(stack, holder, now))
+                holder = _unless_held(db, stack_id, stack, now)
                 operation_id = self._history_row(
                     db, stack_id, kind, message, result=IN_PROGRESS, ended=None
                 )
@@ -967,10 +973,8 @@ class SQLiteBackend:
                 ).fetchone()
                 stack_id = self._insert_stack(db, project, stack) if create and not exists else None
                 stack_id = stack_id or self._stack_id(db, project, stack)
-                holder = _read_holder(db, stack_id)
+                holder = _unless_held(db, stack_id, stack, now)
                 if holder is not None:
-                    if _alive(holder, now):
-                        raise StackLocked(_locked_message(stack, holder, now))
                     _mark_interrupted(db, holder.operation_id, now)
                     db.execute(_RELEASE, (stack_id,))
                 ids.append(stack_id)
@@ -1071,9 +1075,7 @@ class SQLiteBackend:
         if dry_run:
             with self._conn.read() as db:
                 stack_id = self._stack_id(db, project, stack)
-                holder, now = _read_holder(db, stack_id), self._clock()
-                if holder is not None and _alive(holder, now):
-                    raise StackLocked(_locked_message(stack, holder, now))
+                _unless_held(db, stack_id, stack, self._clock())
                 rows = self._rows(db, project, stack, stack_id)
                 return self._forgettable(db, stack, stack_id, rows, urn, force, target_dependents)
         with self._edit(project, [stack], "state delete", urn) as (db, (stack_id,), _):
