@@ -1913,7 +1913,11 @@ class Run:
             raise UsageError(
                 f"{kind} {new.id} already exists: {held}, or give this resource another name"
             )
-        whose = f"resource {owner} manages it" if owner else "it was made outside this stack"
+        whose = (
+            f"resource {owner} manages it"
+            if owner
+            else "it is not this stack's: made outside it, or forgotten by `state delete`"
+        )
         adopt = f"{self._import_option(new.id)} or `stackwright import`"
         if new.urn in self._from_manifests:
             # Its options are not written in the program: a transformation gives them.

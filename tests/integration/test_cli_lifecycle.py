@@ -892,7 +892,7 @@ def test_refresh_of_an_object_made_again_outside(new_project: Any, cluster: Live
         (p.urn("kubernetes:core/v1:ConfigMap", "cfg"), True)
     ]
     refused = p.up("--refresh", rc=1)
-    assert "already exists (it was made outside this stack)" in refused.summary["failures"][0]
+    assert "already exists (it is not this stack's: made outside it, or forgotten by `state delete`)" in refused.summary["failures"][0]
     cm = live(cluster, "configmap", "cfg", p.ns)
     assert cm["data"] == {"b": "2"} and "annotations" not in cm["metadata"], "left as it is"
     assert "cfg" not in p.resources()

@@ -205,7 +205,7 @@ def test_an_update_whose_object_was_replaced_by_someone_else_is_not_adopted(
 
     assert not summary.ok
     (failure,) = summary.failures
-    assert "ConfigMap default/settings already exists (it was made outside this stack)" in failure
+    assert "ConfigMap default/settings already exists (it is not this stack's: made outside it, or forgotten by `state delete`)" in failure
     assert stack.fake.calls_to("apply") == []
     assert stack.state().resources == [] and stack.state().pending == []
 

@@ -2161,8 +2161,8 @@ def test_a_create_over_an_object_that_is_not_this_stacks_fails_and_leaves_it(
 
     assert not summary.ok and summary.counts == {}
     assert sorted(summary.failures) == [
-        f"{CM} settings: ConfigMap default/settings already exists (it was made outside this "
-        "stack): adopt it with ResourceOptions(import_='default/settings') or `stackwright "
+        f"{CM} settings: ConfigMap default/settings already exists (it is not this stack's: "
+        "made outside it, or forgotten by `state delete`): adopt it with ResourceOptions(import_='default/settings') or `stackwright "
         "import`, or give this resource another name",
         # Not "adopt it": `import_` refuses an object another stack's resource holds too.
         f"{CM} web: ConfigMap default/web already exists: it is marked as {other}, of a stack "
@@ -2205,7 +2205,7 @@ def test_an_object_of_a_file_in_the_way_is_adopted_with_a_transformation_as_its_
 
     (failure,) = stack.preview(lambda p: declare(p, [])).failures
     assert (
-        "ConfigMap default/settings already exists (it was made outside this stack): adopt it "
+        "ConfigMap default/settings already exists (it is not this stack's: made outside it, or forgotten by `state delete`): adopt it "
         "with a transformation that returns ResourceOptions(import_='default/settings'), or give "
         "this resource another name"
     ) in failure

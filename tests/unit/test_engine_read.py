@@ -344,7 +344,7 @@ def test_a_read_that_becomes_managed_is_created_and_refused_over_the_object_it_r
     # Not an update of someone else's object: a create, which finds it in the way.
     assert stack.started() == [("create", "cfg")]
     assert (
-        not summary.ok and "already exists (it was made outside this stack)" in summary.failures[0]
+        not summary.ok and "already exists (it is not this stack's: made outside it, or forgotten by `state delete`)" in summary.failures[0]
     )
     assert stack.fake.calls_to("apply") == []
     assert stack.recorded(urn(CM, "cfg")).external  # the record it had stays

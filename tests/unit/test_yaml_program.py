@@ -1739,7 +1739,7 @@ def test_an_object_made_outside_is_told_adopted_in_the_yaml_programs_words(
     assert not summary.ok
     (failure,) = summary.failures
     assert failure.endswith(
-        "ConfigMap default/settings already exists (it was made outside this stack): adopt it "
+        "ConfigMap default/settings already exists (it is not this stack's: made outside it, or forgotten by `state delete`): adopt it "
         "with `options: {import: default/settings}` or `stackwright import`, or give this "
         "resource another name"
     )
