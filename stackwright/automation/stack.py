@@ -77,7 +77,6 @@ from stackwright.engine.records import (
     refused,
     with_outputs,
 )
-from stackwright.engine.spelling import spelling_of
 from stackwright.engine.wiring import (
     UNMARK_COMMAND,
     cluster_context,
@@ -110,6 +109,7 @@ from stackwright.model import (
 from stackwright.policy import Level, Settings, select_packs
 from stackwright.sdk.context import Program
 from stackwright.sdk.output import dependencies_of, resolve, unwrap_secrets
+from stackwright.sdk.spelling import spelling_of
 from stackwright.state import Backend, HistoryEntry, Operation, Snapshot, open_backend
 
 PRODUCTION = "production"

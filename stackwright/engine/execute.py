@@ -134,7 +134,6 @@ from stackwright.engine.rollouts import (
     notice,
     stale_readers,
 )
-from stackwright.engine.spelling import Spelling, spelling_of
 from stackwright.errors import InputsRejected, StackwrightError, UsageError, redact
 from stackwright.kubernetes.base import PATCH_FIELD_MANAGER, PATCH_FORCE
 from stackwright.kubernetes.fields import KINDS
@@ -180,6 +179,7 @@ from stackwright.sdk.resource import (
     raised_at,
     remember_secret_fields,
 )
+from stackwright.sdk.spelling import Spelling, spelling_of
 from stackwright.state import Snapshot
 
 #: How many API writes run at once unless `--parallel` says otherwise.

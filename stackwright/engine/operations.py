@@ -51,7 +51,6 @@ from stackwright.engine.records import (
     recorded_closure,
 )
 from stackwright.engine.rendering import check_rendered
-from stackwright.engine.spelling import spelling_of
 from stackwright.engine.wiring import (
     APPLYSET_ID_LABEL,
     APPLYSET_PARENT_PREFIX,
@@ -64,6 +63,7 @@ from stackwright.kubernetes.provider import PROVIDER_TYPE, provider_namespace
 from stackwright.model import URN_ANNOTATION, ResourceState, parse_urn
 from stackwright.sdk.context import Program, running
 from stackwright.sdk.resource import Resource
+from stackwright.sdk.spelling import spelling_of
 from stackwright.state import (
     Backend,
     DryRunJournal,

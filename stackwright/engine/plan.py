@@ -21,9 +21,9 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from stackwright.engine.graph import group_and_kind
-from stackwright.engine.spelling import PYTHON, Spelling
 from stackwright.model import Op, ResourceState, urn_name
 from stackwright.sdk.output import ANY_INDEX, UNKNOWN, PathKey, join_path, parse_path
+from stackwright.sdk.spelling import PYTHON, Spelling
 
 
 @dataclass(frozen=True)

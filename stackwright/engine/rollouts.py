@@ -18,8 +18,8 @@ from collections.abc import Mapping
 
 from stackwright.engine.graph import environment_reads
 from stackwright.engine.plan import Step
-from stackwright.engine.spelling import PYTHON, Spelling
 from stackwright.model import Op
+from stackwright.sdk.spelling import PYTHON, Spelling
 
 #: (provider URN, kind, id) of a ConfigMap or Secret: its id `namespace/name`.
 ObjectKey = tuple[str, str, str]

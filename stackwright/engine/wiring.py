@@ -18,7 +18,6 @@ from typing import Any
 
 from stackwright import interrupts
 from stackwright.engine.ports import Provider, ProviderFactory
-from stackwright.engine.spelling import PYTHON, Spelling
 from stackwright.kubernetes.provider import RENDER_SETTING
 from stackwright.model import ClusterIdentity
 from stackwright.providers.kubernetes import ApplySet, KubernetesProvider, stamp
@@ -36,6 +35,7 @@ from stackwright.providers.kubernetes.errors import NotFoundError, UnknownKind
 from stackwright.providers.kubernetes.readiness import check_annotations
 from stackwright.providers.kubernetes.waiting import DeletionLimit, format_duration
 from stackwright.providers.manifests import ManifestDirectory, manifest_path
+from stackwright.sdk.spelling import PYTHON, Spelling
 
 #: What marks an ApplySet parent (KEP-3659) and how Stackwright names its own, for the rest
 #: of the engine, which reaches the provider only through this module.

@@ -46,11 +46,10 @@ import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import yaml
 
-from stackwright.engine.spelling import YAML_OPTIONS
 from stackwright.errors import UsageError, not_valid_yaml
 from stackwright.kubernetes.base import (
     PATCH_SUFFIX,
@@ -90,6 +89,7 @@ from stackwright.sdk.resource import (
     ResourceOptions,
     declaring_at,
 )
+from stackwright.sdk.spelling import YAML, YAML_OPTIONS, Spelling
 from stackwright.sdk.stack_reference import StackReference
 
 #: The sections a YAML program may have (the project's own keys included).
@@ -320,6 +320,7 @@ class EntryDeclaration(Declaration):
     """Where the resource `name` of a YAML program is declared, and each of its fields."""
 
     name: str = ""
+    spelling: ClassVar[Spelling] = YAML
 
     def of_field(self, path: str) -> Declaration:
         """The line where the field at `path` of its properties is written (or the `${…}`
@@ -327,12 +328,26 @@ class EntryDeclaration(Declaration):
         node's line for it would cost every run (see `_check_nested`)."""
         try:
             keys = parse_path(path, items=True)
+        except ValueError:
+            return self
+        return self._line_of("properties", keys)
+
+    def of_option(self, option: str) -> Declaration:
+        """The line where `option` (`custom_timeouts.create`) is written among its
+        `options:` (`customTimeouts: {create: …}`), a read's `id` in its `get:`."""
+        if option == "id":
+            return self._line_of("get", ["id"])
+        return self._line_of("options", YAML.name(option).split("."))
+
+    def _line_of(self, section: str, keys: Iterable[object]) -> Declaration:
+        """Where `keys` inside the resource's `section` are written, as far as they are."""
+        try:
             root = yaml.compose(Path(self.file).read_text(encoding="utf-8"), Loader=_LOADER)
-        except (OSError, ValueError, yaml.YAMLError):
+        except (OSError, yaml.YAMLError):
             return self
         from stackwright.kubernetes.yaml import field_line  # the components' module: loaded lazily
 
-        node = _value_node(_value_node(_value_node(root, "resources"), self.name), "properties")
+        node = _value_node(_value_node(_value_node(root, "resources"), self.name), section)
         return Declaration(self.file, field_line(node, keys, self.line))
 
 

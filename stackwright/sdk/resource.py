@@ -24,7 +24,7 @@ import traceback
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from types import EllipsisType, FrameType
-from typing import Any
+from typing import Any, ClassVar
 
 from stackwright import interrupts
 from stackwright.errors import StackwrightError, UsageError, redact, remember_secret
@@ -40,6 +40,7 @@ from stackwright.sdk.output import (
     placed,
     select,
 )
+from stackwright.sdk.spelling import PYTHON, Spelling
 
 
 @dataclass(frozen=True)
@@ -334,10 +335,41 @@ class Declaration:
     def __str__(self) -> str:
         return f"{self.file}:{self.line}"
 
+    #: How the program declaring it spells options, for a message that names one.
+    spelling: ClassVar[Spelling] = PYTHON
+
     def of_field(self, path: str) -> Declaration:
         """Where the field at `path` (`spec.ports[1].port`) of the resource declared here is
         written: here, a Python program's call; a YAML program says the field's own line."""
         return self
+
+    def of_option(self, option: str) -> Declaration:
+        """Where the option `option` (a ResourceOptions field, maybe with a setting after a
+        dot: `custom_timeouts.create`) of the resource declared here is written: here, a
+        Python program's call; a YAML program says the option's own line."""
+        return self
+
+
+@dataclass(frozen=True)
+class _Checked:
+    """The resource whose options are checked, as a message names it and each option."""
+
+    type_: str
+    name: str
+    declared: Declaration
+
+    def __str__(self) -> str:
+        return f"{self.type_} {self.name!r} at {self.declared}"
+
+    def at(self, option: str) -> str:
+        """The resource, at the line its `option` is written on (a Python program's call)."""
+        return f"{self.type_} {self.name!r} at {self.declared.of_option(option)}"
+
+    def option(self, option: str) -> str:
+        """`option` of the resource, spelt as its program does, at the line it is written on:
+        `custom_timeouts.create of ConfigMap 'c' at app.py:3`, or in a YAML program
+        `customTimeouts.create of ConfigMap 'c' at Stackwright.yaml:9`."""
+        return f"{self.declared.spelling.name(option)} of {self.at(option)}"
 
 
 #: Stackwright's own code: frames in here are never the line a user declared something on.
@@ -429,7 +461,7 @@ class Resource:
         )
         self._props: dict[str, Any] = given
         self._input_marks: InputMarks | None = None
-        opts = _checked(opts, f"{type_} {name!r} at {declared}")
+        opts = _checked(opts, _Checked(type_, name, declared))
         if opts.id is not None and not self._readable:
             raise UsageError(
                 f"{type_} {name!r} at {declared} cannot be read with id=: only Kubernetes "
@@ -591,10 +623,10 @@ def _prefixes(parent: Resource | str | None) -> list[tuple[str, ...]]:
     ]
 
 
-def _checked(opts: ResourceOptions, what: str) -> ResourceOptions:
+def _checked(opts: ResourceOptions, what: _Checked) -> ResourceOptions:
     """The options with forgiving spellings normalised, or a UsageError naming the resource."""
     if not isinstance(opts, ResourceOptions):
-        raise _not_options(opts, what)
+        raise _not_options(opts, str(what))
     # One option at a time, in the order a user reads them: the first mistake is the one said.
     changes: dict[str, Any] = {
         **_resources_named(opts, what),
@@ -603,7 +635,7 @@ def _checked(opts: ResourceOptions, what: str) -> ResourceOptions:
         **_aliases(opts.aliases, what),
         **_secret_outputs(opts.additional_secret_outputs, what),
     }
-    transforms = _transform_list(opts.transforms, what)
+    transforms = _transform_list(opts.transforms, str(what))
     if transforms is not opts.transforms:
         changes["transforms"] = transforms
     if opts.id is not None:
@@ -627,7 +659,7 @@ def _not_options(opts: object, what: str) -> UsageError:
     )
 
 
-def _resources_named(opts: ResourceOptions, what: str) -> dict[str, Any]:
+def _resources_named(opts: ResourceOptions, what: _Checked) -> dict[str, Any]:
     """The options that name other resources checked (`depends_on`, `parent`, `provider`,
     `deleted_with`), and `depends_on=db` taken for `depends_on=[db]`."""
     changes: dict[str, Any] = {}
@@ -637,17 +669,19 @@ def _resources_named(opts: ResourceOptions, what: str) -> dict[str, Any]:
     for item in depends_on:
         if not isinstance(item, Resource):
             raise UsageError(
-                f"depends_on of {what} must list resources (got {type(item).__name__}); "
+                f"{what.option('depends_on')} must list resources (got {type(item).__name__}); "
                 "an Output used as an input already adds the dependency"
             )
     for option in ("parent", "provider", "deleted_with"):
         value = getattr(opts, option)
         if value is not None and not isinstance(value, Resource):
-            raise UsageError(f"{option} of {what} must be a resource (got {type(value).__name__})")
+            raise UsageError(
+                f"{what.option(option)} must be a resource (got {type(value).__name__})"
+            )
     return changes
 
 
-def _switches(opts: ResourceOptions, what: str) -> dict[str, Any]:
+def _switches(opts: ResourceOptions, what: _Checked) -> dict[str, Any]:
     """The True-or-False options checked, None taken for False: a string is truthy, so
     protect="false" would protect; None is unset, as Pulumi reads
     `protect=cfg.get_bool("protect")`."""
@@ -658,13 +692,13 @@ def _switches(opts: ResourceOptions, what: str) -> dict[str, Any]:
             changes[option] = False
         elif not isinstance(value, bool):
             raise UsageError(
-                f"{option} of {what} must be True or False (got {value!r}); read a "
+                f"{what.option(option)} must be True or False (got {value!r}); read a "
                 "configuration value as one with `Config().get_bool`"
             )
     return changes
 
 
-def _timeouts(timeouts: Any, what: str) -> dict[str, Any]:
+def _timeouts(timeouts: Any, what: _Checked) -> dict[str, Any]:
     """`custom_timeouts` in seconds, from a CustomTimeouts or a dict such as
     `{"create": "5m"}`."""
     if timeouts is None:
@@ -673,22 +707,23 @@ def _timeouts(timeouts: Any, what: str) -> dict[str, Any]:
         unknown = set(timeouts) - {"create", "update", "delete"}
         if unknown:
             raise UsageError(
-                f"custom_timeouts of {what} has unknown keys {sorted(unknown)}; "
+                f"{what.option('custom_timeouts')} has unknown keys {sorted(unknown)}; "
                 "known: create, update, delete"
             )
         timeouts = CustomTimeouts(**timeouts)
     if not isinstance(timeouts, CustomTimeouts):
         raise UsageError(
-            f"custom_timeouts of {what} must be a CustomTimeouts (got {type(timeouts).__name__})"
+            f"{what.option('custom_timeouts')} must be a CustomTimeouts "
+            f"(got {type(timeouts).__name__})"
         )
     seconds = {
-        kind: _seconds(getattr(timeouts, kind), f"custom_timeouts.{kind} of {what}")
+        kind: _seconds(getattr(timeouts, kind), what.option(f"custom_timeouts.{kind}"))
         for kind in ("create", "update", "delete")
     }
     return {"custom_timeouts": CustomTimeouts(**seconds)}
 
 
-def _aliases(aliases: Any, what: str) -> dict[str, Any]:
+def _aliases(aliases: Any, what: _Checked) -> dict[str, Any]:
     """`aliases` checked (URNs parse, an Alias's parent is a resource, a URN or None), one
     alias taken for a list of one."""
     changes: dict[str, Any] = {}
@@ -696,19 +731,19 @@ def _aliases(aliases: Any, what: str) -> dict[str, Any]:
         aliases = changes["aliases"] = (aliases,)
     for alias in aliases:
         if isinstance(alias, str):
-            _check_urn(alias, f"aliases of {what}")
+            _check_urn(alias, what.option("aliases"))
         elif not isinstance(alias, Alias):
             raise UsageError(
-                f"aliases of {what} must be URNs or sw.Alias(name=..., type_=..., parent=...) "
+                f"{what.option('aliases')} must be URNs or sw.Alias(name=..., type_=..., parent=...) "
                 f"(got {type(alias).__name__})"
             )
         elif alias.parent is not ... and not isinstance(alias.parent, Resource | str | None):
             raise UsageError(
-                f"the alias parent of {what} must be a resource, a URN or None "
+                f"the alias parent of {what.at('aliases')} must be a resource, a URN or None "
                 f"(got {type(alias.parent).__name__})"
             )
         elif isinstance(alias.parent, str):
-            _check_urn(alias.parent, f"the alias parent of {what}")
+            _check_urn(alias.parent, f"the alias parent of {what.at('aliases')}")
     return changes
 
 
@@ -719,7 +754,7 @@ def _check_urn(urn: str, where: str) -> None:
         raise UsageError(f"{where}: {exc}") from None
 
 
-def _secret_outputs(secret: Any, what: str) -> dict[str, Any]:
+def _secret_outputs(secret: Any, what: _Checked) -> dict[str, Any]:
     """`additional_secret_outputs` in the Kubernetes spelling, one field for a list of one."""
     if isinstance(secret, str):
         secret = (secret,)
@@ -728,7 +763,7 @@ def _secret_outputs(secret: Any, what: str) -> dict[str, Any]:
     return {"additional_secret_outputs": tuple(_secret_field(f, what) for f in secret)}
 
 
-def _field_paths(opts: ResourceOptions, what: str) -> dict[str, Any]:
+def _field_paths(opts: ResourceOptions, what: _Checked) -> dict[str, Any]:
     """`ignore_changes` and `replace_on_changes` checked as field paths, one path taken for
     a list of one."""
     changes: dict[str, Any] = {}
@@ -740,16 +775,16 @@ def _field_paths(opts: ResourceOptions, what: str) -> dict[str, Any]:
             try:
                 parse_path(entry)
             except (ValueError, TypeError) as exc:
-                raise UsageError(f"{option} of {what}: {exc}") from None
+                raise UsageError(f"{what.option(option)}: {exc}") from None
     return changes
 
 
-def _secret_field(field: Any, what: str) -> str:
+def _secret_field(field: Any, what: _Checked) -> str:
     """An `additional_secret_outputs` entry in the Kubernetes spelling (`string_data` →
     `stringData`), or a UsageError: only a top-level field can be named, as in Pulumi."""
     if not isinstance(field, str) or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", field):
         raise UsageError(
-            f"additional_secret_outputs of {what} must name top-level fields such as 'data' "
+            f"{what.option('additional_secret_outputs')} must name top-level fields such as 'data' "
             f"or 'spec' (got {field!r}); a nested value is secret with the field holding it"
         )
     return _camel(field)
@@ -769,20 +804,23 @@ _NOT_FOR_READS = (
 )
 
 
-def _check_read(opts: ResourceOptions, what: str) -> None:
+def _check_read(opts: ResourceOptions, what: _Checked) -> None:
     """A read's `id` is `namespace/name` or `name`, with no option that only a managed
     object has; else a UsageError naming the resource."""
     given = opts.id
     if not isinstance(given, str) or not is_object_id(given):
         raise UsageError(
-            f"id of {what} must be the object's NAME or NAMESPACE/NAME, e.g. "
+            f"{what.option('id')} must be the object's NAME or NAMESPACE/NAME, e.g. "
             f"'kube-system/kube-dns' (got {given!r})"
         )
+    spelling = what.declared.spelling
     for option, meaning in _NOT_FOR_READS:
         if getattr(opts, option) not in (None, False, ()):
+            spelt = spelling.name(option)
             raise UsageError(
-                f"{what} is read (id={given!r}), so {option} does not apply to it: {option} "
-                f"{meaning}, and a read never writes its object; drop one of the two"
+                f"{what.at(option)} is read ({spelling.read(given)}), so {spelt} does not "
+                f"apply to it: {spelt} {meaning}, and a read never writes its object; drop "
+                "one of the two"
             )
 
 

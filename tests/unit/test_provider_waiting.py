@@ -10,7 +10,6 @@ from typing import Any
 import httpx
 import pytest
 
-from stackwright.engine.spelling import PYTHON, YAML, Spelling
 from stackwright.engine.wiring import KubernetesCluster
 from stackwright.providers.kubernetes import (
     ClusterConfig,
@@ -22,6 +21,7 @@ from stackwright.providers.kubernetes import (
 )
 from stackwright.providers.kubernetes.auth import NoAuth
 from stackwright.providers.kubernetes.informers import Informers
+from stackwright.sdk.spelling import PYTHON, YAML, Spelling
 
 DISCOVERY = {
     "/api/v1": {

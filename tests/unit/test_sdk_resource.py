@@ -266,13 +266,33 @@ def test_forgiving_option_spellings_are_normalised(program: Program) -> None:
         (ResourceOptions(parent="db"), "parent of test:index:App 'app' at "),  # type: ignore[arg-type]
         (ResourceOptions(ignore_changes=["spec..x"]), "ignore_changes of test:index:App 'app' at "),
         ({"protect": True}, "opts of test:index:App 'app' at "),
+        # A Python program is told Python's names (a YAML program its own: test_yaml_program).
+        (
+            ResourceOptions(replace_on_changes=["spec..x"]),
+            "replace_on_changes of test:index:App 'app' at ",
+        ),
+        (
+            ResourceOptions(custom_timeouts={"create": "soon"}),  # type: ignore[arg-type]
+            "custom_timeouts.create of test:index:App 'app' at ",
+        ),
+        (ResourceOptions(aliases=["old"]), "aliases of test:index:App 'app' at "),
+        (ResourceOptions(deleted_with="ns"), "deleted_with of test:index:App 'app' at "),  # type: ignore[arg-type]
+        (
+            ResourceOptions(additional_secret_outputs=["string_data.x"]),
+            "additional_secret_outputs of test:index:App 'app' at ",
+        ),
+        (
+            ResourceOptions(id="a/b", protect=True),
+            "test:index:App 'app' at {here}:{line} is read (id='a/b'), so protect does not apply",
+        ),
     ],
 )
 def test_bad_options_name_the_resource(program: Program, opts: object, message: str) -> None:
     with pytest.raises(UsageError) as info:
         CustomResource("test:index:App", "app", opts=opts)  # type: ignore[arg-type]
-    assert str(info.value).startswith(message)
-    assert HERE in str(info.value)
+    line = sys._getframe().f_lineno - 1
+    assert str(info.value).startswith(message.format(here=HERE, line=line)), info.value
+    assert f"{HERE}:{line}" in str(info.value)
 
 
 def test_a_parent_from_another_program_run_is_refused() -> None:

@@ -400,6 +400,53 @@ def test_a_mistake_is_one_line_naming_the_file_and_line(
     _refused(tmp_path, WEB, old, new, at, said.replace("{tmp}", str(tmp_path)))
 
 
+@pytest.mark.parametrize(
+    ("new", "at", "said"),
+    [
+        (
+            "customTimeouts:\n        create: soon",
+            "create: soon",
+            "customTimeouts.create of {resource} must be a positive number of seconds",
+        ),
+        (
+            "ignoreChanges: [spec..replicas]",
+            "ignoreChanges:",
+            "ignoreChanges of {resource}: ",
+        ),
+        (
+            "replaceOnChanges: [spec..replicas]",
+            "replaceOnChanges:",
+            "replaceOnChanges of {resource}: ",
+        ),
+        ("aliases: [not-a-urn]", "aliases:", "aliases of {resource}: "),
+        (
+            "aliases: [{parent: not-a-urn}]",
+            "aliases:",
+            "the alias parent of {resource}: ",
+        ),
+        (
+            "additionalSecretOutputs: [spec.template]",
+            "additionalSecretOutputs:",
+            "additionalSecretOutputs of {resource} must name top-level fields",
+        ),
+    ],
+)
+def test_the_sdks_check_of_an_option_names_it_as_yaml_does_at_its_line(
+    tmp_path: Path, new: str, at: str, said: str
+) -> None:
+    """An option the loader takes but the SDK refuses is told in the program's spelling
+    (customTimeouts, not custom_timeouts), at the line the option is written on."""
+    given = "ignoreChanges: [spec.replicas]\n      customTimeouts:\n        create: 5m\n"
+    edited = WEB.replace(given + "      aliases:\n        - name: old-web", new, 1)
+    assert edited != WEB
+    with pytest.raises(UsageError) as caught:
+        _run(tmp_path, edited)
+    message = str(caught.value)
+    where = f"{tmp_path / 'Stackwright.yaml'}:{_line_of(edited, at)}"
+    resource = f"kubernetes:apps/v1:Deployment 'web' at {where}"
+    assert "\n" not in message and said.format(resource=resource) in message, message
+
+
 def test_a_missing_config_without_a_default_says_how_to_set_it(tmp_path: Path) -> None:
     text = """
     name: shop
@@ -667,33 +714,48 @@ def test_get_reads_an_existing_object_as_pulumi_yaml_does(tmp_path: Path, stack:
 
 
 @pytest.mark.parametrize(
-    ("get", "said"),
+    ("get", "said", "at"),
     [
-        ("get: {name: kube-dns}", "`get:` takes the object's id: get: {id: NAMESPACE/NAME}"),
-        ("get: kube-dns", "`get:` takes the object's id"),
+        (
+            "get: {name: kube-dns}",
+            "`get:` takes the object's id: get: {id: NAMESPACE/NAME}",
+            "  dns:",
+        ),
+        ("get: kube-dns", "`get:` takes the object's id", "  dns:"),
         (
             'get: {id: "${made.metadata.name}"}\n'
             "  made:\n    type: kubernetes:core/v1:ConfigMap\n    properties: {data: {a: b}}",
             "id must be a plain NAME or NAMESPACE/NAME",
+            "  dns:",
         ),
-        ("get: {id: a/b/c}", "must be the object's NAME or NAMESPACE/NAME"),
+        (
+            "get: {id: a/b/c}",
+            "get.id of kubernetes:core/v1:Service 'dns' at {file}:{line} must be the object's "
+            "NAME or NAMESPACE/NAME",
+            "get: {id: a/b/c}",
+        ),
         (
             "get: {id: a/b}\n    options: {protect: true}",
-            "is read (id='a/b'), so protect does not apply to it",
+            "kubernetes:core/v1:Service 'dns' at {file}:{line} is read (get: {id: a/b}), so "
+            "protect does not apply to it",
+            "options: {protect",
         ),
     ],
 )
 def test_a_mistaken_get_is_one_line_naming_the_file_and_line(
-    tmp_path: Path, get: str, said: str
+    tmp_path: Path, get: str, said: str, at: str
 ) -> None:
     edited = READ.replace("get:\n      id: ${dnsNamespace}/kube-dns", get)
     assert edited != READ
     with pytest.raises(UsageError) as caught:
         _run(tmp_path, edited)
     message = str(caught.value)
-    assert "\n" not in message and said in message, message
-    line = _line_of(edited, "  dns:")
-    assert f"{tmp_path / 'Stackwright.yaml'}:{line}" in message, message
+    file, line = tmp_path / "Stackwright.yaml", _line_of(edited, at)
+    assert (
+        "\n" not in message
+        and said.replace("{file}", str(file)).replace("{line}", str(line)) in message
+    ), message
+    assert f"{file}:{line}" in message, message
 
 
 def test_a_resources_id_and_urn_are_read_as_pulumi_yaml_reads_them(

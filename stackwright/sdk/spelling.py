@@ -1,7 +1,8 @@
 """How the program's language spells a resource option, for every message that names one:
 a Python program writes `ResourceOptions(retain_on_delete=True)`, a YAML program
 `options: {retainOnDelete: true}`. The YAML program loader reads options by the same table,
-so a message and the loader can never disagree. Pure: no I/O."""
+so a message (the engine's, or the SDK's check of a resource's options) and the loader can
+never disagree. Pure: no I/O."""
 
 from __future__ import annotations
 
@@ -26,7 +27,9 @@ YAML_OPTIONS: Mapping[str, str] = {
     "deletedWith": "deleted_with",
 }
 
-_YAML_NAMES = {field: key for key, field in YAML_OPTIONS.items()}
+#: ResourceOptions field → how a YAML program writes it; a read's `id`, no option there, is
+#: its own `get: {id: …}`.
+_YAML_NAMES = {field: key for key, field in YAML_OPTIONS.items()} | {"id": "get.id"}
 
 
 @dataclass(frozen=True)
@@ -40,6 +43,10 @@ class Spelling:
         (`custom_timeouts.delete`), as the program writes it (`customTimeouts.delete`)."""
         field, dot, setting = option.partition(".")
         return (_YAML_NAMES[field] if self.yaml else field) + dot + setting
+
+    def read(self, object_id: str) -> str:
+        """That the resource reads the existing object `object_id`, as the program says it."""
+        return f"get: {{id: {object_id}}}" if self.yaml else f"id={object_id!r}"
 
     def value(self, value: object) -> str:
         """`value` as a literal of the program's language (lists with double-quoted items)."""
