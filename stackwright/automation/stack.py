@@ -105,6 +105,7 @@ from stackwright.model import (
     is_sealed,
     make_urn,
     map_secrets,
+    parse_urn,
 )
 from stackwright.policy import Level, Settings, select_packs
 from stackwright.sdk.context import Program
@@ -843,6 +844,13 @@ class Workspace:
                     f"{request.urn} is already in stack {self.stack}: pick another name, or "
                     "remove it first"
                 )
+            parent = request.entry.parent
+            if parent and snapshot.resource(parent) is None:
+                raise UsageError(
+                    f"--parent {parent} is no resource of stack {self.stack}: give the URN "
+                    "of the ConfigFile, ConfigGroup or Chart that declares the object, as "
+                    "`stackwright up` names it (an up records it even when the object exists)"
+                )
             object_id = request.entry.object_id
             live = await _read_importable(provider, request.entry.type_token, object_id)
             _check_unmanaged(self.backend, live, object_id, request.urn)
@@ -952,12 +960,15 @@ class ImportEntry:
     """One object `import` adopts: its type token, its logical name in the program, its ID
     (`NAMESPACE/NAME`, or NAME for a cluster-scoped kind) and where it was asked for
     (`resources.json entry 3`), which a message about it starts with ("" for the
-    command line's TYPE NAME ID)."""
+    command line's TYPE NAME ID); `parent`, the URN of the resource of the stack that
+    declares it (a ConfigFile, ConfigGroup or Chart of its manifests), whose child it is
+    adopted as (Pulumi's `import --parent`), or "" for the top of the stack."""
 
     type_token: str
     name: str
     object_id: str
     where: str = ""
+    parent: str = ""
 
 
 @dataclass(frozen=True)
@@ -1004,6 +1015,7 @@ class _ImportRequest:
             inputs=_as_string_data(declared),
             secret_paths=always_secret(live),
             protect=protect,
+            parent=self.entry.parent,
         )
         # Its secret values wherever else the live object holds them (kubectl's
         # last-applied annotation) are secret too.
@@ -1024,10 +1036,11 @@ def _import_requests(
     for entry in entries:
         try:
             api_version, kind, name = _import_address(entry.type_token, entry.name, entry.object_id)
+            parent_types = _parent_types(entry)
         except UsageError as exc:
             problems.append((entry, exc))
             continue
-        urn = make_urn(stack, project, entry.type_token, entry.name)
+        urn = make_urn(stack, project, entry.type_token, entry.name, parent_types)
         request = _ImportRequest(entry, urn, api_version, kind, name)
         if (same := _same_object(objects, request, entry.object_id)) is not None:
             problems.append((entry, same))
@@ -1040,6 +1053,18 @@ def _import_requests(
             requests.append(request)
     _refuse(problems)
     return requests
+
+
+def _parent_types(entry: ImportEntry) -> tuple[str, ...]:
+    """The type prefix the URN of `entry` has under its parent (its parent's own types), or
+    a UsageError when that is no URN of this stack's."""
+    if not entry.parent:
+        return ()
+    try:
+        parts = parse_urn(entry.parent)
+    except ValueError as exc:
+        raise UsageError(f"--parent: {exc}") from None
+    return tuple(parts.qualified_type.split("$"))
 
 
 def _same_object(

@@ -606,6 +606,15 @@ def import_(
         Path | None,
         typer.Option("--out", "-o", help="With --file: write the program here, not to stdout."),
     ] = None,
+    parent: Annotated[
+        str | None,
+        typer.Option(
+            "--parent",
+            metavar="URN",
+            help="Adopt it as a child of this resource: the ConfigFile, ConfigGroup or Chart "
+            "whose manifests declare it (NAME as `up` names it, e.g. ConfigMap:shop/settings).",
+        ),
+    ] = None,
     protect: Annotated[
         bool,
         typer.Option(
@@ -618,7 +627,7 @@ def import_(
     as_json: Json = False,
 ) -> None:
     """Adopt existing objects (TYPE NAME ID, or --file) and print the code declaring them."""
-    entries = _import_entries(type_token, name, object_id, file, out)
+    entries = _import_entries(type_token, name, object_id, file, out, parent)
     ws = _workspace(stack)
     if not yes:
         _can_ask("import", as_json)
@@ -633,6 +642,16 @@ def import_(
             typer.echo("Cancelled: nothing was changed.")
             return
     imported = ws.import_objects(entries, protect=protect)
+    if parent is not None:  # its parent's manifests declare it already
+        (done,) = imported
+        if as_json:
+            typer.echo(json_line({"event": "imported", "urn": done.urn, "code": ""}))
+        else:
+            typer.echo(
+                f"Imported {done.entry.object_id} as {done.urn}.\nThe manifests of {parent} "
+                "declare it: `stackwright up` manages it from now on."
+            )
+        return
     if file is None:  # TYPE NAME ID: the statement to add to the program
         (done,) = imported
         code = object_code(ws.project.runtime, done, protect=protect)
@@ -669,14 +688,17 @@ def _import_entries(
     object_id: str | None,
     file: Path | None,
     out: Path | None,
+    parent: str | None,
 ) -> list[ImportEntry]:
-    """What `import` adopts: TYPE NAME ID, or the objects --file names (one line, exit 2,
-    for anything else, before a cluster is read)."""
+    """What `import` adopts: TYPE NAME ID (under `parent`), or the objects --file names (one
+    line, exit 2, for anything else, before a cluster is read)."""
     given = [arg for arg in (type_token, name, object_id) if arg is not None]
     if file is not None and given:
         raise UsageError(
             "import: give TYPE NAME ID or --file FILE, not both (a file names its objects)"
         )
+    if file is not None and parent is not None:
+        raise UsageError("import: --parent goes with TYPE NAME ID, not --file")
     if file is None:
         if out is not None:
             raise UsageError(
@@ -687,7 +709,7 @@ def _import_entries(
                 "import: give TYPE NAME ID (e.g. kubernetes:apps/v1:Deployment web shop/web), "
                 "or --file FILE"
             )
-        return [ImportEntry(type_token, name, object_id)]
+        return [ImportEntry(type_token, name, object_id, parent=parent or "")]
     if out is not None and not out.parent.is_dir():
         raise UsageError(
             f"import: --out {out}: no folder {out.parent} to write it in; make it first"

@@ -1920,8 +1920,7 @@ class Run:
         )
         adopt = f"{self._import_option(new.id)} or `stackwright import`"
         if new.urn in self._from_manifests:
-            # Its options are not written in the program: a transformation gives them.
-            adopt = f"a transformation that returns ResourceOptions(import_={new.id!r})"
+            adopt = self._adopt_from_manifests(new)
         raise UsageError(
             f"{kind} {new.id} already exists ({whose}): adopt it with {adopt}, or give this "
             "resource another name"
@@ -1931,6 +1930,18 @@ class Run:
     def spelling(self) -> Spelling:
         """How the program's language spells options, for the messages that name one."""
         return spelling_of(self.program.runtime if self.program is not None else None)
+
+    def _adopt_from_manifests(self, new: ResourceState) -> str:
+        """What adopts an object of manifests (a ConfigFile's, ConfigGroup's or Chart's),
+        whose options are not written in the program: a Python program's transformation
+        gives them; a YAML program has none, so the import command adopts it, as its
+        parent's child (the URN the next `up` declares it by)."""
+        if not self.spelling.yaml:
+            return f"a transformation that returns ResourceOptions(import_={new.id!r})"
+        command = shlex.join(
+            ["stackwright", "import", new.type, urn_name(new.urn), new.id, "--parent", new.parent]
+        )
+        return f"`{command}`"
 
     def _import_option(self, object_id: str) -> str:
         """The resource option that adopts `object_id`, as the program's language writes it."""
