@@ -834,8 +834,8 @@ def stack_rm(
 ) -> None:
     """Remove a stack (and its state) from the backend."""
     project = find_project(Path.cwd())
-    if name and stack and name != stack:
-        raise UsageError(f"stack rm {name} --stack {stack}: name the stack to remove once")
+    if name:
+        _refuse_another_stack(f"stack rm {name}", name, stack)
     name = name or selected_stack(project, stack)
     if not yes and not _confirm(f"removal of stack {name}", yes, as_json, "stack rm"):
         return
@@ -895,14 +895,25 @@ def _rename_names(project: Project, names: list[str], stack: str | None) -> tupl
     """`stack rename OLD NEW`, or Pulumi's `stack rename NEW` of --stack or the selected one."""
     if len(names) == 1:
         return selected_stack(project, stack), names[0]
-    if len(names) > 2 or stack:
+    if len(names) > 2:
         given = " ".join([*names, *(["--stack", stack] if stack else [])])
         raise UsageError(
             f"stack rename {given}: name the new name, and the stack at most once: "
             "`stackwright stack rename OLD NEW`, or `stackwright stack rename NEW` for the "
             "selected stack (or --stack OLD)"
         )
+    _refuse_another_stack(f"stack rename {names[0]} {names[1]}", names[0], stack)
     return names[0], names[1]
+
+
+def _refuse_another_stack(command: str, named: str, stack: str | None) -> None:
+    """Refuse a --stack (or `stackwright -s`) that names another stack than the command's
+    own argument; the same one is accepted (`stackwright -s dev stack rename dev prod`)."""
+    if stack and stack != named:
+        raise UsageError(
+            f"{command} --stack {stack}: --stack names another stack than {named}; "
+            "name the stack once"
+        )
 
 
 def _renamed_before(backend: Backend, project: Project, old: str, new: str) -> bool:

@@ -40,14 +40,45 @@ def test_one_name_with_stack_renames_that_stack(
 
 
 @pytest.mark.parametrize(
-    "args", [["dev", "prod", "qa"], ["dev", "prod", "--stack", "dev"]], ids=["three", "both"]
+    "args",
+    [
+        ["stack", "rename", "dev", "prod", "--stack", "dev"],
+        ["-s", "dev", "stack", "rename", "dev", "prod"],
+    ],
+    ids=["option", "global"],
 )
-def test_more_names_than_one_stack_and_its_new_name_are_refused(
+def test_a_stack_named_by_stack_too_is_renamed_as_stack_rm_removes_it(
     args: list[str], project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`--stack dev` (or `stackwright -s dev`) naming the stack the argument names is accepted,
+    as `stack rm dev --stack dev` is; it was refused as a second stack."""
+    main(args)
+    assert "Renamed stack dev to prod." in capsys.readouterr().out
+    assert stacks() == ["prod"]
+
+
+@pytest.mark.parametrize("command", [["rename", "dev", "prod"], ["rm", "dev"]])
+def test_a_stack_option_naming_another_stack_is_refused_by_rename_and_rm_alike(
+    command: list[str], project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    main(["stack", "init", "qa"])
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as caught:
+        main(["stack", *command, "--stack", "qa", *(["--yes"] if "rm" in command else [])])
+    assert caught.value.code == 2
+    assert capsys.readouterr().err == (
+        f"error: stack {' '.join(command)} --stack qa: --stack names another stack than dev; "
+        "name the stack once\n"
+    )
+    assert stacks() == ["dev", "qa"]
+
+
+def test_more_names_than_one_stack_and_its_new_name_are_refused(
+    project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     capsys.readouterr()
     with pytest.raises(SystemExit) as caught:
-        main(["stack", "rename", *args])
+        main(["stack", "rename", "dev", "prod", "qa"])
     err = capsys.readouterr().err
     assert caught.value.code == 2 and err.count("\n") == 1, err
     assert "`stackwright stack rename OLD NEW`, or `stackwright stack rename NEW`" in err

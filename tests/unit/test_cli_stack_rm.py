@@ -44,5 +44,5 @@ def test_the_stack_is_named_by_stack_too(project: Path, capsys: pytest.CaptureFi
         main(["stack", "rm", "qa", "--stack", "dev", "--yes"])
     assert caught.value.code == 2
     assert capsys.readouterr().err == (
-        "error: stack rm qa --stack dev: name the stack to remove once\n"
+        "error: stack rm qa --stack dev: --stack names another stack than qa; name the stack once\n"
     )
