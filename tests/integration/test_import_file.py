@@ -395,7 +395,7 @@ def test_one_object_and_unknown_kinds_are_said_as_they_are(
         (
             "kubernetes:apps/v1:Deploymnt",
             f"Deploymnt (apps/v1) is not served by the cluster at {server}: did you mean "
-            "Deployment, which it serves? If not, if it is a custom resource, its "
+            "Deployment, which it serves? Otherwise, if it is a custom resource, its "
             "CustomResourceDefinition may be missing or not yet Established; check "
             "`kubectl api-resources --api-group=apps`",
         ),

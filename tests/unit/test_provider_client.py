@@ -567,6 +567,49 @@ def test_unknown_kind_refreshes_discovery_once_then_names_the_missing_crd() -> N
     assert sleeps == [0.5]
 
 
+@pytest.mark.parametrize(
+    ("api_version", "kind", "hint"),
+    [
+        (
+            "apps/v1",
+            "Deploymnt",
+            "did you mean Deployment, which it serves? Otherwise, if it is a custom resource, its "
+            "CustomResourceDefinition may be missing or not yet Established; check "
+            "`kubectl api-resources --api-group=apps`",
+        ),
+        (
+            "v1",
+            "ConfigMapp",
+            "did you mean ConfigMap, which it serves? No CustomResourceDefinition adds a kind to "
+            "the core group; `kubectl api-resources --api-group=''` lists the kinds it has",
+        ),
+        (
+            "v1",
+            "Gizmo",
+            "no CustomResourceDefinition adds a kind to the core group; "
+            "`kubectl api-resources --api-group=''` lists the kinds it has",
+        ),
+    ],
+    ids=["group-close", "core-close", "core"],
+)
+def test_an_unknown_kind_is_told_a_close_kind_and_where_to_look(
+    api_version: str, kind: str, hint: str
+) -> None:
+    """A close name first, then the named group's CRD or the core group's kinds: each hint
+    reads as one plain sentence ("If not, if it is a custom resource" it said)."""
+    server = FakeServer(echo)
+
+    async def go() -> None:
+        async with provider(server, []) as p:
+            await p.apply({"apiVersion": api_version, "kind": kind, "metadata": {"name": "x"}})
+
+    with pytest.raises(UnknownKind) as info:
+        run(go())
+    assert str(info.value) == (
+        f"{kind} ({api_version}) is not served by the cluster at https://k8s.test: {hint}"
+    )
+
+
 def test_read_and_delete_of_a_kind_no_longer_served_mean_absent() -> None:
     server = FakeServer(echo)
 

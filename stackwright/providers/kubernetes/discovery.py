@@ -89,20 +89,7 @@ class Discovery:
         if found is None:
             served = sorted(k for v, k in self._kinds if v == api_version)
             close = difflib.get_close_matches(kind, served, n=1)
-            group = split_api_version(api_version)[0]
-            if group:
-                why = (
-                    "if it is a custom resource, its CustomResourceDefinition may be missing or "
-                    f"not yet Established; check `kubectl api-resources --api-group={group}`"
-                )
-            else:  # `--api-group=''`: the core group, as a shell passes the empty name
-                why = (
-                    "no CustomResourceDefinition adds a kind to the core group; "
-                    "`kubectl api-resources --api-group=''` lists the kinds it has"
-                )
-            if close:
-                joined = "If not, " + why if group else why[0].upper() + why[1:]
-                why = f"did you mean {close[0]}, which it serves? {joined}"
+            why = _unknown_kind_hint(split_api_version(api_version)[0], close[0] if close else "")
             raise UnknownKind(
                 f"{kind} ({api_version}) is not served by the cluster at {self._api.server}: {why}",
                 api_version=api_version,
@@ -173,3 +160,30 @@ class Discovery:
                 kind=resource["kind"],
             )
             self._kinds[(api_version, info.kind)] = info
+
+
+def _unknown_kind_hint(group: str, close: str) -> str:
+    """What to check when the cluster serves no such kind in `group`: `close`, a kind it
+    serves whose name is near, first; then a custom resource's CRD, or, in the core group
+    (which no CRD adds to), the kinds it has. `--api-group=''` is the core group as a
+    shell passes the empty name."""
+    if group and close:
+        return (
+            f"did you mean {close}, which it serves? Otherwise, if it is a custom resource, its "
+            "CustomResourceDefinition may be missing or not yet Established; check "
+            f"`kubectl api-resources --api-group={group}`"
+        )
+    if group:
+        return (
+            "if it is a custom resource, its CustomResourceDefinition may be missing or not yet "
+            f"Established; check `kubectl api-resources --api-group={group}`"
+        )
+    if close:
+        return (
+            f"did you mean {close}, which it serves? No CustomResourceDefinition adds a kind to "
+            "the core group; `kubectl api-resources --api-group=''` lists the kinds it has"
+        )
+    return (
+        "no CustomResourceDefinition adds a kind to the core group; "
+        "`kubectl api-resources --api-group=''` lists the kinds it has"
+    )
