@@ -672,6 +672,7 @@ class Workspace:
         force: bool = False,
         target_dependents: bool = False,
         keep_marks: bool = False,
+        unmarked: Sequence[str] = (),
         listener: Listener | None = None,
     ) -> Forgotten:
         """`state delete`: forget a resource (with `target_dependents`, what refers to it),
@@ -687,24 +688,48 @@ class Workspace:
         object that exists. An object no longer marked as the resource (deleted and made
         again by another tool or stack since) is not the stack's: its labels stay. A Patch's
         fields and a Helm release stay as they are (`kept` says so). Raises MarksRemain,
-        nothing forgotten, when the cluster cannot take the marks off; `keep_marks` forgets
-        without touching the cluster. `listener` hears of a local cluster started for it."""
+        nothing forgotten, when the cluster cannot take the marks off: every patch is sent
+        as a dry run first, so a refusal leaves every object as it was; one refused after
+        others were taken off (the cluster changed in between) leaves those recorded, and
+        read back so (a targeted refresh), so that the next `up` marks them again.
+        `keep_marks` forgets without touching the cluster (`unmarked`: objects a failed
+        attempt took the marks off already). `listener` hears of a local cluster started
+        for it."""
         project, stack = self.project.name, self.stack
         urns = self.backend.delete_resource(
             project, stack, urn, force=force, target_dependents=target_dependents, dry_run=True
         )
         states = [s for s in self.state().resources if s.urn in urns and not s.delete_pending]
         marked = [s for s in states if s.custom and is_kubernetes(s) and not s.external]
-        unmarked = (
-            interrupts.run(self._unmark(marked, listener)) if marked and not keep_marks else []
-        )
+        done: list[str] = []
+        try:
+            if marked and not keep_marks:
+                done = interrupts.run(self._unmark(marked, listener))
+        except MarksRemain as remain:
+            if not remain.unmarked:
+                raise
+            why = self._record_unmarked(remain.unmarked)
+            raise MarksRemain(remain.reason, remain.left_marked, remain.unmarked, why) from (
+                remain.__cause__
+            )
         removed = self.backend.delete_resource(
             project, stack, urn, force=force, target_dependents=target_dependents
         )
         kept = [note for s in states if (note := _left_as_it_is(s))]
         if keep_marks:
-            return Forgotten(removed, [], kept, [_unmark_command(s) for s in marked])
-        return Forgotten(removed, unmarked, kept, [])
+            left = {s.urn: _unmark_command(s) for s in marked if s.urn not in unmarked}
+            return Forgotten(removed, [u for u in unmarked if u in removed], kept, left)
+        return Forgotten(removed, done, kept, {})
+
+    def _record_unmarked(self, urns: Sequence[str]) -> str:
+        """Read back the objects a failed `forget` took the marks off (a refresh of those
+        alone): the state, which still holds them, then records them unmarked, and the next
+        `up` marks them again. Why they could not be read back ("" when they were)."""
+        try:
+            self.refresh(select=Selection(targets=tuple(urns)))
+        except StackwrightError as exc:
+            return str(exc)
+        return ""
 
     async def _unmark(
         self, states: Sequence[ResourceState], listener: Listener | None
@@ -713,10 +738,12 @@ class Workspace:
         that made it, and only off one Stackwright marked as no other resource's: an object
         deleted and made again since by another tool (Helm's, its `managed-by` label its
         own) or by another stack is theirs. The URNs whose objects it unmarked;
-        MarksRemain when a cluster does not take them."""
+        MarksRemain when a cluster does not take them: refused as a dry run, nothing was
+        changed; refused for real, `unmarked` says which objects were changed already."""
         providers: dict[str, Provider] = {}
         unmarked: list[str] = []
         state = states[0]
+        pending = list(states)  # those that may still carry the marks, if this fails
         try:
             # The stack's configuration names its cluster, and reading it may need the
             # stack's key (a CI job without the passphrase): one not at hand is a cluster
@@ -729,6 +756,7 @@ class Workspace:
             # An explicit provider's settings may hold secrets: read decrypted, when there is one.
             explicit = any(s.provider for s in states)
             recorded = self.backend.load(self.project.name, self.stack) if explicit else None
+            chosen: list[ResourceState] = []
             for state in states:
                 if state.provider not in providers:
                     made = recorded.resource(state.provider) if recorded else None
@@ -742,12 +770,21 @@ class Workspace:
                     and mark_of(live)
                     and not operations.manager_of(self.backend, live, state.urn)
                 ):
-                    await provider.unmark(*object_ref(state))
-                    unmarked.append(state.urn)
+                    # A dry run first (dryRun=All), every object's before any is changed: a
+                    # patch the server refuses (RBAC that lets the stack read a kind but not
+                    # patch it, an admission policy) leaves them all as they were.
+                    await provider.unmark(*object_ref(state), dry_run=True)
+                    chosen.append(state)
+            pending = chosen
+            for state in chosen:
+                await providers[state.provider].unmark(*object_ref(state))
+                unmarked.append(state.urn)
         except StackwrightError as exc:  # no key, no kubeconfig, no answer, refused
+            left = {s.urn: _unmark_command(s) for s in pending if s.urn not in unmarked}
             raise MarksRemain(
                 f"cannot take stack {self.stack}'s marks off {state.type} {state.id}: {exc}",
-                [_unmark_command(s) for s in states],
+                left,
+                unmarked,
             ) from exc
         finally:
             for each in providers.values():
@@ -916,22 +953,56 @@ class Workspace:
 class Forgotten:
     """What `Workspace.forget` did: the URNs it forgot, those whose objects it took the
     marks off, a note for each that left something in the cluster on purpose (a Patch's
-    fields, a Helm release), and, when it forgot without touching the cluster, the commands
-    that take the marks off."""
+    fields, a Helm release), and, when it forgot without touching the cluster, each object
+    left marked with the kubectl commands that take the marks off (by URN)."""
 
     removed: list[str]
     unmarked: list[str]
     kept: list[str]
-    unmark_commands: list[str]
+    left_marked: dict[str, str]
+
+    @property
+    def unmark_commands(self) -> list[str]:
+        return list(self.left_marked.values())
 
 
 class MarksRemain(StackwrightError):
     """The cluster did not take a forgotten object's marks off (unreachable, refused):
-    nothing was forgotten; `commands` take them off by hand."""
+    nothing was forgotten. `left_marked`: each object that may still carry them, by URN,
+    with the kubectl commands that take them off by hand; `unmarked`: the objects whose
+    marks a refusal after others' came off had taken off already (still recorded; read
+    back so, the next `up` marks them again)."""
 
-    def __init__(self, message: str, commands: Sequence[str]) -> None:
-        super().__init__(message)
-        self.commands = list(commands)
+    def __init__(
+        self,
+        reason: str,
+        left_marked: Mapping[str, str],
+        unmarked: Sequence[str] = (),
+        unread: str = "",
+    ) -> None:
+        """`unread`: why the objects in `unmarked` could not be read back into the state
+        (then a plain `up` would not mark them again; `up --refresh` does)."""
+        self.reason = reason
+        self.left_marked = dict(left_marked)
+        self.unmarked = list(unmarked)
+        taken = ", ".join(self.unmarked)
+        if not unmarked:
+            super().__init__(reason)
+        elif unread:
+            super().__init__(
+                f"{reason}; the marks came off {taken} already, which the stack still records "
+                f"(reading them back failed: {unread}): `stackwright up --refresh` marks them "
+                "again"
+            )
+        else:
+            super().__init__(
+                f"{reason}; the marks came off {taken} already, which the stack still "
+                "records: the next `stackwright up` marks them again"
+            )
+
+    @property
+    def commands(self) -> list[str]:
+        return list(self.left_marked.values())
 
 
 def _left_as_it_is(state: ResourceState) -> str:

@@ -1611,10 +1611,17 @@ def state_delete(
         if not yes and not typer.confirm(
             f"{remain}. Forget it anyway, the object keeping the stack's marks?", default=False
         ):
-            typer.echo("Cancelled: nothing was changed.")
+            # A refusal after others' marks came off changed those (the message said so).
+            typer.echo(f"Cancelled: nothing was {'forgotten' if remain.unmarked else 'changed'}.")
             return
-        left_marked = str(remain)
-        done = ws.forget(urn, force=force, target_dependents=target_dependents, keep_marks=True)
+        left_marked = remain.reason
+        done = ws.forget(
+            urn,
+            force=force,
+            target_dependents=target_dependents,
+            keep_marks=True,
+            unmarked=remain.unmarked,
+        )
     for note in done.kept:
         typer.echo(f"note: {note}", err=True)
     if left_marked:

@@ -140,10 +140,13 @@ class Provider(Protocol):
         `delete`'s wait does after `timeout`, and skips it as `delete` does."""
         ...
 
-    async def unmark(self, api_version: str, kind: str, namespace: str | None, name: str) -> None:
+    async def unmark(
+        self, api_version: str, kind: str, namespace: str | None, name: str, dry_run: bool = False
+    ) -> None:
         """Take Stackwright's labels and annotations off an object it leaves behind (a
         resource with `retain_on_delete`), so no tool counts it as the stack's any more;
-        an object that is gone is done."""
+        an object that is gone is done. With `dry_run`, the server checks the change (its
+        RBAC and admission too) and makes none."""
         ...
 
     async def release_apply(

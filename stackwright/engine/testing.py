@@ -377,8 +377,12 @@ class FakeCluster:
 
     # --- what tests do behind the engine's back -----------------------------------------------
 
-    async def unmark(self, api_version: str, kind: str, namespace: str | None, name: str) -> None:
+    async def unmark(
+        self, api_version: str, kind: str, namespace: str | None, name: str, dry_run: bool = False
+    ) -> None:
         self.calls.append(Call("unmark", kind, name))
+        if dry_run:
+            return
         key = self._existing_key(api_version, kind, namespace, name)
         found = self.objects.get(key) if key is not None else None
         if found is not None:

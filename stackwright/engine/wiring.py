@@ -142,8 +142,10 @@ class KubernetesCluster:
             desired, force=force, warn=warn, field_manager=field_manager
         )
 
-    async def unmark(self, api_version: str, kind: str, namespace: str | None, name: str) -> None:
-        await self.provider.unmark(api_version, kind, namespace, name)
+    async def unmark(
+        self, api_version: str, kind: str, namespace: str | None, name: str, dry_run: bool = False
+    ) -> None:
+        await self.provider.unmark(api_version, kind, namespace, name, dry_run=dry_run)
 
     async def await_ready(
         self,

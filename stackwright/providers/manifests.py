@@ -332,7 +332,11 @@ class ManifestDirectory:
     ) -> None:
         return None  # a removed file is gone at once
 
-    async def unmark(self, api_version: str, kind: str, namespace: str | None, name: str) -> None:
+    async def unmark(
+        self, api_version: str, kind: str, namespace: str | None, name: str, dry_run: bool = False
+    ) -> None:
+        if dry_run:
+            return  # a file this process may write: nothing a server would refuse
         path = self.directory / manifest_path(api_version, kind, namespace, name)
         obj = self._load(path)
         if obj is None:

@@ -9,14 +9,21 @@ from __future__ import annotations
 
 import json
 import os
+import ssl
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 import yaml
 from test_cli_lifecycle import get, one_line
 from test_cli_lifecycle import new_project as new_project  # the fixture
 
+from stackwright.automation.stack import MarksRemain, Workspace
 from stackwright.localcluster import lifecycle
 
 pytestmark = pytest.mark.integration
@@ -258,3 +265,185 @@ def test_state_delete_that_starts_the_stopped_local_cluster_says_so(new_project:
         )
     finally:
         lifecycle.delete("forgetting")
+
+
+def _forgetter(p: Any, cluster: LiveCluster, tmp_path: Path, secrets: list[str]) -> Path:
+    """A kubeconfig, made the stack's, whose service account may read and patch ConfigMaps in
+    the project's namespace, and only do `secrets` (verbs) to Secrets."""
+    binding = {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "RoleBinding",
+        "metadata": {"name": "forgetter", "namespace": p.ns},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "forgetter"},
+        "subjects": [{"kind": "ServiceAccount", "name": "forgetter", "namespace": p.ns}],
+    }
+    cluster.kubectl("-n", p.ns, "create", "serviceaccount", "forgetter")
+    cluster.kubectl("apply", "-f", "-", input=yaml.safe_dump(binding))
+    _forgetter_may(p, cluster, secrets)
+    token = cluster.kubectl("-n", p.ns, "create", "token", "forgetter").stdout.strip()
+    config = yaml.safe_load(cluster.kubeconfig.read_text())
+    for entry in config["users"]:
+        entry["user"] = {"token": token}
+    path = tmp_path / "forgetter"
+    path.write_text(yaml.safe_dump(config))
+    path.chmod(0o600)
+    (p.root / "Stackwright.dev.yaml").write_text(
+        yaml.safe_dump({"config": {"kubernetes:kubeconfig": str(path)}})
+    )
+    return path
+
+
+def _forgetter_may(p: Any, cluster: LiveCluster, secrets: list[str]) -> None:
+    """What the forgetter may do: read and patch ConfigMaps, `secrets` (verbs) to Secrets."""
+    role = {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "Role",
+        "metadata": {"name": "forgetter", "namespace": p.ns},
+        "rules": [
+            {"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get", "list", "patch"]},
+            {"apiGroups": [""], "resources": ["secrets"], "verbs": secrets},
+        ],
+    }
+    cluster.kubectl("apply", "-f", "-", input=yaml.safe_dump(role))
+
+
+SECRET = "kubernetes:core/v1:Secret"
+TWO = """
+a = k8s.core.v1.ConfigMap("a", metadata={"name": "a", "namespace": NS})
+k8s.core.v1.Secret("s", metadata={"name": "s", "namespace": NS}, string_data={"k": "v"},
+                   opts=sw.ResourceOptions(depends_on=[a]))
+"""
+
+
+def _marked(cluster: LiveCluster, kind: str, name: str, ns: str) -> bool:
+    labels = get(cluster, kind, name, ns)["metadata"].get("labels") or {}  # type: ignore[index]
+    return labels.get("app.kubernetes.io/managed-by") == "stackwright"
+
+
+def test_state_delete_the_cluster_refuses_in_part_changes_no_object(
+    new_project: Any, cluster: LiveCluster, tmp_path: Path
+) -> None:
+    """RBAC that lets the stack read Secrets but not patch them: every unmarking patch is
+    tried as a dry run first, so the ConfigMap before the Secret keeps its marks too (it lost
+    them, forgotten as "nothing in the cluster was changed", and no `up` put them back)."""
+    p = new_project()
+    cluster.kubectl("create", "namespace", p.ns)
+    p.program(TWO)
+    p.up()
+    _forgetter(p, cluster, tmp_path, ["get", "list"])
+
+    forgot = p.sw("state", "delete", "--yes", "--target-dependents", p.urn(CM, "a"))
+    assert p.state()["resources"] == []
+    assert forgot.out == "".join(
+        f"Removed {p.urn(type_, name)} from the state of stack dev; nothing in the cluster was "
+        "changed.\n"
+        for type_, name in ((CM, "a"), (SECRET, "s"))
+    )
+    (warning,) = forgot.err.splitlines()
+    assert warning.startswith(f"warning: cannot take stack dev's marks off {SECRET} {p.ns}/s: ")
+    assert 'cannot patch resource "secrets"' in warning
+    assert f"kubectl label configmap a -n {p.ns} " in warning
+    assert _marked(cluster, "configmap", "a", p.ns) and _marked(cluster, "secret", "s", p.ns)
+
+
+@contextmanager
+def _relay(cluster: LiveCluster, after: Callable[[str, str], None]) -> Iterator[str]:
+    """A plain-HTTP relay to the cluster that passes every request on as it came (the
+    client's own token, so the cluster's RBAC answers), and calls `after(method, path)` once
+    each answer is back: a test changes the cluster between two requests of one command."""
+    verify = ssl.create_default_context(cafile=str(cluster.ca))
+    upstream = httpx.Client(base_url=cluster.server, verify=verify, timeout=30)
+
+    class Relay(BaseHTTPRequestHandler):
+        def _pass(self) -> None:
+            body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            headers = {k: v for k, v in self.headers.items() if k.lower() != "host"}
+            answer = upstream.request(self.command, self.path, content=body, headers=headers)
+            after(self.command, self.path)
+            self.send_response(answer.status_code)
+            for key in ("Content-Type", "Warning"):
+                if key in answer.headers:
+                    self.send_header(key, answer.headers[key])
+            self.send_header("Content-Length", str(len(answer.content)))
+            self.end_headers()
+            self.wfile.write(answer.content)
+
+        do_GET = do_PATCH = do_POST = do_PUT = do_DELETE = _pass
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Relay)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        upstream.close()
+
+
+def test_state_delete_refused_after_marks_came_off_says_so_and_up_marks_them_again(
+    new_project: Any, cluster: LiveCluster, tmp_path: Path
+) -> None:
+    """The dry runs pass, then the Secret's patch right is revoked once the ConfigMap's real
+    patch has landed: the ConfigMap's marks are off, the Secret's on. Nothing is forgotten,
+    the command says which object lost its marks, and the next `up` (no program change)
+    marks it again; it said "Cancelled: nothing was changed" and no `up` put them back."""
+    p = new_project()
+    cluster.kubectl("create", "namespace", p.ns)
+    p.program(TWO)
+    p.up()
+    a, secret = p.urn(CM, "a"), p.urn(SECRET, "s")
+    scoped = _forgetter(p, cluster, tmp_path, ["get", "list", "patch"])
+    revoked: list[str] = []
+
+    def revoke(method: str, path: str) -> None:
+        if method == "PATCH" and "dryRun" not in path and "/configmaps/a" in path and not revoked:
+            revoked.append(path)
+            _forgetter_may(p, cluster, ["get", "list"])
+
+    with _relay(cluster, revoke) as relay:
+        config = yaml.safe_load(scoped.read_text())
+        for entry in config["clusters"]:
+            entry["cluster"] = {"server": relay}
+        scoped.write_text(yaml.safe_dump(config))
+        with pytest.raises(MarksRemain) as caught, Workspace.open(p.root, "dev") as ws:
+            ws.forget(a, target_dependents=True)
+        assert revoked, "the ConfigMap's real patch never came"
+        remain = caught.value
+        assert (remain.unmarked, list(remain.left_marked)) == ([a], [secret])
+        assert str(remain).startswith(f"cannot take stack dev's marks off {SECRET} {p.ns}/s: ")
+        assert 'cannot patch resource "secrets"' in str(remain)
+        assert str(remain).endswith(
+            f"; the marks came off {a} already, which the stack still records: the next "
+            "`stackwright up` marks them again"
+        )
+        assert not _marked(cluster, "configmap", "a", p.ns)
+        assert _marked(cluster, "secret", "s", p.ns)
+        assert set(p.resources()) == {"a", "s"}
+
+        # The next `up`, no program change, marks it again (it took it for unchanged).
+        admin = yaml.safe_dump({"config": {"kubernetes:kubeconfig": str(cluster.kubeconfig)}})
+        (p.root / "Stackwright.dev.yaml").write_text(admin)
+        assert p.up().ops() == {"a": "update"}
+        assert _marked(cluster, "configmap", "a", p.ns)
+        assert p.up().ops() == {}
+
+        # With --yes, forgotten anyway: each object said as it is left.
+        _forgetter_may(p, cluster, ["get", "list", "patch"])
+        revoked.clear()
+        (p.root / "Stackwright.dev.yaml").write_text(
+            yaml.safe_dump({"config": {"kubernetes:kubeconfig": str(scoped)}})
+        )
+        forgot = p.sw("state", "delete", "--yes", "--target-dependents", a)
+    assert p.state()["resources"] == []
+    assert sorted(forgot.out.splitlines()) == [  # in the state's order: a's update moved it last
+        f"Removed {a} from the state of stack dev; its object stays in the cluster, without the "
+        "stack's marks.",
+        f"Removed {secret} from the state of stack dev; nothing in the cluster was changed.",
+    ]
+    (warning,) = forgot.err.splitlines()
+    assert warning.startswith(f"warning: cannot take stack dev's marks off {SECRET} {p.ns}/s: ")
+    assert f"`kubectl label secret s -n {p.ns} " in warning
+    assert "kubectl label configmap" not in warning

@@ -557,9 +557,12 @@ class KubernetesProvider:
             and set(owned["f:spec"] or {}) == {"f:strategy"}
         )
 
-    async def unmark(self, api_version: str, kind: str, namespace: str | None, name: str) -> None:
+    async def unmark(
+        self, api_version: str, kind: str, namespace: str | None, name: str, dry_run: bool = False
+    ) -> None:
         """Remove Stackwright's labels and annotations (stack, URN, ApplySet membership) from
-        an object left in the cluster; NotFound and an unserved kind count as done."""
+        an object left in the cluster; NotFound and an unserved kind count as done. With
+        `dry_run` the server checks the patch (dryRun=All: RBAC, admission) and keeps it."""
         try:
             info = await self.resource_info(api_version, kind)
         except UnknownKind:
@@ -572,17 +575,29 @@ class KubernetesProvider:
             }
         }
         await self._patch(
-            info.path(ns, name), name, patch, "application/merge-patch+json", ok=(404,)
+            info.path(ns, name),
+            name,
+            patch,
+            "application/merge-patch+json",
+            ok=(404,),
+            dry_run=dry_run,
         )
 
     async def _patch(
-        self, path: str, name: str, patch: Any, content_type: str, ok: tuple[int, ...] = ()
+        self,
+        path: str,
+        name: str,
+        patch: Any,
+        content_type: str,
+        ok: tuple[int, ...] = (),
+        *,
+        dry_run: bool = False,
     ) -> dict[str, Any]:
         """A patch that is not an apply (`content_type` says which), as field manager
         `stackwright`; the object it answered with ({} for an answer `ok` let through)."""
         response = await self.api.request(
             "PATCH",
-            path + self._apply_query,
+            path + self._apply_query + ("&dryRun=All" if dry_run else ""),
             body=orjson.dumps(patch),
             content_type=content_type,
             what=name,
