@@ -1640,8 +1640,21 @@ def state_delete(
         )
         for each in done.removed
     )
+    left = [
+        {"urn": each, "why": left_marked, "unmark": command}
+        for each, command in done.left_marked.items()
+    ]
     _report_done(
-        as_json, "state", "delete", ws.project.name, ws.stack, text, urn=urn, removed=done.removed
+        as_json,
+        "state",
+        "delete",
+        ws.project.name,
+        ws.stack,
+        text,
+        urn=urn,
+        removed=done.removed,
+        unmarked=done.unmarked,
+        leftMarked=left,
     )
 
 

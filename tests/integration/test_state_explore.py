@@ -346,6 +346,33 @@ def test_state_delete_the_cluster_refuses_in_part_changes_no_object(
     assert _marked(cluster, "configmap", "a", p.ns) and _marked(cluster, "secret", "s", p.ns)
 
 
+def test_state_delete_json_says_which_objects_it_unmarked_and_which_it_left_marked(
+    new_project: Any, cluster: LiveCluster, tmp_path: Path
+) -> None:
+    """--json says what became of each object, not only what was forgotten: taken off
+    (`unmarked`), or left marked with the cluster's reason and the commands (`leftMarked`)."""
+    p = new_project()
+    cluster.kubectl("create", "namespace", p.ns)
+    p.program('k8s.core.v1.ConfigMap("c", metadata={"name": "c", "namespace": NS})\n' + TWO)
+    p.up()
+    _forgetter(p, cluster, tmp_path, ["get", "list"])
+    c, a, secret = p.urn(CM, "c"), p.urn(CM, "a"), p.urn(SECRET, "s")
+
+    done = json.loads(p.sw("state", "delete", "--yes", "--json", c).out)
+    assert (done["removed"], done["unmarked"], done["leftMarked"]) == ([c], [c], [])
+
+    done = json.loads(p.sw("state", "delete", "--yes", "--json", "--target-dependents", a).out)
+    assert (done["removed"], done["unmarked"]) == ([a, secret], [])
+    assert [each["urn"] for each in done["leftMarked"]] == [a, secret]
+    objects = (("configmap", "a"), ("secret", "s"))
+    for each, (kind, name) in zip(done["leftMarked"], objects, strict=True):
+        assert each["why"].startswith(f"cannot take stack dev's marks off {SECRET} {p.ns}/s: ")
+        assert 'cannot patch resource "secrets"' in each["why"]
+        assert each["unmark"].startswith(f"kubectl label {kind} {name} -n {p.ns} ")
+    assert not _marked(cluster, "configmap", "c", p.ns)
+    assert _marked(cluster, "configmap", "a", p.ns) and _marked(cluster, "secret", "s", p.ns)
+
+
 @contextmanager
 def _relay(cluster: LiveCluster, after: Callable[[str, str], None]) -> Iterator[str]:
     """A plain-HTTP relay to the cluster that passes every request on as it came (the
