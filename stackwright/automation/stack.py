@@ -93,7 +93,7 @@ from stackwright.kubernetes.base import (
     patched_token,
 )
 from stackwright.kubernetes.groups import MODULES
-from stackwright.kubernetes.provider import PROVIDER_TYPE, RENDER_SETTING
+from stackwright.kubernetes.provider import MANIFEST_PARENTS, PROVIDER_TYPE, RENDER_SETTING
 from stackwright.localcluster import lifecycle
 from stackwright.model import (
     SECRET_TEXT,
@@ -869,6 +869,26 @@ class Workspace:
                 done = interrupts.run(adopt(operation))
         return done
 
+    def _check_manifest_parent(self, snapshot: Snapshot, parent: str) -> None:
+        """`import --parent`'s parent is a resource of the stack whose manifests declare
+        children (a ConfigFile's, ConfigGroup's, Directory's, Chart's); else a UsageError.
+        Any other parent's children the program writes, and adopts with its import option."""
+        declaring = snapshot.resource(parent)
+        if declaring is None:
+            raise UsageError(
+                f"--parent {parent} is no resource of stack {self.stack}: give the URN "
+                "of the ConfigFile, ConfigGroup or Chart that declares the object, as "
+                "`stackwright up` names it (an up records it even when the object exists)"
+            )
+        if declaring.type not in MANIFEST_PARENTS:
+            adopt = spelling_of(self.project.runtime).options("import_", "ID")
+            raise UsageError(
+                f"--parent {parent} is a {declaring.type}, whose children the program "
+                f"declares itself: adopt the object where it is declared, with {adopt}; "
+                "--parent names the ConfigFile, ConfigGroup, Directory or Chart whose "
+                "manifests declare it"
+            )
+
     async def _read_importable(
         self, provider: Provider, snapshot: Snapshot, requests: Sequence[_ImportRequest]
     ) -> list[tuple[_ImportRequest, dict[str, Any]]]:
@@ -881,13 +901,8 @@ class Workspace:
                     f"{request.urn} is already in stack {self.stack}: pick another name, or "
                     "remove it first"
                 )
-            parent = request.entry.parent
-            if parent and snapshot.resource(parent) is None:
-                raise UsageError(
-                    f"--parent {parent} is no resource of stack {self.stack}: give the URN "
-                    "of the ConfigFile, ConfigGroup or Chart that declares the object, as "
-                    "`stackwright up` names it (an up records it even when the object exists)"
-                )
+            if request.entry.parent:
+                self._check_manifest_parent(snapshot, request.entry.parent)
             object_id = request.entry.object_id
             live = await _read_importable(provider, request.entry.type_token, object_id)
             _check_unmanaged(self.backend, live, object_id, request.urn)

@@ -26,6 +26,23 @@ PROVIDER_TYPE = "stackwright:providers:kubernetes"
 #: can tell a release apart without importing Helm's half of the package.)
 RELEASE_TYPE = "kubernetes:helm.sh/v4:Release"
 
+#: The components whose manifests declare their children (a ConfigFile's, ConfigGroup's,
+#: kustomization's or chart's objects), as Python's classes and a YAML program's types name
+#: them: an object of theirs that exists already is adopted as their child
+#: (`import --parent`), which the program declares already. (Here rather than with the
+#: classes, so `import` can tell them without loading them.)
+MANIFEST_PARENTS = frozenset(
+    {
+        "kubernetes:yaml:ConfigFile",
+        "kubernetes:yaml:ConfigGroup",
+        "kubernetes:kustomize:Directory",
+        "kubernetes:helm.sh/v4:Chart",
+        "kubernetes:yaml/v2:ConfigFile",
+        "kubernetes:yaml/v2:ConfigGroup",
+        "kubernetes:kustomize/v2:Directory",
+    }
+)
+
 #: The provider setting that writes its objects as manifest files into a directory (relative
 #: to the project's folder) instead of applying them (Pulumi's `renderYamlToDirectory`).
 RENDER_SETTING = "renderYamlToDirectory"

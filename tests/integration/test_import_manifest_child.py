@@ -97,3 +97,36 @@ def test_a_mistaken_parent_is_one_line_and_imports_nothing(
     assert "stackwright.io/urn" not in live(cluster, "configmap", "settings", p.ns)["metadata"].get(
         "annotations", {}
     )
+
+
+def test_a_parent_whose_children_the_program_declares_is_refused(
+    new_project: Any, cluster: LiveCluster
+) -> None:
+    # Only manifests declare a child the program does not write: a component's children (or
+    # a ConfigMap's, which has none) adopted under it were no resource of the next up, which
+    # refused to delete them (protected), while import had said the manifests declare them.
+    p = new_project()
+    cluster.kubectl("create", "namespace", p.ns)
+    create(cluster, "ConfigMap", "settings", p.ns, data={"a": "1"})
+    p.program(
+        """
+        class Shop(sw.ComponentResource):
+            def __init__(self, name):
+                super().__init__("acme:index:Shop", name, None, None)
+        Shop("shop")
+        """
+    )
+    p.up()
+    comp = p.urn("acme:index:Shop", "shop")
+    refused = p.sw(
+        "import", "kubernetes:core/v1:ConfigMap", "settings", f"{p.ns}/settings",
+        "--parent", comp, "--yes", rc=2,
+    )  # fmt: skip
+    assert (
+        f"--parent {comp} is a acme:index:Shop, whose children the program declares itself: "
+        "adopt the object where it is declared, with ResourceOptions(import_='ID')"
+    ) in one_line(refused)
+    assert [r["urn"] for r in p.state()["resources"]] == [comp]
+    assert "stackwright.io/urn" not in live(cluster, "configmap", "settings", p.ns)["metadata"].get(
+        "annotations", {}
+    )
