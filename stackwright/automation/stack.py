@@ -672,7 +672,7 @@ class Workspace:
         force: bool = False,
         target_dependents: bool = False,
         keep_marks: bool = False,
-        unmarked: Sequence[str] = (),
+        failed: MarksRemain | None = None,
         listener: Listener | None = None,
     ) -> Forgotten:
         """`state delete`: forget a resource (with `target_dependents`, what refers to it),
@@ -692,9 +692,9 @@ class Workspace:
         as a dry run first, so a refusal leaves every object as it was; one refused after
         others were taken off (the cluster changed in between) leaves those recorded, and
         read back so (a targeted refresh), so that the next `up` marks them again.
-        `keep_marks` forgets without touching the cluster (`unmarked`: objects a failed
-        attempt took the marks off already). `listener` hears of a local cluster started
-        for it."""
+        `keep_marks` forgets without touching the cluster (`failed`: the attempt that could
+        not, which knows the objects whose marks came off and those that keep them).
+        `listener` hears of a local cluster started for it."""
         project, stack = self.project.name, self.stack
         urns = self.backend.delete_resource(
             project, stack, urn, force=force, target_dependents=target_dependents, dry_run=True
@@ -717,8 +717,13 @@ class Workspace:
         )
         kept = [note for s in states if (note := _left_as_it_is(s))]
         if keep_marks:
-            left = {s.urn: _unmark_command(s) for s in marked if s.urn not in unmarked}
-            return Forgotten(removed, [u for u in unmarked if u in removed], kept, left)
+            left = failed.left_marked if failed else {s.urn: _unmark_command(s) for s in marked}
+            return Forgotten(
+                removed,
+                [u for u in failed.unmarked if u in removed] if failed else [],
+                kept,
+                {u: command for u, command in left.items() if u in removed},
+            )
         return Forgotten(removed, done, kept, {})
 
     def _record_unmarked(self, urns: Sequence[str]) -> str:
@@ -756,7 +761,6 @@ class Workspace:
             # An explicit provider's settings may hold secrets: read decrypted, when there is one.
             explicit = any(s.provider for s in states)
             recorded = self.backend.load(self.project.name, self.stack) if explicit else None
-            chosen: list[ResourceState] = []
             for state in states:
                 if state.provider not in providers:
                     made = recorded.resource(state.provider) if recorded else None
@@ -774,9 +778,9 @@ class Workspace:
                     # patch the server refuses (RBAC that lets the stack read a kind but not
                     # patch it, an admission policy) leaves them all as they were.
                     await provider.unmark(*object_ref(state), dry_run=True)
-                    chosen.append(state)
-            pending = chosen
-            for state in chosen:
+                else:  # gone, or not the stack's: no marks of its own to leave on it
+                    pending.remove(state)
+            for state in pending:
                 await providers[state.provider].unmark(*object_ref(state))
                 unmarked.append(state.urn)
         except StackwrightError as exc:  # no key, no kubeconfig, no answer, refused

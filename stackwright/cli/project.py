@@ -1620,7 +1620,7 @@ def state_delete(
             force=force,
             target_dependents=target_dependents,
             keep_marks=True,
-            unmarked=remain.unmarked,
+            failed=remain,
         )
     for note in done.kept:
         typer.echo(f"note: {note}", err=True)

@@ -474,3 +474,31 @@ def test_state_delete_refused_after_marks_came_off_says_so_and_up_marks_them_aga
     assert warning.startswith(f"warning: cannot take stack dev's marks off {SECRET} {p.ns}/s: ")
     assert f"`kubectl label secret s -n {p.ns} " in warning
     assert "kubectl label configmap" not in warning
+
+
+def test_state_delete_anyway_lists_only_objects_that_keep_the_marks(
+    new_project: Any, cluster: LiveCluster, tmp_path: Path
+) -> None:
+    """Forgotten anyway after a refusal, --json's leftMarked (and the warning's commands)
+    name the objects that keep the marks, as the attempt found them: not one deleted by
+    hand since (it listed it, with a kubectl command for an object that does not exist)."""
+    p = new_project()
+    cluster.kubectl("create", "namespace", p.ns)
+    p.program(
+        'a = k8s.core.v1.ConfigMap("a", metadata={"name": "a", "namespace": NS})\n'
+        'k8s.core.v1.ConfigMap("gone", metadata={"name": "gone", "namespace": NS},\n'
+        "                      opts=sw.ResourceOptions(depends_on=[a]))\n"
+        'k8s.core.v1.Secret("s", metadata={"name": "s", "namespace": NS}, '
+        'string_data={"k": "v"},\n'
+        "                   opts=sw.ResourceOptions(depends_on=[a]))\n"
+    )
+    p.up()
+    cluster.kubectl("-n", p.ns, "delete", "configmap", "gone")
+    _forgetter(p, cluster, tmp_path, ["get", "list"])
+    a, gone, secret = p.urn(CM, "a"), p.urn(CM, "gone"), p.urn(SECRET, "s")
+
+    forgot = p.sw("state", "delete", "--yes", "--json", "--target-dependents", a)
+    done = json.loads(forgot.out)
+    assert set(done["removed"]) == {a, gone, secret}
+    assert sorted(each["urn"] for each in done["leftMarked"]) == sorted([a, secret])
+    assert "configmap gone" not in forgot.err, forgot.err
