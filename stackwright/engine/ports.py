@@ -141,7 +141,13 @@ class Provider(Protocol):
         ...
 
     async def unmark(
-        self, api_version: str, kind: str, namespace: str | None, name: str, dry_run: bool = False
+        self,
+        api_version: str,
+        kind: str,
+        namespace: str | None,
+        name: str,
+        *,
+        dry_run: bool = False,
     ) -> None:
         """Take Stackwright's labels and annotations off an object it leaves behind (a
         resource with `retain_on_delete`), so no tool counts it as the stack's any more;

@@ -378,7 +378,13 @@ class FakeCluster:
     # --- what tests do behind the engine's back -----------------------------------------------
 
     async def unmark(
-        self, api_version: str, kind: str, namespace: str | None, name: str, dry_run: bool = False
+        self,
+        api_version: str,
+        kind: str,
+        namespace: str | None,
+        name: str,
+        *,
+        dry_run: bool = False,
     ) -> None:
         self.calls.append(Call("unmark", kind, name))
         if dry_run:

@@ -143,7 +143,13 @@ class KubernetesCluster:
         )
 
     async def unmark(
-        self, api_version: str, kind: str, namespace: str | None, name: str, dry_run: bool = False
+        self,
+        api_version: str,
+        kind: str,
+        namespace: str | None,
+        name: str,
+        *,
+        dry_run: bool = False,
     ) -> None:
         await self.provider.unmark(api_version, kind, namespace, name, dry_run=dry_run)
 

@@ -333,7 +333,13 @@ class ManifestDirectory:
         return None  # a removed file is gone at once
 
     async def unmark(
-        self, api_version: str, kind: str, namespace: str | None, name: str, dry_run: bool = False
+        self,
+        api_version: str,
+        kind: str,
+        namespace: str | None,
+        name: str,
+        *,
+        dry_run: bool = False,
     ) -> None:
         if dry_run:
             return  # a file this process may write: nothing a server would refuse

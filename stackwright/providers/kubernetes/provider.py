@@ -558,7 +558,13 @@ class KubernetesProvider:
         )
 
     async def unmark(
-        self, api_version: str, kind: str, namespace: str | None, name: str, dry_run: bool = False
+        self,
+        api_version: str,
+        kind: str,
+        namespace: str | None,
+        name: str,
+        *,
+        dry_run: bool = False,
     ) -> None:
         """Remove Stackwright's labels and annotations (stack, URN, ApplySet membership) from
         an object left in the cluster; NotFound and an unserved kind count as done. With
