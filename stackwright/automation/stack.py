@@ -907,6 +907,7 @@ class Workspace:
                 )
             if request.entry.parent:
                 self._check_manifest_parent(snapshot, request.entry.parent)
+                _check_child_name(request.entry, request.kind)
             object_id = request.entry.object_id
             live = await _read_importable(provider, request.entry.type_token, object_id)
             _check_unmanaged(self.backend, live, object_id, request.urn)
@@ -1155,6 +1156,25 @@ def _parent_types(entry: ImportEntry) -> tuple[str, ...]:
     except ValueError as exc:
         raise UsageError(f"--parent: {exc}") from None
     return tuple(parts.qualified_type.split("$"))
+
+
+def _check_child_name(entry: ImportEntry, kind: str) -> None:
+    """`entry`, an object of `kind` adopted under its parent, is named as the parent's
+    manifests name it (the name `up` declares it by, maybe after a resourcePrefix); else a
+    UsageError: under another name, the next `up` would not know it."""
+    # The components' module, loaded lazily: only an import under a parent needs it.
+    from stackwright.kubernetes.yaml import child_name
+
+    namespace, _, name = entry.object_id.rpartition("/")
+    # A manifest without a namespace names its object without one, whichever it goes to.
+    names = {child_name(kind, name, namespace, None), child_name(kind, name, None, None)}
+    if not any(entry.name == each or entry.name.endswith(f"-{each}") for each in names):
+        named = child_name(kind, name, namespace, None)
+        raise UsageError(
+            f"import {entry.type_token}: NAME {entry.name!r} is not what the manifests of "
+            f"{entry.parent} name {entry.object_id}: {named} (or PREFIX-{named} with a "
+            "resourcePrefix), as `stackwright up` says"
+        )
 
 
 def _same_object(

@@ -130,3 +130,38 @@ def test_a_parent_whose_children_the_program_declares_is_refused(
     assert "stackwright.io/urn" not in live(cluster, "configmap", "settings", p.ns)["metadata"].get(
         "annotations", {}
     )
+
+
+def test_a_name_the_manifests_do_not_give_the_object_is_refused(
+    new_project: Any, cluster: LiveCluster
+) -> None:
+    # Adopted under a NAME the manifests do not give it (a typo, or the ID of an object in
+    # another namespace than the name's), it was no resource of the next up, which refused
+    # to delete it (protected), while import had said `up` manages it from now on.
+    p = new_project()
+    cluster.kubectl("create", "namespace", p.ns)
+    create(cluster, "ConfigMap", "settings", p.ns, data={"a": "1"})
+    (p.root / "app.yaml").write_text(MANIFEST.format(ns=p.ns))
+    yaml_project(
+        p, "files:\n  type: kubernetes:yaml/v2:ConfigFile\n  properties: {file: app.yaml}\n"
+    )
+    p.up(rc=1)
+    files = p.urn("kubernetes:yaml/v2:ConfigFile", "files")
+    for name, object_id in [
+        ("settings", f"{p.ns}/settings"),
+        ("ConfigMap:elsewhere/settings", f"{p.ns}/settings"),
+    ]:
+        refused = p.sw(
+            "import", "kubernetes:core/v1:ConfigMap", name, object_id, "--parent", files, "--yes",
+            rc=2,
+        )  # fmt: skip
+        assert (
+            f"import kubernetes:core/v1:ConfigMap: NAME {name!r} is not what the manifests of "
+            f"{files} name {p.ns}/settings: ConfigMap:{p.ns}/settings (or PREFIX-ConfigMap:"
+            f"{p.ns}/settings with a resourcePrefix), as `stackwright up` says"
+        ) in one_line(refused)
+    assert [r["urn"] for r in p.state()["resources"]] == [files]
+    # A prefixed name (resourcePrefix) is one the manifests may give it.
+    prefixed = f"shop-ConfigMap:{p.ns}/settings"
+    p.sw("import", "kubernetes:core/v1:ConfigMap", prefixed, f"{p.ns}/settings",
+         "--parent", files, "--yes")  # fmt: skip
