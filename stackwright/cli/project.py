@@ -642,21 +642,17 @@ def import_(
             typer.echo("Cancelled: nothing was changed.")
             return
     imported = ws.import_objects(entries, protect=protect)
-    if parent is not None:  # its parent's manifests declare it already
+    if file is None:  # TYPE NAME ID: the statement to add to the program
         (done,) = imported
+        # Under --parent, its parent's manifests declare it already: nothing to add.
+        code = "" if parent else object_code(ws.project.runtime, done, protect=protect)
         if as_json:
-            typer.echo(json_line({"event": "imported", "urn": done.urn, "code": ""}))
-        else:
+            typer.echo(json_line({"event": "imported", "urn": done.urn, "code": code}))
+        elif parent:
             typer.echo(
                 f"Imported {done.entry.object_id} as {done.urn}.\nThe manifests of {parent} "
                 "declare it: `stackwright up` manages it from now on."
             )
-        return
-    if file is None:  # TYPE NAME ID: the statement to add to the program
-        (done,) = imported
-        code = object_code(ws.project.runtime, done, protect=protect)
-        if as_json:
-            typer.echo(json_line({"event": "imported", "urn": done.urn, "code": code}))
         else:
             where = "under `resources:` in" if ws.project.runtime == "yaml" else "to"
             typer.echo(

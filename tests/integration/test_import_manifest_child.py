@@ -4,6 +4,7 @@ has no transformations), and that way works: the next `up` manages the same obje
 
 from __future__ import annotations
 
+import json
 import shlex
 from typing import Any
 
@@ -163,5 +164,7 @@ def test_a_name_the_manifests_do_not_give_the_object_is_refused(
     assert [r["urn"] for r in p.state()["resources"]] == [files]
     # A prefixed name (resourcePrefix) is one the manifests may give it.
     prefixed = f"shop-ConfigMap:{p.ns}/settings"
-    p.sw("import", "kubernetes:core/v1:ConfigMap", prefixed, f"{p.ns}/settings",
-         "--parent", files, "--yes")  # fmt: skip
+    adopted = p.sw("import", "kubernetes:core/v1:ConfigMap", prefixed, f"{p.ns}/settings",
+                   "--parent", files, "--yes", "--json")  # fmt: skip
+    urn = p.urn("kubernetes:yaml/v2:ConfigFile$kubernetes:core/v1:ConfigMap", prefixed)
+    assert json.loads(adopted.out) == {"event": "imported", "urn": urn, "code": ""}
