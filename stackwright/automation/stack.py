@@ -1020,10 +1020,6 @@ class MarksRemain(StackwrightError):
                 "records: the next `stackwright up` marks them again"
             )
 
-    @property
-    def commands(self) -> list[str]:
-        return list(self.left_marked.values())
-
 
 def _left_as_it_is(state: ResourceState) -> str:
     """Why a forgotten resource leaves more than an unmarked object behind, if it does."""
