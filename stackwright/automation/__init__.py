@@ -7,7 +7,22 @@ resources an operation may touch (`--target`, `--exclude`, `--replace`); `event_
 turns an event into the object `--json` prints for it, for a script that forwards them.
 """
 
-from stackwright.automation.stack import Selection, Workspace
-from stackwright.engine.events import event_json
+from typing import TYPE_CHECKING
+
+from stackwright.lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from stackwright.automation.stack import Selection, Workspace
+    from stackwright.engine.events import event_json
 
 __all__ = ["Selection", "Workspace", "event_json"]
+
+if not TYPE_CHECKING:  # imported when first used: the CLI's light commands need none of them
+    __getattr__, __dir__ = lazy_exports(
+        __name__,
+        {
+            "Selection": "stackwright.automation.stack",
+            "Workspace": "stackwright.automation.stack",
+            "event_json": "stackwright.engine.events",
+        },
+    )

@@ -22,16 +22,6 @@ import typer
 
 from stackwright.automation import templates
 from stackwright.automation.secrets import NEW_PASSPHRASE_ENV
-from stackwright.automation.stack import (
-    ImportEntry,
-    MarksRemain,
-    Selection,
-    Workspace,
-    expect_no_changes_in,
-    expect_no_drift_in,
-    object_code,
-    program_code,
-)
 from stackwright.automation.workspace import (
     Project,
     StackConfig,
@@ -52,6 +42,7 @@ from stackwright.engine.events import (
     plural,
 )
 from stackwright.errors import StackwrightError, UsageError
+from stackwright.lazy import lazy_module
 from stackwright.model import SECRET_TEXT, ResourceState, map_secrets, urn_name
 from stackwright.policy import Level
 from stackwright.state import Backend, HistoryEntry, open_backend
@@ -59,7 +50,11 @@ from stackwright.state import Backend, HistoryEntry, open_backend
 if TYPE_CHECKING:
     from datetime import datetime
 
+    from stackwright.automation import stack as automation
+    from stackwright.automation.stack import ImportEntry, Selection, Workspace
     from stackwright.engine.records import Edge
+else:  # the operations and the engine behind them, imported by the commands that run one
+    automation = lazy_module("stackwright.automation.stack")
 
 Stack = Annotated[
     str | None, typer.Option("--stack", "-s", help="The stack to use (default: the selected one).")
@@ -179,7 +174,7 @@ def _backend(project: Project) -> Backend:
 def _workspace(stack: str | None, *, existing: bool = True) -> Workspace:
     """The workspace of the stack, for the running command; one the state store does not
     have is refused unless not `existing` (`stack import` creates it)."""
-    ws = _for_the_command(Workspace.open(Path.cwd(), stack))
+    ws = _for_the_command(automation.Workspace.open(Path.cwd(), stack))
     if existing:
         ws.require_stack()
     return ws
@@ -236,7 +231,7 @@ def _selection(
         raise UsageError("--target-dependents needs a --target: add the resources to start from")
     if exclude_dependents and not excludes:
         raise UsageError("--exclude-dependents needs an --exclude: add the resources to leave out")
-    return Selection(
+    return automation.Selection(
         targets=(*(targets or ()), *(target_replace or ())),
         target_dependents=target_dependents,
         excludes=tuple(excludes or ()),
@@ -436,7 +431,9 @@ def up(
             )
         _finish(planned)
         if expect_no_changes:
-            expect_no_changes_in(planned, "the preview shows changes; nothing was changed")
+            automation.expect_no_changes_in(
+                planned, "the preview shows changes; nothing was changed"
+            )
         if not _confirm("update", yes, as_json, "up"):
             typer.echo("Cancelled: nothing was changed.")
             return
@@ -454,7 +451,7 @@ def up(
         )
     _finish(summary)
     if expect_no_changes:  # the cluster or the state changed between the preview and the up
-        expect_no_changes_in(
+        automation.expect_no_changes_in(
             summary, "the update changed the stack after a preview without changes"
         )
 
@@ -559,7 +556,7 @@ def refresh(
             )
         _finish(summary)  # objects it could not read: nothing to record, or to ask about
         if expect_no_changes:
-            expect_no_drift_in(summary)
+            automation.expect_no_drift_in(summary)
         if preview_only:
             return
         if not _confirm("refresh", yes, as_json):
@@ -645,7 +642,7 @@ def import_(
     if file is None:  # TYPE NAME ID: the statement to add to the program
         (done,) = imported
         # Under --parent, its parent's manifests declare it already: nothing to add.
-        code = "" if parent else object_code(ws.project.runtime, done, protect=protect)
+        code = "" if parent else automation.object_code(ws.project.runtime, done, protect=protect)
         if as_json:
             typer.echo(json_line({"event": "imported", "urn": done.urn, "code": code}))
         elif parent:
@@ -659,7 +656,7 @@ def import_(
                 f"Imported {done.entry.object_id} as {done.urn}.\nAdd this {where} your program:\n\n{code}"
             )
         return
-    program = program_code(ws.project.runtime, imported, protect=protect)
+    program = automation.program_code(ws.project.runtime, imported, protect=protect)
     if out is not None:
         out.write_text(program, encoding="utf-8")
     if as_json:
@@ -705,7 +702,7 @@ def _import_entries(
                 "import: give TYPE NAME ID (e.g. kubernetes:apps/v1:Deployment web shop/web), "
                 "or --file FILE"
             )
-        return [ImportEntry(type_token, name, object_id, parent=parent or "")]
+        return [automation.ImportEntry(type_token, name, object_id, parent=parent or "")]
     if out is not None and not out.parent.is_dir():
         raise UsageError(
             f"import: --out {out}: no folder {out.parent} to write it in; make it first"
@@ -737,7 +734,7 @@ def stack_init(
 ) -> None:
     """Create a stack and select it."""
     project = _for_the_command(
-        Workspace.create(
+        automation.Workspace.create(
             Path.cwd(), name, secrets_provider=secrets_provider, copy_config_from=copy_config_from
         )
     ).project
@@ -759,7 +756,7 @@ def stack_select(
     backend = _backend(project)
     created = create and not backend.has_stack(project.name, name)
     if created:
-        Workspace.create(Path.cwd(), name).close()
+        automation.Workspace.create(Path.cwd(), name).close()
     elif not backend.has_stack(project.name, name):
         raise UsageError(
             f"stack {name} does not exist in project {project.name}: create it with `stackwright stack init {name}`"
@@ -1603,7 +1600,7 @@ def state_delete(
 
     try:
         done = ws.forget(urn, force=force, target_dependents=target_dependents, listener=started)
-    except MarksRemain as remain:
+    except automation.MarksRemain as remain:
         if not yes and not typer.confirm(
             f"{remain}. Forget it anyway, the object keeping the stack's marks?", default=False
         ):

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import ast
 import subprocess
 import sys
+
+import pytest
 
 #: Loaded only by the code that uses them: a `wait-for` JSONPath, a quantity compared for drift.
 _ON_DEMAND = ("stackwright.providers.kubernetes.jsonpath", "fractions", "decimal")
@@ -19,3 +22,51 @@ def test_starting_the_cli_loads_no_module_only_rare_paths_use() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
     )
     assert result.stdout.strip() == "[]", result.stdout + result.stderr
+
+
+def _loaded_after(statement: str, modules: tuple[str, ...]) -> list[str]:
+    """Which of `modules` a fresh interpreter has loaded after running `statement`."""
+    code = f"import sys\n{statement}\nprint(sorted(m for m in {modules!r} if m in sys.modules))\n"
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
+    )
+    return list(ast.literal_eval(result.stdout.strip()))
+
+
+#: The engine, the operations and the programming model (~0.1 s of imports): only the
+#: commands that run an operation or a program import them, not `stack ls` or `--version`.
+#: (`stackwright.automation.stack` itself is in sys.modules, as a lazy module: run, it
+#: would import these.)
+_OPERATIONS = (
+    "stackwright.engine.operations",
+    "stackwright.engine.execute",
+    "stackwright.providers.kubernetes",
+    "stackwright.sdk.resource",
+    "stackwright.sdk.config",
+)
+
+
+def test_starting_the_cli_loads_neither_the_engine_nor_the_programming_model() -> None:
+    assert _loaded_after("import stackwright.cli.main", _OPERATIONS) == []
+
+
+def test_importing_the_packages_loads_what_they_export_only_on_first_use() -> None:
+    modules = ("stackwright.engine.operations", "stackwright.sdk")
+    assert _loaded_after("import stackwright, stackwright.automation", modules) == []
+    used = "import stackwright as sw, stackwright.automation as auto\nsw.Output, auto.Workspace"
+    assert _loaded_after(used, modules) == list(modules)
+
+
+def test_the_packages_export_the_same_objects_as_their_modules() -> None:
+    import stackwright as sw
+    import stackwright.automation as auto
+    from stackwright import sdk
+    from stackwright.automation import stack
+    from stackwright.engine import events
+
+    assert all(getattr(sw, name) is getattr(sdk, name) for name in sw.__all__)
+    assert (auto.Selection, auto.Workspace) == (stack.Selection, stack.Workspace)
+    assert auto.event_json is events.event_json
+    assert set(sw.__all__) <= set(dir(sw)) and set(auto.__all__) <= set(dir(auto))
+    with pytest.raises(AttributeError, match="module 'stackwright' has no attribute 'Resourse'"):
+        _ = sw.Resourse  # type: ignore[attr-defined]
