@@ -22,11 +22,18 @@ each flag, `<str>`, `<list[str]>` —, which reads like a signature, not a CLI. 
 makes help show no type for a flag (it takes no value) and click's words for the others
 (`TEXT`, `INTEGER`, `PATH`, choices as `a|b`), as kubectl and the rest of click's CLIs do.
 
+typer builds the click command of every command of the CLI before it parses the command
+line (~20 ms: each function's signature, annotations and options), to run one of them.
+`install()` makes a group build each of its commands when it is first looked up: `stack
+ls` builds the `stack` group and its `ls`; `--help` and a mistyped name, which list them
+all, build them all — the same commands, so help and messages read as before.
+
 If typer's internals differ (another version), `install()` leaves typer as it is.
 """
 
 from __future__ import annotations
 
+import copy
 import functools
 from typing import Any
 
@@ -43,6 +50,7 @@ def install() -> None:
     except ImportError:  # pragma: no cover - another typer version
         return
     _read_parameters_once(main)
+    _build_commands_on_lookup(main)
     _help_types(core)
     build: Any = getattr(core, "build_runtime_param", None)
     base = getattr(_coercion, "RuntimeParam", None)
@@ -94,6 +102,70 @@ def _read_parameters_once(main: Any) -> None:
     if read is None or not callable(read):
         return  # pragma: no cover - another typer version
     main.get_params_from_function = functools.lru_cache(maxsize=1)(read)
+
+
+class _Unbuilt:
+    """A command typer has not built yet, and how to build it."""
+
+    def __init__(self, build: Any) -> None:
+        self.build = build
+
+
+class _CommandsOnLookup(dict[str, Any]):
+    """A group's commands by name, each built on its first lookup (click reads them through
+    `get`, `items` and `[name]`; `list_commands` gives names in the order they were added)."""
+
+    def __getitem__(self, name: str) -> Any:
+        command = super().__getitem__(name)
+        if isinstance(command, _Unbuilt):
+            command = command.build()
+            self[name] = command
+        return command
+
+    def get(self, name: str, default: Any = None) -> Any:
+        if name not in self:
+            return default
+        return self[name]
+
+    def items(self) -> Any:
+        return [(name, self[name]) for name in self]
+
+    def values(self) -> Any:
+        return [self[name] for name in self]
+
+
+def _build_commands_on_lookup(main: Any) -> None:
+    build_group = getattr(main, "get_group_from_info", None)
+    build_command = getattr(main, "get_command_from_info", None)
+    name_of = getattr(main, "get_command_name", None)
+    if build_group is None or build_command is None or name_of is None:
+        return  # pragma: no cover - another typer version
+
+    def get_group_from_info(info: Any, **settings: Any) -> Any:
+        app = info.typer_instance
+        if any(not group.name for group in app.registered_groups):
+            return build_group(info, **settings)  # its commands merge into this group's
+        command_settings = {k: v for k, v in settings.items() if k != "suggest_commands"}
+        commands = _CommandsOnLookup()
+        for command in app.registered_commands:
+            name = command.name or name_of(command.callback.__name__)
+            commands[name] = _Unbuilt(
+                functools.partial(build_command, command_info=command, **command_settings)
+            )
+        for group in app.registered_groups:
+            commands[group.name] = _Unbuilt(
+                functools.partial(get_group_from_info, group, **settings)
+            )
+        # The group itself (options, callback, help) as typer builds it, without commands.
+        bare = copy.copy(info)
+        bare.typer_instance = copy.copy(app)
+        bare.typer_instance.registered_commands = []
+        bare.typer_instance.registered_groups = []
+        group = build_group(bare, **settings)
+        group.commands = commands
+        return group
+
+    main.get_group_from_info = get_group_from_info
 
 
 _HELP_WORDS = {"str": "TEXT", "int": "INTEGER", "float": "NUMBER", "bool": "BOOLEAN"}

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 import typer
+from typer.testing import CliRunner
 
 from stackwright.cli.main import app, main
 
@@ -137,7 +138,8 @@ def test_building_the_cli_evaluates_each_command_signature_once(
         return signature(obj, *args, **kwargs)  # type: ignore[arg-type]
 
     monkeypatch.setattr(inspect, "signature", counting)
-    typer.main.get_command(app)
+    cli = typer.main.get_command(app)
+    cli.list_commands(typer.Context(cli))  # as help does: builds every command
     assert evaluated[project.up] == 1
     assert evaluated[project.preview] == 1
 
@@ -277,3 +279,26 @@ def test_an_error_with_j_among_short_flags_is_also_the_last_event_line(
     run("stack", "init", "dev", cwd=tmp_path)
     lines = run("preview", *flags, "-x", "urn:nope", cwd=tmp_path).stdout.splitlines()
     assert json.loads(lines[0])["message"].startswith("--exclude urn:nope names no resource")
+
+
+def test_a_command_is_built_only_when_it_runs_or_help_lists_it() -> None:
+    """typer reads every command's signature to build the CLI; `stackwright stack ls` should
+    not pay for `up`'s. Here building `broken` fails (its annotation names nothing), so
+    only a CLI that builds commands on lookup can run `fine`."""
+    demo = typer.Typer(add_completion=False)
+    group = typer.Typer()
+    demo.add_typer(group, name="group")
+
+    @demo.command()
+    def broken(value: Undefined) -> None:  # type: ignore[name-defined]  # noqa: F821
+        """Never built."""
+
+    @group.command()
+    def fine(count: int = 1) -> None:
+        """Built when run."""
+        typer.echo(f"ran {count}")
+
+    result = CliRunner().invoke(demo, ["group", "fine", "--count", "2"])
+    assert (result.exit_code, result.output) == (0, "ran 2\n")
+    listing = CliRunner().invoke(demo, ["--help"])  # lists (builds) them all, in their order
+    assert isinstance(listing.exception, NameError)
