@@ -15,15 +15,20 @@ import sys
 import threading
 from pathlib import Path
 from types import FrameType
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from stackwright import interrupts
 from stackwright.cli import _typer, cluster, policy, project
 from stackwright.cli.render import error_line
 from stackwright.errors import StackwrightError, UsageError, redact
+from stackwright.lazy import lazy_module
 from stackwright.version import VERSION
+
+if TYPE_CHECKING:
+    from stackwright import interrupts
+else:  # asyncio (~15 ms), for the commands that run an operation
+    interrupts = lazy_module("stackwright.interrupts")
 
 _typer.install()
 

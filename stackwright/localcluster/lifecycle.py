@@ -17,7 +17,6 @@ import os
 import shutil
 import signal
 import socket
-import ssl
 import subprocess
 import sys
 import time
@@ -287,6 +286,7 @@ def _start(
 
 
 def _wait_ready(port: int, ca: Path, process: subprocess.Popen[bytes], timeout: float) -> None:
+    import ssl  # here, with urllib, as only `cluster start` waits (~5 ms the others skip)
     import urllib.request
 
     context = ssl.create_default_context(cafile=str(ca))

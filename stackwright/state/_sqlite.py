@@ -33,7 +33,6 @@ to the cluster: each method is one transaction.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import difflib
 import getpass
@@ -1837,7 +1836,15 @@ class SQLiteOperation:
             return
         if exc_type is None:
             self.finish("succeeded")
-        elif issubclass(exc_type, KeyboardInterrupt | asyncio.CancelledError):
+        elif issubclass(exc_type, KeyboardInterrupt) or _cancelled(exc_type):
             self.finish("cancelled")
         else:
             self.finish("failed")
+
+
+def _cancelled(exc_type: type[BaseException]) -> bool:
+    """Whether an operation ended as asyncio cancels one. asyncio is imported here, when an
+    operation failed: the commands that only read the store (`stack ls`) are spared ~15 ms."""
+    import asyncio
+
+    return issubclass(exc_type, asyncio.CancelledError)

@@ -38,6 +38,8 @@ def _loaded_after(statement: str, modules: tuple[str, ...]) -> list[str]:
 #: (`stackwright.automation.stack` itself is in sys.modules, as a lazy module: run, it
 #: would import these.)
 _OPERATIONS = (
+    "asyncio",  # ~15 ms; `stack ls` reads the store without it
+    "ssl",  # only `cluster start` waits for a server over TLS
     "stackwright.engine.operations",
     "stackwright.engine.execute",
     "stackwright.providers.kubernetes",
