@@ -7,6 +7,7 @@ databases in test_state_integrity.py.
 
 from __future__ import annotations
 
+import asyncio
 import getpass
 import os
 import socket
@@ -511,6 +512,9 @@ def test_an_operation_is_a_context_manager(backend: SQLiteBackend) -> None:
         raise RuntimeError("the provider broke")
     with pytest.raises(KeyboardInterrupt), backend.begin_operation(PROJECT, "dev", kind="up"):
         raise KeyboardInterrupt
+    # asyncio's cancellation too (the store imports asyncio only to tell it)
+    with pytest.raises(asyncio.CancelledError), backend.begin_operation(PROJECT, "dev", kind="up"):
+        raise asyncio.CancelledError
     with backend.begin_operation(PROJECT, "dev", kind="up") as op:
         op.finish("failed", {"create": 0})
     with backend.begin_operation(PROJECT, "dev", kind="preview"):
@@ -518,6 +522,7 @@ def test_an_operation_is_a_context_manager(backend: SQLiteBackend) -> None:
     assert [(h.kind, h.result, h.counts) for h in backend.history(PROJECT, "dev")] == [
         ("preview", "succeeded", {}),
         ("up", "failed", {"create": 0}),
+        ("up", "cancelled", {}),
         ("up", "cancelled", {}),
         ("up", "failed", {"create": 1}),
     ]
