@@ -115,7 +115,7 @@ CASES: list[tuple[str, list[str], dict[str, Any], list[str]]] = [
         "state-delete",
         ["state", "delete", B, "--yes"],
         {"event": "state", "action": "delete", "project": "shop", "stack": "dev"}
-        | {"urn": B, "removed": [B]},
+        | {"urn": B, "removed": [B], "unmarked": [], "leftMarked": []},  # b has no object
         ["state", "delete", B],  # would ask, and --json has no terminal to ask in
     ),
     (
