@@ -9,6 +9,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -77,6 +78,35 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveCluster]:
             os.environ.pop("STACKWRIGHT_HOME", None)
         else:
             os.environ["STACKWRIGHT_HOME"] = old
+
+
+#: The folders of local clusters tests left running (stopped by `_no_cluster_left`).
+_LEFT_RUNNING: list[str] = []
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _no_cluster_left(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Nothing is left running: a local cluster a test started in one of this run's
+    temporary homes and did not stop is stopped at the end, and named in the summary so
+    the test that leaked it can be found (its folder is the test's temporary directory)."""
+    yield
+    base = str(tmp_path_factory.getbasetemp())
+    for proc in Path("/proc").iterdir():
+        try:
+            args = (proc / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        words = [a.decode(errors="replace") for a in args]
+        if "stackwright.localcluster.server" in words and "--dir" in words:
+            folder = words[words.index("--dir") + 1]
+            if folder.startswith(base):
+                lifecycle._terminate(int(proc.name))
+                _LEFT_RUNNING.append(folder)
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    for folder in _LEFT_RUNNING:
+        terminalreporter.write_line(f"a test left the local cluster of {folder} running: stopped")
 
 
 @pytest.fixture(autouse=True)

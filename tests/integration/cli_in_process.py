@@ -25,6 +25,7 @@ from pathlib import Path
 
 from stackwright.cli.main import main
 from stackwright.errors import forget_secrets
+from stackwright.localcluster import lifecycle
 
 
 def run_cli(
@@ -80,3 +81,18 @@ def sw(
             f"{result.stdout}\n{result.stderr}"
         )
     return result
+
+
+def stop_clusters(home: Path) -> None:
+    """Stop every local cluster under the STACKWRIGHT_HOME `home`: those a command a test
+    ran started on its own (`up`, `state delete` of a stack whose provider is one)."""
+    old = os.environ.get("STACKWRIGHT_HOME")
+    os.environ["STACKWRIGHT_HOME"] = str(home)
+    try:
+        for cluster in lifecycle.list_clusters():
+            lifecycle.stop(cluster.name)
+    finally:
+        if old is None:
+            os.environ.pop("STACKWRIGHT_HOME", None)
+        else:
+            os.environ["STACKWRIGHT_HOME"] = old

@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from cli_in_process import run_cli
+from cli_in_process import run_cli, stop_clusters
 
 from stackwright.model import ResourceState, make_urn
 
@@ -149,13 +150,15 @@ CASES: list[tuple[str, list[str], dict[str, Any], list[str]]] = [
 
 
 @pytest.fixture
-def env(tmp_path: Path) -> dict[str, str]:
+def env(tmp_path: Path) -> Iterator[dict[str, str]]:
     base = {k: v for k, v in os.environ.items() if not k.startswith("STACKWRIGHT_")}
-    return {
+    yield {
         **base,
         "STACKWRIGHT_HOME": str(tmp_path / "home"),
         "STACKWRIGHT_CONFIG_PASSPHRASE": "correct horse battery staple",
     }
+    # `state delete` starts the stack's local cluster to take its marks off the object.
+    stop_clusters(tmp_path / "home")
 
 
 @pytest.fixture
