@@ -486,6 +486,7 @@ def kubernetes_providers(
             chosen.get("namespace") or None,
             timeout=float(chosen.get("timeout") or timeout),
             delete_timeout_option=spelling.name("custom_timeouts.delete"),
+            force_option=spelling.name("force") if spelling.has("force") else None,
         )
         if check_context is not None:
             check_context(provider.config.context)

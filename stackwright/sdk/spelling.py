@@ -44,6 +44,10 @@ class Spelling:
         field, dot, setting = option.partition(".")
         return (_YAML_NAMES[field] if self.yaml else field) + dot + setting
 
+    def has(self, option: str) -> bool:
+        """Whether the program's language has `option` (a YAML program has no `force`)."""
+        return not self.yaml or option.partition(".")[0] in _YAML_NAMES
+
     def read(self, object_id: str) -> str:
         """That the resource reads the existing object `object_id`, as the program says it."""
         return f"get: {{id: {object_id}}}" if self.yaml else f"id={object_id!r}"

@@ -315,6 +315,27 @@ def test_conflict_names_fields_and_managers_and_is_not_retried() -> None:
     assert len(server.requests) == 1
 
 
+def test_a_yaml_programs_conflict_names_only_force_conflicts() -> None:
+    """A YAML program has no `force` option: the advice names only what works there."""
+    causes = [
+        {"reason": "FieldManagerConflict", "message": 'conflict with "helm"', "field": ".data.a"}
+    ]
+    server = FakeServer(
+        httpx.Response(409, json=status(409, "Conflict", "Apply failed with 1 conflict", causes))
+    )
+
+    async def go() -> None:
+        async with provider(server, [], force_option=None) as p:
+            await p.apply(CM)
+
+    with pytest.raises(ApplyConflict) as info:
+        run(go())
+    assert str(info.value) == (
+        "settings: conflict on .data.a with manager helm; re-run with --force-conflicts "
+        "to take ownership"
+    )
+
+
 def test_several_conflicts_are_listed() -> None:
     causes = [
         {"reason": "FieldManagerConflict", "message": 'conflict with "helm"', "field": ".data.a"},

@@ -120,8 +120,12 @@ class ApiClient:
         retry: RetryPolicy | None = None,
         request_timeout: float = 60.0,
         clock: Callable[[], float] = time.monotonic,
+        force_option: str | None = "force",
     ) -> None:
         self.transport = transport
+        #: The resource option that forces an apply, as the program spells it; None where
+        #: the program has none (YAML's), for the advice of a conflict.
+        self.force_option = force_option
         self.auth = auth
         # For messages: a server URL may carry credentials (https://user:token@host).
         self.server = _without_userinfo(server)
@@ -222,7 +226,9 @@ class ApiClient:
                 for c in info.causes
                 if c.reason == "FieldManagerConflict"
             )
-            return ApplyConflict(_conflict_message(what, conflicts), conflicts=conflicts)
+            return ApplyConflict(
+                _conflict_message(what, conflicts, self.force_option), conflicts=conflicts
+            )
         if status in (400, 422) or _permanent_500(response):
             return InvalidObject(f"{what}: {message}", causes=info.causes, status=status)
         if status == 404:
@@ -316,8 +322,18 @@ def _subresource(message: str) -> str:
     return found.group(1) if found else ""
 
 
-def _conflict_message(what: str, conflicts: tuple[FieldConflict, ...]) -> str:
-    force = "re-run with --force-conflicts (or set `force` on the resource)"
+def force_advice(option: str | None) -> str:
+    """How to force an apply: `--force-conflicts`, or the resource's `option` where the
+    program has one (a Python program's `force`; a YAML program has none)."""
+    if option is None:
+        return "re-run with --force-conflicts"
+    return f"re-run with --force-conflicts (or set `{option}` on the resource)"
+
+
+def _conflict_message(
+    what: str, conflicts: tuple[FieldConflict, ...], force_option: str | None
+) -> str:
+    force = force_advice(force_option)
     fix = f"{force} to take ownership"
     if len(conflicts) == 1:
         c = conflicts[0]

@@ -32,7 +32,12 @@ import orjson
 from stackwright.model import FIELD_MANAGER, PROPAGATION_POLICIES
 from stackwright.providers.kubernetes import readiness
 from stackwright.providers.kubernetes.applyset import MARK_ANNOTATIONS, MARK_LABELS, TOOLING_VALUE
-from stackwright.providers.kubernetes.client import APPLY_PATCH, ApiClient, RetryPolicy
+from stackwright.providers.kubernetes.client import (
+    APPLY_PATCH,
+    ApiClient,
+    RetryPolicy,
+    force_advice,
+)
 from stackwright.providers.kubernetes.discovery import Discovery, ResourceInfo
 from stackwright.providers.kubernetes.errors import (
     ApplyConflict,
@@ -216,6 +221,7 @@ class KubernetesProvider:
         max_connections: int = 16,
         environ: Mapping[str, str] | None = None,
         delete_timeout_option: str = "custom_timeouts.delete",
+        force_option: str | None = "force",
     ) -> None:
         self.config = config or load_config(kubeconfig, context, environ=environ)
         #: The resource option that bounds a delete's wait, as the program's language spells
@@ -256,6 +262,7 @@ class KubernetesProvider:
             cluster=self.config.describe(),
             retry=retry,
             request_timeout=request_timeout,
+            force_option=force_option,
         )
         self.discovery = Discovery(self.api, sleep=self.api.retry.sleep)
         self._informers = Informers(self.api)
@@ -463,8 +470,8 @@ class KubernetesProvider:
                 field = ".spec.strategy.rollingUpdate"
                 raise ApplyConflict(
                     f"{name}: strategy type Recreate takes no {field}, which manager "
-                    f"{', '.join(owners)} set; have it remove the field, or re-run with "
-                    "--force-conflicts (or set `force` on the resource) to drop it",
+                    f"{', '.join(owners)} set; have it remove the field, or "
+                    f"{force_advice(self.api.force_option)} to drop it",
                     conflicts=tuple(FieldConflict(field, owner) for owner in owners),
                 )
         if dry_run:
