@@ -813,35 +813,39 @@ class Evaluator:
         )
 
     def _option(self, entry: Entry, key: str, value: Any) -> Any:
-        where = f"resource {entry.name}: option {key}"
+        def bad(problem: str) -> _Problem:  # at the option's own line
+            return _Problem(
+                self._option_line(entry, key), f"resource {entry.name}: option {key}{problem}"
+            )
+
         if key in ("parent", "provider", "deletedWith"):
             if not isinstance(value, Resource):
-                raise _Problem(entry.line, f"{where} must be a resource: ${{name}}")
+                raise bad(" must be a resource: ${name}")
             return value
         if key == "dependsOn":
             items = value if isinstance(value, list) else [value]
             if not all(isinstance(v, Resource) for v in items):
-                raise _Problem(entry.line, f"{where} must list resources: [${{a}}, ${{b}}]")
+                raise bad(" must list resources: [${a}, ${b}]")
             return items
         if key in ("protect", "deleteBeforeReplace", "retainOnDelete"):
             if not isinstance(value, bool):
-                raise _Problem(entry.line, f"{where} must be true or false")
+                raise bad(" must be true or false")
             return value
         if key in ("ignoreChanges", "replaceOnChanges"):
             if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-                raise _Problem(entry.line, f"{where} must list field paths: [spec.replicas]")
+                raise bad(" must list field paths: [spec.replicas]")
             return value
         if key == "additionalSecretOutputs":
             if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-                raise _Problem(entry.line, f"{where} must list top-level fields: [data]")
+                raise bad(" must list top-level fields: [data]")
             return value
         if key == "import":
             if not isinstance(value, str):
-                raise _Problem(entry.line, f"{where} must be the object's NAME or NAMESPACE/NAME")
+                raise bad(" must be the object's NAME or NAMESPACE/NAME")
             return value
         if key == "customTimeouts":
             if not isinstance(value, dict) or set(value) - {"create", "update", "delete"}:
-                raise _Problem(entry.line, f"{where} takes create, update and delete (e.g. 5m)")
+                raise bad(" takes create, update and delete (e.g. 5m)")
             return CustomTimeouts(**value)
         assert key == "aliases"
         aliases: list[str | Alias] = []
@@ -859,11 +863,14 @@ class Evaluator:
                     Alias(name=alias.get("name"), type_=alias.get("type"), parent=parent)
                 )
             else:
-                raise _Problem(
-                    entry.line,
-                    f"{where}: an alias is a URN or a mapping of name, type, parent, noParent",
-                )
+                raise bad(": an alias is a URN or a mapping of name, type, parent, noParent")
         return aliases
+
+    def _option_line(self, entry: Entry, key: str) -> int:
+        """The line the option `key` is written on, found as the SDK's option errors find
+        theirs (read again only for an error)."""
+        declared = EntryDeclaration(str(self.document.path), entry.line, entry.name)
+        return declared.of_option(YAML_OPTIONS[key]).line
 
 
 #: The types of a Kubernetes provider resource (Pulumi's spelling too).

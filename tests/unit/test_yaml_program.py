@@ -248,7 +248,7 @@ def test_config_takes_the_stack_value_typed_or_the_default_and_keeps_secrets_sec
         (
             "        - ${web}",
             "        - ${web}\n        - ${image}",
-            "  widget:",
+            "      dependsOn:",
             "resource widget: option dependsOn must list resources",
         ),
         ("type: integer", "type: int", "  replicas:", "config replicas: type 'int' is not one of"),
@@ -398,6 +398,43 @@ def test_a_mistake_is_one_line_naming_the_file_and_line(
     tmp_path: Path, old: str, new: str, at: str, said: str
 ) -> None:
     _refused(tmp_path, WEB, old, new, at, said.replace("{tmp}", str(tmp_path)))
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "at", "said"),
+    [
+        (
+            "create: 5m",
+            "creat: 5m",
+            "      customTimeouts:",
+            "resource web: option customTimeouts takes create, update and delete (e.g. 5m)",
+        ),
+        ("protect: true", "protect: maybe", "protect: maybe", "option protect must be true"),
+        (
+            "- name: old-web",
+            "- nom: old-web",
+            "      aliases:",
+            "resource web: option aliases: an alias is a URN or a mapping of name, type",
+        ),
+        (
+            "provider: ${other}",
+            "provider: other",
+            "provider: other",
+            "resource widget: option provider must be a resource: ${name}",
+        ),
+        (
+            "import: shop/widget",
+            "import: [shop/widget]",
+            "import: [",
+            "resource widget: option import must be the object's NAME or NAMESPACE/NAME",
+        ),
+    ],
+)
+def test_the_loaders_check_of_an_option_points_at_its_line(
+    tmp_path: Path, old: str, new: str, at: str, said: str
+) -> None:
+    """The loader's own option errors name the option's line, as the SDK's do."""
+    _refused(tmp_path, WEB, old, new, at, said)
 
 
 @pytest.mark.parametrize(
