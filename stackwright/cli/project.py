@@ -1648,6 +1648,7 @@ def state_delete(
         removed=done.removed,
         unmarked=done.unmarked,
         leftMarked=left,
+        notes=done.kept,
     )
 
 

@@ -115,8 +115,8 @@ CASES: list[tuple[str, list[str], dict[str, Any], list[str]]] = [
     (
         "state-delete",
         ["state", "delete", B, "--yes"],
-        {"event": "state", "action": "delete", "project": "shop", "stack": "dev"}
-        | {"urn": B, "removed": [B], "unmarked": [], "leftMarked": []},  # b has no object
+        {"event": "state", "action": "delete", "project": "shop", "stack": "dev"}  # b: no object
+        | {"urn": B, "removed": [B], "unmarked": [], "leftMarked": [], "notes": []},
         ["state", "delete", B],  # would ask, and --json has no terminal to ask in
     ),
     (

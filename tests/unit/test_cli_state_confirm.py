@@ -212,3 +212,31 @@ def test_deleting_a_patch_or_a_release_from_the_state_says_what_stays(
         for urn in (patch, release)
     )
     assert _state() == []
+
+
+def test_state_delete_json_carries_the_notes_of_what_stays(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A Patch's fields stay on its object: `--json` says so in the line's `notes`, not only
+    on stderr."""
+    patch = "kubernetes:core/v1:ConfigMapPatch"
+    urn = make_urn("dev", "shop", patch, "extra")
+    inputs = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": "coredns", "namespace": "kube-system"},
+        "data": {"a": "1"},
+    }
+    state = ResourceState(urn=urn, type=patch, id="kube-system/coredns", inputs=inputs)
+    document = {"version": 1, "project": "shop", "stack": "dev", "resources": [state.to_dict()]}
+    (project / "doc.json").write_text(json.dumps({**document, "outputs": {}, "pending": []}))
+    main(["stack", "import", "--file", str(project / "doc.json")])
+    capsys.readouterr()
+    main(["state", "delete", urn, "--yes", "--json"])
+    captured = capsys.readouterr()
+    done = json.loads(captured.out)
+    note = (
+        f"{urn}: the fields this Patch applied stay on kube-system/coredns, owned by field manager"
+    )
+    assert [n[: len(note)] for n in done["notes"]] == [note], done
+    assert done["removed"] == [urn] and _state() == []
