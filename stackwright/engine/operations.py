@@ -205,17 +205,16 @@ def _check_custom_imports(program: Program, snapshot: Snapshot, providers: Provi
     (their CRD is not in the program), through the stack's default provider: one discovery
     question per kind, asked only when there is such an import still to do. A kind it does
     not serve is left to the run, which says so; an explicit provider's, to the run too."""
-    known = _known_scopes(program)
-    unknown = [
+    imports = [
         r
         for r in program.resources
-        if r.opts.import_
-        and r.custom
-        and is_kubernetes(r.resource_type)
-        and not provider_urn(r)
-        and known(r) is None
+        if r.opts.import_ and r.custom and is_kubernetes(r.resource_type) and not provider_urn(r)
     ]
-    if not unknown:  # the usual program: nothing more to read, nothing asked
+    if not imports:  # the usual program: no table of scopes to build, nothing asked
+        return
+    known = _known_scopes(program)
+    unknown = [r for r in imports if known(r) is None]
+    if not unknown:
         return
     recorded = _records_as_run(program, snapshot)
     asking = {
