@@ -768,18 +768,20 @@ class Workspace:
                 provider = providers[state.provider]
                 live = await provider.read(*object_ref(state))
                 # Marked as the resource, or with a mark no resource holds any more (a
-                # `state move` or `state rename` not yet applied): not another's.
+                # `state move` or `state rename` not yet applied): not another's. Every
+                # object is read before any patch is tried, so a refusal names as left
+                # marked only those found marked, never one not yet read.
                 if (
-                    live
-                    and mark_of(live)
-                    and not operations.manager_of(self.backend, live, state.urn)
-                ):
-                    # A dry run first (dryRun=All), every object's before any is changed: a
-                    # patch the server refuses (RBAC that lets the stack read a kind but not
-                    # patch it, an admission policy) leaves them all as they were.
-                    await provider.unmark(*object_ref(state), dry_run=True)
-                else:  # gone, or not the stack's: no marks of its own to leave on it
+                    not live
+                    or not mark_of(live)
+                    or operations.manager_of(self.backend, live, state.urn)
+                ):  # gone, or not the stack's: no marks of its own to leave on it
                     pending.remove(state)
+            for state in pending:
+                # A dry run first (dryRun=All), every object's before any is changed: a
+                # patch the server refuses (RBAC that lets the stack read a kind but not
+                # patch it, an admission policy) leaves them all as they were.
+                await providers[state.provider].unmark(*object_ref(state), dry_run=True)
             for state in pending:
                 await providers[state.provider].unmark(*object_ref(state))
                 unmarked.append(state.urn)
