@@ -89,7 +89,7 @@ from stackwright.sdk.resource import (
     ResourceOptions,
     declaring_at,
 )
-from stackwright.sdk.spelling import YAML, YAML_OPTIONS, Spelling
+from stackwright.sdk.spelling import PYTHON_ONLY_OPTIONS, YAML, YAML_OPTIONS, Spelling
 from stackwright.sdk.stack_reference import StackReference
 
 #: The sections a YAML program may have (the project's own keys included).
@@ -337,7 +337,12 @@ class EntryDeclaration(Declaration):
         `options:` (`customTimeouts: {create: …}`), a read's `id` in its `get:`."""
         if option == "id":
             return self._line_of("get", ["id"])
-        return self._line_of("options", YAML.name(option).split("."))
+        return self.of_options_key(*YAML.name(option).split("."))
+
+    def of_options_key(self, *keys: str) -> Declaration:
+        """The line where `keys` (`customTimeouts`, `create`) are written among its
+        `options:` as the program writes them, a key no option has (`retainOnDelet`) too."""
+        return self._line_of("options", keys)
 
     def _line_of(self, section: str, keys: Iterable[object]) -> Declaration:
         """Where `keys` inside the resource's `section` are written, as far as they are."""
@@ -806,7 +811,9 @@ class Evaluator:
     def _options(self, entry: Entry, given: Any) -> ResourceOptions:
         if not isinstance(given, dict):
             raise _Problem(entry.line, f"resource {entry.name}: `options:` must be a mapping")
-        chosen = _keywords(entry, given, YAML_OPTIONS, "option")
+        chosen = _keywords(
+            entry, given, YAML_OPTIONS, "option", at=lambda key: self._option_line(entry, key)
+        )
         named = {field: key for key, field in YAML_OPTIONS.items()}
         return ResourceOptions(
             **{field: self._option(entry, named[field], v) for field, v in chosen.items()}
@@ -867,10 +874,10 @@ class Evaluator:
         return aliases
 
     def _option_line(self, entry: Entry, key: str) -> int:
-        """The line the option `key` is written on, found as the SDK's option errors find
-        theirs (read again only for an error)."""
+        """The line the option `key` (one no option has too) is written on, found as the
+        SDK's option errors find theirs (read again only for an error)."""
         declared = EntryDeclaration(str(self.document.path), entry.line, entry.name)
-        return declared.of_option(YAML_OPTIONS[key]).line
+        return declared.of_options_key(key).line
 
 
 #: The types of a Kubernetes provider resource (Pulumi's spelling too).
@@ -883,6 +890,15 @@ PULUMI_ONLY_OPTIONS: Mapping[str, str] = {
     "pluginDownloadURL": "locates a Pulumi provider plugin; Stackwright has none: drop it",
     "providers": "maps packages to providers; Stackwright has one: give provider: ${name}",
 }
+
+
+def _option_instead(key: str) -> str | None:
+    """What to do instead of the option `key`, one of Pulumi YAML's or of a Python
+    program's that a YAML program has not; None for any other key."""
+    if key in PYTHON_ONLY_OPTIONS:
+        return f"is a Python program's (ResourceOptions({key}=…)); {PYTHON_ONLY_OPTIONS[key]}"
+    return PULUMI_ONLY_OPTIONS.get(key)
+
 
 _NO_ASSETS = (
     "makes a Pulumi asset or archive, which no Kubernetes field takes: give the text itself, "
@@ -1023,16 +1039,23 @@ def _did_you_mean(word: str, known: Iterable[str]) -> str:
 
 
 def _keywords(
-    entry: Entry, given: Mapping[str, Any], known: Mapping[str, str], what: str = "property"
+    entry: Entry,
+    given: Mapping[str, Any],
+    known: Mapping[str, str],
+    what: str = "property",
+    *,
+    at: Callable[[str], int] | None = None,
 ) -> dict[str, Any]:
-    """`given` under the names `known` maps its keys to; an unknown key is one line."""
+    """`given` under the names `known` maps its keys to; an unknown key is one line, at the
+    line `at` gives for it (else the resource's)."""
     unknown = sorted(set(given) - set(known))
     if unknown:
-        why = PULUMI_ONLY_OPTIONS.get(unknown[0]) if what == "option" else None
+        line = at(unknown[0]) if at is not None else entry.line
+        why = _option_instead(unknown[0]) if what == "option" else None
         if why:
-            raise _Problem(entry.line, f"resource {entry.name}: option {unknown[0]!r} {why}")
+            raise _Problem(line, f"resource {entry.name}: option {unknown[0]!r} {why}")
         raise _Problem(
-            entry.line,
+            line,
             f"resource {entry.name}: unknown {what} {unknown[0]!r}; "
             f"{_did_you_mean(unknown[0], known)}it takes " + ", ".join(sorted(known)),
         )

@@ -27,6 +27,13 @@ YAML_OPTIONS: Mapping[str, str] = {
     "deletedWith": "deleted_with",
 }
 
+#: ResourceOptions fields a YAML program has no option for, and what it does instead (the
+#: loader says so to a program that writes one under `options:`).
+PYTHON_ONLY_OPTIONS: Mapping[str, str] = {
+    "force": "a YAML program takes over conflicting fields with `stackwright up --force-conflicts`",
+    "transforms": "a YAML program writes the properties and options it wants as they are",
+}
+
 #: ResourceOptions field → how a YAML program writes it; a read's `id`, no option there, is
 #: its own `get: {id: …}`.
 _YAML_NAMES = {field: key for key, field in YAML_OPTIONS.items()} | {"id": "get.id"}
@@ -40,9 +47,11 @@ class Spelling:
 
     def name(self, option: str) -> str:
         """`option`, a ResourceOptions field maybe with a setting after a dot
-        (`custom_timeouts.delete`), as the program writes it (`customTimeouts.delete`)."""
+        (`custom_timeouts.delete`), as the program writes it (`customTimeouts.delete`). An
+        option the language has not (`has`: a YAML program's `force`) keeps the one name it
+        has, Python's: a message about it names it so rather than failing."""
         field, dot, setting = option.partition(".")
-        return (_YAML_NAMES[field] if self.yaml else field) + dot + setting
+        return (_YAML_NAMES.get(field, field) if self.yaml else field) + dot + setting
 
     def has(self, option: str) -> bool:
         """Whether the program's language has `option` (a YAML program has no `force`)."""

@@ -321,6 +321,21 @@ def test_an_import_whose_metadata_names_another_namespace_is_refused_at_its_line
         )
 
 
+def test_an_unknown_yaml_option_is_refused_at_its_own_line(project: Path, refuse: Refuse) -> None:
+    # It named the resource's line, lines above the misspelt key.
+    (project / "Stackwright.yaml").write_text(
+        "name: shop\nruntime: yaml\nresources:\n  cm:\n"
+        "    type: kubernetes:core/v1:ConfigMap\n"
+        "    properties: {data: {a: b}}\n"
+        "    options:\n      protect: false\n      retainOnDelet: true\n"
+    )
+    for command in (["preview"], ["up", "--yes"]):
+        assert refuse(*command).startswith(
+            f"{project / 'Stackwright.yaml'}:9: resource cm: unknown option 'retainOnDelet'; "
+            "did you mean 'retainOnDelete'? it takes additionalSecretOutputs, aliases,"
+        )
+
+
 @pytest.mark.parametrize(
     ("settings", "said"),
     [

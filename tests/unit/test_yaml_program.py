@@ -238,7 +238,12 @@ def test_config_takes_the_stack_value_typed_or_the_default_and_keeps_secrets_sec
             "resource web: Deployment has no field 'metdata'; did you mean 'metadata'? "
             "its fields: metadata, spec",
         ),
-        ("protect: true", "protec: true", "  web:", "resource web: unknown option 'protec'"),
+        (  # at the option's own line, not the resource's
+            "protect: true",
+            "protec: true",
+            "protec: true",
+            "resource web: unknown option 'protec'; did you mean 'protect'?",
+        ),
         (
             "fn::toJSON",
             "fn::toJSN",
@@ -1245,11 +1250,24 @@ def test_a_type_no_cluster_can_serve_is_one_line(tmp_path: Path, token: str, sai
             "option 'providers' maps packages to providers; Stackwright has one: give provider: ${name}",
         ),
         ("protec: true", "unknown option 'protec'; did you mean 'protect'?"),
+        (
+            "retainOnDelet: true",
+            "unknown option 'retainOnDelet'; did you mean 'retainOnDelete'? it takes "
+            "additionalSecretOutputs, aliases,",
+        ),
+        (  # a Python program's option: what a YAML program does instead
+            "force: true",
+            "option 'force' is a Python program's (ResourceOptions(force=…)); a YAML program "
+            "takes over conflicting fields with `stackwright up --force-conflicts`",
+        ),
+        ("transforms: []", "option 'transforms' is a Python program's"),
     ],
 )
-def test_a_pulumi_option_stackwright_has_not_says_what_to_do(
+def test_an_option_stackwright_has_not_says_what_to_do_at_its_line(
     tmp_path: Path, option: str, said: str
 ) -> None:
+    """Named at the option's own line (it was the resource's, lines above), as a known
+    option's bad value is."""
     text = f"""
     name: shop
     runtime: yaml
@@ -1257,12 +1275,14 @@ def test_a_pulumi_option_stackwright_has_not_says_what_to_do(
       cm:
         type: kubernetes:core/v1:ConfigMap
         properties: {{data: {{a: b}}}}
-        options: {{{option}}}
+        options:
+          protect: false
+          {option}
     """
     with pytest.raises(UsageError) as caught:
         _run(tmp_path, text)
     message = str(caught.value)
-    assert message.startswith(f"{tmp_path / 'Stackwright.yaml'}:{_line_of(text, 'cm:')}: ")
+    assert message.startswith(f"{tmp_path / 'Stackwright.yaml'}:{_line_of(text, option)}: ")
     assert f"resource cm: {said}" in message and "\n" not in message, message
 
 
