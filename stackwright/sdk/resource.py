@@ -137,10 +137,18 @@ class ResourceOptions:
         return replace(first, **changes)
 
     def merged_with(self, parent: ResourceOptions | None) -> ResourceOptions:
-        """Children inherit their parent's provider unless they name their own."""
-        if parent is None or self.provider is not None or parent.provider is None:
+        """Children inherit their parent's provider unless they name their own (Pulumi's
+        rule), and its `force`: a ConfigFile, Chart or any component forced takes over
+        conflicting fields in every object it declares, as `kubectl apply --server-side
+        --force-conflicts -f FILE` does in every object of the file."""
+        if parent is None:
             return self
-        return replace(self, provider=parent.provider)
+        changes: dict[str, Any] = {}
+        if self.provider is None and parent.provider is not None:
+            changes["provider"] = parent.provider
+        if parent.force and not self.force:
+            changes["force"] = True
+        return replace(self, **changes) if changes else self
 
 
 #: Options that are True or False.

@@ -243,6 +243,23 @@ def test_children_inherit_the_parents_provider(program: Program) -> None:
     assert k8s.core.v1.ConfigMap("d").opts.provider is None
 
 
+def test_children_inherit_a_forced_parents_force(program: Program) -> None:
+    # A forced ConfigFile's objects were applied unforced: the conflict's advice to set
+    # `force` did nothing where the program could set it.
+    app = ComponentResource("my:Comp", "app", opts=ResourceOptions(force=True))
+    child = k8s.core.v1.ConfigMap("a", opts=ResourceOptions(parent=app))
+    grandchild = k8s.core.v1.ConfigMap(
+        "b",
+        opts=ResourceOptions(
+            parent=ComponentResource("my:Sub", "s", opts=ResourceOptions(parent=app))
+        ),
+    )
+    assert child.opts.force and grandchild.opts.force
+    unforced = ComponentResource("my:Comp", "plain")
+    assert not k8s.core.v1.ConfigMap("c", opts=ResourceOptions(parent=unforced)).opts.force
+    assert k8s.core.v1.ConfigMap("d", opts=ResourceOptions(parent=unforced, force=True)).opts.force
+
+
 def test_forgiving_option_spellings_are_normalised(program: Program) -> None:
     db = CustomResource("test:index:Db", "db")
     app = CustomResource(
