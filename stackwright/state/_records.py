@@ -118,12 +118,20 @@ class Snapshot:
         return None
 
 
+#: The history kind of `stack import` (the state replaced by an exported document), not
+#: `import`, which is objects adopted (`stackwright import`, `import_=`).
+STATE_IMPORT: Final = "stack import"
+
+
 @dataclass(frozen=True)
 class HistoryEntry:
     """One operation in `stackwright stack history`."""
 
     #: Its number within the stack: 1 for the stack's first operation.
     id: int
+    #: An operation (`up`, `destroy`, `refresh`, `import`: objects adopted, as Pulumi's
+    #: `import`), or an edit of the state named by its command (`stack import`: the state
+    #: replaced by a document; `stack rename`, `state delete`, …).
     kind: str
     start: datetime
     end: datetime | None

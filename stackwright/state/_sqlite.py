@@ -79,6 +79,7 @@ from stackwright.state._records import (
     FINISH_RESULTS,
     IN_PROGRESS,
     INTERRUPTED,
+    STATE_IMPORT,
     HistoryEntry,
     LockHolder,
     Snapshot,
@@ -881,7 +882,7 @@ class SQLiteBackend:
         return [
             HistoryEntry(
                 id=version,
-                kind=kind,
+                kind=_history_kind(kind, message),
                 start=timestamp(started),
                 end=timestamp(ended) if ended is not None else None,
                 result=INTERRUPTED if row_id == dead and result == IN_PROGRESS else result,
@@ -1030,7 +1031,7 @@ class SQLiteBackend:
         outputs_blob = encode_json(
             self._encrypter.seal_outputs(stack, outputs), "the document's outputs"
         )
-        with self._edit(project, [stack], "import", message, create=True) as (
+        with self._edit(project, [stack], STATE_IMPORT, message, create=True) as (
             db,
             (stack_id,),
             (seq,),
@@ -1282,6 +1283,15 @@ def _meta_json(key: str, value: str) -> Any:
         return orjson.loads(value)
     except orjson.JSONDecodeError as error:
         raise StateCorrupt(f"the state's {key!r} is not JSON ({error}); {_FIX}") from None
+
+
+def _history_kind(kind: str, message: str) -> str:
+    """The kind of a history row as this version records it: a `stack import` recorded
+    before it had its own kind was `import`, as an adoption of objects is; the command's
+    message (`stack import from FILE`) tells it apart."""
+    if kind == "import" and message.startswith(f"{STATE_IMPORT} from "):
+        return STATE_IMPORT
+    return kind
 
 
 def _history_counts(stack: str, operation_id: int, blob: bytes) -> dict[str, int]:

@@ -73,7 +73,9 @@ def test_stack_import_reads_stdin_without_file(
     main(["stack", "import"])
     assert capsys.readouterr().out == "Imported the state of stack dev from stdin.\n"
     main(["stack", "history", "--json"])
-    assert json.loads(capsys.readouterr().out)[0]["message"] == "stack import from stdin"
+    entry = json.loads(capsys.readouterr().out)[0]
+    # Its kind is not `import`, which is objects adopted (`stackwright import`).
+    assert (entry["kind"], entry["message"]) == ("stack import", "stack import from stdin")
     main(["stack", "export"])
     assert capsys.readouterr().out == exported
 
@@ -91,7 +93,10 @@ def test_history_lines_have_no_empty_columns_or_trailing_blanks(
     capsys.readouterr()
     main(["stack", "history"])
     imported, destroyed = capsys.readouterr().out.splitlines()
-    assert imported.endswith("s  stack import from stdin") and "    stack import" not in imported
+    assert (
+        imported.endswith("s  stack import from stdin") and "    stack import from" not in imported
+    )
+    assert imported.startswith("#2    stack import succeeded "), imported
     assert destroyed == destroyed.rstrip()
 
 

@@ -993,12 +993,28 @@ def test_import_replaces_the_state_and_is_recorded(backend: SQLiteBackend) -> No
         backend.history(PROJECT, "dev")[0].kind,
         backend.history(PROJECT, "dev")[0].message,
     ) == (
-        "import",
+        "stack import",  # not `import`, an adoption of objects
         "restore",
     )
     # Later steps still end after the imported resources.
     up(backend, res("d", "b"))
     assert urns(backend.load(PROJECT, "dev")) == ["a", "b", "d"]
+
+
+def test_a_state_import_and_an_adoption_are_told_apart_in_history(
+    tmp_path: Path, backend: SQLiteBackend
+) -> None:
+    # Both were `import`: `stack history` could not say which replaced the state.
+    document = backend.export(PROJECT, "dev")
+    with backend.begin_operation(PROJECT, "dev", kind="import") as op:
+        op.begin(0, Op.IMPORT, res("a"))
+        op.end(0, live(res("a")))
+    backend.import_(PROJECT, "dev", document, message="stack import from dev.json")
+    assert [e.kind for e in backend.history(PROJECT, "dev")] == ["stack import", "import"]
+    # A state import recorded before it had its kind reads as one still, by its message.
+    with sqlite3.connect(tmp_path / "state.db") as db:
+        db.execute("UPDATE history SET kind = 'import'")
+    assert [e.kind for e in backend.history(PROJECT, "dev")] == ["stack import", "import"]
 
 
 def test_import_creates_a_missing_stack(tmp_path: Path, backend: SQLiteBackend) -> None:
