@@ -22,6 +22,7 @@ import typer
 
 from stackwright.automation import templates
 from stackwright.automation.secrets import NEW_PASSPHRASE_ENV
+from stackwright.automation.stored import StoredStack, backend_url_of
 from stackwright.automation.workspace import (
     Project,
     StackConfig,
@@ -168,16 +169,29 @@ def _for_the_command(resource: _C) -> _C:
 
 def _backend(project: Project) -> Backend:
     """The project's state store, for the running command."""
-    return _for_the_command(open_backend(_backend_of(project)))
+    return _for_the_command(open_backend(backend_url_of(project)))
 
 
-def _workspace(stack: str | None, *, existing: bool = True) -> Workspace:
-    """The workspace of the stack, for the running command; one the state store does not
-    have is refused unless not `existing` (`stack import` creates it)."""
-    ws = _for_the_command(automation.Workspace.open(Path.cwd(), stack))
+def _stored(stack: str | None, *, existing: bool = True) -> StoredStack:
+    """The stack as stored, for a command that reads or edits it without an operation (its
+    configuration, outputs, history, state): the engine is not imported. One the state
+    store does not have is refused unless not `existing` (`stack import` creates it)."""
+    return _opened(StoredStack, stack, existing)
+
+
+def _workspace(stack: str | None) -> Workspace:
+    """The workspace of the stack, for the running command's operation; the stack must exist."""
+    return _opened(automation.Workspace, stack, True)
+
+
+_S = TypeVar("_S", bound=StoredStack)
+
+
+def _opened(kind: type[_S], stack: str | None, existing: bool) -> _S:
+    opened = _for_the_command(kind.open(Path.cwd(), stack))
     if existing:
-        ws.require_stack()
-    return ws
+        opened.require_stack()
+    return opened
 
 
 @contextlib.contextmanager
@@ -263,7 +277,7 @@ def _can_ask(kind: str, as_json: bool, command: str = "") -> None:
         )
 
 
-def _confirm_state_edit(ws: Workspace, command: str, what: str, yes: bool, as_json: bool) -> bool:
+def _confirm_state_edit(ws: StoredStack, command: str, what: str, yes: bool, as_json: bool) -> bool:
     """As `pulumi state …` asks: an edit of the state bypasses the program and the engine."""
     warning = f"This command will edit stack {ws.stack}'s state directly: {what}."
     if _confirm("state edit", yes, as_json, command, warning):
@@ -316,12 +330,6 @@ def new(
         template=template,
         directory=str(directory),
     )
-
-
-def _backend_of(project: Any) -> str:
-    from stackwright.state import backend_url
-
-    return backend_url(project.backend)
 
 
 # --- operations ------------------------------------------------------------------------------
@@ -569,7 +577,7 @@ def refresh(
 
 def cancel(stack: Stack = None, as_json: Json = False) -> None:
     """Release the stack's lock at once (the operation holding it is marked cancelled)."""
-    ws = _workspace(stack)
+    ws = _stored(stack)
     released = ws.cancel()
     if as_json:
         _report_done(True, "stack", "cancel", ws.project.name, ws.stack, released=released)
@@ -734,7 +742,7 @@ def stack_init(
 ) -> None:
     """Create a stack and select it."""
     project = _for_the_command(
-        automation.Workspace.create(
+        StoredStack.create(
             Path.cwd(), name, secrets_provider=secrets_provider, copy_config_from=copy_config_from
         )
     ).project
@@ -756,7 +764,7 @@ def stack_select(
     backend = _backend(project)
     created = create and not backend.has_stack(project.name, name)
     if created:
-        automation.Workspace.create(Path.cwd(), name).close()
+        StoredStack.create(Path.cwd(), name).close()
     elif not backend.has_stack(project.name, name):
         raise UsageError(
             f"stack {name} does not exist in project {project.name}: create it with `stackwright stack init {name}`"
@@ -937,7 +945,7 @@ def stack_change_secrets_provider(
     STACKWRIGHT_NEW_CONFIG_PASSPHRASE (else it is asked for), a new env key from
     STACKWRIGHT_NEW_SECRETS_KEY (else STACKWRIGHT_SECRETS_KEY).
     """
-    ws = _workspace(stack)
+    ws = _stored(stack)
     passphrase = None
     if provider == "passphrase" and not os.environ.get(NEW_PASSPHRASE_ENV):
         # --json: stdout holds the event line only
@@ -967,7 +975,7 @@ def tag_set(
     as_json: JsonDone = False,
 ) -> None:
     """Set a tag of the stack."""
-    ws = _workspace(stack)
+    ws = _stored(stack)
     ws.config.set_tag(name, value)
     _report_done(as_json, "tag", "set", ws.project.name, ws.stack, name=name, value=value)
 
@@ -975,7 +983,7 @@ def tag_set(
 @tag_app.command("get")
 def tag_get(name: Annotated[str, typer.Argument()], stack: Stack = None) -> None:
     """Print a tag of the stack."""
-    ws = _workspace(stack)
+    ws = _stored(stack)
     if name not in ws.config.tags:
         raise UsageError(
             f"stack {ws.stack} has no tag {name!r}: set it with `stackwright stack tag set {name} VALUE`"
@@ -988,7 +996,7 @@ def tag_rm(
     name: Annotated[str, typer.Argument()], stack: Stack = None, as_json: JsonDone = False
 ) -> None:
     """Remove a tag of the stack."""
-    ws = _workspace(stack)
+    ws = _stored(stack)
     if not ws.config.remove_tag(name):
         raise UsageError(f"stack {ws.stack} has no tag {name!r}")
     _report_done(as_json, "tag", "rm", ws.project.name, ws.stack, name=name)
@@ -997,7 +1005,7 @@ def tag_rm(
 @tag_app.command("ls")
 def tag_ls(stack: Stack = None, as_json: Json = False) -> None:
     """List the stack's tags."""
-    tags = _workspace(stack).config.tags
+    tags = _stored(stack).config.tags
     if as_json:
         typer.echo(json.dumps(tags, sort_keys=True))
         return
@@ -1015,7 +1023,7 @@ def stack_output(
     as_json: Json = False,
 ) -> None:
     """Print the stack's outputs (secret values masked unless --show-secrets)."""
-    ws = _workspace(stack)
+    ws = _stored(stack)
     outputs = ws.outputs(show_secrets=show_secrets)
     if name is not None:
         if name not in outputs:
@@ -1036,7 +1044,7 @@ def stack_output(
 @stack_app.command("history")
 def stack_history(stack: Stack = None, as_json: Json = False) -> None:
     """The stack's operations, newest first."""
-    ws = _workspace(stack)
+    ws = _stored(stack)
     entries = ws.backend.history(ws.project.name, ws.stack)
     if as_json:
         typer.echo(json.dumps([_history_json(e) for e in entries]))
@@ -1091,7 +1099,7 @@ def stack_show(
     state; the cluster is not read)."""
     if ctx.invoked_subcommand is not None:
         return
-    ws = _workspace(stack)
+    ws = _stored(stack)
     snapshot = ws.state(show_secrets=show_secrets)  # without it, no passphrase needed
     history = ws.history()
     last = history[0] if history else None
@@ -1220,7 +1228,7 @@ def stack_graph(
     An arrow points from a resource to one it needs first (`dot -Tsvg` draws it)."""
     from stackwright.engine.records import recorded_edges
 
-    ws = _workspace(stack)
+    ws = _stored(stack)
     resources = ws.backend.load(ws.project.name, ws.stack).resources
     edges = [
         e
@@ -1301,7 +1309,7 @@ def stack_export(
     ] = False,
 ) -> None:
     """The stack's state as a versioned JSON document (secrets encrypted unless --show-secrets)."""
-    ws = _workspace(stack)
+    ws = _stored(stack)
     document = ws.export_state(show_secrets=show_secrets)
     text = json.dumps(document, indent=2, sort_keys=True)
     if file is None:
@@ -1323,7 +1331,7 @@ def stack_import(
 
     `stack export | … | stack import` works as Pulumi's; plain secrets in it are encrypted
     under the stack's key."""
-    ws = _workspace(stack, existing=False)
+    ws = _stored(stack, existing=False)
     source = str(file) if file is not None else "stdin"
     if file is None and sys.stdin.isatty():
         raise UsageError(
@@ -1379,7 +1387,7 @@ def config_set(
     """Set a configuration value; KEY is NAME (this project's) or NAMESPACE:NAME."""
     if secret and plaintext:
         raise UsageError("config set takes --secret or --plaintext, not both")
-    ws = _workspace(stack)
+    ws = _stored(stack)
     if not secret and not plaintext:
         ws.config.check_plain(key, path=path)  # before a prompt that would echo it
     if value is None:
@@ -1399,7 +1407,7 @@ def config_set(
     )
 
 
-def _shown_key(ws: Workspace, key: str, path: bool) -> str:
+def _shown_key(ws: StoredStack, key: str, path: bool) -> str:
     """KEY as `config ls` names it (`shop:replicas`), or with --path as given."""
     return key if path else ws.config.full_key(key)
 
@@ -1445,7 +1453,7 @@ def config_get(
     as_json: Json = False,
 ) -> None:
     """Print a configuration value (a secret too: you asked for it by name)."""
-    ws = _workspace(stack)
+    ws = _stored(stack)
     value = ws.config.get(key, path=path)
     typer.echo(json.dumps(value) if as_json or not isinstance(value, str) else value)
 
@@ -1458,7 +1466,7 @@ def config_rm(
     as_json: JsonDone = False,
 ) -> None:
     """Remove a configuration value."""
-    ws = _workspace(stack)
+    ws = _stored(stack)
     if not ws.config.remove(key, path=path):
         raise UsageError(f"configuration {key} is not set for stack {ws.stack}")
     _report_done(as_json, "config", "rm", ws.project.name, ws.stack, key=_shown_key(ws, key, path))
@@ -1479,13 +1487,13 @@ def config_cp(
     Secrets are encrypted again under the other stack's key."""
     if not dest:
         raise UsageError("config cp needs --dest STACK: the stack to copy to")
-    source = _workspace(stack)
+    source = _stored(stack)
     if dest == source.stack:
         raise UsageError(
             f"config cp --dest {dest}: that is the stack copied from; name another stack "
             "(or --stack another source)"
         )
-    target = _workspace(dest)
+    target = _stored(dest)
     target.config.copy_values_from(source.config, key, path=path)
     target.config.save()
     keys = sorted(source.config.values) if key is None else [_shown_key(source, key, path)]
@@ -1494,7 +1502,7 @@ def config_cp(
 
 
 def _config_list(stack: str | None, as_json: bool, show_secrets: bool) -> None:
-    ws = _workspace(stack)
+    ws = _stored(stack)
     plain = ws.config.resolved()[0] if show_secrets else ws.config.values
     shown = {
         k: ("[secret]" if ws.config.is_secret(k) and not show_secrets else plain[k])
@@ -1660,7 +1668,7 @@ def state_unprotect(
     as_json: JsonDone = False,
 ) -> None:
     """Clear a resource's protection so it may be deleted."""
-    ws = _workspace(stack)
+    ws = _stored(stack)
     if not _confirm_state_edit(ws, "state unprotect", f"unprotect {urn}", yes, as_json):
         return
     ws.backend.unprotect(ws.project.name, ws.stack, urn)
@@ -1679,7 +1687,7 @@ def state_rename(
     """Give a resource another logical name in the state; the object is untouched.
 
     After renaming it in the program, instead of an alias; what refers to it follows."""
-    ws = _workspace(stack)
+    ws = _stored(stack)
     what = f"rename {urn} to {new_name} (what refers to it follows; the object is untouched)"
     if not _confirm_state_edit(ws, "state rename", what, yes, as_json):
         return
@@ -1698,7 +1706,7 @@ def state_move(
     as_json: JsonDone = False,
 ) -> None:
     """Move resources to another stack of the project."""
-    ws = _workspace(stack)
+    ws = _stored(stack)
     what = f"move {', '.join(urns)} (and their children) to stack {dest}"
     if not _confirm_state_edit(ws, "state move", what, yes, as_json):
         return

@@ -5,8 +5,11 @@ from __future__ import annotations
 import ast
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
+
+from stackwright.cli.main import main
 
 #: Loaded only by the code that uses them: a `wait-for` JSONPath, a quantity compared for drift.
 _ON_DEMAND = ("stackwright.providers.kubernetes.jsonpath", "fractions", "decimal")
@@ -30,7 +33,7 @@ def _loaded_after(statement: str, modules: tuple[str, ...]) -> list[str]:
     result = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
     )
-    return list(ast.literal_eval(result.stdout.strip()))
+    return list(ast.literal_eval(result.stdout.strip().splitlines()[-1]))
 
 
 #: The engine, the operations and the programming model (~0.1 s of imports): only the
@@ -72,3 +75,34 @@ def test_the_packages_export_the_same_objects_as_their_modules() -> None:
     assert set(sw.__all__) <= set(dir(sw)) and set(auto.__all__) <= set(dir(auto))
     with pytest.raises(AttributeError, match="module 'stackwright' has no attribute 'Resourse'"):
         _ = sw.Resourse  # type: ignore[attr-defined]
+
+
+#: Commands that open a stack to read or edit what is stored, and run no operation.
+_STORED_COMMANDS = (
+    ["config", "get", "replicas"],
+    ["config", "set", "replicas", "3"],
+    ["config"],
+    ["config", "rm", "replicas"],
+    ["stack"],
+    ["stack", "output"],
+    ["stack", "history"],
+    ["stack", "export"],
+    ["stack", "select", "dev"],
+    ["stack", "select", "--create", "qa"],
+    ["stack", "init", "staging"],
+    ["stack", "tag", "set", "env", "dev"],
+    ["stack", "tag", "ls"],
+    ["cancel"],
+)
+
+
+@pytest.mark.parametrize("args", _STORED_COMMANDS, ids=" ".join)
+def test_commands_that_run_no_operation_load_neither_the_engine_nor_its_client(
+    project: Path, args: list[str]
+) -> None:
+    # `config get` and `stack output` opened the stack through the operations' Workspace,
+    # which imports the engine, the Kubernetes provider and asyncio (~0.1 s at each start).
+    main(["config", "set", "replicas", "2"])
+    # A command that fails exits non-zero, and fails the test: each one here does its work.
+    run = f"from stackwright.cli.main import main\nmain({args!r})"
+    assert _loaded_after(run, (*_OPERATIONS, "lightkube")) == []
