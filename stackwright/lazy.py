@@ -47,4 +47,7 @@ def lazy_module(name: str) -> ModuleType:
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
     spec.loader.exec_module(module)
+    parent, _, child = name.rpartition(".")
+    if parent:  # as an import binds it: `import stackwright.policy` then `stackwright.policy.X`
+        setattr(sys.modules[parent], child, module)
     return module

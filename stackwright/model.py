@@ -11,7 +11,7 @@ children of components (as Pulumi does): `urn:sw:dev::web::my:Component$kubernet
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -179,6 +179,60 @@ def map_secrets(value: Any, change: Callable[[SecretValue], Any]) -> Any:
     if isinstance(value, list):
         return [map_secrets(v, change) for v in value]
     return value
+
+
+#: How a value preview cannot know yet (`UNKNOWN`) is shown.
+UNKNOWN_TEXT = "(known after apply)"
+
+
+def shown(value: Any) -> Any:
+    """A value as a display shows it: unknowns spelled out, structures copied."""
+    if value is UNKNOWN:
+        return UNKNOWN_TEXT
+    if isinstance(value, SecretValue):
+        return SECRET_TEXT
+    if isinstance(value, dict):
+        return {k: shown(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [shown(v) for v in value]
+    return value
+
+
+def masked(
+    value: Any, paths: Iterable[str], secret: Callable[[Any], Any] = lambda _: SECRET_TEXT
+) -> Any:
+    """A copy of `value` with what lies at `paths` — relative paths as `join_path` writes
+    them (`data.pw`, `env[1].value`, "" for the value itself) — replaced by `secret(it)`."""
+    paths = list(paths)
+    if "" in paths:
+        return secret(value)
+    if not paths:
+        return value
+    if isinstance(value, dict):
+        out: dict[str, Any] = dict(value)
+        for key in out:
+            inner = paths_below(paths, key)
+            if inner:
+                out[key] = masked(out[key], inner, secret)
+        return out
+    if isinstance(value, list):
+        return [
+            masked(item, inner, secret) if (inner := paths_below(paths, f"[{index}]")) else item
+            for index, item in enumerate(value)
+        ]
+    return value
+
+
+def paths_below(paths: list[str], head: str) -> list[str]:
+    """The paths that start with the segment `head` (a key or `[i]`), relative to it."""
+    out = []
+    for path in paths:
+        if path == head:
+            out.append("")
+        elif path.startswith(head) and path[len(head)] in ".[":
+            rest = path[len(head) :]
+            out.append(rest[1:] if rest[0] == "." else rest)
+    return out
 
 
 def outermost(paths: tuple[str, ...]) -> list[str]:

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from stackwright.cli import _typer, cluster, policy, project
-from stackwright.cli.render import error_line
+from stackwright.cli.lines import error_line
 from stackwright.errors import StackwrightError, UsageError, redact
 from stackwright.lazy import lazy_module
 from stackwright.version import VERSION

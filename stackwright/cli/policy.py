@@ -18,16 +18,21 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from stackwright.cli.lines import error_line
 from stackwright.cli.project import PolicyPacks
-from stackwright.cli.render import error_line, policy_lines
 from stackwright.cli.terminal import machine_stdout
 from stackwright.errors import StackwrightError, UsageError, redact
-from stackwright.policy import Level, Report, sarif_failure, to_sarif
+from stackwright.lazy import lazy_module
 
 if TYPE_CHECKING:
     # Imported by the commands: with Helm, Kustomize and manifest reading behind it, it would
     # add ~20 ms to every `stackwright` command, `up` included.
+    from stackwright import policy
     from stackwright.automation import policy as policy_runs
+    from stackwright.cli import render
+else:  # the packs and the displays (~50 ms with the engine's events), for policy commands
+    policy = lazy_module("stackwright.policy")
+    render = lazy_module("stackwright.cli.render")
 
 app = typer.Typer(
     help="Policy packs: check manifests, charts and kustomizations; audit a live cluster.",
@@ -75,7 +80,7 @@ def _options(
     return policy_runs.Options(
         packs=tuple(packs or ()),
         pack_dirs=tuple(policy_packs or ()),
-        level=Level.override(level, "--level"),
+        level=policy.Level.override(level, "--level"),
         config=config,
         **more,  # type: ignore[arg-type]
     )
@@ -92,19 +97,19 @@ def _report_on_failure(output_format: str, as_json: bool) -> Iterator[None]:
         yield
     except StackwrightError as error:
         if output_format == "sarif":
-            typer.echo(json.dumps(sarif_failure(str(error), error.exit_code), indent=2))
+            typer.echo(json.dumps(policy.sarif_failure(str(error), error.exit_code), indent=2))
         elif output_format == "json" and not as_json:  # with --json, main writes the line
             typer.echo(error_line(redact(str(error)), error.exit_code))
         raise
 
 
-def _show(report: Report, output_format: str) -> None:
+def _show(report: policy.Report, output_format: str) -> None:
     if output_format == "json":
         typer.echo(json.dumps(report.to_dict(), indent=2))
     elif output_format == "sarif":
-        typer.echo(json.dumps(to_sarif(report), indent=2))
+        typer.echo(json.dumps(policy.to_sarif(report), indent=2))
     else:
-        typer.echo("\n".join(line.plain for line in policy_lines(report)))
+        typer.echo("\n".join(line.plain for line in render.policy_lines(report)))
     if report.blocked:
         raise typer.Exit(3)
 

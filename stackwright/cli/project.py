@@ -32,30 +32,32 @@ from stackwright.automation.workspace import (
     selected_stack,
     unselect_stack,
 )
-from stackwright.cli.render import Renderer, compact, json_line, make_renderer
+from stackwright.cli.lines import compact, json_line
 from stackwright.cli.terminal import machine_stdout, why_no_one_answers
-from stackwright.engine.events import (
-    Diagnostic,
-    Event,
-    Summary,
-    expecting_no_changes,
-    masked,
-    plural,
-)
 from stackwright.errors import StackwrightError, UsageError
 from stackwright.lazy import lazy_module
-from stackwright.model import SECRET_TEXT, ResourceState, map_secrets, urn_name
-from stackwright.policy import Level
+from stackwright.model import SECRET_TEXT, ResourceState, map_secrets, masked, urn_name
 from stackwright.state import Backend, HistoryEntry, open_backend
 
 if TYPE_CHECKING:
     from datetime import datetime
 
+    from stackwright import policy
     from stackwright.automation import stack as automation
     from stackwright.automation.stack import ImportEntry, Selection, Workspace
+    from stackwright.cli import render as renderers
+    from stackwright.cli.render import Renderer
+    from stackwright.engine import events
+    from stackwright.engine.events import Diagnostic, Event, Summary
     from stackwright.engine.records import Edge
-else:  # the operations and the engine behind them, imported by the commands that run one
+else:
+    # The operations, the engine behind them, its events, their displays and the policy
+    # packs (~0.15 s of imports), imported by the commands that run an operation: those
+    # that only read or edit a stack (`config get`, `stack output`) need none of them.
     automation = lazy_module("stackwright.automation.stack")
+    events = lazy_module("stackwright.engine.events")
+    renderers = lazy_module("stackwright.cli.render")
+    policy = lazy_module("stackwright.policy")
 
 Stack = Annotated[
     str | None, typer.Option("--stack", "-s", help="The stack to use (default: the selected one).")
@@ -200,7 +202,9 @@ def _rendering(kind: str, *, json_lines: bool, show_diff: bool) -> Iterator[Rend
     # `--json` promises nothing but events on stdout: what the program, its callbacks and
     # what they run print goes to stderr (Pulumi makes it diagnostics).
     with machine_stdout() if json_lines else contextlib.nullcontext(sys.stdout) as out:
-        render = make_renderer(kind, json_lines=json_lines, show_diff=show_diff, stream=out)
+        render = renderers.make_renderer(
+            kind, json_lines=json_lines, show_diff=show_diff, stream=out
+        )
         try:
             yield render
         finally:
@@ -219,7 +223,7 @@ class _SaidOnce:
         self._said = said
 
     def __call__(self, event: Event) -> None:
-        if isinstance(event, Diagnostic) and not event.urn:
+        if isinstance(event, events.Diagnostic) and not event.urn:
             if event in self._said:
                 return
             self._said.add(event)
@@ -371,7 +375,7 @@ def preview(
     as_json: Json = False,
 ) -> None:
     """Show what `up` would change; changes nothing anywhere."""
-    level = Level.override(policy_level, "--policy-level")
+    level = policy.Level.override(policy_level, "--policy-level")
     select = _selection(
         targets, target_dependents, excludes, exclude_dependents, replace, target_replace
     )
@@ -416,7 +420,7 @@ def up(
     as_json: Json = False,
 ) -> None:
     """Apply the program: create, update, replace and delete, waiting for each object to be ready."""
-    level = Level.override(policy_level, "--policy-level")
+    level = policy.Level.override(policy_level, "--policy-level")
     select = _selection(
         targets, target_dependents, excludes, exclude_dependents, replace, target_replace
     )
@@ -428,7 +432,7 @@ def up(
     if not yes or expect_no_changes:
         with _rendering("preview", json_lines=as_json, show_diff=diff) as render:
             planned = ws.preview(
-                expecting_no_changes(_SaidOnce(render, said), expect_no_changes),
+                events.expecting_no_changes(_SaidOnce(render, said), expect_no_changes),
                 refresh=refresh,
                 select=select,
                 parallel=parallel,
@@ -447,7 +451,7 @@ def up(
             return
     with _rendering("up", json_lines=as_json, show_diff=diff) as render:
         summary = ws.up(
-            expecting_no_changes(_SaidOnce(render, said), expect_no_changes),
+            events.expecting_no_changes(_SaidOnce(render, said), expect_no_changes),
             refresh=refresh,
             select=select,
             parallel=parallel,
@@ -560,7 +564,7 @@ def refresh(
     if preview_only or not yes or expect_no_changes:
         with _rendering("refresh", json_lines=as_json, show_diff=True) as render:
             summary = ws.refresh(
-                expecting_no_changes(render, expect_no_changes), select=select, preview=True
+                events.expecting_no_changes(render, expect_no_changes), select=select, preview=True
             )
         _finish(summary)  # objects it could not read: nothing to record, or to ask about
         if expect_no_changes:
@@ -674,7 +678,7 @@ def import_(
         typer.echo(json_line({"event": "program", "code": program, "file": out and str(out)}))
         return
     # The program alone on stdout (`… --yes > __main__.py`); what was done on stderr.
-    said = f"Imported {plural(len(imported), 'object')} into stack {ws.stack}"
+    said = f"Imported {events.plural(len(imported), 'object')} into stack {ws.stack}"
     declares = f"the program that declares {'it' if len(imported) == 1 else 'them'}"
     if out is not None:
         typer.echo(f"{said}; {declares} is in {out}.")
@@ -1262,7 +1266,7 @@ def stack_graph(
         typer.echo(text, nl=False)
     else:
         file.write_text(text)
-        counted = f"{plural(len(nodes), 'resource')}, {plural(len(edges), 'edge')}"
+        counted = f"{events.plural(len(nodes), 'resource')}, {events.plural(len(edges), 'edge')}"
         typer.echo(f"wrote {file}: {counted}", err=True)
 
 
@@ -1603,7 +1607,7 @@ def state_delete(
     left_marked = ""  # why the cluster kept the marks, when it did
 
     def started(event: Event) -> None:  # a stopped local cluster it started, as `up` says
-        if isinstance(event, Diagnostic):
+        if isinstance(event, events.Diagnostic):
             typer.echo(f"note: {event.message}", err=True)
 
     try:

@@ -12,7 +12,6 @@ verbs) is one table, `OP_DISPLAY`, shared by all three.
 from __future__ import annotations
 
 import abc
-import json
 import os
 import sys
 import threading
@@ -21,13 +20,11 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TextIO
 
-import orjson
-
+from stackwright.cli.lines import VALUE_WIDTH, compact, json_line
 from stackwright.cli.terminal import watched
 from stackwright.engine.drift import ITEM_KEYS
 from stackwright.engine.events import (
     SECRET_TEXT,
-    UNKNOWN_TEXT,
     Diagnostic,
     Drift,
     Event,
@@ -38,7 +35,6 @@ from stackwright.engine.events import (
     StepStarted,
     Summary,
     event_json,
-    shown,
     shown_changes,
     step_type_and_name,
     type_and_name,
@@ -73,8 +69,6 @@ KINDS = ("preview", "up", "destroy", "refresh", "import")
 #: Seconds between two progress lines of one resource in plain mode: a rollout
 #: reports every pod transition, and a CI log should not get hundreds of lines.
 PROGRESS_INTERVAL = 1.0
-#: Field values longer than this are cut in diffs and drift lines.
-VALUE_WIDTH = 80
 #: The live display redraws at most this often; more is flicker, not information.
 REFRESH_PER_SECOND = 8
 
@@ -176,19 +170,6 @@ def make_renderer(
 
 def _is_future(kind: str) -> bool:
     return kind == "preview"
-
-
-def compact(value: Any, width: int | None = VALUE_WIDTH) -> str:
-    """A value on one line: JSON, masked and unknown markers bare, cut at `width`."""
-    if isinstance(value, str) and value in (SECRET_TEXT, UNKNOWN_TEXT):
-        return value
-    try:
-        text = json.dumps(shown(value), ensure_ascii=False, separators=(",", ":"), default=str)
-    except (TypeError, ValueError):  # keys JSON cannot hold, self-references
-        text = str(value)
-    if width is not None and len(text) > width:
-        text = text[: width - 1] + "…"
-    return text
 
 
 def _seconds(elapsed: float, places: int) -> str:
@@ -490,28 +471,6 @@ def summary_lines(summary: Summary, *, future: bool) -> list[Text]:
 
 # ---------------------------------------------------------------------------
 # JSON lines
-
-
-#: orjson options matching `json.dumps(..., default=str)`: keys that are not strings are
-#: written as strings; dataclasses and datetimes go through `default` (str) as with json.
-_ORJSON = (
-    orjson.OPT_NON_STR_KEYS | orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME
-)
-
-
-def error_line(message: str, exit_code: int) -> str:
-    """The `error` event a `--json` command ends with when an error stops it."""
-    return json_line({"event": "error", "message": message, "exitCode": exit_code})
-
-
-def json_line(document: dict[str, Any]) -> str:
-    """One compact JSON line, as every `--json` line is written (events, the final error). orjson takes about a tenth of json's time (3,000 events of a
-    1,000-resource `up`: 1 ms against 11 ms); json remains for what orjson refuses
-    (integers beyond 64 bits)."""
-    try:
-        return orjson.dumps(document, default=str, option=_ORJSON).decode()
-    except TypeError:
-        return json.dumps(document, ensure_ascii=False, separators=(",", ":"), default=str)
 
 
 def _may_quote(event: Event) -> bool:

@@ -18,12 +18,15 @@ from typing import Any
 
 from stackwright.engine.plan import FieldChange, Step
 from stackwright.errors import redact, redact_within
-from stackwright.model import SECRET_TEXT as SECRET_TEXT  # re-exported for displays
-from stackwright.model import Op, ResourceState, SecretValue, parse_urn
-from stackwright.policy import Report
-from stackwright.sdk.output import UNKNOWN
 
-UNKNOWN_TEXT = "(known after apply)"
+# How a value shows lives with the values (the CLI's `stack output` shows them without the
+# engine); re-exported for the displays.
+from stackwright.model import SECRET_TEXT as SECRET_TEXT
+from stackwright.model import UNKNOWN_TEXT as UNKNOWN_TEXT
+from stackwright.model import Op, ResourceState, parse_urn, paths_below
+from stackwright.model import masked as masked
+from stackwright.model import shown as shown
+from stackwright.policy import Report
 
 
 @dataclass(frozen=True)
@@ -172,56 +175,6 @@ def within(path: str, prefixes: Iterable[str]) -> bool:
     return any(path == p or path.startswith((p + ".", p + "[")) for p in prefixes)
 
 
-def shown(value: Any) -> Any:
-    """A value as a display shows it: unknowns spelled out, structures copied."""
-    if value is UNKNOWN:
-        return UNKNOWN_TEXT
-    if isinstance(value, SecretValue):
-        return SECRET_TEXT
-    if isinstance(value, dict):
-        return {k: shown(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [shown(v) for v in value]
-    return value
-
-
-def masked(
-    value: Any, paths: Iterable[str], secret: Callable[[Any], Any] = lambda _: SECRET_TEXT
-) -> Any:
-    """A copy of `value` with what lies at `paths` — relative paths as `join_path` writes
-    them (`data.pw`, `env[1].value`, "" for the value itself) — replaced by `secret(it)`."""
-    paths = list(paths)
-    if "" in paths:
-        return secret(value)
-    if not paths:
-        return value
-    if isinstance(value, dict):
-        out: dict[str, Any] = dict(value)
-        for key in out:
-            inner = _below(paths, key)
-            if inner:
-                out[key] = masked(out[key], inner, secret)
-        return out
-    if isinstance(value, list):
-        return [
-            masked(item, inner, secret) if (inner := _below(paths, f"[{index}]")) else item
-            for index, item in enumerate(value)
-        ]
-    return value
-
-
-def _below(paths: list[str], head: str) -> list[str]:
-    """The paths that start with the segment `head` (a key or `[i]`), relative to it."""
-    out = []
-    for path in paths:
-        if path == head:
-            out.append("")
-        elif path.startswith(head) and path[len(head)] in ".[":
-            rest = path[len(head) :]
-            out.append(rest[1:] if rest[0] == "." else rest)
-    return out
-
-
 def shown_changes(step: Step) -> list[FieldChange]:
     """The step's field changes with secret values masked and unknowns spelled out.
 
@@ -241,7 +194,7 @@ def shown_changes(step: Step) -> list[FieldChange]:
             out.append(FieldChange(change.path, old, new))
             continue
         # The secret paths below this change, found once for both of its sides.
-        below = _below(secrets, change.path) if change.path else secrets
+        below = paths_below(secrets, change.path) if change.path else secrets
         old, new = masked(change.old, below), masked(change.new, below)
         out.append(FieldChange(change.path, shown(old), shown(new)))
     return out
@@ -256,7 +209,7 @@ def mask_at(path: str, value: Any, secret_paths: Iterable[str]) -> Any:
         return None
     if within(path, paths):
         return SECRET_TEXT
-    return masked(value, _below(paths, path) if path else paths)
+    return masked(value, paths_below(paths, path) if path else paths)
 
 
 # --- events as JSON (`--json`, and scripts that forward them) --------------------------------

@@ -77,8 +77,13 @@ def test_the_packages_export_the_same_objects_as_their_modules() -> None:
         _ = sw.Resourse  # type: ignore[attr-defined]
 
 
+#: What only an operation's display needs: the engine's events and plans, the policy packs
+#: (~50 ms). Each is imported only when the module that imports it runs.
+_DISPLAYS = ("stackwright.engine.plan", "stackwright.policy._core", "stackwright.sdk.output")
+
 #: Commands that open a stack to read or edit what is stored, and run no operation.
 _STORED_COMMANDS = (
+    ["stack", "ls"],
     ["config", "get", "replicas"],
     ["config", "set", "replicas", "3"],
     ["config"],
@@ -101,8 +106,24 @@ def test_commands_that_run_no_operation_load_neither_the_engine_nor_its_client(
     project: Path, args: list[str]
 ) -> None:
     # `config get` and `stack output` opened the stack through the operations' Workspace,
-    # which imports the engine, the Kubernetes provider and asyncio (~0.1 s at each start).
+    # which imports the engine, the Kubernetes provider and asyncio (~0.1 s at each start);
+    # and every command imported the displays of operations.
     main(["config", "set", "replicas", "2"])
     # A command that fails exits non-zero, and fails the test: each one here does its work.
     run = f"from stackwright.cli.main import main\nmain({args!r})"
-    assert _loaded_after(run, (*_OPERATIONS, "lightkube")) == []
+    assert _loaded_after(run, (*_OPERATIONS, "lightkube", *_DISPLAYS)) == []
+
+
+def test_a_module_the_cli_imports_on_first_use_is_its_packages_attribute() -> None:
+    # As an import binds it: a script that imports the CLI, then `stackwright.policy`, reads
+    # `stackwright.policy.Level` (it was "module 'stackwright' has no attribute 'policy'").
+    code = (
+        "import stackwright.cli.main\n"
+        "import stackwright.automation.stack, stackwright.engine.events, stackwright.policy\n"
+        "print(stackwright.policy.Level.ADVISORY.value, stackwright.engine.events.plural(2, 'x'),\n"
+        "      stackwright.automation.stack.Workspace.__name__)\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert result.stdout.split() == ["advisory", "2", "xs", "Workspace"], result.stderr
