@@ -8,6 +8,8 @@ YAML project whose stack `dev` holds one config value:
 
 - `stackwright --version`, `stackwright --help`;
 - `stackwright stack ls` and `stackwright config get replicas` in the project;
+- the other commands that open the stack without running an operation: `config set`,
+  `config` (the list), `stack output`, `stack history`, `stack select`, `stack tag ls`;
 - `stackwright cluster list` (no cluster);
 - `python -c pass`: the interpreter alone, the floor.
 
@@ -34,6 +36,12 @@ COMMANDS: dict[str, list[str]] = {
     "stackwright --help": ["stackwright", "--help"],
     "stackwright stack ls": ["stackwright", "stack", "ls"],
     "stackwright config get replicas": ["stackwright", "config", "get", "replicas"],
+    "stackwright config set replicas 2": ["stackwright", "config", "set", "replicas", "2"],
+    "stackwright config": ["stackwright", "config"],
+    "stackwright stack output": ["stackwright", "stack", "output"],
+    "stackwright stack history": ["stackwright", "stack", "history"],
+    "stackwright stack select dev": ["stackwright", "stack", "select", "dev"],
+    "stackwright stack tag ls": ["stackwright", "stack", "tag", "ls"],
     "stackwright cluster list": ["stackwright", "cluster", "list"],
 }
 
