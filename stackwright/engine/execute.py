@@ -258,6 +258,21 @@ class PatchConflict(StackwrightError):
         )
 
 
+class PatchGiveUpRefused(StackwrightError):
+    """The API server refused a Patch's giving up of its fields: one it holds alone (taken
+    over with patch-force) would go, as server-side apply removes a field no manager owns,
+    and the object needs it (a container's image)."""
+
+    status = 422  # refused: nothing changed (`records.refused`)
+
+    def __init__(self, refusal: BaseException) -> None:
+        super().__init__(
+            f"{refusal}: giving up the Patch's fields would remove one the object needs, which "
+            f"only the Patch holds (taken over with {PATCH_FORCE}); keep its fields on the "
+            "object with `retain_on_delete` (set it, run `up`, then drop the Patch or destroy)"
+        )
+
+
 def _error_text(exc: BaseException) -> str:
     if isinstance(exc, asyncio.CancelledError | KeyboardInterrupt):
         return _INTERRUPTED
@@ -1791,6 +1806,11 @@ class Run:
         timeout = _wait_seconds(step.op, timeouts)
         if step.op is Op.IMPORT:
             await self._check_importable(provider, new)
+        target = None
+        if is_patch(new):  # every apply of one: an apply alone would create it. Read before
+            # a renamed Patch gives its fields up on its former object: a missing one is
+            # refused with nothing changed.
+            target = await self._check_target(provider, new)
         if step.op is Op.REPLACE and step.delete_before_replace:
             assert step.old is not None
             self._refuse_deleting_protected_within(step.old)
@@ -1813,10 +1833,7 @@ class Run:
             step = replace(step, old=await self._replaced_later(step.old, new))
         else:
             journal_op = step.op
-        target = None
-        if is_patch(new):  # every apply of one: an apply alone would create it
-            target = await self._check_target(provider, new)
-        elif step.op is Op.CREATE:
+        if step.op is Op.CREATE and not is_patch(new):
             await self._check_free(provider, new)
         # The provider names the object in its status lines; the display names the resource.
         prefix = f"{metadata_of(new.inputs).get('name')}: "
@@ -2257,7 +2274,12 @@ class Run:
         namespace = object_ref(state)[2]
         if namespace is not None:
             body["metadata"]["namespace"] = namespace
-        await self._send_patch(provider, provider.apply, state, body)
+        try:
+            await self._send_patch(provider, provider.apply, state, body)
+        except InputsRejected as exc:
+            # A field the Patch took with patch-force is its alone: given up, it is removed
+            # (as Pulumi's), which the API server refuses where the object needs it.
+            raise PatchGiveUpRefused(exc) from exc
 
     async def delete_all(self, states: list[ResourceState], *, blocked: bool = False) -> set[str]:
         """Delete `states` in reverse dependency order (dependents first), concurrently;
@@ -2901,8 +2923,10 @@ def _identity(obj: Mapping[str, Any]) -> dict[str, Any]:
 _PATCH_ATTEMPTS = 3
 
 
-def _missing_target(new: ResourceState) -> UsageError:
-    return UsageError(
+def _missing_target(new: ResourceState) -> InputsRejected:
+    # The program's to fix at the Patch's line, as inputs the cluster refused: a preview
+    # whose only failures are such exits 2 (bad input), an up that may have changed others 1.
+    return InputsRejected(
         f"{new.inputs.get('kind')} {new.id} does not exist: a Patch changes an existing object "
         "and creates none; create it first (or declare it in the program: the Patch follows "
         "it), or name an object that exists"

@@ -287,14 +287,37 @@ def test_a_missing_target_fails_and_creates_nothing(new_project: Any, cluster: L
                                    data={"k": "v"})
         """
     )
-    planned = p.preview(rc=1)
+    # Bad input, said at the Patch's line: a preview that changed nothing exits 2.
+    planned = p.preview(rc=2)
     (done,) = planned.of("step-done")
     assert "does not exist" in done["error"] and "creates none" in done["error"], done["error"]
+    assert done["error"].startswith(f"{p.root / '__main__.py'}:{PRELUDE_LINES + 2}: "), done
     failed = p.up(rc=1)
     (done,) = failed.of("step-done")
     assert f"ConfigMap {p.ns}/absent does not exist" in done["error"], done["error"]
     assert get(cluster, "configmap", "absent", p.ns) is None
     assert p.resources() == {}
+
+
+def test_a_patch_renamed_to_a_missing_object_keeps_its_fields_on_the_former_one(
+    new_project: Any, cluster: LiveCluster
+) -> None:
+    p = new_project()
+    _namespace(cluster, p.ns)
+    create(cluster, "ConfigMap", "settings", p.ns, data={"mode": "blue"})
+    _config_map_patch(p, "settings", {"extra": "on"})
+    p.up()
+    p.program(
+        """
+        k8s.core.v1.ConfigMapPatch("settings", metadata={"name": "settingz", "namespace": NS},
+                                   data={"extra": "on"})
+        """
+    )
+    failed = p.up(rc=1)
+    assert f"ConfigMap {p.ns}/settingz does not exist" in _the_failed_step(failed)["error"]
+    # Refused before the former object's fields were given up: nothing changed.
+    assert live(cluster, "configmap", "settings", p.ns)["data"] == {"mode": "blue", "extra": "on"}
+    assert p.resources()["settings"]["inputs"]["metadata"]["name"] == "settings"
 
 
 def test_a_patch_needs_a_name(new_project: Any, cluster: LiveCluster) -> None:
@@ -361,6 +384,41 @@ def test_deployment_patch_waits_for_its_rollout(new_project: Any, cluster: LiveC
     failed = p.up(rc=1)
     (done,) = failed.of("step-done")
     assert "ImagePullBackOff" in done["error"] or "ErrImagePull" in done["error"], done["error"]
+
+
+def test_giving_up_a_forced_field_the_object_needs_says_how_to_keep_it(
+    new_project: Any, cluster: LiveCluster
+) -> None:
+    """The README's DeploymentPatch, dropped: the image it took with patch-force is its
+    alone, so giving it up would remove it, which the API server refuses."""
+    p = new_project()
+    _namespace(cluster, p.ns)
+    cluster.kubectl("create", "deployment", "web", "-n", p.ns, "--image=nginx:1.29")
+    patch = """
+        k8s.apps.v1.DeploymentPatch(
+            "web-image",
+            metadata={{"name": "web", "namespace": NS,
+                      "annotations": {{"stackwright.io/patch-force": "true"}}}},
+            spec={{"template": {{"spec": {{"containers": [{{"name": "nginx", "image": "nginx:1.30"}}]}}}}}},
+            opts={opts},
+        )
+        """
+    p.program(patch.format(opts="None"))
+    p.up()
+    p.program("")
+    failed = p.up(rc=1)
+    error = _the_failed_step(failed)["error"]
+    assert "containers[0].image: Required value" in error, error
+    assert "only the Patch holds" in error and "retain_on_delete" in error, error
+    # Refused, so nothing is left pending: the next run settles nothing.
+    p.program(patch.format(opts="sw.ResourceOptions(retain_on_delete=True)"))
+    again = p.up()
+    assert not [e for e in again.of("diagnostic") if "interrupted" in e.get("message", "")]
+    p.program("")
+    p.up()
+    assert p.resources() == {}
+    image = live(cluster, "deployment", "web", p.ns)["spec"]["template"]["spec"]["containers"][0]
+    assert image["image"] == "nginx:1.30"
 
 
 def test_yaml_program_patch(new_project: Any, cluster: LiveCluster) -> None:
