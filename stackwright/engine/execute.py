@@ -1313,7 +1313,7 @@ class Run:
         """A same step that applies its object after all, saying why: the object's marks are
         not this resource's, or it was not ready after the last update."""
         urn = step.urn
-        if self._marked_elsewhere(old):
+        if not is_patch(old) and self._marked_elsewhere(old):  # a Patch marks nothing
             if await self._gone_by_its_ttl(old, old.provider):
                 return await self._marked_in_the_record(step, old)
             # Renamed (an alias), moved between stacks or its stack renamed: the object still

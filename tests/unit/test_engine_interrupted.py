@@ -522,6 +522,27 @@ def test_a_patch_whose_giving_up_was_interrupted_is_applied_again_when_still_dec
     assert live is not None and live["data"] == {"owner": "someone else", "mode": "fast"}
 
 
+def test_a_patch_whose_giving_up_may_not_have_landed_is_not_said_to_have_lost_marks(
+    stack: Stack,
+) -> None:
+    """The giving up timed out before it landed: the object still holds the Patch's fields,
+    so the Patch declared again is `same` but not ready. A Patch marks no object: its
+    record's object, unmarked, is no object that "lost its marks"."""
+    patched = _someone_elses_settings_patched(stack)
+    assert stack.up(patched).ok
+    stack.fake.fail_apply["settings"] = TimeoutError("read timed out")
+    assert not stack.up(lambda p: None).ok
+    assert [p.op for p in stack.state().pending] == [Op.DELETE]
+    stack.fake.fail_apply.clear()
+
+    summary = stack.up(patched)
+
+    assert summary.ok, summary.failures
+    said = [d.message for d in stack.of(Diagnostic) if d.urn.endswith("::tuning")]
+    assert not [m for m in said if "marks" in m], said
+    assert [m for m in said if m.startswith("was not ready after the last update")], said
+
+
 def test_a_patch_reads_its_object_once_per_apply(stack: Stack) -> None:
     """The read that refuses a missing object before the step is journaled is the one whose
     uid the apply names: no second read (an object deleted or made again in between is
