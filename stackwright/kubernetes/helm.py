@@ -637,10 +637,28 @@ def merge_values(
         try:
             merged = _merge(merged, helm.values_from_yaml(text) or {})
         except helm.HelmError as exc:
-            raise UsageError(f"{what}: value file {path} is not valid YAML: {exc.detail}") from exc
+            raise UsageError(f"{what}: {_value_file_refusal(path, text, exc.detail)}") from exc
     if not isinstance(values, Mapping):
         raise UsageError(f"{what}: values must be a dict (got {type(values).__name__})")
     return _merge(merged, values)
+
+
+def _value_file_refusal(path: Path, text: str, detail: str) -> str:
+    """Why Helm refused a value file: YAML it cannot parse, or YAML that is no map (a list,
+    a string), which Helm's message calls a failed unmarshal "into common.Values"."""
+    import yaml
+
+    try:
+        found = yaml.safe_load(text)
+    except yaml.YAMLError:
+        found = None
+    if found is not None and not isinstance(found, dict):
+        kind = "a list" if isinstance(found, list) else f"the single value {found!r}"
+        return (
+            f"value file {path} holds {kind}, where Helm takes a map of values: write it "
+            'as keys (`replicas: 3`, `image: {tag: "1.29"}`)'
+        )
+    return f"value file {path} is not valid YAML: {detail}"
 
 
 def _merge(base: Mapping[str, Any], override: Mapping[str, Any]) -> dict[str, Any]:

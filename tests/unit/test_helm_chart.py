@@ -294,6 +294,13 @@ def test_missing_chart_and_value_files_name_the_file(program: Program, tmp_path:
     bad.write_text("a: [1, 2\n")
     with pytest.raises(UsageError, match=r"value file .*bad.yaml is not valid YAML"):
         Chart("demo", chart=WEBAPP, value_files=[bad])
+    # Valid YAML, but no map: said as such, not as YAML Helm could not parse.
+    listed = tmp_path / "list.yaml"
+    listed.write_text("- replicas: 3\n")
+    with pytest.raises(
+        UsageError, match=r"value file .*list.yaml holds a list, where Helm takes a map"
+    ):
+        Chart("demo", chart=WEBAPP, value_files=[listed])
     binary = tmp_path / "bin.yaml"
     binary.write_bytes(b"\xff\xfe a: 1\n")
     with pytest.raises(UsageError) as caught:
