@@ -87,6 +87,7 @@ class Directory(ManifestComponent):
     """The objects a kustomization builds to, each a child resource."""
 
     TYPE = "kubernetes:kustomize:Directory"
+    LABEL = "kustomize.Directory"
 
     def __init__(
         self,
@@ -99,7 +100,7 @@ class Directory(ManifestComponent):
     ) -> None:
         path = os.fspath(directory if directory is not None else name)
         source = f"the output of building {path}"
-        with Reading("kustomize.Directory", name):
+        with Reading(self.LABEL, name):
             text = build(path)
             documents = parse(text, source)
         super().__init__(self.TYPE, name, {"directory": path}, opts)

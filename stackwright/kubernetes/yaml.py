@@ -273,6 +273,8 @@ class ManifestComponent(ComponentResource):
     #: Its type token: Pulumi's Python class's (`kubernetes:yaml:ConfigGroup`); `typed` makes
     #: the class of another (a YAML program's `kubernetes:yaml/v2:ConfigGroup`).
     TYPE: ClassVar[str]
+    #: What its messages call it (`ConfigFile 'app' at __main__.py:3: …`).
+    LABEL: ClassVar[str]
 
     @classmethod
     @functools.cache
@@ -308,8 +310,10 @@ class ManifestComponent(ComponentResource):
         a message about an object's field names."""
         texts = texts or {}
         docs = list(expand(documents))
-        for doc in docs:  # all checked before any is declared: bad input declares nothing
-            check_object(doc, texts.get(doc.source))
+        reading = Reading(self.LABEL, self.resource_name)  # its errors name the component
+        with reading:
+            for doc in docs:  # all checked before any is declared: bad input declares nothing
+                check_object(doc, texts.get(doc.source))
         for doc in docs:
             obj: dict[str, Any] = doc.obj
             if skip_await:
@@ -326,14 +330,15 @@ class ManifestComponent(ComponentResource):
             if dropped(obj):
                 continue
             # Named after the transformation, which may rename or move the object.
-            api_version, kind, name, namespace = check_object(doc, texts.get(doc.source))
+            with reading:
+                api_version, kind, name, namespace = check_object(doc, texts.get(doc.source))
             child = child_name(kind, name, namespace, resource_prefix)
             if child in self.resources:
                 raise UsageError(
-                    f"{kind} {name!r}"
+                    f"{reading.what} {self.resource_name!r} at {reading.where}: {kind} {name!r}"
                     + (f" in namespace {namespace!r}" if namespace else "")
-                    + f" is declared twice in {self.resource_name!r} (again in document "
-                    f"{doc.index + 1} of {doc.source}): remove one of them"
+                    + f" is declared twice (again in document {doc.index + 1} of "
+                    f"{doc.source}): remove one of them"
                 )
             file = doc if doc.source in files else None
             resource = ManifestObject(child, obj, opts, _origin(doc), file, texts.get(doc.source))
@@ -380,6 +385,7 @@ class ConfigFile(ManifestComponent):
     """The objects of one YAML file (a path or an http(s) URL), each a child resource."""
 
     TYPE = "kubernetes:yaml:ConfigFile"
+    LABEL = "ConfigFile"
 
     def __init__(
         self,
@@ -391,7 +397,7 @@ class ConfigFile(ManifestComponent):
         opts: ResourceOptions | None = None,
     ) -> None:
         source = os.fspath(file if file is not None else name)
-        with Reading("ConfigFile", name):
+        with Reading(self.LABEL, name):
             text = _open(source)
             documents = parse(text, source)
         super().__init__(self.TYPE, name, {"file": source}, opts)
@@ -426,6 +432,7 @@ class ConfigGroup(ManifestComponent):
     """Objects from files (globs or URLs), YAML strings and dicts, each a child resource."""
 
     TYPE = "kubernetes:yaml:ConfigGroup"
+    LABEL = "ConfigGroup"
 
     def __init__(
         self,
@@ -441,7 +448,7 @@ class ConfigGroup(ManifestComponent):
         texts: dict[str, str] = {}
         documents: list[Document] = []
         strings = [yaml] if isinstance(yaml, str) else list(yaml or [])
-        with Reading("ConfigGroup", name):
+        with Reading(self.LABEL, name):
             paths = _expand_globs(files or [])
             for source in paths:
                 texts[source] = _open(source)

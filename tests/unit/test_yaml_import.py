@@ -201,8 +201,11 @@ def test_document_without_name_names_file_and_document(program: Program, tmp_pat
         "apiVersion: v1\nkind: Namespace\nmetadata: {name: ok}\n---\n# second\n"
         "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  labels: {a: b}\n"
     )
+    # Named with the component and its line, as a missing file or bad YAML is.
     with pytest.raises(
-        UsageError, match=r"document 2 of .*noname.yaml \(line 4\) has no metadata.name"
+        UsageError,
+        match=r"^ConfigFile 'x' at .*\.py:\d+: document 2 of .*noname.yaml \(line 4\) has no "
+        "metadata.name",
     ):
         k8s.yaml.ConfigFile("x", file=str(path))
     assert not [r for r in program.resources if r.custom], "nothing of a bad file is declared"
@@ -227,7 +230,9 @@ def test_missing_file_glob_and_duplicates_are_usage_errors(
     with pytest.raises(UsageError, match=r"^kustomize.Directory 'k' at .*: kustomization direct"):
         k8s.kustomize.Directory("k", directory=str(tmp_path / "nope"))
     doc = "apiVersion: v1\nkind: Namespace\nmetadata: {name: a}\n"
-    with pytest.raises(UsageError, match="declared twice"):
+    with pytest.raises(
+        UsageError, match=r"^ConfigGroup 'd' at .*: Namespace 'a' is declared twice"
+    ):
         k8s.yaml.ConfigGroup("d", yaml=[doc, doc])
 
 
