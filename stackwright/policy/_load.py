@@ -62,11 +62,7 @@ def _packs_of(file: Path) -> list[PolicyPack]:
     except UsageError as exc:
         raise UsageError(f"policy pack {file}: {exc}") from exc
     except Exception as exc:
-        frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == str(file)]
-        line = f", line {frames[-1].lineno}" if frames else ""
-        raise UsageError(
-            f"policy pack {file}{line} failed to load: {type(exc).__name__}: {exc}"
-        ) from exc
+        raise UsageError(f"policy pack {_where(file, exc)} failed to load: {_why(exc)}") from exc
     finally:
         sys.path.remove(folder)
     values = list(vars(module).values())
@@ -75,6 +71,27 @@ def _packs_of(file: Path) -> list[PolicyPack]:
         return packs
     policies = [v for v in values if isinstance(v, Policy)]
     return [PolicyPack(file.stem, policies)] if policies else []
+
+
+def _where(file: Path, exc: Exception) -> str:
+    """FILE:LINE of the pack's own line that failed (a syntax error's, or the last frame in
+    the file), or FILE."""
+    if isinstance(exc, SyntaxError) and exc.lineno and exc.filename == str(file):
+        return f"{file}:{exc.lineno}"
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == str(file)]
+    return f"{file}:{frames[-1].lineno}" if frames else str(file)
+
+
+def _why(exc: Exception) -> str:
+    """The error, and for a module that is not there, where it should be."""
+    if isinstance(exc, SyntaxError):
+        return f"{type(exc).__name__}: {exc.msg}"
+    text = f"{type(exc).__name__}: {exc}"
+    if not isinstance(exc, ModuleNotFoundError) or not exc.name:
+        return text
+    if exc.name.startswith("_"):
+        return f"{text}: put the helper module {exc.name}.py beside the pack"
+    return f"{text}: install it in the Python environment stackwright runs in"
 
 
 def select_packs(names: Iterable[str], directories: Iterable[str | Path] = ()) -> list[PolicyPack]:

@@ -362,7 +362,19 @@ def test_a_pack_folder_named_twice_is_loaded_once(tmp_path: Path) -> None:
 
 def test_a_broken_pack_module_is_one_line_naming_the_file(tmp_path: Path) -> None:
     (tmp_path / "broken.py").write_text("import os\n\nraise ValueError('no')\n")
-    with pytest.raises(UsageError, match=r"broken.py, line 3 failed to load: ValueError: no"):
+    with pytest.raises(UsageError, match=r"broken.py:3 failed to load: ValueError: no$"):
+        load_directory(tmp_path)
+    # A syntax error at its line; a module not there, with where it should be.
+    (tmp_path / "broken.py").write_text("import os\ndef oops(:\n")
+    with pytest.raises(UsageError, match=r"broken.py:2 failed to load: SyntaxError: invalid"):
+        load_directory(tmp_path)
+    (tmp_path / "broken.py").write_text("from _teams import TEAMS\n")
+    with pytest.raises(
+        UsageError, match=r"broken.py:1 .*'_teams': put the helper module _teams.py"
+    ):
+        load_directory(tmp_path)
+    (tmp_path / "broken.py").write_text("import acme_rules\n")
+    with pytest.raises(UsageError, match=r"'acme_rules': install it in the Python environment"):
         load_directory(tmp_path)
     with pytest.raises(UsageError, match="policy pack 'nope' is not known; the packs are"):
         select_packs(["nope"])
