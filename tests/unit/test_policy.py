@@ -368,9 +368,9 @@ def test_a_broken_pack_module_is_one_line_naming_the_file(tmp_path: Path) -> Non
     (tmp_path / "broken.py").write_text("import os\ndef oops(:\n")
     with pytest.raises(UsageError, match=r"broken.py:2 failed to load: SyntaxError: invalid"):
         load_directory(tmp_path)
-    (tmp_path / "broken.py").write_text("from _teams import TEAMS\n")
+    (tmp_path / "broken.py").write_text("from _rosters import ROSTER\n")
     with pytest.raises(
-        UsageError, match=r"broken.py:1 .*'_teams': put the helper module _teams.py"
+        UsageError, match=r"broken.py:1 .*'_rosters': put the helper module _rosters.py"
     ):
         load_directory(tmp_path)
     (tmp_path / "broken.py").write_text("import acme_rules\n")
