@@ -110,40 +110,28 @@ def _read(path: Path) -> str:
         raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from exc
 
 
-def _helm_scalar(raw: str) -> Any:
-    """A `--set` value typed as Helm types it: true / false / null, integers without a
-    leading zero; everything else (1.10, 0123, yes) stays text."""
-    lowered = raw.lower()
-    if lowered in ("true", "false"):
-        return lowered == "true"
-    if lowered == "null":
-        return None
-    if raw == "0" or (raw[:1] != "0" and re.fullmatch(r"[+-]?\d+", raw)):
-        return int(raw)
-    return raw
+def _set_values(assignments: Sequence[str]) -> dict[str, Any]:
+    """`--set` as Helm reads it, by Helm's own parser: `a.b=1,c=x` (`\\,` for a comma in a
+    value), lists `{a,b}` and items `a[0].b=c`, values typed as Helm types them (1.10, 0123
+    and yes stay text), each flag in turn into one map, as Helm's repeated `--set` is."""
+    import helm_python
 
-
-def _set_values(assignments: Iterable[str]) -> dict[str, Any]:
-    """`--set a.b=1,c=x` as Helm reads it: comma-separated (`\\,` for a comma in a value),
-    dotted keys, values typed as Helm types them."""
-    values: dict[str, Any] = {}
-    for argument in assignments:
-        for assignment in re.split(r"(?<!\\),", argument):
-            key, equals, raw = assignment.partition("=")
-            if not equals or not key:
-                raise UsageError(
-                    f"--set {argument!r}: write it as key=value (a.b=c for nested keys)"
-                )
-            value = _helm_scalar(raw.replace("\\,", ","))
-            node = values
-            parts = key.split(".")
-            for part in parts[:-1]:
-                child = node.get(part)
-                if not isinstance(child, dict):
-                    child = node[part] = {}
-                node = child
-            node[parts[-1]] = value
-    return values
+    if not assignments:
+        return {}
+    try:
+        return helm_python.parse_set_string(",".join(assignments))
+    except helm_python.HelmError as joined:
+        refused, argument = joined, ",".join(assignments)
+    for one in assignments:  # the flag to fix, when one alone is refused
+        try:
+            helm_python.parse_set_string(one)
+        except helm_python.HelmError as exc:
+            refused, argument = exc, one
+            break
+    raise UsageError(
+        f"--set {argument!r}: {refused.detail}; write it as key=value (a.b=c for nested keys, "
+        "a[0]=c for a list's item)"
+    ) from refused
 
 
 def _chart(path: Path, options: Options) -> list[Subject]:

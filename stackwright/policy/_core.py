@@ -43,10 +43,9 @@ class Level(enum.Enum):
         """A run's override of every enabled policy's level (`--level`): mandatory or advisory."""
         if value is None:
             return None
-        level = cls.parse(value, where)
-        if level is cls.DISABLED:
-            raise UsageError(f"{where} disabled: use mandatory or advisory")
-        return level
+        if value not in (cls.MANDATORY.value, cls.ADVISORY.value):  # disabled re-enables none
+            raise UsageError(f"{where} {value}: use mandatory or advisory")
+        return cls(value)
 
 
 class Severity(enum.Enum):

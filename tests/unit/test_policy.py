@@ -669,11 +669,12 @@ def test_an_exemption_matching_no_object_says_so(
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["--level", "loud"], "--level: enforcement level 'loud' is not one of"),
+        (["--level", "loud"], "--level loud: use mandatory or advisory"),
         (["--level", "disabled"], "--level disabled: use mandatory or advisory"),
         (["--format", "xml"], "--format xml: use one of text, json, sarif"),
         (["--pack", "nope"], "policy pack 'nope' is not known"),
-        (["--set", "novalue"], "--set 'novalue': write it as key=value"),
+        (["--set", "novalue"], "--set 'novalue': key \"novalue\" has no value; write it as"),
+        (["--set", "a=1", "--set", "a[x]=2"], "--set 'a[x]=2': error parsing index"),
     ],
 )
 def test_bad_check_input_is_exit_2_with_one_line(

@@ -421,6 +421,12 @@ def test_set_values_are_typed_and_split_as_helm_does() -> None:
         "list": "x,y",
         "empty": "",
     }
+    # A list's items by index and in braces, as a Helm user writes them; each --set in turn
+    # into one map, so two flags fill one list.
+    assert _set_values(["extraPorts[0].port=9091", "extraPorts[1].name=admin", "ips={a,b}"]) == {
+        "extraPorts": [{"port": 9091}, {"name": "admin"}],
+        "ips": ["a", "b"],
+    }
 
 
 def test_pss_an_empty_apparmor_annotation_is_allowed_as_admission_allows_it() -> None:
