@@ -142,6 +142,32 @@ def _yaml_at(mark: object) -> str:
     )
 
 
+def no_such_day(path: object, exc: ValueError, source: str) -> str:
+    """A YAML date that names no real day (`expires: 2026-13-01`), which PyYAML raises as a
+    bare ValueError (`month must be in 1..12`) with no place, in the `FILE:LINE: …` form:
+    each date of `source` is read again to find it."""
+    import yaml
+
+    loader = yaml.SafeLoader("")
+    # It parsed (its dates failed as they were made): the nodes are there to read.
+    pending: list[Any] = list(yaml.compose_all(source, Loader=yaml.SafeLoader))
+    while pending:
+        node = pending.pop(0)
+        if isinstance(node, yaml.MappingNode):
+            pending[:0] = [part for pair in node.value for part in pair]
+        elif isinstance(node, yaml.SequenceNode):
+            pending[:0] = node.value
+        elif node is not None and node.tag == "tag:yaml.org,2002:timestamp":
+            try:
+                loader.construct_yaml_timestamp(node)
+            except ValueError:
+                return (
+                    f"{path}:{node.start_mark.line + 1}: {node.value} is no day ({exc}): write "
+                    "a real date as YYYY-MM-DD"
+                )
+    return f"{path}: not valid YAML: {exc}"
+
+
 def not_utf8(what: str, exc: UnicodeDecodeError) -> UsageError:
     """The error for a file of the user's that is not UTF-8 text; `what` names the file."""
     return UsageError(

@@ -28,7 +28,7 @@ from stackwright.engine import policy_gate, wiring
 from stackwright.engine.policy_gate import PolicyGate
 from stackwright.engine.policy_gate import audit as audit_objects
 from stackwright.engine.program import run_program
-from stackwright.errors import UsageError, not_utf8, not_valid_yaml
+from stackwright.errors import UsageError, no_such_day, not_utf8, not_valid_yaml
 from stackwright.kubernetes import helm, kustomize
 from stackwright.kubernetes import yaml as manifests
 from stackwright.localcluster import lifecycle
@@ -240,6 +240,8 @@ def _config_values(config: str | None) -> tuple[dict[str, Any], str]:
         raise UsageError(f"--config {config}: cannot read it: {exc.strerror or exc}") from exc
     except yaml.YAMLError as exc:
         raise UsageError(f"{not_valid_yaml(config, exc, text)}; it is the --config file") from exc
+    except ValueError as exc:  # a date that is no day
+        raise UsageError(f"{no_such_day(config, exc, text)}; it is the --config file") from exc
     if not isinstance(data, dict) or not isinstance(data.get("config", {}), dict):
         raise UsageError(f"--config {config}: expected a mapping (of `policy:` keys, or `config:`)")
     values = data.get("config", data)

@@ -30,7 +30,7 @@ import yaml
 
 from stackwright.automation import secrets
 from stackwright.automation.secrets import PASSPHRASE_ENV, DataKey, Where
-from stackwright.errors import UsageError, not_utf8, not_valid_yaml, yaml_slip
+from stackwright.errors import UsageError, no_such_day, not_utf8, not_valid_yaml, yaml_slip
 from stackwright.state import stackwright_home
 
 PROJECT_FILE = "Stackwright.yaml"
@@ -72,6 +72,8 @@ def _read_yaml(path: Path) -> dict[str, Any]:
     except yaml.YAMLError as exc:
         fix = "" if yaml_slip(exc, text) else "; fix the file"  # a slip says its own fix
         raise UsageError(f"{not_valid_yaml(path, exc, text)}{fix}") from None
+    except ValueError as exc:  # a date that is no day, which PyYAML constructs as it reads
+        raise UsageError(no_such_day(path, exc, text)) from None
     if not isinstance(data, dict):
         raise UsageError(
             f"{path}: expected a mapping at the top level, found {type(data).__name__}"

@@ -60,6 +60,20 @@ def test_a_project_or_stack_file_that_is_not_utf8_names_the_file(
     )
 
 
+def test_a_date_in_the_stack_file_that_is_no_day_is_named_at_its_line(
+    project: Path, refuse: Refuse
+) -> None:
+    # PyYAML makes dates as it reads (a policy exemption's `expires`): one that names no
+    # day raised a bare ValueError, a traceback.
+    (project / "Stackwright.dev.yaml").write_text(
+        "config:\n  policy:exemptions:\n    - policy: image-tag\n      expires: 2026-13-01\n"
+    )
+    assert refuse("preview") == (
+        f"{project / 'Stackwright.dev.yaml'}:4: 2026-13-01 is no day (month must be in 1..12): "
+        "write a real date as YYYY-MM-DD"
+    )
+
+
 @pytest.mark.parametrize(
     ("spec", "message"),
     [

@@ -700,6 +700,12 @@ def test_bad_check_input_is_exit_2_with_one_line(
             "'<stream end>' (while parsing a flow sequence from line 1, column 4); it is the "
             "--config file",
         ),
+        (
+            "--config",
+            b"config:\n  policy:exemptions:\n    - {policy: image-tag, expires: 2026-02-30}\n",
+            "{file}:3: 2026-02-30 is no day (day is out of range for month): write a real date "
+            "as YYYY-MM-DD; it is the --config file",
+        ),
     ],
 )
 def test_a_bad_values_or_config_file_is_exit_2_with_one_line(
