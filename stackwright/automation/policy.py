@@ -258,7 +258,7 @@ def _gate(options: Options, values: Mapping[str, Any], where: str) -> PolicyGate
     own: Sequence[str] = () if settings.pack_dirs else (DEFAULT_PACK,)
     names: Sequence[str] = options.packs or tuple(settings.packs) or own
     folder = Path(options.config).parent if options.config else Path()
-    directories = [str(folder / d) for d in settings.pack_dirs] + list(options.pack_dirs)
+    directories = [*settings.pack_directories(folder, where), *options.pack_dirs]
     packs = select_packs(names, directories)
     return PolicyGate(tuple(packs), settings, options.level)
 

@@ -242,7 +242,10 @@ class Workspace(StoredStack):
             str(self.config.path.name),
             default_namespace=str(values.get("kubernetes:namespace") or "default"),
         )
-        directories = [str(self.project.folder / d) for d in settings.pack_dirs] + list(pack_dirs)
+        directories = [
+            *settings.pack_directories(self.project.folder, str(self.config.path.name)),
+            *pack_dirs,
+        ]
         if not settings.packs and not directories:
             if level is not None and listener is not None:
                 listener(

@@ -18,6 +18,7 @@ import datetime
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from stackwright.errors import UsageError
@@ -59,6 +60,19 @@ class Settings:
     default_namespace: str = "default"
     #: `policy:pack-dirs`, as written (relative to the stack file's folder).
     pack_dirs: tuple[str, ...] = ()
+
+    def pack_directories(self, base: Path, where: str) -> list[str]:
+        """`policy:pack-dirs` under `base` (the project's, or the config file's folder); one
+        that is not there is refused naming the key in `where` (the loader's own message
+        names the `--policy-pack` flag, which the user never gave)."""
+        found = [base / d for d in self.pack_dirs]
+        for written, path in zip(self.pack_dirs, found, strict=True):
+            if not path.is_dir() and not (path.is_file() and path.suffix == ".py"):
+                raise UsageError(
+                    f"{where}: {PACK_DIRS_KEY} names {written}, which is no directory in "
+                    f"{base.resolve()}: give a folder of policy pack modules, relative to it"
+                )
+        return [str(path) for path in found]
 
     @classmethod
     def from_config(

@@ -878,6 +878,14 @@ def test_a_stack_enforces_its_configured_packs_and_pack_dirs(
         assert gate.settings.packs["acme"] is Level.ADVISORY
         with pytest.raises(UsageError, match="no-such-dir: no such directory"):
             Workspace(Project.load(tmp_path), "dev", store).policy_gate(("no-such-dir",))
+        # One the stack file names is said as its key, not as a --policy-pack never given.
+        (tmp_path / "Stackwright.dev.yaml").write_text("config:\n  policy:pack-dirs: [polices]\n")
+        with pytest.raises(UsageError) as caught:
+            Workspace(Project.load(tmp_path), "dev", store).policy_gate()
+        assert str(caught.value) == (
+            f"Stackwright.dev.yaml: policy:pack-dirs names polices, which is no directory in "
+            f"{tmp_path.resolve()}: give a folder of policy pack modules, relative to it"
+        )
 
 
 def test_document_lines_skip_yaml_directives() -> None:
