@@ -200,6 +200,14 @@ def audit(
         report = policy_runs.audit(
             options, context=context, kubeconfig=kubeconfig, namespace=namespace, cluster=cluster
         )
+    if not report.checked:
+        # A misspelt --namespace would pass in silence, as `policy check` of the wrong folder.
+        where = f"namespace {namespace!r}" if namespace else "the cluster"
+        typer.echo(
+            f"warning: {where} holds no object the packs judge (Namespaces, workloads, "
+            "Services, PodDisruptionBudgets, NetworkPolicies); nothing was checked",
+            err=True,
+        )
     _show(report, output_format)
 
 

@@ -299,6 +299,14 @@ def test_policy_audit_of_a_live_cluster(tmp_path: Path, cluster: LiveCluster) ->
     # to look up (`cluster start` writes its own, not ~/.kube/config).
     local = ["policy", "audit", "--cluster", cluster.info.name, "--namespace", "policy-audit"]
     assert json.loads(sw(tmp_path, *local, "--json", rc=0).stdout) == report
+    # A namespace with nothing in it (a misspelt one) is not a silent pass.
+    empty = sw(
+        tmp_path, "policy", "audit", "--cluster", cluster.info.name, "-n", "policy-audt", rc=0
+    )
+    assert empty.stderr.strip() == (
+        "warning: namespace 'policy-audt' holds no object the packs judge (Namespaces, "
+        "workloads, Services, PodDisruptionBudgets, NetworkPolicies); nothing was checked"
+    )
     missing = sw(tmp_path, "policy", "audit", "--cluster", "nosuch", rc=2)
     assert missing.stderr.strip() == (
         f"error: no local cluster named 'nosuch' (there are: {cluster.info.name}): start one with "
