@@ -116,4 +116,17 @@ def select_packs(names: Iterable[str], directories: Iterable[str | Path] = ()) -
         if pack.name in seen:
             raise UsageError(f"policy pack {pack.name} is given twice; give each pack once")
         seen.add(pack.name)
+    # Levels, settings and exemptions name a policy by its name or ID: two packs' policies
+    # of one name would be set, and exempted, together.
+    holders: dict[str, str] = {}
+    for pack in chosen:
+        for each in pack.policies:
+            for name in sorted(each.names()):
+                other = holders.setdefault(name, pack.name)
+                if other != pack.name:
+                    raise UsageError(
+                        f"policy {name} is in packs {other} and {pack.name}: give one of them "
+                        "another name (levels, settings and exemptions name a policy by its "
+                        "name, so they would apply to both)"
+                    )
     return chosen

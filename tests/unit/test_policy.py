@@ -360,6 +360,27 @@ def test_a_pack_folder_named_twice_is_loaded_once(tmp_path: Path) -> None:
     assert [p.name for p in select_packs([], [tmp_path, f"{tmp_path}/."])] == ["acme"]
 
 
+def test_a_teams_policy_named_as_a_built_in_one_is_refused(tmp_path: Path) -> None:
+    # `policy:policies: {image-tag: mandatory}` and an image-tag exemption applied to both.
+    (tmp_path / "acme.py").write_text(
+        "from stackwright.policy import policy\n"
+        "@policy('image-tag', description='our own tag rule')\n"
+        "def tags(subject):\n"
+        "    return None\n"
+    )
+    with pytest.raises(UsageError) as caught:
+        select_packs(["kubernetes-best-practices"], [tmp_path])
+    assert str(caught.value) == (
+        "policy image-tag is in packs kubernetes-best-practices and acme: give one of them "
+        "another name (levels, settings and exemptions name a policy by its name, so they "
+        "would apply to both)"
+    )
+    assert [p.name for p in select_packs(["pod-security-restricted"], [tmp_path])] == [
+        "pod-security-restricted",
+        "acme",
+    ]
+
+
 def test_a_broken_pack_module_is_one_line_naming_the_file(tmp_path: Path) -> None:
     (tmp_path / "broken.py").write_text("import os\n\nraise ValueError('no')\n")
     with pytest.raises(UsageError, match=r"broken.py:3 failed to load: ValueError: no$"):
