@@ -135,15 +135,16 @@ class Summary:
 
     @property
     def exit_code(self) -> int:
-        """The command's exit code, decided here alone: 0 for success; 2 for a preview
-        (nothing changed) whose every failure is bad input (`rejected`: inputs the cluster
-        refused, a protected resource's delete, which `up` and `destroy` refuse with 2 too);
-        else 1, the failed operation's, also for an `up` whose refused
-        inputs come after other steps may have changed the cluster, and for a run that
-        `--expect-no-changes` refuses."""
+        """The command's exit code, decided here alone: 0 for success; 2 for a preview, or
+        an `up` that changed nothing, whose every failure is bad input (`rejected`: inputs
+        the cluster refused, a Patch's missing object, a protected resource's delete, which
+        `up` and `destroy` refuse with 2 too); else 1, the failed operation's, also for an
+        `up` whose refused inputs come after other steps changed the cluster, and for a run
+        that `--expect-no-changes` refuses."""
         if self.ok:
             return 1 if self.expect_no_changes and self.changes() else 0
-        bad_input = self.dry_run and self.failures and self.rejected == len(self.failures)
+        unchanged = self.dry_run or (self.kind == "up" and not self.changes())
+        bad_input = unchanged and self.failures and self.rejected == len(self.failures)
         return 2 if bad_input else 1
 
 

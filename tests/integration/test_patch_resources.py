@@ -292,7 +292,7 @@ def test_a_missing_target_fails_and_creates_nothing(new_project: Any, cluster: L
     (done,) = planned.of("step-done")
     assert "does not exist" in done["error"] and "creates none" in done["error"], done["error"]
     assert done["error"].startswith(f"{p.root / '__main__.py'}:{PRELUDE_LINES + 2}: "), done
-    failed = p.up(rc=1)
+    failed = p.up(rc=2)  # nothing changed: bad input, as in the preview
     (done,) = failed.of("step-done")
     assert f"ConfigMap {p.ns}/absent does not exist" in done["error"], done["error"]
     assert get(cluster, "configmap", "absent", p.ns) is None
@@ -313,7 +313,7 @@ def test_a_patch_renamed_to_a_missing_object_keeps_its_fields_on_the_former_one(
                                    data={"extra": "on"})
         """
     )
-    failed = p.up(rc=1)
+    failed = p.up(rc=2)
     assert f"ConfigMap {p.ns}/settingz does not exist" in _the_failed_step(failed)["error"]
     # Refused before the former object's fields were given up: nothing changed.
     assert live(cluster, "configmap", "settings", p.ns)["data"] == {"mode": "blue", "extra": "on"}
@@ -552,7 +552,7 @@ def test_an_object_deleted_just_before_the_apply_is_not_made_again(
     # Deleted just before a change's apply: the step fails as for a missing object.
     patch_sets("3")
     before_apply.append("delete")
-    failed = p.up(rc=1)
+    failed = p.up(rc=2)
     (done,) = failed.of("step-done")
     assert f"ConfigMap {p.ns}/racy does not exist" in done["error"], done["error"]
     assert get(cluster, "configmap", "racy", p.ns) is None, "the apply made the object again"

@@ -1,7 +1,7 @@
 """A resource's own inputs the cluster refuses (`InputsRejected`: an API server's 422 or 400
 to an apply or its dry run) are bad input: the failure names the resource's program line, a
-preview whose every failure is one exits 2 (nothing changed), and an `up` keeps the failed
-operation's exit code 1 (other steps may have changed the cluster)."""
+preview whose every failure is one exits 2 (nothing changed), as does an `up` that changed
+nothing; one where other steps changed the cluster keeps the failed operation's 1."""
 
 from __future__ import annotations
 
@@ -52,6 +52,16 @@ def test_an_up_whose_apply_is_refused_names_the_line_and_keeps_exit_1(stack: Sta
     assert up.counts == {"create": 1}  # the other was created: the cluster changed
     stack.fake.fail_apply.clear()
     assert stack.up(declare).exit_code == 0
+
+
+def test_an_up_that_changed_nothing_but_met_refused_inputs_exits_2(stack: Stack) -> None:
+    # Bad input, and nothing changed: as its preview would, not as a failed operation.
+    def alone(p: Program) -> None:
+        k8s.core.v1.ConfigMap("web", metadata={"name": "web"}, data={"no spaces": "x"})
+
+    stack.fake.fail_apply["web"] = InputsRejected(REFUSED)
+    up = stack.up(alone)
+    assert (up.ok, up.rejected, up.counts.get("create", 0), up.exit_code) == (False, 1, 0, 2)
 
 
 def test_the_refused_step_says_so_in_its_event_and_not_in_its_json(stack: Stack) -> None:
