@@ -446,6 +446,18 @@ def _deletes_object(state: ResourceState, op: Op, *, keep_object: bool) -> bool:
     )
 
 
+def _gives_fields_up(state: ResourceState, op: Op, *, keep_object: bool) -> bool:
+    """Whether deleting `state` in `op` gives a Patch's fields up (an empty apply as its
+    manager): not where another resource holds its object now, nor when retained."""
+    return (
+        state.custom
+        and is_patch(state)
+        and not state.external
+        and not keep_object
+        and not (state.retain_on_delete and op is Op.DELETE)
+    )
+
+
 # --- the run ------------------------------------------------------------------------------
 
 
@@ -2234,12 +2246,7 @@ class Run:
                 member = applyset_of(state)
                 if member is not None and state.provider in self._former_providers:
                     self._moved_off.add(member)
-            elif (
-                state.custom
-                and is_patch(state)
-                and not keep_object
-                and not (state.retain_on_delete and op is Op.DELETE)
-            ):
+            elif _gives_fields_up(state, op, keep_object=keep_object):
                 await self._relinquish(state)
             elif state.custom and is_kubernetes(state) and not keep_object:
                 # Retained: left in the cluster, but no longer marked as the stack's (an
@@ -2266,16 +2273,18 @@ class Run:
             await when_gone()
         await self._commits.end(number, None)
 
-    async def _relinquish(self, state: ResourceState) -> None:
+    async def _relinquish(self, state: ResourceState, *, dry_run: bool = False) -> None:
         """Give up the fields a Patch's manager owns (an empty apply as that manager), the
-        object kept; an object that is gone took them with it (and is not made again)."""
+        object kept; an object that is gone took them with it (and is not made again).
+        `dry_run`: the server's dry run of it, as a preview says what the delete would do."""
         provider = self.deleting_provider(state.provider)
         body = relinquishing_body(state)
         namespace = object_ref(state)[2]
         if namespace is not None:
             body["metadata"]["namespace"] = namespace
+        send = provider.preview if dry_run else provider.apply
         try:
-            await self._send_patch(provider, provider.apply, state, body)
+            await self._send_patch(provider, send, state, body)
         except InputsRejected as exc:
             # A field the Patch took with patch-force is its alone: given up, it is removed
             # (as Pulumi's), which the API server refuses where the object needs it.
@@ -2422,6 +2431,13 @@ class Run:
             elif _deletes_object(state, step.op, keep_object=self._holder(state) is not None):
                 await self._crd_census(state)
                 self._say_file_removed(state)
+            elif _gives_fields_up(state, step.op, keep_object=self._holder(state) is not None):
+                try:  # refused where a forced field the object needs would go
+                    await self._relinquish(state, dry_run=True)
+                except PatchGiveUpRefused as exc:
+                    error = _error_text(exc)
+                    self.outcome.failures.append(f"{describe(state.urn)}: {error}")
+                    self.emit(StepDone(step, False, 0.0, error))
 
     def _say_file_removed(self, state: ResourceState, instead: ResourceState | None = None) -> None:
         """Say, in a preview, which file the delete of a rendered object removes; none when
