@@ -434,28 +434,26 @@ def record_moves(
     return moves
 
 
-def _deletes_object(state: ResourceState, op: Op, *, keep_object: bool) -> bool:
-    """Whether deleting `state` in `op` sends a delete of its Kubernetes object: not of one
-    kept (read, never managed; or another resource holds it now), nor of one retained."""
+def _acts_on_delete(state: ResourceState, op: Op, *, keep_object: bool) -> bool:
+    """Whether deleting `state` in `op` reaches its object at all: not one kept (read, never
+    managed; or another resource holds it now), nor one retained."""
     return (
         state.custom
-        and is_kubernetes(state)
         and not state.external
         and not keep_object
         and not (state.retain_on_delete and op is Op.DELETE)
     )
+
+
+def _deletes_object(state: ResourceState, op: Op, *, keep_object: bool) -> bool:
+    """Whether deleting `state` in `op` sends a delete of its Kubernetes object."""
+    return is_kubernetes(state) and _acts_on_delete(state, op, keep_object=keep_object)
 
 
 def _gives_fields_up(state: ResourceState, op: Op, *, keep_object: bool) -> bool:
     """Whether deleting `state` in `op` gives a Patch's fields up (an empty apply as its
-    manager): not where another resource holds its object now, nor when retained."""
-    return (
-        state.custom
-        and is_patch(state)
-        and not state.external
-        and not keep_object
-        and not (state.retain_on_delete and op is Op.DELETE)
-    )
+    manager)."""
+    return is_patch(state) and _acts_on_delete(state, op, keep_object=keep_object)
 
 
 # --- the run ------------------------------------------------------------------------------
