@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import functools
 import json
 import pprint
@@ -265,15 +266,18 @@ class Workspace(StoredStack):
 
     def run_program(self) -> Program:
         values, secret_keys = self.resolved_config()
-        return run_program(
-            self.project.main,
-            project=self.project.name,
-            stack=self.stack,
-            config=values,
-            secret_keys=secret_keys,
-            read_stack=self.read_stack,
-            provider_namespace=self.provider_namespace,
-        )
+        # From the project's folder, wherever the command was run in it (as Pulumi runs a
+        # program): its relative paths (a ConfigFile's, a chart's) are the project's.
+        with contextlib.chdir(self.project.folder):
+            return run_program(
+                self.project.main,
+                project=self.project.name,
+                stack=self.stack,
+                config=values,
+                secret_keys=secret_keys,
+                read_stack=self.read_stack,
+                provider_namespace=self.provider_namespace,
+            )
 
     def provider_namespace(self, settings: Mapping[str, Any] | None) -> str | None:
         """Where a provider with these plain settings (None: the stack's default one) puts

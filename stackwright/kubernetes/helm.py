@@ -189,11 +189,16 @@ class Chart(ComponentResource):
         # What Helm's own install would give `.Release.Namespace`: where the objects land,
         # through the provider its options name once transforms have had their say.
         release_namespace = namespace or provider_namespace(what, self.opts)
+        # A local chart by its absolute path: values that are Outputs render it again as the
+        # run applies them, from whatever folder the run is in then.
+        located = os.fspath(chart)
+        if "repo" not in (repository_opts or {}) and not located.startswith("oci://"):
+            located = os.path.abspath(located)
 
         def rendered_with(values: dict[str, Any]) -> tuple[list[_Object], list[_Object]]:
             crds, templates = render(
                 what,
-                os.fspath(chart),
+                located,
                 values,
                 release=name,
                 namespace=release_namespace,

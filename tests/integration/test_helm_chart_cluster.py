@@ -6,6 +6,8 @@ from __future__ import annotations
 import functools
 import http.server
 import json
+import os
+import shutil
 import subprocess
 import tarfile
 import threading
@@ -14,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_in_process import run_cli
 from cli_in_process import sw as run
 
 WEBAPP = Path(__file__).resolve().parents[1] / "data" / "charts" / "webapp"
@@ -254,4 +257,20 @@ def test_chart_values_from_another_resources_live_state(
     changed = sw(root, env, "up", "--yes", "--json").stdout
     assert summary(changed)["counts"].get("update") == 1, changed
     assert set(steps(changed).values()) == {"same"}, changed
+    assert summary(sw(root, env, "destroy", "--yes", "--json").stdout)["ok"]
+
+
+def test_a_run_from_a_folder_inside_the_project_reads_paths_from_the_project(
+    tmp_path: Path, cluster: Any, namespace: None
+) -> None:
+    """`stackwright up` in a subfolder finds the project above it, and runs its program from
+    the project's folder, as Pulumi does: a chart's relative path is the project's, also
+    when values that are Outputs render the chart again while the run applies them."""
+    root = project(tmp_path, "helmsub", str(cluster.kubeconfig), LIVE_VALUES)
+    shutil.copytree(WEBAPP, root / "charts" / "webapp")
+    (root / "deploy").mkdir()
+    env = {**os.environ, "STACKWRIGHT_STACK": "dev", "CHART": "charts/webapp", "VERSION": "1"}
+    done = run_cli(["up", "--yes", "--json"], cwd=root / "deploy", env=env)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert summary(done.stdout)["ok"]
     assert summary(sw(root, env, "destroy", "--yes", "--json").stdout)["ok"]
