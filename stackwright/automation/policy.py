@@ -52,6 +52,7 @@ class Options:
     config: str | None = None
     values_files: tuple[str, ...] = ()
     set_values: tuple[str, ...] = ()
+    set_string_values: tuple[str, ...] = ()
     release: str = "release"
     namespace: str | None = None
     #: What a program checked without a stack sees: the stack name and its configuration.
@@ -110,33 +111,41 @@ def _read(path: Path) -> str:
         raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from exc
 
 
-def _set_values(assignments: Sequence[str]) -> dict[str, Any]:
-    """`--set` as Helm reads it, by Helm's own parser: `a.b=1,c=x` (`\\,` for a comma in a
-    value), lists `{a,b}` and items `a[0].b=c`, values typed as Helm types them (1.10, 0123
-    and yes stay text), each flag in turn into one map, as Helm's repeated `--set` is."""
+def _set_values(flag: str, assignments: Sequence[str]) -> dict[str, Any]:
+    """`--set` (or `--set-string`, whose values all stay text) as Helm reads it, by Helm's own
+    parser: `a.b=1,c=x` (`\\,` for a comma in a value), lists `{a,b}` and items `a[0].b=c`,
+    values typed as Helm types them (1.10, 0123 and yes stay text), each flag in turn into
+    one map, as Helm's repeated `--set` is."""
     import helm_python
 
+    text_only = flag == "--set-string"
+    parse = helm_python.parse_set_string_values if text_only else helm_python.parse_set_string
     if not assignments:
         return {}
     try:
-        return helm_python.parse_set_string(",".join(assignments))
+        return parse(",".join(assignments))
     except helm_python.HelmError as joined:
         refused, argument = joined, ",".join(assignments)
     for one in assignments:  # the flag to fix, when one alone is refused
         try:
-            helm_python.parse_set_string(one)
+            parse(one)
         except helm_python.HelmError as exc:
             refused, argument = exc, one
             break
     raise UsageError(
-        f"--set {argument!r}: {refused.detail}; write it as key=value (a.b=c for nested keys, "
+        f"{flag} {argument!r}: {refused.detail}; write it as key=value (a.b=c for nested keys, "
         "a[0]=c for a list's item)"
     ) from refused
 
 
 def _chart(path: Path, options: Options) -> list[Subject]:
     what = f"Helm chart {path}"
-    values = helm.merge_values(what, list(options.values_files), _set_values(options.set_values))
+    values = helm.merge_values(
+        what,
+        list(options.values_files),
+        _set_values("--set", options.set_values),
+        _set_values("--set-string", options.set_string_values),
+    )
     crds, templates = helm.render(
         what, str(path), values, release=options.release, namespace=options.namespace
     )

@@ -128,6 +128,10 @@ def check(
         list[str] | None,
         typer.Option("--set", help="A Helm value, key=value (a.b=c for nested keys)."),
     ] = None,
+    set_strings: Annotated[
+        list[str] | None,
+        typer.Option("--set-string", help="A Helm value kept as text, key=value."),
+    ] = None,
     values: Annotated[
         list[str] | None,
         typer.Option("--values", "-f", help="A Helm values file.", metavar="FILE"),
@@ -149,6 +153,7 @@ def check(
             output_format,
             values_files=tuple(values or ()),
             set_values=tuple(set_values or ()),
+            set_string_values=tuple(set_strings or ()),
             release=release,
             namespace=namespace,
         )

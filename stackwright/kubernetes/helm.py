@@ -621,9 +621,13 @@ class _loaded:
 
 
 def merge_values(
-    what: str, value_files: Sequence[str | os.PathLike[str]], values: Mapping[str, Any]
+    what: str,
+    value_files: Sequence[str | os.PathLike[str]],
+    values: Mapping[str, Any],
+    *more: Mapping[str, Any],
 ) -> dict[str, Any]:
-    """Value files in order, then `values`, each merged over the last (maps deeply)."""
+    """Value files in order, then `values` and `more` (Helm's `--set`, then its
+    `--set-string`), each merged over the last (maps deeply)."""
     import helm_python as helm
 
     merged: dict[str, Any] = {}
@@ -645,7 +649,9 @@ def merge_values(
             raise UsageError(f"{what}: {_value_file_refusal(path, text, exc.detail)}") from exc
     if not isinstance(values, Mapping):
         raise UsageError(f"{what}: values must be a dict (got {type(values).__name__})")
-    return _merge(merged, values)
+    for layer in (values, *more):
+        merged = _merge(merged, layer)
+    return merged
 
 
 def _value_file_refusal(path: Path, text: str, detail: str) -> str:

@@ -179,6 +179,10 @@ def test_a_realistic_chart_with_values(
         f["id"] == "SW-K8S-012" and "nginx:latest with the tag latest" in f["message"]
         for f in latest["findings"]
     )
+    # --set-string is merged after --set, as Helm merges them.
+    texts = _check(capsys, str(chart), "--set", "image.tag=1.29", "--set-string",
+                   "image.tag=latest", "--json")  # fmt: skip
+    assert texts["findings"] == latest["findings"]
 
 
 def test_policy_check_on_a_kustomization(capsys: pytest.CaptureFixture[str]) -> None:
@@ -407,7 +411,9 @@ def test_set_values_are_typed_and_split_as_helm_does() -> None:
     # the number 1.1, nor a Git SHA of digits an octal number.
     from stackwright.automation.policy import _set_values
 
-    assert _set_values(["image.tag=1.10", "sha=0123456", "on=yes", "n=3", "b=true", "z=0"]) == {
+    assert _set_values(
+        "--set", ["image.tag=1.10", "sha=0123456", "on=yes", "n=3", "b=true", "z=0"]
+    ) == {
         "image": {"tag": "1.10"},
         "sha": "0123456",
         "on": "yes",
@@ -415,7 +421,7 @@ def test_set_values_are_typed_and_split_as_helm_does() -> None:
         "b": True,
         "z": 0,
     }
-    assert _set_values(["a=1,b.c=x", r"list=x\,y", "empty="]) == {
+    assert _set_values("--set", ["a=1,b.c=x", r"list=x\,y", "empty="]) == {
         "a": 1,
         "b": {"c": "x"},
         "list": "x,y",
@@ -423,9 +429,16 @@ def test_set_values_are_typed_and_split_as_helm_does() -> None:
     }
     # A list's items by index and in braces, as a Helm user writes them; each --set in turn
     # into one map, so two flags fill one list.
-    assert _set_values(["extraPorts[0].port=9091", "extraPorts[1].name=admin", "ips={a,b}"]) == {
+    assert _set_values(
+        "--set", ["extraPorts[0].port=9091", "extraPorts[1].name=admin", "ips={a,b}"]
+    ) == {
         "extraPorts": [{"port": 9091}, {"name": "admin"}],
         "ips": ["a", "b"],
+    }
+    # --set-string keeps every value text, as Helm's does (an all-digit image tag).
+    assert _set_values("--set-string", ["image.tag=1234567,debug=true"]) == {
+        "image": {"tag": "1234567"},
+        "debug": "true",
     }
 
 
