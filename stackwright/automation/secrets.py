@@ -146,8 +146,6 @@ class Where:
 
     project: str
     stack: str
-    #: Read through a stack reference: its provider is that stack's to change, not the caller's.
-    referenced: bool = False
 
     def local_key_file(self) -> Path:
         return stackwright_home() / "keys" / f"{self.project}.{self.stack}.key"
@@ -260,10 +258,9 @@ def wrapping_key(
                 "to the passphrase to use"
             )
         if not phrase:
-            change = "`stackwright stack change-secrets-provider` to choose another provider"
+            # Only the passphrase opens them: `stack change-secrets-provider` needs it too.
             raise UsageError(
-                f"stack {where.stack} keeps its secrets under a passphrase: set {variable} "
-                "to it" + ("" if where.referenced else f" (or use {change})")
+                f"stack {where.stack} keeps its secrets under a passphrase: set {variable} to it"
             )
         return scrypt_key(phrase, str(fields["encryptionsalt"]))
     if kind == "env":

@@ -33,6 +33,7 @@ import yaml
 
 from stackwright import interrupts
 from stackwright.automation.stored import StoredStack
+from stackwright.automation.workspace import SETTINGS
 from stackwright.engine import operations
 from stackwright.engine.clusters import check_default_provider
 from stackwright.engine.drift import declared_fields_of, fields_union, owned_part
@@ -150,6 +151,7 @@ class Workspace(StoredStack):
         self.config.refresh()  # the CLI or another workspace may have written the file
         stored = json.dumps(self.config.values, default=repr)
         if self._resolved is None or self._resolved[0] != stored:
+            self.config.check_settings()
             self._resolved = (stored, self.config.resolved())
         return self._resolved[1]
 
@@ -221,8 +223,8 @@ class Workspace(StoredStack):
                 )
             settings["kubeconfig"] = str(info.kubeconfig)
             settings["context"] = f"stackwright-{info.name}"
-        for key in ("kubeconfig", "context", "namespace", "timeout"):
-            if values.get(f"kubernetes:{key}") is not None:
+        for key in SETTINGS["kubernetes"]:  # `cluster` named the kubeconfig and context above
+            if key != "cluster" and values.get(f"kubernetes:{key}") is not None:
                 settings[key] = values[f"kubernetes:{key}"]
         return settings
 

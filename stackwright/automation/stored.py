@@ -214,17 +214,21 @@ class StoredStack:
         if not self.backend.has_stack(project, stack):
             # A renamed stack leaves references to its old name: the names there are tell.
             there = sorted(s.name for s in self.backend.list_stacks(project))
-            known = f" (it has: {', '.join(there)})" if there else ""
+            known = (
+                f" (it has: {', '.join(there)}); name one of those"
+                if there
+                else ", nor any other of that project; check the project's name"
+            )
             raise UsageError(
                 f"stack reference {name!r}: the state backend {self.backend.url} has no stack "
-                f"{stack} of project {project}{known}; name one of those, or create it and "
-                "run `stackwright up` there first"
+                f"{stack} of project {project}{known}, or create it and run `stackwright up` "
+                "there first"
             )
         if project == self.project.name and self.project.stack_file(stack).exists():
             fields = StackConfig(self.project, stack).provider_fields()
         else:
             fields = self.backend.secrets_provider(project, stack) or {}
-        where = Where(project, stack, referenced=True)
+        where = Where(project, stack)
         encrypter = StateEncrypter(lambda: unwrap(fields, where, os.environ))
         try:
             return encrypter.unseal_outputs(stack, self.backend.export(project, stack)["outputs"])

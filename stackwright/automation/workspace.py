@@ -19,6 +19,7 @@ import hashlib
 import json
 import os
 import re
+import shlex
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -236,6 +237,31 @@ def _check_key(key: str, namespace: str, name: str, project: str) -> None:
             f"configuration key {key!r} is not valid: write NAME or NAMESPACE:NAME, each part "
             f"non-empty and without ':' (e.g. replicas, {project}:replicas, kubernetes:kubeconfig)"
         )
+
+
+#: The keys Stackwright reads in its own namespaces: the stack's default provider's
+#: settings (`kubernetes:`) and the environments map (`stackwright:`). Any other key there
+#: is a slip that nothing would notice — `kubernetes:clustr` leaves the stack on the ambient
+#: kubeconfig's cluster, `stackwright:enviroments` its production guard off — so it is
+#: refused, as Pulumi refuses a key its provider does not take.
+SETTINGS: Mapping[str, tuple[str, ...]] = {
+    "kubernetes": ("cluster", "context", "kubeconfig", "namespace", "timeout"),
+    "stackwright": ("environments",),
+}
+
+
+def unknown_setting(full: str, project: str) -> str | None:
+    """Why `full` (`namespace:name`) is no key of a namespace of SETTINGS, or None (another
+    namespace, the project's own included, takes any key)."""
+    namespace, _, name = full.partition(":")
+    known = SETTINGS.get(namespace, ()) if namespace != project else ()
+    if not known or name in known:
+        return None
+    close = difflib.get_close_matches(name, known, n=1)
+    return (
+        f"configuration {full} is no setting of Stackwright's {namespace} namespace, which "
+        f"takes {', '.join(known)}; " + (f"did you mean {namespace}:{close[0]}? " if close else "")
+    )
 
 
 def _is_secure(value: Any) -> bool:
@@ -557,6 +583,13 @@ class StackConfig:
         if not secret and not plaintext:
             self.check_plain(key, path=path)
         top, steps = parse_key(key, self.project.name, path=path)
+        refused = unknown_setting(top, self.project.name)
+        if refused:
+            name = top.partition(":")[2]
+            raise UsageError(
+                f"{refused}a value the program reads goes in its own namespace "
+                f"(`stackwright config set {shlex.quote(name)} VALUE`)"
+            )
         stored = self._seal(top, value, self.data_key()) if secret else value
         if steps:
             current = self.values.get(top)
@@ -572,10 +605,7 @@ class StackConfig:
     def remove(self, key: str, *, path: bool = False) -> bool:
         self.refresh()
         top, steps = parse_key(key, self.project.name, path=path)
-        if not steps:
-            found = self.values.pop(top, None) is not None
-        else:
-            found = _remove_in(self.values.get(top), steps)
+        found = _remove_in(self.values, (top, *steps))  # a key set to null is set too
         if found:
             self.save()
         return found
@@ -608,11 +638,23 @@ class StackConfig:
             self._unlocked()
             found, value = _get_in(self.values, (top, *steps))
         if not found:
+            setting = shlex.join(["stackwright", "config", "set", *(["--path"] * path), key])
             raise UsageError(
                 f"configuration {key if path else top} is not set for stack {self.stack}: "
-                f"set it with `stackwright config set {key} VALUE`"
+                f"set it with `{setting} VALUE`"
             )
         return self._decrypt_tree(top, value)
+
+    def check_settings(self) -> None:
+        """Refuse a key of Stackwright's own namespaces that none of its settings is (one a
+        hand-edited or older stack file holds), before an operation reads the settings."""
+        for full in self.values:
+            refused = unknown_setting(full, self.project.name)
+            if refused:
+                raise UsageError(
+                    f"{self.path.name}: {refused}remove it (`stackwright config rm {full}`), "
+                    "then set the one meant; nothing was changed"
+                )
 
     def resolved(self) -> tuple[dict[str, Any], frozenset[str]]:
         """Every value, secrets decrypted, and the set of keys holding a secret."""

@@ -883,7 +883,8 @@ def stack_rename(
     config = StackConfig(project, old)
     backend = _backend(project)
     if not _renamed_before(backend, project, old, new):
-        if project.stack_file(new).exists():
+        # An existing stack is refused by the backend, in its words; a stack file alone here.
+        if project.stack_file(new).exists() and not backend.has_stack(project.name, new):
             raise UsageError(
                 f"cannot rename stack {old} to {new}: {project.stack_file(new)} exists; move it away first"
             )
@@ -1472,7 +1473,9 @@ def config_rm(
     """Remove a configuration value."""
     ws = _stored(stack)
     if not ws.config.remove(key, path=path):
-        raise UsageError(f"configuration {key} is not set for stack {ws.stack}")
+        raise UsageError(
+            f"configuration {_shown_key(ws, key, path)} is not set for stack {ws.stack}"
+        )
     _report_done(as_json, "config", "rm", ws.project.name, ws.stack, key=_shown_key(ws, key, path))
 
 

@@ -1,0 +1,154 @@
+"""The slips a Pulumi user makes with configuration, stacks and stack references, each
+told in one line (exit 2) that leads to the fix, and nothing changed: a misspelt key of
+Stackwright's own settings, a null value to remove, a path to set, a passphrase not
+given, a stack renamed onto another, a reference to a project that is not there."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from stackwright.cli.main import main
+
+
+def refused(args: list[str], capsys: pytest.CaptureFixture[str]) -> str:
+    """The one line `stackwright ARGS` refuses with (exit 2)."""
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as exited:
+        main(args)
+    err = capsys.readouterr().err
+    assert exited.value.code == 2 and err.count("\n") == 1 and "Traceback" not in err, err
+    return err.strip()
+
+
+@pytest.mark.parametrize(
+    ("key", "meant"),
+    [
+        ("kubernetes:clustr", "kubernetes:cluster"),
+        ("kubernetes:namspace", "kubernetes:namespace"),
+        ("stackwright:enviroments", "stackwright:environments"),
+    ],
+)
+def test_a_key_of_stackwrights_own_namespaces_that_is_no_setting_is_refused(
+    project: Path, capsys: pytest.CaptureFixture[str], key: str, meant: str
+) -> None:
+    """`kubernetes:clustr` would leave the stack on the ambient kubeconfig's cluster and
+    `stackwright:enviroments` its production guard off, without a word: refused as Pulumi
+    refuses `kubernetes:clustr` (not a key of its provider), naming the key meant."""
+    stack_file = project / "Stackwright.dev.yaml"
+    before = stack_file.read_text() if stack_file.exists() else None
+    message = refused(["config", "set", key, "x"], capsys)
+    assert f"configuration {key} is no setting of Stackwright's" in message
+    assert f"did you mean {meant}?" in message, message
+    assert (stack_file.read_text() if stack_file.exists() else None) == before
+
+    main(["config", "set", meant.replace("environments", "environments.ctx"), "x", "--path"])
+    main(["config", "set", "kubernetes:timeout", "30", "--type", "int"])
+    main(["config", "set", "app:clustr", "x"])  # another namespace takes any key
+
+
+def test_a_stack_file_edited_by_hand_with_such_a_key_is_refused_before_any_operation(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (project / "Stackwright.dev.yaml").write_text("config:\n  kubernetes:clustr: local\n")
+    (project / "__main__.py").write_text("import stackwright as sw\nsw.export('a', 1)\n")
+    for operation in (["preview"], ["up", "--yes"]):
+        message = refused(operation, capsys)
+        assert message == (
+            "error: Stackwright.dev.yaml: configuration kubernetes:clustr is no setting of "
+            "Stackwright's kubernetes namespace, which takes cluster, context, kubeconfig, "
+            "namespace, timeout; did you mean kubernetes:cluster? remove it (`stackwright "
+            "config rm kubernetes:clustr`), then set the one meant; nothing was changed"
+        )
+    main(["config", "rm", "kubernetes:clustr"])  # the way out it names works
+
+
+def test_a_project_named_like_a_namespace_keeps_its_own_keys(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A project's own namespace is its name: a project `stackwright` sets any key of it."""
+    (project / "Stackwright.yaml").write_text("name: stackwright\nruntime: python\n")
+    main(["stack", "init", "dev"])
+    main(["config", "set", "replicas", "3"])
+    capsys.readouterr()
+    main(["config", "get", "stackwright:replicas"])
+    assert capsys.readouterr().out == "3\n"
+
+
+def test_config_rm_removes_a_key_set_to_null(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`key:` with no value in a stack file (or `--type json key null`) is set, to null:
+    `config get` shows it, so `config rm` removes it, at the top or down a path."""
+    main(["config", "set", "--type", "json", "flag", "null"])
+    main(["config", "set", "--type", "json", "--path", "app:db.port", "null"])
+    main(["config", "rm", "flag"])
+    main(["config", "rm", "--path", "app:db.port"])
+    capsys.readouterr()
+    main(["config", "ls", "--json"])
+    assert capsys.readouterr().out.strip() == '{"app:db": {}}'
+    assert refused(["config", "rm", "flag"], capsys) == (
+        "error: configuration shop:flag is not set for stack dev"
+    )
+
+
+def test_config_get_of_a_path_not_set_names_the_command_that_sets_it(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The command it names sets that path (with --path, quoted for the shell), not a key
+    whose name holds a dot or brackets."""
+    main(["config", "set", "--path", "app:db.port", "5432"])
+    assert refused(["config", "get", "--path", "app:db.host"], capsys) == (
+        "error: configuration app:db.host is not set for stack dev: set it with "
+        "`stackwright config set --path app:db.host VALUE`"
+    )
+    assert refused(["config", "get", "--path", "app:hosts[0]"], capsys).endswith(
+        "`stackwright config set --path 'app:hosts[0]' VALUE`"
+    )
+
+
+def test_a_missing_passphrase_is_told_without_a_way_that_needs_it_too(
+    project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`stack change-secrets-provider` unwraps the key with the passphrase first: it is no
+    way on for a user without it, so the line names only the variable."""
+    monkeypatch.setenv("STACKWRIGHT_CONFIG_PASSPHRASE", "correct horse")
+    main(["stack", "init", "prod", "--secrets-provider", "passphrase"])
+    main(["config", "set", "--secret", "password", "hunter2-pw"])
+    monkeypatch.delenv("STACKWRIGHT_CONFIG_PASSPHRASE")
+    told = "error: stack prod keeps its secrets under a passphrase: set STACKWRIGHT_CONFIG_PASSPHRASE to it"
+    for args in (
+        ["config", "get", "password"],
+        ["config", "ls", "--show-secrets"],
+        ["stack", "change-secrets-provider", "local"],
+    ):
+        assert refused(args, capsys) == told
+
+
+def test_stack_rename_onto_another_stack_names_that_stack_not_its_file(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Its stack file is there because the stack is: "move it away" would lose its config."""
+    main(["stack", "init", "prod"])  # selected now
+    main(["config", "set", "replicas", "5"])
+    assert refused(["stack", "rename", "dev", "prod"], capsys) == (
+        "error: cannot rename stack dev to prod: project shop already has a stack prod; "
+        "remove it or pick another name"
+    )
+    main(["config", "get", "replicas"])  # prod's file is where it was
+    assert capsys.readouterr().out == "5\n"
+
+
+def test_a_reference_to_a_project_with_no_stack_says_so(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """No stack list to choose from: the project's name is what to check."""
+    (project / "__main__.py").write_text(
+        'import stackwright as sw\nsw.StackReference("platfrom/dev")\n'
+    )
+    message = refused(["preview"], capsys)
+    assert (
+        "has no stack dev of project platfrom, nor any other of that project; check the " in message
+    )
+    assert "name one of those" not in message
