@@ -10,6 +10,7 @@ children of components (as Pulumi does): `urn:sw:dev::web::my:Component$kubernet
 
 from __future__ import annotations
 
+import difflib
 import enum
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -137,6 +138,32 @@ def deletion_propagation(obj: Mapping[str, Any]) -> str | None:
             return policy
     allowed = " | ".join(p.lower() for p in PROPAGATION_POLICIES)
     raise ValueError(f"annotation {DELETION_PROPAGATION} must be one of {allowed}, got {raw!r}")
+
+
+#: The keys Stackwright reads in its own namespaces: the stack's default provider's
+#: settings (`kubernetes:`) and the environments map (`stackwright:`). Any other key there
+#: is a slip that nothing would notice — `kubernetes:clustr` leaves the stack on the ambient
+#: kubeconfig's cluster, `stackwright:enviroments` its production guard off — so it is
+#: refused, as Pulumi refuses a key its provider does not take.
+CONFIG_SETTINGS: Mapping[str, tuple[str, ...]] = {
+    "kubernetes": ("cluster", "context", "kubeconfig", "namespace", "timeout"),
+    "stackwright": ("environments",),
+}
+
+
+def unknown_setting(full: str, project: str) -> str | None:
+    """Why `full` (`namespace:name`) is no key of a namespace of CONFIG_SETTINGS, or None
+    (another namespace, the project's own included, takes any key); it ends in "; " or
+    "? ", for the caller's way on."""
+    namespace, _, name = full.partition(":")
+    known = CONFIG_SETTINGS.get(namespace, ()) if namespace != project else ()
+    if not known or name in known:
+        return None
+    close = difflib.get_close_matches(name, known, n=1)
+    return (
+        f"configuration {full} is no setting of Stackwright's {namespace} namespace, which "
+        f"takes {', '.join(known)}; " + (f"did you mean {namespace}:{close[0]}? " if close else "")
+    )
 
 
 #: The key of a stored secret's envelope: `{"@secret": "<base64 nonce + AES-GCM ciphertext>"}`.

@@ -33,7 +33,6 @@ import yaml
 
 from stackwright import interrupts
 from stackwright.automation.stored import StoredStack
-from stackwright.automation.workspace import SETTINGS
 from stackwright.engine import operations
 from stackwright.engine.clusters import check_default_provider
 from stackwright.engine.drift import declared_fields_of, fields_union, owned_part
@@ -79,6 +78,7 @@ from stackwright.kubernetes.groups import MODULES
 from stackwright.kubernetes.provider import MANIFEST_PARENTS, PROVIDER_TYPE, RENDER_SETTING
 from stackwright.localcluster import lifecycle
 from stackwright.model import (
+    CONFIG_SETTINGS,
     STACK_ANNOTATION,
     URN_ANNOTATION,
     Op,
@@ -223,7 +223,9 @@ class Workspace(StoredStack):
                 )
             settings["kubeconfig"] = str(info.kubeconfig)
             settings["context"] = f"stackwright-{info.name}"
-        for key in SETTINGS["kubernetes"]:  # `cluster` named the kubeconfig and context above
+        for key in CONFIG_SETTINGS[
+            "kubernetes"
+        ]:  # `cluster` named the kubeconfig and context above
             if key != "cluster" and values.get(f"kubernetes:{key}") is not None:
                 settings[key] = values[f"kubernetes:{key}"]
         return settings

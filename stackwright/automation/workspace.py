@@ -32,6 +32,7 @@ import yaml
 from stackwright.automation import secrets
 from stackwright.automation.secrets import PASSPHRASE_ENV, DataKey, Where
 from stackwright.errors import UsageError, no_such_day, not_utf8, not_valid_yaml, yaml_slip
+from stackwright.model import unknown_setting
 from stackwright.state import stackwright_home
 
 PROJECT_FILE = "Stackwright.yaml"
@@ -237,31 +238,6 @@ def _check_key(key: str, namespace: str, name: str, project: str) -> None:
             f"configuration key {key!r} is not valid: write NAME or NAMESPACE:NAME, each part "
             f"non-empty and without ':' (e.g. replicas, {project}:replicas, kubernetes:kubeconfig)"
         )
-
-
-#: The keys Stackwright reads in its own namespaces: the stack's default provider's
-#: settings (`kubernetes:`) and the environments map (`stackwright:`). Any other key there
-#: is a slip that nothing would notice — `kubernetes:clustr` leaves the stack on the ambient
-#: kubeconfig's cluster, `stackwright:enviroments` its production guard off — so it is
-#: refused, as Pulumi refuses a key its provider does not take.
-SETTINGS: Mapping[str, tuple[str, ...]] = {
-    "kubernetes": ("cluster", "context", "kubeconfig", "namespace", "timeout"),
-    "stackwright": ("environments",),
-}
-
-
-def unknown_setting(full: str, project: str) -> str | None:
-    """Why `full` (`namespace:name`) is no key of a namespace of SETTINGS, or None (another
-    namespace, the project's own included, takes any key)."""
-    namespace, _, name = full.partition(":")
-    known = SETTINGS.get(namespace, ()) if namespace != project else ()
-    if not known or name in known:
-        return None
-    close = difflib.get_close_matches(name, known, n=1)
-    return (
-        f"configuration {full} is no setting of Stackwright's {namespace} namespace, which "
-        f"takes {', '.join(known)}; " + (f"did you mean {namespace}:{close[0]}? " if close else "")
-    )
 
 
 def _is_secure(value: Any) -> bool:

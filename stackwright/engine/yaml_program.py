@@ -68,6 +68,7 @@ from stackwright.kubernetes.nested import (
     live_kind,
 )
 from stackwright.kubernetes.provider import PROVIDER_TYPE, Provider
+from stackwright.model import unknown_setting
 from stackwright.sdk.config import Config, MissingConfiguration
 from stackwright.sdk.context import current_program, export
 from stackwright.sdk.output import (
@@ -554,6 +555,9 @@ class Evaluator:
                 )
             return facts[str(ref.path[0])]
         if ":" in ref.root and ref.root not in self.values:  # undeclared: `${kubernetes:cluster}`
+            refused = unknown_setting(ref.root, self.program.project)
+            if refused:  # `${kubernetes:clustr}` would read null
+                raise _Problem(ref.line, f"${{{ref.text}}}: {refused.rstrip('; ')}")
             namespace, _, key = ref.root.partition(":")
             return _select(Config(namespace).get(key), ref.path)
         resource = self.resources.get(ref.root)

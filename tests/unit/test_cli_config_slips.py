@@ -10,6 +10,8 @@ from pathlib import Path
 import pytest
 
 from stackwright.cli.main import main
+from stackwright.engine.program import run_program
+from stackwright.errors import UsageError
 
 
 def refused(args: list[str], capsys: pytest.CaptureFixture[str]) -> str:
@@ -152,3 +154,22 @@ def test_a_reference_to_a_project_with_no_stack_says_so(
         "has no stack dev of project platfrom, nor any other of that project; check the " in message
     )
     assert "name one of those" not in message
+
+
+def test_a_yaml_programs_reference_to_such_a_key_is_refused_at_its_line(tmp_path: Path) -> None:
+    """`${kubernetes:cluster}` reads the stack's setting; `${kubernetes:clustr}` read null."""
+    program = tmp_path / "Stackwright.yaml"
+    program.write_text(
+        "name: shop\nruntime: yaml\noutputs:\n  cluster: ${kubernetes:cluster}\n"
+        "  other: ${app:anything}\n"
+    )
+    ran = run_program(program, project="shop", stack="dev", config={"kubernetes:cluster": "local"})
+    assert ran.exports == {"cluster": "local", "other": None}
+    program.write_text(program.read_text().replace("cluster}", "clustr}"))
+    with pytest.raises(UsageError) as caught:
+        run_program(program, project="shop", stack="dev", config={"kubernetes:cluster": "local"})
+    assert str(caught.value) == (
+        f"{program}:4: ${{kubernetes:clustr}}: configuration kubernetes:clustr is no setting of "
+        "Stackwright's kubernetes namespace, which takes cluster, context, kubeconfig, "
+        "namespace, timeout; did you mean kubernetes:cluster?"
+    )
