@@ -1644,7 +1644,8 @@ class Run:
             namespaced = await provider.namespaced(api_version, kind)
             if not namespaced and namespace:
                 raise UsageError(
-                    f"{kind} is cluster-scoped: read it with id={name!r}, not {given!r}"
+                    f"{kind} is cluster-scoped: read it with {self.spelling.read(name)}, not "
+                    f"{self.spelling.value(given)}"
                 )
             if namespaced and not namespace:
                 namespace = provider.default_namespace
@@ -1661,9 +1662,13 @@ class Run:
             async with self._sem:
                 live = await provider.read(api_version, kind, namespace or None, name)
             if live is None:
+                manage = (
+                    "put `properties:` in place of `get:`" if self.spelling.yaml else "drop id="
+                )
                 raise UsageError(
-                    f"{kind} {object_id} does not exist: a read (id={given!r}) only reads an "
-                    "existing object; create it first, or drop id= to have this stack manage it"
+                    f"{kind} {object_id} does not exist: a read ({self.spelling.read(given)}) only "
+                    f"reads an existing object; create it first, or {manage} to have this stack "
+                    "manage it"
                 )
             recorded = with_outputs(new, live)
             self._secret_paths[urn] = recorded.secret_paths

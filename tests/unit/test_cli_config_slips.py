@@ -8,10 +8,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from engine_stack import Stack
+from engine_stack import stack as stack  # the fixture
 
 from stackwright.cli.main import main
 from stackwright.engine.program import run_program
+from stackwright.engine.yaml_program import run_yaml_program
 from stackwright.errors import UsageError
+from stackwright.sdk.context import Program
 
 
 def refused(args: list[str], capsys: pytest.CaptureFixture[str]) -> str:
@@ -173,3 +177,29 @@ def test_a_yaml_programs_reference_to_such_a_key_is_refused_at_its_line(tmp_path
         "Stackwright's kubernetes namespace, which takes cluster, context, kubeconfig, "
         "namespace, timeout; did you mean kubernetes:cluster?"
     )
+
+
+def test_a_yaml_programs_read_of_a_missing_object_is_told_in_yaml(
+    tmp_path: Path, stack: Stack
+) -> None:
+    """A YAML program reads with `get: {id: …}` and manages with `properties:`: the line
+    says those, not Python's id=."""
+    program = tmp_path / "Stackwright.yaml"
+    program.write_text(
+        "name: shop\nruntime: yaml\nresources:\n  dns:\n    type: kubernetes:core/v1:Service\n"
+        "    get: {id: kube-system/nodns}\n  ns:\n    type: kubernetes:core/v1:Namespace\n"
+        "    get: {id: default/kube-system}\n"
+    )
+
+    def declare(declared: Program) -> None:
+        declared.runtime = "yaml"
+        run_yaml_program(program)
+
+    summary = stack.preview(declare)
+    assert sorted(summary.failures) == [
+        "kubernetes:core/v1:Namespace ns: Namespace is cluster-scoped: read it with "
+        "get: {id: kube-system}, not default/kube-system",
+        "kubernetes:core/v1:Service dns: Service kube-system/nodns does not exist: a read "
+        "(get: {id: kube-system/nodns}) only reads an existing object; create it first, or put "
+        "`properties:` in place of `get:` to have this stack manage it",
+    ]
