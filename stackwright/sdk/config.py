@@ -15,6 +15,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from stackwright.errors import UsageError, remember_secret
+from stackwright.model import unknown_setting
 from stackwright.sdk.context import current_program
 from stackwright.sdk.output import Output
 
@@ -44,6 +45,11 @@ class Config:
 
     def _raw(self, key: str, *, as_secret: bool = False) -> Any:
         full = self.full_key(key)
+        refused = unknown_setting(full, self._program.project)
+        if refused:  # `Config("kubernetes").get("clustr")` would read None
+            from stackwright.sdk.resource import _declared_at  # only to say where
+
+            raise UsageError(f"{_declared_at()}: {refused.rstrip('; ')}")
         value = self._program.config.get(full)
         if value is not None and not as_secret and full in self._program.secret_keys:
             # As Pulumi does: the plain value is handed out, with a warning, since nothing

@@ -79,7 +79,15 @@ def test_objects(program: Program) -> None:
 
 def test_other_namespaces(program: Program) -> None:
     assert Config("kubernetes").get("namespace") == "apps"
-    assert Config("kubernetes").get("name") is None
+    assert Config("app").get("name") is None
+    # Stackwright's own namespaces hold only its settings: a slip there read None.
+    with pytest.raises(UsageError) as caught:
+        Config("kubernetes").get("name")
+    assert str(caught.value) == (
+        f"{__file__}:{caught.tb.tb_lineno}: configuration kubernetes:name is no setting of "
+        "Stackwright's kubernetes namespace, which takes cluster, context, kubeconfig, "
+        "namespace, timeout; did you mean kubernetes:namespace?"
+    )
 
 
 def test_secrets_come_back_as_secret_outputs(program: Program) -> None:
