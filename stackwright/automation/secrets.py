@@ -151,6 +151,10 @@ class Where:
         return stackwright_home() / "keys" / f"{self.project}.{self.stack}.key"
 
 
+#: How to make a key for the `env` and `file:PATH` providers.
+MAKE_KEY = "`python -c 'import base64, os; print(base64.b64encode(os.urandom(32)).decode())'`"
+
+
 def _key_from_text(text: str, source: str) -> bytes:
     try:
         key = base64.b64decode(text.strip(), validate=True)
@@ -158,8 +162,7 @@ def _key_from_text(text: str, source: str) -> bytes:
         key = b""
     if len(key) != 32:
         raise UsageError(
-            f"{source} must hold a base64-encoded 32-byte key: make one with "
-            "`python -c 'import base64, os; print(base64.b64encode(os.urandom(32)).decode())'`"
+            f"{source} must hold a base64-encoded 32-byte key: make one with {MAKE_KEY}"
         )
     return key
 
@@ -266,6 +269,11 @@ def wrapping_key(
     if kind == "env":
         variable = NEW_KEY_ENV if new and environ.get(NEW_KEY_ENV) else KEY_ENV
         text = environ.get(variable)
+        if not text and create and not new:  # its key is being made: there is none yet
+            raise UsageError(
+                f"stack {where.stack} is to keep its secrets under a key from the environment: "
+                f"set {variable} to a base64-encoded 32-byte key, made with {MAKE_KEY}"
+            )
         if not text:
             raise UsageError(
                 f"stack {where.stack} keeps its secrets under a key from the environment: set "

@@ -203,3 +203,19 @@ def test_a_yaml_programs_read_of_a_missing_object_is_told_in_yaml(
         "(get: {id: kube-system/nodns}) only reads an existing object; create it first, or put "
         "`properties:` in place of `get:` to have this stack manage it",
     ]
+
+
+def test_a_new_stack_under_an_env_key_not_given_says_how_to_make_one(
+    project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """There is no key yet to set the variable "to": the line says how to make one, as
+    `is to keep its secrets under a passphrase` says to choose one; no stack is made."""
+    monkeypatch.delenv("STACKWRIGHT_SECRETS_KEY", raising=False)
+    assert refused(["stack", "init", "prod", "--secrets-provider", "env"], capsys) == (
+        "error: stack prod is to keep its secrets under a key from the environment: set "
+        "STACKWRIGHT_SECRETS_KEY to a base64-encoded 32-byte key, made with `python -c 'import "
+        "base64, os; print(base64.b64encode(os.urandom(32)).decode())'`"
+    )
+    assert not (project / "Stackwright.prod.yaml").exists()
+    main(["stack", "ls", "--json"])
+    assert '"name": "prod"' not in capsys.readouterr().out
