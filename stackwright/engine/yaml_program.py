@@ -648,6 +648,9 @@ class Evaluator:
         # `name` is the project's key; `ns:name` another namespace's (or the project's, spelt out).
         namespace, _, key = entry.name.rpartition(":")
         config = Config(namespace or None)
+        refused = unknown_setting(config.full_key(key), self.program.project)
+        if refused:  # a declared `kubernetes:clustr` would read its default, or null
+            raise _Problem(entry.line, refused.rstrip("; "))
         getters: dict[str, tuple[Callable[[str], Any], Callable[[str], Any]]] = {
             "string": (config.get, config.get_secret),
             "integer": (config.get_int, config.get_secret_int),

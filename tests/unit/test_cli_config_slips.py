@@ -161,7 +161,8 @@ def test_a_reference_to_a_project_with_no_stack_says_so(
 
 
 def test_a_yaml_programs_reference_to_such_a_key_is_refused_at_its_line(tmp_path: Path) -> None:
-    """`${kubernetes:cluster}` reads the stack's setting; `${kubernetes:clustr}` read null."""
+    """`${kubernetes:cluster}` reads the stack's setting; `${kubernetes:clustr}` read null.
+    So did a config entry of that name."""
     program = tmp_path / "Stackwright.yaml"
     program.write_text(
         "name: shop\nruntime: yaml\noutputs:\n  cluster: ${kubernetes:cluster}\n"
@@ -176,6 +177,15 @@ def test_a_yaml_programs_reference_to_such_a_key_is_refused_at_its_line(tmp_path
         f"{program}:4: ${{kubernetes:clustr}}: configuration kubernetes:clustr is no setting of "
         "Stackwright's kubernetes namespace, which takes cluster, context, kubeconfig, "
         "namespace, timeout; did you mean kubernetes:cluster?"
+    )
+    # Declared in its `config:` block, it read the default (or null) as well.
+    program.write_text(
+        "name: shop\nruntime: yaml\nconfig:\n  kubernetes:clustr: {type: string, default: x}\n"
+    )
+    with pytest.raises(UsageError) as caught:
+        run_program(program, project="shop", stack="dev", config={})
+    assert str(caught.value).startswith(
+        f"{program}:4: configuration kubernetes:clustr is no setting of Stackwright's kubernetes "
     )
 
 
