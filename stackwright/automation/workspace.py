@@ -97,7 +97,9 @@ class Project:
         data = _read_yaml(path)
         name = data.get("name")
         if not isinstance(name, str) or not name:
-            raise UsageError(f"{path}: `name` is missing; add `name: <project name>`")
+            slip = difflib.get_close_matches("name", [str(key) for key in data], n=1)
+            misspelt = f" (in place of {slip[0]!r}?)" if slip and slip[0] != "name" else ""
+            raise UsageError(f"{path}: `name` is missing; add `name: <project name>`{misspelt}")
         check_name("project", name)
         runtime = data.get("runtime", "python")
         if isinstance(runtime, dict):

@@ -229,3 +229,13 @@ def test_a_new_stack_under_an_env_key_not_given_says_how_to_make_one(
     assert not (project / "Stackwright.prod.yaml").exists()
     main(["stack", "ls", "--json"])
     assert '"name": "prod"' not in capsys.readouterr().out
+
+
+def test_a_misspelt_project_name_is_named_with_the_missing_name(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (project / "Stackwright.yaml").write_text("nme: shop\nruntime: python\n")
+    assert refused(["config", "ls"], capsys) == (
+        f"error: {project / 'Stackwright.yaml'}: `name` is missing; add `name: <project "
+        "name>` (in place of 'nme'?)"
+    )
