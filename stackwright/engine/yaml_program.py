@@ -776,12 +776,13 @@ class Evaluator:
             )
         parsed = parse_type_token(token)
         if parsed is None:
+            others = (*STACK_REFERENCE_TYPES, *ANY_KIND_TYPES, *_PROVIDER_TYPES, *COMPONENTS)
             raise _Problem(
                 entry.line,
                 f"resource {entry.name}: type {token!r} is not a Kubernetes type "
                 "(kubernetes:<group>/<version>:<Kind>, e.g. kubernetes:apps/v1:Deployment), "
-                f"{CUSTOM_RESOURCE_TYPE}, {PROVIDER_TYPE} or one of "
-                f"{', '.join(sorted(COMPONENTS))}",
+                f"{CUSTOM_RESOURCE_TYPE}, {PROVIDER_TYPE}, {STACK_REFERENCE_TYPES[0]} or one of "
+                f"{', '.join(sorted(COMPONENTS))}; {_did_you_mean(token, others)}".rstrip("; "),
             )
         # `kubernetes:core/v1:ConfigMapPatch`: a ConfigMap's; `…:WidgetPatch` of `kind: Widget`
         patched = patched_token(parsed, properties.get("kind"))

@@ -239,3 +239,18 @@ def test_a_misspelt_project_name_is_named_with_the_missing_name(
         f"error: {project / 'Stackwright.yaml'}: `name` is missing; add `name: <project "
         "name>` (in place of 'nme'?)"
     )
+
+
+def test_a_misspelt_stack_reference_type_names_the_type_meant(tmp_path: Path) -> None:
+    """The types the line lists had no StackReference, so its slip had no lead at all."""
+    program = tmp_path / "Stackwright.yaml"
+    program.write_text(
+        "name: shop\nruntime: yaml\nresources:\n  ref:\n    type: pulumi:pulumi:StackRef\n"
+        "    properties: {name: platform/dev}\n"
+    )
+    with pytest.raises(UsageError) as caught:
+        run_program(program, project="shop", stack="dev", config={})
+    message = str(caught.value)
+    assert message.startswith(f"{program}:4: resource ref: type 'pulumi:pulumi:StackRef' is not")
+    assert ", pulumi:pulumi:StackReference or one of " in message
+    assert message.endswith("; did you mean 'pulumi:pulumi:StackReference'?"), message
