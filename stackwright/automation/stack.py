@@ -191,8 +191,10 @@ class Workspace(StoredStack):
             ):
                 settings, _ = unwrap_secrets(resolve(resource.props, _no_state))
                 candidates.append(settings)
-        for settings in candidates:
-            self.check_context(cluster_context(settings))
+        for index, settings in enumerate(candidates):
+            context = cluster_context(settings, default=index == 0)
+            if context is not None:
+                self.check_context(context)
 
     # --- the default cluster ---------------------------------------------------------
 

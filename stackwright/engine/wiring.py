@@ -408,12 +408,23 @@ def release_outputs(release: Mapping[str, Any], name: str, namespace: str) -> di
     }
 
 
-def cluster_context(settings: Mapping[str, Any]) -> str:
+def cluster_context(settings: Mapping[str, Any], *, default: bool = False) -> str | None:
     """The kubeconfig context a provider with these settings talks to (its `context`, else
-    the kubeconfig's current one), read without connecting."""
+    the kubeconfig's current one), read without connecting. None for the stack's default
+    provider (`default`) when there is no kubeconfig to read: a program that declares
+    providers of its own needs none, and one that uses the default provider is refused for
+    it, before any change, when the provider is made."""
+    from stackwright.providers.kubernetes.errors import ConfigError
     from stackwright.providers.kubernetes.kubeconfig import load_config
 
-    return load_config(settings.get("kubeconfig") or None, settings.get("context") or None).context
+    try:
+        return load_config(
+            settings.get("kubeconfig") or None, settings.get("context") or None
+        ).context
+    except ConfigError:
+        if default:
+            return None
+        raise
 
 
 def default_namespace(settings: Mapping[str, Any]) -> str | None:

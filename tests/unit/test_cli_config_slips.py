@@ -254,3 +254,34 @@ def test_a_misspelt_stack_reference_type_names_the_type_meant(tmp_path: Path) ->
     assert message.startswith(f"{program}:4: resource ref: type 'pulumi:pulumi:StackRef' is not")
     assert ", pulumi:pulumi:StackReference or one of " in message
     assert message.endswith("; did you mean 'pulumi:pulumi:StackReference'?"), message
+
+
+def test_an_env_tagged_stack_of_explicit_providers_needs_no_default_kubeconfig(
+    project: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """`examples/two-clusters` tagged `env`: the environment check read the default
+    provider's kubeconfig, which such a stack need not have, and refused every run with
+    `no kubeconfig found`; its own providers' contexts are what it checks."""
+    monkeypatch.delenv("KUBECONFIG", raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path / "nohome"))  # no ~/.kube/config
+    kubeconfig = tmp_path / "east.kubeconfig"
+    kubeconfig.write_text(
+        "apiVersion: v1\nkind: Config\ncurrent-context: east\n"
+        "clusters: [{name: east, cluster: {server: 'https://127.0.0.1:1'}}]\n"
+        "users: [{name: east, user: {token: t}}]\n"
+        "contexts: [{name: east, context: {cluster: east, user: east}}]\n"
+    )
+    (project / "__main__.py").write_text(
+        "import stackwright as sw\nimport stackwright.kubernetes as k8s\n"
+        f"east = k8s.Provider('east', kubeconfig={str(kubeconfig)!r})\n"
+        "k8s.core.v1.ConfigMap('c', data={'a': 'b'}, opts=sw.ResourceOptions(provider=east))\n"
+    )
+    main(["stack", "tag", "set", "env", "production"])
+    main(["config", "set", "--path", 'stackwright:environments["east"]', "development"])
+    assert refused(["preview"], capsys).startswith(
+        "error: stack dev is tagged env=production but cluster context 'east' belongs to "
+        "environment development"
+    )
