@@ -37,7 +37,14 @@ from stackwright.automation.workspace import (
 )
 from stackwright.errors import UsageError
 from stackwright.model import SECRET_TEXT, is_sealed, map_secrets
-from stackwright.state import Backend, HistoryEntry, Snapshot, backend_url, open_backend
+from stackwright.state import (
+    Backend,
+    HistoryEntry,
+    Snapshot,
+    backend_url,
+    open_backend,
+    require_stack,
+)
 
 
 @dataclass
@@ -174,11 +181,7 @@ class StoredStack:
     def require_stack(self) -> None:
         """Refuse a stack the state store does not have (a typo in --stack), before its
         stack file, or a key file, is written."""
-        if not self.backend.has_stack(self.project.name, self.stack):
-            raise UsageError(
-                f"stack {self.stack} does not exist in project {self.project.name}: "
-                f"create it with `stackwright stack init {self.stack}`"
-            )
+        require_stack(self.backend, self.project.name, self.stack)
 
     # --- secrets ---------------------------------------------------------------------
 

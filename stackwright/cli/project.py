@@ -37,7 +37,7 @@ from stackwright.cli.terminal import machine_stdout, why_no_one_answers
 from stackwright.errors import StackwrightError, UsageError
 from stackwright.lazy import lazy_module
 from stackwright.model import SECRET_TEXT, ResourceState, map_secrets, masked, urn_name
-from stackwright.state import Backend, HistoryEntry, open_backend
+from stackwright.state import Backend, HistoryEntry, open_backend, require_stack
 
 if TYPE_CHECKING:
     from datetime import datetime
@@ -769,11 +769,8 @@ def stack_select(
     created = create and not backend.has_stack(project.name, name)
     if created:
         StoredStack.create(Path.cwd(), name).close()
-    elif not backend.has_stack(project.name, name):
-        raise UsageError(
-            f"stack {name} does not exist in project {project.name}: create it with `stackwright stack init {name}`"
-        )
     else:
+        require_stack(backend, project.name, name)
         select_stack(project, name)
     text = f"Created stack {name} and selected it." if created else f"Selected stack {name}."
     _report_done(as_json, "stack", "select", project.name, name, text, created=created)

@@ -71,14 +71,12 @@ from stackwright.state import (
     LockLost,
     Operation,
     Snapshot,
+    require_stack,
 )
 
 
 def _snapshot(backend: Backend, project: str, stack: str) -> Snapshot:
-    if not backend.has_stack(project, stack):
-        raise UsageError(
-            f"stack {stack} does not exist in project {project}: create it with `stackwright stack init {stack}`"
-        )
+    require_stack(backend, project, stack)
     return backend.load(project, stack)
 
 

@@ -15,7 +15,7 @@ and orjson; it never talks to a cluster and never decides what a step should be.
         op.end(1, live)                             # after it
 """
 
-from stackwright.state._backend import Backend, Operation
+from stackwright.state._backend import Backend, Operation, require_stack
 from stackwright.state._dry_run import DryRunJournal
 from stackwright.state._open import SCHEMES, backend_url, open_backend, stackwright_home
 from stackwright.state._records import HistoryEntry, LockHolder, Snapshot, StackSummary
@@ -40,5 +40,6 @@ __all__ = [
     "StateCorrupt",
     "backend_url",
     "open_backend",
+    "require_stack",
     "stackwright_home",
 ]

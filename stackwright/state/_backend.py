@@ -30,6 +30,7 @@ from collections.abc import Mapping, Sequence
 from types import TracebackType
 from typing import Any, Protocol, Self
 
+from stackwright.errors import UsageError
 from stackwright.model import ClusterIdentity, Op, PendingOperation, ResourceState
 from stackwright.state._records import HistoryEntry, LockHolder, Snapshot, StackSummary
 
@@ -261,3 +262,15 @@ class Backend(Protocol):
     def set_secrets_provider(self, project: str, stack: str, fields: Mapping[str, Any]) -> None: ...
 
     def close(self) -> None: ...
+
+
+def require_stack(backend: Backend, project: str, stack: str) -> None:
+    """Refuse a stack `backend` does not have (a typo in --stack), naming the project's
+    stacks, before anything is written."""
+    if not backend.has_stack(project, stack):
+        names = [summary.name for summary in backend.list_stacks(project)]
+        known = f" (its stacks: {', '.join(names)})" if names else ""
+        raise UsageError(
+            f"stack {stack} does not exist in project {project}{known}: create it with "
+            f"`stackwright stack init {stack}`"
+        )

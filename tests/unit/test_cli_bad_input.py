@@ -117,7 +117,8 @@ def test_a_stack_that_does_not_exist_is_refused_before_anything_is_written(
     command: list[str], project: Path, refuse: Refuse
 ) -> None:
     assert refuse(*command, "--stack", "nope") == (
-        "stack nope does not exist in project shop: create it with `stackwright stack init nope`"
+        "stack nope does not exist in project shop (its stacks: dev): create it with "
+        "`stackwright stack init nope`"
     )
     assert not (project / "Stackwright.nope.yaml").exists()
     assert stacks() == ["dev"]

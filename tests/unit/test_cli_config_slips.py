@@ -285,3 +285,16 @@ def test_an_env_tagged_stack_of_explicit_providers_needs_no_default_kubeconfig(
         "error: stack dev is tagged env=production but cluster context 'east' belongs to "
         "environment development"
     )
+
+
+@pytest.mark.parametrize(
+    "args", [["stack", "select", "prdo"], ["-s", "prdo", "preview"], ["-s", "prdo", "stack"]]
+)
+def test_a_misspelt_stack_is_refused_naming_the_stacks_there_are(
+    project: Path, capsys: pytest.CaptureFixture[str], args: list[str]
+) -> None:
+    main(["stack", "init", "prod"])
+    assert refused(args, capsys) == (
+        "error: stack prdo does not exist in project shop (its stacks: dev, prod): create it "
+        "with `stackwright stack init prdo`"
+    )

@@ -130,6 +130,7 @@ def test_public_surface_is_small_and_sorted() -> None:
         "StateCorrupt",
         "backend_url",
         "open_backend",
+        "require_stack",
         "stackwright_home",
     }
 
