@@ -140,6 +140,9 @@ def deletion_propagation(obj: Mapping[str, Any]) -> str | None:
     raise ValueError(f"annotation {DELETION_PROPAGATION} must be one of {allowed}, got {raw!r}")
 
 
+#: The kubeconfig context of local cluster N is `stackwright-N` (DESIGN's contract).
+LOCAL_CONTEXT_PREFIX = "stackwright-"
+
 #: The keys Stackwright reads in its own namespaces: the stack's default provider's
 #: settings (`kubernetes:`) and the environments map (`stackwright:`). Any other key there
 #: is a slip that nothing would notice — `kubernetes:clustr` leaves the stack on the ambient

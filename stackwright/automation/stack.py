@@ -79,6 +79,7 @@ from stackwright.kubernetes.provider import MANIFEST_PARENTS, PROVIDER_TYPE, REN
 from stackwright.localcluster import lifecycle
 from stackwright.model import (
     CONFIG_SETTINGS,
+    LOCAL_CONTEXT_PREFIX,
     STACK_ANNOTATION,
     URN_ANNOTATION,
     Op,
@@ -208,7 +209,7 @@ class Workspace(StoredStack):
         settings: dict[str, Any] = {}
         if local and not start:
             settings["kubeconfig"] = str(lifecycle.cluster_dir(str(local)) / "kubeconfig")
-            settings["context"] = f"stackwright-{local}"
+            settings["context"] = f"{LOCAL_CONTEXT_PREFIX}{local}"
         elif local:
             info, started = lifecycle.start(str(local))
             if started and listener is not None:
@@ -224,7 +225,7 @@ class Workspace(StoredStack):
                     )
                 )
             settings["kubeconfig"] = str(info.kubeconfig)
-            settings["context"] = f"stackwright-{info.name}"
+            settings["context"] = f"{LOCAL_CONTEXT_PREFIX}{info.name}"
         for key in CONFIG_SETTINGS[
             "kubernetes"
         ]:  # `cluster` named the kubeconfig and context above
@@ -1078,7 +1079,7 @@ async def _read_importable(provider: Provider, type_token: str, object_id: str) 
 def _cluster(values: dict[str, Any]) -> str:
     """The kubeconfig context of the stack's default cluster, as its configuration names it."""
     if values.get("kubernetes:cluster"):
-        return f"stackwright-{values['kubernetes:cluster']}"
+        return f"{LOCAL_CONTEXT_PREFIX}{values['kubernetes:cluster']}"
     return str(values.get("kubernetes:context") or "")
 
 

@@ -35,6 +35,7 @@ from stackwright.engine.records import (
 from stackwright.errors import UsageError
 from stackwright.kubernetes.provider import PROVIDER_TYPE, is_kubeconfig_path
 from stackwright.model import (
+    LOCAL_CONTEXT_PREFIX,
     ClusterIdentity,
     ResourceState,
     urn_name,
@@ -375,6 +376,12 @@ def refusal(moved: Moved, what: str) -> str:
             f"`kubectl config use-context {context}`, or `stackwright config set "
             f"kubernetes:context {context}` where the stack's config names the context"
         )
+        local = context.removeprefix(LOCAL_CONTEXT_PREFIX)
+        if local != context:  # a local cluster's: the stack names it by kubernetes:cluster
+            back += (
+                f", or `stackwright config set kubernetes:cluster {local}` where it names a "
+                "local cluster"
+            )
     else:
         back = "its kubeconfig's current context, or the stack's kubernetes:context"
     if moved.recorded is None and moved.provider:

@@ -12,9 +12,11 @@ from engine_stack import Stack
 from engine_stack import stack as stack  # the fixture
 
 from stackwright.cli.main import main
+from stackwright.engine.clusters import Moved, refusal
 from stackwright.engine.program import run_program
 from stackwright.engine.yaml_program import run_yaml_program
 from stackwright.errors import UsageError
+from stackwright.model import ClusterIdentity
 from stackwright.sdk.context import Program
 
 
@@ -298,3 +300,23 @@ def test_a_misspelt_stack_is_refused_naming_the_stacks_there_are(
         "error: stack prdo does not exist in project shop (its stacks: dev, prod): create it "
         "with `stackwright stack init prdo`"
     )
+
+
+def test_a_stack_moved_off_its_local_cluster_is_told_the_setting_that_names_it() -> None:
+    """`kubernetes:cluster nosuch` (a slip, or another local cluster) reaches another
+    cluster: the way back for a stack on a local cluster is its `kubernetes:cluster`, which
+    `kubernetes:context stackwright-local` alone would not give (the kubeconfig is the
+    other cluster's)."""
+    moved = Moved(
+        "",
+        ClusterIdentity("a", "https://127.0.0.1:1", "stackwright-local"),
+        ClusterIdentity("b", "https://127.0.0.1:2", "stackwright-nosuch"),
+        4,
+    )
+    assert (
+        "switch back (`kubectl config use-context stackwright-local`, or `stackwright config "
+        "set kubernetes:context stackwright-local` where the stack's config names the context, "
+        "or `stackwright config set kubernetes:cluster local` where it names a local cluster)"
+    ) in refusal(moved, "preview")
+    elsewhere = Moved("", ClusterIdentity("a", "https://h:6443", "prod"), moved.current, 4)
+    assert "kubernetes:cluster" not in refusal(elsewhere, "preview")
