@@ -10,6 +10,7 @@ import codecs
 import gc
 import io
 import os
+import re
 import signal
 import sys
 import threading
@@ -284,11 +285,18 @@ def _usage_message(exc: Exception) -> str:
     text = " ".join(str(text).split()).rstrip(".")
     option = str(getattr(exc, "option_name", ""))
     instead = PULUMI_ONLY_FLAGS.get(option)
+    ctx = getattr(exc, "ctx", None)
+    command = getattr(ctx, "command_path", None) or "stackwright"
     if instead is not None and text.startswith("No such option"):
         # click's "Possible options" guess (--type for --yes) would only mislead here.
         text = f"No such option: {option} (a Pulumi flag: {instead})"
-    ctx = getattr(exc, "ctx", None)
-    command = getattr(ctx, "command_path", None) or "stackwright"
+    elif text.startswith("No such option") and re.fullmatch(r"-\d", option):
+        # `config set offset -5 --type int`: a negative number reads as a flag, as it does
+        # for Pulumi's CLI; `--` ends the options.
+        text = (
+            f"No such option: {option} (a value that starts with '-' goes after `--`: "
+            f"`{command} … -- VALUE`)"
+        )
     return f"{text}; see `{command} --help`"
 
 

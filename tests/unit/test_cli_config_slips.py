@@ -320,3 +320,20 @@ def test_a_stack_moved_off_its_local_cluster_is_told_the_setting_that_names_it()
     ) in refusal(moved, "preview")
     elsewhere = Moved("", ClusterIdentity("a", "https://h:6443", "prod"), moved.current, 4)
     assert "kubernetes:cluster" not in refusal(elsewhere, "preview")
+
+
+@pytest.mark.parametrize("value", ["-5", "-1.5"])
+def test_a_negative_value_read_as_a_flag_says_to_put_it_after_double_dash(
+    project: Path, capsys: pytest.CaptureFixture[str], value: str
+) -> None:
+    """As Pulumi's CLI, `config set offset -5` reads -5 as a flag; the line says the way."""
+    message = refused(["config", "set", "offset", value, "--type", "float"], capsys)
+    assert message.startswith(f"error: No such option: {value[:2]} (a value that starts with")
+    assert "goes after `--`: `stackwright config set … -- VALUE`)" in message, message
+    main(["config", "set", "--type", "float", "offset", "--", value])
+    capsys.readouterr()
+    main(["config", "get", "offset"])
+    assert capsys.readouterr().out == f"{float(value)}\n"
+    assert refused(["config", "set", "offset", "-x"], capsys) == (
+        "error: No such option: -x; see `stackwright config set --help`"
+    )
