@@ -43,6 +43,7 @@ import functools
 import importlib
 import json
 import re
+import shlex
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -73,6 +74,7 @@ from stackwright.sdk.config import Config, MissingConfiguration
 from stackwright.sdk.context import current_program, export
 from stackwright.sdk.output import (
     Output,
+    Secret,
     check_fields,
     dependencies_of,
     join_path,
@@ -673,15 +675,39 @@ class Evaluator:
                 entry.line, f"config {entry.name}: default {default!r} is not of type {kind}"
             )
         hidden = bool(spec.get("secret")) or config.full_key(key) in self.program.secret_keys
-        found = (secret if hidden else plain)(key)
+        # An object or list is set as JSON: the command that sets it shows one of its type.
+        structured = kind.lower() not in getters
+        setting = shlex.join(
+            ["stackwright", "config", "set", *(["--secret"] * hidden)]
+            + (
+                ["--type", "json", entry.name, _example(kind.lower())]
+                if structured
+                else [entry.name]
+            )
+        ) + ("" if structured else " VALUE")
+        try:
+            found = (secret if hidden else plain)(key)
+            checked = structured and "type" in spec and found is not None  # as a default is
+            fits = not checked or _fits(kind.lower(), _now(found))
+        except UsageError:
+            if not structured or "type" not in spec:
+                raise
+            fits = False  # not JSON
+        if not fits:  # `hosts: {type: List<String>}` given `a.example.com`, 5 or {"a": 1}
+            given = self.program.config.get(config.full_key(key))
+            shown = "[secret]" if hidden else json.dumps(given, default=str)
+            raise _Problem(
+                entry.line,
+                f"config {entry.name}: the stack's value {shown} is not of type {kind}; set "
+                f"it with `{setting}`",
+            )
         if found is None and default is not None:
             return Output.secret(default) if hidden else default
         if found is None:
             raise MissingConfiguration(
                 f"{self.document.path}:{entry.line}: missing required configuration "
                 f"{config.full_key(key)} for stack {self.program.stack}: set it with "
-                f"`stackwright config set{' --secret' if hidden else ''} {entry.name} VALUE` "
-                "or give the config a `default:`",
+                f"`{setting}` or give the config a `default:`",
                 config.full_key(key),
             )
         return found
@@ -964,8 +990,24 @@ def _type_of(default: Any) -> str:
     return "object" if isinstance(default, (dict, list)) else "string"
 
 
+def _example(kind: str) -> str:
+    """A JSON value of the (lower-cased) structured type `kind`, for a command that sets one."""
+    items = {"string": '"a", "b"', "integer": "1, 2", "number": "1.5, 2", "boolean": "true, false"}
+    if kind.startswith("list<") and kind.endswith(">"):
+        return "[" + items.get(kind[5:-1].strip(), '{"a": 1}') + "]"
+    return '["a", "b"]' if kind == "array" else '{"a": 1}'
+
+
+def _now(value: Any) -> Any:
+    """A configuration value as it is now: a secret one's too (an Output known already)."""
+    if isinstance(value, Output):
+        resolved = value.resolve(lambda resource: None)
+        return resolved.value if isinstance(resolved, Secret) else resolved
+    return value
+
+
 def _fits(kind: str, value: Any) -> bool:
-    """Whether a config's `default:` is of its (lower-cased) type."""
+    """Whether a config's `default:`, or the stack's value, is of its (lower-cased) type."""
     if kind.startswith("list<") and kind.endswith(">"):
         return isinstance(value, list) and all(_fits(kind[5:-1].strip(), v) for v in value)
     number = isinstance(value, (int, float)) and not isinstance(value, bool)

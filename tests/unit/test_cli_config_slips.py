@@ -337,3 +337,29 @@ def test_a_negative_value_read_as_a_flag_says_to_put_it_after_double_dash(
     assert refused(["config", "set", "offset", "-x"], capsys) == (
         "error: No such option: -x; see `stackwright config set --help`"
     )
+
+
+@pytest.mark.parametrize(
+    ("value", "shown"),
+    [("a.example.com", '"a.example.com"'), ({"a": 1}, '{"a": 1}'), ([1, 2], "[1, 2]"), (5, "5")],
+)
+def test_a_yaml_programs_structured_config_of_another_type_is_refused_at_its_entry(
+    tmp_path: Path, value: object, shown: str
+) -> None:
+    """`hosts: {type: List<String>}` took any value, to fail later at a reference (or not
+    at all); the line names the type and a command that sets a value of it."""
+    program = tmp_path / "Stackwright.yaml"
+    program.write_text(
+        "name: shop\nruntime: yaml\nconfig:\n  hosts: {type: List<String>}\noutputs:\n"
+        "  hosts: ${hosts}\n"
+    )
+    with pytest.raises(UsageError) as caught:
+        run_program(program, project="shop", stack="dev", config={"shop:hosts": value})
+    assert str(caught.value) == (
+        f"{program}:4: config hosts: the stack's value {shown} is not of type List<String>; "
+        """set it with `stackwright config set --type json hosts '["a", "b"]'`"""
+    )
+    ran = run_program(program, project="shop", stack="dev", config={"shop:hosts": '["a"]'})
+    assert ran.exports == {"hosts": ["a"]}
+    with pytest.raises(UsageError, match=r"hosts '\[\"a\", \"b\"\]'` or give the config a"):
+        run_program(program, project="shop", stack="dev", config={})
