@@ -689,9 +689,9 @@ class Evaluator:
             found = (secret if hidden else plain)(key)
             checked = structured and "type" in spec and found is not None  # as a default is
             fits = not checked or _fits(kind.lower(), _now(found))
-        except UsageError:
+        except UsageError as error:  # a value not of its type: said at the entry
             if not structured or "type" not in spec:
-                raise
+                raise _Problem(entry.line, str(error)) from None
             fits = False  # not JSON
         if not fits:  # `hosts: {type: List<String>}` given `a.example.com`, 5 or {"a": 1}
             given = self.program.config.get(config.full_key(key))

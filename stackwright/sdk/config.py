@@ -14,7 +14,7 @@ import math
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from stackwright.errors import UsageError, remember_secret
+from stackwright.errors import UsageError, redact, remember_secret
 from stackwright.model import unknown_setting
 from stackwright.sdk.context import current_program
 from stackwright.sdk.output import Output
@@ -79,10 +79,14 @@ class Config:
         )
 
     def _bad(self, key: str, value: Any, expected: str, example: str) -> UsageError:
-        shown = "[secret]" if self.full_key(key) in self._program.secret_keys else repr(value)
+        # A value read as a secret (`get_secret_int`, a YAML program's `secret: true`) though
+        # stored plain was remembered as one: it is not shown, and is set as one again.
+        shown = repr(value)
+        secret = self.full_key(key) in self._program.secret_keys or redact(shown) != shown
+        shown = "[secret]" if secret else shown
         return UsageError(
             f"configuration {self.full_key(key)} must be {expected} (got {shown}); "
-            f"set it with {self._set_command(key, example)}"
+            f"set it with {self._set_command(key, example, secret=secret)}"
         )
 
     # --- strings ---------------------------------------------------------------------
@@ -212,6 +216,7 @@ class Config:
         value = self._raw(key, as_secret=True)
         if value is None:
             return None if default is None else Output.secret(default)
+        remember_secret(value)  # before it is parsed: a value not of its type is not shown
         return Output.secret(parse(key, value))
 
     def _required_secret(self, key: str, parse: Callable[[str, Any], T]) -> Output[T]:

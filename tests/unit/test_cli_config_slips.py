@@ -17,7 +17,8 @@ from stackwright.engine.program import run_program
 from stackwright.engine.yaml_program import run_yaml_program
 from stackwright.errors import UsageError
 from stackwright.model import ClusterIdentity
-from stackwright.sdk.context import Program
+from stackwright.sdk.config import Config
+from stackwright.sdk.context import Program, running
 
 
 def refused(args: list[str], capsys: pytest.CaptureFixture[str]) -> str:
@@ -363,3 +364,39 @@ def test_a_yaml_programs_structured_config_of_another_type_is_refused_at_its_ent
     assert ran.exports == {"hosts": ["a"]}
     with pytest.raises(UsageError, match=r"hosts '\[\"a\", \"b\"\]'` or give the config a"):
         run_program(program, project="shop", stack="dev", config={})
+
+
+def test_a_yaml_programs_scalar_config_of_another_type_is_refused_at_its_entry(
+    tmp_path: Path,
+) -> None:
+    program = tmp_path / "Stackwright.yaml"
+    program.write_text(
+        "name: shop\nruntime: yaml\nconfig:\n  replicas: {type: integer, default: 2}\n"
+        "  pw: {type: integer, secret: true}\n"
+    )
+    config = {"shop:replicas": "three", "shop:pw": 1}
+    with pytest.raises(UsageError) as caught:
+        run_program(program, project="shop", stack="dev", config=config)
+    assert str(caught.value) == (
+        f"{program}:4: configuration shop:replicas must be an integer (got 'three'); set it "
+        "with `stackwright config set replicas 3`"
+    )
+    config = {"shop:replicas": 3, "shop:pw": "s3cr3t-pw"}
+    with pytest.raises(UsageError) as caught:
+        run_program(program, project="shop", stack="dev", config=config)
+    assert str(caught.value) == (
+        f"{program}:5: configuration shop:pw must be an integer (got [secret]); set it with "
+        "`stackwright config set --secret pw 3`"
+    )
+
+
+def test_a_plain_value_read_as_a_secret_is_not_shown_when_it_is_not_of_its_type() -> None:
+    """`get_secret_int` of a value stored plain: the program holds it as a secret, so the
+    line that refuses it shows [secret] and sets it as one, as for a value stored secret."""
+    program = Program(project="shop", stack="dev", config={"shop:pin": "hunter2-pin"})
+    with running(program), pytest.raises(UsageError) as caught:
+        Config().get_secret_int("pin")
+    assert str(caught.value) == (
+        "configuration shop:pin must be an integer (got [secret]); set it with "
+        "`stackwright config set --secret pin 3`"
+    )
