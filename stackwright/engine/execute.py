@@ -1240,7 +1240,7 @@ class Run:
                 f"({'; '.join(step.replace_reasons)}): remove its `protect` option first, "
                 f"or run `stackwright state unprotect {shlex.quote(urn)}`"
             )
-        force = self.options.force or opts.force
+        force = self.options.force or bool(opts.force)
         if step.op is Op.SAME or step.op is Op.UPDATE:
             taking_back = self._taking_back_drift(step, old, opts.ignore_changes, kube)
             if taking_back is not None:

@@ -103,8 +103,9 @@ class ResourceOptions:
     custom_timeouts: CustomTimeouts | None = None
     aliases: Sequence[str | Alias] = ()
     import_: str | None = None
-    #: Take over fields other managers own (server-side apply force).
-    force: bool = False
+    #: Take over fields other managers own (server-side apply force). None (unset) is its
+    #: parent's, as Pulumi's `protect`: a child's own `force=False` keeps it unforced.
+    force: bool | None = None
     #: Read the existing object of this ID (`namespace/name`, or `name`) instead of managing
     #: one, as Pulumi's option of that name (`Kind.get(name, id)` sets it): nothing is
     #: declared, written or deleted; its outputs are the live object.
@@ -138,15 +139,16 @@ class ResourceOptions:
 
     def merged_with(self, parent: ResourceOptions | None) -> ResourceOptions:
         """Children inherit their parent's provider unless they name their own (Pulumi's
-        rule), and its `force`: a ConfigFile, Chart or any component forced takes over
-        conflicting fields in every object it declares, as `kubectl apply --server-side
-        --force-conflicts -f FILE` does in every object of the file."""
+        rule), and its `force` unless they set their own (as Pulumi's `protect`): a
+        ConfigFile, Chart or any component forced takes over conflicting fields in every
+        object it declares, as `kubectl apply --server-side --force-conflicts -f FILE` does
+        in every object of the file; one its transformation sets `force=False` stays out."""
         if parent is None:
             return self
         changes: dict[str, Any] = {}
         if self.provider is None and parent.provider is not None:
             changes["provider"] = parent.provider
-        if parent.force and not self.force:
+        if parent.force and self.force is None:  # its own False stays, as Pulumi's protect
             changes["force"] = True
         return replace(self, **changes) if changes else self
 
@@ -692,12 +694,13 @@ def _resources_named(opts: ResourceOptions, what: _Checked) -> dict[str, Any]:
 def _switches(opts: ResourceOptions, what: _Checked) -> dict[str, Any]:
     """The True-or-False options checked, None taken for False: a string is truthy, so
     protect="false" would protect; None is unset, as Pulumi reads
-    `protect=cfg.get_bool("protect")`."""
+    `protect=cfg.get_bool("protect")`. An unset `force` stays None: its parent's."""
     changes: dict[str, Any] = {}
     for option in _BOOL_OPTIONS:
         value = getattr(opts, option)
         if value is None:
-            changes[option] = False
+            if option != "force":
+                changes[option] = False
         elif not isinstance(value, bool):
             raise UsageError(
                 f"{what.option(option)} must be True or False (got {value!r}); read a "

@@ -112,9 +112,10 @@ def test_a_yes_or_no_option_given_a_string_is_refused_at_the_users_line(
         "False (got 'false'); read a configuration value as one with `Config().get_bool`"
     )
     assert program.resources == []
-    # None is unset, as in Pulumi: `protect=cfg.get_bool("protect")` of a key not set.
+    # None is unset, as in Pulumi: `protect=cfg.get_bool("protect")` of a key not set;
+    # an unset `force` is its parent's (none here).
     cm = k8s.core.v1.ConfigMap("unset", opts=ResourceOptions(**{option: None}))
-    assert getattr(cm.opts, option) is False
+    assert getattr(cm.opts, option) is (None if option == "force" else False)
 
 
 def test_declaration_site_is_the_users_line(program: Program) -> None:
@@ -258,6 +259,21 @@ def test_children_inherit_a_forced_parents_force(program: Program) -> None:
     unforced = ComponentResource("my:Comp", "plain")
     assert not k8s.core.v1.ConfigMap("c", opts=ResourceOptions(parent=unforced)).opts.force
     assert k8s.core.v1.ConfigMap("d", opts=ResourceOptions(parent=unforced, force=True)).opts.force
+
+
+def test_a_child_that_sets_force_false_stays_unforced_in_a_forced_parent(
+    program: Program,
+) -> None:
+    # As Pulumi's `protect`: a child's own False is kept (one object of a forced ConfigFile
+    # left out by its transformation); unset (None, a `get_bool` of no value) inherits.
+    app = ComponentResource("my:Comp", "app", opts=ResourceOptions(force=True))
+    kept = k8s.core.v1.ConfigMap("a", opts=ResourceOptions(parent=app, force=False))
+    unset = k8s.core.v1.ConfigMap("b", opts=ResourceOptions(parent=app, force=None))
+    assert kept.opts.force is False
+    assert unset.opts.force is True
+    # Pulumi's `merge`: the later options' own False wins over the earlier True.
+    merged = ResourceOptions.merge(ResourceOptions(force=True), ResourceOptions(force=False))
+    assert merged.force is False
 
 
 def test_forgiving_option_spellings_are_normalised(program: Program) -> None:
