@@ -879,20 +879,23 @@ class SQLiteBackend:
         # An operation killed on this host (kill -9) is not "in progress" however long it
         # takes the next one to take its lock over and record it so.
         dead = holder.operation_id if holder is not None and _died_here(holder) else None
-        return [
-            HistoryEntry(
-                id=version,
-                kind=_history_kind(kind, message),
-                start=timestamp(started),
-                end=timestamp(ended) if ended is not None else None,
-                result=INTERRUPTED if row_id == dead and result == IN_PROGRESS else result,
-                counts=_history_counts(stack, version, counts),
-                message=message,
-                owner=owner,
-                host=host,
+        entries = []
+        for version, row_id, kind, started, ended, result, blob, message, owner, host in rows:
+            counts = _history_counts(stack, version, blob)
+            entries.append(
+                HistoryEntry(
+                    id=version,
+                    kind=_history_kind(kind, result, counts),
+                    start=timestamp(started),
+                    end=timestamp(ended) if ended is not None else None,
+                    result=INTERRUPTED if row_id == dead and result == IN_PROGRESS else result,
+                    counts=counts,
+                    message=message,
+                    owner=owner,
+                    host=host,
+                )
             )
-            for version, row_id, kind, started, ended, result, counts, message, owner, host in rows
-        ]
+        return entries
 
     def recorded_elsewhere(self, project: str, stack: str, urn: str, object_id: str) -> list[str]:
         # Asked only for an object marked as this stack's that its state does not hold, so
@@ -1285,11 +1288,12 @@ def _meta_json(key: str, value: str) -> Any:
         raise StateCorrupt(f"the state's {key!r} is not JSON ({error}); {_FIX}") from None
 
 
-def _history_kind(kind: str, message: str) -> str:
+def _history_kind(kind: str, result: str, counts: Mapping[str, int]) -> str:
     """The kind of a history row as this version records it: a `stack import` recorded
-    before it had its own kind was `import`, as an adoption of objects is; the command's
-    message (`stack import from FILE`) tells it apart."""
-    if kind == "import" and message.startswith(f"{STATE_IMPORT} from "):
+    before it had its own kind was `import`, as an adoption of objects is. An adoption that
+    succeeded counts the objects it adopted; a state import, the CLI's (`stack import from
+    FILE`) or a script's (`Workspace.import_state`, any message), counts none."""
+    if kind == "import" and result == "succeeded" and not counts:
         return STATE_IMPORT
     return kind
 

@@ -8,6 +8,7 @@ databases in test_state_integrity.py.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import getpass
 import os
 import socket
@@ -1012,10 +1013,21 @@ def test_a_state_import_and_an_adoption_are_told_apart_in_history(
         op.end(0, live(res("a")))
     backend.import_(PROJECT, "dev", document, message="stack import from dev.json")
     assert [e.kind for e in backend.history(PROJECT, "dev")] == ["stack import", "import"]
-    # A state import recorded before it had its kind reads as one still, by its message.
+    # A state import recorded before it had its kind reads as one still: the CLI's, and a
+    # script's (`Workspace.import_state`, whose message is its own), which adopt nothing.
+    backend.import_(PROJECT, "dev", document, message="restore")
+    backend.import_(PROJECT, "dev", document)
+    with contextlib.suppress(RuntimeError), backend.begin_operation(PROJECT, "dev", kind="import"):
+        raise RuntimeError("an adoption that failed before adopting anything")
     with sqlite3.connect(tmp_path / "state.db") as db:
         db.execute("UPDATE history SET kind = 'import'")
-    assert [e.kind for e in backend.history(PROJECT, "dev")] == ["stack import", "import"]
+    assert [(e.kind, e.result) for e in backend.history(PROJECT, "dev")] == [
+        ("import", "failed"),
+        ("stack import", "succeeded"),
+        ("stack import", "succeeded"),
+        ("stack import", "succeeded"),
+        ("import", "succeeded"),
+    ]
 
 
 def test_import_creates_a_missing_stack(tmp_path: Path, backend: SQLiteBackend) -> None:
