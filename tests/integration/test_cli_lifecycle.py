@@ -1988,9 +1988,9 @@ def test_inputs_the_server_refuses_name_their_line_and_fail_a_preview_as_bad_inp
     assert "Not_A_Name" in named, named
     shown = p.sw("preview", rc=2)  # as the display says it
     assert f"Failures:\n    {keys}\n" in shown.out and "Traceback" not in shown.out + shown.err
-    # An `up` whose apply is refused fails the operation (other steps may have changed the
-    # cluster): exit 1, with the line all the same.
-    failed = p.up(rc=1)
+    # An `up` whose applies are all refused, nothing else changed, is bad input as its
+    # preview is: exit 2, with the lines all the same (one that changed others exits 1).
+    failed = p.up(rc=2)
     assert sorted(failed.summary["failures"]) == [keys, named]
     assert get(cluster, "configmap", "keys", p.ns) is None
 
