@@ -111,8 +111,10 @@ class Summary:
     outputs: dict[str, Any] = field(default_factory=dict)
     elapsed: float = 0.0
     failures: list[str] = field(default_factory=list)
-    #: How many of `failures` are bad input: a resource's own inputs the cluster refused,
-    #: or the delete of a protected resource (which `up` and `destroy` refuse at once).
+    #: How many of `failures` are bad input refused before it changed anything: a
+    #: resource's own inputs the cluster refused (not a delete-first replacement's, whose
+    #: old object went first), or the delete of a protected resource (which `up` and
+    #: `destroy` refuse at once).
     rejected: int = 0
     dry_run: bool = False
     #: Operations not carried out because a dependency failed (or the run stopped).

@@ -509,6 +509,9 @@ class Run:
         self._step = 0
         #: Each resource's step once started, and when: a failure ends that same step.
         self._begun: dict[str, tuple[Step, float]] = {}
+        #: Resources replaced delete-first whose old object is gone: a refusal of the new one
+        #: is bad input, yet the cluster changed (the `up` is not one that changed nothing).
+        self._deleted_first: set[str] = set()
         #: Resources whose object a refresh before the steps could not read (a failure
         #: already): their steps are not tried on a state the refresh did not confirm.
         self._unread: set[str] = set()
@@ -1035,8 +1038,9 @@ class Run:
             # `describe` has just said when it is the resource's: say it once.
             said = f"{describe(urn)}: {error.removeprefix(f'{resource.resource_name}: ')}"
             rejected = isinstance(exc, InputsRejected)
-            if rejected:  # the program's to fix: where, as its other
-                self.outcome.rejected += 1  # errors say it
+            if rejected:  # the program's to fix: where, as its other errors say it
+                if urn not in self._deleted_first:
+                    self.outcome.rejected += 1  # and nothing changed for it
                 said = f"{resource.declared_at}: {said}"
                 # The step's own event and line say it as the summary does: a CI reading
                 # only the step's event learns where to fix it.
@@ -1841,6 +1845,7 @@ class Run:
             await self._delete_object(
                 old, Op.DELETE_REPLACED, when_gone=when_gone, reusing_name=True
             )
+            self._deleted_first.add(step.urn)
             journal_op = Op.CREATE
         elif step.op is Op.REPLACE:
             journal_op = Op.CREATE_REPLACEMENT

@@ -5,6 +5,8 @@ nothing; one where other steps changed the cluster keeps the failed operation's 
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from engine_stack import Stack
 from engine_stack import stack as stack  # the fixture
 
@@ -76,3 +78,29 @@ def test_the_refused_step_says_so_in_its_event_and_not_in_its_json(stack: Stack)
     assert set(event_json(failed["web"])) == {
         "event", "op", "urn", "type", "name", "ok", "elapsed", "error"
     }  # fmt: skip
+
+
+def test_an_up_whose_delete_first_replacement_is_refused_exits_1(stack: Stack) -> None:
+    # The old object went before the server refused the new one: the cluster changed, so
+    # it is a failed operation (exit 1), not bad input refused with nothing changed.
+    def web(selector: str) -> Callable[[Program], None]:
+        def declare(p: Program) -> None:
+            k8s.apps.v1.Deployment(
+                "web",
+                metadata={"name": "web"},
+                spec={
+                    "selector": {"matchLabels": {"app": selector}},
+                    "template": {
+                        "metadata": {"labels": {"app": selector}},
+                        "spec": {"containers": [{"name": "web", "image": "nginx:1.29"}]},
+                    },
+                },
+            )
+
+        return declare
+
+    assert stack.up(web("a")).ok
+    stack.fake.fail_apply["web"] = InputsRejected(REFUSED)
+    up = stack.up(web("b"))  # the selector is immutable: replaced, its name reused
+    assert [c for c in stack.fake.calls if c[0] == "delete"], "the old object went first"
+    assert (up.ok, up.rejected, up.exit_code) == (False, 0, 1)
