@@ -154,6 +154,30 @@ CONFIG_SETTINGS: Mapping[str, tuple[str, ...]] = {
 }
 
 
+#: Settings of Pulumi's Kubernetes provider (a ported stack's `kubernetes:<key>`) that
+#: Stackwright does not take, and what it does instead: refused as a slip is, but told as
+#: what it is, not as a misspelling to correct.
+PULUMI_PROVIDER_SETTINGS: Mapping[str, str] = {
+    "enableServerSideApply": "it always applies server-side",
+    "enableConfigMapMutable": "it updates a ConfigMap in place (replace_on_changes replaces one)",
+    "renderYamlToDirectory": "the stack's default provider applies to a cluster; a provider "
+    "declared with render_yaml_to_directory (YAML programs: renderYamlToDirectory) writes "
+    "files instead",
+    "deleteUnreachable": "`stackwright refresh` forgets objects that are gone",
+    "skipUpdateUnreachable": "it has no such option",
+    "strictMode": "it has no such option",
+    "suppressDeprecationWarnings": "it has no such option",
+    "suppressHelmHookWarnings": "it has no such option",
+}
+
+
+def pulumi_setting(full: str) -> str | None:
+    """What Stackwright does in place of the Pulumi provider setting `full`
+    (`kubernetes:enableServerSideApply`), or None when it is none of those."""
+    namespace, _, name = full.partition(":")
+    return PULUMI_PROVIDER_SETTINGS.get(name) if namespace == "kubernetes" else None
+
+
 def unknown_setting(full: str, project: str) -> str | None:
     """Why `full` (`namespace:name`) is no key of a namespace of CONFIG_SETTINGS, or None
     (another namespace, the project's own included, takes any key); it ends in "; " or
@@ -162,6 +186,12 @@ def unknown_setting(full: str, project: str) -> str | None:
     known = CONFIG_SETTINGS.get(namespace, ()) if namespace != project else ()
     if not known or name in known:
         return None
+    instead = pulumi_setting(full)
+    if instead is not None:
+        return (
+            f"configuration {full} is a setting of Pulumi's Kubernetes provider, which "
+            f"Stackwright does not take ({instead}); "
+        )
     close = difflib.get_close_matches(name, known, n=1)
     return (
         f"configuration {full} is no setting of Stackwright's {namespace} namespace, which "

@@ -32,7 +32,7 @@ import yaml
 from stackwright.automation import secrets
 from stackwright.automation.secrets import PASSPHRASE_ENV, DataKey, Where
 from stackwright.errors import UsageError, no_such_day, not_utf8, not_valid_yaml, yaml_slip
-from stackwright.model import unknown_setting
+from stackwright.model import pulumi_setting, unknown_setting
 from stackwright.state import stackwright_home
 
 PROJECT_FILE = "Stackwright.yaml"
@@ -565,7 +565,9 @@ class StackConfig:
         if refused:
             name = top.partition(":")[2]
             raise UsageError(
-                f"{refused}a value the program reads goes in its own namespace "
+                f"{refused}leave it out"
+                if pulumi_setting(top)
+                else f"{refused}a value the program reads goes in its own namespace "
                 f"(`stackwright config set {shlex.quote(name)} VALUE`)"
             )
         stored = self._seal(top, value, self.data_key()) if secret else value
@@ -629,9 +631,10 @@ class StackConfig:
         for full in self.values:
             refused = unknown_setting(full, self.project.name)
             if refused:
+                meant = "" if pulumi_setting(full) else ", then set the one meant"
                 raise UsageError(
-                    f"{self.path.name}: {refused}remove it (`stackwright config rm {full}`), "
-                    "then set the one meant; nothing was changed"
+                    f"{self.path.name}: {refused}remove it (`stackwright config rm "
+                    f"{shlex.quote(full)}`){meant}; nothing was changed"
                 )
 
     def resolved(self) -> tuple[dict[str, Any], frozenset[str]]:

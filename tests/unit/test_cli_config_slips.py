@@ -73,6 +73,32 @@ def test_a_stack_file_edited_by_hand_with_such_a_key_is_refused_before_any_opera
     main(["config", "rm", "kubernetes:clustr"])  # the way out it names works
 
 
+def test_a_pulumi_provider_setting_is_refused_as_such_not_as_a_slip(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A ported Pulumi stack's `kubernetes:enableServerSideApply` or `renderYamlToDirectory`
+    is a setting Stackwright does not take: told so, with what it does instead, not as a
+    misspelling whose key 'meant' is to be set, nor as a value for the program's namespace."""
+    message = refused(["config", "set", "kubernetes:renderYamlToDirectory", "out"], capsys)
+    assert message == (
+        "error: configuration kubernetes:renderYamlToDirectory is a setting of Pulumi's "
+        "Kubernetes provider, which Stackwright does not take (the stack's default provider "
+        "applies to a cluster; a provider declared with render_yaml_to_directory (YAML "
+        "programs: renderYamlToDirectory) writes files instead); leave it out"
+    )
+    (project / "Stackwright.dev.yaml").write_text(
+        'config:\n  kubernetes:enableServerSideApply: "true"\n'
+    )
+    (project / "__main__.py").write_text("import stackwright as sw\nsw.export('a', 1)\n")
+    assert refused(["preview"], capsys) == (
+        "error: Stackwright.dev.yaml: configuration kubernetes:enableServerSideApply is a "
+        "setting of Pulumi's Kubernetes provider, which Stackwright does not take (it always "
+        "applies server-side); remove it (`stackwright config rm "
+        "kubernetes:enableServerSideApply`); nothing was changed"
+    )
+    main(["config", "rm", "kubernetes:enableServerSideApply"])
+
+
 def test_a_project_named_like_a_namespace_keeps_its_own_keys(
     project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
