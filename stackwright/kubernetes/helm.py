@@ -664,7 +664,8 @@ def _value_file_refusal(path: Path, text: str, detail: str) -> str:
     except yaml.YAMLError:
         found = None
     if found is not None and not isinstance(found, dict):
-        kind = "a list" if isinstance(found, list) else f"the single value {found!r}"
+        # Its type, not the value: a file given by mistake may hold a token or a password.
+        kind = "a list" if isinstance(found, list) else "a single value"
         return (
             f"value file {path} holds {kind}, where Helm takes a map of values: write it "
             'as keys (`replicas: 3`, `image: {tag: "1.29"}`)'

@@ -301,6 +301,13 @@ def test_missing_chart_and_value_files_name_the_file(program: Program, tmp_path:
         UsageError, match=r"value file .*list.yaml holds a list, where Helm takes a map"
     ):
         Chart("demo", chart=WEBAPP, value_files=[listed])
+    # A lone value is not quoted: a file given by mistake may hold a token.
+    token = tmp_path / "token.yaml"
+    token.write_text("ghp_0123456789abcdefTOKEN\n")
+    with pytest.raises(UsageError) as lone:
+        Chart("demo", chart=WEBAPP, value_files=[token])
+    assert "holds a single value, where Helm takes a map" in str(lone.value), lone.value
+    assert "TOKEN" not in str(lone.value)
     binary = tmp_path / "bin.yaml"
     binary.write_bytes(b"\xff\xfe a: 1\n")
     with pytest.raises(UsageError) as caught:
