@@ -265,11 +265,18 @@ class PatchGiveUpRefused(StackwrightError):
 
     status = 422  # refused: nothing changed (`records.refused`)
 
-    def __init__(self, refusal: BaseException) -> None:
+    def __init__(self, refusal: BaseException, *, renamed: bool = False) -> None:
+        # Renamed, the program's retain_on_delete is the one that counts (`_as_program_says`);
+        # dropped, the one its record holds: set by an `up` before the Patch goes.
+        how = (
+            "set it along with the new name"
+            if renamed
+            else "set it, run `up`, then drop the Patch or destroy"
+        )
         super().__init__(
             f"{refusal}: giving up the Patch's fields would remove one the object needs, which "
             f"only the Patch holds (taken over with {PATCH_FORCE}); keep its fields on the "
-            "object with `retain_on_delete` (set it, run `up`, then drop the Patch or destroy)"
+            f"object with `retain_on_delete` ({how})"
         )
 
 
@@ -452,7 +459,10 @@ def _deletes_object(state: ResourceState, op: Op, *, keep_object: bool) -> bool:
 
 def _gives_fields_up(state: ResourceState, op: Op, *, keep_object: bool) -> bool:
     """Whether deleting `state` in `op` gives a Patch's fields up (an empty apply as its
-    manager)."""
+    manager). `retain_on_delete` keeps them when the Patch moves to another object too (as
+    Pulumi's retainOnDelete keeps a replaced resource): the old object's fields go nowhere."""
+    if state.retain_on_delete and op is Op.DELETE_REPLACED:
+        return False
     return is_patch(state) and _acts_on_delete(state, op, keep_object=keep_object)
 
 
@@ -1186,7 +1196,8 @@ class Run:
             self.emit(Diagnostic(urn, note, "info"))
         if self.options.dry_run:
             if step.op is Op.REPLACE and step.old is not None:
-                await self._preview_replaced(step.old, kube and step.delete_before_replace)
+                old_as_said = _as_program_says(step.old, step.new) if step.new else step.old
+                await self._preview_replaced(old_as_said, kube and step.delete_before_replace)
             await self._preview(step, kube, force)
             if (kube or release) and step.new is not None:
                 self._hold(step.new, urn)  # as `up` will: a delete of its object keeps it
@@ -1388,6 +1399,10 @@ class Run:
         would: its CRD's objects; when deleted first, what is in it, and what depends on it
         that the program dropped (up deletes that first)."""
         await self._crd_census(old)
+        if _gives_fields_up(old, Op.DELETE_REPLACED, keep_object=False):
+            # A renamed Patch gives its fields up on the old object first: refused where a
+            # forced field the object needs would go, which `up` would fail on.
+            await self._relinquish(old, dry_run=True, renamed=True)
         if deleted_first:  # what is in it is made anew, as by up
             self._refuse_deleting_protected_within(old)
             # What the program dropped that depends on it: up deletes it first.
@@ -2255,7 +2270,7 @@ class Run:
                 if member is not None and state.provider in self._former_providers:
                     self._moved_off.add(member)
             elif _gives_fields_up(state, op, keep_object=keep_object):
-                await self._relinquish(state)
+                await self._relinquish(state, renamed=op is Op.DELETE_REPLACED)
             elif state.custom and is_kubernetes(state) and not keep_object:
                 # Retained: left in the cluster, but no longer marked as the stack's (an
                 # ApplySet prune would otherwise still count it a member).
@@ -2281,7 +2296,9 @@ class Run:
             await when_gone()
         await self._commits.end(number, None)
 
-    async def _relinquish(self, state: ResourceState, *, dry_run: bool = False) -> None:
+    async def _relinquish(
+        self, state: ResourceState, *, dry_run: bool = False, renamed: bool = False
+    ) -> None:
         """Give up the fields a Patch's manager owns (an empty apply as that manager), the
         object kept; an object that is gone took them with it (and is not made again).
         `dry_run`: the server's dry run of it, as a preview says what the delete would do."""
@@ -2296,7 +2313,7 @@ class Run:
         except InputsRejected as exc:
             # A field the Patch took with patch-force is its alone: given up, it is removed
             # (as Pulumi's), which the API server refuses where the object needs it.
-            raise PatchGiveUpRefused(exc) from exc
+            raise PatchGiveUpRefused(exc, renamed=renamed) from exc
 
     async def delete_all(self, states: list[ResourceState], *, blocked: bool = False) -> set[str]:
         """Delete `states` in reverse dependency order (dependents first), concurrently;
@@ -2876,7 +2893,10 @@ def _as_program_says(old: ResourceState, new: ResourceState) -> ResourceState:
     wait, what becomes of what it owns): a program that adds `orphan` along with the
     change that replaces a StatefulSet keeps its Pods in that same run."""
     return replace(
-        old, delete_timeout=new.delete_timeout, deletion_propagation=new.deletion_propagation
+        old,
+        delete_timeout=new.delete_timeout,
+        deletion_propagation=new.deletion_propagation,
+        retain_on_delete=new.retain_on_delete,  # a renamed Patch's fields kept on the old object
     )
 
 

@@ -422,6 +422,45 @@ def test_giving_up_a_forced_field_the_object_needs_says_how_to_keep_it(
     assert image["image"] == "nginx:1.30"
 
 
+def test_a_renamed_patch_keeps_a_forced_field_the_old_object_needs_with_retain(
+    new_project: Any, cluster: LiveCluster
+) -> None:
+    """Moved to another object (a new metadata.name), a Patch gives its fields up on the old
+    one first: where a forced field it needs would go, the preview says so already, and
+    `retain_on_delete` set along with the new name keeps them there (as Pulumi's
+    retainOnDelete keeps a replaced resource); it was told to set it, which did nothing."""
+    p = new_project()
+    _namespace(cluster, p.ns)
+    for name in ("web", "web2"):
+        cluster.kubectl("create", "deployment", name, "-n", p.ns, "--image=nginx:1.29")
+    patch = """
+        k8s.apps.v1.DeploymentPatch(
+            "web-image",
+            metadata={{"name": {name!r}, "namespace": NS,
+                      "annotations": {{"stackwright.io/patch-force": "true"}}}},
+            spec={{"template": {{"spec": {{"containers": [{{"name": "nginx", "image": "nginx:1.30"}}]}}}}}},
+            opts={opts},
+        )
+        """
+
+    def image(name: str) -> str:
+        obj = live(cluster, "deployment", name, p.ns)
+        return str(obj["spec"]["template"]["spec"]["containers"][0]["image"])
+
+    p.program(patch.format(name="web", opts="None"))
+    p.up()
+    p.program(patch.format(name="web2", opts="None"))
+    for run in (p.preview(rc=1), p.up(rc=1)):
+        error = _the_failed_step(run)["error"]
+        assert "containers[0].image: Required value" in error, error
+        assert "`retain_on_delete` (set it along with the new name)" in error, error
+    assert (image("web"), image("web2")) == ("nginx:1.30", "nginx:1.29"), "nothing changed"
+    p.program(patch.format(name="web2", opts="sw.ResourceOptions(retain_on_delete=True)"))
+    p.preview()
+    p.up()
+    assert (image("web"), image("web2")) == ("nginx:1.30", "nginx:1.30")
+
+
 def test_yaml_program_patch(new_project: Any, cluster: LiveCluster) -> None:
     p = new_project()
     _namespace(cluster, p.ns)
