@@ -111,6 +111,12 @@ def _read(path: Path) -> str:
         raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from exc
 
 
+def _ends_unescaped(assignment: str) -> str:
+    """`assignment` without a last backslash that escapes nothing (`path=C:\\`)."""
+    trailing = len(assignment) - len(assignment.rstrip("\\"))
+    return assignment[:-1] if trailing % 2 else assignment
+
+
 def _set_values(flag: str, assignments: Sequence[str]) -> dict[str, Any]:
     """`--set` (or `--set-string`, whose values all stay text) as Helm reads it, by Helm's own
     parser: `a.b=1,c=x` (`\\,` for a comma in a value), lists `{a,b}` and items `a[0].b=c`,
@@ -120,6 +126,9 @@ def _set_values(flag: str, assignments: Sequence[str]) -> dict[str, Any]:
 
     text_only = flag == "--set-string"
     parse = helm_python.parse_set_string_values if text_only else helm_python.parse_set_string
+    # Joined by commas, each flag as Helm reads it alone: an empty one sets nothing, and a
+    # backslash that ends one escapes nothing (Helm drops it), not the comma after it.
+    assignments = [_ends_unescaped(one) for one in assignments if one]
     if not assignments:
         return {}
     try:

@@ -440,6 +440,10 @@ def test_set_values_are_typed_and_split_as_helm_does() -> None:
         "image": {"tag": "1234567"},
         "debug": "true",
     }
+    # An empty flag (`--set "$EXTRA"` in a CI script, the variable unset) sets nothing, as
+    # Helm's; a flag ending in a backslash does not swallow the next one.
+    assert _set_values("--set", ["", "a=1", ""]) == {"a": 1}
+    assert _set_values("--set", ["path=C:\\", "b=2"]) == {"path": "C:", "b": 2}
 
 
 def test_pss_an_empty_apparmor_annotation_is_allowed_as_admission_allows_it() -> None:
