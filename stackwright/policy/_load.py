@@ -40,7 +40,8 @@ def load_directory(path: str | Path) -> list[PolicyPack]:
         packs.extend(_packs_of(file))
     if not packs:
         raise UsageError(
-            f"--policy-pack {path}: defines no policy pack; a module must define a "
+            # Not said as `--policy-pack`: a stack's policy:pack-dirs names folders too.
+            f"policy pack folder {path} defines no policy pack; a module there must define a "
             "PolicyPack(...) or @policy functions"
         )
     return packs

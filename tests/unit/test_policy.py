@@ -907,6 +907,12 @@ def test_a_stack_enforces_its_configured_packs_and_pack_dirs(
             f"Stackwright.dev.yaml: policy:pack-dirs names polices, which is no directory in "
             f"{tmp_path.resolve()}: give a folder of policy pack modules, relative to it"
         )
+        # One that is there but defines no pack is not said as a --policy-pack either.
+        (tmp_path / "polices").mkdir()
+        with pytest.raises(UsageError) as empty:
+            Workspace(Project.load(tmp_path), "dev", store).policy_gate()
+        assert "--policy-pack" not in str(empty.value), empty.value
+        assert "polices defines no policy pack" in str(empty.value), empty.value
 
 
 def test_document_lines_skip_yaml_directives() -> None:
