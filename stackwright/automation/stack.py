@@ -158,19 +158,33 @@ class Workspace(StoredStack):
 
     # --- environments ----------------------------------------------------------------
 
-    def check_context(self, context: str) -> None:
-        """Refuse a cluster context of another environment when either is production."""
-        stack_env = self.config.tags.get("env")
+    def _environments(self) -> Mapping[str, Any]:
+        """`stackwright:environments`: the environment of each mapped cluster context."""
         mapping = self.resolved_config()[0].get(ENVIRONMENTS_KEY) or {}
         if not isinstance(mapping, dict):
             raise UsageError(
                 f"configuration {ENVIRONMENTS_KEY} must map context names to environments: "
                 f"set it with `stackwright config set --path '{ENVIRONMENTS_KEY}.CONTEXT' ENV`"
             )
-        context_env = mapping.get(context)
-        if not stack_env or context_env is None or str(context_env) == stack_env:
+        return mapping
+
+    def check_context(self, context: str) -> None:
+        """Refuse a cluster context of another environment when either is production. A
+        stack with no `env` tag is no production stack: a production context refuses it (as
+        the built-in policy `production-separation` does), where before it went unchecked."""
+        stack_env = self.config.tags.get("env")
+        context_env = self._environments().get(context)
+        if context_env is None or str(context_env) == stack_env:
             return
-        if PRODUCTION in (stack_env, str(context_env)):
+        if not stack_env and str(context_env) == PRODUCTION:
+            raise UsageError(
+                f"stack {self.stack} has no env tag but cluster context {context!r} belongs "
+                f"to environment {PRODUCTION} ({ENVIRONMENTS_KEY}); only a stack tagged "
+                f"env={PRODUCTION} reaches it: tag the stack with `stackwright stack tag set "
+                f"env {PRODUCTION}` if it is production, or point it at a context of its own "
+                "environment"
+            )
+        if stack_env and PRODUCTION in (stack_env, str(context_env)):
             raise UsageError(
                 f"stack {self.stack} is tagged env={stack_env} but cluster context {context!r} "
                 f"belongs to environment {context_env} ({ENVIRONMENTS_KEY}); production and "
@@ -181,9 +195,10 @@ class Workspace(StoredStack):
     def _check_environments(self, program: Program | None, listener: Listener | None) -> None:
         """Every context the operation would use that is known before it starts: the
         stack's default one and those of providers declared with plain settings."""
-        if not self.config.tags.get("env"):
+        if not self._environments():
             return
-        candidates = [self.provider_settings(listener)]
+        # Read without starting a local cluster: the provider, once made, is checked again.
+        candidates = [self.provider_settings(listener, start=False)]
         for resource in program.resources if program is not None else ():
             if (
                 resource.resource_type == PROVIDER_TYPE

@@ -468,6 +468,23 @@ def test_production_stack_refuses_a_dev_context(new_project: Any, cluster: LiveC
     assert p.up().summary["counts"] == {"create": 1}
 
 
+def test_an_untagged_stack_is_refused_a_production_context(
+    new_project: Any, cluster: LiveCluster
+) -> None:
+    """A stack with no `env` tag is no production stack: a context mapped to production
+    refuses it before any change (it went unchecked), and the production tag lets it in."""
+    p = new_project({"kubernetes:kubeconfig": str(cluster.kubeconfig)})
+    p.sw("config", "set", "--path", 'stackwright:environments["stackwright-test"]', "production")
+    p.program('k8s.core.v1.Namespace("ns", metadata={"name": NS})\n')
+    for command in ("preview", "up"):
+        message = one_line(p.sw(command, *(["--yes"] if command == "up" else []), rc=2))
+        assert "has no env tag" in message and "stackwright-test" in message, message
+        assert "stack tag set env production" in message
+    assert get(cluster, "namespace", p.ns) is None and p.history() == []
+    p.sw("stack", "tag", "set", "env", "production")
+    assert p.up().summary["counts"] == {"create": 1}
+
+
 def test_stack_reference_between_two_projects(
     tmp_path: Path, cluster: LiveCluster, passphrase: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
