@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from stackwright.cli.lines import json_document
 from stackwright.errors import UsageError
 from stackwright.localcluster import lifecycle
 
@@ -22,7 +22,7 @@ Json = Annotated[bool, typer.Option("--json", "-j", help="Print a JSON document 
 
 
 def _emit(data: dict[str, object], as_json: bool, text: str) -> None:
-    typer.echo(json.dumps(data) if as_json else text)
+    typer.echo(json_document(data) if as_json else text)
 
 
 @app.command()
@@ -73,7 +73,7 @@ def list_(as_json: Json = False) -> None:
     """List the local clusters on this machine."""
     clusters = lifecycle.list_clusters()
     if as_json:
-        typer.echo(json.dumps([c.to_dict() for c in clusters]))
+        typer.echo(json_document([c.to_dict() for c in clusters]))
         return
     for c in clusters:
         typer.echo(f"{c.name}\t{'running' if c.running else 'stopped'}\t{c.server}")

@@ -1,7 +1,8 @@
 """One value, or one JSON document, on a line: as every command writes them.
 
 `compact` is how a display shows a value (an output, a field in a diff); `json_line` is how
-every `--json` line is written, `error_line` the one a failed command ends with. The live
+every `--json` line is written, `error_line` the one a failed command ends with;
+`json_document` is what a command that reports data prints with `--json`. The live
 displays (`render`) use them, and so do the commands that only read a stack (`stack output`).
 
 Must never: import the engine or rich (every command imports this).
@@ -53,3 +54,10 @@ def json_line(document: dict[str, Any]) -> str:
         return orjson.dumps(document, default=str, option=_ORJSON).decode()
     except TypeError:
         return json.dumps(document, ensure_ascii=False, separators=(",", ":"), default=str)
+
+
+def json_document(value: Any, *, sort_keys: bool = False) -> str:
+    """What a command that reports data (`stack ls`, `stack history`, `config`, `cluster
+    list`, …) prints with `--json`: one JSON document, indented as Pulumi's and kubectl's
+    are; events and the lines of commands that change something stay `json_line`s."""
+    return json.dumps(value, indent=2, sort_keys=sort_keys)

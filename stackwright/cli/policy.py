@@ -11,14 +11,13 @@ automation layer does).
 from __future__ import annotations
 
 import contextlib
-import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from stackwright.cli.lines import error_line
+from stackwright.cli.lines import error_line, json_document
 from stackwright.cli.project import PolicyPacks
 from stackwright.cli.terminal import machine_stdout
 from stackwright.errors import StackwrightError, UsageError, redact
@@ -97,7 +96,7 @@ def _report_on_failure(output_format: str, as_json: bool) -> Iterator[None]:
         yield
     except StackwrightError as error:
         if output_format == "sarif":
-            typer.echo(json.dumps(policy.sarif_failure(str(error), error.exit_code), indent=2))
+            typer.echo(json_document(policy.sarif_failure(str(error), error.exit_code)))
         elif output_format == "json" and not as_json:  # with --json, main writes the line
             typer.echo(error_line(redact(str(error)), error.exit_code))
         raise
@@ -105,9 +104,9 @@ def _report_on_failure(output_format: str, as_json: bool) -> Iterator[None]:
 
 def _show(report: policy.Report, output_format: str) -> None:
     if output_format == "json":
-        typer.echo(json.dumps(report.to_dict(), indent=2))
+        typer.echo(json_document(report.to_dict()))
     elif output_format == "sarif":
-        typer.echo(json.dumps(policy.to_sarif(report), indent=2))
+        typer.echo(json_document(policy.to_sarif(report)))
     else:
         typer.echo("\n".join(line.plain for line in render.policy_lines(report)))
     if report.blocked:

@@ -32,7 +32,7 @@ from stackwright.automation.workspace import (
     selected_stack,
     unselect_stack,
 )
-from stackwright.cli.lines import compact, json_line
+from stackwright.cli.lines import compact, json_document, json_line
 from stackwright.cli.terminal import machine_stdout, why_no_one_answers
 from stackwright.errors import StackwrightError, UsageError
 from stackwright.lazy import lazy_module
@@ -788,7 +788,7 @@ def stack_ls(as_json: Json = False) -> None:
     tags = {r.name: StackConfig(project, r.name).tags for r in rows}
     if as_json:
         typer.echo(
-            json.dumps(
+            json_document(
                 [
                     {
                         "name": r.name,
@@ -1009,7 +1009,7 @@ def tag_ls(stack: Stack = None, as_json: Json = False) -> None:
     """List the stack's tags."""
     tags = _stored(stack).config.tags
     if as_json:
-        typer.echo(json.dumps(tags, sort_keys=True))
+        typer.echo(json_document(tags, sort_keys=True))
         return
     for key in sorted(tags):
         typer.echo(f"{key}: {tags[key]}")
@@ -1033,14 +1033,22 @@ def stack_output(
                 f"stack {ws.stack} has no output {name!r}; outputs: {', '.join(sorted(outputs)) or '(none)'}"
             )
         value = outputs[name]
-        typer.echo(json.dumps(value) if as_json or not isinstance(value, str) else value)
+        typer.echo(_value_text(value, as_json))
         return
     if as_json:
-        typer.echo(json.dumps(outputs, indent=2, sort_keys=True))
+        typer.echo(json_document(outputs, sort_keys=True))
         return
     for key in sorted(outputs):
         # As `up` ends: a secret is the bare marker, not a string that reads "[secret]".
         typer.echo(f"{key}: {compact(outputs[key], None)}")
+
+
+def _value_text(value: Any, as_json: bool) -> str:
+    """One value as `stack output NAME` and `config get` print it: text as it is, anything
+    else as JSON; with --json, a JSON document."""
+    if as_json:
+        return json_document(value)
+    return value if isinstance(value, str) else json.dumps(value)
 
 
 @stack_app.command("history")
@@ -1049,7 +1057,7 @@ def stack_history(stack: Stack = None, as_json: Json = False) -> None:
     ws = _stored(stack)
     entries = ws.backend.history(ws.project.name, ws.stack)
     if as_json:
-        typer.echo(json.dumps([_history_json(e) for e in entries]))
+        typer.echo(json_document([_history_json(e) for e in entries]))
         return
     for e in entries:
         typer.echo(f"#{e.id:<4} {_history_line(e)}")
@@ -1108,7 +1116,7 @@ def stack_show(
     outputs = revealed(snapshot.outputs, show=show_secrets)
     if as_json:
         typer.echo(
-            json.dumps(
+            json_document(
                 {
                     "project": ws.project.name,
                     "stack": ws.stack,
@@ -1117,7 +1125,6 @@ def stack_show(
                     "resources": [_resource_json(r, show_secrets) for r in snapshot.resources],
                     "outputs": outputs,
                 },
-                indent=2,
             )
         )
         return
@@ -1240,7 +1247,7 @@ def stack_graph(
     ]
     nodes = list({r.urn: r for r in resources}.values())
     if as_json:
-        text = json.dumps(
+        text = json_document(
             {
                 "nodes": [
                     {"urn": r.urn, "type": r.type, "name": urn_name(r.urn), "id": r.id}
@@ -1248,7 +1255,6 @@ def stack_graph(
                 ],
                 "edges": [{"from": e.dependent, "to": e.dependency, "why": e.why} for e in edges],
             },
-            indent=2,
         )
         text += "\n"  # a line, as every other --json output and the DOT text end with one
     else:
@@ -1313,7 +1319,7 @@ def stack_export(
     """The stack's state as a versioned JSON document (secrets encrypted unless --show-secrets)."""
     ws = _stored(stack)
     document = ws.export_state(show_secrets=show_secrets)
-    text = json.dumps(document, indent=2, sort_keys=True)
+    text = json_document(document, sort_keys=True)
     if file is None:
         typer.echo(text)
     else:
@@ -1457,7 +1463,7 @@ def config_get(
     """Print a configuration value (a secret too: you asked for it by name)."""
     ws = _stored(stack)
     value = ws.config.get(key, path=path)
-    typer.echo(json.dumps(value) if as_json or not isinstance(value, str) else value)
+    typer.echo(_value_text(value, as_json))
 
 
 @config_app.command("rm")
@@ -1513,7 +1519,7 @@ def _config_list(stack: str | None, as_json: bool, show_secrets: bool) -> None:
         for k in sorted(ws.config.values)
     }
     if as_json:
-        typer.echo(json.dumps(shown))
+        typer.echo(json_document(shown))
         return
     for key, value in shown.items():
         typer.echo(f"{key}: {value if isinstance(value, str) else json.dumps(value)}")

@@ -224,7 +224,8 @@ def test_pulumis_short_flags_are_taken(tmp_path: Path, monkeypatch: pytest.Monke
     (tmp_path / "Stackwright.yaml").write_text("name: demo\nruntime: python\n")
     (tmp_path / "__main__.py").write_text("")
     run("stack", "init", "dev", cwd=tmp_path)
-    assert run("stack", "ls", "-j", cwd=tmp_path).stdout.startswith('[{"name": "dev"')
+    listed, _ = json.JSONDecoder().raw_decode(run("stack", "ls", "-j", cwd=tmp_path).stdout)
+    assert [stack["name"] for stack in listed] == ["dev"]
     refused = run("preview", "-r", "-x", "urn:nope", "-j", cwd=tmp_path).stdout.splitlines()
     assert json.loads(refused[0])["message"].startswith("--exclude urn:nope names no resource")
     assert run("stack", "rm", "dev", "-f", "-y", cwd=tmp_path).stdout.startswith("Removed")

@@ -1,0 +1,46 @@
+"""`--json` of a command that reports data prints one JSON document indented as Pulumi's
+(`pulumi stack ls --json`) and kubectl's are; a command that changes something writes one
+compact event line instead (tests/integration/test_cli_json_done.py)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from stackwright.cli.main import main
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["stack", "ls"],
+        ["stack", "history"],
+        ["stack", "tag", "ls"],
+        ["stack"],
+        ["stack", "output"],
+        ["stack", "output", "shape"],
+        ["config"],
+        ["config", "get", "shop:limits"],
+    ],
+    ids=" ".join,
+)
+def test_a_report_is_one_indented_document(
+    project: Path, capsys: pytest.CaptureFixture[str], command: list[str]
+) -> None:
+    main(["config", "set", "--type", "json", "limits", '{"cpu": "1", "memory": "1Gi"}'])
+    main(["stack", "tag", "set", "owner", "team-a"])
+    exported = project / "state.json"
+    main(["stack", "export", "--file", str(exported)])
+    document = json.loads(exported.read_text())
+    document["outputs"] = {"shape": {"sides": 4, "name": "square"}}
+    exported.write_text(json.dumps(document))
+    main(["stack", "import", "--file", str(exported)])  # a history entry, and outputs
+    capsys.readouterr()
+
+    main([*command, "--json"])
+    out = capsys.readouterr().out
+    value = json.loads(out)
+    assert value not in ({}, []), out  # something to indent
+    assert out == json.dumps(value, indent=2) + "\n", out
