@@ -1059,8 +1059,9 @@ def stack_history(stack: Stack = None, as_json: Json = False) -> None:
     if as_json:
         typer.echo(json_document([_history_json(e) for e in entries]))
         return
+    width = max((len(e.kind) for e in entries), default=0)  # `stack import` is 12 wide
     for e in entries:
-        typer.echo(f"#{e.id:<4} {_history_line(e)}")
+        typer.echo(f"#{e.id:<4} {_history_line(e, width)}")
 
 
 def _history_json(e: HistoryEntry) -> dict[str, Any]:
@@ -1089,10 +1090,14 @@ def _took_and_counts(e: HistoryEntry) -> tuple[str, str]:
     return took, ", ".join(f"{v} {k}" for k, v in sorted(e.counts.items()))
 
 
-def _history_line(e: HistoryEntry) -> str:
+def _history_line(e: HistoryEntry, kind_width: int) -> str:
+    """One operation as `stack history` lists it, its kind padded to `kind_width` (the
+    widest listed) so that every column lines up."""
     took, counts = _took_and_counts(e)
     tail = "  ".join(part for part in (counts, e.message) if part)
-    return f"{e.kind:<8} {e.result:<12} {_local(e.start)} {took or '-':>7}  {tail}".rstrip()
+    return (
+        f"{e.kind:<{kind_width}} {e.result:<12} {_local(e.start)} {took or '-':>7}  {tail}".rstrip()
+    )
 
 
 @stack_app.callback(invoke_without_command=True)

@@ -98,6 +98,8 @@ def test_history_lines_have_no_empty_columns_or_trailing_blanks(
     )
     assert imported.startswith("#2    stack import succeeded "), imported
     assert destroyed == destroyed.rstrip()
+    # The columns line up whatever the kinds' widths: each result starts where the others do.
+    assert destroyed.startswith("#1    destroy      succeeded "), destroyed
 
 
 def test_the_graph_of_a_stack_with_nothing_says_why_it_is_empty(
