@@ -288,9 +288,8 @@ class Workspace(StoredStack):
 
     def run_program(self) -> Program:
         values, secret_keys = self.resolved_config()
-        # From the project's folder, wherever the command was run in it (as Pulumi runs a
-        # program): its relative paths (a ConfigFile's, a chart's) are the project's.
-        with contextlib.chdir(self.project.folder):
+        # From the program's folder, wherever the command was run in the project.
+        with contextlib.chdir(self.project.program_folder):
             return run_program(
                 self.project.main,
                 project=self.project.name,

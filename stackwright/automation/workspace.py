@@ -91,6 +91,13 @@ class Project:
     folder: Path
     backend: str | None = None
 
+    @property
+    def program_folder(self) -> Path:
+        """Where the program runs, its relative paths (a ConfigFile's, a chart's) from
+        there: the folder `main` names, or the one its file is in (the project's by
+        default), as Pulumi runs a program from its `main`'s folder."""
+        return self.main if self.main.is_dir() else self.main.parent
+
     @classmethod
     def load(cls, folder: Path) -> Project:
         path = folder / PROJECT_FILE

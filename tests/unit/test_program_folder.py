@@ -1,0 +1,43 @@
+"""A program runs from its own folder, wherever in the project the command is run: the
+project's by default, or the folder `main:` names (as Pulumi's `main: infra/`), so the
+relative paths it opens (a ConfigFile's, a chart's) are its own."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from stackwright.cli.main import main
+
+PROGRAM = "import os\nimport stackwright as sw\nsw.export('cwd', os.getcwd())\n"
+
+
+def _cwd_of_up(capsys: pytest.CaptureFixture[str]) -> str:
+    capsys.readouterr()
+    main(["up", "--yes", "--json"])
+    summary = json.loads(capsys.readouterr().out.splitlines()[-1])
+    return str(summary["outputs"]["cwd"])
+
+
+@pytest.mark.parametrize("main_entry", [None, "infra", "infra/__main__.py"])
+def test_the_program_runs_from_its_folder(
+    project: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    main_entry: str | None,
+) -> None:
+    program_folder = project / "infra" if main_entry else project
+    program_folder.mkdir(exist_ok=True)
+    (program_folder / "__main__.py").write_text(PROGRAM)
+    if main_entry:
+        (project / "Stackwright.yaml").write_text(
+            f"name: shop\nruntime: python\nmain: {main_entry}\n"
+        )
+    elsewhere = project / "docs" / "deep"
+    elsewhere.mkdir(parents=True)
+    for cwd in (project, elsewhere):
+        monkeypatch.chdir(cwd)
+        assert _cwd_of_up(capsys) == os.fspath(program_folder)
