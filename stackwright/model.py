@@ -13,7 +13,7 @@ from __future__ import annotations
 import difflib
 import enum
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 URN_PREFIX = "urn:sw:"
@@ -402,6 +402,18 @@ class ResourceState:
     #: delete without the program, or of a replaced object, still uses it.
     deletion_propagation: str | None = None
 
+    def changed(self, **changes: Any) -> ResourceState:
+        """A copy with `changes` made: `dataclasses.replace` without its walk of the fields
+        and the frozen `__init__` (0.7 µs against 7; a step copies its state two to four
+        times, ~2% of an `up`'s CPU). Right while every attribute of a state is a field that
+        `__init__` stores as given: no `__post_init__`, no cached property (a test checks)."""
+        unknown = changes.keys() - _STATE_FIELDS
+        if unknown:
+            raise TypeError(f"ResourceState has no field {min(unknown)!r}")
+        copy = object.__new__(type(self))
+        copy.__dict__.update(self.__dict__, **changes)
+        return copy
+
     def to_dict(self) -> dict[str, Any]:
         # `deleteTimeout` and `deletionPropagation` only when set: a record without them is
         # one an older Stackwright wrote and reads (an export of such records stays a
@@ -458,6 +470,9 @@ class ResourceState:
             delete_timeout=_seconds_or_none(data.get("deleteTimeout")),
             deletion_propagation=data.get("deletionPropagation"),
         )
+
+
+_STATE_FIELDS = frozenset(f.name for f in fields(ResourceState))
 
 
 def _seconds_or_none(value: Any) -> float | None:

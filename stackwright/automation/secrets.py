@@ -26,7 +26,7 @@ import json
 import os
 import stat
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -374,7 +374,7 @@ class StateEncrypter:
         for path in outermost(resource.secret_paths):
             inputs = transform_at(inputs, path, change)
             outputs = transform_at(outputs, path, change)
-        return replace(resource, inputs=inputs, outputs=outputs)
+        return resource.changed(inputs=inputs, outputs=outputs)
 
     def seal(self, stack: str, resource: ResourceState) -> ResourceState:
         return self._each(resource, self._sealer(stack))

@@ -1149,7 +1149,7 @@ class Run:
         release = resource.custom and is_release(resource.resource_type)
         patch = resource.custom and is_patch(resource)
         if kube or patch:
-            desired = replace(desired, id=await self._object_id(desired))
+            desired = desired.changed(id=await self._object_id(desired))
             self._check_import_id(resource, desired, old)
         elif release:
             provider = self.provider_for(desired.provider)

@@ -365,7 +365,7 @@ def with_outputs(
     makes that place a secret path too: secret paths are positions, values are what must
     never be stored or shown in plain text. `others`: more secret values to look for (a
     refresh looks for every resource's, as anyone may have copied one into any object)."""
-    state = replace(state, outputs=live_outputs(state, live))
+    state = state.changed(outputs=live_outputs(state, live))
     texts, names = _secrets_given(state)
     values = texts | others.values
     if not values and not names:
@@ -396,7 +396,7 @@ def with_outputs(
             found.append(path)
     if not found:
         return state
-    return replace(state, secret_paths=(*state.secret_paths, *found))
+    return state.changed(secret_paths=(*state.secret_paths, *found))
 
 
 def _map_key(path: str, key: str) -> tuple[str, str]:

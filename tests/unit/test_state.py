@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import getpass
 import os
 import socket
 import sqlite3
-from dataclasses import replace
+from dataclasses import fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -104,6 +105,46 @@ def holder_text(kind: str = "up", age: str = "0s") -> str:
         f"{article} `{kind}` started {age} ago by {getpass.getuser()} on host "
         f"{socket.gethostname()} (pid {os.getpid()})"
     )
+
+
+def test_a_changed_state_is_the_one_dataclasses_replace_makes() -> None:
+    state = ResourceState(
+        urn=make_urn("dev", "shop", CM, "cfg"), type=CM, inputs={"a": 1}, secret_paths=("a",)
+    )
+    others: dict[str, Any] = {
+        "urn": make_urn("dev", "shop", CM, "other"),
+        "type": "kubernetes:core/v1:Secret",
+        "id": "default/other",
+        "inputs": {"b": 2},
+        "outputs": {"c": 3},
+        "parent": "urn:sw:dev::shop::acme:App::app",
+        "dependencies": ("urn:sw:dev::shop::acme:App::app",),
+        "provider": "urn:sw:dev::shop::pulumi:providers:kubernetes::k",
+        "custom": False,
+        "protect": True,
+        "retain_on_delete": True,
+        "deleted_with": "urn:sw:dev::shop::acme:App::app",
+        "secret_paths": ("b",),
+        "delete_pending": True,
+        "init_errors": ("not ready",),
+        "external": True,
+        "ignore_changes": ("data",),
+        "delete_timeout": 5.0,
+        "deletion_propagation": "Foreground",
+    }
+    assert others.keys() == {f.name for f in fields(ResourceState)}
+    for name, value in others.items():
+        changed = state.changed(**{name: value})
+        assert changed == replace(state, **{name: value})
+        assert type(changed) is ResourceState
+    assert state.changed(id="x", protect=True) == replace(state, id="x", protect=True)
+    assert state.id == "" and not state.protect, "the original is left as it was"
+    with pytest.raises(TypeError, match="no field 'outptus'"):
+        state.changed(outptus={})
+    # What `changed` relies on: a state's attributes are its fields, stored as given.
+    assert not hasattr(ResourceState, "__post_init__")
+    assert not any(isinstance(v, functools.cached_property) for v in vars(ResourceState).values())
+    assert vars(state).keys() == others.keys()
 
 
 # --- the public surface ------------------------------------------------------
