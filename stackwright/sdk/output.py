@@ -593,6 +593,25 @@ class Output(Generic[T]):
             "use Output.concat / Output.format or .apply(str)"
         )
 
+    def __add__(self, other: Any) -> Any:
+        # `"http://" + svc.spec.cluster_ip`, the commonest slip of a program ported from
+        # plain strings: without these, Python's own message names no way out.
+        raise TypeError(
+            "an Output cannot be added to a plain value while the program runs; "
+            "use Output.concat(a, b) / Output.format(...) or .apply(lambda value: ...)"
+        )
+
+    __radd__ = __add__
+
+    def __int__(self) -> int:
+        raise TypeError(
+            "an Output cannot be turned into a number while the program runs; "
+            "use .apply(int) (or .apply(float)) to compute with its value"
+        )
+
+    __float__ = __int__
+    __index__ = __int__
+
     def __repr__(self) -> str:
         secret = ", secret" if self._secret else ""
         return f"Output(depends on {len(self._resources)} resource(s){secret})"

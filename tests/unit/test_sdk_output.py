@@ -264,6 +264,12 @@ class _CountedDict(dict[str, Any]):
         (str, "an Output cannot be turned into a string while the program runs; use Output.concat"),
         (lambda o: f"http://{o}", "an Output cannot be turned into a string"),
         (lambda o: "x" in o, "an Output cannot be searched with `in`"),
+        (lambda o: "http://" + o, "an Output cannot be added to a plain value"),
+        (lambda o: o + ":80", "an Output cannot be added to a plain value"),
+        (lambda o: 1 + o, "an Output cannot be added to a plain value"),
+        (int, "an Output cannot be turned into a number while the program runs; use .apply"),
+        (float, "an Output cannot be turned into a number"),
+        (lambda o: ["a", "b"][o], "an Output cannot be turned into a number"),
     ],
 )
 def test_using_an_output_as_a_plain_value_says_what_to_do(
