@@ -674,7 +674,7 @@ def _resources_named(opts: ResourceOptions, what: _Checked) -> dict[str, Any]:
     `deleted_with`), and `depends_on=db` taken for `depends_on=[db]`."""
     changes: dict[str, Any] = {}
     depends_on = opts.depends_on
-    if isinstance(depends_on, Resource):
+    if isinstance(depends_on, Resource | Output):  # an Output alone is refused below
         depends_on = changes["depends_on"] = (depends_on,)
     for item in depends_on:
         if not isinstance(item, Resource):

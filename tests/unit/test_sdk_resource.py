@@ -296,6 +296,10 @@ def test_forgiving_option_spellings_are_normalised(program: Program) -> None:
     ("opts", "message"),
     [
         (ResourceOptions(depends_on=["db"]), "depends_on of test:index:App 'app' at "),  # type: ignore[list-item]
+        (
+            ResourceOptions(depends_on=Output.from_input("db")),  # type: ignore[arg-type]
+            "depends_on of test:index:App 'app' at {here}:{line} must list resources (got Output)",
+        ),
         (ResourceOptions(parent="db"), "parent of test:index:App 'app' at "),  # type: ignore[arg-type]
         (ResourceOptions(ignore_changes=["spec..x"]), "ignore_changes of test:index:App 'app' at "),
         ({"protect": True}, "opts of test:index:App 'app' at "),
