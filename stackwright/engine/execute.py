@@ -579,6 +579,10 @@ class Run:
         self._marks: dict[
             tuple[str, str, str, str | None], asyncio.Task[dict[str, Mapping[str, Any]] | None]
         ] = {}
+        #: (provider URN, group, kind, namespace, name) → the resource this run creates it
+        #: for: a name known only once applied (another's auto-name, an Output) can still
+        #: be one the run already gave, which the marks listed before knew nothing of.
+        self._creating: dict[tuple[str, str, str, str | None, str], str] = {}
 
     @classmethod
     def over(
@@ -1930,6 +1934,7 @@ class Run:
         Pulumi's provider refuses unless asked to upsert). An object marked as one of this
         stack's resources (a crashed run's, or one passed from a renamed resource) is ours."""
         api_version, kind, namespace, name = object_ref(new)
+        self._claim(new, api_version.rpartition("/")[0], kind, namespace, name)
         if namespace is not None and (new.provider, namespace) in self._new_namespaces:
             return  # in a namespace this run made
         key = (new.provider, api_version, kind, namespace)
@@ -1976,6 +1981,25 @@ class Run:
         raise UsageError(
             f"{kind} {new.id} already exists ({whose}): adopt it with {adopt}, or give this "
             "resource another name"
+        )
+
+    def _claim(
+        self, new: ResourceState, group: str, kind: str, namespace: str | None, name: str
+    ) -> None:
+        """Refuse a create of an object another resource of this run creates: each would
+        apply over the other's fields. (Names the program gives as plain text are refused
+        before the run; this is for a name only an applied resource tells.)"""
+        first = self._creating.setdefault((new.provider, group, kind, namespace, name), new.urn)
+        if first == new.urn:
+            return
+        where = ""
+        if self.program is not None:
+            declared = self.program.by_urn
+            if first in declared and new.urn in declared:
+                where = f" (at {declared[first].declared_at} and {declared[new.urn].declared_at})"
+        raise UsageError(
+            f"{kind} {new.id} is the object {describe(first)} creates too{where}: each would "
+            "overwrite the other's fields; give one of them another metadata.name"
         )
 
     @property

@@ -8,6 +8,7 @@ a word. `preview` and `up` refuse it before anything changes, naming both lines.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -201,3 +202,27 @@ def test_a_patch_may_not_apply_as_the_stacks_own_manager(stack: Stack) -> None:
 
     with pytest.raises(UsageError, match=r"ConfigMapPatch 'mine' at \S+: .* names stackwright, "):
         stack.preview(declare)
+
+
+def test_a_name_only_an_applied_resource_tells_fails_the_second_ones_step(stack: Stack) -> None:
+    """`metadata={"name": a.metadata["name"]}` names a's own object, which the check before
+    the run cannot see (an Output) and the creates' LIST of the namespace, made before a's
+    create, does not hold: the run refused nothing, and b applied over a's object."""
+
+    def twice(p: Program) -> None:
+        a = k8s.core.v1.ConfigMap("a", data={"k": "v"})
+        k8s.core.v1.ConfigMap("b", metadata={"name": a.metadata["name"]}, data={"k": "w"})
+
+    refused = (
+        r"kubernetes:core/v1:ConfigMap b: ConfigMap default/a-[0-9a-f]{8} is the object "
+        r"kubernetes:core/v1:ConfigMap a creates too \(at \S+test_engine_one_object_each\.py:"
+        r"\d+ and \S+:\d+\): each would overwrite the other's fields; give one of them "
+        r"another metadata\.name"
+    )
+    for run in (stack.preview, stack.up):
+        failures = run(twice).failures
+        assert len(failures) == 1 and re.fullmatch(refused, failures[0]), failures
+    assert [r.urn for r in stack.state().resources] == [urn(CM, "a")]
+    name = stack.recorded(urn(CM, "a")).inputs["metadata"]["name"]
+    made = stack.fake.find("ConfigMap", name)
+    assert made is not None and made["data"] == {"k": "v"}
