@@ -794,7 +794,14 @@ def test_an_ingress_naming_an_ingress_class_that_does_not_exist_is_failing() -> 
     # The classes could not be listed, or there are none (a cloud's built-in controller,
     # as GKE's, takes Ingresses naming a class no object defines): only the wait.
     assert evaluate(ingress("ngnix")).state is State.WAITING
-    assert evaluate(ingress("gce"), Related(ingressclasses=[])).state is State.WAITING
+    none = evaluate(ingress("gce"), Related(ingressclasses=[]))
+    assert none.state is State.WAITING
+    # ... and says what a local cluster, which admits nothing without its class, lacks.
+    assert none.message == (
+        "site: waiting for an ingress controller for class gce to admit it, but the cluster has "
+        "no IngressClass: unless a built-in controller (as GKE's) admits it, create "
+        "IngressClass gce with its ingress controller"
+    )
 
 
 def test_an_ingress_naming_no_class_where_none_is_the_default_says_so() -> None:

@@ -883,6 +883,14 @@ def _ingress(obj: Obj, related: Related) -> Readiness:
             "or create the class with its ingress controller",
             name,
         )
+    if cls and not names:
+        # Waits (a cloud's built-in controller may admit it), but says what may be missing:
+        # a local cluster, which has no IngressClass until one is made, never admits it.
+        return Readiness(
+            State.WAITING,
+            f"{waiting}, but the cluster has no IngressClass: unless a built-in controller "
+            f"(as GKE's) admits it, create IngressClass {cls} with its ingress controller",
+        )
     default = [c for c in classes if str(_annotations(c).get(_DEFAULT_INGRESS_CLASS)) == "true"]
     if not cls and not default:
         return Readiness(
