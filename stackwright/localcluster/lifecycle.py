@@ -266,9 +266,11 @@ def _start(
     write_kubeconfig(folder / "kubeconfig", name=name, port=chosen_port, creds=creds)
     log_path = folder / "server.log"
     with open(log_path, "ab") as log:
+        # -P: `-m` would put the working folder first on the path, so a start from a folder
+        # holding a `stackwright` package (a checkout, a project's own) ran that code.
         process = subprocess.Popen(
             [
-                sys.executable, "-m", "stackwright.localcluster.server",
+                sys.executable, "-P", "-m", "stackwright.localcluster.server",
                 "--dir", str(folder), "--port", str(chosen_port),
                 "--nodes", str(settings["nodes"]), "--speed", str(settings["speed"]),
             ],

@@ -113,6 +113,29 @@ def test_bad_input_is_one_line_exit_2(tmp_path: Path) -> None:
     assert bad.returncode == 2 and "Traceback" not in bad.stderr
 
 
+def test_a_start_from_a_folder_holding_a_stackwright_package_runs_the_installed_server(
+    tmp_path: Path,
+) -> None:
+    """`python -m` puts the working folder first on the server's path: started from a
+    checkout of Stackwright, or a project with a `stackwright` folder, the server ran (or
+    failed to import) that code instead of the installed one."""
+    here = tmp_path / "project"
+    (here / "stackwright").mkdir(parents=True)
+    (here / "stackwright" / "__init__.py").write_text("raise SystemExit('not the installed one')\n")
+    command = Path(sys.executable).parent / "stackwright"  # the console script, as a user runs it
+    env = {**os.environ, "STACKWRIGHT_HOME": str(tmp_path / "home")}
+    try:
+        started = subprocess.run(
+            [str(command), "cluster", "start", "--name", "here", "--json"],
+            cwd=here, capture_output=True, text=True, env=env, timeout=120,
+        )  # fmt: skip
+        assert started.returncode == 0, started.stdout + started.stderr
+        with client(tmp_path / "home", "here") as api:
+            assert api.get("/version").json()["gitVersion"].startswith("v1.33")
+    finally:
+        sw(tmp_path / "home", "cluster", "stop", "--name", "here")
+
+
 @pytest.mark.parametrize("port", ["99999", "-1"])
 def test_a_port_out_of_range_is_one_line_exit_2(tmp_path: Path, port: str) -> None:
     result = sw(tmp_path, "cluster", "start", "--name", "x", "--port", port)
