@@ -427,6 +427,10 @@ def _service(obj: Obj) -> None:
     if spec.get("sessionAffinity") == "ClientIP":
         config = _obj(_obj(spec, "sessionAffinityConfig"), "clientIP")
         _set(config, "timeoutSeconds", 10800)
+    # Not a default but Go's printing: ServiceStatus.LoadBalancer is a struct, which
+    # `omitempty` keeps, so every Service reads `status: {loadBalancer: {}}` (a ClusterIP
+    # one's `status.loadBalancer.ingress` is absent, not its status).
+    _set(_obj(obj, "status"), "loadBalancer", {})
 
 
 def _secret(obj: Obj) -> None:

@@ -404,6 +404,9 @@ def test_service_defaults_and_cluster_ip(api: httpx.Client) -> None:
     assert spec["type"] == "ClusterIP" and spec["sessionAffinity"] == "None"
     assert spec["ports"][0]["protocol"] == "TCP" and spec["ports"][0]["targetPort"] == 80
     assert spec["clusterIP"].startswith("10.") and spec["clusterIPs"] == [spec["clusterIP"]]
+    # Go prints ServiceStatus' LoadBalancer struct empty: a program's
+    # `svc.status.apply(lambda s: s.load_balancer.ingress)` finds no ingress, not no status.
+    assert created["status"] == {"loadBalancer": {}}
     spec_ip = spec["clusterIP"]
     created["spec"]["clusterIP"] = "10.96.0.99"
     created["spec"]["clusterIPs"] = ["10.96.0.99"]
