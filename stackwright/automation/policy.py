@@ -194,9 +194,9 @@ def _directory(path: Path, options: Options) -> list[Subject]:
 def _program(folder: Path, options: Options) -> list[Subject]:
     """The objects a Stackwright program declares, its Outputs unknown as in a preview."""
     project = Project.load(folder.resolve())  # absolute: the program runs from its folder
-    # As `stackwright --cwd PROJECT up` runs it: relative paths are from the project.
+    # As `stackwright --cwd PROJECT up` runs it: relative paths are from the program's folder.
     try:
-        with contextlib.chdir(project.folder):
+        with contextlib.chdir(project.program_folder):
             declared = run_program(
                 project.main,
                 project=project.name,

@@ -41,3 +41,21 @@ def test_the_program_runs_from_its_folder(
     for cwd in (project, elsewhere):
         monkeypatch.chdir(cwd)
         assert _cwd_of_up(capsys) == os.fspath(program_folder)
+
+
+def test_policy_check_runs_a_program_from_its_folder(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`policy check PROJECT` runs the program as `up` does, from the folder `main:` names:
+    a relative path of its own (here a file it reads) is found there too."""
+    project = tmp_path / "shop"
+    (project / "infra").mkdir(parents=True)
+    (project / "Stackwright.yaml").write_text("name: shop\nruntime: python\nmain: infra\n")
+    (project / "infra" / "image.txt").write_text("nginx:1.29\n")
+    (project / "infra" / "__main__.py").write_text(
+        "import stackwright.kubernetes as k8s\n"
+        "k8s.core.v1.ConfigMap('c', data={'image': open('image.txt').read().strip()})\n"
+    )
+    monkeypatch.chdir(tmp_path)
+    main(["policy", "check", "shop"])
+    assert "1 object(s) checked" in capsys.readouterr().out
