@@ -410,10 +410,12 @@ def release_outputs(release: Mapping[str, Any], name: str, namespace: str) -> di
 
 def cluster_context(settings: Mapping[str, Any], *, default: bool = False) -> str | None:
     """The kubeconfig context a provider with these settings talks to (its `context`, else
-    the kubeconfig's current one), read without connecting. None for the stack's default
-    provider (`default`) when there is no kubeconfig to read: a program that declares
-    providers of its own needs none, and one that uses the default provider is refused for
-    it, before any change, when the provider is made."""
+    the kubeconfig's current one), read without connecting. For the stack's default
+    provider (`default`), when there is no kubeconfig to read, the `context` its settings
+    name (a local cluster not started yet has its context named before its kubeconfig is
+    written), else None: a program that declares providers of its own needs none, and one
+    that uses the default provider is refused for it, before any change, when the provider
+    is made."""
     from stackwright.providers.kubernetes.errors import ConfigError
     from stackwright.providers.kubernetes.kubeconfig import load_config
 
@@ -423,7 +425,7 @@ def cluster_context(settings: Mapping[str, Any], *, default: bool = False) -> st
         ).context
     except ConfigError:
         if default:
-            return None
+            return settings.get("context") or None
         raise
 
 
