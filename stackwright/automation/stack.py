@@ -629,6 +629,7 @@ class Workspace(StoredStack):
         requests = _import_requests(
             self.stack, self.project.name, entries, one_per_name=self.project.runtime == "yaml"
         )
+        self._check_environments(None, None)  # adopting marks the objects: a change there
         factory = kubernetes_providers(
             self.provider_settings(), project=self.project.name, root=self.project.folder
         )

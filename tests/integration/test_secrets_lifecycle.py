@@ -22,6 +22,7 @@ from test_cli_lifecycle import (  # the CLI-running helpers of the lifecycle tes
     LiveCluster,
     Project,
     Result,
+    create,
     get,
     new_project,
     one_line,
@@ -483,6 +484,30 @@ def test_an_untagged_stack_is_refused_a_production_context(
     assert get(cluster, "namespace", p.ns) is None and p.history() == []
     p.sw("stack", "tag", "set", "env", "production")
     assert p.up().summary["counts"] == {"create": 1}
+
+
+def test_an_import_is_refused_a_context_of_another_environment(
+    new_project: Any, cluster: LiveCluster
+) -> None:
+    """Adopting marks the objects as the stack's: an import into a production context by a
+    stack not tagged production is refused as an up is, before the object is touched."""
+    p = new_project({"kubernetes:kubeconfig": str(cluster.kubeconfig)})
+    p.program('k8s.core.v1.Namespace("ns", metadata={"name": NS})\n')
+    p.up()
+    create(cluster, "ConfigMap", "legacy", p.ns, data={"k": "v"})
+    p.sw("config", "set", "--path", 'stackwright:environments["stackwright-test"]', "production")
+    adopt = ("import", "kubernetes:core/v1:ConfigMap", "legacy", f"{p.ns}/legacy", "--yes")
+    for tag in (None, "dev"):
+        if tag:
+            p.sw("stack", "tag", "set", "env", tag)
+        message = one_line(p.sw(*adopt, rc=2))
+        assert "'stackwright-test' belongs to environment production" in message, message
+        legacy = get(cluster, "configmap", "legacy", p.ns)
+        assert legacy is not None and not legacy["metadata"].get("labels"), legacy
+        assert [e["kind"] for e in p.history()] == ["up"]
+    p.sw("stack", "tag", "set", "env", "production")
+    p.sw(*adopt)
+    assert p.urn("kubernetes:core/v1:ConfigMap", "legacy") in p.sw("stack", "--show-urns").out
 
 
 def test_stack_reference_between_two_projects(
