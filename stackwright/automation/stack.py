@@ -166,6 +166,14 @@ class Workspace(StoredStack):
                 f"configuration {ENVIRONMENTS_KEY} must map context names to environments: "
                 f"set it with `stackwright config set --path '{ENVIRONMENTS_KEY}.CONTEXT' ENV`"
             )
+        for context, environment in mapping.items():
+            if not isinstance(environment, str):  # its text equals no `env` tag: never matched
+                raise UsageError(
+                    f"{self.config.path.name}: {ENVIRONMENTS_KEY} maps context {context!r} to "
+                    f"{json.dumps(environment)}, which is no environment name: give a name "
+                    f"such as {PRODUCTION}, with `stackwright config set --path "
+                    f"'{ENVIRONMENTS_KEY}.{context}' {PRODUCTION}`"
+                )
         return mapping
 
     def check_context(self, context: str) -> None:
