@@ -1766,8 +1766,9 @@ class Run:
         if declared or namespace in self._previewed_namespaces:
             return  # the server cannot dry-run into a namespace or a kind this run only creates
         if step.op is Op.REPLACE and step.old is not None and step.old.id == new.id:
-            # Deleted first, then created under the same name: a dry run against the old
-            # object would fail on the very immutable fields that force the replacement.
+            # Deleted first, then created under the same name.
+            if not patch:
+                await self._check_replacement(self.provider_for(new.provider), new)
             return
         provider = self.provider_for(new.provider)
         if patch:
@@ -1786,6 +1787,25 @@ class Run:
             # rather than finding it unknown. Its status is the controllers' to change yet.
             known = live_outputs(new, previewed)  # with a Secret's write-only stringData
             self.live[step.urn] = Partial({k: v for k, v in known.items() if k != "status"})
+
+    async def _check_replacement(self, provider: Provider, new: ResourceState) -> None:
+        """Refuse a delete-first replacement whose new object the server would refuse, while
+        the old one is still there: dry-run over the old object, the server refuses the
+        fields that cannot change once set, which force the replacement and which the new
+        object will not meet; anything else it names (a `replicas: -1`) would refuse the new
+        object once the old was deleted. A refusal that does not say field by field is no
+        verdict: the replacement goes ahead, as it did."""
+        namespace = new.id.rpartition("/")[0] or None
+        body = provider.stamp(new.inputs, stack=self.stack, urn=new.urn, namespace=namespace)
+        try:
+            async with self._sem:
+                await provider.preview(body, force=True)
+        except InputsRejected as refused:
+            beyond = refused.beyond_immutable()
+            if beyond is not None:
+                raise InputsRejected(
+                    f"{beyond} (a replacement that deletes the object first: it is left as it is)"
+                ) from refused
 
     async def _preview_object(
         self, provider: Provider, step: Step, namespace: str | None, force: bool
@@ -1852,6 +1872,8 @@ class Run:
         if step.op is Op.REPLACE and step.delete_before_replace:
             assert step.old is not None
             self._refuse_deleting_protected_within(step.old)
+            if not is_patch(new) and new.provider not in self._rendering:
+                await self._check_replacement(provider, new)
             await self._delete_dropped_dependents(step.old)
             # Its record goes with its object; what still refers to it stops doing so first,
             # so that a replacement the server refuses leaves a state that loads.

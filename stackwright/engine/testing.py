@@ -34,7 +34,7 @@ from typing import Any, NamedTuple
 
 from stackwright.engine.plan import diff, replacement_reasons
 from stackwright.engine.ports import Provider, ProviderFactory
-from stackwright.errors import StackwrightError
+from stackwright.errors import InputsRejected, StackwrightError
 from stackwright.model import (
     CLUSTER_SCOPED,
     STACK_ANNOTATION,
@@ -112,6 +112,11 @@ class FakeApiError(StackwrightError):
     def __init__(self, message: str, status: int = 422) -> None:
         super().__init__(message)
         self.status = status
+
+
+class FakeImmutable(FakeApiError, InputsRejected):
+    """The 422 for a field that cannot change once set: inputs refused, as the provider's
+    `ApplyRejected` says it, naming nothing else (`beyond_immutable` is None)."""
 
 
 class FakeNotReady(StackwrightError):
@@ -804,7 +809,7 @@ class FakeCluster:
         if given_uid and before is None:
             raise FakeApiError(f"{key.kind} {key.name}: uid mismatch: no existing object", 409)
         if given_uid and given_uid != _meta(before or {}).get("uid"):
-            raise FakeApiError(f"{key.kind} {key.name}: metadata.uid: field is immutable", 422)
+            raise FakeImmutable(f"{key.kind} {key.name}: metadata.uid: field is immutable", 422)
         live: Obj = copy.deepcopy(before) if before is not None else {}
         owners = {m: set(p) for m, p in self.owners.get(key, {}).items()}
         fields = _content_leaves(body)
@@ -840,7 +845,7 @@ class FakeCluster:
         if before is not None:
             reasons = replacement_reasons(diff(_content(before), _content(live)), live, (), before)
             if reasons:
-                raise FakeApiError(
+                raise FakeImmutable(
                     f"{key.kind} {key.name} is invalid: {reasons[0]} (field is immutable)", 422
                 )
         return self._bookkeep(key, before, live, owners), owners

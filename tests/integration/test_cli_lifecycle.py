@@ -581,6 +581,36 @@ def test_replace_delete_before_replace(new_project: Any, cluster: LiveCluster) -
     assert {r["id"] for r in p.state()["resources"]} == {p.ns, f"{p.ns}/api", f"{p.ns}/{cm_name}"}
 
 
+def test_a_delete_first_replacement_the_server_would_refuse_keeps_the_old_object(
+    new_project: Any, cluster: LiveCluster
+) -> None:
+    """A replacement that deletes the object first, whose new object the server would refuse
+    for more than the immutable field that forces it (a new selector, and `replicas: -1`):
+    the preview says so, and the `up` refuses it before the delete, the old Deployment left
+    running (it used to be deleted, then its replacement refused)."""
+    p = new_project()
+    body = """
+        k8s.core.v1.Namespace("ns", metadata={"name": NS})
+        k8s.apps.v1.Deployment("api", metadata={"name": "api", "namespace": NS},
+                               spec=app_spec(APP, replicas=REPLICAS))
+        """
+    p.program('APP, REPLICAS = "api", 1\n' + textwrap.dedent(body))
+    p.up()
+    uid = live(cluster, "deployment", "api", p.ns)["metadata"]["uid"]
+
+    p.program('APP, REPLICAS = "api2", -1\n' + textwrap.dedent(body))
+    for refused in (p.preview(rc=2), p.up(rc=2)):
+        (failure,) = refused.summary["failures"]
+        assert "spec.replicas" in failure and "greater than or equal to 0" in failure, failure
+        assert "immutable" not in failure and "left as it is" in failure, failure
+    assert live(cluster, "deployment", "api", p.ns)["metadata"]["uid"] == uid
+    assert p.resources()["api"]["id"] == f"{p.ns}/api"
+    # Only the selector: the replacement goes ahead, as before.
+    p.program('APP, REPLICAS = "api2", 1\n' + textwrap.dedent(body))
+    assert p.up().ops() == {"api": "replace"}
+    assert live(cluster, "deployment", "api", p.ns)["metadata"]["uid"] != uid
+
+
 # --- delete and destroy ------------------------------------------------------------------------
 
 

@@ -110,6 +110,23 @@ class ApplyRejected(InvalidObject, InputsRejected):
     fields are wrong (`replicas: "3"`, a ConfigMap key or a name Kubernetes does not allow, a
     field a custom resource's schema lacks), which the program fixes."""
 
+    def beyond_immutable(self) -> str | None:
+        others = [cause for cause in self.causes if not _against_change(cause)]
+        if not self.causes or not others:
+            return None
+        subject = str(self).partition(" is invalid:")[0]
+        said = ", ".join(f"{c.field}: {c.message}" if c.field else c.message for c in others)
+        return f"{subject} is invalid: {said}"
+
+
+def _against_change(cause: Cause) -> bool:
+    """Whether a cause refuses a change to a field that cannot change once set (a selector,
+    a Job's template, a StatefulSet's spec beyond what may be updated), as Kubernetes says it."""
+    text = cause.message.lower()
+    return "immutable" in text or (
+        cause.reason == "FieldValueForbidden" and "updates to" in text and "forbidden" in text
+    )
+
 
 class ApplyConflict(PermanentError):
     """Server-side apply found fields owned by other managers; `force` takes them over."""
