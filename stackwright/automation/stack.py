@@ -350,7 +350,7 @@ class Workspace(StoredStack):
                     functools.cache(lambda: self.provider_settings(guarded)),
                     project=self.project.name,
                     check_context=self.check_context,
-                    root=self.project.folder,
+                    root=self.project.program_folder,
                     spelling=spelling_of(self.project.runtime),
                 ),
                 listener=guarded,
@@ -561,7 +561,7 @@ class Workspace(StoredStack):
             factory = kubernetes_providers(
                 self.provider_settings(listener),
                 project=self.project.name,
-                root=self.project.folder,
+                root=self.project.program_folder,
             )
             # An explicit provider's settings may hold secrets: read decrypted, when there is one.
             explicit = any(s.provider for s in states)
@@ -639,7 +639,7 @@ class Workspace(StoredStack):
         )
         self._check_environments(None, None)  # adopting marks the objects: a change there
         factory = kubernetes_providers(
-            self.provider_settings(), project=self.project.name, root=self.project.folder
+            self.provider_settings(), project=self.project.name, root=self.project.program_folder
         )
 
         async def adopt(operation: Operation | None) -> list[Imported]:

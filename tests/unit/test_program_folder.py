@@ -59,3 +59,22 @@ def test_policy_check_runs_a_program_from_its_folder(
     monkeypatch.chdir(tmp_path)
     main(["policy", "check", "shop"])
     assert "1 object(s) checked" in capsys.readouterr().out
+
+
+def test_a_render_folder_is_the_programs_too(
+    project: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`render_yaml_to_directory="out"` of a program that `main: infra` names writes to
+    infra/out, as its other relative paths are its folder's (and Pulumi's cwd is)."""
+    (project / "infra").mkdir()
+    (project / "infra" / "__main__.py").write_text(
+        "import stackwright as sw\nimport stackwright.kubernetes as k8s\n"
+        'render = k8s.Provider("render", render_yaml_to_directory="out")\n'
+        'k8s.core.v1.ConfigMap("c", metadata={"name": "c", "namespace": "apps"},\n'
+        '                      data={"k": "v"}, opts=sw.ResourceOptions(provider=render))\n'
+    )
+    (project / "Stackwright.yaml").write_text("name: shop\nruntime: python\nmain: infra\n")
+    monkeypatch.chdir(project / "infra")
+    main(["up", "--yes", "--json"])
+    assert len(list((project / "infra" / "out").rglob("*v1_configmap_apps_c.yaml"))) == 1
+    assert not (project / "out").exists()
