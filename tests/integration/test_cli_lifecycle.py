@@ -611,6 +611,36 @@ def test_a_delete_first_replacement_the_server_would_refuse_keeps_the_old_object
     assert live(cluster, "deployment", "api", p.ns)["metadata"]["uid"] != uid
 
 
+def test_a_delete_first_replacement_of_fields_worded_otherwise_goes_ahead(
+    new_project: Any, cluster: LiveCluster
+) -> None:
+    """The dry run over the old object refuses a RoleBinding's new roleRef ("cannot change
+    roleRef") and a Pod's new args ("pod updates may not change fields…"): no refusal of the
+    new objects, which replace the old ones (both used to be refused, the old left as it is)."""
+    p = new_project()
+    body = """
+        k8s.core.v1.Namespace("ns", metadata={"name": NS})
+        k8s.rbac.v1.RoleBinding("rb", metadata={"name": "rb", "namespace": NS},
+            role_ref={"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
+                      "name": ROLE},
+            subjects=[{"kind": "ServiceAccount", "name": "default", "namespace": NS}])
+        k8s.core.v1.Pod("pod", metadata={"name": "pod", "namespace": NS},
+            spec={"containers": [{"name": "c", "image": "nginx:1.29", "args": ARGS}]})
+        """
+    p.program('ROLE, ARGS = "view", ["a"]\n' + textwrap.dedent(body))
+    p.up()
+    kinds = {"rb": "rolebinding", "pod": "pod"}
+    uids = {
+        name: live(cluster, kind, name, p.ns)["metadata"]["uid"] for name, kind in kinds.items()
+    }
+    p.program('ROLE, ARGS = "edit", ["b"]\n' + textwrap.dedent(body))
+    p.preview()
+    assert p.up().ops() == {"rb": "replace", "pod": "replace"}
+    assert live(cluster, "rolebinding", "rb", p.ns)["roleRef"]["name"] == "edit"
+    for name, kind in kinds.items():
+        assert live(cluster, kind, name, p.ns)["metadata"]["uid"] != uids[name]
+
+
 # --- delete and destroy ------------------------------------------------------------------------
 
 

@@ -119,11 +119,24 @@ class ApplyRejected(InvalidObject, InputsRejected):
         return f"{subject} is invalid: {said}"
 
 
+#: How Kubernetes words a refusal to change a field once set, besides "field is immutable":
+#: a Service's clusterIPs, a RoleBinding's roleRef, a PriorityClass's value, a Pod's spec.
+_AGAINST_CHANGE = (
+    "immutable",
+    "may not change",
+    "cannot change",
+    "may not be changed",
+    "can not be modified",
+    "can not be unset",
+    "may not add or remove",
+)
+
+
 def _against_change(cause: Cause) -> bool:
     """Whether a cause refuses a change to a field that cannot change once set (a selector,
     a Job's template, a StatefulSet's spec beyond what may be updated), as Kubernetes says it."""
     text = cause.message.lower()
-    return "immutable" in text or (
+    return any(words in text for words in _AGAINST_CHANGE) or (
         cause.reason == "FieldValueForbidden" and "updates to" in text and "forbidden" in text
     )
 
