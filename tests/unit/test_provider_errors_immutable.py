@@ -34,6 +34,16 @@ def test_only_fields_that_cannot_change_are_no_refusal_of_a_new_object() -> None
     assert refused(STATEFULSET, SELECTOR).beyond_immutable() is None
 
 
+def test_a_custom_resource_rule_against_its_old_self_is_no_refusal_of_a_new_object() -> None:
+    """A CRD's x-kubernetes-validations rule `self == oldSelf` (a field a replace_on_changes
+    lists), which a create is not held to, as a real cluster words it without a message."""
+    rule = Cause(
+        "spec.size", "FieldValueInvalid", 'Invalid value: "string": failed rule: self == oldSelf'
+    )
+    assert refused(rule).beyond_immutable() is None
+    assert refused(rule, REPLICAS).beyond_immutable() is not None
+
+
 def test_anything_else_is_said_alone() -> None:
     assert refused(SELECTOR, REPLICAS).beyond_immutable() == (
         'Deployment.apps "api" is invalid: spec.replicas: Invalid value: -1: must be greater '

@@ -120,7 +120,8 @@ class ApplyRejected(InvalidObject, InputsRejected):
 
 
 #: How Kubernetes words a refusal to change a field once set, besides "field is immutable":
-#: a Service's clusterIPs, a RoleBinding's roleRef, a PriorityClass's value, a Pod's spec.
+#: a Service's clusterIPs, a RoleBinding's roleRef, a PriorityClass's value, a Pod's spec;
+#: a custom resource's rule that compares with `oldSelf`, which only an update is held to.
 _AGAINST_CHANGE = (
     "immutable",
     "may not change",
@@ -129,6 +130,7 @@ _AGAINST_CHANGE = (
     "can not be modified",
     "can not be unset",
     "may not add or remove",
+    "oldself",
 )
 
 
