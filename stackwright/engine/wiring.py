@@ -480,7 +480,7 @@ def kubernetes_providers(
     """A factory of providers; `default` holds the stack's kubeconfig / context / namespace
     settings (or makes them, once the default provider is first needed); `check_context` may refuse a provider's context (environment separation).
     A provider whose settings name a `renderYamlToDirectory` writes files there (relative
-    to `root`, the project's folder) and reaches no cluster. `spelling`: how the program's
+    to `root`, the program's folder) and reaches no cluster. `spelling`: how the program's
     language spells options, for the messages of a wait that runs out."""
 
     def make(settings: Mapping[str, Any] | None) -> Provider:
