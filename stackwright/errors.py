@@ -33,9 +33,10 @@ class InputsRejected(StackwrightError):
     nothing was changed, the failed operation's 1 where other steps may have changed the
     cluster."""
 
-    def beyond_immutable(self) -> str | None:
+    def beyond_immutable(self, forcing: Collection[str] = ()) -> str | None:
         """What the refusal names besides fields that cannot change once set (those that
-        force a delete-first replacement, which a new object does not meet): the message
+        force a delete-first replacement, which a new object does not meet; `forcing`: the
+        paths the plan says force it, refused however the server words it): the message
         for those others, or None when there are none or the refusal does not say field by
         field (then it is no verdict on a new object)."""
         return None

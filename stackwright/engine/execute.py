@@ -1768,7 +1768,7 @@ class Run:
         if step.op is Op.REPLACE and step.old is not None and step.old.id == new.id:
             # Deleted first, then created under the same name.
             if not patch:
-                await self._check_replacement(self.provider_for(new.provider), new)
+                await self._check_replacement(self.provider_for(new.provider), step)
             return
         provider = self.provider_for(new.provider)
         if patch:
@@ -1788,20 +1788,23 @@ class Run:
             known = live_outputs(new, previewed)  # with a Secret's write-only stringData
             self.live[step.urn] = Partial({k: v for k, v in known.items() if k != "status"})
 
-    async def _check_replacement(self, provider: Provider, new: ResourceState) -> None:
+    async def _check_replacement(self, provider: Provider, step: Step) -> None:
         """Refuse a delete-first replacement whose new object the server would refuse, while
         the old one is still there: dry-run over the old object, the server refuses the
-        fields that cannot change once set, which force the replacement and which the new
-        object will not meet; anything else it names (a `replicas: -1`) would refuse the new
-        object once the old was deleted. A refusal that does not say field by field is no
-        verdict: the replacement goes ahead, as it did."""
+        fields that cannot change once set, which force the replacement (the plan's reasons
+        name them) and which the new object will not meet; anything else it names (a
+        `replicas: -1`) would refuse the new object once the old was deleted. A refusal
+        that does not say field by field is no verdict: the replacement goes ahead."""
+        new = step.new
+        assert new is not None
+        forcing = [reason.partition(": ")[0] for reason in step.replace_reasons]
         namespace = new.id.rpartition("/")[0] or None
         body = provider.stamp(new.inputs, stack=self.stack, urn=new.urn, namespace=namespace)
         try:
             async with self._sem:
                 await provider.preview(body, force=True)
         except InputsRejected as refused:
-            beyond = refused.beyond_immutable()
+            beyond = refused.beyond_immutable(forcing)
             if beyond is not None:
                 raise InputsRejected(
                     f"{beyond} (a replacement that deletes the object first: it is left as it is)"
@@ -1873,7 +1876,7 @@ class Run:
             assert step.old is not None
             self._refuse_deleting_protected_within(step.old)
             if not is_patch(new) and new.provider not in self._rendering:
-                await self._check_replacement(provider, new)
+                await self._check_replacement(provider, step)
             await self._delete_dropped_dependents(step.old)
             # Its record goes with its object; what still refers to it stops doing so first,
             # so that a replacement the server refuses leaves a state that loads.

@@ -130,3 +130,18 @@ def test_each_refusal_of_a_field_that_cannot_change_is_none_of_a_new_object(
     causes = _update_only(group, kind, new, old)
     assert causes
     assert refused(*causes).beyond_immutable() is None, causes
+
+
+def test_a_field_the_plan_says_forces_the_replacement_is_no_refusal_however_worded() -> None:
+    """An admission policy (or a kind) may word its refusal of a change its own way: a cause
+    on a field the replacement changes because it cannot change, or holding or inside one,
+    is no verdict on the new object; one on another field still is."""
+    worded = Cause("spec.template", "FieldValueInvalid", "Invalid value: no changes allowed")
+    above = Cause("spec", "FieldValueForbidden", "Forbidden: only replicas may be updated")
+    assert refused(worded).beyond_immutable(["spec.template"]) is None
+    assert refused(worded, above).beyond_immutable(["spec.template.spec.containers[0]"]) is None
+    assert refused(worded).beyond_immutable(["spec.templates"]) is not None
+    assert refused(worded, REPLICAS).beyond_immutable(["spec.template"]) == (
+        'Deployment.apps "api" is invalid: spec.replicas: Invalid value: -1: must be greater '
+        "than or equal to 0"
+    )

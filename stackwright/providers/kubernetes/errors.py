@@ -23,6 +23,7 @@ Must never: carry a bearer token or a client key in a message.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 
 from stackwright.errors import InputsRejected, StackwrightError, UsageError
@@ -110,8 +111,12 @@ class ApplyRejected(InvalidObject, InputsRejected):
     fields are wrong (`replicas: "3"`, a ConfigMap key or a name Kubernetes does not allow, a
     field a custom resource's schema lacks), which the program fixes."""
 
-    def beyond_immutable(self) -> str | None:
-        others = [cause for cause in self.causes if not _against_change(cause)]
+    def beyond_immutable(self, forcing: Collection[str] = ()) -> str | None:
+        others = [
+            cause
+            for cause in self.causes
+            if not _against_change(cause) and not any(_related(cause.field, p) for p in forcing)
+        ]
         if not self.causes or not others:
             return None
         subject = str(self).partition(" is invalid:")[0]
@@ -132,6 +137,17 @@ _AGAINST_CHANGE = (
     "may not add or remove",
     "oldself",
 )
+
+
+def _related(field: str, path: str) -> bool:
+    """Whether a cause's `field` is `path`, inside it, or holds it (a Pod's `spec` refused
+    for a change of `spec.containers[0].image`)."""
+    if not field:
+        return False
+    return any(
+        inner == outer or inner.startswith((outer + ".", outer + "["))
+        for inner, outer in ((field, path), (path, field))
+    )
 
 
 def _against_change(cause: Cause) -> bool:
