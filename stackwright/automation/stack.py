@@ -132,6 +132,13 @@ class Selection:
         )
 
 
+def _set_environment(context: str, environment: str) -> str:
+    """The command that maps `context` to `environment`, by the bracket form a context name
+    with dots in it (`prod.eu-west-1`) needs."""
+    path = f"{ENVIRONMENTS_KEY}[{json.dumps(context)}]"
+    return shlex.join(["stackwright", "config", "set", "--path", path, environment])
+
+
 @dataclass
 class Workspace(StoredStack):
     """One stack of a project and its state store, open until `close()` (or the end of a
@@ -164,15 +171,14 @@ class Workspace(StoredStack):
         if not isinstance(mapping, dict):
             raise UsageError(
                 f"configuration {ENVIRONMENTS_KEY} must map context names to environments: "
-                f"set it with `stackwright config set --path '{ENVIRONMENTS_KEY}.CONTEXT' ENV`"
+                f"set it with `{_set_environment('CONTEXT', 'ENV')}`"
             )
         for context, environment in mapping.items():
             if not isinstance(environment, str):  # its text equals no `env` tag: never matched
                 raise UsageError(
                     f"{self.config.path.name}: {ENVIRONMENTS_KEY} maps context {context!r} to "
                     f"{json.dumps(environment)}, which is no environment name: give a name "
-                    f"such as {PRODUCTION}, with `stackwright config set --path "
-                    f"'{ENVIRONMENTS_KEY}.{context}' {PRODUCTION}`"
+                    f"such as {PRODUCTION}, with `{_set_environment(context, PRODUCTION)}`"
                 )
         return mapping
 

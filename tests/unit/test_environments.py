@@ -5,12 +5,15 @@ production was open to every stack."""
 
 from __future__ import annotations
 
+import json
+import shlex
 from pathlib import Path
 
 import pytest
 
 from stackwright.automation.stack import Workspace
 from stackwright.automation.workspace import Project
+from stackwright.cli.main import main
 from stackwright.errors import UsageError
 from stackwright.state import open_backend
 
@@ -36,7 +39,7 @@ def test_an_environment_that_is_no_name_is_refused(tmp_path: Path, value: str, s
         assert str(caught.value) == (
             "Stackwright.dev.yaml: stackwright:environments maps context 'prod-ctx' to "
             f"{shown}, which is no environment name: give a name such as production, with "
-            "`stackwright config set --path 'stackwright:environments.prod-ctx' production`"
+            """`stackwright config set --path 'stackwright:environments["prod-ctx"]' production`"""
         )
 
 
@@ -51,3 +54,23 @@ def test_a_context_mapped_to_a_name_is_checked(tmp_path: Path) -> None:
         ws.check_context("elsewhere")
         with pytest.raises(UsageError, match="has no env tag"):
             ws.check_context("prod-ctx")
+
+
+def test_the_command_it_gives_maps_a_context_whose_name_has_dots(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The fix a refusal names is the bracket form: a dotted path would split the context
+    `prod.eu-west-1` into keys."""
+    (project / "Stackwright.dev.yaml").write_text(
+        "config:\n  stackwright:environments:\n    prod.eu-west-1: [production]\n"
+    )
+    with open_backend() as store:
+        ws = Workspace(Project.load(project), "dev", store)
+        with pytest.raises(UsageError) as caught:
+            ws.check_context("prod.eu-west-1")
+    command = str(caught.value).rpartition("with `")[2].rstrip("`")
+    (project / "Stackwright.dev.yaml").write_text("config: {}\n")
+    main(shlex.split(command)[1:])
+    capsys.readouterr()
+    main(["config", "get", "stackwright:environments", "--json"])
+    assert json.loads(capsys.readouterr().out) == {"prod.eu-west-1": "production"}
