@@ -60,4 +60,4 @@ def json_document(value: Any, *, sort_keys: bool = False) -> str:
     """What a command that reports data (`stack ls`, `stack history`, `config`, `cluster
     list`, …) prints with `--json`: one JSON document, indented as Pulumi's and kubectl's
     are; events and the lines of commands that change something stay `json_line`s."""
-    return json.dumps(value, indent=2, sort_keys=sort_keys)
+    return json.dumps(value, indent=2, sort_keys=sort_keys, ensure_ascii=False)

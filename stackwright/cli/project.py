@@ -1274,7 +1274,7 @@ def stack_graph(
     if file is None:
         typer.echo(text, nl=False)
     else:
-        file.write_text(text)
+        file.write_text(text, encoding="utf-8")
         counted = f"{events.plural(len(nodes), 'resource')}, {events.plural(len(edges), 'edge')}"
         typer.echo(f"wrote {file}: {counted}", err=True)
 
@@ -1328,7 +1328,7 @@ def stack_export(
     if file is None:
         typer.echo(text)
     else:
-        file.write_text(text + "\n")
+        file.write_text(text + "\n", encoding="utf-8")
 
 
 @stack_app.command("import")
@@ -1352,7 +1352,9 @@ def stack_import(
             "(`stackwright stack export | stackwright stack import`) or pass --file FILE"
         )
     try:
-        document = json.loads(file.read_text() if file is not None else sys.stdin.read())
+        document = json.loads(
+            file.read_text(encoding="utf-8") if file is not None else sys.stdin.read()
+        )
     except (OSError, ValueError) as exc:
         raise UsageError(f"{source}: cannot read a JSON document ({exc})") from None
     except RecursionError:

@@ -43,4 +43,14 @@ def test_a_report_is_one_indented_document(
     out = capsys.readouterr().out
     value = json.loads(out)
     assert value not in ({}, []), out  # something to indent
-    assert out == json.dumps(value, indent=2) + "\n", out
+    assert out == json.dumps(value, indent=2, ensure_ascii=False) + "\n", out
+
+
+def test_a_report_keeps_its_text_as_written(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Text as the events write it, not escaped (`"café"`, not `"caf\\u00e9"`)."""
+    main(["config", "set", "greeting", "café"])
+    capsys.readouterr()
+    main(["config", "--json"])
+    assert '"shop:greeting": "café"' in capsys.readouterr().out
