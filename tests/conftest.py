@@ -63,7 +63,11 @@ class LiveCluster:
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveCluster]:
     home = tmp_path_factory.mktemp("swhome")
     old = os.environ.get("STACKWRIGHT_HOME")
+    old_cache = os.environ.get("KUBECACHEDIR")
     os.environ["STACKWRIGHT_HOME"] = str(home)
+    # kubectl's discovery cache is kept by host and port: a later module's cluster on a port
+    # an earlier one had would be told that one's kinds (`get widgets` of another group).
+    os.environ["KUBECACHEDIR"] = str(home / "kubectl-cache")
     try:
         info, _ = lifecycle.start("test")
         try:
@@ -74,10 +78,11 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveCluster]:
             if log.exists() and log.read_text().strip():
                 sys.stderr.write(f"--- server.log of {info.name} ---\n{log.read_text()[-5000:]}\n")
     finally:
-        if old is None:
-            os.environ.pop("STACKWRIGHT_HOME", None)
-        else:
-            os.environ["STACKWRIGHT_HOME"] = old
+        for name, value in (("STACKWRIGHT_HOME", old), ("KUBECACHEDIR", old_cache)):
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
 
 
 #: The folders of local clusters tests left running (stopped by `_no_cluster_left`).
