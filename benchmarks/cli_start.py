@@ -11,6 +11,7 @@ YAML project whose stack `dev` holds one config value:
 - the other commands that open the stack without running an operation: `config set`,
   `config` (the list), `stack output`, `stack history`, `stack select`, `stack tag ls`;
 - `stackwright cluster list` (no cluster);
+- a program's first line: `import stackwright.kubernetes` and two kinds (Deployment, Service);
 - `python -c pass`: the interpreter alone, the floor.
 
 Each row is the median of `--runs` runs (commands interleaved within a round): the wall
@@ -43,6 +44,11 @@ COMMANDS: dict[str, list[str]] = {
     "stackwright stack select dev": ["stackwright", "stack", "select", "dev"],
     "stackwright stack tag ls": ["stackwright", "stack", "tag", "ls"],
     "stackwright cluster list": ["stackwright", "cluster", "list"],
+    "import stackwright.kubernetes": [
+        sys.executable,
+        "-c",
+        "import stackwright.kubernetes as k8s; k8s.apps.v1.Deployment; k8s.core.v1.Service",
+    ],
 }
 
 
