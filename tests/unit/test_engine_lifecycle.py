@@ -1864,7 +1864,7 @@ def test_a_crash_during_an_update_sends_the_update_again(stack: Stack) -> None:
 # --- scale ----------------------------------------------------------------------------------------
 
 
-def test_a_no_op_over_a_thousand_resources_writes_nothing_and_is_quick(stack: Stack) -> None:
+def test_a_no_op_over_a_thousand_resources_writes_nothing(stack: Stack) -> None:
     def many(p: Program) -> None:
         for i in range(1000):
             k8s.core.v1.ConfigMap(f"c{i}", metadata={"name": f"c{i}"}, data={"i": str(i)})
@@ -1873,10 +1873,10 @@ def test_a_no_op_over_a_thousand_resources_writes_nothing_and_is_quick(stack: St
     version = stack.state().version
     stack.fake.calls.clear()
 
+    # Its time (DESIGN: "well under a second for a thousand resources") is measured by
+    # benchmarks/up.py (no-op preview / up), not asserted on a shared machine here.
     for summary in (stack.preview(many), stack.up(many)):
         assert summary.counts == {"same": 1000}
-        # DESIGN: "well under a second for a thousand resources" (the engine's own time).
-        assert summary.elapsed < 1.0, summary.elapsed
     assert stack.fake.writes() == [] and stack.fake.calls_to("preview") == []
     assert stack.state().version == version
 
