@@ -778,7 +778,7 @@ def stack_select(
 
 @stack_app.command("ls")
 def stack_ls(as_json: Json = False) -> None:
-    """List the project's stacks."""
+    """List the project's stacks (`--json`: Pulumi's keys, and the stack's tags)."""
     project = find_project(Path.cwd())
     try:
         current = selected_stack(project)
@@ -793,9 +793,9 @@ def stack_ls(as_json: Json = False) -> None:
                     {
                         "name": r.name,
                         "current": r.name == current,
-                        "resources": r.resource_count,
                         "lastUpdate": r.last_update.isoformat() if r.last_update else None,
-                        "locked": r.locked,
+                        "updateInProgress": r.locked,
+                        "resourceCount": r.resource_count,
                         "tags": tags[r.name],
                     }
                     for r in rows
@@ -1521,15 +1521,37 @@ def config_cp(
 def _config_list(stack: str | None, as_json: bool, show_secrets: bool) -> None:
     ws = _stored(stack)
     plain = ws.config.resolved()[0] if show_secrets else ws.config.values
-    shown = {
-        k: ("[secret]" if ws.config.is_secret(k) and not show_secrets else plain[k])
-        for k in sorted(ws.config.values)
-    }
+    masked = {k for k in ws.config.values if ws.config.is_secret(k) and not show_secrets}
     if as_json:
-        typer.echo(json_document(shown))
+        typer.echo(
+            json_document(
+                {
+                    key: _config_entry(plain[key], ws.config.is_secret(key), key in masked)
+                    for key in sorted(ws.config.values)
+                }
+            )
+        )
         return
-    for key, value in shown.items():
-        typer.echo(f"{key}: {value if isinstance(value, str) else json.dumps(value)}")
+    for key in sorted(ws.config.values):
+        typer.echo(f"{key}: {'[secret]' if key in masked else _config_text(plain[key])}")
+
+
+def _config_text(value: object) -> str:
+    """A configuration value as `config ls` and Pulumi show it: text as it is, anything
+    else as compact JSON."""
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
+def _config_entry(value: object, secret: bool, masked: bool) -> dict[str, object]:
+    """One key of `config ls --json`, shaped as `pulumi config --json`'s: `value` as text
+    (absent for a secret not asked for), `objectValue` for a structured value, `secret`."""
+    if masked:
+        return {"secret": True}
+    entry: dict[str, object] = {"value": _config_text(value)}
+    if isinstance(value, (dict, list)):
+        entry["objectValue"] = value
+    entry["secret"] = secret
+    return entry
 
 
 ShowSecrets = Annotated[

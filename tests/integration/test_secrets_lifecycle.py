@@ -411,8 +411,9 @@ def test_stacks_init_copy_ls_tags_rename_rm(new_project: Any, cluster: LiveClust
     assert p.sw("config", "get", "dbpassword").out.strip() == PLAIN
     assert json.loads(p.sw("config", "get", "--path", "app:db.port", "--json").out) == 5432
     listed = {row["name"]: row for row in json.loads(p.sw("stack", "ls", "--json").out)}
-    assert listed[STACK]["resources"] >= 1 and listed[STACK]["tags"] == {"env": "dev"}
-    assert listed["staging"]["current"] and listed["staging"]["resources"] == 0
+    assert listed[STACK]["resourceCount"] >= 1 and listed[STACK]["tags"] == {"env": "dev"}
+    assert listed["staging"]["current"] and listed["staging"]["resourceCount"] == 0
+    assert not listed[STACK]["updateInProgress"]  # the keys of `pulumi stack ls --json`
     assert "LAST UPDATE" in p.sw("stack", "ls").out
 
     p.sw("stack", "rename", "staging", "qa")

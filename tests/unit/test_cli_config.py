@@ -62,23 +62,27 @@ def test_config_cp_copies_values_to_another_stack_secrets_under_its_key(
     assert yaml.safe_load(prod)["config"]["shop:password"] != dev_cipher["shop:password"]
     capsys.readouterr()
     main(["config", "ls", "--stack", "prod", "--show-secrets", "--json"])
-    assert json.loads(capsys.readouterr().out) == {
-        "app:db": {"port": 5432, "pw": "nested-pw"},
-        "shop:password": "hunter2-pw",
-        "shop:replicas": 3,
+    assert json.loads(capsys.readouterr().out) == {  # the shape of `pulumi config --json`
+        "app:db": {
+            "value": '{"port": 5432, "pw": "nested-pw"}',
+            "objectValue": {"port": 5432, "pw": "nested-pw"},
+            "secret": True,
+        },
+        "shop:password": {"value": "hunter2-pw", "secret": True},
+        "shop:replicas": {"value": "3", "secret": False},
     }
     main(["config", "ls", "--stack", "prod", "--json"])
-    assert json.loads(capsys.readouterr().out)["shop:password"] == "[secret]"
+    listed = json.loads(capsys.readouterr().out)
+    assert listed["shop:password"] == listed["app:db"] == {"secret": True}
 
     main(["config", "cp", "password", "--dest", "qa"])
     main(["config", "cp", "--path", "app:db.pw", "-d", "qa"])
     main(["config", "ls", "--stack", "qa", "--show-secrets", "--json"])
-    assert json.loads(capsys.readouterr().out) == {
-        "app:db": {"pw": "nested-pw"},
-        "shop:password": "hunter2-pw",
-    }
+    shown = json.loads(capsys.readouterr().out)
+    assert shown["app:db"]["objectValue"] == {"pw": "nested-pw"}
+    assert shown["shop:password"] == {"value": "hunter2-pw", "secret": True}
     main(["config", "ls", "--stack", "qa", "--json"])
-    assert json.loads(capsys.readouterr().out)["shop:password"] == "[secret]"
+    assert json.loads(capsys.readouterr().out)["shop:password"] == {"secret": True}
 
 
 def test_config_cp_of_a_key_not_set_or_to_no_stack_is_one_line(

@@ -123,7 +123,9 @@ def test_config_rm_removes_a_key_set_to_null(
     main(["config", "rm", "--path", "app:db.port"])
     capsys.readouterr()
     main(["config", "ls", "--json"])
-    assert json.loads(capsys.readouterr().out) == {"app:db": {}}
+    assert json.loads(capsys.readouterr().out) == {
+        "app:db": {"value": "{}", "objectValue": {}, "secret": False}
+    }
     assert refused(["config", "rm", "flag"], capsys) == (
         "error: configuration shop:flag is not set for stack dev"
     )

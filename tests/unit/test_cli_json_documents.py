@@ -53,4 +53,20 @@ def test_a_report_keeps_its_text_as_written(
     main(["config", "set", "greeting", "café"])
     capsys.readouterr()
     main(["config", "--json"])
-    assert '"shop:greeting": "café"' in capsys.readouterr().out
+    assert '"value": "café"' in capsys.readouterr().out
+
+
+def test_stack_ls_speaks_pulumis_keys(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A script written against `pulumi stack ls --json` reads the same keys here."""
+    main(["stack", "tag", "set", "owner", "team-a"])
+    capsys.readouterr()
+    main(["stack", "ls", "--json"])
+    (row,) = json.loads(capsys.readouterr().out)
+    assert row == {
+        "name": "dev",
+        "current": True,
+        "lastUpdate": None,
+        "updateInProgress": False,
+        "resourceCount": 0,
+        "tags": {"owner": "team-a"},
+    }

@@ -20,7 +20,7 @@ def test_plain_configuration_is_copied_to_the_new_stack(
     capsys.readouterr()
     main(["config", "ls", "--json"])  # prod, selected by `stack init`
     assert json.loads(capsys.readouterr().out) == {
-        "kubernetes:cluster": "local",
-        "shop:replicas": 3,
+        "kubernetes:cluster": {"value": "local", "secret": False},
+        "shop:replicas": {"value": "3", "secret": False},
     }
     assert "secretsprovider" not in (project / "Stackwright.prod.yaml").read_text()
