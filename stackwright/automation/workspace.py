@@ -21,7 +21,8 @@ import os
 import re
 import shlex
 import threading
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -322,7 +323,23 @@ class StackConfig:
         # The state store may seal from its commit thread while the engine runs: two first
         # uses at once must not make two keys.
         self._key_lock = threading.RLock()
+        self._holding = False  # inside `together()`: changes saved at its end
         self._read()
+
+    @contextmanager
+    def together(self) -> Iterator[None]:
+        """Changes made inside are saved once at the end, or, when one of them is refused,
+        none is (`config set-all` / `rm-all`, as Pulumi's: all or nothing)."""
+        self.refresh()
+        self._holding = True
+        try:
+            yield
+        except BaseException:
+            self._holding = False
+            self._read()  # drop what was changed here: the file still holds it as it was
+            raise
+        self._holding = False
+        self.save()
 
     def _read(self) -> None:
         """Take the file as it is on disk now (no file: empty)."""
@@ -675,6 +692,8 @@ class StackConfig:
         return found
 
     def save(self) -> None:
+        if self._holding:
+            return
         self.data["config"] = self.values
         if not self.data.get("tags"):
             self.data.pop("tags", None)

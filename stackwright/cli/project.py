@@ -1482,11 +1482,69 @@ def config_rm(
 ) -> None:
     """Remove a configuration value."""
     ws = _stored(stack)
+    _remove_config(ws, key, path)
+    _report_done(as_json, "config", "rm", ws.project.name, ws.stack, key=_shown_key(ws, key, path))
+
+
+def _remove_config(ws: StoredStack, key: str, path: bool) -> None:
     if not ws.config.remove(key, path=path):
         raise UsageError(
             f"configuration {_shown_key(ws, key, path)} is not set for stack {ws.stack}"
         )
-    _report_done(as_json, "config", "rm", ws.project.name, ws.stack, key=_shown_key(ws, key, path))
+
+
+def _key_value(pair: str, flag: str) -> tuple[str, str]:
+    """KEY=VALUE of `config set-all`; the error names the key, never the value."""
+    key, sep, value = pair.partition("=")
+    if not sep or not key:
+        shown = key if sep else "an argument without '='"
+        raise UsageError(
+            f"config set-all {flag}: {shown or 'an empty key'}: give KEY=VALUE "
+            f"(`{flag} replicas=3`)"
+        )
+    return key, value
+
+
+@config_app.command("set-all")
+def config_set_all(
+    plaintext: Annotated[
+        list[str] | None,
+        typer.Option("--plaintext", help="KEY=VALUE stored in plain text (repeatable)."),
+    ] = None,
+    secret: Annotated[
+        list[str] | None, typer.Option("--secret", help="KEY=VALUE encrypted (repeatable).")
+    ] = None,
+    path: PathFlag = False,
+    stack: Stack = None,
+    as_json: JsonDone = False,
+) -> None:
+    """Set several values at once, all or none, as `pulumi config set-all` does."""
+    pairs = [(*_key_value(p, "--plaintext"), False) for p in plaintext or []]
+    pairs += [(*_key_value(p, "--secret"), True) for p in secret or []]
+    if not pairs:
+        raise UsageError("config set-all needs --plaintext KEY=VALUE or --secret KEY=VALUE")
+    ws = _stored(stack)
+    with ws.config.together():
+        for key, value, is_secret in pairs:
+            ws.config.set(key, value, secret=is_secret, path=path, plaintext=not is_secret)
+    keys = [_shown_key(ws, key, path) for key, _, _ in pairs]
+    _report_done(as_json, "config", "set-all", ws.project.name, ws.stack, keys=keys)
+
+
+@config_app.command("rm-all")
+def config_rm_all(
+    keys: Annotated[list[str], typer.Argument(help="The keys to remove.")],
+    path: PathFlag = False,
+    stack: Stack = None,
+    as_json: JsonDone = False,
+) -> None:
+    """Remove several values at once, all or none, as `pulumi config rm-all` does."""
+    ws = _stored(stack)
+    with ws.config.together():
+        for key in keys:
+            _remove_config(ws, key, path)
+    shown = [_shown_key(ws, key, path) for key in keys]
+    _report_done(as_json, "config", "rm-all", ws.project.name, ws.stack, keys=shown)
 
 
 @config_app.command("cp")

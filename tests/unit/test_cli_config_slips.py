@@ -429,3 +429,37 @@ def test_a_plain_value_read_as_a_secret_is_not_shown_when_it_is_not_of_its_type(
         "configuration shop:pin must be an integer (got [secret]); set it with "
         "`stackwright config set --secret pin 3`"
     )
+
+
+def test_set_all_and_rm_all_change_every_key_or_none(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`pulumi config set-all --plaintext K=V --secret K=V` and `rm-all K…`: one write, and
+    a refused key (here Stackwright's own namespace misspelt) leaves the file as it was."""
+    stack_file = project / "Stackwright.dev.yaml"
+    main(["config", "set-all", "--plaintext", "replicas=3", "--secret", "db:password=hunter2"])
+    assert "hunter2" not in stack_file.read_text()
+    capsys.readouterr()
+    main(["config", "get", "db:password"])
+    assert capsys.readouterr().out == "hunter2\n"
+    main(["config", "get", "replicas"])
+    assert capsys.readouterr().out == "3\n"
+
+    before = stack_file.read_text()
+    assert refused(
+        ["config", "set-all", "--plaintext", "replicas=4", "--plaintext", "kubernetes:clustr=x"],
+        capsys,
+    ).startswith("error: configuration kubernetes:clustr is no setting")
+    assert refused(["config", "set-all", "--secret", "token"], capsys) == (
+        "error: config set-all --secret: an argument without '=': give KEY=VALUE "
+        "(`--secret replicas=3`)"
+    )
+    assert refused(["config", "rm-all", "replicas", "missing"], capsys) == (
+        "error: configuration shop:missing is not set for stack dev"
+    )
+    assert stack_file.read_text() == before
+
+    main(["config", "rm-all", "replicas", "db:password"])
+    capsys.readouterr()
+    main(["config", "ls", "--json"])
+    assert json.loads(capsys.readouterr().out) == {}
