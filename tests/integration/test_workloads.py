@@ -412,11 +412,18 @@ def test_crashing_rollout_stalls_with_progress_deadline_exceeded(
     )  # fmt: skip
     create(api, f"{APPS}/{ns}/deployments", body)
     wait_available(api, ns, "stall", 2)
-    cluster.kubectl(
-        "-n", ns, "set", "image", "deployment/stall", "web=registry.local/app-crashloop:1"
-    )
+    # A crashing container with no readiness probe is Ready while it runs (0.2 s here, 4
+    # simulated seconds, under minReadySeconds): on a loaded machine its run stretched past
+    # 10 simulated seconds and the rollout moved on. With a probe it is never Ready.
+    crashing = {
+        "name": "web",
+        "image": "registry.local/app-crashloop:1",
+        "readinessProbe": {"httpGet": {"path": "/", "port": 80}},
+    }
+    template = {"spec": {"template": {"spec": {"containers": [crashing]}}}}
+    cluster.kubectl("-n", ns, "patch", "deployment/stall", "-p", json.dumps(template))
     started = time.monotonic()
-    # The crashing pod is never Ready for minReadySeconds, so the rollout cannot move.
+    # The crashing pod is never Ready, so the rollout cannot move.
     stalled = cluster.kubectl(
         "-n", ns, "rollout", "status", "deployment/stall", "--timeout=30s", check=False
     )
