@@ -16,7 +16,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -128,23 +128,107 @@ def _set_values(flag: str, assignments: Sequence[str]) -> dict[str, Any]:
     parse = helm_python.parse_set_string_values if text_only else helm_python.parse_set_string
     # Joined by commas, each flag as Helm reads it alone: an empty one sets nothing, and a
     # backslash that ends one escapes nothing (Helm drops it), not the comma after it.
-    assignments = [_ends_unescaped(one) for one in assignments if one]
-    if not assignments:
+    given = [(number, _ends_unescaped(one)) for number, one in enumerate(assignments, 1) if one]
+    if not given:
         return {}
     try:
-        return parse(",".join(assignments))
-    except helm_python.HelmError as joined:
-        refused, argument = joined, ",".join(assignments)
-    for one in assignments:  # the flag to fix, when one alone is refused
-        try:
-            parse(one)
-        except helm_python.HelmError as exc:
-            refused, argument = exc, one
-            break
-    raise UsageError(
-        f"{flag} {argument!r}: {refused.detail}; write it as key=value (a.b=c for nested keys, "
-        "a[0]=c for a list's item)"
-    ) from refused
+        return parse(",".join(one for _, one in given))
+    except helm_python.HelmError:
+        # Not chained: Helm's message may quote a value's text (see `_SET_REFUSALS`).
+        raise UsageError(_set_refusal(flag, given, parse)) from None
+
+
+#: What Helm's `--set` parser refuses, in words that quote nothing of the text: Helm's own
+#: message quotes the key it read, which is a value's text where a comma inside a value was
+#: not escaped (`db.password=ab,cd`: `key "cd" has no value`), and a value may be a password.
+_SET_REFUSALS: tuple[tuple[str, str | None], ...] = (
+    (r"key map ", "a key has an empty part between dots"),
+    (r"error parsing index", "a list index in [] is not a whole number"),
+    (r"unexpected data at end of array index", "text follows a list index's ]"),
+    (r"list must terminate with", "a list {a,b} has no closing }"),
+    (r"unable to parse key", "it sets a key inside a value set before (a=1, then a.b=2)"),
+    (r"negative -?\d+ index not allowed$", None),  # Helm's words: the key's numbers only
+    (r"index of \d+ is greater than maximum supported index of \d+$", None),
+)
+
+
+def _set_refusal(
+    flag: str, given: Sequence[tuple[int, str]], parse: Callable[[str], dict[str, Any]]
+) -> str:
+    """The one line for `given` (each flag's number and text) that Helm refused: the flag by
+    its number and the key at fault, never a value. Items are parsed one more at a time, so
+    that the first one Helm refuses, with those before it, is the one named."""
+    import helm_python
+
+    how = (
+        "write it as key=value (a.b=c for nested keys, a[0]=c for a list's item, \\, for a "
+        "comma in a value)"
+    )
+    read: list[str] = []
+    for number, assignment in given:
+        keys: list[str] = []  # of this flag's items read so far
+        for item, key in _set_items(assignment):
+            read.append(item)
+            try:
+                parse(",".join(read))
+            except helm_python.HelmError as exc:
+                return f"{flag} #{number}: {_set_fault(exc.detail, key, keys)}; {how}"
+            if key is not None:
+                keys.append(key)
+    return f"{flag}: Helm cannot read them together; {how}"
+
+
+def _set_fault(detail: str, key: str | None, before: Sequence[str]) -> str:
+    if key is None:  # text with no `=`: a key without a value, or a value's text after a comma
+        if before:
+            return (
+                f"the text after the value of key {before[-1]} has no '=' (not shown: it may "
+                "be part of that value)"
+            )
+        return "it has no '=' (not shown: it may be a value)"
+    for pattern, reason in _SET_REFUSALS:
+        if re.match(pattern, detail):
+            return f"key {key}: {reason or detail}"
+    return f"key {key}: Helm cannot read it"
+
+
+def _set_items(assignment: str) -> list[tuple[str, str | None]]:
+    """The items of one `--set` text, each with its key (the text before its first `=`; None
+    where it has none), split where Helm's parser moves to the next key: at a comma in a key
+    or a value (not one escaped, `\\,`, nor one in a `[…]` index or a `{…}` list), and after
+    a list's `}`."""
+    items: list[tuple[str, str | None]] = []
+    start, at, depth, equals, where = 0, 0, 0, -1, "key"
+    while at < len(assignment):
+        char = assignment[at]
+        if char == "\\":  # escapes the next character, in a key as in a value
+            at += 2
+            continue
+        end = -1
+        if where == "key":
+            if char == "=" and equals < start:  # the first, in an index too: not shown past it
+                equals = at
+            if char == "[":
+                depth += 1
+            elif char == "]" and depth:
+                depth -= 1
+            elif char == "=" and not depth:
+                where = "list" if assignment[at + 1 : at + 2] == "{" else "value"
+            elif char == "," and not depth:
+                end = at
+        elif (where, char) in (("value", ","), ("list", "}")):
+            end = at + (where == "list")
+        if end >= 0:
+            key = assignment[start:equals] if equals >= start else None
+            items.append((assignment[start:end], key))
+            start = end + (assignment[end : end + 1] == ",")
+            at, depth, where = start, 0, "key"
+            continue
+        at += 1
+    if start < len(assignment):
+        key = assignment[start:equals] if equals >= start else None
+        items.append((assignment[start:], key))
+    return items
 
 
 def _chart(path: Path, options: Options) -> list[Subject]:

@@ -694,8 +694,11 @@ def test_an_exemption_matching_no_object_says_so(
         (["--level", "disabled"], "--level disabled: use mandatory or advisory"),
         (["--format", "xml"], "--format xml: use one of text, json, sarif"),
         (["--pack", "nope"], "policy pack 'nope' is not known"),
-        (["--set", "novalue"], "--set 'novalue': key \"novalue\" has no value; write it as"),
-        (["--set", "a=1", "--set", "a[x]=2"], "--set 'a[x]=2': error parsing index"),
+        (["--set", "novalue"], "--set #1: it has no '=' (not shown: it may be a value); write"),
+        (
+            ["--set", "a=1", "--set", "a[x]=2"],
+            "--set #2: key a[x]: a list index in [] is not a whole number; write it as key=value",
+        ),
     ],
 )
 def test_bad_check_input_is_exit_2_with_one_line(
@@ -707,6 +710,42 @@ def test_bad_check_input_is_exit_2_with_one_line(
     assert caught.value.code == 2
     err = capsys.readouterr().err.strip()
     assert message in err and len(err.splitlines()) == 1 and "Traceback" not in err
+
+
+@pytest.mark.parametrize(
+    ("args", "message", "hidden"),
+    [
+        # A comma in a password that is not escaped: Helm reads `x9` as a key with no value.
+        (
+            ["--set", "image.tag=1.29", "--set", "db.password=hunter2-Qz,x9"],
+            "--set #2: the text after the value of key db.password has no '=' (not shown: it "
+            "may be part of that value)",
+            ("hunter2-Qz", "x9"),
+        ),
+        (
+            ["--set", "db.password={hunter2-Qz,x9"],
+            "--set #1: key db.password: a list {a,b} has no closing }",
+            ("hunter2-Qz", "x9"),
+        ),
+        (["--set", "hunter2-Qz"], "--set #1: it has no '='", ("hunter2-Qz",)),
+        (["--set", "db.pass[0]x=hunter2-Qz"], "--set #1: key db.pass[0]x: text follows", ("Qz",)),
+        (["--set", "tok[=hunter2-Qz]"], "--set #1: key tok[: a list index in []", ("Qz",)),
+    ],
+)
+def test_a_refused_set_flag_names_its_key_and_never_its_value(
+    args: list[str], message: str, hidden: tuple[str, ...], capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A --set value may be a password (`--set db.password=$DB_PASSWORD` in a CI job): what
+    # is refused is named by the flag's number and its key, its value never shown, on stderr
+    # nor in the --format json error event.
+    chart = Path(__file__).parents[1] / "data" / "charts" / "policy-objects"
+    for output in ([], ["--format", "json"]):
+        with pytest.raises(SystemExit) as caught:
+            main(["policy", "check", str(chart), *args, *output])
+        shown = capsys.readouterr()
+        assert caught.value.code == 2
+        assert message in shown.err and len(shown.err.strip().splitlines()) == 1
+        assert not [part for part in hidden if part in shown.out + shown.err]
 
 
 @pytest.mark.parametrize(

@@ -10,9 +10,12 @@ from typing import Any
 
 import pytest
 import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from policy_cases import CASES, CLUSTER, CONFIG, OFFLINE, RULES, Case, all_objects, good
 
 from stackwright.cli.main import main
+from stackwright.errors import UsageError
 from stackwright.policy import Finding, Report, Settings, Subject, evaluate, select_packs
 
 PACKS = select_packs(["kubernetes-best-practices", "pod-security-restricted"])
@@ -444,6 +447,31 @@ def test_set_values_are_typed_and_split_as_helm_does() -> None:
     # Helm's; a flag ending in a backslash does not swallow the next one.
     assert _set_values("--set", ["", "a=1", ""]) == {"a": 1}
     assert _set_values("--set", ["path=C:\\", "b=2"]) == {"path": "C:", "b": 2}
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.text("ab.[]{}09\\ -,", max_size=6),
+            st.sampled_from(["=", ""]),
+            st.text("XYZ{}[].\\ ,", max_size=8),
+        ),
+        min_size=1,
+        max_size=3,
+    )
+)
+def test_a_refused_set_value_is_never_quoted(flags: list[tuple[str, str, str]]) -> None:
+    # Whatever Helm refuses, the message names the flag and the key, never a value's text
+    # (X, Y, Z here; a key holds none of them): Helm's own message may quote one, as the key
+    # it read after a comma inside a value.
+    from stackwright.automation.policy import _set_values
+
+    for flag in ("--set", "--set-string"):
+        try:
+            _set_values(flag, ["".join(parts) for parts in flags])
+        except UsageError as exc:
+            assert not set("XYZ") & set(str(exc)), str(exc)
 
 
 def test_pss_an_empty_apparmor_annotation_is_allowed_as_admission_allows_it() -> None:
