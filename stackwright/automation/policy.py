@@ -111,10 +111,16 @@ def _read(path: Path) -> str:
         raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from exc
 
 
-def _ends_unescaped(assignment: str) -> str:
-    """`assignment` without a last backslash that escapes nothing (`path=C:\\`)."""
+def _as_alone(assignment: str) -> str:
+    """`assignment` to be joined to others by commas, as Helm reads it alone: without a last
+    backslash that escapes nothing (`path=C:\\`, which Helm drops), nor a last comma that
+    escapes nothing (`a=1,`, which Helm allows but not before another item, as `a=1,,b=2`)."""
     trailing = len(assignment) - len(assignment.rstrip("\\"))
-    return assignment[:-1] if trailing % 2 else assignment
+    if trailing % 2:
+        return assignment[:-1]
+    before = assignment[:-1]
+    escaped = len(before) - len(before.rstrip("\\"))
+    return before if assignment.endswith(",") and before and not escaped % 2 else assignment
 
 
 def _set_values(flag: str, assignments: Sequence[str]) -> dict[str, Any]:
@@ -126,9 +132,9 @@ def _set_values(flag: str, assignments: Sequence[str]) -> dict[str, Any]:
 
     text_only = flag == "--set-string"
     parse = helm_python.parse_set_string_values if text_only else helm_python.parse_set_string
-    # Joined by commas, each flag as Helm reads it alone: an empty one sets nothing, and a
-    # backslash that ends one escapes nothing (Helm drops it), not the comma after it.
-    given = [(number, _ends_unescaped(one)) for number, one in enumerate(assignments, 1) if one]
+    # Joined by commas, each flag as Helm reads it alone (`_as_alone`): an empty one sets
+    # nothing.
+    given = [(number, _as_alone(one)) for number, one in enumerate(assignments, 1) if one]
     if not given:
         return {}
     try:

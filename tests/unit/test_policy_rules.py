@@ -447,6 +447,9 @@ def test_set_values_are_typed_and_split_as_helm_does() -> None:
     # Helm's; a flag ending in a backslash does not swallow the next one.
     assert _set_values("--set", ["", "a=1", ""]) == {"a": 1}
     assert _set_values("--set", ["path=C:\\", "b=2"]) == {"path": "C:", "b": 2}
+    # Nor does one ending in a comma, which Helm allows in a flag alone.
+    assert _set_values("--set", ["a=1,", "b=2"]) == {"a": 1, "b": 2}
+    assert _set_values("--set", ["a=x\\,", "b=2"]) == {"a": "x,", "b": 2}
 
 
 @settings(max_examples=400, deadline=None)
