@@ -286,6 +286,26 @@ def redact_within(value: Any) -> Any:
     return redact(str(value))
 
 
+def url_shown(url: str, plain: Collection[str] = ()) -> str:
+    """`url` as a message may show it: the password of its authority (`user:pass@`) and the
+    value of each query option but those named `plain` as [secret]. A backend or server URL
+    may carry one (`postgresql://app:pw@db/state`, libpq's `?password=`)."""
+    scheme, sep, rest = url.partition("://")
+    if not sep:
+        return url
+    rest, question, query = rest.partition("?")
+    authority, slash, path = rest.partition("/")
+    userinfo, at, host = authority.rpartition("@")
+    if at and ":" in userinfo:
+        authority = f"{userinfo.partition(':')[0]}:[secret]@{host}"
+    options = [
+        option if name in plain or not has_value else f"{name}=[secret]"
+        for option in query.split("&")
+        for name, has_value, _ in [option.partition("=")]
+    ]
+    return f"{scheme}://{authority}{slash}{path}{question}{'&'.join(options)}"
+
+
 def forget_secrets() -> None:
     """Forget every remembered secret (between independent runs in one process, e.g. tests)."""
     global _ordered

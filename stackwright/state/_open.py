@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Final
 from urllib.parse import parse_qsl
 
-from stackwright.errors import UsageError
+from stackwright.errors import UsageError, url_shown
 from stackwright.state._backend import Backend
 from stackwright.state._secrets import Encrypter
 from stackwright.state._sqlite import SQLiteBackend
@@ -55,22 +55,25 @@ def open_backend(
     scheme, and StateCorrupt when the file is not a sound state store.
     """
     url = url or backend_url()
+    shown = url_shown(url, _OPTIONS)  # a URL may carry a password: never shown
     scheme, sep, rest = url.partition("://")
     if not sep or scheme not in SCHEMES:
         supported = ", ".join(f"{s}://" for s in SCHEMES)
-        hint = f"; for a local file write file://{url}" if not sep else ""
+        hint = f"; for a local file write file://{shown}" if not sep else ""
         raise UsageError(
-            f"unsupported state backend URL {url!r}: supported schemes are {supported}{hint}"
+            f"unsupported state backend URL {shown!r}: supported schemes are {supported}{hint}"
         )
     location, _, query = rest.partition("?")
     options = dict(parse_qsl(query, keep_blank_values=True))
     for key in options:
         if key not in _OPTIONS:
             raise UsageError(
-                f"unknown option {key!r} in state backend URL {url!r}: options are {', '.join(_OPTIONS)}"
+                f"unknown option {key!r} in state backend URL {shown!r}: options are {', '.join(_OPTIONS)}"
             )
     if not location:
-        raise UsageError(f"state backend URL {url!r} names no path: write file:///path/to/state.db")
+        raise UsageError(
+            f"state backend URL {shown!r} names no path: write file:///path/to/state.db"
+        )
     path = Path(location).expanduser()
     if path.is_dir() or location.endswith("/"):
         path = path / "state.db"
@@ -81,11 +84,11 @@ def open_backend(
             path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as error:
             raise UsageError(
-                f"cannot create the folder of state backend {url!r}: {error}"
+                f"cannot create the folder of state backend {shown!r}: {error}"
             ) from error
     elif not path.parent.is_dir():
         raise UsageError(
-            f"the folder {path.parent} of state backend {url!r} does not exist: create it "
+            f"the folder {path.parent} of state backend {shown!r} does not exist: create it "
             "(mkdir -p), or fix the URL"
         )
     return SQLiteBackend(

@@ -188,6 +188,30 @@ def test_a_backend_url_whose_folder_does_not_exist_is_refused(
     assert not (tmp_path / "nonexistent").exists()
 
 
+@pytest.mark.parametrize(
+    ("url", "shown"),
+    [
+        (
+            "postgresql://app:pw-Qz81x@db.internal/state",
+            "unsupported state backend URL 'postgresql://app:[secret]@db.internal/state': "
+            "supported schemes are file://",
+        ),
+        (
+            "file:///tmp/state.db?synchronous=full&password=pw-Qz81x",
+            "unknown option 'password' in state backend URL "
+            "'file:///tmp/state.db?synchronous=full&password=[secret]': options are synchronous",
+        ),
+    ],
+)
+def test_a_backend_url_is_refused_without_its_password(
+    url: str, shown: str, monkeypatch: pytest.MonkeyPatch, refuse: Refuse
+) -> None:
+    # A team's backend URL carries a password (libpq's forms); the refusal names the URL
+    # with [secret] in its place.
+    monkeypatch.setenv("STACKWRIGHT_BACKEND_URL", url)
+    assert refuse("stack", "ls") == shown
+
+
 def test_a_state_document_nested_too_deeply_is_one_line(project: Path, refuse: Refuse) -> None:
     deep = project / "deep.json"
     deep.write_text('{"a":' * 100_000 + "1" + "}" * 100_000)
