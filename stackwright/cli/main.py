@@ -277,6 +277,28 @@ PULUMI_ONLY_FLAGS = {
 }
 
 
+#: click's refusals that quote the words of `config set` after KEY, which may be a secret's
+#: (`config set --secret pw -Xy9…` reads as an option, `… my pass phrase` as extra words).
+_VALUE_SLIPS = ("No such option", "Got unexpected extra argument")
+
+
+def _config_set_slip(text: str, ctx: object) -> str:
+    """The refusal of `config set`'s words, without them."""
+    if text.startswith("No such option"):
+        params = getattr(getattr(ctx, "command", None), "params", [])
+        options = [o for p in params for o in getattr(p, "opts", ()) if o.startswith("--")]
+        return (
+            "No such option (not shown: it may be a secret value; a value that starts with '-' "
+            "goes after `--`: `stackwright config set … -- VALUE`); the options are "
+            f"{', '.join(options)}"
+        )
+    return (
+        "config set takes KEY and one VALUE, and more words followed them (not shown: they "
+        "may be part of a secret value); quote a value with spaces: "
+        "`stackwright config set KEY 'a b'`"
+    )
+
+
 def _usage_message(exc: Exception) -> str:
     """click's message on one line, pointing at the command's help (click itself prints
     three: the usage, a hint and the error)."""
@@ -290,6 +312,8 @@ def _usage_message(exc: Exception) -> str:
     if instead is not None and text.startswith("No such option"):
         # click's "Possible options" guess (--type for --yes) would only mislead here.
         text = f"No such option: {option} (a Pulumi flag: {instead})"
+    elif command.endswith(" config set") and text.startswith(_VALUE_SLIPS):
+        text = _config_set_slip(text, ctx)
     elif text.startswith("No such option") and re.fullmatch(r"-\d", option):
         # `config set offset -5 --type int`: a negative number reads as a flag, as it does
         # for Pulumi's CLI; `--` ends the options.

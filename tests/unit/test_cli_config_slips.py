@@ -358,14 +358,41 @@ def test_a_negative_value_read_as_a_flag_says_to_put_it_after_double_dash(
 ) -> None:
     """As Pulumi's CLI, `config set offset -5` reads -5 as a flag; the line says the way."""
     message = refused(["config", "set", "offset", value, "--type", "float"], capsys)
-    assert message.startswith(f"error: No such option: {value[:2]} (a value that starts with")
+    assert message.startswith("error: No such option (not shown: it may be a secret value;")
     assert "goes after `--`: `stackwright config set … -- VALUE`)" in message, message
     main(["config", "set", "--type", "float", "offset", "--", value])
     capsys.readouterr()
     main(["config", "get", "offset"])
     assert capsys.readouterr().out == f"{float(value)}\n"
-    assert refused(["config", "set", "offset", "-x"], capsys) == (
-        "error: No such option: -x; see `stackwright config set --help`"
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        # A generated password may start with '-': click reads it as options (`-X` of it).
+        (["-Xq7-pw"], "No such option (not shown: it may be a secret value; a value that"),
+        (["--Xq7-pw"], "No such option (not shown: it may be a secret value; a value that"),
+        # A passphrase with spaces, not quoted: its words after the first are extra words.
+        (["my", "Xq7", "phrase"], "config set takes KEY and one VALUE, and more words"),
+    ],
+)
+def test_config_set_words_it_refuses_are_not_shown(
+    value: list[str], message: str, project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for json_flag in ([], ["--json"]):
+        capsys.readouterr()
+        with pytest.raises(SystemExit) as exited:
+            main(["config", "set", "--secret", "db.password", *value, *json_flag])
+        shown = capsys.readouterr()
+        assert exited.value.code == 2 and message in shown.err, shown.err
+        assert "Xq7" not in shown.out + shown.err
+    # A typo of an option is answered with the options there are.
+    assert "the options are --secret, --plaintext, --path, --type" in refused(
+        ["config", "set", "--secert", "db.password", "x"], capsys
+    )
+    # Other commands take no value that may be a secret: their slips are quoted as click has them.
+    assert refused(["config", "get", "--nope", "db.password"], capsys) == (
+        "error: No such option: --nope; see `stackwright config get --help`"
     )
 
 
