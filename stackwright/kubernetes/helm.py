@@ -867,6 +867,8 @@ class Release(CustomResource):
         what = f"Helm release {name!r} ({reference}) at {where}"
         merged = merge_values(what, value_files or (), values or {})
         repo_opts = dict(repository_opts or {})
+        if repo_opts.get("password") is not None:  # secret, as Pulumi's RepositoryOpts has it
+            repo_opts["password"] = Output.secret(repo_opts["password"])
         props: dict[str, Any] = {"name": name, "chart": reference}
         path = _local_chart(what, reference, repo_opts)
         if path is not None:

@@ -4,6 +4,7 @@ step), `destroy` uninstalls it, `refresh` and crash recovery read it."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +13,7 @@ from engine_stack import PROJECT, STACK, Declare, Stack
 from engine_stack import stack as stack  # the fixture
 
 import stackwright.kubernetes as k8s
-from stackwright.engine.events import Diagnostic
+from stackwright.engine.events import Diagnostic, event_json, safe_event
 from stackwright.engine.records import is_kubernetes, is_release
 from stackwright.engine.testing import Call
 from stackwright.errors import UsageError
@@ -149,6 +150,22 @@ def test_a_missing_chart_is_a_usage_error_naming_the_release(tmp_path: Path) -> 
         k8s.helm.Release("web", chart=str(tmp_path / "nope"))
     assert "Helm release 'web'" in str(raised.value)
     assert "no chart directory" in str(raised.value)
+
+
+def test_a_repositorys_password_is_a_secret_of_the_release(stack: Stack) -> None:
+    # As Pulumi's RepositoryOpts.password: never in a preview, an event or the state in
+    # plain text, while Helm is handed it as given.
+    def declare(p: Program) -> None:
+        opts = {"repo": "https://charts.example", "username": "ci", "password": "pw-Qz81x"}
+        k8s.helm.Release("web", chart="webapp", repository_opts=opts, namespace="shop")
+
+    stack.run("up", declare, dry_run=True)
+    shown = json.dumps([event_json(safe_event(e)) for e in stack.events])
+    assert "pw-Qz81x" not in shown and '"password": "[secret]"' in shown
+    assert stack.run("up", declare).ok
+    (recorded,) = stack.backend.load(PROJECT, STACK).resources
+    assert "repositoryOpts.password" in recorded.secret_paths
+    assert stack.fake.releases[("shop", "web")]["spec"]["repositoryOpts"]["password"] == "pw-Qz81x"
 
 
 def test_editing_a_local_chart_changes_the_release_inputs(tmp_path: Path) -> None:
