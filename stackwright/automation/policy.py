@@ -115,12 +115,16 @@ def _as_alone(assignment: str) -> str:
     """`assignment` to be joined to others by commas, as Helm reads it alone: without a last
     backslash that escapes nothing (`path=C:\\`, which Helm drops), nor a last comma that
     escapes nothing (`a=1,`, which Helm allows but not before another item, as `a=1,,b=2`)."""
-    trailing = len(assignment) - len(assignment.rstrip("\\"))
-    if trailing % 2:
-        return assignment[:-1]
-    before = assignment[:-1]
-    escaped = len(before) - len(before.rstrip("\\"))
-    return before if assignment.endswith(",") and before and not escaped % 2 else assignment
+    if _escapes_nothing(assignment):
+        assignment = assignment[:-1]
+    if assignment.endswith(",") and not _escapes_nothing(assignment[:-1]):
+        return assignment[:-1] or assignment  # a comma alone is Helm's to refuse
+    return assignment
+
+
+def _escapes_nothing(text: str) -> bool:
+    """Whether `text` ends in a backslash that is not itself escaped."""
+    return (len(text) - len(text.rstrip("\\"))) % 2 == 1
 
 
 def _set_values(flag: str, assignments: Sequence[str]) -> dict[str, Any]:

@@ -450,6 +450,7 @@ def test_set_values_are_typed_and_split_as_helm_does() -> None:
     # Nor does one ending in a comma, which Helm allows in a flag alone.
     assert _set_values("--set", ["a=1,", "b=2"]) == {"a": 1, "b": 2}
     assert _set_values("--set", ["a=x\\,", "b=2"]) == {"a": "x,", "b": 2}
+    assert _set_values("--set", ["a=x,\\", "b=2"]) == {"a": "x", "b": 2}
 
 
 @settings(max_examples=400, deadline=None)
