@@ -278,19 +278,31 @@ PULUMI_ONLY_FLAGS = {
 
 
 #: click's refusals that quote the words of `config set` after KEY, which may be a secret's
-#: (`config set --secret pw -Xy9…` reads as an option, `… my pass phrase` as extra words).
+#: (`config set --secret pw -Xy9…` reads as an option, `… my pass phrase` as extra words),
+#: and of `config set-all` (`--secret pw=my pass phrase`).
 _VALUE_SLIPS = ("No such option", "Got unexpected extra argument")
+_VALUE_COMMANDS = (" config set", " config set-all")
 
 
-def _config_set_slip(text: str, ctx: object) -> str:
-    """The refusal of `config set`'s words, without them."""
+def _config_set_slip(text: str, ctx: object, command: str) -> str:
+    """The refusal of `config set`'s (or `set-all`'s) words, without them."""
     if text.startswith("No such option"):
         params = getattr(getattr(ctx, "command", None), "params", [])
         options = [o for p in params for o in getattr(p, "opts", ()) if o.startswith("--")]
+        where = (
+            "a value goes with its key: `--secret KEY=VALUE`"
+            if command.endswith("set-all")
+            else f"a value that starts with '-' goes after `--`: `{command} … -- VALUE`"
+        )
         return (
-            "No such option (not shown: it may be a secret value; a value that starts with '-' "
-            "goes after `--`: `stackwright config set … -- VALUE`); the options are "
+            f"No such option (not shown: it may be a secret value; {where}); the options are "
             f"{', '.join(options)}"
+        )
+    if command.endswith("set-all"):
+        return (
+            "config set-all takes KEY=VALUE after each flag, and more words followed one (not "
+            "shown: they may be part of a secret value); quote a value with spaces: "
+            "`--secret KEY='a b'`"
         )
     return (
         "config set takes KEY and one VALUE, and more words followed them (not shown: they "
@@ -312,8 +324,8 @@ def _usage_message(exc: Exception) -> str:
     if instead is not None and text.startswith("No such option"):
         # click's "Possible options" guess (--type for --yes) would only mislead here.
         text = f"No such option: {option} (a Pulumi flag: {instead})"
-    elif command.endswith(" config set") and text.startswith(_VALUE_SLIPS):
-        text = _config_set_slip(text, ctx)
+    elif command.endswith(_VALUE_COMMANDS) and text.startswith(_VALUE_SLIPS):
+        text = _config_set_slip(text, ctx, command)
     elif text.startswith("No such option") and re.fullmatch(r"-\d", option):
         # `config set offset -5 --type int`: a negative number reads as a flag, as it does
         # for Pulumi's CLI; `--` ends the options.

@@ -397,6 +397,25 @@ def test_config_set_words_it_refuses_are_not_shown(
 
 
 @pytest.mark.parametrize(
+    "words",
+    [
+        ["db.password=my", "Xq7", "phrase"],  # a passphrase with spaces, not quoted
+        ["db.password=", "--Xq7"],  # a value set apart from its key
+    ],
+)
+def test_config_set_all_words_it_refuses_are_not_shown(
+    words: list[str], project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for json_flag in ([], ["--json"]):
+        capsys.readouterr()
+        with pytest.raises(SystemExit) as exited:
+            main(["config", "set-all", "--secret", *words, *json_flag])
+        shown = capsys.readouterr()
+        assert exited.value.code == 2 and "(not shown: " in shown.err, shown.err
+        assert "Xq7" not in shown.out + shown.err
+
+
+@pytest.mark.parametrize(
     ("value", "shown"),
     [("a.example.com", '"a.example.com"'), ({"a": 1}, '{"a": 1}'), ([1, 2], "[1, 2]"), (5, "5")],
 )
