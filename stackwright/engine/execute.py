@@ -1798,11 +1798,8 @@ class Run:
         new = step.new
         assert new is not None
         forcing = [reason.partition(": ")[0] for reason in step.replace_reasons]
-        namespace = new.id.rpartition("/")[0] or None
-        body = provider.stamp(new.inputs, stack=self.stack, urn=new.urn, namespace=namespace)
         try:
-            async with self._sem:
-                await provider.preview(body, force=True)
+            await self._dry_run(provider, new, new.id.rpartition("/")[0] or None, force=True)
         except InputsRejected as refused:
             beyond = refused.beyond_immutable(forcing)
             if beyond is not None:
@@ -1822,9 +1819,20 @@ class Run:
             await self._check_importable(provider, new)
         if namespace is not None:  # and so does a ConfigMap in the way of the set's parent
             await self._ensure_applyset(provider, new.provider, namespace)
+        return await self._dry_run(provider, new, namespace, force, warn=self._warner(new.urn))
+
+    async def _dry_run(
+        self,
+        provider: Provider,
+        new: ResourceState,
+        namespace: str | None,
+        force: bool,
+        warn: Callable[[str], None] | None = None,
+    ) -> dict[str, Any]:
+        """The server's dry run of `new`'s apply, stamped with the stack's marks."""
         body = provider.stamp(new.inputs, stack=self.stack, urn=new.urn, namespace=namespace)
         async with self._sem:
-            return await provider.preview(body, force=force, warn=self._warner(new.urn))
+            return await provider.preview(body, force=force, warn=warn)
 
     # --- up -----------------------------------------------------------------------------
 
