@@ -581,6 +581,64 @@ def test_replace_delete_before_replace(new_project: Any, cluster: LiveCluster) -
     assert {r["id"] for r in p.state()["resources"]} == {p.ns, f"{p.ns}/api", f"{p.ns}/{cm_name}"}
 
 
+def test_named_objects_whose_fields_cannot_change_are_replaced_deleting_first(
+    new_project: Any, cluster: LiveCluster
+) -> None:
+    """Named objects whose change the server refuses in place — a Job's pod template, an
+    immutable ConfigMap's data, a Secret's type — are deleted, then made anew under their
+    names: the dry run over the old object refuses only the fields that force it, so it goes
+    ahead; the old Job's pods go with it. (A Job is waited for until it completes: its image
+    exits 0 — one that runs on, as any other local-cluster image does, keeps `up` waiting.)"""
+    p = new_project()
+    body = """
+        k8s.core.v1.Namespace("ns", metadata={"name": NS})
+        k8s.batch.v1.Job("job", metadata={"name": "job", "namespace": NS}, spec={
+            "template": {"spec": {"restartPolicy": "Never", "containers": [
+                {"name": "task", "image": "example.com/task-exit0:1", "args": [GEN]}]}}})
+        k8s.core.v1.ConfigMap("cm", metadata={"name": "cm", "namespace": NS},
+                              immutable=True, data={"gen": GEN})
+        k8s.core.v1.Secret("secret", metadata={"name": "secret", "namespace": NS},
+                           type=TYPE, string_data={"gen": GEN})
+        """
+    p.program('GEN, TYPE = "1", "Opaque"\n' + textwrap.dedent(body))
+    p.up()
+    kinds = {"job": "job", "cm": "configmap", "secret": "secret"}
+    uids = {
+        name: live(cluster, kind, name, p.ns)["metadata"]["uid"] for name, kind in kinds.items()
+    }
+
+    p.program('GEN, TYPE = "2", "example.com/token"\n' + textwrap.dedent(body))
+    reasons = {
+        e["name"]: e["replaceReasons"]
+        for e in p.preview().of("step-started")
+        if e["op"] == "replace"
+    }
+    assert {name: [r.partition(":")[0] for r in said] for name, said in reasons.items()} == {
+        "job": ["spec.template"], "cm": ["data"], "secret": ["type"],
+    }, reasons  # fmt: skip
+    started = time.monotonic()
+    up = p.up()
+    assert time.monotonic() - started < 30, "each is replaced in seconds, not waited on"
+    assert up.ops() == {"job": "replace", "cm": "replace", "secret": "replace"}
+    assert "delete-replaced" not in up.ops("step-started").values(), "deleted first"
+    fresh = {name: live(cluster, kind, name, p.ns) for name, kind in kinds.items()}
+    for name, obj in fresh.items():
+        assert obj["metadata"]["uid"] != uids[name], f"{name}: the old object is still there"
+    assert fresh["job"]["spec"]["template"]["spec"]["containers"][0]["args"] == ["2"]
+    assert fresh["job"]["status"]["succeeded"] == 1
+    assert fresh["cm"]["data"] == {"gen": "2"} and fresh["cm"]["immutable"] is True
+    assert fresh["secret"]["type"] == "example.com/token"
+    deadline = time.monotonic() + 10
+    while (old_pods := cluster.kubectl(
+        "get", "pods", "-n", p.ns, "-o", "name", "-l", f"controller-uid={uids['job']}"
+    ).stdout.split()):  # fmt: skip
+        assert time.monotonic() < deadline, f"the old Job's pods stay: {old_pods}"
+        time.sleep(0.2)
+    ids = {r["urn"].rsplit("::", 1)[1]: r["id"] for r in p.state()["resources"]}
+    assert ids == {"ns": p.ns, **{name: f"{p.ns}/{name}" for name in kinds}}
+    assert p.up().changed() == {}
+
+
 def test_a_delete_first_replacement_the_server_would_refuse_keeps_the_old_object(
     new_project: Any, cluster: LiveCluster
 ) -> None:
