@@ -25,7 +25,12 @@ C ABI over Helm v4's Go SDK, bundled in the wheel; no helm binary, no Go):
 - `chart.crds` lists `crds/` of the chart and its subcharts as `[{name, filename, data}]`.
 - `helm_python.pull(name, repo_url=, version=, destination=)` downloads from an HTTP(S)
   chart repository through its index.yaml, and `pull("oci://host/path/name", ...)` from
-  an OCI registry; both write `<name>-<version>.tgz` and need no `helm repo add`.
+  an OCI registry; both write `<name>-<version>.tgz` and need no `helm repo add`. It
+  takes `username` / `password` (for an HTTP repository only: a registry's come from a
+  `helm_python.RegistryClient` that logged in), `insecure_skip_tls_verify` and
+  `plain_http`; Helm's `--ca-file`, `--cert-file` and `--key-file` have no binding.
+  `Config.install` / `upgrade` take no credentials: a `Release`'s chart is pulled the
+  same way (`loaded_chart`) and handed to Helm loaded.
 - `helm_python.values_from_yaml(text)` parses a values file as Helm's `-f` does.
 - Errors are `helm_python.HelmError` subclasses carrying Helm's own message
   (`HelmChartLoadError`, `HelmRenderError` "execution error at (webapp/templates/x.yaml:19:52):
@@ -89,6 +94,7 @@ from __future__ import annotations
 import itertools
 import json
 import os
+import re
 import secrets
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
@@ -98,7 +104,7 @@ from typing import Any
 
 import yaml
 
-from stackwright.errors import UsageError, not_utf8, yaml_problem
+from stackwright.errors import UsageError, not_utf8, remember_secret, url_shown, yaml_problem
 from stackwright.kubernetes.provider import RELEASE_TYPE, provider_namespace
 from stackwright.kubernetes.yaml import (
     SKIP_AWAIT,
@@ -126,7 +132,16 @@ from stackwright.sdk.resource import (
     _declared_at,
 )
 
-__all__ = ["CLUSTER_SCOPED", "RELEASE_TYPE", "Chart", "Release", "merge_values", "render"]
+__all__ = [
+    "CLUSTER_SCOPED",
+    "RELEASE_TYPE",
+    "Chart",
+    "Release",
+    "helm_refusal",
+    "loaded_chart",
+    "merge_values",
+    "render",
+]
 
 #: The component's type token.
 CHART_TYPE = "kubernetes:helm.sh/v4:Chart"
@@ -151,9 +166,11 @@ class Chart(ComponentResource):
     """A Helm chart rendered by Helm in process; each object a child resource.
 
     `chart` is a local directory or `.tgz`, a chart name in the HTTP(S) repository
-    `repository_opts={"repo": URL}` (optionally `username`, `password`,
-    `insecure_skip_tls_verify`), or an `oci://host/path/name` reference (`plain_http` in
-    `repository_opts` for a registry without TLS). `version` picks a repository's version.
+    `repository_opts={"repo": URL}`, or an `oci://host/path/name` reference (`plain_http`
+    in `repository_opts` for a registry without TLS); `username`, `password` and
+    `insecure_skip_tls_verify` in `repository_opts` for either, as `helm pull` takes them
+    (they may be config values; the password is never an input of the chart or its
+    objects). `version` picks a repository's version.
     `values` override the chart's defaults after `value_files`, in order, as Helm's `-f`
     and `--set` do. The release name is the component's name.
     """
@@ -183,6 +200,7 @@ class Chart(ComponentResource):
                     "with depends_on for the order"
                 )
         merged = merge_values(what, value_files or (), values or {})
+        repository = _known_repository_opts(what, repository_opts or {})
         transforms = transformations or ()
         props = {"chart": os.fspath(chart), "version": version, "namespace": namespace}
         self._prepare(CHART_TYPE, name, props, opts, custom=False)
@@ -192,7 +210,7 @@ class Chart(ComponentResource):
         # A local chart by its absolute path: values that are Outputs render it again as the
         # run applies them, from whatever folder the run is in then.
         located = os.fspath(chart)
-        if "repo" not in (repository_opts or {}) and not located.startswith("oci://"):
+        if "repo" not in repository and not located.startswith("oci://"):
             located = os.path.abspath(located)
 
         def rendered_with(values: dict[str, Any]) -> tuple[list[_Object], list[_Object]]:
@@ -203,7 +221,7 @@ class Chart(ComponentResource):
                 release=name,
                 namespace=release_namespace,
                 version=version,
-                repository_opts=repository_opts or {},
+                repository_opts=repository,
             )
             crd_docs, template_docs = _parse(what, crds), _parse(what, templates)
             cluster = CLUSTER_SCOPED | _cluster_scoped_kinds(crd_docs + template_docs)
@@ -552,16 +570,17 @@ def render(
     """Helm's rendering of a chart: (crds, templates), each as (source file, manifest)."""
     import helm_python as helm
 
-    opts = dict(repository_opts or {})
+    opts = repository_opts or {}
     try:
-        with _loaded(what, chart, version, opts) as loaded:
+        with loaded_chart(what, chart, version, opts) as loaded:
             crds = [(c["filename"], c["data"]) for c in loaded.crds]
             manifests = loaded.render(
                 values, name=release, namespace=namespace or "default", is_install=True
             )
     except helm.HelmError as exc:
         # Helm's own text may run over several indented lines (a nil pointer's); one line.
-        raise UsageError(f"{what}: {' '.join(str(exc.detail).split())}") from exc
+        said = helm_refusal(str(exc.detail), chart, opts)
+        raise UsageError(f"{what}: {' '.join(said.split())}") from exc
     # As Helm's install (releaseutil.SortManifests): every template is a manifest, whatever
     # its extension, but NOTES.txt (of any chart) and `_`-prefixed partials.
     templates = [
@@ -574,11 +593,18 @@ def render(
     return crds, templates
 
 
-class _loaded:
-    """The chart as a `helm_python.Chart`, pulled into a temporary directory when remote."""
+class loaded_chart:
+    """`with loaded_chart(what, chart, version, repository_opts) as handle`: the chart as a
+    `helm_python.Chart`, pulled into a temporary directory when remote (with the
+    repository's credentials and TLS settings, which Helm's install and upgrade by
+    reference do not take), or read from the cache of pinned versions. Helm's failures
+    are `helm_python.HelmError`s; say them with `helm_refusal`."""
 
-    def __init__(self, what: str, chart: str, version: str | None, opts: dict[str, Any]):
-        self.what, self.chart, self.version, self.opts = what, chart, version, opts
+    def __init__(
+        self, what: str, chart: str, version: str | None, repository_opts: Mapping[str, Any]
+    ):
+        self.what, self.chart, self.version = what, chart, version
+        self.opts = dict(repository_opts)
         self.tmp: tempfile.TemporaryDirectory[str] | None = None
 
     def __enter__(self) -> Any:
@@ -594,13 +620,7 @@ class _loaded:
             self.handle = helm.Chart.load(cached)
             return self.handle
         self.tmp = tempfile.TemporaryDirectory(prefix="stackwright-helm-")
-        pulled = helm.pull(
-            self.chart,
-            destination=self.tmp.name,
-            version=self.version,
-            repo_url=repo,
-            **self.opts,
-        )
+        pulled = self._pull(repo, Path(self.tmp.name))
         archives = sorted(Path(self.tmp.name).glob("*.tgz"))
         if not archives:  # pragma: no cover - pull reports its own failures
             raise UsageError(f"{self.what}: Helm pulled no chart archive ({pulled})")
@@ -612,12 +632,94 @@ class _loaded:
         self.handle = helm.Chart.load(archives[0])
         return self.handle
 
+    def _pull(self, repo: str | None, into: Path) -> Any:
+        """`helm pull` into `into`. Helm's pull hands `username` / `password` to an HTTP(S)
+        repository, not to an OCI registry: for one, a registry client logs in first, its
+        login kept in `into` (not in Helm's own registry configuration)."""
+        import helm_python as helm
+
+        opts = self.opts
+        user, password = opts.get("username"), opts.get("password")
+        if not self.chart.startswith("oci://") or (user is None and password is None):
+            return helm.pull(
+                self.chart, destination=into, version=self.version, repo_url=repo, **opts
+            )
+        plain, insecure = bool(opts.get("plain_http")), bool(opts.get("insecure_skip_tls_verify"))
+        host = self.chart[len("oci://") :].split("/", 1)[0]
+        with helm.RegistryClient(
+            plain_http=plain, credentials_file=into / "registry.json"
+        ) as client:
+            client.login(host, user or "", password or "", insecure=insecure, plain_http=plain)
+            return helm.pull(
+                self.chart,
+                client=client,
+                destination=into,
+                version=self.version,
+                plain_http=plain,
+                insecure_skip_tls_verify=insecure,
+            )
+
     def __exit__(self, *exc: object) -> None:
         handle = getattr(self, "handle", None)
         if handle is not None:
             handle.close()
         if self.tmp is not None:
             self.tmp.cleanup()
+
+
+#: How Helm says a chart repository or registry refused a download (HTTP 401 / 403): an
+#: HTTP repository's `… : 401 Unauthorized`, a registry's login `… 401: Unauthorized`, a
+#: registry asking for credentials none were given for `… basic credential not found`.
+_REFUSED = re.compile(r"\b(?:(40[13]):? (Unauthorized|Forbidden)|basic credential not found)$")
+#: What precedes Go's reason (`x509: certificate signed by unknown authority`) when the
+#: repository's certificate is not trusted.
+_UNTRUSTED = "tls: failed to verify certificate: "
+
+
+def helm_refusal(detail: str, chart: str, repository_opts: Mapping[str, Any]) -> str:
+    """Helm's message `detail` with the repository's URL shown without a password it may
+    carry; a repository that refused the download (HTTP 401 / 403), or whose certificate is
+    not trusted, said on one line with the fix, instead of Helm's "looks like … is not a
+    valid chart repository". (Helm's `--ca-file` has no binding in helm-python-sdk's pull;
+    Go reads a CA bundle from `SSL_CERT_FILE`.)"""
+    text = detail.strip()
+    remote = str(repository_opts.get("repo") or chart)
+    where = url_shown(remote)
+    what = f"the chart {'registry' if remote.startswith('oci://') else 'repository'} {where}"
+    if _UNTRUSTED in text:
+        return (
+            f"{what} has a certificate this machine does not trust "
+            f"({text.split(_UNTRUSTED, 1)[1]}); name its CA bundle in the SSL_CERT_FILE "
+            "environment variable, or set repository_opts insecure_skip_tls_verify"
+        )
+    refused = _REFUSED.search(text)
+    if refused is None:
+        return text.replace(remote, where)
+    status = " ".join(refused.groups()) if refused.group(1) else "401 Unauthorized"
+    if repository_opts.get("username") is None and repository_opts.get("password") is None:
+        return (
+            f"{what} requires credentials ({status}); give them as repository_opts "
+            "username and password"
+        )
+    return (
+        f"{what} refused the credentials given ({status}); check repository_opts "
+        "username and password"
+    )
+
+
+def _known_repository_opts(what: str, repository_opts: Mapping[str, Any]) -> dict[str, Any]:
+    """`repository_opts` as Helm is handed them while the program runs: Outputs that depend
+    on no resource resolved (a password from `Config.require_secret`), and the password
+    remembered as a secret, so that no message shows it."""
+    if dependencies_of(repository_opts):
+        raise UsageError(
+            f"{what}: repository_opts must be known while the program runs, not another "
+            "resource's Output (Helm pulls the chart then): give config values "
+            "(`stackwright config set --secret` for a password)"
+        )
+    plain, _ = _known_values(dict(repository_opts))
+    remember_secret(plain.get("password"))
+    return plain
 
 
 def merge_values(

@@ -3,14 +3,12 @@ repository served on 127.0.0.1 by the test."""
 
 from __future__ import annotations
 
-import functools
-import http.server
+import contextlib
 import json
 import os
 import shutil
 import subprocess
-import tarfile
-import threading
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -18,6 +16,9 @@ from typing import Any
 import pytest
 from cli_in_process import run_cli
 from cli_in_process import sw as run
+
+sys.path.insert(0, str(Path(__file__).parents[1] / "unit"))
+from test_helm_chart import serving_repository  # the unit tests' chart repository
 
 WEBAPP = Path(__file__).resolve().parents[1] / "data" / "charts" / "webapp"
 
@@ -106,23 +107,30 @@ def namespace(cluster: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterato
 @pytest.fixture()
 def repository(tmp_path: Path) -> Iterator[str]:
     """The chart packaged into a .tgz with an index.yaml, served over HTTP on 127.0.0.1."""
-    import helm_python as helm
-
-    served = tmp_path / "repo"
-    served.mkdir()
-    with tarfile.open(served / "webapp-1.2.0.tgz", "w:gz") as tar:
-        tar.add(WEBAPP, arcname="webapp")
-    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(served))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    url = f"http://127.0.0.1:{server.server_address[1]}"
-    helm.repo_index_generate(served, base_url=url)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with serving_repository(tmp_path) as url:
         yield url
-    finally:
-        server.shutdown()
-        server.server_close()
+
+
+#: The login of `private_repository`, as (user, password).
+LOGIN = ("ci", "pw-Qz81x-repo")
+
+
+@contextlib.contextmanager
+def private_repository(tmp_path: Path) -> Iterator[str]:
+    """A chart repository over HTTPS on 127.0.0.1, with a certificate no system trusts,
+    serving only requests carrying `LOGIN` (HTTP basic auth): the one-ConfigMap chart
+    `release-namespace` 0.1.0."""
+    import ssl
+
+    from stackwright.localcluster.credentials import ensure_credentials
+
+    certificate = ensure_credentials(tmp_path / "tls")
+    tls = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    tls.load_cert_chain(certificate.server_cert, certificate.server_key)
+    with serving_repository(
+        tmp_path, login=LOGIN, chart=WEBAPP.parent / "release-namespace", tls=tls
+    ) as url:
+        yield url
 
 
 def lifecycle(cluster: Any, root: Path, env: dict[str, str]) -> None:
@@ -201,6 +209,50 @@ def test_chart_from_an_http_repository(
             "REPOSITORY_OPTS": json.dumps({"repo": repository}),
         },
     )
+
+
+def test_a_chart_from_a_repository_that_requires_credentials_and_skips_tls_checks(
+    tmp_path: Path, cluster: Any, namespace: None
+) -> None:
+    """`username`, `password` and `insecure_skip_tls_verify` reach Helm's pull, as `helm
+    pull --username --password --insecure-skip-tls-verify`; a refusal is bad input: one
+    line naming the repository and the fix, exit code 2, the password nowhere."""
+    root = project(tmp_path, "helmprivate", str(cluster.kubeconfig), PROGRAM)
+    user, password = LOGIN
+    env = {"CHART": "release-namespace", "VALUES": "{}"}
+    with private_repository(tmp_path) as url:
+        opts = {"repo": url, "username": user, "password": password}
+        shown = {
+            case: sw(
+                root,
+                {**env, "REPOSITORY_OPTS": json.dumps({**opts, **given})},
+                "preview",
+                check=False,
+            )
+            for case, given in (
+                ("trusted", {"insecure_skip_tls_verify": True}),
+                ("untrusted", {}),
+                ("refused", {"insecure_skip_tls_verify": True, "password": "wrong-pw-1"}),
+            )
+        }
+    for case, result in shown.items():
+        assert password not in result.stdout + result.stderr, case
+
+    done, untrusted, refused = shown["trusted"], shown["untrusted"], shown["refused"]
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "ConfigMap:helmtest/demo-where" in done.stdout, done.stdout
+    assert untrusted.returncode == 2, untrusted.stdout + untrusted.stderr
+    assert untrusted.stderr.strip().endswith(
+        f": the chart repository {url} has a certificate this machine does not trust (x509: "
+        "certificate signed by unknown authority); name its CA bundle in the SSL_CERT_FILE "
+        "environment variable, or set repository_opts insecure_skip_tls_verify"
+    ), untrusted.stderr
+    assert refused.returncode == 2, refused.stdout + refused.stderr
+    (line,) = refused.stderr.strip().splitlines()
+    assert line.endswith(
+        f": the chart repository {url} refused the credentials given (401 Unauthorized); "
+        "check repository_opts username and password"
+    ), line
 
 
 LIVE_VALUES = """\

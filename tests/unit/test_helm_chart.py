@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import contextlib
+import json
+import ssl
 import tarfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -11,6 +13,7 @@ from typing import Any
 import pytest
 
 from stackwright.errors import UsageError
+from stackwright.kubernetes.core.v1 import ConfigMap
 from stackwright.kubernetes.helm import Chart
 from stackwright.sdk.context import Program, running
 from stackwright.sdk.output import Output, dependencies_of
@@ -359,21 +362,40 @@ def repository(tmp_path: Path) -> Iterator[str]:
 
 
 @contextlib.contextmanager
-def serving_repository(tmp_path: Path) -> Iterator[str]:
-    """The test chart as a .tgz with an index.yaml, served over HTTP on 127.0.0.1."""
+def serving_repository(
+    tmp_path: Path,
+    login: tuple[str, str] | None = None,
+    chart: Path = WEBAPP,
+    tls: ssl.SSLContext | None = None,
+) -> Iterator[str]:
+    """`chart` (the test chart) as a .tgz with an index.yaml, served over HTTP on 127.0.0.1
+    (HTTPS with `tls`); with `login` (user, password), to requests carrying it alone."""
     import functools
     import http.server
     import threading
 
     import helm_python as helm
+    import yaml
 
+    meta = yaml.safe_load((chart / "Chart.yaml").read_text())
     served = tmp_path / "repo"
     served.mkdir()
-    with tarfile.open(served / "webapp-1.2.0.tgz", "w:gz") as tar:
-        tar.add(WEBAPP, arcname="webapp")
-    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(served))
+    with tarfile.open(served / f"{meta['name']}-{meta['version']}.tgz", "w:gz") as tar:
+        tar.add(chart, arcname=meta["name"])
+
+    class Repository(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, *args: Any) -> None:
+            pass
+
+        def do_GET(self) -> None:
+            if not refused_without(login, self):
+                super().do_GET()
+
+    handler = functools.partial(Repository, directory=str(served))
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    url = f"http://127.0.0.1:{server.server_address[1]}"
+    if tls is not None:
+        server.socket = tls.wrap_socket(server.socket, server_side=True)
+    url = f"{'https' if tls else 'http'}://127.0.0.1:{server.server_address[1]}"
     helm.repo_index_generate(served, base_url=url)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
@@ -381,6 +403,21 @@ def serving_repository(tmp_path: Path) -> Iterator[str]:
     finally:
         server.shutdown()
         server.server_close()
+
+
+def refused_without(login: tuple[str, str] | None, request: Any) -> bool:
+    """Whether the server `request` (an `http.server` handler) came to answered 401 for
+    lack of `login` (user, password) as HTTP basic auth."""
+    import base64
+
+    wanted = login and "Basic " + base64.b64encode(":".join(login).encode()).decode()
+    if not wanted or request.headers.get("Authorization") == wanted:
+        return False
+    request.send_response(401)
+    request.send_header("WWW-Authenticate", 'Basic realm="charts"')
+    request.send_header("Content-Length", "0")
+    request.end_headers()
+    return True
 
 
 def test_a_chart_from_an_http_repository(program: Program, repository: str) -> None:
@@ -397,6 +434,50 @@ def test_a_chart_from_an_http_repository(program: Program, repository: str) -> N
         Chart("nope", chart="nope", repository_opts={"repo": repository})
     with pytest.raises(UsageError, match="unknown repository_opts"):
         Chart("demo2", chart="webapp", repository_opts={"repo": repository, "rpeo": 1})
+
+
+def refusals(
+    chart: str, opts: dict[str, Any], more: dict[str, dict[str, Any]] | None = None
+) -> dict[str, str]:
+    """Why a Chart of `chart` with `repository_opts` `opts` is refused without credentials
+    ("none"), with wrong ones ("wrong") and with each of `more`: its message past the
+    component's name."""
+    found = {}
+    cases = {"none": opts, "wrong": {**opts, "username": "ci", "password": "wrong-pw-1"}}
+    for name, given in {**cases, **(more or {})}.items():
+        with pytest.raises(UsageError) as caught:
+            Chart(name, chart=chart, repository_opts=given, values=VALUES)
+        found[name] = str(caught.value).split(": ", 1)[1]
+    return found
+
+
+def test_a_chart_from_a_repository_that_requires_credentials(
+    program: Program, tmp_path: Path
+) -> None:
+    """As `helm pull --username --password`; the password may be a secret Output (a config
+    secret). A refusal is one line naming the repository and the fix, without the password."""
+    with serving_repository(tmp_path, login=("ci", "pw-Qz81x")) as url:
+        opts = {"repo": url, "username": "ci", "password": Output.secret("pw-Qz81x")}
+        chart = Chart("demo", chart="webapp", repository_opts=opts, values=VALUES)
+        assert len(chart.resources) == 9
+        shown = json.dumps([chart.props, *(c.props for c in chart.resources.values())])
+        assert "pw-Qz81x" not in shown  # the options are not inputs of the chart or its objects
+
+        # Helm sends a URL's own credentials for the index alone, not the archive.
+        in_url = {"repo": url.replace("://", "://ci:pw-Qz81x@")}
+        said = refusals("webapp", {"repo": url}, {"in url": in_url})
+        # Helm pulls while the program runs: another resource's live state is not known then.
+        token = ConfigMap("token", metadata={"name": "token"}).metadata["uid"]
+        with pytest.raises(UsageError, match="repository_opts must be known while the program"):
+            Chart("late", chart="webapp", repository_opts={**opts, "password": token})
+    assert said == {
+        "none": f"the chart repository {url} requires credentials (401 Unauthorized); give "
+        "them as repository_opts username and password",
+        "wrong": f"the chart repository {url} refused the credentials given (401 Unauthorized); "
+        "check repository_opts username and password",
+        "in url": f"the chart repository {url.replace('://', '://ci:[secret]@')} requires "
+        "credentials (401 Unauthorized); give them as repository_opts username and password",
+    }
 
 
 def test_a_pinned_remote_chart_is_pulled_once_and_then_read_from_the_cache(
@@ -477,12 +558,18 @@ spec:
 
 @pytest.fixture
 def oci_registry(tmp_path: Path) -> Iterator[str]:
+    with serving_registry(tmp_path) as reference:
+        yield reference
+
+
+@contextlib.contextmanager
+def serving_registry(tmp_path: Path, login: tuple[str, str] | None = None) -> Iterator[str]:
     """An OCI registry on 127.0.0.1 (the distribution API's read side) holding the test
     chart as Helm stores it: a manifest whose config is the Chart.yaml as JSON and whose
-    one layer is the chart's .tgz."""
+    one layer is the chart's .tgz; with `login` (user, password), to requests carrying it
+    (HTTP basic auth) alone."""
     import hashlib
     import http.server
-    import json
     import threading
 
     import yaml
@@ -532,6 +619,8 @@ def oci_registry(tmp_path: Path) -> Iterator[str]:
                 self.wfile.write(body)
 
         def do_GET(self) -> None:
+            if refused_without(login, self):
+                return
             requested.append(self.path)
             path = self.path.split("?")[0]
             if path == "/v2/":
@@ -582,6 +671,25 @@ def test_a_chart_from_an_oci_registry(program: Program, oci_registry: str) -> No
     assert len(chart.resources) == len(local.resources) == 9
     deployment = chart.resources["Deployment:shop/demo-webapp"].props
     assert deployment["spec"]["template"]["spec"]["containers"][0]["image"] == "nginx:1.29"
+
+
+def test_a_chart_from_an_oci_registry_that_requires_credentials(
+    program: Program, tmp_path: Path
+) -> None:
+    """As `helm pull oci://… --username --password` (Helm's pull alone hands them to an HTTP
+    repository, not to a registry: a registry client logs in first)."""
+    with serving_registry(tmp_path, login=("ci", "pw-Qz81x")) as reference:
+        opts = {"plain_http": True, "username": "ci", "password": Output.secret("pw-Qz81x")}
+        chart = Chart("demo", chart=reference, repository_opts=opts, values=VALUES)
+        assert len(chart.resources) == 9
+
+        said = refusals(reference, {"plain_http": True})
+    assert said == {
+        "none": f"the chart registry {reference} requires credentials (401 Unauthorized); give "
+        "them as repository_opts username and password",
+        "wrong": f"the chart registry {reference} refused the credentials given (401 "
+        "Unauthorized); check repository_opts username and password",
+    }
 
 
 def test_a_yaml_program_spells_repository_opts_in_camel_case(
