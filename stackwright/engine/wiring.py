@@ -18,6 +18,7 @@ from typing import Any
 
 from stackwright import interrupts
 from stackwright.engine.ports import Provider, ProviderFactory
+from stackwright.kubernetes.helm import helm_refusal, loaded_chart
 from stackwright.kubernetes.provider import RENDER_SETTING
 from stackwright.model import ClusterIdentity
 from stackwright.providers.kubernetes import ApplySet, KubernetesProvider, stamp
@@ -251,26 +252,28 @@ class KubernetesCluster:
         import helm_python
 
         name, namespace = str(spec["name"]), str(spec["namespace"])
-        repo = dict(spec.get("repositoryOpts") or {})
+        repository = dict(spec.get("repositoryOpts") or {})
         common: dict[str, Any] = {
             "namespace": namespace,
             "timeout": _helm_seconds(spec, timeout),
             "wait": None if dry_run else "watcher",
             "rollback_on_failure": bool(spec.get("rollbackOnFailure")),
-            "chart_repo_url": repo.get("repo"),
-            "chart_version": spec.get("version"),
-            "plain_http": bool(repo.get("plain_http")),
         }
         what = f"Helm release {namespace}/{name}"
+        chart = str(spec["chart"])
         limit = None
         try:
-            with self._helm(spec) as cfg:
+            # Pulled here, not by Helm's install: that takes no credentials or TLS settings.
+            with (
+                loaded_chart(what, chart, spec.get("version"), repository) as loaded,
+                self._helm(spec) as cfg,
+            ):
                 upgrading = _installed(cfg, name)
                 if not dry_run:
                     limit = self._release_limit(spec, timeout, "update" if upgrading else "create")
                 if upgrading:
                     release = cfg.upgrade(
-                        spec["chart"],
+                        loaded,
                         name,
                         dict(spec.get("values") or {}),
                         max_history=spec.get("maxHistory"),
@@ -279,7 +282,7 @@ class KubernetesCluster:
                     )
                 else:
                     release = cfg.install(
-                        spec["chart"],
+                        loaded,
                         name,
                         dict(spec.get("values") or {}),
                         create_namespace=bool(spec.get("createNamespace")),
@@ -292,9 +295,8 @@ class KubernetesCluster:
                     )
                 return release_outputs(release, name, namespace)
         except helm_python.HelmError as exc:
-            raise RuntimeError(
-                _helm_failure(what, str(exc.detail), limit, _HELM_NOT_READY)
-            ) from exc
+            detail = helm_refusal(str(exc.detail), chart, repository)
+            raise RuntimeError(_helm_failure(what, detail, limit, _HELM_NOT_READY)) from exc
 
     def _release_limit(
         self, spec: Mapping[str, Any], timeout: float | None, setting: str

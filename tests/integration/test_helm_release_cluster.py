@@ -9,7 +9,16 @@ import time
 from pathlib import Path
 from typing import Any
 
-from test_helm_chart_cluster import WEBAPP, project, summary, sw  # the CLI-running helpers
+from test_helm_chart_cluster import (  # the CLI-running helpers, a private chart repository
+    LOGIN,
+    WEBAPP,
+    private_repository,
+    project,
+    summary,
+    sw,
+)
+
+from stackwright.kubernetes.provider import RELEASE_TYPE
 
 PROGRAM = """\
 import json
@@ -202,3 +211,55 @@ def test_an_upgrade_waits_as_long_as_custom_timeouts_update(tmp_path: Path, clus
     finally:
         cluster.kubectl("delete", "crd", "widgets.example.com", "--ignore-not-found", check=False)
         cluster.kubectl("delete", "namespace", "helmrel-slow", "--ignore-not-found", check=False)
+
+
+PRIVATE = """\
+import json
+import os
+
+import stackwright.kubernetes as k8s
+from stackwright import export
+
+rel = k8s.helm.Release(
+    "rel",
+    chart="release-namespace",
+    repository_opts=json.loads(os.environ["REPOSITORY_OPTS"]),
+    namespace="helmpriv",
+    create_namespace=True,
+    timeout=30,
+)
+export("status", rel.status["status"])
+"""
+
+
+def test_a_release_from_a_repository_that_requires_credentials_and_skips_tls_checks(
+    tmp_path: Path, cluster: Any
+) -> None:
+    """The repository's `username`, `password` and `insecure_skip_tls_verify` reach Helm for
+    the install (they went unused: a 401 from the repository); a refusal fails the preview
+    on one line naming the repository and the fix, the password nowhere."""
+    root = project(tmp_path, "helmprivrel", str(cluster.kubeconfig), PRIVATE)
+    user, password = LOGIN
+    try:
+        with private_repository(tmp_path) as url:
+            opts = {"repo": url, "username": user, "insecure_skip_tls_verify": True}
+            wrong = {"REPOSITORY_OPTS": json.dumps({**opts, "password": "wrong-pw-1"})}
+            refused = sw(root, wrong, "preview", "--json", check=False)
+            right = {"REPOSITORY_OPTS": json.dumps({**opts, "password": password})}
+            done = sw(root, right, "up", "--yes", "--json")
+        assert refused.returncode == 1, refused.stdout + refused.stderr
+        assert summary(refused.stdout)["failures"] == [
+            f"{RELEASE_TYPE} rel: Helm release helmpriv/rel: the chart repository {url} refused "
+            "the credentials given (401 Unauthorized); check repository_opts username and password"
+        ], refused.stdout
+
+        assert summary(done.stdout)["outputs"] == {"status": "deployed"}, done.stdout
+        assert password not in done.stdout + done.stderr
+        cm = json.loads(
+            cluster.kubectl("get", "cm", "rel-where", "-n", "helmpriv", "-o", "json").stdout
+        )
+        assert cm["data"] == {"namespace": "helmpriv"}
+        # The repository is gone: uninstalling needs no chart.
+        assert summary(sw(root, right, "destroy", "--yes", "--json").stdout)["ok"]
+    finally:
+        cluster.kubectl("delete", "namespace", "helmpriv", "--ignore-not-found", check=False)
