@@ -200,7 +200,7 @@ class Chart(ComponentResource):
                     "with depends_on for the order"
                 )
         merged = merge_values(what, value_files or (), values or {})
-        repository = _known_repository_opts(what, repository_opts or {})
+        repository = _known_repository_opts(what, _repository_opts(what, repository_opts))
         transforms = transformations or ()
         props = {"chart": os.fspath(chart), "version": version, "namespace": namespace}
         self._prepare(CHART_TYPE, name, props, opts, custom=False)
@@ -707,6 +707,18 @@ def helm_refusal(detail: str, chart: str, repository_opts: Mapping[str, Any]) ->
     )
 
 
+def _repository_opts(what: str, given: object) -> dict[str, Any]:
+    """`repository_opts` as given to a Chart or Release (None: none), a mapping or refused."""
+    if given is None:
+        return {}
+    if not isinstance(given, Mapping):
+        raise UsageError(
+            f"{what}: repository_opts must be a mapping, not a {type(given).__name__}: "
+            'write repository_opts={"repo": URL}'
+        )
+    return dict(given)
+
+
 def _known_repository_opts(what: str, repository_opts: Mapping[str, Any]) -> dict[str, Any]:
     """`repository_opts` as Helm is handed them while the program runs: Outputs that depend
     on no resource resolved (a password from `Config.require_secret`), and the password
@@ -968,7 +980,7 @@ class Release(CustomResource):
         reference = os.fspath(chart)
         what = f"Helm release {name!r} ({reference}) at {where}"
         merged = merge_values(what, value_files or (), values or {})
-        repo_opts = dict(repository_opts or {})
+        repo_opts = _repository_opts(what, repository_opts)
         if repo_opts.get("password") is not None:  # secret, as Pulumi's RepositoryOpts has it
             repo_opts["password"] = Output.secret(repo_opts["password"])
         props: dict[str, Any] = {"name": name, "chart": reference}

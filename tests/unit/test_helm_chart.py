@@ -14,7 +14,7 @@ import pytest
 
 from stackwright.errors import UsageError
 from stackwright.kubernetes.core.v1 import ConfigMap
-from stackwright.kubernetes.helm import Chart
+from stackwright.kubernetes.helm import Chart, Release
 from stackwright.sdk.context import Program, running
 from stackwright.sdk.output import Output, dependencies_of
 from stackwright.sdk.resource import ResourceOptions
@@ -434,6 +434,9 @@ def test_a_chart_from_an_http_repository(program: Program, repository: str) -> N
         Chart("nope", chart="nope", repository_opts={"repo": repository})
     with pytest.raises(UsageError, match="unknown repository_opts"):
         Chart("demo2", chart="webapp", repository_opts={"repo": repository, "rpeo": 1})
+    for kind in (Chart, Release):  # a URL alone, as `helm install --repo URL` takes it
+        with pytest.raises(UsageError, match=r"repository_opts must be a mapping, not a str"):
+            kind("demo3", chart="webapp", repository_opts=repository)  # type: ignore[arg-type]
 
 
 def refusals(
