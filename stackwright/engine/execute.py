@@ -1686,7 +1686,9 @@ class Run:
                 live = await provider.read(api_version, kind, namespace or None, name)
             if live is None:
                 manage = (
-                    "put `properties:` in place of `get:`" if self.spelling.yaml else "drop id="
+                    "put `properties:` in place of `get:`"
+                    if self.spelling.yaml
+                    else "declare it with its fields in place of `.get(…)` / id="
                 )
                 raise UsageError(
                     f"{kind} {object_id} does not exist: a read ({self.spelling.read(given)}) only "

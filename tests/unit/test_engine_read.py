@@ -146,8 +146,8 @@ def test_a_missing_object_fails_its_read_in_one_line_and_its_dependents_are_not_
         assert not summary.ok
         assert summary.failures == [
             f"{SVC} dns: Service kube-system/nope does not exist: a read (id='kube-system/nope') "
-            "only reads an existing object; create it first, or drop id= to have this stack "
-            "manage it"
+            "only reads an existing object; create it first, or declare it with its fields in "
+            "place of `.get(…)` / id= to have this stack manage it"
         ]
         assert summary.not_done == [f"{CM} resolver: {SVC} dns failed or was not done"]
         (failed,) = [e for e in stack.of(StepDone) if not e.ok]
