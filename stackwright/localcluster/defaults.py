@@ -433,6 +433,11 @@ def _service(obj: Obj) -> None:
     _set(_obj(obj, "status"), "loadBalancer", {})
 
 
+def _ingress(obj: Obj) -> None:
+    # As a Service's (above): IngressStatus.LoadBalancer is a struct Go prints empty.
+    _set(_obj(obj, "status"), "loadBalancer", {})
+
+
 def _secret(obj: Obj) -> None:
     _set(obj, "type", "Opaque")
     # stringData is write-only: v1 conversion folds it into data, overriding equal keys.
@@ -717,7 +722,7 @@ def _priority_level_configuration(obj: Obj) -> None:
 _RBAC = "rbac.authorization.k8s.io"
 _ADMISSION = "admissionregistration.k8s.io"
 
-# Which kinds get which defaults. Kinds not listed (ConfigMap, ServiceAccount, Ingress,
+# Which kinds get which defaults. Kinds not listed (ConfigMap, ServiceAccount,
 # IngressClass, PodDisruptionBudget, Role, ClusterRole, Lease, Event, ControllerRevision,
 # RuntimeClass, CSINode, VolumeAttachment, CSIStorageCapacity) have no server-side
 # defaults; a CertificateSigningRequest's condition status is defaulted where its
@@ -743,6 +748,7 @@ _DEFAULTERS: dict[tuple[str, str], tuple[Defaulter, ...]] = {
     ("batch", "Job"): (_job,),
     ("batch", "CronJob"): (_cron_job,),
     ("networking.k8s.io", "NetworkPolicy"): (_network_policy,),
+    ("networking.k8s.io", "Ingress"): (_ingress,),
     (_RBAC, "RoleBinding"): (_binding,),
     (_RBAC, "ClusterRoleBinding"): (_binding,),
     ("autoscaling", "HorizontalPodAutoscaler"): (_horizontal_pod_autoscaler,),

@@ -641,6 +641,8 @@ def test_ingress_gets_status_once_its_class_exists(api: httpx.Client) -> None:
     }  # fmt: skip
     r = api.post(f"/apis/networking.k8s.io/v1/namespaces/{ns}/ingresses", json=ingress)
     assert r.status_code == 201, r.text
+    # Go prints IngressStatus' LoadBalancer struct empty, as a Service's.
+    assert r.json()["status"] == {"loadBalancer": {}}
     time.sleep(0.3)
     path = f"/apis/networking.k8s.io/v1/namespaces/{ns}/ingresses/web"
     assert not api.get(path).json().get("status", {}).get("loadBalancer", {}).get("ingress")
