@@ -512,6 +512,8 @@ class Workspace(StoredStack):
         )
         states = [s for s in self.state().resources if s.urn in urns and not s.delete_pending]
         marked = [s for s in states if s.custom and is_kubernetes(s) and not s.external]
+        if marked and not keep_marks:
+            self._check_environments(None, None)  # taking marks off is a change there
         done: list[str] = []
         try:
             if marked and not keep_marks:
@@ -567,6 +569,7 @@ class Workspace(StoredStack):
             factory = kubernetes_providers(
                 self.provider_settings(listener),
                 project=self.project.name,
+                check_context=self.check_context,
                 root=self.project.program_folder,
             )
             # An explicit provider's settings may hold secrets: read decrypted, when there is one.

@@ -491,7 +491,8 @@ def test_an_import_is_refused_a_context_of_another_environment(
     new_project: Any, cluster: LiveCluster
 ) -> None:
     """Adopting marks the objects as the stack's: an import into a production context by a
-    stack not tagged production is refused as an up is, before the object is touched."""
+    stack not tagged production is refused as an up is, before the object is touched; so
+    is a `state delete`, which takes the marks off."""
     p = new_project({"kubernetes:kubeconfig": str(cluster.kubeconfig)})
     p.program('k8s.core.v1.Namespace("ns", metadata={"name": NS})\n')
     p.up()
@@ -505,6 +506,11 @@ def test_an_import_is_refused_a_context_of_another_environment(
         assert "'stackwright-test' belongs to environment production" in message, message
         legacy = get(cluster, "configmap", "legacy", p.ns)
         assert legacy is not None and not legacy["metadata"].get("labels"), legacy
+        forget = ("state", "delete", p.urn("kubernetes:core/v1:Namespace", "ns"), "--yes")
+        message = one_line(p.sw(*forget, rc=2))
+        assert "'stackwright-test' belongs to environment production" in message, message
+        marks = get(cluster, "namespace", p.ns)["metadata"]["annotations"]
+        assert marks["stackwright.io/urn"] == forget[2]  # still the stack's
         assert [e["kind"] for e in p.history()] == ["up"]
     p.sw("stack", "tag", "set", "env", "production")
     p.sw(*adopt)
