@@ -53,7 +53,7 @@ class Options:
     values_files: tuple[str, ...] = ()
     set_values: tuple[str, ...] = ()
     set_string_values: tuple[str, ...] = ()
-    release: str = "release"
+    release: str = "release-name"  # as `helm template` names it
     namespace: str | None = None
     #: What a program checked without a stack sees: the stack name and its configuration.
     stack: str = "check"

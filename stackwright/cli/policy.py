@@ -136,7 +136,12 @@ def check(
         typer.Option("--values", "-f", help="A Helm values file.", metavar="FILE"),
     ] = None,
     config: ConfigFile = None,
-    release: Annotated[str, typer.Option("--release", help="Helm release name.")] = "release",
+    release: Annotated[
+        str,
+        typer.Option(
+            "--release", help="Helm release name (default: release-name, as helm template's)."
+        ),
+    ] = "release-name",
     namespace: Annotated[
         str | None, typer.Option("--namespace", "-n", help="Helm release namespace.")
     ] = None,

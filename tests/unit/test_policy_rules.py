@@ -177,6 +177,9 @@ def test_a_realistic_chart_with_values(
     images = {f["message"] for f in found["findings"] if f["id"] == "SW-K8S-012"}
     assert not any("nginx:1.29" in m for m in images)
     assert found["blocked"] is True
+    # Released as `helm template` names a release it is not told the name of.
+    names = {f["name"] for f in found["findings"] if f["kind"] == "Deployment"}
+    assert names == {"release-name-webapp"}, names
     latest = _check(capsys, str(chart), "--set", "image.tag=latest", "--json")
     assert any(
         f["id"] == "SW-K8S-012" and "nginx:latest with the tag latest" in f["message"]
