@@ -243,10 +243,16 @@ def _data(node: yaml.Node, loader: yaml.SafeLoader) -> Any:
             if key in result:
                 raise _Problem(key_node.start_mark.line + 1, f"{key!r} is given twice")
             result[key] = _data(value_node, loader)
-        if len(result) == 1:
-            (key,) = result
-            if key.startswith("fn::"):
-                return Call(key[4:], result[key], line)
+        calls = [key for key in result if key.startswith("fn::")]
+        if calls and len(result) > 1:
+            others = ", ".join(key for key in result if key != calls[0])
+            raise _Problem(
+                line,
+                f"{calls[0]} must be the only key of its mapping, which also has {others}: "
+                "give each call a mapping of its own",
+            )
+        if calls:
+            return Call(calls[0][4:], result[calls[0]], line)
         return result
     if isinstance(node, yaml.SequenceNode):
         return [_data(item, loader) for item in node.value]

@@ -250,6 +250,13 @@ def test_config_takes_the_stack_value_typed_or_the_default_and_keeps_secrets_sec
             "fn::toJSN",
             "unknown function fn::toJSN; did you mean fn::toJSON?",
         ),
+        (  # the second key was dropped without a word (Pulumi YAML refuses it)
+            "fn::toJSON: ${labels}",
+            "fn::toJSON: ${labels}\n                      fn::secret: x",
+            "fn::toJSON",
+            "fn::toJSON must be the only key of its mapping, which also has fn::secret: give "
+            "each call a mapping of its own",
+        ),
         (
             "        - ${web}",
             "        - ${web}\n        - ${image}",
