@@ -581,6 +581,35 @@ def test_replace_delete_before_replace(new_project: Any, cluster: LiveCluster) -
     assert {r["id"] for r in p.state()["resources"]} == {p.ns, f"{p.ns}/api", f"{p.ns}/{cm_name}"}
 
 
+def test_textbook_jobs_run_their_command_and_complete(
+    new_project: Any, cluster: LiveCluster
+) -> None:
+    """The Jobs of Kubernetes' own documentation — busybox echoing, perl computing pi — run
+    their command and complete on the local cluster, so `up` is done in seconds (an image
+    without a test marker used to run forever, and `up` waited for it until its timeout)."""
+    p = new_project()
+    p.program(
+        """
+        k8s.core.v1.Namespace("ns", metadata={"name": NS})
+        k8s.batch.v1.Job("hello", metadata={"name": "hello", "namespace": NS}, spec={
+            "template": {"spec": {"restartPolicy": "Never", "containers": [{
+                "name": "hello", "image": "busybox:1.36",
+                "command": ["sh", "-c", "echo hello"]}]}}})
+        k8s.batch.v1.Job("pi", metadata={"name": "pi", "namespace": NS}, spec={
+            "backoffLimit": 4,
+            "template": {"spec": {"restartPolicy": "OnFailure", "containers": [{
+                "name": "pi", "image": "perl:5.34.0",
+                "command": ["perl", "-Mbignum=bpi", "-wle", "print bpi(2000)"]}]}}})
+        """
+    )
+    began = time.monotonic()
+    done = p.sw("up", "--yes", "--json", process=True, timeout=60)
+    assert time.monotonic() - began < 20
+    assert done.ops() == {"ns": "create", "hello": "create", "pi": "create"}
+    for name in ("hello", "pi"):
+        assert live(cluster, "job", name, p.ns)["status"]["succeeded"] == 1
+
+
 def test_named_objects_whose_fields_cannot_change_are_replaced_deleting_first(
     new_project: Any, cluster: LiveCluster
 ) -> None:
@@ -588,7 +617,7 @@ def test_named_objects_whose_fields_cannot_change_are_replaced_deleting_first(
     immutable ConfigMap's data, a Secret's type — are deleted, then made anew under their
     names: the dry run over the old object refuses only the fields that force it, so it goes
     ahead; the old Job's pods go with it. (A Job is waited for until it completes: its image
-    exits 0 — one that runs on, as any other local-cluster image does, keeps `up` waiting.)"""
+    exits 0 — one that runs on, a server's or `sleep infinity`, keeps `up` waiting.)"""
     p = new_project()
     body = """
         k8s.core.v1.Namespace("ns", metadata={"name": NS})

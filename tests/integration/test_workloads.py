@@ -89,15 +89,14 @@ def workload(
     }
 
 
-def job(name: str, image: str, **spec: Any) -> dict[str, Any]:
+def job(name: str, image: str, command: list[str] | None = None, **spec: Any) -> dict[str, Any]:
+    container = {"name": "work", "image": image, **({"command": command} if command else {})}
     return {
         "apiVersion": "batch/v1",
         "kind": "Job",
         "metadata": {"name": name},
         "spec": {
-            "template": {
-                "spec": {"restartPolicy": "Never", "containers": [{"name": "work", "image": image}]}
-            },
+            "template": {"spec": {"restartPolicy": "Never", "containers": [container]}},
             **spec,
         },
     }
@@ -570,6 +569,40 @@ def test_job_of_succeeding_pods_completes_within_parallelism(
         cluster.kubectl("-n", ns, "get", "job", "ok", "-o", "jsonpath={.status.succeeded}").stdout
         == "3"
     )
+
+
+def test_a_jobs_command_runs_to_completion_unless_it_never_ends(
+    api: httpx.Client, cluster: Any
+) -> None:
+    """A Job's container given a command runs it and exits 0, as a node runs busybox's
+    `echo hello`; `sleep 20` takes 20 kubelet seconds (1 s at speed 1). One whose command
+    never ends (`sleep infinity`), or that runs its image's own server, keeps its Job active."""
+    ns = new_ns(api)
+    jobs = f"{BATCH}/{ns}/jobs"
+    began = time.monotonic()
+    create(api, jobs, job("hello", "busybox:1.36", ["sh", "-c", "echo hello"]))
+    create(api, jobs, job("nap", "busybox:1.36", ["sleep", "20"]))
+    create(api, jobs, job("forever", "busybox:1.36", ["sleep", "infinity"]))
+    create(api, jobs, job("server", "nginx:1.29"))
+    waited = cluster.kubectl(
+        "-n", ns, "wait", "--for=condition=Complete", "job/hello", "job/nap", "--timeout=20s"
+    )
+    assert waited.stdout.count("condition met") == 2
+    assert time.monotonic() - began >= 20 * 0.05  # the nap was not cut short
+    for name in ("hello", "nap"):
+        (pod,) = items(api, f"/api/v1/namespaces/{ns}/pods", labelSelector=f"job-name={name}")
+        assert pod["status"]["phase"] == "Succeeded"
+        terminated = pod["status"]["containerStatuses"][0]["state"]["terminated"]
+        assert (terminated["exitCode"], terminated["reason"]) == (0, "Completed")
+    logs = cluster.kubectl("-n", ns, "logs", "job/hello").stdout
+    assert "INFO running sh -c echo hello\n" in logs and "exiting with code 0" in logs
+    for name in ("forever", "server"):
+        status = get(api, f"{jobs}/{name}")["status"]
+        assert status["active"] == 1 and "succeeded" not in status, status
+        assert "Complete" not in {c["type"] for c in status.get("conditions") or []}, status
+        (pod,) = items(api, f"/api/v1/namespaces/{ns}/pods", labelSelector=f"job-name={name}")
+        assert pod["status"]["phase"] == "Running" and is_ready(pod), pod["status"]
+        assert pod["status"]["containerStatuses"][0]["restartCount"] == 0
 
 
 def test_indexed_job_runs_each_index_and_ttl_deletes_it(api: httpx.Client) -> None:

@@ -8,6 +8,8 @@ import pytest
 
 from stackwright.localcluster import status
 from stackwright.localcluster.controllers.kubelet import (
+    KUBELET_SECOND,
+    RUN_TIME,
     ContainerRun,
     PodRun,
     behaviour,
@@ -15,6 +17,7 @@ from stackwright.localcluster.controllers.kubelet import (
     go_duration,
     image_id,
     image_reference,
+    run_length,
 )
 
 
@@ -52,6 +55,64 @@ def test_image_id_is_stable_per_image() -> None:
 )
 def test_behaviour_by_image_name(image: str, kind: str) -> None:
     assert behaviour(image) == kind
+
+
+ECHO = {"image": "busybox:1.36", "command": ["sh", "-c", "echo hello"]}
+PI = {"image": "perl:5.34.0", "command": ["perl", "-Mbignum=bpi", "-wle", "print bpi(2000)"]}
+
+
+def shell(script: str) -> dict[str, Any]:
+    return {"image": "busybox:1.36", "command": ["sh", "-c", script]}
+
+
+@pytest.mark.parametrize(
+    ("spec", "policy", "seconds"),
+    [
+        # Run-to-completion work: a command in a pod that is not restarted once it succeeds.
+        (ECHO, "Never", RUN_TIME),
+        (PI, "OnFailure", RUN_TIME),
+        ({"image": "registry.local/app:2", "args": ["migrate"]}, "Never", RUN_TIME),
+        # `sleep N` runs N kubelet seconds (never less than RUN_TIME); with a unit too.
+        ({"image": "busybox", "command": ["sleep", "30"]}, "Never", 30 * KUBELET_SECOND),
+        (shell("sleep 1m && echo done"), "Never", 60 * KUBELET_SECOND),
+        (shell("sleep 2; echo a; sleep 3"), "OnFailure", 5 * KUBELET_SECOND),
+        (shell("sleep 1"), "Never", RUN_TIME),
+        # Never ends by itself: runs until stopped, as before.
+        (shell("sleep infinity"), "Never", None),
+        ({"image": "busybox", "args": ["tail", "-f", "/dev/null"]}, "Never", None),
+        (shell("while true; do date; sleep 5; done"), "OnFailure", None),
+        # A server: the image's own entrypoint, or a pod restarted whatever happens.
+        ({"image": "nginx:1.29"}, "Never", None),
+        ({"image": "nginx:1.29", "command": [], "args": []}, "Never", None),
+        (ECHO, "Always", None),
+        # A test marker decides for itself.
+        ({"image": "example/notready:1", "command": ["sh"]}, "Never", None),
+    ],
+)
+def test_run_length_of_an_unmarked_container(
+    spec: dict[str, Any], policy: str, seconds: float | None
+) -> None:
+    assert run_length({"name": "c", **spec}, policy) == (
+        None if seconds is None else pytest.approx(seconds)
+    )
+
+
+def test_logs_of_a_finished_command_say_what_ran() -> None:
+    job_pod = {
+        "metadata": {"name": "hello-x", "namespace": "default"},
+        "spec": {"restartPolicy": "Never", "containers": [{"name": "hello", **ECHO}]},
+        "status": {"containerStatuses": [{"name": "hello", "state": RUNNING}]},
+    }
+    assert container_log(job_pod).splitlines()[1:] == [
+        "2026-01-01T00:00:00.017Z INFO running sh -c echo hello"
+    ]
+    job_pod["status"]["containerStatuses"][0]["state"] = {
+        "terminated": {"exitCode": 0, "startedAt": "2026-01-01T00:00:00Z"}
+    }
+    assert container_log(job_pod).splitlines()[1:] == [
+        "2026-01-01T00:00:00.017Z INFO running sh -c echo hello",
+        "2026-01-01T00:00:00.034Z INFO exiting with code 0",
+    ]
 
 
 @pytest.mark.parametrize(

@@ -22,7 +22,9 @@ What a container does is chosen by its image NAME (documented in the README):
                              Failed / Succeeded; OnFailure restarts exit1; Always both)
     contains `notready`      runs and is never Ready (Unhealthy events when it has a
                              readiness probe)
-    anything else            runs and is healthy (an init container completes)
+    anything else            runs and is healthy (an init container completes); in a
+                             Never / OnFailure pod, a container given a command or args
+                             is run-to-completion work and exits 0 (see `run_length`)
 
 Missing ConfigMaps / Secrets keep a pod in ContainerCreating (FailedMount) or a
 container in CreateContainerConfigError, and unbound claims hold it until bound,
@@ -45,6 +47,7 @@ import datetime
 import hashlib
 import ipaddress
 import logging
+import re
 import secrets
 from collections.abc import Hashable
 from dataclasses import dataclass, field
@@ -70,7 +73,7 @@ KUBELET = "kubelet"
 # Base seconds (divided by --speed) of the kubelet's simulated work.
 PULL_TIME = 0.15  # pulling an image not yet on the node
 START_TIME = 0.05  # creating and starting a container
-RUN_TIME = 0.2  # how long crashloop / exit0 / exit1 run before exiting
+RUN_TIME = 0.2  # how long crashloop / exit0 / exit1 and a batch container's command run
 INIT_RUN_TIME = 0.05  # how long a healthy init container runs
 ERR_PULL_SHOWN = 0.1  # ErrImagePull is shown this long before ImagePullBackOff
 STOP_TIME = 0.1  # the longest a container takes to stop after SIGTERM
@@ -100,6 +103,36 @@ def behaviour(image: str) -> str:
         if marker in name:
             return marker
     return "healthy"
+
+
+#: Commands that do not end by themselves, so their container runs until stopped even in a
+#: Job: a loop that never ends, a sleep with no end, a log follower.
+ENDLESS = re.compile(r"\bsleep\s+inf(inity)?\b|\btail\s+-[fF]\b|\bwhile\s+(true|:)")
+#: `sleep N`, as busybox and coreutils read N: seconds, or with a unit.
+SLEEP = re.compile(r"\bsleep\s+(\d+(?:\.\d+)?)([smhd]?)\b")
+SLEEP_UNITS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+def command_line(spec: Obj) -> str:
+    """A container's command and args as one line; empty when it runs its image's own."""
+    return " ".join(str(word) for word in [*(spec.get("command") or []), *(spec.get("args") or [])])
+
+
+def run_length(spec: Obj, restart_policy: str) -> float | None:
+    """Base seconds an unmarked container runs before it exits 0, or None: it runs until stopped.
+
+    Run-to-completion work is a container that says what to run (a `command` or `args`) in
+    a pod that is not restarted when it succeeds (restartPolicy Never or OnFailure, as a
+    Job's): `busybox` running `echo hello` ends at once, so it runs RUN_TIME, or as long as
+    its `sleep N`s add up to in kubelet seconds. Without a command it runs the image's own
+    entrypoint, a server here, which never ends; nor does an ENDLESS command."""
+    text = command_line(spec)
+    if restart_policy == "Always" or not text or behaviour(str(spec.get("image", ""))) != "healthy":
+        return None
+    if ENDLESS.search(text):
+        return None
+    slept = sum(float(n) * SLEEP_UNITS[unit] for n, unit in SLEEP.findall(text))
+    return max(RUN_TIME, slept * KUBELET_SECOND)
 
 
 def image_reference(image: str) -> str:
@@ -884,6 +917,10 @@ class Kubelet(Controller):
         if c.init and not c.sidecar:
             await self.pace.sleep(INIT_RUN_TIME)
             return 0
+        length = None if c.init else run_length(c.spec, run.restart_policy)
+        if length is not None:
+            await self.pace.sleep(length)
+            return 0
         startup = c.spec.get("startupProbe")
         if startup and not c.started:
             await self.pace.sleep(_probe_delay(startup))
@@ -1009,6 +1046,9 @@ def _log_lines(
     port = ports[0] if ports else 8080
     name = spec.get("name", "")
     ns, pod_name = pod["metadata"].get("namespace", ""), pod["metadata"]["name"]
+    pod_spec = pod.get("spec") or {}
+    regular = spec in (pod_spec.get("containers") or [])
+    finishes = regular and run_length(spec, pod_spec.get("restartPolicy") or "Always") is not None
     lines = [
         f"INFO starting {image} (container {name} of pod {ns}/{pod_name}, run {restarted + 1})"
     ]
@@ -1021,6 +1061,10 @@ def _log_lines(
         lines += ["ERROR the work failed", "INFO exiting with code 1"]
     elif kind == "exit0":
         lines += ["INFO the work is done", "INFO exiting with code 0"]
+    elif finishes:
+        lines.append(f"INFO running {command_line(spec)}")
+        if "terminated" in state:
+            lines.append("INFO exiting with code 0")
     elif kind == "notready":
         lines += [
             f"INFO listening on 0.0.0.0:{port}",
