@@ -608,6 +608,13 @@ class loaded_chart:
         self.tmp: tempfile.TemporaryDirectory[str] | None = None
 
     def __enter__(self) -> Any:
+        try:
+            return self._load()
+        except BaseException:
+            self.__exit__()  # now: a registry login's credentials file is in the folder
+            raise
+
+    def _load(self) -> Any:
         import helm_python as helm
 
         path = _local_chart(self.what, self.chart, self.opts)

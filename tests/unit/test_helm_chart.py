@@ -695,6 +695,25 @@ def test_a_chart_from_an_oci_registry_that_requires_credentials(
     }
 
 
+def test_a_failed_pull_leaves_no_registry_login_on_disk(
+    program: Program, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The login's credentials file is in the pull's temporary folder: removed when the pull
+    fails too, not when the failure is garbage collected (or never, for a killed run)."""
+    import tempfile
+
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    with serving_registry(tmp_path, login=("ci", "pw-Qz81x")) as reference:
+        opts = {"plain_http": True, "username": "ci", "password": "pw-Qz81x"}
+        with pytest.raises(UsageError, match=r"9\.9\.9: not found") as caught:
+            Chart("demo", chart=reference, version="9.9.9", repository_opts=opts)
+        assert caught.value.__cause__ is not None  # the failure, alive still
+        assert list(scratch.iterdir()) == []
+        Chart("demo", chart=reference, version="1.2.0", repository_opts=opts, values=VALUES)
+
+
 def test_a_yaml_program_spells_repository_opts_in_camel_case(
     oci_registry: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
