@@ -329,14 +329,20 @@ class StackConfig:
     @contextmanager
     def together(self) -> Iterator[None]:
         """Changes made inside are saved once at the end, or, when one of them is refused,
-        none is (`config set-all` / `rm-all`, as Pulumi's: all or nothing)."""
+        none is (`config set-all` / `rm-all`, as Pulumi's: all or nothing). The file is not
+        read again inside; written meanwhile by another command, none is saved either."""
         self.refresh()
         self._holding = True
         try:
             yield
+            if _identity(self.path) != self._seen:
+                raise UsageError(
+                    f"{self.path} changed while these configuration changes were made (another "
+                    "command wrote it): none of them was saved; make them again"
+                )
         except BaseException:
             self._holding = False
-            self._read()  # drop what was changed here: the file still holds it as it was
+            self._reread()  # drop what was changed here, a data key made here with it
             raise
         self._holding = False
         self.save()
@@ -355,9 +361,13 @@ class StackConfig:
         wrote it — the CLI's `config set` while a script holds a Workspace, another
         workspace — so a change made here keeps theirs instead of writing back a stale
         copy, and a read sees theirs (Pulumi's Automation API asks its CLI each time). A
-        secrets provider changed there drops the data key unwrapped here."""
-        if _identity(self.path) == self._seen:
+        secrets provider changed there drops the data key unwrapped here. Not inside
+        `together()`: its changes would go."""
+        if self._holding or _identity(self.path) == self._seen:
             return
+        self._reread()
+
+    def _reread(self) -> None:
         with self._key_lock:
             before = self.provider_fields()
             self._read()

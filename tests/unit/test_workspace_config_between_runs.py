@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from stackwright.automation import Workspace
+from stackwright.automation.secrets import PASSPHRASE_ENV
 from stackwright.automation.workspace import Project, StackConfig
 from stackwright.errors import UsageError
 from stackwright.state import open_backend
@@ -116,3 +117,37 @@ def test_a_reference_to_a_stack_that_is_not_there_names_those_that_are(tmp_path:
     assert "has no stack dev of project shop (it has: app, prod); name one of those" in str(
         refused.value
     )
+
+
+def test_a_refused_together_forgets_the_data_key_it_made(tmp_path: Path) -> None:
+    """`together()` (`config set-all`) whose first secret made the stack's data key, and a
+    later key was refused: the file keeps no key, and neither may this object, or its next
+    secret is sealed under a key the file never holds (unreadable for good)."""
+    (tmp_path / "Stackwright.yaml").write_text("name: shop\nruntime: python\n")
+    environ = {PASSPHRASE_ENV: "correct horse"}
+    mine = StackConfig(Project.load(tmp_path), "dev", environ)
+    with pytest.raises(UsageError, match="kubernetes:clustr"), mine.together():
+        mine.set("token", "t1", secret=True)
+        mine.set("kubernetes:clustr", "x")
+    assert not (tmp_path / "Stackwright.dev.yaml").exists()
+
+    mine.set("token", "t2", secret=True)
+    assert StackConfig(Project.load(tmp_path), "dev", environ).get("token") == "t2"
+
+
+def test_together_keeps_none_of_its_changes_when_the_file_changed_meanwhile(
+    tmp_path: Path,
+) -> None:
+    """The CLI's `config set` while a script's `together()` block runs: the block's changes
+    made before it were dropped silently (its next change read the file again), the ones
+    after saved. Now none is saved, and the other change is kept."""
+    (tmp_path / "Stackwright.yaml").write_text("name: shop\nruntime: python\n")
+    mine = StackConfig(Project.load(tmp_path), "dev")
+    mine.set("tier", "web")
+    with pytest.raises(UsageError, match="changed while"), mine.together():
+        mine.set("replicas", 3)
+        StackConfig(Project.load(tmp_path), "dev").set("region", "eu")  # the CLI meanwhile
+        mine.set("zone", "a")
+    again = StackConfig(Project.load(tmp_path), "dev")
+    assert again.values == {"shop:tier": "web", "shop:region": "eu"}
+    assert mine.values == again.values
