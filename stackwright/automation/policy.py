@@ -189,17 +189,19 @@ def _set_refusal(
 
 
 def _set_fault(detail: str, key: str | None, before: Sequence[str]) -> str:
-    if key is None:  # text with no `=`: a key without a value, or a value's text after a comma
-        if before:
-            return (
-                f"the text after the value of key {before[-1]} has no '=' (not shown: it may "
-                "be part of that value)"
-            )
+    """Why Helm refused an item (its `key`, None: it has no `=`) after the flag's items with
+    keys `before`; past a value, what Helm reads as a key may be that value's text (a comma in
+    it not escaped, `pw=ab,c..d=e`), and is not shown."""
+    reason = next((r for p, r in _SET_REFUSALS if re.match(p, detail)), "Helm cannot read it")
+    if before:  # None: Helm's words hold numbers of that text
+        what = "has no '='" if key is None else f"is refused: {reason or 'Helm cannot read it'}"
+        return (
+            f"the text after the value of key {before[-1]} {what} (not shown: it may be part "
+            "of that value)"
+        )
+    if key is None:
         return "it has no '=' (not shown: it may be a value)"
-    for pattern, reason in _SET_REFUSALS:
-        if re.match(pattern, detail):
-            return f"key {key}: {reason or detail}"
-    return f"key {key}: Helm cannot read it"
+    return f"key {key}: {reason or detail}"
 
 
 def _set_items(assignment: str) -> list[tuple[str, str | None]]:

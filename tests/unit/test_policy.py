@@ -728,6 +728,20 @@ def test_bad_check_input_is_exit_2_with_one_line(
             ("hunter2-Qz", "x9"),
         ),
         (["--set", "hunter2-Qz"], "--set #1: it has no '='", ("hunter2-Qz",)),
+        # Past such a comma, a `=` later in the password: what Helm reads as a key is the
+        # password's text too.
+        (
+            ["--set", "db.password=hunter2,Qz..x=1"],
+            "--set #1: the text after the value of key db.password is refused: a key has an "
+            "empty part between dots (not shown: it may be part of that value)",
+            ("hunter2", "Qz"),
+        ),
+        (
+            ["--set", "db.password=hunter2,Qz[-7]=1"],
+            "--set #1: the text after the value of key db.password is refused: Helm cannot "
+            "read it (not shown: it may be part of that value)",
+            ("hunter2", "Qz", "-7"),
+        ),
         (["--set", "db.pass[0]x=hunter2-Qz"], "--set #1: key db.pass[0]x: text follows", ("Qz",)),
         (["--set", "tok[=hunter2-Qz]"], "--set #1: key tok[: a list index in []", ("Qz",)),
     ],

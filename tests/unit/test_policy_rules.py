@@ -462,8 +462,9 @@ def test_set_values_are_typed_and_split_as_helm_does() -> None:
         st.tuples(
             st.text("ab.[]{}09\\ -,", max_size=6),
             st.sampled_from(["=", ""]),
-            st.text("XYZ{}[].\\ ,", max_size=8),
-        ),
+            # `=` too, after the key's (a password's `,X..Y=Z`, which Helm reads as a key)
+            st.text("XYZ{}[].\\ ,=-", max_size=8),
+        ).filter(lambda flag: "=" not in flag[2] or (flag[1] and not flag[0].endswith("\\"))),
         min_size=1,
         max_size=3,
     )
