@@ -293,17 +293,20 @@ def url_shown(url: str, plain: Collection[str] = ()) -> str:
     scheme, sep, rest = url.partition("://")
     if not sep:
         return url
+    # The password runs to the last '@': one not %-encoded may hold '/', '?' or '#' (a
+    # base64 one does), which would end the authority before it. (An '@' in a query then
+    # hides more than the password: the safe side.)
+    userinfo, at, after = rest.rpartition("@")
+    shown = ""
+    if at and ":" in userinfo and not rest.startswith("/"):
+        shown, rest = f"{userinfo.partition(':')[0]}:[secret]@", after
     rest, question, query = rest.partition("?")
-    authority, slash, path = rest.partition("/")
-    userinfo, at, host = authority.rpartition("@")
-    if at and ":" in userinfo:
-        authority = f"{userinfo.partition(':')[0]}:[secret]@{host}"
     options = [
         option if name in plain or not has_value else f"{name}=[secret]"
         for option in query.split("&")
         for name, has_value, _ in [option.partition("=")]
     ]
-    return f"{scheme}://{authority}{slash}{path}{question}{'&'.join(options)}"
+    return f"{scheme}://{shown}{rest}{question}{'&'.join(options)}"
 
 
 def forget_secrets() -> None:

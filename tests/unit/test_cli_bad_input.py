@@ -196,6 +196,11 @@ def test_a_backend_url_whose_folder_does_not_exist_is_refused(
             "unsupported state backend URL 'postgresql://app:[secret]@db.internal/state': "
             "supported schemes are file://",
         ),
+        (  # not %-encoded: a base64 password holds '/' ('+' and '='), a generated one '?'
+            "postgresql://app:pw/Qz?81x@db.internal/state",
+            "unsupported state backend URL 'postgresql://app:[secret]@db.internal/state': "
+            "supported schemes are file://",
+        ),
         (
             "file:///tmp/state.db?synchronous=full&password=pw-Qz81x",
             "unknown option 'password' in state backend URL "
