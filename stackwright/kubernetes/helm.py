@@ -990,6 +990,9 @@ class Release(CustomResource):
         repo_opts = _repository_opts(what, repository_opts)
         if repo_opts.get("password") is not None:  # secret, as Pulumi's RepositoryOpts has it
             repo_opts["password"] = Output.secret(repo_opts["password"])
+        repo = repo_opts.get("repo")
+        if isinstance(repo, str) and url_shown(repo) != repo:  # a `user:password@` of its own
+            repo_opts["repo"] = Output.secret(repo)
         props: dict[str, Any] = {"name": name, "chart": reference}
         path = _local_chart(what, reference, repo_opts)
         if path is not None:

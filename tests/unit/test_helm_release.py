@@ -168,6 +168,22 @@ def test_a_repositorys_password_is_a_secret_of_the_release(stack: Stack) -> None
     assert stack.fake.releases[("shop", "web")]["spec"]["repositoryOpts"]["password"] == "pw-Qz81x"
 
 
+def test_a_password_in_the_repositorys_url_is_a_secret_of_the_release(stack: Stack) -> None:
+    # `repo: https://user:password@host` (as `helm repo add` takes it): the URL is kept as
+    # the password is, not in plain text in a preview, an event or the state.
+    def declare(p: Program) -> None:
+        opts = {"repo": "https://ci:pw-Qz81x@charts.example"}
+        k8s.helm.Release("web", chart="webapp", repository_opts=opts, namespace="shop")
+
+    stack.run("up", declare, dry_run=True)
+    assert "pw-Qz81x" not in json.dumps([event_json(safe_event(e)) for e in stack.events])
+    assert stack.run("up", declare).ok
+    (recorded,) = stack.backend.load(PROJECT, STACK).resources
+    assert "repositoryOpts.repo" in recorded.secret_paths
+    spec = stack.fake.releases[("shop", "web")]["spec"]
+    assert spec["repositoryOpts"]["repo"] == "https://ci:pw-Qz81x@charts.example"
+
+
 def test_editing_a_local_chart_changes_the_release_inputs(tmp_path: Path) -> None:
     chart = tmp_path / "chart"
     chart.mkdir()
