@@ -27,7 +27,8 @@ C ABI over Helm v4's Go SDK, bundled in the wheel; no helm binary, no Go):
   chart repository through its index.yaml, and `pull("oci://host/path/name", ...)` from
   an OCI registry; both write `<name>-<version>.tgz` and need no `helm repo add`. It
   takes `username` / `password` (for an HTTP repository only: a registry's come from a
-  `helm_python.RegistryClient` that logged in), `insecure_skip_tls_verify` and
+  `helm_python.RegistryClient` that logged in), `insecure_skip_tls_verify` (which a
+  registry's pull honours only through such a client: its default one verifies) and
   `plain_http`; Helm's `--ca-file`, `--cert-file` and `--key-file` have no binding.
   `Config.install` / `upgrade` take no credentials: a `Release`'s chart is pulled the
   same way (`loaded_chart`) and handed to Helm loaded.
@@ -694,10 +695,18 @@ def helm_refusal(detail: str, chart: str, repository_opts: Mapping[str, Any]) ->
     where = url_shown(remote)
     what = f"the chart {'registry' if remote.startswith('oci://') else 'repository'} {where}"
     if _UNTRUSTED in text:
+        trusted = "name its CA bundle in the SSL_CERT_FILE environment variable"
+        # Given and still refused: an OCI registry without a login, whose pull the SDK's
+        # default registry client makes (it has no such setting).
+        fix = (
+            "insecure_skip_tls_verify reaches a registry only through a login (repository_opts "
+            f"username and password): {trusted}"
+            if repository_opts.get("insecure_skip_tls_verify")
+            else f"{trusted}, or set repository_opts insecure_skip_tls_verify"
+        )
         return (
             f"{what} has a certificate this machine does not trust "
-            f"({text.split(_UNTRUSTED, 1)[1]}); name its CA bundle in the SSL_CERT_FILE "
-            "environment variable, or set repository_opts insecure_skip_tls_verify"
+            f"({text.split(_UNTRUSTED, 1)[1]}); {fix}"
         )
     refused = _REFUSED.search(text)
     if refused is None:

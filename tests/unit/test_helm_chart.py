@@ -566,7 +566,9 @@ def oci_registry(tmp_path: Path) -> Iterator[str]:
 
 
 @contextlib.contextmanager
-def serving_registry(tmp_path: Path, login: tuple[str, str] | None = None) -> Iterator[str]:
+def serving_registry(
+    tmp_path: Path, login: tuple[str, str] | None = None, tls: ssl.SSLContext | None = None
+) -> Iterator[str]:
     """An OCI registry on 127.0.0.1 (the distribution API's read side) holding the test
     chart as Helm stores it: a manifest whose config is the Chart.yaml as JSON and whose
     one layer is the chart's .tgz; with `login` (user, password), to requests carrying it
@@ -651,6 +653,8 @@ def serving_registry(tmp_path: Path, login: tuple[str, str] | None = None) -> It
         do_HEAD = do_GET
 
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Registry)
+    if tls is not None:
+        server.socket = tls.wrap_socket(server.socket, server_side=True)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
@@ -692,6 +696,34 @@ def test_a_chart_from_an_oci_registry_that_requires_credentials(
         "them as repository_opts username and password",
         "wrong": f"the chart registry {reference} refused the credentials given (401 "
         "Unauthorized); check repository_opts username and password",
+    }
+
+
+def test_a_registry_whose_certificate_is_not_trusted(program: Program, tmp_path: Path) -> None:
+    """insecure_skip_tls_verify reaches a registry through a login; helm-python-sdk's pull
+    without one ignores it (its registry client has no such setting): the refusal then says
+    so, instead of asking for the option given."""
+    from stackwright.localcluster.credentials import ensure_credentials
+
+    certificate = ensure_credentials(tmp_path / "tls")
+    tls = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    tls.load_cert_chain(certificate.server_cert, certificate.server_key)
+    with serving_registry(tmp_path, login=("ci", "pw-Qz81x"), tls=tls) as reference:
+        login = {"username": "ci", "password": "pw-Qz81x", "insecure_skip_tls_verify": True}
+        assert len(Chart("demo", chart=reference, repository_opts=login, values=VALUES).resources)
+        said = refusals(reference, {}, {"skip": {"insecure_skip_tls_verify": True}})
+    untrusted = (
+        f"the chart registry {reference} has a certificate this machine does not trust (x509: "
+        "certificate signed by unknown authority); "
+    )
+    assert said == {
+        "none": f"{untrusted}name its CA bundle in the SSL_CERT_FILE environment variable, or "
+        "set repository_opts insecure_skip_tls_verify",
+        "wrong": f"{untrusted}name its CA bundle in the SSL_CERT_FILE environment variable, or "
+        "set repository_opts insecure_skip_tls_verify",
+        "skip": f"{untrusted}insecure_skip_tls_verify reaches a registry only through a login "
+        "(repository_opts username and password): name its CA bundle in the SSL_CERT_FILE "
+        "environment variable",
     }
 
 
