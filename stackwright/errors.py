@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 from collections.abc import Collection
 from typing import Any
 
@@ -286,13 +287,18 @@ def redact_within(value: Any) -> Any:
     return redact(str(value))
 
 
+#: libpq's `password=VALUE` keyword (the value quoted in '' when it holds spaces).
+_PASSWORD_WORD = re.compile(r"(\bpassword\s*=\s*)('(?:[^'\\]|\\.)*'|\S+)")
+
+
 def url_shown(url: str, plain: Collection[str] = ()) -> str:
     """`url` as a message may show it: the password of its authority (`user:pass@`) and the
     value of each query option but those named `plain` as [secret]. A backend or server URL
-    may carry one (`postgresql://app:pw@db/state`, libpq's `?password=`)."""
+    may carry one (`postgresql://app:pw@db/state`, libpq's `?password=`), and so may text
+    that is no URL (libpq's `host=db password=pw`, a URL without its scheme)."""
     scheme, sep, rest = url.partition("://")
-    if not sep:
-        return url
+    if not sep:  # a path; or a URL without its scheme, libpq's keywords (`password=…`)
+        rest = url
     # The password runs to the last '@': one not %-encoded may hold '/', '?' or '#' (a
     # base64 one does), which would end the authority before it. (An '@' in a query then
     # hides more than the password: the safe side.)
@@ -300,6 +306,8 @@ def url_shown(url: str, plain: Collection[str] = ()) -> str:
     shown = ""
     if at and ":" in userinfo and not rest.startswith("/"):
         shown, rest = f"{userinfo.partition(':')[0]}:[secret]@", after
+    if not sep:
+        return shown + _PASSWORD_WORD.sub(r"\1[secret]", rest)
     rest, question, query = rest.partition("?")
     options = [
         option if name in plain or not has_value else f"{name}=[secret]"

@@ -201,6 +201,17 @@ def test_a_backend_url_whose_folder_does_not_exist_is_refused(
             "unsupported state backend URL 'postgresql://app:[secret]@db.internal/state': "
             "supported schemes are file://",
         ),
+        (  # libpq's other form, keywords, and a URL without its scheme
+            "host=db.internal user=app password=pw-Qz81x",
+            "unsupported state backend URL 'host=db.internal user=app password=[secret]': "
+            "supported schemes are file://; for a local file write file://host=db.internal "
+            "user=app password=[secret]",
+        ),
+        (
+            "app:pw-Qz81x@db.internal/state",
+            "unsupported state backend URL 'app:[secret]@db.internal/state': supported schemes "
+            "are file://; for a local file write file://app:[secret]@db.internal/state",
+        ),
         (
             "file:///tmp/state.db?synchronous=full&password=pw-Qz81x",
             "unknown option 'password' in state backend URL "
