@@ -545,11 +545,16 @@ def _local_chart(what: str, chart: str, repository_opts: Mapping[str, Any]) -> P
     return path
 
 
+#: A version Helm's `--version` names exactly (SemVer, an optional `v`), not a range.
+_EXACT_VERSION = re.compile(r"v?\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?")
+
+
 def _cache_path(repo: str | None, chart: str, version: str | None) -> Path | None:
     """Where a remote chart of a pinned version is kept once pulled
     (`$STACKWRIGHT_HOME/cache/charts`), so later runs neither download it again nor need
-    the repository; None for an unpinned version, which may move (as Helm's own cache)."""
-    if not version:
+    the repository; None for an unpinned version, which may move (as Helm's own cache), and
+    for a range (`^1.2.0`, `>=1.2 <2`), whose newest match may be another version later."""
+    if not version or not _EXACT_VERSION.fullmatch(str(version)):
         return None
     import hashlib
 

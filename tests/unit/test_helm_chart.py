@@ -501,9 +501,16 @@ def test_a_pinned_remote_chart_is_pulled_once_and_then_read_from_the_cache(
         skip_crds=True,  # the first chart declared the CRD already
     )
     assert len(again.resources) == 8
-    # An unpinned version may move: it is pulled every time, and so fails without the server.
+    # An unpinned version may move: it is pulled every time, and so fails without the server;
+    # so may a range (Helm's `--version ^1.2.0`): its newest match is another version later.
     with pytest.raises(UsageError, match="Helm chart 'latest'"):
         Chart("latest", chart="webapp", repository_opts={"repo": url}, values=VALUES)
+    (tmp_path / "again").mkdir()
+    with serving_repository(tmp_path / "again") as moved:
+        ranged = {"chart": "webapp", "version": "^1.2.0", "repository_opts": {"repo": moved}}
+        Chart("ranged", **ranged, values=VALUES, skip_crds=True)  # type: ignore[arg-type]
+    with pytest.raises(UsageError, match="Helm chart 'ranged-again'"):
+        Chart("ranged-again", **ranged, values=VALUES, skip_crds=True)  # type: ignore[arg-type]
     assert list(cached.parent.glob("*.tgz")) == [cached]
 
 
