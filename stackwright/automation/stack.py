@@ -166,8 +166,10 @@ class Workspace(StoredStack):
     # --- environments ----------------------------------------------------------------
 
     def _environments(self) -> Mapping[str, Any]:
-        """`stackwright:environments`: the environment of each mapped cluster context."""
-        mapping = self.resolved_config()[0].get(ENVIRONMENTS_KEY) or {}
+        """`stackwright:environments`: the environment of each mapped cluster context. Read
+        alone (a stack without it needs no secrets key here: `state delete` in a CI job)."""
+        values = self.config.values
+        mapping = (self.config.get(ENVIRONMENTS_KEY) if ENVIRONMENTS_KEY in values else {}) or {}
         if not isinstance(mapping, dict):
             raise UsageError(
                 f"configuration {ENVIRONMENTS_KEY} must map context names to environments: "
