@@ -670,7 +670,7 @@ def import_(
         return
     program = automation.program_code(ws.project.runtime, imported, protect=protect)
     if out is not None:
-        out.write_text(program, encoding="utf-8")
+        _write(out, program, "import: the objects are adopted, but --out")
     if as_json:
         for done in imported:
             event = {"event": "imported", "urn": done.urn, "id": done.entry.object_id}
@@ -715,13 +715,27 @@ def _import_entries(
                 "or --file FILE"
             )
         return [automation.ImportEntry(type_token, name, object_id, parent=parent or "")]
-    if out is not None and not out.parent.is_dir():
-        raise UsageError(
-            f"import: --out {out}: no folder {out.parent} to write it in; make it first"
-        )
+    if out is not None:
+        _writable(out, "import --out")  # before anything is adopted: the program would be lost
     from stackwright.automation.import_file import read_import_file  # only for --file
 
     return read_import_file(file)
+
+
+def _writable(path: Path, given: str) -> None:
+    """Refuse a file the command could not write, before it reads or changes anything."""
+    if path.is_dir():
+        raise UsageError(f"{given} {path}: that is a folder; name a file, e.g. {path / 'out'}")
+    if not path.parent.is_dir():
+        raise UsageError(f"{given} {path}: no folder {path.parent} to write it in; make it first")
+
+
+def _write(path: Path, text: str, given: str) -> None:
+    """Write what a command produced to the file its user named; a refusal is one line."""
+    try:
+        path.write_text(text, encoding="utf-8")
+    except OSError as exc:  # a full disk, or its folder changed since it was checked
+        raise StackwrightError(f"{given} {path}: cannot write it ({exc.strerror or exc})") from exc
 
 
 # --- stacks ------------------------------------------------------------------------------------
@@ -1242,6 +1256,8 @@ def stack_graph(
     An arrow points from a resource to one it needs first (`dot -Tsvg` draws it)."""
     from stackwright.engine.records import recorded_edges
 
+    if file is not None:
+        _writable(file, "stack graph")
     ws = _stored(stack)
     resources = ws.backend.load(ws.project.name, ws.stack).resources
     edges = [
@@ -1274,7 +1290,7 @@ def stack_graph(
     if file is None:
         typer.echo(text, nl=False)
     else:
-        file.write_text(text, encoding="utf-8")
+        _write(file, text, "stack graph")
         counted = f"{events.plural(len(nodes), 'resource')}, {events.plural(len(edges), 'edge')}"
         typer.echo(f"wrote {file}: {counted}", err=True)
 
@@ -1322,13 +1338,15 @@ def stack_export(
     ] = False,
 ) -> None:
     """The stack's state as a versioned JSON document (secrets encrypted unless --show-secrets)."""
+    if file is not None:
+        _writable(file, "stack export --file")
     ws = _stored(stack)
     document = ws.export_state(show_secrets=show_secrets)
     text = json_document(document, sort_keys=True)
     if file is None:
         typer.echo(text)
     else:
-        file.write_text(text + "\n", encoding="utf-8")
+        _write(file, text + "\n", "stack export --file")
 
 
 @stack_app.command("import")

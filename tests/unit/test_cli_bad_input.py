@@ -452,3 +452,30 @@ def test_a_yaml_slip_in_the_project_file_is_named_with_its_fix(
     )
     # The `FILE:LINE: …` form of every other mistake in a YAML program.
     assert refuse("preview") == f"{project / 'Stackwright.yaml'}:{said}"
+
+
+@pytest.mark.parametrize("command", [("stack", "graph"), ("stack", "export", "--file")])
+def test_a_file_to_write_in_no_folder_is_one_line(
+    command: tuple[str, ...], tmp_path: Path, refuse: Refuse
+) -> None:
+    # `stack graph FILE` and `stack export --file F` wrote unchecked: a traceback.
+    missing = tmp_path / "nowhere" / "g.dot"
+    assert refuse(*command, str(missing)) == (
+        f"{' '.join(command)} {missing}: no folder {missing.parent} to write it in; make it first"
+    )
+
+
+@pytest.mark.parametrize(
+    ("command", "given"),
+    [
+        (("stack", "export", "--file"), "stack export --file"),
+        (("import", "-f", "m.yaml", "--yes", "--out"), "import --out"),
+    ],
+)
+def test_a_file_to_write_that_is_a_folder_is_one_line(
+    command: tuple[str, ...], given: str, tmp_path: Path, refuse: Refuse
+) -> None:
+    # `import --out` found it after the objects were adopted: a traceback, the program lost.
+    assert refuse(*command, str(tmp_path)) == (
+        f"{given} {tmp_path}: that is a folder; name a file, e.g. {tmp_path / 'out'}"
+    )
