@@ -739,12 +739,22 @@ async def _preview(
 
 
 def _shown_outputs(run_: Run, snapshot: Snapshot, options: Options) -> dict[str, Any]:
-    """The stack outputs a summary shows: the program's, or for a refresh (which runs no
-    program and leaves the outputs as they are) the recorded ones, so that every summary
-    but a destroy's carries the stack's outputs, masked as `stack output` shows them."""
-    if options.kind == "refresh":
-        return {k: shown(v) for k, v in snapshot.outputs.items()}
+    """The stack outputs a summary shows, masked as `stack output` shows them: the
+    program's, or the recorded ones for a refresh (which runs no program and leaves the
+    outputs as they are) and a destroy that keeps resources (which keeps the outputs, as
+    Pulumi's targeted destroy does); none after a destroy of everything."""
+    if options.kind == "refresh" or _keeps_some(options):
+        return _recorded_outputs(snapshot)
     return run_.stack_outputs()[1]
+
+
+def _recorded_outputs(snapshot: Snapshot) -> dict[str, Any]:
+    return {k: shown(v) for k, v in snapshot.outputs.items()}
+
+
+def _keeps_some(options: Options) -> bool:
+    """Whether a destroy leaves resources on purpose (--target, --exclude)."""
+    return options.kind == "destroy" and bool(options.targets or options.excludes)
 
 
 def _stale(run_: Run, program: Program, options: Options) -> list[ResourceState]:
@@ -899,7 +909,11 @@ async def _mutate(
             doomed = _targeted(snapshot.resources, options)
             await run_.warn_crd_deletes(doomed)
             await run_.delete_all(doomed)
-            if not run_.outcome.failures and not options.targets and not options.excludes:
+            if run_.outcome.failures or _keeps_some(options):
+                # What it did not delete keeps the outputs: the summary shows them, as
+                # `stack output` does (it showed none).
+                run_.outcome.outputs = _recorded_outputs(snapshot)
+            else:
                 left = left_applysets(run_.stack, snapshot.former_names, had, set())
                 if operation.took_over is not None or any(
                     s.custom and is_kubernetes(s) and not s.provider for s in had

@@ -16,6 +16,7 @@ from stackwright.errors import UsageError
 from stackwright.kx._random import RANDOM_PASSWORD
 from stackwright.model import Op
 from stackwright.sdk.context import Program
+from stackwright.sdk.output import Output
 from stackwright.sdk.resource import ComponentResource, ResourceOptions
 
 CM = "kubernetes:core/v1:ConfigMap"
@@ -275,6 +276,26 @@ def test_an_excluded_object_keeps_its_namespace_through_a_destroy(stack: Stack) 
     # Deleting the namespace would take the excluded object with it.
     assert summary.ok and [c.name for c in stack.fake.calls_to("delete")] == ["gone"]
     assert {r.urn.rpartition("::")[2] for r in stack.state().resources} == {"shop", "kept"}
+
+
+def test_a_destroy_that_keeps_resources_reports_the_outputs_it_keeps(stack: Stack) -> None:
+    def declare(p: Program) -> None:
+        kept = k8s.core.v1.ConfigMap("kept", metadata={"name": "kept"}, data={"a": "1"})
+        k8s.core.v1.ConfigMap("gone", metadata={"name": "gone"}, data={"a": "1"})
+        p.export("kept", kept.metadata["name"])
+        p.export("token", Output.secret("hunter2"))
+
+    kept = {"kept": "kept", "token": "[secret]"}
+    # The state keeps the outputs (as Pulumi's does); the summary said `{}` all the same.
+    for options in (
+        {"excludes": frozenset({urn(CM, "kept")})},
+        {"targets": frozenset({urn(CM, "gone")})},
+    ):
+        stack.up(declare)
+        assert stack.run("destroy", None, dry_run=True, **options).outputs == kept
+        assert stack.destroy(**options).outputs == kept
+        assert set(stack.state().outputs) == set(kept)
+    assert stack.destroy().outputs == {} == stack.state().outputs
 
 
 def test_a_targeted_destroy_of_a_namespace_takes_the_objects_in_it(stack: Stack) -> None:
