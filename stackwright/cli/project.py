@@ -1259,7 +1259,7 @@ def stack_graph(
     if file is not None:
         _writable(file, "stack graph")
     ws = _stored(stack)
-    resources = ws.backend.load(ws.project.name, ws.stack).resources
+    resources = ws.state().resources  # its secrets masked: no passphrase needed, as `stack`
     edges = [
         e
         for e in recorded_edges(resources)

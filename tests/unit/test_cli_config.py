@@ -123,7 +123,7 @@ def test_stack_output_masked_needs_no_passphrase(
     """Outputs shown with secrets masked are read without unlocking them: a CI job reads a
     stack's `service_ip` without its passphrase; --show-secrets still needs it. So does
     `stack --json` (resources, pending steps, last operation, outputs): a CI job checks a
-    stack's health without the passphrase."""
+    stack's health without the passphrase; and so does `stack graph`."""
     monkeypatch.setenv("STACKWRIGHT_CONFIG_PASSPHRASE", "correct horse")
     main(["stack", "init", "prod", "--secrets-provider", "passphrase"])
     (project / "__main__.py").write_text(
@@ -159,6 +159,9 @@ def test_stack_output_masked_needs_no_passphrase(
     main(["stack"])
     shown = capsys.readouterr().out
     assert "    pw: [secret]\n" in shown and "hunter2" not in shown
+    # `stack graph` too (the tour's `stack graph | dot -Tsvg`): it asked for the passphrase.
+    main(["stack", "graph", "--json"])
+    assert [n["name"] for n in json.loads(capsys.readouterr().out)["nodes"]] == ["app"]
     for shows in (["stack", "output", "--show-secrets"], ["stack", "--show-secrets"]):
         with pytest.raises(SystemExit) as caught:
             main(shows)
