@@ -259,7 +259,7 @@ def _main(argv: list[str] | None) -> None:
         # derive from TyperException and know how to show themselves.
         if type(exc).__name__ == "NoArgsIsHelpError":
             sys.exit(0)
-        _fail(_usage_message(exc), 2, argv)
+        _fail(_usage_message(exc, args), 2, argv)
     except Exception:  # a bug of Stackwright's: the traceback helps, its secrets must not show
         import traceback
 
@@ -311,7 +311,7 @@ def _config_set_slip(text: str, ctx: object, command: str) -> str:
     )
 
 
-def _usage_message(exc: Exception) -> str:
+def _usage_message(exc: Exception, args: list[str]) -> str:
     """click's message on one line, pointing at the command's help (click itself prints
     three: the usage, a hint and the error)."""
     format_message = getattr(exc, "format_message", None)
@@ -320,7 +320,7 @@ def _usage_message(exc: Exception) -> str:
     option = str(getattr(exc, "option_name", ""))
     instead = PULUMI_ONLY_FLAGS.get(option)
     ctx = getattr(exc, "ctx", None)
-    command = getattr(ctx, "command_path", None) or "stackwright"
+    command = getattr(ctx, "command_path", None) or _command_named(args)
     if instead is not None and text.startswith("No such option"):
         # click's "Possible options" guess (--type for --yes) would only mislead here.
         text = f"No such option: {option} (a Pulumi flag: {instead})"
@@ -334,6 +334,20 @@ def _usage_message(exc: Exception) -> str:
             f"`{command} … -- VALUE`)"
         )
     return f"{text}; see `{command} --help`"
+
+
+def _command_named(args: list[str]) -> str:
+    """The command `args` name (`stackwright up`), for an error click raises before it knows
+    (an option given last without its value: `up --target`), whose help it then pointed to
+    as `stackwright --help`."""
+    named = typer.main.get_command(app)
+    words = ["stackwright"]
+    for arg in args:
+        sub = getattr(named, "commands", {}).get(arg)
+        if sub is not None:  # a group's command; other words are options and their values
+            named = sub
+            words.append(arg)
+    return " ".join(words)
 
 
 if __name__ == "__main__":

@@ -63,6 +63,14 @@ def test_a_bad_option_value_is_still_refused_by_typer(
             "error: Missing argument 'urn'; see `stackwright state delete --help`",
         ),
         (["nosuch"], "error: No such command 'nosuch'; see `stackwright --help`"),
+        (  # click knows no command yet: it pointed at `stackwright --help`
+            ["up", "--yes", "--target"],
+            "error: Option '--target' requires an argument; see `stackwright up --help`",
+        ),
+        (
+            ["stack", "output", "--stack"],
+            "error: Option '--stack' requires an argument; see `stackwright stack output --help`",
+        ),
     ],
 )
 def test_a_usage_error_is_one_line(
