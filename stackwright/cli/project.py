@@ -1042,9 +1042,14 @@ def stack_output(
     ws = _stored(stack)
     outputs = ws.outputs(show_secrets=show_secrets)
     if name is not None:
+        if not outputs:  # a stack not updated yet, or destroyed: no typo to look for
+            raise UsageError(
+                f"stack {ws.stack} has no outputs, so not {name!r}: `stackwright up` records "
+                "those its program exports"
+            )
         if name not in outputs:
             raise UsageError(
-                f"stack {ws.stack} has no output {name!r}; outputs: {', '.join(sorted(outputs)) or '(none)'}"
+                f"stack {ws.stack} has no output {name!r}; outputs: {', '.join(sorted(outputs))}"
             )
         value = outputs[name]
         typer.echo(_value_text(value, as_json))

@@ -479,3 +479,11 @@ def test_a_file_to_write_that_is_a_folder_is_one_line(
     assert refuse(*command, str(tmp_path)) == (
         f"{given} {tmp_path}: that is a folder; name a file, e.g. {tmp_path / 'out'}"
     )
+
+
+def test_an_output_of_a_stack_with_none_says_how_to_get_them(refuse: Refuse) -> None:
+    # The tour's `stack output service_ip` before an `up`: it said "outputs: (none)".
+    assert refuse("stack", "output", "service_ip") == (
+        "stack dev has no outputs, so not 'service_ip': `stackwright up` records those its "
+        "program exports"
+    )
