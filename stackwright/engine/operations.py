@@ -931,7 +931,11 @@ async def _mutate(
         failed = bool(run_.outcome.failures or run_.outcome.not_done)
         await run_.delete_all(_stale(run_, program, options), blocked=failed)
         stored, run_.outcome.outputs = run_.stack_outputs()
-        if not failed and stored != snapshot.outputs:
+        if failed:
+            # Nothing recorded: the summary shows the outputs the stack keeps, as `stack
+            # output` does (the program's read "(known after apply)" where a step failed).
+            run_.outcome.outputs = _recorded_outputs(snapshot)
+        elif stored != snapshot.outputs:
             operation.set_outputs(stored)
         outcome = run_.outcome
         if not (outcome.failures or outcome.not_done or options.targets or options.excludes):

@@ -1748,6 +1748,28 @@ def test_a_components_registered_outputs_are_recorded_once_its_children_are_done
     assert stack.recorded(app).outputs["token"] == "s3cr3t-b"
 
 
+def test_a_failed_up_reports_the_stack_outputs_it_keeps(stack: Stack) -> None:
+    """A failed up records no outputs; its summary said "(known after apply)" for those a
+    failed step left unknown, where `stack output` shows what the stack keeps."""
+
+    def declare(mode: str) -> Declare:
+        def program(p: Program) -> None:
+            cfg = k8s.core.v1.ConfigMap("settings", metadata={"name": "settings"}, data={"m": mode})
+            p.export("version", cfg.metadata["resourceVersion"])
+            p.export("token", Output.secret("s3cr3t"))
+
+        return program
+
+    assert stack.up(declare("a")).ok
+    kept = stack.state().outputs
+    stack.fake.fail_apply["settings"] = "the API server refused"
+
+    failed = stack.up(declare("b"))
+
+    assert not failed.ok and stack.state().outputs == kept
+    assert failed.outputs == {"version": kept["version"], "token": "[secret]"}
+
+
 def test_a_components_secret_outputs_are_sealed_in_the_state_and_its_export(
     tmp_path: Path,
 ) -> None:
