@@ -15,6 +15,7 @@ import shlex
 import sys
 from collections.abc import Iterator
 from contextvars import ContextVar
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Protocol, TypeVar
 
@@ -40,8 +41,6 @@ from stackwright.model import SECRET_TEXT, ResourceState, map_secrets, masked, u
 from stackwright.state import Backend, HistoryEntry, open_backend, require_stack
 
 if TYPE_CHECKING:
-    from datetime import datetime
-
     from stackwright import policy
     from stackwright.automation import stack as automation
     from stackwright.automation.stack import ImportEntry, Selection, Workspace
@@ -1162,10 +1161,14 @@ def stack_show(
             f"{f', took {took}' if took else ''}{f' ({counts})' if counts else ''}"
         )
     if snapshot.pending:
-        typer.echo(
-            f"    Pending operations: {len(snapshot.pending)} (a run stopped mid-step; the next "
-            "`stackwright up` or `refresh` settles them by reading the cluster)"
+        holder = ws.backend.running(ws.project.name, ws.stack)
+        why = (
+            "a run stopped mid-step; the next `stackwright up` or `refresh` settles them by "
+            "reading the cluster"
+            if holder is None  # it said so of the steps of a run still under way, too
+            else f"under way in {holder.describe(datetime.now(UTC))}"
         )
+        typer.echo(f"    Pending operations: {len(snapshot.pending)} ({why})")
     typer.echo("")
     typer.echo(f"Resources ({len(snapshot.resources)}):")
     if snapshot.resources:

@@ -16,7 +16,9 @@ import pytest
 from stackwright.automation import Workspace
 from stackwright.cli.main import main
 from stackwright.engine.events import Diagnostic, Event
+from stackwright.model import Op, ResourceState, make_urn
 from stackwright.policy import Level
+from stackwright.state import open_backend
 
 
 @pytest.fixture
@@ -261,3 +263,23 @@ def test_import_of_a_patch_type_is_told_to_import_the_object(
     err = capsys.readouterr().err
     assert "is a Patch, which has no object of its own to import: import the object as " in err
     assert err.endswith("kubernetes:core/v1:ConfigMap, or declare the Patch in the program\n")
+
+
+def test_stack_says_pending_steps_of_an_operation_under_way_are_under_way(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # It said "a run stopped mid-step; the next `up` settles them" while the `up` ran on.
+    cm = "kubernetes:core/v1:ConfigMap"
+    backend = open_backend()
+    op = backend.begin_operation("shop", "dev", kind="up")
+    op.begin(0, Op.CREATE, ResourceState(urn=make_urn("dev", "shop", cm, "cfg"), type=cm))
+    capsys.readouterr()
+    main(["stack"])
+    holder = f"by {getpass.getuser()} on host {socket.gethostname()}"
+    assert "    Pending operations: 1 (under way in an `up` started 0s ago " + holder in (
+        capsys.readouterr().out
+    )
+    op.finish("failed")
+    backend.close()
+    main(["stack"])
+    assert "    Pending operations: 1 (a run stopped mid-step;" in capsys.readouterr().out
