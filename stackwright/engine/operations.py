@@ -435,9 +435,11 @@ def _check_targets(options: Options, program: Program | None, snapshot: Snapshot
     for flag, urns in (("--target", targets), ("--exclude", options.excludes)):
         for urn in sorted(urns):
             if urn not in known:
+                # Pulumi's flags take URNs; a bare name (`--target web`) matches by pattern.
+                by_name = "" if urn.startswith("urn:") else f", or match it by name: '**::{urn}'"
                 raise UsageError(
                     f"{flag} {urn} names no resource of stack {snapshot.stack}: "
-                    "`stackwright stack export` lists the URNs in the state"
+                    f"`stackwright stack --show-urns` lists the URNs in the state{by_name}"
                 )
     both = sorted(targets & options.excludes)
     if both:

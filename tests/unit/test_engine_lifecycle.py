@@ -927,6 +927,14 @@ def test_targets_limit_the_run_to_the_targets_and_what_they_depend_on(stack: Sta
 
     with pytest.raises(UsageError, match=r"--target .*names no resource of stack dev"):
         stack.up(declare("b"), targets=frozenset({urn(CM, "nothing")}))
+    # A name as kubectl takes it is no URN: the pattern that matches it by name.
+    with pytest.raises(UsageError) as refused:
+        stack.up(declare("b"), targets=frozenset({"other"}))
+    assert str(refused.value) == (
+        "--target other names no resource of stack dev: `stackwright stack --show-urns` lists "
+        "the URNs in the state, or match it by name: '**::other'"
+    )
+    assert stack.up(declare("b"), targets=frozenset({"**::other"})).counts == {"same": 1}
 
 
 def test_a_malformed_stackwright_annotation_is_refused_before_any_change(stack: Stack) -> None:
