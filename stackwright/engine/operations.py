@@ -435,6 +435,8 @@ def _check_targets(options: Options, program: Program | None, snapshot: Snapshot
     for flag, urns in (("--target", targets), ("--exclude", options.excludes)):
         for urn in sorted(urns):
             if urn not in known:
+                if not urn:  # `--target "$URN"` with the variable unset
+                    raise UsageError(f"{flag} is empty: give the URN of a resource of the stack")
                 # Pulumi's flags take URNs; a bare name (`--target web`) matches by pattern.
                 by_name = "" if urn.startswith("urn:") else f", or match it by name: '**::{urn}'"
                 raise UsageError(

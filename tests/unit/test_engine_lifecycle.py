@@ -935,6 +935,8 @@ def test_targets_limit_the_run_to_the_targets_and_what_they_depend_on(stack: Sta
         "the URNs in the state, or match it by name: '**::other'"
     )
     assert stack.up(declare("b"), targets=frozenset({"**::other"})).counts == {"same": 1}
+    with pytest.raises(UsageError, match=r"^--target is empty: give the URN of a resource"):
+        stack.up(declare("b"), targets=frozenset({""}))
 
 
 def test_a_malformed_stackwright_annotation_is_refused_before_any_change(stack: Stack) -> None:
