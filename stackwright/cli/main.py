@@ -64,6 +64,10 @@ def _global(
     ] = False,
 ) -> None:
     if cwd is not None:
+        if cwd.exists() and not cwd.is_dir():  # `--cwd app/Stackwright.yaml`
+            raise UsageError(
+                f"--cwd {cwd}: a file, not a directory; pass the project's directory ({cwd.parent})"
+            )
         if not cwd.is_dir():
             raise UsageError(f"--cwd {cwd}: no such directory; pass an existing project directory")
         os.chdir(cwd)

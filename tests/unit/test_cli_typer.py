@@ -311,3 +311,18 @@ def test_a_command_is_built_only_when_it_runs_or_help_lists_it() -> None:
     assert (result.exit_code, result.output) == (0, "ran 2\n")
     listing = CliRunner().invoke(demo, ["--help"])  # lists (builds) them all, in their order
     assert isinstance(listing.exception, NameError)
+
+
+def test_cwd_naming_a_file_says_to_name_its_directory(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # It said "no such directory" of the project file itself.
+    project = tmp_path / "Stackwright.yaml"
+    project.write_text("name: shop\nruntime: python\n")
+    with pytest.raises(SystemExit) as caught:
+        main(["--cwd", str(project), "stack"])
+    assert caught.value.code == 2
+    assert capsys.readouterr().err == (
+        f"error: --cwd {project}: a file, not a directory; pass the project's directory "
+        f"({tmp_path})\n"
+    )
