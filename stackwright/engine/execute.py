@@ -1034,8 +1034,8 @@ class Run:
                     reason = "the refresh could not read it"
                 elif blocked[0] in self.excluded:
                     reason = (
-                        f"it needs {describe(blocked[0])}, which is excluded and not created yet "
-                        "(exclude this one too, or add --exclude-dependents)"
+                        f"it needs {describe(blocked[0])}, which is excluded and not created yet: "
+                        "exclude this one too, or add --exclude-dependents"
                     )
                 else:
                     reason = f"{describe(blocked[0])} failed or was not done"
