@@ -367,6 +367,9 @@ async def _probe(provider: Provider, resources: Sequence[ResourceState], pending
 def refusal(moved: Moved, what: str) -> str:
     """One line: which provider, the cluster its objects are on and the one it reaches
     now, and the ways on; `what` names the operation refused."""
+    remade = _local_made_anew(moved)
+    if remade:
+        return f"{what} refused: {remade}"
     now = moved.current.describe() if moved.current else "another cluster"
     if moved.provider:
         back = moved.back
@@ -414,6 +417,26 @@ def refusal(moved: Moved, what: str) -> str:
         f"{moved.recorded.uid}); nothing was changed: switch back ({back}), or, if the "
         "stack is meant to move, `stackwright up --retarget` shows then forgets those "
         "objects (left on the former cluster, not deleted) and creates them on this one"
+    )
+
+
+def _local_made_anew(moved: Moved) -> str:
+    """What to say when a local cluster of the same name is another cluster now (its
+    context unchanged): "switch back" to the context in use would be no way on."""
+    recorded, current = moved.recorded, moved.current
+    if recorded is None or current is None or recorded.context != current.context:
+        return ""
+    local = recorded.context.removeprefix(LOCAL_CONTEXT_PREFIX)
+    if local == recorded.context:
+        return ""
+    return (
+        f"the local cluster {local} is not the one provider {moved.name}'s {moved.objects} "
+        f"object(s) were applied to (kube-system uid {current.uid}, recorded {recorded.uid}): "
+        "it was deleted and started again since, which took them with it, or "
+        "STACKWRIGHT_HOME names another folder than then; nothing was changed: set "
+        "STACKWRIGHT_HOME back if it changed, else `stackwright up --retarget` forgets them "
+        "and makes them anew on this cluster, or `stackwright stack rm --force "
+        "--preserve-config` forgets the stack's records of them"
     )
 
 

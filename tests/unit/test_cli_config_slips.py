@@ -352,6 +352,25 @@ def test_a_stack_moved_off_its_local_cluster_is_told_the_setting_that_names_it()
     assert "kubernetes:cluster" not in refusal(elsewhere, "preview")
 
 
+def test_a_local_cluster_made_anew_under_the_same_context_is_not_told_to_switch_back() -> None:
+    """`cluster delete`, then any command starts `local` again: another kube-system, the
+    same context. "Switch back (`kubectl config use-context stackwright-local`)" named the
+    context in use."""
+    local = ClusterIdentity("a", "https://127.0.0.1:1", "stackwright-local")
+    moved = Moved("", local, ClusterIdentity("b", "https://127.0.0.1:2", "stackwright-local"), 4)
+    assert refusal(moved, "destroy") == (
+        "destroy refused: the local cluster local is not the one provider default's 4 "
+        "object(s) were applied to (kube-system uid b, recorded a): it was deleted and started "
+        "again since, which took them with it, or STACKWRIGHT_HOME names another folder than "
+        "then; nothing was changed: set STACKWRIGHT_HOME back if it changed, else `stackwright "
+        "up --retarget` forgets them and makes them anew on this cluster, or `stackwright stack "
+        "rm --force --preserve-config` forgets the stack's records of them"
+    )
+    # Two clusters behind one context name that is not a local cluster's: the usual line.
+    shared = Moved("", ClusterIdentity("a", "", "prod"), ClusterIdentity("b", "", "prod"), 4)
+    assert "switch back" in refusal(shared, "destroy")
+
+
 @pytest.mark.parametrize("value", ["-5", "-1.5"])
 def test_a_negative_value_read_as_a_flag_says_to_put_it_after_double_dash(
     project: Path, capsys: pytest.CaptureFixture[str], value: str
