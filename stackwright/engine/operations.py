@@ -439,6 +439,8 @@ def _check_targets(options: Options, program: Program | None, snapshot: Snapshot
                     raise UsageError(f"{flag} is empty: give the URN of a resource of the stack")
                 # Pulumi's flags take URNs; a bare name (`--target web`) matches by pattern.
                 by_name = "" if urn.startswith("urn:") else f", or match it by name: '**::{urn}'"
+                if flag == "--target" and urn in options.replace:
+                    flag = "--target-replace"  # as typed (`--target X --replace X` is the same)
                 raise UsageError(
                     f"{flag} {urn} names no resource of stack {snapshot.stack}: "
                     f"`stackwright stack --show-urns` lists the URNs in the state{by_name}"

@@ -937,6 +937,9 @@ def test_targets_limit_the_run_to_the_targets_and_what_they_depend_on(stack: Sta
     assert stack.up(declare("b"), targets=frozenset({"**::other"})).counts == {"same": 1}
     with pytest.raises(UsageError, match=r"^--target is empty: give the URN of a resource"):
         stack.up(declare("b"), targets=frozenset({""}))
+    # `--target-replace web` (targets and replaces it) was told of a `--target web`.
+    with pytest.raises(UsageError, match=r"^--target-replace web names no resource"):
+        stack.up(declare("b"), targets=frozenset({"web"}), replace=frozenset({"web"}))
 
 
 def test_a_malformed_stackwright_annotation_is_refused_before_any_change(stack: Stack) -> None:
