@@ -448,6 +448,62 @@ def test_crashing_rollout_stalls_with_progress_deadline_exceeded(
     assert len(scaling) == 2 and scaling[1].endswith("from 0 to 1"), scaling
 
 
+def test_a_revert_after_a_missed_deadline_is_observed_before_the_old_condition_clears(
+    api: httpx.Client, cluster: Any
+) -> None:
+    """What `kubectl rollout undo` after a stalled rollout looks like on a real cluster (its
+    `rollout status` then fails at once): the first status of the reverted generation still
+    carries the stalled ReplicaSet's ProgressDeadlineExceeded, as kube-controller-manager's
+    getNewReplicaSet resets Progressing only for a ReplicaSet it creates; the revision
+    already names the reverted ReplicaSet; progress clears the condition a moment later."""
+    ns = new_ns(api)
+    path = f"{APPS}/{ns}/deployments/back"
+    create(
+        api, f"{APPS}/{ns}/deployments", deployment("back", replicas=1, progressDeadlineSeconds=4)
+    )
+    wait_available(api, ns, "back", 1)
+    bad = {
+        "spec": {
+            "template": {"spec": {"containers": [{"name": "web", "image": "nginx:doesnotexist"}]}}
+        }
+    }
+    cluster.kubectl("-n", ns, "patch", "deployment/back", "-p", json.dumps(bad))
+
+    def stalled() -> dict[str, Any] | None:
+        d = get(api, path)
+        observed = d["status"].get("observedGeneration") == d["metadata"]["generation"]
+        timed_out = condition(d, "Progressing").get("reason") == "ProgressDeadlineExceeded"
+        return d if observed and timed_out else None
+
+    stuck = eventually(stalled, what="the bad rollout past its deadline")
+    since = stuck["metadata"]["resourceVersion"]
+    good = {
+        "spec": {"template": {"spec": {"containers": [{"name": "web", "image": "nginx:1.29"}]}}}
+    }
+    cluster.kubectl("-n", ns, "patch", "deployment/back", "-p", json.dumps(good))
+    done = wait_available(api, ns, "back", 1)
+    generation = done["metadata"]["generation"]
+    assert generation == stuck["metadata"]["generation"] + 1
+    assert condition(done, "Progressing")["reason"] == "NewReplicaSetAvailable"
+
+    revision = "deployment.kubernetes.io/revision"
+    sets = {rs["metadata"]["name"]: rs for rs in items(api, f"{APPS}/{ns}/replicasets")}
+    assert len(sets) == 2  # the first ReplicaSet came back
+    stalled_rs = condition(stuck, "Progressing")["message"].split('"')[1]
+    assert sets[stalled_rs]["metadata"]["annotations"][revision] == "2"
+    seen = [
+        e["object"]
+        for e in replay(
+            api, f"{APPS}/{ns}/deployments", since, query="&fieldSelector=metadata.name%3Dback"
+        )
+        if e["type"] == "MODIFIED"
+    ]
+    first = next(d for d in seen if d["status"].get("observedGeneration") == generation)
+    assert first["metadata"]["annotations"][revision] == "3"
+    assert condition(first, "Progressing") == condition(stuck, "Progressing")
+    assert first["status"]["replicas"] == 2 and first["status"]["updatedReplicas"] == 1
+
+
 def test_foreground_deletion_removes_replica_sets_and_pods_before_the_deployment(
     api: httpx.Client, cluster: Any
 ) -> None:
