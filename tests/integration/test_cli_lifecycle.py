@@ -1688,6 +1688,35 @@ def test_failed_rollout_reports_its_cause(new_project: Any, cluster: LiveCluster
     assert dependent is not None and dependent["data"] == {"image": "nginx:1.29"}
 
 
+def test_reverting_a_rollout_that_missed_its_deadline_waits_for_the_revert(
+    new_project: Any, cluster: LiveCluster
+) -> None:
+    # Put back to the ReplicaSet that served before, the Deployment is first reported with
+    # the new generation observed and the stalled rollout's ProgressDeadlineExceeded still
+    # on it (kube-controller-manager keeps it until it sees progress): that is not a failure.
+    p = new_project()
+    body = """
+        k8s.core.v1.Namespace("ns", metadata={"name": NS})
+        k8s.apps.v1.Deployment("back", metadata={"name": "back", "namespace": NS},
+                               spec={**app_spec("back", image=IMAGE), "progressDeadlineSeconds": 4})
+        """
+    p.program('IMAGE = "nginx:1.29"\n' + textwrap.dedent(body))
+    p.up()
+    p.program('IMAGE = "nginx:doesnotexist"\n' + textwrap.dedent(body))
+    stalled = p.up(rc=1)
+    (failed,) = [e for e in stalled.of("step-done") if not e["ok"]]
+    assert "exceeded its progress deadline" in failed["error"], failed["error"]
+
+    p.program('IMAGE = "nginx:1.29"\n' + textwrap.dedent(body))
+    reverted = p.up()
+    assert reverted.ops() == {"back": "update"}
+    d = live(cluster, "deployment", "back", p.ns)
+    assert d["status"]["observedGeneration"] == d["metadata"]["generation"]
+    assert {c["type"]: c["reason"] for c in d["status"]["conditions"]}["Progressing"] == (
+        "NewReplicaSetAvailable"
+    )
+
+
 def test_an_object_in_a_namespace_nobody_made_fails_naming_it_not_the_applyset(
     new_project: Any, cluster: LiveCluster
 ) -> None:

@@ -288,6 +288,71 @@ def test_deployment_progress_deadline_prefers_the_pod_cause() -> None:
     )
 
 
+def timed_out(replicaset_name: str) -> dict[str, Any]:
+    """The Progressing condition kube-controller-manager leaves when a rollout stalls."""
+    return {
+        "type": "Progressing",
+        "status": "False",
+        "reason": "ProgressDeadlineExceeded",
+        "message": f'ReplicaSet "{replicaset_name}" has timed out progressing.',
+    }
+
+
+def after_the_stall(current: str) -> tuple[dict[str, Any], Related]:
+    """A Deployment whose bad rollout (web-bad) missed its deadline, its template then put
+    to `current`'s (which gets revision 3), in the controller's first status after that: the
+    new generation observed, the bad pod not yet gone, the old condition still there."""
+    obj = deployment(
+        replicas=1, generation=3, observed=3, ready=1, updated=1, available=1, total=2,
+        conditions=[timed_out("web-bad")], revision="3",
+    )  # fmt: skip
+    older = {"web-good": "1", "web-bad": "2"}
+    related = Related(
+        replicasets=[
+            replicaset(name, f"rs-{name}", "3" if name == current else revision)
+            for name, revision in older.items()
+        ],
+        pods=[
+            pod("web-good-a", "rs-web-good", phase="Running", ready=True),
+            pod("web-bad-a", "rs-web-bad", waiting=("ImagePullBackOff", 'pulling "nginx:nope"')),
+        ],
+    )
+    return obj, related
+
+
+def test_a_progress_deadline_left_from_a_superseded_rollout_is_not_this_ones_failure() -> None:
+    # The template went back to the good ReplicaSet. kubectl rollout status fails here
+    # (kubernetes' own controller keeps the condition on a revert); the revert is
+    # progressing, and ready once the bad pod is gone.
+    verdict = evaluate(*after_the_stall(current="web-good"))
+    assert (verdict.state, verdict.message) == (
+        State.WAITING,
+        "web: 1/1 ready — 1 old replica pending termination",
+    )
+
+
+def test_a_progress_deadline_of_the_current_replica_set_fails_though_others_exist() -> None:
+    verdict = evaluate(*after_the_stall(current="web-bad"))
+    assert verdict.state is State.FAILED
+    assert verdict.message == (
+        'web: 1/1 ready — pod web-bad-a: ImagePullBackOff: pulling "nginx:nope"; '
+        "the rollout exceeded its progress deadline"
+    )
+
+
+def test_an_old_progress_deadline_waits_while_the_new_generation_is_not_observed() -> None:
+    # `kubectl rollout status`'s order: the generation first, only then the conditions.
+    obj = deployment(
+        replicas=1, generation=4, observed=3, ready=1, updated=1, available=1,
+        conditions=[timed_out("web-bad")],
+    )  # fmt: skip
+    verdict = evaluate(obj, Related(replicasets=[replicaset("web-bad", "rs-bad", "2")]))
+    assert (verdict.state, verdict.message) == (
+        State.WAITING,
+        "web: waiting for the Deployment controller to observe generation 4",
+    )
+
+
 def test_deployment_replica_failure_is_failing() -> None:
     condition = {
         "type": "ReplicaFailure",

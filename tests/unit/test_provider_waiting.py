@@ -190,23 +190,34 @@ RS_PATH = "/apis/apps/v1/namespaces/web/replicasets"
 POD_PATH = "/api/v1/namespaces/web/pods"
 
 
-def deployment(version: str, ready: int) -> dict[str, Any]:
+def deployment(
+    version: str,
+    ready: int,
+    *,
+    replicas: int = 2,
+    generation: int = 1,
+    total: int | None = None,
+    conditions: list[dict[str, Any]] | None = None,
+) -> dict[str, Any]:
+    """web at `generation` (its revision too), observed, every replica updated, `ready` of
+    them ready; `total` counts the old ones too."""
     return obj(
         "Deployment",
         "web",
         version,
         meta={
             "uid": "d",
-            "generation": 1,
-            "annotations": {"deployment.kubernetes.io/revision": "1"},
+            "generation": generation,
+            "annotations": {"deployment.kubernetes.io/revision": str(generation)},
         },
-        spec={"replicas": 2, "selector": {"matchLabels": {"app": "web"}}},
+        spec={"replicas": replicas, "selector": {"matchLabels": {"app": "web"}}},
         status={
-            "observedGeneration": 1,
-            "replicas": 2,
-            "updatedReplicas": 2,
+            "observedGeneration": generation,
+            "replicas": replicas if total is None else total,
+            "updatedReplicas": replicas,
             "readyReplicas": ready,
             "availableReplicas": ready,
+            **({"conditions": conditions} if conditions else {}),
         },
     )
 
@@ -258,25 +269,78 @@ def scripted_rollout(pod_state: dict[str, Any] | None) -> ScriptedAPI:
     return api
 
 
-def test_await_ready_follows_watches_until_ready_and_reports_each_new_status() -> None:
-    api = scripted_rollout(None)
-    api.watches[DEPLOY_PATH] = [[{"type": "MODIFIED", "object": deployment("6", 2)}]]
+def await_reporting(api: ScriptedAPI, first: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """await_ready of the Deployment `first`, its watch answering only once a first status
+    has been reported: the live object, and the statuses reported."""
     seen: list[str] = []
 
     async def go() -> dict[str, Any]:
-        api.gates[DEPLOY_PATH] = rollout = asyncio.Event()
+        api.gates[DEPLOY_PATH] = shown = asyncio.Event()
 
         def report(message: str) -> None:
             seen.append(message)
-            rollout.set()  # the Deployment becomes ready only after the first status was shown
+            shown.set()
 
         async with provider(api) as p:
-            return await p.await_ready(deployment("3", 0), timeout=5, on_status=report)
+            return await p.await_ready(first, timeout=5, on_status=report)
 
-    live = asyncio.run(go())
+    return asyncio.run(go()), seen
+
+
+def test_await_ready_follows_watches_until_ready_and_reports_each_new_status() -> None:
+    api = scripted_rollout(None)
+    api.watches[DEPLOY_PATH] = [[{"type": "MODIFIED", "object": deployment("6", 2)}]]
+    live, seen = await_reporting(api, deployment("3", 0))
     assert live["status"]["readyReplicas"] == 2
     assert seen[0] == "web: 0/2 ready — pod web-1-a: ContainerCreating"
     assert seen[-1] == "web: 2/2 ready"
+
+
+def reverted_deployment(version: str, *, done: bool) -> dict[str, Any]:
+    """web, its stalled rollout (web-bad) reverted to web-good: in the controller's first
+    status of the new generation (the stall's condition still on it), or `done`."""
+    progressing = (
+        {"type": "Progressing", "status": "True", "reason": "NewReplicaSetAvailable"}
+        if done
+        else {
+            "type": "Progressing",
+            "status": "False",
+            "reason": "ProgressDeadlineExceeded",
+            "message": 'ReplicaSet "web-bad" has timed out progressing.',
+        }
+    )
+    return deployment(
+        version, 1, replicas=1, generation=3, total=1 if done else 2, conditions=[progressing]
+    )
+
+
+def test_a_revert_is_waited_for_though_the_stalled_rollouts_deadline_is_still_reported() -> None:
+    api = ScriptedAPI()
+    api.lists[DEPLOY_PATH] = [reverted_deployment("7", done=False)]
+    api.watches[DEPLOY_PATH] = [
+        [{"type": "MODIFIED", "object": reverted_deployment("9", done=True)}]
+    ]
+    api.lists[RS_PATH] = [
+        obj(
+            "ReplicaSet",
+            name,
+            "5",
+            meta={
+                "uid": name,
+                "ownerReferences": [{"uid": "d"}],
+                "annotations": {"deployment.kubernetes.io/revision": revision},
+            },
+        )
+        for name, revision in (("web-good", "3"), ("web-bad", "2"))
+    ]
+    ready = {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]}
+    api.lists[POD_PATH] = [
+        obj("Pod", "web-good-a", "6", meta={"ownerReferences": [{"uid": "web-good"}]}, status=ready)
+    ]
+    # The bad pod goes (and the condition with it) only after the stale status was judged.
+    live, seen = await_reporting(api, reverted_deployment("7", done=False))
+    assert live["metadata"]["resourceVersion"] == "9"
+    assert seen == ["web: 1/1 ready — 1 old replica pending termination", "web: 1/1 ready"]
 
 
 def test_await_ready_fails_once_a_failing_state_outlasts_the_grace() -> None:

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import difflib
 import enum
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -494,7 +495,7 @@ def _deployment(obj: Obj, related: Related) -> Readiness:
     pod = _worst(_new_pods(obj, related), related, replaced_when_failed=True)
     culprit = pod.name if pod is not None else ""
     progressing = conditions.get("Progressing")
-    if progressing is not None and progressing.get("reason") == "ProgressDeadlineExceeded":
+    if progressing is not None and _timed_out(obj, progressing, related):
         deadline = "the rollout exceeded its progress deadline"
         if pod is not None:
             message = f"{_with_pod(summary, pod)}; {deadline}"
@@ -523,23 +524,53 @@ def _deployment(obj: Obj, related: Related) -> Readiness:
     return Readiness(State.READY, summary)
 
 
+#: The ReplicaSet a Deployment's Progressing condition is about, as the controller words it
+#: (`ReplicaSet "web-7c9f" has timed out progressing.`).
+_CONDITION_REPLICASET = re.compile(r'^ReplicaSet "([^"]+)"')
+_REVISION = "deployment.kubernetes.io/revision"
+
+
+def _timed_out(deployment: Obj, progressing: Mapping[str, Any], related: Related) -> bool:
+    """Whether Progressing says the current rollout exceeded its progress deadline.
+
+    A ProgressDeadlineExceeded of an earlier rollout outlives it when the template goes back
+    to a ReplicaSet that exists (a revert, `rollout undo`): kube-controller-manager resets
+    the condition only for a ReplicaSet it creates, and keeps it until it sees progress,
+    while it already reports the new generation observed. The condition names the
+    ReplicaSet that timed out; when that one's revision is no longer the Deployment's, the
+    rollout it is about has been superseded, and this one has not timed out.
+    """
+    if progressing.get("reason") != "ProgressDeadlineExceeded":
+        return False
+    named = _CONDITION_REPLICASET.match(str(progressing.get("message") or ""))
+    uid = _uid(deployment)
+    if named is None or not uid:
+        return True  # nothing says the condition is of another rollout
+    timed_out = next(
+        (rs for rs in related.replicasets if _name(rs) == named[1] and _owned_by(rs, uid)), None
+    )
+    if timed_out is None:
+        return True
+    wanted = _annotations(deployment).get(_REVISION)
+    return wanted is None or _annotations(timed_out).get(_REVISION) == wanted
+
+
 def _new_pods(deployment: Obj, related: Related) -> list[Obj]:
     """Pods of the Deployment's newest ReplicaSet (the one its revision annotation names)."""
     uid = _uid(deployment)
     owned = [rs for rs in related.replicasets if uid and _owned_by(rs, uid)]
     if not owned:
         return _pods_of(deployment, related)
-    revision_key = "deployment.kubernetes.io/revision"
-    wanted = _annotations(deployment).get(revision_key)
+    wanted = _annotations(deployment).get(_REVISION)
 
     def revision(rs: Obj) -> int:
         try:
-            return int(str(_annotations(rs).get(revision_key, "0")))
+            return int(str(_annotations(rs).get(_REVISION, "0")))
         except ValueError:
             return 0
 
     newest = next(
-        (rs for rs in owned if wanted is not None and _annotations(rs).get(revision_key) == wanted),
+        (rs for rs in owned if wanted is not None and _annotations(rs).get(_REVISION) == wanted),
         None,
     )
     if newest is None:
