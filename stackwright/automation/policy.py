@@ -190,13 +190,14 @@ def _set_refusal(
 
 def _set_fault(detail: str, key: str | None, before: Sequence[str]) -> str:
     """Why Helm refused an item (its `key`, None: it has no `=`) after the flag's items with
-    keys `before`; past a value, what Helm reads as a key may be that value's text (a comma in
-    it not escaped, `pw=ab,c..d=e`), and is not shown."""
+    keys `before`; past the flag's first value, what Helm reads as a key may be that value's
+    text (a comma in it not escaped, `pw=ab,c..d=e`, `pw=,X=,Y`), and is not shown: only the
+    flag's first key is, which no value precedes."""
     reason = next((r for p, r in _SET_REFUSALS if re.match(p, detail)), "Helm cannot read it")
     if before:  # None: Helm's words hold numbers of that text
         what = "has no '='" if key is None else f"is refused: {reason or 'Helm cannot read it'}"
         return (
-            f"the text after the value of key {before[-1]} {what} (not shown: it may be part "
+            f"the text after the value of key {before[0]} {what} (not shown: it may be part "
             "of that value)"
         )
     if key is None:
