@@ -119,6 +119,10 @@ class Summary:
     dry_run: bool = False
     #: Operations not carried out because a dependency failed (or the run stopped).
     not_done: list[str] = field(default_factory=list)
+    #: How many of `not_done` the selection alone left undone: a resource that needs one
+    #: `--exclude` names and that is not created yet (Pulumi refuses such a selection as
+    #: bad usage); what follows from them (their dependents, the deletes after) is theirs.
+    unselected: int = 0
     #: Payload bytes the operation wrote to the state store (`Operation.bytes_written`);
     #: 0 for a preview, which writes nothing.
     state_bytes_written: int = 0
@@ -140,13 +144,15 @@ class Summary:
         """The command's exit code, decided here alone: 0 for success; 2 for a preview, or
         an `up` that changed nothing, whose every failure is bad input (`rejected`: inputs
         the cluster refused, a Patch's missing object, a protected resource's delete, which
-        `up` and `destroy` refuse with 2 too); else 1, the failed operation's, also for an
-        `up` whose refused inputs come after other steps changed the cluster, and for a run
-        that `--expect-no-changes` refuses."""
+        `up` and `destroy` refuse with 2 too) and that failed or left something undone for
+        it (`unselected`: a selection that leaves out what another needs); else 1, the
+        failed operation's, also for an `up` whose bad input comes after other steps changed
+        the cluster, and for a run that `--expect-no-changes` refuses."""
         if self.ok:
             return 1 if self.expect_no_changes and self.changes() else 0
         unchanged = self.dry_run or (self.kind == "up" and not self.changes())
-        bad_input = unchanged and self.failures and self.rejected == len(self.failures)
+        refused = bool(self.failures or self.unselected)
+        bad_input = unchanged and refused and self.rejected == len(self.failures)
         return 2 if bad_input else 1
 
 

@@ -227,6 +227,8 @@ class Outcome:
     #: How many of the failures are bad input (`Summary.rejected`).
     rejected: int = 0
     not_done: list[str] = field(default_factory=list)
+    #: How many of `not_done` the selection alone left undone (`Summary.unselected`).
+    unselected: int = 0
     outputs: dict[str, Any] = field(default_factory=dict)
     drift: dict[str, list[DriftedField]] = field(default_factory=dict)
 
@@ -1037,6 +1039,7 @@ class Run:
                         f"it needs {describe(blocked[0])}, which is excluded and not created yet: "
                         "exclude this one too, or add --exclude-dependents"
                     )
+                    self.outcome.unselected += 1  # the command's flags to fix: bad usage
                 else:
                     reason = f"{describe(blocked[0])} failed or was not done"
                 self.outcome.not_done.append(f"{describe(urn)}: {reason}")
@@ -2897,6 +2900,7 @@ class Run:
             rejected=outcome.rejected,
             dry_run=self.options.dry_run,
             not_done=list(outcome.not_done),
+            unselected=outcome.unselected,
         )
 
 

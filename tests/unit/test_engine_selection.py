@@ -206,7 +206,9 @@ def test_exclude_leaves_a_resource_as_it_is_and_its_dependents_read_its_recorded
 def test_a_resource_that_needs_an_excluded_new_one_is_not_done_and_says_why(stack: Stack) -> None:
     summary = stack.up(chain(), excludes=frozenset({urn(CM, "settings")}))
 
-    assert not summary.ok and summary.counts == {"create": 1}
+    # other was created: the run changed the cluster, and failed (as refused inputs after
+    # other steps' changes do).
+    assert not summary.ok and summary.counts == {"create": 1} and summary.exit_code == 1
     assert applied(stack) == ["other"]
     (skipped,) = stack.of(StepSkipped)
     assert skipped.step.urn == urn(CM, "derived")
@@ -219,6 +221,31 @@ def test_a_resource_that_needs_an_excluded_new_one_is_not_done_and_says_why(stac
     stack.fake.calls.clear()
     quiet = stack.up(chain(), excludes=frozenset({urn(CM, "settings")}), exclude_dependents=True)
     assert quiet.ok and quiet.counts == {"same": 1} and stack.of(StepSkipped) == []
+
+
+def test_a_selection_that_leaves_out_what_the_rest_needs_is_bad_usage(stack: Stack) -> None:
+    """Nothing could be done but for the selection: exit 2, as Pulumi refuses such a
+    selection up front, in a preview and in an `up`; a dependent of the one not done is
+    not done either, and says so, without making it the operation's failure."""
+
+    def needing(p: Program) -> None:
+        settings = k8s.core.v1.ConfigMap("settings", metadata={"name": "settings"}, data={})
+        derived = k8s.core.v1.ConfigMap(
+            "derived", metadata={"name": "derived"}, data={"from": settings.metadata["name"]}
+        )
+        k8s.core.v1.ConfigMap(
+            "last", metadata={"name": "last"}, opts=ResourceOptions(depends_on=[derived])
+        )
+
+    excluded = frozenset({urn(CM, "settings")})
+    preview = stack.preview(needing, excludes=excluded)
+    assert not preview.ok and preview.failures == [] and preview.exit_code == 2
+    assert [e.step.urn for e in stack.of(StepSkipped)] == [urn(CM, "derived"), urn(CM, "last")]
+
+    summary = stack.up(needing, excludes=excluded)
+    assert not summary.ok and summary.counts == {} and summary.exit_code == 2
+    assert stack.fake.writes() == [] and stack.state().resources == []
+    assert len(summary.not_done) == 2 and "excluded and not created yet" in summary.not_done[0]
 
 
 def test_exclude_keeps_a_resource_the_program_dropped_and_what_it_refers_to(
