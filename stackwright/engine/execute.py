@@ -114,6 +114,7 @@ from stackwright.engine.records import (
     secret_paths_of,
     secret_texts,
     through_kubernetes,
+    unchanged_by,
     unknown_as_null,
     unknown_paths,
     with_outputs,
@@ -1776,16 +1777,26 @@ class Run:
                 await self._check_replacement(self.provider_for(new.provider), step)
             return
         provider = self.provider_for(new.provider)
-        if patch:
-            # Dry-run against the object there now, also when the stack holds it (a Patch
-            # conflicting with the stack's own fields fails the preview as it would the up);
-            # only one this run makes first is not there to dry-run against yet.
-            made_first = object_key(new) in self.held
-            previewed = await self._patched(provider, provider.preview, new, made_first=made_first)
-            if previewed is None:
-                return
-        else:
-            previewed = await self._preview_object(provider, step, namespace, force)
+        try:
+            if patch:
+                # Dry-run against the object there now, also when the stack holds it (a Patch
+                # conflicting with the stack's own fields fails the preview as it would the
+                # up); only one this run makes first is not there to dry-run against yet.
+                made_first = object_key(new) in self.held
+                previewed = await self._patched(
+                    provider, provider.preview, new, made_first=made_first
+                )
+                if previewed is None:
+                    return
+            else:
+                previewed = await self._preview_object(provider, step, namespace, force)
+        except Exception:
+            if step.op is Op.UPDATE and step.old is not None:
+                # The update fails (a field another manager owns): its object stays as
+                # recorded where the update would not change it, and outputs read from there
+                # are known, as in Pulumi's preview of an update that fails.
+                self.live[step.urn] = unchanged_by(step)
+            raise
         if step.op is Op.UPDATE and isinstance(previewed, dict):
             # The server's dry run of an update is the object as the update leaves it (a
             # Service keeps its clusterIP): dependents read that, as Pulumi's preview does,

@@ -272,7 +272,9 @@ def _split(keys: Sequence[PathKey]) -> tuple[PathKey, ...]:
     )
 
 
-def _change_keys(change: FieldChange) -> tuple[PathKey, ...]:
+def change_keys(change: FieldChange) -> tuple[PathKey, ...]:
+    """The keys and indices a change is at: its `keys`, else its path's parts (a change made
+    outside `diff`, whose path cannot tell a dotted key from nested ones)."""
     if change.keys or not change.path:
         return change.keys
     try:
@@ -379,7 +381,7 @@ def with_ignored(
 
 def _touches(change: FieldChange, rule: Immutable) -> bool:
     """Whether `change` alters the field `rule` names (and not only what `unless` allows)."""
-    keys, field_keys = _split(_change_keys(change)), _split(_keys(rule.path))
+    keys, field_keys = _split(change_keys(change)), _split(_keys(rule.path))
     if _under(keys, field_keys):
         return not any(_under(keys, _split(_keys(allowed))) for allowed in rule.unless)
     if _under(field_keys, keys):

@@ -17,7 +17,7 @@ from typing import Any
 
 from stackwright.engine.events import within
 from stackwright.engine.graph import Graph, Node
-from stackwright.engine.plan import Step, diff
+from stackwright.engine.plan import Step, change_keys, diff
 from stackwright.kubernetes.base import PATCH_FIELD_MANAGER, PATCH_FORCE, PATCH_SUFFIX
 from stackwright.kubernetes.provider import RELEASE_TYPE
 from stackwright.model import (
@@ -30,6 +30,8 @@ from stackwright.model import (
 from stackwright.sdk.output import (
     PLAIN_LEAVES,
     UNKNOWN,
+    Partial,
+    PathKey,
     Secret,
     join_path,
 )
@@ -422,6 +424,42 @@ def live_outputs(state: ResourceState, live: dict[str, Any]) -> dict[str, Any]:
     if given is None or "stringData" in live or not _is_secret_kind(state.inputs):
         return live
     return {**live, "stringData": given}
+
+
+#: What any write of an object changes, whichever fields it sets (the server's counters and
+#: field ownership), and its status, which its controllers change after it.
+_WRITTEN_ANEW = ("resourceVersion", "generation", "managedFields")
+
+
+def unchanged_by(step: Step) -> Partial:
+    """What a preview knows of an update's object when the server's dry run of it failed
+    (another manager owns a field it sets): the object the state records, less what the
+    update would change, which stays unknown: its changes' fields (and any it adds), the
+    object's resourceVersion, generation and managedFields, and its status."""
+    old = step.old
+    assert old is not None
+    recorded = old.outputs or old.inputs
+    meta = {k: v for k, v in metadata_of(recorded).items() if k not in _WRITTEN_ANEW}
+    known: Any = {**{k: v for k, v in recorded.items() if k != "status"}, "metadata": Partial(meta)}
+    for change in step.changes:
+        known = unknown_at(known, change_keys(change))
+    return Partial(known)
+
+
+def unknown_at(value: Any, keys: Sequence[PathKey]) -> Any:
+    """`value` with what lies at `keys` unknown, also a key its map lacks at the end of
+    `keys` (a field a change adds). A key missing on the way (a path whose dotted key cannot
+    be told from nested ones) leaves the whole map unknown, as does an index past a list's
+    end."""
+    if not keys:
+        return UNKNOWN
+    key, rest = keys[0], keys[1:]
+    if isinstance(value, dict) and isinstance(key, str) and (key in value or not rest):
+        changed = {**value, key: unknown_at(value.get(key), rest)}
+        return Partial(changed) if isinstance(value, Partial) else changed
+    if isinstance(value, list) and isinstance(key, int) and key < len(value):
+        return [*value[:key], unknown_at(value[key], rest), *value[key + 1 :]]
+    return UNKNOWN
 
 
 def _is_secret_kind(obj: Mapping[str, Any]) -> bool:

@@ -20,6 +20,7 @@ from engine_stack import stack as stack  # the fixture
 
 import stackwright.kubernetes as k8s
 from stackwright.engine.events import (
+    UNKNOWN_TEXT,
     Diagnostic,
     Drift,
     DriftedField,
@@ -30,13 +31,14 @@ from stackwright.engine.events import (
     shown_changes,
 )
 from stackwright.engine.operations import left_applysets
-from stackwright.engine.plan import FieldChange
+from stackwright.engine.plan import FieldChange, Step
+from stackwright.engine.records import unchanged_by
 from stackwright.engine.testing import Call, FakeCluster, FakeNotReady, Key
 from stackwright.errors import UsageError
 from stackwright.kubernetes.provider import PROVIDER_TYPE
 from stackwright.model import ClusterIdentity, Op, ResourceState, make_urn
 from stackwright.sdk.context import Program
-from stackwright.sdk.output import Output
+from stackwright.sdk.output import UNKNOWN, Output
 from stackwright.sdk.resource import CustomTimeouts, ResourceOptions
 from stackwright.state import open_backend
 
@@ -1781,6 +1783,59 @@ def test_a_failed_up_reports_the_stack_outputs_it_keeps(stack: Stack) -> None:
 
     assert not failed.ok and stack.state().outputs == kept
     assert failed.outputs == {"version": kept["version"], "token": "[secret]"}
+
+
+def test_a_preview_whose_update_conflicts_knows_what_the_update_would_not_change(
+    stack: Stack,
+) -> None:
+    """The update's dry run fails (another manager owns a field it sets): outputs read from
+    the object are what the state records where the update would not change it, as in
+    Pulumi's preview of an update that fails; what it would change or add stays unknown."""
+
+    def declare(data: dict[str, str]) -> Declare:
+        def program(p: Program) -> None:
+            cm = k8s.core.v1.ConfigMap("settings", data=data)  # auto-named
+            p.export("name", cm.metadata["name"])
+            p.export("uid", cm.metadata["uid"])
+            p.export("version", cm.metadata["resourceVersion"])
+            p.export("data", cm.data)
+
+        return program
+
+    first = stack.up(declare({"mode": "a", "kept": "k"}))
+    name, uid = first.outputs["name"], first.outputs["uid"]
+    stack.fake.edit("ConfigMap", name, {"data.mode": "b"}, namespace="default", manager="intruder")
+
+    preview = stack.preview(declare({"mode": "c", "kept": "k", "added": "n"}))
+
+    assert not preview.ok and "conflict" in preview.failures[0]
+    assert preview.outputs == {
+        "name": name,
+        "uid": uid,
+        "version": UNKNOWN_TEXT,  # every write changes it
+        "data": {"mode": UNKNOWN_TEXT, "kept": "k", "added": UNKNOWN_TEXT},
+    }
+
+
+def test_what_an_update_would_change_is_unknown_down_to_the_field() -> None:
+    """List items by index; a change made outside `diff` (drift an update takes back), whose
+    path cannot tell a dotted key from nested ones, leaves the whole map it is in unknown."""
+    outputs = {
+        "metadata": {"name": "web", "labels": {"app.kubernetes.io/name": "web"}, "uid": "u"},
+        "spec": {"ports": [{"port": 80}, {"port": 81}]},
+        "status": {"ready": True},
+    }
+    old = ResourceState(urn(CM, "web"), CM, "default/web", outputs, outputs)
+    changes = (
+        FieldChange("spec.ports[1].port", 81, 82, ("spec", "ports", 1, "port")),
+        FieldChange("metadata.labels.app.kubernetes.io/name", "web", "api"),
+    )
+
+    known = unchanged_by(Step(Op.UPDATE, old.urn, old, old, changes))
+
+    assert known["metadata"] == {"name": "web", "labels": UNKNOWN, "uid": "u"}
+    assert known["spec"] == {"ports": [{"port": 80}, {"port": UNKNOWN}]}
+    assert known["status"] is UNKNOWN and known["metadata"]["resourceVersion"] is UNKNOWN
 
 
 def test_a_components_secret_outputs_are_sealed_in_the_state_and_its_export(
