@@ -514,7 +514,7 @@ class Workspace(StoredStack):
         )
         states = [s for s in self.state().resources if s.urn in urns and not s.delete_pending]
         marked = [s for s in states if s.custom and is_kubernetes(s) and not s.external]
-        if marked and not keep_marks:
+        if marked and not keep_marks and self._cluster_named():
             self._check_environments(None, None)  # taking marks off is a change there
         done: list[str] = []
         try:
@@ -550,6 +550,16 @@ class Workspace(StoredStack):
         except StackwrightError as exc:
             return str(exc)
         return ""
+
+    def _cluster_named(self) -> bool:
+        """Whether the stack's configuration, which names its cluster, can be read: when it
+        cannot (a CI job without the passphrase), no change can reach that cluster, and
+        `_unmark` says so (MarksRemain) for a stack with environments as for one without."""
+        try:
+            self.resolved_config()
+        except StackwrightError:
+            return False
+        return True
 
     async def _unmark(
         self, states: Sequence[ResourceState], listener: Listener | None

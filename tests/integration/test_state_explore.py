@@ -226,7 +226,23 @@ def test_state_delete_without_the_stacks_secrets_key_forgets_as_with_no_cluster(
     """Forgetting needs no key (a CI job without the passphrase); the stack's configuration,
     which names its cluster, may: a key not at hand is a cluster out of reach, asked about
     (`--yes`: forgotten, the kubectl commands given), not the command's end."""
+    _forgotten_without_the_key(new_project(), cluster)
+
+
+def test_state_delete_without_the_key_of_a_stack_with_environments_forgets_so_too(
+    new_project: Any, cluster: LiveCluster
+) -> None:
+    """A stack that maps contexts to environments: the check needs the configuration that
+    names the cluster too, and no change reaches a cluster it cannot name, so its key not at
+    hand is a cluster out of reach as above (it exited 2)."""
     p = new_project()
+    p.sw("config", "set", "--path", 'stackwright:environments["prod-ctx"]', "production")
+    _forgotten_without_the_key(p, cluster)
+
+
+def _forgotten_without_the_key(p: Any, cluster: LiveCluster) -> None:
+    """Project `p`'s ConfigMap, made, forgotten by `state delete --yes` without the stack's
+    key: out of the state, its marks left on it with a warning that says why."""
     cluster.kubectl("create", "namespace", p.ns)
     p.program('k8s.core.v1.ConfigMap("a", metadata={"name": "a", "namespace": NS})\n')
     p.sw("config", "set", "--secret", "token", "s3cret")
