@@ -81,6 +81,14 @@ def shell(script: str) -> dict[str, Any]:
         (shell("sleep infinity"), "Never", None),
         ({"image": "busybox", "args": ["tail", "-f", "/dev/null"]}, "Never", None),
         (shell("while true; do date; sleep 5; done"), "OnFailure", None),
+        (shell("while :; do date; done; exit 0"), "Never", None),  # the exit is past its done
+        # A loop that leaves (break, exit) is a wait that ends: run to completion.
+        (shell("while true; do nc -z db 5432 && break; sleep 2; done"), "Never", RUN_TIME),
+        (
+            shell("while true\ndo\n  if ready; then\n    exit 0\n  fi\n  sleep 10\ndone\n"),
+            "OnFailure",
+            10 * KUBELET_SECOND,
+        ),
         # A server: the image's own entrypoint, or a pod restarted whatever happens.
         ({"image": "nginx:1.29"}, "Never", None),
         ({"image": "nginx:1.29", "command": [], "args": []}, "Never", None),

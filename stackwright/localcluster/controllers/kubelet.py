@@ -106,8 +106,12 @@ def behaviour(image: str) -> str:
 
 
 #: Commands that do not end by themselves, so their container runs until stopped even in a
-#: Job: a loop that never ends, a sleep with no end, a log follower.
-ENDLESS = re.compile(r"\bsleep\s+inf(inity)?\b|\btail\s+-[fF]\b|\bwhile\s+(true|:)")
+#: Job: a sleep with no end, a log follower.
+ENDLESS = re.compile(r"\bsleep\s+inf(inity)?\b|\btail\s+-[fF]\b")
+#: A loop whose condition never ends it (`while true`, `while :`); its body up to `done`,
+#: and whether that body leaves it (`break`, `exit`: a wait-until-ready loop ends).
+FOREVER = re.compile(r"\bwhile\s+(true|:)(?![\w:])(?P<body>.*?)(\bdone\b|$)", re.S)
+LEAVES = re.compile(r"\b(break|exit)\b")
 #: `sleep N`, as busybox and coreutils read N: seconds, or with a unit.
 SLEEP = re.compile(r"\bsleep\s+(\d+(?:\.\d+)?)([smhd]?)\b")
 SLEEP_UNITS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}
@@ -125,11 +129,13 @@ def run_length(spec: Obj, restart_policy: str) -> float | None:
     a pod that is not restarted when it succeeds (restartPolicy Never or OnFailure, as a
     Job's): `busybox` running `echo hello` ends at once, so it runs RUN_TIME, or as long as
     its `sleep N`s add up to in kubelet seconds. Without a command it runs the image's own
-    entrypoint, a server here, which never ends; nor does an ENDLESS command."""
+    entrypoint, a server here, which never ends; nor does an ENDLESS command, nor a FOREVER
+    loop that nothing in it leaves."""
     text = command_line(spec)
     if restart_policy == "Always" or not text or behaviour(str(spec.get("image", ""))) != "healthy":
         return None
-    if ENDLESS.search(text):
+    loops = [m["body"] for m in FOREVER.finditer(text)]
+    if ENDLESS.search(text) or any(not LEAVES.search(body) for body in loops):
         return None
     slept = sum(float(n) * SLEEP_UNITS[unit] for n, unit in SLEEP.findall(text))
     return max(RUN_TIME, slept * KUBELET_SECOND)
