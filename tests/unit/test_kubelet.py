@@ -123,6 +123,23 @@ def test_logs_of_a_finished_command_say_what_ran() -> None:
     ]
 
 
+FINISHED = {"exitCode": 0, "startedAt": "2026-01-01T00:00:00Z"}
+
+
+def test_logs_of_a_script_over_lines_say_it_on_one() -> None:
+    script = "while true; do\n  nslookup db && break\n  sleep 2\ndone\necho ready\n"
+    job_pod = {
+        "metadata": {"name": "wait-x", "namespace": "default"},
+        "spec": {"restartPolicy": "Never", "containers": [{"name": "w", **shell(script)}]},
+        "status": {"containerStatuses": [{"name": "w", "state": {"terminated": FINISHED}}]},
+    }
+    assert container_log(job_pod, tail_lines=2).splitlines() == [
+        "2026-01-01T00:00:00.017Z INFO running sh -c while true; do nslookup db && break "
+        "sleep 2 done echo ready",
+        "2026-01-01T00:00:00.034Z INFO exiting with code 0",
+    ]
+
+
 @pytest.mark.parametrize(
     ("seconds", "text"), [(0.15, "150ms"), (1.2, "1.2s"), (2.163, "2.163s"), (3.0, "3s")]
 )

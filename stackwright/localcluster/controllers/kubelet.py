@@ -1068,7 +1068,8 @@ def _log_lines(
     elif kind == "exit0":
         lines += ["INFO the work is done", "INFO exiting with code 0"]
     elif finishes:
-        lines.append(f"INFO running {command_line(spec)}")
+        # One log line, as each of the others: a script's lines joined (tail counts lines).
+        lines.append(f"INFO running {' '.join(command_line(spec).split())}")
         if "terminated" in state:
             lines.append("INFO exiting with code 0")
     elif kind == "notready":
