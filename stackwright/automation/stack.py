@@ -168,6 +168,7 @@ class Workspace(StoredStack):
     def _environments(self) -> Mapping[str, Any]:
         """`stackwright:environments`: the environment of each mapped cluster context. Read
         alone (a stack without it needs no secrets key here: `state delete` in a CI job)."""
+        self.config.refresh()  # the CLI may have mapped a context since (as resolved_config)
         values = self.config.values
         mapping = (self.config.get(ENVIRONMENTS_KEY) if ENVIRONMENTS_KEY in values else {}) or {}
         if not isinstance(mapping, dict):

@@ -70,6 +70,25 @@ def test_a_change_made_elsewhere_while_a_workspace_is_open_is_kept_and_read(
         assert again.get("token") == "cli-token"
 
 
+def test_an_environment_mapped_elsewhere_while_a_workspace_is_open_is_checked(
+    tmp_path: Path,
+) -> None:
+    """`config set --path 'stackwright:environments["prod"]' production` in the CLI while a
+    script holds a Workspace: its next operation on that context is refused (the mapping
+    was read from the copy read at open, without it, and the check let the stack in)."""
+    (tmp_path / "Stackwright.yaml").write_text("name: shop\nruntime: python\n")
+    store = open_backend("file://" + str(tmp_path / "state.db"))
+    store.create_stack("shop", "dev")
+    with Workspace(Project.load(tmp_path), "dev", store) as ws:
+        ws.config.set("tier", "web")
+        ws.check_context("prod")  # no mapping yet
+
+        cli = StackConfig(Project.load(tmp_path), "dev")  # as `stackwright config set` opens it
+        cli.set('stackwright:environments["prod"]', "production", path=True)
+        with pytest.raises(UsageError, match="'prod' belongs to environment production"):
+            ws.check_context("prod")
+
+
 def test_a_secrets_provider_changed_elsewhere_is_the_one_used_next(tmp_path: Path) -> None:
     """`stack change-secrets-provider` in the CLI rewraps the data key under another key
     file; a workspace opened before unwraps it again with the new provider."""
