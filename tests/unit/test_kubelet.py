@@ -84,6 +84,7 @@ def shell(script: str) -> dict[str, Any]:
         (shell("while :; do date; done; exit 0"), "Never", None),  # the exit is past its done
         # A loop that leaves (break, exit) is a wait that ends: run to completion.
         (shell("while true; do nc -z db 5432 && break; sleep 2; done"), "Never", RUN_TIME),
+        (shell("while true; do echo not done; sleep 1; break; done"), "Never", RUN_TIME),
         (
             shell("while true\ndo\n  if ready; then\n    exit 0\n  fi\n  sleep 10\ndone\n"),
             "OnFailure",

@@ -108,9 +108,10 @@ def behaviour(image: str) -> str:
 #: Commands that do not end by themselves, so their container runs until stopped even in a
 #: Job: a sleep with no end, a log follower.
 ENDLESS = re.compile(r"\bsleep\s+inf(inity)?\b|\btail\s+-[fF]\b")
-#: A loop whose condition never ends it (`while true`, `while :`); its body up to `done`,
+#: A loop whose condition never ends it (`while true`, `while :`); its body up to `done`
+#: (the keyword, after `;` or a new line, not an `echo done`),
 #: and whether that body leaves it (`break`, `exit`: a wait-until-ready loop ends).
-FOREVER = re.compile(r"\bwhile\s+(true|:)(?![\w:])(?P<body>.*?)(\bdone\b|$)", re.S)
+FOREVER = re.compile(r"\bwhile\s+(true|:)(?![\w:])(?P<body>.*?)([;\n]\s*done\b|$)", re.S)
 LEAVES = re.compile(r"\b(break|exit)\b")
 #: `sleep N`, as busybox and coreutils read N: seconds, or with a unit.
 SLEEP = re.compile(r"\bsleep\s+(\d+(?:\.\d+)?)([smhd]?)\b")
