@@ -435,12 +435,11 @@ def _check_targets(options: Options, program: Program | None, snapshot: Snapshot
     for flag, urns in (("--target", targets), ("--exclude", options.excludes)):
         for urn in sorted(urns):
             if urn not in known:
-                if not urn:  # `--target "$URN"` with the variable unset
-                    raise UsageError(f"{flag} is empty: give the URN of a resource of the stack")
-                # Pulumi's flags take URNs; a bare name (`--target web`) matches by pattern.
-                by_name = "" if urn.startswith("urn:") else f", or match it by name: '**::{urn}'"
                 if flag == "--target" and urn in options.replace:
                     flag = "--target-replace"  # as typed (`--target X --replace X` is the same)
+                _check_given(flag, urn)
+                # Pulumi's flags take URNs; a bare name (`--target web`) matches by pattern.
+                by_name = "" if urn.startswith("urn:") else f", or match it by name: '**::{urn}'"
                 raise UsageError(
                     f"{flag} {urn} names no resource of stack {snapshot.stack}: "
                     f"`stackwright stack --show-urns` lists the URNs in the state{by_name}"
@@ -462,10 +461,17 @@ def _check_targets(options: Options, program: Program | None, snapshot: Snapshot
     _check_replace(options, program)
 
 
+def _check_given(flag: str, urn: str) -> None:
+    """Refuse an empty URN (`--target "$URN"` with the variable unset) as such."""
+    if not urn:
+        raise UsageError(f"{flag} is empty: give the URN of a resource of the stack")
+
+
 def _check_replace(options: Options, program: Program | None) -> None:
     for urn in sorted(options.replace):
         declared = program.by_urn.get(urn) if program is not None else None
         if declared is None:
+            _check_given("--replace", urn)
             raise UsageError(
                 f"--replace {urn} names no resource the program declares: "
                 "`stackwright preview` lists them (a resource the program dropped is deleted anyway)"

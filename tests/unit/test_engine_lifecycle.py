@@ -942,6 +942,11 @@ def test_targets_limit_the_run_to_the_targets_and_what_they_depend_on(stack: Sta
     # `--target-replace web` (targets and replaces it) was told of a `--target web`.
     with pytest.raises(UsageError, match=r"^--target-replace web names no resource"):
         stack.up(declare("b"), targets=frozenset({"web"}), replace=frozenset({"web"}))
+    # Empty (a CI variable unset): the flag given is named, and said to be empty.
+    with pytest.raises(UsageError, match=r"^--target-replace is empty: give the URN"):
+        stack.up(declare("b"), targets=frozenset({""}), replace=frozenset({""}))
+    with pytest.raises(UsageError, match=r"^--replace is empty: give the URN"):
+        stack.up(declare("b"), replace=frozenset({""}))
 
 
 def test_a_malformed_stackwright_annotation_is_refused_before_any_change(stack: Stack) -> None:
