@@ -98,6 +98,10 @@ PRODUCTION = "production"
 ENVIRONMENTS_KEY = "stackwright:environments"
 
 
+class OtherEnvironment(UsageError):
+    """A cluster context of another environment refused (`Workspace.check_context`)."""
+
+
 @dataclass(frozen=True)
 class Selection:
     """Which resources an operation may touch, and which it must replace (Pulumi's flags).
@@ -194,7 +198,7 @@ class Workspace(StoredStack):
         if context_env is None or str(context_env) == stack_env:
             return
         if not stack_env and str(context_env) == PRODUCTION:
-            raise UsageError(
+            raise OtherEnvironment(
                 f"stack {self.stack} has no env tag but cluster context {context!r} belongs "
                 f"to environment {PRODUCTION} ({ENVIRONMENTS_KEY}); only a stack tagged "
                 f"env={PRODUCTION} reaches it: tag the stack with `stackwright stack tag set "
@@ -202,7 +206,7 @@ class Workspace(StoredStack):
                 "environment"
             )
         if stack_env and PRODUCTION in (stack_env, str(context_env)):
-            raise UsageError(
+            raise OtherEnvironment(
                 f"stack {self.stack} is tagged env={stack_env} but cluster context {context!r} "
                 f"belongs to environment {context_env} ({ENVIRONMENTS_KEY}); production and "
                 "other environments are kept apart: point the stack at a context of its own "
@@ -612,6 +616,8 @@ class Workspace(StoredStack):
             for state in pending:
                 await providers[state.provider].unmark(*object_ref(state))
                 unmarked.append(state.urn)
+        except OtherEnvironment:
+            raise  # an explicit provider's context, refused as the default one's: no change yet
         except StackwrightError as exc:  # no key, no kubeconfig, no answer, refused
             left = {s.urn: _unmark_command(s) for s in pending if s.urn not in unmarked}
             raise MarksRemain(

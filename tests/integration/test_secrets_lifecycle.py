@@ -465,6 +465,17 @@ def test_production_stack_refuses_a_dev_context(new_project: Any, cluster: LiveC
     )
     assert "prod-ctx" in one_line(p.up(rc=2))
     assert get(cluster, "namespace", p.ns) is None
+    # Made before the context was mapped: a `state delete`, which takes the marks off the
+    # object in it, is refused as for the default provider's context (it forgot the object,
+    # marks left, and said to take them off with kubectl).
+    p.sw("config", "rm", "--path", 'stackwright:environments["prod-ctx"]')
+    p.up()
+    p.sw("config", "set", "--path", 'stackwright:environments["prod-ctx"]', "production")
+    forget = ("state", "delete", p.urn("kubernetes:core/v1:ConfigMap", "c"), "--yes")
+    assert "'prod-ctx' belongs to environment production" in one_line(p.sw(*forget, rc=2))
+    assert p.urn("kubernetes:core/v1:ConfigMap", "c") in p.sw("stack", "--show-urns").out
+    p.sw("config", "rm", "--path", 'stackwright:environments["prod-ctx"]')
+    p.sw("destroy", "--yes")
     # The same stack on its own environment's context works.
     p.program('k8s.core.v1.Namespace("ns", metadata={"name": NS})\n')
     assert p.up().summary["counts"] == {"create": 1}
