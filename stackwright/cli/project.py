@@ -725,6 +725,8 @@ def _writable(path: Path, given: str) -> None:
     """Refuse a file the command could not write, before it reads or changes anything."""
     if path.is_dir():
         raise UsageError(f"{given} {path}: that is a folder; name a file, e.g. {path / 'out'}")
+    if path.parent.exists() and not path.parent.is_dir():
+        raise UsageError(f"{given} {path}: {path.parent} is a file, not a folder to write it in")
     if not path.parent.is_dir():
         raise UsageError(f"{given} {path}: no folder {path.parent} to write it in; make it first")
 

@@ -463,6 +463,12 @@ def test_a_file_to_write_in_no_folder_is_one_line(
     assert refuse(*command, str(missing)) == (
         f"{' '.join(command)} {missing}: no folder {missing.parent} to write it in; make it first"
     )
+    # A file where its folder would be (state.json/g.dot): no folder can be made there.
+    (tmp_path / "state.json").write_text("{}")
+    inside = tmp_path / "state.json" / "g.dot"
+    assert refuse(*command, str(inside)) == (
+        f"{' '.join(command)} {inside}: {inside.parent} is a file, not a folder to write it in"
+    )
 
 
 @pytest.mark.parametrize(
