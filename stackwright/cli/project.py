@@ -1625,7 +1625,9 @@ def _config_list(stack: str | None, as_json: bool, show_secrets: bool) -> None:
 def _config_text(value: object) -> str:
     """A configuration value as `config ls` and Pulumi show it: text as it is, anything
     else as compact JSON."""
-    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
 def _config_entry(value: object, secret: bool, masked: bool) -> dict[str, object]:

@@ -64,7 +64,7 @@ def test_config_cp_copies_values_to_another_stack_secrets_under_its_key(
     main(["config", "ls", "--stack", "prod", "--show-secrets", "--json"])
     assert json.loads(capsys.readouterr().out) == {  # the shape of `pulumi config --json`
         "app:db": {
-            "value": '{"port": 5432, "pw": "nested-pw"}',
+            "value": '{"port":5432,"pw":"nested-pw"}',  # compact, as Pulumi's
             "objectValue": {"port": 5432, "pw": "nested-pw"},
             "secret": True,
         },
