@@ -653,7 +653,7 @@ class loaded_chart:
 
         opts = self.opts
         user, password = opts.get("username"), opts.get("password")
-        if not self.chart.startswith("oci://") or (user is None and password is None):
+        if not self.chart.startswith("oci://") or not _login_given(opts):
             return helm.pull(
                 self.chart, destination=into, version=self.version, repo_url=repo, **opts
             )
@@ -717,7 +717,7 @@ def helm_refusal(detail: str, chart: str, repository_opts: Mapping[str, Any]) ->
     if refused is None:
         return text.replace(remote, where)
     status = " ".join(refused.groups()) if refused.group(1) else "401 Unauthorized"
-    if repository_opts.get("username") is None and repository_opts.get("password") is None:
+    if not _login_given(repository_opts):
         return (
             f"{what} requires credentials ({status}); give them as repository_opts "
             "username and password"
@@ -725,6 +725,14 @@ def helm_refusal(detail: str, chart: str, repository_opts: Mapping[str, Any]) ->
     return (
         f"{what} refused the credentials given ({status}); check repository_opts "
         "username and password"
+    )
+
+
+def _login_given(repository_opts: Mapping[str, Any]) -> bool:
+    """Whether `repository_opts` hold a username or a password (Helm's `--username` /
+    `--password`)."""
+    return (
+        repository_opts.get("username") is not None or repository_opts.get("password") is not None
     )
 
 
