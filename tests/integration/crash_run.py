@@ -216,7 +216,10 @@ class Project:
                     os.killpg(process.pid, signal.SIGKILL)
                     process.wait()
             elapsed = time.monotonic() - began
-        events = [json.loads(line) for line in out_path.read_text().splitlines() if line.strip()]
+        text = out_path.read_text()
+        if killed:  # the kill may cut the last line short: a buffered write half made
+            text = text[: text.rfind("\n") + 1]
+        events = [json.loads(line) for line in text.splitlines() if line.strip()]
         return Run(
             gen, killed, None if killed else returncode, elapsed, events, err_path.read_text()
         )
