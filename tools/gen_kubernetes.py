@@ -147,6 +147,15 @@ JSON_TYPES: Mapping[str, str] = {
     "boolean": "bool",
 }
 
+#: A scalar's Python type (as `Generator._shape` gives it) → its kind as the field table names
+#: it (`replicas:integer`), so that a reference below it (`spec.replicas.foo`) is told apart
+#: from one into a free-keyed map (`data.foo`). Any other plain type is free.
+PLAIN_KINDS: Mapping[str, str] = {
+    **{python: json_type for json_type, python in JSON_TYPES.items()},
+    SCALAR_DEFINITIONS["io.k8s.apimachinery.pkg.api.resource.Quantity"]: "quantity",
+    SCALAR_DEFINITIONS["io.k8s.apimachinery.pkg.util.intstr.IntOrString"]: "int-or-string",
+}
+
 #: Attributes every resource already has; a field of the same name would hide one.
 RESERVED_ATTRIBUTES = frozenset(
     name for name in dir(KubernetesResource) if not name.startswith("_")
@@ -157,8 +166,10 @@ RESERVED_ATTRIBUTES = frozenset(
 
 
 #: What a field holds that has keys of its own to check: ("one" | "list" | "map", the struct
-#: definition as `<inputs module>.<Name>`), as in `("list", "core_v1.Container")`; None for a
-#: plain value, a free-keyed map of plain values, or anything less direct (a list of lists).
+#: definition as `<inputs module>.<Name>`), as in `("list", "core_v1.Container")`; or a scalar,
+#: which has none: ("plain", its kind in `PLAIN_KINDS`), as in `("plain", "integer")`; None for
+#: anything free (a free-keyed map, an object the schema leaves open, `Any`) or less direct (a
+#: list of lists, a list of scalars).
 Holds = tuple[str, str] | None
 
 
@@ -513,9 +524,9 @@ class Generator:
 
     def _holds(self, node: Mapping[str, Any], listed: Callable[[str], str] | None = None) -> Holds:
         """The struct whose keys a value of `node` has: one, a list of them or a map of free
-        keys to them; None for anything else (plain values, a map of them, a list of lists).
-        `listed` names a struct's definition as the field table does, listing it (the
-        inputs' TypedDicts by default)."""
+        keys to them; a scalar's kind ("plain"); None for anything else (a free-keyed map, an
+        open object, a list of lists or of scalars). `listed` names a struct's definition as
+        the field table does, listing it (the inputs' TypedDicts by default)."""
         shape, of = self._shape(node)
         if shape in ("list", "map"):
             inner, of = self._shape(of)
@@ -524,7 +535,8 @@ class Generator:
         elif shape == "struct":
             shape = "one"
         else:
-            return None
+            plain = PLAIN_KINDS.get(of)
+            return None if plain is None else ("plain", plain)
         return shape, (listed or self._typed_dict_name)(of)
 
     def _typed_dict_name(self, definition: str) -> str:
@@ -1025,14 +1037,17 @@ def render_groups(
 def listed_keys(keys: Sequence[tuple[str, Holds]], own: str = "") -> str:
     """Keys as the field table lists them: sorted, space-separated, each with what it holds
     (`selector=meta_v1.LabelSelector`, `containers=[core_v1.Container]`, a map of free keys
-    to objects `{…}`; nothing for a plain value). A definition of the inputs module `own`
-    goes without its module's name, as the TypedDicts name each other."""
+    to objects `{…}`; a scalar's kind, `replicas:integer`; nothing for a free value). A
+    definition of the inputs module `own` goes without its module's name, as the TypedDicts
+    name each other."""
     out = []
     for key, holds in sorted(keys):
-        if not key or any(c.isspace() or c == "=" for c in key):
+        if not key or any(c.isspace() or c in "=:" for c in key):
             raise GenerationError(f"key {key!r} cannot be listed in {FIELDS}.py")
         if holds is None:
             out.append(key)
+        elif holds[0] == "plain":
+            out.append(f"{key}:{holds[1]}")
         else:
             container, definition = holds
             definition = definition.removeprefix(f"{own}.") if own else definition
@@ -1057,8 +1072,9 @@ def render_fields(gen: Generator) -> str:
             "object with keys of its own names its definition (`<inputs module>.<Name>`): "
             "`selector=meta_v1.LabelSelector` one, `containers=[core_v1.Container]` a list, "
             "`{…}` a map of free keys to them; one of the same inputs module goes without the "
-            "module's name. Other keys hold plain values or free-keyed maps "
-            "(labels, data, limits), which are not looked into. Each kind's `status`, which "
+            "module's name. A key that holds a scalar names its kind (`replicas:integer`), "
+            "which has no keys. Other keys hold free values: free-keyed maps (labels, data, "
+            "limits), open objects, lists of scalars, which are not looked into. Each kind's `status`, which "
             "programs read and never set, is listed apart (`STATUSES`, `STATUS_OBJECTS`), so "
             "that no property is checked against it.",
             "",

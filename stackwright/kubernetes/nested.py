@@ -7,8 +7,9 @@ a `spec` can be named where it is written, without a cluster.
     object_keys("apps_v1.DeploymentSpec")["template"]
         → Nested("one", "core_v1.PodTemplateSpec")
 
-A field whose keys are free (labels, annotations, data, resources.limits) or that holds a plain
-value nests nothing checkable and maps to None. Each object's keys are decoded on first use,
+A field that holds a scalar maps to its `Plain` kind (`replicas` → an integer), which has no
+keys; one whose keys are free (labels, annotations, data, resources.limits, an open object) maps
+to None, as anything may be below it. Each object's keys are decoded on first use,
 once per kind and per definition.
 
 `Walk.unknown` finds the first key of a program's inputs that is no field of its object, in a
@@ -56,13 +57,48 @@ class Nested:
         """The definition's own name (`Container`)."""
         return self.definition.rpartition(".")[2]
 
-    def keys(self) -> Mapping[str, Nested | None]:
+    def keys(self) -> Mapping[str, Held]:
         """The definition's keys as a live object holds them (`live_keys`)."""
         return live_keys(self.definition)
 
     def item(self) -> Nested:
         """One object of the definition: an item of the list, a value of the map."""
         return _one(self.definition)
+
+
+#: A scalar's kind as the table names it → as a message says it.
+_PLAIN_SHOWN: Mapping[str, str] = {
+    "string": "a string",
+    "integer": "an integer",
+    "number": "a number",
+    "boolean": "a boolean",
+    "quantity": "a quantity",
+    "int-or-string": "an integer or a string",
+}
+
+
+@dataclass(frozen=True)
+class Plain:
+    """A field holding a scalar of `kind` (`integer`): no keys, no items, so nothing is below
+    it (`spec.replicas.foo` is a mistake, not an absent field)."""
+
+    kind: str
+    container: Literal["plain"] = "plain"
+
+    @property
+    def shown(self) -> str:
+        """`an integer`."""
+        return _PLAIN_SHOWN.get(self.kind, f"a {self.kind}")
+
+    def keys(self) -> Mapping[str, Nested | Plain | None]:
+        return {}
+
+    def item(self) -> Plain:
+        return self
+
+
+#: What a key of an object holds: an object (or a list or map of them), a scalar, or anything.
+Held = Nested | Plain | None
 
 
 @dataclass(frozen=True)
@@ -79,21 +115,22 @@ class LiveKind:
     def shown(self) -> str:
         return self.kind
 
-    def keys(self) -> Mapping[str, Nested | None]:
+    def keys(self) -> Mapping[str, Held]:
         return live_fields(self.group, self.version, self.kind) or {}
 
     def item(self) -> LiveKind:
         return self
 
 
-def _keys(listed: str, own: str) -> Mapping[str, Nested | None]:
+def _keys(listed: str, own: str) -> Mapping[str, Held]:
     """The keys of one of the table's strings, whose definitions without a module are the
     inputs module `own`'s."""
-    keys: dict[str, Nested | None] = {}
+    keys: dict[str, Held] = {}
     for item in listed.split():
         key, _, holds = item.partition("=")
         if not holds:
-            keys[key] = None
+            key, _, plain = key.partition(":")
+            keys[key] = _plain(plain) if plain else None
             continue
         container = _CONTAINERS.get(holds[0], "one")
         module, _, name = holds.strip("[]{}").rpartition(".")
@@ -108,7 +145,7 @@ def kinds(group: str, version: str) -> Mapping[str, str] | None:
 
 
 @functools.cache
-def kind_fields(group: str, version: str, kind: str) -> Mapping[str, Nested | None] | None:
+def kind_fields(group: str, version: str, kind: str) -> Mapping[str, Held] | None:
     """A built-in kind's top-level fields (camelCase, status left out) with what each nests;
     None for a kind that is not built in."""
     listed = (kinds(group, version) or {}).get(kind)
@@ -116,7 +153,7 @@ def kind_fields(group: str, version: str, kind: str) -> Mapping[str, Nested | No
 
 
 @functools.cache
-def object_keys(definition: str) -> Mapping[str, Nested | None]:
+def object_keys(definition: str) -> Mapping[str, Held]:
     """The keys of the nested object `definition` (`core_v1.Container`), each with what it
     nests."""
     module, _, name = definition.partition(".")
@@ -124,7 +161,7 @@ def object_keys(definition: str) -> Mapping[str, Nested | None]:
 
 
 @functools.cache
-def live_fields(group: str, version: str, kind: str) -> Mapping[str, Nested | None] | None:
+def live_fields(group: str, version: str, kind: str) -> Mapping[str, Held] | None:
     """A built-in kind's top-level fields as its live object holds them: `kind_fields` with
     `status` (for a kind that has one), `apiVersion` and `kind`; None for a kind that is not
     built in."""
@@ -132,7 +169,8 @@ def live_fields(group: str, version: str, kind: str) -> Mapping[str, Nested | No
     if fields is None:
         return None
     status = STATUSES.get(group, {}).get(version, {}).get(kind, "")
-    return {"apiVersion": None, "kind": None, **fields, **_keys(status, "")}
+    text = _plain("string")
+    return {"apiVersion": text, "kind": text, **fields, **_keys(status, "")}
 
 
 @functools.cache
@@ -143,7 +181,7 @@ def live_kind(group: str, version: str, kind: str) -> LiveKind | None:
 
 
 @functools.cache
-def live_keys(definition: str) -> Mapping[str, Nested | None]:
+def live_keys(definition: str) -> Mapping[str, Held]:
     """`object_keys`, for the objects only a status holds too."""
     module, _, name = definition.partition(".")
     if name in OBJECTS.get(module, {}):
@@ -154,6 +192,11 @@ def live_keys(definition: str) -> Mapping[str, Nested | None]:
 @functools.cache
 def _one(definition: str) -> Nested:
     return Nested("one", definition)
+
+
+@functools.cache
+def _plain(kind: str) -> Plain:
+    return Plain(kind)
 
 
 @dataclass
@@ -260,7 +303,7 @@ class Walk(Generic[K, V]):
             return None
         for name, value in fields:
             nested = top.get(name)
-            found = self._unknown(value, nested) if nested is not None else None
+            found = self._unknown(value, nested) if isinstance(nested, Nested) else None
             if found is not None:
                 found.steps.append(name)
                 return found
@@ -278,7 +321,7 @@ class Walk(Generic[K, V]):
         for step, place in places:
             for name, key, item in self.pairs(place):
                 inner = keys.get(name)
-                found = self._unknown(item, inner) if inner is not None else None
+                found = self._unknown(item, inner) if isinstance(inner, Nested) else None
                 if found is None:
                     if name in keys:
                         continue
@@ -294,6 +337,7 @@ class Walk(Generic[K, V]):
 __all__ = [
     "LiveKind",
     "Nested",
+    "Plain",
     "UnknownKey",
     "Walk",
     "kind_fields",

@@ -133,8 +133,9 @@ class Schema(Protocol):
     """What a built-in kind's live object holds at one place, as the kind's definition says:
     one object, a list of them or a map of free keys to them (`container`: "one", "list",
     "map"), of the definition `shown` (`ServiceSpec`), whose `keys()` each map to their own
-    schema (None for a plain value or a free-keyed map, labels or limits, where any key goes);
-    `item()` is one object of a list's or map's. The layer that knows the kinds supplies it
+    schema (None for a free value, labels, limits or an open object, where any key goes);
+    `item()` is one object of a list's or map's. A scalar (`container` "plain", `shown` "an
+    integer") has no keys and no items: nothing is below it. The layer that knows the kinds supplies it
     (`Resource._schema`): the SDK never imports that layer."""
 
     @property
@@ -167,6 +168,8 @@ class _Place:
         Not `pulumi`: the name is Kubernetes' own (a YAML program's), which a snake_case
         spelling does not find (the live object has no such key: it read null)."""
         schema = self.schema
+        if schema.container == "plain":
+            raise self.below(name)
         if schema.container == "map":  # free keys, each to an object
             return name, _Place(self.owner, join_path(self.path, name), schema.item())
         if schema.container == "one":
@@ -197,11 +200,22 @@ class _Place:
         for key in path:
             if place is None:
                 break
+            if checked and place.schema.container == "plain":
+                raise place.below(key)
             if checked and type(key) is str:
                 place = place.attribute(key, pulumi=False)[1]
             else:
                 place = place.item(key)
         return place
+
+    def below(self, key: Any) -> AttributeError:
+        """The error for `key` (a field's name, an index) taken below a scalar, which holds
+        neither: it read null, silently, as an absent field does."""
+        what = "item" if type(key) is int else "field"
+        return AttributeError(
+            f"{self.owner} has no {what} {join_path(self.path, key)} ({self.path} is "
+            f"{self.schema.shown}, which has no {what}s: read {self.path} itself)"
+        )
 
     def missing(self, name: str, *, pulumi: bool = True) -> AttributeError:
         """The error for an attribute `name` that is no field here, with the closest ones."""

@@ -119,43 +119,71 @@ LATER = """
 """
 
 
-def test_a_misspelt_field_in_a_yaml_reference_is_refused_before_anything_changes(
-    new_project: Any, cluster: LiveCluster
+@pytest.mark.parametrize(
+    ("good", "bad", "read", "said"),
+    [
+        # Read null once applied, as the real field does on a ClusterIP Service: an export
+        # null for good, with no word of the typo.
+        (
+            "svc.status.loadBalancer.ingress[0].ip",
+            "svc.status.loadBalncer.ingress[0].ip",
+            None,
+            "Service has no field status.loadBalncer (did you mean loadBalancer?)",
+        ),
+        # Read null too: the field table marked a scalar field and a free-keyed map alike.
+        (
+            "svc.spec.ports[0].port",
+            "svc.spec.ports[0].port.number",
+            80,
+            "Service has no field spec.ports[0].port.number (spec.ports[0].port is an integer, "
+            "which has no fields: read spec.ports[0].port itself)",
+        ),
+    ],
+    ids=["misspelt", "below-a-scalar"],  # short: the project is named after the test
+)
+def test_a_wrong_reference_is_refused(
+    new_project: Any, cluster: LiveCluster, good: str, bad: str, read: Any, said: str
 ) -> None:
-    # `${svc.status.loadBalncer.ingress[0].ip}` read null once applied, as the real field
-    # does on a ClusterIP Service: an export null for good, with no word of the typo.
     p = new_project()
 
-    def program(ip: str, *parts: str) -> None:
+    def program(reference: str, *parts: str) -> None:
         head = HEAD.format(name=p.name, ns=p.ns)
         outputs = (
-            f"outputs:\n  ip: ${{svc.status.{ip}.ingress[0].ip}}\n"
+            f"outputs:\n  ref: ${{{reference}}}\n"
             "  engine: ${e1.status.anything}\n"
+            "  size: ${e1.spec.size.anything}\n"
             '  label: ${svc.metadata.labels["app.kubernetes.io/name"]}\n'
+            "  other: ${svc.metadata.labels.anything}\n"
         )
         (p.root / "Stackwright.yaml").write_text(
             textwrap.dedent(head).lstrip() + "".join(parts) + outputs
         )
 
-    program("loadBalancer", CRD, _engine("{size: 2}"), SERVICE)
+    program(good, CRD, _engine("{size: 2}"), SERVICE)
     up = p.up()
-    # Real fields the live object lacks read null; a CRD kind's fields are not checked.
-    assert up.summary["outputs"] == {"ip": None, "engine": None, "label": None}
+    # Real fields the live object lacks read null; free keys and a CRD kind's fields (below
+    # its scalars too) are not checked.
+    assert up.summary["outputs"] == {
+        "ref": read,
+        "engine": None,
+        "size": None,
+        "label": None,
+        "other": None,
+    }
     before = p.state()
 
-    program("loadBalncer", CRD, _engine("{size: 2}"), SERVICE, LATER)
+    program(bad, CRD, _engine("{size: 2}"), SERVICE, LATER)
     written = (p.root / "Stackwright.yaml").read_text().splitlines()
-    at = written.index("  ip: ${svc.status.loadBalncer.ingress[0].ip}") + 1
+    at = written.index(f"  ref: ${{{bad}}}") + 1
     for command in (("preview",), ("up", "--yes")):
         refused = p.sw(*command, rc=2)
         (line,) = refused.err.strip().splitlines()
-        assert line.endswith(
-            f"Stackwright.yaml:{at}: output ip: ${{svc.status.loadBalncer.ingress[0].ip}}: "
-            "Service has no field status.loadBalncer (did you mean loadBalancer?)"
-        ), line
+        assert line.endswith(f"Stackwright.yaml:{at}: output ref: ${{{bad}}}: {said}"), line
         assert "Traceback" not in refused.err
     assert get(cluster, "configmaps", "later", p.ns) is None
     assert p.state() == before
+    p.sw("destroy", "--yes")  # the CRD, which the next case declares again
+    assert get(cluster, "customresourcedefinitions", "engines.yamlprog.example.com") is None
 
 
 NEWER = """

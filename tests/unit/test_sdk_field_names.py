@@ -71,6 +71,23 @@ def test_a_misspelt_attribute_of_an_output_is_refused_where_it_is_taken(
         k8s.apps.v1.Deployment("d", spec={}).metadata.nmae  # noqa: B018
 
 
+def test_an_attribute_below_a_scalar_field_is_refused(program: Program) -> None:
+    # It read null, silently, as an absent field does: the table marked a scalar field and a
+    # free-keyed map alike as holding anything.
+    dep = k8s.apps.v1.Deployment("web", spec={})
+    with pytest.raises(AttributeError) as raised:
+        dep.spec.replicas.foo  # noqa: B018
+    assert str(raised.value) == (
+        "Deployment 'web' has no field spec.replicas.foo (spec.replicas is an integer, which "
+        "has no fields: read spec.replicas itself)"
+    )
+    with pytest.raises(AttributeError, match=r"no field status\.load_balancer\.ingress\[0\]"):
+        service().status.load_balancer.ingress[0].ip.v4  # noqa: B018
+    # Free-keyed maps and open objects below a scalar's neighbours still take any name.
+    assert dep.metadata.labels.anything is not None
+    assert k8s.apps.v1.ControllerRevision("r", revision=1).data.spec.any is not None
+
+
 def test_real_fields_the_live_object_does_not_hold_read_none(program: Program) -> None:
     svc = service()
     dep = k8s.apps.v1.Deployment("web", spec={})
@@ -196,14 +213,16 @@ def test_statuses_are_listed_apart_from_what_programs_set() -> None:
         for kinds in versions.values()
         for listed in kinds.values()
         for held in nested._keys(listed, "").values()
-        if held is not None
+        if isinstance(held, nested.Nested)
     ]
     while todo:
         held = todo.pop()
         if held.definition in seen:
             continue
         seen.add(held.definition)
-        todo += [n for n in nested.live_keys(held.definition).values() if n is not None]
+        todo += [
+            n for n in nested.live_keys(held.definition).values() if isinstance(n, nested.Nested)
+        ]
     status_only = {
         f"{module}.{name}" for module, names in fields.STATUS_OBJECTS.items() for name in names
     }

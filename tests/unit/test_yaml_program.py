@@ -936,6 +936,9 @@ resources:
   widget:
     type: kubernetes:example.com/v1:Widget
     properties: {spec: {size: 1}}
+  revision:
+    type: kubernetes:apps/v1:ControllerRevision
+    properties: {revision: 1, data: {spec: {any: thing}}}
 variables:
   ready: ${web.status.readyReplicas}
 outputs:
@@ -951,6 +954,8 @@ outputs:
   widget: ${widget.spec.anything.at.all}
   widgetStatus: ${widget.status.whatever}
   newer: ${svc.status["brandNewThing"]}
+  open: ${revision.data.spec.any}
+  annotation: ${web.spec.template.metadata.annotations.anything}
 """
 
 
@@ -979,6 +984,21 @@ outputs:
             "status.loadBalancer.ingress[0].ip",
         ),
         ("${web.spec.replica}", "Deployment has no field spec.replica (did you mean replicas?)"),
+        # Below a scalar: it read null, as an absent field does.
+        (
+            "${web.spec.replicas.foo}",
+            "Deployment has no field spec.replicas.foo (spec.replicas is an integer, which has "
+            "no fields: read spec.replicas itself)",
+        ),
+        ("${web.spec.replicas[0]}", "no item spec.replicas[0] (spec.replicas is an integer"),
+        ("x-${svc.spec.clusterIP.a}", "no field spec.clusterIP.a (spec.clusterIP is a string"),
+        ("${cm.metadata.name.first}", "no field metadata.name.first (metadata.name is a string"),
+        ("${revision.revision.x}", "ControllerRevision has no field revision.x (revision is an"),
+        (
+            "${svc.status.loadBalancer.ingress[0].ip.v4}",
+            "status.loadBalancer.ingress[0].ip is a string, which has no fields",
+        ),
+        ("${web.status.readyReplicas.x}", "(status.readyReplicas is an integer, which has no"),
         # A field newer than the kinds' definitions is read in brackets, as in Python.
         (
             "${svc.status.brandNewThing}",
