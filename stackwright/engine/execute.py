@@ -896,7 +896,7 @@ class Run:
                     explicit.add(patched)
             nodes.append(Node(resource.urn, static, frozenset(explicit), patch))
         try:
-            return Graph(nodes)
+            return Graph(nodes, program=True)
         except DependencyCycle as cycle:
             declared = {r.urn: r.declared_at for r in resources}
             where = ", ".join(

@@ -255,8 +255,11 @@ class Rule:
     reason: str
     #: The first object holds the waiting ones: deleting it deletes them (a namespace its
     #: objects, a CRD its custom objects). Only these rules join resources when a run
-    #: selects some (`--target`, `--exclude`); the others only order them.
+    #: selects some (`--target`, `--exclude`); the others only order them. Nor does a
+    #: program's edge the other way round override one: the waiting object cannot exist
+    #: without the first, so that is a cycle. `held` says how, of the first object `{dep}`.
     holds: bool = False
+    held: str = ""
 
 
 #: Ordered for the reader; every rule applies.
@@ -268,6 +271,7 @@ RULES: tuple[Rule, ...] = (
         "its-namespace",
         "objects cannot be created in a namespace that does not exist yet",
         holds=True,
+        held="is inside the Namespace {dep}",
     ),
     Rule(
         "crd-before-custom-objects",
@@ -276,6 +280,7 @@ RULES: tuple[Rule, ...] = (
         "its-definition",
         "a custom kind is served only once its CRD is Established",
         holds=True,
+        held="is of the kind the CustomResourceDefinition {dep} defines",
     ),
     Rule(
         "config-before-workloads",
@@ -373,10 +378,13 @@ class Graph:
 
     `needs[urn]` are the URNs that must be done before `urn`, `dependents[urn]` the
     URNs that wait for it, and `order` all URNs in an order that respects `needs`,
-    otherwise following declaration order.
+    otherwise following declaration order. A program's (`program`): an edge it declares
+    against a rule that holds (a Namespace on an object inside it) is a cycle, as the
+    object cannot exist first; a recorded stack's gives way to it instead, so that what
+    the stack holds can always be deleted.
     """
 
-    def __init__(self, nodes: Iterable[Node]) -> None:
+    def __init__(self, nodes: Iterable[Node], *, program: bool = False) -> None:
         self.nodes = {n.urn: n for n in nodes}
         explicit = {
             urn: {d for d in node.explicit if d in self.nodes and d != urn}
@@ -389,10 +397,12 @@ class Graph:
         #: What selection follows: the program's edges and the rules that hold objects.
         self._held: dict[str, set[str]] = {urn: set(deps) for urn, deps in explicit.items()}
         for urn, deps in implicit.items():
-            # A rule never overrides what the program said the other way round.
-            kept = {d for d in deps if urn not in explicit_ancestors(d)}
+            # A rule never overrides what the program said the other way round; one that
+            # holds the object is no order to give way (`program`): the object needs it.
+            held = holding.get(urn, set())
+            kept = {d for d in deps if (program and d in held) or urn not in explicit_ancestors(d)}
             self.needs[urn] |= kept
-            self._held[urn] |= kept & holding.get(urn, set())
+            self._held[urn] |= kept & held
         self.dependents: dict[str, set[str]] = {urn: set() for urn in self.nodes}
         self._holders: dict[str, set[str]] = {urn: set() for urn in self.nodes}
         for urn, deps in self.needs.items():
@@ -444,11 +454,18 @@ class Graph:
     def _explain(self, cycle: list[str]) -> str:
         """Which links of a cycle Kubernetes' rules added (the rest the program declared)."""
         notes = [
-            f"{urn} waits for {dep} by the rule {self.why(urn, dep)}"
+            self._link(urn, dep)
             for urn, dep in itertools.pairwise(cycle)
             if dep not in self.nodes[urn].explicit
         ]
         return f" ({'; '.join(notes)})" if notes else ""
+
+    def _link(self, urn: str, dep: str) -> str:
+        rule = rule_between(self.nodes[dep].obj, self.nodes[urn].obj)
+        if rule is not None and rule.held:
+            held = rule.held.format(dep=dep)
+            return f"{urn} {held}, so it cannot exist before it (the rule {rule.name})"
+        return f"{urn} waits for {dep} by the rule {self.why(urn, dep)}"
 
     def why(self, urn: str, dep: str) -> str:
         """Why `urn` waits for `dep`: "declared" (Output, depends_on or parent) or a rule's name."""

@@ -13,7 +13,16 @@ import textwrap
 from typing import Any
 
 import pytest
-from test_cli_lifecycle import LiveCluster, Project, Result, get, live, new_project, one_line
+from test_cli_lifecycle import (
+    PRELUDE_LINES,
+    LiveCluster,
+    Project,
+    Result,
+    get,
+    live,
+    new_project,
+    one_line,
+)
 from test_secrets_lifecycle import assert_nowhere, passphrase
 
 pytestmark = pytest.mark.integration
@@ -329,3 +338,39 @@ def test_a_transform_writing_out_the_namespace_objects_are_in_replaces_nothing(
         found = live(cluster, "configmap", before[name].partition("/")[2], p.ns)
         assert found["metadata"]["uid"] == uid, name
     assert p.preview().changed() == {}
+
+
+def test_a_namespace_that_depends_on_an_object_inside_it_is_a_cycle(
+    new_project: Any, cluster: LiveCluster
+) -> None:
+    # The program's `depends_on` dropped the ConfigMap's need of its Namespace: the ConfigMap
+    # was sent first, and the run failed at apply time with a line about a missing namespace.
+    p = new_project()
+    p.program(
+        """
+        cm = k8s.core.v1.ConfigMap("cm", metadata={"name": "cm", "namespace": NS}, data={"a": "1"})
+        ns = k8s.core.v1.Namespace("ns", metadata={"name": NS},
+                                   opts=sw.ResourceOptions(depends_on=[cm]))
+        """
+    )
+    ns, cm = (
+        p.urn("kubernetes:core/v1:Namespace", "ns"),
+        p.urn("kubernetes:core/v1:ConfigMap", "cm"),
+    )
+    main = p.root / "__main__.py"
+    said = set()
+    for command in (("preview",), ("up", "--yes")):
+        refused = p.sw(*command, rc=2)
+        (line,) = refused.err.strip().splitlines()
+        assert line.startswith(f"error: dependency cycle: {cm} -> {ns} -> {cm} ("), line
+        assert f"{cm} is inside the Namespace {ns}, so it cannot exist before it" in line, line
+        assert line.endswith(
+            f"declared: kubernetes:core/v1:ConfigMap cm at {main}:{PRELUDE_LINES + 2}, "
+            f"kubernetes:core/v1:Namespace ns at {main}:{PRELUDE_LINES + 3}"
+        ), line
+        assert "Traceback" not in refused.err and "step" not in refused.out
+        said.add(line)
+    assert len(said) == 1  # the preview says what `up` does
+    assert get(cluster, "namespace", p.ns) is None
+    assert get(cluster, "configmap", "cm", p.ns) is None
+    assert not p.resources()

@@ -272,6 +272,32 @@ def test_explicit_path_wins_over_an_opposite_rule() -> None:
     assert graph.needs["web"] == set()
 
 
+def test_a_program_edge_against_a_rule_that_holds_is_a_cycle() -> None:
+    # The Namespace was declared to wait for a ConfigMap inside it (through a Secret): the
+    # ConfigMap's need of its Namespace gave way, and it was sent to a namespace not made yet.
+    with pytest.raises(UsageError) as info:
+        Graph(
+            [
+                node("ns", obj("Namespace", "apps"), "secret"),
+                node("secret", obj("Secret", "s", "other"), "cm"),
+                node("cm", obj("ConfigMap", "c", "apps")),
+            ],
+            program=True,
+        )
+    assert str(info.value) == (
+        "dependency cycle: ns -> secret -> cm -> ns (cm is inside the Namespace ns, so it "
+        "cannot exist before it (the rule namespace-first))"
+    )
+    with pytest.raises(UsageError, match=r"widget is of the kind the CustomResourceDefinition "):
+        Graph([node("crd", CRD, "widget"), node("widget", obj("Widget", "w", "", "example.com/v1"))],
+              program=True)  # fmt: skip
+    # A recorded stack's edges win, as before, so that what it holds can be deleted.
+    recorded = Graph(
+        [node("ns", obj("Namespace", "apps"), "cm"), node("cm", obj("ConfigMap", "c", "apps"))]
+    )
+    assert recorded.order == ["cm", "ns"]
+
+
 def test_cycle_is_reported_with_its_path() -> None:
     with pytest.raises(UsageError) as info:
         Graph([node("a", None, "b"), node("b", None, "a"), node("c", None, "a")])
