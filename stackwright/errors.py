@@ -291,11 +291,22 @@ def redact_within(value: Any) -> Any:
 _PASSWORD_WORD = re.compile(r"(\bpassword\s*=\s*)('(?:[^'\\]|\\.)*'|\S+)")
 
 
+#: Schemes whose user name alone names an account, not a credential (`postgresql://app@db/state`,
+#: `ssh://git@github.com/x`): shown. In any other URL a user name alone is a token (`https://
+#: ghp_…@github.com/x`, a chart repository's or registry's), as Git and Helm send it.
+_USER_NAMED = frozenset({"postgresql", "postgres", "ssh", "git+ssh"})
+
+#: Where a URL's authority ends.
+_AUTHORITY_END = re.compile(r"[/?#]")
+
+
 def url_shown(url: str, plain: Collection[str] = ()) -> str:
-    """`url` as a message may show it: the password of its authority (`user:pass@`) and the
-    value of each query option but those named `plain` as [secret]. A backend or server URL
-    may carry one (`postgresql://app:pw@db/state`, libpq's `?password=`), and so may text
-    that is no URL (libpq's `host=db password=pw`, a URL without its scheme)."""
+    """`url` as a message may show it: the password of its authority (`user:pass@`), a user
+    name alone where it is a token (`https://TOKEN@host`: but a database's or ssh's user,
+    `_USER_NAMED`) and the value of each query option but those named `plain` as [secret].
+    A backend, server, chart repository or Git URL may carry one (`postgresql://app:pw@db/state`,
+    libpq's `?password=`), and so may text that is no URL (libpq's `host=db password=pw`, a
+    URL without its scheme)."""
     scheme, sep, rest = url.partition("://")
     if not sep:  # a path; or a URL without its scheme, libpq's keywords (`password=…`)
         rest = url
@@ -306,6 +317,11 @@ def url_shown(url: str, plain: Collection[str] = ()) -> str:
     shown = ""
     if at and ":" in userinfo and not rest.startswith("/"):
         shown, rest = f"{userinfo.partition(':')[0]}:[secret]@", after
+    elif sep and scheme.lower() not in _USER_NAMED:
+        # A token is within the authority: an '@' past it is the path's (a chart's digest).
+        token, at, _ = _AUTHORITY_END.split(rest, maxsplit=1)[0].rpartition("@")
+        if token:
+            shown, rest = "[secret]@", rest[len(token) + 1 :]
     if not sep:
         return shown + _PASSWORD_WORD.sub(r"\1[secret]", rest)
     rest, question, query = rest.partition("?")

@@ -212,6 +212,16 @@ def test_a_backend_url_whose_folder_does_not_exist_is_refused(
             "unsupported state backend URL 'app:[secret]@db.internal/state': supported schemes "
             "are file://; for a local file write file://app:[secret]@db.internal/state",
         ),
+        (  # a token as the user name, as an HTTP server takes it
+            "https://pw-Qz81x@state.example/stacks",
+            "unsupported state backend URL 'https://[secret]@state.example/stacks': "
+            "supported schemes are file://",
+        ),
+        (  # a database's user name alone is an account: shown
+            "postgresql://app@db.internal/state",
+            "unsupported state backend URL 'postgresql://app@db.internal/state': "
+            "supported schemes are file://",
+        ),
         (
             "file:///tmp/state.db?synchronous=full&password=pw-Qz81x",
             "unknown option 'password' in state backend URL "

@@ -468,7 +468,8 @@ def test_a_chart_from_a_repository_that_requires_credentials(
 
         # Helm sends a URL's own credentials for the index alone, not the archive.
         in_url = {"repo": url.replace("://", "://ci:pw-Qz81x@")}
-        said = refusals("webapp", {"repo": url}, {"in url": in_url})
+        as_user = {"repo": url.replace("://", "://pw-Qz81x@")}  # a token, no password
+        said = refusals("webapp", {"repo": url}, {"in url": in_url, "token": as_user})
         # Helm pulls while the program runs: another resource's live state is not known then.
         token = ConfigMap("token", metadata={"name": "token"}).metadata["uid"]
         with pytest.raises(UsageError, match="repository_opts must be known while the program"):
@@ -479,6 +480,8 @@ def test_a_chart_from_a_repository_that_requires_credentials(
         "wrong": f"the chart repository {url} refused the credentials given (401 Unauthorized); "
         "check repository_opts username and password",
         "in url": f"the chart repository {url.replace('://', '://ci:[secret]@')} requires "
+        "credentials (401 Unauthorized); give them as repository_opts username and password",
+        "token": f"the chart repository {url.replace('://', '://[secret]@')} requires "
         "credentials (401 Unauthorized); give them as repository_opts username and password",
     }
 

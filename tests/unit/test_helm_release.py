@@ -168,11 +168,21 @@ def test_a_repositorys_password_is_a_secret_of_the_release(stack: Stack) -> None
     assert stack.fake.releases[("shop", "web")]["spec"]["repositoryOpts"]["password"] == "pw-Qz81x"
 
 
-def test_a_password_in_the_repositorys_url_is_a_secret_of_the_release(stack: Stack) -> None:
+@pytest.mark.parametrize(
+    "repo",
+    [
+        "https://ci:pw-Qz81x@charts.example",
+        # A token as the user name, with no password: it was kept in plain text.
+        "https://pw-Qz81x@charts.example",
+    ],
+)
+def test_a_password_in_the_repositorys_url_is_a_secret_of_the_release(
+    stack: Stack, repo: str
+) -> None:
     # `repo: https://user:password@host` (as `helm repo add` takes it): the URL is kept as
     # the password is, not in plain text in a preview, an event or the state.
     def declare(p: Program) -> None:
-        opts = {"repo": "https://ci:pw-Qz81x@charts.example"}
+        opts = {"repo": repo}
         k8s.helm.Release("web", chart="webapp", repository_opts=opts, namespace="shop")
 
     stack.run("up", declare, dry_run=True)
@@ -181,7 +191,7 @@ def test_a_password_in_the_repositorys_url_is_a_secret_of_the_release(stack: Sta
     (recorded,) = stack.backend.load(PROJECT, STACK).resources
     assert "repositoryOpts.repo" in recorded.secret_paths
     spec = stack.fake.releases[("shop", "web")]["spec"]
-    assert spec["repositoryOpts"]["repo"] == "https://ci:pw-Qz81x@charts.example"
+    assert spec["repositoryOpts"]["repo"] == repo
 
 
 def test_editing_a_local_chart_changes_the_release_inputs(tmp_path: Path) -> None:
