@@ -566,6 +566,8 @@ class Run:
         self._declared_of: dict[str, frozenset[str]] = {}
         #: The program's resources `--exclude` keeps this run from touching.
         self.excluded: set[str] = set()
+        #: Each resource not done for want of an excluded one not created yet → that one.
+        self._behind_excluded: dict[str, str] = {}
         #: Resources the program dropped, deleted early (before the delete-before-replace of
         #: what they depend on) by the task that did it; the run's last deletes skip them.
         self.deleted_first: dict[str, asyncio.Future[set[str]]] = {}
@@ -1013,6 +1015,10 @@ class Run:
             self.journal.rename(former, resource.urn)
         self.emit(Diagnostic(resource.urn, f"renamed from {former} {why}: no replacement", "info"))
 
+    def _excluded_root(self, urn: str) -> str | None:
+        """The excluded resource, not created yet, that `urn` is (or was not done for)."""
+        return urn if urn in self.excluded else self._behind_excluded.get(urn)
+
     async def _resource(self, resource: Resource, needs: set[str], allowed: bool) -> None:
         urn = resource.urn
         try:
@@ -1035,9 +1041,12 @@ class Run:
                     # Its failure is the refresh's, said once: the step would fail the same
                     # way after as many retries, or change an object whose state is unknown.
                     reason = "the refresh could not read it"
-                elif blocked[0] in self.excluded:
+                elif (root := self._excluded_root(blocked[0])) is not None:
+                    self._behind_excluded[urn] = root
+                    # One needing it in turn names the excluded one too, not a failure.
+                    via = "" if root == blocked[0] else f"{describe(blocked[0])}, which needs "
                     reason = (
-                        f"it needs {describe(blocked[0])}, which is excluded and not created yet: "
+                        f"it needs {via}{describe(root)}, which is excluded and not created yet: "
                         "exclude this one too, or add --exclude-dependents"
                     )
                     self.outcome.unselected += 1  # the command's flags to fix: bad usage

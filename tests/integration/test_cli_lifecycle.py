@@ -1639,6 +1639,24 @@ def test_replace_exclude_target_dependents_and_expect_no_changes(
         "error: --exclude-dependents needs an --exclude: add the resources to leave out"
     )
 
+    # Behind an excluded resource not created yet, each one not done names it, not a failure.
+    chain = """
+        new = k8s.core.v1.ConfigMap("new", metadata={"name": "new", "namespace": NS}, data={})
+        mid = k8s.core.v1.ConfigMap("mid", metadata={"name": "mid", "namespace": NS},
+                                    data={"new": new.metadata["name"]})
+        k8s.core.v1.ConfigMap("end", metadata={"name": "end", "namespace": NS},
+                              data={"mid": mid.metadata["name"]})
+        """
+    p.program('V = "2"\n' + textwrap.dedent(body) + textwrap.dedent(chain))
+    skipped = p.preview("--exclude", p.urn("kubernetes:core/v1:ConfigMap", "new"), rc=2)
+    cm = "kubernetes:core/v1:ConfigMap"
+    assert skipped.summary["notDone"] == [
+        f"{cm} mid: it needs {cm} new, which is excluded and not created yet: exclude this one "
+        "too, or add --exclude-dependents",
+        f"{cm} end: it needs {cm} mid, which needs {cm} new, which is excluded and not created "
+        "yet: exclude this one too, or add --exclude-dependents",
+    ]
+
 
 # --- failures ------------------------------------------------------------------------------------
 
