@@ -1816,17 +1816,16 @@ class Run:
     async def _check_replacement(self, provider: Provider, step: Step) -> None:
         """Refuse a delete-first replacement whose new object the server would refuse, while
         the old one is still there: dry-run over the old object, the server refuses the
-        fields that cannot change once set, which force the replacement (the plan's reasons
-        name them) and which the new object will not meet; anything else it names (a
+        fields that cannot change once set, which force the replacement (the plan's
+        `forcing` names them) and which the new object will not meet; anything else it names (a
         `replicas: -1`) would refuse the new object once the old was deleted. A refusal
         that does not say field by field is no verdict: the replacement goes ahead."""
         new = step.new
         assert new is not None
-        forcing = [reason.partition(": ")[0] for reason in step.replace_reasons]
         try:
             await self._dry_run(provider, new, new.id.rpartition("/")[0] or None, force=True)
         except InputsRejected as refused:
-            beyond = refused.beyond_immutable(forcing)
+            beyond = refused.beyond_immutable(step.forcing)
             if beyond is not None:
                 raise InputsRejected(
                     f"{beyond} (a replacement that deletes the object first: it is left as it is)"

@@ -35,6 +35,11 @@ class Immutable:
     reason: str
     unless: tuple[str, ...] = ()
 
+    @property
+    def line(self) -> str:
+        """The replace reason it gives: the field, then why."""
+        return f"{self.path}: {self.reason}"
+
 
 _STATEFULSET_MUTABLE = (
     "spec.replicas", "spec.ordinals", "spec.template", "spec.updateStrategy",
@@ -192,6 +197,9 @@ class Step:
     changes: tuple[FieldChange, ...] = ()
     replace_reasons: tuple[str, ...] = ()
     delete_before_replace: bool = False
+    #: The field paths whose change forces the replacement, as its reasons name them: what
+    #: the server may refuse to change in place (a delete-first replacement's check).
+    forcing: tuple[str, ...] = ()
 
     @property
     def type(self) -> str:
@@ -394,15 +402,15 @@ def _touches(change: FieldChange, rule: Immutable) -> bool:
     return False
 
 
-def replacement_reasons(
+def forcing_rules(
     changes: Sequence[FieldChange],
     obj: Mapping[str, Any],
     replace_on_changes: Sequence[str],
     old: Mapping[str, Any] | None = None,
     spelling: Spelling = PYTHON,
-) -> list[str]:
-    """Why these changes to `obj` (recorded as `old`) need a replacement, one line per field,
-    naming options as the program's language (`spelling`) does."""
+) -> list[Immutable]:
+    """The rules these changes to `obj` (recorded as `old`) break: each a field whose change
+    needs a replacement, and why."""
     group_kind = group_and_kind(obj)
     rules = [
         *IDENTITY,
@@ -413,11 +421,7 @@ def replacement_reasons(
             for p in replace_on_changes
         ),
     ]
-    return [
-        f"{rule.path}: {rule.reason}"
-        for rule in rules
-        if any(_touches(change, rule) for change in changes)
-    ]
+    return [rule for rule in rules if any(_touches(change, rule) for change in changes)]
 
 
 # --- the step ---------------------------------------------------------------------------
@@ -449,9 +453,10 @@ def plan(intent: Intent, old: ResourceState | None) -> Step:
     # the same object, as its id says: no replacement (Pulumi takes "" as "default" too).
     same_object = bool(old.id) and old.id == desired.id
     renaming = [c for c in changes if not same_object or c.path != "metadata.namespace"]
-    reasons = replacement_reasons(
+    rules = forcing_rules(
         renaming, desired.inputs, intent.replace_on_changes, old.inputs, intent.spelling
     )
+    reasons = [rule.line for rule in rules]
     if intent.force_replace:
         reasons.append(FORCED_REPLACE)
     moved = old.provider != desired.provider and not intent.same_cluster
@@ -470,6 +475,7 @@ def plan(intent: Intent, old: ResourceState | None) -> Step:
             delete_before_replace=intent.delete_before_replace
             or moved
             or not (intent.auto_named or renamed),
+            forcing=tuple(rule.path for rule in rules),
         )  # fmt: skip
     return Step(Op.UPDATE, urn, old, desired, tuple(changes))
 

@@ -32,7 +32,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-from stackwright.engine.plan import diff, replacement_reasons
+from stackwright.engine.plan import diff, forcing_rules
 from stackwright.engine.ports import Provider, ProviderFactory
 from stackwright.errors import InputsRejected, StackwrightError
 from stackwright.model import (
@@ -843,10 +843,10 @@ class FakeCluster:
             meta["namespace"] = key.namespace
         owners[manager] = set(fields)
         if before is not None:
-            reasons = replacement_reasons(diff(_content(before), _content(live)), live, (), before)
-            if reasons:
+            rules = forcing_rules(diff(_content(before), _content(live)), live, (), before)
+            if rules:
                 raise FakeImmutable(
-                    f"{key.kind} {key.name} is invalid: {reasons[0]} (field is immutable)", 422
+                    f"{key.kind} {key.name} is invalid: {rules[0].line} (field is immutable)", 422
                 )
         return self._bookkeep(key, before, live, owners), owners
 

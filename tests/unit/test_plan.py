@@ -14,10 +14,10 @@ from stackwright.engine.plan import (
     Intent,
     Step,
     diff,
+    forcing_rules,
     plan,
     plan_delete,
     recorded_options,
-    replacement_reasons,
     with_ignored,
 )
 from stackwright.model import Op, ResourceState
@@ -254,7 +254,8 @@ def test_an_immutable_configmap_is_replaced_to_change_its_data() -> None:
     step = step_for(sealed, changed(sealed, "data.a", "2"))
     assert step.op is Op.REPLACE
     assert step.replace_reasons == ("data: the ConfigMap is immutable (immutable: true)",)
-    assert replacement_reasons(diff(cm, sealed), sealed, ()) == []
+    assert forcing_rules(diff(cm, sealed), sealed, ()) == []
+    assert step.forcing == ("data",)
 
 
 # --- ignore_changes --------------------------------------------------------------------------------

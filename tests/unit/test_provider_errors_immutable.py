@@ -141,6 +141,10 @@ def test_a_field_the_plan_says_forces_the_replacement_is_no_refusal_however_word
     assert refused(worded).beyond_immutable(["spec.template"]) is None
     assert refused(worded, above).beyond_immutable(["spec.template.spec.containers[0]"]) is None
     assert refused(worded).beyond_immutable(["spec.templates"]) is not None
+    # Key by key: the server writes a map's key bare in brackets, a program's path quotes it.
+    keyed = Cause("spec.routes[a: b]", "FieldValueInvalid", "Invalid value: no changes allowed")
+    assert refused(keyed).beyond_immutable(['spec.routes["a: b"]']) is None
+    assert refused(keyed).beyond_immutable(['spec.routes["a"]']) is not None
     assert refused(worded, REPLICAS).beyond_immutable(["spec.template"]) == (
         'Deployment.apps "api" is invalid: spec.replicas: Invalid value: -1: must be greater '
         "than or equal to 0"

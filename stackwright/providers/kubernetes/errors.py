@@ -23,6 +23,8 @@ Must never: carry a bearer token or a client key in a message.
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Collection
 from dataclasses import dataclass
 
@@ -141,13 +143,27 @@ _AGAINST_CHANGE = (
 
 def _related(field: str, path: str) -> bool:
     """Whether a cause's `field` is `path`, inside it, or holds it (a Pod's `spec` refused
-    for a change of `spec.containers[0].image`)."""
-    if not field:
-        return False
-    return any(
-        inner == outer or inner.startswith((outer + ".", outer + "["))
-        for inner, outer in ((field, path), (path, field))
+    for a change of `spec.containers[0].image`), key by key: the server writes a map's key
+    bare in brackets (`spec.routes[a: b]`) where a program's path may quote it."""
+    inner, outer = _field_keys(field), _field_keys(path)
+    return bool(inner and outer) and all(
+        a == b or "*" in (a, b) for a, b in zip(inner, outer, strict=False)
     )
+
+
+#: A field path's parts: a dotted name, a quoted key in brackets, or anything bare in brackets
+#: (an index, `*` for any, or a map key as the server writes it).
+_FIELD_PART = re.compile(r'\.?([^.\[\]]+)|\[("(?:[^"\\]|\\.)*")\]|\[([^\]]*)\]')
+
+
+def _field_keys(path: str) -> list[str]:
+    """The keys a field path names, a key holding dots split at them (`data["tls.crt"]`,
+    `data[tls.crt]` and `data.tls.crt` alike)."""
+    keys: list[str] = []
+    for name, quoted, bare in _FIELD_PART.findall(path):
+        key = json.loads(quoted) if quoted else name or bare
+        keys.extend(key.split("."))
+    return keys
 
 
 def _against_change(cause: Cause) -> bool:
