@@ -292,6 +292,10 @@ def _error_text(exc: BaseException) -> str:
     return text.splitlines()[0] if "\n" in text else text
 
 
+#: How a refusal of a second claim says what the first resource's step does with the object.
+_CLAIMED_BY = {Op.CREATE: "creates too", Op.REPLACE: "creates too", Op.IMPORT: "adopts too"}
+
+
 def _unplanned_op(resource: Resource, old: ResourceState | None) -> Op | None:
     """The operation of a resource's step, as far as the program says it before the step is
     planned: a new resource's is a create (or its import, its read); a recorded one's needs
@@ -584,10 +588,11 @@ class Run:
         self._marks: dict[
             tuple[str, str, str, str | None], asyncio.Task[dict[str, Mapping[str, Any]] | None]
         ] = {}
-        #: (provider URN, group, kind, namespace, name) → the resource this run creates it
-        #: for: a name known only once applied (another's auto-name, an Output) can still
-        #: be one the run already gave, which the marks listed before knew nothing of.
-        self._creating: dict[tuple[str, str, str, str | None, str], str] = {}
+        #: (provider URN, group, kind, namespace, name) → the resource this run creates,
+        #: replaces or keeps it for: a name known only once applied (another's auto-name, an
+        #: Output) can still be one the run already gave, which the marks listed before knew
+        #: nothing of.
+        self._creating: dict[tuple[str, str, str, str | None, str], tuple[str, Op]] = {}
 
     @classmethod
     def over(
@@ -1197,8 +1202,13 @@ class Run:
             step = replace(step, delete_before_replace=True)
         if patch and step.op is Op.SAME and old is not None and old.init_errors:
             step = await self._applied_again(step, old)
+        # Its object is its alone: a create or a replacement onto the one another resource
+        # makes or keeps would apply over that one's fields.
+        claimed = step.new if kube and step.new is not None and self._placed(step.new) else None
         if step.op is Op.SAME:
             assert old is not None
+            if claimed is not None:
+                self._claim(claimed, step.op)
             recorded = self._state_only_change(step, old)
             if recorded is not None and not self.options.dry_run:
                 await self._record_same(recorded)
@@ -1208,6 +1218,8 @@ class Run:
         started = self.clock()
         self._begun[urn] = (step, started)
         self.emit(StepStarted(step))
+        if claimed is not None:
+            self._claim(claimed, step.op)
         note = _hook_note(step.new.inputs if step.new is not None else {})
         if note:
             self.emit(Diagnostic(urn, note, "info"))
@@ -1991,7 +2003,6 @@ class Run:
         Pulumi's provider refuses unless asked to upsert). An object marked as one of this
         stack's resources (a crashed run's, or one passed from a renamed resource) is ours."""
         api_version, kind, namespace, name = object_ref(new)
-        self._claim(new, api_version.rpartition("/")[0], kind, namespace, name)
         if namespace is not None and (new.provider, namespace) in self._new_namespaces:
             return  # in a namespace this run made
         key = (new.provider, api_version, kind, namespace)
@@ -2040,22 +2051,29 @@ class Run:
             "resource another name"
         )
 
-    def _claim(
-        self, new: ResourceState, group: str, kind: str, namespace: str | None, name: str
-    ) -> None:
-        """Refuse a create of an object another resource of this run creates: each would
-        apply over the other's fields. (Names the program gives as plain text are refused
-        before the run; this is for a name only an applied resource tells.)"""
-        first = self._creating.setdefault((new.provider, group, kind, namespace, name), new.urn)
+    def _placed(self, state: ResourceState) -> bool:
+        """Whether the object's name and namespace are known (a preview's may not be yet)."""
+        meta = metadata_of(state.inputs)
+        names = {key: meta.get(key) for key in ("name", "namespace")}
+        return state.provider not in self._unknown_providers and not unknown_paths(names)
+
+    def _claim(self, new: ResourceState, op: Op) -> None:
+        """Refuse a step onto an object another resource of this run creates, replaces or
+        keeps: each would apply over the other's fields. (Names the program gives as plain
+        text are refused before the run; this is for a name only an applied resource tells.)"""
+        api_version, kind, namespace, name = object_ref(new)
+        key = (new.provider, api_version.rpartition("/")[0], kind, namespace, name)
+        first, first_op = self._creating.setdefault(key, (new.urn, op))
         if first == new.urn:
             return
+        verb = _CLAIMED_BY.get(first_op, "holds")
         where = ""
         if self.program is not None:
             declared = self.program.by_urn
             if first in declared and new.urn in declared:
                 where = f" (at {declared[first].declared_at} and {declared[new.urn].declared_at})"
         raise UsageError(
-            f"{kind} {new.id} is the object {describe(first)} creates too{where}: each would "
+            f"{kind} {new.id} is the object {describe(first)} {verb}{where}: each would "
             "overwrite the other's fields; give one of them another metadata.name"
         )
 

@@ -728,6 +728,42 @@ def test_a_delete_first_replacement_of_fields_worded_otherwise_goes_ahead(
         assert live(cluster, kind, name, p.ns)["metadata"]["uid"] != uids[name]
 
 
+def test_a_replacement_onto_another_resources_object_is_refused(
+    new_project: Any, cluster: LiveCluster
+) -> None:
+    """b's new name is a's object, known only once a is applied: b's replacement is refused
+    before it changes anything, whether a creates that object in the run or keeps it (b's
+    replacement used to apply over a's object, marking it as b's)."""
+    p = new_project()
+    p.program(
+        """
+        k8s.core.v1.Namespace("ns", metadata={"name": NS})
+        k8s.core.v1.ConfigMap("b", metadata={"name": "b", "namespace": NS}, data={"k": "w"})
+        """
+    )
+    p.up()
+    uid = live(cluster, "configmap", "b", p.ns)["metadata"]["uid"]
+    p.program(
+        """
+        k8s.core.v1.Namespace("ns", metadata={"name": NS})
+        a = k8s.core.v1.ConfigMap("a", metadata={"namespace": NS}, data={"k": "v"})
+        k8s.core.v1.ConfigMap("b", metadata={"name": a.metadata["name"], "namespace": NS},
+                              data={"k": "w"})
+        """
+    )
+    for verb in ("creates too", "holds"):  # a is created by the first up, kept by the second
+        refused = p.up(rc=1)
+        created = {"a": "create"} if verb == "creates too" else {}
+        assert refused.changed() == {**created, "b": "replace"}, refused.changed()
+        (failure,) = refused.summary["failures"]
+        assert f"is the object kubernetes:core/v1:ConfigMap a {verb}" in failure, failure
+        made = live(cluster, "configmap", p.resources()["a"]["id"].partition("/")[2], p.ns)
+        assert made["data"] == {"k": "v"} and made["metadata"]["annotations"][
+            "stackwright.io/urn"
+        ] == p.urn("kubernetes:core/v1:ConfigMap", "a")
+        assert live(cluster, "configmap", "b", p.ns)["metadata"]["uid"] == uid
+
+
 # --- delete and destroy ------------------------------------------------------------------------
 
 

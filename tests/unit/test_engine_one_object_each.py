@@ -204,25 +204,51 @@ def test_a_patch_may_not_apply_as_the_stacks_own_manager(stack: Stack) -> None:
         stack.preview(declare)
 
 
-def test_a_name_only_an_applied_resource_tells_fails_the_second_ones_step(stack: Stack) -> None:
-    """`metadata={"name": a.metadata["name"]}` names a's own object, which the check before
-    the run cannot see (an Output) and the creates' LIST of the namespace, made before a's
-    create, does not hold: the run refused nothing, and b applied over a's object."""
+def named_after_a(p: Program) -> None:
+    """b names a's object, auto-named: a name only an applied resource tells."""
+    a = k8s.core.v1.ConfigMap("a", data={"k": "v"})
+    k8s.core.v1.ConfigMap("b", metadata={"name": a.metadata["name"]}, data={"k": "w"})
 
-    def twice(p: Program) -> None:
-        a = k8s.core.v1.ConfigMap("a", data={"k": "v"})
-        k8s.core.v1.ConfigMap("b", metadata={"name": a.metadata["name"]}, data={"k": "w"})
 
+def assert_b_refused(stack: Stack, declare: Declare, verb: str) -> None:
+    """A preview and an up of `declare` fail b's step alone, as a's object's (a's step `verb`)."""
     refused = (
         r"kubernetes:core/v1:ConfigMap b: ConfigMap default/a-[0-9a-f]{8} is the object "
-        r"kubernetes:core/v1:ConfigMap a creates too \(at \S+test_engine_one_object_each\.py:"
+        rf"kubernetes:core/v1:ConfigMap a {verb} \(at \S+test_engine_one_object_each\.py:"
         r"\d+ and \S+:\d+\): each would overwrite the other's fields; give one of them "
         r"another metadata\.name"
     )
     for run in (stack.preview, stack.up):
-        failures = run(twice).failures
+        failures = run(declare).failures
         assert len(failures) == 1 and re.fullmatch(refused, failures[0]), failures
-    assert [r.urn for r in stack.state().resources] == [urn(CM, "a")]
     name = stack.recorded(urn(CM, "a")).inputs["metadata"]["name"]
     made = stack.fake.find("ConfigMap", name)
     assert made is not None and made["data"] == {"k": "v"}
+
+
+def test_a_name_only_an_applied_resource_tells_fails_the_second_ones_step(stack: Stack) -> None:
+    """`metadata={"name": a.metadata["name"]}` names a's own object, which the check before
+    the run cannot see (an Output) and the creates' LIST of the namespace, made before a's
+    create, does not hold: the run refused nothing, and b applied over a's object."""
+    assert_b_refused(stack, named_after_a, "creates too")
+    assert [r.urn for r in stack.state().resources] == [urn(CM, "a")]
+
+
+def test_a_replacement_onto_the_object_another_resource_creates_is_refused(stack: Stack) -> None:
+    """b's name changes to one only an applied resource tells, the object a creates in the
+    same run: b's replacement (made first under its new name) would apply over a's object,
+    as a second create would; it is refused the same way, the step shown as a replace."""
+    assert stack.up(lambda p: k8s.core.v1.ConfigMap("b", metadata={"name": "b"})).ok
+    assert_b_refused(stack, named_after_a, "creates too")
+    assert ("replace", "b") in stack.started()
+    assert stack.recorded(urn(CM, "b")).id == "default/b" and stack.fake.find("ConfigMap", "b")
+
+
+def test_a_new_resource_onto_the_object_another_resource_keeps_is_refused(stack: Stack) -> None:
+    """b, new, is named after a's object, which a keeps: b's create used to apply over it and
+    mark it as b's, and b's rename later deleted it as its own old object."""
+    assert stack.up(lambda p: k8s.core.v1.ConfigMap("a", data={"k": "v"})).ok
+    stack.fake.calls.clear()
+    assert_b_refused(stack, named_after_a, "holds")
+    assert stack.fake.writes() == []
+    assert [r.urn for r in stack.state().resources] == [urn(CM, "a")]
