@@ -2053,6 +2053,8 @@ class Run:
 
     def _placed(self, state: ResourceState) -> bool:
         """Whether the object's name and namespace are known (a preview's may not be yet)."""
+        if not self.options.dry_run:
+            return True
         meta = metadata_of(state.inputs)
         names = {key: meta.get(key) for key in ("name", "namespace")}
         return state.provider not in self._unknown_providers and not unknown_paths(names)
