@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import json
+import textwrap
 from typing import Any
 
 import pytest
@@ -226,3 +227,35 @@ def test_a_secret_changed_or_removed_by_hand_is_drift_that_never_shows_its_value
     data = live(cluster, "secret", "db", p.ns)["data"]
     assert base64.b64decode(data["password"]) == b"hunter2-topsecret"
     assert base64.b64decode(data["user"]) == b"admin-account"
+
+
+def test_a_field_another_manager_took_is_a_conflict_without_refresh_and_taken_back_with_it(
+    new_project: Any, cluster: LiveCluster
+) -> None:
+    """`preview` says the conflict `up` meets; `preview --refresh` says what `up --refresh`
+    does: take the drifted field back from the manager named (no conflict in either)."""
+    p = new_project()
+    body = """
+        k8s.core.v1.Namespace("ns", metadata={"name": NS})
+        k8s.core.v1.ConfigMap("cfg", metadata={"name": "cfg", "namespace": NS},
+                              data={"x": "1", "y": Y})
+        """
+    p.program('Y = "1"\n' + textwrap.dedent(body))
+    p.up()
+    cluster.kubectl(
+        "apply", "--server-side", "--force-conflicts", "--field-manager=other", "-f", "-",
+        input=f"apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: cfg, namespace: {p.ns}}}\n"
+        "data: {x: '2'}\n",
+    )  # fmt: skip
+    p.program('Y = "2"\n' + textwrap.dedent(body))
+    for run in (p.preview, p.up):
+        (failure,) = run(rc=1).summary["failures"]
+        assert "conflict on .data.x with manager other" in failure, failure
+    assert live(cluster, "configmap", "cfg", p.ns)["data"] == {"x": "2", "y": "1"}
+
+    refreshing = p.preview("--refresh")
+    assert refreshing.changed() == {"cfg": "update"} and refreshing.summary["failures"] == []
+    (drift,) = refreshing.of("drift")
+    assert [(f["path"], f["manager"]) for f in drift["fields"]] == [("data.x", "other")]
+    assert p.up("--refresh").summary["failures"] == []
+    assert live(cluster, "configmap", "cfg", p.ns)["data"] == {"x": "1", "y": "2"}
