@@ -610,6 +610,40 @@ def test_textbook_jobs_run_their_command_and_complete(
         assert live(cluster, "job", name, p.ns)["status"]["succeeded"] == 1
 
 
+def test_commands_that_fail_or_end_fail_the_up_naming_the_cause(
+    new_project: Any, cluster: LiveCluster
+) -> None:
+    """A Job whose command exits 3 fails as on a node: each pod Failed with `Error (exit code
+    3)`, counted against backoffLimit, and `up` names that cause. A Deployment running
+    busybox's `echo hello` ends at once and crash-loops: `up` fails in seconds with
+    CrashLoopBackOff (it used to run forever, and `up` succeeded)."""
+    p = new_project()
+    p.program(
+        """
+        k8s.core.v1.Namespace("ns", metadata={"name": NS})
+        k8s.batch.v1.Job("migrate", metadata={"name": "migrate", "namespace": NS}, spec={
+            "backoffLimit": 1,
+            "template": {"spec": {"restartPolicy": "Never", "containers": [{
+                "name": "migrate", "image": "busybox:1.36",
+                "command": ["sh", "-c", "echo start; exit 3"]}]}}})
+        spec = app_spec("hello", image="busybox:1.36")
+        spec["template"]["spec"]["containers"][0]["command"] = ["sh", "-c", "echo hello"]
+        k8s.apps.v1.Deployment("hello", metadata={"name": "hello", "namespace": NS}, spec=spec)
+        """
+    )
+    began = time.monotonic()
+    up = p.up(rc=1)
+    assert time.monotonic() - began < 15, "failed in seconds, not at a timeout"
+    errors = {e["name"]: e["error"] for e in up.of("step-done") if not e["ok"]}
+    assert "BackoffLimitExceeded" in errors["migrate"], errors
+    assert "Error (exit code 3)" in errors["migrate"], errors
+    assert "CrashLoopBackOff" in errors["hello"] and "(last exit code 0)" in errors["hello"], errors
+    job = live(cluster, "job", "migrate", p.ns)
+    assert job["status"]["failed"] == 2, job["status"]
+    logs = cluster.kubectl("-n", p.ns, "logs", "deployment/hello").stdout
+    assert "INFO running sh -c echo hello\n" in logs and "exiting with code 0" in logs
+
+
 def test_named_objects_whose_fields_cannot_change_are_replaced_deleting_first(
     new_project: Any, cluster: LiveCluster
 ) -> None:

@@ -632,18 +632,28 @@ def test_a_jobs_command_runs_to_completion_unless_it_never_ends(
 ) -> None:
     """A Job's container given a command runs it and exits 0, as a node runs busybox's
     `echo hello`; `sleep 20` takes 20 kubelet seconds (1 s at speed 1). One whose command
-    never ends (`sleep infinity`), or that runs its image's own server, keeps its Job active."""
+    never ends (`sleep infinity`, `tail -n0 -f`), or that runs its image's own server, keeps
+    its Job active. One whose command fails (`false`) with restartPolicy OnFailure is
+    restarted in its pod, and the restarts count against the Job's backoffLimit."""
     ns = new_ns(api)
     jobs = f"{BATCH}/{ns}/jobs"
     began = time.monotonic()
     create(api, jobs, job("hello", "busybox:1.36", ["sh", "-c", "echo hello"]))
-    create(api, jobs, job("nap", "busybox:1.36", ["sleep", "20"]))
+    create(api, jobs, job("nap", "busybox:1.36", ["sh", "-c", "sleep '20'"]))
     create(api, jobs, job("forever", "busybox:1.36", ["sleep", "infinity"]))
+    create(api, jobs, job("follow", "busybox:1.36", ["tail", "-n0", "-f", "/dev/null"]))
     create(api, jobs, job("server", "nginx:1.29"))
+    retry = job("retry", "busybox:1.36", ["false"], backoffLimit=1)
+    retry["spec"]["template"]["spec"]["restartPolicy"] = "OnFailure"
+    create(api, jobs, retry)
     waited = cluster.kubectl(
         "-n", ns, "wait", "--for=condition=Complete", "job/hello", "job/nap", "--timeout=20s"
     )
     assert waited.stdout.count("condition met") == 2
+    cluster.kubectl("-n", ns, "wait", "--for=condition=Failed", "job/retry", "--timeout=20s")
+    failed = get(api, f"{jobs}/retry")
+    assert condition(failed, "Failed")["reason"] == "BackoffLimitExceeded", failed["status"]
+    assert failed["status"]["failed"] == 1  # its one pod, restarted in place until the limit
     assert time.monotonic() - began >= 20 * 0.05  # the nap was not cut short
     for name in ("hello", "nap"):
         (pod,) = items(api, f"/api/v1/namespaces/{ns}/pods", labelSelector=f"job-name={name}")
@@ -652,7 +662,7 @@ def test_a_jobs_command_runs_to_completion_unless_it_never_ends(
         assert (terminated["exitCode"], terminated["reason"]) == (0, "Completed")
     logs = cluster.kubectl("-n", ns, "logs", "job/hello").stdout
     assert "INFO running sh -c echo hello\n" in logs and "exiting with code 0" in logs
-    for name in ("forever", "server"):
+    for name in ("forever", "follow", "server"):
         status = get(api, f"{jobs}/{name}")["status"]
         assert status["active"] == 1 and "succeeded" not in status, status
         assert "Complete" not in {c["type"] for c in status.get("conditions") or []}, status

@@ -2,15 +2,22 @@
 
 from __future__ import annotations
 
+import asyncio
+import copy
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 
 from stackwright.localcluster import status
+from stackwright.localcluster.cluster import Cluster, WriteOptions
 from stackwright.localcluster.controllers.kubelet import (
     KUBELET_SECOND,
     RUN_TIME,
+    TERMINAL,
+    CommandRun,
     ContainerRun,
+    Kubelet,
     PodRun,
     behaviour,
     container_log,
@@ -19,6 +26,8 @@ from stackwright.localcluster.controllers.kubelet import (
     image_reference,
     run_length,
 )
+from stackwright.localcluster.controllers.pace import Pace
+from stackwright.localcluster.store import Change, Store
 
 
 @pytest.mark.parametrize(
@@ -65,45 +74,111 @@ def shell(script: str) -> dict[str, Any]:
     return {"image": "busybox:1.36", "command": ["sh", "-c", script]}
 
 
+def brief(exit_code: int = 0) -> CommandRun:
+    """A command over before the kubelet looks (no sleep of a kubelet second)."""
+    return CommandRun(0.0, exit_code)
+
+
+def slept(seconds: float, exit_code: int = 0) -> CommandRun:
+    return CommandRun(max(RUN_TIME, seconds * KUBELET_SECOND), exit_code)
+
+
+#: Programs the kubelet cannot know: servers, for all it can tell.
+SERVERS = [
+    {"image": "nginx:1.29", "command": ["nginx", "-g", "daemon off;"]},
+    {"image": "python:3.13", "command": ["python", "-m", "http.server"]},
+    {"image": "busybox", "command": ["httpd", "-f"]},
+    shell("echo starting; exec nginx -g 'daemon off;'"),
+    shell("nginx & echo started"),  # the shell ends, but only after starting what we cannot know
+    shell("echo $(curl -s config) > /etc/app.conf"),
+    shell("cat"),  # with `stdin: true` it reads forever
+    shell("env MODE=prod server"),
+    shell("echo 'unclosed"),
+    PI,
+]
+
+
 @pytest.mark.parametrize(
-    ("spec", "policy", "seconds"),
+    ("spec", "policy", "run"),
     [
         # Run-to-completion work: a command in a pod that is not restarted once it succeeds.
-        (ECHO, "Never", RUN_TIME),
-        (PI, "OnFailure", RUN_TIME),
-        ({"image": "registry.local/app:2", "args": ["migrate"]}, "Never", RUN_TIME),
+        (ECHO, "Never", brief()),
+        (PI, "OnFailure", brief()),
+        ({"image": "registry.local/app:2", "args": ["migrate"]}, "Never", brief()),
         # `sleep N` runs N kubelet seconds (never less than RUN_TIME); with a unit too.
-        ({"image": "busybox", "command": ["sleep", "30"]}, "Never", 30 * KUBELET_SECOND),
-        (shell("sleep 1m && echo done"), "Never", 60 * KUBELET_SECOND),
-        (shell("sleep 2; echo a; sleep 3"), "OnFailure", 5 * KUBELET_SECOND),
-        (shell("sleep 1"), "Never", RUN_TIME),
+        ({"image": "busybox", "command": ["sleep", "30"]}, "Never", slept(30)),
+        (shell("sleep 1m && echo done"), "Never", slept(60)),
+        (shell("sleep 2; echo a; sleep 3"), "OnFailure", slept(5)),
+        (shell("sleep 1"), "Never", slept(1)),
+        (shell('sleep "30"'), "Never", slept(30)),  # quoted, as the shell reads it
+        (shell("sleep '30'; echo done"), "Never", slept(30)),
+        (shell("sleep 5 > /dev/null 2>&1"), "Never", slept(5)),
+        # Top-level statements reached unconditionally decide the exit code.
+        (shell("echo start; exit 3"), "Never", brief(3)),
+        ({"image": "busybox", "command": ["false"]}, "OnFailure", brief(1)),
+        (shell("false"), "Never", brief(1)),
+        (shell("sleep 2\nexit 4\necho never"), "Never", slept(2, 4)),
+        (shell("echo a &&\n  exit 6"), "Never", brief(6)),
+        ({"image": "busybox", "command": ["sh", "-c"], "args": ["exit 2"]}, "Never", brief(2)),
+        (shell("false; echo recovered"), "Never", brief(0)),  # the last status counts
+        ({"image": "busybox", "command": ["sh", "-ec", "false; echo never"]}, "Never", brief(1)),
+        (shell("set -e\nfalse\necho never"), "Never", brief(1)),
+        # A failure on a condition is not counted: the condition may not hold.
+        (shell("migrate || exit 1"), "Never", brief(0)),
+        (shell("if [ -f /done ]; then exit 1; fi"), "Never", brief(0)),
+        (shell("test -f /done && exit 1"), "Never", brief(0)),
+        (shell("case $MODE in bad) exit 1;; esac"), "Never", brief(0)),
+        (shell("echo 'exit 5'; echo \"a; exit 5\" # exit 5"), "Never", brief(0)),
         # Never ends by itself: runs until stopped, as before.
         (shell("sleep infinity"), "Never", None),
         ({"image": "busybox", "args": ["tail", "-f", "/dev/null"]}, "Never", None),
+        ({"image": "busybox", "command": ["tail", "-n0", "-f", "/var/log/app"]}, "Never", None),
+        (shell("tail -f -n 0 /var/log/app"), "Never", None),
+        (shell("touch /log; tail -F /log"), "OnFailure", None),
         (shell("while true; do date; sleep 5; done"), "OnFailure", None),
         (shell("while :; do date; done; exit 0"), "Never", None),  # the exit is past its done
+        (shell("while sleep 5; do date; done"), "Never", None),
+        (shell("until false; do date; sleep 5; done"), "Never", None),
+        (shell("exec sleep infinity"), "Always", None),
         # A loop that leaves (break, exit) is a wait that ends: run to completion.
-        (shell("while true; do nc -z db 5432 && break; sleep 2; done"), "Never", RUN_TIME),
-        (shell("while true; do echo not done; sleep 1; break; done"), "Never", RUN_TIME),
+        (shell("while true; do nc -z db 5432 && break; sleep 2; done"), "Never", slept(2)),
+        (shell("while true; do echo not done; sleep 1; break; done"), "Never", slept(1)),
+        (shell("while sleep 2; do nc -z db 5432 && break; done"), "Never", slept(2)),
         (
             shell("while true\ndo\n  if ready; then\n    exit 0\n  fi\n  sleep 10\ndone\n"),
             "OnFailure",
-            10 * KUBELET_SECOND,
+            slept(10),
         ),
-        # A server: the image's own entrypoint, or a pod restarted whatever happens.
+        # Always: a command that certainly ends, ends (and its pod restarts it) ...
+        (ECHO, "Always", brief()),
+        ({"image": "busybox", "command": ["false"]}, "Always", brief(1)),
+        (shell("echo hi > /tmp/x 2>&1; date; sleep 30"), "Always", slept(30)),
+        (
+            shell("mkdir -p /data && cp /etc/hosts /data/ && cat /data/hosts; exit 3"),
+            "Always",
+            brief(3),
+        ),
+        # ... any program it cannot know may be a server, and so may the image's own.
+        *[(server, "Always", None) for server in SERVERS],
+        (shell("sleep 3600 && server"), "Always", None),
+        (shell("if [ -f /x ]; then echo hi; fi"), "Always", None),
         ({"image": "nginx:1.29"}, "Never", None),
         ({"image": "nginx:1.29", "command": [], "args": []}, "Never", None),
-        (ECHO, "Always", None),
         # A test marker decides for itself.
         ({"image": "example/notready:1", "command": ["sh"]}, "Never", None),
+        ({"image": "example/crashloop:1", "command": ["echo", "hi"]}, "Always", None),
     ],
 )
 def test_run_length_of_an_unmarked_container(
-    spec: dict[str, Any], policy: str, seconds: float | None
+    spec: dict[str, Any], policy: str, run: CommandRun | None
 ) -> None:
-    assert run_length({"name": "c", **spec}, policy) == (
-        None if seconds is None else pytest.approx(seconds)
-    )
+    got = run_length({"name": "c", **spec}, policy)
+    assert got == (None if run is None else (pytest.approx(run.seconds), run.exit_code))
+
+
+@pytest.mark.parametrize("server", SERVERS)
+def test_a_batch_pods_program_it_cannot_know_ends_with_0(server: dict[str, Any]) -> None:
+    assert run_length({"name": "c", **server}, "Never") == (0.0, 0)
 
 
 def test_logs_of_a_finished_command_say_what_ran() -> None:
@@ -229,3 +304,131 @@ def test_log_errors_use_the_kubelets_words(
     with pytest.raises(status.BadRequest) as caught:
         container_log(pod(state), **kwargs)
     assert caught.value.message == message
+
+
+def test_logs_of_a_failed_command_say_its_exit_code() -> None:
+    failed = {"terminated": {**FINISHED, "exitCode": 3, "reason": "Error"}}
+    job_pod = {
+        "metadata": {"name": "fail-x", "namespace": "default"},
+        "spec": {"restartPolicy": "Never", "containers": [{"name": "w", **shell("exit 3")}]},
+        "status": {"containerStatuses": [{"name": "w", "state": failed}]},
+    }
+    assert container_log(job_pod, tail_lines=1).endswith("INFO exiting with code 3\n")
+
+
+# --- the kubelet running pods, in process ------------------------------------------------------
+
+
+def run_pod(
+    restart_policy: str, container: dict[str, Any], until: Callable[[dict[str, Any]], bool]
+) -> list[dict[str, Any]]:
+    """Run one pod on a node with the real Kubelet (10 times faster) until its status
+    satisfies `until`; every status it wrote, in order."""
+    cluster = Cluster(Store(":memory:"))
+    nodes, pods = cluster.type_for("", "v1", "nodes"), cluster.type_for("", "v1", "pods")
+    cluster.create(
+        nodes, "", {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"}}, WriteOptions()
+    )
+    statuses: list[dict[str, Any]] = []
+
+    def seen(change: Change) -> None:
+        if change.key == ("", "pods") and change.obj.get("status"):
+            statuses.append(copy.deepcopy(change.obj["status"]))
+
+    cluster.store.add_listener(seen)
+    body = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "p", "namespace": "default"},
+        "spec": {
+            "nodeName": "n1",
+            "automountServiceAccountToken": False,  # no controller here makes its ConfigMap
+            "restartPolicy": restart_policy,
+            "containers": [{"name": "c", **container}],
+        },
+    }
+
+    async def scenario() -> None:
+        kubelet = Kubelet(cluster, Pace(speed=10))
+        task = asyncio.ensure_future(kubelet.run())
+        try:
+            cluster.create(pods, "default", body, WriteOptions())
+            deadline = asyncio.get_running_loop().time() + 5
+            while not (statuses and until(statuses[-1])):
+                assert asyncio.get_running_loop().time() < deadline, statuses[-1:]
+                await asyncio.sleep(0.005)
+        finally:
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
+
+    asyncio.run(scenario())
+    return statuses
+
+
+def container_of(pod_status: dict[str, Any]) -> dict[str, Any]:
+    found: dict[str, Any] = (pod_status.get("containerStatuses") or [{}])[0]
+    return found
+
+
+def ready(pod_status: dict[str, Any]) -> bool:
+    return bool(container_of(pod_status).get("ready"))
+
+
+def waiting_reason(pod_status: dict[str, Any]) -> str:
+    return str((container_of(pod_status).get("state", {}).get("waiting") or {}).get("reason"))
+
+
+@pytest.mark.parametrize(
+    ("script", "code", "reason"),
+    [("echo hello", 0, "Completed"), ("echo start; exit 3", 3, "Error")],
+)
+def test_an_always_pods_command_that_ends_crash_loops_never_seen_running(
+    script: str, code: int, reason: str
+) -> None:
+    """busybox's `echo hello` in a Deployment's pod ends at once and is restarted with
+    back-off, as on a node: CrashLoopBackOff, a rising restartCount, the last run's exit in
+    lastState. Over before the kubelet looks, it is never shown running, nor Ready."""
+    statuses = run_pod(
+        "Always", shell(script),
+        lambda s: waiting_reason(s) == "CrashLoopBackOff" and container_of(s)["restartCount"] >= 2,
+    )  # fmt: skip
+    last = container_of(statuses[-1])["lastState"]["terminated"]
+    assert (last["exitCode"], last["reason"]) == (code, reason)
+    assert statuses[-1]["phase"] == "Running"
+    assert not any(ready(s) or "running" in container_of(s).get("state", {}) for s in statuses)
+
+
+def test_a_batch_pods_failing_command_fails_the_pod_with_its_code() -> None:
+    statuses = run_pod("Never", shell("echo start; exit 3"), lambda s: s["phase"] in TERMINAL)
+    terminated = container_of(statuses[-1])["state"]["terminated"]
+    assert (statuses[-1]["phase"], terminated["exitCode"], terminated["reason"]) == (
+        "Failed",
+        3,
+        "Error",
+    )
+
+
+def test_a_batch_pods_failing_command_restarts_on_failure() -> None:
+    statuses = run_pod("OnFailure", {"image": "busybox", "command": ["false"]},
+                       lambda s: waiting_reason(s) == "CrashLoopBackOff")  # fmt: skip
+    assert container_of(statuses[-1])["lastState"]["terminated"]["exitCode"] == 1
+
+
+def test_a_running_batch_container_with_a_readiness_probe_is_ready_while_it_runs() -> None:
+    probe = {"exec": {"command": ["true"]}, "initialDelaySeconds": 2}
+    statuses = run_pod(
+        "Never", {**shell("sleep 30"), "readinessProbe": probe}, lambda s: s["phase"] in TERMINAL
+    )
+    assert any(ready(s) and "running" in container_of(s)["state"] for s in statuses)
+    assert statuses[-1]["phase"] == "Succeeded" and not ready(statuses[-1])
+
+
+def test_an_always_pods_finite_command_is_ready_while_it_runs_then_restarts() -> None:
+    statuses = run_pod(
+        "Always",
+        shell("sleep 10; echo done"),
+        lambda s: container_of(s).get("restartCount", 0) >= 1,
+    )
+    assert any(ready(s) for s in statuses)
+    last = container_of(statuses[-1])["lastState"]["terminated"]
+    assert (last["exitCode"], last["reason"]) == (0, "Completed")

@@ -22,9 +22,10 @@ What a container does is chosen by its image NAME (documented in the README):
                              Failed / Succeeded; OnFailure restarts exit1; Always both)
     contains `notready`      runs and is never Ready (Unhealthy events when it has a
                              readiness probe)
-    anything else            runs and is healthy (an init container completes); in a
-                             Never / OnFailure pod, a container given a command or args
-                             is run-to-completion work and exits 0 (see `run_length`)
+    anything else            runs and is healthy (an init container completes); a
+                             container given a command or args runs it as busybox's sh
+                             would, as far as reading it tells: it may end, with the code its
+                             `exit N` / `false` gives (see `run_length`)
 
 Missing ConfigMaps / Secrets keep a pod in ContainerCreating (FailedMount) or a
 container in CreateContainerConfigError, and unbound claims hold it until bound,
@@ -47,14 +48,14 @@ import datetime
 import hashlib
 import ipaddress
 import logging
-import re
 import secrets
 from collections.abc import Hashable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from stackwright.localcluster import status
 from stackwright.localcluster.cluster import Cluster, DeleteOptions, WriteOptions, timestamp
+from stackwright.localcluster.controllers import commands
 from stackwright.localcluster.controllers.base import Controller
 from stackwright.localcluster.controllers.events import NORMAL, WARNING, EventRecorder
 from stackwright.localcluster.controllers.nodes import is_failed
@@ -105,41 +106,40 @@ def behaviour(image: str) -> str:
     return "healthy"
 
 
-#: Commands that do not end by themselves, so their container runs until stopped even in a
-#: Job: a sleep with no end, a log follower.
-ENDLESS = re.compile(r"\bsleep\s+inf(inity)?\b|\btail\s+-[fF]\b")
-#: A loop whose condition never ends it (`while true`, `while :`); its body up to `done`
-#: (the keyword, after `;` or a new line, not an `echo done`),
-#: and whether that body leaves it (`break`, `exit`: a wait-until-ready loop ends).
-FOREVER = re.compile(r"\bwhile\s+(true|:)(?![\w:])(?P<body>.*?)([;\n]\s*done\b|$)", re.S)
-LEAVES = re.compile(r"\b(break|exit)\b")
-#: `sleep N`, as busybox and coreutils read N: seconds, or with a unit.
-SLEEP = re.compile(r"\bsleep\s+(\d+(?:\.\d+)?)([smhd]?)\b")
-SLEEP_UNITS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}
-
-
 def command_line(spec: Obj) -> str:
     """A container's command and args as one line; empty when it runs its image's own."""
     return " ".join(str(word) for word in [*(spec.get("command") or []), *(spec.get("args") or [])])
 
 
-def run_length(spec: Obj, restart_policy: str) -> float | None:
-    """Base seconds an unmarked container runs before it exits 0, or None: it runs until stopped.
+class CommandRun(NamedTuple):
+    """How an unmarked container's command runs: base seconds, then the code it exits with."""
 
-    Run-to-completion work is a container that says what to run (a `command` or `args`) in
-    a pod that is not restarted when it succeeds (restartPolicy Never or OnFailure, as a
-    Job's): `busybox` running `echo hello` ends at once, so it runs RUN_TIME, or as long as
-    its `sleep N`s add up to in kubelet seconds. Without a command it runs the image's own
-    entrypoint, a server here, which never ends; nor does an ENDLESS command, nor a FOREVER
-    loop that nothing in it leaves."""
-    text = command_line(spec)
-    if restart_policy == "Always" or not text or behaviour(str(spec.get("image", ""))) != "healthy":
+    #: 0: over before the kubelet first looks (no `sleep` of a kubelet second), so it is
+    #: never seen running, nor Ready — as a real kubelet's once-a-second relist misses it.
+    seconds: float
+    exit_code: int
+
+
+def run_length(spec: Obj, restart_policy: str) -> CommandRun | None:
+    """How an unmarked container's command runs, or None: it runs until stopped.
+
+    The command (and args) is read as busybox's sh would run it (`commands.read`). In a pod
+    not restarted when it succeeds (restartPolicy Never or OnFailure, as a Job's) it is
+    run-to-completion work: it ends, with the code its top-level `false` / `exit N` gives
+    (0 otherwise), unless it never ends by itself (`sleep infinity`, `tail -f`, an endless
+    loop). In a pod restarted whatever happens (Always: a Deployment's, a StatefulSet's) it
+    ends only when it certainly does: every statement it may run is a word the reader
+    knows to end (`echo hello`, `sleep 5`, `exit 1`); any other program may be a server.
+    It runs as long as its `sleep`s add up to in kubelet seconds (at least RUN_TIME). A
+    container without a command or args runs its image's own entrypoint, a server here."""
+    words = [str(word) for word in [*(spec.get("command") or []), *(spec.get("args") or [])]]
+    if not words or behaviour(str(spec.get("image", ""))) != "healthy":
         return None
-    loops = [m["body"] for m in FOREVER.finditer(text)]
-    if ENDLESS.search(text) or any(not LEAVES.search(body) for body in loops):
+    outcome = commands.read(words)
+    if not outcome.ends or (restart_policy == "Always" and not outcome.certain):
         return None
-    slept = sum(float(n) * SLEEP_UNITS[unit] for n, unit in SLEEP.findall(text))
-    return max(RUN_TIME, slept * KUBELET_SECOND)
+    seconds = max(RUN_TIME, outcome.seconds * KUBELET_SECOND) if outcome.seconds >= 1 else 0.0
+    return CommandRun(seconds, outcome.exit_code)
 
 
 def image_reference(image: str) -> str:
@@ -908,7 +908,14 @@ class Kubelet(Controller):
         c.state = {"running": {"startedAt": now}}
         c.started = not c.spec.get("startupProbe")
         probe = c.spec.get("readinessProbe")
-        c.ready = (not c.init or c.sidecar) and probe is None and kind != "notready" and c.started
+        command = self._command(run, c)
+        c.ready = (
+            (not c.init or c.sidecar)
+            and probe is None
+            and kind != "notready"
+            and c.started
+            and (command is None or command.seconds > 0)
+        )
         self._event(run, NORMAL, "Created", f"Created container: {c.name}", c.field_path)
         self._event(run, NORMAL, "Started", f"Started container {c.name}", c.field_path)
         self._touch(run)
@@ -924,10 +931,24 @@ class Kubelet(Controller):
         if c.init and not c.sidecar:
             await self.pace.sleep(INIT_RUN_TIME)
             return 0
-        length = None if c.init else run_length(c.spec, run.restart_policy)
-        if length is not None:
-            await self.pace.sleep(length)
-            return 0
+        command = self._command(run, c)
+        if command is not None and not command.seconds:
+            return command.exit_code  # over before the kubelet looked
+        serving = self._serve(run, c, kind)
+        if command is None:
+            await serving  # until stopped
+            return 0  # pragma: no cover - unreachable: serving never ends
+        # Ready as any container while it runs (its probe's delay passed), then it exits.
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(serving, self.pace.seconds(command.seconds))
+        return command.exit_code
+
+    def _command(self, run: PodRun, c: ContainerRun) -> CommandRun | None:
+        """How a regular container's command runs (see `run_length`); None: until stopped."""
+        return None if c.init else run_length(c.spec, run.restart_policy)
+
+    async def _serve(self, run: PodRun, c: ContainerRun, kind: str) -> None:
+        """A running container's probes: started, then Ready (or never, for `notready`)."""
         startup = c.spec.get("startupProbe")
         if startup and not c.started:
             await self.pace.sleep(_probe_delay(startup))
@@ -938,7 +959,7 @@ class Kubelet(Controller):
         if kind == "notready":
             if probe is None:
                 await asyncio.get_running_loop().create_future()  # never ready, nothing to say
-                return 0  # pragma: no cover - unreachable: the future never completes
+                return  # pragma: no cover - unreachable: the future never completes
             await self.pace.sleep(_probe_delay(probe))
             period = int(probe.get("periodSeconds") or 10) * KUBELET_SECOND
             while True:
@@ -952,7 +973,6 @@ class Kubelet(Controller):
             c.ready = True
             self._touch(run)
         await asyncio.get_running_loop().create_future()  # runs until stopped
-        return 0  # pragma: no cover - unreachable: the future never completes
 
     def _exit(self, c: ContainerRun, code: int) -> None:
         started_at = (c.state.get("running") or {}).get("startedAt", "")
@@ -1055,7 +1075,7 @@ def _log_lines(
     ns, pod_name = pod["metadata"].get("namespace", ""), pod["metadata"]["name"]
     pod_spec = pod.get("spec") or {}
     regular = spec in (pod_spec.get("containers") or [])
-    finishes = regular and run_length(spec, pod_spec.get("restartPolicy") or "Always") is not None
+    finishes = run_length(spec, pod_spec.get("restartPolicy") or "Always") if regular else None
     lines = [
         f"INFO starting {image} (container {name} of pod {ns}/{pod_name}, run {restarted + 1})"
     ]
@@ -1068,11 +1088,11 @@ def _log_lines(
         lines += ["ERROR the work failed", "INFO exiting with code 1"]
     elif kind == "exit0":
         lines += ["INFO the work is done", "INFO exiting with code 0"]
-    elif finishes:
+    elif finishes is not None:
         # One log line, as each of the others: a script's lines joined (tail counts lines).
         lines.append(f"INFO running {' '.join(command_line(spec).split())}")
         if "terminated" in state:
-            lines.append("INFO exiting with code 0")
+            lines.append(f"INFO exiting with code {state['terminated'].get('exitCode', 0)}")
     elif kind == "notready":
         lines += [
             f"INFO listening on 0.0.0.0:{port}",
