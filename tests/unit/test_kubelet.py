@@ -8,9 +8,12 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from stackwright.localcluster import status
 from stackwright.localcluster.cluster import Cluster, WriteOptions
+from stackwright.localcluster.controllers import commands
 from stackwright.localcluster.controllers.kubelet import (
     KUBELET_SECOND,
     RUN_TIME,
@@ -432,3 +435,36 @@ def test_an_always_pods_finite_command_is_ready_while_it_runs_then_restarts() ->
     assert any(ready(s) for s in statuses)
     last = container_of(statuses[-1])["lastState"]["terminated"]
     assert (last["exitCode"], last["reason"]) == (0, "Completed")
+
+
+# --- reading commands: properties ------------------------------------------------------------
+
+STATEMENTS = st.sampled_from(["echo hi", "echo 'a; exit 9'", "date", "true", "sleep 2", "ls /"])
+JOINS = st.sampled_from(["; ", "\n", " && ", " ;\n  "])
+
+
+@given(st.text(max_size=60))
+def test_any_script_is_read_without_error(script: str) -> None:
+    outcome = commands.read(["sh", "-c", script])
+    assert 0 <= outcome.exit_code <= 255 and outcome.seconds >= 0
+
+
+@given(
+    st.lists(STATEMENTS, max_size=4), st.lists(JOINS, min_size=5, max_size=5), st.integers(0, 255)
+)
+def test_the_first_unconditional_exit_decides_the_code(
+    before: list[str], joins: list[str], code: int
+) -> None:
+    statements = [*before, f"exit {code}", "exit 7"]
+    script = "".join(s + j for s, j in zip(statements, joins, strict=False)) + statements[-1]
+    outcome = commands.read(["sh", "-c", script])
+    assert (outcome.exit_code, outcome.certain, outcome.ends) == (code, True, True)
+    assert outcome.seconds == 2 * before.count("sleep 2")
+
+
+@given(
+    st.lists(STATEMENTS, max_size=3), st.sampled_from(["cmd || ", "test -f x && ", "[ -f x ] && "])
+)
+def test_an_exit_on_a_condition_is_not_counted(before: list[str], condition: str) -> None:
+    script = "; ".join([*before, f"{condition}exit 3"])
+    assert commands.read(["sh", "-c", script]).exit_code == 0

@@ -121,6 +121,8 @@ class Simple:
 
 def read(words: Sequence[str]) -> Outcome:
     """How the command `words` (a container's command and args) ends."""
+    if not words:
+        return UNKNOWN
     script, errexit = _script(words)
     if script is None:
         return _statements_outcome([Statement(_plain(words), "", "")], errexit=False)
