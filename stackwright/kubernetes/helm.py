@@ -56,7 +56,8 @@ What the component does with the rendered objects:
   `skip_crds=True` leaves them out.
 - Hooks (`helm.sh/hook`): pre-install / pre-upgrade hooks are applied before every other
   object of the chart (each other object `depends_on` them; hooks of a higher
-  `helm.sh/hook-weight` depend on those of a lower one); post-install / post-upgrade hooks
+  `helm.sh/hook-weight` depend on those of a lower one), but not a Namespace or CRD of the
+  chart on the hooks it holds (inside it, of its kind), which the engine orders after it; post-install / post-upgrade hooks
   depend on every other object; test hooks are skipped, and so are hooks that only run on
   delete or rollback (applying them with the chart would run them at the wrong time).
   Hook delete policies are not applied: a hook is an ordinary, kept object.
@@ -275,15 +276,18 @@ class Chart(ComponentResource):
             elif phases & _POST_HOOKS:
                 post.append(item)
             # else: test hooks and delete / rollback hooks are not part of an install
-        before: Sequence[Resource] = ()
-        hooks: list[Resource] = []
+        before: Sequence[tuple[Resource, dict[str, Any]]] = ()
+        hooks: list[tuple[Resource, dict[str, Any]]] = []
         for weight in sorted(pre):
-            group = [self._child(what, *item, prefix, secret, before) for item in pre[weight]]
+            group: list[tuple[Resource, dict[str, Any]]] = [
+                (self._child(what, *item, prefix, secret, _waits(item[1], before)), item[1])
+                for item in pre[weight]
+            ]
             hooks.extend(group)
             before = group
-        main: list[Resource] = [self._child(what, *item, prefix, secret, hooks) for item in plain]
+        main = [self._child(what, *item, prefix, secret, _waits(item[1], hooks)) for item in plain]
         for item in post:
-            self._child(what, *item, prefix, secret, main + hooks)
+            self._child(what, *item, prefix, secret, [*main, *(hook for hook, _ in hooks)])
 
     def _child(
         self,
@@ -949,6 +953,26 @@ def _hook_phases(obj: dict[str, Any]) -> frozenset[str] | None:
     if not hook:
         return None
     return frozenset(part.strip() for part in str(hook).split(",") if part.strip())
+
+
+def _waits(obj: dict[str, Any], hooks: Sequence[tuple[Resource, dict[str, Any]]]) -> list[Resource]:
+    """The hooks (with their objects) the chart's object `obj` is applied after: all but those
+    it holds, which cannot exist before it (a hook inside a Namespace of the chart, a custom
+    object of a CRD in its templates); the engine orders those after it."""
+    return [hook for hook, held in hooks if not _holds(obj, held)]
+
+
+def _holds(obj: dict[str, Any], other: dict[str, Any]) -> bool:
+    """Whether `other` is inside the Namespace `obj`, or of the kind the CRD `obj` defines."""
+    if obj["kind"] == "Namespace":
+        return bool(other["metadata"].get("namespace")) and (
+            other["metadata"].get("namespace") == obj["metadata"].get("name")
+        )
+    if obj["kind"] != "CustomResourceDefinition" or not isinstance(obj.get("spec"), dict):
+        return False
+    names = obj["spec"].get("names") or {}
+    group = str(other.get("apiVersion", "")).rpartition("/")[0]
+    return (obj["spec"].get("group"), names.get("kind")) == (group, other["kind"])
 
 
 def _hook_weight(what: str, source: str, obj: dict[str, Any]) -> int:

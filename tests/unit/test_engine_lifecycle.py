@@ -2050,6 +2050,43 @@ def chart_fed_by_a_config_map(
     return declare
 
 
+def test_a_pre_install_hook_inside_a_namespace_the_chart_makes_comes_after_it(
+    stack: Stack, tmp_path: Path
+) -> None:
+    # The chart's Namespace waited for every pre-install hook, the one inside it too: a
+    # dependency cycle refused before any change (and before that, the hook was sent to a
+    # namespace not made yet). So with a CRD in its templates and a hook of its kind.
+    from stackwright.kubernetes.helm import Chart
+
+    hook = "annotations: {helm.sh/hook: pre-install}"
+    files = {
+        "Chart.yaml": "apiVersion: v2\nname: c\nversion: 0.1.0\n",
+        "templates/all.yaml": "apiVersion: v1\nkind: Namespace\nmetadata: {name: apps}\n---\n"
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: app}\n---\n"
+        f"apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: migrate, {hook}}}\n---\n"
+        "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\n"
+        "metadata: {name: widgets.example.com}\nspec: {group: example.com, scope: Namespaced,"
+        " names: {kind: Widget, plural: widgets}, versions: [{name: v1, served: true,"
+        " storage: true, schema: {openAPIV3Schema: {type: object}}}]}\n---\n"
+        f"apiVersion: example.com/v1\nkind: Widget\nmetadata: {{name: first, {hook}}}\n",
+    }
+    chart = tmp_path / "c"
+    for name, text in files.items():
+        (chart / name).parent.mkdir(parents=True, exist_ok=True)
+        (chart / name).write_text(text)
+
+    def declare(p: Program) -> None:
+        Chart("c", chart=chart, namespace="apps")
+
+    done = stack.up(declare)
+    assert done.ok and done.counts == {"create": 6}
+    applied = [(c.kind, c.name) for c in stack.fake.calls_to("apply")]
+    assert applied.index(("Namespace", "apps")) < applied.index(("ConfigMap", "migrate"))
+    assert applied.index(("ConfigMap", "migrate")) < applied.index(("ConfigMap", "app"))
+    crd = applied.index(("CustomResourceDefinition", "widgets.example.com"))
+    assert crd < applied.index(("Widget", "first"))
+
+
 def uid_in_settings(source: Any) -> dict[str, Any]:
     """The ConfigMap's uid: unknown until the server assigns it."""
     return {"settings": {"SOURCE": source.metadata["uid"]}}
