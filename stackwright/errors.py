@@ -296,8 +296,16 @@ _PASSWORD_WORD = re.compile(r"(\bpassword\s*=\s*)('(?:[^'\\]|\\.)*'|\S+)")
 #: ghp_…@github.com/x`, a chart repository's or registry's), as Git and Helm send it.
 _USER_NAMED = frozenset({"postgresql", "postgres", "ssh", "git+ssh"})
 
+#: Schemes with no credential at all: a `file://` URL's "authority" is a relative path's
+#: first folder (`file://me@work/state.db`).
+_NO_CREDENTIAL = frozenset({"file"})
+
 #: Where a URL's authority ends.
 _AUTHORITY_END = re.compile(r"[/?#]")
+
+#: A chart's or image's digest at a URL's end (`oci://host:5000/chart@sha256:…`): its '@' is
+#: the path's, not the end of a user's password (which a host's port then looked like).
+_DIGEST = re.compile(r"@[A-Za-z][A-Za-z0-9+._-]*:[0-9a-fA-F]{32,}$")
 
 
 def url_shown(url: str, plain: Collection[str] = ()) -> str:
@@ -310,27 +318,33 @@ def url_shown(url: str, plain: Collection[str] = ()) -> str:
     scheme, sep, rest = url.partition("://")
     if not sep:  # a path; or a URL without its scheme, libpq's keywords (`password=…`)
         rest = url
+    digest = _DIGEST.search(rest)
+    if digest is not None:
+        rest = rest[: digest.start()]
     # The password runs to the last '@': one not %-encoded may hold '/', '?' or '#' (a
     # base64 one does), which would end the authority before it. (An '@' in a query then
     # hides more than the password: the safe side.)
     userinfo, at, after = rest.rpartition("@")
     shown = ""
-    if at and ":" in userinfo and not rest.startswith("/"):
+    if sep and scheme.lower() in _NO_CREDENTIAL:
+        pass  # a path, whatever '@' or ':' it holds (`file://C:/Users/me@work/state.db`)
+    elif at and ":" in userinfo and not rest.startswith("/"):
         shown, rest = f"{userinfo.partition(':')[0]}:[secret]@", after
     elif sep and scheme.lower() not in _USER_NAMED:
         # A token is within the authority: an '@' past it is the path's (a chart's digest).
         token, at, _ = _AUTHORITY_END.split(rest, maxsplit=1)[0].rpartition("@")
         if token:
             shown, rest = "[secret]@", rest[len(token) + 1 :]
+    end = "" if digest is None else digest.group()
     if not sep:
-        return shown + _PASSWORD_WORD.sub(r"\1[secret]", rest)
+        return shown + _PASSWORD_WORD.sub(r"\1[secret]", rest) + end
     rest, question, query = rest.partition("?")
     options = [
         option if name in plain or not has_value else f"{name}=[secret]"
         for option in query.split("&")
         for name, has_value, _ in [option.partition("=")]
     ]
-    return f"{scheme}://{shown}{rest}{question}{'&'.join(options)}"
+    return f"{scheme}://{shown}{rest}{question}{'&'.join(options)}{end}"
 
 
 def forget_secrets() -> None:

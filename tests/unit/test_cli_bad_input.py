@@ -188,6 +188,19 @@ def test_a_backend_url_whose_folder_does_not_exist_is_refused(
     assert not (tmp_path / "nonexistent").exists()
 
 
+def test_a_backend_path_with_an_at_sign_is_shown_as_written(
+    monkeypatch: pytest.MonkeyPatch, refuse: Refuse
+) -> None:
+    # A relative path's first folder read as a token, the user name of an HTTP URL: the
+    # message named the folder and hid it in the URL.
+    url = "file://me@work/nonexistent/state.db"
+    monkeypatch.setenv("STACKWRIGHT_BACKEND_URL", url)
+    assert refuse("preview") == (
+        f"the folder me@work/nonexistent of state backend {url!r} does not exist: "
+        "create it (mkdir -p), or fix the URL"
+    )
+
+
 @pytest.mark.parametrize(
     ("url", "shown"),
     [

@@ -10,6 +10,9 @@ from hypothesis import strategies as st
 from stackwright.errors import url_shown
 
 
+DIGEST = "sha256:" + "0123456789abcdef" * 4
+
+
 @pytest.mark.parametrize(
     ("url", "shown"),
     [
@@ -34,6 +37,13 @@ from stackwright.errors import url_shown
         ("oci://ghcr.io/org/chart@sha256:0123abcd", "oci://ghcr.io/org/chart@sha256:0123abcd"),
         ("https://charts.example/x@1.0", "https://charts.example/x@1.0"),
         ("file:///tmp/a@b/state.db", "file:///tmp/a@b/state.db"),
+        # A file URL carries no credential: a relative path's first folder, a drive's path.
+        ("file://me@work/state.db", "file://me@work/state.db"),
+        ("file://C:/Users/me@work/state.db", "file://C:/Users/me@work/state.db"),
+        # A digest after a registry's port: its '@' is the path's, and the port no password.
+        (f"oci://localhost:5000/chart@{DIGEST}", f"oci://localhost:5000/chart@{DIGEST}"),
+        (f"oci://ci:pw@registry:5000/c@{DIGEST}", f"oci://ci:[secret]@registry:5000/c@{DIGEST}"),
+        (f"oci://Qz81xToken@registry:5000/c@{DIGEST}", f"oci://[secret]@registry:5000/c@{DIGEST}"),
         ("https://charts.example", "https://charts.example"),
         # No scheme: libpq's forms, as before.
         ("app@db.internal/state", "app@db.internal/state"),
