@@ -17,6 +17,7 @@ from stackwright.engine.events import Diagnostic, event_json, safe_event
 from stackwright.engine.records import is_kubernetes, is_release
 from stackwright.engine.testing import Call
 from stackwright.errors import UsageError
+from stackwright.kubernetes import helm
 from stackwright.kubernetes.helm import RELEASE_TYPE
 from stackwright.model import Op, ResourceState, make_urn
 from stackwright.sdk.context import Program, export, running
@@ -192,6 +193,27 @@ def test_a_password_in_the_repositorys_url_is_a_secret_of_the_release(
     assert "repositoryOpts.repo" in recorded.secret_paths
     spec = stack.fake.releases[("shop", "web")]["spec"]
     assert spec["repositoryOpts"]["repo"] == repo
+
+
+def test_a_repo_url_that_became_secret_changes_nothing_of_a_deployed_release(
+    stack: Stack, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A stack deployed before a token as the URL's user name was told apart (the URL kept
+    # in plain text): the next `up` records it secret, and neither upgrades nor replaces.
+    def declare(p: Program) -> None:
+        opts = {"repo": "https://pw-Qz81x@charts.example"}
+        k8s.helm.Release("web", chart="webapp", repository_opts=opts, namespace="shop")
+
+    with monkeypatch.context() as before:
+        before.setattr(helm, "url_shown", lambda url: url)
+        assert stack.run("up", declare).counts == {"create": 1}
+    (recorded,) = stack.backend.load(PROJECT, STACK).resources
+    assert recorded.secret_paths == ()
+    assert stack.run("up", declare, dry_run=True).counts == {"same": 1}
+    assert stack.run("up", declare).counts == {"same": 1}
+    assert release_calls(stack)[-1] == Call("release_apply", "Release", "web")  # the first up
+    (recorded,) = stack.backend.load(PROJECT, STACK).resources
+    assert "repositoryOpts.repo" in recorded.secret_paths
 
 
 def test_editing_a_local_chart_changes_the_release_inputs(tmp_path: Path) -> None:
