@@ -16,6 +16,8 @@ or leave it unquoted, and use `[*]` for any index.
 from __future__ import annotations
 
 import itertools
+import json
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -197,8 +199,8 @@ class Step:
     changes: tuple[FieldChange, ...] = ()
     replace_reasons: tuple[str, ...] = ()
     delete_before_replace: bool = False
-    #: The field paths whose change forces the replacement, as its reasons name them: what
-    #: the server may refuse to change in place (a delete-first replacement's check).
+    #: The changed field paths that force the replacement: what the server may refuse to
+    #: change in place (a delete-first replacement's check), and nothing else it refuses.
     forcing: tuple[str, ...] = ()
 
     @property
@@ -424,6 +426,37 @@ def forcing_rules(
     return [rule for rule in rules if any(_touches(change, rule) for change in changes)]
 
 
+def _forcing_paths(changes: Sequence[FieldChange], rules: Sequence[Immutable]) -> tuple[str, ...]:
+    """Where `changes` break `rules`: each changed field under a rule's path (a StatefulSet's
+    `spec.volumeClaimTemplates`, not all of its `spec`, whose replicas may change), or the
+    rule's path where a change replaces a whole map or list holding it."""
+    paths = [
+        _written(keys) if _under(_split(keys := change_keys(change)), _split(_keys(rule.path)))
+        else rule.path
+        for rule in rules
+        for change in changes
+        if _touches(change, rule)
+    ]  # fmt: skip
+    return tuple(dict.fromkeys(paths))
+
+
+#: A key a path may write bare; any other is quoted (`data["route: main"]`).
+_BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
+
+
+def _written(keys: Sequence[PathKey]) -> str:
+    """The path of `keys` as a rule or an option writes it, which reads back as those keys."""
+    path = ""
+    for key in keys:
+        if not isinstance(key, str):
+            path += f"[{key}]"
+        elif _BARE_KEY.fullmatch(key):
+            path = join_path(path, key)
+        else:
+            path += f"[{json.dumps(key)}]"
+    return path
+
+
 # --- the step ---------------------------------------------------------------------------
 
 
@@ -475,7 +508,7 @@ def plan(intent: Intent, old: ResourceState | None) -> Step:
             delete_before_replace=intent.delete_before_replace
             or moved
             or not (intent.auto_named or renamed),
-            forcing=tuple(rule.path for rule in rules),
+            forcing=_forcing_paths(renaming, rules),
         )  # fmt: skip
     return Step(Op.UPDATE, urn, old, desired, tuple(changes))
 

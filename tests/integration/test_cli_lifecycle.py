@@ -702,34 +702,57 @@ def test_named_objects_whose_fields_cannot_change_are_replaced_deleting_first(
     assert p.up().changed() == {}
 
 
-def test_a_delete_first_replacement_the_server_would_refuse_keeps_the_old_object(
-    new_project: Any, cluster: LiveCluster
+#: A Deployment whose new selector forces its replacement, a StatefulSet whose new claim
+#: template does (its spec is immutable but for replicas, template, …): (kind, program,
+#: the forcing value before and after).
+_DELETED_FIRST = {
+    "deployment": (
+        """
+        k8s.apps.v1.Deployment("api", metadata={"name": "api", "namespace": NS},
+                               spec=app_spec(FORCING, replicas=REPLICAS))
+        """,
+        ("api", "api2"),
+    ),
+    "statefulset": (
+        """
+        k8s.apps.v1.StatefulSet("api", metadata={"name": "api", "namespace": NS}, spec={
+            **app_spec("api", replicas=REPLICAS), "serviceName": "api",
+            "volumeClaimTemplates": [{"metadata": {"name": "data"}, "spec": {
+                "accessModes": ["ReadWriteOnce"],
+                "resources": {"requests": {"storage": FORCING}}}}]})
+        """,
+        ("1Gi", "2Gi"),
+    ),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(_DELETED_FIRST))
+def test_refused_delete_first_kept(
+    new_project: Any, cluster: LiveCluster, kind: str
 ) -> None:
     """A replacement that deletes the object first, whose new object the server would refuse
-    for more than the immutable field that forces it (a new selector, and `replicas: -1`):
-    the preview says so, and the `up` refuses it before the delete, the old Deployment left
-    running (it used to be deleted, then its replacement refused)."""
+    for more than the immutable field that forces it (and `replicas: -1`): the preview says
+    so, and the `up` refuses it before the delete, the old object left running (it used to
+    be deleted, then its replacement refused; a StatefulSet's too, every refusal under its
+    `spec` taken for the forcing field's)."""
     p = new_project()
-    body = """
-        k8s.core.v1.Namespace("ns", metadata={"name": NS})
-        k8s.apps.v1.Deployment("api", metadata={"name": "api", "namespace": NS},
-                               spec=app_spec(APP, replicas=REPLICAS))
-        """
-    p.program('APP, REPLICAS = "api", 1\n' + textwrap.dedent(body))
+    resource, (before, after) = _DELETED_FIRST[kind]
+    body = 'k8s.core.v1.Namespace("ns", metadata={"name": NS})\n' + textwrap.dedent(resource)
+    p.program(f"FORCING, REPLICAS = {before!r}, 1\n" + body)
     p.up()
-    uid = live(cluster, "deployment", "api", p.ns)["metadata"]["uid"]
+    uid = live(cluster, kind, "api", p.ns)["metadata"]["uid"]
 
-    p.program('APP, REPLICAS = "api2", -1\n' + textwrap.dedent(body))
+    p.program(f"FORCING, REPLICAS = {after!r}, -1\n" + body)
     for refused in (p.preview(rc=2), p.up(rc=2)):
         (failure,) = refused.summary["failures"]
         assert "spec.replicas" in failure and "greater than or equal to 0" in failure, failure
         assert "immutable" not in failure and "left as it is" in failure, failure
-    assert live(cluster, "deployment", "api", p.ns)["metadata"]["uid"] == uid
+    assert live(cluster, kind, "api", p.ns)["metadata"]["uid"] == uid
     assert p.resources()["api"]["id"] == f"{p.ns}/api"
-    # Only the selector: the replacement goes ahead, as before.
-    p.program('APP, REPLICAS = "api2", 1\n' + textwrap.dedent(body))
+    # Only the forcing field: the replacement goes ahead, as before.
+    p.program(f"FORCING, REPLICAS = {after!r}, 1\n" + body)
     assert p.up().ops() == {"api": "replace"}
-    assert live(cluster, "deployment", "api", p.ns)["metadata"]["uid"] != uid
+    assert live(cluster, kind, "api", p.ns)["metadata"]["uid"] != uid
 
 
 def test_a_delete_first_replacement_of_fields_worded_otherwise_goes_ahead(

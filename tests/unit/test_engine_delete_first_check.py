@@ -61,3 +61,66 @@ def test_a_refusal_of_another_field_keeps_the_old_object(stack: Stack) -> None:
     (failure,) = summary.failures
     assert "data[other]" in failure and "left as it is" in failure, failure
     assert stack.fake.calls_to("delete") == []
+
+
+def stateful(storage: str, replicas: int) -> Declare:
+    def declare(p: Program) -> None:
+        labels = {"app": "db"}
+        k8s.apps.v1.StatefulSet(
+            "db",
+            metadata={"name": "db"},
+            spec={
+                "replicas": replicas,
+                "serviceName": "db",
+                "selector": {"matchLabels": labels},
+                "template": {
+                    "metadata": {"labels": labels},
+                    "spec": {"containers": [{"name": "db", "image": "postgres:17"}]},
+                },
+                "volumeClaimTemplates": [
+                    {
+                        "metadata": {"name": "data"},
+                        "spec": {
+                            "accessModes": ["ReadWriteOnce"],
+                            "resources": {"requests": {"storage": storage}},
+                        },
+                    }
+                ],
+            },
+        )
+
+    return declare
+
+
+def test_a_refusal_of_a_field_the_spec_rule_lets_change_keeps_the_old_object(
+    stack: Stack,
+) -> None:
+    """A StatefulSet's spec cannot change except its replicas, template, …: a new claim
+    template forces the replacement, and the server's refusal of `replicas: -1` (which may
+    change, so forces nothing) is a verdict on the new object, not one of the forcing field
+    (which used to be all of `spec`, taking every refusal under it for one)."""
+    assert stack.up(stateful("1Gi", 1)).ok
+    forbidden = Cause(
+        "spec",
+        "FieldValueForbidden",
+        "Forbidden: updates to statefulset spec for fields other than 'replicas', 'ordinals', "
+        "'template', 'updateStrategy', 'persistentVolumeClaimRetentionPolicy' and "
+        "'minReadySeconds' are forbidden",
+    )
+    replicas = Cause(
+        "spec.replicas",
+        "FieldValueInvalid",
+        "Invalid value: -1: must be greater than or equal to 0",
+    )
+    stack.fake.fail_preview["db"] = ApplyRejected(
+        'StatefulSet.apps "db" is invalid: [...]', causes=(forbidden, replicas), status=422
+    )
+
+    summary = stack.up(stateful("2Gi", -1))
+
+    assert not summary.ok and summary.counts == {}, summary
+    (failure,) = summary.failures
+    assert "spec.replicas: Invalid value: -1" in failure and "left as it is" in failure, failure
+    assert stack.fake.calls_to("delete") == []
+    (step,) = [e.step for e in stack.of(StepStarted) if e.step.op is Op.REPLACE]
+    assert step.forcing == ("spec.volumeClaimTemplates[0].spec.resources.requests.storage",)

@@ -255,7 +255,7 @@ def test_an_immutable_configmap_is_replaced_to_change_its_data() -> None:
     assert step.op is Op.REPLACE
     assert step.replace_reasons == ("data: the ConfigMap is immutable (immutable: true)",)
     assert forcing_rules(diff(cm, sealed), sealed, ()) == []
-    assert step.forcing == ("data",)
+    assert step.forcing == ("data.a",)
 
 
 # --- ignore_changes --------------------------------------------------------------------------------
