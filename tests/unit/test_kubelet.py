@@ -132,6 +132,14 @@ SERVERS = [
         (shell("test -f /done && exit 1"), "Never", brief(0)),
         (shell("case $MODE in bad) exit 1;; esac"), "Never", brief(0)),
         (shell("echo 'exit 5'; echo \"a; exit 5\" # exit 5"), "Never", brief(0)),
+        # A here-document's lines are a program's input, not statements.
+        (
+            shell("cat <<EOF > /etc/app.conf\nexit 1\nwhile true; do :; done\nEOF\necho written"),
+            "Never",
+            brief(0),
+        ),
+        (shell("cat <<-'END' >/x\n\tdon't; sleep 9\n\tEND\nsleep 5; exit 2"), "Never", slept(5, 2)),
+        (shell('cat << "EOF" | sh\nexit 1\nEOF\n'), "Never", brief(0)),
         # Never ends by itself: runs until stopped, as before.
         (shell("sleep infinity"), "Never", None),
         ({"image": "busybox", "args": ["tail", "-f", "/dev/null"]}, "Never", None),
@@ -468,3 +476,10 @@ def test_the_first_unconditional_exit_decides_the_code(
 def test_an_exit_on_a_condition_is_not_counted(before: list[str], condition: str) -> None:
     script = "; ".join([*before, f"{condition}exit 3"])
     assert commands.read(["sh", "-c", script]).exit_code == 0
+
+
+@given(st.lists(st.text(st.characters(exclude_characters="\n")), max_size=4), st.integers(0, 255))
+def test_a_here_documents_lines_are_never_statements(lines: list[str], code: int) -> None:
+    body = "".join(f"{line}\n" for line in lines if line != "EOF")
+    outcome = commands.read(["sh", "-c", f"cat > /etc/conf <<EOF\n{body}EOF\nexit {code}"])
+    assert (outcome.exit_code, outcome.ends, outcome.seconds) == (code, True, 0)

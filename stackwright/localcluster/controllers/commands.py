@@ -3,7 +3,7 @@ itself, how long its `sleep`s take, and the code it exits with.
 
 The simulated kubelet runs no program: it reads the command. A shell script (`sh -c
 SCRIPT`, `bash -c`, …) is cut into its top-level statements by a small tokenizer (quotes,
-escapes, `$(…)`, comments; compound commands — `if`, `while`, `until`, `for`, `case`,
+escapes, `$(…)`, comments, here-documents' lines skipped; compound commands — `if`, `while`, `until`, `for`, `case`,
 `{ }`, `( )` — kept whole); a command without a shell is one statement of its words,
 never split. Only the words in KNOWN, `sleep`, `exit`, `true` / `false` and the endless
 forms (`sleep infinity`, `tail -f`, a `while true` loop nothing leaves) are understood;
@@ -158,12 +158,16 @@ def _tokens(script: str) -> list[Token] | None:
     tokens: list[Token] = []
     inside: list[str] = []  # the compound commands open, innermost last
     command_starts = True
+    heredocs: list[tuple[str, bool]] = []  # here-documents whose bodies start next line
     pos = 0
     while pos < len(text):
         match = TOKEN.match(text, pos)
         if match is None:
             return None
         pos = match.end()
+        if match["op"] == "\n" and heredocs:
+            pos = _past_heredocs(text, pos, heredocs)
+            heredocs = []
         if match["op"]:
             op = match["op"]
             in_case = bool(inside) and inside[-1] == "case"  # `a)` is a pattern there
@@ -178,6 +182,10 @@ def _tokens(script: str) -> list[Token] | None:
             command_starts = True
         elif match["word"]:
             raw = match["word"]
+            if heredocs and not heredocs[-1][0]:  # after a bare `<<`: its delimiter
+                heredocs[-1] = (QUOTING.sub(_unquote, raw), heredocs[-1][1])
+            elif (here := _heredoc(raw)) is not None:
+                heredocs.append(here)
             text_of = QUOTING.sub(_unquote, raw)
             reserved = command_starts and raw in OPENS | CLOSES | LEADS
             if reserved and raw in CLOSES and inside:
@@ -190,6 +198,35 @@ def _tokens(script: str) -> list[Token] | None:
                 inside.append(raw)
             command_starts = reserved and raw in LEADS
     return tokens
+
+
+#: A here-document's operator in a word (`<<EOF`, `<<-'EOF'`, a bare `<<`), not a here-string.
+HEREDOC = re.compile(r"(?<!<)<<(-?)(?!<)(.*)", re.S)
+
+
+def _heredoc(raw: str) -> tuple[str, bool] | None:
+    """(its delimiter, "" when the next word gives it; whether tabs before it are stripped)
+    of the here-document a word opens, if any: `cat <<EOF` takes the lines after the command
+    as cat's input, up to a line of `EOF`, never as statements."""
+    bare = QUOTING.sub(lambda m: "_" * len(m[0]), raw)  # a `<<` in quotes is text
+    found = HEREDOC.search(bare)
+    if found is None:
+        return None
+    return QUOTING.sub(_unquote, raw[found.start(2) :]), bool(found[1])
+
+
+def _past_heredocs(text: str, pos: int, heredocs: list[tuple[str, bool]]) -> int:
+    """Where the script goes on after the bodies of `heredocs`, which start at `pos`: past
+    the line of each one's delimiter (the script's end when one has none, as sh reads it)."""
+    for delimiter, strip_tabs in heredocs:
+        while pos < len(text):
+            end = text.find("\n", pos)
+            end = len(text) if end < 0 else end
+            line = text[pos:end]
+            pos = end + 1
+            if (line.lstrip("\t") if strip_tabs else line) == delimiter:
+                break
+    return min(pos, len(text))
 
 
 def _unquote(match: re.Match[str]) -> str:
