@@ -151,6 +151,10 @@ SERVERS = [
         (shell("while sleep 5; do date; done"), "Never", None),
         (shell("until false; do date; sleep 5; done"), "Never", None),
         (shell("exec sleep infinity"), "Always", None),
+        (shell("trap 'exit 0' TERM; sleep infinity & wait"), "Never", None),
+        # `wait` waits for what runs in the background, no longer than it runs.
+        (shell("sleep 30 & wait"), "Never", slept(30)),
+        (shell("sleep 30 & sleep 40; wait; echo done"), "OnFailure", slept(40)),
         # A loop that leaves (break, exit) is a wait that ends: run to completion.
         (shell("while true; do nc -z db 5432 && break; sleep 2; done"), "Never", slept(2)),
         (shell("while true; do echo not done; sleep 1; break; done"), "Never", slept(1)),

@@ -258,6 +258,8 @@ def _statements_outcome(statements: list[Statement], *, errexit: bool) -> Outcom
     """Run the top-level statements on paper, in order."""
     status: int | None = 0  # the last statement's exit status; None: not known
     certain, seconds = True, 0.0
+    #: When each command it started in the background ends (None: never), until a `wait`.
+    background_ends: list[float | None] = []
     for statement in statements:
         piped = "|" in (statement.before, statement.after)
         background = statement.after == "&"
@@ -270,10 +272,17 @@ def _statements_outcome(statements: list[Statement], *, errexit: bool) -> Outcom
         # known to succeed), `cmd || exit 1` (whatever cmd is).
         reached = not skipped and statement.before != "||"
         did = _compound(statement.tokens) if statement.compound else _simple(statement.tokens)
+        if [t.text for t in statement.tokens if t.word][:1] == ["wait"]:
+            # Until what it started in the background ends: `sleep infinity & wait` never.
+            ends = all(end is not None for end in background_ends)
+            last = max((end for end in background_ends if end is not None), default=seconds)
+            did = Simple(status=0, seconds=max(last - seconds, 0.0), ends=ends, known=True)
+            background_ends = []
         if not did.ends and not background:
             return Outcome(ends=False)
         certain = certain and did.known and did.ends and not (piped or background)
         if background:
+            background_ends.append(seconds + did.seconds if did.ends else None)
             status = 0
             continue
         seconds += did.seconds
