@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -335,10 +336,13 @@ def test_logs_of_a_failed_command_say_its_exit_code() -> None:
 
 
 def run_pod(
-    restart_policy: str, container: dict[str, Any], until: Callable[[dict[str, Any]], bool]
+    restart_policy: str,
+    container: dict[str, Any],
+    until: Callable[[dict[str, Any]], bool],
+    init: dict[str, Any] | None = None,
 ) -> list[dict[str, Any]]:
-    """Run one pod on a node with the real Kubelet (10 times faster) until its status
-    satisfies `until`; every status it wrote, in order."""
+    """Run one pod (with an `init` container, if given) on a node with the real Kubelet (10
+    times faster) until its status satisfies `until`; every status it wrote, in order."""
     cluster = Cluster(Store(":memory:"))
     nodes, pods = cluster.type_for("", "v1", "nodes"), cluster.type_for("", "v1", "pods")
     cluster.create(
@@ -360,6 +364,7 @@ def run_pod(
             "automountServiceAccountToken": False,  # no controller here makes its ConfigMap
             "restartPolicy": restart_policy,
             "containers": [{"name": "c", **container}],
+            **({"initContainers": [{"name": "i", **init}]} if init else {}),
         },
     }
 
@@ -447,6 +452,47 @@ def test_an_always_pods_finite_command_is_ready_while_it_runs_then_restarts() ->
     assert any(ready(s) for s in statuses)
     last = container_of(statuses[-1])["lastState"]["terminated"]
     assert (last["exitCode"], last["reason"]) == (0, "Completed")
+
+
+def init_of(pod_status: dict[str, Any]) -> dict[str, Any]:
+    found: dict[str, Any] = (pod_status.get("initContainerStatuses") or [{}])[0]
+    return found
+
+
+def test_an_init_containers_failing_command_fails_a_batch_pod() -> None:
+    """As on a node: `exit 3` in an init container fails a Never pod (Init:Error), and its
+    containers never start (it used to complete, whatever its command said)."""
+    statuses = run_pod(
+        "Never", ECHO, lambda s: s["phase"] in TERMINAL, init=shell("echo migrating; exit 3")
+    )
+    terminated = init_of(statuses[-1])["state"]["terminated"]
+    assert (statuses[-1]["phase"], terminated["exitCode"], terminated["reason"]) == (
+        "Failed",
+        3,
+        "Error",
+    )
+    assert not any("running" in container_of(s).get("state", {}) for s in statuses)
+
+
+def test_an_init_containers_failing_command_crash_loops_in_an_always_pod() -> None:
+    statuses = run_pod(
+        "Always",
+        {"image": "nginx:1.29"},
+        lambda s: (
+            (init_of(s).get("state", {}).get("waiting") or {}).get("reason") == "CrashLoopBackOff"
+        ),
+        init={"image": "busybox", "command": ["false"]},
+    )
+    assert init_of(statuses[-1])["lastState"]["terminated"]["exitCode"] == 1
+    assert not any(ready(s) for s in statuses)
+
+
+def test_an_init_containers_finite_command_completes_then_the_pod_runs() -> None:
+    began = time.monotonic()
+    statuses = run_pod("Always", {"image": "nginx:1.29"}, ready, init=shell("sleep 60; echo ok"))
+    assert time.monotonic() - began >= 60 * KUBELET_SECOND / 10, "as long as its sleep"
+    terminated = init_of(statuses[-1])["state"]["terminated"]
+    assert (terminated["exitCode"], terminated["reason"]) == (0, "Completed")
 
 
 # --- reading commands: properties ------------------------------------------------------------

@@ -25,7 +25,8 @@ What a container does is chosen by its image NAME (documented in the README):
     anything else            runs and is healthy (an init container completes); a
                              container given a command or args runs it as busybox's sh
                              would, as far as reading it tells: it may end, with the code its
-                             `exit N` / `false` gives (see `run_length`)
+                             `exit N` / `false` gives (see `run_length`; an init
+                             container's always ends unless endless, a sidecar's never)
 
 Missing ConfigMaps / Secrets keep a pod in ContainerCreating (FailedMount) or a
 container in CreateContainerConfigError, and unbound claims hold it until bound,
@@ -106,9 +107,14 @@ def behaviour(image: str) -> str:
     return "healthy"
 
 
+def _words(spec: Obj) -> list[str]:
+    """A container's command and args, word by word; empty when it runs its image's own."""
+    return [str(word) for word in [*(spec.get("command") or []), *(spec.get("args") or [])]]
+
+
 def command_line(spec: Obj) -> str:
     """A container's command and args as one line; empty when it runs its image's own."""
-    return " ".join(str(word) for word in [*(spec.get("command") or []), *(spec.get("args") or [])])
+    return " ".join(_words(spec))
 
 
 class CommandRun(NamedTuple):
@@ -132,7 +138,7 @@ def run_length(spec: Obj, restart_policy: str) -> CommandRun | None:
     knows to end (`echo hello`, `sleep 5`, `exit 1`); any other program may be a server.
     It runs as long as its `sleep`s add up to in kubelet seconds (at least RUN_TIME). A
     container without a command or args runs its image's own entrypoint, a server here."""
-    words = [str(word) for word in [*(spec.get("command") or []), *(spec.get("args") or [])]]
+    words = _words(spec)
     if not words or behaviour(str(spec.get("image", ""))) != "healthy":
         return None
     outcome = commands.read(words)
@@ -928,10 +934,15 @@ class Kubelet(Controller):
         if kind == "exit0":
             await self.pace.sleep(RUN_TIME)
             return 0
-        if c.init and not c.sidecar:
-            await self.pace.sleep(INIT_RUN_TIME)
-            return 0
         command = self._command(run, c)
+        if c.init and not c.sidecar:
+            # Work before the pod's containers start, as a Job's: its command's code, or 0
+            # for the image's own; one that never ends holds the pod in Init for good.
+            if command is None and not commands.read(_words(c.spec)).ends:
+                await asyncio.get_running_loop().create_future()  # until the pod goes
+            run_for = CommandRun(0.0, 0) if command is None else command
+            await self.pace.sleep(max(INIT_RUN_TIME, run_for.seconds))
+            return run_for.exit_code
         if command is not None and not command.seconds:
             return command.exit_code  # over before the kubelet looked
         serving = self._serve(run, c, kind)
@@ -944,8 +955,12 @@ class Kubelet(Controller):
         return command.exit_code
 
     def _command(self, run: PodRun, c: ContainerRun) -> CommandRun | None:
-        """How a regular container's command runs (see `run_length`); None: until stopped."""
-        return None if c.init else run_length(c.spec, run.restart_policy)
+        """How a container's command runs (see `run_length`); None: until stopped. A regular
+        init container's runs to completion whatever the pod's policy; a sidecar's, as
+        the image's own server, until stopped."""
+        if c.sidecar:
+            return None
+        return run_length(c.spec, "Never" if c.init else run.restart_policy)
 
     async def _serve(self, run: PodRun, c: ContainerRun, kind: str) -> None:
         """A running container's probes: started, then Ready (or never, for `notready`)."""
