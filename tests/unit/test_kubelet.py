@@ -127,6 +127,18 @@ SERVERS = [
         (shell("false; echo recovered"), "Never", brief(0)),  # the last status counts
         ({"image": "busybox", "command": ["sh", "-ec", "false; echo never"]}, "Never", brief(1)),
         (shell("set -e\nfalse\necho never"), "Never", brief(1)),
+        # `-o NAME` takes the next word: the script still follows -c.
+        (
+            {"image": "bash:5", "command": ["bash", "-euo", "pipefail", "-c", "sleep 6; exit 2"]},
+            "Never",
+            slept(6, 2),
+        ),
+        (
+            {"image": "busybox", "command": ["sh", "-o", "errexit", "-c", "false; echo"]},
+            "Never",
+            brief(1),
+        ),
+        ({"image": "busybox", "command": ["sh", "+x", "-c", "exit 4"]}, "Never", brief(4)),
         # A failure on a condition is not counted: the condition may not hold.
         (shell("migrate || exit 1"), "Never", brief(0)),
         (shell("if [ -f /done ]; then exit 1; fi"), "Never", brief(0)),

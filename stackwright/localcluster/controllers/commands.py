@@ -136,12 +136,16 @@ def _script(words: Sequence[str]) -> tuple[str | None, bool]:
     """(the script a shell is given with -c, whether -e is set); (None, False) without one."""
     if not words or words[0].rsplit("/", 1)[-1] not in SHELLS:
         return None, False
-    errexit = False
+    errexit = named = False  # named: this word is an option `-o` names (`-o pipefail`)
     for index, word in enumerate(words[1:], start=1):
-        if not word.startswith("-") or word == "--":
+        if named:
+            errexit, named = errexit or word == "errexit", False
+            continue
+        if not word.startswith(("-", "+")) or word == "--":
             break
         short = word[1:] if not word.startswith("--") else ""  # -ec, not --noprofile
-        errexit = errexit or "e" in short
+        errexit = errexit or (word[0] == "-" and "e" in short)
+        named = "o" in short
         if "c" in short and index + 1 < len(words):
             return words[index + 1], errexit
     return None, False
