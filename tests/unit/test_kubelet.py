@@ -344,6 +344,23 @@ def test_logs_of_a_failed_command_say_its_exit_code() -> None:
     assert container_log(job_pod, tail_lines=1).endswith("INFO exiting with code 3\n")
 
 
+def test_logs_of_a_failed_init_container_say_what_it_ran_and_its_exit_code() -> None:
+    failed = {"terminated": {**FINISHED, "exitCode": 3, "reason": "Error"}}
+    web = {
+        "metadata": {"name": "web", "namespace": "default"},
+        "spec": {
+            "initContainers": [{"name": "migrate", **shell("echo migrating; exit 3")}],
+            "containers": [{"name": "web", "image": "nginx:1.29"}],
+        },
+        "status": {"initContainerStatuses": [{"name": "migrate", "state": failed}]},
+    }
+    lines = container_log(web, "migrate").splitlines()
+    assert [line.partition("Z ")[2] for line in lines[1:]] == [
+        "INFO running sh -c echo migrating; exit 3",
+        "INFO exiting with code 3",
+    ]
+
+
 # --- the kubelet running pods, in process ------------------------------------------------------
 
 

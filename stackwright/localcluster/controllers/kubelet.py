@@ -148,6 +148,15 @@ def run_length(spec: Obj, restart_policy: str) -> CommandRun | None:
     return CommandRun(seconds, outcome.exit_code)
 
 
+def command_run(spec: Obj, restart_policy: str, *, init: bool = False) -> CommandRun | None:
+    """How a container's command runs (see `run_length`), or None: until stopped. An init
+    container's runs to completion whatever the pod's policy; a sidecar's (an init container
+    restarted always), as the image's own server, until stopped."""
+    if init and spec.get("restartPolicy") == "Always":
+        return None
+    return run_length(spec, "Never" if init else restart_policy)
+
+
 def image_reference(image: str) -> str:
     """The fully qualified reference containerd reports: `nginx:1.29` → `docker.io/library/nginx:1.29`."""
     name, at, digest = image.partition("@")
@@ -955,12 +964,8 @@ class Kubelet(Controller):
         return command.exit_code
 
     def _command(self, run: PodRun, c: ContainerRun) -> CommandRun | None:
-        """How a container's command runs (see `run_length`); None: until stopped. A regular
-        init container's runs to completion whatever the pod's policy; a sidecar's, as
-        the image's own server, until stopped."""
-        if c.sidecar:
-            return None
-        return run_length(c.spec, "Never" if c.init else run.restart_policy)
+        """How a container's command runs (see `command_run`); None: until stopped."""
+        return command_run(c.spec, run.restart_policy, init=c.init)
 
     async def _serve(self, run: PodRun, c: ContainerRun, kind: str) -> None:
         """A running container's probes: started, then Ready (or never, for `notready`)."""
@@ -1089,8 +1094,8 @@ def _log_lines(
     name = spec.get("name", "")
     ns, pod_name = pod["metadata"].get("namespace", ""), pod["metadata"]["name"]
     pod_spec = pod.get("spec") or {}
-    regular = spec in (pod_spec.get("containers") or [])
-    finishes = run_length(spec, pod_spec.get("restartPolicy") or "Always") if regular else None
+    init = spec in (pod_spec.get("initContainers") or [])
+    finishes = command_run(spec, pod_spec.get("restartPolicy") or "Always", init=init)
     lines = [
         f"INFO starting {image} (container {name} of pod {ns}/{pod_name}, run {restarted + 1})"
     ]
