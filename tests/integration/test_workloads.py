@@ -627,6 +627,35 @@ def test_job_of_succeeding_pods_completes_within_parallelism(
     )
 
 
+def test_an_init_containers_command_decides_whether_the_pod_goes_on(
+    api: httpx.Client, cluster: LiveCluster
+) -> None:
+    """As on a node: an init container whose command exits 3 fails its Job's pod
+    (Init:Error) before the work starts, and `kubectl logs -c` says what it ran and its
+    code; one writing a file through a here-document whose text says `exit 1` completes,
+    and the work runs (both used to complete whatever the command said)."""
+    ns = new_ns(api)
+    jobs = f"{BATCH}/{ns}/jobs"
+    for name, script in (
+        ("migrate", "echo migrating; exit 3"),
+        ("configure", "cat > /hooks/stop.sh <<'EOF'\necho stopping\nexit 1\nEOF\necho ok"),
+    ):
+        body = job(name, "busybox:1.36", ["sh", "-c", "echo hello"], backoffLimit=0)
+        body["spec"]["template"]["spec"]["initContainers"] = [
+            {"name": "setup", "image": "busybox:1.36", "command": ["sh", "-c", script]}
+        ]
+        create(api, jobs, body)
+    cluster.kubectl("-n", ns, "wait", "--for=condition=Failed", "job/migrate", "--timeout=20s")
+    cluster.kubectl("-n", ns, "wait", "--for=condition=Complete", "job/configure", "--timeout=20s")
+    (pod,) = items(api, f"/api/v1/namespaces/{ns}/pods", labelSelector="job-name=migrate")
+    (setup,) = pod["status"]["initContainerStatuses"]
+    assert (setup["state"]["terminated"]["exitCode"], pod["status"]["phase"]) == (3, "Failed")
+    assert "running" not in pod["status"]["containerStatuses"][0]["state"]
+    logs = cluster.kubectl("-n", ns, "logs", "job/migrate", "-c", "setup").stdout
+    assert "INFO running sh -c echo migrating; exit 3\n" in logs, logs
+    assert logs.endswith("INFO exiting with code 3\n"), logs
+
+
 def test_a_jobs_command_runs_to_completion_unless_it_never_ends(
     api: httpx.Client, cluster: Any
 ) -> None:
