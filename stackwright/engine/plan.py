@@ -386,6 +386,19 @@ def with_ignored(
     return result
 
 
+def _ignored_id(id_: str, old: ResourceState, ignore: Sequence[str]) -> str:
+    """An object's id as its inputs name it once `ignore` keeps recorded values: an ignored
+    name (or namespace) is the recorded object's, which the step applies to and keeps."""
+    if not (id_ and old.id and isinstance(old.inputs.get("metadata"), Mapping)):
+        return id_
+    parts = dict(zip(("namespace", "name"), id_.rpartition("/")[::2], strict=True))
+    recorded = dict(zip(("namespace", "name"), old.id.rpartition("/")[::2], strict=True))
+    for key in parts:
+        if any(_under(("metadata", key), _split(_keys(path))) for path in ignore):
+            parts[key] = recorded[key]
+    return f"{parts['namespace']}/{parts['name']}" if parts["namespace"] else parts["name"]
+
+
 # --- replacement ----------------------------------------------------------------------------
 
 
@@ -475,7 +488,9 @@ def plan(intent: Intent, old: ResourceState | None) -> Step:
         return Step(Op.CREATE, urn, None, desired, tuple(diff({}, desired.inputs)))
     if intent.ignore_changes:
         desired = replace(
-            desired, inputs=with_ignored(desired.inputs, old.inputs, intent.ignore_changes)
+            desired,
+            inputs=with_ignored(desired.inputs, old.inputs, intent.ignore_changes),
+            id=_ignored_id(desired.id, old, intent.ignore_changes),
         )
     changes = diff(old.inputs, desired.inputs)
     if not changes and old.provider == desired.provider and not intent.force_replace:

@@ -869,6 +869,31 @@ def test_ignore_changes_keeps_the_recorded_value(stack: Stack) -> None:
     assert stack.recorded(urn(CM, "settings")).inputs["data"] == {"mode": "fast", "size": "m"}
 
 
+def test_an_ignored_name_keeps_the_object_it_names(stack: Stack) -> None:
+    """`ignore_changes=["metadata.name"]` keeps the recorded name, so the object too: the
+    program's new name changes nothing (it used to be a replacement that applied to the old
+    object, under the old name, recorded the new name's id, then deleted the old object:
+    nothing was left in the cluster, and every later `up` said `same`)."""
+
+    def named(name: str) -> Declare:
+        def program(p: Program) -> None:
+            ignored = ResourceOptions(ignore_changes=["metadata.name"])
+            k8s.core.v1.ConfigMap(
+                "settings", metadata={"name": name}, data={"a": "1"}, opts=ignored
+            )
+
+        return program
+
+    assert stack.up(named("settings")).ok
+    stack.fake.calls.clear()
+
+    assert stack.preview(named("config")).counts == {"same": 1}
+    assert stack.up(named("config")).counts == {"same": 1}
+    assert stack.fake.writes() == []
+    assert stack.fake.names("ConfigMap") == ["default/settings"]
+    assert stack.recorded(urn(CM, "settings")).id == "default/settings"
+
+
 def test_an_alias_renames_without_replacing(stack: Stack) -> None:
     def named(logical: str, aliases: tuple[str, ...] = ()) -> Declare:
         def program(p: Program) -> None:

@@ -273,6 +273,21 @@ def test_ignore_changes_keeps_the_recorded_value() -> None:
     assert paths(step) == ["metadata.labels.app"]
 
 
+def test_an_ignored_name_or_namespace_keeps_the_recorded_objects_id() -> None:
+    moved = changed(changed(DEPLOYMENT, "metadata.namespace", "other"), "metadata.name", "api")
+    for ignore in (["metadata.name", "metadata.namespace"], ["metadata"]):
+        step = plan(
+            Intent(state(moved, id="other/api"), ignore_changes=ignore),
+            state(DEPLOYMENT, id="apps/web"),
+        )
+        assert (step.op, step.new and step.new.id) == (Op.SAME, "apps/web"), ignore
+    renamed = plan(
+        Intent(state(moved, id="other/api"), ignore_changes=["metadata.namespace"]),
+        state(DEPLOYMENT, id="apps/web"),
+    )
+    assert renamed.op is Op.REPLACE and renamed.new and renamed.new.id == "apps/api"
+
+
 def test_ignore_changes_paths() -> None:
     old = {
         "metadata": {"annotations": {"kubectl.kubernetes.io/restartedAt": "t1", "keep": "x"}},
