@@ -94,6 +94,7 @@ SERVERS = [
     {"image": "busybox", "command": ["httpd", "-f"]},
     shell("echo starting; exec nginx -g 'daemon off;'"),
     shell("nginx & echo started"),  # the shell ends, but only after starting what we cannot know
+    shell('CONF=$(cat <<EOF\n{}\nEOF\n)\necho "$CONF" > /etc/app.json\nexec app'),  # its lines
     shell("echo $(curl -s config) > /etc/app.conf"),
     shell("cat"),  # with `stdin: true` it reads forever
     shell("env MODE=prod server"),

@@ -212,11 +212,20 @@ def _heredoc(raw: str) -> tuple[str, bool] | None:
     """(its delimiter, "" when the next word gives it; whether tabs before it are stripped)
     of the here-document a word opens, if any: `cat <<EOF` takes the lines after the command
     as cat's input, up to a line of `EOF`, never as statements."""
-    bare = QUOTING.sub(lambda m: "_" * len(m[0]), raw)  # a `<<` in quotes is text
+    # A `<<` in quotes is text; one in `$(…)` has its lines inside it.
+    bare = SUBSTITUTION.sub(_blank, QUOTING.sub(_blank, raw))
     found = HEREDOC.search(bare)
     if found is None:
         return None
     return QUOTING.sub(_unquote, raw[found.start(2) :]), bool(found[1])
+
+
+#: A command substitution in a word: `$(…)` (to its last `)`), or `…`.
+SUBSTITUTION = re.compile(r"\$\(.*\)|`[^`]*`", re.S)
+
+
+def _blank(match: re.Match[str]) -> str:
+    return "_" * len(match[0])
 
 
 def _past_heredocs(text: str, pos: int, heredocs: list[tuple[str, bool]]) -> int:
