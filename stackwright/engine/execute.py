@@ -1039,6 +1039,7 @@ class Run:
                     self.status[urn] = _SKIPPED
                 return
             if blocked or urn in self._unread:
+                blocked.sort()  # the same one named on every run (`needs` is a set)
                 # Never planned: a recorded resource's diff is unknown (shown as an update).
                 step = Step(_unplanned_op(resource, old) or Op.UPDATE, urn, old, old)
                 self.status[urn] = _SKIPPED

@@ -223,6 +223,22 @@ def test_a_resource_that_needs_an_excluded_new_one_is_not_done_and_says_why(stac
     assert quiet.ok and quiet.counts == {"same": 1} and stack.of(StepSkipped) == []
 
 
+def test_a_resource_needing_several_excluded_ones_names_the_same_one_every_run(
+    stack: Stack,
+) -> None:
+    def needing(p: Program) -> None:
+        needed = [
+            k8s.core.v1.ConfigMap(name, metadata={"name": name}, data={}) for name in "hgfedcba"
+        ]
+        k8s.core.v1.ConfigMap("last", opts=ResourceOptions(depends_on=needed))
+
+    summary = stack.up(needing, excludes=frozenset(urn(CM, name) for name in "abcdefgh"))
+    assert summary.not_done == [
+        "kubernetes:core/v1:ConfigMap last: it needs kubernetes:core/v1:ConfigMap a, which is "
+        "excluded and not created yet: exclude this one too, or add --exclude-dependents"
+    ]
+
+
 def test_a_selection_that_leaves_out_what_the_rest_needs_is_bad_usage(stack: Stack) -> None:
     """Nothing could be done but for the selection: exit 2, as Pulumi refuses such a
     selection up front, in a preview and in an `up`; a dependent of the one not done is
