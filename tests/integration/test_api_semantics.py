@@ -439,7 +439,8 @@ def test_dry_run_changes_nothing(api: httpx.Client) -> None:
 def test_json_merge_and_strategic_patches(api: httpx.Client) -> None:
     base = "/apis/apps/v1/namespaces/meta/deployments/patched"
     d = deployment("patched")
-    d["spec"]["template"]["spec"]["containers"].append({"name": "side", "image": "busybox:1"})
+    side = {"name": "side", "image": "busybox:1", "command": ["sleep", "infinity"]}
+    d["spec"]["template"]["spec"]["containers"].append(side)
     api.post("/apis/apps/v1/namespaces/meta/deployments", json=d)
     strategic = {
         "spec": {"template": {"spec": {"containers": [{"name": "web", "image": "nginx:1.30"}]}}}
@@ -585,7 +586,8 @@ def test_apply_merges_containers_by_name(api: httpx.Client) -> None:
     path = "/apis/apps/v1/namespaces/meta/deployments/two-managers"
     ssa(api, path, deployment("two-managers"), "alice")
     sidecar = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "two-managers"},
-               "spec": {"template": {"spec": {"containers": [{"name": "log", "image": "busybox:1"}]}}}}  # fmt: skip
+               "spec": {"template": {"spec": {"containers": [{"name": "log", "image": "busybox:1",
+                                                             "command": ["sleep", "infinity"]}]}}}}  # fmt: skip
     r = ssa(api, path, sidecar, "bob")
     assert r.status_code == 200, r.text
     assert [c["name"] for c in r.json()["spec"]["template"]["spec"]["containers"]] == ["web", "log"]

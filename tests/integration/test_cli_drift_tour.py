@@ -174,7 +174,8 @@ def test_a_changed_env_var_names_the_manager_that_changed_it_not_a_sidecars(
     p = new_project()
     p.program(WITH_ENV)
     p.up()
-    sidecar = '{"spec":{"template":{"spec":{"containers":[{"name":"sidecar","image":"busybox"}]}}}}'
+    sidecar = json.dumps({"spec": {"template": {"spec": {"containers": [
+        {"name": "sidecar", "image": "busybox", "command": ["sleep", "infinity"]}]}}}})  # fmt: skip
     cluster.kubectl(
         "patch", "deployment", "web", "-n", p.ns, "--field-manager=add-sidecar", "-p", sidecar
     )  # fmt: skip

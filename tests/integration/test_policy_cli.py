@@ -281,7 +281,11 @@ def test_policy_audit_of_a_live_cluster(tmp_path: Path, cluster: LiveCluster) ->
                 "apiVersion": "v1",
                 "kind": "Pod",
                 "metadata": {"name": "debug", "namespace": "policy-audit"},
-                "spec": {"containers": [{"name": "c", "image": "busybox:latest"}]},
+                "spec": {
+                    "containers": [
+                        {"name": "c", "image": "busybox:latest", "command": ["sleep", "infinity"]}
+                    ]
+                },
             },
         ],
     }

@@ -129,7 +129,8 @@ def test_kubernetes_package(cluster: Any) -> None:
         "metadata": {"name": "d"},
         "spec": {"selector": {"matchLabels": {"app": "d"}},
                  "template": {"metadata": {"labels": {"app": "d"}},
-                              "spec": {"containers": [{"name": "c", "image": "busybox:1"}]}}},
+                              "spec": {"containers": [{"name": "c", "image": "busybox:1",
+                                                            "command": ["sleep", "infinity"]}]}}},
     })  # fmt: skip
     patched = apps.patch_namespaced_deployment("d", "kp", {"spec": {"replicas": 3}})
     assert patched.spec.replicas == 3 and patched.metadata.generation == 2

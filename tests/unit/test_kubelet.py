@@ -26,6 +26,7 @@ from stackwright.localcluster.controllers.kubelet import (
     behaviour,
     container_log,
     go_duration,
+    image_command,
     image_id,
     image_reference,
     run_length,
@@ -96,10 +97,17 @@ SERVERS = [
     shell("nginx & echo started"),  # the shell ends, but only after starting what we cannot know
     shell('CONF=$(cat <<EOF\n{}\nEOF\n)\necho "$CONF" > /etc/app.json\nexec app'),  # its lines
     shell("echo $(curl -s config) > /etc/app.conf"),
-    shell("cat"),  # with `stdin: true` it reads forever
     shell("env MODE=prod server"),
     shell("echo 'unclosed"),
     PI,
+]
+#: Programs reading a standard input that `stdin` (or a terminal, `tty`) keeps open: they
+#: wait on it, whatever the pod's restartPolicy.
+WAITING = [
+    {**shell("cat"), "stdin": True},
+    {"image": "busybox", "stdin": True},
+    {"image": "ubuntu:24.04", "stdin": True, "tty": True},
+    {"image": "python:3.13", "tty": True},
 ]
 
 
@@ -192,6 +200,20 @@ SERVERS = [
         (shell("sleep 3600 && server"), "Always", None),
         (shell("if [ -f /x ]; then echo hi; fi"), "Always", None),
         ({"image": "nginx:1.29"}, "Never", None),
+        # An image whose own command is a shell or a REPL reads its empty standard input:
+        # it ends at once, and an Always pod restarts it.
+        ({"image": "busybox:1.36"}, "Always", brief()),
+        ({"image": "docker.io/library/alpine:3.20"}, "Never", brief()),
+        ({"image": "python:3.13-slim", "command": [], "args": []}, "Always", brief()),
+        (shell("cat"), "Always", brief()),
+        ({"image": "busybox", "command": ["sh"]}, "Always", brief()),
+        ({"image": "python:3.13", "command": ["python3", "-i"]}, "Always", brief()),
+        ({"image": "php:8.3-fpm"}, "Always", None),  # php-fpm: a server
+        *[(waiting, policy, None) for waiting in WAITING for policy in ("Always", "Never")],
+        # Given another input, a reader reads that, not the container's.
+        ({**shell("echo hi | cat"), "stdin": True}, "Never", brief()),
+        ({**shell("cat <<EOF\nhello\nEOF\n"), "stdin": True}, "Always", brief()),
+        ({**shell("sh < /app/run.sh"), "stdin": True}, "Never", brief()),
         ({"image": "nginx:1.29", "command": [], "args": []}, "Never", None),
         # A test marker decides for itself.
         ({"image": "example/notready:1", "command": ["sh"]}, "Never", None),
@@ -203,6 +225,36 @@ def test_run_length_of_an_unmarked_container(
 ) -> None:
     got = run_length({"name": "c", **spec}, policy)
     assert got == (None if run is None else (pytest.approx(run.seconds), run.exit_code))
+
+
+@pytest.mark.parametrize(
+    ("image", "command"),
+    [
+        ("busybox", ["sh"]),
+        ("docker.io/library/busybox:1.36", ["sh"]),
+        ("busybox@sha256:" + "a" * 64, ["sh"]),
+        ("busybox:1.36@sha256:" + "a" * 64, ["sh"]),
+        ("public.ecr.aws/docker/library/alpine:3", ["sh"]),
+        ("localhost:5000/ubuntu", ["bash"]),
+        ("quay.io/centos/centos:stream9", ["bash"]),
+        ("rockylinux/rockylinux:9", ["bash"]),
+        ("amazonlinux:2023", ["bash"]),
+        ("golang:1.23", ["bash"]),
+        ("python:3.13-slim", ["python3"]),
+        ("node:22", ["node"]),
+        ("ruby:3.3", ["irb"]),
+        ("perl:5.34.0", ["perl", "-de0"]),
+        ("php:8.3-cli", ["php", "-a"]),
+        ("php:8.3-apache", []),
+        ("php:fpm-alpine", []),
+        ("python-app:1", []),
+        ("example.com/busybox-server:1", []),
+        ("nginx:1.29", []),
+        ("alpine/git", []),  # an image of alpine's, not alpine
+    ],
+)
+def test_image_command_of_shell_and_repl_images(image: str, command: list[str]) -> None:
+    assert image_command(image) == command
 
 
 @pytest.mark.parametrize("server", SERVERS)
@@ -446,6 +498,42 @@ def test_an_always_pods_command_that_ends_crash_loops_never_seen_running(
     assert (last["exitCode"], last["reason"]) == (code, reason)
     assert statuses[-1]["phase"] == "Running"
     assert not any(ready(s) or "running" in container_of(s).get("state", {}) for s in statuses)
+
+
+def test_an_always_pod_of_a_shell_image_without_a_command_crash_loops() -> None:
+    """A Deployment of busybox without a command: its shell reads an empty standard input
+    and exits 0, so it crash-loops (Completed), as on a node."""
+    statuses = run_pod(
+        "Always", {"image": "busybox:1.36"},
+        lambda s: waiting_reason(s) == "CrashLoopBackOff" and container_of(s)["restartCount"] >= 2,
+    )  # fmt: skip
+    last = container_of(statuses[-1])["lastState"]["terminated"]
+    assert (last["exitCode"], last["reason"]) == (0, "Completed")
+    assert not any(ready(s) for s in statuses)
+
+
+def test_a_batch_pod_of_a_repl_image_without_a_command_succeeds_at_once() -> None:
+    statuses = run_pod("Never", {"image": "python:3.13"}, lambda s: s["phase"] in TERMINAL)
+    assert statuses[-1]["phase"] == "Succeeded"
+    assert container_of(statuses[-1])["state"]["terminated"]["reason"] == "Completed"
+
+
+def test_a_shell_image_with_stdin_waits_on_it_and_runs_on() -> None:
+    statuses = run_pod("Always", {"image": "alpine:3", "stdin": True}, ready)
+    assert "running" in container_of(statuses[-1])["state"]
+    assert not any(container_of(s).get("restartCount") for s in statuses)
+
+
+def test_logs_of_a_shell_image_without_a_command_say_its_shell_ran() -> None:
+    deployment_pod = {
+        "metadata": {"name": "web-x", "namespace": "default"},
+        "spec": {"containers": [{"name": "box", "image": "busybox:1.36"}]},
+        "status": {"containerStatuses": [{"name": "box", "state": {"terminated": FINISHED}}]},
+    }
+    assert container_log(deployment_pod, tail_lines=2).splitlines() == [
+        "2026-01-01T00:00:00.017Z INFO running sh",
+        "2026-01-01T00:00:00.034Z INFO exiting with code 0",
+    ]
 
 
 def test_a_batch_pods_failing_command_fails_the_pod_with_its_code() -> None:

@@ -5,10 +5,12 @@ The simulated kubelet runs no program: it reads the command. A shell script (`sh
 SCRIPT`, `bash -c`, …) is cut into its top-level statements by a small tokenizer (quotes,
 escapes, `$(…)`, comments, here-documents' lines skipped; compound commands — `if`, `while`, `until`, `for`, `case`,
 `{ }`, `( )` — kept whole); a command without a shell is one statement of its words,
-never split. Only the words in KNOWN, `sleep`, `exit`, `true` / `false` and the endless
-forms (`sleep infinity`, `tail -f`, a `while true` loop nothing leaves) are understood;
-any other program is one the kubelet cannot know: assumed to succeed, and perhaps a
-server that never ends.
+never split. Only the words in KNOWN, `sleep`, `exit`, `true` / `false`, the endless
+forms (`sleep infinity`, `tail -f`, a `while true` loop nothing leaves) and a program
+reading its standard input (a shell or a REPL given no script, `cat` given no file: at
+its end at once, unless the container keeps it open with `stdin` or `tty`) are
+understood; any other program is one the kubelet cannot know: assumed to succeed, and
+perhaps a server that never ends.
 
 Must never: call a command failing, or certain to end, when a real shell might run it
 otherwise — a statement that is reached only on a condition (`cmd || exit 1`, `if …; then
@@ -23,6 +25,10 @@ from dataclasses import dataclass
 
 #: Shells whose `-c` takes a script.
 SHELLS = frozenset({"sh", "ash", "bash", "dash", "ksh", "zsh"})
+#: Programs that read what to do from their standard input when given only options (no
+#: script, no file): shells, interpreters' REPLs (`python3`, `node`, `irb`, `perl -de0`,
+#: `php -a`), `cat`. A container's standard input is empty unless it has `stdin: true`.
+READERS = SHELLS | {"python", "python3", "node", "irb", "perl", "php", "cat"}
 #: Programs that end by themselves at once and succeed (with the files they name, as
 #: assumed for every program): what a container's command prints, sets up, or looks at.
 KNOWN = frozenset(
@@ -57,6 +63,8 @@ SLEEP_UNITS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}
 FOLLOWS = re.compile(r"-[^-]*[fF]|--follow")
 #: A redirection's operator (2>&1, >/dev/null begin with one; a bare `>` takes the next word).
 REDIRECT = re.compile(r"\d*(>>?|<|&>)")
+#: A redirection of standard input (`< file`, `<<EOF`, `<<< word`): not the container's.
+INPUT = re.compile(r"0?<")
 
 #: Reserved words that open a compound command, and those that close one.
 OPENS = frozenset({"if", "while", "until", "for", "select", "case", "{"})
@@ -119,17 +127,18 @@ class Simple:
     known: bool = False
 
 
-def read(words: Sequence[str]) -> Outcome:
-    """How the command `words` (a container's command and args) ends."""
+def read(words: Sequence[str], *, stdin: bool = False) -> Outcome:
+    """How the command `words` (a container's command and args) ends; `stdin`: its
+    standard input stays open (`stdin: true` or `tty: true`), else it is empty."""
     if not words:
         return UNKNOWN
     script, errexit = _script(words)
     if script is None:
-        return _statements_outcome([Statement(_plain(words), "", "")], errexit=False)
+        return _statements_outcome([Statement(_plain(words), "", "")], errexit=False, stdin=stdin)
     tokens = _tokens(script)
     if tokens is None:  # an unclosed quote: a syntax error we do not guess the code of
         return UNKNOWN
-    return _statements_outcome(_statements(tokens), errexit=errexit)
+    return _statements_outcome(_statements(tokens), errexit=errexit, stdin=stdin)
 
 
 def _script(words: Sequence[str]) -> tuple[str | None, bool]:
@@ -267,7 +276,7 @@ def _statements(tokens: list[Token]) -> list[Statement]:
     return out
 
 
-def _statements_outcome(statements: list[Statement], *, errexit: bool) -> Outcome:
+def _statements_outcome(statements: list[Statement], *, errexit: bool, stdin: bool) -> Outcome:
     """Run the top-level statements on paper, in order."""
     status: int | None = 0  # the last statement's exit status; None: not known
     certain, seconds = True, 0.0
@@ -284,7 +293,8 @@ def _statements_outcome(statements: list[Statement], *, errexit: bool) -> Outcom
         # Not counted when it runs only on a condition: `check && exit 1` (the check not
         # known to succeed), `cmd || exit 1` (whatever cmd is).
         reached = not skipped and statement.before != "||"
-        did = _compound(statement.tokens) if statement.compound else _simple(statement.tokens)
+        read_one = _compound if statement.compound else _simple
+        did = read_one(statement.tokens, stdin=stdin and statement.before != "|")
         if [t.text for t in statement.tokens if t.word][:1] == ["wait"]:
             # Until what it started in the background ends: `sleep infinity & wait` never.
             ends = all(end is not None for end in background_ends)
@@ -319,8 +329,8 @@ def _sets_errexit(tokens: list[Token]) -> bool:
     )
 
 
-def _simple(tokens: list[Token]) -> Simple:
-    """What one simple command does."""
+def _simple(tokens: list[Token], *, stdin: bool) -> Simple:
+    """What one simple command does (`stdin`: its standard input stays open)."""
     words = [t.text for t in tokens if t.word]
     while words and (words[0] == "exec" or re.fullmatch(r"[A-Za-z_]\w*=.*", words[0], re.S)):
         words = words[1:]  # `exec sleep infinity`, `A=1 cmd`: the command is what follows
@@ -345,8 +355,11 @@ def _simple(tokens: list[Token]) -> Simple:
         return Simple(status=0, known=understood)
     if name == "false":
         return Simple(status=1, known=understood)
-    if name == "cat" and not [a for a in args if not a.startswith("-")]:
-        return Simple()  # reads its standard input: with `stdin: true`, forever
+    given_input = any(INPUT.match(word) for word in words[1:])  # `cat <<EOF`, `sh < script`
+    if name in READERS and all(a.startswith("-") for a in args) and not given_input:
+        # Reads the container's standard input: empty, it ends at once, as a shell at its
+        # end does; kept open, it waits on it.
+        return Simple(ends=False) if stdin else Simple(status=0, known=understood)
     if name in ("env", "printenv") and any("=" not in a and not a.startswith("-") for a in args):
         return Simple()  # runs a program
     if name in KNOWN:
@@ -368,11 +381,13 @@ def _arguments(words: list[str]) -> list[str]:
     return out
 
 
-def _compound(tokens: list[Token]) -> Simple:
+def _compound(tokens: list[Token], *, stdin: bool) -> Simple:
     """A compound command, read only for what it surely implies: the sleeps in it, and
     whether a loop in it, or a command in it, never ends (its status is not known)."""
-    inner = [_simple(command) for command in _simple_commands(tokens)]
-    endless = any(not s.ends for s in inner) or any(_endless(*loop) for loop in _loops(tokens))
+    inner = [_simple(command, stdin=stdin) for command in _simple_commands(tokens)]
+    endless = any(not s.ends for s in inner) or any(
+        _endless(*loop, stdin=stdin) for loop in _loops(tokens)
+    )
     return Simple(seconds=sum(s.seconds for s in inner), ends=not endless)
 
 
@@ -409,11 +424,11 @@ def _keyword(tokens: list[Token], word: str, after: int, depth: int) -> int:
     return next(found, len(tokens))
 
 
-def _endless(keyword: str, condition: list[Token], body: list[Token]) -> bool:
+def _endless(keyword: str, condition: list[Token], body: list[Token], *, stdin: bool) -> bool:
     """A loop whose condition never ends it (`while true`, `while :`, `while sleep 5`,
     `until false`) and that nothing in it leaves (`break`, `exit`, `return`)."""
     if any(not t.word and t.text not in (";", "\n") for t in condition):
         return False
-    test = _simple([t for t in condition if t.word])
+    test = _simple([t for t in condition if t.word], stdin=stdin)
     forever = test.known and test.ends and test.status == (0 if keyword == "while" else 1)
     return forever and not any(t.word and t.text in ("break", "exit", "return") for t in body)

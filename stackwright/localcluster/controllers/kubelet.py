@@ -26,7 +26,10 @@ What a container does is chosen by its image NAME (documented in the README):
                              container given a command or args runs it as busybox's sh
                              would, as far as reading it tells: it may end, with the code its
                              `exit N` / `false` gives (see `run_length`; an init
-                             container's always ends unless endless, a sidecar's never)
+                             container's always ends unless endless, a sidecar's never);
+                             so does one without, whose image's own command is a shell or
+                             a REPL (busybox, ubuntu, python…): it ends at once unless
+                             `stdin` or `tty` keeps its input open
 
 Missing ConfigMaps / Secrets keep a pod in ContainerCreating (FailedMount) or a
 container in CreateContainerConfigError, and unbound claims hold it until bound,
@@ -107,13 +110,45 @@ def behaviour(image: str) -> str:
     return "healthy"
 
 
+#: The default command of images that run a shell or an interpreter's REPL, by the last
+#: element of the image's repository: without a TTY it reads its empty standard input and
+#: ends at once (`commands.READERS`). Any other image's own entrypoint is a server here.
+IMAGE_COMMANDS: dict[str, list[str]] = {
+    **{image: ["sh"] for image in ("busybox", "alpine")},
+    **{image: ["bash"] for image in ("ubuntu", "debian", "fedora", "centos", "rockylinux",
+                                     "almalinux", "amazonlinux", "bash", "golang")},
+    "python": ["python3"], "node": ["node"], "ruby": ["irb"], "perl": ["perl", "-de0"],
+    "php": ["php", "-a"],
+}  # fmt: skip
+#: Tags of those images whose command is a server: php's `-fpm` and `-apache` variants.
+SERVER_TAGS = {"php": ("fpm", "apache")}
+
+
+def image_command(image: str) -> list[str]:
+    """The command an image runs by itself, as far as IMAGE_COMMANDS knows it; [] for a
+    server. `docker.io/library/busybox:1.36`, `busybox@sha256:…` are busybox's, `python-app`
+    is not python's."""
+    repository, _, tag = image.partition("@")[0].rsplit("/", 1)[-1].partition(":")
+    if any(marker in tag for marker in SERVER_TAGS.get(repository, ())):
+        return []
+    return IMAGE_COMMANDS.get(repository, [])
+
+
 def _words(spec: Obj) -> list[str]:
-    """A container's command and args, word by word; empty when it runs its image's own."""
-    return [str(word) for word in [*(spec.get("command") or []), *(spec.get("args") or [])]]
+    """What a container runs, word by word: its command and args, else its image's own
+    command (`image_command`; empty when that is a server)."""
+    words = [str(word) for word in [*(spec.get("command") or []), *(spec.get("args") or [])]]
+    return words or image_command(str(spec.get("image", "")))
+
+
+def _reading(spec: Obj) -> commands.Outcome:
+    """How what a container runs ends, as far as reading it tells; its standard input is
+    kept open by `stdin: true` or `tty: true`, else empty."""
+    return commands.read(_words(spec), stdin=bool(spec.get("stdin") or spec.get("tty")))
 
 
 def command_line(spec: Obj) -> str:
-    """A container's command and args as one line; empty when it runs its image's own."""
+    """What a container runs as one line; empty when its image's own is a server."""
     return " ".join(_words(spec))
 
 
@@ -137,11 +172,12 @@ def run_length(spec: Obj, restart_policy: str) -> CommandRun | None:
     ends only when it certainly does: every statement it may run is a word the reader
     knows to end (`echo hello`, `sleep 5`, `exit 1`); any other program may be a server.
     It runs as long as its `sleep`s add up to in kubelet seconds (at least RUN_TIME). A
-    container without a command or args runs its image's own entrypoint, a server here."""
-    words = _words(spec)
-    if not words or behaviour(str(spec.get("image", ""))) != "healthy":
+    container without a command or args runs its image's own (`_words`): a shell or a REPL
+    reading its standard input, which ends at once unless `stdin` or `tty` keeps it open,
+    or a server."""
+    if not _words(spec) or behaviour(str(spec.get("image", ""))) != "healthy":
         return None
-    outcome = commands.read(words)
+    outcome = _reading(spec)
     if not outcome.ends or (restart_policy == "Always" and not outcome.certain):
         return None
     seconds = max(RUN_TIME, outcome.seconds * KUBELET_SECOND) if outcome.seconds >= 1 else 0.0
@@ -947,7 +983,7 @@ class Kubelet(Controller):
         if c.init and not c.sidecar:
             # Work before the pod's containers start, as a Job's: its command's code, or 0
             # for the image's own; one that never ends holds the pod in Init for good.
-            if command is None and not commands.read(_words(c.spec)).ends:
+            if command is None and not _reading(c.spec).ends:
                 await asyncio.get_running_loop().create_future()  # until the pod goes
             run_for = CommandRun(0.0, 0) if command is None else command
             await self.pace.sleep(max(INIT_RUN_TIME, run_for.seconds))
