@@ -167,9 +167,10 @@ RESERVED_ATTRIBUTES = frozenset(
 
 #: What a field holds that has keys of its own to check: ("one" | "list" | "map", the struct
 #: definition as `<inputs module>.<Name>`), as in `("list", "core_v1.Container")`; or a scalar,
-#: which has none: ("plain", its kind in `PLAIN_KINDS`), as in `("plain", "integer")`; None for
-#: anything free (a free-keyed map, an object the schema leaves open, `Any`) or less direct (a
-#: list of lists, a list of scalars).
+#: which has none: ("plain", its kind in `PLAIN_KINDS`), as in `("plain", "integer")`, or a list
+#: of scalars, whose items have none: ("scalars", their kind), as in `("scalars", "string")`;
+#: None for anything free (a free-keyed map, an object the schema leaves open, `Any`) or less
+#: direct (a list of lists, a map of scalars, whose keys are free).
 Holds = tuple[str, str] | None
 
 
@@ -524,14 +525,16 @@ class Generator:
 
     def _holds(self, node: Mapping[str, Any], listed: Callable[[str], str] | None = None) -> Holds:
         """The struct whose keys a value of `node` has: one, a list of them or a map of free
-        keys to them; a scalar's kind ("plain"); None for anything else (a free-keyed map, an
-        open object, a list of lists or of scalars). `listed` names a struct's definition as
-        the field table does, listing it (the inputs' TypedDicts by default)."""
+        keys to them; a scalar's kind ("plain"), or a list of scalars' ("scalars"); None for
+        anything else (a free-keyed map, an open object, a list of lists). `listed` names a
+        struct's definition as the field table does, listing it (the inputs' TypedDicts by
+        default)."""
         shape, of = self._shape(node)
         if shape in ("list", "map"):
             inner, of = self._shape(of)
             if inner != "struct":
-                return None
+                plain = PLAIN_KINDS.get(of) if (shape, inner) == ("list", "plain") else None
+                return None if plain is None else ("scalars", plain)
         elif shape == "struct":
             shape = "one"
         else:
@@ -1037,7 +1040,8 @@ def render_groups(
 def listed_keys(keys: Sequence[tuple[str, Holds]], own: str = "") -> str:
     """Keys as the field table lists them: sorted, space-separated, each with what it holds
     (`selector=meta_v1.LabelSelector`, `containers=[core_v1.Container]`, a map of free keys
-    to objects `{…}`; a scalar's kind, `replicas:integer`; nothing for a free value). A
+    to objects `{…}`; a scalar's kind, `replicas:integer`, a list of scalars' in brackets,
+    `finalizers:[string]`; nothing for a free value). A
     definition of the inputs module `own` goes without its module's name, as the TypedDicts
     name each other."""
     out = []
@@ -1048,6 +1052,8 @@ def listed_keys(keys: Sequence[tuple[str, Holds]], own: str = "") -> str:
             out.append(key)
         elif holds[0] == "plain":
             out.append(f"{key}:{holds[1]}")
+        elif holds[0] == "scalars":
+            out.append(f"{key}:[{holds[1]}]")
         else:
             container, definition = holds
             definition = definition.removeprefix(f"{own}.") if own else definition
@@ -1073,8 +1079,9 @@ def render_fields(gen: Generator) -> str:
             "`selector=meta_v1.LabelSelector` one, `containers=[core_v1.Container]` a list, "
             "`{…}` a map of free keys to them; one of the same inputs module goes without the "
             "module's name. A key that holds a scalar names its kind (`replicas:integer`), "
-            "which has no keys. Other keys hold free values: free-keyed maps (labels, data, "
-            "limits), open objects, lists of scalars, which are not looked into. Each kind's `status`, which "
+            "which has no keys, and one that holds a list of scalars their kind in brackets "
+            "(`finalizers:[string]`). Other keys hold free values: free-keyed maps (labels, "
+            "data, limits), open objects, which are not looked into. Each kind's `status`, which "
             "programs read and never set, is listed apart (`STATUSES`, `STATUS_OBJECTS`), so "
             "that no property is checked against it.",
             "",

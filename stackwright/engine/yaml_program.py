@@ -1051,7 +1051,7 @@ def _field(
     if schema is not None:
         try:
             check_fields(schema.shown, schema, path)
-        except AttributeError as error:
+        except (AttributeError, TypeError) as error:  # a name no field; below a scalar
             raise _Problem(ref.line, f"{where}: ${{{ref.text}}}: {error}") from None
     return resource.output(*path)
 

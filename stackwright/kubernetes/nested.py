@@ -8,7 +8,8 @@ a `spec` can be named where it is written, without a cluster.
         → Nested("one", "core_v1.PodTemplateSpec")
 
 A field that holds a scalar maps to its `Plain` kind (`replicas` → an integer), which has no
-keys; one whose keys are free (labels, annotations, data, resources.limits, an open object) maps
+keys, and one that holds a list of them to `Scalars` (`finalizers` → strings), whose items are
+`Plain`; one whose keys are free (labels, annotations, data, resources.limits, an open object) maps
 to None, as anything may be below it. Each object's keys are decoded on first use,
 once per kind and per definition.
 
@@ -30,7 +31,7 @@ import difflib
 import functools
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Generic, Literal, TypeVar
+from typing import Generic, Literal, NoReturn, TypeVar
 
 from stackwright.kubernetes.fields import KINDS, OBJECTS, STATUS_OBJECTS, STATUSES
 from stackwright.sdk.output import join_path
@@ -66,14 +67,14 @@ class Nested:
         return _one(self.definition)
 
 
-#: A scalar's kind as the table names it → as a message says it.
-_PLAIN_SHOWN: Mapping[str, str] = {
-    "string": "a string",
-    "integer": "an integer",
-    "number": "a number",
-    "boolean": "a boolean",
-    "quantity": "a quantity",
-    "int-or-string": "an integer or a string",
+#: A scalar's kind as the table names it → as a message says one of it, and many.
+_PLAIN_SHOWN: Mapping[str, tuple[str, str]] = {
+    "string": ("a string", "strings"),
+    "integer": ("an integer", "integers"),
+    "number": ("a number", "numbers"),
+    "boolean": ("a boolean", "booleans"),
+    "quantity": ("a quantity", "quantities"),
+    "int-or-string": ("an integer or a string", "integers or strings"),
 }
 
 
@@ -88,17 +89,38 @@ class Plain:
     @property
     def shown(self) -> str:
         """`an integer`."""
-        return _PLAIN_SHOWN.get(self.kind, f"a {self.kind}")
+        return _PLAIN_SHOWN.get(self.kind, (f"a {self.kind}", ""))[0]
 
-    def keys(self) -> Mapping[str, Nested | Plain | None]:
+    def keys(self) -> Mapping[str, Held]:
+        return {}
+
+    def item(self) -> NoReturn:
+        raise TypeError(f"{self.shown} has no items")
+
+
+@dataclass(frozen=True)
+class Scalars:
+    """A field holding a list of scalars (`finalizers`, strings): its items are `Plain`, and
+    no name is below it (`metadata.finalizers.foo` is a mistake, not an absent field)."""
+
+    of: Plain
+    container: Literal["list"] = "list"
+
+    @property
+    def shown(self) -> str:
+        """`a list of strings`."""
+        return f"a list of {_PLAIN_SHOWN.get(self.of.kind, ('', f'{self.of.kind} values'))[1]}"
+
+    def keys(self) -> Mapping[str, Held]:
         return {}
 
     def item(self) -> Plain:
-        return self
+        return self.of
 
 
-#: What a key of an object holds: an object (or a list or map of them), a scalar, or anything.
-Held = Nested | Plain | None
+#: What a key of an object holds: an object (or a list or map of them), a scalar (or a list
+#: of them), or anything.
+Held = Nested | Plain | Scalars | None
 
 
 @dataclass(frozen=True)
@@ -195,7 +217,10 @@ def _one(definition: str) -> Nested:
 
 
 @functools.cache
-def _plain(kind: str) -> Plain:
+def _plain(kind: str) -> Plain | Scalars:
+    """A scalar's kind as the table writes it (`integer`), or a list of them's (`[string]`)."""
+    if kind.startswith("["):
+        return Scalars(Plain(kind[1:-1]))
     return Plain(kind)
 
 
@@ -338,6 +363,7 @@ __all__ = [
     "LiveKind",
     "Nested",
     "Plain",
+    "Scalars",
     "UnknownKey",
     "Walk",
     "kind_fields",

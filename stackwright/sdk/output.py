@@ -135,7 +135,8 @@ class Schema(Protocol):
     "map"), of the definition `shown` (`ServiceSpec`), whose `keys()` each map to their own
     schema (None for a free value, labels, limits or an open object, where any key goes);
     `item()` is one object of a list's or map's. A scalar (`container` "plain", `shown` "an
-    integer") has no keys and no items: nothing is below it. The layer that knows the kinds supplies it
+    integer") has no keys and no items: nothing is below it; a list of scalars (`shown` "a list
+    of strings") has items that are. The layer that knows the kinds supplies it
     (`Resource._schema`): the SDK never imports that layer."""
 
     @property
@@ -168,7 +169,7 @@ class _Place:
         Not `pulumi`: the name is Kubernetes' own (a YAML program's), which a snake_case
         spelling does not find (the live object has no such key: it read null)."""
         schema = self.schema
-        if schema.container == "plain":
+        if self.scalar or self.scalars:
             raise self.below(name)
         if schema.container == "map":  # free keys, each to an object
             return name, _Place(self.owner, join_path(self.path, name), schema.item())
@@ -184,8 +185,10 @@ class _Place:
 
     def item(self, key: Any) -> _Place | None:
         """The place of the item `key` (a field by Kubernetes' name, a list's index, a map's
-        key); None where the schema says nothing of it."""
+        key); None where the schema says nothing of it; TypeError below a scalar."""
         schema = self.schema
+        if self.scalar:
+            raise self.below(key, item=True)
         held: Schema | None = None
         if schema.container == "one":
             held = schema.keys().get(key) if isinstance(key, str) else None
@@ -200,22 +203,35 @@ class _Place:
         for key in path:
             if place is None:
                 break
-            if checked and place.schema.container == "plain":
-                raise place.below(key)
             if checked and type(key) is str:
                 place = place.attribute(key, pulumi=False)[1]
             else:
                 place = place.item(key)
         return place
 
-    def below(self, key: Any) -> AttributeError:
-        """The error for `key` (a field's name, an index) taken below a scalar, which holds
-        neither: it read null, silently, as an absent field does."""
-        what = "item" if type(key) is int else "field"
-        return AttributeError(
+    @property
+    def scalar(self) -> bool:
+        """A scalar is here (`spec.replicas`): nothing is below it."""
+        return self.schema.container == "plain"
+
+    @property
+    def scalars(self) -> bool:
+        """A list of scalars is here (`metadata.finalizers`): only its items are below it."""
+        return self.schema.container == "list" and self.schema.item().container == "plain"
+
+    def below(self, key: Any, *, item: bool = False) -> AttributeError | TypeError:
+        """The error for `key` taken below a scalar (as an `item`, TypeError, as Python's for
+        `5[0]`; as a field's name, AttributeError) or a field's name below a list of them:
+        neither holds it, and it read null, silently, as an absent field does."""
+        what = "item" if item else "field"
+        read = f"read {self.path} itself"
+        if self.scalars:
+            read += f" or an item, {self.path}[0]"
+        message = (
             f"{self.owner} has no {what} {join_path(self.path, key)} ({self.path} is "
-            f"{self.schema.shown}, which has no {what}s: read {self.path} itself)"
+            f"{self.schema.shown}, which has no {what}s: {read})"
         )
+        return TypeError(message) if item else AttributeError(message)
 
     def missing(self, name: str, *, pulumi: bool = True) -> AttributeError:
         """The error for an attribute `name` that is no field here, with the closest ones."""
@@ -267,7 +283,7 @@ def check_fields(owner: str, schema: Schema, path: Iterable[str | int]) -> None:
     Python program's attributes are: AttributeError for the first that is no field of the
     object at its place, naming `owner` (`Service`) and the closest fields. Indexes, keys in
     brackets (`ItemKey`) and the keys of free-keyed maps are not checked, as a Python
-    program's items are not."""
+    program's items are not, but below a scalar they are TypeError, as they are there."""
     _Place(owner, "", schema).walk(path, checked=True)
 
 

@@ -6,6 +6,8 @@ resources' objects and plain dicts take any name."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from test_sdk_output import program, reader
 
@@ -71,21 +73,88 @@ def test_a_misspelt_attribute_of_an_output_is_refused_where_it_is_taken(
         k8s.apps.v1.Deployment("d", spec={}).metadata.nmae  # noqa: B018
 
 
+@pytest.mark.parametrize(
+    ("read", "error", "said"),
+    [
+        # It read null, silently, as an absent field does: the table marked a scalar field
+        # and a free-keyed map alike as holding anything.
+        (
+            lambda dep: dep.spec.replicas.foo,
+            AttributeError,
+            "Deployment 'web' has no field spec.replicas.foo (spec.replicas is an integer, "
+            "which has no fields: read spec.replicas itself)",
+        ),
+        # As Python refuses `5[0]`; it read null, while YAML's `${web.spec.replicas[0]}` was
+        # refused.
+        (
+            lambda dep: dep.spec.replicas[0],
+            TypeError,
+            "Deployment 'web' has no item spec.replicas[0] (spec.replicas is an integer, "
+            "which has no items: read spec.replicas itself)",
+        ),
+        # A name on a list of scalars: it read null, as a free value's key did.
+        (
+            lambda dep: dep.metadata.finalizers.foo,
+            AttributeError,
+            "Deployment 'web' has no field metadata.finalizers.foo (metadata.finalizers is a "
+            "list of strings, which has no fields: read metadata.finalizers itself or an item, "
+            "metadata.finalizers[0])",
+        ),
+    ],
+)
+def test_nothing_is_read_below_a_scalar_field(
+    program: Program, read: Any, error: type[Exception], said: str
+) -> None:
+    with pytest.raises(error) as raised:
+        read(k8s.apps.v1.Deployment("web", spec={}))
+    assert str(raised.value) == said
+
+
 def test_an_attribute_below_a_scalar_field_is_refused(program: Program) -> None:
-    # It read null, silently, as an absent field does: the table marked a scalar field and a
-    # free-keyed map alike as holding anything.
     dep = k8s.apps.v1.Deployment("web", spec={})
-    with pytest.raises(AttributeError) as raised:
-        dep.spec.replicas.foo  # noqa: B018
-    assert str(raised.value) == (
-        "Deployment 'web' has no field spec.replicas.foo (spec.replicas is an integer, which "
-        "has no fields: read spec.replicas itself)"
-    )
     with pytest.raises(AttributeError, match=r"no field status\.load_balancer\.ingress\[0\]"):
         service().status.load_balancer.ingress[0].ip.v4  # noqa: B018
     # Free-keyed maps and open objects below a scalar's neighbours still take any name.
     assert dep.metadata.labels.anything is not None
     assert k8s.apps.v1.ControllerRevision("r", revision=1).data.spec.any is not None
+
+
+def test_an_item_below_a_scalar_field_is_refused(program: Program) -> None:
+    dep = k8s.apps.v1.Deployment("web", spec={})
+    # A key is no item either (it stood for the integer: `replicas["x"].y` named
+    # spec.replicas.x as "an integer").
+    with pytest.raises(TypeError, match=r"no item spec\.replicas\.x \(spec\.replicas is an int"):
+        dep.spec.replicas["x"]
+    with pytest.raises(TypeError, match=r"no item spec\.template\.spec\.priority\[0\] "):
+        dep.spec.template["spec"]["priority"][0]
+    # Items taken from a resource's field before any attribute check nothing (no schema is
+    # looked up for `ns.metadata["name"]`) until an attribute is taken: the item is named.
+    with pytest.raises(TypeError, match=r"no item spec\.replicas\[0\] \(spec\.replicas is an"):
+        dep.spec["replicas"][0].foo  # noqa: B018
+    # Items of lists, maps and objects still read.
+    assert dep.spec.template.spec.containers[0]["image"] is not None
+    assert dep.metadata.labels["app"] is not None
+
+
+def test_the_items_of_a_list_of_scalars_read(program: Program) -> None:
+    dep = k8s.apps.v1.Deployment("web", spec={})
+    with pytest.raises(AttributeError, match=r"\[0\]\.foo \(metadata\.finalizers\[0\] is a string"):
+        dep.metadata.finalizers[0].foo  # noqa: B018
+    with pytest.raises(AttributeError, match=r"is a list of integers, which has no fields"):
+        dep.spec.template.spec.security_context.supplemental_groups.first  # noqa: B018
+    read = reader({dep: {"metadata": {"finalizers": ["example.com/keep"]}}})
+    assert dep.metadata.finalizers[0].resolve(read) == "example.com/keep"
+    assert dep.metadata.finalizers.resolve(read) == ["example.com/keep"]
+    assert dep.spec.template.spec.containers[0].command[1].resolve(read) is None
+
+
+def test_the_table_marks_scalars_and_lists_of_them() -> None:
+    meta = nested.object_keys("meta_v1.ObjectMeta")
+    assert meta["finalizers"] == nested.Scalars(nested.Plain("string"))
+    assert meta["generation"] == nested.Plain("integer") and meta["labels"] is None
+    assert nested.Scalars(nested.Plain("quantity")).shown == "a list of quantities"
+    with pytest.raises(TypeError, match="an integer has no items"):
+        nested.Plain("integer").item()
 
 
 def test_real_fields_the_live_object_does_not_hold_read_none(program: Program) -> None:

@@ -956,6 +956,8 @@ outputs:
   newer: ${svc.status["brandNewThing"]}
   open: ${revision.data.spec.any}
   annotation: ${web.spec.template.metadata.annotations.anything}
+  finalizer: ${cm.metadata.finalizers[0]}
+  argument: ${web.spec.template.spec.containers[0].args[1]}
 """
 
 
@@ -999,6 +1001,14 @@ outputs:
             "status.loadBalancer.ingress[0].ip is a string, which has no fields",
         ),
         ("${web.status.readyReplicas.x}", "(status.readyReplicas is an integer, which has no"),
+        # A name on a list of scalars: it read null, as a free value's key did.
+        (
+            "${cm.metadata.finalizers.foo}",
+            "ConfigMap has no field metadata.finalizers.foo (metadata.finalizers is a list of "
+            "strings, which has no fields: read metadata.finalizers itself or an item, "
+            "metadata.finalizers[0])",
+        ),
+        ("${cm.metadata.finalizers[0].foo}", "(metadata.finalizers[0] is a string, which has no"),
         # A field newer than the kinds' definitions is read in brackets, as in Python.
         (
             "${svc.status.brandNewThing}",
@@ -1021,6 +1031,18 @@ def test_a_misspelt_field_of_a_built_in_kind_in_a_reference_is_one_line(
     assert message.startswith(f"{tmp_path / 'Stackwright.yaml'}:{_line_of(text, 'bad:')}: ")
     assert f": output bad: ${reference.partition('$')[2]}: " in message, message
     assert said in message and "\n" not in message, message
+
+
+def test_a_key_in_brackets_below_a_scalar_is_refused(tmp_path: Path) -> None:
+    # As Python's `web.spec.replicas["x"]` is: a bracket is not checked as a name is, but
+    # nothing is below an integer.
+    text = REFERENCES + '  bad: ${web.spec.replicas["x"]}\n'
+    with pytest.raises(UsageError) as caught:
+        _run(tmp_path, text)
+    assert str(caught.value).endswith(
+        ': output bad: ${web.spec.replicas["x"]}: Deployment has no item spec.replicas.x '
+        "(spec.replicas is an integer, which has no items: read spec.replicas itself)"
+    )
 
 
 @pytest.mark.parametrize(
