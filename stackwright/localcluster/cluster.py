@@ -46,6 +46,7 @@ NAMESPACE_TYPE = ("", "namespaces")
 CRD_TYPE = ("apiextensions.k8s.io", "customresourcedefinitions")
 JOB_TYPE = ("batch", "jobs")
 POD_TYPE = ("", "pods")
+EPHEMERAL_CONTAINERS = "ephemeralcontainers"  # the pods subresource `kubectl debug` writes
 FOREGROUND = "foregroundDeletion"
 ORPHAN = "orphan"
 NAMESPACE_FINALIZER = "kubernetes"
@@ -547,7 +548,12 @@ class Cluster:
         if meta.get("namespace", "") != old_meta.get("namespace", ""):
             raise status.BadRequest("the namespace of the object cannot be changed")
         self._admit(rtype, old, new, opts, subresource)
-        self._validate(rtype, new, old)
+        if subresource == EPHEMERAL_CONTAINERS:
+            causes = validation.validate_ephemeral_containers_update(new, old)
+            if causes:
+                raise status.invalid_object(rtype.kind, rtype.group, meta["name"], causes)
+        else:
+            self._validate(rtype, new, old)
         now = timestamp(self.clock())
         if operation == "Update":
             ssa.track_update(
@@ -585,6 +591,17 @@ class Cluster:
                 merged["status"] = new["status"]
             else:
                 merged.pop("status", None)
+            return merged
+        if subresource == EPHEMERAL_CONTAINERS and rtype.key == POD_TYPE:
+            # The pod as it was but for its debug containers (dropNonEphemeralContainerUpdates).
+            merged = copy.deepcopy(old)
+            if "managedFields" in new["metadata"]:
+                merged["metadata"]["managedFields"] = new["metadata"]["managedFields"]
+            ephemeral = (new.get("spec") or {}).get("ephemeralContainers")
+            if ephemeral:
+                merged["spec"]["ephemeralContainers"] = ephemeral
+            else:
+                merged["spec"].pop("ephemeralContainers", None)
             return merged
         if subresource == "finalize":
             # Namespace finalization changes spec.finalizers and nothing else.

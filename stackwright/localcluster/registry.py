@@ -73,7 +73,7 @@ _BUILTINS: tuple[tuple[str, str, str, str, bool, tuple[str, ...], tuple[str, ...
     ("", "v1", "ConfigMap", "configmaps", True, ("cm",), (), ()),
     ("", "v1", "Secret", "secrets", True, (), (), ()),
     ("", "v1", "Service", "services", True, ("svc",), ("all",), ("status",)),
-    ("", "v1", "Pod", "pods", True, ("po",), ("all",), ("status", "log", "binding", "eviction", "exec", "attach", "portforward")),
+    ("", "v1", "Pod", "pods", True, ("po",), ("all",), ("status", "ephemeralcontainers", "log", "binding", "eviction", "exec", "attach", "portforward")),
     ("", "v1", "ServiceAccount", "serviceaccounts", True, ("sa",), (), ("token",)),
     ("", "v1", "PersistentVolume", "persistentvolumes", False, ("pv",), (), ("status",)),
     ("", "v1", "PersistentVolumeClaim", "persistentvolumeclaims", True, ("pvc",), (), ("status",)),

@@ -197,13 +197,13 @@ class APIServerApp:
                         ]
                     },
                 )
-            raise status.NotFound("the server could not find the requested resource")
+            raise status.no_such_path()
         if parts[0] == "api":
             if len(parts) == 1:
                 return _json(200, self._api_versions())
             group, version, rest = "", parts[1], parts[2:]
             if version != "v1":
-                raise status.NotFound("the server could not find the requested resource")
+                raise status.no_such_path()
         else:
             if len(parts) == 1:
                 return _json(200, self._api_group_list())
@@ -225,7 +225,7 @@ class APIServerApp:
             if candidate is not None and candidate.namespaced:
                 namespace, rest = rest[1], rest[2:]
         if not rest:
-            raise status.NotFound("the server could not find the requested resource")
+            raise status.no_such_path()
         rtype = self.cluster.type_for(group, version, rest[0])
         name = rest[1] if len(rest) > 1 else None
         subresource = "/".join(rest[2:])
@@ -234,9 +234,9 @@ class APIServerApp:
             and subresource not in rtype.subresources
             and not (rtype.key == ("", "namespaces") and subresource == "finalize")
         ):
-            raise status.NotFound("the server could not find the requested resource")
+            raise status.no_such_path()
         if rtype.namespaced and namespace is None and name is not None:
-            raise status.NotFound("the server could not find the requested resource")
+            raise status.no_such_path()
         return Target(rtype, namespace, name, subresource, watch_path)
 
     async def _serve(self, request: Request, target: Target) -> Response | AsyncIterator[bytes]:
@@ -513,13 +513,13 @@ class APIServerApp:
     def _api_group(self, group: str) -> dict[str, Any]:
         versions = self.cluster.registry.group_versions().get(group)
         if not versions or not group:
-            raise status.NotFound("the server could not find the requested resource")
+            raise status.no_such_path()
         return {"kind": "APIGroup", "apiVersion": "v1", **self._group_entry(group, versions)}
 
     def _resource_list(self, group: str, version: str) -> dict[str, Any]:
         types = self.cluster.registry.in_group_version(group, version)
         if not types:
-            raise status.NotFound("the server could not find the requested resource")
+            raise status.no_such_path()
         resources: list[dict[str, Any]] = []
         for rtype in sorted(types, key=lambda t: t.plural):
             entry: dict[str, Any] = {
@@ -595,7 +595,7 @@ class APIServerApp:
                 document = openapi.v3_document(group, version)
                 if document is not None:
                     return Response(200, document)
-        raise status.NotFound("the server could not find the requested resource")
+        raise status.no_such_path()
 
     def _openapi_doc(self) -> Any:
         if self._openapi is None:

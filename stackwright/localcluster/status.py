@@ -195,6 +195,15 @@ def not_found(resource: str, group: str, name: str) -> NotFound:
     )
 
 
+def no_such_path() -> NotFound:
+    """A path the server does not serve: kube-apiserver's 404 with empty (not absent) details.
+
+    Clients read them: kubectl debug takes a 404 whose details name nothing for "ephemeral
+    containers are disabled", and dereferences the details to find out.
+    """
+    return NotFound("the server could not find the requested resource", details={})
+
+
 def already_exists(resource: str, group: str, name: str) -> AlreadyExists:
     return AlreadyExists(
         f'{qualified(resource, group)} "{name}" already exists',

@@ -2156,6 +2156,59 @@ def _pod_update(obj: Obj, old: Obj) -> list[Cause]:
     return causes
 
 
+#: What an ephemeral container may not set: validateEphemeralContainers allows a list of
+#: fields, so that nothing a pod relies on (ports, probes, resources, hooks) runs in one.
+_EPHEMERAL_FORBIDDEN = (
+    "lifecycle", "livenessProbe", "ports", "readinessProbe", "resizePolicy", "resources",
+    "restartPolicy", "startupProbe",
+)  # fmt: skip
+
+
+def validate_ephemeral_containers_update(obj: Obj, old: Obj) -> list[Cause]:
+    """ValidatePodEphemeralContainersUpdate, for pods/NAME/ephemeralcontainers (`kubectl debug`).
+
+    New debug containers are checked as containers, named uniquely among all the pod's, with
+    only the fields an ephemeral container may have; those already there may be neither
+    changed nor removed.
+    """
+    causes = _object_meta_update(obj, old)
+    spec, old_spec = _d(obj.get("spec")), _d(old.get("spec"))
+    volumes, _ = _volume_causes(spec.get("volumes"), "spec.volumes")
+    regular = {
+        _s(_d(c).get("name")) for key in ("containers", "initContainers") for c in _l(spec.get(key))
+    }
+    path = "spec.ephemeralContainers"
+    named: dict[str, Any] = {}
+    for index, container in enumerate(_l(spec.get("ephemeralContainers"))):
+        container, here = _d(container), f"{path}[{index}]"
+        causes.extend(_container_common(container, volumes, here))
+        name = _s(container.get("name"))
+        if name in regular or name in named:
+            causes.append(duplicate(here + ".name", name))
+        named[name] = container
+        causes.extend(
+            forbidden(f"{here}.{key}", "cannot be set for an Ephemeral Container")
+            for key in _EPHEMERAL_FORBIDDEN
+            if container.get(key)
+        )
+        target = _s(container.get("targetContainerName"))
+        if target and target not in regular:
+            causes.append(not_found(here + ".targetContainerName", target))
+    for existing in _l(old_spec.get("ephemeralContainers")):
+        name = _s(_d(existing).get("name"))
+        if name not in named:
+            causes.append(
+                forbidden(path, f'existing ephemeral containers "{name}" may not be removed')
+            )
+        elif _strip_nulls(named[name]) != _strip_nulls(existing):
+            causes.append(
+                forbidden(
+                    f"{path}[{name}]", f'existing ephemeral containers "{name}" may not be changed'
+                )
+            )
+    return causes
+
+
 def _munge_cpu_memory(new: Obj, old: Obj) -> Obj:
     """Resources with cpu and memory taken from `old` (InPlacePodVerticalScaling, beta in 1.33)."""
     result = dict(new)

@@ -277,3 +277,47 @@ def test_exec_attach_and_port_forward_fail_at_once_with_a_clear_message(cluster:
     }
     assert pods["pods/exec"]["verbs"] == ["create", "get"]
     assert pods["pods/portforward"]["verbs"] == ["create", "get"]
+
+
+def test_debug_adds_an_ephemeral_container_the_kubelet_runs(cluster: Any) -> None:
+    # kubectl debug writes pods/NAME/ephemeralcontainers; the kubelet runs the container. The
+    # attach `-i` asks for then fails as exec does, and kubectl shows the container's log.
+    cluster.kubectl("run", "target", "--image=nginx:1.29")
+    cluster.kubectl("wait", "--for=condition=Ready", "pod/target", "--timeout=30s")
+    debug = ("debug", "target", "--image=busybox", "--profile=general")
+    shell = cluster.kubectl(*debug, "-i", "-c", "shell", "--", "sh", input="")
+    assert 'cannot attach to pod "target"' in shell.stderr
+    assert "INFO running sh" in shell.stdout
+    cluster.kubectl(*debug, "-c", "once", "--", "sh", "-c", "echo hi")
+    done = "jsonpath={.status.ephemeralContainerStatuses[1].state.terminated.reason}=Completed"
+    cluster.kubectl("wait", "pod/target", f"--for={done}", "--timeout=10s")
+    pod = json.loads(cluster.kubectl("get", "pod", "target", "-o", "json").stdout)
+    statuses = pod["status"]["ephemeralContainerStatuses"]
+    assert [(s["name"], list(s["state"]), s["ready"]) for s in statuses] == [
+        ("shell", ["running"], False),
+        ("once", ["terminated"], False),
+    ]
+    target = cluster.kubectl(*debug, "-c", "peek", "--target=nobody", "--", "sh", check=False)
+    assert (
+        'The Pod "target" is invalid: spec.ephemeralContainers[2].targetContainerName: '
+        'Not found: "nobody"'
+    ) in target.stderr
+    with cluster.http() as api:
+        path = "/api/v1/namespaces/default/pods/target"
+        change = [{"op": "replace", "path": "/spec/ephemeralContainers/0/image", "value": "x"}]
+        json_patch = {"Content-Type": "application/json-patch+json"}
+        r = api.patch(path + "/ephemeralcontainers", json=change, headers=json_patch)
+        assert r.status_code == 422
+        assert r.json()["details"]["causes"][0] == {
+            "reason": "FieldValueForbidden",
+            "message": 'Forbidden: existing ephemeral containers "shell" may not be changed',
+            "field": "spec.ephemeralContainers[shell]",
+        }
+        # The pod itself may not add one; a path nothing serves is a 404 with empty details
+        # (kubectl debug reads them: it panicked on a 404 without).
+        add = [{"op": "add", "path": "/spec/ephemeralContainers/-", "value": {"name": "x"}}]
+        assert api.patch(path, json=add, headers=json_patch).status_code == 422
+        assert api.get(path + "/nothing").json()["details"] == {}
+    found = json.loads(cluster.kubectl("get", "--raw", "/api/v1").stdout)["resources"]
+    ephemeral = next(r for r in found if r["name"] == "pods/ephemeralcontainers")
+    assert ephemeral["verbs"] == ["get", "patch", "update"]

@@ -184,12 +184,18 @@ def run_length(spec: Obj, restart_policy: str) -> CommandRun | None:
     return CommandRun(seconds, outcome.exit_code)
 
 
-def command_run(spec: Obj, restart_policy: str, *, init: bool = False) -> CommandRun | None:
+def command_run(
+    spec: Obj, restart_policy: str, *, init: bool = False, ephemeral: bool = False
+) -> CommandRun | None:
     """How a container's command runs (see `run_length`), or None: until stopped. An init
     container's runs to completion whatever the pod's policy; a sidecar's (an init container
-    restarted always), as the image's own server, until stopped."""
+    restarted always), as the image's own server, until stopped. An ephemeral container's
+    (`kubectl debug`) reading its stdin runs until stopped, its shell being interactive; one
+    without runs once, as a batch container's."""
     if init and spec.get("restartPolicy") == "Always":
         return None
+    if ephemeral:
+        return None if spec.get("stdin") else run_length(spec, "Never")
     return run_length(spec, "Never" if init else restart_policy)
 
 
@@ -244,6 +250,8 @@ def _micro(moment: datetime.datetime) -> str:
 class ContainerRun:
     spec: Obj
     init: bool = False
+    #: A debug container `kubectl debug` added to a running pod: never ready, never restarted.
+    ephemeral: bool = False
     state: Obj = field(default_factory=dict)
     last_state: Obj = field(default_factory=dict)
     ready: bool = False
@@ -269,6 +277,8 @@ class ContainerRun:
 
     @property
     def field_path(self) -> str:
+        if self.ephemeral:
+            return f"spec.ephemeralContainers{{{self.name}}}"
         return f"spec.{'initContainers' if self.init else 'containers'}{{{self.name}}}"
 
     @property
@@ -311,6 +321,7 @@ class PodRun:
     restart_policy: str
     init: list[ContainerRun]
     containers: list[ContainerRun]
+    ephemeral: list[ContainerRun] = field(default_factory=list)
     host_ip: str = ""
     ip: str = ""
     start_time: str = ""
@@ -326,7 +337,7 @@ class PodRun:
 
     @property
     def everything(self) -> list[ContainerRun]:
-        return self.init + self.containers
+        return self.init + self.containers + self.ephemeral
 
     @property
     def initialized(self) -> bool:
@@ -364,6 +375,24 @@ class PodRun:
                 return "Failed"
             return "Running"
         return "Pending"
+
+
+def _resumed(c: ContainerRun, seen: Obj | None) -> ContainerRun:
+    """`c` taking over what its status from an earlier server process says already ran."""
+    state = (seen or {}).get("state") or {}
+    if seen and ("running" in state or "terminated" in state):
+        c.state = state
+        c.last_state = seen.get("lastState") or {}
+        c.ready = bool(seen.get("ready"))
+        c.started = bool(seen.get("started"))
+        c.restart_count = int(seen.get("restartCount") or 0)
+        c.crashes = c.restart_count  # the back-off goes on where it was
+        c.container_id = seen.get("containerID", "")
+        c.pulled = bool(seen.get("imageID"))
+        c.resumed = "running" in state
+    else:
+        c.state = {"waiting": {"reason": "ContainerCreating"}}
+    return c
 
 
 def _config_problem(spec: Obj, namespace: str, store: Any) -> str:
@@ -528,11 +557,30 @@ class Kubelet(Controller):
         if run is not None:
             if (pod.get("spec") or {}).get("readinessGates"):
                 self._touch(run)  # a gate's condition may have changed: Ready follows it
+            self._start_debug_containers(run, pod)
             return
         if (pod.get("status") or {}).get("phase") in TERMINAL:
             return
         run = self._adopt(pod)
         run.task = asyncio.ensure_future(self._live(run))
+        self._start_debug_containers(run, pod)
+
+    def _start_debug_containers(self, run: PodRun, pod: Obj) -> None:
+        """Start the ephemeral containers added since the run began (or resume them)."""
+        known = {c.name for c in run.ephemeral}
+        seen = {
+            s.get("name"): s
+            for s in (pod.get("status") or {}).get("ephemeralContainerStatuses") or []
+        }
+        for spec in (pod.get("spec") or {}).get("ephemeralContainers") or []:
+            if spec.get("name") in known:
+                continue
+            c = _resumed(ContainerRun(spec=spec, ephemeral=True), seen.get(spec.get("name")))
+            run.ephemeral.append(c)
+            if c.exit_code is None:
+                run.children.append(asyncio.ensure_future(self._container(run, c)))
+        if len(run.ephemeral) > len(known):
+            self._touch(run)
 
     def _adopt(self, pod: Obj) -> PodRun:
         """A run for `pod`, taking over what its status says is already running."""
@@ -551,21 +599,7 @@ class Kubelet(Controller):
         for init, specs in ((True, spec.get("initContainers")), (False, spec.get("containers"))):
             for container in specs or []:
                 c = ContainerRun(spec=container, init=init)
-                seen = known.get((init, container.get("name")))
-                state = (seen or {}).get("state") or {}
-                if seen and ("running" in state or "terminated" in state):
-                    c.state = state
-                    c.last_state = seen.get("lastState") or {}
-                    c.ready = bool(seen.get("ready"))
-                    c.started = bool(seen.get("started"))
-                    c.restart_count = int(seen.get("restartCount") or 0)
-                    c.crashes = c.restart_count  # the back-off goes on where it was
-                    c.container_id = seen.get("containerID", "")
-                    c.pulled = bool(seen.get("imageID"))
-                    c.resumed = "running" in state
-                else:
-                    c.state = {"waiting": {"reason": "ContainerCreating"}}
-                runs[init].append(c)
+                runs[init].append(_resumed(c, known.get((init, container.get("name")))))
         node = spec["nodeName"]
         run = PodRun(
             key=key,
@@ -687,6 +721,8 @@ class Kubelet(Controller):
         if run.init:
             new["initContainerStatuses"] = [c.status() for c in run.init]
         new["containerStatuses"] = [c.status() for c in run.containers]
+        if run.ephemeral:
+            new["ephemeralContainerStatuses"] = [c.status() for c in run.ephemeral]
         new["conditions"] = self._conditions(run, pod, old.get("conditions") or [], phase)
         return new
 
@@ -767,8 +803,8 @@ class Kubelet(Controller):
                 run.ip = run.host_ip if run.host_network else self._allocate_ip(run)
             if not run.start_time:
                 run.start_time = timestamp(self.cluster.clock())
-            for c in run.everything:
-                if not c.init and run.init and not run.initialized and "waiting" in c.state:
+            for c in run.containers:
+                if run.init and not run.initialized and "waiting" in c.state:
                     c.state = {"waiting": {"reason": "PodInitializing"}}
             self._touch(run)
             await self._mount(run)
@@ -878,6 +914,8 @@ class Kubelet(Controller):
             c.restart_count += 1
 
     def _restarts(self, run: PodRun, c: ContainerRun, code: int) -> bool:
+        if c.ephemeral:
+            return False
         if c.sidecar:
             return True
         policy = run.restart_policy
@@ -962,6 +1000,7 @@ class Kubelet(Controller):
         command = self._command(run, c)
         c.ready = (
             (not c.init or c.sidecar)
+            and not c.ephemeral
             and probe is None
             and kind != "notready"
             and c.started
@@ -1001,7 +1040,7 @@ class Kubelet(Controller):
 
     def _command(self, run: PodRun, c: ContainerRun) -> CommandRun | None:
         """How a container's command runs (see `command_run`); None: until stopped."""
-        return command_run(c.spec, run.restart_policy, init=c.init)
+        return command_run(c.spec, run.restart_policy, init=c.init, ephemeral=c.ephemeral)
 
     async def _serve(self, run: PodRun, c: ContainerRun, kind: str) -> None:
         """A running container's probes: started, then Ready (or never, for `notready`)."""
@@ -1131,7 +1170,9 @@ def _log_lines(
     ns, pod_name = pod["metadata"].get("namespace", ""), pod["metadata"]["name"]
     pod_spec = pod.get("spec") or {}
     init = spec in (pod_spec.get("initContainers") or [])
-    finishes = command_run(spec, pod_spec.get("restartPolicy") or "Always", init=init)
+    debugging = spec in (pod_spec.get("ephemeralContainers") or [])
+    restart_policy = pod_spec.get("restartPolicy") or "Always"
+    finishes = command_run(spec, restart_policy, init=init, ephemeral=debugging)
     lines = [
         f"INFO starting {image} (container {name} of pod {ns}/{pod_name}, run {restarted + 1})"
     ]
@@ -1144,7 +1185,7 @@ def _log_lines(
         lines += ["ERROR the work failed", "INFO exiting with code 1"]
     elif kind == "exit0":
         lines += ["INFO the work is done", "INFO exiting with code 0"]
-    elif finishes is not None:
+    elif finishes is not None or debugging:
         # One log line, as each of the others: a script's lines joined (tail counts lines).
         lines.append(f"INFO running {' '.join(command_line(spec).split())}")
         if "terminated" in state:
@@ -1186,7 +1227,8 @@ def container_log(
         container = regular[0]
     specs = {
         c.get("name"): c
-        for c in (spec.get("initContainers") or []) + (spec.get("containers") or [])
+        for section in ("initContainers", "containers", "ephemeralContainers")
+        for c in spec.get(section) or []
     }
     if container not in specs:
         raise status.BadRequest(f"container {container} is not valid for pod {name}")
@@ -1194,8 +1236,12 @@ def container_log(
     entry = next(
         (
             s
-            for s in (pod_status.get("initContainerStatuses") or [])
-            + (pod_status.get("containerStatuses") or [])
+            for section in (
+                "initContainerStatuses",
+                "containerStatuses",
+                "ephemeralContainerStatuses",
+            )
+            for s in pod_status.get(section) or []
             if s.get("name") == container
         ),
         None,
