@@ -10,7 +10,7 @@ like a real cluster's.
 from __future__ import annotations
 
 import copy
-import secrets
+import datetime
 from typing import Any
 
 from stackwright.localcluster import status
@@ -18,6 +18,18 @@ from stackwright.localcluster.cluster import Cluster, WriteOptions, timestamp
 from stackwright.localcluster.store import Obj
 
 NORMAL, WARNING = "Normal", "Warning"
+
+_last_name_nanos = 0
+
+
+def event_name(about: str, moment: datetime.datetime) -> str:
+    """client-go's `NAME.<UnixNano in hex>`: names sort as the events happened, which is the
+    order `kubectl describe` shows events of one second in (it sorts by lastTimestamp, whole
+    seconds, keeping the listed order of equals). Never the same twice in a process."""
+    global _last_name_nanos
+    nanos = int(moment.timestamp() * 1e9)
+    _last_name_nanos = max(nanos, _last_name_nanos + 1)
+    return f"{about}.{_last_name_nanos:x}"
 
 
 class EventRecorder:
@@ -33,7 +45,8 @@ class EventRecorder:
     ) -> None:
         meta = obj["metadata"]
         namespace = meta.get("namespace") or "default"
-        now = timestamp(self.cluster.clock())
+        moment = self.cluster.clock()
+        now = timestamp(moment)
         key = (meta.get("uid", ""), reason, message, field_path)
         known = self._seen.get(key)
         if known is not None:
@@ -66,7 +79,7 @@ class EventRecorder:
         event = {
             "apiVersion": "v1",
             "kind": "Event",
-            "metadata": {"name": f"{meta['name']}.{secrets.token_hex(8)}", "namespace": namespace},
+            "metadata": {"name": event_name(meta["name"], moment), "namespace": namespace},
             "involvedObject": involved,
             "reason": reason,
             "message": message,
