@@ -28,7 +28,7 @@ from urllib.parse import parse_qs
 
 import orjson
 
-from stackwright.localcluster import rbac, status
+from stackwright.localcluster import health, rbac, status
 from stackwright.localcluster.cluster import (
     Cluster,
     DeleteOptions,
@@ -173,7 +173,7 @@ class APIServerApp:
     async def _dispatch(self, request: Request) -> Response | AsyncIterator[bytes]:
         path = request.path.rstrip("/") or "/"
         if path in _PUBLIC_PATHS or path.startswith(("/healthz/", "/livez/", "/readyz/")):
-            return Response(200, b"ok", b"text/plain; charset=utf-8")
+            return Response(200, health.answer(path, request.query), b"text/plain; charset=utf-8")
         if path == "/version":
             return _json(200, _version())
         if path.startswith("/openapi"):

@@ -93,6 +93,14 @@ def test_wrong_token_is_401(cluster: Any) -> None:
 def test_health_and_version(api: httpx.Client) -> None:
     for path in ("/healthz", "/readyz", "/livez"):
         assert api.get(path).text == "ok"
+    # `kubectl get --raw '/readyz?verbose'` lists the checks, by upstream's names.
+    verbose = api.get("/readyz?verbose").text.splitlines()
+    assert verbose[:3] == ["[+]ping ok", "[+]log ok", "[+]etcd ok"]
+    assert verbose[-2:] == ["[+]shutdown ok", "readyz check passed"]
+    livez = api.get("/livez?verbose&exclude=etcd").text.splitlines()
+    assert "[+]etcd excluded: ok" in livez and livez[-1] == "livez check passed"
+    assert api.get("/readyz/etcd").text == "ok"
+    assert api.get("/readyz/nothing").status_code == 404
     version = api.get("/version").json()
     assert (version["major"], int(version["minor"])) >= ("1", 32)
 
