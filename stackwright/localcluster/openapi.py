@@ -550,7 +550,7 @@ def _paths(rtype: ResourceType, names: _Names) -> list[_Path]:
 
     for sub in sorted(rtype.subresources):
         on_sub: tuple[_Operation, ...]
-        if sub in ("status", "scale"):
+        if sub in ("status", "scale", "ephemeralcontainers"):
             on_sub = (ops.read(sub), ops.replace(sub), ops.patch(sub))
         elif sub == "log":
             on_sub = (ops.read(sub),)

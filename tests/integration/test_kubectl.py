@@ -318,6 +318,8 @@ def test_debug_adds_an_ephemeral_container_the_kubelet_runs(cluster: Any) -> Non
         add = [{"op": "add", "path": "/spec/ephemeralContainers/-", "value": {"name": "x"}}]
         assert api.patch(path, json=add, headers=json_patch).status_code == 422
         assert api.get(path + "/nothing").json()["details"] == {}
+        served = api.get("/openapi/v3/api/v1").json()["paths"]
+        assert "patch" in served["/api/v1/namespaces/{namespace}/pods/{name}/ephemeralcontainers"]
     found = json.loads(cluster.kubectl("get", "--raw", "/api/v1").stdout)["resources"]
     ephemeral = next(r for r in found if r["name"] == "pods/ephemeralcontainers")
     assert ephemeral["verbs"] == ["get", "patch", "update"]
