@@ -229,6 +229,8 @@ class APIServerApp:
         rtype = self.cluster.type_for(group, version, rest[0])
         name = rest[1] if len(rest) > 1 else None
         subresource = "/".join(rest[2:])
+        if subresource.startswith("proxy/"):
+            subresource = "proxy"  # what follows is the proxied server's own path
         if (
             subresource
             and subresource not in rtype.subresources
@@ -319,6 +321,16 @@ class APIServerApp:
             from stackwright.localcluster.tokens import issue
 
             return _json(201, issue(cluster, self.token_key, ns, name, _parse_body(request)))
+        if sub == "proxy":
+            # `[scheme:]name[:port]` names what to reach (net.SplitSchemeNamePort).
+            parts = name.split(":")
+            cluster.get(rtype, ns, parts[1] if len(parts) == 3 else parts[0])
+            kind = rtype.kind.lower()
+            raise status.ServiceUnavailable(
+                f'cannot proxy to {kind} "{name}": the local cluster\'s '
+                + ("nodes are simulated: no kubelet serves" if kind == "node" else
+                   "pods are simulated: no container process runs")
+            )  # fmt: skip
         if sub in _STREAMS:
             if method not in ("GET", "POST"):
                 raise _not_allowed(method)
@@ -546,6 +558,11 @@ class APIServerApp:
                     sub_entry.update(group="autoscaling", version="v1", kind="Scale")
                 elif sub in ("log",):
                     sub_entry.update(kind="Pod", verbs=["get"])
+                elif sub == "proxy":
+                    sub_entry.update(
+                        kind=f"{rtype.kind}ProxyOptions",
+                        verbs=["create", "delete", "get", "patch", "update"],
+                    )
                 elif sub in _STREAMS:
                     options = {"exec": "PodExecOptions", "attach": "PodAttachOptions"}
                     sub_entry.update(

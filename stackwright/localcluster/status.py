@@ -179,6 +179,10 @@ class TooManyRequests(APIError):
     code, reason = 429, "TooManyRequests"
 
 
+class ServiceUnavailable(APIError):
+    code, reason = 503, "ServiceUnavailable"
+
+
 class InternalError(APIError):
     code, reason = 500, "InternalError"
 

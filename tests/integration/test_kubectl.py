@@ -271,12 +271,29 @@ def test_exec_attach_and_port_forward_fail_at_once_with_a_clear_message(cluster:
     assert attached.returncode != 0 and "cannot attach to pod" in attached.stderr
     missing = cluster.kubectl("exec", "nobody", "--", "ls", check=False)
     assert 'pods "nobody" not found' in missing.stderr
+    # The API server's proxy (`kubectl proxy`, the CoreDNS URL `kubectl cluster-info` prints):
+    # a 503 saying the same, for a pod, a service (by `[scheme:]name[:port]`) and a node.
+    for path, what in [
+        ("namespaces/default/pods/shell:80/proxy/", 'pod "shell:80"'),
+        ("namespaces/kube-system/services/kube-dns:dns/proxy/", 'service "kube-dns:dns"'),
+    ]:
+        proxied = cluster.kubectl("get", "--raw", f"/api/v1/{path}", check=False)
+        assert f"Error from server (ServiceUnavailable): cannot proxy to {what}: {reason}" in (
+            proxied.stderr
+        )
+    node = cluster.kubectl("get", "--raw", "/api/v1/nodes/node-1/proxy/metrics", check=False)
+    assert "nodes are simulated: no kubelet serves" in node.stderr
+    gone = cluster.kubectl(
+        "get", "--raw", "/api/v1/namespaces/default/services/no/proxy/", check=False
+    )
+    assert 'services "no" not found' in gone.stderr
     pods = {
         r["name"]: r
         for r in json.loads(cluster.kubectl("get", "--raw", "/api/v1").stdout)["resources"]
     }
     assert pods["pods/exec"]["verbs"] == ["create", "get"]
     assert pods["pods/portforward"]["verbs"] == ["create", "get"]
+    assert pods["pods/proxy"]["verbs"] == ["create", "delete", "get", "patch", "update"]
 
 
 def test_debug_adds_an_ephemeral_container_the_kubelet_runs(cluster: Any) -> None:
