@@ -65,6 +65,12 @@ class ResourceType:
         return f"{self.plural}.{self.group}" if self.group else self.plural
 
 
+#: Resources kube-apiserver 1.33 serves with a deprecation warning on every request.
+_ENDPOINTS_DEPRECATED = (
+    "v1 Endpoints is deprecated in v1.33+; use discovery.k8s.io/v1 EndpointSlice"
+)
+DEPRECATED = {("", "v1", "endpoints"): _ENDPOINTS_DEPRECATED}
+
 # (group, version, kind, plural, namespaced, short names, categories, subresources)
 # Short names and categories are those a real kube-apiserver 1.33 advertises, so that
 # `kubectl get deploy` or `kubectl get all` behave as users expect.

@@ -36,7 +36,7 @@ from stackwright.localcluster.cluster import (
     WriteOptions,
     parse_apply_body,
 )
-from stackwright.localcluster.registry import ResourceType
+from stackwright.localcluster.registry import DEPRECATED, ResourceType
 from stackwright.localcluster.schema import KUBERNETES_VERSION
 
 Scope = dict[str, Any]
@@ -213,7 +213,20 @@ class APIServerApp:
         if not rest:
             return _json(200, self._resource_list(group, version))
         target = self._target(group, version, rest)
-        return await self._serve(request, target)
+        deprecated = DEPRECATED.get((group, version, target.rtype.plural))
+        if deprecated is None:
+            return await self._serve(request, target)
+        # As kube-apiserver: every request to a deprecated resource is answered with a warning
+        # (kubectl prints it), failed ones too; a watch's stream has no room for it.
+        warning = _warning(deprecated)
+        try:
+            answer = await self._serve(request, target)
+        except status.APIError as exc:
+            exc.headers.setdefault("warning", warning[1].decode())
+            raise
+        if isinstance(answer, Response):
+            answer = replace(answer, headers=[*(answer.headers or []), warning])
+        return answer
 
     def _target(self, group: str, version: str, rest: list[str]) -> Target:
         watch_path = False
@@ -782,10 +795,14 @@ def _quoted(text: str) -> str:
     return text.replace("\\", "\\\\").replace('"', '\\"')
 
 
-def _json(code: int, body: Any, *, warnings: list[str] | None = None) -> Response:
+def _warning(text: str) -> tuple[bytes, bytes]:
     # As the API server writes them (RFC 7234): the text quoted, its quotes and backslashes
     # escaped, so a client can tell where each warning ends.
-    headers = [(b"warning", f'299 - "{_quoted(w)}"'.encode()) for w in (warnings or [])]
+    return (b"warning", f'299 - "{_quoted(text)}"'.encode())
+
+
+def _json(code: int, body: Any, *, warnings: list[str] | None = None) -> Response:
+    headers = [_warning(w) for w in (warnings or [])]
     return Response(code, orjson.dumps(body), headers=headers or None)
 
 

@@ -340,3 +340,16 @@ def test_debug_adds_an_ephemeral_container_the_kubelet_runs(cluster: Any) -> Non
     found = json.loads(cluster.kubectl("get", "--raw", "/api/v1").stdout)["resources"]
     ephemeral = next(r for r in found if r["name"] == "pods/ephemeralcontainers")
     assert ephemeral["verbs"] == ["get", "patch", "update"]
+
+
+def test_endpoints_answer_with_their_deprecation_warning(cluster: Any) -> None:
+    # kube-apiserver 1.33 deprecates v1 Endpoints: every request gets the warning, failed ones too.
+    warning = "Warning: v1 Endpoints is deprecated in v1.33+; use discovery.k8s.io/v1 EndpointSlice"
+    listed = cluster.kubectl("get", "endpoints", "-A")
+    assert listed.stderr.strip() == warning
+    missing = cluster.kubectl("get", "endpoints", "nope", check=False)
+    assert missing.stderr.splitlines() == [
+        warning,
+        'Error from server (NotFound): endpoints "nope" not found',
+    ]
+    assert cluster.kubectl("get", "endpointslices", "-A").stderr == ""
