@@ -131,7 +131,9 @@ class APIServerApp:
         if isinstance(result, Response):
             await _send_response(send, result)
         else:
-            await _stream(send, receive, result, self.stopping)
+            # A followed log is text; everything else streamed is a watch's JSON lines.
+            text = request.path.endswith("/log")
+            await _stream(send, receive, result, self.stopping, b"text/plain" if text else JSON)
 
     async def _lifespan(self, receive: Receive, send: Send) -> None:
         while True:
@@ -466,16 +468,19 @@ class APIServerApp:
             )
         raise _not_allowed(request.method)
 
-    def _pod_subresource(self, request: Request, target: Target) -> Response:
+    def _pod_subresource(self, request: Request, target: Target) -> Response | AsyncIterator[bytes]:
         """pods/NAME/log (GET), pods/NAME/binding and pods/NAME/eviction (POST)."""
         assert target.name is not None
         ns, name, sub, q = target.namespace or "", target.name, target.subresource, request.query
         if sub == "log":
             if request.method != "GET":
                 raise _not_allowed(request.method)
-            from stackwright.localcluster.controllers.kubelet import container_log
+            from stackwright.localcluster.controllers.kubelet import container_log, running_run
 
             pod = self.cluster.get(target.rtype, ns, name)
+            # A follow watches from the store's version as the pod was read (the pod's own may
+            # be older than the watch history): no change after the read is missed.
+            since = str(self.cluster.store.resource_version)
             tail = q.get("tailLines")
             limit = q.get("limitBytes")
             text = container_log(
@@ -486,6 +491,10 @@ class APIServerApp:
                 timestamps=request.flag("timestamps"),
                 limit_bytes=_int(limit, "limitBytes") if limit else None,
             )
+            run = "" if request.flag("previous") else running_run(pod, q.get("container", ""))
+            if request.flag("follow") and run and limit is None:
+                followed = (pod, since, q.get("container", ""), run)
+                return self._follow_log(target, followed, text, request)
             return Response(200, text.encode(), b"text/plain")
         if request.method != "POST":
             raise _not_allowed(request.method)
@@ -496,6 +505,44 @@ class APIServerApp:
         from stackwright.localcluster.eviction import evict
 
         return _json(201, evict(self.cluster, ns, name, _parse_body(request)))
+
+    async def _follow_log(
+        self,
+        target: Target,
+        followed: tuple[dict[str, Any], str, str, str],
+        sent: str,
+        request: Request,
+    ) -> AsyncIterator[bytes]:
+        """`kubectl logs -f`: the log so far, then what the run still writes once it ends (a
+        simulated container writes its last lines as it exits), then the end, as a kubelet's
+        follow ends with the container it follows."""
+        from stackwright.localcluster.controllers.kubelet import container_log, ended_run_log
+
+        pod, since, container, run = followed
+        timestamps = request.flag("timestamps")
+        whole = container_log(pod, container, timestamps=timestamps)
+        yield sent.encode()
+        meta = pod["metadata"]
+        events = self.cluster.watch(
+            target.rtype,
+            meta.get("namespace", ""),
+            resource_version=since,
+            field_selector=f"metadata.name={meta['name']}",
+        )
+        try:
+            async for event in events:
+                same_pod = event.obj["metadata"].get("uid") == meta.get("uid")
+                ended = (
+                    ended_run_log(event.obj, container, run, timestamps=timestamps)
+                    if same_pod and event.type != "DELETED"
+                    else ""
+                )
+                if ended is not None:
+                    if ended.startswith(whole):
+                        yield ended[len(whole) :].encode()
+                    return
+        finally:
+            await events.aclose()  # type: ignore[attr-defined]
 
     def _watch(self, request: Request, target: Target) -> AsyncIterator[bytes]:
         q = request.query
@@ -830,7 +877,11 @@ async def _encode_events(events: AsyncIterator[WatchEvent]) -> AsyncIterator[byt
 
 
 async def _stream(
-    send: Send, receive: Receive, chunks: AsyncIterator[bytes], stopping: asyncio.Event
+    send: Send,
+    receive: Receive,
+    chunks: AsyncIterator[bytes],
+    stopping: asyncio.Event,
+    content_type: bytes = JSON,
 ) -> None:
     """Stream a watch until it ends, the client goes away or the server stops."""
 
@@ -854,7 +905,7 @@ async def _stream(
     await send({
         "type": "http.response.start",
         "status": 200,
-        "headers": [(b"content-type", JSON), (b"transfer-encoding", b"chunked")],
+        "headers": [(b"content-type", content_type), (b"transfer-encoding", b"chunked")],
     })  # fmt: skip
 
     async def pump() -> None:

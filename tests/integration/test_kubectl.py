@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 import textwrap
 from typing import Any
 
@@ -353,3 +355,24 @@ def test_endpoints_answer_with_their_deprecation_warning(cluster: Any) -> None:
         'Error from server (NotFound): endpoints "nope" not found',
     ]
     assert cluster.kubectl("get", "endpointslices", "-A").stderr == ""
+
+
+def test_logs_follow_the_running_container_until_it_ends(cluster: Any) -> None:
+    # `kubectl logs -f` stays open while the container runs and ends with it, as a kubelet's
+    # follow does: a Job's log ends with its exit line; a server's ends when its pod goes.
+    script = "echo start; sleep 40"  # 2 s at speed 1
+    cluster.kubectl("create", "job", "tick", "--image=busybox", "--", "sh", "-c", script)
+    cluster.kubectl("wait", "--for=condition=Ready", "pod", "-l", "job-name=tick", "--timeout=30s")
+    followed = cluster.kubectl("logs", "-f", "job/tick").stdout.splitlines()
+    assert followed[-1].endswith("INFO exiting with code 0"), followed
+    cluster.kubectl("run", "server", "--image=nginx:1.29")
+    cluster.kubectl("wait", "--for=condition=Ready", "pod/server", "--timeout=30s")
+    env = {**os.environ, "KUBECONFIG": str(cluster.kubeconfig)}
+    command = ["kubectl", "logs", "-f", "pod/server"]
+    with subprocess.Popen(command, env=env, stdout=subprocess.PIPE, text=True) as follower:
+        assert follower.stdout is not None
+        assert "INFO starting nginx:1.29" in follower.stdout.readline()
+        with pytest.raises(subprocess.TimeoutExpired):
+            follower.wait(timeout=1)  # still following
+        cluster.kubectl("delete", "pod", "server", "--wait=false")
+        assert follower.wait(timeout=15) == 0

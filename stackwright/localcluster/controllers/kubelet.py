@@ -1204,16 +1204,9 @@ def _log_lines(
     return out
 
 
-def container_log(
-    pod: Obj,
-    container: str = "",
-    *,
-    previous: bool = False,
-    tail_lines: int | None = None,
-    timestamps: bool = False,
-    limit_bytes: int | None = None,
-) -> str:
-    """What `GET pods/NAME/log` answers, or a BadRequest with the kubelet's words."""
+def log_container(pod: Obj, container: str) -> tuple[str, Obj]:
+    """The container a log request reads — the one named, or the pod's only one — and its
+    spec; else the API server's BadRequest."""
     spec = pod.get("spec") or {}
     name = pod["metadata"]["name"]
     regular = [c.get("name", "") for c in spec.get("containers") or []]
@@ -1232,20 +1225,49 @@ def container_log(
     }
     if container not in specs:
         raise status.BadRequest(f"container {container} is not valid for pod {name}")
+    return container, specs[container]
+
+
+def _container_status(pod: Obj, container: str) -> Obj:
     pod_status = pod.get("status") or {}
-    entry = next(
-        (
-            s
-            for section in (
-                "initContainerStatuses",
-                "containerStatuses",
-                "ephemeralContainerStatuses",
-            )
-            for s in pod_status.get(section) or []
-            if s.get("name") == container
-        ),
-        None,
-    )
+    sections = ("initContainerStatuses", "containerStatuses", "ephemeralContainerStatuses")
+    found = (s for section in sections for s in pod_status.get(section) or [])
+    return next((s for s in found if s.get("name") == container), {})
+
+
+def running_run(pod: Obj, container: str) -> str:
+    """The containerID of the run of `container` (see `log_container`) that is running now,
+    or "": the run `kubectl logs -f` follows until it ends."""
+    entry = _container_status(pod, log_container(pod, container)[0])
+    return str(entry.get("containerID", "")) if "running" in (entry.get("state") or {}) else ""
+
+
+def ended_run_log(pod: Obj, container: str, run: str, *, timestamps: bool = False) -> str | None:
+    """The whole log of `container`'s run `run` once it has ended; None while it runs."""
+    container = log_container(pod, container)[0]
+    entry = _container_status(pod, container)
+    for previous, key in ((False, "state"), (True, "lastState")):
+        ended = (entry.get(key) or {}).get("terminated") or {}
+        if ended.get("containerID") == run:
+            return container_log(pod, container, previous=previous, timestamps=timestamps)
+    if entry.get("containerID") == run:
+        return None
+    return ""  # the run left no trace (the pod is gone or was replaced): nothing more to say
+
+
+def container_log(
+    pod: Obj,
+    container: str = "",
+    *,
+    previous: bool = False,
+    tail_lines: int | None = None,
+    timestamps: bool = False,
+    limit_bytes: int | None = None,
+) -> str:
+    """What `GET pods/NAME/log` answers, or a BadRequest with the kubelet's words."""
+    name = pod["metadata"]["name"]
+    container, container_spec = log_container(pod, container)
+    entry = _container_status(pod, container)
     state = (entry or {}).get("state") or {}
     last = (entry or {}).get("lastState") or {}
     restarts = int((entry or {}).get("restartCount") or 0)
@@ -1269,7 +1291,7 @@ def container_log(
         raise status.BadRequest(
             f'container "{container}" in pod "{name}" is waiting to start: {reason}'
         )
-    lines = _log_lines(pod, specs[container], chosen, restarted=run_index)
+    lines = _log_lines(pod, container_spec, chosen, restarted=run_index)
     if tail_lines is not None and tail_lines >= 0:
         lines = lines[len(lines) - tail_lines :] if tail_lines else []
     text = "".join(
