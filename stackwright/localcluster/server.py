@@ -1011,6 +1011,19 @@ def _certificate_protocol() -> type[asyncio.Protocol]:
     return CertificateProtocol
 
 
+class _RefusedUpgrades(logging.Filter):
+    """Drops uvicorn's lines about the WebSocket and SPDY upgrades kubectl exec / attach /
+    port-forward try: the server refuses both (the WebSocket one with a 500, then the
+    request's own 400, which kubectl shows), so the lines only alarm a reader of server.log."""
+
+    LINES = frozenset(
+        {"Unsupported upgrade request.", "ASGI callable returned without completing handshake."}
+    )
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.getMessage() not in self.LINES
+
+
 #: How long a stopping server lets requests in flight finish (lifecycle's kill comes at 10 s).
 _STOP_GRACE = 5.0
 
@@ -1066,6 +1079,7 @@ def run(
             timeout_keep_alive=120,
         )
         config.load()
+        logging.getLogger("uvicorn.error").addFilter(_RefusedUpgrades())
         assert config.ssl is not None
         config.ssl.sslobject_class = _AlertingSSLObject
         server = Server(config)

@@ -296,6 +296,8 @@ def test_exec_attach_and_port_forward_fail_at_once_with_a_clear_message(cluster:
     assert pods["pods/exec"]["verbs"] == ["create", "get"]
     assert pods["pods/portforward"]["verbs"] == ["create", "get"]
     assert pods["pods/proxy"]["verbs"] == ["create", "delete", "get", "patch", "update"]
+    # The upgrades kubectl tried (WebSocket, then SPDY) left no ERROR in the server's log.
+    assert "handshake" not in (cluster.info.folder / "server.log").read_text()
 
 
 def test_debug_adds_an_ephemeral_container_the_kubelet_runs(cluster: Any) -> None:
