@@ -438,7 +438,7 @@ class Cluster:
             self._check_absent(rtype, meta)
         if rtype.namespaced:
             self._check_namespace_open(meta["namespace"])
-        obj, warnings = self._check_fields(rtype, obj, opts)
+        obj, warnings = self._check_fields(rtype, obj, opts, whole_body=True)
         meta = obj["metadata"]
         if "status" in rtype.subresources:
             obj.pop("status", None)
@@ -515,7 +515,7 @@ class Cluster:
         # kube-apiserver takes an update's uid as a precondition, checked before the version.
         _check_uid_precondition(rtype, name, meta.get("uid"), old)
         _check_resource_version(rtype, name, meta, old)
-        obj, warnings = self._check_fields(rtype, obj, opts)
+        obj, warnings = self._check_fields(rtype, obj, opts, whole_body=True)
         meta = obj["metadata"]
         return self._update(rtype, old, obj, opts, subresource, warnings=warnings)
 
@@ -913,9 +913,14 @@ class Cluster:
         return obj
 
     def _check_fields(
-        self, rtype: ResourceType, obj: Obj, opts: WriteOptions, *, apply: bool = False
-    ) -> tuple[Obj, list[str]]:
+        self, rtype: ResourceType, obj: Obj, opts: WriteOptions, *, apply: bool = False,
+        whole_body: bool = False,
+    ) -> tuple[Obj, list[str]]:  # fmt: skip
         """Type errors stop the request (400); unknown fields per fieldValidation.
+
+        A create's or an update's body is decoded whole, so its strict error names the kind
+        (`ConfigMap in version "v1" cannot be handled as a ConfigMap: strict decoding error:
+        …`); a patched object's is the bare decoding error, as kube-apiserver words them.
 
         Returns the object without unknown fields (custom kinds: pruned and defaulted)
         and the warnings to send. A server-side `apply` keeps them, whatever fieldValidation
@@ -943,7 +948,8 @@ class Cluster:
             return obj, []
         if opts.field_validation == "Strict":
             fields = ", ".join(f'unknown field "{f}"' for f in unknown)
-            raise status.BadRequest(f"strict decoding error: {fields}")
+            error = f"strict decoding error: {fields}"
+            raise status.BadRequest(validation.undecodable(obj, error) if whole_body else error)
         return obj, [f'unknown field "{f}"' for f in unknown]
 
     def _admit(

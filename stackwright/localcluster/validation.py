@@ -449,14 +449,18 @@ def decode_check(obj: dict[str, Any], root: Node, resolve: Resolver) -> DecodeRe
     """
     decoder = _Decoder()
     decoder.walk(obj, _root_shape(root, resolve), "", "", "")
-    errors = decoder.fatal + decoder.saved
-    kind, api_version = obj.get("kind"), obj.get("apiVersion")
-    if errors and isinstance(kind, str) and kind and isinstance(api_version, str):
-        version = api_version.rsplit("/", 1)[-1]
-        errors = [
-            f'{kind} in version "{version}" cannot be handled as a {kind}: {e}' for e in errors
-        ]
+    errors = [undecodable(obj, e) for e in decoder.fatal + decoder.saved]
     return DecodeReport(errors, decoder.unknown, decoder.mismatches)
+
+
+def undecodable(obj: dict[str, Any], error: str) -> str:
+    """A decoding error as kube-apiserver words it for a body it cannot decode
+    (transformDecodeError): `Deployment in version "v1" cannot be handled as a Deployment: …`."""
+    kind, api_version = obj.get("kind"), obj.get("apiVersion")
+    if not (isinstance(kind, str) and kind and isinstance(api_version, str)):
+        return error
+    version = api_version.rsplit("/", 1)[-1]
+    return f'{kind} in version "{version}" cannot be handled as a {kind}: {error}'
 
 
 def drop_unknown(obj: dict[str, Any], root: Node, resolve: Resolver) -> dict[str, Any]:

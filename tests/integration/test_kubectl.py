@@ -143,6 +143,15 @@ def test_validation_error_reaches_kubectl(cluster: Any) -> None:
     result = cluster.kubectl("apply", "--server-side", "-f", "-", input=bad, check=False)
     assert result.returncode != 0
     assert "spec.replicas: Invalid value: -3: must be greater than or equal to 0" in result.stderr
+    # A typo in a manifest: kubectl asks for strict field validation, and shows the server's
+    # words, which name the kind as kube-apiserver's do.
+    typo = MANIFEST.replace("replicas: 2", "replica: 2").replace("name: kc", "name: kc-typo")
+    typo = typo.replace("namespace: kc", "namespace: kc-typo")
+    result = cluster.kubectl("apply", "-f", "-", input=typo, check=False)
+    assert (
+        'Error from server (BadRequest): error when creating "STDIN": Deployment in version "v1" '
+        'cannot be handled as a Deployment: strict decoding error: unknown field "spec.replica"'
+    ) in result.stderr
 
 
 def test_a_kind_no_crd_defines_gets_kubectls_own_message(cluster: Any) -> None:
