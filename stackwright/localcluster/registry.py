@@ -69,13 +69,21 @@ class ResourceType:
 _ENDPOINTS_DEPRECATED = (
     "v1 Endpoints is deprecated in v1.33+; use discovery.k8s.io/v1 EndpointSlice"
 )
-DEPRECATED = {("", "v1", "endpoints"): _ENDPOINTS_DEPRECATED}
+DEPRECATED = {
+    ("", "v1", "endpoints"): _ENDPOINTS_DEPRECATED,
+    ("", "v1", "componentstatuses"): "v1 ComponentStatus is deprecated in v1.19+",
+}
+
+#: Read-only kinds the server answers itself (get and list, no watch): never stored.
+COMPONENT_STATUSES = ("", "componentstatuses")
+READ_ONLY = frozenset({COMPONENT_STATUSES})
 
 # (group, version, kind, plural, namespaced, short names, categories, subresources)
 # Short names and categories are those a real kube-apiserver 1.33 advertises, so that
 # `kubectl get deploy` or `kubectl get all` behave as users expect.
 _BUILTINS: tuple[tuple[str, str, str, str, bool, tuple[str, ...], tuple[str, ...], tuple[str, ...]], ...] = (
     ("", "v1", "Namespace", "namespaces", False, ("ns",), (), ("status",)),
+    ("", "v1", "ComponentStatus", "componentstatuses", False, ("cs",), (), ()),
     ("", "v1", "ConfigMap", "configmaps", True, ("cm",), (), ()),
     ("", "v1", "Secret", "secrets", True, (), (), ()),
     ("", "v1", "Service", "services", True, ("svc",), ("all",), ("status", "proxy")),
@@ -153,6 +161,7 @@ def builtin_types() -> list[ResourceType]:
                 short_names=short,
                 categories=categories,
                 subresources=frozenset(subs),
+                verbs=("get", "list") if (group, plural) in READ_ONLY else ALL_VERBS,
                 schema=root,
                 resolve=schemas.resolve,
                 storage=(group, version, kind) not in CONVERTED_VERSIONS,

@@ -271,6 +271,8 @@ class APIServerApp:
                 self.cluster.store, request.user, rtype.kind, rtype.api_version, ns, body
             )
             return _json(201, review)
+        if rtype.verbs == ("get", "list"):
+            return self._component_statuses(request, target)
         if target.name is None:
             if method == "GET":
                 if target.watch_path or request.flag("watch"):
@@ -438,6 +440,37 @@ class APIServerApp:
                 answer = replace(answer, body=orjson.dumps(to_served(orjson.loads(answer.body))))
             return answer
         return _map_lines(answer, lambda line: orjson.dumps(to_served(orjson.loads(line))) + b"\n")
+
+    def _component_statuses(self, request: Request, target: Target) -> Response:
+        """componentstatuses (`kubectl get cs`): the control plane as kube-apiserver probes it;
+        the local cluster's parts all answer while it serves."""
+        if request.method != "GET" or target.watch_path or request.flag("watch"):
+            raise _not_allowed(request.method)
+        items: list[dict[str, Any]] = [
+            {
+                "kind": "ComponentStatus",
+                "apiVersion": "v1",
+                "metadata": {"name": name},
+                "conditions": [{"type": "Healthy", "status": "True", "message": "ok"}],
+            }
+            for name in ("scheduler", "controller-manager", "etcd-0")
+        ]
+        if target.name is not None:
+            items = [i for i in items if i["metadata"]["name"] == target.name]
+            if not items:
+                raise status.not_found(target.rtype.plural, "", target.name)
+        if _wants_table(request):
+            from stackwright.localcluster.tables import render_table
+
+            include = request.query.get("includeObject", "Metadata")
+            return _json(
+                200, render_table(target.rtype, items, list_meta={}, include_object=include)
+            )
+        if target.name is not None:
+            return _json(200, items[0])
+        return _json(
+            200, {"kind": "ComponentStatusList", "apiVersion": "v1", "metadata": {}, "items": items}
+        )
 
     def _stored_or_none(self, target: Target) -> dict[str, Any] | None:
         try:

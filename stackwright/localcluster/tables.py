@@ -584,6 +584,13 @@ def _service(obj: Obj, now: datetime) -> list[Any]:
     ]
 
 
+def _component_status(obj: Obj, now: datetime) -> list[Any]:
+    conditions = _list(obj.get("conditions"))
+    healthy: Any = next((c for c in conditions if _get(c, "type") == "Healthy"), {})
+    state = {"True": "Healthy", "False": "Unhealthy"}.get(_str(_get(healthy, "status")), "Unknown")
+    return [_name(obj), state, _str(_get(healthy, "message")), _str(_get(healthy, "error"))]
+
+
 def _endpoints(obj: Obj, now: datetime) -> list[Any]:
     subsets = _list(obj.get("subsets"))
     if not subsets:
@@ -1164,6 +1171,15 @@ _PRINTERS: dict[tuple[str, str], tuple[tuple[_ColumnSpec, ...], RowFn]] = {
             _c("Selector", (_CORE + "ServiceSpec", "selector"), priority=1),
         ),
         _plain(_service),
+    ),
+    ("", "ComponentStatus"): (
+        (
+            NAME,
+            _c("Status", "Status of the component conditions"),
+            _c("Message", "Message of the component conditions"),
+            _c("Error", "Error of the component conditions"),
+        ),
+        _plain(_component_status),
     ),
     ("", "Endpoints"): (
         (NAME, _c("Endpoints", (_CORE + "Endpoints", "subsets")), AGE),

@@ -387,3 +387,19 @@ def test_logs_follow_the_running_container_until_it_ends(cluster: Any) -> None:
             follower.wait(timeout=1)  # still following
         cluster.kubectl("delete", "pod", "server", "--wait=false")
         assert follower.wait(timeout=15) == 0
+
+
+def test_get_componentstatuses_as_a_1_33_server_answers(cluster: Any) -> None:
+    # `kubectl get cs`: deprecated, still served (get and list only), every part healthy.
+    shown = cluster.kubectl("get", "cs")
+    assert shown.stderr.strip() == "Warning: v1 ComponentStatus is deprecated in v1.19+"
+    assert [line.split() for line in shown.stdout.splitlines()] == [
+        ["NAME", "STATUS", "MESSAGE", "ERROR"],
+        ["scheduler", "Healthy", "ok"],
+        ["controller-manager", "Healthy", "ok"],
+        ["etcd-0", "Healthy", "ok"],
+    ]
+    etcd = json.loads(cluster.kubectl("get", "componentstatus", "etcd-0", "-o", "json").stdout)
+    assert etcd["conditions"] == [{"type": "Healthy", "status": "True", "message": "ok"}]
+    refused = cluster.kubectl("delete", "cs", "etcd-0", check=False)
+    assert "(MethodNotAllowed)" in refused.stderr
