@@ -338,6 +338,17 @@ def named_metadata(
     return named, auto
 
 
+def declared_metadata(resource: Resource, old: ResourceState | None) -> dict[str, Any] | None:
+    """`named_metadata` of what the program gives, before the run: None when its name or
+    namespace is an Output (known only once applied)."""
+    meta = resource.props.get("metadata")
+    meta = meta if isinstance(meta, dict) else {}
+    given = meta.get("name"), meta.get("namespace")
+    if any(value not in (None, "") and not isinstance(value, str) for value in given):
+        return None
+    return named_metadata(resource, meta, old)[0]
+
+
 def import_done(object_id: str, old: ResourceState | None) -> bool:
     """Whether `old` records the object the import id names: its import is done, and the
     option no longer acts. A bare name in a namespaced kind's id is its default namespace's."""
@@ -588,11 +599,14 @@ class Run:
         self._marks: dict[
             tuple[str, str, str, str | None], asyncio.Task[dict[str, Mapping[str, Any]] | None]
         ] = {}
-        #: (provider URN, group, kind, namespace, name) → the resource this run creates,
-        #: replaces or keeps it for: a name known only once applied (another's auto-name, an
-        #: Output) can still be one the run already gave, which the marks listed before knew
-        #: nothing of.
-        self._creating: dict[tuple[str, str, str, str | None, str], tuple[str, Op]] = {}
+        #: Each object (object_key) → the resource this run creates, replaces or keeps it
+        #: for, and its step's operation: a name known only once applied (another's
+        #: auto-name, an Output) can still be one the run already gave, which the marks
+        #: listed before knew nothing of.
+        self._creating: dict[ObjectKey, tuple[str, Op]] = {}
+        #: Each resource's recorded object claimed for it before any step (`_claim_kept`),
+        #: which its own step gives up when it claims another (a replacement's new name).
+        self._kept_claims: dict[str, ObjectKey] = {}
 
     @classmethod
     def over(
@@ -935,6 +949,7 @@ class Run:
         resources = self.program.resources
         rearm(self.program.applies)  # a policy check or an earlier run may have run some
         self._apply_aliases(resources)
+        self._claim_kept(resources)
         graph = self._graph(resources)
         allowed = self._allowed(graph)
         for resource in resources:
@@ -2002,7 +2017,8 @@ class Run:
         """Refuse to create over an object that already exists and is not this stack's: server-
         side apply would merge into it silently, and a later delete would remove it (as
         Pulumi's provider refuses unless asked to upsert). An object marked as one of this
-        stack's resources (a crashed run's, or one passed from a renamed resource) is ours."""
+        stack's resources (a crashed run's, or one passed from a renamed resource) is ours;
+        whether another of the program's resources keeps it, `_claim` has said already."""
         api_version, kind, namespace, name = object_ref(new)
         if namespace is not None and (new.provider, namespace) in self._new_namespaces:
             return  # in a namespace this run made
@@ -2060,15 +2076,52 @@ class Run:
         names = {key: meta.get(key) for key in ("name", "namespace")}
         return state.provider not in self._unknown_providers and not unknown_paths(names)
 
+    def _claim_kept(self, resources: list[Resource]) -> None:
+        """Claim for each resource of the program the recorded object it keeps, before any
+        step: where the program still names it so (a plain name, or its recorded auto-name)
+        through the same provider. A step of another resource onto it is then refused
+        whichever runs first: a create before the keeper's step would apply over it (its
+        marks, one of the stack's resources', pass `_check_free`), and one onto the object
+        of a resource `--target` / `--exclude` leaves alone would take it for good. A name
+        given by an Output is left to the keeper's own step; a Patch co-owns its object, a
+        read owns none, and what the program dropped is deleted (its name free to take)."""
+        for resource in resources:
+            old = self.old.get(resource.urn)
+            if old is None or old.external or resource.is_read or not resource.custom:
+                continue
+            if not is_kubernetes(resource):  # a Patch (is_kubernetes says no), a release
+                continue
+            named = declared_metadata(resource, old)
+            namespace, _, name = old.id.rpartition("/")
+            # No namespace given: the provider's default, which its record holds.
+            if (
+                named is None
+                or named["name"] != name
+                or named.get("namespace") not in (None, "", namespace)
+            ):
+                continue
+            key = object_key(old)
+            props = resource.props
+            kind = group_kind(str(props.get("apiVersion", "")), str(props.get("kind", "")))
+            if key[:2] != (provider_urn(resource), kind):  # another cluster, or kind
+                continue
+            claim = (resource.urn, Op.SAME)
+            if self._creating.setdefault(key, claim) == claim:
+                self._kept_claims[resource.urn] = key
+
     def _claim(self, new: ResourceState, op: Op) -> None:
         """Refuse a step onto an object another resource of this run creates, replaces or
         keeps: each would apply over the other's fields. (Names the program gives as plain
         text are refused before the run; this is for a name only an applied resource tells.)"""
-        api_version, kind, namespace, name = object_ref(new)
-        key = (new.provider, api_version.rpartition("/")[0], kind, namespace, name)
+        key = object_key(new)
         first, first_op = self._creating.setdefault(key, (new.urn, op))
         if first == new.urn:
+            self._creating[key] = (new.urn, op)  # what its step does with it, said so
+            kept = self._kept_claims.pop(new.urn, key)
+            if kept != key:  # its recorded object, given up: a replacement's new name
+                del self._creating[kept]
             return
+        kind = object_ref(new)[1]
         verb = _CLAIMED_BY.get(first_op, "holds")
         where = ""
         if self.program is not None:

@@ -29,9 +29,9 @@ from stackwright.engine.execute import (
     Options,
     Run,
     builtin_namespaced,
+    declared_metadata,
     import_disagreement,
     import_done,
-    named_metadata,
     record_moves,
 )
 from stackwright.engine.graph import defined_kind, group_and_kind
@@ -276,13 +276,10 @@ def _check_one_resource_per_object(program: Program, recorded: Mapping[str, Reso
         patch = resource.custom and is_patch(resource)
         if not resource.custom or resource.is_read or not (patch or is_kubernetes(resource)):
             continue
-        meta = resource.props.get("metadata")
-        meta = meta if isinstance(meta, dict) else {}
-        given = meta.get("name"), meta.get("namespace")
-        if any(value not in (None, "") and not isinstance(value, str) for value in given):
-            continue
         # As the run names it: an import of `team/web` without a namespace is in `team`.
-        named, _ = named_metadata(resource, meta, recorded.get(resource.urn))
+        named = declared_metadata(resource, recorded.get(resource.urn))
+        if named is None:
+            continue
         name, namespace = named["name"], named.get("namespace")
         provider = provider_urn(resource)
         if namespace in (None, ""):

@@ -9,6 +9,7 @@ a word. `preview` and `up` refuse it before anything changes, naming both lines.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -16,12 +17,14 @@ from engine_stack import Declare, Stack, urn
 from engine_stack import stack as stack  # the fixture
 
 import stackwright.kubernetes as k8s
+from stackwright.engine.testing import FakeCluster
 from stackwright.errors import UsageError
 from stackwright.sdk.context import Program
 from stackwright.sdk.output import Output
 from stackwright.sdk.resource import ResourceOptions
 
 CM = "kubernetes:core/v1:ConfigMap"
+ConfigMap = k8s.core.v1.ConfigMap
 
 
 def page(p: Program) -> None:
@@ -252,3 +255,148 @@ def test_a_new_resource_onto_the_object_another_resource_keeps_is_refused(stack:
     assert_b_refused(stack, named_after_a, "holds")
     assert stack.fake.writes() == []
     assert [r.urn for r in stack.state().resources] == [urn(CM, "a")]
+
+
+# --- an object a resource keeps is its own from the run's start ----------------------------
+
+A = urn(CM, "a")
+
+
+def keeper(p: Program) -> ConfigMap:
+    return k8s.core.v1.ConfigMap("a", metadata={"name": "shared"}, data={"k": "v"})
+
+
+def b_then(after_b: Callable[[ConfigMap], None], name: Any = None) -> Declare:
+    """b, named "shared" by an Output (the check before the run cannot see it), then what
+    `after_b` declares depending on b: its step runs after b's create."""
+
+    def declare(p: Program) -> None:
+        b = k8s.core.v1.ConfigMap(
+            "b", metadata={"name": name or Output.from_input("shared")}, data={"k": "w"}
+        )
+        after_b(b)
+
+    return declare
+
+
+def a_after(b: ConfigMap, **options: Any) -> None:
+    k8s.core.v1.ConfigMap(
+        "a",
+        metadata={"name": "shared"},
+        data={"k": "v"},
+        opts=ResourceOptions(depends_on=[b], **options),
+    )
+
+
+def assert_b_refused_as_a_keeps(stack: Stack, summary: Any, keeper_: str = CM + " a") -> None:
+    (failure,) = summary.failures
+    assert failure.startswith(
+        f"{CM} b: ConfigMap default/shared is the object {keeper_} holds (at "
+    ), failure
+    shared = stack.fake.find("ConfigMap", "shared")
+    assert shared is not None and shared["data"] == {"k": "v"}
+
+
+def test_a_create_onto_the_object_a_later_step_keeps_is_refused_before_it_applies(
+    stack: Stack,
+) -> None:
+    """a keeps its object, but its step runs after b's create onto it: b used to apply over
+    it (the object marked as a's passed the create's check, as one of the stack's) and a's
+    step was the one refused, its object b's by then."""
+    assert stack.up(keeper).ok
+    stack.fake.calls.clear()
+    for run in (stack.preview, stack.up):
+        assert_b_refused_as_a_keeps(stack, run(b_then(a_after)))
+    assert stack.fake.writes() == []
+    assert [r.urn for r in stack.state().resources] == [A]
+    assert stack.recorded(A).inputs["data"] == {"k": "v"}
+
+
+def test_a_resource_the_run_leaves_alone_keeps_its_object(stack: Stack) -> None:
+    """`--exclude a` or `--target b`: a's step is not taken, yet its object is still its."""
+    assert stack.up(keeper).ok
+    stack.fake.calls.clear()
+
+    def both(p: Program) -> None:
+        keeper(p)
+        k8s.core.v1.ConfigMap("b", metadata={"name": Output.from_input("shared")}, data={"k": "w"})
+
+    for selection in ({"excludes": frozenset({A})}, {"targets": frozenset({urn(CM, "b")})}):
+        assert_b_refused_as_a_keeps(stack, stack.up(both, **selection))
+    assert stack.fake.writes() == []
+
+
+def test_a_renamed_keeper_keeps_its_object_under_its_new_urn(stack: Stack) -> None:
+    assert stack.up(keeper).ok
+
+    def renamed(b: ConfigMap) -> None:
+        k8s.core.v1.ConfigMap(
+            "page", metadata={"name": "shared"}, data={"k": "v"},
+            opts=ResourceOptions(depends_on=[b], aliases=[A]),
+        )  # fmt: skip
+
+    summary = stack.up(b_then(renamed))
+    assert_b_refused_as_a_keeps(stack, summary, f"{CM} page")
+    assert [r.urn for r in stack.state().resources] == [urn(CM, "page")]
+
+
+def test_an_object_its_keeper_gives_up_in_the_run_may_be_taken(stack: Stack) -> None:
+    """What a resource does not keep is free: a dropped one's object (deleted, then made
+    anew as b's), one it is renamed away from, and the same name through another provider
+    (another cluster)."""
+    assert stack.up(keeper).ok
+    summary = stack.up(b_then(lambda b: None))
+    assert summary.ok, summary.failures
+    assert [r.urn for r in stack.state().resources] == [urn(CM, "b")]
+    shared = stack.fake.find("ConfigMap", "shared")
+    assert shared is not None and shared["data"] == {"k": "w"}
+
+    assert stack.destroy().ok
+    assert stack.up(keeper).ok
+
+    def moved(b: ConfigMap) -> None:
+        k8s.core.v1.ConfigMap(
+            "a", metadata={"name": "moved"}, data={"k": "v"},
+            opts=ResourceOptions(depends_on=[b]),
+        )  # fmt: skip
+
+    summary = stack.up(b_then(moved))
+    assert summary.ok, summary.failures
+    assert stack.recorded(A).id == "default/moved"
+    assert stack.recorded(urn(CM, "b")).id == "default/shared"
+
+
+def test_the_same_name_through_another_provider_is_another_object(stack: Stack) -> None:
+    east = FakeCluster(name="east")
+    stack.factory = stack.fake.factory({"east": east})
+    assert stack.up(keeper).ok
+
+    def elsewhere(p: Program) -> None:
+        b = k8s.core.v1.ConfigMap(
+            "b", metadata={"name": Output.from_input("shared")}, data={"k": "w"},
+            opts=ResourceOptions(provider=k8s.Provider("east", context="east")),
+        )  # fmt: skip
+        a_after(b)
+
+    summary = stack.up(elsewhere)
+    assert summary.ok, summary.failures
+    made = east.find("ConfigMap", "shared")
+    assert made is not None and made["data"] == {"k": "w"}
+
+
+def test_a_replacement_under_a_new_auto_name_gives_its_old_object_up(stack: Stack) -> None:
+    """a, auto-named, is replaced (`--replace`): its new object has a new name, and its old
+    one, deleted by the run, is no longer a's to keep: b, after a, may name it."""
+    assert stack.up(lambda p: k8s.core.v1.ConfigMap("a", data={"k": "v"})).ok
+    old = stack.recorded(A).inputs["metadata"]["name"]
+
+    def after_a(p: Program) -> None:
+        a = k8s.core.v1.ConfigMap("a", data={"k": "v"})
+        k8s.core.v1.ConfigMap(
+            "b", metadata={"name": a.id.apply(lambda _: old)}, data={"k": "w"},
+        )  # fmt: skip
+
+    summary = stack.up(after_a, replace=frozenset({A}))
+    assert summary.ok, summary.failures
+    assert stack.recorded(A).inputs["metadata"]["name"] != old
+    assert stack.recorded(urn(CM, "b")).id == f"default/{old}"
