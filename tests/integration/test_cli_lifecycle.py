@@ -821,6 +821,40 @@ def test_a_replacement_onto_another_resources_object_is_refused(
         assert live(cluster, "configmap", "b", p.ns)["metadata"]["uid"] == uid
 
 
+def test_a_create_onto_the_object_a_later_step_keeps_is_refused(
+    new_project: Any, cluster: LiveCluster
+) -> None:
+    """a keeps its ConfigMap, its step after b's create, whose name (an Output) is a's
+    object's: b is refused before it applies, and so with `--exclude` a (b used to apply
+    over a's object, marking it as b's, and a's step was the one refused)."""
+    p = new_project()
+    keeper = """
+        k8s.core.v1.Namespace("ns", metadata={"name": NS})
+        k8s.core.v1.ConfigMap("a", metadata={"name": "shared", "namespace": NS},
+                              data={"k": "v"}, opts=sw.ResourceOptions(depends_on=after))
+        """
+    p.program("\n        after = []" + keeper)
+    p.up()
+    uid = live(cluster, "configmap", "shared", p.ns)["metadata"]["uid"]
+    p.program(
+        """
+        after = [k8s.core.v1.ConfigMap(
+            "b", metadata={"name": sw.Output.from_input("shared"), "namespace": NS},
+            data={"k": "w"})]"""
+        + keeper
+    )
+    a = p.urn("kubernetes:core/v1:ConfigMap", "a")
+    for flags in ((), ("--exclude", a)):
+        refused = p.up(*flags, rc=1)
+        (failure,) = refused.summary["failures"]
+        assert failure.startswith("kubernetes:core/v1:ConfigMap b: "), failure
+        assert "is the object kubernetes:core/v1:ConfigMap a holds" in failure, failure
+        made = live(cluster, "configmap", "shared", p.ns)
+        assert made["metadata"]["uid"] == uid and made["data"] == {"k": "v"}
+        assert made["metadata"]["annotations"]["stackwright.io/urn"] == a
+    assert "b" not in p.resources()
+
+
 # --- delete and destroy ------------------------------------------------------------------------
 
 
