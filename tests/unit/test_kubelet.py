@@ -251,6 +251,16 @@ def test_run_length_of_an_unmarked_container(
         ("example.com/busybox-server:1", []),
         ("nginx:1.29", []),
         ("alpine/git", []),  # an image of alpine's, not alpine
+        # A user's own image named as an official one is theirs: as likely a server.
+        ("myorg/python:3.12", []),
+        ("ghcr.io/acme/node:1", []),
+        ("registry.example.com/team/ubuntu:24.04", []),
+        ("bitnami/python:3.12", []),
+        ("mirror.gcr.io/library/busybox:1.36", ["sh"]),
+        ("mirror.gcr.io/busybox", ["sh"]),
+        ("registry.k8s.io/e2e-test-images/busybox:1.36.1-1", ["sh"]),
+        ("localhost:5000/busybox:1.36", ["sh"]),
+        ("localhost/busybox", ["sh"]),
     ],
 )
 def test_image_command_of_shell_and_repl_images(image: str, command: list[str]) -> None:

@@ -110,9 +110,9 @@ def behaviour(image: str) -> str:
     return "healthy"
 
 
-#: The default command of images that run a shell or an interpreter's REPL, by the last
-#: element of the image's repository: without a TTY it reads its empty standard input and
-#: ends at once (`commands.READERS`). Any other image's own entrypoint is a server here.
+#: The default command of official images that run a shell or an interpreter's REPL, by
+#: their repository's name: without a TTY it reads its empty standard input and ends at once
+#: (`commands.READERS`). Any other image's own entrypoint is a server here.
 IMAGE_COMMANDS: dict[str, list[str]] = {
     **{image: ["sh"] for image in ("busybox", "alpine")},
     **{image: ["bash"] for image in ("ubuntu", "debian", "fedora", "centos", "rockylinux",
@@ -122,13 +122,30 @@ IMAGE_COMMANDS: dict[str, list[str]] = {
 }  # fmt: skip
 #: Tags of those images whose command is a server: php's `-fpm` and `-apache` variants.
 SERVER_TAGS = {"php": ("fpm", "apache")}
+#: Owners under which an image named as an official one is that image (or a copy of it):
+#: Docker Hub's `library/`, ECR Public's mirror of it, Kubernetes' own copies of busybox.
+#: `rockylinux/rockylinux`, `quay.io/centos/centos` (the owner is the name) are the
+#: projects' own. Under any other owner it is a user's image of that name
+#: (`myorg/python`), as likely a server as any.
+OFFICIAL_OWNERS = frozenset(
+    {"", "library", "docker/library", "e2e-test-images", "google_containers", "google-containers"}
+)
 
 
 def image_command(image: str) -> list[str]:
-    """The command an image runs by itself, as far as IMAGE_COMMANDS knows it; [] for a
-    server. `docker.io/library/busybox:1.36`, `busybox@sha256:…` are busybox's, `python-app`
-    is not python's."""
-    repository, _, tag = image.partition("@")[0].rsplit("/", 1)[-1].partition(":")
+    """The command an official image runs by itself, as far as IMAGE_COMMANDS knows it; []
+    for a server. `docker.io/library/busybox:1.36`, `busybox@sha256:…`, `localhost:5000/ubuntu`
+    are the official images'; `python-app` and `myorg/python` are not."""
+    name = image.partition("@")[0]
+    slash = name.rfind("/")
+    colon = name.rfind(":")
+    tag = name[colon + 1 :] if colon > slash else ""
+    path = (name[:colon] if colon > slash else name).split("/")
+    if len(path) > 1 and ("." in path[0] or ":" in path[0] or path[0] == "localhost"):
+        path = path[1:]  # a registry's host: Docker Hub, a mirror of it, a local registry
+    repository, owner = path[-1], "/".join(path[:-1])
+    if owner not in OFFICIAL_OWNERS and owner != repository:
+        return []
     if any(marker in tag for marker in SERVER_TAGS.get(repository, ())):
         return []
     return IMAGE_COMMANDS.get(repository, [])
