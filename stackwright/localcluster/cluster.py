@@ -252,7 +252,7 @@ class Cluster:
         limit: int = 0,
         continue_token: str = "",
     ) -> ListResult:
-        matches = self._matcher(rtype, label_selector, field_selector)
+        matches = self.matcher(rtype, label_selector, field_selector)
         start = ""
         list_rv = str(self.store.resource_version)
         if continue_token:
@@ -282,9 +282,10 @@ class Cluster:
             remaining=remaining if remaining else None,
         )
 
-    def _matcher(
+    def matcher(
         self, rtype: ResourceType, label_selector: str, field_selector: str
     ) -> Callable[[Obj], bool]:
+        """Whether an object of `rtype` is selected; BadRequest for a selector it refuses."""
         labels = selectors.parse_label_selector(label_selector) if label_selector else None
         fields = selectors.parse_field_selector(field_selector) if field_selector else None
         if fields is not None:
@@ -316,7 +317,7 @@ class Cluster:
         timeout: float | None = None,
     ) -> AsyncIterator[WatchEvent]:
         """Events from `resource_version` on; from now (after synthetic ADDEDs) when it is "" or "0"."""
-        matches = self._matcher(rtype, label_selector, field_selector)
+        matches = self.matcher(rtype, label_selector, field_selector)
         scope = namespace if rtype.namespaced else None
 
         def in_scope(obj: Obj | None) -> bool:

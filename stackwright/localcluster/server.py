@@ -459,6 +459,12 @@ class APIServerApp:
             items = [i for i in items if i["metadata"]["name"] == target.name]
             if not items:
                 raise status.not_found(target.rtype.plural, "", target.name)
+        else:  # a list filters by its selectors, as upstream's componentstatus REST does
+            q = request.query
+            selected = self.cluster.matcher(
+                target.rtype, q.get("labelSelector", ""), q.get("fieldSelector", "")
+            )
+            items = [i for i in items if selected(i)]
         if _wants_table(request):
             from stackwright.localcluster.tables import render_table
 

@@ -403,3 +403,8 @@ def test_get_componentstatuses_as_a_1_33_server_answers(cluster: Any) -> None:
     assert etcd["conditions"] == [{"type": "Healthy", "status": "True", "message": "ok"}]
     refused = cluster.kubectl("delete", "cs", "etcd-0", check=False)
     assert "(MethodNotAllowed)" in refused.stderr
+    # A list's selectors filter, as upstream's: they listed every part.
+    by_name = cluster.kubectl("get", "cs", "--field-selector=metadata.name=etcd-0", "-o", "name")
+    assert by_name.stdout.split() == ["componentstatus/etcd-0"]
+    by_label = cluster.kubectl("get", "cs", "-l", "app=nothing", "-o", "name")
+    assert by_label.stdout.split() == []
