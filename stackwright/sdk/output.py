@@ -311,7 +311,7 @@ def _place_of(at: _At) -> _Place | None:
 def _pulumi_name(key: str) -> str:
     """A Kubernetes field's name as Pulumi's Python types spell it: `clusterIP` →
     `cluster_ip`, `podIPs` → `pod_ips`, `loadBalancer` → `load_balancer`."""
-    return "_".join(_WORDS.findall(key)).lower() or key
+    return "_" * key.startswith("$") + "_".join(_WORDS.findall(key)).lower() or key
 
 
 #: The words of a camelCase name: an acronym (with its plural `s`), a word, a lone capital.
@@ -810,12 +810,17 @@ def _snake_field(value: Mapping[str, Any], name: str) -> str | None:
     if dict.__contains__(value, camel) if isinstance(value, dict) else camel in value:
         return camel
     # Kubernetes writes acronyms in capitals (`clusterIP`, `podIPs`), which Pulumi's
-    # Python names fold (`cluster_ip`, `pod_ips`): match ignoring case.
+    # Python names fold (`cluster_ip`, `pod_ips`): match ignoring case; and JSON Schema's
+    # own names (`x-kubernetes-list-map-keys`, `$ref`) are `x_kubernetes_list_map_keys`, `_ref`.
     folded = name.replace("_", "").lower()
     for field in value:
-        if isinstance(field, str) and field.lower() == folded:
+        if isinstance(field, str) and _FOLDED.sub("", field).lower() == folded:
             return field
     return None
+
+
+#: What a field's name loses as a Python name: JSON Schema's `-` and `$`.
+_FOLDED = re.compile(r"[-$]")
 
 
 def _camel(name: str) -> str:

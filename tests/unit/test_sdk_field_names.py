@@ -302,3 +302,21 @@ def test_statuses_are_listed_apart_from_what_programs_set() -> None:
     assert "core_v1.ServiceStatus" in seen and "apps_v1.DeploymentStatus" in status_only
     with pytest.raises(KeyError):
         nested.object_keys("apps_v1.DeploymentStatus")
+
+
+def test_json_schemas_own_field_names_read_by_pulumis_spelling(program: Program) -> None:
+    # `x-kubernetes-list-map-keys` is Pulumi's `x_kubernetes_list_map_keys`, `$ref` its
+    # `_ref`: both were refused, the first while suggesting itself.
+    crd = k8s.apiextensions.v1.CustomResourceDefinition("crd", spec={})
+    schema = crd.spec.versions[0].schema.open_apiv3_schema
+    read = reader({
+        crd: {"spec": {"versions": [{"schema": {"openAPIV3Schema": {
+            "x-kubernetes-list-map-keys": ["name"], "$ref": "#/a", "x-kubernetes-list-type": "map",
+        }}}]}},
+    })  # fmt: skip
+    assert schema.x_kubernetes_list_map_keys[0].resolve(read) == "name"
+    assert schema._ref.resolve(read) == "#/a"
+    with pytest.raises(AttributeError, match=r"did you mean x_kubernetes_list_type or "):
+        schema.x_kubernetes_list_typ  # noqa: B018
+    with pytest.raises(AttributeError, match=r"did you mean _ref\b"):
+        schema._reff  # noqa: B018
