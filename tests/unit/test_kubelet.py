@@ -582,6 +582,26 @@ def test_an_always_pods_finite_command_is_ready_while_it_runs_then_restarts() ->
     assert (last["exitCode"], last["reason"]) == (0, "Completed")
 
 
+def test_a_restarts_count_goes_up_as_its_new_run_starts() -> None:
+    """A kubelet counts the runs that have ended as the next starts: an ended run is shown
+    with the count it ran under (kubectl logs names it by that count, and `logs -f` finds
+    its end there). The count went up while the ended run was still shown, so `logs -f` of
+    a Deployment's container that ended and restarted at once stopped without its exit line."""
+    statuses = run_pod(
+        "Always", shell("sleep 10; exit 3"), lambda s: container_of(s).get("restartCount", 0) >= 2
+    )
+    runs: dict[int, set[str]] = {}
+    for s in statuses:
+        state = container_of(s).get("state") or {}
+        shown = state.get("running") or state.get("terminated")
+        if shown is not None and container_of(s).get("containerID"):
+            runs.setdefault(container_of(s)["restartCount"], set()).add(
+                container_of(s)["containerID"]
+            )
+    assert all(len(ids) == 1 for ids in runs.values()), runs
+    assert sorted(runs)[:2] == [0, 1]
+
+
 def init_of(pod_status: dict[str, Any]) -> dict[str, Any]:
     found: dict[str, Any] = (pod_status.get("initContainerStatuses") or [{}])[0]
     return found

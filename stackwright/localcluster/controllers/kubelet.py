@@ -896,6 +896,8 @@ class Kubelet(Controller):
             if started is not None and not started.done():
                 started.set_result(None)
             return c.exit_code
+        # A run that has ended (this one's, or one an earlier server process saw) is restarted.
+        restarting = c.exit_code is not None
         while True:
             if c.resumed:
                 c.resumed = False
@@ -903,6 +905,9 @@ class Kubelet(Controller):
                 await self._pull(run, c)
                 await self._configure(run, c)
                 await self.pace.sleep(START_TIME)
+                # Counted as the new run starts, as a kubelet counts the ended ones: until
+                # then the status is the ended run's (its logs are run restartCount's).
+                c.restart_count += restarting
                 self._start(run, c, kind)
             if started is not None and not started.done():
                 started.set_result(None)
@@ -928,7 +933,7 @@ class Kubelet(Controller):
                 )  # fmt: skip
                 self._touch(run)
                 await self.pace.sleep(delay * KUBELET_SECOND)
-            c.restart_count += 1
+            restarting = True
 
     def _restarts(self, run: PodRun, c: ContainerRun, code: int) -> bool:
         if c.ephemeral:
