@@ -534,6 +534,32 @@ def test_a_shell_image_with_stdin_waits_on_it_and_runs_on() -> None:
     assert not any(container_of(s).get("restartCount") for s in statuses)
 
 
+def test_logs_of_a_debug_container_say_what_it_runs() -> None:
+    # `kubectl debug --image=nginx`: its image's own server, which serves as any container's
+    # does (it said `running ` and nothing); `-it --image=busybox`: its shell, interactive.
+    pod = {
+        "metadata": {"name": "web-x", "namespace": "default"},
+        "spec": {
+            "containers": [{"name": "web", "image": "nginx:1.29"}],
+            "ephemeralContainers": [
+                {"name": "server", "image": "nginx:1.29"},
+                {"name": "shell", "image": "busybox:1.36", "stdin": True, "tty": True},
+            ],
+        },
+        "status": {
+            "ephemeralContainerStatuses": [
+                {"name": "server", "state": RUNNING},
+                {"name": "shell", "state": RUNNING},
+            ]
+        },
+    }
+    assert container_log(pod, "server", tail_lines=2).splitlines() == [
+        "2026-01-01T00:00:00.017Z INFO listening on 0.0.0.0:8080",
+        "2026-01-01T00:00:00.034Z INFO ready to serve requests",
+    ]
+    assert container_log(pod, "shell", tail_lines=1) == "2026-01-01T00:00:00.017Z INFO running sh\n"
+
+
 def test_logs_of_a_shell_image_without_a_command_say_its_shell_ran() -> None:
     deployment_pod = {
         "metadata": {"name": "web-x", "namespace": "default"},

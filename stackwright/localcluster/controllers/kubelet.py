@@ -1207,7 +1207,7 @@ def _log_lines(
         lines += ["ERROR the work failed", "INFO exiting with code 1"]
     elif kind == "exit0":
         lines += ["INFO the work is done", "INFO exiting with code 0"]
-    elif finishes is not None or debugging:
+    elif finishes is not None or (debugging and command_line(spec)):
         # One log line, as each of the others: a script's lines joined (tail counts lines).
         lines.append(f"INFO running {' '.join(command_line(spec).split())}")
         if "terminated" in state:
