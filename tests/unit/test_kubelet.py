@@ -432,9 +432,11 @@ def run_pod(
     container: dict[str, Any],
     until: Callable[[dict[str, Any]], bool],
     init: dict[str, Any] | None = None,
+    earlier: dict[str, Any] | None = None,
 ) -> list[dict[str, Any]]:
     """Run one pod (with an `init` container, if given) on a node with the real Kubelet (10
-    times faster) until its status satisfies `until`; every status it wrote, in order."""
+    times faster) until its status satisfies `until`; every status it wrote, in order. With
+    `earlier`, the pod has that status, as an earlier server process's kubelet left it."""
     cluster = Cluster(Store(":memory:"))
     nodes, pods = cluster.type_for("", "v1", "nodes"), cluster.type_for("", "v1", "pods")
     cluster.create(
@@ -461,10 +463,15 @@ def run_pod(
     }
 
     async def scenario() -> None:
+        if earlier is not None:
+            made = cluster.create(pods, "default", body, WriteOptions()).obj
+            cluster.update(pods, "default", "p", {**made, "status": earlier}, WriteOptions(), "status")
+            statuses.clear()
         kubelet = Kubelet(cluster, Pace(speed=10))
         task = asyncio.ensure_future(kubelet.run())
         try:
-            cluster.create(pods, "default", body, WriteOptions())
+            if earlier is None:
+                cluster.create(pods, "default", body, WriteOptions())
             deadline = asyncio.get_running_loop().time() + 5
             while not (statuses and until(statuses[-1])):
                 assert asyncio.get_running_loop().time() < deadline, statuses[-1:]
@@ -626,6 +633,25 @@ def test_a_restarts_count_goes_up_as_its_new_run_starts() -> None:
             )
     assert all(len(ids) == 1 for ids in runs.values()), runs
     assert sorted(runs)[:2] == [0, 1]
+
+
+def test_a_container_waiting_to_restart_keeps_its_count_across_a_server_restart() -> None:
+    """A kubelet's restart counts the ended runs still: the count went back to 0, and the
+    last run's exit was forgotten, for a container in back-off when the server stopped."""
+    ended = {"exitCode": 3, "reason": "Error", "containerID": "containerd://" + "a" * 64,
+             "startedAt": "2026-01-01T00:00:00Z", "finishedAt": "2026-01-01T00:00:01Z"}
+    back_off = {"waiting": {"reason": "CrashLoopBackOff", "message": "back-off 40s"}}
+    earlier = {"phase": "Running", "containerStatuses": [{
+        "name": "c", "image": "busybox:1.36", "imageID": "docker.io/library/busybox@sha256:1",
+        "ready": False, "started": False, "restartCount": 3, "state": back_off,
+        "lastState": {"terminated": ended},
+    }]}  # fmt: skip
+    statuses = run_pod(
+        "Always", shell("sleep 30"), lambda s: "running" in container_of(s).get("state", {}),
+        earlier=earlier,
+    )  # fmt: skip
+    assert container_of(statuses[-1])["restartCount"] == 4
+    assert container_of(statuses[-1])["lastState"] == {"terminated": ended}
 
 
 def init_of(pod_status: dict[str, Any]) -> dict[str, Any]:

@@ -409,6 +409,9 @@ def _resumed(c: ContainerRun, seen: Obj | None) -> ContainerRun:
         c.resumed = "running" in state
     else:
         c.state = {"waiting": {"reason": "ContainerCreating"}}
+        if seen and seen.get("lastState"):  # waiting to restart: its ended runs still count
+            c.last_state = seen["lastState"]
+            c.restart_count = c.crashes = int(seen.get("restartCount") or 0)
     return c
 
 
@@ -897,7 +900,7 @@ class Kubelet(Controller):
                 started.set_result(None)
             return c.exit_code
         # A run that has ended (this one's, or one an earlier server process saw) is restarted.
-        restarting = c.exit_code is not None
+        restarting = c.exit_code is not None or bool(c.last_state)
         while True:
             if c.resumed:
                 c.resumed = False
