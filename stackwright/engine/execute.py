@@ -2083,7 +2083,9 @@ class Run:
         whichever runs first: a create before the keeper's step would apply over it (its
         marks, one of the stack's resources', pass `_check_free`), and one onto the object
         of a resource `--target` / `--exclude` leaves alone would take it for good. A name
-        given by an Output is left to the keeper's own step; a Patch co-owns its object, a
+        given by an Output is left to the keeper's own step, unless it is protected (its
+        object is its whatever the program names: a step onto it was taken, and the keeper's
+        own replacement refused, two records of one object); a Patch co-owns its object, a
         read owns none, and what the program dropped is deleted (its name free to take)."""
         for resource in resources:
             old = self.old.get(resource.urn)
@@ -2094,11 +2096,14 @@ class Run:
             named = declared_metadata(resource, old)
             namespace, _, name = old.id.rpartition("/")
             # No namespace given: the provider's default, which its record holds.
-            if (
-                named is None
-                or named["name"] != name
-                or named.get("namespace") not in (None, "", namespace)
-            ):
+            named_so = (
+                named is not None
+                and named["name"] == name
+                and named.get("namespace") in (None, "", namespace)
+            )
+            # A protected one keeps it under any name, its replacement refused (a Job its
+            # TTL deleted, replaced all the same, gives it up at its step).
+            if not (named_so or old.protect):
                 continue
             key = object_key(old)
             props = resource.props

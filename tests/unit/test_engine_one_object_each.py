@@ -400,3 +400,52 @@ def test_a_replacement_under_a_new_auto_name_gives_its_old_object_up(stack: Stac
     assert summary.ok, summary.failures
     assert stack.recorded(A).inputs["metadata"]["name"] != old
     assert stack.recorded(urn(CM, "b")).id == f"default/{old}"
+
+
+def test_a_protected_keeper_renamed_keeps_its_object(stack: Stack) -> None:
+    """A protected resource's replacement is refused: renamed, it still keeps its object,
+    which b's create before it (or b alone, `--target`) took over, two records of one
+    object left in the state."""
+    assert stack.up(lambda p: k8s.core.v1.ConfigMap(
+        "a", metadata={"name": "shared"}, data={"k": "v"},
+        opts=ResourceOptions(protect=True),
+    )).ok  # fmt: skip
+
+    def renamed(b: ConfigMap) -> None:
+        k8s.core.v1.ConfigMap(
+            "a", metadata={"name": "moved"}, data={"k": "v"},
+            opts=ResourceOptions(depends_on=[b], protect=True),
+        )  # fmt: skip
+
+    for selection in ({}, {"targets": frozenset({urn(CM, "b")})}):
+        summary = stack.up(b_then(renamed), **selection)
+        assert_b_refused_as_a_keeps(stack, summary)
+        assert [r.urn for r in stack.state().resources] == [A]
+
+
+def test_a_protected_job_its_ttl_deleted_gives_its_name_up_once_replaced(stack: Stack) -> None:
+    """Its replacement is not refused (nothing to delete): renamed, its old name is free to
+    a step after it."""
+    job = "kubernetes:batch/v1:Job"
+    spec = {"ttlSecondsAfterFinished": 5, "template": {"spec": {
+        "restartPolicy": "Never", "containers": [{"name": "c", "image": "busybox"}],
+    }}}  # fmt: skip
+
+    def renamed(p: Program) -> None:
+        a = k8s.batch.v1.Job(
+            "a", metadata={"name": "y"}, spec=spec, opts=ResourceOptions(protect=True)
+        )
+        k8s.batch.v1.Job("b", metadata={"name": a.id.apply(lambda _: "x")}, spec=spec)
+
+    assert stack.up(
+        lambda p: k8s.batch.v1.Job(
+            "a", metadata={"name": "x"}, spec=spec, opts=ResourceOptions(protect=True)
+        )
+    ).ok
+    stack.fake.edit("Job", "x", {"status.conditions": [{"type": "Complete", "status": "True"}]})
+    assert stack.refresh().ok
+    stack.fake.remove("Job", "x")
+    summary = stack.up(renamed)
+    assert summary.ok, summary.failures
+    assert stack.recorded(urn(job, "a")).id == "default/y"
+    assert stack.recorded(urn(job, "b")).id == "default/x"
