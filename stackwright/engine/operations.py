@@ -319,7 +319,14 @@ def _one_of_them(program: Program, *resources: Resource) -> str:
     """How to keep one object per name: a program's own resource is renamed or dropped; an
     object of manifests or a chart (the same Namespace in two files) is left out of one of
     them, in a Python program by a transformation that empties it (a YAML program has none:
-    by its file or the chart's values)."""
+    by its file or the chart's values). One that imports the object adopts what the other
+    declares: another name would disagree with its import id."""
+    importing = [r for r in resources if r.opts.import_]
+    if importing:
+        return (
+            f"drop one of them ({describe(importing[0].urn)} imports it: another "
+            "metadata.name would not match its import id)"
+        )
     if not all(r.origin for r in resources):
         return "give one of them another metadata.name (or drop one)"
     how = (

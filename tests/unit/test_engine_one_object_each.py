@@ -449,3 +449,22 @@ def test_a_protected_job_its_ttl_deleted_gives_its_name_up_once_replaced(stack: 
     assert summary.ok, summary.failures
     assert stack.recorded(urn(job, "a")).id == "default/y"
     assert stack.recorded(urn(job, "b")).id == "default/x"
+
+
+def test_an_import_of_the_object_another_resource_keeps_says_to_drop_the_import(
+    stack: Stack,
+) -> None:
+    """Another metadata.name is no fix for an import: its id names the object."""
+    assert stack.up(keeper).ok
+
+    def importing(p: Program) -> None:
+        keeper(p)
+        k8s.core.v1.ConfigMap("c", opts=ResourceOptions(import_="default/shared"))
+
+    with pytest.raises(
+        UsageError,
+        match=rf"ConfigMap c names the same ConfigMap default/shared as {CM} a at \S+: each "
+        rf"would overwrite the other's fields; drop one of them \({CM} c imports it: another "
+        r"metadata\.name would not match its import id\); nothing was changed$",
+    ):
+        stack.preview(importing)
