@@ -855,6 +855,36 @@ def test_a_create_onto_the_object_a_later_step_keeps_is_refused(
     assert "b" not in p.resources()
 
 
+def test_a_protected_resource_renamed_keeps_its_object(
+    new_project: Any, cluster: LiveCluster
+) -> None:
+    """Its replacement is refused: b's create onto its object (before its step) is refused
+    too, where b applied over it and the state recorded the object twice."""
+    p = new_project()
+    keeper = """
+        k8s.core.v1.Namespace("ns", metadata={"name": NS})
+        k8s.core.v1.ConfigMap("a", metadata={"name": NAME, "namespace": NS}, data={"k": "v"},
+                              opts=sw.ResourceOptions(depends_on=after, protect=True))
+        """
+    p.program('\n        after, NAME = [], "shared"' + keeper)
+    p.up()
+    uid = live(cluster, "configmap", "shared", p.ns)["metadata"]["uid"]
+    p.program(
+        """
+        NAME = "moved"
+        after = [k8s.core.v1.ConfigMap(
+            "b", metadata={"name": sw.Output.from_input("shared"), "namespace": NS},
+            data={"k": "w"})]"""
+        + keeper
+    )
+    refused = p.up(rc=1)
+    (failure,) = refused.summary["failures"]
+    assert "is the object kubernetes:core/v1:ConfigMap a holds" in failure, failure
+    made = live(cluster, "configmap", "shared", p.ns)
+    assert made["metadata"]["uid"] == uid and made["data"] == {"k": "v"}
+    assert "b" not in p.resources()
+
+
 # --- delete and destroy ------------------------------------------------------------------------
 
 
