@@ -132,6 +132,13 @@ OFFICIAL_OWNERS = frozenset(
 )
 
 
+def _registry_host(first: str) -> bool:
+    """Whether the first part of an image's name (before a `/`) is a registry's host
+    (`ghcr.io`, `localhost:5000`, `localhost`) rather than an owner (`myorg`), as
+    containerd's reference parsing tells them apart."""
+    return "." in first or ":" in first or first == "localhost"
+
+
 def image_command(image: str) -> list[str]:
     """The command an official image runs by itself, as far as IMAGE_COMMANDS knows it; []
     for a server. `docker.io/library/busybox:1.36`, `busybox@sha256:…`, `localhost:5000/ubuntu`
@@ -141,8 +148,8 @@ def image_command(image: str) -> list[str]:
     colon = name.rfind(":")
     tag = name[colon + 1 :] if colon > slash else ""
     path = (name[:colon] if colon > slash else name).split("/")
-    if len(path) > 1 and ("." in path[0] or ":" in path[0] or path[0] == "localhost"):
-        path = path[1:]  # a registry's host: Docker Hub, a mirror of it, a local registry
+    if len(path) > 1 and _registry_host(path[0]):
+        path = path[1:]  # Docker Hub, a mirror of it, a local registry
     repository, owner = path[-1], "/".join(path[:-1])
     if owner not in OFFICIAL_OWNERS and owner != repository:
         return []
@@ -222,7 +229,7 @@ def image_reference(image: str) -> str:
     first, slash, _rest = name.partition("/")
     if not slash:
         name = f"docker.io/library/{name}"
-    elif not ("." in first or ":" in first or first == "localhost"):
+    elif not _registry_host(first):
         name = f"docker.io/{name}"
     last = name.rsplit("/", 1)[-1]
     if ":" not in last and not at:
@@ -1254,6 +1261,7 @@ def log_container(pod: Obj, container: str) -> tuple[str, Obj]:
 
 
 def _container_status(pod: Obj, container: str) -> Obj:
+    """The status the kubelet wrote for `container`; {} before it wrote one."""
     pod_status = pod.get("status") or {}
     sections = ("initContainerStatuses", "containerStatuses", "ephemeralContainerStatuses")
     found = (s for section in sections for s in pod_status.get(section) or [])
@@ -1293,9 +1301,9 @@ def container_log(
     name = pod["metadata"]["name"]
     container, container_spec = log_container(pod, container)
     entry = _container_status(pod, container)
-    state = (entry or {}).get("state") or {}
-    last = (entry or {}).get("lastState") or {}
-    restarts = int((entry or {}).get("restartCount") or 0)
+    state = entry.get("state") or {}
+    last = entry.get("lastState") or {}
+    restarts = int(entry.get("restartCount") or 0)
     # Runs are counted from 0: the current one is number restartCount, and a container
     # waiting to restart has its latest run in lastState.
     current = "running" in state or "terminated" in state
