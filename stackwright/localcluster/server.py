@@ -36,7 +36,7 @@ from stackwright.localcluster.cluster import (
     WriteOptions,
     parse_apply_body,
 )
-from stackwright.localcluster.registry import DEPRECATED, ResourceType
+from stackwright.localcluster.registry import COMPONENT_STATUSES, DEPRECATED, ResourceType
 from stackwright.localcluster.schema import KUBERNETES_VERSION
 
 Scope = dict[str, Any]
@@ -271,7 +271,7 @@ class APIServerApp:
                 self.cluster.store, request.user, rtype.kind, rtype.api_version, ns, body
             )
             return _json(201, review)
-        if rtype.verbs == ("get", "list"):
+        if rtype.key == COMPONENT_STATUSES:
             return self._component_statuses(request, target)
         if target.name is None:
             if method == "GET":
@@ -510,31 +510,9 @@ class APIServerApp:
     def _pod_subresource(self, request: Request, target: Target) -> Response | AsyncIterator[bytes]:
         """pods/NAME/log (GET), pods/NAME/binding and pods/NAME/eviction (POST)."""
         assert target.name is not None
-        ns, name, sub, q = target.namespace or "", target.name, target.subresource, request.query
+        ns, name, sub = target.namespace or "", target.name, target.subresource
         if sub == "log":
-            if request.method != "GET":
-                raise _not_allowed(request.method)
-            from stackwright.localcluster.controllers.kubelet import container_log, running_run
-
-            pod = self.cluster.get(target.rtype, ns, name)
-            # A follow watches from the store's version as the pod was read (the pod's own may
-            # be older than the watch history): no change after the read is missed.
-            since = str(self.cluster.store.resource_version)
-            tail = q.get("tailLines")
-            limit = q.get("limitBytes")
-            text = container_log(
-                pod,
-                q.get("container", ""),
-                previous=request.flag("previous"),
-                tail_lines=_int(tail, "tailLines") if tail else None,
-                timestamps=request.flag("timestamps"),
-                limit_bytes=_int(limit, "limitBytes") if limit else None,
-            )
-            run = "" if request.flag("previous") else running_run(pod, q.get("container", ""))
-            if request.flag("follow") and run and limit is None:
-                followed = (pod, since, q.get("container", ""), run)
-                return self._follow_log(target, followed, text, request)
-            return Response(200, text.encode(), b"text/plain")
+            return self._pod_log(request, target)
         if request.method != "POST":
             raise _not_allowed(request.method)
         if sub == "binding":
@@ -545,25 +523,60 @@ class APIServerApp:
 
         return _json(201, evict(self.cluster, ns, name, _parse_body(request)))
 
+    def _pod_log(self, request: Request, target: Target) -> Response | AsyncIterator[bytes]:
+        """pods/NAME/log (GET): the container's log so far; with `follow`, a stream of it
+        while the run read is running (not for `previous`, nor with `limitBytes`)."""
+        if request.method != "GET":
+            raise _not_allowed(request.method)
+        from stackwright.localcluster.controllers.kubelet import container_log, running_run
+
+        assert target.name is not None
+        q = request.query
+        container = q.get("container", "")
+        pod = self.cluster.get(target.rtype, target.namespace or "", target.name)
+        # A follow watches from the store's version as the pod was read (the pod's own may
+        # be older than the watch history): no change after the read is missed.
+        since = str(self.cluster.store.resource_version)
+        tail = q.get("tailLines")
+        limit = q.get("limitBytes")
+        text = container_log(
+            pod,
+            container,
+            previous=request.flag("previous"),
+            tail_lines=_int(tail, "tailLines") if tail else None,
+            timestamps=request.flag("timestamps"),
+            limit_bytes=_int(limit, "limitBytes") if limit else None,
+        )
+        run = "" if request.flag("previous") else running_run(pod, container)
+        if request.flag("follow") and run and limit is None:
+            return self._follow_log(
+                target.rtype, pod, container, run, since=since, sent=text,
+                timestamps=request.flag("timestamps"),
+            )  # fmt: skip
+        return Response(200, text.encode(), b"text/plain")
+
     async def _follow_log(
         self,
-        target: Target,
-        followed: tuple[dict[str, Any], str, str, str],
+        rtype: ResourceType,
+        pod: dict[str, Any],
+        container: str,
+        run: str,
+        *,
+        since: str,
         sent: str,
-        request: Request,
+        timestamps: bool,
     ) -> AsyncIterator[bytes]:
-        """`kubectl logs -f`: the log so far, then what the run still writes once it ends (a
-        simulated container writes its last lines as it exits), then the end, as a kubelet's
-        follow ends with the container it follows."""
+        """`kubectl logs -f`: the log `sent` so far, then what the run (its containerID) still
+        writes once it ends (a simulated container writes its last lines as it exits), then
+        the end, as a kubelet's follow ends with the container it follows. `since`: the
+        store's version as `pod` was read."""
         from stackwright.localcluster.controllers.kubelet import container_log, ended_run_log
 
-        pod, since, container, run = followed
-        timestamps = request.flag("timestamps")
         whole = container_log(pod, container, timestamps=timestamps)
         yield sent.encode()
         meta = pod["metadata"]
         events = self.cluster.watch(
-            target.rtype,
+            rtype,
             meta.get("namespace", ""),
             resource_version=since,
             field_selector=f"metadata.name={meta['name']}",
