@@ -183,15 +183,12 @@ def _tokens(script: str) -> list[Token] | None:
             heredocs = []
         if match["op"]:
             op = match["op"]
-            in_case = bool(inside) and inside[-1] == "case"  # `a)` is a pattern there
-            if op == "(" and not in_case:
-                tokens.append(Token(op, word=False, depth=len(inside)))
-                inside.append("(")
-            elif op == ")" and inside and inside[-1] == "(":
+            innermost = inside[-1] if inside else ""
+            if op == ")" and innermost == "(":
                 inside.pop()
-                tokens.append(Token(op, word=False, depth=len(inside)))
-            else:
-                tokens.append(Token(op, word=False, depth=len(inside)))
+            tokens.append(Token(op, word=False, depth=len(inside)))
+            if op == "(" and innermost != "case":  # in a `case`, `a)` is a pattern
+                inside.append("(")
             command_starts = True
         elif match["word"]:
             raw = match["word"]
