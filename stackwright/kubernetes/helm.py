@@ -57,9 +57,10 @@ What the component does with the rendered objects:
 - Hooks (`helm.sh/hook`): pre-install / pre-upgrade hooks are applied before every other
   object of the chart (each other object `depends_on` them; hooks of a higher
   `helm.sh/hook-weight` depend on those of a lower one), but not a Namespace or CRD of the
-  chart on the hooks it holds (inside it, of its kind), which the engine orders after it; post-install / post-upgrade hooks
-  depend on every other object; test hooks are skipped, and so are hooks that only run on
-  delete or rollback (applying them with the chart would run them at the wrong time).
+  chart on the hooks it holds (inside it, of its kind), which the engine orders after it;
+  post-install / post-upgrade hooks depend on every other object; test hooks are skipped,
+  and so are hooks that only run on delete or rollback (applying them with the chart
+  would run them at the wrong time).
   Hook delete policies are not applied: a hook is an ordinary, kept object.
 - `transformations=[fn]` follow `k8s.yaml`'s contract: `fn(obj, opts)` changes the
   object in place and may return new `ResourceOptions` (their `depends_on` is added to

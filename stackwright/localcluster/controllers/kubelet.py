@@ -25,7 +25,7 @@ What a container does is chosen by its image NAME (documented in the README):
     anything else            runs and is healthy (an init container completes); a
                              container given a command or args runs it as busybox's sh
                              would, as far as reading it tells: it may end, with the code its
-                             `exit N` / `false` gives (see `run_length`; an init
+                             `exit N` / `false` gives (see `command_run`; an init
                              container's always ends unless endless, a sidecar's never);
                              so does one without, whose image's own command is a shell or
                              a REPL (busybox, ubuntu, python…): it ends at once unless
