@@ -310,7 +310,8 @@ def _place_of(at: _At) -> _Place | None:
 
 def _pulumi_name(key: str) -> str:
     """A Kubernetes field's name as Pulumi's Python types spell it: `clusterIP` →
-    `cluster_ip`, `podIPs` → `pod_ips`, `loadBalancer` → `load_balancer`."""
+    `cluster_ip`, `podIPs` → `pod_ips`, `loadBalancer` → `load_balancer`; JSON Schema's
+    `$ref` → `_ref`, as `_snake_field` finds it."""
     return "_" * key.startswith("$") + "_".join(_WORDS.findall(key)).lower() or key
 
 
