@@ -288,17 +288,7 @@ class APIServerApp:
                 if listed.remaining is not None:
                     list_meta["remainingItemCount"] = listed.remaining
                 if _wants_table(request):
-                    from stackwright.localcluster.tables import render_table
-
-                    return _json(
-                        200,
-                        render_table(
-                            rtype,
-                            listed.items,
-                            list_meta=list_meta,
-                            include_object=q.get("includeObject", "Metadata"),
-                        ),
-                    )
+                    return _table(request, rtype, listed.items, list_meta)
                 return _json(
                     200,
                     {
@@ -362,17 +352,8 @@ class APIServerApp:
                 return self._watch(request, target)
             obj = cluster.get(rtype, ns, name)
             if _wants_table(request):
-                from stackwright.localcluster.tables import render_table
-
-                return _json(
-                    200,
-                    render_table(
-                        rtype,
-                        [obj],
-                        list_meta={"resourceVersion": obj["metadata"].get("resourceVersion", "")},
-                        include_object=q.get("includeObject", "Metadata"),
-                    ),
-                )
+                version = obj["metadata"].get("resourceVersion", "")
+                return _table(request, rtype, [obj], {"resourceVersion": version})
             return _json(200, obj)
         if method == "PUT":
             written = cluster.update(
@@ -466,16 +447,12 @@ class APIServerApp:
             )
             items = [i for i in items if selected(i)]
         if _wants_table(request):
-            from stackwright.localcluster.tables import render_table
-
-            include = request.query.get("includeObject", "Metadata")
-            return _json(
-                200, render_table(target.rtype, items, list_meta={}, include_object=include)
-            )
+            return _table(request, target.rtype, items, {})
         if target.name is not None:
             return _json(200, items[0])
+        rtype = target.rtype
         return _json(
-            200, {"kind": "ComponentStatusList", "apiVersion": "v1", "metadata": {}, "items": items}
+            200, {"kind": rtype.list_kind, "apiVersion": "v1", "metadata": {}, "items": items}
         )
 
     def _stored_or_none(self, target: Target) -> dict[str, Any] | None:
@@ -859,6 +836,17 @@ def _int(value: str | None, name: str) -> int:
 def _wants_table(request: Request) -> bool:
     accept = request.headers.get("accept", "")
     return "as=Table" in accept
+
+
+def _table(
+    request: Request, rtype: ResourceType, items: list[dict[str, Any]], list_meta: dict[str, Any]
+) -> Response:
+    """`items` as the Table `kubectl get` asks for (`_wants_table`), with the objects'
+    metadata or whole objects as its `includeObject` says."""
+    from stackwright.localcluster.tables import render_table
+
+    include = request.query.get("includeObject", "Metadata")
+    return _json(200, render_table(rtype, items, list_meta=list_meta, include_object=include))
 
 
 #: The streaming pod subresources (exec, attach, port-forward) → how a refusal names the act.
