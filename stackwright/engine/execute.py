@@ -1039,6 +1039,32 @@ class Run:
         """The excluded resource, not created yet, that `urn` is (or was not done for)."""
         return urn if urn in self.excluded else self._behind_excluded.get(urn)
 
+    def _not_done(self, resource: Resource, old: ResourceState | None, blocked: list[str]) -> None:
+        """Skip a resource's step, saying why: what it needs failed or was not done (the
+        first of `blocked`, sorted so that every run names the same), is excluded and not
+        created yet, or the refresh could not read it (`blocked` empty)."""
+        urn = resource.urn
+        # Never planned: a recorded resource's diff is unknown (shown as an update).
+        step = Step(_unplanned_op(resource, old) or Op.UPDATE, urn, old, old)
+        self.status[urn] = _SKIPPED
+        if not blocked:
+            # Its failure is the refresh's, said once: the step would fail the same
+            # way after as many retries, or change an object whose state is unknown.
+            reason = "the refresh could not read it"
+        elif (root := self._excluded_root(blocked[0])) is not None:
+            self._behind_excluded[urn] = root
+            # One needing it in turn names the excluded one too, not a failure.
+            via = "" if root == blocked[0] else f"{describe(blocked[0])}, which needs "
+            reason = (
+                f"it needs {via}{describe(root)}, which is excluded and not created yet: "
+                "exclude this one too, or add --exclude-dependents"
+            )
+            self.outcome.unselected += 1  # the command's flags to fix: bad usage
+        else:
+            reason = f"{describe(blocked[0])} failed or was not done"
+        self.outcome.not_done.append(f"{describe(urn)}: {reason}")
+        self.emit(StepSkipped(step, reason))
+
     async def _resource(self, resource: Resource, needs: set[str], allowed: bool) -> None:
         urn = resource.urn
         try:
@@ -1054,27 +1080,7 @@ class Run:
                     self.status[urn] = _SKIPPED
                 return
             if blocked or urn in self._unread:
-                blocked.sort()  # the same one named on every run (`needs` is a set)
-                # Never planned: a recorded resource's diff is unknown (shown as an update).
-                step = Step(_unplanned_op(resource, old) or Op.UPDATE, urn, old, old)
-                self.status[urn] = _SKIPPED
-                if not blocked:
-                    # Its failure is the refresh's, said once: the step would fail the same
-                    # way after as many retries, or change an object whose state is unknown.
-                    reason = "the refresh could not read it"
-                elif (root := self._excluded_root(blocked[0])) is not None:
-                    self._behind_excluded[urn] = root
-                    # One needing it in turn names the excluded one too, not a failure.
-                    via = "" if root == blocked[0] else f"{describe(blocked[0])}, which needs "
-                    reason = (
-                        f"it needs {via}{describe(root)}, which is excluded and not created yet: "
-                        "exclude this one too, or add --exclude-dependents"
-                    )
-                    self.outcome.unselected += 1  # the command's flags to fix: bad usage
-                else:
-                    reason = f"{describe(blocked[0])} failed or was not done"
-                self.outcome.not_done.append(f"{describe(urn)}: {reason}")
-                self.emit(StepSkipped(step, reason))
+                self._not_done(resource, old, sorted(blocked))
                 return
             await self._handle(resource, old)
         except Exception as exc:  # one resource's failure is a failed step, never the run's
