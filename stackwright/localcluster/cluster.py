@@ -595,24 +595,13 @@ class Cluster:
             return merged
         if subresource == EPHEMERAL_CONTAINERS and rtype.key == POD_TYPE:
             # The pod as it was but for its debug containers (dropNonEphemeralContainerUpdates).
-            merged = copy.deepcopy(old)
+            merged = _with_spec_field(old, new, "ephemeralContainers")
             if "managedFields" in new["metadata"]:
                 merged["metadata"]["managedFields"] = new["metadata"]["managedFields"]
-            ephemeral = (new.get("spec") or {}).get("ephemeralContainers")
-            if ephemeral:
-                merged["spec"]["ephemeralContainers"] = ephemeral
-            else:
-                merged["spec"].pop("ephemeralContainers", None)
             return merged
         if subresource == "finalize":
             # Namespace finalization changes spec.finalizers and nothing else.
-            merged = copy.deepcopy(old)
-            finalizers = (new.get("spec") or {}).get("finalizers")
-            if finalizers:
-                merged.setdefault("spec", {})["finalizers"] = finalizers
-            else:
-                merged.get("spec", {}).pop("finalizers", None)
-            return merged
+            return _with_spec_field(old, new, "finalizers")
         # A Scale write (scale.py) has changed the replicas alone: as a main-resource write.
         if subresource and not (subresource == "scale" and "scale" in rtype.subresources):
             raise status.NotFound(
@@ -1304,6 +1293,18 @@ def _check_resource_version(rtype: ResourceType, name: str, meta: dict[str, Any]
             rtype.plural, rtype.group, name,
             "the object has been modified; please apply your changes to the latest version and try again",
         )  # fmt: skip
+
+
+def _with_spec_field(old: Obj, new: Obj, key: str) -> Obj:
+    """A copy of `old` with `new`'s `spec.KEY` (none when `new`'s is absent or empty): what
+    a subresource that writes one field of the spec keeps of a write."""
+    merged = copy.deepcopy(old)
+    value = (new.get("spec") or {}).get(key)
+    if value:
+        merged.setdefault("spec", {})[key] = value
+    else:
+        merged.get("spec", {}).pop(key, None)
+    return merged
 
 
 def _check_uid_precondition(rtype: ResourceType, name: str, given: str | None, old: Obj) -> None:
