@@ -2189,12 +2189,24 @@ class Run:
     async def _check_importable(self, provider: Provider, new: ResourceState) -> None:
         """Refuse to adopt (`import_`) an object that is not there, or that another stack's
         resource manages: both stacks would own its fields and undo each other's applies.
-        `stackwright import` refuses the same."""
+        `stackwright import` refuses the same. One a resource of this stack manages that the
+        program dropped (a rename done as an import) passes on, as a create's name does
+        (`_check_free`): the adopter holds it, so the dropped one's delete keeps the object
+        and removes only its record (`_holder`)."""
         live = await self._read_object(provider, new)
         if live is None:
             raise UsageError(
                 f"cannot import {new.id}: no {new.inputs.get('kind')} of that name exists in "
                 "the cluster"
+            )
+        owner = mark_of(live)
+        if owner in self.old and owner != new.urn:
+            if self.program is None or owner not in self.program.by_urn:
+                return
+            raise UsageError(
+                f"cannot import {new.id}: {describe(owner)}, which the program still declares, "
+                "manages it; drop that resource from the program to pass the object on (its "
+                "delete then keeps it), or import another object"
             )
         refused = self.managed_by(live, new.urn) if self.managed_by is not None else ""
         if refused:

@@ -1,0 +1,79 @@
+"""A resource renamed by an import: the program drops `a` and adopts its object as `b`.
+
+`_check_importable` asked the backend who manages the object and found this very stack,
+so it refused with "stack dev … manages it; remove it from that stack first". The object
+a dropped resource of this stack manages passes to the importer, as a create's name
+does: the import adopts it, and the dropped resource's delete removes only its record.
+"""
+
+from __future__ import annotations
+
+from engine_stack import Stack, urn
+from engine_stack import stack as stack  # the fixture
+
+import stackwright as sw
+import stackwright.kubernetes as k8s
+from stackwright.engine.events import Diagnostic
+from stackwright.model import URN_ANNOTATION
+from stackwright.sdk.context import Program
+
+CM = "kubernetes:core/v1:ConfigMap"
+DATA = {"a": "1"}
+
+
+def declared_as_a(p: Program) -> None:
+    k8s.core.v1.ConfigMap("a", metadata={"name": "x"}, data=DATA)
+
+
+def adopted_as_b(p: Program) -> None:
+    opts = sw.ResourceOptions(import_="default/x")
+    k8s.core.v1.ConfigMap("b", metadata={"name": "x"}, data=DATA, opts=opts)
+
+
+def a_moved_and_b_adopting_its_object(p: Program) -> None:
+    k8s.core.v1.ConfigMap("a", metadata={"name": "y"}, data=DATA)  # a replacement: x deleted
+    adopted_as_b(p)
+
+
+def test_an_import_adopts_the_object_of_a_dropped_resource_and_nothing_is_deleted(
+    stack: Stack,
+) -> None:
+    assert stack.up(declared_as_a).ok
+    uid = stack.fake.find("ConfigMap", "x")["metadata"]["uid"]  # type: ignore[index]
+
+    preview = stack.preview(adopted_as_b)
+    assert preview.ok, preview.failures
+    assert sorted(stack.started()) == [("delete", "a"), ("import", "b")]
+
+    stack.fake.calls.clear()
+    summary = stack.up(adopted_as_b)
+    assert summary.ok, summary.failures
+    assert stack.fake.calls_to("delete") == []
+    live = stack.fake.find("ConfigMap", "x")
+    assert live is not None and live["metadata"]["uid"] == uid  # the same object, kept
+    assert live["metadata"]["annotations"][URN_ANNOTATION] == urn(CM, "b")
+    assert [r.urn for r in stack.state().resources if r.custom] == [urn(CM, "b")]
+    kept = [e.message for e in stack.of(Diagnostic) if e.urn == urn(CM, "a")]
+    assert kept == [f"kept default/x: {CM} b holds that object now; only the old record is removed"]
+
+    # And from then on, b is the object's only resource: nothing to do.
+    assert stack.up(adopted_as_b).ok
+    assert stack.fake.calls_to("delete") == []
+    assert stack.fake.names("ConfigMap") == ["default/x"]
+
+
+def test_an_import_of_the_object_a_resource_the_program_still_declares_is_refused(
+    stack: Stack,
+) -> None:
+    """Its replacement deletes the object: refused, in words about this program."""
+    assert stack.up(declared_as_a).ok
+    summary = stack.up(a_moved_and_b_adopting_its_object)
+    assert not summary.ok
+    assert (
+        f"cannot import default/x: {CM} a, which the program still declares, manages it; "
+        "drop that resource from the program to pass the object on (its delete then keeps "
+        "it), or import another object"
+    ) in "\n".join(summary.failures), summary.failures
+    assert "remove it from that stack first" not in "\n".join(summary.failures)
+    assert stack.state().resource(urn(CM, "b")) is None
+    assert stack.fake.calls_to("delete") == []  # the failed run deletes no replaced object
