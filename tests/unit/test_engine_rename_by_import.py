@@ -77,3 +77,18 @@ def test_an_import_of_the_object_a_resource_the_program_still_declares_is_refuse
     assert "remove it from that stack first" not in "\n".join(summary.failures)
     assert stack.state().resource(urn(CM, "b")) is None
     assert stack.fake.calls_to("delete") == []  # the failed run deletes no replaced object
+
+
+def test_an_import_targeted_alone_leaves_the_dropped_record_whose_later_delete_keeps_it(
+    stack: Stack,
+) -> None:
+    assert stack.up(declared_as_a).ok
+    assert stack.up(adopted_as_b, targets=frozenset({urn(CM, "b")})).ok
+    assert sorted(r.urn for r in stack.state().resources if r.custom) == [
+        urn(CM, "a"),
+        urn(CM, "b"),
+    ]
+    assert stack.up(adopted_as_b).ok
+    assert stack.fake.calls_to("delete") == []
+    assert stack.fake.names("ConfigMap") == ["default/x"]
+    assert [r.urn for r in stack.state().resources if r.custom] == [urn(CM, "b")]
