@@ -120,6 +120,7 @@ _BUILTINS: tuple[tuple[str, str, str, str, bool, tuple[str, ...], tuple[str, ...
     ("apiextensions.k8s.io", "v1", "CustomResourceDefinition", "customresourcedefinitions", False, ("crd", "crds"), ("api-extensions",), ("status",)),
     ("scheduling.k8s.io", "v1", "PriorityClass", "priorityclasses", False, ("pc",), (), ()),
     ("", "v1", "PodTemplate", "podtemplates", True, (), (), ()),
+    ("events.k8s.io", "v1", "Event", "events", True, ("ev",), (), ()),
     # Webhook configurations and admission policies are stored, never called or evaluated.
     ("admissionregistration.k8s.io", "v1", "ValidatingWebhookConfiguration", "validatingwebhookconfigurations", False, (), ("api-extensions",), ()),
     ("admissionregistration.k8s.io", "v1", "MutatingWebhookConfiguration", "mutatingwebhookconfigurations", False, (), ("api-extensions",), ()),
@@ -141,7 +142,9 @@ _BUILTINS: tuple[tuple[str, str, str, str, bool, tuple[str, ...], tuple[str, ...
 PREFERRED: dict[str, str] = {"autoscaling": "v2"}
 
 #: Versions served by conversion (stackwright/localcluster/versions.py), not stored.
-CONVERTED_VERSIONS = frozenset({("autoscaling", "v1", "HorizontalPodAutoscaler")})
+CONVERTED_VERSIONS = frozenset(
+    {("autoscaling", "v1", "HorizontalPodAutoscaler"), ("events.k8s.io", "v1", "Event")}
+)
 
 
 def builtin_types() -> list[ResourceType]:

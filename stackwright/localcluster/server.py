@@ -384,11 +384,11 @@ class APIServerApp:
         from stackwright.localcluster.versions import CONVERTED
 
         rtype = target.rtype
-        stored_version, to_storage, to_served = CONVERTED[
+        stored_group, stored_version, to_storage, to_served = CONVERTED[
             (rtype.group, rtype.version, rtype.plural)
         ]
         stored = replace(
-            target, rtype=self.cluster.type_for(rtype.group, stored_version, rtype.plural)
+            target, rtype=self.cluster.type_for(stored_group, stored_version, rtype.plural)
         )
         content_type = request.headers.get("content-type", "").split(";")[0].strip()
         body = request.body

@@ -1,4 +1,5 @@
-"""Built-in kinds served in a version other than the one they are stored in: autoscaling/v1 HPAs.
+"""Built-in kinds served in a version other than the one they are stored in: autoscaling/v1
+HPAs, and events.k8s.io/v1 Events (stored as core/v1 Events, as kube-apiserver stores them).
 
 The cluster stores HorizontalPodAutoscalers as autoscaling/v2, which its controller and
 defaults read; `kubectl autoscale` (and any client of the older API) speaks
@@ -88,31 +89,76 @@ def hpa_to_v2(obj: Obj, stored: Obj | None = None) -> Obj:
     return out
 
 
-def hpa_response_to_v1(doc: Any) -> Any:
-    """A response body (object, list, Table, watch event or Status) as a v1 client sees it."""
-    if not isinstance(doc, dict):
+def _response(kind: str, api_version: str, to_served: Callable[[Obj], Obj]) -> Callable[[Any], Any]:
+    """A converter of response bodies (object, list, Table, watch event or Status) for one kind."""
+
+    def convert(doc: Any) -> Any:
+        if not isinstance(doc, dict):
+            return doc
+        if doc.get("kind") == kind:
+            return to_served(doc)
+        if doc.get("kind") == f"{kind}List":
+            return {
+                **doc,
+                "apiVersion": api_version,
+                "items": [to_served(i) for i in doc.get("items") or []],
+            }
+        if doc.get("kind") == "Table":
+            rows = [
+                {**row, "object": convert(row["object"])} if "object" in row else row
+                for row in doc.get("rows") or []
+            ]
+            return {**doc, "rows": rows}
+        if "type" in doc and isinstance(doc.get("object"), dict):  # a watch event
+            return {**doc, "object": convert(doc["object"])}
         return doc
-    kind = doc.get("kind")
-    if kind == HPA:
-        return hpa_to_v1(doc)
-    if kind == f"{HPA}List":
-        return {
-            **doc,
-            "apiVersion": "autoscaling/v1",
-            "items": [hpa_to_v1(i) for i in doc.get("items") or []],
-        }
-    if kind == "Table":
-        rows = [
-            {**row, "object": hpa_response_to_v1(row["object"])} if "object" in row else row
-            for row in doc.get("rows") or []
-        ]
-        return {**doc, "rows": rows}
-    if "type" in doc and isinstance(doc.get("object"), dict):  # a watch event
-        return {**doc, "object": hpa_response_to_v1(doc["object"])}
-    return doc
+
+    return convert
 
 
-#: (group, served version, plural) → (stored version, request converter, response converter).
-CONVERTED: dict[tuple[str, str, str], tuple[str, Callable[..., Obj], Callable[[Any], Any]]] = {
-    ("autoscaling", "v1", "horizontalpodautoscalers"): ("v2", hpa_to_v2, hpa_response_to_v1),
+#: A response body as an autoscaling/v1 client sees it.
+hpa_response_to_v1 = _response(HPA, "autoscaling/v1", hpa_to_v1)
+
+#: events.k8s.io/v1 Event field ↔ core/v1 Event field, where the names differ (upstream's
+#: pkg/apis/events/v1/conversion.go). Both APIs read and write the one store of core Events.
+EVENT_FIELDS: tuple[tuple[str, str], ...] = (
+    ("regarding", "involvedObject"),
+    ("note", "message"),
+    ("reportingController", "reportingComponent"),
+    ("deprecatedSource", "source"),
+    ("deprecatedFirstTimestamp", "firstTimestamp"),
+    ("deprecatedLastTimestamp", "lastTimestamp"),
+    ("deprecatedCount", "count"),
+)
+
+
+def _renamed(obj: Obj, names: dict[str, str], api_version: str) -> Obj:
+    out = {names.get(k, k): v for k, v in obj.items()}
+    out["apiVersion"] = api_version
+    return out
+
+
+def event_to_events_v1(obj: Obj) -> Obj:
+    """A stored core/v1 Event as events.k8s.io/v1 shows it."""
+    return _renamed(obj, {core: new for new, core in EVENT_FIELDS}, "events.k8s.io/v1")
+
+
+def event_to_core(obj: Obj, stored: Obj | None = None) -> Obj:
+    """An events.k8s.io/v1 Event as core/v1 stores it (every field has a core home)."""
+    return _renamed(obj, dict(EVENT_FIELDS), "v1")
+
+
+event_response_to_events_v1 = _response("Event", "events.k8s.io/v1", event_to_events_v1)
+
+
+#: (group, served version, plural) → (stored group, stored version, request converter,
+#: response converter).
+CONVERTED: dict[tuple[str, str, str], tuple[str, str, Callable[..., Obj], Callable[[Any], Any]]] = {
+    ("autoscaling", "v1", "horizontalpodautoscalers"): (
+        "autoscaling",
+        "v2",
+        hpa_to_v2,
+        hpa_response_to_v1,
+    ),
+    ("events.k8s.io", "v1", "events"): ("", "v1", event_to_core, event_response_to_events_v1),
 }

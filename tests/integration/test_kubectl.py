@@ -49,6 +49,23 @@ MANIFEST = textwrap.dedent(
 )
 
 
+EVENTS_V1 = textwrap.dedent(
+    """
+    apiVersion: events.k8s.io/v1
+    kind: Event
+    metadata: {name: by-v1, namespace: default}
+    regarding: {kind: ConfigMap, name: evented, namespace: default, apiVersion: v1}
+    note: made through v1
+    reason: Noticed
+    type: Normal
+    action: Notice
+    eventTime: "2026-01-01T00:00:00.000000Z"
+    reportingController: tests/kubectl
+    reportingInstance: tests
+    """
+)
+
+
 def test_api_resources(cluster: Any) -> None:
     out = cluster.kubectl("api-resources").stdout
     lines = {line.split()[0]: line for line in out.splitlines()[1:]}
@@ -59,6 +76,15 @@ def test_api_resources(cluster: Any) -> None:
     )
     assert "customresourcedefinitions" in lines
     assert "namespaces" in lines and "false" in lines["namespaces"].lower()
+    assert "events.k8s.io/v1" in out  # served over core Events' storage, as kube-apiserver does
+    cluster.kubectl("create", "configmap", "evented")
+    cluster.kubectl("create", "-f", "-", input=EVENTS_V1)
+    core = json.loads(cluster.kubectl("get", "events", "by-v1", "-o", "json").stdout)
+    assert (core["involvedObject"]["name"], core["message"]) == ("evented", "made through v1")
+    listed = cluster.kubectl("get", "events.v1.events.k8s.io", "-A", "-o", "json").stdout
+    (new,) = [e for e in json.loads(listed)["items"] if e["metadata"]["name"] == "by-v1"]
+    assert (new["apiVersion"], new["note"]) == ("events.k8s.io/v1", "made through v1")
+    assert "made through v1" in cluster.kubectl("events", "--for", "configmap/evented").stdout
 
 
 def test_get_namespaces(cluster: Any) -> None:

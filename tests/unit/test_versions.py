@@ -56,3 +56,43 @@ def test_lists_tables_and_watch_events_are_shown_in_v1() -> None:
     event = hpa_response_to_v1({"type": "ADDED", "object": hpa})
     assert event["object"]["apiVersion"] == "autoscaling/v1"
     assert hpa_response_to_v1({"kind": "Status", "code": 404}) == {"kind": "Status", "code": 404}
+
+
+def test_an_events_v1_event_is_a_core_event_renamed_and_back() -> None:
+    from stackwright.localcluster.versions import (
+        event_response_to_events_v1,
+        event_to_core,
+        event_to_events_v1,
+    )
+
+    ref = {"kind": "Pod", "namespace": "default", "name": "web"}
+    new = {
+        "apiVersion": "events.k8s.io/v1",
+        "kind": "Event",
+        "metadata": {"name": "web.1", "namespace": "default"},
+        "regarding": ref,
+        "note": "pulled",
+        "reason": "Pulled",
+        "type": "Normal",
+        "eventTime": "2026-01-01T00:00:00.000000Z",
+        "reportingController": "kubelet",
+        "reportingInstance": "node-1",
+        "action": "Pull",
+        "deprecatedSource": {"component": "kubelet"},
+        "deprecatedCount": 3,
+        "deprecatedFirstTimestamp": "2026-01-01T00:00:00Z",
+        "deprecatedLastTimestamp": "2026-01-01T00:01:00Z",
+        "series": {"count": 3, "lastObservedTime": "2026-01-01T00:01:00.000000Z"},
+    }
+    core = event_to_core(new)
+    assert core["apiVersion"] == "v1"
+    assert core["involvedObject"] == ref and core["message"] == "pulled"
+    assert core["source"] == {"component": "kubelet"} and core["reportingComponent"] == "kubelet"
+    assert (core["count"], core["firstTimestamp"], core["lastTimestamp"]) == (
+        3, "2026-01-01T00:00:00Z", "2026-01-01T00:01:00Z"
+    )  # fmt: skip
+    assert core["series"] == new["series"] and core["eventTime"] == new["eventTime"]
+    assert not {"regarding", "note", "deprecatedCount", "reportingController"} & core.keys()
+    assert event_to_events_v1(core) == new
+    listed = event_response_to_events_v1({"kind": "EventList", "apiVersion": "v1", "items": [core]})
+    assert listed["apiVersion"] == "events.k8s.io/v1" and listed["items"] == [new]
