@@ -37,18 +37,21 @@ CHECKS = {
 }
 
 
-def answer(path: str, query: dict[str, str]) -> bytes:
-    """The body of a 200 for `path` (`/readyz`, `/readyz/etcd`, …); a 404 for no such check."""
+def answer(path: str, verbose: bool, excluded: list[str]) -> bytes:
+    """The body of a 200 for `path` (`/readyz`, `/readyz/etcd`, …); a 404 for no such check.
+
+    `excluded` are the checks `?exclude=` names (it may repeat)."""
     endpoint, _, check = path.strip("/").partition("/")
     checks = CHECKS[endpoint]
     if check:
         if check not in checks:
             raise status.no_such_path()
         return b"ok"
-    if "verbose" not in query:
+    if not verbose:
         return b"ok"
-    excluded = query.get("exclude", "")
-    lines = [f"[+]{name} excluded: ok" if name == excluded else f"[+]{name} ok" for name in checks]
-    if excluded and excluded not in checks:
-        lines.append(f'warn: some health checks cannot be excluded: no matches for "{excluded}"')
+    lines = [f"[+]{name} excluded: ok" if name in excluded else f"[+]{name} ok" for name in checks]
+    unmatched = sorted(set(excluded) - set(checks) - {""})
+    if unmatched:  # upstream's healthz.go lists them sorted, each quoted, comma-separated
+        names = ",".join(f'"{name}"' for name in unmatched)
+        lines.append(f"warn: some health checks cannot be excluded: no matches for {names}")
     return ("\n".join(lines) + f"\n{endpoint} check passed\n").encode()

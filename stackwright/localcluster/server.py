@@ -63,6 +63,13 @@ class Request:
     #: Who asks: the administrator unless a service account's token, a client certificate
     #: (or impersonation) says else.
     user: rbac.User = rbac.ADMIN
+    #: Every value of a query parameter given more than once (`/readyz?exclude=a&exclude=b`);
+    #: `query` keeps the last, as Go's `Query().Get` keeps the first of most parameters.
+    repeated: dict[str, list[str]] = field(default_factory=dict)
+
+    def every(self, name: str) -> list[str]:
+        """All the values of a query parameter, in order."""
+        return self.repeated.get(name) or ([self.query[name]] if name in self.query else [])
 
     def flag(self, name: str) -> bool:
         return self.query.get(name, "").lower() in ("true", "1")
@@ -175,7 +182,11 @@ class APIServerApp:
     async def _dispatch(self, request: Request) -> Response | AsyncIterator[bytes]:
         path = request.path.rstrip("/") or "/"
         if path in _PUBLIC_PATHS or path.startswith(("/healthz/", "/livez/", "/readyz/")):
-            return Response(200, health.answer(path, request.query), b"text/plain; charset=utf-8")
+            return Response(
+                200,
+                health.answer(path, request.every("verbose") != [], request.every("exclude")),
+                b"text/plain; charset=utf-8",
+            )
         if path == "/version":
             return _json(200, _version())
         if path.startswith("/openapi"):
@@ -726,7 +737,8 @@ async def _read_request(scope: Scope, receive: Receive) -> Request:
         chunks.append(message.get("body", b""))
         more = message.get("more_body", False)
     raw_query = scope.get("query_string", b"").decode("latin-1")
-    query = {k: v[-1] for k, v in parse_qs(raw_query, keep_blank_values=True).items()}
+    every = parse_qs(raw_query, keep_blank_values=True)
+    query = {k: v[-1] for k, v in every.items()}
     headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
     impersonation: dict[str, list[str]] = {}
     if any(k.startswith("impersonate-") for k in headers):
@@ -734,7 +746,10 @@ async def _read_request(scope: Scope, receive: Receive) -> Request:
             name = k.decode("latin-1").lower()
             if name.startswith("impersonate-"):
                 impersonation.setdefault(name, []).append(v.decode("latin-1"))
-    return Request(scope["method"], scope["path"], query, headers, b"".join(chunks), impersonation)
+    return Request(
+        scope["method"], scope["path"], query, headers, b"".join(chunks), impersonation,
+        repeated={k: v for k, v in every.items() if len(v) > 1},
+    )  # fmt: skip
 
 
 def _parse_body(request: Request) -> Any:
