@@ -245,6 +245,15 @@ def test_run_length_of_an_unmarked_container(
         ("ruby:3.3", ["irb"]),
         ("perl:5.34.0", ["perl", "-de0"]),
         ("php:8.3-cli", ["php", "-a"]),
+        ("openjdk:21", ["jshell"]),
+        ("eclipse-temurin:21-jdk", ["jshell"]),
+        ("erlang:27", ["erl"]),
+        ("elixir:1.17", ["iex"]),
+        ("archlinux", ["bash"]),
+        ("julia:1.11", ["julia"]),
+        ("r-base:4.4.2", ["R"]),
+        ("haskell:9", ["ghci"]),
+        ("pypy:3.10", ["pypy3"]),
         ("php:8.3-apache", []),
         ("php:fpm-alpine", []),
         ("python-app:1", []),
@@ -265,6 +274,20 @@ def test_run_length_of_an_unmarked_container(
 )
 def test_image_command_of_shell_and_repl_images(image: str, command: list[str]) -> None:
     assert image_command(image) == command
+
+
+@pytest.mark.parametrize(
+    ("image", "code"),
+    [("openjdk:21", 0), ("erlang:27", 0), ("elixir:1.17", 0), ("julia:1.11", 0),
+     ("haskell:9", 0), ("pypy:3", 0), ("archlinux", 0), ("r-base:4.4.2", 2)],
+)  # fmt: skip
+def test_a_repl_image_without_a_terminal_ends_at_once(image: str, code: int) -> None:
+    # As `docker run IMAGE` without -it: the REPL reads an empty input and ends; R refuses
+    # a session that is not interactive unless told what to do with it.
+    assert run_length({"name": "c", "image": image}, "Always") == (0.0, code)
+    told = {"name": "c", "image": "r-base", "command": ["R", "--no-save"]}
+    assert run_length(told, "Always") == (0.0, 0)
+    assert run_length({"name": "c", "image": image, "stdin": True}, "Always") is None
 
 
 @pytest.mark.parametrize("server", SERVERS)
@@ -465,7 +488,9 @@ def run_pod(
     async def scenario() -> None:
         if earlier is not None:
             made = cluster.create(pods, "default", body, WriteOptions()).obj
-            cluster.update(pods, "default", "p", {**made, "status": earlier}, WriteOptions(), "status")
+            cluster.update(
+                pods, "default", "p", {**made, "status": earlier}, WriteOptions(), "status"
+            )
             statuses.clear()
         kubelet = Kubelet(cluster, Pace(speed=10))
         task = asyncio.ensure_future(kubelet.run())
@@ -638,8 +663,13 @@ def test_a_restarts_count_goes_up_as_its_new_run_starts() -> None:
 def test_a_container_waiting_to_restart_keeps_its_count_across_a_server_restart() -> None:
     """A kubelet's restart counts the ended runs still: the count went back to 0, and the
     last run's exit was forgotten, for a container in back-off when the server stopped."""
-    ended = {"exitCode": 3, "reason": "Error", "containerID": "containerd://" + "a" * 64,
-             "startedAt": "2026-01-01T00:00:00Z", "finishedAt": "2026-01-01T00:00:01Z"}
+    ended = {
+        "exitCode": 3,
+        "reason": "Error",
+        "containerID": "containerd://" + "a" * 64,
+        "startedAt": "2026-01-01T00:00:00Z",
+        "finishedAt": "2026-01-01T00:00:01Z",
+    }
     back_off = {"waiting": {"reason": "CrashLoopBackOff", "message": "back-off 40s"}}
     earlier = {"phase": "Running", "containerStatuses": [{
         "name": "c", "image": "busybox:1.36", "imageID": "docker.io/library/busybox@sha256:1",

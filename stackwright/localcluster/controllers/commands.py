@@ -27,8 +27,16 @@ from dataclasses import dataclass
 SHELLS = frozenset({"sh", "ash", "bash", "dash", "ksh", "zsh"})
 #: Programs that read what to do from their standard input when given only options (no
 #: script, no file): shells, interpreters' REPLs (`python3`, `node`, `irb`, `perl -de0`,
-#: `php -a`), `cat`. A container's standard input is empty unless it has `stdin: true`.
-READERS = SHELLS | {"python", "python3", "node", "irb", "perl", "php", "cat"}
+#: `php -a`, `jshell`, `erl`, `iex`, `julia`, `R`, `ghci`), `cat`. A container's standard
+#: input is empty unless it has `stdin: true`.
+READERS = SHELLS | {
+    "python", "python3", "pypy", "pypy3", "node", "irb", "perl", "php", "jshell", "erl", "iex",
+    "julia", "R", "ghci", "cat",
+}  # fmt: skip
+#: Readers that refuse a standard input that is not a terminal unless an option says what
+#: to do with the session, and the code they exit with: R's "Fatal error: you must specify
+#: '--save', '--no-save' or '--vanilla'".
+REFUSING_READERS = {"R": (2, frozenset({"--save", "--no-save", "--vanilla"}))}
 #: Programs that end by themselves at once and succeed (with the files they name, as
 #: assumed for every program): what a container's command prints, sets up, or looks at.
 KNOWN = frozenset(
@@ -356,7 +364,11 @@ def _simple(tokens: list[Token], *, stdin: bool) -> Simple:
     if name in READERS and all(a.startswith("-") for a in args) and not given_input:
         # Reads the container's standard input: empty, it ends at once, as a shell at its
         # end does; kept open, it waits on it.
-        return Simple(ends=False) if stdin else Simple(status=0, known=understood)
+        if stdin:
+            return Simple(ends=False)
+        code, options = REFUSING_READERS.get(name, (0, frozenset()))
+        refused = bool(options) and not options & set(args)
+        return Simple(status=code if refused else 0, known=understood)
     if name in ("env", "printenv") and any("=" not in a and not a.startswith("-") for a in args):
         return Simple()  # runs a program
     if name in KNOWN:

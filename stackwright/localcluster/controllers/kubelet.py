@@ -116,9 +116,13 @@ def behaviour(image: str) -> str:
 IMAGE_COMMANDS: dict[str, list[str]] = {
     **{image: ["sh"] for image in ("busybox", "alpine")},
     **{image: ["bash"] for image in ("ubuntu", "debian", "fedora", "centos", "rockylinux",
-                                     "almalinux", "amazonlinux", "bash", "golang")},
-    "python": ["python3"], "node": ["node"], "ruby": ["irb"], "perl": ["perl", "-de0"],
-    "php": ["php", "-a"],
+                                     "almalinux", "amazonlinux", "archlinux", "bash", "golang")},
+    "python": ["python3"], "pypy": ["pypy3"], "node": ["node"], "ruby": ["irb"],
+    "perl": ["perl", "-de0"], "php": ["php", "-a"],
+    # The JDK images' CMD (a JRE tag has none, and runs its base's shell: it ends alike).
+    **{image: ["jshell"] for image in ("openjdk", "eclipse-temurin")},
+    "erlang": ["erl"], "elixir": ["iex"], "julia": ["julia"], "r-base": ["R"],
+    "haskell": ["ghci"],
 }  # fmt: skip
 #: Tags of those images whose command is a server: php's `-fpm` and `-apache` variants.
 SERVER_TAGS = {"php": ("fpm", "apache")}
