@@ -725,6 +725,31 @@ def test_an_init_containers_finite_command_completes_then_the_pod_runs() -> None
     assert (terminated["exitCode"], terminated["reason"]) == (0, "Completed")
 
 
+@pytest.mark.parametrize("sidecar", [{"image": "busybox"}, shell("echo proxying; exit 2")])
+def test_a_sidecar_whose_command_ends_crash_loops_and_the_pod_runs_on(
+    sidecar: dict[str, Any],
+) -> None:
+    """A native sidecar (an init container restarted always) whose command surely ends, or
+    a shell image's without one, is restarted with back-off as a kubelet restarts it; the
+    pod's containers run meanwhile."""
+    statuses = run_pod(
+        "Always", {"image": "nginx:1.29"},
+        lambda s: ready(s) and init_of(s).get("restartCount", 0) >= 2,
+        init={**sidecar, "restartPolicy": "Always"},
+    )  # fmt: skip
+    code = 2 if "command" in sidecar else 0
+    assert init_of(statuses[-1])["lastState"]["terminated"]["exitCode"] == code
+
+
+def test_a_sidecar_that_idles_runs_until_stopped() -> None:
+    statuses = run_pod(
+        "Always", {"image": "nginx:1.29"}, ready,
+        init={"image": "busybox", "command": ["sleep", "infinity"], "restartPolicy": "Always"},
+    )  # fmt: skip
+    assert "running" in init_of(statuses[-1])["state"]
+    assert not any(init_of(s).get("restartCount") for s in statuses)
+
+
 # --- reading commands: properties ------------------------------------------------------------
 
 STATEMENTS = st.sampled_from(["echo hi", "echo 'a; exit 9'", "date", "true", "sleep 2", "ls /"])

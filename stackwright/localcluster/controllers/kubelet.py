@@ -26,7 +26,8 @@ What a container does is chosen by its image NAME (documented in the README):
                              container given a command or args runs it as busybox's sh
                              would, as far as reading it tells: it may end, with the code its
                              `exit N` / `false` gives (see `command_run`; an init
-                             container's always ends unless endless, a sidecar's never);
+                             container's always ends unless endless, a sidecar's as a
+                             restartPolicy Always container's);
                              so does one without, whose image's own command is a shell or
                              a REPL (busybox, ubuntu, python…): it ends at once unless
                              `stdin` or `tty` keeps its input open
@@ -217,11 +218,12 @@ def command_run(
 ) -> CommandRun | None:
     """How a container's command runs (see `run_length`), or None: until stopped. An init
     container's runs to completion whatever the pod's policy; a sidecar's (an init container
-    restarted always), as the image's own server, until stopped. An ephemeral container's
-    (`kubectl debug`) reading its stdin runs until stopped, its shell being interactive; one
-    without runs once, as a batch container's."""
+    restarted always) as a container's restarted always: one that surely ends crash-loops, as
+    a kubelet restarts it. An ephemeral container's (`kubectl debug`) reading its stdin runs
+    until stopped, its shell being interactive; one without runs once, as a batch
+    container's."""
     if init and spec.get("restartPolicy") == "Always":
-        return None
+        return run_length(spec, "Always")
     if ephemeral:
         return None if spec.get("stdin") else run_length(spec, "Never")
     return run_length(spec, "Never" if init else restart_policy)
