@@ -513,7 +513,7 @@ class APIServerApp:
 
     def _pod_log(self, request: Request, target: Target) -> Response | AsyncIterator[bytes]:
         """pods/NAME/log (GET): the container's log so far; with `follow`, a stream of it
-        while the run read is running (not for `previous`, nor with `limitBytes`)."""
+        while the run read is running (not for `previous`), up to `limitBytes` if given."""
         if request.method != "GET":
             raise _not_allowed(request.method)
         from stackwright.localcluster.controllers.kubelet import container_log, running_run
@@ -536,10 +536,12 @@ class APIServerApp:
             limit_bytes=_int(limit, "limitBytes") if limit else None,
         )
         run = "" if request.flag("previous") else running_run(pod, container)
-        if request.flag("follow") and run and limit is None:
+        # With `limitBytes`, a follow goes on until it has sent that many, as a kubelet's.
+        left = _int(limit, "limitBytes") - len(text.encode()) if limit else None
+        if request.flag("follow") and run and (left is None or left > 0):
             return self._follow_log(
                 target.rtype, pod, container, run, since=since, sent=text,
-                timestamps=request.flag("timestamps"),
+                timestamps=request.flag("timestamps"), left=left,
             )  # fmt: skip
         return Response(200, text.encode(), b"text/plain")
 
@@ -553,11 +555,12 @@ class APIServerApp:
         since: str,
         sent: str,
         timestamps: bool,
+        left: int | None = None,
     ) -> AsyncIterator[bytes]:
         """`kubectl logs -f`: the log `sent` so far, then what the run (its containerID) still
         writes once it ends (a simulated container writes its last lines as it exits), then
         the end, as a kubelet's follow ends with the container it follows. `since`: the
-        store's version as `pod` was read."""
+        store's version as `pod` was read; `left`: how many more bytes it may send."""
         from stackwright.localcluster.controllers.kubelet import container_log, ended_run_log
 
         whole = container_log(pod, container, timestamps=timestamps)
@@ -579,7 +582,7 @@ class APIServerApp:
                 )
                 if ended is not None:
                     if ended.startswith(whole):
-                        yield ended[len(whole) :].encode()
+                        yield ended[len(whole) :].encode()[:left]
                     return
         finally:
             await events.aclose()  # type: ignore[attr-defined]

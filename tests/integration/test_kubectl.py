@@ -400,11 +400,17 @@ def test_logs_follow_the_running_container_until_it_ends(cluster: Any) -> None:
     script = "echo start; sleep 40"  # 2 s at speed 1
     cluster.kubectl("create", "job", "tick", "--image=busybox", "--", "sh", "-c", script)
     cluster.kubectl("wait", "--for=condition=Ready", "pod", "-l", "job-name=tick", "--timeout=30s")
-    followed = cluster.kubectl("logs", "-f", "job/tick").stdout.splitlines()
+    env = {**os.environ, "KUBECONFIG": str(cluster.kubeconfig)}
+    # With --limit-bytes it follows too, and stops once it has that many, as a kubelet's.
+    limit = len(cluster.kubectl("logs", "job/tick").stdout.encode()) + 10
+    limited = ["kubectl", "logs", "-f", f"--limit-bytes={limit}", "job/tick"]
+    with subprocess.Popen(limited, env=env, stdout=subprocess.PIPE) as limited_follower:
+        whole = cluster.kubectl("logs", "-f", "job/tick").stdout
+        assert limited_follower.communicate(timeout=15)[0] == whole.encode()[:limit]
+    followed = whole.splitlines()
     assert followed[-1].endswith("INFO exiting with code 0"), followed
     cluster.kubectl("run", "server", "--image=nginx:1.29")
     cluster.kubectl("wait", "--for=condition=Ready", "pod/server", "--timeout=30s")
-    env = {**os.environ, "KUBECONFIG": str(cluster.kubeconfig)}
     command = ["kubectl", "logs", "-f", "pod/server"]
     with subprocess.Popen(command, env=env, stdout=subprocess.PIPE, text=True) as follower:
         assert follower.stdout is not None
