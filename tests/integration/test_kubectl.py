@@ -85,6 +85,11 @@ def test_api_resources(cluster: Any) -> None:
     (new,) = [e for e in json.loads(listed)["items"] if e["metadata"]["name"] == "by-v1"]
     assert (new["apiVersion"], new["note"]) == ("events.k8s.io/v1", "made through v1")
     assert "made through v1" in cluster.kubectl("events", "--for", "configmap/evented").stdout
+    # A node's joining events, its kubelet's (by the node's name for uid) and the node
+    # controller's, as `kubectl describe node` finds them.
+    described = cluster.kubectl("describe", "node", "node-1").stdout.partition("Events:")[2]
+    reasons = [line.split()[1] for line in described.splitlines()[3:] if line.strip()]
+    assert {"Starting", "NodeHasSufficientMemory", "NodeReady", "RegisteredNode"} <= set(reasons)
 
 
 def test_get_namespaces(cluster: Any) -> None:

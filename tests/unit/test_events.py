@@ -32,3 +32,28 @@ def test_events_of_one_second_are_listed_in_the_order_they_happened() -> None:
     assert [e["reason"] for e in listed] == reasons
     name, suffix = listed[0]["metadata"]["name"].split(".")
     assert name == "web" and int(suffix, 16) >= int(SECOND.timestamp() * 1e9)
+
+
+def test_a_node_made_records_its_joining_events_once() -> None:
+    # As a kubelet and the node controller do when a node joins; a server restart (a new
+    # controller over the same store) makes no node, and records nothing again.
+    from stackwright.localcluster.controllers.nodes import NodeController
+
+    cluster = Cluster(Store(":memory:"), clock=lambda: SECOND)
+    NodeController(cluster, nodes=1)
+    NodeController(cluster, nodes=1)
+    events = cluster.list_objects(cluster.type_for("", "v1", "events"), "default").items
+    node = cluster.get(cluster.type_for("", "v1", "nodes"), "", "node-1")
+    assert [
+        (e["reason"], e["source"]["component"], e["involvedObject"]["uid"]) for e in events
+    ] == [
+        ("Starting", "kubelet", "node-1"),
+        ("NodeHasSufficientMemory", "kubelet", "node-1"),
+        ("NodeHasNoDiskPressure", "kubelet", "node-1"),
+        ("NodeHasSufficientPID", "kubelet", "node-1"),
+        ("NodeAllocatableEnforced", "kubelet", "node-1"),
+        ("NodeReady", "kubelet", "node-1"),
+        ("RegisteredNode", "node-controller", node["metadata"]["uid"]),
+    ]
+    assert events[1]["message"] == "Node node-1 status is now: NodeHasSufficientMemory"
+    assert {e["involvedObject"]["kind"] for e in events} == {"Node"}

@@ -34,6 +34,7 @@ from typing import Any
 from stackwright.localcluster import status
 from stackwright.localcluster.cluster import Cluster, DeleteOptions, WriteOptions, timestamp
 from stackwright.localcluster.controllers.base import Controller
+from stackwright.localcluster.controllers.events import NORMAL, EventRecorder
 from stackwright.localcluster.controllers.pace import Pace
 from stackwright.localcluster.schema import KUBERNETES_VERSION
 from stackwright.localcluster.store import DELETED, Change, Obj
@@ -53,6 +54,9 @@ UNSCHEDULABLE_TAINT = "node.kubernetes.io/unschedulable"
 _MANAGED_TAINTS = frozenset(
     {UNREACHABLE_TAINT, UNSCHEDULABLE_TAINT, "node.kubernetes.io/not-ready"}
 )
+
+#: The conditions a joining node's kubelet reports, each with an Event, before NodeReady.
+_JOINING = ("NodeHasSufficientMemory", "NodeHasNoDiskPressure", "NodeHasSufficientPID")
 
 ZONES = ("zone-a", "zone-b", "zone-c")
 CAPACITY = {
@@ -244,6 +248,28 @@ class NodeController(Controller):
         }
         self.cluster.update(
             self._nodes, "", name, reported, WriteOptions(field_manager=KUBELET), "status"
+        )
+        self._announce(written.obj)
+
+    def _announce(self, node: Obj) -> None:
+        """The Events a node's kubelet and the node controller record as it joins, once (not
+        on a server restart: the node is made once). A kubelet names its node by name for
+        uid, as upstream's does, and `kubectl describe node` looks for both."""
+        name = node["metadata"]["name"]
+        kubelet = EventRecorder(self.cluster, KUBELET, name)
+        by_name = {**node, "metadata": {**node["metadata"], "uid": name}}
+        kubelet.record(by_name, NORMAL, "Starting", "Starting kubelet.")
+        for reason in _JOINING:
+            kubelet.record(by_name, NORMAL, reason, f"Node {name} status is now: {reason}")
+        kubelet.record(
+            by_name, NORMAL, "NodeAllocatableEnforced", "Updated Node Allocatable limit across pods"
+        )
+        kubelet.record(by_name, NORMAL, "NodeReady", f"Node {name} status is now: NodeReady")
+        EventRecorder(self.cluster, "node-controller").record(
+            node,
+            NORMAL,
+            "RegisteredNode",
+            f"Node {name} event: Registered Node {name} in Controller",
         )
 
     def _renew_lease(self, name: str) -> None:
