@@ -392,12 +392,19 @@ class APIServerApp:
     ) -> Response | AsyncIterator[bytes]:
         """A built-in kind in a version it is not stored in: converted at the door."""
         from stackwright.localcluster import patch
-        from stackwright.localcluster.versions import CONVERTED
+        from stackwright.localcluster.versions import (
+            CONVERTED,
+            FIELD_LABELS,
+            stored_field_selector,
+        )
 
         rtype = target.rtype
-        stored_group, stored_version, to_storage, to_served = CONVERTED[
-            (rtype.group, rtype.version, rtype.plural)
-        ]
+        key = (rtype.group, rtype.version, rtype.plural)
+        stored_group, stored_version, to_storage, to_served = CONVERTED[key]
+        selector = request.query.get("fieldSelector")
+        if selector and key in FIELD_LABELS:
+            in_storage = stored_field_selector(selector, FIELD_LABELS[key])
+            request = replace(request, query={**request.query, "fieldSelector": in_storage})
         stored = replace(
             target, rtype=self.cluster.type_for(stored_group, stored_version, rtype.plural)
         )

@@ -16,8 +16,11 @@ Must never: lose a v2-only field through a v1 write, or show a v1 client a v2 fi
 from __future__ import annotations
 
 import copy
+import re
 from collections.abc import Callable
 from typing import Any
+
+from stackwright.localcluster import status
 
 Obj = dict[str, Any]
 
@@ -150,6 +153,50 @@ def event_to_core(obj: Obj, stored: Obj | None = None) -> Obj:
 
 event_response_to_events_v1 = _response("Event", "events.k8s.io/v1", event_to_events_v1)
 
+#: The field labels an events.k8s.io/v1 list selects on, as core's (upstream's
+#: AddFieldLabelConversionsForEvent): `involvedObject.name` is `regarding.name` there.
+EVENT_FIELD_LABELS = {
+    "metadata.name": "metadata.name",
+    "metadata.namespace": "metadata.namespace",
+    "reason": "reason",
+    "type": "type",
+    "reportingController": "reportingComponent",
+    **{f"regarding.{f}": f"involvedObject.{f}" for f in (
+        "kind", "namespace", "name", "uid", "apiVersion", "resourceVersion", "fieldPath"
+    )},
+}  # fmt: skip
+
+_LABEL = re.compile(r"\s*([^=!]*?)\s*(?=!=|==|=)")
+
+
+def stored_field_selector(selector: str, labels: dict[str, str]) -> str:
+    """A served version's field selector in the stored version's labels; a label the served
+    version has not is refused, as its conversion function refuses it."""
+    terms, start, escaped = [], 0, False
+    for index, char in enumerate(selector):
+        if escaped:
+            escaped = False
+        elif char == "\\":
+            escaped = True
+        elif char == ",":
+            terms.append(selector[start:index])
+            start = index + 1
+    terms.append(selector[start:])
+    out = []
+    for term in terms:
+        match = _LABEL.match(term)
+        if match is None:  # no operator: the selector's parser names the mistake
+            out.append(term)
+            continue
+        if match[1] not in labels:
+            raise status.BadRequest(f"field label not supported: {match[1]}")
+        out.append(labels[match[1]] + term[match.end(1) :])
+    return ",".join(out)
+
+
+#: Field labels of a converted version that differ from its storage's, by
+#: (group, served version, plural); a version without an entry selects on the same labels.
+FIELD_LABELS = {("events.k8s.io", "v1", "events"): EVENT_FIELD_LABELS}
 
 #: (group, served version, plural) → (stored group, stored version, request converter,
 #: response converter).

@@ -84,6 +84,8 @@ def test_api_resources(cluster: Any) -> None:
     listed = cluster.kubectl("get", "events.v1.events.k8s.io", "-A", "-o", "json").stdout
     (new,) = [e for e in json.loads(listed)["items"] if e["metadata"]["name"] == "by-v1"]
     assert (new["apiVersion"], new["note"]) == ("events.k8s.io/v1", "made through v1")
+    regarding = ["get", "events.v1.events.k8s.io", "--field-selector=regarding.name=evented"]
+    assert cluster.kubectl(*regarding, "-o", "name").stdout.split() == ["event.events.k8s.io/by-v1"]
     assert "made through v1" in cluster.kubectl("events", "--for", "configmap/evented").stdout
     # A node's joining events, its kubelet's (by the node's name for uid) and the node
     # controller's, as `kubectl describe node` finds them.

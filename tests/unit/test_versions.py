@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from stackwright.localcluster.versions import hpa_response_to_v1, hpa_to_v1, hpa_to_v2
 
 REF = {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"}
@@ -96,3 +98,17 @@ def test_an_events_v1_event_is_a_core_event_renamed_and_back() -> None:
     assert event_to_events_v1(core) == new
     listed = event_response_to_events_v1({"kind": "EventList", "apiVersion": "v1", "items": [core]})
     assert listed["apiVersion"] == "events.k8s.io/v1" and listed["items"] == [new]
+
+
+def test_an_events_v1_field_selector_is_read_in_core_labels() -> None:
+    from stackwright.localcluster.status import BadRequest
+    from stackwright.localcluster.versions import EVENT_FIELD_LABELS, stored_field_selector
+
+    with pytest.raises(BadRequest, match=r"^field label not supported: note$"):
+        stored_field_selector("regarding.name=web,note=a", EVENT_FIELD_LABELS)
+    given = r"regarding.name=we\,b,reportingController!=kubelet, type == Normal"
+    assert stored_field_selector(given, EVENT_FIELD_LABELS) == (
+        r"involvedObject.name=we\,b,reportingComponent!=kubelet,type == Normal"
+    )
+    with pytest.raises(BadRequest, match=r"^field label not supported: involvedObject\.name$"):
+        stored_field_selector("involvedObject.name=web", EVENT_FIELD_LABELS)
