@@ -16,11 +16,11 @@ Must never: lose a v2-only field through a v1 write, or show a v1 client a v2 fi
 from __future__ import annotations
 
 import copy
-import re
+import dataclasses
 from collections.abc import Callable
 from typing import Any
 
-from stackwright.localcluster import status
+from stackwright.localcluster import selectors, status
 
 Obj = dict[str, Any]
 
@@ -166,32 +166,19 @@ EVENT_FIELD_LABELS = {
     )},
 }  # fmt: skip
 
-_LABEL = re.compile(r"\s*([^=!]*?)\s*(?=!=|==|=)")
-
 
 def stored_field_selector(selector: str, labels: dict[str, str]) -> str:
     """A served version's field selector in the stored version's labels; a label the served
     version has not is refused, as its conversion function refuses it."""
-    terms, start, escaped = [], 0, False
-    for index, char in enumerate(selector):
-        if escaped:
-            escaped = False
-        elif char == "\\":
-            escaped = True
-        elif char == ",":
-            terms.append(selector[start:index])
-            start = index + 1
-    terms.append(selector[start:])
-    out = []
-    for term in terms:
-        match = _LABEL.match(term)
-        if match is None:  # no operator: the selector's parser names the mistake
-            out.append(term)
-            continue
-        if match[1] not in labels:
-            raise status.BadRequest(f"field label not supported: {match[1]}")
-        out.append(labels[match[1]] + term[match.end(1) :])
-    return ",".join(out)
+    parsed = selectors.parse_field_selector(selector)
+    for requirement in parsed.requirements:
+        if requirement.field not in labels:
+            raise status.BadRequest(f"field label not supported: {requirement.field}")
+    return str(
+        selectors.FieldSelector(
+            tuple(dataclasses.replace(r, field=labels[r.field]) for r in parsed.requirements)
+        )
+    )
 
 
 #: Field labels of a converted version that differ from its storage's, by

@@ -106,9 +106,9 @@ def test_an_events_v1_field_selector_is_read_in_core_labels() -> None:
 
     with pytest.raises(BadRequest, match=r"^field label not supported: note$"):
         stored_field_selector("regarding.name=web,note=a", EVENT_FIELD_LABELS)
-    given = r"regarding.name=we\,b,reportingController!=kubelet, type == Normal"
+    given = r"regarding.name=we\,b,reportingController!=kubelet,type==Normal"
     assert stored_field_selector(given, EVENT_FIELD_LABELS) == (
-        r"involvedObject.name=we\,b,reportingComponent!=kubelet,type == Normal"
+        r"involvedObject.name=we\,b,reportingComponent!=kubelet,type=Normal"
     )
     with pytest.raises(BadRequest, match=r"^field label not supported: involvedObject\.name$"):
         stored_field_selector("involvedObject.name=web", EVENT_FIELD_LABELS)
