@@ -2565,7 +2565,7 @@ class Run:
                     self.outcome.counts[step.op.value] += 1
                     self.emit(StepDone(step, True, self.clock() - started))
                     return
-                holder = self._holder(state)
+                holder = await self._holder(state)
 
                 async def when_gone() -> None:  # a carrier: its riders' records go first
                     gone.add(key)
@@ -2592,13 +2592,13 @@ class Run:
         await asyncio.gather(*(one(key) for key in keys))
         return {key.rpartition("#")[0] for key in failed}
 
-    def _holder(self, state: ResourceState) -> str | None:
+    async def _holder(self, state: ResourceState) -> str | None:
         """The resource that holds the object of `state`, being deleted, after this run (a
         name passed on, manifests moved from a ConfigFile to a Chart), said as a diagnostic:
         its delete removes only the record."""
         if not state.custom or state.external or is_patch(state):
             return None  # a Patch gives its fields up whoever holds the object
-        holder = self.held.get(object_key(state))
+        holder = self.held.get(object_key(state)) or await self._adopter(state)
         if holder is not None:
             self.emit(
                 Diagnostic(
@@ -2609,6 +2609,28 @@ class Run:
                 )
             )
         return holder
+
+    async def _adopter(self, state: ResourceState) -> str | None:
+        """Another resource of this stack that adopted (`import_`) the object of `state` in an
+        earlier run, or through another provider reaching it (a rename by import): the live
+        object is marked with its URN. Read only when another resource names the same object,
+        so a plain delete reads nothing."""
+        if not is_kubernetes(state):
+            return None
+        _, kind, name = object_key(state)
+        others = {
+            urn
+            for urn, other in self.old.items()
+            if urn != state.urn and other.custom and object_key(other)[1:] == (kind, name)
+        }
+        others.update(
+            urn for key, urn in self.held.items() if key[1:] == (kind, name) and urn != state.urn
+        )
+        if not others:
+            return None
+        live = await self._read_object(self.deleting_provider(state.provider), state)
+        owner = mark_of(live) if live is not None else ""
+        return owner if owner in others else None
 
     async def _preview_deletes(self, states: list[ResourceState], steps: list[Step]) -> None:
         """What a preview says of `states`' deletes: which ride on another's, and, in the
@@ -2631,10 +2653,12 @@ class Run:
                 self.outcome.rejected += 1
                 self.outcome.failures.append(f"{describe(state.urn)}: {protected(state.urn)}")
                 self.emit(StepDone(step, False, 0.0, protected(state.urn)))
-            elif _deletes_object(state, step.op, keep_object=self._holder(state) is not None):
+                continue
+            kept = await self._holder(state) is not None
+            if _deletes_object(state, step.op, keep_object=kept):
                 await self._crd_census(state)
                 self._say_file_removed(state)
-            elif _gives_fields_up(state, step.op, keep_object=self._holder(state) is not None):
+            elif _gives_fields_up(state, step.op, keep_object=kept):
                 try:  # refused where a forced field the object needs would go
                     await self._relinquish(state, dry_run=True)
                 except PatchGiveUpRefused as exc:

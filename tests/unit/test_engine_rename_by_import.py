@@ -92,3 +92,34 @@ def test_an_import_targeted_alone_leaves_the_dropped_record_whose_later_delete_k
     assert stack.fake.calls_to("delete") == []
     assert stack.fake.names("ConfigMap") == ["default/x"]
     assert [r.urn for r in stack.state().resources if r.custom] == [urn(CM, "b")]
+
+
+def a_and_b_recorded(stack: Stack) -> None:
+    """Both records name the object: b imported it in a run targeting b alone."""
+    assert stack.up(declared_as_a).ok
+    assert stack.up(adopted_as_b, targets=frozenset({urn(CM, "b")})).ok
+
+
+def test_the_dropped_record_targeted_alone_keeps_the_object_b_adopted(stack: Stack) -> None:
+    a_and_b_recorded(stack)
+    assert stack.preview(adopted_as_b, targets=frozenset({urn(CM, "a")})).ok
+    kept = [e.message for e in stack.of(Diagnostic) if e.urn == urn(CM, "a")]
+    assert kept == [f"kept default/x: {CM} b holds that object now; only the old record is removed"]
+    assert stack.up(adopted_as_b, targets=frozenset({urn(CM, "a")})).ok
+    assert stack.fake.calls_to("delete") == []
+    assert stack.fake.names("ConfigMap") == ["default/x"]
+    assert [r.urn for r in stack.state().resources if r.custom] == [urn(CM, "b")]
+
+
+def test_destroy_of_the_dropped_record_alone_keeps_the_object_b_adopted(stack: Stack) -> None:
+    a_and_b_recorded(stack)
+    assert stack.destroy(targets=frozenset({urn(CM, "a")})).ok
+    assert stack.fake.calls_to("delete") == []
+    assert stack.fake.names("ConfigMap") == ["default/x"]
+
+
+def test_destroy_of_both_records_deletes_the_object_once_as_b(stack: Stack) -> None:
+    a_and_b_recorded(stack)
+    assert stack.destroy().ok
+    assert len(stack.fake.calls_to("delete")) == 1
+    assert stack.fake.names("ConfigMap") == []
