@@ -566,6 +566,8 @@ class Run:
         #: an old record naming one of them must not delete it (a rename back to a name whose
         #: old object still awaited deletion, or a name passed from one resource to another).
         self.held: dict[tuple[str, str, str], str] = {}
+        #: URN → the uid of the object its `import_` adopts in this run (`_check_importable`).
+        self._adopted: dict[str, Any] = {}
         #: The field manager of each Patch this run applied (manager → URN), for conflicts.
         self._patch_managers: dict[str, str] = {}
         #: The CRDs whose delete this run has warned about already (`warn_crd_deletes`).
@@ -2199,6 +2201,7 @@ class Run:
                 f"cannot import {new.id}: no {new.inputs.get('kind')} of that name exists in "
                 "the cluster"
             )
+        self._adopted[new.urn] = metadata_of(live).get("uid")
         owner = mark_of(live)
         if owner in self.old and owner != new.urn:
             if self.program is None or owner not in self.program.by_urn:
@@ -2612,25 +2615,29 @@ class Run:
 
     async def _adopter(self, state: ResourceState) -> str | None:
         """Another resource of this stack that adopted (`import_`) the object of `state` in an
-        earlier run, or through another provider reaching it (a rename by import): the live
-        object is marked with its URN. Read only when another resource names the same object,
-        so a plain delete reads nothing."""
+        earlier run, or in this one through another provider reaching it (a rename by
+        import): the live object is marked with its URN, or, before a preview's import
+        marks it, is the very object (its uid) that resource's import read. Read only when another
+        resource names an object of that kind and name, so a plain delete reads nothing."""
         if not is_kubernetes(state):
             return None
         _, kind, name = object_key(state)
-        others = {
+        recorded = {
             urn
             for urn, other in self.old.items()
             if urn != state.urn and other.custom and object_key(other)[1:] == (kind, name)
         }
-        others.update(
-            urn for key, urn in self.held.items() if key[1:] == (kind, name) and urn != state.urn
-        )
-        if not others:
+        held = {urn for key, urn in self.held.items() if key[1:] == (kind, name)} - {state.urn}
+        if not recorded | held:
             return None
         live = await self._read_object(self.deleting_provider(state.provider), state)
-        owner = mark_of(live) if live is not None else ""
-        return owner if owner in others else None
+        if live is None:
+            return None
+        owner = mark_of(live)
+        if owner in recorded | held:
+            return owner
+        uid = metadata_of(live).get("uid")
+        return next((urn for urn in held if self._adopted.get(urn) == uid), None)
 
     async def _preview_deletes(self, states: list[ResourceState], steps: list[Step]) -> None:
         """What a preview says of `states`' deletes: which ride on another's, and, in the

@@ -123,3 +123,30 @@ def test_destroy_of_both_records_deletes_the_object_once_as_b(stack: Stack) -> N
     assert stack.destroy().ok
     assert len(stack.fake.calls_to("delete")) == 1
     assert stack.fake.names("ConfigMap") == []
+
+
+def declared_as_a_through_another_provider(p: Program) -> None:
+    east = k8s.Provider("east", context="fake")  # the same cluster as the default provider
+    opts = sw.ResourceOptions(provider=east)
+    k8s.core.v1.ConfigMap("a", metadata={"name": "x", "namespace": "default"}, data=DATA, opts=opts)
+
+
+def adopted_as_b_beside_that_provider(p: Program) -> None:
+    k8s.Provider("east", context="fake")
+    adopted_as_b(p)
+
+
+def test_an_import_adopts_the_object_a_dropped_resource_made_through_another_provider(
+    stack: Stack,
+) -> None:
+    """The records name the object through two providers: it is the same one (its uid)."""
+    assert stack.up(declared_as_a_through_another_provider).ok
+    said = f"kept default/x: {CM} b holds that object now; only the old record is removed"
+
+    assert stack.preview(adopted_as_b_beside_that_provider).ok
+    assert [e.message for e in stack.of(Diagnostic) if e.urn == urn(CM, "a")] == [said]
+
+    assert stack.up(adopted_as_b_beside_that_provider).ok
+    assert [e.message for e in stack.of(Diagnostic) if e.urn == urn(CM, "a")] == [said]
+    assert stack.fake.calls_to("delete") == []
+    assert stack.fake.names("ConfigMap") == ["default/x"]
