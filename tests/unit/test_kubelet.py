@@ -741,6 +741,31 @@ def test_a_sidecar_whose_command_ends_crash_loops_and_the_pod_runs_on(
     assert init_of(statuses[-1])["lastState"]["terminated"]["exitCode"] == code
 
 
+def conditions_of(pod_status: dict[str, Any]) -> dict[str, str]:
+    return {c["type"]: c["status"] for c in pod_status.get("conditions") or []}
+
+
+def test_a_pod_whose_sidecar_crash_loops_stays_initialized_and_is_not_ready() -> None:
+    """As a kubelet's: the pod's containers started, so it was initialized (kubectl shows it
+    Running, not Init:CrashLoopBackOff); it is not Ready while its sidecar is not."""
+    statuses = run_pod(
+        "Always", {"image": "nginx:1.29"},
+        lambda s: ready(s) and init_of(s).get("restartCount", 0) >= 2
+        and "waiting" in init_of(s)["state"],
+        init={**shell("echo proxying; exit 2"), "restartPolicy": "Always"},
+    )  # fmt: skip
+    last = statuses[-1]
+    assert "running" in container_of(last)["state"]
+    assert init_of(last)["started"] is False
+    assert conditions_of(last) | {"PodScheduled": "True"} == {
+        "PodReadyToStartContainers": "True",
+        "Initialized": "True",
+        "Ready": "False",
+        "ContainersReady": "False",
+        "PodScheduled": "True",
+    }
+
+
 def test_a_sidecar_that_idles_runs_until_stopped() -> None:
     statuses = run_pod(
         "Always", {"image": "nginx:1.29"}, ready,

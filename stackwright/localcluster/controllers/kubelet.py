@@ -762,7 +762,10 @@ class Kubelet(Controller):
     def _conditions(self, run: PodRun, pod: Obj, previous: list[Obj], phase: str) -> list[Obj]:
         terminal = phase in TERMINAL
         finished_reason = "PodCompleted" if phase == "Succeeded" else "PodFailed"
-        incomplete = [c.name for c in run.init if not c.done]
+        # A pod whose containers have started was initialized, whatever a sidecar restarting
+        # (crash-looping) now says, as upstream's GeneratePodInitializedCondition has it.
+        started = any({"running", "terminated"} & set(c.state) for c in run.containers)
+        incomplete = [] if started else [c.name for c in run.init if not c.done]
         unready = [c.name for c in run.init if c.sidecar and not c.ready] + [
             c.name for c in run.containers if not c.ready
         ]
