@@ -14,7 +14,7 @@ from engine_stack import stack as stack  # the fixture
 import stackwright as sw
 import stackwright.kubernetes as k8s
 from stackwright.engine.events import Diagnostic
-from stackwright.model import URN_ANNOTATION
+from stackwright.model import URN_ANNOTATION, Op
 from stackwright.sdk.context import Program
 
 CM = "kubernetes:core/v1:ConfigMap"
@@ -150,3 +150,17 @@ def test_an_import_adopts_the_object_a_dropped_resource_made_through_another_pro
     assert [e.message for e in stack.of(Diagnostic) if e.urn == urn(CM, "a")] == [said]
     assert stack.fake.calls_to("delete") == []
     assert stack.fake.names("ConfigMap") == ["default/x"]
+
+
+def test_an_interrupted_import_settled_next_run_keeps_the_object(stack: Stack) -> None:
+    """The import landed but its reply was lost: the run stops before any delete; the next
+    settles the import (b holds the object) and a's delete keeps it."""
+    assert stack.up(declared_as_a).ok
+    stack.fake.lose_reply["b"] = TimeoutError("read timed out")
+    assert not stack.up(adopted_as_b).ok
+    assert [p.op for p in stack.state().pending] == [Op.IMPORT]
+    stack.fake.lose_reply.clear()
+    assert stack.up(adopted_as_b).ok
+    assert stack.fake.calls_to("delete") == []
+    assert stack.fake.names("ConfigMap") == ["default/x"]
+    assert [r.urn for r in stack.state().resources if r.custom] == [urn(CM, "b")]
