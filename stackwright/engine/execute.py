@@ -80,6 +80,7 @@ from stackwright.engine.plan import (
 from stackwright.engine.ports import Journal, Provider, ProviderFactory
 from stackwright.engine.records import (
     MIN_SECRET_PART,
+    Records,
     SecretTexts,
     applied_fields,
     applyset_of,
@@ -521,7 +522,7 @@ class Run:
         self.emit = listener
         self.clock = clock
         self.outcome = Outcome()
-        self.old: dict[str, ResourceState] = {r.urn: r for r in resources if not r.delete_pending}
+        self.old = Records(r for r in resources if not r.delete_pending)
         self.replaced: list[ResourceState] = [r for r in resources if r.delete_pending]
         self.all_old = resources
         self.live: dict[str, Any] = {}
@@ -566,6 +567,8 @@ class Run:
         #: an old record naming one of them must not delete it (a rename back to a name whose
         #: old object still awaited deletion, or a name passed from one resource to another).
         self.held: dict[tuple[str, str, str], str] = {}
+        #: The same, found by the object alone: (kind.group, namespace/name) → {object_key: URN}.
+        self._held_naming: dict[tuple[str, str], dict[tuple[str, str, str], str]] = {}
         #: URN → the uid of the object its `import_` adopts in this run (`_check_importable`).
         self._adopted: dict[str, Any] = {}
         #: The field manager of each Patch this run applied (manager → URN), for conflicts.
@@ -1609,7 +1612,9 @@ class Run:
 
     def _hold(self, state: ResourceState, urn: str) -> None:
         """`urn` holds the object `state` records after this run."""
-        self.held[object_key(state)] = urn
+        key = object_key(state)
+        self.held[key] = urn
+        self._held_naming.setdefault(key[1:], {})[key] = urn
         member = applyset_of(state)
         if member is not None:
             self.members.add(member)
@@ -2621,13 +2626,13 @@ class Run:
         resource names an object of that kind and name, so a plain delete reads nothing."""
         if not is_kubernetes(state):
             return None
-        _, kind, name = object_key(state)
+        named = object_key(state)[1:]
         recorded = {
             urn
-            for urn, other in self.old.items()
-            if urn != state.urn and other.custom and object_key(other)[1:] == (kind, name)
+            for urn in self.old.naming.get(named, ())
+            if urn != state.urn and self.old[urn].custom
         }
-        held = {urn for key, urn in self.held.items() if key[1:] == (kind, name)} - {state.urn}
+        held = set(self._held_naming.get(named, {}).values()) - {state.urn}
         if not recorded | held:
             return None
         live = await self._read_object(self.deleting_provider(state.provider), state)

@@ -195,6 +195,36 @@ def object_key(state: ResourceState) -> tuple[str, str, str]:
     return state.provider, group_kind(api_version, str(state.inputs.get("kind", ""))), state.id
 
 
+class Records(dict[str, ResourceState]):
+    """A run's recorded resources by URN, also found by the object each records (kind.group,
+    namespace/name, whatever its provider): a delete asks which other records name its
+    object, once per delete, which a scan of every record made quadratic in a destroy."""
+
+    def __init__(self, states: Iterable[ResourceState] = ()) -> None:
+        super().__init__()
+        self.naming: dict[tuple[str, str], set[str]] = {}
+        for state in states:
+            self[state.urn] = state
+
+    def __setitem__(self, urn: str, state: ResourceState) -> None:
+        if urn in self:
+            self._forget(urn)
+        super().__setitem__(urn, state)
+        self.naming.setdefault(object_key(state)[1:], set()).add(urn)
+
+    def __delitem__(self, urn: str) -> None:
+        self._forget(urn)
+        super().__delitem__(urn)
+
+    def pop(self, urn: str, *default: Any) -> Any:
+        if urn in self:
+            self._forget(urn)
+        return super().pop(urn, *default)
+
+    def _forget(self, urn: str) -> None:
+        self.naming[object_key(self[urn])[1:]].discard(urn)
+
+
 def metadata_of(obj: Mapping[str, Any]) -> dict[str, Any]:
     meta = obj.get("metadata")
     return dict(meta) if isinstance(meta, Mapping) else {}

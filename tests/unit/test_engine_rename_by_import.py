@@ -8,13 +8,15 @@ does: the import adopts it, and the dropped resource's delete removes only its r
 
 from __future__ import annotations
 
+import pytest
 from engine_stack import Stack, urn
 from engine_stack import stack as stack  # the fixture
 
 import stackwright as sw
 import stackwright.kubernetes as k8s
+from stackwright.engine import execute, records
 from stackwright.engine.events import Diagnostic
-from stackwright.model import URN_ANNOTATION, Op
+from stackwright.model import URN_ANNOTATION, Op, ResourceState
 from stackwright.sdk.context import Program
 
 CM = "kubernetes:core/v1:ConfigMap"
@@ -164,3 +166,30 @@ def test_an_interrupted_import_settled_next_run_keeps_the_object(stack: Stack) -
     assert stack.fake.calls_to("delete") == []
     assert stack.fake.names("ConfigMap") == ["default/x"]
     assert [r.urn for r in stack.state().resources if r.custom] == [urn(CM, "b")]
+
+
+def test_a_destroy_finds_the_records_naming_an_object_by_lookup_not_by_scanning_them_all(
+    stack: Stack, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each delete asks which other records name its object (one adopted it?): a scan of
+    every record per delete made a destroy of n resources cost n² object keys."""
+    count = 150
+    stack.up(
+        lambda p: [
+            k8s.core.v1.ConfigMap(f"cm{i}", metadata={"name": f"cm{i}"}, data={})
+            for i in range(count)
+        ]
+    )
+    keys = 0
+    real = records.object_key
+
+    def counted(state: ResourceState) -> tuple[str, str, str]:
+        nonlocal keys
+        keys += 1
+        return real(state)
+
+    monkeypatch.setattr(records, "object_key", counted)
+    monkeypatch.setattr(execute, "object_key", counted)
+    summary = stack.destroy()
+    assert summary.ok and summary.counts == {"delete": count}
+    assert keys < 20 * count, keys
