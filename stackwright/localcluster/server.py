@@ -533,22 +533,23 @@ class APIServerApp:
         # be older than the watch history): no change after the read is missed.
         since = str(self.cluster.store.resource_version)
         tail = q.get("tailLines")
-        limit = q.get("limitBytes")
+        limit = _int(q["limitBytes"], "limitBytes") if q.get("limitBytes") else None
+        previous, timestamps = request.flag("previous"), request.flag("timestamps")
         text = container_log(
             pod,
             container,
-            previous=request.flag("previous"),
+            previous=previous,
             tail_lines=_int(tail, "tailLines") if tail else None,
-            timestamps=request.flag("timestamps"),
-            limit_bytes=_int(limit, "limitBytes") if limit else None,
+            timestamps=timestamps,
+            limit_bytes=limit,
         )
-        run = "" if request.flag("previous") else running_run(pod, container)
+        run = "" if previous else running_run(pod, container)
         # With `limitBytes`, a follow goes on until it has sent that many, as a kubelet's.
-        left = _int(limit, "limitBytes") - len(text.encode()) if limit else None
+        left = limit - len(text.encode()) if limit is not None else None
         if request.flag("follow") and run and (left is None or left > 0):
             return self._follow_log(
                 target.rtype, pod, container, run, since=since, sent=text,
-                timestamps=request.flag("timestamps"), left=left,
+                timestamps=timestamps, left=left,
             )  # fmt: skip
         return Response(200, text.encode(), b"text/plain")
 
