@@ -170,10 +170,11 @@ def _words(spec: Obj) -> list[str]:
     return words or image_command(str(spec.get("image", "")))
 
 
-def _reading(spec: Obj) -> commands.Outcome:
-    """How what a container runs ends, as far as reading it tells; its standard input is
-    kept open by `stdin: true` or `tty: true`, else empty."""
-    return commands.read(_words(spec), stdin=bool(spec.get("stdin") or spec.get("tty")))
+def _reading(spec: Obj, words: list[str] | None = None) -> commands.Outcome:
+    """How what a container runs (`words`, when its caller has them) ends, as far as reading
+    it tells; its standard input is kept open by `stdin: true` or `tty: true`, else empty."""
+    words = _words(spec) if words is None else words
+    return commands.read(words, stdin=bool(spec.get("stdin") or spec.get("tty")))
 
 
 def command_line(spec: Obj) -> str:
@@ -204,9 +205,10 @@ def run_length(spec: Obj, restart_policy: str) -> CommandRun | None:
     container without a command or args runs its image's own (`_words`): a shell or a REPL
     reading its standard input, which ends at once unless `stdin` or `tty` keeps it open,
     or a server."""
-    if not _words(spec) or behaviour(str(spec.get("image", ""))) != "healthy":
+    words = _words(spec)
+    if not words or behaviour(str(spec.get("image", ""))) != "healthy":
         return None
-    outcome = _reading(spec)
+    outcome = _reading(spec, words)
     if not outcome.ends or (restart_policy == "Always" and not outcome.certain):
         return None
     seconds = max(RUN_TIME, outcome.seconds * KUBELET_SECOND) if outcome.seconds >= 1 else 0.0
