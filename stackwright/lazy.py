@@ -20,13 +20,15 @@ from typing import Any
 def lazy_exports(
     package: str, sources: Mapping[str, str]
 ) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
-    """The `__getattr__` and `__dir__` of `package`, whose name N is `sources[N]`'s N."""
+    """The `__getattr__` and `__dir__` of `package`, whose name N is `sources[N]`'s N, or
+    the module `sources[N]` itself when its own name is N (`sw.log`)."""
 
     def __getattr__(name: str) -> Any:
         source = sources.get(name)
         if source is None:
             raise AttributeError(f"module {package!r} has no attribute {name!r}")
-        value = getattr(importlib.import_module(source), name)
+        module = importlib.import_module(source)
+        value = module if source.rpartition(".")[2] == name else getattr(module, name)
         setattr(sys.modules[package], name, value)  # later lookups skip this function
         return value
 

@@ -307,7 +307,7 @@ class Workspace(StoredStack):
 
     # --- running the program ----------------------------------------------------------
 
-    def run_program(self) -> Program:
+    def run_program(self, *, dry_run: bool = True) -> Program:
         values, secret_keys = self.resolved_config()
         # From the program's folder, wherever the command was run in the project.
         with contextlib.chdir(self.project.program_folder):
@@ -319,6 +319,7 @@ class Workspace(StoredStack):
                 secret_keys=secret_keys,
                 read_stack=self.read_stack,
                 provider_namespace=self.provider_namespace,
+                dry_run=dry_run,
             )
 
     def provider_namespace(self, settings: Mapping[str, Any] | None) -> str | None:
@@ -348,7 +349,7 @@ class Workspace(StoredStack):
         guarded = Guarded(masking(listener or ignore))
         self.require_stack()
         self.unlock()
-        declared = self.run_program() if program else None
+        declared = self.run_program(dry_run=options.dry_run) if program else None
         self._check_environments(declared, guarded)
         try:
             summary = operations.run(

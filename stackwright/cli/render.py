@@ -28,6 +28,7 @@ from stackwright.engine.events import (
     Diagnostic,
     Drift,
     Event,
+    Log,
     PolicyChecked,
     StepDone,
     StepProgress,
@@ -35,6 +36,7 @@ from stackwright.engine.events import (
     StepStarted,
     Summary,
     event_json,
+    plural,
     shown_changes,
     step_type_and_name,
     type_and_name,
@@ -346,13 +348,40 @@ def drift_lines(drift: Drift) -> list[Text]:
 _SEVERITY_STYLE = {"error": "bold red", "warning": "yellow", "info": "dim"}
 
 
-def diagnostic_line(diagnostic: Diagnostic) -> Text:
+def diagnostic_line(diagnostic: Diagnostic | Log) -> Text:
     _, name = type_and_name(diagnostic.urn) if diagnostic.urn else ("", "")
     where = f"{name}: " if name else ""
     return Text(
         f"{diagnostic.severity}: {where}{diagnostic.message}",
         style=_SEVERITY_STYLE.get(diagnostic.severity, ""),
     )
+
+
+class Logged:
+    """The program's messages (`sw.log`) of one operation as a display shows them: debug
+    ones not at all (the CLI has no verbose flag: `--json` has them), warnings and errors
+    kept to be said again, counted, in the summary, as Pulumi's "Diagnostics" section."""
+
+    def __init__(self) -> None:
+        self._kept: list[Log] = []
+
+    def lines(self, log: Log) -> list[Text]:
+        if log.severity == "debug":
+            return []
+        if log.severity in ("warning", "error"):
+            self._kept.append(log)
+        return [diagnostic_line(log)]
+
+    def summary_lines(self) -> list[Text]:
+        if not self._kept:
+            return []
+        counts = [
+            plural(n, severity)
+            for severity in ("error", "warning")
+            if (n := sum(1 for log in self._kept if log.severity == severity))
+        ]
+        head = Text(f"Diagnostics ({', '.join(counts)}):", style="bold")
+        return [head, *(Text("    ").append_text(diagnostic_line(log)) for log in self._kept)]
 
 
 def _near(path: str) -> str:
@@ -547,6 +576,7 @@ class PlainRenderer(Renderer):
         #: share (a Deployment and a Service `web`) gets its type on its progress and end
         #: lines.
         self._types: dict[str, set[str]] = {}
+        self._logged = Logged()
 
     def __call__(self, event: Event) -> None:
         lines = self._lines(event)
@@ -581,9 +611,14 @@ class PlainRenderer(Renderer):
             return drift_lines(event)
         if isinstance(event, Diagnostic):
             return [diagnostic_line(event)]
+        if isinstance(event, Log):
+            return self._logged.lines(event)
         if isinstance(event, PolicyChecked):
             return policy_lines(event.report)
-        block = summary_lines(event, future=_is_future(self._kind) or event.dry_run)
+        block = [
+            *self._logged.summary_lines(),
+            *summary_lines(event, future=_is_future(self._kind) or event.dry_run),
+        ]
         return [Text(""), *block] if self._printed else block
 
     def _progress_lines(self, event: StepProgress) -> list[Text]:
@@ -647,6 +682,7 @@ class LiveRenderer(Renderer):
         self._planned = 0
         self._began: float | None = None
         self._root = Text(_ACTIVITY[kind], style="dim")  # until a URN names the stack
+        self._logged = Logged()
         # Last: Live renders once while it is constructed.
         self._live = Live(
             console=console,
@@ -665,7 +701,7 @@ class LiveRenderer(Renderer):
             with self._state:  # `close` reads it under the lock
                 self._running.clear()  # a run that ended: nothing was left under way
             block = summary_lines(event, future=_is_future(self._kind) or event.dry_run)
-            self._print([Text(""), *block])
+            self._print([Text(""), *self._logged.summary_lines(), *block])
             return
         self._start()
         if isinstance(event, StepStarted):
@@ -684,6 +720,8 @@ class LiveRenderer(Renderer):
             self._print(drift_lines(event))
         elif isinstance(event, PolicyChecked):
             self._print(policy_lines(event.report))
+        elif isinstance(event, Log):
+            self._print(self._logged.lines(event))
         else:
             self._print([diagnostic_line(event)])
 

@@ -94,6 +94,15 @@ class Diagnostic:
 
 
 @dataclass(frozen=True)
+class Log:
+    """A message the program logged (`sw.log`), against a resource or the stack ("")."""
+
+    urn: str
+    message: str
+    severity: str  # debug / info / warning / error
+
+
+@dataclass(frozen=True)
 class PolicyChecked:
     """The policy packs ran over the program's objects, before any API call.
 
@@ -163,6 +172,7 @@ Event = (
     | StepSkipped
     | Drift
     | Diagnostic
+    | Log
     | PolicyChecked
     | Summary
 )
@@ -297,9 +307,9 @@ def event_json(event: Event) -> dict[str, Any]:
         }
     if isinstance(event, PolicyChecked):
         return {"event": "policy", **event.report.to_dict()}
-    if isinstance(event, Diagnostic):
+    if isinstance(event, Diagnostic | Log):
         return {
-            "event": "diagnostic",
+            "event": "diagnostic" if isinstance(event, Diagnostic) else "log",
             "urn": event.urn,
             "severity": event.severity,
             "message": event.message,
@@ -365,7 +375,7 @@ def safe_event(event: Event) -> Event:
         return StepSkipped(_safe_step(event.step), redact(event.reason))
     if isinstance(event, StepProgress):
         return replace(event, message=redact(event.message))
-    if isinstance(event, Diagnostic):
+    if isinstance(event, Diagnostic | Log):
         return replace(event, message=redact(event.message))
     if isinstance(event, Drift):
         fields = tuple(

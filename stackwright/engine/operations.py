@@ -24,7 +24,7 @@ from stackwright import interrupts
 from stackwright.engine import policy_gate
 from stackwright.engine.clusters import ClusterCheck, check_clusters
 from stackwright.engine.declared_schemas import check_before_up
-from stackwright.engine.events import Diagnostic, Listener, Summary, plural, shown
+from stackwright.engine.events import Diagnostic, Listener, Log, Summary, plural, shown
 from stackwright.engine.execute import (
     Options,
     Run,
@@ -513,66 +513,73 @@ def run(
     """Carry out `options.kind` on the stack and return its summary (also emitted last).
 
     With a `policy` gate, the program's objects are checked first: a blocking
-    violation raises `PolicyViolation` before the lock is taken or the cluster called."""
-    snapshot = _snapshot(backend, project, stack)
-    options = _expanded(options, program, snapshot)
-    _check_input(options, program, snapshot, listener, policy)
-    clusters = check_clusters(providers, program, snapshot, options)
-    if program is not None:
-        _check_custom_imports(program, snapshot, providers)
-    started = time.monotonic()
-    written = 0
-    if options.dry_run:
-        summary = interrupts.run(
-            _preview(
-                snapshot,
-                options,
-                program,
-                providers,
-                listener,
-                _elsewhere(backend, snapshot),
-                lambda live, urn: manager_of(backend, live, urn),
-                clusters,
-                backend.running(project, stack) if snapshot.pending else None,
-            )
-        )
-    else:
-        with backend.begin_operation(
-            project, stack, kind=options.kind, message=message
-        ) as operation:
-            if operation.took_over is not None:
-                listener(Diagnostic("", _took_over(operation.took_over), "warning"))
-            # Plan against the state as it is now that no other operation can change it:
-            # the snapshot above (which served to check the input before locking) unless
-            # the state changed since. Loading it again cost ~50 ms for 1,000 resources.
-            if operation.locked_version != snapshot.version:
-                snapshot = backend.load(project, stack)
+    violation raises `PolicyViolation` before the lock is taken or the cluster called.
+    What the program logged (`sw.log`) is emitted first, and what its callbacks log as
+    they run."""
+
+    def log(severity: str, text: str, urn: str) -> None:
+        listener(Log(urn, text, severity))
+
+    with program.logging_to(log) if program is not None else contextlib.nullcontext():
+        snapshot = _snapshot(backend, project, stack)
+        options = _expanded(options, program, snapshot)
+        _check_input(options, program, snapshot, listener, policy)
+        clusters = check_clusters(providers, program, snapshot, options)
+        if program is not None:
+            _check_custom_imports(program, snapshot, providers)
+        started = time.monotonic()
+        written = 0
+        if options.dry_run:
             summary = interrupts.run(
-                _watching_lock(
-                    operation,
-                    _mutate(
-                        backend,
-                        operation,
-                        snapshot,
-                        options,
-                        program,
-                        providers,
-                        listener,
-                        clusters,
-                    ),
+                _preview(
+                    snapshot,
+                    options,
+                    program,
+                    providers,
+                    listener,
+                    _elsewhere(backend, snapshot),
+                    lambda live, urn: manager_of(backend, live, urn),
+                    clusters,
+                    backend.running(project, stack) if snapshot.pending else None,
                 )
             )
-            operation.finish("succeeded" if summary.ok else "failed", counts=summary.counts)
-        written = operation.bytes_written
-    summary = Summary(
-        **{
-            **summary.__dict__,
-            "elapsed": time.monotonic() - started,
-            "state_bytes_written": written,
-        }
-    )
-    listener(summary)
-    return summary
+        else:
+            with backend.begin_operation(
+                project, stack, kind=options.kind, message=message
+            ) as operation:
+                if operation.took_over is not None:
+                    listener(Diagnostic("", _took_over(operation.took_over), "warning"))
+                # Plan against the state as it is now that no other operation can change it:
+                # the snapshot above (which served to check the input before locking) unless
+                # the state changed since. Loading it again cost ~50 ms for 1,000 resources.
+                if operation.locked_version != snapshot.version:
+                    snapshot = backend.load(project, stack)
+                summary = interrupts.run(
+                    _watching_lock(
+                        operation,
+                        _mutate(
+                            backend,
+                            operation,
+                            snapshot,
+                            options,
+                            program,
+                            providers,
+                            listener,
+                            clusters,
+                        ),
+                    )
+                )
+                operation.finish("succeeded" if summary.ok else "failed", counts=summary.counts)
+            written = operation.bytes_written
+        summary = Summary(
+            **{
+                **summary.__dict__,
+                "elapsed": time.monotonic() - started,
+                "state_bytes_written": written,
+            }
+        )
+        listener(summary)
+        return summary
 
 
 def _check_input(

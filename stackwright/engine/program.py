@@ -34,9 +34,10 @@ def run_program(
     secret_keys: frozenset[str] = frozenset(),
     read_stack: Callable[[str], Mapping[str, Any]] | None = None,
     provider_namespace: Callable[[Mapping[str, Any] | None], str | None] | None = None,
+    dry_run: bool = True,
 ) -> Program:
     """Run the program at `main` (a Python file, a folder with `__main__.py`, or a YAML
-    program) and return what it declared."""
+    program) and return what it declared; `dry_run` False only for an `up` that applies."""
     path = main / "__main__.py" if main.is_dir() else main
     if not path.is_file():
         raise UsageError(
@@ -51,6 +52,7 @@ def run_program(
         runtime="yaml" if is_yaml else "python",
         read_stack=read_stack,
         provider_namespace=provider_namespace,
+        dry_run=dry_run,
     )
     if is_yaml:
         from stackwright.engine.yaml_program import run_yaml_program  # only YAML projects pay
@@ -197,12 +199,9 @@ _PULUMI_SPELLINGS: dict[str, str] = {
     "`k8s.kustomize.Directory`",
     "stackwright.ROOT_STACK_RESOURCE": "for an alias of a resource that had no parent, "
     "write sw.Alias(parent=None)",
-    # No diagnostics stream of Pulumi's engine to log to: a program's output is its own.
-    "stackwright.log": "Stackwright has no pulumi.log: print(...) instead (to stderr, so "
-    "`--json` output stays events only)",
-    # DESIGN.md: anything computed from a secret is a secret.
-    "Output.unsecret": "a secret stays secret in Stackwright, and so does anything computed "
-    "from it; `stackwright stack output --show-secrets` shows its value",
+    # Pulumi's `runtime` module holds engine plumbing; a program uses only this of it.
+    "stackwright.runtime": "write sw.is_dry_run() for pulumi.runtime.is_dry_run(); "
+    "Stackwright has no other runtime settings a program reads",
 }
 
 _CANNOT_IMPORT = re.compile(r"^cannot import name '(\w+)' from '([\w.]+)'")

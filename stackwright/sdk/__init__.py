@@ -10,8 +10,9 @@ from typing import TYPE_CHECKING
 from stackwright.lazy import lazy_exports
 
 if TYPE_CHECKING:
+    from stackwright.sdk import log
     from stackwright.sdk.config import Config
-    from stackwright.sdk.context import export, get_project, get_stack
+    from stackwright.sdk.context import export, get_project, get_stack, is_dry_run
     from stackwright.sdk.output import UNKNOWN, Input, Inputs, Output
     from stackwright.sdk.resource import (
         Alias,
@@ -52,6 +53,8 @@ __all__ = [
     "export",
     "get_project",
     "get_stack",
+    "is_dry_run",
+    "log",
     "register_resource_transform",
     "register_secret_source",
     "secret_from",
@@ -81,6 +84,8 @@ if not TYPE_CHECKING:  # mypy sees the imports above, and reports a misspelt nam
             "export": "stackwright.sdk.context",
             "get_project": "stackwright.sdk.context",
             "get_stack": "stackwright.sdk.context",
+            "is_dry_run": "stackwright.sdk.context",
+            "log": "stackwright.sdk.log",
             "register_resource_transform": "stackwright.sdk.resource",
             "register_secret_source": "stackwright.sdk.secret_sources",
             "secret_from": "stackwright.sdk.secret_sources",

@@ -1,7 +1,8 @@
 """The running program: what it declared, its stack outputs and its configuration.
 
 A `Program` is installed for the duration of one program run (by the engine);
-resource constructors, `export` and `Config` find it through `current_program()`.
+resource constructors, `export` and `Config` find it through `current_program()`, and
+`sw.log` / `sw.is_dry_run` through `run_of_program()`, also from an apply callback.
 Running a program twice gives two independent `Program`s, so tests and the
 automation API can run programs side by side in one process (one at a time per
 thread).
@@ -47,6 +48,13 @@ class Program:
     #: Every Output `apply` made while the program ran, in order: the engine runs the ones
     #: nothing made run (a callback that prints or logs), as Pulumi runs every apply.
     applies: list[Output[Any]] = field(default_factory=list)
+    #: The run is a preview (`sw.is_dry_run()`): `preview`, the preview before `up`, a
+    #: policy check; False only for the program run of an `up` that applies.
+    dry_run: bool = True
+    #: `sw.log`'s messages as (severity, message, URN or "" for the stack) until the engine
+    #: takes them (`logging_to`), which then hands it each one as it is logged.
+    logged: list[tuple[str, str, str]] = field(default_factory=list)
+    _log_sink: Callable[[str, str, str], None] | None = None
 
     def note(self, text: str) -> None:
         if text not in self.notes:
@@ -99,6 +107,25 @@ class Program:
     def export(self, name: str, value: Any) -> None:
         self.exports[name] = value
 
+    def log(self, severity: str, message: str, urn: str = "") -> None:
+        if self._log_sink is None:
+            self.logged.append((severity, message, urn))
+        else:
+            self._log_sink(severity, message, urn)
+
+    @contextlib.contextmanager
+    def logging_to(self, sink: Callable[[str, str, str], None]) -> Iterator[None]:
+        """Hand `sink` the messages logged so far, and each later one as it is logged
+        (from an apply callback the operation runs), until the block ends."""
+        for entry in self.logged:
+            sink(*entry)
+        self.logged.clear()
+        self._log_sink = sink
+        try:
+            yield
+        finally:
+            self._log_sink = None
+
 
 def current_program() -> Program:
     program: Program | None = getattr(_local, "program", None)
@@ -137,15 +164,36 @@ def record_apply(output: Output[Any]) -> None:
         program.applies.append(output)
 
 
+def run_of_program() -> Program | None:
+    """The program run that is declaring, or whose apply callback is running (None outside
+    both): what `sw.log` and `sw.is_dry_run` report to, which a callback may call."""
+    program: Program | None = getattr(_local, "program", None)
+    return program if program is not None else getattr(_local, "callback_of", None)
+
+
 @contextlib.contextmanager
-def callback() -> Iterator[None]:
-    """While an apply callback runs, so that declaring from it is refused saying why."""
-    previous = getattr(_local, "callback", False)
+def callback(program: Program | None = None) -> Iterator[None]:
+    """While an apply callback (made while `program` ran) runs, so that declaring from it is
+    refused saying why, and `run_of_program` finds the run it belongs to."""
+    previous = getattr(_local, "callback", False), getattr(_local, "callback_of", None)
     _local.callback = True
+    _local.callback_of = program
     try:
         yield
     finally:
-        _local.callback = previous
+        _local.callback, _local.callback_of = previous
+
+
+def is_dry_run() -> bool:
+    """Whether the program runs for a preview (Pulumi's `runtime.is_dry_run`): True in
+    `preview` (and the preview `up` shows before asking), False when `up` applies it."""
+    program = run_of_program()
+    if program is None:
+        raise UsageError(
+            "sw.is_dry_run() answers only while Stackwright runs a program "
+            "(run it with `stackwright preview` or `stackwright up`)"
+        )
+    return program.dry_run
 
 
 def get_stack() -> str:

@@ -19,7 +19,8 @@ The engine's side of the contract:
   reporting where it was (dotted paths, as `join_path` writes them).
 
 Must never: run a user callback before the values it needs are known, hand a user
-callback a `Secret` marker, or let a secret value turn into a non-secret one.
+callback a `Secret` marker, or let a secret value turn into a non-secret one (but where the
+program says so: `Output.unsecret`).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from __future__ import annotations
 import difflib
 import json
 import re
+import weakref
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from typing import (
     TYPE_CHECKING,
@@ -45,7 +47,7 @@ import yaml
 
 from stackwright.errors import StackwrightError, redact_parts, remember_secret
 from stackwright.model import UNKNOWN as UNKNOWN
-from stackwright.sdk.context import callback, record_apply
+from stackwright.sdk.context import callback, record_apply, run_of_program
 
 if TYPE_CHECKING:
     from stackwright.sdk.resource import Resource
@@ -429,6 +431,20 @@ class Output(Generic[T]):
         return Output(inner._compute, inner._resources, secret=True, shape=inner.shape)
 
     @staticmethod
+    def unsecret(value: Output[T]) -> Output[T]:
+        """`value` with nothing in it secret any more (Pulumi's `Output.unsecret`): stored
+        in plain and shown, but where it is the very text of a secret this run knows, which
+        displays still mask (a part or a digest of one is shown)."""
+        inner = Output.from_input(value)
+        made: Output[T] = Output(
+            lambda read: unwrap_secrets(inner._compute(read))[0],
+            inner._resources,
+            shape=inner.shape,
+        )
+        made._where = inner._where
+        return made
+
+    @staticmethod
     def all(*values: Any, **named: Any) -> Output[Any]:
         """An Output of a list of the values (or a dict, given keyword arguments) once all are known."""
         if values and named:
@@ -521,6 +537,10 @@ class Output(Generic[T]):
         only now for a value read from a resource whose output is secret (a Secret's data),
         which the error may quote."""
         runs = _Runs()
+        # The run whose callback it is (`sw.log` reports to it), held weakly: the run holds
+        # its applies, and a cycle would keep every run's resources until a collection.
+        declaring = run_of_program()
+        program = weakref.ref(declaring) if declaring is not None else None
 
         def compute(read: StateReader) -> Any:
             value = self._compute(read)
@@ -536,7 +556,7 @@ class Output(Generic[T]):
                 result: Any = runs.served()
             else:
                 try:
-                    with callback():
+                    with callback(program() if program is not None else None):
                         result = func(cast(T, plain))
                 except SystemExit as exc:  # not the end of the whole command: this value failed
                     raise RuntimeError(

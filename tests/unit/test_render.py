@@ -22,14 +22,17 @@ from stackwright.engine.events import (
     Drift,
     DriftedField,
     Event,
+    Log,
     StepDone,
     StepProgress,
     StepSkipped,
     StepStarted,
     Summary,
     expecting_no_changes,
+    safe_event,
 )
 from stackwright.engine.plan import _ABSENT, FieldChange, Step
+from stackwright.errors import remember_secret
 from stackwright.model import Op, ResourceState, make_urn
 from stackwright.sdk.output import UNKNOWN
 
@@ -771,3 +774,70 @@ def test_the_summary_says_the_exit_code_expect_no_changes_gives_it() -> None:
         gated(summary)
     assert [e["exitCode"] for e in json_events(seen)] == [1, 0, 1, 0]
     assert expecting_no_changes(seen.append, False) == seen.append
+
+
+# --- the program's messages (sw.log) ----------------------------------------------------
+
+
+LOGGED: list[Event] = [
+    Log("", "starting", "info"),
+    Log(CREATE.urn, "cache off", "debug"),
+    StepStarted(CREATE),
+    Log(CREATE.urn, "replicas below 2", "warning"),
+    StepDone(CREATE, True, 0.05),
+    Log("", "no backup configured", "error"),
+    Summary("up", True, {"create": 1}, {}, 0.1),
+]
+
+
+@pytest.mark.parametrize("live", [False, True])
+def test_the_programs_messages_show_as_they_come_and_warnings_and_errors_again_counted(
+    live: bool,
+) -> None:
+    """Against their resource (or the stack), debug hidden (no verbose flag: `--json` has
+    them), warnings and errors said again before the summary, as Pulumi's Diagnostics."""
+    out = io.StringIO()
+    renderer = make_renderer("up", json_lines=False, show_diff=False, stream=out, live=live)
+    for event in LOGGED:
+        renderer(event)
+    renderer.close()
+    text = ANSI.sub("", out.getvalue())
+    assert "cache off" not in text
+    assert text.index("info: starting\n") < text.index("warning: app-config: replicas below 2\n")
+    assert text.index("warning: app-config: replicas below 2\n") < text.index(
+        "error: no backup configured\n"
+    )
+    assert (
+        "Diagnostics (1 error, 1 warning):\n"
+        "    warning: app-config: replicas below 2\n"
+        "    error: no backup configured\n"
+        "Resources:\n"
+    ) in text
+
+
+def test_the_programs_messages_are_log_events_in_json_debug_included() -> None:
+    out = io.StringIO()
+    renderer = make_renderer("up", json_lines=True, show_diff=False, stream=out)
+    for event in LOGGED:
+        renderer(event)
+    lines = [json.loads(line) for line in out.getvalue().splitlines()]
+    logs = [line for line in lines if line["event"] == "log"]
+    assert logs == [
+        {"event": "log", "urn": "", "severity": "info", "message": "starting"},
+        {"event": "log", "urn": CREATE.urn, "severity": "debug", "message": "cache off"},
+        {"event": "log", "urn": CREATE.urn, "severity": "warning", "message": "replicas below 2"},
+        {"event": "log", "urn": "", "severity": "error", "message": "no backup configured"},
+    ]
+    assert lines[-1]["event"] == "summary" and lines[-1]["exitCode"] == 0
+
+
+def test_a_programs_message_quoting_a_secret_shows_it_masked() -> None:
+    remember_secret("hunter2-pass")
+    event = Log("", "password is hunter2-pass", "warning")
+    for json_lines in (False, True):
+        out = io.StringIO()
+        renderer = make_renderer("up", json_lines=json_lines, show_diff=False, stream=out)
+        renderer(event)
+        renderer(Summary("up", True, {}, {}, 0.1))
+        assert "hunter2" not in out.getvalue() and "[secret]" in out.getvalue()
+    assert safe_event(event) == Log("", "password is [secret]", "warning")
