@@ -205,3 +205,56 @@ def test_destroy_of_a_stack_with_a_protected_namespace_deletes_nothing(
     kept = p.sw("destroy", "--yes", "--json", "--exclude-protected")
     assert kept.summary["counts"] == {"delete": 1}
     assert set(p.resources()) == {"ns"} and live(cluster, "namespace", p.ns)
+
+
+def test_the_programs_log_messages_and_is_dry_run_in_preview_and_up(
+    new_project: Any, cluster: LiveCluster
+) -> None:
+    """`pulumi.log` and `pulumi.runtime.is_dry_run()` ported as `sw.log` and
+    `sw.is_dry_run()`: messages (from the program and from a callback as it runs) are `log`
+    events against their resource or the stack with `--json`, and lines in the plain
+    display with warnings and errors said again in the summary, debug in `--json` only; an
+    error logged fails nothing, as in Pulumi; a preview's program is a dry run, an up's not."""
+    p = new_project()
+    p.program(
+        """
+        ns = k8s.core.v1.Namespace("ns", metadata={"name": NS})
+        cm = k8s.core.v1.ConfigMap("settings", metadata={"namespace": ns.metadata["name"]},
+                                   data={"mode": "prod"})
+        sw.log.info("previewing" if sw.is_dry_run() else "applying")
+        sw.log.warn("mode is prod", cm)
+        sw.log.debug("debug detail")
+        sw.log.error("no backup configured")
+        cm.metadata.apply(lambda m: sw.log.info(f"made {m.name}, dry run {sw.is_dry_run()}", cm))
+        """
+    )
+    settings = p.urn("kubernetes:core/v1:ConfigMap", "settings")
+
+    planned = p.preview()
+
+    made = planned.of("log")[-1]["message"]  # the ConfigMap's name is known: auto-named
+    assert made.startswith("made settings-") and made.endswith(", dry run True"), made
+    assert [(e["severity"], e["message"], e["urn"]) for e in planned.of("log")] == [
+        ("info", "previewing", ""),
+        ("warning", "mode is prod", settings),
+        ("debug", "debug detail", ""),
+        ("error", "no backup configured", ""),
+        ("info", made, settings),
+    ]
+    assert planned.summary["ok"] is True
+
+    shown = p.sw("up", "--yes")
+
+    text = shown.out
+    assert "info: applying\n" in text and "previewing" not in text
+    assert "warning: settings: mode is prod\n" in text and "debug detail" not in text
+    assert f"info: settings: {made.replace('True', 'False')}\n" in text
+    assert (
+        "Diagnostics (1 error, 1 warning):\n"
+        "    warning: settings: mode is prod\n"
+        "    error: no backup configured\n"
+        "Resources:\n"
+    ) in text
+    applied = p.up()
+    assert [e["message"] for e in applied.of("log")][0] == "applying"
+    assert applied.of("log")[-1]["message"] == made.replace("True", "False")
