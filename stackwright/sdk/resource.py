@@ -120,6 +120,9 @@ class ResourceOptions:
     #: Callables that may change this resource's properties and options, and its
     #: children's, before it is registered (Pulumi's `transforms`).
     transforms: Sequence[ResourceTransform] = ()
+    #: Pulumi's providers by package (`{"kubernetes": p}` or `[p]`), as components take them:
+    #: Stackwright has the one package, so it stands for `provider=p`.
+    providers: Sequence[Resource] | Mapping[str, Resource] = ()
 
     @staticmethod
     def merge(first: ResourceOptions | None, second: ResourceOptions | None) -> ResourceOptions:
@@ -165,12 +168,15 @@ _LIST_OPTIONS = frozenset(
         "replace_on_changes",
         "additional_secret_outputs",
         "transforms",
+        "providers",
     }
 )
 
 
 def _listed(value: Any) -> tuple[Any, ...]:
     """A list option as a tuple; one item given alone (`depends_on=db`) as a tuple of one."""
+    if isinstance(value, Mapping):  # `providers` by package
+        return tuple(value.values())
     return (
         (value,) if isinstance(value, str | Resource | Alias) or callable(value) else tuple(value)
     )
@@ -688,7 +694,27 @@ def _resources_named(opts: ResourceOptions, what: _Checked) -> dict[str, Any]:
             raise UsageError(
                 f"{what.option(option)} must be a resource (got {type(value).__name__})"
             )
+    if opts.providers:
+        changes.update(_provider_of(opts, what))
     return changes
+
+
+def _provider_of(opts: ResourceOptions, what: _Checked) -> dict[str, Any]:
+    """`providers` as the `provider` it stands for: Stackwright's one package has one."""
+    named = list(dict.fromkeys(_listed(opts.providers)))
+    if opts.provider is not None and opts.provider not in named:
+        named.insert(0, opts.provider)
+    for item in named:
+        if not isinstance(item, Resource):
+            raise UsageError(
+                f"{what.option('providers')} must list providers (got {type(item).__name__})"
+            )
+    if len(named) > 1:
+        raise UsageError(
+            f"{what.option('providers')} names {len(named)} providers (with `provider`); "
+            "Stackwright has one provider package, kubernetes: give the one to use"
+        )
+    return {"provider": named[0], "providers": ()}
 
 
 def _switches(opts: ResourceOptions, what: _Checked) -> dict[str, Any]:

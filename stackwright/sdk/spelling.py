@@ -32,6 +32,7 @@ YAML_OPTIONS: Mapping[str, str] = {
 PYTHON_ONLY_OPTIONS: Mapping[str, str] = {
     "force": "a YAML program takes over conflicting fields with `stackwright up --force-conflicts`",
     "transforms": "a YAML program writes the properties and options it wants as they are",
+    "providers": "a YAML program names its one provider with `provider`",
 }
 
 #: ResourceOptions field → how a YAML program writes it; a read's `id`, no option there, is

@@ -244,6 +244,34 @@ def test_children_inherit_the_parents_provider(program: Program) -> None:
     assert k8s.core.v1.ConfigMap("d").opts.provider is None
 
 
+@pytest.mark.parametrize("by_package", [True, False])
+def test_providers_as_pulumis_components_take_them_stand_for_the_one_provider(
+    program: Program, by_package: bool
+) -> None:
+    """`providers={"kubernetes": p}` (or `[p]`), Pulumi's spelling on a component, is
+    `provider=p`: its children use it; merged options keep it."""
+    cluster = k8s.Provider("other")
+    given = {"kubernetes": cluster} if by_package else [cluster]
+    app = ComponentResource("my:Comp", "app", opts=ResourceOptions(providers=given))
+    child = k8s.core.v1.ConfigMap("a", opts=ResourceOptions(parent=app))
+    merged = ResourceOptions.merge(ResourceOptions(providers=given), ResourceOptions())
+    own = k8s.core.v1.ConfigMap("b", opts=merged)
+    assert app.opts.provider is child.opts.provider is own.opts.provider is cluster
+
+
+def test_providers_naming_two_providers_are_refused(program: Program) -> None:
+    one, two = k8s.Provider("one"), k8s.Provider("two")
+    with pytest.raises(UsageError) as info:
+        k8s.core.v1.ConfigMap("a", opts=ResourceOptions(provider=one, providers=[two]))
+    assert "providers of kubernetes:core/v1:ConfigMap 'a' at " in str(info.value)
+    assert str(info.value).endswith(
+        "names 2 providers (with `provider`); Stackwright has one provider package, "
+        "kubernetes: give the one to use"
+    )
+    same = k8s.core.v1.ConfigMap("b", opts=ResourceOptions(provider=one, providers=[one]))
+    assert same.opts.provider is one
+
+
 def test_children_inherit_a_forced_parents_force(program: Program) -> None:
     # A forced ConfigFile's objects were applied unforced: the conflict's advice to set
     # `force` did nothing where the program could set it.
