@@ -39,6 +39,11 @@ class Config:
         self._program = current_program()
         self.namespace = namespace or self._program.project
 
+    @property
+    def name(self) -> str:
+        """The namespace, as Pulumi's `Config.name` calls it."""
+        return self.namespace
+
     def full_key(self, key: str) -> str:
         """`key` as the stack's configuration names it: `<namespace>:<key>`."""
         return f"{self.namespace}:{key}"

@@ -79,6 +79,7 @@ def test_objects(program: Program) -> None:
 
 def test_other_namespaces(program: Program) -> None:
     assert Config("kubernetes").get("namespace") == "apps"
+    assert (Config("kubernetes").name, Config().name) == ("kubernetes", "shop")  # Pulumi's name
     assert Config("app").get("name") is None
     # Stackwright's own namespaces hold only its settings: a slip there read None.
     with pytest.raises(UsageError) as caught:
