@@ -134,6 +134,13 @@ _PULUMI_KEYWORDS: dict[tuple[str, str], str] = {
     "(`stackwright config set kubernetes:cluster NAME`); a Provider takes kubeconfig=, "
     "context= and namespace=",
     ("Alias", "no_parent"): "write parent=None for a resource that had no parent",
+    **dict.fromkeys(
+        (("ResourceOptions", "version"), ("ResourceOptions", "plugin_download_url")),
+        "Stackwright has no provider plugins to pin or download: drop it",
+    ),
+    ("ResourceOptions", "transformations"): "write transforms=[fn], Pulumi's newer "
+    "spelling: fn takes sw.ResourceTransformArgs (no `resource`) and returns "
+    "sw.ResourceTransformResult(props, opts) or None",
 }
 
 _UNEXPECTED_KEYWORD = re.compile(r"^([\w.]+)\(\) got an unexpected keyword argument '(\w+)'$")
