@@ -40,6 +40,7 @@ from stackwright.engine.events import (
     Diagnostic,
     Guarded,
     Listener,
+    Log,
     Summary,
     expecting_no_changes,
     ignore,
@@ -307,7 +308,9 @@ class Workspace(StoredStack):
 
     # --- running the program ----------------------------------------------------------
 
-    def run_program(self, *, dry_run: bool = True) -> Program:
+    def run_program(
+        self, *, dry_run: bool = True, log: Callable[[str, str, str], None] | None = None
+    ) -> Program:
         values, secret_keys = self.resolved_config()
         # From the program's folder, wherever the command was run in the project.
         with contextlib.chdir(self.project.program_folder):
@@ -320,6 +323,7 @@ class Workspace(StoredStack):
                 read_stack=self.read_stack,
                 provider_namespace=self.provider_namespace,
                 dry_run=dry_run,
+                log=log,
             )
 
     def provider_namespace(self, settings: Mapping[str, Any] | None) -> str | None:
@@ -349,7 +353,11 @@ class Workspace(StoredStack):
         guarded = Guarded(masking(listener or ignore))
         self.require_stack()
         self.unlock()
-        declared = self.run_program(dry_run=options.dry_run) if program else None
+
+        def log(severity: str, message: str, urn: str) -> None:
+            guarded(Log(urn, message, severity))  # said as the program runs, if it fails
+
+        declared = self.run_program(dry_run=options.dry_run, log=log) if program else None
         self._check_environments(declared, guarded)
         try:
             summary = operations.run(

@@ -35,9 +35,12 @@ def run_program(
     read_stack: Callable[[str], Mapping[str, Any]] | None = None,
     provider_namespace: Callable[[Mapping[str, Any] | None], str | None] | None = None,
     dry_run: bool = True,
+    log: Callable[[str, str, str], None] | None = None,
 ) -> Program:
     """Run the program at `main` (a Python file, a folder with `__main__.py`, or a YAML
-    program) and return what it declared; `dry_run` False only for an `up` that applies."""
+    program) and return what it declared; `dry_run` False only for an `up` that applies.
+    `log(severity, message, urn)` is handed each message the program logs as it runs (a
+    program that then fails has said them), else they are kept in `Program.logged`."""
     path = main / "__main__.py" if main.is_dir() else main
     if not path.is_file():
         raise UsageError(
@@ -54,6 +57,7 @@ def run_program(
         provider_namespace=provider_namespace,
         dry_run=dry_run,
     )
+    program.log_to(log)
     if is_yaml:
         from stackwright.engine.yaml_program import run_yaml_program  # only YAML projects pay
 

@@ -113,18 +113,23 @@ class Program:
         else:
             self._log_sink(severity, message, urn)
 
+    def log_to(self, sink: Callable[[str, str, str], None] | None) -> None:
+        """Hand `sink` the messages logged so far, and each later one as it is logged (None:
+        keep them again, for the next sink)."""
+        if sink is not None:
+            for entry in self.logged:
+                sink(*entry)
+            self.logged.clear()
+        self._log_sink = sink
+
     @contextlib.contextmanager
     def logging_to(self, sink: Callable[[str, str, str], None]) -> Iterator[None]:
-        """Hand `sink` the messages logged so far, and each later one as it is logged
-        (from an apply callback the operation runs), until the block ends."""
-        for entry in self.logged:
-            sink(*entry)
-        self.logged.clear()
-        self._log_sink = sink
+        """`log_to(sink)` while the block runs (an operation, whose callbacks log)."""
+        self.log_to(sink)
         try:
             yield
         finally:
-            self._log_sink = None
+            self.log_to(None)
 
 
 def current_program() -> Program:

@@ -258,3 +258,13 @@ def test_the_programs_log_messages_and_is_dry_run_in_preview_and_up(
     applied = p.up()
     assert [e["message"] for e in applied.of("log")][0] == "applying"
     assert applied.of("log")[-1]["message"] == made.replace("True", "False")
+
+    # Pulumi's advice, log an error then raise to stop: the message is said before the
+    # failure's line, which names the program's.
+    p.program('sw.log.error("replicas must be at least 2")\nraise SystemExit(1)\n')
+    stopped = p.preview(rc=2)
+    assert [(e["event"], e.get("severity")) for e in stopped.events] == [
+        ("log", "error"),
+        ("error", None),
+    ]
+    assert stopped.events[0]["message"] == "replicas must be at least 2"

@@ -121,3 +121,18 @@ def test_unsecret_makes_an_output_and_whatever_is_inside_it_plain() -> None:
         assert value == plain and unwrap_secrets(value)[1] == []
         # and what is computed from it is plain too
         assert not isinstance(made.apply(lambda v: v).resolve(lambda r: None), Secret)
+
+
+def test_a_program_that_fails_after_logging_has_said_its_messages(tmp_path: Path) -> None:
+    """Pulumi's advice: log an error, then raise to stop the program. The messages are
+    handed on as the program runs, so its failure does not swallow them."""
+    main = tmp_path / "main.py"
+    main.write_text(
+        "import stackwright as sw\n"
+        "sw.log.error('replicas must be at least 2')\n"
+        "raise SystemExit(1)\n"
+    )
+    said: list[tuple[str, str, str]] = []
+    with pytest.raises(UsageError, match="exited with status 1"):
+        run_program(main, project="shop", stack="dev", log=lambda *entry: said.append(entry))
+    assert said == [("error", "replicas must be at least 2", "")]
