@@ -934,10 +934,13 @@ PULUMI_ONLY_OPTIONS: Mapping[str, str] = {
 
 def _option_instead(key: str) -> str | None:
     """What to do instead of the option `key`, one of Pulumi YAML's or of a Python
-    program's that a YAML program has not; None for any other key."""
+    program's that a YAML program has not; None for any other key. Pulumi YAML's first:
+    `providers` is a Python program's too, but a YAML program ported writes it so."""
+    if key in PULUMI_ONLY_OPTIONS:
+        return PULUMI_ONLY_OPTIONS[key]
     if key in PYTHON_ONLY_OPTIONS:
         return f"is a Python program's (ResourceOptions({key}=…)); {PYTHON_ONLY_OPTIONS[key]}"
-    return PULUMI_ONLY_OPTIONS.get(key)
+    return None
 
 
 _NO_ASSETS = (
