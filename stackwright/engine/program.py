@@ -211,6 +211,9 @@ _PULUMI_SPELLINGS: dict[str, str] = {
     "stackwright.ROOT_STACK_RESOURCE": "for an alias of a resource that had no parent, "
     "write sw.Alias(parent=None)",
     # Pulumi's `runtime` module holds engine plumbing; a program uses only this of it.
+    # DESIGN.md: anything computed from a secret is a secret.
+    "Output.unsecret": "a secret stays secret in Stackwright, and so does anything computed "
+    "from it; `stackwright stack output --show-secrets` shows its value",
     "stackwright.runtime": "write sw.is_dry_run() for pulumi.runtime.is_dry_run(); "
     "Stackwright has no other runtime settings a program reads",
 }

@@ -19,8 +19,7 @@ The engine's side of the contract:
   reporting where it was (dotted paths, as `join_path` writes them).
 
 Must never: run a user callback before the values it needs are known, hand a user
-callback a `Secret` marker, or let a secret value turn into a non-secret one (but where the
-program says so: `Output.unsecret`).
+callback a `Secret` marker, or let a secret value turn into a non-secret one.
 """
 
 from __future__ import annotations
@@ -429,20 +428,6 @@ class Output(Generic[T]):
             remember_secret(value)
         inner = Output.from_input(value)
         return Output(inner._compute, inner._resources, secret=True, shape=inner.shape)
-
-    @staticmethod
-    def unsecret(value: Output[T]) -> Output[T]:
-        """`value` with nothing in it secret any more (Pulumi's `Output.unsecret`): stored
-        in plain and shown, but where it is the very text of a secret this run knows, which
-        displays still mask (a part or a digest of one is shown)."""
-        inner = Output.from_input(value)
-        made: Output[T] = Output(
-            lambda read: unwrap_secrets(inner._compute(read))[0],
-            inner._resources,
-            shape=inner.shape,
-        )
-        made._where = inner._where
-        return made
 
     @staticmethod
     def all(*values: Any, **named: Any) -> Output[Any]:

@@ -1,5 +1,5 @@
-"""`sw.log`, `sw.is_dry_run` and `Output.unsecret`, as Pulumi's `pulumi.log`,
-`pulumi.runtime.is_dry_run` and `Output.unsecret`: a program's messages reach the
+"""`sw.log` and `sw.is_dry_run`, as Pulumi's `pulumi.log` and
+`pulumi.runtime.is_dry_run`: a program's messages reach the
 operation's events against their resource or the stack, from the program and from its
 callbacks as they run (against the fake cluster, as test_engine_lifecycle)."""
 
@@ -108,19 +108,6 @@ def test_is_dry_run_says_whether_the_program_runs_for_a_preview(
 def test_is_dry_run_outside_a_program_says_where_it_answers() -> None:
     with pytest.raises(UsageError, match=r"only while Stackwright runs a program"):
         sw.is_dry_run()
-
-
-def test_unsecret_makes_an_output_and_whatever_is_inside_it_plain() -> None:
-    token = sw.Output.secret("abc-token")
-    nested = sw.Output.from_input({"a": token, "b": [token]})
-    assert nested.is_secret
-    for output, plain in ((token, "abc-token"), (nested, {"a": "abc-token", "b": ["abc-token"]})):
-        made = sw.Output.unsecret(output)
-        assert not made.is_secret
-        value = made.resolve(lambda r: None)
-        assert value == plain and unwrap_secrets(value)[1] == []
-        # and what is computed from it is plain too
-        assert not isinstance(made.apply(lambda v: v).resolve(lambda r: None), Secret)
 
 
 def test_a_program_that_fails_after_logging_has_said_its_messages(tmp_path: Path) -> None:
