@@ -31,7 +31,9 @@ from stackwright.localcluster import apply as ssa
 from stackwright.localcluster import (
     certificates,
     defaults,
+    limitranger,
     patch,
+    quota,
     rbac,
     selectors,
     status,
@@ -139,6 +141,8 @@ class Cluster:
         self.bookmark_interval = bookmark_interval
         self._service_net = ipaddress.ip_network(service_cidr)
         self._hooks: list[Callable[[Change], None]] = []
+        #: What each namespace with a ResourceQuota uses, kept as writes commit.
+        self.quota = quota.Usage(store)
         self._bootstrap()
 
     # --- bootstrap -----------------------------------------------------------
@@ -964,6 +968,12 @@ class Cluster:
         admit = _ADMISSION.get(rtype.key)
         if admit is not None:
             admit(self, old, obj)
+        if rtype.namespaced and not subresource:
+            # LimitRanger mutates, then ResourceQuota checks what it made (their order
+            # in kube-apiserver's plugin chain).
+            if rtype.key in (limitranger.POD_TYPE, limitranger.CLAIM_TYPE):
+                limitranger.admit(self.store, rtype.key, old, obj)
+            self.quota.admit(rtype.key, old, obj)
         if rtype.key == certificates.CSR_TYPE:
             certificates.admit(self.store, obj, old, subresource, opts.user, opts.requester)
 
@@ -1020,12 +1030,11 @@ class Cluster:
         # A real server waits a moment for the service account controller to create
         # `default`; the local one creates it as the namespace appears.
         if account is None and account_name != "default":
-            shown = meta.get("name") or meta.get("generateName") or ""
-            raise status.Forbidden(
-                f'pods "{shown}" is forbidden: error looking up service account '
-                f'{namespace}/{account_name}: serviceaccount "{account_name}" not found',
-                details={"name": shown, "kind": "pods"},
-            )
+            raise status.admission_forbidden(
+                "pods", meta,
+                f"error looking up service account {namespace}/{account_name}: "
+                f'serviceaccount "{account_name}" not found',
+            )  # fmt: skip
         automount = spec.get("automountServiceAccountToken")
         if automount is None:
             automount = (account or {}).get("automountServiceAccountToken", True)

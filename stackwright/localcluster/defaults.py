@@ -20,7 +20,7 @@ from typing import Any
 
 from stackwright.localcluster.validation import Quantity, parse_quantity
 
-__all__ = ["apply_defaults", "canonical_quantity", "default_job_selector"]
+__all__ = ["apply_defaults", "canonical_quantity", "default_job_selector", "qos_class"]
 
 Obj = dict[str, Any]
 Defaulter = Callable[[Obj], None]
@@ -261,10 +261,10 @@ def _pod(pod: Obj) -> None:
     _set(spec, "enableServiceLinks", True)
     status = _obj(pod, "status")
     _set(status, "phase", "Pending")
-    _set(status, "qosClass", _qos_class(spec))
+    _set(status, "qosClass", qos_class(spec))
 
 
-def _qos_class(spec: Obj) -> str:
+def qos_class(spec: Obj) -> str:
     """ComputePodQOS over cpu and memory of all init and regular containers."""
     requests: dict[str, Any] = {}
     limits: dict[str, Any] = {}

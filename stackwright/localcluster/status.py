@@ -192,6 +192,15 @@ def qualified(resource: str, group: str) -> str:
     return f"{resource}.{group}" if group else resource
 
 
+def admission_forbidden(resource: str, meta: dict[str, Any], why: str) -> Forbidden:
+    """An admission plugin's refusal (admission.NewForbidden): the object is named by its
+    generateName while it has no name yet (`pods "web-6c8f-" is forbidden: …`)."""
+    shown = meta.get("name") or meta.get("generateName") or ""
+    return Forbidden(
+        f'{resource} "{shown}" is forbidden: {why}', details={"name": shown, "kind": resource}
+    )
+
+
 def not_found(resource: str, group: str, name: str) -> NotFound:
     return NotFound(
         f'{qualified(resource, group)} "{name}" not found',

@@ -649,7 +649,7 @@ def parse_quantity(text: str) -> Quantity:
     return Quantity(-value if negative else value, fmt)
 
 
-def _quantity(value: Any) -> Quantity | None:
+def quantity(value: Any) -> Quantity | None:
     if isinstance(value, str):
         text = value.strip()
     elif isinstance(value, (int, float)) and not isinstance(value, bool):
@@ -1239,7 +1239,7 @@ def _overcommit_allowed(name: str) -> bool:
 
 def _quantity_value_causes(name: str, value: Any, path: str) -> list[Cause]:
     """ValidateResourceQuantityValue: not negative, whole for countable resources."""
-    qty = _quantity(value)
+    qty = quantity(value)
     if qty is None:
         return []  # the decoder already refused it
     causes: list[Cause] = []
@@ -1279,9 +1279,9 @@ def _resources_causes(resources: Any, path: str) -> list[Cause]:
         here = f"{path}.requests[{name}]"
         causes.extend(_resource_name_causes(name, here, container=True))
         causes.extend(_quantity_value_causes(name, value, here))
-        request = _quantity(value)
+        request = quantity(value)
         if name in limits:
-            limit = _quantity(limits[name])
+            limit = quantity(limits[name])
             if request is None or limit is None:
                 continue
             if request.value != limit.value and not _overcommit_allowed(name):
@@ -1403,7 +1403,7 @@ def _volume_source_causes(source: str, spec: Obj, path: str) -> list[Cause]:
             causes.append(not_supported(here + ".type", kind, supported))
         return causes
     if source == "emptyDir":
-        limit = _quantity(spec.get("sizeLimit"))
+        limit = quantity(spec.get("sizeLimit"))
         if limit is not None and limit.value < 0:
             return [
                 forbidden(here + ".sizeLimit", "SizeLimit field must be a valid resource quantity")
@@ -3307,7 +3307,7 @@ def _claim_spec(spec: Obj, path: str) -> list[Cause]:
     if "storage" not in requests:
         causes.append(required(storage_path))
     else:
-        qty = _quantity(requests["storage"])
+        qty = quantity(requests["storage"])
         if qty is not None and qty.value <= 0:
             causes.append(invalid(storage_path, qty.canonical(), "must be greater than zero"))
     class_name = spec.get("storageClassName")
@@ -3351,9 +3351,9 @@ def _persistent_volume_claim(obj: Obj, old: Obj | None) -> list[Cause]:
                 "spec is immutable after creation except resources.requests and volumeAttributesClassName for bound claims",
             )
         )
-    new_size = _quantity(_d(_d(spec.get("resources")).get("requests")).get("storage"))
-    old_size = _quantity(_d(_d(old_spec.get("resources")).get("requests")).get("storage"))
-    capacity = _quantity(_d(_d(old.get("status")).get("capacity")).get("storage"))
+    new_size = quantity(_d(_d(spec.get("resources")).get("requests")).get("storage"))
+    old_size = quantity(_d(_d(old_spec.get("resources")).get("requests")).get("storage"))
+    capacity = quantity(_d(_d(old.get("status")).get("capacity")).get("storage"))
     shrunk = new_size is not None and old_size is not None and new_size.value < old_size.value
     # RecoverVolumeExpansionFailure (beta, on): shrinking is allowed down to above the capacity.
     if shrunk and new_size is not None and new_size.value <= (capacity.value if capacity else 0):
@@ -3549,7 +3549,7 @@ def _limit_range(obj: Obj, old: Obj | None) -> list[Cause]:
                     )
         lows, highs = _d(limit.get("min")), _d(limit.get("max"))
         for name in lows.keys() & highs.keys():
-            low, high = _quantity(lows[name]), _quantity(highs[name])
+            low, high = quantity(lows[name]), quantity(highs[name])
             if low is not None and high is not None and low.value > high.value:
                 causes.append(
                     invalid(

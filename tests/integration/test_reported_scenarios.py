@@ -436,3 +436,100 @@ def test_a_protected_job_its_ttl_removed_is_made_anew_when_it_changes(
     (container,) = p.resources()["migrate"]["outputs"]["spec"]["template"]["spec"]["containers"]
     assert container["image"] == "example.com/exit0:2"
     assert p.resources()["migrate"]["protect"] is True
+
+
+def test_a_claim_over_the_namespace_storage_quota_fails_the_preview_naming_the_quota(
+    new_project: Any, cluster: LiveCluster
+) -> None:
+    """Shared clusters cap a namespace with a ResourceQuota, which kube-apiserver's admission
+    enforces on the server-side dry run too: the preview fails there, naming the quota and
+    the amounts, and nothing is made."""
+    p = new_project()
+    base = textwrap.dedent(
+        """
+        k8s.core.v1.Namespace("ns", metadata={"name": NS})
+        k8s.core.v1.ResourceQuota("cap", metadata={"name": "storage-cap", "namespace": NS},
+                                  spec={"hard": {"requests.storage": "5Gi"}})
+        """
+    )
+    p.program(base)
+    p.up()
+    p.program(
+        base
+        + textwrap.dedent(
+            """
+            k8s.core.v1.PersistentVolumeClaim(
+                "data", metadata={"name": "data", "namespace": NS},
+                spec={"accessModes": ["ReadWriteOnce"],
+                      "resources": {"requests": {"storage": "20Gi"}}})
+            """
+        )
+    )
+    failed = p.preview(rc=1)
+    (error,) = [e["error"] for e in failed.of("step-done") if not e["ok"]]
+    assert error == (
+        'data: persistentvolumeclaims "data" is forbidden: exceeded quota: storage-cap, '
+        "requested: requests.storage=20Gi, used: requests.storage=0, "
+        "limited: requests.storage=5Gi"
+    ), error
+    claims = cluster.kubectl("get", "pvc", "-n", p.ns, "-o", "json").stdout
+    assert json.loads(claims)["items"] == []
+
+
+def test_a_deployment_over_the_pod_quota_fails_the_up_quickly_naming_the_quota(
+    new_project: Any, cluster: LiveCluster
+) -> None:
+    """The ReplicaSet's pods are refused by the quota (its FailedCreate event, its
+    ReplicaFailure condition): `up` reports that cause within seconds, not the timeout."""
+    p = new_project()
+    p.program(
+        """
+        ns = k8s.core.v1.Namespace("ns", metadata={"name": NS})
+        k8s.core.v1.ResourceQuota("cap", metadata={"name": "pod-cap", "namespace": NS},
+                                  spec={"hard": {"pods": "1"}},
+                                  opts=sw.ResourceOptions(depends_on=[ns]))
+        k8s.apps.v1.Deployment("web", metadata={"name": "web", "namespace": NS},
+                               spec=app_spec("web", replicas=2),
+                               opts=sw.ResourceOptions(depends_on=[ns]))
+        """
+    )
+    started = time.monotonic()
+    failed = p.up(rc=1)
+    took = time.monotonic() - started
+    (error,) = [e["error"] for e in failed.of("step-done") if not e["ok"]]
+    assert "exceeded quota: pod-cap, requested: pods=1, used: pods=1, limited: pods=1" in error
+    assert took < 30, took
+    events = json.loads(cluster.kubectl("get", "events", "-n", p.ns, "-o", "json").stdout)["items"]
+    refusals = [e["message"] for e in events if e["reason"] == "FailedCreate"]
+    assert refusals and refusals[0].startswith('Error creating: pods "web-'), refusals
+    assert "is forbidden: exceeded quota: pod-cap" in refusals[0]
+
+
+def test_a_limit_range_default_shows_in_the_pods_resources(
+    new_project: Any, cluster: LiveCluster
+) -> None:
+    """A namespace's LimitRange fills in what a container leaves out, as a real cluster's
+    LimitRanger admission does, and says so in the pod's annotation."""
+    p = new_project()
+    p.program(
+        """
+        ns = k8s.core.v1.Namespace("ns", metadata={"name": NS})
+        limits = k8s.core.v1.LimitRange(
+            "limits", metadata={"name": "limits", "namespace": NS},
+            spec={"limits": [{"type": "Container", "default": {"cpu": "300m"},
+                              "defaultRequest": {"cpu": "100m", "memory": "64Mi"}}]},
+            opts=sw.ResourceOptions(depends_on=[ns]))
+        k8s.apps.v1.Deployment("web", metadata={"name": "web", "namespace": NS},
+                               spec=app_spec("web"), opts=sw.ResourceOptions(depends_on=[limits]))
+        """
+    )
+    p.up()
+    (pod,) = json.loads(cluster.kubectl("get", "pods", "-n", p.ns, "-o", "json").stdout)["items"]
+    assert pod["spec"]["containers"][0]["resources"] == {
+        "limits": {"cpu": "300m"},
+        "requests": {"cpu": "100m", "memory": "64Mi"},
+    }
+    assert pod["metadata"]["annotations"]["kubernetes.io/limit-ranger"] == (
+        "LimitRanger plugin set: cpu, memory request for container main; "
+        "cpu limit for container main"
+    )

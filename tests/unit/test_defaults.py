@@ -701,4 +701,9 @@ def test_defaults_are_what_validation_requires(group: str, kind: str, body: dict
 def test_public_surface() -> None:
     from stackwright.localcluster import defaults
 
-    assert defaults.__all__ == ["apply_defaults", "canonical_quantity", "default_job_selector"]
+    assert defaults.__all__ == [
+        "apply_defaults",
+        "canonical_quantity",
+        "default_job_selector",
+        "qos_class",
+    ]

@@ -1,7 +1,7 @@
 """The controllers that run inside the local cluster's server process.
 
 API machinery controllers (garbage collection, namespace lifecycle, each
-namespace's default ServiceAccount and root CA ConfigMap, legacy service account token
+namespace's default ServiceAccount and root CA ConfigMap, ResourceQuota status, legacy service account token
 Secrets, CRD establishment, ClusterRole aggregation), the simulated nodes (registration and lifecycle, scheduler,
 kubelets), the services and storage controllers and the workload controllers
 (Deployment … CronJob, HPA and PDB status) live here; each reacts to store
@@ -29,6 +29,7 @@ from stackwright.localcluster.controllers.kubelet import Kubelet
 from stackwright.localcluster.controllers.namespaces import NamespaceController
 from stackwright.localcluster.controllers.nodes import NodeController
 from stackwright.localcluster.controllers.pace import Pace
+from stackwright.localcluster.controllers.quotas import ResourceQuotaController
 from stackwright.localcluster.controllers.replicasets import (
     ReplicaSetController,
     ReplicationControllerController,
@@ -75,6 +76,7 @@ def build_controllers(
         GarbageCollector(cluster),
         NamespaceController(cluster),
         ServiceAccountController(cluster, root_ca),
+        ResourceQuotaController(cluster),
         *([TokensController(cluster, token_key, root_ca)] if token_key else []),
         ClusterRoleAggregationController(cluster),
         *([CertificateSigningController(cluster, credentials)] if credentials else []),

@@ -1,0 +1,251 @@
+"""ResourceQuota: what each object uses of a quota, the totals per namespace, admission.
+
+As kube-apiserver's ResourceQuota admission plugin and kube-controller-manager's quota
+evaluators (pkg/quota/v1/evaluator/core): a create (or an update growing a pod, claim
+or service) that would take a namespace past a quota's `hard` is refused with the
+plugin's words (`exceeded quota: NAME, requested: …, used: …, limited: …`), and a pod
+lacking a compute resource a quota tracks with `failed quota: NAME: must specify …`.
+
+`Usage` keeps the totals of the namespaces that have a quota, from the store's
+changes as they commit, so admission reads them instead of listing the namespace; the
+quota controller copies them into each quota's `status.used`. Scoped quotas (`scopes`,
+`scopeSelector`) are not enforced.
+
+Must never: cost a namespace without quotas more than a dictionary look-up per write.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from fractions import Fraction
+from typing import Any
+
+from stackwright.localcluster import status
+from stackwright.localcluster.store import Change, Obj, Store, TypeKey
+from stackwright.localcluster.validation import Quantity, quantity
+
+QUOTA_TYPE = ("", "resourcequotas")
+POD_TYPE = ("", "pods")
+SERVICE_TYPE = ("", "services")
+CLAIM_TYPE = ("", "persistentvolumeclaims")
+#: The legacy object-count names, beside `count/<resource>[.<group>]`.
+_COUNTED = {
+    POD_TYPE: "pods",
+    SERVICE_TYPE: "services",
+    CLAIM_TYPE: "persistentvolumeclaims",
+    ("", "configmaps"): "configmaps",
+    ("", "secrets"): "secrets",
+    ("", "replicationcontrollers"): "replicationcontrollers",
+    ("", "resourcequotas"): "resourcequotas",
+}
+#: The compute resources a quota makes every container state (the evaluator's validationSet).
+_MUST_SPECIFY = ("cpu", "limits.cpu", "limits.memory", "memory", "requests.cpu", "requests.memory")
+_COMPUTE = ("cpu", "memory", "ephemeral-storage")
+_TERMINAL = ("Succeeded", "Failed")
+STORAGE_CLASS_SUFFIX = ".storageclass.storage.k8s.io/"
+Amounts = dict[str, Fraction]
+
+
+def count_name(key: TypeKey) -> str:
+    group, plural = key
+    return f"count/{plural}.{group}" if group else f"count/{plural}"
+
+
+def usage(key: TypeKey, obj: Obj | None) -> Amounts:
+    """What one object uses (the evaluators' Usage); nothing for a terminal pod."""
+    if obj is None:
+        return {}
+    if key == POD_TYPE:
+        return _pod_usage(obj)
+    used: Amounts = {count_name(key): Fraction(1)}
+    legacy = _COUNTED.get(key)
+    if legacy is not None:
+        used[legacy] = Fraction(1)
+    spec = obj.get("spec") or {}
+    if key == SERVICE_TYPE:
+        kind = spec.get("type")
+        if kind == "LoadBalancer":
+            used["services.loadbalancers"] = Fraction(1)
+        if kind in ("NodePort", "LoadBalancer"):
+            ports = [p for p in spec.get("ports") or [] if isinstance(p, dict)]
+            used["services.nodeports"] = Fraction(len(ports))
+    elif key == CLAIM_TYPE:
+        storage = quantity(((spec.get("resources") or {}).get("requests") or {}).get("storage"))
+        if storage is not None:
+            used["requests.storage"] = storage.value
+        klass = spec.get("storageClassName")
+        if klass:
+            prefix = f"{klass}{STORAGE_CLASS_SUFFIX}"
+            used[f"{prefix}persistentvolumeclaims"] = Fraction(1)
+            if storage is not None:
+                used[f"{prefix}requests.storage"] = storage.value
+    return used
+
+
+def _pod_usage(pod: Obj) -> Amounts:
+    if (pod.get("status") or {}).get("phase") in _TERMINAL:
+        return {}
+    used: Amounts = {"pods": Fraction(1), "count/pods": Fraction(1)}
+    spec = pod.get("spec") or {}
+    for field, prefix in (("requests", "requests."), ("limits", "limits.")):
+        for name, amount in _pod_resources(spec, field).items():
+            used[prefix + name] = amount
+            if field == "requests":
+                used[name] = amount  # the bare name is the request
+    return used
+
+
+def _pod_resources(spec: Obj, field: str) -> Amounts:
+    """PodRequestsAndLimits: the containers' sum, or an init container's if larger."""
+    totals: Amounts = defaultdict(Fraction)
+    for container in spec.get("containers") or []:
+        for name, amount in _container_resources(container, field).items():
+            totals[name] += amount
+    for container in spec.get("initContainers") or []:
+        for name, amount in _container_resources(container, field).items():
+            totals[name] = max(totals[name], amount)
+    return dict(totals)
+
+
+def _container_resources(container: Any, field: str) -> Amounts:
+    if not isinstance(container, dict):
+        return {}
+    given = (container.get("resources") or {}).get(field) or {}
+    found: Amounts = {}
+    for name in _COMPUTE:
+        qty = quantity(given.get(name))
+        if qty is not None:
+            found[name] = qty.value
+    return found
+
+
+def _missing_compute(pod: Obj, tracked: set[str]) -> str:
+    """The pod evaluator's Constraints: each container states what the quota tracks."""
+    required = tracked.intersection(_MUST_SPECIFY)
+    if not required:
+        return ""
+    missing: dict[str, list[str]] = defaultdict(list)
+    spec = pod.get("spec") or {}
+    for field in ("containers", "initContainers"):
+        for container in spec.get(field) or []:
+            if not isinstance(container, dict):
+                continue
+            has = _pod_usage({"spec": {"containers": [container]}})
+            for name in sorted(required - has.keys()):
+                missing[name].append(str(container.get("name", "")))
+    return "; ".join(
+        f"must specify {name} for: {','.join(sorted(names))}"
+        for name, names in sorted(missing.items())
+    )
+
+
+def shown(amount: Fraction, like: str | None) -> str:
+    """An amount as the server prints it, in the format of the quota's `hard` entry."""
+    fmt = "DecimalSI"
+    if like is not None:
+        qty = quantity(like)
+        fmt = qty.format if qty is not None else fmt
+    return Quantity(amount, fmt).canonical()
+
+
+def _pretty(amounts: Amounts, hard: dict[str, Any]) -> str:
+    return ",".join(f"{name}={shown(amounts.get(name, Fraction(0)), hard.get(name))}"
+                    for name in sorted(amounts))  # fmt: skip
+
+
+def enforced(quota: Obj) -> dict[str, Any]:
+    """The `hard` of a quota this cluster enforces (a scoped one: none)."""
+    spec = quota.get("spec") or {}
+    if spec.get("scopes") or spec.get("scopeSelector"):
+        return {}
+    hard = spec.get("hard")
+    return hard if isinstance(hard, dict) else {}
+
+
+class Usage:
+    """Totals of what the objects of each namespace with a quota use, kept from the
+    store's committed changes (a store listener) so that no write lists a namespace."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self._totals: dict[str, Amounts] = {}
+        for quota in store.items(QUOTA_TYPE):
+            self._track(quota["metadata"].get("namespace", ""))
+        store.add_listener(self._on_change)
+
+    def tracks(self, namespace: str) -> bool:
+        return namespace in self._totals
+
+    def totals(self, namespace: str) -> Amounts:
+        return self._totals.get(namespace, {})
+
+    def _track(self, namespace: str) -> None:
+        if namespace in self._totals:
+            return
+        totals: Amounts = defaultdict(Fraction)
+        for key in self.store.type_keys():
+            for obj in self.store.items(key, namespace):
+                for name, amount in usage(key, obj).items():
+                    totals[name] += amount
+        self._totals[namespace] = totals
+
+    def _on_change(self, change: Change) -> None:
+        namespace = change.namespace
+        if namespace not in self._totals:
+            if change.key == QUOTA_TYPE and change.type != "DELETED":
+                self._track(namespace)
+            return
+        totals = self._totals[namespace]
+        if change.type == "DELETED":
+            gone = change.old if change.old is not None else change.obj
+            for name, amount in usage(change.key, gone).items():
+                totals[name] -= amount
+            if change.key == QUOTA_TYPE and not self.store.items(QUOTA_TYPE, namespace):
+                del self._totals[namespace]
+            return
+        for name, amount in usage(change.key, change.old).items():
+            totals[name] -= amount
+        for name, amount in usage(change.key, change.obj).items():
+            totals[name] += amount
+
+    def admit(self, key: TypeKey, old: Obj | None, obj: Obj) -> None:
+        """Refuse a write that takes the namespace past a quota (ResourceQuota admission)."""
+        meta = obj["metadata"]
+        namespace = meta.get("namespace", "")
+        if namespace not in self._totals:
+            return
+        if old is not None and key not in (POD_TYPE, SERVICE_TYPE, CLAIM_TYPE):
+            return  # only these evaluators handle updates
+        before = usage(key, old)
+        delta = {
+            name: amount - before.get(name, Fraction(0))
+            for name, amount in usage(key, obj).items()
+            if amount > before.get(name, Fraction(0))
+        }
+        totals = self._totals[namespace]
+        for quota in self.store.items(QUOTA_TYPE, namespace):
+            hard = enforced(quota)
+            if not hard:
+                continue
+            name = quota["metadata"]["name"]
+            if key == POD_TYPE and old is None:
+                missing = _missing_compute(obj, set(hard))
+                if missing:
+                    raise status.admission_forbidden(
+                        key[1], meta, f"failed quota: {name}: {missing}"
+                    )
+            requested = {k: v for k, v in delta.items() if k in hard}
+            exceeded = sorted(
+                k for k, v in requested.items()
+                if (limit := quantity(hard[k])) is not None
+                and totals.get(k, Fraction(0)) + v > limit.value
+            )  # fmt: skip
+            if exceeded:
+                used = {k: totals.get(k, Fraction(0)) for k in exceeded}
+                limited = {k: quantity(hard[k]).value for k in exceeded}  # type: ignore[union-attr]
+                raise status.admission_forbidden(
+                    key[1], meta,
+                    f"exceeded quota: {name}, "
+                    f"requested: {_pretty({k: requested[k] for k in exceeded}, hard)}, "
+                    f"used: {_pretty(used, hard)}, limited: {_pretty(limited, hard)}",
+                )  # fmt: skip
