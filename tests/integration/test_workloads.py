@@ -1041,3 +1041,46 @@ def test_hpa_and_pdb_report_status(api: httpx.Client) -> None:
     assert status["observedGeneration"] == 1
     allowed = condition(pdb, "DisruptionAllowed")
     assert (allowed["status"], allowed["reason"]) == ("True", "SufficientPods")
+
+
+def test_pods_a_quota_refuses_are_each_controllers_failed_create_and_the_quota_shows_use(
+    api: httpx.Client,
+) -> None:
+    """A namespace whose ResourceQuota allows one pod: a Job's and a StatefulSet's pods
+    beyond it are refused by quota admission, and each controller reports the refusal
+    as its upstream FailedCreate event; the quota's status counts the pod there is."""
+    ns = new_ns(api)
+    create(api, f"/api/v1/namespaces/{ns}/resourcequotas", {
+        "apiVersion": "v1", "kind": "ResourceQuota", "metadata": {"name": "one-pod"},
+        "spec": {"hard": {"pods": "1", "count/jobs.batch": "5"}},
+    })  # fmt: skip
+    create(api, f"/api/v1/namespaces/{ns}/pods", {
+        "apiVersion": "v1", "kind": "Pod", "metadata": {"name": "first"},
+        "spec": {"containers": [{"name": "web", "image": "nginx:1.29"}]},
+    })  # fmt: skip
+    exceeded = (
+        "is forbidden: exceeded quota: one-pod, requested: pods=1, used: pods=1, limited: pods=1"
+    )
+    create(api, f"{BATCH}/{ns}/jobs", job("batch", "busybox:1.36", ["true"]))
+    create(api, f"{APPS}/{ns}/statefulsets", statefulset(
+        "db", 1, {"containers": [{"name": "db", "image": "nginx:1.29"}]}
+    ))  # fmt: skip
+
+    def refusals(name: str) -> list[str]:
+        return [e["message"] for e in events_for(api, ns, name) if e["reason"] == "FailedCreate"]
+
+    assert eventually(lambda: refusals("batch"), what="the Job's FailedCreate") == [
+        f'Error creating: pods "batch-" {exceeded}'
+    ]
+    assert eventually(lambda: refusals("db"), what="the StatefulSet's FailedCreate") == [
+        f'create Pod db-0 in StatefulSet db failed error: pods "db-0" {exceeded}'
+    ]
+    quota = eventually(
+        lambda: (q := get(api, f"/api/v1/namespaces/{ns}/resourcequotas/one-pod"))
+        .get("status", {}).get("used", {}).get("count/jobs.batch") == "1" and q,
+        what="the quota's status",
+    )  # fmt: skip
+    assert quota["status"] == {
+        "hard": {"pods": "1", "count/jobs.batch": "5"},
+        "used": {"pods": "1", "count/jobs.batch": "1"},
+    }
