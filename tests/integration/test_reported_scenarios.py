@@ -533,3 +533,32 @@ def test_a_limit_range_default_shows_in_the_pods_resources(
         "LimitRanger plugin set: cpu, memory request for container main; "
         "cpu limit for container main"
     )
+
+
+def test_a_statefulset_whose_pods_a_quota_refuses_fails_the_up_with_its_failed_create(
+    new_project: Any, cluster: LiveCluster
+) -> None:
+    """A StatefulSet has no ReplicaFailure condition: its FailedCreate event is the only
+    word of the refusal, and `up` reports it within seconds instead of waiting it out."""
+    p = new_project()
+    p.program(
+        """
+        ns = k8s.core.v1.Namespace("ns", metadata={"name": NS})
+        k8s.core.v1.ResourceQuota("cap", metadata={"name": "no-pods", "namespace": NS},
+                                  spec={"hard": {"pods": "0"}},
+                                  opts=sw.ResourceOptions(depends_on=[ns]))
+        spec = {**app_spec("db"), "serviceName": "db"}
+        k8s.apps.v1.StatefulSet("db", metadata={"name": "db", "namespace": NS}, spec=spec,
+                                opts=sw.ResourceOptions(depends_on=[ns]))
+        """
+    )
+    started = time.monotonic()
+    failed = p.up(rc=1)
+    took = time.monotonic() - started
+    (error,) = [e["error"] for e in failed.of("step-done") if not e["ok"]]
+    assert error == (
+        "db: 0/1 ready — FailedCreate: create Pod db-0 in StatefulSet db failed error: "
+        'pods "db-0" is forbidden: exceeded quota: no-pods, requested: pods=1, used: pods=0, '
+        "limited: pods=0"
+    ), error
+    assert took < 30, took

@@ -1229,3 +1229,44 @@ def test_wait_for_list_needs_every_condition_and_replaces_the_kind_rule() -> Non
 def test_wait_for_rejects_malformed_values_with_the_reason(raw: str, problem: str) -> None:
     with pytest.raises(ValueError, match=problem):
         parse_wait_for(raw)
+
+
+# --- pods the API server refuses (FailedCreate) ------------------------------------------------
+
+REFUSED = (
+    "FailedCreate",
+    'create Pod db-0 in StatefulSet db failed error: pods "db-0" is forbidden: exceeded quota: '
+    "cap, requested: pods=1, used: pods=1, limited: pods=1",
+)
+
+
+def test_a_controller_whose_pods_are_refused_is_failing_with_its_failed_create() -> None:
+    waiting = evaluate(statefulset())
+    # No pod to blame: the StatefulSet's own events are the ones to read.
+    assert (waiting.state, waiting.message, waiting.culprit) == (
+        State.WAITING,
+        "db: 0/2 ready",
+        "db",
+    )
+    refused = event("db", *REFUSED, when="2026-01-01T00:00:05Z")
+    verdict = evaluate(statefulset(), Related(events=[refused]))
+    assert (verdict.state, verdict.message) == (
+        State.FAILING,
+        f"db: 0/2 ready — {': '.join(REFUSED)}",
+    )
+    quota = 'Error creating: pods "migrate-" is forbidden: exceeded quota: cap'
+    failed_job = event("migrate", "FailedCreate", quota, when="2026-01-01T00:00:05Z")
+    verdict = evaluate(job(), Related(events=[failed_job]))
+    assert (verdict.state, verdict.message) == (
+        State.FAILING, f"migrate: 0/1 succeeded, 0 active — FailedCreate: {quota}"
+    )  # fmt: skip
+
+
+def test_a_refusal_older_than_the_last_pod_made_is_only_history() -> None:
+    refused = event("db", *REFUSED, when="2026-01-01T00:00:05Z")
+    made = event(
+        "db", "SuccessfulCreate", "create Pod db-0 in StatefulSet db successful",
+        when="2026-01-01T00:00:09Z", kind="Normal",
+    )  # fmt: skip
+    verdict = evaluate(statefulset(readyReplicas=1), Related(events=[refused, made]))
+    assert (verdict.state, verdict.message) == (State.WAITING, "db: 1/2 ready")

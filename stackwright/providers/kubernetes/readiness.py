@@ -10,7 +10,8 @@ States, and what the waiting loop does with them:
     ready     done
     waiting   keep watching; the message says what for
     failing   a failure the cluster keeps retrying (ImagePullBackOff, CrashLoopBackOff,
-              CreateContainerConfigError, ReplicaFailure, a claim's missing StorageClass...):
+              CreateContainerConfigError, ReplicaFailure, a controller's FailedCreate, a
+              claim's missing StorageClass...):
               fail if it lasts a short grace
     failed    will not recover by itself (Job Failed, Pod Failed, ProgressDeadlineExceeded,
               InvalidImageName, a CRD whose names were refused): fail now
@@ -32,7 +33,7 @@ from __future__ import annotations
 import difflib
 import enum
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -439,22 +440,43 @@ def _informative(text: str) -> int:
 
 def _event_note(events: Sequence[Obj], name: str) -> str:
     """The latest Warning event about `name`: "Unhealthy: Readiness probe failed: ..."."""
+    latest = _latest(events, name, lambda e: e.get("type") == "Warning")
+    return _reason_message(latest) if latest is not None else ""
+
+
+def _short_of_pods(name: str, head: str, pod: _PodView | None, related: Related) -> Readiness:
+    """A controller waiting for pods: the one that best explains it, or with none to blame,
+    its own events (the culprit, for the waiting loop to read). Its FailedCreate later than
+    any SuccessfulCreate means the API server refuses its pods (a ResourceQuota, a
+    LimitRange, a missing ServiceAccount) while it keeps retrying: failing, in its words
+    (`FailedCreate: Error creating: pods "batch-" is forbidden: exceeded quota: …`)."""
+    if pod is not None:
+        return Readiness(State.WAITING, _with_pod(head, pod), pod.name)
+    refused = _latest(related.events, name, lambda e: e.get("reason") == "FailedCreate")
+    made = _latest(related.events, name, lambda e: e.get("reason") == "SuccessfulCreate")
+    if refused is not None and (made is None or _when(refused) > _when(made)):
+        return Readiness(State.FAILING, f"{head} — {_reason_message(refused)}", name)
+    return Readiness(State.WAITING, head, name)
+
+
+def _latest(events: Sequence[Obj], name: str, wanted: Callable[[Obj], bool]) -> Obj | None:
+    """The latest of the `wanted` events about `name` (the last listed of equal times)."""
     latest: Obj | None = None
-    latest_key = ""
     for event in events:
-        if _map(event.get("involvedObject")).get("name") != name or event.get("type") != "Warning":
+        if _map(event.get("involvedObject")).get("name") != name or not wanted(event):
             continue
-        key = str(
-            event.get("lastTimestamp")
-            or event.get("eventTime")
-            or _map(event.get("metadata")).get("creationTimestamp")
-            or ""
-        )
-        if latest is None or key >= latest_key:
-            latest, latest_key = event, key
-    if latest is None:
-        return ""
-    return _reason_message(latest)
+        if latest is None or _when(event) >= _when(latest):
+            latest = event
+    return latest
+
+
+def _when(event: Obj) -> str:
+    return str(
+        event.get("lastTimestamp")
+        or event.get("eventTime")
+        or _map(event.get("metadata")).get("creationTimestamp")
+        or ""
+    )
 
 
 def _ready_text(name: str, ready: int, want: int) -> str:
@@ -603,7 +625,7 @@ def _statefulset(obj: Obj, related: Related) -> Readiness:
         message = _with_pod(summary, pod) + _stuck_on_a_revision(obj, pods, pod.name)
         return Readiness(pod.state, message, culprit)
     if ready < want:
-        return Readiness(State.WAITING, _with_pod(summary, pod), culprit)
+        return _short_of_pods(name, summary, pod, related)
     replicas = _int(status.get("replicas"))
     if replicas > want:
         # Scaled down: done once the pods beyond the count are gone (as Pulumi waits for
@@ -669,11 +691,9 @@ def _daemonset(obj: Obj, related: Related) -> Readiness:
     if pod is not None and pod.state in (State.FAILED, State.FAILING):
         return Readiness(pod.state, _with_pod(summary, pod), culprit)
     if updated < desired:
-        return Readiness(
-            State.WAITING, _with_pod(f"{summary}, {updated}/{desired} updated", pod), culprit
-        )
+        return _short_of_pods(name, f"{summary}, {updated}/{desired} updated", pod, related)
     if available < desired:
-        return Readiness(State.WAITING, _with_pod(summary, pod), culprit)
+        return _short_of_pods(name, summary, pod, related)
     return Readiness(State.READY, summary)
 
 
@@ -739,7 +759,7 @@ def _job(obj: Obj, related: Related) -> Readiness:
     pod = _worst(pods, related, replaced_when_failed=True)
     if pod is not None and pod.state in (State.FAILED, State.FAILING):
         return Readiness(pod.state, _with_pod(summary, pod), pod.name)
-    return Readiness(State.WAITING, _with_pod(summary, pod), pod.name if pod is not None else "")
+    return _short_of_pods(name, summary, pod, related)
 
 
 def _service(obj: Obj, related: Related) -> Readiness:
