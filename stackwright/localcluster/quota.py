@@ -235,14 +235,15 @@ class Usage:
                         key[1], meta, f"failed quota: {name}: {missing}"
                     )
             requested = {k: v for k, v in delta.items() if k in hard}
+            limits = {k: q.value for k in requested if (q := quantity(hard[k])) is not None}
             exceeded = sorted(
-                k for k, v in requested.items()
-                if (limit := quantity(hard[k])) is not None
-                and totals.get(k, Fraction(0)) + v > limit.value
-            )  # fmt: skip
+                k
+                for k, limit in limits.items()
+                if totals.get(k, Fraction(0)) + requested[k] > limit
+            )
             if exceeded:
                 used = {k: totals.get(k, Fraction(0)) for k in exceeded}
-                limited = {k: quantity(hard[k]).value for k in exceeded}  # type: ignore[union-attr]
+                limited = {k: limits[k] for k in exceeded}
                 raise status.admission_forbidden(
                     key[1], meta,
                     f"exceeded quota: {name}, "
