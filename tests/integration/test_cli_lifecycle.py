@@ -2581,7 +2581,7 @@ def test_cancel_stops_a_running_up(new_project: Any, cluster: LiveCluster) -> No
     assert "lock released" in p.sw("cancel").out
     out, err = child.communicate(timeout=30)
     # The readiness probe starts after 30 s: an up that went on would take that long.
-    assert time.monotonic() - started < 6, "the up went on after its lock was cleared"
+    assert time.monotonic() - started < 20, "the up went on after its lock was cleared"
     # The step it was waiting for fails saying why (or, between steps, the whole run does).
     assert child.returncode == 1, out + err
     assert "was cancelled (`stackwright cancel` cleared its lock)" in out + err

@@ -280,7 +280,7 @@ def test_kubectl_wait_returns_once_a_new_pod_is_ready(api: httpx.Client, cluster
     started = time.monotonic()
     result = cluster.kubectl("wait", "-n", ns, "--for=condition=Ready", "pod/x", "--timeout=20s")
     assert "pod/x condition met" in result.stdout
-    assert time.monotonic() - started < 5
+    assert time.monotonic() - started < 15  # not at its --timeout
 
 
 def test_image_that_does_not_exist_backs_off_pulling(api: httpx.Client, cluster: Any) -> None:
