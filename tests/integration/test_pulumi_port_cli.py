@@ -256,7 +256,7 @@ def test_the_programs_log_messages_and_is_dry_run_in_preview_and_up(
         "Resources:\n"
     ) in text
     applied = p.up()
-    assert [e["message"] for e in applied.of("log")][0] == "applying"
+    assert applied.of("log")[0]["message"] == "applying"
     assert applied.of("log")[-1]["message"] == made.replace("True", "False")
 
     # Pulumi's advice, log an error then raise to stop: the message is said before the

@@ -628,7 +628,7 @@ def test_job_of_succeeding_pods_completes_within_parallelism(
 
 
 def test_an_init_containers_command_decides_whether_the_pod_goes_on(
-    api: httpx.Client, cluster: LiveCluster
+    api: httpx.Client, cluster: Any
 ) -> None:
     """As on a node: an init container whose command exits 3 fails its Job's pod
     (Init:Error) before the work starts, and `kubectl logs -c` says what it ran and its

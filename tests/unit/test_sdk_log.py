@@ -17,7 +17,6 @@ from stackwright.engine.events import Log
 from stackwright.engine.program import run_program
 from stackwright.errors import UsageError
 from stackwright.sdk.context import Program, running
-from stackwright.sdk.output import Secret, unwrap_secrets
 
 CM = "kubernetes:core/v1:ConfigMap"
 

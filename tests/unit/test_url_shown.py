@@ -9,7 +9,6 @@ from hypothesis import strategies as st
 
 from stackwright.errors import url_shown
 
-
 DIGEST = "sha256:" + "0123456789abcdef" * 4
 
 
