@@ -32,7 +32,7 @@ from stackwright.engine.records import (
     through_kubernetes,
     unknown_paths,
 )
-from stackwright.errors import UsageError
+from stackwright.errors import UsageError, located
 from stackwright.kubernetes.provider import PROVIDER_TYPE, is_kubeconfig_path
 from stackwright.model import (
     LOCAL_CONTEXT_PREFIX,
@@ -251,7 +251,7 @@ def _made(
             )
         )
         raise UsageError(
-            f"{declared.declared_at}: provider {declared.resource_name}: {exc}{ambient}"
+            located(declared.declared_at, f"provider {declared.resource_name}: {exc}{ambient}")
         ) from None
 
 

@@ -39,7 +39,7 @@ from stackwright.engine.records import (
     unknown_as_null,
     unknown_paths,
 )
-from stackwright.errors import InputsRejected, UsageError
+from stackwright.errors import InputsRejected, UsageError, located
 from stackwright.model import ResourceState
 from stackwright.sdk.context import Program
 from stackwright.sdk.output import StateReader, resolve, unwrap_secrets
@@ -129,9 +129,12 @@ def check_before_up(
         if refusal is not None:
             said = refusal.replace("\n  ", " ")
             raise UsageError(
-                f"{resource.declared_at}: {describe(resource.urn)}{from_origin(resource)}: "
-                f"the schema its CustomResourceDefinition declares refuses it: {said}. Fix the "
-                "object (or the schema); nothing was changed"
+                located(
+                    resource.declared_at,
+                    f"{describe(resource.urn)}{from_origin(resource)}: "
+                    f"the schema its CustomResourceDefinition declares refuses it: {said}. Fix the "
+                    "object (or the schema); nothing was changed",
+                )
             )
 
 
@@ -156,8 +159,10 @@ def _check_secret_placement(resource: Resource, known: tuple[Any, list[str]]) ->
     refusal = secret_in_plain_field(found, inputs)
     if refusal is not None:
         raise UsageError(
-            f"{resource.declared_at}: {describe(resource.urn)}{from_origin(resource)}: "
-            f"{refusal}; nothing was changed"
+            located(
+                resource.declared_at,
+                f"{describe(resource.urn)}{from_origin(resource)}: {refusal}; nothing was changed",
+            )
         )
 
 
@@ -190,9 +195,12 @@ def _check_types(
     else:
         shown = f"the {what} {json.dumps(found.value)[:60]}"
     raise UsageError(
-        f"{resource.declared_at.of_field(found.path)}: {describe(resource.urn)}"
-        f"{from_origin(resource)}: {found.path} is {shown}, where a {obj['kind']} takes "
-        f"{found.expected}; nothing was changed"
+        located(
+            resource.declared_at.of_field(found.path),
+            f"{describe(resource.urn)}"
+            f"{from_origin(resource)}: {found.path} is {shown}, where a {obj['kind']} takes "
+            f"{found.expected}; nothing was changed",
+        )
     )
 
 

@@ -136,7 +136,7 @@ from stackwright.engine.rollouts import (
     notice,
     stale_readers,
 )
-from stackwright.errors import InputsRejected, StackwrightError, UsageError, redact
+from stackwright.errors import InputsRejected, StackwrightError, UsageError, located, redact
 from stackwright.kubernetes.base import PATCH_FIELD_MANAGER, PATCH_FORCE
 from stackwright.kubernetes.fields import KINDS
 from stackwright.kubernetes.provider import PROVIDER_TYPE, RENDER_SETTING
@@ -260,6 +260,12 @@ class PatchConflict(StackwrightError):
             f"conflict on {listed}: another manager owns it; leave the field out of the "
             f'Patch, or annotate the Patch {PATCH_FORCE}: "true" to take it over'
         )
+
+
+class DeclarationRefused(UsageError):
+    """Bad input a step finds in its own resource's declaration once Outputs are known (an
+    object another resource holds, an import of another resource's object): its failure
+    names the line that declared the resource, as the checks before a run do."""
 
 
 class PatchGiveUpRefused(StackwrightError):
@@ -926,9 +932,9 @@ class Run:
         except DependencyCycle as cycle:
             declared = {r.urn: r.declared_at for r in resources}
             where = ", ".join(
-                f"{describe(urn)} at {declared[urn]}" for urn in dict.fromkeys(cycle.cycle)
+                f"{describe(urn)} ({declared[urn]})" for urn in dict.fromkeys(cycle.cycle)
             )
-            raise UsageError(f"{cycle}; declared: {where}") from None
+            raise UsageError(located(declared[cycle.cycle[0]], f"{cycle}; declared: {where}")) from None
 
     def read_live(self, resource: Resource) -> Any:
         value = self.live.get(resource.urn, UNKNOWN)
@@ -1097,10 +1103,11 @@ class Run:
             # `describe` has just said when it is the resource's: say it once.
             said = f"{describe(urn)}: {error.removeprefix(f'{resource.resource_name}: ')}"
             rejected = isinstance(exc, InputsRejected)
-            if rejected:  # the program's to fix: where, as its other errors say it
-                if urn not in self._deleted_first:
-                    self.outcome.rejected += 1  # and nothing changed for it
-                said = f"{resource.declared_at}: {said}"
+            if rejected and urn not in self._deleted_first:
+                self.outcome.rejected += 1  # and nothing changed for it
+            if rejected or isinstance(exc, DeclarationRefused):
+                # The program's to fix: where, as its other errors say it.
+                said = located(resource.declared_at, said)
                 # The step's own event and line say it as the summary does: a CI reading
                 # only the step's event learns where to fix it.
                 error = said
@@ -1135,7 +1142,7 @@ class Run:
         if rendered is not None:  # a secret known only now (read from another resource)
             secret = rendered_secret(resource, resolved)
             if secret is not None:
-                where = f"{resource.declared_at}: {describe(resource.urn)}"
+                where = located(resource.declared_at, f"{describe(resource.urn)}")
                 provider = urn_name(provider_urn(resource))
                 raise UsageError(rendering_refusal(where, secret, provider, rendered))
         unknown = unknown_paths(inputs)
@@ -1155,7 +1162,7 @@ class Run:
                 raise UsageError(plain_only)
             inputs = _with_field_manager(inputs, patch_field_manager(resource.urn, inputs, old))
         elif resource.custom and is_kubernetes(resource):
-            propagation = _declared_propagation(resource, inputs)
+            propagation = _declared_propagation(inputs)
             plain_only = secret_in_plain_field(given, inputs)
             if plain_only is not None:
                 raise UsageError(plain_only)
@@ -1642,7 +1649,7 @@ class Run:
         namespaced = "/" in desired.id
         found = import_disagreement(resource, metadata_of(desired.inputs), old, namespaced, default)
         if found is not None:
-            raise UsageError(f"{resource.declared_at}: {found}")
+            raise DeclarationRefused(found)
 
     async def _object_id(self, state: ResourceState) -> str:
         meta = metadata_of(state.inputs)
@@ -2055,7 +2062,7 @@ class Run:
             # it away, and only that stack's next `up` marks it as its own.
             holders = self.recorded_elsewhere(new.urn, new.id)
             if holders:
-                raise UsageError(
+                raise DeclarationRefused(
                     f"{kind} {new.id} already exists: stack {holders[0]} records it (a "
                     "`stackwright state move` gave it there); remove this resource from the "
                     "program, or give it another name"
@@ -2065,7 +2072,7 @@ class Run:
         held = self.managed_by(live, new.urn) if owner and self.managed_by is not None else ""
         if held:
             # Adopting is refused too (`_check_importable`): say what would work.
-            raise UsageError(
+            raise DeclarationRefused(
                 f"{kind} {new.id} already exists: {held}, or give this resource another name"
             )
         whose = (
@@ -2076,7 +2083,7 @@ class Run:
         adopt = f"{self._import_option(new.id)} or `stackwright import`"
         if new.urn in self._from_manifests:
             adopt = self._adopt_from_manifests(new)
-        raise UsageError(
+        raise DeclarationRefused(
             f"{kind} {new.id} already exists ({whose}): adopt it with {adopt}, or give this "
             "resource another name"
         )
@@ -2141,15 +2148,16 @@ class Run:
             return
         kind = object_ref(new)[1]
         verb = _CLAIMED_BY.get(first_op, "holds")
-        where = ""
-        if self.program is not None:
-            declared = self.program.by_urn
-            if first in declared and new.urn in declared:
-                where = f" (at {declared[first].declared_at} and {declared[new.urn].declared_at})"
-        raise UsageError(
-            f"{kind} {new.id} is the object {describe(first)} {verb}{where}: each would "
-            "overwrite the other's fields; give one of them another metadata.name"
+        raise DeclarationRefused(
+            f"{kind} {new.id} is the object {describe(first)} {verb}{self._line_of(first)}: "
+            "each would overwrite the other's fields; give one of them another metadata.name"
         )
+
+    def _line_of(self, urn: str) -> str:
+        """` (app.py:5)`: where the program declared another resource a refusal names beside
+        the refused one (whose own line leads its failure); empty when it declares none."""
+        declared = self.program.by_urn.get(urn) if self.program is not None else None
+        return f" ({declared.declared_at})" if declared is not None else ""
 
     @property
     def spelling(self) -> Spelling:
@@ -2202,7 +2210,7 @@ class Run:
         and removes only its record (`_holder`)."""
         live = await self._read_object(provider, new)
         if live is None:
-            raise UsageError(
+            raise DeclarationRefused(
                 f"cannot import {new.id}: no {new.inputs.get('kind')} of that name exists in "
                 "the cluster"
             )
@@ -2211,14 +2219,14 @@ class Run:
         if owner in self.old and owner != new.urn:
             if self.program is None or owner not in self.program.by_urn:
                 return
-            raise UsageError(
-                f"cannot import {new.id}: {describe(owner)}, which the program still declares, "
-                "manages it; drop that resource from the program to pass the object on (its "
-                "delete then keeps it), or import another object"
+            raise DeclarationRefused(
+                f"cannot import {new.id}: {describe(owner)}{self._line_of(owner)}, which the "
+                "program still declares, manages it; drop that resource from the program to "
+                "pass the object on (its delete then keeps it), or import another object"
             )
         refused = self.managed_by(live, new.urn) if self.managed_by is not None else ""
         if refused:
-            raise UsageError(f"cannot import {new.id}: {refused}")
+            raise DeclarationRefused(f"cannot import {new.id}: {refused}")
 
     async def _list_marks(
         self, provider: Provider, api_version: str, kind: str, namespace: str | None
@@ -3088,10 +3096,10 @@ def _delete_seconds(timeouts: CustomTimeouts | None) -> float | None:
     return None if timeouts is None or timeouts.delete is None else float(timeouts.delete)
 
 
-def _declared_propagation(resource: Resource, inputs: Mapping[str, Any]) -> str | None:
+def _declared_propagation(inputs: Mapping[str, Any]) -> str | None:
     """The policy the object's `stackwright.io/deletion-propagation` annotation names (None:
     none, or a value a preview cannot know yet); a value it does not name is the program's
-    mistake, refused with the line that declared the resource."""
+    mistake, refused with the line that declared the resource (`DeclarationRefused`)."""
     annotations = metadata_of(inputs).get("annotations")
     if isinstance(annotations, Mapping) and isinstance(
         annotations.get(DELETION_PROPAGATION), Unknown
@@ -3100,7 +3108,7 @@ def _declared_propagation(resource: Resource, inputs: Mapping[str, Any]) -> str 
     try:
         return deletion_propagation(inputs)
     except ValueError as exc:
-        raise UsageError(f"{resource.declared_at}: {describe(resource.urn)}: {exc}") from None
+        raise DeclarationRefused(str(exc)) from None
 
 
 def _as_program_says(old: ResourceState, new: ResourceState) -> ResourceState:

@@ -57,7 +57,7 @@ from stackwright.engine.wiring import (
     APPLYSET_TOOLING,
     check_marks,
 )
-from stackwright.errors import UsageError
+from stackwright.errors import UsageError, located
 from stackwright.kubernetes.base import PATCH_FIELD_MANAGER
 from stackwright.kubernetes.provider import PROVIDER_TYPE, provider_namespace
 from stackwright.model import URN_ANNOTATION, ResourceState, parse_urn
@@ -137,7 +137,9 @@ def _check_marks(program: Program | None) -> None:
         try:
             check_marks({"metadata": {"annotations": known}})
         except ValueError as exc:
-            raise UsageError(f"{resource.declared_at}: {describe(resource.urn)}: {exc}") from None
+            raise UsageError(
+                located(resource.declared_at, f"{describe(resource.urn)}: {exc}")
+            ) from None
 
 
 def _records_as_run(program: Program, snapshot: Snapshot) -> dict[str, ResourceState]:
@@ -171,8 +173,10 @@ def _check_imports(
         disagreement = import_disagreement(resource, meta, old, scope(resource), default(resource))
         if disagreement is not None:
             raise UsageError(
-                f"{resource.declared_at}: {describe(resource.urn)}: {disagreement}; "
-                "nothing was changed"
+                located(
+                    resource.declared_at,
+                    f"{describe(resource.urn)}: {disagreement}; nothing was changed",
+                )
             )
 
 
@@ -287,8 +291,11 @@ def _check_one_resource_per_object(program: Program, recorded: Mapping[str, Reso
         refused = name_refusal(name) if isinstance(name, str) else None
         if refused is not None:
             raise UsageError(
-                f"{resource.declared_at.of_field('metadata.name')}: {describe(resource.urn)}"
-                f"{from_origin(resource)}: {refused}; nothing was changed"
+                located(
+                    resource.declared_at.of_field("metadata.name"),
+                    f"{describe(resource.urn)}"
+                    f"{from_origin(resource)}: {refused}; nothing was changed",
+                )
             )
         if not name or not isinstance(namespace, str):
             continue
@@ -301,17 +308,23 @@ def _check_one_resource_per_object(program: Program, recorded: Mapping[str, Reso
             where = f"{named['namespace']}/{name}" if named.get("namespace") else name
             if patch:
                 raise UsageError(
-                    f"{resource.declared_at}: {describe(resource.urn)} applies to {kind} "
-                    f"{where} as field manager {manager}, as {describe(first.urn)} at "
-                    f"{first.declared_at} does: each one's apply would drop the other's "
-                    f"fields; give one of them another {PATCH_FIELD_MANAGER} annotation (or "
-                    "none: each Patch has a manager of its own); nothing was changed"
+                    located(
+                        resource.declared_at,
+                        f"{describe(resource.urn)} applies to {kind} "
+                        f"{where} as field manager {manager}, as {describe(first.urn)} "
+                        f"({first.declared_at}) does: each one's apply would drop the other's "
+                        f"fields; give one of them another {PATCH_FIELD_MANAGER} annotation (or "
+                        "none: each Patch has a manager of its own); nothing was changed",
+                    )
                 )
             raise UsageError(
-                f"{resource.declared_at}: {describe(resource.urn)}{from_origin(resource)} names the "
-                f"same {kind} {where} as {describe(first.urn)}{from_origin(first)} at "
-                f"{first.declared_at}: each would overwrite the other's fields; "
-                f"{_one_of_them(program, resource, first)}; nothing was changed"
+                located(
+                    resource.declared_at,
+                    f"{describe(resource.urn)}{from_origin(resource)} names the "
+                    f"same {kind} {where} as {describe(first.urn)}{from_origin(first)} "
+                    f"({first.declared_at}): each would overwrite the other's fields; "
+                    f"{_one_of_them(program, resource, first)}; nothing was changed",
+                )
             )
 
 
@@ -361,13 +374,16 @@ def _check_definitions(options: Options, program: Program | None, snapshot: Snap
         crd = dropped.get((provider_urn(resource), kind))
         if crd is not None:
             raise UsageError(
-                f"{resource.declared_at}: {describe(resource.urn)}: its "
-                f"CustomResourceDefinition {crd.id} ({describe(crd.urn)}) is no longer "
-                "declared, and deleting it would "
-                f"delete every {kind[1]} in the cluster, this one too. Keep the CRD in the "
-                "program, drop its objects as well, or give the CRD "
-                f"`{spelling_of(program.runtime).setting('retain_on_delete', True)}` and run "
-                "`stackwright up` before dropping it"
+                located(
+                    resource.declared_at,
+                    f"{describe(resource.urn)}: its "
+                    f"CustomResourceDefinition {crd.id} ({describe(crd.urn)}) is no longer "
+                    "declared, and deleting it would "
+                    f"delete every {kind[1]} in the cluster, this one too. Keep the CRD in the "
+                    "program, drop its objects as well, or give the CRD "
+                    f"`{spelling_of(program.runtime).setting('retain_on_delete', True)}` and run "
+                    "`stackwright up` before dropping it",
+                )
             )
 
 

@@ -22,7 +22,7 @@ from typing import Any
 
 from stackwright.engine.events import Listener, PolicyChecked
 from stackwright.engine.records import is_kubernetes, is_patch, patch_body
-from stackwright.errors import PolicyViolation
+from stackwright.errors import PolicyViolation, located
 from stackwright.kubernetes.provider import PROVIDER_TYPE
 from stackwright.policy import (
     Level,
@@ -135,15 +135,15 @@ def blocked_message(report: Report, what: str) -> str:
     first = blocking[0]
     more = f" (and {len(blocking) - 1} more)" if len(blocking) > 1 else ""
     about = first.resource
-    # Where the object was declared; a policy that failed names its own line instead.
-    declared = about is not None and about.line and not first.error
-    where = f" (declared at {about.source}:{about.line})" if about and declared else ""
-    return (
-        f"{what} blocked by policy: {first.policy.label}: {first.message}{where}{more}; "
-        "nothing was "
+    said = (
+        f"{what} blocked by policy: {first.policy.label}: {first.message}{more}; nothing was "
         "changed. Fix the objects, or exempt them with the policy.stackwright.io/exempt "
         "annotation and a policy.stackwright.io/reason"
     )
+    # Where the object was declared; a policy that failed names its own line instead.
+    if about is not None and about.line and not first.error:
+        return located(f"{about.source}:{about.line}", said)
+    return said
 
 
 def check(gate: PolicyGate, program: Program, stack: str, listener: Listener, what: str) -> Report:

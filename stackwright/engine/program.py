@@ -20,7 +20,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from stackwright.errors import StackwrightError, UsageError, redact
+from stackwright.errors import StackwrightError, UsageError, located, redact
 from stackwright.sdk.context import Program, running
 from stackwright.sdk.resource import error_text, in_package
 
@@ -105,7 +105,7 @@ def _in_project(filename: str, folder: str) -> bool:
 
 
 def _describe(exc: BaseException, path: Path) -> str:
-    """`the program failed at FILE:LINE: Error: message`, FILE:LINE being the innermost line
+    """`FILE:LINE: the program failed: Error: message`, FILE:LINE being the innermost line
     of the user's own code (in the program's folder), else the innermost outside Stackwright."""
     frames = traceback.extract_tb(exc.__traceback__)
     folder = str(path.parent.resolve())
@@ -119,7 +119,7 @@ def _describe(exc: BaseException, path: Path) -> str:
             f"{exc.filename}:{exc.lineno}",
             f"{type(exc).__name__}: {redact(str(exc.msg))}",
         )
-    return f"the program failed at {where}: {text}"
+    return located(where, f"the program failed: {text}")
 
 
 #: Keyword arguments of Pulumi's classes that Stackwright's leave out on purpose, and why

@@ -17,7 +17,7 @@ from typing import Any
 
 from stackwright.engine.records import describe, is_patch, is_release, provider_urn
 from stackwright.engine.wiring import manifest_file
-from stackwright.errors import UsageError
+from stackwright.errors import UsageError, located
 from stackwright.kubernetes.provider import PROVIDER_TYPE, RENDER_SETTING
 from stackwright.model import always_secret, urn_name
 from stackwright.sdk.context import Program
@@ -52,7 +52,7 @@ def check_rendered(program: Program | None) -> None:
         if directory is None:
             continue
         provider = urn_name(provider_urn(resource))
-        where = f"{resource.declared_at}: {describe(resource.urn)}"
+        where = located(resource.declared_at, f"{describe(resource.urn)}")
         if is_release(resource.resource_type):
             raise UsageError(
                 f"{where}: provider {provider} renders to files ({directory}), and a Helm "

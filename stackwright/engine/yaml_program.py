@@ -51,7 +51,7 @@ from typing import Any, ClassVar
 
 import yaml
 
-from stackwright.errors import UsageError, not_valid_yaml
+from stackwright.errors import UsageError, located, not_valid_yaml
 from stackwright.kubernetes.base import (
     PATCH_SUFFIX,
     CustomObject,
@@ -321,7 +321,7 @@ def load(path: Path) -> Document:
             path, entries("config"), entries("variables"), entries("resources"), entries("outputs")
         )
     except _Problem as problem:
-        raise UsageError(f"{path}:{problem.line}: {problem.text}") from None
+        raise UsageError(located(f"{path}:{problem.line}", f"{problem.text}")) from None
 
 
 @dataclass
@@ -638,7 +638,7 @@ class Evaluator:
         one line at its own line, as it is refused when they are known now."""
         path, call = self.document.path, self.calling
         assert call is not None
-        return lambda error: UsageError(f"{path}:{call.line}: fn::{call.name}: {error}")
+        return lambda error: UsageError(located(f"{path}:{call.line}", f"fn::{call.name}: {error}"))
 
     def _config(self, entry: Entry) -> Any:
         spec = entry.body if isinstance(entry.body, dict) else {"default": entry.body}
@@ -711,9 +711,12 @@ class Evaluator:
             return Output.secret(default) if hidden else default
         if found is None:
             raise MissingConfiguration(
-                f"{self.document.path}:{entry.line}: missing required configuration "
-                f"{config.full_key(key)} for stack {self.program.stack}: set it with "
-                f"`{setting}` or give the config a `default:`",
+                located(
+                    f"{self.document.path}:{entry.line}",
+                    f"missing required configuration "
+                    f"{config.full_key(key)} for stack {self.program.stack}: set it with "
+                    f"`{setting}` or give the config a `default:`",
+                ),
                 config.full_key(key),
             )
         return found
@@ -1523,4 +1526,4 @@ def run_yaml_program(path: Path) -> None:
     try:
         Evaluator(document).run()
     except _Problem as problem:
-        raise UsageError(f"{path}:{problem.line}: {problem.text}") from None
+        raise UsageError(located(f"{path}:{problem.line}", f"{problem.text}")) from None

@@ -19,7 +19,7 @@ from collections.abc import Iterable, Mapping
 from types import ModuleType
 from typing import Any, ClassVar, Self
 
-from stackwright.errors import UsageError
+from stackwright.errors import UsageError, located
 from stackwright.kubernetes.groups import MODULES, VERSIONS
 from stackwright.kubernetes.nested import LiveKind, Walk, live_kind
 from stackwright.model import FIELD_MANAGER, Unknown
@@ -249,16 +249,22 @@ def _object(
             what = type(bad.value).__name__
             article = "an" if what[:1].lower() in "aeiou" else "a"
             raise UsageError(
-                f"{kind} {name!r} at {_declared_at()}: {path} holds {article} {what}, which is "
-                "not JSON; pass a str, number, bool, None, list or dict there (or an Output of "
-                "one)"
+                located(
+                    _declared_at(),
+                    f"{kind} {name!r}: {path} holds {article} {what}, which is "
+                    "not JSON; pass a str, number, bool, None, list or dict there (or an Output of "
+                    "one)",
+                )
             ) from None
     for field in _OBJECT_FIELDS:
         value = obj.get(field)
         if value is not None and not isinstance(value, Mapping | Output | Secret | Unknown):
             raise UsageError(
-                f"{kind} {name!r} at {_declared_at()}: {field} must be a dict (or an Output of "
-                f"one), not {type(value).__name__} {value!r:.40}"
+                located(
+                    _declared_at(),
+                    f"{kind} {name!r}: {field} must be a dict (or an Output of "
+                    f"one), not {type(value).__name__} {value!r:.40}",
+                )
             )
     return obj
 
@@ -372,7 +378,7 @@ def _check_keys(api_version: str, kind: str, name: str, obj: Mapping[str, Any]) 
         f"declare the object as k8s.apiextensions.CustomResource({name!r}, "
         f"api_version={api_version!r}, kind={kind!r}, …)"
     )
-    raise UsageError(f"{kind} {name!r} at {_declared_at()}: {found.problem}{newer}")
+    raise UsageError(located(_declared_at(), f"{kind} {name!r}: {found.problem}{newer}"))
 
 
 def _nothing_declared(
@@ -383,8 +389,11 @@ def _nothing_declared(
     given = [key for key, value in fields.items() if value is not None]
     if read is not None and given:
         raise UsageError(
-            f"{kind} {name!r} at {_declared_at()} is read (id={read!r}), so it declares "
-            f"nothing: drop {given[0]}= (or drop id= to manage the object)"
+            located(
+                _declared_at(),
+                f"{kind} {name!r} is read (id={read!r}), so it declares "
+                f"nothing: drop {given[0]}= (or drop id= to manage the object)",
+            )
         )
 
 
@@ -401,7 +410,9 @@ def _custom_kind(resource_name: str, fields: dict[str, Any]) -> tuple[str, str]:
             )
             if not isinstance(given, str) or not given
         )
-        raise UsageError(f"custom resource {resource_name!r} at {_declared_at()} needs {missing}")
+        raise UsageError(
+            located(_declared_at(), f"custom resource {resource_name!r} needs {missing}")
+        )
     return api_version, kind
 
 
@@ -456,14 +467,20 @@ class KubernetesPatch(KubernetesResource):
             return
         if opts.import_ is not None:
             raise UsageError(
-                f"{kind}{PATCH_SUFFIX} {name!r} at {_declared_at()} cannot be imported: a Patch "
-                "has no object of its own; drop the import option (the Patch changes the "
-                f"object it names as it is), or import the whole object as a {kind}"
+                located(
+                    _declared_at(),
+                    f"{kind}{PATCH_SUFFIX} {name!r} cannot be imported: a Patch "
+                    "has no object of its own; drop the import option (the Patch changes the "
+                    f"object it names as it is), or import the whole object as a {kind}",
+                )
             )
         if opts.id is not None:
             raise UsageError(
-                f"{kind}{PATCH_SUFFIX} {name!r} at {_declared_at()} cannot be read: a Patch has "
-                f"no object of its own; drop the id option, or read the object as a {kind}"
+                located(
+                    _declared_at(),
+                    f"{kind}{PATCH_SUFFIX} {name!r} cannot be read: a Patch has "
+                    f"no object of its own; drop the id option, or read the object as a {kind}",
+                )
             )
 
     def _check_declared(self, kind: str, name: str, obj: Mapping[str, Any]) -> None:
@@ -472,17 +489,23 @@ class KubernetesPatch(KubernetesResource):
         given = meta.get("name") if isinstance(meta, Mapping) else meta
         if given is None or given == "":
             raise UsageError(
-                f"{kind}{PATCH_SUFFIX} {name!r} at {_declared_at()} needs metadata.name: a "
-                f'Patch changes an existing object, so name it (metadata={{"name": "…"}})'
+                located(
+                    _declared_at(),
+                    f"{kind}{PATCH_SUFFIX} {name!r} needs metadata.name: a "
+                    f'Patch changes an existing object, so name it (metadata={{"name": "…"}})',
+                )
             )
         annotations = meta.get("annotations") if isinstance(meta, Mapping) else None
         manager = annotations.get(PATCH_FIELD_MANAGER) if isinstance(annotations, Mapping) else None
         if manager == FIELD_MANAGER:
             raise UsageError(
-                f"{kind}{PATCH_SUFFIX} {name!r} at {_declared_at()}: {PATCH_FIELD_MANAGER} "
-                f"names {FIELD_MANAGER}, the field manager of the stack's own objects, whose "
-                "fields giving the Patch up would drop; name another (or none: each Patch has "
-                "a manager of its own)"
+                located(
+                    _declared_at(),
+                    f"{kind}{PATCH_SUFFIX} {name!r}: {PATCH_FIELD_MANAGER} "
+                    f"names {FIELD_MANAGER}, the field manager of the stack's own objects, whose "
+                    "fields giving the Patch up would drop; name another (or none: each Patch has "
+                    "a manager of its own)",
+                )
             )
 
     @classmethod
@@ -490,9 +513,12 @@ class KubernetesPatch(KubernetesResource):
         """A Patch is fields of an object, not one to read: read the object itself."""
         reader = cls.kind or "k8s.apiextensions.CustomResource"
         raise UsageError(
-            f"{cls.__name__}.get({resource_name!r}, {id!r}) at {_declared_at()}: a Patch has "
-            f"no object of its own to read; read it with {reader}.get({resource_name!r}, "
-            f"{id!r})"
+            located(
+                _declared_at(),
+                f"{cls.__name__}.get({resource_name!r}, {id!r}): a Patch has "
+                f"no object of its own to read; read it with {reader}.get({resource_name!r}, "
+                f"{id!r})",
+            )
         )
 
 

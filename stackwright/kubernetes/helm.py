@@ -107,7 +107,14 @@ from typing import Any
 
 import yaml
 
-from stackwright.errors import UsageError, not_utf8, remember_secret, url_shown, yaml_problem
+from stackwright.errors import (
+    UsageError,
+    located,
+    not_utf8,
+    remember_secret,
+    url_shown,
+    yaml_problem,
+)
 from stackwright.kubernetes.provider import RELEASE_TYPE, provider_namespace
 from stackwright.kubernetes.yaml import (
     SKIP_AWAIT,
@@ -194,7 +201,7 @@ class Chart(ComponentResource):
         opts: ResourceOptions | None = None,
     ) -> None:
         where = _declared_at()
-        what = f"Helm chart {name!r} ({os.fspath(chart)}) at {where}"
+        what = located(where, f"Helm chart {name!r} ({os.fspath(chart)})")
         for key, given in (("namespace", namespace), ("version", version)):
             if isinstance(given, Output):  # as Pulumi's Chart takes them: say why not here
                 raise UsageError(
@@ -212,14 +219,14 @@ class Chart(ComponentResource):
         release_namespace = namespace or provider_namespace(what, self.opts)
         # A local chart by its absolute path: values that are Outputs render it again as the
         # run applies them, from whatever folder the run is in then.
-        located = os.fspath(chart)
-        if "repo" not in repository and not located.startswith("oci://"):
-            located = os.path.abspath(located)
+        chart_path = os.fspath(chart)
+        if "repo" not in repository and not chart_path.startswith("oci://"):
+            chart_path = os.path.abspath(chart_path)
 
         def rendered_with(values: dict[str, Any]) -> tuple[list[_Object], list[_Object]]:
             crds, templates = render(
                 what,
-                located,
+                chart_path,
                 values,
                 release=name,
                 namespace=release_namespace,
@@ -1032,7 +1039,7 @@ class Release(CustomResource):
     ) -> None:
         where = _declared_at()
         reference = os.fspath(chart)
-        what = f"Helm release {name!r} ({reference}) at {where}"
+        what = located(where, f"Helm release {name!r} ({reference})")
         merged = merge_values(what, value_files or (), values or {})
         repo_opts = _repository_opts(what, repository_opts)
         if repo_opts.get("password") is not None:  # secret, as Pulumi's RepositoryOpts has it

@@ -34,7 +34,7 @@ from typing import Any, ClassVar
 
 import yaml
 
-from stackwright.errors import UsageError, not_utf8, yaml_problem
+from stackwright.errors import UsageError, located, not_utf8, yaml_problem
 from stackwright.kubernetes.base import CustomObject, type_token
 from stackwright.sdk.output import parse_path
 from stackwright.sdk.resource import (
@@ -335,7 +335,9 @@ class ManifestComponent(ComponentResource):
             child = child_name(kind, name, namespace, resource_prefix)
             if child in self.resources:
                 raise UsageError(
-                    f"{reading.what} {self.resource_name!r} at {reading.where}: {kind} {name!r}"
+                    located(
+                        reading.where, f"{reading.what} {self.resource_name!r}: {kind} {name!r}"
+                    )
                     + (f" in namespace {namespace!r}" if namespace else "")
                     + f" is declared twice (again in document {doc.index + 1} of "
                     f"{doc.source}): remove one of them"
@@ -378,7 +380,7 @@ class Reading:
 
     def __exit__(self, kind: object, exc: BaseException | None, tb: object) -> None:
         if isinstance(exc, UsageError):
-            raise UsageError(f"{self.what} {self.name!r} at {self.where}: {exc}") from exc
+            raise UsageError(located(self.where, f"{self.what} {self.name!r}: {exc}")) from exc
 
 
 class ConfigFile(ManifestComponent):

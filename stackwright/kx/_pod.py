@@ -17,7 +17,7 @@ import difflib
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
-from stackwright.errors import UsageError
+from stackwright.errors import UsageError, located
 from stackwright.kx._volumes import Mount
 from stackwright.sdk.output import Output
 from stackwright.sdk.resource import _declared_at
@@ -100,8 +100,10 @@ class PodBuilder:
             close = difflib.get_close_matches("image", [str(key) for key in container], n=1)
             hint = f" (it has {close[0]!r}: did you mean 'image'?)" if close else ""
             raise UsageError(
-                f"PodBuilder {self.name!r} at {_declared_at()}: container {index} has no "
-                f"image{hint}"
+                located(
+                    _declared_at(),
+                    f"PodBuilder {self.name!r}: container {index} has no image{hint}",
+                )
             )
         container.setdefault("name", self.name if index == 0 else f"{self.name}-{index}")
         if "env" in container:

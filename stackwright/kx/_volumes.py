@@ -21,7 +21,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from stackwright.errors import UsageError
+from stackwright.errors import UsageError, located
 from stackwright.kubernetes.core.v1 import ConfigMap as _ConfigMap
 from stackwright.kubernetes.core.v1 import PersistentVolumeClaim as _PersistentVolumeClaim
 from stackwright.kubernetes.core.v1 import Secret as _Secret
@@ -155,8 +155,11 @@ class _Referenced(ComponentResource):
             close = difflib.get_close_matches(key, sorted(self._keys), n=1)
             hint = f"did you mean {close[0]!r}? " if close else ""
             raise UsageError(
-                f"{self._type_label} {self.resource_name!r} has no key {key!r} (asked at "
-                f"{_declared_at()}); {hint}its keys: {', '.join(sorted(self._keys)) or '(none)'}"
+                located(
+                    _declared_at(),
+                    f"{self._type_label} {self.resource_name!r} has no key {key!r}"
+                    f"; {hint}its keys: {', '.join(sorted(self._keys)) or '(none)'}",
+                )
             )
         return key
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from stackwright.errors import UsageError
+from stackwright.errors import UsageError, located
 from stackwright.kubernetes.apps.v1 import Deployment as _Deployment
 from stackwright.kubernetes.core.v1 import Service as _Service
 from stackwright.kx._pod import PodBuilder
@@ -60,8 +60,11 @@ class Deployment(ComponentResource):
         labels = selector.get("matchLabels") if isinstance(selector, Mapping) else None
         if not labels:
             raise UsageError(
-                f"kx.Deployment {self.resource_name!r} at {self.declared_at}: create_service needs "
-                "spec.selector.matchLabels (PodBuilder.as_deployment_spec sets it)"
+                located(
+                    self.declared_at,
+                    f"kx.Deployment {self.resource_name!r}: create_service needs "
+                    "spec.selector.matchLabels (PodBuilder.as_deployment_spec sets it)",
+                )
             )
         return labels
 
@@ -92,8 +95,11 @@ class Deployment(ComponentResource):
             named = self._container_ports()
             if not named:
                 raise UsageError(
-                    f"kx.Deployment {self.resource_name!r} at {self.declared_at}: no named "
-                    "container ports to expose; name them (ports={'http': 80}) or pass ports="
+                    located(
+                        self.declared_at,
+                        f"kx.Deployment {self.resource_name!r}: no named "
+                        "container ports to expose; name them (ports={'http': 80}) or pass ports=",
+                    )
                 )
             ports = named
         entries: list[ServicePortDict] = (

@@ -14,7 +14,7 @@ import math
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from stackwright.errors import UsageError, redact, remember_secret
+from stackwright.errors import UsageError, located, redact, remember_secret
 from stackwright.model import unknown_setting
 from stackwright.sdk.context import current_program
 from stackwright.sdk.output import Output
@@ -54,7 +54,7 @@ class Config:
         if refused:  # `Config("kubernetes").get("clustr")` would read None
             from stackwright.sdk.resource import _declared_at  # only to say where
 
-            raise UsageError(f"{_declared_at()}: {refused.rstrip('; ')}")
+            raise UsageError(located(_declared_at(), f"{refused.rstrip('; ')}"))
         value = self._program.config.get(full)
         if value is not None and not as_secret and full in self._program.secret_keys:
             # As Pulumi does: the plain value is handed out, with a warning, since nothing

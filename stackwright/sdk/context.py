@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-from stackwright.errors import UsageError
+from stackwright.errors import UsageError, located
 from stackwright.model import make_urn
 
 if TYPE_CHECKING:
@@ -97,8 +97,11 @@ class Program:
                 else "give one of them another name"
             )
             raise UsageError(
-                f"duplicate resource URN {urn}: declared at {existing.declared_at} and again at "
-                f"{resource.declared_at}; {how}"
+                located(
+                    resource.declared_at,
+                    f"duplicate resource URN {urn}: {existing.declared_at} declares it "
+                    f"already; {how}",
+                )
             )
         self.by_urn[urn] = resource
         self.resources.append(resource)

@@ -27,7 +27,7 @@ from types import EllipsisType, FrameType
 from typing import Any, ClassVar
 
 from stackwright import interrupts
-from stackwright.errors import StackwrightError, UsageError, redact, remember_secret
+from stackwright.errors import StackwrightError, UsageError, located, redact, remember_secret
 from stackwright.model import make_urn, parse_urn
 from stackwright.sdk.output import (
     InputMarks,
@@ -218,8 +218,11 @@ def register_resource_transform(transform: ResourceTransform) -> None:
 
     if not callable(transform):
         raise UsageError(
-            f"register_resource_transform takes a function of one ResourceTransformArgs "
-            f"(got {type(transform).__name__}) at {_declared_at()}"
+            located(
+                _declared_at(),
+                "register_resource_transform takes a function of one ResourceTransformArgs "
+                f"(got {type(transform).__name__})",
+            )
         )
     current_program().transforms.append(transform)
 
@@ -238,7 +241,7 @@ def _transformed(
 
     if not isinstance(opts, ResourceOptions):
         return props, opts  # `_checked` says what is wrong
-    chain = list(_transform_list(opts.transforms, f"{type_} {name!r} at {declared}"))
+    chain = list(_transform_list(opts.transforms, _Checked(type_, name, declared)))
     parent = opts.parent
     while isinstance(parent, Resource):
         chain.extend(parent._opts.transforms)
@@ -253,25 +256,34 @@ def _transformed(
         except StackwrightError:
             raise
         except Exception as exc:  # the user's transform: one line naming it and the resource
-            raise UsageError(f"{what} at {declared} {failed_at(exc)}") from exc
+            raise UsageError(located(declared, f"{what} {failed_at(exc)}")) from exc
         if result is None:
             continue
         if not isinstance(result, ResourceTransformResult) or not isinstance(result.props, Mapping):
             raise UsageError(
-                f"{what} at {declared} returned {type(result).__name__}: return None or "
-                "sw.ResourceTransformResult(props=..., opts=...)"
+                located(
+                    declared,
+                    f"{what} returned {type(result).__name__}: return None or "
+                    "sw.ResourceTransformResult(props=..., opts=...)",
+                )
             )
         given, props, opts = props, dict(result.props), result.opts
         if not isinstance(opts, ResourceOptions):
             raise UsageError(
-                f"{what} at {declared} returned opts of type {type(opts).__name__}: "
-                "return a ResourceOptions (e.g. the args.opts it was given)"
+                located(
+                    declared,
+                    f"{what} returned opts of type {type(opts).__name__}: "
+                    "return a ResourceOptions (e.g. the args.opts it was given)",
+                )
             )
         for key in _IDENTITY:  # the type token (URN, state) names them
             if key in given and props.get(key) != given[key]:
                 raise UsageError(
-                    f"{what} at {declared} changed its {key} to {props.get(key)!r}: its type "
-                    f"is {type_}; declare an object of the other kind instead"
+                    located(
+                        declared,
+                        f"{what} changed its {key} to {props.get(key)!r}: its type "
+                        f"is {type_}; declare an object of the other kind instead",
+                    )
                 )
     return props, opts
 
@@ -324,14 +336,14 @@ def error_text(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {message[0]}" if message else type(exc).__name__
 
 
-def _transform_list(transforms: Any, what: str) -> Sequence[ResourceTransform]:
+def _transform_list(transforms: Any, what: _Checked) -> Sequence[ResourceTransform]:
     """The `transforms` option as a sequence (one given alone as a list of one), or a
     UsageError naming `what` when one is not a function."""
     listed = transforms if isinstance(transforms, Sequence) else (transforms,)
     for transform in listed:
         if not callable(transform):
             raise UsageError(
-                f"transforms of {what} must be functions of one ResourceTransformArgs "
+                f"{what.option('transforms')} must be functions of one ResourceTransformArgs "
                 f"(got {type(transform).__name__})"
             )
     return listed
@@ -375,17 +387,18 @@ class _Checked:
     declared: Declaration
 
     def __str__(self) -> str:
-        return f"{self.type_} {self.name!r} at {self.declared}"
+        return f"{self.type_} {self.name!r}"
 
-    def at(self, option: str) -> str:
-        """The resource, at the line its `option` is written on (a Python program's call)."""
-        return f"{self.type_} {self.name!r} at {self.declared.of_option(option)}"
+    def at(self, option: str, of: str = "") -> str:
+        """The resource (after `of`, `the alias parent of `), at the line its `option` is
+        written on (a Python program's call): `app.py:3: ConfigMap 'c'`."""
+        return located(self.declared.of_option(option), f"{of}{self}")
 
     def option(self, option: str) -> str:
         """`option` of the resource, spelt as its program does, at the line it is written on:
-        `custom_timeouts.create of ConfigMap 'c' at app.py:3`, or in a YAML program
-        `customTimeouts.create of ConfigMap 'c' at Stackwright.yaml:9`."""
-        return f"{self.declared.spelling.name(option)} of {self.at(option)}"
+        `app.py:3: custom_timeouts.create of ConfigMap 'c'`, or in a YAML program
+        `Stackwright.yaml:9: customTimeouts.create of ConfigMap 'c'`."""
+        return self.at(option, f"{self.declared.spelling.name(option)} of ")
 
 
 #: Stackwright's own code: frames in here are never the line a user declared something on.
@@ -465,7 +478,9 @@ class Resource:
         declared = _declared_at()
         if not isinstance(name, str) or not name:
             raise UsageError(
-                f"a {type_} resource needs a non-empty string name (got {name!r}) at {declared}"
+                located(
+                    declared, f"a {type_} resource needs a non-empty string name (got {name!r})"
+                )
             )
         self._type = type_
         self._name = name
@@ -480,8 +495,11 @@ class Resource:
         opts = _checked(opts, _Checked(type_, name, declared))
         if opts.id is not None and not self._readable:
             raise UsageError(
-                f"{type_} {name!r} at {declared} cannot be read with id=: only Kubernetes "
-                "objects can (e.g. k8s.core.v1.Service.get(name, 'kube-system/kube-dns'))"
+                located(
+                    declared,
+                    f"{type_} {name!r} cannot be read with id=: only Kubernetes "
+                    "objects can (e.g. k8s.core.v1.Service.get(name, 'kube-system/kube-dns'))",
+                )
             )
         self._opts = opts.merged_with(opts.parent.opts if opts.parent is not None else None)
         remember_secret_fields(given, opts)
@@ -642,7 +660,7 @@ def _prefixes(parent: Resource | str | None) -> list[tuple[str, ...]]:
 def _checked(opts: ResourceOptions, what: _Checked) -> ResourceOptions:
     """The options with forgiving spellings normalised, or a UsageError naming the resource."""
     if not isinstance(opts, ResourceOptions):
-        raise _not_options(opts, str(what))
+        raise _not_options(opts, what)
     # One option at a time, in the order a user reads them: the first mistake is the one said.
     changes: dict[str, Any] = {
         **_resources_named(opts, what),
@@ -651,7 +669,7 @@ def _checked(opts: ResourceOptions, what: _Checked) -> ResourceOptions:
         **_aliases(opts.aliases, what),
         **_secret_outputs(opts.additional_secret_outputs, what),
     }
-    transforms = _transform_list(opts.transforms, str(what))
+    transforms = _transform_list(opts.transforms, what)
     if transforms is not opts.transforms:
         changes["transforms"] = transforms
     if opts.id is not None:
@@ -660,12 +678,12 @@ def _checked(opts: ResourceOptions, what: _Checked) -> ResourceOptions:
     return replace(opts, **changes) if changes else opts
 
 
-def _not_options(opts: object, what: str) -> UsageError:
+def _not_options(opts: object, what: _Checked) -> UsageError:
     """What to say of `opts` that are no ResourceOptions: Pulumi's `ConfigMap("c", args)`
     overload puts the object's fields in this place, which Stackwright takes as keywords."""
     fields = isinstance(opts, Mapping) or type(opts).__name__.endswith("Args")
     return UsageError(
-        f"opts of {what} must be a ResourceOptions (got {type(opts).__name__})"
+        f"{what.at('opts', 'opts of ')} must be a ResourceOptions (got {type(opts).__name__})"
         + (
             "; Stackwright takes no args object: pass the object's fields as keyword "
             "arguments (data=..., metadata=..., spec=...)"
@@ -776,11 +794,11 @@ def _aliases(aliases: Any, what: _Checked) -> dict[str, Any]:
             )
         elif alias.parent is not ... and not isinstance(alias.parent, Resource | str | None):
             raise UsageError(
-                f"the alias parent of {what.at('aliases')} must be a resource, a URN or None "
+                f"{what.at('aliases', 'the alias parent of ')} must be a resource, a URN or None "
                 f"(got {type(alias.parent).__name__})"
             )
         elif isinstance(alias.parent, str):
-            _check_urn(alias.parent, f"the alias parent of {what.at('aliases')}")
+            _check_urn(alias.parent, f"{what.at('aliases', 'the alias parent of ')}")
     return changes
 
 
@@ -901,13 +919,19 @@ class ComponentResource(Resource):
     ) -> None:
         if not isinstance(type_, str) or not _COMPONENT_TYPE.fullmatch(type_):
             raise UsageError(
-                f"component type {type_!r} must look like 'package:Name' or 'package:module:Name' "
-                f"(e.g. 'acme:web:App') at {_declared_at()}"
+                located(
+                    _declared_at(),
+                    f"component type {type_!r} must look like 'package:Name' or 'package:module:Name' "
+                    f"(e.g. 'acme:web:App')",
+                )
             )
         if type_.split(":", 1)[0] in _RESERVED_PACKAGES:
             raise UsageError(
-                f"component type {type_!r} uses the reserved package {type_.split(':', 1)[0]!r}: "
-                f"name your own, e.g. 'acme:web:App', at {_declared_at()}"
+                located(
+                    _declared_at(),
+                    f"component type {type_!r} uses the reserved package {type_.split(':', 1)[0]!r}: "
+                    f"name your own, e.g. 'acme:web:App'",
+                )
             )
         self._outputs: dict[str, Any] = {}
         super().__init__(type_, name, props, opts, custom=False)

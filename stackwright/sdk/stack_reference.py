@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from stackwright.errors import UsageError, remember_secret
+from stackwright.errors import UsageError, located, remember_secret
 from stackwright.model import SecretValue, map_secrets
 from stackwright.sdk.context import current_program
 from stackwright.sdk.output import Output
@@ -62,14 +62,20 @@ class StackReference:
             where = _declared_at()
             if not self._outputs:  # destroyed, or never updated: no typo to look for
                 raise UsageError(
-                    f"stack reference {self.name!r} at {where} has no outputs at all (destroyed, "
-                    f"or never updated), so not {name!r}: run `stackwright up` on that stack first"
+                    located(
+                        where,
+                        f"stack reference {self.name!r} has no outputs at all (destroyed, "
+                        f"or never updated), so not {name!r}: run `stackwright up` on that stack first",
+                    )
                 )
             known = ", ".join(sorted(self._outputs))
             raise UsageError(
-                f"stack reference {self.name!r} at {where} has no output {name!r} (its outputs: "
-                f"{known}); export it from that stack's program with `sw.export({name!r}, ...)` "
-                "and run `stackwright up` there"
+                located(
+                    where,
+                    f"stack reference {self.name!r} has no output {name!r} (its outputs: "
+                    f"{known}); export it from that stack's program with `sw.export({name!r}, ...)` "
+                    "and run `stackwright up` there",
+                )
             )
         return _output(self._outputs[name])
 

@@ -1548,8 +1548,9 @@ def test_import_option_checks_the_object_first(
         "there keeps "
         "the object)"
     )
+    mine = f"{p.root / '__main__.py'}:{PRELUDE_LINES + 3}: kubernetes:core/v1:ConfigMap mine"
     for result in (p.preview(rc=1), p.up(rc=1)):
-        assert [f.split(": ", 1)[1] for f in result.summary["failures"]] == [refusal]
+        assert result.summary["failures"] == [f"{mine}: {refusal}"]  # at the line declaring it
     cm = live(cluster, "configmap", "theirs", p.ns)
     assert cm["metadata"]["annotations"]["stackwright.io/urn"] == theirs, "left as it was"
     # Its ApplySet parent is that stack's bookkeeping, not an object to adopt.
@@ -2291,7 +2292,7 @@ def test_a_misspelt_key_is_refused_at_its_line_before_any_api_call(
     line = PRELUDE_LINES + 4
     for command in (("preview",), ("preview", "--json"), ("up", "--yes", "--json")):
         assert one_line(p.sw(*command, rc=2)) == (
-            f"error: Deployment 'web' at {p.root / '__main__.py'}:{line}: "
+            f"error: {p.root / '__main__.py'}:{line}: Deployment 'web': "
             "spec.template.spec.containers[0].imagee: Container has no field 'imagee'; "
             "did you mean 'image'?"
         )

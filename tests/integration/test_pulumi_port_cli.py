@@ -94,7 +94,7 @@ def test_a_misspelt_field_name_is_refused_in_one_line_not_read_as_null(
     for command in (("preview", "--json"), ("up", "--yes", "--json")):
         said = one_line(p.sw(*command, rc=2))
         assert said == (
-            f"error: the program failed at {p.root / '__main__.py'}:{line}: AttributeError: "
+            f"error: {p.root / '__main__.py'}:{line}: the program failed: AttributeError: "
             "Service 'frontend' has no field status.load_balncer (did you mean load_balancer?)"
         ), said
     assert get(cluster, "namespace", p.ns) is None and p.history() == []

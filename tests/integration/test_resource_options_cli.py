@@ -259,7 +259,8 @@ def test_a_transform_that_raises_is_one_line_naming_it_and_the_resource(
     for command in ("preview", "up"):
         failed = p.sw(command, *(("--yes",) if command == "up" else ()), rc=2)
         line = one_line(failed)
-        assert "transform 'stamped' of kubernetes:core/v1:ConfigMap 'web' at " in line, line
+        assert line.startswith(f"error: {p.root / '__main__.py'}:"), line
+        assert ": transform 'stamped' of kubernetes:core/v1:ConfigMap 'web' failed at " in line
         assert "__main__.py:" in line and "ValueError: no owner label for web" in line, line
     assert p.state()["resources"] == before
 
@@ -362,11 +363,13 @@ def test_a_namespace_that_depends_on_an_object_inside_it_is_a_cycle(
     for command in (("preview",), ("up", "--yes")):
         refused = p.sw(*command, rc=2)
         (line,) = refused.err.strip().splitlines()
-        assert line.startswith(f"error: dependency cycle: {cm} -> {ns} -> {cm} ("), line
+        assert line.startswith(
+            f"error: {main}:{PRELUDE_LINES + 2}: dependency cycle: {cm} -> {ns} -> {cm} ("
+        ), line
         assert f"{cm} is inside the Namespace {ns}, so it cannot exist before it" in line, line
         assert line.endswith(
-            f"declared: kubernetes:core/v1:ConfigMap cm at {main}:{PRELUDE_LINES + 2}, "
-            f"kubernetes:core/v1:Namespace ns at {main}:{PRELUDE_LINES + 3}"
+            f"declared: kubernetes:core/v1:ConfigMap cm ({main}:{PRELUDE_LINES + 2}), "
+            f"kubernetes:core/v1:Namespace ns ({main}:{PRELUDE_LINES + 3})"
         ), line
         assert "Traceback" not in refused.err and "step" not in refused.out
         said.add(line)

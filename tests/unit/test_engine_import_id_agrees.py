@@ -34,6 +34,10 @@ def importing(metadata: dict[str, Any], object_id: str = "team/web") -> Declare:
     return declare
 
 
+#: Where `importing` declares its ConfigMap: a failure of its step starts with it.
+WEB = f"{__file__}:{importing.__code__.co_firstlineno + 2}"
+
+
 @pytest.mark.parametrize(
     ("metadata", "key", "given", "named"),
     [
@@ -73,15 +77,16 @@ def test_a_cluster_scoped_import_id_names_only_the_name(stack: Stack) -> None:
     assert stack.fake.calls == []
     # Agreeing, the import is tried (and says what it finds).
     assert stack.preview(namespace("team")).failures == [
-        "kubernetes:core/v1:Namespace team: cannot import team: no Namespace of that name "
-        "exists in the cluster"
+        f"{__file__}:{namespace.__code__.co_firstlineno + 2}: kubernetes:core/v1:Namespace "
+        "team: cannot import team: no Namespace of that name exists in the cluster"
     ]
 
 
 def test_agreeing_or_left_out_the_import_is_tried(stack: Stack) -> None:
     for metadata in ({}, {"namespace": "team"}, {"name": "web", "namespace": "team"}):
         assert stack.preview(importing(metadata)).failures == [
-            f"{CM} web: cannot import team/web: no ConfigMap of that name exists in the cluster"
+            f"{WEB}: {CM} web: cannot import team/web: no ConfigMap of that name exists in the "
+            "cluster"
         ]
 
 
@@ -91,7 +96,7 @@ def test_a_namespace_known_only_once_applied_is_refused_at_its_inputs(stack: Sta
         assert not summary.ok
         (failure,) = summary.failures
         assert re.fullmatch(
-            rf"{CM} web: {HERE}: metadata\.namespace 'prod' is not the namespace 'team' its "
+            rf"{re.escape(WEB)}: {CM} web: metadata\.namespace 'prod' is not the namespace 'team' its "
             r"import id 'team/web' names, .*: make them agree, or drop metadata\.namespace: "
             r"the import's id gives it",
             failure,
@@ -202,7 +207,8 @@ def test_a_name_alone_is_the_default_namespaces_and_a_namespace_naming_another_i
     # In the default namespace, named or not, it is the object the id names.
     for metadata in ({}, {"namespace": "default"}):
         assert stack.preview(importing(metadata, "web")).failures == [
-            f"{CM} web: cannot import default/web: no ConfigMap of that name exists in the cluster"
+            f"{WEB}: {CM} web: cannot import default/web: no ConfigMap of that name exists in "
+            "the cluster"
         ]
 
 

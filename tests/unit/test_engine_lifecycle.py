@@ -2317,17 +2317,22 @@ def test_a_create_over_an_object_that_is_not_this_stacks_fails_and_leaves_it(
     summary = stack.up(declare)
 
     assert not summary.ok and summary.counts == {}
-    assert sorted(summary.failures) == [
-        f"{CM} settings: ConfigMap default/settings already exists (it is not this stack's: "
-        "made outside it, or forgotten by `state delete`): adopt it with ResourceOptions(import_='default/settings') or `stackwright "
-        "import`, or give this resource another name",
-        # Not "adopt it": `import_` refuses an object another stack's resource holds too.
-        f"{CM} web: ConfigMap default/web already exists: it is marked as {other}, of a stack "
-        "this state backend does not have; remove it from that stack first (`stackwright "
-        f"state delete {other}` there keeps the object), or if that stack is gone, drop the "
-        "mark: `kubectl annotate configmap web -n default stackwright.io/urn-`, or give this "
-        "resource another name",
-    ]
+    # Each at the line declaring its resource (`settings`'s, this test's `declare`).
+    settings_at = f"{__file__}:{settings.__code__.co_firstlineno + 2}"
+    web_at = f"{__file__}:{declare.__code__.co_firstlineno + 2}"
+    assert sorted(summary.failures) == sorted(
+        [
+            f"{settings_at}: {CM} settings: ConfigMap default/settings already exists (it is not this stack's: "
+            "made outside it, or forgotten by `state delete`): adopt it with ResourceOptions(import_='default/settings') or `stackwright "
+            "import`, or give this resource another name",
+            # Not "adopt it": `import_` refuses an object another stack's resource holds too.
+            f"{web_at}: {CM} web: ConfigMap default/web already exists: it is marked as {other}, "
+            "of a stack this state backend does not have; remove it from that stack first "
+            f"(`stackwright state delete {other}` there keeps the object), or if that stack is "
+            "gone, drop the mark: `kubectl annotate configmap web -n default stackwright.io/urn-`, "
+            "or give this resource another name",
+        ]
+    )
     assert stack.fake.writes() == [] and stack.state().resources == []
     found = stack.fake.find("ConfigMap", "settings")
     assert found is not None and found["data"] == {"owner": "someone"}

@@ -50,8 +50,8 @@ def test_a_name_another_resource_auto_named_its_object_is_refused_before_any_cha
         with pytest.raises(
             UsageError,
             match=rf"test_engine_one_object_each\.py:\d+: kubernetes:core/v1:ConfigMap other "
-            rf"names the same ConfigMap {name} as kubernetes:core/v1:ConfigMap web-page at "
-            r"\S+test_engine_one_object_each\.py:\d+: .*another metadata\.name.*nothing was "
+            rf"names the same ConfigMap {name} as kubernetes:core/v1:ConfigMap web-page "
+            r"\(\S+test_engine_one_object_each\.py:\d+\): .*another metadata\.name.*nothing was "
             "changed",
         ):
             run(with_another({"name": name}))
@@ -90,7 +90,8 @@ def test_the_provider_default_namespace_given_or_not_is_one_object(stack: Stack)
 
     # Left to the run, which says what it finds: the check asks no Output its truth value.
     assert stack.preview(imported).failures == [
-        f"{CM} c: cannot import team/c: no ConfigMap of that name exists in the cluster"
+        f"{__file__}:{imported.__code__.co_firstlineno + 1}: {CM} c: cannot import team/c: "
+        "no ConfigMap of that name exists in the cluster"
     ]
 
 
@@ -103,8 +104,10 @@ def test_an_imports_namespace_is_the_one_its_id_names(stack: Stack) -> None:
         return declare
 
     # `team/shared` and `default/shared` are two objects: no refusal, the import is tried.
+    line = importing.__code__.co_firstlineno + 2  # a's, in `declare`
     assert stack.preview(importing({"name": "shared"})).failures == [
-        f"{CM} a: cannot import team/shared: no ConfigMap of that name exists in the cluster"
+        f"{__file__}:{line}: {CM} a: cannot import team/shared: no ConfigMap of that name "
+        "exists in the cluster"
     ]
     stack.fake.calls.clear()
     with pytest.raises(UsageError, match="ConfigMap b names the same ConfigMap team/shared"):
@@ -186,7 +189,7 @@ def test_two_patches_of_one_object_applying_as_one_manager_are_refused(stack: St
         with pytest.raises(
             UsageError,
             match=r"kubernetes:core/v1:ConfigMapPatch second applies to ConfigMap shared as "
-            r"field manager tuning, as kubernetes:core/v1:ConfigMapPatch first at \S+ does: .*"
+            r"field manager tuning, as kubernetes:core/v1:ConfigMapPatch first \(\S+\) does: .*"
             r"another stackwright\.io/patch-field-manager annotation.*nothing was changed",
         ):
             run(two({"name": "shared", "annotations": manager}))
@@ -203,7 +206,9 @@ def test_a_patch_may_not_apply_as_the_stacks_own_manager(stack: Stack) -> None:
         }
         k8s.core.v1.ConfigMapPatch("mine", metadata=meta, data={"a": "1"})
 
-    with pytest.raises(UsageError, match=r"ConfigMapPatch 'mine' at \S+: .* names stackwright, "):
+    with pytest.raises(
+        UsageError, match=r"^\S+:\d+: ConfigMapPatch 'mine': .* names stackwright, "
+    ):
         stack.preview(declare)
 
 
@@ -215,11 +220,11 @@ def named_after_a(p: Program) -> None:
 
 def assert_b_refused(stack: Stack, declare: Declare, verb: str) -> None:
     """A preview and an up of `declare` fail b's step alone, as a's object's (a's step `verb`)."""
-    refused = (
-        r"kubernetes:core/v1:ConfigMap b: ConfigMap default/a-[0-9a-f]{8} is the object "
-        rf"kubernetes:core/v1:ConfigMap a {verb} \(at \S+test_engine_one_object_each\.py:"
-        r"\d+ and \S+:\d+\): each would overwrite the other's fields; give one of them "
-        r"another metadata\.name"
+    refused = (  # b's line first, as every message about a place in the program
+        rf"{re.escape(__file__)}:\d+: kubernetes:core/v1:ConfigMap b: ConfigMap "
+        r"default/a-[0-9a-f]{8} is the object "
+        rf"kubernetes:core/v1:ConfigMap a {verb} \({re.escape(__file__)}:\d+\): each would "
+        r"overwrite the other's fields; give one of them another metadata\.name"
     )
     for run in (stack.preview, stack.up):
         failures = run(declare).failures
@@ -290,8 +295,10 @@ def a_after(b: ConfigMap, **options: Any) -> None:
 
 def assert_b_refused_as_a_keeps(stack: Stack, summary: Any, keeper_: str = CM + " a") -> None:
     (failure,) = summary.failures
-    assert failure.startswith(
-        f"{CM} b: ConfigMap default/shared is the object {keeper_} holds (at "
+    assert re.match(
+        rf"{re.escape(__file__)}:\d+: {CM} b: ConfigMap default/shared is the object "
+        rf"{keeper_} holds \({re.escape(__file__)}:\d+\): ",
+        failure,
     ), failure
     shared = stack.fake.find("ConfigMap", "shared")
     assert shared is not None and shared["data"] == {"k": "v"}
@@ -463,7 +470,7 @@ def test_an_import_of_the_object_another_resource_keeps_says_to_drop_the_import(
 
     with pytest.raises(
         UsageError,
-        match=rf"ConfigMap c names the same ConfigMap default/shared as {CM} a at \S+: each "
+        match=rf"ConfigMap c names the same ConfigMap default/shared as {CM} a \(\S+\): each "
         rf"would overwrite the other's fields; drop one of them \({CM} c imports it: another "
         r"metadata\.name would not match its import id\); nothing was changed$",
     ):

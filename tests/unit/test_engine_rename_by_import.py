@@ -71,11 +71,14 @@ def test_an_import_of_the_object_a_resource_the_program_still_declares_is_refuse
     assert stack.up(declared_as_a).ok
     summary = stack.up(a_moved_and_b_adopting_its_object)
     assert not summary.ok
+    # b's line leads, as every message about a place in the program; a's is said beside a.
+    b_line = adopted_as_b.__code__.co_firstlineno + 2
+    a_line = a_moved_and_b_adopting_its_object.__code__.co_firstlineno + 1
     assert (
-        f"cannot import default/x: {CM} a, which the program still declares, manages it; "
-        "drop that resource from the program to pass the object on (its delete then keeps "
-        "it), or import another object"
-    ) in "\n".join(summary.failures), summary.failures
+        f"{__file__}:{b_line}: {CM} b: cannot import default/x: {CM} a ({__file__}:{a_line}), "
+        "which the program still declares, manages it; drop that resource from the program "
+        "to pass the object on (its delete then keeps it), or import another object"
+    ) in summary.failures, summary.failures
     assert "remove it from that stack first" not in "\n".join(summary.failures)
     assert stack.state().resource(urn(CM, "b")) is None
     assert stack.fake.calls_to("delete") == []  # the failed run deletes no replaced object

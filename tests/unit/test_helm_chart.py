@@ -450,7 +450,9 @@ def refusals(
     for name, given in {**cases, **(more or {})}.items():
         with pytest.raises(UsageError) as caught:
             Chart(name, chart=chart, repository_opts=given, values=VALUES)
-        found[name] = str(caught.value).split(": ", 1)[1]
+        where, _, said = str(caught.value).partition(f": Helm chart {name!r} ({chart}): ")
+        assert where.startswith(f"{__file__}:"), caught.value  # the line declaring the chart
+        found[name] = said
     return found
 
 

@@ -111,7 +111,7 @@ def test_a_provider_namespace_known_only_after_apply_is_one_clear_line(chart: Pa
             Chart("c", chart=chart, opts=ResourceOptions(provider=provider))
         message = str(caught.value)
         assert "\n" not in message
-        assert message.startswith("Helm chart 'c' (")
+        assert message.startswith(f"{__file__}:") and ": Helm chart 'c' (" in message
         assert "the namespace of its provider 'p' is not known until 'apps' is applied" in message
         assert "give it namespace= as a plain value" in message
         # The chart's own namespace needs none of the provider's.

@@ -328,8 +328,8 @@ def test_an_up_of_a_patch_setting_latest_is_blocked_before_any_call(backend: Bac
     line = 1 + next(i for i, text in enumerate(Path(__file__).read_text().splitlines())
                     if 'DeploymentPatch("web-image"' in text)  # fmt: skip
     assert str(caught.value).startswith(
-        "up blocked by policy: SW-K8S-012 image-tag: container web of DeploymentPatch shop/web "
-        f"runs image nginx:latest with the tag latest (declared at {__file__}:{line}); "
+        f"{__file__}:{line}: up blocked by policy: SW-K8S-012 image-tag: container web of "
+        "DeploymentPatch shop/web runs image nginx:latest with the tag latest; "
     )
     assert fake.calls == [] and fake.closed == 0, "no provider was even made"
     assert backend.load("shop", "dev").resources == [] and backend.history("shop", "dev") == []

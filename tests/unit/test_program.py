@@ -60,7 +60,7 @@ def test_a_failing_program_names_its_file_and_line(tmp_path: Path) -> None:
     )
     with pytest.raises(UsageError) as info:
         run(main)
-    assert str(info.value) == f"the program failed at {main}:4: ZeroDivisionError: division by zero"
+    assert str(info.value) == f"{main}:4: the program failed: ZeroDivisionError: division by zero"
     assert isinstance(info.value.__cause__, ZeroDivisionError)
 
 
@@ -78,7 +78,7 @@ def test_a_misused_output_names_the_users_line_not_stackwrights(tmp_path: Path) 
     with pytest.raises(UsageError) as info:
         run(main)
     assert str(info.value) == (
-        f"the program failed at {main}:4: TypeError: an Output has no truth value while the "
+        f"{main}:4: the program failed: TypeError: an Output has no truth value while the "
         "program runs; use .apply(...) to branch on its value (for a configuration default, "
         "pass it: cfg.get_secret(key, default))"
     )
@@ -110,7 +110,7 @@ def test_a_misspelt_keyword_of_a_stackwright_class_gets_a_hint(
     )
     with pytest.raises(UsageError) as info:
         run(main)
-    assert str(info.value) == f"the program failed at {main}:3: TypeError: {hint}"
+    assert str(info.value) == f"{main}:3: the program failed: TypeError: {hint}"
 
 
 @pytest.mark.parametrize(
@@ -221,7 +221,7 @@ def test_a_misspelt_name_or_attribute_gets_pythons_hint(
     )
     with pytest.raises(UsageError) as info:
         run(main)
-    assert str(info.value).partition(": ")[2] == error
+    assert str(info.value).partition(": the program failed: ")[2] == error
 
 
 def test_a_field_check_that_explains_itself_gets_no_guess_from_outputs_methods(
@@ -237,7 +237,7 @@ def test_a_field_check_that_explains_itself_gets_no_guess_from_outputs_methods(
     )
     with pytest.raises(UsageError) as info:
         run(main)
-    assert str(info.value).partition(": ")[2] == (
+    assert str(info.value).partition(": the program failed: ")[2] == (
         "AttributeError: Service 'web' has no field spec.ports.port (spec.ports is a list of "
         "ServicePort: take an item, spec.ports[0].port)"
     )
@@ -261,7 +261,7 @@ def test_a_failure_in_a_helper_module_names_the_helper(tmp_path: Path) -> None:
     main = write(tmp_path / "main.py", "import components\n\ncomponents.make()\n")
     with pytest.raises(UsageError) as info:
         run(main)
-    assert str(info.value) == f"the program failed at {helper}:2: KeyError: 'missing'"
+    assert str(info.value) == f"{helper}:2: the program failed: KeyError: 'missing'"
 
 
 @pytest.mark.parametrize(
@@ -277,7 +277,7 @@ def test_a_syntax_error_names_the_users_file_and_line(
     main = write(tmp_path / "main.py", text)
     with pytest.raises(UsageError) as info:
         run(main)
-    assert str(info.value) == f"the program failed at {main}:{line}: {message}"
+    assert str(info.value) == f"{main}:{line}: the program failed: {message}"
 
 
 def test_a_syntax_error_in_a_helper_module_names_the_helper(tmp_path: Path) -> None:
@@ -285,7 +285,7 @@ def test_a_syntax_error_in_a_helper_module_names_the_helper(tmp_path: Path) -> N
     main = write(tmp_path / "main.py", "import components\n")
     with pytest.raises(UsageError) as info:
         run(main)
-    assert str(info.value) == f"the program failed at {helper}:1: SyntaxError: invalid syntax"
+    assert str(info.value) == f"{helper}:1: the program failed: SyntaxError: invalid syntax"
 
 
 def test_a_project_in_a_folder_called_stackwright(tmp_path: Path) -> None:
@@ -293,7 +293,7 @@ def test_a_project_in_a_folder_called_stackwright(tmp_path: Path) -> None:
     main = write(tmp_path / "stackwright" / "main.py", "x = 1\nraise ValueError('bad value')\n")
     with pytest.raises(UsageError) as info:
         run(main)
-    assert str(info.value) == f"the program failed at {main}:2: ValueError: bad value"
+    assert str(info.value) == f"{main}:2: the program failed: ValueError: bad value"
 
 
 def test_usage_errors_from_declarations_pass_through(tmp_path: Path) -> None:
@@ -309,8 +309,8 @@ def test_usage_errors_from_declarations_pass_through(tmp_path: Path) -> None:
     with pytest.raises(UsageError) as info:
         run(main)
     assert str(info.value) == (
-        "duplicate resource URN urn:sw:dev::shop::kubernetes:core/v1:ConfigMap::c: "
-        f"declared at {main}:3 and again at {main}:4; give one of them another name"
+        f"{main}:4: duplicate resource URN urn:sw:dev::shop::kubernetes:core/v1:ConfigMap::c: "
+        f"{main}:3 declares it already; give one of them another name"
     )
 
 

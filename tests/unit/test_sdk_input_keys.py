@@ -33,7 +33,7 @@ def test_a_misspelt_nested_key_is_refused_at_its_line(program: Program) -> None:
         line = sys._getframe().f_lineno + 1
         k8s.apps.v1.Deployment("web", spec=pod_spec({"name": "web", "imagee": "nginx"}))
     assert str(raised.value) == (
-        f"Deployment 'web' at {__file__}:{line}: spec.template.spec.containers[0].imagee: "
+        f"{__file__}:{line}: Deployment 'web': spec.template.spec.containers[0].imagee: "
         "Container has no field 'imagee'; did you mean 'image'?"
     )
     # In metadata too, and in an object of a map of objects; nothing close: the fields.

@@ -91,8 +91,8 @@ def test_duplicate_urn_names_both_declarations(program: Program) -> None:
     with pytest.raises(UsageError) as info:
         k8s.core.v1.ConfigMap("web", data={"a": "2"})
     assert str(info.value) == (
-        "duplicate resource URN urn:sw:dev::shop::kubernetes:core/v1:ConfigMap::web: "
-        f"declared at {HERE}:{first} and again at {HERE}:{second}; give one of them another name"
+        f"{HERE}:{second}: duplicate resource URN urn:sw:dev::shop::kubernetes:core/v1:ConfigMap::"
+        f"web: {HERE}:{first} declares it already; give one of them another name"
     )
     assert len(program.resources) == 1
 
@@ -108,7 +108,7 @@ def test_a_yes_or_no_option_given_a_string_is_refused_at_the_users_line(
     with pytest.raises(UsageError) as info:
         k8s.core.v1.ConfigMap("web", opts=ResourceOptions(**{option: "false"}))
     assert str(info.value) == (
-        f"{option} of kubernetes:core/v1:ConfigMap 'web' at {HERE}:{where} must be True or "
+        f"{HERE}:{where}: {option} of kubernetes:core/v1:ConfigMap 'web' must be True or "
         "False (got 'false'); read a configuration value as one with `Config().get_bool`"
     )
     assert program.resources == []
@@ -191,12 +191,15 @@ def test_component_type_is_checked(program: Program, type_: str, message: str) -
     with pytest.raises(UsageError) as info:
         ComponentResource(type_, "app")
     assert message in str(info.value)
-    assert str(info.value).endswith(f"{HERE}:{here}")
+    assert str(info.value).startswith(f"{HERE}:{here}: ")
     assert program.resources == []
 
 
 def test_a_name_must_be_a_non_empty_string(program: Program) -> None:
-    with pytest.raises(UsageError, match=r"needs a non-empty string name \(got ''\) at .*test_sdk"):
+    with pytest.raises(
+        UsageError,
+        match=r"^\S*test_sdk_resource\.py:\d+: .* needs a non-empty string name \(got ''\)$",
+    ):
         k8s.core.v1.ConfigMap("")
     with pytest.raises(UsageError, match=r"got 3"):
         CustomResource("test:index:T", 3)  # type: ignore[arg-type]
@@ -323,32 +326,35 @@ def test_forgiving_option_spellings_are_normalised(program: Program) -> None:
 @pytest.mark.parametrize(
     ("opts", "message"),
     [
-        (ResourceOptions(depends_on=["db"]), "depends_on of test:index:App 'app' at "),  # type: ignore[list-item]
+        (ResourceOptions(depends_on=["db"]), "{here}:{line}: depends_on of test:index:App 'app'"),  # type: ignore[list-item]
         (
             ResourceOptions(depends_on=Output.from_input("db")),  # type: ignore[arg-type]
-            "depends_on of test:index:App 'app' at {here}:{line} must list resources (got Output)",
+            "{here}:{line}: depends_on of test:index:App 'app' must list resources (got Output)",
         ),
-        (ResourceOptions(parent="db"), "parent of test:index:App 'app' at "),  # type: ignore[arg-type]
-        (ResourceOptions(ignore_changes=["spec..x"]), "ignore_changes of test:index:App 'app' at "),
-        ({"protect": True}, "opts of test:index:App 'app' at "),
+        (ResourceOptions(parent="db"), "{here}:{line}: parent of test:index:App 'app'"),  # type: ignore[arg-type]
+        (
+            ResourceOptions(ignore_changes=["spec..x"]),
+            "{here}:{line}: ignore_changes of test:index:App 'app'",
+        ),
+        ({"protect": True}, "{here}:{line}: opts of test:index:App 'app'"),
         # A Python program is told Python's names (a YAML program its own: test_yaml_program).
         (
             ResourceOptions(replace_on_changes=["spec..x"]),
-            "replace_on_changes of test:index:App 'app' at ",
+            "{here}:{line}: replace_on_changes of test:index:App 'app'",
         ),
         (
             ResourceOptions(custom_timeouts={"create": "soon"}),  # type: ignore[arg-type]
-            "custom_timeouts.create of test:index:App 'app' at ",
+            "{here}:{line}: custom_timeouts.create of test:index:App 'app'",
         ),
-        (ResourceOptions(aliases=["old"]), "aliases of test:index:App 'app' at "),
-        (ResourceOptions(deleted_with="ns"), "deleted_with of test:index:App 'app' at "),  # type: ignore[arg-type]
+        (ResourceOptions(aliases=["old"]), "{here}:{line}: aliases of test:index:App 'app'"),
+        (ResourceOptions(deleted_with="ns"), "{here}:{line}: deleted_with of test:index:App 'app'"),  # type: ignore[arg-type]
         (
             ResourceOptions(additional_secret_outputs=["string_data.x"]),
-            "additional_secret_outputs of test:index:App 'app' at ",
+            "{here}:{line}: additional_secret_outputs of test:index:App 'app'",
         ),
         (
             ResourceOptions(id="a/b", protect=True),
-            "test:index:App 'app' at {here}:{line} is read (id='a/b'), so protect does not apply",
+            "{here}:{line}: test:index:App 'app' is read (id='a/b'), so protect does not apply",
         ),
     ],
 )

@@ -85,12 +85,12 @@ def test_a_missing_stack_reference_output_names_the_program_line() -> None:
     at = f"{__file__}:{refused.__code__.co_firstlineno + 2}"
     with running(Program("app", "dev", read_stack=stacks.__getitem__)):
         assert refused("platform/dev", "namespac") == (
-            f"stack reference 'platform/dev' at {at} has no output 'namespac' (its outputs: "
+            f"{at}: stack reference 'platform/dev' has no output 'namespac' (its outputs: "
             "namespace); export it from that stack's program with `sw.export('namespac', ...)` "
             "and run `stackwright up` there"
         )
         # A destroyed stack has no outputs: no export to add, no typo to look for.
         assert refused("platform/gone", "namespace") == (
-            f"stack reference 'platform/gone' at {at} has no outputs at all (destroyed, or never "
+            f"{at}: stack reference 'platform/gone' has no outputs at all (destroyed, or never "
             "updated), so not 'namespace': run `stackwright up` on that stack first"
         )

@@ -204,7 +204,7 @@ def test_document_without_name_names_file_and_document(program: Program, tmp_pat
     # Named with the component and its line, as a missing file or bad YAML is.
     with pytest.raises(
         UsageError,
-        match=r"^ConfigFile 'x' at .*\.py:\d+: document 2 of .*noname.yaml \(line 4\) has no "
+        match=r"^\S*\.py:\d+: ConfigFile 'x': document 2 of .*noname.yaml \(line 4\) has no "
         "metadata.name",
     ):
         k8s.yaml.ConfigFile("x", file=str(path))
@@ -223,15 +223,17 @@ def test_missing_file_glob_and_duplicates_are_usage_errors(
         k8s.yaml.ConfigFile("m", file=str(tmp_path / "missing.yaml"))
     line = missing.traceback[0].lineno + 1  # pytest counts from 0
     assert str(missing.value).startswith(
-        f"ConfigFile 'm' at {__file__}:{line}: cannot read manifest file {tmp_path}/missing.yaml"
+        f"{__file__}:{line}: ConfigFile 'm': cannot read manifest file {tmp_path}/missing.yaml"
     )
-    with pytest.raises(UsageError, match=r"^ConfigGroup 'g' at .*: files pattern .* matches no"):
+    with pytest.raises(UsageError, match=r"^\S+:\d+: ConfigGroup 'g': files pattern .* matches no"):
         k8s.yaml.ConfigGroup("g", files=[str(tmp_path / "*.yml")])
-    with pytest.raises(UsageError, match=r"^kustomize.Directory 'k' at .*: kustomization direct"):
+    with pytest.raises(
+        UsageError, match=r"^\S+:\d+: kustomize.Directory 'k': kustomization direct"
+    ):
         k8s.kustomize.Directory("k", directory=str(tmp_path / "nope"))
     doc = "apiVersion: v1\nkind: Namespace\nmetadata: {name: a}\n"
     with pytest.raises(
-        UsageError, match=r"^ConfigGroup 'd' at .*: Namespace 'a' is declared twice"
+        UsageError, match=r"^\S+:\d+: ConfigGroup 'd': Namespace 'a' is declared twice"
     ):
         k8s.yaml.ConfigGroup("d", yaml=[doc, doc])
 

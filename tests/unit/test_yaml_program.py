@@ -492,8 +492,9 @@ def test_the_sdks_check_of_an_option_names_it_as_yaml_does_at_its_line(
         _run(tmp_path, edited)
     message = str(caught.value)
     where = f"{tmp_path / 'Stackwright.yaml'}:{_line_of(edited, at)}"
-    resource = f"kubernetes:apps/v1:Deployment 'web' at {where}"
-    assert "\n" not in message and said.format(resource=resource) in message, message
+    resource = "kubernetes:apps/v1:Deployment 'web'"
+    assert "\n" not in message, message
+    assert message.startswith(f"{where}: {said.format(resource=resource)}"), message
 
 
 def test_a_missing_config_without_a_default_says_how_to_set_it(tmp_path: Path) -> None:
@@ -710,7 +711,7 @@ def test_another_stacks_outputs_are_read_through_a_stack_reference(tmp_path: Pat
         run_program(path, project="app", stack=STACK, read_stack=read_stack)
     # The line that reads the output, not a frame of whatever ran the program.
     assert str(missing.value).startswith(
-        f"stack reference 'platform/prod' at {path}:{_line_of(text, 'data: {token')} has no "
+        f"{path}:{_line_of(text, 'data: {token')}: stack reference 'platform/prod' has no "
         "output 'nope' (its outputs: namespace, token)"
     )
     path.write_text(textwrap.dedent(text).lstrip().replace("outputs.token", "token"))
@@ -779,13 +780,13 @@ def test_get_reads_an_existing_object_as_pulumi_yaml_does(tmp_path: Path, stack:
         ),
         (
             "get: {id: a/b/c}",
-            "get.id of kubernetes:core/v1:Service 'dns' at {file}:{line} must be the object's "
+            "{file}:{line}: get.id of kubernetes:core/v1:Service 'dns' must be the object's "
             "NAME or NAMESPACE/NAME",
             "get: {id: a/b/c}",
         ),
         (
             "get: {id: a/b}\n    options: {protect: true}",
-            "kubernetes:core/v1:Service 'dns' at {file}:{line} is read (get: {id: a/b}), so "
+            "{file}:{line}: kubernetes:core/v1:Service 'dns' is read (get: {id: a/b}), so "
             "protect does not apply to it",
             "options: {protect",
         ),
