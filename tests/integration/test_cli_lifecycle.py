@@ -847,7 +847,8 @@ def test_a_create_onto_the_object_a_later_step_keeps_is_refused(
     for flags in ((), ("--exclude", a)):
         refused = p.up(*flags, rc=1)
         (failure,) = refused.summary["failures"]
-        assert failure.startswith("kubernetes:core/v1:ConfigMap b: "), failure
+        assert failure.startswith(f"{p.root / '__main__.py'}:"), failure  # b's line
+        assert ": kubernetes:core/v1:ConfigMap b: " in failure, failure
         assert "is the object kubernetes:core/v1:ConfigMap a holds" in failure, failure
         made = live(cluster, "configmap", "shared", p.ns)
         assert made["metadata"]["uid"] == uid and made["data"] == {"k": "v"}
@@ -2431,9 +2432,12 @@ def test_a_stack_does_not_take_over_an_object_that_exists(
     )
     assert len(second.preview(rc=1).summary["failures"]) == 2  # the preview says so too
     failed = second.up(rc=1)
+    main = second.root / "__main__.py"  # each at the line declaring it
     assert sorted(f.split(" already exists")[0] for f in failed.summary["failures"]) == [
-        f"kubernetes:core/v1:ConfigMap byhand: ConfigMap {first.ns}/byhand",
-        f"kubernetes:core/v1:ConfigMap shared: ConfigMap {first.ns}/shared",
+        f"{main}:{PRELUDE_LINES + 1}: kubernetes:core/v1:ConfigMap shared: ConfigMap "
+        f"{first.ns}/shared",
+        f"{main}:{PRELUDE_LINES + 3}: kubernetes:core/v1:ConfigMap byhand: ConfigMap "
+        f"{first.ns}/byhand",
     ]
     assert live(cluster, "configmap", "shared", first.ns)["data"] == {"owner": "first"}
     assert live(cluster, "configmap", "byhand", first.ns)["data"] == {"a": "1"}

@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -104,7 +105,7 @@ def test_every_rule_in_one_preview(tmp_path: Path, cluster: LiveCluster) -> None
     assert reported == {c.rule for c in cases}
     assert all(f["level"] == "mandatory" and f["urn"].startswith("urn:sw:dev::every-rule::")
                for f in policy["findings"])  # fmt: skip
-    assert done.stderr.startswith("error: preview blocked by policy: ")
+    assert re.match(r"error: \S+__main__\.py:\d+: preview blocked by policy: ", done.stderr)
     assert len(done.stderr.strip().splitlines()) == 1
 
     # The passing variant of every case (the separation case's: the cluster is production's)
