@@ -54,13 +54,14 @@ class StackLocked(StackwrightError):
 # --- places in the user's program ---------------------------------------------------------------
 
 
-def located(where: object, message: str) -> str:
+def located(where: object | None, message: str) -> str:
     """`FILE:LINE: message`, the one form of every message about a place in the user's
     program (a resource's declaring line, a YAML program's field, a policy finding's
     object), as compilers write it and editors and CI annotate it: `app.py:12: Deployment
     'web': spec.replicas must be an integer, got 'three'; give a number`. `where` is the
-    FILE:LINE (a `Declaration`), the file as the program's run names it."""
-    return f"{where}: {message}"
+    FILE:LINE (a `Declaration`), the file as the program's run names it; None when no place
+    is known (the message alone)."""
+    return message if where is None else f"{where}: {message}"
 
 
 # --- the user's files ---------------------------------------------------------------------------

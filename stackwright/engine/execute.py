@@ -176,7 +176,7 @@ from stackwright.sdk.resource import (
     ComponentResource,
     CustomTimeouts,
     Resource,
-    failed_at,
+    error_text,
     is_object_id,
     raised_at,
     remember_secret_fields,
@@ -290,11 +290,23 @@ class PatchGiveUpRefused(StackwrightError):
         )
 
 
+def _callback_failed(exc: BaseException) -> str:
+    """`an apply callback failed: Error: message`; its line leads the failure it is part of."""
+    return f"an apply callback failed: {error_text(exc)}"
+
+
+def _callback_line(exc: BaseException) -> str | None:
+    """FILE:LINE where the program's apply callback that raised `exc` raised it (None for
+    another failure): a failure it caused leads with it, as a message about a place in the
+    program does."""
+    return raised_at(exc) if isinstance(exc, Exception) and from_callback(exc) else None
+
+
 def _error_text(exc: BaseException) -> str:
     if isinstance(exc, asyncio.CancelledError | KeyboardInterrupt):
         return _INTERRUPTED
-    if isinstance(exc, Exception) and from_callback(exc):  # the line, as an output says it
-        return f"an apply callback {failed_at(exc)}"
+    if isinstance(exc, Exception) and from_callback(exc):  # its line leads (`_callback_line`)
+        return _callback_failed(exc)
     text = redact(str(exc).strip()) or type(exc).__name__
     return text.splitlines()[0] if "\n" in text else text
 
@@ -934,7 +946,9 @@ class Run:
             where = ", ".join(
                 f"{describe(urn)} ({declared[urn]})" for urn in dict.fromkeys(cycle.cycle)
             )
-            raise UsageError(located(declared[cycle.cycle[0]], f"{cycle}; declared: {where}")) from None
+            raise UsageError(
+                located(declared[cycle.cycle[0]], f"{cycle}; declared: {where}")
+            ) from None
 
     def read_live(self, resource: Resource) -> Any:
         value = self.live.get(resource.urn, UNKNOWN)
@@ -996,9 +1010,8 @@ class Run:
             try:
                 resolved = resolve(resource.component_outputs, self.read_live)
             except Exception as exc:  # the program's callback: a failed output, not a crash
-                self.outcome.failures.append(
-                    f"{describe(resource.urn)}: its registered outputs: {_error_text(exc)}"
-                )
+                said = f"{describe(resource.urn)}: its registered outputs: {_error_text(exc)}"
+                self.outcome.failures.append(located(_callback_line(exc), said))
                 continue
             outputs, secret_paths = unwrap_secrets(resolved)
             if unknown_paths(outputs):
@@ -1105,9 +1118,12 @@ class Run:
             rejected = isinstance(exc, InputsRejected)
             if rejected and urn not in self._deleted_first:
                 self.outcome.rejected += 1  # and nothing changed for it
-            if rejected or isinstance(exc, DeclarationRefused):
-                # The program's to fix: where, as its other errors say it.
-                said = located(resource.declared_at, said)
+            # The program's to fix: where, as its other errors say it (a declaration's line,
+            # or the line its callback raised on).
+            declared = rejected or isinstance(exc, DeclarationRefused)
+            where = resource.declared_at if declared else _callback_line(exc)
+            if where is not None:
+                said = located(where, said)
                 # The step's own event and line say it as the summary does: a CI reading
                 # only the step's event learns where to fix it.
                 error = said
@@ -2998,8 +3014,9 @@ class Run:
                 plain, secret_paths = unwrap_secrets(resolve(value, self.read_live))
             except Exception as exc:  # the program's callback: a failed output, not a crash
                 # Where the program's callback raised, as `run_unused_applies` says it.
-                why = f"an apply callback {failed_at(exc)}" if raised_at(exc) else _error_text(exc)
-                self.outcome.failures.append(f"stack output {name}: {why}")
+                where = raised_at(exc)
+                why = _callback_failed(exc) if where else _error_text(exc)
+                self.outcome.failures.append(located(where, f"stack output {name}: {why}"))
                 continue
             try:  # found now, not when the state cannot record it after everything applied
                 orjson.dumps(plain, default=unknown_as_null)
@@ -3044,7 +3061,7 @@ class Run:
             try:
                 output.resolve(self.read_live)
             except Exception as exc:  # the program's callback: a failed run, not a crash
-                self.outcome.failures.append(f"an apply callback {failed_at(exc)}")
+                self.outcome.failures.append(located(raised_at(exc), _callback_failed(exc)))
 
     def summary(self, elapsed: float) -> Summary:
         outcome = self.outcome

@@ -422,15 +422,16 @@ def test_a_step_that_fails_before_its_diff_shows_no_operation(
         """
     )
     # The callback's failure names its line, as a program's other failures do.
-    said = f"an apply callback failed at {p.root / '__main__.py'}:{PRELUDE_LINES + 3}: "
-    said += "ValueError: no mode for this cluster"
+    at = f"{p.root / '__main__.py'}:{PRELUDE_LINES + 3}"
+    said = "an apply callback failed: ValueError: no mode for this cluster"
     for command in (["preview"], ["up", "--yes"]):
         shown = p.sw(*command, rc=1)
         lines = shown.out.splitlines()
-        assert f"error: cfg: {said}" in lines, shown.out
+        assert f"error: cfg: {at}: kubernetes:core/v1:ConfigMap cfg: {said}" in lines, shown.out
         assert [line for line in lines if line.endswith("  cfg")] == [], shown.out
         i = lines.index("+ create  kubernetes:core/v1:ConfigMap  extra")
-        assert f"! failed  extra: {said}" in lines[i:], shown.out
+        failed = f"! failed  extra: {at}: kubernetes:core/v1:ConfigMap extra: {said}"
+        assert failed in lines[i:], shown.out
 
         events = p.sw(*command, "--json", rc=1).events
         assert [
@@ -2215,7 +2216,7 @@ def test_an_apply_nothing_uses_prints_in_up_and_one_that_raises_fails_it(
     failed = p.up(rc=1)
     line = PRELUDE_LINES + 5  # textwrap.dedent keeps the leading blank line
     assert failed.summary["failures"] == [
-        f"an apply callback failed at {p.root / '__main__.py'}:{line}: KeyError: 'missing'"
+        f"{p.root / '__main__.py'}:{line}: an apply callback failed: KeyError: 'missing'"
     ]
     # What was applied before the callback ran is in the cluster and the state.
     assert live(cluster, "configmap", "cfg", p.ns)["data"] == {"a": "1"}

@@ -63,7 +63,7 @@ def test_apply_callbacks_read_fields_by_pulumis_attribute_names(
         )
     )
     assert failure == (
-        f"stack output broken: an apply callback failed at {p.root / '__main__.py'}:{broken}: "
+        f"{p.root / '__main__.py'}:{broken}: stack output broken: an apply callback failed: "
         "AttributeError: 'int' object has no attribute 'upper'"
     )
     stored = p.state()["outputs"]
@@ -108,8 +108,8 @@ def test_a_misspelt_field_name_is_refused_in_one_line_not_read_as_null(
     assert p.preview().summary["counts"] == {"create": 1}  # not known before it exists
     failed = p.up(rc=1)
     assert failed.summary["failures"] == [
-        f"stack output phase: an apply callback failed at {p.root / '__main__.py'}:"
-        f"{PRELUDE_LINES + 3}: AttributeError: Namespace 'ns' has no field status.phse "
+        f"{p.root / '__main__.py'}:{PRELUDE_LINES + 3}: stack output phase: an apply callback "
+        "failed: AttributeError: Namespace 'ns' has no field status.phse "
         "(did you mean phase?)"
     ]
     assert live(cluster, "namespace", p.ns)["status"]["phase"] == "Active"

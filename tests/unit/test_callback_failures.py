@@ -36,8 +36,8 @@ def test_a_callback_given_a_secret_tells_what_went_wrong_with_the_secret_masked(
     (failure,) = summary.failures
     # Where it was raised, and what it said: the part of the secret it quotes masked.
     assert failure == (
-        f"kubernetes:core/v1:ConfigMap settings: an apply callback failed at {__file__}:"
-        f"{_port.__code__.co_firstlineno + 1}: ValueError: invalid literal for int() with "
+        f"{__file__}:{_port.__code__.co_firstlineno + 1}: kubernetes:core/v1:ConfigMap "
+        "settings: an apply callback failed: ValueError: invalid literal for int() with "
         "base 10: '[secret]'"
     )
 
@@ -57,7 +57,7 @@ def test_an_input_callback_that_raises_names_its_line_and_what_it_said(stack: St
 
     summary = stack.up(declare)
     assert summary.failures == [
-        f"kubernetes:core/v1:ConfigMap settings: an apply callback failed at {__file__}:{line}: "
+        f"{__file__}:{line}: kubernetes:core/v1:ConfigMap settings: an apply callback failed: "
         "KeyError: 'team'"
     ]
 

@@ -77,7 +77,7 @@ def test_an_unused_apply_that_raises_fails_the_run_naming_its_line(stack: Stack)
 
     assert not summary.ok
     assert summary.failures == [
-        f"an apply callback failed at {__file__}:{line}: ValueError: invalid literal for "
+        f"{__file__}:{line}: an apply callback failed: ValueError: invalid literal for "
         "int() with base 10: 'fast'"
     ]
     # Everything was applied and recorded before the callback ran.

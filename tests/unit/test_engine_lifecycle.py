@@ -2216,7 +2216,8 @@ def test_a_stack_output_whose_callback_raises_is_a_failure_naming_it_never_a_cra
         forget_secrets()
     assert not summary.ok
     (failure,) = summary.failures
-    assert failure.startswith("stack output bad: an apply callback failed at ")
+    assert failure.startswith(f"{__file__}:")  # the line the callback raised on
+    assert ": stack output bad: an apply callback failed: " in failure, failure
     # What it says, the secret it quotes masked.
     said = "ValueError: invalid literal for int() with base 10: '[secret]'"
     assert failure.endswith(said), failure
@@ -2474,5 +2475,8 @@ def test_a_step_that_fails_before_its_diff_claims_no_operation_it_was_not_planne
         ]
         errors = [(d.urn, d.message) for d in stack.of(Diagnostic) if d.severity == "error"]
         raised = f"{__file__}:{broken.__code__.co_firstlineno + 1}"
-        said = f"an apply callback failed at {raised}: ValueError: no mode for this cluster"
+        said = (
+            f"{raised}: {CM} settings: an apply callback failed: ValueError: no mode for this "
+            "cluster"
+        )
         assert errors == [(urn(CM, "settings"), said)]

@@ -152,7 +152,7 @@ def test_a_resource_declared_in_an_apply_callback_is_refused_saying_why(stack: S
 
     assert not summary.ok
     (failure,) = summary.failures
-    assert failure.startswith("stack output made: ")
+    assert failure.startswith(f"{__file__}:") and ": stack output made: " in failure, failure
     assert "inside an apply callback" in failure and "declare it in the program" in failure
 
 
