@@ -82,14 +82,10 @@ def not_valid_yaml(path: object, exc: Exception, source: str | None = None) -> s
     in a YAML program: `Stackwright.yaml:5: not valid YAML (column 28): expected ',' or ']',
     but got '{' (while parsing …)`, and the slip `yaml_slip` names."""
     place = _yaml_place(exc, source)
-    at = (
-        f"{path}:{place[0] + 1}: not valid YAML (column {place[1] + 1})"
-        if place
-        else (
-            f"{path}: not valid YAML"  # no place known: only without the source, for a reader's
-        )
-    )
-    return f"{at}: {_yaml_said(exc)}{yaml_slip(exc, source)}"
+    said = f"{_yaml_said(exc)}{yaml_slip(exc, source)}"
+    if place is None:  # no place known: only without the source, for a reader's
+        return f"{path}: not valid YAML: {said}"
+    return located(f"{path}:{place[0] + 1}", f"not valid YAML (column {place[1] + 1}): {said}")
 
 
 def _yaml_place(exc: Exception, source: str | None) -> tuple[int, int] | None:
@@ -183,9 +179,9 @@ def no_such_day(path: object, exc: ValueError, source: str) -> str:
             try:
                 loader.construct_yaml_timestamp(node)
             except ValueError:
-                return (
-                    f"{path}:{node.start_mark.line + 1}: {node.value} is no day ({exc}): write "
-                    "a real date as YYYY-MM-DD"
+                return located(
+                    f"{path}:{node.start_mark.line + 1}",
+                    f"{node.value} is no day ({exc}): write a real date as YYYY-MM-DD",
                 )
     return f"{path}: not valid YAML: {exc}"
 
