@@ -264,9 +264,12 @@ def test_providers_as_pulumis_components_take_them_stand_for_the_one_provider(
 
 def test_providers_naming_two_providers_are_refused(program: Program) -> None:
     one, two = k8s.Provider("one"), k8s.Provider("two")
+    where = line() + 2
     with pytest.raises(UsageError) as info:
         k8s.core.v1.ConfigMap("a", opts=ResourceOptions(provider=one, providers=[two]))
-    assert "providers of kubernetes:core/v1:ConfigMap 'a' at " in str(info.value)
+    assert str(info.value).startswith(
+        f"{HERE}:{where}: providers of kubernetes:core/v1:ConfigMap 'a' "
+    )
     assert str(info.value).endswith(
         "names 2 providers (with `provider`); Stackwright has one provider package, "
         "kubernetes: give the one to use"
