@@ -334,13 +334,14 @@ class ManifestComponent(ComponentResource):
                 api_version, kind, name, namespace = check_object(doc, texts.get(doc.source))
             child = child_name(kind, name, namespace, resource_prefix)
             if child in self.resources:
+                within = f" in namespace {namespace!r}" if namespace else ""
                 raise UsageError(
                     located(
-                        reading.where, f"{reading.what} {self.resource_name!r}: {kind} {name!r}"
+                        reading.where,
+                        f"{reading.what} {self.resource_name!r}: {kind} {name!r}{within} is "
+                        f"declared twice (again in document {doc.index + 1} of {doc.source}): "
+                        "remove one of them",
                     )
-                    + (f" in namespace {namespace!r}" if namespace else "")
-                    + f" is declared twice (again in document {doc.index + 1} of "
-                    f"{doc.source}): remove one of them"
                 )
             file = doc if doc.source in files else None
             resource = ManifestObject(child, obj, opts, _origin(doc), file, texts.get(doc.source))
