@@ -981,7 +981,9 @@ class Cluster:
         name = obj["metadata"].get("name", "")
         if rtype.crd is not None:
             causes = (
-                validation.validate_custom(obj, rtype.schema) if rtype.schema is not None else []
+                validation.validate_custom(obj, rtype.schema, old)
+                if rtype.schema is not None
+                else []
             )
             causes = _metadata_causes(obj) + causes
         elif rtype.key == CRD_TYPE:

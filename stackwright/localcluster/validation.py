@@ -17,7 +17,8 @@ Nothing here does I/O, and nothing mutates its inputs except `default_custom` (w
 so). Messages follow Kubernetes 1.33; where the real server's text cannot be reproduced
 exactly the approximation is named next to the code. Known differences, by design:
 
-- `x-kubernetes-validations` (CEL rules) are not evaluated;
+- `x-kubernetes-validations` (CEL rules) are evaluated by celrules.py, except a rule that
+  calls a function its interpreter does not implement (left to a real server);
 - a Go value inside a message (`field.Invalid(path, someStruct, …)`) is shown as JSON, not
   as Go's `%#v` rendering, and the diffs the server appends to some Forbidden messages are
   left out;
@@ -42,6 +43,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
+from stackwright.localcluster.celrules import compile_causes, rule_causes, rule_tree
 from stackwright.localcluster.schema import (
     Node,
     builtin_schemas,
@@ -4692,14 +4694,33 @@ def _is_duration(text: str) -> bool:
     return bool(re.fullmatch(r"(\d+(\.\d+)?\s*(ns|us|µs|ms|s|m|h|d|w))+", text.replace(" ", "")))
 
 
-def validate_custom(obj: dict[str, Any], schema: Node) -> list[Cause]:
-    """A custom object against its version's `openAPIV3Schema`, as apiextensions words it.
+# Schema errors after which the server does not run a CRD's rules (strategy.go's
+# hasBlockingErr): the object has not the shape the rules were written for.
+_BLOCKING = frozenset(
+    {"FieldValueNotSupported", "FieldValueRequired", "FieldValueTooLong", TOO_MANY,
+     "FieldValueTypeInvalid"}
+)  # fmt: skip
 
-    Run after pruning and defaulting, as the server does. CEL rules are not evaluated.
+
+def validate_custom(
+    obj: dict[str, Any], schema: Node, old: dict[str, Any] | None = None
+) -> list[Cause]:
+    """A custom object against its version's `openAPIV3Schema`, as apiextensions words it,
+    then its `x-kubernetes-validations` rules (`old`: the stored object, on an update).
+
+    Run after pruning and defaulting, as the server does.
     """
     causes: list[Cause] = []
     _check_schema_value(obj, schema, "", causes)
-    return causes
+    if rule_tree(schema) is None:
+        return causes
+    if any(cause.reason in _BLOCKING for cause in causes):
+        detail = (
+            "some validation rules were not checked because the object was invalid; "
+            "correct the existing errors to complete validation"
+        )
+        return [*causes, invalid(_NIL_PATH, "null", detail)]
+    return causes + rule_causes(obj, schema, old)
 
 
 def check_custom(obj: dict[str, Any], schema: Node) -> str | None:
@@ -4708,7 +4729,8 @@ def check_custom(obj: dict[str, Any], schema: Node) -> str | None:
     does not declare first (typing the patch refuses it), then the 422 of validation.
 
     For a client that cannot ask a server yet: a preview of objects whose CRD the same run
-    creates. Name checks and CEL rules are the server's.
+    creates. Its CEL rules are evaluated (but for transition rules: there is no old
+    object); name checks are the server's.
     """
     pruned = prune_custom(obj, schema)
     unknown = pruned_paths(obj, pruned)
@@ -5335,6 +5357,7 @@ def _structural_causes(schema: Obj, path: str) -> list[Cause]:
 
 def _structural(node: Obj, path: str, level: str, out: list[Cause]) -> None:
     kind = _s(node.get("type"))
+    out.extend(compile_causes(node, path))
     if "$ref" in node:
         out.append(forbidden(path + ".$ref", "$ref is not supported"))
     if node.get("uniqueItems") is True:

@@ -1,0 +1,371 @@
+"""The CEL interpreter the local cluster evaluates CRD rules with: a table of expressions
+and what cel-go gives for them (values, or its errors), the commutative `&&` / `||`, and
+random integer arithmetic against Python's (Go's truncating division, int64 overflow)."""
+
+from __future__ import annotations
+
+import contextlib
+import datetime
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from stackwright.localcluster import cel
+from stackwright.localcluster.cel import CelError, CelSyntaxError, UInt, Unsupported
+
+SELF = {"a": 1, "name": "web", "items": [1, 2, 3], "labels": {"app": "web"}, "a.b": 7}
+
+
+def run(text: str, **bindings: Any) -> Any:
+    program = cel.compile_expr(text, frozenset({"self", "oldSelf"}))
+    return program.evaluate({"self": SELF, **bindings})
+
+
+VALUES: list[tuple[str, Any]] = [
+    # literals
+    ("1", 1),
+    ("-9223372036854775808", -(2**63)),
+    ("0x1F", 31),
+    ("1u", 1),
+    ("1.5e2", 150.0),
+    (".5", 0.5),
+    ("'a\\tb'", "a\tb"),
+    ('"\\u00e9\\x41\\101"', "éAA"),
+    ("r'\\d+'", "\\d+"),
+    ("'''multi\nline'''", "multi\nline"),
+    ("b'\\xff'", b"\xff"),
+    ("null", None),
+    ("[1, 'a', true]", [1, "a", True]),
+    ("{'k': 1}", {"k": 1}),
+    # precedence and associativity
+    ("1 + 2 * 3", 7),
+    ("(1 + 2) * 3", 9),
+    ("10 - 4 - 3", 3),
+    ("1 < 2 == true", True),
+    ("true || false && false", True),
+    ("!false && true", True),
+    ("--5", 5),
+    ("true ? 1 : false ? 2 : 3", 1),
+    ("false ? 1 : false ? 2 : 3", 3),
+    # arithmetic (Go's truncating division) and comparisons across numeric types
+    ("7 / -2", -3),
+    ("-7 % 3", -1),
+    ("7.0 / 2.0", 3.5),
+    ("3u * 2u", 6),
+    ("1 == 1.0", True),
+    ("1 == 1u", True),
+    ("1 < 1.5", True),
+    ("1 == true", False),
+    ("'a' == 1", False),
+    ("[1, 2] == [1, 2.0]", True),
+    ("{'a': 1} == {'a': 1}", True),
+    ("'abc' < 'abd'", True),
+    ("'a' + 'b'", "ab"),
+    ("[1] + [2]", [1, 2]),
+    ("2 in [1, 2]", True),
+    ("'app' in self.labels", True),
+    # fields, indexing, has()
+    ("self.a", 1),
+    ("self.items[2]", 3),
+    ("self.labels['app']", "web"),
+    ("self.a__dot__b", 7),
+    ("has(self.a)", True),
+    ("has(self.missing)", False),
+    ("has(self.labels.app)", True),
+    # macros
+    ("self.items.all(x, x > 0)", True),
+    ("self.items.exists(x, x > 2)", True),
+    ("self.items.exists_one(x, x > 1)", False),
+    ("self.items.map(x, x * 2)", [2, 4, 6]),
+    ("self.items.map(x, x > 1, x * 10)", [20, 30]),
+    ("self.items.filter(x, x % 2 == 1)", [1, 3]),
+    ("self.labels.all(k, k == 'app')", True),
+    ("[].all(x, x > 0)", True),
+    ("[].exists(x, x > 0)", False),
+    # functions and conversions
+    ("size(self.items)", 3),
+    ("self.name.size()", 3),
+    ("size('héllo')", 5),
+    ("int('42') + int(2.9)", 44),
+    ("uint(3)", 3),
+    ("double(1)", 1.0),
+    ("string(1.5) + string(2) + string(true)", "1.52true"),
+    ("bool('true')", True),
+    ("type(1) == int", True),
+    ("type('a') == string", True),
+    ("type(self) == map", True),
+    ("dyn(1) == 1.0", True),
+    ("duration('1h30m') > duration('90m')", False),
+    ("duration('1h') == duration('60m')", True),
+    ("timestamp('2024-01-01T00:00:00Z') < timestamp('2024-06-01T00:00:00+02:00')", True),
+    (
+        "timestamp('2024-01-01T00:00:00Z') + duration('24h') == timestamp('2024-01-02T00:00:00Z')",
+        True,
+    ),
+    # string methods and the Kubernetes strings library
+    ("self.name.startsWith('w')", True),
+    ("self.name.endsWith('eb')", True),
+    ("self.name.contains('e')", True),
+    ("self.name.matches('^[a-z]+$')", True),
+    ("matches('abc', 'b')", True),
+    ("'Hello'.lowerAscii()", "hello"),
+    ("'héllo'.upperAscii()", "HéLLO"),
+    ("'a,b,c'.split(',')", ["a", "b", "c"]),
+    ("'a,b,c'.split(',', 2)", ["a", "b,c"]),
+    ("['a', 'b'].join('-')", "a-b"),
+    ("['a', 'b'].join()", "ab"),
+    ("'aaa'.replace('a', 'b', 2)", "bba"),
+    ("'  x \\n'.trim()", "x"),
+    ("'hello'.indexOf('l')", 2),
+    ("'hello'.indexOf('l', 3)", 3),
+    ("'hello'.lastIndexOf('l')", 3),
+    ("'hello'.substring(1, 3)", "el"),
+    ("'hello'.substring(3)", "lo"),
+    ("'hello'.charAt(1)", "e"),
+    ("'hello'.charAt(5)", ""),
+    # the Kubernetes lists library
+    ("[1, 2, 2].isSorted()", True),
+    ("[2, 1].isSorted()", False),
+    ("[1, 2, 3].sum()", 6),
+    ("[1.5, 2.5].sum()", 4.0),
+    ("[3, 1, 2].min()", 1),
+    ("['b', 'c', 'a'].max()", "c"),
+    ("[1, 2, 3].indexOf(2)", 1),
+    ("[1, 2, 1].lastIndexOf(1)", 2),
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), VALUES)
+def test_expression_values(text: str, expected: Any) -> None:
+    result = run(text)
+    assert result == expected
+    assert type(result) is type(expected) or isinstance(result, UInt)
+
+
+ERRORS: list[tuple[str, str]] = [
+    ("self.missing", "no such key: missing"),
+    ("self.labels['nope']", "no such key: nope"),
+    ("self.items[3]", "index out of bounds: 3"),
+    ("1 / 0", "division by zero"),
+    ("1 % 0", "modulus by zero"),
+    ("9223372036854775807 + 1", "integer overflow"),
+    ("-9223372036854775808 - 1", "integer overflow"),
+    ("-(-9223372036854775808)", "integer overflow"),
+    ("-9223372036854775808 / -1", "integer overflow"),
+    ("1u - 2u", "unsigned integer overflow"),
+    ("1 + 1u", "no such overload"),
+    ("1 + 1.0", "no such overload"),
+    ("'a' < 1", "no such overload"),
+    ("1 ? 2 : 3", "no such overload"),
+    ("!1", "no such overload"),
+    ("has(self.a.b)", "no such overload"),
+    ("int('x')", "cannot convert 'x' to int"),
+    ("'abc'.substring(4)", "index out of range: 4"),
+    ("[].max()", "max(list) argument must not be empty"),
+    ("duration('forever') > duration('1s')", 'time: invalid duration "forever"'),
+    ("self.items.exists_one(x, x / 0 == 1)", "division by zero"),
+    ("self.items.map(x, self.missing)", "no such key: missing"),
+]
+
+
+@pytest.mark.parametrize(("text", "message"), ERRORS)
+def test_expression_errors(text: str, message: str) -> None:
+    with pytest.raises(CelError) as caught:
+        run(text)
+    assert str(caught.value) == message
+
+
+# `&&` and `||` are commutative: the operand that decides the result wins over an error
+# in the other, whichever side either is on; otherwise the error stands. `all` and
+# `exists` fold the same way over their elements; `?:` evaluates only its chosen branch.
+LOGIC: list[tuple[str, Any]] = [
+    ("true || 1 / 0 == 1", True),
+    ("1 / 0 == 1 || true", True),
+    ("false && 1 / 0 == 1", False),
+    ("1 / 0 == 1 && false", False),
+    ("self.missing || true", True),
+    ("self.missing && false", False),
+    ("has(self.missing) && self.missing > 1", False),
+    ("!has(self.missing) || self.missing > 1", True),
+    ("[0, 1].exists(x, 1 / x == 1)", True),
+    ("[0, 1].all(x, 1 / x == 5)", False),
+    ("1 || true", True),
+    ("true ? 1 : 1 / 0", 1),
+    ("false ? 1 / 0 : 2", 2),
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), LOGIC)
+def test_short_circuit_and_commutative_errors(text: str, expected: Any) -> None:
+    assert run(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("1 / 0 == 1 || false", "division by zero"),
+        ("false || 1 / 0 == 1", "division by zero"),
+        ("true && self.missing", "no such key: missing"),
+        ("[0, 1].all(x, 1 / x == 1)", "division by zero"),
+        ("[0, 1].exists(x, 1 / x == 5)", "division by zero"),
+        ("1 || false", "no such overload"),  # a non-bool operand is an error, too
+    ],
+)
+def test_an_error_stands_when_the_other_operand_does_not_decide(text: str, message: str) -> None:
+    with pytest.raises(CelError) as caught:
+        run(text)
+    assert str(caught.value) == message
+
+
+def test_old_self_and_variables() -> None:
+    program = cel.compile_expr("self == oldSelf", frozenset({"self", "oldSelf"}))
+    assert program.variables == {"self", "oldSelf"}
+    assert program.evaluate({"self": {"a": 1}, "oldSelf": {"a": 1.0}}) is True
+    assert program.evaluate({"self": "x", "oldSelf": "y"}) is False
+    # a comprehension variable is not a free variable
+    assert cel.compile_expr("self.all(x, x > 0)").variables == {"self"}
+
+
+@pytest.mark.parametrize(
+    ("text", "where", "what"),
+    [
+        ("self.a <", "1:9", "mismatched input '<EOF>' expecting an expression"),
+        ("self.a +* 1", "1:9", "mismatched input '*' expecting an expression"),
+        ("(1 + 2", "1:7", "mismatched input '<EOF>' expecting ')'"),
+        ("1 2", "1:3", "extraneous input '2' expecting <EOF>"),
+        ("'open", "1:1", "unterminated string literal"),
+        ("'\\q'", "1:2", "invalid escape sequence: \\q"),
+        ("a # b", "1:3", "token recognition error at: '#'"),
+        ("has(self)", "1:10", "invalid argument to has() macro"),
+        ("self.all(1, true)", "1:18", "argument must be a simple name"),
+        ("self.if", "1:6", "reserved identifier: if"),
+        ("9223372036854775808", "1:20", "invalid int literal: 9223372036854775808"),
+        ("1\n  +", "2:4", "mismatched input '<EOF>' expecting an expression"),
+    ],
+)
+def test_syntax_errors_name_line_and_column(text: str, where: str, what: str) -> None:
+    with pytest.raises(CelSyntaxError) as caught:
+        cel.compile_expr(text)
+    assert str(caught.value) == f"<input>:{where}: Syntax error: {what}"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "self.url.isURL()",
+        "quantity(self.q) > quantity('1Gi')",
+        "self.?a.orValue(1) == 1",
+        "self.x[?0] == 1",
+        "undeclared > 1",
+        "size(1, 2)",
+        "google.protobuf.Duration{seconds: 1} == duration('1s')",
+    ],
+)
+def test_what_is_not_implemented_is_told_apart_from_a_syntax_error(text: str) -> None:
+    with pytest.raises(Unsupported):
+        cel.compile_expr(text)
+
+
+def test_values_of_durations_and_timestamps() -> None:
+    assert run("duration('1.5s')") == datetime.timedelta(seconds=1.5)
+    assert run("timestamp('2024-01-01T00:00:00.5Z')") == datetime.datetime(
+        2024, 1, 1, 0, 0, 0, 500000, tzinfo=datetime.UTC
+    )
+
+
+def test_public_surface() -> None:
+    assert cel.__all__ == sorted(cel.__all__)
+
+
+# ---------------------------------------------------------------- random integer arithmetic
+
+INT_MIN, INT_MAX = -(2**63), 2**63 - 1
+
+
+class Undefined(Exception):
+    """The expression has no value in CEL (overflow, division by zero): it must error."""
+
+
+def _go_div(a: int, b: int) -> int:
+    if b == 0:
+        raise Undefined
+    q = abs(a) // abs(b)
+    return -q if (a < 0) != (b < 0) else q
+
+
+def _checked(value: int) -> int:
+    if not INT_MIN <= value <= INT_MAX:
+        raise Undefined
+    return value
+
+
+def _reference(tree: Any) -> Any:
+    """Python's value of a generated expression with CEL's integer rules."""
+    if isinstance(tree, int):
+        return tree
+    op, left, right = tree
+    a, b = _reference(left), _reference(right)
+    if op in ("==", "!="):  # heterogeneous equality: an int is never a bool
+        return (type(a) is type(b) and a == b) == (op == "==")
+    if op in ("<", "<=", ">", ">="):
+        if type(a) is not type(b):
+            raise Undefined  # int against bool: no such overload
+        return {"<": a < b, "<=": a <= b, ">": a > b, ">=": a >= b}[op]
+    if isinstance(a, bool) or isinstance(b, bool):
+        raise Undefined
+    if op == "+":
+        return _checked(a + b)
+    if op == "-":
+        return _checked(a - b)
+    if op == "*":
+        return _checked(a * b)
+    if op == "/":
+        return _checked(_go_div(a, b))
+    if b == 0 or (a == INT_MIN and b == -1):
+        raise Undefined
+    return a - b * _go_div(a, b)
+
+
+def _render(tree: Any) -> str:
+    if isinstance(tree, int):
+        return str(tree) if tree >= 0 else f"({tree})"
+    op, left, right = tree
+    return f"({_render(left)} {op} {_render(right)})"
+
+
+INTS = st.one_of(
+    st.integers(-20, 20), st.integers(INT_MIN + 1, INT_MAX), st.sampled_from([INT_MAX, INT_MIN + 1])
+)
+TREES = st.recursive(
+    INTS,
+    lambda inner: st.tuples(
+        st.sampled_from(["+", "-", "*", "/", "%", "<", "<=", ">", ">=", "==", "!="]), inner, inner
+    ),
+    max_leaves=8,
+)
+
+
+@given(TREES)
+@settings(max_examples=400, deadline=None)
+def test_integer_arithmetic_agrees_with_python(tree: Any) -> None:
+    text = _render(tree)
+    try:
+        expected = _reference(tree)
+    except Undefined:
+        with pytest.raises(CelError):
+            cel.compile_expr(text).evaluate({"self": None})
+        return
+    assert cel.compile_expr(text).evaluate({"self": None}) == expected
+
+
+@given(st.text(max_size=40))
+@settings(max_examples=300, deadline=None)
+def test_any_text_parses_or_is_a_syntax_error(text: str) -> None:
+    try:
+        program = cel.compile_expr(text, frozenset({"self"}))
+    except (CelSyntaxError, Unsupported):
+        return
+    with contextlib.suppress(CelError):
+        program.evaluate({"self": SELF})
