@@ -141,3 +141,70 @@ k8s.apiextensions.CustomResourcePatch(
     live = get(cluster, "databases.schema.example.com", "db", p.ns)
     assert live is not None and live["spec"] == {"size": 2, "engine": "mysql"}
     p.sw("destroy", "--yes")
+
+
+SCALER_CRD = """
+k8s.core.v1.Namespace("ns", metadata={"name": NS})
+k8s.apiextensions.v1.CustomResourceDefinition(
+    "scalers",
+    metadata={"name": "scalers.rules.example.com"},
+    spec={
+        "group": "rules.example.com",
+        "scope": "Namespaced",
+        "names": {"plural": "scalers", "singular": "scaler", "kind": "Scaler"},
+        "versions": [{
+            "name": "v1", "served": True, "storage": True,
+            "schema": {"openAPIV3Schema": {"type": "object", "properties": {
+                "spec": {
+                    "type": "object",
+                    "x-kubernetes-validations": [{
+                        "rule": "self.minReplicas <= self.maxReplicas",
+                        "message": "minReplicas must not exceed maxReplicas",
+                    }],
+                    "properties": {
+                        "minReplicas": {"type": "integer"},
+                        "maxReplicas": {"type": "integer"},
+                        "name": {"type": "string", "x-kubernetes-validations": [
+                            {"rule": "self == oldSelf", "message": "immutable"},
+                        ]},
+                    },
+                }}}},
+        }],
+    },
+)
+"""
+
+
+def _scaler(low: int, high: int, name: str) -> str:
+    spec = {"minReplicas": low, "maxReplicas": high, "name": name}
+    return f"""
+k8s.apiextensions.CustomResource(
+    "web", api_version="rules.example.com/v1", kind="Scaler",
+    metadata={{"name": "web", "namespace": NS}}, spec={spec!r},
+)
+"""
+
+
+def test_the_crds_validation_rules_refuse_an_object_as_the_server_does(
+    new_project: Any, cluster: LiveCluster
+) -> None:
+    """CEL rules (`x-kubernetes-validations`): the declared schema's refuse an object before
+    its CRD exists; once served, the server's own dry run and apply refuse it, a transition
+    rule (`self == oldSelf`) an update of what it keeps."""
+    p = new_project()
+    invalid = 'Scaler.rules.example.com "web" is invalid: '
+    exceeds = 'spec: Invalid value: "object": minReplicas must not exceed maxReplicas'
+    p.program(SCALER_CRD + _scaler(5, 3, "a"))
+    (failure,) = p.preview(rc=2).summary["failures"]
+    assert failure.endswith(invalid + exceeds), failure
+
+    p.program(SCALER_CRD + _scaler(1, 3, "a"))
+    p.up()
+    p.program(SCALER_CRD + _scaler(5, 3, "b"))
+    both = f'{invalid}[{exceeds}, spec.name: Invalid value: "string": immutable]'
+    for refused in (p.preview(rc=2), p.up(rc=2)):
+        (failure,) = refused.summary["failures"]
+        assert both in failure, failure
+    live = get(cluster, "scalers.rules.example.com", "web", p.ns)
+    assert live is not None and live["spec"] == {"minReplicas": 1, "maxReplicas": 3, "name": "a"}
+    p.sw("destroy", "--yes")
