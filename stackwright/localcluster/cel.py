@@ -129,8 +129,6 @@ def _lex(src: _Source) -> list[_Tok]:
         word = match.group()
         if kind == "num":
             out.append(_Tok("num", word, _number(src, pos, word), pos))
-        elif kind == "ident" and word in _RESERVED:
-            raise src.error(pos, f"reserved identifier: {word}")
         else:
             out.append(_Tok(kind, word, None, pos))
         pos = match.end()
@@ -391,6 +389,10 @@ class _Parser:
             return ("lit", tok.value)
         if tok.kind == "ident":
             self.take()
+            # As cel-go's parser: reserved words may name a field (`self.namespace`), not a
+            # variable or function.
+            if tok.text in _RESERVED or tok.text == "in":
+                raise self.src.error(tok.at, f"reserved identifier: {tok.text}")
             if tok.text in ("true", "false"):
                 return ("lit", tok.text == "true")
             if tok.text == "null":

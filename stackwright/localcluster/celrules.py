@@ -89,6 +89,8 @@ def _compile_rule(raw: Mapping[str, Any]) -> Rule | None:
         program: cel.Program | None = cel.compile_expr(text, _VARIABLES)
     except (cel.CelSyntaxError, cel.Unsupported):
         program = None  # the CRD was refused for a syntax error: unsupported here
+    if raw.get("optionalOldSelf") is True:
+        program = None  # oldSelf an optional value: not implemented here
     expression = None
     if raw.get("messageExpression"):
         try:

@@ -15,7 +15,14 @@ from hypothesis import strategies as st
 from stackwright.localcluster import cel
 from stackwright.localcluster.cel import CelError, CelSyntaxError, UInt, Unsupported
 
-SELF = {"a": 1, "name": "web", "items": [1, 2, 3], "labels": {"app": "web"}, "a.b": 7}
+SELF = {
+    "a": 1,
+    "name": "web",
+    "items": [1, 2, 3],
+    "labels": {"app": "web"},
+    "a.b": 7,
+    "namespace": "ns",
+}
 
 
 def run(text: str, **bindings: Any) -> Any:
@@ -71,6 +78,8 @@ VALUES: list[tuple[str, Any]] = [
     ("self.items[2]", 3),
     ("self.labels['app']", "web"),
     ("self.a__dot__b", 7),
+    ("self.namespace", "ns"),  # a reserved word names a field
+    ("self.__namespace__", "ns"),  # as Kubernetes escapes it
     ("has(self.a)", True),
     ("has(self.missing)", False),
     ("has(self.labels.app)", True),
@@ -240,7 +249,9 @@ def test_old_self_and_variables() -> None:
         ("a # b", "1:3", "token recognition error at: '#'"),
         ("has(self)", "1:10", "invalid argument to has() macro"),
         ("self.all(1, true)", "1:18", "argument must be a simple name"),
-        ("self.if", "1:6", "reserved identifier: if"),
+        ("if", "1:1", "reserved identifier: if"),
+        ("namespace + 1", "1:1", "reserved identifier: namespace"),
+        ("in", "1:1", "reserved identifier: in"),
         ("9223372036854775808", "1:20", "invalid int literal: 9223372036854775808"),
         ("1\n  +", "2:4", "mismatched input '<EOF>' expecting an expression"),
     ],

@@ -196,8 +196,14 @@ def test_schema_errors_that_block_the_rules() -> None:
 
 
 def test_a_rule_calling_what_is_not_implemented_is_not_evaluated() -> None:
-    schema = scaler_schema(rule("isURL(self.name)"), rule("self.?name.orValue('') == 'x'"), MIN_MAX)
-    assert rendered(scaler(minReplicas=5, maxReplicas=3, name="::"), schema) == [
+    schema = scaler_schema(
+        rule("isURL(self.name)"),
+        rule("self.?name.orValue('') == 'x'"),
+        rule("self.name == oldSelf", optionalOldSelf=True),  # oldSelf an optional: not here
+        MIN_MAX,
+    )
+    old = scaler(minReplicas=1, maxReplicas=3, name="x")
+    assert rendered(scaler(minReplicas=5, maxReplicas=3, name="::"), schema, old) == [
         'spec: Invalid value: "object": minReplicas must not exceed maxReplicas'
     ]
 
