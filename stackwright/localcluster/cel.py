@@ -1045,7 +1045,16 @@ class Program:
     variables: frozenset[str]
 
     def evaluate(self, bindings: Mapping[str, Any]) -> Any:
-        return self.run(dict(bindings))
+        try:
+            return self.run(dict(bindings))
+        except OverflowError:  # a timestamp past year 9999 (or before year 1)
+            raise CelError("timestamp overflow") from None
+
+
+def _variable(name: str, env: Env) -> Any:
+    if name not in env:  # oldSelf on a create
+        raise CelError(f"no such attribute: {name}")
+    return env[name]
 
 
 @functools.lru_cache(maxsize=2048)
@@ -1084,7 +1093,7 @@ class _Compiler:
         if name in scope or name in self.variables:
             if name not in scope:
                 self.used.add(name)
-            return lambda env: env[name]
+            return functools.partial(_variable, name)
         if name in _TYPE_NAMES:
             value = CelType(_TYPE_NAMES[name])
             return lambda env: value

@@ -176,6 +176,8 @@ ERRORS: list[tuple[str, str]] = [
     ("duration('forever') > duration('1s')", 'time: invalid duration "forever"'),
     ("self.items.exists_one(x, x / 0 == 1)", "division by zero"),
     ("self.items.map(x, self.missing)", "no such key: missing"),
+    ("oldSelf == self", "no such attribute: oldSelf"),  # a create has no old value
+    ("timestamp('9999-12-31T00:00:00Z') + duration('48h') > self.ts", "timestamp overflow"),
 ]
 
 

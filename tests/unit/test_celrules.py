@@ -90,6 +90,7 @@ def test_message_expression_reason_and_field_path() -> None:
         # a message expression that fails (or says nothing) leaves the message
         rule("false", message="kept", messageExpression="self.missing"),
         rule("false", message="kept too", messageExpression="'  '"),
+        rule("false", message="no old value", messageExpression="'was ' + oldSelf.name"),
     )
     assert rendered(scaler(minReplicas=7, maxReplicas=3), schema) == [
         "spec.minReplicas: Forbidden: min 7 over max",
@@ -97,6 +98,7 @@ def test_message_expression_reason_and_field_path() -> None:
         'spec: Duplicate value: "object"',
         'spec: Invalid value: "object": kept',
         'spec: Invalid value: "object": kept too',
+        'spec: Invalid value: "object": no old value',
     ]
 
 
