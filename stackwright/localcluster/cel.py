@@ -30,6 +30,7 @@ __all__ = [
     "CelError",
     "CelSyntaxError",
     "CelType",
+    "Library",
     "Program",
     "UInt",
     "Unsupported",
@@ -464,6 +465,9 @@ def kind_of(value: Any) -> str:
         return "google.protobuf.Timestamp"
     if isinstance(value, CelType):
         return "type"
+    named = getattr(type(value), "cel_type", None)  # a library's type (Library)
+    if isinstance(named, str):
+        return named
     raise CelError(f"unsupported value: {value!r}")
 
 
@@ -1057,9 +1061,28 @@ def _variable(name: str, env: Env) -> Any:
     return env[name]
 
 
+Functions = Mapping[str, tuple[tuple[int, ...], Callable[..., Any]]]
+
+
+@dataclass(frozen=True, eq=False)  # hashed by identity: a compile_expr cache key
+class Library:
+    """Functions and methods beyond the core (name → argument counts, implementation;
+    a method's implementation takes the receiver first). A value of a library's own type
+    has a class attribute `cel_type`, its type name; it compares by `==`."""
+
+    functions: Functions
+    methods: Functions
+
+
+_CORE = Library({}, {})
+
+
 @functools.lru_cache(maxsize=2048)
-def compile_expr(text: str, variables: frozenset[str] = frozenset({"self"})) -> Program:
-    """Parse and compile `text` once; `variables`: the names it may refer to.
+def compile_expr(
+    text: str, variables: frozenset[str] = frozenset({"self"}), library: Library = _CORE
+) -> Program:
+    """Parse and compile `text` once; `variables`: the names it may refer to; `library`:
+    functions beyond the core.
 
     Raises CelSyntaxError for text that does not parse, Unsupported for a function (or
     a name) this interpreter does not know.
@@ -1067,14 +1090,15 @@ def compile_expr(text: str, variables: frozenset[str] = frozenset({"self"})) -> 
     src = _Source(text)
     ast = _Parser(src).parse()
     used: set[str] = set()
-    run = _Compiler(variables, used).compile(ast, frozenset())
+    run = _Compiler(variables, used, library).compile(ast, frozenset())
     return Program(text, run, frozenset(used))
 
 
 class _Compiler:
-    def __init__(self, variables: frozenset[str], used: set[str]) -> None:
+    def __init__(self, variables: frozenset[str], used: set[str], library: Library) -> None:
         self.variables = variables
         self.used = used
+        self.library = library
 
     def compile(self, node: Node, scope: frozenset[str]) -> Eval:
         method = getattr(self, "_" + node[0])
@@ -1173,8 +1197,10 @@ class _Compiler:
     def _call(self, node: Node, scope: frozenset[str]) -> Eval:
         name, target, arg_nodes = node[1], node[2], node[3]
         args = [self.compile(a, scope) for a in arg_nodes]
-        table = _FUNCTIONS if target is None else _METHODS
-        entry = table.get(name)
+        if target is None:
+            entry = self.library.functions.get(name) or _FUNCTIONS.get(name)
+        else:
+            entry = self.library.methods.get(name) or _METHODS.get(name)
         if entry is None or len(args) not in entry[0]:
             raise Unsupported(f"undeclared reference to '{name}'")
         impl = entry[1]

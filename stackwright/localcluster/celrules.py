@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from stackwright.localcluster import cel
+from stackwright.localcluster.cel_kubernetes import KUBERNETES
 from stackwright.localcluster.schema import Node
 from stackwright.localcluster.status import (
     DUPLICATE,
@@ -86,7 +87,7 @@ def _compile_rule(raw: Mapping[str, Any]) -> Rule | None:
         return None
     message = str(raw.get("message") or "").strip()
     try:
-        program: cel.Program | None = cel.compile_expr(text, _VARIABLES)
+        program: cel.Program | None = cel.compile_expr(text, _VARIABLES, KUBERNETES)
     except (cel.CelSyntaxError, cel.Unsupported):
         program = None  # the CRD was refused for a syntax error: unsupported here
     if raw.get("optionalOldSelf") is True:
@@ -94,7 +95,7 @@ def _compile_rule(raw: Mapping[str, Any]) -> Rule | None:
     expression = None
     if raw.get("messageExpression"):
         try:
-            expression = cel.compile_expr(str(raw["messageExpression"]), _VARIABLES)
+            expression = cel.compile_expr(str(raw["messageExpression"]), _VARIABLES, KUBERNETES)
         except (cel.CelSyntaxError, cel.Unsupported):
             expression = None
     path = str(raw.get("fieldPath") or "")
@@ -348,7 +349,7 @@ def compile_causes(node: Node, path: str) -> list[Cause]:
 
 def _syntax_error(text: str) -> str:
     try:
-        cel.compile_expr(text, _VARIABLES)
+        cel.compile_expr(text, _VARIABLES, KUBERNETES)
     except cel.CelSyntaxError as exc:
         return str(exc)
     except cel.Unsupported:

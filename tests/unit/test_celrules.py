@@ -6,8 +6,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from stackwright.localcluster import celrules
+import pytest
+
+from stackwright.localcluster import cel, celrules
 from stackwright.localcluster import validation as v
+from stackwright.localcluster.cel_kubernetes import KUBERNETES
 from stackwright.localcluster.status import Cause
 
 
@@ -199,7 +202,7 @@ def test_schema_errors_that_block_the_rules() -> None:
 
 def test_a_rule_calling_what_is_not_implemented_is_not_evaluated() -> None:
     schema = scaler_schema(
-        rule("isURL(self.name)"),
+        rule("isIP(self.name)"),
         rule("self.?name.orValue('') == 'x'"),
         rule("self.name == oldSelf", optionalOldSelf=True),  # oldSelf an optional: not here
         MIN_MAX,
@@ -280,6 +283,75 @@ def test_a_crd_whose_rule_does_not_parse_is_refused() -> None:
         '"FieldValueDuplicate", "FieldValueForbidden", "FieldValueInvalid", "FieldValueRequired"',
     ]
     assert v.validate_crd(crd(MIN_MAX), None) == []
+
+
+LIBRARY: list[tuple[str, Any]] = [
+    ("quantity('1Gi').isGreaterThan(quantity('1000Mi'))", True),
+    ("quantity('500m').isLessThan(quantity('1'))", True),
+    ("quantity('1') == quantity('1000m')", True),
+    ("quantity('1.5').compareTo(quantity('2'))", -1),
+    ("quantity('1k').add(24).asInteger()", 1024),
+    ("quantity('1').sub(quantity('250m')).asApproximateFloat()", 0.75),
+    ("quantity('-2').sign()", -1),
+    ("quantity('1.5').isInteger()", False),
+    ("isQuantity('1Gi') && !isQuantity('1GB')", True),
+    ("isURL('https://example.com:8443/a?b=c')", True),
+    ("isURL('/just/a/path')", True),
+    ("isURL('example.com')", False),
+    ("isURL('mailto:someone')", False),
+    ("isURL('https://example.com:http/')", False),
+    ("isURL('https://exa mple.com/')", False),
+    ("isURL('https://example.com/%zz')", False),
+    ("url('https://example.com:8443/a?b=c').getHost()", "example.com:8443"),
+    ("url('https://example.com:8443/a').getHostname()", "example.com"),
+    ("url('https://[::1]:80/').getHostname()", "::1"),
+    ("url('https://example.com:8443/a').getPort()", "8443"),
+    ("url('https://example.com').getPort()", ""),
+    ("url('https://example.com/a/b?x=1&x=2').getEscapedPath()", "/a/b"),
+    ("url('https://example.com/?x=1&x=2&y=').getQuery()", {"x": ["1", "2"], "y": [""]}),
+    ("url('http://example.com').getScheme()", "http"),
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), LIBRARY)
+def test_the_quantity_and_url_libraries(text: str, expected: Any) -> None:
+    assert (
+        cel.compile_expr(text, frozenset({"self"}), KUBERNETES).evaluate({"self": None}) == expected
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("quantity('1Mm')", "unable to parse quantity's suffix"),
+        ("quantity('1.5').asInteger()", "cannot convert value to integer"),
+        (
+            "url('example.com')",
+            'URL parse error during conversion from string: parse "example.com": invalid URI '
+            "for request",
+        ),
+        ("quantity('1').isLessThan(1)", "no such overload"),
+    ],
+)
+def test_library_errors(text: str, message: str) -> None:
+    program = cel.compile_expr(text, frozenset({"self"}), KUBERNETES)
+    with pytest.raises(cel.CelError) as caught:
+        program.evaluate({"self": None})
+    assert str(caught.value) == message
+
+
+def test_rules_use_the_kubernetes_libraries() -> None:
+    schema = scaler_schema(
+        rule("quantity(self.memory).isLessThan(quantity('1Gi'))", message="at most 1Gi"),
+        rule("isURL(self.endpoint)", message="endpoint must be a URL"),
+        memory={"type": "string"},
+        endpoint={"type": "string"},
+    )
+    assert rendered(scaler(memory="512Mi", endpoint="https://a.example"), schema) == []
+    assert rendered(scaler(memory="2Gi", endpoint="a.example"), schema) == [
+        'spec: Invalid value: "object": at most 1Gi',
+        'spec: Invalid value: "object": endpoint must be a URL',
+    ]
 
 
 def test_public_surface() -> None:
