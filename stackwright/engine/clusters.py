@@ -33,7 +33,7 @@ from stackwright.engine.records import (
     unknown_paths,
 )
 from stackwright.errors import UsageError, located
-from stackwright.kubernetes.provider import PROVIDER_TYPE, is_kubeconfig_path
+from stackwright.kubernetes.provider import PROVIDER_TYPE, RENDER_SETTING, is_kubeconfig_path
 from stackwright.model import (
     LOCAL_CONTEXT_PREFIX,
     ClusterIdentity,
@@ -111,6 +111,17 @@ class ClusterCheck:
 
     identities: dict[str, ClusterIdentity] = field(default_factory=dict)
     moved: dict[str, Moved] = field(default_factory=dict)
+
+    def cluster_of(self, provider: str) -> str:
+        """What the cluster `provider` (a URN; "" the default one) reaches is told apart by:
+        its identity's uid where known, else the URN itself, which stands for a cluster no
+        other provider is known to reach (a URN is never a kube-system uid)."""
+        identity = self.identities.get(provider)
+        return identity.uid if identity is not None else provider
+
+    def shared(self) -> bool:
+        """Whether two providers are known to reach one cluster."""
+        return len({i.uid for i in self.identities.values()}) < len(self.identities)
 
 
 def check_clusters(
@@ -194,6 +205,11 @@ async def _check_clusters(
         urn: state.inputs for urn, state in recorded.items() if urn in used
     }
     providers = {r.urn: r for r in declared if r.resource_type == PROVIDER_TYPE}
+    # Several providers may reach one cluster, where two resources through them naming one
+    # object would each apply over the other's: each one's identity tells, read here for a
+    # provider with no objects yet too (its step reuses it), so that the run keys objects
+    # by cluster (`ClusterCheck.cluster_of`) from its start.
+    several = len({provider_urn(r) for r in declared if r.custom and is_kubernetes(r)} | used) > 1
     for resource in providers.values():
         inputs, _ = unwrap_secrets(resolve(resource.props, lambda _: UNKNOWN))
         if unknown_paths(inputs) or declared_dependencies(resource):
@@ -206,18 +222,23 @@ async def _check_clusters(
         made = _made(factory, chosen, providers.get(urn))
         try:
             old = recorded.get(urn)
-            if old is None or urn not in used:
-                continue  # no objects yet: its step asks its identity if it needs it
-            await _check_provider(
-                factory,
-                made,
-                old,
-                chosen,
-                resources,
-                found,
-                legacy=legacy,
-                retarget=options.retarget,
-            )
+            if old is not None and urn in used:
+                await _check_provider(
+                    factory,
+                    made,
+                    old,
+                    chosen,
+                    resources,
+                    found,
+                    legacy=legacy,
+                    retarget=options.retarget,
+                )
+            # No objects yet, or none recorded on an identity (its step would ask); not a
+            # provider that renders files, in no cluster.
+            if several and urn in providers and urn not in found.identities:
+                identity = None if RENDER_SETTING in chosen else await _identity(made)
+                if identity is not None:
+                    found.identities[urn] = identity
         finally:
             await made.close()
     if "" in used or any(

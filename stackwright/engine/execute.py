@@ -622,7 +622,7 @@ class Run:
         self._marks: dict[
             tuple[str, str, str, str | None], asyncio.Task[dict[str, Mapping[str, Any]] | None]
         ] = {}
-        #: Each object (object_key) → the resource this run creates, replaces or keeps it
+        #: Each object (`_claim_key`) → the resource this run creates, replaces or keeps it
         #: for, and its step's operation: a name known only once applied (another's
         #: auto-name, an Output) can still be one the run already gave, which the marks
         #: listed before knew nothing of.
@@ -2115,8 +2115,9 @@ class Run:
     def _claim_kept(self, resources: list[Resource]) -> None:
         """Claim for each resource of the program the recorded object it keeps, before any
         step: where the program still names it so (a plain name, or its recorded auto-name)
-        through the same provider. A step of another resource onto it is then refused
-        whichever runs first: a create before the keeper's step would apply over it (its
+        through a provider reaching the same cluster (the same provider, or another one for
+        that cluster). A step of another resource onto it is then refused whichever runs
+        first: a create before the keeper's step would apply over it (its
         marks, one of the stack's resources', pass `_check_free`), and one onto the object
         of a resource `--target` / `--exclude` leaves alone would take it for good. A name
         given by an Output is left to the keeper's own step, unless it is protected (its
@@ -2141,20 +2142,28 @@ class Run:
             # TTL deleted, replaced all the same, gives it up at its step).
             if not (named_so or old.protect):
                 continue
-            key = object_key(old)
+            key = self._claim_key(old)
             props = resource.props
             kind = group_kind(str(props.get("apiVersion", "")), str(props.get("kind", "")))
-            if key[:2] != (provider_urn(resource), kind):  # another cluster, or kind
+            cluster = self.clusters.cluster_of(provider_urn(resource))
+            if key[:2] != (cluster, kind):  # another cluster, or kind
                 continue
             claim = (resource.urn, Op.SAME)
             if self._creating.setdefault(key, claim) == claim:
                 self._kept_claims[resource.urn] = key
 
+    def _claim_key(self, state: ResourceState) -> ObjectKey:
+        """`object_key` with the cluster its provider reaches for the provider, where known:
+        two providers may reach one cluster (the stack's default one and an explicit one for
+        the same context), and then one object through both."""
+        provider, kind, object_id = object_key(state)
+        return self.clusters.cluster_of(provider), kind, object_id
+
     def _claim(self, new: ResourceState, op: Op) -> None:
         """Refuse a step onto an object another resource of this run creates, replaces or
         keeps: each would apply over the other's fields. (Names the program gives as plain
         text are refused before the run; this is for a name only an applied resource tells.)"""
-        key = object_key(new)
+        key = self._claim_key(new)
         first, first_op = self._creating.setdefault(key, (new.urn, op))
         if first == new.urn:
             self._creating[key] = (new.urn, op)  # what its step does with it, said so

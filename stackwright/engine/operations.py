@@ -266,13 +266,19 @@ def _default_namespaces(program: Program) -> Callable[[Resource], str]:
     return default
 
 
-def _check_one_resource_per_object(program: Program, recorded: Mapping[str, ResourceState]) -> None:
+def _check_one_resource_per_object(
+    program: Program,
+    recorded: Mapping[str, ResourceState],
+    cluster_of: Callable[[str], str] = str,
+) -> None:
     """Refuse, before anything runs, two resources of the program that name one object
     (same provider, group, kind, namespace and name; a `metadata.name` given to one that
     another's auto-name already has): each would apply over the other's fields, and the
     preview would show one of them as unchanged. Two Patches of one object that apply as
     one field manager are refused alike: each one's apply would drop the other's fields,
     and a name no object can have (`name_refusal`), whose id would name another.
+    `cluster_of` tells the cluster of a provider (by URN) where two may reach one
+    (`ClusterCheck.cluster_of`); by default each provider is its own.
     Names only known once applied (Outputs) are left to the run."""
     seen: dict[tuple[str, str, str, str, str, str], Resource] = {}
     default = _default_namespaces(program)
@@ -302,7 +308,7 @@ def _check_one_resource_per_object(program: Program, recorded: Mapping[str, Reso
         group, kind = group_and_kind(resource.props)
         old = recorded.get(resource.urn)
         manager = patch_field_manager(resource.urn, resource.props, old) if patch else ""
-        key = (provider, group, kind, namespace, name, manager)
+        key = (cluster_of(provider), group, kind, namespace, name, manager)
         first = seen.setdefault(key, resource)
         if first is not resource:
             where = f"{named['namespace']}/{name}" if named.get("namespace") else name
@@ -541,6 +547,10 @@ def run(
         options = _expanded(options, program, snapshot)
         _check_input(options, program, snapshot, listener, policy)
         clusters = check_clusters(providers, program, snapshot, options)
+        if program is not None and clusters.shared():
+            # Two providers reach one cluster: their objects are one cluster's too.
+            as_run = _records_as_run(program, snapshot)
+            _check_one_resource_per_object(program, as_run, clusters.cluster_of)
         if program is not None:
             _check_custom_imports(program, snapshot, providers)
         started = time.monotonic()

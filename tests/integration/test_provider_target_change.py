@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import textwrap
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -21,6 +22,7 @@ from test_cli_lifecycle import (  # the CLI-running helpers of the lifecycle tes
     LiveCluster,
     Project,
     get,
+    live,
     new_project,
     one_line,
 )
@@ -421,3 +423,120 @@ def test_exec_plugin_not_installed_is_bad_input(
         assert "no-such-auth-plugin" in message and repr(CONTEXT) in message, message
         assert "PATH" in message, message
     assert p.history() == [] and p.state()["resources"] == []
+
+
+# --- case 5: two providers reaching one cluster ------------------------------------------------
+
+CM = "kubernetes:core/v1:ConfigMap"
+
+
+def one_cluster_twice(p: Project, cluster: LiveCluster, *body: str) -> None:
+    """`body` declared after "region", an explicit provider for the cluster the stack's
+    default provider reaches (its kubeconfig and context), and the namespace "ns"."""
+    context = yaml.safe_load(cluster.kubeconfig.read_text())["current-context"]
+    declared = f"""
+    region = k8s.Provider("region", kubeconfig={str(cluster.kubeconfig)!r}, context={context!r})
+    ns = k8s.core.v1.Namespace("ns", metadata={{"name": NS}})
+    """
+    p.program("".join(textwrap.dedent(part) for part in (declared, *body)))
+
+
+def configmap(name: str, same: str, provider: str = "", after: str = "ns") -> str:
+    """ConfigMap `name`, named `same` (a Python expression), through `provider` (the stack's
+    default one if ""), after `after`; its data says whose it is."""
+    through = f"provider={provider}, " if provider else ""
+    return f"""
+    {name} = k8s.core.v1.ConfigMap(
+        {name!r}, metadata={{"name": {same}, "namespace": NS}}, data={{"mine": {name!r}}},
+        opts=sw.ResourceOptions({through}depends_on=[{after}]))
+    """
+
+
+HERE = configmap("here", '"same"')
+LATER = 'sw.Output.from_input("same")'  # a name known only once applied
+
+
+def still_here(p: Project, cluster: LiveCluster, uid: str | None = None) -> str:
+    """ns/same is "here"'s object as "here" applied it (`uid`: the same object); its uid."""
+    made = live(cluster, "configmap", "same", p.ns)
+    assert made["data"] == {"mine": "here"}, made["data"]
+    assert made["metadata"]["annotations"]["stackwright.io/urn"] == p.urn(CM, "here")
+    assert uid in (None, made["metadata"]["uid"])
+    return str(made["metadata"]["uid"])
+
+
+def there_refused(p: Project, cluster: LiveCluster, verb: str, uid: str | None = None) -> str:
+    """`up` fails "there"'s step alone, as the object "here"'s step `verb`, before it
+    applies: ns/same is still "here"'s (`still_here`), "there" is not recorded."""
+    (failure,) = p.up(rc=1).summary["failures"]
+    assert failure.startswith(
+        f"{CM} there: ConfigMap {p.ns}/same is the object {CM} here {verb} (at "
+    ), failure
+    assert "there" not in p.resources()
+    return still_here(p, cluster, uid)
+
+
+def test_plain_names_of_one_object_through_two_providers_of_one_cluster_are_refused(
+    new_project: Any, cluster: LiveCluster
+) -> None:
+    """The stack's default provider and an explicit one for the same cluster, each with a
+    resource naming ns/same in plain text: each would apply over the other's fields (and a
+    delete of one would take the other's object), so it is refused before any change, as
+    two resources through one provider are."""
+    p = new_project()
+    one_cluster_twice(p, cluster, HERE, configmap("there", '"same"', "region"))
+    for run in (p.preview, p.up):
+        message = one_line(run(rc=2))
+        assert f"ConfigMap there names the same ConfigMap {p.ns}/same as {CM} here" in message, (
+            message
+        )
+        assert message.endswith("nothing was changed"), message
+    assert p.state()["resources"] == [] and get(cluster, "namespace", p.ns) is None
+
+    # "here" applied first: "there" added later is refused the same way, "here"'s object kept.
+    one_cluster_twice(p, cluster, HERE)
+    p.up()
+    uid = still_here(p, cluster)
+    one_cluster_twice(p, cluster, HERE, configmap("there", '"same"', "region"))
+    assert "ConfigMap there names the same ConfigMap" in one_line(p.up(rc=2))
+    still_here(p, cluster, uid)
+    assert "there" not in p.resources()
+    p.sw("destroy", "--yes")
+
+
+def test_output_names_of_one_object_through_two_providers_of_one_cluster_are_refused(
+    new_project: Any, cluster: LiveCluster
+) -> None:
+    """The same, "there"'s name known only once applied (an Output): its step is refused
+    before it applies, whether "here" creates the object in the run or keeps it."""
+    p = new_project()
+    one_cluster_twice(p, cluster, HERE, configmap("there", LATER, "region", after="here"))
+    uid = there_refused(p, cluster, "creates too")
+
+    # "here" kept, its step after "there"'s: "there" is refused before it applies.
+    one_cluster_twice(
+        p, cluster, configmap("there", LATER, "region"), configmap("here", '"same"', after="there")
+    )
+    there_refused(p, cluster, "holds", uid)
+    p.sw("destroy", "--yes")
+
+
+def test_a_resource_moved_to_another_provider_of_its_cluster_keeps_its_object(
+    new_project: Any, cluster: LiveCluster
+) -> None:
+    """Resource "here" moves from the stack's default provider to "region", which reaches the same
+    cluster, while "there", through the default provider, names its object: "there" is
+    refused, in plain text before the run, by an Output at its step (before "here"'s)."""
+    p = new_project()
+    one_cluster_twice(p, cluster, HERE)
+    p.up()
+    uid = still_here(p, cluster)
+    moved = configmap("here", '"same"', "region", after="there")
+
+    one_cluster_twice(p, cluster, configmap("there", '"same"'), moved)
+    assert "ConfigMap here names the same ConfigMap" in one_line(p.up(rc=2))
+    still_here(p, cluster, uid)
+
+    one_cluster_twice(p, cluster, configmap("there", LATER), moved)
+    there_refused(p, cluster, "holds", uid)
+    p.sw("destroy", "--yes")

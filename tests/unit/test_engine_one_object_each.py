@@ -475,3 +475,104 @@ def test_an_import_of_the_object_another_resource_keeps_says_to_drop_the_import(
         r"metadata\.name would not match its import id\); nothing was changed$",
     ):
         stack.preview(importing)
+
+
+# --- two providers reaching one cluster ------------------------------------------------------
+
+
+def through(provider: Any, name: Any, **options: Any) -> ConfigMap:
+    """ConfigMap b, named `name`, through `provider` (None: the stack's default one)."""
+    return k8s.core.v1.ConfigMap(
+        "b", metadata={"name": name}, data={"k": "w"},
+        opts=ResourceOptions(provider=provider, **options),
+    )  # fmt: skip
+
+
+def test_two_providers_of_one_cluster_naming_one_object_are_refused_before_any_change(
+    stack: Stack,
+) -> None:
+    """The stack's default provider and an explicit one reach the same cluster (the fake):
+    a and b name one object through them, each would apply over the other's fields; they
+    are told apart by the cluster each reaches (its kube-system uid), not by the provider."""
+
+    def declare(p: Program) -> None:
+        keeper(p)
+        through(k8s.Provider("east", context="east"), "shared")
+
+    for run in (stack.preview, stack.up):
+        with pytest.raises(
+            UsageError,
+            match=rf"ConfigMap b names the same ConfigMap shared as {CM} a at \S+: each "
+            r"would overwrite the other's fields; .*nothing was changed$",
+        ):
+            run(declare)
+    assert stack.fake.writes() == [] and stack.state().resources == []
+
+    # Another cluster behind "east": two objects.
+    east = FakeCluster(name="east")
+    stack.factory = stack.fake.factory({"east": east})
+    assert stack.up(declare).ok
+    assert stack.fake.find("ConfigMap", "shared") and east.find("ConfigMap", "shared")
+
+
+def test_an_object_named_by_an_output_through_another_provider_of_its_cluster_is_refused(
+    stack: Stack,
+) -> None:
+    """b's name, known only once applied, is the object a creates or keeps through the
+    stack's default provider; b goes through an explicit provider for the same cluster."""
+
+    def after_a(p: Program) -> None:
+        a = keeper(p)
+        through(k8s.Provider("east", context="east"), Output.from_input("shared"), depends_on=[a])
+
+    (failure,) = stack.up(after_a).failures
+    assert failure.startswith(f"{CM} b: ConfigMap default/shared is the object {CM} a creates too")
+    assert [r.urn for r in stack.state().resources if r.type == CM] == [A]
+
+    def before_a(p: Program) -> None:
+        b = through(k8s.Provider("east", context="east"), Output.from_input("shared"))
+        a_after(b)
+
+    stack.fake.calls.clear()
+    for run in (stack.preview, stack.up):
+        assert_b_refused_as_a_keeps(stack, run(before_a))
+    assert stack.fake.writes() == []
+
+
+def test_a_provider_whose_settings_are_known_during_the_run_keys_by_cluster_once_made(
+    stack: Stack,
+) -> None:
+    """A provider whose context is an Output: its cluster is read at its step, before any of
+    its resources' steps, which are then keyed by that cluster."""
+
+    def declare(p: Program) -> None:
+        a = keeper(p)
+        east = k8s.Provider("east", context=Output.from_input("east"))
+        through(east, Output.from_input("shared"), depends_on=[a])
+
+    (failure,) = stack.up(declare).failures
+    assert failure.startswith(f"{CM} b: ConfigMap default/shared is the object {CM} a creates too")
+
+
+def test_a_keeper_moved_to_another_provider_of_its_cluster_keeps_its_object(stack: Stack) -> None:
+    """a moves from the stack's default provider to an explicit one for the same cluster,
+    its step after b's: b, through the default provider, naming a's object (an Output), is
+    refused before it applies, and in plain text before the run."""
+    assert stack.up(keeper).ok
+    stack.fake.calls.clear()
+
+    def moved(name: Any) -> Declare:
+        def declare(p: Program) -> None:
+            b = through(None, name)
+            a_after(b, provider=k8s.Provider("east", context="east"))
+
+        return declare
+
+    for run in (stack.preview, stack.up):
+        assert_b_refused_as_a_keeps(stack, run(moved(Output.from_input("shared"))))
+        with pytest.raises(
+            UsageError, match=f"ConfigMap a names the same ConfigMap shared as {CM} b"
+        ):
+            run(moved("shared"))
+    assert stack.fake.writes() == []
+    assert stack.recorded(A).provider == ""
