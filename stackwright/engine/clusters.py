@@ -119,10 +119,6 @@ class ClusterCheck:
         identity = self.identities.get(provider)
         return identity.uid if identity is not None else provider
 
-    def shared(self) -> bool:
-        """Whether two providers are known to reach one cluster."""
-        return len({i.uid for i in self.identities.values()}) < len(self.identities)
-
 
 def check_clusters(
     factory: ProviderFactory, program: Program | None, snapshot: Snapshot, options: Options

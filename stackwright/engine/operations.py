@@ -272,13 +272,13 @@ def _check_one_resource_per_object(
     cluster_of: Callable[[str], str] = str,
 ) -> None:
     """Refuse, before anything runs, two resources of the program that name one object
-    (same provider, group, kind, namespace and name; a `metadata.name` given to one that
+    (same cluster, group, kind, namespace and name; a `metadata.name` given to one that
     another's auto-name already has): each would apply over the other's fields, and the
     preview would show one of them as unchanged. Two Patches of one object that apply as
     one field manager are refused alike: each one's apply would drop the other's fields,
     and a name no object can have (`name_refusal`), whose id would name another.
-    `cluster_of` tells the cluster of a provider (by URN) where two may reach one
-    (`ClusterCheck.cluster_of`); by default each provider is its own.
+    `cluster_of` tells the cluster a provider (by URN) reaches where two may reach one
+    (`ClusterCheck.cluster_of`); by default each provider's is its own.
     Names only known once applied (Outputs) are left to the run."""
     seen: dict[tuple[str, str, str, str, str, str], Resource] = {}
     default = _default_namespaces(program)
@@ -545,11 +545,14 @@ def run(
     with program.logging_to(log) if program is not None else contextlib.nullcontext():
         snapshot = _snapshot(backend, project, stack)
         options = _expanded(options, program, snapshot)
-        _check_input(options, program, snapshot, listener, policy)
+        # A program with providers of its own may send objects to one cluster through two of
+        # them: each object is known by its cluster, which `check_clusters` reads (no write).
+        by_cluster = program is not None and any(
+            r.resource_type == PROVIDER_TYPE for r in program.resources
+        )
+        as_run = _check_input(options, program, snapshot, listener, policy, by_cluster)
         clusters = check_clusters(providers, program, snapshot, options)
-        if program is not None and clusters.shared():
-            # Two providers reach one cluster: their objects are one cluster's too.
-            as_run = _records_as_run(program, snapshot)
+        if program is not None and by_cluster:
             _check_one_resource_per_object(program, as_run, clusters.cluster_of)
         if program is not None:
             _check_custom_imports(program, snapshot, providers)
@@ -614,17 +617,22 @@ def _check_input(
     snapshot: Snapshot,
     listener: Listener,
     policy: PolicyGate | None,
-) -> None:
+    by_cluster: bool,
+) -> dict[str, ResourceState]:
     """What is checked before the lock is taken or the cluster called: the selection, the
     program's marks and CRDs, what an `up --yes` would refuse half-way, the policy gate
-    (raises `PolicyViolation`); the program's notes are emitted as warnings."""
+    (raises `PolicyViolation`); the program's notes are emitted as warnings. One resource
+    per object, unless `by_cluster` leaves it for once the clusters are known. Returns the
+    records as the run gives them (`_records_as_run`)."""
     _check_targets(options, program, snapshot)
     _check_marks(program)
     check_rendered(program)
+    as_run: dict[str, ResourceState] = {}
     if program is not None:
-        as_run = _records_as_run(program, snapshot)  # the records as the run gives them
+        as_run = _records_as_run(program, snapshot)
         _check_imports(program, as_run, _known_scopes(program))
-        _check_one_resource_per_object(program, as_run)
+        if not by_cluster:
+            _check_one_resource_per_object(program, as_run)
     _check_definitions(options, program, snapshot)
     _check_protected(options, program, snapshot)
     if program is not None and options.kind == "up":
@@ -636,6 +644,7 @@ def _check_input(
     if policy is not None and program is not None:
         what = "preview" if options.dry_run else options.kind
         policy_gate.check(policy, program, snapshot.stack, listener, what)
+    return as_run
 
 
 def _elsewhere(backend: Backend, snapshot: Snapshot) -> Callable[[str, str], list[str]]:

@@ -576,3 +576,18 @@ def test_a_keeper_moved_to_another_provider_of_its_cluster_keeps_its_object(stac
             run(moved("shared"))
     assert stack.fake.writes() == []
     assert stack.recorded(A).provider == ""
+
+
+def test_an_object_passed_to_a_resource_through_another_provider_of_its_cluster_stays(
+    stack: Stack,
+) -> None:
+    """a is dropped and b, through an explicit provider for the same cluster, names a's
+    object: b takes it over, and a's delete removes only a's record (the object is found
+    by kind and name whatever the provider, `Records.naming`, and its mark read)."""
+    assert stack.up(keeper).ok
+    summary = stack.up(lambda p: through(k8s.Provider("east", context="east"), "shared"))
+    assert summary.ok, summary.failures
+    assert [r.urn for r in stack.state().resources if r.type == CM] == [urn(CM, "b")]
+    shared = stack.fake.find("ConfigMap", "shared")
+    assert shared is not None and shared["data"] == {"k": "w"}
+    assert ("ConfigMap", "shared") not in [(c.kind, c.name) for c in stack.fake.calls_to("delete")]
