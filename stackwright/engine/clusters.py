@@ -229,9 +229,9 @@ async def _check_clusters(
                     legacy=legacy,
                     retarget=options.retarget,
                 )
-            # No objects yet, or none recorded on an identity (its step would ask); not a
-            # provider that renders files, in no cluster.
-            if several and urn in providers and urn not in found.identities:
+            # No objects yet, or none recorded on an identity (its step would ask, if it has
+            # one left); not a provider that renders files, in no cluster.
+            if several and urn not in found.identities:
                 identity = None if RENDER_SETTING in chosen else await _identity(made)
                 if identity is not None:
                     found.identities[urn] = identity

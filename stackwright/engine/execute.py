@@ -2639,7 +2639,11 @@ class Run:
         its delete removes only the record."""
         if not state.custom or state.external or is_patch(state):
             return None  # a Patch gives its fields up whoever holds the object
-        holder = self.held.get(object_key(state)) or await self._adopter(state)
+        holder = (
+            self.held.get(object_key(state))
+            or self._held_through_another(state)
+            or await self._adopter(state)
+        )
         if holder is not None:
             self.emit(
                 Diagnostic(
@@ -2650,6 +2654,19 @@ class Run:
                 )
             )
         return holder
+
+    def _held_through_another(self, state: ResourceState) -> str | None:
+        """The resource that holds the object of `state` after this run through another
+        provider reaching the cluster that object is in: two records of one object, which a
+        run before objects were known by cluster left (the live object marked as either).
+        Not for a provider moved off that cluster: its objects are on the former one."""
+        if state.provider in self._former_providers or state.provider in self.clusters.moved:
+            return None
+        cluster = self.clusters.cluster_of(state.provider)
+        for key, urn in self._held_naming.get(object_key(state)[1:], {}).items():
+            if key[0] != state.provider and self.clusters.cluster_of(key[0]) == cluster:
+                return urn
+        return None
 
     async def _adopter(self, state: ResourceState) -> str | None:
         """Another resource of this stack that adopted (`import_`) the object of `state` in an

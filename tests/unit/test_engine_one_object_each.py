@@ -591,3 +591,28 @@ def test_an_object_passed_to_a_resource_through_another_provider_of_its_cluster_
     shared = stack.fake.find("ConfigMap", "shared")
     assert shared is not None and shared["data"] == {"k": "w"}
     assert ("ConfigMap", "shared") not in [(c.kind, c.name) for c in stack.fake.calls_to("delete")]
+
+
+def test_one_of_two_records_of_one_object_dropped_leaves_the_object_to_the_other(
+    stack: Stack,
+) -> None:
+    """Two records of one object through two providers of one cluster, which a run made
+    before objects were known by cluster (here: while the cluster's identity could not be
+    read), b's apply the last: b dropped, its delete removes only its record, as the
+    object is a's (its delete went by b's mark, and took a's object)."""
+    stack.fake.remove("Namespace", "kube-system")  # no identity: each provider its own cluster
+    assert stack.up(keeper).ok
+
+    def both(p: Program) -> None:
+        keeper(p)
+        through(k8s.Provider("east", context="east"), "shared")
+
+    assert stack.up(both).ok
+    assert stack.fake.find("ConfigMap", "shared")["data"] == {"k": "w"}  # b's, over a's
+    stack.fake.put({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "kube-system"}})
+
+    summary = stack.up(keeper)
+    assert summary.ok, summary.failures
+    assert stack.fake.find("ConfigMap", "shared") is not None
+    assert [r.urn for r in stack.state().resources if r.type == CM] == [A]
+    assert ("ConfigMap", "shared") not in [(c.kind, c.name) for c in stack.fake.calls_to("delete")]
