@@ -111,13 +111,18 @@ class ClusterCheck:
 
     identities: dict[str, ClusterIdentity] = field(default_factory=dict)
     moved: dict[str, Moved] = field(default_factory=dict)
+    #: The uid of the cluster the state records each provider's objects on, where recorded.
+    recorded: dict[str, str] = field(default_factory=dict)
 
     def cluster_of(self, provider: str) -> str:
         """What the cluster `provider` (a URN; "" the default one) reaches is told apart by:
-        its identity's uid where known, else the URN itself, which stands for a cluster no
-        other provider is known to reach (a URN is never a kube-system uid)."""
+        its identity's uid where known; else, until its step reads it (settings known only
+        during the run), the one its objects are recorded on; else the URN itself, which
+        stands for a cluster no other provider is known to reach (never a kube-system uid)."""
         identity = self.identities.get(provider)
-        return identity.uid if identity is not None else provider
+        if identity is not None:
+            return identity.uid
+        return self.recorded.get(provider, provider)
 
 
 def check_clusters(
@@ -196,6 +201,12 @@ async def _check_clusters(
     resources = snapshot.resources
     declared = program.resources if program is not None else ()
     recorded = {s.urn: s for s in resources if s.type == PROVIDER_TYPE}
+    for urn, state in recorded.items():
+        identity = recorded_identity(state)
+        if identity is not None:
+            found.recorded[urn] = identity.uid
+    if snapshot.default_cluster is not None:
+        found.recorded[""] = snapshot.default_cluster.uid
     used = {s.provider for s in resources if s.custom and through_kubernetes(s)}
     settings: dict[str, Mapping[str, Any]] = {
         urn: state.inputs for urn, state in recorded.items() if urn in used

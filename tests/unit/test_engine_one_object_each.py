@@ -542,13 +542,13 @@ def test_an_object_named_by_an_output_through_another_provider_of_its_cluster_is
 def test_a_provider_whose_settings_are_known_during_the_run_keys_by_cluster_once_made(
     stack: Stack,
 ) -> None:
-    """A provider whose context is an Output: its cluster is read at its step, before any of
-    its resources' steps, which are then keyed by that cluster."""
+    """A provider whose context is known only once a is applied: its cluster is read at its
+    step, before any of its resources' steps, which are then keyed by that cluster."""
 
     def declare(p: Program) -> None:
         a = keeper(p)
-        east = k8s.Provider("east", context=Output.from_input("east"))
-        through(east, Output.from_input("shared"), depends_on=[a])
+        east = k8s.Provider("east", context=a.metadata["name"].apply(lambda _: "east"))
+        through(east, Output.from_input("shared"))
 
     (failure,) = stack.up(declare).failures
     assert failure.startswith(f"{CM} b: ConfigMap default/shared is the object {CM} a creates too")
@@ -616,3 +616,30 @@ def test_one_of_two_records_of_one_object_dropped_leaves_the_object_to_the_other
     assert stack.fake.find("ConfigMap", "shared") is not None
     assert [r.urn for r in stack.state().resources if r.type == CM] == [A]
     assert ("ConfigMap", "shared") not in [(c.kind, c.name) for c in stack.fake.calls_to("delete")]
+
+
+def test_a_keeper_through_a_provider_known_only_during_the_run_keeps_its_object(
+    stack: Stack,
+) -> None:
+    """a keeps its object through "east", whose context is now known only once c is
+    applied: until its step reads its cluster, the one its objects are recorded on tells.
+    b, through the stack's default provider on that cluster, naming a's object is refused,
+    in plain text before the run, by an Output before it applies."""
+
+    def east(later: bool) -> k8s.Provider:
+        c = k8s.core.v1.ConfigMap("c", metadata={"name": "c"})
+        return k8s.Provider("east", context=c.id.apply(lambda _: "east") if later else "east")
+
+    assert stack.up(lambda p: a_after(k8s.core.v1.ConfigMap("d"), provider=east(False))).ok
+
+    def both(name: Any) -> Declare:
+        def declare(p: Program) -> None:
+            a_after(through(None, name), provider=east(True))
+
+        return declare
+
+    stack.fake.calls.clear()
+    with pytest.raises(UsageError, match=f"ConfigMap a names the same ConfigMap shared as {CM} b"):
+        stack.up(both("shared"))
+    assert_b_refused_as_a_keeps(stack, stack.up(both(Output.from_input("shared"))))
+    assert [c for c in stack.fake.writes() if c.name == "shared"] == []
