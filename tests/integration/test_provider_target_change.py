@@ -453,7 +453,7 @@ def configmap(name: str, same: str, provider: str = "", after: str = "ns") -> st
 
 
 HERE = configmap("here", '"same"')
-LATER = 'sw.Output.from_input("same")'  # a name known only once applied
+LATER = 'sw.Output.from_input("same")'  # an Output: left to the run, as one known once applied
 
 
 def still_here(p: Project, cluster: LiveCluster, uid: str | None = None) -> str:
@@ -524,8 +524,8 @@ def test_output_names_of_one_object_through_two_providers_of_one_cluster_are_ref
 def test_a_resource_moved_to_another_provider_of_its_cluster_keeps_its_object(
     new_project: Any, cluster: LiveCluster
 ) -> None:
-    """Resource "here" moves from the stack's default provider to "region", which reaches the same
-    cluster, while "there", through the default provider, names its object: "there" is
+    """Resource "here" moves from the stack's default provider to "region", which reaches
+    the same cluster, while "there", through the default provider, names its object: it is
     refused, in plain text before the run, by an Output at its step (before "here"'s)."""
     p = new_project()
     one_cluster_twice(p, cluster, HERE)
