@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import textwrap
 from collections.abc import Iterator
@@ -469,8 +470,12 @@ def there_refused(p: Project, cluster: LiveCluster, verb: str, uid: str | None =
     """`up` fails "there"'s step alone, as the object "here"'s step `verb`, before it
     applies: ns/same is still "here"'s (`still_here`), "there" is not recorded."""
     (failure,) = p.up(rc=1).summary["failures"]
-    assert failure.startswith(
-        f"{CM} there: ConfigMap {p.ns}/same is the object {CM} here {verb} (at "
+    # Where each was declared: "there"'s line leads, "here"'s follows its name.
+    assert re.fullmatch(
+        rf"\S+__main__\.py:\d+: {CM} there: ConfigMap {p.ns}/same is the object {CM} here "
+        rf"{verb} \(\S+__main__\.py:\d+\): each would overwrite the other's fields; give one "
+        r"of them another metadata\.name",
+        failure,
     ), failure
     assert "there" not in p.resources()
     return still_here(p, cluster, uid)

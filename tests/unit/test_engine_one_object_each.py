@@ -502,7 +502,7 @@ def test_two_providers_of_one_cluster_naming_one_object_are_refused_before_any_c
     for run in (stack.preview, stack.up):
         with pytest.raises(
             UsageError,
-            match=rf"ConfigMap b names the same ConfigMap shared as {CM} a at \S+: each "
+            match=rf"ConfigMap b names the same ConfigMap shared as {CM} a \(\S+\): each "
             r"would overwrite the other's fields; .*nothing was changed$",
         ):
             run(declare)
@@ -526,7 +526,7 @@ def test_an_object_named_by_an_output_through_another_provider_of_its_cluster_is
         through(k8s.Provider("east", context="east"), Output.from_input("shared"), depends_on=[a])
 
     (failure,) = stack.up(after_a).failures
-    assert failure.startswith(f"{CM} b: ConfigMap default/shared is the object {CM} a creates too")
+    assert f": {CM} b: ConfigMap default/shared is the object {CM} a creates too (" in failure
     assert [r.urn for r in stack.state().resources if r.type == CM] == [A]
 
     def before_a(p: Program) -> None:
@@ -551,7 +551,7 @@ def test_a_provider_whose_settings_are_known_during_the_run_keys_by_cluster_once
         through(east, Output.from_input("shared"))
 
     (failure,) = stack.up(declare).failures
-    assert failure.startswith(f"{CM} b: ConfigMap default/shared is the object {CM} a creates too")
+    assert f": {CM} b: ConfigMap default/shared is the object {CM} a creates too (" in failure
 
 
 def test_a_keeper_moved_to_another_provider_of_its_cluster_keeps_its_object(stack: Stack) -> None:
