@@ -685,19 +685,25 @@ def _size(value: Any) -> int:
     raise CelError(NO_OVERLOAD)
 
 
+#: The decimal text Go's strconv.ParseInt / ParseUint take (Python's int() also takes
+#: spaces around it, `_` between digits and any script's digits).
+_GO_INT = re.compile(r"[+-]?[0-9]+")
+_GO_UINT = re.compile(r"[0-9]+")
+
+
 def _to_int(value: Any) -> int:
     kind = kind_of(value)
     if kind in ("int", "uint"):
         return _int(int(value))
     if kind == "double":
-        if math.isnan(value) or not -(2.0**63) <= value < 2.0**63:
-            raise CelError("double is out of int64 range")
+        # cel-go's doubleToInt64Checked: -2**63 itself is refused too
+        if math.isnan(value) or not -(2.0**63) < value < 2.0**63:
+            raise CelError("integer overflow")
         return int(value)
     if kind == "string":
-        try:
-            return _int(int(value, 10))
-        except ValueError:
-            raise CelError(f"cannot convert '{value}' to int") from None
+        if not _GO_INT.fullmatch(value):  # Go's ParseInt: no spaces, `_` or non-ASCII digits
+            raise CelError(f"cannot convert '{value}' to int")
+        return _int(int(value, 10))
     if kind == "google.protobuf.Timestamp":
         return int(value.timestamp())
     raise CelError(NO_OVERLOAD)
@@ -709,13 +715,12 @@ def _to_uint(value: Any) -> UInt:
         return _uint(int(value))
     if kind == "double":
         if math.isnan(value) or not 0 <= value < 2.0**64:
-            raise CelError("double is out of uint64 range")
+            raise CelError("unsigned integer overflow")
         return UInt(int(value))
     if kind == "string":
-        try:
-            return _uint(int(value, 10))
-        except ValueError:
-            raise CelError(f"cannot convert '{value}' to uint") from None
+        if not _GO_UINT.fullmatch(value):  # Go's ParseUint: not even a sign
+            raise CelError(f"cannot convert '{value}' to uint")
+        return _uint(int(value, 10))
     raise CelError(NO_OVERLOAD)
 
 
@@ -725,6 +730,8 @@ def _to_double(value: Any) -> float:
         return float(value)
     if kind == "string":
         try:
+            if value.strip() != value or "_" in value or not value.isascii():
+                raise ValueError(value)  # Go's ParseFloat takes none of what Python's does
             return float(value)
         except ValueError:
             raise CelError(f"cannot convert '{value}' to double") from None

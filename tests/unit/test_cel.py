@@ -171,6 +171,17 @@ ERRORS: list[tuple[str, str]] = [
     ("!1", "no such overload"),
     ("has(self.a.b)", "no such overload"),
     ("int('x')", "cannot convert 'x' to int"),
+    # Go's strconv, not Python's int()/float(): no spaces, `_` or non-ASCII digits
+    ("int(' 12')", "cannot convert ' 12' to int"),
+    ("int('1_000')", "cannot convert '1_000' to int"),
+    ("int('١٢')", "cannot convert '١٢' to int"),
+    ("uint('+5')", "cannot convert '+5' to uint"),
+    ("double('1_0')", "cannot convert '1_0' to double"),
+    ("double(' 1.5')", "cannot convert ' 1.5' to double"),
+    # cel-go's doubleToInt64Checked: the bound itself overflows
+    ("int(-9223372036854775808.0)", "integer overflow"),
+    ("int(1e99)", "integer overflow"),
+    ("uint(-1.0)", "unsigned integer overflow"),
     ("'abc'.substring(4)", "index out of range: 4"),
     ("[].max()", "max(list) argument must not be empty"),
     ("duration('forever') > duration('1s')", 'time: invalid duration "forever"'),
@@ -382,3 +393,93 @@ def test_any_text_parses_or_is_a_syntax_error(text: str) -> None:
         return
     with contextlib.suppress(CelError):
         program.evaluate({"self": SELF})
+
+
+# A sample of cel-spec's conformance suite (tests/simple/testdata/*.textproto), file and
+# test name beside each: the value it expects, or ERROR where it expects an eval_error
+# (as of heterogeneous equality).
+ERROR = object()
+CONFORMANCE: list[tuple[str, str, Any]] = [
+    ("conversions/bytes/string_unicode", "bytes('ÿ')", b"\xc3\xbf"),
+    ("conversions/bytes/string_unicode_vs_literal", "bytes('\\377') == b'\\377'", False),
+    ("conversions/double/int_range", "double(9223372036854775807)", 9.223372036854775807e18),
+    ("conversions/double/uint_range", "double(18446744073709551615u)", 1.8446744073709551615e19),
+    ("conversions/double/string_neg_zero", "double('-0.0')", -0.0),
+    ("conversions/double/string_exp_neg_pos", "double('-84.32e7')", -8.432e8),
+    ("conversions/int/uint_range", "int(18446744073709551615u)", ERROR),
+    ("conversions/int/double_truncate_neg", "int(-7.9)", -7),
+    ("conversions/int/double_half_neg", "int(-3.5)", -3),
+    ("conversions/int/double_range", "int(1e99)", ERROR),
+    ("conversions/int/timestamp", "int(timestamp('2004-09-16T23:59:59Z'))", 1095379199),
+    ("conversions/string/double_hard", "string(-4.5e-3)", "-0.0045"),
+    ("conversions/string/bytes_unicode", "string(b'\\303\\277')", "ÿ"),
+    ("conversions/string/bytes_invalid", "string(b'\\000\\xff')", ERROR),
+    ("conversions/type/lists_monomorphic", "type([1, 2, 3]) == type(['one', 'two'])", True),
+    ("conversions/type/map_monomorphic", "type({'one': 1}) == type({1: 'one'})", True),
+    ("conversions/type/eq_diff", "type(7) == type(7u)", False),
+    ("conversions/type/neq_same", "type(0.0) != type(-0.0)", False),
+    ("conversions/type/meta", "type(type(7)) == type(type(7u))", True),
+    ("conversions/type/type_type", "type(type) == type", True),
+    ("conversions/uint/int_neg", "uint(-1)", ERROR),
+    ("conversions/uint/double_range_beyond_uint", "uint(1e19)", 10000000000000000000),
+    ("conversions/uint/double_range_err", "uint(6.022e23)", ERROR),
+    ("logic/conditional/error_case", "2 / 0 > 4 ? 'baz' : 'quux'", ERROR),
+    ("logic/conditional/mixed_type", "true ? 'cows' : 17", "cows"),
+    ("logic/conditional/bad_type", "'cows' ? false : 17", ERROR),
+    ("logic/AND/short_circuit_type_left", "false && 32", False),
+    ("logic/AND/short_circuit_type_right", "'horses' && false", False),
+    ("logic/AND/short_circuit_error_right", "(2 / 0 > 3 ? false : true) && false", False),
+    ("logic/AND/error_right", "true && 1/0 != 0", ERROR),
+    ("logic/AND/no_overload", "'less filling' && 'tastes great'", ERROR),
+    ("logic/OR/short_circuit_type_right", "'horses' || true", True),
+    ("logic/OR/short_circuit_error_right", "(2 / 0 > 3 ? false : true) || true", True),
+    ("logic/OR/error_left", "1/0 != 0 || false", ERROR),
+    ("integer_math/int64_math/mod_positive_negative", "42 % (-5)", 2),
+    ("integer_math/int64_math/mod_negative_negative", "-42 % (-5)", -2),
+    ("integer_math/uint64_math/negtive_no_overload", "-(5u)", ERROR),
+    ("integer_math/uint64_math/devide_zero", "15u / 0u", ERROR),
+    ("macros/exists/list_elem_type_shortcircuit", "[1, 'foo', 3].exists(e, e != '1')", True),
+    # heterogeneous equality (cel-spec since 2022): 1 == '10' is false, not an error
+    ("macros/exists/list_elem_type_exhaustive", "[1, 'foo', 3].exists(e, e == '10')", False),
+    ("macros/exists/map_key_type_shortcircuit", "{'key':1, 1:21}.exists(k, k != 2)", True),
+    ("macros/exists/map_key_type_exhaustive", "!{'key':1, 1:42}.exists(k, k == 2)", True),
+    ("macros/all/list_elem_type_shortcircuit", "[1, 'foo', 3].all(e, e == 1)", False),
+    ("macros/all/list_elem_type_exhaustive", "[1, 'foo', 3].all(e, e % 2 == 1)", ERROR),
+    ("macros/all/list_elem_error_shortcircuit", "[1, 2, 3].all(e, 6 / (2 - e) == 6)", False),
+    ("macros/exists_one/list_many", "[0, 1, 2, 3, 4].exists_one(n, n % 2 == 1)", False),
+    ("macros/exists_one/list_no_shortcircuit", "[3, 2, 1, 0].exists_one(n, 12 / n > 1)", ERROR),
+    (
+        "macros/exists_one/map_one",
+        "{6: 'six', 7: 'seven', 8: 'eight'}.exists_one(foo, foo % 5 == 2)",
+        True,
+    ),
+    ("macros/map/list_error", "[2, 1, 0].map(n, 4 / n)", ERROR),
+    ("macros/map/map_many", "{1: 1, 2: 4, 3: 9}.map(x, x * x)", [1, 4, 9]),
+    ("macros/filter/list_no_shortcircuit", "[3, 2, 1, 0].filter(n, 12 / n > 4)", ERROR),
+    ("macros/filter/map_some", "{0: 10, 1: 11, 2: 12, 3: 13, 4: 14}.filter(x, x % 2 == 1)", [1, 3]),
+    ("lists/concatentation/list_not_commutative", "[0, 1, 2]+[3, 4, 5]==[3, 4, 5, 0, 1, 2]", False),
+    ("string/size/unicode", "size('πέντε')", 5),
+    ("string/starts_with/empty_target", "''.startsWith('foo')", False),
+    ("string/ends_with/unicode", "'forté'.endsWith('té')", True),
+    ("string/matches/basic", "'hubba'.matches('ubb')", True),
+    ("string/matches/empty_target", "''.matches('foo|bar')", False),
+    ("string/matches/re_rep", "'banana'.matches('ba(na)*')", True),
+    ("string/matches/unicode", "'mañana'.matches('a+ñ+a+')", True),
+    ("string/concatentation/unicode_unicode", "'¢' + 'ÿ' + 'Ȁ'", "¢ÿȀ"),
+    ("string/contains/contains_unicode", "'Straße'.contains('aß')", True),
+]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"), [c[1:] for c in CONFORMANCE], ids=[c[0] for c in CONFORMANCE]
+)
+def test_cel_spec_conformance_sample(text: str, expected: Any) -> None:
+    if expected is ERROR:
+        with pytest.raises(CelError):
+            run(text)
+        return
+    result = run(text)
+    assert result == expected
+    assert type(result) is type(expected) or isinstance(result, UInt)
+    if isinstance(expected, float):
+        assert str(result) == str(expected)  # -0.0 is not 0.0
