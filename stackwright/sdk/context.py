@@ -135,16 +135,23 @@ class Program:
             self.log_to(None)
 
 
+#: The note an apply callback's error carries, by which the engine tells it from its own
+#: and names the program's line it was raised at (`output.from_callback`).
+CALLBACK_NOTE = "raised by an apply callback of the program"
+
+
 def current_program() -> Program:
     program: Program | None = getattr(_local, "program", None)
     if program is None and getattr(_local, "callback", False):
         # Pulumi allows this, but then no preview shows the resource; here the program has
         # finished declaring before any callback runs.
-        raise UsageError(
+        refused = UsageError(
             "nothing can be declared inside an apply callback (a resource, a Config, a stack "
             "output): callbacks run after the program has finished; declare it in the program "
             "and pass the Output as its input (e.g. data={'name': other.metadata['name']})"
         )
+        refused.add_note(CALLBACK_NOTE)  # the callback's doing: told at its line
+        raise refused
     if program is None:
         raise UsageError(
             "resources can only be declared while Stackwright runs a program "

@@ -46,7 +46,7 @@ import yaml
 
 from stackwright.errors import StackwrightError, redact_parts, remember_secret
 from stackwright.model import UNKNOWN as UNKNOWN
-from stackwright.sdk.context import callback, record_apply, run_of_program
+from stackwright.sdk.context import CALLBACK_NOTE, callback, record_apply, run_of_program
 
 if TYPE_CHECKING:
     from stackwright.sdk.resource import Resource
@@ -354,11 +354,6 @@ class SecretCallbackError(Exception):
         said = redact_parts(str(error), given).strip().splitlines()
         name = type(error).__name__
         super().__init__(f"{name}: {said[0]}" if said else name)
-
-
-#: The note an apply callback's error carries, by which the engine tells it from its own
-#: and names the program's line it was raised at (`from_callback`).
-CALLBACK_NOTE = "raised by an apply callback of the program"
 
 
 def from_callback(exc: BaseException) -> bool:

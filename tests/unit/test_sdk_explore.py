@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import json
 from pathlib import Path
 from typing import Any
@@ -153,6 +154,27 @@ def test_a_resource_declared_in_an_apply_callback_is_refused_saying_why(stack: S
     assert not summary.ok
     (failure,) = summary.failures
     assert failure.startswith(f"{__file__}:") and ": stack output made: " in failure, failure
+    assert "inside an apply callback" in failure and "declare it in the program" in failure
+
+
+def test_a_resource_declared_in_a_callback_of_an_input_is_refused_at_the_callbacks_line(
+    stack: Stack,
+) -> None:
+    """As for a stack output's: the refusal leads with the line in the callback that
+    declared, not only the name of the resource whose input it computes."""
+
+    def declare(p: Program) -> None:
+        settings = k8s.core.v1.ConfigMap("settings", metadata={"name": "settings"}, data={"a": "1"})
+        k8s.core.v1.ConfigMap("user", data={"of": settings.metadata["name"].apply(
+            lambda name: k8s.core.v1.ConfigMap("inner", data={"of": name}) and name
+        )})  # fmt: skip
+
+    summary = stack.up(declare)
+
+    assert not summary.ok
+    (failure,) = summary.failures
+    line = inspect.getsourcelines(declare)[1] + 3  # the lambda's
+    assert failure.startswith(f"{__file__}:{line}: kubernetes:core/v1:ConfigMap user: "), failure
     assert "inside an apply callback" in failure and "declare it in the program" in failure
 
 
