@@ -756,8 +756,15 @@ def _to_string(value: Any) -> str:
     if kind == "google.protobuf.Duration":
         return _format_duration(value)
     if kind == "google.protobuf.Timestamp":
-        return str(value.isoformat()).replace("+00:00", "Z")
+        return _format_timestamp(value)
     raise CelError(NO_OVERLOAD)
+
+
+def _format_timestamp(value: datetime.datetime) -> str:
+    """As Go's time.RFC3339Nano: a fraction without its trailing zeros (`…:30.5Z`, not
+    `…:30.500000Z`), `Z` for UTC."""
+    text = value.isoformat().replace("+00:00", "Z")
+    return re.sub(r"\.(\d+)", lambda m: f".{m[1].rstrip('0')}", text, count=1)
 
 
 def _format_double(value: float) -> str:

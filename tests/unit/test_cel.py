@@ -108,6 +108,10 @@ VALUES: list[tuple[str, Any]] = [
     ("dyn(1) == 1.0", True),
     ("duration('1h30m') > duration('90m')", False),
     ("duration('1h') == duration('60m')", True),
+    # Go's time.RFC3339Nano: no trailing zeros in the fraction
+    ("string(timestamp('2024-06-01T00:00:00.500Z'))", "2024-06-01T00:00:00.5Z"),
+    ("string(timestamp('2024-06-01T00:00:00Z') + duration('1ms'))", "2024-06-01T00:00:00.001Z"),
+    ("string(timestamp('2024-06-01T00:00:00.120-05:30'))", "2024-06-01T00:00:00.12-05:30"),
     ("timestamp('2024-01-01T00:00:00Z') < timestamp('2024-06-01T00:00:00+02:00')", True),
     (
         "timestamp('2024-01-01T00:00:00Z') + duration('24h') == timestamp('2024-01-02T00:00:00Z')",
