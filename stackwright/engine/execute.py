@@ -1157,10 +1157,9 @@ class Run:
         rendered = self._rendering.get(provider_urn(resource)) if resource.custom else None
         if rendered is not None:  # a secret known only now (read from another resource)
             secret = rendered_secret(resource, resolved)
-            if secret is not None:
-                where = located(resource.declared_at, f"{describe(resource.urn)}")
+            if secret is not None:  # the step's failure leads with its line and name
                 provider = urn_name(provider_urn(resource))
-                raise UsageError(rendering_refusal(where, secret, provider, rendered))
+                raise DeclarationRefused(rendering_refusal(secret, provider, rendered))
         unknown = unknown_paths(inputs)
         if unknown and not self.options.dry_run:
             why = unknown_because_rendered(resource.props, self._rendering)

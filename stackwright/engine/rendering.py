@@ -67,7 +67,7 @@ def check_rendered(program: Program | None) -> None:
             )
         secret = rendered_secret(resource, resolve(resource.props, lambda _: UNKNOWN))
         if secret is not None:
-            raise UsageError(refusal(where, secret, provider, directory))
+            raise UsageError(f"{where}: {refusal(secret, provider, directory)}")
 
 
 def rendered_secret(resource: Resource, resolved: Any) -> str | None:
@@ -82,10 +82,11 @@ def rendered_secret(resource: Resource, resolved: Any) -> str | None:
     return (found[0] or "the whole object") if found else None
 
 
-def refusal(where: str, path: str, provider: str, directory: str) -> str:
-    """One line: a rendered resource's secret, which a file would hold in plain text."""
+def refusal(path: str, provider: str, directory: str) -> str:
+    """Why a rendered resource's secret is refused, a file would hold it in plain text
+    (`its data.pw is secret, …`), for its caller to say after the resource's line and name."""
     return (
-        f"{where}: its {path} is secret, and provider {provider} renders it to a file in "
+        f"its {path} is secret, and provider {provider} renders it to a file in "
         f"{directory} in plain text, which Stackwright never writes a secret in; {_INSTEAD}"
     )
 

@@ -5,14 +5,20 @@ to a real cluster: tests/integration/test_render_manifests_apply.py.)"""
 
 from __future__ import annotations
 
+import inspect
 import os
 import time
 from pathlib import Path
 
 import pytest
 import yaml
+from engine_stack import Stack
+from engine_stack import stack as stack  # the fixture
 
+import stackwright as sw
+import stackwright.kubernetes as k8s
 from stackwright.cli.main import main
+from stackwright.sdk.context import Program
 from stackwright.state import open_backend
 
 #: Namespace + Deployment + CRD + custom object, all rendered to `out/`; REPLICAS and EXTRA
@@ -268,6 +274,30 @@ def test_a_secret_read_from_another_resource_is_refused_and_not_written(
     assert code == 2 and out.count("\n") == 1, out  # refused before anything runs
     assert "ConfigMap cfg: its data.pw is secret" in out, out
     assert not (rendering / "out").exists()
+
+
+def test_a_secret_known_only_once_read_fails_its_step_at_its_line_named_once(
+    stack: Stack, tmp_path: Path
+) -> None:
+    """A cluster's Secret's data, secret only once read, refused at the rendered step: its
+    failure leads with the resource's line, and names it once (against the fake cluster)."""
+    out = tmp_path / "out"
+
+    def declare(p: Program) -> None:
+        creds = k8s.core.v1.Secret("creds", data={"pw": "aHVudGVy"})
+        render = k8s.Provider("render", render_yaml_to_directory=str(out))
+        k8s.core.v1.ConfigMap(
+            "cfg", data={"pw": creds.data["pw"]}, opts=sw.ResourceOptions(provider=render)
+        )
+
+    summary = stack.up(declare)
+
+    (failure,) = summary.failures
+    line = inspect.getsourcelines(declare)[1] + 3  # the ConfigMap's
+    assert failure.startswith(
+        f"{__file__}:{line}: kubernetes:core/v1:ConfigMap cfg: its data.pw is secret, "
+    ), failure
+    assert failure.count("ConfigMap cfg") == 1 and not out.exists()
 
 
 def test_a_custom_kind_no_rendered_crd_declares_is_written_as_given_with_a_warning(
