@@ -1173,14 +1173,14 @@ class Run:
         propagation = None
         if resource.custom and is_patch(resource):
             plain_only = secret_in_plain_field(given, inputs)
-            if plain_only is not None:
-                raise UsageError(plain_only)
+            if plain_only is not None:  # a secret known only now: refused at its line
+                raise DeclarationRefused(plain_only)
             inputs = _with_field_manager(inputs, patch_field_manager(resource.urn, inputs, old))
         elif resource.custom and is_kubernetes(resource):
             propagation = _declared_propagation(inputs)
             plain_only = secret_in_plain_field(given, inputs)
-            if plain_only is not None:
-                raise UsageError(plain_only)
+            if plain_only is not None:  # a secret known only now: refused at its line
+                raise DeclarationRefused(plain_only)
             meta, auto = named_metadata(resource, metadata_of(inputs), old)
             inputs = {**inputs, "metadata": meta}
         opts = resource.opts

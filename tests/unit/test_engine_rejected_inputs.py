@@ -104,3 +104,22 @@ def test_an_up_whose_delete_first_replacement_is_refused_exits_1(stack: Stack) -
     up = stack.up(web("b"))  # the selector is immutable: replaced, its name reused
     assert [c for c in stack.fake.calls if c[0] == "delete"], "the old object went first"
     assert (up.ok, up.rejected, up.exit_code) == (False, 0, 1)
+
+
+def test_a_secret_known_only_once_read_in_a_label_fails_its_step_at_its_line(
+    stack: Stack,
+) -> None:
+    """A cluster's Secret's data, secret only once read, put in a label: refused as the
+    checks before the run refuse a secret they see there, leading with the line."""
+
+    def labelled(p: Program) -> None:
+        creds = k8s.core.v1.Secret("creds", data={"pw": "aHVudGVy"})
+        k8s.core.v1.ConfigMap("cfg", metadata={"labels": {"pw": creds.data["pw"]}})
+
+    summary = stack.up(labelled)
+
+    (failure,) = summary.failures
+    line = labelled.__code__.co_firstlineno + 2
+    assert failure.startswith(
+        f"{__file__}:{line}: kubernetes:core/v1:ConfigMap cfg: metadata.labels.pw holds a secret"
+    ), failure
