@@ -123,6 +123,11 @@ VALUES: list[tuple[str, Any]] = [
     ("self.name.contains('e')", True),
     ("self.name.matches('^[a-z]+$')", True),
     ("matches('abc', 'b')", True),
+    # RE2: \d, \w and \s are ASCII; POSIX classes; (?i) folds Unicode case
+    ("'١٢'.matches('^\\\\d+$')", False),
+    ("'café'.matches('^\\\\w+$')", False),
+    ("'Ab_'.matches('^[[:upper:]][[:lower:]_]+$')", True),
+    ("'É'.matches('(?i)é')", True),
     ("'Hello'.lowerAscii()", "hello"),
     ("'héllo'.upperAscii()", "HéLLO"),
     ("'a,b,c'.split(',')", ["a", "b", "c"]),
