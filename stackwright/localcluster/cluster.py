@@ -27,8 +27,8 @@ from typing import Any
 
 import orjson
 
-from stackwright.localcluster import apply as ssa
 from stackwright.localcluster import (
+    admissionpolicy,
     certificates,
     defaults,
     limitranger,
@@ -39,6 +39,7 @@ from stackwright.localcluster import (
     status,
     validation,
 )
+from stackwright.localcluster import apply as ssa
 from stackwright.localcluster.registry import Registry, ResourceType
 from stackwright.localcluster.store import ADDED, DELETED, MODIFIED, Change, Obj, Store, TooOld
 
@@ -100,6 +101,8 @@ class DeleteOptions:
     precondition_rv: str | None = None
     # The deprecated `orphanDependents: false`; the one case a real server answers 202.
     cascade_requested: bool = False
+    #: Who deletes (None: the cluster's own controllers), as admission policies see it.
+    user: rbac.User | None = None
 
 
 @dataclass
@@ -143,6 +146,8 @@ class Cluster:
         self._hooks: list[Callable[[Change], None]] = []
         #: What each namespace with a ResourceQuota uses, kept as writes commit.
         self.quota = quota.Usage(store)
+        #: The ValidatingAdmissionPolicies and bindings, compiled as they are written.
+        self.policies = admissionpolicy.Policies(store, self.registry)
         self._bootstrap()
 
     # --- bootstrap -----------------------------------------------------------
@@ -466,6 +471,7 @@ class Cluster:
         else:
             meta.pop("generation", None)
         self._validate(rtype, obj, None)
+        warnings += self._admit_by_policies("CREATE", rtype, None, obj, opts)
         ssa.track_update(
             None, obj, manager=opts.manager(), root=rtype.schema, resolve=rtype.resolve,
             api_version=rtype.api_version, now=now,
@@ -559,6 +565,10 @@ class Cluster:
                 raise status.invalid_object(rtype.kind, rtype.group, meta["name"], causes)
         else:
             self._validate(rtype, new, old)
+        warnings = [
+            *(warnings or []),
+            *self._admit_by_policies("UPDATE", rtype, old, new, opts, subresource),
+        ]
         now = timestamp(self.clock())
         if operation == "Update":
             ssa.track_update(
@@ -717,14 +727,19 @@ class Cluster:
         if _has_generation(rtype):
             meta["generation"] = 1
         self._validate(rtype, obj, None)
-        return Written(self._commit(rtype, None, obj, opts.dry_run), created=True)
+        warnings = self._admit_by_policies("CREATE", rtype, None, obj, opts)
+        return Written(
+            self._commit(rtype, None, obj, opts.dry_run), created=True, warnings=warnings
+        )
 
     # --- delete ------------------------------------------------------------------
 
     def delete(
-        self, rtype: ResourceType, namespace: str, name: str, opts: DeleteOptions
-    ) -> tuple[Obj, bool]:
-        """Delete an object; returns (object, gone) — gone is False while finalizers hold it."""
+        self, rtype: ResourceType, namespace: str, name: str, opts: DeleteOptions,
+        warnings: list[str] | None = None,
+    ) -> tuple[Obj, bool]:  # fmt: skip
+        """Delete an object; returns (object, gone) — gone is False while finalizers hold it.
+        `warnings` gets what admission policies warn of."""
         ns = namespace if rtype.namespaced else ""
         obj = self.store.get(rtype.key, ns, name)
         if obj is None:
@@ -747,6 +762,11 @@ class Cluster:
                 "DeleteOptions", "meta.k8s.io", "",
                 [status.not_supported("propagationPolicy", opts.propagation, ["Foreground", "Background", "Orphan"])],
             )  # fmt: skip
+        if warnings is None:
+            warnings = []
+        warnings += self._admit_by_policies(
+            "DELETE", rtype, obj, None, WriteOptions(dry_run=opts.dry_run, user=opts.user)
+        )
         finalizers = list(meta.get("finalizers") or [])
         if opts.propagation is not None:
             # As kube-apiserver's deletionFinalizersForGarbageCollection: the policy asked
@@ -976,6 +996,24 @@ class Cluster:
             self.quota.admit(rtype.key, old, obj)
         if rtype.key == certificates.CSR_TYPE:
             certificates.admit(self.store, obj, old, subresource, opts.user, opts.requester)
+
+    def _admit_by_policies(
+        self, operation: str, rtype: ResourceType, old: Obj | None, obj: Obj | None,
+        opts: WriteOptions, subresource: str = "",
+    ) -> list[str]:  # fmt: skip
+        """The ValidatingAdmissionPolicies' verdict (admissionpolicy.py): validating
+        admission, after validation as in the API server; their warnings, or the refusal."""
+        if not self.policies.active:
+            return []
+        meta = (obj if obj is not None else old or {})["metadata"]
+        name = meta.get("name", "")
+        return self.policies.admit(
+            admissionpolicy.Request(
+                operation, rtype, subresource,
+                name if rtype.key == NAMESPACE_TYPE else meta.get("namespace", ""),
+                name, obj, old, opts.user, opts.dry_run,
+            )
+        )  # fmt: skip
 
     def _validate(self, rtype: ResourceType, obj: Obj, old: Obj | None) -> None:
         name = obj["metadata"].get("name", "")

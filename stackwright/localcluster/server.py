@@ -379,12 +379,15 @@ class APIServerApp:
             return _json(201 if written.created else 200, written.obj, warnings=written.warnings)
         if method == "DELETE":
             options = _delete_options(request)
-            obj, gone = cluster.delete(rtype, ns, name, options)
+            warnings: list[str] = []
+            obj, gone = cluster.delete(rtype, ns, name, options, warnings)
             # As kube-apiserver's DELETE handler: 200 with the object, whether it went or is
             # still being deleted (a Terminating Namespace, an object held by finalizers,
             # again or for the first time); 202 only when an object not yet gone was deleted
             # with `orphanDependents: false`.
-            return _json(202 if options.cascade_requested and not gone else 200, obj)
+            return _json(
+                202 if options.cascade_requested and not gone else 200, obj, warnings=warnings
+            )
         raise _not_allowed(method)
 
     async def _serve_converted(
@@ -847,6 +850,7 @@ def _delete_options(request: Request) -> DeleteOptions:
         precondition_uid=preconditions.get("uid"),
         precondition_rv=preconditions.get("resourceVersion"),
         cascade_requested=orphan in (False, "false"),
+        user=request.user,
     )
 
 

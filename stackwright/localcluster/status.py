@@ -14,6 +14,7 @@ server. Field problems travel as `Cause`s, rendered in the API server's wording
     ├── (code 406) NotAcceptable
     ├── (code 409) AlreadyExists / Conflict
     ├── (code 410) Expired (watch too old: reason "Expired", or "Gone")
+    ├── (code 413) RequestEntityTooLarge (an admission policy's reason)
     ├── (code 415) UnsupportedMediaType
     ├── (code 422) Invalid
     ├── (code 429) TooManyRequests (an eviction a disruption budget forbids)
@@ -165,6 +166,10 @@ class Expired(APIError):
 
 class Gone(APIError):
     code, reason = 410, "Gone"
+
+
+class RequestEntityTooLarge(APIError):
+    code, reason = 413, "RequestEntityTooLarge"
 
 
 class UnsupportedMediaType(APIError):
