@@ -11,7 +11,14 @@ import time
 from typing import Any
 
 import pytest
-from test_cli_lifecycle import STACK, get, live, release_configmaps
+from test_cli_lifecycle import (
+    PRELUDE_LINES,
+    STACK,
+    get,
+    live,
+    release_configmaps,
+    warnings,
+)
 from test_cli_lifecycle import new_project as new_project  # the fixture
 
 from stackwright.model import Op
@@ -474,6 +481,74 @@ def test_a_claim_over_the_namespace_storage_quota_fails_the_preview_naming_the_q
     ), error
     claims = cluster.kubectl("get", "pvc", "-n", p.ns, "-o", "json").stdout
     assert json.loads(claims)["items"] == []
+
+
+def test_a_validating_admission_policy_fails_the_preview_and_warns_in_the_up(
+    new_project: Any, cluster: LiveCluster
+) -> None:
+    """Platform teams guard clusters with ValidatingAdmissionPolicies, which kube-apiserver
+    evaluates on the server-side dry run too: a Deployment over the replicas a `Deny`
+    binding allows in namespaces labelled env=test fails the preview, naming the policy,
+    the binding and the message, and nothing is made; a `Warn` binding's message is the
+    step's warning in `up`, which goes through."""
+    p = new_project()
+    where = {
+        "matchLabels": {"env": "test"},
+        # The cluster is the module's: this test's namespace alone.
+        "matchExpressions": [
+            {"key": "kubernetes.io/metadata.name", "operator": "In", "values": [p.ns]}
+        ],
+    }
+    rule = {"apiGroups": ["apps"], "apiVersions": ["v1"], "operations": ["CREATE", "UPDATE"],
+            "resources": ["deployments"]}  # fmt: skip
+    guards = []
+    for name, action, most, message in (("max-replicas", "Deny", 5, "replicas must be at most 5"),
+                                        ("few-replicas", "Warn", 2, "more than 2 replicas")):  # fmt: skip
+        guards += [
+            {"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicy",
+             "metadata": {"name": f"{name}-{p.ns}"},
+             "spec": {"matchConstraints": {"resourceRules": [rule]},
+                      "validations": [{"expression": f"object.spec.replicas <= {most}",
+                                       "message": message}]}},
+            {"apiVersion": "admissionregistration.k8s.io/v1",
+             "kind": "ValidatingAdmissionPolicyBinding", "metadata": {"name": f"{name}-{p.ns}"},
+             "spec": {"policyName": f"{name}-{p.ns}", "validationActions": [action],
+                      "matchResources": {"namespaceSelector": where}}},
+        ]  # fmt: skip
+    listed = json.dumps({"apiVersion": "v1", "kind": "List", "items": guards})
+    cluster.kubectl("create", "-f", "-", input=listed)
+    try:
+        base = 'k8s.core.v1.Namespace("ns", metadata={"name": NS, "labels": {"env": "test"}})\n'
+        p.program(base)
+        p.up()
+        deployment = textwrap.dedent(
+            """
+            k8s.apps.v1.Deployment("web", metadata={"name": "web", "namespace": NS},
+                                   spec=app_spec("web", replicas=REPLICAS))
+            """
+        )
+        p.program("REPLICAS = 10\n" + base + deployment)
+        failed = p.preview(rc=2)  # the policy's reason is Invalid (422): the program's input
+        (error,) = [e["error"] for e in failed.of("step-done") if not e["ok"]]
+        assert error.endswith(
+            f"__main__.py:{PRELUDE_LINES + 4}: kubernetes:apps/v1:Deployment web: "
+            'deployments.apps "web" is '
+            f"forbidden: ValidatingAdmissionPolicy 'max-replicas-{p.ns}' with binding "
+            f"'max-replicas-{p.ns}' denied request: replicas must be at most 5"
+        ), error
+        deployments = cluster.kubectl("get", "deployments", "-n", p.ns, "-o", "json").stdout
+        assert json.loads(deployments)["items"] == []
+
+        p.program("REPLICAS = 3\n" + base + deployment)
+        up = p.up()
+        assert up.ops() == {"web": "create"}
+        said = (
+            f"the API server warns: Validation failed for ValidatingAdmissionPolicy "
+            f"'few-replicas-{p.ns}' with binding 'few-replicas-{p.ns}': more than 2 replicas"
+        )
+        assert said in warnings(up), warnings(up)
+    finally:
+        cluster.kubectl("delete", "-f", "-", input=listed)
 
 
 def test_a_deployment_over_the_pod_quota_fails_the_up_quickly_naming_the_quota(
