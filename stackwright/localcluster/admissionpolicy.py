@@ -31,7 +31,7 @@ from stackwright.localcluster.cel_kubernetes import KUBERNETES
 from stackwright.localcluster.registry import Registry, ResourceType
 from stackwright.localcluster.store import DELETED, Change, Obj, Store
 
-__all__ = ["Policies", "Request"]
+__all__ = ["Policies", "Request", "compile_causes"]
 
 _ADMISSION = "admissionregistration.k8s.io"
 POLICY_TYPE = (_ADMISSION, "validatingadmissionpolicies")
@@ -96,8 +96,8 @@ class _Expression:
 
     def evaluate(self, bindings: Mapping[str, Any]) -> Any:
         """The value; CelError (in the plugin's words) when it fails; _Unevaluable."""
-        if self.error:
-            raise cel.CelError(self.error)
+        if self.error:  # stored before the server refused such policies, or by another
+            raise cel.CelError(f"compilation error: {self.error}")
         if self.program is None:
             raise _Unevaluable(self.text)
         try:
@@ -113,9 +113,33 @@ def _compile(text: Any) -> _Expression:
     try:
         return _Expression(source, cel.compile_expr(source, _VARIABLES, KUBERNETES))
     except cel.CelSyntaxError as exc:
-        return _Expression(source, None, f"compilation error: compilation failed: ERROR: {exc}")
+        return _Expression(source, None, f"compilation failed: ERROR: {exc}")
     except cel.Unsupported:
         return _Expression(source, None)
+
+
+#: The expressions of a policy's spec, by list: what `compile_causes` checks.
+_EXPRESSIONS = (
+    ("validations", ("expression", "messageExpression")),
+    ("matchConditions", ("expression",)),
+    ("variables", ("expression",)),
+)
+
+
+def compile_causes(obj: Obj) -> list[status.Cause]:
+    """What the API server refuses in a policy: an expression that does not parse
+    (`spec.validations[0].expression: Invalid value: "…": compilation failed: ERROR: …`)."""
+    spec = obj.get("spec") or {}
+    causes = []
+    for key, fields in _EXPRESSIONS:
+        for index, item in enumerate(spec.get(key) or ()):
+            for name in fields:
+                text = item.get(name) if isinstance(item, Mapping) else None
+                if isinstance(text, str) and text.strip():
+                    error = _compile(text).error
+                    if error:
+                        causes.append(status.invalid(f"spec.{key}[{index}].{name}", text, error))
+    return causes
 
 
 @dataclass(frozen=True)

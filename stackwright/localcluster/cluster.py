@@ -1028,6 +1028,10 @@ class Cluster:
             causes = validation.validate_builtin(
                 obj, old, rtype.group, rtype.kind
             ) + validation.validate_crd(obj, old)
+        elif rtype.key == admissionpolicy.POLICY_TYPE:
+            causes = validation.validate_builtin(
+                obj, old, rtype.group, rtype.kind
+            ) + admissionpolicy.compile_causes(obj)
         else:
             causes = validation.validate_builtin(obj, old, rtype.group, rtype.kind)
         if causes:

@@ -291,10 +291,29 @@ def test_an_unknown_param_kind_or_an_expression_that_does_not_parse_is_an_error(
     )
     cluster.delete(cluster.type_for("admissionregistration.k8s.io", "v1",
                                     "validatingadmissionpolicybindings"), "", "odd", DeleteOptions())  # fmt: skip
-    policy(cluster, "broken", validations=[{"expression": "object.spec.replicas <="}])
+    # The API server refuses an expression that does not parse; one stored nonetheless
+    # (by an older server) is an evaluation error.
+    broken = {"expression": "object.spec.replicas <=", "messageExpression": "'a' +"}
+    exc = refusal(lambda: policy(cluster, "broken", validations=[broken]))
+    assert exc.message == (
+        'ValidatingAdmissionPolicy.admissionregistration.k8s.io "broken" is invalid: ['
+        'spec.validations[0].expression: Invalid value: "object.spec.replicas <=": '
+        "compilation failed: ERROR: <input>:1:24: Syntax error: mismatched input '<EOF>' "
+        "expecting an expression, "
+        "spec.validations[0].messageExpression: Invalid value: \"'a' +\": "
+        "compilation failed: ERROR: <input>:1:6: Syntax error: mismatched input '<EOF>' "
+        "expecting an expression]"
+    )
+    stored = {"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicy",
+              "metadata": {"name": "broken",
+                           "resourceVersion": str(cluster.store.next_resource_version())},
+              "spec": {"matchConstraints": {"resourceRules": [RULE]}, "validations": [broken]}}  # fmt: skip
+    cluster.store.put(("admissionregistration.k8s.io", "validatingadmissionpolicies"), stored, None)
     binding(cluster, "broken", "broken")
-    assert "compilation error: compilation failed: ERROR: <input>:1:" in refusal(
-        lambda: deploy(cluster, "test", "web", 1)).message  # fmt: skip
+    assert refusal(lambda: deploy(cluster, "test", "web", 1)).message.endswith(
+        "denied request: compilation error: compilation failed: ERROR: <input>:1:24: Syntax "
+        "error: mismatched input '<EOF>' expecting an expression"
+    )
 
 
 def test_no_binding_no_cost_and_the_index_follows_writes(cluster):
