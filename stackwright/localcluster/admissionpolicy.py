@@ -94,8 +94,9 @@ class _Expression:
     program: cel.Program | None  # None: not evaluated here (`error` says why, if it is one)
     error: str = ""
 
-    def evaluate(self, bindings: Mapping[str, Any]) -> Any:
-        """The value; CelError (in the plugin's words) when it fails; _Unevaluable."""
+    def evaluate(self, bindings: Mapping[str, Any], *, named: bool = True) -> Any:
+        """The value; CelError (in the plugin's words, naming the expression unless not
+        `named`: a variable's) when it fails; _Unevaluable."""
         if self.error:  # stored before the server refused such policies, or by another
             raise cel.CelError(f"compilation error: {self.error}")
         if self.program is None:
@@ -103,6 +104,8 @@ class _Expression:
         try:
             return self.program.evaluate(bindings)
         except cel.CelError as exc:
+            if not named:
+                raise
             raise cel.CelError(f"expression '{self.text}' resulted in error: {exc}") from None
         except RecursionError:
             raise _Unevaluable(self.text) from None
@@ -192,8 +195,8 @@ def _policy(obj: Obj) -> _Policy:
 
 
 class _Variables(dict[str, Any]):
-    """`variables`: each composed on first use, in the scope of those before it; an error
-    is the error of every expression that reads it."""
+    """`variables`: each composed on first use (once); its error is the error of every
+    expression that reads it, as cel's lazy composition words it."""
 
     def __init__(self, declared: tuple[tuple[str, _Expression], ...], scope: dict[str, Any]):
         super().__init__((name, None) for name, _ in declared)
@@ -204,7 +207,8 @@ class _Variables(dict[str, Any]):
     def __getitem__(self, name: str) -> Any:
         if name not in self._done:
             try:
-                self._done[name] = (self._declared[name].evaluate(self._scope), None)
+                value = self._declared[name].evaluate(self._scope, named=False)
+                self._done[name] = (value, None)
             except (cel.CelError, _Unevaluable) as exc:
                 self._done[name] = (None, exc)
         value, error = self._done[name]

@@ -119,6 +119,23 @@ def test_the_message_is_the_message_expression_else_the_message_else_the_express
     assert exc.message.endswith("with binding 'said' denied request: too many")
 
 
+def test_variables_compose_and_their_errors_name_them(cluster):
+    policy(cluster, "composed", variables=[
+        {"name": "spec", "expression": "object.spec"},
+        {"name": "paused", "expression": "variables.spec.paused"},
+        {"name": "twice", "expression": "variables.spec.replicas * 2"},
+    ], validations=[{"expression": "variables.twice <= 10"},
+                    {"expression": "!variables.paused"}])  # fmt: skip
+    binding(cluster, "composed", "composed")
+    assert refusal(lambda: deploy(cluster, "test", "web", 6)).message.endswith(
+        "denied request: failed expression: variables.twice <= 10"
+    )
+    assert refusal(lambda: deploy(cluster, "test", "web", 1)).message.endswith(
+        "denied request: expression '!variables.paused' resulted in error: composited variable "
+        '"paused" fails to evaluate: no such key: paused'
+    )
+
+
 @pytest.mark.parametrize(
     ("reason", "code"),
     [("Forbidden", 403), ("Invalid", 422), ("RequestEntityTooLarge", 413), ("Unauthorized", 401)],
