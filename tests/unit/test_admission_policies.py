@@ -350,3 +350,27 @@ def test_no_binding_no_cost_and_the_index_follows_writes(cluster):
     binding(cluster, "again", "later")
     again = Cluster(cluster.store, cluster.registry)
     assert again.policies.active
+
+
+def test_a_scale_subresource_rule_sees_the_scale(cluster):
+    """`kubectl scale` writes deployments/scale: a rule naming the subresource sees an
+    autoscaling/v1 Scale; one naming `deployments` alone does not match it."""
+    from stackwright.localcluster.scale import write_scale
+
+    policy(cluster, "scale", matchConstraints={"resourceRules": [
+        {**RULE, "resources": ["deployments/scale"]}]}, validations=[
+        {"expression": "object.kind == 'Scale' && request.kind.kind == 'Scale' && "
+                       "request.subResource == 'scale' && "
+                       "object.spec.replicas <= 5 && oldObject.spec.replicas == 1"}])  # fmt: skip
+    max_replicas(cluster)
+    binding(cluster, "scale", "scale")
+    deploy(cluster, "test", "web", 1)
+    rtype = cluster.type_for("apps", "v1", "deployments")
+    scale = b'{"spec": {"replicas": %d}}'
+    exc = refusal(lambda: write_scale(cluster, rtype, "test", "web", "PATCH",
+                                      "application/merge-patch+json", scale % 6, OPTS))  # fmt: skip
+    assert exc.message.startswith(
+        "deployments.apps \"web\" is forbidden: ValidatingAdmissionPolicy 'scale'"
+    )
+    assert write_scale(cluster, rtype, "test", "web", "PATCH",
+                       "application/merge-patch+json", scale % 5, OPTS)["spec"]["replicas"] == 5  # fmt: skip
