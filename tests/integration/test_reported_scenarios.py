@@ -499,17 +499,20 @@ def test_a_validating_admission_policy_fails_the_preview_and_warns_in_the_up(
             {"key": "kubernetes.io/metadata.name", "operator": "In", "values": [p.ns]}
         ],
     }
-    rule = {"apiGroups": ["apps"], "apiVersions": ["v1"], "operations": ["CREATE", "UPDATE"],
-            "resources": ["deployments"]}  # fmt: skip
     guards = []
-    for name, action, most, message in (("max-replicas", "Deny", 5, "replicas must be at most 5"),
-                                        ("few-replicas", "Warn", 2, "more than 2 replicas")):  # fmt: skip
+    for name, action, operation, holds, message in (
+        ("max-replicas", "Deny", "UPDATE", "object.spec.replicas <= 5", "replicas must be at most 5"),
+        ("few-replicas", "Warn", "UPDATE", "object.spec.replicas <= 2", "more than 2 replicas"),
+        ("kept", "Warn", "DELETE", "false", "deployments are kept"),
+    ):  # fmt: skip
+        operations = ["CREATE", operation] if operation == "UPDATE" else [operation]
+        rule = {"apiGroups": ["apps"], "apiVersions": ["v1"], "operations": operations,
+                "resources": ["deployments"]}  # fmt: skip
         guards += [
             {"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicy",
              "metadata": {"name": f"{name}-{p.ns}"},
              "spec": {"matchConstraints": {"resourceRules": [rule]},
-                      "validations": [{"expression": f"object.spec.replicas <= {most}",
-                                       "message": message}]}},
+                      "validations": [{"expression": holds, "message": message}]}},
             {"apiVersion": "admissionregistration.k8s.io/v1",
              "kind": "ValidatingAdmissionPolicyBinding", "metadata": {"name": f"{name}-{p.ns}"},
              "spec": {"policyName": f"{name}-{p.ns}", "validationActions": [action],
@@ -547,6 +550,12 @@ def test_a_validating_admission_policy_fails_the_preview_and_warns_in_the_up(
             f"'few-replicas-{p.ns}' with binding 'few-replicas-{p.ns}': more than 2 replicas"
         )
         assert said in warnings(up), warnings(up)
+        # kubectl prints a warning the server sends with a delete, as with any write.
+        deleted = cluster.kubectl("delete", "deployment", "web", "-n", p.ns, "--dry-run=server")
+        assert (
+            f"Warning: Validation failed for ValidatingAdmissionPolicy 'kept-{p.ns}' with "
+            f"binding 'kept-{p.ns}': deployments are kept"
+        ) in deleted.stderr, deleted.stderr
     finally:
         cluster.kubectl("delete", "-f", "-", input=listed)
 

@@ -374,3 +374,22 @@ def test_a_scale_subresource_rule_sees_the_scale(cluster):
     )
     assert write_scale(cluster, rtype, "test", "web", "PATCH",
                        "application/merge-patch+json", scale % 5, OPTS)["spec"]["replicas"] == 5  # fmt: skip
+
+
+def test_a_delete_a_warn_binding_fails_goes_through_with_its_warning(cluster):
+    policy(cluster, "keep", matchConstraints={"resourceRules": [
+        {"apiGroups": [""], "apiVersions": ["v1"], "operations": ["DELETE"],
+         "resources": ["configmaps"]}]},
+        validations=[{"expression": "request.dryRun", "message": "deleted for real"}])  # fmt: skip
+    binding(cluster, "keep", "keep", "Warn")
+    write(cluster, "", "v1", "configmaps", "test", {"metadata": {"name": "cm"}})
+    cms = cluster.type_for("", "v1", "configmaps")
+    warnings: list[str] = []
+    cluster.delete(cms, "test", "cm", DeleteOptions(dry_run=True), warnings)
+    assert warnings == []
+    cluster.delete(cms, "test", "cm", DeleteOptions(), warnings)
+    assert warnings == [
+        "Validation failed for ValidatingAdmissionPolicy 'keep' with binding 'keep': "
+        "deleted for real"
+    ]
+    assert cluster.store.get(("", "configmaps"), "test", "cm") is None
