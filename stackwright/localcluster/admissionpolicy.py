@@ -16,7 +16,7 @@ them) is not evaluated (its validation passes). The admission kinds themselves a
 subject to policies, as upstream exempts them.
 
 `Policies` keeps the compiled policies and their bindings from the store's committed
-changes; a cluster without bindings pays one attribute read per write. Must never: do
+changes, so no write lists them; a cluster without bindings pays one look-up per write. Must never: do
 I/O beyond reading the store, or mutate the objects it checks.
 """
 
@@ -219,15 +219,17 @@ class _Variables(dict[str, Any]):
         return value
 
 
-@dataclass
+@dataclass(frozen=True)
 class _Decision:
-    deny: bool
+    """A denial: a failed validation, or an error that fails closed."""
+
     message: str
     reason: str = "Invalid"
 
 
 class _ConfigError(Exception):
-    """A binding's params cannot be had: its evaluation is an error (failurePolicy)."""
+    """A policy's paramKind or a binding's params cannot be had: an error, which denies
+    under failurePolicy Fail."""
 
 
 class Policies:
@@ -292,9 +294,7 @@ class Policies:
                 param_type = self._param_type(policy)
             except _ConfigError as exc:
                 if policy.fails_closed:
-                    denied.append(
-                        (policy, "", _Decision(True, f"failed to configure policy: {exc}"))
-                    )
+                    denied.append((policy, "", _Decision(f"failed to configure policy: {exc}")))
                 continue
             for binding in bindings:
                 spec = binding.get("spec") or {}
@@ -307,7 +307,7 @@ class Policies:
                 except _ConfigError as exc:
                     if policy.fails_closed:
                         message = f"failed to configure binding: {exc}"
-                        denied.append((policy, name, _Decision(True, message)))
+                        denied.append((policy, name, _Decision(message)))
                     continue
                 actions = spec.get("validationActions") or ()
                 for param in params:
@@ -346,19 +346,19 @@ class Policies:
                 return
         if errors:
             if policy.fails_closed:
-                yield _Decision(True, errors[0] if len(errors) == 1 else f"[{', '.join(errors)}]")
+                yield _Decision(errors[0] if len(errors) == 1 else f"[{', '.join(errors)}]")
             return
         for validation in policy.validations:
             try:
                 holds = validation.expression.evaluate(scope)
             except cel.CelError as exc:
                 if policy.fails_closed:
-                    yield _Decision(True, str(exc))
+                    yield _Decision(str(exc))
                 continue
             except _Unevaluable:
                 continue
             if holds is not True:
-                yield _Decision(True, _message(validation, scope), validation.reason)
+                yield _Decision(_message(validation, scope), validation.reason)
 
     # --- matching ---------------------------------------------------------------------
 
