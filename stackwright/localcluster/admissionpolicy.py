@@ -319,8 +319,8 @@ class Policies:
                                 f"Validation failed for ValidatingAdmissionPolicy '{policy.name}' "
                                 f"with binding '{name}': {decision.message}"
                             )
-        if denied:
-            raise _refusal(request, *denied[0])
+        if denied:  # sent with the warnings, as the API server sends them
+            raise _refusal(request, *denied[0], warnings)
         return warnings
 
     def _validate(self, policy: _Policy, request: Request, param: Any) -> Iterator[_Decision]:
@@ -552,7 +552,7 @@ def _message(validation: _Validation, scope: Mapping[str, Any]) -> str:
 
 
 def _refusal(
-    request: Request, policy: _Policy, binding: str, decision: _Decision
+    request: Request, policy: _Policy, binding: str, decision: _Decision, warnings: list[str]
 ) -> status.APIError:
     """admission.NewForbidden, with the decision's reason and code, and one cause."""
     if binding:
@@ -573,4 +573,5 @@ def _refusal(
             "kind": request.resource,
             "causes": [{"message": said}],
         },
+        warnings=warnings,
     )

@@ -128,9 +128,8 @@ class APIServerApp:
             self._authenticate(request, scope.get(CERTIFICATE_USER))
             result = await self._dispatch(request)
         except status.APIError as exc:
-            result = Response(
-                exc.code, orjson.dumps(exc.to_status()), headers=_encode_headers(exc.headers)
-            )
+            headers = [*_encode_headers(exc.headers), *(_warning(w) for w in exc.warnings)]
+            result = Response(exc.code, orjson.dumps(exc.to_status()), headers=headers)
         except Exception as exc:  # an internal error still answers in the Status shape
             log.exception("internal error serving %s %s", request.method, request.path)
             error = status.InternalError(f"Internal error occurred: {type(exc).__name__}: {exc}")

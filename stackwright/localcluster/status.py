@@ -107,11 +107,14 @@ class APIError(Exception):
         *,
         details: dict[str, Any] | None = None,
         headers: dict[str, str] | None = None,
+        warnings: list[str] | None = None,
     ) -> None:
         super().__init__(message)
         self.message = message
         self.details = details
         self.headers = headers or {}
+        #: Warnings the refusal is sent with (a `Warn` admission policy's, say).
+        self.warnings = warnings or []
 
     def to_status(self) -> dict[str, Any]:
         status: dict[str, Any] = {

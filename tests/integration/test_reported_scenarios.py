@@ -550,7 +550,15 @@ def test_a_validating_admission_policy_fails_the_preview_and_warns_in_the_up(
             f"'few-replicas-{p.ns}' with binding 'few-replicas-{p.ns}': more than 2 replicas"
         )
         assert said in warnings(up), warnings(up)
-        # kubectl prints a warning the server sends with a delete, as with any write.
+        # kubectl prints the warnings the server sends with a refusal, and with a delete.
+        refused = cluster.kubectl("create", "deployment", "big", "--image=nginx:1.29",
+                                  "--replicas=10", "-n", p.ns, check=False)  # fmt: skip
+        assert refused.returncode == 1
+        assert (
+            f"Warning: Validation failed for ValidatingAdmissionPolicy 'few-replicas-{p.ns}' "
+            f"with binding 'few-replicas-{p.ns}': more than 2 replicas"
+        ) in refused.stderr, refused.stderr
+        assert "denied request: replicas must be at most 5" in refused.stderr, refused.stderr
         deleted = cluster.kubectl("delete", "deployment", "web", "-n", p.ns, "--dry-run=server")
         assert (
             f"Warning: Validation failed for ValidatingAdmissionPolicy 'kept-{p.ns}' with "

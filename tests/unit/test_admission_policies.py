@@ -161,6 +161,14 @@ def test_warn_and_audit_bindings_let_the_write_through_warn_says_why(cluster):
     updated = cluster.update(rtype, "test", "web", {**written.obj, "spec": {
         **written.obj["spec"], "replicas": 4}}, OPTS)  # fmt: skip
     assert updated.warnings == []
+    # A refusal is sent with the warnings, as the API server sends them.
+    binding(cluster, "deny", "max-replicas", "Deny")
+    exc = refusal(lambda: deploy(cluster, "test", "big", 10))
+    assert exc.message.endswith("with binding 'deny' denied request: at most 5")
+    assert exc.warnings == [
+        "Validation failed for ValidatingAdmissionPolicy 'max-replicas' with binding 'warn': "
+        "at most 5"
+    ]
 
 
 def test_failure_policy_decides_what_an_evaluation_error_does(cluster):
