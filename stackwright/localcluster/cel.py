@@ -4,8 +4,8 @@ Covers the CEL that `x-kubernetes-validations` rules commonly use: literals, ope
 with CEL's precedence and its commutative `&&` / `||` (a false operand wins over an
 error), member access and indexing (`no such key`), `has()`, the macros `all`, `exists`,
 `exists_one`, `map`, `filter`, `size`, type conversions, `duration` / `timestamp`,
-string methods (`matches` is RE2 run by Python's `re`), and the Kubernetes strings and
-lists libraries. Values are plain JSON values (int, float, str, bool, None, list, dict),
+string methods (`matches` is RE2 run by Python's `re`), the Kubernetes strings, lists
+and regex libraries, and optionals (`a.?b`, `m[?k]`, `optional.of`, `hasValue`, `orValue`). Values are plain JSON values (int, float, str, bool, None, list, dict),
 plus `UInt`, bytes, `timedelta` / `datetime` and `CelType`.
 
 `compile_expr` parses once (a `CelSyntaxError` for text that is not CEL) into closures;
@@ -24,13 +24,14 @@ import math
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 __all__ = [
     "CelError",
     "CelSyntaxError",
     "CelType",
     "Library",
+    "Optional",
     "Program",
     "UInt",
     "Unsupported",
@@ -38,6 +39,7 @@ __all__ = [
     "equal",
     "parse_duration",
     "parse_timestamp",
+    "to_string",
 ]
 
 INT_MIN, INT_MAX = -(2**63), 2**63 - 1
@@ -69,6 +71,18 @@ class CelType:
     name: str
 
 
+@dataclass(frozen=True)
+class Optional:
+    """CEL's optional value (`a.?b`, `optional.of(x)`): `present` False for
+    `optional.none()`."""
+
+    cel_type: ClassVar[str] = "optional_type"
+    present: bool
+    value: Any = None
+
+
+NONE = Optional(False)
+_ABSENT = object()  # an optional map entry without a value: left out of the map
 NO_OVERLOAD = "no such overload"
 Env = dict[str, Any]
 Eval = Callable[[Env], Any]
@@ -210,7 +224,8 @@ def _escape(src: _Source, pos: int, is_bytes: bool) -> tuple[str, int]:
 # The AST is tuples: ("lit", v), ("ident", name), ("select", operand, field),
 # ("has", operand, field), ("index", operand, index), ("call", name, target|None, args),
 # ("list", items), ("map", [(k, v)]), ("unary", op, operand), ("binary", op, l, r),
-# ("cond", c, t, f), ("macro", name, target, var, args), ("unsupported", what).
+# ("cond", c, t, f), ("macro", name, target, var, args), ("unsupported", what),
+# ("optselect", operand, field), ("optindex", operand, index).
 Node = tuple[Any, ...]
 
 _BINARY = {
@@ -329,15 +344,14 @@ class _Parser:
                 index = self.expr()
                 self.expect("]")
                 node = ("index", node, index)
-            elif self.at(".?"):  # optional syntax: parsed, not evaluated here
+            elif self.at(".?"):  # `a.?b`: an optional, of a.b when it exists
                 self.take()
-                self.ident()
-                node = ("unsupported", "optional field selection")
+                node = ("optselect", node, self.ident())
             elif self.at("[?"):
                 self.take()
-                self.expr()
+                index = self.expr()
                 self.expect("]")
-                node = ("unsupported", "optional index")
+                node = ("optindex", node, index)
             else:
                 return node
 
@@ -411,12 +425,16 @@ class _Parser:
             node = self.expr()
             self.expect(")")
             return node
-        if self.at("["):
-            return ("list", self.args("]"))
+        if self.at("[") or self.at("[?"):
+            return self.list_literal()
         if self.at("{"):
             self.take()
             entries: list[tuple[Node, Node]] = []
+            optional: list[bool] = []
             while not self.at("}"):
+                optional.append(self.at("?"))
+                if optional[-1]:
+                    self.take()
                 key = self.expr()
                 self.expect(":")
                 entries.append((key, self.expr()))
@@ -424,9 +442,28 @@ class _Parser:
                     break
                 self.take()
             self.expect("}")
-            return ("map", entries)
+            return ("optmap", entries, optional) if any(optional) else ("map", entries)
         shown = tok.text
         raise self.src.error(tok.at, f"mismatched input '{shown}' expecting an expression")
+
+    def list_literal(self) -> Node:
+        """`[a, ?b]`: an element marked `?` is an optional, kept only when it has a value."""
+        optional = [self.take().text == "[?"]
+        items: list[Node] = []
+        while True:
+            if not optional[-1] and self.at("?"):
+                self.take()
+                optional[-1] = True
+            if self.at("]") and not optional[-1]:
+                break
+            items.append(self.expr())
+            if not self.at(","):
+                break
+            self.take()
+            optional.append(False)
+        self.expect("]")
+        flags = optional[: len(items)]
+        return ("optlist", items, flags) if any(flags) else ("list", items)
 
 
 def _qualified(node: Node) -> bool:
@@ -629,6 +666,8 @@ _ARITHMETIC: dict[str, Callable[[Any, Any], Any]] = {
 
 def _select(value: Any, name: str) -> Any:
     if not isinstance(value, dict):
+        if isinstance(value, Optional):  # `a.?b.c`: c of an optional is optional too
+            return _optional_select(value, name)
         raise CelError(NO_OVERLOAD)
     if name in value:
         return value[name]
@@ -649,6 +688,34 @@ def _unescape(name: str) -> str:
     return _ESCAPED.sub(lambda m: words.get(m.group(1), m.group(1)), name)
 
 
+def _optional_select(value: Any, name: str) -> Optional:
+    """`value.?name`: the field as an optional, none where it is absent."""
+    if isinstance(value, Optional):
+        if not value.present:
+            return NONE
+        value = value.value
+    if not isinstance(value, dict):
+        raise CelError(NO_OVERLOAD)
+    if name in value:
+        return Optional(True, value[name])
+    escaped = _unescape(name)
+    return Optional(True, value[escaped]) if escaped in value else NONE
+
+
+def _optional_index(value: Any, key: Any) -> Optional:
+    """`value[?key]`: the element as an optional, none where it is absent."""
+    if isinstance(value, Optional):
+        if not value.present:
+            return NONE
+        value = value.value
+    try:
+        return Optional(True, _index(value, key))
+    except CelError as exc:
+        if str(exc).startswith(("no such key", "index out of bounds")):
+            return NONE
+        raise
+
+
 def _index(value: Any, key: Any) -> Any:
     if isinstance(value, list):
         kind = kind_of(key)
@@ -665,8 +732,10 @@ def _index(value: Any, key: Any) -> Any:
         found = [v for k, v in value.items() if not isinstance(k, str) and equal(k, key)]
         if found:
             return found[0]
-        shown = key if isinstance(key, str) else _to_string(key)
+        shown = key if isinstance(key, str) else to_string(key)
         raise CelError(f"no such key: {shown}")
+    if isinstance(value, Optional):  # `a[?b][c]`: c of an optional is optional too
+        return _optional_index(value, key)
     raise CelError(NO_OVERLOAD)
 
 
@@ -738,7 +807,8 @@ def _to_double(value: Any) -> float:
     raise CelError(NO_OVERLOAD)
 
 
-def _to_string(value: Any) -> str:
+def to_string(value: Any) -> str:
+    """`string(value)`: a value's text as CEL's `string()` gives it."""
     kind = kind_of(value)
     if kind == "string":
         return str(value)
@@ -757,6 +827,9 @@ def _to_string(value: Any) -> str:
         return _format_duration(value)
     if kind == "google.protobuf.Timestamp":
         return _format_timestamp(value)
+    shown = getattr(value, "cel_string", None)  # a library's value that has a text form
+    if callable(shown):
+        return str(shown())
     raise CelError(NO_OVERLOAD)
 
 
@@ -923,6 +996,17 @@ def _matches(text: Any, pattern: Any) -> bool:
     return _regex(_string_arg(pattern)).search(_string_arg(text)) is not None
 
 
+def _find(text: Any, pattern: Any) -> str:
+    found = _regex(_string_arg(pattern)).search(_string_arg(text))
+    return found.group() if found else ""
+
+
+def _find_all(text: Any, pattern: Any, limit: Any = -1) -> list[str]:
+    count = _int_arg(limit)
+    found = _regex(_string_arg(pattern)).finditer(_string_arg(text))
+    return [m.group() for m in itertools.islice(found, None if count < 0 else count)]
+
+
 def _char_at(target: Any, index: Any) -> str:
     text, at = _string_arg(target), _int_arg(index)
     if not 0 <= at <= len(text):
@@ -1040,13 +1124,32 @@ def _contains(text: Any, sub: Any) -> bool:
     return _string_arg(sub) in _string_arg(text)
 
 
+def _optional_arg(value: Any) -> Optional:
+    if not isinstance(value, Optional):
+        raise CelError(NO_OVERLOAD)
+    return value
+
+
+def _optional_value(value: Any) -> Any:
+    if not _optional_arg(value).present:
+        raise CelError("optional.none() dereference")
+    return value.value
+
+
+def _zero(value: Any) -> bool:
+    """Whether `value` is its type's zero value (`optional.ofNonZeroValue`)."""
+    if isinstance(value, (bool, int, float, str, bytes, list, dict)):
+        return not value
+    return value is None or value == datetime.timedelta(0)
+
+
 # name → (argument counts, implementation); methods take the receiver first.
 _FUNCTIONS: dict[str, tuple[tuple[int, ...], Callable[..., Any]]] = {
     "size": ((1,), _size),
     "int": ((1,), _to_int),
     "uint": ((1,), _to_uint),
     "double": ((1,), _to_double),
-    "string": ((1,), _to_string),
+    "string": ((1,), to_string),
     "bool": ((1,), _to_bool),
     "bytes": ((1,), _to_bytes),
     "type": ((1,), _type),
@@ -1054,6 +1157,9 @@ _FUNCTIONS: dict[str, tuple[tuple[int, ...], Callable[..., Any]]] = {
     "duration": ((1,), _to_duration),
     "timestamp": ((1,), _to_timestamp),
     "matches": ((2,), _matches),
+    "optional.of": ((1,), lambda v: Optional(True, v)),
+    "optional.ofNonZeroValue": ((1,), lambda v: NONE if _zero(v) else Optional(True, v)),
+    "optional.none": ((0,), lambda: NONE),
 }
 _METHODS: dict[str, tuple[tuple[int, ...], Callable[..., Any]]] = {
     "size": ((0,), _size),
@@ -1061,6 +1167,8 @@ _METHODS: dict[str, tuple[tuple[int, ...], Callable[..., Any]]] = {
     "endsWith": ((1,), _ends_with),
     "contains": ((1,), _contains),
     "matches": ((1,), _matches),
+    "find": ((1,), _find),
+    "findAll": ((1, 2), _find_all),
     "charAt": ((1,), _char_at),
     "indexOf": ((1, 2), _index_of),
     "lastIndexOf": ((1, 2), _last_index_of),
@@ -1075,6 +1183,10 @@ _METHODS: dict[str, tuple[tuple[int, ...], Callable[..., Any]]] = {
     "sum": ((0,), _sum),
     "min": ((0,), lambda items: _extreme(items, -1)),
     "max": ((0,), lambda items: _extreme(items, 1)),
+    "hasValue": ((0,), lambda o: _optional_arg(o).present),
+    "value": ((0,), _optional_value),
+    "orValue": ((1,), lambda o, other: o.value if _optional_arg(o).present else other),
+    "or": ((1,), lambda o, other: o if _optional_arg(o).present else _optional_arg(other)),
 }
 
 # ------------------------------------------------------------------ compiler: AST → closures
@@ -1179,6 +1291,14 @@ class _Compiler:
 
         return has
 
+    def _optselect(self, node: Node, scope: frozenset[str]) -> Eval:
+        operand, name = self.compile(node[1], scope), node[2]
+        return lambda env: _optional_select(operand(env), name)
+
+    def _optindex(self, node: Node, scope: frozenset[str]) -> Eval:
+        operand, key = self.compile(node[1], scope), self.compile(node[2], scope)
+        return lambda env: _optional_index(operand(env), key(env))
+
     def _index(self, node: Node, scope: frozenset[str]) -> Eval:
         operand, key = self.compile(node[1], scope), self.compile(node[2], scope)
         return lambda env: _index(operand(env), key(env))
@@ -1186,6 +1306,40 @@ class _Compiler:
     def _list(self, node: Node, scope: frozenset[str]) -> Eval:
         items = [self.compile(item, scope) for item in node[1]]
         return lambda env: [item(env) for item in items]
+
+    def _optlist(self, node: Node, scope: frozenset[str]) -> Eval:
+        items = [(self.compile(item, scope), flag) for item, flag in zip(*node[1:], strict=True)]
+
+        def build(env: Env) -> list[Any]:
+            out = []
+            for item, optional in items:
+                value = item(env)
+                if not optional:
+                    out.append(value)
+                elif _optional_arg(value).present:
+                    out.append(value.value)
+            return out
+
+        return build
+
+    def _optmap(self, node: Node, scope: frozenset[str]) -> Eval:
+        entries = [(k, ("optional_entry", v)) if flag else (k, v)
+                   for (k, v), flag in zip(*node[1:], strict=True)]  # fmt: skip
+        build = self._map(("map", [(k, v) for k, v in entries]), scope)
+
+        def prune(env: Env) -> dict[Any, Any]:
+            return {k: v for k, v in build(env).items() if v is not _ABSENT}
+
+        return prune
+
+    def _optional_entry(self, node: Node, scope: frozenset[str]) -> Eval:
+        value = self.compile(node[1], scope)
+
+        def unwrap(env: Env) -> Any:
+            given = _optional_arg(value(env))
+            return given.value if given.present else _ABSENT
+
+        return unwrap
 
     def _map(self, node: Node, scope: frozenset[str]) -> Eval:
         entries = [(self.compile(k, scope), self.compile(v, scope)) for k, v in node[1]]
@@ -1197,7 +1351,7 @@ class _Compiler:
                 if kind_of(key) not in ("string", "int", "uint", "bool"):
                     raise CelError(f"unsupported key type: {kind_of(key)}")
                 if _has_key(out, key):
-                    raise CelError(f"Failed with repeated key: {_to_string(key)}")
+                    raise CelError(f"Failed with repeated key: {to_string(key)}")
                 out[key] = value_of(env)
             return out
 
@@ -1237,6 +1391,11 @@ class _Compiler:
     def _call(self, node: Node, scope: frozenset[str]) -> Eval:
         name, target, arg_nodes = node[1], node[2], node[3]
         args = [self.compile(a, scope) for a in arg_nodes]
+        if target is not None and target[0] == "ident" and target[1] not in scope:
+            qualified = f"{target[1]}.{name}"  # a namespaced function: `sets.contains(…)`
+            known = qualified in self.library.functions or qualified in _FUNCTIONS
+            if target[1] not in self.variables and known:
+                target, name = None, qualified
         if target is None:
             entry = self.library.functions.get(name) or _FUNCTIONS.get(name)
         else:
