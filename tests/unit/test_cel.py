@@ -289,8 +289,6 @@ def test_syntax_errors_name_line_and_column(text: str, where: str, what: str) ->
     [
         "self.url.isURL()",
         "quantity(self.q) > quantity('1Gi')",
-        "self.?a.orValue(1) == 1",
-        "self.x[?0] == 1",
         "undeclared > 1",
         "size(1, 2)",
         "google.protobuf.Duration{seconds: 1} == duration('1s')",
