@@ -12,7 +12,9 @@ non-empty line. Unchanged values do not fail a rule that does not name `oldSelf`
 The rules of a schema are compiled once (`rule_tree`, cached by the schema's identity);
 a schema without rules costs one cache look-up. A rule that does not parse is the CRD's
 error (`compile_causes`, as the server refuses the CRD); a rule calling a function this
-interpreter does not implement is not evaluated (a real server may judge it). Must
+interpreter does not implement is not evaluated (a real server may judge it). With
+`optionalOldSelf`, `oldSelf` is an optional (`optional.none()` on a create) and the
+transition rule runs on creates too. Must
 never: do I/O, or mutate the objects it checks.
 """
 
@@ -62,6 +64,7 @@ class Rule:
     message_expression: cel.Program | None
     reason: str
     field_path: str
+    optional_old_self: bool = False  # oldSelf an optional: the rule runs on creates too
 
     @property
     def transition(self) -> bool:
@@ -90,8 +93,6 @@ def _compile_rule(raw: Mapping[str, Any]) -> Rule | None:
         program: cel.Program | None = cel.compile_expr(text, _VARIABLES, KUBERNETES)
     except (cel.CelSyntaxError, cel.Unsupported):
         program = None  # the CRD was refused for a syntax error: unsupported here
-    if raw.get("optionalOldSelf") is True:
-        program = None  # oldSelf an optional value: not implemented here
     expression = None
     if raw.get("messageExpression"):
         try:
@@ -107,6 +108,7 @@ def _compile_rule(raw: Mapping[str, Any]) -> Rule | None:
         message_expression=expression,
         reason=str(raw.get("reason") or INVALID),
         field_path=re.sub(r"\['([^']*)'\]", r".\1", path).lstrip("."),
+        optional_old_self=raw.get("optionalOldSelf") is True,
     )
 
 
@@ -265,10 +267,17 @@ def _evaluate(
     if old is not None:
         bindings["oldSelf"] = to_cel(old, tree.schema) if tree.converts else old
     for rule in tree.rules:
-        if rule.program is None or (rule.transition and old is None):
+        if rule.program is None:
             continue
+        if rule.optional_old_self and rule.transition:
+            given = bindings.get("oldSelf")
+            bound = {**bindings, "oldSelf": cel.Optional(old is not None, given)}
+        elif rule.transition and old is None:
+            continue
+        else:
+            bound = bindings
         try:
-            result = rule.program.evaluate(bindings)
+            result = rule.program.evaluate(bound)
         except cel.CelError as exc:
             if str(exc).startswith(cel.NO_OVERLOAD):
                 detail = (
@@ -288,7 +297,7 @@ def _evaluate(
             if not rule.field_path
             else (f"{path}.{rule.field_path}" if path else rule.field_path)
         )
-        out.append(_failure(rule, at, kind, _message(rule, bindings)))
+        out.append(_failure(rule, at, kind, _message(rule, bound)))
 
 
 def _message(rule: Rule, bindings: dict[str, Any]) -> str:

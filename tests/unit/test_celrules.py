@@ -201,15 +201,47 @@ def test_schema_errors_that_block_the_rules() -> None:
 
 
 def test_a_rule_calling_what_is_not_implemented_is_not_evaluated() -> None:
-    schema = scaler_schema(
-        rule("isIP(self.name)"),
-        rule("self.?name.orValue('') == 'x'"),
-        rule("self.name == oldSelf", optionalOldSelf=True),  # oldSelf an optional: not here
-        MIN_MAX,
-    )
-    old = scaler(minReplicas=1, maxReplicas=3, name="x")
-    assert rendered(scaler(minReplicas=5, maxReplicas=3, name="::"), schema, old) == [
+    schema = scaler_schema(rule("isSemver(self.name)"), MIN_MAX)  # Kubernetes 1.31's semver
+    assert rendered(scaler(minReplicas=5, maxReplicas=3, name="::"), schema) == [
         'spec: Invalid value: "object": minReplicas must not exceed maxReplicas'
+    ]
+
+
+def test_ip_and_optional_rules_are_evaluated() -> None:
+    schema = scaler_schema(
+        rule("isIP(self.name)", message="name must be an IP address"),
+        rule("self.?name.orValue('') != '10.0.0.9'", message="name is reserved"),
+    )
+    assert rendered(scaler(minReplicas=1, maxReplicas=3, name="10.0.0.1"), schema) == []
+    assert rendered(scaler(minReplicas=1, maxReplicas=3, name="web"), schema) == [
+        'spec: Invalid value: "object": name must be an IP address'
+    ]
+    assert rendered(scaler(minReplicas=1, maxReplicas=3, name="10.0.0.9"), schema) == [
+        'spec: Invalid value: "object": name is reserved'
+    ]
+
+
+def test_an_optional_old_self_rule_runs_on_a_create_with_old_self_none() -> None:
+    schema = scaler_schema(
+        rule(
+            "oldSelf.hasValue() || self.name.startsWith('new-')",
+            optionalOldSelf=True,
+            message="a new scaler's name starts with new-",
+        ),
+        rule(
+            "!oldSelf.hasValue() || self.name == oldSelf.value().name",
+            optionalOldSelf=True,
+            message="name is immutable",
+        ),
+    )
+    created = scaler(minReplicas=1, maxReplicas=3, name="web")
+    assert rendered(created, schema) == [
+        'spec: Invalid value: "object": a new scaler\'s name starts with new-'
+    ]
+    assert rendered(scaler(minReplicas=1, maxReplicas=3, name="new-web"), schema) == []
+    renamed = scaler(minReplicas=1, maxReplicas=3, name="other")
+    assert rendered(renamed, schema, created) == [
+        'spec: Invalid value: "object": name is immutable'
     ]
 
 
