@@ -49,8 +49,8 @@ ALL = [(name, where, text) for name in CRDS for where, text in expressions(schem
 
 
 def test_the_fixtures_hold_a_fair_sample_of_real_rules() -> None:
-    assert len(CRDS) >= 3
-    assert len(ALL) >= 30
+    assert len(CRDS) >= 4
+    assert len(ALL) >= 40
 
 
 @pytest.mark.parametrize(("name", "where", "text"), ALL, ids=[f"{n}{w}" for n, w, _ in ALL])
@@ -250,3 +250,43 @@ def test_nodepool_transition_rule_refuses_a_changed_node_class_kind() -> None:
         'spec.template.spec.nodeClassRef: Invalid value: "object": nodeClassRef.kind is immutable'
     ]
     assert messages(name, old, old) == []
+
+
+def route(*parent_refs: dict[str, Any], path: dict[str, Any] | None = None) -> dict[str, Any]:
+    redirect = {"type": "RequestRedirect", "requestRedirect": {"statusCode": 301}}
+    if path is not None:
+        redirect["requestRedirect"] = {"statusCode": 301, "path": path}
+    backend = {"name": "web", "port": 80, "filters": [redirect]}
+    return {"spec": {"parentRefs": list(parent_refs), "rules": [{"backendRefs": [backend]}]}}
+
+
+GW = {"group": "gateway.networking.k8s.io", "kind": "Gateway", "name": "gw"}
+
+
+def test_a_valid_httproute_passes_rules_that_name_the_reserved_word_namespace() -> None:
+    valid = route(
+        {**GW, "sectionName": "http"},
+        {**GW, "sectionName": "https"},
+        {**GW, "namespace": "other"},  # another parent: its own namespace
+        path={"type": "ReplacePrefixMatch", "replacePrefixMatch": "/v2"},
+    )
+    assert messages("gateway-api_httproutes", valid) == []
+
+
+def test_httproute_refusals_say_the_crds_words() -> None:
+    name = "gateway-api_httproutes"
+    assert messages(name, route(GW, {**GW, "sectionName": "http"})) == [
+        'spec.parentRefs: Invalid value: "array": sectionName must be specified when '
+        "parentRefs includes 2 or more references to the same parent"
+    ]
+    assert messages(name, route({**GW, "namespace": "a"}, {**GW, "namespace": "a"})) == [
+        'spec.parentRefs: Invalid value: "array": sectionName must be unique when parentRefs '
+        "includes 2 or more references to the same parent"
+    ]
+    mixed = route(GW, path={"type": "ReplaceFullPath", "replacePrefixMatch": "/v2"})
+    assert messages(name, mixed) == [
+        "spec.rules[0].backendRefs[0].filters[0].requestRedirect.path: Invalid value: "
+        "\"object\": replaceFullPath must be specified when type is set to 'ReplaceFullPath'",
+        "spec.rules[0].backendRefs[0].filters[0].requestRedirect.path: Invalid value: "
+        "\"object\": type must be 'ReplacePrefixMatch' when replacePrefixMatch is set",
+    ]
