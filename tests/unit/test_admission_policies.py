@@ -8,12 +8,15 @@ a failure does under each validation action, reason and failure policy.
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import pytest
 
 from stackwright.localcluster import rbac, status
 from stackwright.localcluster.cluster import Cluster, DeleteOptions, WriteOptions, Written
+from stackwright.localcluster.controllers.base import Retry
+from stackwright.localcluster.controllers.namespaces import NamespaceController
 from stackwright.localcluster.store import Store
 
 OPTS = WriteOptions(field_manager="test")
@@ -401,3 +404,28 @@ def test_a_delete_a_warn_binding_fails_goes_through_with_its_warning(cluster):
         "deleted for real"
     ]
     assert cluster.store.get(("", "configmaps"), "test", "cm") is None
+
+
+def test_a_namespace_whose_delete_a_policy_refuses_for_one_object_is_emptied_of_the_rest(cluster):
+    # Upstream's namespace deleter goes on past an object it cannot delete: the rest goes,
+    # the refused one stays (and so does the Terminating namespace), retried.
+    policy(cluster, "keep", matchConstraints={"resourceRules": [
+        {"apiGroups": [""], "apiVersions": ["v1"], "operations": ["DELETE"],
+         "resources": ["configmaps"]}]},
+        validations=[{"expression": "oldObject.metadata.name != 'a-keep'"}])  # fmt: skip
+    binding(cluster, "keep", "keep")
+    for name in ("a-keep", "b-drop"):
+        write(cluster, "", "v1", "configmaps", "test", {"metadata": {"name": name}})
+    write(cluster, "", "v1", "secrets", "test", {"metadata": {"name": "pw"}})
+    cluster.delete(cluster.type_for("", "v1", "namespaces"), "", "test", DeleteOptions())
+    with pytest.raises(Retry):
+        asyncio.run(NamespaceController(cluster).reconcile("test"))
+    assert cluster.store.get(("", "configmaps"), "test", "a-keep") is not None
+    assert cluster.store.get(("", "configmaps"), "test", "b-drop") is None
+    assert cluster.store.get(("", "secrets"), "test", "pw") is None
+    namespace = cluster.store.get(("", "namespaces"), "", "test")
+    assert namespace is not None
+    conditions = {c["type"]: c for c in namespace["status"]["conditions"]}
+    assert conditions["NamespaceContentRemaining"]["message"] == (
+        "Some resources are remaining: configmaps. has 1 resource instances"
+    )

@@ -63,10 +63,14 @@ class NamespaceController(Controller):
             for obj in cluster.store.items(rtype.key, key):
                 if obj["metadata"].get("deletionTimestamp"):
                     continue
-                with contextlib.suppress(status.NotFound):
+                try:
                     cluster.delete(
                         rtype, key, obj["metadata"]["name"], DeleteOptions(propagation="Background")
                     )
+                except status.APIError:
+                    # Gone already, or refused (an admission policy): as upstream's deleter,
+                    # the rest goes all the same; what stays is reported and retried below.
+                    continue
         resources: Counter[str] = Counter()
         finalizers: Counter[str] = Counter()
         for rtype in cluster.registry:
