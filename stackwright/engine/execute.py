@@ -2638,11 +2638,7 @@ class Run:
         its delete removes only the record."""
         if not state.custom or state.external or is_patch(state):
             return None  # a Patch gives its fields up whoever holds the object
-        holder = (
-            self.held.get(object_key(state))
-            or self._held_through_another(state)
-            or await self._adopter(state)
-        )
+        holder = self._held_after(state) or await self._adopter(state)
         if holder is not None:
             self.emit(
                 Diagnostic(
@@ -2653,6 +2649,11 @@ class Run:
                 )
             )
         return holder
+
+    def _held_after(self, state: ResourceState) -> str | None:
+        """The resource of the program that holds the object of `state` after this run,
+        through its provider or another reaching that object's cluster."""
+        return self.held.get(object_key(state)) or self._held_through_another(state)
 
     def _held_through_another(self, state: ResourceState) -> str | None:
         """The resource that holds the object of `state` after this run through another
@@ -2790,7 +2791,9 @@ class Run:
             op = Op.DELETE_REPLACED if state.delete_pending else Op.DELETE
             if state.protect and op is Op.DELETE:
                 return False  # its delete fails (`_delete_object`): nothing may ride on it
-            held = state.custom and object_key(state) in self.held
+            # Held through another provider of its cluster too: its delete keeps the
+            # object, so nothing rides on it (what did would be left behind, untracked).
+            held = state.custom and self._held_after(state) is not None
             return _deletes_object(state, op, keep_object=held)
 
         return carriers(states, keys, graph, deletes_object)

@@ -643,3 +643,32 @@ def test_a_keeper_through_a_provider_known_only_during_the_run_keeps_its_object(
         stack.up(both("shared"))
     assert_b_refused_as_a_keeps(stack, stack.up(both(Output.from_input("shared"))))
     assert [c for c in stack.fake.writes() if c.name == "shared"] == []
+
+
+def test_what_rides_on_a_namespace_passed_to_another_provider_of_its_cluster_is_deleted(
+    stack: Stack,
+) -> None:
+    """A Namespace passed from the stack's default provider to an explicit one for the same
+    cluster stays (its old record's delete removes only the record), so a dropped object
+    in it that was to be deleted with it (`deleted_with`) is deleted on its own: it does
+    not ride on a delete that never happens, left behind untracked."""
+
+    def first(p: Program) -> None:
+        space = k8s.core.v1.Namespace("space", metadata={"name": "apps"})
+        ConfigMap(
+            "inside", metadata={"name": "inside", "namespace": "apps"}, data={"k": "v"},
+            opts=ResourceOptions(deleted_with=space),
+        )  # fmt: skip
+
+    assert stack.up(first).ok
+    east = lambda p: k8s.core.v1.Namespace(  # noqa: E731
+        "moved", metadata={"name": "apps"},
+        opts=ResourceOptions(provider=k8s.Provider("east", context="east")),
+    )  # fmt: skip
+    preview = stack.preview(east)
+    assert preview.ok, preview.failures
+    summary = stack.up(east)
+    assert summary.ok, summary.failures
+    assert stack.fake.find("Namespace", "apps") is not None
+    assert stack.fake.find("ConfigMap", "inside") is None
+    assert ("ConfigMap", "inside") in [(c.kind, c.name) for c in stack.fake.calls_to("delete")]
