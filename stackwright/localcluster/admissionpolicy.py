@@ -363,22 +363,24 @@ class Policies:
     # --- matching ---------------------------------------------------------------------
 
     def _matches(self, match: Mapping[str, Any], request: Request) -> bool:
-        """matching.Matcher.Matches: namespace and object selectors, then the rules."""
+        """matching.Matcher.Matches: the rules, then the namespace and object selectors.
+        Upstream reads the selectors first but says a selector's error only where the rules
+        match: the same answer, and a write no rule matches pays no namespace look-up."""
+        if any(_rule_matches(r, request) for r in _items(match, "excludeResourceRules")):
+            return False
+        rules = _items(match, "resourceRules")
+        if rules and not any(_rule_matches(r, request) for r in rules):
+            return False
         is_namespace = (request.group, request.resource) == NAMESPACE_TYPE
         if request.namespace or is_namespace:
             selector = _selector(match.get("namespaceSelector"))
             if not selector.empty and not selector.matches(self._namespace_labels(request)):
                 return False
         selector = _selector(match.get("objectSelector"))
-        if not selector.empty and not any(
+        return selector.empty or any(
             o is not None and selector.matches((o.get("metadata") or {}).get("labels"))
             for o in (request.obj, request.old)
-        ):
-            return False
-        if any(_rule_matches(r, request) for r in _items(match, "excludeResourceRules")):
-            return False
-        rules = _items(match, "resourceRules")
-        return not rules or any(_rule_matches(r, request) for r in rules)
+        )
 
     def _namespace_labels(self, request: Request) -> Any:
         if (

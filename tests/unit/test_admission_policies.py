@@ -429,3 +429,18 @@ def test_a_namespace_whose_delete_a_policy_refuses_for_one_object_is_emptied_of_
     assert conditions["NamespaceContentRemaining"]["message"] == (
         "Some resources are remaining: configmaps. has 1 resource instances"
     )
+
+
+def test_a_write_no_rule_matches_is_not_asked_for_its_namespace(cluster):
+    # Upstream says a namespace selector's error only for a policy whose rules match: a
+    # ConfigMap left in a namespace that is gone is deleted past a Deployments policy.
+    policy(cluster, "test-only", matchConstraints={"resourceRules": [RULE],
+           "namespaceSelector": {"matchLabels": {"env": "test"}}},
+           validations=[{"expression": "false"}])  # fmt: skip
+    binding(cluster, "test-only", "test-only")
+    cms = cluster.type_for("", "v1", "configmaps")
+    rv = str(cluster.store.next_resource_version())
+    left = {"name": "left", "namespace": "gone", "resourceVersion": rv}
+    cluster.store.put(cms.key, {"apiVersion": "v1", "kind": "ConfigMap", "metadata": left}, None)
+    cluster.delete(cms, "gone", "left", DeleteOptions())
+    assert cluster.store.get(cms.key, "gone", "left") is None
