@@ -999,7 +999,9 @@ async def _mutate(
         if not (outcome.failures or outcome.not_done or options.targets or options.excludes):
             # Only a run that did all the program asks knows which sets it left empty; a
             # provider that moved to another cluster left its sets empty on the former one.
-            left = left_applysets(run_.stack, snapshot.former_names, had, run_.members)
+            left = left_applysets(
+                run_.stack, snapshot.former_names, had, run_.members, run_.clusters.cluster_of
+            )
             left += [(run_.stack, *moved) for moved in run_.former_applysets()]
             await _remove_applysets(run_, snapshot.former_names, sorted(set(left)))
         run_.run_unused_applies()  # last, so that one that raises leaves the rest done
@@ -1018,13 +1020,22 @@ def left_applysets(
     former_names: Iterable[str],
     before: Iterable[ResourceState],
     after: set[tuple[str, str]],
+    cluster_of: Callable[[str], str] = str,
 ) -> list[tuple[str, str, str]]:
     """The ApplySet parents an `up` that did all it planned leaves with no member, as
     (stack name, provider URN, namespace), given the state it started from and the sets
     its objects are members of now: the stack's own where it had members and has none,
-    and each former name's wherever it had members (the `up` marked them all anew)."""
+    and each former name's wherever it had members (the `up` marked them all anew).
+    A namespace's parent is one object on its cluster, whichever provider reached it
+    (`cluster_of`, as `ClusterCheck.cluster_of`): members through another provider of
+    that cluster keep it."""
     had = _applysets(before)
-    left = [(stack, *used) for used in had - after]
+    kept = {(cluster_of(provider), namespace) for provider, namespace in after}
+    left = [
+        (stack, provider, namespace)
+        for provider, namespace in had
+        if (cluster_of(provider), namespace) not in kept
+    ]
     left += [(name, *used) for name in former_names for used in had]
     return sorted(left)
 

@@ -672,3 +672,18 @@ def test_what_rides_on_a_namespace_passed_to_another_provider_of_its_cluster_is_
     assert stack.fake.find("Namespace", "apps") is not None
     assert stack.fake.find("ConfigMap", "inside") is None
     assert ("ConfigMap", "inside") in [(c.kind, c.name) for c in stack.fake.calls_to("delete")]
+
+
+def test_an_applyset_whose_members_passed_to_another_provider_of_its_cluster_stays(
+    stack: Stack,
+) -> None:
+    """The ApplySet parent of a namespace is one object on the cluster whichever provider
+    reached it: its members passed from the stack's default provider to an explicit one
+    for the same cluster, it still has them, and is not removed (the API server's refusal
+    was a warning that told to take the object out of the set)."""
+    assert stack.up(keeper).ok
+    (parent,) = stack.fake.applysets
+    summary = stack.up(lambda p: through(k8s.Provider("east", context="east"), "shared"))
+    assert summary.ok, summary.failures
+    assert parent in stack.fake.applysets
+    assert ("remove_applyset", "ApplySet") not in [(c.method, c.kind) for c in stack.fake.calls]
