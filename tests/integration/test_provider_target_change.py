@@ -22,10 +22,12 @@ import yaml
 from test_cli_lifecycle import (  # the CLI-running helpers of the lifecycle tests
     LiveCluster,
     Project,
+    assert_members,
     get,
     live,
     new_project,
     one_line,
+    warnings,
 )
 
 from stackwright.localcluster import lifecycle
@@ -544,4 +546,22 @@ def test_a_resource_moved_to_another_provider_of_its_cluster_keeps_its_object(
 
     one_cluster_twice(p, cluster, configmap("there", LATER), moved)
     there_refused(p, cluster, "holds", uid)
+    p.sw("destroy", "--yes")
+
+
+def test_an_object_moved_to_another_provider_of_its_cluster_stays_in_its_applyset(
+    new_project: Any, cluster: LiveCluster
+) -> None:
+    """Resource "here" moves from the stack's default provider to "region", the same cluster: its
+    object stays a member of the namespace's one ApplySet, whose parent is not removed (the
+    up warned that it could not be, telling to take the object out of the set)."""
+    p = new_project()
+    one_cluster_twice(p, cluster, HERE)
+    p.up()
+    uid = still_here(p, cluster)
+    one_cluster_twice(p, cluster, configmap("here", '"same"', "region"))
+    up = p.up()
+    assert warnings(up) == [], warnings(up)
+    still_here(p, cluster, uid)
+    assert_members(cluster, p.applyset_parent, p.ns, "same")
     p.sw("destroy", "--yes")
