@@ -216,7 +216,9 @@ async def _check_clusters(
     # object would each apply over the other's: each one's identity tells, read here for a
     # provider with no objects yet too (its step reuses it), so that the run keys objects
     # by cluster (`ClusterCheck.cluster_of`) from its start.
-    several = len({provider_urn(r) for r in declared if r.custom and is_kubernetes(r)} | used) > 1
+    # (A Patch's provider too: its object may be one another provider's resource makes.)
+    reaching = {provider_urn(r) for r in declared if r.custom and (is_kubernetes(r) or is_patch(r))}
+    several = len(reaching | used) > 1
     for resource in providers.values():
         inputs, _ = unwrap_secrets(resolve(resource.props, lambda _: UNKNOWN))
         if unknown_paths(inputs) or declared_dependencies(resource):

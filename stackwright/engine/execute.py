@@ -1853,8 +1853,9 @@ class Run:
             if patch:
                 # Dry-run against the object there now, also when the stack holds it (a Patch
                 # conflicting with the stack's own fields fails the preview as it would the
-                # up); only one this run makes first is not there to dry-run against yet.
-                made_first = object_key(new) in self.held
+                # up); only one this run makes first (through any provider of its cluster)
+                # is not there to dry-run against yet.
+                made_first = self._held_after(new) is not None
                 previewed = await self._patched(
                     provider, provider.preview, new, made_first=made_first
                 )

@@ -687,3 +687,24 @@ def test_an_applyset_whose_members_passed_to_another_provider_of_its_cluster_sta
     assert summary.ok, summary.failures
     assert parent in stack.fake.applysets
     assert ("remove_applyset", "ApplySet") not in [(c.method, c.kind) for c in stack.fake.calls]
+
+
+def test_a_patch_through_another_provider_of_its_cluster_previews_an_object_made_first(
+    stack: Stack,
+) -> None:
+    """A Patch through an explicit provider for the cluster the stack's default provider
+    reaches, of the object a resource through that default provider creates in the run:
+    the preview does not refuse it as missing, no more than the up does (it is made first)."""
+
+    def declare(p: Program) -> None:
+        made = keeper(p)
+        k8s.core.v1.ConfigMapPatch(
+            "tuning", metadata={"name": "shared"}, data={"mode": "fast"},
+            opts=ResourceOptions(depends_on=[made], provider=k8s.Provider("east", context="east")),
+        )  # fmt: skip
+
+    preview = stack.preview(declare)
+    assert preview.ok, preview.failures
+    summary = stack.up(declare)
+    assert summary.ok, summary.failures
+    assert stack.fake.find("ConfigMap", "shared")["data"] == {"k": "v", "mode": "fast"}
