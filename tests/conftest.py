@@ -93,8 +93,15 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveCluster]:
                 os.environ[name] = value
 
 
-#: The folders of local clusters tests left running (stopped by `_no_cluster_left`).
-_LEFT_RUNNING: list[str] = []
+#: Where `_no_cluster_left` writes the folders of local clusters tests left running (and
+#: stopped), in the run's root temporary folder: under pytest-xdist each worker has its own
+#: below it, and the summary is written by the process that started them.
+_LEFT_RUNNING = "left-running.txt"
+
+
+def _run_root(factory: pytest.TempPathFactory) -> Path:
+    base = factory.getbasetemp()
+    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -114,11 +121,16 @@ def _no_cluster_left(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]
             folder = words[words.index("--dir") + 1]
             if folder.startswith(base):
                 lifecycle._terminate(int(proc.name))
-                _LEFT_RUNNING.append(folder)
+                with (_run_root(tmp_path_factory) / _LEFT_RUNNING).open("a") as left:
+                    left.write(folder + "\n")
 
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:
-    for folder in _LEFT_RUNNING:
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        return
+    factory = terminalreporter.config._tmp_path_factory
+    left = _run_root(factory) / _LEFT_RUNNING
+    for folder in left.read_text().splitlines() if left.exists() else ():
         terminalreporter.write_line(f"a test left the local cluster of {folder} running: stopped")
 
 
