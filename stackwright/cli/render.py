@@ -309,7 +309,9 @@ def done_line(step: Step, elapsed: float, *, with_type: bool) -> Text:
 
 
 def failed_line(done: StepDone, *, with_type: bool) -> Text:
-    if done.rejected:  # the summary's failure (its program line), as it says it
+    # The summary's failure, led by the program's line and naming the resource itself: said
+    # as it is, not after the name a second time.
+    if done.located:
         return Text(f"! failed  {done.error}", style="bold red")
     type_, name = step_type_and_name(done.step)
     who = f"{type_}  {name}" if with_type and type_ else name

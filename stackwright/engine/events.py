@@ -50,10 +50,11 @@ class StepDone:
     ok: bool
     elapsed: float
     error: str = ""
-    #: The cluster refused the resource's own inputs (`InputsRejected`): `error` is then the
-    #: summary's failure, from the program's file:line. Not in `--json` (`event_json`),
-    #: whose keys are a contract; a reader there has the summary's `exitCode`.
-    rejected: bool = False
+    #: The failure is the program's to fix (its inputs refused, its declaration refused, a
+    #: callback raised): `error` is then the summary's failure, led by the program's
+    #: FILE:LINE and naming the resource itself. Not in `--json` (`event_json`), whose keys
+    #: are a contract; a reader there has the error's leading FILE:LINE.
+    located: bool = False
 
 
 @dataclass(frozen=True)

@@ -1127,11 +1127,12 @@ class Run:
                 # The step's own event and line say it as the summary does: a CI reading
                 # only the step's event learns where to fix it.
                 error = said
+            at_line = where is not None
             self.outcome.failures.append(said)
             begun = self._begun.get(urn)
             if begun is not None:
                 step, began = begun
-                self.emit(StepDone(step, False, self.clock() - began, error, rejected))
+                self.emit(StepDone(step, False, self.clock() - began, error, at_line))
                 return
             # It failed before its step began (its inputs, its provider, the cluster).
             old = self.old.get(urn)
@@ -1143,7 +1144,7 @@ class Run:
                 return
             step = Step(known, urn, old, None)
             self.emit(StepStarted(step))
-            self.emit(StepDone(step, False, 0.0, error, rejected))
+            self.emit(StepDone(step, False, 0.0, error, at_line))
         finally:
             self.status.setdefault(urn, _DONE)
             self.finished[urn].set()

@@ -430,7 +430,7 @@ def test_a_step_that_fails_before_its_diff_shows_no_operation(
         assert f"error: cfg: {at}: kubernetes:core/v1:ConfigMap cfg: {said}" in lines, shown.out
         assert [line for line in lines if line.endswith("  cfg")] == [], shown.out
         i = lines.index("+ create  kubernetes:core/v1:ConfigMap  extra")
-        failed = f"! failed  extra: {at}: kubernetes:core/v1:ConfigMap extra: {said}"
+        failed = f"! failed  {at}: kubernetes:core/v1:ConfigMap extra: {said}"
         assert failed in lines[i:], shown.out
 
         events = p.sw(*command, "--json", rc=1).events

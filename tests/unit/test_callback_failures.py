@@ -3,11 +3,15 @@ the program's file and line and what the error says, a secret it was given maske
 
 from __future__ import annotations
 
+import io
+
 from engine_stack import Stack
 from engine_stack import stack as stack  # the fixture
 
 import stackwright as sw
 import stackwright.kubernetes as k8s
+from stackwright.cli.render import failed_line, make_renderer
+from stackwright.engine.events import StepDone
 from stackwright.errors import forget_secrets
 from stackwright.sdk.context import Program
 
@@ -60,6 +64,26 @@ def test_an_input_callback_that_raises_names_its_line_and_what_it_said(stack: St
         f"{__file__}:{line}: kubernetes:core/v1:ConfigMap settings: an apply callback failed: "
         "KeyError: 'team'"
     ]
+
+
+def test_the_failed_steps_line_names_the_resource_once(stack: Stack) -> None:
+    """The step's error leads with the callback's line and names the resource: its line,
+    plain or live, says it as it is, not after the resource's name a second time."""
+
+    def declare(_: Program) -> None:
+        k8s.core.v1.Namespace("ns", metadata={"name": "shop"})
+        k8s.core.v1.ConfigMap("settings", data={"port": sw.Output.from_input("x").apply(_port)})
+
+    (failure,) = stack.up(declare).failures
+    assert failure.startswith(f"{__file__}:{_port.__code__.co_firstlineno + 1}: "), failure
+    out = io.StringIO()
+    plain = make_renderer("up", json_lines=False, show_diff=False, stream=out, live=False)
+    for event in stack.events:
+        plain(event)
+    plain.close()
+    assert f"! failed  {failure}" in out.getvalue().splitlines(), out.getvalue()
+    (done,) = [e for e in stack.of(StepDone) if not e.ok]
+    assert failed_line(done, with_type=True).plain == f"! failed  {failure}"  # the live one
 
 
 def test_only_the_parts_of_the_secret_a_callback_was_given_are_masked(stack: Stack) -> None:

@@ -67,14 +67,14 @@ def test_an_up_that_changed_nothing_but_met_refused_inputs_exits_2(stack: Stack)
 
 
 def test_the_refused_step_says_so_in_its_event_and_not_in_its_json(stack: Stack) -> None:
-    """`StepDone.rejected` marks the step whose own inputs the cluster refused (the display
+    """`StepDone.located` marks the step whose own inputs the cluster refused (the display
     prints its error as the summary does); another failure beside it is not marked, and the
     `--json` step-done event keeps its keys."""
     stack.fake.fail_preview["web"] = InputsRejected(REFUSED)
     stack.fake.fail_preview["other"] = "admission webhook denied the request"
     stack.preview(declare)
     failed = {e.step.urn.rpartition("::")[2]: e for e in stack.of(StepDone) if not e.ok}
-    assert (failed["web"].rejected, failed["other"].rejected) == (True, False)
+    assert (failed["web"].located, failed["other"].located) == (True, False)
     assert set(event_json(failed["web"])) == {
         "event", "op", "urn", "type", "name", "ok", "elapsed", "error"
     }  # fmt: skip

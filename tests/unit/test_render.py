@@ -747,7 +747,7 @@ def test_refused_inputs_fail_their_step_as_the_summary_says_it() -> None:
     )
     events: list[Event] = [
         StepStarted(web),
-        StepDone(web, False, 0.0, refused, rejected=True),
+        StepDone(web, False, 0.0, refused, located=True),
         Summary("preview", False, {"create": 0}, failures=[refused], rejected=1, dry_run=True),
     ]
     lines = run("preview", events).splitlines()
