@@ -1164,7 +1164,7 @@ class Run:
         unknown = unknown_paths(inputs)
         if unknown and not self.options.dry_run:
             why = unknown_because_rendered(resource.props, self._rendering)
-            raise UsageError(
+            raise DeclarationRefused(  # the program's to fix: at the resource's line
                 f"input {unknown[0]} is not known: {why}"
                 if why
                 else f"input {unknown[0]} is not known even after its dependencies were "

@@ -361,6 +361,12 @@ def from_callback(exc: BaseException) -> bool:
     return isinstance(exc, SecretCallbackError) or CALLBACK_NOTE in getattr(exc, "__notes__", ())
 
 
+def _exited(exit_: SystemExit) -> RuntimeError:
+    """An apply callback's `sys.exit()` as the error of its value, raised where it was."""
+    error = RuntimeError(f"it called sys.exit({exit_.code!r}); return a value instead")
+    return error.with_traceback(exit_.__traceback__)
+
+
 def _told_of_failure(error: Exception, secret: Collection[str] | None) -> Exception:
     """`error` of an apply callback as it may be told: Stackwright's own words as they are;
     another error noted as the callback's, or, given a secret (`secret`: its texts), a
@@ -538,13 +544,14 @@ class Output(Generic[T]):
                 try:
                     with callback(program() if program is not None else None):
                         result = func(cast(T, plain))
-                except SystemExit as exc:  # not the end of the whole command: this value failed
-                    raise RuntimeError(
-                        f"an apply callback called sys.exit({exc.code!r}); return a value instead"
-                    ) from None
-                except Exception as exc:
+                except (Exception, SystemExit) as raised:
+                    # sys.exit() is not the end of the whole command: this value failed, at
+                    # the callback's line (its traceback), as another error of it does.
+                    exc = raised if isinstance(raised, Exception) else _exited(raised)
                     if failed is None:
-                        raise
+                        if exc is raised:
+                            raise
+                        raise exc from None
                     given = _secret_texts(value, self._secret) if marked or self._secret else None
                     raise failed(exc, given) from None
                 runs.keep(key, result)

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from engine_stack import Stack
 from engine_stack import stack as stack  # the fixture
 
+import stackwright as sw
 import stackwright.kubernetes as k8s
 from stackwright.engine.events import StepDone, Summary, event_json
 from stackwright.errors import InputsRejected
@@ -123,3 +124,23 @@ def test_a_secret_known_only_once_read_in_a_label_fails_its_step_at_its_line(
     assert failure.startswith(
         f"{__file__}:{line}: kubernetes:core/v1:ConfigMap cfg: metadata.labels.pw holds a secret"
     ), failure
+
+
+def test_an_input_still_unknown_after_its_dependencies_fails_at_the_resources_line(
+    stack: Stack,
+) -> None:
+    """An Output that stays unknown once everything it reads is applied is the program's to
+    fix: the failure leads with the line that declared the resource, as bad input does."""
+
+    def unknowable(p: Program) -> None:
+        k8s.core.v1.ConfigMap(
+            "cfg", data={"ip": sw.Output.from_input(1).apply(lambda _: sw.UNKNOWN)}
+        )
+
+    (failure,) = stack.up(unknowable).failures
+    line = unknowable.__code__.co_firstlineno + 1
+    assert failure == (
+        f"{__file__}:{line}: kubernetes:core/v1:ConfigMap cfg: input data.ip is not known even "
+        "after its dependencies were applied: an Output it reads names a field the live object "
+        "does not have"
+    )
