@@ -2401,11 +2401,15 @@ class Run:
             if old.custom and is_patch(old)
         }
         owners.update(self._patch_managers)
-        key = object_key(state)
+        # Held through any provider reaching the object's cluster (`_claim_key`), not only
+        # the Patch's own: the stack's default one and an explicit one for the same context.
+        key = self._claim_key(state)
         holders = (
-            old.urn for old in self.old.values() if is_kubernetes(old) and object_key(old) == key
+            old.urn
+            for old in self.old.values()
+            if is_kubernetes(old) and not is_patch(old) and self._claim_key(old) == key
         )
-        holder = self.held.get(key) or next(holders, None)
+        holder = self._held_after(state) or next(holders, None)
         if holder is not None:
             owners[FIELD_MANAGER] = holder
         return owners

@@ -654,3 +654,32 @@ def test_a_statefulset_whose_pods_a_quota_refuses_fails_the_up_with_its_failed_c
         "limited: pods=0"
     ), error
     assert took < 30, took
+
+
+def test_a_patch_conflict_names_the_resource_holding_the_object_through_another_provider(
+    new_project: Any, cluster: LiveCluster
+) -> None:
+    """The stack's object declared through an explicit provider for the cluster the default
+    one reaches, and a Patch of it through the default one: the manager the conflict meets
+    is named as that object, as it is when both go through one provider."""
+    p = new_project()
+    cluster.kubectl("create", "namespace", p.ns)
+    parts = {
+        "same": f'same = k8s.Provider("same", kubeconfig={str(cluster.kubeconfig)!r})',
+        "own": 'k8s.core.v1.ConfigMap("own", metadata={"name": "own", "namespace": NS}, '
+        'data={"level": "info"}, opts=sw.ResourceOptions(provider=same))',
+        "tuning": 'k8s.core.v1.ConfigMapPatch("tuning", metadata={"name": "own", '
+        '"namespace": NS}, data={"level": "debug"})',
+    }
+    p.program("\n".join(parts[k] for k in ("same", "own")))
+    p.up()
+    p.program("\n".join(parts.values()))
+    named = ".data.level (manager stackwright, kubernetes:core/v1:ConfigMap own of this stack)"
+    for run in (p.preview(rc=1), p.up(rc=1)):
+        (lost,) = [e for e in run.of("step-done") if not e["ok"]]
+        assert (lost["name"], named in lost["error"]) == ("tuning", True), lost["error"]
+
+    # Dropped from the program, its object not deleted yet: named as the state records it.
+    p.program("\n".join(parts[k] for k in ("same", "tuning")))
+    (lost,) = [e for e in p.preview(rc=1).of("step-done") if not e["ok"]]
+    assert (lost["name"], named in lost["error"]) == ("tuning", True), lost["error"]
