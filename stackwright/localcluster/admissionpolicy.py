@@ -16,8 +16,10 @@ them) is not evaluated (its validation passes). The admission kinds themselves a
 subject to policies, as upstream exempts them.
 
 `Policies` keeps the compiled policies and their bindings from the store's committed
-changes, so no write lists them; a cluster without bindings pays one look-up per write. Must never: do
-I/O beyond reading the store, or mutate the objects it checks.
+changes, so no write lists them; a cluster without bindings pays one look-up per write,
+and a write is matched only against the policies whose rules name its (apiGroup,
+resource), `*` included (`_index`). Must never: do I/O beyond reading the store, or
+mutate the objects it checks.
 """
 
 from __future__ import annotations
@@ -242,6 +244,9 @@ class Policies:
         self._bindings: dict[str, Obj] = {}
         #: Each policy that has bindings, with them, in name order: what a write is checked against.
         self._hooks: list[tuple[_Policy, list[Obj]]] = []
+        #: (apiGroup, resource) → the indexes in `_hooks` of the policies whose resource
+        #: rules can match it, `*` for either kept as such: a write evaluates only those.
+        self._index: dict[tuple[str, str], list[int]] = {}
         for policy in store.items(POLICY_TYPE):
             self._policies[policy["metadata"]["name"]] = _policy(policy)
         for binding in store.items(BINDING_TYPE):
@@ -278,6 +283,18 @@ class Policies:
         self._hooks = [
             (self._policies[name], bound[name]) for name in sorted(bound) if name in self._policies
         ]
+        self._index = {}
+        for index, (policy, _) in enumerate(self._hooks):
+            for key in _rule_keys(policy.match):
+                self._index.setdefault(key, []).append(index)
+
+    def _hooks_for(self, request: Request) -> list[tuple[_Policy, list[Obj]]]:
+        """The policies (with their bindings) whose rules can match `request`'s resource,
+        in name order (the first denial is the one said)."""
+        group, resource = request.group, request.resource
+        keys = ((group, resource), (group, "*"), ("*", resource), ("*", "*"))
+        found = {index for key in keys for index in self._index.get(key, ())}
+        return [self._hooks[index] for index in sorted(found)]
 
     # --- admission --------------------------------------------------------------------
 
@@ -287,7 +304,7 @@ class Policies:
             return []
         warnings: list[str] = []
         denied: list[tuple[_Policy, str, _Decision]] = []
-        for policy, bindings in self._hooks:
+        for policy, bindings in self._hooks_for(request):
             if not self._matches(policy.match, request):
                 continue
             try:
@@ -470,6 +487,21 @@ def _selector(raw: Any) -> selectors.LabelSelector:
 
 def _named(items: Any, wanted: str) -> bool:
     return any(item in ("*", wanted) for item in items or ())
+
+
+def _rule_keys(match: Mapping[str, Any]) -> set[tuple[str, str]]:
+    """The (apiGroup, resource) pairs, either possibly `*`, that `match`'s resource rules
+    name (a subresource's resource); ("*", "*") when it has none, which matches every one.
+    Its exclusions and selectors only narrow it: `_matches` applies them."""
+    rules = _items(match, "resourceRules")
+    if not rules:
+        return {("*", "*")}
+    return {
+        (str(group), str(resource).partition("/")[0])
+        for rule in rules
+        for group in rule.get("apiGroups") or ()
+        for resource in rule.get("resources") or ()
+    }
 
 
 def _rule_matches(rule: Mapping[str, Any], request: Request) -> bool:

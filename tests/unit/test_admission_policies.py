@@ -9,6 +9,7 @@ a failure does under each validation action, reason and failure policy.
 from __future__ import annotations
 
 import asyncio
+import copy
 from typing import Any
 
 import pytest
@@ -444,3 +445,50 @@ def test_a_write_no_rule_matches_is_not_asked_for_its_namespace(cluster):
     cluster.store.put(cms.key, {"apiVersion": "v1", "kind": "ConfigMap", "metadata": left}, None)
     cluster.delete(cms, "gone", "left", DeleteOptions())
     assert cluster.store.get(cms.key, "gone", "left") is None
+
+
+def test_a_write_evaluates_only_the_policies_whose_rules_can_name_its_resource(
+    cluster, monkeypatch
+):
+    # The policies are indexed by the (apiGroup, resource) their rules name, `*` for either
+    # kept as such, and re-indexed as they and their bindings are written.
+    rule = {**RULE, "operations": ["*"], "apiVersions": ["*"]}
+    spec_of = {
+        "a-deployments": [rule],
+        "b-any-group": [{**rule, "apiGroups": ["*"], "resources": ["configmaps"]}],
+        "c-any-resource": [{**rule, "apiGroups": [""], "resources": ["*"]}],
+        "d-everything": [{**rule, "apiGroups": ["*"], "resources": ["*/*"]}],
+        "e-subresource": [{**rule, "apiGroups": [""], "resources": ["configmaps/status"]}],
+        "f-other-group": [{**rule, "apiGroups": ["batch"], "resources": ["configmaps"]}],
+    }
+    for name, rules in spec_of.items():
+        policy(cluster, name, matchConstraints={"resourceRules": rules},
+               validations=[{"expression": "true"}])  # fmt: skip
+        binding(cluster, name, name)
+    policy(cluster, "g-unruled", matchConstraints={}, validations=[{"expression": "true"}])
+    binding(cluster, "g-unruled", "g-unruled")
+    evaluated: list[str] = []
+    matches = type(cluster.policies)._matches
+
+    def counted(self: Any, match: Any, request: Any) -> bool:
+        evaluated.extend(n for n, p in self._policies.items() if p.match is match)
+        return matches(self, match, request)
+
+    monkeypatch.setattr(type(cluster.policies), "_matches", counted)
+    config_map = {"metadata": {"name": "cm"}, "data": {"a": "1"}}
+    write(cluster, "", "v1", "configmaps", "test", config_map)
+    assert evaluated == [
+        "b-any-group", "c-any-resource", "d-everything", "e-subresource", "g-unruled"
+    ]  # fmt: skip
+    evaluated.clear()
+    deploy(cluster, "test", "web", 1)
+    assert evaluated == ["a-deployments", "d-everything", "g-unruled"]
+
+    # A policy rewritten to name ConfigMaps is evaluated for them from then on.
+    policies = cluster.type_for("admissionregistration.k8s.io", "v1", "validatingadmissionpolicies")
+    rewritten = copy.deepcopy(cluster.store.get(policies.key, "", "f-other-group"))
+    rewritten["spec"]["matchConstraints"]["resourceRules"][0]["apiGroups"] = [""]
+    cluster.update(policies, "", "f-other-group", rewritten, OPTS)
+    evaluated.clear()
+    write(cluster, "", "v1", "configmaps", "test", {**config_map, "metadata": {"name": "cm2"}})
+    assert "f-other-group" in evaluated
