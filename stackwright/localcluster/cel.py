@@ -1185,8 +1185,10 @@ _METHODS: dict[str, tuple[tuple[int, ...], Callable[..., Any]]] = {
     "max": ((0,), lambda items: _extreme(items, 1)),
     "hasValue": ((0,), lambda o: _optional_arg(o).present),
     "value": ((0,), _optional_value),
-    "orValue": ((1,), lambda o, other: o.value if _optional_arg(o).present else other),
-    "or": ((1,), lambda o, other: o if _optional_arg(o).present else _optional_arg(other)),
+    # `or` / `orValue` are compiled to `_optional_or`, lazy in their argument; listed here
+    # for their declaration
+    "orValue": ((1,), _optional_arg),
+    "or": ((1,), _optional_arg),
 }
 
 # ------------------------------------------------------------------ compiler: AST → closures
@@ -1403,6 +1405,8 @@ class _Compiler:
         if entry is None or len(args) not in entry[0]:
             raise Unsupported(f"undeclared reference to '{name}'")
         impl = entry[1]
+        if target is not None and name in ("or", "orValue"):
+            return _optional_or(self.compile(target, scope), args[0], unwrap=name == "orValue")
         if target is not None:
             args.insert(0, self.compile(target, scope))
         if len(args) == 1:
@@ -1463,6 +1467,19 @@ class _Compiler:
             return out
 
         return map_filtered
+
+
+def _optional_or(optional: Eval, other: Eval, *, unwrap: bool) -> Eval:
+    """`o.or(p)` / `o.orValue(v)`: the alternative is evaluated only when `o` has no value,
+    as cel-go's interpreter does (`o.orValue(self.x[0])` errs only where it is needed)."""
+
+    def either(env: Env) -> Any:
+        given = _optional_arg(optional(env))
+        if given.present:
+            return given.value if unwrap else given
+        return other(env) if unwrap else _optional_arg(other(env))
+
+    return either
 
 
 def _logical(left: Eval, right: Eval, *, winner: bool) -> Eval:

@@ -194,3 +194,13 @@ def test_extension_errors(text: str, message: str) -> None:
 def test_timestamp_and_duration_getters(text: str, expected: Any) -> None:
     stamp = cel.parse_timestamp("2024-02-29T23:30:15.25Z")
     assert run(text, self=stamp) == expected
+
+
+def test_or_and_or_value_evaluate_their_alternative_only_when_needed() -> None:
+    # cel-go's interpreter is lazy here: the alternative errs only where it is used
+    assert run("optional.of(1).orValue(1 / 0)") == 1
+    assert run("optional.of(1).or(optional.of(1 / 0)).value()") == 1
+    assert run("self.?a.orValue(self.list[9])", self={"a": 2, "list": []}) == 2
+    with pytest.raises(cel.CelError, match="division by zero"):
+        run("optional.none().orValue(1 / 0)")
+
