@@ -159,7 +159,12 @@ def _round(value: Any) -> float:
     number = _double(value)
     if math.isnan(number) or math.isinf(number):
         return number
-    return float(math.copysign(math.floor(abs(number) + 0.5), number))  # half away from 0
+    # half away from zero as Go's math.Round: from the truncated value, exact for every
+    # double (floor(x + 0.5) rounds 0.49999999999999994 and 2**52 + 1 up)
+    whole = math.trunc(number)
+    if abs(number - whole) >= 0.5:
+        whole += 1 if number > 0 else -1
+    return math.copysign(float(whole), number)
 
 
 # ------------------------------------------------------------------ strings (ext/strings.go)
@@ -193,13 +198,33 @@ def _format(template: Any, args: Any) -> str:
         return _format_one(match[2], value, match[1])
 
     text = _VERB.sub(verb, template)
-    if "%" in _VERB.sub("", template):
-        raise cel.CelError("could not parse formatting clause: unrecognized formatting clause")
+    unknown = re.search(r"%(?:\.\d*)?(.?)", _VERB.sub("", template))
+    if unknown:
+        raise cel.CelError(
+            f'could not parse formatting clause: unrecognized formatting clause "{unknown[1]}"'
+        )
     return text
+
+
+# verb → (the kinds it formats, what cel-go's error says of them)
+_CLAUSES = {
+    "d": (("int", "uint"), "decimal clause can only be used on integers"),
+    "f": (("double",), "fixed-point clause can only be used on doubles"),
+    "e": (("double",), "scientific clause can only be used on doubles"),
+    "b": (("int", "uint", "bool"), "only integers and bools can be formatted as binary"),
+    "o": (("int", "uint"), "octal clause can only be used on integers"),
+    "x": (
+        ("int", "uint", "string", "bytes"),
+        "only integers, byte buffers, and strings can be formatted as hex",
+    ),
+}
+_NOT_FINITE = {"nan": "NaN", "inf": "Infinity", "-inf": "-Infinity"}
 
 
 def _format_one(verb: str, value: Any, precision: str | None) -> str:
     kind = cel.kind_of(value)
+    if kind == "double" and not math.isfinite(value) and verb in "sdfe":
+        return _NOT_FINITE[str(value)]  # cel-go's words for these, not string()'s +Inf
     if verb == "s":
         if kind == "list":
             return "[" + ", ".join(_format_one("s", v, None) for v in value) + "]"
@@ -213,28 +238,13 @@ def _format_one(verb: str, value: Any, precision: str | None) -> str:
         if kind == "type":
             return str(value.name)
         return cel.to_string(value)
-    if verb == "d":
-        if kind not in ("int", "uint"):
-            raise cel.CelError(
-                "error during formatting: decimal clause can only be used on integers"
-            )
-        return str(int(value))
+    kinds, refusal = _CLAUSES[verb.lower()]
+    if kind not in kinds:
+        raise cel.CelError(f"error during formatting: {refusal}, was given {kind}")
     if verb in "fe":
-        if kind not in ("int", "uint", "double"):
-            raise cel.CelError(
-                f"error during formatting: {'fixed-point' if verb == 'f' else 'scientific'} clause can only be used on doubles"
-            )
-        digits = 6 if precision is None else int(precision)
-        number = float(value)
-        if math.isnan(number):
-            return "NaN"
-        if math.isinf(number):
-            return "Infinity" if number > 0 else "-Infinity"
-        return f"{number:.{digits}{verb}}"
-    if kind not in ("int", "uint", "bool") and not (verb in "xX" and kind in ("string", "bytes")):
-        raise cel.CelError(
-            f"error during formatting: only integers{', byte buffers, and strings' if verb in 'xX' else ''} can be formatted as {'binary' if verb == 'b' else 'octal' if verb == 'o' else 'hex'}"
-        )
+        return f"{float(value):.{6 if precision is None else int(precision)}{verb}}"
+    if verb == "d":
+        return str(int(value))
     if kind in ("string", "bytes"):
         raw = value.encode() if isinstance(value, str) else value
         return raw.hex() if verb == "x" else raw.hex().upper()

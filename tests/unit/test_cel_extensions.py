@@ -204,3 +204,50 @@ def test_or_and_or_value_evaluate_their_alternative_only_when_needed() -> None:
     with pytest.raises(cel.CelError, match="division by zero"):
         run("optional.none().orValue(1 / 0)")
 
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("math.round(0.49999999999999994)", 0.0),  # Go's math.Round; floor(x + 0.5) gives 1
+        ("math.round(4503599627370497.0)", 4503599627370497.0),  # 2**52 + 1 stays odd
+        ("math.round(-4503599627370497.0)", -4503599627370497.0),
+    ],
+)
+def test_math_round_is_exact_for_every_double(text: str, expected: float) -> None:
+    assert run(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [  # google/cel-spec tests/simple/testdata/string_ext.textproto
+        ("'%d'.format([double('NaN')])", "NaN"),
+        ("'%f'.format([double('-Infinity')])", "-Infinity"),
+        ("'%s'.format([[double('NaN'), double('Infinity'), double('-Infinity')]])",
+         "[NaN, Infinity, -Infinity]"),
+        ("'%b'.format([true])", "1"),
+    ],
+)  # fmt: skip
+def test_format_as_the_cel_conformance_tests(text: str, expected: str) -> None:
+    assert run(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [  # google/cel-spec tests/simple/testdata/string_ext.textproto, format_errors
+        ("'%f'.format([1])", "fixed-point clause can only be used on doubles, was given int"),
+        ("'%e'.format([1u])", "scientific clause can only be used on doubles, was given uint"),
+        ("'%o'.format([true])", "octal clause can only be used on integers, was given bool"),
+        ("'%x'.format([true])",
+         "only integers, byte buffers, and strings can be formatted as hex, was given bool"),
+        ("'%b'.format(['abc'])",
+         "only integers and bools can be formatted as binary, was given string"),
+        ("'%d'.format([duration('30m2s')])",
+         "decimal clause can only be used on integers, was given google.protobuf.Duration"),
+        ("'%E'.format([0.5])",
+         'could not parse formatting clause: unrecognized formatting clause "E"'),
+    ],
+)  # fmt: skip
+def test_format_refuses_as_the_cel_conformance_tests(text: str, message: str) -> None:
+    with pytest.raises(cel.CelError) as raised:
+        run(text)
+    assert str(raised.value).endswith(message)
