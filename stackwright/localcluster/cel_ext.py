@@ -85,8 +85,10 @@ _SORTABLE = frozenset(
 def _sort(items: Any) -> list[Any]:
     items = _list(items)
     kinds = {cel.kind_of(i) for i in items}
-    if len(kinds) > 1 or not kinds <= _SORTABLE:
-        raise cel.CelError("list elements must have the same type and be comparable")
+    if len(kinds) > 1:  # cel-go's two words for the two faults
+        raise cel.CelError("list elements must have the same type")
+    if not kinds <= _SORTABLE:
+        raise cel.CelError("list elements must be comparable")
     return sorted(items)
 
 

@@ -159,7 +159,8 @@ def test_lists_sets_math_and_strings_extensions(text: str, expected: Any) -> Non
     [
         ("[1, 2].slice(1, 3)", "list is length 2"),
         ("[1, 2].slice(2, 1)", "start index must be less than or equal to end index"),
-        ("[1, 'a'].sort()", "same type"),
+        ("[1, 'a'].sort()", "^list elements must have the same type$"),
+        ("[[1], [2]].sort()", "^list elements must be comparable$"),  # cel-go's words
         ("'%d'.format(['x'])", "decimal clause can only be used on integers"),
         ("'%s %s'.format(['x'])", "index 1 out of range"),
         ("math.greatest([])", "must not be empty"),
