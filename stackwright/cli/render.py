@@ -351,8 +351,10 @@ _SEVERITY_STYLE = {"error": "bold red", "warning": "yellow", "info": "dim"}
 
 
 def diagnostic_line(diagnostic: Diagnostic | Log) -> Text:
-    _, name = type_and_name(diagnostic.urn) if diagnostic.urn else ("", "")
-    where = f"{name}: " if name else ""
+    type_, name = type_and_name(diagnostic.urn) if diagnostic.urn else ("", "")
+    # A message that names its resource (`app.py:3: kubernetes:core/v1:ConfigMap cfg: …`,
+    # a failed diff's) says it once.
+    where = f"{name}: " if name and f"{type_} {name}: " not in diagnostic.message else ""
     return Text(
         f"{diagnostic.severity}: {where}{diagnostic.message}",
         style=_SEVERITY_STYLE.get(diagnostic.severity, ""),

@@ -427,18 +427,22 @@ def test_a_step_that_fails_before_its_diff_shows_no_operation(
     for command in (["preview"], ["up", "--yes"]):
         shown = p.sw(*command, rc=1)
         lines = shown.out.splitlines()
-        assert f"error: cfg: {at}: kubernetes:core/v1:ConfigMap cfg: {said}" in lines, shown.out
+        assert f"error: {at}: kubernetes:core/v1:ConfigMap cfg: {said}" in lines, shown.out
         assert [line for line in lines if line.endswith("  cfg")] == [], shown.out
         i = lines.index("+ create  kubernetes:core/v1:ConfigMap  extra")
         failed = f"! failed  {at}: kubernetes:core/v1:ConfigMap extra: {said}"
         assert failed in lines[i:], shown.out
 
         events = p.sw(*command, "--json", rc=1).events
-        assert [
-            (e["event"], e.get("op"))
-            for e in events
-            if e.get("urn") == p.urn("kubernetes:core/v1:ConfigMap", "cfg")
-        ] == [("diagnostic", None)]
+        cfg = p.urn("kubernetes:core/v1:ConfigMap", "cfg")
+        assert [e for e in events if e.get("urn") == cfg] == [
+            {
+                "event": "diagnostic",
+                "urn": cfg,
+                "severity": "error",
+                "message": f"{at}: kubernetes:core/v1:ConfigMap cfg: {said}",
+            }
+        ]
         assert [(e["event"], e["op"]) for e in events if e.get("name") == "extra"] == [
             ("step-started", "create"),
             ("step-done", "create"),

@@ -332,6 +332,14 @@ def test_refresh_prints_drifted_fields_with_their_manager() -> None:
     )
 
 
+def test_a_diagnostic_that_names_its_resource_names_it_once() -> None:
+    # A recorded resource whose diff failed: the error says where and which resource.
+    cfg = make_urn("dev", "shop", CM, "cfg")
+    said = "app.py:4: kubernetes:core/v1:ConfigMap cfg: an apply callback failed: ValueError: no"
+    text = run("preview", [Diagnostic(cfg, said, "error"), Diagnostic(cfg, "slow", "warning")])
+    assert text.splitlines()[:2] == [f"error: {said}", "warning: cfg: slow"]
+
+
 def test_destroy_and_an_empty_summary() -> None:
     text = run(
         "destroy",
