@@ -575,7 +575,9 @@ class Cluster:
                 old, new, manager=opts.manager(), root=rtype.schema, resolve=rtype.resolve,
                 api_version=rtype.api_version, now=now, subresource=subresource,
             )  # fmt: skip
-        if _has_generation(rtype) and _spec_changed(old, new):
+        # A status write never moves the generation (the status strategy's), also where
+        # defaulting adds to the spec a schema default the stored object predates.
+        if _has_generation(rtype) and subresource != "status" and _spec_changed(old, new):
             meta["generation"] = int(old_meta.get("generation", 1)) + 1
         if _same_object(old, new):
             # A no-op write changes nothing, not even the resourceVersion (as etcd3's

@@ -88,6 +88,9 @@ def test_a_status_write_that_defaults_the_spec_is_written_and_watched(tmp_path: 
     written = cluster.update(databases, "default", "db", before, WriteOptions(), "status").obj
     assert written["spec"] == {"engine": "pg", "size": "small"}
     assert int(written["metadata"]["resourceVersion"]) > int(before["metadata"]["resourceVersion"])
+    # as upstream's status strategy: a status write leaves the generation (a controller's
+    # observedGeneration stays caught up)
+    assert written["metadata"]["generation"] == before["metadata"]["generation"]
     assert changes.queue.get_nowait().obj == written
     store.close()
     assert Store(tmp_path / "s.db").get(databases.key, "default", "db") == written
