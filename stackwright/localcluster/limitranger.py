@@ -17,8 +17,9 @@ from fractions import Fraction
 from typing import Any
 
 from stackwright.localcluster import defaults, status
+from stackwright.localcluster.quota import pod_totals
 from stackwright.localcluster.store import Obj, Store
-from stackwright.localcluster.validation import Quantity, quantity
+from stackwright.localcluster.validation import quantity
 
 LIMIT_RANGES = ("", "limitranges")
 POD_TYPE = ("", "pods")
@@ -128,8 +129,10 @@ def pod_errors(pod: Obj, items: list[Obj]) -> list[str]:
                     resources.get("limits") or {},
                 )  # fmt: skip
         elif kind == "Pod":
-            requests = _pod_total(containers, inits, "requests")
-            limits = _pod_total(containers, inits, "limits")
+            requests, limits = (
+                {name: qty.canonical() for name, qty in pod_totals(spec, field).items()}
+                for field in ("requests", "limits")
+            )
             errors += _bounds("Pod", item, requests, limits)
     return errors
 
@@ -147,23 +150,6 @@ def claim_errors(claim: Obj, items: list[Obj]) -> list[str]:
         for name, bound in (item.get("max") or {}).items():
             errors += _max_request("PersistentVolumeClaim", name, bound, requests)
     return errors
-
-
-def _pod_total(containers: list[Obj], inits: list[Obj], field: str) -> Resources:
-    totals: dict[str, Quantity] = {}
-    for container in containers:
-        for name, value in ((container.get("resources") or {}).get(field) or {}).items():
-            qty = quantity(value)
-            if qty is not None:
-                before = totals.get(name)
-                total = qty.value + (before.value if before else 0)
-                totals[name] = Quantity(total, (before or qty).format)
-    for container in inits:
-        for name, value in ((container.get("resources") or {}).get(field) or {}).items():
-            qty = quantity(value)
-            if qty is not None and (name not in totals or qty.value > totals[name].value):
-                totals[name] = qty
-    return {name: qty.canonical() for name, qty in totals.items()}
 
 
 def _bounds(kind: str, item: Obj, requests: Resources, limits: Resources) -> list[str]:

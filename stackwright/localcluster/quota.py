@@ -17,6 +17,7 @@ Must never: cost a namespace without quotas more than a dictionary look-up per w
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterator
 from fractions import Fraction
 from typing import Any
 
@@ -88,35 +89,41 @@ def _pod_usage(pod: Obj) -> Amounts:
     used: Amounts = {"pods": Fraction(1), "count/pods": Fraction(1)}
     spec = pod.get("spec") or {}
     for field, prefix in (("requests", "requests."), ("limits", "limits.")):
-        for name, amount in _pod_resources(spec, field).items():
-            used[prefix + name] = amount
+        for name, qty in pod_totals(spec, field).items():
+            if name not in _COMPUTE:
+                continue
+            used[prefix + name] = qty.value
             if field == "requests":
-                used[name] = amount  # the bare name is the request
+                used[name] = qty.value  # the bare name is the request
     return used
 
 
-def _pod_resources(spec: Obj, field: str) -> Amounts:
-    """PodRequestsAndLimits: the containers' sum, or an init container's if larger."""
-    totals: Amounts = defaultdict(Fraction)
+def pod_totals(spec: Obj, field: str) -> dict[str, Quantity]:
+    """PodRequestsAndLimits, for the quota and the LimitRanger alike: each resource's sum
+    over the containers' `resources.<field>`, or one init container's where larger (they
+    run one at a time, before them); a sum keeps its first amount's format."""
+    totals: dict[str, Quantity] = {}
     for container in spec.get("containers") or []:
-        for name, amount in _container_resources(container, field).items():
-            totals[name] += amount
+        for name, qty in _given(container, field):
+            before = totals.get(name)
+            if before is not None:
+                qty = Quantity(before.value + qty.value, before.format)
+            totals[name] = qty
     for container in spec.get("initContainers") or []:
-        for name, amount in _container_resources(container, field).items():
-            totals[name] = max(totals[name], amount)
-    return dict(totals)
+        for name, qty in _given(container, field):
+            if name not in totals or qty.value > totals[name].value:
+                totals[name] = qty
+    return totals
 
 
-def _container_resources(container: Any, field: str) -> Amounts:
+def _given(container: Any, field: str) -> Iterator[tuple[str, Quantity]]:
+    """The amounts a container's `resources.<field>` states that read as quantities."""
     if not isinstance(container, dict):
-        return {}
-    given = (container.get("resources") or {}).get(field) or {}
-    found: Amounts = {}
-    for name in _COMPUTE:
-        qty = quantity(given.get(name))
+        return
+    for name, value in ((container.get("resources") or {}).get(field) or {}).items():
+        qty = quantity(value)
         if qty is not None:
-            found[name] = qty.value
-    return found
+            yield name, qty
 
 
 def _missing_compute(pod: Obj, tracked: set[str]) -> str:

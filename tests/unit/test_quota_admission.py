@@ -284,3 +284,20 @@ def test_a_restart_counts_each_quotas_namespace_from_the_store_in_one_pass(
     assert {ns: dict(again.totals(ns)) for ns in ("team", "other")} == kept
     assert kept["team"]["configmaps"] == 1 and not again.tracks("free")
     assert Counted.listed == 1 + types  # the quotas, then each type once
+
+
+def test_a_pods_totals_are_its_containers_sum_or_an_init_containers_if_larger() -> None:
+    """PodRequestsAndLimits, which the quota and the LimitRanger's Pod items both read."""
+    from stackwright.localcluster.quota import pod_totals
+
+    spec = {
+        "containers": [
+            {"resources": {"requests": {"cpu": "100m", "memory": "1Gi"}}},
+            {"resources": {"requests": {"cpu": "0.2"}}},
+        ],
+        "initContainers": [{"resources": {"requests": {"cpu": "500m", "memory": "512Mi"}}}],
+    }
+    totals = {name: qty.canonical() for name, qty in pod_totals(spec, "requests").items()}
+    assert totals == {"cpu": "500m", "memory": "1Gi"}
+    spec["initContainers"] = [{"resources": {"requests": {"cpu": "250m"}}}]
+    assert pod_totals(spec, "requests")["cpu"].canonical() == "300m"
