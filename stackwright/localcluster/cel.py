@@ -26,6 +26,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from stackwright.localcluster import re2
+
 __all__ = [
     "CelError",
     "CelSyntaxError",
@@ -958,36 +960,9 @@ def _int_arg(value: Any) -> int:
     return int(value)
 
 
-#: RE2's POSIX classes inside a bracket expression (`[[:upper:]_]`), which Python's re
-#: reads as a set of their letters.
-_POSIX_CLASSES = {
-    "alnum": "0-9A-Za-z",
-    "alpha": "A-Za-z",
-    "ascii": "\\x00-\\x7f",
-    "blank": "\\t ",
-    "cntrl": "\\x00-\\x1f\\x7f",
-    "digit": "0-9",
-    "graph": "!-~",
-    "lower": "a-z",
-    "print": " -~",
-    "punct": "!-/:-@\\[-`{-~",
-    "space": "\\t\\n\\v\\f\\r ",
-    "upper": "A-Z",
-    "word": "0-9A-Za-z_",
-    "xdigit": "0-9A-Fa-f",
-}
-
-
-@functools.lru_cache(maxsize=256)
 def _regex(pattern: str) -> re.Pattern[str]:
-    """An RE2 pattern as Python's re runs it: `\\d`, `\\w`, `\\s` and `\\b` ASCII only, as
-    RE2's are (Python's match any script's digits and letters), POSIX classes spelled out.
-    A case-insensitive pattern (`(?i)`) keeps Unicode, whose case folding RE2's has too
-    (Python's ASCII mode folds ASCII letters only)."""
-    spelled = re.sub(r"(?<!\\)\[:([a-z]+):\]", lambda m: _POSIX_CLASSES.get(m[1], m[0]), pattern)
-    folds = re.search(r"\(\?[a-zA-Z]*i", spelled) is not None
     try:
-        return re.compile(spelled, 0 if folds else re.ASCII)
+        return re2.compile_re2(pattern)
     except re.error as exc:
         raise CelError(f"error parsing regexp: {exc}") from None
 

@@ -43,6 +43,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
+from stackwright.localcluster import re2
 from stackwright.localcluster.celrules import compile_causes, rule_causes, rule_tree
 from stackwright.localcluster.quantities import Quantity, parse_quantity
 from stackwright.localcluster.schema import (
@@ -4741,8 +4742,9 @@ def _check_string(value: str, node: Node, path: str, out: list[Cause]) -> None:
 
 @functools.lru_cache(maxsize=1024)
 def _compile_pattern(pattern: str) -> re.Pattern[str] | None:
+    """A schema's `pattern` as Go's regexp reads it (RE2); None when it does not compile."""
     try:
-        return re.compile(pattern)
+        return re2.compile_re2(pattern)
     except re.error:
         return None
 

@@ -2197,3 +2197,30 @@ def test_check_custom_answers_as_an_apply_would() -> None:
         "  .spec.colour: field not declared in schema\n"
         "  .spec.items[0].x: field not declared in schema"
     )
+
+
+def test_a_schema_pattern_reads_as_gos_regexp_does() -> None:
+    """kube-apiserver matches `pattern` with Go's regexp (RE2): `\\d` is ASCII digits only,
+    and POSIX classes are classes — as CEL's `matches` reads them (one translation)."""
+    from stackwright.localcluster.validation import check_custom
+
+    schema = {
+        "type": "object",
+        "properties": {
+            "spec": {
+                "type": "object",
+                "properties": {
+                    "code": {"type": "string", "pattern": "^\\d+$"},
+                    "tag": {"type": "string", "pattern": "^[[:upper:]]+$"},
+                },
+            }
+        },
+    }
+
+    def refusal(spec: dict[str, str]) -> str | None:
+        obj = {"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w"}}
+        return check_custom({**obj, "spec": spec}, schema)
+
+    assert refusal({"code": "42", "tag": "ABC"}) is None
+    assert "spec.code in body should match" in (refusal({"code": "\u0664\u0662"}) or "")
+    assert "spec.tag in body should match" in (refusal({"tag": "abc"}) or "")
