@@ -18,7 +18,9 @@ requests) and a fresh state store:
        reference), and again as a process of its own (`python rawclient.py`: interpreter
        start and its imports included, as they are in `up`'s time).
 2. A no-op `preview` and a no-op `up` of the same program (whole process wall time,
-   and the engine's own time from the summary event).
+   and the engine's own time from the summary event); and, on the same cluster before
+   the big `up`, an `up` of one object (a ConfigMap, a stack of its own): a run's fixed
+   cost, so what each further object costs is the difference over the other 1,009.
 3. Bytes written to the state store during the first `up`: the operation's payload
    bytes (`stateBytesWritten` of the summary event, counted as `Snapshot.stored_bytes`
    counts the final state), the growth of the SQLite files (db + WAL), and — in one
@@ -130,6 +132,12 @@ def small_objects() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
                  "rules": [{"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get", "list"]}]},
             ]  # fmt: skip
     return namespaces, objects
+
+
+def one_object() -> dict[str, Any]:
+    """The one object of the fixed-cost `up`: a ConfigMap in `default`, apart from the 1,010."""
+    return {"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "alone", "namespace": "default"}, "data": {"key": "value"}}  # fmt: skip
 
 
 def deployments(count: int) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
@@ -281,6 +289,7 @@ class Results:
     raw_process: list[float] = field(default_factory=list)
     kubectl: list[float] = field(default_factory=list)
     up: list[Child] = field(default_factory=list)
+    up_one: list[Child] = field(default_factory=list)
     up_engine: list[float] = field(default_factory=list)
     state_written: list[int] = field(default_factory=list)
     state_file_growth: list[int] = field(default_factory=list)
@@ -325,6 +334,10 @@ def round_small(work: Path, results: Results, order: list[str]) -> None:
                 )  # fmt: skip
                 results.kubectl.append(child.wall)
             else:
+                one = make_project(work / f"one-{info.name}", info, [one_object()])
+                alone = run_child([*STACKWRIGHT, "up", "--yes", "--json"], one)
+                assert alone.summary()["counts"].get("create") == 1, alone.summary()
+                results.up_one.append(alone)
                 project = make_project(work / f"project-{info.name}", info, [*namespaces, *objects])
                 before = state_files_bytes(project)
                 up = run_child([*STACKWRIGHT, "up", "--yes", "--json"], project)
@@ -417,6 +430,8 @@ def report(results: Results, args: argparse.Namespace) -> None:
         noop_up = median([c.wall for c in results.noop_up])
         written, final = median(results.state_written), median(results.state_final)
         growth = median(results.state_file_growth)
+        one = median([c.wall for c in results.up_one])
+        one_cpu = median([c.cpu for c in results.up_one])
         rows += [
             (f"up of {count:,} objects (whole process)", f"{up:.2f} s (in the engine {engine:.2f} s)", ""),
             ("raw reference (async SSA, concurrency 8)", f"{raw:.2f} s", ""),
@@ -425,6 +440,8 @@ def report(results: Results, args: argparse.Namespace) -> None:
             ("up / raw", f"{up / raw:.2f}x (in the engine {engine / raw:.2f}x)", "<= 1.25x"),
             ("up / the bare client's process", f"{up / raw_process:.2f}x", ""),
             ("up / kubectl", f"{up / kubectl:.2f}x", ""),
+            ("up of 1 object (whole process: the fixed cost)", f"{one:.2f} s ({one_cpu:.2f} s of CPU)", ""),
+            (f"each further object ((up - that) / {count - 1:,})", f"{(up - one) / (count - 1) * 1000:.2f} ms ({(cpu - one_cpu) / (count - 1) * 1000:.2f} ms of CPU)", ""),
             ("no-op preview (whole process)", f"{preview:.2f} s (in the engine {median(results.noop_preview_engine):.2f} s)", "< 1 s"),
             ("no-op up (whole process)", f"{noop_up:.2f} s (in the engine {median(results.noop_up_engine):.2f} s)", "< 1 s"),
             ("state bytes written by the up (payload)", f"{mb(written)} = {written / final:.2f}x the final state", "< 3x"),
