@@ -1054,3 +1054,102 @@ def test_crd_lifecycle(api: httpx.Client) -> None:
         )
     )
     assert api.get(base).status_code == 404
+
+
+# --- admission: scoped ResourceQuotas ------------------------------------------------------------
+
+EXCEEDED = "exceeded quota: {}, requested: pods=1, used: pods=1, limited: pods=1"
+
+
+def quota_pod(name: str, resources: dict[str, Any] | None = None, **spec: Any) -> dict[str, Any]:
+    container: dict[str, Any] = {"name": "web", "image": "nginx:1.29"}
+    if resources:
+        container["resources"] = resources
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name},
+            "spec": {"containers": [container], "terminationGracePeriodSeconds": 0,
+                     **spec}}  # fmt: skip
+
+
+def post_quota(
+    api: httpx.Client, ns: str, name: str, query: str = "", **spec: Any
+) -> httpx.Response:
+    body = {"apiVersion": "v1", "kind": "ResourceQuota", "metadata": {"name": name}, "spec": spec}
+    return api.post(f"/api/v1/namespaces/{ns}/resourcequotas{query}", json=body)
+
+
+def pod_answer(api: httpx.Client, ns: str, body: dict[str, Any]) -> tuple[int, str]:
+    made = api.post(f"/api/v1/namespaces/{ns}/pods", json=body)
+    return made.status_code, made.json().get("message", "")
+
+
+def quota_used(api: httpx.Client, ns: str, name: str, want: dict[str, str]) -> None:
+    path = f"/api/v1/namespaces/{ns}/resourcequotas/{name}"
+    eventually(lambda: api.get(path).json().get("status", {}).get("used") == want)
+
+
+def test_a_best_effort_quota_refuses_a_second_best_effort_pod_only(api: httpx.Client) -> None:
+    create_ns(api, "quota-best-effort")
+    ns = "quota-best-effort"
+    assert post_quota(api, ns, "be", hard={"pods": "1"}, scopes=["BestEffort"]).status_code == 201
+    assert pod_answer(api, ns, quota_pod("first"))[0] == 201
+    assert pod_answer(api, ns, quota_pod("second")) == (
+        403, f'pods "second" is forbidden: {EXCEEDED.format("be")}'
+    )  # fmt: skip
+    sized = {"requests": {"cpu": "100m", "memory": "64Mi"}}
+    assert pod_answer(api, ns, quota_pod("sized", sized))[0] == 201
+    quota_used(api, ns, "be", {"pods": "1"})
+
+
+def test_a_priority_class_scope_selector_counts_that_class_only(api: httpx.Client) -> None:
+    create_ns(api, "quota-priority")
+    ns = "quota-priority"
+    made = api.post("/apis/scheduling.k8s.io/v1/priorityclasses", json={
+        "apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
+        "metadata": {"name": "quota-high"}, "value": 1000})  # fmt: skip
+    assert made.status_code == 201, made.text
+    selector = {"matchExpressions": [
+        {"scopeName": "PriorityClass", "operator": "In", "values": ["quota-high"]}]}  # fmt: skip
+    made = post_quota(api, ns, "high", hard={"pods": "1", "requests.cpu": "1"},
+                      scopeSelector=selector)  # fmt: skip
+    assert made.status_code == 201, made.text
+    sized = {"requests": {"cpu": "200m"}}
+    assert pod_answer(api, ns, quota_pod("h1", sized, priorityClassName="quota-high"))[0] == 201
+    assert pod_answer(api, ns, quota_pod("h2", sized, priorityClassName="quota-high")) == (
+        403, f'pods "h2" is forbidden: {EXCEEDED.format("high")}'
+    )  # fmt: skip
+    # No class: outside the scope, so it need not state the requests.cpu the quota tracks.
+    assert pod_answer(api, ns, quota_pod("plain"))[0] == 201
+    quota_used(api, ns, "high", {"pods": "1", "requests.cpu": "200m"})
+
+
+def test_a_terminating_quota_counts_pods_with_an_active_deadline(api: httpx.Client) -> None:
+    create_ns(api, "quota-terminating")
+    ns = "quota-terminating"
+    assert (
+        post_quota(api, ns, "batch", hard={"pods": "1"}, scopes=["Terminating"]).status_code == 201
+    )
+    assert pod_answer(api, ns, quota_pod("job1", activeDeadlineSeconds=3600))[0] == 201
+    assert pod_answer(api, ns, quota_pod("job2", activeDeadlineSeconds=3600)) == (
+        403, f'pods "job2" is forbidden: {EXCEEDED.format("batch")}'
+    )  # fmt: skip
+    assert pod_answer(api, ns, quota_pod("server"))[0] == 201
+    quota_used(api, ns, "batch", {"pods": "1"})
+
+
+def test_a_quota_its_scopes_cannot_track_is_refused_on_a_dry_run_too(api: httpx.Client) -> None:
+    create_ns(api, "quota-invalid")
+    ns = "quota-invalid"
+    for query in ("", "?dryRun=All"):
+        made = post_quota(api, ns, "wrong", query, hard={"pods": "1", "requests.cpu": "1"},
+                          scopes=["BestEffort"])  # fmt: skip
+        assert made.status_code == 422, made.text
+        assert made.json()["message"] == (
+            'ResourceQuota "wrong" is invalid: spec.scopes: Invalid value: ["BestEffort"]: '
+            "unsupported scope applied to resource"
+        )
+    made = post_quota(api, ns, "pair", hard={"pods": "1"}, scopes=["Terminating", "NotTerminating"])
+    assert made.status_code == 422, made.text
+    assert made.json()["details"]["causes"] == [{
+        "reason": "FieldValueInvalid", "field": "spec.scopes",
+        "message": 'Invalid value: ["Terminating","NotTerminating"]: conflicting scopes',
+    }]  # fmt: skip

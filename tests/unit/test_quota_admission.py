@@ -3,17 +3,21 @@
 A Cluster over an in-memory store, no server: LimitRange defaults and bounds at a pod's
 creation (and a claim's), quota totals kept as writes commit (terminal pods freed,
 dry runs changing nothing), and the Forbidden messages clients and controllers see.
+Scoped quotas: which pods a scope covers (upstream's podMatchesScopeFunc), the quota's own
+validation (validateResourceQuotaScopes, validateScopedResourceSelectorRequirement) and
+admission and `status.used` counting only the pods in scope.
 """
 
 from __future__ import annotations
 
 import asyncio
+import copy
 from typing import Any
 
 import pytest
 
 from stackwright.localcluster import quota, status
-from stackwright.localcluster.cluster import Cluster, WriteOptions
+from stackwright.localcluster.cluster import Cluster, DeleteOptions, WriteOptions
 from stackwright.localcluster.controllers.quotas import ResourceQuotaController
 from stackwright.localcluster.store import Store
 
@@ -40,11 +44,15 @@ def make(cluster: Cluster, plural: str, body: dict[str, Any], dry_run: bool = Fa
 
 
 def pod(name: str, **resources: Any) -> dict[str, Any]:
+    return pod_with(name, resources)
+
+
+def pod_with(name: str, resources: dict[str, Any] | None = None, **spec: Any) -> dict[str, Any]:
     container: dict[str, Any] = {"name": "web", "image": "nginx:1.29"}
     if resources:
         container["resources"] = resources
     return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name},
-            "spec": {"containers": [container]}}  # fmt: skip
+            "spec": {"containers": [container], **spec}}  # fmt: skip
 
 
 def limit_range(*items: dict[str, Any]) -> dict[str, Any]:
@@ -57,9 +65,9 @@ def resource_quota(name: str, **hard: str) -> dict[str, Any]:
             "spec": {"hard": hard}}  # fmt: skip
 
 
-def refusal(cluster: Cluster, plural: str, body: dict[str, Any]) -> str:
+def refusal(cluster: Cluster, plural: str, body: dict[str, Any], dry_run: bool = False) -> str:
     with pytest.raises(status.Forbidden) as caught:
-        make(cluster, plural, body)
+        make(cluster, plural, body, dry_run=dry_run)
     assert caught.value.to_status()["code"] == 403
     return caught.value.message
 
@@ -301,3 +309,325 @@ def test_a_pods_totals_are_its_containers_sum_or_an_init_containers_if_larger() 
     assert totals == {"cpu": "500m", "memory": "1Gi"}
     spec["initContainers"] = [{"resources": {"requests": {"cpu": "250m"}}}]
     assert pod_totals(spec, "requests")["cpu"].canonical() == "300m"
+
+
+# --- scoped quotas ---------------------------------------------------------------------------
+
+
+def scoped_quota(
+    name: str, hard: dict[str, str], scopes: list[str] | None = None,
+    *expressions: dict[str, Any],
+) -> dict[str, Any]:  # fmt: skip
+    spec: dict[str, Any] = {"hard": hard}
+    if scopes is not None:
+        spec["scopes"] = scopes
+    if expressions:
+        spec["scopeSelector"] = {"matchExpressions": list(expressions)}
+    return {"apiVersion": "v1", "kind": "ResourceQuota", "metadata": {"name": name},
+            "spec": spec}  # fmt: skip
+
+
+def term(scope: str, operator: str, *values: str) -> dict[str, Any]:
+    made: dict[str, Any] = {"scopeName": scope, "operator": operator}
+    if values:
+        made["values"] = list(values)
+    return made
+
+
+def covers(spec: dict[str, Any], candidate: dict[str, Any]) -> bool:
+    return quota.in_scope(quota.scopes_of({"spec": spec}), candidate)
+
+
+def invalid(cluster: Cluster, body: dict[str, Any], dry_run: bool = False) -> list[str]:
+    with pytest.raises(status.Invalid) as caught:
+        make(cluster, "resourcequotas", body, dry_run=dry_run)
+    return [f"{c['field']}: {c['message']}" for c in caught.value.to_status()["details"]["causes"]]
+
+
+# --- scoped quotas: which pods a scope covers ------------------------------------------------
+
+
+def test_terminating_is_an_active_deadline_of_zero_or_more() -> None:
+    for deadline, terminating in ((None, False), (0, True), (30, True)):
+        candidate = (
+            pod_with("p") if deadline is None else pod_with("p", activeDeadlineSeconds=deadline)
+        )
+        assert covers({"scopes": ["Terminating"]}, candidate) is terminating
+        assert covers({"scopes": ["NotTerminating"]}, candidate) is not terminating
+        selector = {"scopeSelector": {"matchExpressions": [term("Terminating", "Exists")]}}
+        assert covers(selector, candidate) is terminating
+
+
+def test_best_effort_is_no_cpu_or_memory_in_any_container_init_ones_too() -> None:
+    bare = pod_with("bare")
+    zero = pod_with("zero", {"requests": {"cpu": "0"}})
+    storage = pod_with("storage", {"requests": {"ephemeral-storage": "1Gi"}})
+    sized = pod_with("sized", {"limits": {"memory": "64Mi"}})
+    init = pod_with("init", initContainers=[
+        {"name": "setup", "image": "busybox", "resources": {"requests": {"cpu": "100m"}}}
+    ])  # fmt: skip
+    for candidate, best_effort in ((bare, True), (zero, True), (storage, True), (sized, False),
+                                   (init, False)):  # fmt: skip
+        assert covers({"scopes": ["BestEffort"]}, candidate) is best_effort, candidate["metadata"]
+        assert covers({"scopes": ["NotBestEffort"]}, candidate) is not best_effort
+    # A stored pod's status.qosClass is what qos.GetPodQOS reads first.
+    assert covers({"scopes": ["NotBestEffort"]}, {**bare, "status": {"qosClass": "Burstable"}})
+
+
+def test_priority_class_with_each_operator() -> None:
+    high, low, none = (
+        pod_with("h", priorityClassName="high"), pod_with("l", priorityClassName="low"), pod_with("n")
+    )  # fmt: skip
+
+    def by(operator: str, *values: str) -> list[bool]:
+        spec = {"scopeSelector": {"matchExpressions": [term("PriorityClass", operator, *values)]}}
+        return [covers(spec, candidate) for candidate in (high, low, none)]
+
+    assert by("In", "high", "top") == [True, False, False]
+    assert by("NotIn", "high") == [False, True, True]  # no class is not in the set
+    assert by("Exists") == [True, True, False]
+    assert by("DoesNotExist") == [False, False, True]
+    # Named in `scopes`, it is the Exists term admission makes of it.
+    assert [covers({"scopes": ["PriorityClass"]}, c) for c in (high, low, none)] == by("Exists")
+
+
+def test_cross_namespace_pod_affinity_is_a_term_naming_namespaces_or_a_selector() -> None:
+    def with_affinity(affinity: dict[str, Any]) -> dict[str, Any]:
+        return pod_with("p", affinity=affinity)
+
+    local = {"labelSelector": {"matchLabels": {"app": "db"}}, "topologyKey": "zone"}
+    named = {**local, "namespaces": ["other"]}
+    selected = {**local, "namespaceSelector": {}}  # even an empty selector: all namespaces
+    spec = {"scopes": ["CrossNamespacePodAffinity"]}
+    assert not covers(spec, pod_with("plain"))
+    assert not covers(spec, with_affinity(
+        {"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [local]}}
+    ))  # fmt: skip
+    assert covers(spec, with_affinity(
+        {"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [named]}}
+    ))  # fmt: skip
+    assert covers(spec, with_affinity({"podAntiAffinity": {
+        "preferredDuringSchedulingIgnoredDuringExecution": [
+            {"weight": 1, "podAffinityTerm": selected}
+        ]}}))  # fmt: skip
+
+
+def test_every_term_must_cover_the_pod_and_no_scope_covers_all() -> None:
+    spec = {"scopes": ["NotBestEffort"],
+            "scopeSelector": {"matchExpressions": [term("PriorityClass", "In", "high")]}}  # fmt: skip
+    sized = {"requests": {"cpu": "1"}}
+    assert covers(spec, pod_with("both", sized, priorityClassName="high"))
+    assert not covers(spec, pod_with("class only", priorityClassName="high"))
+    assert not covers(spec, pod_with("size only", sized))
+    assert covers({"hard": {"pods": "1"}}, pod_with("any"))
+
+
+# --- scoped quotas: the quota's own validation ---------------------------------------------
+
+
+def test_a_best_effort_quota_tracks_pods_only(cluster: Cluster) -> None:
+    assert invalid(cluster, scoped_quota("be", {"pods": "2", "cpu": "1"}, ["BestEffort"])) == [
+        'spec.scopes: Invalid value: ["BestEffort"]: unsupported scope applied to resource'
+    ]
+    # The same through the selector, which the message shows whole; and on a dry run too.
+    assert invalid(
+        cluster,
+        scoped_quota("be", {"requests.memory": "1Gi"}, None, term("BestEffort", "Exists")),
+        dry_run=True,
+    ) == [
+        "spec.scopeSelector.matchExpressions: Invalid value: "
+        '{"matchExpressions":[{"operator":"Exists","scopeName":"BestEffort"}]}: '
+        "unsupported scope applied to resource"
+    ]
+    # Other scopes allow cpu and memory but no other standard resource; a count/ name fits any.
+    assert invalid(cluster, scoped_quota("t", {"configmaps": "1"}, ["Terminating"])) == [
+        'spec.scopes: Invalid value: ["Terminating"]: unsupported scope applied to resource'
+    ]
+    make(cluster, "resourcequotas", scoped_quota(
+        "fine", {"pods": "1", "limits.cpu": "2", "count/configmaps": "1"}, ["NotTerminating"]
+    ))  # fmt: skip
+
+
+def test_conflicting_and_unknown_scopes_are_refused(cluster: Cluster) -> None:
+    assert invalid(
+        cluster, scoped_quota("q", {"pods": "1"}, ["Terminating", "NotTerminating"])
+    ) == ['spec.scopes: Invalid value: ["Terminating","NotTerminating"]: conflicting scopes']
+    assert invalid(cluster, scoped_quota(
+        "q", {"pods": "1"}, None, term("BestEffort", "Exists"), term("NotBestEffort", "Exists")
+    )) == ["spec.scopeSelector.matchExpressions: Invalid value: null: conflicting scopes"]  # fmt: skip
+    assert invalid(cluster, scoped_quota("q", {"pods": "1"}, ["Gold"])) == [
+        'spec.scopes: Invalid value: ["Gold"]: unsupported scope'
+    ]
+    assert invalid(cluster, scoped_quota("q", {"pods": "1"}, None, term("Gold", "Exists"))) == [
+        'spec.scopeSelector.matchExpressions.scopeName: Invalid value: "Gold": unsupported scope'
+    ]
+
+
+def test_selector_operators_and_values_are_checked(cluster: Cluster) -> None:
+    path = "spec.scopeSelector.matchExpressions"
+    assert invalid(cluster, scoped_quota("q", {"pods": "1"}, None, term("Terminating", "DoesNotExist"))) == [
+        f'{path}.operator: Invalid value: "DoesNotExist": must be \'Exists\' when scope is any of '
+        "ResourceQuotaScopeTerminating, ResourceQuotaScopeNotTerminating, "
+        "ResourceQuotaScopeBestEffort, ResourceQuotaScopeNotBestEffort or "
+        "ResourceQuotaScopeCrossNamespacePodAffinity"
+    ]  # fmt: skip
+    assert invalid(
+        cluster, scoped_quota("q", {"pods": "1"}, None, term("PriorityClass", "In"))
+    ) == [
+        f"{path}.values: Required value: must be at least one value when `operator` is 'In' or "
+        "'NotIn' for scope selector"
+    ]
+    assert invalid(
+        cluster, scoped_quota("q", {"pods": "1"}, None, term("PriorityClass", "Exists", "high"))
+    ) == [
+        f"{path}.values: Invalid value: [\"high\"]: must be no value when `operator` is 'Exist' "
+        "or 'DoesNotExist' for scope selector"
+    ]
+    assert invalid(
+        cluster, scoped_quota("q", {"pods": "1"}, None, term("PriorityClass", "Gt", "1"))
+    ) == [f'{path}.operator: Invalid value: "Gt": not a valid selector operator']
+
+
+def test_an_update_to_a_wrong_selector_is_refused(cluster: Cluster) -> None:
+    made = make(cluster, "resourcequotas", scoped_quota(
+        "q", {"pods": "1"}, None, term("PriorityClass", "In", "high")
+    ))  # fmt: skip
+    made["spec"]["scopeSelector"]["matchExpressions"][0]["values"] = []
+    quotas = cluster.type_for("", "v1", "resourcequotas")
+    with pytest.raises(status.Invalid, match="must be at least one value"):
+        cluster.update(quotas, "team", "q", made, OPTS)
+
+
+# --- scoped quotas: admission and status.used ------------------------------------------------
+
+
+def test_a_best_effort_quota_refuses_only_best_effort_pods(cluster: Cluster) -> None:
+    make(cluster, "resourcequotas", scoped_quota("be", {"pods": "1"}, ["BestEffort"]))
+    make(cluster, "pods", pod_with("first"))
+    assert refusal(cluster, "pods", pod_with("second")) == (
+        'pods "second" is forbidden: exceeded quota: be, requested: pods=1, used: pods=1, '
+        "limited: pods=1"
+    )
+    assert "exceeded quota: be" in refusal(cluster, "pods", pod_with("dry"), dry_run=True)
+    make(cluster, "pods", pod_with("sized", {"requests": {"cpu": "100m"}}))
+    assert cluster.quota.used(cluster.store.get(quota.QUOTA_TYPE, "team", "be"))["pods"] == 1
+    assert cluster.quota.totals("team")["pods"] == 2
+
+
+def test_a_pod_outside_the_scopes_need_not_state_what_the_quota_tracks(cluster: Cluster) -> None:
+    make(cluster, "resourcequotas", scoped_quota(
+        "sized", {"requests.cpu": "1"}, ["NotBestEffort"]
+    ))  # fmt: skip
+    make(cluster, "pods", pod_with("bare"))  # best effort: not this quota's, no `must specify`
+    assert refusal(cluster, "pods", pod_with("mem", {"requests": {"memory": "64Mi"}})) == (
+        'pods "mem" is forbidden: failed quota: sized: must specify requests.cpu for: web'
+    )
+    make(cluster, "pods", pod_with("a", {"requests": {"cpu": "600m"}}))
+    assert refusal(cluster, "pods", pod_with("b", {"requests": {"cpu": "600m"}})) == (
+        'pods "b" is forbidden: exceeded quota: sized, requested: requests.cpu=600m, '
+        "used: requests.cpu=600m, limited: requests.cpu=1"
+    )
+
+
+def test_a_limit_range_default_takes_a_pod_out_of_best_effort_first(cluster: Cluster) -> None:
+    """LimitRanger runs before quota admission: its default makes the pod Burstable."""
+    make(cluster, "resourcequotas", scoped_quota("be", {"pods": "0"}, ["BestEffort"]))
+    make(cluster, "limitranges", {
+        "apiVersion": "v1", "kind": "LimitRange", "metadata": {"name": "limits"},
+        "spec": {"limits": [{"type": "Container", "defaultRequest": {"cpu": "50m"}}]},
+    })  # fmt: skip
+    make(cluster, "pods", pod_with("defaulted"))
+    cluster.delete(cluster.type_for("", "v1", "limitranges"), "team", "limits", DeleteOptions())
+    assert "limited: pods=0" in refusal(cluster, "pods", pod_with("bare"))
+
+
+def test_priority_class_and_terminating_quotas_count_their_own_pods(cluster: Cluster) -> None:
+    make(cluster, "resourcequotas", scoped_quota(
+        "high", {"pods": "1"}, None, term("PriorityClass", "In", "high")
+    ))  # fmt: skip
+    make(cluster, "resourcequotas", scoped_quota("batch", {"pods": "1"}, ["Terminating"]))
+    make(cluster, "pods", pod_with("h1", priorityClassName="high"))
+    make(cluster, "pods", pod_with("l1", priorityClassName="low"))
+    make(cluster, "pods", pod_with("l2", priorityClassName="low"))
+    assert "exceeded quota: high, requested: pods=1, used: pods=1" in refusal(
+        cluster, "pods", pod_with("h2", priorityClassName="high")
+    )
+    make(cluster, "pods", pod_with("job1", activeDeadlineSeconds=60))
+    assert "exceeded quota: batch" in refusal(
+        cluster, "pods", pod_with("job2", activeDeadlineSeconds=60)
+    )
+    # A terminating pod of class high meets both; the first quota to refuse is named.
+    assert "exceeded quota: " in refusal(
+        cluster, "pods", pod_with("both", priorityClassName="high", activeDeadlineSeconds=5)
+    )
+
+
+def test_a_scoped_quota_counts_no_other_kind(cluster: Cluster) -> None:
+    """Only the pod evaluator matches scopes: a scoped quota's `count/configmaps` stays at
+    zero and refuses nothing."""
+    controller = ResourceQuotaController(cluster)
+    make(cluster, "resourcequotas", scoped_quota(
+        "scoped", {"pods": "5", "count/configmaps": "1"}, ["NotTerminating"]
+    ))  # fmt: skip
+    for index in range(2):
+        make(cluster, "configmaps", {"apiVersion": "v1", "kind": "ConfigMap",
+                                     "metadata": {"name": f"cm{index}"}})  # fmt: skip
+    asyncio.run(controller.reconcile("team"))
+    written = cluster.store.get(quota.QUOTA_TYPE, "team", "scoped")
+    assert written is not None
+    assert written["status"]["used"] == {"pods": "0", "count/configmaps": "0"}
+
+
+def test_the_controller_reports_only_the_pods_in_scope(cluster: Cluster) -> None:
+    controller = ResourceQuotaController(cluster)
+    make(
+        cluster, "pods", pod_with("early", {"requests": {"cpu": "250m"}}, priorityClassName="high")
+    )
+    make(cluster, "resourcequotas", scoped_quota(
+        "high", {"pods": "10", "requests.cpu": "4"}, None, term("PriorityClass", "In", "high")
+    ))  # fmt: skip
+    make(cluster, "resourcequotas", scoped_quota("free", {"pods": "10"}, ["BestEffort"]))
+    make(cluster, "pods", pod_with("late", {"requests": {"cpu": "500m"}}, priorityClassName="high"))
+    make(cluster, "pods", pod_with("other", {"requests": {"cpu": "1"}}, priorityClassName="low"))
+    make(cluster, "pods", pod_with("bare"))
+    asyncio.run(controller.reconcile("team"))
+
+    def used(name: str) -> dict[str, str]:
+        written = cluster.store.get(quota.QUOTA_TYPE, "team", name)
+        assert written is not None
+        return dict(written["status"]["used"])
+
+    assert used("high") == {"pods": "2", "requests.cpu": "750m"}
+    assert used("free") == {"pods": "1"}
+    # A deleted pod leaves its scope's totals; a changed selector counts afresh.
+    cluster.delete(cluster.type_for("", "v1", "pods"), "team", "late",
+                   DeleteOptions(grace_period_seconds=0))  # fmt: skip
+    current = copy.deepcopy(cluster.store.get(quota.QUOTA_TYPE, "team", "high"))
+    assert current is not None
+    current["spec"]["scopeSelector"]["matchExpressions"][0]["values"] = ["high", "low"]
+    cluster.update(cluster.type_for("", "v1", "resourcequotas"), "team", "high", current, OPTS)
+    asyncio.run(controller.reconcile("team"))
+    assert used("high") == {"pods": "2", "requests.cpu": "1250m"}
+
+
+def test_a_restart_counts_scoped_quotas_from_the_store(tmp_path: Any) -> None:
+    path = tmp_path / "store.db"
+    first = Cluster(Store(path))
+    first.create(first.type_for("", "v1", "namespaces"), "",
+                 {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "team"}},
+                 OPTS)  # fmt: skip
+    first.create(first.type_for("", "v1", "serviceaccounts"), "team",
+                 {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "default"}},
+                 OPTS)  # fmt: skip
+    first.create(first.type_for("", "v1", "resourcequotas"), "team",
+                 scoped_quota("be", {"pods": "1"}, ["BestEffort"]), OPTS)  # fmt: skip
+    first.create(first.type_for("", "v1", "pods"), "team", pod_with("a"), OPTS)
+    first.create(first.type_for("", "v1", "pods"), "team",
+                 pod_with("b", {"requests": {"cpu": "1"}}), OPTS)  # fmt: skip
+
+    again = Cluster(Store(path))
+    kept = again.store.get(quota.QUOTA_TYPE, "team", "be")
+    assert kept is not None
+    assert dict(again.quota.used(kept)) == {"pods": 1, "count/pods": 1}
+    with pytest.raises(status.Forbidden, match="exceeded quota: be"):
+        again.create(again.type_for("", "v1", "pods"), "team", pod_with("c"), OPTS)

@@ -1,9 +1,10 @@
-"""Each ResourceQuota's status: `hard` as its spec says, `used` as the namespace uses it.
+"""Each ResourceQuota's status: `hard` as its spec says, `used` as what it covers uses it.
 
 As kube-controller-manager's resourcequota controller, but it reads the totals
-`quota.Usage` keeps as writes commit instead of recounting the namespace: a change in a
-namespace with a quota enqueues the namespace once, and a burst of them makes one
-status write per quota. Admission does not wait for it (it reads the same totals).
+`quota.Usage` keeps as writes commit (the namespace's, or a scoped quota's pods') instead
+of recounting the namespace: a change in a namespace with a quota enqueues the namespace
+once, and a burst of them makes one status write per quota. Admission does not wait for
+it (it reads the same totals).
 """
 
 from __future__ import annotations
@@ -44,11 +45,11 @@ class ResourceQuotaController(Controller):
 
     async def reconcile(self, key: Hashable) -> None:
         assert isinstance(key, str)
-        totals = self.cluster.quota.totals(key)
         for current in self.cluster.store.items(quota.QUOTA_TYPE, key):
-            hard = (current.get("spec") or {}).get("hard") or {}
+            hard = quota.hard_of(current)
             wanted: dict[str, object] = {"hard": dict(hard)}
-            if quota.enforced(current):
+            if hard:
+                totals = self.cluster.quota.used(current)
                 wanted["used"] = {
                     name: quota.shown(totals.get(name, Fraction(0)), limit)
                     for name, limit in hard.items()
