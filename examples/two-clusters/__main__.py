@@ -1,8 +1,9 @@
 """One program, two clusters: the same app deployed to an "east" and a "west" cluster.
 
 Each cluster has its own `k8s.Provider`; resources name theirs in their options.
-Set the kubeconfigs once per stack, e.g. for two local clusters:
+Set the kubeconfigs once per stack, e.g. for two local clusters (from this folder):
 
+    stackwright stack select --create dev
     stackwright cluster start --name east && stackwright cluster start --name west
     stackwright config set east_kubeconfig "$(stackwright cluster kubeconfig --name east)"
     stackwright config set west_kubeconfig "$(stackwright cluster kubeconfig --name west)"
