@@ -1434,7 +1434,10 @@ def config_set(
     if not secret and not plaintext:
         ws.config.check_plain(key, path=path)  # before a prompt that would echo it
     if value is None:
-        value = _value_from_stdin(key, secret)
+        flags = [flag for flag, given in (("--secret", secret), ("--path", path)) if given]
+        if type_ != "string":
+            flags.append(f"--type {type_}")
+        value = _value_from_stdin(" ".join([*flags, key]), secret)
     stored = typed(value, type_, key)
     ws.config.set(key, stored, secret=secret, path=path, plaintext=plaintext)
     shown = {} if secret else {"value": stored}  # a secret's value is never printed
@@ -1455,10 +1458,13 @@ def _shown_key(ws: StoredStack, key: str, path: bool) -> str:
     return key if path else ws.config.full_key(key)
 
 
-def _value_from_stdin(key: str, secret: bool) -> str:
+def _value_from_stdin(arguments: str, secret: bool) -> str:
     """A value not on the command line (so not in the shell's history), as Pulumi takes it:
     asked for in a terminal (not echoed when secret), else all of stdin less the one
     newline that ends it (`cat key.pem | stackwright config set --secret tls:key`).
+    ARGUMENTS are the command's flags and KEY (`--secret tls:key`), so the commands a
+    refusal names set the value as asked: without `--secret` they would store a secret in
+    plain text.
 
     An empty stdin is refused: in CI it is what `config set --secret pw $UNSET_VARIABLE`
     (the value word gone) or a job without stdin gives, and storing "" would let the
@@ -1469,9 +1475,9 @@ def _value_from_stdin(key: str, secret: bool) -> str:
         why = why_no_one_answers()
         if why:  # a CI job's terminal: no one answers, and it never ends
             raise UsageError(
-                f"config set {key}: no VALUE was given, and it cannot be asked for {why}: "
-                f"pass the value (`stackwright config set {key} VALUE`), or pipe it in "
-                f"(`… | stackwright config set {key}`)"
+                f"config set {arguments}: no VALUE was given, and it cannot be asked for {why}: "
+                f"pass the value (`stackwright config set {arguments} VALUE`), or pipe it in "
+                f"(`… | stackwright config set {arguments}`)"
             )
         return str(typer.prompt("value", hide_input=secret))
     text = sys.stdin.read()
@@ -1481,9 +1487,9 @@ def _value_from_stdin(key: str, secret: bool) -> str:
             "empty" if not text else 'empty but for a newline (`echo "$VAR"` of an empty variable)'
         )
         raise UsageError(
-            f"config set {key}: no VALUE was given and stdin is {what}: pass the value "
-            f"(`stackwright config set {key} VALUE`), or pipe it in "
-            f"(`… | stackwright config set {key}`); an empty value is given as ''"
+            f"config set {arguments}: no VALUE was given and stdin is {what}: pass the value "
+            f"(`stackwright config set {arguments} VALUE`), or pipe it in "
+            f"(`… | stackwright config set {arguments}`); an empty value is given as ''"
         )
     return value
 

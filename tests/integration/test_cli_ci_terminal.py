@@ -95,9 +95,9 @@ def test_config_set_without_a_value_in_a_ci_jobs_terminal_refuses_instead_of_pro
 
     assert code == 2, f"config set prompted: {shown!r}"
     assert shown.strip() == (
-        "error: config set token: no VALUE was given, and it cannot be asked for in CI "
-        "(CI=1 is set): pass the value (`stackwright config set token VALUE`), or pipe it in "
-        "(`… | stackwright config set token`)"
+        "error: config set --secret token: no VALUE was given, and it cannot be asked for in "
+        "CI (CI=1 is set): pass the value (`stackwright config set --secret token VALUE`), or "
+        "pipe it in (`… | stackwright config set --secret token`)"
     )
     assert (p.root / "Stackwright.dev.yaml").read_text() == before
 

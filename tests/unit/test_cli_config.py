@@ -189,6 +189,10 @@ def test_a_value_left_out_with_nothing_on_stdin_is_refused_not_set_empty(
     assert exited.value.code == 2
     err = capsys.readouterr().err
     assert "no VALUE was given and stdin is empty" in err and err.count("\n") == 1
+    # The commands it names set the value as this one would: a secret stays one.
+    shown = " ".join([*secret, "dbpassword"])
+    assert f"`stackwright config set {shown} VALUE`" in err, err
+    assert f"`… | stackwright config set {shown}`" in err, err
     assert (stack_file.read_text() if stack_file.exists() else None) == before
 
     main(["config", "set", *secret, "dbpassword", ""])  # an empty value, said so
