@@ -447,6 +447,8 @@ def policy_lines(report: Report) -> list[Text]:
             lines.append(Text(f"            fix: {finding.policy.fix}", style="dim"))
     for exemption in report.exemptions:
         by = f", owner {exemption.owner}, until {exemption.expires}" if exemption.owner else ""
+        if exemption.via == "config" and exemption.objects:  # a pattern: how many it matched
+            by += f", {exemption.objects} object{'s' if exemption.objects > 1 else ''}"
         lines.append(
             Text(
                 f"  exempt    {exemption.policy} for {exemption.resource} "

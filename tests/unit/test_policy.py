@@ -646,7 +646,7 @@ def test_an_exemption_matching_no_object_says_so(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """A config exemption whose pattern is misspelt exempts nothing; the report says so
-    under the entry (text) and counts the objects each one exempted (JSON, SARIF)."""
+    under the entry (text) and counts the objects each one exempted (text, JSON, SARIF)."""
     manifest = tmp_path / "app.yaml"
     manifest.write_text(
         "apiVersion: v1\nkind: Pod\nmetadata:\n  name: debug\n  namespace: shop\n"
@@ -673,6 +673,7 @@ def test_an_exemption_matching_no_object_says_so(
     used, unused = (line for line in text.splitlines() if line.startswith("  exempt "))
     after = text.split(unused, 1)[1].splitlines()[1]
     assert "Pod/shop/debgu" in unused and after.strip().startswith("it matched none of the objects")
+    assert "(config, owner al@example.com, until 2099-01-01, 1 object): vendor image" in used
     assert text.split(used, 1)[1].splitlines()[1] == unused, "a matching entry has no warning"
     main([*check, "--format", "json"])
     report = json.loads(capsys.readouterr().out)
