@@ -18,7 +18,24 @@ app = typer.Typer(
 )
 
 Name = Annotated[str, typer.Option("--name", help="Cluster name; its context is stackwright-NAME.")]
+NameOption = Annotated[
+    str | None,
+    typer.Option("--name", help="Cluster name; its context is stackwright-NAME (default: local)"),
+]
+# The name may also be given as the command's argument, as k3d and kind users type it
+# (`stackwright cluster stop demo`).
+Given = Annotated[
+    str | None,
+    typer.Argument(help="Cluster name (or --name).", metavar="NAME", show_default=False),
+]
 Json = Annotated[bool, typer.Option("--json", "-j", help="Print a JSON document instead of text.")]
+
+
+def _name(given: str | None, option: str | None) -> str:
+    """The cluster a command is about: NAME or --name (one of them), else the default."""
+    if given is not None and option is not None and given != option:
+        raise UsageError(f"two cluster names: {given!r} and --name {option!r}; give the name once")
+    return given or option or lifecycle.DEFAULT_NAME
 
 
 def _emit(data: dict[str, object], as_json: bool, text: str) -> None:
@@ -27,7 +44,8 @@ def _emit(data: dict[str, object], as_json: bool, text: str) -> None:
 
 @app.command()
 def start(
-    name: Name = lifecycle.DEFAULT_NAME,
+    given: Given = None,
+    option: NameOption = None,
     nodes: Annotated[
         int | None, typer.Option("--nodes", help="Number of simulated nodes (default 1).")
     ] = None,
@@ -40,6 +58,7 @@ def start(
     as_json: Json = False,
 ) -> None:
     """Start a cluster in the background and wait until it answers."""
+    name = _name(given, option)
     info, started = lifecycle.start(name, nodes=nodes, port=port, speed=speed)
     if started:
         text = f"cluster {name} is running at {info.server} (context {info.context}, kubeconfig {info.kubeconfig})"
@@ -49,16 +68,18 @@ def start(
 
 
 @app.command()
-def stop(name: Name = lifecycle.DEFAULT_NAME, as_json: Json = False) -> None:
+def stop(given: Given = None, option: NameOption = None, as_json: Json = False) -> None:
     """Stop a cluster; its objects are kept for the next start."""
+    name = _name(given, option)
     stopped = lifecycle.stop(name)
     text = f"cluster {name} stopped" if stopped else f"cluster {name} was not running"
     _emit({"name": name, "stopped": stopped}, as_json, text)
 
 
 @app.command()
-def status(name: Name = lifecycle.DEFAULT_NAME, as_json: Json = False) -> None:
+def status(given: Given = None, option: NameOption = None, as_json: Json = False) -> None:
     """Say whether a cluster runs, where, and with which kubeconfig."""
+    name = _name(given, option)
     info = lifecycle.info(name)
     state = f"running at {info.server} (pid {info.pid})" if info.running else "stopped"
     _emit(
@@ -68,6 +89,7 @@ def status(name: Name = lifecycle.DEFAULT_NAME, as_json: Json = False) -> None:
     )
 
 
+@app.command("ls", hidden=True)  # as `stack ls`
 @app.command("list")
 def list_(as_json: Json = False) -> None:
     """List the local clusters on this machine."""
@@ -80,15 +102,17 @@ def list_(as_json: Json = False) -> None:
 
 
 @app.command()
-def delete(name: Name = lifecycle.DEFAULT_NAME, as_json: Json = False) -> None:
+def delete(given: Given = None, option: NameOption = None, as_json: Json = False) -> None:
     """Stop a cluster and delete all of its data."""
+    name = _name(given, option)
     lifecycle.delete(name)
     _emit({"name": name, "deleted": True}, as_json, f"cluster {name} deleted")
 
 
 @app.command()
 def kubeconfig(
-    name: Name = lifecycle.DEFAULT_NAME,
+    given: Given = None,
+    option: NameOption = None,
     user: Annotated[
         str | None,
         typer.Option(
@@ -104,6 +128,7 @@ def kubeconfig(
     as_json: Json = False,
 ) -> None:
     """Print the path of the cluster's kubeconfig (use with KUBECONFIG=…)."""
+    name = _name(given, option)
     if user is None:
         if groups:
             raise UsageError("--group needs --user: name the user the groups are for")

@@ -85,12 +85,15 @@ def test_start_restart_keeps_objects_and_two_clusters_side_by_side(tmp_path: Pat
         assert event["object"]["code"] == 410 and event["object"]["reason"] == "Expired"
         assert event["object"]["message"].startswith("too old resource version: 2 (")
 
-        assert sw(tmp_path, "cluster", "start", "--name", "two").returncode == 0
+        # The name as the command's argument, as k3d and kind users type it.
+        assert sw(tmp_path, "cluster", "start", "two").returncode == 0
+        listed = sw(tmp_path, "cluster", "ls").stdout.splitlines()  # as `stack ls`
+        assert [line.split("\t")[:2] for line in listed] == [["one", "running"], ["two", "running"]]
         with client(tmp_path, "one") as one, client(tmp_path, "two") as two:
             assert one.get("/api/v1/namespaces/default/configmaps/kept").status_code == 200
             assert two.get("/api/v1/namespaces/default/configmaps/kept").status_code == 404
 
-        kubeconfig = sw(tmp_path, "cluster", "kubeconfig", "--name", "two").stdout.strip()
+        kubeconfig = sw(tmp_path, "cluster", "kubeconfig", "two").stdout.strip()
         result = subprocess.run(
             ["kubectl", "--kubeconfig", kubeconfig, "config", "current-context"],
             capture_output=True,
@@ -100,8 +103,9 @@ def test_start_restart_keeps_objects_and_two_clusters_side_by_side(tmp_path: Pat
         assert oct(Path(kubeconfig).stat().st_mode & 0o777) == "0o600"
     finally:
         sw(tmp_path, "cluster", "delete", "--name", "one")
-        sw(tmp_path, "cluster", "delete", "--name", "two")
+        sw(tmp_path, "cluster", "delete", "two")
     assert not (tmp_path / "clusters" / "one").exists()
+    assert not (tmp_path / "clusters" / "two").exists()
 
 
 def test_bad_input_is_one_line_exit_2(tmp_path: Path) -> None:
@@ -111,6 +115,9 @@ def test_bad_input_is_one_line_exit_2(tmp_path: Path) -> None:
     assert "Traceback" not in result.stderr
     bad = sw(tmp_path, "cluster", "start", "--name", "Bad_Name")
     assert bad.returncode == 2 and "Traceback" not in bad.stderr
+    both = sw(tmp_path, "cluster", "stop", "one", "--name", "two")
+    assert both.returncode == 2 and both.stderr.count("\n") == 1
+    assert "two cluster names: 'one' and --name 'two'; give the name once" in both.stderr
 
 
 def test_a_start_from_a_folder_holding_a_stackwright_package_runs_the_installed_server(
