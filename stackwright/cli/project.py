@@ -275,9 +275,19 @@ def _can_ask(kind: str, as_json: bool, command: str = "") -> None:
     to be thrown away (Pulumi's non-interactive mode refuses so too)."""
     why = "without a terminal" if as_json else why_no_one_answers()
     if why:
+        command = command or kind
         raise UsageError(
-            f"`stackwright {command or kind}` asks for confirmation: pass --yes to run it {why}"
+            f"`stackwright {command}` asks for confirmation: pass --yes to run it {why}"
+            f"{_WITHOUT_CHANGES.get(command, '')}"
         )
+
+
+#: How to see what a command that asks would do, with no one to answer.
+_WITHOUT_CHANGES = {
+    "up": ", or see what it would change with `stackwright preview`",
+    "destroy": ", or see what it would delete with --preview-only",
+    "refresh": ", or report drift without recording it with --preview-only",
+}
 
 
 def _confirm_state_edit(ws: StoredStack, command: str, what: str, yes: bool, as_json: bool) -> bool:

@@ -72,7 +72,8 @@ def test_up_without_yes_in_a_ci_jobs_terminal_refuses_instead_of_waiting_for_an_
 
     assert code == 2, f"up waited for an answer no one gives: {shown!r}"
     assert shown.strip() == (
-        "error: `stackwright up` asks for confirmation: pass --yes to run it in CI (CI=true is set)"
+        "error: `stackwright up` asks for confirmation: pass --yes to run it in CI (CI=true is "
+        "set), or see what it would change with `stackwright preview`"
     )
     assert p.state()["resources"] == []
 

@@ -285,6 +285,23 @@ def test_stack_import_with_no_file_from_a_terminal_says_how_to_give_one(
 
 
 @pytest.mark.parametrize(
+    ("command", "instead"),
+    [
+        ("up", "see what it would change with `stackwright preview`"),
+        ("destroy", "see what it would delete with --preview-only"),
+        ("refresh", "report drift without recording it with --preview-only"),
+    ],
+)
+def test_a_command_that_asks_with_no_one_to_answer_names_the_run_that_does_not_ask(
+    command: str, instead: str, project: Path, refuse: Refuse
+) -> None:
+    assert refuse(command, "--json") == (
+        f"`stackwright {command}` asks for confirmation: pass --yes to run it without a "
+        f"terminal, or {instead}"
+    )
+
+
+@pytest.mark.parametrize(
     ("args", "instead"),
     [
         (["up", "--skip-preview"], "`--yes` already applies without a preview first"),
