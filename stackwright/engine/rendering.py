@@ -52,22 +52,25 @@ def check_rendered(program: Program | None) -> None:
         if directory is None:
             continue
         provider = urn_name(provider_urn(resource))
-        where = located(resource.declared_at, f"{describe(resource.urn)}")
         if is_release(resource.resource_type):
-            raise UsageError(
-                f"{where}: provider {provider} renders to files ({directory}), and a Helm "
-                "release is installed in a cluster: render the chart's objects with "
-                "helm.Chart instead, or give the release a provider that reaches a cluster"
+            refused = (
+                f"provider {provider} renders to files ({directory}), and a Helm release is "
+                "installed in a cluster: render the chart's objects with helm.Chart instead, "
+                "or give the release a provider that reaches a cluster"
             )
-        if is_patch(resource):
-            raise UsageError(
-                f"{where}: provider {provider} renders to files ({directory}), and a Patch "
-                "changes an object in a cluster: declare the whole object instead, or give "
-                "the Patch a provider that reaches a cluster"
+        elif is_patch(resource):
+            refused = (
+                f"provider {provider} renders to files ({directory}), and a Patch changes an "
+                "object in a cluster: declare the whole object instead, or give the Patch a "
+                "provider that reaches a cluster"
             )
-        secret = rendered_secret(resource, resolve(resource.props, lambda _: UNKNOWN))
-        if secret is not None:
-            raise UsageError(f"{where}: {refusal(secret, provider, directory)}")
+        else:
+            secret = rendered_secret(resource, resolve(resource.props, lambda _: UNKNOWN))
+            if secret is None:
+                continue
+            refused = refusal(secret, provider, directory)
+        # Named only for the message: a place is no cost of every rendered object.
+        raise UsageError(located(resource.declared_at, f"{describe(resource.urn)}: {refused}"))
 
 
 def rendered_secret(resource: Resource, resolved: Any) -> str | None:
