@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 import re
 from collections.abc import Collection
 from typing import Any
@@ -59,9 +60,65 @@ def located(where: object | None, message: str) -> str:
     program (a resource's declaring line, a YAML program's field, a policy finding's
     object), as compilers write it and editors and CI annotate it: `app.py:12: Deployment
     'web': spec.replicas must be an integer, got 'three'; give a number`. `where` is the
-    FILE:LINE (a `Declaration`), the file as the program's run names it; None when no place
-    is known (the message alone)."""
-    return message if where is None else f"{where}: {message}"
+    FILE:LINE (a `Declaration`), or the FILE alone, its file shown as `shown_path` shows it;
+    None when no place is known (the message alone)."""
+    if where is None:
+        return message
+    place = str(where)
+    if _started_in:
+        file, colon, line = place.rpartition(":")
+        place = f"{shown_path(file)}:{line}" if colon and line.isdigit() else shown_path(place)
+    return f"{place}: {message}"
+
+
+#: The directory the command was started in, as the prefixes of a path under it (as named
+#: and with symlinks resolved: `/tmp/x/` and `/private/tmp/x/`); none: nothing recorded.
+_started_in: tuple[str, ...] = ()
+
+#: `shown_path` of absolute paths under no prefix as named (their real path may be).
+_shown_real: dict[str, str] = {}
+
+
+def record_starting_directory(folder: str | None) -> None:
+    """Messages name a file under `folder` relative to it (`app.py:12`,
+    `config/app.yaml:3`), as mypy, ruff and gcc name it from the directory they were
+    started in; a file elsewhere keeps its absolute path (never `../`). The CLI records its
+    working directory as it starts (after `--cwd DIR`, which means started in DIR) — a
+    program runs from its own folder, so the directory of the moment says nothing then —
+    and None as it ends. With nothing recorded (the automation API used from a script, the
+    operator) every path stays absolute."""
+    global _started_in
+    _shown_real.clear()
+    if folder is None:
+        _started_in = ()
+        return
+    named, real = os.path.abspath(folder), os.path.realpath(folder)
+    _started_in = tuple(dict.fromkeys(p.rstrip(os.sep) + os.sep for p in (named, real)))
+
+
+def shown_path(path: str | os.PathLike[str]) -> str:
+    """`path` as a message names it: relative to the recorded starting directory when it
+    is under it (the directory itself as `.`), else as given (absolute, or already relative
+    to it). A plain prefix test; only an absolute path outside it as named has its symlinks
+    resolved (`/tmp/x/a.py` under `/private/tmp/x`), once per path."""
+    path = os.fspath(path)
+    for prefix in _started_in:
+        if path.startswith(prefix):
+            rest = path[len(prefix) :]
+            if ".." not in rest:  # else it may step out of it (`main: ../lib/app.py`)
+                return rest or os.curdir
+            break
+    if not _started_in or not os.path.isabs(path):
+        return path
+    shown = _shown_real.get(path)
+    if shown is None:
+        shown, real = path, os.path.realpath(path)
+        for prefix in _started_in:
+            if (real + os.sep).startswith(prefix):
+                shown = real[len(prefix) :] or os.curdir
+                break
+        _shown_real[path] = shown
+    return shown
 
 
 # --- the user's files ---------------------------------------------------------------------------
@@ -84,7 +141,7 @@ def not_valid_yaml(path: object, exc: Exception, source: str | None = None) -> s
     place = _yaml_place(exc, source)
     said = f"{_yaml_said(exc)}{yaml_slip(exc, source)}"
     if place is None:  # no place known: only without the source, for a reader's
-        return f"{path}: not valid YAML: {said}"
+        return located(path, f"not valid YAML: {said}")
     return located(f"{path}:{place[0] + 1}", f"not valid YAML (column {place[1] + 1}): {said}")
 
 
@@ -183,7 +240,7 @@ def no_such_day(path: object, exc: ValueError, source: str) -> str:
                     f"{path}:{node.start_mark.line + 1}",
                     f"{node.value} is no day ({exc}): write a real date as YYYY-MM-DD",
                 )
-    return f"{path}: not valid YAML: {exc}"
+    return located(path, f"not valid YAML: {exc}")
 
 
 def not_utf8(what: str, exc: UnicodeDecodeError) -> UsageError:

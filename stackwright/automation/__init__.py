@@ -5,6 +5,8 @@ A script drives a stack as Pulumi's Automation API does, through `Workspace`
 closes its state store however it ends); `Selection` says which
 resources an operation may touch (`--target`, `--exclude`, `--replace`); `event_json`
 turns an event into the object `--json` prints for it, for a script that forwards them.
+Messages a script gets name the program's files by their absolute paths (the CLI names
+them from the directory it was started in: `errors.record_starting_directory`).
 """
 
 from typing import TYPE_CHECKING

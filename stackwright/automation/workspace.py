@@ -32,7 +32,15 @@ import yaml
 
 from stackwright.automation import secrets
 from stackwright.automation.secrets import PASSPHRASE_ENV, DataKey, Where
-from stackwright.errors import UsageError, no_such_day, not_utf8, not_valid_yaml, yaml_slip
+from stackwright.errors import (
+    UsageError,
+    located,
+    no_such_day,
+    not_utf8,
+    not_valid_yaml,
+    shown_path,
+    yaml_slip,
+)
 from stackwright.model import pulumi_setting, unknown_setting
 from stackwright.state import stackwright_home
 
@@ -71,7 +79,7 @@ def _read_yaml(path: Path) -> dict[str, Any]:
         text = path.read_text(encoding="utf-8")
         data = yaml.safe_load(text) or {}
     except UnicodeDecodeError as exc:
-        raise not_utf8(str(path), exc) from None
+        raise not_utf8(shown_path(path), exc) from None
     except yaml.YAMLError as exc:
         fix = "" if yaml_slip(exc, text) else "; fix the file"  # a slip says its own fix
         raise UsageError(f"{not_valid_yaml(path, exc, text)}{fix}") from None
@@ -79,7 +87,7 @@ def _read_yaml(path: Path) -> dict[str, Any]:
         raise UsageError(no_such_day(path, exc, text)) from None
     if not isinstance(data, dict):
         raise UsageError(
-            f"{path}: expected a mapping at the top level, found {type(data).__name__}"
+            located(path, f"expected a mapping at the top level, found {type(data).__name__}")
         )
     return data
 
@@ -107,15 +115,20 @@ class Project:
         if not isinstance(name, str) or not name:
             slip = difflib.get_close_matches("name", [str(key) for key in data], n=1)
             misspelt = f" (in place of {slip[0]!r}?)" if slip and slip[0] != "name" else ""
-            raise UsageError(f"{path}: `name` is missing; add `name: <project name>`{misspelt}")
+            raise UsageError(
+                located(path, f"`name` is missing; add `name: <project name>`{misspelt}")
+            )
         check_name("project", name)
         runtime = data.get("runtime", "python")
         if isinstance(runtime, dict):
             runtime = runtime.get("name", "python")
         if runtime not in ("python", "yaml"):
             raise UsageError(
-                f"{path}: runtime {runtime!r} is not supported; use `runtime: python` or "
-                "`runtime: yaml`"
+                located(
+                    path,
+                    f"runtime {runtime!r} is not supported; use `runtime: python` or "
+                    "`runtime: yaml`",
+                )
             )
         # A YAML program is in Stackwright.yaml itself unless `main` names another file.
         main = data.get("main", "__main__.py" if runtime == "python" else PROJECT_FILE)
@@ -146,8 +159,10 @@ def _check_keys(path: Path, data: Mapping[str, Any]) -> None:
         close = difflib.get_close_matches(unknown[0], PROJECT_KEYS, n=1)
         hint = f"did you mean {close[0]!r}? " if close else ""
         raise UsageError(
-            f"{path}: unknown key {unknown[0]!r}; {hint}a project file has "
-            f"{', '.join(PROJECT_KEYS)}"
+            located(
+                path,
+                f"unknown key {unknown[0]!r}; {hint}a project file has {', '.join(PROJECT_KEYS)}",
+            )
         )
 
 
@@ -353,7 +368,7 @@ class StackConfig:
         self.data = _read_yaml(self.path) if self._seen is not None else {}
         config = self.data.get("config") or {}
         if not isinstance(config, dict):
-            raise UsageError(f"{self.path}: `config` must be a mapping of keys to values")
+            raise UsageError(located(self.path, "`config` must be a mapping of keys to values"))
         self.values: dict[str, Any] = config
 
     def refresh(self) -> None:
@@ -684,7 +699,7 @@ class StackConfig:
     def tags(self) -> dict[str, str]:
         tags = self.data.get("tags") or {}
         if not isinstance(tags, dict):
-            raise UsageError(f"{self.path}: `tags` must be a mapping of names to values")
+            raise UsageError(located(self.path, "`tags` must be a mapping of names to values"))
         return {str(k): str(v) for k, v in tags.items()}
 
     def set_tag(self, name: str, value: str) -> None:

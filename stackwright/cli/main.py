@@ -22,7 +22,7 @@ import typer
 
 from stackwright.cli import _typer, cluster, policy, project
 from stackwright.cli.lines import error_line
-from stackwright.errors import StackwrightError, UsageError, redact
+from stackwright.errors import StackwrightError, UsageError, record_starting_directory, redact
 from stackwright.lazy import lazy_module
 from stackwright.version import VERSION
 
@@ -71,6 +71,8 @@ def _global(
         if not cwd.is_dir():
             raise UsageError(f"--cwd {cwd}: no such directory; pass an existing project directory")
         os.chdir(cwd)
+    # Messages name the user's files from here, as compilers do (the program runs elsewhere).
+    record_starting_directory(os.getcwd())
 
 
 # A command allocates many objects that live until it exits (the program's resources, their
@@ -131,6 +133,7 @@ def main(argv: list[str] | None = None) -> None:
         _main(argv)
     finally:
         gc.set_threshold(*thresholds)  # for callers that run commands in-process
+        record_starting_directory(None)
         if handle:
             signal.signal(signal.SIGTERM, signal.SIG_DFL)
 

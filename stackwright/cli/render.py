@@ -12,7 +12,6 @@ verbs) is one table, `OP_DISPLAY`, shared by all three.
 from __future__ import annotations
 
 import abc
-import os
 import sys
 import threading
 import time
@@ -42,7 +41,7 @@ from stackwright.engine.events import (
     type_and_name,
 )
 from stackwright.engine.plan import ABSENT, FieldChange, Step, diff
-from stackwright.errors import redact, redact_within
+from stackwright.errors import redact, redact_within, shown_path
 from stackwright.model import STACK_TYPE, Op, parse_urn
 from stackwright.policy import Finding, Report
 from stackwright.sdk.output import join_path
@@ -388,26 +387,13 @@ class Logged:
         return [head, *(Text("    ").append_text(diagnostic_line(log)) for log in self._kept)]
 
 
-def _near(path: str) -> str:
-    """A path under the working directory as a relative one (a program's file, which the
-    engine names absolutely), so the finding's line stays short; others as they are."""
-    if os.path.isabs(path):
-        try:
-            relative = os.path.relpath(path)
-        except ValueError:  # another drive (Windows)
-            return path
-        if not relative.startswith(os.pardir):
-            return relative
-    return path
-
-
 def _finding_where(finding: Finding) -> str:
     resource = finding.resource
     if resource is None:
         return "(the stack as a whole)"
     if resource.source:
         line = f":{resource.line}" if resource.line else ""
-        return f"{_near(resource.source)}{line} {resource.display}"
+        return f"{shown_path(resource.source)}{line} {resource.display}"
     return resource.display
 
 

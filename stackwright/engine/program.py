@@ -20,7 +20,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from stackwright.errors import StackwrightError, UsageError, located, redact
+from stackwright.errors import StackwrightError, UsageError, located, redact, shown_path
 from stackwright.sdk.context import Program, running
 from stackwright.sdk.resource import error_text, in_package
 
@@ -44,7 +44,8 @@ def run_program(
     path = main / "__main__.py" if main.is_dir() else main
     if not path.is_file():
         raise UsageError(
-            f"program {path} does not exist: set `main` in Stackwright.yaml to the program's file"
+            f"program {shown_path(path)} does not exist: set `main` in Stackwright.yaml to the "
+            "program's file"
         )
     is_yaml = path.suffix in (".yaml", ".yml")  # what a `runtime: yaml` project's main is
     program = Program(
@@ -75,7 +76,9 @@ def run_program(
     except SystemExit as exc:
         if exc.code not in (0, None):
             how = f"with status {exc.code}" if isinstance(exc.code, int) else f"saying {exc.code!r}"
-            raise UsageError(f"the program {path} exited {how} before finishing") from None
+            raise UsageError(
+                f"the program {shown_path(path)} exited {how} before finishing"
+            ) from None
     except Exception as exc:  # the program's own bug: one line, pointing at its code
         raise UsageError(_describe(exc, path)) from exc
     finally:

@@ -51,7 +51,7 @@ from typing import Any, ClassVar
 
 import yaml
 
-from stackwright.errors import UsageError, located, not_valid_yaml
+from stackwright.errors import UsageError, located, not_valid_yaml, shown_path
 from stackwright.kubernetes.base import (
     PATCH_SUFFIX,
     CustomObject,
@@ -296,7 +296,7 @@ def load(path: Path) -> Document:
         raise UsageError(not_valid_yaml(path, error, text)) from None
     if not isinstance(root, yaml.MappingNode):
         raise UsageError(
-            f"{path}: a YAML program is a mapping with `resources:` (and `outputs:`, …)"
+            located(path, "a YAML program is a mapping with `resources:` (and `outputs:`, …)")
         )
     nodes = {str(k.value): (k, v) for k, v in root.value}
     try:
@@ -1302,8 +1302,8 @@ def _read_file(evaluator: Evaluator, args: Any) -> Any:
     except OSError as error:  # Python's `[Errno 2] No such file or directory: '…'`, in words
         why = "no such file" if isinstance(error, FileNotFoundError) else error.strerror
         raise ValueError(
-            f"cannot read {path}: {(why or str(error)).lower()}; the path is relative to the "
-            "program's folder"
+            f"cannot read {shown_path(path)}: {(why or str(error)).lower()}; the path is "
+            "relative to the program's folder"
         ) from None
 
 

@@ -254,15 +254,17 @@ class ManifestObject(CustomObject):
         origin: str = "",
         file: Document | None = None,
         text: str | None = None,
+        path: str = "",
     ) -> None:
         """`origin`: where it came from, for messages; `file`: its document in a file whose
-        `text` says where each field is written."""
+        `text` says where each field is written, the file at `path` (absolute: a message
+        names it from where the command started, not from the program's folder)."""
         token = type_token(obj["apiVersion"], obj["kind"])
         self._origin = origin  # before registering: failures name the file, not the program
         where = _declared_at()
         declared = ManifestDeclaration(where.file, where.line)
         if file is not None and text is not None:
-            declared = replace(declared, source=file.source, text=text, index=file.index)
+            declared = replace(declared, source=path or file.source, text=text, index=file.index)
         with declaring_at(declared):
             CustomResource.__init__(self, token, resource_name, obj, opts)
 
@@ -309,6 +311,10 @@ class ManifestComponent(ComponentResource):
         source's text, by source; `files`: the sources that are files (or URLs), whose lines
         a message about an object's field names."""
         texts = texts or {}
+        # Once per file, not per object: relative paths are from the program's folder.
+        paths = {
+            s: s if s.startswith(("http://", "https://")) else os.path.abspath(s) for s in files
+        }
         docs = list(expand(documents))
         reading = Reading(self.LABEL, self.resource_name)  # its errors name the component
         with reading:
@@ -344,7 +350,15 @@ class ManifestComponent(ComponentResource):
                     )
                 )
             file = doc if doc.source in files else None
-            resource = ManifestObject(child, obj, opts, _origin(doc), file, texts.get(doc.source))
+            resource = ManifestObject(
+                child,
+                obj,
+                opts,
+                _origin(doc),
+                file,
+                texts.get(doc.source),
+                paths.get(doc.source, ""),
+            )
             self.resources[child] = resource
             self._index[(api_version, kind, name, namespace)] = resource
 

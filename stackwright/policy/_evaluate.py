@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from stackwright.errors import UsageError, redact
+from stackwright.errors import UsageError, redact, shown_path
 from stackwright.model import CLUSTER_SCOPED
 from stackwright.policy._core import (
     Level,
@@ -77,7 +77,7 @@ class Finding:
             "patch": resource.patch if resource else False,
             "name": resource.name if resource else "",
             "namespace": resource.namespace if resource else "",
-            "source": resource.source if resource else "",
+            "source": shown_path(resource.source) if resource else "",
             "line": resource.line if resource else 0,
         }
 
@@ -240,7 +240,7 @@ def _raised_at(exc: BaseException) -> str:
     frames = traceback.extract_tb(exc.__traceback__)
     theirs = [f for f in frames if not os.path.abspath(f.filename).startswith(_PACKAGE)]
     chosen = theirs or frames[-1:]
-    return f"{chosen[-1].filename}:{chosen[-1].lineno}" if chosen else ""
+    return f"{shown_path(chosen[-1].filename)}:{chosen[-1].lineno}" if chosen else ""
 
 
 class _Evaluation:

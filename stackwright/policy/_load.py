@@ -19,7 +19,7 @@ import traceback
 from collections.abc import Iterable
 from pathlib import Path
 
-from stackwright.errors import UsageError
+from stackwright.errors import UsageError, shown_path
 from stackwright.policy._core import Policy, PolicyPack
 from stackwright.policy.packs import BUILT_IN, built_in
 
@@ -77,10 +77,11 @@ def _packs_of(file: Path) -> list[PolicyPack]:
 def _where(file: Path, exc: Exception) -> str:
     """FILE:LINE of the pack's own line that failed (a syntax error's, or the last frame in
     the file), or FILE."""
+    shown = shown_path(file)
     if isinstance(exc, SyntaxError) and exc.lineno and exc.filename == str(file):
-        return f"{file}:{exc.lineno}"
+        return f"{shown}:{exc.lineno}"
     frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == str(file)]
-    return f"{file}:{frames[-1].lineno}" if frames else str(file)
+    return f"{shown}:{frames[-1].lineno}" if frames else shown
 
 
 def _why(exc: Exception) -> str:

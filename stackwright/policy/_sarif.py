@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from stackwright.errors import shown_path
 from stackwright.policy._core import Level, Policy
 from stackwright.policy._evaluate import Report
 from stackwright.version import VERSION
@@ -84,7 +85,9 @@ def to_sarif(report: Report, *, version: str = VERSION) -> dict[str, Any]:
                 ]
             }
             if resource.source:
-                physical: dict[str, Any] = {"artifactLocation": {"uri": resource.source}}
+                physical: dict[str, Any] = {
+                    "artifactLocation": {"uri": shown_path(resource.source)}
+                }
                 if resource.line > 0:
                     physical["region"] = {"startLine": resource.line}
                 location["physicalLocation"] = physical

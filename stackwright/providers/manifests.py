@@ -34,7 +34,7 @@ from typing import Any
 
 import yaml
 
-from stackwright.errors import UsageError
+from stackwright.errors import UsageError, located
 from stackwright.model import CLUSTER_SCOPED, STACK_ANNOTATION, URN_ANNOTATION, ClusterIdentity
 from stackwright.processes import gone
 from stackwright.providers.kubernetes.applyset import MANAGED_BY, stamp
@@ -271,8 +271,11 @@ class ManifestDirectory:
             found = yaml.safe_load(text)
         except yaml.YAMLError as exc:
             raise UsageError(
-                f"{path}: not YAML any more ({exc.__class__.__name__}); fix the file or "
-                "delete it (the next `stackwright up` writes it again)"
+                located(
+                    path,
+                    f"not YAML any more ({exc.__class__.__name__}); fix the file or "
+                    "delete it (the next `stackwright up` writes it again)",
+                )
             ) from None
         return found if isinstance(found, dict) else {}
 

@@ -27,7 +27,14 @@ from types import EllipsisType, FrameType
 from typing import Any, ClassVar
 
 from stackwright import interrupts
-from stackwright.errors import StackwrightError, UsageError, located, redact, remember_secret
+from stackwright.errors import (
+    StackwrightError,
+    UsageError,
+    located,
+    redact,
+    remember_secret,
+    shown_path,
+)
 from stackwright.model import make_urn, parse_urn
 from stackwright.sdk.output import (
     InputMarks,
@@ -324,7 +331,7 @@ def raised_at(exc: BaseException) -> str | None:
     """`FILE:LINE`, the innermost line outside Stackwright where `exc` was raised; None when
     it was raised by Stackwright's own code alone."""
     frames = [f for f in traceback.extract_tb(exc.__traceback__) if not in_package(f.filename)]
-    return f"{frames[-1].filename}:{frames[-1].lineno}" if frames else None
+    return f"{shown_path(frames[-1].filename)}:{frames[-1].lineno}" if frames else None
 
 
 def error_text(exc: BaseException) -> str:
@@ -355,13 +362,14 @@ _IDENTITY = ("apiVersion", "kind")
 
 @dataclass
 class Declaration:
-    """Where in the program a resource was declared, for messages."""
+    """Where in the program a resource was declared, for messages: `file` as the run names
+    it (absolute), shown as `shown_path` shows it."""
 
     file: str
     line: int
 
     def __str__(self) -> str:
-        return f"{self.file}:{self.line}"
+        return f"{shown_path(self.file)}:{self.line}"
 
     #: How the program declaring it spells options, for a message that names one.
     spelling: ClassVar[Spelling] = PYTHON

@@ -422,7 +422,7 @@ def test_a_step_that_fails_before_its_diff_shows_no_operation(
         """
     )
     # The callback's failure names its line, as a program's other failures do.
-    at = f"{p.root / '__main__.py'}:{PRELUDE_LINES + 3}"
+    at = f"__main__.py:{PRELUDE_LINES + 3}"
     said = "an apply callback failed: ValueError: no mode for this cluster"
     for command in (["preview"], ["up", "--yes"]):
         shown = p.sw(*command, rc=1)
@@ -852,7 +852,7 @@ def test_a_create_onto_the_object_a_later_step_keeps_is_refused(
     for flags in ((), ("--exclude", a)):
         refused = p.up(*flags, rc=1)
         (failure,) = refused.summary["failures"]
-        assert failure.startswith(f"{p.root / '__main__.py'}:"), failure  # b's line
+        assert failure.startswith("__main__.py:"), failure  # b's line
         assert ": kubernetes:core/v1:ConfigMap b: " in failure, failure
         assert "is the object kubernetes:core/v1:ConfigMap a holds" in failure, failure
         made = live(cluster, "configmap", "shared", p.ns)
@@ -1554,7 +1554,7 @@ def test_import_option_checks_the_object_first(
         "there keeps "
         "the object)"
     )
-    mine = f"{p.root / '__main__.py'}:{PRELUDE_LINES + 3}: kubernetes:core/v1:ConfigMap mine"
+    mine = f"__main__.py:{PRELUDE_LINES + 3}: kubernetes:core/v1:ConfigMap mine"
     for result in (p.preview(rc=1), p.up(rc=1)):
         assert result.summary["failures"] == [f"{mine}: {refusal}"]  # at the line declaring it
     cm = live(cluster, "configmap", "theirs", p.ns)
@@ -2220,7 +2220,7 @@ def test_an_apply_nothing_uses_prints_in_up_and_one_that_raises_fails_it(
     failed = p.up(rc=1)
     line = PRELUDE_LINES + 5  # textwrap.dedent keeps the leading blank line
     assert failed.summary["failures"] == [
-        f"{p.root / '__main__.py'}:{line}: an apply callback failed: KeyError: 'missing'"
+        f"__main__.py:{line}: an apply callback failed: KeyError: 'missing'"
     ]
     # What was applied before the callback ran is in the cluster and the state.
     assert live(cluster, "configmap", "cfg", p.ns)["data"] == {"a": "1"}
@@ -2298,7 +2298,7 @@ def test_a_misspelt_key_is_refused_at_its_line_before_any_api_call(
     line = PRELUDE_LINES + 4
     for command in (("preview",), ("preview", "--json"), ("up", "--yes", "--json")):
         assert one_line(p.sw(*command, rc=2)) == (
-            f"error: {p.root / '__main__.py'}:{line}: Deployment 'web': "
+            f"error: __main__.py:{line}: Deployment 'web': "
             "spec.template.spec.containers[0].imagee: Container has no field 'imagee'; "
             "did you mean 'image'?"
         )
@@ -2322,7 +2322,7 @@ def test_inputs_the_server_refuses_name_their_line_and_fail_a_preview_as_bad_inp
         'spec["replicas"] = "3"\n'
         'k8s.apps.v1.Deployment("web", metadata={"name": "web", "namespace": NS}, spec=spec)\n'
     )
-    at = f"{p.root / '__main__.py'}:{PRELUDE_LINES + 4}: "
+    at = f"__main__.py:{PRELUDE_LINES + 4}: "
     for command in (("preview",), ("up", "--yes")):
         refused = one_line(p.sw(*command, rc=2))
         assert refused == (
@@ -2340,9 +2340,9 @@ def test_inputs_the_server_refuses_name_their_line_and_fail_a_preview_as_bad_inp
     failures = p.preview(rc=2).summary["failures"]
     assert len(failures) == 2, failures
     keys, named = sorted(failures)
-    assert keys.startswith(f"{p.root / '__main__.py'}:{PRELUDE_LINES + 2}: "), keys
+    assert keys.startswith(f"__main__.py:{PRELUDE_LINES + 2}: "), keys
     assert "no spaces" in keys, keys
-    assert named.startswith(f"{p.root / '__main__.py'}:{PRELUDE_LINES + 4}: "), named
+    assert named.startswith(f"__main__.py:{PRELUDE_LINES + 4}: "), named
     assert "Not_A_Name" in named, named
     shown = p.sw("preview", rc=2)  # as the display says it
     assert f"Failures:\n    {keys}\n" in shown.out and "Traceback" not in shown.out + shown.err
@@ -2386,7 +2386,7 @@ def test_refused_before_the_run(
     line = PRELUDE_LINES + 1 + declared.count("\n")
     for command in (("preview",), ("up", "--yes")):
         refused = one_line(p.sw(*command, rc=2))
-        assert refused == f"error: {p.root / '__main__.py'}:{line}: {said}", refused
+        assert refused == f"error: __main__.py:{line}: {said}", refused
     assert get(cluster, "namespace", p.ns) is None
 
 
@@ -2439,9 +2439,9 @@ def test_a_stack_does_not_take_over_an_object_that_exists(
     failed = second.up(rc=1)
     main = second.root / "__main__.py"  # each at the line declaring it
     assert sorted(f.split(" already exists")[0] for f in failed.summary["failures"]) == [
-        f"{main}:{PRELUDE_LINES + 1}: kubernetes:core/v1:ConfigMap shared: ConfigMap "
+        f"{main.name}:{PRELUDE_LINES + 1}: kubernetes:core/v1:ConfigMap shared: ConfigMap "
         f"{first.ns}/shared",
-        f"{main}:{PRELUDE_LINES + 3}: kubernetes:core/v1:ConfigMap byhand: ConfigMap "
+        f"{main.name}:{PRELUDE_LINES + 3}: kubernetes:core/v1:ConfigMap byhand: ConfigMap "
         f"{first.ns}/byhand",
     ]
     assert live(cluster, "configmap", "shared", first.ns)["data"] == {"owner": "first"}

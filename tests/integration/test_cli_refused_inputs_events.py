@@ -32,7 +32,7 @@ def test_a_refused_deployment_fails_its_step_at_its_program_line(
     done = p.sw("preview", "--json", rc=2, process=True)  # the process's own exit code
     (failed,) = [e for e in done.of("step-done") if not e["ok"]]
     assert failed["name"] == "web"
-    where = f"{p.root / '__main__.py'}:{PRELUDE_LINES + 2}: "
+    where = f"__main__.py:{PRELUDE_LINES + 2}: "
     assert failed["error"].startswith(where), failed["error"]
     assert "Not_A_Name" in failed["error"], failed["error"]
     assert done.summary["failures"] == [failed["error"]]

@@ -291,7 +291,7 @@ def test_a_missing_target_fails_and_creates_nothing(new_project: Any, cluster: L
     planned = p.preview(rc=2)
     (done,) = planned.of("step-done")
     assert "does not exist" in done["error"] and "creates none" in done["error"], done["error"]
-    assert done["error"].startswith(f"{p.root / '__main__.py'}:{PRELUDE_LINES + 2}: "), done
+    assert done["error"].startswith(f"__main__.py:{PRELUDE_LINES + 2}: "), done
     failed = p.up(rc=2)  # nothing changed: bad input, as in the preview
     (done,) = failed.of("step-done")
     assert f"ConfigMap {p.ns}/absent does not exist" in done["error"], done["error"]

@@ -63,7 +63,7 @@ def test_apply_callbacks_read_fields_by_pulumis_attribute_names(
         )
     )
     assert failure == (
-        f"{p.root / '__main__.py'}:{broken}: stack output broken: an apply callback failed: "
+        f"__main__.py:{broken}: stack output broken: an apply callback failed: "
         "AttributeError: 'int' object has no attribute 'upper'"
     )
     stored = p.state()["outputs"]
@@ -94,7 +94,7 @@ def test_a_misspelt_field_name_is_refused_in_one_line_not_read_as_null(
     for command in (("preview", "--json"), ("up", "--yes", "--json")):
         said = one_line(p.sw(*command, rc=2))
         assert said == (
-            f"error: {p.root / '__main__.py'}:{line}: the program failed: AttributeError: "
+            f"error: __main__.py:{line}: the program failed: AttributeError: "
             "Service 'frontend' has no field status.load_balncer (did you mean load_balancer?)"
         ), said
     assert get(cluster, "namespace", p.ns) is None and p.history() == []
@@ -108,7 +108,7 @@ def test_a_misspelt_field_name_is_refused_in_one_line_not_read_as_null(
     assert p.preview().summary["counts"] == {"create": 1}  # not known before it exists
     failed = p.up(rc=1)
     assert failed.summary["failures"] == [
-        f"{p.root / '__main__.py'}:{PRELUDE_LINES + 3}: stack output phase: an apply callback "
+        f"__main__.py:{PRELUDE_LINES + 3}: stack output phase: an apply callback "
         "failed: AttributeError: Namespace 'ns' has no field status.phse "
         "(did you mean phase?)"
     ]

@@ -259,7 +259,7 @@ def test_a_transform_that_raises_is_one_line_naming_it_and_the_resource(
     for command in ("preview", "up"):
         failed = p.sw(command, *(("--yes",) if command == "up" else ()), rc=2)
         line = one_line(failed)
-        assert line.startswith(f"error: {p.root / '__main__.py'}:"), line
+        assert line.startswith("error: __main__.py:"), line
         assert ": transform 'stamped' of kubernetes:core/v1:ConfigMap 'web' failed at " in line
         assert "__main__.py:" in line and "ValueError: no owner label for web" in line, line
     assert p.state()["resources"] == before
@@ -364,12 +364,12 @@ def test_a_namespace_that_depends_on_an_object_inside_it_is_a_cycle(
         refused = p.sw(*command, rc=2)
         (line,) = refused.err.strip().splitlines()
         assert line.startswith(
-            f"error: {main}:{PRELUDE_LINES + 2}: dependency cycle: {cm} -> {ns} -> {cm} ("
+            f"error: {main.name}:{PRELUDE_LINES + 2}: dependency cycle: {cm} -> {ns} -> {cm} ("
         ), line
         assert f"{cm} is inside the Namespace {ns}, so it cannot exist before it" in line, line
         assert line.endswith(
-            f"declared: kubernetes:core/v1:ConfigMap cm ({main}:{PRELUDE_LINES + 2}), "
-            f"kubernetes:core/v1:Namespace ns ({main}:{PRELUDE_LINES + 3})"
+            f"declared: kubernetes:core/v1:ConfigMap cm ({main.name}:{PRELUDE_LINES + 2}), "
+            f"kubernetes:core/v1:Namespace ns ({main.name}:{PRELUDE_LINES + 3})"
         ), line
         assert "Traceback" not in refused.err and "step" not in refused.out
         said.add(line)

@@ -42,13 +42,13 @@ def test_a_callback_of_a_secret_that_raises_does_not_show_it(
     results = [p.sw("up", "--yes", rc=1), p.up(rc=1)]
     assert sorted(results[-1].summary["failures"]) == sorted(
         [
-            f"{program}:{first}: stack output configured: an apply callback failed: {HIDDEN}",
-            f"{program}:{first + 1}: stack output read: an apply callback failed: {HIDDEN}",
+            f"{program.name}:{first}: stack output configured: an apply callback failed: {HIDDEN}",
+            f"{program.name}:{first + 1}: stack output read: an apply callback failed: {HIDDEN}",
         ]
     )
     p.program(HEAD + BODY + USED)
     results += [p.sw("up", "--yes", rc=1), p.up(rc=1)]
-    used = f"{program}:{_line_of(program, 'str(int(v[:9]))')}"
+    used = f"{program.name}:{_line_of(program, 'str(int(v[:9]))')}"
     assert (
         f"{used}: kubernetes:core/v1:ConfigMap cm: an apply callback failed: {HIDDEN}"
         in results[-1].summary["failures"]
@@ -75,7 +75,7 @@ def test_a_resource_holding_a_secret_whose_callback_raises_fails_its_step_not_th
         assert "Traceback" not in result.err and PART not in result.out + result.err, result
     program = p.root / "__main__.py"
     assert results[-1].summary["failures"] == [
-        f"{program}:{_line_of(program, 'str(int(v[:9]))')}: kubernetes:core/v1:ConfigMap cm: "
+        f"{program.name}:{_line_of(program, 'str(int(v[:9]))')}: kubernetes:core/v1:ConfigMap cm: "
         f"an apply callback failed: {HIDDEN}"
     ]
     assert_nowhere(p, cluster, PART, *results)

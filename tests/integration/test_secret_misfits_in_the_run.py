@@ -62,7 +62,7 @@ def test_a_function_of_a_secret_read_in_the_run_does_not_show_it(
         results += [p.sw("up", "--yes", rc=1), p.up(rc=1)]
         failures = results[-1].summary["failures"]
         assert sorted(f.split(": ", 1)[1].split(": fn::")[0] for f in failures) == [
-            f"{program}:{line}" for line in lines
+            f"{program.name}:{line}" for line in lines
         ], failures
         for failure in failures:
             assert "what they hold is not shown" in failure, failure

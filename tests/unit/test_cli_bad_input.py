@@ -56,7 +56,7 @@ def test_a_project_or_stack_file_that_is_not_utf8_names_the_file(
 ) -> None:
     (project / file).write_bytes(b"\xff\xfe name: shop\n")
     assert refuse("config", "get", "x") == (
-        f"{project / file} is not UTF-8 text (byte 0xff at offset 0): save it as UTF-8"
+        f"{file} is not UTF-8 text (byte 0xff at offset 0): save it as UTF-8"
     )
 
 
@@ -69,7 +69,7 @@ def test_a_date_in_the_stack_file_that_is_no_day_is_named_at_its_line(
         "config:\n  policy:exemptions:\n    - policy: image-tag\n      expires: 2026-13-01\n"
     )
     assert refuse("preview") == (
-        f"{project / 'Stackwright.dev.yaml'}:4: 2026-13-01 is no day (month must be in 1..12): "
+        "Stackwright.dev.yaml:4: 2026-13-01 is no day (month must be in 1..12): "
         "write a real date as YYYY-MM-DD"
     )
 
@@ -265,7 +265,7 @@ def test_a_misspelt_key_in_the_project_file_is_refused_not_ignored(
     # `mian` ignored would run the default __main__.py, not the program the user named.
     (project / "Stackwright.yaml").write_text("name: shop\nruntime: python\nmian: app.py\n")
     assert refuse("config", "get", "x") == (
-        f"{project / 'Stackwright.yaml'}: unknown key 'mian'; did you mean 'main'? "
+        "Stackwright.yaml: unknown key 'mian'; did you mean 'main'? "
         "a project file has name, runtime, description, main, backend"
     )
 
@@ -398,7 +398,7 @@ def test_an_import_whose_metadata_names_another_namespace_is_refused_at_its_line
             '    opts=sw.ResourceOptions(import_="team/web"),\n'
             ")\n"
         )
-        where = f"{project / '__main__.py'}:4"
+        where = "__main__.py:4"
     else:
         (project / "Stackwright.yaml").write_text(
             "name: shop\nruntime: yaml\nresources:\n  web:\n"
@@ -406,7 +406,7 @@ def test_an_import_whose_metadata_names_another_namespace_is_refused_at_its_line
             "    properties:\n      metadata: {namespace: prod}\n"
             "    options: {import: team/web}\n"
         )
-        where = f"{project / 'Stackwright.yaml'}:4"
+        where = "Stackwright.yaml:4"
     for command in (["preview"], ["up", "--yes"]):
         assert refuse(*command) == (
             f"{where}: kubernetes:core/v1:ConfigMap web: metadata.namespace 'prod' is not the "
@@ -426,7 +426,7 @@ def test_an_unknown_yaml_option_is_refused_at_its_own_line(project: Path, refuse
     )
     for command in (["preview"], ["up", "--yes"]):
         assert refuse(*command).startswith(
-            f"{project / 'Stackwright.yaml'}:9: resource cm: unknown option 'retainOnDelet'; "
+            "Stackwright.yaml:9: resource cm: unknown option 'retainOnDelet'; "
             "did you mean 'retainOnDelete'? it takes additionalSecretOutputs, aliases,"
         )
 
@@ -461,7 +461,7 @@ def test_a_provider_resource_with_unusable_settings_is_named_at_its_line(
     )
     said = said.format(home=tmp_path)
     message = refuse("preview")
-    assert message.startswith(f"{project / 'Stackwright.yaml'}:4: provider k8s: {said}"), message
+    assert message.startswith(f"Stackwright.yaml:4: provider k8s: {said}"), message
     ambient = "a provider resource reads none of the stack's kubernetes: settings: give it"
     assert (ambient in message) == ("kubeconfig" not in settings), message
 
@@ -491,7 +491,7 @@ def test_a_yaml_slip_in_the_project_file_is_named_with_its_fix(
         f"  cm:\n{line}\n    type: kubernetes:core/v1:ConfigMap\n"
     )
     # The `FILE:LINE: …` form of every other mistake in a YAML program.
-    assert refuse("preview") == f"{project / 'Stackwright.yaml'}:{said}"
+    assert refuse("preview") == f"Stackwright.yaml:{said}"
 
 
 @pytest.mark.parametrize("command", [("stack", "graph"), ("stack", "export", "--file")])

@@ -268,7 +268,7 @@ def test_a_misspelt_project_name_is_named_with_the_missing_name(
 ) -> None:
     (project / "Stackwright.yaml").write_text("nme: shop\nruntime: python\n")
     assert refused(["config", "ls"], capsys) == (
-        f"error: {project / 'Stackwright.yaml'}: `name` is missing; add `name: <project "
+        "error: Stackwright.yaml: `name` is missing; add `name: <project "
         "name>` (in place of 'nme'?)"
     )
 

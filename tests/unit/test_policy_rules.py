@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -149,8 +150,12 @@ def test_policy_check_on_files(
 
 
 def test_policy_check_through_a_helm_chart(
-    tmp_path: Path, config_file: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path,
+    config_file: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    monkeypatch.chdir(CHART.parent)  # a finding names its file from there, as the text does
     packs = ["--pack", "kubernetes-best-practices", "--pack", "pod-security-restricted"]
     for flag in (True, False):
         values = tmp_path / f"values-{flag}.yaml"
@@ -162,7 +167,7 @@ def test_policy_check_through_a_helm_chart(
         if flag:
             _assert_each_case(found, OFFLINE)
             sources = {f["source"] for f in found["findings"]}
-            assert sources == {str(CHART / "templates" / "objects.yaml")}
+            assert sources == {os.path.join(CHART.name, "templates", "objects.yaml")}
         else:
             assert found["findings"] == []
 
@@ -191,14 +196,24 @@ def test_a_realistic_chart_with_values(
     assert texts["findings"] == latest["findings"]
 
 
-def test_policy_check_on_a_kustomization(capsys: pytest.CaptureFixture[str]) -> None:
+def test_policy_check_on_a_kustomization(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Built by the real Kustomize (`kubectl kustomize`): the overlay's namespace and image
-    override are what the policies see."""
-    overlay = Path(__file__).parents[1] / "data" / "kustomize" / "overlays" / "production"
+    override are what the policies see; each finding names the overlay, from the directory
+    the command was started in, or absolutely when it is elsewhere."""
+    kustomize = Path(__file__).parents[1] / "data" / "kustomize"
+    overlay = kustomize / "overlays" / "production"
+    monkeypatch.chdir(kustomize)
     found = _check(capsys, str(overlay), "--json")
     deployments = [f for f in found["findings"] if f["kind"] == "Deployment"]
     assert deployments and all(f["namespace"] == "catalog-production" for f in deployments)
-    assert all(f["source"] == str(overlay) for f in found["findings"])
+    assert all(f["source"] == os.path.join("overlays", "production") for f in found["findings"])
+    monkeypatch.chdir(overlay / "..")
+    elsewhere = _check(capsys, str(kustomize / "base"), "--json")
+    assert elsewhere["findings"] and all(
+        f["source"] == str(kustomize / "base") for f in elsewhere["findings"]
+    )
     assert "SW-K8S-012" not in {f["id"] for f in deployments}, "newTag 1.29 pins the image"
     assert "SW-K8S-004" in {f["id"] for f in deployments}
 

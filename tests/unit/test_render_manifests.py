@@ -429,7 +429,7 @@ def test_a_name_with_a_slash_is_refused_naming_the_name(
         code, out = run(capsys, *command)
         assert (code, out.count("\n")) == (2, 1), out
         assert out.strip() == (
-            f"error: {rendering / '__main__.py'}:{line}: kubernetes:core/v1:ConfigMap c: its "
+            f"error: __main__.py:{line}: kubernetes:core/v1:ConfigMap c: its "
             "metadata.name 'a/b' holds a '/', which no Kubernetes name may (a name is part of "
             "the object's URL): give it a name of lowercase letters, digits, '-' and '.'; "
             "nothing was changed"
