@@ -72,7 +72,10 @@ def _global(
             raise UsageError(f"--cwd {cwd}: no such directory; pass an existing project directory")
         os.chdir(cwd)
     # Messages name the user's files from here, as compilers do (the program runs elsewhere).
-    record_starting_directory(os.getcwd())
+    try:
+        record_starting_directory(os.getcwd())
+    except FileNotFoundError:  # started in a folder since deleted: `cluster list` works there
+        record_starting_directory(None)
 
 
 # A command allocates many objects that live until it exits (the program's resources, their

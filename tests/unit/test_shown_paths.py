@@ -5,6 +5,8 @@ when under it (as mypy, ruff and gcc do), absolute elsewhere and when nothing is
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -106,3 +108,19 @@ def test_a_yaml_file_s_problem_names_it_from_the_starting_directory(tmp_path: Pa
     unplaced = yaml.YAMLError("no place known")
     said = not_valid_yaml(tmp_path / "Stackwright.yaml", unplaced)
     assert said == "Stackwright.yaml: not valid YAML: no place known", said
+
+
+def test_a_command_started_in_a_deleted_folder_still_runs(tmp_path: Path) -> None:
+    """No starting directory to record (the shell's folder was removed under it): paths stay
+    absolute, and a command that needs no folder works as it did."""
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    script = (
+        "import os, sys; os.chdir(sys.argv[1]); os.rmdir(sys.argv[1]); "
+        "from stackwright.cli.main import main; main(['cluster', 'list'])"
+    )
+    env = {**os.environ, "STACKWRIGHT_HOME": str(tmp_path / "home")}
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(gone)], capture_output=True, text=True, env=env
+    )
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
