@@ -384,7 +384,8 @@ class Logged:
             if (n := sum(1 for log in self._kept if log.severity == severity))
         ]
         head = Text(f"Diagnostics ({', '.join(counts)}):", style="bold")
-        return [head, *(Text("    ").append_text(diagnostic_line(log)) for log in self._kept)]
+        said = [Text("    ").append_text(diagnostic_line(log)) for log in self._kept]
+        return [head, *said, Text("")]  # a blank line before the next section, as Pulumi's
 
 
 def _finding_where(finding: Finding) -> str:

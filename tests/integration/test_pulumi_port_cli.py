@@ -253,6 +253,7 @@ def test_the_programs_log_messages_and_is_dry_run_in_preview_and_up(
         "Diagnostics (1 error, 1 warning):\n"
         "    warning: settings: mode is prod\n"
         "    error: no backup configured\n"
+        "\n"
         "Resources:\n"
     ) in text
     applied = p.up()

@@ -819,6 +819,7 @@ def test_the_programs_messages_show_as_they_come_and_warnings_and_errors_again_c
         "Diagnostics (1 error, 1 warning):\n"
         "    warning: app-config: replicas below 2\n"
         "    error: no backup configured\n"
+        "\n"
         "Resources:\n"
     ) in text
 
