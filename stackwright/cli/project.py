@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from contextvars import ContextVar
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn, Protocol, TypeVar
 
 import typer
 
@@ -269,6 +269,13 @@ def _confirm(kind: str, yes: bool, as_json: bool, command: str = "", warning: st
     return typer.confirm(f"Do you want to perform this {kind}?", default=False)
 
 
+def _declined(what: str = "changed") -> NoReturn:
+    """A question answered no: nothing done, exit 1, as Pulumi, Terraform and apt end one
+    (Ctrl-D at the question exits 1 too), so `stackwright up && next-step` stops there."""
+    typer.echo(f"Cancelled: nothing was {what}.")
+    raise typer.Exit(1)
+
+
 def _can_ask(kind: str, as_json: bool, command: str = "") -> None:
     """Refuse (one line, exit 2) a command that will ask, with no one to answer (no
     terminal, or a CI job's): said before its preview, which would read the cluster only
@@ -290,13 +297,12 @@ _WITHOUT_CHANGES = {
 }
 
 
-def _confirm_state_edit(ws: StoredStack, command: str, what: str, yes: bool, as_json: bool) -> bool:
-    """As `pulumi state …` asks: an edit of the state bypasses the program and the engine."""
+def _confirm_state_edit(ws: StoredStack, command: str, what: str, yes: bool, as_json: bool) -> None:
+    """As `pulumi state …` asks: an edit of the state bypasses the program and the engine
+    (declined: `_declined`)."""
     warning = f"This command will edit stack {ws.stack}'s state directly: {what}."
-    if _confirm("state edit", yes, as_json, command, warning):
-        return True
-    typer.echo("Cancelled: nothing was changed.")
-    return False
+    if not _confirm("state edit", yes, as_json, command, warning):
+        _declined()
 
 
 def _report_done(
@@ -456,8 +462,7 @@ def up(
                 planned, "the preview shows changes; nothing was changed"
             )
         if not _confirm("update", yes, as_json, "up"):
-            typer.echo("Cancelled: nothing was changed.")
-            return
+            _declined()
     with _rendering("up", json_lines=as_json, show_diff=diff) as render:
         summary = ws.up(
             events.expecting_no_changes(_SaidOnce(render, said), expect_no_changes),
@@ -531,8 +536,7 @@ def destroy(
         with _rendering("preview", json_lines=as_json, show_diff=False) as render:
             ws.destroy(render, select=select, parallel=parallel, preview=True)
         if not _confirm("destroy", yes, as_json):
-            typer.echo("Cancelled: nothing was changed.")
-            return
+            _declined()
     with _rendering("destroy", json_lines=as_json, show_diff=False) as render:
         summary = ws.destroy(render, select=select, parallel=parallel)
     _finish(summary)
@@ -581,8 +585,7 @@ def refresh(
         if preview_only:
             return
         if not _confirm("refresh", yes, as_json):
-            typer.echo("Cancelled: nothing was changed.")
-            return
+            _declined()
     with _rendering("refresh", json_lines=as_json, show_diff=True) as render:
         summary = ws.refresh(render, select=select)
     _finish(summary)
@@ -657,8 +660,7 @@ def import_(
         if not _confirm(
             "import", yes, as_json, warning=f"Previewing import into stack {ws.stack}:{lines}"
         ):
-            typer.echo("Cancelled: nothing was changed.")
-            return
+            _declined()
     imported = ws.import_objects(entries, protect=protect)
     if file is None:  # TYPE NAME ID: the statement to add to the program
         (done,) = imported
@@ -865,7 +867,7 @@ def stack_rm(
         _refuse_another_stack(f"stack rm {name}", name, stack)
     name = name or selected_stack(project, stack)
     if not yes and not _confirm(f"removal of stack {name}", yes, as_json, "stack rm"):
-        return
+        _declined()
     _remove_stack(project, name, force=force, as_json=as_json, preserve_config=preserve_config)
 
 
@@ -1741,8 +1743,7 @@ def state_delete(
         if target_dependents
         else f"forget {urn} (the object stays in the cluster, without the stack's marks)"
     )
-    if not _confirm_state_edit(ws, "state delete", what, yes, as_json):
-        return
+    _confirm_state_edit(ws, "state delete", what, yes, as_json)
     left_marked = ""  # why the cluster kept the marks, when it did
 
     def started(event: Event) -> None:  # a stopped local cluster it started, as `up` says
@@ -1756,8 +1757,7 @@ def state_delete(
             f"{remain}. Forget it anyway, the object keeping the stack's marks?", default=False
         ):
             # A refusal after others' marks came off changed those (the message said so).
-            typer.echo(f"Cancelled: nothing was {'forgotten' if remain.unmarked else 'changed'}.")
-            return
+            _declined("forgotten" if remain.unmarked else "changed")
         left_marked = remain.reason
         done = ws.forget(
             urn,
@@ -1812,8 +1812,7 @@ def state_unprotect(
 ) -> None:
     """Clear a resource's protection so it may be deleted."""
     ws = _stored(stack)
-    if not _confirm_state_edit(ws, "state unprotect", f"unprotect {urn}", yes, as_json):
-        return
+    _confirm_state_edit(ws, "state unprotect", f"unprotect {urn}", yes, as_json)
     ws.backend.unprotect(ws.project.name, ws.stack, urn)
     text = f"{urn} is no longer protected."
     _report_done(as_json, "state", "unprotect", ws.project.name, ws.stack, text, urn=urn)
@@ -1832,8 +1831,7 @@ def state_rename(
     After renaming it in the program, instead of an alias; what refers to it follows."""
     ws = _stored(stack)
     what = f"rename {urn} to {new_name} (what refers to it follows; the object is untouched)"
-    if not _confirm_state_edit(ws, "state rename", what, yes, as_json):
-        return
+    _confirm_state_edit(ws, "state rename", what, yes, as_json)
     renamed = ws.backend.rename_resource(ws.project.name, ws.stack, urn, new_name)
     text = f"Renamed {urn} to {renamed}."
     project = ws.project.name
@@ -1851,8 +1849,7 @@ def state_move(
     """Move resources to another stack of the project."""
     ws = _stored(stack)
     what = f"move {', '.join(urns)} (and their children) to stack {dest}"
-    if not _confirm_state_edit(ws, "state move", what, yes, as_json):
-        return
+    _confirm_state_edit(ws, "state move", what, yes, as_json)
     moved = ws.backend.move_resource(ws.project.name, ws.stack, dest, urns)
     # Children go with their parents: name every resource moved, as they are named there.
     text = "\n    ".join(

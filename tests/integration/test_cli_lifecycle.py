@@ -1439,7 +1439,9 @@ def test_import_shows_what_it_imports_and_asks_first(
         "terminal\n"
     )
     monkeypatch.setattr("sys.stdin", Terminal("n\n"))
-    main(args)
+    with pytest.raises(SystemExit) as declined:  # as Pulumi ends a declined update: not 0
+        main(args)
+    assert declined.value.code == 1
     out = capsys.readouterr().out
     assert out.startswith(
         f"Previewing import into stack {STACK}:\n    = import {p.ns}/legacy as {urn} (protected)\n"

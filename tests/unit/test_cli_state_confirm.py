@@ -88,7 +88,9 @@ def test_in_a_terminal_a_state_edit_asks_first(
 ) -> None:
     before = _state()
     monkeypatch.setattr("sys.stdin", Terminal("n\n"))
-    main(command)
+    with pytest.raises(SystemExit) as declined:
+        main(command)
+    assert declined.value.code == 1
     out = capsys.readouterr().out
     assert out.startswith("This command will edit stack dev's state directly: ")
     assert "Do you want to perform this state edit? [y/N]: " in out
@@ -106,7 +108,9 @@ def test_a_delete_that_cannot_reach_the_cluster_asks_whether_to_forget_anyway(
     urns = _with_resources(project, capsys)
     before = _state()
     monkeypatch.setattr("sys.stdin", Terminal("y\nn\n"))
-    main(["state", "delete", urns[1]])
+    with pytest.raises(SystemExit) as declined:
+        main(["state", "delete", urns[1]])
+    assert declined.value.code == 1
     out = capsys.readouterr().out
     question = f"cannot take stack dev's marks off {CM} default/b: no kubeconfig found"
     assert question in out
@@ -240,3 +244,17 @@ def test_state_delete_json_carries_the_notes_of_what_stays(
     )
     assert [n[: len(note)] for n in done["notes"]] == [note], done
     assert done["removed"] == [urn] and _state() == []
+
+
+def test_a_declined_stack_removal_says_so_and_exits_1(
+    project: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As Pulumi ends a declined question ("confirmation declined"), not 0: a script's
+    `stackwright stack rm prod && …` stops there. It returned silently, exit 0."""
+    _with_resources(project, capsys)
+    monkeypatch.setattr("sys.stdin", Terminal("n\n"))
+    with pytest.raises(SystemExit) as declined:
+        main(["stack", "rm", "prod"])
+    assert declined.value.code == 1
+    assert capsys.readouterr().out.endswith("Cancelled: nothing was changed.\n")
+    assert _state("prod") == []  # still there: load() of a removed stack fails
