@@ -20,7 +20,7 @@ import typer
 from stackwright.cli.lines import error_line, json_document
 from stackwright.cli.project import PolicyPacks
 from stackwright.cli.terminal import machine_stdout
-from stackwright.errors import StackwrightError, UsageError, redact
+from stackwright.errors import PolicyViolation, StackwrightError, UsageError, redact
 from stackwright.lazy import lazy_module
 
 if TYPE_CHECKING:
@@ -110,7 +110,7 @@ def _show(report: policy.Report, output_format: str) -> None:
     else:
         typer.echo("\n".join(line.plain for line in render.policy_lines(report)))
     if report.blocked:
-        raise typer.Exit(3)
+        raise typer.Exit(PolicyViolation.exit_code)
 
 
 @app.command("check")

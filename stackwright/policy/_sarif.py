@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from stackwright.errors import shown_path
+from stackwright.errors import PolicyViolation, shown_path
 from stackwright.policy._core import Level, Policy
 from stackwright.policy._evaluate import Report
 from stackwright.version import VERSION
@@ -94,6 +94,14 @@ def to_sarif(report: Report, *, version: str = VERSION) -> dict[str, Any]:
             result["locations"] = [location]
         results.append(result)
     run = _run(version, rules, results)
+    # The check ran to its end (a blocking finding is a result, not a failed run), with the
+    # exit code the command ends with: what a reader of the log alone needs to tell them apart.
+    run["invocations"] = [
+        {
+            "executionSuccessful": True,
+            "exitCode": PolicyViolation.exit_code if report.blocked else 0,
+        }
+    ]
     run["properties"] = {"exemptions": [e.to_dict() for e in report.exemptions]}
     return _log(run)
 

@@ -520,6 +520,9 @@ def test_policy_check_of_nothing_warns_that_nothing_was_checked(
     main(["policy", "check", str(tmp_path), "--format", "sarif"])
     out, err = capsys.readouterr()
     assert json.loads(out)["runs"][0]["results"] == []
+    assert json.loads(out)["runs"][0]["invocations"] == [
+        {"executionSuccessful": True, "exitCode": 0}
+    ]
     assert err == (
         f"warning: no Kubernetes objects found in {tmp_path}; nothing was checked (files that "
         "are not manifests are skipped in directories)\n"
@@ -576,6 +579,8 @@ def test_sarif_is_valid_sarif_2_1_0(tmp_path: Path, capsys: pytest.CaptureFixtur
         "region": {"startLine": 3},
     }
     assert tag["properties"]["fieldPath"] == "spec.containers[0].image"
+    # The run says how it ended, as a failed one does (a log read alone tells them apart).
+    assert run["invocations"] == [{"executionSuccessful": True, "exitCode": 3}]
     # An invalid log is refused by the same validator (the test can fail).
     del tag["message"]
     with pytest.raises(jsonschema.ValidationError):
