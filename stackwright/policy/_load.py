@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+import os
 import sys
 import traceback
 from collections.abc import Iterable
@@ -78,9 +79,13 @@ def _where(file: Path, exc: Exception) -> str:
     """FILE:LINE of the pack's own line that failed (a syntax error's, or the last frame in
     the file), or FILE."""
     shown = shown_path(file)
-    if isinstance(exc, SyntaxError) and exc.lineno and exc.filename == str(file):
+    # The loader names the file by its absolute path (`--policy-pack packs` gives a relative one).
+    own = os.path.abspath(file)
+    if isinstance(exc, SyntaxError) and exc.lineno and os.path.abspath(exc.filename or "") == own:
         return f"{shown}:{exc.lineno}"
-    frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == str(file)]
+    frames = [
+        f for f in traceback.extract_tb(exc.__traceback__) if os.path.abspath(f.filename) == own
+    ]
     return f"{shown}:{frames[-1].lineno}" if frames else shown
 
 

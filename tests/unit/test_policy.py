@@ -4,6 +4,7 @@ up against the fake cluster: a blocked up makes no call at all)."""
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import importlib.resources
 import json
@@ -385,6 +386,12 @@ def test_a_broken_pack_module_is_one_line_naming_the_file(tmp_path: Path) -> Non
     (tmp_path / "broken.py").write_text("import os\n\nraise ValueError('no')\n")
     with pytest.raises(UsageError, match=r"broken.py:3 failed to load: ValueError: no$"):
         load_directory(tmp_path)
+    # Named by a relative path (`--policy-pack packs`), the line is still found.
+    with (
+        contextlib.chdir(tmp_path.parent),
+        pytest.raises(UsageError, match=r"broken.py:3 failed to load: ValueError: no$"),
+    ):
+        load_directory(Path(tmp_path.name))
     # A syntax error at its line; a module not there, with where it should be.
     (tmp_path / "broken.py").write_text("import os\ndef oops(:\n")
     with pytest.raises(UsageError, match=r"broken.py:2 failed to load: SyntaxError: invalid"):
