@@ -472,10 +472,11 @@ def there_refused(p: Project, cluster: LiveCluster, verb: str, uid: str | None =
     """`up` fails "there"'s step alone, as the object "here"'s step `verb`, before it
     applies: ns/same is still "here"'s (`still_here`), "there" is not recorded."""
     (failure,) = p.up(rc=1).summary["failures"]
-    # Where each was declared: "there"'s line leads, "here"'s follows its name.
+    # Where each was declared (from the project folder, where the run starts): "there"'s
+    # line leads, "here"'s follows its name.
     assert re.fullmatch(
-        rf"\S+__main__\.py:\d+: {CM} there: ConfigMap {p.ns}/same is the object {CM} here "
-        rf"{verb} \(\S+__main__\.py:\d+\): each would overwrite the other's fields; give one "
+        rf"__main__\.py:\d+: {CM} there: ConfigMap {p.ns}/same is the object {CM} here "
+        rf"{verb} \(__main__\.py:\d+\): each would overwrite the other's fields; give one "
         r"of them another metadata\.name",
         failure,
     ), failure
