@@ -64,7 +64,7 @@ def count_name(key: TypeKey) -> str:
 
 
 def usage(key: TypeKey, obj: Obj | None) -> Amounts:
-    """What one object uses (the evaluators' Usage); nothing for a terminal pod."""
+    """What one object uses (the evaluators' Usage); a terminal pod only its `count/pods`."""
     if obj is None:
         return {}
     if key == POD_TYPE:
@@ -95,9 +95,12 @@ def usage(key: TypeKey, obj: Obj | None) -> Amounts:
 
 
 def _pod_usage(pod: Obj) -> Amounts:
+    """PodUsageFunc: `count/pods` counts every pod stored; `pods` and the compute
+    resources only those not yet terminal (Succeeded or Failed)."""
+    used: Amounts = {"count/pods": Fraction(1)}
     if (pod.get("status") or {}).get("phase") in _TERMINAL:
-        return {}
-    used: Amounts = {"pods": Fraction(1), "count/pods": Fraction(1)}
+        return used
+    used["pods"] = Fraction(1)
     spec = pod.get("spec") or {}
     for field, prefix in (("requests", "requests."), ("limits", "limits.")):
         for name, qty in pod_totals(spec, field).items():

@@ -183,6 +183,26 @@ def test_terminal_pods_free_their_share(cluster: Cluster) -> None:
     assert cluster.quota.totals("team")["pods"] == 1
 
 
+def test_count_pods_counts_terminal_pods_too(cluster: Cluster) -> None:
+    """Upstream's PodUsageFunc: `count/pods` is every pod stored, `pods` only live ones."""
+    make(cluster, "resourcequotas", resource_quota("stored", **{"count/pods": "1"}))
+    made = make(cluster, "pods", pod("a", requests={"cpu": "1"}))
+    pods = cluster.type_for("", "v1", "pods")
+    cluster.update(
+        pods, "team", "a", {**made, "status": {**made["status"], "phase": "Failed"}},
+        OPTS, subresource="status",
+    )  # fmt: skip
+    totals = cluster.quota.totals("team")
+    assert {k: totals[k] for k in ("count/pods", "pods", "requests.cpu")} == {
+        "count/pods": 1,
+        "pods": 0,
+        "requests.cpu": 0,
+    }
+    assert "requested: count/pods=1, used: count/pods=1, limited: count/pods=1" in refusal(
+        cluster, "pods", pod("b")
+    )
+
+
 def test_compute_quota_needs_every_container_to_state_it(cluster: Cluster) -> None:
     make(cluster, "resourcequotas", resource_quota(
         "compute", **{"limits.cpu": "1", "requests.memory": "1Gi"}
