@@ -33,6 +33,7 @@ from stackwright.localcluster import (
     defaults,
     limitranger,
     patch,
+    priority,
     quota,
     rbac,
     selectors,
@@ -146,6 +147,8 @@ class Cluster:
         self._hooks: list[Callable[[Change], None]] = []
         #: What each namespace with a ResourceQuota uses, kept as writes commit.
         self.quota = quota.Usage(store)
+        #: The Priority admission plugin, with the globalDefault PriorityClasses it keeps.
+        self.priorities = priority.Priorities(store)
         #: The ValidatingAdmissionPolicies and bindings, compiled as they are written.
         self.policies = admissionpolicy.Policies(store, self.registry)
         self._bootstrap()
@@ -153,9 +156,10 @@ class Cluster:
     # --- bootstrap -----------------------------------------------------------
 
     def _bootstrap(self) -> None:
-        """The namespaces and the Services every cluster starts with: `default/kubernetes`,
-        and `kube-system/kube-dns` as kubeadm and kind make it (its address is what Pods'
-        resolv.conf names; programs read it, `Service.get("dns", "kube-system/kube-dns")`)."""
+        """The namespaces, the system PriorityClasses and the Services every cluster starts
+        with: `default/kubernetes`, and `kube-system/kube-dns` as kubeadm and kind make it
+        (its address is what Pods' resolv.conf names; programs read it,
+        `Service.get("dns", "kube-system/kube-dns")`)."""
         ns_type = self._builtin("", "v1", "namespaces")
         for name in INITIAL_NAMESPACES:
             if self.store.get(NAMESPACE_TYPE, "", name) is None:
@@ -165,6 +169,10 @@ class Cluster:
                     {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}},
                     WriteOptions(field_manager="kube-apiserver"),
                 )
+        class_type = self._builtin("scheduling.k8s.io", "v1", "priorityclasses")
+        for klass in priority.SYSTEM_CLASSES:  # a cluster older than them gets them too
+            if self.store.get(class_type.key, "", klass["metadata"]["name"]) is None:
+                self.create(class_type, "", klass, WriteOptions(field_manager="kube-apiserver"))
         svc_type = self._builtin("", "v1", "services")
         if self.store.get(svc_type.key, "default", "kubernetes") is None:
             self.create(
@@ -471,7 +479,7 @@ class Cluster:
         else:
             meta.pop("generation", None)
         self._validate(rtype, obj, None)
-        warnings += self._admit_by_policies("CREATE", rtype, None, obj, opts)
+        warnings += self._validating_admission("CREATE", rtype, None, obj, opts)
         ssa.track_update(
             None, obj, manager=opts.manager(), root=rtype.schema, resolve=rtype.resolve,
             api_version=rtype.api_version, now=now,
@@ -567,7 +575,7 @@ class Cluster:
             self._validate(rtype, new, old)
         warnings = [
             *(warnings or []),
-            *self._admit_by_policies("UPDATE", rtype, old, new, opts, subresource),
+            *self._validating_admission("UPDATE", rtype, old, new, opts, subresource),
         ]
         now = timestamp(self.clock())
         if operation == "Update":
@@ -731,7 +739,7 @@ class Cluster:
         if _has_generation(rtype):
             meta["generation"] = 1
         self._validate(rtype, obj, None)
-        warnings = self._admit_by_policies("CREATE", rtype, None, obj, opts)
+        warnings = self._validating_admission("CREATE", rtype, None, obj, opts)
         return Written(
             self._commit(rtype, None, obj, opts.dry_run), created=True, warnings=warnings
         )
@@ -740,10 +748,13 @@ class Cluster:
 
     def delete(
         self, rtype: ResourceType, namespace: str, name: str, opts: DeleteOptions,
-        warnings: list[str] | None = None,
+        warnings: list[str] | None = None, *, collection: bool = False,
     ) -> tuple[Obj, bool]:  # fmt: skip
         """Delete an object; returns (object, gone) — gone is False while finalizers hold it.
-        `warnings` gets what admission policies warn of."""
+        `warnings` gets what admission policies warn of. A system PriorityClass is refused
+        unless a DELETE of the `collection` reaches it: upstream's deletecollection calls
+        the generic store's Delete, not the one of the PriorityClass storage that guards
+        them (they come back at the cluster's next start, as at kube-apiserver's)."""
         ns = namespace if rtype.namespaced else ""
         obj = self.store.get(rtype.key, ns, name)
         if obj is None:
@@ -753,6 +764,10 @@ class Cluster:
                 f'namespaces "{name}" is forbidden: this namespace may not be deleted',
                 details={"name": name, "kind": "namespaces"},
             )
+        if rtype.key == priority.CLASS_TYPE and not collection:
+            refusal = priority.system_class_deleted(name)
+            if refusal is not None:
+                raise refusal
         meta = obj["metadata"]
         _check_uid_precondition(rtype, name, opts.precondition_uid, obj)
         if opts.precondition_rv and opts.precondition_rv != meta.get("resourceVersion"):
@@ -768,7 +783,7 @@ class Cluster:
             )  # fmt: skip
         if warnings is None:
             warnings = []
-        warnings += self._admit_by_policies(
+        warnings += self._validating_admission(
             "DELETE", rtype, obj, None, WriteOptions(dry_run=opts.dry_run, user=opts.user)
         )
         finalizers = list(meta.get("finalizers") or [])
@@ -832,7 +847,7 @@ class Cluster:
         for obj in listed.items:
             meta = obj["metadata"]
             try:
-                self.delete(rtype, meta.get("namespace", ""), meta["name"], opts)
+                self.delete(rtype, meta.get("namespace", ""), meta["name"], opts, collection=True)
             except status.NotFound:
                 continue
         return listed
@@ -992,20 +1007,25 @@ class Cluster:
         if admit is not None:
             admit(self, old, obj)
         if rtype.namespaced and not subresource:
-            # LimitRanger mutates, then ResourceQuota checks what it made (their order
-            # in kube-apiserver's plugin chain).
+            # LimitRanger and Priority mutate, then ResourceQuota checks what they made
+            # (their order in kube-apiserver's plugin chain).
             if rtype.key in (limitranger.POD_TYPE, limitranger.CLAIM_TYPE):
                 limitranger.admit(self.store, rtype.key, old, obj)
+            if rtype.key == POD_TYPE:
+                self.priorities.admit_pod(old, obj)
             self.quota.admit(rtype.key, old, obj)
         if rtype.key == certificates.CSR_TYPE:
             certificates.admit(self.store, obj, old, subresource, opts.user, opts.requester)
 
-    def _admit_by_policies(
+    def _validating_admission(
         self, operation: str, rtype: ResourceType, old: Obj | None, obj: Obj | None,
         opts: WriteOptions, subresource: str = "",
     ) -> list[str]:  # fmt: skip
-        """The ValidatingAdmissionPolicies' verdict (admissionpolicy.py): validating
-        admission, after validation as in the API server; their warnings, or the refusal."""
+        """Validating admission, after validation as in the API server: Priority's check of
+        a PriorityClass, then the ValidatingAdmissionPolicies' verdict (admissionpolicy.py),
+        their warnings or the refusal."""
+        if rtype.key == priority.CLASS_TYPE and obj is not None:
+            self.priorities.validate_class(old, obj)
         if not self.policies.active:
             return []
         meta = (obj if obj is not None else old or {})["metadata"]

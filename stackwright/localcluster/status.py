@@ -200,13 +200,16 @@ def qualified(resource: str, group: str) -> str:
     return f"{resource}.{group}" if group else resource
 
 
-def admission_forbidden(resource: str, meta: dict[str, Any], why: str) -> Forbidden:
+def admission_forbidden(
+    resource: str, meta: dict[str, Any], why: str, *, group: str = ""
+) -> Forbidden:
     """An admission plugin's refusal (admission.NewForbidden): the object is named by its
     generateName while it has no name yet (`pods "web-6c8f-" is forbidden: …`)."""
     shown = meta.get("name") or meta.get("generateName") or ""
-    return Forbidden(
-        f'{resource} "{shown}" is forbidden: {why}', details={"name": shown, "kind": resource}
-    )
+    details = {"name": shown, "kind": resource}
+    if group:
+        details["group"] = group
+    return Forbidden(f'{qualified(resource, group)} "{shown}" is forbidden: {why}', details=details)
 
 
 def not_found(resource: str, group: str, name: str) -> NotFound:

@@ -3989,22 +3989,36 @@ def _storage_class(obj: Obj, old: Obj | None) -> list[Cause]:
     return causes
 
 
-_SYSTEM_PRIORITY_CLASSES = {
+#: The system PriorityClasses' values (schedulingapiv1.SystemPriorityClasses); priority.py makes them.
+SYSTEM_PRIORITY_CLASSES = {
     "system-node-critical": 2000001000,
     "system-cluster-critical": 2000000000,
 }
 
 
 def _priority_class(obj: Obj, old: Obj | None) -> list[Cause]:
-    causes: list[Cause] = []
+    """ValidatePriorityClass at creation, ValidatePriorityClassUpdate after (value and
+    preemptionPolicy immutable): a `system-` name must be one of the system classes as
+    kube-apiserver makes them (IsKnownSystemPriorityClass), a user's value at most 1e9."""
+    if old is not None:
+        causes: list[Cause] = []
+        if obj.get("value") != old.get("value"):
+            causes.append(forbidden("value", "may not be changed in an update."))
+        causes.extend(
+            _immutable(obj.get("preemptionPolicy"), old.get("preemptionPolicy"), "preemptionPolicy")
+        )
+        return causes
+    causes = []
     name = _s(_d(obj.get("metadata")).get("name"))
     value = _i(obj.get("value")) or 0
     if name.startswith("system-"):
-        expected = _SYSTEM_PRIORITY_CLASSES.get(name)
+        expected = SYSTEM_PRIORITY_CLASSES.get(name)
         if expected is None:
             error = f"{name} is not a known system priority class"
         elif expected != value:
             error = f"value of {name} PriorityClass must be {expected}"
+        elif obj.get("globalDefault") is True:
+            error = f"globalDefault of {name} PriorityClass must be false"
         else:
             error = ""
         if error:
@@ -4021,12 +4035,6 @@ def _priority_class(obj: Obj, old: Obj | None) -> list[Cause]:
     policy = obj.get("preemptionPolicy")
     if policy is not None and policy not in ("PreemptLowerPriority", "Never"):
         causes.append(not_supported("preemptionPolicy", policy, ["PreemptLowerPriority", "Never"]))
-    if old is not None:
-        if obj.get("value") != old.get("value"):
-            causes.append(forbidden("value", "may not be changed in an update."))
-        causes.extend(
-            _immutable(obj.get("preemptionPolicy"), old.get("preemptionPolicy"), "preemptionPolicy")
-        )
     return causes
 
 

@@ -1122,6 +1122,81 @@ def test_a_priority_class_scope_selector_counts_that_class_only(api: httpx.Clien
     quota_used(api, ns, "high", {"pods": "1", "requests.cpu": "200m"})
 
 
+CLASSES = "/apis/scheduling.k8s.io/v1/priorityclasses"
+
+
+def test_priority_admission_resolves_a_pods_class_and_refuses_a_missing_one(
+    api: httpx.Client,
+) -> None:
+    """kube-apiserver's Priority plugin: the class's value and preemption policy in the
+    pod's spec, the system classes there from the start, a missing class refused (dry
+    runs too) with the plugin's 403 Status."""
+    create_ns(api, "priority-admission")
+    ns = "priority-admission"
+    listed = {c["metadata"]["name"]: c["value"] for c in api.get(CLASSES).json()["items"]}
+    assert listed["system-node-critical"] == 2000001000
+    assert listed["system-cluster-critical"] == 2000000000
+    made = api.post(CLASSES, json={
+        "apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
+        "metadata": {"name": "admission-batch"}, "value": 50, "preemptionPolicy": "Never"})  # fmt: skip
+    assert made.status_code == 201, made.text
+    made = api.post(f"/api/v1/namespaces/{ns}/pods",
+                    json=quota_pod("job", priorityClassName="admission-batch"))  # fmt: skip
+    assert made.status_code == 201, made.text
+    assert (made.json()["spec"]["priority"], made.json()["spec"]["preemptionPolicy"]) == (
+        50,
+        "Never",
+    )
+    plain = api.post(f"/api/v1/namespaces/{ns}/pods", json=quota_pod("plain")).json()["spec"]
+    assert (plain["priority"], plain["preemptionPolicy"]) == (0, "PreemptLowerPriority")
+    for query in ("?dryRun=All", ""):
+        refused = api.post(f"/api/v1/namespaces/{ns}/pods{query}",
+                           json=quota_pod("web", priorityClassName="ghost"))  # fmt: skip
+        assert refused.status_code == 403
+        assert refused.json() == {
+            "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+            "message": 'pods "web" is forbidden: no PriorityClass with name ghost was found',
+            "reason": "Forbidden", "details": {"name": "web", "kind": "pods"}, "code": 403,
+        }  # fmt: skip
+    assert api.get(f"/api/v1/namespaces/{ns}/pods/web").status_code == 404
+    stated = api.post(f"/api/v1/namespaces/{ns}/pods", json=quota_pod("stated", priority=9))
+    assert stated.status_code == 403
+    assert stated.json()["message"] == (
+        'pods "stated" is forbidden: the integer value of priority (9) must not be provided in '
+        "pod spec; priority admission controller computed 0 from the given PriorityClass name"
+    )
+    deleted = api.delete(f"{CLASSES}/system-cluster-critical")
+    assert deleted.status_code == 403
+    assert deleted.json()["message"] == (
+        'priorityclasses.scheduling.k8s.io "system-cluster-critical" is forbidden: this is a '
+        "system priority class and cannot be deleted"
+    )
+
+
+def test_one_priority_class_at_most_is_the_global_default(api: httpx.Client) -> None:
+    """The default class names itself into a pod naming none; a second default is refused."""
+    create_ns(api, "priority-default")
+    ns = "priority-default"
+
+    def post_class(name: str, value: int) -> httpx.Response:
+        return api.post(CLASSES, json={
+            "apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
+            "metadata": {"name": name}, "value": value, "globalDefault": True})  # fmt: skip
+
+    assert post_class("usual-default", 7).status_code == 201
+    try:
+        second = post_class("other-default", 8)
+        assert second.status_code == 403
+        assert second.json()["message"] == (
+            'priorityclasses.scheduling.k8s.io "other-default" is forbidden: PriorityClass '
+            "usual-default is already marked as default. Only one default can exist"
+        )
+        made = api.post(f"/api/v1/namespaces/{ns}/pods", json=quota_pod("plain")).json()
+        assert (made["spec"]["priorityClassName"], made["spec"]["priority"]) == ("usual-default", 7)
+    finally:  # the module's other tests share the cluster
+        assert api.delete(f"{CLASSES}/usual-default").status_code == 200
+
+
 def test_a_terminating_quota_counts_pods_with_an_active_deadline(api: httpx.Client) -> None:
     create_ns(api, "quota-terminating")
     ns = "quota-terminating"

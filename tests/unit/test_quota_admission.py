@@ -65,6 +65,16 @@ def resource_quota(name: str, **hard: str) -> dict[str, Any]:
             "spec": {"hard": hard}}  # fmt: skip
 
 
+def priority_classes(cluster: Cluster, *names: str) -> None:
+    """The PriorityClasses the pods name (Priority admission refuses a pod naming none)."""
+    for value, name in enumerate(names):
+        cluster.create(
+            cluster.type_for("scheduling.k8s.io", "v1", "priorityclasses"), "",
+            {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
+             "metadata": {"name": name}, "value": value}, OPTS,
+        )  # fmt: skip
+
+
 def refusal(cluster: Cluster, plural: str, body: dict[str, Any], dry_run: bool = False) -> str:
     with pytest.raises(status.Forbidden) as caught:
         make(cluster, plural, body, dry_run=dry_run)
@@ -562,6 +572,7 @@ def test_a_limit_range_default_takes_a_pod_out_of_best_effort_first(cluster: Clu
 
 
 def test_priority_class_and_terminating_quotas_count_their_own_pods(cluster: Cluster) -> None:
+    priority_classes(cluster, "low", "high")
     make(cluster, "resourcequotas", scoped_quota(
         "high", {"pods": "1"}, None, term("PriorityClass", "In", "high")
     ))  # fmt: skip
@@ -579,6 +590,25 @@ def test_priority_class_and_terminating_quotas_count_their_own_pods(cluster: Clu
     # A terminating pod of class high meets both; the first quota to refuse is named.
     assert "exceeded quota: " in refusal(
         cluster, "pods", pod_with("both", priorityClassName="high", activeDeadlineSeconds=5)
+    )
+
+
+def test_a_priority_class_quota_sees_the_default_class_admission_filled_in(
+    cluster: Cluster,
+) -> None:
+    """Priority admission runs before ResourceQuota's: a pod naming no class is in the
+    scope of the global default's name."""
+    cluster.create(
+        cluster.type_for("scheduling.k8s.io", "v1", "priorityclasses"), "",
+        {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
+         "metadata": {"name": "usual"}, "value": 5, "globalDefault": True}, OPTS,
+    )  # fmt: skip
+    make(cluster, "resourcequotas", scoped_quota(
+        "usual", {"pods": "1"}, None, term("PriorityClass", "In", "usual")
+    ))  # fmt: skip
+    make(cluster, "pods", pod_with("first"))
+    assert "exceeded quota: usual, requested: pods=1" in refusal(
+        cluster, "pods", pod_with("second")
     )
 
 
@@ -600,6 +630,7 @@ def test_a_scoped_quota_counts_no_other_kind(cluster: Cluster) -> None:
 
 def test_the_controller_reports_only_the_pods_in_scope(cluster: Cluster) -> None:
     controller = ResourceQuotaController(cluster)
+    priority_classes(cluster, "low", "high")
     make(
         cluster, "pods", pod_with("early", {"requests": {"cpu": "250m"}}, priorityClassName="high")
     )
