@@ -568,6 +568,17 @@ def test_a_validating_admission_policy_fails_the_preview_and_warns_in_the_up(
         cluster.kubectl("delete", "-f", "-", input=listed)
 
 
+def up_failing_within_seconds(p: Any) -> str:
+    """Run an `up` that fails, as it must well before the readiness timeout: the error of
+    its one failed step."""
+    started = time.monotonic()
+    failed = p.up(rc=1)
+    took = time.monotonic() - started
+    (error,) = [e["error"] for e in failed.of("step-done") if not e["ok"]]
+    assert took < 30, took
+    return str(error)
+
+
 def test_a_deployment_over_the_pod_quota_fails_the_up_quickly_naming_the_quota(
     new_project: Any, cluster: LiveCluster
 ) -> None:
@@ -585,16 +596,39 @@ def test_a_deployment_over_the_pod_quota_fails_the_up_quickly_naming_the_quota(
                                opts=sw.ResourceOptions(depends_on=[ns]))
         """
     )
-    started = time.monotonic()
-    failed = p.up(rc=1)
-    took = time.monotonic() - started
-    (error,) = [e["error"] for e in failed.of("step-done") if not e["ok"]]
+    error = up_failing_within_seconds(p)
     assert "exceeded quota: pod-cap, requested: pods=1, used: pods=1, limited: pods=1" in error
-    assert took < 30, took
     events = json.loads(cluster.kubectl("get", "events", "-n", p.ns, "-o", "json").stdout)["items"]
     refusals = [e["message"] for e in events if e["reason"] == "FailedCreate"]
     assert refusals and refusals[0].startswith('Error creating: pods "web-'), refusals
     assert "is forbidden: exceeded quota: pod-cap" in refusals[0]
+
+
+def test_a_deployment_naming_a_missing_priority_class_fails_the_up_quickly_naming_it(
+    new_project: Any, cluster: LiveCluster
+) -> None:
+    """A real cluster's Priority admission refuses a pod whose PriorityClass does not
+    exist: the ReplicaSet's FailedCreate says so, and `up` reports that cause within
+    seconds (the local cluster admitted the pods, so `up` passed here and failed there)."""
+    p = new_project()
+    p.program(
+        """
+        ns = k8s.core.v1.Namespace("ns", metadata={"name": NS})
+        spec = app_spec("web")
+        spec["template"]["spec"]["priorityClassName"] = "business-critical"
+        k8s.apps.v1.Deployment("web", metadata={"name": "web", "namespace": NS}, spec=spec,
+                               opts=sw.ResourceOptions(depends_on=[ns]))
+        """
+    )
+    error = up_failing_within_seconds(p)
+    assert error.startswith('web: 0/1 ready — FailedCreate: pods "web-'), error
+    assert error.endswith(
+        '-" is forbidden: no PriorityClass with name business-critical was found'
+    ), error
+    events = json.loads(cluster.kubectl("get", "events", "-n", p.ns, "-o", "json").stdout)["items"]
+    refusals = [e["message"] for e in events if e["reason"] == "FailedCreate"]
+    assert refusals and refusals[0].startswith('Error creating: pods "web-'), refusals
+    assert refusals[0].endswith("no PriorityClass with name business-critical was found")
 
 
 def test_a_limit_range_default_shows_in_the_pods_resources(
@@ -644,16 +678,12 @@ def test_a_statefulset_whose_pods_a_quota_refuses_fails_the_up_with_its_failed_c
                                 opts=sw.ResourceOptions(depends_on=[ns]))
         """
     )
-    started = time.monotonic()
-    failed = p.up(rc=1)
-    took = time.monotonic() - started
-    (error,) = [e["error"] for e in failed.of("step-done") if not e["ok"]]
+    error = up_failing_within_seconds(p)
     assert error == (
         "db: 0/1 ready — FailedCreate: create Pod db-0 in StatefulSet db failed error: "
         'pods "db-0" is forbidden: exceeded quota: no-pods, requested: pods=1, used: pods=0, '
         "limited: pods=0"
     ), error
-    assert took < 30, took
 
 
 def test_a_patch_conflict_names_the_resource_holding_the_object_through_another_provider(

@@ -1084,3 +1084,51 @@ def test_pods_a_quota_refuses_are_each_controllers_failed_create_and_the_quota_s
         "hard": {"pods": "1", "count/jobs.batch": "5"},
         "used": {"pods": "1", "count/jobs.batch": "1"},
     }
+
+
+def test_pods_naming_a_missing_priority_class_are_each_controllers_failed_create(
+    api: httpx.Client,
+) -> None:
+    """Priority admission refuses the pods of a template naming a PriorityClass that does
+    not exist; the ReplicaSet, Job, StatefulSet and DaemonSet controllers each report it
+    as their upstream FailedCreate event, the ReplicaSet in its ReplicaFailure too."""
+    ns = new_ns(api)
+    ghost = {"priorityClassName": "ghost-class"}
+    missing = "is forbidden: no PriorityClass with name ghost-class was found"
+    web = deployment("web", replicas=1)
+    web["spec"]["template"]["spec"].update(ghost)
+    create(api, f"{APPS}/{ns}/deployments", web)
+    batch = job("batch", "busybox:1.36", ["true"])
+    batch["spec"]["template"]["spec"].update(ghost)
+    create(api, f"{BATCH}/{ns}/jobs", batch)
+    create(api, f"{APPS}/{ns}/statefulsets", statefulset(
+        "db", 1, {"containers": [{"name": "db", "image": "nginx:1.29"}], **ghost}
+    ))  # fmt: skip
+    agent = workload("DaemonSet", "agent", 1, {"containers": [{"name": "a", "image": "agent:1"}],
+                                               **ghost})  # fmt: skip
+    del agent["spec"]["replicas"]
+    create(api, f"{APPS}/{ns}/daemonsets", agent)
+
+    def refusals(name: str) -> list[str]:
+        return [e["message"] for e in events_for(api, ns, name) if e["reason"] == "FailedCreate"]
+
+    [rs] = eventually(lambda: items(api, f"{APPS}/{ns}/replicasets"), what="a ReplicaSet")
+    rs_name = rs["metadata"]["name"]
+    assert eventually(lambda: refusals(rs_name), what="the ReplicaSet's FailedCreate") == [
+        f'Error creating: pods "{rs_name}-" {missing}'
+    ]
+    failure = eventually(
+        lambda: condition(get(api, f"{APPS}/{ns}/replicasets/{rs_name}"), "ReplicaFailure"),
+        what="ReplicaFailure",
+    )
+    assert failure["message"] == f'pods "{rs_name}-" {missing}'
+    assert eventually(lambda: refusals("batch"), what="the Job's FailedCreate") == [
+        f'Error creating: pods "batch-" {missing}'
+    ]
+    assert eventually(lambda: refusals("db"), what="the StatefulSet's FailedCreate") == [
+        f'create Pod db-0 in StatefulSet db failed error: pods "db-0" {missing}'
+    ]
+    assert eventually(lambda: refusals("agent"), what="the DaemonSet's FailedCreate") == [
+        f'Error creating: pods "agent-" {missing}'
+    ]
+    assert items(api, f"/api/v1/namespaces/{ns}/pods") == []
