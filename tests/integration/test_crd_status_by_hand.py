@@ -103,8 +103,8 @@ def test_wait_for_a_jsonpath_on_a_status_set_by_hand(
 
     def open_later() -> None:
         time.sleep(1.5)
+        opened.append(time.monotonic())  # before: `up` may end while kubectl returns
         _set_phase(cluster, p.ns, "Open")
-        opened.append(time.monotonic())
 
     opener = threading.Thread(target=open_later)
     opener.start()
