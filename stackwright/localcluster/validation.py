@@ -41,10 +41,10 @@ import zoneinfo
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from stackwright.lazy import lazy_module
 from stackwright.localcluster import re2
-from stackwright.localcluster.celrules import compile_causes, rule_causes, rule_tree
 from stackwright.localcluster.quantities import Quantity, parse_quantity
 from stackwright.localcluster.schema import (
     Node,
@@ -63,6 +63,13 @@ from stackwright.localcluster.status import (
 from stackwright.localcluster.status import duplicate as _duplicate
 from stackwright.localcluster.status import invalid as _invalid
 from stackwright.localcluster.status import not_supported as _not_supported
+
+if TYPE_CHECKING:
+    from stackwright.localcluster import celrules
+else:
+    # CEL (~10 ms of imports) is loaded by the first schema with `x-kubernetes-validations`:
+    # a program's built-in kinds, which `preview` and `up` check before they run, need none.
+    celrules = lazy_module("stackwright.localcluster.celrules")
 
 __all__ = [
     "DecodeReport",
@@ -4714,7 +4721,7 @@ def validate_custom(
     """
     causes: list[Cause] = []
     _check_schema_value(obj, schema, "", causes)
-    if rule_tree(schema) is None:
+    if celrules.rule_tree(schema) is None:
         return causes
     if any(cause.reason in _BLOCKING for cause in causes):
         detail = (
@@ -4722,7 +4729,7 @@ def validate_custom(
             "correct the existing errors to complete validation"
         )
         return [*causes, invalid(_NIL_PATH, "null", detail)]
-    return causes + rule_causes(obj, schema, old)
+    return causes + celrules.rule_causes(obj, schema, old)
 
 
 def check_custom(obj: dict[str, Any], schema: Node) -> str | None:
@@ -5360,7 +5367,7 @@ def _structural_causes(schema: Obj, path: str) -> list[Cause]:
 
 def _structural(node: Obj, path: str, level: str, out: list[Cause]) -> None:
     kind = _s(node.get("type"))
-    out.extend(compile_causes(node, path))
+    out.extend(celrules.compile_causes(node, path))
     if "$ref" in node:
         out.append(forbidden(path + ".$ref", "$ref is not supported"))
     if node.get("uniqueItems") is True:

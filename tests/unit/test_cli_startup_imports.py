@@ -127,3 +127,23 @@ def test_a_module_the_cli_imports_on_first_use_is_its_packages_attribute() -> No
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False
     )
     assert result.stdout.split() == ["advisory", "2", "xs", "Workspace"], result.stderr
+
+
+def test_checking_a_built_in_kind_before_a_run_loads_no_cel() -> None:
+    """`preview` and `up` check a program's built-in kinds with the local cluster's schemas;
+    the CEL interpreter (~10 ms of imports) is for a CRD's `x-kubernetes-validations`."""
+    # (celrules itself is in sys.modules, as a lazy module: run, it would import these.)
+    cel = ("stackwright.localcluster.cel", "stackwright.localcluster.cel_kubernetes")
+    check = (
+        "from stackwright.localcluster.validation import builtin_mismatches\n"
+        "assert builtin_mismatches({'apiVersion': 'apps/v1', 'kind': 'Deployment',"
+        " 'metadata': {'name': 'w'}, 'spec': {'replicas': 'three'}})\n"
+    )
+    assert _loaded_after(check, cel) == []
+    rules = (
+        "from stackwright.localcluster.validation import validate_custom\n"
+        "schema = {'type': 'object', 'x-kubernetes-validations': [{'rule': 'self.a > 1'}],"
+        " 'properties': {'a': {'type': 'integer'}}}\n"
+        "assert validate_custom({'a': 0}, schema)\n"
+    )
+    assert _loaded_after(rules, cel) == list(cel)
