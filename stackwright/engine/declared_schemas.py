@@ -38,11 +38,12 @@ from stackwright.engine.records import (
     secret_in_plain_field,
     unknown_as_null,
     unknown_paths,
+    unwrapped,
 )
 from stackwright.errors import InputsRejected, UsageError, located
 from stackwright.model import ResourceState
 from stackwright.sdk.context import Program
-from stackwright.sdk.output import StateReader, resolve, unwrap_secrets
+from stackwright.sdk.output import StateReader, resolve
 from stackwright.sdk.resource import Resource
 
 
@@ -122,7 +123,7 @@ def check_before_up(
             continue
         if defined_kind(resource.props) is not None or resource.is_read or is_patch(resource):
             continue
-        obj, _ = unwrap_secrets(resolve(resource.props, read))
+        obj, _ = unwrapped(resource, resolve(resource.props, read))
         if unknown_paths({k: v for k, v in obj.items() if k != "metadata"}):
             continue  # what it will be is known at apply only: the server answers then
         refusal = schemas.refusal(obj)
@@ -142,7 +143,7 @@ def _inputs(resource: Resource, read: StateReader) -> tuple[Any, list[str]] | No
     """`resource`'s inputs as far as they are known, and their secret paths; None when a
     callback of the program's raises on them: its step fails, saying so, not the command."""
     try:
-        return unwrap_secrets(resolve(resource.props, read))
+        return unwrapped(resource, resolve(resource.props, read))
     except Exception:
         return None
 

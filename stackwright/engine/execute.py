@@ -118,6 +118,7 @@ from stackwright.engine.records import (
     unchanged_by,
     unknown_as_null,
     unknown_paths,
+    unwrapped,
     with_outputs,
 )
 from stackwright.engine.rendering import (
@@ -1158,7 +1159,7 @@ class Run:
     def _desired(self, resource: Resource, old: ResourceState | None) -> tuple[ResourceState, bool]:
         """The resource's desired state (inputs resolved, auto-named) and whether it was auto-named."""
         resolved = resolve(resource.props, self.read_live)
-        inputs, given = unwrap_secrets(resolved)
+        inputs, given = unwrapped(resource, resolved)
         remember_secret_fields(inputs, resource.opts)  # values Outputs only now gave them
         secret_paths = secret_paths_of(resource, inputs, given)
         rendered = self._rendering.get(provider_urn(resource)) if resource.custom else None
@@ -1167,7 +1168,8 @@ class Run:
             if secret is not None:  # the step's failure leads with its line and name
                 provider = urn_name(provider_urn(resource))
                 raise DeclarationRefused(rendering_refusal(secret, provider, rendered))
-        unknown = unknown_paths(inputs)
+        # Only an Output gives what is not known yet: most objects hold none.
+        unknown = [] if resource.input_marks.plain else unknown_paths(inputs)
         if unknown and not self.options.dry_run:
             why = unknown_because_rendered(resource.props, self._rendering)
             raise DeclarationRefused(  # the program's to fix: at the resource's line

@@ -34,6 +34,7 @@ from stackwright.sdk.output import (
     PathKey,
     Secret,
     join_path,
+    unwrap_secrets,
 )
 from stackwright.sdk.resource import Resource
 
@@ -268,6 +269,15 @@ def unknown_paths(value: Any, path: str = "") -> list[str]:
     if isinstance(value, list):
         return [p for i, v in enumerate(value) for p in unknown_paths(v, f"{path}[{i}]")]
     return []
+
+
+def unwrapped(resource: Resource, resolved: Any) -> tuple[Any, list[str]]:
+    """`unwrap_secrets` of `resource`'s resolved inputs. Most objects hold no Output and no
+    `Secret` (their marks, worked out once a run, say so): nothing to strip then, and no
+    second walk of every object's inputs before each `preview` and `up`."""
+    if resource.input_marks.plain:
+        return resolved, []
+    return unwrap_secrets(resolved)
 
 
 #: The fields of an object that the API server shows to anyone who may list such objects,

@@ -417,7 +417,7 @@ class Output(Generic[T]):
         """Lift a plain value (or an Output, or a structure holding Outputs) into an Output."""
         if isinstance(value, Output):
             return value
-        resources, secret = input_marks(value)
+        resources, secret, _ = input_marks(value)
         if not resources and not secret:
             return Output(lambda read: value, shape=value)
         return Output(lambda read: resolve(value, read), resources, secret=secret)
@@ -886,10 +886,13 @@ class InputMarks(NamedTuple):
     resources: frozenset[Resource]
     #: Whether a secret Output (or a `Secret`) is anywhere in it.
     secret: bool
+    #: Whether it holds no Output and no `Secret` at all: resolving it then only copies it,
+    #: and it has no secret path and nothing unknown (the engine skips those walks).
+    plain: bool = False
 
 
-#: The marks of plain data: no resource, no secret.
-_PLAIN_MARKS = InputMarks(frozenset(), False)
+#: The marks of plain data: no resource, no secret, no marker at all.
+_PLAIN_MARKS = InputMarks(frozenset(), False, plain=True)
 
 
 def input_marks(value: Any) -> InputMarks:

@@ -60,3 +60,35 @@ def test_a_preview_walks_each_objects_inputs_once(stack: Stack) -> None:
     stack.preview(declare)
     assert stack.started() == [("create", "shop"), ("create", "web")]
     assert [label.walks for label in labels] == [1]
+
+
+def test_inputs_without_outputs_or_secrets_are_only_resolved(
+    stack: Stack, monkeypatch: Any
+) -> None:
+    # Most objects of a program hold no Output and no Secret (their marks say so): a run
+    # looks in them for no secret to strip and nothing unknown, before and while applying.
+    from stackwright.engine import execute, records
+
+    walked: list[str] = []
+
+    def unwrap(value: Any) -> Any:
+        walked.append(f"secrets of {value['metadata'].get('name')}")
+        return unwrap_secrets(value)
+
+    def unknown(value: Any) -> Any:
+        walked.append(f"unknowns of {value['metadata'].get('name')}")
+        return unknown_paths(value)
+
+    unwrap_secrets, unknown_paths = records.unwrap_secrets, execute.unknown_paths
+    monkeypatch.setattr(records, "unwrap_secrets", unwrap)
+    monkeypatch.setattr(execute, "unknown_paths", unknown)
+
+    def declare(p: Program) -> None:
+        ns = k8s.core.v1.Namespace("shop", metadata={"name": "shop"})
+        k8s.core.v1.ConfigMap("plain", metadata={"name": "plain", "namespace": "shop"})
+        k8s.core.v1.ConfigMap("read", metadata={"name": "read", "namespace": ns.metadata["name"]})
+
+    stack.up(declare)
+    assert stack.started() == [("create", "shop"), ("create", "plain"), ("create", "read")]
+    # The one whose namespace an Output gives: before the run, then as its step begins.
+    assert walked == ["secrets of read", "secrets of read", "unknowns of read"]

@@ -226,23 +226,26 @@ def test_dependencies_of_collects_resources(program: Program) -> None:
 def test_input_marks_tell_resources_and_secrets_wherever_they_are(program: Program) -> None:
     a = CustomResource("test:index:A", "a")
     b = CustomResource("test:index:B", "b")
-    assert input_marks({"plain": [1, "two", (3.5, None)], "n": {"x": True}}) == (set(), False)
-    assert input_marks({"x": [a.name], "y": Output.secret(b.name)}) == ({a, b}, True)
-    assert input_marks({"x": (Secret("pw"),)}) == (set(), True)
-    assert input_marks({"x": Output.secret("pw")}) == (set(), True)
+    assert input_marks({"plain": [1, "two", (3.5, None)], "n": {"x": True}}) == (set(), False, True)
+    assert input_marks({"x": [a.name], "y": Output.secret(b.name)}) == ({a, b}, True, False)
+    assert input_marks({"x": (Secret("pw"),)}) == (set(), True, False)
+    assert input_marks({"x": Output.secret("pw")}) == (set(), True, False)
     # Found however plain data around them is written: a Mapping that is no dict, a
     # number JSON cannot hold, keys that are not strings.
-    assert input_marks({"x": MappingProxyType({"v": a.name})}) == ({a}, False)
-    assert input_marks({"big": 2**70, "x": [Output.secret("pw")]}) == (set(), True)
-    assert input_marks({1: "one", "x": b.name}) == ({b}, False)
+    assert input_marks({"x": MappingProxyType({"v": a.name})}) == ({a}, False, False)
+    assert input_marks({"big": 2**70, "x": [Output.secret("pw")]}) == (set(), True, False)
+    assert input_marks({1: "one", "x": b.name}) == ({b}, False, False)
+    # Not plain although it holds no marker: a number JSON cannot hold is walked, and the
+    # engine then walks it as it would any other (resolving, secrets, unknowns).
+    assert input_marks({"big": 2**70}) == (set(), False, False)
 
 
 def test_input_marks_of_plain_data_walk_nothing() -> None:
     # Plain data (most of a program's objects) is told so in C, not walked node by node.
     counted = _CountedDict(a=1, b=[{"c": "d"}])
-    assert input_marks({"x": counted, "y": [counted]}) == (set(), False)
+    assert input_marks({"x": counted, "y": [counted]}) == (set(), False, True)
     assert counted.walks == 0
-    assert input_marks({"x": counted, "y": Secret(1)}) == (set(), True)
+    assert input_marks({"x": counted, "y": Secret(1)}) == (set(), True, False)
     assert counted.walks == 1
 
 
