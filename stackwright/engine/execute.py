@@ -3217,12 +3217,18 @@ def _named(resource: Resource) -> tuple[str, str, str, str] | None:
 def _static(value: Any) -> Any:
     """A structure with Outputs replaced by their shape, else "" (for ordering rules that
     only read names)."""
-    if type(value) in PLAIN_LEAVES:
+    cls = type(value)
+    if cls in PLAIN_LEAVES:
         return value
+    # Exact types first, as `resolve` does: the Mapping ABC check is several times slower,
+    # and props are dicts and lists.
+    if cls is dict:
+        return {k: _static(v) for k, v in value.items()}
+    if cls is list:
+        return [_static(v) for v in value]
     if isinstance(value, Output):
         return "" if value.shape is None else _static(value.shape)
-    # dict first: the Mapping ABC check is several times slower, and props are dicts.
-    if isinstance(value, (dict, Mapping)):
+    if isinstance(value, Mapping):
         return {k: _static(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [_static(v) for v in value]

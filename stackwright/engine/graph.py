@@ -343,24 +343,22 @@ def rule_between(first: Obj, then: Obj) -> Rule | None:
 
 def implicit_edges(nodes: Iterable[Node], rules: tuple[Rule, ...] = RULES) -> dict[str, set[str]]:
     """For each URN, the URNs Kubernetes' rules (`rules`) say must come first."""
-    nodes = list(nodes)
-    objs = [(n.urn, n.obj) for n in nodes if n.obj]
-    firsts = [(n.urn, n.obj) for n in nodes if n.obj and not n.patch]
+    # Each object's kind read once, not once per rule.
+    objs = [(n.urn, n.obj, _kind(n.obj), n.patch) for n in nodes if n.obj]
     # rule → key → URNs of the first objects with that key
     index: list[dict[Hashable, list[str]]] = []
     for rule in rules:
         first_key = MATCHES[rule.match][0]
         by_key: dict[Hashable, list[str]] = {}
-        for urn, obj in firsts:
-            if _kind(obj) in rule.first:
+        for urn, obj, kind, patch in objs:
+            if kind in rule.first and not patch:
                 key = first_key(obj)
                 if key is not None:
                     by_key.setdefault(key, []).append(urn)
         index.append(by_key)
     needs: dict[str, set[str]] = {}
-    for urn, obj in objs:
+    for urn, obj, kind, _ in objs:
         found = needs.setdefault(urn, set())
-        kind = _kind(obj)
         for rule, by_key in zip(rules, index, strict=True):
             if not by_key or (rule.then is not None and kind not in rule.then):
                 continue
