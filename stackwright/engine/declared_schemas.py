@@ -141,7 +141,13 @@ def check_before_up(
 
 def _inputs(resource: Resource, read: StateReader) -> tuple[Any, list[str]] | None:
     """`resource`'s inputs as far as they are known, and their secret paths; None when a
-    callback of the program's raises on them: its step fails, saying so, not the command."""
+    callback of the program's raises on them: its step fails, saying so, not the command.
+
+    Inputs with no Output and no Secret (most objects: their marks say so) are taken as
+    JSON has them, as the checks read them, in C: not walked in Python to be resolved here
+    and again as their step begins."""
+    if resource.input_marks.plain:
+        return orjson.loads(orjson.dumps(resource.props)), []
     try:
         return unwrapped(resource, resolve(resource.props, read))
     except Exception:

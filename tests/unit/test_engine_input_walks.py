@@ -9,11 +9,13 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, ValuesView
 from typing import Any
 
+import pytest
 from engine_stack import Stack
 from engine_stack import stack as stack  # the fixture
 
 import stackwright as sw
 import stackwright.kubernetes as k8s
+from stackwright.errors import UsageError
 from stackwright.sdk.context import Program
 
 
@@ -92,3 +94,35 @@ def test_inputs_without_outputs_or_secrets_are_only_resolved(
     assert stack.started() == [("create", "shop"), ("create", "plain"), ("create", "read")]
     # The one whose namespace an Output gives: before the run, then as its step begins.
     assert walked == ["secrets of read", "secrets of read", "unknowns of read"]
+
+
+def test_the_check_before_up_resolves_only_inputs_with_outputs_or_secrets(
+    stack: Stack, monkeypatch: Any
+) -> None:
+    # Plain inputs are checked as JSON has them (in C); their step resolves them once.
+    from stackwright.engine import declared_schemas
+
+    resolved: list[str] = []
+
+    def counted(value: Any, read: Any) -> Any:
+        resolved.append(str(value["metadata"].get("name")))
+        return resolve(value, read)
+
+    resolve = declared_schemas.resolve
+    monkeypatch.setattr(declared_schemas, "resolve", counted)
+
+    def declare(p: Program) -> None:
+        ns = k8s.core.v1.Namespace("shop", metadata={"name": "shop"})
+        k8s.core.v1.ConfigMap("plain", metadata={"name": "plain", "namespace": "shop"})
+        k8s.core.v1.ConfigMap("read", metadata={"name": "read", "namespace": ns.metadata["name"]})
+        k8s.core.v1.Service(
+            "typed",
+            metadata={"name": "typed", "namespace": "shop"},
+            spec={"ports": [{"port": "eighty"}]},
+        )
+
+    # The check still reads plain inputs: a string where a number goes is refused.
+    with pytest.raises(UsageError, match=r"spec\.ports\[0\]\.port is the string"):
+        stack.up(declare)
+    assert resolved == ["read"]
+    assert stack.started() == []
