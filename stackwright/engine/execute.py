@@ -269,6 +269,11 @@ class DeclarationRefused(UsageError):
     names the line that declared the resource, as the checks before a run do."""
 
 
+class ProtectedReplacement(UsageError):
+    """A change that replaces a protected resource, refused before its step changes anything:
+    bad input, as the delete of a protected resource is (`Summary.rejected`)."""
+
+
 class PatchGiveUpRefused(StackwrightError):
     """The API server refused a Patch's giving up of its fields: one it holds alone (taken
     over with patch-force) would go, as server-side apply removes a field no manager owns,
@@ -1122,7 +1127,7 @@ class Run:
             # Provider errors often start with the object's name ("web: 0/3 ready"), which
             # `describe` has just said when it is the resource's: say it once.
             said = f"{describe(urn)}: {error.removeprefix(f'{resource.resource_name}: ')}"
-            rejected = isinstance(exc, InputsRejected)
+            rejected = isinstance(exc, (InputsRejected, ProtectedReplacement))
             if rejected and urn not in self._deleted_first:
                 self.outcome.rejected += 1  # and nothing changed for it
             # The program's to fix: where, as its other errors say it (a declaration's line,
@@ -1337,7 +1342,7 @@ class Run:
             and old.protect
             and not await self._protected_job_gone(old, desired.provider)
         ):
-            raise UsageError(
+            raise ProtectedReplacement(
                 f"resource {urn} cannot be replaced because it is protected "
                 f"({'; '.join(step.replace_reasons)}): remove its `protect` option first, "
                 f"or run `stackwright state unprotect {shlex.quote(urn)}`"

@@ -798,8 +798,27 @@ def test_protect_blocks_the_delete_and_says_how_to_unprotect(stack: Stack) -> No
     # So does a destroy: the unprotected resources stay too, as nothing was deleted.
     with pytest.raises(UsageError, match="--exclude-protected` deletes everything else"):
         stack.destroy()
+
+
+def test_a_change_that_replaces_a_protected_resource_is_refused_as_bad_input(
+    stack: Stack,
+) -> None:
+    """Its replacement would delete its object: refused as its delete is, exit code 2 (bad
+    input, nothing changed), in the preview and in an `up` that changed nothing."""
+    protected = {"protect": True, "replace_on_changes": ["data"]}
+    stack.up(settings(**protected))
+    stack.fake.calls.clear()
+
+    planned = stack.preview(settings("slow", **protected))
+    assert not planned.ok and planned.exit_code == 2
+    (failure,) = planned.failures
+    assert "cannot be replaced because it is protected" in failure
+    applied = stack.up(settings("slow", **protected))
+    assert not applied.ok and applied.exit_code == 2
+    assert applied.failures == planned.failures
+    assert stack.fake.writes() == []
+    assert stack.recorded(urn(CM, "settings")).inputs["data"] == {"mode": "fast"}
     assert stack.fake.calls_to("delete") == []
-    assert {r.urn for r in stack.state().resources} == {urn(CM, "settings"), urn(DEPLOY, "web")}
 
 
 def test_destroy_excluding_the_protected_keeps_them_and_what_they_need(stack: Stack) -> None:
