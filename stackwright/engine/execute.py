@@ -1331,12 +1331,6 @@ class Run:
         if old is None and opts.import_ and kube:
             step = replace(step, op=Op.IMPORT)
         if (
-            (step.op is Op.IMPORT or (step.op is Op.UPDATE and opts.ignore_changes))
-            and (kube or is_patch(desired))  # a Patch's ignored fields: as the object has them
-            and desired.provider not in self._unknown_providers
-        ):
-            step = await self._from_live(step, tuple(opts.ignore_changes))
-        if (
             step.op is Op.REPLACE
             and old is not None
             and old.protect
@@ -1363,6 +1357,14 @@ class Run:
                 self.emit(Diagnostic(urn, "; ".join(notes), "info"))
         if step.op is Op.SAME and kube and old is not None:
             step = await self._applied_again(step, old)
+        # Last: an update made of a same step above (drift taken back, marks) sends its
+        # ignored fields as the object has them too.
+        if (
+            (step.op is Op.IMPORT or (step.op is Op.UPDATE and opts.ignore_changes))
+            and (kube or is_patch(desired))  # a Patch's ignored fields: as the object has them
+            and desired.provider not in self._unknown_providers
+        ):
+            step = await self._from_live(step, tuple(opts.ignore_changes))
         if resource.resource_type == PROVIDER_TYPE:
             if self.options.dry_run and unknown_paths(desired.inputs):
                 self._unknown_providers.add(urn)
