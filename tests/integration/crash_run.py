@@ -29,7 +29,8 @@ LiveCluster = Any  # tests/conftest.py's LiveCluster (conftest is not importable
 
 MANAGED = "app.kubernetes.io/managed-by=stackwright"
 URN_ANNOTATION = "stackwright.io/urn"
-#: Where to list each kind the crash programs use (cluster-wide: stricter than per namespace).
+#: Where to list each kind the crash and model programs use (cluster-wide: stricter than per
+#: namespace).
 LIST_PATHS = {
     "Namespace": "/api/v1/namespaces",
     "ConfigMap": "/api/v1/configmaps",
@@ -38,6 +39,8 @@ LIST_PATHS = {
     "Service": "/api/v1/services",
     "Deployment": "/apis/apps/v1/deployments",
     "Job": "/apis/batch/v1/jobs",
+    "Role": "/apis/rbac.authorization.k8s.io/v1/roles",
+    "RoleBinding": "/apis/rbac.authorization.k8s.io/v1/rolebindings",
 }
 AUTO_NAME = re.compile(r"^(?P<logical>.+)-[0-9a-f]{8}$")
 
