@@ -65,7 +65,14 @@ from stackwright.engine.events import (
     within,
 )
 from stackwright.engine.generated import GENERATORS, is_generated
-from stackwright.engine.graph import DependencyCycle, Graph, Node, defined_kind, group_and_kind
+from stackwright.engine.graph import (
+    DependencyCycle,
+    Graph,
+    Node,
+    defined_kind,
+    group_and_kind,
+    services_fed_later,
+)
 from stackwright.engine.plan import (
     ABSENT,
     FieldChange,
@@ -565,6 +572,9 @@ class Run:
         #: Resources replaced delete-first whose old object is gone: a refusal of the new one
         #: is bad input, yet the cluster changed (the `up` is not one that changed nothing).
         self._deleted_first: set[str] = set()
+        #: Services whose selected Pods come from a resource that waits for them → that
+        #: resource, as its status line names it: their endpoints are not waited for.
+        self._fed_later: dict[str, str] = {}
         #: Resources whose object a refresh before the steps could not read (a failure
         #: already): their steps are not tried on a state the refresh did not confirm.
         self._unread: set[str] = set()
@@ -982,6 +992,7 @@ class Run:
         self._apply_aliases(resources)
         self._claim_kept(resources)
         graph = self._graph(resources)
+        self._fed_later = {svc: describe(made) for svc, made in services_fed_later(graph).items()}
         allowed = self._allowed(graph)
         for resource in resources:
             if resource.custom and is_kubernetes(resource) and not resource.is_read:
@@ -2032,6 +2043,7 @@ class Run:
                 on_status=lambda message: self.emit(
                     StepProgress(step.urn, message.removeprefix(prefix))
                 ),
+                fed_later=self._fed_later.get(step.urn, ""),
             )
         except BaseException as exc:
             # The object exists: the state must know it even though it never became ready,

@@ -531,3 +531,66 @@ class _Ancestors:
                     found |= self._known.get(d, self._NONE)
                 self._known[top] = frozenset(found)
         return self._known[urn]
+
+
+#: Where the Pods of each kind that makes them take their labels from.
+_POD_LABELS: dict[tuple[str, str], tuple[str, ...]] = {
+    ("", "Pod"): ("metadata", "labels"),
+    **{
+        (group, kind): ("spec", "template", "metadata", "labels")
+        for group, kind in (
+            ("apps", "Deployment"),
+            ("apps", "StatefulSet"),
+            ("apps", "DaemonSet"),
+            ("apps", "ReplicaSet"),
+            ("batch", "Job"),
+            ("", "ReplicationController"),
+        )
+    },
+    ("batch", "CronJob"): ("spec", "jobTemplate", "spec", "template", "metadata", "labels"),
+}
+
+
+def _pod_labels(obj: Obj) -> Mapping[str, Any] | None:
+    """The labels of the Pods `obj` makes (as far as the program states them); None for an
+    object that makes none."""
+    path = _POD_LABELS.get(group_and_kind(obj))
+    value: Any = obj
+    for key in path or ():
+        value = value.get(key) if isinstance(value, Mapping) else None
+    return value if path is not None and isinstance(value, Mapping) else None
+
+
+def services_fed_later(graph: Graph) -> dict[str, str]:
+    """Each Service whose selected Pods come from a resource that waits for it — through an
+    Output (a Deployment's env holding the Service's name or clusterIP), `depends_on` or
+    Kubernetes' rules: its URN → that resource's URN. Its endpoints cannot come before that
+    resource is made, so waiting for them first would wait until the timeout (Pulumi users
+    meet this as pulumi-kubernetes #1648; its advice is `skipAwait`)."""
+    fed: dict[str, str] = {}
+    for urn, node in graph.nodes.items():
+        obj = node.obj
+        spec = obj.get("spec")
+        selector = spec.get("selector") if isinstance(spec, Mapping) else None
+        if group_and_kind(obj) != ("", "Service") or not isinstance(selector, Mapping):
+            continue
+        if not selector:
+            continue
+        namespace = _metadata(obj, "namespace")
+        seen: set[str] = set()
+        waiting = list(graph.dependents.get(urn, ()))
+        while waiting and urn not in fed:
+            dependent = waiting.pop()
+            if dependent in seen:
+                continue
+            seen.add(dependent)
+            made = graph.nodes[dependent].obj
+            labels = _pod_labels(made)
+            if (
+                labels is not None
+                and _metadata(made, "namespace") == namespace
+                and all(labels.get(k) == v for k, v in selector.items())
+            ):
+                fed[urn] = dependent
+            waiting.extend(graph.dependents.get(dependent, ()))
+    return fed

@@ -88,7 +88,12 @@ class Provider(Protocol):
         *,
         timeout: float | None = None,
         on_status: Callable[[str], None] | None = None,
-    ) -> dict[str, Any]: ...
+        fed_later: str = "",
+    ) -> dict[str, Any]:
+        """The object once ready (`on_status` gets each status line). `fed_later`: for a
+        Service, the resource that makes the Pods it selects when that waits for the Service
+        (`graph.services_fed_later`): its endpoints come after it, so are not waited for."""
+        ...
 
     async def read(
         self, api_version: str, kind: str, namespace: str | None, name: str

@@ -310,6 +310,8 @@ class FakeCluster:
         self.clock = clock
         self.objects: dict[Key, Obj] = {}
         self.calls: list[Call] = []
+        #: What each Service awaited was told its Pods come from (`await_ready`'s fed_later).
+        self.fed_later: dict[str, str] = {}
         #: (name, timeout) of each delete (a release's uninstall too), in order: how long the
         #: engine let it wait.
         self.delete_timeouts: list[tuple[str, float | None]] = []
@@ -553,9 +555,12 @@ class FakeCluster:
         *,
         timeout: float | None = None,
         on_status: Callable[[str], None] | None = None,
+        fed_later: str = "",
     ) -> dict[str, Any]:
         name = str(_meta(obj).get("name", ""))
         self.calls.append(Call("await_ready", str(obj.get("kind", "")), name))
+        if fed_later:
+            self.fed_later[name] = fed_later
         await asyncio.sleep(0)
         failure = self._failure(self.fail_ready, obj)
         if failure is not None:

@@ -160,8 +160,11 @@ class KubernetesCluster:
         *,
         timeout: float | None = None,
         on_status: Callable[[str], None] | None = None,
+        fed_later: str = "",
     ) -> dict[str, Any]:
-        return await self.provider.await_ready(obj, timeout=timeout, on_status=on_status)
+        return await self.provider.await_ready(
+            obj, timeout=timeout, on_status=on_status, fed_later=fed_later
+        )
 
     async def read(
         self, api_version: str, kind: str, namespace: str | None, name: str

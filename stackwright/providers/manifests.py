@@ -254,6 +254,7 @@ class ManifestDirectory:
         *,
         timeout: float | None = None,
         on_status: Callable[[str], None] | None = None,
+        fed_later: str = "",
     ) -> dict[str, Any]:
         return dict(obj)  # a file is ready once written: nothing runs it
 

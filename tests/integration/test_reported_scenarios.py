@@ -713,3 +713,54 @@ def test_a_patch_conflict_names_the_resource_holding_the_object_through_another_
     p.program("\n".join(parts[k] for k in ("same", "tuning")))
     (lost,) = [e for e in p.preview(rc=1).of("step-done") if not e["ok"]]
     assert (lost["name"], named in lost["error"]) == ("tuning", True), lost["error"]
+
+
+def test_a_service_whose_pods_come_from_what_waits_for_it_does_not_hang(
+    new_project: Any, cluster: LiveCluster
+) -> None:
+    """pulumi/pulumi-kubernetes#1648 (and #303, #1242): a Deployment whose env holds its
+    Service's clusterIP waits for the Service, whose endpoints wait for the Deployment's
+    Pods — `up` hung until the Service's timeout. Here the Service is not waited on for
+    endpoints its dependents will bring; the Deployment's own readiness still is. Also
+    through Kubernetes' own rules: a ConfigMap holds the clusterIP, a Role depends on it,
+    and RBAC comes before the namespace's workloads (the lifecycle model's seed 318)."""
+    p = new_project()
+    body = textwrap.dedent(
+        """
+        k8s.core.v1.Namespace("ns", metadata={"name": NS})
+        svc = k8s.core.v1.Service(
+            "web",
+            metadata={"name": "web", "namespace": NS,
+                      # Without the fix it fails after this, not after 10 minutes.
+                      "annotations": {"stackwright.io/timeout-seconds": "20"}},
+            spec={"selector": {"app": "web"}, "ports": [{"port": 80}]},
+        )
+        spec = app_spec("web")
+        spec["template"]["spec"]["containers"][0]["env"] = [
+            {"name": "WEB", "value": svc.spec.cluster_ip}
+        ]
+        """
+    )
+    p.program(
+        body
+        + 'k8s.apps.v1.Deployment("web", metadata={"name": "web", "namespace": NS}, spec=spec)\n'
+    )
+    done = p.up()
+    said = [e["message"] for e in done.of("step-progress") if e["urn"].endswith("Service::web")]
+    assert any("endpoints not waited for: its Pods come from" in m for m in said), said
+    assert live(cluster, "deployment", "web", p.ns)["status"]["readyReplicas"] == 1
+    p.sw("destroy", "--yes")
+
+    chained = body.replace(
+        'spec["template"]["spec"]["containers"][0]["env"] = [\n    {"name": "WEB", "value": svc.spec.cluster_ip}\n]',
+        'ip = k8s.core.v1.ConfigMap("ip", metadata={"namespace": NS}, data={"ip": svc.spec.cluster_ip})\n'
+        'k8s.rbac.v1.Role("reader", metadata={"namespace": NS}, rules=[],\n'
+        "                 opts=sw.ResourceOptions(depends_on=[ip]))",
+    )
+    assert chained != body
+    p.program(
+        chained
+        + 'k8s.apps.v1.Deployment("web", metadata={"name": "web", "namespace": NS}, spec=spec)\n'
+    )
+    assert p.up().summary["counts"] == {"create": 5}
+    p.sw("destroy", "--yes")

@@ -7,7 +7,14 @@ from typing import Any
 
 import pytest
 
-from stackwright.engine.graph import MATCHES, RULES, Graph, Node, implicit_edges
+from stackwright.engine.graph import (
+    MATCHES,
+    RULES,
+    Graph,
+    Node,
+    implicit_edges,
+    services_fed_later,
+)
 from stackwright.errors import UsageError
 
 
@@ -433,3 +440,46 @@ def test_recorded_edges_name_why_and_count_a_replaced_object_once() -> None:
         ("urn:web", "urn:ns", "namespace-first"),
     }
     assert len(recorded_edges(states)) == len(edges)
+
+
+# --- Services whose Pods come later -------------------------------------------------------------
+
+
+def _web(namespace: str = "apps", labels: dict[str, str] | None = None) -> dict[str, Any]:
+    template = {"metadata": {"labels": labels or {"app": "web", "tier": "front"}}}
+    return obj("Deployment", "web", namespace, "apps/v1", spec={"template": template})
+
+
+SERVICE = obj("Service", "web", "apps", spec={"selector": {"app": "web"}})
+
+
+def test_a_service_whose_pods_come_from_what_waits_for_it_is_fed_later() -> None:
+    """A Deployment whose env holds the Service's clusterIP (an Output: it waits for the
+    Service): the Service's endpoints come only once the Deployment is made."""
+    graph = Graph([node("svc", SERVICE), node("web", _web(), "svc")])
+    assert services_fed_later(graph) == {"svc": "web"}
+    # Through a chain and Kubernetes' own rules: a ConfigMap holds the clusterIP, a Role
+    # depends on the ConfigMap, and RBAC comes before the namespace's workloads.
+    role = obj("Role", "reader", "apps", "rbac.authorization.k8s.io/v1")
+    chained = Graph(
+        [node("svc", SERVICE), node("cm", obj("ConfigMap", "ip", "apps"), "svc"),
+         node("role", role, "cm"), node("web", _web())]
+    )  # fmt: skip
+    assert "role" in chained.needs["web"]
+    assert services_fed_later(chained) == {"svc": "web"}
+
+
+@pytest.mark.parametrize(
+    "nodes",
+    [
+        # Made alongside it, not after it: its endpoints come while it waits.
+        [node("svc", SERVICE), node("web", _web())],
+        # What waits for it makes Pods the selector does not pick, or in another namespace.
+        [node("svc", SERVICE), node("web", _web(labels={"app": "api"}), "svc")],
+        [node("svc", SERVICE), node("web", _web(namespace="other"), "svc")],
+        # No selector: nothing to wait for anyway.
+        [node("svc", obj("Service", "web", "apps", spec={})), node("web", _web(), "svc")],
+    ],
+)
+def test_a_service_whose_pods_come_alongside_or_from_elsewhere_is_not(nodes: list[Node]) -> None:
+    assert services_fed_later(Graph(nodes)) == {}

@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 
 from stackwright.providers.kubernetes.readiness import (
+    Readiness,
     Related,
     State,
     check_annotations,
@@ -652,6 +653,20 @@ def endpoint_slice(
             {"addresses": [f"10.0.0.{i}"], "conditions": {"ready": r}} for i, r in enumerate(ready)
         ],
     }
+
+
+def test_a_service_fed_later_does_not_wait_for_endpoints_but_a_load_balancer_still_does() -> None:
+    """Its Pods come from a resource that waits for it (`graph.services_fed_later`)."""
+    obj = service({"selector": {"app": "web"}, "ports": [{"port": 80}]})
+    assert evaluate(obj).state is State.WAITING and needs(obj)  # as any Service
+    fed = "kubernetes:apps/v1:Deployment web"
+    assert needs(obj, fed) == frozenset()
+    assert evaluate(obj, fed_later=fed) == Readiness(
+        State.READY,
+        f"web: endpoints not waited for: its Pods come from {fed}, which waits for it",
+    )
+    balanced = service({"type": "LoadBalancer", "selector": {"app": "web"}})
+    assert evaluate(balanced, fed_later=fed).state is State.WAITING  # its address
 
 
 def test_service_without_selector_is_ready_at_once() -> None:

@@ -811,12 +811,14 @@ class KubernetesProvider:
         *,
         timeout: float | None = None,
         on_status: Callable[[str], None] | None = None,
+        fed_later: str = "",
     ) -> dict[str, Any]:
         """Wait until `obj` is ready by its kind's rule (readiness.py); returns the live object.
 
         `stackwright.io/skip-await: "true"` returns at once; `stackwright.io/timeout-seconds`
         beats `timeout`, which beats the provider's default. Raises ReadinessFailed (within
-        seconds, with the cause) or ReadinessTimeout.
+        seconds, with the cause) or ReadinessTimeout. `fed_later`: for a Service, what makes
+        the Pods it selects when that waits for the Service (its endpoints are not waited for).
         """
         name = (obj.get("metadata") or {}).get("name") or "(unnamed)"
         if readiness.trivially_ready(obj):
@@ -837,7 +839,11 @@ class KubernetesProvider:
         if info.namespaced and meta.get("namespace") != namespace:
             obj = {**obj, "metadata": {**meta, "namespace": namespace}}
         return await self._waiter.await_ready(
-            obj, info, timeout=annotated or timeout or self.timeout, on_status=on_status
+            obj,
+            info,
+            timeout=annotated or timeout or self.timeout,
+            on_status=on_status,
+            fed_later=fed_later,
         )
 
     # --- lifecycle ----------------------------------------------------------------------------

@@ -762,7 +762,9 @@ def _job(obj: Obj, related: Related) -> Readiness:
     return _short_of_pods(name, summary, pod, related)
 
 
-def _service(obj: Obj, related: Related) -> Readiness:
+def _service(obj: Obj, related: Related, fed_later: str = "") -> Readiness:
+    """`fed_later`: what makes the Pods it selects, when that waits for the Service (its
+    endpoints come after it is done, so they are not waited for)."""
     name = _name(obj)
     spec, status = _map(obj.get("spec")), _map(obj.get("status"))
     kind = str(spec.get("type") or "ClusterIP")
@@ -780,6 +782,11 @@ def _service(obj: Obj, related: Related) -> Readiness:
     selector = _map(spec.get("selector"))
     if not selector:
         return Readiness(State.READY, f"{name}: no selector, so no endpoints to wait for")
+    if fed_later:
+        return Readiness(
+            State.READY,
+            f"{name}: endpoints not waited for: its Pods come from {fed_later}, which waits for it",
+        )
     if spec.get("clusterIP") == "None":
         return Readiness(State.READY, f"{name}: headless")
     count = _ready_endpoints(name, related, ported=bool(_list(spec.get("ports"))))
@@ -1128,7 +1135,7 @@ def trivially_ready(obj: Obj) -> bool:
     return key not in _RULES
 
 
-def needs(obj: Obj) -> frozenset[str]:
+def needs(obj: Obj, fed_later: str = "") -> frozenset[str]:
     """Which `Related` lists `evaluate` reads for this object (nothing for wait-for and kstatus)."""
     if _annotations(obj).get(WAIT_FOR) is not None:
         return frozenset()
@@ -1136,7 +1143,8 @@ def needs(obj: Obj) -> frozenset[str]:
     if key == ("", "Service"):
         spec = _map(obj.get("spec"))
         if (
-            spec.get("type") == "ExternalName"
+            fed_later
+            or spec.get("type") == "ExternalName"
             or not _map(spec.get("selector"))
             or spec.get("clusterIP") == "None"
         ):
@@ -1144,14 +1152,15 @@ def needs(obj: Obj) -> frozenset[str]:
     return _NEEDS.get(key, frozenset())
 
 
-def evaluate(obj: Obj, related: Related | None = None) -> Readiness:
-    """How ready `obj` is; raises ValueError only for a malformed wait-for annotation."""
+def evaluate(obj: Obj, related: Related | None = None, fed_later: str = "") -> Readiness:
+    """How ready `obj` is; raises ValueError only for a malformed wait-for annotation.
+    `fed_later`: a Service's, see `_service`."""
     related = related or Related()
     raw = _annotations(obj).get(WAIT_FOR)
     if raw is not None:
         return _wait_for(obj, parse_wait_for(str(raw)))
     rule = _RULES.get((_group(obj), str(obj.get("kind", ""))), _generic)
-    return rule(obj, related)
+    return _service(obj, related, fed_later) if rule is _service else rule(obj, related)
 
 
 def _wait_for(obj: Obj, conditions: tuple[WaitCondition, ...]) -> Readiness:

@@ -108,6 +108,7 @@ class Waiter:
         *,
         timeout: float,
         on_status: Callable[[str], None] | None = None,
+        fed_later: str = "",
     ) -> dict[str, Any]:
         meta = obj.get("metadata") or {}
         name = str(meta.get("name", ""))
@@ -119,8 +120,8 @@ class Waiter:
                 reported.append(message)
                 on_status(message)
 
-        first = readiness.evaluate(obj)
-        wanted = readiness.needs(obj)
+        first = readiness.evaluate(obj, fed_later=fed_later)
+        wanted = readiness.needs(obj, fed_later)
         if first.state is State.READY and not wanted:
             report(first.message)
             return dict(obj)
@@ -162,7 +163,7 @@ class Waiter:
                     ingressclasses=classes[1],
                     events=events,
                 )
-                verdict = readiness.evaluate(live, related)
+                verdict = readiness.evaluate(live, related, fed_later)
                 silent = _silence(primary)
                 report(self._status_line(name, verdict, silent))
                 now = self._now()
