@@ -40,7 +40,7 @@ from crash_run import LiveCluster, Project, check_agrees, managed_metadata
 pytestmark = pytest.mark.integration
 
 #: Chosen so that together they make every kind of edit (`test_the_default_seeds_make_every_edit`).
-SEEDS = (9, 10, 336, 12, 155)
+SEEDS = (2, 240, 9, 40, 3)
 
 
 def _seeds() -> list[int]:
@@ -302,16 +302,13 @@ class Edit:
         return " ".join(words[:2]) if words[0] in ("toggle", "stop") else words[0]
 
 
-#: What no resource `depends_on`. A Namespace: the objects in one come after it anyway. A
-#: Service: one waits for the endpoints of the Pods it selects, and Kubernetes' ordering rules
-#: (RBAC before the workloads of its namespace) can put their Deployment after what depends
-#: on the Service — a Role that `depends_on` a Deployment that `depends_on` the Service — so
-#: `up` waits until the Service's wait times out (10 minutes): found by seed 108, not fixed.
-_NOT_DEPENDED_ON = ("Namespace", "Service")
-#: What `depends_on` nothing, for the same wait: a Role that `depends_on` a ConfigMap holding
-#: a Service's clusterIP comes after the Service is ready, and so, by the rule, does the
-#: Deployment whose Pods make it ready (seed 318, not fixed).
-_DEPENDING_ON_NOTHING = ("Role", "RoleBinding")
+#: What no resource `depends_on`. A Namespace: the objects in one come after it anyway.
+#: (A Service may be: one whose selected Pods come from what waits for it — a Role that
+#: `depends_on` a ConfigMap holding its clusterIP, then by Kubernetes' rules the Deployment
+#: of its namespace — is not waited on for endpoints; seeds 108 and 318 hung on it.)
+_NOT_DEPENDED_ON = ("Namespace",)
+#: What `depends_on` nothing.
+_DEPENDING_ON_NOTHING: tuple[str, ...] = ()
 
 
 def _may_replace_protected(edit: Edit) -> bool:
