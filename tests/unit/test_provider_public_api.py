@@ -96,5 +96,6 @@ def test_engine_facing_signatures() -> None:
         "obj",
         "timeout",
         "on_status",
+        "fed_later",
     }
     assert isinstance(provider.default_namespace, property)
