@@ -100,20 +100,24 @@ def _one(key: Key) -> Keys:
     return keys
 
 
-def _pod_spec(obj: Obj) -> Obj:
-    """The pod spec a workload runs (a Pod's own, a template's, a CronJob's job's)."""
-    spec = obj.get("spec")
-    spec = spec if isinstance(spec, Mapping) else {}
+def _map(value: Any) -> Obj:
+    return value if isinstance(value, Mapping) else {}
+
+
+def _pod_template(obj: Obj) -> Obj:
+    """What a workload's Pods are made from: a Pod itself, a template, a CronJob's job's."""
     kind = _kind(obj)
     if kind == "Pod":
-        return spec
+        return obj
+    spec = _map(obj.get("spec"))
     if kind == "CronJob":
-        job = spec.get("jobTemplate")
-        spec = job.get("spec") if isinstance(job, Mapping) else None
-        spec = spec if isinstance(spec, Mapping) else {}
-    template = spec.get("template")
-    inner = template.get("spec") if isinstance(template, Mapping) else None
-    return inner if isinstance(inner, Mapping) else {}
+        spec = _map(_map(spec.get("jobTemplate")).get("spec"))
+    return _map(spec.get("template"))
+
+
+def _pod_spec(obj: Obj) -> Obj:
+    """The pod spec a workload runs (a Pod's own, a template's, a CronJob's job's)."""
+    return _map(_pod_template(obj).get("spec"))
 
 
 def _dicts(value: Any) -> list[Mapping[str, Any]]:
@@ -533,34 +537,6 @@ class _Ancestors:
         return self._known[urn]
 
 
-#: Where the Pods of each kind that makes them take their labels from.
-_POD_LABELS: dict[tuple[str, str], tuple[str, ...]] = {
-    ("", "Pod"): ("metadata", "labels"),
-    **{
-        (group, kind): ("spec", "template", "metadata", "labels")
-        for group, kind in (
-            ("apps", "Deployment"),
-            ("apps", "StatefulSet"),
-            ("apps", "DaemonSet"),
-            ("apps", "ReplicaSet"),
-            ("batch", "Job"),
-            ("", "ReplicationController"),
-        )
-    },
-    ("batch", "CronJob"): ("spec", "jobTemplate", "spec", "template", "metadata", "labels"),
-}
-
-
-def _pod_labels(obj: Obj) -> Mapping[str, Any] | None:
-    """The labels of the Pods `obj` makes (as far as the program states them); None for an
-    object that makes none."""
-    path = _POD_LABELS.get(group_and_kind(obj))
-    value: Any = obj
-    for key in path or ():
-        value = value.get(key) if isinstance(value, Mapping) else None
-    return value if path is not None and isinstance(value, Mapping) else None
-
-
 def services_fed_later(graph: Graph) -> dict[str, str]:
     """Each Service whose selected Pods come from a resource that waits for it — through an
     Output (a Deployment's env holding the Service's name or clusterIP), `depends_on` or
@@ -570,11 +546,8 @@ def services_fed_later(graph: Graph) -> dict[str, str]:
     fed: dict[str, str] = {}
     for urn, node in graph.nodes.items():
         obj = node.obj
-        spec = obj.get("spec")
-        selector = spec.get("selector") if isinstance(spec, Mapping) else None
-        if group_and_kind(obj) != ("", "Service") or not isinstance(selector, Mapping):
-            continue
-        if not selector:
+        selector = _map(_map(obj.get("spec")).get("selector"))
+        if group_and_kind(obj) != ("", "Service") or not selector:
             continue
         namespace = _metadata(obj, "namespace")
         seen: set[str] = set()
@@ -585,9 +558,9 @@ def services_fed_later(graph: Graph) -> dict[str, str]:
                 continue
             seen.add(dependent)
             made = graph.nodes[dependent].obj
-            labels = _pod_labels(made)
+            labels = _map(_map(_pod_template(made).get("metadata")).get("labels"))
             if (
-                labels is not None
+                _kind(made) in _WORKLOADS
                 and _metadata(made, "namespace") == namespace
                 and all(labels.get(k) == v for k, v in selector.items())
             ):
