@@ -24,6 +24,7 @@ from stackwright.cli.terminal import watched
 from stackwright.engine.drift import ITEM_KEYS
 from stackwright.engine.events import (
     SECRET_TEXT,
+    SKIPPED,
     Diagnostic,
     Drift,
     Event,
@@ -327,9 +328,21 @@ def stopped_line(step: Step, status: str, elapsed: float) -> Text:
     return Text(f"  stopped  {type_}  {name} after {_seconds(elapsed, 0)}{where}", style="yellow")
 
 
-def skipped_line(step: Step, reason: str) -> Text:
-    _, name = step_type_and_name(step)
-    return Text(f"  skipped  {name} ({reason})" if reason else f"  skipped  {name}", style="dim")
+def _skipped(future: bool) -> str:
+    """What a step not taken is called: in a preview, what it would do was not previewed."""
+    return "not previewed" if future else "skipped"
+
+
+def skipped_line(step: Step, reason: str, *, future: bool) -> Text:
+    """`  not previewed  ~ update  kubernetes:apps/v1:Deployment  web (… failed …)`: the
+    step's operation as planned, marked as not taken, never a line of a step that runs."""
+    display = OP_DISPLAY[step.op]
+    type_, name = step_type_and_name(step)
+    return Text.assemble(
+        (f"  {_skipped(future)}  ", "dim"),
+        (f"{_symbol(display)}{display.verb}", display.style),
+        (f"  {type_}  {name}" + (f" ({reason})" if reason else ""), "dim"),
+    )
 
 
 def drift_lines(drift: Drift) -> list[Text]:
@@ -463,7 +476,10 @@ def summary_lines(summary: Summary, *, future: bool) -> list[Text]:
     for key in ordered:
         display = _BY_VALUE.get(key)
         if display is None:
-            lines.append(Text(f"    {counts[key]} {key}"))
+            words = _skipped(future) if key == SKIPPED else key
+            lines.append(
+                Text(f"    {counts[key]} {words}", style="yellow" if key == SKIPPED else "")
+            )
             continue
         words = display.planned if future else display.done
         lines.append(
@@ -599,7 +615,7 @@ class PlainRenderer(Renderer):
                 return []  # a preview's line was printed when the step was planned
             return [done_line(event.step, event.elapsed, with_type=shared)]
         if isinstance(event, StepSkipped):
-            return [] if event.step.op is Op.SAME else [skipped_line(event.step, event.reason)]
+            return [skipped_line(event.step, event.reason, future=_is_future(self._kind))]
         if isinstance(event, Drift):
             return drift_lines(event)
         if isinstance(event, Diagnostic):
@@ -707,8 +723,7 @@ class LiveRenderer(Renderer):
         elif isinstance(event, StepDone):
             self._on_done(event)
         elif isinstance(event, StepSkipped):
-            if event.step.op is not Op.SAME:
-                self._print([skipped_line(event.step, event.reason)])
+            self._print([skipped_line(event.step, event.reason, future=_is_future(self._kind))])
         elif isinstance(event, Drift):
             self._print(drift_lines(event))
         elif isinstance(event, PolicyChecked):

@@ -57,12 +57,21 @@ class StepDone:
     located: bool = False
 
 
+#: The summary's count of steps not taken (`StepSkipped`), beside the counts by operation.
+SKIPPED = "skipped"
+
+
 @dataclass(frozen=True)
 class StepSkipped:
-    """A step not taken: a dependency failed, or the resource is outside `--target`."""
+    """A step not taken (in a preview: not previewed) because what it needs failed or was
+    not done, or needs an excluded resource. `step.op` is what the step would have done, as
+    far as the program says it without the failed one (`Run._skipped_op`); `dependency` is
+    the URN of the resource it waited for ("" when none did: a delete after a failure, a
+    refresh that could not read it)."""
 
     step: Step
     reason: str
+    dependency: str = ""
 
 
 @dataclass(frozen=True)
@@ -290,7 +299,12 @@ def event_json(event: Event) -> dict[str, Any]:
             "error": event.error,
         }
     if isinstance(event, StepSkipped):
-        return {"event": "step-skipped", **_step_json(event.step), "reason": event.reason}
+        return {
+            "event": "step-skipped",
+            **_step_json(event.step),
+            "reason": event.reason,
+            "dependency": event.dependency,
+        }
     if isinstance(event, Drift):
         return {
             "event": "drift",
@@ -373,7 +387,7 @@ def safe_event(event: Event) -> Event:
     if isinstance(event, StepDone):
         return replace(event, step=_safe_step(event.step), error=redact(event.error))
     if isinstance(event, StepSkipped):
-        return StepSkipped(_safe_step(event.step), redact(event.reason))
+        return replace(event, step=_safe_step(event.step), reason=redact(event.reason))
     if isinstance(event, StepProgress):
         return replace(event, message=redact(event.message))
     if isinstance(event, Diagnostic | Log):

@@ -49,6 +49,7 @@ from stackwright.engine.crd_deletes import census
 from stackwright.engine.declared_schemas import DeclaredSchemas, SchemaRefused
 from stackwright.engine.deleted_with import Milestone, carriers, holds, waits
 from stackwright.engine.events import (
+    SKIPPED,
     Diagnostic,
     Drift,
     DriftedField,
@@ -1080,14 +1081,15 @@ class Run:
         """The excluded resource, not created yet, that `urn` is (or was not done for)."""
         return urn if urn in self.excluded else self._behind_excluded.get(urn)
 
-    def _not_done(self, resource: Resource, old: ResourceState | None, blocked: list[str]) -> None:
+    async def _not_done(
+        self, resource: Resource, old: ResourceState | None, blocked: list[str]
+    ) -> None:
         """Skip a resource's step, saying why: what it needs failed or was not done (the
         first of `blocked`, sorted so that every run names the same), is excluded and not
         created yet, or the refresh could not read it (`blocked` empty)."""
         urn = resource.urn
-        # Never planned: a recorded resource's diff is unknown (shown as an update).
-        step = Step(_unplanned_op(resource, old) or Op.UPDATE, urn, old, old)
         self.status[urn] = _SKIPPED
+        step = Step(await self._skipped_op(resource, old), urn, old, old)
         if not blocked:
             # Its failure is the refresh's, said once: the step would fail the same
             # way after as many retries, or change an object whose state is unknown.
@@ -1103,8 +1105,61 @@ class Run:
             self.outcome.unselected += 1  # the command's flags to fix: bad usage
         else:
             reason = f"{describe(blocked[0])} failed or was not done"
-        self.outcome.not_done.append(f"{describe(urn)}: {reason}")
-        self.emit(StepSkipped(step, reason))
+        self._skip(step, reason, f"{describe(urn)}: {reason}", blocked[0] if blocked else "")
+
+    def _skip(self, step: Step, reason: str, said: str, dependency: str = "") -> None:
+        """A step not taken: said in the summary's list (`said`) and counted as `skipped`,
+        its event naming the resource it waited for."""
+        self.outcome.not_done.append(said)
+        self.outcome.counts[SKIPPED] += 1
+        self.emit(StepSkipped(step, reason, dependency))
+
+    async def _skipped_op(self, resource: Resource, old: ResourceState | None) -> Op:
+        """What a skipped resource's step would have done: a new resource's as the program
+        says it (create, import, read); a recorded one's as its plan compares the program's
+        inputs with its record, made without the resource it waited for (no dry run, no
+        apply). Where even that cannot be made (an input only the failed one would give,
+        in an `up`; its provider is what failed, whose cluster is not asked), an update: its
+        diff is unknown."""
+        known = _unplanned_op(resource, old)
+        if known is not None or old is None:
+            return known or Op.CREATE
+        try:
+            desired, auto = self._desired(resource, old)
+            if desired.provider and self.status.get(desired.provider) != _DONE:
+                return Op.UPDATE
+            kube = resource.custom and is_kubernetes(resource)
+            if kube or (resource.custom and is_patch(resource)):
+                desired = desired.changed(id=await self._object_id(desired))
+        except Exception:  # not planned: said as an update, its diff unknown
+            return Op.UPDATE
+        return as_applied(plan(self._intent(resource, desired, old, auto, kube), old)).op
+
+    def _intent(
+        self,
+        resource: Resource,
+        desired: ResourceState,
+        old: ResourceState | None,
+        auto: bool,
+        kube: bool,
+    ) -> Intent:
+        """What the program asks of one resource, as its plan compares it with `old`."""
+        opts = resource.opts
+        return Intent(
+            desired,
+            ignore_changes=tuple(opts.ignore_changes),
+            replace_on_changes=tuple(opts.replace_on_changes),
+            spelling=self.spelling,
+            delete_before_replace=opts.delete_before_replace,
+            auto_named=auto,
+            force_replace=resource.urn in self.options.replace,
+            same_cluster=(
+                kube
+                and old is not None
+                and old.provider != desired.provider
+                and self._same_cluster(old.provider, desired.provider)
+            ),
+        )
 
     async def _resource(self, resource: Resource, needs: set[str], allowed: bool) -> None:
         urn = resource.urn
@@ -1127,7 +1182,7 @@ class Run:
                     self.status[urn] = _SKIPPED
                 return
             if blocked or urn in self._unread:
-                self._not_done(resource, old, sorted(blocked))
+                await self._not_done(resource, old, sorted(blocked))
                 return
             await self._handle(resource, old)
         except Exception as exc:  # one resource's failure is a failed step, never the run's
@@ -1251,22 +1306,7 @@ class Run:
             provider = self.provider_for(desired.provider)
             namespace = desired.inputs.get("namespace") or provider.default_namespace
             desired = replace(desired, id=f"{namespace}/{desired.inputs.get('name')}")
-        opts = resource.opts
-        intent = Intent(
-            desired,
-            ignore_changes=tuple(opts.ignore_changes),
-            replace_on_changes=tuple(opts.replace_on_changes),
-            spelling=self.spelling,
-            delete_before_replace=opts.delete_before_replace,
-            auto_named=auto,
-            force_replace=urn in self.options.replace,
-            same_cluster=(
-                kube
-                and old is not None
-                and old.provider != desired.provider
-                and self._same_cluster(old.provider, desired.provider)
-            ),
-        )
+        intent = self._intent(resource, desired, old, auto, kube)
         step, force = await self._step_to_take(
             resource, as_applied(plan(intent, old)), old, desired, auto, kube
         )
@@ -1305,13 +1345,13 @@ class Run:
             if (kube or release) and step.new is not None:
                 self._hold(step.new, urn)  # as `up` will: a delete of its object keeps it
         elif release:
-            await self._execute_release(step, opts.custom_timeouts)
+            await self._execute_release(step, resource.opts.custom_timeouts)
             assert step.new is not None
             self._hold(step.new, urn)
         elif not (kube or patch):
             self._record_only(step)
         else:
-            await self._execute(step, force, opts.custom_timeouts)
+            await self._execute(step, force, resource.opts.custom_timeouts)
             assert step.new is not None
             if kube:
                 self._hold(step.new, urn)
@@ -2582,10 +2622,8 @@ class Run:
         if blocked:
             for state in states:
                 step = steps[id(state)]
-                self.outcome.not_done.append(
-                    f"{step.op.value} {describe(state.urn)}: not started after a failure"
-                )
-                self.emit(StepSkipped(step, "not started: an earlier step failed"))
+                said = f"{step.op.value} {describe(state.urn)}: not started after a failure"
+                self._skip(step, "not started: an earlier step failed", said)
             return {s.urn for s in states}
         if self.options.dry_run:
             await self._preview_deletes(states, [steps[id(s)] for s in states])
@@ -2620,11 +2658,10 @@ class Run:
             try:
                 if not await reached(edges["ready", key]):
                     failed.add(key)
-                    self.outcome.not_done.append(
-                        f"delete {describe(state.urn)}: a dependent could not be deleted"
-                    )
-                    self.emit(
-                        StepSkipped(step, "a resource that depends on it could not be deleted")
+                    self._skip(
+                        step,
+                        "a resource that depends on it could not be deleted",
+                        f"delete {describe(state.urn)}: a dependent could not be deleted",
                     )
                     return
                 started = self.clock()  # the step starts once its dependents are deleted

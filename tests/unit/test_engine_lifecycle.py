@@ -535,11 +535,12 @@ def test_a_failed_apply_stops_its_dependents_and_independent_work_completes(
     summary = stack.up(app_with_dependent)
 
     assert not summary.ok
-    assert summary.counts == {"create": 1}
+    assert summary.counts == {"create": 1, "skipped": 1}
     assert summary.failures == [f'{CM} settings: admission webhook "deny" denied the request']
     assert summary.not_done == [f"{DEPLOY} web: {CM} settings failed or was not done"]
     (skipped,) = stack.of(StepSkipped)
     assert skipped.step.urn == urn(DEPLOY, "web")
+    assert (skipped.step.op, skipped.dependency) == (Op.CREATE, urn(CM, "settings"))
     failed = [e for e in stack.of(StepDone) if not e.ok]
     assert [e.step.urn for e in failed] == [urn(CM, "settings")]
     assert [c.name for c in stack.fake.calls_to("apply")] == ["settings", "other"]
@@ -1331,7 +1332,7 @@ def test_a_provider_known_only_during_the_run_whose_cluster_changed_is_refused(
         assert stack.up(declare).ok
         file["path"] = west
         refused = stack.up(declare)
-        assert not refused.ok and refused.counts == {"same": 1}
+        assert not refused.ok and refused.counts == {"same": 1, "skipped": 1}
         assert "provider region now reaches the cluster at west" in refused.failures[0]
         assert "put the former kubeconfig back in path" in refused.failures[0]
         assert west.writes() == [] and east.names("ConfigMap") == ["default/cm"]

@@ -144,11 +144,11 @@ def test_up_prints_a_line_per_start_and_end_and_hides_unchanged() -> None:
         StepDone(UPDATE, True, 1.5),
         StepDone(DELETE, True, 0.2),
         StepDone(REPLACE, False, 3.25, FAILURE),
-        StepSkipped(BLOCKED, "a dependency failed"),
+        StepSkipped(BLOCKED, "a dependency failed", REPLACE.urn),
         Summary(
             "up",
             ok=False,
-            counts={"create": 1, "update": 1, "delete": 1, "same": 3, "replace": 0},
+            counts={"create": 1, "update": 1, "delete": 1, "same": 3, "replace": 0, "skipped": 1},
             outputs={"service_ip": "10.96.0.12"},
             elapsed=2.46,
             failures=[FAILURE],
@@ -174,13 +174,14 @@ def test_up_prints_a_line_per_start_and_end_and_hides_unchanged() -> None:
         "  updated  api (1.50s)\n"
         "  deleted  old (0.20s)\n"
         "! failed  web: 0/3 ready — pod web-x: ImagePullBackOff (image nginx:nope not found)\n"
-        "  skipped  db (a dependency failed)\n"
+        "  skipped  + create  kubernetes:apps/v1:Deployment  db (a dependency failed)\n"
         "\n"
         "Resources:\n"
         "    + 1 created\n"
         "    ~ 1 updated\n"
         "    - 1 deleted\n"
         "    3 unchanged\n"
+        "    1 skipped\n"
         "    ! 1 failed\n"
         "Duration: 2.5s\n"
         "Outputs:\n"
@@ -189,6 +190,45 @@ def test_up_prints_a_line_per_start_and_end_and_hides_unchanged() -> None:
         "    web: 0/3 ready — pod web-x: ImagePullBackOff (image nginx:nope not found)\n"
         "Not done:\n"
         "    + create  kubernetes:apps/v1:Deployment  db\n"
+    )
+
+
+def test_preview_marks_a_step_it_did_not_preview_with_its_planned_operation() -> None:
+    """A step skipped because its dependency failed is never shown as one that runs: its
+    planned operation after `not previewed`, the failed dependency named, and a count."""
+    blocked = step(Op.UPDATE, DEPLOY, "web")
+    failed = step(Op.UPDATE, CM, "cfg")
+    reason = f"{CM} cfg failed or was not done"
+    text = run(
+        "preview",
+        [
+            StepStarted(failed),
+            StepDone(failed, False, 0.01, "cfg: refused"),
+            StepSkipped(blocked, reason, failed.urn),
+            Summary(
+                "preview",
+                False,
+                {"same": 1, "skipped": 1},
+                failures=["cfg: refused"],
+                not_done=[f"{DEPLOY} web: {reason}"],
+                dry_run=True,
+            ),
+        ],
+    )
+    assert text == (
+        "~ update  kubernetes:core/v1:ConfigMap  cfg\n"
+        "! failed  cfg: refused\n"
+        f"  not previewed  ~ update  kubernetes:apps/v1:Deployment  web ({reason})\n"
+        "\n"
+        "Resources:\n"
+        "    1 unchanged\n"
+        "    1 not previewed\n"
+        "    ! 1 failed\n"
+        "Duration: 0.0s\n"
+        "Failures:\n"
+        "    cfg: refused\n"
+        "Not done:\n"
+        f"    kubernetes:apps/v1:Deployment web: {reason}\n"
     )
 
 
@@ -426,7 +466,7 @@ def test_json_lines_one_object_per_event() -> None:
             StepStarted(delete),
             StepProgress(update.urn, "1/3 ready"),
             StepDone(create, True, 0.1234),
-            StepSkipped(BLOCKED, "a dependency failed"),
+            StepSkipped(BLOCKED, "a dependency failed", web),
             Drift(web, (DriftedField("spec.replicas", 3, 5, "kubectl"),)),
             Diagnostic(web, "slow", "warning"),
             Summary(
@@ -464,7 +504,15 @@ def test_json_lines_one_object_per_event() -> None:
         "elapsed": 0.123,
         "error": "",
     }
-    assert skipped["event"] == "step-skipped" and skipped["reason"] == "a dependency failed"
+    assert skipped == {
+        "event": "step-skipped",
+        "op": "create",  # what it would have done
+        "urn": BLOCKED.urn,
+        "type": DEPLOY,
+        "name": "db",
+        "reason": "a dependency failed",
+        "dependency": web,  # the one it waited for
+    }
     assert drift == {
         "event": "drift",
         "urn": web,
@@ -593,7 +641,7 @@ def test_live_display_runs_and_prints_finished_steps_and_the_summary() -> None:
         "! failed  kubernetes:apps/v1:Deployment  web: 0/3 ready — pod web-x: "
         "ImagePullBackOff (image nginx:nope not found)\n"
     ) in text
-    assert "  skipped  db (a dependency failed)\n" in text
+    assert "  skipped  + create  kubernetes:apps/v1:Deployment  db (a dependency failed)\n" in text
     assert text.endswith(
         "Resources:\n"
         "    + 1 created\n"

@@ -1,0 +1,67 @@
+"""What preview and up show of a step they do not take: one whose dependency the cluster
+refused (its server-side dry run, its apply) is marked as not previewed / skipped, its
+planned operation and the failed dependency named, and counted so in the summary."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from test_cli_lifecycle import new_project as new_project  # the fixture
+
+pytestmark = pytest.mark.integration
+
+LiveCluster = Any
+
+PROGRAM = """
+k8s.core.v1.Namespace("ns", metadata={{"name": NS}})
+cfg = k8s.core.v1.ConfigMap("cfg", metadata={{"namespace": NS}}, data={data})
+web = k8s.apps.v1.Deployment("web", metadata={{"namespace": NS}}, spec=app_spec("web", replicas={replicas}),
+                             opts=sw.ResourceOptions(depends_on=[cfg]))
+"""
+GOOD, REFUSED = '{"a": "1"}', '{"bad key!": "1"}'  # a key Kubernetes does not allow: a 422
+CFG = "kubernetes:core/v1:ConfigMap cfg"
+
+
+def test_a_step_whose_dependency_was_refused_is_not_previewed_and_says_why(
+    new_project: Any, cluster: LiveCluster
+) -> None:
+    p = new_project()
+    p.program(PROGRAM.format(data=GOOD, replicas=1))
+    p.up()
+    urn = p.urn("kubernetes:apps/v1:Deployment", "web")
+    reason = f"{CFG} failed or was not done"
+    for replicas, op in ((2, "update"), (1, "same")):  # its plan, made without the failed one
+        p.program(PROGRAM.format(data=REFUSED, replicas=replicas))
+        for command in ("preview", "up"):
+            done = p.sw(command, "--json", *(("--yes",) if command == "up" else ()), rc=2)
+            # Never shown as a step that runs: no start, no end, one event that skips it.
+            assert [e for e in done.events if e.get("urn") == urn] == [
+                {
+                    "event": "step-skipped",
+                    "op": op,
+                    "urn": urn,
+                    "type": "kubernetes:apps/v1:Deployment",
+                    "name": "web",
+                    "reason": reason,
+                    "dependency": p.urn("kubernetes:core/v1:ConfigMap", "cfg"),
+                }
+            ]
+            counts = done.summary["counts"]
+            assert counts == {"same": 1, "skipped": 1}, counts
+            assert done.summary["notDone"] == [f"kubernetes:apps/v1:Deployment web: {reason}"]
+
+    text = p.sw("preview", rc=2).out
+    assert f"  not previewed  same  kubernetes:apps/v1:Deployment  web ({reason})\n" in text
+    p.program(PROGRAM.format(data=REFUSED, replicas=3))
+    text = p.sw("preview", rc=2).out
+    lines = text.splitlines()
+    assert f"  not previewed  ~ update  kubernetes:apps/v1:Deployment  web ({reason})" in lines
+    assert not [line for line in lines if line.startswith("~ update  kubernetes:apps/v1")]
+    at = lines.index("Resources:")
+    assert lines[at + 1 : at + 4] == ["    1 unchanged", "    1 not previewed", "    ! 1 failed"]
+    text = p.sw("up", "--yes", rc=2).out
+    assert f"  skipped  ~ update  kubernetes:apps/v1:Deployment  web ({reason})\n" in text
+    assert "    1 skipped\n" in text
+    # Nothing ran: the Deployment is as the first up left it.
+    assert p.resources()["web"]["inputs"]["spec"]["replicas"] == 1
