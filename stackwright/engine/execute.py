@@ -279,7 +279,12 @@ class DeclarationRefused(UsageError):
 
 class ProtectedReplacement(UsageError):
     """A change that replaces a protected resource, refused before its step changes anything:
-    bad input, as the delete of a protected resource is (`Summary.rejected`)."""
+    bad input, as the delete of a protected resource is (`Summary.rejected`). `step` is the
+    refused replacement, which the display shows failed, as Pulumi shows it in its tree."""
+
+    def __init__(self, message: str, step: Step) -> None:
+        super().__init__(message)
+        self.step = step
 
 
 class PatchGiveUpRefused(StackwrightError):
@@ -1208,6 +1213,9 @@ class Run:
             at_line = where is not None
             self.outcome.failures.append(said)
             begun = self._begun.get(urn)
+            if begun is None and isinstance(exc, ProtectedReplacement):
+                begun = (exc.step, self.clock())  # refused as it would begin: its line shows it
+                self.emit(StepStarted(exc.step))
             if begun is not None:
                 step, began = begun
                 self.emit(StepDone(step, False, self.clock() - began, error, at_line))
@@ -1390,7 +1398,8 @@ class Run:
             raise ProtectedReplacement(
                 f"resource {urn} cannot be replaced because it is protected "
                 f"({'; '.join(step.replace_reasons)}): remove its `protect` option first, "
-                f"or run `stackwright state unprotect {shlex.quote(urn)}`"
+                f"or run `stackwright state unprotect {shlex.quote(urn)}`",
+                step,
             )
         force = self.options.force or bool(opts.force)
         if step.op is Op.SAME or step.op is Op.UPDATE:

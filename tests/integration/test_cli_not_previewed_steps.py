@@ -1,12 +1,14 @@
 """What preview and up show of a step they do not take: one whose dependency the cluster
 refused (its server-side dry run, its apply) is marked as not previewed / skipped, its
-planned operation and the failed dependency named, and counted so in the summary."""
+planned operation and the failed dependency named, and counted so in the summary; a change
+that would replace a protected resource shows that resource's replacement, refused."""
 
 from __future__ import annotations
 
 from typing import Any
 
 import pytest
+from test_cli_lifecycle import PRELUDE_LINES
 from test_cli_lifecycle import new_project as new_project  # the fixture
 
 pytestmark = pytest.mark.integration
@@ -65,3 +67,41 @@ def test_a_step_whose_dependency_was_refused_is_not_previewed_and_says_why(
     assert "    1 skipped\n" in text
     # Nothing ran: the Deployment is as the first up left it.
     assert p.resources()["web"]["inputs"]["spec"]["replicas"] == 1
+
+
+PROTECTED = """
+k8s.core.v1.Namespace("ns", metadata={{"name": NS}})
+k8s.core.v1.ConfigMap("keep", metadata={{"namespace": NS}}, data={{"mode": {mode!r}}},
+                      opts=sw.ResourceOptions(protect=True, replace_on_changes=["data"]))
+"""
+
+
+def test_a_refused_protected_replacement_shows_its_step(
+    new_project: Any, cluster: LiveCluster
+) -> None:
+    p = new_project()
+    p.program(PROTECTED.format(mode="fast"))
+    p.up()
+    p.program(PROTECTED.format(mode="slow"))
+    urn = p.urn("kubernetes:core/v1:ConfigMap", "keep")
+    at = f"__main__.py:{PRELUDE_LINES + 3}: kubernetes:core/v1:ConfigMap keep: "
+    why = "data: replace_on_changes lists it"
+    refusal = f"resource {urn} cannot be replaced because it is protected ({why}):"
+    for command in ("preview", "up"):
+        done = p.sw(command, "--json", *(("--yes",) if command == "up" else ()), rc=2)
+        started, ended = [e for e in done.events if e.get("urn") == urn]
+        assert (started["event"], started["op"]) == ("step-started", "replace")
+        assert started["replaceReasons"] == [why]
+        assert "data.mode" in [c["path"] for c in started["changes"]]
+        assert (ended["event"], ended["op"], ended["ok"]) == ("step-done", "replace", False)
+        assert ended["error"].startswith(at + refusal), ended["error"]
+        assert done.summary["failures"] == [ended["error"]]
+        assert "replace" not in done.summary["counts"]  # refused: nothing to count as done
+        assert done.summary["exitCode"] == 2
+        assert not done.of("diagnostic")  # said by its step, not a stray message
+
+        text = p.sw(command, *(("--yes",) if command == "up" else ()), rc=2).out
+        lines = text.splitlines()
+        assert lines[0] == f"+- replace  kubernetes:core/v1:ConfigMap  keep ({why})"
+        assert lines[1].startswith(f"! failed  {at}{refusal}"), lines[1]
+    assert p.resources()["keep"]["inputs"]["data"] == {"mode": "fast"}
