@@ -69,7 +69,8 @@ class StackSummary:
 
     project: str
     name: str
-    #: When an operation last changed it; None when none has run on it yet.
+    #: When its last operation that changes resources (`UPDATE_KINDS`) ended (began, while
+    #: under way); None when none has run on it yet.
     last_update: datetime | None
     resource_count: int
     #: The holder of a live lock; None when the stack is free (or its lease lapsed).
@@ -121,6 +122,11 @@ class Snapshot:
 #: The history kind of `stack import` (the state replaced by an exported document), not
 #: `import`, which is objects adopted (`stackwright import`, `import_=`).
 STATE_IMPORT: Final = "stack import"
+
+#: The history kinds of operations that change resources, which `stack ls` shows as LAST
+#: UPDATE (Pulumi's: its last update, refresh, destroy or import), unlike edits of the
+#: state (`stack rename`, `state delete`, `stack import`, …), which `stack history` lists.
+UPDATE_KINDS: Final = ("up", "destroy", "refresh", "import")
 
 
 @dataclass(frozen=True)

@@ -80,6 +80,7 @@ from stackwright.state._records import (
     IN_PROGRESS,
     INTERRUPTED,
     STATE_IMPORT,
+    UPDATE_KINDS,
     HistoryEntry,
     LockHolder,
     Snapshot,
@@ -579,21 +580,26 @@ class SQLiteBackend:
     def list_stacks(self, project: str) -> list[StackSummary]:
         now = self._clock()
         with self._conn.read() as db:
+            # An `import` that adopted nothing and succeeded is a `stack import` recorded
+            # before that had its kind (`_history_kind`): an edit of the state.
+            kinds = ", ".join("?" for _ in UPDATE_KINDS)
             rows = db.execute(
-                "SELECT s.name, s.updated, "
-                "EXISTS (SELECT 1 FROM history h WHERE h.stack_id = s.id), "
+                "SELECT s.name, "
+                "(SELECT max(coalesce(h.ended, h.started)) FROM history h WHERE h.stack_id = s.id "
+                f"AND h.kind IN ({kinds}) AND NOT (h.kind = 'import' AND h.result = 'succeeded' "
+                "AND CAST(h.counts AS TEXT) = '{}')), "
                 "(SELECT count(*) FROM resources r WHERE r.stack_id = s.id), s.id, "
                 "l.operation_id, l.kind, l.owner, l.host, l.pid, l.started, l.expires "
                 "FROM stacks s LEFT JOIN locks l ON l.stack_id = s.id "
                 "WHERE s.project = ? ORDER BY s.name",
-                (project,),
+                (*UPDATE_KINDS, project),
             ).fetchall()
             summaries = []
-            for name, updated, ran, count, stack_id, *lock in rows:
+            for name, updated, count, stack_id, *lock in rows:
                 holder = _holder(db, stack_id, lock) if lock[0] is not None else None
                 live = holder if _alive(holder, now) else None
-                # A stack no operation has run on has not been updated (Pulumi's "n/a").
-                last = timestamp(updated) if ran else None
+                # A stack no operation has changed has not been updated (Pulumi's "n/a").
+                last = timestamp(updated) if updated is not None else None
                 summaries.append(StackSummary(project, name, last, count, live))
         return summaries
 

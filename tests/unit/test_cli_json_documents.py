@@ -56,6 +56,22 @@ def test_a_report_keeps_its_text_as_written(
     assert '"value": "café"' in capsys.readouterr().out
 
 
+def test_stack_ls_last_update_is_not_a_rename(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Pulumi's LAST UPDATE is the last update: a stack only renamed has none ("n/a"),
+    though `stack history` lists the rename."""
+    main(["stack", "rename", "qa"])
+    capsys.readouterr()
+    main(["stack", "ls", "--json"])
+    (row,) = json.loads(capsys.readouterr().out)
+    assert (row["name"], row["lastUpdate"]) == ("qa", None)
+    main(["stack", "ls"])
+    assert capsys.readouterr().out.splitlines()[1].split()[:3] == ["qa*", "0", "n/a"]
+    main(["stack", "history", "--json"])
+    assert [entry["kind"] for entry in json.loads(capsys.readouterr().out)] == ["stack rename"]
+
+
 def test_stack_ls_speaks_pulumis_keys(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """A script written against `pulumi stack ls --json` reads the same keys here."""
     main(["stack", "tag", "set", "owner", "team-a"])

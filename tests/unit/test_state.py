@@ -324,6 +324,31 @@ def test_stack_names_are_checked(backend: SQLiteBackend) -> None:
         backend.create_stack("a::b", "dev")
 
 
+def test_stack_ls_last_update_is_the_last_operation_that_changed_resources(
+    backend: SQLiteBackend, clock: Clock
+) -> None:
+    """As Pulumi's LAST UPDATE: an up, destroy, refresh or import (objects adopted), not an
+    edit of the state (a rename, an unprotect), which `stack history` lists all the same."""
+    up(backend, res("a"))
+    updated = clock.now
+    clock.advance(60)
+    backend.rename_stack(PROJECT, "dev", "qa")
+    clock.advance(60)
+    backend.unprotect(PROJECT, "qa", urn("a", "qa"))
+    (summary,) = backend.list_stacks(PROJECT)
+    assert summary.last_update is not None
+    assert summary.last_update.timestamp() == pytest.approx(updated, abs=0.001)
+    kinds = [entry.kind for entry in backend.history(PROJECT, "qa")]
+    assert kinds == ["state unprotect", "stack rename", "up"]
+
+    clock.advance(60)
+    with backend.begin_operation(PROJECT, "qa", kind="refresh"):
+        clock.advance(2)  # the operation's end is its time, as Pulumi shows it
+    (summary,) = backend.list_stacks(PROJECT)
+    assert summary.last_update is not None
+    assert summary.last_update.timestamp() == pytest.approx(clock.now, abs=0.001)
+
+
 def test_a_missing_stack_is_named_with_the_existing_ones(backend: SQLiteBackend) -> None:
     with pytest.raises(UsageError) as caught:
         backend.load(PROJECT, "prod")
