@@ -1526,13 +1526,17 @@ def config_rm(
     stack: Stack = None,
     as_json: JsonDone = False,
 ) -> None:
-    """Remove a configuration value."""
+    """Remove a configuration value; one not set is no error, as in Pulumi (a note says so)."""
     ws = _stored(stack)
-    _remove_config(ws, key, path)
-    _report_done(as_json, "config", "rm", ws.project.name, ws.stack, key=_shown_key(ws, key, path))
+    shown = _shown_key(ws, key, path)
+    removed = ws.config.remove(key, path=path)
+    if not removed:  # said, so that a misspelt key is noticed
+        typer.echo(f"note: configuration {shown} is not set for stack {ws.stack}", err=True)
+    _report_done(as_json, "config", "rm", ws.project.name, ws.stack, key=shown, removed=removed)
 
 
 def _remove_config(ws: StoredStack, key: str, path: bool) -> None:
+    """`config rm-all`'s removal of one key, all or none: one not set refuses them all."""
     if not ws.config.remove(key, path=path):
         raise UsageError(
             f"configuration {_shown_key(ws, key, path)} is not set for stack {ws.stack}"

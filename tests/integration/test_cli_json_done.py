@@ -82,8 +82,8 @@ CASES: list[tuple[str, list[str], dict[str, Any], list[str]]] = [
         "config-rm",
         ["config", "rm", "greeting"],
         {"event": "config", "action": "rm", "project": "shop", "stack": "dev"}
-        | {"key": "shop:greeting"},
-        ["config", "rm", "no-such-key"],
+        | {"key": "shop:greeting", "removed": True},
+        ["config", "rm", "greeting", "--stack", "nope"],  # a key not set is no error
     ),
     (
         "config-cp",

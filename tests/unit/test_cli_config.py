@@ -197,3 +197,35 @@ def test_a_value_left_out_with_nothing_on_stdin_is_refused_not_set_empty(
 
     main(["config", "set", *secret, "dbpassword", ""])  # an empty value, said so
     assert get("dbpassword", capsys) == "\n"
+
+
+def test_config_rm_of_a_key_not_set_succeeds_with_a_note(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """As Pulumi's `config rm`: removing what is not set is done already (exit 0), a note on
+    stderr naming the key, so that a misspelt one is noticed; the stack file is not touched."""
+    main(["config", "set", "replicas", "3"])
+    stack_file = project / "Stackwright.dev.yaml"
+    before = stack_file.read_text()
+    capsys.readouterr()
+    main(["config", "rm", "replicsa"])  # returns: no SystemExit
+    said = capsys.readouterr()
+    assert (said.out, said.err) == (
+        "",
+        "note: configuration shop:replicsa is not set for stack dev\n",
+    )
+    main(["config", "rm", "--path", "app:db.host", "--json"])
+    said = capsys.readouterr()
+    assert json.loads(said.out) == {
+        "event": "config",
+        "action": "rm",
+        "project": "shop",
+        "stack": "dev",
+        "key": "app:db.host",
+        "removed": False,
+    }
+    assert said.err == "note: configuration app:db.host is not set for stack dev\n"
+    assert stack_file.read_text() == before
+    main(["config", "rm", "replicas", "--json"])
+    assert json.loads(capsys.readouterr().out)["removed"] is True
+    assert "replicas" not in stack_file.read_text()
