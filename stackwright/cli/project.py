@@ -1529,18 +1529,18 @@ def config_rm(
     """Remove a configuration value; one not set is no error, as in Pulumi (a note says so)."""
     ws = _stored(stack)
     shown = _shown_key(ws, key, path)
-    removed = ws.config.remove(key, path=path)
-    if not removed:  # said, so that a misspelt key is noticed
-        typer.echo(f"note: configuration {shown} is not set for stack {ws.stack}", err=True)
+    removed = _remove_config(ws, key, path)
     _report_done(as_json, "config", "rm", ws.project.name, ws.stack, key=shown, removed=removed)
 
 
-def _remove_config(ws: StoredStack, key: str, path: bool) -> None:
-    """`config rm-all`'s removal of one key, all or none: one not set refuses them all."""
-    if not ws.config.remove(key, path=path):
-        raise UsageError(
-            f"configuration {_shown_key(ws, key, path)} is not set for stack {ws.stack}"
-        )
+def _remove_config(ws: StoredStack, key: str, path: bool) -> bool:
+    """Remove one key; one not set is no error, as in Pulumi, but a note on stderr says so,
+    so that a misspelt key is noticed. Whether it was set."""
+    removed = ws.config.remove(key, path=path)
+    if not removed:
+        shown = _shown_key(ws, key, path)
+        typer.echo(f"note: configuration {shown} is not set for stack {ws.stack}", err=True)
+    return removed
 
 
 def _key_value(pair: str, flag: str) -> tuple[str, str]:
@@ -1588,13 +1588,15 @@ def config_rm_all(
     stack: Stack = None,
     as_json: JsonDone = False,
 ) -> None:
-    """Remove several values at once, all or none, as `pulumi config rm-all` does."""
+    """Remove several values at once, in one write, as `pulumi config rm-all` does; a key not
+    set is noted and passed over, as by `config rm`."""
     ws = _stored(stack)
     with ws.config.together():
-        for key in keys:
-            _remove_config(ws, key, path)
+        removed = [_shown_key(ws, key, path) for key in keys if _remove_config(ws, key, path)]
     shown = [_shown_key(ws, key, path) for key in keys]
-    _report_done(as_json, "config", "rm-all", ws.project.name, ws.stack, keys=shown)
+    _report_done(
+        as_json, "config", "rm-all", ws.project.name, ws.stack, keys=shown, removed=removed
+    )
 
 
 @config_app.command("cp")
