@@ -2788,13 +2788,14 @@ class Run:
             )
         for state, step in zip(states, steps, strict=True):
             self.emit(StepStarted(step))
-            self.outcome.counts[step.op.value] += 1
             if state.protect and step.op is Op.DELETE:
-                # Bad input, as `up` and `destroy` refuse it (exit 2) before any change.
+                # Bad input, as `up` and `destroy` refuse it (exit 2) before any change;
+                # counted as failed, not as a delete, as a refused replacement is.
                 self.outcome.rejected += 1
                 self.outcome.failures.append(f"{describe(state.urn)}: {protected(state.urn)}")
                 self.emit(StepDone(step, False, 0.0, protected(state.urn)))
                 continue
+            self.outcome.counts[step.op.value] += 1
             kept = await self._holder(state) is not None
             if _deletes_object(state, step.op, keep_object=kept):
                 await self._crd_census(state)

@@ -786,6 +786,7 @@ def test_protect_blocks_the_delete_and_says_how_to_unprotect(stack: Stack) -> No
     (failure,) = planned.failures
     assert "because it is protected" in failure
     assert f"stackwright state unprotect {urn(CM, 'settings')}" in failure
+    assert "delete" not in planned.counts  # failed, not a delete (as a refused replacement)
     # `up` (with --yes too) refuses before any change, in the preview's words, where it
     # changed the rest first and failed on the protected delete last; Pulumi's preview,
     # which its `up --yes` runs first, stops it so.
