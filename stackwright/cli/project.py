@@ -1588,8 +1588,9 @@ def config_rm_all(
     stack: Stack = None,
     as_json: JsonDone = False,
 ) -> None:
-    """Remove several values at once, in one write, as `pulumi config rm-all` does; a key not
-    set is noted and passed over, as by `config rm`."""
+    """Remove several values at once, as `pulumi config rm-all` does.
+
+    One write; a key not set is noted and passed over, as by `config rm`."""
     ws = _stored(stack)
     with ws.config.together():
         removed = [_shown_key(ws, key, path) for key in keys if _remove_config(ws, key, path)]
