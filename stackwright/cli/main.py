@@ -135,10 +135,24 @@ def main(argv: list[str] | None = None) -> None:
     try:
         _main(argv)
     finally:
+        if argv is None:
+            _leave_to_exit()
         gc.set_threshold(*thresholds)  # for callers that run commands in-process
         record_starting_directory(None)
         if handle:
             signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
+def _leave_to_exit() -> None:
+    """The command's objects (its modules, program, state and clients: ~40,000 of them
+    after a one-object `up`) are left to the process's exit rather than walked by the
+    cyclic collector: restoring the thresholds above set off a full collection (~20 ms),
+    and the interpreter's exit another, with every cycle freed one object at a time —
+    ~60 ms of a one-object `up`'s ~0.35 s, after its work was done. Only when the command
+    is the process's own (`argv` is None): the process ends as `main` returns. What must
+    happen at exit still does: files and the state store are closed by the command
+    (`command_scope`), streams are flushed and `atexit` handlers run as before."""
+    gc.freeze()
 
 
 #: The codec error handler `_never_unencodable` gives stdout and stderr.
