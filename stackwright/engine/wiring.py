@@ -18,7 +18,6 @@ from typing import Any
 
 from stackwright import interrupts
 from stackwright.engine.ports import Provider, ProviderFactory
-from stackwright.kubernetes.helm import helm_refusal, loaded_chart
 from stackwright.kubernetes.provider import RENDER_SETTING
 from stackwright.model import ClusterIdentity
 from stackwright.providers.kubernetes import ApplySet, KubernetesProvider, stamp
@@ -253,6 +252,9 @@ class KubernetesCluster:
         install into a namespace this run creates is dry-run on the client: the server
         would refuse the namespace)."""
         import helm_python
+
+        # Here, not at the top: a run with no Helm release does not load Helm's module.
+        from stackwright.kubernetes.helm import helm_refusal, loaded_chart
 
         name, namespace = str(spec["name"]), str(spec["namespace"])
         repository = dict(spec.get("repositoryOpts") or {})

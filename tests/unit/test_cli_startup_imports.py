@@ -147,3 +147,10 @@ def test_checking_a_built_in_kind_before_a_run_loads_no_cel() -> None:
         "assert validate_custom({'a': 0}, schema)\n"
     )
     assert _loaded_after(rules, cel) == list(cel)
+
+
+def test_a_run_loads_helm_s_module_only_for_a_helm_release() -> None:
+    # The engine's wiring imported it (~4.5 ms of every preview and up) for its Helm
+    # releases; a chart (`k8s.helm.v4.Chart`) imports it as the program declares one.
+    run = "import stackwright.automation.stack, stackwright.engine.wiring"
+    assert _loaded_after(run, ("stackwright.kubernetes.helm", "glob")) == []
