@@ -53,6 +53,9 @@ __all__ = ["SERVICE_ACCOUNT_DIR", "ClusterConfig", "load_config"]
 SERVICE_ACCOUNT_DIR = Path("/var/run/secrets/kubernetes.io/serviceaccount")
 DEFAULT_NAMESPACE = "default"
 _EXEC_EXTENSION = "client.authentication.k8s.io/exec"
+#: libyaml's parser when PyYAML has it: the same data ~9x faster (~1.5 ms of each run for a
+#: small kubeconfig, read by the check before the run and again by the run's provider).
+_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 @dataclass(frozen=True)
@@ -154,7 +157,7 @@ def _read(path: Path) -> dict[str, Any]:
 
 def _parse(text: str, where: str) -> dict[str, Any]:
     try:
-        data = yaml.safe_load(text)
+        data = yaml.load(text, Loader=_LOADER)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         at = f" at line {mark.line + 1}" if mark is not None else ""
