@@ -189,7 +189,7 @@ def _check_types(
         obj = orjson.loads(orjson.dumps(inputs, default=unknown_as_null))
     except orjson.JSONEncodeError:
         return  # not JSON: the run says so, as it would without this check
-    from stackwright.localcluster.validation import builtin_mismatches
+    from stackwright.localcluster.decoding import builtin_mismatches
 
     found = next(iter(builtin_mismatches(obj)), None)
     if found is None:

@@ -30,6 +30,7 @@ import orjson
 from stackwright.localcluster import (
     admissionpolicy,
     certificates,
+    decoding,
     defaults,
     limitranger,
     patch,
@@ -968,20 +969,20 @@ class Cluster:
                 return obj, []
             obj = pruned
         else:
-            report = validation.decode_check(obj, rtype.schema, rtype.resolve)
+            report = decoding.decode_check(obj, rtype.schema, rtype.resolve)
             if report.type_errors:
                 raise status.BadRequest(report.type_errors[0])
             unknown = report.unknown_fields
             if apply and unknown:
                 return obj, []
             if unknown:
-                obj = validation.drop_unknown(obj, rtype.schema, rtype.resolve)
+                obj = decoding.drop_unknown(obj, rtype.schema, rtype.resolve)
         if not unknown or opts.field_validation == "Ignore":
             return obj, []
         if opts.field_validation == "Strict":
             fields = ", ".join(f'unknown field "{f}"' for f in unknown)
             error = f"strict decoding error: {fields}"
-            raise status.BadRequest(validation.undecodable(obj, error) if whole_body else error)
+            raise status.BadRequest(decoding.undecodable(obj, error) if whole_body else error)
         return obj, [f'unknown field "{f}"' for f in unknown]
 
     def _admit(

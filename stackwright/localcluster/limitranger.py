@@ -17,9 +17,9 @@ from fractions import Fraction
 from typing import Any
 
 from stackwright.localcluster import defaults, status
+from stackwright.localcluster.decoding import quantity
 from stackwright.localcluster.quota import pod_totals
 from stackwright.localcluster.store import Obj, Store
-from stackwright.localcluster.validation import quantity
 
 LIMIT_RANGES = ("", "limitranges")
 POD_TYPE = ("", "pods")

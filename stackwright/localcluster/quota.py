@@ -28,10 +28,11 @@ from fractions import Fraction
 from typing import Any
 
 from stackwright.localcluster import status
+from stackwright.localcluster.decoding import quantity
 from stackwright.localcluster.defaults import qos_class
 from stackwright.localcluster.selectors import DOES_NOT_EXIST, EXISTS, IN, NOT_IN, Requirement
 from stackwright.localcluster.store import Change, Obj, Store, TypeKey
-from stackwright.localcluster.validation import Quantity, quantity
+from stackwright.localcluster.validation import Quantity
 
 QUOTA_TYPE = ("", "resourcequotas")
 POD_TYPE = ("", "pods")

@@ -6,6 +6,8 @@ objects before it. Int-or-string fields and quantities take either."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import textwrap
 from pathlib import Path
 
@@ -165,16 +167,16 @@ def test_inputs_as_recorded_are_not_checked_again(
 ) -> None:
     """What an earlier run applied the server took: a no-op run (auto-named objects too)
     validates nothing, and a change is checked again."""
-    import stackwright.localcluster.validation as validation
+    import stackwright.localcluster.decoding as decoding
 
     checked: list[str] = []
-    real = validation.builtin_mismatches
+    real = decoding.builtin_mismatches
 
     def counting(obj: dict[str, object]) -> object:
         checked.append(str(obj["kind"]))
         return real(obj)
 
-    monkeypatch.setattr(validation, "builtin_mismatches", counting)
+    monkeypatch.setattr(decoding, "builtin_mismatches", counting)
     path = _program(tmp_path, "2")
     assert stack.up(lambda _: run_yaml_program(path)).ok
     assert sorted(checked) == ["Deployment", "Namespace", "Service"]
@@ -312,3 +314,34 @@ def test_an_object_of_a_chart_names_its_template(stack: Stack, tmp_path: Path) -
     assert said.startswith(f"{__file__}:{line}: kubernetes:apps/v1:Deployment "), said
     assert "(from webapp/templates/deployment.yaml of " in said, said
     assert 'spec.replicas is the string "x", where a Deployment takes an integer' in said, said
+
+
+def test_the_check_loads_the_decoder_alone_not_the_local_cluster_s_validation() -> None:
+    """Every `preview` and `up` of a program with built-in kinds makes the check: it loaded
+    all of the local cluster's validation (~5,500 lines, ~5 ms of imports) for its decoder."""
+    code = textwrap.dedent(
+        f"""
+        import sys, tempfile
+        sys.path.insert(0, {str(Path(__file__).parent)!r})
+        from engine_stack import PROJECT, STACK, Stack
+        import stackwright.kubernetes as k8s
+        from stackwright.state import open_backend
+
+        with tempfile.TemporaryDirectory() as folder:
+            backend = open_backend("file://" + folder + "/state.db")
+            backend.create_stack(PROJECT, STACK)
+            try:
+                declare = lambda _: k8s.apps.v1.Deployment("web", spec={{"replicas": 2}})
+                assert Stack(backend).up(declare).ok
+            finally:
+                backend.close()
+        print(sorted(m for m in sys.modules if m.startswith("stackwright.localcluster.")))
+        """
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert result.returncode == 0, result.stderr
+    loaded = result.stdout.strip().splitlines()[-1]
+    assert "stackwright.localcluster.decoding" in loaded  # the check ran
+    assert "stackwright.localcluster.validation" not in loaded
