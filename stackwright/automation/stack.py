@@ -89,7 +89,7 @@ from stackwright.model import (
     make_urn,
     parse_urn,
 )
-from stackwright.policy import Level, Settings, select_packs
+from stackwright.policy import Level, Settings
 from stackwright.sdk.context import Program
 from stackwright.sdk.output import dependencies_of, resolve, unwrap_secrets
 from stackwright.sdk.spelling import spelling_of
@@ -303,6 +303,8 @@ class Workspace(StoredStack):
                     )
                 )
             return None
+        from stackwright.policy import select_packs  # loaded for a stack with packs only
+
         packs = select_packs(settings.packs, directories)
         return PolicyGate(tuple(packs), settings, level, cluster=_cluster(values))
 

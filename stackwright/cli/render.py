@@ -44,7 +44,6 @@ from stackwright.engine.events import (
 from stackwright.engine.plan import ABSENT, FieldChange, Step, diff
 from stackwright.errors import redact, redact_within, shown_path
 from stackwright.model import STACK_TYPE, Op, parse_urn
-from stackwright.policy import Finding, Report
 from stackwright.sdk.output import join_path
 
 if TYPE_CHECKING:
@@ -52,6 +51,8 @@ if TYPE_CHECKING:
     from rich.live import Live
     from rich.text import Text
     from rich.tree import Tree
+
+    from stackwright.policy import Finding, Report
 
 
 def _import_rich() -> None:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from stackwright.engine.plan import FieldChange, Step
 from stackwright.errors import redact, redact_within
@@ -26,7 +26,9 @@ from stackwright.model import UNKNOWN_TEXT as UNKNOWN_TEXT
 from stackwright.model import Op, ResourceState, parse_urn, paths_below
 from stackwright.model import masked as masked
 from stackwright.model import shown as shown
-from stackwright.policy import Report
+
+if TYPE_CHECKING:
+    from stackwright.policy import Report
 
 
 @dataclass(frozen=True)

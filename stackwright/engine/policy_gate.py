@@ -18,23 +18,19 @@ from __future__ import annotations
 import datetime
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from stackwright.engine.events import Listener, PolicyChecked
 from stackwright.engine.records import is_kubernetes, is_patch, patch_body
 from stackwright.errors import PolicyViolation, located
 from stackwright.kubernetes.provider import PROVIDER_TYPE
-from stackwright.policy import (
-    Level,
-    PolicyPack,
-    Report,
-    Settings,
-    Subject,
-    evaluate,
-)
+from stackwright.policy import Level, PolicyPack, Settings, Subject
 from stackwright.sdk.context import Program
 from stackwright.sdk.output import UNKNOWN, Partial, StateReader, resolve, unwrap_secrets
 from stackwright.sdk.resource import Resource
+
+if TYPE_CHECKING:
+    from stackwright.policy import Report
 
 
 @dataclass(frozen=True)
@@ -148,6 +144,9 @@ def blocked_message(report: Report, what: str) -> str:
 
 def check(gate: PolicyGate, program: Program, stack: str, listener: Listener, what: str) -> Report:
     """Evaluate the gate's packs over the program's objects; raise when the run is blocked."""
+    # Here, not at the top: a stack with no pack has no gate, and loads no evaluation.
+    from stackwright.policy import Report, evaluate
+
     if not gate.packs:
         return Report()
     report = evaluate(
@@ -206,6 +205,8 @@ def audit(
 ) -> Report:
     """The packs over a live cluster's objects (`list_objects` reads them, e.g.
     `wiring.live_objects`), managed by a stack or not."""
+    from stackwright.policy import evaluate
+
     found = []
     for obj in list_objects(AUDIT_KINDS):
         metadata = obj.get("metadata") or {}

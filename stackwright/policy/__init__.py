@@ -16,12 +16,18 @@
 report for code-review tools (`sarif_failure`: a check that could not run). The engine calls this before any API call (preview,
 up); `stackwright policy check` calls it on files.
 
-Must never: import anything of Stackwright but `model` and `errors`, or do I/O
+Evaluating, loading packs and SARIF are imported on first use (`stackwright.lazy`): every
+`preview` and `up` reads a stack's policy settings, and one with no pack needs no more.
+
+Must never: import anything of Stackwright but `model`, `errors` and `lazy`, or do I/O
 beyond loading the pack modules it is pointed at.
 """
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+from stackwright.lazy import lazy_exports
 from stackwright.model import CLUSTER_SCOPED
 from stackwright.policy._core import (
     POD_KINDS,
@@ -38,19 +44,21 @@ from stackwright.policy._core import (
     policy,
     stack_policy,
 )
-from stackwright.policy._evaluate import (
-    EXEMPT_ANNOTATION,
-    REASON_ANNOTATION,
-    Enabled,
-    ExemptionInForce,
-    Finding,
-    Report,
-    evaluate,
-)
-from stackwright.policy._load import load_directory, select_packs
-from stackwright.policy._sarif import sarif_failure, to_sarif
 from stackwright.policy._settings import Exemption, Settings
 from stackwright.policy.packs import BUILT_IN as BUILT_IN_PACKS
+
+if TYPE_CHECKING:
+    from stackwright.policy._evaluate import (
+        EXEMPT_ANNOTATION,
+        REASON_ANNOTATION,
+        Enabled,
+        ExemptionInForce,
+        Finding,
+        Report,
+        evaluate,
+    )
+    from stackwright.policy._load import load_directory, select_packs
+    from stackwright.policy._sarif import sarif_failure, to_sarif
 
 __all__ = [
     "BUILT_IN_PACKS",
@@ -82,3 +90,25 @@ __all__ = [
     "stack_policy",
     "to_sarif",
 ]
+
+_EVALUATE, _LOAD, _SARIF = (
+    "stackwright.policy._evaluate",
+    "stackwright.policy._load",
+    "stackwright.policy._sarif",
+)
+__getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        "EXEMPT_ANNOTATION": _EVALUATE,
+        "REASON_ANNOTATION": _EVALUATE,
+        "Enabled": _EVALUATE,
+        "ExemptionInForce": _EVALUATE,
+        "Finding": _EVALUATE,
+        "Report": _EVALUATE,
+        "evaluate": _EVALUATE,
+        "load_directory": _LOAD,
+        "select_packs": _LOAD,
+        "sarif_failure": _SARIF,
+        "to_sarif": _SARIF,
+    },
+)

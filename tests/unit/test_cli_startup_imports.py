@@ -154,3 +154,33 @@ def test_a_run_loads_helm_s_module_only_for_a_helm_release() -> None:
     # releases; a chart (`k8s.helm.v4.Chart`) imports it as the program declares one.
     run = "import stackwright.automation.stack, stackwright.engine.wiring"
     assert _loaded_after(run, ("stackwright.kubernetes.helm", "glob")) == []
+
+
+def test_a_stack_with_no_policy_pack_loads_no_policy_evaluation() -> None:
+    # Every preview and up reads the stack's policy settings (`stackwright.policy.Settings`):
+    # the package imported its evaluation, pack loading and SARIF with them (~3 ms), which
+    # only a stack with packs (or `policy check`) uses.
+    modules = (
+        "stackwright.policy._evaluate",
+        "stackwright.policy._load",
+        "stackwright.policy._sarif",
+    )
+    run = (
+        "import stackwright.automation.stack, stackwright.engine.policy_gate, "
+        "stackwright.cli.render\n"
+        "from stackwright.policy import Level, Settings\n"
+        "Settings.from_config({}, 'Stackwright.dev.yaml', default_namespace='default')"
+    )
+    assert _loaded_after(run, modules) == []
+    used = "from stackwright.policy import evaluate, select_packs, to_sarif"
+    assert _loaded_after(used, modules) == list(modules)
+
+
+def test_the_policy_package_exports_the_same_objects_as_its_modules() -> None:
+    from stackwright import policy
+    from stackwright.policy import _evaluate, _load, _sarif
+
+    assert (policy.Report, policy.evaluate) == (_evaluate.Report, _evaluate.evaluate)
+    assert (policy.select_packs, policy.to_sarif) == (_load.select_packs, _sarif.to_sarif)
+    assert set(policy.__all__) <= set(dir(policy))
+    assert all(getattr(policy, name) is not None for name in policy.__all__)
