@@ -122,3 +122,56 @@ def test_a_failed_batch_fails_each_of_its_steps(backend: SQLiteBackend) -> None:
     results = asyncio.run(main())
     assert all(isinstance(r, ValueError) for r in results)
     assert backend.load(PROJECT, "dev").pending == []
+
+
+class _Counting:
+    """An operation's journal that counts the transactions of ends it is asked for."""
+
+    def __init__(self, journal: object) -> None:
+        self.journal = journal
+        self.end_batches: list[list[int]] = []
+
+    def begin_many(self, items: list[tuple[int, Op, ResourceState]]) -> None:
+        self.journal.begin_many(items)  # type: ignore[attr-defined]
+
+    def end_many(self, items: list[tuple[int, ResourceState | None]]) -> None:
+        self.end_batches.append([step for step, _ in items])
+        self.journal.end_many(items)  # type: ignore[attr-defined]
+
+
+def test_an_end_no_other_step_can_join_is_written_without_waiting(
+    backend: SQLiteBackend, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A run's last step (a one-object `up`: every run's last), or one every other waits
+    # for, waited out the whole window for company that could not come.
+    monkeypatch.setattr(GroupCommit, "END_WINDOW", 30.0)
+
+    async def main() -> None:
+        with backend.begin_operation(PROJECT, "dev", kind="up") as op:
+            commits = GroupCommit(op)
+            await commits.begin(0, Op.CREATE, res("alone"))
+            await asyncio.wait_for(commits.end(0, applied(res("alone"))), timeout=5)
+
+    asyncio.run(main())
+    assert names(backend) == ["alone"]
+
+
+def test_an_end_waits_for_company_while_another_step_is_under_way(
+    backend: SQLiteBackend, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(GroupCommit, "END_WINDOW", 30.0)
+
+    async def main() -> list[list[int]]:
+        with backend.begin_operation(PROJECT, "dev", kind="up") as op:
+            journal = _Counting(op)
+            commits = GroupCommit(journal)  # type: ignore[arg-type]
+            await asyncio.gather(*(commits.begin(n, Op.CREATE, res(f"r{n}")) for n in (1, 2)))
+            first = asyncio.ensure_future(commits.end(1, applied(res("r1"))))
+            await asyncio.sleep(0.05)  # step 2 is still applying: step 1's end waits for it
+            assert not first.done() and journal.end_batches == []
+            await asyncio.wait_for(commits.end(2, applied(res("r2"))), timeout=5)
+            await first
+            return journal.end_batches
+
+    assert asyncio.run(main()) == [[1, 2]]  # one transaction, as before
+    assert sorted(names(backend)) == ["r1", "r2"]
