@@ -587,3 +587,24 @@ def test_malformed_entries_are_config_errors(tmp_path: Path) -> None:
     )
     with pytest.raises(ConfigError, match="is malformed"):
         load_config(path, environ={})
+
+
+def test_exec_plugin_tokens_are_shared_by_the_clients_of_a_process(tmp_path: Path) -> None:
+    """As client-go's process-wide cache: a second client of the same plugin (a run's cluster
+    check, then the run) uses the first one's token; a 401 renews it for both."""
+    counter = tmp_path / "runs"
+    script = exec_script(
+        tmp_path,
+        f"""
+with open({str(counter)!r}, "a") as f:
+    f.write("x")
+n = len(open({str(counter)!r}).read())
+print(json.dumps({{"kind": "ExecCredential", "status": {{"token": f"t{{n}}", "expirationTimestamp": "2999-01-01T00:00:00Z"}}}}))
+""",
+    )
+    path = exec_config(tmp_path, str(script))
+    first, second = (load_config(path, environ={}).auth for _ in range(2))
+    assert headers(first) == headers(second) == {"Authorization": "Bearer t1"}
+    assert asyncio.run(second.refresh())  # the server refused t1
+    assert headers(first) == headers(second) == {"Authorization": "Bearer t2"}
+    assert counter.read_text() == "xx"

@@ -129,14 +129,37 @@ class ExecPlugin:
     source: str = ""
 
 
+#: The headers and expiry of each exec plugin's last token, by what runs it (`_plugin_key`),
+#: shared by every `ExecAuth` of the process, as client-go caches exec authenticators
+#: process-wide: a run's cluster check and the run itself (or two providers of one
+#: cluster) reach the cluster through separate clients, and a plugin such as `aws eks
+#: get-token` takes from a tenth of a second to seconds.
+_TOKENS: dict[tuple[Any, ...], tuple[dict[str, str], float | None]] = {}
+
+
+def _plugin_key(plugin: ExecPlugin) -> tuple[Any, ...]:
+    """What makes two plugins' tokens the same: the command as run, its environment and the
+    cluster it is told of (not where the kubeconfig entry was read)."""
+    cluster = orjson.dumps(plugin.cluster_info, option=orjson.OPT_SORT_KEYS, default=str)
+    return (
+        plugin.api_version,
+        plugin.command,
+        tuple(plugin.args),
+        tuple(sorted(plugin.env.items())),
+        cluster if plugin.provide_cluster_info else b"",
+    )
+
+
 class ExecAuth:
-    """Runs an exec credential plugin for a token; caches it until it expires (or a 401)."""
+    """Runs an exec credential plugin for a token; caches it (for the process, `_TOKENS`)
+    until it expires or a 401 says it is no longer good."""
 
     #: Renew this long before the plugin's expirationTimestamp, so a request never races expiry.
     EXPIRY_MARGIN = 10.0
 
     def __init__(self, plugin: ExecPlugin, *, clock: Callable[[], float] = time.time) -> None:
         self._plugin = plugin
+        self._key = _plugin_key(plugin)
         self._clock = clock
         self._headers: dict[str, str] | None = None
         self._expires: float | None = None
@@ -166,6 +189,9 @@ class ExecAuth:
         return where
 
     def _valid(self) -> bool:
+        cached = _TOKENS.get(self._key)  # this client's last token, or a newer one's
+        if cached is not None:
+            self._headers, self._expires = cached
         return self._headers is not None and (
             self._expires is None or self._clock() < self._expires - self.EXPIRY_MARGIN
         )
@@ -182,6 +208,8 @@ class ExecAuth:
 
     async def refresh(self) -> bool:
         async with self._lock:
+            if _TOKENS.get(self._key, (None,))[0] is self._headers:
+                del _TOKENS[self._key]  # refused: not to be handed to another client
             self._headers = None
             await self._run()
         return True
@@ -240,6 +268,7 @@ class ExecAuth:
             raise ConfigError(f"{self._where()} returned no status.token")
         self._headers = {"Authorization": f"Bearer {token}"}
         self._expires = _parse_time(status.get("expirationTimestamp"))
+        _TOKENS[self._key] = (self._headers, self._expires)
 
 
 def _parse_time(text: object) -> float | None:
