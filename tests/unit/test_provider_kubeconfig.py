@@ -416,17 +416,22 @@ print(json.dumps({"kind": "ExecCredential",
     assert headers(auth) == {"Authorization": f"Bearer {b64(ca.read_bytes())}"}
 
 
-def test_exec_plugin_token_is_renewed_when_expired_and_after_a_401(tmp_path: Path) -> None:
-    counter = tmp_path / "runs"
-    script = exec_script(
+def counting_script(tmp_path: Path, counter: Path, *, expires: str) -> Path:
+    """A plugin that counts its runs in `counter` and answers token `t<runs>`."""
+    return exec_script(
         tmp_path,
         f"""
 with open({str(counter)!r}, "a") as f:
     f.write("x")
 n = len(open({str(counter)!r}).read())
-print(json.dumps({{"kind": "ExecCredential", "status": {{"token": f"t{{n}}", "expirationTimestamp": "2000-01-01T00:00:00Z"}}}}))
+print(json.dumps({{"kind": "ExecCredential", "status": {{"token": f"t{{n}}", "expirationTimestamp": "{expires}"}}}}))
 """,
     )
+
+
+def test_exec_plugin_token_is_renewed_when_expired_and_after_a_401(tmp_path: Path) -> None:
+    counter = tmp_path / "runs"
+    script = counting_script(tmp_path, counter, expires="2000-01-01T00:00:00Z")
     auth = load_config(exec_config(tmp_path, str(script)), environ={}).auth
 
     async def run() -> list[str]:
@@ -593,15 +598,7 @@ def test_exec_plugin_tokens_are_shared_by_the_clients_of_a_process(tmp_path: Pat
     """As client-go's process-wide cache: a second client of the same plugin (a run's cluster
     check, then the run) uses the first one's token; a 401 renews it for both."""
     counter = tmp_path / "runs"
-    script = exec_script(
-        tmp_path,
-        f"""
-with open({str(counter)!r}, "a") as f:
-    f.write("x")
-n = len(open({str(counter)!r}).read())
-print(json.dumps({{"kind": "ExecCredential", "status": {{"token": f"t{{n}}", "expirationTimestamp": "2999-01-01T00:00:00Z"}}}}))
-""",
-    )
+    script = counting_script(tmp_path, counter, expires="2999-01-01T00:00:00Z")
     path = exec_config(tmp_path, str(script))
     first, second = (load_config(path, environ={}).auth for _ in range(2))
     assert headers(first) == headers(second) == {"Authorization": "Bearer t1"}
