@@ -621,8 +621,12 @@ class Generator:
             return None
         res = rng.choice(candidates)
         expect = {res.logical: {"replace"}}
+        # Not a Role that depends on the RoleBinding: a cycle (seed 85).
         other_roles = [
-            o for o in m.of("Role") if o.namespace == res.namespace and o.key != res.selects
+            o
+            for o in m.of("Role")
+            if o.namespace == res.namespace and o.key != res.selects
+            if o.logical not in self._readers(m, res)
         ]
         if res.kind == "Deployment":
             res.app = m.fresh("app")  # a new selector: immutable
