@@ -287,6 +287,15 @@ class ProtectedReplacement(UsageError):
         self.step = step
 
 
+def _protected_replacement(urn: str, step: Step) -> ProtectedReplacement:
+    return ProtectedReplacement(
+        f"resource {urn} cannot be replaced because it is protected "
+        f"({'; '.join(step.replace_reasons)}): remove its `protect` option first, "
+        f"or run `stackwright state unprotect {shlex.quote(urn)}`",
+        step,
+    )
+
+
 class PatchGiveUpRefused(StackwrightError):
     """The API server refused a Patch's giving up of its fields: one it holds alone (taken
     over with patch-force) would go, as server-side apply removes a field no manager owns,
@@ -1006,6 +1015,7 @@ class Run:
                 self._group_kinds.setdefault((provider_urn(resource), ""), set()).add(
                     group_kind(str(props.get("apiVersion", "")), str(props.get("kind", "")))
                 )
+        await self._refuse_protected_replacements(resources, allowed)
         by_urn = self.program.by_urn
         self.finished = {urn: asyncio.Event() for urn in graph.order}
         tasks = [
@@ -1019,6 +1029,46 @@ class Run:
             await self._record_component_outputs(
                 [r for r in resources if allowed is None or r.urn in allowed]
             )
+
+    async def _refuse_protected_replacements(
+        self, resources: list[Resource], allowed: set[str] | None
+    ) -> None:
+        """Refuse, before any change, an `up` whose program replaces a protected object, as
+        `operations._check_protected` refuses one that deletes it: failing that step alone
+        let the rest of the run go on — a Service's selector changed with its protected
+        Deployment's (an immutable field) selected no Pod, and `up` waited for endpoints
+        no Pod would give. Pulumi's `up --yes` runs its preview first, which stops it.
+        Planned here: a protected resource whose inputs hold no Output (known now); one
+        whose replacement shows only once its inputs are known fails its own step then."""
+        if self.options.dry_run:
+            return
+        for resource in resources:
+            old = self.old.get(resource.urn)
+            if (
+                old is None
+                or not old.protect
+                or old.external
+                or not resource.custom
+                or resource.is_read
+                or not resource.input_marks.plain
+                or not (is_kubernetes(resource) or is_patch(resource))
+                or (allowed is not None and resource.urn not in allowed)
+            ):
+                continue
+            try:
+                desired, auto = self._desired(resource, old)
+                desired = desired.changed(id=await self._object_id(desired))
+                kube = is_kubernetes(resource)
+                step = as_applied(plan(self._intent(resource, desired, old, auto, kube), old))
+                replaced = step.op is Op.REPLACE and not await self._protected_job_gone(
+                    old, desired.provider
+                )
+            except Exception:  # not plannable now: its own step says why, in the run
+                continue
+            if replaced:
+                said = f"{describe(resource.urn)}: {_protected_replacement(resource.urn, step)}"
+                said = located(resource.declared_at, said)  # as the preview's failure says it
+                raise UsageError(f"up refused: {said}; nothing was changed")
 
     async def _record_component_outputs(self, resources: list[Resource]) -> None:
         """Record what each component registered with `register_outputs` as its outputs,
@@ -1395,12 +1445,7 @@ class Run:
             and old.protect
             and not await self._protected_job_gone(old, desired.provider)
         ):
-            raise ProtectedReplacement(
-                f"resource {urn} cannot be replaced because it is protected "
-                f"({'; '.join(step.replace_reasons)}): remove its `protect` option first, "
-                f"or run `stackwright state unprotect {shlex.quote(urn)}`",
-                step,
-            )
+            raise _protected_replacement(urn, step)
         force = self.options.force or bool(opts.force)
         if step.op is Op.SAME or step.op is Op.UPDATE:
             taking_back = self._taking_back_drift(step, old, opts.ignore_changes, kube)

@@ -73,12 +73,17 @@ PROTECTED = """
 k8s.core.v1.Namespace("ns", metadata={{"name": NS}})
 k8s.core.v1.ConfigMap("keep", metadata={{"namespace": NS}}, data={{"mode": {mode!r}}},
                       opts=sw.ResourceOptions(protect=True, replace_on_changes=["data"]))
+k8s.core.v1.ConfigMap("other", metadata={{"namespace": NS}}, data={{"mode": {mode!r}}})
 """
 
 
-def test_a_refused_protected_replacement_shows_its_step(
+def test_a_refused_protected_replacement_shows_its_step_and_up_changes_nothing(
     new_project: Any, cluster: LiveCluster
 ) -> None:
+    """The preview shows the refused replacement as its failed step; `up` refuses the whole
+    run before any change (exit 2), in the same words, as it refuses a protected delete:
+    failing that step alone let the rest go on (a Service's selector changed with its
+    protected Deployment's selected no Pod, and `up` waited for endpoints)."""
     p = new_project()
     p.program(PROTECTED.format(mode="fast"))
     p.up()
@@ -87,21 +92,31 @@ def test_a_refused_protected_replacement_shows_its_step(
     at = f"__main__.py:{PRELUDE_LINES + 3}: kubernetes:core/v1:ConfigMap keep: "
     why = "data: replace_on_changes lists it"
     refusal = f"resource {urn} cannot be replaced because it is protected ({why}):"
-    for command in ("preview", "up"):
-        done = p.sw(command, "--json", *(("--yes",) if command == "up" else ()), rc=2)
-        started, ended = [e for e in done.events if e.get("urn") == urn]
-        assert (started["event"], started["op"]) == ("step-started", "replace")
-        assert started["replaceReasons"] == [why]
-        assert "data.mode" in [c["path"] for c in started["changes"]]
-        assert (ended["event"], ended["op"], ended["ok"]) == ("step-done", "replace", False)
-        assert ended["error"].startswith(at + refusal), ended["error"]
-        assert done.summary["failures"] == [ended["error"]]
-        assert "replace" not in done.summary["counts"]  # refused: nothing to count as done
-        assert done.summary["exitCode"] == 2
-        assert not done.of("diagnostic")  # said by its step, not a stray message
+    done = p.sw("preview", "--json", rc=2)
+    started, ended = [e for e in done.events if e.get("urn") == urn]
+    assert (started["event"], started["op"]) == ("step-started", "replace")
+    assert started["replaceReasons"] == [why]
+    assert "data.mode" in [c["path"] for c in started["changes"]]
+    assert (ended["event"], ended["op"], ended["ok"]) == ("step-done", "replace", False)
+    assert ended["error"].startswith(at + refusal), ended["error"]
+    assert done.summary["failures"] == [ended["error"]]
+    assert "replace" not in done.summary["counts"]  # refused: nothing to count as done
+    assert done.summary["exitCode"] == 2
+    assert not done.of("diagnostic")  # said by its step, not a stray message
 
-        text = p.sw(command, *(("--yes",) if command == "up" else ()), rc=2).out
-        lines = text.splitlines()
-        assert lines[0] == f"+- replace  kubernetes:core/v1:ConfigMap  keep ({why})"
-        assert lines[1].startswith(f"! failed  {at}{refusal}"), lines[1]
-    assert p.resources()["keep"]["inputs"]["data"] == {"mode": "fast"}
+    lines = p.sw("preview", rc=2).out.splitlines()
+    assert lines[0] == f"+- replace  kubernetes:core/v1:ConfigMap  keep ({why})"
+    assert lines[1].startswith(f"! failed  {at}{refusal}"), lines[1]
+
+    refused = p.sw("up", "--yes", "--json", rc=2)
+    (error,) = refused.of("error")
+    assert error["message"] == f"up refused: {ended['error']}; nothing was changed"
+    assert not refused.of("step-started")
+    assert refused.err == f"error: {error['message']}\n"
+    # Nothing else changed either: `other`, which the program changes too, is as it was.
+    assert {k: r["inputs"]["data"] for k, r in p.resources().items() if k != "ns"} == {
+        "keep": {"mode": "fast"},
+        "other": {"mode": "fast"},
+    }
+    live = cluster.kubectl("get", "configmap", "-n", p.ns, "-o", "jsonpath={.items[*].data.mode}")
+    assert live.stdout.split() == ["fast", "fast"]

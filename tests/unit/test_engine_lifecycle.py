@@ -815,9 +815,11 @@ def test_a_change_that_replaces_a_protected_resource_is_refused_as_bad_input(
     assert not planned.ok and planned.exit_code == 2
     (failure,) = planned.failures
     assert "cannot be replaced because it is protected" in failure
-    applied = stack.up(settings("slow", **protected))
-    assert not applied.ok and applied.exit_code == 2
-    assert applied.failures == planned.failures
+    # `up` refuses the whole run before any change, in the preview's words, as it refuses
+    # a protected delete: failing the step alone let the rest of the run go on.
+    with pytest.raises(UsageError) as refused:
+        stack.up(both(settings("slow", **protected), web(replicas=5)))
+    assert str(refused.value) == f"up refused: {failure}; nothing was changed"
     assert stack.fake.writes() == []
     assert stack.recorded(urn(CM, "settings")).inputs["data"] == {"mode": "fast"}
     assert stack.fake.calls_to("delete") == []
