@@ -864,8 +864,10 @@ def test_a_create_onto_the_object_a_later_step_keeps_is_refused(
 def test_a_protected_resource_renamed_keeps_its_object(
     new_project: Any, cluster: LiveCluster
 ) -> None:
-    """Its replacement is refused: b's create onto its object (before its step) is refused
-    too, where b applied over it and the state recorded the object twice."""
+    """Its replacement is refused, and with it the whole `up` before any change: b's create
+    onto its object (before its step) does not run either, where b applied over it and the
+    state recorded the object twice (the engine's own refusal of such a create, for a run
+    that cannot tell the replacement in advance: test_engine_one_object_each)."""
     p = new_project()
     keeper = """
         k8s.core.v1.Namespace("ns", metadata={"name": NS})
@@ -883,9 +885,10 @@ def test_a_protected_resource_renamed_keeps_its_object(
             data={"k": "w"})]"""
         + keeper
     )
-    refused = p.up(rc=1)
-    (failure,) = refused.summary["failures"]
-    assert "is the object kubernetes:core/v1:ConfigMap a holds" in failure, failure
+    refused = p.up(rc=2)
+    (error,) = refused.of("error")
+    assert error["message"].startswith("up refused: __main__.py:"), error
+    assert "ConfigMap::a cannot be replaced because it is protected" in error["message"]
     made = live(cluster, "configmap", "shared", p.ns)
     assert made["metadata"]["uid"] == uid and made["data"] == {"k": "v"}
     assert "b" not in p.resources()
