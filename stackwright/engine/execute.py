@@ -27,7 +27,7 @@ import time
 from collections import Counter
 from collections.abc import Awaitable, Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, NoReturn
 
 import orjson
 
@@ -569,6 +569,8 @@ class Run:
         self.clock = clock
         self.outcome = Outcome()
         self.old = Records(r for r in resources if not r.delete_pending)
+        #: Whether each protected Job asked about was deleted by its TTL (`_protected_job_gone`).
+        self._jobs_gone: dict[str, bool] = {}
         self.replaced: list[ResourceState] = [r for r in resources if r.delete_pending]
         self.all_old = resources
         self.live: dict[str, Any] = {}
@@ -1037,11 +1039,23 @@ class Run:
         `operations._check_protected` refuses one that deletes it: failing that step alone
         let the rest of the run go on — a Service's selector changed with its protected
         Deployment's (an immutable field) selected no Pod, and `up` waited for endpoints
-        no Pod would give. Pulumi's `up --yes` runs its preview first, which stops it.
-        Planned here: a protected resource whose inputs hold no Output (known now); one
-        whose replacement shows only once its inputs are known fails its own step then."""
+        no Pod would give; a provider's move to another cluster recorded its new settings
+        while the object stayed on the former one. Pulumi's `up --yes` runs its preview
+        first, which stops it. Known before the run: an object whose provider reaches
+        another cluster than its objects are recorded on (`check_clusters` asked it), and a
+        replacement planned from inputs that hold no Output, through the default provider
+        or one the run has made already. One whose replacement shows only once its inputs
+        or its provider's settings are known fails its own step then."""
         if self.options.dry_run:
             return
+        moving = {
+            provider
+            for provider, uid in self.clusters.recorded.items()
+            if provider not in self.clusters.moved  # `--retarget` forgets them: no delete
+            and provider in self.clusters.identities
+            and self.clusters.identities[provider].uid != uid
+        }
+        made = self.providers.keys() | {""}
         for resource in resources:
             old = self.old.get(resource.urn)
             if (
@@ -1050,10 +1064,17 @@ class Run:
                 or old.external
                 or not resource.custom
                 or resource.is_read
-                or not resource.input_marks.plain
                 or not (is_kubernetes(resource) or is_patch(resource))
                 or (allowed is not None and resource.urn not in allowed)
             ):
+                continue
+            provider = provider_urn(resource)
+            if provider in moving:
+                reason = "its provider names another cluster"
+                self._refused_before_the_run(
+                    resource, Step(Op.REPLACE, resource.urn, old, old, replace_reasons=(reason,))
+                )
+            if not resource.input_marks.plain or provider not in made:
                 continue
             try:
                 desired, auto = self._desired(resource, old)
@@ -1066,9 +1087,15 @@ class Run:
             except Exception:  # not plannable now: its own step says why, in the run
                 continue
             if replaced:
-                said = f"{describe(resource.urn)}: {_protected_replacement(resource.urn, step)}"
-                said = located(resource.declared_at, said)  # as the preview's failure says it
-                raise UsageError(f"up refused: {said}; nothing was changed")
+                self._refused_before_the_run(resource, step)
+
+    def _refused_before_the_run(self, resource: Resource, step: Step) -> NoReturn:
+        """`up refused: …`, in the words the preview's failed step says it with."""
+        said = f"{describe(resource.urn)}: {_protected_replacement(resource.urn, step)}"
+        if resource.origin:  # an imported object: its file and document, as a step's
+            said = f"{said} [{resource.origin}]"
+        said = located(resource.declared_at, said)
+        raise UsageError(f"up refused: {said}; nothing was changed")
 
     async def _record_component_outputs(self, resources: list[Resource]) -> None:
         """Record what each component registered with `register_outputs` as its outputs,
@@ -1186,9 +1213,9 @@ class Run:
             kube = resource.custom and is_kubernetes(resource)
             if kube or (resource.custom and is_patch(resource)):
                 desired = desired.changed(id=await self._object_id(desired))
+            return as_applied(plan(self._intent(resource, desired, old, auto, kube), old)).op
         except Exception:  # not planned: said as an update, its diff unknown
             return Op.UPDATE
-        return as_applied(plan(self._intent(resource, desired, old, auto, kube), old)).op
 
     def _intent(
         self,
@@ -1646,8 +1673,13 @@ class Run:
 
     async def _protected_job_gone(self, old: ResourceState, provider: str) -> bool:
         """A protected Job its TTL deleted is replaced all the same: `protect` refuses a
-        delete, and there is none, only the new Job to create (which runs)."""
-        if not await self._gone_by_its_ttl(old, provider):
+        delete, and there is none, only the new Job to create (which runs). Asked once a
+        run (`_refuse_protected_replacements` asks before the resource's step does)."""
+        known = self._jobs_gone.get(old.urn)
+        if known is not None:
+            return known
+        gone = self._jobs_gone[old.urn] = await self._gone_by_its_ttl(old, provider)
+        if not gone:
             return False
         self.emit(
             Diagnostic(
@@ -1706,6 +1738,7 @@ class Run:
             # `--retarget` forgot the objects (nothing left to replace).
             if identity.uid != former_identity.uid and urn not in self.clusters.moved:
                 await self._keep_former(old, former_identity, identity)
+                self._refuse_moving_protected(urn)
             return await self._record_provider(step, old, outputs)
         recorded = old.outputs.get(CLUSTER_OUTPUT)
         if recorded is None and not any(
@@ -1721,7 +1754,24 @@ class Run:
             else:  # settings known only now (an Output) that `check_clusters` could not read
                 await former.close()
                 raise UsageError(unreachable(old, recorded, made))
+        self._refuse_moving_protected(urn)
         return await self._record_provider(step, old, outputs)
+
+    def _refuse_moving_protected(self, provider: str) -> None:
+        """Refuse a provider's step that moves it to another cluster while it holds a
+        protected object, which the move would replace (delete from the former cluster):
+        its record and everything through it stay as they are. `up` refuses this before
+        the run where `check_clusters` knew the move (`_refuse_protected_replacements`);
+        here, settings known only now."""
+        if provider not in self._former_providers:
+            return
+        held = sorted(r.urn for r in self.old.values() if r.provider == provider and r.protect)
+        if held:
+            raise UsageError(
+                f"provider {urn_name(provider)} now reaches another cluster, where its objects "
+                f"would be replaced, and resource {held[0]} is protected: remove its `protect` "
+                f"option first, or run `stackwright state unprotect {shlex.quote(held[0])}`"
+            )
 
     async def _keep_former(
         self, old: ResourceState, recorded: ClusterIdentity, now: ClusterIdentity

@@ -1178,15 +1178,23 @@ def test_a_resource_moved_to_another_provider_is_replaced_and_leaves_the_old_clu
         backend.close()
 
 
+@contextlib.contextmanager
+def east_and_west(tmp_path: Path) -> Iterator[tuple[Stack, FakeCluster, FakeCluster]]:
+    """A stack whose providers reach cluster `east` or `west` by their context."""
+    backend = open_backend("file://" + str(tmp_path / "state.db"))
+    backend.create_stack(PROJECT, STACK)
+    home, east, west = FakeCluster(), FakeCluster(name="east"), FakeCluster(name="west")
+    try:
+        yield Stack(backend, home, factory=home.factory({"east": east, "west": west})), east, west
+    finally:
+        backend.close()
+
+
 def test_a_provider_switched_to_another_context_replaces_its_objects_there(
     tmp_path: Path,
 ) -> None:
     """Pulumi replaces a provider's resources when it names another cluster: each object is
     deleted from the cluster it was in (through the former settings) and created anew."""
-    backend = open_backend("file://" + str(tmp_path / "state.db"))
-    backend.create_stack(PROJECT, STACK)
-    home, east, west = FakeCluster(), FakeCluster(name="east"), FakeCluster(name="west")
-    stack = Stack(backend, home, factory=home.factory({"east": east, "west": west}))
 
     def declare(context: str) -> Declare:
         def program(p: Program) -> None:
@@ -1195,7 +1203,7 @@ def test_a_provider_switched_to_another_context_replaces_its_objects_there(
 
         return program
 
-    try:
+    with east_and_west(tmp_path) as (stack, east, west):
         assert stack.up(declare("east")).ok
         assert stack.up(declare("west")).ok
         assert ("replace", "cm") in stack.started()
@@ -1203,8 +1211,63 @@ def test_a_provider_switched_to_another_context_replaces_its_objects_there(
 
         assert stack.up(declare("west")).ok
         assert ("same", "cm") in stack.started()
-    finally:
-        backend.close()
+
+
+def test_a_protected_resource_is_not_moved_to_the_cluster_its_provider_names_now(
+    tmp_path: Path,
+) -> None:
+    """Its move is a replacement (deleted from the former cluster): the whole `up` is
+    refused as protected before any change, its object left where it is and its provider's
+    record as it was (the protection was checked before the move made the step a
+    replacement, and the object was deleted from east)."""
+
+    def declare(context: str) -> Declare:
+        def program(p: Program) -> None:
+            region = k8s.Provider("region", context=context)
+            opts = ResourceOptions(provider=region, protect=True)
+            k8s.core.v1.ConfigMap("cm", metadata={"name": "cm"}, data={"a": "1"}, opts=opts)
+
+        return program
+
+    with east_and_west(tmp_path) as (stack, east, west):
+        assert stack.up(declare("east")).ok
+        before = stack.state().resources
+        with pytest.raises(UsageError) as refused:
+            stack.up(declare("west"))
+        message = str(refused.value)
+        assert message.startswith("up refused: ") and "::cm cannot be replaced because" in message
+        assert "(its provider names another cluster)" in message
+        assert message.endswith("; nothing was changed")
+        assert east.names("ConfigMap") == ["default/cm"] and west.names("ConfigMap") == []
+        assert stack.state().resources == before
+
+
+def test_a_provider_moved_by_an_output_refuses_its_step_while_it_holds_a_protected_object(
+    tmp_path: Path,
+) -> None:
+    """Settings known only during the run (an Output), which the check before it cannot
+    read: the provider's step is refused, so its record, and what goes through it, stay on
+    the cluster the protected object is on (the object was deleted from east)."""
+
+    def declare(context: str) -> Declare:
+        def program(p: Program) -> None:
+            where = k8s.core.v1.ConfigMap("where", metadata={"name": "where"}, data={"c": context})
+            region = k8s.Provider("region", context=where.data.apply(lambda d: d["c"]))
+            opts = ResourceOptions(provider=region, protect=True)
+            k8s.core.v1.ConfigMap("cm", metadata={"name": "cm"}, data={"a": "1"}, opts=opts)
+
+        return program
+
+    with east_and_west(tmp_path) as (stack, east, west):
+        assert stack.up(declare("east")).ok
+        region = stack.recorded(urn(PROVIDER, "region"))
+        moved = stack.up(declare("west"))
+        assert not moved.ok
+        (failure,) = moved.failures
+        assert "provider region now reaches another cluster" in failure
+        assert "::cm is protected" in failure
+        assert east.names("ConfigMap") == ["default/cm"] and west.names("ConfigMap") == []
+        assert stack.recorded(urn(PROVIDER, "region")) == region
 
 
 def kubeconfig_program(kubeconfig: str) -> Declare:
