@@ -1738,7 +1738,7 @@ class Run:
             # `--retarget` forgot the objects (nothing left to replace).
             if identity.uid != former_identity.uid and urn not in self.clusters.moved:
                 await self._keep_former(old, former_identity, identity)
-                self._refuse_moving_protected(urn)
+                self._refuse_moving_protected(step)
             return await self._record_provider(step, old, outputs)
         recorded = old.outputs.get(CLUSTER_OUTPUT)
         if recorded is None and not any(
@@ -1754,23 +1754,25 @@ class Run:
             else:  # settings known only now (an Output) that `check_clusters` could not read
                 await former.close()
                 raise UsageError(unreachable(old, recorded, made))
-        self._refuse_moving_protected(urn)
+        self._refuse_moving_protected(step)
         return await self._record_provider(step, old, outputs)
 
-    def _refuse_moving_protected(self, provider: str) -> None:
+    def _refuse_moving_protected(self, step: Step) -> None:
         """Refuse a provider's step that moves it to another cluster while it holds a
         protected object, which the move would replace (delete from the former cluster):
         its record and everything through it stay as they are. `up` refuses this before
         the run where `check_clusters` knew the move (`_refuse_protected_replacements`);
-        here, settings known only now."""
+        here, settings known only now: bad input, as a protected replacement is."""
+        provider = step.urn
         if provider not in self._former_providers:
             return
         held = sorted(r.urn for r in self.old.values() if r.provider == provider and r.protect)
         if held:
-            raise UsageError(
+            raise ProtectedReplacement(
                 f"provider {urn_name(provider)} now reaches another cluster, where its objects "
                 f"would be replaced, and resource {held[0]} is protected: remove its `protect` "
-                f"option first, or run `stackwright state unprotect {shlex.quote(held[0])}`"
+                f"option first, or run `stackwright state unprotect {shlex.quote(held[0])}`",
+                step,
             )
 
     async def _keep_former(

@@ -1261,6 +1261,8 @@ def test_a_provider_moved_by_an_output_refuses_its_step_while_it_holds_a_protect
     with east_and_west(tmp_path) as (stack, east, west):
         assert stack.up(declare("east")).ok
         region = stack.recorded(urn(PROVIDER, "region"))
+        planned = stack.preview(declare("west"))
+        assert not planned.ok and planned.exit_code == 2  # bad input, as `up`'s refusal
         moved = stack.up(declare("west"))
         assert not moved.ok
         (failure,) = moved.failures
