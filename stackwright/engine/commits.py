@@ -77,6 +77,12 @@ class GroupCommit:
             self._timer = loop.call_later(self.END_WINDOW, self._flush)
         await future
 
+    def abandon(self) -> None:
+        """A step begun here ends without its end passing through (failed, or ended by the
+        journal itself): no longer one whose end the batch could wait for."""
+        if self._batch:
+            self._open -= 1
+
     def _flush(self) -> None:
         self._soon = False
         if self._timer is not None:

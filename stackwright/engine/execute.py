@@ -2196,6 +2196,7 @@ class Run:
             # and the next `up` must wait for it again.
             failed = replace(with_outputs(new, live), init_errors=(_error_text(exc),))
             self.journal.end(number, failed)
+            self._commits.abandon()
             self.live[step.urn] = failed.outputs
             raise
         recorded = with_outputs(new, live)
@@ -2219,7 +2220,8 @@ class Run:
         return doomed
 
     def _failed_write(self, number: int, exc: BaseException) -> None:
-        assert self.journal is not None
+        assert self.journal is not None and self._commits is not None
+        self._commits.abandon()  # its end is never written through the batch
         if refused(exc):
             self.journal.fail_step(number)
 

@@ -175,3 +175,22 @@ def test_an_end_waits_for_company_while_another_step_is_under_way(
 
     assert asyncio.run(main()) == [[1, 2]]  # one transaction, as before
     assert sorted(names(backend)) == ["r1", "r2"]
+
+
+def test_a_step_that_failed_is_no_company_to_wait_for(
+    backend: SQLiteBackend, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A failed step's end never passes through the batch (its pending row is dropped, or
+    the journal ends it itself): the run's last end is written at once all the same."""
+    monkeypatch.setattr(GroupCommit, "END_WINDOW", 30.0)
+
+    async def main() -> None:
+        with backend.begin_operation(PROJECT, "dev", kind="up") as op:
+            commits = GroupCommit(op)
+            await asyncio.gather(*(commits.begin(n, Op.CREATE, res(f"r{n}")) for n in (1, 2)))
+            op.fail_step(1)  # refused by the API server
+            commits.abandon()
+            await asyncio.wait_for(commits.end(2, applied(res("r2"))), timeout=5)
+
+    asyncio.run(main())
+    assert names(backend) == ["r2"]
