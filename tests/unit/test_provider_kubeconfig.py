@@ -605,3 +605,19 @@ def test_exec_plugin_tokens_are_shared_by_the_clients_of_a_process(tmp_path: Pat
     assert asyncio.run(second.refresh())  # the server refused t1
     assert headers(first) == headers(second) == {"Authorization": "Bearer t2"}
     assert counter.read_text() == "xx"
+
+
+def test_exec_plugin_tokens_are_not_shared_across_environments(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The process's environment chooses the identity a plugin answers for (`AWS_PROFILE`):
+    a process that runs several stacks (the automation API, the operator) asks it again."""
+    counter = tmp_path / "runs"
+    path = exec_config(
+        tmp_path, str(counting_script(tmp_path, counter, expires="2999-01-01T00:00:00Z"))
+    )
+    monkeypatch.setenv("AWS_PROFILE", "team-a")
+    first = headers(load_config(path, environ={}).auth)
+    monkeypatch.setenv("AWS_PROFILE", "team-b")
+    second = headers(load_config(path, environ={}).auth)
+    assert (first, second) == ({"Authorization": "Bearer t1"}, {"Authorization": "Bearer t2"})

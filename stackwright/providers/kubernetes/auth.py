@@ -134,19 +134,26 @@ class ExecPlugin:
 #: process-wide: a run's cluster check and the run itself (or two providers of one
 #: cluster) reach the cluster through separate clients, and a plugin such as `aws eks
 #: get-token` takes from a tenth of a second to seconds.
-_TOKENS: dict[tuple[Any, ...], tuple[dict[str, str], float | None]] = {}
+_TOKENS: dict[bytes, tuple[dict[str, str], float | None]] = {}
 
 
-def _plugin_key(plugin: ExecPlugin) -> tuple[Any, ...]:
-    """What makes two plugins' tokens the same: the command as run, its environment and the
-    cluster it is told of (not where the kubeconfig entry was read)."""
-    cluster = orjson.dumps(plugin.cluster_info, option=orjson.OPT_SORT_KEYS, default=str)
-    return (
-        plugin.api_version,
-        plugin.command,
-        tuple(plugin.args),
-        tuple(sorted(plugin.env.items())),
-        cluster if plugin.provide_cluster_info else b"",
+def _plugin_key(plugin: ExecPlugin) -> bytes:
+    """What makes two plugins' tokens the same: the command as run (a relative one from the
+    working directory), its environment — the process's too, which chooses the identity
+    (`AWS_PROFILE`) in a process that runs several stacks (the automation API, the
+    operator) — and the cluster it is told of (not where the kubeconfig entry was read).
+    As bytes, whose hash Python keeps: every request looks the token up."""
+    relative = os.sep in plugin.command and not os.path.isabs(plugin.command)
+    return orjson.dumps(
+        [
+            plugin.api_version,
+            os.path.abspath(plugin.command) if relative else plugin.command,
+            list(plugin.args),
+            {**os.environ, **plugin.env},
+            plugin.cluster_info if plugin.provide_cluster_info else None,
+        ],
+        option=orjson.OPT_SORT_KEYS,
+        default=str,
     )
 
 
