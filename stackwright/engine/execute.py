@@ -1077,12 +1077,9 @@ class Run:
             if not resource.input_marks.plain or provider not in made:
                 continue
             try:
-                desired, auto = self._desired(resource, old)
-                desired = desired.changed(id=await self._object_id(desired))
-                kube = is_kubernetes(resource)
-                step = as_applied(plan(self._intent(resource, desired, old, auto, kube), old))
+                step = await self._plan_alone(resource, old)
                 replaced = step.op is Op.REPLACE and not await self._protected_job_gone(
-                    old, desired.provider
+                    old, provider
                 )
             except Exception:  # not plannable now: its own step says why, in the run
                 continue
@@ -1206,16 +1203,23 @@ class Run:
         known = _unplanned_op(resource, old)
         if known is not None or old is None:
             return known or Op.CREATE
+        provider = provider_urn(resource)
+        if provider and self.status.get(provider) != _DONE:
+            return Op.UPDATE
         try:
-            desired, auto = self._desired(resource, old)
-            if desired.provider and self.status.get(desired.provider) != _DONE:
-                return Op.UPDATE
-            kube = resource.custom and is_kubernetes(resource)
-            if kube or (resource.custom and is_patch(resource)):
-                desired = desired.changed(id=await self._object_id(desired))
-            return as_applied(plan(self._intent(resource, desired, old, auto, kube), old)).op
+            return (await self._plan_alone(resource, old)).op
         except Exception:  # not planned: said as an update, its diff unknown
             return Op.UPDATE
+
+    async def _plan_alone(self, resource: Resource, old: ResourceState) -> Step:
+        """The step planning makes of a recorded resource, its inputs against its record,
+        before what only its own step adjusts (`_step_to_take`): no dry run, no apply. What
+        a skipped step would have done, and a protected replacement known before the run."""
+        desired, auto = self._desired(resource, old)
+        kube = resource.custom and is_kubernetes(resource)
+        if kube or (resource.custom and is_patch(resource)):
+            desired = desired.changed(id=await self._object_id(desired))
+        return as_applied(plan(self._intent(resource, desired, old, auto, kube), old))
 
     def _intent(
         self,
