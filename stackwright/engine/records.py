@@ -15,6 +15,8 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+import orjson
+
 from stackwright.engine.events import within
 from stackwright.engine.graph import Graph, Node
 from stackwright.engine.plan import Step, change_keys, diff
@@ -416,6 +418,8 @@ def with_outputs(
     # `others`' parts come worked out: a refresh of 1,000 objects base64-encoded (and
     # tried to decode) every secret of the stack once per object.
     parts = _searched_parts(texts) | others.parts
+    if not _may_hold(live, paths, (*values, *parts, *names)):
+        return state
 
     # A secret used as a map key (`data` made from a secret, ...) is a key of the live
     # object and of its managedFields (`f:<key>`): the map holding it is secret, and so
@@ -439,6 +443,22 @@ def with_outputs(
     if not found:
         return state
     return state.changed(secret_paths=(*state.secret_paths, *found))
+
+
+def _may_hold(live: dict[str, Any], pruned: Iterable[str], needles: Iterable[str]) -> bool:
+    """Whether any of `needles` may be in a text or key of `live` outside `pruned` (secret
+    paths): one search of its JSON, less its pruned top-level fields, in C, before the
+    walk that says where. Most objects hold no secret value outside its own place (a
+    Secret's `data`), and the walk of every field and managedField costs ~40 µs an object.
+    Never False where the walk finds one: JSON escapes each character on its own, so an
+    escaped needle is in the escaped text of any text or key that holds it."""
+    pruned = frozenset(pruned)
+    rest = {key: value for key, value in live.items() if join_path("", key) not in pruned}
+    try:
+        text = orjson.dumps(rest)
+    except TypeError:  # not JSON (a preview's unknown): the walk decides
+        return True
+    return any(orjson.dumps(needle)[1:-1] in text for needle in needles)
 
 
 def _map_key(path: str, key: str) -> tuple[str, str]:

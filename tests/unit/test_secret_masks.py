@@ -51,6 +51,28 @@ def test_a_secret_the_cluster_moved_gets_a_secret_path_where_it_now_is() -> None
     assert plain.secret_paths == state.secret_paths, "nothing moved: nothing added"
 
 
+def test_a_moved_secret_that_json_escapes_is_found_as_any_other() -> None:
+    # `with_outputs` first searches the object's JSON (escaped), then walks it: a value
+    # with quotes, backslashes or a newline, copied to a text or a key, must still be found.
+    value = 'pw "q" \\ line\nend'
+    state = ResourceState(
+        urn="urn:sw:dev::p::kubernetes:core/v1:Secret::s",
+        type="kubernetes:core/v1:Secret",
+        inputs={"apiVersion": "v1", "kind": "Secret", "stringData": {"pw": value}},
+        secret_paths=("data", "stringData"),
+    )
+    copied = {"metadata": {"annotations": {"note": f"was {value}!"}}, "stringData": {"pw": value}}
+    assert with_outputs(state, copied).secret_paths == (
+        "data",
+        "stringData",
+        "metadata.annotations.note",
+    )
+    keyed = {"metadata": {"labels": {}}, "spec": {value: "x"}, "data": {"pw": "eA=="}}
+    assert with_outputs(state, keyed).secret_paths == ("data", "stringData", "spec")
+    at_home = {"kind": "Secret", "stringData": {"pw": value}, "data": {"pw": value}}
+    assert with_outputs(state, at_home).secret_paths == state.secret_paths
+
+
 def test_an_imported_secret_is_secret_and_its_code_prints_no_value() -> None:
     live = {"apiVersion": "v1", "kind": "Secret", "data": {"pw": "c2VjcmV0"}, "type": "Opaque"}
     paths = always_secret(live)
