@@ -245,8 +245,15 @@ def map_secrets(value: Any, change: Callable[[SecretValue], Any]) -> Any:
 UNKNOWN_TEXT = "(known after apply)"
 
 
+#: Exact types of the values `shown` returns as they are: most of a diff's leaves, which
+#: skip the checks for unknowns and secrets (a 1,000-object `up` shows ~15,000 values).
+_SHOWN_AS_IS = frozenset({str, int, float, bool, type(None)})
+
+
 def shown(value: Any) -> Any:
     """A value as a display shows it: unknowns spelled out, structures copied."""
+    if type(value) in _SHOWN_AS_IS:
+        return value
     if value is UNKNOWN:
         return UNKNOWN_TEXT
     if isinstance(value, SecretValue):

@@ -217,6 +217,8 @@ def shown_changes(step: Step) -> list[FieldChange]:
         *(step.old.secret_paths if step.old else ()),
         *(step.new.secret_paths if step.new else ()),
     ]
+    if not secrets:  # most steps: nothing to mask (each `--json` step-started line shows them)
+        return [FieldChange(c.path, shown(c.old), shown(c.new)) for c in step.changes]
     out = []
     for change in step.changes:
         if within(change.path, secrets):
