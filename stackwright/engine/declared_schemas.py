@@ -185,10 +185,13 @@ def _check_types(
     inputs, secret_paths = known
     if old is not None and _as_recorded(inputs, old.inputs):
         return
-    try:  # what is not known yet is absent to the check
-        obj = orjson.loads(orjson.dumps(inputs, default=unknown_as_null))
-    except orjson.JSONEncodeError:
-        return  # not JSON: the run says so, as it would without this check
+    if resource.input_marks.plain:
+        obj = inputs  # a copy as JSON has it already (`_inputs`), nothing unknown in it
+    else:
+        try:  # what is not known yet is absent to the check
+            obj = orjson.loads(orjson.dumps(inputs, default=unknown_as_null))
+        except orjson.JSONEncodeError:
+            return  # not JSON: the run says so, as it would without this check
     from stackwright.localcluster.decoding import builtin_mismatches
 
     found = next(iter(builtin_mismatches(obj)), None)
