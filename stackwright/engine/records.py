@@ -57,7 +57,10 @@ def is_kubernetes(declared: ResourceState | Resource | str) -> bool:
     if isinstance(declared, str):
         return declared.startswith("kubernetes:") and declared != RELEASE_TYPE
     type_ = declared.type if isinstance(declared, ResourceState) else declared.resource_type
-    return type_.startswith("kubernetes:") and type_ != RELEASE_TYPE and not is_patch(declared)
+    if not type_.startswith("kubernetes:") or type_ == RELEASE_TYPE:
+        return False
+    # Asked ~9 times a resource a run: `is_patch` only for a type that may name one.
+    return not (type_.endswith(PATCH_SUFFIX) and is_patch(declared))
 
 
 def is_patch(declared: ResourceState | Resource) -> bool:
