@@ -31,6 +31,7 @@ import hashlib
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from functools import cached_property
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from stackwright.model import STACK_ANNOTATION, URN_ANNOTATION
@@ -127,11 +128,12 @@ class ApplySet:
     namespace: str
     project: str = ""
 
-    @property
+    # Worked out once per set (its fields never change): a set stamps each of its members.
+    @cached_property
     def name(self) -> str:
         return parent_name(f"{self.project}.{self.stack}" if self.project else self.stack)
 
-    @property
+    @cached_property
     def id(self) -> str:
         return applyset_id(self.name, self.namespace, "ConfigMap", "")
 
