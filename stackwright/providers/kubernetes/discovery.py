@@ -15,6 +15,7 @@ import asyncio
 import difflib
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 from urllib.parse import quote
 
@@ -47,11 +48,18 @@ class ResourceInfo:
         """The collection's path: all namespaces when `namespace` is None for a namespaced kind."""
         base = f"/apis/{self.group}/{self.version}" if self.group else f"/api/{self.version}"
         if self.namespaced and namespace:
-            return f"{base}/namespaces/{quote(namespace, safe='')}/{self.plural}"
+            return f"{base}/namespaces/{_segment(namespace)}/{self.plural}"
         return f"{base}/{self.plural}"
 
     def path(self, namespace: str | None, name: str) -> str:
-        return f"{self.collection(namespace)}/{quote(name, safe='')}"
+        return f"{self.collection(namespace)}/{_segment(name)}"
+
+
+@lru_cache(maxsize=4096)
+def _segment(text: str) -> str:
+    """`text` quoted as one segment of a URL path: every request names an object and its
+    namespace, the same few namespaces (and each name twice or more) over a whole run."""
+    return quote(text, safe="")
 
 
 def split_api_version(api_version: str) -> tuple[str, str]:
