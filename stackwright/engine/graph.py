@@ -347,6 +347,14 @@ def rule_between(first: Obj, then: Obj) -> Rule | None:
 
 def implicit_edges(nodes: Iterable[Node], rules: tuple[Rule, ...] = RULES) -> dict[str, set[str]]:
     """For each URN, the URNs Kubernetes' rules (`rules`) say must come first."""
+    return _implicit_and_held(nodes, rules)[0]
+
+
+def _implicit_and_held(
+    nodes: Iterable[Node], rules: tuple[Rule, ...] = RULES
+) -> tuple[dict[str, set[str]], dict[str, set[str]]]:
+    """`implicit_edges`, and for each URN those of them that rules which hold objects give
+    (`Rule.holds`): one pass over the objects for both, which a graph of the program needs."""
     # Each object's kind read once, not once per rule.
     objs = [(n.urn, n.obj, _kind(n.obj), n.patch) for n in nodes if n.obj]
     # rule → key → URNs of the first objects with that key
@@ -361,15 +369,21 @@ def implicit_edges(nodes: Iterable[Node], rules: tuple[Rule, ...] = RULES) -> di
                     by_key.setdefault(key, []).append(urn)
         index.append(by_key)
     needs: dict[str, set[str]] = {}
+    holders: dict[str, set[str]] = {}
     for urn, obj, kind, _ in objs:
         found = needs.setdefault(urn, set())
+        held = holders.setdefault(urn, set())
         for rule, by_key in zip(rules, index, strict=True):
             if not by_key or (rule.then is not None and kind not in rule.then):
                 continue
             for key in MATCHES[rule.match][1](obj):
-                found.update(by_key.get(key, ()))
+                first = by_key.get(key, ())
+                found.update(first)
+                if rule.holds:
+                    held.update(first)
         found.discard(urn)
-    return needs
+        held.discard(urn)
+    return needs, holders
 
 
 # --- the graph ----------------------------------------------------------------------------
@@ -394,8 +408,7 @@ class Graph:
         }
         self.needs: dict[str, set[str]] = {urn: set(deps) for urn, deps in explicit.items()}
         explicit_ancestors = _Ancestors(explicit)
-        implicit = implicit_edges(self.nodes.values())
-        holding = implicit_edges(self.nodes.values(), tuple(r for r in RULES if r.holds))
+        implicit, holding = _implicit_and_held(self.nodes.values())
         #: What selection follows: the program's edges and the rules that hold objects.
         self._held: dict[str, set[str]] = {urn: set(deps) for urn, deps in explicit.items()}
         for urn, deps in implicit.items():
