@@ -8,6 +8,9 @@ used to be raised wherever the loop happened to be, inside some task, which then
 it ("Task exception was never retrieved" and a traceback) while the others were cancelled
 around it. `run` lets the signal handler cancel the running coroutine instead.
 
+`one_loop` makes the runs inside it share one event loop, so that what one run opened (a
+provider's connection) serves the next: an operation's check of its clusters, then its run.
+
 Imported by the engine, the automation API and programs (which run coroutines) and by the
 CLI (which handles the signal); it imports nothing of Stackwright.
 """
@@ -15,11 +18,13 @@ CLI (which handles the signal); it imports nothing of Stackwright.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
-from collections.abc import Coroutine
+from collections.abc import Coroutine, Iterator
+from contextvars import ContextVar
 from typing import Any, TypeVar
 
-__all__ = ["interrupt", "run"]
+__all__ = ["interrupt", "one_loop", "run"]
 
 T = TypeVar("T")
 
@@ -32,28 +37,62 @@ class _Running:
     interrupted = False
 
 
+#: The loop `one_loop` keeps for the runs inside it (per thread: a thread starts without).
+_KEPT: ContextVar[asyncio.Runner | None] = ContextVar("stackwright_kept_loop", default=None)
+
+
+@contextlib.contextmanager
+def one_loop() -> Iterator[None]:
+    """Every `run` inside runs on one event loop, closed as the block ends (inside another
+    `one_loop`, on that one's). Each run still ends as `asyncio.run` ends it: the tasks it
+    left are cancelled."""
+    if _KEPT.get() is not None:
+        yield
+        return
+    with asyncio.Runner() as runner:
+        token = _KEPT.set(runner)
+        try:
+            yield
+        finally:
+            _KEPT.reset(token)
+
+
 def run(coro: Coroutine[Any, Any, T]) -> T:
-    """`asyncio.run(coro)`; cancelled by `interrupt`, it raises KeyboardInterrupt once the
-    coroutine has unwound, as `asyncio.run` does after Ctrl-C."""
+    """`asyncio.run(coro)` (on `one_loop`'s loop inside one); cancelled by `interrupt`, it
+    raises KeyboardInterrupt once the coroutine has unwound, as `asyncio.run` does after
+    Ctrl-C."""
+    kept = _KEPT.get()
     if threading.current_thread() is not threading.main_thread():
-        return asyncio.run(coro)
+        return asyncio.run(coro) if kept is None else kept.run(_alone(coro))
 
     async def main() -> T:
         _Running.task = asyncio.current_task()
         try:
-            return await coro
+            return await (coro if kept is None else _alone(coro))
         finally:
             _Running.task = None
 
     _Running.interrupted = False
     try:
-        return asyncio.run(main())
+        return asyncio.run(main()) if kept is None else kept.run(main())
     except asyncio.CancelledError:
         if not _Running.interrupted:
             raise
         raise KeyboardInterrupt from None
     finally:
         _Running.interrupted = False
+
+
+async def _alone(coro: Coroutine[Any, Any, T]) -> T:
+    """`coro`, then the tasks it left cancelled, as `asyncio.run` cancels them as it ends."""
+    try:
+        return await coro
+    finally:
+        this = asyncio.current_task()
+        left = [task for task in asyncio.all_tasks() if task is not this and not task.done()]
+        for task in left:
+            task.cancel()
+        await asyncio.gather(*left, return_exceptions=True)
 
 
 def interrupt() -> bool:

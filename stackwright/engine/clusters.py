@@ -113,6 +113,28 @@ class ClusterCheck:
     moved: dict[str, Moved] = field(default_factory=dict)
     #: The uid of the cluster the state records each provider's objects on, where recorded.
     recorded: dict[str, str] = field(default_factory=dict)
+    #: The stack's default provider as the check made it, still open (its connection too)
+    #: for the first of the run to ask for one (`handing_over`); None once handed over.
+    default: Provider | None = None
+
+    def handing_over(self, factory: ProviderFactory) -> ProviderFactory:
+        """`factory`, whose first default provider is the check's: whoever asks for it owns
+        it (closes it), as one `factory` made. Used in the loop the check ran in
+        (`interrupts.one_loop`), which its connection belongs to."""
+
+        def make(settings: Mapping[str, Any] | None) -> Provider:
+            if settings is None and self.default is not None:
+                made, self.default = self.default, None
+                return made
+            return factory(settings)
+
+        return make
+
+    def close(self) -> None:
+        """Close the default provider if no one took it."""
+        made, self.default = self.default, None
+        if made is not None:
+            interrupts.run(made.close())
 
     def cluster_of(self, provider: str) -> str:
         """What the cluster `provider` (a URN; "" the default one) reaches is told apart by:
@@ -134,10 +156,13 @@ def check_clusters(
     would be written anew elsewhere, or deleted by name there, and the state would lose
     track of the ones it records. `up --retarget` (and its preview) accepts such a move
     instead: the check returns it. Each declared provider whose settings are known before
-    the run is made here: bad settings are bad input, not failed steps."""
+    the run is made here: bad settings are bad input, not failed steps. The stack's default
+    provider is left open for the run (`ClusterCheck.handing_over`, `close`): the caller
+    runs the check and the operation in one loop (`interrupts.one_loop`)."""
     found = interrupts.run(_check_clusters(factory, program, snapshot, options))
     refused = [m for m in found.moved.values() if not options.retarget]
     if refused:
+        found.close()
         raise UsageError(refusal(refused[0], "preview" if options.dry_run else options.kind))
     return found
 
@@ -256,8 +281,10 @@ async def _check_clusters(
         default = factory(None)  # raises the stack's settings' error; opens no connection
         try:
             await _check_default(default, snapshot, found, legacy=legacy and "" in used)
-        finally:
+        except BaseException:
             await default.close()
+            raise
+        found.default = default  # the run's, with its connection (`handing_over`)
     return found
 
 

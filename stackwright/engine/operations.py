@@ -542,7 +542,11 @@ def run(
     def log(severity: str, text: str, urn: str) -> None:
         listener(Log(urn, text, severity))
 
-    with program.logging_to(log) if program is not None else contextlib.nullcontext():
+    with (
+        program.logging_to(log) if program is not None else contextlib.nullcontext(),
+        interrupts.one_loop(),  # the check of the clusters, then the run: one connection
+        contextlib.ExitStack() as leaving,
+    ):
         snapshot = _snapshot(backend, project, stack)
         options = _expanded(options, program, snapshot)
         # A program with providers of its own may send objects to one cluster through two of
@@ -552,6 +556,8 @@ def run(
         )
         as_run = _check_input(options, program, snapshot, listener, policy, by_cluster)
         clusters = check_clusters(providers, program, snapshot, options)
+        providers = clusters.handing_over(providers)
+        leaving.callback(clusters.close)  # the default provider, if the run did not take it
         if program is not None and by_cluster:
             _check_one_resource_per_object(program, as_run, clusters.cluster_of)
         if program is not None:

@@ -99,3 +99,24 @@ def test_without_a_signal_run_is_asyncio_run() -> None:
 
     with pytest.raises(asyncio.CancelledError):
         interrupts.run(cancelled())
+
+
+def test_runs_inside_one_loop_share_its_loop_and_end_as_asyncio_run_ends_them() -> None:
+    """What one run opened (a provider's connection, bound to its loop) serves the next:
+    the check of the clusters, then the operation. A task a run left is cancelled as it
+    ends, as `asyncio.run` cancels it."""
+    left: list[asyncio.Task[None]] = []
+
+    async def loop_leaving_a_task() -> asyncio.AbstractEventLoop:
+        left.append(asyncio.create_task(asyncio.sleep(3600)))
+        await asyncio.sleep(0)
+        return asyncio.get_running_loop()
+
+    with interrupts.one_loop():
+        first = interrupts.run(loop_leaving_a_task())
+        assert left[0].cancelled()
+        with interrupts.one_loop():  # an operation inside another's: still the one loop
+            second = interrupts.run(loop_leaving_a_task())
+    assert first is second and first.is_closed()
+    assert left[1].cancelled()
+    assert interrupts.run(loop_leaving_a_task()) is not first  # outside: a loop per run
