@@ -31,7 +31,6 @@ from stackwright.engine.program import run_program
 from stackwright.errors import UsageError, no_such_day, not_utf8, not_valid_yaml
 from stackwright.kubernetes import helm, kustomize
 from stackwright.kubernetes import yaml as manifests
-from stackwright.localcluster import lifecycle
 from stackwright.policy import Level, Report, Settings, Subject, evaluate, select_packs
 from stackwright.sdk.config import MissingConfiguration
 
@@ -405,6 +404,8 @@ def audit(
                 "--cluster names a local cluster, which has its own kubeconfig and context: "
                 "pass --cluster alone, or --context / --kubeconfig alone"
             )
+        from stackwright.localcluster import lifecycle  # imported by this command only
+
         local = lifecycle.info(cluster)
         if not local.running:
             raise UsageError(

@@ -8,10 +8,14 @@ import typer
 
 from stackwright.cli.lines import json_document
 from stackwright.errors import UsageError
-from stackwright.localcluster import lifecycle
+from stackwright.lazy import lazy_module
+from stackwright.localcluster import DEFAULT_NAME
 
 if TYPE_CHECKING:
+    from stackwright.localcluster import lifecycle
     from stackwright.localcluster.nodeops import NodeOps
+else:  # for the commands about a local cluster, not every command (~1.5 ms)
+    lifecycle = lazy_module("stackwright.localcluster.lifecycle")
 
 app = typer.Typer(
     help="Run a local Kubernetes-compatible cluster in the background.", no_args_is_help=True
@@ -35,7 +39,7 @@ def _name(given: str | None, option: str | None) -> str:
     """The cluster a command is about: NAME or --name (one of them), else the default."""
     if given is not None and option is not None and given != option:
         raise UsageError(f"two cluster names: {given!r} and --name {option!r}; give the name once")
-    return given or option or lifecycle.DEFAULT_NAME
+    return given or option or DEFAULT_NAME
 
 
 def _emit(data: dict[str, object], as_json: bool, text: str) -> None:
@@ -160,7 +164,7 @@ def _node_ops(name: str) -> NodeOps:
 
 
 @node_app.command()
-def cordon(node: NodeName, name: Name = lifecycle.DEFAULT_NAME, as_json: Json = False) -> None:
+def cordon(node: NodeName, name: Name = DEFAULT_NAME, as_json: Json = False) -> None:
     """Mark a node unschedulable: new pods go elsewhere, running ones stay."""
     ops = _node_ops(name)
     try:
@@ -171,7 +175,7 @@ def cordon(node: NodeName, name: Name = lifecycle.DEFAULT_NAME, as_json: Json = 
 
 
 @node_app.command()
-def uncordon(node: NodeName, name: Name = lifecycle.DEFAULT_NAME, as_json: Json = False) -> None:
+def uncordon(node: NodeName, name: Name = DEFAULT_NAME, as_json: Json = False) -> None:
     """Make a cordoned node schedulable again."""
     ops = _node_ops(name)
     try:
@@ -184,7 +188,7 @@ def uncordon(node: NodeName, name: Name = lifecycle.DEFAULT_NAME, as_json: Json 
 @node_app.command()
 def drain(
     node: NodeName,
-    name: Name = lifecycle.DEFAULT_NAME,
+    name: Name = DEFAULT_NAME,
     timeout: Annotated[
         float,
         typer.Option("--timeout", help="Seconds to keep retrying evictions a budget refuses."),
@@ -209,7 +213,7 @@ def drain(
 
 
 @node_app.command()
-def fail(node: NodeName, name: Name = lifecycle.DEFAULT_NAME, as_json: Json = False) -> None:
+def fail(node: NodeName, name: Name = DEFAULT_NAME, as_json: Json = False) -> None:
     """Simulate a node failure: NotReady, tainted unreachable, its pods evicted."""
     ops = _node_ops(name)
     try:
@@ -224,7 +228,7 @@ def fail(node: NodeName, name: Name = lifecycle.DEFAULT_NAME, as_json: Json = Fa
 
 
 @node_app.command()
-def recover(node: NodeName, name: Name = lifecycle.DEFAULT_NAME, as_json: Json = False) -> None:
+def recover(node: NodeName, name: Name = DEFAULT_NAME, as_json: Json = False) -> None:
     """Bring a failed node back."""
     ops = _node_ops(name)
     try:

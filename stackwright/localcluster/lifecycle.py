@@ -27,9 +27,8 @@ from urllib.parse import quote
 
 from stackwright.errors import StackwrightError, UsageError
 from stackwright.files import private_folder
+from stackwright.localcluster import DEFAULT_NAME
 from stackwright.processes import is_zombie
-
-DEFAULT_NAME = "local"
 
 
 def home() -> Path:

@@ -184,3 +184,29 @@ def test_the_policy_package_exports_the_same_objects_as_its_modules() -> None:
     assert (policy.select_packs, policy.to_sarif) == (_load.select_packs, _sarif.to_sarif)
     assert set(policy.__all__) <= set(dir(policy))
     assert all(getattr(policy, name) is not None for name in policy.__all__)
+
+
+def test_only_a_command_about_a_local_cluster_runs_its_lifecycle_module() -> None:
+    # The `cluster` commands' module and the operations imported it (~1.5 ms of every
+    # command, `--version` too); `cluster …`, `policy audit --cluster` and a stack whose
+    # `kubernetes:cluster` names a local cluster use it. (The CLI holds it as a lazy module,
+    # in sys.modules, not run.)
+    operations = "import stackwright.automation.stack, stackwright.automation.policy\n"
+    cli = (
+        "import stackwright.cli.main\n"
+        f"{operations}stackwright.automation.stack.Workspace, stackwright.cli.cluster.DEFAULT_NAME\n"
+    )
+    ran = (
+        "module = sys.modules.get('stackwright.localcluster.lifecycle')\n"
+        "print(module is not None and type(module).__name__ != '_LazyModule')"
+    )
+    used = "stackwright.cli.cluster.lifecycle.info\n"
+    for statements, expected in ((operations, "False"), (cli, "False"), (cli + used, "True")):
+        result = subprocess.run(
+            [sys.executable, "-c", f"import sys\n{statements}{ran}"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=True,
+        )
+        assert result.stdout.strip() == expected, statements
