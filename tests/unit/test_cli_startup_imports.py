@@ -149,6 +149,24 @@ def test_checking_a_built_in_kind_before_a_run_loads_no_cel() -> None:
     assert _loaded_after(rules, cel) == list(cel)
 
 
+def test_checking_objects_with_no_quantity_before_a_run_loads_no_quantities() -> None:
+    """The check of a built-in kind loaded quantities.py with fractions and decimal (~2 ms
+    of every `up` and `preview`), which only a quantity field (`resources.limits`) needs."""
+    modules = ("stackwright.localcluster.quantities", "fractions", "decimal")
+    check = (
+        "from stackwright.localcluster.decoding import builtin_mismatches\n"
+        "assert not builtin_mismatches({'apiVersion': 'v1', 'kind': 'ConfigMap',"
+        " 'metadata': {'name': 'c'}, 'data': {'a': 'b'}})\n"
+    )
+    assert _loaded_after(check, modules) == []
+    limits = (
+        "from stackwright.localcluster.decoding import builtin_mismatches\n"
+        "assert builtin_mismatches({'apiVersion': 'v1', 'kind': 'Pod', 'metadata': {'name': 'p'},"
+        " 'spec': {'containers': [{'name': 'c', 'resources': {'limits': {'cpu': '1GB'}}}]}})\n"
+    )
+    assert _loaded_after(limits, modules) == sorted(modules)
+
+
 def test_a_run_loads_helm_s_module_only_for_a_helm_release() -> None:
     # The engine's wiring imported it (~4.5 ms of every preview and up) for its Helm
     # releases; a chart (`k8s.helm.v4.Chart`) imports it as the program declares one.
