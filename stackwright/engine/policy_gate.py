@@ -24,13 +24,13 @@ from stackwright.engine.events import Listener, PolicyChecked
 from stackwright.engine.records import is_kubernetes, is_patch, patch_body
 from stackwright.errors import PolicyViolation, located
 from stackwright.kubernetes.provider import PROVIDER_TYPE
-from stackwright.policy import Level, PolicyPack, Settings, Subject
+from stackwright.policy import Level, Settings
 from stackwright.sdk.context import Program
 from stackwright.sdk.output import UNKNOWN, Partial, StateReader, resolve, unwrap_secrets
 from stackwright.sdk.resource import Resource
 
 if TYPE_CHECKING:
-    from stackwright.policy import Report
+    from stackwright.policy import PolicyPack, Report, Subject
 
 
 @dataclass(frozen=True)
@@ -92,6 +92,8 @@ def subjects(program: Program, gate: PolicyGate) -> list[Subject]:
     order, each pointing at the program line that declared it (a ConfigFile's or a chart's
     for their children), as a finding should. A Patch is what it sends: its fields without
     its instructions to Stackwright (`patch_body`)."""
+    from stackwright.policy import Subject  # a run with no pack makes none (~3 ms of imports)
+
     out = []
     read = planned_reader()
     for resource in program.resources:
@@ -205,7 +207,7 @@ def audit(
 ) -> Report:
     """The packs over a live cluster's objects (`list_objects` reads them, e.g.
     `wiring.live_objects`), managed by a stack or not."""
-    from stackwright.policy import evaluate
+    from stackwright.policy import Subject, evaluate
 
     found = []
     for obj in list_objects(AUDIT_KINDS):

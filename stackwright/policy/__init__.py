@@ -16,8 +16,9 @@
 report for code-review tools (`sarif_failure`: a check that could not run). The engine calls this before any API call (preview,
 up); `stackwright policy check` calls it on files.
 
-Evaluating, loading packs and SARIF are imported on first use (`stackwright.lazy`): every
-`preview` and `up` reads a stack's policy settings, and one with no pack needs no more.
+Policies, packs, subjects, evaluating, loading packs and SARIF are imported on first use
+(`stackwright.lazy`): every `preview` and `up` reads a stack's policy settings (`Settings`,
+`Level`), and one with no pack needs no more.
 
 Must never: import anything of Stackwright but `model`, `errors` and `lazy`, or do I/O
 beyond loading the pack modules it is pointed at.
@@ -29,25 +30,24 @@ from typing import TYPE_CHECKING
 
 from stackwright.lazy import lazy_exports
 from stackwright.model import CLUSTER_SCOPED
-from stackwright.policy._core import (
-    POD_KINDS,
-    Level,
-    Policy,
-    PolicyPack,
-    Severity,
-    StackSubject,
-    Subject,
-    Violation,
-    is_unknown,
-    items,
-    mapping,
-    policy,
-    stack_policy,
-)
+from stackwright.policy._levels import Level, Severity
 from stackwright.policy._settings import Exemption, Settings
 from stackwright.policy.packs import BUILT_IN as BUILT_IN_PACKS
 
 if TYPE_CHECKING:
+    from stackwright.policy._core import (
+        POD_KINDS,
+        Policy,
+        PolicyPack,
+        StackSubject,
+        Subject,
+        Violation,
+        is_unknown,
+        items,
+        mapping,
+        policy,
+        stack_policy,
+    )
     from stackwright.policy._evaluate import (
         EXEMPT_ANNOTATION,
         REASON_ANNOTATION,
@@ -91,7 +91,8 @@ __all__ = [
     "to_sarif",
 ]
 
-_EVALUATE, _LOAD, _SARIF = (
+_CORE, _EVALUATE, _LOAD, _SARIF = (
+    "stackwright.policy._core",
     "stackwright.policy._evaluate",
     "stackwright.policy._load",
     "stackwright.policy._sarif",
@@ -99,6 +100,22 @@ _EVALUATE, _LOAD, _SARIF = (
 __getattr__, __dir__ = lazy_exports(
     __name__,
     {
+        **dict.fromkeys(
+            (
+                "POD_KINDS",
+                "Policy",
+                "PolicyPack",
+                "StackSubject",
+                "Subject",
+                "Violation",
+                "is_unknown",
+                "items",
+                "mapping",
+                "policy",
+                "stack_policy",
+            ),
+            _CORE,
+        ),
         "EXEMPT_ANNOTATION": _EVALUATE,
         "REASON_ANNOTATION": _EVALUATE,
         "Enabled": _EVALUATE,

@@ -25,15 +25,14 @@ from typing import Any
 from stackwright.errors import UsageError, redact, shown_path
 from stackwright.model import CLUSTER_SCOPED
 from stackwright.policy._core import (
-    Level,
     Policy,
     PolicyPack,
-    Severity,
     StackSubject,
     Subject,
     Violation,
     touches_unknown,
 )
+from stackwright.policy._levels import Level, Severity
 from stackwright.policy._settings import Exemption, Settings
 from stackwright.policy.packs import BUILT_IN, built_in
 

@@ -12,8 +12,9 @@ from __future__ import annotations
 from typing import Any
 
 from stackwright.errors import PolicyViolation, shown_path
-from stackwright.policy._core import Level, Policy
+from stackwright.policy._core import Policy
 from stackwright.policy._evaluate import Report
+from stackwright.policy._levels import Level
 from stackwright.version import VERSION
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"

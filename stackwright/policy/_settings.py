@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from stackwright.errors import UsageError
-from stackwright.policy._core import Level
+from stackwright.policy._levels import Level
 
 PACKS_KEY = "policy:packs"
 POLICIES_KEY = "policy:policies"

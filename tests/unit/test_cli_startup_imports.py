@@ -176,9 +176,11 @@ def test_a_run_loads_helm_s_module_only_for_a_helm_release() -> None:
 
 def test_a_stack_with_no_policy_pack_loads_no_policy_evaluation() -> None:
     # Every preview and up reads the stack's policy settings (`stackwright.policy.Settings`):
-    # the package imported its evaluation, pack loading and SARIF with them (~3 ms), which
-    # only a stack with packs (or `policy check`) uses.
+    # the package imported its evaluation, pack loading and SARIF with them (~3 ms), and its
+    # policies, packs and subjects (`_core`, ~3 ms), which only a stack with packs (or
+    # `policy check`) uses.
     modules = (
+        "stackwright.policy._core",
         "stackwright.policy._evaluate",
         "stackwright.policy._load",
         "stackwright.policy._sarif",
@@ -196,8 +198,10 @@ def test_a_stack_with_no_policy_pack_loads_no_policy_evaluation() -> None:
 
 def test_the_policy_package_exports_the_same_objects_as_its_modules() -> None:
     from stackwright import policy
-    from stackwright.policy import _evaluate, _load, _sarif
+    from stackwright.policy import _core, _evaluate, _levels, _load, _sarif
 
+    assert (policy.PolicyPack, policy.policy) == (_core.PolicyPack, _core.policy)
+    assert policy.Level is _levels.Level is _core.Level
     assert (policy.Report, policy.evaluate) == (_evaluate.Report, _evaluate.evaluate)
     assert (policy.select_packs, policy.to_sarif) == (_load.select_packs, _sarif.to_sarif)
     assert set(policy.__all__) <= set(dir(policy))

@@ -6,8 +6,10 @@ Must never: import a pack's module before it is asked for by name.
 from __future__ import annotations
 
 import importlib
+from typing import TYPE_CHECKING
 
-from stackwright.policy._core import PolicyPack
+if TYPE_CHECKING:
+    from stackwright.policy._core import PolicyPack
 
 #: Built-in pack name → the module that defines it as `PACK`.
 BUILT_IN = {
