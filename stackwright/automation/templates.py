@@ -11,8 +11,6 @@ import contextlib
 import json
 from pathlib import Path
 
-import yaml
-
 from stackwright.automation.workspace import check_name, find_project, select_stack
 from stackwright.errors import UsageError
 from stackwright.state import backend_url, open_backend
@@ -179,6 +177,8 @@ def files(template: str, project: str) -> dict[str, str]:
 def _yaml_text(text: str) -> str:
     """`text` as a YAML value that reads back as that text: quoted where it would read as a
     number, a boolean or null (a project named `2048`, `yes` or `null`)."""
+    import yaml  # as `new` writes a project, not as every command starts (~14 ms)
+
     return text if yaml.safe_load(text) == text else json.dumps(text)
 
 

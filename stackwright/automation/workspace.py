@@ -26,9 +26,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
-
-import yaml
+from typing import TYPE_CHECKING, Any
 
 from stackwright.automation import secrets
 from stackwright.automation.secrets import PASSPHRASE_ENV, DataKey, Where
@@ -41,8 +39,14 @@ from stackwright.errors import (
     shown_path,
     yaml_slip,
 )
+from stackwright.lazy import lazy_module
 from stackwright.model import pulumi_setting, unknown_setting
 from stackwright.state import stackwright_home
+
+if TYPE_CHECKING:
+    import yaml
+else:  # loaded as a project's files are first read (~14 ms): `--version`, `--help` read none
+    yaml = lazy_module("yaml")
 
 PROJECT_FILE = "Stackwright.yaml"
 #: The keys of Stackwright.yaml (a YAML program in it adds its own sections, which its parser

@@ -232,3 +232,26 @@ def test_only_a_command_about_a_local_cluster_runs_its_lifecycle_module() -> Non
             check=True,
         )
         assert result.stdout.strip() == expected, statements
+
+
+def test_a_command_that_reads_no_project_file_loads_no_yaml(tmp_path: Path) -> None:
+    # The CLI imported PyYAML as it started (~14 ms: its reader compiles one large regex),
+    # which `--version`, `--help` and `cluster list` never use; a command that reads a
+    # project's files loads it as it reads them.
+    (tmp_path / "Stackwright.yaml").write_text("name: shop\n")
+    ran = (
+        "module = sys.modules.get('yaml')\n"
+        "print(module is not None and type(module).__name__ != '_LazyModule')"
+    )
+    version = "from stackwright.cli.main import main\ntry:\n    main(['--version'])\nexcept SystemExit:\n    pass"
+    read = "from stackwright.automation.workspace import Project\nProject.load(Path.cwd())"
+    for statements, expected in (
+        ("import stackwright.cli.main", "False"),
+        (version, "False"),
+        (f"import stackwright.cli.main\n{read}", "True"),
+    ):
+        code = f"import sys\nfrom pathlib import Path\n{statements}\n{ran}"
+        result = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=tmp_path
+        )
+        assert result.stdout.strip().splitlines()[-1:] == [expected], statements + result.stderr
