@@ -28,7 +28,6 @@ import contextlib
 import ipaddress
 import os
 import ssl
-import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -484,6 +483,8 @@ def _load_client_cert(context: ssl.SSLContext, user: Any, where: str) -> None:
     try:
         if user.client_cert_data or user.client_key_data:
             # ssl only loads key material from files: write them for the call, then delete them.
+            import tempfile  # with random (~1 ms), for a kubeconfig that holds key data
+
             with tempfile.TemporaryDirectory(prefix="stackwright-") as folder:
                 cert = user.client_cert
                 key = user.client_key
