@@ -14,7 +14,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from stackwright.automation.stack import ImportEntry
+from stackwright.automation.adopted import ImportEntry
 from stackwright.errors import UsageError, not_utf8
 from stackwright.kubernetes import yaml as manifests
 from stackwright.kubernetes.base import type_token

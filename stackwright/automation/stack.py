@@ -19,7 +19,6 @@ either of them is `production`, before any change.
 from __future__ import annotations
 
 import asyncio
-import base64
 import contextlib
 import functools
 import json
@@ -27,7 +26,7 @@ import pprint
 import shlex
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
@@ -58,7 +57,6 @@ from stackwright.engine.records import (
     object_ref,
     patch_field_manager,
     refused,
-    with_outputs,
 )
 from stackwright.engine.wiring import (
     UNMARK_COMMAND,
@@ -77,6 +75,7 @@ from stackwright.kubernetes.base import (
 )
 from stackwright.kubernetes.groups import MODULES
 from stackwright.kubernetes.provider import MANIFEST_PARENTS, PROVIDER_TYPE, RENDER_SETTING
+from stackwright.lazy import lazy_exports
 from stackwright.model import (
     CONFIG_SETTINGS,
     LOCAL_CONTEXT_PREFIX,
@@ -84,7 +83,6 @@ from stackwright.model import (
     URN_ANNOTATION,
     Op,
     ResourceState,
-    always_secret,
     make_urn,
     parse_urn,
 )
@@ -93,6 +91,9 @@ from stackwright.sdk.context import Program
 from stackwright.sdk.output import dependencies_of, resolve, unwrap_secrets
 from stackwright.sdk.spelling import spelling_of
 from stackwright.state import Backend, Operation, Snapshot
+
+if TYPE_CHECKING:
+    from stackwright.automation.adopted import Imported, ImportEntry, ImportRequest
 
 PRODUCTION = "production"
 ENVIRONMENTS_KEY = "stackwright:environments"
@@ -659,6 +660,8 @@ class Workspace(StoredStack):
         Protected unless told otherwise, as `pulumi import` does: until the program declares
         it, an `up` would otherwise delete an object that was never the stack's to make.
         With `preview`, the object is read and every check made, and nothing is changed."""
+        from stackwright.automation.adopted import ImportEntry
+
         entry = ImportEntry(type_token, name, object_id)
         (done,) = self.import_objects([entry], protect=protect, preview=preview)
         return done.urn, object_code(self.project.runtime, done, protect=protect)
@@ -743,12 +746,12 @@ class Workspace(StoredStack):
             )
 
     async def _read_importable(
-        self, provider: Provider, snapshot: Snapshot, requests: Sequence[_ImportRequest]
-    ) -> list[tuple[_ImportRequest, dict[str, Any]]]:
+        self, provider: Provider, snapshot: Snapshot, requests: Sequence[ImportRequest]
+    ) -> list[tuple[ImportRequest, dict[str, Any]]]:
         """Each request with its live object, every one checked (not in the stack yet, exists,
         no other stack's resource manages it); else one UsageError naming each bad one."""
 
-        async def read(request: _ImportRequest) -> dict[str, Any]:
+        async def read(request: ImportRequest) -> dict[str, Any]:
             if snapshot.resource(request.urn) is not None:
                 raise UsageError(
                     f"{request.urn} is already in stack {self.stack}: pick another name, or "
@@ -764,7 +767,7 @@ class Workspace(StoredStack):
 
         found = await asyncio.gather(*(read(r) for r in requests), return_exceptions=True)
         problems: list[tuple[ImportEntry, UsageError]] = []
-        checked: list[tuple[_ImportRequest, dict[str, Any]]] = []
+        checked: list[tuple[ImportRequest, dict[str, Any]]] = []
         # By the object read: two ids may name one (a name alone is the default namespace's).
         objects: dict[tuple[str, str], ImportEntry] = {}
         for request, result in zip(requests, found, strict=True):
@@ -786,7 +789,7 @@ class Workspace(StoredStack):
         provider: Provider,
         operation: Operation,
         step: int,
-        request: _ImportRequest,
+        request: ImportRequest,
         live: dict[str, Any],
         protect: bool,
         applysets: dict[str, set[str]],
@@ -891,82 +894,17 @@ def _unmark_command(state: ResourceState) -> str:
     return UNMARK_COMMAND(*object_ref(state))
 
 
-@dataclass(frozen=True)
-class ImportEntry:
-    """One object `import` adopts: its type token, its logical name in the program, its ID
-    (`NAMESPACE/NAME`, or NAME for a cluster-scoped kind) and where it was asked for
-    (`resources.json entry 3`), which a message about it starts with ("" for the
-    command line's TYPE NAME ID); `parent`, the URN of the resource of the stack that
-    declares it (a ConfigFile, ConfigGroup or Chart of its manifests), whose child it is
-    adopted as (Pulumi's `import --parent`), or "" for the top of the stack."""
-
-    type_token: str
-    name: str
-    object_id: str
-    where: str = ""
-    parent: str = ""
-
-
-@dataclass(frozen=True)
-class Imported:
-    """An object adopted (or, from a preview, that would be): its entry, URN and record."""
-
-    entry: ImportEntry
-    state: ResourceState
-
-    @property
-    def urn(self) -> str:
-        return self.state.urn
-
-
-@dataclass(frozen=True)
-class _ImportRequest:
-    """An entry checked for form: the object it names and the URN it is adopted under."""
-
-    entry: ImportEntry
-    urn: str
-    api_version: str
-    kind: str
-    object_name: str
-
-    @property
-    def group_kind(self) -> str:
-        """`Deployment.apps`, `ConfigMap`: the kind as an ApplySet parent lists it."""
-        group = self.api_version.rpartition("/")[0]
-        return f"{self.kind}.{group}" if group else self.kind
-
-    def id_of(self, live: dict[str, Any]) -> str:
-        """The id of the object read (`namespace/name`, a namespace the entry's id may have
-        left to the provider's default)."""
-        ns = (live.get("metadata") or {}).get("namespace")
-        return f"{ns}/{self.object_name}" if ns else self.object_name
-
-    def imported(self, live: dict[str, Any], declared: dict[str, Any], protect: bool) -> Imported:
-        """The record of the object as `live` has it, declaring `declared` (its
-        `declared_fields`, as read before Stackwright's apply: what the code printed says)."""
-        record = ResourceState(
-            urn=self.urn,
-            type=self.entry.type_token,
-            id=self.id_of(live),
-            inputs=_as_string_data(declared),
-            secret_paths=always_secret(live),
-            protect=protect,
-            parent=self.entry.parent,
-        )
-        # Its secret values wherever else the live object holds them (kubectl's
-        # last-applied annotation) are secret too.
-        return Imported(self.entry, with_outputs(record, live))
-
-
 def _import_requests(
     stack: str, project: str, entries: Sequence[ImportEntry], *, one_per_name: bool
-) -> list[_ImportRequest]:
+) -> list[ImportRequest]:
     """Each entry's object and URN, or one UsageError naming every entry that is malformed
     or names an object or a URN (with `one_per_name`, a name) an earlier entry does. Ids
     that differ and name one object (`web`, the default namespace's, and `default/web`)
     are found once it is read (`Workspace._read_importable`)."""
+    from stackwright.automation.adopted import ImportRequest
+
     problems: list[tuple[ImportEntry, UsageError]] = []
-    requests: list[_ImportRequest] = []
+    requests: list[ImportRequest] = []
     objects: dict[tuple[str, str], ImportEntry] = {}
     names: dict[str, ImportEntry] = {}  # by URN, or with `one_per_name` by name
     for entry in entries:
@@ -977,7 +915,7 @@ def _import_requests(
             problems.append((entry, exc))
             continue
         urn = make_urn(stack, project, entry.type_token, entry.name, parent_types)
-        request = _ImportRequest(entry, urn, api_version, kind, name)
+        request = ImportRequest(entry, urn, api_version, kind, name)
         if (same := _same_object(objects, request, entry.object_id)) is not None:
             problems.append((entry, same))
         elif (taken := entry.name if one_per_name else urn) in names:
@@ -1023,7 +961,7 @@ def _check_child_name(entry: ImportEntry, kind: str) -> None:
 
 
 def _same_object(
-    seen: dict[tuple[str, str], ImportEntry], request: _ImportRequest, object_id: str
+    seen: dict[tuple[str, str], ImportEntry], request: ImportRequest, object_id: str
 ) -> UsageError | None:
     """Why `request` may not adopt the object `object_id` names, when an earlier entry of
     `seen` (by kind and id, where each entry is added) adopts it already; else None."""
@@ -1452,23 +1390,6 @@ def _last_applied(live: dict[str, Any]) -> dict[str, Any] | None:
     return declared
 
 
-def _as_string_data(fields: dict[str, Any]) -> dict[str, Any]:
-    """A Secret's fields with its text `data` as `stringData`, as the printed code declares
-    it (plain values from the configuration): recorded so, the pasted code is no change.
-    Binary values stay `data`, base64 as the cluster holds them."""
-    data = fields.get("data")
-    if not always_secret(fields) or not isinstance(data, dict) or "stringData" in fields:
-        return fields
-    try:
-        text = {k: base64.b64decode(v, validate=True).decode() for k, v in data.items()}
-    except (TypeError, ValueError, UnicodeDecodeError):
-        return fields
-    return {
-        ("stringData" if k == "data" else k): (text if k == "data" else v)
-        for k, v in fields.items()
-    }
-
-
 def _secret_fields(secret_paths: tuple[str, ...]) -> set[str]:
     """The secret top-level fields; a Secret's `data` printed as `stringData` stays secret."""
     return {*secret_paths, *(("stringData",) if "data" in secret_paths else ())}
@@ -1484,7 +1405,9 @@ def _code_fields(
     fields: list[tuple[str, Any, bool]] = []
     keys: list[tuple[str, str]] = []  # (config key, what its value is)
     secret = _secret_fields(secret_paths)
-    for key, value in _as_string_data(inputs).items():
+    from stackwright.automation.adopted import as_string_data
+
+    for key, value in as_string_data(inputs).items():
         if key in ("apiVersion", "kind"):
             continue
         if key in secret and isinstance(value, dict):
@@ -1645,6 +1568,12 @@ def program_code(runtime: str, imported: Sequence[Imported], *, protect: bool) -
         head += f"\n{_secrets_note(keys)}\ncfg = sw.Config()\n"
     return head + "\n" + "\n".join(parts) + "\n"
 
+
+if not TYPE_CHECKING:  # as they were here; imported when first used (`adopted`)
+    __getattr__, __dir__ = lazy_exports(
+        __name__,
+        {name: "stackwright.automation.adopted" for name in ("ImportEntry", "Imported")},
+    )
 
 __all__ = [
     "ImportEntry",

@@ -265,3 +265,18 @@ def test_a_run_loads_what_rare_paths_use_only_on_them() -> None:
         "s.Workspace"
     )
     assert _loaded_after(run, ("hmac", "secrets", "tempfile")) == []
+
+
+def test_an_operation_loads_what_import_adopts_only_for_an_import() -> None:
+    # The classes of `import` (an entry, a request, an object adopted: ~2 ms) were
+    # created by every operation's start; `automation.stack` still names them.
+    run = "import stackwright.cli.main, stackwright.automation.stack as s\ns.Workspace"
+    assert _loaded_after(run, ("stackwright.automation.adopted",)) == []
+    named = f"{run}\nfrom stackwright.automation.stack import ImportEntry, Imported"
+    assert _loaded_after(named, ("stackwright.automation.adopted",)) == [
+        "stackwright.automation.adopted"
+    ]
+    from stackwright.automation import adopted, stack
+
+    assert (stack.ImportEntry, stack.Imported) == (adopted.ImportEntry, adopted.Imported)
+    assert {"ImportEntry", "Imported"} <= set(dir(stack))
