@@ -22,7 +22,6 @@ import asyncio
 import contextlib
 import functools
 import json
-import pprint
 import shlex
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -1461,6 +1460,8 @@ def _python_statement(
     else:  # a CRD's kind, or one newer than the generated classes: the class for any kind
         constructor = "k8s.apiextensions.CustomResource"
         args += [f"api_version={parsed.api_version!r}", f"kind={kind!r}"]
+    import pprint  # as `import` prints code, not as every operation starts
+
     fields, keys = _code_fields(name, inputs, secret_paths)
     for key, value, secret in fields:
         snake = "".join(f"_{c.lower()}" if c.isupper() else c for c in key)
