@@ -10,10 +10,12 @@ option, move to another namespace, drift made through the API and then refreshed
 into, out of or between `sw.ComponentResource`s — components nest — with an alias (the old
 URN, or `parent=`), rename, retype or move a component with an alias on it alone (what it
 holds, at any depth, comes along by the aliases it inherits), drop a component with all it
-holds, or only it (what it held moves up, by aliases naming it by its URN), adopt a ConfigMap, Deployment or Service made through the API (`import_`, as it
-is or otherwise than the program says); now and then two at once, on resources apart;
-now and then run as `up --target X` first (only X and what it needs change, then a full
-`up`), or with the first `up` killed -9 at a random moment (the next converges). After each edit:
+holds, or only it (what it held moves up, by aliases naming it by its URN), adopt a
+ConfigMap, Deployment or Service made through the API (`import_`, as it is or otherwise
+than the program says); now and then two at once, on resources apart (or moves and renames
+of a component and what it holds); now and then run as `up --target X` first (only X and
+what it needs change, then a full `up`), or with the first `up` killed -9 at a random
+moment (the next converges). After each edit:
 
 1. `preview --json` predicted, per URN, exactly the operations `up --yes --json` did (with
    `--target` too), and the model's own expectation for what the edit touched;
