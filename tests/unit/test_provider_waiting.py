@@ -296,6 +296,25 @@ def test_await_ready_follows_watches_until_ready_and_reports_each_new_status() -
     assert seen[-1] == "web: 2/2 ready"
 
 
+def test_a_watch_still_holding_the_incarnation_a_replacement_deleted_is_not_its_word() -> None:
+    """A delete-first replacement: the namespace's watch, open for another wait, still holds
+    the deleted Deployment (ready) when the new one is applied. The wait judges the new one
+    (and returns it), not the old one under the same name."""
+    api = scripted_rollout(None)
+    former = deployment("3", 2)
+    former["metadata"]["uid"] = "former"
+    api.lists[DEPLOY_PATH] = [former]
+    api.watches[DEPLOY_PATH] = [
+        [{"type": "DELETED", "object": former}, {"type": "ADDED", "object": deployment("9", 2)}]
+    ]
+    new = deployment("5", 0)
+    new["metadata"]["resourceVersion"] = "5"
+    del new["status"]  # as made: not observed yet
+    live, seen = await_reporting(api, new)
+    assert live["metadata"]["uid"] == "d" and live["metadata"]["resourceVersion"] == "9"
+    assert seen[0] != "web: 2/2 ready" and seen[-1] == "web: 2/2 ready"
+
+
 def reverted_deployment(version: str, *, done: bool) -> dict[str, Any]:
     """web, its stalled rollout (web-bad) reverted to web-good: in the controller's first
     status of the new generation (the stall's condition still on it), or `done`."""

@@ -467,16 +467,18 @@ class Waiter:
 def _older(seen: Mapping[str, Any], known: Mapping[str, Any]) -> bool:
     """Whether a watch's copy of an object predates the version already known (the apply's
     answer): judging it would call an update ready before the controller saw it, and
-    return the object as it was before the update."""
+    return the object as it was before the update. A copy of the incarnation before (a
+    delete-first replacement, its delete not delivered yet by a watch already open) would
+    call the new object ready as the old one was, and return the old one."""
     a, b = seen.get("metadata") or {}, known.get("metadata") or {}
-    if a.get("uid") != b.get("uid"):
-        return False  # another incarnation: the watch's word counts
-    if int(a.get("generation") or 0) < int(b.get("generation") or 0):
-        return True
     # resourceVersions are opaque, but an API server's are increasing integers (etcd
-    # revisions); anything else is compared by generation alone.
+    # revisions, across objects too); anything else is compared by generation alone, and
+    # another incarnation then by nothing: the watch's word counts.
     ra, rb = str(a.get("resourceVersion", "")), str(b.get("resourceVersion", ""))
-    return ra.isdigit() and rb.isdigit() and int(ra) < int(rb)
+    before = ra.isdigit() and rb.isdigit() and int(ra) < int(rb)
+    if a.get("uid") != b.get("uid"):
+        return before
+    return int(a.get("generation") or 0) < int(b.get("generation") or 0) or before
 
 
 def _after(since: float | None, wait: float) -> float:
