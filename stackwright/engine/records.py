@@ -13,6 +13,7 @@ import re
 import shlex
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
+from itertools import chain
 from typing import Any
 
 import orjson
@@ -386,11 +387,14 @@ class SecretTexts:
 
     values: frozenset[str] = frozenset()
     parts: frozenset[str] = frozenset()
+    #: Both as a JSON text spells them (`_may_hold`): encoded once, not once per object.
+    escaped: tuple[bytes, ...] = ()
 
     @classmethod
     def of(cls, values: Iterable[str]) -> SecretTexts:
         values = frozenset(values)
-        return cls(values, _searched_parts(values))
+        parts = _searched_parts(values)
+        return cls(values, parts, _escaped(values | parts))
 
 
 def _searched_parts(values: Iterable[str]) -> frozenset[str]:
@@ -420,8 +424,9 @@ def with_outputs(
     paths = state.secret_paths
     # `others`' parts come worked out: a refresh of 1,000 objects base64-encoded (and
     # tried to decode) every secret of the stack once per object.
-    parts = _searched_parts(texts) | others.parts
-    if not _may_hold(live, paths, (*values, *parts, *names)):
+    own = _searched_parts(texts)
+    parts = own | others.parts
+    if not _may_hold(live, paths, chain(others.escaped, _escaped((*texts, *own, *names)))):
         return state
 
     # A secret used as a map key (`data` made from a secret, ...) is a key of the live
@@ -448,20 +453,25 @@ def with_outputs(
     return state.changed(secret_paths=(*state.secret_paths, *found))
 
 
-def _may_hold(live: dict[str, Any], pruned: Iterable[str], needles: Iterable[str]) -> bool:
-    """Whether any of `needles` may be in a text or key of `live` outside `pruned` (secret
-    paths): one search of its JSON, less its pruned top-level fields, in C, before the
-    walk that says where. Most objects hold no secret value outside its own place (a
-    Secret's `data`), and the walk of every field and managedField costs ~40 µs an object.
-    Never False where the walk finds one: JSON escapes each character on its own, so an
-    escaped needle is in the escaped text of any text or key that holds it."""
+def _escaped(texts: Iterable[str]) -> tuple[bytes, ...]:
+    """Each text as it reads inside a JSON string, for `_may_hold`."""
+    return tuple(orjson.dumps(text)[1:-1] for text in texts)
+
+
+def _may_hold(live: dict[str, Any], pruned: Iterable[str], needles: Iterable[bytes]) -> bool:
+    """Whether any of `needles` (`_escaped`) may be in a text or key of `live` outside
+    `pruned` (secret paths): one search of its JSON, less its pruned top-level fields, in
+    C, before the walk that says where. Most objects hold no secret value outside its own
+    place (a Secret's `data`), and the walk of every field and managedField costs ~40 µs
+    an object. Never False where the walk finds one: JSON escapes each character on its
+    own, so an escaped needle is in the escaped text of any text or key that holds it."""
     pruned = frozenset(pruned)
     rest = {key: value for key, value in live.items() if join_path("", key) not in pruned}
     try:
         text = orjson.dumps(rest)
     except TypeError:  # not JSON (a preview's unknown): the walk decides
         return True
-    return any(orjson.dumps(needle)[1:-1] in text for needle in needles)
+    return any(needle in text for needle in needles)
 
 
 def _map_key(path: str, key: str) -> tuple[str, str]:

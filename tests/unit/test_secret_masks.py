@@ -5,13 +5,18 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
+import orjson
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from stackwright.automation.secrets import Where, _key_file
 from stackwright.automation.stack import python_code, yaml_code
+from stackwright.engine import records
 from stackwright.engine.events import SECRET_TEXT, mask_at, masked
-from stackwright.engine.records import with_outputs
+from stackwright.engine.records import SecretTexts, with_outputs
 from stackwright.errors import UsageError, forget_secrets, redact, remember_secret
 from stackwright.model import ResourceState, always_secret
 
@@ -71,6 +76,84 @@ def test_a_moved_secret_that_json_escapes_is_found_as_any_other() -> None:
     assert with_outputs(state, keyed).secret_paths == ("data", "stringData", "spec")
     at_home = {"kind": "Secret", "stringData": {"pw": value}, "data": {"pw": value}}
     assert with_outputs(state, at_home).secret_paths == state.secret_paths
+
+
+#: Texts whose JSON spelling differs from themselves (quotes, backslashes, control
+#: characters), and others JSON keeps as they are (non-ASCII, U+2028).
+_TEXTS = st.text(alphabet=st.sampled_from(list('ab"\\\n\x00\x7f\u2028é😀/ ')), max_size=8)
+_KEYS = st.one_of(
+    _TEXTS,
+    _TEXTS.map(lambda t: f"f:{t}"),  # a managedFields key naming a field,
+    _TEXTS.map(lambda t: f'k:{{"name":"{t}"}}'),  # a list item by key,
+    _TEXTS.map(lambda t: f'v:"{t}"'),  # a list item by value
+)
+_VALUES = st.recursive(
+    st.one_of(_TEXTS, st.integers(), st.booleans(), st.none()),
+    lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(_KEYS, inner, max_size=3)),
+    max_leaves=12,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    secret=_TEXTS,
+    key=_TEXTS,
+    spec=_VALUES,
+    fields=_VALUES,
+    others=st.lists(_TEXTS, max_size=3),
+)
+def test_the_search_of_the_json_first_finds_what_the_walk_finds(
+    secret: str, key: str, spec: Any, fields: Any, others: list[str]
+) -> None:
+    # `with_outputs` skips the walk of an object whose JSON holds no secret text: it must
+    # never skip one the walk would find (a value, a part, a key; in a managedFields key).
+    state = ResourceState(
+        urn="urn:sw:dev::p::kubernetes:core/v1:ConfigMap::c",
+        type="kubernetes:core/v1:ConfigMap",
+        inputs={
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "data": {key: secret},
+            "spec": {"x": [f"{secret}{key}", {"y": secret[::-1]}]},
+        },
+        secret_paths=("data", "spec.x"),
+    )
+    live = {
+        "metadata": {"managedFields": [{"fieldsV1": fields}], "labels": spec},
+        "spec": spec,
+        "data": {key: secret},
+    }
+    searched = SecretTexts.of(others)
+    first = with_outputs(state, live, searched)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(records, "_may_hold", lambda *_: True)
+        assert first == with_outputs(state, live, searched)
+
+
+def test_a_refresh_encodes_the_stack_s_secrets_once_not_once_per_object(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A refresh searches every object for every secret of the stack (`SecretTexts`): with
+    # 100 of them, encoding each as JSON for each object made the search before the walk
+    # twice the walk's cost.
+    searched = SecretTexts.of(f"secret-value-{i}" for i in range(100))
+    state = ResourceState(
+        urn="urn:sw:dev::p::kubernetes:core/v1:ConfigMap::c",
+        type="kubernetes:core/v1:ConfigMap",
+        inputs={"apiVersion": "v1", "kind": "ConfigMap", "data": {"a": "b"}},
+    )
+    encoded: list[Any] = []
+    dumps = orjson.dumps
+
+    def counted(value: Any, *args: Any) -> bytes:
+        encoded.append(value)
+        return dumps(value, *args)
+
+    monkeypatch.setattr(orjson, "dumps", counted)
+    for n in range(20):
+        live = {"metadata": {"name": f"c{n}"}, "data": {"a": "plain"}}
+        assert with_outputs(state, live, searched).secret_paths == ()
+    assert [text for text in encoded if isinstance(text, str)] == []
 
 
 def test_an_imported_secret_is_secret_and_its_code_prints_no_value() -> None:
