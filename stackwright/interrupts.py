@@ -45,8 +45,10 @@ _KEPT: ContextVar[asyncio.Runner | None] = ContextVar("stackwright_kept_loop", d
 def one_loop() -> Iterator[None]:
     """Every `run` inside runs on one event loop, closed as the block ends (inside another
     `one_loop`, on that one's). Each run still ends as `asyncio.run` ends it: the tasks it
-    left are cancelled."""
-    if _KEPT.get() is not None:
+    left are cancelled. Called where a loop runs already (a notebook's, which `nest_asyncio`
+    lets `asyncio.run` enter again), each run is `asyncio.run`'s, on that loop or refused
+    as `asyncio.run` refuses it, and the thread's loop is left as it was."""
+    if _KEPT.get() is not None or asyncio.events._get_running_loop() is not None:
         yield
         return
     with asyncio.Runner() as runner:

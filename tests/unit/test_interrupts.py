@@ -120,3 +120,32 @@ def test_runs_inside_one_loop_share_its_loop_and_end_as_asyncio_run_ends_them() 
     assert first is second and first.is_closed()
     assert left[1].cancelled()
     assert interrupts.run(loop_leaving_a_task()) is not first  # outside: a loop per run
+
+
+@pytest.mark.filterwarnings("ignore:coroutine .* was never awaited")  # as asyncio.run leaves it
+def test_one_loop_where_a_loop_runs_leaves_each_run_to_asyncio_run() -> None:
+    """An operation started from a coroutine (a notebook cell, whose loop runs): each run is
+    `asyncio.run`'s, as without `one_loop`. It refuses with its own message (or, patched by
+    `nest_asyncio`, runs on that loop); a loop of `one_loop`'s could do neither, and
+    unset the thread's loop as it closed."""
+
+    async def nothing() -> None:
+        pass
+
+    async def cell() -> str:
+        work = nothing()
+        with interrupts.one_loop(), pytest.raises(RuntimeError) as refused:
+            interrupts.run(work)
+        work.close()
+        return str(refused.value)
+
+    loop = asyncio.new_event_loop()
+    asyncio.set_event_loop(loop)
+    try:
+        said = loop.run_until_complete(cell())
+        assert said == "asyncio.run() cannot be called from a running event loop"
+        assert asyncio.get_event_loop() is loop, "the thread's loop is left as it was"
+    finally:
+        asyncio.set_event_loop(None)
+        loop.close()
+        gc.collect()  # `run`'s coroutine, never awaited: its warning ignored here, not later
