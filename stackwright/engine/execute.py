@@ -1387,7 +1387,7 @@ class Run:
             dependencies=tuple(sorted(self._declared(resource))),
             provider=provider_urn(resource),
             custom=resource.custom,
-            protect=opts.protect,
+            protect=bool(opts.protect),  # merged: its own or its parent's
             retain_on_delete=opts.retain_on_delete,
             deleted_with=opts.deleted_with.urn if opts.deleted_with is not None else "",
             secret_paths=tuple(secret_paths),

@@ -102,7 +102,9 @@ class ResourceOptions:
     depends_on: Sequence[Resource] = ()
     parent: Resource | None = None
     provider: Resource | None = None
-    protect: bool = False
+    #: Refuse to delete or replace it. None (unset) is its parent's, as Pulumi's: the
+    #: children of a protected component are protected unless they say `protect=False`.
+    protect: bool | None = None
     ignore_changes: Sequence[str] = ()
     replace_on_changes: Sequence[str] = ()
     delete_before_replace: bool = False
@@ -153,18 +155,21 @@ class ResourceOptions:
         ConfigFile, Chart or any component forced takes over conflicting fields in every
         object it declares, as `kubectl apply --server-side --force-conflicts -f FILE` does
         in every object of the file; one its transformation sets `force=False` stays out."""
-        if parent is None:
-            return self
         changes: dict[str, Any] = {}
-        if self.provider is None and parent.provider is not None:
-            changes["provider"] = parent.provider
-        if parent.force and self.force is None:  # its own False stays, as Pulumi's protect
-            changes["force"] = True
+        if self.protect is None:  # its own False stays; a read (`id=`) guards nothing
+            changes["protect"] = bool(parent is not None and parent.protect and self.id is None)
+        if parent is not None:
+            if self.provider is None and parent.provider is not None:
+                changes["provider"] = parent.provider
+            if parent.force and self.force is None:  # its own False stays, as protect's
+                changes["force"] = True
         return replace(self, **changes) if changes else self
 
 
 #: Options that are True or False.
 _BOOL_OPTIONS = ("protect", "delete_before_replace", "retain_on_delete", "force")
+#: Of those, the ones a child left unset takes from its parent (`merged_with`).
+_INHERITED = frozenset({"protect", "force"})
 
 #: Options that hold lists, which `ResourceOptions.merge` joins.
 _LIST_OPTIONS = frozenset(
@@ -751,7 +756,7 @@ def _switches(opts: ResourceOptions, what: _Checked) -> dict[str, Any]:
     for option in _BOOL_OPTIONS:
         value = getattr(opts, option)
         if value is None:
-            if option != "force":
+            if option not in _INHERITED:
                 changes[option] = False
         elif not isinstance(value, bool):
             raise UsageError(

@@ -330,8 +330,10 @@ def test_resource_options_merge_as_pulumi_components_use_it() -> None:
     assert list(merged.ignore_changes) == ["data.x", "data.y"]
     assert ResourceOptions.merge(None, given) == given
     assert ResourceOptions.merge(given, None) == given
-    # A later value that is set wins; one left at its default does not undo an earlier one.
-    assert ResourceOptions.merge(given, ResourceOptions(protect=False)).protect
+    # A later value that is set wins (Pulumi's `merge`: its own False too); one left unset
+    # does not undo an earlier one.
+    assert ResourceOptions.merge(given, ResourceOptions(ignore_changes=["data.z"])).protect
+    assert ResourceOptions.merge(given, ResourceOptions(protect=False)).protect is False
 
 
 def test_output_json_dumps_keeps_outputs_and_secrets_inside() -> None:

@@ -310,6 +310,30 @@ def test_a_child_that_sets_force_false_stays_unforced_in_a_forced_parent(
     assert merged.force is False
 
 
+def test_children_of_a_protected_parent_are_protected_unless_they_say_not(
+    program: Program,
+) -> None:
+    # Pulumi's rule: `protect` unset is the parent's; a child's own False is kept.
+    app = ComponentResource("my:Comp", "app", opts=ResourceOptions(protect=True))
+    child = k8s.core.v1.ConfigMap("a", opts=ResourceOptions(parent=app))
+    grandchild = k8s.core.v1.ConfigMap(
+        "b",
+        opts=ResourceOptions(
+            parent=ComponentResource("my:Sub", "s", opts=ResourceOptions(parent=app))
+        ),
+    )
+    kept = k8s.core.v1.ConfigMap("c", opts=ResourceOptions(parent=app, protect=False))
+    assert child.opts.protect is True and grandchild.opts.protect is True
+    assert kept.opts.protect is False
+    plain = ComponentResource("my:Comp", "plain")
+    assert k8s.core.v1.ConfigMap("d", opts=ResourceOptions(parent=plain)).opts.protect is False
+    assert k8s.core.v1.ConfigMap("e").opts.protect is False
+    read = k8s.core.v1.ConfigMap.get("f", "kube-system/x", opts=ResourceOptions(parent=app))
+    assert read.opts.protect is False  # a read is never deleted: nothing to guard
+    merged = ResourceOptions.merge(ResourceOptions(protect=True), ResourceOptions(protect=False))
+    assert merged.protect is False
+
+
 def test_forgiving_option_spellings_are_normalised(program: Program) -> None:
     db = CustomResource("test:index:Db", "db")
     app = CustomResource(
