@@ -2171,6 +2171,7 @@ class Run:
             # a renamed Patch gives its fields up on its former object: a missing one is
             # refused with nothing changed.
             target = await self._check_target(provider, new)
+        referring: dict[str, ResourceState] = {}  # what referred to a resource deleted first
         if step.op is Op.REPLACE and step.delete_before_replace:
             assert step.old is not None
             self._refuse_deleting_protected_within(step.old)
@@ -2179,7 +2180,7 @@ class Run:
             await self._delete_dropped_dependents(step.old)
             # Its record goes with its object; what still refers to it stops doing so first,
             # so that a replacement the server refuses leaves a state that loads.
-            self._forget_gone({step.old.urn: step.old}, record=True)
+            referring = self._forget_gone({step.old.urn: step.old}, record=True)
             old = _as_program_says(step.old, new)
 
             async def when_gone() -> None:  # the objects in it went too: created anew
@@ -2232,6 +2233,7 @@ class Run:
         recorded = with_outputs(new, live)
         await self._commits.end(number, recorded)
         self.live[step.urn] = recorded.outputs
+        self._refer_again(referring)
         if new.inputs.get("kind") == "Namespace" and step.op is Op.CREATE and is_kubernetes(new):
             self._new_namespaces.add((new.provider, new.id))
         if step.op is Op.REPLACE and not step.delete_before_replace:
@@ -3207,14 +3209,18 @@ class Run:
             self.journal.begin(number, Op.REFRESH, state)
             self.journal.end(number, now)
 
-    def _forget_gone(self, gone: dict[str, ResourceState], *, record: bool) -> None:
+    def _forget_gone(
+        self, gone: dict[str, ResourceState], *, record: bool
+    ) -> dict[str, ResourceState]:
         """Drop the references to resources whose records go (found deleted by a refresh,
         settled as gone, deleted to be replaced) from what refers to them (a dependency, a
         parent: the gone one's own parent takes its place), as Pulumi's refresh does: a
-        state whose resource names one it lacks does not load."""
+        state whose resource names one it lacks does not load. Returns the records it
+        changed as they were (`_refer_again`)."""
 
+        changed: dict[str, ResourceState] = {}
         if not gone:
-            return  # a refresh that found everything: nothing refers to a gone one
+            return changed  # a refresh that found everything: nothing refers to a gone one
 
         def parent_of(urn: str) -> str:
             while urn in gone:
@@ -3231,12 +3237,29 @@ class Run:
                 parent=parent_of(state.parent),
                 dependencies=tuple(d for d in state.dependencies if d not in gone),
             )
-            self.old[urn] = kept
-            if record:
-                assert self.journal is not None
-                number = self._next_step()
-                self.journal.begin(number, Op.REFRESH, state)
-                self.journal.end(number, kept)
+            self._rerecord(state, kept, record=record)
+            changed[urn] = state
+        return changed
+
+    def _refer_again(self, before: Mapping[str, ResourceState]) -> None:
+        """After a resource deleted first is made again under its URN: the records
+        `_forget_gone` took its references from refer to it again, as they did — those the
+        run does not record anew itself (outside `--target`) would lack it until the next
+        full `up`, and a `destroy` meanwhile would not delete them before it."""
+        for urn, was in before.items():
+            now = self.old.get(urn)
+            if now is not None:
+                again = replace(now, parent=was.parent, dependencies=was.dependencies)
+                self._rerecord(now, again, record=True)
+
+    def _rerecord(self, state: ResourceState, kept: ResourceState, *, record: bool) -> None:
+        """`state`'s record, its references changed, is `kept` (journaled when `record`)."""
+        self.old[state.urn] = kept
+        if record:
+            assert self.journal is not None
+            number = self._next_step()
+            self.journal.begin(number, Op.REFRESH, state)
+            self.journal.end(number, kept)
 
     # --- outputs --------------------------------------------------------------------------------
 

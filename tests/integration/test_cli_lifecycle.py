@@ -1706,6 +1706,33 @@ def test_ignore_changes(new_project: Any, cluster: LiveCluster) -> None:
     assert p.preview().changed() == {}
 
 
+def test_a_targeted_delete_first_replacement_leaves_its_dependents_depending_on_it(
+    new_project: Any, cluster: LiveCluster
+) -> None:
+    # Its dependents' references are dropped while it is deleted (a refused replacement
+    # must leave a state that loads); once it is made again they name it again, though
+    # `--target` leaves them out of the run: a `destroy` must still delete them first.
+    p = new_project()
+    program = """
+        k8s.core.v1.Namespace("ns", metadata={"name": NS})
+        db = k8s.core.v1.ConfigMap(
+            "db", metadata={"name": "db", "namespace": NS}, data={"v": V},
+            opts=sw.ResourceOptions(replace_on_changes=["data"], delete_before_replace=True),
+        )
+        k8s.core.v1.ConfigMap("app", metadata={"name": "app", "namespace": NS}, data={"v": "1"},
+                              opts=sw.ResourceOptions(depends_on=[db]))
+        """
+    p.program('V = "1"\n' + textwrap.dedent(program))
+    p.up()
+    db = p.urn("kubernetes:core/v1:ConfigMap", "db")
+    assert db in p.resources()["app"]["dependencies"]
+    p.program('V = "2"\n' + textwrap.dedent(program))
+    assert p.up("--target", db).ops() == {"db": "replace"}
+    assert live(cluster, "configmap", "db", p.ns)["data"] == {"v": "2"}
+    assert db in p.resources()["app"]["dependencies"]
+    assert p.preview().changed() == {}
+
+
 def test_targets(new_project: Any, cluster: LiveCluster) -> None:
     p = new_project()
     v1 = """
