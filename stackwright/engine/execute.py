@@ -3073,14 +3073,9 @@ class Run:
             and through_kubernetes(state)
             and state.provider in providers
         }
-        for urn, state in gone.items():
-            del self.old[urn]
+        for state in gone.values():
+            self._rerecord(state, None, record=record)
             self.outcome.counts["retargeted"] += 1
-            if record:
-                assert self.journal is not None
-                number = self._next_step()
-                self.journal.begin(number, Op.REFRESH, state)
-                self.journal.end(number, None)
         self._forget_gone(gone, record=record)
 
     async def refresh(self, *, record: bool) -> None:
@@ -3195,19 +3190,13 @@ class Run:
         if recorded is None or recorded == cluster:
             return
         # The identity stays: the same cluster (a refresh reaching another is refused).
-        now = self.old[state.urn] = replace(
-            state, outputs={**state.outputs, CLUSTER_OUTPUT: cluster}
-        )
+        now = replace(state, outputs={**state.outputs, CLUSTER_OUTPUT: cluster})
+        self._rerecord(state, now, record=record)
         self.emit(
             Diagnostic(
                 state.urn, f"its settings reach {cluster} now, no longer {recorded}", "warning"
             )
         )
-        if record:
-            assert self.journal is not None
-            number = self._next_step()
-            self.journal.begin(number, Op.REFRESH, state)
-            self.journal.end(number, now)
 
     def _forget_gone(
         self, gone: dict[str, ResourceState], *, record: bool
@@ -3252,14 +3241,18 @@ class Run:
                 again = replace(now, parent=was.parent, dependencies=was.dependencies)
                 self._rerecord(now, again, record=True)
 
-    def _rerecord(self, state: ResourceState, kept: ResourceState, *, record: bool) -> None:
-        """`state`'s record, its references changed, is `kept` (journaled when `record`)."""
-        self.old[state.urn] = kept
+    def _rerecord(self, state: ResourceState, now: ResourceState | None, *, record: bool) -> None:
+        """`state`'s record is `now` (None: forgotten), no object changed (journaled, as a
+        refresh's, when `record`)."""
+        if now is None:
+            del self.old[state.urn]
+        else:
+            self.old[state.urn] = now
         if record:
             assert self.journal is not None
             number = self._next_step()
             self.journal.begin(number, Op.REFRESH, state)
-            self.journal.end(number, kept)
+            self.journal.end(number, now)
 
     # --- outputs --------------------------------------------------------------------------------
 
