@@ -102,7 +102,7 @@ class KubernetesCluster:
         return found
 
     async def ensure_applyset(self, stack: str, namespace: str, group_kinds: Iterable[str]) -> None:
-        applyset = ApplySet(stack, namespace, self.project)
+        applyset = self._applyset(stack, namespace)
         try:
             await ensure_parent(self.provider, applyset, group_kinds)
         except NotFoundError as exc:
@@ -111,7 +111,7 @@ class KubernetesCluster:
             raise NotFoundError(str(exc).removeprefix(f"{applyset.name}: "), status=404) from exc
 
     async def check_applyset(self, stack: str, namespace: str) -> None:
-        await read_parent(self.provider, ApplySet(stack, namespace, self.project))
+        await read_parent(self.provider, self._applyset(stack, namespace))
 
     async def applyset_namespaces(self, stack: str) -> list[str]:
         name = ApplySet(stack, "", self.project).name
@@ -125,7 +125,7 @@ class KubernetesCluster:
         )
 
     async def remove_applyset(self, stack: str, namespace: str) -> None:
-        await remove_parent(self.provider, ApplySet(stack, namespace, self.project))
+        await remove_parent(self.provider, self._applyset(stack, namespace))
 
     async def preview(
         self,
