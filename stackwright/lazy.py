@@ -12,6 +12,7 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import sys
+import threading
 from collections.abc import Callable, Mapping
 from types import ModuleType
 from typing import Any
@@ -38,8 +39,45 @@ def lazy_exports(
     return __getattr__, __dir__
 
 
+class _Unloaded(ModuleType):
+    """A module not run yet: the first attribute access runs it, once, whatever the thread.
+
+    `importlib.util.LazyLoader` before Python 3.12 makes the module plain before running
+    it, so a second thread reaching it meanwhile finds it half made (an AttributeError for
+    a name defined further down); here the module stays unloaded until it has run, and
+    the threads that reach it meanwhile wait. The thread running it reads what it has
+    defined so far, as an import would let it."""
+
+    def __getattribute__(self, attr: str) -> Any:
+        state = object.__getattribute__(self, "__spec__").loader_state
+        with state["lock"]:
+            if type(self) is _Unloaded and not state["running"]:
+                state["running"] = True
+                try:
+                    _run(self, state)
+                finally:
+                    state["running"] = False
+                object.__setattr__(self, "__class__", ModuleType)
+        return ModuleType.__getattribute__(self, attr)
+
+    def __delattr__(self, attr: str) -> None:
+        self.__getattribute__(attr)  # run first: the name is deleted from the module run
+        ModuleType.__delattr__(self, attr)
+
+
+def _run(module: ModuleType, state: dict[str, Any]) -> None:
+    """Run `module`, keeping what was set on it before (`LazyLoader`'s own rule)."""
+    spec = object.__getattribute__(module, "__spec__")
+    now = object.__getattribute__(module, "__dict__")
+    before = state["__dict__"]
+    updated = {k: v for k, v in now.items() if k not in before or before[k] is not v}
+    spec.loader.exec_module(module)
+    now.update(updated)
+
+
 def lazy_module(name: str) -> ModuleType:
-    """Module `name`, run on its first attribute access (`importlib.util.LazyLoader`)."""
+    """Module `name`, run on its first attribute access (as `importlib.util.LazyLoader`,
+    but safe when threads reach it at once: `_Unloaded`)."""
     if name in sys.modules:
         return sys.modules[name]
     spec = importlib.util.find_spec(name)
@@ -48,7 +86,9 @@ def lazy_module(name: str) -> ModuleType:
     spec.loader = importlib.util.LazyLoader(spec.loader)
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
-    spec.loader.exec_module(module)
+    spec.loader.exec_module(module)  # puts the real loader back, and notes the module's dict
+    spec.loader_state.update(lock=threading.RLock(), running=False)
+    module.__class__ = _Unloaded
     parent, _, child = name.rpartition(".")
     if parent:  # as an import binds it: `import stackwright.policy` then `stackwright.policy.X`
         setattr(sys.modules[parent], child, module)

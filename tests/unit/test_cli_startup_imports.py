@@ -220,7 +220,7 @@ def test_only_a_command_about_a_local_cluster_runs_its_lifecycle_module() -> Non
     )
     ran = (
         "module = sys.modules.get('stackwright.localcluster.lifecycle')\n"
-        "print(module is not None and type(module).__name__ != '_LazyModule')"
+        "print(module is not None and type(module).__name__ != '_Unloaded')"
     )
     used = "stackwright.cli.cluster.lifecycle.info\n"
     for statements, expected in ((operations, "False"), (cli, "False"), (cli + used, "True")):
@@ -241,7 +241,7 @@ def test_a_command_that_reads_no_project_file_loads_no_yaml(tmp_path: Path) -> N
     (tmp_path / "Stackwright.yaml").write_text("name: shop\n")
     ran = (
         "module = sys.modules.get('yaml')\n"
-        "print(module is not None and type(module).__name__ != '_LazyModule')"
+        "print(module is not None and type(module).__name__ != '_Unloaded')"
     )
     version = "from stackwright.cli.main import main\ntry:\n    main(['--version'])\nexcept SystemExit:\n    pass"
     read = "from stackwright.automation.workspace import Project\nProject.load(Path.cwd())"
