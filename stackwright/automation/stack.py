@@ -811,7 +811,7 @@ class Workspace(StoredStack):
             await provider.ensure_applyset(self.stack, ns, applysets.pop(ns))
         marks = provider.stamp(declared, stack=self.stack, urn=request.urn, namespace=ns)
         try:
-            done = request.imported(await provider.apply(marks), declared, protect)
+            done = request.imported(await provider.apply(marks, adopting=True), declared, protect)
         except BaseException as exc:
             if refused(exc):
                 operation.fail_step(step)

@@ -249,6 +249,9 @@ class Outcome:
 
 #: Why a resource is waited for again after its run stopped (a kill, Ctrl-C, a cancel).
 _INTERRUPTED = "the run applying it stopped before it was ready"
+#: Why an adopted object is applied again: the run adopting it stopped before its fields
+#: were the stack's alone (`Provider.apply`'s `adopting`), which the next apply finishes.
+_ADOPTION_INTERRUPTED = "the run adopting it stopped before it took its fields over"
 
 
 class PatchConflict(StackwrightError):
@@ -905,8 +908,12 @@ class Run:
             return replace(with_outputs(state, live), init_errors=(_INTERRUPTED,))
         # An update or import may or may not have reached the server: keep the inputs
         # recorded before it, so the next plan sends it again. An update is applied again
-        # even when the program is back to those inputs: the object may hold the ones sent.
-        settled = with_outputs(self.old.get(state.urn, state), live)
+        # even when the program is back to those inputs: the object may hold the ones sent;
+        # so is an import, whose apply may have landed without its takeover of the fields.
+        before = self.old.get(state.urn, state)
+        settled = with_outputs(before, live)
+        if item.op is Op.IMPORT or _ADOPTION_INTERRUPTED in before.init_errors:
+            return replace(settled, init_errors=(_ADOPTION_INTERRUPTED,))
         return replace(settled, init_errors=(_INTERRUPTED,)) if item.op is Op.UPDATE else settled
 
     def _forget_held(self, carrier: ResourceState, how: str, *, keep: Collection[str] = ()) -> None:
@@ -1602,6 +1609,9 @@ class Run:
             why = "carries an older URN or stack" if mark_of(old.outputs) else "lost its marks"
             self.emit(Diagnostic(urn, f"its object {why}: marking it", "info"))
             return replace(step, op=Op.UPDATE)
+        if _ADOPTION_INTERRUPTED in old.init_errors:
+            self.emit(Diagnostic(urn, f"{_ADOPTION_INTERRUPTED}: applying it again", "info"))
+            return replace(step, op=Op.UPDATE)
         if old.init_errors:
             # It never became ready last time: apply it again and wait (as Pulumi retries
             # a resource with initialization errors).
@@ -2204,8 +2214,12 @@ class Run:
         number = self._next_step()
         assert self._commits is not None
         await self._commits.begin(number, journal_op, new)
+        # An import, or the apply that finishes one a crash cut short.
+        adopting = step.op is Op.IMPORT or (
+            step.old is not None and _ADOPTION_INTERRUPTED in step.old.init_errors
+        )
         try:
-            live = await self._apply(provider, new, force, target)
+            live = await self._apply(provider, new, force, target, adopting=adopting)
             if step.op is Op.UPDATE and step.old is not None and _manager_changed(step.old, new):
                 # The fields the former manager owns would be held for good: given up now
                 # that the new one owns them too, within the step (a crash re-runs both).
@@ -2627,8 +2641,11 @@ class Run:
         state: ResourceState,
         force: bool,
         target: dict[str, Any] | None = None,
+        *,
+        adopting: bool = False,
     ) -> dict[str, Any]:
-        """`state`'s object applied; a Patch's to `target`, its object as just read."""
+        """`state`'s object applied; a Patch's to `target`, its object as just read.
+        `adopting`: the stack adopts the object (`Provider.apply`)."""
         if is_patch(state):  # no marks, no ApplySet: the object is not the stack's
             live = await self._patched(provider, provider.apply, state, read=target)
             assert live is not None  # refused when not there
@@ -2638,7 +2655,9 @@ class Run:
             await self._ensure_applyset(provider, state.provider, namespace)
         body = provider.stamp(state.inputs, stack=self.stack, urn=state.urn, namespace=namespace)
         async with self._sem:
-            return await provider.apply(body, force=force, warn=self._warner(state.urn))
+            return await provider.apply(
+                body, force=force, warn=self._warner(state.urn), adopting=adopting
+            )
 
     def _warner(self, urn: str) -> Callable[[str], None]:
         """What the API server warns of while applying a resource, as that resource's warning."""

@@ -76,10 +76,13 @@ class Provider(Protocol):
         force: bool = False,
         warn: Callable[[str], None] | None = None,
         field_manager: str | None = None,
+        adopting: bool = False,
     ) -> dict[str, Any]:
         """Server-side apply; `warn` gets each warning the API server sends back (an
         unknown field it dropped, a deprecated API). `field_manager`: a Patch resource's
-        own, instead of the provider's."""
+        own, instead of the provider's. `adopting`: an object the stack adopts (an import,
+        or the apply that finishes one a crash cut short), whose fields the apply sets
+        become the stack's alone: taken from the managers that wrote them by updates."""
         ...
 
     async def await_ready(

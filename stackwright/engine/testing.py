@@ -542,6 +542,7 @@ class FakeCluster:
         force: bool = False,
         warn: Callable[[str], None] | None = None,
         field_manager: str | None = None,
+        adopting: bool = False,
     ) -> dict[str, Any]:
         key, body = await self._received(desired, force, warn, dry_run=False)
         live, owners = self._merge(key, body, manager=field_manager or _MANAGER, force=force)

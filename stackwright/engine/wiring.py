@@ -146,9 +146,10 @@ class KubernetesCluster:
         force: bool = False,
         warn: Callable[[str], None] | None = None,
         field_manager: str | None = None,
+        adopting: bool = False,
     ) -> dict[str, Any]:
         return await self.provider.apply(
-            desired, force=force, warn=warn, field_manager=field_manager
+            desired, force=force, warn=warn, field_manager=field_manager, adopting=adopting
         )
 
     async def unmark(

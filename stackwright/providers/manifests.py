@@ -238,6 +238,7 @@ class ManifestDirectory:
         force: bool = False,
         warn: Callable[[str], None] | None = None,
         field_manager: str | None = None,
+        adopting: bool = False,
     ) -> dict[str, Any]:
         obj = await self._manifest(desired)
         path = self._path(obj)

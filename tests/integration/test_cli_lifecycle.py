@@ -2896,3 +2896,159 @@ def test_reading_objects_the_stack_does_not_manage(new_project: Any, cluster: Li
     assert live(cluster, "service", "kubernetes", "default") == api_before
     assert live(cluster, "configmap", "operator-made", p.ns) == made_before
     assert p.resources() == {}
+
+
+# --- ownership on adoption ------------------------------------------------------------------------
+
+
+def _ports_service(port: int, *, import_: bool = True) -> str:
+    option = ", opts=sw.ResourceOptions(import_=f'{NS}/web')" if import_ else ""
+    return (
+        'k8s.core.v1.Service("web", metadata={"name": "web", "namespace": NS},\n'
+        f'                    spec={{"ports": [{{"port": {port}, "targetPort": {port}}}]}}{option})\n'
+    )
+
+
+def _owned(obj: dict[str, Any], manager: str, operation: str) -> dict[str, Any] | None:
+    """The fieldsV1 of `manager`'s `operation` entry (not a subresource's), or None."""
+    for entry in obj["metadata"].get("managedFields", []):
+        if (entry["manager"], entry["operation"]) == (manager, operation) and not entry.get(
+            "subresource"
+        ):
+            fields: dict[str, Any] = entry["fieldsV1"]
+            return fields
+    return None
+
+
+def _port_items(fields: dict[str, Any] | None) -> dict[str, Any]:
+    ports = ((fields or {}).get("f:spec") or {}).get("f:ports") or {}
+    return {key: node for key, node in ports.items() if key != "."}
+
+
+def _ports(cluster: LiveCluster, ns: str) -> list[tuple[int, Any]]:
+    spec = live(cluster, "service", "web", ns)["spec"]
+    return [(port["port"], port["targetPort"]) for port in spec["ports"]]
+
+
+def test_an_adopted_object_is_the_stacks_alone_for_what_the_program_declares(
+    new_project: Any, cluster: LiveCluster
+) -> None:
+    """A Service made by a plain create (an Update entry owning every field, defaults
+    included), adopted with `import_`: the creator's entry gives up what Stackwright now
+    applies, so a port the program changes replaces the one it had (server-side apply keeps
+    an item another manager still owns: two unnamed ports, which the API server refuses)."""
+    p = new_project()
+    create(cluster, "Namespace", p.ns)
+    create(cluster, "Service", "web", p.ns, spec={"ports": [{"port": 8000, "targetPort": 8000}]})
+    p.program(_ports_service(8000))
+    assert p.up().ops() == {"web": "import"}
+    creator = _owned(live(cluster, "service", "web", p.ns), "kubectl-create", "Update")
+    assert creator is not None, "what the program does not declare stays the creator's"
+    assert _port_items(creator) == {'k:{"port":8000,"protocol":"TCP"}': {"f:protocol": {}}}
+    assert "f:clusterIP" in creator["f:spec"]
+
+    p.program(_ports_service(8001))
+    assert p.up().ops() == {"web": "update"}
+    assert _ports(cluster, p.ns) == [(8001, 8001)]
+
+
+def test_an_object_adopted_by_the_import_command_is_the_stacks_alone_too(
+    new_project: Any, cluster: LiveCluster
+) -> None:
+    p = new_project()
+    p.program('k8s.core.v1.Namespace("ns", metadata={"name": NS})\n')
+    p.up()
+    create(cluster, "Service", "web", p.ns, spec={"ports": [{"port": 8000, "targetPort": 8000}]})
+    done = p.sw(
+        "import", "--yes", "--no-protect", "kubernetes:core/v1:Service", "web", f"{p.ns}/web"
+    )
+    code = done.out.split("Add this to your program:", 1)[1].strip()
+    creator = _owned(live(cluster, "service", "web", p.ns), "kubectl-create", "Update")
+    assert all("." not in item for item in _port_items(creator).values())
+    p.program('k8s.core.v1.Namespace("ns", metadata={"name": NS})\n' + code + "\n")
+    assert p.up().summary["counts"] == {"same": 2}
+    assert code.count("8000") == 2, code  # its port and targetPort
+    code = code.replace("8000", "8001")
+    p.program('k8s.core.v1.Namespace("ns", metadata={"name": NS})\n' + code + "\n")
+    assert p.up().ops() == {"web": "update"}
+    assert _ports(cluster, p.ns) == [(8001, 8001)]
+
+
+def test_another_appliers_fields_stay_shared_on_adoption(
+    new_project: Any, cluster: LiveCluster
+) -> None:
+    """Another declarative tool's `Apply` entry keeps what it declares, shared with the
+    stack (its conflicts are honest); a controller's `Update` of a field the program does
+    not declare stays the controller's."""
+    p = new_project()
+    create(cluster, "Namespace", p.ns)
+    manifest = {
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": {"name": "web", "namespace": p.ns},
+        "spec": {"ports": [{"port": 8000, "targetPort": 8000}]},
+    }
+    cluster.kubectl(
+        "apply",
+        "--server-side",
+        "--field-manager=other-tool",
+        "-f",
+        "-",
+        input=json.dumps(manifest),
+    )
+    cluster.kubectl(
+        "patch", "service", "web", "-n", p.ns, "--type=merge", "--field-manager=a-controller",
+        "-p", '{"metadata":{"labels":{"seen-by":"controller"}}}',
+    )  # fmt: skip
+    before = live(cluster, "service", "web", p.ns)
+    p.program(_ports_service(8000))
+    assert p.up().ops() == {"web": "import"}
+    adopted = live(cluster, "service", "web", p.ns)
+    applier = _owned(adopted, "other-tool", "Apply")
+    assert applier == _owned(before, "other-tool", "Apply")
+    assert set(_port_items(applier)) == {'k:{"port":8000,"protocol":"TCP"}'}
+    controller = _owned(adopted, "a-controller", "Update")
+    assert controller == _owned(before, "a-controller", "Update")
+    assert controller == {"f:metadata": {"f:labels": {".": {}, "f:seen-by": {}}}}
+
+    # The label is still the controller's, and stays through the stack's next change.
+    p.program(
+        'k8s.core.v1.Service("web", metadata={"name": "web", "namespace": NS,'
+        ' "annotations": {"team": "a"}},\n'
+        '                    spec={"ports": [{"port": 8000, "targetPort": 8000}]},'
+        " opts=sw.ResourceOptions(import_=f'{NS}/web'))\n"
+    )
+    assert p.up().ops() == {"web": "update"}
+    changed = live(cluster, "service", "web", p.ns)
+    assert changed["metadata"]["labels"]["seen-by"] == "controller"
+    assert _owned(changed, "a-controller", "Update") == controller
+
+
+def test_an_adoption_stopped_before_its_takeover_is_finished_by_the_next_up(
+    new_project: Any, cluster: LiveCluster, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A run that dies between an import's apply and the takeover of its fields (a kill -9
+    there) leaves the import pending: the next run records it and takes the fields over
+    before a change the creator's entry would otherwise refuse."""
+    from stackwright.providers.kubernetes.provider import KubernetesProvider
+
+    p = new_project()
+    create(cluster, "Namespace", p.ns)
+    create(cluster, "Service", "web", p.ns, spec={"ports": [{"port": 8000, "targetPort": 8000}]})
+
+    async def dies(self: Any, path: str, name: str, live: Any) -> Any:
+        raise ConnectionResetError("killed")
+
+    monkeypatch.setattr(KubernetesProvider, "_take_over", dies)
+    p.program(_ports_service(8000))
+    p.up(rc=1)
+    monkeypatch.undo()
+    urn = p.urn("kubernetes:core/v1:Service", "web")
+    assert [(x["op"], x["resource"]["urn"]) for x in p.state()["pending"]] == [("import", urn)]
+    creator = _owned(live(cluster, "service", "web", p.ns), "kubectl-create", "Update")
+    assert "." in _port_items(creator)['k:{"port":8000,"protocol":"TCP"}'], "not taken over"
+
+    p.program(_ports_service(8001))
+    assert p.up().ops() == {"web": "update"}
+    assert _ports(cluster, p.ns) == [(8001, 8001)]
+    assert p.up().summary["counts"] == {"same": 1}

@@ -47,6 +47,7 @@ from stackwright.providers.kubernetes.errors import (
     InvalidObject,
     NotFoundError,
     ProviderError,
+    TransientError,
     UnknownKind,
 )
 from stackwright.providers.kubernetes.http import (
@@ -57,6 +58,7 @@ from stackwright.providers.kubernetes.http import (
 )
 from stackwright.providers.kubernetes.informers import Informers
 from stackwright.providers.kubernetes.kubeconfig import ClusterConfig, load_config
+from stackwright.providers.kubernetes.managed_fields import taken_over
 from stackwright.providers.kubernetes.waiting import DeletionLimit, Waiter
 
 if TYPE_CHECKING:
@@ -87,9 +89,9 @@ def _without(mapping: Mapping[str, Any], key: str) -> dict[str, Any]:
     return {k: v for k, v in mapping.items() if k != key}
 
 
-#: Tries of the JSON patches that drop the strategy patch's managedFields entry (and the
-#: Recreate it left, when the program no longer sets a type): two writes when none fails.
-_FORGET_ATTEMPTS = 4
+#: Tries of the JSON patches that rewrite an object's managedFields (`_rewritten`): one
+#: write when none fails, two for the strategy patch's entry and the Recreate it left.
+_REWRITE_ATTEMPTS = 4
 
 
 def _is_deployment(body: Mapping[str, Any]) -> bool:
@@ -338,14 +340,29 @@ class KubernetesProvider:
         force: bool = False,
         warn: Callable[[str], None] | None = None,
         field_manager: str | None = None,
+        adopting: bool = False,
     ) -> dict[str, Any]:
         """Server-side apply; returns the live object. Conflicts raise ApplyConflict unless
         `force`. `warn` gets each of the API server's warnings (a deprecated version, say).
         `field_manager`: another manager than the provider's (a Patch resource's own), whose
-        conflicts are never forced unasked, even over Stackwright's marks."""
-        return await self._apply(
-            desired, force=force, dry_run=False, warn=warn, field_manager=field_manager
-        )
+        conflicts are never forced unasked, even over Stackwright's marks. `adopting`: the
+        object is one the stack adopts, whose fields the apply sets become its alone
+        (`_take_over`); an apply of it that is refused is sent again once what the stack
+        applied before is taken over, if any was still shared (`_taken_over_first`)."""
+        adopts = adopting and field_manager is None
+        try:
+            return await self._apply(
+                desired,
+                force=force,
+                dry_run=False,
+                warn=warn,
+                field_manager=field_manager,
+                adopting=adopts,
+            )
+        except (ApplyRejected, ApplyConflict):
+            if not adopts or not await self._taken_over_first(desired):
+                raise
+        return await self._apply(desired, force=force, dry_run=False, warn=warn, adopting=True)
 
     async def preview(
         self,
@@ -368,6 +385,7 @@ class KubernetesProvider:
         dry_run: bool,
         warn: Callable[[str], None] | None,
         field_manager: str | None = None,
+        adopting: bool = False,
     ) -> dict[str, Any]:
         # A malformed waiting annotation is bad input: refused before anything is written,
         # not found by the wait after the object changed.
@@ -442,7 +460,9 @@ class KubernetesProvider:
         if not dry_run and _is_deployment(body):
             # Every apply, not only the one after the patch: a run killed between the two
             # leaves the entry, and the next run's apply goes straight through.
-            await self._forget_strategy_patch(info.path(namespace, name), name, body, live)
+            live = await self._forget_strategy_patch(info.path(namespace, name), name, body, live)
+        if not dry_run and adopting:
+            live = (await self._take_over(info.path(namespace, name), name, live))[0]
         return live
 
     async def _recreate_strategy(
@@ -509,45 +529,107 @@ class KubernetesProvider:
         return await send()
 
     async def _forget_strategy_patch(
-        self, path: str, name: str, body: Mapping[str, Any], live: Mapping[str, Any]
-    ) -> None:
+        self, path: str, name: str, body: Mapping[str, Any], live: dict[str, Any]
+    ) -> dict[str, Any]:
         """Drop the managedFields entry the strategy patch left (an Update by `stackwright`
         owning `spec.strategy.type`, which the apply owns as well): left, it would keep
         Recreate once the program no longer sets it, and conflict with a later type. When
         the apply (`body`) sets no type, the Recreate there is the patch's (a run killed
         before its apply, whose program then went back to the default): it goes back to
-        RollingUpdate first, a write that leaves such an entry too, dropped in turn. Each
-        JSON patch holds only against the version read: one the Deployment controller's
-        status write overtook is tried again on the object read anew, a few times; past
-        that, the next apply of the Deployment does this again."""
-        for _ in range(_FORGET_ATTEMPTS):
-            meta = live.get("metadata") or {}
-            entries = list(meta.get("managedFields") or ())
+        RollingUpdate first, a write that leaves such an entry too, dropped in turn. Past
+        the tries (`_rewritten`), the next apply of the Deployment does this again."""
+
+        def change(live: Mapping[str, Any]) -> tuple[dict[str, Any], bool] | None:
+            entries = list((live.get("metadata") or {}).get("managedFields") or ())
             kept = [e for e in entries if not self._strategy_patch_entry(e)]
             if len(kept) == len(entries):
-                return
-            change: dict[str, Any] = {"path": "/metadata/managedFields", "value": kept}
-            reverting = _left_recreate(body, live)
-            if reverting:
-                change = {"path": "/spec/strategy/type", "value": "RollingUpdate"}
+                return None
+            if _left_recreate(body, live):
+                return {"path": "/spec/strategy/type", "value": "RollingUpdate"}, False
+            return {"path": "/metadata/managedFields", "value": kept}, True
+
+        return (await self._rewritten(path, name, live, change))[0]
+
+    async def _take_over(
+        self, path: str, name: str, live: dict[str, Any]
+    ) -> tuple[dict[str, Any], bool]:
+        """Make the fields the stack applies to an object it adopts its alone: taken out of
+        the `Update` entries of the managers that wrote them before (`taken_over`), which
+        would otherwise keep them for good, so that a list item the program drops or
+        renames (a Service's port) is not kept beside the new one. No request when no such
+        entry shares a field with the stack's (`live`, the apply's answer, shows it). The
+        object as last seen, and whether a rewrite was sent. Past the tries, a
+        TransientError: the step stays pending, and the next run applies it again and takes
+        it over then."""
+        sent = False
+
+        def change(live: Mapping[str, Any]) -> tuple[dict[str, Any], bool] | None:
+            nonlocal sent
+            entries = (live.get("metadata") or {}).get("managedFields") or ()
+            kept = taken_over(entries, self.field_manager)
+            if kept is None:
+                return None
+            sent = True
+            return {"path": "/metadata/managedFields", "value": kept}, True
+
+        live, done = await self._rewritten(path, name, live, change)
+        if not done:
+            raise TransientError(
+                f"{name}: adopted, but its fields could not be taken over from the managers "
+                "that wrote them (the object kept changing meanwhile); run the command again"
+            )
+        return live, sent
+
+    async def _taken_over_first(self, desired: Mapping[str, Any]) -> bool:
+        """Take over the fields of an adopted object as its last apply left them (one GET):
+        a run stopped between an adoption's apply and its takeover leaves the creator's
+        entries owning them too, and an apply that drops a list item of theirs (a port)
+        is refused then. Whether that changed anything, so that the apply is worth
+        sending again."""
+        info, namespace, name, _ = await self._locate(desired)
+        path = info.path(namespace, name)
+        reply = await self.api.request("GET", path, what=name, ok=(404,))
+        if reply.status == 404:
+            return False
+        return (await self._take_over(path, name, orjson.loads(reply.body)))[1]
+
+    async def _rewritten(
+        self,
+        path: str,
+        name: str,
+        live: dict[str, Any],
+        change: Callable[[Mapping[str, Any]], tuple[dict[str, Any], bool] | None],
+    ) -> tuple[dict[str, Any], bool]:
+        """`live` changed by the JSON patches `change` asks for, one at a time, until it asks
+        none (None; else the `replace` operation and whether it is the last); each holds
+        only against the version read, as managedFields written over a newer version would
+        undo its writer's ownership. One that a concurrent write (a controller's status)
+        overtook is tried again on the object read anew, a few times. The object as last
+        seen, and whether nothing is left to change (also when it is gone)."""
+        for _ in range(_REWRITE_ATTEMPTS):
+            wanted = change(live)
+            if wanted is None:
+                return live, True
+            operation, last = wanted
             patch = [
                 {
                     "op": "test",
                     "path": "/metadata/resourceVersion",
-                    "value": meta.get("resourceVersion"),
+                    "value": (live.get("metadata") or {}).get("resourceVersion"),
                 },
-                {"op": "replace", **change},
+                {"op": "replace", **operation},
             ]
             try:
                 live = await self._patch(path, name, patch, "application/json-patch+json")
-                if not reverting:
-                    return
+                if last:
+                    return live, True
             except ProviderError:
                 with contextlib.suppress(ProviderError):
                     reply = await self.api.request("GET", path, what=name, ok=(404,))
                     if reply.status == 404:
-                        return
+                        return live, True
                     live = orjson.loads(reply.body)
+        return live, change(live) is None
 
     def _ours(self, conflict: FieldConflict) -> bool:
         """Whether a conflict is over a field Stackwright holds whoever else did: its marks, or
