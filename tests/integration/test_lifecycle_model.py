@@ -755,11 +755,6 @@ class Generator:
             if res.kind == "ConfigMap" and k == res.ignore:
                 # ignore_changes keeps the recorded value: nothing to do (README, Pulumi's).
                 op = {"same"}
-        elif res.kind == "Service" and res.import_id is not None:
-            # Its port is its creator's too (an Update manager's, as `kubectl create`'s): a
-            # new one would be added beside it, both unnamed, which the API server refuses
-            # (seed 844 of the third exploration; reported, not modelled).
-            return None
         elif res.kind in ("Role", "Service", "Deployment"):
             res.version += 1
         else:
