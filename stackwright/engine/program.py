@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from stackwright.errors import StackwrightError, UsageError, located, redact, shown_path
+from stackwright.sdk.config import ConfigurationError
 from stackwright.sdk.context import Program, running
 from stackwright.sdk.resource import error_text, in_package
 
@@ -71,6 +72,11 @@ def run_program(
     try:
         with running(program):
             runpy.run_path(str(path), run_name="__main__")
+    except ConfigurationError as exc:
+        # Said at the line that reads the key, as the program's other mistakes are: a
+        # program reads many keys, some in modules of its own.
+        exc.args = (located(_where(exc, path), str(exc)),)
+        raise
     except StackwrightError:
         raise
     except SystemExit as exc:
@@ -107,14 +113,20 @@ def _in_project(filename: str, folder: str) -> bool:
     )
 
 
-def _describe(exc: BaseException, path: Path) -> str:
-    """`FILE:LINE: the program failed: Error: message`, FILE:LINE being the innermost line
-    of the user's own code (in the program's folder), else the innermost outside Stackwright."""
+def _where(exc: BaseException, path: Path) -> str:
+    """`FILE:LINE` of the innermost line of the user's own code (in the program's folder) that
+    `exc` passed through, else of the innermost outside Stackwright, else the program's file."""
     frames = traceback.extract_tb(exc.__traceback__)
     folder = str(path.parent.resolve())
     outside = [f for f in frames if not in_package(f.filename) and not _is_python(f.filename)]
     user = [f for f in outside if _in_project(f.filename, folder)] or outside
-    where = f"{user[-1].filename}:{user[-1].lineno}" if user else str(path)
+    return f"{user[-1].filename}:{user[-1].lineno}" if user else str(path)
+
+
+def _describe(exc: BaseException, path: Path) -> str:
+    """`FILE:LINE: the program failed: Error: message`, FILE:LINE being the innermost line
+    of the user's own code (in the program's folder), else the innermost outside Stackwright."""
+    where = _where(exc, path)
     text = error_text(exc) + _keyword_hint(exc) + (_pulumi_hint(exc) or _name_hint(exc))
     if isinstance(exc, SyntaxError) and exc.filename and exc.lineno:
         # The code that failed to compile is not in the traceback: the error says where it is.

@@ -25,7 +25,12 @@ _TRUE = frozenset({"true", "1", "yes", "on"})
 _FALSE = frozenset({"false", "0", "no", "off"})
 
 
-class MissingConfiguration(UsageError):
+class ConfigurationError(UsageError):
+    """A configuration value the program reads that the stack lacks or holds in another type:
+    bad input, said at the program's line that reads it (the runner knows that line)."""
+
+
+class MissingConfiguration(ConfigurationError):
     """A `require` of a key the stack's configuration lacks (`key`: its full name), so that a
     caller running the program without a stack (`policy check`) can say how to give one."""
 
@@ -83,13 +88,13 @@ class Config:
             self.full_key(key),
         )
 
-    def _bad(self, key: str, value: Any, expected: str, example: str) -> UsageError:
+    def _bad(self, key: str, value: Any, expected: str, example: str) -> ConfigurationError:
         # A value read as a secret (`get_secret_int`, a YAML program's `secret: true`) though
         # stored plain was remembered as one: it is not shown, and is set as one again.
         shown = repr(value)
         secret = self.full_key(key) in self._program.secret_keys or redact(shown) != shown
         shown = "[secret]" if secret else shown
-        return UsageError(
+        return ConfigurationError(
             f"configuration {self.full_key(key)} must be {expected} (got {shown}); "
             f"set it with {self._set_command(key, example, secret=secret)}"
         )

@@ -10,6 +10,7 @@ import pytest
 
 from stackwright.engine.program import run_program
 from stackwright.errors import UsageError
+from stackwright.sdk.config import MissingConfiguration
 
 
 def write(path: Path, text: str) -> Path:
@@ -262,6 +263,45 @@ def test_a_failure_in_a_helper_module_names_the_helper(tmp_path: Path) -> None:
     with pytest.raises(UsageError) as info:
         run(main)
     assert str(info.value) == f"{helper}:2: the program failed: KeyError: 'missing'"
+
+
+def test_a_missing_or_mistyped_configuration_value_names_the_line_that_reads_it(
+    tmp_path: Path,
+) -> None:
+    """A program reads many keys, some in modules of its own: the line that reads the key is
+    named, as for the program's other mistakes, and `policy check` still learns the key."""
+    helper = write(
+        tmp_path / "settings.py",
+        """\
+        from stackwright.sdk.config import Config
+
+        def replicas():
+            return Config().get_int("replicas")
+        """,
+    )
+    main = write(
+        tmp_path / "main.py",
+        """\
+        from stackwright.sdk.config import Config
+        import settings
+
+        settings.replicas()
+        Config().require("image")
+        """,
+    )
+    with pytest.raises(MissingConfiguration) as missing:
+        run(main)
+    assert str(missing.value) == (
+        f"{main}:5: missing required configuration shop:image for stack dev: "
+        "set it with `stackwright config set image VALUE`"
+    )
+    assert missing.value.key == "shop:image"
+    with pytest.raises(UsageError) as mistyped:
+        run(main, replicas="three", image="nginx")
+    assert str(mistyped.value) == (
+        f"{helper}:4: configuration shop:replicas must be an integer (got 'three'); "
+        "set it with `stackwright config set replicas 3`"
+    )
 
 
 @pytest.mark.parametrize(
