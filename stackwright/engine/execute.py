@@ -1614,11 +1614,12 @@ class Run:
             return replace(step, op=Op.UPDATE)
         if old.init_errors:
             # It never became ready last time: apply it again and wait (as Pulumi retries
-            # a resource with initialization errors).
+            # a resource with initialization errors). A preview waits for nothing.
+            again = "`up` waits for it again" if self.options.dry_run else "waiting again"
             self.emit(
                 Diagnostic(
                     urn,
-                    f"was not ready after the last update ({old.init_errors[0]}); waiting again",
+                    f"was not ready after the last update ({old.init_errors[0]}); {again}",
                     "info",
                 )
             )

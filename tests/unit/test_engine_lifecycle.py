@@ -1547,6 +1547,11 @@ def test_a_crash_after_the_create_reached_the_cluster_is_settled_without_a_secon
     before = stack.state()
     planned = stack.preview(settings("fast"))
     assert any("pending" in d.message for d in stack.of(Diagnostic))
+    # A preview waits for nothing: it says that the `up` will.
+    assert [d.message for d in stack.of(Diagnostic) if "not ready" in d.message] == [
+        "was not ready after the last update (the run applying it stopped before it was "
+        "ready); `up` waits for it again",
+    ]
     # A preview settles in memory (a read), plans as the `up` will, and records nothing.
     assert planned.counts == {"update": 1}
     assert stack.fake.writes() == [] and stack.state() == before
