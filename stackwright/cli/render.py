@@ -587,6 +587,9 @@ class PlainRenderer(Renderer):
         #: lines.
         self._types: dict[str, set[str]] = {}
         self._logged = Logged()
+        #: Steps started and not done, for `close` to say where each stood when the command
+        #: ended before them (Ctrl-C, SIGTERM, a cancel), with their latest progress.
+        self._running: dict[tuple[str, Op], _Running] = {}
 
     def __call__(self, event: Event) -> None:
         lines = self._lines(event)
@@ -604,11 +607,17 @@ class PlainRenderer(Renderer):
                 return []
             type_, name = step_type_and_name(event.step)
             self._types.setdefault(name, set()).add(type_)
+            if not _is_future(self._kind):
+                self._running[event.step.urn, event.step.op] = _Running(event.step, self._clock())
             return [step_line(event.step), *(diff_lines(event.step) if self._show_diff else ())]
         if isinstance(event, StepProgress):
+            for row in self._running.values():
+                if row.step.urn == event.urn:
+                    row.message = event.message
             return self._progress_lines(event)
         if isinstance(event, StepDone):
             self._progress.pop(event.step.urn, None)
+            self._running.pop((event.step.urn, event.step.op), None)
             shared = len(self._types.get(step_type_and_name(event.step)[1], ())) > 1
             if not event.ok:
                 return [failed_line(event, with_type=shared)]
@@ -625,6 +634,7 @@ class PlainRenderer(Renderer):
             return self._logged.lines(event)
         if isinstance(event, PolicyChecked):
             return policy_lines(event.report)
+        self._running.clear()  # a run that ended: nothing was left under way
         block = [
             *self._logged.summary_lines(),
             *summary_lines(event, future=_is_future(self._kind) or event.dry_run),
@@ -643,7 +653,14 @@ class PlainRenderer(Renderer):
         return [Text(f"  {who}: {event.message}")]
 
     def close(self) -> None:
+        # Closed with steps under way, as the live display says it: a CI log ends with where
+        # each stood, not with the last progress line of whichever printed last.
+        now = self._clock()
         with self._lock:
+            for row in self._running.values():
+                line = stopped_line(row.step, row.message, now - row.started)
+                self._stream.write(redact(line.plain) + "\n")
+            self._running.clear()
             self._stream.flush()
 
 

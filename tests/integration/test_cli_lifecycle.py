@@ -2604,6 +2604,8 @@ def test_sigterm_stops_an_up_as_ctrl_c_does(
     out, err = child.communicate(timeout=30)
     assert child.returncode == 143, out + err
     assert "interrupted: the next operation picks up anything that was under way" in err
+    # The log says which step was under way and where it stood, as the live display does.
+    assert re.search(r"\n  stopped  kubernetes:apps/v1:Deployment  web after \d+s: 0/1 ready", out)
     assert "Traceback" not in err, err
     assert p.history()[0]["result"] == "cancelled"
     assert p.preview().summary["ok"]  # not locked: the lock was released

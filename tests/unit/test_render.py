@@ -106,6 +106,7 @@ def test_progress_of_a_name_two_resources_share_names_its_type() -> None:
             StepProgress(deployment.urn, "0/2 ready"),
             StepDone(deployment, True, 0.25),
             StepDone(service, True, 0.27),
+            StepDone(CREATE, True, 0.3),
         ],
     )
     lines = text.splitlines()
@@ -115,6 +116,7 @@ def test_progress_of_a_name_two_resources_share_names_its_type() -> None:
         "  kubernetes:apps/v1:Deployment  web: 0/2 ready",
         "+ created  kubernetes:apps/v1:Deployment  web (0.25s)",
         "+ created  kubernetes:core/v1:Service  web (0.27s)",
+        "  created  app-config (0.30s)",
     ]
 
 
@@ -710,6 +712,38 @@ def test_live_display_closed_mid_run_says_where_each_step_under_way_stood() -> N
         "\r  stopped  kubernetes:apps/v1:Deployment  web after 3s: 0/3 ready — pod web-x: "
         "Running, not ready\n"
     )
+
+
+def test_plain_lines_closed_mid_run_say_where_each_step_under_way_stood() -> None:
+    """Ctrl-C or SIGTERM in a CI job: the log ends saying which steps were under way and
+    where each stood (its latest progress, even one the rate limit did not print), as the
+    live display does; a step done or a run that ended leaves no such line."""
+    clock = Clock()
+    events: list[Event] = [
+        StepStarted(CREATE),
+        StepStarted(REPLACE),
+        StepProgress(REPLACE.urn, "0/3 ready — pod web-x: Pending"),
+        StepProgress(REPLACE.urn, "0/3 ready — pod web-x: Running, not ready"),
+        StepDone(CREATE, True, 0.05),
+    ]
+    out = io.StringIO()
+    renderer = make_renderer("up", json_lines=False, show_diff=False, stream=out, clock=clock)
+    for event in events:
+        renderer(event)
+    clock.now += 3
+    renderer.close()
+    assert out.getvalue().splitlines() == [
+        "+ create  kubernetes:core/v1:ConfigMap  app-config",
+        "+- replace  kubernetes:apps/v1:Deployment  web (spec.selector: a Deployment's "
+        "selector is immutable)",
+        "  web: 0/3 ready — pod web-x: Pending",
+        "  created  app-config (0.05s)",
+        "  stopped  kubernetes:apps/v1:Deployment  web after 3s: 0/3 ready — pod web-x: "
+        "Running, not ready",
+    ]
+    ended = Summary("up", True, {"create": 1}, elapsed=0.1)
+    assert "stopped" not in run("up", [*events, StepDone(REPLACE, True, 3.0), ended])
+    assert "stopped" not in run("up", [*events, ended])
 
 
 def test_live_preview_prints_planned_steps() -> None:
