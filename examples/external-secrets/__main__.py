@@ -61,7 +61,7 @@ def crds() -> None:
 
 
 crds()
-ns = k8s.core.v1.Namespace("shop", metadata={"name": "shop"})
+ns = k8s.core.v1.Namespace("payments", metadata={"name": "payments"})
 namespace = ns.metadata["name"]
 
 token = k8s.core.v1.Secret(
@@ -97,7 +97,7 @@ password = k8s.apiextensions.CustomResource(
         "data": [
             {
                 "secretKey": "password",
-                "remoteRef": {"key": "shop/db", "property": "password"},
+                "remoteRef": {"key": "payments/db", "property": "password"},
             }
         ],
     },

@@ -234,9 +234,9 @@ def test_external_secrets(
     assert done["outputs"] == {"external_secret": "db-password", "target_secret": "db-password"}
     found = json.loads(
         cluster.kubectl(
-            "get", "externalsecrets.external-secrets.io", "db-password", "-n", "shop", "-o", "json"
+            "get", "externalsecrets.external-secrets.io", "db-password", "-n", "payments", "-o", "json"
         ).stdout
     )
-    assert found["spec"]["data"][0]["remoteRef"] == {"key": "shop/db", "property": "password"}
+    assert found["spec"]["data"][0]["remoteRef"] == {"key": "payments/db", "property": "password"}
     assert token not in up and token not in sw(project, "stack", "export").stdout
     assert summary(sw(project, "destroy", "--yes", "--json").stdout)["ok"]
