@@ -1020,12 +1020,15 @@ class SQLiteBackend:
 
     def _no_resource(self, stack: str, urn: str, rows: Sequence[_Row]) -> UsageError:
         urns = sorted({row.state.urn for row in rows})
-        close = difflib.get_close_matches(urn, urns, n=1)
-        hint = (
-            f"; did you mean {close[0]}?"
-            if close
-            else "; `stackwright stack export` lists its URNs"
-        )
+        # `state unprotect web`, as kubectl names objects: the URNs of the resources so named.
+        named = [u for u in urns if u.rpartition("::")[2] == urn]
+        close = named or difflib.get_close_matches(urn, urns, n=1)
+        if len(close) > 1:
+            hint = f"; resources named {urn}: {', '.join(close)}; pass one's URN"
+        elif close:
+            hint = f"; did you mean {close[0]}?"
+        else:
+            hint = "; `stackwright stack --show-urns` lists the URNs in the state"
         return UsageError(f"no resource {urn} in stack {stack}{hint}")
 
     def import_(self, project: str, stack: str, document: Any, *, message: str = "") -> None:

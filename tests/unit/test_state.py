@@ -1458,6 +1458,30 @@ def test_an_unknown_urn_gets_a_suggestion(backend: SQLiteBackend) -> None:
     )
 
 
+def test_a_resource_named_without_its_urn_gets_its_urns(backend: SQLiteBackend) -> None:
+    """`state unprotect web`, as kubectl names an object: the URN to pass, or each one when
+    resources of several types share the name; a name nothing has points to the list."""
+    up(backend, res("web"), res("api"))
+    with pytest.raises(UsageError) as caught:
+        backend.unprotect(PROJECT, "dev", "web")
+    assert str(caught.value) == f"no resource web in stack dev; did you mean {urn('web')}?"
+    svc = "kubernetes:core/v1:Service"
+    shared = replace(res("api"), urn=urn("api", type_=svc), type=svc)
+    up(backend, res("web"), res("api"), shared)
+    with pytest.raises(UsageError) as caught:
+        backend.delete_resource(PROJECT, "dev", "api")
+    assert str(caught.value) == (
+        f"no resource api in stack dev; resources named api: {urn('api')}, {shared.urn}; "
+        "pass one's URN"
+    )
+    with pytest.raises(UsageError) as caught:
+        backend.unprotect(PROJECT, "dev", "zzzzzz")
+    assert str(caught.value) == (
+        "no resource zzzzzz in stack dev; `stackwright stack --show-urns` lists the URNs in "
+        "the state"
+    )
+
+
 def test_unprotect(backend: SQLiteBackend) -> None:
     up(backend, res("a", protect=True))
     backend.unprotect(PROJECT, "dev", urn("a"))
