@@ -337,6 +337,10 @@ def new(
 ) -> None:
     """Make a new project, with a first stack that deploys to the local cluster."""
     project_name = templates.new_project(template, directory, name=name, stack=stack, force=force)
+    # Quoted as a shell needs it: the line is there to be pasted (no `cd .` into the folder
+    # the user is in).
+    here = directory.resolve() == Path.cwd().resolve()
+    cd = "" if here else f"cd {shlex.quote(str(directory))} && "
     _report_done(
         as_json,
         "project",
@@ -344,8 +348,7 @@ def new(
         project_name,
         stack,
         f"Created project {project_name} in {directory} with stack {stack}.\n"
-        # Quoted as a shell needs it: the line is there to be pasted.
-        f"Next: cd {shlex.quote(str(directory))} && stackwright up --yes",
+        f"Next: {cd}stackwright up --yes",
         template=template,
         directory=str(directory),
     )

@@ -93,6 +93,15 @@ def test_the_next_step_printed_is_a_command_a_shell_runs_as_pasted(
     assert out.splitlines()[-1] == "Next: cd 'my app (v2)' && stackwright up --yes"
 
 
+def test_a_project_made_where_the_user_is_is_not_told_to_cd_into_it(
+    home: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (home / "here").mkdir()
+    monkeypatch.chdir(home / "here")
+    main(["new", "kubernetes-python", "."])
+    assert capsys.readouterr().out.splitlines()[-1] == "Next: stackwright up --yes"
+
+
 def _pods_and_selectors(folder: Path, project: str) -> tuple[list[dict[str, str]], list[Any]]:
     """The pod labels of the Deployments, and the Service selectors, `folder`'s program
     declares."""
