@@ -171,7 +171,8 @@ def test_conflict_with_another_manager_names_the_field_and_manager(cluster: Live
             await p.apply(deployment("prov-conflict", "web", "nginx:1.29", replicas=3))
         assert str(info.value) == (
             "web: conflict on .spec.replicas with manager kubectl-edit; re-run with --force-conflicts "
-            "(or set `force` on the resource) to take ownership"
+            "(or set `force` on the resource) to take ownership (one the stack set before, changed since: "
+            "`up --refresh` takes it back)"
         )
         assert [(c.field, c.manager) for c in info.value.conflicts] == [
             (".spec.replicas", "kubectl-edit")

@@ -309,7 +309,8 @@ def test_conflict_names_fields_and_managers_and_is_not_retried() -> None:
         run(go())
     assert str(info.value) == (
         "web: conflict on .spec.replicas with manager kubectl-edit; re-run with --force-conflicts "
-        "(or set `force` on the resource) to take ownership"
+        "(or set `force` on the resource) to take ownership (one the stack set before, changed since: "
+        "`up --refresh` takes it back)"
     )
     assert info.value.conflicts == (FieldConflict(".spec.replicas", "kubectl-edit"),)
     assert len(server.requests) == 1
@@ -332,7 +333,8 @@ def test_a_yaml_programs_conflict_names_only_force_conflicts() -> None:
         run(go())
     assert str(info.value) == (
         "settings: conflict on .data.a with manager helm; re-run with --force-conflicts "
-        "to take ownership"
+        "to take ownership (one the stack set before, changed since: "
+        "`up --refresh` takes it back)"
     )
 
 

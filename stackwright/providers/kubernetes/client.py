@@ -334,7 +334,12 @@ def _conflict_message(
     what: str, conflicts: tuple[FieldConflict, ...], force_option: str | None
 ) -> str:
     force = force_advice(force_option)
-    fix = f"{force} to take ownership"
+    # A field the stack applied before and someone changed since is drift, which
+    # `up --refresh` takes back without forcing what the stack never held.
+    fix = (
+        f"{force} to take ownership (one the stack set before, changed since: "
+        "`up --refresh` takes it back)"
+    )
     if len(conflicts) == 1:
         c = conflicts[0]
         if c.subresource == "scale":
