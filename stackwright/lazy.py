@@ -71,7 +71,15 @@ def _run(module: ModuleType, state: dict[str, Any]) -> None:
     now = object.__getattribute__(module, "__dict__")
     before = state["__dict__"]
     updated = {k: v for k, v in now.items() if k not in before or before[k] is not v}
-    spec.loader.exec_module(module)
+    kept = dict(now)
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        # As a failed import leaves no module: the next access runs it anew, and what this
+        # run defined would otherwise count as set before and override what that one does.
+        now.clear()
+        now.update(kept)
+        raise
     now.update(updated)
 
 

@@ -74,3 +74,29 @@ def test_what_was_set_before_it_ran_is_kept_and_a_delete_runs_it_first(
 def test_a_missing_module_is_refused_at_once() -> None:
     with pytest.raises(ModuleNotFoundError):
         lazy_module("sw_no_such_module_anywhere")
+
+
+def test_a_run_that_failed_leaves_nothing_behind_and_the_next_access_runs_it_anew(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As a failed import leaves no module: what the failed run defined is not kept over
+    what the next run defines (a registry holding the class `module.Kind` is not)."""
+    name = "sw_lazy_flaky"
+    registry: list[type] = []
+    (tmp_path / f"{name}.py").write_text(
+        "from builtins import _sw_lazy_registry as REGISTRY\n"
+        "class Kind: pass\n"
+        "REGISTRY.append(Kind)\n"
+        "if len(REGISTRY) == 1:\n"
+        "    raise RuntimeError('first run fails')\n"
+        "LAST = 2\n"
+    )
+    monkeypatch.setattr("builtins._sw_lazy_registry", registry, raising=False)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, name, raising=False)
+    module = lazy_module(name)
+    with pytest.raises(RuntimeError, match="first run fails"):
+        module.LAST  # noqa: B018
+    assert module.LAST == 2  # type: ignore[attr-defined]
+    assert module.Kind is registry[-1]  # type: ignore[attr-defined]
+    sys.modules.pop(name, None)
