@@ -1609,13 +1609,15 @@ class Run:
             why = "carries an older URN or stack" if mark_of(old.outputs) else "lost its marks"
             self.emit(Diagnostic(urn, f"its object {why}: marking it", "info"))
             return replace(step, op=Op.UPDATE)
+        dry_run = self.options.dry_run  # a preview applies and waits for nothing
         if _ADOPTION_INTERRUPTED in old.init_errors:
-            self.emit(Diagnostic(urn, f"{_ADOPTION_INTERRUPTED}: applying it again", "info"))
+            again = "`up` applies it again" if dry_run else "applying it again"
+            self.emit(Diagnostic(urn, f"{_ADOPTION_INTERRUPTED}: {again}", "info"))
             return replace(step, op=Op.UPDATE)
         if old.init_errors:
             # It never became ready last time: apply it again and wait (as Pulumi retries
-            # a resource with initialization errors). A preview waits for nothing.
-            again = "`up` waits for it again" if self.options.dry_run else "waiting again"
+            # a resource with initialization errors).
+            again = "`up` waits for it again" if dry_run else "waiting again"
             self.emit(
                 Diagnostic(
                     urn,

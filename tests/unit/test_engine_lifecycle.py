@@ -2578,3 +2578,54 @@ def test_a_step_that_fails_before_its_diff_claims_no_operation_it_was_not_planne
             "cluster"
         )
         assert errors == [(urn(CM, "settings"), said)]
+
+
+def test_an_adoption_a_crash_cut_short_is_finished_by_the_next_up_and_only_that_one_adopts(
+    stack: Stack, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The apply that takes an adopted object's fields over (`adopting`) is the import's and,
+    after a crash that left the import pending, the next `up`'s; a preview says so and
+    writes nothing; once done, the resource is in sync and later updates adopt nothing."""
+    # Its apply landed (the object carries the marks), its takeover did not.
+    stack.fake.put(
+        stack.fake.stamp(
+            {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "settings"},
+             "data": {"mode": "fast"}},
+            stack=STACK, urn=urn(CM, "settings"), namespace="default",
+        )
+    )  # fmt: skip
+    adopting: list[bool] = []
+    applied = stack.fake.apply
+
+    async def apply(desired: Any, **kwargs: Any) -> Any:
+        adopting.append(kwargs.get("adopting", False))
+        return await applied(desired, **kwargs)
+
+    monkeypatch.setattr(stack.fake, "apply", apply)
+    imported = ResourceState(
+        urn=urn(CM, "settings"),
+        type=CM,
+        id="default/settings",
+        inputs={"apiVersion": "v1", "kind": "ConfigMap",
+                "metadata": {"name": "settings", "namespace": "default"}, "data": {"mode": "fast"}},
+    )  # fmt: skip
+    with stack.backend.begin_operation(PROJECT, STACK, kind="up") as operation:
+        operation.begin(1, Op.IMPORT, imported)  # a crashed `up` importing it
+    adopt = settings("fast", import_="default/settings")
+
+    before = stack.state()
+    assert stack.preview(adopt).counts == {"update": 1}
+    assert [d.message for d in stack.of(Diagnostic) if "adopting" in d.message] == [
+        "the run adopting it stopped before it took its fields over: `up` applies it again"
+    ]
+    assert stack.fake.writes() == [] and stack.state() == before and adopting == []
+
+    assert stack.up(adopt).counts == {"update": 1}
+    assert [d.message for d in stack.of(Diagnostic) if "adopting" in d.message] == [
+        "the run adopting it stopped before it took its fields over: applying it again"
+    ]
+    assert adopting == [True]
+    assert stack.recorded(urn(CM, "settings")).init_errors == ()
+    assert stack.preview(adopt).counts == {"same": 1}  # `--expect-no-changes` holds
+    assert stack.up(settings("slow")).counts == {"update": 1}
+    assert adopting == [True, False]
