@@ -709,3 +709,44 @@ def test_a_proxy_that_cannot_be_used_is_one_config_error(monkeypatch: pytest.Mon
         KubernetesProvider(config=config("ftp://me:s3cret@proxy:21"))
     assert "http, https or socks5" in str(ftp.value)
     assert "s3cret" not in str(socks.value) + str(ftp.value)
+
+
+def test_an_adopting_apply_refused_stays_refused_when_the_takeover_fails() -> None:
+    """An adopting apply the server refuses takes the fields the stack applied before over
+    and tries once more (a run stopped before its takeover); when that takeover cannot be
+    written (here a webhook refuses every change to the object), the refusal is what the user
+    is told, and what the engine judges (a refused write changed nothing), not "adopted, but
+    the object kept changing"."""
+    invalid = status(422, "Invalid", 'ConfigMap "settings" is invalid: data: Invalid value')
+    owned = {
+        **CM,
+        "metadata": {
+            **CM["metadata"],
+            "resourceVersion": "7",
+            "managedFields": [
+                {"manager": "stackwright", "operation": "Apply", "apiVersion": "v1",
+                 "fieldsType": "FieldsV1", "fieldsV1": {"f:data": {"f:a": {}}}},
+                {"manager": "kubectl-create", "operation": "Update", "apiVersion": "v1",
+                 "fieldsType": "FieldsV1", "fieldsV1": {"f:data": {".": {}, "f:a": {}}}},
+            ],
+        },
+    }  # fmt: skip
+    denied = status(403, "Forbidden", "admission webhook denied the request")
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        if request.method == "GET":
+            return httpx.Response(200, json=owned)
+        if request.headers["content-type"] == "application/json-patch+json":
+            return httpx.Response(403, json=denied)
+        return httpx.Response(422, json=invalid)
+
+    server = FakeServer(answer)
+
+    async def go() -> None:
+        async with provider(server, []) as p:
+            await p.apply(CM, adopting=True)
+
+    with pytest.raises(InvalidObject) as info:
+        run(go())
+    assert "data: Invalid value" in str(info.value)
+    assert info.value.status == 422

@@ -359,8 +359,16 @@ class KubernetesProvider:
                 field_manager=field_manager,
                 adopting=adopts,
             )
-        except (ApplyRejected, ApplyConflict):
-            if not adopts or not await self._taken_over_first(desired):
+        except (ApplyRejected, ApplyConflict) as refusal:
+            if not adopts:
+                raise
+            try:
+                again = await self._taken_over_first(desired)
+            except ProviderError:
+                # The refusal is what to tell, and a refused write leaves the step to fail
+                # (the object as before), where the takeover's error would leave it pending.
+                raise refusal from None
+            if not again:
                 raise
         return await self._apply(desired, force=force, dry_run=False, warn=warn, adopting=True)
 
