@@ -231,12 +231,15 @@ class Project:
 # --- checking convergence ----------------------------------------------------------------
 
 
-def managed_metadata(cluster: LiveCluster, urn_prefix: str = "") -> list[tuple[str, Any]]:
+def managed_metadata(
+    cluster: LiveCluster, urn_prefix: str = "", more: dict[str, str] | None = None
+) -> list[tuple[str, Any]]:
     """(kind, metadata) of every object labelled as managed by Stackwright (whose URN
-    starts with `urn_prefix`: one stack's), ApplySet parents left out."""
+    starts with `urn_prefix`: one stack's), ApplySet parents left out; `more` lists other
+    kinds (a CRD's, by kind) where to find them."""
     found = []
     with cluster.http() as http:
-        for kind, path in LIST_PATHS.items():
+        for kind, path in {**LIST_PATHS, **(more or {})}.items():
             response = http.get(path, params={"labelSelector": MANAGED})
             assert response.status_code == 200, f"listing {path}: {response.text}"
             for item in response.json()["items"]:
@@ -253,7 +256,7 @@ def urn_of(meta: Any) -> str:
 
 
 def live_objects(
-    cluster: LiveCluster, urn_prefix: str = ""
+    cluster: LiveCluster, urn_prefix: str = "", more: dict[str, str] | None = None
 ) -> list[tuple[str, str | None, str, str, int]]:
     """(kind, namespace, name, urn annotation, generation) of every object labelled as
     managed by Stackwright (whose URN starts with `urn_prefix`: one stack's)."""
@@ -265,15 +268,19 @@ def live_objects(
             urn_of(meta),
             meta.get("generation", 0),
         )
-        for kind, meta in managed_metadata(cluster, urn_prefix)
+        for kind, meta in managed_metadata(cluster, urn_prefix, more)
     ]
 
 
-def check_agrees(project: Project, where: str) -> tuple[dict[str, dict[str, Any]], set[Any]]:
+def check_agrees(
+    project: Project, where: str, more: dict[str, str] | None = None
+) -> tuple[dict[str, dict[str, Any]], set[Any]]:
     """The state and the cluster agree after a completed run: nothing pending, no orphan
     (a managed object of the stack with no state record), no duplicate (two objects of one
     URN), nothing recorded that is absent, no recorded output older than its object.
-    Returns the Kubernetes records by URN and the live (kind, namespace, name) keys."""
+    Returns the Kubernetes records by URN (Patches' too) and the live (kind, namespace, name)
+    keys; `more` as `managed_metadata`'s. A Patch's object is not the stack's (no marks):
+    the caller checks it."""
     exported = project.sw("stack", "export").stdout
     (project.folder / "checked-state.json").write_text(exported)  # for a post-mortem
     state = json.loads(exported)
@@ -287,10 +294,12 @@ def check_agrees(project: Project, where: str) -> tuple[dict[str, dict[str, Any]
     recorded = {r["urn"]: r for r in rows}
     by_object: dict[tuple[str, str | None, str], str] = {}
     for row in rows:
+        if row["type"].endswith("Patch"):
+            continue
         namespace, _, name = row["id"].rpartition("/")
         by_object[(row["inputs"]["kind"], namespace or None, name)] = row["urn"]
 
-    live = live_objects(project.cluster, f"urn:sw:{project.stack}::{project.name}::")
+    live = live_objects(project.cluster, f"urn:sw:{project.stack}::{project.name}::", more)
     orphans = [obj for obj in live if by_object.get(obj[:3]) != obj[3]]
     assert orphans == [], f"{where}: orphans (managed objects the state does not record): {orphans}"
     per_urn = Counter(obj[3] for obj in live)
