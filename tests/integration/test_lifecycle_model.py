@@ -16,7 +16,8 @@ holds, or only it (what it held moves up, by aliases naming it by its URN), adop
 ConfigMap, Deployment or Service made through the API (`import_`, as it is or otherwise
 than the program says), add a CRD with objects of its kind or remove it with them (they go
 first), add a property to its schema or a version it serves, set an object's new property or
-change its spec, patch a ConfigMap made through the API, change the Patch (a key changed,
+change its spec or move it to the CRD's new version, patch a ConfigMap made through the
+API or one of the program (named by its Output), change the Patch (a key changed,
 added or dropped: given back) or drop it (its fields given back, or kept with
 `retain_on_delete`), add a `k8s.yaml.ConfigFile`, edit its file (an object changed, added
 or dropped) or remove it; now and then two at once, on resources apart (or moves and renames
@@ -29,7 +30,8 @@ moment (the next converges). After each edit:
 2. `preview --expect-no-changes` after `up` exits 0;
 3. the state and the cluster agree (`crash_run.check_agrees`), every object has the
    program's fields, where the program puts it, and the state records the program's
-   components and every resource's parent;
+   components and every resource's parent; a CRD is created before the objects of its kind
+   and deleted after them;
 4. objects left behind by `retain_on_delete` stay in the cluster without the stack's marks;
    each patched ConfigMap holds its creator's data and its Patches' fields, no more;
 5. at the end `destroy --yes` leaves no object of the stack, and a second one is a no-op.
@@ -57,7 +59,7 @@ from crash_run import LiveCluster, Project, check_agrees, managed_metadata, star
 pytestmark = pytest.mark.integration
 
 #: Chosen so that together they make every kind of edit (`test_the_default_seeds_make_every_edit`).
-SEEDS = (2409, 2206, 2199, 861, 1081, 1739)
+SEEDS = (488, 1790, 1113, 1806, 74, 362, 2370)
 
 
 def _seeds() -> list[int]:
@@ -185,7 +187,8 @@ class Res:
     ignored_live: str | None = None
     #: A CRD's scope (`Namespaced`, `Cluster`) and how many versions it serves (v1, v2);
     #: its `version` counts the properties its schema adds (`f0`, `f1`, …), its `app` is its
-    #: kind. A custom object's CRD is its `selects`, its spec `{"size": version, **data}`.
+    #: kind. A custom object's CRD is its `selects`, its spec `{"size": version, **data}`,
+    #: its API version `v<served>`.
     scope: str = ""
     served: int = 1
     #: A Patch's object's data as its creator made it (through the API).
@@ -196,9 +199,14 @@ class Res:
         found = set(self.depends_on)
         if self.ref is not None:
             found.add(self.ref[0])
-        if self.kind in ("Service", "RoleBinding", "Custom"):
+        if self.kind in ("Service", "RoleBinding", "Custom") or self.patches_own():
             found.add(self.selects)
         return found
+
+    def patches_own(self) -> bool:
+        """Whether it is a Patch of a ConfigMap of the program (`selects`), named by its
+        Output (else of one made through the API, named `name`)."""
+        return self.kind == "ConfigMapPatch" and self.selects >= 0
 
 
 @dataclass
@@ -317,7 +325,7 @@ class Model:
         if isinstance(item, Component):
             own = item.type_
         elif item.kind == "Custom":
-            own = f"kubernetes:{self.group}/v1:{self.kind_of(item)}"
+            own = f"kubernetes:{self.group}/v{item.served}:{self.kind_of(item)}"
         else:
             own = TYPES[item.kind]
         return self.prefix(item.parent) + own
@@ -398,6 +406,8 @@ def render(model: Model) -> str:
             meta["namespace"] = res.namespace
         if res.kind in ("Namespace", "ServiceAccount"):
             meta["labels"] = dict(res.data)
+        if res.patches_own():
+            meta["name"] = _Code(f"r{res.selects}.metadata['name']")
         lines.append(f"    metadata={meta!r},")
         lines.extend(f"    {line}," for line in _fields(res, model))
         opts = _options(res, set(model.components))
@@ -405,6 +415,13 @@ def render(model: Model) -> str:
             lines.append(f"    opts=sw.ResourceOptions({opts}),")
         lines.append(")")
     return "\n".join(lines) + "\n"
+
+
+class _Code(str):
+    """Python the program holds as it is (its repr)."""
+
+    def __repr__(self) -> str:
+        return str(self)
 
 
 def _component_order(model: Model) -> list[Component]:
@@ -464,7 +481,7 @@ def _fields(res: Res, model: Model) -> list[str]:
         return [f"spec={_spec(res, model)!r}"]
     if res.kind == "Custom":
         return [
-            f"api_version={model.group + '/v1'!r}",
+            f"api_version={f'{model.group}/v{res.served}'!r}",
             f"kind={model.kind_of(res)!r}",
             f"spec={_spec(res, model)!r}",
         ]
@@ -1016,13 +1033,26 @@ class Generator:
         return edit
 
     def _edit_add_patch(self, m: Model) -> Edit:
-        """A ConfigMapPatch of a ConfigMap made through the API (by another tool)."""
+        """A ConfigMapPatch of a ConfigMap made through the API (by another tool), or of one
+        the program declares (named by its Output: README, it is applied first)."""
         res = Res(self._key(m), "ConfigMapPatch", m.fresh("pa"), m.fresh_name(), None)
         res.namespace = self.rng.choice(m.base_namespaces)
         res.made = {"own": "x"}
         res.data = {"p1": m.fresh("v")}
         res.protect = self.rng.random() < 0.15
         res.retain = self.rng.random() < 0.2
+        own = [r for r in m.of("ConfigMap") if not any(p.selects == r.key for p in m.of(res.kind))]
+        if own and self.rng.random() < 0.5:
+            target = self.rng.choice(own)
+            res.selects, res.name, res.namespace = target.key, None, target.namespace
+            res.retain = False  # its fields would stay on an object the model tells apart
+            if m.components and self.rng.random() < 0.3:
+                res.parent = self.rng.choice(list(m.components))
+            self._put(m, res)
+            edit = Edit(f"add ConfigMapPatch {res.logical} of {target.logical}", m)
+            edit.expect = {res.logical: {"create"}}
+            edit.parts.add("patch own object")
+            return edit
         if m.components and self.rng.random() < 0.3:
             res.parent = self.rng.choice(list(m.components))
         self._put(m, res)
@@ -1064,7 +1094,15 @@ class Generator:
         elif res.kind == "Custom":
             crd = m.resources[res.selects]
             unset = [f"f{i}" for i in range(crd.version) if f"f{i}" not in res.data]
-            if unset and self.rng.random() < 0.6:
+            way = self.rng.random()
+            if crd.served != res.served and way < 0.3:
+                # README "URN": the same object at another version of its kind, its record
+                # moved to the new URN: an update of its apiVersion, nothing replaced.
+                res.served = crd.served
+                edit = Edit(f"change Custom {res.logical} to v{res.served}", m, {res.logical: op})
+                edit.parts.add("custom apiVersion")
+                return edit
+            if unset and way < 0.7:
                 res.data[self.rng.choice(unset)] = m.fresh("v")
             else:
                 res.version += 1
@@ -1192,7 +1230,7 @@ class Generator:
             if res.kind not in REPLACE_ON:
                 return None
             res.replace_on = not res.replace_on
-        elif option == "retain" and res.kind in NOT_RETAINED:
+        elif option == "retain" and (res.kind in NOT_RETAINED or res.patches_own()):
             return None
         else:
             setattr(res, option, not getattr(res, option))
@@ -1466,6 +1504,8 @@ class Lifecycle:
         #: Objects retain_on_delete left behind: (kind, namespace, name).
         self.retained: set[tuple[str, str | None, str]] = set()
         self.log: list[str] = []
+        #: The program the edit under way makes (beside the generator's, the one before it).
+        self.pending: list[Model] = []
         #: Where to read each kind's objects: the built-in ones', and the CRDs' kinds'.
         self.paths = dict(PATHS)
         #: The ConfigMaps made through the API for a Patch, by (namespace, name): their data
@@ -1510,6 +1550,7 @@ class Lifecycle:
 
     def apply(self, edit: Edit) -> None:
         self.log.append(edit.what)
+        self.pending = [edit.model]
         before = self.generator.model
         if edit.refused:
             self.refused(edit, before)
@@ -1554,6 +1595,7 @@ class Lifecycle:
         that an update the preview predicts of one of `settles` may turn out the same."""
         _, previewed, _ = self.sw("preview", "--json", *args)
         _, applied, _ = self.sw("up", "--yes", "--json", *args)
+        self.check_crd_order(applied)
         predicted, done = ops_by_urn(previewed), ops_by_urn(applied)
         for urn in settles:
             if predicted.get(urn) == "update" and done.get(urn) == "same":
@@ -1563,6 +1605,27 @@ class Lifecycle:
             f"  preview: {_differing(predicted, done)}\n  up:      {_differing(done, predicted)}"
         )
         return done
+
+    def check_crd_order(self, events: list[dict[str, Any]]) -> None:
+        """A CRD is created before objects of its kind are, and deleted after they are gone
+        (else the API server deletes them with it, or has no kind to make them of)."""
+        started: dict[tuple[str, str], int] = {}
+        ended: dict[tuple[str, str], int] = {}
+        for i, event in enumerate(events):
+            if event["event"] in ("step-started", "step-done"):
+                into = started if event["event"] == "step-started" else ended
+                into.setdefault((event["urn"], event["op"]), i)
+        for model in (self.generator.model, *self.pending):
+            for res in model.of("Custom"):
+                crd, obj = model.urn_of(model.resources[res.selects]), model.urn_of(res)
+                made, making = ended.get((crd, "create")), started.get((obj, "create"))
+                assert made is None or making is None or made < making, (
+                    f"{self.where()}\n{res.logical} was created before its CRD was"
+                )
+                going, gone = started.get((crd, "delete")), ended.get((obj, "delete"))
+                assert going is None or gone is None or gone < going, (
+                    f"{self.where()}\nthe CRD of {res.logical} was deleted before it was"
+                )
 
     def clusterip_readers(self, edit: Edit) -> set[str]:
         """The readers of a replaced Service's clusterIP: unknown until the replacement is
@@ -1730,7 +1793,12 @@ class Lifecycle:
                 row = recorded[urn]
                 namespace, _, name = row["id"].rpartition("/")
                 assert (namespace or None) == res.namespace, f"{where}\n{urn} is in {row['id']}"
-                if res.name is not None:
+                if res.patches_own():
+                    target = model.resources[res.selects]
+                    assert name == self.recorded_object[target.logical][2], (
+                        f"{where}\n{urn} patches {name}, not {target.logical}'s object"
+                    )
+                elif res.name is not None:
                     assert name == res.name, f"{where}\n{urn} is named {name}, not {res.name}"
                 else:
                     assert AUTO_NAME.match(name), f"{where}\n{urn} has the auto-name {name}"
@@ -1787,6 +1855,9 @@ class Lifecycle:
             want = dict(res.data)
             if res.ignore:
                 want[res.ignore] = res.ignored_live
+            for patch in model.of("ConfigMapPatch"):
+                if patch.patches_own() and patch.selects == res.key:
+                    want.update(patch.data)
             if res.ref is not None:
                 source = live[res.ref[0]]
                 want["ref"] = (
@@ -1927,4 +1998,5 @@ def test_the_default_seeds_make_every_edit() -> None:
         "crashed up", "add CRD", "remove CRD with objects", "cluster-scoped custom",
         "custom spec", "move custom", "CRD property", "CRD version", "add patch",
         "change patch", "drop patch", "add ConfigFile", "edit ConfigFile", "remove ConfigFile",
+        "custom apiVersion", "patch own object",
     }, made  # fmt: skip
