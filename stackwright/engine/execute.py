@@ -1438,6 +1438,11 @@ class Run:
             step = replace(step, delete_before_replace=True)
         if patch and step.op is Op.SAME and old is not None and old.init_errors:
             step = await self._applied_again(step, old)
+        elif patch and step.op is Op.SAME and self._made_anew(desired):
+            # Its object was made again under its name by this run (a replacement that
+            # deletes first): the new object holds none of the Patch's fields.
+            self.emit(Diagnostic(urn, "its object was made anew: applying it again", "info"))
+            step = replace(step, op=Op.UPDATE)
         # Its object is its alone: a create or a replacement onto the one another resource
         # makes or keeps would apply over that one's fields.
         claimed = step.new if kube and step.new is not None and self._placed(step.new) else None
@@ -2402,6 +2407,11 @@ class Run:
             f"{kind} {new.id} is the object {describe(first)} {verb}{self._line_of(first)}: "
             "each would overwrite the other's fields; give one of them another metadata.name"
         )
+
+    def _made_anew(self, state: ResourceState) -> bool:
+        """Whether another resource of this run creates or replaces the object `state` names."""
+        made = self._creating.get(self._claim_key(state))
+        return made is not None and made[0] != state.urn and made[1] in (Op.CREATE, Op.REPLACE)
 
     def _line_of(self, urn: str) -> str:
         """` (app.py:5)`: where the program declared another resource a refusal names beside

@@ -557,6 +557,35 @@ def test_a_patch_of_an_object_the_program_makes_follows_it(
     assert get(cluster, "configmap", "base", p.ns) is None
 
 
+def test_a_patch_applies_again_to_its_object_replaced_under_the_same_name(
+    new_project: Any, cluster: LiveCluster
+) -> None:
+    # The object the program makes is replaced under its name (delete first): the Patch's
+    # inputs are the same, but the new object holds none of its fields (seed 10 of the model
+    # test's CRD and Patch exploration: `same`, and the fields were gone for good, as
+    # `preview --expect-no-changes` said nothing was left to do).
+    p = new_project()
+
+    def program(own: str) -> None:
+        p.program(
+            f"""
+            k8s.core.v1.Namespace("ns", metadata={{"name": NS}})
+            base = k8s.core.v1.ConfigMap("base", metadata={{"name": "base", "namespace": NS}},
+                data={{"own": {own!r}}}, opts=sw.ResourceOptions(replace_on_changes=["data"]))
+            k8s.core.v1.ConfigMapPatch("extra",
+                metadata={{"name": base.metadata["name"], "namespace": NS}}, data={{"extra": "1"}})
+            """
+        )
+
+    program("1")
+    p.up()
+    program("2")
+    assert p.preview().changed() == {"base": "replace", "extra": "update"}
+    assert p.up().changed() == {"base": "replace", "extra": "update"}
+    assert live(cluster, "configmap", "base", p.ns)["data"] == {"own": "2", "extra": "1"}
+    p.sw("preview", "--expect-no-changes")
+
+
 def test_an_object_deleted_just_before_the_apply_is_not_made_again(
     new_project: Any, cluster: LiveCluster, monkeypatch: pytest.MonkeyPatch
 ) -> None:
