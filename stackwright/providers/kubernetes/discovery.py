@@ -84,6 +84,12 @@ class Discovery:
     def cached(self, api_version: str, kind: str) -> ResourceInfo | None:
         return self._kinds.get((api_version, kind))
 
+    def forget(self, group: str, kind: str) -> None:
+        """Drop what was learnt of `kind` of `group`, at every version: its CRD changed (its
+        scope, the versions it serves), so the next request asks the cluster again."""
+        for key in [k for k in self._kinds if k[1] == kind and self._kinds[k].group == group]:
+            del self._kinds[key]
+
     async def resource_info(self, api_version: str, kind: str) -> ResourceInfo:
         found = self._kinds.get((api_version, kind))
         if found is not None:

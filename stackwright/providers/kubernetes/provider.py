@@ -465,6 +465,8 @@ class KubernetesProvider:
             for text in api_warnings(response.headers):
                 warn(text)
         live: dict[str, Any] = orjson.loads(response.body)
+        if not dry_run:
+            self._forget_kind_of(body)
         if not dry_run and _is_deployment(body):
             # Every apply, not only the one after the patch: a run killed between the two
             # leaves the entry, and the next run's apply goes straight through.
@@ -472,6 +474,16 @@ class KubernetesProvider:
         if not dry_run and adopting:
             live = (await self._take_over(info.path(namespace, name), name, live))[0]
         return live
+
+    def _forget_kind_of(self, obj: Mapping[str, Any]) -> None:
+        """A CRD applied or deleted: what discovery learnt of its kind may be stale (a
+        replacement that changes its scope keeps its name), so it is asked again."""
+        if obj.get("kind") != "CustomResourceDefinition":
+            return
+        spec = obj.get("spec") or {}
+        kind = (spec.get("names") or {}).get("kind")
+        if isinstance(spec.get("group"), str) and isinstance(kind, str):
+            self.discovery.forget(spec["group"], kind)
 
     async def _recreate_strategy(
         self,
@@ -752,6 +764,8 @@ class KubernetesProvider:
         response = await self.api.request(
             "DELETE", info.path(ns, name), body=orjson.dumps(options), what=name, ok=(404,)
         )
+        if kind == "CustomResourceDefinition" and info.group == "apiextensions.k8s.io":
+            self._forget_kind_of(orjson.loads(response.body) if response.body else {})
         if response.status == 404 or not wait:
             return
         last = orjson.loads(response.body) if response.body else {}
