@@ -15,7 +15,8 @@ holds, at any depth, comes along by the aliases it inherits), drop a component w
 holds, or only it (what it held moves up, by aliases naming it by its URN), adopt a
 ConfigMap, Deployment or Service made through the API (`import_`, as it is or otherwise
 than the program says), add a CRD with objects of its kind or remove it with them (they go
-first), add a property to its schema or a version it serves, set an object's new property or
+first), add a property to its schema or a version it serves, change its scope (a replacement:
+the objects of its kind made again, in or out of a namespace), set an object's new property or
 change its spec or move it to the CRD's new version, patch a ConfigMap made through the
 API or one of the program (named by its Output), change the Patch (a key changed,
 added or dropped: given back) or drop it (its fields given back, or kept with
@@ -59,7 +60,7 @@ from crash_run import LiveCluster, Project, check_agrees, managed_metadata, star
 pytestmark = pytest.mark.integration
 
 #: Chosen so that together they make every kind of edit (`test_the_default_seeds_make_every_edit`).
-SEEDS = (488, 1790, 1113, 1806, 74, 362, 2370)
+SEEDS = (488, 1790, 1113, 2248, 1774, 1653, 1921)
 
 
 def _seeds() -> list[int]:
@@ -832,6 +833,8 @@ class Generator:
         edit = self._one_or_two()
         if edit.refused or edit.drift is not None or edit.premade is not None:
             return edit
+        if "CRD scope" in edit.sorts:  # an `up --target` of the CRD deletes its objects too
+            return edit
         way = self.rng.random()
         edit.parts |= edit.sorts
         if way < 0.12 and self._targets(edit):
@@ -1032,6 +1035,21 @@ class Generator:
         edit.parts.add("edit ConfigFile")
         return edit
 
+    def _crd_scope(self, m: Model, crd: Res, objects: list[Res]) -> Edit:
+        """A CRD's scope changed (immutable: a replacement, its name kept), the objects of
+        its kind moved in or out of a namespace: the cluster deletes them with the old CRD,
+        and they are made again after the new one."""
+        crd.scope = "Cluster" if crd.scope == "Namespaced" else "Namespaced"
+        for obj in objects:
+            obj.namespace = (
+                self.rng.choice(m.base_namespaces) if crd.scope == "Namespaced" else None
+            )
+        expect = {crd.logical: {"replace"}}
+        expect.update({o.logical: {"create", "replace"} for o in objects})
+        edit = Edit(f"change the scope of CRD {crd.logical} to {crd.scope}", m, expect)
+        edit.parts.add("CRD scope")
+        return edit
+
     def _edit_add_patch(self, m: Model) -> Edit:
         """A ConfigMapPatch of a ConfigMap made through the API (by another tool), or of one
         the program declares (named by its Output: README, it is applied first)."""
@@ -1084,7 +1102,12 @@ class Generator:
                 # ignore_changes keeps the recorded value: nothing to do (README, Pulumi's).
                 op = {"same"}
         elif res.kind == "CRD":
-            if res.served == 1 and self.rng.random() < 0.4:
+            way = self.rng.random()
+            objects = m.dependents(res.key)
+            alone = all(o.kind == "Custom" and not m.dependents(o.key) for o in objects)
+            if way < 0.2 and alone and not any(o.protect for o in [res, *objects]):
+                return self._crd_scope(m, res, objects)
+            if res.served == 1 and way < 0.5:
                 res.served, part = 2, "CRD version"
             else:
                 res.version, part = res.version + 1, "CRD property"
@@ -1998,5 +2021,5 @@ def test_the_default_seeds_make_every_edit() -> None:
         "crashed up", "add CRD", "remove CRD with objects", "cluster-scoped custom",
         "custom spec", "move custom", "CRD property", "CRD version", "add patch",
         "change patch", "drop patch", "add ConfigFile", "edit ConfigFile", "remove ConfigFile",
-        "custom apiVersion", "patch own object",
+        "custom apiVersion", "patch own object", "CRD scope",
     }, made  # fmt: skip
