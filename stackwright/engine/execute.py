@@ -1055,7 +1055,13 @@ class Run:
         self.finished = {urn: asyncio.Event() for urn in graph.order}
         tasks = [
             asyncio.create_task(
-                self._resource(by_urn[urn], graph.needs[urn], allowed is None or urn in allowed)
+                self._resource(
+                    by_urn[urn],
+                    graph.needs[urn]
+                    if allowed is None or urn not in allowed
+                    else graph.waits_for(urn, allowed, self.old),
+                    allowed is None or urn in allowed,
+                )
             )
             for urn in graph.order
         ]

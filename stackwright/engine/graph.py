@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import heapq
 import itertools
-from collections.abc import Callable, Hashable, Iterable, Mapping
+from collections.abc import Callable, Container, Hashable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -488,6 +488,12 @@ class Graph:
             return "declared"
         rule = rule_between(self.nodes[dep].obj, self.nodes[urn].obj)
         return rule.name if rule is not None else ""
+
+    def waits_for(self, urn: str, selected: set[str], made: Container[str]) -> set[str]:
+        """What `urn` waits for in a run that changes only `selected`: a rule that only
+        orders joins it to no resource left out and not made yet (which that run never
+        makes), as selection does not follow such rules either."""
+        return {d for d in self.needs[urn] if d in selected or d in self._held[urn] or d in made}
 
     def upstream(self, urns: Iterable[str]) -> set[str]:
         """The URNs given and everything they depend on (for --target): by the program's
