@@ -561,9 +561,9 @@ def test_a_patch_applies_again_to_its_object_replaced_under_the_same_name(
     new_project: Any, cluster: LiveCluster
 ) -> None:
     # The object the program makes is replaced under its name (delete first): the Patch's
-    # inputs are the same, but the new object holds none of its fields (seed 10 of the model
-    # test's CRD and Patch exploration: `same`, and the fields were gone for good, as
-    # `preview --expect-no-changes` said nothing was left to do).
+    # inputs are the same, but the new object holds none of its fields (found by hand beside
+    # the model test's Patches of the program's own ConfigMaps: `same`, and the fields were
+    # gone for good, as `preview --expect-no-changes` said nothing was left to do).
     p = new_project()
 
     def program(own: str) -> None:
