@@ -988,22 +988,45 @@ class Run:
             deps.add(resource.opts.provider.urn)
         return deps
 
+    def _named(self, resource: Resource) -> tuple[tuple[str, str, str], str | None] | None:
+        """((cluster, kind.group, name), namespace) of the object a resource names in plain
+        text, the namespace None when only the run knows it (an Output gives it, or none is
+        given); None when an Output gives its name, or it has none (auto-named)."""
+        props = resource.props
+        meta = props.get("metadata")
+        name = meta.get("name") if isinstance(meta, Mapping) else None
+        if not isinstance(name, str) or not name:
+            return None
+        namespace = meta.get("namespace") if isinstance(meta, Mapping) else None
+        kind = group_kind(str(props.get("apiVersion", "")), str(props.get("kind", "")))
+        known = namespace if isinstance(namespace, str) and namespace else None
+        return (self.clusters.cluster_of(provider_urn(resource)), kind, name), known
+
     def _graph(self, resources: list[Resource]) -> Graph:
         nodes = []
-        objects = {
-            named: resource.urn
-            for resource in resources
-            if resource.custom and is_kubernetes(resource) and (named := _named(resource))
-        }
+        # (cluster, kind, name) → (namespace, URN) of each object the program names.
+        objects: dict[tuple[str, str, str], list[tuple[str | None, str]]] = {}
+        for resource in resources:
+            if resource.custom and is_kubernetes(resource):
+                named = self._named(resource)
+                if named is not None:
+                    objects.setdefault(named[0], []).append((named[1], resource.urn))
         for resource in resources:
             static = _static(resource.props) if resource.custom else {}
             explicit = self._explicit(resource)
             patch = resource.custom and is_patch(resource)
-            if patch:
-                # A Patch of an object the program declares changes it once it is made.
-                patched = objects.get(_named(resource) or ("", "", "", ""))
-                if patched is not None:
-                    explicit.add(patched)
+            named = self._named(resource) if patch else None
+            if named is not None:
+                # A Patch of an object the program declares changes it once it is made (and
+                # again when it is made anew). A namespace only the run knows (an Output, the
+                # provider's default) may be the other's: the Patch follows each such one,
+                # else it raced the object's create, or its delete-first replacement.
+                key, namespace = named
+                explicit.update(
+                    urn
+                    for theirs, urn in objects.get(key, ())
+                    if theirs is None or namespace is None or theirs == namespace
+                )
             nodes.append(Node(resource.urn, static, frozenset(explicit), patch))
         try:
             return Graph(nodes, program=True)
@@ -3448,19 +3471,6 @@ def _static_metadata(props: Mapping[str, Any]) -> Mapping[str, Any]:
     """An object's metadata with what is not known yet as "" (all of it, when unknown)."""
     metadata = _static(props.get("metadata", {}))
     return metadata if isinstance(metadata, dict) else {"name": "", "namespace": ""}
-
-
-def _named(resource: Resource) -> tuple[str, str, str, str] | None:
-    """(provider URN, kind.group, namespace, name) of the object a resource names in plain
-    values; None when an Output gives its name or namespace, or it has none (auto-named)."""
-    props = resource.props
-    meta = props.get("metadata")
-    name = meta.get("name") if isinstance(meta, Mapping) else None
-    namespace = meta.get("namespace", "") if isinstance(meta, Mapping) else None
-    if not isinstance(name, str) or not name or not isinstance(namespace, str):
-        return None
-    kind = group_kind(str(props.get("apiVersion", "")), str(props.get("kind", "")))
-    return provider_urn(resource), kind, namespace, name
 
 
 def _static(value: Any) -> Any:

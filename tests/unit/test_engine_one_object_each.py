@@ -712,3 +712,47 @@ def test_a_patch_through_another_provider_of_its_cluster_previews_an_object_made
     summary = stack.up(declare)
     assert summary.ok, summary.failures
     assert stack.fake.find("ConfigMap", "shared")["data"] == {"k": "v", "mode": "fast"}
+
+
+NamespaceOf = Callable[[Any], Any]  # the Namespace resource → the namespace to name
+
+
+@pytest.mark.parametrize(
+    ("namespaced", "patch_namespace"),
+    [
+        (lambda ns: None, lambda ns: "default"),  # the provider's, written out by the Patch
+        (lambda ns: ns.metadata["name"], lambda ns: "team"),  # the object's from an Output
+        (lambda ns: "team", lambda ns: ns.metadata["name"]),  # the Patch's from an Output
+    ],
+    ids=["default-written-out", "object-namespace-an-output", "patch-namespace-an-output"],
+)
+def test_a_patch_follows_its_object_whatever_names_its_namespace(
+    stack: Stack, namespaced: NamespaceOf, patch_namespace: NamespaceOf
+) -> None:
+    """A Patch declared before the object of the program it changes, the two naming its
+    namespace otherwise (written out or not, plain or an Output), follows the object. It did
+    not: its create found no object to change, and a delete-first replacement of the object
+    left it `same`, its fields gone for good."""
+
+    def declare(data: str) -> Declare:
+        def declare_(p: Program) -> None:
+            ns = k8s.core.v1.Namespace("ns", metadata={"name": "team"})
+            k8s.core.v1.ConfigMapPatch(
+                "tuning", metadata={"name": "shared", "namespace": patch_namespace(ns)},
+                data={"mode": "fast"},
+            )  # fmt: skip
+            meta = {"name": "shared", "namespace": namespaced(ns)}
+            k8s.core.v1.ConfigMap(
+                "a", metadata={k: v for k, v in meta.items() if v is not None}, data={"k": data},
+                opts=ResourceOptions(replace_on_changes=["data"]),
+            )  # fmt: skip
+
+        return declare_
+
+    summary = stack.up(declare("1"))
+    assert summary.ok, summary.failures
+    assert stack.fake.find("ConfigMap", "shared")["data"] == {"k": "1", "mode": "fast"}
+    summary = stack.up(declare("2"))
+    assert summary.ok, summary.failures
+    assert ("replace", "a") in stack.started() and ("update", "tuning") in stack.started()
+    assert stack.fake.find("ConfigMap", "shared")["data"] == {"k": "2", "mode": "fast"}
