@@ -254,6 +254,11 @@ _INTERRUPTED = "the run applying it stopped before it was ready"
 _ADOPTION_INTERRUPTED = "the run adopting it stopped before it took its fields over"
 
 
+def _adoption_cut_short(state: ResourceState) -> bool:
+    """Whether a run adopting `state`'s object stopped before it took the fields over."""
+    return _ADOPTION_INTERRUPTED in state.init_errors
+
+
 class PatchConflict(StackwrightError):
     """A Patch's apply met fields another manager owns: the way out is the Patch's own
     annotation, not `--force-conflicts` (which never forces a Patch)."""
@@ -912,7 +917,7 @@ class Run:
         # so is an import, whose apply may have landed without its takeover of the fields.
         before = self.old.get(state.urn, state)
         settled = with_outputs(before, live)
-        if item.op is Op.IMPORT or _ADOPTION_INTERRUPTED in before.init_errors:
+        if item.op is Op.IMPORT or _adoption_cut_short(before):
             return replace(settled, init_errors=(_ADOPTION_INTERRUPTED,))
         return replace(settled, init_errors=(_INTERRUPTED,)) if item.op is Op.UPDATE else settled
 
@@ -1006,16 +1011,23 @@ class Run:
         nodes = []
         # (cluster, kind, name) → (namespace, URN) of each object the program names.
         objects: dict[tuple[str, str, str], list[tuple[str | None, str]]] = {}
+        patched: dict[str, tuple[tuple[str, str, str], str | None]] = {}  # URN → a Patch's
         for resource in resources:
-            if resource.custom and is_kubernetes(resource):
-                named = self._named(resource)
-                if named is not None:
-                    objects.setdefault(named[0], []).append((named[1], resource.urn))
+            patch = resource.custom and is_patch(resource)
+            if not (patch or (resource.custom and is_kubernetes(resource))):
+                continue
+            named = self._named(resource)
+            if named is None:
+                continue
+            if patch:  # never a Kubernetes object of the stack's (`is_kubernetes`)
+                patched[resource.urn] = named
+            else:
+                objects.setdefault(named[0], []).append((named[1], resource.urn))
         for resource in resources:
             static = _static(resource.props) if resource.custom else {}
             explicit = self._explicit(resource)
             patch = resource.custom and is_patch(resource)
-            named = self._named(resource) if patch else None
+            named = patched.get(resource.urn)
             if named is not None:
                 # A Patch of an object the program declares changes it once it is made (and
                 # again when it is made anew). A namespace only the run knows (an Output, the
@@ -1644,7 +1656,7 @@ class Run:
             self.emit(Diagnostic(urn, f"its object {why}: marking it", "info"))
             return replace(step, op=Op.UPDATE)
         dry_run = self.options.dry_run  # a preview applies and waits for nothing
-        if _ADOPTION_INTERRUPTED in old.init_errors:
+        if _adoption_cut_short(old):
             again = "`up` applies it again" if dry_run else "applying it again"
             self.emit(Diagnostic(urn, f"{_ADOPTION_INTERRUPTED}: {again}", "info"))
             return replace(step, op=Op.UPDATE)
@@ -2252,9 +2264,7 @@ class Run:
         assert self._commits is not None
         await self._commits.begin(number, journal_op, new)
         # An import, or the apply that finishes one a crash cut short.
-        adopting = step.op is Op.IMPORT or (
-            step.old is not None and _ADOPTION_INTERRUPTED in step.old.init_errors
-        )
+        adopting = step.op is Op.IMPORT or (step.old is not None and _adoption_cut_short(step.old))
         try:
             live = await self._apply(provider, new, force, target, adopting=adopting)
             if step.op is Op.UPDATE and step.old is not None and _manager_changed(step.old, new):
