@@ -296,17 +296,19 @@ def _item_key(items: list[Any]) -> str | None:
     )
 
 
-def done_line(step: Step, elapsed: float, *, with_type: bool) -> Text:
-    """`  created  app-config (0.05s)`; the live display adds the symbol and type."""
+def done_line(step: Step, elapsed: float, *, with_type: bool, live: bool = False) -> Text:
+    """`  created  app-config (0.05s)`, with the type where names collide; the live display
+    adds the symbol and always the type."""
     display = OP_DISPLAY[step.op]
     type_, name = step_type_and_name(step)
-    if with_type:
+    if live:
         return Text.assemble(
             (f"{_symbol(display)}{display.done}", display.style),
             f"  {type_}  {name} ",
             (f"({_seconds(elapsed, 2)})", "dim"),
         )
-    return Text(f"  {display.done}  {name} ({_seconds(elapsed, 2)})")
+    who = f"{type_}  {name}" if with_type and type_ else name
+    return Text(f"  {display.done}  {who} ({_seconds(elapsed, 2)})")
 
 
 def failed_line(done: StepDone, *, with_type: bool) -> Text:
@@ -773,7 +775,7 @@ class LiveRenderer(Renderer):
         if not event.ok:
             self._print([failed_line(event, with_type=True)])
         elif not _is_future(self._kind) and event.step.op is not Op.SAME:
-            self._print([done_line(event.step, event.elapsed, with_type=True)])
+            self._print([done_line(event.step, event.elapsed, with_type=True, live=True)])
 
     def _print(self, lines: Iterable[Text]) -> None:
         for line in lines:

@@ -114,8 +114,9 @@ def test_progress_of_a_name_two_resources_share_names_its_type() -> None:
     assert lines[4:] == [
         "  kubernetes:core/v1:Service  web: no ready endpoints — no Pod matches selector app=web",
         "  kubernetes:apps/v1:Deployment  web: 0/2 ready",
-        "+ created  kubernetes:apps/v1:Deployment  web (0.25s)",
-        "+ created  kubernetes:core/v1:Service  web (0.27s)",
+        # the same column as every other end line: the `+` leads only the start lines
+        "  created  kubernetes:apps/v1:Deployment  web (0.25s)",
+        "  created  kubernetes:core/v1:Service  web (0.27s)",
         "  created  app-config (0.30s)",
     ]
 
