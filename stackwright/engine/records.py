@@ -718,9 +718,21 @@ def made_again(state: ResourceState, live: Mapping[str, Any]) -> bool:
     uid) and not marked as this resource: the recorded one was deleted and someone made
     one again by hand. One that carries the resource's mark (applied again from a copy,
     restored from a backup) is still its object."""
-    recorded = metadata_of(state.outputs).get("uid")
-    found = metadata_of(live).get("uid")
-    return bool(recorded and found and recorded != found) and mark_of(live) != state.urn
+    return another_object(state.outputs, live) and mark_of(live) != state.urn
+
+
+def another_object(recorded: Any, found: Any) -> bool:
+    """Whether two copies of an object under one name are of two objects: both tell its uid
+    and the uids differ. One that tells none (a record written before uids were kept, a
+    preview's object not made yet) is not said to be another."""
+    before, now = _uid_of(recorded), _uid_of(found)
+    return bool(before and now) and before != now
+
+
+def _uid_of(obj: Any) -> str:
+    """The uid an object (or a record's copy of it) tells; "" for none or an unknown one."""
+    uid = metadata_of(obj).get("uid") if isinstance(obj, Mapping) else None
+    return uid if isinstance(uid, str) else ""
 
 
 def replaced_since(
@@ -733,11 +745,10 @@ def replaced_since(
     create's object has no uid recorded yet: it is told by its URN's mark instead."""
     if item.op in (Op.CREATE, Op.CREATE_REPLACEMENT):
         return False
-    recorded = metadata_of(item.resource.outputs).get("uid") or (
-        metadata_of(before.outputs).get("uid") if before is not None else None
-    )
-    found = metadata_of(live).get("uid")
-    return bool(recorded and found and recorded != found)
+    recorded = item.resource.outputs
+    if not metadata_of(recorded).get("uid") and before is not None:
+        recorded = before.outputs
+    return another_object(recorded, live)
 
 
 def group_kind(api_version: str, kind: str) -> str:
