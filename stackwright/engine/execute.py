@@ -90,6 +90,7 @@ from stackwright.engine.records import (
     MIN_SECRET_PART,
     Records,
     SecretTexts,
+    another_object,
     applied_fields,
     applyset_of,
     as_applied,
@@ -1484,6 +1485,14 @@ class Run:
             # deletes first): the new object holds none of the Patch's fields.
             self.emit(Diagnostic(urn, "its object was made anew: applying it again", "info"))
             step = replace(step, op=Op.UPDATE)
+        elif patch and step.op is Op.SAME and old is not None and self._made_anew_since(old):
+            # Made anew in a run the Patch was left out of (`--target`, `--exclude`, a kill
+            # before its step): the records tell it, so a no-op still reads nothing.
+            kind = desired.inputs.get("kind") or "object"
+            again = "`up` applies it again" if self.options.dry_run else "applying it again"
+            said = f"its {kind} was made anew since it was applied: {again}"
+            self.emit(Diagnostic(urn, said, "info"))
+            step = replace(step, op=Op.UPDATE)
         # Its object is its alone: a create or a replacement onto the one another resource
         # makes or keeps would apply over that one's fields.
         claimed = step.new if kube and step.new is not None and self._placed(step.new) else None
@@ -2451,6 +2460,14 @@ class Run:
         """Whether another resource of this run creates or replaces the object `state` names."""
         made = self._creating.get(self._claim_key(state))
         return made is not None and made[0] != state.urn and made[1] in (Op.CREATE, Op.REPLACE)
+
+    def _made_anew_since(self, patch: ResourceState) -> bool:
+        """Whether the object a Patch's record names is held by a resource of the stack
+        whose record (or this run's step) tells another object than the one the Patch was
+        applied to (the outputs of each hold the object's uid). An object no resource of the
+        stack holds is not compared: nothing but a read would tell its uid now."""
+        held = self._creating.get(self._claim_key(patch))
+        return held is not None and another_object(patch.outputs, self.live.get(held[0]))
 
     def _line_of(self, urn: str) -> str:
         """` (app.py:5)`: where the program declared another resource a refusal names beside

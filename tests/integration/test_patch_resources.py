@@ -586,6 +586,46 @@ def test_a_patch_applies_again_to_its_object_replaced_under_the_same_name(
     p.sw("preview", "--expect-no-changes")
 
 
+@pytest.mark.parametrize("left_out", ["--target", "--exclude"])
+def test_patch_left_out_of_replacing(new_project: Any, cluster: LiveCluster, left_out: str) -> None:
+    # The object is replaced under its name (delete first) by a run the Patch is not part
+    # of: the new object holds none of its fields, and the next plain `up` said `same` for
+    # both, the fields gone until an `up --refresh`.
+    p = new_project()
+
+    def program(own: str) -> None:
+        p.program(
+            f"""
+            k8s.core.v1.Namespace("ns", metadata={{"name": NS}})
+            k8s.core.v1.ConfigMap("cfg", metadata={{"name": "cfg", "namespace": NS}},
+                data={{"own": {own!r}}}, opts=sw.ResourceOptions(replace_on_changes=["data"]))
+            k8s.core.v1.ConfigMapPatch("extra",
+                metadata={{"name": "cfg", "namespace": NS}}, data={{"extra": "1"}})
+            """
+        )
+
+    program("1")
+    p.up()
+    program("2")
+    chosen = {
+        "--target": p.urn("kubernetes:core/v1:ConfigMap", "cfg"),
+        "--exclude": p.urn("kubernetes:core/v1:ConfigMapPatch", "extra"),
+    }[left_out]
+    assert p.up(left_out, chosen).changed() == {"cfg": "replace"}
+    assert live(cluster, "configmap", "cfg", p.ns)["data"] == {"own": "2"}
+
+    planned = p.preview()
+    assert planned.changed() == {"extra": "update"}
+    extra = p.urn("kubernetes:core/v1:ConfigMapPatch", "extra")
+    said = [d["message"] for d in planned.of("diagnostic") if d["urn"] == extra]
+    why = "its ConfigMap was made anew since it was applied: `up` applies it again"
+    assert said == [why]
+    assert why in p.sw("preview").out
+    assert p.up().changed() == {"extra": "update"}
+    assert live(cluster, "configmap", "cfg", p.ns)["data"] == {"own": "2", "extra": "1"}
+    p.sw("preview", "--expect-no-changes")
+
+
 def test_an_object_deleted_just_before_the_apply_is_not_made_again(
     new_project: Any, cluster: LiveCluster, monkeypatch: pytest.MonkeyPatch
 ) -> None:
