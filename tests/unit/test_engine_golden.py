@@ -370,13 +370,13 @@ def test_the_up_of_an_update_prints_each_step_as_it_ends(stack: Stack) -> None:
 ~ update  kubernetes:apps/v1:Deployment  web
     ~ spec.replicas: 2 → 3
     ~ spec.template.spec.containers[0].image: "nginx:1.29" → "nginx:1.30"
-~ updated  kubernetes:apps/v1:Deployment  web (0.00s)
+  updated  kubernetes:apps/v1:Deployment  web (0.00s)
 - delete  kubernetes:core/v1:Service  web
     - apiVersion: "v1"
     - kind: "Service"
     - metadata: {"name":"web","namespace":"shop"}
     - spec: {"selector":{"app":"web"},"ports":[{"port":80}]}
-- deleted  kubernetes:core/v1:Service  web (0.00s)
+  deleted  kubernetes:core/v1:Service  web (0.00s)
 
 Resources:
     + 1 created
