@@ -20,7 +20,7 @@ from stackwright import interrupts
 from stackwright.engine.ports import Provider, ProviderFactory
 from stackwright.kubernetes.provider import RENDER_SETTING
 from stackwright.model import ClusterIdentity
-from stackwright.providers.kubernetes import ApplySet, KubernetesProvider, stamp
+from stackwright.providers.kubernetes import ApplySet, KubernetesProvider, ServedKinds, stamp
 from stackwright.providers.kubernetes.applyset import (
     ID_LABEL,
     MANAGED_BY,
@@ -498,7 +498,9 @@ def kubernetes_providers(
     settings (or makes them, once the default provider is first needed); `check_context` may refuse a provider's context (environment separation).
     A provider whose settings name a `renderYamlToDirectory` writes files there (relative
     to `root`, the program's folder) and reaches no cluster. `spelling`: how the program's
-    language spells options, for the messages of a wait that runs out."""
+    language spells options, for the messages of a wait that runs out. The providers it makes
+    share what discovery learns of each cluster (`ServedKinds`): a factory serves one operation."""
+    served = ServedKinds()
 
     def make(settings: Mapping[str, Any] | None) -> Provider:
         if settings is not None:
@@ -517,6 +519,7 @@ def kubernetes_providers(
             timeout=float(chosen.get("timeout") or timeout),
             delete_timeout_option=spelling.name("custom_timeouts.delete"),
             force_option=spelling.name("force") if spelling.has("force") else None,
+            served_kinds=served,
         )
         if check_context is not None:
             check_context(provider.config.context)

@@ -29,6 +29,7 @@ EXPECTED = [
     "Related",
     "ResourceInfo",
     "RetryPolicy",
+    "ServedKinds",
     "State",
     "TransientError",
     "UnknownKind",

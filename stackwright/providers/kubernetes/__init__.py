@@ -24,7 +24,7 @@ from stackwright.providers.kubernetes.applyset import (
     stamp,
 )
 from stackwright.providers.kubernetes.client import RetryPolicy
-from stackwright.providers.kubernetes.discovery import ResourceInfo
+from stackwright.providers.kubernetes.discovery import ResourceInfo, ServedKinds
 from stackwright.providers.kubernetes.errors import (
     AccessDenied,
     ApplyConflict,
@@ -66,6 +66,7 @@ __all__ = [
     "Related",
     "ResourceInfo",
     "RetryPolicy",
+    "ServedKinds",
     "State",
     "TransientError",
     "UnknownKind",

@@ -1,11 +1,11 @@
 """Which kinds a cluster serves, and where: apiVersion + kind → plural, scope, URL paths.
 
 One discovery request per group-version (`/api/v1`, `/apis/apps/v1`), cached for
-the provider's life. A kind that is not in the cache makes its group-version be
-fetched again (once more after a short pause, since a real API server publishes a
-new CRD's kind a moment after it is Established), so a custom resource whose CRD
-was created earlier in the same run is found. Concurrent lookups of the same
-group-version share one request.
+the provider's life (for the life of a `ServedKinds`, by the providers given it). A
+kind that is not in the cache makes its group-version be fetched again (once more
+after a short pause, since a real API server publishes a new CRD's kind a moment
+after it is Established), so a custom resource whose CRD was created earlier in the
+same run is found. Concurrent lookups of the same group-version share one request.
 Must never: list every group of the cluster to find one kind.
 """
 
@@ -22,7 +22,7 @@ from urllib.parse import quote
 from stackwright.providers.kubernetes.client import ApiClient
 from stackwright.providers.kubernetes.errors import NotFoundError, UnknownKind
 
-__all__ = ["Discovery", "ResourceInfo", "split_api_version"]
+__all__ = ["Discovery", "ResourceInfo", "ServedKinds", "split_api_version"]
 
 
 @dataclass(frozen=True)
@@ -67,6 +67,24 @@ def split_api_version(api_version: str) -> tuple[str, str]:
     return group, version
 
 
+Kinds = dict[tuple[str, str], ResourceInfo]  # (apiVersion, kind) → how it is served
+
+
+class ServedKinds:
+    """What discovery learnt, per cluster, for the providers of one operation to share: a
+    CRD that one of them replaces or deletes is then asked again by all of them (a second
+    provider of the cluster, with another default namespace, kept its kind's former scope).
+    A cluster is told by how it is reached (API server URL, proxy), not by the user: what
+    it serves is the same for every user, and a CRD's change must reach them all. Kept for
+    one operation, not the process: another tool may change a CRD between two."""
+
+    def __init__(self) -> None:
+        self._clusters: dict[tuple[str, str | None], Kinds] = {}
+
+    def of(self, server: str, proxy: str | None = None) -> Kinds:
+        return self._clusters.setdefault((server, proxy), {})
+
+
 class Discovery:
     def __init__(
         self,
@@ -74,11 +92,12 @@ class Discovery:
         *,
         settle: float = 0.5,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        kinds: Kinds | None = None,
     ) -> None:
         self._api = api
         self._settle = settle
         self._sleep = sleep
-        self._kinds: dict[tuple[str, str], ResourceInfo] = {}
+        self._kinds: Kinds = {} if kinds is None else kinds
         self._fetching: dict[str, asyncio.Future[None]] = {}
 
     def cached(self, api_version: str, kind: str) -> ResourceInfo | None:

@@ -38,7 +38,7 @@ from stackwright.providers.kubernetes.client import (
     RetryPolicy,
     force_advice,
 )
-from stackwright.providers.kubernetes.discovery import Discovery, ResourceInfo
+from stackwright.providers.kubernetes.discovery import Discovery, ResourceInfo, ServedKinds
 from stackwright.providers.kubernetes.errors import (
     ApplyConflict,
     ApplyRejected,
@@ -203,6 +203,7 @@ class KubernetesProvider:
     `retry` (backoff policy and its sleep), `failure_grace` (how long a retried
     failure such as ImagePullBackOff may last before the wait fails),
     `unreachable_limit` (how long the API server may not answer a wait's watch).
+    `served_kinds`: what discovery learns, shared with the other providers given it.
     """
 
     def __init__(
@@ -224,6 +225,7 @@ class KubernetesProvider:
         environ: Mapping[str, str] | None = None,
         delete_timeout_option: str = "custom_timeouts.delete",
         force_option: str | None = "force",
+        served_kinds: ServedKinds | None = None,
     ) -> None:
         self.config = config or load_config(kubeconfig, context, environ=environ)
         #: The resource option that bounds a delete's wait, as the program's language spells
@@ -266,7 +268,8 @@ class KubernetesProvider:
             request_timeout=request_timeout,
             force_option=force_option,
         )
-        self.discovery = Discovery(self.api, sleep=self.api.retry.sleep)
+        kinds = served_kinds.of(self.config.server, self.config.proxy) if served_kinds else None
+        self.discovery = Discovery(self.api, sleep=self.api.retry.sleep, kinds=kinds)
         self._informers = Informers(self.api)
         self._waiter = Waiter(
             self.api,

@@ -1,0 +1,89 @@
+"""What discovery learnt of a custom kind is asked again once its CRD changes, by every
+provider of the cluster that the engine made for the operation, whichever changed it."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+
+from stackwright.engine.wiring import KubernetesCluster, kubernetes_providers
+from stackwright.providers.kubernetes import KubernetesProvider
+
+pytestmark = pytest.mark.integration
+
+LiveCluster = Any  # tests/conftest.py's LiveCluster
+
+GROUP = "shared.example.com"
+
+
+def crd(plural: str, kind: str, scope: str = "Namespaced") -> dict[str, Any]:
+    return {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": f"{plural}.{GROUP}"},
+        "spec": {
+            "group": GROUP,
+            "scope": scope,
+            "names": {"plural": plural, "singular": kind.lower(), "kind": kind},
+            "versions": [version("v1", served=True, storage=True)],
+        },
+    }
+
+
+def version(name: str, *, served: bool, storage: bool) -> dict[str, Any]:
+    schema = {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
+    return {
+        "name": name,
+        "served": served,
+        "storage": storage,
+        "schema": {"openAPIV3Schema": schema},
+    }
+
+
+def custom(kind: str, name: str, api_version: str = f"{GROUP}/v1") -> dict[str, Any]:
+    return {"apiVersion": api_version, "kind": kind, "metadata": {"name": name}, "spec": {}}
+
+
+def two_providers(cluster: LiveCluster, namespace: str) -> tuple[KubernetesProvider, ...]:
+    """Two providers of the test cluster as one operation's factory makes them (a program's
+    two `k8s.Provider`s with their own default namespaces)."""
+    make = kubernetes_providers({"kubeconfig": str(cluster.kubeconfig)})
+    made = [
+        make({"kubeconfig": str(cluster.kubeconfig), "namespace": n})
+        for n in (namespace, "default")
+    ]
+    assert all(isinstance(m, KubernetesCluster) for m in made)
+    return tuple(m.provider for m in made if isinstance(m, KubernetesCluster))
+
+
+async def established(provider: KubernetesProvider, body: dict[str, Any]) -> None:
+    await provider.await_ready(await provider.apply(body), timeout=30)
+
+
+def test_a_crd_replaced_through_one_provider_is_asked_again_by_the_other(
+    cluster: LiveCluster,
+) -> None:
+    # Seen with a program's two providers of one cluster: the second one still sent the
+    # object under `namespaces/<ns>/`, where the former CRD served it.
+    async def go() -> dict[str, Any]:
+        first, second = two_providers(cluster, "default")
+        try:
+            await established(first, crd("dials", "Dial"))
+            await second.apply(custom("Dial", "d1"))  # it learns the kind is namespaced
+            await first.delete(
+                "apiextensions.k8s.io/v1", "CustomResourceDefinition", None, f"dials.{GROUP}"
+            )
+            await established(first, crd("dials", "Dial", scope="Cluster"))
+            live = await second.apply(custom("Dial", "d1"))
+            await first.delete(
+                "apiextensions.k8s.io/v1", "CustomResourceDefinition", None, f"dials.{GROUP}"
+            )
+            return live
+        finally:
+            await first.close()
+            await second.close()
+
+    live = asyncio.run(go())
+    assert "namespace" not in live["metadata"]
