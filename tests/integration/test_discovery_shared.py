@@ -1,5 +1,6 @@
 """What discovery learnt of a custom kind is asked again once its CRD changes, by every
-provider of the cluster that the engine made for the operation, whichever changed it."""
+provider of the cluster that the engine made for the operation, and whoever changed it:
+a replacement through another provider, or a Patch that sends only part of the CRD."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from typing import Any
 import pytest
 
 from stackwright.engine.wiring import KubernetesCluster, kubernetes_providers
-from stackwright.providers.kubernetes import KubernetesProvider
+from stackwright.providers.kubernetes import KubernetesProvider, UnknownKind
 
 pytestmark = pytest.mark.integration
 
@@ -87,3 +88,39 @@ def test_a_crd_replaced_through_one_provider_is_asked_again_by_the_other(
 
     live = asyncio.run(go())
     assert "namespace" not in live["metadata"]
+
+
+def test_a_crd_patch_that_names_no_kind_makes_its_kind_be_asked_again(
+    cluster: LiveCluster,
+) -> None:
+    # The Patch stops serving v1: the kind at v1 is not served, which discovery says
+    # (UnknownKind, with its hint), not a request sent to v1's former path.
+    async def go() -> None:
+        async with KubernetesProvider(str(cluster.kubeconfig)) as provider:
+            await established(provider, crd("levers", "Lever"))
+            await provider.apply(
+                {**custom("Lever", "l1"), "metadata": {"name": "l1", "namespace": "default"}}
+            )
+            patch = {
+                "apiVersion": "apiextensions.k8s.io/v1",
+                "kind": "CustomResourceDefinition",
+                "metadata": {"name": f"levers.{GROUP}"},
+                "spec": {
+                    "versions": [
+                        version("v1", served=False, storage=False),
+                        version("v2", served=True, storage=True),
+                    ]
+                },
+            }
+            await provider.apply(patch, field_manager="lever-patch", force=True)
+            try:
+                with pytest.raises(
+                    UnknownKind, match=r"Lever \(shared.example.com/v1\) is not served"
+                ):
+                    await provider.apply(custom("Lever", "l2"))
+            finally:
+                await provider.delete(
+                    "apiextensions.k8s.io/v1", "CustomResourceDefinition", None, f"levers.{GROUP}"
+                )
+
+    asyncio.run(go())

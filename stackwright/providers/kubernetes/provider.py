@@ -469,7 +469,9 @@ class KubernetesProvider:
                 warn(text)
         live: dict[str, Any] = orjson.loads(response.body)
         if not dry_run:
-            self._forget_kind_of(body)
+            # The server's answer: a Patch of a CRD (its own field manager) may send
+            # only the versions it changes, not the group and kind that say which to forget.
+            self._forget_kind_of(live)
         if not dry_run and _is_deployment(body):
             # Every apply, not only the one after the patch: a run killed between the two
             # leaves the entry, and the next run's apply goes straight through.
