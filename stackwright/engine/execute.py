@@ -951,15 +951,20 @@ class Run:
 
     def _held(self, carrier: ResourceState) -> dict[str, ResourceState]:
         """The recorded resources whose objects go with `carrier`'s (`holds`), as recorded
-        through its provider; none when that provider moved to another cluster: what it
-        held moves too, each replaced by its own step (whose delete on the former cluster
-        finds the object gone, and which checks its own protection)."""
+        through any provider of its cluster (a CRD through one, its objects through another
+        with its own default namespace); none when that provider moved to another cluster:
+        what it held moves too, each replaced by its own step (whose delete on the former
+        cluster finds the object gone, and which checks its own protection)."""
         if carrier.provider in self._former_providers or is_patch(carrier):
             return {}
+        cluster = self.clusters.cluster_of(carrier.provider)
         return {
             urn: state
             for urn, state in self.old.items()
-            if urn != carrier.urn and state.provider == carrier.provider and holds(carrier, state)
+            if urn != carrier.urn
+            and state.provider not in self._former_providers
+            and self.clusters.cluster_of(state.provider) == cluster
+            and holds(carrier, state)
         }
 
     def _refuse_deleting_protected_within(self, carrier: ResourceState) -> None:

@@ -36,22 +36,42 @@ k8s.apiextensions.CustomResource(
 """
 
 
+def made_cluster_scoped(p: Any, cluster: LiveCluster, program: str) -> None:
+    """`program` (PROGRAM's lines) up with the CRD Namespaced and k1 in the project's
+    namespace, then with the CRD Cluster-scoped and k1 naming none: k1 went with the former
+    CRD, and is made again where the new one serves it."""
+    p.program(
+        program.replace("SCOPE", '"Namespaced"').replace(
+            "METADATA", '{"name": "k1", "namespace": NS}'
+        )
+    )
+    p.up()
+    p.program(program.replace("SCOPE", '"Cluster"').replace("METADATA", '{"name": "k1"}'))
+    assert p.preview().changed() == {"knobs": "replace", "k1": "create"}
+    assert p.up().changed() == {"knobs": "replace", "k1": "create"}
+    assert "namespace" not in live(cluster, "knob.scoped.example.com", "k1")["metadata"]
+    p.sw("preview", "--expect-no-changes")
+    p.sw("destroy", "--yes")
+
+
 def test_objects_of_a_crd_made_cluster_scoped_are_made_again_cluster_scoped(
     new_project: Any, cluster: LiveCluster
 ) -> None:
     # Seen by hand beside the model test's CRDs: the objects' create failed with `the server
     # could not find the requested resource (namespaces.scoped.example.com/v1)`, the
     # provider's discovery still taking the kind as namespaced.
-    p = new_project()
-    p.program(
-        PROGRAM.replace("SCOPE", '"Namespaced"').replace(
-            "METADATA", '{"name": "k1", "namespace": NS}'
-        )
+    made_cluster_scoped(new_project(), cluster, PROGRAM)
+
+
+def test_objects_of_a_crd_through_another_provider_of_its_cluster_go_with_it(
+    new_project: Any, cluster: LiveCluster
+) -> None:
+    # The CRD through the stack's default provider, k1 through another provider of the same
+    # cluster (with its own default namespace). k1's record was not taken as gone with the
+    # former CRD (matched by provider, not cluster): k1 was replaced, and the delete of its
+    # former object, its kind cluster-scoped by then, deleted the new one.
+    second = f'b = k8s.Provider("b", kubeconfig={str(cluster.kubeconfig)!r}, namespace=NS)\n'
+    through = 'spec={"size": 1}, opts=sw.ResourceOptions(provider=b),'
+    made_cluster_scoped(
+        new_project(), cluster, second + PROGRAM.replace('spec={"size": 1},', through)
     )
-    p.up()
-    p.program(PROGRAM.replace("SCOPE", '"Cluster"').replace("METADATA", '{"name": "k1"}'))
-    assert p.preview().changed() == {"knobs": "replace", "k1": "create"}
-    assert p.up().changed() == {"knobs": "replace", "k1": "create"}
-    assert "namespace" not in live(cluster, "knob.scoped.example.com", "k1")["metadata"]
-    p.sw("preview", "--expect-no-changes")
-    p.sw("destroy", "--yes")
