@@ -1555,7 +1555,10 @@ class Run:
         refuses it: where the object is now and under which name, an import, protection,
         drift, its marks, whether it was ready last time, the cluster its provider reaches."""
         urn, opts = resource.urn, resource.opts
-        if kube and old is not None and step.op in (Op.SAME, Op.UPDATE):
+        # A Patch too: it changes the object its provider's new namespace holds, and gives
+        # its fields up on the one it changed before (its replacement deletes first).
+        moves = kube or (resource.custom and is_patch(resource))
+        if moves and old is not None and step.op in (Op.SAME, Op.UPDATE):
             step = self._moved(step, old)
         if kube and old is not None and step.op is Op.UPDATE:
             step = await self._removed_by_its_ttl(step, old)
@@ -1741,7 +1744,8 @@ class Run:
     def _moved(self, step: Step, old: ResourceState) -> Step:
         """An object that names no namespace of its own is in its provider's: that provider's
         namespace changed, it is another object (as in Pulumi: created there, the old one
-        deleted), else the state would keep the former id and leave the object behind."""
+        deleted), else the state would keep the former id and leave the object behind (a
+        Patch's: the object there never patched, the former one keeping its fields)."""
         assert step.new is not None
         if not old.id or step.new.id == old.id or old.provider in self._unknown_providers:
             return step

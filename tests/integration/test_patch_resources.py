@@ -812,3 +812,35 @@ def test_objects_in_a_namespace_do_not_wait_for_its_namespace_patch(
     assert _the_failed_step(failed)["name"] == "tier"
     assert failed.of("step-skipped") == [], failed.of("step-skipped")
     assert live(cluster, "configmap", "settings", p.ns)["data"] == {"k": "v"}
+
+
+def test_a_patch_in_its_providers_namespace_moves_with_it(
+    new_project: Any, cluster: LiveCluster
+) -> None:
+    # As an object of the program that names no namespace is made anew in its provider's new
+    # default namespace (the old one deleted), a Patch that names none patches the object of
+    # that name there, and gives its fields up on the one it patched before.
+    p = new_project()
+    other = f"{p.ns}-b"
+    for ns in (p.ns, other):
+        _namespace(cluster, ns)
+        create(cluster, "ConfigMap", "settings", ns, data={"mode": "blue"})
+    program = """
+        pp = k8s.Provider("pp", kubeconfig={kubeconfig!r}, namespace={namespace!r})
+        k8s.core.v1.ConfigMapPatch("settings", metadata={{"name": "settings"}},
+                                   data={{"extra": "on"}}, opts=sw.ResourceOptions(provider=pp))
+        """
+    kubeconfig = str(cluster.kubeconfig)
+    p.program(program.format(kubeconfig=kubeconfig, namespace=p.ns))
+    p.up()
+    assert live(cluster, "configmap", "settings", p.ns)["data"] == {"mode": "blue", "extra": "on"}
+    p.program(program.format(kubeconfig=kubeconfig, namespace=other))
+    planned = p.preview()
+    assert planned.changed() == {"pp": "update", "settings": "replace"}
+    assert p.up().changed() == {"pp": "update", "settings": "replace"}
+    assert live(cluster, "configmap", "settings", other)["data"] == {"mode": "blue", "extra": "on"}
+    assert live(cluster, "configmap", "settings", p.ns)["data"] == {"mode": "blue"}
+    assert p.resources()["settings"]["id"] == f"{other}/settings"
+    p.sw("preview", "--expect-no-changes")
+    p.sw("destroy", "--yes")
+    assert live(cluster, "configmap", "settings", other)["data"] == {"mode": "blue"}
