@@ -1211,7 +1211,12 @@ class Run:
         if options.targets:
             chosen = set(options.targets)
             if options.target_dependents:  # what the program or the state says depends on them
-                recorded = recorded_closure(chosen, list(self.old.values()), upward=False)
+                recorded = recorded_closure(
+                    chosen,
+                    list(self.old.values()),
+                    upward=False,
+                    cluster_of=self.clusters.cluster_of,
+                )
                 chosen = graph.downstream(chosen | recorded) | chosen
             allowed = graph.upstream(chosen)
         if options.excludes:
@@ -2865,7 +2870,7 @@ class Run:
         if self.options.dry_run:
             await self._preview_deletes(states, [steps[id(s)] for s in states])
             return set()
-        graph, keys, _ = recorded_graph(states)
+        graph, keys, _ = recorded_graph(states, self.clusters.cluster_of)
         riding = self._riders(states, keys, graph)
         edges = waits(riding, graph)
         events: dict[Milestone, asyncio.Event] = {}
@@ -3004,7 +3009,7 @@ class Run:
     async def _preview_deletes(self, states: list[ResourceState], steps: list[Step]) -> None:
         """What a preview says of `states`' deletes: which ride on another's, and, in the
         words the real delete fails with, which are protected."""
-        graph, keys, _ = recorded_graph(states)
+        graph, keys, _ = recorded_graph(states, self.clusters.cluster_of)
         for rider, carrier in self._riders(states, keys, graph).items():
             self.emit(
                 Diagnostic(
@@ -3151,7 +3156,10 @@ class Run:
         dropped = [self.old[urn] for urn in self._dropped if urn in self.old]
         if not dropped:
             return [], set()
-        return dropped, recorded_closure([old.urn], [old, *dropped], upward=False) - {old.urn}
+        needing = recorded_closure(
+            [old.urn], [old, *dropped], upward=False, cluster_of=self.clusters.cluster_of
+        )
+        return dropped, needing - {old.urn}
 
     # --- refresh ------------------------------------------------------------------------------
 

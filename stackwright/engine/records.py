@@ -11,7 +11,7 @@ import base64
 import hashlib
 import re
 import shlex
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from itertools import chain
 from typing import Any
@@ -610,40 +610,57 @@ def _texts(
     return leaves, keys
 
 
+def _by_provider(provider: str) -> str:
+    """Each provider (by URN) a cluster of its own, where no run says which it reaches."""
+    return provider
+
+
 def recorded_graph(
-    states: Sequence[ResourceState],
+    states: Sequence[ResourceState], cluster_of: Callable[[str], str] = _by_provider
 ) -> tuple[Graph, list[str], dict[str, list[str]]]:
     """The graph of recorded resources — their parents, providers and dependencies, and
     Kubernetes' own rules over their inputs (a namespace before what is in it, ...) —,
     each state's key in it, `URN#index` (a URN is recorded twice while a replaced
-    object awaits deletion), and the keys of each URN."""
+    object awaits deletion), and the keys of each URN. `cluster_of` tells which cluster a
+    provider (by URN) reaches (`ClusterCheck.cluster_of`, in a run)."""
     keys = [f"{s.urn}#{i}" for i, s in enumerate(states)]
     by_urn: dict[str, list[str]] = {}
     for key, state in zip(keys, states, strict=True):
         by_urn.setdefault(state.urn, []).append(key)
-    # A Patch of an object the stack holds came after it (as `Run._graph` orders them): it
-    # gives its fields up before the object goes.
+
+    def on_cluster(state: ResourceState) -> tuple[str, str, str]:
+        _, kind, name = object_key(state)
+        return cluster_of(state.provider), kind, name
+
+    # A Patch of an object the stack holds came after it (as `Run._graph` orders them, by
+    # cluster: the two may go through two providers of it): it gives its fields up before
+    # the object goes.
     objects = {
-        object_key(s): k for k, s in zip(keys, states, strict=True) if s.custom and is_kubernetes(s)
+        on_cluster(s): k for k, s in zip(keys, states, strict=True) if s.custom and is_kubernetes(s)
     }
     nodes = []
     for key, state in zip(keys, states, strict=True):
         refs = {*state.dependencies, state.parent, state.provider} - {""}
         explicit = {k for ref in refs for k in by_urn.get(ref, ()) if k != key}
         patch = state.custom and is_patch(state)
-        if patch and object_key(state) in objects:
-            explicit.add(objects[object_key(state)])
+        patched = objects.get(on_cluster(state)) if patch else None
+        if patched is not None:
+            explicit.add(patched)
         nodes.append(Node(key, state.inputs if state.custom else {}, frozenset(explicit), patch))
     return Graph(nodes), keys, by_urn
 
 
 def recorded_closure(
-    urns: Iterable[str], states: Sequence[ResourceState], *, upward: bool
+    urns: Iterable[str],
+    states: Sequence[ResourceState],
+    *,
+    upward: bool,
+    cluster_of: Callable[[str], str] = _by_provider,
 ) -> set[str]:
     """`urns` and the recorded resources they need (`upward`: parents, providers,
     dependencies, and what Kubernetes' rules put first, such as their namespace), or
     that need them, directly or not."""
-    graph, _, by_urn = recorded_graph(states)
+    graph, _, by_urn = recorded_graph(states, cluster_of)
     start = [key for urn in urns for key in by_urn.get(urn, ())]
     found = graph.upstream(start) if upward else graph.downstream(start)
     return {key.rpartition("#")[0] for key in found} | set(urns)

@@ -17,6 +17,7 @@ from engine_stack import Declare, Stack, urn
 from engine_stack import stack as stack  # the fixture
 
 import stackwright.kubernetes as k8s
+from stackwright.engine.events import StepDone, StepStarted
 from stackwright.engine.testing import FakeCluster
 from stackwright.errors import UsageError
 from stackwright.sdk.context import Program
@@ -756,3 +757,38 @@ def test_a_patch_follows_its_object_whatever_names_its_namespace(
     assert summary.ok, summary.failures
     assert ("replace", "a") in stack.started() and ("update", "tuning") in stack.started()
     assert stack.fake.find("ConfigMap", "shared")["data"] == {"k": "2", "mode": "fast"}
+
+
+@pytest.mark.parametrize("patch_first", [True, False], ids=["patch-declared-first", "object-first"])
+def test_a_patch_through_another_provider_of_its_cluster_gives_its_fields_up_first(
+    stack: Stack, patch_first: bool
+) -> None:
+    """A Patch, through an explicit provider for the cluster the stack's default provider
+    reaches, of the object a resource makes through that default provider: a destroy gives
+    the Patch's fields up before the object goes, as the run that made them ordered them
+    (by cluster). The recorded graph matched them by provider, as two unrelated objects."""
+
+    def declare(p: Program) -> None:
+        def patch() -> None:
+            k8s.core.v1.ConfigMapPatch(
+                "tuning", metadata={"name": "shared"}, data={"mode": "fast"},
+                opts=ResourceOptions(provider=k8s.Provider("east", context="east")),
+            )  # fmt: skip
+
+        if patch_first:
+            patch()
+        keeper(p)
+        if not patch_first:
+            patch()
+
+    summary = stack.up(declare)
+    assert summary.ok, summary.failures
+    assert stack.fake.find("ConfigMap", "shared")["data"] == {"k": "v", "mode": "fast"}
+    summary = stack.destroy()
+    assert summary.ok, summary.failures
+    steps = [
+        (type(e).__name__, e.step.urn.rpartition("::")[2])
+        for e in stack.events
+        if isinstance(e, StepStarted | StepDone)
+    ]
+    assert steps.index(("StepDone", "tuning")) < steps.index(("StepStarted", "a")), steps
