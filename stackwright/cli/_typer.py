@@ -8,6 +8,11 @@ command, a tenth of a no-op `up`. `install()` wraps typer's runtime conversion s
 * a missing value (`None`) takes typer's own path, which returns before converting;
 * a `str` value of a plain `str` parameter, and an `int` value of a plain `int` parameter
   within its `min`/`max`, are returned as they are — what the adapter returns for them;
+* a `str` value of an `int` or `float` parameter (what the command line gives: `--parallel
+  8`) is read as Python reads a number; one that is none, or is outside the option's
+  `min`/`max`, is refused in the CLI's words (`--parallel abc: give a whole number, 1 or
+  more`), where pydantic's said "Input should be a valid integer, unable to parse string as
+  an integer" without the value given;
 * everything else (other types, values to convert, values out of range, custom parsers,
   files) is converted by typer's adapter, built when first needed, as before.
 
@@ -58,7 +63,8 @@ def install() -> None:
     _help_types(core)
     build: Any = getattr(core, "build_runtime_param", None)
     base = getattr(_coercion, "RuntimeParam", None)
-    if build is None or base is None or not hasattr(base, "_coerce_value"):
+    refuse: Any = getattr(_coercion, "UsageError", None)
+    if build is None or base is None or refuse is None or not hasattr(base, "_coerce_value"):
         return  # pragma: no cover - another typer version
 
     class DeferredRuntimeParam(base):  # type: ignore[misc, valid-type]
@@ -80,6 +86,8 @@ def install() -> None:
                 annotation = self.annotation
                 if annotation is str and type(value) is str:
                     return value
+                if annotation in _NUMBERS and type(value) is str and not getattr(info, "clamp", 0):
+                    return _number(value, annotation, info, param, ctx, refuse)
                 if annotation is int and type(value) is int:
                     low, high = getattr(info, "min", None), getattr(info, "max", None)
                     if (low is None or value >= low) and (high is None or value <= high):
@@ -96,6 +104,32 @@ def install() -> None:
         return DeferredRuntimeParam(descriptor)
 
     core.build_runtime_param = build_runtime_param  # type: ignore[attr-defined]
+
+
+#: The number types an option's value is read as here, and what the user is asked for.
+_NUMBERS: dict[Any, str] = {int: "a whole number", float: "a number"}
+
+
+def _number(text: str, kind: Any, info: Any, param: Any, ctx: Any, refuse: Any) -> Any:
+    """`text`, given for an option of type `kind` (int or float), as that number; one that
+    is none, or out of the option's range, refused with click's usage error (`refuse`) in
+    one line that names the option, the value and what to give instead."""
+    low, high = getattr(info, "min", None), getattr(info, "max", None)
+    try:
+        number = kind(text)
+    except ValueError:
+        number = None
+    if number is not None and (low is None or number >= low) and (high is None or number <= high):
+        return number
+    wanted = _NUMBERS[kind]
+    if low is not None and high is not None:
+        wanted += f" from {low} to {high}"
+    elif low is not None:
+        wanted += f", {low} or more"
+    elif high is not None:
+        wanted += f", {high} or less"
+    option = max(getattr(param, "opts", None) or [str(getattr(param, "name", ""))], key=len)
+    raise refuse(f"{option} {text}: give {wanted}", ctx)
 
 
 def _read_parameters_once(main: Any) -> None:
