@@ -28,7 +28,7 @@ import asyncio
 import builtins
 import copy
 import datetime
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -117,6 +117,15 @@ class FakeApiError(StackwrightError):
 class FakeImmutable(FakeApiError, InputsRejected):
     """The 422 for a field that cannot change once set: inputs refused, as the provider's
     `ApplyRejected` says it, naming nothing else (`beyond_immutable` is None)."""
+
+
+class FakeNamespaceMissing(FakeApiError, InputsRejected):
+    """The 404 for an object in a namespace the cluster does not have: bad input, as the
+    provider's `NamespaceMissing` says it, and a verdict on a new object whatever forces
+    its replacement."""
+
+    def beyond_immutable(self, forcing: Collection[str] = ()) -> str | None:
+        return str(self)
 
 
 class FakeNotReady(StackwrightError):
@@ -781,7 +790,7 @@ class FakeCluster:
     def _require_namespace(self, namespace: str, what: str) -> None:
         if Key("v1", "Namespace", None, namespace) not in self.objects:
             missing = f'namespaces "{namespace}" not found'
-            raise FakeApiError(f"{what}: {missing}" if what else missing, 404)
+            raise FakeNamespaceMissing(f"{what}: {missing}" if what else missing, 404)
 
     def _validate(self, body: Mapping[str, Any]) -> Key:
         """What the API server checks before a (dry-run) apply; the object's key."""

@@ -108,7 +108,8 @@ class KubernetesCluster:
         except NotFoundError as exc:
             # The parent is applied before the namespace's first member: its missing
             # namespace is the member's, whose step says so (not in the parent's name).
-            raise NotFoundError(str(exc).removeprefix(f"{applyset.name}: "), status=404) from exc
+            said = str(exc).removeprefix(f"{applyset.name}: ")
+            raise type(exc)(said, status=404) from exc  # a missing namespace stays bad input
 
     async def check_applyset(self, stack: str, namespace: str) -> None:
         await read_parent(self.provider, self._applyset(stack, namespace))

@@ -1966,17 +1966,50 @@ def test_an_object_in_a_namespace_nobody_made_fails_naming_it_not_the_applyset(
 ) -> None:
     """`up --yes` meets the missing namespace first at the stack's ApplySet parent, a
     ConfigMap the user never declared: the failure named it
-    (`x: stackwright-applyset-….dev: namespaces "…" not found`)."""
+    (`x: stackwright-applyset-….dev: namespaces "…" not found`). The program's to fix, as
+    a field the server refuses is: at the resource's line, exit 2 where nothing changed (a
+    server's message and exit 1, no line, before)."""
     p = new_project()
     p.program('k8s.core.v1.ConfigMap("x", metadata={"name": "x", "namespace": NS}, data={})\n')
-    up = p.up(rc=1)
-    (failed,) = [e for e in up.of("step-done") if not e["ok"]]
-    assert failed["error"] == (
+    said = (
+        f"__main__.py:{PRELUDE_LINES + 1}: kubernetes:core/v1:ConfigMap x: "
         f'namespaces "{p.ns}" not found: declare namespace {p.ns} in the program (a Namespace '
         "resource is applied before what goes in it) or create it, or put the object in a "
         "namespace that exists"
     )
-    assert up.summary["failures"] == [f"kubernetes:core/v1:ConfigMap x: {failed['error']}"]
+    for run in (p.preview(rc=2), p.up(rc=2)):
+        (failed,) = [e for e in run.of("step-done") if not e["ok"]]
+        assert failed["error"] == said
+        assert run.summary["failures"] == [said]
+    shown = p.sw("preview", rc=2)  # as the display says it
+    assert f"Failures:\n    {said}\n" in shown.out and "Traceback" not in shown.out + shown.err
+    assert get(cluster, "namespace", p.ns) is None
+    # Beside a change that was made, the failed operation's exit 1, at the same line.
+    p.program(
+        'k8s.core.v1.ConfigMap("x", metadata={"name": "x", "namespace": NS}, data={})\n'
+        'k8s.core.v1.Namespace("other", metadata={"name": NS + "-other"})\n'
+    )
+    assert p.up(rc=1).summary["failures"] == [said]
+
+
+def test_a_delete_first_replacement_into_a_namespace_nobody_made_leaves_the_object(
+    new_project: Any, cluster: LiveCluster
+) -> None:
+    # The new object's dry run over the old one is refused for its namespace: a verdict on
+    # the new object whatever forces the replacement, so the old one is not deleted first.
+    p = new_project()
+    declared = (
+        'k8s.core.v1.Namespace("ns", metadata={{"name": NS}})\n'
+        'k8s.core.v1.ConfigMap("c", metadata={{"name": "c", "namespace": {ns}}}, data={{}},\n'
+        "                      opts=sw.ResourceOptions(delete_before_replace=True))\n"
+    )
+    p.program(declared.format(ns="NS"))
+    p.up()
+    p.program(declared.format(ns='NS + "-gone"'))
+    (refused,) = p.up(rc=2).summary["failures"]
+    assert refused.startswith(f"__main__.py:{PRELUDE_LINES + 2}: "), refused
+    assert refused.endswith("(a replacement that deletes the object first: it is left as it is)")
+    assert live(cluster, "configmap", "c", p.ns)["metadata"]["name"] == "c"
 
 
 def test_service_whose_named_target_port_no_container_declares_fails_in_seconds(

@@ -12,6 +12,7 @@ from typing import Any, TypeVar
 
 import pytest
 
+from stackwright.errors import InputsRejected
 from stackwright.providers.kubernetes import (
     ApplyConflict,
     ApplySet,
@@ -210,6 +211,7 @@ def test_a_namespace_that_does_not_exist_is_named_with_the_fix(cluster: LiveClus
         for attempt in (p.preview, p.apply):
             with pytest.raises(NotFoundError) as info:
                 await attempt(configmap("prov-no-such-ns", "settings", {"a": "1"}))
+            assert isinstance(info.value, InputsRejected)  # at the resource's line, exit 2
             assert str(info.value) == (
                 'settings: namespaces "prov-no-such-ns" not found: declare namespace '
                 "prov-no-such-ns in the program (a Namespace resource is applied before what "

@@ -144,3 +144,17 @@ def test_an_input_still_unknown_after_its_dependencies_fails_at_the_resources_li
         "after its dependencies were applied: an Output it reads names a field the live object "
         "does not have"
     )
+
+
+def test_an_object_in_a_namespace_the_cluster_lacks_is_refused_at_its_line(stack: Stack) -> None:
+    # The program names a namespace it does not declare and the cluster does not have: the
+    # program's to fix (or the cluster's), as a refused field is, not a failed operation.
+    def elsewhere(p: Program) -> None:
+        k8s.core.v1.ConfigMap("web", metadata={"name": "web", "namespace": "nowhere"})
+
+    at = f"{__file__}:{elsewhere.__code__.co_firstlineno + 1}: kubernetes:core/v1:ConfigMap web: "
+    for run in (stack.preview, stack.up):
+        done = run(elsewhere)
+        (said,) = done.failures
+        assert said.startswith(at) and said.endswith('namespaces "nowhere" not found'), said
+        assert (done.rejected, done.exit_code) == (1, 2)

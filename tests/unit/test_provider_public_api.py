@@ -5,7 +5,7 @@ from __future__ import annotations
 import inspect
 
 import stackwright.providers.kubernetes as kubernetes
-from stackwright.errors import StackwrightError, UsageError
+from stackwright.errors import InputsRejected, StackwrightError, UsageError
 from stackwright.providers.kubernetes import errors
 
 EXPECTED = [
@@ -65,6 +65,8 @@ def test_error_tree_splits_retry_from_stop() -> None:
         assert not issubclass(stop, errors.TransientError)
     assert issubclass(errors.ConfigError, UsageError) and errors.ConfigError.exit_code == 2
     assert errors.ReadinessFailed.exit_code == 1
+    assert issubclass(errors.NamespaceMissing, errors.NotFoundError)
+    assert issubclass(errors.NamespaceMissing, InputsRejected)
 
 
 def test_engine_facing_signatures() -> None:

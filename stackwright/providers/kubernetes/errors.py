@@ -9,6 +9,8 @@
             │                             (also stackwright.errors.InputsRejected: bad input)
             ├── ApplyConflict             another field manager owns fields we set (409)
             ├── NotFoundError             the object (or its namespace) does not exist (404)
+            │   └── NamespaceMissing      ... the namespace an apply or its dry run names
+            │                             (also stackwright.errors.InputsRejected: bad input)
             ├── UnknownKind               the cluster does not serve this apiVersion/kind
             ├── AccessDenied              401 / 403: the credentials cannot do this
             ├── ReadinessFailed           the object will not become ready (cause from its status / pods)
@@ -39,6 +41,7 @@ __all__ = [
     "DeleteTimeout",
     "FieldConflict",
     "InvalidObject",
+    "NamespaceMissing",
     "NotFoundError",
     "PermanentError",
     "ProviderError",
@@ -187,6 +190,17 @@ class ApplyConflict(PermanentError):
 
 class NotFoundError(PermanentError):
     """The object, or the namespace it would live in, does not exist."""
+
+
+class NamespaceMissing(NotFoundError, InputsRejected):
+    """An apply (or its dry run) names a namespace the cluster does not have, and the
+    program does not declare (one it declares is applied first, and a preview does not
+    dry-run into it): bad input the program fixes at the resource's line, as a refused
+    field is, or the user by creating the namespace."""
+
+    def beyond_immutable(self, forcing: Collection[str] = ()) -> str | None:
+        # A verdict on the new object whatever forces a replacement: it would not be made.
+        return str(self)
 
 
 class UnknownKind(PermanentError):

@@ -45,6 +45,7 @@ from stackwright.providers.kubernetes.errors import (
     ConfigError,
     FieldConflict,
     InvalidObject,
+    NamespaceMissing,
     NotFoundError,
     ProviderError,
     TransientError,
@@ -445,7 +446,7 @@ class KubernetesProvider:
             response = await send()
         except NotFoundError as exc:
             if namespace and f'namespaces "{namespace}" not found' in str(exc):
-                raise NotFoundError(
+                raise NamespaceMissing(
                     f"{exc}: declare namespace {namespace} in the program (a Namespace "
                     "resource is applied before what goes in it) or create it, or put the "
                     "object in a namespace that exists",
