@@ -221,6 +221,36 @@ def test_a_namespace_that_does_not_exist_is_named_with_the_fix(cluster: LiveClus
     with_provider(cluster, body)
 
 
+def test_a_takeover_overtaken_by_another_write_is_made_again(cluster: LiveCluster) -> None:
+    # The cluster's answer to the takeover's patch, made from a version another write has
+    # since replaced (its `test` of the resourceVersion fails), is one the provider knows
+    # to read the object anew for: any other error it reports at once.
+    async def body(p: KubernetesProvider) -> None:
+        await namespace(p, "prov-takeover")
+        path = "/api/v1/namespaces/prov-takeover/configmaps/made"
+        made = configmap("prov-takeover", "made", {"a": "1"})
+        await p.api.request(  # as `kubectl create` makes it
+            "POST",
+            path.rpartition("/")[0] + "?fieldManager=kubectl-create",
+            body=json.dumps(made).encode(),
+            what="made",
+        )
+        stale = await p.apply(made)  # shares data.a with its creator
+        await p.api.request(
+            "PATCH",
+            path + "?fieldManager=controller",
+            body=json.dumps({"metadata": {"labels": {"seen": "yes"}}}).encode(),
+            content_type="application/merge-patch+json",
+            what="made",
+        )
+        live, sent = await p._take_over(path, "made", stale)
+        assert sent and live["metadata"]["labels"] == {"seen": "yes"}
+        creator = [e for e in live["metadata"]["managedFields"] if e["manager"] == "kubectl-create"]
+        assert all("f:a" not in (e.get("fieldsV1") or {}).get("f:data", {}) for e in creator)
+
+    with_provider(cluster, body)
+
+
 async def drop_finalizers(p: KubernetesProvider, ns: str, name: str) -> None:
     """Take a ConfigMap's finalizers off, as the controller that handles them would."""
     await p.api.request(

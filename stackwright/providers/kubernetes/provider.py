@@ -94,6 +94,25 @@ def _without(mapping: Mapping[str, Any], key: str) -> dict[str, Any]:
 #: write when none fails, two for the strategy patch's entry and the Recreate it left.
 _REWRITE_ATTEMPTS = 4
 
+#: How the API server says a JSON patch's `test` of the resourceVersion failed: a 422 whose
+#: cause is evanphx/json-patch's error ("testing value /metadata/resourceVersion failed:
+#: test failed"), as the local cluster words it too.
+_VERSION_TEST_FAILED = "testing value /metadata/resourceVersion failed"
+
+
+def _overtaken(exc: ProviderError) -> bool:
+    """Whether a JSON patch guarded by the resourceVersion it was made from was refused
+    only because the object changed since: its `test` failed (422), or its write lost the
+    race the API server retries a patch over (409 Conflict, not a field manager's). Any
+    other error is not cured by reading the object anew."""
+    if exc.status == 409:
+        return not isinstance(exc, ApplyConflict)
+    if exc.status != 422:
+        return False
+    causes = exc.causes if isinstance(exc, InvalidObject) else ()
+    said = (str(exc), *(cause.message for cause in causes))
+    return any(_VERSION_TEST_FAILED.lower() in text.lower() for text in said)
+
 
 def _is_deployment(body: Mapping[str, Any]) -> bool:
     return (body.get("apiVersion"), body.get("kind")) == ("apps/v1", "Deployment")
@@ -630,8 +649,9 @@ class KubernetesProvider:
         none (None; else the `replace` operation and whether it is the last); each holds
         only against the version read, as managedFields written over a newer version would
         undo its writer's ownership. One that a concurrent write (a controller's status)
-        overtook is tried again on the object read anew, a few times. The object as last
-        seen, and whether nothing is left to change (also when it is gone)."""
+        overtook (`_overtaken`) is tried again on the object read anew, a few times; any
+        other error is raised at once. The object as last seen, and whether nothing is
+        left to change (also when it is gone)."""
         for _ in range(_REWRITE_ATTEMPTS):
             wanted = change(live)
             if wanted is None:
@@ -646,15 +666,22 @@ class KubernetesProvider:
                 {"op": "replace", **operation},
             ]
             try:
-                live = await self._patch(path, name, patch, "application/json-patch+json")
-                if last:
+                patched = await self._patch(
+                    path, name, patch, "application/json-patch+json", ok=(404,)
+                )
+            except ProviderError as exc:
+                if not _overtaken(exc):
+                    raise
+                reply = await self.api.request("GET", path, what=name, ok=(404,))
+                if reply.status == 404:
                     return live, True
-            except ProviderError:
-                with contextlib.suppress(ProviderError):
-                    reply = await self.api.request("GET", path, what=name, ok=(404,))
-                    if reply.status == 404:
-                        return live, True
-                    live = orjson.loads(reply.body)
+                live = orjson.loads(reply.body)
+                continue
+            if not patched:  # deleted meanwhile
+                return live, True
+            live = patched
+            if last:
+                return live, True
         return live, change(live) is None
 
     def _ours(self, conflict: FieldConflict) -> bool:
