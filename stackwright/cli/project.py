@@ -64,6 +64,10 @@ Stack = Annotated[
 # Pulumi's short flags too (`-j`, `-r`, `-x`, `stack rm -f`): its users' scripts pass them.
 Json = Annotated[bool, typer.Option("--json", "-j", help="One JSON event per line.")]
 JsonDone = Annotated[bool, typer.Option("--json", "-j", help="What was done, as one JSON line.")]
+# What a report prints (`stack ls`, `config get`): one indented document, as Pulumi's, no events.
+JsonReport = Annotated[
+    bool, typer.Option("--json", "-j", help="Print a JSON document instead of text.")
+]
 Yes = Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")]
 Targets = Annotated[
     list[str] | None,
@@ -125,7 +129,10 @@ PolicyLevel = Annotated[
     ),
 ]
 Parallel = Annotated[
-    int, typer.Option("--parallel", "-p", help="How many API writes run at once.", min=1)
+    int,
+    typer.Option(
+        "--parallel", "-p", help="How many API calls (reads, dry runs, writes) run at once.", min=1
+    ),
 ]
 
 stack_app = typer.Typer(
@@ -594,7 +601,7 @@ def refresh(
     _finish(summary)
 
 
-def cancel(stack: Stack = None, as_json: Json = False) -> None:
+def cancel(stack: Stack = None, as_json: JsonDone = False) -> None:
     """Release the stack's lock at once (the operation holding it is marked cancelled)."""
     ws = _stored(stack)
     released = ws.cancel()
@@ -807,7 +814,7 @@ def stack_select(
 
 
 @stack_app.command("ls")
-def stack_ls(as_json: Json = False) -> None:
+def stack_ls(as_json: JsonReport = False) -> None:
     """List the project's stacks (`--json`: Pulumi's keys, and the stack's tags)."""
     project = find_project(Path.cwd())
     try:
@@ -1035,7 +1042,7 @@ def tag_rm(
 
 
 @tag_app.command("ls")
-def tag_ls(stack: Stack = None, as_json: Json = False) -> None:
+def tag_ls(stack: Stack = None, as_json: JsonReport = False) -> None:
     """List the stack's tags."""
     tags = _stored(stack).config.tags
     if as_json:
@@ -1052,7 +1059,7 @@ def stack_output(
     show_secrets: Annotated[
         bool, typer.Option("--show-secrets", help="Show secret values in plain text.")
     ] = False,
-    as_json: Json = False,
+    as_json: JsonReport = False,
 ) -> None:
     """Print the stack's outputs (secret values masked unless --show-secrets)."""
     ws = _stored(stack)
@@ -1087,7 +1094,7 @@ def _value_text(value: Any, as_json: bool) -> str:
 
 
 @stack_app.command("history")
-def stack_history(stack: Stack = None, as_json: Json = False) -> None:
+def stack_history(stack: Stack = None, as_json: JsonReport = False) -> None:
     """The stack's operations, newest first."""
     ws = _stored(stack)
     entries = ws.backend.history(ws.project.name, ws.stack)
@@ -1143,7 +1150,7 @@ def stack_show(
         bool, typer.Option("--show-urns", "-u", help="Show each resource's URN.")
     ] = False,
     show_secrets: ShowSecrets = False,
-    as_json: Json = False,
+    as_json: JsonReport = False,
 ) -> None:
     """With no subcommand: the stack's last operation, resources and outputs (from its
     state; the cluster is not read)."""
@@ -1514,7 +1521,7 @@ def config_get(
     key: Annotated[str, typer.Argument()],
     path: PathFlag = False,
     stack: Stack = None,
-    as_json: Json = False,
+    as_json: JsonReport = False,
 ) -> None:
     """Print a configuration value (a secret too: you asked for it by name)."""
     ws = _stored(stack)
@@ -1677,7 +1684,7 @@ ShowSecrets = Annotated[
 
 @config_app.command("ls")
 def config_ls(
-    stack: Stack = None, show_secrets: ShowSecrets = False, as_json: Json = False
+    stack: Stack = None, show_secrets: ShowSecrets = False, as_json: JsonReport = False
 ) -> None:
     """List the configuration (secret values masked unless --show-secrets)."""
     _config_list(stack, as_json, show_secrets)
@@ -1688,7 +1695,7 @@ def config_list(
     ctx: typer.Context,
     stack: Stack = None,
     show_secrets: ShowSecrets = False,
-    as_json: Json = False,
+    as_json: JsonReport = False,
 ) -> None:
     """With no subcommand: list the configuration (secret values masked)."""
     if ctx.invoked_subcommand is not None:

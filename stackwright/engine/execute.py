@@ -194,7 +194,7 @@ from stackwright.sdk.resource import (
 from stackwright.sdk.spelling import Spelling, spelling_of
 from stackwright.state import Snapshot
 
-#: How many API writes run at once unless `--parallel` says otherwise.
+#: How many API calls (reads, dry runs, writes) run at once unless `--parallel` says otherwise.
 DEFAULT_PARALLEL = 16
 
 _DONE, _FAILED, _SKIPPED = "done", "failed", "skipped"

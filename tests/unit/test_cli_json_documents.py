@@ -6,26 +6,49 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
+import typer
 
-from stackwright.cli.main import main
+from stackwright.cli.main import app, main
+
+REPORTS = [
+    ["stack", "ls"],
+    ["stack", "history"],
+    ["stack", "tag", "ls"],
+    ["stack"],
+    ["stack", "output"],
+    ["stack", "output", "shape"],
+    ["config"],
+    ["config", "ls"],
+    ["config", "get", "shop:limits"],
+]
 
 
-@pytest.mark.parametrize(
-    "command",
-    [
-        ["stack", "ls"],
-        ["stack", "history"],
-        ["stack", "tag", "ls"],
-        ["stack"],
-        ["stack", "output"],
-        ["stack", "output", "shape"],
-        ["config"],
-        ["config", "get", "shop:limits"],
-    ],
-    ids=" ".join,
-)
+def json_help(*words: str) -> str:
+    """What `stackwright WORDS --help` says of `--json`."""
+    command: Any = typer.main.get_command(app)
+    for word in words:
+        commands = getattr(
+            command, "commands", {}
+        )  # a group's; a command's words are its arguments
+        command = commands.get(word, command)
+    (option,) = [p for p in command.params if "--json" in p.opts]
+    return str(option.help)
+
+
+@pytest.mark.parametrize("command", REPORTS, ids=" ".join)
+def test_a_reports_help_says_json_prints_one_document(command: list[str]) -> None:
+    # It said "One JSON event per line", which is what an operation's `--json` prints.
+    assert json_help(*command) == "Print a JSON document instead of text."
+
+
+def test_cancel_s_help_says_json_prints_what_was_done() -> None:
+    assert json_help("cancel") == "What was done, as one JSON line."
+
+
+@pytest.mark.parametrize("command", REPORTS, ids=" ".join)
 def test_a_report_is_one_indented_document(
     project: Path, capsys: pytest.CaptureFixture[str], command: list[str]
 ) -> None:

@@ -383,3 +383,12 @@ def test_cwd_naming_a_file_says_to_name_its_directory(
         f"error: --cwd {project}: a file, not a directory; pass the project's directory "
         f"({tmp_path})\n"
     )
+
+
+def test_parallel_s_help_says_what_it_bounds_in_a_preview_too() -> None:
+    # "How many API writes run at once" read as if a preview (which writes nothing) and the
+    # reads of an `up` were not bounded by it.
+    command: Any = typer.main.get_command(app)
+    for name in ("preview", "up", "destroy"):
+        (option,) = [p for p in command.commands[name].params if "--parallel" in p.opts]
+        assert option.help == "How many API calls (reads, dry runs, writes) run at once."
