@@ -315,7 +315,8 @@ class ManifestDirectory:
         on_status: Callable[[str], None] | None = None,
         reusing_name: bool = False,
         propagation: str | None = None,  # a file owns nothing: no dependents to keep or wait for
-    ) -> None:
+        uid: str | None = None,  # a file has none, and is the stack's alone: no other to spare
+    ) -> dict[str, Any] | None:
         path = self.directory / manifest_path(api_version, kind, namespace, name)
         path.unlink(missing_ok=True)
         if _is_crd(api_version, kind):
@@ -323,6 +324,7 @@ class ManifestDirectory:
         self._sweep(path.parent)  # a leftover would keep the folder
         with contextlib.suppress(OSError):  # not empty
             path.parent.rmdir()  # the folder goes with its last file: destroy leaves none
+        return None
 
     async def await_deleted(
         self,

@@ -20,6 +20,7 @@ from stackwright.providers.kubernetes import (
     InvalidObject,
     KubernetesProvider,
     NotFoundError,
+    PermanentError,
     RetryPolicy,
     TransientError,
     UnknownKind,
@@ -536,6 +537,75 @@ def test_read_list_and_delete_treat_not_found_as_absence() -> None:
     run(go())
     assert [r.method for r in server.requests] == ["GET", "DELETE"]
     assert json.loads(server.requests[1].content)["propagationPolicy"] == "Background"
+
+
+def uid_refused(registry: bool) -> httpx.Response:
+    """kube-apiserver's 409 to a DELETE whose uid precondition fails, in either of its
+    wordings: its registry's (`rest.BeforeDelete`, staging/src/k8s.io/apiserver/pkg/registry/
+    rest/delete.go), or its storage's (`storage.Preconditions.Check`, as a Conflict by
+    `storeerr.InterpretDeleteError`), which the local cluster sends."""
+    why = (
+        "the UID in the precondition (old-uid) does not match the UID in record (new-uid). "
+        "The object might have been deleted and then recreated"
+        if registry
+        else "Precondition failed: UID in precondition: old-uid, UID in object meta: new-uid"
+    )
+    message = f'Operation cannot be fulfilled on ConfigMap "settings": {why}'
+    return httpx.Response(409, json=status(409, "Conflict", message))
+
+
+def test_delete_with_a_uid_sends_it_as_a_precondition_on_the_one_request() -> None:
+    server = FakeServer(httpx.Response(200, json=CM))
+
+    async def go() -> Any:
+        async with provider(server) as p:
+            return await p.delete("v1", "ConfigMap", "web", "settings", uid="old-uid")
+
+    assert run(go()) is None
+    assert len(server.requests) == 1
+    assert json.loads(server.requests[0].content)["preconditions"] == {"uid": "old-uid"}
+
+
+@pytest.mark.parametrize("registry", [True, False], ids=["registry", "storage"])
+def test_delete_refused_for_its_uid_returns_the_other_object_left(registry: bool) -> None:
+    other = {**CM, "metadata": {**CM["metadata"], "uid": "new-uid"}}
+    server = FakeServer(uid_refused(registry), httpx.Response(200, json=other))
+
+    async def go() -> Any:
+        async with provider(server) as p:
+            return await p.delete("v1", "ConfigMap", "web", "settings", uid="old-uid")
+
+    assert run(go()) == other
+    assert [r.method for r in server.requests] == ["DELETE", "GET"]
+
+
+def test_delete_refused_for_its_uid_of_an_object_gone_since_is_done() -> None:
+    missing = httpx.Response(404, json=status(404, "NotFound", 'configmaps "settings" not found'))
+    server = FakeServer(uid_refused(True), missing)
+
+    async def go() -> Any:
+        async with provider(server) as p:
+            return await p.delete("v1", "ConfigMap", "web", "settings", uid="old-uid")
+
+    assert run(go()) is None
+
+
+@pytest.mark.parametrize("uid", [None, "old-uid"])
+def test_a_delete_conflict_not_about_its_uid_is_raised(uid: str | None) -> None:
+    """A 409 to a delete that named no uid, or with the object still of that uid, is the
+    error it says: never taken for another object."""
+    same = {**CM, "metadata": {**CM["metadata"], "uid": "old-uid"}}
+    busy = httpx.Response(409, json=status(409, "Conflict", "the object has been modified"))
+    server = FakeServer(busy, httpx.Response(200, json=same))
+
+    async def go() -> Any:
+        async with provider(server) as p:
+            return await p.delete("v1", "ConfigMap", "web", "settings", uid=uid)
+
+    with pytest.raises(PermanentError, match="the object has been modified"):
+        run(go())
+    sent = json.loads(server.requests[0].content)
+    assert sent.get("preconditions") == ({"uid": uid} if uid else None)
 
 
 def test_list_follows_continue_tokens_and_fills_in_kind() -> None:

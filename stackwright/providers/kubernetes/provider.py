@@ -54,6 +54,7 @@ from stackwright.providers.kubernetes.errors import (
 from stackwright.providers.kubernetes.http import (
     Http1Transport,
     HttpxTransport,
+    Response,
     Transport,
     api_warnings,
 )
@@ -768,7 +769,8 @@ class KubernetesProvider:
         propagation: str = "Background",
         on_status: Callable[[str], None] | None = None,
         reusing_name: bool = False,
-    ) -> None:
+        uid: str | None = None,
+    ) -> dict[str, Any] | None:
         """Delete; NotFound counts as done. With `wait`, return only once the object is gone,
         telling `on_status` what holds it meanwhile (finalizers, a Namespace's content).
         An object annotated `stackwright.io/skip-await: "true"` is not waited for, as
@@ -782,6 +784,10 @@ class KubernetesProvider:
 
         A kind the cluster no longer serves (its CRD was deleted) counts as done too:
         no object of it can exist.
+
+        With `uid` the delete is of that object only (a uid precondition, on the same
+        request): another object under its name is left, and returned as read, for the
+        caller to tell whose it is; None when the delete was done.
         """
         if propagation not in PROPAGATION_POLICIES:
             raise InvalidObject(
@@ -791,30 +797,38 @@ class KubernetesProvider:
         try:
             info = await self.resource_info(api_version, kind)
         except UnknownKind:
-            return
+            return None
         ns = (namespace or self._namespace) if info.namespaced else None
-        options = {"kind": "DeleteOptions", "apiVersion": "v1", "propagationPolicy": propagation}
+        options: dict[str, Any] = {
+            "kind": "DeleteOptions",
+            "apiVersion": "v1",
+            "propagationPolicy": propagation,
+        }
+        if uid:
+            options["preconditions"] = {"uid": uid}
         response = await self.api.request(
-            "DELETE", info.path(ns, name), body=orjson.dumps(options), what=name, ok=(404,)
+            "DELETE", info.path(ns, name), body=orjson.dumps(options), what=name, ok=(404, 409)
         )
+        if response.status == 409:
+            return await self._another_under_name(info, ns, name, uid, response)
         if kind == "CustomResourceDefinition" and info.group == "apiextensions.k8s.io":
             self._forget_kind_of(orjson.loads(response.body) if response.body else {})
         if response.status == 404 or not wait:
-            return
+            return None
         last = orjson.loads(response.body) if response.body else {}
         if last.get("kind") == "Status":
-            return  # a Status answer means the object is already gone
+            return None  # a Status answer means the object is already gone
         meta = last.get("metadata") or {}
         if (
             response.status == 200
             and not meta.get("deletionTimestamp")
             and not meta.get("finalizers")
         ):
-            return  # deleted outright: the answer is the object's last state
+            return None  # deleted outright: the answer is the object's last state
         if readiness.skip_await(last) and not reusing_name:
             if on_status is not None:
                 on_status(f"{name}: deletion not waited for ({readiness.SKIP_AWAIT})")
-            return
+            return None
         await self._waiter.wait_deleted(
             info,
             ns,
@@ -824,6 +838,25 @@ class KubernetesProvider:
             last=last or None,
             on_status=on_status,
         )
+        return None
+
+    async def _another_under_name(
+        self, info: ResourceInfo, ns: str | None, name: str, uid: str | None, refused: Response
+    ) -> dict[str, Any] | None:
+        """What a delete answered 409 Conflict left under the name: the object read when it
+        is another than `uid` (its precondition failed), None when none is there any more.
+        Told by the uid read, not by the message: kube-apiserver words the precondition's
+        failure two ways (its registry's "the UID in the precondition (…) does not match
+        the UID in record (…)", its storage's "Precondition failed: UID in precondition:
+        …"), and a 409 for anything else is that error, raised."""
+        if uid:
+            response = await self.api.request("GET", info.path(ns, name), what=name, ok=(404,))
+            if response.status == 404:
+                return None
+            live: dict[str, Any] = orjson.loads(response.body)
+            if (live.get("metadata") or {}).get("uid") != uid:
+                return live
+        raise self.api.error(refused, what=name, method="DELETE")
 
     async def await_deleted(
         self,
