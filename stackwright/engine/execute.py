@@ -124,6 +124,7 @@ from stackwright.engine.records import (
     secret_paths_of,
     secret_texts,
     through_kubernetes,
+    uid_of,
     unchanged_by,
     unknown_as_null,
     unknown_paths,
@@ -2254,6 +2255,7 @@ class Run:
             # refused with nothing changed.
             target = await self._check_target(provider, new)
         referring: dict[str, ResourceState] = {}  # what referred to a resource deleted first
+        left: dict[str, Any] | None = None  # another object the delete first left in place
         if step.op is Op.REPLACE and step.delete_before_replace:
             assert step.old is not None
             self._refuse_deleting_protected_within(step.old)
@@ -2268,7 +2270,7 @@ class Run:
             async def when_gone() -> None:  # the objects in it went too: created anew
                 self._forget_held(old, "replaced (deleted first)")
 
-            await self._delete_object(
+            left = await self._delete_object(
                 old, Op.DELETE_REPLACED, when_gone=when_gone, reusing_name=True
             )
             self._deleted_first.add(step.urn)
@@ -2279,7 +2281,7 @@ class Run:
             step = replace(step, old=await self._replaced_later(step.old, new))
         else:
             journal_op = step.op
-        if step.op is Op.CREATE and not is_patch(new):
+        if (step.op is Op.CREATE or left is not None) and not is_patch(new):
             await self._check_free(provider, new)
         # The provider names the object in its status lines; the display names the resource.
         prefix = f"{metadata_of(new.inputs).get('name')}: "
@@ -2771,10 +2773,11 @@ class Run:
         keep_object: bool = False,
         when_gone: Callable[[], Awaitable[None]] | None = None,
         reusing_name: bool = False,
-    ) -> None:
+    ) -> dict[str, Any] | None:
         """Delete a state's object (unless kept) and then its record; `when_gone` runs in
         between (a carrier's riders' records go before the carrier's). `reusing_name`: a
-        new object takes its name next, so the delete is waited for even under skip-await."""
+        new object takes its name next, so the delete is waited for even under skip-await.
+        Returns the object left in place under its name (`_delete_recorded`), if any."""
         assert self.journal is not None
         keep_object = keep_object or state.external  # read, never managed: never deleted
         if state.protect and op is Op.DELETE:
@@ -2784,21 +2787,10 @@ class Run:
         number = self._next_step()
         assert self._commits is not None
         await self._commits.begin(number, op, state)
+        left = None
         try:
             if _deletes_object(state, op, keep_object=keep_object):
-                api_version, kind, namespace, name = object_ref(state)
-                async with self._sem:
-                    await self.deleting_provider(state.provider).delete(
-                        api_version,
-                        kind,
-                        namespace,
-                        name,
-                        # The object's own timeout-seconds still comes first (the provider's).
-                        timeout=state.delete_timeout,
-                        on_status=lambda message: self.emit(StepProgress(state.urn, message)),
-                        reusing_name=reusing_name,
-                        propagation=state.deletion_propagation,
-                    )
+                left = await self._delete_recorded(state, reusing_name=reusing_name)
                 member = applyset_of(state)
                 if member is not None and state.provider in self._former_providers:
                     self._moved_off.add(member)
@@ -2828,6 +2820,48 @@ class Run:
         if when_gone is not None:
             await when_gone()
         await self._commits.end(number, None)
+        return left
+
+    async def _delete_recorded(
+        self, state: ResourceState, *, reusing_name: bool
+    ) -> dict[str, Any] | None:
+        """Delete a state's object, and no other: the uid its record keeps rides on the
+        delete as a precondition. Another object under its name (deleted and made again by
+        hand; or, its kind's scope changed, a cluster-wide one of that name) is left, its
+        record's object counted as gone; unless it carries the resource's mark (a copy
+        restored from a backup or applied again is still its object), which is deleted as
+        it is now. A record written before uids were kept deletes by name, as then.
+        Returns the object left in place, if any."""
+        api_version, kind, namespace, name = object_ref(state)
+        provider = self.deleting_provider(state.provider)
+        uid = uid_of(state.outputs) or None
+        while True:
+            async with self._sem:
+                found = await provider.delete(
+                    api_version,
+                    kind,
+                    namespace,
+                    name,
+                    # The object's own timeout-seconds still comes first (the provider's).
+                    timeout=state.delete_timeout,
+                    on_status=lambda message: self.emit(StepProgress(state.urn, message)),
+                    reusing_name=reusing_name,
+                    propagation=state.deletion_propagation,
+                    uid=uid,
+                )
+            if found is None:
+                return None
+            if made_again(state, found):
+                self.emit(
+                    Diagnostic(
+                        state.urn,
+                        f"the object named {state.id} is now another one, made outside this "
+                        "stack: left in place",
+                        "warning",
+                    )
+                )
+                return found
+            uid = uid_of(found)  # its mark says it is this resource's: deleted as it is now
 
     async def _relinquish(
         self, state: ResourceState, *, dry_run: bool = False, renamed: bool = False

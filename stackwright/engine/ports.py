@@ -127,11 +127,14 @@ class Provider(Protocol):
         on_status: Callable[[str], None] | None = None,
         reusing_name: bool = False,
         propagation: str | None = None,
-    ) -> None:
+        uid: str | None = None,
+    ) -> dict[str, Any] | None:
         """Delete and wait until it is gone (unless its object says not to wait, and no
         new object needs its name: `reusing_name`); `on_status` hears what still holds it.
         `propagation` (Orphan, Background, Foreground; None: Background) says what becomes
-        of the objects it owns: with Foreground it goes only after they have."""
+        of the objects it owns: with Foreground it goes only after they have. With `uid`,
+        only the object of that uid is deleted (a precondition on the same request): another
+        one under the name is left and returned as read; None: deleted, or none there."""
         ...
 
     async def await_deleted(

@@ -742,11 +742,11 @@ def another_object(recorded: Any, found: Any) -> bool:
     """Whether two copies of an object under one name are of two objects: both tell its uid
     and the uids differ. One that tells none (a record written before uids were kept, a
     preview's object not made yet) is not said to be another."""
-    before, now = _uid_of(recorded), _uid_of(found)
+    before, now = uid_of(recorded), uid_of(found)
     return bool(before and now) and before != now
 
 
-def _uid_of(obj: Any) -> str:
+def uid_of(obj: Any) -> str:
     """The uid an object (or a record's copy of it) tells; "" for none or an unknown one."""
     uid = metadata_of(obj).get("uid") if isinstance(obj, Mapping) else None
     return uid if isinstance(uid, str) else ""

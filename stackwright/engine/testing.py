@@ -635,7 +635,8 @@ class FakeCluster:
         on_status: Callable[[str], None] | None = None,
         reusing_name: bool = False,
         propagation: str | None = None,
-    ) -> None:
+        uid: str | None = None,
+    ) -> dict[str, Any] | None:
         self.calls.append(Call("delete", kind, name))
         self.delete_timeouts.append((name, timeout))
         self.deletes_reusing_name.append((name, reusing_name))
@@ -644,9 +645,12 @@ class FakeCluster:
         key = self._existing_key(api_version, kind, namespace, name)
         stored = self.objects.get(key) if key is not None else None
         self._fail(self.fail_delete, stored or {"metadata": {"name": name}})
+        if uid and stored is not None and _meta(stored).get("uid") != uid:
+            return copy.deepcopy(stored)  # the precondition failed: another object, left
         if key is not None and stored is not None:
             self._drop(key)
         self._fail(self.lose_reply, stored or {"metadata": {"name": name}})
+        return None
 
     async def await_deleted(
         self,

@@ -202,8 +202,9 @@ class KubernetesCluster:
         on_status: Callable[[str], None] | None = None,
         reusing_name: bool = False,
         propagation: str | None = None,
-    ) -> None:
-        await self.provider.delete(
+        uid: str | None = None,
+    ) -> dict[str, Any] | None:
+        return await self.provider.delete(
             api_version,
             kind,
             namespace,
@@ -212,6 +213,7 @@ class KubernetesCluster:
             propagation=propagation or "Background",
             on_status=on_status,
             reusing_name=reusing_name,
+            uid=uid,
         )
 
     async def await_deleted(

@@ -265,6 +265,20 @@ def create(
     cluster.kubectl("create", "-f", "-", input=json.dumps(manifest))
 
 
+def restored_from_copy(cluster: LiveCluster, name: str, ns: str) -> None:
+    """ConfigMap `name` deleted and made again from a copy that keeps its labels and
+    annotations (as a backup restores it, or `kubectl create` of a saved manifest): a new
+    uid, the stack's marks."""
+    copy = live(cluster, "configmap", name, ns)
+    copy["metadata"] = {
+        k: v
+        for k, v in copy["metadata"].items()
+        if k in ("name", "namespace", "labels", "annotations")
+    }
+    cluster.kubectl("delete", "configmap", name, "-n", ns)
+    cluster.kubectl("create", "-f", "-", input=json.dumps(copy))
+
+
 def names(cluster: LiveCluster, kind: str, ns: str) -> set[str]:
     if kind in _READ_PATHS:
         return {item["metadata"]["name"] for item in _read(cluster, kind, ns)["items"]}
@@ -732,9 +746,7 @@ _DELETED_FIRST = {
 
 
 @pytest.mark.parametrize("kind", sorted(_DELETED_FIRST))
-def test_refused_delete_first_kept(
-    new_project: Any, cluster: LiveCluster, kind: str
-) -> None:
+def test_refused_delete_first_kept(new_project: Any, cluster: LiveCluster, kind: str) -> None:
     """A replacement that deletes the object first, whose new object the server would refuse
     for more than the immutable field that forces it (and `replicas: -1`): the preview says
     so, and the `up` refuses it before the delete, the old object left running (it used to
@@ -1187,15 +1199,7 @@ def test_refresh_of_an_object_made_again_outside(new_project: Any, cluster: Live
         """
     p.program(body % "")
     p.up()
-    # Deleted and applied again from a copy that keeps its marks: still the stack's object.
-    copy = live(cluster, "configmap", "cfg", p.ns)
-    copy["metadata"] = {
-        k: v
-        for k, v in copy["metadata"].items()
-        if k in ("name", "namespace", "labels", "annotations")
-    }
-    cluster.kubectl("delete", "configmap", "cfg", "-n", p.ns)
-    cluster.kubectl("create", "-f", "-", input=json.dumps(copy))
+    restored_from_copy(cluster, "cfg", p.ns)  # with its marks: still the stack's object
     assert p.sw("refresh", "--preview-only", "--json").summary["counts"] == {"in-sync": 2}
 
     cluster.kubectl("delete", "configmap", "cfg", "-n", p.ns)
@@ -1205,7 +1209,10 @@ def test_refresh_of_an_object_made_again_outside(new_project: Any, cluster: Live
         (p.urn("kubernetes:core/v1:ConfigMap", "cfg"), True)
     ]
     refused = p.up("--refresh", rc=1)
-    assert "already exists (it is not this stack's: made outside it, or forgotten by `state delete`)" in refused.summary["failures"][0]
+    assert (
+        "already exists (it is not this stack's: made outside it, or forgotten by `state delete`)"
+        in refused.summary["failures"][0]
+    )
     cm = live(cluster, "configmap", "cfg", p.ns)
     assert cm["data"] == {"b": "2"} and "annotations" not in cm["metadata"], "left as it is"
     assert "cfg" not in p.resources()
