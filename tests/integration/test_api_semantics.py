@@ -635,6 +635,14 @@ def test_delete_precondition_and_finalizers(api: httpx.Client) -> None:
         "DELETE", "/api/v1/namespaces/meta/configmaps/held", json={"preconditions": {"uid": "nope"}}
     )
     assert wrong.status_code == 409
+    # In the words of kube-apiserver's rest.BeforeDelete, which checks it before its storage.
+    assert wrong.json()["reason"] == "Conflict"
+    assert wrong.json()["message"] == (
+        'Operation cannot be fulfilled on ConfigMap "held": the UID in the precondition (nope) '
+        f"does not match the UID in record ({created['metadata']['uid']}). The object might "
+        "have been deleted and then recreated"
+    )
+    assert wrong.json()["details"] == {"name": "held", "group": "", "kind": "ConfigMap"}
     r = api.delete("/api/v1/namespaces/meta/configmaps/held")
     assert r.status_code == 200  # kube-apiserver answers 200 while finalizers hold it, too
     held = api.get("/api/v1/namespaces/meta/configmaps/held").json()
