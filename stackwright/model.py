@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import difflib
 import enum
+import math
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any
@@ -196,6 +197,24 @@ def unknown_setting(full: str, project: str) -> str | None:
     return (
         f"configuration {full} is no setting of Stackwright's {namespace} namespace, which "
         f"takes {', '.join(known)}; " + (f"did you mean {namespace}:{close[0]}? " if close else "")
+    )
+
+
+def bad_setting_value(full: str, value: Any) -> str | None:
+    """Why `value` cannot be the Stackwright setting `full`, or None: a `kubernetes:timeout`
+    that is no positive number of seconds would fail every operation at its first wait (or
+    with a traceback where it is read), long after `config set` took it."""
+    if full != "kubernetes:timeout" or is_sealed(value):
+        return None
+    try:
+        seconds = float(value) if not isinstance(value, bool) else math.nan
+    except (TypeError, ValueError):
+        seconds = math.nan
+    if 0 < seconds < math.inf:
+        return None
+    return (
+        f"configuration {full} must be a positive number of seconds, not {str(value)!r}: "
+        f"set it with `stackwright config set {full} 600`"
     )
 
 

@@ -40,7 +40,7 @@ from stackwright.errors import (
     yaml_slip,
 )
 from stackwright.lazy import lazy_module
-from stackwright.model import pulumi_setting, unknown_setting
+from stackwright.model import bad_setting_value, pulumi_setting, unknown_setting
 from stackwright.state import stackwright_home
 
 if TYPE_CHECKING:
@@ -623,6 +623,9 @@ class StackConfig:
                 else f"{refused}a value the program reads goes in its own namespace "
                 f"(`stackwright config set {shlex.quote(name)} VALUE`)"
             )
+        bad_value = None if steps else bad_setting_value(top, value)
+        if bad_value:
+            raise UsageError(bad_value)
         stored = self._seal(top, value, self.data_key()) if secret else value
         if steps:
             current = self.values.get(top)
@@ -679,9 +682,10 @@ class StackConfig:
         return self._decrypt_tree(top, value)
 
     def check_settings(self) -> None:
-        """Refuse a key of Stackwright's own namespaces that none of its settings is (one a
-        hand-edited or older stack file holds), before an operation reads the settings."""
-        for full in self.values:
+        """Refuse a key of Stackwright's own namespaces that none of its settings is, or a
+        value such a setting cannot take (one a hand-edited or older stack file holds),
+        before an operation reads the settings."""
+        for full, value in self.values.items():
             refused = unknown_setting(full, self.project.name)
             if refused:
                 meant = "" if pulumi_setting(full) else ", then set the one meant"
@@ -689,6 +693,9 @@ class StackConfig:
                     f"{self.path.name}: {refused}remove it (`stackwright config rm "
                     f"{shlex.quote(full)}`){meant}; nothing was changed"
                 )
+            bad_value = bad_setting_value(full, value)
+            if bad_value:
+                raise UsageError(f"{self.path.name}: {bad_value}; nothing was changed")
 
     def resolved(self) -> tuple[dict[str, Any], frozenset[str]]:
         """Every value, secrets decrypted, and the set of keys holding a secret."""

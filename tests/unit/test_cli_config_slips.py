@@ -74,6 +74,34 @@ def test_a_stack_file_edited_by_hand_with_such_a_key_is_refused_before_any_opera
     main(["config", "rm", "kubernetes:clustr"])  # the way out it names works
 
 
+@pytest.mark.parametrize("value", ["abc", "-5", "0", "nan", "true"])
+def test_a_timeout_that_is_no_positive_number_of_seconds_is_refused(
+    project: Path, capsys: pytest.CaptureFixture[str], value: str
+) -> None:
+    """`kubernetes:timeout abc` was stored, then every preview and `up` stopped on a
+    ValueError traceback; `-5` or `0` made every wait fail at once. Refused where it is
+    set, and where a stack file edited by hand holds it, before any operation."""
+    stack_file = project / "Stackwright.dev.yaml"
+    before = stack_file.read_text() if stack_file.exists() else None
+    assert refused(["config", "set", "kubernetes:timeout", "--", value], capsys) == (
+        f"error: configuration kubernetes:timeout must be a positive number of seconds, "
+        f"not {value!r}: set it with `stackwright config set kubernetes:timeout 600`"
+    )
+    assert (stack_file.read_text() if stack_file.exists() else None) == before
+
+    stack_file.write_text(f'config:\n  kubernetes:timeout: "{value}"\n')
+    (project / "__main__.py").write_text("import stackwright as sw\nsw.export('a', 1)\n")
+    for operation in (["preview"], ["up", "--yes"]):
+        assert refused(operation, capsys) == (
+            f"error: Stackwright.dev.yaml: configuration kubernetes:timeout must be a "
+            f"positive number of seconds, not {value!r}: set it with `stackwright config "
+            f"set kubernetes:timeout 600`; nothing was changed"
+        )
+    for good in ("90", "1.5"):
+        main(["config", "set", "kubernetes:timeout", good])
+    main(["config", "set", "kubernetes:timeout", "30", "--type", "int"])
+
+
 def test_a_pulumi_provider_setting_is_refused_as_such_not_as_a_slip(
     project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
