@@ -32,7 +32,7 @@ import yaml
 from stackwright import interrupts
 from stackwright.automation.stored import StoredStack
 from stackwright.engine import operations
-from stackwright.engine.clusters import check_default_provider
+from stackwright.engine.clusters import check_default_provider, check_recorded_cluster
 from stackwright.engine.drift import declared_fields_of, fields_union, owned_part
 from stackwright.engine.events import (
     Diagnostic,
@@ -602,13 +602,17 @@ class Workspace(StoredStack):
                 check_context=self.check_context,
                 root=self.project.program_folder,
             )
-            # An explicit provider's settings may hold secrets: read decrypted, when there is one.
-            explicit = any(s.provider for s in states)
-            recorded = self.backend.load(self.project.name, self.stack) if explicit else None
+            # An explicit provider's settings may hold secrets: read decrypted.
+            recorded = self.backend.load(self.project.name, self.stack)
             for state in states:
                 if state.provider not in providers:
-                    made = recorded.resource(state.provider) if recorded else None
+                    made = recorded.resource(state.provider) if state.provider else None
                     providers[state.provider] = factory(made.inputs if made else None)
+                    # A context switched to another cluster reaches another object of
+                    # that name, maybe marked alike (the app deployed there too).
+                    await check_recorded_cluster(
+                        providers[state.provider], recorded, state.provider, "state delete"
+                    )
                 provider = providers[state.provider]
                 live = await provider.read(*object_ref(state))
                 # Marked as the resource, or with a mark no resource holds any more (a

@@ -180,6 +180,28 @@ async def check_default_provider(
     return found.identities.get("")
 
 
+async def check_recorded_cluster(
+    provider: Provider, snapshot: Snapshot, provider_urn: str, what: str
+) -> None:
+    """`check_default_provider` for a front end that sends changes through any provider
+    of the stack (`provider_urn`, "" the default one; an explicit one made from its
+    recorded settings): refuses (one line, exit 2) when it reaches another cluster than
+    the state records its objects on, where a change would land on another object of the
+    same name."""
+    if not provider_urn:
+        await check_default_provider(provider, snapshot, what)
+        return
+    old = snapshot.resource(provider_urn)
+    former = recorded_identity(old) if old is not None else None
+    current = await _identity(provider) if former is not None else None
+    if old is None or former is None or current is None or current.uid == former.uid:
+        return
+    objects = len(_objects(snapshot.resources, provider_urn))
+    raise UsageError(
+        refusal(Moved(provider_urn, former, current, objects, settings_back(old)), what)
+    )
+
+
 async def _identity(provider: Provider) -> ClusterIdentity | None:
     try:
         return await provider.identity()

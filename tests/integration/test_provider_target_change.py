@@ -319,6 +319,54 @@ def test_default_cluster_switched_is_refused_before_any_change(
     destroyed_there(p, cluster, other)
 
 
+def test_state_delete_through_a_switched_context_leaves_the_other_clusters_object_alone(
+    new_project: Any, cluster: LiveCluster, other: ClusterInfo, tmp_path: Path
+) -> None:
+    """`state delete` takes the stack's marks off the object it forgets, read through the
+    stack's default provider: with the context switched, it took them off the object of
+    that name on the other cluster (the same app deployed there, marked alike), and left
+    its own object marked. It is refused there as every run is; with --yes, forgotten
+    anyway, as when the cluster cannot be reached, and no object changed."""
+    path = tmp_path / "kubeconfig.yaml"
+    path.write_text(yaml.safe_dump(both(cluster.kubeconfig, other.kubeconfig)))
+    p = new_project({"kubernetes:kubeconfig": str(path)})
+    p.program(
+        """
+        k8s.core.v1.Namespace("ns", metadata={"name": NS})
+        k8s.core.v1.ConfigMap("cm", metadata={"name": "cm", "namespace": NS}, data={"a": "1"})
+        """
+    )
+    p.up()
+    ours = live(cluster, "configmap", "cm", p.ns)
+    copy = {"apiVersion": "v1", "kind": "ConfigMap", "data": ours["data"], "metadata": {
+        "name": "cm", "namespace": p.ns, "labels": ours["metadata"]["labels"],
+        "annotations": ours["metadata"]["annotations"]}}  # fmt: skip
+    on_other(other, "create", "namespace", p.ns)
+    made = subprocess.run(
+        ["kubectl", "--kubeconfig", str(other.kubeconfig), "create", "-f", "-"],
+        input=json.dumps(copy), capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert made.returncode == 0, made.stderr
+
+    use_context(path, "second")
+    urn = p.urn("kubernetes:core/v1:ConfigMap", "cm")
+    done = p.sw("state", "delete", urn, "--yes", "--json")
+    (event,) = [json.loads(line) for line in done.out.splitlines()]
+    assert event["removed"] == [urn] and event["unmarked"] == []
+    (left,) = event["leftMarked"]
+    assert "provider default now reaches the cluster at" in left["why"], left
+    theirs = other_get(other, "configmap", "cm", p.ns)
+    assert theirs is not None
+    assert theirs["metadata"]["annotations"] == ours["metadata"]["annotations"]
+    assert theirs["metadata"]["labels"] == ours["metadata"]["labels"]
+    kept = live(cluster, "configmap", "cm", p.ns)["metadata"]
+    assert kept["labels"] == ours["metadata"]["labels"]
+    on_other(other, "delete", "namespace", p.ns)
+    use_context(path, "first")
+    p.sw("destroy", "--yes")
+    cluster.kubectl("delete", "namespace", p.ns, "--ignore-not-found")
+
+
 def test_an_export_carries_the_cluster_and_an_older_state_records_it(
     new_project: Any, cluster: LiveCluster, other: ClusterInfo, tmp_path: Path
 ) -> None:
