@@ -249,6 +249,11 @@ class Outcome:
 # --- small pure helpers ---------------------------------------------------------------
 
 
+#: How often a delete follows a copy of its object made again under its name, marked as the
+#: resource (restored from a backup: deleted as it is now), before it says something keeps
+#: making it.
+_DELETE_ROUNDS = 5
+
 #: Why a resource is waited for again after its run stopped (a kill, Ctrl-C, a cancel).
 _INTERRUPTED = "the run applying it stopped before it was ready"
 #: Why an adopted object is applied again: the run adopting it stopped before its fields
@@ -2835,7 +2840,7 @@ class Run:
         api_version, kind, namespace, name = object_ref(state)
         provider = self.deleting_provider(state.provider)
         uid = uid_of(state.outputs) or None
-        while True:
+        for _ in range(_DELETE_ROUNDS):
             async with self._sem:
                 found = await provider.delete(
                     api_version,
@@ -2862,6 +2867,11 @@ class Run:
                 )
                 return found
             uid = uid_of(found)  # its mark says it is this resource's: deleted as it is now
+        raise StackwrightError(
+            f"{describe(state.urn)}: the object named {state.id} was made again under its name, "
+            f"marked as this resource, each of the {_DELETE_ROUNDS} times it was deleted (a "
+            "controller or another tool applying a copy of it?): stop that, then run again"
+        )
 
     async def _relinquish(
         self, state: ResourceState, *, dry_run: bool = False, renamed: bool = False

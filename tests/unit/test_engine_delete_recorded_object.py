@@ -192,3 +192,32 @@ def test_a_pending_delete_whose_object_was_made_again_by_hand_spares_it(stack: S
     assert [c.name for c in stack.fake.calls_to("delete")] == ["a"]
     assert stack.fake.names("ConfigMap") == ["default/b"]
     assert stack.state().resources == [] and stack.state().pending == []
+
+
+def test_a_marked_copy_made_again_at_each_delete_fails_the_step_in_the_end(
+    stack: Stack,
+) -> None:
+    """Something (a controller, a tool applying a copy) makes the object again, marks and
+    all, each time it is deleted: the delete says so after a few rounds rather than going
+    on for ever, and the record stays for the next run."""
+    stack.up(config_maps("a", "b"))
+    made_again(stack, "b", marked=True)
+    delete = stack.fake.delete
+    remade = iter(range(1000))
+
+    async def made_again_each_time(*args: Any, **kwargs: Any) -> dict[str, Any] | None:
+        found = await delete(*args, **kwargs)
+        if found is not None:  # made again before the next delete, with another uid
+            stored = stack.fake.find("ConfigMap", "b")
+            assert stored is not None
+            stored["metadata"]["uid"] = f"remade-{next(remade)}"
+        return found
+
+    stack.fake.delete = made_again_each_time  # type: ignore[method-assign]
+
+    done = stack.up(config_maps("a"))
+
+    assert not done.ok
+    assert "was made again under its name, marked as this resource" in done.failures[0]
+    assert len(stack.fake.calls_to("delete")) == 5
+    assert urn(CM, "b") in [r.urn for r in stack.state().resources]
