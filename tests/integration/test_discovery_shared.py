@@ -5,6 +5,7 @@ a replacement through another provider, or a Patch that sends only part of the C
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -63,30 +64,35 @@ async def established(provider: KubernetesProvider, body: dict[str, Any]) -> Non
     await provider.await_ready(await provider.apply(body), timeout=30)
 
 
+async def scope_changed_through_first(
+    first: KubernetesProvider, second: KubernetesProvider, kind: str
+) -> dict[str, Any]:
+    """`second` applies an object of a namespaced custom `kind`; `first` replaces its CRD
+    with a cluster-scoped one; what `second` then applies of it (both closed after)."""
+    plural = f"{kind.lower()}s"
+    try:
+        await established(first, crd(plural, kind))
+        await second.apply(custom(kind, "one"))  # it learns the kind is namespaced
+        await first.delete(
+            "apiextensions.k8s.io/v1", "CustomResourceDefinition", None, f"{plural}.{GROUP}"
+        )
+        await established(first, crd(plural, kind, scope="Cluster"))
+        live = await second.apply(custom(kind, "one"))
+        await first.delete(
+            "apiextensions.k8s.io/v1", "CustomResourceDefinition", None, f"{plural}.{GROUP}"
+        )
+        return live
+    finally:
+        await first.close()
+        await second.close()
+
+
 def test_a_crd_replaced_through_one_provider_is_asked_again_by_the_other(
     cluster: LiveCluster,
 ) -> None:
     # Seen with a program's two providers of one cluster: the second one still sent the
     # object under `namespaces/<ns>/`, where the former CRD served it.
-    async def go() -> dict[str, Any]:
-        first, second = two_providers(cluster, "default")
-        try:
-            await established(first, crd("dials", "Dial"))
-            await second.apply(custom("Dial", "d1"))  # it learns the kind is namespaced
-            await first.delete(
-                "apiextensions.k8s.io/v1", "CustomResourceDefinition", None, f"dials.{GROUP}"
-            )
-            await established(first, crd("dials", "Dial", scope="Cluster"))
-            live = await second.apply(custom("Dial", "d1"))
-            await first.delete(
-                "apiextensions.k8s.io/v1", "CustomResourceDefinition", None, f"dials.{GROUP}"
-            )
-            return live
-        finally:
-            await first.close()
-            await second.close()
-
-    live = asyncio.run(go())
+    live = asyncio.run(scope_changed_through_first(*two_providers(cluster, "default"), "Dial"))
     assert "namespace" not in live["metadata"]
 
 
@@ -124,3 +130,23 @@ def test_a_crd_patch_that_names_no_kind_makes_its_kind_be_asked_again(
                 )
 
     asyncio.run(go())
+
+
+def test_a_crd_replaced_is_asked_again_by_a_provider_that_reaches_its_server_by_another_url(
+    cluster: LiveCluster, tmp_path: Path
+) -> None:
+    # Two kubeconfigs of one API server, `127.0.0.1` in one and `localhost` in the other:
+    # what the two providers learn is kept apart (by URL), and a CRD replaced through one
+    # must still be asked again by the other, which sent its objects where the former CRD
+    # served them.
+    text = cluster.kubeconfig.read_text()
+    assert "https://127.0.0.1:" in text
+    by_name = tmp_path / "by-name.yaml"
+    by_name.write_text(text.replace("https://127.0.0.1:", "https://localhost:"))
+
+    make = kubernetes_providers({"kubeconfig": str(cluster.kubeconfig)})
+    made = [make({"kubeconfig": str(k)}) for k in (cluster.kubeconfig, by_name)]
+    first, second = (m.provider for m in made if isinstance(m, KubernetesCluster))
+    assert first.config.server != second.config.server
+    live = asyncio.run(scope_changed_through_first(first, second, "Knob"))
+    assert "namespace" not in live["metadata"]

@@ -75,14 +75,26 @@ class ServedKinds:
     CRD that one of them replaces or deletes is then asked again by all of them (a second
     provider of the cluster, with another default namespace, kept its kind's former scope).
     A cluster is told by how it is reached (API server URL, proxy), not by the user: what
-    it serves is the same for every user, and a CRD's change must reach them all. Kept for
-    one operation, not the process: another tool may change a CRD between two."""
+    it serves is the same for every user. Two URLs may reach one server (`127.0.0.1` and
+    `localhost`, a load balancer's and a node's): a CRD's change is forgotten under every
+    one, at the cost of one discovery request of another cluster that serves the kind too.
+    Kept for one operation, not the process: another tool may change a CRD between two."""
 
     def __init__(self) -> None:
         self._clusters: dict[tuple[str, str | None], Kinds] = {}
 
     def of(self, server: str, proxy: str | None = None) -> Kinds:
         return self._clusters.setdefault((server, proxy), {})
+
+    def forget(self, group: str, kind: str) -> None:
+        """`Discovery.forget`, for every cluster's providers."""
+        for kinds in self._clusters.values():
+            _forget(kinds, group, kind)
+
+
+def _forget(kinds: Kinds, group: str, kind: str) -> None:
+    for key in [k for k in kinds if k[1] == kind and kinds[k].group == group]:
+        del kinds[key]
 
 
 class Discovery:
@@ -106,8 +118,7 @@ class Discovery:
     def forget(self, group: str, kind: str) -> None:
         """Drop what was learnt of `kind` of `group`, at every version: its CRD changed (its
         scope, the versions it serves), so the next request asks the cluster again."""
-        for key in [k for k in self._kinds if k[1] == kind and self._kinds[k].group == group]:
-            del self._kinds[key]
+        _forget(self._kinds, group, kind)
 
     async def resource_info(self, api_version: str, kind: str) -> ResourceInfo:
         found = self._kinds.get((api_version, kind))

@@ -291,6 +291,7 @@ class KubernetesProvider:
         )
         kinds = served_kinds.of(self.config.server, self.config.proxy) if served_kinds else None
         self.discovery = Discovery(self.api, sleep=self.api.retry.sleep, kinds=kinds)
+        self._served_kinds = served_kinds
         self._informers = Informers(self.api)
         self._waiter = Waiter(
             self.api,
@@ -509,7 +510,7 @@ class KubernetesProvider:
         spec = obj.get("spec") or {}
         kind = (spec.get("names") or {}).get("kind")
         if isinstance(spec.get("group"), str) and isinstance(kind, str):
-            self.discovery.forget(spec["group"], kind)
+            (self._served_kinds or self.discovery).forget(spec["group"], kind)
 
     async def _recreate_strategy(
         self,
