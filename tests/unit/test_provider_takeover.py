@@ -52,6 +52,13 @@ TEST_FAILED = answer(
     "the server rejected our request due to an error in our request",
     "testing value /metadata/resourceVersion failed: test failed",
 )
+#: What kube-apiserver itself sends for it: `NewGenericServerResponse(422, ..., err.Error(), 0,
+#: false)` keeps the library's message out of the answer (no causes), as client libraries'
+#: reports show ("details=StatusDetails(causes=[]...)", kubectl's "The request is invalid:
+#: the server rejected our request due to an error in our request").
+TEST_FAILED_BARE = answer(
+    422, "Invalid", "the server rejected our request due to an error in our request"
+)
 #: What it answers a write that lost to another one (its own retries of a patch used up).
 CONFLICT = answer(
     409,
@@ -73,7 +80,11 @@ def json_patches(server: FakeServer) -> list[list[dict[str, Any]]]:
     ]
 
 
-@pytest.mark.parametrize("overtaken", [TEST_FAILED, CONFLICT], ids=["test-failed", "conflict"])
+@pytest.mark.parametrize(
+    "overtaken",
+    [TEST_FAILED, TEST_FAILED_BARE, CONFLICT],
+    ids=["test-failed", "test-failed-as-kube-apiserver-says-it", "conflict"],
+)
 def test_a_takeover_overtaken_by_another_write_is_made_again_on_the_object_read_anew(
     overtaken: httpx.Response,
 ) -> None:

@@ -96,23 +96,28 @@ def _without(mapping: Mapping[str, Any], key: str) -> dict[str, Any]:
 _REWRITE_ATTEMPTS = 4
 
 #: How the API server says a JSON patch's `test` of the resourceVersion failed: a 422 whose
-#: cause is evanphx/json-patch's error ("testing value /metadata/resourceVersion failed:
-#: test failed"), as the local cluster words it too.
-_VERSION_TEST_FAILED = "testing value /metadata/resourceVersion failed"
+#: message is kube-apiserver's generic one for a JSON patch it could not apply to the object
+#: as it is now (`NewGenericServerResponse`, which leaves evanphx/json-patch's own words out
+#: of the answer), or, where a server passes them on, those words.
+_VERSION_TEST_FAILED = (
+    "the server rejected our request due to an error in our request",
+    "testing value /metadata/resourceVersion failed",
+)
 
 
 def _overtaken(exc: ProviderError) -> bool:
     """Whether a JSON patch guarded by the resourceVersion it was made from was refused
     only because the object changed since: its `test` failed (422), or its write lost the
     race the API server retries a patch over (409 Conflict, not a field manager's). Any
-    other error is not cured by reading the object anew."""
+    other error (a 422 that names an invalid field, a 403) is not cured by reading the
+    object anew."""
     if exc.status == 409:
         return not isinstance(exc, ApplyConflict)
     if exc.status != 422:
         return False
     causes = exc.causes if isinstance(exc, InvalidObject) else ()
-    said = (str(exc), *(cause.message for cause in causes))
-    return any(_VERSION_TEST_FAILED.lower() in text.lower() for text in said)
+    said = [text.lower() for text in (str(exc), *(cause.message for cause in causes))]
+    return any(words.lower() in text for words in _VERSION_TEST_FAILED for text in said)
 
 
 def _is_deployment(body: Mapping[str, Any]) -> bool:
