@@ -38,7 +38,9 @@ from stackwright.engine.graph import defined_kind, group_and_kind
 from stackwright.engine.policy_gate import PolicyGate
 from stackwright.engine.ports import Journal, ProviderFactory
 from stackwright.engine.records import (
+    ClusterOf,
     applyset_of,
+    by_provider,
     describe,
     from_origin,
     is_kubernetes,
@@ -790,7 +792,7 @@ async def _preview(
         if options.refresh or options.kind == "refresh":
             await run_.refresh(record=False)
         if options.kind == "destroy":
-            await run_.delete_all(_targeted(snapshot.resources, options))
+            await run_.delete_all(_targeted(snapshot.resources, options, clusters.cluster_of))
         elif program is not None:
             await run_.run_program()
             await run_.delete_all(_stale(run_, program, options))
@@ -825,15 +827,16 @@ def _stale(run_: Run, program: Program, options: Options) -> list[ResourceState]
     """What the state holds and the program no longer declares (but what a delete-before-
     replace deleted first), plus replaced objects awaiting deletion."""
     recorded = list(run_.old.values())
+    by_cluster = run_.clusters.cluster_of
     gone = [s for s in recorded if s.urn not in program.by_urn]
     if options.targets:
         chosen = (
-            _with_dependents(options.targets, recorded)
+            _with_dependents(options.targets, recorded, by_cluster)
             if options.target_dependents
             else options.targets
         )
         gone = [s for s in gone if s.urn in chosen]
-    kept = {*_kept(options, recorded), *run_.deleted_first}
+    kept = {*_kept(options, recorded, by_cluster), *run_.deleted_first}
     return [*run_.replaced, *(s for s in gone if s.urn not in kept)]
 
 
@@ -843,27 +846,32 @@ def _chosen(options: Options, urn: str) -> bool:
     return (not options.targets or urn in options.targets) and urn not in options.excludes
 
 
-def _kept(options: Options, resources: list[ResourceState]) -> set[str]:
+def _kept(
+    options: Options, resources: list[ResourceState], cluster_of: ClusterOf = by_provider
+) -> set[str]:
     """The recorded resources `--exclude` keeps: the excluded ones (and their dependents,
-    with `--exclude-dependents`) and what they refer to, which must stay for them."""
+    with `--exclude-dependents`) and what they refer to, which must stay for them (a Patch,
+    its object: `cluster_of` as `recorded_closure` takes it)."""
     if not options.excludes:
         return set()
     excluded: Iterable[str] = options.excludes
     if options.exclude_dependents:
-        excluded = _with_dependents(excluded, resources)
-    return recorded_closure(excluded, resources, upward=True)
+        excluded = _with_dependents(excluded, resources, cluster_of)
+    return recorded_closure(excluded, resources, upward=True, cluster_of=cluster_of)
 
 
-def _targeted(resources: list[ResourceState], options: Options) -> list[ResourceState]:
+def _targeted(
+    resources: list[ResourceState], options: Options, cluster_of: ClusterOf = by_provider
+) -> list[ResourceState]:
     """What a destroy deletes: everything, or the targets and whatever refers to them
-    (a state must never keep a resource whose parent, provider or dependency is gone),
-    less what `--exclude` keeps."""
+    (a state must never keep a resource whose parent, provider or dependency is gone, nor
+    a Patch its object), less what `--exclude` keeps."""
     doomed = (
-        _with_dependents(options.targets, resources)
+        _with_dependents(options.targets, resources, cluster_of)
         if options.targets
         else {s.urn for s in resources}
     )
-    kept = _kept(options, resources)
+    kept = _kept(options, resources, cluster_of)
     clash = sorted(set(options.targets) & kept)
     if clash:
         raise UsageError(
@@ -873,9 +881,11 @@ def _targeted(resources: list[ResourceState], options: Options) -> list[Resource
     return [s for s in resources if s.urn in doomed and s.urn not in kept]
 
 
-def _with_dependents(urns: Iterable[str], resources: list[ResourceState]) -> set[str]:
+def _with_dependents(
+    urns: Iterable[str], resources: list[ResourceState], cluster_of: ClusterOf = by_provider
+) -> set[str]:
     """`urns` and the recorded resources that refer to them, directly or not."""
-    return recorded_closure(urns, resources, upward=False)
+    return recorded_closure(urns, resources, upward=False, cluster_of=cluster_of)
 
 
 #: How often a running operation checks that its lock is still its own (one read).
@@ -970,7 +980,7 @@ async def _mutate(
         if options.refresh:
             await run_.refresh(record=True)
         if options.kind == "destroy":
-            doomed = _targeted(snapshot.resources, options)
+            doomed = _targeted(snapshot.resources, options, clusters.cluster_of)
             await run_.warn_crd_deletes(doomed)
             await run_.delete_all(doomed)
             if run_.outcome.failures or _keeps_some(options):

@@ -610,13 +610,17 @@ def _texts(
     return leaves, keys
 
 
-def _by_provider(provider: str) -> str:
+#: Which cluster a provider (by URN) reaches, as a run tells it (`ClusterCheck.cluster_of`).
+ClusterOf = Callable[[str], str]
+
+
+def by_provider(provider: str) -> str:
     """Each provider (by URN) a cluster of its own, where no run says which it reaches."""
     return provider
 
 
 def recorded_graph(
-    states: Sequence[ResourceState], cluster_of: Callable[[str], str] = _by_provider
+    states: Sequence[ResourceState], cluster_of: ClusterOf = by_provider
 ) -> tuple[Graph, list[str], dict[str, list[str]]]:
     """The graph of recorded resources — their parents, providers and dependencies, and
     Kubernetes' own rules over their inputs (a namespace before what is in it, ...) —,
@@ -655,7 +659,7 @@ def recorded_closure(
     states: Sequence[ResourceState],
     *,
     upward: bool,
-    cluster_of: Callable[[str], str] = _by_provider,
+    cluster_of: ClusterOf = by_provider,
 ) -> set[str]:
     """`urns` and the recorded resources they need (`upward`: parents, providers,
     dependencies, and what Kubernetes' rules put first, such as their namespace), or

@@ -792,3 +792,37 @@ def test_a_patch_through_another_provider_of_its_cluster_gives_its_fields_up_fir
         if isinstance(e, StepStarted | StepDone)
     ]
     assert steps.index(("StepDone", "tuning")) < steps.index(("StepStarted", "a")), steps
+
+
+def _patched_through_east(p: Program) -> None:
+    keeper(p)
+    k8s.core.v1.ConfigMapPatch(
+        "tuning", metadata={"name": "shared"}, data={"mode": "fast"},
+        opts=ResourceOptions(provider=k8s.Provider("east", context="east")),
+    )  # fmt: skip
+
+
+def test_a_destroy_of_an_object_takes_its_patch_through_another_provider_of_its_cluster(
+    stack: Stack,
+) -> None:
+    """`destroy --target` of the object deletes what patches it as what depends on it, by
+    cluster as the run orders them: matched by provider, the Patch was left in the state,
+    its object gone."""
+    assert stack.up(_patched_through_east).ok
+    summary = stack.destroy(targets=frozenset({urn(CM, "a")}))
+    assert summary.ok, summary.failures
+    assert stack.started() == [("delete", "tuning"), ("delete", "a")]
+
+
+def test_a_destroy_that_excludes_a_patch_keeps_its_object_through_another_provider(
+    stack: Stack,
+) -> None:
+    """`destroy --exclude` of a Patch keeps what it needs, its object among them, by cluster:
+    matched by provider, the object was deleted under the Patch the state keeps."""
+    assert stack.up(_patched_through_east).ok
+    summary = stack.destroy(
+        excludes=frozenset({urn("kubernetes:core/v1:ConfigMapPatch", "tuning")})
+    )
+    assert summary.ok, summary.failures
+    assert ("delete", "a") not in stack.started()
+    assert stack.fake.find("ConfigMap", "shared")["data"] == {"k": "v", "mode": "fast"}
