@@ -22,6 +22,7 @@ resource's failure escape as anything but a failed step.
 from __future__ import annotations
 
 import asyncio
+import re
 import shlex
 import time
 from collections import Counter
@@ -194,6 +195,9 @@ from stackwright.sdk.resource import (
 )
 from stackwright.sdk.spelling import Spelling, spelling_of
 from stackwright.state import Snapshot
+
+#: The API server's words for a namespace it does not have (`namespaces "team" not found`).
+_NAMESPACE_NOT_FOUND = re.compile(r'namespaces "([^"]+)" not found')
 
 #: How many API calls (reads, dry runs, writes) run at once unless `--parallel` says otherwise.
 DEFAULT_PARALLEL = 16
@@ -1208,6 +1212,30 @@ class Run:
                 changed.append(recorded)
         await asyncio.gather(*(self._record_same(state) for state in changed))
 
+    def _namespace_gone(self, resource: Resource, error: str) -> str | None:
+        """What to say of a refusal for a namespace the cluster lacks that a Namespace of
+        the program names, on the resource's cluster, and that this stack made: someone
+        deleted it, and the program, which declares it, is right. None for any other."""
+        found = _NAMESPACE_NOT_FOUND.search(error)
+        if found is None or self.program is None:
+            return None
+        cluster = self.clusters.cluster_of(provider_urn(resource))
+        for state in self.old.values():
+            if (
+                state.id == found[1]
+                and state.inputs.get("kind") == "Namespace"
+                and state.custom
+                and is_kubernetes(state)
+                and state.urn in self.program.by_urn
+                and self.clusters.cluster_of(state.provider) == cluster
+            ):
+                return (
+                    f"namespace {found[1]} is not in the cluster, though {describe(state.urn)} "
+                    "of this stack made it (deleted outside the stack?): `stackwright up "
+                    "--refresh` makes it again"
+                )
+        return None
+
     def _allowed(self, graph: Graph) -> set[str] | None:
         """What the program's run may change: None for everything; else what `--target`
         names and what it depends on (and what depends on it, with `--target-dependents`),
@@ -1365,12 +1393,15 @@ class Run:
         except Exception as exc:  # one resource's failure is a failed step, never the run's
             self.status[urn] = _FAILED
             error = _error_text(exc)
+            rejected = isinstance(exc, (InputsRejected, ProtectedReplacement))
+            gone = self._namespace_gone(resource, error) if rejected else None
+            if gone is not None:  # drift, not the program's to fix
+                error, rejected = gone, False
             if resource.origin:  # an imported object: say which file and document to fix
                 error = f"{error} [{resource.origin}]"
             # Provider errors often start with the object's name ("web: 0/3 ready"), which
             # `describe` has just said when it is the resource's: say it once.
             said = f"{describe(urn)}: {error.removeprefix(f'{resource.resource_name}: ')}"
-            rejected = isinstance(exc, (InputsRejected, ProtectedReplacement))
             if rejected and urn not in self._deleted_first:
                 self.outcome.rejected += 1  # and nothing changed for it
             # The program's to fix: where, as its other errors say it (a declaration's line,

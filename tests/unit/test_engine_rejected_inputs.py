@@ -158,3 +158,34 @@ def test_an_object_in_a_namespace_the_cluster_lacks_is_refused_at_its_line(stack
         (said,) = done.failures
         assert said.startswith(at) and said.endswith('namespaces "nowhere" not found'), said
         assert (done.rejected, done.exit_code) == (1, 2)
+
+
+def test_an_object_in_a_namespace_the_stack_made_and_someone_deleted_is_not_bad_input(
+    stack: Stack,
+) -> None:
+    # The program declares the namespace and the stack made it: deleted outside the stack,
+    # it is drift, which `up --refresh` repairs; "declare it in the program" (exit 2) was
+    # wrong for a program that does.
+    def in_team(data: str) -> Callable[[Program], None]:
+        def declare(p: Program) -> None:
+            k8s.core.v1.Namespace("team", metadata={"name": "team"})
+            k8s.core.v1.ConfigMap(
+                "web", metadata={"name": "web", "namespace": "team"}, data={"k": data}
+            )
+
+        return declare
+
+    assert stack.up(in_team("1")).ok
+    stack.fake.remove("ConfigMap", "web", "team")
+    stack.fake.remove("Namespace", "team")
+    for run in (stack.preview, stack.up):
+        done = run(in_team("2"))
+        (said,) = done.failures
+        assert said == (
+            "kubernetes:core/v1:ConfigMap web: namespace team is not in the cluster, though "
+            "kubernetes:core/v1:Namespace team of this stack made it (deleted outside the "
+            "stack?): `stackwright up --refresh` makes it again"
+        ), said
+        assert (done.rejected, done.exit_code) == (0, 1)
+    assert stack.up(in_team("2"), refresh=True).ok
+    assert stack.fake.find("ConfigMap", "web", "team")["data"] == {"k": "2"}
