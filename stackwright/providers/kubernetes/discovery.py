@@ -74,17 +74,19 @@ class ServedKinds:
     """What discovery learnt, per cluster, for the providers of one operation to share: a
     CRD that one of them replaces or deletes is then asked again by all of them (a second
     provider of the cluster, with another default namespace, kept its kind's former scope).
-    A cluster is told by how it is reached (API server URL, proxy), not by the user: what
-    it serves is the same for every user. Two URLs may reach one server (`127.0.0.1` and
-    `localhost`, a load balancer's and a node's): a CRD's change is forgotten under every
-    one, at the cost of one discovery request of another cluster that serves the kind too.
-    Kept for one operation, not the process: another tool may change a CRD between two."""
+    A cluster is told by how it is reached: URL, proxy, TLS server name, and user, as a
+    proxy in front of several clusters (Teleport's) picks one by the user's certificate at
+    one URL. One cluster may be reached in two ways (`127.0.0.1` and `localhost`, two
+    users): a CRD's change is forgotten under every one, at the cost of one discovery
+    request of another cluster that serves the kind too. Kept for one operation, not the
+    process: another tool may change a CRD between two."""
 
     def __init__(self) -> None:
-        self._clusters: dict[tuple[str, str | None], Kinds] = {}
+        self._clusters: dict[tuple[str | None, ...], Kinds] = {}
 
-    def of(self, server: str, proxy: str | None = None) -> Kinds:
-        return self._clusters.setdefault((server, proxy), {})
+    def of(self, *reached: str | None) -> Kinds:
+        """The kinds of the cluster reached so (`ClusterConfig`'s server, proxy, ...)."""
+        return self._clusters.setdefault(reached, {})
 
     def forget(self, group: str, kind: str) -> None:
         """`Discovery.forget`, for every cluster's providers."""

@@ -294,7 +294,9 @@ class KubernetesProvider:
             request_timeout=request_timeout,
             force_option=force_option,
         )
-        kinds = served_kinds.of(self.config.server, self.config.proxy) if served_kinds else None
+        at = self.config
+        reached = (at.server, at.proxy, at.tls_server_name, at.user)
+        kinds = served_kinds.of(*reached) if served_kinds else None
         self.discovery = Discovery(self.api, sleep=self.api.retry.sleep, kinds=kinds)
         self._served_kinds = served_kinds
         self._informers = Informers(self.api)
