@@ -149,8 +149,8 @@ def json_patch(obj: Any, ops: Any) -> Any:
     The API server uses evanphx/json-patch v4, whose quirks are kept: negative
     array indices count from the end, `replace` of a missing object key adds it,
     `copy` from a missing key copies null, and a `test` for null passes on a
-    missing key. A failing operation is a 422 whose cause carries the library's
-    message ("testing value /spec/replicas failed: test failed").
+    missing key. A failing operation is a 422 with kube-apiserver's generic message
+    and, as there, none of the library's words.
     """
     patch = _decode_operations(ops)
     if len(patch) > MAX_JSON_PATCH_OPERATIONS:
@@ -162,10 +162,12 @@ def json_patch(obj: Any, ops: Any) -> Any:
     try:
         for op in patch:
             _apply_operation(holder, op)
-    except _OpError as exc:
+    except _OpError:
+        # kube-apiserver's words alone: its patch handler answers with
+        # NewGenericServerResponse(422, ..., isUnexpectedResponse=false): details with no cause,
+        # the library's message ("testing value ... failed") left out.
         raise status.Invalid(
-            "the server rejected our request due to an error in our request",
-            details={"causes": [{"reason": "UnexpectedServerResponse", "message": str(exc)}]},
+            "the server rejected our request due to an error in our request", details={}
         ) from None
     return holder[0]
 
@@ -571,9 +573,9 @@ def strategic_merge_patch(
         if exc.kind == "bad":
             raise status.BadRequest(message) from None
         if exc.kind == "invalid":
+            # As a JSON patch's (`json_patch`): the generic words, no cause.
             raise status.Invalid(
-                "the server rejected our request due to an error in our request",
-                details={"causes": [{"reason": "UnexpectedServerResponse", "message": message}]},
+                "the server rejected our request due to an error in our request", details={}
             ) from None
         raise _ServerError(message) from None
 
