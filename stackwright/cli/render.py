@@ -296,12 +296,12 @@ def _item_key(items: list[Any]) -> str | None:
     )
 
 
-def done_line(step: Step, elapsed: float, *, with_type: bool, live: bool = False) -> Text:
+def done_line(step: Step, elapsed: float, *, with_type: bool, with_symbol: bool = False) -> Text:
     """`  created  app-config (0.05s)`, with the type where names collide; the live display
     adds the symbol and always the type."""
     display = OP_DISPLAY[step.op]
     type_, name = step_type_and_name(step)
-    if live:
+    if with_symbol:
         return Text.assemble(
             (f"{_symbol(display)}{display.done}", display.style),
             f"  {type_}  {name} ",
@@ -775,7 +775,7 @@ class LiveRenderer(Renderer):
         if not event.ok:
             self._print([failed_line(event, with_type=True)])
         elif not _is_future(self._kind) and event.step.op is not Op.SAME:
-            self._print([done_line(event.step, event.elapsed, with_type=True, live=True)])
+            self._print([done_line(event.step, event.elapsed, with_type=True, with_symbol=True)])
 
     def _print(self, lines: Iterable[Text]) -> None:
         for line in lines:
