@@ -1,6 +1,8 @@
 """Stackwright's errors, split by what the caller does next.
 
     StackwrightError              the operation failed (exit code 1)
+    ├── ClusterUnreachable        a cluster never answered in this operation: the run stops
+    │                             before its steps, which would each fail the same way
     ├── UsageError                bad input or usage: fix the command or file (exit code 2)
     ├── InputsRejected            the cluster refused a resource's own inputs (exit code 2 in
     │                             a preview, which changed nothing; 1 in an up, which may have)
@@ -22,6 +24,16 @@ from typing import Any
 
 class StackwrightError(Exception):
     exit_code = 1
+
+
+class ClusterUnreachable(StackwrightError):
+    """A cluster's API server has not answered once in this operation (connection refused,
+    no such host, a failed TLS handshake, a timeout). `reason`: the message without the
+    object that asked, to say of the whole run."""
+
+    def __init__(self, message: str, reason: str | None = None) -> None:
+        super().__init__(message)
+        self.reason = message if reason is None else reason
 
 
 class UsageError(StackwrightError):

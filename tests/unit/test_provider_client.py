@@ -26,6 +26,7 @@ from stackwright.providers.kubernetes import (
     UnknownKind,
 )
 from stackwright.providers.kubernetes.auth import NoAuth, TokenAuth
+from stackwright.providers.kubernetes.errors import Unreachable
 
 CORE = {
     "kind": "APIResourceList",
@@ -820,3 +821,130 @@ def test_an_adopting_apply_refused_stays_refused_when_the_takeover_fails() -> No
         run(go())
     assert "data: Invalid value" in str(info.value)
     assert info.value.status == 422
+
+
+class Down:
+    """A server that answers after `refusals` refused connections (never, by default),
+    counting every request that reached it."""
+
+    def __init__(self, refusals: float = float("inf"), *, then: FakeServer | None = None) -> None:
+        self.refusals = refusals
+        self.then = then or FakeServer(echo)
+        self.requests: list[str] = []
+
+    def __call__(self, request: httpx.Request) -> httpx.Response:
+        self.requests.append(f"{request.method} {request.url.path}")
+        if len(self.requests) <= self.refusals:
+            raise httpx.ConnectError("connection refused")
+        return self.then(request)
+
+
+def down_provider(server: Down, context: str = "test", **kwargs: Any) -> KubernetesProvider:
+    async def sleep(seconds: float) -> None:
+        await asyncio.sleep(0)  # lets another request in flight go on, as a real sleep does
+
+    config = ClusterConfig(
+        server="https://k8s.test",
+        context=context,
+        namespace="team",
+        source="kubeconfig /dev/null",
+        ssl_context=None,
+        auth=NoAuth(),
+    )
+    retry = RetryPolicy(sleep=sleep, random=lambda: 0.5, **kwargs)
+    return KubernetesProvider(config=config, transport=httpx.MockTransport(server), retry=retry)
+
+
+def test_a_server_that_never_answered_is_given_up_on_once_for_the_operation() -> None:
+    """Its first request stops after the first contact's few attempts; every later one (a
+    discovery, an apply: each step's) fails at once with that failure, naming its own object."""
+    server = Down()
+    failures: list[Unreachable] = []
+
+    async def go() -> None:
+        async with down_provider(server) as p:
+            for ask in (p.cluster_uid, lambda: p.apply(CM), lambda: p.namespaced("v1", "Pod")):
+                with pytest.raises(Unreachable) as info:
+                    await ask()
+                failures.append(info.value)
+
+    run(go())
+    assert server.requests == ["GET /api/v1/namespaces/kube-system"] * 3
+    reason = failures[0].reason
+    assert reason.startswith(
+        "cannot reach the API server at https://k8s.test (context 'test' (kubeconfig /dev/null)): "
+        "connection refused, 3 attempts over "
+    )
+    assert reason.endswith(
+        "; check that the cluster is running and that this is the context meant "
+        "(`kubectl config get-contexts` lists them), then retry"
+    )
+    assert [str(f) for f in failures] == [
+        f"kube-system: {reason}",
+        f"discovery of v1: {reason}",
+        f"discovery of v1: {reason}",
+    ]
+    assert all(isinstance(f, TransientError) and f.exit_code == 1 for f in failures)
+
+
+def test_requests_in_flight_when_the_first_contact_fails_stop_with_it() -> None:
+    server = Down()
+
+    async def go() -> list[BaseException | bool]:
+        async with down_provider(server, first_contact_attempts=2) as p:
+            return await asyncio.gather(
+                p.cluster_uid(), p.namespaced("v1", "Pod"), return_exceptions=True
+            )
+
+    assert all(isinstance(r, Unreachable) for r in run(go()))
+    assert len(server.requests) < 4, "the second one stopped when the first gave up"
+
+
+def test_a_local_cluster_that_never_answered_is_told_to_be_started() -> None:
+    async def go() -> None:
+        async with down_provider(Down(), context="stackwright-dev") as p:
+            await p.cluster_uid()
+
+    with pytest.raises(Unreachable) as info:
+        run(go())
+    assert info.value.reason.endswith(
+        "start it (`stackwright cluster start --name dev`), then retry"
+    )
+
+
+def test_a_server_that_answers_within_the_first_contact_attempts_is_used() -> None:
+    server = Down(refusals=2)
+
+    async def go() -> dict[str, Any]:
+        async with down_provider(server) as p:
+            return await p.apply(CM)
+
+    assert run(go()) == CM
+
+
+def test_a_server_gone_after_it_answered_is_retried_in_full_as_a_restart() -> None:
+    """An API server restarting during a long `up`: once it has answered (discovery here),
+    a refused connection is retried for the whole policy, not the first contact's few
+    attempts, and is no `Unreachable` when it gives up."""
+    refusals: list[Exception | Callable[[httpx.Request], httpx.Response]] = [
+        httpx.ConnectError("connection refused")
+    ] * 5
+    server = FakeServer(*refusals, echo)
+
+    async def go() -> dict[str, Any]:
+        async with down_provider(Down(refusals=0, then=server), attempts=6) as p:
+            return await p.apply(CM)
+
+    assert run(go()) == CM
+    assert len(server.requests) == 6
+
+    gone = FakeServer(httpx.ConnectError("connection refused"))
+
+    async def gone_for_good() -> None:
+        async with down_provider(Down(refusals=0, then=gone), attempts=6) as p:
+            await p.apply(CM)
+
+    with pytest.raises(TransientError) as info:
+        run(gone_for_good())
+    assert not isinstance(info.value, Unreachable)
+    assert len(gone.requests) == 6

@@ -6,6 +6,11 @@
 bounded by `RetryPolicy`, honouring `Retry-After`, and turns every other answer
 into the provider's error tree with the API server's own message.
 
+A server that has not answered once in this client's life is not waited for as one that
+went away mid-run (an API server restarting during a long `up`): its first request gives
+up after `RetryPolicy.first_contact_attempts`, and every later request is answered at once
+with that failure (`Unreachable`), not retried again for each object.
+
 Every method takes `what`, the name the user knows the object by ("web"), and
 puts it first in messages. The sleep and the random source are injectable so
 retry tests run instantly. Must never: retry a 4xx other than 429, or hide the
@@ -37,6 +42,7 @@ from stackwright.providers.kubernetes.errors import (
     PermanentError,
     ProviderError,
     TransientError,
+    Unreachable,
 )
 from stackwright.providers.kubernetes.http import Response, Transport
 
@@ -55,9 +61,13 @@ class RetryPolicy:
 
     `attempts` counts the first try. A `Retry-After` from the server replaces the
     computed delay (capped by `cap`). With the defaults the worst case is about 16 s.
+    `first_contact_attempts` bounds a connection that fails before the server has ever
+    answered: a refused first contact is rarely a restart (a started local cluster is
+    waited for until it answers), and kubectl reports it within a second.
     """
 
     attempts: int = 6
+    first_contact_attempts: int = 3
     base: float = 0.25
     cap: float = 8.0
     sleep: Callable[[float], Awaitable[None]] = field(default=asyncio.sleep)
@@ -121,6 +131,7 @@ class ApiClient:
         request_timeout: float = 60.0,
         clock: Callable[[], float] = time.monotonic,
         force_option: str | None = "force",
+        unreachable_advice: str = "check that the cluster is running and reachable",
     ) -> None:
         self.transport = transport
         #: The resource option that forces an apply, as the program spells it; None where
@@ -133,6 +144,19 @@ class ApiClient:
         self.retry = retry or RetryPolicy()
         self.request_timeout = request_timeout
         self._clock = clock
+        #: How to fix a server that cannot be reached, for its message.
+        self.unreachable_advice = unreachable_advice
+        #: Whether the server has answered once: from then on a failed connection is a
+        #: restart or a blip, retried in full.
+        self._answered = False
+        #: Why the server could not be reached before it ever answered: every later request
+        #: fails at once with it.
+        self._unreachable: str | None = None
+
+    def _never_reached(self, what: str) -> Unreachable | None:
+        if self._unreachable is None or self._answered:
+            return None
+        return Unreachable(what, self._unreachable)
 
     async def request(
         self,
@@ -149,6 +173,9 @@ class ApiClient:
         attempt = 0
         started = self._clock()
         while True:
+            failed = self._never_reached(what)  # also one that failed while this one slept
+            if failed is not None:
+                raise failed
             headers = {**(await self.auth.headers()), "Accept": JSON}
             if body is not None:
                 headers["Content-Type"] = content_type
@@ -170,15 +197,29 @@ class ApiClient:
                         "cluster's client CA, not expired, the key the certificate's"
                     ) from exc
                 failure = _network_reason(exc)
-                if attempt + 1 < self.retry.attempts:
+                attempts = self.retry.attempts
+                if not self._answered:
+                    attempts = min(attempts, self.retry.first_contact_attempts)
+                if attempt + 1 < attempts:
                     await self.retry.sleep(self.retry.delay(attempt))
                     attempt += 1
                     continue
-                raise TransientError(
-                    f"{what}: cannot reach the API server at {self.server} ({self.cluster}): {failure}, "
+                # Gone since it answered: a restart or the network, not the wrong cluster.
+                advice = (
+                    "check that the cluster is running and reachable"
+                    if self._answered
+                    else self.unreachable_advice
+                )
+                reason = (
+                    f"cannot reach the API server at {self.server} ({self.cluster}): {failure}, "
                     f"{attempt + 1} attempts over {self._clock() - started:.1f}s; "
-                    "check that the cluster is running and reachable, then retry"
-                ) from exc
+                    f"{advice}, then retry"
+                )
+                if self._answered:
+                    raise TransientError(f"{what}: {reason}") from exc
+                self._unreachable = self._unreachable or reason
+                raise Unreachable(what, reason) from exc
+            self._answered = True
             status = response.status
             if 200 <= status < 300 or status in ok:
                 return response

@@ -3,6 +3,8 @@
     StackwrightError                      (stackwright.errors)
     └── ProviderError                     anything the provider reports
         ├── TransientError                retried with backoff already, still failing: retry later
+        │   └── Unreachable               ... the API server never answered in this operation
+        │                                 (also stackwright.errors.ClusterUnreachable)
         └── PermanentError                retrying will not help: stop and tell the user
             ├── InvalidObject             the API server (or the provider) rejected the object (400/422)
             │   └── ApplyRejected         ... its apply or dry run, for the object's own fields
@@ -30,7 +32,7 @@ import re
 from collections.abc import Collection
 from dataclasses import dataclass
 
-from stackwright.errors import InputsRejected, StackwrightError, UsageError
+from stackwright.errors import ClusterUnreachable, InputsRejected, StackwrightError, UsageError
 
 __all__ = [
     "AccessDenied",
@@ -49,6 +51,7 @@ __all__ = [
     "ReadinessTimeout",
     "TransientError",
     "UnknownKind",
+    "Unreachable",
 ]
 
 
@@ -94,6 +97,16 @@ class TransientError(ProviderError):
     ) -> None:
         super().__init__(message, status=status)
         self.retry_after = retry_after
+
+
+class Unreachable(TransientError, ClusterUnreachable):
+    """The API server has not answered once in this operation, and its first contact failed
+    on the connection (refused, DNS, TLS handshake, timeout): `reason` says so without the
+    object, for a message about the whole run."""
+
+    def __init__(self, what: str, reason: str) -> None:
+        TransientError.__init__(self, f"{what}: {reason}")
+        self.reason = reason
 
 
 class PermanentError(ProviderError):

@@ -29,7 +29,7 @@ from urllib.parse import quote
 
 import orjson
 
-from stackwright.model import FIELD_MANAGER, PROPAGATION_POLICIES
+from stackwright.model import FIELD_MANAGER, LOCAL_CONTEXT_PREFIX, PROPAGATION_POLICIES
 from stackwright.providers.kubernetes import readiness
 from stackwright.providers.kubernetes.applyset import MARK_ANNOTATIONS, MARK_LABELS, TOOLING_VALUE
 from stackwright.providers.kubernetes.client import (
@@ -215,6 +215,18 @@ def _proxy_error(config: ClusterConfig) -> ConfigError:
     )
 
 
+def _unreachable_advice(context: str) -> str:
+    """How to fix a cluster that does not answer: a local one is started, another one's
+    context may be the wrong one."""
+    if context.startswith(LOCAL_CONTEXT_PREFIX):
+        name = context.removeprefix(LOCAL_CONTEXT_PREFIX)
+        return f"start it (`stackwright cluster start --name {name}`)"
+    return (
+        "check that the cluster is running and that this is the context meant "
+        "(`kubectl config get-contexts` lists them)"
+    )
+
+
 class KubernetesProvider:
     """One cluster, as one user, through one kubeconfig context.
 
@@ -293,6 +305,7 @@ class KubernetesProvider:
             retry=retry,
             request_timeout=request_timeout,
             force_option=force_option,
+            unreachable_advice=_unreachable_advice(self.config.context),
         )
         at = self.config
         reached = (at.server, at.proxy, at.tls_server_name, at.user)
