@@ -32,7 +32,7 @@ from stackwright.engine.records import (
     through_kubernetes,
     unknown_paths,
 )
-from stackwright.errors import UsageError, located
+from stackwright.errors import ClusterUnreachable, UsageError, located
 from stackwright.kubernetes.provider import PROVIDER_TYPE, RENDER_SETTING, is_kubeconfig_path
 from stackwright.model import (
     LOCAL_CONTEXT_PREFIX,
@@ -168,13 +168,15 @@ def check_clusters(
 
 
 async def check_default_provider(
-    provider: Provider, snapshot: Snapshot, what: str
+    provider: Provider, snapshot: Snapshot, what: str, *, stop_unreachable: bool = True
 ) -> ClusterIdentity | None:
     """`check_clusters` for a front end that talks to the stack's default provider itself
     (`import`): refuses (one line, exit 2) when it reaches another cluster than the state's
-    objects are in; the identity of the one it reaches, to record, if it has one."""
+    objects are in; the identity of the one it reaches, to record, if it has one. Stops
+    (exit 1) when that cluster does not answer, unless not `stop_unreachable`."""
     found = ClusterCheck()
-    await _check_default(provider, snapshot, found, legacy=True)
+    stop = what if stop_unreachable else ""
+    await _check_default(provider, snapshot, found, legacy=True, stop=stop)
     if "" in found.moved:
         raise UsageError(refusal(found.moved[""], what))
     return found.identities.get("")
@@ -189,7 +191,8 @@ async def check_recorded_cluster(
     the state records its objects on, where a change would land on another object of the
     same name."""
     if not provider_urn:
-        await check_default_provider(provider, snapshot, what)
+        # Its caller says what an unreachable cluster leaves undone.
+        await check_default_provider(provider, snapshot, what, stop_unreachable=False)
         return
     old = snapshot.resource(provider_urn)
     former = recorded_identity(old) if old is not None else None
@@ -202,13 +205,20 @@ async def check_recorded_cluster(
     )
 
 
-async def _identity(provider: Provider) -> ClusterIdentity | None:
+async def _identity(provider: Provider, *, stop: str = "") -> ClusterIdentity | None:
+    """The cluster's identity; None when it cannot be read now (the run says so itself).
+    `stop`: the operation, stopped here (one line, exit code 1) when the cluster has never
+    answered: each of its steps would fail the same way."""
     try:
         return await provider.identity()
     except UsageError:
         raise  # its settings are unusable: bad input, said now
+    except ClusterUnreachable as exc:
+        if stop:
+            raise ClusterUnreachable(f"{stop}: {exc.reason}", exc.reason) from None
+        return None
     except Exception:
-        return None  # not reachable now: the run says so itself
+        return None
 
 
 def _objects(resources: Sequence[ResourceState], provider: str) -> list[ResourceState]:
@@ -302,7 +312,9 @@ async def _check_clusters(
     ):
         default = factory(None)  # raises the stack's settings' error; opens no connection
         try:
-            await _check_default(default, snapshot, found, legacy=legacy and "" in used)
+            # A targeted run may need no object of the default provider's cluster.
+            stop = "" if options.targets else ("preview" if options.dry_run else options.kind)
+            await _check_default(default, snapshot, found, legacy=legacy and "" in used, stop=stop)
         except BaseException:
             await default.close()
             raise
@@ -390,14 +402,14 @@ def _settings_changed(old: Mapping[str, Any], new: Mapping[str, Any]) -> bool:
 
 
 async def _check_default(
-    provider: Provider, snapshot: Snapshot, found: ClusterCheck, *, legacy: bool
+    provider: Provider, snapshot: Snapshot, found: ClusterCheck, *, legacy: bool, stop: str
 ) -> None:
     """The stack's default provider: its identity against the one the state records; with
     none to compare (an older state, or credentials that may not read kube-system), reading
-    a few of its objects tells (`_probe`)."""
+    a few of its objects tells (`_probe`). `stop`: as `_identity`'s."""
     objects = _objects(snapshot.resources, "")
     recorded = snapshot.default_cluster
-    current = await _identity(provider)
+    current = await _identity(provider, stop=stop)
     if current is not None:
         found.identities[""] = current
         if recorded is not None:

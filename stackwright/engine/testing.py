@@ -34,7 +34,7 @@ from typing import Any, NamedTuple
 
 from stackwright.engine.plan import diff, forcing_rules
 from stackwright.engine.ports import Provider, ProviderFactory
-from stackwright.errors import InputsRejected, StackwrightError
+from stackwright.errors import ClusterUnreachable, InputsRejected, StackwrightError
 from stackwright.model import (
     CLUSTER_SCOPED,
     STACK_ANNOTATION,
@@ -313,6 +313,9 @@ class FakeCluster:
         #: An apply or delete that lands, then fails as if its reply were lost (a reset
         #: connection, a timeout, Ctrl-C): the caller cannot tell whether it happened.
         self.lose_reply: Failures = dict(lose_reply or {})
+        #: Why the "API server" has never answered (refused, no such host), "" while it
+        #: answers: every call fails at once with it, as the real provider's do then.
+        self.unreachable = ""
         #: Object name → the warnings the "API server" sends back with its applies.
         self.warnings: dict[str, list[str]] = {}
         self.latency = latency
@@ -429,6 +432,7 @@ class FakeCluster:
                 warn(text)
         method = "preview" if dry_run else "apply"
         self.calls.append(Call(method, str(body.get("kind", "")), name))
+        self._reach(name)
         self.applied.append(Applied(body, force, dry_run))
         await self._pause()
         self._fail(self.fail_preview if dry_run else self.fail_apply, body)
@@ -481,6 +485,7 @@ class FakeCluster:
     async def identity(self) -> ClusterIdentity | None:
         """kube-system's uid, as the real provider reads it (one GET)."""
         self.calls.append(Call("identity", "Namespace", "kube-system"))
+        self._reach("kube-system")
         uid = self.kube_system_uid()
         return ClusterIdentity(uid, self.name, self.name) if uid else None
 
@@ -493,6 +498,7 @@ class FakeCluster:
 
     async def namespaced(self, api_version: str, kind: str) -> bool:
         self.calls.append(Call("namespaced", kind, ""))
+        self._reach(f"discovery of {api_version}")
         await asyncio.sleep(0)
         return self._scope(api_version, kind)
 
@@ -590,6 +596,7 @@ class FakeCluster:
         self, api_version: str, kind: str, namespace: str | None, name: str
     ) -> dict[str, Any] | None:
         self.calls.append(Call("read", kind, name))
+        self._reach(name)
         await asyncio.sleep(0)
         key = self._existing_key(api_version, kind, namespace, name)
         stored = self.objects.get(key) if key is not None else None
@@ -721,6 +728,10 @@ class FakeCluster:
         self.closed += 1
 
     # --- internals ------------------------------------------------------------------------
+
+    def _reach(self, what: str) -> None:
+        if self.unreachable:
+            raise ClusterUnreachable(f"{what}: {self.unreachable}", self.unreachable)
 
     async def _pause(self) -> None:
         """Take `latency`, counting the calls in flight (applies, previews and deletes)."""

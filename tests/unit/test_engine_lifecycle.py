@@ -34,7 +34,7 @@ from stackwright.engine.operations import left_applysets
 from stackwright.engine.plan import FieldChange, Step
 from stackwright.engine.records import unchanged_by
 from stackwright.engine.testing import Call, FakeCluster, FakeNotReady, Key
-from stackwright.errors import UsageError
+from stackwright.errors import ClusterUnreachable, UsageError
 from stackwright.kubernetes.provider import PROVIDER_TYPE
 from stackwright.model import ClusterIdentity, Op, ResourceState, make_urn
 from stackwright.sdk.context import Program
@@ -1701,6 +1701,44 @@ def test_an_object_its_refresh_could_not_read_fails_once_and_is_not_changed(
     touched = [c.name for c in stack.fake.calls_to("apply", "preview")]
     assert "settings" not in touched and "web" in touched, "independent ones still go on"
     assert stack.recorded(urn(CM, "settings")).inputs["data"] == {"mode": "fast"}
+
+
+REFUSED = "cannot reach the API server at https://127.0.0.1:9 (context 'down'): connection refused"
+
+
+@pytest.mark.parametrize("dry_run", [True, False], ids=["preview", "up"])
+def test_a_cluster_that_never_answers_stops_the_run_before_its_steps(
+    stack: Stack, dry_run: bool
+) -> None:
+    """Each step would fail the same way, each after its own retries (kube-system's, then
+    discovery once per kind): one line names the server, exit code 1, nothing recorded."""
+    stack.up(both(settings("fast"), web()))
+    before = stack.state()
+    stack.fake.unreachable = REFUSED
+    stack.fake.calls.clear()
+
+    with pytest.raises(ClusterUnreachable) as stopped:
+        stack.run("up", both(settings("slow"), web(replicas=3)), dry_run=dry_run)
+
+    assert str(stopped.value) == f"{'preview' if dry_run else 'up'}: {REFUSED}"
+    assert stopped.value.exit_code == 1
+    asked = [c.method for c in stack.fake.calls if c.method != "close"]
+    assert asked == ["identity"]
+    assert stack.state().resources == before.resources
+
+
+def test_a_targeted_run_on_a_cluster_that_never_answers_fails_its_steps_only(
+    stack: Stack,
+) -> None:
+    """A `--target` may need nothing of the cluster: the run goes on, and what does need
+    it fails, saying why."""
+    stack.up(both(settings("fast"), web()))
+    stack.fake.unreachable = REFUSED
+
+    summary = stack.up(both(settings("slow"), web()), targets=frozenset({urn(CM, "settings")}))
+
+    assert not summary.ok
+    assert summary.failures == [f"{CM} settings: discovery of v1: {REFUSED}"]
 
 
 def test_an_object_deleted_outside_is_forgotten_by_refresh_and_recreated_by_up(
