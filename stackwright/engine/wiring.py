@@ -515,11 +515,21 @@ def kubernetes_providers(
             directory = (root or Path.cwd()) / str(rendered)
             return ManifestDirectory(directory, chosen.get("namespace") or None)
         kubeconfig = chosen.get("kubeconfig") or None
+        # Which setting the waits' timeout is, for their messages: the stack's default
+        # provider reads the stack's configuration, a provider resource its own arguments.
+        setting = ""
+        if chosen.get("timeout"):
+            setting = (
+                "the stack's kubernetes:timeout setting"
+                if settings is None
+                else "its provider's timeout"
+            )
         provider = KubernetesProvider(
             kubeconfig,
             chosen.get("context") or None,
             chosen.get("namespace") or None,
             timeout=float(chosen.get("timeout") or timeout),
+            timeout_setting=setting,
             delete_timeout_option=spelling.name("custom_timeouts.delete"),
             force_option=spelling.name("force") if spelling.has("force") else None,
             served_kinds=served,

@@ -474,6 +474,32 @@ def test_await_ready_times_out_with_the_last_status() -> None:
     assert info.value.last_status == "web: 0/2 ready — pod web-1-a: ContainerCreating"
 
 
+def test_a_wait_that_runs_out_the_stacks_timeout_names_that_setting() -> None:
+    """The limit came from the stack's `kubernetes:timeout`: raising it is the way to wait
+    longer for every object, not only the per-object annotation."""
+    api = scripted_rollout(
+        {
+            "phase": "Pending",
+            "containerStatuses": [
+                {"name": "web", "state": {"waiting": {"reason": "ContainerCreating"}}}
+            ],
+        }
+    )
+
+    async def go() -> None:
+        setting = "the stack's kubernetes:timeout setting"
+        async with provider(api, timeout=0.5, timeout_setting=setting) as p:
+            await p.await_ready(deployment("3", 0))
+
+    with pytest.raises(ReadinessTimeout) as info:
+        asyncio.run(go())
+    assert str(info.value).endswith(
+        "; to wait longer raise the stack's kubernetes:timeout setting or set the "
+        "stackwright.io/timeout-seconds annotation (or custom timeouts), or set "
+        'stackwright.io/skip-await: "true" to not wait'
+    ), info.value
+
+
 def test_a_job_its_ttl_deleted_as_soon_as_it_completed_is_ready() -> None:
     """`ttlSecondsAfterFinished: 0`: the TTL controller deletes the Job the moment it
     completes, and the watch may give the wait only its DELETED event, whose object says
@@ -537,9 +563,22 @@ def test_waiting_for_an_earlier_delete_stops_at_the_objects_own_timeout(
     ), info.value
 
 
-def test_a_delete_that_waits_out_the_default_says_how_to_wait_longer() -> None:
+@pytest.mark.parametrize(
+    ("setting", "limit"),
+    [
+        ("", "the default; set"),
+        (
+            "the stack's kubernetes:timeout setting",
+            "the stack's kubernetes:timeout setting; raise it, or set",
+        ),
+    ],
+    ids=["default", "stack setting"],
+)
+def test_a_delete_that_waits_out_the_providers_limit_says_how_to_wait_longer(
+    setting: str, limit: str
+) -> None:
     """Neither the object nor the resource set a limit: the message says it was the
-    default, and names both settings that change it."""
+    default, or the stack's setting that replaced it, and names the settings that change it."""
     path = "/api/v1/namespaces/web/configmaps/held"
     meta = {"uid": "c", "deletionTimestamp": "2026-01-01T00:00:00Z"}
     api = ScriptedAPI()
@@ -547,14 +586,14 @@ def test_a_delete_that_waits_out_the_default_says_how_to_wait_longer() -> None:
     api.gates[path.rpartition("/")[0]] = asyncio.Event()  # its watch: nothing happens
 
     async def go() -> None:
-        async with provider(api, timeout=0.3) as p:
+        async with provider(api, timeout=0.3, timeout_setting=setting) as p:
             async with asyncio.timeout(10):
                 await p.await_deleted("v1", "ConfigMap", "web", "held")
 
     with pytest.raises(DeleteTimeout) as info:
         asyncio.run(go())
     assert str(info.value).startswith(
-        "held: still present 0s after its deletion (the limit is the default; set the "
+        f"held: still present 0s after its deletion (the limit is {limit} the "
         "resource's custom_timeouts.delete or the object's stackwright.io/timeout-seconds "
         "annotation to wait longer) — held by finalizer x.io/f"
     ), info.value

@@ -264,8 +264,12 @@ class KubernetesProvider:
         delete_timeout_option: str = "custom_timeouts.delete",
         force_option: str | None = "force",
         served_kinds: ServedKinds | None = None,
+        timeout_setting: str = "",
     ) -> None:
         self.config = config or load_config(kubeconfig, context, environ=environ)
+        #: The setting `timeout` came from ("the stack's kubernetes:timeout setting"), named
+        #: by the message of a wait it ran out; "" for the built-in default.
+        self.timeout_setting = timeout_setting
         #: The resource option that bounds a delete's wait, as the program's language spells
         #: it (the engine says which), for the message when the wait runs out.
         self.delete_timeout_option = delete_timeout_option
@@ -929,8 +933,10 @@ class KubernetesProvider:
             )
         return DeletionLimit(
             self.timeout,
-            f"the default; set the resource's {self.delete_timeout_option} or the object's "
-            f"{readiness.TIMEOUT_SECONDS} annotation to wait longer",
+            f"{self.timeout_setting or 'the default'}; "
+            f"{'raise it, or ' if self.timeout_setting else ''}set the resource's "
+            f"{self.delete_timeout_option} or the object's {readiness.TIMEOUT_SECONDS} "
+            "annotation to wait longer",
         )
 
     # --- reads ----------------------------------------------------------------------------------
@@ -1035,6 +1041,7 @@ class KubernetesProvider:
             timeout=annotated or timeout or self.timeout,
             on_status=on_status,
             fed_later=fed_later,
+            wait_longer="" if annotated or timeout else self.timeout_setting,
         )
 
     # --- lifecycle ----------------------------------------------------------------------------

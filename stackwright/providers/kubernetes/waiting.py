@@ -109,7 +109,10 @@ class Waiter:
         timeout: float,
         on_status: Callable[[str], None] | None = None,
         fed_later: str = "",
+        wait_longer: str = "",
     ) -> dict[str, Any]:
+        """`wait_longer`: which setting to raise for a longer wait, when the timeout came
+        from one the object's own annotation does not name (the stack's)."""
         meta = obj.get("metadata") or {}
         name = str(meta.get("name", ""))
         namespace = str(meta.get("namespace") or "") if info.namespaced else None
@@ -196,7 +199,7 @@ class Waiter:
                         continue
                     next_events = now + self._events_every
                 if now >= deadline:
-                    raise _timeout(name, timeout, verdict)
+                    raise _timeout(name, timeout, verdict, wait_longer)
                 # Look again at the first moment something can have changed without a watch
                 # event: a grace ending, Events due, or (the API server silent) soon, to say
                 # so or to give up.
@@ -501,14 +504,15 @@ def _silence(informer: Informer) -> tuple[float, str] | None:
     return asyncio.get_running_loop().time() - informer.failing_since, informer.failure
 
 
-def _timeout(name: str, timeout: float, verdict: Readiness) -> ReadinessTimeout:
+def _timeout(name: str, timeout: float, verdict: Readiness, wait_longer: str) -> ReadinessTimeout:
     status = verdict.message.removeprefix(f"{name}: ")
+    per_object = f"the {readiness.TIMEOUT_SECONDS} annotation (or custom timeouts)"
+    longer = f"raise {wait_longer} or set {per_object}" if wait_longer else f"set {per_object}"
     # Failing (an image that is not there, a crash loop): waiting longer does not mend it.
     advice = (
         ""
         if verdict.state is State.FAILING
-        else f"; to wait longer set the {readiness.TIMEOUT_SECONDS} annotation (or custom "
-        f'timeouts), or set {readiness.SKIP_AWAIT}: "true" to not wait'
+        else f'; to wait longer {longer}, or set {readiness.SKIP_AWAIT}: "true" to not wait'
     )
     return ReadinessTimeout(
         f"{name}: not ready after {format_duration(timeout)} — {status}{advice}",
