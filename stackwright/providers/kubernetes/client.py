@@ -53,6 +53,8 @@ APPLY_PATCH = "application/apply-patch+yaml"
 _RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
 _MANAGER = re.compile(r'conflict with "((?:[^"\\]|\\.)*)"')
 _SUBRESOURCE = re.compile(r'with subresource "([^"]*)"')
+#: How to fix a server that stopped answering.
+_RUNNING = "check that the cluster is running and reachable"
 
 
 @dataclass(frozen=True)
@@ -131,7 +133,7 @@ class ApiClient:
         request_timeout: float = 60.0,
         clock: Callable[[], float] = time.monotonic,
         force_option: str | None = "force",
-        unreachable_advice: str = "check that the cluster is running and reachable",
+        unreachable_advice: str = _RUNNING,
     ) -> None:
         self.transport = transport
         #: The resource option that forces an apply, as the program spells it; None where
@@ -205,11 +207,7 @@ class ApiClient:
                     attempt += 1
                     continue
                 # Gone since it answered: a restart or the network, not the wrong cluster.
-                advice = (
-                    "check that the cluster is running and reachable"
-                    if self._answered
-                    else self.unreachable_advice
-                )
+                advice = _RUNNING if self._answered else self.unreachable_advice
                 reason = (
                     f"cannot reach the API server at {self.server} ({self.cluster}): {failure}, "
                     f"{attempt + 1} attempts over {self._clock() - started:.1f}s; "
