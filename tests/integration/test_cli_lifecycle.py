@@ -2670,6 +2670,9 @@ def test_sigterm_stops_an_up_as_ctrl_c_does(
     in the background, where Ctrl-C (SIGINT) is ignored."""
     p = new_project()
     child = _slow_up(p, cluster, sigint_ignored=sigint_ignored)
+    # The Deployment exists once its apply lands; the wait's first status ("0/1 ready")
+    # follows a moment later, and the stopped line says it only once there is one.
+    time.sleep(1)
     child.terminate()
     out, err = child.communicate(timeout=30)
     assert child.returncode == 143, out + err
