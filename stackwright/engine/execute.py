@@ -1714,6 +1714,17 @@ class Run:
             why = "carries an older URN or stack" if mark_of(old.outputs) else "lost its marks"
             self.emit(Diagnostic(urn, f"its object {why}: marking it", "info"))
             return replace(step, op=Op.UPDATE)
+        taker = None if is_patch(old) else await self._taken_by(old)
+        if taker is not None:
+            self.emit(
+                Diagnostic(
+                    urn,
+                    f"its object carries the fields and marks of {describe(taker)}, which a run "
+                    "cut short gave it to: applying it again",
+                    "info",
+                )
+            )
+            return replace(step, op=Op.UPDATE)
         dry_run = self.options.dry_run  # a preview applies and waits for nothing
         if _adoption_cut_short(old):
             again = "`up` applies it again" if dry_run else "applying it again"
@@ -1732,6 +1743,28 @@ class Run:
             )
             return replace(step, op=Op.UPDATE)
         return step
+
+    async def _taken_by(self, old: ResourceState) -> str | None:
+        """The resource of this stack that took the object `old` records (another record of
+        it, the same uid) when a run passing it on from one resource to another was cut
+        short before the giver's record went: the object carries the taker's marks and
+        fields, and a program back to the giver found its record the same. Read only when
+        another record names the object, to tell which one's it is now."""
+        uid = uid_of(old.outputs)
+        others = {
+            urn
+            for urn in self.old.naming.get(object_key(old)[1:], ())
+            if urn != old.urn
+            and not is_patch(self.old[urn])
+            and uid
+            and uid_of(self.old[urn].outputs) == uid
+        }
+        if not others:
+            return None
+        live = await self._read_object(self.provider_for(old.provider), old)
+        if live is None or uid_of(live) != uid or mark_of(live) not in others:
+            return None
+        return mark_of(live)
 
     def _state_only_change(self, step: Step, old: ResourceState) -> ResourceState | None:
         """What a same step changes in the state alone, said (new dependencies or options,

@@ -17,9 +17,10 @@ from engine_stack import stack as stack  # the fixture
 
 import stackwright.kubernetes as k8s
 from stackwright.engine.events import Diagnostic
+from stackwright.engine.records import describe
 from stackwright.engine.testing import Call
 from stackwright.errors import UsageError
-from stackwright.model import Op, make_urn
+from stackwright.model import URN_ANNOTATION, Op, make_urn
 from stackwright.sdk.context import Program
 
 CM = "kubernetes:core/v1:ConfigMap"
@@ -205,7 +206,10 @@ def test_an_update_whose_object_was_replaced_by_someone_else_is_not_adopted(
 
     assert not summary.ok
     (failure,) = summary.failures
-    assert "ConfigMap default/settings already exists (it is not this stack's: made outside it, or forgotten by `state delete`)" in failure
+    assert (
+        "ConfigMap default/settings already exists (it is not this stack's: made outside it, or forgotten by `state delete`)"
+        in failure
+    )
     assert stack.fake.calls_to("apply") == []
     assert stack.state().resources == [] and stack.state().pending == []
 
@@ -560,3 +564,53 @@ def test_a_patch_reads_its_object_once_per_apply(stack: Stack) -> None:
         assert stack.fake.calls_to("apply") == [Call("apply", "ConfigMap", "settings")]
     live = stack.fake.find("ConfigMap", "settings")
     assert live is not None and live["data"] == {"owner": "someone else", "mode": "slow"}
+
+
+def named_settings(logical: str, mode: str, *, broken: bool = False) -> Callable[[Program], None]:
+    """ConfigMap `settings` declared by the resource `logical` (and one more, `broken`)."""
+
+    def declare(p: Program) -> None:
+        k8s.core.v1.ConfigMap(logical, metadata={"name": "settings"}, data={"mode": mode})
+        if broken:
+            k8s.core.v1.ConfigMap("broken", metadata={"name": "broken"}, data={"k": "v"})
+
+    return declare
+
+
+@pytest.mark.parametrize("cut_short", ["its reply lost", "another step failed"])
+def test_a_resource_back_on_an_object_a_run_cut_short_passed_on_takes_it_back(
+    stack: Stack, cut_short: str
+) -> None:
+    """A program that passes an object on (`old` dropped, `new` declaring its name) applies
+    `new` onto it, then removes `old`'s record. A run cut short in between (killed, or
+    failed elsewhere) leaves `old` recorded, and the object holding `new`'s fields and marks
+    (`new`'s step pending, or recorded too); the next run, of a program back to `old`, found
+    `old` the same, and the object kept `new`'s fields and a URN the state no longer records."""
+    assert stack.up(named_settings("old", "fast")).ok
+    if cut_short == "its reply lost":
+        stack.fake.lose_reply["settings"] = TimeoutError("read timed out")
+    else:
+        stack.fake.fail_apply["broken"] = "refused"
+    assert not stack.up(named_settings("new", "slow", broken=True)).ok
+    stack.fake.lose_reply.clear()
+    stack.fake.fail_apply.clear()
+    assert urn(CM, "old") in [r.urn for r in stack.state().resources]
+    live = stack.fake.find("ConfigMap", "settings")
+    assert live is not None and live["metadata"]["annotations"][URN_ANNOTATION] == urn(CM, "new")
+
+    summary = stack.up(named_settings("old", "fast"))
+
+    assert summary.ok, summary.failures
+    assert ("update", "old") in stack.started()
+    said = [d.message for d in stack.of(Diagnostic) if d.urn == urn(CM, "old")]
+    assert said == [
+        f"its object carries the fields and marks of {describe(urn(CM, 'new'))}, which a run "
+        "cut short gave it to: applying it again"
+    ]
+    live = stack.fake.find("ConfigMap", "settings")
+    assert live is not None
+    assert live["metadata"]["annotations"][URN_ANNOTATION] == urn(CM, "old")
+    assert live["data"] == {"mode": "fast"}
+    assert [r.urn for r in stack.state().resources] == [urn(CM, "old")]
+    assert stack.up(named_settings("old", "fast")).ok
+    assert stack.started() == [("same", "old")]
