@@ -4,12 +4,14 @@ object, a destroy leaves none — and no object is made or deleted by a Patch.
 
 A Patch's giving up is one empty server-side apply: a kill after it landed and before its
 step was journaled as done left the Patch recorded as it was, so a next run declaring it
-found it `same` and never applied its fields again.
+found it `same` and never applied its fields again. Set STACKWRIGHT_CRASH_SEED to replay
+(it is printed).
 """
 
 from __future__ import annotations
 
 import json
+import os
 import random
 from pathlib import Path
 from typing import Any
@@ -20,6 +22,7 @@ from crash_run import Project, started
 pytestmark = pytest.mark.integration
 
 LiveCluster = Any
+SEED = int(os.environ.get("STACKWRIGHT_CRASH_SEED", "20261126"))
 NS = "crash-patches"
 COUNT = 12
 KILLS = 6
@@ -44,7 +47,8 @@ def _data(cluster: LiveCluster) -> dict[str, dict[str, str]]:
 
 
 def test_kill_9_while_patches_give_their_fields_up(cluster: LiveCluster, tmp_path: Path) -> None:
-    rng = random.Random(20261126)
+    rng = random.Random(SEED)
+    print(f"\nseed {SEED} (replay with STACKWRIGHT_CRASH_SEED={SEED})")
     cluster.kubectl("create", "namespace", NS)
     for i in range(COUNT):
         manifest = {"apiVersion": "v1", "kind": "ConfigMap",
