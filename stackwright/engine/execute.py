@@ -910,10 +910,12 @@ class Run:
                     reusing_name=item.op is Op.DELETE_REPLACED and not state.delete_pending,
                 )
             live = None
-        if item.op in _DELETES:
-            return state if live is not None else None
         if live is None:
             return None
+        if item.op in _DELETES:
+            # Recorded as read: a retained object's release may have taken its marks off,
+            # which the next run then puts back if the program still declares it.
+            return with_outputs(state, live)
         if item.op in (Op.CREATE, Op.CREATE_REPLACEMENT) and mark_of(live) != state.urn:
             # Every create marks its object: one without this URN's mark was made by someone
             # else after this create failed to land (`_check_free` had found the name free),

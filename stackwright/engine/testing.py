@@ -310,7 +310,7 @@ class FakeCluster:
         self.fail_ready: Failures = dict(fail_ready or {})
         self.fail_read: Failures = dict(fail_read or {})
         self.fail_delete: Failures = dict(fail_delete or {})
-        #: An apply or delete that lands, then fails as if its reply were lost (a reset
+        #: An apply, delete or unmark that lands, then fails as if its reply were lost (a reset
         #: connection, a timeout, Ctrl-C): the caller cannot tell whether it happened.
         self.lose_reply: Failures = dict(lose_reply or {})
         #: Why the "API server" has never answered (refused, no such host), "" while it
@@ -415,6 +415,7 @@ class FakeCluster:
             for field, keys in (("labels", _MARKS[0]), ("annotations", _MARKS[1])):
                 for mark in keys:
                     (meta.get(field) or {}).pop(mark, None)
+        self._fail(self.lose_reply, found or {"metadata": {"name": name}})
 
     async def _received(
         self,

@@ -15,6 +15,7 @@ import pytest
 from engine_stack import PROJECT, STACK, Stack
 from engine_stack import stack as stack  # the fixture
 
+import stackwright as sw
 import stackwright.kubernetes as k8s
 from stackwright.engine.events import Diagnostic
 from stackwright.engine.records import describe
@@ -614,3 +615,38 @@ def test_a_resource_back_on_an_object_a_run_cut_short_passed_on_takes_it_back(
     assert [r.urn for r in stack.state().resources] == [urn(CM, "old")]
     assert stack.up(named_settings("old", "fast")).ok
     assert stack.started() == [("same", "old")]
+
+
+def kept_settings(p: Program) -> None:
+    k8s.core.v1.ConfigMap(
+        "settings",
+        metadata={"name": "settings"},
+        data={"mode": "fast"},
+        opts=sw.ResourceOptions(retain_on_delete=True),
+    )
+
+
+def test_a_retained_object_whose_release_was_interrupted_is_marked_again_when_declared(
+    stack: Stack,
+) -> None:
+    """A destroy leaves a `retain_on_delete` object in the cluster with its marks taken off,
+    then drops its record. Killed once the marks were off, and before its step ended, the
+    record stays; the next `up` found it the same (its record still told the marks), and
+    the object stayed unmarked: no stack's to the eye of another stack's import."""
+    assert stack.up(kept_settings).ok
+    stack.fake.lose_reply["settings"] = TimeoutError("read timed out")
+    assert not stack.destroy().ok
+    stack.fake.lose_reply.clear()
+    assert [(p.op, p.resource.urn) for p in stack.state().pending] == [
+        (Op.DELETE, urn(CM, "settings"))
+    ]
+
+    summary = stack.up(kept_settings)
+
+    assert summary.ok, summary.failures
+    assert stack.started() == [("update", "settings")]
+    live = stack.fake.find("ConfigMap", "settings")
+    assert live is not None
+    assert live["metadata"]["annotations"][URN_ANNOTATION] == urn(CM, "settings")
+    assert stack.up(kept_settings).ok
+    assert stack.started() == [("same", "settings")]
