@@ -1222,13 +1222,12 @@ class Run:
         if found is None or self.program is None:
             return None
         cluster = self.clusters.cluster_of(provider_urn(resource))
-        for state in self.old.values():
+        for urn in self.old.naming.get((group_kind("v1", "Namespace"), found[1]), ()):
+            state = self.old[urn]
             if (
-                state.id == found[1]
-                and state.inputs.get("kind") == "Namespace"
-                and state.custom
+                state.custom
                 and is_kubernetes(state)
-                and state.urn in self.program.by_urn
+                and urn in self.program.by_urn
                 and self.clusters.cluster_of(state.provider) == cluster
             ):
                 return (
@@ -1529,18 +1528,8 @@ class Run:
             step = replace(step, delete_before_replace=True)
         if patch and step.op is Op.SAME and old is not None and old.init_errors:
             step = await self._applied_again(step, old)
-        elif patch and step.op is Op.SAME and self._made_anew(desired):
-            # Its object was made again under its name by this run (a replacement that
-            # deletes first): the new object holds none of the Patch's fields.
-            self.emit(Diagnostic(urn, "its object was made anew: applying it again", "info"))
-            step = replace(step, op=Op.UPDATE)
-        elif patch and step.op is Op.SAME and old is not None and self._made_anew_since(old):
-            # Made anew in a run the Patch was left out of (`--target`, `--exclude`, a kill
-            # before its step): the records tell it, so a no-op still reads nothing.
-            kind = desired.inputs.get("kind") or "object"
-            again = "`up` applies it again" if self.options.dry_run else "applying it again"
-            said = f"its {kind} was made anew since it was applied: {again}"
-            self.emit(Diagnostic(urn, said, "info"))
+        elif patch and step.op is Op.SAME and (anew := self._object_made_anew(desired, old)):
+            self.emit(Diagnostic(urn, anew, "info"))
             step = replace(step, op=Op.UPDATE)
         # Its object is its alone: a create or a replacement onto the one another resource
         # makes or keeps would apply over that one's fields.
@@ -1753,12 +1742,13 @@ class Run:
         fields, and a program back to the giver found its record the same. Read only when
         another record names the object, to tell which one's it is now."""
         uid = uid_of(old.outputs)
+        if not uid:
+            return None
         others = {
             urn
             for urn in self.old.naming.get(object_key(old)[1:], ())
             if urn != old.urn
             and not is_patch(self.old[urn])
-            and uid
             and uid_of(self.old[urn].outputs) == uid
         }
         if not others:
@@ -2542,6 +2532,20 @@ class Run:
             f"{kind} {new.id} is the object {describe(first)} {verb}{self._line_of(first)}: "
             "each would overwrite the other's fields; give one of them another metadata.name"
         )
+
+    def _object_made_anew(self, desired: ResourceState, old: ResourceState | None) -> str:
+        """Why an unchanged Patch is applied again, "" for none: its object was made again
+        under its name, holding none of its fields — by another resource of this run (a
+        replacement that deletes first), or since the Patch was applied, in a run it was left
+        out of (`--target`, `--exclude`, a kill before its step: the records' uids tell it,
+        so a no-op still reads nothing)."""
+        if self._made_anew(desired):
+            return "its object was made anew: applying it again"
+        if old is None or not self._made_anew_since(old):
+            return ""
+        kind = desired.inputs.get("kind") or "object"
+        again = "`up` applies it again" if self.options.dry_run else "applying it again"
+        return f"its {kind} was made anew since it was applied: {again}"
 
     def _made_anew(self, state: ResourceState) -> bool:
         """Whether another resource of this run creates or replaces the object `state` names."""

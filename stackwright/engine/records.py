@@ -767,7 +767,7 @@ def replaced_since(
     if item.op in (Op.CREATE, Op.CREATE_REPLACEMENT):
         return False
     recorded = item.resource.outputs
-    if not metadata_of(recorded).get("uid") and before is not None:
+    if not uid_of(recorded) and before is not None:
         recorded = before.outputs
     return another_object(recorded, live)
 
