@@ -611,7 +611,7 @@ class Workspace(StoredStack):
                     # A context switched to another cluster reaches another object of
                     # that name, maybe marked alike (the app deployed there too).
                     await check_recorded_cluster(
-                        providers[state.provider], recorded, state.provider, "state delete"
+                        factory, providers[state.provider], recorded, state.provider, "state delete"
                     )
                 provider = providers[state.provider]
                 live = await provider.read(*object_ref(state))

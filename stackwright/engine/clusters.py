@@ -183,26 +183,30 @@ async def check_default_provider(
 
 
 async def check_recorded_cluster(
-    provider: Provider, snapshot: Snapshot, provider_urn: str, what: str
+    factory: ProviderFactory,
+    provider: Provider,
+    snapshot: Snapshot,
+    provider_urn: str,
+    what: str,
 ) -> None:
     """`check_default_provider` for a front end that sends changes through any provider
-    of the stack (`provider_urn`, "" the default one; an explicit one made from its
-    recorded settings): refuses (one line, exit 2) when it reaches another cluster than
-    the state records its objects on, where a change would land on another object of the
-    same name."""
+    of the stack (`provider_urn`, "" the default one; an explicit one made by `factory`
+    from its recorded settings): refuses (one line, exit 2) when it reaches another
+    cluster than the state records its objects on, where a change would land on another
+    object of the same name."""
     if not provider_urn:
         # Its caller says what an unreachable cluster leaves undone.
         await check_default_provider(provider, snapshot, what, stop_unreachable=False)
         return
     old = snapshot.resource(provider_urn)
-    former = recorded_identity(old) if old is not None else None
-    current = await _identity(provider) if former is not None else None
-    if old is None or former is None or current is None or current.uid == former.uid:
+    if old is None:
         return
-    objects = len(_objects(snapshot.resources, provider_urn))
-    raise UsageError(
-        refusal(Moved(provider_urn, former, current, objects, settings_back(old)), what)
+    found = ClusterCheck()
+    await _check_provider(
+        factory, provider, old, old.inputs, snapshot.resources, found, legacy=False, retarget=False
     )
+    if provider_urn in found.moved:
+        raise UsageError(refusal(found.moved[provider_urn], what))
 
 
 async def _identity(provider: Provider, *, stop: str = "") -> ClusterIdentity | None:
