@@ -19,6 +19,7 @@ from stackwright.state._backend import Backend, Operation, require_stack
 from stackwright.state._dry_run import DryRunJournal
 from stackwright.state._open import SCHEMES, backend_url, open_backend, stackwright_home
 from stackwright.state._records import HistoryEntry, LockHolder, Snapshot, StackSummary
+from stackwright.state._saved import version_spans
 from stackwright.state._secrets import Encrypter, PlaintextEncrypter
 from stackwright.state._sqlite import SQLiteBackend, SQLiteOperation
 from stackwright.state.errors import LockLost, StateCorrupt
@@ -42,4 +43,5 @@ __all__ = [
     "open_backend",
     "require_stack",
     "stackwright_home",
+    "version_spans",
 ]

@@ -22,6 +22,10 @@ promises, whatever it stores in:
 - State edits (`delete_resource`, `unprotect`, `rename_resource`,
   `move_resource`, `import_`) run in one transaction that finds the stack's lock
   free (or lapsed) and records a history entry.
+- Saved states. The transaction that ends a history entry (an operation's `finish`,
+  a `cancel`, a takeover of a lapsed lock, a state edit) also saves the stack's state
+  as it then is, under that entry (`_saved`: the export document, compressed, secrets
+  sealed as stored), so `export(version=N)` can print it; `remove_stack` removes them.
 """
 
 from __future__ import annotations
@@ -205,8 +209,10 @@ class Backend(Protocol):
         """The stack's operations, newest first."""
         ...
 
-    def export(self, project: str, stack: str) -> dict[str, Any]:
-        """The stack's state as a versioned JSON document (see `_document`)."""
+    def export(self, project: str, stack: str, *, version: int | None = None) -> dict[str, Any]:
+        """The stack's state as a versioned JSON document (see `_document`); with `version`,
+        the state the operation of that history entry (`HistoryEntry.id`) left, or a
+        UsageError naming the versions that can be exported."""
         ...
 
     def import_(self, project: str, stack: str, document: Any, *, message: str = "") -> None:

@@ -148,3 +148,11 @@ class HistoryEntry:
     message: str = ""
     owner: str = ""
     host: str = ""
+    #: Whether the state this operation left was saved, for `stack export --version`: not
+    #: while it runs, nor for one recorded before Stackwright saved them (schema version 2).
+    exportable: bool = False
+
+    @property
+    def running(self) -> bool:
+        """Whether it is still under way (as its lock's holder last said)."""
+        return self.result == IN_PROGRESS

@@ -1,6 +1,6 @@
 """The SQLite state backend: the default store, one file shared by every `stackwright` process.
 
-Tables (schema version 1):
+Tables (schema version 2; a version-1 store, which has no `snapshots`, is moved on open):
 
     meta       key → value                      the schema version; per stack, its secrets
                                                 provider, its former names and the cluster
@@ -10,6 +10,7 @@ Tables (schema version 1):
     resources  rid, stack_id, urn, delete_pending, cluster_id, seq, data
     pending    id, stack_id, operation_id, step, op, urn, data
     history    id, stack_id, kind, message, owner, host, pid, started, ended, result, counts
+    snapshots  history_id, stack_id, version, data    the state each operation left (`_saved`)
 
 A journaled step is two small transactions: `begin` inserts a `pending` row;
 `end` deletes it and upserts or deletes one `resources` row (moving it last in
@@ -64,7 +65,7 @@ from stackwright.model import (
     parse_urn,
 )
 from stackwright.processes import gone
-from stackwright.state import _document
+from stackwright.state import _document, _saved
 from stackwright.state._codec import (
     Invalid,
     decode_resource,
@@ -90,9 +91,25 @@ from stackwright.state._records import (
 from stackwright.state._secrets import Encrypter, PlaintextEncrypter
 from stackwright.state.errors import LockLost, StateCorrupt
 
-SCHEMA_VERSION: Final = 1
+SCHEMA_VERSION: Final = 2
 
-_TABLES: Final = ("meta", "stacks", "locks", "resources", "pending", "history")
+_TABLES: Final = ("meta", "stacks", "locks", "resources", "pending", "history", "snapshots")
+
+#: The statements that move a store of each older schema version to the next. Version 2
+#: added the state each operation left; a version-1 store's history has none saved.
+_MIGRATIONS: Final[dict[int, tuple[str, ...]]] = {
+    1: (
+        # One row per history entry that has ended; `data` is NULL when the stack's state
+        # version did not move since an earlier entry whose row holds it (a no-op `up`
+        # saves no second copy). The index finds that row, and a stack's rows to remove.
+        """CREATE TABLE IF NOT EXISTS snapshots (
+            history_id INTEGER PRIMARY KEY,
+            stack_id INTEGER NOT NULL,
+            version INTEGER NOT NULL,
+            data BLOB)""",
+        "CREATE INDEX IF NOT EXISTS snapshots_version ON snapshots (stack_id, version)",
+    ),
+}
 
 _SCHEMA: Final = (
     "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
@@ -149,6 +166,7 @@ _SCHEMA: Final = (
         result TEXT NOT NULL,
         counts BLOB NOT NULL)""",
     "CREATE INDEX IF NOT EXISTS history_stack ON history (stack_id, id)",
+    *_MIGRATIONS[1],
 )
 
 _NAME: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
@@ -162,6 +180,11 @@ _RELEASE: Final = (
 )
 #: The operation id of pending steps restored by `import_` (real operations start at 1).
 _IMPORTED: Final = 0
+#: A stack's history entries numbered within it (1, 2, 3 …, as Pulumi's update versions),
+#: not by the table's id that every stack of the store shares: `stack history`'s numbers.
+_NUMBERED: Final = (
+    "SELECT ROW_NUMBER() OVER (ORDER BY id) AS version, * FROM history WHERE stack_id = ?"
+)
 
 
 def _utf8(text: str) -> int:
@@ -380,11 +403,67 @@ def _died_here(holder: LockHolder) -> bool:
     return gone(holder.pid)
 
 
-def _mark_interrupted(db: sqlite3.Connection, operation_id: int, now: float) -> None:
-    db.execute(
+def _migrate(db: sqlite3.Connection) -> None:
+    """Move a store of an older schema version to this one in the caller's transaction,
+    each version's statements in turn. A version with none (this one, a newer one, a
+    damaged value) is left as it is, for `_check_schema` to judge."""
+    row = db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+    if row is None or not str(row[0]).isdigit() or int(row[0]) not in _MIGRATIONS:
+        return
+    version = int(row[0])
+    while version in _MIGRATIONS:
+        for statement in _MIGRATIONS[version]:
+            db.execute(statement)
+        version += 1
+    db.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(version),))
+
+
+def _mark_interrupted(db: sqlite3.Connection, stack_id: int, operation_id: int, now: float) -> None:
+    """Close the history entry of an operation whose lock is taken over, saving the state
+    it left: nothing can change that state between its end and this transaction."""
+    closed = db.execute(
         "UPDATE history SET result = ?, ended = ? WHERE id = ? AND result = ?",
         (INTERRUPTED, now, operation_id, IN_PROGRESS),
     )
+    if closed.rowcount:
+        _save_state(db, stack_id, operation_id)
+
+
+def _save_state(db: sqlite3.Connection, stack_id: int, history_id: int) -> int:
+    """Save the stack's state as it now is under its history entry `history_id`, in the
+    caller's transaction (the one that ends that entry); the bytes of the copy written."""
+    project, stack, version, outputs = db.execute(
+        "SELECT project, name, version, outputs FROM stacks WHERE id = ?", (stack_id,)
+    ).fetchone()
+    same = db.execute(
+        "SELECT 1 FROM snapshots WHERE stack_id = ? AND version = ? AND data IS NOT NULL LIMIT 1",
+        (stack_id, version),
+    ).fetchone()
+    blob = None
+    if same is None:
+        resources = db.execute(
+            "SELECT data, delete_pending FROM resources WHERE stack_id = ? ORDER BY seq, rid",
+            (stack_id,),
+        ).fetchall()
+        pending = db.execute(
+            "SELECT op, data FROM pending WHERE stack_id = ? ORDER BY id", (stack_id,)
+        ).fetchall()
+        blob = _saved.pack(
+            project=project,
+            stack=stack,
+            resources=resources,
+            pending=pending,
+            outputs=outputs,
+            former_names=_read_former(db, project, stack),
+            default_cluster=_read_default_cluster(db, project, stack),
+        )
+    db.execute(
+        "INSERT OR REPLACE INTO snapshots (history_id, stack_id, version, data) VALUES (?, ?, ?, ?)",
+        (history_id, stack_id, version, blob),
+    )
+    # Counted as the history row is not: a row that only points at an earlier copy is the
+    # history's bookkeeping, so an operation that changed nothing still writes no payload.
+    return len(blob) if blob is not None else 0
 
 
 @dataclass
@@ -457,6 +536,8 @@ class SQLiteBackend:
                     "INSERT INTO meta (key, value) VALUES ('schema_version', ?)",
                     (str(SCHEMA_VERSION),),
                 )
+            elif "meta" in tables:
+                _migrate(db)
         with self._conn.read() as db:
             self._check_schema(db)
 
@@ -483,10 +564,17 @@ class SQLiteBackend:
                 f"the state store {self.path} has schema version {version}, written by a newer "
                 f"Stackwright; this one reads version {SCHEMA_VERSION}: upgrade Stackwright"
             )
-        if int(version) < SCHEMA_VERSION:
+        if int(version) < min(_MIGRATIONS):
             raise StateCorrupt(
                 f"the state store {self.path} has schema version {version}, which no Stackwright "
-                f"wrote (the first is {SCHEMA_VERSION}); it was edited or damaged"
+                f"wrote (the first is {min(_MIGRATIONS)}); it was edited or damaged"
+            )
+        if int(version) < SCHEMA_VERSION:
+            # Moved on open (`_migrate`): the file was put back from a copy while this ran.
+            raise StackwrightError(
+                f"the state store {self.path} has schema version {version}, older than this "
+                f"Stackwright's {SCHEMA_VERSION} (it was replaced while the command ran); "
+                "run the command again to upgrade it"
             )
 
     def _stack_id(self, db: sqlite3.Connection, project: str, stack: str) -> int:
@@ -622,7 +710,7 @@ class SQLiteBackend:
                     f"first, or `stackwright stack rm {stack} --force` to remove the stack anyway "
                     "and leave its objects in the cluster"
                 )
-            for table in ("resources", "pending", "history", "locks"):
+            for table in ("resources", "pending", "history", "snapshots", "locks"):
                 db.execute(f"DELETE FROM {table} WHERE stack_id = ?", (stack_id,))
             db.execute("DELETE FROM stacks WHERE id = ?", (stack_id,))
             db.execute("DELETE FROM meta WHERE key = ?", (_secrets_key(project, stack),))
@@ -729,7 +817,7 @@ class SQLiteBackend:
                         f"stack {stack} was locked by another operation at the same moment; try again"
                     )
                 if holder is not None:
-                    _mark_interrupted(db, holder.operation_id, now)
+                    _mark_interrupted(db, stack_id, holder.operation_id, now)
                 (version,) = db.execute(
                     "SELECT version FROM stacks WHERE id = ?", (stack_id,)
                 ).fetchone()
@@ -764,10 +852,13 @@ class SQLiteBackend:
             if row is None or row[0] is None:
                 return False
             db.execute(_RELEASE, (stack_id,))
-            db.execute(
+            closed = db.execute(
                 "UPDATE history SET result = 'cancelled', ended = ? WHERE id = ? AND result = ?",
                 (self._clock(), row[0], IN_PROGRESS),
             )
+            if closed.rowcount:
+                # The state the cancelled operation left: fenced, it writes nothing more.
+                _save_state(db, stack_id, row[0])
             return True
 
     # --- reading -----------------------------------------------------------
@@ -876,9 +967,9 @@ class SQLiteBackend:
             # Numbered within the stack (1, 2, 3 …, as Pulumi's update versions), not by
             # the table's id that every stack of the store shares.
             rows = db.execute(
-                "SELECT version, id, kind, started, ended, result, counts, message, owner, host "
-                "FROM (SELECT ROW_NUMBER() OVER (ORDER BY id) AS version, * FROM history "
-                "WHERE stack_id = ?) ORDER BY version DESC LIMIT ?",
+                "SELECT h.version, h.id, kind, started, ended, result, counts, message, owner, "
+                f"host, s.history_id IS NOT NULL FROM ({_NUMBERED}) h "
+                "LEFT JOIN snapshots s ON s.history_id = h.id ORDER BY h.version DESC LIMIT ?",
                 (stack_id, -1 if limit is None else limit),
             ).fetchall()
             holder = _read_holder(db, stack_id)
@@ -886,7 +977,19 @@ class SQLiteBackend:
         # takes the next one to take its lock over and record it so.
         dead = holder.operation_id if holder is not None and _died_here(holder) else None
         entries = []
-        for version, row_id, kind, started, ended, result, blob, message, owner, host in rows:
+        for (
+            version,
+            row_id,
+            kind,
+            started,
+            ended,
+            result,
+            blob,
+            message,
+            owner,
+            host,
+            saved,
+        ) in rows:
             counts = _history_counts(stack, version, blob)
             entries.append(
                 HistoryEntry(
@@ -899,6 +1002,7 @@ class SQLiteBackend:
                     message=message,
                     owner=owner,
                     host=host,
+                    exportable=bool(saved),
                 )
             )
         return entries
@@ -926,9 +1030,65 @@ class SQLiteBackend:
                 holders.append(name)
         return list(dict.fromkeys(holders))
 
-    def export(self, project: str, stack: str) -> dict[str, Any]:
+    def export(self, project: str, stack: str, *, version: int | None = None) -> dict[str, Any]:
         # Secrets leave as they are stored: sealed, readable only with the stack's key.
-        return _document.build(self._load(project, stack, unseal=False))
+        if version is None:
+            return _document.build(self._load(project, stack, unseal=False))
+        return _document.build(self._saved_state(project, stack, version))
+
+    def _saved_state(self, project: str, stack: str, number: int) -> Snapshot:
+        """The state the operation of history entry `number` left, as stack `stack` of today
+        (it may have been renamed since); UsageError naming the versions that have one."""
+        with self._conn.read() as db:
+            stack_id = self._stack_id(db, project, stack)
+            numbered = db.execute(
+                f"SELECT h.version, h.id, s.version, s.data IS NOT NULL FROM ({_NUMBERED}) h "
+                "LEFT JOIN snapshots s ON s.history_id = h.id ORDER BY h.version",
+                (stack_id,),
+            ).fetchall()
+            entry = next((row for row in numbered if row[0] == number), None)
+            blob = None
+            if entry is not None and entry[2] is not None:
+                # Saved under this entry, or under the first with the same state version.
+                (blob,) = db.execute(
+                    "SELECT data FROM snapshots WHERE stack_id = ? AND version = ? "
+                    "AND data IS NOT NULL ORDER BY history_id LIMIT 1",
+                    (stack_id, entry[2]),
+                ).fetchone() or (None,)
+            former = _read_former(db, project, stack)
+        saved = [row[0] for row in numbered if row[2] is not None]
+        if entry is None or blob is None:
+            raise UsageError(_no_saved_state(stack, number, [row[0] for row in numbered], saved))
+        try:
+            state = _saved.unpack(blob, entry[2])
+        except Invalid as invalid:
+            raise StateCorrupt(
+                f"the saved state of version {number} of stack {stack} is damaged: "
+                f"{invalid.problem}; export another version (saved: {_saved.version_spans(saved)})"
+            ) from None
+        if state.stack == stack:
+            return state
+        # Saved before `stack rename`: its URNs become this stack's, and the old name joins
+        # the former names, whose ApplySet parents the next `up` removes.
+        restacked = {
+            r.urn: _restacked(r.urn, stack)
+            for r in [*state.resources, *(p.resource for p in state.pending)]
+        }
+
+        def moved(resource: ResourceState) -> ResourceState:
+            return _rewritten(resource, restacked, src_stack=state.stack, dst_stack=stack)
+
+        return replace(
+            state,
+            stack=stack,
+            resources=[moved(r) for r in state.resources],
+            pending=[PendingOperation(p.op, moved(p.resource)) for p in state.pending],
+            former_names=tuple(
+                name
+                for name in dict.fromkeys([*state.former_names, state.stack, *former])
+                if name != stack
+            ),
+        )
 
     # --- the stack's secrets provider ------------------------------------------
 
@@ -984,7 +1144,7 @@ class SQLiteBackend:
                 stack_id = stack_id or self._stack_id(db, project, stack)
                 holder = _unless_held(db, stack_id, stack, now)
                 if holder is not None:
-                    _mark_interrupted(db, holder.operation_id, now)
+                    _mark_interrupted(db, stack_id, holder.operation_id, now)
                     db.execute(_RELEASE, (stack_id,))
                 ids.append(stack_id)
             versions = [
@@ -993,7 +1153,7 @@ class SQLiteBackend:
             ]
             yield db, ids, versions
             for stack_id, version in zip(ids, versions, strict=True):
-                self._history_row(
+                history_id = self._history_row(
                     db,
                     stack_id,
                     kind,
@@ -1007,6 +1167,7 @@ class SQLiteBackend:
                     "(SELECT coalesce(max(seq), 0) FROM resources WHERE stack_id = ?)) WHERE id = ?",
                     (self._clock(), version, stack_id, stack_id),
                 )
+                _save_state(db, stack_id, history_id)
 
     def _rows(self, db: sqlite3.Connection, project: str, stack: str, stack_id: int) -> list[_Row]:
         rows = db.execute(
@@ -1295,6 +1456,27 @@ def _meta_json(key: str, value: str) -> Any:
         return orjson.loads(value)
     except orjson.JSONDecodeError as error:
         raise StateCorrupt(f"the state's {key!r} is not JSON ({error}); {_FIX}") from None
+
+
+def _no_saved_state(stack: str, number: int, versions: Sequence[int], saved: Sequence[int]) -> str:
+    """Why `stack export --version number` has nothing to print, naming what it can print."""
+    can = (
+        f"versions that can be exported: {_saved.version_spans(saved)}"
+        if saved
+        else "none of its versions can be exported yet"
+    )
+    lists = "(`stackwright stack history` lists them)"
+    if number not in versions:
+        if not versions:
+            return f"stack {stack} has no version {number}: no operation has run on it yet"
+        known = f"its versions are {_saved.version_spans(versions)}"
+        return f"stack {stack} has no version {number}: {known}" + (
+            f" {lists}" if list(saved) == list(versions) else f"; {can} {lists}"
+        )
+    return (
+        f"version {number} of stack {stack} has no saved state (its operation is still running, "
+        f"or was recorded before Stackwright saved each version's state); {can}"
+    )
 
 
 def _history_kind(kind: str, result: str, counts: Mapping[str, int]) -> str:
@@ -1835,11 +2017,14 @@ class SQLiteOperation:
         try:
             with self._conn.write() as db:
                 now = self._clock()
-                # A cancel or a takeover already closed this entry; it keeps what they said.
-                db.execute(
+                # A cancel or a takeover already closed this entry; it keeps what they said,
+                # and the state they saved.
+                closed = db.execute(
                     "UPDATE history SET ended = ?, result = ?, counts = ? WHERE id = ? AND result = ?",
                     (now, result, counts_blob, self._id, IN_PROGRESS),
                 )
+                if closed.rowcount:
+                    self._bytes += _save_state(db, self._stack_id, self._id)
                 db.execute(f"{_RELEASE} AND operation_id = ?", (self._stack_id, self._id))
         finally:
             self._finished = True

@@ -174,6 +174,7 @@ def test_public_surface_is_small_and_sorted() -> None:
         "open_backend",
         "require_stack",
         "stackwright_home",
+        "version_spans",
     }
 
 
