@@ -249,11 +249,14 @@ class StoredStack:
 
     # --- the state as a document -----------------------------------------------------------
 
-    def export_state(self, *, show_secrets: bool = False) -> dict[str, Any]:
+    def export_state(
+        self, *, show_secrets: bool = False, version: int | None = None
+    ) -> dict[str, Any]:
         """The stack's state as a versioned JSON document: secrets sealed as stored, or with
         `show_secrets` decrypted (`{"@plaintext": value}`), as `pulumi stack export
-        --show-secrets` writes them."""
-        document = self.backend.export(self.project.name, self.stack)
+        --show-secrets` writes them; with `version`, the state that history entry's
+        operation left (`pulumi stack export --version`)."""
+        document = self.backend.export(self.project.name, self.stack, version=version)
         if show_secrets:
             document = reveal_document(document, self.config.data_key)
         return document

@@ -38,7 +38,13 @@ from stackwright.cli.terminal import machine_stdout, why_no_one_answers
 from stackwright.errors import StackwrightError, UsageError
 from stackwright.lazy import lazy_module
 from stackwright.model import SECRET_TEXT, ResourceState, map_secrets, masked, urn_name
-from stackwright.state import Backend, HistoryEntry, open_backend, require_stack
+from stackwright.state import (
+    Backend,
+    HistoryEntry,
+    open_backend,
+    require_stack,
+    version_spans,
+)
 
 if TYPE_CHECKING:
     from stackwright import policy
@@ -1104,6 +1110,15 @@ def stack_history(stack: Stack = None, as_json: JsonReport = False) -> None:
     width = max((len(e.kind) for e in entries), default=0)  # `stack import` is 12 wide
     for e in entries:
         typer.echo(f"#{e.id:<4} {_history_line(e, width)}")
+    # One line under the list, not a column on every line: only a store that kept history
+    # before it saved each version's state has any such entries.
+    unsaved = [e.id for e in entries if not e.exportable and not e.running]
+    if unsaved:
+        typer.echo(
+            f"(no saved state for {'version' if len(unsaved) == 1 else 'versions'} "
+            f"{version_spans(unsaved)}: `stack export --version` cannot print "
+            f"{'it' if len(unsaved) == 1 else 'them'})"
+        )
 
 
 def _history_json(e: HistoryEntry) -> dict[str, Any]:
@@ -1118,6 +1133,8 @@ def _history_json(e: HistoryEntry) -> dict[str, Any]:
         # Who ran it, where (a CI runner's user and host), as a lock's holder is named.
         "user": e.owner,
         "host": e.host,
+        # Whether `stack export --version` can print the state it left.
+        "exportable": e.exportable,
     }
 
 
@@ -1368,12 +1385,19 @@ def stack_export(
             help='Write secrets decrypted, as {"@plaintext": value} (`stack import` encrypts them).',
         ),
     ] = False,
+    version: Annotated[
+        int | None,
+        typer.Option(
+            "--version",
+            help="The state as that operation of `stack history` left it (#N), not as it is now.",
+        ),
+    ] = None,
 ) -> None:
     """The stack's state as a versioned JSON document (secrets encrypted unless --show-secrets)."""
     if file is not None:
         _writable(file, "stack export --file")
     ws = _stored(stack)
-    document = ws.export_state(show_secrets=show_secrets)
+    document = ws.export_state(show_secrets=show_secrets, version=version)
     text = json_document(document, sort_keys=True)
     if file is None:
         typer.echo(text)
