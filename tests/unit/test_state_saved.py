@@ -8,13 +8,16 @@ bytes, what an unknown version says, and the move of a version-1 store.
 from __future__ import annotations
 
 import base64
+import contextlib
 import os
 import sqlite3
 import zlib
 from pathlib import Path
 from typing import Any
 
+import engine_stack
 import pytest
+from test_engine_lifecycle import settings
 from test_state import PROJECT, Clock, live, res, up, urn
 from test_state import backend as backend  # the fixtures
 from test_state import clock as clock
@@ -249,3 +252,23 @@ def test_a_store_put_back_to_version_1_while_open_says_to_run_again(tmp_path: Pa
         f"the state store {path} has schema version 1, older than this Stackwright's 2 (it "
         "was replaced while the command ran); run the command again to upgrade it"
     )
+
+
+def test_an_engine_up_saves_its_state_and_a_no_op_up_writes_none(tmp_path: Path) -> None:
+    # Through the engine, which only finishes its operation: the store saves the state.
+    with contextlib.closing(open_backend(f"file://{tmp_path}/state.db")) as store:
+        store.create_stack(engine_stack.PROJECT, engine_stack.STACK)
+        stack = engine_stack.Stack(store)
+        declare = settings("fast")
+        assert stack.up(declare).ok
+        assert stack.up(declare).state_bytes_written == 0  # no change, no second copy
+        assert stack.up(settings("slow")).ok
+        project, name = engine_stack.PROJECT, engine_stack.STACK
+        first, again, changed = (store.export(project, name, version=n) for n in (1, 2, 3))
+        assert first == again != changed
+        assert changed == store.export(project, name)
+    assert [data is None for _, _, data in saved_rows(tmp_path / "state.db")] == [
+        False,
+        True,
+        False,
+    ]
