@@ -1062,9 +1062,15 @@ class SQLiteBackend:
         try:
             state = _saved.unpack(blob, entry[2])
         except Invalid as invalid:
+            others = [n for n in saved if n != number]
+            instead = (
+                f"export another version ({_saved.version_spans(others)})"
+                if others
+                else "no other version of it is saved"
+            )
             raise StateCorrupt(
                 f"the saved state of version {number} of stack {stack} is damaged: "
-                f"{invalid.problem}; export another version (saved: {_saved.version_spans(saved)})"
+                f"{invalid.problem}; {instead}"
             ) from None
         if state.stack == stack:
             return state

@@ -25,7 +25,7 @@ from test_state import clock as clock
 from stackwright.automation.secrets import DataKey, StateEncrypter
 from stackwright.errors import StackwrightError, UsageError
 from stackwright.model import Op, ResourceState, SecretValue
-from stackwright.state import SQLiteBackend, open_backend, version_spans
+from stackwright.state import SQLiteBackend, StateCorrupt, open_backend, version_spans
 
 
 def saved_rows(path: Path) -> list[tuple[int, int, bytes | None]]:
@@ -272,3 +272,19 @@ def test_an_engine_up_saves_its_state_and_a_no_op_up_writes_none(tmp_path: Path)
         True,
         False,
     ]
+
+
+def test_a_damaged_saved_state_is_named_with_the_versions_to_export_instead(
+    backend: SQLiteBackend, tmp_path: Path
+) -> None:
+    up(backend, res("a"))
+    up(backend, res("b"))
+    with sqlite3.connect(tmp_path / "state.db") as db:
+        db.execute("UPDATE snapshots SET data = ? WHERE history_id = 1", (b"not zlib",))
+    with pytest.raises(StateCorrupt) as caught:
+        backend.export(PROJECT, "dev", version=1)
+    assert str(caught.value) == (
+        "the saved state of version 1 of stack dev is damaged: it cannot be read (Error -3 "
+        "while decompressing data: incorrect header check); export another version (2)"
+    )
+    assert backend.export(PROJECT, "dev", version=2) == backend.export(PROJECT, "dev")
