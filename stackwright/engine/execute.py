@@ -66,6 +66,13 @@ from stackwright.engine.events import (
     shown,
     within,
 )
+from stackwright.engine.failures import (
+    ADOPTION_INTERRUPTED,
+    adoption_cut_short,
+    callback_failed,
+    callback_line,
+    failure_text,
+)
 from stackwright.engine.generated import GENERATORS, is_generated
 from stackwright.engine.graph import (
     DependencyCycle,
@@ -120,7 +127,6 @@ from stackwright.engine.records import (
     refused,
     release_spec,
     relinquishing_body,
-    replaced_since,
     secret_in_plain_field,
     secret_paths_of,
     secret_texts,
@@ -148,7 +154,8 @@ from stackwright.engine.rollouts import (
     notice,
     stale_readers,
 )
-from stackwright.errors import InputsRejected, StackwrightError, UsageError, located, redact
+from stackwright.engine.settle import Settlement
+from stackwright.errors import InputsRejected, StackwrightError, UsageError, located
 from stackwright.kubernetes.base import PATCH_FIELD_MANAGER, PATCH_FORCE
 from stackwright.kubernetes.fields import KINDS
 from stackwright.kubernetes.provider import PROVIDER_TYPE, RENDER_SETTING
@@ -178,7 +185,6 @@ from stackwright.sdk.output import (
     Partial,
     Secret,
     dependencies_of,
-    from_callback,
     rearm,
     resolve,
     unrun,
@@ -188,7 +194,6 @@ from stackwright.sdk.resource import (
     ComponentResource,
     CustomTimeouts,
     Resource,
-    error_text,
     is_object_id,
     raised_at,
     remember_secret_fields,
@@ -203,9 +208,6 @@ _NAMESPACE_NOT_FOUND = re.compile(r'namespaces "([^"]+)" not found')
 DEFAULT_PARALLEL = 16
 
 _DONE, _FAILED, _SKIPPED = "done", "failed", "skipped"
-_DELETES = (Op.DELETE, Op.DELETE_REPLACED)
-#: Steps that, settled as having made nothing, leave no record to remove.
-_MADE = (Op.CREATE, Op.CREATE_REPLACEMENT, Op.IMPORT)
 
 
 @dataclass(frozen=True)
@@ -257,17 +259,6 @@ class Outcome:
 #: resource (restored from a backup: deleted as it is now), before it says something keeps
 #: making it.
 _DELETE_ROUNDS = 5
-
-#: Why a resource is waited for again after its run stopped (a kill, Ctrl-C, a cancel).
-_INTERRUPTED = "the run applying it stopped before it was ready"
-#: Why an adopted object is applied again: the run adopting it stopped before its fields
-#: were the stack's alone (`Provider.apply`'s `adopting`), which the next apply finishes.
-_ADOPTION_INTERRUPTED = "the run adopting it stopped before it took its fields over"
-
-
-def _adoption_cut_short(state: ResourceState) -> bool:
-    """Whether a run adopting `state`'s object stopped before it took the fields over."""
-    return _ADOPTION_INTERRUPTED in state.init_errors
 
 
 class PatchConflict(StackwrightError):
@@ -361,27 +352,6 @@ class _Shared(Generic[_T]):
         if not self._task.done():
             await self._done.wait()
         return self._task.result()
-
-
-def _callback_failed(exc: BaseException) -> str:
-    """`an apply callback failed: Error: message`; its line leads the failure it is part of."""
-    return f"an apply callback failed: {error_text(exc)}"
-
-
-def _callback_line(exc: BaseException) -> str | None:
-    """FILE:LINE where the program's apply callback that raised `exc` raised it (None for
-    another failure): a failure it caused leads with it, as a message about a place in the
-    program does."""
-    return raised_at(exc) if isinstance(exc, Exception) and from_callback(exc) else None
-
-
-def _error_text(exc: BaseException) -> str:
-    if isinstance(exc, asyncio.CancelledError | KeyboardInterrupt):
-        return _INTERRUPTED
-    if isinstance(exc, Exception) and from_callback(exc):  # its line leads (`_callback_line`)
-        return _callback_failed(exc)
-    text = redact(str(exc).strip()) or type(exc).__name__
-    return text.splitlines()[0] if "\n" in text else text
 
 
 #: How a refusal of a second claim says what the first resource's step does with the object.
@@ -640,7 +610,7 @@ class Run:
         #: Resources whose object a refresh before the steps could not read (a failure
         #: already): their steps are not tried on a state the refresh did not confirm.
         self._unread: set[str] = set()
-        self._commits = (
+        self.commits = (
             GroupCommit(journal, batch=options.parallel > 1) if journal is not None else None
         )
         # What a preview would create that the server cannot dry-run against yet.
@@ -658,7 +628,7 @@ class Run:
         self._previewed_kinds: dict[tuple[str, str], bool] = {}
         #: The schemas of the CRDs in `_previewed_kinds`, which their objects are checked against.
         self._declared_schemas = DeclaredSchemas()
-        self._sem = asyncio.Semaphore(max(1, options.parallel))
+        self.sem = asyncio.Semaphore(max(1, options.parallel))
         #: The objects the program's resources hold after this run's steps (object_key → URN):
         #: an old record naming one of them must not delete it (a rename back to a name whose
         #: old object still awaited deletion, or a name passed from one resource to another).
@@ -790,149 +760,15 @@ class Run:
         for provider in (*self.providers.values(), *self._former_providers.values()):
             await provider.close()
 
-    def _next_step(self) -> int:
+    def next_step(self) -> int:
         self._step += 1
         return self._step
 
     # --- settling what a crash left ------------------------------------------------------
 
     async def settle_pending(self, pending: list[PendingOperation]) -> None:
-        """Resolve steps begun and never ended by reading the cluster; no manual repair.
-        A preview's run resolves them into a `DryRunJournal`, so it writes nothing."""
-        assert self.journal is not None
-        # Every object is read at once (bounded as the run's API calls are), then resolved
-        # in the journal's order: the records forgotten and the diagnostics follow it.
-        reads = [asyncio.create_task(self._read_pending(item)) for item in pending]
-        try:
-            for item, read in zip(pending, reads, strict=True):
-                await self._settle(item, await read)
-        finally:
-            for read in reads:
-                read.cancel()
-            await asyncio.gather(*reads, return_exceptions=True)
-
-    async def _read_pending(self, item: PendingOperation) -> Any:
-        """What the cluster holds of a pending step's resource: its object, or its Helm
-        release (None: none, or nothing the cluster holds)."""
-        state = item.resource
-        if is_generated(state.type) or not state.custom or state.type == PROVIDER_TYPE:
-            return None
-        provider = self.provider_for(state.provider)
-        async with self._sem:
-            if is_release(state):
-                return await provider.release_read(release_spec(state))
-            return await provider.read(*object_ref(state))
-
-    async def _settle(self, item: PendingOperation, found: Any) -> None:
-        """Resolve one pending step by what `_read_pending` found."""
-        assert self.journal is not None
-        state = item.resource
-        result: ResourceState | None
-        if is_generated(state.type):
-            # Nothing outside the state: a create that did not end made nothing; an
-            # update that did not end leaves the value recorded before it.
-            result = (
-                None if item.op in _DELETES or item.op is Op.CREATE else self.old.get(state.urn)
-            )
-        elif not state.custom or state.type == PROVIDER_TYPE:
-            result = None if item.op in _DELETES else state
-        elif is_release(state):
-            result = self._settled_release(item, found)
-        elif is_patch(state):
-            result = self._settled_patch(item, found)
-        else:
-            result = await self._settled_object(item, found)
-        if result is None and item.op in _DELETES and state.custom and is_kubernetes(state):
-            self._forget_held(state, "whose delete was interrupted")
-        if result is None and item.op not in _MADE and not state.delete_pending:
-            # Its record goes: what still refers to it stops doing so first.
-            self._forget_gone({state.urn: state}, record=True)
-        self.journal.resolve_pending(item, result)
-        # A preview cannot tell a step a crash left pending from one that an operation
-        # running now has under way (it takes no lock): it says "pending" of either.
-        settled = "would settle the pending" if self.options.dry_run else "settled an interrupted"
-        self.emit(
-            Diagnostic(state.urn, f"{settled} {item.op.value} of {describe(state.urn)}", "info")
-        )
-
-    def _settled_release(
-        self, item: PendingOperation, found: dict[str, Any] | None
-    ) -> ResourceState | None:
-        """What an interrupted step of a Helm release leaves recorded, by the release found."""
-        state = item.resource
-        if item.op in _DELETES:
-            return state if found is not None else None
-        if found is None:
-            return None
-        # Helm may or may not have upgraded it: keep the inputs recorded before, so the
-        # next plan upgrades it again (a no-op upgrade is harmless).
-        before = state if item.op is Op.CREATE else self.old.get(state.urn, state)
-        return with_outputs(before, found)
-
-    def _settled_patch(
-        self, item: PendingOperation, live: dict[str, Any] | None
-    ) -> ResourceState | None:
-        """What an interrupted step of a Patch leaves recorded, by its object read: none when
-        the object is gone (its fields went with it); else, whether its apply or its giving
-        up landed or not, the Patch recorded as not ready: the next run applies it again if
-        the program still declares it, or gives its fields up again if not (server-side
-        apply of the same fields changes nothing twice)."""
-        state = item.resource
-        if live is None:
-            return None
-        mine = item.op in _MADE or item.op in _DELETES  # else an update: the former inputs
-        before = state if mine else self.old.get(state.urn, state)
-        return replace(with_outputs(before, live), init_errors=(_INTERRUPTED,))
-
-    async def _settled_object(
-        self, item: PendingOperation, live: dict[str, Any] | None
-    ) -> ResourceState | None:
-        """What an interrupted step of a Kubernetes object leaves recorded, by its object
-        read from the cluster (None: no record)."""
-        state = item.resource
-        api_version, kind, namespace, name = object_ref(state)
-        if live is not None and replaced_since(item, self.old.get(state.urn), live):
-            live = None  # the recorded object is gone; the one there is not the stack's
-        if item.op in _DELETES and live is not None and metadata_of(live).get("deletionTimestamp"):
-            # Being deleted (a Namespace Terminating, an object held by finalizers):
-            # gone soon, so wait for it as its delete step would, skip-await included (a
-            # preview shows it gone without waiting); kept, its record (and its riders')
-            # would claim an object the cluster is removing. The delete of a
-            # delete-before-replace (its record not yet demoted) waits whatever the object
-            # says: the new object takes the name next.
-            if not self.options.dry_run:
-                await self.provider_for(state.provider).await_deleted(
-                    api_version,
-                    kind,
-                    namespace,
-                    name,
-                    timeout=state.delete_timeout,
-                    reusing_name=item.op is Op.DELETE_REPLACED and not state.delete_pending,
-                )
-            live = None
-        if live is None:
-            return None
-        if item.op in _DELETES:
-            # Recorded as read: a retained object's release may have taken its marks off,
-            # which the next run then puts back if the program still declares it.
-            return with_outputs(state, live)
-        if item.op in (Op.CREATE, Op.CREATE_REPLACEMENT) and mark_of(live) != state.urn:
-            # Every create marks its object: one without this URN's mark was made by someone
-            # else after this create failed to land (`_check_free` had found the name free),
-            # and is not the stack's to update or delete.
-            return None
-        if item.op in (Op.CREATE, Op.CREATE_REPLACEMENT):
-            # Made, but never seen ready: the next run waits for it again.
-            return replace(with_outputs(state, live), init_errors=(_INTERRUPTED,))
-        # An update or import may or may not have reached the server: keep the inputs
-        # recorded before it, so the next plan sends it again. An update is applied again
-        # even when the program is back to those inputs: the object may hold the ones sent;
-        # so is an import, whose apply may have landed without its takeover of the fields.
-        before = self.old.get(state.urn, state)
-        settled = with_outputs(before, live)
-        if item.op is Op.IMPORT or _adoption_cut_short(before):
-            return replace(settled, init_errors=(_ADOPTION_INTERRUPTED,))
-        return replace(settled, init_errors=(_INTERRUPTED,)) if item.op is Op.UPDATE else settled
+        """Resolve steps begun and never ended by reading the cluster (`settle`)."""
+        await Settlement(self).settle_pending(pending)
 
     def _forget_held(self, carrier: ResourceState, how: str, *, keep: Collection[str] = ()) -> None:
         """Remove the records of the objects that went with `carrier`'s, now gone (`holds`:
@@ -949,7 +785,7 @@ class Run:
         record = self.journal is not None  # a preview's plan forgets them without a journal
         self._forget_gone(held, record=record)
         if self.journal is not None:
-            steps = [(self._next_step(), state) for state in held.values()]
+            steps = [(self.next_step(), state) for state in held.values()]
             self.journal.begin_many([(number, Op.DELETE, state) for number, state in steps])
             self.journal.end_many([(number, None) for number, _ in steps])
         removed = "record would be removed" if self.options.dry_run else "record removed"
@@ -1199,8 +1035,8 @@ class Run:
             try:
                 resolved = resolve(resource.component_outputs, self.read_live)
             except Exception as exc:  # the program's callback: a failed output, not a crash
-                said = f"{describe(resource.urn)}: its registered outputs: {_error_text(exc)}"
-                self.outcome.failures.append(located(_callback_line(exc), said))
+                said = f"{describe(resource.urn)}: its registered outputs: {failure_text(exc)}"
+                self.outcome.failures.append(located(callback_line(exc), said))
                 continue
             outputs, secret_paths = unwrap_secrets(resolved)
             if unknown_paths(outputs):
@@ -1393,7 +1229,7 @@ class Run:
             await self._handle(resource, old)
         except Exception as exc:  # one resource's failure is a failed step, never the run's
             self.status[urn] = _FAILED
-            error = _error_text(exc)
+            error = failure_text(exc)
             rejected = isinstance(exc, (InputsRejected, ProtectedReplacement))
             gone = self._namespace_gone(resource, error) if rejected else None
             if gone is not None:  # drift, not the program's to fix
@@ -1408,7 +1244,7 @@ class Run:
             # The program's to fix: where, as its other errors say it (a declaration's line,
             # or the line its callback raised on).
             declared = rejected or isinstance(exc, DeclarationRefused)
-            where = resource.declared_at if declared else _callback_line(exc)
+            where = resource.declared_at if declared else callback_line(exc)
             if where is not None:
                 said = located(where, said)
                 # The step's own event and line say it as the summary does: a CI reading
@@ -1717,9 +1553,9 @@ class Run:
             )
             return replace(step, op=Op.UPDATE)
         dry_run = self.options.dry_run  # a preview applies and waits for nothing
-        if _adoption_cut_short(old):
+        if adoption_cut_short(old):
             again = "`up` applies it again" if dry_run else "applying it again"
-            self.emit(Diagnostic(urn, f"{_ADOPTION_INTERRUPTED}: {again}", "info"))
+            self.emit(Diagnostic(urn, f"{ADOPTION_INTERRUPTED}: {again}", "info"))
             return replace(step, op=Op.UPDATE)
         if old.init_errors:
             # It never became ready last time: apply it again and wait (as Pulumi retries
@@ -1841,7 +1677,7 @@ class Run:
         if not drift_rules.removed_by_its_ttl(old.outputs) or provider in self._unknown_providers:
             return False
         api_version, kind, namespace, name = object_ref(old)
-        async with self._sem:
+        async with self.sem:
             live = await self.provider_for(provider).read(api_version, kind, namespace, name)
         return live is None
 
@@ -2105,7 +1941,7 @@ class Run:
         if ahead:
             self.live[urn] = Partial({**new.inputs, "metadata": Partial(metadata)})
         else:
-            async with self._sem:
+            async with self.sem:
                 live = await provider.read(api_version, kind, namespace or None, name)
             if live is None:
                 manage = (
@@ -2124,10 +1960,10 @@ class Run:
             if not self.options.dry_run and recorded != old:
                 # Recorded for outputs and `stack`; no write-ahead needed (nothing is sent),
                 # and an object read as it was recorded journals nothing.
-                assert self._commits is not None
-                number = self._next_step()
-                await self._commits.begin(number, Op.READ, recorded)
-                await self._commits.end(number, recorded)
+                assert self.commits is not None
+                number = self.next_step()
+                await self.commits.begin(number, Op.READ, recorded)
+                await self.commits.end(number, recorded)
         self.status[urn] = _DONE
         self.outcome.counts[Op.READ.value] += 1
         self.emit(StepDone(step, True, self.clock() - started))
@@ -2150,7 +1986,7 @@ class Run:
         if is_release(new) and new.custom:
             if new.id.rpartition("/")[0] in self._previewed_namespaces:
                 return  # the server cannot dry-run into a namespace this run only creates
-            async with self._sem:  # Helm renders the chart and dry-runs it: template errors now
+            async with self.sem:  # Helm renders the chart and dry-runs it: template errors now
                 await self.provider_for(new.provider).release_preview(release_spec(new))
             return
         patch = is_patch(new)
@@ -2266,7 +2102,7 @@ class Run:
     ) -> dict[str, Any]:
         """The server's dry run of `new`'s apply, stamped with the stack's marks."""
         body = provider.stamp(new.inputs, stack=self.stack, urn=new.urn, namespace=namespace)
-        async with self._sem:
+        async with self.sem:
             return await provider.preview(body, force=force, warn=warn)
 
     # --- up -----------------------------------------------------------------------------
@@ -2275,7 +2111,7 @@ class Run:
         """Components and provider resources: nothing in a cluster, only the state."""
         new = step.new
         assert new is not None
-        number = self._next_step()
+        number = self.next_step()
         assert self.journal is not None
         if is_generated(new.type):
             generate, secret = GENERATORS[new.type]
@@ -2298,10 +2134,10 @@ class Run:
 
     async def _record_same(self, recorded: ResourceState) -> None:
         """Journal a same step's new options: its record rewritten, nothing sent anywhere."""
-        assert self._commits is not None
-        number = self._next_step()
-        await self._commits.begin(number, Op.SAME, recorded)
-        await self._commits.end(number, recorded)
+        assert self.commits is not None
+        number = self.next_step()
+        await self.commits.begin(number, Op.SAME, recorded)
+        await self.commits.end(number, recorded)
 
     async def _execute(self, step: Step, force: bool, timeouts: Any) -> None:
         new = step.new
@@ -2346,11 +2182,11 @@ class Run:
             await self._check_free(provider, new)
         # The provider names the object in its status lines; the display names the resource.
         prefix = f"{metadata_of(new.inputs).get('name')}: "
-        number = self._next_step()
-        assert self._commits is not None
-        await self._commits.begin(number, journal_op, new)
+        number = self.next_step()
+        assert self.commits is not None
+        await self.commits.begin(number, journal_op, new)
         # An import, or the apply that finishes one a crash cut short.
-        adopting = step.op is Op.IMPORT or (step.old is not None and _adoption_cut_short(step.old))
+        adopting = step.op is Op.IMPORT or (step.old is not None and adoption_cut_short(step.old))
         try:
             live = await self._apply(provider, new, force, target, adopting=adopting)
             if step.op is Op.UPDATE and step.old is not None and _manager_changed(step.old, new):
@@ -2358,7 +2194,7 @@ class Run:
                 # that the new one owns them too, within the step (a crash re-runs both).
                 await self._relinquish(step.old)
         except BaseException as exc:
-            self._failed_write(number, exc)
+            self.failed_write(number, exc)
             raise
         try:
             live = await provider.await_ready(
@@ -2372,13 +2208,13 @@ class Run:
         except BaseException as exc:
             # The object exists: the state must know it even though it never became ready,
             # and the next `up` must wait for it again.
-            failed = replace(with_outputs(new, live), init_errors=(_error_text(exc),))
+            failed = replace(with_outputs(new, live), init_errors=(failure_text(exc),))
             self.journal.end(number, failed)
-            self._commits.abandon()
+            self.commits.abandon()
             self.live[step.urn] = failed.outputs
             raise
         recorded = with_outputs(new, live)
-        await self._commits.end(number, recorded)
+        await self.commits.end(number, recorded)
         self.live[step.urn] = recorded.outputs
         self._refer_again(referring)
         if new.inputs.get("kind") == "Namespace" and step.op is Op.CREATE and is_kubernetes(new):
@@ -2398,9 +2234,9 @@ class Run:
         await self._record_same(doomed)
         return doomed
 
-    def _failed_write(self, number: int, exc: BaseException) -> None:
-        assert self.journal is not None and self._commits is not None
-        self._commits.abandon()  # its end is never written through the batch
+    def failed_write(self, number: int, exc: BaseException) -> None:
+        assert self.journal is not None and self.commits is not None
+        self.commits.abandon()  # its end is never written through the batch
         if refused(exc):
             self.journal.fail_step(number)
 
@@ -2421,7 +2257,7 @@ class Run:
         listed = await marks.result()
         live: Mapping[str, Any] | None
         if listed is None:  # the kind could not be listed: ask for the one object
-            async with self._sem:
+            async with self.sem:
                 live = await provider.read(api_version, kind, namespace, name)
         else:
             live = listed.get(name)
@@ -2643,7 +2479,7 @@ class Run:
         (a kind not served yet, a user who may get but not list). Not the whole objects:
         kept for the run, a namespace's Helm release Secrets would stay in memory with it."""
         try:
-            async with self._sem:
+            async with self.sem:
                 found = await provider.list(api_version, kind, namespace)
         except Exception:
             return None
@@ -2654,7 +2490,7 @@ class Run:
         waiting as long as `custom_timeouts.create` / `.update` say (else the release's own
         `timeout`)."""
         new = step.new
-        assert new is not None and self.journal is not None and self._commits is not None
+        assert new is not None and self.journal is not None and self.commits is not None
         provider = self.provider_for(new.provider)
         old = step.old
         moved = old is not None and old.id != new.id  # another name or namespace
@@ -2670,24 +2506,24 @@ class Run:
                 old = await self._replaced_later(old, new)
         else:
             journal_op = step.op
-        number = self._next_step()
-        await self._commits.begin(number, journal_op, new)
+        number = self.next_step()
+        await self.commits.begin(number, journal_op, new)
         try:
-            async with self._sem:
+            async with self.sem:
                 live = await provider.release_apply(
                     release_spec(new), timeout=_wait_seconds(step.op, timeouts)
                 )
         except BaseException as exc:
-            self._failed_write(number, exc)
+            self.failed_write(number, exc)
             raise
-        await self._commits.end(number, with_outputs(new, live))
+        await self.commits.end(number, with_outputs(new, live))
         self.live[step.urn] = live
         if journal_op is Op.CREATE_REPLACEMENT and old is not None:
             self.replaced.append(replace(old, delete_pending=True))
 
     async def _read_object(self, provider: Provider, state: ResourceState) -> dict[str, Any] | None:
         """The live object a state names (None: there is none), read within the run's bound."""
-        async with self._sem:
+        async with self.sem:
             return await provider.read(*object_ref(state))
 
     async def _check_target(self, provider: Provider, new: ResourceState) -> dict[str, Any]:
@@ -2754,7 +2590,7 @@ class Run:
             bound = {**body, "metadata": {**metadata_of(body), "uid": uid}}
             attempt += 1
             try:
-                async with self._sem:
+                async with self.sem:
                     return await send(
                         bound, force=force, warn=self._warner(state.urn), field_manager=manager
                     )
@@ -2814,7 +2650,7 @@ class Run:
         if namespace is not None:
             await self._ensure_applyset(provider, state.provider, namespace)
         body = provider.stamp(state.inputs, stack=self.stack, urn=state.urn, namespace=namespace)
-        async with self._sem:
+        async with self.sem:
             return await provider.apply(
                 body, force=force, warn=self._warner(state.urn), adopting=adopting
             )
@@ -2859,9 +2695,9 @@ class Run:
             raise UsageError(protected(state.urn))
         if _deletes_object(state, op, keep_object=keep_object):
             await self._crd_census(state)  # said before the delete, which `--yes` runs unasked
-        number = self._next_step()
-        assert self._commits is not None
-        await self._commits.begin(number, op, state)
+        number = self.next_step()
+        assert self.commits is not None
+        await self.commits.begin(number, op, state)
         left = None
         try:
             if _deletes_object(state, op, keep_object=keep_object):
@@ -2875,7 +2711,7 @@ class Run:
                 # Retained: left in the cluster, but no longer marked as the stack's (an
                 # ApplySet prune would otherwise still count it a member).
                 api_version, kind, namespace, name = object_ref(state)
-                async with self._sem:
+                async with self.sem:
                     await self.provider_for(state.provider).unmark(
                         api_version, kind, namespace, name
                     )
@@ -2885,16 +2721,16 @@ class Run:
                 and not (state.retain_on_delete and op is Op.DELETE)
                 and not keep_object
             ):
-                async with self._sem:
+                async with self.sem:
                     await self.provider_for(state.provider).release_uninstall(
                         release_spec(state), timeout=state.delete_timeout
                     )
         except BaseException as exc:
-            self._failed_write(number, exc)
+            self.failed_write(number, exc)
             raise
         if when_gone is not None:
             await when_gone()
-        await self._commits.end(number, None)
+        await self.commits.end(number, None)
         return left
 
     async def _delete_recorded(
@@ -2911,7 +2747,7 @@ class Run:
         provider = self.deleting_provider(state.provider)
         uid = uid_of(state.outputs) or None
         for _ in range(_DELETE_ROUNDS):
-            async with self._sem:
+            async with self.sem:
                 found = await provider.delete(
                     api_version,
                     kind,
@@ -3048,8 +2884,8 @@ class Run:
                 self.emit(StepDone(step, True, self.clock() - started))
             except Exception as exc:
                 failed.add(key)
-                self.outcome.failures.append(f"{describe(state.urn)}: {_error_text(exc)}")
-                self.emit(StepDone(step, False, self.clock() - started, _error_text(exc)))
+                self.outcome.failures.append(f"{describe(state.urn)}: {failure_text(exc)}")
+                self.emit(StepDone(step, False, self.clock() - started, failure_text(exc)))
             finally:
                 for what in ("ready", "gone", "done"):
                     if (what, key) in events:
@@ -3151,7 +2987,7 @@ class Run:
                 try:  # refused where a forced field the object needs would go
                     await self._relinquish(state, dry_run=True)
                 except PatchGiveUpRefused as exc:
-                    error = _error_text(exc)
+                    error = failure_text(exc)
                     self.outcome.failures.append(f"{describe(state.urn)}: {error}")
                     self.emit(StepDone(step, False, 0.0, error))
 
@@ -3204,7 +3040,7 @@ class Run:
         if self._rendered_to(state.provider) is not None:
             return  # a file removed: the files of its kind stay
         self._censused.add(state.urn)
-        async with self._sem:
+        async with self.sem:
             diagnostic = await census(self.deleting_provider(state.provider), state)
         if diagnostic is not None:
             self.emit(diagnostic)
@@ -3307,7 +3143,7 @@ class Run:
             if not state.custom or not through_kubernetes(state):
                 return
             try:
-                async with self._sem:
+                async with self.sem:
                     if is_release(state):
                         live = await self.provider_for(state.provider).release_read(
                             release_spec(state)
@@ -3318,8 +3154,8 @@ class Run:
                             api_version, kind, namespace, name
                         )
             except Exception as exc:
-                self.outcome.failures.append(f"{describe(state.urn)}: {_error_text(exc)}")
-                self.emit(Diagnostic(state.urn, f"could not read it: {_error_text(exc)}", "error"))
+                self.outcome.failures.append(f"{describe(state.urn)}: {failure_text(exc)}")
+                self.emit(Diagnostic(state.urn, f"could not read it: {failure_text(exc)}", "error"))
                 self._unread.add(state.urn)
                 return
             if live is not None and not is_patch(state) and made_again(state, live):
@@ -3378,10 +3214,10 @@ class Run:
                 if now == state:
                     return  # read as recorded: no record to rewrite
             if record:  # in the transactions of the reads that end together
-                assert self._commits is not None
-                number = self._next_step()
-                await self._commits.begin(number, Op.REFRESH, state)
-                await self._commits.end(number, now)
+                assert self.commits is not None
+                number = self.next_step()
+                await self.commits.begin(number, Op.REFRESH, state)
+                await self.commits.end(number, now)
 
         states = list(self.old.values())
         every_secret = SecretTexts.of(
@@ -3469,7 +3305,7 @@ class Run:
             self.old[state.urn] = now
         if record:
             assert self.journal is not None
-            number = self._next_step()
+            number = self.next_step()
             self.journal.begin(number, Op.REFRESH, state)
             self.journal.end(number, now)
 
@@ -3487,7 +3323,7 @@ class Run:
             except Exception as exc:  # the program's callback: a failed output, not a crash
                 # Where the program's callback raised, as `run_unused_applies` says it.
                 where = raised_at(exc)
-                why = _callback_failed(exc) if where else _error_text(exc)
+                why = callback_failed(exc) if where else failure_text(exc)
                 self.outcome.failures.append(located(where, f"stack output {name}: {why}"))
                 continue
             try:  # found now, not when the state cannot record it after everything applied
@@ -3533,7 +3369,7 @@ class Run:
             try:
                 output.resolve(self.read_live)
             except Exception as exc:  # the program's callback: a failed run, not a crash
-                self.outcome.failures.append(located(raised_at(exc), _callback_failed(exc)))
+                self.outcome.failures.append(located(raised_at(exc), callback_failed(exc)))
 
     def summary(self, elapsed: float) -> Summary:
         outcome = self.outcome
