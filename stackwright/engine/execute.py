@@ -52,7 +52,6 @@ from stackwright.engine.deleted_with import Milestone, carriers, holds, waits
 from stackwright.engine.events import (
     SKIPPED,
     Diagnostic,
-    Drift,
     DriftedField,
     Listener,
     StepDone,
@@ -60,7 +59,6 @@ from stackwright.engine.events import (
     StepSkipped,
     StepStarted,
     Summary,
-    mask_at,
     masked,
     plural,
     shown,
@@ -95,9 +93,7 @@ from stackwright.engine.plan import (
 )
 from stackwright.engine.ports import Journal, Provider, ProviderFactory
 from stackwright.engine.records import (
-    MIN_SECRET_PART,
     Records,
-    SecretTexts,
     another_object,
     applied_fields,
     applyset_of,
@@ -129,8 +125,6 @@ from stackwright.engine.records import (
     relinquishing_body,
     secret_in_plain_field,
     secret_paths_of,
-    secret_texts,
-    through_kubernetes,
     uid_of,
     unchanged_by,
     unknown_as_null,
@@ -138,6 +132,7 @@ from stackwright.engine.records import (
     unwrapped,
     with_outputs,
 )
+from stackwright.engine.refresh import Refresh
 from stackwright.engine.rendering import (
     as_rendered,
     file_of,
@@ -607,9 +602,6 @@ class Run:
         #: Services whose selected Pods come from a resource that waits for them → that
         #: resource, as its status line names it: their endpoints are not waited for.
         self._fed_later: dict[str, str] = {}
-        #: Resources whose object a refresh before the steps could not read (a failure
-        #: already): their steps are not tried on a state the refresh did not confirm.
-        self._unread: set[str] = set()
         self.commits = (
             GroupCommit(journal, batch=options.parallel > 1) if journal is not None else None
         )
@@ -678,6 +670,8 @@ class Run:
         #: Each resource's recorded object claimed for it before any step (`_claim_kept`),
         #: which its own step gives up when it claims another (a replacement's new name).
         self._kept_claims: dict[str, ObjectKey] = {}
+        #: Its collaborators, each over this run's shared pieces.
+        self.refreshes = Refresh(self)
 
     @classmethod
     def over(
@@ -783,7 +777,7 @@ class Run:
         if not held:
             return
         record = self.journal is not None  # a preview's plan forgets them without a journal
-        self._forget_gone(held, record=record)
+        self.refreshes.forget_gone(held, record=record)
         if self.journal is not None:
             steps = [(self.next_step(), state) for state in held.values()]
             self.journal.begin_many([(number, Op.DELETE, state) for number, state in steps])
@@ -1223,7 +1217,7 @@ class Run:
                 else:
                     self.status[urn] = _SKIPPED
                 return
-            if blocked or urn in self._unread:
+            if blocked or urn in self.refreshes.unread:
                 await self._not_done(resource, old, sorted(blocked))
                 return
             await self._handle(resource, old)
@@ -2161,7 +2155,7 @@ class Run:
             await self._delete_dropped_dependents(step.old)
             # Its record goes with its object; what still refers to it stops doing so first,
             # so that a replacement the server refuses leaves a state that loads.
-            referring = self._forget_gone({step.old.urn: step.old}, record=True)
+            referring = self.refreshes.forget_gone({step.old.urn: step.old}, record=True)
             old = _as_program_says(step.old, new)
 
             async def when_gone() -> None:  # the objects in it went too: created anew
@@ -2216,7 +2210,7 @@ class Run:
         recorded = with_outputs(new, live)
         await self.commits.end(number, recorded)
         self.live[step.urn] = recorded.outputs
-        self._refer_again(referring)
+        self.refreshes.refer_again(referring)
         if new.inputs.get("kind") == "Namespace" and step.op is Op.CREATE and is_kubernetes(new):
             self._new_namespaces.add((new.provider, new.id))
         if step.op is Op.REPLACE and not step.delete_before_replace:
@@ -2287,7 +2281,7 @@ class Run:
             if owner
             else "it is not this stack's: made outside it, or forgotten by `state delete`"
         )
-        adopt = f"{self._import_option(new.id)} or `stackwright import`"
+        adopt = f"{self.import_option(new.id)} or `stackwright import`"
         if new.urn in self._from_manifests:
             adopt = self._adopt_from_manifests(new)
         raise DeclarationRefused(
@@ -2419,7 +2413,7 @@ class Run:
         )
         return f"`{command}`"
 
-    def _import_option(self, object_id: str) -> str:
+    def import_option(self, object_id: str) -> str:
         """The resource option that adopts `object_id`, as the program's language writes it."""
         adopt = self.spelling.options("import_", object_id)
         return f"`{adopt}`" if self.spelling.yaml else adopt
@@ -3114,200 +3108,12 @@ class Run:
     # --- refresh ------------------------------------------------------------------------------
 
     def retarget(self, *, record: bool) -> None:
-        """`--retarget`: forget the objects recorded through each provider that now reaches
-        another cluster, saying so (they stay on that cluster: it may be unreachable, and
-        a stack deletes nothing it cannot see go); the plan then creates them anew."""
-        for moved in self.clusters.moved.values():
-            self.emit(Diagnostic(moved.provider, moved.notice(), "warning"))
-        providers = set(self.clusters.moved)
-        gone = {
-            urn: state
-            for urn, state in self.old.items()
-            if state.custom
-            and state.type != PROVIDER_TYPE
-            and through_kubernetes(state)
-            and state.provider in providers
-        }
-        for state in gone.values():
-            self._rerecord(state, None, record=record)
-            self.outcome.counts["retargeted"] += 1
-        self._forget_gone(gone, record=record)
+        """`--retarget`: forget the objects of each provider moved to another cluster."""
+        self.refreshes.retarget(record=record)
 
     async def refresh(self, *, record: bool) -> None:
         """Read every object; report drift; with `record`, write what was read to the state."""
-
-        async def one(state: ResourceState) -> None:
-            if state.type == PROVIDER_TYPE:
-                self._refresh_provider(state, record=record)
-                return
-            if not state.custom or not through_kubernetes(state):
-                return
-            try:
-                async with self.sem:
-                    if is_release(state):
-                        live = await self.provider_for(state.provider).release_read(
-                            release_spec(state)
-                        )
-                    else:
-                        api_version, kind, namespace, name = object_ref(state)
-                        live = await self.provider_for(state.provider).read(
-                            api_version, kind, namespace, name
-                        )
-            except Exception as exc:
-                self.outcome.failures.append(f"{describe(state.urn)}: {failure_text(exc)}")
-                self.emit(Diagnostic(state.urn, f"could not read it: {failure_text(exc)}", "error"))
-                self._unread.add(state.urn)
-                return
-            if live is not None and not is_patch(state) and made_again(state, live):
-                self.emit(
-                    Diagnostic(
-                        state.urn,
-                        f"the object named {state.id} now is another one, made outside this "
-                        f"stack: adopt it with {self._import_option(state.id)} to manage it",
-                        "warning",
-                    )
-                )
-                live = None
-            now: ResourceState | None = None
-            if live is None and drift_rules.removed_by_its_ttl(state.outputs):
-                self.emit(
-                    Diagnostic(
-                        state.urn,
-                        "finished, and deleted by its ttlSecondsAfterFinished: kept as done",
-                        "info",
-                    )
-                )
-                self.outcome.counts["in-sync"] += 1
-                return
-            if live is None:
-                self.emit(Drift(state.urn, gone=True))
-                self.outcome.counts["deleted-outside"] += 1
-                self.old.pop(state.urn, None)
-            else:
-                # A release's live state is Helm's status, not its inputs, and an object
-                # only read has no inputs of its own: no field drift.
-                # A Patch's drift is in the fields it applies alone (its manager's), not in
-                # the rest of an object that is someone else's.
-                fields = (
-                    []
-                    if is_release(state) or state.external
-                    else drift_rules.drifted(
-                        applied_fields(state), live, ignore=state.ignore_changes
-                    )
-                )
-                paths = state.secret_paths
-                hidden = [
-                    replace(
-                        f,
-                        recorded=mask_at(f.path, f.recorded, paths),
-                        live=mask_at(f.path, f.live, paths),
-                    )
-                    for f in fields
-                ]
-                if hidden:
-                    self.outcome.drift[state.urn] = hidden
-                    self.outcome.counts["drifted"] += 1
-                    self.emit(Drift(state.urn, tuple(hidden)))
-                else:
-                    self.outcome.counts["in-sync"] += 1
-                now = self.old[state.urn] = with_outputs(state, live, every_secret)
-                if now == state:
-                    return  # read as recorded: no record to rewrite
-            if record:  # in the transactions of the reads that end together
-                assert self.commits is not None
-                number = self.next_step()
-                await self.commits.begin(number, Op.REFRESH, state)
-                await self.commits.end(number, now)
-
-        states = list(self.old.values())
-        every_secret = SecretTexts.of(
-            text
-            for state in states
-            for text in secret_texts(state)
-            if len(text) >= MIN_SECRET_PART  # a short one only where it was put
-        )
-        opts = self.options
-        if opts.kind == "refresh":  # `refresh --target / --exclude` read only those, as Pulumi's
-            states = [
-                s
-                for s in states
-                if (not opts.targets or s.urn in opts.targets) and s.urn not in opts.excludes
-            ]
-        await asyncio.gather(*(one(s) for s in states))
-        self._forget_gone({s.urn: s for s in states if s.urn not in self.old}, record=record)
-
-    def _refresh_provider(self, state: ResourceState, *, record: bool) -> None:
-        """A provider whose recorded settings reach another cluster than recorded (a
-        kubeconfig file rewritten): a refresh reads its objects there, so that one is
-        recorded, and the next run plans against it."""
-        recorded = state.outputs.get(CLUSTER_OUTPUT)
-        cluster = self.provider_for(state.urn).cluster
-        if recorded is None or recorded == cluster:
-            return
-        # The identity stays: the same cluster (a refresh reaching another is refused).
-        now = replace(state, outputs={**state.outputs, CLUSTER_OUTPUT: cluster})
-        self._rerecord(state, now, record=record)
-        self.emit(
-            Diagnostic(
-                state.urn, f"its settings reach {cluster} now, no longer {recorded}", "warning"
-            )
-        )
-
-    def _forget_gone(
-        self, gone: dict[str, ResourceState], *, record: bool
-    ) -> dict[str, ResourceState]:
-        """Drop the references to resources whose records go (found deleted by a refresh,
-        settled as gone, deleted to be replaced) from what refers to them (a dependency, a
-        parent: the gone one's own parent takes its place), as Pulumi's refresh does: a
-        state whose resource names one it lacks does not load. Returns the records it
-        changed as they were (`_refer_again`)."""
-
-        changed: dict[str, ResourceState] = {}
-        if not gone:
-            return changed  # a refresh that found everything: nothing refers to a gone one
-
-        def parent_of(urn: str) -> str:
-            while urn in gone:
-                urn = gone[urn].parent
-            return urn
-
-        for urn, state in list(self.old.items()):
-            if state.parent not in gone and not any(d in gone for d in state.dependencies):
-                continue
-            if urn in self.deleted_first or urn in gone:
-                continue  # no record any more (or none after this)
-            kept = replace(
-                state,
-                parent=parent_of(state.parent),
-                dependencies=tuple(d for d in state.dependencies if d not in gone),
-            )
-            self._rerecord(state, kept, record=record)
-            changed[urn] = state
-        return changed
-
-    def _refer_again(self, before: Mapping[str, ResourceState]) -> None:
-        """After a resource deleted first is made again under its URN: the records
-        `_forget_gone` took its references from refer to it again, as they did — those the
-        run does not record anew itself (outside `--target`) would lack it until the next
-        full `up`, and a `destroy` meanwhile would not delete them before it."""
-        for urn, was in before.items():
-            now = self.old.get(urn)
-            if now is not None:
-                again = replace(now, parent=was.parent, dependencies=was.dependencies)
-                self._rerecord(now, again, record=True)
-
-    def _rerecord(self, state: ResourceState, now: ResourceState | None, *, record: bool) -> None:
-        """`state`'s record is `now` (None: forgotten), no object changed (journaled, as a
-        refresh's, when `record`)."""
-        if now is None:
-            del self.old[state.urn]
-        else:
-            self.old[state.urn] = now
-        if record:
-            assert self.journal is not None
-            number = self.next_step()
-            self.journal.begin(number, Op.REFRESH, state)
-            self.journal.end(number, now)
+        await self.refreshes.refresh(record=record)
 
     # --- outputs --------------------------------------------------------------------------------
 

@@ -96,7 +96,7 @@ class Settlement:
             self.run._forget_held(state, "whose delete was interrupted")
         if result is None and item.op not in _MADE and not state.delete_pending:
             # Its record goes: what still refers to it stops doing so first.
-            self.run._forget_gone({state.urn: state}, record=True)
+            self.run.refreshes.forget_gone({state.urn: state}, record=True)
         self.run.journal.resolve_pending(item, result)
         # A preview cannot tell a step a crash left pending from one that an operation
         # running now has under way (it takes no lock): it says "pending" of either.
