@@ -26,7 +26,7 @@ import re
 import shlex
 import time
 from collections import Counter
-from collections.abc import Awaitable, Callable, Collection, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Generic, NoReturn, TypeVar
 
@@ -46,9 +46,8 @@ from stackwright.engine.clusters import (
     unreachable,
 )
 from stackwright.engine.commits import GroupCommit
-from stackwright.engine.crd_deletes import census
 from stackwright.engine.declared_schemas import DeclaredSchemas, SchemaRefused
-from stackwright.engine.deleted_with import Milestone, carriers, holds, waits
+from stackwright.engine.deletes import Deletes
 from stackwright.engine.events import (
     SKIPPED,
     Diagnostic,
@@ -60,7 +59,6 @@ from stackwright.engine.events import (
     StepStarted,
     Summary,
     masked,
-    plural,
     shown,
     within,
 )
@@ -76,7 +74,6 @@ from stackwright.engine.graph import (
     DependencyCycle,
     Graph,
     Node,
-    defined_kind,
     group_and_kind,
     services_fed_later,
 )
@@ -87,7 +84,6 @@ from stackwright.engine.plan import (
     Step,
     option_changes,
     plan,
-    plan_delete,
     recorded_options,
     with_ignored,
 )
@@ -106,7 +102,6 @@ from stackwright.engine.records import (
     is_patch,
     is_release,
     live_outputs,
-    made_again,
     mark_of,
     metadata_of,
     name_refusal,
@@ -116,13 +111,10 @@ from stackwright.engine.records import (
     patch_field_manager,
     patch_forced,
     patch_instruction_notes,
-    protected,
     provider_urn,
     recorded_closure,
-    recorded_graph,
     refused,
     release_spec,
-    relinquishing_body,
     secret_in_plain_field,
     secret_paths_of,
     uid_of,
@@ -153,7 +145,7 @@ from stackwright.engine.settle import Settlement
 from stackwright.errors import InputsRejected, StackwrightError, UsageError, located
 from stackwright.kubernetes.base import PATCH_FIELD_MANAGER, PATCH_FORCE
 from stackwright.kubernetes.fields import KINDS
-from stackwright.kubernetes.provider import PROVIDER_TYPE, RENDER_SETTING
+from stackwright.kubernetes.provider import PROVIDER_TYPE
 from stackwright.model import (
     CLUSTER_SCOPED,
     DELETION_PROPAGATION,
@@ -250,12 +242,6 @@ class Outcome:
 # --- small pure helpers ---------------------------------------------------------------
 
 
-#: How often a delete follows a copy of its object made again under its name, marked as the
-#: resource (restored from a backup: deleted as it is now), before it says something keeps
-#: making it.
-_DELETE_ROUNDS = 5
-
-
 class PatchConflict(StackwrightError):
     """A Patch's apply met fields another manager owns: the way out is the Patch's own
     annotation, not `--force-conflicts` (which never forces a Patch)."""
@@ -299,28 +285,6 @@ def _protected_replacement(urn: str, step: Step) -> ProtectedReplacement:
         f"or run `stackwright state unprotect {shlex.quote(urn)}`",
         step,
     )
-
-
-class PatchGiveUpRefused(StackwrightError):
-    """The API server refused a Patch's giving up of its fields: one it holds alone (taken
-    over with patch-force) would go, as server-side apply removes a field no manager owns,
-    and the object needs it (a container's image)."""
-
-    status = 422  # refused: nothing changed (`records.refused`)
-
-    def __init__(self, refusal: BaseException, *, renamed: bool = False) -> None:
-        # Renamed, the program's retain_on_delete is the one that counts (`_as_program_says`);
-        # dropped, the one its record holds: set by an `up` before the Patch goes.
-        how = (
-            "set it along with the new name"
-            if renamed
-            else "set it, run `up`, then drop the Patch or destroy"
-        )
-        super().__init__(
-            f"{refusal}: giving up the Patch's fields would remove one the object needs, which "
-            f"only the Patch holds (taken over with {PATCH_FORCE}); keep its fields on the "
-            f"object with `retain_on_delete` ({how})"
-        )
 
 
 _T = TypeVar("_T")
@@ -516,31 +480,6 @@ def record_moves(
     return moves
 
 
-def _acts_on_delete(state: ResourceState, op: Op, *, keep_object: bool) -> bool:
-    """Whether deleting `state` in `op` reaches its object at all: not one kept (read, never
-    managed; or another resource holds it now), nor one retained."""
-    return (
-        state.custom
-        and not state.external
-        and not keep_object
-        and not (state.retain_on_delete and op is Op.DELETE)
-    )
-
-
-def _deletes_object(state: ResourceState, op: Op, *, keep_object: bool) -> bool:
-    """Whether deleting `state` in `op` sends a delete of its Kubernetes object."""
-    return is_kubernetes(state) and _acts_on_delete(state, op, keep_object=keep_object)
-
-
-def _gives_fields_up(state: ResourceState, op: Op, *, keep_object: bool) -> bool:
-    """Whether deleting `state` in `op` gives a Patch's fields up (an empty apply as its
-    manager). `retain_on_delete` keeps them when the Patch moves to another object too (as
-    Pulumi's retainOnDelete keeps a replaced resource): the old object's fields go nowhere."""
-    if state.retain_on_delete and op is Op.DELETE_REPLACED:
-        return False
-    return is_patch(state) and _acts_on_delete(state, op, keep_object=keep_object)
-
-
 # --- the run ------------------------------------------------------------------------------
 
 
@@ -585,7 +524,7 @@ class Run:
         self.all_old = resources
         self.live: dict[str, Any] = {}
         #: The program's providers that render to files instead of applying: URN → directory.
-        self._rendering = rendering_providers(program)
+        self.rendering = rendering_providers(program)
         #: Kinds a rendering provider could not tell the scope of, warned about once.
         self._unplaced: set[tuple[str, str]] = set()
         self.status: dict[str, str] = {}
@@ -614,7 +553,7 @@ class Run:
         self._data_updated: dict[ObjectKey, DataChanges] = {}
         #: Providers whose settings now name another cluster: the provider made from their
         #: recorded settings, which still reaches the objects their resources recorded.
-        self._former_providers: dict[str, Provider] = {}
+        self.former_providers: dict[str, Provider] = {}
         #: Each resource's secret paths, which `read_live` marks as secret in its live state.
         self._secret_paths: dict[str, tuple[str, ...]] = {}
         self._previewed_kinds: dict[tuple[str, str], bool] = {}
@@ -626,18 +565,13 @@ class Run:
         #: old object still awaited deletion, or a name passed from one resource to another).
         self.held: dict[tuple[str, str, str], str] = {}
         #: The same, found by the object alone: (kind.group, namespace/name) → {object_key: URN}.
-        self._held_naming: dict[tuple[str, str], dict[tuple[str, str, str], str]] = {}
+        self.held_naming: dict[tuple[str, str], dict[tuple[str, str, str], str]] = {}
         #: URN → the uid of the object its `import_` adopts in this run (`_check_importable`).
-        self._adopted: dict[str, Any] = {}
+        self.adopted: dict[str, Any] = {}
         #: The field manager of each Patch this run applied (manager → URN), for conflicts.
         self._patch_managers: dict[str, str] = {}
-        #: The CRDs whose delete this run has warned about already (`warn_crd_deletes`).
-        self._censused: set[str] = set()
         #: (provider URN, namespace) of each ApplySet the objects in `held` are members of.
         self.members: set[tuple[str, str]] = set()
-        #: (provider URN, namespace) of each ApplySet this run deleted objects of through
-        #: the provider's former settings: on the cluster it moved off (`former_applysets`).
-        self._moved_off: set[tuple[str, str]] = set()
         #: Each component's record as this run left it (`record_component_outputs`).
         self._components: dict[str, ResourceState] = {}
         #: Each program resource's URN → the URNs its inputs and `depends_on` name.
@@ -649,10 +583,6 @@ class Run:
         #: Resources the program dropped, deleted early (before the delete-before-replace of
         #: what they depend on) by the task that did it; the run's last deletes skip them.
         self.deleted_first: dict[str, asyncio.Future[set[str]]] = {}
-        #: The recorded URNs the program no longer declares, found at the first
-        #: delete-before-replace (`_delete_dropped_dependents`); the run adds none after its
-        #: aliases are applied, so each later one looks them up instead of scanning the state.
-        self._dropped: tuple[str, ...] | None = None
         #: Namespaces this run created (per provider): nothing else can be in them yet.
         self._new_namespaces: set[tuple[str, str]] = set()
         #: Objects of a file, chart or kustomization: their options come from a transformation.
@@ -672,6 +602,7 @@ class Run:
         self._kept_claims: dict[str, ObjectKey] = {}
         #: Its collaborators, each over this run's shared pieces.
         self.refreshes = Refresh(self)
+        self.deletes = Deletes(self)
 
     @classmethod
     def over(
@@ -721,7 +652,7 @@ class Run:
     def deleting_provider(self, provider_urn: str) -> Provider:
         """The provider that reaches the objects a provider's records name: the one its
         former settings make when it now names another cluster (they are still there)."""
-        former = self._former_providers.get(provider_urn)
+        former = self.former_providers.get(provider_urn)
         return former if former is not None else self.provider_for(provider_urn)
 
     def former_applysets(self) -> list[tuple[str, str]]:
@@ -730,7 +661,7 @@ class Run:
         of the stack's providers keeps objects in that namespace of that cluster (the same
         parent, whose members they are)."""
         left = []
-        for urn, namespace in self._moved_off:
+        for urn, namespace in self.deletes.moved_off:
             former = self.deleting_provider(urn).cluster
             if not any(
                 other != urn and ns == namespace and self.provider_for(other).cluster == former
@@ -751,7 +682,7 @@ class Run:
         return len(found) == 1 and "" not in found
 
     async def close(self) -> None:
-        for provider in (*self.providers.values(), *self._former_providers.values()):
+        for provider in (*self.providers.values(), *self.former_providers.values()):
             await provider.close()
 
     def next_step(self) -> int:
@@ -763,65 +694,6 @@ class Run:
     async def settle_pending(self, pending: list[PendingOperation]) -> None:
         """Resolve steps begun and never ended by reading the cluster (`settle`)."""
         await Settlement(self).settle_pending(pending)
-
-    def _forget_held(self, carrier: ResourceState, how: str, *, keep: Collection[str] = ()) -> None:
-        """Remove the records of the objects that went with `carrier`'s, now gone (`holds`:
-        a Namespace's objects, a CRD's custom objects), as recorded through its provider;
-        kept, a plan would take them for there. Riders' records (`deleted_with`) go only
-        after their carrier's object (`delete_all`), as do those in a Namespace replaced
-        delete-first (`_execute`), so a crash in between leaves them recorded: a pending
-        carrier's delete settled as done does this again. Before the carrier's own record
-        goes: a crash in here leaves the carrier's step pending, and the next run does this
-        again. `keep`: records a preview leaves, whose deletes `up` runs before the carrier's."""
-        held = {urn: state for urn, state in self._held(carrier).items() if urn not in keep}
-        if not held:
-            return
-        record = self.journal is not None  # a preview's plan forgets them without a journal
-        self.refreshes.forget_gone(held, record=record)
-        if self.journal is not None:
-            steps = [(self.next_step(), state) for state in held.values()]
-            self.journal.begin_many([(number, Op.DELETE, state) for number, state in steps])
-            self.journal.end_many([(number, None) for number, _ in steps])
-        removed = "record would be removed" if self.options.dry_run else "record removed"
-        for urn in held:
-            del self.old[urn]
-            self.emit(
-                Diagnostic(
-                    urn, f"its object went with {describe(carrier.urn)}'s, {how}: {removed}", "info"
-                )
-            )
-
-    def _held(self, carrier: ResourceState) -> dict[str, ResourceState]:
-        """The recorded resources whose objects go with `carrier`'s (`holds`), as recorded
-        through any provider of its cluster (a CRD through one, its objects through another
-        with its own default namespace); none when that provider moved to another cluster:
-        what it held moves too, each replaced by its own step (whose delete on the former
-        cluster finds the object gone, and which checks its own protection)."""
-        if carrier.provider in self._former_providers or is_patch(carrier):
-            return {}
-        cluster = self.clusters.cluster_of(carrier.provider)
-        return {
-            urn: state
-            for urn, state in self.old.items()
-            if urn != carrier.urn
-            and state.provider not in self._former_providers
-            and self.clusters.cluster_of(state.provider) == cluster
-            and holds(carrier, state)
-        }
-
-    def _refuse_deleting_protected_within(self, carrier: ResourceState) -> None:
-        """Refuse a delete-first replacement of a Namespace (or CRD) whose delete would take
-        a protected resource's object with it: the cluster deletes what it holds, and
-        `protect` promises no delete of that object."""
-        guarded = sorted(urn for urn, state in self._held(carrier).items() if state.protect)
-        if guarded:
-            others = f" (and {plural(len(guarded) - 1, 'other')})" if len(guarded) > 1 else ""
-            raise UsageError(
-                "replacing it deletes it first, and with it the object of protected "
-                f"resource {guarded[0]}{others}: run `stackwright state unprotect "
-                f"{shlex.quote(guarded[0])}` first if that may go, or change the program so "
-                "that it is not replaced"
-            )
 
     # --- the program's resources ---------------------------------------------------------
 
@@ -901,11 +773,7 @@ class Run:
 
     def read_live(self, resource: Resource) -> Any:
         value = self.live.get(resource.urn, UNKNOWN)
-        if (
-            self._rendering
-            and isinstance(value, dict)
-            and provider_urn(resource) in self._rendering
-        ):
+        if self.rendering and isinstance(value, dict) and provider_urn(resource) in self.rendering:
             return as_rendered(value)  # what a server would fill stays unknown: none will
         paths = self._secret_paths.get(resource.urn)
         if not paths or not isinstance(value, dict):
@@ -1134,9 +1002,9 @@ class Run:
             self.outcome.unselected += 1  # the command's flags to fix: bad usage
         else:
             reason = f"{describe(blocked[0])} failed or was not done"
-        self._skip(step, reason, f"{describe(urn)}: {reason}", blocked[0] if blocked else "")
+        self.skip(step, reason, f"{describe(urn)}: {reason}", blocked[0] if blocked else "")
 
-    def _skip(self, step: Step, reason: str, said: str, dependency: str = "") -> None:
+    def skip(self, step: Step, reason: str, said: str, dependency: str = "") -> None:
         """A step not taken: said in the summary's list (`said`) and counted as `skipped`,
         its event naming the resource it waited for."""
         self.outcome.not_done.append(said)
@@ -1275,7 +1143,7 @@ class Run:
         inputs, given = unwrapped(resource, resolved)
         remember_secret_fields(inputs, resource.opts)  # values Outputs only now gave them
         secret_paths = secret_paths_of(resource, inputs, given)
-        rendered = self._rendering.get(provider_urn(resource)) if resource.custom else None
+        rendered = self.rendering.get(provider_urn(resource)) if resource.custom else None
         if rendered is not None:  # a secret known only now (read from another resource)
             secret = rendered_secret(resource, resolved)
             if secret is not None:  # the step's failure leads with its line and name
@@ -1284,7 +1152,7 @@ class Run:
         # Only an Output gives what is not known yet: most objects hold none.
         unknown = [] if resource.input_marks.plain else unknown_paths(inputs)
         if unknown and not self.options.dry_run:
-            why = unknown_because_rendered(resource.props, self._rendering)
+            why = unknown_because_rendered(resource.props, self.rendering)
             raise DeclarationRefused(  # the program's to fix: at the resource's line
                 f"input {unknown[0]} is not known: {why}"
                 if why
@@ -1385,7 +1253,9 @@ class Run:
         if self.options.dry_run:
             if step.op is Op.REPLACE and step.old is not None:
                 old_as_said = _as_program_says(step.old, step.new) if step.new else step.old
-                await self._preview_replaced(old_as_said, kube and step.delete_before_replace)
+                await self.deletes.preview_replaced(
+                    old_as_said, kube and step.delete_before_replace
+                )
             await self._preview(step, kube, force)
             if (kube or release) and step.new is not None:
                 self._hold(step.new, urn)  # as `up` will: a delete of its object keeps it
@@ -1468,7 +1338,7 @@ class Run:
         if (
             kube
             and old is not None
-            and desired.provider in self._former_providers
+            and desired.provider in self.former_providers
             and step.op in (Op.SAME, Op.UPDATE)
         ):
             # Its provider reaches another cluster now: as in Pulumi, the object is replaced
@@ -1583,7 +1453,7 @@ class Run:
         }
         if not others:
             return None
-        live = await self._read_object(self.provider_for(old.provider), old)
+        live = await self.read_object(self.provider_for(old.provider), old)
         if live is None or uid_of(live) != uid or mark_of(live) not in others:
             return None
         return mark_of(live)
@@ -1622,21 +1492,6 @@ class Run:
             self._hold(old, urn)
         self.outcome.counts["same"] += 1
         self.status[urn] = _DONE
-
-    async def _preview_replaced(self, old: ResourceState, deleted_first: bool) -> None:
-        """What a preview of a replacement says of what goes with the old object, as `up`
-        would: its CRD's objects; when deleted first, what is in it, and what depends on it
-        that the program dropped (up deletes that first)."""
-        await self._crd_census(old)
-        if _gives_fields_up(old, Op.DELETE_REPLACED, keep_object=False):
-            # A renamed Patch gives its fields up on the old object first: refused where a
-            # forced field the object needs would go, which `up` would fail on.
-            await self._relinquish(old, dry_run=True, renamed=True)
-        if deleted_first:  # what is in it is made anew, as by up
-            self._refuse_deleting_protected_within(old)
-            # What the program dropped that depends on it: up deletes it first.
-            dropped = self._dropped_dependents(old)[1]
-            self._forget_held(old, "replaced (deleted first)", keep=dropped)
 
     def _moved(self, step: Step, old: ResourceState) -> Step:
         """An object that names no namespace of its own is in its provider's: that provider's
@@ -1720,7 +1575,7 @@ class Run:
     async def _provider_step(self, step: Step, old: ResourceState | None) -> Step:
         """Make a provider resource's provider; record the API server it reaches, and when
         that is another than the recorded one, keep the provider its recorded settings make
-        (`_former_providers`): its objects are replaced, deleted through it."""
+        (`former_providers`): its objects are replaced, deleted through it."""
         urn, new = step.urn, step.new
         assert new is not None
         made = self.providers[urn] = self.factory(new.inputs)
@@ -1754,7 +1609,7 @@ class Run:
             if former.cluster == made.cluster:  # another context name for the same cluster
                 await former.close()
             elif recorded is None or former.cluster == recorded:
-                self._former_providers[urn] = former
+                self.former_providers[urn] = former
             else:  # settings known only now (an Output) that `check_clusters` could not read
                 await former.close()
                 raise UsageError(unreachable(old, recorded, made))
@@ -1768,7 +1623,7 @@ class Run:
         the run where `check_clusters` knew the move (`_refuse_protected_replacements`);
         here, settings known only now: bad input, as a protected replacement is."""
         provider = step.urn
-        if provider not in self._former_providers:
+        if provider not in self.former_providers:
             return
         held = sorted(r.urn for r in self.old.values() if r.provider == provider and r.protect)
         if held:
@@ -1796,7 +1651,7 @@ class Run:
             objects = sum(1 for r in self.old.values() if r.provider == old.urn)
             moved = Moved(old.urn, recorded, now, objects, settings_back(old))
             raise UsageError(refusal(moved, "up"))
-        self._former_providers[old.urn] = former
+        self.former_providers[old.urn] = former
 
     async def _record_provider(
         self, step: Step, old: ResourceState, outputs: Mapping[str, Any]
@@ -1813,7 +1668,7 @@ class Run:
         """`urn` holds the object `state` records after this run."""
         key = object_key(state)
         self.held[key] = urn
-        self._held_naming.setdefault(key[1:], {})[key] = urn
+        self.held_naming.setdefault(key[1:], {})[key] = urn
         member = applyset_of(state)
         if member is not None:
             self.members.add(member)
@@ -1860,7 +1715,7 @@ class Run:
             try:
                 namespaced = await provider.namespaced(api_version, kind)
             except UsageError as exc:
-                if state.provider not in self._rendering:
+                if state.provider not in self.rendering:
                     raise
                 # A kind a rendering provider cannot place (no CRD rendered with it, no
                 # cluster asked): written as the program gives it, as Pulumi does.
@@ -1974,7 +1829,7 @@ class Run:
         known["metadata"] = Partial(metadata_of(new.inputs))
         self.live[step.urn] = Partial(known)
         if step.op is Op.REPLACE and step.old is not None:
-            self._say_file_removed(step.old, instead=new)
+            self.deletes.say_file_removed(step.old, instead=new)
         if unknown_paths(new.inputs) or new.provider in self._unknown_providers:
             return
         if is_release(new) and new.custom:
@@ -2004,7 +1859,7 @@ class Run:
             refusal = self._declared_schemas.refusal(new.inputs)
             if refusal is not None:
                 raise SchemaRefused(refusal)
-        if new.provider in self._rendering and not patch:
+        if new.provider in self.rendering and not patch:
             # What the file would hold, which dependents read as they will after the up.
             body = self.provider_for(new.provider).stamp(
                 new.inputs, stack=self.stack, urn=new.urn, namespace=namespace
@@ -2014,7 +1869,7 @@ class Run:
                 **body,
                 "metadata": {**meta, **({"namespace": namespace} if namespace else {})},
             }
-            written = file_of(self._rendering[new.provider], body, namespace)
+            written = file_of(self.rendering[new.provider], body, namespace)
             verb = "rewrites" if step.op is Op.UPDATE else "writes"
             self.emit(Diagnostic(step.urn, f"{verb} {written}", "info"))
             return
@@ -2032,7 +1887,7 @@ class Run:
                 # conflicting with the stack's own fields fails the preview as it would the
                 # up); only one this run makes first (through any provider of its cluster)
                 # is not there to dry-run against yet.
-                made_first = self._held_after(new) is not None
+                made_first = self.held_after(new) is not None
                 previewed = await self._patched(
                     provider, provider.preview, new, made_first=made_first
                 )
@@ -2149,19 +2004,19 @@ class Run:
         left: dict[str, Any] | None = None  # another object the delete first left in place
         if step.op is Op.REPLACE and step.delete_before_replace:
             assert step.old is not None
-            self._refuse_deleting_protected_within(step.old)
-            if not is_patch(new) and new.provider not in self._rendering:
+            self.deletes.refuse_deleting_protected_within(step.old)
+            if not is_patch(new) and new.provider not in self.rendering:
                 await self._check_replacement(provider, step)
-            await self._delete_dropped_dependents(step.old)
+            await self.deletes.delete_dropped_dependents(step.old)
             # Its record goes with its object; what still refers to it stops doing so first,
             # so that a replacement the server refuses leaves a state that loads.
             referring = self.refreshes.forget_gone({step.old.urn: step.old}, record=True)
             old = _as_program_says(step.old, new)
 
             async def when_gone() -> None:  # the objects in it went too: created anew
-                self._forget_held(old, "replaced (deleted first)")
+                self.deletes.forget_held(old, "replaced (deleted first)")
 
-            left = await self._delete_object(
+            left = await self.deletes.delete_object(
                 old, Op.DELETE_REPLACED, when_gone=when_gone, reusing_name=True
             )
             self._deleted_first.add(step.urn)
@@ -2186,7 +2041,7 @@ class Run:
             if step.op is Op.UPDATE and step.old is not None and _manager_changed(step.old, new):
                 # The fields the former manager owns would be held for good: given up now
                 # that the new one owns them too, within the step (a crash re-runs both).
-                await self._relinquish(step.old)
+                await self.deletes.relinquish(step.old)
         except BaseException as exc:
             self.failed_write(number, exc)
             raise
@@ -2429,7 +2284,7 @@ class Run:
         is), not every field as an addition, which would hide the one that changes."""
         new = step.new
         assert new is not None
-        live = await self._read_object(self.provider_for(new.provider), new)
+        live = await self.read_object(self.provider_for(new.provider), new)
         if live is None:
             return step  # not there: the import says so; an update makes it again
         inputs = with_ignored(new.inputs, live, ignore)
@@ -2444,14 +2299,14 @@ class Run:
         `stackwright import` refuses the same. One a resource of this stack manages that the
         program dropped (a rename done as an import) passes on, as a create's name does
         (`_check_free`): the adopter holds it, so the dropped one's delete keeps the object
-        and removes only its record (`_holder`)."""
-        live = await self._read_object(provider, new)
+        and removes only its record (`Deletes._holder`)."""
+        live = await self.read_object(provider, new)
         if live is None:
             raise DeclarationRefused(
                 f"cannot import {new.id}: no {new.inputs.get('kind')} of that name exists in "
                 "the cluster"
             )
-        self._adopted[new.urn] = metadata_of(live).get("uid")
+        self.adopted[new.urn] = metadata_of(live).get("uid")
         owner = mark_of(live)
         if owner in self.old and owner != new.urn:
             if self.program is None or owner not in self.program.by_urn:
@@ -2490,7 +2345,7 @@ class Run:
         moved = old is not None and old.id != new.id  # another name or namespace
         if step.op is Op.REPLACE and old is not None and not moved:
             # As long as the program says now, as an object's replacement.
-            await self._delete_object(
+            await self.deletes.delete_object(
                 replace(old, delete_timeout=new.delete_timeout), Op.DELETE_REPLACED
             )
             journal_op = Op.CREATE
@@ -2515,7 +2370,7 @@ class Run:
         if journal_op is Op.CREATE_REPLACEMENT and old is not None:
             self.replaced.append(replace(old, delete_pending=True))
 
-    async def _read_object(self, provider: Provider, state: ResourceState) -> dict[str, Any] | None:
+    async def read_object(self, provider: Provider, state: ResourceState) -> dict[str, Any] | None:
         """The live object a state names (None: there is none), read within the run's bound."""
         async with self.sem:
             return await provider.read(*object_ref(state))
@@ -2524,7 +2379,7 @@ class Run:
         """The object a Patch changes, as read now; refused when not there: as Pulumi's, a
         Patch changes an existing object and creates none (server-side apply alone would
         create it). Refused before the step is journaled, so nothing is left pending."""
-        live = await self._read_object(provider, new)
+        live = await self.read_object(provider, new)
         if live is None:
             raise _missing_target(new)
         return live
@@ -2541,18 +2396,18 @@ class Run:
         """A Patch's fields applied (or dry-run: `send`) to its object, forced only when its
         `stackwright.io/patch-force` annotation says so. An object not there is refused, or
         None when this run makes it first (`made_first`, a preview's). `read`: the object as
-        this step read it already (see `_send_patch`)."""
+        this step read it already (see `send_patch`)."""
         body, force = patch_body(state.inputs), patch_forced(state.inputs)
         old = self.old.get(state.urn)
         former = patch_field_manager(old.urn, old.inputs, None) if old and is_patch(old) else None
-        live = await self._send_patch(
+        live = await self.send_patch(
             provider, send, state, body, force=force, former=former, read=read
         )
         if live is None and not made_first:
             raise _missing_target(state)
         return live
 
-    async def _send_patch(
+    async def send_patch(
         self,
         provider: Provider,
         send: Callable[..., Awaitable[dict[str, Any]]],
@@ -2577,7 +2432,7 @@ class Run:
         since makes the apply fail, and the loop reads again."""
         manager = patch_field_manager(state.urn, state.inputs, None)
         self._patch_managers[manager] = state.urn
-        live = read if read is not None else await self._read_object(provider, state)
+        live = read if read is not None else await self.read_object(provider, state)
         attempt = 0
         while live is not None:
             uid = metadata_of(live).get("uid")
@@ -2596,7 +2451,7 @@ class Run:
                 if conflicts:
                     raise PatchConflict(conflicts, self._managers_of(state)) from exc
                 # Refused for naming a uid the object no longer has, or for its own reasons.
-                live = await self._read_object(provider, state)
+                live = await self.read_object(provider, state)
                 same = live is not None and metadata_of(live).get("uid") == uid
                 if same or (live is not None and attempt == _PATCH_ATTEMPTS):
                     raise
@@ -2620,7 +2475,7 @@ class Run:
             for old in self.old.values()
             if is_kubernetes(old) and not is_patch(old) and self._claim_key(old) == key
         )
-        holder = self._held_after(state) or next(holders, None)
+        holder = self.held_after(state) or next(holders, None)
         if holder is not None:
             owners[FIELD_MANAGER] = holder
         return owners
@@ -2670,243 +2525,15 @@ class Run:
 
     # --- deletes --------------------------------------------------------------------------
 
-    async def _delete_object(
-        self,
-        state: ResourceState,
-        op: Op,
-        *,
-        keep_object: bool = False,
-        when_gone: Callable[[], Awaitable[None]] | None = None,
-        reusing_name: bool = False,
-    ) -> dict[str, Any] | None:
-        """Delete a state's object (unless kept) and then its record; `when_gone` runs in
-        between (a carrier's riders' records go before the carrier's). `reusing_name`: a
-        new object takes its name next, so the delete is waited for even under skip-await.
-        Returns the object left in place under its name (`_delete_recorded`), if any."""
-        assert self.journal is not None
-        keep_object = keep_object or state.external  # read, never managed: never deleted
-        if state.protect and op is Op.DELETE:
-            raise UsageError(protected(state.urn))
-        if _deletes_object(state, op, keep_object=keep_object):
-            await self._crd_census(state)  # said before the delete, which `--yes` runs unasked
-        number = self.next_step()
-        assert self.commits is not None
-        await self.commits.begin(number, op, state)
-        left = None
-        try:
-            if _deletes_object(state, op, keep_object=keep_object):
-                left = await self._delete_recorded(state, reusing_name=reusing_name)
-                member = applyset_of(state)
-                if member is not None and state.provider in self._former_providers:
-                    self._moved_off.add(member)
-            elif _gives_fields_up(state, op, keep_object=keep_object):
-                await self._relinquish(state, renamed=op is Op.DELETE_REPLACED)
-            elif state.custom and is_kubernetes(state) and not keep_object:
-                # Retained: left in the cluster, but no longer marked as the stack's (an
-                # ApplySet prune would otherwise still count it a member).
-                api_version, kind, namespace, name = object_ref(state)
-                async with self.sem:
-                    await self.provider_for(state.provider).unmark(
-                        api_version, kind, namespace, name
-                    )
-            elif (
-                state.custom
-                and is_release(state)
-                and not (state.retain_on_delete and op is Op.DELETE)
-                and not keep_object
-            ):
-                async with self.sem:
-                    await self.provider_for(state.provider).release_uninstall(
-                        release_spec(state), timeout=state.delete_timeout
-                    )
-        except BaseException as exc:
-            self.failed_write(number, exc)
-            raise
-        if when_gone is not None:
-            await when_gone()
-        await self.commits.end(number, None)
-        return left
-
-    async def _delete_recorded(
-        self, state: ResourceState, *, reusing_name: bool
-    ) -> dict[str, Any] | None:
-        """Delete a state's object, and no other: the uid its record keeps rides on the
-        delete as a precondition. Another object under its name (deleted and made again by
-        hand; or, its kind's scope changed, a cluster-wide one of that name) is left, its
-        record's object counted as gone; unless it carries the resource's mark (a copy
-        restored from a backup or applied again is still its object), which is deleted as
-        it is now. A record written before uids were kept deletes by name, as then.
-        Returns the object left in place, if any."""
-        api_version, kind, namespace, name = object_ref(state)
-        provider = self.deleting_provider(state.provider)
-        uid = uid_of(state.outputs) or None
-        for _ in range(_DELETE_ROUNDS):
-            async with self.sem:
-                found = await provider.delete(
-                    api_version,
-                    kind,
-                    namespace,
-                    name,
-                    # The object's own timeout-seconds still comes first (the provider's).
-                    timeout=state.delete_timeout,
-                    on_status=lambda message: self.emit(StepProgress(state.urn, message)),
-                    reusing_name=reusing_name,
-                    propagation=state.deletion_propagation,
-                    uid=uid,
-                )
-            if found is None:
-                return None
-            if made_again(state, found):
-                self.emit(
-                    Diagnostic(
-                        state.urn,
-                        f"the object named {state.id} is now another one, made outside this "
-                        "stack: left in place",
-                        "warning",
-                    )
-                )
-                return found
-            uid = uid_of(found)  # its mark says it is this resource's: deleted as it is now
-        raise StackwrightError(
-            f"{describe(state.urn)}: the object named {state.id} was made again under its name, "
-            f"marked as this resource, each of the {_DELETE_ROUNDS} times it was deleted (a "
-            "controller or another tool applying a copy of it?): stop that, then run again"
-        )
-
-    async def _relinquish(
-        self, state: ResourceState, *, dry_run: bool = False, renamed: bool = False
-    ) -> None:
-        """Give up the fields a Patch's manager owns (an empty apply as that manager), the
-        object kept; an object that is gone took them with it (and is not made again).
-        `dry_run`: the server's dry run of it, as a preview says what the delete would do."""
-        provider = self.deleting_provider(state.provider)
-        body = relinquishing_body(state)
-        namespace = object_ref(state)[2]
-        if namespace is not None:
-            body["metadata"]["namespace"] = namespace
-        send = provider.preview if dry_run else provider.apply
-        try:
-            await self._send_patch(provider, send, state, body)
-        except InputsRejected as exc:
-            # A field the Patch took with patch-force is its alone: given up, it is removed
-            # (as Pulumi's), which the API server refuses where the object needs it.
-            raise PatchGiveUpRefused(exc, renamed=renamed) from exc
-
     async def delete_all(self, states: list[ResourceState], *, blocked: bool = False) -> set[str]:
-        """Delete `states` in reverse dependency order (dependents first), concurrently;
-        returns the URNs that were not deleted."""
-        if not states:
-            return set()
-        steps = {
-            id(s): (
-                as_applied(plan_delete(s))
-                if not s.delete_pending
-                else Step(Op.DELETE_REPLACED, s.urn, s, None)
-            )
-            for s in states
-        }
-        if blocked:
-            for state in states:
-                step = steps[id(state)]
-                said = f"{step.op.value} {describe(state.urn)}: not started after a failure"
-                self._skip(step, "not started: an earlier step failed", said)
-            return {s.urn for s in states}
-        if self.options.dry_run:
-            await self._preview_deletes(states, [steps[id(s)] for s in states])
-            return set()
-        graph, keys, _ = recorded_graph(states, self.clusters.cluster_of)
-        riding = self._riders(states, keys, graph)
-        edges = waits(riding, graph)
-        events: dict[Milestone, asyncio.Event] = {}
-        for key in keys:
-            events["ready", key] = asyncio.Event()
-            events["done", key] = (
-                events["ready", key]
-                if edges["ready", key] is edges["done", key]
-                else asyncio.Event()
-            )
-            if ("gone", key) in edges:
-                events["gone", key] = asyncio.Event()
-        failed: set[str] = set()
-        gone: set[str] = set()  # carriers whose object is gone
-        states_by_key = dict(zip(keys, states, strict=True))
+        """Delete `states` in reverse dependency order; returns the URNs not deleted."""
+        return await self.deletes.delete_all(states, blocked=blocked)
 
-        async def reached(milestones: list[Milestone]) -> bool:
-            """Wait for `milestones`; whether none of their deletes failed."""
-            await asyncio.gather(*(events[m].wait() for m in milestones))
-            return not any(key in failed for what, key in milestones if what != "gone")
+    async def warn_crd_deletes(self, states: Iterable[ResourceState]) -> None:
+        """Warn, before a run changes anything, what deleting each CRD among `states` takes."""
+        await self.deletes.warn_crd_deletes(states)
 
-        async def one(key: str) -> None:
-            state = states_by_key[key]
-            step = steps[id(state)]
-            carrier = riding.get(key)
-            started = self.clock()
-            try:
-                if not await reached(edges["ready", key]):
-                    failed.add(key)
-                    self._skip(
-                        step,
-                        "a resource that depends on it could not be deleted",
-                        f"delete {describe(state.urn)}: a dependent could not be deleted",
-                    )
-                    return
-                started = self.clock()  # the step starts once its dependents are deleted
-                self.emit(StepStarted(step))
-                if carrier is not None:
-                    events["ready", key].set()
-                    fellows = await reached(edges["done", key][1:])  # its carrier's, theirs
-                    if not fellows and carrier not in gone:
-                        raise UsageError("a resource that depends on it could not be deleted")
-                    await self._delete_rider(state, step, states_by_key[carrier], carrier in gone)
-                    self.outcome.counts[step.op.value] += 1
-                    self.emit(StepDone(step, True, self.clock() - started))
-                    return
-                holder = await self._holder(state)
-
-                async def when_gone() -> None:  # a carrier: its riders' records go first
-                    gone.add(key)
-                    events["gone", key].set()
-                    await reached(edges["done", key][1:])
-
-                await self._delete_object(
-                    state,
-                    step.op,
-                    keep_object=holder is not None,
-                    when_gone=when_gone if ("gone", key) in events else None,
-                )
-                self.outcome.counts[step.op.value] += 1
-                self.emit(StepDone(step, True, self.clock() - started))
-            except Exception as exc:
-                failed.add(key)
-                self.outcome.failures.append(f"{describe(state.urn)}: {failure_text(exc)}")
-                self.emit(StepDone(step, False, self.clock() - started, failure_text(exc)))
-            finally:
-                for what in ("ready", "gone", "done"):
-                    if (what, key) in events:
-                        events[what, key].set()
-
-        await asyncio.gather(*(one(key) for key in keys))
-        return {key.rpartition("#")[0] for key in failed}
-
-    async def _holder(self, state: ResourceState) -> str | None:
-        """The resource that holds the object of `state`, being deleted, after this run (a
-        name passed on, manifests moved from a ConfigFile to a Chart), said as a diagnostic:
-        its delete removes only the record."""
-        if not state.custom or state.external or is_patch(state):
-            return None  # a Patch gives its fields up whoever holds the object
-        holder = self._held_after(state) or await self._adopter(state)
-        if holder is not None:
-            self.emit(
-                Diagnostic(
-                    state.urn,
-                    f"kept {state.id}: {describe(holder)} holds that object now; "
-                    "only the old record is removed",
-                    "info",
-                )
-            )
-        return holder
-
-    def _held_after(self, state: ResourceState) -> str | None:
+    def held_after(self, state: ResourceState) -> str | None:
         """The resource of the program that holds the object of `state` after this run,
         through its provider or another reaching that object's cluster."""
         return self.held.get(object_key(state)) or self._held_through_another(state)
@@ -2916,194 +2543,13 @@ class Run:
         provider reaching the cluster that object is in: two records of one object, which a
         run before objects were known by cluster left (the live object marked as either).
         Not for a provider moved off that cluster: its objects are on the former one."""
-        if state.provider in self._former_providers or state.provider in self.clusters.moved:
+        if state.provider in self.former_providers or state.provider in self.clusters.moved:
             return None
         cluster = self.clusters.cluster_of(state.provider)
-        for key, urn in self._held_naming.get(object_key(state)[1:], {}).items():
+        for key, urn in self.held_naming.get(object_key(state)[1:], {}).items():
             if key[0] != state.provider and self.clusters.cluster_of(key[0]) == cluster:
                 return urn
         return None
-
-    async def _adopter(self, state: ResourceState) -> str | None:
-        """Another resource of this stack that adopted (`import_`) the object of `state` in an
-        earlier run, or in this one through another provider reaching it (a rename by
-        import): the live object is marked with its URN, or, before a preview's import
-        marks it, is the very object (its uid) that resource's import read. Read only when another
-        resource names an object of that kind and name, so a plain delete reads nothing."""
-        if not is_kubernetes(state):
-            return None
-        named = object_key(state)[1:]
-        recorded = {
-            urn
-            for urn in self.old.naming.get(named, ())
-            if urn != state.urn and self.old[urn].custom
-        }
-        held = set(self._held_naming.get(named, {}).values()) - {state.urn}
-        if not recorded | held:
-            return None
-        live = await self._read_object(self.deleting_provider(state.provider), state)
-        if live is None:
-            return None
-        owner = mark_of(live)
-        if owner in recorded | held:
-            return owner
-        uid = metadata_of(live).get("uid")
-        return next((urn for urn in held if self._adopted.get(urn) == uid), None)
-
-    async def _preview_deletes(self, states: list[ResourceState], steps: list[Step]) -> None:
-        """What a preview says of `states`' deletes: which ride on another's, and, in the
-        words the real delete fails with, which are protected."""
-        graph, keys, _ = recorded_graph(states, self.clusters.cluster_of)
-        for rider, carrier in self._riders(states, keys, graph).items():
-            self.emit(
-                Diagnostic(
-                    rider.rpartition("#")[0],
-                    f"deleted with {describe(carrier.rpartition('#')[0])}: "
-                    "no delete call of its own",
-                    "info",
-                )
-            )
-        for state, step in zip(states, steps, strict=True):
-            self.emit(StepStarted(step))
-            if state.protect and step.op is Op.DELETE:
-                # Bad input, as `up` and `destroy` refuse it (exit 2) before any change;
-                # counted as failed, not as a delete, as a refused replacement is.
-                self.outcome.rejected += 1
-                self.outcome.failures.append(f"{describe(state.urn)}: {protected(state.urn)}")
-                self.emit(StepDone(step, False, 0.0, protected(state.urn)))
-                continue
-            self.outcome.counts[step.op.value] += 1
-            kept = await self._holder(state) is not None
-            if _deletes_object(state, step.op, keep_object=kept):
-                await self._crd_census(state)
-                self._say_file_removed(state)
-            elif _gives_fields_up(state, step.op, keep_object=kept):
-                try:  # refused where a forced field the object needs would go
-                    await self._relinquish(state, dry_run=True)
-                except PatchGiveUpRefused as exc:
-                    error = failure_text(exc)
-                    self.outcome.failures.append(f"{describe(state.urn)}: {error}")
-                    self.emit(StepDone(step, False, 0.0, error))
-
-    def _say_file_removed(self, state: ResourceState, instead: ResourceState | None = None) -> None:
-        """Say, in a preview, which file the delete of a rendered object removes; none when
-        its replacement `instead` is written to that same file (or may be: its name is not
-        known yet)."""
-        directory = self._rendered_from(state.provider)
-        if directory is None:
-            return
-        removed = file_of(directory, state.inputs, state.id.rpartition("/")[0])
-        target = self._rendered_to(instead.provider) if instead is not None else None
-        if instead is not None and target is not None:
-            if unknown_paths(instead.inputs):
-                return
-            if file_of(target, instead.inputs, instead.id.rpartition("/")[0]) == removed:
-                return
-        self.emit(Diagnostic(state.urn, f"removes {removed}", "info"))
-
-    def _rendered_to(self, provider: str) -> str | None:
-        """The directory a provider renders to (the program's, else its record's), or None."""
-        if provider in self._rendering:
-            return self._rendering[provider]
-        recorded = self.old.get(provider)
-        found = recorded.inputs.get(RENDER_SETTING) if recorded is not None else None
-        return str(found) if found else None
-
-    def _rendered_from(self, provider: str) -> str | None:
-        """The directory a provider's recorded objects are in (its record's, which a change
-        of its settings in this run has not moved them from; else the program's), or None."""
-        recorded = self.old.get(provider)
-        if recorded is None:
-            return self._rendering.get(provider)
-        found = recorded.inputs.get(RENDER_SETTING)
-        return str(found) if found else None
-
-    async def warn_crd_deletes(self, states: Iterable[ResourceState]) -> None:
-        """Warn, before a run changes anything, what deleting each CRD among `states` takes
-        with it; their deletes do not warn again."""
-        for state in states:
-            if _deletes_object(state, Op.DELETE, keep_object=False) and not state.protect:
-                await self._crd_census(state)
-
-    async def _crd_census(self, state: ResourceState) -> None:
-        """Warn (on the CRD's URN, once a run) what deleting `state` takes with it when it
-        is a CRD: every object of its kind in the cluster (`crd_deletes`; one LIST, for
-        CRDs alone, so other deletes cost nothing more)."""
-        if state.urn in self._censused or is_patch(state) or not defined_kind(state.inputs):
-            return
-        if self._rendered_to(state.provider) is not None:
-            return  # a file removed: the files of its kind stay
-        self._censused.add(state.urn)
-        async with self.sem:
-            diagnostic = await census(self.deleting_provider(state.provider), state)
-        if diagnostic is not None:
-            self.emit(diagnostic)
-
-    def _riders(self, states: list[ResourceState], keys: list[str], graph: Graph) -> dict[str, str]:
-        """The deletes that ride on another's (`deleted_with`): rider key → carrier key."""
-        if not any(state.deleted_with for state in states):
-            return {}
-
-        def deletes_object(state: ResourceState) -> bool:
-            op = Op.DELETE_REPLACED if state.delete_pending else Op.DELETE
-            if state.protect and op is Op.DELETE:
-                return False  # its delete fails (`_delete_object`): nothing may ride on it
-            # Held through another provider of its cluster too: its delete keeps the
-            # object, so nothing rides on it (what did would be left behind, untracked).
-            held = state.custom and self._held_after(state) is not None
-            return _deletes_object(state, op, keep_object=held)
-
-        return carriers(states, keys, graph, deletes_object)
-
-    async def _delete_rider(
-        self, state: ResourceState, step: Step, carrier: ResourceState, carried: bool
-    ) -> None:
-        """Remove the record of a resource deleted with `carrier`, whose object went with the
-        carrier's (`carried`); else delete it on its own, as without `deleted_with`."""
-        if carried:
-            why = (
-                f"deleted with {describe(carrier.urn)}: its object went with it, no call of its own"
-            )
-        else:
-            why = f"{describe(carrier.urn)} was not deleted: deleting it on its own"
-        self.emit(Diagnostic(state.urn, why, "info"))
-        await self._delete_object(state, step.op, keep_object=carried)
-
-    async def _delete_dropped_dependents(self, old: ResourceState) -> None:
-        """Before the old object of a delete-before-replace goes, delete what the program
-        dropped that depends on it, as Pulumi does: left to the end of the run, a dropped
-        Deployment still mounting an old claim would hold the claim's deletion for good."""
-        dropped, needing = self._dropped_dependents(old)
-        if not dropped:
-            return
-        waits = [self.deleted_first[s.urn] for s in dropped if s.urn in self.deleted_first]
-        doomed = [s for s in dropped if s.urn in needing and s.urn not in self.deleted_first]
-        if doomed:
-            task = asyncio.ensure_future(self.delete_all(doomed))
-            for state in doomed:
-                self.deleted_first[state.urn] = task
-            waits.append(task)
-        left = set().union(*(await asyncio.gather(*waits))) & needing
-        if left:
-            raise UsageError(
-                f"not deleted first, {', '.join(sorted(map(describe, left)))} still "
-                "depends on it: its old object stays until that goes"
-            )
-
-    def _dropped_dependents(self, old: ResourceState) -> tuple[list[ResourceState], set[str]]:
-        """What the program dropped (still recorded), and the URNs of those of it that
-        depend on `old`: deleted before the old object of its delete-before-replace goes."""
-        assert self.program is not None
-        if self._dropped is None:
-            by_urn = self.program.by_urn
-            self._dropped = tuple(urn for urn in self.old if urn not in by_urn)
-        dropped = [self.old[urn] for urn in self._dropped if urn in self.old]
-        if not dropped:
-            return [], set()
-        needing = recorded_closure(
-            [old.urn], [old, *dropped], upward=False, cluster_of=self.clusters.cluster_of
-        )
-        return dropped, needing - {old.urn}
 
     # --- refresh ------------------------------------------------------------------------------
 
@@ -3140,8 +2586,8 @@ class Run:
                     "numbers, booleans, None)"
                 )
                 continue
-            if self._rendering and unknown_paths(plain):
-                why = unknown_because_rendered(value, self._rendering)
+            if self.rendering and unknown_paths(plain):
+                why = unknown_because_rendered(value, self.rendering)
                 if why:
                     self.emit(Diagnostic("", f"stack output {name} is not known: {why}", "warning"))
                 if not self.options.dry_run:  # recorded as null: no value will ever come

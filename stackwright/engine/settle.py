@@ -93,7 +93,7 @@ class Settlement:
         else:
             result = await self._settled_object(item, found)
         if result is None and item.op in _DELETES and state.custom and is_kubernetes(state):
-            self.run._forget_held(state, "whose delete was interrupted")
+            self.run.deletes.forget_held(state, "whose delete was interrupted")
         if result is None and item.op not in _MADE and not state.delete_pending:
             # Its record goes: what still refers to it stops doing so first.
             self.run.refreshes.forget_gone({state.urn: state}, record=True)

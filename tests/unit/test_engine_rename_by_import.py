@@ -14,7 +14,7 @@ from engine_stack import stack as stack  # the fixture
 
 import stackwright as sw
 import stackwright.kubernetes as k8s
-from stackwright.engine import execute, records
+from stackwright.engine import deletes, execute, records
 from stackwright.engine.events import Diagnostic
 from stackwright.model import URN_ANNOTATION, Op, ResourceState
 from stackwright.sdk.context import Program
@@ -193,6 +193,7 @@ def test_a_destroy_finds_the_records_naming_an_object_by_lookup_not_by_scanning_
 
     monkeypatch.setattr(records, "object_key", counted)
     monkeypatch.setattr(execute, "object_key", counted)
+    monkeypatch.setattr(deletes, "object_key", counted)
     summary = stack.destroy()
     assert summary.ok and summary.counts == {"delete": count}
     assert keys < 20 * count, keys
