@@ -32,6 +32,7 @@ import yaml
 from stackwright import interrupts
 from stackwright.automation.stored import StoredStack
 from stackwright.engine import operations
+from stackwright.engine.adoption import import_id_problem
 from stackwright.engine.clusters import check_default_provider, check_recorded_cluster
 from stackwright.engine.drift import declared_fields_of, fields_union, owned_part
 from stackwright.engine.events import (
@@ -44,7 +45,7 @@ from stackwright.engine.events import (
     ignore,
     masking,
 )
-from stackwright.engine.execute import DEFAULT_PARALLEL, Options, import_id_problem
+from stackwright.engine.execute import DEFAULT_PARALLEL, Options
 from stackwright.engine.policy_gate import PolicyGate
 from stackwright.engine.ports import Provider
 from stackwright.engine.program import run_program

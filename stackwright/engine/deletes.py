@@ -442,7 +442,7 @@ class Deletes:
         if owner in recorded | held:
             return owner
         uid = metadata_of(live).get("uid")
-        return next((urn for urn in held if self.run.adopted.get(urn) == uid), None)
+        return next((urn for urn in held if self.run.adoption.adopted.get(urn) == uid), None)
 
     async def _preview_deletes(self, states: list[ResourceState], steps: list[Step]) -> None:
         """What a preview says of `states`' deletes: which ride on another's, and, in the

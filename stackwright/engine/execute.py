@@ -28,11 +28,12 @@ import time
 from collections import Counter
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Generic, NoReturn, TypeVar
+from typing import Any, NoReturn
 
 import orjson
 
 from stackwright.engine import drift as drift_rules
+from stackwright.engine.adoption import Adoption
 from stackwright.engine.api_versions import Declared, version_change, version_moves
 from stackwright.engine.clusters import (
     CLUSTER_OUTPUT,
@@ -64,6 +65,7 @@ from stackwright.engine.events import (
 )
 from stackwright.engine.failures import (
     ADOPTION_INTERRUPTED,
+    DeclarationRefused,
     adoption_cut_short,
     callback_failed,
     callback_line,
@@ -142,12 +144,11 @@ from stackwright.engine.rollouts import (
     stale_readers,
 )
 from stackwright.engine.settle import Settlement
+from stackwright.engine.shared_work import SharedWork
 from stackwright.errors import InputsRejected, StackwrightError, UsageError, located
 from stackwright.kubernetes.base import PATCH_FIELD_MANAGER, PATCH_FORCE
-from stackwright.kubernetes.fields import KINDS
 from stackwright.kubernetes.provider import PROVIDER_TYPE
 from stackwright.model import (
-    CLUSTER_SCOPED,
     DELETION_PROPAGATION,
     FIELD_MANAGER,
     STACK_ANNOTATION,
@@ -181,7 +182,6 @@ from stackwright.sdk.resource import (
     ComponentResource,
     CustomTimeouts,
     Resource,
-    is_object_id,
     raised_at,
     remember_secret_fields,
 )
@@ -262,12 +262,6 @@ class PatchConflict(StackwrightError):
         )
 
 
-class DeclarationRefused(UsageError):
-    """Bad input a step finds in its own resource's declaration once Outputs are known (an
-    object another resource holds, an import of another resource's object): its failure
-    names the line that declared the resource, as the checks before a run do."""
-
-
 class ProtectedReplacement(UsageError):
     """A change that replaces a protected resource, refused before its step changes anything:
     bad input, as the delete of a protected resource is (`Summary.rejected`). `step` is the
@@ -285,32 +279,6 @@ def _protected_replacement(urn: str, step: Step) -> ProtectedReplacement:
         f"or run `stackwright state unprotect {shlex.quote(urn)}`",
         step,
     )
-
-
-_T = TypeVar("_T")
-
-
-class _Shared(Generic[_T]):
-    """Work that many steps wait for at once, made once (a namespace's ApplySet parent,
-    before its first member is applied; a kind's marks, listed once a namespace). A waiter
-    cancelled leaves it running for the others, as `asyncio.shield` does; each waiter wakes
-    once when it is done, where shield's own future wakes it through three callbacks (a
-    namespace of a 1,000-object `up` has ~100 steps waiting for its parent)."""
-
-    def __init__(self, work: Awaitable[_T]) -> None:
-        self._task = asyncio.ensure_future(work)
-        self._done = asyncio.Event()
-        self._task.add_done_callback(self._finished)
-
-    def _finished(self, task: asyncio.Future[_T]) -> None:
-        if not task.cancelled():
-            task.exception()  # retrieved: each waiter raises it, even when none is left
-        self._done.set()
-
-    async def result(self) -> _T:
-        if not self._task.done():
-            await self._done.wait()
-        return self._task.result()
 
 
 #: How a refusal of a second claim says what the first resource's step does with the object.
@@ -368,85 +336,6 @@ def declared_metadata(resource: Resource, old: ResourceState | None) -> dict[str
     if any(value not in (None, "") and not isinstance(value, str) for value in given):
         return None
     return named_metadata(resource, meta, old)[0]
-
-
-def import_done(object_id: str, old: ResourceState | None) -> bool:
-    """Whether `old` records the object the import id names: its import is done, and the
-    option no longer acts. A bare name in a namespaced kind's id is its default namespace's."""
-    if old is None or old.external:
-        return False
-    return old.id == object_id or ("/" not in object_id and old.id.endswith(f"/{object_id}"))
-
-
-def builtin_namespaced(api_version: str, kind: str) -> bool | None:
-    """Whether a kind of Kubernetes' own is namespaced; None for one that is not built in (a
-    CRD's kind, whose CustomResourceDefinition says: `spec.scope`)."""
-    group, _, version = api_version.rpartition("/")
-    if kind not in KINDS.get(group, {}).get(version, ()):
-        return None
-    return kind not in CLUSTER_SCOPED
-
-
-def import_id_problem(object_id: str, kind: str = "", namespaced: bool | None = None) -> str | None:
-    """Why an import id names no object, or None: an empty part (`/web` would read the
-    default namespace's `web`, `team/` no name at all), more than two, or a namespace for a
-    cluster-scoped kind (`namespaced` False; its read ignores it: `x/team` adopts Namespace
-    `team`). A kind whose scope is not known (None) is let through."""
-    if not is_object_id(object_id):
-        return "write it as NAMESPACE/NAME, or NAME for a cluster-scoped kind"
-    namespace, _, name = object_id.rpartition("/")
-    if namespace and namespaced is False:
-        return f"{kind} is cluster-scoped, so its id is its name alone: {name!r}"
-    return None
-
-
-def import_disagreement(
-    resource: Resource,
-    meta: Mapping[str, Any],
-    old: ResourceState | None,
-    namespaced: bool | None,
-    default_namespace: str,
-) -> str | None:
-    """Why the `metadata` of a resource that imports an object names another one, or None.
-    The import's id (`team/web`; a cluster-scoped kind's has no slash) names the object it
-    adopts: a `metadata.namespace` or `metadata.name` of the program's that differs from it
-    would win and adopt another object, silently. A name alone, for a namespaced kind, is
-    the provider's default namespace's (`default_namespace`; "" when not known yet), as a
-    Pulumi id is. Values not known yet (Outputs), a kind whose scope is not known
-    (`namespaced` None) and a resource recorded with that id (`import_done`) are let
-    through; the run checks the one at its inputs (`Run._check_import_id`), what
-    `operations` checks first."""
-    object_id = resource.opts.import_
-    if not object_id or import_done(object_id, old):
-        return None
-    if not (resource.custom and is_kubernetes(resource)):
-        return None
-    kind = resource.resource_type.rpartition(":")[2]
-    unnamed = import_id_problem(object_id, kind, namespaced)
-    if unnamed is not None:
-        return f"import id {object_id!r} names no object: {unnamed}"
-    namespace, slash, name = object_id.rpartition("/")
-    named = [("namespace", namespace)] if slash else []
-    alone = not slash and namespaced and default_namespace
-    if alone:  # `web` is the default namespace's
-        named.append(("namespace", default_namespace))
-    for key, expected in (*named, ("name", name)):
-        given = meta.get(key)
-        if not (isinstance(given, str) and given and given != expected):
-            continue
-        if alone and key == "namespace":
-            return (
-                f"metadata.namespace {given!r} is not the namespace its import id "
-                f"{object_id!r} names: a name alone is the provider's default namespace's "
-                f"({expected!r}), as a Pulumi id is; write the id as {f'{given}/{name}'!r}, "
-                f"or drop metadata.namespace to adopt {f'{expected}/{name}'!r}"
-            )
-        return (
-            f"metadata.{key} {given!r} is not the {key} {expected!r} its import id "
-            f"{object_id!r} names, and the object adopted would not be the one named: "
-            f"make them agree, or drop metadata.{key}: the import's id gives it"
-        )
-    return None
 
 
 def record_moves(
@@ -530,7 +419,7 @@ class Run:
         self.status: dict[str, str] = {}
         self.finished: dict[str, asyncio.Event] = {}
         self.providers: dict[str, Provider] = {}
-        self._applysets: dict[tuple[int, str], _Shared[None]] = {}
+        self._applysets: dict[tuple[int, str], SharedWork[None]] = {}
         self._group_kinds: dict[tuple[str, str], set[str]] = {}
         self._step = 0
         #: Each resource's step once started, and when: a failure ends that same step.
@@ -548,7 +437,7 @@ class Run:
         self._previewed_namespaces: set[str] = set()
         #: Providers whose settings a preview cannot know yet (a kubeconfig another
         #: resource produces): their resources are planned without asking a cluster.
-        self._unknown_providers: set[str] = set()
+        self.unknown_providers: set[str] = set()
         #: ConfigMaps and Secrets whose data this run updates in place, and what of it.
         self._data_updated: dict[ObjectKey, DataChanges] = {}
         #: Providers whose settings now name another cluster: the provider made from their
@@ -566,8 +455,6 @@ class Run:
         self.held: dict[tuple[str, str, str], str] = {}
         #: The same, found by the object alone: (kind.group, namespace/name) → {object_key: URN}.
         self.held_naming: dict[tuple[str, str], dict[tuple[str, str, str], str]] = {}
-        #: URN → the uid of the object its `import_` adopts in this run (`_check_importable`).
-        self.adopted: dict[str, Any] = {}
         #: The field manager of each Patch this run applied (manager → URN), for conflicts.
         self._patch_managers: dict[str, str] = {}
         #: (provider URN, namespace) of each ApplySet the objects in `held` are members of.
@@ -583,15 +470,6 @@ class Run:
         #: Resources the program dropped, deleted early (before the delete-before-replace of
         #: what they depend on) by the task that did it; the run's last deletes skip them.
         self.deleted_first: dict[str, asyncio.Future[set[str]]] = {}
-        #: Namespaces this run created (per provider): nothing else can be in them yet.
-        self._new_namespaces: set[tuple[str, str]] = set()
-        #: Objects of a file, chart or kustomization: their options come from a transformation.
-        self._from_manifests: set[str] = set()
-        #: (provider URN, apiVersion, kind, namespace) → name → its object's identity and
-        #: marks: one LIST per kind and namespace for the creates' checks.
-        self._marks: dict[
-            tuple[str, str, str, str | None], _Shared[dict[str, Mapping[str, Any]] | None]
-        ] = {}
         #: Each object (`_claim_key`) → the resource this run creates, replaces or keeps it
         #: for, and its step's operation: a name known only once applied (another's
         #: auto-name, an Output) can still be one the run already gave, which the marks
@@ -603,6 +481,7 @@ class Run:
         #: Its collaborators, each over this run's shared pieces.
         self.refreshes = Refresh(self)
         self.deletes = Deletes(self)
+        self.adoption = Adoption(self)
 
     @classmethod
     def over(
@@ -673,7 +552,7 @@ class Run:
     def _same_cluster(self, one: str, other: str) -> bool:
         """Whether two providers (by URN; "" the stack's default) reach one cluster; False
         when either cannot be made or named yet (a preview's unknown settings)."""
-        if one in self._unknown_providers or other in self._unknown_providers:
+        if one in self.unknown_providers or other in self.unknown_providers:
             return False
         try:
             found = {self.provider_for(urn).cluster for urn in (one, other)}
@@ -1202,7 +1081,7 @@ class Run:
             # that is not the stack's, unless the program imports it), as in Pulumi.
             old = None
         if resource.origin:
-            self._from_manifests.add(urn)
+            self.adoption.from_manifests.add(urn)
         desired, auto = self._desired(resource, old)
         generated = GENERATORS[desired.type][1] if is_generated(desired.type) else ()
         self._secret_paths[urn] = (*desired.secret_paths, *generated)
@@ -1211,7 +1090,8 @@ class Run:
         patch = resource.custom and is_patch(resource)
         if kube or patch:
             desired = desired.changed(id=await self._object_id(desired))
-            self._check_import_id(resource, desired, old)
+            if resource.opts.import_:
+                self.adoption.check_import_id(resource, desired, old)
         elif release:
             provider = self.provider_for(desired.provider)
             namespace = desired.inputs.get("namespace") or provider.default_namespace
@@ -1327,12 +1207,12 @@ class Run:
         if (
             (step.op is Op.IMPORT or (step.op is Op.UPDATE and opts.ignore_changes))
             and (kube or is_patch(desired))  # a Patch's ignored fields: as the object has them
-            and desired.provider not in self._unknown_providers
+            and desired.provider not in self.unknown_providers
         ):
             step = await self._from_live(step, tuple(opts.ignore_changes))
         if resource.resource_type == PROVIDER_TYPE:
             if self.options.dry_run and unknown_paths(desired.inputs):
-                self._unknown_providers.add(urn)
+                self.unknown_providers.add(urn)
             else:
                 step = await self._provider_step(step, old)
         if (
@@ -1499,7 +1379,7 @@ class Run:
         deleted), else the state would keep the former id and leave the object behind (a
         Patch's: the object there never patched, the former one keeping its fields)."""
         assert step.new is not None
-        if not old.id or step.new.id == old.id or old.provider in self._unknown_providers:
+        if not old.id or step.new.id == old.id or old.provider in self.unknown_providers:
             return step
         reason = f"its provider's namespace changed ({old.id} → {step.new.id})"
         return replace(step, op=Op.REPLACE, replace_reasons=(*step.replace_reasons, reason))
@@ -1523,7 +1403,7 @@ class Run:
     async def _gone_by_its_ttl(self, old: ResourceState, provider: str) -> bool:
         """Whether `old` records a Job that finished and that its `ttlSecondsAfterFinished`
         deleted (one read, only for such a record; False when its provider is not known yet)."""
-        if not drift_rules.removed_by_its_ttl(old.outputs) or provider in self._unknown_providers:
+        if not drift_rules.removed_by_its_ttl(old.outputs) or provider in self.unknown_providers:
             return False
         api_version, kind, namespace, name = object_ref(old)
         async with self.sem:
@@ -1683,28 +1563,13 @@ class Run:
         stack = (metadata_of(old.outputs).get("annotations") or {}).get(STACK_ANNOTATION)
         return urn != old.urn or stack != self.stack
 
-    def _check_import_id(
-        self, resource: Resource, desired: ResourceState, old: ResourceState | None
-    ) -> None:
-        """Refuse an import whose id names another object than the resource's inputs do, as
-        `operations` does before the run for the values it knows: here with the Outputs
-        resolved, and the kind's scope as the object's id tells it (a custom kind's, from
-        its CRD in the cluster, for any provider)."""
-        if not resource.opts.import_ or desired.provider in self._unknown_providers:
-            return
-        default = self.provider_for(desired.provider).default_namespace
-        namespaced = "/" in desired.id
-        found = import_disagreement(resource, metadata_of(desired.inputs), old, namespaced, default)
-        if found is not None:
-            raise DeclarationRefused(found)
-
     async def _object_id(self, state: ResourceState) -> str:
         meta = metadata_of(state.inputs)
         name = str(meta.get("name", ""))
         refused = name_refusal(name)  # a name only known now: the checks before the run saw none
         if refused is not None:
             raise UsageError(refused)
-        if state.provider in self._unknown_providers:
+        if state.provider in self.unknown_providers:
             return f"{meta['namespace']}/{name}" if meta.get("namespace") else name
         provider = self.provider_for(state.provider)
         scope = self._previewed_kinds.get(group_and_kind(state.inputs))
@@ -1740,7 +1605,7 @@ class Run:
         given = str(resource.opts.id)
         namespace, _, name = given.rpartition("/")
         provider_ref = provider_urn(resource)
-        ahead = provider_ref in self._unknown_providers or (
+        ahead = provider_ref in self.unknown_providers or (
             self.options.dry_run
             and (
                 namespace in self._previewed_namespaces
@@ -1830,7 +1695,7 @@ class Run:
         self.live[step.urn] = Partial(known)
         if step.op is Op.REPLACE and step.old is not None:
             self.deletes.say_file_removed(step.old, instead=new)
-        if unknown_paths(new.inputs) or new.provider in self._unknown_providers:
+        if unknown_paths(new.inputs) or new.provider in self.unknown_providers:
             return
         if is_release(new) and new.custom:
             if new.id.rpartition("/")[0] in self._previewed_namespaces:
@@ -1934,9 +1799,9 @@ class Run:
         new = step.new
         assert new is not None
         if step.op is Op.CREATE:  # an object in the way fails the preview as it would the up
-            await self._check_free(provider, new)
+            await self.adoption.check_free(provider, new)
         elif step.op is Op.IMPORT:
-            await self._check_importable(provider, new)
+            await self.adoption.check_importable(provider, new)
         if namespace is not None:  # and so does a ConfigMap in the way of the set's parent
             await self._ensure_applyset(provider, new.provider, namespace)
         return await self._dry_run(provider, new, namespace, force, warn=self._warner(new.urn))
@@ -1994,7 +1859,7 @@ class Run:
         provider = self.provider_for(new.provider)
         timeout = _wait_seconds(step.op, timeouts)
         if step.op is Op.IMPORT:
-            await self._check_importable(provider, new)
+            await self.adoption.check_importable(provider, new)
         target = None
         if is_patch(new):  # every apply of one: an apply alone would create it. Read before
             # a renamed Patch gives its fields up on its former object: a missing one is
@@ -2028,7 +1893,7 @@ class Run:
         else:
             journal_op = step.op
         if (step.op is Op.CREATE or left is not None) and not is_patch(new):
-            await self._check_free(provider, new)
+            await self.adoption.check_free(provider, new)
         # The provider names the object in its status lines; the display names the resource.
         prefix = f"{metadata_of(new.inputs).get('name')}: "
         number = self.next_step()
@@ -2067,7 +1932,7 @@ class Run:
         self.live[step.urn] = recorded.outputs
         self.refreshes.refer_again(referring)
         if new.inputs.get("kind") == "Namespace" and step.op is Op.CREATE and is_kubernetes(new):
-            self._new_namespaces.add((new.provider, new.id))
+            self.adoption.new_namespaces.add((new.provider, new.id))
         if step.op is Op.REPLACE and not step.delete_before_replace:
             assert step.old is not None
             self.replaced.append(replace(step.old, delete_pending=True))
@@ -2089,68 +1954,13 @@ class Run:
         if refused(exc):
             self.journal.fail_step(number)
 
-    async def _check_free(self, provider: Provider, new: ResourceState) -> None:
-        """Refuse to create over an object that already exists and is not this stack's: server-
-        side apply would merge into it silently, and a later delete would remove it (as
-        Pulumi's provider refuses unless asked to upsert). An object marked as one of this
-        stack's resources (a crashed run's, or one passed from a renamed resource) is ours;
-        whether another of the program's resources keeps it, `_claim` has said already."""
-        api_version, kind, namespace, name = object_ref(new)
-        if namespace is not None and (new.provider, namespace) in self._new_namespaces:
-            return  # in a namespace this run made
-        key = (new.provider, api_version, kind, namespace)
-        marks = self._marks.get(key)
-        if marks is None:
-            marks = _Shared(self._list_marks(provider, api_version, kind, namespace))
-            self._marks[key] = marks
-        listed = await marks.result()
-        live: Mapping[str, Any] | None
-        if listed is None:  # the kind could not be listed: ask for the one object
-            async with self.sem:
-                live = await provider.read(api_version, kind, namespace, name)
-        else:
-            live = listed.get(name)
-        if live is None:
-            return
-        owner = mark_of(live)
-        if owner == new.urn and self.recorded_elsewhere is not None:
-            # Marked as this resource, yet another stack records it: a `state move` gave
-            # it away, and only that stack's next `up` marks it as its own.
-            holders = self.recorded_elsewhere(new.urn, new.id)
-            if holders:
-                raise DeclarationRefused(
-                    f"{kind} {new.id} already exists: stack {holders[0]} records it (a "
-                    "`stackwright state move` gave it there); remove this resource from the "
-                    "program, or give it another name"
-                )
-        if owner == new.urn or owner in self.old:
-            return
-        held = self.managed_by(live, new.urn) if owner and self.managed_by is not None else ""
-        if held:
-            # Adopting is refused too (`_check_importable`): say what would work.
-            raise DeclarationRefused(
-                f"{kind} {new.id} already exists: {held}, or give this resource another name"
-            )
-        whose = (
-            f"resource {owner} manages it"
-            if owner
-            else "it is not this stack's: made outside it, or forgotten by `state delete`"
-        )
-        adopt = f"{self.import_option(new.id)} or `stackwright import`"
-        if new.urn in self._from_manifests:
-            adopt = self._adopt_from_manifests(new)
-        raise DeclarationRefused(
-            f"{kind} {new.id} already exists ({whose}): adopt it with {adopt}, or give this "
-            "resource another name"
-        )
-
     def _placed(self, state: ResourceState) -> bool:
         """Whether the object's name and namespace are known (a preview's may not be yet)."""
         if not self.options.dry_run:
             return True
         meta = metadata_of(state.inputs)
         names = {key: meta.get(key) for key in ("name", "namespace")}
-        return state.provider not in self._unknown_providers and not unknown_paths(names)
+        return state.provider not in self.unknown_providers and not unknown_paths(names)
 
     def _claim_kept(self, resources: list[Resource]) -> None:
         """Claim for each resource of the program the recorded object it keeps, before any
@@ -2158,7 +1968,7 @@ class Run:
         through a provider reaching the same cluster (the same provider, or another one for
         that cluster). A step of another resource onto it is then refused whichever runs
         first: a create before the keeper's step would apply over it (its
-        marks, one of the stack's resources', pass `_check_free`), and one onto the object
+        marks, one of the stack's resources', pass `Adoption.check_free`), and one onto the object
         of a resource `--target` / `--exclude` leaves alone would take it for good. A name
         given by an Output is left to the keeper's own step, unless it is protected (its
         object is its whatever the program names: a step onto it was taken, and the keeper's
@@ -2214,7 +2024,7 @@ class Run:
         kind = object_ref(new)[1]
         verb = _CLAIMED_BY.get(first_op, "holds")
         raise DeclarationRefused(
-            f"{kind} {new.id} is the object {describe(first)} {verb}{self._line_of(first)}: "
+            f"{kind} {new.id} is the object {describe(first)} {verb}{self.line_of(first)}: "
             "each would overwrite the other's fields; give one of them another metadata.name"
         )
 
@@ -2245,7 +2055,7 @@ class Run:
         held = self._creating.get(self._claim_key(patch))
         return held is not None and another_object(patch.outputs, self.live.get(held[0]))
 
-    def _line_of(self, urn: str) -> str:
+    def line_of(self, urn: str) -> str:
         """` (app.py:5)`: where the program declared another resource a refusal names beside
         the refused one (whose own line leads its failure); empty when it declares none."""
         declared = self.program.by_urn.get(urn) if self.program is not None else None
@@ -2255,23 +2065,6 @@ class Run:
     def spelling(self) -> Spelling:
         """How the program's language spells options, for the messages that name one."""
         return spelling_of(self.program.runtime if self.program is not None else None)
-
-    def _adopt_from_manifests(self, new: ResourceState) -> str:
-        """What adopts an object of manifests (a ConfigFile's, ConfigGroup's or Chart's),
-        whose options are not written in the program: a Python program's transformation
-        gives them; a YAML program has none, so the import command adopts it, as its
-        parent's child (the URN the next `up` declares it by)."""
-        if not self.spelling.yaml:
-            return f"a transformation that returns ResourceOptions(import_={new.id!r})"
-        command = shlex.join(
-            ["stackwright", "import", new.type, urn_name(new.urn), new.id, "--parent", new.parent]
-        )
-        return f"`{command}`"
-
-    def import_option(self, object_id: str) -> str:
-        """The resource option that adopts `object_id`, as the program's language writes it."""
-        adopt = self.spelling.options("import_", object_id)
-        return f"`{adopt}`" if self.spelling.yaml else adopt
 
     async def _from_live(self, step: Step, ignore: tuple[str, ...]) -> Step:
         """An import or update sends its `ignore_changes` fields as the object has them:
@@ -2292,47 +2085,6 @@ class Run:
         if step.op is Op.IMPORT:
             changes = tuple(_taking_back(f) for f in drift_rules.drifted(inputs, live))
         return replace(step, new=replace(new, inputs=inputs), changes=changes)
-
-    async def _check_importable(self, provider: Provider, new: ResourceState) -> None:
-        """Refuse to adopt (`import_`) an object that is not there, or that another stack's
-        resource manages: both stacks would own its fields and undo each other's applies.
-        `stackwright import` refuses the same. One a resource of this stack manages that the
-        program dropped (a rename done as an import) passes on, as a create's name does
-        (`_check_free`): the adopter holds it, so the dropped one's delete keeps the object
-        and removes only its record (`Deletes._holder`)."""
-        live = await self.read_object(provider, new)
-        if live is None:
-            raise DeclarationRefused(
-                f"cannot import {new.id}: no {new.inputs.get('kind')} of that name exists in "
-                "the cluster"
-            )
-        self.adopted[new.urn] = metadata_of(live).get("uid")
-        owner = mark_of(live)
-        if owner in self.old and owner != new.urn:
-            if self.program is None or owner not in self.program.by_urn:
-                return
-            raise DeclarationRefused(
-                f"cannot import {new.id}: {describe(owner)}{self._line_of(owner)}, which the "
-                "program still declares, manages it; drop that resource from the program to "
-                "pass the object on (its delete then keeps it), or import another object"
-            )
-        refused = self.managed_by(live, new.urn) if self.managed_by is not None else ""
-        if refused:
-            raise DeclarationRefused(f"cannot import {new.id}: {refused}")
-
-    async def _list_marks(
-        self, provider: Provider, api_version: str, kind: str, namespace: str | None
-    ) -> dict[str, Mapping[str, Any]] | None:
-        """Name → what the creates' checks read of each object of a kind in a namespace
-        (`_check_free`: its kind, name, labels and annotations); None if it cannot be listed
-        (a kind not served yet, a user who may get but not list). Not the whole objects:
-        kept for the run, a namespace's Helm release Secrets would stay in memory with it."""
-        try:
-            async with self.sem:
-                found = await provider.list(api_version, kind, namespace)
-        except Exception:
-            return None
-        return {str(metadata_of(obj).get("name", "")): _identity(obj) for obj in found}
 
     async def _execute_release(self, step: Step, timeouts: CustomTimeouts | None) -> None:
         """Install or upgrade a Helm release through Helm, journaled like an object's apply,
@@ -2515,7 +2267,7 @@ class Run:
         parent = self._applysets.get(key)
         if parent is None:
             kinds = self._group_kinds.get((provider_urn, ""), set())
-            parent = _Shared(
+            parent = SharedWork(
                 provider.check_applyset(self.stack, namespace)
                 if self.options.dry_run
                 else provider.ensure_applyset(self.stack, namespace, kinds)
@@ -2738,21 +2490,6 @@ def _static(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return [_static(v) for v in value]
     return value
-
-
-#: What `_check_free` and `manager_of` read of an object that may be in the way.
-_IDENTITY_METADATA = ("name", "namespace", "labels", "annotations")
-
-
-def _identity(obj: Mapping[str, Any]) -> dict[str, Any]:
-    """An object's apiVersion, kind, name, namespace, labels and annotations: enough to
-    tell whose it is, without its data or managed fields."""
-    meta = metadata_of(obj)
-    return {
-        "apiVersion": obj.get("apiVersion"),
-        "kind": obj.get("kind"),
-        "metadata": {k: meta[k] for k in _IDENTITY_METADATA if k in meta},
-    }
 
 
 #: How many times a Patch's apply reads its object again when the object was deleted (and

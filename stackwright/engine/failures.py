@@ -2,7 +2,8 @@
 apply callback leading with its own line), and the reasons a record keeps for a step a
 run stopped in (`init_errors`), which the next run reads to apply or wait again.
 
-Shared by the run and its collaborators (settling, deletes, refresh). Must never: let a
+Shared by the run and its collaborators (settling, deletes, refresh, adoption), as is
+the failure of a declaration a step finds wrong once its Outputs are known. Must never: let a
 failure's text carry a secret (`redact`) or more than its first line.
 """
 
@@ -10,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 
-from stackwright.errors import redact
+from stackwright.errors import UsageError, redact
 from stackwright.model import ResourceState
 from stackwright.sdk.output import from_callback
 from stackwright.sdk.resource import error_text, raised_at
@@ -46,3 +47,9 @@ def failure_text(exc: BaseException) -> str:
         return callback_failed(exc)
     text = redact(str(exc).strip()) or type(exc).__name__
     return text.splitlines()[0] if "\n" in text else text
+
+
+class DeclarationRefused(UsageError):
+    """Bad input a step finds in its own resource's declaration once Outputs are known (an
+    object another resource holds, an import of another resource's object): its failure
+    names the line that declared the resource, as the checks before a run do."""

@@ -22,18 +22,11 @@ from typing import Any
 
 from stackwright import interrupts
 from stackwright.engine import policy_gate
+from stackwright.engine.adoption import builtin_namespaced, import_disagreement, import_done
 from stackwright.engine.clusters import ClusterCheck, check_clusters
 from stackwright.engine.declared_schemas import check_before_up
 from stackwright.engine.events import Diagnostic, Listener, Log, Summary, plural, shown
-from stackwright.engine.execute import (
-    Options,
-    Run,
-    builtin_namespaced,
-    declared_metadata,
-    import_disagreement,
-    import_done,
-    record_moves,
-)
+from stackwright.engine.execute import Options, Run, declared_metadata, record_moves
 from stackwright.engine.graph import defined_kind, group_and_kind
 from stackwright.engine.policy_gate import PolicyGate
 from stackwright.engine.ports import Journal, ProviderFactory

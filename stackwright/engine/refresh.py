@@ -99,7 +99,7 @@ class Refresh:
                     Diagnostic(
                         state.urn,
                         f"the object named {state.id} now is another one, made outside this "
-                        f"stack: adopt it with {run.import_option(state.id)} to manage it",
+                        f"stack: adopt it with {run.adoption.import_option(state.id)} to manage it",
                         "warning",
                     )
                 )

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from stackwright.engine.execute import _Shared
+from stackwright.engine.shared_work import SharedWork as _Shared
 
 
 def test_a_cancelled_waiter_leaves_the_work_running_for_the_others() -> None:
