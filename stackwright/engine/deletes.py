@@ -297,7 +297,7 @@ class Deletes:
             body["metadata"]["namespace"] = namespace
         send = provider.preview if dry_run else provider.apply
         try:
-            await self.run.send_patch(provider, send, state, body)
+            await self.run.patches.send_patch(provider, send, state, body)
         except InputsRejected as exc:
             # A field the Patch took with patch-force is its alone: given up, it is removed
             # (as Pulumi's), which the API server refuses where the object needs it.

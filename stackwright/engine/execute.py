@@ -26,7 +26,7 @@ import re
 import shlex
 import time
 from collections import Counter
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, NoReturn
 
@@ -79,6 +79,7 @@ from stackwright.engine.graph import (
     group_and_kind,
     services_fed_later,
 )
+from stackwright.engine.patches import Patches
 from stackwright.engine.plan import (
     ABSENT,
     FieldChange,
@@ -109,9 +110,7 @@ from stackwright.engine.records import (
     name_refusal,
     object_key,
     object_ref,
-    patch_body,
     patch_field_manager,
-    patch_forced,
     patch_instruction_notes,
     provider_urn,
     recorded_closure,
@@ -145,12 +144,11 @@ from stackwright.engine.rollouts import (
 )
 from stackwright.engine.settle import Settlement
 from stackwright.engine.shared_work import SharedWork
-from stackwright.errors import InputsRejected, StackwrightError, UsageError, located
-from stackwright.kubernetes.base import PATCH_FIELD_MANAGER, PATCH_FORCE
+from stackwright.errors import InputsRejected, UsageError, located
+from stackwright.kubernetes.base import PATCH_FIELD_MANAGER
 from stackwright.kubernetes.provider import PROVIDER_TYPE
 from stackwright.model import (
     DELETION_PROPAGATION,
-    FIELD_MANAGER,
     STACK_ANNOTATION,
     URN_ANNOTATION,
     ClusterIdentity,
@@ -240,26 +238,6 @@ class Outcome:
 
 
 # --- small pure helpers ---------------------------------------------------------------
-
-
-class PatchConflict(StackwrightError):
-    """A Patch's apply met fields another manager owns: the way out is the Patch's own
-    annotation, not `--force-conflicts` (which never forces a Patch)."""
-
-    status = 409  # refused: nothing changed (`records.refused`)
-
-    def __init__(self, conflicts: Sequence[Any], owners: Mapping[str, str]) -> None:
-        # A manager this stack's resource applies as is named as that resource: which
-        # Patch (or which object of the stack) to change is what the user needs.
-        listed = ", ".join(
-            f"{c.field} (manager {c.manager}"
-            + (f", {describe(owners[c.manager])} of this stack)" if c.manager in owners else ")")
-            for c in conflicts
-        )
-        super().__init__(
-            f"conflict on {listed}: another manager owns it; leave the field out of the "
-            f'Patch, or annotate the Patch {PATCH_FORCE}: "true" to take it over'
-        )
 
 
 class ProtectedReplacement(UsageError):
@@ -455,8 +433,6 @@ class Run:
         self.held: dict[tuple[str, str, str], str] = {}
         #: The same, found by the object alone: (kind.group, namespace/name) → {object_key: URN}.
         self.held_naming: dict[tuple[str, str], dict[tuple[str, str, str], str]] = {}
-        #: The field manager of each Patch this run applied (manager → URN), for conflicts.
-        self._patch_managers: dict[str, str] = {}
         #: (provider URN, namespace) of each ApplySet the objects in `held` are members of.
         self.members: set[tuple[str, str]] = set()
         #: Each component's record as this run left it (`record_component_outputs`).
@@ -470,7 +446,7 @@ class Run:
         #: Resources the program dropped, deleted early (before the delete-before-replace of
         #: what they depend on) by the task that did it; the run's last deletes skip them.
         self.deleted_first: dict[str, asyncio.Future[set[str]]] = {}
-        #: Each object (`_claim_key`) → the resource this run creates, replaces or keeps it
+        #: Each object (`claim_key`) → the resource this run creates, replaces or keeps it
         #: for, and its step's operation: a name known only once applied (another's
         #: auto-name, an Output) can still be one the run already gave, which the marks
         #: listed before knew nothing of.
@@ -482,6 +458,7 @@ class Run:
         self.refreshes = Refresh(self)
         self.deletes = Deletes(self)
         self.adoption = Adoption(self)
+        self.patches = Patches(self)
 
     @classmethod
     def over(
@@ -1753,7 +1730,7 @@ class Run:
                 # up); only one this run makes first (through any provider of its cluster)
                 # is not there to dry-run against yet.
                 made_first = self.held_after(new) is not None
-                previewed = await self._patched(
+                previewed = await self.patches.patched(
                     provider, provider.preview, new, made_first=made_first
                 )
                 if previewed is None:
@@ -1804,7 +1781,7 @@ class Run:
             await self.adoption.check_importable(provider, new)
         if namespace is not None:  # and so does a ConfigMap in the way of the set's parent
             await self._ensure_applyset(provider, new.provider, namespace)
-        return await self._dry_run(provider, new, namespace, force, warn=self._warner(new.urn))
+        return await self._dry_run(provider, new, namespace, force, warn=self.warner(new.urn))
 
     async def _dry_run(
         self,
@@ -1864,7 +1841,7 @@ class Run:
         if is_patch(new):  # every apply of one: an apply alone would create it. Read before
             # a renamed Patch gives its fields up on its former object: a missing one is
             # refused with nothing changed.
-            target = await self._check_target(provider, new)
+            target = await self.patches.check_target(provider, new)
         referring: dict[str, ResourceState] = {}  # what referred to a resource deleted first
         left: dict[str, Any] | None = None  # another object the delete first left in place
         if step.op is Op.REPLACE and step.delete_before_replace:
@@ -1992,7 +1969,7 @@ class Run:
             # TTL deleted, replaced all the same, gives it up at its step).
             if not (named_so or old.protect):
                 continue
-            key = self._claim_key(old)
+            key = self.claim_key(old)
             props = resource.props
             kind = group_kind(str(props.get("apiVersion", "")), str(props.get("kind", "")))
             cluster = self.clusters.cluster_of(provider_urn(resource))
@@ -2002,7 +1979,7 @@ class Run:
             if self._creating.setdefault(key, claim) == claim:
                 self._kept_claims[resource.urn] = key
 
-    def _claim_key(self, state: ResourceState) -> ObjectKey:
+    def claim_key(self, state: ResourceState) -> ObjectKey:
         """`object_key` with the cluster its provider reaches for the provider, where known:
         two providers may reach one cluster (the stack's default one and an explicit one for
         the same context), and then one object through both."""
@@ -2013,7 +1990,7 @@ class Run:
         """Refuse a step onto an object another resource of this run creates, replaces or
         keeps: each would apply over the other's fields. (Names the program gives as plain
         text are refused before the run; this is for a name only an applied resource tells.)"""
-        key = self._claim_key(new)
+        key = self.claim_key(new)
         first, first_op = self._creating.setdefault(key, (new.urn, op))
         if first == new.urn:
             self._creating[key] = (new.urn, op)  # what its step does with it, said so
@@ -2044,7 +2021,7 @@ class Run:
 
     def _made_anew(self, state: ResourceState) -> bool:
         """Whether another resource of this run creates or replaces the object `state` names."""
-        made = self._creating.get(self._claim_key(state))
+        made = self._creating.get(self.claim_key(state))
         return made is not None and made[0] != state.urn and made[1] in (Op.CREATE, Op.REPLACE)
 
     def _made_anew_since(self, patch: ResourceState) -> bool:
@@ -2052,7 +2029,7 @@ class Run:
         whose record (or this run's step) tells another object than the one the Patch was
         applied to (the outputs of each hold the object's uid). An object no resource of the
         stack holds is not compared: nothing but a read would tell its uid now."""
-        held = self._creating.get(self._claim_key(patch))
+        held = self._creating.get(self.claim_key(patch))
         return held is not None and another_object(patch.outputs, self.live.get(held[0]))
 
     def line_of(self, urn: str) -> str:
@@ -2127,111 +2104,6 @@ class Run:
         async with self.sem:
             return await provider.read(*object_ref(state))
 
-    async def _check_target(self, provider: Provider, new: ResourceState) -> dict[str, Any]:
-        """The object a Patch changes, as read now; refused when not there: as Pulumi's, a
-        Patch changes an existing object and creates none (server-side apply alone would
-        create it). Refused before the step is journaled, so nothing is left pending."""
-        live = await self.read_object(provider, new)
-        if live is None:
-            raise _missing_target(new)
-        return live
-
-    async def _patched(
-        self,
-        provider: Provider,
-        send: Callable[..., Awaitable[dict[str, Any]]],
-        state: ResourceState,
-        *,
-        made_first: bool = False,
-        read: dict[str, Any] | None = None,
-    ) -> dict[str, Any] | None:
-        """A Patch's fields applied (or dry-run: `send`) to its object, forced only when its
-        `stackwright.io/patch-force` annotation says so. An object not there is refused, or
-        None when this run makes it first (`made_first`, a preview's). `read`: the object as
-        this step read it already (see `send_patch`)."""
-        body, force = patch_body(state.inputs), patch_forced(state.inputs)
-        old = self.old.get(state.urn)
-        former = patch_field_manager(old.urn, old.inputs, None) if old and is_patch(old) else None
-        live = await self.send_patch(
-            provider, send, state, body, force=force, former=former, read=read
-        )
-        if live is None and not made_first:
-            raise _missing_target(state)
-        return live
-
-    async def send_patch(
-        self,
-        provider: Provider,
-        send: Callable[..., Awaitable[dict[str, Any]]],
-        state: ResourceState,
-        body: Mapping[str, Any],
-        *,
-        force: bool = False,
-        former: str | None = None,
-        read: dict[str, Any] | None = None,
-    ) -> dict[str, Any] | None:
-        """`body` (a Patch's fields, or the empty patch that gives them up) applied as the
-        Patch's own field manager to the object of its name there is now, and to that one
-        only: the apply names the uid just read, which the API server holds it to (it
-        refuses an apply naming a uid no object has, rather than create one). An object
-        deleted since it was read is not made again; one made again under its name is read
-        and applied to. None: there is no object. Fields the Patch's `former` manager holds
-        (its annotation named another since) are its own to take over, not a conflict.
-
-        `read`: the object as the step read it already, to refuse a missing one before
-        journaling; one read serves both, as the uid binds the apply to that read however
-        long ago it was (the journal's begin in between): an object deleted or made again
-        since makes the apply fail, and the loop reads again."""
-        manager = patch_field_manager(state.urn, state.inputs, None)
-        self._patch_managers[manager] = state.urn
-        live = read if read is not None else await self.read_object(provider, state)
-        attempt = 0
-        while live is not None:
-            uid = metadata_of(live).get("uid")
-            bound = {**body, "metadata": {**metadata_of(body), "uid": uid}}
-            attempt += 1
-            try:
-                async with self.sem:
-                    return await send(
-                        bound, force=force, warn=self._warner(state.urn), field_manager=manager
-                    )
-            except StackwrightError as exc:
-                conflicts = getattr(exc, "conflicts", ())
-                if conflicts and not force and {c.manager for c in conflicts} == {former}:
-                    force = True  # the Patch's own fields, under its former manager
-                    continue
-                if conflicts:
-                    raise PatchConflict(conflicts, self._managers_of(state)) from exc
-                # Refused for naming a uid the object no longer has, or for its own reasons.
-                live = await self.read_object(provider, state)
-                same = live is not None and metadata_of(live).get("uid") == uid
-                if same or (live is not None and attempt == _PATCH_ATTEMPTS):
-                    raise
-        return None
-
-    def _managers_of(self, state: ResourceState) -> dict[str, str]:
-        """The field managers of the object a Patch changes that are this stack's (manager →
-        URN): each Patch's own, recorded or applied in this run, and Stackwright's when a
-        resource of the stack holds the object."""
-        owners = {
-            patch_field_manager(old.urn, old.inputs, None): old.urn
-            for old in self.old.values()
-            if old.custom and is_patch(old)
-        }
-        owners.update(self._patch_managers)
-        # Held through any provider reaching the object's cluster (`_claim_key`), not only
-        # the Patch's own: the stack's default one and an explicit one for the same context.
-        key = self._claim_key(state)
-        holders = (
-            old.urn
-            for old in self.old.values()
-            if is_kubernetes(old) and not is_patch(old) and self._claim_key(old) == key
-        )
-        holder = self.held_after(state) or next(holders, None)
-        if holder is not None:
-            owners[FIELD_MANAGER] = holder
-        return owners
-
     async def _apply(
         self,
         provider: Provider,
@@ -2244,7 +2116,7 @@ class Run:
         """`state`'s object applied; a Patch's to `target`, its object as just read.
         `adopting`: the stack adopts the object (`Provider.apply`)."""
         if is_patch(state):  # no marks, no ApplySet: the object is not the stack's
-            live = await self._patched(provider, provider.apply, state, read=target)
+            live = await self.patches.patched(provider, provider.apply, state, read=target)
             assert live is not None  # refused when not there
             return live
         namespace = state.id.rpartition("/")[0] or None
@@ -2253,10 +2125,10 @@ class Run:
         body = provider.stamp(state.inputs, stack=self.stack, urn=state.urn, namespace=namespace)
         async with self.sem:
             return await provider.apply(
-                body, force=force, warn=self._warner(state.urn), adopting=adopting
+                body, force=force, warn=self.warner(state.urn), adopting=adopting
             )
 
-    def _warner(self, urn: str) -> Callable[[str], None]:
+    def warner(self, urn: str) -> Callable[[str], None]:
         """What the API server warns of while applying a resource, as that resource's warning."""
         return lambda text: self.emit(Diagnostic(urn, f"the API server warns: {text}", "warning"))
 
@@ -2490,21 +2362,6 @@ def _static(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return [_static(v) for v in value]
     return value
-
-
-#: How many times a Patch's apply reads its object again when the object was deleted (and
-#: perhaps made again) between the read and the apply, before it reports the failure.
-_PATCH_ATTEMPTS = 3
-
-
-def _missing_target(new: ResourceState) -> InputsRejected:
-    # The program's to fix at the Patch's line, as inputs the cluster refused: a preview
-    # whose only failures are such exits 2 (bad input), an up that may have changed others 1.
-    return InputsRejected(
-        f"{new.inputs.get('kind')} {new.id} does not exist: a Patch changes an existing object "
-        "and creates none; create it first (or declare it in the program: the Patch follows "
-        "it), or name an object that exists"
-    )
 
 
 def _manager_changed(old: ResourceState, new: ResourceState) -> bool:
