@@ -11,9 +11,14 @@ dependents; independent work finishes; the summary says what was not done.
 A preview walks the same graph with no journal: it asks the API server for a
 dry-run apply of each resource whose inputs changed, and makes no write call.
 
-Beside it: `records` (what a recorded resource names, read without I/O), `commits` (the
-journal's group commit) and `clusters` (the pre-run check that providers still reach the
-clusters their objects are in).
+`Run` orchestrates an operation; its collaborators each own one part of it, over the
+run's shared pieces (journal, providers, records, events): `settle` (the steps a crash left
+pending), `deletes` (what goes, dependents first), `refresh` (reading the records back,
+and record rewrites that change no object), `adoption` (whether an object is the stack's
+to create or import) and `patches` (applying a Patch to an object someone else owns); a
+step's failure text is `failures`'. Beside them: `records` (what a recorded resource names,
+read without I/O), `commits` (the journal's group commit) and `clusters` (the pre-run check
+that providers still reach the clusters their objects are in).
 
 Must never: send a write the journal has not recorded first, or let one
 resource's failure escape as anything but a failed step.
@@ -1521,15 +1526,6 @@ class Run:
             step = replace(step, old=old)
         return step
 
-    def _hold(self, state: ResourceState, urn: str) -> None:
-        """`urn` holds the object `state` records after this run."""
-        key = object_key(state)
-        self.held[key] = urn
-        self.held_naming.setdefault(key[1:], {})[key] = urn
-        member = applyset_of(state)
-        if member is not None:
-            self.members.add(member)
-
     def _marked_elsewhere(self, old: ResourceState) -> bool:
         """Whether the recorded live object names another URN or stack than this one, or
         none: its marks were removed by hand (a refresh recorded it so), and it would pass
@@ -1931,107 +1927,6 @@ class Run:
         if refused(exc):
             self.journal.fail_step(number)
 
-    def _placed(self, state: ResourceState) -> bool:
-        """Whether the object's name and namespace are known (a preview's may not be yet)."""
-        if not self.options.dry_run:
-            return True
-        meta = metadata_of(state.inputs)
-        names = {key: meta.get(key) for key in ("name", "namespace")}
-        return state.provider not in self.unknown_providers and not unknown_paths(names)
-
-    def _claim_kept(self, resources: list[Resource]) -> None:
-        """Claim for each resource of the program the recorded object it keeps, before any
-        step: where the program still names it so (a plain name, or its recorded auto-name)
-        through a provider reaching the same cluster (the same provider, or another one for
-        that cluster). A step of another resource onto it is then refused whichever runs
-        first: a create before the keeper's step would apply over it (its
-        marks, one of the stack's resources', pass `Adoption.check_free`), and one onto the object
-        of a resource `--target` / `--exclude` leaves alone would take it for good. A name
-        given by an Output is left to the keeper's own step, unless it is protected (its
-        object is its whatever the program names: a step onto it was taken, and the keeper's
-        own replacement refused, two records of one object); a Patch co-owns its object, a
-        read owns none, and what the program dropped is deleted (its name free to take)."""
-        for resource in resources:
-            old = self.old.get(resource.urn)
-            if old is None or old.external or resource.is_read or not resource.custom:
-                continue
-            if not is_kubernetes(resource):  # a Patch (is_kubernetes says no), a release
-                continue
-            named = declared_metadata(resource, old)
-            namespace, _, name = old.id.rpartition("/")
-            # No namespace given: the provider's default, which its record holds.
-            named_so = (
-                named is not None
-                and named["name"] == name
-                and named.get("namespace") in (None, "", namespace)
-            )
-            # A protected one keeps it under any name, its replacement refused (a Job its
-            # TTL deleted, replaced all the same, gives it up at its step).
-            if not (named_so or old.protect):
-                continue
-            key = self.claim_key(old)
-            props = resource.props
-            kind = group_kind(str(props.get("apiVersion", "")), str(props.get("kind", "")))
-            cluster = self.clusters.cluster_of(provider_urn(resource))
-            if key[:2] != (cluster, kind):  # another cluster, or kind
-                continue
-            claim = (resource.urn, Op.SAME)
-            if self._creating.setdefault(key, claim) == claim:
-                self._kept_claims[resource.urn] = key
-
-    def claim_key(self, state: ResourceState) -> ObjectKey:
-        """`object_key` with the cluster its provider reaches for the provider, where known:
-        two providers may reach one cluster (the stack's default one and an explicit one for
-        the same context), and then one object through both."""
-        provider, kind, object_id = object_key(state)
-        return self.clusters.cluster_of(provider), kind, object_id
-
-    def _claim(self, new: ResourceState, op: Op) -> None:
-        """Refuse a step onto an object another resource of this run creates, replaces or
-        keeps: each would apply over the other's fields. (Names the program gives as plain
-        text are refused before the run; this is for a name only an applied resource tells.)"""
-        key = self.claim_key(new)
-        first, first_op = self._creating.setdefault(key, (new.urn, op))
-        if first == new.urn:
-            self._creating[key] = (new.urn, op)  # what its step does with it, said so
-            kept = self._kept_claims.pop(new.urn, key)
-            if kept != key:  # its recorded object, given up: a replacement's new name
-                del self._creating[kept]
-            return
-        kind = object_ref(new)[1]
-        verb = _CLAIMED_BY.get(first_op, "holds")
-        raise DeclarationRefused(
-            f"{kind} {new.id} is the object {describe(first)} {verb}{self.line_of(first)}: "
-            "each would overwrite the other's fields; give one of them another metadata.name"
-        )
-
-    def _object_made_anew(self, desired: ResourceState, old: ResourceState | None) -> str:
-        """Why an unchanged Patch is applied again, "" for none: its object was made again
-        under its name, holding none of its fields — by another resource of this run (a
-        replacement that deletes first), or since the Patch was applied, in a run it was left
-        out of (`--target`, `--exclude`, a kill before its step: the records' uids tell it,
-        so a no-op still reads nothing)."""
-        if self._made_anew(desired):
-            return "its object was made anew: applying it again"
-        if old is None or not self._made_anew_since(old):
-            return ""
-        kind = desired.inputs.get("kind") or "object"
-        again = "`up` applies it again" if self.options.dry_run else "applying it again"
-        return f"its {kind} was made anew since it was applied: {again}"
-
-    def _made_anew(self, state: ResourceState) -> bool:
-        """Whether another resource of this run creates or replaces the object `state` names."""
-        made = self._creating.get(self.claim_key(state))
-        return made is not None and made[0] != state.urn and made[1] in (Op.CREATE, Op.REPLACE)
-
-    def _made_anew_since(self, patch: ResourceState) -> bool:
-        """Whether the object a Patch's record names is held by a resource of the stack
-        whose record (or this run's step) tells another object than the one the Patch was
-        applied to (the outputs of each hold the object's uid). An object no resource of the
-        stack holds is not compared: nothing but a read would tell its uid now."""
-        held = self._creating.get(self.claim_key(patch))
-        return held is not None and another_object(patch.outputs, self.live.get(held[0]))
-
     def line_of(self, urn: str) -> str:
         """` (app.py:5)`: where the program declared another resource a refusal names beside
         the refused one (whose own line leads its failure); empty when it declares none."""
@@ -2147,15 +2042,16 @@ class Run:
             self._applysets[key] = parent
         await parent.result()
 
-    # --- deletes --------------------------------------------------------------------------
+    # --- claims: which resource holds each object ------------------------------------
 
-    async def delete_all(self, states: list[ResourceState], *, blocked: bool = False) -> set[str]:
-        """Delete `states` in reverse dependency order; returns the URNs not deleted."""
-        return await self.deletes.delete_all(states, blocked=blocked)
-
-    async def warn_crd_deletes(self, states: Iterable[ResourceState]) -> None:
-        """Warn, before a run changes anything, what deleting each CRD among `states` takes."""
-        await self.deletes.warn_crd_deletes(states)
+    def _hold(self, state: ResourceState, urn: str) -> None:
+        """`urn` holds the object `state` records after this run."""
+        key = object_key(state)
+        self.held[key] = urn
+        self.held_naming.setdefault(key[1:], {})[key] = urn
+        member = applyset_of(state)
+        if member is not None:
+            self.members.add(member)
 
     def held_after(self, state: ResourceState) -> str | None:
         """The resource of the program that holds the object of `state` after this run,
@@ -2174,6 +2070,117 @@ class Run:
             if key[0] != state.provider and self.clusters.cluster_of(key[0]) == cluster:
                 return urn
         return None
+
+    def _placed(self, state: ResourceState) -> bool:
+        """Whether the object's name and namespace are known (a preview's may not be yet)."""
+        if not self.options.dry_run:
+            return True
+        meta = metadata_of(state.inputs)
+        names = {key: meta.get(key) for key in ("name", "namespace")}
+        return state.provider not in self.unknown_providers and not unknown_paths(names)
+
+    def _claim_kept(self, resources: list[Resource]) -> None:
+        """Claim for each resource of the program the recorded object it keeps, before any
+        step: where the program still names it so (a plain name, or its recorded auto-name)
+        through a provider reaching the same cluster (the same provider, or another one for
+        that cluster). A step of another resource onto it is then refused whichever runs
+        first: a create before the keeper's step would apply over it (its
+        marks, one of the stack's resources', pass `Adoption.check_free`), and one onto the object
+        of a resource `--target` / `--exclude` leaves alone would take it for good. A name
+        given by an Output is left to the keeper's own step, unless it is protected (its
+        object is its whatever the program names: a step onto it was taken, and the keeper's
+        own replacement refused, two records of one object); a Patch co-owns its object, a
+        read owns none, and what the program dropped is deleted (its name free to take)."""
+        for resource in resources:
+            old = self.old.get(resource.urn)
+            if old is None or old.external or resource.is_read or not resource.custom:
+                continue
+            if not is_kubernetes(resource):  # a Patch (is_kubernetes says no), a release
+                continue
+            named = declared_metadata(resource, old)
+            namespace, _, name = old.id.rpartition("/")
+            # No namespace given: the provider's default, which its record holds.
+            named_so = (
+                named is not None
+                and named["name"] == name
+                and named.get("namespace") in (None, "", namespace)
+            )
+            # A protected one keeps it under any name, its replacement refused (a Job its
+            # TTL deleted, replaced all the same, gives it up at its step).
+            if not (named_so or old.protect):
+                continue
+            key = self.claim_key(old)
+            props = resource.props
+            kind = group_kind(str(props.get("apiVersion", "")), str(props.get("kind", "")))
+            cluster = self.clusters.cluster_of(provider_urn(resource))
+            if key[:2] != (cluster, kind):  # another cluster, or kind
+                continue
+            claim = (resource.urn, Op.SAME)
+            if self._creating.setdefault(key, claim) == claim:
+                self._kept_claims[resource.urn] = key
+
+    def claim_key(self, state: ResourceState) -> ObjectKey:
+        """`object_key` with the cluster its provider reaches for the provider, where known:
+        two providers may reach one cluster (the stack's default one and an explicit one for
+        the same context), and then one object through both."""
+        provider, kind, object_id = object_key(state)
+        return self.clusters.cluster_of(provider), kind, object_id
+
+    def _claim(self, new: ResourceState, op: Op) -> None:
+        """Refuse a step onto an object another resource of this run creates, replaces or
+        keeps: each would apply over the other's fields. (Names the program gives as plain
+        text are refused before the run; this is for a name only an applied resource tells.)"""
+        key = self.claim_key(new)
+        first, first_op = self._creating.setdefault(key, (new.urn, op))
+        if first == new.urn:
+            self._creating[key] = (new.urn, op)  # what its step does with it, said so
+            kept = self._kept_claims.pop(new.urn, key)
+            if kept != key:  # its recorded object, given up: a replacement's new name
+                del self._creating[kept]
+            return
+        kind = object_ref(new)[1]
+        verb = _CLAIMED_BY.get(first_op, "holds")
+        raise DeclarationRefused(
+            f"{kind} {new.id} is the object {describe(first)} {verb}{self.line_of(first)}: "
+            "each would overwrite the other's fields; give one of them another metadata.name"
+        )
+
+    def _object_made_anew(self, desired: ResourceState, old: ResourceState | None) -> str:
+        """Why an unchanged Patch is applied again, "" for none: its object was made again
+        under its name, holding none of its fields — by another resource of this run (a
+        replacement that deletes first), or since the Patch was applied, in a run it was left
+        out of (`--target`, `--exclude`, a kill before its step: the records' uids tell it,
+        so a no-op still reads nothing)."""
+        if self._made_anew(desired):
+            return "its object was made anew: applying it again"
+        if old is None or not self._made_anew_since(old):
+            return ""
+        kind = desired.inputs.get("kind") or "object"
+        again = "`up` applies it again" if self.options.dry_run else "applying it again"
+        return f"its {kind} was made anew since it was applied: {again}"
+
+    def _made_anew(self, state: ResourceState) -> bool:
+        """Whether another resource of this run creates or replaces the object `state` names."""
+        made = self._creating.get(self.claim_key(state))
+        return made is not None and made[0] != state.urn and made[1] in (Op.CREATE, Op.REPLACE)
+
+    def _made_anew_since(self, patch: ResourceState) -> bool:
+        """Whether the object a Patch's record names is held by a resource of the stack
+        whose record (or this run's step) tells another object than the one the Patch was
+        applied to (the outputs of each hold the object's uid). An object no resource of the
+        stack holds is not compared: nothing but a read would tell its uid now."""
+        held = self._creating.get(self.claim_key(patch))
+        return held is not None and another_object(patch.outputs, self.live.get(held[0]))
+
+    # --- deletes --------------------------------------------------------------------------
+
+    async def delete_all(self, states: list[ResourceState], *, blocked: bool = False) -> set[str]:
+        """Delete `states` in reverse dependency order; returns the URNs not deleted."""
+        return await self.deletes.delete_all(states, blocked=blocked)
+
+    async def warn_crd_deletes(self, states: Iterable[ResourceState]) -> None:
+        """Warn, before a run changes anything, what deleting each CRD among `states` takes."""
+        await self.deletes.warn_crd_deletes(states)
 
     # --- refresh ------------------------------------------------------------------------------
 

@@ -170,7 +170,7 @@ class Settlement:
             return with_outputs(state, live)
         if item.op in (Op.CREATE, Op.CREATE_REPLACEMENT) and mark_of(live) != state.urn:
             # Every create marks its object: one without this URN's mark was made by someone
-            # else after this create failed to land (`_check_free` had found the name free),
+            # else after this create failed to land (`Adoption.check_free` had found the name free),
             # and is not the stack's to update or delete.
             return None
         if item.op in (Op.CREATE, Op.CREATE_REPLACEMENT):
