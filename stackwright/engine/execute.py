@@ -52,7 +52,6 @@ from stackwright.engine.clusters import (
     unreachable,
 )
 from stackwright.engine.commits import GroupCommit
-from stackwright.engine.declared_schemas import DeclaredSchemas, SchemaRefused
 from stackwright.engine.deletes import Deletes
 from stackwright.engine.events import (
     SKIPPED,
@@ -96,6 +95,7 @@ from stackwright.engine.plan import (
     with_ignored,
 )
 from stackwright.engine.ports import Journal, Provider, ProviderFactory
+from stackwright.engine.preview import Preview
 from stackwright.engine.records import (
     Records,
     another_object,
@@ -109,7 +109,6 @@ from stackwright.engine.records import (
     is_kubernetes,
     is_patch,
     is_release,
-    live_outputs,
     mark_of,
     metadata_of,
     name_refusal,
@@ -124,7 +123,6 @@ from stackwright.engine.records import (
     secret_in_plain_field,
     secret_paths_of,
     uid_of,
-    unchanged_by,
     unknown_as_null,
     unknown_paths,
     unwrapped,
@@ -133,7 +131,6 @@ from stackwright.engine.records import (
 from stackwright.engine.refresh import Refresh
 from stackwright.engine.rendering import (
     as_rendered,
-    file_of,
     rendered_secret,
     rendering_providers,
     unknown_because_rendered,
@@ -416,8 +413,8 @@ class Run:
         self.commits = (
             GroupCommit(journal, batch=options.parallel > 1) if journal is not None else None
         )
-        # What a preview would create that the server cannot dry-run against yet.
-        self._previewed_namespaces: set[str] = set()
+        #: Namespaces a preview would create, which the server cannot dry-run into yet.
+        self.previewed_namespaces: set[str] = set()
         #: Providers whose settings a preview cannot know yet (a kubeconfig another
         #: resource produces): their resources are planned without asking a cluster.
         self.unknown_providers: set[str] = set()
@@ -428,9 +425,9 @@ class Run:
         self.former_providers: dict[str, Provider] = {}
         #: Each resource's secret paths, which `read_live` marks as secret in its live state.
         self._secret_paths: dict[str, tuple[str, ...]] = {}
-        self._previewed_kinds: dict[tuple[str, str], bool] = {}
-        #: The schemas of the CRDs in `_previewed_kinds`, which their objects are checked against.
-        self._declared_schemas = DeclaredSchemas()
+        #: Kinds whose CRD a preview would create (→ whether namespaced): the server cannot
+        #: answer for their objects yet (`Preview`).
+        self.previewed_kinds: dict[tuple[str, str], bool] = {}
         self.sem = asyncio.Semaphore(max(1, options.parallel))
         #: The objects the program's resources hold after this run's steps (object_key → URN):
         #: an old record naming one of them must not delete it (a rename back to a name whose
@@ -464,6 +461,7 @@ class Run:
         self.deletes = Deletes(self)
         self.adoption = Adoption(self)
         self.patches = Patches(self)
+        self.previews = Preview(self)
 
     @classmethod
     def over(
@@ -1118,7 +1116,7 @@ class Run:
                 await self.deletes.preview_replaced(
                     old_as_said, kube and step.delete_before_replace
                 )
-            await self._preview(step, kube, force)
+            await self.previews.preview(step, kube, force)
             if (kube or release) and step.new is not None:
                 self._hold(step.new, urn)  # as `up` will: a delete of its object keeps it
         elif release:
@@ -1545,7 +1543,7 @@ class Run:
         if state.provider in self.unknown_providers:
             return f"{meta['namespace']}/{name}" if meta.get("namespace") else name
         provider = self.provider_for(state.provider)
-        scope = self._previewed_kinds.get(group_and_kind(state.inputs))
+        scope = self.previewed_kinds.get(group_and_kind(state.inputs))
         if scope is not None:
             namespaced = scope  # a kind whose CRD this preview would create
         else:
@@ -1581,8 +1579,8 @@ class Run:
         ahead = provider_ref in self.unknown_providers or (
             self.options.dry_run
             and (
-                namespace in self._previewed_namespaces
-                or (api_version.rpartition("/")[0], kind) in self._previewed_kinds
+                namespace in self.previewed_namespaces
+                or (api_version.rpartition("/")[0], kind) in self.previewed_kinds
             )
         )  # a preview cannot read what its provider, namespace or kind only come to be
         opts = resource.opts
@@ -1655,143 +1653,6 @@ class Run:
         self.outcome.counts[Op.READ.value] += 1
         self.emit(StepDone(step, True, self.clock() - started))
 
-    # --- preview ----------------------------------------------------------------------
-
-    async def _preview(self, step: Step, kube: bool, force: bool) -> None:
-        new = step.new
-        assert new is not None
-        # What dependents may read in a preview: the identity is known, the rest is not.
-        known: dict[str, Any] = {
-            k: new.inputs[k] for k in ("apiVersion", "kind") if k in new.inputs
-        }
-        known["metadata"] = Partial(metadata_of(new.inputs))
-        self.live[step.urn] = Partial(known)
-        if step.op is Op.REPLACE and step.old is not None:
-            self.deletes.say_file_removed(step.old, instead=new)
-        if unknown_paths(new.inputs) or new.provider in self.unknown_providers:
-            return
-        if is_release(new) and new.custom:
-            if new.id.rpartition("/")[0] in self._previewed_namespaces:
-                return  # the server cannot dry-run into a namespace this run only creates
-            async with self.sem:  # Helm renders the chart and dry-runs it: template errors now
-                await self.provider_for(new.provider).release_preview(release_spec(new))
-            return
-        patch = is_patch(new)
-        if not (kube or patch):
-            return
-        kind = new.inputs.get("kind")
-        if patch:
-            pass  # it creates nothing that the server could not dry-run against
-        elif kind == "Namespace" and step.op is not Op.UPDATE:
-            self._previewed_namespaces.add(str(metadata_of(new.inputs).get("name")))
-        elif kind == "CustomResourceDefinition":
-            spec = new.inputs.get("spec") or {}
-            served = (str(spec.get("group", "")), str((spec.get("names") or {}).get("kind", "")))
-            self._previewed_kinds[served] = spec.get("scope") != "Cluster"
-            self._declared_schemas.declare(*served, spec)
-        namespace = new.id.rpartition("/")[0] or None
-        declared = group_and_kind(new.inputs) in self._previewed_kinds
-        if (
-            declared and not patch
-        ):  # the server cannot answer for it yet: the schema the program declares does
-            refusal = self._declared_schemas.refusal(new.inputs)
-            if refusal is not None:
-                raise SchemaRefused(refusal)
-        if new.provider in self.rendering and not patch:
-            # What the file would hold, which dependents read as they will after the up.
-            body = self.provider_for(new.provider).stamp(
-                new.inputs, stack=self.stack, urn=new.urn, namespace=namespace
-            )
-            meta = {k: v for k, v in metadata_of(body).items() if k != "namespace"}
-            self.live[step.urn] = {
-                **body,
-                "metadata": {**meta, **({"namespace": namespace} if namespace else {})},
-            }
-            written = file_of(self.rendering[new.provider], body, namespace)
-            verb = "rewrites" if step.op is Op.UPDATE else "writes"
-            self.emit(Diagnostic(step.urn, f"{verb} {written}", "info"))
-            return
-        if declared or namespace in self._previewed_namespaces:
-            return  # the server cannot dry-run into a namespace or a kind this run only creates
-        if step.op is Op.REPLACE and step.old is not None and step.old.id == new.id:
-            # Deleted first, then created under the same name.
-            if not patch:
-                await self._check_replacement(self.provider_for(new.provider), step)
-            return
-        provider = self.provider_for(new.provider)
-        try:
-            if patch:
-                # Dry-run against the object there now, also when the stack holds it (a Patch
-                # conflicting with the stack's own fields fails the preview as it would the
-                # up); only one this run makes first (through any provider of its cluster)
-                # is not there to dry-run against yet.
-                made_first = self.held_after(new) is not None
-                previewed = await self.patches.patched(
-                    provider, provider.preview, new, made_first=made_first
-                )
-                if previewed is None:
-                    return
-            else:
-                previewed = await self._preview_object(provider, step, namespace, force)
-        except Exception:
-            if step.op is Op.UPDATE and step.old is not None:
-                # The update fails (a field another manager owns): its object stays as
-                # recorded where the update would not change it, and outputs read from there
-                # are known, as in Pulumi's preview of an update that fails.
-                self.live[step.urn] = unchanged_by(step)
-            raise
-        if step.op is Op.UPDATE and isinstance(previewed, dict):
-            # The server's dry run of an update is the object as the update leaves it (a
-            # Service keeps its clusterIP): dependents read that, as Pulumi's preview does,
-            # rather than finding it unknown. Its status is the controllers' to change yet.
-            known = live_outputs(new, previewed)  # with a Secret's write-only stringData
-            self.live[step.urn] = Partial({k: v for k, v in known.items() if k != "status"})
-
-    async def _check_replacement(self, provider: Provider, step: Step) -> None:
-        """Refuse a delete-first replacement whose new object the server would refuse, while
-        the old one is still there: dry-run over the old object, the server refuses the
-        fields that cannot change once set, which force the replacement (the plan's
-        `forcing` names them) and which the new object will not meet; anything else it names (a
-        `replicas: -1`) would refuse the new object once the old was deleted. A refusal
-        that does not say field by field is no verdict: the replacement goes ahead."""
-        new = step.new
-        assert new is not None
-        try:
-            await self._dry_run(provider, new, new.id.rpartition("/")[0] or None, force=True)
-        except InputsRejected as refused:
-            beyond = refused.beyond_immutable(step.forcing)
-            if beyond is not None:
-                raise InputsRejected(
-                    f"{beyond} (a replacement that deletes the object first: it is left as it is)"
-                ) from refused
-
-    async def _preview_object(
-        self, provider: Provider, step: Step, namespace: str | None, force: bool
-    ) -> dict[str, Any]:
-        """The server's dry run of an object's apply, after the checks its up makes first."""
-        new = step.new
-        assert new is not None
-        if step.op is Op.CREATE:  # an object in the way fails the preview as it would the up
-            await self.adoption.check_free(provider, new)
-        elif step.op is Op.IMPORT:
-            await self.adoption.check_importable(provider, new)
-        if namespace is not None:  # and so does a ConfigMap in the way of the set's parent
-            await self._ensure_applyset(provider, new.provider, namespace)
-        return await self._dry_run(provider, new, namespace, force, warn=self.warner(new.urn))
-
-    async def _dry_run(
-        self,
-        provider: Provider,
-        new: ResourceState,
-        namespace: str | None,
-        force: bool,
-        warn: Callable[[str], None] | None = None,
-    ) -> dict[str, Any]:
-        """The server's dry run of `new`'s apply, stamped with the stack's marks."""
-        body = provider.stamp(new.inputs, stack=self.stack, urn=new.urn, namespace=namespace)
-        async with self.sem:
-            return await provider.preview(body, force=force, warn=warn)
-
     # --- up -----------------------------------------------------------------------------
 
     def _record_only(self, step: Step) -> None:
@@ -1844,7 +1705,7 @@ class Run:
             assert step.old is not None
             self.deletes.refuse_deleting_protected_within(step.old)
             if not is_patch(new) and new.provider not in self.rendering:
-                await self._check_replacement(provider, step)
+                await self.previews.check_replacement(provider, step)
             await self.deletes.delete_dropped_dependents(step.old)
             # Its record goes with its object; what still refers to it stops doing so first,
             # so that a replacement the server refuses leaves a state that loads.
@@ -2016,7 +1877,7 @@ class Run:
             return live
         namespace = state.id.rpartition("/")[0] or None
         if namespace is not None:
-            await self._ensure_applyset(provider, state.provider, namespace)
+            await self.ensure_applyset(provider, state.provider, namespace)
         body = provider.stamp(state.inputs, stack=self.stack, urn=state.urn, namespace=namespace)
         async with self.sem:
             return await provider.apply(
@@ -2027,7 +1888,7 @@ class Run:
         """What the API server warns of while applying a resource, as that resource's warning."""
         return lambda text: self.emit(Diagnostic(urn, f"the API server warns: {text}", "warning"))
 
-    async def _ensure_applyset(self, provider: Provider, provider_urn: str, namespace: str) -> None:
+    async def ensure_applyset(self, provider: Provider, provider_urn: str, namespace: str) -> None:
         """The stack's ApplySet parent in `namespace`, made once per run before its first
         member is applied; a preview only checks that nothing else has its name."""
         key = (id(provider), namespace)

@@ -69,7 +69,7 @@ def test_inputs_without_outputs_or_secrets_are_only_resolved(
 ) -> None:
     # Most objects of a program hold no Output and no Secret (their marks say so): a run
     # looks in them for no secret to strip and nothing unknown, before and while applying.
-    from stackwright.engine import execute, records
+    from stackwright.engine import deletes, execute, preview, records
 
     walked: list[str] = []
 
@@ -84,6 +84,8 @@ def test_inputs_without_outputs_or_secrets_are_only_resolved(
     unwrap_secrets, unknown_paths = records.unwrap_secrets, execute.unknown_paths
     monkeypatch.setattr(records, "unwrap_secrets", unwrap)
     monkeypatch.setattr(execute, "unknown_paths", unknown)
+    monkeypatch.setattr(deletes, "unknown_paths", unknown)
+    monkeypatch.setattr(preview, "unknown_paths", unknown)
 
     def declare(p: Program) -> None:
         ns = k8s.core.v1.Namespace("shop", metadata={"name": "shop"})
