@@ -15,10 +15,12 @@ dry-run apply of each resource whose inputs changed, and makes no write call.
 run's shared pieces (journal, providers, records, events): `settle` (the steps a crash left
 pending), `deletes` (what goes, dependents first), `refresh` (reading the records back,
 and record rewrites that change no object), `adoption` (whether an object is the stack's
-to create or import) and `patches` (applying a Patch to an object someone else owns); a
-step's failure text is `failures`'. Beside them: `records` (what a recorded resource names,
-read without I/O), `commits` (the journal's group commit) and `clusters` (the pre-run check
-that providers still reach the clusters their objects are in).
+to create or import), `patches` (applying a Patch to an object someone else owns),
+`preview` (a preview's dry runs) and `provider_moves` (a provider resource's step, and its
+move to another cluster); a step's failure text is `failures`'. Beside them: `records`
+(what a recorded resource names, read without I/O), `commits` (the journal's group commit)
+and `clusters` (the pre-run check that providers still reach the clusters their objects
+are in).
 
 Must never: send a write the journal has not recorded first, or let one
 resource's failure escape as anything but a failed step.
@@ -41,15 +43,7 @@ from stackwright.engine import drift as drift_rules
 from stackwright.engine.adoption import Adoption
 from stackwright.engine.api_versions import Declared, version_change, version_moves
 from stackwright.engine.clusters import (
-    CLUSTER_OUTPUT,
-    CLUSTER_SETTINGS,
     ClusterCheck,
-    Moved,
-    provider_outputs,
-    recorded_identity,
-    refusal,
-    settings_back,
-    unreachable,
 )
 from stackwright.engine.commits import GroupCommit
 from stackwright.engine.deletes import Deletes
@@ -70,6 +64,7 @@ from stackwright.engine.events import (
 from stackwright.engine.failures import (
     ADOPTION_INTERRUPTED,
     DeclarationRefused,
+    ProtectedReplacement,
     adoption_cut_short,
     callback_failed,
     callback_line,
@@ -96,6 +91,7 @@ from stackwright.engine.plan import (
 )
 from stackwright.engine.ports import Journal, Provider, ProviderFactory
 from stackwright.engine.preview import Preview
+from stackwright.engine.provider_moves import ProviderMoves
 from stackwright.engine.records import (
     Records,
     another_object,
@@ -153,7 +149,6 @@ from stackwright.model import (
     DELETION_PROPAGATION,
     STACK_ANNOTATION,
     URN_ANNOTATION,
-    ClusterIdentity,
     Op,
     PendingOperation,
     ResourceState,
@@ -240,16 +235,6 @@ class Outcome:
 
 
 # --- small pure helpers ---------------------------------------------------------------
-
-
-class ProtectedReplacement(UsageError):
-    """A change that replaces a protected resource, refused before its step changes anything:
-    bad input, as the delete of a protected resource is (`Summary.rejected`). `step` is the
-    refused replacement, which the display shows failed, as Pulumi shows it in its tree."""
-
-    def __init__(self, message: str, step: Step) -> None:
-        super().__init__(message)
-        self.step = step
 
 
 def _protected_replacement(urn: str, step: Step) -> ProtectedReplacement:
@@ -462,6 +447,7 @@ class Run:
         self.adoption = Adoption(self)
         self.patches = Patches(self)
         self.previews = Preview(self)
+        self.provider_moves = ProviderMoves(self)
 
     @classmethod
     def over(
@@ -769,7 +755,7 @@ class Run:
                 set(record.secret_paths),
             ):
                 changed.append(recorded)
-        await asyncio.gather(*(self._record_same(state) for state in changed))
+        await asyncio.gather(*(self.record_same(state) for state in changed))
 
     def _namespace_gone(self, resource: Resource, error: str) -> str | None:
         """What to say of a refusal for a namespace the cluster lacks that a Namespace of
@@ -1098,7 +1084,7 @@ class Run:
                 self._claim(claimed, step.op)
             recorded = self._state_only_change(step, old)
             if recorded is not None and not self.options.dry_run:
-                await self._record_same(recorded)
+                await self.record_same(recorded)
             self._kept(resource, old, recorded, kube, release)
             self.emit(StepStarted(step))
             return
@@ -1194,7 +1180,7 @@ class Run:
             if self.options.dry_run and unknown_paths(desired.inputs):
                 self.unknown_providers.add(urn)
             else:
-                step = await self._provider_step(step, old)
+                step = await self.provider_moves.provider_step(step, old)
         if (
             kube
             and old is not None
@@ -1429,99 +1415,7 @@ class Run:
             )
         )
         if not self.options.dry_run:
-            await self._record_same(replace(old, outputs=outputs))
-        return step
-
-    async def _provider_step(self, step: Step, old: ResourceState | None) -> Step:
-        """Make a provider resource's provider; record the API server it reaches, and when
-        that is another than the recorded one, keep the provider its recorded settings make
-        (`former_providers`): its objects are replaced, deleted through it."""
-        urn, new = step.urn, step.new
-        assert new is not None
-        made = self.providers[urn] = self.factory(new.inputs)
-        identity = self.clusters.identities.get(urn)
-        if identity is None and not self.options.dry_run:
-            # Not asked before the run (no objects yet, or settings known only now): its
-            # record gets the identity of the cluster its objects go to.
-            identity = await made.identity()
-            if identity is not None:
-                self.clusters.identities[urn] = identity
-        outputs = provider_outputs(made.cluster, identity)
-        step = replace(step, new=replace(new, outputs=outputs))
-        if old is None:
-            return step
-        former_identity = recorded_identity(old)
-        if former_identity is not None and identity is not None:
-            # The identities decide: `check_clusters` let another cluster through only when
-            # the former settings still reach the recorded one (replaced there) or when
-            # `--retarget` forgot the objects (nothing left to replace).
-            if identity.uid != former_identity.uid and urn not in self.clusters.moved:
-                await self._keep_former(old, former_identity, identity)
-                self._refuse_moving_protected(step)
-            return await self._record_provider(step, old, outputs)
-        recorded = old.outputs.get(CLUSTER_OUTPUT)
-        if recorded is None and not any(
-            old.inputs.get(key) != new.inputs.get(key) for key in CLUSTER_SETTINGS
-        ):
-            recorded = made.cluster  # recorded before clusters were: as before, unmoved
-        if recorded != made.cluster:
-            former = self.factory(old.inputs)
-            if former.cluster == made.cluster:  # another context name for the same cluster
-                await former.close()
-            elif recorded is None or former.cluster == recorded:
-                self.former_providers[urn] = former
-            else:  # settings known only now (an Output) that `check_clusters` could not read
-                await former.close()
-                raise UsageError(unreachable(old, recorded, made))
-        self._refuse_moving_protected(step)
-        return await self._record_provider(step, old, outputs)
-
-    def _refuse_moving_protected(self, step: Step) -> None:
-        """Refuse a provider's step that moves it to another cluster while it holds a
-        protected object, which the move would replace (delete from the former cluster):
-        its record and everything through it stay as they are. `up` refuses this before
-        the run where `check_clusters` knew the move (`_refuse_protected_replacements`);
-        here, settings known only now: bad input, as a protected replacement is."""
-        provider = step.urn
-        if provider not in self.former_providers:
-            return
-        held = sorted(r.urn for r in self.old.values() if r.provider == provider and r.protect)
-        if held:
-            raise ProtectedReplacement(
-                f"provider {urn_name(provider)} now reaches another cluster, where its objects "
-                f"would be replaced, and resource {held[0]} is protected: remove its `protect` "
-                f"option first, or run `stackwright state unprotect {shlex.quote(held[0])}`",
-                step,
-            )
-
-    async def _keep_former(
-        self, old: ResourceState, recorded: ClusterIdentity, now: ClusterIdentity
-    ) -> None:
-        """A provider now reaching cluster `now`: keep the provider its recorded settings
-        make, through which its objects on `recorded` are deleted (they are replaced);
-        refuse (its step fails) when those settings no longer reach it either: settings
-        known only now (an Output), which `check_clusters` could not read."""
-        former = self.factory(old.inputs)
-        try:
-            reached = await former.identity()
-        except Exception:
-            reached = None
-        if reached is None or reached.uid != recorded.uid:
-            await former.close()
-            objects = sum(1 for r in self.old.values() if r.provider == old.urn)
-            moved = Moved(old.urn, recorded, now, objects, settings_back(old))
-            raise UsageError(refusal(moved, "up"))
-        self.former_providers[old.urn] = former
-
-    async def _record_provider(
-        self, step: Step, old: ResourceState, outputs: Mapping[str, Any]
-    ) -> Step:
-        if step.op is Op.SAME and old.outputs != outputs and not self.options.dry_run:
-            # The same settings, the server they reach or its identity not recorded yet
-            # (an older state), or another cluster `--retarget` accepted.
-            old = replace(old, outputs=dict(outputs))
-            await self._record_same(old)
-            step = replace(step, old=old)
+            await self.record_same(replace(old, outputs=outputs))
         return step
 
     def _marked_elsewhere(self, old: ResourceState) -> bool:
@@ -1680,7 +1574,7 @@ class Run:
             self._components[step.urn] = new
         self.live[step.urn] = new.outputs if is_generated(new.type) else new.inputs
 
-    async def _record_same(self, recorded: ResourceState) -> None:
+    async def record_same(self, recorded: ResourceState) -> None:
         """Journal a same step's new options: its record rewritten, nothing sent anywhere."""
         assert self.commits is not None
         number = self.next_step()
@@ -1779,7 +1673,7 @@ class Run:
         doomed = _as_program_says(old, new)
         if doomed == old:
             return old
-        await self._record_same(doomed)
+        await self.record_same(doomed)
         return doomed
 
     def failed_write(self, number: int, exc: BaseException) -> None:

@@ -3,7 +3,8 @@ apply callback leading with its own line), and the reasons a record keeps for a 
 run stopped in (`init_errors`), which the next run reads to apply or wait again.
 
 Shared by the run and its collaborators (settling, deletes, refresh, adoption), as is
-the failure of a declaration a step finds wrong once its Outputs are known. Must never: let a
+the failure of a declaration a step finds wrong once its Outputs are known, and the
+refusal of a change that replaces a protected resource. Must never: let a
 failure's text carry a secret (`redact`) or more than its first line.
 """
 
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 
+from stackwright.engine.plan import Step
 from stackwright.errors import UsageError, redact
 from stackwright.model import ResourceState
 from stackwright.sdk.output import from_callback
@@ -53,3 +55,13 @@ class DeclarationRefused(UsageError):
     """Bad input a step finds in its own resource's declaration once Outputs are known (an
     object another resource holds, an import of another resource's object): its failure
     names the line that declared the resource, as the checks before a run do."""
+
+
+class ProtectedReplacement(UsageError):
+    """A change that replaces a protected resource, refused before its step changes anything:
+    bad input, as the delete of a protected resource is (`Summary.rejected`). `step` is the
+    refused replacement, which the display shows failed, as Pulumi shows it in its tree."""
+
+    def __init__(self, message: str, step: Step) -> None:
+        super().__init__(message)
+        self.step = step
