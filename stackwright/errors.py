@@ -47,6 +47,10 @@ class InputsRejected(StackwrightError):
     nothing was changed, the failed operation's 1 where other steps may have changed the
     cluster."""
 
+    #: The namespace the cluster lacks, when that is the refusal (the object names one that
+    #: no one made): a namespace of the stack's deleted since is drift, not bad input.
+    missing_namespace: str | None = None
+
     def beyond_immutable(self, forcing: Collection[str] = ()) -> str | None:
         """What the refusal names besides fields that cannot change once set (those that
         force a delete-first replacement, which a new object does not meet; `forcing`: the

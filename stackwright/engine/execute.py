@@ -29,7 +29,6 @@ resource's failure escape as anything but a failed step.
 from __future__ import annotations
 
 import asyncio
-import re
 import shlex
 import time
 from collections import Counter
@@ -182,9 +181,6 @@ from stackwright.sdk.resource import (
 )
 from stackwright.sdk.spelling import Spelling, spelling_of
 from stackwright.state import Snapshot
-
-#: The API server's words for a namespace it does not have (`namespaces "team" not found`).
-_NAMESPACE_NOT_FOUND = re.compile(r'namespaces "([^"]+)" not found')
 
 #: How many API calls (reads, dry runs, writes) run at once unless `--parallel` says otherwise.
 DEFAULT_PARALLEL = 16
@@ -395,6 +391,7 @@ class Run:
         #: Services whose selected Pods come from a resource that waits for them → that
         #: resource, as its status line names it: their endpoints are not waited for.
         self._fed_later: dict[str, str] = {}
+        #: The journal's begin/end of each step, written in groups (None: no journal given).
         self.commits = (
             GroupCommit(journal, batch=options.parallel > 1) if journal is not None else None
         )
@@ -757,15 +754,15 @@ class Run:
                 changed.append(recorded)
         await asyncio.gather(*(self.record_same(state) for state in changed))
 
-    def _namespace_gone(self, resource: Resource, error: str) -> str | None:
+    def _namespace_gone(self, resource: Resource, refusal: InputsRejected) -> str | None:
         """What to say of a refusal for a namespace the cluster lacks that a Namespace of
         the program names, on the resource's cluster, and that this stack made: someone
         deleted it, and the program, which declares it, is right. None for any other."""
-        found = _NAMESPACE_NOT_FOUND.search(error)
-        if found is None or self.program is None:
+        namespace = refusal.missing_namespace
+        if namespace is None or self.program is None:
             return None
         cluster = self.clusters.cluster_of(provider_urn(resource))
-        for urn in self.old.naming.get((group_kind("v1", "Namespace"), found[1]), ()):
+        for urn in self.old.naming.get((group_kind("v1", "Namespace"), namespace), ()):
             state = self.old[urn]
             if (
                 state.custom
@@ -774,7 +771,7 @@ class Run:
                 and self.clusters.cluster_of(state.provider) == cluster
             ):
                 return (
-                    f"namespace {found[1]} is not in the cluster, though {describe(state.urn)} "
+                    f"namespace {namespace} is not in the cluster, though {describe(state.urn)} "
                     "of this stack made it (deleted outside the stack?): `stackwright up "
                     "--refresh` makes it again"
                 )
@@ -938,7 +935,7 @@ class Run:
             self.status[urn] = _FAILED
             error = failure_text(exc)
             rejected = isinstance(exc, (InputsRejected, ProtectedReplacement))
-            gone = self._namespace_gone(resource, error) if rejected else None
+            gone = self._namespace_gone(resource, exc) if isinstance(exc, InputsRejected) else None
             if gone is not None:  # drift, not the program's to fix
                 error, rejected = gone, False
             if resource.origin:  # an imported object: say which file and document to fix

@@ -124,6 +124,10 @@ class FakeNamespaceMissing(FakeApiError, InputsRejected):
     provider's `NamespaceMissing` says it, and a verdict on a new object whatever forces
     its replacement."""
 
+    def __init__(self, message: str, *, namespace: str) -> None:
+        super().__init__(message, 404)
+        self.missing_namespace = namespace
+
     def beyond_immutable(self, forcing: Collection[str] = ()) -> str | None:
         return str(self)
 
@@ -806,7 +810,9 @@ class FakeCluster:
     def _require_namespace(self, namespace: str, what: str) -> None:
         if Key("v1", "Namespace", None, namespace) not in self.objects:
             missing = f'namespaces "{namespace}" not found'
-            raise FakeNamespaceMissing(f"{what}: {missing}" if what else missing, 404)
+            raise FakeNamespaceMissing(
+                f"{what}: {missing}" if what else missing, namespace=namespace
+            )
 
     def _validate(self, body: Mapping[str, Any]) -> Key:
         """What the API server checks before a (dry-run) apply; the object's key."""

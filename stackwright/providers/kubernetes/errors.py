@@ -211,6 +211,10 @@ class NamespaceMissing(NotFoundError, InputsRejected):
     dry-run into it): bad input the program fixes at the resource's line, as a refused
     field is, or the user by creating the namespace."""
 
+    def __init__(self, message: str, *, namespace: str) -> None:
+        super().__init__(message, status=404)
+        self.missing_namespace = namespace
+
     def beyond_immutable(self, forcing: Collection[str] = ()) -> str | None:
         # A verdict on the new object whatever forces a replacement: it would not be made.
         return str(self)

@@ -495,7 +495,7 @@ class KubernetesProvider:
                     f"{exc}: declare namespace {namespace} in the program (a Namespace "
                     "resource is applied before what goes in it) or create it, or put the "
                     "object in a namespace that exists",
-                    status=404,
+                    namespace=namespace,
                 ) from exc
             raise
         except InvalidObject as exc:  # 422, 400, or a patch the schema does not fit (a 500)
