@@ -71,6 +71,13 @@ class Refresh:
     async def refresh(self, *, record: bool) -> None:
         """Read every object; report drift; with `record`, write what was read to the state."""
         run = self.run
+        states = list(run.old.values())
+        every_secret = SecretTexts.of(
+            text
+            for state in states
+            for text in secret_texts(state)
+            if len(text) >= MIN_SECRET_PART  # a short one only where it was put
+        )
 
         async def one(state: ResourceState) -> None:
             if state.type == PROVIDER_TYPE:
@@ -98,7 +105,7 @@ class Refresh:
                 run.emit(
                     Diagnostic(
                         state.urn,
-                        f"the object named {state.id} now is another one, made outside this "
+                        f"the object named {state.id} is now another one, made outside this "
                         f"stack: adopt it with {run.adoption.import_option(state.id)} to manage it",
                         "warning",
                     )
@@ -155,13 +162,6 @@ class Refresh:
                 await run.commits.begin(number, Op.REFRESH, state)
                 await run.commits.end(number, now)
 
-        states = list(run.old.values())
-        every_secret = SecretTexts.of(
-            text
-            for state in states
-            for text in secret_texts(state)
-            if len(text) >= MIN_SECRET_PART  # a short one only where it was put
-        )
         opts = run.options
         if opts.kind == "refresh":  # `refresh --target / --exclude` read only those, as Pulumi's
             states = [

@@ -1,6 +1,6 @@
-"""Work many steps wait for at once (`execute._Shared`): a namespace's ApplySet parent, a
-kind's marks. Each waiter gets its result or its error; one cancelled (Ctrl-C, a failed
-run) leaves the work running for the others, as `asyncio.shield` did."""
+"""Work many steps wait for at once (`shared_work.SharedWork`): a namespace's ApplySet
+parent, a kind's marks. Each waiter gets its result or its error; one cancelled (Ctrl-C, a
+failed run) leaves the work running for the others, as `asyncio.shield` did."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from stackwright.engine.shared_work import SharedWork as _Shared
+from stackwright.engine.shared_work import SharedWork
 
 
 def test_a_cancelled_waiter_leaves_the_work_running_for_the_others() -> None:
@@ -23,7 +23,7 @@ def test_a_cancelled_waiter_leaves_the_work_running_for_the_others() -> None:
             await gate.wait()
             return 7
 
-        shared = _Shared(work())
+        shared = SharedWork(work())
         first = asyncio.create_task(shared.result())
         second = asyncio.create_task(shared.result())
         await asyncio.sleep(0)
@@ -50,13 +50,13 @@ def test_its_error_reaches_every_waiter_and_none_is_reported_unretrieved() -> No
             await asyncio.sleep(0)
             raise RuntimeError("refused")
 
-        shared = _Shared(work())
+        shared = SharedWork(work())
         waiters = [asyncio.create_task(shared.result()) for _ in range(3)]
         for waiter in waiters:
             with pytest.raises(RuntimeError, match="refused"):
                 await waiter
         # Every waiter cancelled before it failed: the error is still retrieved.
-        alone = _Shared(work())
+        alone = SharedWork(work())
         waiter = asyncio.create_task(alone.result())
         await asyncio.sleep(0)
         waiter.cancel()
