@@ -507,7 +507,9 @@ def plan(intent: Intent, old: ResourceState | None) -> Step:
     reasons = [rule.line for rule in rules]
     if intent.force_replace:
         reasons.append(FORCED_REPLACE)
-    moved = old.provider != desired.provider and not intent.same_cluster
+    # A component has no object to leave behind: its provider only passes to its children,
+    # whose own steps say whether they move.
+    moved = desired.custom and old.provider != desired.provider and not intent.same_cluster
     if moved:
         # Another provider may be another cluster: applying through it alone would leave
         # the old object behind, untracked (Pulumi replaces too).

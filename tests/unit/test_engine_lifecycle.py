@@ -39,7 +39,7 @@ from stackwright.kubernetes.provider import PROVIDER_TYPE
 from stackwright.model import ClusterIdentity, Op, ResourceState, make_urn
 from stackwright.sdk.context import Program
 from stackwright.sdk.output import UNKNOWN, Output
-from stackwright.sdk.resource import CustomTimeouts, ResourceOptions
+from stackwright.sdk.resource import ComponentResource, CustomTimeouts, ResourceOptions
 from stackwright.state import open_backend
 
 CM = "kubernetes:core/v1:ConfigMap"
@@ -2557,6 +2557,43 @@ def test_a_provider_that_reaches_the_same_cluster_replaces_nothing(tmp_path: Pat
             assert home.calls_to("delete") == []
         assert home.find("ConfigMap", "cm")["metadata"]["uid"] == uid  # type: ignore[index]
         assert ("same", "cm") in stack.started() or ("update", "cm") in stack.started()
+    finally:
+        backend.close()
+
+
+def test_a_component_whose_children_move_to_a_provider_of_the_same_cluster_is_not_replaced(
+    tmp_path: Path,
+) -> None:
+    """A component given a provider (`providers=[p]`, for its children) has no object: its
+    provider changing is no move to another cluster, and it is not replaced, which the
+    preview said (`+- replace acme:App app (its provider changed (another cluster,
+    perhaps))`) while its children, moved alike, stayed as they were."""
+    backend = open_backend("file://" + str(tmp_path / "state.db"))
+    backend.create_stack(PROJECT, STACK)
+    home = FakeCluster(name="home")
+    stack = Stack(backend, home, factory=home.factory({"home-admin": home}))
+
+    def declare(context: str | None) -> Declare:
+        def program(p: Program) -> None:
+            provider = k8s.Provider("explicit", context=context) if context else None
+            app = ComponentResource(
+                "acme:App", "app", opts=ResourceOptions(providers=[provider] if provider else None)
+            )
+            k8s.core.v1.ConfigMap(
+                "cm", metadata={"name": "cm"}, data={"a": "1"}, opts=ResourceOptions(parent=app)
+            )
+
+        return program
+
+    try:
+        assert stack.up(declare(None)).ok
+        for run in (stack.preview, stack.up):
+            summary = run(declare("home-admin"))
+            assert summary.ok, summary.failures
+            assert not any(op in ("replace", "delete") for op, _ in stack.started())
+        assert home.calls_to("delete") == []
+        assert stack.recorded("urn:sw:dev::shop::acme:App::app").provider.endswith("::explicit")
+        assert stack.up(declare("home-admin")).counts == {"same": 3}
     finally:
         backend.close()
 
