@@ -186,7 +186,10 @@ _LIST_OPTIONS = frozenset(
 
 
 def _listed(value: Any) -> tuple[Any, ...]:
-    """A list option as a tuple; one item given alone (`depends_on=db`) as a tuple of one."""
+    """A list option as a tuple; one item given alone (`depends_on=db`) as a tuple of one;
+    None, Pulumi's default for every list option, as none."""
+    if value is None:
+        return ()
     if isinstance(value, Mapping):  # `providers` by package
         return tuple(value.values())
     return (
@@ -350,7 +353,9 @@ def error_text(exc: BaseException) -> str:
 
 def _transform_list(transforms: Any, what: _Checked) -> Sequence[ResourceTransform]:
     """The `transforms` option as a sequence (one given alone as a list of one), or a
-    UsageError naming `what` when one is not a function."""
+    UsageError naming `what` when one is not a function; None (Pulumi's default) as none."""
+    if transforms is None:
+        return ()
     listed = transforms if isinstance(transforms, Sequence) else (transforms,)
     for transform in listed:
         if not callable(transform):
@@ -674,6 +679,9 @@ def _checked(opts: ResourceOptions, what: _Checked) -> ResourceOptions:
     """The options with forgiving spellings normalised, or a UsageError naming the resource."""
     if not isinstance(opts, ResourceOptions):
         raise _not_options(opts, what)
+    unset: dict[str, Any] = {name: () for name in _LIST_OPTIONS if getattr(opts, name) is None}
+    if unset:  # a program ported from Pulumi, whose list options default to None
+        opts = replace(opts, **unset)
     # One option at a time, in the order a user reads them: the first mistake is the one said.
     changes: dict[str, Any] = {
         **_resources_named(opts, what),

@@ -17,6 +17,7 @@ from stackwright.model import parse_urn, urn_name
 from stackwright.sdk.context import Program, current_program, export, running
 from stackwright.sdk.output import Output, dependencies_of
 from stackwright.sdk.resource import (
+    _LIST_OPTIONS,
     ComponentResource,
     CustomResource,
     Resource,
@@ -348,6 +349,21 @@ def test_forgiving_option_spellings_are_normalised(program: Program) -> None:
     assert tuple(app.opts.depends_on) == (db,)
     assert tuple(app.opts.ignore_changes) == ("spec.replicas",)
     assert tuple(app.opts.replace_on_changes) == ("spec.template.spec.containers[*].image",)
+
+
+@pytest.mark.parametrize("option", sorted(_LIST_OPTIONS))
+def test_a_list_option_given_none_is_unset_as_in_pulumi(program: Program, option: str) -> None:
+    """Pulumi's list options default to None, so a ported program passes None for "none"
+    (`aliases=[...] if renamed else None`); it failed with `TypeError: 'NoneType' object is
+    not iterable`, in the resource and in `ResourceOptions.merge`, as components use it."""
+    unset = ResourceOptions(**{option: None})
+    app = ComponentResource("acme:App", "app", opts=unset)
+    child = CustomResource(
+        "test:index:Cm", "cm", opts=ResourceOptions.merge(unset, ResourceOptions(parent=app))
+    )
+    for resource in (app, child):
+        assert tuple(getattr(resource.opts, option)) == ()
+    assert child.opts.parent is app
 
 
 @pytest.mark.parametrize(
