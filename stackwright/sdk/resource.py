@@ -820,6 +820,19 @@ def _aliases(aliases: Any, what: _Checked) -> dict[str, Any]:
             )
         elif isinstance(alias.parent, str):
             _check_urn(alias.parent, f"{what.at('aliases', 'the alias parent of ')}")
+        if isinstance(alias, Alias):
+            # The parts of the URN it had: anything else is no URN (a crash where it is made).
+            for part, value in (
+                ("name", alias.name),
+                ("type", alias.type_),
+                ("stack", alias.stack),
+                ("project", alias.project),
+            ):
+                if value is not None and not isinstance(value, str):
+                    raise UsageError(
+                        f"{what.option('aliases')}: an alias's {part} must be a string "
+                        f"(got {type(value).__name__})"
+                    )
     return changes
 
 

@@ -18,6 +18,7 @@ from stackwright.sdk.context import Program, current_program, export, running
 from stackwright.sdk.output import Output, dependencies_of
 from stackwright.sdk.resource import (
     _LIST_OPTIONS,
+    Alias,
     ComponentResource,
     CustomResource,
     Resource,
@@ -390,6 +391,16 @@ def test_a_list_option_given_none_is_unset_as_in_pulumi(program: Program, option
             "{here}:{line}: custom_timeouts.create of test:index:App 'app'",
         ),
         (ResourceOptions(aliases=["old"]), "{here}:{line}: aliases of test:index:App 'app'"),
+        (
+            ResourceOptions(aliases=[Alias(type_=7)]),  # type: ignore[arg-type]
+            "{here}:{line}: aliases of test:index:App 'app': an alias's type must be a string "
+            "(got int)",
+        ),
+        (
+            ResourceOptions(aliases=[Alias(name="web", stack=["dev"])]),  # type: ignore[arg-type]
+            "{here}:{line}: aliases of test:index:App 'app': an alias's stack must be a string "
+            "(got list)",
+        ),
         (ResourceOptions(deleted_with="ns"), "{here}:{line}: deleted_with of test:index:App 'app'"),  # type: ignore[arg-type]
         (
             ResourceOptions(additional_secret_outputs=["string_data.x"]),

@@ -469,6 +469,11 @@ def test_the_loaders_check_of_an_option_points_at_its_line(
         ),
         ("aliases: [not-a-urn]", "aliases:", "aliases of {resource}: "),
         (
+            "aliases: [{type: 7}]",
+            "aliases:",
+            "aliases of {resource}: an alias's type must be a string (got int)",
+        ),
+        (
             "aliases: [{parent: not-a-urn}]",
             "aliases:",
             "the alias parent of {resource}: ",
