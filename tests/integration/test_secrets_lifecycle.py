@@ -301,6 +301,32 @@ def test_a_secrets_string_data_output_is_its_value_kept_secret(
     assert_nowhere(p, cluster, PLAIN, up, again)
 
 
+def test_a_key_dropped_from_a_secrets_string_data_leaves_the_secret(
+    new_project: Any, cluster: LiveCluster
+) -> None:
+    """The API server keeps `stringData` as `data`, so a server-side apply of `stringData`
+    owns no `data` key, and a key the program drops stays in the Secret, its pods reading
+    the credential the preview said was removed (kubernetes#108008; Flux folds stringData
+    into data before applying, for this). Applied as `data`, the key is the stack's, and
+    dropping it deletes it."""
+    p = new_project()
+    p.sw("config", "set", "--secret", "dbpassword", PLAIN)
+    both = 'string_data={"pw": sw.Config().require_secret("dbpassword"), "user": "app"}'
+    p.program(
+        CREDS_PROGRAM.replace('string_data={"pw": sw.Config().require_secret("dbpassword")}', both)
+    )
+    first = p.up()
+    creds = get(cluster, "secret", "creds", p.ns)
+    assert creds is not None and sorted(creds["data"]) == ["pw", "user"]
+
+    p.program(CREDS_PROGRAM)
+    dropped = p.up()
+    creds = get(cluster, "secret", "creds", p.ns)
+    assert creds is not None and creds["data"] == {"pw": base64.b64encode(PLAIN.encode()).decode()}
+    assert set(p.up().summary["counts"]) == {"same"}
+    assert_nowhere(p, cluster, PLAIN, first, dropped)
+
+
 def test_wrong_missing_and_rotated_passphrase(
     new_project: Any, cluster: LiveCluster, passphrase: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -18,6 +18,7 @@ engine and the CLI are above it, the local cluster is only a test fixture.
 
 from __future__ import annotations
 
+import base64
 import builtins
 import contextlib
 import os
@@ -29,7 +30,12 @@ from urllib.parse import quote
 
 import orjson
 
-from stackwright.model import FIELD_MANAGER, LOCAL_CONTEXT_PREFIX, PROPAGATION_POLICIES
+from stackwright.model import (
+    FIELD_MANAGER,
+    LOCAL_CONTEXT_PREFIX,
+    PROPAGATION_POLICIES,
+    always_secret,
+)
 from stackwright.providers.kubernetes import readiness
 from stackwright.providers.kubernetes.applyset import MARK_ANNOTATIONS, MARK_LABELS, TOOLING_VALUE
 from stackwright.providers.kubernetes.client import (
@@ -453,7 +459,9 @@ class KubernetesProvider:
             raise InvalidObject(f"{name}: {exc}") from exc
         info, namespace, name, body = await self._locate(desired)
         query = self._apply_query
-        if field_manager is not None:
+        if field_manager is None:
+            body = _string_data_as_data(body)
+        else:
             query = f"?fieldManager={quote(field_manager, safe='')}"
         if force:
             query += "&force=true"
@@ -1060,3 +1068,25 @@ class KubernetesProvider:
         tb: TracebackType | None,
     ) -> None:
         await self.close()
+
+
+def _string_data_as_data(body: Mapping[str, Any]) -> Mapping[str, Any]:
+    """A v1 Secret's `stringData` sent as the base64 `data` the API server keeps it as.
+    The server folds `stringData` into `data` after server-side apply has recorded what the
+    manager owns: `stringData` keys, which no object keeps, and no `data` key, so a key the
+    program drops stayed in the Secret for ever (kubernetes#108008; Flux folds them alike).
+    Sent as `data`, the keys are the stack's, and one dropped is deleted. A Patch's manager
+    keeps `stringData`: its `data` keys would conflict with the owner's."""
+    string_data = body.get("stringData")
+    data = body.get("data") or {}
+    if (
+        not always_secret(body)
+        or not isinstance(string_data, Mapping)
+        or not isinstance(data, Mapping)
+        or not all(isinstance(value, str) for value in string_data.values())
+    ):
+        return body
+    encoded = {key: base64.b64encode(value.encode()).decode() for key, value in string_data.items()}
+    # stringData wins over data for a key both name, as the API server has it.
+    kept = {key: value for key, value in body.items() if key != "stringData"}
+    return {**kept, "data": {**data, **encoded}}
