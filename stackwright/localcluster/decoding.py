@@ -197,7 +197,7 @@ def _root_shape(root: Node, resolve: Resolver) -> _Shape:
     return _compile(root, resolve, name)
 
 
-def _json_kind(value: Any) -> str:
+def json_kind(value: Any) -> str:
     """How Go's decoder names a JSON value it cannot store."""
     if isinstance(value, bool):
         return "bool"
@@ -265,7 +265,7 @@ class _Decoder:
         fatal: bool = False,
     ) -> None:
         """`value`, at the user's path `upath`, does not fit the field's shape `kind`."""
-        found = what = _json_kind(value)
+        found = what = json_kind(value)
         if found == "number" and kind in (_INT, _INTSTR):  # not whole, or out of range
             what = f"number {number_literal(value)}"
         where = f"Go struct field {struct}.{tpath}" if struct else "Go value"
@@ -356,7 +356,7 @@ class _Decoder:
                 self.fatal.append(str(err))  # Quantity.UnmarshalJSON's own error, unwrapped
                 # No quantity: `true`, `{…}`, and the string "1GB" alike.
                 takes = _QUANTITY_TEXT if isinstance(value, str) else _TAKES[kind]
-                self.mismatches.append(Mismatch(upath, value, _json_kind(value), takes))
+                self.mismatches.append(Mismatch(upath, value, json_kind(value), takes))
         elif kind == _BYTES:
             if not isinstance(value, str):
                 self.mismatch(value, struct, tpath, "[]uint8", upath, kind)

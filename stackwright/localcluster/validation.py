@@ -53,6 +53,7 @@ from stackwright.localcluster.decoding import (
     decode_check,
     deep_copy,
     drop_unknown,
+    json_kind,
     number_literal,
     quantity,
 )
@@ -2712,6 +2713,40 @@ _SECRET_TYPE_KEYS: dict[str, tuple[str, ...]] = {
 }
 
 
+#: The types whose key kube-apiserver decodes as a JSON object (a map[string]interface{}).
+_DOCKER_CONFIGS = frozenset({"kubernetes.io/dockercfg", "kubernetes.io/dockerconfigjson"})
+
+#: Go's encoding/json words for the syntax errors Python's json module names.
+_GO_SYNTAX = {
+    "Expecting value": "looking for beginning of value",
+    "Expecting property name enclosed in double quotes": "looking for beginning of object key string",
+    "Expecting ':' delimiter": "after object key",
+    "Extra data": "after top-level value",
+}
+
+
+def _not_a_json_object(encoded: Any) -> str | None:
+    """Why a base64 value is no JSON object, as Go's json.Unmarshal says it; None if it is
+    one (or null, which Unmarshal takes)."""
+    try:
+        text = base64.b64decode(_s(encoded)).decode("utf-8", "replace")
+    except ValueError:
+        return None  # not base64: the decoder refused it before validation
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        if not text[exc.pos :].strip():
+            return "unexpected end of JSON input"
+        char = text[exc.pos]
+        quoted = "'\\''" if char == "'" else f"'{char}'"
+        return f"invalid character {quoted} {_GO_SYNTAX.get(exc.msg, exc.msg.lower())}"
+    if value is None or isinstance(value, dict):
+        return None
+    return (
+        f"json: cannot unmarshal {json_kind(value)} into Go value of type map[string]interface {{}}"
+    )
+
+
 def _secret(obj: Obj, old: Obj | None) -> list[Cause]:
     causes: list[Cause] = []
     data = _d(obj.get("data"))
@@ -2735,6 +2770,9 @@ def _secret(obj: Obj, old: Obj | None) -> list[Cause]:
                 causes.append(required(f"data[{key}]"))
                 if kind != "kubernetes.io/tls":
                     break
+            elif kind in _DOCKER_CONFIGS and (problem := _not_a_json_object(data[key])):
+                # kube-apiserver redacts the value: a pull secret holds registry credentials.
+                causes.append(invalid(f"data[{key}]", "<secret contents redacted>", problem))
     if old is not None:
         causes.extend(_immutable(obj.get("type"), old.get("type"), "type"))
         if old.get("immutable") is True:

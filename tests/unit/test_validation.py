@@ -6,6 +6,7 @@ the same object; objects go through `apply_defaults` first, as they do in the se
 
 from __future__ import annotations
 
+import base64
 import copy
 import time
 from typing import Any
@@ -1242,6 +1243,39 @@ def test_secret_types() -> None:
     assert v.validate_builtin(new, old, "", "Secret") == [
         C("type", INVALID, 'Invalid value: "example.com/custom": field is immutable')
     ]
+
+
+@pytest.mark.parametrize(
+    ("kind", "key", "content", "message"),
+    [
+        (
+            "kubernetes.io/dockerconfigjson",
+            ".dockerconfigjson",
+            "NotJs0nSecretVal",
+            "invalid character 'N' looking for beginning of value",
+        ),
+        (
+            "kubernetes.io/dockercfg",
+            ".dockercfg",
+            '["a"]',
+            "json: cannot unmarshal array into Go value of type map[string]interface {}",
+        ),
+        ("kubernetes.io/dockerconfigjson", ".dockerconfigjson", '{"auths": {}}', None),
+    ],
+)
+def test_a_docker_config_secret_must_hold_a_json_object(
+    kind: str, key: str, content: str, message: str | None
+) -> None:
+    """As kube-apiserver's ValidateSecret: a pull secret whose config is no JSON object is
+    refused, its contents redacted in the message (they hold registry credentials)."""
+    encoded = base64.b64encode(content.encode()).decode()
+    body = {"metadata": {"name": "s", "namespace": "default"}, "type": kind, "data": {key: encoded}}
+    causes = check(body, "", "Secret")
+    if message is None:
+        assert causes == []
+    else:
+        invalid = f'Invalid value: "<secret contents redacted>": {message}'
+        assert causes == [C(f"data[{key}]", INVALID, invalid)]
 
 
 def pvc(**spec: Any) -> dict[str, Any]:
