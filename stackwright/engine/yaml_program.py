@@ -908,6 +908,8 @@ class Evaluator:
                 "parent",
                 "noParent",
             }:
+                if not isinstance(alias.get("noParent", False), bool):  # "false" is truthy
+                    raise bad(": an alias's noParent must be true or false")
                 parent: Any = None if alias.get("noParent") else alias.get("parent", ...)
                 aliases.append(
                     Alias(name=alias.get("name"), type_=alias.get("type"), parent=parent)

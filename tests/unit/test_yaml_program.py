@@ -429,6 +429,12 @@ def test_a_mistake_is_one_line_naming_the_file_and_line(
             "resource web: option aliases: an alias is a URN or a mapping of name, type",
         ),
         (
+            "- name: old-web",
+            '- {name: old-web, noParent: "false"}',
+            "      aliases:",
+            "resource web: option aliases: an alias's noParent must be true or false",
+        ),
+        (
             "provider: ${other}",
             "provider: other",
             "provider: other",
