@@ -23,6 +23,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from stackwright.engine.graph import group_and_kind
+from stackwright.kubernetes.provider import RELEASE_TYPE
 from stackwright.model import Op, ResourceState, urn_name
 from stackwright.sdk.output import ANY_INDEX, UNKNOWN, PathKey, join_path, parse_path
 from stackwright.sdk.spelling import PYTHON, Spelling
@@ -514,10 +515,19 @@ def plan(intent: Intent, old: ResourceState | None) -> Step:
         # Another provider may be another cluster: applying through it alone would leave
         # the old object behind, untracked (Pulumi replaces too).
         reasons.append(PROVIDER_CHANGED)
+    # A release's name is its resource's, so an alias rename renames it too.
+    another_release = desired.type == RELEASE_TYPE and old.id != desired.id and bool(old.id)
+    if another_release:
+        reasons.append(
+            f"another Helm release: {old.id} → {desired.id} (Helm knows a release by its "
+            "namespace and name)"
+        )
     if reasons:
         # Create-before-delete needs the two objects to coexist: an auto-named object gets
         # a new name, and a change of name or namespace makes another object anyway.
-        renamed = any(_touches(change, rule) for change in changes for rule in IDENTITY)
+        renamed = another_release or any(
+            _touches(change, rule) for change in changes for rule in IDENTITY
+        )
         return Step(
             Op.REPLACE, urn, old, desired, tuple(changes), tuple(reasons),
             # Delete first when moved: both providers may reach one cluster, where the

@@ -92,6 +92,29 @@ def test_same_when_nothing_changed() -> None:
     assert step.type == "Deployment"
 
 
+def test_a_helm_release_given_another_name_or_namespace_is_replaced_creating_first() -> None:
+    """Helm knows a release by its namespace and name (its id): renamed (an alias rename
+    renames it, its name being the resource's) or moved, another release is installed and
+    this one uninstalled. The preview said `~ update name: "rel" → "rel2"` while `up`
+    installed rel2 and uninstalled rel."""
+    release = "kubernetes:helm.sh/v4:Release"
+    urn = f"urn:sw:dev::p::{release}::rel2"
+
+    def recorded(namespace: str, name: str, **values: Any) -> ResourceState:
+        inputs = {"name": name, "namespace": namespace, "chart": "/charts/web", "values": values}
+        return ResourceState(urn=urn, type=release, id=f"{namespace}/{name}", inputs=inputs)
+
+    for old in (recorded("default", "rel"), recorded("web", "rel2")):
+        step = plan(Intent(recorded("default", "rel2")), old)
+        assert step.op is Op.REPLACE and not step.delete_before_replace
+        assert step.replace_reasons == (
+            f"another Helm release: {old.id} → default/rel2 (Helm knows a release by its "
+            "namespace and name)",
+        )
+    upgraded = plan(Intent(recorded("default", "rel2", replicas=2)), recorded("default", "rel2"))
+    assert upgraded.op is Op.UPDATE
+
+
 def test_update_for_a_mutable_field() -> None:
     step = step_for(DEPLOYMENT, changed(DEPLOYMENT, "spec.replicas", 3))
     assert step.op is Op.UPDATE
