@@ -1510,6 +1510,7 @@ COMPONENTS: Mapping[str, Component] = {
         "Release",
         {
             **_CHARTS,
+            "name": "name",  # the Helm release's, as Pulumi YAML's (else the resource's)
             "createNamespace": "create_namespace",
             "timeout": "timeout",
             "rollbackOnFailure": "rollback_on_failure",

@@ -1008,6 +1008,9 @@ class Release(CustomResource):
 
     Without `namespace` the release goes into its provider's default namespace (its
     kubeconfig context's unless set), as `helm install` without `--namespace` does.
+    `name` is the release's name (as Pulumi's `name`), the resource's when not given; Helm
+    knows a release by its namespace and name, so another name installs another release,
+    and a resource renamed by an alias that names its release keeps it.
 
     Live outputs: `name`, `namespace` and `status`, a dict of `status` (Helm's: "deployed",
     "failed", …), `revision`, `chart`, `version` and `app_version`. `chart`,
@@ -1024,7 +1027,7 @@ class Release(CustomResource):
 
     def __init__(
         self,
-        name: str,
+        resource_name: str,
         chart: str | os.PathLike[str],
         version: str | None = None,
         repository_opts: Mapping[str, Any] | None = None,
@@ -1036,9 +1039,16 @@ class Release(CustomResource):
         rollback_on_failure: bool = False,
         max_history: int | None = None,
         opts: ResourceOptions | None = None,
+        name: str | None = None,
     ) -> None:
         where = _declared_at()
         reference = os.fspath(chart)
+        if name is None:
+            name = resource_name
+        elif not isinstance(name, str) or not name:
+            raise UsageError(
+                located(where, f"Helm release {resource_name!r}: name must be a non-empty string")
+            )
         what = located(where, f"Helm release {name!r} ({reference})")
         merged = merge_values(what, value_files or (), values or {})
         repo_opts = _repository_opts(what, repository_opts)
@@ -1065,7 +1075,7 @@ class Release(CustomResource):
         props["timeout"] = int(timeout)
         if rollback_on_failure:
             props["rollbackOnFailure"] = True
-        super().__init__(RELEASE_TYPE, name, props, opts)
+        super().__init__(RELEASE_TYPE, resource_name, props, opts)
 
 
 def _digest(path: Path) -> str:

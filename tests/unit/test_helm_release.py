@@ -146,6 +146,34 @@ def test_a_crash_before_helm_installed_is_settled_and_installed_once(stack: Stac
     assert stack.fake.releases[("shop", "web")]["revision"] == 1
 
 
+def test_a_release_named_apart_from_its_resource_keeps_its_name_through_a_rename(
+    stack: Stack,
+) -> None:
+    """As Pulumi's `helm.v3.Release(resource_name, name=...)`: `name` is the Helm release's
+    name (the resource's when not given), so a program ported with it runs (it failed with
+    `TypeError: got multiple values for argument 'name'`), and the resource renamed by an
+    alias keeps its release: no install of another, no uninstall."""
+
+    def declare(resource: str, **opts: Any) -> Declare:
+        def program(p: Program) -> None:
+            k8s.helm.Release(
+                resource,
+                chart=str(WEBAPP),
+                name="shop-web",
+                namespace="shop",
+                opts=ResourceOptions(**opts),
+            )
+
+        return program
+
+    assert stack.run("up", declare("web")).ok
+    assert list(stack.fake.releases) == [("shop", "shop-web")]
+    renamed = stack.run("up", declare("storefront", aliases=[URN]))
+    assert renamed.ok and renamed.counts == {"same": 1}
+    assert list(stack.fake.releases) == [("shop", "shop-web")]
+    assert [c.method for c in release_calls(stack)].count("release_uninstall") == 0
+
+
 def test_a_missing_chart_is_a_usage_error_naming_the_release(tmp_path: Path) -> None:
     with running(Program(project=PROJECT, stack=STACK)), pytest.raises(UsageError) as raised:
         k8s.helm.Release("web", chart=str(tmp_path / "nope"))

@@ -1446,6 +1446,22 @@ def test_a_manifest_or_chart_property_of_the_wrong_type_is_one_line(
     assert f"resource made: {said}" in message and "\n" not in message, message
 
 
+def test_a_release_takes_its_helm_name_as_pulumi_yamls_does(tmp_path: Path) -> None:
+    """Pulumi YAML's Release takes `name`, the Helm release's (the resource's otherwise):
+    it was refused as an unknown property."""
+    chart = Path(__file__).resolve().parents[1] / "data" / "charts" / "webapp"
+    text = f"""
+    name: shop
+    runtime: yaml
+    resources:
+      storefront:
+        type: kubernetes:helm.sh/v3:Release
+        properties: {{chart: {chart}, name: shop-web}}
+    """
+    (release,) = _run(tmp_path, text).resources
+    assert release.resource_name == "storefront" and release.props["name"] == "shop-web"
+
+
 def test_a_stack_reference_name_that_is_not_a_text_is_one_line(tmp_path: Path) -> None:
     # `name: 5` was an AttributeError traceback.
     text = """
