@@ -327,6 +327,31 @@ def test_a_key_dropped_from_a_secrets_string_data_leaves_the_secret(
     assert_nowhere(p, cluster, PLAIN, first, dropped)
 
 
+def test_a_secrets_string_data_still_wins_over_a_data_key_changed_by_hand(
+    new_project: Any, cluster: LiveCluster
+) -> None:
+    """The API server writes `stringData` over `data` whoever wrote that key, so an `up`
+    of a Secret whose key someone changed by hand (`kubectl patch`, or a Secret adopted
+    from `kubectl create`, whose creator owns its data) sets it again, as it did before
+    the keys were applied as `data`; with them so applied, it failed as a conflict."""
+    p = new_project()
+    p.sw("config", "set", "--secret", "dbpassword", PLAIN)
+    p.program(CREDS_PROGRAM)
+    p.up()
+    by_hand = base64.b64encode(b"changed-by-hand").decode()
+    cluster.kubectl(
+        "patch", "secret", "creds", "-n", p.ns, "-p", json.dumps({"data": {"pw": by_hand}})
+    )
+
+    p.sw("config", "set", "--secret", "dbpassword", ROTATED)
+    rotated = p.up()
+    creds = get(cluster, "secret", "creds", p.ns)
+    assert creds is not None and creds["data"] == {
+        "pw": base64.b64encode(ROTATED.encode()).decode()
+    }
+    assert_nowhere(p, cluster, ROTATED, rotated)
+
+
 def test_wrong_missing_and_rotated_passphrase(
     new_project: Any, cluster: LiveCluster, passphrase: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:

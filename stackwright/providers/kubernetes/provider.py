@@ -459,8 +459,9 @@ class KubernetesProvider:
             raise InvalidObject(f"{name}: {exc}") from exc
         info, namespace, name, body = await self._locate(desired)
         query = self._apply_query
+        written_over: frozenset[str] = frozenset()
         if field_manager is None:
-            body = _string_data_as_data(body)
+            body, written_over = _string_data_as_data(body)
         else:
             query = f"?fieldManager={quote(field_manager, safe='')}"
         if force:
@@ -485,12 +486,13 @@ class KubernetesProvider:
                 # carries `app.kubernetes.io/managed-by: Helm`, which adopting it takes over.
                 # So is what `stackwright` wrote other than by applying (the strategy patch,
                 # a run killed before the apply that follows it left it). Every apply of the
-                # step, the one after the strategy patch as well.
+                # step, the one after the strategy patch as well. And a Secret's keys given
+                # as stringData, which the API server writes over any manager's data.
                 if (
                     force
                     or field_manager is not None
                     or not exc.conflicts
-                    or not all(self._ours(c) for c in exc.conflicts)
+                    or not all(self._ours(c) or c.field in written_over for c in exc.conflicts)
                 ):
                     raise
                 return await request(body, "&force=true")
@@ -1070,13 +1072,15 @@ class KubernetesProvider:
         await self.close()
 
 
-def _string_data_as_data(body: Mapping[str, Any]) -> Mapping[str, Any]:
-    """A v1 Secret's `stringData` sent as the base64 `data` the API server keeps it as.
-    The server folds `stringData` into `data` after server-side apply has recorded what the
-    manager owns: `stringData` keys, which no object keeps, and no `data` key, so a key the
-    program drops stayed in the Secret for ever (kubernetes#108008; Flux folds them alike).
-    Sent as `data`, the keys are the stack's, and one dropped is deleted. A Patch's manager
-    keeps `stringData`: its `data` keys would conflict with the owner's."""
+def _string_data_as_data(body: Mapping[str, Any]) -> tuple[Mapping[str, Any], frozenset[str]]:
+    """A v1 Secret's `stringData` sent as the base64 `data` the API server keeps it as, and
+    those `data` fields as a conflict names them (`.data.pw`). The server folds `stringData`
+    into `data` after server-side apply has recorded what the manager owns: `stringData`
+    keys, which no object keeps, and no `data` key, so a key the program drops stayed in the
+    Secret for ever (kubernetes#108008; Flux folds them alike). Sent as `data`, the keys are
+    the stack's, and one dropped is deleted; as the server wrote `stringData` over whatever
+    manager's `data`, the apply takes those fields over (`_apply`), as it did. A Patch's
+    manager keeps `stringData`: it never takes another's fields unasked."""
     string_data = body.get("stringData")
     data = body.get("data") or {}
     if (
@@ -1085,8 +1089,8 @@ def _string_data_as_data(body: Mapping[str, Any]) -> Mapping[str, Any]:
         or not isinstance(data, Mapping)
         or not all(isinstance(value, str) for value in string_data.values())
     ):
-        return body
+        return body, frozenset()
     encoded = {key: base64.b64encode(value.encode()).decode() for key, value in string_data.items()}
     # stringData wins over data for a key both name, as the API server has it.
     kept = {key: value for key, value in body.items() if key != "stringData"}
-    return {**kept, "data": {**data, **encoded}}
+    return {**kept, "data": {**data, **encoded}}, frozenset(f".data.{key}" for key in encoded)
