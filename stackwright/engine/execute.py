@@ -117,6 +117,7 @@ from stackwright.engine.records import (
     release_spec,
     secret_in_plain_field,
     secret_paths_of,
+    through_kubernetes,
     uid_of,
     unknown_as_null,
     unknown_paths,
@@ -814,7 +815,11 @@ class Run:
         self.old[resource.urn] = replace(old, urn=resource.urn, type=resource.resource_type)
         if self.journal is not None:
             self.journal.rename(former, resource.urn)
-        self.emit(Diagnostic(resource.urn, f"renamed from {former} {why}: no replacement", "info"))
+        # A Helm release named by its resource (no `name=`) is another release under the new
+        # name: the plan replaces it and says why.
+        another = is_release(old) and resource.props.get("name") != old.inputs.get("name")
+        outcome = "" if another else ": no replacement"
+        self.emit(Diagnostic(resource.urn, f"renamed from {former} {why}{outcome}", "info"))
 
     def _excluded_root(self, urn: str) -> str | None:
         """The excluded resource, not created yet, that `urn` is (or was not done for)."""
@@ -879,7 +884,7 @@ class Run:
         kube = resource.custom and is_kubernetes(resource)
         if kube or (resource.custom and is_patch(resource)):
             desired = desired.changed(id=await self._object_id(desired))
-        return as_applied(plan(self._intent(resource, desired, old, auto, kube), old))
+        return as_applied(plan(self._intent(resource, desired, old, auto), old))
 
     def _intent(
         self,
@@ -887,7 +892,6 @@ class Run:
         desired: ResourceState,
         old: ResourceState | None,
         auto: bool,
-        kube: bool,
     ) -> Intent:
         """What the program asks of one resource, as its plan compares it with `old`."""
         opts = resource.opts
@@ -899,8 +903,11 @@ class Run:
             delete_before_replace=opts.delete_before_replace,
             auto_named=auto,
             force_replace=resource.urn in self.options.replace,
+            # An object, a Patch or a Helm release: each is kept through another provider of
+            # its cluster (applied again, upgraded), as an object is.
             same_cluster=(
-                kube
+                resource.custom
+                and through_kubernetes(desired)
                 and old is not None
                 and old.provider != desired.provider
                 and self._same_cluster(old.provider, desired.provider)
@@ -1059,7 +1066,7 @@ class Run:
             provider = self.provider_for(desired.provider)
             namespace = desired.inputs.get("namespace") or provider.default_namespace
             desired = replace(desired, id=f"{namespace}/{desired.inputs.get('name')}")
-        intent = self._intent(resource, desired, old, auto, kube)
+        intent = self._intent(resource, desired, old, auto)
         step, force = await self._step_to_take(
             resource, as_applied(plan(intent, old)), old, desired, auto, kube
         )

@@ -2561,6 +2561,45 @@ def test_a_provider_that_reaches_the_same_cluster_replaces_nothing(tmp_path: Pat
         backend.close()
 
 
+def test_a_patch_and_a_release_moved_to_a_provider_of_the_same_cluster_are_not_replaced(
+    tmp_path: Path,
+) -> None:
+    """As an object moved so: a Patch is applied again through the new provider (a replace
+    gave its fields up and took them again), a Helm release upgraded (a replace uninstalled
+    it and installed it again), where the preview said `+- replace (its provider changed)`."""
+    backend = open_backend("file://" + str(tmp_path / "state.db"))
+    backend.create_stack(PROJECT, STACK)
+    home = FakeCluster(name="home")
+    home.put(
+        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "theirs"}, "data": {"x": "1"}},
+        manager="kubectl",
+    )
+    stack = Stack(backend, home, factory=home.factory({"home-admin": home}))
+    chart = Path(__file__).resolve().parents[1] / "data" / "charts" / "webapp"
+
+    def declare(context: str | None) -> Declare:
+        def program(p: Program) -> None:
+            provider = k8s.Provider("explicit", context=context) if context else None
+            opts = ResourceOptions(provider=provider)
+            k8s.core.v1.ConfigMapPatch(
+                "tune", metadata={"name": "theirs"}, data={"y": "2"}, opts=opts
+            )
+            k8s.helm.Release("web", chart=str(chart), namespace="shop", opts=opts)
+
+        return program
+
+    try:
+        assert stack.up(declare(None)).ok
+        for run in (stack.preview, stack.up):
+            summary = run(declare("home-admin"))
+            assert summary.ok, summary.failures
+            assert not any(op in ("replace", "delete") for op, _ in stack.started())
+        assert home.calls_to("delete", "release_uninstall") == []
+        assert home.find("ConfigMap", "theirs")["data"] == {"x": "1", "y": "2"}  # type: ignore[index]
+    finally:
+        backend.close()
+
+
 def test_a_component_whose_children_move_to_a_provider_of_the_same_cluster_is_not_replaced(
     tmp_path: Path,
 ) -> None:

@@ -174,6 +174,27 @@ def test_a_release_named_apart_from_its_resource_keeps_its_name_through_a_rename
     assert [c.method for c in release_calls(stack)].count("release_uninstall") == 0
 
 
+def test_a_release_named_by_its_resource_renamed_by_an_alias_is_not_said_unreplaced(
+    stack: Stack,
+) -> None:
+    """Renamed by an alias, a release named by its resource is another Helm release: the
+    preview's rename note made no claim of "no replacement" above the step replacing it."""
+
+    def declare(resource: str, **opts: Any) -> Declare:
+        def program(p: Program) -> None:
+            k8s.helm.Release(
+                resource, chart=str(WEBAPP), namespace="shop", opts=ResourceOptions(**opts)
+            )
+
+        return program
+
+    assert stack.run("up", declare("web")).ok
+    previewed = stack.run("preview", declare("storefront", aliases=[URN]))
+    assert previewed.counts == {"replace": 1, "delete-replaced": 1}
+    renamed = [d.message for d in stack.of(Diagnostic) if d.message.startswith("renamed")]
+    assert renamed == [f"renamed from {URN} (alias)"]
+
+
 def test_a_missing_chart_is_a_usage_error_naming_the_release(tmp_path: Path) -> None:
     with running(Program(project=PROJECT, stack=STACK)), pytest.raises(UsageError) as raised:
         k8s.helm.Release("web", chart=str(tmp_path / "nope"))
