@@ -466,7 +466,6 @@ class Deletes:
                 self.run.outcome.failures.append(f"{describe(state.urn)}: {protected(state.urn)}")
                 self.run.emit(StepDone(step, False, 0.0, protected(state.urn)))
                 continue
-            self.run.outcome.counts[step.op.value] += 1
             kept = await self._holder(state) is not None
             if _deletes_object(state, step.op, keep_object=kept):
                 await self.crd_census(state)
@@ -478,6 +477,8 @@ class Deletes:
                     error = failure_text(exc)
                     self.run.outcome.failures.append(f"{describe(state.urn)}: {error}")
                     self.run.emit(StepDone(step, False, 0.0, error))
+                    continue  # counted as failed, not as a delete, as `up` counts it
+            self.run.outcome.counts[step.op.value] += 1
 
     def say_file_removed(self, state: ResourceState, instead: ResourceState | None = None) -> None:
         """Say, in a preview, which file the delete of a rendered object removes; none when

@@ -411,6 +411,8 @@ def test_giving_up_a_forced_field_the_object_needs_says_how_to_keep_it(
         error = _the_failed_step(run)["error"]
         assert "containers[0].image: Required value" in error, error
         assert "only the Patch holds" in error and "retain_on_delete" in error, error
+        # Failed, not also counted a delete: the preview counts it as `up` does.
+        assert "delete" not in run.summary["counts"], run.summary
     # Refused, so nothing is left pending: the next run settles nothing.
     p.program(patch.format(opts="sw.ResourceOptions(retain_on_delete=True)"))
     again = p.up()
