@@ -1107,6 +1107,9 @@ def stack_history(stack: Stack = None, as_json: JsonReport = False) -> None:
     if as_json:
         typer.echo(json_document([_history_json(e) for e in entries]))
         return
+    if not entries:  # not a blank answer (Pulumi's: "Stack … has never been updated")
+        typer.echo(f"stack {ws.stack} has no history yet: no operation has run on it")
+        return
     width = max((len(e.kind) for e in entries), default=0)  # `stack import` is 12 wide
     for e in entries:
         typer.echo(f"#{e.id:<4} {_history_line(e, width)}")

@@ -82,6 +82,16 @@ def test_stack_import_reads_stdin_without_file(
     assert capsys.readouterr().out == exported
 
 
+def test_the_history_of_a_stack_nothing_has_run_on_says_so(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # It printed nothing at all, as if the command had failed silently.
+    main(["stack", "history"])
+    assert capsys.readouterr().out == "stack dev has no history yet: no operation has run on it\n"
+    main(["stack", "history", "--json"])
+    assert capsys.readouterr().out.strip() == "[]"
+
+
 def test_history_lines_have_no_empty_columns_or_trailing_blanks(
     project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
