@@ -31,7 +31,7 @@ from stackwright.providers.kubernetes.applyset import (
     remove_parent,
     unmark_command,
 )
-from stackwright.providers.kubernetes.errors import NotFoundError, UnknownKind
+from stackwright.providers.kubernetes.errors import NamespaceMissing, NotFoundError, UnknownKind
 from stackwright.providers.kubernetes.readiness import check_annotations
 from stackwright.providers.kubernetes.waiting import DeletionLimit, format_duration
 from stackwright.providers.manifests import ManifestDirectory, manifest_path
@@ -109,7 +109,9 @@ class KubernetesCluster:
             # The parent is applied before the namespace's first member: its missing
             # namespace is the member's, whose step says so (not in the parent's name).
             said = str(exc).removeprefix(f"{applyset.name}: ")
-            raise type(exc)(said, status=404) from exc  # a missing namespace stays bad input
+            if isinstance(exc, NamespaceMissing):  # stays bad input, naming the namespace
+                raise NamespaceMissing(said, namespace=str(exc.missing_namespace)) from exc
+            raise NotFoundError(said, status=404) from exc
 
     async def check_applyset(self, stack: str, namespace: str) -> None:
         await read_parent(self.provider, self._applyset(stack, namespace))
