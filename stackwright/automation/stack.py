@@ -325,6 +325,7 @@ class Workspace(StoredStack):
                 stack=self.stack,
                 config=values,
                 secret_keys=secret_keys,
+                secret_parts=self.config.secret_parts(values),
                 read_stack=self.read_stack,
                 provider_namespace=self.provider_namespace,
                 dry_run=dry_run,

@@ -704,6 +704,15 @@ class StackConfig:
         plain = {key: self._decrypt_tree(key, value) for key, value in self.values.items()}
         return plain, frozenset(k for k, v in self.values.items() if _holds_secure(v))
 
+    def secret_parts(self, plain: Mapping[str, Any]) -> dict[str, tuple[Any, ...]]:
+        """The plain values (`resolved`'s) of each secret key's secret parts: only
+        `password` of a `db` set with `--path db.password`, not the rest of `db`."""
+        return {
+            key: tuple(_get_in(plain[key], steps)[1] for steps in self._secure_paths(value))
+            for key, value in self.values.items()
+            if key in plain and _holds_secure(value)
+        }
+
     # --- tags ------------------------------------------------------------------------
 
     @property

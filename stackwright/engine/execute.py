@@ -92,7 +92,9 @@ from stackwright.engine.ports import Journal, Provider, ProviderFactory
 from stackwright.engine.preview import Preview
 from stackwright.engine.provider_moves import ProviderMoves
 from stackwright.engine.records import (
+    MIN_SECRET_PART,
     Records,
+    SecretTexts,
     another_object,
     applied_fields,
     applyset_of,
@@ -117,6 +119,7 @@ from stackwright.engine.records import (
     release_spec,
     secret_in_plain_field,
     secret_paths_of,
+    secrets_held,
     through_kubernetes,
     uid_of,
     unknown_as_null,
@@ -363,6 +366,7 @@ class Run:
         self.managed_by = managed_by
         self.options = options
         self.program = program
+        self._read_plain = (0, SecretTexts())
         self.journal = journal
         self.factory = providers
         self.emit = listener
@@ -986,6 +990,16 @@ class Run:
             self.status.setdefault(urn, _DONE)
             self.finished[urn].set()
 
+    def read_plain(self) -> SecretTexts:
+        """The secret configuration values the program read through a plain getter, worked
+        out again only when it read another (an apply callback may, after the program ran)."""
+        texts = self.program.read_plain if self.program is not None else set()
+        if len(texts) != self._read_plain[0]:  # the set only grows
+            # As a refresh searches: a short one would seal every "1" or "on" of the stack.
+            found = SecretTexts.of(t for t in texts if len(t) >= MIN_SECRET_PART)
+            self._read_plain = (len(texts), found)
+        return self._read_plain[1]
+
     def _desired(self, resource: Resource, old: ResourceState | None) -> tuple[ResourceState, bool]:
         """The resource's desired state (inputs resolved, auto-named) and whether it was auto-named."""
         resolved = resolve(resource.props, self.read_live)
@@ -1022,6 +1036,7 @@ class Run:
                 raise DeclarationRefused(plain_only)
             meta, auto = named_metadata(resource, metadata_of(inputs), old)
             inputs = {**inputs, "metadata": meta}
+        secret_paths += secrets_held(inputs, self.read_plain(), secret_paths)
         opts = resource.opts
         state = ResourceState(
             urn=resource.urn,
@@ -1982,6 +1997,7 @@ class Run:
                     self.emit(Diagnostic("", f"stack output {name} is not known: {why}", "warning"))
                 if not self.options.dry_run:  # recorded as null: no value will ever come
                     plain = orjson.loads(orjson.dumps(plain, default=unknown_as_null))
+            secret_paths += secrets_held(plain, self.read_plain(), secret_paths)
             stored[name] = masked(plain, secret_paths, SecretValue)
         return stored, {k: shown(v) for k, v in stored.items()}
 

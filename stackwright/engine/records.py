@@ -434,16 +434,10 @@ def with_outputs(
     # are the managedFields naming it. Their values need not be searched: they are names.
     leaves, found_keys = _texts(live, pruned=paths, skip="metadata.managedFields")
     keys = [_map_key(path, key) for path, key in found_keys]
-    # One pass over all the texts first: most objects hold none of the values.
-    every = "\0".join([*(text for _, text in leaves), *(key for _, key in keys)])
-    present = [part for part in parts if part in every]
-    whole = {v for v in values if v in every}
-    if not present and not whole and not any(key in names for _, key in keys):
+    holds = _holder([*(text for _, text in leaves), *(key for _, key in keys)], values, parts)
+    if holds is None and not any(key in names for _, key in keys):
         return state
-
-    def holds(text: str) -> bool:
-        return text in whole or any(part in text for part in present)
-
+    holds = holds or _holds_none
     found = [p for p, text in leaves if holds(text)]
     for path, key in keys:
         if (key in names or holds(key)) and path not in found:
@@ -451,6 +445,61 @@ def with_outputs(
     if not found:
         return state
     return state.changed(secret_paths=(*state.secret_paths, *found))
+
+
+#: An object's id, which every line about it shows and the engine reads without the
+#: stack's key: never sealed for holding a secret text (`secrets_held`), as the cluster
+#: shows it to anyone who may list the objects anyway.
+_ID_FIELDS = ("metadata.name", "metadata.generateName", "metadata.namespace")
+
+
+def secrets_held(value: Any, texts: SecretTexts, pruned: Iterable[str] = ()) -> list[str]:
+    """Where `value` (a resource's inputs, a stack output) holds one of `texts` outside the
+    paths `pruned` (its secret paths): a text equal to one or holding a part of one, a
+    number whose text is one, a map with one as a key; "" when `value` itself does. For
+    a secret configuration value the program read through a plain getter (`Config.get`):
+    what it put where the stack records it is sealed there as a value marked secret is.
+    Free when `texts` is empty (no secret configuration read so), one search of the
+    value's JSON when none is in it."""
+    if not texts.values:
+        return []
+    if type(value) in (int, float):
+        return [""] if str(value) in texts.values else []
+    if isinstance(value, str):
+        return [""] if _holder([value], texts.values, texts.parts) else []
+    if not isinstance(value, dict | list):
+        return []
+    pruned = (*pruned, *_ID_FIELDS)
+    if isinstance(value, dict) and not _may_hold(value, pruned, texts.escaped):
+        return []
+    numbers: list[tuple[str, str]] = []
+    leaves, keys = _texts(value, pruned=pruned, numbers=numbers)
+    # A number only as a whole: every 8080 holds no secret 80.
+    found = [path for path, number in numbers if number in texts.values]
+    holds = _holder(
+        [*(text for _, text in leaves), *(key for _, key in keys)], texts.values, texts.parts
+    )
+    if holds is not None:
+        found += [path for path, text in leaves if holds(text)]
+        found += [path for path, key in keys if holds(key) and path not in found]
+    return found
+
+
+def _holder(
+    texts: list[str], values: Iterable[str], parts: Iterable[str]
+) -> Callable[[str], bool] | None:
+    """Whether a text of `texts` is one of `values` or holds one of `parts`; None when none
+    does. One pass over all the texts first: most objects hold none of them."""
+    every = "\0".join(texts)
+    present = [part for part in parts if part in every]
+    whole = {v for v in values if v in every}
+    if not present and not whole:
+        return None
+    return lambda text: text in whole or any(part in text for part in present)
+
+
+def _holds_none(text: str) -> bool:
+    return False
 
 
 def _escaped(texts: Iterable[str]) -> tuple[bytes, ...]:
@@ -579,10 +628,16 @@ def _decoded(values: set[str]) -> set[str]:
 
 
 def _texts(
-    value: Any, *, pruned: Iterable[str] = (), under: Iterable[str] | None = None, skip: str = ""
+    value: Any,
+    *,
+    pruned: Iterable[str] = (),
+    under: Iterable[str] | None = None,
+    skip: str = "",
+    numbers: list[tuple[str, str]] | None = None,
 ) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
     """In one walk of a structure: (path, text) of its string leaves, and (path of the map,
-    key) of the string keys of its maps. Nothing under the paths `pruned` names; with
+    key) of the string keys of its maps; with `numbers`, (path, text) of its number
+    leaves added to it. Nothing under the paths `pruned` names; with
     `under`, only what lies under those paths (a map's keys when the map does); no leaf,
     only keys, under `skip`. Paths are matched as the walk spells them (`join_path`), top
     down, so a set lookup per node does what `within` does."""
@@ -604,6 +659,8 @@ def _texts(
                     leaves.append((inner, item))
             elif isinstance(item, dict | list):
                 walk(item, inner, now, skipped or inner == skip)
+            elif numbers is not None and now and not skipped and type(item) in (int, float):
+                numbers.append((inner, str(item)))  # not a flag: `type`, as bool is an int
 
     if isinstance(value, dict | list):
         walk(value, "", under is None or "" in wanted, False)

@@ -62,13 +62,18 @@ class Config:
             raise UsageError(located(_declared_at(), f"{refused.rstrip('; ')}"))
         value = self._program.config.get(full)
         if value is not None and not as_secret and full in self._program.secret_keys:
-            # As Pulumi does: the plain value is handed out, with a warning, since nothing
-            # computed from it is kept secret. Messages still show it as [secret].
-            remember_secret(value)
+            # As Pulumi does: the plain value is handed out, with a warning. Messages still
+            # show it as [secret], and the engine seals its secret parts wherever the stack
+            # records them (a resource's fields, a stack output); what the program makes of
+            # them (hashed, cut short) it cannot recognise.
+            parts = self._program.secret_parts.get(full, (value,))
+            remember_secret(parts)
+            self._program.read_plain.update(texts_of(parts))
             self._program.note(
                 f"configuration {full} is a secret, but the program reads it as a plain value "
-                "(Config.get / require / get_int …): what is computed from it is not kept "
-                "secret; read it with get_secret / require_secret"
+                "(Config.get / require / get_int …): the stack keeps the value itself "
+                "encrypted, not what the program computes from it; read it with "
+                "get_secret / require_secret"
             )
         return value
 
@@ -258,3 +263,18 @@ class Config:
 
     def require_secret_object(self, key: str) -> Output[Any]:
         return self._required_secret(key, self._object)
+
+
+def texts_of(value: Any) -> list[str]:
+    """The texts of the leaves of a configuration value: a number as the program may give
+    it in a field (`get_int` of `"5432"`), as its text; never a flag (every `true` is not
+    a secret)."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [text for item in value.values() for text in texts_of(item)]
+    if isinstance(value, list | tuple):
+        return [text for item in value for text in texts_of(item)]
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return [str(value)]
+    return []

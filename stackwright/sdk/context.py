@@ -35,6 +35,13 @@ class Program:
     #: The stack's configuration, keys as `project:key` or `namespace:key`; secrets decrypted.
     config: Mapping[str, Any] = field(default_factory=dict)
     secret_keys: frozenset[str] = frozenset()
+    #: The plain values of each secret key's secret parts (`config set --secret --path
+    #: db.password` makes only `password` of `db` secret); a secret key missing here is
+    #: secret whole.
+    secret_parts: Mapping[str, tuple[Any, ...]] = field(default_factory=dict)
+    #: The texts of the secret configuration parts a plain getter (`Config.get`,
+    #: `get_object`, ...) handed out: the engine seals them wherever the stack records them.
+    read_plain: set[str] = field(default_factory=set)
     resources: list[Resource] = field(default_factory=list)
     by_urn: dict[str, Resource] = field(default_factory=dict)
     exports: dict[str, Any] = field(default_factory=dict)

@@ -707,3 +707,53 @@ def test_json_events_stay_json_when_a_secret_spells_a_json_word(
             result.args[0] == "preview"
         )
         assert "[secret] or not" in result.out  # still masked inside strings
+
+
+PLAIN_READ_PROGRAM = """
+cfg = sw.Config()
+db = cfg.require_object("db")  # plain getters of secret configuration
+port = cfg.get_int("port")
+k8s.core.v1.Namespace("ns", metadata={"name": NS})
+k8s.core.v1.ConfigMap("c", metadata={"name": "c", "namespace": NS},
+    data={"pw": db["password"], "host": db["host"], "url": f"pg://app:{db['password']}@h"})
+sw.export("db", db)
+sw.export("port", port)
+"""
+
+
+def test_secret_configuration_read_as_plain_values_is_sealed_where_recorded(
+    new_project: Any, cluster: LiveCluster, passphrase: str
+) -> None:
+    p = new_project()
+    p.sw("config", "set", "--secret", "--path", "db.password", PLAIN)
+    p.sw("config", "set", "--path", "db.host", "db.example")
+    p.sw("config", "set", "--secret", "port", "15432")
+    p.program(PLAIN_READ_PROGRAM)
+
+    up = p.up()
+    assert "reads it as a plain value" in up.out + up.err  # the warning stays
+    assert up.summary["outputs"] == {
+        "db": {"host": "db.example", "password": "[secret]"},
+        "port": "[secret]",
+    }
+    configmap = get(cluster, "configmap", "c", p.ns)
+    assert configmap is not None and configmap["data"]["pw"] == PLAIN  # as the program asked
+    # The state holds ciphertext where the value went, as for a value marked secret; the
+    # configuration's plain parts stay plain.
+    state = p.resources()["c"]
+    for fields in (state["inputs"]["data"], state["outputs"]["data"]):
+        assert set(fields["pw"]) == set(fields["url"]) == {"@secret"}
+        assert fields["host"] == "db.example"
+    assert set(p.state()["outputs"]["port"]) == {"@secret"}
+    shown = json.loads(p.sw("stack", "output", "--show-secrets", "--json").out)
+    assert shown == {"db": {"host": "db.example", "password": PLAIN}, "port": 15432}
+    assert_nowhere(p, cluster, PLAIN, up, p.sw("stack", "output"))
+
+    p.sw("config", "set", "--secret", "--path", "db.password", ROTATED)
+    diff = p.sw("preview", "--diff")
+    assert "[secret]" in diff.out
+    updated = p.up()
+    again = p.up()
+    assert set(again.summary["counts"]) == {"same"}
+    for value in (PLAIN, ROTATED):
+        assert_nowhere(p, cluster, value, diff, updated, again)

@@ -213,3 +213,21 @@ def test_reading_a_secret_as_plain_warns_and_reading_it_as_secret_does_not(
     (note,) = program.notes  # once, however often it is read
     assert note.startswith("configuration shop:password is a secret, but the program reads it")
     assert "require_secret" in note
+
+
+def test_a_plain_read_of_a_secret_hands_its_secret_parts_to_the_engine(
+    program: Program,
+) -> None:
+    cfg = Config()
+    cfg.require_secret("password")
+    assert program.read_plain == set(), "read as a secret: its Output is sealed where it goes"
+    cfg.get("password")
+    assert program.read_plain == {"hunter2"}
+    # Of a key set with `--path db.password`, only that part; a number as its text.
+    program.config = {**CONFIG, "shop:db": {"password": "pw-1234", "host": "h"}, "shop:port": 5432}
+    program.secret_keys = frozenset({"shop:password", "shop:db", "shop:port"})
+    program.secret_parts = {"shop:db": ("pw-1234",)}
+    assert cfg.require_object("db") == {"password": "pw-1234", "host": "h"}
+    assert cfg.get_int("port") == 5432
+    assert program.read_plain == {"hunter2", "pw-1234", "5432"}
+    assert all("the stack keeps the value itself encrypted" in note for note in program.notes)
