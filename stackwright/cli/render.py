@@ -5,7 +5,7 @@ object per event; a pipe or CI log gets one plain line when a step starts and
 one when it ends; a terminal gets a `rich` live tree of the steps in progress.
 They only format what the engine reports: they decide nothing, read no state,
 and never show a value the events have not already masked (field changes go
-through `events.shown_changes`). How each operation looks (symbol, colour,
+through `list_changes.readable_changes`). How each operation looks (symbol, colour,
 verbs) is one table, `OP_DISPLAY`, shared by all three.
 """
 
@@ -17,13 +17,11 @@ import threading
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from stackwright.cli.lines import VALUE_WIDTH, compact, json_line
 from stackwright.cli.terminal import watched
-from stackwright.engine.drift import ITEM_KEYS
 from stackwright.engine.events import (
-    SECRET_TEXT,
     SKIPPED,
     Diagnostic,
     Drift,
@@ -37,11 +35,11 @@ from stackwright.engine.events import (
     Summary,
     event_json,
     plural,
-    shown_changes,
     step_type_and_name,
     type_and_name,
 )
-from stackwright.engine.plan import ABSENT, FieldChange, Step, diff
+from stackwright.engine.list_changes import readable_changes
+from stackwright.engine.plan import ABSENT, FieldChange, Step
 from stackwright.errors import redact, redact_within, shown_path
 from stackwright.model import STACK_TYPE, Op, parse_urn
 from stackwright.sdk.output import join_path
@@ -198,12 +196,12 @@ def step_line(step: Step) -> Text:
 
 def diff_lines(step: Step) -> list[Text]:
     """The step's field changes, secrets masked: `+ path: v` / `- path: v` / `~ path: a → b`;
-    a list of objects by item, a multi-line string line by line (as `kubectl diff` reads)."""
+    a changed list by item (`+ env[name=B]: {…}`), a multi-line string line by line (as
+    `kubectl diff` reads)."""
     lines = []
-    for change in shown_changes(step):
-        for part in _by_item(change):
-            for field in _fields(part):
-                lines += _change_lines(field)
+    for change in readable_changes(step):
+        for field in _fields(change):
+            lines += _change_lines(field)
     return lines
 
 
@@ -255,45 +253,6 @@ def _text_lines(old: str, new: str) -> list[Text]:
         text = line if sign == "@" else f"{sign or ' '} {line[1:]}"
         lines.append(Text(f"        {text}", style=styles.get(sign, "")))
     return lines
-
-
-def _by_item(change: FieldChange) -> list[FieldChange]:
-    """A changed list of keyed objects (the plan gives one change for a list whose length
-    changed), item by item, each found by its key as Kubernetes merges it:
-    `env[name=A].value: "1" → "2"`, `+ env[name=NEW]: {…}`. Anything else, or a list holding
-    a secret, as it is."""
-    old, new = change.old, change.new
-    if change.kind != "update" or not (isinstance(old, list) and isinstance(new, list)):
-        return [change]
-    key = _item_key([*old, *new])
-    if key is None or SECRET_TEXT in compact([old, new], None):
-        return [change]
-    before = {item[key]: item for item in old}
-    after = {item[key]: item for item in new}
-    if len(before) != len(old) or len(after) != len(new):
-        return [change]  # a key twice: pairing by it would hide an item
-    parts: list[FieldChange] = []
-    for value, item in before.items():
-        path = f"{change.path}[{key}={value}]"
-        parts += (
-            diff(item, after[value], path) if value in after else [FieldChange(path, item, ABSENT)]
-        )
-    parts += [
-        FieldChange(f"{change.path}[{key}={value}]", ABSENT, item)
-        for value, item in after.items()
-        if value not in before
-    ]
-    return parts or [change]
-
-
-def _item_key(items: list[Any]) -> str | None:
-    """The merge key every item has (a scalar), as drift finds items: name, mountPath, …"""
-    if not items or not all(isinstance(item, dict) for item in items):
-        return None
-    return next(
-        (key for key in ITEM_KEYS if all(isinstance(item.get(key), str | int) for item in items)),
-        None,
-    )
 
 
 def done_line(step: Step, elapsed: float, *, with_type: bool, with_symbol: bool = False) -> Text:

@@ -219,18 +219,21 @@ def shown_changes(step: Step) -> list[FieldChange]:
     ]
     if not secrets:  # most steps: nothing to mask (each `--json` step-started line shows them)
         return [FieldChange(c.path, shown(c.old), shown(c.new)) for c in step.changes]
-    out = []
-    for change in step.changes:
-        if within(change.path, secrets):
-            old = change.old if change.kind == "add" else SECRET_TEXT
-            new = change.new if change.kind == "delete" else SECRET_TEXT
-            out.append(FieldChange(change.path, old, new))
-            continue
-        # The secret paths below this change, found once for both of its sides.
-        below = paths_below(secrets, change.path) if change.path else secrets
-        old, new = masked(change.old, below), masked(change.new, below)
-        out.append(FieldChange(change.path, shown(old), shown(new)))
-    return out
+    return [shown_change(change, secrets) for change in step.changes]
+
+
+def shown_change(change: FieldChange, secrets: list[str]) -> FieldChange:
+    """One field change with what lies at `secrets` (paths in the change's own frame: from
+    the object, or from a list item for a change within one) masked on both of its sides."""
+    if within(change.path, secrets):
+        old = change.old if change.kind == "add" else SECRET_TEXT
+        new = change.new if change.kind == "delete" else SECRET_TEXT
+        return FieldChange(change.path, old, new)
+    # The secret paths below this change, found once for both of its sides.
+    below = paths_below(secrets, change.path) if change.path else secrets
+    return FieldChange(
+        change.path, shown(masked(change.old, below)), shown(masked(change.new, below))
+    )
 
 
 def mask_at(path: str, value: Any, secret_paths: Iterable[str]) -> Any:

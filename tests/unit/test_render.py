@@ -28,10 +28,11 @@ from stackwright.engine.events import (
     StepSkipped,
     StepStarted,
     Summary,
+    event_json,
     expecting_no_changes,
     safe_event,
 )
-from stackwright.engine.plan import _ABSENT, FieldChange, Step
+from stackwright.engine.plan import _ABSENT, FieldChange, Step, diff
 from stackwright.errors import remember_secret
 from stackwright.model import Op, ResourceState, make_urn
 from stackwright.sdk.output import UNKNOWN
@@ -318,21 +319,115 @@ def test_a_diff_shows_a_list_of_objects_by_item_and_a_text_by_line() -> None:
         "        + line2 changed\n"
         "          line3\n"
         "        + line4\n"
-        '    ~ spec.args: ["a"] → ["a","b"]\n'
+        '    + spec.args[1]: "b"\n'
     )
-    # A list holding a secret: whole, masked, as before.
-    masked = step(
+
+
+ENV = "spec.template.spec.containers[0].env"
+
+
+def env_step(
+    old_env: list[Any], new_env: list[Any], old_secret: str | None, new_secret: str | None
+) -> Step:
+    """An update of a Deployment's env, the plan's changes computed from its two sides."""
+    urn = make_urn("dev", "shop", DEPLOY, "api")
+
+    def side(env: list[Any], secret: str | None) -> ResourceState:
+        spec = {"template": {"spec": {"containers": [{"name": "api", "env": env}]}}}
+        return ResourceState(
+            urn, DEPLOY, inputs={"spec": spec}, secret_paths=(secret,) if secret else ()
+        )
+
+    old, new = side(old_env, old_secret), side(new_env, new_secret)
+    return Step(Op.UPDATE, urn, old, new, tuple(diff(old.inputs, new.inputs)))
+
+
+def test_a_secret_entry_of_a_list_that_changed_length_masks_itself_alone() -> None:
+    """The entry before the secret one removed: the secret moved from env[1] to env[0],
+    where a plain entry was; masked where each side has it, its plain neighbours shown."""
+    token = {"name": "TOKEN", "value": "s3cr3t-old"}
+    update = env_step(
+        [{"name": "A", "value": "1"}, token, {"name": "B", "value": "b"}],
+        [{"name": "TOKEN", "value": "s3cr3t-new"}, {"name": "B", "value": "2"}],
+        f"{ENV}[1].value",
+        f"{ENV}[0].value",
+    )
+    text = run("preview", [StepStarted(update)], show_diff=True)
+    assert text == (
+        "~ update  kubernetes:apps/v1:Deployment  api\n"
+        f'    - {ENV}[name=A]: {{"name":"A","value":"1"}}\n'
+        f"    ~ {ENV}[name=TOKEN].value: [secret] → [secret]\n"
+        f'    ~ {ENV}[name=B].value: "b" → "2"\n'
+    )
+    # `--json`'s changes are the plan's: one change at the list, masked as before.
+    (change,) = event_json(StepStarted(update))["changes"]
+    assert change["path"] == ENV and "s3cr3t" not in json.dumps(change)
+
+
+def test_a_keyed_list_whose_entries_shifted_is_told_by_entry_not_as_renames() -> None:
+    """One entry removed and one added, the length the same: the plan's per-index changes
+    would read `env[0].name: "A" → "TOKEN"` and mask B where the secret was."""
+    update = env_step(
+        [
+            {"name": "A", "value": "1"},
+            {"name": "TOKEN", "value": "s3cr3t"},
+            {"name": "B", "value": "b"},
+        ],
+        [
+            {"name": "TOKEN", "value": "s3cr3t"},
+            {"name": "B", "value": "b"},
+            {"name": "D", "value": "d"},
+        ],
+        f"{ENV}[1].value",
+        f"{ENV}[0].value",
+    )
+    assert [c.path for c in update.changes][:2] == [f"{ENV}[0].name", f"{ENV}[0].value"]
+    text = run("preview", [StepStarted(update)], show_diff=True)
+    assert text == (
+        "~ update  kubernetes:apps/v1:Deployment  api\n"
+        f'    - {ENV}[name=A]: {{"name":"A","value":"1"}}\n'
+        f'    + {ENV}[name=D]: {{"name":"D","value":"d"}}\n'
+    )
+
+
+def test_an_added_secret_entry_is_masked_and_a_list_that_is_one_secret_stays_whole() -> None:
+    plain = [{"name": "A", "value": "1"}]
+    added = env_step(plain, [*plain, {"name": "TOKEN", "value": "s3cr3t"}], None, f"{ENV}[1].value")
+    assert run("preview", [StepStarted(added)], show_diff=True).splitlines()[1:] == [
+        f'    + {ENV}[name=TOKEN]: {{"name":"TOKEN","value":"[secret]"}}'
+    ]
+    whole = env_step(plain, [*plain, {"name": "B", "value": "s3cr3t"}], ENV, ENV)
+    assert run("preview", [StepStarted(whole)], show_diff=True).splitlines()[1:] == [
+        f"    ~ {ENV}: [secret] → [secret]"
+    ]
+
+
+def test_lists_without_a_key_and_mounts_of_one_volume() -> None:
+    """Scalars by what stayed equal (as a line diff); volume mounts sharing a volume's
+    name paired by their mountPath, the key left that names each once."""
+    mounts = "spec.template.spec.containers[0].volumeMounts"
+    update = step(
         Op.UPDATE,
         DEPLOY,
         "api",
-        FieldChange(env, old_env, new_env),
-        secret_paths=(f"{env}[0].value",),
+        FieldChange("spec.args", ["a", "b", "c"], ["a", "c", "d", "e"]),
+        FieldChange(
+            mounts,
+            [{"name": "data", "mountPath": "/a"}],
+            [
+                {"name": "data", "mountPath": "/a", "readOnly": True},
+                {"name": "data", "mountPath": "/b"},
+            ],
+        ),
     )
-    text = run("preview", [StepStarted(masked)], show_diff=True)
-    assert text.splitlines()[1] == (
-        f'    ~ {env}: [{{"name":"A","value":"[secret]"}},{{"name":"GONE","value":"g"}},'
-        '{"name":"B","value… → [{"name":"A","value":"[secret]"},{"name":"NEW","value":"x"}]'
-    )
+    text = run("preview", [StepStarted(update)], show_diff=True)
+    assert text.splitlines()[1:] == [
+        '    - spec.args[1]: "b"',
+        '    + spec.args[2]: "d"',
+        '    + spec.args[3]: "e"',
+        f"    + {mounts}[mountPath=/a].readOnly: true",
+        f'    + {mounts}[mountPath=/b]: {{"name":"data","mountPath":"/b"}}',
+    ]
 
 
 def test_without_diff_no_field_is_printed() -> None:
