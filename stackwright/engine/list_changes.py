@@ -38,45 +38,54 @@ def readable_changes(step: Step) -> list[FieldChange]:
     whose items moved or whose length changed told item by item."""
     olds = list(step.old.secret_paths) if step.old else []
     news = list(step.new.secret_paths) if step.new else []
-    lists = _shifted_lists(step)
+    old = step.old.inputs if step.old else ABSENT
+    new = step.new.inputs if step.new else ABSENT
+    return [
+        told
+        for change in _regrouped(list(step.changes), old, new)
+        for told in _told(change, olds, news, "")
+    ]
+
+
+def _regrouped(changes: list[FieldChange], old: Any, new: Any) -> list[FieldChange]:
+    """`changes` of `old` into `new` with the per-index changes of each keyed list whose
+    items do not line up (an entry removed and another added, the length the same: they
+    would read as renames) made one change of the whole list, in the place of its first."""
+    lists = _shifted_lists(changes, old, new)
+    if not lists:
+        return changes
     out: list[FieldChange] = []
     told: set[Keys] = set()
-    for change in step.changes:
+    for change in changes:
         keys = change_keys(change)
         at = next((p for p in lists if keys[: len(p)] == p and len(keys) > len(p)), None)
         if at is None:
-            out += _told(change, olds, news, "")
-        elif at not in told:  # the first of its list's per-index changes tells them all
+            out.append(change)
+        elif at not in told:
             told.add(at)
-            path = _path(at)
-            whole = FieldChange(path, _value(step.old, at), _value(step.new, at))
-            out += _told(whole, olds, news, "")
+            out.append(FieldChange(_path(at), _value(old, at), _value(new, at)))
     return out
 
 
-def _shifted_lists(step: Step) -> list[Keys]:
-    """The keyed lists of one length whose items do not line up (an entry removed and
-    another added): the plan's per-index changes there would read as renames."""
-    if step.old is None or step.new is None:
-        return []
+def _shifted_lists(changes: list[FieldChange], old: Any, new: Any) -> list[Keys]:
     found: list[Keys] = []
-    for change in step.changes:
+    for change in changes:
         keys = change_keys(change)
         if len(keys) < 2 or not isinstance(keys[-2], int) or keys[-1] not in ITEM_KEYS:
             continue
         at = keys[:-2]
-        old, new = _value(step.old, at), _value(step.new, at)
-        if isinstance(old, list) and isinstance(new, list) and _item_key(old, new) == keys[-1]:
+        before, after = _value(old, at), _value(new, at)
+        lists = isinstance(before, list) and isinstance(after, list)
+        if lists and _item_key(before, after) == keys[-1]:
             found.append(at)
     # An outer list told by item tells what changed in the lists within it too.
     return [p for p in found if not any(p[: len(o)] == o and p != o for o in found)]
 
 
-def _value(state: Any, keys: Keys) -> Any:
-    value = state.inputs if state is not None else None
+def _value(value: Any, keys: Keys) -> Any:
     for key in keys:
         try:
-            value = value[key]  # type: ignore[index]
+            value = value[key]
         except (KeyError, IndexError, TypeError):
             return ABSENT
     return value
@@ -169,7 +178,8 @@ def _changed(pair: _Item) -> list[_Item]:
     name, change, old_secrets, new_secrets = pair
     if change.kind != "update":
         return [pair]
-    return [(name, part, old_secrets, new_secrets) for part in diff(change.old, change.new)]
+    parts = _regrouped(diff(change.old, change.new), change.old, change.new)
+    return [(name, part, old_secrets, new_secrets) for part in parts]
 
 
 def _spelled(items: list[Any]) -> list[str]:

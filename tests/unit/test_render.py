@@ -1028,3 +1028,27 @@ def test_a_programs_message_quoting_a_secret_shows_it_masked() -> None:
         renderer(Summary("up", True, {}, {}, 0.1))
         assert "hunter2" not in out.getvalue() and "[secret]" in out.getvalue()
     assert safe_event(event) == Log("", "password is [secret]", "warning")
+
+
+def test_entries_shifted_in_a_list_within_an_entry_of_a_list_that_grew() -> None:
+    """A sidecar added and the main container's env shifted: told entry by entry in both."""
+    containers = "spec.template.spec.containers"
+    update = step(
+        Op.UPDATE,
+        DEPLOY,
+        "api",
+        FieldChange(
+            containers,
+            [{"name": "web", "env": [{"name": "A", "value": "a"}, {"name": "B", "value": "b"}]}],
+            [
+                {"name": "web", "env": [{"name": "B", "value": "b"}, {"name": "C", "value": "c"}]},
+                {"name": "proxy", "image": "envoy"},
+            ],
+        ),
+    )
+    text = run("preview", [StepStarted(update)], show_diff=True)
+    assert text.splitlines()[1:] == [
+        f'    - {containers}[name=web].env[name=A]: {{"name":"A","value":"a"}}',
+        f'    + {containers}[name=web].env[name=C]: {{"name":"C","value":"c"}}',
+        f'    + {containers}[name=proxy]: {{"name":"proxy","image":"envoy"}}',
+    ]
