@@ -162,11 +162,14 @@ def _items(change: FieldChange, olds: list[str], news: list[str]) -> list[_Item]
         if tag == "equal":
             continue
         if tag == "replace" and i2 - i1 == j2 - j1:  # changed in place: told field by field
-            out += [
-                c
-                for i, j in zip(range(i1, i2), range(j1, j2), strict=True)
-                for c in _changed(item(f"[{j}]", i, j))
-            ]
+            for i, j in zip(range(i1, i2), range(j1, j2), strict=True):
+                pair = item(f"[{j}]", i, j)
+                # Only its place makes them one: a secret on one side masks itself alone.
+                out += (
+                    [item(f"[{i}]", i, None), item(f"[{j}]", None, j)]
+                    if pair[2] or pair[3]
+                    else _changed(pair)
+                )
             continue
         out += [item(f"[{i}]", i, None) for i in range(i1, i2)]
         out += [item(f"[{j}]", None, j) for j in range(j1, j2)]

@@ -1052,3 +1052,19 @@ def test_entries_shifted_in_a_list_within_an_entry_of_a_list_that_grew() -> None
         f'    + {containers}[name=web].env[name=C]: {{"name":"C","value":"c"}}',
         f'    + {containers}[name=proxy]: {{"name":"proxy","image":"envoy"}}',
     ]
+
+
+def test_an_unkeyed_secret_item_is_not_paired_with_the_plain_one_in_its_place() -> None:
+    """Only their place makes the secret and the plain argument one item: each is told on
+    its own, the plain one shown."""
+    urn = make_urn("dev", "shop", DEPLOY, "api")
+    old = ResourceState(
+        urn, DEPLOY, inputs={"args": ["a", "s3cr3t", "x"]}, secret_paths=("args[1]",)
+    )
+    new = ResourceState(urn, DEPLOY, inputs={"args": ["a", "c", "x", "y"]})
+    update = Step(Op.UPDATE, urn, old, new, tuple(diff(old.inputs, new.inputs)))
+    assert run("preview", [StepStarted(update)], show_diff=True).splitlines()[1:] == [
+        "    - args[1]: [secret]",
+        '    + args[1]: "c"',
+        '    + args[3]: "y"',
+    ]
