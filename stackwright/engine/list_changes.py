@@ -23,7 +23,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from stackwright.engine.drift import ITEM_KEYS
-from stackwright.engine.events import shown_change
+from stackwright.engine.events import shown_change, within
 from stackwright.engine.plan import ABSENT, FieldChange, Step, change_keys, diff
 from stackwright.model import paths_below
 from stackwright.sdk.output import PathKey, join_path
@@ -127,6 +127,8 @@ def _items(change: FieldChange, olds: list[str], news: list[str]) -> list[_Item]
     old, new = change.old, change.new
     if not (isinstance(old, list) and isinstance(new, list)):
         return None
+    if change.path and within(change.path, [*olds, *news]):
+        return None  # the list is in a secret
     old_below = paths_below(olds, change.path) if change.path else olds
     new_below = paths_below(news, change.path) if change.path else news
     if "" in old_below or "" in new_below:
@@ -179,8 +181,8 @@ def _items(change: FieldChange, olds: list[str], news: list[str]) -> list[_Item]
 def _changed(pair: _Item) -> list[_Item]:
     """An item on both sides, split into its field changes (none if it is the same)."""
     name, change, old_secrets, new_secrets = pair
-    if change.kind != "update":
-        return [pair]
+    if change.kind != "update" or "" in old_secrets or "" in new_secrets:
+        return [pair]  # added, removed, or one secret: told (and masked) whole
     parts = _regrouped(diff(change.old, change.new), change.old, change.new)
     return [(name, part, old_secrets, new_secrets) for part in parts]
 

@@ -1068,3 +1068,26 @@ def test_an_unkeyed_secret_item_is_not_paired_with_the_plain_one_in_its_place() 
         '    + args[1]: "c"',
         '    + args[3]: "y"',
     ]
+
+
+def test_an_entry_that_is_one_secret_and_a_list_within_a_secret_stay_masked_whole() -> None:
+    entry = {"name": "TOKEN", "value": "s3cr3t"}
+    moved = env_step(
+        [{"name": "A", "value": "1"}, entry],
+        [{**entry, "value": "s3cr3t-2"}],
+        f"{ENV}[1]",
+        f"{ENV}[0]",
+    )
+    assert run("preview", [StepStarted(moved)], show_diff=True).splitlines()[1:] == [
+        f'    - {ENV}[name=A]: {{"name":"A","value":"1"}}',
+        f"    ~ {ENV}[name=TOKEN]: [secret] → [secret]",
+    ]
+    within = env_step(
+        [{"name": "A", "value": "1"}],
+        [{"name": "A", "value": "1"}, {"name": "B", "value": "s3cr3t"}],
+        "spec.template",
+        "spec.template",
+    )
+    assert run("preview", [StepStarted(within)], show_diff=True).splitlines()[1:] == [
+        f"    ~ {ENV}: [secret] → [secret]"
+    ]
