@@ -147,13 +147,25 @@ def _items(change: FieldChange, olds: list[str], news: list[str]) -> list[_Item]
 
     out: list[_Item] = []
     if key is not None:
+
+        def named(i: int | None, j: int | None, value: Any) -> str:
+            # By its place where its key is secret on a side (or the whole entry is): the
+            # label would show it.
+            hidden = [
+                *(paths_below(old_below, f"[{i}]") if i is not None else ()),
+                *(paths_below(new_below, f"[{j}]") if j is not None else ()),
+            ]
+            if "" in hidden or within(key, hidden):
+                return f"[{j if j is not None else i}]"
+            return f"[{key}={value}]"
+
         after = {entry[key]: j for j, entry in enumerate(new)}
         before = {entry[key] for entry in old}
         for i, entry in enumerate(old):
             j = after.get(entry[key])
-            out += _changed(item(f"[{key}={entry[key]}]", i, j))
+            out += _changed(item(named(i, j, entry[key]), i, j))
         out += [
-            item(f"[{key}={entry[key]}]", None, j)
+            item(named(None, j, entry[key]), None, j)
             for j, entry in enumerate(new)
             if entry[key] not in before
         ]

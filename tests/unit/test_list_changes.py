@@ -31,7 +31,11 @@ Entry = tuple[str, str, str]
 
 
 def side(env: list[Entry]) -> ResourceState:
-    values = [{"name": n, "value": f"S{n}{v}" if secret else v} for n, v, secret in env]
+    # A whole secret entry's name is secret too: spelled `S…` as well.
+    values = [
+        {"name": f"S{n}" if secret == "!" else n, "value": f"S{n}{v}" if secret else v}
+        for n, v, secret in env
+    ]
     paths = tuple(
         f"spec.env[{i}]{'' if secret == '!' else secret}"
         for i, (_, _, secret) in enumerate(env)
@@ -49,6 +53,7 @@ def test_no_secret_shown_and_no_plain_entry_masked(before: list[Entry], after: l
     shown = [(c.path, compact(c.old, None), compact(c.new, None)) for c in readable_changes(step)]
     text = repr(shown)
     assert '"S' not in text and "'S" not in text
+    assert "=S" not in text  # nor a secret entry's name in a label (`env[name=…]`)
     # Where an entry is secret on some side: its name, or its index on that side (a list
     # whose entries line up is told index by index, as the plan compares it).
     secret_at = {
@@ -59,10 +64,19 @@ def test_no_secret_shown_and_no_plain_entry_masked(before: list[Entry], after: l
     for path, *values in shown:
         if "[secret]" in repr(values):
             assert any(at in path for at in secret_at), shown
-    names = [n for n, _, _ in before] == [n for n, _, _ in after]
-    changed: dict[str, Any] = {n: v for n, v, _ in after}
-    for i, (name, value, _) in enumerate(before):
+    def named(env: list[Entry]) -> list[str]:
+        return [f"S{n}" if secret == "!" else n for n, _, secret in env]
+
+    names = named(before) == named(after)
+    changed: dict[str, Any] = {n: v for n, (_, v, _) in zip(named(after), after, strict=True)}
+    for i, (name, (_, value, secret)) in enumerate(zip(named(before), before, strict=True)):
         if name in changed and changed[name] == value:
+            continue
+        if secret == "!":  # its name is secret: told by a place, masked
+            assert any(
+                path.startswith("spec.env") and "[secret]" in repr(values)
+                for path, *values in shown
+            ), shown
             continue
         # Every entry that changed is told: under its name, or its index where they line up.
         told = f"spec.env[{i}]" if names else f"[name={name}]"

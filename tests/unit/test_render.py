@@ -1080,7 +1080,8 @@ def test_an_entry_that_is_one_secret_and_a_list_within_a_secret_stay_masked_whol
     )
     assert run("preview", [StepStarted(moved)], show_diff=True).splitlines()[1:] == [
         f'    - {ENV}[name=A]: {{"name":"A","value":"1"}}',
-        f"    ~ {ENV}[name=TOKEN]: [secret] → [secret]",
+        # Its name is part of the secret: told by its place (the new one), not `[name=TOKEN]`.
+        f"    ~ {ENV}[0]: [secret] → [secret]",
     ]
     within = env_step(
         [{"name": "A", "value": "1"}],
