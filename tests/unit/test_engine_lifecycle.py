@@ -2561,6 +2561,16 @@ def test_a_provider_that_reaches_the_same_cluster_replaces_nothing(tmp_path: Pat
         backend.close()
 
 
+def _moved_within_the_cluster(stack: Stack, declare: Callable[[str | None], Declare]) -> None:
+    """Up through the stack's default provider, then preview and up through `home-admin`,
+    another provider of the same cluster: nothing replaced or deleted."""
+    assert stack.up(declare(None)).ok
+    for run in (stack.preview, stack.up):
+        summary = run(declare("home-admin"))
+        assert summary.ok, summary.failures
+        assert not any(op in ("replace", "delete") for op, _ in stack.started())
+
+
 def test_a_patch_and_a_release_moved_to_a_provider_of_the_same_cluster_are_not_replaced(
     tmp_path: Path,
 ) -> None:
@@ -2589,11 +2599,7 @@ def test_a_patch_and_a_release_moved_to_a_provider_of_the_same_cluster_are_not_r
         return program
 
     try:
-        assert stack.up(declare(None)).ok
-        for run in (stack.preview, stack.up):
-            summary = run(declare("home-admin"))
-            assert summary.ok, summary.failures
-            assert not any(op in ("replace", "delete") for op, _ in stack.started())
+        _moved_within_the_cluster(stack, declare)
         assert home.calls_to("delete", "release_uninstall") == []
         assert home.find("ConfigMap", "theirs")["data"] == {"x": "1", "y": "2"}  # type: ignore[index]
     finally:
@@ -2625,11 +2631,7 @@ def test_a_component_whose_children_move_to_a_provider_of_the_same_cluster_is_no
         return program
 
     try:
-        assert stack.up(declare(None)).ok
-        for run in (stack.preview, stack.up):
-            summary = run(declare("home-admin"))
-            assert summary.ok, summary.failures
-            assert not any(op in ("replace", "delete") for op, _ in stack.started())
+        _moved_within_the_cluster(stack, declare)
         assert home.calls_to("delete") == []
         assert stack.recorded("urn:sw:dev::shop::acme:App::app").provider.endswith("::explicit")
         assert stack.up(declare("home-admin")).counts == {"same": 3}
