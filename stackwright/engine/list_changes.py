@@ -24,7 +24,7 @@ from typing import Any
 
 from stackwright.engine.drift import ITEM_KEYS
 from stackwright.engine.events import shown_change, within
-from stackwright.engine.plan import ABSENT, FieldChange, Step, change_keys, diff
+from stackwright.engine.plan import ABSENT, FieldChange, Step, change_keys, diff, lookup
 from stackwright.model import paths_below
 from stackwright.sdk.output import PathKey, join_path
 
@@ -63,7 +63,7 @@ def _regrouped(changes: list[FieldChange], old: Any, new: Any) -> list[FieldChan
             out.append(change)
         elif at not in told:
             told.add(at)
-            out.append(FieldChange(_path(at), _value(old, at), _value(new, at)))
+            out.append(FieldChange(_path(at), lookup(old, at), lookup(new, at)))
     return out
 
 
@@ -74,21 +74,12 @@ def _shifted_lists(changes: list[FieldChange], old: Any, new: Any) -> list[Keys]
         if len(keys) < 2 or not isinstance(keys[-2], int) or keys[-1] not in ITEM_KEYS:
             continue
         at = keys[:-2]
-        before, after = _value(old, at), _value(new, at)
+        before, after = lookup(old, at), lookup(new, at)
         lists = isinstance(before, list) and isinstance(after, list)
         if lists and _item_key(before, after) == keys[-1]:
             found.append(at)
     # An outer list told by item tells what changed in the lists within it too.
     return [p for p in found if not any(p[: len(o)] == o and p != o for o in found)]
-
-
-def _value(value: Any, keys: Keys) -> Any:
-    for key in keys:
-        try:
-            value = value[key]
-        except (KeyError, IndexError, TypeError):
-            return ABSENT
-    return value
 
 
 def _path(keys: Keys) -> str:

@@ -311,7 +311,8 @@ def _has(obj: Any, key: PathKey) -> bool:
     return isinstance(key, int) and isinstance(obj, list) and -len(obj) <= key < len(obj)
 
 
-def _lookup(obj: Any, keys: Sequence[PathKey]) -> Any:
+def lookup(obj: Any, keys: Sequence[PathKey]) -> Any:
+    """The value at `keys` in `obj`, or ABSENT where there is none."""
     for key in keys:
         if not _has(obj, key):
             return _ABSENT
@@ -338,7 +339,7 @@ def _expand(obj: Any, pattern: Sequence[PathKey]) -> list[tuple[str | int, ...]]
     if isinstance(head, (str, int)):
         if not rest:
             return [(head,)]
-        return [(head, *tail) for tail in _expand(_lookup(obj, (head,)), rest)]
+        return [(head, *tail) for tail in _expand(lookup(obj, (head,)), rest)]
     if not isinstance(obj, list):
         return []
     return [(i, *tail) for i, item in enumerate(obj) for tail in _expand(item, rest)]
@@ -383,7 +384,7 @@ def with_ignored(
         pattern = _keys(path)
         concrete = dict.fromkeys([*_expand(result, pattern), *_expand(old, pattern)])
         for keys in concrete:
-            _store(result, keys, _copy(_lookup(old, keys)))
+            _store(result, keys, _copy(lookup(old, keys)))
     return result
 
 
@@ -413,7 +414,7 @@ def _touches(change: FieldChange, rule: Immutable) -> bool:
         rest = field_keys[len(keys) :]
         if any(k is ANY_INDEX for k in rest):
             return True
-        old, new = (_lookup(v, _expand(v, rest)[0]) for v in (change.old, change.new))
+        old, new = (lookup(v, _expand(v, rest)[0]) for v in (change.old, change.new))
         return bool(old != new)
     return False
 
