@@ -87,6 +87,9 @@ _WORKLOADS = frozenset(
     {"Pod", "Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "Job", "CronJob",
      "ReplicationController"}
 )  # fmt: skip
+_WEBHOOK_CONFIGURATIONS = frozenset(
+    {"ValidatingWebhookConfiguration", "MutatingWebhookConfiguration"}
+)
 
 Key = Callable[[Obj], Hashable | None]
 Keys = Callable[[Obj], Iterable[Hashable]]
@@ -221,6 +224,57 @@ def _token_account(then: Obj) -> tuple[str, str] | None:
 
 _ACCOUNT_NAME = "kubernetes.io/service-account.name"
 
+
+def _pod_classes(then: Obj) -> tuple[tuple[str, str], ...]:
+    """(kind, name) of the PriorityClass and RuntimeClass a workload's pods name."""
+    spec = _pod_spec(then)
+    named = (("PriorityClass", "priorityClassName"), ("RuntimeClass", "runtimeClassName"))
+    return tuple(
+        (kind, spec[key]) for kind, key in named if isinstance(spec.get(key), str) and spec[key]
+    )
+
+
+def _service_keys(ref: Any) -> tuple[tuple[str, str], ...]:
+    """The keys of the Service a webhook's or an APIService's `service` names: its namespace
+    and name, and its name alone, as a Service declared without a namespace (the provider's
+    default one, not known here) may be the one: waiting for it too only orders."""
+    if not isinstance(ref, Mapping) or not isinstance(ref.get("name"), str) or not ref["name"]:
+        return ()
+    namespace = ref.get("namespace")
+    if not isinstance(namespace, str) or not namespace:
+        return (("", ref["name"]),)
+    return ((namespace, ref["name"]), ("", ref["name"]))
+
+
+def _services_called(then: Obj) -> set[tuple[str, str]]:
+    """Keys (`_service_keys`) of the Services an object sends requests to: each webhook of a
+    webhook configuration, an APIService's, a CRD's conversion webhook's."""
+    spec = _map(then.get("spec"))
+    kind = _kind(then)
+    if kind in _WEBHOOK_CONFIGURATIONS:
+        refs = [_map(w.get("clientConfig")).get("service") for w in _dicts(then.get("webhooks"))]
+    elif kind == "APIService":
+        refs = [spec.get("service")]
+    else:  # a CustomResourceDefinition
+        webhook = _map(_map(spec.get("conversion")).get("webhook"))
+        refs = [_map(webhook.get("clientConfig")).get("service")]
+    return {key for ref in refs for key in _service_keys(ref)}
+
+
+def _served_version(first: Obj) -> tuple[str, str] | None:
+    """(group, version) an APIService has an aggregated server serve; None for a local one
+    (no `service`: the API server's own group)."""
+    spec = _map(first.get("spec"))
+    if _kind(first) != "APIService" or not isinstance(spec.get("service"), Mapping):
+        return None
+    return (str(spec.get("group", "")), str(spec.get("version", "")))
+
+
+def _group_version(then: Obj) -> tuple[str, str]:
+    group, _, version = str(then.get("apiVersion", "")).rpartition("/")
+    return group, version
+
+
 #: match name → (key of a first object, keys of a waiting object)
 MATCHES: dict[str, tuple[Key, Keys]] = {
     # The Namespace named by the object's metadata.namespace.
@@ -240,6 +294,15 @@ MATCHES: dict[str, tuple[Key, Keys]] = {
         lambda first: (_metadata(first, "namespace"), _metadata(first, "name")),
         _one(_token_account),
     ),
+    # The PriorityClass and RuntimeClass the workload's pods name (both cluster-wide).
+    "its-pods-run-as": (lambda first: (_kind(first), _metadata(first, "name")), _pod_classes),
+    # The Service a webhook, an APIService or a conversion webhook calls.
+    "the-service-it-calls": (
+        lambda first: (_metadata(first, "namespace"), _metadata(first, "name")),
+        _services_called,
+    ),
+    # The APIService whose aggregated server serves the object's group and version.
+    "its-api-service": (_served_version, _one(_group_version)),
     # Anything in the same namespace ("" being the provider's default one).
     "same-namespace": (
         lambda first: _metadata(first, "namespace"),
@@ -315,6 +378,38 @@ RULES: tuple[Rule, ...] = (
         _WORKLOADS,
         "any",
         "a workload whose permissions are missing crash-loops until they appear",
+    ),
+    Rule(
+        "pod-classes-before-workloads",
+        frozenset({"PriorityClass", "RuntimeClass"}),
+        _WORKLOADS,
+        "its-pods-run-as",
+        "pods naming a PriorityClass or RuntimeClass that does not exist are refused at "
+        "admission, and their controller tries again only after growing delays",
+    ),
+    Rule(
+        "limits-before-workloads",
+        frozenset({"LimitRange", "ResourceQuota"}),
+        _WORKLOADS,
+        "same-namespace",
+        "a LimitRange's defaults and a ResourceQuota's bounds apply only to pods created "
+        "after them",
+    ),
+    Rule(
+        "services-before-their-webhooks",
+        frozenset({"Service"}),
+        _WEBHOOK_CONFIGURATIONS | {"APIService", "CustomResourceDefinition"},
+        "the-service-it-calls",
+        "a webhook whose Service has no ready endpoint fails every request it intercepts "
+        "(the stack's own later objects too), and an APIService or a CRD's conversion "
+        "without theirs serves nothing",
+    ),
+    Rule(
+        "apiservice-before-its-objects",
+        frozenset({"APIService"}),
+        None,
+        "its-api-service",
+        "an aggregated API's kinds are served only once its APIService is Available",
     ),
     Rule(
         "storageclass-before-claims",

@@ -631,6 +631,29 @@ def test_a_deployment_naming_a_missing_priority_class_fails_the_up_quickly_namin
     assert refusals[0].endswith("no PriorityClass with name business-critical was found")
 
 
+def test_a_priority_class_declared_after_the_deployment_naming_it_is_made_first(
+    new_project: Any, cluster: LiveCluster
+) -> None:
+    """Nothing in the program orders them: Kubernetes' rule does (pod-classes-before-workloads),
+    so the Deployment's pods are not refused by the Priority admission on the way."""
+    p = new_project()
+    cluster.kubectl("create", "namespace", p.ns)  # nothing else for the Deployment to wait for
+    p.program(
+        """
+        spec = app_spec("web")
+        spec["template"]["spec"]["priorityClassName"] = "business-critical"
+        k8s.apps.v1.Deployment("web", metadata={"name": "web", "namespace": NS}, spec=spec)
+        k8s.scheduling.v1.PriorityClass("critical", metadata={"name": "business-critical"},
+                                        value=1000)
+        """
+    )
+    done = p.up()
+    order = [(e["event"], e.get("name")) for e in done.events]
+    assert order.index(("step-done", "critical")) < order.index(("step-started", "web")), order
+    pods = json.loads(cluster.kubectl("get", "pods", "-n", p.ns, "-o", "json").stdout)["items"]
+    assert [pod["spec"]["priority"] for pod in pods] == [1000]
+
+
 def test_a_limit_range_default_shows_in_the_pods_resources(
     new_project: Any, cluster: LiveCluster
 ) -> None:

@@ -62,6 +62,10 @@ def test_rules_are_data_with_reasons() -> None:
         "account-before-its-token-secrets",
         "rbac-before-workloads",
         "cluster-rbac-before-workloads",
+        "pod-classes-before-workloads",
+        "limits-before-workloads",
+        "services-before-their-webhooks",
+        "apiservice-before-its-objects",
         "storageclass-before-claims",
         "ingressclass-before-ingresses",
     ]
@@ -223,6 +227,94 @@ def test_an_account_before_its_token_secrets_only() -> None:
     )
     assert graph.needs["token"] == {"ci"} and graph.needs["opaque"] == graph.needs["other"] == set()
     assert graph.why("token", "ci") == "account-before-its-token-secrets"
+
+
+def test_the_classes_a_workloads_pods_name_before_it() -> None:
+    # The Priority and RuntimeClass admission plugins refuse a pod naming a class that is
+    # not there; its ReplicaSet tries again only after a growing back-off.
+    scheduling, node_api = "scheduling.k8s.io/v1", "node.k8s.io/v1"
+    graph = Graph(
+        [
+            node("web", deploy("web", "apps", priorityClassName="high", runtimeClassName="gv")),
+            node("plain", deploy("plain", "apps")),
+            node("high", obj("PriorityClass", "high", api_version=scheduling, value=1000)),
+            node("low", obj("PriorityClass", "low", api_version=scheduling, value=1)),
+            node("gv", obj("RuntimeClass", "gv", api_version=node_api, handler="runsc")),
+            node("runc", obj("RuntimeClass", "high", api_version=node_api, handler="runc")),
+        ]
+    )
+    assert graph.needs["web"] == {"high", "gv"} and graph.needs["plain"] == set()
+    assert graph.why("web", "high") == "pod-classes-before-workloads"
+
+
+def test_a_namespaces_limits_and_quotas_before_its_workloads() -> None:
+    graph = Graph(
+        [
+            node("web", deploy("web", "apps")),
+            node("other", deploy("other", "other")),
+            node("limits", obj("LimitRange", "defaults", "apps")),
+            node("quota", obj("ResourceQuota", "compute", "apps")),
+        ]
+    )
+    assert graph.needs["web"] == {"limits", "quota"} and graph.needs["other"] == set()
+    assert graph.order[-1] == "web" and graph.why("web", "quota") == "limits-before-workloads"
+
+
+def test_webhooks_an_api_service_and_a_conversion_wait_for_the_service_they_call() -> None:
+    def called(namespace: str, name: str) -> dict[str, Any]:
+        return {"clientConfig": {"service": {"namespace": namespace, "name": name}}}
+
+    def configuration(kind: str, *webhooks: dict[str, Any]) -> dict[str, Any]:
+        admission = "admissionregistration.k8s.io/v1"
+        return obj(kind, kind.lower(), api_version=admission, webhooks=list(webhooks))
+
+    conversion = {"strategy": "Webhook", "webhook": called("certs", "convert")}
+    api = {"group": "metrics.k8s.io", "version": "v1beta1", "service": {"name": "metrics"}}
+    registration = "apiregistration.k8s.io/v1"
+    validate = configuration(
+        "ValidatingWebhookConfiguration", {"name": "a", **called("certs", "hook")}, {"name": "b"}
+    )
+    mutate = configuration("MutatingWebhookConfiguration", {"name": "c", **called("o", "hook")})
+    api_service = obj("APIService", "v1beta1.metrics.k8s.io", api_version=registration, spec=api)
+    graph = Graph(
+        [
+            node("validate", validate),
+            node("mutate", mutate),
+            node("crd", {**CRD, "spec": {**CRD["spec"], "conversion": conversion}}),
+            node("api", api_service),
+            node("hook", obj("Service", "hook", "certs")),
+            node("convert", obj("Service", "convert", "certs")),
+            node("metrics", obj("Service", "metrics", "kube-system")),
+            # Declared without a namespace: it may be in the one the webhook names.
+            node("unplaced", obj("Service", "hook")),
+        ]
+    )
+    assert graph.needs["validate"] == {"hook", "unplaced"}
+    assert graph.needs["mutate"] == {"unplaced"}  # the hook of certs is not the one of o
+    assert graph.needs["crd"] == {"convert"} and graph.needs["api"] == set()
+    assert graph.why("validate", "hook") == "services-before-their-webhooks"
+    # Deleted the other way round: a webhook configuration goes before the Service it calls.
+    assert graph.order.index("hook") < graph.order.index("validate")
+
+
+def test_an_aggregated_apis_objects_wait_for_its_api_service() -> None:
+    def api_service(group: str, version: str, **service: str) -> dict[str, Any]:
+        spec = {"group": group, "version": version, **({"service": service} if service else {})}
+        registration = "apiregistration.k8s.io/v1"
+        return obj("APIService", f"{version}.{group}", api_version=registration, spec=spec)
+
+    graph = Graph(
+        [
+            node("usage", obj("Usage", "u", "apps", api_version="metrics.example.com/v1")),
+            node("older", obj("Usage", "o", "apps", api_version="metrics.example.com/v1beta1")),
+            node("apps", deploy("web", "apps")),
+            node("api", api_service("metrics.example.com", "v1", namespace="m", name="server")),
+            node("local", api_service("apps", "v1")),  # the API server's own: no service
+        ]
+    )
+    assert graph.needs["usage"] == {"api"} and graph.needs["older"] == set()
+    assert graph.needs["apps"] == set()
+    assert graph.why("usage", "api") == "apiservice-before-its-objects"
 
 
 def test_storageclass_before_claims() -> None:
