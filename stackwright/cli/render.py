@@ -106,6 +106,19 @@ OP_DISPLAY: dict[Op, OpDisplay] = {
 
 _BY_VALUE: dict[str, OpDisplay] = {op.value: display for op, display in OP_DISPLAY.items()}
 
+#: A delete that leaves the object in the cluster (`retain_on_delete`), said so in each of its
+#: lines as Pulumi's `delete[retain]`: its summary count stays a delete's.
+_RETAINED = OpDisplay("-", "red", "delete [retain]", "deleted [retain]", "to delete")
+
+
+def op_display(step: Step) -> OpDisplay:
+    """How a step's operation is said: a retained delete as one."""
+    old = step.old
+    if step.op is Op.DELETE and old is not None and old.retain_on_delete and old.custom:
+        return _RETAINED
+    return OP_DISPLAY[step.op]
+
+
 #: What the live display's root says while the operation runs.
 _ACTIVITY = {
     "preview": "previewing",
@@ -186,7 +199,7 @@ def _symbol(display: OpDisplay) -> str:
 
 def step_line(step: Step) -> Text:
     """`+ create  kubernetes:core/v1:ConfigMap  app-config`, with replacement reasons."""
-    display = OP_DISPLAY[step.op]
+    display = op_display(step)
     type_, name = step_type_and_name(step)
     text = Text.assemble((f"{_symbol(display)}{display.verb}", display.style), f"  {type_}  {name}")
     if step.replace_reasons:
@@ -258,7 +271,7 @@ def _text_lines(old: str, new: str) -> list[Text]:
 def done_line(step: Step, elapsed: float, *, with_type: bool, with_symbol: bool = False) -> Text:
     """`  created  app-config (0.05s)`, with the type where names collide; the live display
     adds the symbol and always the type."""
-    display = OP_DISPLAY[step.op]
+    display = op_display(step)
     type_, name = step_type_and_name(step)
     if with_symbol:
         return Text.assemble(
@@ -298,7 +311,7 @@ def _skipped(future: bool) -> str:
 def skipped_line(step: Step, reason: str, *, future: bool) -> Text:
     """`  not previewed  ~ update  kubernetes:apps/v1:Deployment  web (… failed …)`: the
     step's operation as planned, marked as not taken, never a line of a step that runs."""
-    display = OP_DISPLAY[step.op]
+    display = op_display(step)
     type_, name = step_type_and_name(step)
     return Text.assemble(
         (f"  {_skipped(future)}  ", "dim"),
@@ -751,7 +764,7 @@ class LiveRenderer(Renderer):
         return Text.assemble((stack, "bold"), (f"  {_ACTIVITY[self._kind]}", "dim"))
 
     def _row_label(self, row: _Running, now: float) -> Text:
-        display = OP_DISPLAY[row.step.op]
+        display = op_display(row.step)
         type_, name = step_type_and_name(row.step)
         text = Text.assemble(
             (f"{_symbol(display)}{display.verb}", display.style),

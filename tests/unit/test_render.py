@@ -504,6 +504,32 @@ def test_destroy_and_an_empty_summary() -> None:
     assert run("up", [stopped]).startswith("Resources:\n    none done\nDuration: 0.0s\n")
 
 
+def test_a_retained_delete_says_so_in_each_of_its_lines_and_counts_as_a_delete() -> None:
+    # As Pulumi's `delete[retain]`: a plain `delete` of an object `retain_on_delete` keeps
+    # alarms whoever reads the preview (pulumi/pulumi#12030).
+    kept = step(Op.DELETE, SECRET, "kept", retain_on_delete=True)
+    text = run(
+        "destroy",
+        [
+            StepStarted(kept),
+            StepDone(kept, True, 0.1),
+            Summary("destroy", True, {"delete": 1}, elapsed=0.2),
+        ],
+    )
+    assert text.startswith(
+        "- delete [retain]  kubernetes:core/v1:Secret  kept\n  deleted [retain]  kept (0.10s)\n"
+    )
+    assert "    - 1 deleted\n" in text
+    preview = run("preview", [StepStarted(kept), StepSkipped(kept, "x failed")])
+    assert preview.startswith("- delete [retain]  kubernetes:core/v1:Secret  kept\n")
+    assert (
+        "  not previewed  - delete [retain]  kubernetes:core/v1:Secret  kept (x failed)" in preview
+    )
+    # A component keeps nothing in the cluster: its delete is one.
+    component = step(Op.DELETE, COMPONENT, "app", custom=False, retain_on_delete=True)
+    assert run("destroy", [StepStarted(component)]).startswith("- delete  acme:web:App  app\n")
+
+
 def test_outputs_are_listed_by_name_whatever_the_operation() -> None:
     # An up listed them in program order, a refresh as stored: the same stack's outputs
     # came in two orders. By name, as `stack output` and Pulumi's display list them.
