@@ -225,6 +225,19 @@ _PULUMI_SPELLINGS: dict[str, str] = {
     ),
     "stackwright.kubernetes.kustomize.v2": "Stackwright has no version modules here: "
     "`k8s.kustomize.Directory`",
+    # helm.v3.Chart's (release_name, config, opts): its config's fields are the chart's own.
+    **dict.fromkeys(
+        ("stackwright.kubernetes.helm.ChartOpts", "stackwright.kubernetes.helm.LocalChartOpts"),
+        "Stackwright has no ChartOpts: pass its fields to k8s.helm.Chart as keyword "
+        "arguments, Chart(name, chart=..., values=..., namespace=..., opts=...) (LocalChartOpts' "
+        "path is chart=; FetchOpts' repo and version are repository_opts={'repo': ...} and "
+        "version=)",
+    ),
+    "stackwright.kubernetes.helm.FetchOpts": "Stackwright has no FetchOpts: give "
+    "k8s.helm.Chart repository_opts={'repo': URL, 'username': ..., 'password': ...} and "
+    "version=",
+    "stackwright.kubernetes.helm.RepositoryOptsArgs": "repository_opts is a plain dict: "
+    "repository_opts={'repo': URL, 'username': ..., 'password': ...}",
     "stackwright.ROOT_STACK_RESOURCE": "for an alias of a resource that had no parent, "
     "write sw.Alias(parent=None)",
     # Pulumi's `runtime` module holds engine plumbing; a program uses only this of it.

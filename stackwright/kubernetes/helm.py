@@ -122,6 +122,7 @@ from stackwright.kubernetes.yaml import (
     Transformation,
     child_name,
     dropped,
+    source_and_options,
 )
 from stackwright.model import CLUSTER_SCOPED
 from stackwright.sdk.output import (
@@ -183,12 +184,16 @@ class Chart(ComponentResource):
     objects). `version` picks a repository's version.
     `values` override the chart's defaults after `value_files`, in order, as Helm's `-f`
     and `--set` do. The release name is the component's name.
+
+    The second positional argument is the chart (`Chart("web", "./charts/webapp")`) or the
+    options, as Pulumi's helm.v4.Chart takes them (`Chart("web", opts, chart=...)`).
     """
 
     def __init__(
         self,
         name: str,
-        chart: str | os.PathLike[str],
+        chart_or_opts: str | os.PathLike[str] | ResourceOptions | None = None,
+        /,
         version: str | None = None,
         repository_opts: Mapping[str, Any] | None = None,
         values: Mapping[str, Any] | None = None,
@@ -199,7 +204,10 @@ class Chart(ComponentResource):
         resource_prefix: str | None = None,
         skip_await: bool = False,
         opts: ResourceOptions | None = None,
+        *,
+        chart: str | os.PathLike[str] | None = None,
     ) -> None:
+        chart, opts = _chart_and_options("Chart", name, chart_or_opts, chart, opts)
         where = _declared_at()
         what = located(where, f"Helm chart {name!r} ({os.fspath(chart)})")
         for key, given in (("namespace", namespace), ("version", version)):
@@ -1023,12 +1031,16 @@ class Release(CustomResource):
     (`--atomic` before Helm 4): a failed install is uninstalled, a failed upgrade rolled
     back to the last deployed revision, and `up` reports the failure. `max_history`
     bounds the revisions Helm keeps.
+
+    As for `Chart`, the second positional argument is the chart or, as Pulumi's
+    helm.v3.Release takes them, the options (`Release("web", opts, chart=...)`).
     """
 
     def __init__(
         self,
         resource_name: str,
-        chart: str | os.PathLike[str],
+        chart_or_opts: str | os.PathLike[str] | ResourceOptions | None = None,
+        /,
         version: str | None = None,
         repository_opts: Mapping[str, Any] | None = None,
         values: Mapping[str, Any] | None = None,
@@ -1040,7 +1052,10 @@ class Release(CustomResource):
         max_history: int | None = None,
         opts: ResourceOptions | None = None,
         name: str | None = None,
+        *,
+        chart: str | os.PathLike[str] | None = None,
     ) -> None:
+        chart, opts = _chart_and_options("Release", resource_name, chart_or_opts, chart, opts)
         where = _declared_at()
         reference = os.fspath(chart)
         if name is None:
@@ -1076,6 +1091,32 @@ class Release(CustomResource):
         if rollback_on_failure:
             props["rollbackOnFailure"] = True
         super().__init__(RELEASE_TYPE, resource_name, props, opts)
+
+
+def _chart_and_options(
+    label: str,
+    name: str,
+    second: object,
+    chart: str | os.PathLike[str] | None,
+    opts: ResourceOptions | None,
+) -> tuple[str | os.PathLike[str], ResourceOptions | None]:
+    """The chart and options of a Chart or Release, whose second positional argument is
+    either (Pulumi's helm.v4.Chart and helm.v3.Release take the options there); a
+    UsageError at the program's line when no chart is given."""
+    chart, opts = source_and_options(label, name, second, ("chart", chart), opts, _A_CHART)
+    if chart is None:
+        raise UsageError(
+            located(
+                _declared_at(),
+                f"{label} {name!r} names no chart: write {label}({name!r}, chart=...) with a "
+                "local chart's path, a chart name and repository_opts, or an oci:// reference",
+            )
+        )
+    return chart, opts
+
+
+#: What a chart is (for a message).
+_A_CHART = ("a local chart's path, a chart name or an oci:// reference", (str, os.PathLike))
 
 
 def _digest(path: Path) -> str:

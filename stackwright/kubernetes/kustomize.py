@@ -22,7 +22,14 @@ import subprocess
 from collections.abc import Sequence
 
 from stackwright.errors import UsageError
-from stackwright.kubernetes.yaml import ManifestComponent, Reading, Transformation, parse
+from stackwright.kubernetes.yaml import (
+    ManifestComponent,
+    Reading,
+    Transformation,
+    options_once,
+    parse,
+    source_and_options,
+)
 from stackwright.sdk.resource import ResourceOptions
 
 __all__ = ["Directory"]
@@ -83,6 +90,10 @@ def build(directory: str) -> str:
     return result.stdout
 
 
+#: What a Directory's source is (for a message).
+_A_DIRECTORY = ("a kustomization's folder or URL", (str, os.PathLike))
+
+
 class Directory(ManifestComponent):
     """The objects a kustomization builds to, each a child resource."""
 
@@ -92,12 +103,20 @@ class Directory(ManifestComponent):
     def __init__(
         self,
         name: str,
-        directory: str | os.PathLike[str] | None = None,
-        transformations: Sequence[Transformation] | None = None,
+        directory_or_opts: str | os.PathLike[str] | ResourceOptions | None = None,
+        /,
+        transformations: Sequence[Transformation] | ResourceOptions | None = None,
         resource_prefix: str | None = None,
         skip_await: bool = False,
         opts: ResourceOptions | None = None,
+        *,
+        directory: str | os.PathLike[str] | None = None,
     ) -> None:
+        directory, opts = source_and_options(
+            self.LABEL, name, directory_or_opts, ("directory", directory), opts, _A_DIRECTORY
+        )
+        if isinstance(transformations, ResourceOptions):  # Pulumi's (name, directory, opts)
+            opts, transformations = options_once(self.LABEL, name, transformations, opts), None
         path = os.fspath(directory if directory is not None else name)
         source = f"the output of building {path}"
         with Reading(self.LABEL, name):

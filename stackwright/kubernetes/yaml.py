@@ -11,6 +11,11 @@ object updates only that object; the engine orders CRDs and namespaces before wh
 depends on them and waits for readiness as for objects written in Python.
 Multi-document files, `List` kinds, empty documents and comments are handled.
 
+The options go where Pulumi's classes take them, as `opts=` or positionally: second, as
+yaml.v2's (`ConfigFile("app", opts, file=...)`), or after the sources, as yaml's
+(`ConfigFile("app", "app.yaml", opts)`, `ConfigGroup("g", files, yaml, opts)`);
+`k8s.kustomize.Directory` takes them as kustomize.v2's and kustomize's do.
+
 `transformations` are called as `fn(obj, opts)` on every object, in order, before it
 is registered (as Pulumi's): mutate `obj` in place; since `ResourceOptions` is
 immutable, return a new one (e.g. `dataclasses.replace(opts, protect=True)`) to change
@@ -381,6 +386,66 @@ class ManifestComponent(ComponentResource):
         raise UsageError(f"{self.resource_name!r} has no {wanted} {name!r}{where}; it has: {known}")
 
 
+def source_and_options(
+    label: str,
+    name: str,
+    second: object,
+    keyword: tuple[str, Any],
+    opts: ResourceOptions | None,
+    takes: tuple[str, tuple[type, ...]],
+) -> tuple[Any, ResourceOptions | None]:
+    """(source, opts) of a component whose second positional argument is its source, as
+    Stackwright's own examples write it (`ConfigFile("app", "app.yaml")`), or its options,
+    as Pulumi's generated classes take them (yaml.v2, kustomize.v2, helm.v4.Chart,
+    helm.v3.Release: `Chart("web", opts, chart=...)`). `keyword` is the source's keyword
+    and its value given as one; `takes` says what the source is, and its types. A
+    UsageError at the program's line for anything else, or for either given twice."""
+    word, given = keyword
+    if isinstance(second, ResourceOptions):
+        return given, options_once(label, name, second, opts)
+    if second is None:
+        return given, opts
+    what = f"{label} {name!r}"
+    if given is not None:
+        raise UsageError(
+            located(
+                _declared_at(),
+                f"{what}: {word} given twice, as the second argument and as {word}=; give it once",
+            )
+        )
+    description, types = takes
+    if not isinstance(second, types) or isinstance(second, Mapping):
+        kind = type(second).__name__
+        args = isinstance(second, Mapping) or kind.endswith(("Args", "Opts"))
+        raise UsageError(
+            located(
+                _declared_at(),
+                f"{what}: the second argument must be the {word} ({description}) or a "
+                f"ResourceOptions, not a {kind}"
+                + ("; Stackwright takes no args object" if args else "")
+                + f": write {label}({name!r}, {word}=..., opts=sw.ResourceOptions(...))"
+                + (", the other fields as keyword arguments" if args else ""),
+            )
+        )
+    return second, opts
+
+
+def options_once(
+    label: str, name: str, placed: ResourceOptions, opts: ResourceOptions | None
+) -> ResourceOptions:
+    """Options a program put where Pulumi's class takes them positionally, unless `opts=`
+    gives them too (which would leave one of the two unused)."""
+    if opts is not None:
+        raise UsageError(
+            located(
+                _declared_at(),
+                f"{label} {name!r}: ResourceOptions given twice, as a positional argument and "
+                "as opts=; give them once",
+            )
+        )
+    return placed
+
+
 class Reading:
     """Bad input met while reading a component's sources (a missing file, bad YAML) also names
     the component and the program line that declared it, as a Helm chart's does. A class,
@@ -398,6 +463,11 @@ class Reading:
             raise UsageError(located(self.where, f"{self.what} {self.name!r}: {exc}")) from exc
 
 
+#: What a ConfigFile's source is, and what ConfigGroup's `files` are (for a message).
+_A_FILE = ("a path or an http(s) URL", (str, os.PathLike))
+_FILES = ("a path, glob or http(s) URL, or a list of them", (str, os.PathLike, Iterable))
+
+
 class ConfigFile(ManifestComponent):
     """The objects of one YAML file (a path or an http(s) URL), each a child resource."""
 
@@ -407,12 +477,20 @@ class ConfigFile(ManifestComponent):
     def __init__(
         self,
         name: str,
-        file: str | os.PathLike[str] | None = None,
-        transformations: Sequence[Transformation] | None = None,
+        file_or_opts: str | os.PathLike[str] | ResourceOptions | None = None,
+        /,
+        transformations: Sequence[Transformation] | ResourceOptions | None = None,
         resource_prefix: str | None = None,
         skip_await: bool = False,
         opts: ResourceOptions | None = None,
+        *,
+        file: str | os.PathLike[str] | None = None,
     ) -> None:
+        file, opts = source_and_options(
+            self.LABEL, name, file_or_opts, ("file", file), opts, _A_FILE
+        )
+        if isinstance(transformations, ResourceOptions):  # Pulumi's (name, file, opts)
+            opts, transformations = options_once(self.LABEL, name, transformations, opts), None
         source = os.fspath(file if file is not None else name)
         with Reading(self.LABEL, name):
             text = _open(source)
@@ -454,14 +532,22 @@ class ConfigGroup(ManifestComponent):
     def __init__(
         self,
         name: str,
-        files: Sequence[str | os.PathLike[str]] | str | None = None,
+        files_or_opts: Sequence[str | os.PathLike[str]] | str | ResourceOptions | None = None,
+        /,
         yaml: Sequence[str] | str | None = None,
-        objs: Sequence[Mapping[str, Any]] | Mapping[str, Any] | None = None,
+        objs: Sequence[Mapping[str, Any]] | Mapping[str, Any] | ResourceOptions | None = None,
         transformations: Sequence[Transformation] | None = None,
         resource_prefix: str | None = None,
         skip_await: bool = False,
         opts: ResourceOptions | None = None,
+        *,
+        files: Sequence[str | os.PathLike[str]] | str | None = None,
     ) -> None:
+        files, opts = source_and_options(
+            self.LABEL, name, files_or_opts, ("files", files), opts, _FILES
+        )
+        if isinstance(objs, ResourceOptions):  # Pulumi's (name, files, yaml, opts)
+            opts, objs = options_once(self.LABEL, name, objs, opts), None
         texts: dict[str, str] = {}
         documents: list[Document] = []
         strings = [yaml] if isinstance(yaml, str) else list(yaml or [])

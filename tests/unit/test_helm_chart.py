@@ -803,3 +803,66 @@ def test_a_template_error_over_several_lines_is_one_line(program: Program, tmp_p
     message = str(caught.value)
     assert "\n" not in message and "nil pointer" in message, message
     assert "nil/templates/cm.yaml" in message
+
+
+@pytest.mark.parametrize(
+    "declare",
+    [
+        # Pulumi's helm.v4.Chart: the options second, the chart by keyword.
+        lambda o: Chart("demo", o, chart=WEBAPP, values=VALUES, namespace="shop"),
+        # Stackwright's own forms.
+        lambda o: Chart("demo", WEBAPP, values=VALUES, namespace="shop", opts=o),
+        lambda o: Chart("demo", chart=WEBAPP, values=VALUES, namespace="shop", opts=o),
+        lambda o: Chart("demo", WEBAPP, None, None, VALUES, None, "shop", opts=o),
+    ],
+)
+def test_a_charts_options_may_come_second_as_pulumis_chart_takes_them(
+    program: Program, declare: Any
+) -> None:
+    chart = declare(ResourceOptions(protect=True))
+    assert chart.opts.protect is True
+    assert chart.props["chart"] == str(WEBAPP)
+    assert chart.resources["Deployment:shop/demo-webapp"].opts.protect is True
+
+
+@pytest.mark.parametrize(
+    "declare",
+    [
+        # Pulumi's helm.v3.Release: the options second, the chart by keyword.
+        lambda o: Release("web", o, chart=str(WEBAPP), namespace="shop"),
+        lambda o: Release("web", str(WEBAPP), namespace="shop", opts=o),
+        lambda o: Release("web", chart=str(WEBAPP), namespace="shop", opts=o),
+    ],
+)
+def test_a_releases_options_may_come_second_as_pulumis_release_takes_them(
+    program: Program, declare: Any
+) -> None:
+    release = declare(ResourceOptions(protect=True))
+    assert release.opts.protect is True
+    assert release.props["chart"] == str(WEBAPP) and release.props["namespace"] == "shop"
+
+
+@pytest.mark.parametrize(
+    ("declare", "message"),
+    [
+        (lambda o: Chart("demo", o),
+         "Chart 'demo' names no chart: write Chart('demo', chart=...) with a local chart's "
+         "path, a chart name and repository_opts, or an oci:// reference"),
+        (lambda o: Release("web", o, opts=o), "Release 'web': ResourceOptions given twice"),
+        (lambda o: Release("web", WEBAPP, chart=WEBAPP), "Release 'web': chart given twice"),
+        (lambda o: Chart("demo", {"chart": str(WEBAPP)}, o),
+         "Chart 'demo': the second argument must be the chart (a local chart's path, a chart "
+         "name or an oci:// reference) or a ResourceOptions, not a dict; Stackwright takes no "
+         "args object: write Chart('demo', chart=..., opts=sw.ResourceOptions(...)), the other "
+         "fields as keyword arguments"),
+    ],
+)  # fmt: skip
+def test_a_chart_or_release_without_a_chart_or_given_one_twice_is_one_line(
+    program: Program, declare: Any, message: str
+) -> None:
+    with pytest.raises(UsageError) as caught:
+        declare(ResourceOptions())
+    text = str(caught.value)
+    assert message in text and len(text.splitlines()) == 1
+    assert text.startswith(f"{__file__}:"), text
+    assert program.resources == []

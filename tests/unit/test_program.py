@@ -171,6 +171,22 @@ def test_a_misspelt_keyword_of_a_stackwright_class_gets_a_hint(
         ("k8s.core.v1.ConfigMap('c', {'data': {'a': 'b'}})",
          "must be a ResourceOptions (got dict)",
          "Stackwright takes no args object: pass the object's fields as keyword arguments"),
+        ("k8s.helm.Chart('web', k8s.helm.ChartOpts(chart='nginx'))",
+         "AttributeError: module 'stackwright.kubernetes.helm' has no attribute 'ChartOpts'",
+         "Stackwright has no ChartOpts: pass its fields to k8s.helm.Chart as keyword arguments"),
+        ("from stackwright.kubernetes.helm import Chart, LocalChartOpts",
+         "ImportError: cannot import name 'LocalChartOpts'", "LocalChartOpts' path is chart="),
+        ("k8s.helm.FetchOpts(repo='https://charts.example.com')",
+         "has no attribute 'FetchOpts'", "give k8s.helm.Chart repository_opts={'repo': URL"),
+        ("from stackwright.kubernetes.helm import RepositoryOptsArgs",
+         "cannot import name 'RepositoryOptsArgs'", "repository_opts is a plain dict"),
+        ("from stackwright.kubernetes.helm import ChartArgs",
+         "cannot import name 'ChartArgs'",
+         "pass Chart's fields as keyword arguments, Chart(\"name\", chart=..., namespace=..."),
+        ("k8s.helm.Chart('web', {'chart': './charts/web'})",
+         "Chart 'web': the second argument must be the chart",
+         "Stackwright takes no args object: write Chart('web', chart=..., "
+         "opts=sw.ResourceOptions(...))"),
     ],
 )  # fmt: skip
 def test_a_pulumi_idiom_stackwright_spells_otherwise_says_what_to_write(

@@ -297,3 +297,71 @@ def test_values_stay_as_kubernetes_reads_them(program: Program) -> None:
     )
     data = group.resources["ConfigMap:a"].props["data"]
     assert data == {"released": "2025-01-01", "at": "2025-01-01T10:00:00Z", "n": "3"}
+
+
+NAMESPACE_A = "apiVersion: v1\nkind: Namespace\nmetadata: {name: a}\n"
+
+
+@pytest.mark.parametrize(
+    "declare",
+    [
+        # Pulumi's yaml.v2 and kustomize.v2: the options second, the source by keyword.
+        lambda f, d, o: k8s.yaml.ConfigFile("c", o, file=f),
+        lambda f, d, o: k8s.yaml.ConfigGroup("c", o, files=[f]),
+        lambda f, d, o: k8s.kustomize.Directory("c", o, directory=d),
+        # Pulumi's yaml and kustomize: the options after the sources.
+        lambda f, d, o: k8s.yaml.ConfigFile("c", f, o),
+        lambda f, d, o: k8s.yaml.ConfigGroup("c", [f], None, o),
+        lambda f, d, o: k8s.kustomize.Directory("c", d, o),
+        # Stackwright's own forms.
+        lambda f, d, o: k8s.yaml.ConfigFile("c", f, opts=o),
+        lambda f, d, o: k8s.yaml.ConfigFile("c", file=f, opts=o),
+        lambda f, d, o: k8s.yaml.ConfigGroup("c", [f], opts=o),
+        lambda f, d, o: k8s.yaml.ConfigGroup("c", (f for f in [f]), opts=o),
+        lambda f, d, o: k8s.kustomize.Directory("c", d, opts=o),
+    ],
+)
+def test_the_options_go_where_pulumis_classes_take_them(
+    program: Program, tmp_path: Path, declare: Any
+) -> None:
+    """A ported Pulumi program passes its options positionally, where its class takes
+    them; they are the options, not a source or transformations."""
+    (tmp_path / "a.yaml").write_text(NAMESPACE_A)
+    (tmp_path / "kustomization.yaml").write_text("resources: [a.yaml]\n")
+    component = declare(str(tmp_path / "a.yaml"), str(tmp_path), ResourceOptions(protect=True))
+    assert component.opts.protect is True
+    assert list(component.resources) == ["Namespace:a"]
+    assert component.resources["Namespace:a"].opts.protect is True  # the parent's
+
+
+@pytest.mark.parametrize(
+    ("declare", "message"),
+    [
+        (lambda f, o: k8s.yaml.ConfigFile("c", f, file=f),
+         "ConfigFile 'c': file given twice, as the second argument and as file=; give it once"),
+        (lambda f, o: k8s.yaml.ConfigFile("c", o, file=f, opts=o),
+         "ConfigFile 'c': ResourceOptions given twice, as a positional argument and as opts="),
+        (lambda f, o: k8s.yaml.ConfigFile("c", f, o, opts=o), "ResourceOptions given twice"),
+        (lambda f, o: k8s.yaml.ConfigGroup("c", [f], None, o, opts=o),
+         "ResourceOptions given twice"),
+        (lambda f, o: k8s.yaml.ConfigFile("c", 3),
+         "ConfigFile 'c': the second argument must be the file (a path or an http(s) URL) or a "
+         "ResourceOptions, not a int: write ConfigFile('c', file=..., "
+         "opts=sw.ResourceOptions(...))"),
+        (lambda f, o: k8s.yaml.ConfigGroup("c", {"files": [f]}),
+         "not a dict; Stackwright takes no args object: write ConfigGroup('c', files=..., "
+         "opts=sw.ResourceOptions(...)), the other fields as keyword arguments"),
+        (lambda f, o: k8s.kustomize.Directory("c", [f]),
+         "kustomize.Directory 'c': the second argument must be the directory"),
+    ],
+)  # fmt: skip
+def test_a_wrong_second_argument_is_one_line_at_the_programs_line(
+    program: Program, tmp_path: Path, declare: Any, message: str
+) -> None:
+    (tmp_path / "a.yaml").write_text(NAMESPACE_A)
+    with pytest.raises(UsageError) as caught:
+        declare(str(tmp_path / "a.yaml"), ResourceOptions())
+    text = str(caught.value)
+    assert message in text and len(text.splitlines()) == 1
+    assert text.startswith(f"{__file__}:"), text  # the declaring line, here the lambda's
+    assert program.resources == []
