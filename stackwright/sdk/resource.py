@@ -133,6 +133,15 @@ class ResourceOptions:
     #: Stackwright has the one package, so it stands for `provider=p`.
     providers: Sequence[Resource] | Mapping[str, Resource] = ()
 
+    def __post_init__(self) -> None:
+        # Pulumi's list options default to None, so a ported program passes None for "none"
+        # (`aliases=[...] if renamed else None`); taken as () here, where every path starts
+        # (a program's options, a transform's, a merge's, `replace`'s), nothing after
+        # needs to ask.
+        for name in _LIST_OPTIONS:
+            if getattr(self, name) is None:
+                object.__setattr__(self, name, ())
+
     @staticmethod
     def merge(first: ResourceOptions | None, second: ResourceOptions | None) -> ResourceOptions:
         """Pulumi's `ResourceOptions.merge`, as components use it: the lists of both
@@ -186,10 +195,7 @@ _LIST_OPTIONS = frozenset(
 
 
 def _listed(value: Any) -> tuple[Any, ...]:
-    """A list option as a tuple; one item given alone (`depends_on=db`) as a tuple of one;
-    None, Pulumi's default for every list option, as none."""
-    if value is None:
-        return ()
+    """A list option as a tuple; one item given alone (`depends_on=db`) as a tuple of one."""
     if isinstance(value, Mapping):  # `providers` by package
         return tuple(value.values())
     return (
@@ -353,9 +359,7 @@ def error_text(exc: BaseException) -> str:
 
 def _transform_list(transforms: Any, what: _Checked) -> Sequence[ResourceTransform]:
     """The `transforms` option as a sequence (one given alone as a list of one), or a
-    UsageError naming `what` when one is not a function; None (Pulumi's default) as none."""
-    if transforms is None:
-        return ()
+    UsageError naming `what` when one is not a function."""
     listed = transforms if isinstance(transforms, Sequence) else (transforms,)
     for transform in listed:
         if not callable(transform):
@@ -679,9 +683,6 @@ def _checked(opts: ResourceOptions, what: _Checked) -> ResourceOptions:
     """The options with forgiving spellings normalised, or a UsageError naming the resource."""
     if not isinstance(opts, ResourceOptions):
         raise _not_options(opts, what)
-    unset: dict[str, Any] = {name: () for name in _LIST_OPTIONS if getattr(opts, name) is None}
-    if unset:  # a program ported from Pulumi, whose list options default to None
-        opts = replace(opts, **unset)
     # One option at a time, in the order a user reads them: the first mistake is the one said.
     changes: dict[str, Any] = {
         **_resources_named(opts, what),

@@ -866,3 +866,16 @@ def test_a_chart_or_release_without_a_chart_or_given_one_twice_is_one_line(
     assert message in text and len(text.splitlines()) == 1
     assert text.startswith(f"{__file__}:"), text
     assert program.resources == []
+
+
+def test_a_transformation_may_return_options_with_pulumis_none_lists(program: Program) -> None:
+    """Pulumi's list options default to None: a transformation returning such options (as
+    a ported one does) orders its object after the hooks as any other."""
+
+    def protect(obj: dict[str, Any], opts: ResourceOptions) -> ResourceOptions:
+        return ResourceOptions(protect=True, depends_on=None, aliases=None)  # type: ignore[arg-type]
+
+    chart = Chart("demo", chart=WEBAPP, values=VALUES, namespace="shop", transformations=[protect])
+    deployment = chart.resources["Deployment:shop/demo-webapp"]
+    assert deployment.opts.protect is True and deployment.opts.aliases == ()
+    assert deployment.opts.depends_on == (chart.resources["Job:shop/demo-webapp-migrate"],)

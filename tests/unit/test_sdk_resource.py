@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import runpy
 import sys
 import textwrap
@@ -365,6 +366,9 @@ def test_a_list_option_given_none_is_unset_as_in_pulumi(program: Program, option
     for resource in (app, child):
         assert tuple(getattr(resource.opts, option)) == ()
     assert child.opts.parent is app
+    # Whatever makes the options (a transform's `replace`, a component's own code) reads ().
+    assert getattr(unset, option) == ()
+    assert getattr(dataclasses.replace(ResourceOptions(), **{option: None}), option) == ()
 
 
 @pytest.mark.parametrize(
