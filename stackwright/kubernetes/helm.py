@@ -207,16 +207,17 @@ class Chart(ComponentResource):
         *,
         chart: str | os.PathLike[str] | None = None,
     ) -> None:
-        chart, opts = _chart_and_options("Chart", name, chart_or_opts, chart, opts)
         where = _declared_at()
-        what = located(where, f"Helm chart {name!r} ({os.fspath(chart)})")
-        for key, given in (("namespace", namespace), ("version", version)):
+        given_chart = chart_or_opts if chart is None else chart
+        for key, given in (("chart", given_chart), ("namespace", namespace), ("version", version)):
             if isinstance(given, Output):  # as Pulumi's Chart takes them: say why not here
                 raise UsageError(
-                    f"{what}: {key} must be a plain string while the program runs, not "
-                    "another resource's Output (Helm renders the chart then): write it out, "
-                    "with depends_on for the order"
+                    f"{located(where, f'Helm chart {name!r}')}: {key} must be a plain string "
+                    "while the program runs, not another resource's Output (Helm renders the "
+                    "chart then): write it out, with depends_on for the order"
                 )
+        chart, opts = _chart_and_options("Chart", name, chart_or_opts, chart, opts)
+        what = located(where, f"Helm chart {name!r} ({os.fspath(chart)})")
         merged = merge_values(what, value_files or (), values or {})
         repository = _known_repository_opts(what, _repository_opts(what, repository_opts))
         transforms = transformations or ()

@@ -278,6 +278,26 @@ def test_an_object_named_after_a_live_value_is_a_usage_error(
         Chart("demo", chart=tmp_path, values={"name": uid})
 
 
+def test_a_chart_namespace_or_version_from_a_live_value_is_a_usage_error(
+    program: Program,
+) -> None:
+    # Pulumi's Chart takes Inputs; Helm renders here while the program runs.
+    page = ConfigMap("page", data={"a": "1"})
+    live = page.output("metadata", "name")
+    for args, kwargs in [
+        ((), {"chart": live}),
+        ((live,), {}),
+        ((WEBAPP,), {"namespace": live}),
+        ((WEBAPP,), {"version": live}),
+    ]:
+        key = next(iter(kwargs), "chart")
+        with pytest.raises(UsageError) as refused:
+            Chart("web", *args, **kwargs)
+        assert f"Helm chart 'web': {key} must be a plain string while the program runs" in str(
+            refused.value
+        )
+
+
 def test_a_missing_required_value_is_helms_own_message(program: Program) -> None:
     with pytest.raises(UsageError) as caught:
         Chart("demo", chart=WEBAPP, namespace="shop")
