@@ -1495,7 +1495,7 @@ COMPONENTS: Mapping[str, Component] = {
     "kubernetes:kustomize/v2:Directory": Component(
         "stackwright.kubernetes.kustomize",
         "Directory",
-        {"directory": "directory", **_MANIFESTS},
+        {"directory": "directory", "namespace": "namespace", **_MANIFESTS},
         frozenset({"directory"}),
     ),
     "kubernetes:helm.sh/v4:Chart": Component(

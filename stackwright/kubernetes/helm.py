@@ -117,11 +117,13 @@ from stackwright.errors import (
 )
 from stackwright.kubernetes.provider import RELEASE_TYPE, provider_namespace
 from stackwright.kubernetes.yaml import (
-    SKIP_AWAIT,
     ManifestObject,
     Transformation,
     child_name,
+    cluster_scoped_kinds,
     dropped,
+    mark_skip_await,
+    place,
     source_and_options,
 )
 from stackwright.model import CLUSTER_SCOPED
@@ -211,10 +213,13 @@ class Chart(ComponentResource):
         given_chart = chart_or_opts if chart is None else chart
         for key, given in (("chart", given_chart), ("namespace", namespace), ("version", version)):
             if isinstance(given, Output):  # as Pulumi's Chart takes them: say why not here
+                path = given_chart if isinstance(given_chart, str | os.PathLike) else None
                 raise UsageError(
-                    f"{located(where, f'Helm chart {name!r}')}: {key} must be a plain string "
-                    "while the program runs, not another resource's Output (Helm renders the "
-                    "chart then): write it out, with depends_on for the order"
+                    located(where, f"Helm chart {name!r}")
+                    + (f" ({os.fspath(path)})" if path is not None else "")
+                    + f": {key} must be a plain string while the program runs, not another "
+                    "resource's Output (Helm renders the chart then): write it out, with "
+                    "depends_on for the order"
                 )
         chart, opts = _chart_and_options("Chart", name, chart_or_opts, chart, opts)
         what = located(where, f"Helm chart {name!r} ({os.fspath(chart)})")
@@ -243,7 +248,7 @@ class Chart(ComponentResource):
                 repository_opts=repository,
             )
             crd_docs, template_docs = _parse(what, crds), _parse(what, templates)
-            cluster = CLUSTER_SCOPED | _cluster_scoped_kinds(crd_docs + template_docs)
+            cluster = cluster_scoped_kinds(obj for _, _, obj in crd_docs + template_docs)
             return (
                 []
                 if skip_crds
@@ -888,19 +893,6 @@ def _parse(what: str, documents: list[tuple[str, str]]) -> list[_Document]:
     return out
 
 
-def _cluster_scoped_kinds(documents: list[_Document]) -> frozenset[str]:
-    """The kinds of the chart's own CRDs that are cluster-scoped."""
-    return frozenset(
-        obj["spec"]["names"]["kind"]
-        for _, _, obj in documents
-        if obj["kind"] == "CustomResourceDefinition"
-        and isinstance(obj.get("spec"), dict)
-        and obj["spec"].get("scope") == "Cluster"
-        and isinstance(obj["spec"].get("names"), dict)
-        and isinstance(obj["spec"]["names"].get("kind"), str)
-    )
-
-
 def _prepare(
     what: str,
     documents: list[_Document],
@@ -912,16 +904,10 @@ def _prepare(
     """Namespaced and transformed objects, each with its file and options."""
     out: list[_Object] = []
     for source, index, obj in documents:
-        metadata = obj["metadata"]
-        if obj["kind"] in cluster_scoped:
-            metadata.pop("namespace", None)
-        elif namespace and not metadata.get("namespace"):
-            metadata["namespace"] = namespace
+        place(obj, namespace, cluster_scoped)
         if skip_await:
-            if not isinstance(metadata.get("annotations"), dict):
-                metadata["annotations"] = {}
-            metadata["annotations"][SKIP_AWAIT] = "true"
-        annotations = metadata.get("annotations")
+            mark_skip_await(obj)
+        annotations = obj["metadata"].get("annotations")
         policy = annotations.get(_RESOURCE_POLICY) if isinstance(annotations, dict) else None
         # Helm leaves such an object when uninstalling, or when an upgrade drops it.
         opts = ResourceOptions(retain_on_delete=str(policy).strip().lower() == "keep")

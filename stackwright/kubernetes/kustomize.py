@@ -21,7 +21,7 @@ import shutil
 import subprocess
 from collections.abc import Sequence
 
-from stackwright.errors import UsageError
+from stackwright.errors import UsageError, located
 from stackwright.kubernetes.yaml import (
     ManifestComponent,
     Reading,
@@ -30,7 +30,7 @@ from stackwright.kubernetes.yaml import (
     parse,
     source_and_options,
 )
-from stackwright.sdk.resource import ResourceOptions
+from stackwright.sdk.resource import ResourceOptions, _declared_at
 
 __all__ = ["Directory"]
 
@@ -111,7 +111,20 @@ class Directory(ManifestComponent):
         opts: ResourceOptions | None = None,
         *,
         directory: str | os.PathLike[str] | None = None,
+        namespace: str | None = None,
     ) -> None:
+        """`namespace`: where the objects that name none go (as kustomize.v2's Directory and
+        a kustomization's own `namespace:`), cluster-scoped kinds aside; without it, the
+        provider's default namespace at apply."""
+        if namespace is not None and not isinstance(namespace, str):
+            raise UsageError(
+                located(
+                    _declared_at(),
+                    f"{self.LABEL} {name!r}: namespace must be a plain string while the program "
+                    f"runs, not a {type(namespace).__name__}: write it out, with depends_on for "
+                    "the order",
+                )
+            )
         directory, opts = source_and_options(
             self.LABEL, name, directory_or_opts, ("directory", directory), opts, _A_DIRECTORY
         )
@@ -129,4 +142,5 @@ class Directory(ManifestComponent):
             transformations=transformations,
             resource_prefix=resource_prefix,
             skip_await=skip_await,
+            namespace=namespace,
         )

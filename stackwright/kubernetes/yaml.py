@@ -41,6 +41,7 @@ import yaml
 
 from stackwright.errors import UsageError, located, not_utf8, yaml_problem
 from stackwright.kubernetes.base import CustomObject, type_token
+from stackwright.model import CLUSTER_SCOPED
 from stackwright.sdk.output import parse_path
 from stackwright.sdk.resource import (
     ComponentResource,
@@ -311,10 +312,12 @@ class ManifestComponent(ComponentResource):
         transformations: Sequence[Transformation] | None = None,
         resource_prefix: str | None = None,
         skip_await: bool = False,
+        namespace: str | None = None,
     ) -> None:
-        """Each object a child: named, annotated, transformed, then registered. `texts`: each
-        source's text, by source; `files`: the sources that are files (or URLs), whose lines
-        a message about an object's field names."""
+        """Each object a child: named, placed in `namespace` (`place`), annotated,
+        transformed, then registered. `texts`: each source's text, by source; `files`: the
+        sources that are files (or URLs), whose lines a message about an object's field
+        names."""
         texts = texts or {}
         # Once per file, not per object: relative paths are from the program's folder.
         paths = {
@@ -325,14 +328,13 @@ class ManifestComponent(ComponentResource):
         with reading:
             for doc in docs:  # all checked before any is declared: bad input declares nothing
                 check_object(doc, texts.get(doc.source))
+        placing = (namespace, cluster_scoped_kinds(doc.obj for doc in docs)) if namespace else None
         for doc in docs:
             obj: dict[str, Any] = doc.obj
+            if placing is not None:
+                place(obj, *placing)
             if skip_await:
-                metadata = obj["metadata"]
-                annotations = metadata.get("annotations")
-                if not isinstance(annotations, dict):
-                    annotations = metadata["annotations"] = {}
-                annotations[SKIP_AWAIT] = "true"
+                mark_skip_await(obj)
             opts = ResourceOptions(parent=self)
             for fn in transformations or ():
                 changed = fn(obj, opts)
@@ -444,6 +446,41 @@ def options_once(
             )
         )
     return placed
+
+
+def cluster_scoped_kinds(objects: Iterable[Mapping[str, Any]]) -> frozenset[str]:
+    """The cluster-scoped kinds among `objects`: the built-in ones, and those of the CRDs
+    among them with `scope: Cluster` (discovery is not reachable while a program runs; for
+    a custom kind whose CRD is in the cluster already, the provider drops the namespace at
+    apply, as kubectl does, by the cluster's discovery)."""
+    own = set()
+    for obj in objects:
+        spec = obj.get("spec")
+        if obj.get("kind") != "CustomResourceDefinition" or not isinstance(spec, Mapping):
+            continue
+        names = spec.get("names")
+        kind = names.get("kind") if isinstance(names, Mapping) else None
+        if spec.get("scope") == "Cluster" and isinstance(kind, str):
+            own.add(kind)
+    return CLUSTER_SCOPED | own
+
+
+def place(obj: dict[str, Any], namespace: str | None, cluster_scoped: frozenset[str]) -> None:
+    """Put an object without a namespace of its own into `namespace`, as `helm install
+    --namespace` and kustomize's `namespace:` do; take a cluster-scoped kind's away."""
+    metadata = obj["metadata"]
+    if obj["kind"] in cluster_scoped:
+        metadata.pop("namespace", None)
+    elif namespace and not metadata.get("namespace"):
+        metadata["namespace"] = namespace
+
+
+def mark_skip_await(obj: dict[str, Any]) -> None:
+    """Annotate an object so that nothing waits for it to be ready (`skip_await`)."""
+    metadata = obj["metadata"]
+    if not isinstance(metadata.get("annotations"), dict):
+        metadata["annotations"] = {}
+    metadata["annotations"][SKIP_AWAIT] = "true"
 
 
 class Reading:

@@ -291,11 +291,9 @@ def test_a_chart_namespace_or_version_from_a_live_value_is_a_usage_error(
         ((WEBAPP,), {"version": live}),
     ]:
         key = next(iter(kwargs), "chart")
-        with pytest.raises(UsageError) as refused:
+        said = rf"Helm chart 'web'( \(\S+webapp\))?: {key} must be a plain string while the"
+        with pytest.raises(UsageError, match=said):
             Chart("web", *args, **kwargs)
-        assert f"Helm chart 'web': {key} must be a plain string while the program runs" in str(
-            refused.value
-        )
 
 
 def test_a_missing_required_value_is_helms_own_message(program: Program) -> None:

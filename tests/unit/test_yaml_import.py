@@ -273,6 +273,35 @@ def test_kustomize_directory_shares_the_registration(program: Program, tmp_path:
     assert built.resources["x-ConfigMap:shop/a"].props["metadata"]["labels"] == {"team": "shop"}
 
 
+def test_kustomize_directory_namespace_places_what_names_none(
+    program: Program, tmp_path: Path
+) -> None:
+    # As Pulumi's kustomize.v2.Directory(namespace=...): a namespaced object that names none
+    # goes there; one that names its own keeps it; cluster-scoped kinds (built-in, or of a
+    # CRD built with them that says `scope: Cluster`) name none.
+    (tmp_path / "kustomization.yaml").write_text("resources: [all.yaml]\n")
+    (tmp_path / "all.yaml").write_text(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n---\n"
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: b, namespace: own}\n---\n"
+        "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata: {name: r}\n---\n"
+        "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\n"
+        "metadata: {name: gizmos.example.com}\n"
+        "spec: {group: example.com, scope: Cluster, names: {kind: Gizmo, plural: gizmos}}\n---\n"
+        "apiVersion: example.com/v1\nkind: Gizmo\nmetadata: {name: g}\n"
+    )
+    built = k8s.kustomize.Directory("k", directory=str(tmp_path), namespace="shop")
+    assert sorted(built.resources) == [
+        "ClusterRole:r",
+        "ConfigMap:own/b",
+        "ConfigMap:shop/a",
+        "CustomResourceDefinition:gizmos.example.com",
+        "Gizmo:g",
+    ]
+    with pytest.raises(UsageError, match="namespace must be a plain string while the program"):
+        live = built.resources["ConfigMap:shop/a"].output("metadata", "name")
+        k8s.kustomize.Directory("k2", directory=str(tmp_path), namespace=live)  # type: ignore[arg-type]
+
+
 def test_kustomize_errors(
     program: Program, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

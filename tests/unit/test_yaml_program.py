@@ -630,6 +630,9 @@ def test_manifests_and_charts_are_declared_from_paths_relative_to_the_program(
     (tmp_path / "app.yaml").write_text(
         "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: from-file}\ndata: {a: '1'}\n"
     )
+    (tmp_path / "base").mkdir()
+    (tmp_path / "base" / "kustomization.yaml").write_text("resources: [app.yaml]\n")
+    (tmp_path / "base" / "app.yaml").write_text((tmp_path / "app.yaml").read_text())
     chart = Path(__file__).resolve().parents[1] / "data" / "charts" / "webapp"
     text = f"""
     name: shop
@@ -646,9 +649,16 @@ def test_manifests_and_charts_are_declared_from_paths_relative_to_the_program(
           namespace: apps
           values:
             image: {{tag: "1.0"}}
+      base:
+        type: kubernetes:kustomize/v2:Directory
+        properties:
+          directory: base
+          namespace: staging
     """
     program = _run(tmp_path, text)
     types = [r.resource_type for r in program.resources]
+    placed = [r for r in program.resources if r.resource_name == "ConfigMap:staging/from-file"]
+    assert [r.props["metadata"]["namespace"] for r in placed] == ["staging"]
     assert types[0] == "kubernetes:yaml/v2:ConfigFile" and "kubernetes:helm.sh/v4:Chart" in types
     from_file = next(r for r in program.resources if r.props.get("data") == {"a": "1"})
     assert from_file.props["metadata"]["name"] == "from-file"
