@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from stackwright.cli import _typer, cluster, policy, project
+from stackwright.cli import _typer, cluster, policy, project, watch
 from stackwright.cli.lines import error_line
 from stackwright.errors import StackwrightError, UsageError, record_starting_directory, redact
 from stackwright.lazy import lazy_module
@@ -43,6 +43,7 @@ app = typer.Typer(
 app.add_typer(cluster.app, name="cluster")
 app.add_typer(policy.app, name="policy")
 project.register(app)
+app.command("watch")(watch.watch)
 
 
 def _show_version(value: bool) -> None:
