@@ -32,7 +32,7 @@ import asyncio
 import shlex
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, NoReturn
 
@@ -75,6 +75,7 @@ from stackwright.engine.graph import (
     Graph,
     Node,
     group_and_kind,
+    service_feeders,
     services_fed_later,
 )
 from stackwright.engine.patches import Patches
@@ -145,7 +146,7 @@ from stackwright.engine.rollouts import (
 )
 from stackwright.engine.settle import Settlement
 from stackwright.engine.shared_work import SharedWork
-from stackwright.errors import InputsRejected, UsageError, located
+from stackwright.errors import InputsRejected, StackwrightError, UsageError, located
 from stackwright.kubernetes.base import PATCH_FIELD_MANAGER
 from stackwright.kubernetes.provider import PROVIDER_TYPE
 from stackwright.model import (
@@ -190,6 +191,11 @@ from stackwright.state import Snapshot
 DEFAULT_PARALLEL = 16
 
 _DONE, _FAILED, _SKIPPED = "done", "failed", "skipped"
+
+#: How long a Service still waits for endpoints once every workload of the program that
+#: would give it Pods failed or was not done: Pods from before (an update's former ones, a
+#: rollout that failed halfway) may still make it ready, which its first look tells.
+UNFED_GRACE_SECONDS = 5.0
 
 
 @dataclass(frozen=True)
@@ -396,6 +402,8 @@ class Run:
         #: Services whose selected Pods come from a resource that waits for them → that
         #: resource, as its status line names it: their endpoints are not waited for.
         self._fed_later: dict[str, str] = {}
+        #: Each Service → the program's workloads whose Pods it selects (`service_feeders`).
+        self._feeders: dict[str, tuple[str, ...]] = {}
         #: The journal's begin/end of each step, written in groups (None: no journal given).
         self.commits = (
             GroupCommit(journal, batch=options.parallel > 1) if journal is not None else None
@@ -641,6 +649,7 @@ class Run:
         self._claim_kept(resources)
         graph = self._graph(resources)
         self._fed_later = {svc: describe(made) for svc, made in services_fed_later(graph).items()}
+        self._feeders = service_feeders(graph)
         allowed = self._allowed(graph)
         for resource in resources:
             if resource.custom and is_kubernetes(resource) and not resource.is_read:
@@ -1658,7 +1667,7 @@ class Run:
             self.failed_write(number, exc)
             raise
         try:
-            live = await provider.await_ready(
+            ready = provider.await_ready(
                 live,
                 timeout=timeout,
                 on_status=lambda message: self.emit(
@@ -1666,6 +1675,8 @@ class Run:
                 ),
                 fed_later=self._fed_later.get(step.urn, ""),
             )
+            feeders = self._feeders.get(step.urn)
+            live = await (self._while_fed(ready, feeders) if feeders else ready)
         except BaseException as exc:
             # The object exists: the state must know it even though it never became ready,
             # and the next `up` must wait for it again.
@@ -1683,6 +1694,35 @@ class Run:
         if step.op is Op.REPLACE and not step.delete_before_replace:
             assert step.old is not None
             self.replaced.append(replace(step.old, delete_pending=True))
+
+    async def _while_fed(
+        self, ready: Awaitable[dict[str, Any]], feeders: tuple[str, ...]
+    ) -> dict[str, Any]:
+        """A Service's wait for its endpoints, ended once every workload of the program whose
+        Pods it selects failed or was not done and no endpoint came within the grace: it
+        would otherwise wait out its whole timeout (ten minutes) for Pods no one makes."""
+        waiting = asyncio.ensure_future(ready)
+
+        async def unfed() -> bool:
+            for feeder in feeders:
+                await self.finished[feeder].wait()
+            return all(self.status.get(feeder) != _DONE for feeder in feeders)
+
+        given_up = asyncio.ensure_future(unfed())
+        try:
+            await asyncio.wait({waiting, given_up}, return_when=asyncio.FIRST_COMPLETED)
+            if not waiting.done() and given_up.result():
+                await asyncio.wait({waiting}, timeout=UNFED_GRACE_SECONDS)
+                if not waiting.done():
+                    makers = ", ".join(describe(feeder) for feeder in feeders)
+                    raise StackwrightError(
+                        f"no ready endpoints, and none are coming: the Pods it selects would "
+                        f"come from {makers}, which failed or was not done"
+                    )
+            return await waiting
+        finally:
+            given_up.cancel()
+            waiting.cancel()
 
     async def _replaced_later(self, old: ResourceState, new: ResourceState) -> ResourceState:
         """`old`, whose object is deleted after its replacement `new` is made, with the delete

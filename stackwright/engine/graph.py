@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import heapq
 import itertools
-from collections.abc import Callable, Container, Hashable, Iterable, Mapping
+from collections.abc import Callable, Container, Hashable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -658,12 +658,7 @@ def services_fed_later(graph: Graph) -> dict[str, str]:
     resource is made, so waiting for them first would wait until the timeout (Pulumi users
     meet this as pulumi-kubernetes #1648; its advice is `skipAwait`)."""
     fed: dict[str, str] = {}
-    for urn, node in graph.nodes.items():
-        obj = node.obj
-        selector = _map(_map(obj.get("spec")).get("selector"))
-        if group_and_kind(obj) != ("", "Service") or not selector:
-            continue
-        namespace = _metadata(obj, "namespace")
+    for urn, service in _selecting_services(graph):
         seen: set[str] = set()
         waiting = list(graph.dependents.get(urn, ()))
         while waiting and urn not in fed:
@@ -671,13 +666,43 @@ def services_fed_later(graph: Graph) -> dict[str, str]:
             if dependent in seen:
                 continue
             seen.add(dependent)
-            made = graph.nodes[dependent].obj
-            labels = _map(_map(_pod_template(made).get("metadata")).get("labels"))
-            if (
-                _kind(made) in _WORKLOADS
-                and _metadata(made, "namespace") == namespace
-                and all(labels.get(k) == v for k, v in selector.items())
-            ):
+            if _selects(service, graph.nodes[dependent].obj):
                 fed[urn] = dependent
             waiting.extend(graph.dependents.get(dependent, ()))
     return fed
+
+
+def service_feeders(graph: Graph) -> dict[str, tuple[str, ...]]:
+    """Each Service with a selector → the program's workloads whose Pods it selects (none:
+    not listed), in the graph's order. When each of them failed or was not done, no
+    endpoint is coming from the run: its wait for them can end."""
+    workloads = [
+        (urn, node.obj)
+        for urn, node in graph.nodes.items()
+        if _kind(node.obj) in _WORKLOADS and not node.patch
+    ]
+    feeders: dict[str, tuple[str, ...]] = {}
+    for urn, service in _selecting_services(graph):
+        found = tuple(made for made, obj in workloads if _selects(service, obj))
+        if found:
+            feeders[urn] = found
+    return feeders
+
+
+def _selecting_services(graph: Graph) -> Iterator[tuple[str, Obj]]:
+    """(URN, object) of each Service of the graph that selects Pods by a selector."""
+    for urn, node in graph.nodes.items():
+        obj = node.obj
+        if group_and_kind(obj) == ("", "Service") and _map(obj.get("spec")).get("selector"):
+            yield urn, obj
+
+
+def _selects(service: Obj, made: Obj) -> bool:
+    """Whether a Service selects the Pods a workload makes (its namespace's, its labels)."""
+    selector = _map(_map(service.get("spec")).get("selector"))
+    labels = _map(_map(_pod_template(made).get("metadata")).get("labels"))
+    return (
+        _kind(made) in _WORKLOADS
+        and _metadata(made, "namespace") == _metadata(service, "namespace")
+        and all(labels.get(k) == v for k, v in selector.items())
+    )

@@ -579,6 +579,39 @@ def up_failing_within_seconds(p: Any) -> str:
     return str(error)
 
 
+def test_a_service_whose_only_pods_would_come_from_a_failed_workload_stops_waiting(
+    new_project: Any, cluster: LiveCluster
+) -> None:
+    """The Deployment is not done (its ConfigMap was refused): no Pod will come, so the
+    Service's wait for endpoints ends within seconds, naming it, instead of the ten minutes
+    of its timeout (the run ended only then, one failure long before)."""
+    p = new_project()
+    cluster.kubectl("create", "namespace", p.ns)
+    p.program(
+        """
+        page = k8s.core.v1.ConfigMap("page", metadata={"name": "page", "namespace": NS},
+                                     data={"not a key!": "x"})
+        spec = app_spec("web")
+        spec["template"]["spec"]["volumes"] = [{"name": "p", "configMap": {"name": "page"}}]
+        k8s.apps.v1.Deployment("web", metadata={"name": "web", "namespace": NS}, spec=spec)
+        # Its own timeout, shorter than the default: without the check, the test ends too.
+        front = {"name": "front", "namespace": NS,
+                 "annotations": {"stackwright.io/timeout-seconds": "60"}}
+        k8s.core.v1.Service("front", metadata=front,
+                            spec={"selector": {"app": "web"}, "ports": [{"port": 80}]})
+        """
+    )
+    started = time.monotonic()
+    failed = p.up(rc=1)
+    assert time.monotonic() - started < 45
+    errors = {e["name"]: e["error"] for e in failed.of("step-done") if not e["ok"]}
+    assert errors["front"] == (
+        "no ready endpoints, and none are coming: the Pods it selects would come from "
+        "kubernetes:apps/v1:Deployment web, which failed or was not done"
+    ), errors
+    assert [e["name"] for e in failed.of("step-skipped")] == ["web"]
+
+
 def test_a_deployment_over_the_pod_quota_fails_the_up_quickly_naming_the_quota(
     new_project: Any, cluster: LiveCluster
 ) -> None:

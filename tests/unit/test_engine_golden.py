@@ -204,8 +204,8 @@ start create ServiceAccount web
 start create Secret db
 start create ConfigMap settings
 start create Cache cache
-done  create Service web
 done  create RoleBinding web
+done  create Service web
 done  create Role web
 done  create ServiceAccount web
 done  create Secret db

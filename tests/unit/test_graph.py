@@ -13,6 +13,7 @@ from stackwright.engine.graph import (
     Graph,
     Node,
     implicit_edges,
+    service_feeders,
     services_fed_later,
 )
 from stackwright.errors import UsageError
@@ -575,3 +576,18 @@ def test_a_service_whose_pods_come_from_what_waits_for_it_is_fed_later() -> None
 )
 def test_a_service_whose_pods_come_alongside_or_from_elsewhere_is_not(nodes: list[Node]) -> None:
     assert services_fed_later(Graph(nodes)) == {}
+
+
+def test_the_workloads_a_service_selects_pods_of_are_its_feeders() -> None:
+    # Its wait for endpoints ends once all of them failed or were not done.
+    graph = Graph(
+        [
+            node("svc", SERVICE),
+            node("web", _web()),
+            node("canary", _web()),
+            node("api", _web(labels={"app": "api"})),
+            node("elsewhere", _web(namespace="other")),
+            node("open", obj("Service", "open", "apps", spec={})),  # no selector
+        ]
+    )
+    assert service_feeders(graph) == {"svc": ("web", "canary")}
