@@ -25,13 +25,15 @@ import json
 import shlex
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import yaml
 
 from stackwright import interrupts
+from stackwright.automation.secrets import StateEncrypter
 from stackwright.automation.stored import StoredStack
-from stackwright.engine import operations
+from stackwright.engine import operations, saved_plan
 from stackwright.engine.adoption import import_id_problem
 from stackwright.engine.clusters import check_default_provider, check_recorded_cluster
 from stackwright.engine.drift import declared_fields_of, fields_union, owned_part
@@ -58,6 +60,7 @@ from stackwright.engine.records import (
     patch_field_manager,
     refused,
 )
+from stackwright.engine.saved_plan import PlanOptions, SavedPlan
 from stackwright.engine.wiring import (
     UNMARK_COMMAND,
     cluster_context,
@@ -120,7 +123,7 @@ class Selection:
     #: Every protected resource is excluded too (`destroy --exclude-protected`).
     exclude_protected: bool = False
 
-    def options(self, kind: str, parallel: int, **more: bool) -> Options:
+    def options(self, kind: str, parallel: int, **more: Any) -> Options:
         targets = frozenset(self.targets)
         if targets:
             targets |= frozenset(self.replace)
@@ -135,6 +138,65 @@ class Selection:
             replace=frozenset(self.replace),
             **more,
         )
+
+
+def plan_options(select: Selection, refresh: bool, retarget: bool) -> PlanOptions:
+    """The options of an operation as a saved plan records them."""
+    return PlanOptions(
+        targets=tuple(sorted(select.targets)),
+        target_dependents=select.target_dependents,
+        excludes=tuple(sorted(select.excludes)),
+        exclude_dependents=select.exclude_dependents,
+        replace=tuple(sorted(select.replace)),
+        refresh=refresh,
+        retarget=retarget,
+    )
+
+
+def planned_selection(
+    plan: SavedPlan, select: Selection, refresh: bool, retarget: bool
+) -> tuple[Selection, bool, bool]:
+    """The selection, `refresh` and `retarget` of an `up` that applies `plan`: the plan's
+    (an `up --plan` given none of its own takes them, as Terraform's apply of a plan file
+    does), or the same given again; other ones are refused (UsageError): its steps were
+    planned with these."""
+    given = plan_options(select, refresh, retarget)
+    if given != PlanOptions() and given != plan.options:
+        flag = given.differing(plan.options)
+        raise UsageError(
+            f"{flag} differs from the options the plan was made with ({plan.options.said()}): "
+            "leave the options off to apply the plan as it was previewed, or preview again "
+            "with these and --save-plan"
+        )
+    planned = plan.options
+    chosen = Selection(
+        targets=planned.targets,
+        target_dependents=planned.target_dependents,
+        excludes=planned.excludes,
+        exclude_dependents=planned.exclude_dependents,
+        replace=planned.replace,
+        exclude_protected=select.exclude_protected,
+    )
+    return chosen, planned.refresh, planned.retarget
+
+
+@dataclass(frozen=True)
+class _PlanSecrets:
+    """A saved plan's secret inputs sealed (and opened) as the stack's state seals them,
+    under its data key: a plan file holds no secret in plain text."""
+
+    workspace: StoredStack
+
+    def _encrypter(self) -> StateEncrypter:
+        return StateEncrypter(self.workspace.config.data_key, stack=self.workspace.stack)
+
+    def seal(self, state: ResourceState) -> ResourceState:
+        sealed = self._encrypter().seal(self.workspace.stack, state)
+        self.workspace.record_provider()  # a key first made to seal a secret of the plan
+        return sealed
+
+    def unseal(self, state: ResourceState) -> ResourceState:
+        return self._encrypter().unseal(self.workspace.stack, state)
 
 
 def _set_environment(context: str, environment: str) -> str:
@@ -403,21 +465,50 @@ class Workspace(StoredStack):
         retarget: bool = False,
         expect_no_changes: bool = False,
         force: bool = False,
+        save_plan: str | Path | None = None,
     ) -> Summary:
         """What `up` would do. `retarget`: as `up`'s, shown (the objects it forgets).
         `expect_no_changes` (with `refresh`: a drift gate) raises `StackwrightError` (exit
         code 1) after the summary when anything would change. `force`: as `up`'s, the
         server's dry runs take over fields other managers own (what `up --force-conflicts`
-        would do, rather than the conflict it avoids)."""
+        would do, rather than the conflict it avoids). `save_plan`: write the plan to that
+        file (`saved_plan`), for `up(plan=…)` to apply exactly it; a failed preview writes
+        none."""
+        recording = (
+            SavedPlan(self.project.name, self.stack, -1, plan_options(select, refresh, retarget))
+            if save_plan is not None
+            else None
+        )
         options = select.options(
-            "up", parallel, refresh=refresh, dry_run=True, retarget=retarget, force=force
+            "up",
+            parallel,
+            refresh=refresh,
+            dry_run=True,
+            retarget=retarget,
+            force=force,
+            plan=recording,
         )
         listener = expecting_no_changes(listener, expect_no_changes)
         gate = self.policy_gate(policy_packs, policy_level, listener)
         summary = self._run(options, listener, program=True, policy=gate)
+        if recording is not None and save_plan is not None and summary.ok:
+            saved_plan.write(Path(save_plan), recording, seal=self._plan_secrets().seal)
         if expect_no_changes:
             expect_no_changes_in(summary, "the preview shows changes")
         return summary
+
+    def read_plan(self, path: str | Path) -> SavedPlan:
+        """The plan `preview(save_plan=path)` saved for this stack; UsageError (one line)
+        when the file is missing, not a plan, newer, or another project's or stack's."""
+        return saved_plan.read(
+            Path(path),
+            project=self.project.name,
+            stack=self.stack,
+            unseal=self._plan_secrets().unseal,
+        )
+
+    def _plan_secrets(self) -> _PlanSecrets:
+        return _PlanSecrets(self)
 
     def up(
         self,
@@ -432,13 +523,20 @@ class Workspace(StoredStack):
         policy_level: Level | None = None,
         retarget: bool = False,
         expect_no_changes: bool = False,
+        plan: str | Path | SavedPlan | None = None,
     ) -> Summary:
         """Apply the program. `retarget`: a provider that now reaches another cluster than
         the one its objects are recorded in is moved there: those objects are forgotten
         (left on the former cluster, not deleted) and created anew (else: refused).
         `expect_no_changes` previews first (its events and summary go to `listener` too) and
         raises `StackwrightError` (exit code 1), changing nothing, when the preview shows a
-        change, as `stackwright up --expect-no-changes` does."""
+        change, as `stackwright up --expect-no-changes` does. `plan`: a saved plan (or its
+        file) whose steps alone this `up` takes, with the options it was made with
+        (`planned_selection`); a stack whose state changed since, or a program that no
+        longer matches it, is refused before any change."""
+        saved = self.read_plan(plan) if isinstance(plan, str | Path) else plan
+        if saved is not None:
+            select, refresh, retarget = planned_selection(saved, select, refresh, retarget)
         gated = expecting_no_changes(listener, expect_no_changes)
         if expect_no_changes:
             planned = self.preview(
@@ -454,7 +552,9 @@ class Workspace(StoredStack):
             if not planned.ok:
                 return planned
             expect_no_changes_in(planned, "the preview shows changes; nothing was changed")
-        options = select.options("up", parallel, refresh=refresh, force=force, retarget=retarget)
+        options = select.options(
+            "up", parallel, refresh=refresh, force=force, retarget=retarget, plan=saved
+        )
         # A preview said already what the gate has to say of its packs.
         gate = self.policy_gate(policy_packs, policy_level, None if expect_no_changes else listener)
         summary = self._run(options, gated, program=True, message=message, policy=gate)

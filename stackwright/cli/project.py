@@ -403,6 +403,14 @@ def preview(
     policy_level: PolicyLevel = None,
     retarget: Retarget = False,
     force: ForceConflicts = False,
+    save_plan: Annotated[
+        Path | None,
+        typer.Option(
+            "--save-plan",
+            help="Also write the plan to FILE, for `up --plan FILE` to apply exactly it.",
+            metavar="FILE",
+        ),
+    ] = None,
     as_json: Json = False,
 ) -> None:
     """Show what `up` would change; changes nothing anywhere."""
@@ -422,8 +430,13 @@ def preview(
             retarget=retarget,
             expect_no_changes=expect_no_changes,
             force=force,
+            save_plan=save_plan,
         )
     _finish(summary)
+    if save_plan is not None and not as_json:
+        typer.echo(
+            f"Saved the plan to {save_plan}: apply it with `stackwright up --plan {save_plan}`."
+        )
 
 
 def up(
@@ -448,6 +461,14 @@ def up(
     policy_packs: PolicyPacks = None,
     policy_level: PolicyLevel = None,
     retarget: Retarget = False,
+    plan: Annotated[
+        Path | None,
+        typer.Option(
+            "--plan",
+            help="Take only the steps of this plan (`preview --save-plan FILE`), with its options.",
+            metavar="FILE",
+        ),
+    ] = None,
     as_json: Json = False,
 ) -> None:
     """Apply the program: create, update, replace and delete, waiting for each object to be ready."""
@@ -456,6 +477,9 @@ def up(
         targets, target_dependents, excludes, exclude_dependents, replace, target_replace
     )
     ws = _workspace(stack)
+    saved = ws.read_plan(plan) if plan is not None else None
+    if saved is not None:  # its preview and its run both with the plan's options
+        select, refresh, retarget = automation.planned_selection(saved, select, refresh, retarget)
     packs = tuple(policy_packs or ())
     said: set[Diagnostic] = set()
     if not yes:
@@ -490,6 +514,7 @@ def up(
             policy_packs=packs,
             policy_level=level,
             retarget=retarget,
+            plan=saved,
         )
     _finish(summary)
     if expect_no_changes:  # the cluster or the state changed between the preview and the up

@@ -364,6 +364,7 @@ class Deletes:
                     return
                 started = run.clock()  # the step starts once its dependents are deleted
                 run.emit(StepStarted(step))
+                run.check_planned(step)
                 if carrier is not None:
                     events["ready", key].set()
                     fellows = await reached(edges["done", key][1:])  # its carrier's, theirs

@@ -144,6 +144,7 @@ from stackwright.engine.rollouts import (
     notice,
     stale_readers,
 )
+from stackwright.engine.saved_plan import PREVIEW_AGAIN, SavedPlan, ViolatesPlan
 from stackwright.engine.settle import Settlement
 from stackwright.engine.shared_work import SharedWork
 from stackwright.errors import InputsRejected, StackwrightError, UsageError, located
@@ -197,6 +198,9 @@ _DONE, _FAILED, _SKIPPED = "done", "failed", "skipped"
 #: rollout that failed halfway) may still make it ready, which its first look tells.
 UNFED_GRACE_SECONDS = 5.0
 
+#: The operations of a plan that remove a resource's record (`_refuse_plan_violations`).
+_PLANNED_DELETES = frozenset((Op.DELETE, Op.DELETE_REPLACED, Op.DISCARD))
+
 
 @dataclass(frozen=True)
 class Options:
@@ -223,6 +227,9 @@ class Options:
     #: Accept providers that now reach another cluster than their objects are recorded
     #: in (`up --retarget`): forget those objects, left there, and create them anew.
     retarget: bool = False
+    #: A saved plan: a preview fills it with its steps (`preview --save-plan`); an `up`
+    #: takes only the steps it allows (`up --plan`), each checked as it begins.
+    plan: SavedPlan | None = field(default=None, compare=False)
 
 
 @dataclass
@@ -658,6 +665,7 @@ class Run:
                     group_kind(str(props.get("apiVersion", "")), str(props.get("kind", "")))
                 )
         await self._refuse_protected_replacements(resources, allowed)
+        self._refuse_plan_violations(resources, allowed)
         by_urn = self.program.by_urn
         self.finished = {urn: asyncio.Event() for urn in graph.order}
         tasks = [
@@ -731,6 +739,75 @@ class Run:
                 continue
             if replaced:
                 self._refused_before_the_run(resource, step)
+
+    def _refuse_plan_violations(self, resources: list[Resource], allowed: set[str] | None) -> None:
+        """Refuse, before any change, an `up --plan` whose program no longer matches its plan
+        (Pulumi applies a plan in batches and fails at its first mismatch; what is known
+        before the run here stops it whole): a resource the plan does not have, one it plans
+        that the program no longer declares, a delete it does not plan, and an input the
+        plan knew that the program now gives another value. What shows only once an Output
+        is known (or once the run adjusts a step: a replacement's new name, an import's or
+        `ignore_changes`' fields read from the object) fails its own step (`check_planned`)."""
+        plan = self.options.plan
+        if plan is None or self.options.dry_run or self.program is None:
+            return
+        problems: list[str] = []
+        for resource in resources:
+            urn = resource.urn
+            if allowed is not None and urn not in allowed:
+                continue
+            planned = plan.resources.get(urn)
+            if planned is None:
+                problems.append(f"{describe(urn)}: the plan has no step for it")
+                continue
+            if (
+                planned.inputs is None
+                or not resource.input_marks.plain
+                or resource.is_read
+                or resource.resource_type == PROVIDER_TYPE
+                or resource.opts.ignore_changes
+                or {Op.REPLACE, Op.IMPORT} & set(planned.ops)
+            ):
+                continue
+            try:
+                desired, _ = self._desired(resource, self.old.get(urn))
+            except Exception:  # not plannable now: its own step says why, in the run
+                continue
+            problem = plan.inputs_violation(planned, desired.inputs, desired.secret_paths)
+            if problem is not None:
+                problems.append(f"{describe(urn)}: {problem}")
+        declared = self.program.by_urn
+        whole = not (self.options.targets or self.options.excludes)
+        for urn, planned in plan.resources.items():
+            kept = [op for op in planned.ops if op not in _PLANNED_DELETES]
+            if kept and urn not in declared and (whole or urn in self.old):
+                problems.append(
+                    f"{describe(urn)}: the plan would {kept[0].value} it, and the program no "
+                    "longer declares it"
+                )
+        if whole:  # what a selection keeps is not deleted: its delete step says, if any
+            for urn in self.old:
+                ops = plan.resources[urn].ops if urn in plan.resources else ()
+                if urn not in declared and not _PLANNED_DELETES & set(ops):
+                    problems.append(
+                        f"{describe(urn)}: this `up` would delete it, which the plan does not"
+                    )
+        if problems:
+            raise StackwrightError(
+                f"up refused: the program no longer matches the plan: {'; '.join(problems)}; "
+                f"nothing was changed: {PREVIEW_AGAIN}"
+            )
+
+    def check_planned(self, step: Step) -> None:
+        """Refuse a step the saved plan (`up --plan`) does not allow, before it changes
+        anything: its resource's step fails (its dependents are not done, independent
+        work goes on), as Pulumi's "resource violates plan"."""
+        plan = self.options.plan
+        if plan is None or self.options.dry_run:
+            return
+        problem = plan.violation(step)
+        if problem is not None:
+            raise ViolatesPlan(f"violates the plan: {problem}; {PREVIEW_AGAIN}", step)
 
     def _refused_before_the_run(self, resource: Resource, step: Step) -> NoReturn:
         """`up refused: …`, in the words the preview's failed step says it with."""
@@ -977,7 +1054,7 @@ class Run:
             at_line = where is not None
             self.outcome.failures.append(said)
             begun = self._begun.get(urn)
-            if begun is None and isinstance(exc, ProtectedReplacement):
+            if begun is None and isinstance(exc, ProtectedReplacement | ViolatesPlan):
                 begun = (exc.step, self.clock())  # refused as it would begin: its line shows it
                 self.emit(StepStarted(exc.step))
             if begun is not None:
@@ -1103,6 +1180,7 @@ class Run:
         elif patch and step.op is Op.SAME and (anew := self._object_made_anew(desired, old)):
             self.emit(Diagnostic(urn, anew, "info"))
             step = replace(step, op=Op.UPDATE)
+        self.check_planned(step)  # final now: its operation and what it sends
         # Its object is its alone: a create or a replacement onto the one another resource
         # makes or keeps would apply over that one's fields.
         claimed = step.new if kube and step.new is not None and self._placed(step.new) else None
@@ -1520,6 +1598,7 @@ class Run:
         started = self.clock()
         self._begun[urn] = (step, started)  # a failure from here on ends this step
         self.emit(StepStarted(step))
+        self.check_planned(step)
         if old is not None and not old.external:
             raise UsageError(
                 f"this stack manages it, so it cannot become a read of {given}: give the "

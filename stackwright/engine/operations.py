@@ -25,7 +25,16 @@ from stackwright.engine import policy_gate
 from stackwright.engine.adoption import builtin_namespaced, import_disagreement, import_done
 from stackwright.engine.clusters import ClusterCheck, check_clusters
 from stackwright.engine.declared_schemas import check_before_up
-from stackwright.engine.events import Diagnostic, Listener, Log, Summary, plural, shown
+from stackwright.engine.events import (
+    Diagnostic,
+    Event,
+    Listener,
+    Log,
+    StepStarted,
+    Summary,
+    plural,
+    shown,
+)
 from stackwright.engine.execute import Options, Run, declared_metadata, record_moves
 from stackwright.engine.graph import defined_kind, group_and_kind
 from stackwright.engine.policy_gate import PolicyGate
@@ -46,13 +55,14 @@ from stackwright.engine.records import (
     recorded_closure,
 )
 from stackwright.engine.rendering import check_rendered
+from stackwright.engine.saved_plan import PREVIEW_AGAIN
 from stackwright.engine.wiring import (
     APPLYSET_ID_LABEL,
     APPLYSET_PARENT_PREFIX,
     APPLYSET_TOOLING,
     check_marks,
 )
-from stackwright.errors import UsageError, located
+from stackwright.errors import StackwrightError, UsageError, located
 from stackwright.kubernetes.base import PATCH_FIELD_MANAGER
 from stackwright.kubernetes.provider import PROVIDER_TYPE, provider_namespace
 from stackwright.model import URN_ANNOTATION, ResourceState, parse_urn
@@ -543,6 +553,7 @@ def run(
         contextlib.ExitStack() as leaving,
     ):
         snapshot = _snapshot(backend, project, stack)
+        listener = _planning(options, snapshot.version, listener)
         options = _expanded(options, program, snapshot)
         # A program with providers of its own may send objects to one cluster through two of
         # them: each object is known by its cluster, which `check_clusters` reads (no write).
@@ -577,6 +588,8 @@ def run(
             with backend.begin_operation(
                 project, stack, kind=options.kind, message=message
             ) as operation:
+                # Taken as the lock was: no other operation came between this check and the run.
+                _check_planned_state(options, operation.locked_version)
                 if operation.took_over is not None:
                     listener(Diagnostic("", _took_over(operation.took_over), "warning"))
                 # Plan against the state as it is now that no other operation can change it:
@@ -610,6 +623,38 @@ def run(
         )
         listener(summary)
         return summary
+
+
+def _planning(options: Options, version: int, listener: Listener) -> Listener:
+    """With a saved plan: a preview's `listener`, which also records each step it shows in
+    the plan, against the stack's state `version`; an `up`'s, once the plan was made
+    against this state (`_check_planned_state`; again once the lock is taken)."""
+    plan = options.plan
+    if plan is None:
+        return listener
+    if not options.dry_run:
+        _check_planned_state(options, version)
+        return listener
+    plan.state_version = version
+
+    def recording(event: Event) -> None:
+        if isinstance(event, StepStarted):
+            plan.record(event.step)
+        listener(event)
+
+    return recording
+
+
+def _check_planned_state(options: Options, version: int) -> None:
+    """Refuse an `up --plan` whose stack's state changed since its plan was made (another
+    operation ran, or the state was edited): the plan's steps were planned from that state."""
+    plan = options.plan
+    if plan is not None and not options.dry_run and plan.state_version != version:
+        raise StackwrightError(
+            f"up refused: the state of stack {plan.stack} changed since the plan was made "
+            f"(state version {plan.state_version} then, {version} now: another operation ran "
+            f"or the state was edited); nothing was changed: {PREVIEW_AGAIN}"
+        )
 
 
 def _check_input(
