@@ -336,3 +336,45 @@ def test_a_preview_that_fails_saves_no_plan(new_project: Any, cluster: LiveClust
     )
     p.preview("--save-plan", "plan.json", rc=None)
     assert not Path(p.root / "plan.json").exists()
+
+
+#: A Deployment whose selector (immutable) the tests change, so that it is replaced, and
+#: an auto-named ConfigMap made with `immutable: true`, replaced created-first under a
+#: new name when its data changes; `gone` is dropped by the second program.
+REPLACED = """
+k8s.core.v1.Namespace("ns", metadata={{"name": NS}})
+k8s.apps.v1.Deployment("web", metadata={{"name": "web", "namespace": NS}},
+                       spec=app_spec({app!r}))
+k8s.core.v1.ConfigMap("frozen", metadata={{"namespace": NS}}, immutable=True,
+                      data={{"v": {app!r}}})
+"""
+
+
+def test_replacements_and_deletes_apply_as_planned(new_project: Any, cluster: LiveCluster) -> None:
+    p = new_project()
+    p.program(
+        REPLACED.format(app="web") + 'k8s.core.v1.ConfigMap("gone", metadata={"namespace": NS})\n'
+    )
+    p.up()
+    frozen = p.resources()["frozen"]["inputs"]["metadata"]["name"]
+    p.program(REPLACED.format(app="web2"))
+    p.preview("--save-plan", "plan.json")
+    assert {name: r["ops"] for name, r in planned(p).items()} == {
+        "ns": ["same"],
+        "web": ["replace"],
+        "frozen": ["replace"],
+        "gone": ["delete"],
+    }
+    renamed = planned(p)["frozen"]["inputs"]["metadata"]["name"]
+    assert renamed != frozen
+
+    done = p.up("--plan", "plan.json")
+    assert done.summary["ok"]
+    assert done.ops() == {
+        "web": "replace",
+        "frozen": "delete-replaced",  # its replacement's second half: the old object goes
+        "gone": "delete",
+    }
+    assert live(cluster, "configmap", renamed, p.ns)["data"] == {"v": "web2"}
+    assert get(cluster, "configmap", frozen, p.ns) is None
+    assert set(p.resources()) == {"ns", "web", "frozen"}
