@@ -34,7 +34,7 @@ from stackwright.engine.events import within
 from stackwright.engine.plan import Step
 from stackwright.errors import StackwrightError, UsageError
 from stackwright.model import SECRET_TEXT, UNKNOWN, Op, ResourceState, shown
-from stackwright.sdk.output import join_path
+from stackwright.sdk.output import Partial, join_path
 
 #: The format this Stackwright writes and the newest it reads.
 FORMAT: Final = 1
@@ -151,8 +151,10 @@ class SavedPlan:
         known = self.resources.get(step.urn)
         ops = (*(known.ops if known else ()), step.op)
         if step.new is not None and step.op is not Op.DELETE_REPLACED:
+            # As the document will hold them: a copy, unknowns as `read` gives them back.
+            inputs = _decoded(_encoded(step.new.inputs))
             self.resources[step.urn] = PlannedResource(
-                step.urn, ops, dict(step.new.inputs), tuple(step.new.secret_paths)
+                step.urn, ops, inputs, tuple(step.new.secret_paths)
             )
         else:
             inputs, paths = (known.inputs, known.secret_paths) if known else (None, ())
@@ -246,7 +248,9 @@ class _Invalid(Exception):
 
 
 def _encoded(value: Any) -> Any:
-    if value is UNKNOWN:
+    # A preview's partly known object (another resource's, passed whole): what it lacks is
+    # unknown, not absent, which the document cannot say field by field.
+    if value is UNKNOWN or isinstance(value, Partial):
         return {UNKNOWN_SIG: True}
     if isinstance(value, Mapping):
         return {k: _encoded(v) for k, v in value.items()}

@@ -23,6 +23,7 @@ from stackwright.engine.saved_plan import (
 )
 from stackwright.errors import UsageError
 from stackwright.model import UNKNOWN, Op, ResourceState, outermost, transform_at
+from stackwright.sdk.output import Partial
 
 URN = "urn:sw:dev::web::kubernetes:core/v1:ConfigMap::app"
 OTHER = "urn:sw:dev::web::kubernetes:core/v1:ConfigMap::other"
@@ -191,3 +192,13 @@ def test_a_planned_delete_keeps_no_inputs() -> None:
                   Step(Op.REPLACE, URN, state({}), state({"data": {}})))  # fmt: skip
     assert plan.resources[URN] == PlannedResource(URN, (Op.DELETE_REPLACED, Op.REPLACE),
                                                   {"data": {}}, ())  # fmt: skip
+
+
+def test_a_partly_known_object_is_planned_unknown() -> None:
+    """Another resource's object passed whole, partly known at preview: what it lacks is
+    unknown, not absent, so the plan takes it as unknown altogether."""
+    partial = Partial({"metadata": {"name": "a"}})
+    plan = a_plan(Step(Op.CREATE, URN, None, state({"data": {"copy": partial}})))
+    assert plan.resources[URN].inputs == {"data": {"copy": UNKNOWN}}
+    now = {"data": {"copy": {"metadata": {"name": "a", "uid": "1"}}}}
+    assert plan.violation(Step(Op.CREATE, URN, None, state(now))) is None
