@@ -418,6 +418,8 @@ def preview(
     select = _selection(
         targets, target_dependents, excludes, exclude_dependents, replace, target_replace
     )
+    if save_plan is not None:
+        _writable(save_plan, "--save-plan")  # before the preview, which would be lost
     ws = _workspace(stack)
     with _rendering("preview", json_lines=as_json, show_diff=diff) as render:
         summary = ws.preview(

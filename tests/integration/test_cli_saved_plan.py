@@ -334,7 +334,8 @@ def test_a_preview_that_fails_saves_no_plan(new_project: Any, cluster: LiveClust
     p.program(
         'k8s.core.v1.ConfigMap("bad", metadata={"name": "Not_Valid", "namespace": "default"})\n'
     )
-    p.preview("--save-plan", "plan.json", rc=None)
+    failed = p.preview("--save-plan", "plan.json", rc=None)
+    assert failed.rc == 2 and not failed.summary["ok"]
     assert not Path(p.root / "plan.json").exists()
 
 
@@ -378,3 +379,13 @@ def test_replacements_and_deletes_apply_as_planned(new_project: Any, cluster: Li
     assert live(cluster, "configmap", renamed, p.ns)["data"] == {"v": "web2"}
     assert get(cluster, "configmap", frozen, p.ns) is None
     assert set(p.resources()) == {"ns", "web", "frozen"}
+
+
+def test_a_plan_that_cannot_be_written_is_refused_before_the_preview(
+    new_project: Any, cluster: LiveCluster
+) -> None:
+    p = new_project()
+    p.program(colours())
+    refused = p.sw("preview", "--save-plan", "no/such/plan.json", rc=2)
+    assert "--save-plan no/such/plan.json: no folder no/such to write it in" in one_line(refused)
+    assert not refused.out
