@@ -144,7 +144,7 @@ from stackwright.engine.rollouts import (
     notice,
     stale_readers,
 )
-from stackwright.engine.saved_plan import PREVIEW_AGAIN, SavedPlan, ViolatesPlan
+from stackwright.engine.saved_plan import PREVIEW_AGAIN, SavedPlan, ViolatesPlan, doing
 from stackwright.engine.settle import Settlement
 from stackwright.engine.shared_work import SharedWork
 from stackwright.errors import InputsRejected, StackwrightError, UsageError, located
@@ -782,7 +782,7 @@ class Run:
             kept = [op for op in planned.ops if op not in _PLANNED_DELETES]
             if kept and urn not in declared and (whole or urn in self.old):
                 problems.append(
-                    f"{describe(urn)}: the plan would {kept[0].value} it, and the program no "
+                    f"{describe(urn)}: the plan would {doing(kept[0])}, and the program no "
                     "longer declares it"
                 )
         if whole:  # what a selection keeps is not deleted: its delete step says, if any

@@ -166,13 +166,13 @@ class SavedPlan:
         first such field, secrets masked)."""
         planned = self.resources.get(step.urn)
         if planned is None:
-            return f"the plan has no step for it, and this `up` would {step.op.value} it"
+            return f"the plan has no step for it, and this `up` would {doing(step.op)}"
         allowed = set(planned.ops)
         if Op.REPLACE in allowed:  # a replacement deletes its old object as a step of its own
             allowed.add(Op.DELETE_REPLACED)
         if step.op not in allowed:
-            said = " or ".join(op.value for op in planned.ops)
-            return f"the plan would {said} it, and this `up` would {step.op.value} it"
+            said = " or ".join(map(doing, planned.ops))
+            return f"the plan would {said}, and this `up` would {doing(step.op)}"
         if step.new is None or planned.inputs is None or step.op is Op.DELETE_REPLACED:
             return None
         return self.inputs_violation(planned, step.new.inputs, step.new.secret_paths)
@@ -201,6 +201,12 @@ class SavedPlan:
             "options": self.options.to_dict(),
             "resources": [_resource_to_dict(r, seal) for r in self.resources.values()],
         }
+
+
+def doing(op: Op) -> str:
+    """What a step of `op` does to its resource, as a message says it: `update it`, `keep
+    it unchanged`."""
+    return "keep it unchanged" if op is Op.SAME else f"{op.value} it"
 
 
 def first_difference(planned: Any, actual: Any, path: str = "") -> tuple[str, Any, Any] | None:

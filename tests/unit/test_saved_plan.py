@@ -125,14 +125,14 @@ def test_a_step_must_be_one_the_plan_has_for_its_resource() -> None:
         "the plan would update it, and this `up` would replace it"
     )
     assert plan.violation(Step(Op.SAME, URN, old, old)) == (
-        "the plan would update it, and this `up` would same it"
+        "the plan would update it, and this `up` would keep it unchanged"
     )
     assert plan.violation(Step(Op.CREATE, OTHER, None, state({}))) == (
         "the plan has no step for it, and this `up` would create it"
     )
     # A `same` in the plan that would now change.
     kept = a_plan(Step(Op.SAME, URN, old, old))
-    assert "the plan would same it, and this `up` would update it" in str(
+    assert "the plan would keep it unchanged, and this `up` would update it" in str(
         kept.violation(Step(Op.UPDATE, URN, old, state({"data": {"colour": "red"}})))
     )
 
