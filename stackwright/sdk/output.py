@@ -456,13 +456,14 @@ class Output(Generic[T]):
         return Output.all(*parts)._derived(lambda values: "".join(str(v) for v in values))
 
     @_StaticOrField
-    def format(template: str, *args: Any, **kwargs: Any) -> Output[str]:
-        """`template.format(...)` once the arguments are known."""
+    def format(template: Any, *args: Any, **kwargs: Any) -> Output[str]:
+        """`template.format(...)` once the template (a string, or an Output of one, as
+        Pulumi's takes) and the arguments are known."""
         keys = list(kwargs)
         count = len(args)
-        return Output.all(*args, *kwargs.values())._derived(
-            lambda values: template.format(
-                *values[:count], **dict(zip(keys, values[count:], strict=True))
+        return Output.all(template, *args, *kwargs.values())._derived(
+            lambda values: str(values[0]).format(
+                *values[1 : count + 1], **dict(zip(keys, values[count + 1 :], strict=True))
             )
         )
 

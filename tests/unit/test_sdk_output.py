@@ -83,6 +83,20 @@ def test_all_concat_and_format(program: Program) -> None:
         Output.all(a.host, user=b.user)
 
 
+def test_format_takes_its_template_as_an_output(program: Program) -> None:
+    """As Pulumi's `Output.format(format_string: Input[str], ...)`: a template computed from
+    a resource, or a secret one (which makes the text secret), is used once it is known."""
+    a = CustomResource("test:index:A", "a")
+    read = reader({a: {"pattern": "{}.{zone}"}})
+    text = Output.format(a.pattern, "web", zone="example.com")
+    assert text.resolve(read) == "web.example.com"
+    assert dependencies_of(text) == {a}
+    assert Output.format(a.pattern, "web", zone="x").resolve(reader({})) is UNKNOWN
+    hidden = Output.format(Output.secret("{}:{}"), "user", a.pattern)
+    assert hidden.is_secret
+    assert unwrap_secrets(hidden.resolve(read)) == ("user:{}.{zone}", [""])
+
+
 def test_attribute_and_item_access(program: Program) -> None:
     svc = CustomResource("kubernetes:core/v1:Service", "web")
     live = {
