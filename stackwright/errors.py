@@ -341,11 +341,14 @@ def redact_parts(text: str, given: Collection[str]) -> str:
     kept: list[str] = []
     start = at = 0
     while at < len(text) and secrets:
+        if text.startswith("[secret]", at):  # a mask `redact` put there: no part of a secret
+            at += len("[secret]")
+            continue
         length = 0
         for secret in secrets:
             while at + length < len(text) and text[at : at + length + 1] in secret:
                 length += 1
-        if length >= _MIN_SECRET and text[at : at + length] != "[secret]":
+        if length >= _MIN_SECRET:
             kept += [text[start:at], "[secret]"]
             at = start = at + length
         else:

@@ -17,7 +17,7 @@ from stackwright.automation.stack import python_code, yaml_code
 from stackwright.engine import records
 from stackwright.engine.events import SECRET_TEXT, mask_at, masked
 from stackwright.engine.records import SecretTexts, with_outputs
-from stackwright.errors import UsageError, forget_secrets, redact, remember_secret
+from stackwright.errors import UsageError, forget_secrets, redact, redact_parts, remember_secret
 from stackwright.model import ResourceState, always_secret
 
 
@@ -188,6 +188,21 @@ def test_redact_finds_a_secret_escaped_as_json_or_go_quote_strings() -> None:
         assert redact(f"shouted {odd.upper()}, whispered {odd.lower()}") == (
             "shouted [secret], whispered [secret]"
         )
+    finally:
+        forget_secrets()
+
+
+def test_a_part_of_a_secret_is_masked_but_not_inside_a_mask_already_there() -> None:
+    """An apply callback's `ValueError("bad " + value)` of the secret `s3cretvalue` said
+    `bad [se[secret]]`: the search for parts found `cret` of the secret in the `[secret]`
+    that stood for the whole of it."""
+    remember_secret("s3cretvalue")
+    try:
+        assert redact_parts("bad s3cretvalue", ["s3cretvalue"]) == "bad [secret]"
+        assert redact_parts("got s3cret, then s3cretvalue", ["s3cretvalue"]) == (
+            "got [secret], then [secret]"
+        )
+        assert redact_parts("a [secret] was given", ["xxsecretxx"]) == "a [secret] was given"
     finally:
         forget_secrets()
 
