@@ -1876,17 +1876,38 @@ def state_delete(
 
 @state_app.command("unprotect")
 def state_unprotect(
-    urn: Annotated[str, typer.Argument()],
+    urns: Annotated[list[str] | None, typer.Argument(help="The resources' URNs.")] = None,
+    every: Annotated[
+        bool, typer.Option("--all", help="Every resource of the stack, as Pulumi's.")
+    ] = False,
     stack: Stack = None,
     yes: Yes = False,
     as_json: JsonDone = False,
 ) -> None:
-    """Clear a resource's protection so it may be deleted."""
+    """Clear resources' protection so they may be deleted."""
+    if every == bool(urns):
+        raise UsageError(
+            "state unprotect: pass the URNs of the resources to unprotect or --all, not both"
+            if every
+            else "state unprotect: pass the URNs of the resources to unprotect (`stackwright "
+            "stack --show-urns` lists them), or --all for every resource of the stack"
+        )
     ws = _stored(stack)
-    _confirm_state_edit(ws, "state unprotect", f"unprotect {urn}", yes, as_json)
-    ws.backend.unprotect(ws.project.name, ws.stack, urn)
-    text = f"{urn} is no longer protected."
-    _report_done(as_json, "state", "unprotect", ws.project.name, ws.stack, text, urn=urn)
+    what = (
+        "unprotect every resource of the stack" if every else f"unprotect {', '.join(urns or ())}"
+    )
+    _confirm_state_edit(ws, "state unprotect", what, yes, as_json)
+    cleared = ws.backend.unprotect(ws.project.name, ws.stack, None if every else urns)
+    project = ws.project.name
+    if urns and len(urns) == 1:
+        text = f"{urns[0]} is no longer protected."
+        _report_done(as_json, "state", "unprotect", project, ws.stack, text, urn=urns[0])
+        return
+    named = cleared if every else urns or []
+    text = "\n".join(f"{urn} is no longer protected." for urn in named) or (
+        f"No resource of stack {ws.stack} is protected: nothing was changed."
+    )
+    _report_done(as_json, "state", "unprotect", project, ws.stack, text, urns=named)
 
 
 @state_app.command("rename")

@@ -238,7 +238,10 @@ class Backend(Protocol):
         """
         ...
 
-    def unprotect(self, project: str, stack: str, urn: str) -> None: ...
+    def unprotect(self, project: str, stack: str, urns: Sequence[str] | None) -> list[str]:
+        """Clear the protection of the resources named (every resource: None); the URNs
+        of those that were protected. A URN the stack has not is refused, nothing changed."""
+        ...
 
     def rename_resource(self, project: str, stack: str, urn: str, new_name: str) -> str:
         """Give a resource a new name (the last part of its URN); the new URN."""

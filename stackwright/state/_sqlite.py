@@ -1325,19 +1325,24 @@ class SQLiteBackend:
         _check_settled(db, stack, stack_id, doomed, "delete {urn} from the state")
         return list(dict.fromkeys(row.state.urn for row in rows if row.state.urn in doomed))
 
-    def unprotect(self, project: str, stack: str, urn: str) -> None:
-        with self._edit(project, [stack], "state unprotect", urn) as (db, (stack_id,), _):
+    def unprotect(self, project: str, stack: str, urns: Sequence[str] | None) -> list[str]:
+        message = "all resources" if urns is None else ", ".join(urns)
+        with self._edit(project, [stack], "state unprotect", message) as (db, (stack_id,), _):
             rows = self._rows(db, project, stack, stack_id)
-            matching = [row for row in rows if row.state.urn == urn]
-            if not matching:
-                raise self._no_resource(stack, urn, rows)
-            for row in matching:
-                if row.state.protect:
+            for urn in urns or ():
+                if not any(row.state.urn == urn for row in rows):
+                    raise self._no_resource(stack, urn, rows)
+            named = None if urns is None else set(urns)
+            cleared = []
+            for row in rows:
+                if row.state.protect and (named is None or row.state.urn in named):
                     unprotected = self._encrypter.seal(stack, replace(row.state, protect=False))
                     db.execute(
                         "UPDATE resources SET data = ? WHERE rid = ?",
                         (encode_resource(unprotected), row.rid),
                     )
+                    cleared.append(row.state.urn)
+            return list(dict.fromkeys(cleared))
 
     def rename_resource(self, project: str, stack: str, urn: str, new_name: str) -> str:
         with self._edit(project, [stack], "state rename", f"{urn} → {new_name}") as (

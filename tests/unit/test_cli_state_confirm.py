@@ -139,6 +139,33 @@ def test_yes_on_a_state_edit_is_not_called_a_pulumi_only_flag(
     assert "Removed" in capsys.readouterr().out
 
 
+def test_unprotect_all_or_several_as_pulumi_s(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`state unprotect --all` (before a `destroy` of what `import` protected) and several
+    URNs, as `pulumi state unprotect [URN]... [--all]`; neither, or both, is refused."""
+    urns = _with_resources(project, capsys)
+    for args, said in (
+        ([], "pass the URNs of the resources to unprotect (`stackwright stack --show-urns`"),
+        (["--all", urns[0]], "pass the URNs of the resources to unprotect or --all, not both"),
+    ):
+        with pytest.raises(SystemExit) as refused:
+            main(["state", "unprotect", *args, "--yes"])
+        assert refused.value.code == 2
+        assert said in capsys.readouterr().err
+    assert _state() == [(urns[0], True), (urns[1], False)]
+    main(["state", "unprotect", "--all", "--yes", "--json"])
+    event = json.loads(capsys.readouterr().out)
+    assert (event["action"], event["urns"]) == ("unprotect", [urns[0]])
+    assert _state() == [(urns[0], False), (urns[1], False)]
+    main(["state", "unprotect", "--all", "--yes"])
+    assert (
+        capsys.readouterr().out == "No resource of stack dev is protected: nothing was changed.\n"
+    )
+    main(["state", "unprotect", *urns, "--yes"])
+    assert capsys.readouterr().out == "".join(f"{u} is no longer protected.\n" for u in urns)
+
+
 def test_with_json_a_state_edit_needs_yes_even_in_a_terminal(
     command: list[str], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

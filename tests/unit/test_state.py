@@ -335,7 +335,7 @@ def test_stack_ls_last_update_is_the_last_operation_that_changed_resources(
     clock.advance(60)
     backend.rename_stack(PROJECT, "dev", "qa")
     clock.advance(60)
-    backend.unprotect(PROJECT, "qa", urn("a", "qa"))
+    backend.unprotect(PROJECT, "qa", [urn("a", "qa")])
     (summary,) = backend.list_stacks(PROJECT)
     assert summary.last_update is not None
     assert summary.last_update.timestamp() == pytest.approx(updated, abs=0.001)
@@ -1464,7 +1464,7 @@ def test_a_resource_named_without_its_urn_gets_its_urns(backend: SQLiteBackend) 
     resources of several types share the name; a name nothing has points to the list."""
     up(backend, res("web"), res("api"))
     with pytest.raises(UsageError) as caught:
-        backend.unprotect(PROJECT, "dev", "web")
+        backend.unprotect(PROJECT, "dev", ["web"])
     assert str(caught.value) == f"no resource web in stack dev; did you mean {urn('web')}?"
     svc = "kubernetes:core/v1:Service"
     shared = replace(res("api"), urn=urn("api", type_=svc), type=svc)
@@ -1476,7 +1476,7 @@ def test_a_resource_named_without_its_urn_gets_its_urns(backend: SQLiteBackend) 
         "pass one's URN"
     )
     with pytest.raises(UsageError) as caught:
-        backend.unprotect(PROJECT, "dev", "zzzzzz")
+        backend.unprotect(PROJECT, "dev", ["zzzzzz"])
     assert str(caught.value) == (
         "no resource zzzzzz in stack dev; `stackwright stack --show-urns` lists the URNs in "
         "the state"
@@ -1485,21 +1485,38 @@ def test_a_resource_named_without_its_urn_gets_its_urns(backend: SQLiteBackend) 
 
 def test_unprotect(backend: SQLiteBackend) -> None:
     up(backend, res("a", protect=True))
-    backend.unprotect(PROJECT, "dev", urn("a"))
+    backend.unprotect(PROJECT, "dev", [urn("a")])
     assert backend.load(PROJECT, "dev").resources[0].protect is False
     backend.delete_resource(PROJECT, "dev", urn("a"))
+
+
+def test_unprotect_several_or_all(backend: SQLiteBackend) -> None:
+    """As `pulumi state unprotect URN… / --all`: one edit of the state; the URNs it cleared;
+    a URN the stack has not refuses the whole edit."""
+    up(backend, res("a", protect=True), res("b", protect=True), res("c"), res("d", protect=True))
+    protected = lambda: [r.urn for r in backend.load(PROJECT, "dev").resources if r.protect]  # noqa: E731
+    with pytest.raises(UsageError, match="no resource zzzzzz"):
+        backend.unprotect(PROJECT, "dev", [urn("a"), "zzzzzz"])
+    assert protected() == [urn("a"), urn("b"), urn("d")]
+    assert backend.unprotect(PROJECT, "dev", [urn("a"), urn("c")]) == [urn("a")]
+    assert protected() == [urn("b"), urn("d")]
+    assert backend.unprotect(PROJECT, "dev", None) == [urn("b"), urn("d")]
+    assert protected() == []
+    assert backend.unprotect(PROJECT, "dev", None) == []
+    kinds = [entry.kind for entry in backend.history(PROJECT, "dev")]
+    assert kinds.count("state unprotect") == 3
 
 
 def test_edits_take_the_lock(backend: SQLiteBackend, clock: Clock) -> None:
     up(backend, res("a", protect=True))
     op = backend.begin_operation(PROJECT, "dev", kind="up")
     with pytest.raises(StackLocked):
-        backend.unprotect(PROJECT, "dev", urn("a"))
+        backend.unprotect(PROJECT, "dev", [urn("a")])
     with pytest.raises(StackLocked):
         backend.delete_resource(PROJECT, "dev", urn("a"), force=True)
     op._keeper.stop(1)
     clock.advance(31)  # a lapsed holder does not block an edit
-    backend.unprotect(PROJECT, "dev", urn("a"))
+    backend.unprotect(PROJECT, "dev", [urn("a")])
     with pytest.raises(LockLost):
         op.begin(0, Op.CREATE, res("b"))
 

@@ -319,7 +319,7 @@ def test_a_damaged_lock_row_is_named_and_cancel_clears_it(
     for attempt in (
         lambda: backend.begin_operation(PROJECT, "dev", kind="up"),
         lambda: backend.list_stacks(PROJECT),
-        lambda: backend.unprotect(PROJECT, "dev", urn("a")),
+        lambda: backend.unprotect(PROJECT, "dev", [urn("a")]),
     ):
         with pytest.raises(StateCorrupt) as caught:
             attempt()
