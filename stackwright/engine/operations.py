@@ -456,6 +456,56 @@ def _check_protected(options: Options, program: Program | None, snapshot: Snapsh
         )
 
 
+def _check_namespaces_kept(options: Options, program: Program | None, snapshot: Snapshot) -> None:
+    """Refuse, before any change, an `up` (or its preview) that would delete a Namespace the
+    program dropped while it still declares objects in it: the API server deletes what is
+    in a namespace with it, so they would be gone while the state, and every later preview,
+    called them unchanged. Only objects through the Namespace's own provider, and names
+    known before the run: another provider may reach another cluster."""
+    if options.kind != "up" or program is None:
+        return
+    doomed = {
+        (state.provider, state.id): state
+        for state in _deleted_by_up(options, program, snapshot.resources)
+        if state.inputs.get("kind") == "Namespace"
+        and state.inputs.get("apiVersion") == "v1"
+        and not (state.retain_on_delete or state.external)
+    }
+    if not doomed:
+        return
+    recorded = {r.urn: r for r in snapshot.resources}
+    default, namespaced = _default_namespaces(program), _known_scopes(program)
+    declared = [
+        (resource, named)
+        for resource in program.resources
+        if resource.custom
+        and not resource.is_read
+        and is_kubernetes(resource)
+        and (named := declared_metadata(resource, recorded.get(resource.urn))) is not None
+    ]
+    for resource, named in declared:  # a Namespace renamed in the program keeps its object
+        if resource.props.get("kind") == "Namespace" and resource.props.get("apiVersion") == "v1":
+            doomed.pop((provider_urn(resource), str(named.get("name"))), None)
+    for resource, named in declared:
+        if namespaced(resource) is not True:
+            continue
+        namespace = named.get("namespace") or default(resource)
+        carrier = doomed.get((provider_urn(resource), namespace))
+        if carrier is None:
+            continue
+        raise UsageError(
+            located(
+                resource.declared_at.of_field("metadata.namespace"),
+                f"{describe(resource.urn)} is in namespace {namespace}, which `up` would "
+                f"delete: the program no longer declares {carrier.urn}, and the API server "
+                "deletes what is in a namespace with it; declare the Namespace again, or move "
+                "or remove what the program puts in it (`stackwright state delete "
+                f"{shlex.quote(carrier.urn)}` stops managing the Namespace and leaves it in "
+                "the cluster); nothing was changed",
+            )
+        )
+
+
 #: What Stackwright's own annotations start with (`stackwright.io/timeout-seconds`, …).
 MARK_PREFIX = "stackwright.io/"
 
@@ -681,6 +731,7 @@ def _check_input(
             _check_one_resource_per_object(program, as_run)
     _check_definitions(options, program, snapshot)
     _check_protected(options, program, snapshot)
+    _check_namespaces_kept(options, program, snapshot)
     if program is not None and options.kind == "up":
         recorded = {r.urn: r for r in snapshot.resources}
         applying = not options.dry_run

@@ -367,6 +367,57 @@ def test_a_preview_of_a_namespace_replaced_delete_first_shows_the_deletes_up_run
     assert preview.counts == summary.counts == {"delete": 1, "replace": 1, "create": 1}
 
 
+def test_dropping_a_namespace_the_program_still_puts_objects_in_is_refused(stack: Stack) -> None:
+    """The API server deletes what is in a Namespace with it: an `up` that deleted the
+    Namespace the program dropped, its ConfigMaps still declared in it, left them gone while
+    the state, and every later preview, called them unchanged. Refused before any change,
+    in the preview as in the up (a --target too); with the ConfigMap moved out, it goes."""
+
+    def app(namespace: bool, where: str = "apps") -> Declare:
+        def declare(p: Program) -> None:
+            if namespace:
+                k8s.core.v1.Namespace("apps", metadata={"name": "apps"})
+            k8s.core.v1.ConfigMap(
+                "settings", metadata={"name": "settings", "namespace": where}, data={"k": "v"}
+            )
+            k8s.rbac.v1.ClusterRole("reader", metadata={"name": "reader"}, rules=[])
+
+        return declare
+
+    stack.up(app(True))
+    stack.fake.calls.clear()
+    refusal = (
+        "kubernetes:core/v1:ConfigMap settings is in namespace apps, which `up` would delete: "
+        f"the program no longer declares {urn(NS, 'apps')}, and the API server deletes what "
+        "is in a namespace with it; declare the Namespace again, or move or remove what the "
+        f"program puts in it (`stackwright state delete {urn(NS, 'apps')}` stops managing "
+        "the Namespace and leaves it in the cluster); nothing was changed"
+    )
+    only_ns = frozenset({urn(NS, "apps")})
+    for run in (
+        lambda: stack.preview(app(False)),
+        lambda: stack.up(app(False)),
+        lambda: stack.up(app(False), targets=only_ns, target_dependents=True),
+    ):
+        with pytest.raises(UsageError) as refused:
+            run()
+        assert str(refused.value).endswith(refusal), str(refused.value)
+    assert stack.fake.writes() == []
+    assert stack.fake.find("Namespace", "apps") is not None
+
+    def renamed(p: Program) -> None:  # another resource declares the Namespace: it stays
+        app(False)(p)
+        k8s.core.v1.Namespace("team", metadata={"name": "apps"})
+
+    assert stack.preview(renamed).counts == {"create": 1, "delete": 1, "same": 2}
+    stack.up(renamed)
+    assert stack.fake.find("ConfigMap", "settings", "apps") is not None
+    summary = stack.up(app(False, where="default"))
+    assert summary.ok, summary.failures
+    assert stack.fake.find("Namespace", "apps") is None
+    assert stack.fake.find("ConfigMap", "settings", "default") is not None
+
+
 def test_a_namespace_replaced_delete_first_is_refused_while_it_holds_a_protected_object(
     stack: Stack,
 ) -> None:
