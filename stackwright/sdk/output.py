@@ -792,8 +792,8 @@ Inputs: TypeAlias = Mapping[str, Input[Any]]
 
 
 def select(value: Any, key: Any, *, attribute: bool = False) -> Any:
-    """`value[key]` for a resolved value: UNKNOWN stays unknown, a Secret stays secret,
-    anything absent is None. With `attribute`, a snake_case key also finds its
+    """`value[key]` for a resolved value (a list's slice too, as Python's): UNKNOWN stays
+    unknown, a Secret stays secret, anything absent is None. With `attribute`, a snake_case key also finds its
     camelCase field (`node_name` → `nodeName`, `cluster_ip` → `clusterIP`)."""
     if value is UNKNOWN:
         return UNKNOWN
@@ -807,6 +807,8 @@ def select(value: Any, key: Any, *, attribute: bool = False) -> Any:
         return None if field is None else value[field]
     if isinstance(value, (list, tuple)) and isinstance(key, int) and not isinstance(key, bool):
         return value[key] if -len(value) <= key < len(value) else None
+    if isinstance(value, (list, tuple)) and isinstance(key, slice):
+        return value[key]
     return None
 
 

@@ -108,6 +108,11 @@ def test_attribute_and_item_access(program: Program) -> None:
     assert svc.spec["clusterIP"].resolve(read) == "10.0.0.7"
     assert svc.spec.ports[1]["port"].resolve(read) == 443
     assert svc.spec.ports[-1].port.resolve(read) == 443
+    # A slice reads as Python's does (`ports[0:1]` read null).
+    assert svc.spec.ports[0:1].resolve(read) == [{"port": 80}]
+    assert svc.spec["ports"][::-1][0]["port"].resolve(read) == 443
+    assert svc.spec.ports[5:].resolve(read) == []
+    assert unwrap_secrets(Output.secret(["a", "b", "c"])[1:].resolve(read)) == (["b", "c"], [""])
     assert svc.metadata.name.resolve(read) == "web"
     # A snake_case attribute finds the camelCase field, as resource attributes do.
     assert svc.status.load_balancer.resolve(read) == {}
