@@ -1205,6 +1205,17 @@ def _split_type(type_token: str) -> TypeToken:
         raise UsageError(
             f"type {type_token!r} is not a Kubernetes type token: write it as {example}"
         )
+    known = parse_type_token(builtin_type_token(parsed.kind) or "")
+    if known is not None and parsed.group not in MODULES and MODULES[known.group] == parsed.group:
+        # The Python module's name (`k8s.rbac.v1`), not the API group a type token names;
+        # the cluster, asked, would only say it serves no such group.
+        module = builtin_module(known.group, parsed.version)
+        served = module is not None and known.kind in module.__all__
+        version = parsed.version if served else known.version
+        raise UsageError(
+            f"type {type_token!r} names no API group of the kind: write it as "
+            f"kubernetes:{known.group}/{version}:{known.kind}"
+        )
     patched = patched_token(parsed)
     if patched is not None:  # fields of an object, not one to adopt
         raise _patch_refused(type_token, patched)

@@ -263,6 +263,29 @@ def test_import_of_a_bare_kind_is_told_that_kinds_type_token(
     assert err.endswith(f"is not a Kubernetes type token: write it as {suggested}\n"), err
 
 
+@pytest.mark.parametrize(
+    ("given", "suggested"),
+    [
+        ("kubernetes:rbac/v1:ClusterRole", "kubernetes:rbac.authorization.k8s.io/v1:ClusterRole"),
+        ("kubernetes:networking/v1:Ingress", "kubernetes:networking.k8s.io/v1:Ingress"),
+        ("kubernetes:storage/v1:StorageClass", "kubernetes:storage.k8s.io/v1:StorageClass"),
+    ],
+)
+def test_import_of_a_kind_under_its_python_module_s_name_is_told_its_group(
+    project: Path, capsys: pytest.CaptureFixture[str], given: str, suggested: str
+) -> None:
+    """`k8s.rbac.v1.ClusterRole` is written `rbac`, its type token the API group: `import
+    kubernetes:rbac/v1:ClusterRole` asked the cluster, which was then said to lack a CRD."""
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as exit_:
+        main(["import", given, "r", "reader", "--yes"])
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err
+    assert err.endswith(
+        f"type '{given}' names no API group of the kind: write it as {suggested}\n"
+    ), err
+
+
 def test_import_of_a_patch_type_is_told_to_import_the_object(
     project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
