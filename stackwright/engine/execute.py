@@ -152,6 +152,7 @@ from stackwright.kubernetes.base import PATCH_FIELD_MANAGER
 from stackwright.kubernetes.provider import PROVIDER_TYPE
 from stackwright.model import (
     DELETION_PROPAGATION,
+    SECRET_SIG,
     STACK_ANNOTATION,
     URN_ANNOTATION,
     Op,
@@ -161,6 +162,7 @@ from stackwright.model import (
     Unknown,
     always_secret,
     deletion_propagation,
+    is_sealed,
     outermost,
     transform_at,
     urn_name,
@@ -173,6 +175,7 @@ from stackwright.sdk.output import (
     Partial,
     Secret,
     dependencies_of,
+    join_path,
     rearm,
     resolve,
     unrun,
@@ -303,6 +306,24 @@ def named_metadata(
     if imported_namespace and not named.get("namespace"):
         named["namespace"] = imported_namespace
     return named, auto
+
+
+def _envelope_in(value: Any, path: str = "") -> str | None:
+    """The path of a map in a stack output that reads as a stored secret (`is_sealed`): the
+    state would take it for one, and fail to decrypt it, on every later run. None if none."""
+    if is_sealed(value):
+        return path
+    if isinstance(value, dict):
+        items: Iterable[tuple[Any, Any]] = value.items()
+    elif isinstance(value, list):
+        items = enumerate(value)
+    else:
+        return None
+    for key, item in items:
+        found = _envelope_in(item, join_path(path, key))
+        if found is not None:
+            return found
+    return None
 
 
 def declared_metadata(resource: Resource, old: ResourceState | None) -> dict[str, Any] | None:
@@ -2108,6 +2129,14 @@ class Run:
                 self.outcome.failures.append(
                     f"stack output {name}: {exc}; export JSON values (dicts, lists, strings, "
                     "numbers, booleans, None)"
+                )
+                continue
+            envelope = _envelope_in(plain)
+            if envelope is not None:
+                where = f"{envelope} is a map" if envelope else "it is a map"
+                self.outcome.failures.append(
+                    f"stack output {name}: {where} whose only key is {SECRET_SIG}, which is how "
+                    "the state stores a secret; add another key, or name it otherwise"
                 )
                 continue
             if self.rendering and unknown_paths(plain):

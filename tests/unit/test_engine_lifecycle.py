@@ -2407,22 +2407,40 @@ def test_a_stack_output_whose_callback_raises_is_a_failure_naming_it_never_a_cra
     assert summary.outputs == {"good": "fine"}
 
 
-def test_a_stack_output_that_is_not_json_is_a_failure_naming_it(stack: Stack) -> None:
-    # A set was shown as "{1, 2}" by the preview, and `up` applied everything, then ended
-    # with exit 2 as the state could not record the outputs, naming none of them.
+@pytest.mark.parametrize(
+    ("value", "failure"),
+    [
+        # A set was shown as "{1, 2}" by the preview, and `up` applied everything, then ended
+        # with exit 2 as the state could not record the outputs, naming none of them.
+        (
+            {80, 443},
+            "Type is not JSON serializable: set; export JSON values (dicts, lists, strings, "
+            "numbers, booleans, None)",
+        ),
+        # How the state stores a secret's ciphertext: recorded as it was, every later run of
+        # the stack failed on it (`cannot decrypt a secret of stack dev`), and `stack output`
+        # showed it as [secret].
+        (
+            {"a": [{"@secret": "abc"}]},
+            "a[0] is a map whose only key is @secret, which is how the state stores a secret; "
+            "add another key, or name it otherwise",
+        ),
+    ],
+)
+def test_a_stack_output_the_state_cannot_record_is_a_failure_naming_it(
+    stack: Stack, value: Any, failure: str
+) -> None:
     def declare(p: Program) -> None:
         settings()(p)
-        p.export("ports", {80, 443})
+        p.export("bad", value)
         p.export("good", "fine")
 
     for run in (stack.preview, stack.up):
         summary = run(declare)
-        assert summary.failures == [
-            "stack output ports: Type is not JSON serializable: set; export JSON values "
-            "(dicts, lists, strings, numbers, booleans, None)"
-        ]
+        assert summary.failures == [f"stack output bad: {failure}"]
         assert summary.outputs == {"good": "fine"}
     assert stack.recorded(urn(CM, "settings")) is not None
+    assert stack.preview(settings()).ok
 
 
 def test_a_callback_that_calls_sys_exit_fails_its_resource_not_the_command(stack: Stack) -> None:
