@@ -11,6 +11,7 @@ import contextlib
 import json
 import math
 import os
+import re
 import shlex
 import sys
 from collections.abc import Iterator
@@ -1092,23 +1093,24 @@ def stack_output(
     show_secrets: Annotated[
         bool, typer.Option("--show-secrets", help="Show secret values in plain text.")
     ] = False,
+    shell: Annotated[
+        bool,
+        typer.Option(
+            "--shell", help="Print them as shell assignments (NAME=value) for `eval` or `source`."
+        ),
+    ] = False,
     as_json: JsonReport = False,
 ) -> None:
     """Print the stack's outputs (secret values masked unless --show-secrets)."""
+    if shell and as_json:
+        raise UsageError("--shell and --json each choose how outputs print: pass one of them")
     ws = _stored(stack)
     outputs = ws.outputs(show_secrets=show_secrets)
+    if shell:
+        _print_shell(outputs if name is None else {name: _one_output(ws.stack, outputs, name)})
+        return
     if name is not None:
-        if not outputs:  # a stack not updated yet, or destroyed: no typo to look for
-            raise UsageError(
-                f"stack {ws.stack} has no outputs, so not {name!r}: `stackwright up` records "
-                "those its program exports"
-            )
-        if name not in outputs:
-            raise UsageError(
-                f"stack {ws.stack} has no output {name!r}; outputs: {', '.join(sorted(outputs))}"
-            )
-        value = outputs[name]
-        typer.echo(_value_text(value, as_json))
+        typer.echo(_value_text(_one_output(ws.stack, outputs, name), as_json))
         return
     if as_json:
         typer.echo(json_document(outputs, sort_keys=True))
@@ -1116,6 +1118,34 @@ def stack_output(
     for key in sorted(outputs):
         # As `up` ends: a secret is the bare marker, not a string that reads "[secret]".
         typer.echo(f"{key}: {compact(outputs[key], None)}")
+
+
+def _one_output(stack: str, outputs: dict[str, Any], name: str) -> Any:
+    """The output `name`, or a UsageError saying which there are."""
+    if not outputs:  # a stack not updated yet, or destroyed: no typo to look for
+        raise UsageError(
+            f"stack {stack} has no outputs, so not {name!r}: `stackwright up` records "
+            "those its program exports"
+        )
+    if name not in outputs:
+        raise UsageError(
+            f"stack {stack} has no output {name!r}; outputs: {', '.join(sorted(outputs))}"
+        )
+    return outputs[name]
+
+
+_SHELL_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def _print_shell(outputs: dict[str, Any]) -> None:
+    """`NAME=value` lines a POSIX shell reads (`eval "$(stackwright stack output --shell)"`),
+    as Pulumi's `--shell`: text as it is, anything else as JSON, each quoted; an output whose
+    name no shell variable may have is said on stderr and left out."""
+    for key in sorted(outputs):
+        if not _SHELL_NAME.fullmatch(key):
+            typer.echo(f"warning: output {key!r} is no shell variable name: left out", err=True)
+            continue
+        typer.echo(f"{key}={shlex.quote(_value_text(outputs[key], False))}")
 
 
 def _value_text(value: Any, as_json: bool) -> str:

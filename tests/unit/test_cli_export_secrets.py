@@ -98,3 +98,27 @@ def test_an_import_of_plain_secrets_that_is_refused_shows_none_of_them(
     assert caught.value.code == 2 and err.count("\n") == 1, err
     assert PASSWORD not in err and "[secret]" in err, err
     _nowhere(tmp_path, bad)
+
+
+def test_stack_output_shell_prints_assignments_a_shell_reads(
+    project: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # As Pulumi's `stack output --shell`: for `eval "$(stackwright stack output --shell)"`.
+    document = _document()
+    document["outputs"].update({"ports": [80, 443], "motd": "it's up", "not-a-name": "x"})
+    plain = tmp_path / "plain.json"
+    plain.write_text(json.dumps(document))
+    _run(capsys, "stack", "import", "--file", str(plain))
+    main(["stack", "output", "--shell"])
+    captured = capsys.readouterr()
+    assert captured.out == (
+        "motd='it'\"'\"'s up'\nports='[80, 443]'\nregion=eu\ntoken='[secret]'\n"
+    )
+    assert captured.err == "warning: output 'not-a-name' is no shell variable name: left out\n"
+    assert _run(capsys, "stack", "output", "token", "--shell", "--show-secrets") == (
+        f"token={TOKEN}\n"
+    )
+    with pytest.raises(SystemExit) as refused:
+        main(["stack", "output", "--shell", "--json"])
+    assert refused.value.code == 2
+    assert "--shell and --json" in capsys.readouterr().err
