@@ -436,9 +436,14 @@ class Output(Generic[T]):
         if values and named:
             raise TypeError("Output.all takes values or keyword values, not both")
         if named:
+            # As the list form: each value known or not on its own, not the whole dict unknown
+            # for one unknown value.
             keys = list(named)
-            return Output.all(*named.values())._derived(
-                lambda found: dict(zip(keys, found, strict=True))
+            listed = Output.all(*named.values())
+            return Output(
+                lambda read: dict(zip(keys, listed._compute(read), strict=True)),
+                listed._resources,
+                secret=listed._secret,
             )
         lifted = [Output.from_input(v) for v in values]
         made: Output[Any] = Output(
@@ -516,8 +521,8 @@ class Output(Generic[T]):
         *,
         failed: Callable[[Exception, list[str] | None], Exception] | None = None,
     ) -> Output[U]:
-        """`apply` for the Outputs Stackwright computes from others (`Output.all` of keyword
-        values, `concat`, `format`, `json_dumps`, a YAML program's expression, an object's
+        """`apply` for the Outputs Stackwright computes from others (`concat`, `format`,
+        `json_dumps`, a YAML program's expression, an object's
         `id`): not a callback of the user's, so not run at the end of a run that never
         used it (`record_apply`). `failed(error, secret)` is raised for an error of `func`,
         told the secret texts of the value it was given (None when it holds none): known

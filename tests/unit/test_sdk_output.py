@@ -63,8 +63,13 @@ def test_unknown_propagates_through_every_combinator(program: Program) -> None:
     assert Output.format("{}-{}", a.name, b.name).resolve(read) is UNKNOWN
     assert b.output("spec")["x"].resolve(read) is UNKNOWN
     assert b.spec.replicas.resolve(read) is UNKNOWN
-    # `all` itself keeps the parts (the engine shows which one is unknown).
+    # `all` itself keeps the parts (the engine shows which one is unknown), in either form.
     assert Output.all(a.name, b.name).resolve(read) == ["x", UNKNOWN]
+    assert Output.all(n=a.name, u=b.name).resolve(read) == {"n": "x", "u": UNKNOWN}
+    assert Output.all(n=a.name, u=b.name).apply(lambda v: v).resolve(read) is UNKNOWN
+    # ...and one secret part makes it secret, as the list.
+    named = Output.all(n=a.name, s=Output.secret("hunter22")).resolve(read)
+    assert isinstance(named, Secret) and named.value == {"n": "x", "s": "hunter22"}
 
 
 def test_all_concat_and_format(program: Program) -> None:
