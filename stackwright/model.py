@@ -338,19 +338,22 @@ def transform_at(value: Any, path: str, change: Callable[[Any], Any]) -> Any:
     if path == "":
         return change(value)
     if isinstance(value, dict):
-        if path in value:  # the whole path is a key: no other key can be longer and match
-            return {**value, path: change(value[path])}
+        # A copy of the same kind: a preview's partly known map stays one (what it lacks is
+        # unknown, not absent) wherever a secret inside it is marked.
+        made = dict if type(value) is dict else type(value)
+        if dict.__contains__(value, path):  # the whole path is a key: none longer can match
+            return made({**value, path: change(value[path])})
         for key in sorted(value, key=lambda k: len(str(k)), reverse=True):
             text = str(key)
             if path == text:
-                return {**value, key: change(value[key])}
+                return made({**value, key: change(value[key])})
             if path.startswith(text + "."):
                 rest = path[len(text) + 1 :]
             elif path.startswith(text + "["):
                 rest = path[len(text) :]
             else:
                 continue
-            return {**value, key: transform_at(value[key], rest, change)}
+            return made({**value, key: transform_at(value[key], rest, change)})
         return value
     if isinstance(value, list) and path.startswith("["):
         index, _, rest = path[1:].partition("]")

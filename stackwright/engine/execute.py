@@ -664,10 +664,9 @@ class Run:
         # What a secret field holds stays secret in what is computed from it (a Secret's
         # `data` read by another resource, a generated password's `result`).
         marked = value
-        for path in outermost(paths):
+        for path in outermost(paths):  # a preview's partly known object stays one
             marked = transform_at(marked, path, Secret)
-        # A preview's partly known object stays one: what it does not hold is unknown.
-        return Partial(marked) if isinstance(value, Partial) and type(marked) is dict else marked
+        return marked
 
     async def run_program(self) -> None:
         assert self.program is not None

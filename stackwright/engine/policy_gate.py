@@ -26,7 +26,7 @@ from stackwright.errors import PolicyViolation, located
 from stackwright.kubernetes.provider import PROVIDER_TYPE
 from stackwright.policy import Level, Settings
 from stackwright.sdk.context import Program
-from stackwright.sdk.output import UNKNOWN, Partial, StateReader, resolve, unwrap_secrets
+from stackwright.sdk.output import UNKNOWN, StateReader, partly_known, resolve, unwrap_secrets
 from stackwright.sdk.resource import Resource
 
 if TYPE_CHECKING:
@@ -46,14 +46,6 @@ class PolicyGate:
     today: datetime.date | None = None
 
 
-def _planned(value: Any) -> Any:
-    if type(value) is dict:
-        return Partial({k: _planned(v) for k, v in value.items()})
-    if type(value) is list:
-        return [_planned(v) for v in value]
-    return value
-
-
 def planned_reader() -> StateReader:
     """Outputs as Pulumi's preview knows them before anything is applied: what a resource's
     own inputs say (a Namespace's given name, so its objects' namespace is known), unknown
@@ -65,7 +57,7 @@ def planned_reader() -> StateReader:
             return UNKNOWN
         found = planned.get(id(resource))
         if found is None:
-            found = planned[id(resource)] = _planned(resolve(resource.props, read))
+            found = planned[id(resource)] = partly_known(resolve(resource.props, read))
             metadata = found.get("metadata")
             if isinstance(metadata, dict) and metadata.get("name") in (None, ""):
                 # Auto-named at apply: its name is unknown, not absent, also to a callback

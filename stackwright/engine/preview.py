@@ -1,7 +1,9 @@
 """Preview: each step of a preview asked of the API server as a dry run, with no write
 anywhere, after the checks the step's `up` makes first; what its dependents may read of it
-meanwhile (the identity, or what the server says the update leaves); the schema a CRD the
-preview creates declares, which its objects are checked against instead of the server.
+meanwhile (the fields the program gives its object, or what the server says the update
+leaves; never a value the server's dry run picks for a field the program left out); the
+schema a CRD the preview creates declares, which its objects are checked against instead of
+the server.
 Also the dry run `up` makes before a delete-first replacement (`check_replacement`).
 
 Must never: send a write, or ask the server about what only this preview would create.
@@ -10,7 +12,7 @@ Must never: send a write, or ask the server about what only this preview would c
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from stackwright.engine.declared_schemas import DeclaredSchemas, SchemaRefused
 from stackwright.engine.events import Diagnostic
@@ -28,7 +30,7 @@ from stackwright.engine.records import (
 from stackwright.engine.rendering import file_of
 from stackwright.errors import InputsRejected
 from stackwright.model import Op, ResourceState
-from stackwright.sdk.output import Partial
+from stackwright.sdk.output import Partial, partly_known
 
 if TYPE_CHECKING:
     from stackwright.engine.execute import Run
@@ -51,12 +53,7 @@ class Preview:
         namespace or kind this preview only creates, a rendering provider's file) is asked."""
         new = step.new
         assert new is not None
-        # What dependents may read in a preview: the identity is known, the rest is not.
-        known: dict[str, Any] = {
-            k: new.inputs[k] for k in ("apiVersion", "kind") if k in new.inputs
-        }
-        known["metadata"] = Partial(metadata_of(new.inputs))
-        self.run.live[step.urn] = Partial(known)
+        self.run.live[step.urn] = self._known_before(step, kube)
         if step.op is Op.REPLACE and step.old is not None:
             self.run.deletes.say_file_removed(step.old, instead=new)
         if unknown_paths(new.inputs) or new.provider in self.run.unknown_providers:
@@ -137,6 +134,26 @@ class Preview:
             # rather than finding it unknown. Its status is the controllers' to change yet.
             known = live_outputs(new, previewed)  # with a Secret's write-only stringData
             self.run.live[step.urn] = Partial({k: v for k, v in known.items() if k != "status"})
+
+    @staticmethod
+    def _known_before(step: Step, kube: bool) -> Partial:
+        """What dependents may read of a step's object in a preview, before (or without) its
+        dry run. An object the step applies holds the fields the program gives it, as in
+        Pulumi's preview, whose outputs of a create are its inputs: those are known (an
+        Output's unknown value stays unknown); what the cluster decides (the uid, status, a
+        Service's clusterIP, a default) is not. Never the dry run's values for fields the
+        program did not give: the server picks them anew (a random clusterIP) at the up. Of
+        anything else (an import, a Patch's object, a release, a component) only the
+        identity is known."""
+        new = step.new
+        assert new is not None
+        if kube and step.op in (Op.CREATE, Op.REPLACE, Op.UPDATE):
+            return cast(Partial, partly_known(new.inputs, null_unknown=True))
+        known: dict[str, Any] = {
+            k: new.inputs[k] for k in ("apiVersion", "kind") if k in new.inputs
+        }
+        known["metadata"] = Partial(metadata_of(new.inputs))
+        return Partial(known)
 
     async def check_replacement(self, provider: Provider, step: Step) -> None:
         """Refuse a delete-first replacement whose new object the server would refuse, while

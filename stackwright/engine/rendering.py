@@ -13,7 +13,7 @@ Stackwright refuses such a resource before anything changes.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, cast
 
 from stackwright.engine.records import describe, is_patch, is_release, provider_urn
 from stackwright.engine.wiring import manifest_file
@@ -21,7 +21,14 @@ from stackwright.errors import UsageError, located
 from stackwright.kubernetes.provider import PROVIDER_TYPE, RENDER_SETTING
 from stackwright.model import always_secret, urn_name
 from stackwright.sdk.context import Program
-from stackwright.sdk.output import UNKNOWN, Partial, dependencies_of, resolve, unwrap_secrets
+from stackwright.sdk.output import (
+    UNKNOWN,
+    Partial,
+    dependencies_of,
+    partly_known,
+    resolve,
+    unwrap_secrets,
+)
 from stackwright.sdk.resource import Resource
 
 #: What to do instead of rendering a secret, said in each refusal.
@@ -114,15 +121,7 @@ def unplaced(why: str) -> str:
 def as_rendered(obj: Mapping[str, Any]) -> Partial:
     """A rendered object's outputs as the program reads them: what it holds, and every
     field it does not unknown (a server would fill it; none will)."""
-    return Partial({k: _partial(v) for k, v in obj.items()})
-
-
-def _partial(value: Any) -> Any:
-    if isinstance(value, Mapping):
-        return as_rendered(value)
-    if isinstance(value, list):
-        return [_partial(v) for v in value]
-    return value
+    return cast(Partial, partly_known(obj))
 
 
 def unknown_because_rendered(value: Any, rendering: Mapping[str, str]) -> str:

@@ -130,6 +130,48 @@ class Partial(Record):
         return UNKNOWN
 
 
+def partly_known(value: Any, *, null_unknown: bool = False) -> Any:
+    """`value` with every map in it a `Partial`: what it holds is known, any field it lacks
+    unknown (a server fills it). With `null_unknown`, a field it holds as None is unknown
+    too: set to nothing, it is the server's to fill as well."""
+    if isinstance(value, Mapping):
+        return Partial(
+            {
+                k: partly_known(v, null_unknown=null_unknown)
+                for k, v in value.items()
+                if not (null_unknown and v is None)
+            }
+        )
+    if isinstance(value, list):
+        return [partly_known(v, null_unknown=null_unknown) for v in value]
+    return value
+
+
+class NotKnownYet(Exception):
+    """A callback read a field of a preview's partly known object that is not known yet: its
+    result is unknown, as Pulumi does not run an apply before its value is wholly known."""
+
+
+class _PartlyKnownRecord(Partial):
+    """A `Partial` as a callback gets it: reading a field it does not hold (`s["clusterIP"]`,
+    `s.cluster_ip`, `s.get("clusterIP")`) stops the callback (`NotKnownYet`) rather than
+    handing it a marker it would format into a value no one gave."""
+
+    def __missing__(self, key: str) -> Any:
+        raise NotKnownYet(key)
+
+    def __getattr__(self, name: str) -> Any:
+        found = super().__getattr__(name)
+        if found is UNKNOWN:
+            raise NotKnownYet(name)
+        return found
+
+    def get(self, key: str, default: Any = None) -> Any:
+        if dict.__contains__(self, key):
+            return dict.__getitem__(self, key)
+        raise NotKnownYet(key)
+
+
 class Schema(Protocol):
     """What a built-in kind's live object holds at one place, as the kind's definition says:
     one object, a list of them or a map of free keys to them (`container`: "one", "list",
@@ -550,6 +592,8 @@ class Output(Generic[T]):
                 try:
                     with callback(program() if program is not None else None):
                         result = func(cast(T, plain))
+                except NotKnownYet:  # it read what a preview does not know yet
+                    return UNKNOWN
                 except (Exception, SystemExit) as raised:
                     # sys.exit() is not the end of the whole command: this value failed, at
                     # the callback's line (its traceback), as another error of it does.
@@ -702,7 +746,13 @@ def _records(value: Any, at: _At | None = None) -> Any:
     if type(value) in PLAIN_LEAVES:
         return value
     if type(value) is dict or isinstance(value, Record):
-        made = Record if type(value) is dict else type(value)
+        made = (
+            Record
+            if type(value) is dict
+            else _PartlyKnownRecord
+            if isinstance(value, Partial)
+            else type(value)
+        )
         # A leaf as it is, without a call or the link a container gets (most of an object is
         # leaves).
         if at is None:
@@ -735,8 +785,10 @@ def _plain(value: Any) -> Any:
         return value
     if cls is Record or cls is dict:  # a dict it built may hold the Records it was given
         return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, Partial):  # one a callback was given reads as any other again
+        return Partial({k: _plain(v) for k, v in dict.items(value)})
     if isinstance(value, dict):
-        return cls({k: _plain(v) for k, v in value.items()}) if cls is Partial else value
+        return value
     if cls is list:
         return [_plain(v) for v in value]
     if cls is tuple:

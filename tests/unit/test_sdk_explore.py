@@ -20,7 +20,7 @@ from stackwright.errors import UsageError
 from stackwright.model import make_urn
 from stackwright.sdk.config import Config
 from stackwright.sdk.context import Program, running
-from stackwright.sdk.output import Output, Secret
+from stackwright.sdk.output import UNKNOWN, Output, Secret
 from stackwright.sdk.resource import ComponentResource, ResourceOptions
 
 CM = "kubernetes:core/v1:ConfigMap"
@@ -398,6 +398,125 @@ def test_a_preview_of_an_update_knows_what_the_servers_dry_run_says(stack: Stack
     assert secret.ok and reader[0].op.value == "update"
     assert reader[0].new is not None and "data.token" in reader[0].new.secret_paths
     assert "changed-token" not in repr(shown_changes(reader[0]))
+
+
+# --- preview of a create -------------------------------------------------------------------
+
+
+def config_service_and_readers(p: Program) -> None:
+    cm = k8s.core.v1.ConfigMap("cm", data={"a": "1"})  # auto-named
+    svc = k8s.core.v1.Service(
+        "web", metadata={"labels": {"app": "web"}},
+        spec={"type": "NodePort", "selector": {"app": "web"},
+              "ports": [{"port": 80}, {"port": 81, "nodePort": 30081}]},
+    )  # fmt: skip
+    k8s.core.v1.ConfigMap(
+        "reader", metadata={"name": "reader"},
+        data={"a": cm.data["a"], "uid": cm.metadata["uid"], "ip": svc.spec.cluster_ip},
+    )  # fmt: skip
+    sw.export("a", cm.data["a"])
+    sw.export("name", cm.metadata["name"])
+    sw.export("uid", cm.metadata["uid"])
+    sw.export("status", svc.status)
+    sw.export("ip", svc.spec["clusterIP"])
+    sw.export("type", svc.spec["type"])
+    sw.export("ports", [svc.spec.ports[0].node_port, svc.spec.ports[1].node_port])
+    sw.export("labels", svc.metadata.labels["app"])
+    # A callback reading what is not known yet does not run on a marker for it.
+    sw.export("url", svc.spec.apply(lambda s: f"http://{s['clusterIP']}:{s.ports[0].port}"))
+    sw.export("got", svc.spec.apply(lambda s: s.get("sessionAffinity", "None")))
+    sw.export("port", svc.spec.apply(lambda s: s.ports[0].port))
+
+
+def test_a_preview_of_a_create_knows_what_the_program_gives_its_object(stack: Stack) -> None:
+    """As Pulumi's preview, whose outputs of a create are its inputs: the values the program
+    gives are known, to stack outputs and to dependents; what the cluster decides is not,
+    even where the server's dry run picked a value (a clusterIP is picked anew at the up)."""
+    summary = stack.preview(config_service_and_readers)
+
+    assert summary.ok, summary.failures
+    out = summary.outputs
+    assert (out["a"], out["labels"], out["port"], out["type"]) == ("1", "web", 80, "NodePort")
+    assert out["name"].startswith("cm-")
+    for server_set in ("uid", "status", "ip", "url", "got"):
+        assert out[server_set] == UNKNOWN_TEXT, server_set
+    assert out["ports"] == [UNKNOWN_TEXT, 30081]  # a nodePort the program gave is known
+    (reader,) = [e.step.new for e in stack.of(StepStarted) if e.step.urn == urn(CM, "reader")]
+    assert reader is not None
+    assert reader.inputs["data"] == {"a": "1", "uid": UNKNOWN, "ip": UNKNOWN}
+    assert stack.fake.writes() == []
+
+    summary = stack.up(config_service_and_readers)
+
+    assert summary.ok and summary.outputs["a"] == "1"
+    assert summary.outputs["ip"].startswith("10.96.") and summary.outputs["url"].startswith("http")
+
+
+def secret_and_deployment(p: Program) -> None:
+    token = k8s.core.v1.Secret("token", string_data={"token": "hunter22-long"})
+    password = sw.Output.secret("s3cr3t-pass")
+    app = k8s.apps.v1.Deployment(
+        "app", metadata={"name": "app"},
+        spec={"selector": {"matchLabels": {"app": "a"}},
+              "template": {"metadata": {"labels": {"app": "a"}},
+                           "spec": {"containers": [{"name": "a", "image": "nginx",
+                                                    "env": [{"name": "P", "value": password}]}]}}},
+    )  # fmt: skip
+    sw.export("token", token.string_data["token"])
+    sw.export("data", token.data)
+    sw.export("env", app.spec.template.spec.containers[0].env[0].value)
+    sw.export("replicas", app.spec["replicas"])  # the server's default
+    k8s.core.v1.ConfigMap("reader", metadata={"name": "r"}, data={"t": token.string_data["token"]})
+
+
+def test_a_preview_of_a_create_keeps_a_secret_input_secret_and_a_default_unknown(
+    stack: Stack,
+) -> None:
+    summary = stack.preview(secret_and_deployment)
+
+    assert summary.ok, summary.failures
+    assert summary.outputs == {
+        "token": "[secret]",
+        "data": UNKNOWN_TEXT,  # the server makes it of stringData
+        "env": "[secret]",
+        # Marking the secret inside spec leaves what spec lacks unknown, not absent.
+        "replicas": UNKNOWN_TEXT,
+    }
+    (reader,) = [e.step.new for e in stack.of(StepStarted) if e.step.urn == urn(CM, "reader")]
+    assert reader is not None and reader.inputs["data"] == {"t": "hunter22-long"}
+    assert "data.t" in reader.secret_paths
+    assert "hunter22-long" not in repr(shown_changes(next(
+        e.step for e in stack.of(StepStarted) if e.step.urn == urn(CM, "reader")
+    )))  # fmt: skip
+
+
+def settings_fed_by(source: str, mode: str) -> Declare:
+    def declare(p: Program) -> None:
+        made = k8s.core.v1.ConfigMap("source", metadata={"name": source})
+        settings = k8s.core.v1.ConfigMap(
+            "settings", metadata={"name": "settings"},
+            data={"mode": mode, "source": made.metadata["uid"]},
+        )  # fmt: skip
+        sw.export("mode", settings.data["mode"])
+        sw.export("source", settings.data["source"])
+
+    return declare
+
+
+def test_a_preview_of_an_update_not_dry_run_knows_the_values_the_program_gives(
+    stack: Stack,
+) -> None:
+    """An update whose inputs are not all known yet (the uid of an object it reads, which is
+    replaced) is not dry-run: what the program gives its object is known all the same; the
+    value its Output cannot know yet is not."""
+    assert stack.up(settings_fed_by("one", "a")).ok
+
+    summary = stack.preview(settings_fed_by("two", "b"))
+
+    assert summary.ok, summary.failures
+    ops = {e.step.urn: e.step.op.value for e in stack.of(StepStarted)}
+    assert (ops[urn(CM, "source")], ops[urn(CM, "settings")]) == ("replace", "update")
+    assert summary.outputs == {"mode": "b", "source": UNKNOWN_TEXT}
 
 
 def test_exporting_a_resource_exports_its_live_object(stack: Stack) -> None:

@@ -72,6 +72,29 @@ def test_unknown_propagates_through_every_combinator(program: Program) -> None:
     assert isinstance(named, Secret) and named.value == {"n": "x", "s": "hunter22"}
 
 
+def test_a_callback_reading_what_a_partly_known_object_lacks_is_unknown(
+    program: Program,
+) -> None:
+    """A preview's object holds what the program gave it: a callback reading anything else
+    (by key, attribute or `get`) gets no stand-in to format into a value no one gave."""
+    from stackwright.sdk.output import Partial as EnginePartial
+
+    svc = CustomResource("kubernetes:core/v1:Service", "web")
+    read = reader({svc: EnginePartial(spec=EnginePartial(ports=[EnginePartial(port=80)]))})
+    spec = svc.output("spec")
+    assert spec.apply(lambda s: s["ports"][0]["port"]).resolve(read) == 80
+    assert spec.apply(lambda s: s.get("ports")[0].get("port")).resolve(read) == 80
+    for reads in (
+        lambda s: f"http://{s['clusterIP']}",
+        lambda s: f"http://{s.get('clusterIP', 'none')}",
+        lambda s: s.ports[0].node_port + 1,
+    ):
+        assert spec.apply(reads).resolve(read) is UNKNOWN
+    # Handed on whole, it is a partly known object again (not one that stops a callback).
+    handed = spec.apply(lambda s: s).resolve(read)
+    assert type(handed) is EnginePartial and handed["clusterIP"] is UNKNOWN
+
+
 def test_all_concat_and_format(program: Program) -> None:
     a = CustomResource("test:index:A", "a")
     b = CustomResource("test:index:B", "b")
