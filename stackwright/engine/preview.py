@@ -148,7 +148,7 @@ class Preview:
         new = step.new
         assert new is not None
         if kube and step.op in (Op.CREATE, Op.REPLACE, Op.UPDATE):
-            return cast(Partial, partly_known(new.inputs, null_unknown=True))
+            return cast(Partial, partly_known(new.inputs, planned=True))
         known: dict[str, Any] = {
             k: new.inputs[k] for k in ("apiVersion", "kind") if k in new.inputs
         }

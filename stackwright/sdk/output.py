@@ -130,21 +130,49 @@ class Partial(Record):
         return UNKNOWN
 
 
-def partly_known(value: Any, *, null_unknown: bool = False) -> Any:
+class Planned(Partial):
+    """A preview's object not made yet, or a map in it: the fields the program gives it. The
+    cluster may add to any of its maps (a label, a default, a clusterIP), so what reads one
+    whole (a callback iterating it or taking its `len`, `Output.json_dumps`) knows no more
+    than what reads a field it lacks: its value is unknown."""
+
+
+def partly_known(value: Any, *, planned: bool = False) -> Any:
     """`value` with every map in it a `Partial`: what it holds is known, any field it lacks
-    unknown (a server fills it). With `null_unknown`, a field it holds as None is unknown
-    too: set to nothing, it is the server's to fill as well."""
+    unknown (a server fills it). `planned`: a preview's object not made yet, whose maps are
+    `Planned`, and whose fields set to None are unknown too (the server's to fill)."""
     if isinstance(value, Mapping):
-        return Partial(
+        made = Planned if planned else Partial
+        return made(
             {
-                k: partly_known(v, null_unknown=null_unknown)
+                k: partly_known(v, planned=planned)
                 for k, v in value.items()
-                if not (null_unknown and v is None)
+                if not (planned and v is None)
             }
         )
     if isinstance(value, list):
-        return [partly_known(v, null_unknown=null_unknown) for v in value]
+        return [partly_known(v, planned=planned) for v in value]
     return value
+
+
+def _dumped(value: Any, **kwargs: Any) -> str:
+    """`json.dumps(value)`, but of a preview's object not made yet, which lacks what the
+    cluster adds to it, not known yet."""
+    if _holds_planned(value):
+        raise NotKnownYet("")
+    return json.dumps(value, **kwargs)
+
+
+def _holds_planned(value: Any) -> bool:
+    if isinstance(value, Planned):
+        return True
+    if isinstance(value, Secret):
+        return _holds_planned(value.value)
+    if isinstance(value, Mapping):
+        return any(_holds_planned(v) for v in value.values())
+    if isinstance(value, (list, tuple)):
+        return any(_holds_planned(v) for v in value)
+    return False
 
 
 class NotKnownYet(Exception):
@@ -170,6 +198,15 @@ class _PartlyKnownRecord(Partial):
         if dict.__contains__(self, key):
             return dict.__getitem__(self, key)
         raise NotKnownYet(key)
+
+
+class _PlannedRecord(_PartlyKnownRecord, Planned):
+    """A `Planned` map as a callback gets it: read whole, it stops the callback too."""
+
+    def _whole(self, *args: Any) -> Any:
+        raise NotKnownYet("")
+
+    __iter__ = __len__ = keys = values = items = _whole
 
 
 class Schema(Protocol):
@@ -517,7 +554,7 @@ class Output(Generic[T]):
     @staticmethod
     def json_dumps(value: Any, **kwargs: Any) -> Output[str]:
         """`json.dumps` of a value that may hold Outputs, once they are known (secret if any is)."""
-        return Output.from_input(value)._derived(lambda plain: json.dumps(plain, **kwargs))
+        return Output.from_input(value)._derived(lambda plain: _dumped(plain, **kwargs))
 
     @staticmethod
     def json_loads(value: Any, **kwargs: Any) -> Output[Any]:
@@ -749,6 +786,8 @@ def _records(value: Any, at: _At | None = None) -> Any:
         made = (
             Record
             if type(value) is dict
+            else _PlannedRecord
+            if isinstance(value, Planned)
             else _PartlyKnownRecord
             if isinstance(value, Partial)
             else type(value)
@@ -786,7 +825,8 @@ def _plain(value: Any) -> Any:
     if cls is Record or cls is dict:  # a dict it built may hold the Records it was given
         return {k: _plain(v) for k, v in value.items()}
     if isinstance(value, Partial):  # one a callback was given reads as any other again
-        return Partial({k: _plain(v) for k, v in dict.items(value)})
+        made = Planned if isinstance(value, Planned) else Partial
+        return made({k: _plain(v) for k, v in dict.items(value)})
     if isinstance(value, dict):
         return value
     if cls is list:
@@ -881,7 +921,8 @@ def _snake_field(value: Mapping[str, Any], name: str) -> str | None:
     # Python names fold (`cluster_ip`, `pod_ips`): match ignoring case; and JSON Schema's
     # own names (`x-kubernetes-list-map-keys`, `$ref`) are `x_kubernetes_list_map_keys`, `_ref`.
     folded = name.replace("_", "").lower()
-    for field in value:
+    # The map's own keys: a callback's planned map refuses to be read whole.
+    for field in dict.keys(value) if isinstance(value, dict) else value:
         if isinstance(field, str) and _FOLDED.sub("", field).lower() == folded:
             return field
     return None

@@ -426,6 +426,9 @@ def config_service_and_readers(p: Program) -> None:
     sw.export("url", svc.spec.apply(lambda s: f"http://{s['clusterIP']}:{s.ports[0].port}"))
     sw.export("got", svc.spec.apply(lambda s: s.get("sessionAffinity", "None")))
     sw.export("port", svc.spec.apply(lambda s: s.ports[0].port))
+    # Read whole, a map the cluster adds to (the labels it marks) is not known either.
+    sw.export("label_keys", svc.metadata.labels.apply(lambda labels: sorted(labels)))
+    sw.export("spec_json", sw.Output.json_dumps(svc.spec))
 
 
 def test_a_preview_of_a_create_knows_what_the_program_gives_its_object(stack: Stack) -> None:
@@ -438,7 +441,7 @@ def test_a_preview_of_a_create_knows_what_the_program_gives_its_object(stack: St
     out = summary.outputs
     assert (out["a"], out["labels"], out["port"], out["type"]) == ("1", "web", 80, "NodePort")
     assert out["name"].startswith("cm-")
-    for server_set in ("uid", "status", "ip", "url", "got"):
+    for server_set in ("uid", "status", "ip", "url", "got", "label_keys", "spec_json"):
         assert out[server_set] == UNKNOWN_TEXT, server_set
     assert out["ports"] == [UNKNOWN_TEXT, 30081]  # a nodePort the program gave is known
     (reader,) = [e.step.new for e in stack.of(StepStarted) if e.step.urn == urn(CM, "reader")]
@@ -450,6 +453,8 @@ def test_a_preview_of_a_create_knows_what_the_program_gives_its_object(stack: St
 
     assert summary.ok and summary.outputs["a"] == "1"
     assert summary.outputs["ip"].startswith("10.96.") and summary.outputs["url"].startswith("http")
+    assert "app.kubernetes.io/managed-by" in summary.outputs["label_keys"]
+    assert '"clusterIP"' in summary.outputs["spec_json"]
 
 
 def secret_and_deployment(p: Program) -> None:

@@ -93,6 +93,29 @@ def test_a_callback_reading_what_a_partly_known_object_lacks_is_unknown(
     # Handed on whole, it is a partly known object again (not one that stops a callback).
     handed = spec.apply(lambda s: s).resolve(read)
     assert type(handed) is EnginePartial and handed["clusterIP"] is UNKNOWN
+    # A rendered object is whole as it is: read whole, it is what it holds.
+    assert spec.apply(lambda s: sorted(s)).resolve(read) == ["ports"]
+
+
+def test_a_preview_object_not_made_yet_read_whole_is_unknown(program: Program) -> None:
+    """The cluster may add to any map of an object a preview would create (a label, a
+    default): what reads one whole knows no more than what reads a field it lacks."""
+    import json
+
+    from stackwright.sdk.output import Planned, partly_known
+
+    svc = CustomResource("kubernetes:core/v1:Service", "web")
+    planned = partly_known({"spec": {"ports": [{"port": 80}], "clusterIP": None}}, planned=True)
+    assert type(planned) is Planned and type(planned["spec"]["ports"][0]) is Planned
+    read = reader({svc: planned})
+    spec = svc.output("spec")
+    assert spec.apply(lambda s: s.ports[0].port).resolve(read) == 80
+    assert spec["clusterIP"].resolve(read) is UNKNOWN  # given as None: the server's to fill
+    for whole in (sorted, len, json.dumps, lambda s: dict(s), lambda s: {**s}, list):
+        assert spec.apply(whole).resolve(read) is UNKNOWN
+    assert spec.apply(lambda s: sorted(s.ports[0])).resolve(read) is UNKNOWN
+    assert Output.json_dumps({"spec": spec}).resolve(read) is UNKNOWN
+    assert type(spec.apply(lambda s: s).resolve(read)) is Planned
 
 
 def test_all_concat_and_format(program: Program) -> None:
