@@ -158,21 +158,9 @@ def partly_known(value: Any, *, planned: bool = False) -> Any:
 def _dumped(value: Any, **kwargs: Any) -> str:
     """`json.dumps(value)`, but of a preview's object not made yet, which lacks what the
     cluster adds to it, not known yet."""
-    if _holds_planned(value):
+    if _contains_unknown(value, whole=True):
         raise NotKnownYet("")
     return json.dumps(value, **kwargs)
-
-
-def _holds_planned(value: Any) -> bool:
-    if isinstance(value, Planned):
-        return True
-    if isinstance(value, Secret):
-        return _holds_planned(value.value)
-    if isinstance(value, Mapping):
-        return any(_holds_planned(v) for v in value.values())
-    if isinstance(value, (list, tuple)):
-        return any(_holds_planned(v) for v in value)
-    return False
 
 
 class NotKnownYet(Exception):
@@ -1048,17 +1036,19 @@ def _secret_texts(value: Any, secret: bool, found: list[str] | None = None) -> l
     return texts
 
 
-def _contains_unknown(value: Any) -> bool:
-    if value is UNKNOWN:
+def _contains_unknown(value: Any, *, whole: bool = False) -> bool:
+    """Whether a resolved value holds anything unknown; with `whole`, for what reads it whole,
+    a `Planned` map too (the cluster adds to it)."""
+    if value is UNKNOWN or (whole and isinstance(value, Planned)):
         return True
     if type(value) in PLAIN_LEAVES:
         return False
     if isinstance(value, Secret):
-        return _contains_unknown(value.value)
+        return _contains_unknown(value.value, whole=whole)
     if isinstance(value, Mapping):
-        return any(_contains_unknown(v) for v in value.values())
+        return any(_contains_unknown(v, whole=whole) for v in value.values())
     if isinstance(value, (list, tuple)):
-        return any(_contains_unknown(v) for v in value)
+        return any(_contains_unknown(v, whole=whole) for v in value)
     return False
 
 
