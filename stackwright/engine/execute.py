@@ -176,6 +176,7 @@ from stackwright.sdk.output import (
     Secret,
     dependencies_of,
     join_path,
+    planned_unknown,
     rearm,
     resolve,
     unrun,
@@ -1109,6 +1110,8 @@ class Run:
     def _desired(self, resource: Resource, old: ResourceState | None) -> tuple[ResourceState, bool]:
         """The resource's desired state (inputs resolved, auto-named) and whether it was auto-named."""
         resolved = resolve(resource.props, self.read_live)
+        if self.options.dry_run and not resource.input_marks.plain:
+            resolved = planned_unknown(resolved)  # what the cluster adds to it comes too
         inputs, given = unwrapped(resource, resolved)
         remember_secret_fields(inputs, resource.opts)  # values Outputs only now gave them
         secret_paths = secret_paths_of(resource, inputs, given)

@@ -155,6 +155,21 @@ def partly_known(value: Any, *, planned: bool = False) -> Any:
     return value
 
 
+def planned_unknown(value: Any) -> Any:
+    """A resolved input with each `Planned` map in it (another object's, taken whole: a copy
+    of its labels, its `data`) unknown: the cluster may add to it, so what the input will
+    hold is not known yet, as a callback reading the map whole finds."""
+    if isinstance(value, Planned):
+        return UNKNOWN
+    if isinstance(value, Secret):
+        return Secret(planned_unknown(value.value))
+    if isinstance(value, Mapping):
+        return {k: planned_unknown(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [planned_unknown(v) for v in value]
+    return value
+
+
 def _dumped(value: Any, **kwargs: Any) -> str:
     """`json.dumps(value)`, but of a preview's object not made yet, which lacks what the
     cluster adds to it, not known yet."""

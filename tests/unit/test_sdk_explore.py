@@ -411,7 +411,7 @@ def config_service_and_readers(p: Program) -> None:
               "ports": [{"port": 80}, {"port": 81, "nodePort": 30081}]},
     )  # fmt: skip
     k8s.core.v1.ConfigMap(
-        "reader", metadata={"name": "reader"},
+        "reader", metadata={"name": "reader", "labels": svc.metadata.labels},
         data={"a": cm.data["a"], "uid": cm.metadata["uid"], "ip": svc.spec.cluster_ip},
     )  # fmt: skip
     sw.export("a", cm.data["a"])
@@ -447,6 +447,8 @@ def test_a_preview_of_a_create_knows_what_the_program_gives_its_object(stack: St
     (reader,) = [e.step.new for e in stack.of(StepStarted) if e.step.urn == urn(CM, "reader")]
     assert reader is not None
     assert reader.inputs["data"] == {"a": "1", "uid": UNKNOWN, "ip": UNKNOWN}
+    # Taken whole, the Service's labels are not known: the up marks them.
+    assert reader.inputs["metadata"]["labels"] is UNKNOWN
     assert stack.fake.writes() == []
 
     summary = stack.up(config_service_and_readers)
