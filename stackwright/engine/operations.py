@@ -361,11 +361,14 @@ def _one_of_them(program: Program, *resources: Resource) -> str:
     return f"leave it out of one of them ({how}), or declare it once in the program"
 
 
-def _check_definitions(options: Options, program: Program | None, snapshot: Snapshot) -> None:
+def _check_definitions(
+    options: Options, program: Program | None, deleted: list[ResourceState]
+) -> None:
     """Refuse, before anything runs, a run that deletes a CustomResourceDefinition the
     program dropped while it still declares objects of that kind: the cluster deletes
     every object of a kind with its CRD, so they would be gone while the state and the
-    preview said `same` (Pulumi and Argo CD delete them without a word)."""
+    preview said `same` (Pulumi and Argo CD delete them without a word). `deleted`: what
+    the up deletes (`_deleted_by_up`)."""
     if program is None or options.kind == "destroy":
         return
     defined = {
@@ -374,7 +377,7 @@ def _check_definitions(options: Options, program: Program | None, snapshot: Snap
         if r.custom and (kind := defined_kind(r.props)) is not None
     }
     dropped: dict[tuple[str, tuple[str, str]], ResourceState] = {}
-    for state in _dropped(options, program, snapshot.resources):
+    for state in _objects_deleted(deleted):
         kind = defined_kind(state.inputs) if is_kubernetes(state) else None
         if kind is not None and (state.provider, kind) not in defined:
             dropped[state.provider, kind] = state
@@ -404,11 +407,13 @@ def _dropped(
     """The recorded resources whose objects an `up` deletes because the program dropped
     them (under any alias): those `--target` / `--exclude` leave it, but the protected
     (whose delete fails), the retained and the read ones (whose objects stay)."""
-    return [
-        state
-        for state in _deleted_by_up(options, program, resources)
-        if not (state.protect or state.retain_on_delete or state.external)
-    ]
+    return _objects_deleted(_deleted_by_up(options, program, resources))
+
+
+def _objects_deleted(deleted: list[ResourceState]) -> list[ResourceState]:
+    """Of the resources an `up` deletes, those whose objects go: not the protected, the
+    retained or the read ones."""
+    return [s for s in deleted if not (s.protect or s.retain_on_delete or s.external)]
 
 
 def _deleted_by_up(
@@ -431,19 +436,21 @@ def _deleted_by_up(
     return [state for state in dropped if state.urn not in moved]
 
 
-def _check_protected(options: Options, program: Program | None, snapshot: Snapshot) -> None:
+def _check_protected(
+    options: Options, program: Program | None, snapshot: Snapshot, deleted: list[ResourceState]
+) -> None:
     """Refuse, before any change, an `up` or `destroy` that would delete a protected
     resource: its delete would fail only after the run had changed or deleted everything
     else (a protected Namespace's objects first), where Pulumi's preview, which its `up
     --yes` and `destroy --yes` run first, stops the whole run. A preview reports it as the
-    failed step it would be."""
+    failed step it would be. `deleted`: what an up deletes (`_deleted_by_up`)."""
     if options.dry_run:
         return
     if options.kind == "destroy":
         doomed = _targeted(snapshot.resources, options)
         other_way = "; `stackwright destroy --exclude-protected` deletes everything else"
     elif options.kind == "up" and program is not None:
-        doomed = _deleted_by_up(options, program, snapshot.resources)
+        doomed = deleted
         other_way = ""
     else:
         return
@@ -456,7 +463,9 @@ def _check_protected(options: Options, program: Program | None, snapshot: Snapsh
         )
 
 
-def _check_namespaces_kept(options: Options, program: Program | None, snapshot: Snapshot) -> None:
+def _check_namespaces_kept(
+    options: Options, program: Program | None, snapshot: Snapshot, deleted: list[ResourceState]
+) -> None:
     """Refuse, before any change, an `up` (or its preview) that would delete a Namespace the
     program dropped while it still declares objects in it: the API server deletes what is
     in a namespace with it, so they would be gone while the state, and every later preview,
@@ -466,7 +475,7 @@ def _check_namespaces_kept(options: Options, program: Program | None, snapshot: 
         return
     doomed = {
         (state.provider, state.id): state
-        for state in _deleted_by_up(options, program, snapshot.resources)
+        for state in deleted
         if state.inputs.get("kind") == "Namespace"
         and state.inputs.get("apiVersion") == "v1"
         and not (state.retain_on_delete or state.external)
@@ -729,9 +738,15 @@ def _check_input(
         _check_imports(program, as_run, _known_scopes(program))
         if not by_cluster:
             _check_one_resource_per_object(program, as_run)
-    _check_definitions(options, program, snapshot)
-    _check_protected(options, program, snapshot)
-    _check_namespaces_kept(options, program, snapshot)
+    # What the up deletes, worked out once for the three checks that read it.
+    deleted = (
+        _deleted_by_up(options, program, snapshot.resources)
+        if program is not None and options.kind != "destroy"
+        else []
+    )
+    _check_definitions(options, program, deleted)
+    _check_protected(options, program, snapshot, deleted)
+    _check_namespaces_kept(options, program, snapshot, deleted)
     if program is not None and options.kind == "up":
         recorded = {r.urn: r for r in snapshot.resources}
         applying = not options.dry_run
