@@ -122,6 +122,7 @@ from stackwright.kubernetes.yaml import (
     child_name,
     cluster_scoped_kinds,
     dropped,
+    known_while_running,
     mark_skip_await,
     place,
     source_and_options,
@@ -211,16 +212,12 @@ class Chart(ComponentResource):
     ) -> None:
         where = _declared_at()
         given_chart = chart_or_opts if chart is None else chart
+        path = given_chart if isinstance(given_chart, str | os.PathLike) else None
+        label = located(where, f"Helm chart {name!r}") + (
+            f" ({os.fspath(path)})" if path is not None else ""
+        )
         for key, given in (("chart", given_chart), ("namespace", namespace), ("version", version)):
-            if isinstance(given, Output):  # as Pulumi's Chart takes them: say why not here
-                path = given_chart if isinstance(given_chart, str | os.PathLike) else None
-                raise UsageError(
-                    located(where, f"Helm chart {name!r}")
-                    + (f" ({os.fspath(path)})" if path is not None else "")
-                    + f": {key} must be a plain string while the program runs, not another "
-                    "resource's Output (Helm renders the chart then): write it out, with "
-                    "depends_on for the order"
-                )
+            known_while_running(label, key, given, "Helm renders the chart then")
         chart, opts = _chart_and_options("Chart", name, chart_or_opts, chart, opts)
         what = located(where, f"Helm chart {name!r} ({os.fspath(chart)})")
         merged = merge_values(what, value_files or (), values or {})

@@ -26,6 +26,7 @@ from stackwright.kubernetes.yaml import (
     ManifestComponent,
     Reading,
     Transformation,
+    known_while_running,
     options_once,
     parse,
     source_and_options,
@@ -116,15 +117,8 @@ class Directory(ManifestComponent):
         """`namespace`: where the objects that name none go (as kustomize.v2's Directory and
         a kustomization's own `namespace:`), cluster-scoped kinds aside; without it, the
         provider's default namespace at apply."""
-        if namespace is not None and not isinstance(namespace, str):
-            raise UsageError(
-                located(
-                    _declared_at(),
-                    f"{self.LABEL} {name!r}: namespace must be a plain string while the program "
-                    f"runs, not a {type(namespace).__name__}: write it out, with depends_on for "
-                    "the order",
-                )
-            )
+        what = located(_declared_at(), f"{self.LABEL} {name!r}")
+        known_while_running(what, "namespace", namespace, "kustomize builds then")
         directory, opts = source_and_options(
             self.LABEL, name, directory_or_opts, ("directory", directory), opts, _A_DIRECTORY
         )

@@ -42,7 +42,7 @@ import yaml
 from stackwright.errors import UsageError, located, not_utf8, yaml_problem
 from stackwright.kubernetes.base import CustomObject, type_token
 from stackwright.model import CLUSTER_SCOPED
-from stackwright.sdk.output import parse_path
+from stackwright.sdk.output import Output, parse_path
 from stackwright.sdk.resource import (
     ComponentResource,
     CustomResource,
@@ -473,6 +473,17 @@ def place(obj: dict[str, Any], namespace: str | None, cluster_scoped: frozenset[
         metadata.pop("namespace", None)
     elif namespace and not metadata.get("namespace"):
         metadata["namespace"] = namespace
+
+
+def known_while_running(what: str, key: str, given: object, why: str) -> None:
+    """Refuse another resource's Output where a component needs the value while the program
+    runs (`why`: what uses it then), as Pulumi's classes take Inputs there: said at the
+    program's line (`what` is located already)."""
+    if isinstance(given, Output):
+        raise UsageError(
+            f"{what}: {key} must be a plain string while the program runs, not another "
+            f"resource's Output ({why}): write it out, with depends_on for the order"
+        )
 
 
 def mark_skip_await(obj: dict[str, Any]) -> None:
