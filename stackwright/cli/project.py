@@ -210,7 +210,7 @@ def _opened(kind: type[_S], stack: str | None, existing: bool) -> _S:
 
 
 @contextlib.contextmanager
-def _rendering(kind: str, *, json_lines: bool, show_diff: bool) -> Iterator[Renderer]:
+def rendering(kind: str, *, json_lines: bool, show_diff: bool) -> Iterator[Renderer]:
     """The display of one operation, closed (live region stopped) however it ends."""
     # `--json` promises nothing but events on stdout: what the program, its callbacks and
     # what they run print goes to stderr (Pulumi makes it diagnostics).
@@ -422,7 +422,7 @@ def preview(
     if save_plan is not None:
         _writable(save_plan, "--save-plan")  # before the preview, which would be lost
     ws = _workspace(stack)
-    with _rendering("preview", json_lines=as_json, show_diff=diff) as render:
+    with rendering("preview", json_lines=as_json, show_diff=diff) as render:
         summary = ws.preview(
             render,
             refresh=refresh,
@@ -488,7 +488,7 @@ def up(
     if not yes:
         _can_ask("update", as_json, "up")
     if not yes or expect_no_changes:
-        with _rendering("preview", json_lines=as_json, show_diff=diff) as render:
+        with rendering("preview", json_lines=as_json, show_diff=diff) as render:
             planned = ws.preview(
                 events.expecting_no_changes(_SaidOnce(render, said), expect_no_changes),
                 refresh=refresh,
@@ -506,7 +506,7 @@ def up(
             )
         if not _confirm("update", yes, as_json, "up"):
             _declined()
-    with _rendering("up", json_lines=as_json, show_diff=diff) as render:
+    with rendering("up", json_lines=as_json, show_diff=diff) as render:
         summary = ws.up(
             events.expecting_no_changes(_SaidOnce(render, said), expect_no_changes),
             refresh=refresh,
@@ -572,16 +572,16 @@ def destroy(
         )
     ws = _workspace(stack)
     if preview_only:  # Pulumi's `destroy --preview-only`: no question, so no --yes needed
-        with _rendering("preview", json_lines=as_json, show_diff=False) as render:
+        with rendering("preview", json_lines=as_json, show_diff=False) as render:
             _finish(ws.destroy(render, select=select, parallel=parallel, preview=True))
         return
     if not yes:
         _can_ask("destroy", as_json)
-        with _rendering("preview", json_lines=as_json, show_diff=False) as render:
+        with rendering("preview", json_lines=as_json, show_diff=False) as render:
             ws.destroy(render, select=select, parallel=parallel, preview=True)
         if not _confirm("destroy", yes, as_json):
             _declined()
-    with _rendering("destroy", json_lines=as_json, show_diff=False) as render:
+    with rendering("destroy", json_lines=as_json, show_diff=False) as render:
         summary = ws.destroy(render, select=select, parallel=parallel)
     _finish(summary)
     if remove:
@@ -619,7 +619,7 @@ def refresh(
     if not (yes or preview_only):
         _can_ask("refresh", as_json)
     if preview_only or not yes or expect_no_changes:
-        with _rendering("refresh", json_lines=as_json, show_diff=True) as render:
+        with rendering("refresh", json_lines=as_json, show_diff=True) as render:
             summary = ws.refresh(
                 events.expecting_no_changes(render, expect_no_changes), select=select, preview=True
             )
@@ -630,7 +630,7 @@ def refresh(
             return
         if not _confirm("refresh", yes, as_json):
             _declined()
-    with _rendering("refresh", json_lines=as_json, show_diff=True) as render:
+    with rendering("refresh", json_lines=as_json, show_diff=True) as render:
         summary = ws.refresh(render, select=select)
     _finish(summary)
 

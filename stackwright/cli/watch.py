@@ -22,7 +22,7 @@ import typer
 
 from stackwright.automation.workspace import find_project
 from stackwright.cli import project
-from stackwright.cli.project import _rendering as rendering
+from stackwright.cli.project import rendering
 from stackwright.errors import StackwrightError, UsageError, redact
 
 #: How often the files are looked at, and how long they must stay unchanged before `up` runs.
