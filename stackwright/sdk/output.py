@@ -170,9 +170,9 @@ def planned_unknown(value: Any) -> Any:
     return value
 
 
-def _dumped(value: Any, **kwargs: Any) -> str:
+def dumped(value: Any, **kwargs: Any) -> str:
     """`json.dumps(value)`, but of a preview's object not made yet, which lacks what the
-    cluster adds to it, not known yet."""
+    cluster adds to it, not known yet (`Output.json_dumps`, YAML's `fn::toJSON`)."""
     if _contains_unknown(value, whole=True):
         raise NotKnownYet("")
     return json.dumps(value, **kwargs)
@@ -557,7 +557,7 @@ class Output(Generic[T]):
     @staticmethod
     def json_dumps(value: Any, **kwargs: Any) -> Output[str]:
         """`json.dumps` of a value that may hold Outputs, once they are known (secret if any is)."""
-        return Output.from_input(value)._derived(lambda plain: _dumped(plain, **kwargs))
+        return Output.from_input(value)._derived(lambda plain: dumped(plain, **kwargs))
 
     @staticmethod
     def json_loads(value: Any, **kwargs: Any) -> Output[Any]:

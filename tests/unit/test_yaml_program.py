@@ -610,6 +610,34 @@ def test_a_function_of_a_resources_output_that_does_not_fit_names_its_line(
     ]
 
 
+def test_to_json_of_a_whole_map_of_an_object_not_made_yet_previews_unknown(
+    tmp_path: Path, stack: Stack
+) -> None:
+    # It printed the map as the program gave it, as if known, where the cluster may add to
+    # it (Output.json_dumps already said unknown); a field the program gives stays known.
+    text = """
+    name: shop
+    runtime: yaml
+    resources:
+      settings:
+        type: kubernetes:core/v1:ConfigMap
+        properties:
+          data: {mode: fast}
+    outputs:
+      whole: {fn::toJSON: "${settings.data}"}
+      mode: {fn::toJSON: "${settings.data.mode}"}
+    """
+    path = _write(tmp_path, text)
+    from stackwright.engine.yaml_program import run_yaml_program
+
+    previewed = stack.preview(lambda p: run_yaml_program(path))
+    assert previewed.outputs == {"whole": "(known after apply)", "mode": '"fast"'}
+    assert stack.up(lambda p: run_yaml_program(path)).outputs == {
+        "whole": '{"mode":"fast"}',
+        "mode": '"fast"',
+    }
+
+
 def test_the_readmes_yaml_program_declares_what_it_says(tmp_path: Path) -> None:
     readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
     section = readme.split("## YAML programs", 1)[1]
