@@ -561,7 +561,7 @@ class Run:
             return False
         try:
             found = {self.provider_for(urn).cluster for urn in (one, other)}
-        except Exception:
+        except StackwrightError:  # settings that make no provider (a bad kubeconfig)
             return False
         return len(found) == 1 and "" not in found
 
