@@ -180,23 +180,19 @@ def planned_selection(
     return chosen, planned.refresh, planned.retarget
 
 
-@dataclass(frozen=True)
 class _PlanSecrets:
     """A saved plan's secret inputs sealed (and opened) as the stack's state seals them,
-    under its data key: a plan file holds no secret in plain text."""
+    under its data key: a plan file holds no secret in plain text. One per plan."""
 
-    workspace: StoredStack
-
-    def _encrypter(self) -> StateEncrypter:
-        return StateEncrypter(self.workspace.config.data_key, stack=self.workspace.stack)
+    def __init__(self, workspace: StoredStack) -> None:
+        self.stack = workspace.stack
+        self.encrypter = StateEncrypter(workspace.config.data_key, stack=workspace.stack)
 
     def seal(self, state: ResourceState) -> ResourceState:
-        sealed = self._encrypter().seal(self.workspace.stack, state)
-        self.workspace.record_provider()  # a key first made to seal a secret of the plan
-        return sealed
+        return self.encrypter.seal(self.stack, state)
 
     def unseal(self, state: ResourceState) -> ResourceState:
-        return self._encrypter().unseal(self.workspace.stack, state)
+        return self.encrypter.unseal(self.stack, state)
 
 
 def _set_environment(context: str, environment: str) -> str:
@@ -492,7 +488,8 @@ class Workspace(StoredStack):
         gate = self.policy_gate(policy_packs, policy_level, listener)
         summary = self._run(options, listener, program=True, policy=gate)
         if recording is not None and save_plan is not None and summary.ok:
-            saved_plan.write(Path(save_plan), recording, seal=self._plan_secrets().seal)
+            saved_plan.write(Path(save_plan), recording, seal=_PlanSecrets(self).seal)
+            self.record_provider()  # a key first made to seal a secret of the plan
         if expect_no_changes:
             expect_no_changes_in(summary, "the preview shows changes")
         return summary
@@ -504,11 +501,8 @@ class Workspace(StoredStack):
             Path(path),
             project=self.project.name,
             stack=self.stack,
-            unseal=self._plan_secrets().unseal,
+            unseal=_PlanSecrets(self).unseal,
         )
-
-    def _plan_secrets(self) -> _PlanSecrets:
-        return _PlanSecrets(self)
 
     def up(
         self,
