@@ -462,6 +462,7 @@ class Workspace(StoredStack):
         expect_no_changes: bool = False,
         force: bool = False,
         save_plan: str | Path | None = None,
+        plan: SavedPlan | None = None,
     ) -> Summary:
         """What `up` would do. `retarget`: as `up`'s, shown (the objects it forgets).
         `expect_no_changes` (with `refresh`: a drift gate) raises `StackwrightError` (exit
@@ -469,7 +470,8 @@ class Workspace(StoredStack):
         server's dry runs take over fields other managers own (what `up --force-conflicts`
         would do, rather than the conflict it avoids). `save_plan`: write the plan to that
         file (`saved_plan`), for `up(plan=…)` to apply exactly it; a failed preview writes
-        none."""
+        none. `plan`: the saved plan the `up` previewed will apply, which this preview
+        refuses up front as that `up` would (a changed state, program or rules)."""
         recording = (
             SavedPlan(self.project.name, self.stack, -1, plan_options(select, refresh, retarget))
             if save_plan is not None
@@ -482,7 +484,8 @@ class Workspace(StoredStack):
             dry_run=True,
             retarget=retarget,
             force=force,
-            plan=recording,
+            plan=plan,
+            save_plan=recording,
         )
         listener = expecting_no_changes(listener, expect_no_changes)
         gate = self.policy_gate(policy_packs, policy_level, listener)
@@ -542,6 +545,7 @@ class Workspace(StoredStack):
                 policy_level=policy_level,
                 retarget=retarget,
                 force=force,
+                plan=saved,
             )
             if not planned.ok:
                 return planned

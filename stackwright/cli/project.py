@@ -498,6 +498,7 @@ def up(
                 policy_level=level,
                 retarget=retarget,
                 force=force,
+                plan=saved,
             )
         _finish(planned)
         if expect_no_changes:

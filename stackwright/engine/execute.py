@@ -56,6 +56,7 @@ from stackwright.engine.events import (
     StepSkipped,
     StepStarted,
     Summary,
+    ignore,
     masked,
     shown,
     within,
@@ -231,9 +232,12 @@ class Options:
     #: Accept providers that now reach another cluster than their objects are recorded
     #: in (`up --retarget`): forget those objects, left there, and create them anew.
     retarget: bool = False
-    #: A saved plan: a preview fills it with its steps (`preview --save-plan`); an `up`
-    #: takes only the steps it allows (`up --plan`), each checked as it begins.
+    #: A saved plan an `up` takes only the steps of (`up --plan`), each checked as it
+    #: begins, the program and the state before the lock (`refuse_plan_violations`); a
+    #: preview of that `up` (the one it runs before asking) refuses up front as it would.
     plan: SavedPlan | None = field(default=None, compare=False)
+    #: The saved plan a preview fills with its steps (`preview --save-plan`).
+    save_plan: SavedPlan | None = field(default=None, compare=False)
 
 
 @dataclass
@@ -686,7 +690,6 @@ class Run:
                     group_kind(str(props.get("apiVersion", "")), str(props.get("kind", "")))
                 )
         await self._refuse_protected_replacements(resources, allowed)
-        self._refuse_plan_violations(resources, allowed)
         by_urn = self.program.by_urn
         self.finished = {urn: asyncio.Event() for urn in graph.order}
         tasks = [
@@ -761,17 +764,15 @@ class Run:
             if replaced:
                 self._refused_before_the_run(resource, step)
 
-    def _refuse_plan_violations(self, resources: list[Resource], allowed: set[str] | None) -> None:
-        """Refuse, before any change, an `up --plan` whose program no longer matches its plan
-        (Pulumi applies a plan in batches and fails at its first mismatch; what is known
-        before the run here stops it whole): a resource the plan does not have, one it plans
-        that the program no longer declares, a delete it does not plan, and an input the
-        plan knew that the program now gives another value. What shows only once an Output
-        is known (or once the run adjusts a step: a replacement's new name, an import's or
-        `ignore_changes`' fields read from the object) fails its own step (`check_planned`)."""
-        plan = self.options.plan
-        if plan is None or self.options.dry_run or self.program is None:
-            return
+    def _refuse_plan_violations(self, plan: SavedPlan) -> None:
+        """`refuse_plan_violations`, on a run that changes nothing (no journal): the
+        program's aliases applied to its records as the run will, and its selection."""
+        assert self.program is not None and self.journal is None
+        resources = self.program.resources
+        self._apply_aliases(resources)
+        selected = self.options.targets or self.options.excludes
+        # The graph only for a selection: a third of the check's time for the whole stack.
+        allowed = self._allowed(self._graph(resources)) if selected else None
         problems: list[str] = []
         for resource in resources:
             urn = resource.urn
@@ -783,7 +784,8 @@ class Run:
                 continue
             if (
                 planned.inputs is None
-                or not resource.input_marks.plain
+                # Known only as the run applies what it reads: checked as its step begins.
+                or resource.input_marks.resources
                 or resource.is_read
                 or resource.resource_type == PROVIDER_TYPE
                 or resource.opts.ignore_changes
@@ -2195,6 +2197,31 @@ class Run:
             not_done=list(outcome.not_done),
             unselected=outcome.unselected,
         )
+
+
+def refuse_plan_violations(
+    snapshot: Snapshot,
+    options: Options,
+    program: Program,
+    providers: ProviderFactory,
+    clusters: ClusterCheck,
+) -> None:
+    """Refuse an `up --plan` whose program no longer matches its plan before the stack is
+    locked, so that nothing at all changes, the state's history included (Pulumi applies a
+    plan in batches and fails at its first mismatch; what is known before the run here
+    stops it whole): a resource the plan does not have, one it plans that the program no
+    longer declares, a delete it does not plan, and an input the plan knew that the
+    program now gives another value — one it gives through an Output too, a secret
+    config value's, unless that Output reads another resource. What shows only once such
+    an Output is known (or once the run adjusts a step: a replacement's new name, an
+    import's or `ignore_changes`' fields read from the object) fails its own step
+    (`Run.check_planned`). Plans nothing, writes nothing, calls no cluster."""
+    if options.plan is None:
+        return
+    # Its inputs resolved as the `up` resolves them, also for the preview `up` runs first.
+    checking = replace(options, dry_run=False)
+    quiet = Run.over(snapshot, checking, program, None, providers, ignore, clusters=clusters)
+    quiet._refuse_plan_violations(options.plan)
 
 
 def _taking_back(drifted: DriftedField) -> FieldChange:

@@ -35,7 +35,13 @@ from stackwright.engine.events import (
     plural,
     shown,
 )
-from stackwright.engine.execute import Options, Run, declared_metadata, record_moves
+from stackwright.engine.execute import (
+    Options,
+    Run,
+    declared_metadata,
+    record_moves,
+    refuse_plan_violations,
+)
 from stackwright.engine.graph import defined_kind, group_and_kind
 from stackwright.engine.policy_gate import PolicyGate
 from stackwright.engine.ports import Journal, ProviderFactory
@@ -612,6 +618,7 @@ def run(
         contextlib.ExitStack() as leaving,
     ):
         snapshot = _snapshot(backend, project, stack)
+        _check_planned_state(options, snapshot.version)
         listener = _planning(options, snapshot.version, listener)
         options = _expanded(options, program, snapshot)
         # A program with providers of its own may send objects to one cluster through two of
@@ -627,6 +634,9 @@ def run(
             _check_one_resource_per_object(program, as_run, clusters.cluster_of)
         if program is not None:
             _check_custom_imports(program, snapshot, providers)
+            # Before the lock, which writes the history, and before the question an `up`
+            # without --yes asks after its preview.
+            refuse_plan_violations(snapshot, options, program, providers, clusters)
         started = time.monotonic()
         written = 0
         if options.dry_run:
@@ -685,14 +695,10 @@ def run(
 
 
 def _planning(options: Options, version: int, listener: Listener) -> Listener:
-    """With a saved plan: a preview's `listener`, which also records each step it shows in
-    the plan, against the stack's state `version`; an `up`'s, once the plan was made
-    against this state (`_check_planned_state`; again once the lock is taken)."""
-    plan = options.plan
+    """A preview's `listener`, which with `--save-plan` also records each step it shows in
+    the plan, against the stack's state `version`."""
+    plan = options.save_plan
     if plan is None:
-        return listener
-    if not options.dry_run:
-        _check_planned_state(options, version)
         return listener
     plan.state_version = version
 
@@ -705,10 +711,11 @@ def _planning(options: Options, version: int, listener: Listener) -> Listener:
 
 
 def _check_planned_state(options: Options, version: int) -> None:
-    """Refuse an `up --plan` whose stack's state changed since its plan was made (another
-    operation ran, or the state was edited): the plan's steps were planned from that state."""
+    """Refuse an `up --plan` (or the preview it runs first) whose stack's state changed
+    since its plan was made (another operation ran, or the state was edited): the plan's
+    steps were planned from that state. Checked again as the lock is taken."""
     plan = options.plan
-    if plan is not None and not options.dry_run and plan.state_version != version:
+    if plan is not None and plan.state_version != version:
         raise StackwrightError(
             f"up refused: the state of stack {plan.stack} changed since the plan was made "
             f"(state version {plan.state_version} then, {version} now: another operation ran "

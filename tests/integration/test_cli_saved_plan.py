@@ -2,10 +2,12 @@
 `up --plan FILE` applies exactly that preview, as a CI pipeline with a person approving
 the preview needs (Pulumi's update plans, Terraform's `plan -out` / `apply PLANFILE`).
 
-What changed since the preview is refused: the program (before any change, naming the
-resource and the field), the stack's state (another `up` ran), and a value an Output
-gives only as the run goes (that step fails, the rest goes on). Secrets are sealed in
-the file and still checked; a value unknown at preview may be anything.
+What changed since the preview is refused: the program (naming the resource and the
+field), the stack's state (another `up` ran), the rules (`--force-conflicts`, policy
+packs) — before the stack is locked, the state and its history left as they were, and
+before the question `up` asks without --yes — and a value an Output of another resource
+gives only as the run goes (that step fails, the rest goes on). Secrets are sealed in the
+file and still checked; a value unknown at preview may be anything.
 """
 
 from __future__ import annotations
@@ -182,20 +184,19 @@ def test_a_secret_input_is_sealed_in_the_plan_and_still_checked(
     assert list(db["inputs"]["stringData"]) == ["@secret"]  # a Secret's data: all of it sealed
     assert "stringData.password" in db["secretPaths"]
 
-    # Another secret since the preview (an Output: checked as its step begins): refused,
-    # neither value shown.
+    # Another secret since the preview: the program knows it as it runs (no resource gives
+    # it), so the `up` is refused before any change, neither value shown.
     p.sw("config", "set", "--secret", "password", OTHER)
     refused = p.up("--plan", "plan.json", rc=1)
-    (failed,) = [e for e in refused.of("step-done") if not e["ok"]]
-    assert (failed["name"], failed["op"]) == ("db", "create")
-    assert "stringData.password differs from the plan" in failed["error"]
-    assert "[secret]" in failed["error"]
+    assert not refused.of("step-started")
+    (error,) = refused.of("error")
+    assert "Secret db: stringData.password differs from the plan" in error["message"]
+    assert "planned [secret], now [secret]" in error["message"]
     assert PASSWORD not in refused.out + refused.err and OTHER not in refused.out + refused.err
-    assert get(cluster, "secret", "db", p.ns) is None
+    assert get(cluster, "namespace", p.ns) is None
 
-    # The namespace was made: planned again from that state, with the approved secret.
+    # The approved secret back: the same plan applies.
     p.sw("config", "set", "--secret", "password", PASSWORD)
-    p.preview("--save-plan", "plan.json")
     p.up("--plan", "plan.json")
     data = live(cluster, "secret", "db", p.ns)["data"]["password"]
     assert base64.b64decode(data).decode() == PASSWORD
@@ -389,3 +390,77 @@ def test_a_plan_that_cannot_be_written_is_refused_before_the_preview(
     refused = p.sw("preview", "--save-plan", "no/such/plan.json", rc=2)
     assert "--save-plan no/such/plan.json: no folder no/such to write it in" in one_line(refused)
     assert not refused.out
+
+
+#: The ConfigMap `colour` under a new name, its record taken by an alias.
+RENAMED = """
+k8s.core.v1.Namespace("ns", metadata={{"name": NS}})
+k8s.core.v1.ConfigMap("paint", metadata={{"name": "colour", "namespace": NS}},
+                      data={{"colour": {colour!r}}},
+                      opts=sw.ResourceOptions(aliases=[sw.Alias(name="colour")]))
+"""
+
+
+def test_a_refused_up_with_a_plan_changes_nothing_state_and_history_included(
+    new_project: Any, cluster: LiveCluster
+) -> None:
+    p = new_project()
+    p.program(colours(web=False))
+    p.up()
+    # Approved: the rename, with a refresh first (both would be recorded by the run).
+    p.program(RENAMED.format(colour="green"))
+    p.preview("--refresh", "--save-plan", "plan.json")
+    assert planned(p)["paint"]["ops"] == ["update"]
+    state, history = p.state(), p.history()
+
+    p.program(RENAMED.format(colour="red"))
+    refused = p.sw("up", "--yes", "--plan", "plan.json", rc=1)
+    assert "ConfigMap paint: data.colour differs from the plan" in one_line(refused)
+    assert p.state() == state  # the record not renamed, nothing refreshed
+    assert p.history() == history  # no operation began
+
+    p.program(RENAMED.format(colour="green"))
+    p.up("--plan", "plan.json")
+    assert colour_in(cluster, p) == "green"
+    assert set(p.resources()) == {"ns", "paint"}
+
+
+def test_up_with_a_plan_refuses_a_changed_state_or_program_before_asking(
+    new_project: Any,
+    cluster: LiveCluster,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """`up --plan` without --yes previews and asks: what it would refuse is said instead
+    of the question, which a person would answer for nothing."""
+    import io
+
+    from stackwright.cli.main import main
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    def refused_unasked() -> str:
+        """What `up --plan plan.json` at a terminal says, refused (exit 1) unasked."""
+        monkeypatch.setattr("sys.stdin", Terminal("y\n"))
+        with pytest.raises(SystemExit) as refused:
+            main(["up", "--plan", "plan.json"])
+        out, err = capsys.readouterr()
+        assert refused.value.code == 1 and "Do you want to perform" not in out
+        return err
+
+    p = new_project()
+    p.program(colours(web=False))
+    p.up()
+    p.program(colours("green", web=False))
+    p.preview("--save-plan", "plan.json")
+    monkeypatch.chdir(p.root)
+
+    p.program(colours("red", web=False))  # the program edited since the approval
+    assert "data.colour differs from the plan" in refused_unasked()
+
+    p.up()  # another deploy since the approval
+    p.program(colours("green", web=False))
+    assert "the state of stack dev changed since the plan was made" in refused_unasked()
+    assert colour_in(cluster, p) == "red"

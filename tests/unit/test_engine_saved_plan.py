@@ -39,7 +39,7 @@ def config_maps(colour: str, *, extra: bool = False, late: list[str] | None = No
 
 def previewed(stack: Stack, declare: Declare) -> SavedPlan:
     plan = SavedPlan(PROJECT, STACK, -1, PlanOptions())
-    assert stack.preview(declare, plan=plan).ok
+    assert stack.preview(declare, save_plan=plan).ok
     return plan
 
 
@@ -115,7 +115,7 @@ def test_a_delete_the_plan_does_not_have_fails_as_it_begins(stack: Stack) -> Non
     # Planned with --exclude of `extra`: an up without it would delete `extra`.
     excluded = frozenset({urn(CM, "extra")})
     plan = SavedPlan(PROJECT, STACK, -1, PlanOptions(excludes=tuple(excluded)))
-    assert stack.preview(config_maps("blue"), plan=plan, excludes=excluded).ok
+    assert stack.preview(config_maps("blue"), save_plan=plan, excludes=excluded).ok
     assert urn(CM, "extra") not in plan.resources
 
     with pytest.raises(
