@@ -529,8 +529,9 @@ class Workspace(StoredStack):
         raises `StackwrightError` (exit code 1), changing nothing, when the preview shows a
         change, as `stackwright up --expect-no-changes` does. `plan`: a saved plan (or its
         file) whose steps alone this `up` takes, with the options it was made with
-        (`planned_selection`); a stack whose state changed since, or a program that no
-        longer matches it, is refused before any change."""
+        (`planned_selection`); a stack whose state changed since, other rules than its
+        preview's (`force`, policy packs), or a program that no longer matches it, is
+        refused before any change."""
         saved = self.read_plan(plan) if isinstance(plan, str | Path) else plan
         if saved is not None:
             select, refresh, retarget = planned_selection(saved, select, refresh, retarget)

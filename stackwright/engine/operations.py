@@ -43,7 +43,7 @@ from stackwright.engine.execute import (
     refuse_plan_violations,
 )
 from stackwright.engine.graph import defined_kind, group_and_kind
-from stackwright.engine.policy_gate import PolicyGate
+from stackwright.engine.policy_gate import PolicyGate, in_force
 from stackwright.engine.ports import Journal, ProviderFactory
 from stackwright.engine.records import (
     ClusterOf,
@@ -619,7 +619,8 @@ def run(
     ):
         snapshot = _snapshot(backend, project, stack)
         _check_planned_state(options, snapshot.version)
-        listener = _planning(options, snapshot.version, listener)
+        _check_planned_run(options, policy)
+        listener = _planning(options, snapshot.version, policy, listener)
         options = _expanded(options, program, snapshot)
         # A program with providers of its own may send objects to one cluster through two of
         # them: each object is known by its cluster, which `check_clusters` reads (no write).
@@ -694,13 +695,17 @@ def run(
         return summary
 
 
-def _planning(options: Options, version: int, listener: Listener) -> Listener:
+def _planning(
+    options: Options, version: int, policy: PolicyGate | None, listener: Listener
+) -> Listener:
     """A preview's `listener`, which with `--save-plan` also records each step it shows in
-    the plan, against the stack's state `version`."""
+    the plan, against the stack's state `version`, with the rules it ran under."""
     plan = options.save_plan
     if plan is None:
         return listener
     plan.state_version = version
+    plan.force_conflicts = options.force
+    plan.policy_packs = in_force(policy)
 
     def recording(event: Event) -> None:
         if isinstance(event, StepStarted):
@@ -708,6 +713,17 @@ def _planning(options: Options, version: int, listener: Listener) -> Listener:
         listener(event)
 
     return recording
+
+
+def _check_planned_run(options: Options, policy: PolicyGate | None) -> None:
+    """Refuse an `up --plan` (or the preview it runs first) run under other rules than
+    its plan's preview: --force-conflicts, or other policy packs or levels."""
+    plan = options.plan
+    if plan is None:
+        return
+    difference = plan.run_difference(options.force, in_force(policy))
+    if difference is not None:
+        raise StackwrightError(f"up refused: {difference}; nothing was changed: {PREVIEW_AGAIN}")
 
 
 def _check_planned_state(options: Options, version: int) -> None:

@@ -46,6 +46,20 @@ class PolicyGate:
     today: datetime.date | None = None
 
 
+def in_force(gate: PolicyGate | None) -> dict[str, str]:
+    """Each pack `gate` runs → the level it runs at, as a saved plan records them: the stack's
+    setting for the pack, else the pack's own; `--policy-level` over it unless disabled."""
+    if gate is None:
+        return {}
+    found: dict[str, str] = {}
+    for pack in gate.packs:
+        level = gate.settings.packs.get(pack.name) or pack.level
+        if level is not Level.DISABLED and gate.level is not None:
+            level = gate.level
+        found[pack.name] = level.value
+    return found
+
+
 def planned_reader() -> StateReader:
     """Outputs as Pulumi's preview knows them before anything is applied: what a resource's
     own inputs say (a Namespace's given name, so its objects' namespace is known), unknown

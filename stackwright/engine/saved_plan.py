@@ -6,7 +6,8 @@ file), so that a person can approve a preview and a pipeline apply exactly that.
      "stateVersion": 12,        # the stack's `Snapshot.version` the preview planned against
      "options": {"targets": [], "targetDependents": false, "excludes": [],
                  "excludeDependents": false, "replace": [], "refresh": false,
-                 "retarget": false},
+                 "retarget": false, "forceConflicts": false,
+                 "policyPacks": {"kubernetes-best-practices": "mandatory"}},
      "resources": [{"urn": "urn:sw:dev::web::kubernetes:apps/v1:Deployment::web",
                     "ops": ["update"], "inputs": {...}, "secretPaths": ["data.password"]}]}
 
@@ -16,6 +17,10 @@ step); `inputs` are what its step would send (none for a delete), a value not kn
 until another resource is applied written `{"@unknown": true}`, and each value at a
 secret path sealed as the state store seals it (`{"@secret": ciphertext}` under the
 stack's data key: `seal` / `unseal` are the state's `Encrypter`).
+
+`forceConflicts` and `policyPacks` (each pack the preview ran → the level it ran at) are
+not taken from the plan but compared: an `up --plan` run otherwise is refused
+(`SavedPlan.run_difference`), its steps previewed under other rules.
 
 The check (`SavedPlan.violation`) is pure: a step must be one the plan has for its
 resource, and each input the plan knew must have the planned value. Must never: write a
@@ -147,6 +152,24 @@ class SavedPlan:
     state_version: int
     options: PlanOptions = PlanOptions()
     resources: dict[str, PlannedResource] = field(default_factory=dict)
+    #: Whether the preview took fields over from other managers (`--force-conflicts`).
+    force_conflicts: bool = False
+    #: Each policy pack the preview ran → the level it ran at (`policy_gate.in_force`).
+    policy_packs: dict[str, str] = field(default_factory=dict)
+
+    def run_difference(self, force_conflicts: bool, policy_packs: Mapping[str, str]) -> str | None:
+        """How an `up` with these differs from the preview the plan was made by, as a
+        message says it (None: not at all): its steps were planned under those rules."""
+        if force_conflicts != self.force_conflicts:
+            then, now = ("without", "with") if force_conflicts else ("with", "without")
+            return f"the plan was made {then} --force-conflicts, and this `up` runs {now} it"
+        for name in sorted({*self.policy_packs, *policy_packs}):
+            was, level = self.policy_packs.get(name), policy_packs.get(name)
+            if was != level:
+                ran = f"run at level {was}" if was else "not run"
+                runs = f"runs it at level {level}" if level else "does not run it"
+                return f"policy pack {name} was {ran} when the plan was made, and this `up` {runs}"
+        return None
 
     def record(self, step: Step) -> None:
         """Add a step a preview showed."""
@@ -202,7 +225,11 @@ class SavedPlan:
             "project": self.project,
             "stack": self.stack,
             "stateVersion": self.state_version,
-            "options": self.options.to_dict(),
+            "options": {
+                **self.options.to_dict(),
+                "forceConflicts": self.force_conflicts,
+                "policyPacks": dict(sorted(self.policy_packs.items())),
+            },
             "resources": [_resource_to_dict(r, seal) for r in self.resources.values()],
         }
 
@@ -348,13 +375,26 @@ def parse(document: Any, *, project: str, stack: str, unseal: Sealing) -> SavedP
     version_of_state = document.get("stateVersion")
     if not isinstance(version_of_state, int) or isinstance(version_of_state, bool):
         raise _Invalid("its 'stateVersion' must be a number")
-    options = PlanOptions.from_dict(document.get("options", {}))
+    given = document.get("options", {})
+    options = PlanOptions.from_dict(given)
+    force = given.get("forceConflicts", False)
+    if not isinstance(force, bool):
+        raise _Invalid("its options.forceConflicts must be true or false")
+    packs = given.get("policyPacks", {})
+    if not isinstance(packs, dict) or not all(isinstance(v, str) for v in packs.values()):
+        raise _Invalid("its options.policyPacks must map each pack's name to its level")
     resources = document.get("resources")
     if not isinstance(resources, list):
         raise _Invalid("its 'resources' must be a list")
     planned = [_resource_from_dict(item, i, unseal) for i, item in enumerate(resources)]
     return SavedPlan(
-        project, stack, version_of_state, options, {item.urn: item for item in planned}
+        project,
+        stack,
+        version_of_state,
+        options,
+        {item.urn: item for item in planned},
+        force_conflicts=force,
+        policy_packs=packs,
     )
 
 

@@ -464,3 +464,37 @@ def test_up_with_a_plan_refuses_a_changed_state_or_program_before_asking(
     p.program(colours("green", web=False))
     assert "the state of stack dev changed since the plan was made" in refused_unasked()
     assert colour_in(cluster, p) == "red"
+
+
+def test_up_with_a_plan_runs_with_the_previews_force_and_policy_packs(
+    new_project: Any, cluster: LiveCluster
+) -> None:
+    p = new_project(
+        {
+            "kubernetes:kubeconfig": str(cluster.kubeconfig),
+            "policy:packs": {"kubernetes-best-practices": "advisory"},
+        }
+    )
+    p.program(colours(web=False))
+    p.up()
+    p.program(colours("green", web=False))
+    p.preview("--force-conflicts", "--save-plan", "plan.json")
+    options = saved(p)["options"]
+    assert options["forceConflicts"] is True
+    assert options["policyPacks"] == {"kubernetes-best-practices": "advisory"}
+
+    without = one_line(p.sw("up", "--yes", "--plan", "plan.json", rc=1))
+    assert without.startswith(
+        "error: up refused: the plan was made with --force-conflicts, and this `up` runs "
+        "without it; nothing was changed"
+    )
+    stricter = ("--force-conflicts", "--policy-level", "mandatory")
+    refused = one_line(p.sw("up", "--yes", "--plan", "plan.json", *stricter, rc=1))
+    assert (
+        "policy pack kubernetes-best-practices was run at level advisory when the plan was "
+        "made, and this `up` runs it at level mandatory"
+    ) in refused
+    assert colour_in(cluster, p) == "blue"
+
+    p.up("--plan", "plan.json", "--force-conflicts")
+    assert colour_in(cluster, p) == "green"

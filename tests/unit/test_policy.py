@@ -23,7 +23,7 @@ from stackwright.cli.main import main
 from stackwright.engine import operations
 from stackwright.engine.events import Event, PolicyChecked, StepStarted
 from stackwright.engine.execute import Options
-from stackwright.engine.policy_gate import PolicyGate
+from stackwright.engine.policy_gate import PolicyGate, in_force
 from stackwright.engine.testing import FakeCluster
 from stackwright.errors import PolicyViolation, UsageError
 from stackwright.model import UNKNOWN
@@ -122,6 +122,22 @@ def test_a_policy_level_overrides_the_pack_and_disabled_is_never_run() -> None:
     )
     assert evaluate(subjects(obj), BEST, disabled, level=Level.MANDATORY).findings == []
     assert "SW-K8S-013" not in {e.policy.id for e in report.enabled}
+
+
+def test_the_packs_in_force_each_at_the_level_it_runs_at() -> None:
+    """What a saved plan records of the policy its preview ran under."""
+    assert in_force(None) == {}
+    own = PolicyPack("own", BEST[0].policies, level="mandatory")
+    settings = Settings.from_config(
+        {"policy:packs": {"kubernetes-best-practices": "advisory"}}, "s"
+    )
+    assert in_force(PolicyGate((*BEST, own), settings)) == {
+        "kubernetes-best-practices": "advisory",  # the stack's setting
+        "own": "mandatory",  # the pack's own
+    }
+    disabled = Settings.from_config({"policy:packs": {"own": "disabled"}}, "s")
+    assert in_force(PolicyGate((own,), disabled, Level.ADVISORY)) == {"own": "disabled"}
+    assert in_force(PolicyGate((own,), settings, Level.ADVISORY)) == {"own": "advisory"}
 
 
 def test_a_misspelt_policy_name_is_refused_rather_than_left_at_its_packs_level() -> None:

@@ -102,6 +102,12 @@ def test_the_document_seals_secrets_writes_unknowns_and_reads_back(tmp_path: Pat
         ('{"stackwrightPlan": 1, "project": "web", "stack": "dev", "stateVersion": 1,'
          ' "options": {"refresh": "yes"}, "resources": []}',
          "its options.refresh must be true or false"),
+        ('{"stackwrightPlan": 1, "project": "web", "stack": "dev", "stateVersion": 1,'
+         ' "options": {"forceConflicts": 1}, "resources": []}',
+         "its options.forceConflicts must be true or false"),
+        ('{"stackwrightPlan": 1, "project": "web", "stack": "dev", "stateVersion": 1,'
+         ' "options": {"policyPacks": ["mine"]}, "resources": []}',
+         "its options.policyPacks must map each pack's name to its level"),
     ],
 )  # fmt: skip
 def test_a_document_that_cannot_be_applied_is_one_line(
@@ -185,6 +191,31 @@ def test_options_given_again_or_not_at_all_and_the_first_that_differs() -> None:
     assert planned.said() == f"--target {URN}"
     assert PlanOptions().said() == "none"
     assert PlanOptions.from_dict(planned.to_dict()) == planned
+
+
+def test_the_rules_a_plan_was_previewed_under_are_kept_and_compared(tmp_path: Path) -> None:
+    plan = a_plan()
+    plan.force_conflicts, plan.policy_packs = True, {"mine": "advisory"}
+    write(tmp_path / "plan.json", plan, seal=seal)
+    again = read(tmp_path / "plan.json", project="web", stack="dev", unseal=unseal)
+    assert (again.force_conflicts, again.policy_packs) == (True, {"mine": "advisory"})
+
+    assert plan.run_difference(True, {"mine": "advisory"}) is None
+    assert plan.run_difference(False, {"mine": "advisory"}) == (
+        "the plan was made with --force-conflicts, and this `up` runs without it"
+    )
+    assert plan.run_difference(True, {"mine": "mandatory"}) == (
+        "policy pack mine was run at level advisory when the plan was made, and this `up` "
+        "runs it at level mandatory"
+    )
+    assert plan.run_difference(True, {}) == (
+        "policy pack mine was run at level advisory when the plan was made, and this `up` "
+        "does not run it"
+    )
+    assert plan.run_difference(True, {"mine": "advisory", "yours": "mandatory"}) == (
+        "policy pack yours was not run when the plan was made, and this `up` runs it at "
+        "level mandatory"
+    )
 
 
 def test_a_planned_delete_keeps_no_inputs() -> None:
