@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import difflib
 import enum
+import hashlib
 import math
-from collections.abc import Callable, Iterable, Mapping
+import re
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any
 
@@ -502,6 +504,56 @@ class ResourceState:
 
 
 _STATE_FIELDS = frozenset(f.name for f in fields(ResourceState))
+
+
+def _auto_name_base(logical: str) -> str:
+    """The part of an auto-name before its suffix: the logical name made DNS-1123-safe,
+    short enough that the suffix still fits in a name's 253 characters."""
+    base = (
+        "".join(c if c.isalnum() or c in "-." else "-" for c in logical.lower()).strip("-.")
+        or "resource"
+    )
+    return base[:244]
+
+
+def auto_name(logical: str, urn: str, previous: str = "", released: Collection[str] = ()) -> str:
+    """`<logical name>-<8 hex digits>`, made a valid DNS-1123 name.
+
+    The suffix is derived from the URN (which holds the stack), the name it replaces and
+    the auto-names the state let go of for that URN (`Snapshot.released_names`: objects
+    left in the cluster by `retain_on_delete` or `state delete`), so a preview shows the
+    name `up` will use, a run that crashed mid-create finds its object under the same
+    name, a replacement gets a new one, and a resource declared again after its object
+    was let go gets a fresh one, as Pulumi's random suffix would. Without released names
+    the suffix is what it always was: recorded and pending names stay valid.
+    """
+    seed = f"{urn}\0{previous}"
+    if released:
+        seed += "\0" + "\0".join(sorted(released))
+    while True:
+        name = f"{_auto_name_base(logical)}-{hashlib.sha256(seed.encode()).hexdigest()[:8]}"
+        if name not in released:
+            return name
+        seed += "\0"  # a 32-bit suffix can collide: never give a released name back
+
+
+_SUFFIX = re.compile(r"-[0-9a-f]{8}")
+
+
+def released_auto_name(state: ResourceState) -> str | None:
+    """The auto-name a record lets go of when the state forgets it with its object left in
+    the cluster, or None: its `metadata.name` shaped as its URN's auto-name (the state does
+    not record how a name was given; a name a user wrote in that shape only keeps later
+    auto-names of the URN off it). Read and non-object records have none."""
+    if not state.custom or state.external:
+        return None
+    meta = state.inputs.get("metadata")
+    name = meta.get("name") if isinstance(meta, Mapping) else None
+    if not isinstance(name, str):
+        return None
+    base = _auto_name_base(urn_name(state.urn))
+    shaped = name.startswith(base) and _SUFFIX.fullmatch(name, len(base)) is not None
+    return name if shaped else None
 
 
 def _seconds_or_none(value: Any) -> float | None:

@@ -32,7 +32,7 @@ import asyncio
 import shlex
 import time
 from collections import Counter
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, NoReturn
 
@@ -101,7 +101,6 @@ from stackwright.engine.records import (
     applied_fields,
     applyset_of,
     as_applied,
-    auto_name,
     declared_dependencies,
     describe,
     group_kind,
@@ -162,6 +161,7 @@ from stackwright.model import (
     SecretValue,
     Unknown,
     always_secret,
+    auto_name,
     deletion_propagation,
     is_sealed,
     outermost,
@@ -284,11 +284,15 @@ def _unplanned_op(resource: Resource, old: ResourceState | None) -> Op | None:
 
 
 def named_metadata(
-    resource: Resource, meta: Mapping[str, Any], old: ResourceState | None
+    resource: Resource,
+    meta: Mapping[str, Any],
+    old: ResourceState | None,
+    released: Collection[str] = (),
 ) -> tuple[dict[str, Any], bool]:
     """The `metadata` a Kubernetes resource's object is applied with, and whether it was
     auto-named: without a `name`, the one it imports, else the one its record `old` holds,
-    else `<logical name>-<8 hex digits>`; without a `namespace`, the one it imports from, if
+    else `<logical name>-<8 hex digits>`, none of the names `released` (its URN's objects the
+    state let go of, left in the cluster); without a `namespace`, the one it imports from, if
     any (else its provider's default, which only its id holds: `Run._object_id`). What a
     run applies (`Run._desired`) and what the check of one resource per object
     (`operations`) compares, so that the two name an object alike."""
@@ -305,7 +309,9 @@ def named_metadata(
     elif auto:
         recorded = metadata_of(old.inputs).get("name") if old is not None else None
         named["name"] = (
-            str(recorded) if recorded else auto_name(resource.resource_name, resource.urn)
+            str(recorded)
+            if recorded
+            else auto_name(resource.resource_name, resource.urn, released=released)
         )
     imported_namespace = (object_id or "").rpartition("/")[0]
     if imported_namespace and not named.get("namespace"):
@@ -331,7 +337,9 @@ def _envelope_in(value: Any, path: str = "") -> str | None:
     return None
 
 
-def declared_metadata(resource: Resource, old: ResourceState | None) -> dict[str, Any] | None:
+def declared_metadata(
+    resource: Resource, old: ResourceState | None, released: Collection[str] = ()
+) -> dict[str, Any] | None:
     """`named_metadata` of what the program gives, before the run: None when its name or
     namespace is an Output (known only once applied)."""
     meta = resource.props.get("metadata")
@@ -339,7 +347,7 @@ def declared_metadata(resource: Resource, old: ResourceState | None) -> dict[str
     given = meta.get("name"), meta.get("namespace")
     if any(value not in (None, "") and not isinstance(value, str) for value in given):
         return None
-    return named_metadata(resource, meta, old)[0]
+    return named_metadata(resource, meta, old, released)[0]
 
 
 def record_moves(
@@ -393,8 +401,12 @@ class Run:
         recorded_elsewhere: Callable[[str, str], list[str]] | None = None,
         managed_by: Callable[[Mapping[str, Any], str], str] | None = None,
         clusters: ClusterCheck | None = None,
+        released_names: Mapping[str, tuple[str, ...]] | None = None,
     ) -> None:
         self.stack = stack
+        #: URN → the auto-names the state let go of, objects left in the cluster that no new
+        #: auto-name of that URN may take (`Snapshot.released_names`).
+        self.released_names = released_names or {}
         #: Each provider's cluster identity, as `check_clusters` asked it (at most one GET
         #: per provider and operation), and the providers `--retarget` moves.
         self.clusters = clusters or ClusterCheck()
@@ -517,6 +529,7 @@ class Run:
             recorded_elsewhere=recorded_elsewhere,
             managed_by=managed_by,
             clusters=clusters,
+            released_names=snapshot.released_names,
         )
 
     # --- providers ----------------------------------------------------------------------
@@ -1145,7 +1158,8 @@ class Run:
             plain_only = secret_in_plain_field(given, inputs)
             if plain_only is not None:  # a secret known only now: refused at its line
                 raise DeclarationRefused(plain_only)
-            meta, auto = named_metadata(resource, metadata_of(inputs), old)
+            released = self.released_names.get(resource.urn, ())
+            meta, auto = named_metadata(resource, metadata_of(inputs), old, released)
             inputs = {**inputs, "metadata": meta}
         secret_paths += secrets_held(inputs, self.read_plain(), secret_paths)
         opts = resource.opts
@@ -1339,7 +1353,8 @@ class Run:
             return step
         assert step.new is not None
         was = metadata_of(step.new.inputs).get("name", "")
-        now = auto_name(resource.resource_name, resource.urn, was)
+        released = self.released_names.get(resource.urn, ())
+        now = auto_name(resource.resource_name, resource.urn, was, released)
         renamed = {
             **step.new.inputs,
             "metadata": {**metadata_of(step.new.inputs), "name": now},
@@ -2015,7 +2030,7 @@ class Run:
                 continue
             if not is_kubernetes(resource):  # a Patch (is_kubernetes says no), a release
                 continue
-            named = declared_metadata(resource, old)
+            named = declared_metadata(resource, old)  # recorded: its name is the record's
             namespace, _, name = old.id.rpartition("/")
             # No namespace given: the provider's default, which its record holds.
             named_so = (

@@ -280,6 +280,7 @@ def _default_namespaces(program: Program) -> Callable[[Resource], str]:
 def _check_one_resource_per_object(
     program: Program,
     recorded: Mapping[str, ResourceState],
+    released: Mapping[str, tuple[str, ...]],
     cluster_of: Callable[[str], str] = str,
 ) -> None:
     """Refuse, before anything runs, two resources of the program that name one object
@@ -298,7 +299,8 @@ def _check_one_resource_per_object(
         if not resource.custom or resource.is_read or not (patch or is_kubernetes(resource)):
             continue
         # As the run names it: an import of `team/web` without a namespace is in `team`.
-        named = declared_metadata(resource, recorded.get(resource.urn))
+        urn = resource.urn
+        named = declared_metadata(resource, recorded.get(urn), released.get(urn, ()))
         if named is None:
             continue
         name, namespace = named["name"], named.get("namespace")
@@ -496,7 +498,14 @@ def _check_namespaces_kept(
         if resource.custom
         and not resource.is_read
         and is_kubernetes(resource)
-        and (named := declared_metadata(resource, recorded.get(resource.urn))) is not None
+        and (
+            named := declared_metadata(
+                resource,
+                recorded.get(resource.urn),
+                snapshot.released_names.get(resource.urn, ()),
+            )
+        )
+        is not None
     ]
     for resource, named in declared:  # a Namespace renamed in the program keeps its object
         if resource.props.get("kind") == "Namespace" and resource.props.get("apiVersion") == "v1":
@@ -632,7 +641,9 @@ def run(
         providers = clusters.handing_over(providers)
         leaving.callback(clusters.close)  # the default provider, if the run did not take it
         if program is not None and by_cluster:
-            _check_one_resource_per_object(program, as_run, clusters.cluster_of)
+            _check_one_resource_per_object(
+                program, as_run, snapshot.released_names, clusters.cluster_of
+            )
         if program is not None:
             _check_custom_imports(program, snapshot, providers)
             # Before the lock, which writes the history, and before the question an `up`
@@ -760,7 +771,7 @@ def _check_input(
         as_run = _records_as_run(program, snapshot)
         _check_imports(program, as_run, _known_scopes(program))
         if not by_cluster:
-            _check_one_resource_per_object(program, as_run)
+            _check_one_resource_per_object(program, as_run, snapshot.released_names)
     # What the up deletes, worked out once for the three checks that read it.
     deleted = (
         _deleted_by_up(options, program, snapshot.resources)

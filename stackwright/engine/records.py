@@ -237,22 +237,6 @@ def metadata_of(obj: Mapping[str, Any]) -> dict[str, Any]:
     return dict(meta) if isinstance(meta, Mapping) else {}
 
 
-def auto_name(logical: str, urn: str, previous: str = "") -> str:
-    """`<logical name>-<8 hex digits>`, made a valid DNS-1123 name.
-
-    The suffix is derived from the URN (which holds the stack) and the name it
-    replaces, so a preview shows the name `up` will use, a run that crashed
-    mid-create finds its object under the same name, and a replacement gets a
-    new one.
-    """
-    base = (
-        "".join(c if c.isalnum() or c in "-." else "-" for c in logical.lower()).strip("-.")
-        or "resource"
-    )
-    suffix = hashlib.sha256(f"{urn}\0{previous}".encode()).hexdigest()[:8]
-    return f"{base[:244]}-{suffix}"
-
-
 def unknown_as_null(value: Any) -> None:
     """orjson's `default=` for a preview's value not known until applied: it serializes as
     null (absent); any other value that is not JSON is refused as orjson refuses it."""

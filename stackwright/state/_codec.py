@@ -21,6 +21,7 @@ from stackwright.model import (
     Op,
     PendingOperation,
     ResourceState,
+    URNParts,
     parse_urn,
 )
 
@@ -96,6 +97,23 @@ def _check(value: Any, kind: str) -> bool:
     return isinstance(value, list) and all(isinstance(item, str) for item in value)
 
 
+def stack_urn(urn: str, where: str, *, project: str, stack: str, field: str = "") -> URNParts:
+    """The parts of `urn` (at `where`, in its `field` if any), a URN of this project's
+    stack; Invalid saying what is wrong."""
+    try:
+        parts = parse_urn(urn)
+    except ValueError as error:
+        raise Invalid(
+            f"{where}: field {field!r}: {error}" if field else f"{where}: {error}"
+        ) from None
+    if (parts.stack, parts.project) != (stack, project):
+        raise Invalid(
+            f"{where}: {urn} belongs to stack {parts.stack} of project {parts.project}, "
+            f"not to stack {stack} of project {project}"
+        )
+    return parts
+
+
 def resource_from_dict(data: Any, where: str, *, project: str, stack: str) -> ResourceState:
     """A ResourceState from its dict form, or Invalid naming the first bad field.
 
@@ -116,15 +134,7 @@ def resource_from_dict(data: Any, where: str, *, project: str, stack: str) -> Re
         if key in data and not _check(data[key], kind):
             raise Invalid(f"{where}: field {key!r} must be {kind}, got {_kind_of(data[key])}")
     urn = data["urn"]
-    try:
-        parts = parse_urn(urn)
-    except ValueError as error:
-        raise Invalid(f"{where}: field 'urn': {error}") from None
-    if (parts.stack, parts.project) != (stack, project):
-        raise Invalid(
-            f"{where}: {urn} belongs to stack {parts.stack} of project {parts.project}, "
-            f"not to stack {stack} of project {project}"
-        )
+    parts = stack_urn(urn, where, project=project, stack=stack, field="urn")
     if data["type"] != parts.type:
         raise Invalid(f"{where}: field 'type' is {data['type']!r}, but its URN says {parts.type!r}")
     for key in ("parent", "provider", "deletedWith"):

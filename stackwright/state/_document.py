@@ -5,6 +5,7 @@
      "outputs": {...},
      "pending": [{"op": "create", "resource": {...}}, ...],
      "formerNames": ["staging"],                     # only when there are any
+     "releasedNames": {"urn:sw:dev::web::…::cache": ["cache-1a2b3c4d"]},  # likewise
      "defaultCluster": {"uid": "…", "server": "https://…", "context": "prod"}}  # likewise
 
 `formerNames` are the names the stack had before `stack rename` whose ApplySet
@@ -17,6 +18,10 @@ A resource's `deleteTimeout` (its `custom_timeouts.delete`) and `deletionPropaga
 `stackwright.io/deletion-propagation` annotation: Orphan, Background or Foreground) are
 written only when set, so an export without them is still a document older Stackwrights
 read (the version stays 2); a document without them means no timeout and Background.
+`releasedNames` are, per URN, the auto-names the state let go of with their objects left
+in the cluster (a retained delete, `state delete`), which later auto-names avoid. Version 3
+added them; a document without any is still written as version 2, which older
+Stackwrights read, so only a stack that holds some needs a Stackwright that knows them.
 
 Building and checking the document is pure; the backend stores what `parse`
 returns. A document is checked completely before anything is replaced, and a bad
@@ -36,13 +41,17 @@ from stackwright.state._codec import (
     pending_from_dict,
     pending_to_dict,
     resource_from_dict,
+    stack_urn,
 )
 from stackwright.state._integrity import check_and_order
 from stackwright.state._records import Snapshot
 
-VERSION: Final = 2
-#: The versions `parse` reads: 1 lacks `defaultCluster`, and means the same otherwise.
-READS: Final = (1, 2)
+VERSION: Final = 3
+#: The versions `parse` reads: 1 lacks `defaultCluster`, 2 `releasedNames`, and each means
+#: the same otherwise.
+READS: Final = (1, 2, 3)
+#: The version of a document with no released names: what an older Stackwright reads.
+_WITHOUT_RELEASED: Final = 2
 _KEYS: Final = (
     "version",
     "project",
@@ -52,6 +61,7 @@ _KEYS: Final = (
     "pending",
     "formerNames",
     "defaultCluster",
+    "releasedNames",
 )
 
 
@@ -64,11 +74,35 @@ class Parsed:
     outputs: dict[str, Any]
     former_names: tuple[str, ...]
     default_cluster: ClusterIdentity | None
+    released_names: dict[str, tuple[str, ...]]
+
+
+def version_for(released_names: Mapping[str, Any]) -> int:
+    """The version a document is written as: the oldest that holds what it carries."""
+    return VERSION if released_names else _WITHOUT_RELEASED
+
+
+def released_from(raw: Any, *, project: str, stack: str) -> dict[str, tuple[str, ...]]:
+    """A document's `releasedNames`, checked: this stack's URNs, each with a list of names;
+    Invalid naming the first problem."""
+    if not isinstance(raw, Mapping):
+        raise Invalid("the document's 'releasedNames' must be an object of URN → list of names")
+    released = {}
+    for urn, names in raw.items():
+        stack_urn(urn, "the document's 'releasedNames'", project=project, stack=stack)
+        if (
+            not isinstance(names, list)
+            or not names
+            or not all(isinstance(n, str) and n for n in names)
+        ):
+            raise Invalid(f"the document's 'releasedNames' of {urn} must be a list of names")
+        released[urn] = tuple(dict.fromkeys(names))
+    return released
 
 
 def build(snapshot: Snapshot) -> dict[str, Any]:
     document: dict[str, Any] = {
-        "version": VERSION,
+        "version": version_for(snapshot.released_names),
         "project": snapshot.project,
         "stack": snapshot.stack,
         "resources": [state.to_dict() for state in snapshot.resources],
@@ -79,6 +113,10 @@ def build(snapshot: Snapshot) -> dict[str, Any]:
         document["formerNames"] = list(snapshot.former_names)
     if snapshot.default_cluster is not None:
         document["defaultCluster"] = snapshot.default_cluster.to_dict()
+    if snapshot.released_names:
+        document["releasedNames"] = {
+            urn: list(names) for urn, names in snapshot.released_names.items()
+        }
     return document
 
 
@@ -112,7 +150,8 @@ def _parse(document: Any, *, project: str, stack: str) -> Parsed:
     if version not in READS or isinstance(version, bool):
         raise Invalid(
             f"the document has version {version!r}; this Stackwright reads versions "
-            f"{' and '.join(map(str, READS))} (a newer version needs a newer Stackwright)"
+            f"{', '.join(map(str, READS[:-1]))} and {READS[-1]} (a newer version needs a "
+            "newer Stackwright)"
         )
     for key in ("project", "stack"):
         if not isinstance(document.get(key), str):
@@ -156,9 +195,10 @@ def _parse(document: Any, *, project: str, stack: str) -> Parsed:
         pending_from_dict(item, f"pending[{i}]", project=project, stack=stack)
         for i, item in enumerate(raw_pending)
     ]
+    released = released_from(document.get("releasedNames", {}), project=project, stack=stack)
     ordered = check_and_order(resources, pending)
     _one_object_each(ordered)
-    return Parsed(ordered, pending, dict(outputs), tuple(former), cluster)
+    return Parsed(ordered, pending, dict(outputs), tuple(former), cluster, released)
 
 
 def _one_object_each(resources: list[ResourceState]) -> None:

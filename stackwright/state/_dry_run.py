@@ -15,7 +15,7 @@ from typing import Any
 
 from stackwright.model import ClusterIdentity, Op, PendingOperation, ResourceState
 from stackwright.state._integrity import check_and_order
-from stackwright.state._journal import Demote, Effect, Put, Remove, Target, effects
+from stackwright.state._journal import Demote, Effect, Put, Release, Remove, Target, effects
 from stackwright.state._records import Snapshot
 
 
@@ -47,6 +47,7 @@ class DryRunJournal:
         self._outputs = snapshot.outputs
         self._former = snapshot.former_names
         self._cluster = snapshot.default_cluster
+        self._released = dict(snapshot.released_names)
 
     def snapshot(self) -> Snapshot:
         """The stack's state after the calls so far (steps begun and not ended are not in it)."""
@@ -58,6 +59,7 @@ class DryRunJournal:
             outputs=self._outputs,
             former_names=self._former,
             default_cluster=self._cluster,
+            released_names=dict(self._released),
         )
 
     def begin(self, step: int, op: Op, resource: ResourceState) -> None:
@@ -111,6 +113,11 @@ class DryRunJournal:
                 for row in self._rows:
                     if row.state.urn == change.urn and not row.state.delete_pending:
                         row.state = replace(row.state, delete_pending=True)
+                continue
+            if isinstance(change, Release):
+                had = self._released.get(change.urn, ())
+                if change.name not in had:
+                    self._released[change.urn] = (*had, change.name)
                 continue
             if isinstance(change, Remove):
                 self._rows = [row for row in self._rows if not row.is_(change.target)]

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from stackwright.model import Op, ResourceState
+from stackwright.model import Op, ResourceState, released_auto_name
 
 
 @dataclass(frozen=True)
@@ -53,7 +53,16 @@ class Demote:
     urn: str
 
 
-Effect = Put | Remove | Demote
+@dataclass(frozen=True)
+class Release:
+    """Remember that the state let go of `name`, an auto-name of `urn` whose object stays in
+    the cluster: later auto-names of that URN avoid it (`Snapshot.released_names`)."""
+
+    urn: str
+    name: str
+
+
+Effect = Put | Remove | Demote | Release
 
 
 def effects(op: Op, begun: ResourceState, result: ResourceState | None) -> tuple[Effect, ...]:
@@ -63,6 +72,7 @@ def effects(op: Op, begun: ResourceState, result: ResourceState | None) -> tuple
     | create-replacement  | a state | the old object awaits deletion; the new one is live, last  |
     | create-replacement  | None    | nothing: no replacement was made, the old object stays     |
     | create / import     | None    | nothing: nothing was made                                  |
+    | delete, retained    | None    | the begun row is removed; its auto-name is released        |
     | any other           | a state | the begun row now holds `result`, moved last in order      |
     | any other           | None    | the begun row is removed: the object no longer exists      |
 
@@ -82,7 +92,11 @@ def effects(op: Op, begun: ResourceState, result: ResourceState | None) -> tuple
     if result is None:
         if op in (Op.CREATE, Op.IMPORT):
             return ()
-        return (Remove(Target.of(begun)),)
+        removed = Remove(Target.of(begun))
+        # Retained, the object stays under its name: a later create of the URN must not
+        # take it for its own (Pulumi's would get a new random name).
+        released = released_auto_name(begun) if op is Op.DELETE and begun.retain_on_delete else None
+        return (removed,) if released is None else (removed, Release(begun.urn, released))
     return (Put(Target.of(begun), result),)
 
 

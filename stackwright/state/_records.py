@@ -110,6 +110,11 @@ class Snapshot:
     #: before any operation recorded one (a state older than identities). An explicit
     #: provider's is in its own record's outputs.
     default_cluster: ClusterIdentity | None = None
+    #: URN → the auto-names the state let go of for it, oldest first: objects left in the
+    #: cluster by a retained delete or `state delete`, which no later auto-name of that URN
+    #: may take (`model.auto_name`). Kept after the URN is declared again, so a third
+    #: object avoids both earlier ones.
+    released_names: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
     def resource(self, urn: str) -> ResourceState | None:
         """The live (not replaced) resource with this URN, if any."""

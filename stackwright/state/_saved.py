@@ -13,7 +13,7 @@ Pure: no I/O, no knowledge of tables; a saved state must never hold an opened se
 from __future__ import annotations
 
 import zlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Final
 
 import orjson
@@ -38,6 +38,7 @@ def pack(
     outputs: bytes,
     former_names: Sequence[str],
     default_cluster: ClusterIdentity | None,
+    released_names: Mapping[str, Sequence[str]],
 ) -> bytes:
     """The compressed document of a stack whose rows are `resources` ((payload, awaiting
     deletion) in stored order), `pending` ((op, payload) in the order begun) and `outputs`.
@@ -45,7 +46,7 @@ def pack(
     The payloads are joined as they are: a resource row leaves `deletePending` to its
     column, so it is put back into the payload of a row awaiting deletion.
     """
-    head = {"version": _document.VERSION, "project": project, "stack": stack}
+    head = {"version": _document.version_for(released_names), "project": project, "stack": stack}
     parts = [orjson.dumps(head)[:-1], b',"resources":[']
     parts.append(
         b",".join(
@@ -64,6 +65,9 @@ def pack(
         parts += [b',"formerNames":', orjson.dumps(list(former_names))]
     if default_cluster is not None:
         parts += [b',"defaultCluster":', orjson.dumps(default_cluster.to_dict())]
+    if released_names:
+        released = {urn: list(names) for urn, names in released_names.items()}
+        parts += [b',"releasedNames":', orjson.dumps(released)]
     parts.append(b"}")
     return zlib.compress(b"".join(parts), LEVEL)
 
@@ -76,7 +80,7 @@ def unpack(blob: bytes, version: int) -> Snapshot:
         document = orjson.loads(zlib.decompress(blob))
     except (zlib.error, orjson.JSONDecodeError) as error:
         raise Invalid(f"it cannot be read ({error})") from None
-    if not isinstance(document, dict) or document.get("version") != _document.VERSION:
+    if not isinstance(document, dict) or document.get("version") not in _document.READS:
         raise Invalid("it is not a state document")
     project, stack = document.get("project"), document.get("stack")
     if not isinstance(project, str) or not isinstance(stack, str):
@@ -101,6 +105,9 @@ def unpack(blob: bytes, version: int) -> Snapshot:
         )
     except ValueError as error:
         raise Invalid(f"its 'defaultCluster' {error}") from None
+    released = _document.released_from(
+        document.get("releasedNames", {}), project=project, stack=stack
+    )
     return Snapshot(
         project=project,
         stack=stack,
@@ -110,6 +117,7 @@ def unpack(blob: bytes, version: int) -> Snapshot:
         version=version,
         former_names=tuple(str(name) for name in former),
         default_cluster=cluster,
+        released_names=released,
     )
 
 

@@ -1,6 +1,7 @@
 """The SQLite state backend: the default store, one file shared by every `stackwright` process.
 
-Tables (schema version 2; a version-1 store, which has no `snapshots`, is moved on open):
+Tables (schema version 3; an older store, which has no `snapshots` (1) or `released` (2),
+is moved on open):
 
     meta       key → value                      the schema version; per stack, its secrets
                                                 provider, its former names and the cluster
@@ -11,6 +12,8 @@ Tables (schema version 2; a version-1 store, which has no `snapshots`, is moved 
     pending    id, stack_id, operation_id, step, op, urn, data
     history    id, stack_id, kind, message, owner, host, pid, started, ended, result, counts
     snapshots  history_id, stack_id, version, data    the state each operation left (`_saved`)
+    released   stack_id, urn, name                    auto-names let go of with their objects
+                                                      left in the cluster (`Snapshot.released_names`)
 
 A journaled step is two small transactions: `begin` inserts a `pending` row;
 `end` deletes it and upserts or deletes one `resources` row (moving it last in
@@ -63,6 +66,7 @@ from stackwright.model import (
     PendingOperation,
     ResourceState,
     parse_urn,
+    released_auto_name,
 )
 from stackwright.processes import gone
 from stackwright.state import _document, _saved
@@ -74,7 +78,7 @@ from stackwright.state._codec import (
     op_named,
 )
 from stackwright.state._integrity import check_and_order, references
-from stackwright.state._journal import Demote, Effect, Put, Remove, counted, effects
+from stackwright.state._journal import Demote, Effect, Put, Release, Remove, counted, effects
 from stackwright.state._lease import LeaseKeeper
 from stackwright.state._records import (
     FINISH_RESULTS,
@@ -91,12 +95,22 @@ from stackwright.state._records import (
 from stackwright.state._secrets import Encrypter, PlaintextEncrypter
 from stackwright.state.errors import LockLost, StateCorrupt
 
-SCHEMA_VERSION: Final = 2
+SCHEMA_VERSION: Final = 3
 
-_TABLES: Final = ("meta", "stacks", "locks", "resources", "pending", "history", "snapshots")
+_TABLES: Final = (
+    "meta",
+    "stacks",
+    "locks",
+    "resources",
+    "pending",
+    "history",
+    "snapshots",
+    "released",
+)
 
 #: The statements that move a store of each older schema version to the next. Version 2
 #: added the state each operation left; a version-1 store's history has none saved.
+#: Version 3 added the auto-names let go of; an older store let go of none it knew.
 _MIGRATIONS: Final[dict[int, tuple[str, ...]]] = {
     1: (
         # One row per history entry that has ended; `data` is NULL when the stack's state
@@ -108,6 +122,15 @@ _MIGRATIONS: Final[dict[int, tuple[str, ...]]] = {
             version INTEGER NOT NULL,
             data BLOB)""",
         "CREATE INDEX IF NOT EXISTS snapshots_version ON snapshots (stack_id, version)",
+    ),
+    2: (
+        # A row per name a retained delete or `state delete` let go of; rare, so the key is
+        # its only index, and a release written twice (a settled step) stays one row.
+        """CREATE TABLE IF NOT EXISTS released (
+            stack_id INTEGER NOT NULL,
+            urn TEXT NOT NULL,
+            name TEXT NOT NULL,
+            PRIMARY KEY (stack_id, urn, name))""",
     ),
 }
 
@@ -167,6 +190,7 @@ _SCHEMA: Final = (
         counts BLOB NOT NULL)""",
     "CREATE INDEX IF NOT EXISTS history_stack ON history (stack_id, id)",
     *_MIGRATIONS[1],
+    *_MIGRATIONS[2],
 )
 
 _NAME: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
@@ -456,6 +480,7 @@ def _save_state(db: sqlite3.Connection, stack_id: int, history_id: int) -> int:
             outputs=outputs,
             former_names=_read_former(db, project, stack),
             default_cluster=_read_default_cluster(db, project, stack),
+            released_names=_read_released(db, stack_id),
         )
     db.execute(
         "INSERT OR REPLACE INTO snapshots (history_id, stack_id, version, data) VALUES (?, ?, ?, ?)",
@@ -710,7 +735,7 @@ class SQLiteBackend:
                     f"first, or `stackwright stack rm {stack} --force` to remove the stack anyway "
                     "and leave its objects in the cluster"
                 )
-            for table in ("resources", "pending", "history", "snapshots", "locks"):
+            for table in ("resources", "pending", "history", "snapshots", "locks", "released"):
                 db.execute(f"DELETE FROM {table} WHERE stack_id = ?", (stack_id,))
             db.execute("DELETE FROM stacks WHERE id = ?", (stack_id,))
             db.execute("DELETE FROM meta WHERE key = ?", (_secrets_key(project, stack),))
@@ -760,6 +785,11 @@ class SQLiteBackend:
                 db.execute(
                     "UPDATE pending SET urn = ?, data = ? WHERE id = ?",
                     (state.urn, encode_resource(state, keep_delete_pending=True), pending_id),
+                )
+            for urn, name in _released_rows(db, stack_id):
+                db.execute(
+                    "UPDATE released SET urn = ? WHERE stack_id = ? AND urn = ? AND name = ?",
+                    (_restacked(urn, new_name), stack_id, urn, name),
                 )
             db.execute("UPDATE stacks SET name = ? WHERE id = ?", (new_name, stack_id))
             db.execute(
@@ -885,6 +915,7 @@ class SQLiteBackend:
             ).fetchall()
             former = _read_former(db, project, stack)
             cluster = _read_default_cluster(db, project, stack)
+            released = _read_released(db, stack_id)
         try:
             resources = [self._decode_row(project, stack, *row[1:]) for row in rows]
             pending = [self._decode_pending(project, stack, *row) for row in pending_rows]
@@ -896,7 +927,16 @@ class SQLiteBackend:
         stored += sum(_pending_row_bytes(*row) for row in pending_rows) + len(outputs_blob)
         if not unseal:
             return Snapshot(
-                project, stack, ordered, pending, outputs, version, stored, former, cluster
+                project,
+                stack,
+                ordered,
+                pending,
+                outputs,
+                version,
+                stored,
+                former,
+                cluster,
+                released,
             )
         opened = self._encrypter.unseal
         return Snapshot(
@@ -909,6 +949,7 @@ class SQLiteBackend:
             stored_bytes=stored,
             former_names=former,
             default_cluster=cluster,
+            released_names=released,
         )
 
     def _quick_check(self, db: sqlite3.Connection) -> None:
@@ -1094,6 +1135,9 @@ class SQLiteBackend:
                 for name in dict.fromkeys([*state.former_names, state.stack, *former])
                 if name != stack
             ),
+            released_names={
+                _restacked(urn, stack): names for urn, names in state.released_names.items()
+            },
         )
 
     # --- the stack's secrets provider ------------------------------------------
@@ -1217,6 +1261,10 @@ class SQLiteBackend:
         ):
             db.execute("DELETE FROM resources WHERE stack_id = ?", (stack_id,))
             db.execute("DELETE FROM pending WHERE stack_id = ?", (stack_id,))
+            db.execute("DELETE FROM released WHERE stack_id = ?", (stack_id,))
+            for urn, names in parsed.released_names.items():
+                for name in names:
+                    _release(db, stack_id, urn, name)
             for offset, state in enumerate(resources):
                 self._insert_row(db, stack, stack_id, state, seq + offset)
             for step, item in enumerate(pending):
@@ -1263,6 +1311,11 @@ class SQLiteBackend:
             for row in rows:
                 if row.state.urn in doomed:
                     db.execute("DELETE FROM resources WHERE rid = ?", (row.rid,))
+                    # Its object stays in the cluster: a later create of the URN gets a new
+                    # auto-name instead of taking that one for its own.
+                    name = released_auto_name(row.state)
+                    if name is not None:
+                        _release(db, stack_id, row.state.urn, name)
             return doomed
 
     def _forgettable(
@@ -1428,6 +1481,27 @@ def _read_former(db: sqlite3.Connection, project: str, stack: str) -> tuple[str,
     if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
         raise StateCorrupt(f"the state's {key!r} is not a list of stack names; {_FIX}")
     return tuple(names)
+
+
+def _release(db: sqlite3.Connection, stack_id: int, urn: str, name: str) -> None:
+    db.execute(
+        "INSERT OR IGNORE INTO released (stack_id, urn, name) VALUES (?, ?, ?)",
+        (stack_id, urn, name),
+    )
+
+
+def _released_rows(db: sqlite3.Connection, stack_id: int) -> list[tuple[str, str]]:
+    """(URN, name) of each auto-name a stack let go of, in the order it let them go."""
+    return db.execute(
+        "SELECT urn, name FROM released WHERE stack_id = ? ORDER BY rowid", (stack_id,)
+    ).fetchall()
+
+
+def _read_released(db: sqlite3.Connection, stack_id: int) -> dict[str, tuple[str, ...]]:
+    released: dict[str, tuple[str, ...]] = {}
+    for urn, name in _released_rows(db, stack_id):
+        released[urn] = (*released.get(urn, ()), name)
+    return released
 
 
 def _cluster_key(project: str, stack: str) -> str:
@@ -1642,6 +1716,10 @@ def _apply(
     """Carry out a step's effects on the resource rows; the payload bytes written."""
     written = 0
     for change in changes:
+        if isinstance(change, Release):
+            _release(db, stack_id, change.urn, change.name)
+            written += _utf8(change.urn) + _utf8(change.name) + _NUMBER
+            continue
         if isinstance(change, Demote):
             db.execute(
                 "UPDATE resources SET delete_pending = 1 WHERE stack_id = ? AND urn = ? AND delete_pending = 0",

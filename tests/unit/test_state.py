@@ -1172,14 +1172,23 @@ def edited(**changes: Any) -> dict[str, Any]:
             "the document has no 'version'; is it the output of `stackwright stack export`?",
         ),
         (
-            edited(version=3),
-            "the document has version 3; this Stackwright reads versions 1 and 2 "
+            edited(version=4),
+            "the document has version 4; this Stackwright reads versions 1, 2 and 3 "
             "(a newer version needs a newer Stackwright)",
         ),
         (
             edited(extra=1),
             "the document has an unknown field 'extra' (fields: version, project, stack, "
-            "resources, outputs, pending, formerNames, defaultCluster)",
+            "resources, outputs, pending, formerNames, defaultCluster, releasedNames)",
+        ),
+        (
+            edited(releasedNames={urn("a"): "a-1a2b3c4d"}),
+            f"the document's 'releasedNames' of {urn('a')} must be a list of names",
+        ),
+        (
+            edited(releasedNames={urn("a", "prod"): ["a-1a2b3c4d"]}),
+            f"the document's 'releasedNames': {urn('a', 'prod')} belongs to stack prod of "
+            "project web, not to stack dev of project web",
         ),
         (
             edited(defaultCluster={"server": "https://a"}),

@@ -209,7 +209,7 @@ def test_a_schema_version_from_the_future(path: Path) -> None:
         open_backend(f"file://{path}")
     assert str(caught.value) == (
         f"the state store {path} has schema version 7, written by a newer Stackwright; "
-        "this one reads version 2: upgrade Stackwright"
+        "this one reads version 3: upgrade Stackwright"
     )
 
 

@@ -218,14 +218,16 @@ def test_a_version_1_store_is_moved_on_open(tmp_path: Path) -> None:
     backend.create_stack(PROJECT, "dev")
     up(backend, res("a"))
     backend.close()
-    # What a Stackwright of schema version 1 left: no table of saved states.
+    # What a Stackwright of schema version 1 left: no table of saved states, nor of
+    # released names.
     with sqlite3.connect(path) as db:
         db.execute("DROP TABLE snapshots")
+        db.execute("DROP TABLE released")
         db.execute("UPDATE meta SET value = '1' WHERE key = 'schema_version'")
     moved = SQLiteBackend(path)
     with sqlite3.connect(path) as db:
         assert db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == (
-            "2",
+            "3",
         )
     assert [r.urn for r in moved.load(PROJECT, "dev").resources] == [urn("a")]
     up(moved, res("b"))
@@ -249,7 +251,7 @@ def test_a_store_put_back_to_version_1_while_open_says_to_run_again(tmp_path: Pa
     with pytest.raises(StackwrightError) as caught:
         backend.load(PROJECT, "dev")
     assert str(caught.value) == (
-        f"the state store {path} has schema version 1, older than this Stackwright's 2 (it "
+        f"the state store {path} has schema version 1, older than this Stackwright's 3 (it "
         "was replaced while the command ran); run the command again to upgrade it"
     )
 
