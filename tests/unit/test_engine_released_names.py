@@ -165,3 +165,33 @@ def test_an_object_of_nobody_under_the_fresh_name_is_still_refused(stack: Stack)
     assert f"ConfigMap default/{fresh} already exists" in str(failed.error)
     assert "it is not this stack's" in str(failed.error)
     assert stack.state().resource(CACHE) is None
+
+
+def test_a_create_under_the_fresh_name_cut_short_is_settled_by_the_next_up(stack: Stack) -> None:
+    first, kept = retained_and_declared_again(stack)
+    fresh = auto_name("cache", CACHE, released=(first,))
+    stack.fake.lose_reply["cache"] = TimeoutError("read timed out")  # landed, answer lost
+    assert not stack.up(cache()).ok
+    assert [(p.op, p.resource.id) for p in stack.state().pending] == [
+        (Op.CREATE, f"default/{fresh}")
+    ]
+    stack.fake.lose_reply.clear()
+    stack.fake.calls.clear()
+
+    done = stack.up(cache())
+
+    assert done.ok, done.failures
+    assert stack.fake.calls_to("read")[0].name == fresh  # found under the name it journaled
+    assert "create" not in done.counts  # no second object
+    assert sorted(names(stack)) == sorted([first, fresh])
+    assert stack.recorded(CACHE).id == f"default/{fresh}"
+    assert stack.fake.find("ConfigMap", first) == kept
+
+
+def test_import_takes_the_released_object_back_by_its_id(stack: Stack) -> None:
+    first, _ = retained_and_declared_again(stack)
+
+    done = stack.up(cache(import_=f"default/{first}"))
+
+    assert done.ok and done.counts == {"import": 1}, (done.counts, done.failures)
+    assert names(stack) == [first] and stack.recorded(CACHE).id == f"default/{first}"
