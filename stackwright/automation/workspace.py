@@ -150,6 +150,23 @@ class Project:
     def stack_file(self, stack: str) -> Path:
         return self.folder / f"Stackwright.{stack}.yaml"
 
+    def declared_secrets(self) -> frozenset[str]:
+        """The keys a YAML program's `config:` declares `secret: true`, in full
+        (`shop:token`): a plain value for one is refused, as Pulumi refuses it."""
+        if self.runtime != "yaml":
+            return frozenset()
+        try:
+            config = _read_yaml(self.main).get("config")
+        except (UsageError, OSError):  # the program's own run says what is wrong with it
+            return frozenset()
+        if not isinstance(config, dict):
+            return frozenset()
+        return frozenset(
+            str(name) if ":" in str(name) else f"{self.name}:{name}"
+            for name, spec in config.items()
+            if isinstance(spec, dict) and spec.get("secret")
+        )
+
     def stack_files(self) -> list[str]:
         """The names of the stack files in the project's folder, sorted."""
         return sorted(p.name for p in self.folder.glob("Stackwright.*.yaml"))
@@ -650,6 +667,12 @@ class StackConfig:
         """Refuse to store a plain value where a secret is: a `config set` without --secret
         would otherwise write the new value of a password in plain text, silently."""
         top, steps = parse_key(key, self.project.name, path=path)
+        if top in self.project.declared_secrets():
+            raise UsageError(
+                f"configuration {top} is declared `secret: true` in "
+                f"{shown_path(self.project.main)}: set it with --secret to keep it encrypted "
+                "(preview and up refuse a plain value for it)"
+            )
         if _holds_secure(_get_in(self.values, (top, *steps))[1]):
             raise UsageError(
                 f"configuration {key if path else top} is a secret: set it with --secret to "

@@ -692,6 +692,21 @@ class Evaluator:
                 else [entry.name]
             )
         ) + ("" if structured else " VALUE")
+        full = config.full_key(key)
+        if (
+            spec.get("secret")
+            and full not in self.program.secret_keys
+            and self.program.config.get(full) is not None
+        ):
+            # As Pulumi refuses it: the program would keep it secret, but the stack file,
+            # which may be committed, holds it in plain text.
+            raise _Problem(
+                entry.line,
+                f"config {entry.name} is declared `secret: true`, but stack "
+                f"{self.program.stack} holds its value in plain text "
+                f"(Stackwright.{self.program.stack}.yaml); set it again with `{setting}` to "
+                "encrypt it",
+            )
         try:
             found = (secret if hidden else plain)(key)
             checked = structured and "type" in spec and found is not None  # as a default is

@@ -229,3 +229,29 @@ def test_config_rm_of_a_key_not_set_succeeds_with_a_note(
     main(["config", "rm", "replicas", "--json"])
     assert json.loads(capsys.readouterr().out)["removed"] is True
     assert "replicas" not in stack_file.read_text()
+
+
+def test_a_plain_value_for_a_key_the_yaml_program_declares_secret_is_refused(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`config: {token: {secret: true}}` in a YAML program: `config set token VALUE` without
+    --secret wrote the value in plain text into the stack file, which may be committed."""
+    (project / "Stackwright.yaml").write_text(
+        "name: shop\nruntime: yaml\nconfig:\n  token: {type: string, secret: true}\n"
+        "  other:key: {secret: true}\n  replicas: {type: integer}\n"
+    )
+    stack_file = project / "Stackwright.dev.yaml"
+    before = stack_file.read_text() if stack_file.exists() else None
+    for key in ("token", "shop:token", "other:key"):
+        capsys.readouterr()
+        with pytest.raises(SystemExit) as exited:
+            main(["config", "set", key, "hunter2222"])
+        assert exited.value.code == 2
+        err = capsys.readouterr().err
+        full = key if ":" in key else f"shop:{key}"
+        assert err.startswith(f"error: configuration {full} is declared `secret: true` in ")
+        assert "--secret" in err and err.count("\n") == 1 and "hunter2222" not in err
+    assert (stack_file.read_text() if stack_file.exists() else None) == before
+    main(["config", "set", "--secret", "token", "hunter2222"])
+    main(["config", "set", "replicas", "3"])  # a key not declared secret is set as it was
+    assert "hunter2222" not in stack_file.read_text() and get("token", capsys) == "hunter2222\n"

@@ -503,8 +503,9 @@ def test_a_yaml_programs_scalar_config_of_another_type_is_refused_at_its_entry(
         "with `stackwright config set replicas 3`"
     )
     config = {"shop:replicas": 3, "shop:pw": "s3cr3t-pw"}
+    secret = frozenset({"shop:pw"})  # as `config set --secret` stores it
     with pytest.raises(UsageError) as caught:
-        run_program(program, project="shop", stack="dev", config=config)
+        run_program(program, project="shop", stack="dev", config=config, secret_keys=secret)
     assert str(caught.value) == (
         f"{program}:5: configuration shop:pw must be an integer (got [secret]); set it with "
         "`stackwright config set --secret pw 3`"

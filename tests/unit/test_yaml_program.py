@@ -523,6 +523,29 @@ def test_a_missing_config_without_a_default_says_how_to_set_it(tmp_path: Path) -
         _run(tmp_path, text)
 
 
+def test_a_config_declared_secret_but_held_in_plain_text_is_refused_at_its_entry(
+    tmp_path: Path,
+) -> None:
+    # Pulumi refuses it too ("… must be encrypted as it's secret"): the program kept the
+    # value secret while the stack file, which may be committed, held it in plain text.
+    text = """
+    name: shop
+    runtime: yaml
+    config:
+      token: {type: string, secret: true}
+    outputs:
+      token: ${token}
+    """
+    with pytest.raises(UsageError) as caught:
+        _run(tmp_path, text, {"shop:token": "hunter2222"})
+    message = str(caught.value)
+    assert message.startswith(f"{tmp_path / 'Stackwright.yaml'}:4: config token is declared")
+    assert "stackwright config set --secret token VALUE" in message
+    assert "hunter2222" not in message
+    encrypted = _run(tmp_path, text, {"shop:token": "hunter2222"}, frozenset({"shop:token"}))
+    assert encrypted.exports["token"].is_secret
+
+
 def test_a_yaml_program_goes_through_the_engine_with_references_resolved(
     tmp_path: Path, stack: Stack
 ) -> None:
@@ -719,7 +742,12 @@ def test_imported_secret_values_are_read_from_configuration_not_printed(tmp_path
         "name: shop\nruntime: yaml\nconfig:\n  creds-password: {type: string, secret: true}\n"
         "resources:\n" + textwrap.indent(code, "  ") + "\n"
     )
-    declared = _run(tmp_path, program, {"shop:creds-password": "hunter2"})
+    declared = _run(
+        tmp_path,
+        program,
+        {"shop:creds-password": "hunter2"},
+        frozenset({"shop:creds-password"}),  # set with --secret, as the comment says
+    )
     (secret,) = declared.resources
     assert secret.props["stringData"]["password"].is_secret
 
