@@ -65,7 +65,7 @@ def check_name(what: str, name: str) -> str:
 
 def _write_atomic(path: Path, text: str) -> None:
     temporary = path.with_name(f".{path.name}.tmp")
-    temporary.write_text(text)
+    temporary.write_text(text, encoding="utf-8")
     os.replace(temporary, path)
 
 
@@ -765,5 +765,6 @@ class StackConfig:
         self.data["config"] = self.values
         if not self.data.get("tags"):
             self.data.pop("tags", None)
-        _write_atomic(self.path, yaml.safe_dump(self.data, sort_keys=True))
+        # Unicode as written, not `"h\xE9llo"`: the file is read and committed by people.
+        _write_atomic(self.path, yaml.safe_dump(self.data, sort_keys=True, allow_unicode=True))
         self._seen = _identity(self.path)

@@ -255,3 +255,13 @@ def test_a_plain_value_for_a_key_the_yaml_program_declares_secret_is_refused(
     main(["config", "set", "--secret", "token", "hunter2222"])
     main(["config", "set", "replicas", "3"])  # a key not declared secret is set as it was
     assert "hunter2222" not in stack_file.read_text() and get("token", capsys) == "hunter2222\n"
+
+
+def test_unicode_values_are_written_to_the_stack_file_as_they_are(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`pulumi config set greeting 'héllo ✓'` writes UTF-8; the stack file had
+    `"h\\xE9llo \\u2713"`, which a reviewer of the committed file cannot read."""
+    main(["config", "set", "greeting", "héllo ✓"])
+    assert "shop:greeting: héllo ✓" in (project / "Stackwright.dev.yaml").read_text("utf-8")
+    assert get("greeting", capsys) == "héllo ✓\n"
