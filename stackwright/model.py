@@ -202,11 +202,27 @@ def unknown_setting(full: str, project: str) -> str | None:
     )
 
 
+#: A namespace's name, as the API server takes it (RFC 1123 label).
+_NAMESPACE_NAME = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
+
+
 def bad_setting_value(full: str, value: Any) -> str | None:
     """Why `value` cannot be the Stackwright setting `full`, or None: a `kubernetes:timeout`
     that is no positive number of seconds would fail every operation at its first wait (or
-    with a traceback where it is read), long after `config set` took it."""
-    if full != "kubernetes:timeout" or is_sealed(value):
+    with a traceback where it is read), long after `config set` took it; a
+    `kubernetes:namespace` no namespace can be named (`Bad_NS`) failed every object with
+    advice to declare that namespace, which the API server refuses too."""
+    if is_sealed(value):
+        return None
+    if full == "kubernetes:namespace":
+        if isinstance(value, str) and _NAMESPACE_NAME.fullmatch(value):
+            return None
+        return (
+            f"configuration {full} must be a namespace's name (lowercase letters, digits and "
+            f"'-', at most 63), not {str(value)!r}: set it with "
+            f"`stackwright config set {full} my-app`"
+        )
+    if full != "kubernetes:timeout":
         return None
     try:
         seconds = float(value) if not isinstance(value, bool) else math.nan

@@ -557,3 +557,31 @@ def test_set_all_and_rm_all_change_every_key_or_none(
     assert json.loads(said.out)["removed"] == ["shop:replicas", "db:password"]
     main(["config", "ls", "--json"])
     assert json.loads(capsys.readouterr().out) == {}
+
+
+@pytest.mark.parametrize("value", ["Bad_NS", "-x", "a" * 64, "my.ns", ""])
+def test_a_namespace_no_namespace_can_be_named_is_refused(
+    project: Path, capsys: pytest.CaptureFixture[str], value: str
+) -> None:
+    """`kubernetes:namespace Bad_NS` was stored; then every object of `preview` failed with
+    `namespaces "Bad_NS" not found: declare namespace Bad_NS in the program`, which the API
+    server refuses as well. Refused where it is set, and in a stack file edited by hand."""
+    stack_file = project / "Stackwright.dev.yaml"
+    before = stack_file.read_text() if stack_file.exists() else None
+    said = (
+        f"configuration kubernetes:namespace must be a namespace's name (lowercase letters, "
+        f"digits and '-', at most 63), not {value!r}: set it with `stackwright config set "
+        f"kubernetes:namespace my-app`"
+    )
+    assert refused(["config", "set", "kubernetes:namespace", "--", value], capsys) == (
+        f"error: {said}"
+    )
+    assert (stack_file.read_text() if stack_file.exists() else None) == before
+
+    stack_file.write_text(f'config:\n  kubernetes:namespace: "{value}"\n')
+    (project / "__main__.py").write_text("import stackwright as sw\nsw.export('a', 1)\n")
+    assert refused(["preview"], capsys) == (
+        f"error: Stackwright.dev.yaml: {said}; nothing was changed"
+    )
+    main(["config", "set", "kubernetes:namespace", "team-a1"])
+
