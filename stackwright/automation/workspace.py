@@ -52,6 +52,7 @@ PROJECT_FILE = "Stackwright.yaml"
 #: The keys of Stackwright.yaml (a YAML program in it adds its own sections, which its parser
 #: checks); Pulumi.yaml's others (`template`, `plugins`, …) have no meaning here.
 PROJECT_KEYS = ("name", "runtime", "description", "main", "backend")
+STACK_KEYS = ("config", "tags", *secrets.FIELDS)
 _NAME = re.compile(r"^[A-Za-z0-9_.-]{1,100}$")
 
 
@@ -172,18 +173,17 @@ class Project:
         return sorted(p.name for p in self.folder.glob("Stackwright.*.yaml"))
 
 
-def _check_keys(path: Path, data: Mapping[str, Any]) -> None:
-    """Refuse a key Stackwright.yaml does not have: a misspelt `main` or `runtime` would
-    otherwise run the default silently."""
-    unknown = sorted(str(key) for key in data if key not in PROJECT_KEYS)
+def _check_keys(path: Path, data: Mapping[str, Any], known: tuple[str, ...] = PROJECT_KEYS) -> None:
+    """Refuse a key Stackwright.yaml (or a stack file, of `known` keys) does not have: a
+    misspelt `main` or `runtime` would otherwise run the default silently, a misspelt
+    `config:` run the stack with no configuration."""
+    unknown = sorted(str(key) for key in data if key not in known)
     if unknown:
-        close = difflib.get_close_matches(unknown[0], PROJECT_KEYS, n=1)
+        close = difflib.get_close_matches(unknown[0], known, n=1)
         hint = f"did you mean {close[0]!r}? " if close else ""
+        what = "a project file" if known == PROJECT_KEYS else "a stack file"
         raise UsageError(
-            located(
-                path,
-                f"unknown key {unknown[0]!r}; {hint}a project file has {', '.join(PROJECT_KEYS)}",
-            )
+            located(path, f"unknown key {unknown[0]!r}; {hint}{what} has {', '.join(known)}")
         )
 
 
@@ -387,9 +387,22 @@ class StackConfig:
         """Take the file as it is on disk now (no file: empty)."""
         self._seen = _identity(self.path)
         self.data = _read_yaml(self.path) if self._seen is not None else {}
+        _check_keys(self.path, self.data, STACK_KEYS)
         config = self.data.get("config") or {}
         if not isinstance(config, dict):
             raise UsageError(located(self.path, "`config` must be a mapping of keys to values"))
+        for key in config:
+            # A key without its namespace is read by no program (`Config().get("x")` reads
+            # `shop:x`), and one YAML reads as a number or date failed with a traceback.
+            if not isinstance(key, str) or not re.fullmatch(r"[^:]+:[^:]+", key):
+                name = str(key) if ":" not in str(key) else "NAME"
+                raise UsageError(
+                    located(
+                        self.path,
+                        f"configuration key {str(key)!r} is not NAMESPACE:NAME: write it as "
+                        f"'{self.project.name}:{name}' (the project's) or 'NAMESPACE:{name}'",
+                    )
+                )
         self.values: dict[str, Any] = config
 
     def refresh(self) -> None:

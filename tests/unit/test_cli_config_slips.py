@@ -585,3 +585,39 @@ def test_a_namespace_no_namespace_can_be_named_is_refused(
     )
     main(["config", "set", "kubernetes:namespace", "team-a1"])
 
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        (  # read by no program: `Config().get("replicas")` reads shop:replicas
+            "config:\n  replicas: 3\n",
+            "configuration key 'replicas' is not NAMESPACE:NAME: write it as 'shop:replicas' "
+            "(the project's) or 'NAMESPACE:replicas'",
+        ),
+        (  # a key YAML reads as a number: a traceback
+            "config:\n  1: x\n",
+            "configuration key '1' is not NAMESPACE:NAME: write it as 'shop:1' (the project's) "
+            "or 'NAMESPACE:1'",
+        ),
+        (
+            "config:\n  a:b:c: x\n",
+            "configuration key 'a:b:c' is not NAMESPACE:NAME: write it as 'shop:NAME' (the "
+            "project's) or 'NAMESPACE:NAME'",
+        ),
+        (  # the stack ran with no configuration at all
+            "conifg:\n  shop:replicas: 3\n",
+            "unknown key 'conifg'; did you mean 'config'? a stack file has config, tags, "
+            "secretsprovider, encryptionsalt, encryptedkey",
+        ),
+    ],
+)
+def test_a_stack_file_edited_by_hand_with_a_key_no_program_reads_is_refused(
+    project: Path, capsys: pytest.CaptureFixture[str], written: str, said: str
+) -> None:
+    """Pulumi refuses a stack file's config key without its namespace; these were taken
+    without a word (or with a traceback) and the program ran without the value."""
+    (project / "Stackwright.dev.yaml").write_text(written)
+    (project / "__main__.py").write_text("import stackwright as sw\nsw.export('a', 1)\n")
+    for operation in (["config"], ["preview"], ["config", "set", "other", "1"]):
+        assert refused(operation, capsys) == f"error: Stackwright.dev.yaml: {said}"
+    assert (project / "Stackwright.dev.yaml").read_text() == written
