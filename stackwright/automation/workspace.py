@@ -58,8 +58,16 @@ _NAME = re.compile(r"^[A-Za-z0-9_.-]{1,100}$")
 
 def check_name(what: str, name: str) -> str:
     if not _NAME.match(name):
+        # Pulumi users write `org/project/dev`, as its CI examples do.
+        pulumi = what == "stack" and "/" in name and _NAME.match(name.rsplit("/", 1)[-1])
+        hint = (
+            f" (a stack is named within its project, without Pulumi's org/project/: "
+            f"{name.rsplit('/', 1)[-1]})"
+            if pulumi
+            else ""
+        )
         raise UsageError(
-            f"{what} name {name!r} is not valid: use letters, digits, '-', '_' and '.'"
+            f"{what} name {name!r} is not valid: use letters, digits, '-', '_' and '.'{hint}"
         )
     return name
 
@@ -211,7 +219,10 @@ def selected_stack(project: Project, explicit: str | None = None) -> str:
     if explicit:
         return check_name("stack", explicit)
     if os.environ.get("STACKWRIGHT_STACK"):
-        return check_name("stack", os.environ["STACKWRIGHT_STACK"])
+        try:
+            return check_name("stack", os.environ["STACKWRIGHT_STACK"])
+        except UsageError as error:  # said where it came from: no --stack was typed
+            raise UsageError(f"STACKWRIGHT_STACK: {error}") from None
     path = _selection_file(project)
     if path.exists():
         stack = json.loads(path.read_text()).get("stack")

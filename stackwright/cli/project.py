@@ -838,6 +838,7 @@ def stack_select(
     """Select the stack later commands use."""
     project = find_project(Path.cwd())
     backend = _backend(project)
+    check_name("stack", name)  # else "does not exist: create it with `stack init`", refused
     created = create and not backend.has_stack(project.name, name)
     if created:
         StoredStack.create(Path.cwd(), name).close()

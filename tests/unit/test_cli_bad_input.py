@@ -124,6 +124,23 @@ def test_a_stack_that_does_not_exist_is_refused_before_anything_is_written(
     assert stacks() == ["dev"]
 
 
+def test_a_stack_named_as_pulumi_names_it_or_from_the_environment_says_so(
+    project: Path, refuse: Refuse, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`pulumi stack select acme/shop/dev`, as Pulumi's CI examples have it: told to name the
+    stack alone; a bad STACKWRIGHT_STACK was told as if typed."""
+    valid = "use letters, digits, '-', '_' and '.'"
+    for command in (["stack", "init"], ["stack", "select"]):
+        assert refuse(*command, "acme/shop/qa") == (
+            f"stack name 'acme/shop/qa' is not valid: {valid} (a stack is named within its "
+            "project, without Pulumi's org/project/: qa)"
+        )
+    assert refuse("stack", "init", "a b") == f"stack name 'a b' is not valid: {valid}"
+    monkeypatch.setenv("STACKWRIGHT_STACK", "a b")
+    assert refuse("config") == f"STACKWRIGHT_STACK: stack name 'a b' is not valid: {valid}"
+    assert stacks() == ["dev"]
+
+
 @pytest.mark.parametrize("key", ["a:b:c", ":x", "x:", "", ":", "app:db:x.port"])
 @pytest.mark.parametrize("path", [[], ["--path"]])
 def test_a_malformed_configuration_key_is_refused(
