@@ -37,6 +37,7 @@ from stackwright.automation.workspace import (
 from stackwright.cli.lines import compact, json_document, json_line
 from stackwright.cli.terminal import machine_stdout, why_no_one_answers
 from stackwright.errors import StackwrightError, UsageError
+from stackwright.files import write_private
 from stackwright.lazy import lazy_module
 from stackwright.model import SECRET_TEXT, ResourceState, map_secrets, masked, urn_name
 from stackwright.state import (
@@ -788,10 +789,14 @@ def _writable(path: Path, given: str) -> None:
         raise UsageError(f"{given} {path}: no folder {path.parent} to write it in; make it first")
 
 
-def _write(path: Path, text: str, given: str) -> None:
-    """Write what a command produced to the file its user named; a refusal is one line."""
+def _write(path: Path, text: str, given: str, *, private: bool = False) -> None:
+    """Write what a command produced to the file its user named; a refusal is one line.
+    `private` (secrets in plain text): readable by its owner only, as the state store is."""
     try:
-        path.write_text(text, encoding="utf-8")
+        if private:
+            write_private(path, text.encode())
+        else:
+            path.write_text(text, encoding="utf-8")
     except OSError as exc:  # a full disk, or its folder changed since it was checked
         raise StackwrightError(f"{given} {path}: cannot write it ({exc.strerror or exc})") from exc
 
@@ -1464,7 +1469,7 @@ def stack_export(
     if file is None:
         typer.echo(text)
     else:
-        _write(file, text + "\n", "stack export --file")
+        _write(file, text + "\n", "stack export --file", private=show_secrets)
 
 
 @stack_app.command("import")

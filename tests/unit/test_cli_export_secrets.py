@@ -85,6 +85,23 @@ def test_export_show_secrets_and_import_of_plain_secrets(
     _nowhere(tmp_path, plain)
 
 
+def test_an_export_file_of_plain_secrets_is_readable_by_its_owner_only(
+    project: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`stack export --show-secrets --file F` was written 0644 (by the umask): every user of
+    the machine could read the stack's secrets, which the state store keeps 0600."""
+    plain = tmp_path / "plain.json"
+    plain.write_text(json.dumps(_document()))
+    _run(capsys, "stack", "import", "--file", str(plain))
+    shown, sealed = tmp_path / "shown.json", tmp_path / "sealed.json"
+    shown.write_text("")
+    shown.chmod(0o644)  # a file there before keeps no looser mode
+    _run(capsys, "stack", "export", "--show-secrets", "--file", str(shown))
+    _run(capsys, "stack", "export", "--file", str(sealed))
+    assert PASSWORD in shown.read_text() and shown.stat().st_mode & 0o777 == 0o600
+    assert PASSWORD not in sealed.read_text()
+
+
 def test_an_import_of_plain_secrets_that_is_refused_shows_none_of_them(
     project: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
