@@ -54,6 +54,14 @@ class Config:
         return f"{self.namespace}:{key}"
 
     def _raw(self, key: str, *, as_secret: bool = False) -> Any:
+        if ":" in key:
+            # `config ls` shows `shop:replicas`; read as a key it is `shop:shop:replicas`,
+            # which no stack can hold, so it read None without a word.
+            namespace, _, name = key.rpartition(":")
+            raise ConfigurationError(
+                f"configuration key {key!r} names its namespace: read it with "
+                f"sw.Config({namespace!r}).get({name!r}) (Config() reads {self.namespace}:NAME)"
+            )
         full = self.full_key(key)
         refused = unknown_setting(full, self._program.project)
         if refused:  # `Config("kubernetes").get("clustr")` would read None

@@ -91,6 +91,24 @@ def test_other_namespaces(program: Program) -> None:
     )
 
 
+@pytest.mark.parametrize(
+    ("read", "said"),
+    [
+        (lambda: Config().get("shop:replicas"), "sw.Config('shop').get('replicas')"),
+        (lambda: Config().require_int("kubernetes:timeout"), "sw.Config('kubernetes')"),
+        (lambda: Config("app").get_secret("shop:password"), "(Config() reads app:NAME)"),
+    ],
+)
+def test_a_key_read_with_its_namespace_says_how_to_read_it(
+    program: Program, read: Any, said: str
+) -> None:
+    """A key copied from `config ls` (`shop:replicas`) read `shop:shop:replicas`, which no
+    stack can hold: None without a word, as Pulumi's does."""
+    with pytest.raises(UsageError, match="names its namespace: read it with") as caught:
+        read()
+    assert said in str(caught.value)
+
+
 def test_secrets_come_back_as_secret_outputs(program: Program) -> None:
     cfg = Config()
     password = cfg.require_secret("password")
