@@ -104,7 +104,8 @@ class Config:
     def _bad(self, key: str, value: Any, expected: str, example: str) -> ConfigurationError:
         # A value read as a secret (`get_secret_int`, a YAML program's `secret: true`) though
         # stored plain was remembered as one: it is not shown, and is set as one again.
-        shown = repr(value)
+        # As the stack file and `config get` show it (true, {"a": 1}), not Python's True.
+        shown = repr(value) if isinstance(value, str) else json.dumps(value, default=str)
         secret = self.full_key(key) in self._program.secret_keys or redact(shown) != shown
         shown = "[secret]" if secret else shown
         return ConfigurationError(

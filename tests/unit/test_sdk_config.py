@@ -172,8 +172,13 @@ def test_secret_getters_take_a_default_as_pulumis_do(program: Program) -> None:
         ),
         (
             lambda cfg: cfg.get_int("bool_int"),
-            "configuration shop:bool_int must be an integer (got True); "
+            "configuration shop:bool_int must be an integer (got true); "
             "set it with `stackwright config set bool_int 3`",
+        ),
+        (  # as `config get` shows it, not Python's {'team': 'b'}
+            lambda cfg: cfg.get_int("typed_labels"),
+            """configuration shop:typed_labels must be an integer (got {"team": "b"}); """
+            "set it with `stackwright config set typed_labels 3`",
         ),
         (
             lambda cfg: cfg.get_float("name"),
