@@ -202,6 +202,21 @@ def unknown_setting(full: str, project: str) -> str | None:
     )
 
 
+#: A project's, stack's or tag's name: it is part of URNs, file names (`Stackwright.<stack>.yaml`)
+#: and the state store's keys, so one rule for every place that takes or checks one.
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
+
+
+def name_problem(what: str, name: str) -> str | None:
+    """Why `name` cannot be a `what` (project, stack, tag) name, or None."""
+    if _NAME.fullmatch(name):
+        return None
+    return (
+        f"{what} name {name!r} is not valid: use letters, digits, '-', '_' and '.', "
+        "starting with a letter or digit, at most 100 characters"
+    )
+
+
 #: A namespace's name, as the API server takes it (RFC 1123 label).
 _NAMESPACE_NAME = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
 

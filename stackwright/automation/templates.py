@@ -140,6 +140,7 @@ def new_project(
         or "".join(c if c.isalnum() or c in "-_" else "-" for c in folder.resolve().name)
         or "app"
     )
+    check_name("project", project)  # before a file is written
     with contextlib.closing(open_backend(backend_url())) as backend:  # the template names none
         if backend.has_stack(project, check_name("stack", stack)):  # before a file is written
             raise UsageError(

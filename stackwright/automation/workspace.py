@@ -40,7 +40,7 @@ from stackwright.errors import (
     yaml_slip,
 )
 from stackwright.lazy import lazy_module
-from stackwright.model import bad_setting_value, pulumi_setting, unknown_setting
+from stackwright.model import bad_setting_value, name_problem, pulumi_setting, unknown_setting
 from stackwright.state import stackwright_home
 
 if TYPE_CHECKING:
@@ -53,22 +53,22 @@ PROJECT_FILE = "Stackwright.yaml"
 #: checks); Pulumi.yaml's others (`template`, `plugins`, …) have no meaning here.
 PROJECT_KEYS = ("name", "runtime", "description", "main", "backend")
 STACK_KEYS = ("config", "tags", *secrets.FIELDS)
-_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,100}$")
 
 
 def check_name(what: str, name: str) -> str:
-    if not _NAME.match(name):
+    """`name` if it can be a `what`'s name, checked before anything is written: the state
+    store refuses the others, and a stack file made first was left behind."""
+    problem = name_problem(what, name)
+    if problem:
         # Pulumi users write `org/project/dev`, as its CI examples do.
-        pulumi = what == "stack" and "/" in name and _NAME.match(name.rsplit("/", 1)[-1])
+        last = name.rsplit("/", 1)[-1]
+        pulumi = what == "stack" and "/" in name and not name_problem(what, last)
         hint = (
-            f" (a stack is named within its project, without Pulumi's org/project/: "
-            f"{name.rsplit('/', 1)[-1]})"
+            f" (a stack is named within its project, without Pulumi's org/project/: {last})"
             if pulumi
             else ""
         )
-        raise UsageError(
-            f"{what} name {name!r} is not valid: use letters, digits, '-', '_' and '.'{hint}"
-        )
+        raise UsageError(f"{problem}{hint}")
     return name
 
 

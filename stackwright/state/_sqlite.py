@@ -41,7 +41,6 @@ import contextlib
 import difflib
 import getpass
 import os
-import re
 import shlex
 import socket
 import sqlite3
@@ -65,6 +64,7 @@ from stackwright.model import (
     Op,
     PendingOperation,
     ResourceState,
+    name_problem,
     parse_urn,
     released_auto_name,
 )
@@ -193,7 +193,6 @@ _SCHEMA: Final = (
     *_MIGRATIONS[2],
 )
 
-_NAME: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
 _FIX: Final = "the state was edited or damaged — restore it with `stackwright stack import`"
 #: Bytes counted for an integer or real column.
 _NUMBER: Final = 8
@@ -345,11 +344,9 @@ class _Connection:
 
 
 def _validate_name(what: str, name: str) -> None:
-    if not _NAME.fullmatch(name):
-        raise UsageError(
-            f"{what} name {name!r} is not valid: use letters, digits, '-', '_' and '.', "
-            "starting with a letter or digit, at most 100 characters"
-        )
+    problem = name_problem(what, name)
+    if problem:
+        raise UsageError(problem)
 
 
 #: The columns of a held lock, with the type each must have.

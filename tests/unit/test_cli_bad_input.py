@@ -129,7 +129,10 @@ def test_a_stack_named_as_pulumi_names_it_or_from_the_environment_says_so(
 ) -> None:
     """`pulumi stack select acme/shop/dev`, as Pulumi's CI examples have it: told to name the
     stack alone; a bad STACKWRIGHT_STACK was told as if typed."""
-    valid = "use letters, digits, '-', '_' and '.'"
+    valid = (
+        "use letters, digits, '-', '_' and '.', starting with a letter or digit, at most 100 "
+        "characters"
+    )
     for command in (["stack", "init"], ["stack", "select"]):
         assert refuse(*command, "acme/shop/qa") == (
             f"stack name 'acme/shop/qa' is not valid: {valid} (a stack is named within its "
@@ -138,6 +141,23 @@ def test_a_stack_named_as_pulumi_names_it_or_from_the_environment_says_so(
     assert refuse("stack", "init", "a b") == f"stack name 'a b' is not valid: {valid}"
     monkeypatch.setenv("STACKWRIGHT_STACK", "a b")
     assert refuse("config") == f"STACKWRIGHT_STACK: stack name 'a b' is not valid: {valid}"
+    assert stacks() == ["dev"]
+
+
+@pytest.mark.parametrize("name", ["_x", ".x", "x" * 101])
+def test_a_stack_name_the_state_store_refuses_leaves_no_stack_file_behind(
+    project: Path, refuse: Refuse, name: str
+) -> None:
+    """The commands checked a looser rule than the state store's (a letter or digit first):
+    `stack init --copy-config-from dev .x` wrote `Stackwright..x.yaml`, then was refused."""
+    main(["config", "set", "replicas", "3"])
+    for command in (
+        ["stack", "init", "--copy-config-from", "dev", name],
+        ["stack", "init", name],
+        ["stack", "rename", "dev", name],
+        ["stack", "select", "--create", name],
+    ):
+        assert refuse(*command).startswith(f"stack name {name!r} is not valid: ")
     assert stacks() == ["dev"]
 
 

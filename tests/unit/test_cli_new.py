@@ -73,6 +73,24 @@ def test_new_into_a_file_is_refused(home: Path, capsys: pytest.CaptureFixture[st
     assert message == f"{home / 'taken'} is a file: pick a new or empty directory"
 
 
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (["--name", "bad name"], "project name 'bad name' is not valid"),
+        (["--name", "-x"], "project name '-x' is not valid"),
+        (["--stack", "_dev"], "stack name '_dev' is not valid"),
+    ],
+)
+def test_new_with_a_name_refused_writes_no_file(
+    home: Path, capsys: pytest.CaptureFixture[str], args: list[str], said: str
+) -> None:
+    """`new … --name 'bad name'` wrote the project's files, then the state store refused the
+    name: exit 2 with a project left that no command could open."""
+    message = _refused(["new", "kubernetes-python", str(home / "made"), *args], capsys)
+    assert message.startswith(said)
+    assert not (home / "made").exists()
+
+
 def test_new_with_another_first_stack_writes_that_stacks_file(
     home: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
