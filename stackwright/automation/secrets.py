@@ -142,10 +142,12 @@ class MaskingKey(DataKey):
 
 @dataclass(frozen=True)
 class Where:
-    """Which stack a provider serves, for key file names and messages."""
+    """Which stack a provider serves, for key file names and messages; `folder`, the
+    project's, is where a relative `file:PATH` is (not wherever a command runs from)."""
 
     project: str
     stack: str
+    folder: Path | None = None
 
     def local_key_file(self) -> Path:
         return stackwright_home() / "keys" / f"{self.project}.{self.stack}.key"
@@ -283,7 +285,10 @@ def wrapping_key(
     if kind == "local":
         return _key_file(where.local_key_file(), where, create=create)
     if kind.startswith("file:") and kind != "file:":
-        return _key_file(Path(kind[5:]).expanduser(), where, create=create)
+        path = Path(kind[5:]).expanduser()
+        if where.folder is not None and not path.is_absolute():
+            path = where.folder / path  # as `main` is: the stack file says it, beside it
+        return _key_file(path, where, create=create)
     raise UsageError(
         f"stack {where.stack}: unknown secrets provider {kind!r}; use passphrase, env, file:PATH or local"
     )

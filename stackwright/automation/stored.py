@@ -229,9 +229,10 @@ class StoredStack:
             )
         if project == self.project.name and self.project.stack_file(stack).exists():
             fields = StackConfig(self.project, stack).provider_fields()
+            where = Where(project, stack, self.project.folder)
         else:
             fields = self.backend.secrets_provider(project, stack) or {}
-        where = Where(project, stack)
+            where = Where(project, stack)
         encrypter = StateEncrypter(lambda: unwrap(fields, where, os.environ))
         try:
             return encrypter.unseal_outputs(stack, self.backend.export(project, stack)["outputs"])

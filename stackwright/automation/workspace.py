@@ -436,7 +436,7 @@ class StackConfig:
 
     @property
     def where(self) -> Where:
-        return Where(self.project.name, self.stack)
+        return Where(self.project.name, self.stack, self.project.folder)
 
     def full_key(self, key: str) -> str:
         return parse_key(key, self.project.name, path=False)[0]
@@ -583,7 +583,7 @@ class StackConfig:
 
     def move_to(self, stack: str) -> None:
         """Rename the stack file (and a `local` provider's key file) for stack `stack`."""
-        new_where = Where(self.project.name, stack)
+        new_where = Where(self.project.name, stack, self.project.folder)
         if self.data.get("secretsprovider") == "local" and self.where.local_key_file().exists():
             self.where.local_key_file().rename(new_where.local_key_file())
         if self.path.exists():

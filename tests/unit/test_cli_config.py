@@ -265,3 +265,19 @@ def test_unicode_values_are_written_to_the_stack_file_as_they_are(
     main(["config", "set", "greeting", "héllo ✓"])
     assert "shop:greeting: héllo ✓" in (project / "Stackwright.dev.yaml").read_text("utf-8")
     assert get("greeting", capsys) == "héllo ✓\n"
+
+
+def test_a_relative_key_file_is_the_projects_from_any_folder_a_command_runs_in(
+    project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`--secrets-provider file:keys/qa.key` was looked for from wherever the command ran:
+    from a folder of the project (found by looking upward, as Pulumi does) the key was
+    "missing", or a new one made there, under which the secrets did not open."""
+    (project / "sub").mkdir()
+    monkeypatch.chdir(project / "sub")
+    main(["stack", "init", "qa", "--secrets-provider", "file:keys/qa.key"])
+    main(["config", "set", "--secret", "token", "hunter2222"])
+    assert (project / "keys" / "qa.key").is_file() and not (project / "sub" / "keys").exists()
+    monkeypatch.chdir(project)
+    assert get("token", capsys) == "hunter2222\n"
+    assert "file:keys/qa.key" in (project / "Stackwright.qa.yaml").read_text()  # as given
