@@ -288,7 +288,9 @@ class Workspace(StoredStack):
                 settings, _ = unwrap_secrets(resolve(resource.props, _no_state))
                 candidates.append(settings)
         for index, settings in enumerate(candidates):
-            context = cluster_context(settings, default=index == 0)
+            context = cluster_context(
+                settings, default=index == 0, root=self.project.program_folder
+            )
             if context is not None:
                 self.check_context(context)
 
@@ -397,7 +399,8 @@ class Workspace(StoredStack):
         key = repr(sorted(settings.items())) if settings is not None else ""
         if key not in self._namespaces:
             self._namespaces[key] = default_namespace(
-                self.provider_settings(start=False) if settings is None else settings
+                self.provider_settings(start=False) if settings is None else settings,
+                self.project.program_folder,
             )
         return self._namespaces[key]
 

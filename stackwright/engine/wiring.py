@@ -32,6 +32,7 @@ from stackwright.providers.kubernetes.applyset import (
     unmark_command,
 )
 from stackwright.providers.kubernetes.errors import NamespaceMissing, NotFoundError, UnknownKind
+from stackwright.providers.kubernetes.kubeconfig import from_folder
 from stackwright.providers.kubernetes.readiness import check_annotations
 from stackwright.providers.kubernetes.waiting import DeletionLimit, format_duration
 from stackwright.providers.manifests import ManifestDirectory, manifest_path
@@ -430,20 +431,23 @@ def release_outputs(release: Mapping[str, Any], name: str, namespace: str) -> di
     }
 
 
-def cluster_context(settings: Mapping[str, Any], *, default: bool = False) -> str | None:
+def cluster_context(
+    settings: Mapping[str, Any], *, default: bool = False, root: Path | None = None
+) -> str | None:
     """The kubeconfig context a provider with these settings talks to (its `context`, else
     the kubeconfig's current one), read without connecting. For the stack's default
     provider (`default`), when there is no kubeconfig to read, the `context` its settings
     name (a local cluster not started yet has its context named before its kubeconfig is
     written), else None: a program that declares providers of its own needs none, and one
     that uses the default provider is refused for it, before any change, when the provider
-    is made."""
+    is made. A relative kubeconfig path is `root`'s, as the providers made read it."""
     from stackwright.providers.kubernetes.errors import ConfigError
     from stackwright.providers.kubernetes.kubeconfig import load_config
 
     try:
         return load_config(
-            settings.get("kubeconfig") or None, settings.get("context") or None
+            from_folder(settings.get("kubeconfig") or None, root),
+            settings.get("context") or None,
         ).context
     except ConfigError:
         if default:
@@ -451,10 +455,11 @@ def cluster_context(settings: Mapping[str, Any], *, default: bool = False) -> st
         raise
 
 
-def default_namespace(settings: Mapping[str, Any]) -> str | None:
+def default_namespace(settings: Mapping[str, Any], root: Path | None = None) -> str | None:
     """The namespace a provider with these settings puts objects without one in (its
     `namespace`, else its context's, as `KubernetesProvider` decides), read without
-    connecting; None when the kubeconfig cannot be read (the operation then says why)."""
+    connecting; None when the kubeconfig cannot be read (the operation then says why). A
+    relative kubeconfig path is `root`'s, as the providers made read it."""
     from stackwright.providers.kubernetes.errors import ConfigError
     from stackwright.providers.kubernetes.kubeconfig import load_config
 
@@ -464,7 +469,8 @@ def default_namespace(settings: Mapping[str, Any]) -> str | None:
         return "default"  # no kubeconfig is read: no cluster's context decides
     try:
         return load_config(
-            settings.get("kubeconfig") or None, settings.get("context") or None
+            from_folder(settings.get("kubeconfig") or None, root),
+            settings.get("context") or None,
         ).namespace
     except ConfigError:
         return None
@@ -516,7 +522,7 @@ def kubernetes_providers(
         if rendered:
             directory = (root or Path.cwd()) / str(rendered)
             return ManifestDirectory(directory, chosen.get("namespace") or None)
-        kubeconfig = chosen.get("kubeconfig") or None
+        kubeconfig = from_folder(chosen.get("kubeconfig") or None, root)
         # Which setting the waits' timeout is, for their messages: the stack's default
         # provider reads the stack's configuration, a provider resource its own arguments.
         setting = ""

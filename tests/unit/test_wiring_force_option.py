@@ -6,7 +6,12 @@ from pathlib import Path
 
 import pytest
 
-from stackwright.engine.wiring import KubernetesCluster, kubernetes_providers
+from stackwright.engine.wiring import (
+    KubernetesCluster,
+    cluster_context,
+    default_namespace,
+    kubernetes_providers,
+)
 from stackwright.sdk.spelling import PYTHON, YAML, Spelling
 
 KUBECONFIG = """\
@@ -50,3 +55,22 @@ def test_the_providers_name_the_setting_their_timeout_came_from(tmp_path: Path) 
         "its provider's timeout",
         "",
     ]
+
+
+def test_a_relative_kubeconfig_path_is_the_programs_folders_wherever_the_command_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`config set kubernetes:kubeconfig kc.yaml` (or `Provider(kubeconfig="kc.yaml")`), then
+    a command run from a subfolder of the project: "kubeconfig file kc.yaml does not exist"."""
+    (tmp_path / "kc.yaml").write_text(KUBECONFIG)
+    (tmp_path / "sub").mkdir()
+    monkeypatch.chdir(tmp_path / "sub")
+    factory = kubernetes_providers({"kubeconfig": "kc.yaml"}, root=tmp_path)
+    for made in (factory(None), factory({"kubeconfig": "kc.yaml"})):
+        assert isinstance(made, KubernetesCluster)
+        assert made.provider.config.server == "https://k8s.test"
+    inline = kubernetes_providers(root=tmp_path)({"kubeconfig": KUBECONFIG})
+    assert isinstance(inline, KubernetesCluster)
+    # Read without connecting, before the run (environments, default namespaces), alike.
+    assert cluster_context({"kubeconfig": "kc.yaml"}, root=tmp_path) == "x"
+    assert default_namespace({"kubeconfig": "kc.yaml"}, tmp_path) == "default"

@@ -146,6 +146,16 @@ def _looks_like_yaml(text: str) -> bool:
     return "\n" in text or text.lstrip().startswith(("{", "apiVersion:", "clusters:", "kind:"))
 
 
+def from_folder(kubeconfig: Any, folder: Path | None) -> Any:
+    """A kubeconfig setting (a path or the text itself) with a relative path taken from
+    `folder`, the program's: as Pulumi, whose program runs there, reads one — not from
+    wherever in the project the command was started."""
+    if not isinstance(kubeconfig, str) or folder is None or _looks_like_yaml(kubeconfig):
+        return kubeconfig
+    path = Path(kubeconfig).expanduser()
+    return kubeconfig if path.is_absolute() else str(folder / path)
+
+
 def _read(path: Path) -> dict[str, Any]:
     try:
         text = path.read_text()
