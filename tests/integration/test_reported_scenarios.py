@@ -220,28 +220,37 @@ def test_a_statefulset_pod_stuck_on_a_bad_revision_says_to_delete_it(
     assert {c["image"] for pod in pods for c in pod["spec"]["containers"]} == {"nginx:1.30"}
 
 
-def test_an_on_delete_statefulset_update_does_not_wait_for_a_rollout_nobody_starts(
-    new_project: Any, cluster: LiveCluster
+@pytest.mark.parametrize(
+    "declared",
+    [
+        'k8s.apps.v1.StatefulSet("db", spec={**app_spec("db", image=IMAGE, replicas=2),\n'
+        '    "serviceName": "db", "updateStrategy": {"type": "OnDelete"}},',
+        'spec = app_spec("db", image=IMAGE)\n'
+        'del spec["replicas"]\n'
+        'k8s.apps.v1.DaemonSet("db", spec={**spec, "updateStrategy": {"type": "OnDelete"}},',
+    ],
+    ids=["sts", "ds"],
+)
+def test_on_delete_sets_wait_for_no_rollout(
+    new_project: Any, cluster: LiveCluster, declared: str
 ) -> None:
     """pulumi/pulumi-kubernetes#1066: with `updateStrategy: OnDelete` the controller
     replaces no pod until someone deletes it, and Pulumi waited for the update to roll out
-    anyway. The update is done once the pods it has are ready; they keep the old template."""
+    anyway. The update is done once the pods it has are ready; they keep the old template.
+    A DaemonSet's update waited out its whole timeout for it too."""
     p = new_project()
-    body = textwrap.dedent(
-        """
-        k8s.core.v1.Namespace("ns", metadata={"name": NS})
-        spec = {**app_spec("db", image=IMAGE, replicas=2), "serviceName": "db",
-                "updateStrategy": {"type": "OnDelete"}}
-        k8s.apps.v1.StatefulSet("db", spec=spec, metadata={
-            "name": "db", "namespace": NS, "annotations": {"stackwright.io/timeout-seconds": "15"}})
-        """
+    body = (
+        'k8s.core.v1.Namespace("ns", metadata={"name": NS})\n'
+        + declared
+        + '\n    metadata={"name": "db", "namespace": NS,'
+        ' "annotations": {"stackwright.io/timeout-seconds": "15"}})\n'
     )
     p.program('IMAGE = "nginx:1.29"\n' + body)
     p.up()
     p.program('IMAGE = "nginx:1.30"\n' + body)
     started = time.monotonic()
     assert p.up().ops() == {"db": "update"}
-    assert time.monotonic() - started < 20
+    assert time.monotonic() - started < 15
     pods = json.loads(cluster.kubectl("get", "pods", "-n", p.ns, "-o", "json").stdout)["items"]
     assert {c["image"] for pod in pods for c in pod["spec"]["containers"]} == {"nginx:1.29"}
 

@@ -526,6 +526,31 @@ def test_daemonset_counts_scheduled_updated_and_available() -> None:
     assert evaluate({**base, "status": done}).state is State.READY
 
 
+def test_daemonset_on_delete_is_ready_with_its_pods_of_an_earlier_template() -> None:
+    on_delete = {
+        "selector": {"matchLabels": {"app": "agent"}},
+        "updateStrategy": {"type": "OnDelete"},
+    }
+    obj = {
+        "apiVersion": "apps/v1",
+        "kind": "DaemonSet",
+        "metadata": {"name": "agent", "uid": "ds", "generation": 2},
+        "spec": on_delete,
+        "status": {
+            "observedGeneration": 2,
+            "desiredNumberScheduled": 3,
+            "updatedNumberScheduled": 0,
+            "numberAvailable": 3,
+        },
+    }
+    assert evaluate(obj) == Readiness(
+        State.READY,
+        "agent: 3/3 available — 3 pods on an earlier template until deleted (updateStrategy OnDelete)",
+    )
+    obj["status"]["numberAvailable"] = 2
+    assert evaluate(obj).state is State.WAITING
+
+
 def test_replicaset_ready_when_ready_and_available() -> None:
     obj = {
         "apiVersion": "apps/v1",

@@ -631,9 +631,9 @@ def _statefulset(obj: Obj, related: Related) -> Readiness:
         # Scaled down: done once the pods beyond the count are gone (as Pulumi waits for
         # status.replicas to match), so the outputs read after it say the new count.
         return Readiness(State.WAITING, f"{name}: {replicas} pods, scaling down to {want}")
+    if _on_delete(obj):
+        return Readiness(State.READY, summary + _kept_until_deleted(updated, want))
     strategy = _map(spec.get("updateStrategy"))
-    if strategy.get("type") == "OnDelete":
-        return Readiness(State.READY, summary)
     partition = _int(_map(strategy.get("rollingUpdate")).get("partition"))
     if partition > 0:
         if updated < want - partition:
@@ -690,11 +690,32 @@ def _daemonset(obj: Obj, related: Related) -> Readiness:
     culprit = pod.name if pod is not None else ""
     if pod is not None and pod.state in (State.FAILED, State.FAILING):
         return Readiness(pod.state, _with_pod(summary, pod), culprit)
-    if updated < desired:
+    on_delete = _on_delete(obj)
+    if updated < desired and not on_delete:
         return _short_of_pods(name, f"{summary}, {updated}/{desired} updated", pod, related)
     if available < desired:
         return _short_of_pods(name, summary, pod, related)
-    return Readiness(State.READY, summary)
+    return Readiness(
+        State.READY, summary + (_kept_until_deleted(updated, desired) if on_delete else "")
+    )
+
+
+def _on_delete(obj: Obj) -> bool:
+    """Under the OnDelete update strategy a pod takes a new template only when someone
+    deletes it, so the updated count may never catch up: the wait is for ready pods alone
+    (Helm counts such a set ready; `kubectl rollout status` refuses to wait on it)."""
+    return _map(_map(obj.get("spec")).get("updateStrategy")).get("type") == "OnDelete"
+
+
+def _kept_until_deleted(updated: int, want: int) -> str:
+    """What an OnDelete set's readiness leaves out: its pods still on an earlier template."""
+    if updated >= want:
+        return ""
+    old = want - updated
+    return (
+        f" — {old} pod{'s' if old != 1 else ''} on an earlier template until deleted "
+        "(updateStrategy OnDelete)"
+    )
 
 
 def _replicaset(obj: Obj, related: Related) -> Readiness:
