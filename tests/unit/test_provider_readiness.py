@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -1179,6 +1180,22 @@ def test_skip_await_and_timeout_annotations() -> None:
         check_annotations(annotated({"stackwright.io/timeout-seconds": "0"}))
 
 
+@pytest.mark.parametrize(
+    ("annotations", "problem"),
+    [
+        ({"stackwright.io/timeout-seconds": "nan"}, "must be a number of seconds, got 'nan'"),
+        ({"stackwright.io/timeout-seconds": "inf"}, "must be a number of seconds, got 'inf'"),
+        ({"stackwright.io/skip-await": "yes"}, 'must be "true" or "false", got \'yes\''),
+    ],
+)
+def test_waiting_annotations_that_cannot_be_read_are_refused(
+    annotations: dict[str, str], problem: str
+) -> None:
+    with pytest.raises(ValueError, match=re.escape(problem)):
+        check_annotations(annotated(annotations))
+    check_annotations(annotated({"stackwright.io/skip-await": "False"}))
+
+
 def test_wait_for_condition() -> None:
     wanted = {"stackwright.io/wait-for": "condition=Ready"}
     waiting = evaluate(annotated(wanted, {"conditions": [{"type": "Ready", "status": "False"}]}))
@@ -1264,6 +1281,7 @@ def test_wait_for_list_needs_every_condition_and_replaces_the_kind_rule() -> Non
         ("[1, 2]", "JSON list of strings"),
         ("[oops", "not valid JSON"),
         ("delete=now", "is not understood"),
+        ("condition=Ready=maybe", "True, False or Unknown, not 'maybe'"),
     ],
 )
 def test_wait_for_rejects_malformed_values_with_the_reason(raw: str, problem: str) -> None:

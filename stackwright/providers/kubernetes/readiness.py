@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import difflib
 import enum
+import math
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -139,6 +140,14 @@ def skip_await(obj: Obj) -> bool:
     return str(_annotations(obj).get(SKIP_AWAIT, "")).strip().lower() == "true"
 
 
+def _check_skip_await(obj: Obj) -> None:
+    """Raise ValueError for a `stackwright.io/skip-await` that is neither true nor false: a
+    `"yes"` read as false would wait, unasked, for what the user meant not to."""
+    raw = _annotations(obj).get(SKIP_AWAIT)
+    if raw is not None and str(raw).strip().lower() not in ("true", "false"):
+        raise ValueError(f'annotation {SKIP_AWAIT} must be "true" or "false", got {raw!r}')
+
+
 def timeout_seconds(obj: Obj) -> float | None:
     """The `stackwright.io/timeout-seconds` annotation; raises ValueError when it is not a number."""
     raw = _annotations(obj).get(TIMEOUT_SECONDS)
@@ -150,6 +159,9 @@ def timeout_seconds(obj: Obj) -> float | None:
         raise ValueError(
             f"annotation {TIMEOUT_SECONDS} must be a number of seconds, got {raw!r}"
         ) from None
+    # float() reads "nan" and "inf" too: neither is a number of seconds to wait.
+    if not math.isfinite(value):
+        raise ValueError(f"annotation {TIMEOUT_SECONDS} must be a number of seconds, got {raw!r}")
     if value <= 0:
         raise ValueError(f"annotation {TIMEOUT_SECONDS} must be greater than 0, got {raw!r}")
     return value
@@ -192,6 +204,12 @@ def _parse_one(text: str) -> WaitCondition:
         name, _, status = rest.partition("=")
         if not name:
             raise ValueError(f"annotation {WAIT_FOR} value {text!r} names no condition: {accepted}")
+        if status and status.lower() not in ("true", "false", "unknown"):
+            # A condition's status is one of these three: any other would never be met.
+            raise ValueError(
+                f"annotation {WAIT_FOR} value {text!r}: a condition's status is True, False "
+                f"or Unknown, not {status!r}"
+            )
         return WaitCondition(text, condition=name, status=status or "True")
     if kind == "jsonpath":
         if not rest.startswith("{") or "}" not in rest:
@@ -218,6 +236,7 @@ def check_annotations(obj: Obj) -> None:
     those above, and `stackwright.io/deletion-propagation` (whose rule is the model's, as
     the engine records it)."""
     timeout_seconds(obj)
+    _check_skip_await(obj)
     deletion_propagation(obj)
     raw = _annotations(obj).get(WAIT_FOR)
     if raw is not None:
