@@ -1267,8 +1267,32 @@ def test_wait_for_list_needs_every_condition_and_replaces_the_kind_rule() -> Non
     assert evaluate(obj).message == "w: condition=Ready, jsonpath={.status.replicas}=3"
     dep = deployment()
     dep["metadata"]["annotations"]["stackwright.io/wait-for"] = "jsonpath={.spec.replicas}=3"
-    assert needs(dep) == frozenset()
     assert evaluate(dep).ready  # the Deployment rule would still be waiting
+
+
+def test_wait_for_says_what_the_kind_rule_sees_failing_while_it_waits() -> None:
+    """A Deployment waited for by `condition=Available` whose new pods cannot pull their
+    image: the wait goes on (the annotation decides), but its status names the pod and
+    the cause within seconds, not only `Available=False` when it times out."""
+    dep = deployment(ready=0, updated=3, available=0)
+    dep["status"]["conditions"] = [{"type": "Available", "status": "False"}]
+    dep["metadata"]["annotations"]["stackwright.io/wait-for"] = "condition=Available"
+    assert needs(dep) == frozenset({"replicasets", "pods"})
+    related = Related(
+        replicasets=[replicaset("web-7c9f", "rs-new", "2")],
+        pods=[pod("web-7c9f-x2k", waiting=PULL_BACKOFF)],
+    )
+    assert evaluate(dep, related) == Readiness(
+        State.WAITING,
+        "web: waiting for condition=Available (now Available=False) — 0/3 ready — pod "
+        'web-7c9f-x2k: ImagePullBackOff: Back-off pulling image "nginx:doesnotexist"',
+        "web-7c9f-x2k",
+    )
+    # Only waiting, as the rule says too: the condition alone.
+    calm = Related(pods=[pod("web-7c9f-x2k", waiting=("ContainerCreating", ""))])
+    assert evaluate(dep, calm).message == (
+        "web: waiting for condition=Available (now Available=False)"
+    )
 
 
 @pytest.mark.parametrize(

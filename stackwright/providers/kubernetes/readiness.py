@@ -1176,9 +1176,8 @@ def trivially_ready(obj: Obj) -> bool:
 
 
 def needs(obj: Obj, fed_later: str = "") -> frozenset[str]:
-    """Which `Related` lists `evaluate` reads for this object (nothing for wait-for and kstatus)."""
-    if _annotations(obj).get(WAIT_FOR) is not None:
-        return frozenset()
+    """Which `Related` lists `evaluate` reads for this object (nothing for kstatus); under
+    wait-for, the kind's rule still reads them, for the cause of a wait that lasts."""
     key = (_group(obj), str(obj.get("kind", "")))
     if key == ("", "Service"):
         spec = _map(obj.get("spec"))
@@ -1196,21 +1195,26 @@ def evaluate(obj: Obj, related: Related | None = None, fed_later: str = "") -> R
     """How ready `obj` is; raises ValueError only for a malformed wait-for annotation.
     `fed_later`: a Service's, see `_service`."""
     related = related or Related()
+    rule = _RULES.get((_group(obj), str(obj.get("kind", ""))), _generic)
+    verdict = _service(obj, related, fed_later) if rule is _service else rule(obj, related)
     raw = _annotations(obj).get(WAIT_FOR)
     if raw is not None:
-        return _wait_for(obj, parse_wait_for(str(raw)))
-    rule = _RULES.get((_group(obj), str(obj.get("kind", ""))), _generic)
-    return _service(obj, related, fed_later) if rule is _service else rule(obj, related)
+        return _wait_for(obj, parse_wait_for(str(raw)), verdict)
+    return verdict
 
 
-def _wait_for(obj: Obj, conditions: tuple[WaitCondition, ...]) -> Readiness:
+def _wait_for(obj: Obj, conditions: tuple[WaitCondition, ...], own: Readiness) -> Readiness:
+    """The annotation alone decides when `obj` is done (one may wait for a Job to fail);
+    what the kind's own rule (`own`) sees going wrong is said while it waits, so a wait
+    that lasts names its cause (`pod web-…: ImagePullBackOff`), not only the condition."""
     name = _name(obj)
     for wanted in conditions:
         met, actual = _check(obj, wanted)
         if not met:
-            return Readiness(
-                State.WAITING, f"{name}: waiting for {wanted.text} (now {actual})", name
-            )
+            message = f"{name}: waiting for {wanted.text} (now {actual})"
+            if own.state in (State.FAILING, State.FAILED):
+                message += f" — {own.message.removeprefix(f'{name}: ')}"
+            return Readiness(State.WAITING, message, own.culprit or name)
     return Readiness(State.READY, f"{name}: " + ", ".join(c.text for c in conditions))
 
 
