@@ -653,6 +653,14 @@ def test_job_suspended_is_ready() -> None:
     assert evaluate(obj).message == "migrate: suspended"
 
 
+def test_job_with_parallelism_zero_is_paused_once_its_pods_are_gone() -> None:
+    paused = job(active=1)
+    paused["spec"]["parallelism"] = 0
+    assert evaluate(paused).state is State.WAITING  # its running pod is being stopped
+    paused["status"]["active"] = 0
+    assert evaluate(paused) == Readiness(State.READY, "migrate: paused (parallelism 0)")
+
+
 # --- Service, Ingress ------------------------------------------------------------------------------
 
 

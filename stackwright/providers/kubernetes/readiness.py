@@ -794,6 +794,10 @@ def _job(obj: Obj, related: Related) -> Readiness:
         return Readiness(State.FAILED, message, pod.name if pod is not None else "")
     if spec.get("suspend"):
         return Readiness(State.READY, f"{name}: suspended")
+    if spec.get("parallelism") == 0 and active == 0:
+        # The way to pause a Job before `suspend`: no pod runs until it is raised, so a
+        # wait for completion would only run out its timeout.
+        return Readiness(State.READY, f"{name}: paused (parallelism 0)")
     summary = f"{name}: {succeeded}/{completions} succeeded, {active} active"
     # A failed Pod of a Job is retried (backoffLimit): the Job's own Failed condition decides.
     pod = _worst(pods, related, replaced_when_failed=True)
