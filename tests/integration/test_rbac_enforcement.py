@@ -329,6 +329,25 @@ def test_waiting_for_a_service_whose_endpoints_it_may_not_read_fails_at_once(
     ) in [line.strip() for line in up.stdout.splitlines()], up.stdout
 
 
+WAITED_FOR = program(
+    "scoped-wait-for",
+    front=("Service", {
+        "metadata": {"name": "front", "namespace": "app", "annotations": {
+            "stackwright.io/wait-for": "jsonpath={.status.loadBalancer.ingress[0].ip}"}},
+        "spec": {"type": "LoadBalancer", "selector": {"app": "web"}, "ports": [{"port": 80}]},
+    }),
+)  # fmt: skip
+
+
+def test_a_service_its_wait_for_annotation_decides_needs_no_endpoint_slices(
+    cluster: Any, scoped_kubeconfig: Path, tmp_path: Path
+) -> None:
+    # The EndpointSlices only explain a wait that the annotation decides: a Role that does
+    # not grant them does not fail it.
+    up = scoped_up(tmp_path, scoped_kubeconfig, WAITED_FOR)
+    assert up.returncode == 0, up.stdout + up.stderr
+
+
 def test_a_token_secret_is_a_credential_until_it_is_deleted(cluster: Any, token: str) -> None:
     cluster.kubectl(
         "apply", "-f", "-",

@@ -58,6 +58,7 @@ __all__ = [
     "skip_await",
     "timeout_seconds",
     "trivially_ready",
+    "waits_for",
 ]
 
 SKIP_AWAIT = "stackwright.io/skip-await"
@@ -1179,6 +1180,12 @@ def trivially_ready(obj: Obj) -> bool:
     return key not in _RULES
 
 
+def waits_for(obj: Obj) -> bool:
+    """Whether a `stackwright.io/wait-for` annotation alone decides when `obj` is ready (the
+    lists its kind's rule reads then only explain a wait)."""
+    return _annotations(obj).get(WAIT_FOR) is not None
+
+
 def needs(obj: Obj, fed_later: str = "") -> frozenset[str]:
     """Which `Related` lists `evaluate` reads for this object (nothing for kstatus); under
     wait-for, the kind's rule still reads them, for the cause of a wait that lasts."""
@@ -1201,9 +1208,8 @@ def evaluate(obj: Obj, related: Related | None = None, fed_later: str = "") -> R
     related = related or Related()
     rule = _RULES.get((_group(obj), str(obj.get("kind", ""))), _generic)
     verdict = _service(obj, related, fed_later) if rule is _service else rule(obj, related)
-    raw = _annotations(obj).get(WAIT_FOR)
-    if raw is not None:
-        return _wait_for(obj, parse_wait_for(str(raw)), verdict)
+    if waits_for(obj):
+        return _wait_for(obj, parse_wait_for(str(_annotations(obj)[WAIT_FOR])), verdict)
     return verdict
 
 

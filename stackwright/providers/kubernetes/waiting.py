@@ -125,7 +125,9 @@ class Waiter:
 
         first = readiness.evaluate(obj, fed_later=fed_later)
         wanted = readiness.needs(obj, fed_later)
-        if first.state is State.READY and not wanted:
+        # Under wait-for the lists only explain a wait: none is needed to see it is over.
+        annotated = readiness.waits_for(obj)
+        if first.state is State.READY and (annotated or not wanted):
             report(first.message)
             return dict(obj)
         if first.state is State.FAILED and not wanted:
@@ -138,7 +140,8 @@ class Waiter:
             primary,
             related_informers,
         ):
-            await self._first_lists(primary, related_informers, name, deadline, timeout)
+            essential = frozenset() if annotated else _ESSENTIAL
+            await self._first_lists(primary, related_informers, name, deadline, timeout, essential)
             classes = await self._classes(wanted)
             events: list[dict[str, Any]] = []
             events_at = -math.inf
@@ -257,9 +260,10 @@ class Waiter:
         name: str,
         deadline: float,
         timeout: float,
+        essential: frozenset[str],
     ) -> None:
         """Return once the watches have their first lists, or raise: the API server did not
-        answer, or it refuses a list without which readiness cannot be seen."""
+        answer, or it refuses a list without which readiness cannot be seen (`essential`)."""
         # An API server that does not answer the object's first list is as silent as one
         # that stops answering later: the same limit, not the whole wait, before giving
         # up. Not the related lists (Pods, Events of a big namespace): slow is not silent.
@@ -274,7 +278,7 @@ class Waiter:
                     # Without Pods (a 403, say) we still wait, only with vaguer messages.
                     with contextlib.suppress(ProviderError):
                         await informer.synced()
-            for field in sorted(_ESSENTIAL & related_informers.keys()):
+            for field in sorted(essential & related_informers.keys()):
                 refused = related_informers[field].error
                 if isinstance(refused, AccessDenied):  # it would wait out its timeout
                     raise AccessDenied(
