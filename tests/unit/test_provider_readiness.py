@@ -527,6 +527,28 @@ def test_daemonset_counts_scheduled_updated_and_available() -> None:
     assert evaluate({**base, "status": done}).state is State.READY
 
 
+def test_daemonset_failing_mid_rollout_counts_the_updated_pods() -> None:
+    obj = {
+        "apiVersion": "apps/v1",
+        "kind": "DaemonSet",
+        "metadata": {"name": "agent", "uid": "ds", "generation": 2},
+        "spec": {"selector": {"matchLabels": {"app": "agent"}}},
+        "status": {
+            "observedGeneration": 2,
+            "desiredNumberScheduled": 1,
+            "updatedNumberScheduled": 0,
+            "numberAvailable": 1,
+        },
+    }
+    surged = pod("agent-x2k", "ds", waiting=PULL_BACKOFF, labels={"app": "agent"})
+    assert evaluate(obj, Related(pods=[surged])) == Readiness(
+        State.FAILING,
+        "agent: 1/1 available, 0/1 updated — pod agent-x2k: ImagePullBackOff: "
+        'Back-off pulling image "nginx:doesnotexist"',
+        "agent-x2k",
+    )
+
+
 def test_daemonset_on_delete_is_ready_with_its_pods_of_an_earlier_template() -> None:
     on_delete = {
         "selector": {"matchLabels": {"app": "agent"}},

@@ -706,13 +706,16 @@ def _daemonset(obj: Obj, related: Related) -> Readiness:
     updated = _int(status.get("updatedNumberScheduled"))
     available = _int(status.get("numberAvailable"))
     summary = f"{name}: {available}/{desired} available"
+    on_delete = _on_delete(obj)
+    rollout = f"{summary}, {updated}/{desired} updated" if updated < desired else summary
     pod = _worst(_pods_of(obj, related), related, replaced_when_failed=True)
     culprit = pod.name if pod is not None else ""
     if pod is not None and pod.state in (State.FAILED, State.FAILING):
-        return Readiness(pod.state, _with_pod(summary, pod), culprit)
-    on_delete = _on_delete(obj)
+        # Mid-rollout, old pods still serve: "1/1 available" alone would read as healthy
+        # next to the new pod's failure.
+        return Readiness(pod.state, _with_pod(summary if on_delete else rollout, pod), culprit)
     if updated < desired and not on_delete:
-        return _short_of_pods(name, f"{summary}, {updated}/{desired} updated", pod, related)
+        return _short_of_pods(name, rollout, pod, related)
     if available < desired:
         return _short_of_pods(name, summary, pod, related)
     return Readiness(
