@@ -509,39 +509,29 @@ def test_statefulset_partitioned_rollout() -> None:
     assert evaluate(obj).message == "db: 2/2 ready, 0/1 updated (partition 1)"
 
 
-def test_daemonset_counts_scheduled_updated_and_available() -> None:
-    base = {
-        "apiVersion": "apps/v1",
-        "kind": "DaemonSet",
-        "metadata": {"name": "agent", "uid": "ds", "generation": 1},
-        "spec": {"selector": {"matchLabels": {"app": "agent"}}},
-    }
-    status = {
-        "observedGeneration": 1,
-        "desiredNumberScheduled": 3,
-        "updatedNumberScheduled": 2,
-        "numberAvailable": 2,
-    }
-    assert evaluate({**base, "status": status}).message == "agent: 2/3 available, 2/3 updated"
-    done = {**status, "updatedNumberScheduled": 3, "numberAvailable": 3}
-    assert evaluate({**base, "status": done}).state is State.READY
-
-
-def test_daemonset_failing_mid_rollout_counts_the_updated_pods() -> None:
-    obj = {
+def daemonset(desired: int, updated: int, available: int, **spec: Any) -> dict[str, Any]:
+    return {
         "apiVersion": "apps/v1",
         "kind": "DaemonSet",
         "metadata": {"name": "agent", "uid": "ds", "generation": 2},
-        "spec": {"selector": {"matchLabels": {"app": "agent"}}},
+        "spec": {"selector": {"matchLabels": {"app": "agent"}}, **spec},
         "status": {
             "observedGeneration": 2,
-            "desiredNumberScheduled": 1,
-            "updatedNumberScheduled": 0,
-            "numberAvailable": 1,
+            "desiredNumberScheduled": desired,
+            "updatedNumberScheduled": updated,
+            "numberAvailable": available,
         },
     }
+
+
+def test_daemonset_counts_scheduled_updated_and_available() -> None:
+    assert evaluate(daemonset(3, 2, 2)).message == "agent: 2/3 available, 2/3 updated"
+    assert evaluate(daemonset(3, 3, 3)).state is State.READY
+
+
+def test_daemonset_failing_mid_rollout_counts_the_updated_pods() -> None:
     surged = pod("agent-x2k", "ds", waiting=PULL_BACKOFF, labels={"app": "agent"})
-    assert evaluate(obj, Related(pods=[surged])) == Readiness(
+    assert evaluate(daemonset(1, 0, 1), Related(pods=[surged])) == Readiness(
         State.FAILING,
         "agent: 1/1 available, 0/1 updated — pod agent-x2k: ImagePullBackOff: "
         'Back-off pulling image "nginx:doesnotexist"',
@@ -550,28 +540,12 @@ def test_daemonset_failing_mid_rollout_counts_the_updated_pods() -> None:
 
 
 def test_daemonset_on_delete_is_ready_with_its_pods_of_an_earlier_template() -> None:
-    on_delete = {
-        "selector": {"matchLabels": {"app": "agent"}},
-        "updateStrategy": {"type": "OnDelete"},
-    }
-    obj = {
-        "apiVersion": "apps/v1",
-        "kind": "DaemonSet",
-        "metadata": {"name": "agent", "uid": "ds", "generation": 2},
-        "spec": on_delete,
-        "status": {
-            "observedGeneration": 2,
-            "desiredNumberScheduled": 3,
-            "updatedNumberScheduled": 0,
-            "numberAvailable": 3,
-        },
-    }
-    assert evaluate(obj) == Readiness(
+    on_delete = {"updateStrategy": {"type": "OnDelete"}}
+    assert evaluate(daemonset(3, 0, 3, **on_delete)) == Readiness(
         State.READY,
         "agent: 3/3 available — 3 pods on an earlier template until deleted (updateStrategy OnDelete)",
     )
-    obj["status"]["numberAvailable"] = 2
-    assert evaluate(obj).state is State.WAITING
+    assert evaluate(daemonset(3, 0, 2, **on_delete)).state is State.WAITING
 
 
 def test_replicaset_ready_when_ready_and_available() -> None:
