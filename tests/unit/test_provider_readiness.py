@@ -146,6 +146,16 @@ def test_deployment_ready_when_all_updated_replicas_are_available() -> None:
     assert (verdict.state, verdict.message) == (State.READY, "web: 3/3 ready")
 
 
+def test_deployment_whose_ready_pods_are_not_yet_available_says_so() -> None:
+    dep = deployment(ready=2, updated=2, available=0, replicas=2)
+    dep["spec"]["minReadySeconds"] = 30
+    verdict = evaluate(dep)
+    assert (verdict.state, verdict.message) == (
+        State.WAITING,
+        "web: 2/2 ready, 0/2 available (minReadySeconds 30)",
+    )
+
+
 def test_deployment_waits_for_the_controller_to_observe_the_generation() -> None:
     verdict = evaluate(deployment(generation=3, observed=2, ready=3, updated=3, available=3))
     assert verdict.state is State.WAITING
@@ -556,7 +566,7 @@ def test_replicaset_ready_when_ready_and_available() -> None:
         "spec": {"replicas": 2},
         "status": {"observedGeneration": 1, "readyReplicas": 2, "availableReplicas": 1},
     }
-    assert evaluate(obj).state is State.WAITING
+    assert evaluate(obj) == Readiness(State.WAITING, "rs: 2/2 ready, 1/2 available")
     obj["status"]["availableReplicas"] = 2
     assert evaluate(obj).message == "rs: 2/2 ready"
 

@@ -560,6 +560,8 @@ def _deployment(obj: Obj, related: Related) -> Readiness:
             f"{summary} — {old} old replica{'s' if old != 1 else ''} pending termination",
         )
     if available < updated:
+        if pod is None:
+            summary += _not_yet_available(spec, available, updated)
         return Readiness(State.WAITING, _with_pod(summary, pod), culprit)
     if want == 0:
         return Readiness(State.READY, f"{name}: scaled to 0")
@@ -762,8 +764,21 @@ def _replicaset(obj: Obj, related: Related) -> Readiness:
         assert failure is not None
         return Readiness(State.FAILING, f"{summary} — {_reason_message(failure)}")
     if ready < want or available < want:
+        if pod is None:
+            summary += _not_yet_available(spec, available, want)
         return Readiness(State.WAITING, _with_pod(summary, pod), culprit)
     return Readiness(State.READY, summary)
+
+
+def _not_yet_available(spec: Obj, available: int, want: int) -> str:
+    """`, 0/2 available (minReadySeconds 30)`: what a wait whose pods are all ready waits
+    for, where "2/2 ready" alone would read as done."""
+    if available >= want:
+        return ""
+    min_ready = _int(spec.get("minReadySeconds"))
+    return f", {available}/{want} available" + (
+        f" (minReadySeconds {min_ready})" if min_ready else ""
+    )
 
 
 def _pod(obj: Obj, related: Related) -> Readiness:
