@@ -16,6 +16,7 @@ import asyncio
 import concurrent.futures
 import contextlib
 import inspect
+import math
 import os
 import re
 import sys
@@ -67,7 +68,11 @@ def _seconds(value: Any, what: str) -> float | None:
     """A timeout in seconds from a number or a duration string; a UsageError otherwise."""
     if value is None:
         return None
-    if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0:
+    if (
+        isinstance(value, (int, float))
+        and not isinstance(value, bool)
+        and 0 < value < math.inf  # nan and inf too: no wait ends
+    ):
         return float(value)
     if isinstance(value, str) and value.strip():
         found = _DURATION.fullmatch(value.strip())

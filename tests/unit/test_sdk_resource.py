@@ -455,6 +455,9 @@ def test_custom_timeouts_take_seconds_or_durations_and_refuse_the_rest(program: 
     for bad, message in (
         (CustomTimeouts(create="5 minutes"), r"custom_timeouts.create of .* \(got '5 minutes'\)"),
         (CustomTimeouts(update=-1), r"custom_timeouts.update of .* positive number"),
+        # Waited forever (and nan failed its step late): a finite number is a timeout.
+        (CustomTimeouts(create=float("inf")), r"custom_timeouts.create of .* \(got inf\)"),
+        (CustomTimeouts(delete=float("nan")), r"custom_timeouts.delete of .* \(got nan\)"),
         ({"craete": 5}, r"unknown keys \['craete'\]"),
         (5, r"must be a CustomTimeouts \(got int\)"),
     ):
