@@ -20,6 +20,7 @@ from stackwright.engine.events import Diagnostic, Drift, mask_at
 from stackwright.engine.failures import failure_text
 from stackwright.engine.records import (
     MIN_SECRET_PART,
+    ClusterOf,
     SecretTexts,
     applied_fields,
     describe,
@@ -27,6 +28,7 @@ from stackwright.engine.records import (
     is_release,
     made_again,
     object_ref,
+    recorded_closure,
     release_spec,
     secret_texts,
     through_kubernetes,
@@ -36,7 +38,7 @@ from stackwright.kubernetes.provider import PROVIDER_TYPE
 from stackwright.model import Op, ResourceState
 
 if TYPE_CHECKING:
-    from stackwright.engine.execute import Run
+    from stackwright.engine.execute import Options, Run
 
 
 class Refresh:
@@ -169,6 +171,12 @@ class Refresh:
                 for s in states
                 if (not opts.targets or s.urn in opts.targets) and s.urn not in opts.excludes
             ]
+        elif opts.targets or opts.excludes:
+            # `up --refresh` with a selection reads only what that `up` may change (Pulumi's
+            # #4174): one outside it found deleted would otherwise leave the state, and not
+            # be made again by this `up`, which leaves it alone.
+            chosen = _selected(states, opts, run.clusters.cluster_of)
+            states = [s for s in states if s.urn in chosen]
         await asyncio.gather(*(one(s) for s in states))
         self.forget_gone({s.urn: s for s in states if s.urn not in run.old}, record=record)
 
@@ -244,3 +252,22 @@ class Refresh:
             number = self.run.next_step()
             self.run.journal.begin(number, Op.REFRESH, state)
             self.run.journal.end(number, now)
+
+
+def _selected(states: list[ResourceState], options: Options, cluster_of: ClusterOf) -> set[str]:
+    """The recorded resources an `up` with `--target` / `--exclude` may change: the
+    targets and what they need (with `--target-dependents`, what needs them too), less the
+    excluded (with `--exclude-dependents`, and what needs them), as `Run._allowed` selects
+    them in the program's graph, which a refresh before the program runs does not have."""
+    urns = {s.urn for s in states}
+    if options.targets:
+        chosen: set[str] = set(options.targets)
+        if options.target_dependents:
+            chosen = recorded_closure(chosen, states, upward=False, cluster_of=cluster_of)
+        urns = recorded_closure(chosen, states, upward=True, cluster_of=cluster_of)
+    if options.excludes:
+        excluded: set[str] = set(options.excludes)
+        if options.exclude_dependents:
+            excluded = recorded_closure(excluded, states, upward=False, cluster_of=cluster_of)
+        urns -= excluded
+    return urns

@@ -1222,8 +1222,8 @@ def test_refresh_of_an_object_made_again_outside(new_project: Any, cluster: Live
     assert live(cluster, "configmap", "cfg", p.ns)["data"] == {"a": "1", "b": "2"}
 
 
-def test_refresh_selection(new_project: Any, cluster: LiveCluster) -> None:
-    """`refresh --target` reads only the targets, `--exclude` all but those (Pulumi's flags)."""
+def two_configmaps_up(new_project: Any) -> tuple[Any, str, str]:
+    """A stack of a Namespace and ConfigMaps `a` and `b`, up: the project and their URNs."""
     p = new_project()
     p.program(
         """
@@ -1233,9 +1233,15 @@ def test_refresh_selection(new_project: Any, cluster: LiveCluster) -> None:
         """
     )
     p.up()
+    a, b = (p.urn("kubernetes:core/v1:ConfigMap", n) for n in ("a", "b"))
+    return p, a, b
+
+
+def test_refresh_selection(new_project: Any, cluster: LiveCluster) -> None:
+    """`refresh --target` reads only the targets, `--exclude` all but those (Pulumi's flags)."""
+    p, a, b = two_configmaps_up(new_project)
     for name in ("a", "b"):
         cluster.kubectl("patch", "configmap", name, "-n", p.ns, "-p", '{"data":{"k":"2"}}')
-    a, b = (p.urn("kubernetes:core/v1:ConfigMap", n) for n in ("a", "b"))
 
     seen = p.sw("refresh", "--preview-only", "--json", "--exclude", a)
     assert [e["urn"] for e in seen.of("drift")] == [b]
@@ -1246,6 +1252,28 @@ def test_refresh_selection(new_project: Any, cluster: LiveCluster) -> None:
     assert p.resources()["b"]["outputs"]["data"] == {"k": "1"}, "not a target: not read"
     missing = p.sw("refresh", "--yes", "--target", "**::nope", rc=2)
     assert "--target **::nope matches no resource" in one_line(missing)
+
+
+def test_up_refresh_with_a_selection_reads_only_what_it_may_change(
+    new_project: Any, cluster: LiveCluster
+) -> None:
+    """`up --refresh --target` (and its preview) reads the targets and what they need, not
+    the whole stack, as Pulumi's since its #4174: a resource outside the selection deleted
+    by hand stays recorded for the `up` that may make it again, not forgotten by this one."""
+    p, a, b = two_configmaps_up(new_project)
+    cluster.kubectl("patch", "configmap", "a", "-n", p.ns, "-p", '{"data":{"k":"2"}}')
+    cluster.kubectl("delete", "configmap", "b", "-n", p.ns)
+
+    seen = p.sw("preview", "--refresh", "--json", "--target", a)
+    assert [e["urn"] for e in seen.of("drift")] == [a]
+    assert seen.summary["counts"] == {"update": 1, "same": 1, "drifted": 1, "in-sync": 1}
+    done = p.up("--refresh", "--target", a)
+    assert [e["urn"] for e in done.of("drift")] == [a]
+    assert live(cluster, "configmap", "a", p.ns)["data"] == {"k": "1"}
+    assert "b" in p.resources(), "outside the selection: not read, still recorded"
+    excluded = p.sw("preview", "--refresh", "--json", "--exclude", a)
+    assert [(e["urn"], e["gone"]) for e in excluded.of("drift")] == [(b, True)]
+    assert p.up("--refresh").ops()["b"] == "create"
 
 
 def test_refresh_of_an_object_others_refer_to_that_was_deleted(
