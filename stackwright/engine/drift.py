@@ -425,6 +425,10 @@ def removed_by_its_ttl(recorded: Mapping[str, Any]) -> bool:
     return any(c.get("type") == "Complete" and c.get("status") == "True" for c in conditions)
 
 
+#: The drift path of an object someone deleted that finalizers still hold (Terminating).
+BEING_DELETED = "metadata.deletionTimestamp"
+
+
 def drifted(
     recorded: Mapping[str, Any],
     live: Mapping[str, Any],

@@ -1372,7 +1372,13 @@ class Run:
     ) -> Step | None:
         """The same or update step made to take back what drifted in the cluster (found by
         this run's refresh, or recorded by an earlier one), or None when nothing did."""
-        drifted = [f for f in self.outcome.drift.get(step.urn, ()) if not within(f.path, ignore)]
+        drifted = [
+            f
+            for f in self.outcome.drift.get(step.urn, ())
+            # A delete under way is nothing an apply takes back: the object goes once its
+            # finalizers let it, and the next `up --refresh` makes it again.
+            if not within(f.path, ignore) and f.path != drift_rules.BEING_DELETED
+        ]
         if not drifted and old is not None and (kube or is_patch(old)) and old.outputs:
             # A refresh may have recorded a live object that drifted from what was applied.
             drifted = drift_rules.drifted(applied_fields(old), old.outputs, ignore=tuple(ignore))

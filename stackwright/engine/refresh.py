@@ -12,11 +12,11 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Mapping
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from stackwright.engine import drift as drift_rules
 from stackwright.engine.clusters import CLUSTER_OUTPUT
-from stackwright.engine.events import Diagnostic, Drift, mask_at
+from stackwright.engine.events import Diagnostic, Drift, DriftedField, mask_at
 from stackwright.engine.failures import failure_text
 from stackwright.engine.records import (
     MIN_SECRET_PART,
@@ -27,6 +27,7 @@ from stackwright.engine.records import (
     is_patch,
     is_release,
     made_again,
+    metadata_of,
     object_ref,
     recorded_closure,
     release_spec,
@@ -140,6 +141,8 @@ class Refresh:
                         applied_fields(state), live, ignore=state.ignore_changes
                     )
                 )
+                if not (is_release(state) or state.external or is_patch(state)):
+                    fields += self._being_deleted(state, live)
                 paths = state.secret_paths
                 hidden = [
                     replace(
@@ -179,6 +182,25 @@ class Refresh:
             states = [s for s in states if s.urn in chosen]
         await asyncio.gather(*(one(s) for s in states))
         self.forget_gone({s.urn: s for s in states if s.urn not in run.old}, record=record)
+
+    def _being_deleted(self, state: ResourceState, live: Mapping[str, Any]) -> list[DriftedField]:
+        """An object someone deleted that finalizers still hold (Terminating): drift, so a
+        drift gate sees the delete now, not once the finalizers let it go; `up` cannot make
+        it again while it is there."""
+        meta = metadata_of(live)
+        since = meta.get("deletionTimestamp")
+        if not since or drift_rules.removed_by_its_ttl(state.outputs):
+            return []  # a finished Job its TTL deletes is kept as done once gone, not drift
+        held = ", ".join(meta.get("finalizers") or ()) or "nothing named"
+        self.run.emit(
+            Diagnostic(
+                state.urn,
+                f"its object is being deleted (since {since}), held by finalizers: {held}; "
+                "once it is gone, `up --refresh` makes it again",
+                "warning",
+            )
+        )
+        return [DriftedField(drift_rules.BEING_DELETED, None, since)]
 
     def _refresh_provider(self, state: ResourceState, *, record: bool) -> None:
         """A provider whose recorded settings reach another cluster than recorded (a

@@ -1276,6 +1276,31 @@ def test_up_refresh_with_a_selection_reads_only_what_it_may_change(
     assert p.up("--refresh").ops()["b"] == "create"
 
 
+def test_refresh_reports_an_object_deleted_by_hand_that_finalizers_hold(
+    new_project: Any, cluster: LiveCluster
+) -> None:
+    """An object `kubectl delete` left Terminating (a finalizer holds it) is drift now, not
+    in sync until the finalizer lets it go; `up --refresh` has nothing to take back while
+    it is there, and makes it again once it is gone."""
+    p, a, _ = two_configmaps_up(new_project)
+    finalizers = '{"metadata":{"finalizers":%s}}'
+    patch = ("patch", "configmap", "a", "-n", p.ns, "--type", "merge", "-p")
+    cluster.kubectl(*patch, finalizers % '["example.com/hold"]')
+    cluster.kubectl("delete", "configmap", "a", "-n", p.ns, "--wait=false")
+
+    seen = p.sw("refresh", "--preview-only", "--json")
+    ((drift,),) = [e["fields"] for e in seen.of("drift")]
+    assert (drift["path"], drift["recorded"]) == ("metadata.deletionTimestamp", None)
+    (warning,) = [e["message"] for e in seen.of("diagnostic") if e["urn"] == a]
+    assert "is being deleted" in warning and "example.com/hold" in warning
+    p.sw("refresh", "--preview-only", "--expect-no-changes", rc=1)
+    assert p.preview("--refresh").changed() == {}
+
+    cluster.kubectl(*patch, finalizers % "null")
+    assert p.up("--refresh").ops()["a"] == "create"
+    assert "deletionTimestamp" not in live(cluster, "configmap", "a", p.ns)["metadata"]
+
+
 def test_refresh_of_an_object_others_refer_to_that_was_deleted(
     new_project: Any, cluster: LiveCluster
 ) -> None:
