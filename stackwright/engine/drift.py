@@ -486,4 +486,60 @@ def drifted(
                 owner(live, held_at, recorded=recorded, ours=ours) if present else "",
             )
         )
+    for path, value in _whole_values({k: v for k, v in recorded.items() if k not in _NOT_CONTENT}):
+        text = _text(path)
+        said = [f.path for f in out]
+        if within(text, (*ignore, *said)) or any(within(p, (text,)) for p in said):
+            continue  # ignored, or drifted already: a key of it changed, or it is in one
+        grown = _grown(live, path, recorded, value, ours)
+        if grown is not None:
+            out.append(grown)
     return out
+
+
+def _whole_values(
+    value: Any, path: tuple[str | int, ...] = ()
+) -> Iterator[tuple[tuple[str | int, ...], Any]]:
+    """The non-empty maps and lists of maps inside `value`, with their paths (as `_leaves`
+    walks it)."""
+    if isinstance(value, Mapping) and value:
+        if path:
+            yield path, value
+        for key, item in value.items():
+            yield from _whole_values(item, (*path, key))
+    elif isinstance(value, list) and value and all(isinstance(v, Mapping) for v in value):
+        yield path, value
+        for index, item in enumerate(value):
+            yield from _whole_values(item, (*path, index))
+
+
+def _grown(
+    live: Mapping[str, Any],
+    path: tuple[str | int, ...],
+    recorded: Mapping[str, Any],
+    value: Any,
+    ours: str,
+) -> DriftedField | None:
+    """An atomic map or list the program set (a Service's selector, a LabelSelector, a
+    Role's rules) that another manager has set whole since, with a key or an item added: one
+    value, so it drifted, though each key and item the program set is still there. A map or
+    list merged key by key (labels, a ConfigMap's data, a container's env) is not: keys others
+    add to it are theirs. Nor one `ours` still holds whole: its keys the server defaulted
+    (an env var's `fieldRef.apiVersion`) came with the program's apply."""
+    present, current = _at(live, path, recorded)
+    if not present:
+        return None
+    if isinstance(value, Mapping):
+        names = _names_keys
+        grown = isinstance(current, Mapping) and bool(current.keys() - value.keys())
+    else:
+        names = _names_items
+        grown = isinstance(current, list) and len(current) > len(value)
+    steps = _steps(live, path, recorded) if grown else None
+    if steps is None or _keyed_map(live, steps, names):
+        return None
+    for entry in (live.get("metadata") or {}).get("managedFields") or ():
+        if entry.get("manager") == ours and any(_covers(entry.get("fieldsV1") or {}, steps)):
+            return None
+    manager = owner(live, path, recorded=recorded, ours=ours)
+    return DriftedField(_text(path), value, current, manager) if manager else None

@@ -296,3 +296,46 @@ def test_an_empty_list_the_server_returns_as_null_is_no_drift() -> None:
     assert drifted(recorded, {k: v for k, v in recorded.items() if k != "rules"}) == []
     rule = [{"verbs": ["get"]}]
     assert [d.path for d in drifted(recorded, {**recorded, "rules": rule})] == ["rules"]
+
+
+def test_an_atomic_value_another_manager_set_whole_with_more_in_it_drifted() -> None:
+    """A Service's selector is one value: `kubectl patch` adding a key to it selects other
+    pods (none), though the program's key is still there; a Role's rules grown by a rule
+    likewise. Not a map merged key by key (a ConfigMap's data: a key others add is theirs),
+    nor an atomic value the program's apply still holds whole (keys the server defaulted)."""
+    selector = {"app": "web"}
+    recorded = {"kind": "Service", "spec": {"selector": selector}}
+    grown = {"app": "web", "tier": "none"}
+    patched = {
+        "kind": "Service",
+        "metadata": {
+            "managedFields": [
+                {"manager": "stackwright", "fieldsV1": {"f:spec": {"f:ports": {}}}},
+                {"manager": "kubectl-patch", "fieldsV1": {"f:spec": {"f:selector": {}}}},
+            ]
+        },
+        "spec": {"selector": grown},
+    }
+    assert drifted(recorded, patched) == [
+        DriftedField("spec.selector", selector, grown, "kubectl-patch")
+    ]
+    assert drifted(recorded, patched, ignore=("spec.selector",)) == []
+    ours = [{"manager": "stackwright", "fieldsV1": {"f:spec": {"f:selector": {}}}}]
+    assert drifted(recorded, {**patched, "metadata": {"managedFields": ours}}) == []
+
+    role = {"kind": "Role", "rules": [{"verbs": ["get"]}]}
+    edited = [{"manager": "kubectl-edit", "fieldsV1": {"f:rules": {}}}]
+    more = {
+        **role,
+        "metadata": {"managedFields": edited},
+        "rules": [*role["rules"], {"verbs": ["delete"]}],
+    }
+    assert [(d.path, d.manager) for d in drifted(role, more)] == [("rules", "kubectl-edit")]
+
+    config = {"kind": "ConfigMap", "data": {"a": "1"}}
+    keyed = [
+        {"manager": "stackwright", "fieldsV1": {"f:data": {"f:a": {}}}},
+        {"manager": "x", "fieldsV1": {"f:data": {"f:b": {}}}},
+    ]
+    added = {**config, "metadata": {"managedFields": keyed}, "data": {"a": "1", "b": "2"}}
+    assert drifted(config, added) == []
