@@ -52,6 +52,8 @@ from stackwright.engine.policy_gate import PolicyGate
 from stackwright.engine.ports import Provider
 from stackwright.engine.program import run_program
 from stackwright.engine.records import (
+    IMPORT_OF_ONE_BEING_DELETED,
+    being_deleted,
     is_kubernetes,
     is_patch,
     is_release,
@@ -1177,9 +1179,12 @@ async def _read_importable(provider: Provider, type_token: str, object_id: str) 
             f"alone: `{name}`"
         )
     live: dict[str, Any] | None = await provider.read(api_version, kind, namespace or None, name)
-    if live is not None:
-        return live
-    raise UsageError(f"cannot import {object_id}: no {kind} of that name exists in the cluster")
+    if live is None:
+        raise UsageError(f"cannot import {object_id}: no {kind} of that name exists in the cluster")
+    said = being_deleted(live)
+    if said:
+        raise UsageError(f"cannot import {object_id}: it {said}; {IMPORT_OF_ONE_BEING_DELETED}")
+    return live
 
 
 #: Directories of the project's own policy packs, relative to the project folder.

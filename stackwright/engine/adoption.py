@@ -15,7 +15,15 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from stackwright.engine.failures import DeclarationRefused
-from stackwright.engine.records import describe, is_kubernetes, mark_of, metadata_of, object_ref
+from stackwright.engine.records import (
+    IMPORT_OF_ONE_BEING_DELETED,
+    being_deleted,
+    describe,
+    is_kubernetes,
+    mark_of,
+    metadata_of,
+    object_ref,
+)
 from stackwright.engine.shared_work import SharedWork
 from stackwright.kubernetes.fields import KINDS
 from stackwright.model import CLUSTER_SCOPED, ResourceState, urn_name
@@ -221,6 +229,11 @@ class Adoption:
             raise DeclarationRefused(
                 f"cannot import {new.id}: no {new.inputs.get('kind')} of that name exists in "
                 "the cluster"
+            )
+        said = being_deleted(live)
+        if said:
+            raise DeclarationRefused(
+                f"cannot import {new.id}: it {said}; {IMPORT_OF_ONE_BEING_DELETED}"
             )
         self.adopted[new.urn] = metadata_of(live).get("uid")
         owner = mark_of(live)

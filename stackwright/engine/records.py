@@ -237,6 +237,22 @@ def metadata_of(obj: Mapping[str, Any]) -> dict[str, Any]:
     return dict(meta) if isinstance(meta, Mapping) else {}
 
 
+#: Why an object being deleted is not adopted: it would go all the same once its
+#: finalizers let it, and the printed program would then make it anew, not keep it.
+IMPORT_OF_ONE_BEING_DELETED = "once it is gone, declare it without importing it to make it anew"
+
+
+def being_deleted(live: Mapping[str, Any]) -> str:
+    """How a live object someone deleted that finalizers still hold (Terminating) is said,
+    or "" when it is not being deleted."""
+    meta = metadata_of(live)
+    since = meta.get("deletionTimestamp")
+    if not since:
+        return ""
+    held = ", ".join(meta.get("finalizers") or ()) or "nothing named"
+    return f"is being deleted (since {since}), held by finalizers: {held}"
+
+
 def unknown_as_null(value: Any) -> None:
     """orjson's `default=` for a preview's value not known until applied: it serializes as
     null (absent); any other value that is not JSON is refused as orjson refuses it."""

@@ -23,6 +23,7 @@ from stackwright.engine.records import (
     ClusterOf,
     SecretTexts,
     applied_fields,
+    being_deleted,
     describe,
     is_patch,
     is_release,
@@ -187,19 +188,17 @@ class Refresh:
         """An object someone deleted that finalizers still hold (Terminating): drift, so a
         drift gate sees the delete now, not once the finalizers let it go; `up` cannot make
         it again while it is there."""
-        meta = metadata_of(live)
-        since = meta.get("deletionTimestamp")
-        if not since or drift_rules.removed_by_its_ttl(state.outputs):
+        said = being_deleted(live)
+        if not said or drift_rules.removed_by_its_ttl(state.outputs):
             return []  # a finished Job its TTL deletes is kept as done once gone, not drift
-        held = ", ".join(meta.get("finalizers") or ()) or "nothing named"
         self.run.emit(
             Diagnostic(
                 state.urn,
-                f"its object is being deleted (since {since}), held by finalizers: {held}; "
-                "once it is gone, `up --refresh` makes it again",
+                f"its object {said}; once it is gone, `up --refresh` makes it again",
                 "warning",
             )
         )
+        since = metadata_of(live)["deletionTimestamp"]
         return [DriftedField(drift_rules.BEING_DELETED, None, since)]
 
     def _refresh_provider(self, state: ResourceState, *, record: bool) -> None:

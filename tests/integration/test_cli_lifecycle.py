@@ -1591,6 +1591,37 @@ def test_import_option(new_project: Any, cluster: LiveCluster) -> None:
     assert get(cluster, "configmap", "ghost", p.ns) is None
 
 
+def test_an_object_being_deleted_is_not_imported(new_project: Any, cluster: LiveCluster) -> None:
+    """An object `kubectl delete` left Terminating would go all the same once its finalizer
+    lets it: `stackwright import` and `import_` refuse it, naming the finalizer."""
+    p = new_project()
+    p.program('k8s.core.v1.Namespace("ns", metadata={"name": NS})\n')
+    p.up()
+    create(cluster, "ConfigMap", "held", p.ns, data={"a": "1"})
+    finalizers = '{"metadata":{"finalizers":%s}}'
+    patch = ("patch", "configmap", "held", "-n", p.ns, "--type", "merge", "-p")
+    cluster.kubectl(*patch, finalizers % '["example.com/hold"]')
+    cluster.kubectl("delete", "configmap", "held", "-n", p.ns, "--wait=false")
+    try:
+        refused = p.sw(
+            "import", "--yes", "kubernetes:core/v1:ConfigMap", "held", f"{p.ns}/held", rc=2
+        )
+        assert "it is being deleted (since " in one_line(refused)
+        assert "held by finalizers: example.com/hold" in one_line(refused)
+        p.program(
+            """
+            k8s.core.v1.Namespace("ns", metadata={"name": NS})
+            k8s.core.v1.ConfigMap("held", metadata={"name": "held", "namespace": NS},
+                                  data={"a": "1"}, opts=sw.ResourceOptions(import_=f"{NS}/held"))
+            """
+        )
+        (failure,) = p.preview(rc=1).summary["failures"]
+        assert "it is being deleted (since " in failure
+        assert "held" not in p.resources()
+    finally:
+        cluster.kubectl(*patch, finalizers % "null")
+
+
 def test_import_option_checks_the_object_first(
     new_project: Any, cluster: LiveCluster, tmp_path: Path
 ) -> None:
