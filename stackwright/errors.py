@@ -29,11 +29,14 @@ class StackwrightError(Exception):
 class ClusterUnreachable(StackwrightError):
     """A cluster's API server has not answered once in this operation (connection refused,
     no such host, a failed TLS handshake, a timeout). `reason`: the message without the
-    object that asked, to say of the whole run."""
+    object that asked, to say of the whole run. `sent`: whether the request may have reached
+    it — a write that timed out may have landed; a read, or a write whose every attempt
+    failed to connect, changed nothing."""
 
-    def __init__(self, message: str, reason: str | None = None) -> None:
+    def __init__(self, message: str, reason: str | None = None, *, sent: bool = True) -> None:
         super().__init__(message)
         self.reason = message if reason is None else reason
+        self.sent = sent
 
 
 class UsageError(StackwrightError):

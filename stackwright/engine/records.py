@@ -21,6 +21,7 @@ import orjson
 from stackwright.engine.events import within
 from stackwright.engine.graph import Graph, Node
 from stackwright.engine.plan import Step, change_keys, diff
+from stackwright.errors import ClusterUnreachable
 from stackwright.kubernetes.base import PATCH_FIELD_MANAGER, PATCH_FORCE, PATCH_SUFFIX
 from stackwright.kubernetes.provider import RELEASE_TYPE
 from stackwright.model import (
@@ -758,11 +759,16 @@ def recorded_edges(states: Sequence[ResourceState]) -> list[Edge]:
 
 
 def refused(exc: BaseException) -> bool:
-    """Whether a write that raised was refused by the server (a 4xx answer), so nothing
-    changed and its journaled step can be dropped. After anything else — a timeout, a
-    reset connection, a 5xx after the retries, Ctrl-C — the write may have landed: the
-    step stays pending and the next run settles it by reading the cluster, as after a
-    crash, so an object made then is neither forgotten nor left marked as the stack's."""
+    """Whether a write that raised was refused by the server (a 4xx answer), or never sent
+    to a cluster that could not be reached (refused connections, or a read before it that
+    failed so), so nothing changed and its journaled step can be dropped: kept, it would
+    stop every later run, on any cluster, until that one is back. After anything else — a
+    timeout, a reset connection, a 5xx after the retries, Ctrl-C — the write may have
+    landed: the step stays pending and the next run settles it by reading the cluster, as
+    after a crash, so an object made then is neither forgotten nor left marked as the
+    stack's."""
+    if isinstance(exc, ClusterUnreachable) and not exc.sent:
+        return True
     status = getattr(exc, "status", None)
     return isinstance(status, int) and 400 <= status < 500
 

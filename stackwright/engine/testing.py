@@ -650,6 +650,7 @@ class FakeCluster:
         uid: str | None = None,
     ) -> dict[str, Any] | None:
         self.calls.append(Call("delete", kind, name))
+        self._reach(name)
         self.delete_timeouts.append((name, timeout))
         self.deletes_reusing_name.append((name, reusing_name))
         self.delete_propagations.append((name, propagation))
@@ -736,7 +737,8 @@ class FakeCluster:
 
     def _reach(self, what: str) -> None:
         if self.unreachable:
-            raise ClusterUnreachable(f"{what}: {self.unreachable}", self.unreachable)
+            # as a refused connection: nothing of the call reached the cluster
+            raise ClusterUnreachable(f"{what}: {self.unreachable}", self.unreachable, sent=False)
 
     async def _pause(self) -> None:
         """Take `latency`, counting the calls in flight (applies, previews and deletes)."""

@@ -1241,6 +1241,39 @@ def east_and_west(tmp_path: Path) -> Iterator[tuple[Stack, FakeCluster, FakeClus
         backend.close()
 
 
+def test_a_destroy_with_one_cluster_down_leaves_nothing_pending_to_stop_the_other(
+    tmp_path: Path,
+) -> None:
+    """A delete that never reached its cluster (refused connections) changed nothing: its
+    step is not left pending, whose settling would stop every later run — on the cluster
+    that answers too — until that one is back. Its record stays, as Pulumi keeps it."""
+
+    def declare(mode: str) -> Declare:
+        def program(p: Program) -> None:
+            east = k8s.Provider("east", context="east")
+            k8s.core.v1.ConfigMap("here", metadata={"name": "here"}, data={"a": mode})
+            k8s.core.v1.ConfigMap(
+                "there", metadata={"name": "there"}, data={"a": "1"},
+                opts=ResourceOptions(provider=east),
+            )  # fmt: skip
+
+        return program
+
+    with east_and_west(tmp_path) as (stack, east, _):
+        assert stack.up(declare("1")).ok
+        east.unreachable = REFUSED
+
+        summary = stack.destroy()
+
+        assert not summary.ok
+        state = stack.state()
+        assert state.pending == []
+        assert sorted(r.urn.rsplit("::", 1)[1] for r in state.resources) == ["east", "there"]
+        targeted = stack.up(declare("2"), targets=frozenset({urn(CM, "here")}))
+        assert targeted.ok, targeted.failures
+        assert stack.fake.find("ConfigMap", "here") is not None
+
+
 def test_a_provider_switched_to_another_context_replaces_its_objects_there(
     tmp_path: Path,
 ) -> None:

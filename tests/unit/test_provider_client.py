@@ -26,6 +26,7 @@ from stackwright.providers.kubernetes import (
     UnknownKind,
 )
 from stackwright.providers.kubernetes.auth import NoAuth, TokenAuth
+from stackwright.providers.kubernetes.client import ApiClient
 from stackwright.providers.kubernetes.errors import Unreachable
 
 CORE = {
@@ -910,6 +911,47 @@ def test_a_local_cluster_that_never_answered_is_told_to_be_started() -> None:
     assert info.value.reason.endswith(
         "start it (`stackwright cluster start --name dev`), then retry"
     )
+
+
+class Failing:
+    """A transport whose every request fails on the network with `error`."""
+
+    def __init__(self, error: Exception) -> None:
+        self.error = error
+
+    async def request(self, *args: Any) -> Any:
+        raise self.error
+
+
+@pytest.mark.parametrize(
+    ("method", "error", "sent"),
+    [
+        ("GET", TimeoutError("timed out"), False),
+        ("DELETE", ConnectionRefusedError(), False),
+        ("DELETE", TimeoutError("timed out"), True),
+        ("PATCH", ConnectionResetError(), True),
+    ],
+    ids=["read-timed-out", "write-refused", "write-timed-out", "write-reset"],
+)
+def test_an_unreachable_server_says_whether_the_request_may_have_reached_it(
+    method: str, error: Exception, sent: bool
+) -> None:
+    """A read changes nothing, and a refused connection carries nothing: the engine drops
+    such a write's journaled step. A write that timed out or was reset may have landed."""
+
+    async def instantly(seconds: float) -> None:
+        return None
+
+    client = ApiClient(
+        Failing(error), NoAuth(), server="https://k8s.test", cluster="context 'test'",
+        retry=RetryPolicy(sleep=instantly, random=lambda: 0.5),
+    )  # fmt: skip
+    with pytest.raises(Unreachable) as info:
+        run(client.request(method, "/api/v1/namespaces/web/configmaps/settings", what="cm"))
+    assert info.value.sent is sent
+    with pytest.raises(Unreachable) as again:  # never sent: failed as the first one did
+        run(client.request("DELETE", "/api/v1/namespaces/web/configmaps/other", what="cm"))
+    assert again.value.sent is False
 
 
 def test_a_server_that_answers_within_the_first_contact_attempts_is_used() -> None:

@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import random
 import re
+import socket
 import ssl
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
@@ -158,7 +159,7 @@ class ApiClient:
     def _never_reached(self, what: str) -> Unreachable | None:
         if self._unreachable is None or self._answered:
             return None
-        return Unreachable(what, self._unreachable)
+        return Unreachable(what, self._unreachable, sent=False)  # failed before sending
 
     async def request(
         self,
@@ -174,6 +175,7 @@ class ApiClient:
         renewed = False
         attempt = 0
         started = self._clock()
+        sent = False  # whether an attempt of a write may have reached the server
         while True:
             failed = self._never_reached(what)  # also one that failed while this one slept
             if failed is not None:
@@ -199,6 +201,7 @@ class ApiClient:
                         "cluster's client CA, not expired, the key the certificate's"
                     ) from exc
                 failure = _network_reason(exc)
+                sent = sent or (method not in _READS and not _before_sending(exc))
                 attempts = self.retry.attempts
                 if not self._answered:
                     attempts = min(attempts, self.retry.first_contact_attempts)
@@ -216,7 +219,7 @@ class ApiClient:
                 if self._answered:
                     raise TransientError(f"{what}: {reason}") from exc
                 self._unreachable = self._unreachable or reason
-                raise Unreachable(what, reason) from exc
+                raise Unreachable(what, reason, sent=sent) from exc
             self._answered = True
             status = response.status
             if 200 <= status < 300 or status in ok:
@@ -434,6 +437,17 @@ def _refused_certificate(exc: BaseException) -> str:
         return "requires a client certificate and the kubeconfig gives none"
     alert = reason.partition("_ALERT_")[2].lower().replace("_", " ")
     return f"refused the client certificate (TLS alert: {alert})"
+
+
+#: Methods that change nothing on the server, whatever became of them.
+_READS = frozenset({"GET", "HEAD", "OPTIONS"})
+
+
+def _before_sending(exc: BaseException) -> bool:
+    """Whether a request's network failure came before any of it was sent: the connection
+    was refused or its host not found. A timeout or a reset may follow a request the server
+    received and carried out."""
+    return isinstance(exc, (ConnectionRefusedError, socket.gaierror))
 
 
 def _network_reason(exc: BaseException) -> str:

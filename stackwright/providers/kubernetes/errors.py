@@ -102,11 +102,12 @@ class TransientError(ProviderError):
 class Unreachable(TransientError, ClusterUnreachable):
     """The API server has not answered once in this operation, and its first contact failed
     on the connection (refused, DNS, TLS handshake, timeout): `reason` says so without the
-    object, for a message about the whole run."""
+    object, for a message about the whole run; `sent` as `ClusterUnreachable` has it."""
 
-    def __init__(self, what: str, reason: str) -> None:
+    def __init__(self, what: str, reason: str, *, sent: bool = True) -> None:
         TransientError.__init__(self, f"{what}: {reason}")
         self.reason = reason
+        self.sent = sent
 
 
 class PermanentError(ProviderError):
