@@ -458,7 +458,10 @@ class Deletes:
                     "info",
                 )
             )
-        for state, step in zip(states, steps, strict=True):
+        # Listed in the order `up` deletes them, dependents first, as Pulumi's preview does:
+        # a provider or a CRD before what goes through it would read as the wrong order.
+        by_key = dict(zip(keys, zip(states, steps, strict=True), strict=True))
+        for state, step in (by_key[key] for key in reversed(graph.order)):
             self.run.emit(StepStarted(step))
             if state.protect and step.op is Op.DELETE:
                 # Bad input, as `up` and `destroy` refuse it (exit 2) before any change;

@@ -1274,6 +1274,30 @@ def test_a_destroy_with_one_cluster_down_leaves_nothing_pending_to_stop_the_othe
         assert stack.fake.find("ConfigMap", "here") is not None
 
 
+def test_a_preview_lists_deletes_in_the_order_up_runs_them(tmp_path: Path) -> None:
+    """Dependents first, as Pulumi's preview lists them: a provider after what it reaches, a
+    namespace after what is in it — whatever order the state recorded them in."""
+
+    def declare(p: Program) -> None:
+        east = k8s.Provider("east", context="east")
+        ns = k8s.core.v1.Namespace(
+            "ns", metadata={"name": "team"}, opts=ResourceOptions(provider=east)
+        )
+        k8s.core.v1.ConfigMap(
+            "cm", metadata={"name": "cm", "namespace": "team"}, data={"a": "1"},
+            opts=ResourceOptions(provider=east, depends_on=[ns]),
+        )  # fmt: skip
+
+    with east_and_west(tmp_path) as (stack, _, _):
+        assert stack.up(declare).ok
+        assert stack.destroy(dry_run=True).ok
+        assert stack.started() == [("delete", "cm"), ("delete", "ns"), ("delete", "east")]
+        assert stack.preview(lambda p: None).ok
+        assert stack.started() == [("delete", "cm"), ("delete", "ns"), ("delete", "east")]
+        assert stack.destroy().ok
+        assert stack.started() == [("delete", "cm"), ("delete", "ns"), ("delete", "east")]
+
+
 def test_a_provider_switched_to_another_context_replaces_its_objects_there(
     tmp_path: Path,
 ) -> None:
