@@ -282,7 +282,11 @@ def _change_json(change: FieldChange) -> dict[str, Any]:
 
 def _step_json(step: Step) -> dict[str, Any]:
     type_, name = step_type_and_name(step)
-    return {"op": step.op.value, "urn": step.urn, "type": type_, "name": name}
+    # Which cluster the step reaches, as Pulumi's events name the provider: the one it goes
+    # through now (a resource moved to another provider is made through the new one).
+    acted = step.new if step.new is not None else step.old
+    provider = acted.provider if acted is not None else ""
+    return {"op": step.op.value, "urn": step.urn, "type": type_, "name": name, "provider": provider}
 
 
 def event_json(event: Event) -> dict[str, Any]:

@@ -77,7 +77,7 @@ def test_the_refused_step_says_so_in_its_event_and_not_in_its_json(stack: Stack)
     failed = {e.step.urn.rpartition("::")[2]: e for e in stack.of(StepDone) if not e.ok}
     assert (failed["web"].located, failed["other"].located) == (True, False)
     assert set(event_json(failed["web"])) == {
-        "event", "op", "urn", "type", "name", "ok", "elapsed", "error"
+        "event", "op", "urn", "type", "name", "provider", "ok", "elapsed", "error"
     }  # fmt: skip
 
 

@@ -572,6 +572,22 @@ def json_events(events: list[Event]) -> list[dict[str, Any]]:
     return [json.loads(line) for line in lines]
 
 
+def test_json_step_events_name_the_provider_they_go_through() -> None:
+    """With several clusters, a reader of `--json` tells which one a step reaches: the
+    provider's URN ("" for the stack's default). A resource moved to another provider is
+    made through the new one and its former object deleted through the former one."""
+    east = make_urn("dev", "shop", "stackwright:providers:kubernetes", "east")
+    west = make_urn("dev", "shop", "stackwright:providers:kubernetes", "west")
+    old, new = state(CM, "cm", provider=east), state(CM, "cm", provider=west)
+    moved = Step(Op.REPLACE, old.urn, old, new, (), ("its provider changed",))
+    gone = Step(Op.DELETE_REPLACED, old.urn, old, None)
+    events = json_events(
+        [StepStarted(step(Op.DELETE, CM, "there", provider=east)), StepStarted(moved),
+         StepDone(moved, True, 0.1), StepSkipped(gone, "a dependency failed", "")]
+    )  # fmt: skip
+    assert [e["provider"] for e in events] == [east, west, west, east]
+
+
 def test_json_lines_one_object_per_event() -> None:
     create = step(
         Op.CREATE,
@@ -610,6 +626,7 @@ def test_json_lines_one_object_per_event() -> None:
         "urn": create.urn,
         "type": CM,
         "name": "app-config",
+        "provider": "",  # the stack's default provider
         "changes": [
             {"path": "data.a", "kind": "add", "new": "b"},  # the absent side is left out
             {"path": "data.when", "kind": "add", "new": "opaque!"},  # not JSON: str()
@@ -624,6 +641,7 @@ def test_json_lines_one_object_per_event() -> None:
         "urn": create.urn,
         "type": CM,
         "name": "app-config",
+        "provider": "",
         "ok": True,
         "elapsed": 0.123,
         "error": "",
@@ -634,6 +652,7 @@ def test_json_lines_one_object_per_event() -> None:
         "urn": BLOCKED.urn,
         "type": DEPLOY,
         "name": "db",
+        "provider": "",
         "reason": "a dependency failed",
         "dependency": web,  # the one it waited for
     }
