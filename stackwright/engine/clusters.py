@@ -87,6 +87,10 @@ class Moved:
     objects: int
     #: How to switch an explicit provider back (`settings_back`); "" for the default one.
     back: str = ""
+    #: Why the program's move of the provider's settings cannot be carried out now: its
+    #: former settings, through which its objects are deleted, reach no cluster ("" when
+    #: they were not tried, or reach another one).
+    unreached: str = ""
 
     @property
     def name(self) -> str:
@@ -372,12 +376,19 @@ async def _check_provider(
         found.identities[urn] = current
         if current.uid == former_identity.uid:
             return
-        if _settings_changed(old.inputs, chosen) and await _reaches(
-            factory(old.inputs), former_identity
-        ):
-            return  # the program names another cluster: its objects are replaced there
+        unreached: str | None = ""
+        if _settings_changed(old.inputs, chosen):
+            through = factory(old.inputs)
+            try:
+                unreached = await former_reach(through, former_identity)
+            finally:
+                await through.close()
+            if unreached is None:
+                return  # the program names another cluster: its objects are replaced there
         objects = len(_objects(resources, urn))
-        found.moved[urn] = Moved(urn, former_identity, current, objects, settings_back(old))
+        found.moved[urn] = Moved(
+            urn, former_identity, current, objects, settings_back(old, chosen), unreached or ""
+        )
         return
     former = old.outputs.get(CLUSTER_OUTPUT)
     if not legacy or former in (None, made.cluster):
@@ -392,13 +403,18 @@ async def _check_provider(
     found.moved[urn] = Moved(urn, None, await _identity(made), objects, settings_back(old))
 
 
-async def _reaches(through: Provider, identity: ClusterIdentity) -> bool:
-    """Whether `through` (closed after) reaches the cluster `identity` names."""
+async def former_reach(through: Provider, identity: ClusterIdentity) -> str | None:
+    """None when `through` (a provider's former settings) reaches the cluster `identity`
+    names; else "" when it reaches another, or why it reaches none (`Moved.unreached`)."""
     try:
-        reached = await _identity(through)
-    finally:
-        await through.close()
-    return reached is not None and reached.uid == identity.uid
+        reached = await through.identity()
+    except UsageError:
+        raise  # its settings are unusable: bad input, said now
+    except ClusterUnreachable as exc:
+        return exc.reason
+    except Exception:
+        return ""
+    return None if reached is not None and reached.uid == identity.uid else ""
 
 
 def _settings_changed(old: Mapping[str, Any], new: Mapping[str, Any]) -> bool:
@@ -466,6 +482,16 @@ def refusal(moved: Moved, what: str) -> str:
     if remade:
         return f"{what} refused: {remade}"
     now = moved.current.describe() if moved.current else "another cluster"
+    if moved.unreached and moved.recorded is not None:
+        return (
+            f"{what} refused: provider {moved.name}'s settings now reach the cluster at {now}: "
+            f"its {moved.objects} object(s) would be replaced there, deleted first from the "
+            f"cluster they are on, {moved.recorded.describe()}, which its former settings "
+            f"cannot reach: {moved.unreached}; nothing was changed: once it answers, the "
+            f"move goes ahead; else {moved.back}, or `stackwright up --retarget` forgets "
+            "those objects (left on the former cluster, not deleted) and creates them on "
+            "this one"
+        )
     if moved.provider:
         back = moved.back
     elif moved.recorded is not None and moved.recorded.context:
@@ -547,9 +573,19 @@ def unreachable(old: ResourceState, former: str, made: Provider) -> str:
     )
 
 
-def settings_back(old: ResourceState) -> str:
+def settings_back(old: ResourceState, chosen: Mapping[str, Any] | None = None) -> str:
     """How to give an explicit provider back the settings its recorded objects were
-    applied through: the kubeconfig file it names, else its settings in the program."""
+    applied through: the context the program gave it (`chosen`: its settings now) when
+    only that changed, else the kubeconfig file it names, else its settings in the
+    program."""
+    context = old.inputs.get("context")
+    if (
+        chosen is not None
+        and isinstance(context, str)
+        and chosen.get("context") != context
+        and chosen.get("kubeconfig") == old.inputs.get("kubeconfig")
+    ):
+        return f"give provider {urn_name(old.urn)} back its context {context!r} in the program"
     kubeconfig = old.inputs.get("kubeconfig")
     if kubeconfig and is_kubeconfig_path(kubeconfig):  # never the contents: credentials
         return f"put the former kubeconfig back in {kubeconfig}"

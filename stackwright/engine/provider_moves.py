@@ -19,6 +19,7 @@ from stackwright.engine.clusters import (
     CLUSTER_OUTPUT,
     CLUSTER_SETTINGS,
     Moved,
+    former_reach,
     provider_outputs,
     recorded_identity,
     refusal,
@@ -111,13 +112,14 @@ class ProviderMoves:
         known only now (an Output), which `check_clusters` could not read."""
         former = self.run.factory(old.inputs)
         try:
-            reached = await former.identity()
-        except Exception:
-            reached = None
-        if reached is None or reached.uid != recorded.uid:
+            unreached = await former_reach(former, recorded)
+        except BaseException:
+            await former.close()
+            raise
+        if unreached is not None:
             await former.close()
             objects = sum(1 for r in self.run.old.values() if r.provider == old.urn)
-            moved = Moved(old.urn, recorded, now, objects, settings_back(old))
+            moved = Moved(old.urn, recorded, now, objects, settings_back(old), unreached)
             raise UsageError(refusal(moved, "up"))
         self.run.former_providers[old.urn] = former
 

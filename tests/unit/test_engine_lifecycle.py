@@ -1321,6 +1321,45 @@ def test_a_provider_switched_to_another_context_replaces_its_objects_there(
         assert ("same", "cm") in stack.started()
 
 
+@pytest.mark.parametrize("known", [True, False], ids=["plain", "output"])
+def test_a_provider_switched_away_from_a_cluster_that_is_down_says_so(
+    tmp_path: Path, known: bool
+) -> None:
+    """The move deletes the objects through the former context, whose cluster does not
+    answer: refused before any change to them, saying that cluster cannot be reached (not
+    that the provider was switched by mistake) — also for a context known only once
+    another resource is applied, whose provider's step is refused."""
+
+    def declare(context: str) -> Declare:
+        def program(p: Program) -> None:
+            where = k8s.core.v1.ConfigMap("where", metadata={"name": "where"}, data={"c": context})
+            chosen = context if known else where.data.apply(lambda d: d["c"])
+            opts = ResourceOptions(provider=k8s.Provider("region", context=chosen))
+            k8s.core.v1.ConfigMap("cm", metadata={"name": "cm"}, data={"a": "1"}, opts=opts)
+
+        return program
+
+    with east_and_west(tmp_path) as (stack, east, west):
+        assert stack.up(declare("east")).ok
+        region = stack.recorded(urn(PROVIDER, "region"))
+        east.unreachable = REFUSED
+
+        if known:
+            with pytest.raises(UsageError) as refused:
+                stack.up(declare("west"))
+            message = str(refused.value)
+        else:
+            moved = stack.up(declare("west"))
+            assert not moved.ok
+            (message,) = moved.failures
+        assert "now reach the cluster at west" in message
+        assert f"which its former settings cannot reach: {REFUSED};" in message
+        if known:  # what the program changed is known: it is named
+            assert "give provider region back its context 'east' in the program" in message
+        assert stack.recorded(urn(PROVIDER, "region")) == region
+        assert west.names("ConfigMap") == []
+
+
 def test_a_protected_resource_is_not_moved_to_the_cluster_its_provider_names_now(
     tmp_path: Path,
 ) -> None:
