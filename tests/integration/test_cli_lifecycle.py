@@ -17,6 +17,7 @@ import subprocess
 import sys
 import textwrap
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -296,6 +297,16 @@ def one_line(result: Result) -> str:
     assert "Traceback" not in result.err + result.out
     assert len(text.splitlines()) == 1, text
     return text
+
+
+@contextlib.contextmanager
+def another_cluster(name: str) -> Iterator[lifecycle.ClusterInfo]:
+    """A second local cluster `name` (the module's `cluster` is the first), stopped after."""
+    info, _ = lifecycle.start(name)
+    try:
+        yield info
+    finally:
+        lifecycle.stop(name)
 
 
 @pytest.fixture

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from test_cli_lifecycle import LiveCluster, get, new_project
+from test_cli_lifecycle import LiveCluster, another_cluster, get, new_project
 
 from stackwright.localcluster import lifecycle
 from stackwright.localcluster.lifecycle import ClusterInfo
@@ -26,12 +26,9 @@ CM = "kubernetes:core/v1:ConfigMap"
 
 @pytest.fixture
 def second(cluster: LiveCluster) -> Iterator[ClusterInfo]:
-    """A second local cluster (the module's `cluster` is the first), which tests stop."""
-    info, _ = lifecycle.start("second-down")
-    try:
+    """A second local cluster, which tests stop."""
+    with another_cluster("second-down") as info:
         yield info
-    finally:
-        lifecycle.stop("second-down")
 
 
 def test_destroy_with_one_cluster_down_deletes_the_others_and_holds_up_nothing(

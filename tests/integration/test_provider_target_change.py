@@ -22,6 +22,7 @@ import yaml
 from test_cli_lifecycle import (  # the CLI-running helpers of the lifecycle tests
     LiveCluster,
     Project,
+    another_cluster,
     assert_members,
     get,
     live,
@@ -30,7 +31,6 @@ from test_cli_lifecycle import (  # the CLI-running helpers of the lifecycle tes
     warnings,
 )
 
-from stackwright.localcluster import lifecycle
 from stackwright.localcluster.lifecycle import ClusterInfo
 
 pytestmark = pytest.mark.integration
@@ -41,12 +41,8 @@ CONTEXT = "target"
 
 @pytest.fixture(scope="module")
 def other(cluster: LiveCluster) -> Iterator[ClusterInfo]:
-    """A second local cluster (the module's `cluster` is the first)."""
-    info, _ = lifecycle.start("other-target")
-    try:
+    with another_cluster("other-target") as info:
         yield info
-    finally:
-        lifecycle.stop("other-target")
 
 
 def kubeconfig_of(kubeconfig: Path, context: str = CONTEXT) -> dict[str, Any]:
