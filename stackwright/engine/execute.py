@@ -1499,7 +1499,9 @@ class Run:
         assert step.new is not None
         if not old.id or step.new.id == old.id or old.provider in self.unknown_providers:
             return step
-        reason = f"its provider's namespace changed ({old.id} → {step.new.id})"
+        # The namespaces alone: an auto-named object's replacement gets a new name too.
+        former, now = old.id.partition("/")[0], step.new.id.partition("/")[0]
+        reason = f"its provider's namespace changed ({former} → {now})"
         return replace(step, op=Op.REPLACE, replace_reasons=(*step.replace_reasons, reason))
 
     async def _removed_by_its_ttl(self, step: Step, old: ResourceState) -> Step:

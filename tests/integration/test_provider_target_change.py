@@ -422,7 +422,11 @@ def test_provider_namespace_change_replaces_objects_into_the_new_namespace(
     assert p.resources()["cm"]["id"] == f"{p.ns}-a/cm" and auto.startswith(f"{p.ns}-a/")
 
     declare("-b")
-    assert p.preview().changed() == {"region": "update", "cm": "replace", "auto": "replace"}
+    previewed = p.preview()
+    assert previewed.changed() == {"region": "update", "cm": "replace", "auto": "replace"}
+    (replaced,) = [e for e in previewed.events if e.get("name") == "auto" and "replaceReasons" in e]
+    # The namespaces, not the auto-name, which the replacement draws anew.
+    assert replaced["replaceReasons"] == [f"its provider's namespace changed ({p.ns}-a → {p.ns}-b)"]
     up = p.up()
     assert up.summary["counts"] == {"same": 2, "update": 1, "replace": 2, "delete-replaced": 2}
     assert up.ops() == {"region": "update", "cm": "delete-replaced", "auto": "delete-replaced"}
