@@ -26,7 +26,7 @@ from stackwright.engine.clusters import (
     settings_back,
     unreachable,
 )
-from stackwright.engine.failures import ProtectedReplacement
+from stackwright.engine.failures import DeclarationRefused, ProtectedReplacement
 from stackwright.engine.plan import Step
 from stackwright.errors import UsageError
 from stackwright.model import ClusterIdentity, Op, ResourceState, urn_name
@@ -47,7 +47,13 @@ class ProviderMoves:
         (`former_providers`): its objects are replaced, deleted through it."""
         urn, new = step.urn, step.new
         assert new is not None
-        made = self.run.providers[urn] = self.run.factory(new.inputs)
+        try:
+            made = self.run.factory(new.inputs)
+        except UsageError as exc:
+            # Settings known only now (an Output) that no provider can be made of: bad
+            # input at the provider's declaration, as the check before the run says it.
+            raise DeclarationRefused(str(exc)) from None
+        self.run.providers[urn] = made
         identity = self.run.clusters.identities.get(urn)
         if identity is None and not self.run.options.dry_run:
             # Not asked before the run (no objects yet, or settings known only now): its

@@ -10,6 +10,7 @@ specification.
 from __future__ import annotations
 
 import contextlib
+import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -1425,6 +1426,41 @@ def kubeconfig_program(kubeconfig: str) -> Declare:
         k8s.core.v1.ConfigMap("cm", metadata={"name": "cm"}, data={"a": "1"}, opts=opts)
 
     return program
+
+
+def test_a_kubeconfig_output_no_provider_can_be_made_of_is_bad_input_at_its_line(
+    tmp_path: Path,
+) -> None:
+    """Known only once another resource is applied, the kubeconfig is refused at the
+    provider's step: its failure leads with the provider's declaration, as the check before
+    a run says it (and as other declarations refused once Outputs are known say theirs)."""
+    backend = open_backend("file://" + str(tmp_path / "state.db"))
+    backend.create_stack(PROJECT, STACK)
+    home = FakeCluster()
+    made = home.factory()
+
+    def factory(settings: Any) -> Any:
+        if settings is not None and settings.get("kubeconfig") == "apiVersion: [":
+            raise UsageError("the kubeconfig given inline is not valid YAML at line 1: fix it")
+        return made(settings)
+
+    def declare(p: Program) -> None:
+        source = k8s.core.v1.ConfigMap("source", metadata={"name": "source"}, data={"k": "x"})
+        region = k8s.Provider("region", kubeconfig=source.data.apply(lambda d: "apiVersion: ["))
+        k8s.core.v1.ConfigMap("cm", metadata={"name": "cm"}, opts=ResourceOptions(provider=region))
+
+    stack = Stack(backend, home, factory=factory)
+    try:
+        planned = stack.preview(declare)
+        assert not planned.ok
+        (failure,) = planned.failures
+        assert re.fullmatch(
+            rf"\S+test_engine_lifecycle\.py:\d+: {PROVIDER} region: the kubeconfig given "
+            r"inline is not valid YAML at line 1: fix it",
+            failure,
+        ), failure
+    finally:
+        backend.close()
 
 
 def test_a_provider_whose_new_kubeconfig_names_another_server_replaces_its_objects_there(
