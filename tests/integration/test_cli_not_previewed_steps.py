@@ -45,6 +45,7 @@ def test_a_step_whose_dependency_was_refused_is_not_previewed_and_says_why(
                     "urn": urn,
                     "type": "kubernetes:apps/v1:Deployment",
                     "name": "web",
+                    "provider": "",  # the stack's default
                     "reason": reason,
                     "dependency": p.urn("kubernetes:core/v1:ConfigMap", "cfg"),
                 }
