@@ -391,8 +391,7 @@ class Deletes:
                 run.emit(StepDone(step, True, run.clock() - started))
             except Exception as exc:
                 failed.add(key)
-                run.outcome.failures.append(f"{describe(state.urn)}: {failure_text(exc)}")
-                run.emit(StepDone(step, False, run.clock() - started, failure_text(exc)))
+                self._failed(state, step, exc, run.clock() - started)
             finally:
                 for what in ("ready", "gone", "done"):
                     if (what, key) in events:
@@ -400,6 +399,12 @@ class Deletes:
 
         await asyncio.gather(*(one(key) for key in keys))
         return {key.rpartition("#")[0] for key in failed}
+
+    def _failed(self, state: ResourceState, step: Step, exc: Exception, elapsed: float) -> None:
+        """A delete step failed (or, in a preview, what it reads): said in the summary and
+        by the step's event, as one resource's failure, never the run's."""
+        self.run.outcome.failures.append(f"{describe(state.urn)}: {failure_text(exc)}")
+        self.run.emit(StepDone(step, False, elapsed, failure_text(exc)))
 
     async def _holder(self, state: ResourceState) -> str | None:
         """The resource that holds the object of `state`, being deleted, after this run (a
@@ -470,9 +475,14 @@ class Deletes:
                 self.run.outcome.failures.append(f"{describe(state.urn)}: {protected(state.urn)}")
                 self.run.emit(StepDone(step, False, 0.0, protected(state.urn)))
                 continue
-            kept = await self._holder(state) is not None
+            try:  # a cluster that does not answer fails this step, as the delete would
+                kept = await self._holder(state) is not None
+                if _deletes_object(state, step.op, keep_object=kept):
+                    await self.crd_census(state)
+            except Exception as exc:
+                self._failed(state, step, exc, 0.0)
+                continue
             if _deletes_object(state, step.op, keep_object=kept):
-                await self.crd_census(state)
                 self.say_file_removed(state)
             elif _gives_fields_up(state, step.op, keep_object=kept):
                 try:  # refused where a forced field the object needs would go

@@ -1275,6 +1275,33 @@ def test_a_destroy_with_one_cluster_down_leaves_nothing_pending_to_stop_the_othe
         assert stack.fake.find("ConfigMap", "here") is not None
 
 
+def test_a_destroy_preview_with_one_cluster_down_fails_its_steps_not_the_run(
+    tmp_path: Path,
+) -> None:
+    """A namespace of one name in each cluster: the preview reads whether the other
+    resource took the object over, and east does not answer. That delete's step fails, as
+    `destroy --yes` fails it; the preview goes on to list the rest and its summary."""
+
+    def declare(p: Program) -> None:
+        for where in ("east", "west"):
+            region = k8s.Provider(where, context=where)
+            k8s.core.v1.Namespace(
+                f"ns-{where}", metadata={"name": "apps"}, opts=ResourceOptions(provider=region)
+            )
+
+    with east_and_west(tmp_path) as (stack, east, _):
+        assert stack.up(declare).ok
+        east.unreachable = REFUSED
+
+        planned = stack.destroy(dry_run=True)
+
+        assert not planned.ok
+        (failure,) = planned.failures
+        assert failure.startswith("kubernetes:core/v1:Namespace ns-east: ") and REFUSED in failure
+        assert ("delete", "ns-west") in stack.started()
+        assert planned.counts["delete"] == 3  # ns-west and both providers
+
+
 def test_a_preview_lists_deletes_in_the_order_up_runs_them(tmp_path: Path) -> None:
     """Dependents first, as Pulumi's preview lists them: a provider after what it reaches, a
     namespace after what is in it — whatever order the state recorded them in."""
