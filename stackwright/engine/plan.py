@@ -478,8 +478,15 @@ def _written(keys: Sequence[PathKey]) -> str:
 #: The replace reason of a resource named by `--replace`.
 FORCED_REPLACE = "asked for by --replace"
 
-#: The replace reason of a resource whose provider changed.
-PROVIDER_CHANGED = "its provider changed (another cluster, perhaps)"
+
+def provider_changed(old: str, new: str) -> str:
+    """The replace reason of a resource moved from provider `old` to `new` (URNs; "" the
+    stack's default): which two, as Pulumi's diff shows `[provider: … => …]`."""
+
+    def named(urn: str) -> str:
+        return urn_name(urn) if urn else "default"
+
+    return f"its provider changed ({named(old)} → {named(new)}; another cluster, perhaps)"
 
 
 def plan(intent: Intent, old: ResourceState | None) -> Step:
@@ -515,7 +522,7 @@ def plan(intent: Intent, old: ResourceState | None) -> Step:
     if moved:
         # Another provider may be another cluster: applying through it alone would leave
         # the old object behind, untracked (Pulumi replaces too).
-        reasons.append(PROVIDER_CHANGED)
+        reasons.append(provider_changed(old.provider, desired.provider))
     # A release's name is its resource's, so an alias rename renames it too.
     another_release = desired.type == RELEASE_TYPE and old.id != desired.id and bool(old.id)
     if another_release:

@@ -142,7 +142,9 @@ def test_options_only_the_state_keeps_are_a_same_step_that_records_them() -> Non
         old,
     )
     assert moved.op is Op.REPLACE and moved.changes == () and moved.delete_before_replace
-    assert moved.replace_reasons == ("its provider changed (another cluster, perhaps)",)
+    assert moved.replace_reasons == (
+        "its provider changed (default → b; another cluster, perhaps)",
+    )
     assert recorded_options(moved) is None
     # Nothing new to record: a plain same step. Dependencies are compared as a set.
     assert recorded_options(plan(Intent(state(DEPLOYMENT)), old)) is None
