@@ -217,16 +217,23 @@ async def _identity(provider: Provider, *, stop: str = "") -> ClusterIdentity | 
     """The cluster's identity; None when it cannot be read now (the run says so itself).
     `stop`: the operation, stopped here (one line, exit code 1) when the cluster has never
     answered: each of its steps would fail the same way."""
+    identity, unreached = await _identity_or_why(provider)
+    if unreached and stop:
+        raise ClusterUnreachable(f"{stop}: {unreached}", unreached)
+    return identity
+
+
+async def _identity_or_why(provider: Provider) -> tuple[ClusterIdentity | None, str]:
+    """The cluster's identity (None when it may not be read or fails otherwise), and why
+    the cluster never answered, if it did not ("" when it did)."""
     try:
-        return await provider.identity()
+        return await provider.identity(), ""
     except UsageError:
         raise  # its settings are unusable: bad input, said now
     except ClusterUnreachable as exc:
-        if stop:
-            raise ClusterUnreachable(f"{stop}: {exc.reason}", exc.reason) from None
-        return None
+        return None, exc.reason
     except Exception:
-        return None
+        return None, ""
 
 
 def _objects(resources: Sequence[ResourceState], provider: str) -> list[ResourceState]:
@@ -406,15 +413,8 @@ async def _check_provider(
 async def former_reach(through: Provider, identity: ClusterIdentity) -> str | None:
     """None when `through` (a provider's former settings) reaches the cluster `identity`
     names; else "" when it reaches another, or why it reaches none (`Moved.unreached`)."""
-    try:
-        reached = await through.identity()
-    except UsageError:
-        raise  # its settings are unusable: bad input, said now
-    except ClusterUnreachable as exc:
-        return exc.reason
-    except Exception:
-        return ""
-    return None if reached is not None and reached.uid == identity.uid else ""
+    reached, unreached = await _identity_or_why(through)
+    return None if reached is not None and reached.uid == identity.uid else unreached
 
 
 def _settings_changed(old: Mapping[str, Any], new: Mapping[str, Any]) -> bool:
