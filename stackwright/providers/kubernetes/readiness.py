@@ -137,15 +137,21 @@ def _annotations(obj: Obj) -> Mapping[str, Any]:
     return _map(_map(obj.get("metadata")).get("annotations"))
 
 
+def _skip_await_text(obj: Obj) -> str | None:
+    """The `stackwright.io/skip-await` annotation as it is compared (None: not given)."""
+    raw = _annotations(obj).get(SKIP_AWAIT)
+    return None if raw is None else str(raw).strip().lower()
+
+
 def skip_await(obj: Obj) -> bool:
-    return str(_annotations(obj).get(SKIP_AWAIT, "")).strip().lower() == "true"
+    return _skip_await_text(obj) == "true"
 
 
 def _check_skip_await(obj: Obj) -> None:
     """Raise ValueError for a `stackwright.io/skip-await` that is neither true nor false: a
     `"yes"` read as false would wait, unasked, for what the user meant not to."""
-    raw = _annotations(obj).get(SKIP_AWAIT)
-    if raw is not None and str(raw).strip().lower() not in ("true", "false"):
+    if _skip_await_text(obj) not in (None, "true", "false"):
+        raw = _annotations(obj)[SKIP_AWAIT]
         raise ValueError(f'annotation {SKIP_AWAIT} must be "true" or "false", got {raw!r}')
 
 
