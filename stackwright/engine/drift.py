@@ -486,6 +486,8 @@ def drifted(
                 owner(live, held_at, recorded=recorded, ours=ours) if present else "",
             )
         )
+    if not _other_managers(live, ours):
+        return out  # none but `ours` set a value whole: nothing grew (`_grown` names one)
     for path, value in _whole_values({k: v for k, v in recorded.items() if k not in _NOT_CONTENT}):
         text = _text(path)
         said = [f.path for f in out]
@@ -495,6 +497,14 @@ def drifted(
         if grown is not None:
             out.append(grown)
     return out
+
+
+def _other_managers(live: Mapping[str, Any], ours: str) -> bool:
+    """Whether a field manager other than `ours` holds fields of the live object: only one
+    can have set a value whole since (most objects have none, and a no-op `up` checks each
+    recorded object for drift: the walk below is skipped for them)."""
+    entries = (live.get("metadata") or {}).get("managedFields") or ()
+    return any(str(entry.get("manager", "")) != ours for entry in entries)
 
 
 def _whole_values(
